@@ -1,0 +1,28 @@
+//! BesluitBron's core: the pure, clock-injected heart shared by the MCP server and the
+//! discrete-event simulator.
+//!
+//! - [`scheduler`]: the fair platform scheduler (token bucket + usage-weighted fair
+//!   queue with a starvation deadline), requirements R-L1 to R-L8.
+//! - [`platform`]: the seven platforms and the limits kept for them.
+//! - [`time`] and [`units`]: injected time and exact fixed-point costs.
+//!
+//! **Architecture invariant.** Nothing in this crate reads a clock, the environment,
+//! the network or an unseeded random source, and nothing depends on tokio, axum,
+//! reqwest or hyper. `now` is an argument. `core/clippy.toml` makes a clock read a lint
+//! error and `tests/purity.rs` checks the dependency list. The server and the simulator
+//! drive these same types; there is no second implementation "for the simulator".
+//!
+//! What this crate will not do: perform I/O, spawn tasks, sleep, or log.
+
+pub mod platform;
+pub mod scheduler;
+pub mod time;
+pub mod units;
+
+pub use platform::{LimitConfig, PlatformId};
+pub use scheduler::{
+    Admission, AdmitRule, Estimate, FairScheduler, QueueFull, SchedulerConfig, SchedulerEvent, SchedulerStats,
+    SessionKey, Submission, Ticket,
+};
+pub use time::{Instant, WallTime};
+pub use units::Units;

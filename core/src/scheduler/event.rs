@@ -1,0 +1,109 @@
+//! One line per scheduler event, for traces and snapshot tests.
+//!
+//! The format is stable and compact, e.g.
+//! `t=1.000s session=b admit cost=1 tokens=0.000 via=fair waited=0.500s`.
+//! Costs print without trailing zeros (`1`, `0.125`); tokens always with three decimals.
+
+use std::fmt;
+
+use super::{Admission, QueueFull, SessionKey, Ticket};
+use crate::time::Instant;
+use crate::units::Units;
+
+/// Something a scheduler decided, as a trace line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SchedulerEvent {
+    /// A call went out.
+    Admit(Admission),
+    /// A call was queued.
+    Queue {
+        /// When.
+        at: Instant,
+        /// For whom.
+        session: SessionKey,
+        /// Its ticket.
+        ticket: Ticket,
+        /// Units requested.
+        cost: Units,
+    },
+    /// An arrival was refused.
+    Refuse {
+        /// When.
+        at: Instant,
+        /// For whom.
+        session: SessionKey,
+        /// Which bound.
+        reason: QueueFull,
+        /// When a retry makes sense.
+        retry_at: Instant,
+    },
+    /// A queued call was withdrawn.
+    Cancel {
+        /// When.
+        at: Instant,
+        /// Its ticket.
+        ticket: Ticket,
+    },
+}
+
+/// Formats a unit amount without trailing zeros: `1`, `0.125`, `1.3`.
+pub fn compact_units(u: Units) -> String {
+    let text = u.to_string();
+    let text = text.trim_end_matches('0');
+    text.trim_end_matches('.').to_owned()
+}
+
+impl fmt::Display for SchedulerEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchedulerEvent::Admit(a) => write!(
+                f,
+                "t={} session={} admit cost={} tokens={} via={} waited={}",
+                a.admitted_at,
+                a.session,
+                compact_units(a.cost),
+                a.tokens_after,
+                a.rule.as_str(),
+                Instant::ZERO + a.waited(),
+            ),
+            SchedulerEvent::Queue {
+                at,
+                session,
+                ticket,
+                cost,
+            } => {
+                write!(
+                    f,
+                    "t={at} session={session} queue cost={} ticket={ticket}",
+                    compact_units(*cost)
+                )
+            }
+            SchedulerEvent::Refuse {
+                at,
+                session,
+                reason,
+                retry_at,
+            } => {
+                let reason = match reason {
+                    QueueFull::Platform => "platform-queue-full",
+                    QueueFull::Session => "session-queue-full",
+                };
+                write!(f, "t={at} session={session} refuse reason={reason} retry_at={retry_at}")
+            }
+            SchedulerEvent::Cancel { at, ticket } => write!(f, "t={at} cancel ticket={ticket}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_units_drops_trailing_zeros() {
+        assert_eq!(compact_units(Units::whole(1)), "1");
+        assert_eq!(compact_units(Units::from_milli(125)), "0.125");
+        assert_eq!(compact_units(Units::from_milli(1300)), "1.3");
+        assert_eq!(compact_units(Units::ZERO), "0");
+    }
+}

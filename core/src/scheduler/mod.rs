@@ -1,0 +1,808 @@
+//! The fair platform scheduler: when may a call to a rate-limited platform go out?
+//!
+//! One [`FairScheduler`] guards one platform whose limit BesluitBron keeps (R-L7:
+//! `obv`, `ob`, `oa`, `rechtspraak`). It is sans-IO and never reads a clock: the
+//! caller passes `now` into every call, [`FairScheduler::submit`] answers at once
+//! (admitted, queued with a [`Ticket`], or refused), [`FairScheduler::poll_admission`]
+//! hands out the calls that may go at `now`, and [`FairScheduler::poll_timeout`] says
+//! when polling can admit something next. The same inputs give the same decisions.
+//!
+//! # The rules (requirements R-L1 to R-L8)
+//!
+//! - **Limit** (R-L1). A [`Bucket`] of C units refilled continuously at C per W. It
+//!   starts full. Costs are exact fixed-point [`Units`].
+//! - **Room goes at once** (R-L2). A call that finds nobody waiting and room in the
+//!   bucket is admitted inside `submit`.
+//! - **Usage decides who goes first** (R-L3). Otherwise the call queues. Calls of one
+//!   session keep their order. Across sessions, start-time fair queuing: a session's
+//!   head call carries a start tag `S = max(V, F)`, where `F` is the finish tag of the
+//!   session's previous admitted call and `V` the system's virtual time (the start tag
+//!   of the last call admitted by the fair rule). Admitting a call of cost `c` sets the
+//!   session's `F = S + c / w` with `w = 1 / (1 + used / C)`, `used` the units the
+//!   session was admitted in its current usage period. The smallest `S` goes first
+//!   (ties: earliest ticket). Direct admissions move tags too, so a session that just
+//!   took the whole bucket does not tie with a newcomer. Tags are integers scaled by C:
+//!   `c × (C + used)` per call, so no division and no rounding.
+//! - **Nobody starves** (R-L4). A waiting session's *wait start* is the later of its
+//!   oldest waiting call's submission and its last admission; its deadline is wait
+//!   start + W. Before following the fair choice, the scheduler checks that the
+//!   deadlines of all other waiting sessions can still be met afterwards, served in
+//!   deadline order; if not, it serves the earliest deadline first. See
+//!   [`FairScheduler::starvation_bound`] for the exact guarantee. When more sessions
+//!   wait than the bucket can serve within W, this is "the longest-waiting session goes
+//!   first".
+//! - **Oversize calls** (R-L5). A call costing more than C is charged exactly C and goes
+//!   when the bucket is full.
+//! - **Forgetting** (R-L6). A session without queued calls is forgotten (its state freed)
+//!   `forget_after` (30 minutes) after its last call. Memory is bounded by the sessions
+//!   active in that period plus the queued calls, which are bounded by configuration.
+//! - **The system session** (R-L7). [`SessionKey::System`] (the search page and
+//!   BesluitBron's own maintenance) always has weight 1.
+//! - **Every call is counted** (R-L8). The only way out of the scheduler is an
+//!   [`Admission`], and producing one debits the bucket exactly once.
+//! - **Platform feedback.** [`FairScheduler::on_retry_after`] stops all admissions until
+//!   the platform's Retry-After has passed; [`FairScheduler::on_remaining`] lowers the
+//!   local bucket to what the platform reports. Feedback only ever makes BesluitBron
+//!   slower.
+//! - **Bounds.** At most `max_queued` calls per platform and `max_queued_per_session`
+//!   per session; an arrival beyond them is refused at once with the instant after which
+//!   a retry makes sense. A waiting call is never evicted.
+//!
+//! What this module does not do: it does not send requests, sleep, or know about
+//! HTTP. The server and the simulator are the shells that do.
+
+mod bucket;
+mod event;
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::fmt;
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use bucket::Bucket;
+pub use event::SchedulerEvent;
+
+use crate::platform::LimitConfig;
+use crate::time::{Instant, duration_nanos};
+use crate::units::Units;
+
+/// A hasher with fixed keys: lookups only, never iterated for decisions, and no
+/// ambient randomness in the core.
+type FixedState = BuildHasherDefault<DefaultHasher>;
+
+/// Who a call is made for.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SessionKey {
+    /// The search page and BesluitBron's own maintenance (fetching the Laadstatus):
+    /// one session whose usage never lowers its weight (R-L7).
+    System,
+    /// A client session: an MCP session id, or a client address before a session exists.
+    Client(Arc<str>),
+}
+
+impl SessionKey {
+    /// A client session key.
+    pub fn client(id: &str) -> SessionKey {
+        SessionKey::Client(Arc::from(id))
+    }
+}
+
+impl fmt::Display for SessionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionKey::System => f.write_str("system"),
+            SessionKey::Client(id) => f.write_str(id),
+        }
+    }
+}
+
+/// A queued call's receipt, unique within one scheduler and increasing in submission order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticket(pub u64);
+
+impl fmt::Display for Ticket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// How one platform's scheduler is set up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchedulerConfig {
+    /// The platform's limit: C units per W.
+    pub limit: LimitConfig,
+    /// Most calls waiting at this platform at once.
+    pub max_queued: usize,
+    /// Most calls one session may have waiting at this platform.
+    pub max_queued_per_session: usize,
+    /// How long after its last call a session's usage is forgotten (R-L6: 30 minutes).
+    pub forget_after: Duration,
+}
+
+impl SchedulerConfig {
+    /// The defaults around a limit: 10,000 waiting calls per platform, 256 per
+    /// session, usage forgotten after 30 minutes.
+    pub fn with_limit(limit: LimitConfig) -> SchedulerConfig {
+        SchedulerConfig {
+            limit,
+            max_queued: 10_000,
+            max_queued_per_session: 256,
+            forget_after: Duration::from_secs(30 * 60),
+        }
+    }
+}
+
+/// A configuration the scheduler cannot work with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// C must be positive.
+    #[error("a platform limit needs a capacity above zero units")]
+    ZeroCapacity,
+    /// W must be positive.
+    #[error("a platform limit needs a refill window above zero")]
+    ZeroWindow,
+    /// The queue bounds must admit at least one waiting call.
+    #[error("the queue bounds must allow at least one waiting call (platform and session)")]
+    ZeroQueue,
+}
+
+/// Which rule admitted a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AdmitRule {
+    /// Nobody was waiting and the bucket had room (R-L2).
+    Direct,
+    /// The smallest start tag (R-L3).
+    Fair,
+    /// A deadline had to be kept (R-L4).
+    Deadline,
+}
+
+impl AdmitRule {
+    /// `direct`, `fair` or `deadline`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AdmitRule::Direct => "direct",
+            AdmitRule::Fair => "fair",
+            AdmitRule::Deadline => "deadline",
+        }
+    }
+}
+
+/// A call that may go out now. Producing one has debited the bucket (R-L8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Admission {
+    /// The call's ticket (also for direct admissions, which never queued).
+    pub ticket: Ticket,
+    /// The session it was made for.
+    pub session: SessionKey,
+    /// The units charged: the requested cost, or C when it asked more (R-L5).
+    pub cost: Units,
+    /// The units the caller asked for.
+    pub requested: Units,
+    /// When the call was submitted.
+    pub submitted_at: Instant,
+    /// When it was admitted.
+    pub admitted_at: Instant,
+    /// Units left in the bucket right after the debit.
+    pub tokens_after: Units,
+    /// The rule that admitted it.
+    pub rule: AdmitRule,
+}
+
+impl Admission {
+    /// How long the call waited.
+    pub fn waited(&self) -> Duration {
+        self.admitted_at.saturating_since(self.submitted_at)
+    }
+}
+
+/// Why an arrival was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueFull {
+    /// The platform's queue holds `max_queued` calls.
+    Platform,
+    /// The session has `max_queued_per_session` calls waiting.
+    Session,
+}
+
+/// The answer to [`FairScheduler::submit`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Submission {
+    /// The call may go out now.
+    Admitted(Admission),
+    /// The call waits; poll for its [`Admission`] or cancel it with the ticket.
+    Queued(Ticket),
+    /// The call was not accepted; a retry makes sense from `retry_at`.
+    Refused {
+        /// Which bound was reached.
+        reason: QueueFull,
+        /// The earliest instant at which the scheduler expects room in the queue.
+        retry_at: Instant,
+    },
+}
+
+/// Where a queued call stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    /// Best guess of the admission instant (a fluid model of the weighted shares,
+    /// capped by the starvation bound); exact when nobody else waits.
+    pub admit_at: Instant,
+    /// The session's own calls before this one.
+    pub ahead_in_session: usize,
+    /// Sessions with calls waiting at this platform, this one included.
+    pub waiting_sessions: usize,
+    /// Calls waiting at this platform.
+    pub queued_calls: usize,
+}
+
+/// Counters since the scheduler was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedulerStats {
+    /// Calls admitted by any rule.
+    pub admitted_calls: u64,
+    /// Units charged for them.
+    pub admitted_units: Units,
+    /// Of those, admitted inside `submit`.
+    pub direct_admissions: u64,
+    /// Of those, admitted to keep a deadline.
+    pub deadline_admissions: u64,
+    /// Arrivals refused because a queue was full.
+    pub refused_calls: u64,
+    /// Queued calls withdrawn.
+    pub cancelled_calls: u64,
+    /// Sessions forgotten after their quiet period.
+    pub forgotten_sessions: u64,
+}
+
+#[derive(Clone, Debug)]
+struct QueuedCall {
+    ticket: Ticket,
+    cost: Units,
+    requested: Units,
+    submitted_at: Instant,
+}
+
+#[derive(Clone, Debug)]
+struct SessionState {
+    key: SessionKey,
+    used: Units,
+    last_finish: u128,
+    last_call_at: Instant,
+    last_admission: Option<Instant>,
+    queue: VecDeque<QueuedCall>,
+    /// Valid while `queue` is not empty.
+    head: HeadTags,
+    /// Set while the session is idle and scheduled to be forgotten.
+    forget_at: Option<Instant>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct HeadTags {
+    start: u128,
+    deadline: Instant,
+    refill_ns: u64,
+    weight_q32: u64,
+}
+
+struct Choice {
+    slot: u32,
+    at: Instant,
+    rule: AdmitRule,
+}
+
+/// The per-platform fair scheduler. See the module documentation for its rules.
+#[derive(Debug)]
+pub struct FairScheduler {
+    config: SchedulerConfig,
+    bucket: Bucket,
+    window_ns: u64,
+    blocked_until: Instant,
+    virtual_time: u128,
+    last_now: Instant,
+    next_ticket: u64,
+    sessions: Vec<Option<SessionState>>,
+    free_slots: Vec<u32>,
+    index: HashMap<SessionKey, u32, FixedState>,
+    tickets: HashMap<Ticket, u32, FixedState>,
+    /// Waiting sessions by their head call's start tag.
+    fair_heads: BTreeSet<(u128, Ticket, u32)>,
+    /// Waiting sessions by deadline (wait start + W).
+    deadlines: BTreeSet<(Instant, Ticket, u32)>,
+    /// Idle sessions by the instant they are forgotten.
+    forget: BTreeSet<(Instant, u32)>,
+    queued: usize,
+    /// Σ refill time of every waiting session's head call.
+    heads_refill_ns: u128,
+    /// Σ weight (×2³²) of every waiting session, for estimates.
+    heads_weight_q32: u128,
+    stats: SchedulerStats,
+}
+
+impl FairScheduler {
+    /// A scheduler with a full bucket and no sessions.
+    pub fn new(config: SchedulerConfig) -> Result<FairScheduler, ConfigError> {
+        if config.limit.capacity.is_zero() {
+            return Err(ConfigError::ZeroCapacity);
+        }
+        let window_ns = duration_nanos(config.limit.window);
+        if window_ns == 0 {
+            return Err(ConfigError::ZeroWindow);
+        }
+        if config.max_queued == 0 || config.max_queued_per_session == 0 {
+            return Err(ConfigError::ZeroQueue);
+        }
+        Ok(FairScheduler {
+            bucket: Bucket::new(config.limit),
+            window_ns,
+            config,
+            blocked_until: Instant::ZERO,
+            virtual_time: 0,
+            last_now: Instant::ZERO,
+            next_ticket: 0,
+            sessions: Vec::new(),
+            free_slots: Vec::new(),
+            index: HashMap::default(),
+            tickets: HashMap::default(),
+            fair_heads: BTreeSet::new(),
+            deadlines: BTreeSet::new(),
+            forget: BTreeSet::new(),
+            queued: 0,
+            heads_refill_ns: 0,
+            heads_weight_q32: 0,
+            stats: SchedulerStats::default(),
+        })
+    }
+
+    /// The configuration this scheduler runs with.
+    pub fn config(&self) -> &SchedulerConfig {
+        &self.config
+    }
+
+    /// Offers a call of `cost` units for `session` at `now`.
+    ///
+    /// Returns [`Submission::Admitted`] when nobody waits and the bucket has room (the
+    /// caller sends the call now), [`Submission::Queued`] otherwise, or
+    /// [`Submission::Refused`] when a queue bound is reached. After a `Queued`, call
+    /// [`FairScheduler::poll_timeout`] to learn when to poll.
+    pub fn submit(&mut self, now: Instant, session: &SessionKey, cost: Units) -> Submission {
+        let now = self.advance(now);
+        let requested = cost;
+        let cost = cost.min(self.config.limit.capacity);
+        let refill_ns = self.bucket.refill_ns(cost);
+
+        if self.queued == 0 && self.fit_at(now, refill_ns) <= now {
+            let slot = self.slot_for(session, now);
+            let ticket = self.new_ticket();
+            let call = QueuedCall {
+                ticket,
+                cost,
+                requested,
+                submitted_at: now,
+            };
+            let start = self.virtual_time.max(self.state(slot).last_finish);
+            let admission = self.admit(now, slot, call, start, AdmitRule::Direct);
+            self.schedule_forget(slot);
+            return Submission::Admitted(admission);
+        }
+
+        if self.queued >= self.config.max_queued {
+            self.stats.refused_calls += 1;
+            let retry_at = self.poll_timeout(now).unwrap_or(now);
+            return Submission::Refused {
+                reason: QueueFull::Platform,
+                retry_at,
+            };
+        }
+        if let Some(&slot) = self.index.get(session) {
+            let state = self.state(slot);
+            if state.queue.len() >= self.config.max_queued_per_session {
+                let head = state.queue[0].ticket;
+                self.stats.refused_calls += 1;
+                let retry_at = self.estimate(now, head).map_or(now, |e| e.admit_at);
+                return Submission::Refused {
+                    reason: QueueFull::Session,
+                    retry_at,
+                };
+            }
+        }
+
+        let slot = self.slot_for(session, now);
+        let ticket = self.new_ticket();
+        let call = QueuedCall {
+            ticket,
+            cost,
+            requested,
+            submitted_at: now,
+        };
+        self.tickets.insert(ticket, slot);
+        self.queued += 1;
+        let state = self.state_mut(slot);
+        state.last_call_at = now;
+        state.queue.push_back(call);
+        if state.queue.len() == 1 {
+            self.unschedule_forget(slot);
+            let start = self.virtual_time.max(self.state(slot).last_finish);
+            self.attach_head(slot, start);
+        }
+        Submission::Queued(ticket)
+    }
+
+    /// Hands out the next call that may go at `now`, if any. Call it until it returns
+    /// `None`, then sleep until [`FairScheduler::poll_timeout`].
+    pub fn poll_admission(&mut self, now: Instant) -> Option<Admission> {
+        let now = self.advance(now);
+        let choice = self.next_choice(now)?;
+        if choice.at > now {
+            return None;
+        }
+        let slot = choice.slot;
+        let start = self.state(slot).head.start;
+        self.detach_head(slot);
+        // The head exists: `next_choice` only picks waiting sessions.
+        let call = self
+            .state_mut(slot)
+            .queue
+            .pop_front()
+            .expect("a waiting session has a head call");
+        self.tickets.remove(&call.ticket);
+        self.queued -= 1;
+        let admission = self.admit(now, slot, call, start, choice.rule);
+        if self.state(slot).queue.is_empty() {
+            self.schedule_forget(slot);
+        } else {
+            let next_start = self.virtual_time.max(self.state(slot).last_finish);
+            self.attach_head(slot, next_start);
+        }
+        Some(admission)
+    }
+
+    /// The instant at which [`FairScheduler::poll_admission`] will admit a call if
+    /// nothing else happens first; `None` when nothing waits. Never earlier than `now`.
+    pub fn poll_timeout(&self, now: Instant) -> Option<Instant> {
+        self.next_choice(now.max(self.last_now)).map(|c| c.at)
+    }
+
+    /// Withdraws a queued call. Returns false when the ticket is not waiting (already
+    /// admitted, cancelled, or never issued). A withdrawn call costs nothing and the
+    /// others keep their places.
+    pub fn cancel(&mut self, now: Instant, ticket: Ticket) -> bool {
+        let now = self.advance(now);
+        let Some(slot) = self.tickets.remove(&ticket) else {
+            return false;
+        };
+        self.queued -= 1;
+        self.stats.cancelled_calls += 1;
+        let state = self.state(slot);
+        // Present: `tickets` only names calls still in their session's queue.
+        let pos = state
+            .queue
+            .iter()
+            .position(|c| c.ticket == ticket)
+            .expect("ticket is queued in its session");
+        if pos > 0 {
+            self.state_mut(slot).queue.remove(pos);
+            return true;
+        }
+        let start = state.head.start;
+        self.detach_head(slot);
+        self.state_mut(slot).queue.pop_front();
+        if self.state(slot).queue.is_empty() {
+            self.schedule_forget(slot);
+            self.sweep(now);
+        } else {
+            // The next call inherits the withdrawn call's place.
+            self.attach_head(slot, start);
+        }
+        true
+    }
+
+    /// Where a queued call stands and when it is expected to go; `None` when the
+    /// ticket is not waiting.
+    pub fn estimate(&self, now: Instant, ticket: Ticket) -> Option<Estimate> {
+        let now = now.max(self.last_now);
+        let &slot = self.tickets.get(&ticket)?;
+        let state = self.state(slot);
+        let mut units_through = Units::ZERO;
+        let mut ahead = 0;
+        for call in &state.queue {
+            units_through += call.cost;
+            if call.ticket == ticket {
+                break;
+            }
+            ahead += 1;
+        }
+        // Fluid model: this session drains at its weight's share of C per W, starting
+        // with whatever the bucket holds now.
+        let weight = u128::from(state.head.weight_q32).max(1);
+        let total_weight = self.heads_weight_q32.max(weight);
+        let share_ns = u128::from(self.bucket.refill_ns(units_through)) * total_weight / weight;
+        let start = now.max(self.blocked_until);
+        let room_ns = u128::from(self.bucket.refill_ns(self.bucket.tokens(start)));
+        let fluid = start + Duration::from_nanos(u64::try_from(share_ns.saturating_sub(room_ns)).unwrap_or(u64::MAX));
+        // The starvation bound, applied per call ahead, caps the guess.
+        let per_call = self.starvation_bound(self.config.limit.capacity);
+        let bound = state.head.deadline.saturating_sub(Duration::from_nanos(self.window_ns))
+            + per_call * u32::try_from(ahead + 1).unwrap_or(u32::MAX);
+        let earliest = self.fit_at(now, state.head.refill_ns);
+        Some(Estimate {
+            admit_at: fluid.min(bound).max(earliest),
+            ahead_in_session: ahead,
+            waiting_sessions: self.fair_heads.len(),
+            queued_calls: self.queued,
+        })
+    }
+
+    /// The platform answered 429 with `Retry-After: retry_after` at `now`: nothing is
+    /// admitted before `now + retry_after`, and the local bucket is taken to be empty.
+    pub fn on_retry_after(&mut self, now: Instant, retry_after: Duration) {
+        let now = self.advance(now);
+        self.blocked_until = self.blocked_until.max(now + retry_after);
+        self.bucket.cap_at(now, Units::ZERO);
+    }
+
+    /// The platform reported `remaining` units left (OpenBesluitvorming's
+    /// `RateLimit-Remaining`) and, optionally, `reset`, the time until its bucket is
+    /// full (`RateLimit-Reset`). The local bucket never holds more than that.
+    pub fn on_remaining(&mut self, now: Instant, remaining: Units, reset: Option<Duration>) {
+        let now = self.advance(now);
+        self.bucket.cap_at(now, remaining);
+        if let Some(reset) = reset {
+            self.bucket.full_no_earlier_than(now + reset);
+        }
+    }
+
+    /// The longest a waiting session goes without an admission, counted from its wait
+    /// start, when its head call costs `head_cost`: `W + min(head_cost, C) × W / C`.
+    ///
+    /// Guaranteed while (a) the head calls of all waiting sessions together fit in the
+    /// bucket (Σ head costs ≤ C) and (b) the platform has sent no Retry-After or
+    /// remaining-budget feedback that empties the bucket beyond the local model. When
+    /// (a) fails — more sessions wait than the bucket can serve within W — the session
+    /// that has waited longest goes first instead.
+    pub fn starvation_bound(&self, head_cost: Units) -> Duration {
+        let cost = head_cost.min(self.config.limit.capacity);
+        Duration::from_nanos(self.window_ns.saturating_add(self.bucket.refill_ns(cost)))
+    }
+
+    /// Units in the bucket at `now`.
+    pub fn tokens(&self, now: Instant) -> Units {
+        self.bucket.tokens(now.max(self.last_now))
+    }
+
+    /// Units `session` was admitted in its current usage period, if it is tracked.
+    pub fn session_usage(&self, session: &SessionKey) -> Option<Units> {
+        self.index.get(session).map(|&slot| self.state(slot).used)
+    }
+
+    /// Calls waiting at this platform.
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// Calls `session` has waiting here.
+    pub fn queued_for(&self, session: &SessionKey) -> usize {
+        self.index.get(session).map_or(0, |&slot| self.state(slot).queue.len())
+    }
+
+    /// Sessions with calls waiting.
+    pub fn waiting_sessions(&self) -> usize {
+        self.fair_heads.len()
+    }
+
+    /// Sessions whose usage is remembered (waiting or active in the last `forget_after`).
+    pub fn tracked_sessions(&self) -> usize {
+        self.index.len()
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> SchedulerStats {
+        self.stats
+    }
+
+    /// The session a queued ticket belongs to.
+    pub fn ticket_session(&self, ticket: Ticket) -> Option<&SessionKey> {
+        self.tickets.get(&ticket).map(|&slot| &self.state(slot).key)
+    }
+
+    // ---- internals ----
+
+    /// Clamps time to be monotonic and forgets sessions whose quiet period is over.
+    fn advance(&mut self, now: Instant) -> Instant {
+        let now = now.max(self.last_now);
+        self.last_now = now;
+        self.sweep(now);
+        now
+    }
+
+    fn sweep(&mut self, now: Instant) {
+        while let Some(&(at, slot)) = self.forget.first() {
+            if at > now {
+                break;
+            }
+            self.forget.pop_first();
+            // Only idle sessions are scheduled; the slot is live until freed here.
+            let state = self.sessions[slot as usize].take().expect("scheduled session is live");
+            debug_assert!(state.queue.is_empty());
+            self.index.remove(&state.key);
+            self.free_slots.push(slot);
+            self.stats.forgotten_sessions += 1;
+        }
+    }
+
+    fn new_ticket(&mut self) -> Ticket {
+        let t = Ticket(self.next_ticket);
+        self.next_ticket += 1;
+        t
+    }
+
+    fn state(&self, slot: u32) -> &SessionState {
+        // Slots handed out by `slot_for` stay live until `sweep` frees them, and only
+        // idle sessions are freed, so every slot reachable from a set or map is live.
+        self.sessions[slot as usize].as_ref().expect("live session slot")
+    }
+
+    fn state_mut(&mut self, slot: u32) -> &mut SessionState {
+        self.sessions[slot as usize].as_mut().expect("live session slot")
+    }
+
+    fn slot_for(&mut self, session: &SessionKey, now: Instant) -> u32 {
+        if let Some(&slot) = self.index.get(session) {
+            return slot;
+        }
+        let state = SessionState {
+            key: session.clone(),
+            used: Units::ZERO,
+            last_finish: 0,
+            last_call_at: now,
+            last_admission: None,
+            queue: VecDeque::new(),
+            head: HeadTags::default(),
+            forget_at: None,
+        };
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.sessions[slot as usize] = Some(state);
+                slot
+            }
+            None => {
+                self.sessions.push(Some(state));
+                u32::try_from(self.sessions.len() - 1).expect("fewer than 2^32 sessions")
+            }
+        };
+        self.index.insert(session.clone(), slot);
+        slot
+    }
+
+    fn weight_q32(&self, state: &SessionState) -> u64 {
+        if state.key == SessionKey::System {
+            return 1 << 32;
+        }
+        let c = u128::from(self.config.limit.capacity.as_milli());
+        let w = (c << 32) / (c + u128::from(state.used.as_milli()));
+        u64::try_from(w).unwrap_or(u64::MAX)
+    }
+
+    /// `cost / w`, scaled by C: `cost × (C + used)`, or `cost × C` for the system session.
+    fn tag_increment(&self, state: &SessionState, cost: Units) -> u128 {
+        let c = u128::from(self.config.limit.capacity.as_milli());
+        let used = if state.key == SessionKey::System {
+            0
+        } else {
+            u128::from(state.used.as_milli())
+        };
+        u128::from(cost.as_milli()) * (c + used)
+    }
+
+    fn fit_at(&self, now: Instant, refill_ns: u64) -> Instant {
+        now.max(self.blocked_until).max(self.bucket.earliest_fit(refill_ns))
+    }
+
+    fn attach_head(&mut self, slot: u32, start: u128) {
+        let state = self.state(slot);
+        let head = &state.queue[0];
+        let wait_start = state
+            .last_admission
+            .map_or(head.submitted_at, |a| a.max(head.submitted_at));
+        let tags = HeadTags {
+            start,
+            deadline: wait_start + Duration::from_nanos(self.window_ns),
+            refill_ns: self.bucket.refill_ns(head.cost),
+            weight_q32: self.weight_q32(state),
+        };
+        let ticket = head.ticket;
+        self.fair_heads.insert((tags.start, ticket, slot));
+        self.deadlines.insert((tags.deadline, ticket, slot));
+        self.heads_refill_ns += u128::from(tags.refill_ns);
+        self.heads_weight_q32 += u128::from(tags.weight_q32);
+        self.state_mut(slot).head = tags;
+    }
+
+    fn detach_head(&mut self, slot: u32) {
+        let state = self.state(slot);
+        let tags = state.head;
+        let ticket = state.queue[0].ticket;
+        self.fair_heads.remove(&(tags.start, ticket, slot));
+        self.deadlines.remove(&(tags.deadline, ticket, slot));
+        self.heads_refill_ns -= u128::from(tags.refill_ns);
+        self.heads_weight_q32 -= u128::from(tags.weight_q32);
+    }
+
+    fn schedule_forget(&mut self, slot: u32) {
+        self.unschedule_forget(slot);
+        let at = self.state(slot).last_call_at + self.config.forget_after;
+        self.forget.insert((at, slot));
+        self.state_mut(slot).forget_at = Some(at);
+    }
+
+    fn unschedule_forget(&mut self, slot: u32) {
+        if let Some(at) = self.state_mut(slot).forget_at.take() {
+            self.forget.remove(&(at, slot));
+        }
+    }
+
+    /// The call to admit next and the earliest instant it may go.
+    fn next_choice(&self, now: Instant) -> Option<Choice> {
+        let &(_, _, fair_slot) = self.fair_heads.first()?;
+        let fair = self.state(fair_slot).head;
+        let fair_at = self.fit_at(now, fair.refill_ns);
+        // After the fair call, could every other waiting session still be served by its
+        // deadline, in deadline order? A sufficient test: the bucket's debt after the
+        // fair call plus all other heads must be repaid by the earliest deadline + W.
+        if let Some(&(deadline, _, urgent_slot)) = self.deadlines.first()
+            && urgent_slot != fair_slot
+        {
+            let after_fair = u128::from(self.bucket.full_at().max(fair_at).as_nanos()) + u128::from(fair.refill_ns);
+            let others = self.heads_refill_ns - u128::from(fair.refill_ns);
+            if after_fair + others > u128::from(deadline.as_nanos()) + u128::from(self.window_ns) {
+                let urgent = self.state(urgent_slot).head;
+                return Some(Choice {
+                    slot: urgent_slot,
+                    at: self.fit_at(now, urgent.refill_ns),
+                    rule: AdmitRule::Deadline,
+                });
+            }
+        }
+        Some(Choice {
+            slot: fair_slot,
+            at: fair_at,
+            rule: AdmitRule::Fair,
+        })
+    }
+
+    /// Debits the bucket and the session for `call` at `now`. The only place an
+    /// [`Admission`] is made.
+    fn admit(&mut self, now: Instant, slot: u32, call: QueuedCall, start: u128, rule: AdmitRule) -> Admission {
+        let refill_ns = self.bucket.refill_ns(call.cost);
+        debug_assert!(self.fit_at(now, refill_ns) <= now, "admitted without room");
+        self.bucket.debit(now, refill_ns);
+        let increment = self.tag_increment(self.state(slot), call.cost);
+        if rule != AdmitRule::Deadline {
+            self.virtual_time = self.virtual_time.max(start);
+        }
+        let state = self.state_mut(slot);
+        state.last_finish = start + increment;
+        state.used += call.cost;
+        state.last_call_at = now;
+        state.last_admission = Some(now);
+        let session = state.key.clone();
+        self.stats.admitted_calls += 1;
+        self.stats.admitted_units += call.cost;
+        match rule {
+            AdmitRule::Direct => self.stats.direct_admissions += 1,
+            AdmitRule::Deadline => self.stats.deadline_admissions += 1,
+            AdmitRule::Fair => {}
+        }
+        Admission {
+            ticket: call.ticket,
+            session,
+            cost: call.cost,
+            requested: call.requested,
+            submitted_at: call.submitted_at,
+            admitted_at: now,
+            tokens_after: self.bucket.tokens(now),
+            rule,
+        }
+    }
+}
