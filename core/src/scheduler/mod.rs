@@ -55,7 +55,7 @@ mod bucket;
 mod event;
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
@@ -315,6 +315,8 @@ pub struct FairScheduler {
     queued: usize,
     /// Σ refill time of every waiting session's head call.
     heads_refill_ns: u128,
+    /// The refill times of the waiting heads, counted, for their minimum.
+    head_refills: BTreeMap<u64, u32>,
     /// Σ weight (×2³²) of every waiting session, for estimates.
     heads_weight_q32: u128,
     stats: SchedulerStats,
@@ -350,6 +352,7 @@ impl FairScheduler {
             forget: BTreeSet::new(),
             queued: 0,
             heads_refill_ns: 0,
+            head_refills: BTreeMap::new(),
             heads_weight_q32: 0,
             stats: SchedulerStats::default(),
         })
@@ -715,6 +718,7 @@ impl FairScheduler {
         self.fair_heads.insert((tags.start, ticket, slot));
         self.deadlines.insert((tags.deadline, ticket, slot));
         self.heads_refill_ns += u128::from(tags.refill_ns);
+        *self.head_refills.entry(tags.refill_ns).or_default() += 1;
         self.heads_weight_q32 += u128::from(tags.weight_q32);
         self.state_mut(slot).head = tags;
     }
@@ -726,6 +730,12 @@ impl FairScheduler {
         self.fair_heads.remove(&(tags.start, ticket, slot));
         self.deadlines.remove(&(tags.deadline, ticket, slot));
         self.heads_refill_ns -= u128::from(tags.refill_ns);
+        if let Some(n) = self.head_refills.get_mut(&tags.refill_ns) {
+            *n -= 1;
+            if *n == 0 {
+                self.head_refills.remove(&tags.refill_ns);
+            }
+        }
         self.heads_weight_q32 -= u128::from(tags.weight_q32);
     }
 
@@ -748,13 +758,16 @@ impl FairScheduler {
         let fair = self.state(fair_slot).head;
         let fair_at = self.fit_at(now, fair.refill_ns);
         // After the fair call, could every other waiting session still be served by its
-        // deadline, in deadline order? A sufficient test: the bucket's debt after the
-        // fair call plus all other heads must be repaid by the earliest deadline + W.
+        // deadline, in deadline order? Session k in that order goes once the bucket has
+        // repaid the debt after the fair call plus the heads before k, which is at most
+        // all other heads less k's own (so less the smallest head). That debt, less W,
+        // must not pass the earliest deadline. A sufficient test, cheap to keep.
         if let Some(&(deadline, _, urgent_slot)) = self.deadlines.first()
             && urgent_slot != fair_slot
         {
             let after_fair = u128::from(self.bucket.full_at().max(fair_at).as_nanos()) + u128::from(fair.refill_ns);
-            let others = self.heads_refill_ns - u128::from(fair.refill_ns);
+            let smallest = self.head_refills.keys().next().copied().unwrap_or(0);
+            let others = self.heads_refill_ns - u128::from(fair.refill_ns) - u128::from(smallest);
             if after_fair + others > u128::from(deadline.as_nanos()) + u128::from(self.window_ns) {
                 let urgent = self.state(urgent_slot).head;
                 return Some(Choice {

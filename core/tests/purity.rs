@@ -1,0 +1,52 @@
+//! The core stays pure: no async runtime, HTTP stack or clock reads (ARCHITECTURE.md).
+//! `core/clippy.toml` makes a clock read a lint error; this test guards the manifest
+//! and the sources for anyone who skips clippy.
+
+use std::fs;
+use std::path::Path;
+
+#[test]
+fn core_depends_on_no_runtime_or_http_crate() {
+    let manifest = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).expect("manifest");
+    let deps = manifest.split("[dependencies]").nth(1).expect("a dependencies table");
+    let deps = deps.split("\n[").next().unwrap_or(deps);
+    for forbidden in ["tokio", "axum", "reqwest", "hyper", "redb"] {
+        assert!(
+            !deps.lines().any(|l| l.trim_start().starts_with(forbidden)),
+            "core must not depend on {forbidden}"
+        );
+    }
+}
+
+#[test]
+fn core_sources_read_no_clock_environment_or_ambient_randomness() {
+    let mut offenders = Vec::new();
+    visit(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut offenders);
+    assert!(offenders.is_empty(), "impure calls in core: {offenders:#?}");
+}
+
+fn visit(dir: &Path, offenders: &mut Vec<String>) {
+    for entry in fs::read_dir(dir).expect("readable source dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            visit(&path, offenders);
+            continue;
+        }
+        let text = fs::read_to_string(&path).expect("readable source");
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for needle in [
+                "Instant::now",
+                "SystemTime::now",
+                "thread_rng",
+                "rand::rng(",
+                "env::var",
+                "RandomState",
+            ] {
+                if code.contains(needle) {
+                    offenders.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+}
