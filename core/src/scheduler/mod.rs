@@ -819,3 +819,129 @@ impl FairScheduler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obv() -> FairScheduler {
+        FairScheduler::new(SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60))))
+            .expect("valid")
+    }
+
+    fn queued(s: Submission) -> Ticket {
+        match s {
+            Submission::Queued(t) => t,
+            other => panic!("expected a queued call, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_configuration_is_refused_with_a_reason() {
+        let mut c = SchedulerConfig::with_limit(LimitConfig::new(Units::ZERO, Duration::from_secs(1)));
+        assert_eq!(FairScheduler::new(c.clone()).unwrap_err(), ConfigError::ZeroCapacity);
+        c.limit = LimitConfig::new(Units::ONE, Duration::ZERO);
+        assert_eq!(FairScheduler::new(c.clone()).unwrap_err(), ConfigError::ZeroWindow);
+        c.limit = LimitConfig::new(Units::ONE, Duration::from_secs(1));
+        c.max_queued = 0;
+        assert_eq!(FairScheduler::new(c).unwrap_err(), ConfigError::ZeroQueue);
+    }
+
+    #[test]
+    fn estimate_is_exact_for_a_lone_session() {
+        let mut s = obv();
+        let a = SessionKey::client("a");
+        for _ in 0..60 {
+            assert!(matches!(s.submit(Instant::ZERO, &a, Units::ONE), Submission::Admitted(_)));
+        }
+        let first = queued(s.submit(Instant::ZERO, &a, Units::ONE));
+        let third = {
+            queued(s.submit(Instant::ZERO, &a, Units::ONE));
+            queued(s.submit(Instant::ZERO, &a, Units::ONE))
+        };
+        let e = s.estimate(Instant::ZERO, first).expect("waiting");
+        assert_eq!((e.admit_at, e.ahead_in_session, e.waiting_sessions), (Instant::from_secs(1), 0, 1));
+        assert_eq!(s.estimate(Instant::ZERO, third).expect("waiting").admit_at, Instant::from_secs(3));
+        // The estimate matches what actually happens.
+        assert_eq!(s.poll_timeout(Instant::ZERO), Some(Instant::from_secs(1)));
+        assert_eq!(s.poll_admission(Instant::from_secs(1)).map(|a| a.ticket), Some(first));
+    }
+
+    #[test]
+    fn estimate_accounts_for_a_lighter_competitor() {
+        let mut s = obv();
+        let heavy = SessionKey::client("heavy");
+        let fresh = SessionKey::client("fresh");
+        for _ in 0..60 {
+            s.submit(Instant::ZERO, &heavy, Units::ONE);
+        }
+        let h = queued(s.submit(Instant::ZERO, &heavy, Units::ONE));
+        let alone = s.estimate(Instant::ZERO, h).expect("waiting").admit_at;
+        queued(s.submit(Instant::ZERO, &fresh, Units::ONE));
+        let shared = s.estimate(Instant::ZERO, h).expect("waiting").admit_at;
+        assert!(shared > alone, "a competitor with a larger weight delays the estimate ({alone} vs {shared})");
+    }
+
+    #[test]
+    fn remaining_and_reset_from_the_platform_lower_the_bucket() {
+        let mut s = obv();
+        let a = SessionKey::client("a");
+        s.on_remaining(Instant::from_secs(1), Units::whole(2), Some(Duration::from_secs(58)));
+        assert_eq!(s.tokens(Instant::from_secs(1)), Units::whole(2));
+        assert!(matches!(s.submit(Instant::from_secs(1), &a, Units::whole(2)), Submission::Admitted(_)));
+        assert!(matches!(s.submit(Instant::from_secs(1), &a, Units::ONE), Submission::Queued(_)));
+        assert_eq!(s.poll_timeout(Instant::from_secs(1)), Some(Instant::from_secs(2)));
+    }
+
+    #[test]
+    fn a_refusal_names_an_honest_retry_instant() {
+        let mut c = SchedulerConfig::with_limit(LimitConfig::new(Units::ONE, Duration::from_secs(1)));
+        c.max_queued = 1;
+        let mut s = FairScheduler::new(c).expect("valid");
+        let (a, b) = (SessionKey::client("a"), SessionKey::client("b"));
+        assert!(matches!(s.submit(Instant::ZERO, &a, Units::ONE), Submission::Admitted(_)));
+        queued(s.submit(Instant::ZERO, &a, Units::ONE));
+        let Submission::Refused { reason, retry_at } = s.submit(Instant::ZERO, &b, Units::ONE) else {
+            panic!("the platform queue is full");
+        };
+        assert_eq!((reason, retry_at), (QueueFull::Platform, Instant::from_secs(1)));
+        // At that instant the waiter goes and the retry is accepted.
+        assert!(s.poll_admission(retry_at).is_some());
+        assert!(matches!(s.submit(retry_at, &b, Units::ONE), Submission::Queued(_)));
+        assert_eq!(s.tracked_sessions(), 2);
+    }
+
+    #[test]
+    fn cancelling_an_unknown_or_admitted_ticket_is_a_no_op() {
+        let mut s = obv();
+        let a = SessionKey::client("a");
+        let Submission::Admitted(adm) = s.submit(Instant::ZERO, &a, Units::ONE) else { panic!("room") };
+        assert!(!s.cancel(Instant::ZERO, adm.ticket));
+        assert!(!s.cancel(Instant::ZERO, Ticket(999)));
+        assert_eq!(s.stats().cancelled_calls, 0);
+    }
+
+    #[test]
+    fn time_going_backwards_is_clamped() {
+        let mut s = obv();
+        let a = SessionKey::client("a");
+        for _ in 0..60 {
+            s.submit(Instant::from_secs(10), &a, Units::ONE);
+        }
+        queued(s.submit(Instant::from_secs(10), &a, Units::ONE));
+        // An earlier `now` neither admits early nor panics.
+        assert!(s.poll_admission(Instant::from_secs(5)).is_none());
+        assert_eq!(s.poll_timeout(Instant::from_secs(5)), Some(Instant::from_secs(11)));
+    }
+
+    #[test]
+    fn the_system_session_keeps_weight_one() {
+        let mut s = obv();
+        for _ in 0..60 {
+            s.submit(Instant::ZERO, &SessionKey::System, Units::ONE);
+        }
+        let sys = s.index[&SessionKey::System];
+        assert_eq!(s.weight_q32(s.state(sys)), 1 << 32);
+        assert_eq!(s.session_usage(&SessionKey::System), Some(Units::whole(60)));
+    }
+}
