@@ -825,8 +825,11 @@ mod tests {
     use super::*;
 
     fn obv() -> FairScheduler {
-        FairScheduler::new(SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60))))
-            .expect("valid")
+        FairScheduler::new(SchedulerConfig::with_limit(LimitConfig::new(
+            Units::whole(60),
+            Duration::from_secs(60),
+        )))
+        .expect("valid")
     }
 
     fn queued(s: Submission) -> Ticket {
@@ -852,7 +855,10 @@ mod tests {
         let mut s = obv();
         let a = SessionKey::client("a");
         for _ in 0..60 {
-            assert!(matches!(s.submit(Instant::ZERO, &a, Units::ONE), Submission::Admitted(_)));
+            assert!(matches!(
+                s.submit(Instant::ZERO, &a, Units::ONE),
+                Submission::Admitted(_)
+            ));
         }
         let first = queued(s.submit(Instant::ZERO, &a, Units::ONE));
         let third = {
@@ -860,8 +866,14 @@ mod tests {
             queued(s.submit(Instant::ZERO, &a, Units::ONE))
         };
         let e = s.estimate(Instant::ZERO, first).expect("waiting");
-        assert_eq!((e.admit_at, e.ahead_in_session, e.waiting_sessions), (Instant::from_secs(1), 0, 1));
-        assert_eq!(s.estimate(Instant::ZERO, third).expect("waiting").admit_at, Instant::from_secs(3));
+        assert_eq!(
+            (e.admit_at, e.ahead_in_session, e.waiting_sessions),
+            (Instant::from_secs(1), 0, 1)
+        );
+        assert_eq!(
+            s.estimate(Instant::ZERO, third).expect("waiting").admit_at,
+            Instant::from_secs(3)
+        );
         // The estimate matches what actually happens.
         assert_eq!(s.poll_timeout(Instant::ZERO), Some(Instant::from_secs(1)));
         assert_eq!(s.poll_admission(Instant::from_secs(1)).map(|a| a.ticket), Some(first));
@@ -879,7 +891,10 @@ mod tests {
         let alone = s.estimate(Instant::ZERO, h).expect("waiting").admit_at;
         queued(s.submit(Instant::ZERO, &fresh, Units::ONE));
         let shared = s.estimate(Instant::ZERO, h).expect("waiting").admit_at;
-        assert!(shared > alone, "a competitor with a larger weight delays the estimate ({alone} vs {shared})");
+        assert!(
+            shared > alone,
+            "a competitor with a larger weight delays the estimate ({alone} vs {shared})"
+        );
     }
 
     #[test]
@@ -888,8 +903,14 @@ mod tests {
         let a = SessionKey::client("a");
         s.on_remaining(Instant::from_secs(1), Units::whole(2), Some(Duration::from_secs(58)));
         assert_eq!(s.tokens(Instant::from_secs(1)), Units::whole(2));
-        assert!(matches!(s.submit(Instant::from_secs(1), &a, Units::whole(2)), Submission::Admitted(_)));
-        assert!(matches!(s.submit(Instant::from_secs(1), &a, Units::ONE), Submission::Queued(_)));
+        assert!(matches!(
+            s.submit(Instant::from_secs(1), &a, Units::whole(2)),
+            Submission::Admitted(_)
+        ));
+        assert!(matches!(
+            s.submit(Instant::from_secs(1), &a, Units::ONE),
+            Submission::Queued(_)
+        ));
         assert_eq!(s.poll_timeout(Instant::from_secs(1)), Some(Instant::from_secs(2)));
     }
 
@@ -899,7 +920,10 @@ mod tests {
         c.max_queued = 1;
         let mut s = FairScheduler::new(c).expect("valid");
         let (a, b) = (SessionKey::client("a"), SessionKey::client("b"));
-        assert!(matches!(s.submit(Instant::ZERO, &a, Units::ONE), Submission::Admitted(_)));
+        assert!(matches!(
+            s.submit(Instant::ZERO, &a, Units::ONE),
+            Submission::Admitted(_)
+        ));
         queued(s.submit(Instant::ZERO, &a, Units::ONE));
         let Submission::Refused { reason, retry_at } = s.submit(Instant::ZERO, &b, Units::ONE) else {
             panic!("the platform queue is full");
@@ -915,7 +939,9 @@ mod tests {
     fn cancelling_an_unknown_or_admitted_ticket_is_a_no_op() {
         let mut s = obv();
         let a = SessionKey::client("a");
-        let Submission::Admitted(adm) = s.submit(Instant::ZERO, &a, Units::ONE) else { panic!("room") };
+        let Submission::Admitted(adm) = s.submit(Instant::ZERO, &a, Units::ONE) else {
+            panic!("room")
+        };
         assert!(!s.cancel(Instant::ZERO, adm.ticket));
         assert!(!s.cancel(Instant::ZERO, Ticket(999)));
         assert_eq!(s.stats().cancelled_calls, 0);
