@@ -21,8 +21,8 @@ pub mod units;
 
 pub use platform::{LimitConfig, PlatformId};
 pub use scheduler::{
-    Admission, AdmitRule, Estimate, FairScheduler, QueueFull, SchedulerConfig, SchedulerEvent, SchedulerStats,
-    SessionKey, Submission, Ticket,
+    Admission, AdmitRule, Estimate, FairScheduler, JoinError, QueueFull, SchedulerConfig, SchedulerEvent,
+    SchedulerStats, SessionKey, Submission, Ticket,
 };
 pub use time::{Instant, WallTime};
 pub use units::Units;

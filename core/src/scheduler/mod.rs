@@ -175,6 +175,9 @@ impl AdmitRule {
 pub struct Admission {
     /// The call's ticket (also for direct admissions, which never queued).
     pub ticket: Ticket,
+    /// The ticket the call was first submitted under. Equal to `ticket` unless other
+    /// sessions joined the call ([`FairScheduler::join`]) and one of their entries won.
+    pub flight: Ticket,
     /// The session it was made for.
     pub session: SessionKey,
     /// The units charged: the requested cost, or C when it asked more (R-L5).
@@ -205,6 +208,17 @@ pub enum QueueFull {
     Platform,
     /// The session has `max_queued_per_session` calls waiting.
     Session,
+}
+
+/// Why [`FairScheduler::join`] could not add an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JoinError {
+    /// The call no longer waits: it was admitted (it is in flight) or withdrawn.
+    #[error("the call is not waiting any more")]
+    NotQueued,
+    /// A queue bound is reached; the joiner waits for the call at its current position.
+    #[error("the queue is full")]
+    QueueFull,
 }
 
 /// The answer to [`FairScheduler::submit`].
@@ -306,6 +320,10 @@ pub struct FairScheduler {
     free_slots: Vec<u32>,
     index: HashMap<SessionKey, u32, FixedState>,
     tickets: HashMap<Ticket, u32, FixedState>,
+    /// Calls several sessions joined: flight → the waiting entries that stand for it.
+    flights: HashMap<Ticket, Vec<Ticket>, FixedState>,
+    /// Entry → the flight it stands for, for every entry in `flights`.
+    entry_flight: HashMap<Ticket, Ticket, FixedState>,
     /// Waiting sessions by their head call's start tag.
     fair_heads: BTreeSet<(u128, Ticket, u32)>,
     /// Waiting sessions by deadline (wait start + W).
@@ -347,6 +365,8 @@ impl FairScheduler {
             free_slots: Vec::new(),
             index: HashMap::default(),
             tickets: HashMap::default(),
+            flights: HashMap::default(),
+            entry_flight: HashMap::default(),
             fair_heads: BTreeSet::new(),
             deadlines: BTreeSet::new(),
             forget: BTreeSet::new(),
@@ -411,25 +431,61 @@ impl FairScheduler {
             }
         }
 
-        let slot = self.slot_for(session, now);
-        let ticket = self.new_ticket();
-        let call = QueuedCall {
-            ticket,
-            cost,
-            requested,
-            submitted_at: now,
+        Submission::Queued(self.enqueue(now, session, cost, requested))
+    }
+
+    /// Lets `session` join the waiting call `flight`: a duplicate of it, coalesced (R-D3).
+    ///
+    /// The call then also waits in `session`'s own queue, at that session's position, and
+    /// goes at whichever of its entries comes first. The session whose entry is admitted
+    /// pays; the other entries are withdrawn free of charge, and their sessions' later
+    /// calls keep their places. So a fresh session that joins a heavy session's call
+    /// moves it forward instead of waiting at the heavy session's pace.
+    ///
+    /// Returns the entry standing for `session` (an existing one when the session already
+    /// has an entry for this call). The [`Admission`] of any entry names `flight`.
+    pub fn join(&mut self, now: Instant, session: &SessionKey, flight: Ticket) -> Result<Ticket, JoinError> {
+        let now = self.advance(now);
+        let entries = self.entries_of(flight);
+        let Some(&any) = entries.first() else {
+            return Err(JoinError::NotQueued);
         };
-        self.tickets.insert(ticket, slot);
-        self.queued += 1;
-        let state = self.state_mut(slot);
-        state.last_call_at = now;
-        state.queue.push_back(call);
-        if state.queue.len() == 1 {
-            self.unschedule_forget(slot);
-            let start = self.virtual_time.max(self.state(slot).last_finish);
-            self.attach_head(slot, start);
+        for &entry in &entries {
+            if &self.state(self.tickets[&entry]).key == session {
+                return Ok(entry);
+            }
         }
-        Submission::Queued(ticket)
+        let session_full = self
+            .index
+            .get(session)
+            .is_some_and(|&slot| self.state(slot).queue.len() >= self.config.max_queued_per_session);
+        if self.queued >= self.config.max_queued || session_full {
+            return Err(JoinError::QueueFull);
+        }
+        let slot = self.tickets[&any];
+        // Present: `entries_of` only returns tickets still queued in their session.
+        let call = self
+            .state(slot)
+            .queue
+            .iter()
+            .find(|c| c.ticket == any)
+            .expect("entry is queued");
+        let (cost, requested) = (call.cost, call.requested);
+        let entry = self.enqueue(now, session, cost, requested);
+        self.flights.entry(flight).or_insert_with(|| vec![flight]).push(entry);
+        self.entry_flight.insert(flight, flight);
+        self.entry_flight.insert(entry, flight);
+        Ok(entry)
+    }
+
+    /// Withdraws every waiting entry of `flight` (the call and all joined entries): the
+    /// last waiter gave up. Returns false when none was waiting.
+    pub fn cancel_flight(&mut self, now: Instant, flight: Ticket) -> bool {
+        let mut any = false;
+        for entry in self.entries_of(flight) {
+            any |= self.cancel(now, entry);
+        }
+        any
     }
 
     /// Hands out the next call that may go at `now`, if any. Call it until it returns
@@ -451,12 +507,22 @@ impl FairScheduler {
             .expect("a waiting session has a head call");
         self.tickets.remove(&call.ticket);
         self.queued -= 1;
-        let admission = self.admit(now, slot, call, start, choice.rule);
+        let mut admission = self.admit(now, slot, call, start, choice.rule);
         if self.state(slot).queue.is_empty() {
             self.schedule_forget(slot);
         } else {
             let next_start = self.virtual_time.max(self.state(slot).last_finish);
             self.attach_head(slot, next_start);
+        }
+        // A joined call went out through this entry: the other entries are withdrawn.
+        if let Some(flight) = self.entry_flight.remove(&admission.ticket) {
+            admission.flight = flight;
+            for other in self.flights.remove(&flight).unwrap_or_default() {
+                self.entry_flight.remove(&other);
+                if other != admission.ticket {
+                    self.withdraw(now, other);
+                }
+            }
         }
         Some(admission)
     }
@@ -472,38 +538,33 @@ impl FairScheduler {
     /// others keep their places.
     pub fn cancel(&mut self, now: Instant, ticket: Ticket) -> bool {
         let now = self.advance(now);
-        let Some(slot) = self.tickets.remove(&ticket) else {
+        if !self.withdraw(now, ticket) {
             return false;
-        };
-        self.queued -= 1;
-        self.stats.cancelled_calls += 1;
-        let state = self.state(slot);
-        // Present: `tickets` only names calls still in their session's queue.
-        let pos = state
-            .queue
-            .iter()
-            .position(|c| c.ticket == ticket)
-            .expect("ticket is queued in its session");
-        if pos > 0 {
-            self.state_mut(slot).queue.remove(pos);
-            return true;
         }
-        let start = state.head.start;
-        self.detach_head(slot);
-        self.state_mut(slot).queue.pop_front();
-        if self.state(slot).queue.is_empty() {
-            self.schedule_forget(slot);
-            self.sweep(now);
-        } else {
-            // The next call inherits the withdrawn call's place.
-            self.attach_head(slot, start);
+        self.stats.cancelled_calls += 1;
+        if let Some(flight) = self.entry_flight.remove(&ticket)
+            && let Some(members) = self.flights.get_mut(&flight)
+        {
+            members.retain(|&m| m != ticket);
+            if members.is_empty() {
+                self.flights.remove(&flight);
+            }
         }
         true
     }
 
     /// Where a queued call stands and when it is expected to go; `None` when the
     /// ticket is not waiting.
+    ///
+    /// For a flight several sessions joined, the best of its entries.
     pub fn estimate(&self, now: Instant, ticket: Ticket) -> Option<Estimate> {
+        self.entries_of(ticket)
+            .into_iter()
+            .filter_map(|entry| self.estimate_entry(now, entry))
+            .min_by_key(|e| e.admit_at)
+    }
+
+    fn estimate_entry(&self, now: Instant, ticket: Ticket) -> Option<Estimate> {
         let now = now.max(self.last_now);
         let &slot = self.tickets.get(&ticket)?;
         let state = self.state(slot);
@@ -610,6 +671,72 @@ impl FairScheduler {
     }
 
     // ---- internals ----
+
+    /// Puts a call at the back of `session`'s queue.
+    fn enqueue(&mut self, now: Instant, session: &SessionKey, cost: Units, requested: Units) -> Ticket {
+        let slot = self.slot_for(session, now);
+        let ticket = self.new_ticket();
+        let call = QueuedCall {
+            ticket,
+            cost,
+            requested,
+            submitted_at: now,
+        };
+        self.tickets.insert(ticket, slot);
+        self.queued += 1;
+        let state = self.state_mut(slot);
+        state.last_call_at = now;
+        state.queue.push_back(call);
+        if state.queue.len() == 1 {
+            self.unschedule_forget(slot);
+            let start = self.virtual_time.max(self.state(slot).last_finish);
+            self.attach_head(slot, start);
+        }
+        ticket
+    }
+
+    /// Takes a waiting entry out of its session's queue without charging anyone. The
+    /// session's next call inherits the withdrawn call's place.
+    fn withdraw(&mut self, now: Instant, ticket: Ticket) -> bool {
+        let Some(slot) = self.tickets.remove(&ticket) else {
+            return false;
+        };
+        self.queued -= 1;
+        let state = self.state(slot);
+        // Present: `tickets` only names calls still in their session's queue.
+        let pos = state
+            .queue
+            .iter()
+            .position(|c| c.ticket == ticket)
+            .expect("ticket is queued in its session");
+        if pos > 0 {
+            self.state_mut(slot).queue.remove(pos);
+            return true;
+        }
+        let start = state.head.start;
+        self.detach_head(slot);
+        self.state_mut(slot).queue.pop_front();
+        if self.state(slot).queue.is_empty() {
+            self.schedule_forget(slot);
+            self.sweep(now);
+        } else {
+            self.attach_head(slot, start);
+        }
+        true
+    }
+
+    /// The waiting entries that stand for `flight`.
+    fn entries_of(&self, flight: Ticket) -> Vec<Ticket> {
+        match self.flights.get(&flight) {
+            Some(members) => members
+                .iter()
+                .copied()
+                .filter(|t| self.tickets.contains_key(t))
+                .collect(),
+            None if self.tickets.contains_key(&flight) => vec![flight],
+            None => Vec::new(),
+        }
+    }
 
     /// Clamps time to be monotonic and forgets sessions whose quiet period is over.
     fn advance(&mut self, now: Instant) -> Instant {
@@ -809,6 +936,7 @@ impl FairScheduler {
         }
         Admission {
             ticket: call.ticket,
+            flight: call.ticket,
             session,
             cost: call.cost,
             requested: call.requested,
