@@ -3,6 +3,8 @@
 //!
 //! - [`scheduler`]: the fair platform scheduler (token bucket + usage-weighted fair
 //!   queue with a starvation deadline), requirements R-L1 to R-L8.
+//! - [`dedup`]: request deduplication — in-flight coalescing, idempotent replays,
+//!   conservative normalisation and the duplicate rate (R-D1 to R-D9).
 //! - [`platform`]: the seven platforms and the limits kept for them.
 //! - [`time`] and [`units`]: injected time and exact fixed-point costs.
 //!
@@ -14,6 +16,7 @@
 //!
 //! What this crate will not do: perform I/O, spawn tasks, sleep, or log.
 
+pub mod dedup;
 pub mod platform;
 pub mod scheduler;
 pub mod time;

@@ -11,8 +11,11 @@ use besluitbron_core::{
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 
 fn obv() -> FairScheduler {
-    FairScheduler::new(SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60))))
-        .expect("valid")
+    FairScheduler::new(SchedulerConfig::with_limit(LimitConfig::new(
+        Units::whole(60),
+        Duration::from_secs(60),
+    )))
+    .expect("valid")
 }
 
 fn queued(s: Submission) -> Ticket {
@@ -38,9 +41,14 @@ fn drain(s: &mut FairScheduler, mut now: Instant) -> Vec<Admission> {
 fn heavy_backlog(s: &mut FairScheduler) -> Vec<Ticket> {
     let heavy = SessionKey::client("heavy");
     for _ in 0..60 {
-        assert!(matches!(s.submit(Instant::ZERO, &heavy, Units::ONE), Submission::Admitted(_)));
+        assert!(matches!(
+            s.submit(Instant::ZERO, &heavy, Units::ONE),
+            Submission::Admitted(_)
+        ));
     }
-    (0..10).map(|_| queued(s.submit(Instant::ZERO, &heavy, Units::ONE))).collect()
+    (0..10)
+        .map(|_| queued(s.submit(Instant::ZERO, &heavy, Units::ONE)))
+        .collect()
 }
 
 #[test]
@@ -67,16 +75,28 @@ fn a_fresh_session_joining_a_heavy_sessions_call_moves_it_to_its_own_position() 
     assert_eq!(out[0].admitted_at, own_at, "at the fresh session's own position");
     assert_eq!(out[0].admitted_at, Instant::from_secs(1));
     assert_eq!(out[0].session, fresh, "the session whose turn admitted it pays");
-    assert_eq!(joined.session_usage(&SessionKey::client("heavy")), Some(Units::whole(69)));
-    assert_eq!(joined.stats().admitted_units, Units::whole(70), "charged once: 60 + 9 + 1");
+    assert_eq!(
+        joined.session_usage(&SessionKey::client("heavy")),
+        Some(Units::whole(69))
+    );
+    assert_eq!(
+        joined.stats().admitted_units,
+        Units::whole(70),
+        "charged once: 60 + 9 + 1"
+    );
 }
 
 #[test]
 fn joining_a_call_that_already_went_out_is_refused() {
     let mut s = obv();
     let a = SessionKey::client("a");
-    let Submission::Admitted(adm) = s.submit(Instant::ZERO, &a, Units::ONE) else { panic!("room") };
-    assert_eq!(s.join(Instant::ZERO, &SessionKey::client("b"), adm.ticket), Err(JoinError::NotQueued));
+    let Submission::Admitted(adm) = s.submit(Instant::ZERO, &a, Units::ONE) else {
+        panic!("room")
+    };
+    assert_eq!(
+        s.join(Instant::ZERO, &SessionKey::client("b"), adm.ticket),
+        Err(JoinError::NotQueued)
+    );
 }
 
 #[test]
@@ -86,7 +106,10 @@ fn joining_twice_from_one_session_keeps_one_entry() {
     let b = SessionKey::client("b");
     let first = s.join(Instant::ZERO, &b, tickets[3]).expect("waits");
     assert_eq!(s.join(Instant::ZERO, &b, tickets[3]), Ok(first));
-    assert_eq!(s.join(Instant::ZERO, &SessionKey::client("heavy"), tickets[3]), Ok(tickets[3]));
+    assert_eq!(
+        s.join(Instant::ZERO, &SessionKey::client("heavy"), tickets[3]),
+        Ok(tickets[3])
+    );
     assert_eq!(s.queued(), 11);
 }
 
@@ -94,8 +117,10 @@ fn joining_twice_from_one_session_keeps_one_entry() {
 fn a_flight_nobody_waits_for_is_withdrawn_and_costs_nothing() {
     let mut s = obv();
     let tickets = heavy_backlog(&mut s);
-    s.join(Instant::ZERO, &SessionKey::client("b"), tickets[2]).expect("waits");
-    s.join(Instant::ZERO, &SessionKey::client("c"), tickets[2]).expect("waits");
+    s.join(Instant::ZERO, &SessionKey::client("b"), tickets[2])
+        .expect("waits");
+    s.join(Instant::ZERO, &SessionKey::client("c"), tickets[2])
+        .expect("waits");
     assert!(s.cancel_flight(Instant::from_millis(10), tickets[2]));
     assert!(!s.cancel_flight(Instant::from_millis(10), tickets[2]));
     let log = drain(&mut s, Instant::from_millis(10));
@@ -108,7 +133,9 @@ fn a_flight_nobody_waits_for_is_withdrawn_and_costs_nothing() {
 fn when_one_joiner_leaves_the_others_keep_the_call() {
     let mut s = obv();
     let tickets = heavy_backlog(&mut s);
-    let b = s.join(Instant::ZERO, &SessionKey::client("b"), tickets[9]).expect("waits");
+    let b = s
+        .join(Instant::ZERO, &SessionKey::client("b"), tickets[9])
+        .expect("waits");
     assert!(s.cancel(Instant::ZERO, b));
     let log = drain(&mut s, Instant::ZERO);
     let out: Vec<&Admission> = log.iter().filter(|a| a.flight == tickets[9]).collect();
@@ -130,7 +157,11 @@ impl Arbitrary for Joins {
         let n = 1 + usize::arbitrary(g) % 40;
         let ops = (0..n)
             .map(|_| {
-                let join = if bool::arbitrary(g) { Some(u8::arbitrary(g)) } else { None };
+                let join = if bool::arbitrary(g) {
+                    Some(u8::arbitrary(g))
+                } else {
+                    None
+                };
                 (u64::arbitrary(g) % 8_000, u8::arbitrary(g) % 4, join)
             })
             .collect();
@@ -143,8 +174,11 @@ impl Arbitrary for Joins {
 }
 
 fn prop_joins(j: Joins) -> TestResult {
-    let mut s = FairScheduler::new(SchedulerConfig::with_limit(LimitConfig::new(Units::whole(2), Duration::from_secs(2))))
-        .expect("valid");
+    let mut s = FairScheduler::new(SchedulerConfig::with_limit(LimitConfig::new(
+        Units::whole(2),
+        Duration::from_secs(2),
+    )))
+    .expect("valid");
     let mut ops = j.ops.clone();
     ops.sort_by_key(|o| o.0);
     let mut flights: Vec<Ticket> = Vec::new();
@@ -197,5 +231,7 @@ fn prop_joins(j: Joins) -> TestResult {
 
 #[test]
 fn qc_joined_flights_go_out_once_and_are_charged_once() {
-    QuickCheck::new().tests(400).quickcheck(prop_joins as fn(Joins) -> TestResult);
+    QuickCheck::new()
+        .tests(400)
+        .quickcheck(prop_joins as fn(Joins) -> TestResult);
 }

@@ -1,0 +1,309 @@
+//! In-flight coalescing (R-D3): one upstream call per key, every waiter gets its outcome.
+//!
+//! The table only keeps the bookkeeping: which key has a flight, who waits for it, and
+//! whether it still waits in a platform queue (and under which scheduler ticket) or has
+//! gone out. The shell keeps the channel that carries the outcome.
+//!
+//! Invariants:
+//! - at most one flight per key at any time (the key is the map key);
+//! - a flight leaves the table exactly once, through [`FlightTable::finish`] (its
+//!   outcome is known) or [`FlightTable::leave`] returning [`Leave::Withdraw`] (nobody
+//!   waits any more while it was still queued);
+//! - waiters are told apart by [`WaiterId`], never merged.
+
+use std::collections::BTreeMap;
+
+use crate::scheduler::{SessionKey, Ticket};
+
+/// One flight (one upstream call), unique within a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlightId(pub u64);
+
+/// One waiter (one request), chosen by the shell; unique among a flight's waiters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WaiterId(pub u64);
+
+/// What [`FlightTable::begin`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Begin {
+    /// No flight for this key: the caller makes the upstream call and later calls
+    /// [`FlightTable::finish`].
+    Lead(FlightId),
+    /// A flight exists: the caller waits for its outcome. `queued` is the scheduler
+    /// ticket when the call still waits in a platform queue, so the caller can
+    /// [`crate::FairScheduler::join`] it and move it forward.
+    Join {
+        /// The flight joined.
+        flight: FlightId,
+        /// The flight's scheduler ticket while it waits in a platform queue.
+        queued: Option<Ticket>,
+    },
+}
+
+/// What [`FlightTable::leave`] decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leave {
+    /// Others still wait; if the leaver had its own scheduler entry for the call, the
+    /// caller cancels that entry (it no longer stands for anyone).
+    Others {
+        /// The leaver's own scheduler entry, to cancel.
+        cancel_entry: Option<Ticket>,
+    },
+    /// Nobody waits and the call is still queued: the caller withdraws it from the
+    /// platform queue ([`crate::FairScheduler::cancel_flight`]); it costs nothing. The
+    /// flight is gone from the table.
+    Withdraw {
+        /// The flight's scheduler ticket.
+        ticket: Option<Ticket>,
+    },
+    /// Nobody waits but the call already went out: it completes, and its outcome (if a
+    /// success) may still be kept by the buffer. The flight stays until `finish`.
+    Orphaned,
+    /// The flight or the waiter was not known (already finished or already left).
+    Unknown,
+}
+
+#[derive(Clone, Debug)]
+struct Waiter {
+    session: SessionKey,
+    /// The waiter's own scheduler entry for the call, when it joined a queued call.
+    entry: Option<Ticket>,
+}
+
+#[derive(Clone, Debug)]
+struct Flight<K> {
+    key: K,
+    ticket: Option<Ticket>,
+    sent: bool,
+    waiters: BTreeMap<WaiterId, Waiter>,
+}
+
+/// Flights by key, generic over the key type (the buffer's cache key in production).
+#[derive(Clone, Debug)]
+pub struct FlightTable<K: Ord + Clone> {
+    by_key: BTreeMap<K, FlightId>,
+    flights: BTreeMap<FlightId, Flight<K>>,
+    next_id: u64,
+    coalesced: u64,
+    led: u64,
+}
+
+impl<K: Ord + Clone> Default for FlightTable<K> {
+    fn default() -> Self {
+        FlightTable {
+            by_key: BTreeMap::new(),
+            flights: BTreeMap::new(),
+            next_id: 0,
+            coalesced: 0,
+            led: 0,
+        }
+    }
+}
+
+impl<K: Ord + Clone> FlightTable<K> {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A request for `key` by `waiter` of `session` arrives.
+    pub fn begin(&mut self, key: &K, waiter: WaiterId, session: &SessionKey) -> Begin {
+        let w = Waiter {
+            session: session.clone(),
+            entry: None,
+        };
+        if let Some(&id) = self.by_key.get(key) {
+            // Present: `by_key` and `flights` change together.
+            let flight = self.flights.get_mut(&id).expect("flight of a key");
+            flight.waiters.insert(waiter, w);
+            self.coalesced += 1;
+            let queued = if flight.sent { None } else { flight.ticket };
+            return Begin::Join { flight: id, queued };
+        }
+        let id = FlightId(self.next_id);
+        self.next_id += 1;
+        self.led += 1;
+        self.by_key.insert(key.clone(), id);
+        let mut waiters = BTreeMap::new();
+        waiters.insert(waiter, w);
+        self.flights.insert(
+            id,
+            Flight {
+                key: key.clone(),
+                ticket: None,
+                sent: false,
+                waiters,
+            },
+        );
+        Begin::Lead(id)
+    }
+
+    /// The leader's call waits in a platform queue under `ticket`.
+    pub fn queued(&mut self, flight: FlightId, ticket: Ticket) {
+        if let Some(f) = self.flights.get_mut(&flight) {
+            f.ticket = Some(ticket);
+        }
+    }
+
+    /// `waiter` joined the queued call and has its own scheduler `entry` for it.
+    pub fn joined_entry(&mut self, flight: FlightId, waiter: WaiterId, entry: Ticket) {
+        if let Some(w) = self.flights.get_mut(&flight).and_then(|f| f.waiters.get_mut(&waiter)) {
+            w.entry = Some(entry);
+        }
+    }
+
+    /// The call went out (it was admitted, or needed no admission).
+    pub fn sent(&mut self, flight: FlightId) {
+        if let Some(f) = self.flights.get_mut(&flight) {
+            f.sent = true;
+        }
+    }
+
+    /// The call's outcome is known: the flight ends and every waiter, in id order, gets
+    /// it. A new request for the key starts a new flight.
+    pub fn finish(&mut self, flight: FlightId) -> Vec<WaiterId> {
+        let Some(f) = self.flights.remove(&flight) else {
+            return Vec::new();
+        };
+        self.by_key.remove(&f.key);
+        f.waiters.into_keys().collect()
+    }
+
+    /// `waiter` gave up (cancelled or disconnected).
+    pub fn leave(&mut self, flight: FlightId, waiter: WaiterId) -> Leave {
+        let Some(f) = self.flights.get_mut(&flight) else {
+            return Leave::Unknown;
+        };
+        let Some(gone) = f.waiters.remove(&waiter) else {
+            return Leave::Unknown;
+        };
+        if !f.waiters.is_empty() {
+            // The entry stands for the leaver's session only if no other waiter of that
+            // session shares it.
+            let shared = f
+                .waiters
+                .values()
+                .any(|w| w.session == gone.session && w.entry.is_some());
+            let cancel_entry = if f.sent || shared { None } else { gone.entry };
+            return Leave::Others { cancel_entry };
+        }
+        if f.sent {
+            return Leave::Orphaned;
+        }
+        let ticket = f.ticket;
+        let key = f.key.clone();
+        self.flights.remove(&flight);
+        self.by_key.remove(&key);
+        Leave::Withdraw { ticket }
+    }
+
+    /// The flight running for `key`, if any.
+    pub fn flight_of(&self, key: &K) -> Option<FlightId> {
+        self.by_key.get(key).copied()
+    }
+
+    /// Waiters of a flight.
+    pub fn waiters(&self, flight: FlightId) -> usize {
+        self.flights.get(&flight).map_or(0, |f| f.waiters.len())
+    }
+
+    /// Flights under way.
+    pub fn in_flight(&self) -> usize {
+        self.flights.len()
+    }
+
+    /// Requests that joined an existing flight, since the table was made.
+    pub fn coalesced(&self) -> u64 {
+        self.coalesced
+    }
+
+    /// Requests that started a flight, since the table was made.
+    pub fn led(&self) -> u64 {
+        self.led
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(name: &str) -> SessionKey {
+        SessionKey::client(name)
+    }
+
+    #[test]
+    fn a_thousand_identical_requests_make_one_flight() {
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&"q", WaiterId(0), &s("a")) else {
+            panic!("first leads")
+        };
+        for i in 1..1000 {
+            assert!(matches!(t.begin(&"q", WaiterId(i), &s("a")), Begin::Join { flight, .. } if flight == id));
+        }
+        assert_eq!(t.in_flight(), 1);
+        assert_eq!(t.finish(id).len(), 1000);
+        assert_eq!(t.in_flight(), 0);
+        assert!(
+            matches!(t.begin(&"q", WaiterId(5000), &s("a")), Begin::Lead(_)),
+            "a new flight after the outcome"
+        );
+    }
+
+    #[test]
+    fn keys_do_not_share_flights() {
+        let mut t = FlightTable::new();
+        assert!(matches!(
+            t.begin(&("obv", "public"), WaiterId(0), &s("a")),
+            Begin::Lead(_)
+        ));
+        assert!(matches!(
+            t.begin(&("obv", "tenant-1"), WaiterId(1), &s("a")),
+            Begin::Lead(_)
+        ));
+        assert_eq!(t.in_flight(), 2);
+    }
+
+    #[test]
+    fn the_last_waiter_leaving_a_queued_call_withdraws_it() {
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
+            panic!()
+        };
+        t.queued(id, Ticket(7));
+        assert!(matches!(
+            t.begin(&1, WaiterId(1), &s("b")),
+            Begin::Join {
+                queued: Some(Ticket(7)),
+                ..
+            }
+        ));
+        t.joined_entry(id, WaiterId(1), Ticket(9));
+        assert_eq!(
+            t.leave(id, WaiterId(1)),
+            Leave::Others {
+                cancel_entry: Some(Ticket(9))
+            }
+        );
+        assert_eq!(
+            t.leave(id, WaiterId(0)),
+            Leave::Withdraw {
+                ticket: Some(Ticket(7))
+            }
+        );
+        assert_eq!(t.leave(id, WaiterId(0)), Leave::Unknown);
+        assert_eq!(t.flight_of(&1), None);
+    }
+
+    #[test]
+    fn after_the_call_went_out_leaving_does_not_stop_it() {
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
+            panic!()
+        };
+        t.begin(&1, WaiterId(1), &s("b"));
+        t.sent(id);
+        assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });
+        assert_eq!(t.leave(id, WaiterId(1)), Leave::Orphaned);
+        assert_eq!(t.finish(id), Vec::<WaiterId>::new());
+    }
+}

@@ -1,0 +1,32 @@
+//! Request deduplication (R-D1 to R-D9): recognise a request that repeats one in flight
+//! or already done, and hand out the existing result instead of doing the work again.
+//!
+//! Three mechanisms, each a small pure table driven with an injected `now`:
+//!
+//! - [`flights`]: in-flight coalescing (R-D3). Identical platform requests (same cache
+//!   key: platform, operation, canonical parameters, scope) become one upstream call whose
+//!   outcome goes to every waiter. A flight ends with its outcome; a failure goes to that
+//!   flight's waiters only and is never kept (R-D8), so the next request tries again.
+//! - [`idempotency`]: client retries (R-D2, R-D6). A repeated request id within one scope
+//!   (an MCP session, or a client address with an `Idempotency-Key`) with the same
+//!   arguments gets the first result; with other arguments it gets a clear conflict.
+//!   Failures release the key.
+//! - [`fold`]: conservative normalisation (R-D5). Exact match by default; a connector may
+//!   declare per parameter what is safe to fold.
+//!
+//! [`rate`] measures (R-D9): counters per platform, tool and client, and a warning when
+//! one client's duplicate rate rises far above its usual level.
+//!
+//! What this module does not do: hold results in memory for a long time (that is the
+//! buffer's job, R-D4), compare questions by meaning (semantic dedup is out of scope),
+//! or wait: the shells own the channels that carry results to waiters.
+
+pub mod flights;
+pub mod fold;
+pub mod idempotency;
+pub mod rate;
+
+pub use flights::{Begin, FlightId, FlightTable, Leave, WaiterId};
+pub use fold::Fold;
+pub use idempotency::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};
+pub use rate::{DuplicateKind, DuplicateMonitor, DuplicateSpike, MonitorConfig};

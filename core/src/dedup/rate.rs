@@ -1,0 +1,268 @@
+//! The duplicate rate as a diagnosis (R-D9).
+//!
+//! Per client, the share of requests that were duplicates (coalesced joins, buffer hits
+//! of a repeat, idempotent replays) is tracked in one-minute buckets over the last five
+//! minutes, against the client's usual level (an exponentially weighted average of its
+//! completed minutes). When the five-minute rate rises far above the usual level the
+//! monitor returns a [`DuplicateSpike`] for the shell to log: the likely causes are a
+//! client retrying too eagerly, or a time-out set below the operation's real latency.
+//!
+//! Invariants: at most `max_clients` clients are tracked (the least recently seen goes
+//! first); at most one spike per client per five minutes.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::time::Instant;
+
+const MINUTE: Duration = Duration::from_secs(60);
+const WINDOW_MINUTES: usize = 5;
+
+/// What kind of duplicate a request was, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DuplicateKind {
+    /// Not a duplicate: it did its own work.
+    Fresh,
+    /// It joined a flight in progress.
+    Coalesced,
+    /// The buffer answered it.
+    CacheHit,
+    /// It was a client retry answered from the first result.
+    Replay,
+}
+
+impl DuplicateKind {
+    /// `fresh`, `coalesced`, `cache_hit` or `replay` (metric label values).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DuplicateKind::Fresh => "fresh",
+            DuplicateKind::Coalesced => "coalesced",
+            DuplicateKind::CacheHit => "cache_hit",
+            DuplicateKind::Replay => "replay",
+        }
+    }
+}
+
+/// When to speak up.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MonitorConfig {
+    /// Requests a client must have made in five minutes before its rate means anything.
+    pub min_requests: u32,
+    /// The five-minute rate must exceed the usual level times this factor …
+    pub factor: u32,
+    /// … and the usual level plus this many percentage points.
+    pub margin_percent: u32,
+    /// Most clients tracked at once.
+    pub max_clients: usize,
+}
+
+impl Default for MonitorConfig {
+    /// 20 requests, 3× and +25 points, 10,000 clients.
+    fn default() -> Self {
+        MonitorConfig {
+            min_requests: 20,
+            factor: 3,
+            margin_percent: 25,
+            max_clients: 10_000,
+        }
+    }
+}
+
+/// A client whose duplicate rate rose far above its usual level.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DuplicateSpike {
+    /// The client.
+    pub client: Arc<str>,
+    /// Requests in the last five minutes.
+    pub requests: u32,
+    /// Duplicates among them.
+    pub duplicates: u32,
+    /// The client's usual duplicate rate, in percent.
+    pub usual_percent: u32,
+}
+
+impl std::fmt::Display for DuplicateSpike {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "client {} sent {} duplicates in {} requests over five minutes (usually {}%): a client retrying too \
+             eagerly, or a time-out set below the operation's real latency",
+            self.client, self.duplicates, self.requests, self.usual_percent
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+struct ClientRate {
+    /// (minute index, requests, duplicates), newest last, at most five.
+    minutes: VecDeque<(u64, u32, u32)>,
+    /// Usual rate in 1/1000, from completed minutes.
+    usual_milli: u32,
+    last_seen: Instant,
+    quiet_until: Instant,
+}
+
+/// Duplicate rates per client.
+#[derive(Clone, Debug)]
+pub struct DuplicateMonitor {
+    config: MonitorConfig,
+    clients: BTreeMap<Arc<str>, ClientRate>,
+    by_last_seen: BTreeSet<(Instant, Arc<str>)>,
+}
+
+impl DuplicateMonitor {
+    /// A monitor with no history.
+    pub fn new(config: MonitorConfig) -> Self {
+        DuplicateMonitor {
+            config,
+            clients: BTreeMap::new(),
+            by_last_seen: BTreeSet::new(),
+        }
+    }
+
+    /// Records one request of `client` at `now`; returns a spike to report, if any.
+    pub fn record(&mut self, now: Instant, client: &str, kind: DuplicateKind) -> Option<DuplicateSpike> {
+        let minute = now.as_nanos() / MINUTE.as_nanos() as u64;
+        let key: Arc<str> = match self.clients.get_key_value(client) {
+            Some((k, _)) => k.clone(),
+            None => {
+                if self.clients.len() >= self.config.max_clients
+                    && let Some((_, oldest)) = self.by_last_seen.pop_first()
+                {
+                    self.clients.remove(&oldest);
+                }
+                let k: Arc<str> = Arc::from(client);
+                self.clients.insert(
+                    k.clone(),
+                    ClientRate {
+                        minutes: VecDeque::new(),
+                        usual_milli: 50,
+                        last_seen: now,
+                        quiet_until: Instant::ZERO,
+                    },
+                );
+                self.by_last_seen.insert((now, k.clone()));
+                k
+            }
+        };
+        // Present: inserted above when missing.
+        let rate = self.clients.get_mut(&key).expect("tracked client");
+        self.by_last_seen.remove(&(rate.last_seen, key.clone()));
+        rate.last_seen = now;
+        self.by_last_seen.insert((now, key.clone()));
+
+        if rate.minutes.back().is_none_or(|m| m.0 != minute) {
+            // Completed minutes feed the usual level as they leave the newest slot.
+            if let Some(&(_, req, dup)) = rate.minutes.back()
+                && req > 0
+            {
+                let observed = dup * 1000 / req;
+                rate.usual_milli = (rate.usual_milli * 9 + observed) / 10;
+            }
+            rate.minutes.push_back((minute, 0, 0));
+        }
+        while rate
+            .minutes
+            .front()
+            .is_some_and(|m| m.0 + WINDOW_MINUTES as u64 <= minute)
+        {
+            rate.minutes.pop_front();
+        }
+        // Present: pushed above for this minute.
+        let current = rate.minutes.back_mut().expect("current minute");
+        current.1 += 1;
+        if kind != DuplicateKind::Fresh {
+            current.2 += 1;
+        }
+        let (requests, duplicates) = rate.minutes.iter().fold((0, 0), |(r, d), m| (r + m.1, d + m.2));
+        if requests < self.config.min_requests || now < rate.quiet_until {
+            return None;
+        }
+        let rate_milli = duplicates * 1000 / requests;
+        let threshold = (rate.usual_milli * self.config.factor).max(rate.usual_milli + self.config.margin_percent * 10);
+        if rate_milli <= threshold {
+            return None;
+        }
+        rate.quiet_until = now + MINUTE * WINDOW_MINUTES as u32;
+        Some(DuplicateSpike {
+            client: key,
+            requests,
+            duplicates,
+            usual_percent: rate.usual_milli / 10,
+        })
+    }
+
+    /// Clients tracked now.
+    pub fn clients(&self) -> usize {
+        self.clients.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_that_starts_retrying_is_reported_once() {
+        let mut m = DuplicateMonitor::new(MonitorConfig::default());
+        let mut t = Instant::ZERO;
+        // Ten quiet minutes: 30 requests a minute, one in ten a cache hit of a repeat.
+        for i in 0..300 {
+            let kind = if i % 10 == 0 {
+                DuplicateKind::CacheHit
+            } else {
+                DuplicateKind::Fresh
+            };
+            assert_eq!(m.record(t, "10.0.0.1", kind), None, "normal use at request {i}");
+            t = t + Duration::from_secs(2);
+        }
+        // Then every request is sent three times.
+        let mut spikes = Vec::new();
+        for i in 0..300 {
+            let kind = if i % 3 == 0 {
+                DuplicateKind::Fresh
+            } else {
+                DuplicateKind::Replay
+            };
+            spikes.extend(m.record(t, "10.0.0.1", kind));
+            t = t + Duration::from_millis(500);
+        }
+        assert_eq!(spikes.len(), 1, "one warning per five minutes: {spikes:?}");
+        assert!(spikes[0].to_string().contains("retrying too eagerly"));
+        assert!(spikes[0].usual_percent <= 10);
+    }
+
+    #[test]
+    fn a_client_that_always_repeats_itself_is_not_news() {
+        let mut m = DuplicateMonitor::new(MonitorConfig {
+            min_requests: 10,
+            ..MonitorConfig::default()
+        });
+        let mut t = Instant::ZERO;
+        let mut spikes = 0;
+        for i in 0..2000 {
+            let kind = if i % 2 == 0 {
+                DuplicateKind::Fresh
+            } else {
+                DuplicateKind::Coalesced
+            };
+            spikes += usize::from(m.record(t, "steady", kind).is_some());
+            t = t + Duration::from_secs(1);
+        }
+        // Its usual level climbs to 50% within the first minutes; after that, no news.
+        assert!(spikes <= 1, "{spikes} warnings for a steady client");
+    }
+
+    #[test]
+    fn tracked_clients_stay_bounded() {
+        let mut m = DuplicateMonitor::new(MonitorConfig {
+            max_clients: 3,
+            ..MonitorConfig::default()
+        });
+        for i in 0..10u64 {
+            m.record(Instant::from_secs(i), &format!("c{i}"), DuplicateKind::Fresh);
+        }
+        assert_eq!(m.clients(), 3);
+    }
+}
