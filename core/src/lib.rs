@@ -5,6 +5,8 @@
 //!   queue with a starvation deadline), requirements R-L1 to R-L8.
 //! - [`dedup`]: request deduplication — in-flight coalescing, idempotent replays,
 //!   conservative normalisation and the duplicate rate (R-D1 to R-D9).
+//! - [`limits`]: the three layers of limits on clients (process, connector, session),
+//!   GCRA on the injected clock, R-I1 to R-I3.
 //! - [`platform`]: the seven platforms and the limits kept for them.
 //! - [`time`] and [`units`]: injected time and exact fixed-point costs.
 //!
@@ -17,6 +19,7 @@
 //! What this crate will not do: perform I/O, spawn tasks, sleep, or log.
 
 pub mod dedup;
+pub mod limits;
 pub mod platform;
 pub mod scheduler;
 pub mod time;
