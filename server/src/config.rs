@@ -1,0 +1,467 @@
+//! Configuration: one TOML file plus environment overrides, under `BesluitBron`.
+//!
+//! Every setting has a default that runs the server on loopback against the real
+//! platforms with an embedded data directory, so `besluitbron serve` needs no file.
+//! A file (`--config FILE`, see `besluitbron.example.toml`) overrides defaults, and
+//! environment variables override the file, following the same path with `__` between
+//! the parts: `BesluitBron__McpRateLimit__PerSession__RequestsPerMinute=1200` sets
+//! `[BesluitBron.McpRateLimit.PerSession] RequestsPerMinute`. Command-line flags
+//! (`--listen`, `--data-dir`, `--platform-url`) override all of them.
+//!
+//! Invariants: a loaded [`Config`] is valid — unknown platform ids, zero limits and
+//! malformed URLs are refused at load time with the setting's path in the message.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use besluitbron_core::limits::ClientLimitConfig;
+use besluitbron_core::{LimitConfig, PlatformId, SchedulerConfig, Units};
+use figment::Figment;
+use figment::providers::{Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+/// The root of the configuration file: everything lives under `[BesluitBron]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Root {
+    #[serde(rename = "BesluitBron", default)]
+    besluitbron: Config,
+}
+
+/// BesluitBron's settings.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct Config {
+    /// Where the MCP server listens. Loopback by default.
+    pub listen: SocketAddr,
+    /// Where the buffer and other state live.
+    pub data_dir: PathBuf,
+    /// Host header values accepted (DNS-rebinding protection). Empty: derived from
+    /// `Listen` (`127.0.0.1:PORT`, `localhost:PORT`).
+    pub allowed_hosts: Vec<String>,
+    /// Origin header values accepted from browsers. Requests without an Origin
+    /// (non-browser clients) are always accepted.
+    pub allowed_origins: Vec<String>,
+    /// Proxies whose `X-Forwarded-For` is believed (exact addresses).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Longest time one MCP request may take, in seconds.
+    pub request_timeout_secs: u64,
+    /// Limits on clients (R-I1 to R-I3).
+    pub mcp_rate_limit: ClientLimitConfig,
+    /// MCP sessions.
+    pub sessions: SessionConfig,
+    /// Per platform: address, time-outs, and the limit BesluitBron keeps.
+    pub platforms: BTreeMap<String, PlatformConfig>,
+}
+
+/// MCP session settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct SessionConfig {
+    /// A session unused this long is closed.
+    pub idle_timeout_secs: u64,
+    /// Most sessions open at once; `initialize` beyond it is refused.
+    pub max_sessions: usize,
+    /// `initialize` requests per minute per client address.
+    pub initialize_per_minute: u32,
+}
+
+impl Default for SessionConfig {
+    /// 30 minutes idle, 10,000 sessions, 60 `initialize` per minute per address.
+    fn default() -> Self {
+        SessionConfig {
+            idle_timeout_secs: 30 * 60,
+            max_sessions: 10_000,
+            initialize_per_minute: 60,
+        }
+    }
+}
+
+/// One platform's settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct PlatformConfig {
+    /// The platform's base URL.
+    pub base_url: String,
+    /// Time-out for one request, in milliseconds.
+    pub timeout_ms: u64,
+    /// Attempts for an idempotent read that fails with a connection error or a 5xx.
+    pub attempts: u32,
+    /// The limit BesluitBron keeps (`Capacity` units per `WindowSecs`); absent for
+    /// platforms whose calls pass straight through.
+    pub limit: Option<LimitSetting>,
+    /// Most calls waiting for this platform.
+    pub max_queued: usize,
+    /// Most calls one session may have waiting for this platform.
+    pub max_queued_per_session: usize,
+}
+
+/// A limit as written in the configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", deny_unknown_fields)]
+pub struct LimitSetting {
+    /// C: units in a full bucket (decimals allowed, e.g. 60 or 7.5).
+    pub capacity: Units,
+    /// W: seconds for an empty bucket to refill completely.
+    pub window_secs: f64,
+}
+
+impl Default for PlatformConfig {
+    fn default() -> Self {
+        PlatformConfig {
+            base_url: String::new(),
+            timeout_ms: 15_000,
+            attempts: 3,
+            limit: None,
+            max_queued: 10_000,
+            max_queued_per_session: 256,
+        }
+    }
+}
+
+/// The real platforms' addresses (PLATFORMS.md).
+pub fn default_base_url(p: PlatformId) -> &'static str {
+    match p {
+        PlatformId::Ori => "https://api.openraadsinformatie.nl/v1/elastic",
+        PlatformId::Obv => "https://openbesluitvorming.nl",
+        PlatformId::Tk => "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0",
+        PlatformId::Opentk => "https://berthub.eu/tkconv",
+        PlatformId::Ob => "https://repository.overheid.nl/sru",
+        PlatformId::Rechtspraak => "https://data.rechtspraak.nl",
+        PlatformId::Oa => "https://openarchivaris.nl",
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let platforms = PlatformId::ALL
+            .into_iter()
+            .map(|p| {
+                let limit = p.default_limit().map(|l| LimitSetting {
+                    capacity: l.capacity,
+                    window_secs: l.window.as_secs_f64(),
+                });
+                (
+                    p.as_str().to_owned(),
+                    PlatformConfig {
+                        base_url: default_base_url(p).to_owned(),
+                        limit,
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect();
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: PathBuf::from("data"),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            trusted_proxies: Vec::new(),
+            max_body_bytes: 1 << 20,
+            request_timeout_secs: 120,
+            mcp_rate_limit: ClientLimitConfig::default(),
+            sessions: SessionConfig::default(),
+            platforms,
+        }
+    }
+}
+
+/// A configuration that cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file or an environment variable does not parse.
+    #[error("configuration: {0}")]
+    Parse(#[from] Box<figment::Error>),
+    /// A setting is out of range.
+    #[error("configuration: {path}: {message}")]
+    Invalid {
+        /// The setting's path, e.g. `BesluitBron.Platforms.obv.Limit.Capacity`.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+impl Config {
+    /// Defaults, then `file` (if given), then environment variables `BesluitBron__…`
+    /// from `env` (pass `std::env::vars()`; tests pass their own).
+    pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>) -> Result<Config, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Root::default()));
+        if let Some(file) = file {
+            if !file.exists() {
+                return Err(ConfigError::Invalid {
+                    path: file.display().to_string(),
+                    message: "the configuration file does not exist".to_owned(),
+                });
+            }
+            figment = figment.merge(Toml::file_exact(file));
+        }
+        // figment reads the process environment itself; give it exactly the pairs asked
+        // for, so tests are isolated from the machine's environment.
+        let pairs: Vec<(String, String)> = env
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("BesluitBron__"))
+            .collect();
+        let env_toml = env_as_toml(&pairs)?;
+        figment = figment.merge(Toml::string(&env_toml));
+        let root: Root = figment.extract().map_err(Box::new)?;
+        root.besluitbron.validate()
+    }
+
+    fn validate(self) -> Result<Config, ConfigError> {
+        let invalid = |path: String, message: &str| ConfigError::Invalid {
+            path,
+            message: message.to_owned(),
+        };
+        for (id, p) in &self.platforms {
+            let path = format!("BesluitBron.Platforms.{id}");
+            id.parse::<PlatformId>()
+                .map_err(|e| invalid(path.clone(), &e.to_string()))?;
+            let url = p.base_url.trim_end_matches('/');
+            if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+                return Err(invalid(format!("{path}.BaseUrl"), "must be an http(s) URL"));
+            }
+            if p.timeout_ms == 0 || p.attempts == 0 {
+                return Err(invalid(path, "TimeoutMs and Attempts must be above zero"));
+            }
+            if let Some(l) = p.limit
+                && (l.capacity.is_zero() || !(l.window_secs > 0.0 && l.window_secs.is_finite()))
+            {
+                return Err(invalid(
+                    format!("{path}.Limit"),
+                    "Capacity and WindowSecs must be above zero",
+                ));
+            }
+        }
+        for (name, l) in [
+            ("Process", self.mcp_rate_limit.process),
+            ("PerConnector", self.mcp_rate_limit.per_connector),
+            ("PerSession", self.mcp_rate_limit.per_session),
+        ] {
+            if l.requests_per_minute == 0 || l.burst == 0 {
+                return Err(invalid(
+                    format!("BesluitBron.McpRateLimit.{name}"),
+                    "RequestsPerMinute and Burst must be above zero",
+                ));
+            }
+        }
+        if self.max_body_bytes < 1024 {
+            return Err(invalid("BesluitBron.MaxBodyBytes".to_owned(), "must be at least 1024"));
+        }
+        Ok(self)
+    }
+
+    /// One platform's settings (defaults for a platform the file does not mention).
+    pub fn platform(&self, p: PlatformId) -> PlatformConfig {
+        self.platforms
+            .get(p.as_str())
+            .cloned()
+            .unwrap_or_else(|| PlatformConfig {
+                base_url: default_base_url(p).to_owned(),
+                ..Default::default()
+            })
+    }
+
+    /// The scheduler for a platform whose limit BesluitBron keeps, or `None`.
+    pub fn scheduler(&self, p: PlatformId) -> Option<SchedulerConfig> {
+        let pc = self.platform(p);
+        let l = pc.limit?;
+        let mut s = SchedulerConfig::with_limit(LimitConfig::new(l.capacity, Duration::from_secs_f64(l.window_secs)));
+        s.max_queued = pc.max_queued.max(1);
+        s.max_queued_per_session = pc.max_queued_per_session.max(1);
+        Some(s)
+    }
+
+    /// The Host values accepted.
+    pub fn hosts(&self) -> Vec<String> {
+        if !self.allowed_hosts.is_empty() {
+            return self.allowed_hosts.clone();
+        }
+        let port = self.listen.port();
+        vec![
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ]
+    }
+}
+
+/// `BesluitBron__A__B=v` pairs as TOML (`[BesluitBron.A] B = v`). Values that parse as
+/// TOML values (numbers, booleans, arrays) keep their type; anything else is a string.
+fn env_as_toml(pairs: &[(String, String)]) -> Result<String, ConfigError> {
+    let mut root = toml_edit_free::Table::new();
+    for (key, value) in pairs {
+        let parts: Vec<&str> = key.split("__").collect();
+        if parts.iter().any(|p| p.is_empty()) {
+            return Err(ConfigError::Invalid {
+                path: key.clone(),
+                message: "empty part in the variable name".into(),
+            });
+        }
+        root.insert(&parts, value);
+    }
+    Ok(root.render())
+}
+
+/// A tiny nested table of raw values, rendered as TOML for figment.
+mod toml_edit_free {
+    use std::collections::BTreeMap;
+
+    #[derive(Default)]
+    pub struct Table(BTreeMap<String, Node>);
+
+    enum Node {
+        Leaf(String),
+        Table(Table),
+    }
+
+    impl Table {
+        pub fn new() -> Table {
+            Table::default()
+        }
+
+        pub fn insert(&mut self, path: &[&str], value: &str) {
+            match path {
+                [] => {}
+                [last] => {
+                    self.0.insert((*last).to_owned(), Node::Leaf(value.to_owned()));
+                }
+                [first, rest @ ..] => {
+                    let node = self
+                        .0
+                        .entry((*first).to_owned())
+                        .or_insert_with(|| Node::Table(Table::new()));
+                    if let Node::Leaf(_) = node {
+                        *node = Node::Table(Table::new());
+                    }
+                    if let Node::Table(t) = node {
+                        t.insert(rest, value);
+                    }
+                }
+            }
+        }
+
+        pub fn render(&self) -> String {
+            let mut out = String::new();
+            self.render_into("", &mut out);
+            out
+        }
+
+        fn render_into(&self, prefix: &str, out: &mut String) {
+            let mut header_written = prefix.is_empty();
+            for (k, node) in &self.0 {
+                if let Node::Leaf(v) = node {
+                    if !header_written {
+                        out.push_str(&format!("[{prefix}]\n"));
+                        header_written = true;
+                    }
+                    out.push_str(&format!("{} = {}\n", quote_key(k), value_literal(v)));
+                }
+            }
+            for (k, node) in &self.0 {
+                if let Node::Table(t) = node {
+                    let p = if prefix.is_empty() {
+                        quote_key(k)
+                    } else {
+                        format!("{prefix}.{}", quote_key(k))
+                    };
+                    t.render_into(&p, out);
+                }
+            }
+        }
+    }
+
+    fn quote_key(k: &str) -> String {
+        if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            k.to_owned()
+        } else {
+            format!("{k:?}")
+        }
+    }
+
+    fn value_literal(v: &str) -> String {
+        let probe = format!("x = {v}");
+        if v.parse::<f64>().is_ok()
+            || v == "true"
+            || v == "false"
+            || (v.starts_with('[') && toml::from_str::<toml::Table>(&probe).is_ok())
+        {
+            v.to_owned()
+        } else {
+            toml::Value::String(v.to_owned()).to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn defaults_point_at_the_real_platforms_on_loopback() {
+        let c = Config::load(None, env(&[])).expect("defaults are valid");
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.platform(PlatformId::Obv).base_url, "https://openbesluitvorming.nl");
+        let obv = c.scheduler(PlatformId::Obv).expect("obv keeps a limit");
+        assert_eq!(obv.limit.capacity, Units::whole(60));
+        assert!(c.scheduler(PlatformId::Tk).is_none());
+    }
+
+    #[test]
+    fn the_file_and_then_the_environment_override() {
+        let dir = std::env::temp_dir().join(format!("besluitbron-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(
+            &file,
+            "[BesluitBron]\nListen = \"127.0.0.1:9000\"\n[BesluitBron.McpRateLimit.PerSession]\nRequestsPerMinute = 100\nBurst = 10\n[BesluitBron.Platforms.obv]\nBaseUrl = \"http://127.0.0.1:9001\"\nLimit = { Capacity = 7.5, WindowSecs = 30 }\n",
+        )
+        .unwrap();
+        let c = Config::load(
+            Some(&file),
+            env(&[
+                ("BesluitBron__McpRateLimit__PerSession__RequestsPerMinute", "1200"),
+                ("BesluitBron__Sessions__MaxSessions", "5"),
+                ("OTHER", "ignored"),
+            ]),
+        )
+        .expect("valid");
+        assert_eq!(c.listen.port(), 9000);
+        assert_eq!(c.mcp_rate_limit.per_session.requests_per_minute, 1200);
+        assert_eq!(c.mcp_rate_limit.per_session.burst, 10);
+        assert_eq!(c.sessions.max_sessions, 5);
+        let obv = c.platform(PlatformId::Obv);
+        assert_eq!(obv.base_url, "http://127.0.0.1:9001");
+        assert_eq!(obv.limit.unwrap().capacity, Units::from_milli(7500));
+        assert_eq!(
+            c.platform(PlatformId::Tk).base_url,
+            default_base_url(PlatformId::Tk),
+            "others keep defaults"
+        );
+    }
+
+    #[test]
+    fn bad_settings_are_refused_with_their_path() {
+        let err = Config::load(None, env(&[("BesluitBron__McpRateLimit__Process__Burst", "0")])).unwrap_err();
+        assert!(err.to_string().contains("McpRateLimit.Process"), "{err}");
+        let err = Config::load(None, env(&[("BesluitBron__Platforms__obv__BaseUrl", "ftp://x")])).unwrap_err();
+        assert!(err.to_string().contains("Platforms.obv.BaseUrl"), "{err}");
+        let err = Config::load(
+            None,
+            env(&[("BesluitBron__Platforms__nope__BaseUrl", "http://127.0.0.1:1")]),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown platform"), "{err}");
+        let err = Config::load(None, env(&[("BesluitBron__Listen", "not an address")])).unwrap_err();
+        assert!(matches!(err, ConfigError::Parse(_)), "{err}");
+        let err = Config::load(None, env(&[("BesluitBron__Typo", "1")])).unwrap_err();
+        assert!(err.to_string().contains("Typo"), "unknown settings are named: {err}");
+    }
+}
