@@ -34,7 +34,8 @@ enum Command {
     /// Replay a JSON Lines trace, one call per line.
     Replay {
         /// The trace.
-        trace: PathBuf,
+        #[arg(value_name = "TRACE")]
+        trace_file: PathBuf,
         #[command(flatten)]
         flags: Flags,
     },
@@ -100,7 +101,10 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             let workload = parsed.workload(seed);
             simulate(&name, "run", &scenario, &workload, seed, &flags)
         }
-        Command::Replay { trace, flags } => {
+        Command::Replay {
+            trace_file: trace,
+            flags,
+        } => {
             let workload = load_trace(&trace)?;
             let seed = flags.seed.unwrap_or(1);
             let name = trace
