@@ -147,3 +147,34 @@ fn cancellations_scenario_withdraws_calls_under_both_policies() {
         assert_eq!(report.session("patient").unwrap().calls, 10);
     }
 }
+
+/// R-L6: at 25 min the heavy session's 200 units are remembered and it gets a small share
+/// against a fresh session; at 60 min (over 30 min after its last call) it is forgotten
+/// and the two alternate.
+#[test]
+fn forget_after_30min_heavy_competes_as_new_once_forgotten() {
+    let run = run_ok("forget-after-30min", PolicyKind::Fair);
+    let heavy_in_first_20 = |at_ms: u64| {
+        let mut got: Vec<_> = run
+            .calls
+            .iter()
+            .filter(|c| c.submitted_at == Instant::from_millis(at_ms))
+            .map(|c| {
+                (
+                    c.admitted_at.unwrap(),
+                    c.index,
+                    run.sessions[c.session as usize].name.as_str(),
+                )
+            })
+            .collect();
+        got.sort();
+        got.iter().take(20).filter(|g| g.2 == "heavy").count()
+    };
+    let remembered = heavy_in_first_20(1_500_000);
+    let forgotten = heavy_in_first_20(3_600_000);
+    assert!(remembered <= 6, "heavy got {remembered} of 20 while remembered");
+    assert!(
+        (9..=11).contains(&forgotten),
+        "heavy got {forgotten} of 20 once forgotten"
+    );
+}
