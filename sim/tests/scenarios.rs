@@ -178,3 +178,21 @@ fn forget_after_30min_heavy_competes_as_new_once_forgotten() {
         "heavy got {forgotten} of 20 once forgotten"
     );
 }
+
+/// Platform feedback: one 429 per throttle period, then nothing goes out until the
+/// Retry-After (which covers the rest of the period) has passed.
+#[test]
+fn platform_429_nothing_goes_out_before_retry_after() {
+    let run = run_ok("platform-429", PolicyKind::Fair);
+    assert_eq!(run.platforms[0].counters.throttled, 2);
+    assert_eq!(run.platforms[0].counters.over_limit, 0);
+    let during = |from_ms: u64, to_ms: u64| {
+        run.calls
+            .iter()
+            .filter_map(|c| c.admitted_at)
+            .filter(|&at| Instant::from_millis(from_ms) <= at && at < Instant::from_millis(to_ms))
+            .count()
+    };
+    assert_eq!(during(31_000, 50_000), 0);
+    assert!(during(50_000, 51_000) > 0, "calls resume when the Retry-After ends");
+}
