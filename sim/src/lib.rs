@@ -1,0 +1,65 @@
+//! `besluitbron-sim`: BesluitBron's discrete-event simulator.
+//!
+//! It owns virtual time, workloads, simulated platforms and faults, and drives the
+//! *same* core types as the server: the fair policy is `besluitbron_core::FairScheduler`
+//! itself. The legacy policy (BesluitBron ≤ 1.4.5) is a model that lives only here, so
+//! the headline measurement of R-L9 can be repeated at will.
+//!
+//! Code map:
+//! - [`scenario`]: the scenario (TOML) and trace (JSON Lines) formats → a [`Workload`].
+//! - [`engine`]: the event loop over virtual time; [`run`] is the entry point.
+//! - [`policy`]: the fair scheduler's gate and the legacy model.
+//! - [`platform`]: simulated platforms that enforce their own limit.
+//! - [`check`]: invariants asserted after every event.
+//! - [`report`], [`plot`], [`trace`]: what a run prints.
+//! - [`rng`]: one root seed, a sub-seed per component.
+//!
+//! **Architecture invariant.** A seed and a scenario reproduce a run exactly: nothing
+//! reads the wall clock or an unseeded RNG, hash maps are never iterated for output, and
+//! same-instant events run in the order they were scheduled.
+//!
+//! What this crate will not do: talk to real platforms, sleep, or change the scheduler.
+
+pub mod check;
+pub mod engine;
+pub mod platform;
+pub mod plot;
+pub mod policy;
+pub mod report;
+pub mod rng;
+pub mod scenario;
+pub mod trace;
+
+use std::path::{Path, PathBuf};
+
+pub use engine::{Failure, RunOptions, RunOutcome, run};
+pub use policy::PolicyKind;
+pub use report::Report;
+pub use scenario::{Scenario, Workload};
+
+/// The folder holding the canonical scenarios (`sim/scenarios`).
+pub fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+/// Loads canonical scenario `name` from [`scenarios_dir`].
+pub fn load_canonical(name: &str) -> Result<Scenario, scenario::InputError> {
+    Scenario::load(&scenarios_dir().join(format!("{name}.toml")))
+}
+
+/// Runs canonical scenario `name` under `policy` with its own seed (or `seed`).
+pub fn run_canonical(name: &str, policy: PolicyKind, seed: Option<u64>) -> Result<RunOutcome, Box<Failure>> {
+    // The canonical scenarios ship with the crate; a broken one is a programmer error.
+    let scenario = load_canonical(name).unwrap_or_else(|e| panic!("canonical scenario {name}: {e}"));
+    let seed = seed.unwrap_or(scenario.seed);
+    run(
+        name,
+        &scenario.workload(seed),
+        RunOptions {
+            policy,
+            seed,
+            keep_trace: false,
+            progress: false,
+        },
+    )
+}

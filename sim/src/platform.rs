@@ -1,0 +1,308 @@
+//! Simulated platforms: they enforce their own limit, as the real ones do, and count
+//! every call that the real platform would have refused.
+//!
+//! A platform counts a call at the instant it is sent (latency is the time until the
+//! answer comes back, not a delay before the platform counts it). A call that finds no
+//! room is answered 429 with a Retry-After in whole seconds and costs nothing; so is
+//! every call during a throttled period (a fault: the platform shedding load for
+//! reasons of its own). A call costing more than C is charged C (R-L5).
+//!
+//! Invariants: the token-bucket model refills with times rounded *down* to the
+//! nanosecond, so it is never stricter than the exact limit, while the core rounds up;
+//! a well-behaved client therefore never sees a 429 from rounding. Units in any window
+//! are tracked exactly for the report.
+//!
+//! What this module does not do: decide when calls go (that is the policy's job).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
+use rand::RngExt;
+
+use crate::rng::SimRng;
+use crate::scenario::{LatencySpec, LimitModel, ThrottleSpec};
+
+/// Why a platform answered 429.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The call did not fit the platform's limit: a violation by the caller.
+    OverLimit,
+    /// The platform was throttling (a fault in the scenario).
+    Throttled,
+}
+
+/// A platform's answer to a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Accepted; the answer arrives after `latency`.
+    Ok {
+        /// Time until the answer.
+        latency: Duration,
+    },
+    /// 429 Too Many Requests.
+    TooMany {
+        /// Why.
+        refusal: Refusal,
+        /// The Retry-After header (whole seconds).
+        retry_after: Duration,
+    },
+}
+
+/// Counters of one platform.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlatformCounters {
+    /// Calls accepted.
+    pub accepted_calls: u64,
+    /// Units charged for them.
+    pub accepted_units: Units,
+    /// 429s because the call did not fit the limit.
+    pub over_limit: u64,
+    /// 429s during a throttled period.
+    pub throttled: u64,
+}
+
+/// One simulated platform.
+#[derive(Debug)]
+pub struct SimPlatform {
+    /// Which platform.
+    pub id: PlatformId,
+    /// The enforced limit, `None` when the platform enforces none.
+    pub limit: Option<LimitConfig>,
+    /// How it is enforced.
+    pub model: LimitModel,
+    latency: LatencySpec,
+    throttle: Vec<ThrottleSpec>,
+    rng: SimRng,
+    /// Token bucket: when the bucket is full again (GCRA), in ns.
+    full_at_ns: u64,
+    /// Windows: accepted calls still inside the last W (sliding) or the current window (fixed).
+    recent: VecDeque<(Instant, Units)>,
+    recent_units: Units,
+    /// Every accepted call, for the largest-window figure.
+    accepted: Vec<(Instant, Units)>,
+    /// The counters.
+    pub counters: PlatformCounters,
+}
+
+impl SimPlatform {
+    /// A platform with the given limit, model, latency and faults; `rng` draws latencies.
+    pub fn new(
+        id: PlatformId,
+        limit: Option<LimitConfig>,
+        model: LimitModel,
+        latency: LatencySpec,
+        throttle: Vec<ThrottleSpec>,
+        rng: SimRng,
+    ) -> SimPlatform {
+        SimPlatform {
+            id,
+            limit,
+            model,
+            latency,
+            throttle,
+            rng,
+            full_at_ns: 0,
+            recent: VecDeque::new(),
+            recent_units: Units::ZERO,
+            accepted: Vec::new(),
+            counters: PlatformCounters::default(),
+        }
+    }
+
+    /// Receives a call of `cost` units at `now`.
+    pub fn receive(&mut self, now: Instant, cost: Units) -> Answer {
+        if let Some(t) = self.throttle.iter().find(|t| {
+            let n = now.as_millis();
+            t.from_ms <= n && n < t.to_ms
+        }) {
+            self.counters.throttled += 1;
+            let left_ns = Instant::from_millis(t.to_ms).as_nanos() - now.as_nanos();
+            return Answer::TooMany {
+                refusal: Refusal::Throttled,
+                retry_after: whole_seconds_up(left_ns),
+            };
+        }
+        let charged = match self.limit {
+            Some(l) => cost.min(l.capacity),
+            None => cost,
+        };
+        if let Some(wait_ns) = self.room_wait_ns(now, charged) {
+            self.counters.over_limit += 1;
+            return Answer::TooMany {
+                refusal: Refusal::OverLimit,
+                retry_after: whole_seconds_up(wait_ns),
+            };
+        }
+        self.take(now, charged);
+        self.counters.accepted_calls += 1;
+        self.counters.accepted_units += charged;
+        self.accepted.push((now, charged));
+        Answer::Ok {
+            latency: self.draw_latency(),
+        }
+    }
+
+    /// `None` when `charged` fits at `now`, else the time until it would.
+    fn room_wait_ns(&mut self, now: Instant, charged: Units) -> Option<u64> {
+        let limit = self.limit?;
+        let window_ns = besluitbron_core::time::duration_nanos(limit.window);
+        match self.model {
+            LimitModel::TokenBucket => {
+                let need = refill_floor_ns(limit, window_ns, charged);
+                let fits_at = self.full_at_ns.saturating_add(need).saturating_sub(window_ns);
+                (fits_at > now.as_nanos()).then(|| fits_at - now.as_nanos())
+            }
+            LimitModel::SlidingWindow => {
+                while let Some(&(at, u)) = self.recent.front() {
+                    if at.as_nanos() + window_ns > now.as_nanos() {
+                        break;
+                    }
+                    self.recent.pop_front();
+                    self.recent_units = self.recent_units - u;
+                }
+                if self.recent_units + charged <= limit.capacity {
+                    return None;
+                }
+                // Room comes back as the oldest calls leave the window.
+                let mut freed = Units::ZERO;
+                for &(at, u) in &self.recent {
+                    freed += u;
+                    if self.recent_units - freed + charged <= limit.capacity {
+                        return Some(at.as_nanos() + window_ns - now.as_nanos());
+                    }
+                }
+                Some(window_ns)
+            }
+            LimitModel::FixedWindow => {
+                let window_start = now.as_nanos() / window_ns * window_ns;
+                while let Some(&(at, u)) = self.recent.front() {
+                    if at.as_nanos() >= window_start {
+                        break;
+                    }
+                    self.recent.pop_front();
+                    self.recent_units = self.recent_units - u;
+                }
+                if self.recent_units + charged <= limit.capacity {
+                    return None;
+                }
+                Some(window_start + window_ns - now.as_nanos())
+            }
+        }
+    }
+
+    fn take(&mut self, now: Instant, charged: Units) {
+        let Some(limit) = self.limit else { return };
+        let window_ns = besluitbron_core::time::duration_nanos(limit.window);
+        match self.model {
+            LimitModel::TokenBucket => {
+                let from = self.full_at_ns.max(now.as_nanos());
+                self.full_at_ns = from + refill_floor_ns(limit, window_ns, charged);
+            }
+            LimitModel::SlidingWindow | LimitModel::FixedWindow => {
+                self.recent.push_back((now, charged));
+                self.recent_units += charged;
+            }
+        }
+    }
+
+    fn draw_latency(&mut self) -> Duration {
+        let ms = match self.latency {
+            LatencySpec::Fixed { ms } => return Duration::from_millis(ms),
+            LatencySpec::Uniform { min_ms, max_ms } => {
+                return Duration::from_millis(self.rng.random_range(min_ms..=max_ms));
+            }
+            LatencySpec::Lognormal {
+                median_ms,
+                sigma,
+                max_ms,
+            } => {
+                // Box–Muller: one standard normal from two uniforms in (0, 1].
+                let u1: f64 = 1.0 - self.rng.random::<f64>();
+                let u2: f64 = self.rng.random::<f64>();
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                (median_ms as f64 * (sigma * z).exp()).min(max_ms as f64)
+            }
+        };
+        Duration::from_micros((ms * 1000.0).round() as u64)
+    }
+
+    /// The most units accepted within any interval of length `window` (sliding).
+    pub fn max_units_in_window(&self, window: Duration) -> Units {
+        let window_ns = besluitbron_core::time::duration_nanos(window);
+        let mut best = Units::ZERO;
+        let mut sum = Units::ZERO;
+        let mut lo = 0;
+        for (hi, &(at, u)) in self.accepted.iter().enumerate() {
+            sum += u;
+            while self.accepted[lo].0.as_nanos() + window_ns <= at.as_nanos() {
+                sum = sum - self.accepted[lo].1;
+                lo += 1;
+            }
+            debug_assert!(lo <= hi);
+            best = best.max(sum);
+        }
+        best
+    }
+}
+
+/// `floor(cost × W / C)` nanoseconds: the platform's refill time, never stricter than exact.
+fn refill_floor_ns(limit: LimitConfig, window_ns: u64, cost: Units) -> u64 {
+    let num = u128::from(cost.as_milli()) * u128::from(window_ns);
+    u64::try_from(num / u128::from(limit.capacity.as_milli().max(1))).unwrap_or(u64::MAX)
+}
+
+/// A Retry-After header: whole seconds, rounded up, at least one.
+fn whole_seconds_up(ns: u64) -> Duration {
+    Duration::from_secs(ns.div_ceil(1_000_000_000).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{Component, sim_rng};
+
+    fn platform(model: LimitModel) -> SimPlatform {
+        SimPlatform::new(
+            PlatformId::Obv,
+            Some(LimitConfig::new(Units::whole(2), Duration::from_secs(2))),
+            model,
+            LatencySpec::Fixed { ms: 10 },
+            Vec::new(),
+            sim_rng(1, Component::Latency(1)),
+        )
+    }
+
+    fn accepted(p: &mut SimPlatform, ms: u64) -> bool {
+        matches!(p.receive(Instant::from_millis(ms), Units::ONE), Answer::Ok { .. })
+    }
+
+    #[test]
+    fn token_bucket_refills_continuously() {
+        let mut p = platform(LimitModel::TokenBucket);
+        assert!(accepted(&mut p, 0) && accepted(&mut p, 0));
+        assert!(!accepted(&mut p, 999));
+        assert!(accepted(&mut p, 1000));
+        assert_eq!(p.counters.over_limit, 1);
+    }
+
+    #[test]
+    fn sliding_window_counts_the_last_w() {
+        let mut p = platform(LimitModel::SlidingWindow);
+        assert!(accepted(&mut p, 0) && accepted(&mut p, 1500));
+        assert!(!accepted(&mut p, 1999));
+        assert!(accepted(&mut p, 2000));
+        assert!(!accepted(&mut p, 3000));
+        assert_eq!(p.max_units_in_window(Duration::from_secs(2)), Units::whole(2));
+    }
+
+    #[test]
+    fn fixed_window_resets_at_the_boundary() {
+        let mut p = platform(LimitModel::FixedWindow);
+        assert!(accepted(&mut p, 1500) && accepted(&mut p, 1999));
+        assert!(accepted(&mut p, 2000) && accepted(&mut p, 2001));
+        // Four units within 502 ms: what a fixed window allows at its edge.
+        assert_eq!(p.max_units_in_window(Duration::from_secs(2)), Units::whole(4));
+        assert!(!accepted(&mut p, 3999));
+    }
+}

@@ -1,0 +1,419 @@
+//! Reports of a run: per session and per platform, as a human table or JSON, plus the
+//! admissions log (one JSON line per call).
+//!
+//! Invariants: rows come out in a fixed order (sessions in the order the workload names
+//! them, platforms in [`besluitbron_core::PlatformId::ALL`] order); nothing printed
+//! depends on hash-map iteration. Waits are measured from a call's first submission to
+//! its admission, in microseconds, through an HDR histogram of 3 significant digits
+//! (quantiles are capped at the exact maximum).
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::time::Duration;
+
+use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::engine::{CallState, RunOutcome};
+use crate::trace::compact_units;
+
+/// Sessions shown one by one in the human table; beyond this, an aggregate row and the
+/// sessions that waited longest.
+pub const SESSION_ROWS_MAX: usize = 20;
+const LONGEST_WAITERS_SHOWN: usize = 10;
+
+/// One session's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionReport {
+    /// Name.
+    pub session: String,
+    /// Calls admitted.
+    pub calls: u64,
+    /// Units charged for them.
+    pub units: Units,
+    /// Share of all units charged, in percent.
+    pub share_pct: f64,
+    /// Calls withdrawn while waiting.
+    pub cancelled: u64,
+    /// Calls refused by a queue bound.
+    pub refused: u64,
+    /// Median wait in milliseconds.
+    pub wait_p50_ms: f64,
+    /// 99th percentile wait in milliseconds.
+    pub wait_p99_ms: f64,
+    /// Longest wait in milliseconds (exact).
+    pub wait_max_ms: f64,
+}
+
+/// One platform's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlatformReport {
+    /// Platform id.
+    pub platform: PlatformId,
+    /// How the platform enforced its limit.
+    pub model: &'static str,
+    /// The enforced limit (`60/60s`), or `none`.
+    pub limit: String,
+    /// The limit BesluitBron kept (`60/60s`), or `none`.
+    pub local_limit: String,
+    /// Calls submitted.
+    pub calls: u64,
+    /// Units the platform accepted.
+    pub units_admitted: Units,
+    /// The most units in any window of length W (sliding).
+    pub max_units_in_window: Units,
+    /// 429s because BesluitBron exceeded the limit (violations).
+    pub violations: u64,
+    /// 429s from throttling faults.
+    pub throttled: u64,
+    /// Calls let out uncounted (legacy defect).
+    pub uncounted: u64,
+}
+
+/// A whole run's report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Scenario or trace name.
+    pub scenario: String,
+    /// `fair` or `legacy`.
+    pub policy: &'static str,
+    /// Root seed.
+    pub seed: u64,
+    /// Simulated time at the last event, in milliseconds.
+    pub simulated_ms: u64,
+    /// Events processed (each followed by an invariant check).
+    pub events: u64,
+    /// Admissions whose wait the starvation bound covered.
+    pub bound_checked: u64,
+    /// FNV-1a 64 of the trace, in hex.
+    pub trace_hash: String,
+    /// Trace lines.
+    pub trace_lines: u64,
+    /// All sessions' waits together.
+    pub all_sessions: SessionReport,
+    /// Per session.
+    pub sessions: Vec<SessionReport>,
+    /// Per platform.
+    pub platforms: Vec<PlatformReport>,
+}
+
+struct Acc {
+    calls: u64,
+    units: Units,
+    cancelled: u64,
+    refused: u64,
+    hist: Histogram<u64>,
+    max_us: u64,
+}
+
+impl Acc {
+    fn new() -> Acc {
+        Acc {
+            calls: 0,
+            units: Units::ZERO,
+            cancelled: 0,
+            refused: 0,
+            // Auto-resizing, 3 significant digits: creation cannot fail for sigfig 3.
+            hist: Histogram::new(3).expect("3 significant digits is valid"),
+            max_us: 0,
+        }
+    }
+
+    fn report(&self, session: String, total: Units) -> SessionReport {
+        let q = |quantile: f64| {
+            if self.hist.is_empty() {
+                0.0
+            } else {
+                self.hist.value_at_quantile(quantile).min(self.max_us) as f64 / 1000.0
+            }
+        };
+        SessionReport {
+            session,
+            calls: self.calls,
+            units: self.units,
+            share_pct: if total.is_zero() {
+                0.0
+            } else {
+                (self.units.as_milli() as f64 * 1000.0 / total.as_milli() as f64).round() / 10.0
+            },
+            cancelled: self.cancelled,
+            refused: self.refused,
+            wait_p50_ms: q(0.5),
+            wait_p99_ms: q(0.99),
+            wait_max_ms: self.max_us as f64 / 1000.0,
+        }
+    }
+}
+
+fn limit_text(l: Option<LimitConfig>) -> String {
+    match l {
+        Some(l) => format!("{}/{}s", compact_units(l.capacity), trim_secs(l.window)),
+        None => "none".to_owned(),
+    }
+}
+
+fn trim_secs(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) {
+        (ms / 1000).to_string()
+    } else {
+        format!("{}", ms as f64 / 1000.0)
+    }
+}
+
+impl Report {
+    /// The report of a finished run.
+    pub fn of(run: &RunOutcome) -> Report {
+        let mut accs: Vec<Acc> = run.sessions.iter().map(|_| Acc::new()).collect();
+        let mut all = Acc::new();
+        for c in &run.calls {
+            let acc = &mut accs[c.session as usize];
+            match c.state {
+                CallState::Cancelled => {
+                    acc.cancelled += 1;
+                    all.cancelled += 1;
+                }
+                CallState::Refused => {
+                    acc.refused += 1;
+                    all.refused += 1;
+                }
+                _ => {}
+            }
+            if let Some(at) = c.admitted_at
+                && matches!(c.state, CallState::Done | CallState::Sent)
+            {
+                let us = u64::try_from(at.saturating_since(c.submitted_at).as_micros()).unwrap_or(u64::MAX);
+                for a in [&mut *acc, &mut all] {
+                    a.calls += 1;
+                    a.units += c.charged;
+                    a.max_us = a.max_us.max(us);
+                    // Auto-resize: recording only fails for values beyond u64 range.
+                    a.hist.record(us).expect("auto-resizing histogram");
+                }
+            }
+        }
+        let total = all.units;
+        let sessions = run
+            .sessions
+            .iter()
+            .zip(&accs)
+            .map(|(s, a)| a.report(s.name.clone(), total))
+            .collect();
+        let platforms = run
+            .platforms
+            .iter()
+            .map(|p| PlatformReport {
+                platform: p.id,
+                model: if p.limit.is_some() { p.model.as_str() } else { "none" },
+                limit: limit_text(p.limit),
+                local_limit: limit_text(p.local_limit),
+                calls: p.calls,
+                units_admitted: p.counters.accepted_units,
+                max_units_in_window: p.max_units_in_window,
+                violations: p.counters.over_limit,
+                throttled: p.counters.throttled,
+                uncounted: p.uncounted,
+            })
+            .collect();
+        Report {
+            scenario: run.name.clone(),
+            policy: run.policy.as_str(),
+            seed: run.seed,
+            simulated_ms: run.end_at.as_millis(),
+            events: run.events,
+            bound_checked: run.bound_checked,
+            trace_hash: format!("{:016x}", run.trace_hash),
+            trace_lines: run.trace_lines,
+            all_sessions: all.report(format!("all ({} sessions)", run.sessions.len()), total),
+            sessions,
+            platforms,
+        }
+    }
+
+    /// The session's row, by name.
+    pub fn session(&self, name: &str) -> Option<&SessionReport> {
+        self.sessions.iter().find(|s| s.session == name)
+    }
+
+    /// Violations (over-limit 429s) over all platforms.
+    pub fn violations(&self) -> u64 {
+        self.platforms.iter().map(|p| p.violations).sum()
+    }
+
+    /// The human table.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "scenario {} · policy {} · seed {} · simulated {}",
+            self.scenario,
+            self.policy,
+            self.seed,
+            Instant::from_millis(self.simulated_ms)
+        );
+        out.push('\n');
+        let header = [
+            "session",
+            "calls",
+            "units",
+            "share",
+            "cancelled",
+            "refused",
+            "wait p50",
+            "wait p99",
+            "wait max",
+        ];
+        let row = |s: &SessionReport| {
+            vec![
+                s.session.clone(),
+                s.calls.to_string(),
+                s.units.to_string(),
+                format!("{:.1}%", s.share_pct),
+                s.cancelled.to_string(),
+                s.refused.to_string(),
+                secs(s.wait_p50_ms),
+                secs(s.wait_p99_ms),
+                secs(s.wait_max_ms),
+            ]
+        };
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let mut note = None;
+        if self.sessions.len() <= SESSION_ROWS_MAX {
+            rows.extend(self.sessions.iter().map(row));
+        } else {
+            rows.push(row(&self.all_sessions));
+            let mut longest: Vec<&SessionReport> = self.sessions.iter().collect();
+            // Longest wait first; equal waits keep the workload's order (stable sort).
+            longest.sort_by(|a, b| b.wait_max_ms.total_cmp(&a.wait_max_ms));
+            rows.extend(longest.iter().take(LONGEST_WAITERS_SHOWN).map(|s| row(s)));
+            note = Some(format!(
+                "(the {LONGEST_WAITERS_SHOWN} sessions that waited longest; all {} are in --json)",
+                self.sessions.len()
+            ));
+        }
+        table(&mut out, &header, &rows);
+        if let Some(note) = note {
+            let _ = writeln!(out, "{note}");
+        }
+        out.push('\n');
+        let header = [
+            "platform",
+            "model",
+            "limit",
+            "kept",
+            "calls",
+            "units",
+            "max units/W",
+            "violations",
+            "throttled",
+            "uncounted",
+        ];
+        let rows: Vec<Vec<String>> = self
+            .platforms
+            .iter()
+            .map(|p| {
+                vec![
+                    p.platform.to_string(),
+                    p.model.to_owned(),
+                    p.limit.clone(),
+                    p.local_limit.clone(),
+                    p.calls.to_string(),
+                    p.units_admitted.to_string(),
+                    p.max_units_in_window.to_string(),
+                    p.violations.to_string(),
+                    p.throttled.to_string(),
+                    p.uncounted.to_string(),
+                ]
+            })
+            .collect();
+        table(&mut out, &header, &rows);
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "invariants held after each of {} events ({} waits within the starvation bound's scope)",
+            self.events, self.bound_checked
+        );
+        let _ = writeln!(out, "trace: {} lines, fnv1a64 {}", self.trace_lines, self.trace_hash);
+        out
+    }
+
+    /// The JSON report (pretty, stable field order).
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string_pretty(self).expect("a report serialises")
+    }
+}
+
+fn secs(ms: f64) -> String {
+    format!("{:.3}s", ms / 1000.0)
+}
+
+fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |out: &mut String, cells: Vec<&str>| {
+        let mut text = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            let pad = w - cell.chars().count();
+            if i > 0 {
+                text.push_str("  ");
+            }
+            if i == 0 {
+                text.push_str(cell);
+                text.push_str(&" ".repeat(pad));
+            } else {
+                text.push_str(&" ".repeat(pad));
+                text.push_str(cell);
+            }
+        }
+        let _ = writeln!(out, "{}", text.trim_end());
+    };
+    line(out, header.to_vec());
+    for r in rows {
+        line(out, r.iter().map(String::as_str).collect());
+    }
+}
+
+/// One line of the admissions log.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+pub struct AdmissionLine {
+    /// The call's index (trace line number for replays).
+    pub call: u64,
+    /// Session name.
+    pub session: String,
+    /// Platform.
+    pub platform: PlatformId,
+    /// Units asked.
+    pub cost: Units,
+    /// First submission, ms.
+    pub submitted_ms: u64,
+    /// Admission, ms; `null` when the call never went (cancelled or refused).
+    pub admitted_ms: Option<u64>,
+}
+
+/// The admissions log: one JSON line per call, ordered by call index.
+pub fn write_admissions(run: &RunOutcome, mut w: impl Write) -> io::Result<()> {
+    let mut calls: Vec<_> = run.calls.iter().collect();
+    calls.sort_by_key(|c| c.index);
+    for c in calls {
+        let line = AdmissionLine {
+            call: c.index,
+            session: run.sessions[c.session as usize].name.clone(),
+            platform: c.platform,
+            cost: c.cost,
+            submitted_ms: c.submitted_at.as_millis(),
+            admitted_ms: match c.state {
+                CallState::Done | CallState::Sent => c.admitted_at.map(Instant::as_millis),
+                _ => None,
+            },
+        };
+        serde_json::to_writer(&mut w, &line)?;
+        w.write_all(b"\n")?;
+    }
+    Ok(())
+}

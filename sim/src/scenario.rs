@@ -1,0 +1,679 @@
+//! Scenario files (`sim/scenarios/*.toml`) and JSON Lines traces: the simulator's two
+//! public input formats, parsed into one [`Workload`].
+//!
+//! A scenario names the platforms (limit model, latency, throttling faults) and the
+//! sessions: bursts (n calls at one instant), steady rates (one call every x ms), agent
+//! loops (call, wait for the answer, think, call again) and generated groups of agent
+//! sessions. A trace is one call per line (`{"at_ms":0,"session":"a","platform":"obv",
+//! "cost":1,"op":"search"}`). Both formats are documented in `sim/README.md`.
+//!
+//! Invariants: parsing is strict (unknown fields are errors), every random choice a
+//! scenario makes is drawn here from the workload sub-seed, before the run starts, so
+//! both policies see the same offered sessions. Nothing here depends on the policy.
+//!
+//! What this module does not do: it does not run anything or read the clock.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use besluitbron_core::{Instant, PlatformId, SessionKey, Units};
+use rand::RngExt;
+use serde::Deserialize;
+
+use crate::rng::{Component, sim_rng};
+
+/// A scenario or trace that cannot be used, with the place it went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The scenario is not valid TOML for the format.
+    #[error("{path}: {source}")]
+    Toml {
+        /// The file.
+        path: String,
+        /// The parser's message (with line and column).
+        source: Box<toml::de::Error>,
+    },
+    /// A trace line is not valid JSON for the format.
+    #[error("{path}:{line}: {source}")]
+    Json {
+        /// The file.
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// The parser's message.
+        source: serde_json::Error,
+    },
+    /// The input parsed but describes something the simulator cannot run.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// How a simulated platform enforces its limit of C units per W.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LimitModel {
+    /// A bucket of C refilled continuously at C per W (OpenBesluitvorming's model).
+    #[default]
+    TokenBucket,
+    /// At most C units in any interval of length W.
+    SlidingWindow,
+    /// At most C units per aligned interval `[k·W, (k+1)·W)`.
+    FixedWindow,
+}
+
+impl LimitModel {
+    /// `token-bucket`, `sliding-window` or `fixed-window`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            LimitModel::TokenBucket => "token-bucket",
+            LimitModel::SlidingWindow => "sliding-window",
+            LimitModel::FixedWindow => "fixed-window",
+        }
+    }
+}
+
+/// How long a platform takes to answer one call.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum LatencySpec {
+    /// Always `ms` milliseconds.
+    Fixed {
+        /// The latency.
+        ms: u64,
+    },
+    /// Uniform between `min_ms` and `max_ms` inclusive.
+    Uniform {
+        /// Shortest.
+        min_ms: u64,
+        /// Longest.
+        max_ms: u64,
+    },
+    /// Log-normal with the given median and shape `sigma`, capped at `max_ms`.
+    Lognormal {
+        /// The median latency.
+        median_ms: u64,
+        /// The spread of `ln(latency)`.
+        sigma: f64,
+        /// A hard cap (a client time-out).
+        max_ms: u64,
+    },
+}
+
+impl Default for LatencySpec {
+    fn default() -> LatencySpec {
+        LatencySpec::Uniform {
+            min_ms: 100,
+            max_ms: 400,
+        }
+    }
+}
+
+/// A fault: from `from_ms` until `to_ms` the platform answers every call with 429 and a
+/// Retry-After that covers the rest of the period (whole seconds, rounded up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottleSpec {
+    /// Start of the throttled period.
+    pub from_ms: u64,
+    /// End of the throttled period (exclusive).
+    pub to_ms: u64,
+}
+
+/// One simulated platform, as a scenario writes it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlatformSpec {
+    /// Which platform.
+    pub id: PlatformId,
+    /// C as the platform enforces it; default [`PlatformId::default_limit`].
+    pub capacity: Option<Units>,
+    /// W as the platform enforces it, in seconds.
+    pub window_s: Option<f64>,
+    /// How the platform enforces C per W.
+    #[serde(default)]
+    pub model: LimitModel,
+    /// C as BesluitBron keeps it locally; default: the platform's C.
+    pub local_capacity: Option<Units>,
+    /// W as BesluitBron keeps it locally, in seconds; default: the platform's W.
+    pub local_window_s: Option<f64>,
+    /// Answer latency.
+    #[serde(default)]
+    pub latency: LatencySpec,
+    /// Throttled periods (429 with Retry-After).
+    #[serde(default)]
+    pub throttle: Vec<ThrottleSpec>,
+    /// The scheduler's bound on waiting calls at this platform.
+    pub max_queued: Option<usize>,
+    /// The scheduler's bound on one session's waiting calls.
+    pub max_queued_per_session: Option<usize>,
+    /// When a quiet session's usage is forgotten, in seconds (R-L6: 1800).
+    pub forget_after_s: Option<u64>,
+}
+
+impl PlatformSpec {
+    /// A platform with its documented defaults.
+    pub fn default_for(id: PlatformId) -> PlatformSpec {
+        PlatformSpec {
+            id,
+            capacity: None,
+            window_s: None,
+            model: LimitModel::TokenBucket,
+            local_capacity: None,
+            local_window_s: None,
+            latency: LatencySpec::default(),
+            throttle: Vec::new(),
+            max_queued: None,
+            max_queued_per_session: None,
+            forget_after_s: None,
+        }
+    }
+}
+
+/// `n` calls at one instant.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BurstSpec {
+    /// When.
+    pub at_ms: u64,
+    /// How many calls.
+    pub calls: u32,
+    /// Cost per call; default the session's.
+    pub cost: Option<Units>,
+    /// Platform; default the session's.
+    pub platform: Option<PlatformId>,
+}
+
+/// One call every `every_ms` from `from_ms` (inclusive) to `to_ms` (exclusive).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SteadySpec {
+    /// Spacing.
+    pub every_ms: u64,
+    /// First call.
+    pub from_ms: u64,
+    /// End (exclusive).
+    pub to_ms: u64,
+    /// Cost per call; default the session's.
+    pub cost: Option<Units>,
+    /// Platform; default the session's.
+    pub platform: Option<PlatformId>,
+}
+
+/// A closed loop: `calls` times, send `fan_out` calls, wait for all answers, think.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    /// When the first call goes.
+    pub at_ms: u64,
+    /// How many rounds.
+    pub calls: u32,
+    /// Think time after each round's answers.
+    #[serde(default)]
+    pub think_ms: u64,
+    /// Calls per round (default 1).
+    pub fan_out: Option<u32>,
+    /// Cost per call; default the session's.
+    pub cost: Option<Units>,
+    /// Platform; default the session's.
+    pub platform: Option<PlatformId>,
+}
+
+/// One named session.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSpec {
+    /// The session's name; `system` is BesluitBron's own session (R-L7).
+    pub name: String,
+    /// Default platform of its calls.
+    #[serde(default = "default_platform")]
+    pub platform: PlatformId,
+    /// Default cost of its calls.
+    #[serde(default = "default_cost")]
+    pub cost: Units,
+    /// Operation label for the admissions log.
+    pub op: Option<String>,
+    /// A queued call still waiting this long after submission is withdrawn.
+    pub cancel_after_ms: Option<u64>,
+    /// Bursts.
+    #[serde(default)]
+    pub burst: Vec<BurstSpec>,
+    /// Steady rates.
+    #[serde(default)]
+    pub steady: Vec<SteadySpec>,
+    /// Agent loops.
+    #[serde(default)]
+    pub agent: Vec<AgentSpec>,
+}
+
+/// Many generated agent sessions, each one conversation of `calls` rounds.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// Sessions are named `<prefix>-<n>`.
+    pub prefix: String,
+    /// How many sessions.
+    pub sessions: u32,
+    /// Each session starts uniformly in `[start_ms[0], start_ms[1]]`.
+    pub start_ms: [u64; 2],
+    /// Rounds per session, uniform in the inclusive range.
+    pub calls: [u32; 2],
+    /// Think time after each round, uniform in the inclusive range.
+    pub think_ms: [u64; 2],
+    /// Calls per round, uniform in the inclusive range (default 1).
+    pub fan_out: Option<[u32; 2]>,
+    /// Relative weight of each platform; each round picks one.
+    pub platforms: BTreeMap<PlatformId, u32>,
+    /// Costs to pick from, uniformly, per call.
+    pub costs: Vec<Units>,
+    /// Operation label.
+    pub op: Option<String>,
+    /// A queued call still waiting this long is withdrawn.
+    pub cancel_after_ms: Option<u64>,
+}
+
+fn default_platform() -> PlatformId {
+    PlatformId::Obv
+}
+
+fn default_cost() -> Units {
+    Units::ONE
+}
+
+/// A scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// One line for `besluitbron-sim list`.
+    pub description: String,
+    /// The seed used when the command line gives none.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The legacy model's probability that a second waker slips through uncounted.
+    #[serde(default = "default_slip")]
+    pub legacy_slip_probability: f64,
+    /// Platforms; any platform a session uses and that is not listed gets its defaults.
+    #[serde(default, rename = "platform")]
+    pub platforms: Vec<PlatformSpec>,
+    /// Named sessions.
+    #[serde(default, rename = "session")]
+    pub sessions: Vec<SessionSpec>,
+    /// Generated sessions.
+    #[serde(default, rename = "group")]
+    pub groups: Vec<GroupSpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+fn default_slip() -> f64 {
+    0.02
+}
+
+impl Scenario {
+    /// Parses a scenario from TOML text; `path` only names it in errors.
+    pub fn parse(text: &str, path: &str) -> Result<Scenario, InputError> {
+        let scenario: Scenario = toml::from_str(text).map_err(|source| InputError::Toml {
+            path: path.to_owned(),
+            source: Box::new(source),
+        })?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Reads and parses a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, InputError> {
+        let text = read(path)?;
+        Scenario::parse(&text, &path.display().to_string())
+    }
+
+    fn validate(&self) -> Result<(), InputError> {
+        let bad = |m: String| Err(InputError::Invalid(m));
+        if !(0.0..=1.0).contains(&self.legacy_slip_probability) {
+            return bad("legacy_slip_probability must be between 0 and 1".into());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for p in &self.platforms {
+            if !seen.insert(p.id) {
+                return bad(format!("platform `{}` is listed twice", p.id));
+            }
+            for w in [p.window_s, p.local_window_s].into_iter().flatten() {
+                if !(w.is_finite() && w > 0.0) {
+                    return bad(format!("platform `{}`: windows must be positive seconds", p.id));
+                }
+            }
+            if let LatencySpec::Uniform { min_ms, max_ms } = p.latency
+                && min_ms > max_ms
+            {
+                return bad(format!("platform `{}`: latency min_ms exceeds max_ms", p.id));
+            }
+            for t in &p.throttle {
+                if t.from_ms >= t.to_ms {
+                    return bad(format!(
+                        "platform `{}`: a throttle period must end after it starts",
+                        p.id
+                    ));
+                }
+            }
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for s in &self.sessions {
+            if !names.insert(s.name.as_str()) {
+                return bad(format!("session `{}` is listed twice", s.name));
+            }
+            if s.steady.iter().any(|st| st.every_ms == 0) {
+                return bad(format!("session `{}`: steady every_ms must be above zero", s.name));
+            }
+        }
+        for g in &self.groups {
+            if g.start_ms[0] > g.start_ms[1] || g.calls[0] > g.calls[1] || g.think_ms[0] > g.think_ms[1] {
+                return bad(format!("group `{}`: a range has its ends swapped", g.prefix));
+            }
+            if g.platforms.values().all(|&w| w == 0) || g.costs.is_empty() {
+                return bad(format!("group `{}`: needs a platform weight and a cost", g.prefix));
+            }
+            if let Some([lo, hi]) = g.fan_out
+                && (lo == 0 || lo > hi)
+            {
+                return bad(format!("group `{}`: fan_out must be a range of at least 1", g.prefix));
+            }
+        }
+        Ok(())
+    }
+
+    /// Expands the scenario into the calls and agent loops it offers, drawing every
+    /// random choice from the workload sub-seed of `seed`.
+    pub fn workload(&self, seed: u64) -> Workload {
+        let mut w = Workload::new(self.platforms.clone(), self.legacy_slip_probability);
+        for s in &self.sessions {
+            let session = w.add_session(&s.name, s.cancel_after_ms.map(Duration::from_millis));
+            let op = s.op.clone();
+            for b in &s.burst {
+                for _ in 0..b.calls {
+                    w.open_calls.push(OpenCall {
+                        at: Instant::from_millis(b.at_ms),
+                        session,
+                        platform: b.platform.unwrap_or(s.platform),
+                        cost: b.cost.unwrap_or(s.cost),
+                        op: op.clone(),
+                    });
+                }
+            }
+            for st in &s.steady {
+                let mut at = st.from_ms;
+                while at < st.to_ms {
+                    w.open_calls.push(OpenCall {
+                        at: Instant::from_millis(at),
+                        session,
+                        platform: st.platform.unwrap_or(s.platform),
+                        cost: st.cost.unwrap_or(s.cost),
+                        op: op.clone(),
+                    });
+                    at += st.every_ms;
+                }
+            }
+            for a in &s.agent {
+                let step = AgentStep {
+                    platform: a.platform.unwrap_or(s.platform),
+                    cost: a.cost.unwrap_or(s.cost),
+                    fan_out: a.fan_out.unwrap_or(1).max(1),
+                    think: Duration::from_millis(a.think_ms),
+                    op: op.clone(),
+                };
+                w.agents.push(AgentPlan {
+                    session,
+                    start_at: Instant::from_millis(a.at_ms),
+                    steps: vec![step; a.calls as usize],
+                });
+            }
+        }
+        let mut rng = sim_rng(seed, Component::Workload);
+        for g in &self.groups {
+            let total_weight: u32 = g.platforms.values().sum();
+            for n in 0..g.sessions {
+                let session = w.add_session(
+                    &format!("{}-{n}", g.prefix),
+                    g.cancel_after_ms.map(Duration::from_millis),
+                );
+                let start_at = Instant::from_millis(rng.random_range(g.start_ms[0]..=g.start_ms[1]));
+                let rounds = rng.random_range(g.calls[0]..=g.calls[1]);
+                let mut steps = Vec::with_capacity(rounds as usize);
+                for _ in 0..rounds {
+                    let mut pick = rng.random_range(0..total_weight);
+                    let mut platform = PlatformId::Obv;
+                    for (&p, &weight) in &g.platforms {
+                        if pick < weight {
+                            platform = p;
+                            break;
+                        }
+                        pick -= weight;
+                    }
+                    let [lo, hi] = g.fan_out.unwrap_or([1, 1]);
+                    steps.push(AgentStep {
+                        platform,
+                        cost: g.costs[rng.random_range(0..g.costs.len())],
+                        fan_out: rng.random_range(lo..=hi),
+                        think: Duration::from_millis(rng.random_range(g.think_ms[0]..=g.think_ms[1])),
+                        op: g.op.clone(),
+                    });
+                }
+                w.agents.push(AgentPlan {
+                    session,
+                    start_at,
+                    steps,
+                });
+            }
+        }
+        w
+    }
+}
+
+/// One line of a JSON Lines trace.
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceLine {
+    /// Submission instant in milliseconds.
+    pub at_ms: u64,
+    /// Session name (`system` is BesluitBron's own session).
+    pub session: String,
+    /// Platform id.
+    pub platform: PlatformId,
+    /// Cost in units (fractions allowed, at most three decimals).
+    pub cost: Units,
+    /// Operation label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+}
+
+/// Parses a JSON Lines trace. Blank lines are skipped but keep their number, so a call's
+/// index is always its 0-based line number. Platforms get their defaults.
+pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
+    let mut w = Workload::new(Vec::new(), default_slip());
+    let mut sessions: BTreeMap<String, u32> = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let t: TraceLine = serde_json::from_str(line).map_err(|source| InputError::Json {
+            path: path.to_owned(),
+            line: i + 1,
+            source,
+        })?;
+        let session = match sessions.get(&t.session) {
+            Some(&s) => s,
+            None => {
+                let s = w.add_session(&t.session, None);
+                sessions.insert(t.session.clone(), s);
+                s
+            }
+        };
+        w.open_call_index.push(i as u64);
+        w.open_calls.push(OpenCall {
+            at: Instant::from_millis(t.at_ms),
+            session,
+            platform: t.platform,
+            cost: t.cost,
+            op: t.op,
+        });
+    }
+    Ok(w)
+}
+
+/// Reads and parses a JSON Lines trace file.
+pub fn load_trace(path: &Path) -> Result<Workload, InputError> {
+    let text = read(path)?;
+    parse_trace(&text, &path.display().to_string())
+}
+
+fn read(path: &Path) -> Result<String, InputError> {
+    std::fs::read_to_string(path).map_err(|source| InputError::Read {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// A session of the workload.
+#[derive(Clone, Debug)]
+pub struct SessionPlan {
+    /// Its name as written.
+    pub name: String,
+    /// Its key at the scheduler (`system` becomes [`SessionKey::System`]).
+    pub key: SessionKey,
+    /// Queued calls are withdrawn after this long.
+    pub cancel_after: Option<Duration>,
+}
+
+/// A call whose submission instant is fixed in advance (bursts, steady rates, traces).
+#[derive(Clone, Debug)]
+pub struct OpenCall {
+    /// Submission instant.
+    pub at: Instant,
+    /// Index into [`Workload::sessions`].
+    pub session: u32,
+    /// Platform.
+    pub platform: PlatformId,
+    /// Requested cost.
+    pub cost: Units,
+    /// Operation label.
+    pub op: Option<String>,
+}
+
+/// One round of an agent loop.
+#[derive(Clone, Debug)]
+pub struct AgentStep {
+    /// Platform of the round's calls.
+    pub platform: PlatformId,
+    /// Cost of each call.
+    pub cost: Units,
+    /// Calls sent at once.
+    pub fan_out: u32,
+    /// Think time after the last answer.
+    pub think: Duration,
+    /// Operation label.
+    pub op: Option<String>,
+}
+
+/// A closed-loop session: the next round starts `think` after the previous one's answers.
+#[derive(Clone, Debug)]
+pub struct AgentPlan {
+    /// Index into [`Workload::sessions`].
+    pub session: u32,
+    /// When the first round goes.
+    pub start_at: Instant,
+    /// The rounds.
+    pub steps: Vec<AgentStep>,
+}
+
+/// Everything a run offers, independent of the policy.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Platform settings given explicitly (others get defaults when used).
+    pub platforms: Vec<PlatformSpec>,
+    /// The legacy model's slip probability.
+    pub legacy_slip_probability: f64,
+    /// Sessions, in the order first named.
+    pub sessions: Vec<SessionPlan>,
+    /// Open-loop calls; call `i` has index `open_call_index[i]` when that is set (traces:
+    /// the line number), else `i`.
+    pub open_calls: Vec<OpenCall>,
+    /// Line numbers of trace calls.
+    pub open_call_index: Vec<u64>,
+    /// Agent loops; their calls are numbered after all open-loop calls, in submission order.
+    pub agents: Vec<AgentPlan>,
+}
+
+impl Workload {
+    fn new(platforms: Vec<PlatformSpec>, legacy_slip_probability: f64) -> Workload {
+        Workload {
+            platforms,
+            legacy_slip_probability,
+            sessions: Vec::new(),
+            open_calls: Vec::new(),
+            open_call_index: Vec::new(),
+            agents: Vec::new(),
+        }
+    }
+
+    fn add_session(&mut self, name: &str, cancel_after: Option<Duration>) -> u32 {
+        let key = if name == "system" {
+            SessionKey::System
+        } else {
+            SessionKey::client(name)
+        };
+        self.sessions.push(SessionPlan {
+            name: name.to_owned(),
+            key,
+            cancel_after,
+        });
+        u32::try_from(self.sessions.len() - 1).expect("fewer than 2^32 sessions")
+    }
+
+    /// The index reported for open-loop call `i`.
+    pub fn open_index(&self, i: usize) -> u64 {
+        self.open_call_index.get(i).copied().unwrap_or(i as u64)
+    }
+
+    /// The highest index an open-loop call uses, plus one: agent calls start here.
+    pub fn first_agent_index(&self) -> u64 {
+        self.open_call_index
+            .iter()
+            .max()
+            .map_or(self.open_calls.len() as u64, |&m| m + 1)
+    }
+}
+
+/// The scenarios in `dir` as (name, description), sorted by name.
+pub fn scenarios_dir_entries(dir: &Path) -> Result<Vec<(String, String)>, InputError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| InputError::Read {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let mut list = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|source| InputError::Read {
+                path: dir.display().to_string(),
+                source,
+            })?
+            .path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let scenario = Scenario::load(&path)?;
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            list.push((name, scenario.description));
+        }
+    }
+    list.sort();
+    Ok(list)
+}

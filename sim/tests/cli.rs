@@ -1,0 +1,146 @@
+//! The command line end to end: replay honours the JSON Lines formats exactly, a broken
+//! invariant exits non-zero with the seed and the replay command, `list` names the
+//! scenarios, and `--trace` prints one line per event.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use besluitbron_sim::report::AdmissionLine;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_besluitbron-sim"))
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("besluitbron-sim-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn replay_round_trip_writes_one_admission_line_per_trace_line() {
+    let trace = temp("trace.jsonl");
+    let lines = [
+        r#"{"at_ms": 0, "session": "a", "platform": "obv", "cost": 1, "op": "search"}"#,
+        r#"{"at_ms": 0, "session": "a", "platform": "obv", "cost": 0.125}"#,
+        "",
+        r#"{"at_ms": 250, "session": "system", "platform": "ob", "cost": "1.3", "op": "laadstatus"}"#,
+        r#"{"at_ms": 10, "session": "b", "platform": "tk", "cost": 2}"#,
+    ];
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let admissions = temp("admissions.jsonl");
+    let out = bin()
+        .args([
+            "replay",
+            trace.to_str().unwrap(),
+            "--admissions",
+            admissions.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read_to_string(&admissions).unwrap();
+    let parsed: Vec<AdmissionLine> = written.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let calls: Vec<u64> = parsed.iter().map(|a| a.call).collect();
+    assert_eq!(calls, [0, 1, 3, 4], "calls are 0-based line numbers");
+    assert_eq!(parsed[1].cost.as_milli(), 125);
+    assert_eq!(parsed[2].session, "system");
+    assert_eq!(parsed[2].cost.as_milli(), 1300);
+    assert_eq!((parsed[3].submitted_ms, parsed[3].admitted_ms), (10, Some(10)));
+    // The exact field names and order of the public format.
+    assert_eq!(
+        written.lines().next().unwrap(),
+        r#"{"call":0,"session":"a","platform":"obv","cost":1,"submitted_ms":0,"admitted_ms":0}"#
+    );
+    assert!(written.lines().nth(1).unwrap().contains(r#""cost":0.125"#));
+}
+
+#[test]
+fn replay_refuses_unknown_fields_and_names_the_line() {
+    let trace = temp("bad.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"at_ms\": 0, \"session\": \"a\", \"platform\": \"obv\", \"cost\": 1}\n{\"at_ms\": 1, \"session\": \"a\", \"platform\": \"obv\", \"cost\": 1, \"extra\": true}\n",
+    )
+    .unwrap();
+    let out = bin().args(["replay", trace.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.jsonl:2"));
+}
+
+/// A platform that enforces a sliding window with the same numbers as the token bucket
+/// BesluitBron keeps sees up to 2C in one window: the fair policy's limit invariant
+/// breaks, and the run says how to replay it.
+#[test]
+fn a_broken_invariant_prints_seed_and_replay_command_and_exits_non_zero() {
+    let scenario = temp("mismatch.toml");
+    std::fs::write(
+        &scenario,
+        "description = \"local bucket vs sliding-window platform\"\nseed = 42\n\
+         [[platform]]\nid = \"obv\"\nmodel = \"sliding-window\"\n\
+         [[session]]\nname = \"a\"\nburst = [{ at_ms = 0, calls = 61 }]\n",
+    )
+    .unwrap();
+    let out = bin().args(["run", scenario.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("seed: 42"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "replay: besluitbron-sim run {} --policy fair --seed 42 --trace",
+            scenario.display()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("over its limit"), "{stderr}");
+}
+
+#[test]
+fn list_names_every_canonical_scenario() {
+    let out = bin().arg("list").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 10);
+    assert!(text.lines().any(|l| l.starts_with("obv-starvation ")));
+}
+
+#[test]
+fn trace_prints_one_line_per_event_in_the_core_format() {
+    let out = bin()
+        .args(["run", "scenarios/obv-starvation.toml", "--trace", "--json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "t=0.000s session=busy admit cost=1 tokens=59.000 via=direct waited=0.000s platform=obv"
+    );
+    assert!(text.contains("t=0.500s session=second queue cost=1 ticket=#166 platform=obv"));
+    let json_start = text.find("\n{").unwrap();
+    let report: serde_json::Value = serde_json::from_str(&text[json_start..]).unwrap();
+    assert_eq!(report["policy"], "fair");
+    assert_eq!(report["platforms"][0]["violations"], 0);
+}
+
+#[test]
+fn plot_writes_an_svg() {
+    let svg = temp("waits.svg");
+    let out = bin()
+        .args([
+            "run",
+            "scenarios/obv-starvation.toml",
+            "--policy",
+            "legacy",
+            "--plot",
+            svg.to_str().unwrap(),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("second"));
+}
