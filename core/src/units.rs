@@ -59,6 +59,12 @@ impl Units {
         Units(self.0.min(other.0))
     }
 
+    /// The amount without trailing zeros: `1`, `0.125`, `1.3` (for traces and reports).
+    pub fn compact(self) -> String {
+        let text = self.to_string();
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+
     /// A decimal amount such as `0.125` or `5`, rounded to the nearest thousandth.
     ///
     /// Returns `None` for negative, non-finite or absurdly large values.
@@ -191,6 +197,15 @@ mod tests {
         assert_eq!(Units::from_f64(1.0 / 3.0), Some(Units::from_milli(333)));
         assert_eq!(Units::from_f64(-0.5), None);
         assert_eq!(Units::from_f64(f64::NAN), None);
+    }
+
+    #[test]
+    fn compact_drops_trailing_zeros() {
+        assert_eq!(Units::whole(1).compact(), "1");
+        assert_eq!(Units::from_milli(125).compact(), "0.125");
+        assert_eq!(Units::from_milli(1300).compact(), "1.3");
+        assert_eq!(Units::ZERO.compact(), "0");
+        assert_eq!(Units::whole(60).compact(), "60");
     }
 
     #[test]

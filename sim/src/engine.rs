@@ -26,7 +26,7 @@ use crate::platform::{Answer, PlatformCounters, Refusal, SimPlatform};
 use crate::policy::{CallId, FairGate, Gate, GateEvent, LegacyGate, PolicyKind};
 use crate::rng::{Component, sim_rng};
 use crate::scenario::{LimitModel, PlatformSpec, SessionPlan, Workload};
-use crate::trace::{Trace, compact_units};
+use crate::trace::Trace;
 
 /// How to run.
 #[derive(Clone, Copy, Debug)]
@@ -553,7 +553,7 @@ impl Engine<'_> {
                     "t={now} session={} platform-429 reason={reason} retry_after={}s cost={} platform={}",
                     self.workload.sessions[c.session as usize].key,
                     retry_after.as_secs(),
-                    compact_units(cost),
+                    cost.compact(),
                     PlatformId::ALL[p],
                 );
                 self.trace.push(line);

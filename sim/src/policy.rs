@@ -30,7 +30,7 @@ use besluitbron_core::{
 use rand::RngExt;
 
 use crate::rng::SimRng;
-use crate::trace::{Trace, compact_units};
+use crate::trace::Trace;
 
 /// A call's index in the engine's call table.
 pub type CallId = u32;
@@ -102,7 +102,7 @@ impl Gate {
             Gate::Open(p) => {
                 trace.push(format!(
                     "t={now} session={session} admit cost={} via=unlimited waited=0.000s platform={p}",
-                    compact_units(cost)
+                    cost.compact()
                 ));
                 out.push(GateEvent::Admitted {
                     call,
@@ -371,7 +371,7 @@ impl LegacyGate {
         trace.push(format!(
             "t={now} session={} admit cost={} tokens={} via={} waited={} platform={}",
             s.session,
-            compact_units(s.cost),
+            s.cost.compact(),
             self.tokens(now),
             if counted { "legacy" } else { "legacy-uncounted" },
             Instant::ZERO + now.saturating_since(s.submitted_at),

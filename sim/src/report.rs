@@ -16,7 +16,6 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use crate::engine::{CallState, RunOutcome};
-use crate::trace::compact_units;
 
 /// Sessions shown one by one in the human table; beyond this, an aggregate row and the
 /// sessions that waited longest.
@@ -148,7 +147,7 @@ impl Acc {
 
 fn limit_text(l: Option<LimitConfig>) -> String {
     match l {
-        Some(l) => format!("{}/{}s", compact_units(l.capacity), trim_secs(l.window)),
+        Some(l) => format!("{}/{}s", l.capacity.compact(), trim_secs(l.window)),
         None => "none".to_owned(),
     }
 }

@@ -11,8 +11,6 @@
 
 use std::collections::VecDeque;
 
-use besluitbron_core::Units;
-
 /// Lines kept for the context of a failure report.
 pub const RECENT_LINES: usize = 24;
 
@@ -83,11 +81,4 @@ impl Trace {
     pub fn into_lines(self) -> Vec<String> {
         self.kept
     }
-}
-
-/// A unit amount without trailing zeros: `1`, `0.125`, `1.3` (the core trace's format).
-pub fn compact_units(u: Units) -> String {
-    let text = u.to_string();
-    let text = text.trim_end_matches('0');
-    text.trim_end_matches('.').to_owned()
 }

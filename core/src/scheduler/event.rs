@@ -46,13 +46,6 @@ pub enum SchedulerEvent {
     },
 }
 
-/// Formats a unit amount without trailing zeros: `1`, `0.125`, `1.3`.
-pub fn compact_units(u: Units) -> String {
-    let text = u.to_string();
-    let text = text.trim_end_matches('0');
-    text.trim_end_matches('.').to_owned()
-}
-
 impl fmt::Display for SchedulerEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -61,7 +54,7 @@ impl fmt::Display for SchedulerEvent {
                 "t={} session={} admit cost={} tokens={} via={} waited={}",
                 a.admitted_at,
                 a.session,
-                compact_units(a.cost),
+                a.cost.compact(),
                 a.tokens_after,
                 a.rule.as_str(),
                 Instant::ZERO + a.waited(),
@@ -75,7 +68,7 @@ impl fmt::Display for SchedulerEvent {
                 write!(
                     f,
                     "t={at} session={session} queue cost={} ticket={ticket}",
-                    compact_units(*cost)
+                    cost.compact()
                 )
             }
             SchedulerEvent::Refuse {
@@ -92,18 +85,5 @@ impl fmt::Display for SchedulerEvent {
             }
             SchedulerEvent::Cancel { at, ticket } => write!(f, "t={at} cancel ticket={ticket}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn compact_units_drops_trailing_zeros() {
-        assert_eq!(compact_units(Units::whole(1)), "1");
-        assert_eq!(compact_units(Units::from_milli(125)), "0.125");
-        assert_eq!(compact_units(Units::from_milli(1300)), "1.3");
-        assert_eq!(compact_units(Units::ZERO), "0");
     }
 }
