@@ -2,6 +2,8 @@
 //!
 //! - [`config`]: the TOML file and `BesluitBron__…` environment overrides.
 //! - [`gate`]: one task per rate-limited platform owns its fair scheduler.
+//! - [`identity`]: whose request it is (session, or client address grouped per /64).
 
 pub mod config;
 pub mod gate;
+pub mod identity;

@@ -1,0 +1,125 @@
+//! Who is asking: the key used for fairness at the platforms and for client limits.
+//!
+//! A request belongs to its MCP session when it carries an `Mcp-Session-Id`; otherwise
+//! (before `initialize`, or a stateless 2026-07-28 client) to its client address. An
+//! IPv6 client is grouped per /64, the block one subscriber usually holds, so rotating
+//! through its own addresses does not multiply its share. `X-Forwarded-For` is believed
+//! only when the direct peer is a configured proxy, and then the rightmost address that
+//! is not itself a trusted proxy is the client.
+//!
+//! What this module does not do: authenticate. The MCP addresses have no
+//! authentication; these keys only separate clients for fairness and limits.
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+
+use axum::http::HeaderMap;
+use besluitbron_core::SessionKey;
+
+/// The MCP session header.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The client address a request is counted under, as text (`192.0.2.7`,
+/// `2001:db8:1:2::/64`).
+pub fn client_address(peer: SocketAddr, headers: &HeaderMap, trusted_proxies: &[IpAddr]) -> String {
+    let mut ip = canonical(peer.ip());
+    if trusted_proxies.contains(&ip) {
+        let forwarded: Vec<IpAddr> = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .filter_map(|part| part.trim().parse::<IpAddr>().ok())
+            .map(canonical)
+            .collect();
+        if let Some(client) = forwarded.iter().rev().find(|a| !trusted_proxies.contains(a)) {
+            ip = *client;
+        }
+    }
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            let prefix = Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0);
+            format!("{prefix}/64")
+        }
+    }
+}
+
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// The MCP session id of a request, if it has a usable one.
+pub fn session_id(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| !s.is_empty() && s.len() <= 256)
+}
+
+/// The fairness key: the session when there is one, else the client address.
+pub fn fairness_key(session: Option<&str>, address: &str) -> SessionKey {
+    match session {
+        Some(id) => SessionKey::client(&format!("session:{id}")),
+        None => SessionKey::client(&format!("addr:{address}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(xff: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in xff {
+            h.append("x-forwarded-for", v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn ipv6_clients_are_grouped_per_64() {
+        let a: SocketAddr = "[2001:db8:1:2:aaaa::1]:5000".parse().unwrap();
+        let b: SocketAddr = "[2001:db8:1:2:bbbb::9]:6000".parse().unwrap();
+        assert_eq!(client_address(a, &HeaderMap::new(), &[]), "2001:db8:1:2::/64");
+        assert_eq!(
+            client_address(a, &HeaderMap::new(), &[]),
+            client_address(b, &HeaderMap::new(), &[])
+        );
+        let mapped: SocketAddr = "[::ffff:192.0.2.7]:1".parse().unwrap();
+        assert_eq!(client_address(mapped, &HeaderMap::new(), &[]), "192.0.2.7");
+    }
+
+    #[test]
+    fn forwarded_for_is_believed_only_from_trusted_proxies() {
+        let proxy: IpAddr = "10.0.0.5".parse().unwrap();
+        let via_proxy = SocketAddr::new(proxy, 443);
+        let direct: SocketAddr = "198.51.100.3:443".parse().unwrap();
+        let h = headers(&["203.0.113.9, 10.0.0.5"]);
+        assert_eq!(client_address(via_proxy, &h, &[proxy]), "203.0.113.9");
+        assert_eq!(
+            client_address(direct, &h, &[proxy]),
+            "198.51.100.3",
+            "an untrusted peer cannot claim another address"
+        );
+        // A spoofed leftmost entry does not help: the rightmost untrusted one counts.
+        let spoofed = headers(&["1.2.3.4", "203.0.113.9"]);
+        assert_eq!(client_address(via_proxy, &spoofed, &[proxy]), "203.0.113.9");
+    }
+
+    #[test]
+    fn the_session_wins_over_the_address() {
+        let mut h = HeaderMap::new();
+        assert_eq!(session_id(&h), None);
+        h.insert(SESSION_HEADER, "abc".parse().unwrap());
+        assert_eq!(session_id(&h), Some("abc"));
+        assert_eq!(
+            fairness_key(session_id(&h), "192.0.2.1"),
+            SessionKey::client("session:abc")
+        );
+        assert_eq!(fairness_key(None, "192.0.2.1"), SessionKey::client("addr:192.0.2.1"));
+    }
+}
