@@ -3,7 +3,9 @@
 //! - [`config`]: the TOML file and `BesluitBron__…` environment overrides.
 //! - [`gate`]: one task per rate-limited platform owns its fair scheduler.
 //! - [`identity`]: whose request it is (session, or client address grouped per /64).
+//! - [`metrics`]: the Prometheus registry behind `/metrics`.
 
 pub mod config;
 pub mod gate;
 pub mod identity;
+pub mod metrics;

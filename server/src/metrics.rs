@@ -1,0 +1,215 @@
+//! Prometheus metrics (`GET /metrics`, text format 0.0.4).
+//!
+//! Counters are incremented where things happen (a 429 per client-limit layer, a
+//! platform call and its outcome, a request and the kind of duplicate it was). Gauges
+//! of state owned elsewhere (queue lengths, buckets, buffer sizes) are refreshed just
+//! before each scrape by the caller through the `set_*` methods.
+//!
+//! Label values are bounded: platforms, tools, layers, outcomes and duplicate kinds are
+//! fixed sets. Clients are deliberately not a label (unbounded cardinality); the
+//! per-client duplicate rate is watched by the dedup monitor, which logs a warning.
+
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// `{layer}` of a client-limit refusal.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LayerLabel {
+    /// `process`, `connector` or `session`.
+    pub layer: &'static str,
+}
+
+/// `{platform}`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct PlatformLabel {
+    /// The platform id.
+    pub platform: &'static str,
+}
+
+/// `{platform, outcome}` of an upstream call.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CallLabels {
+    /// The platform id.
+    pub platform: &'static str,
+    /// `ok`, `rate_limited`, `timeout`, `unreachable`, `bad_request`, `not_found`,
+    /// `upstream_error` or `garbage`.
+    pub outcome: &'static str,
+}
+
+/// `{platform, tool, kind}` of a tool request.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The platform id.
+    pub platform: &'static str,
+    /// The tool name.
+    pub tool: &'static str,
+    /// `fresh`, `coalesced`, `cache_hit` or `replay`.
+    pub kind: &'static str,
+}
+
+/// `{platform, class, event}` of the buffer.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BufferLabels {
+    /// The platform id.
+    pub platform: &'static str,
+    /// `reference`, `search` or `document`.
+    pub class: &'static str,
+    /// `hit`, `miss`, `expired`, `version_discard`, `eviction`, `stale_served`.
+    pub event: &'static str,
+}
+
+/// Every metric BesluitBron exports.
+pub struct Metrics {
+    registry: Registry,
+    /// Requests refused by a client limit.
+    pub throttled: Family<LayerLabel, Counter>,
+    /// Upstream calls by outcome.
+    pub platform_calls: Family<CallLabels, Counter>,
+    /// Time admitted calls waited in a platform queue.
+    pub platform_wait: Family<PlatformLabel, Histogram>,
+    /// Calls waiting in a platform queue (refreshed at scrape).
+    pub queue_length: Family<PlatformLabel, Gauge>,
+    /// Sessions waiting at a platform (refreshed at scrape).
+    pub waiting_sessions: Family<PlatformLabel, Gauge>,
+    /// Units left in the local bucket (refreshed at scrape).
+    pub bucket_units: Family<PlatformLabel, Gauge<f64, AtomicU64>>,
+    /// Tool requests by the kind of duplicate they were.
+    pub requests: Family<RequestLabels, Counter>,
+    /// Buffer events (refreshed at scrape from the stores' counters).
+    pub buffer_events: Family<BufferLabels, Gauge>,
+    /// Bytes held by each platform's buffer (refreshed at scrape).
+    pub buffer_bytes: Family<PlatformLabel, Gauge>,
+    /// Duplicate-rate warnings logged.
+    pub duplicate_spikes: Counter,
+    /// Open MCP sessions (refreshed at scrape).
+    pub sessions_open: Gauge,
+}
+
+impl Metrics {
+    /// A registry with every metric registered.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("besluitbron");
+        let m = Metrics {
+            throttled: Family::default(),
+            platform_calls: Family::default(),
+            platform_wait: Family::new_with_constructor(|| {
+                Histogram::new([0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0])
+            }),
+            queue_length: Family::default(),
+            waiting_sessions: Family::default(),
+            bucket_units: Family::default(),
+            requests: Family::default(),
+            buffer_events: Family::default(),
+            buffer_bytes: Family::default(),
+            duplicate_spikes: Counter::default(),
+            sessions_open: Gauge::default(),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "client_throttled",
+            "Requests refused by a client limit (HTTP 429)",
+            m.throttled.clone(),
+        );
+        registry.register(
+            "platform_calls",
+            "Calls to a platform by outcome",
+            m.platform_calls.clone(),
+        );
+        registry.register(
+            "platform_wait_seconds",
+            "Time calls waited in a platform queue",
+            m.platform_wait.clone(),
+        );
+        registry.register(
+            "platform_queue_length",
+            "Calls waiting in a platform queue",
+            m.queue_length.clone(),
+        );
+        registry.register(
+            "platform_waiting_sessions",
+            "Sessions waiting at a platform",
+            m.waiting_sessions.clone(),
+        );
+        registry.register(
+            "platform_bucket_units",
+            "Units left in the local bucket",
+            m.bucket_units.clone(),
+        );
+        registry.register(
+            "requests",
+            "Tool requests by the kind of duplicate they were",
+            m.requests.clone(),
+        );
+        registry.register(
+            "buffer_events",
+            "Buffer events since start, per platform and class",
+            m.buffer_events.clone(),
+        );
+        registry.register(
+            "buffer_bytes",
+            "Bytes held by a platform's buffer",
+            m.buffer_bytes.clone(),
+        );
+        registry.register(
+            "duplicate_spikes",
+            "Duplicate-rate warnings logged",
+            m.duplicate_spikes.clone(),
+        );
+        registry.register("sessions_open", "Open MCP sessions", m.sessions_open.clone());
+        Metrics { registry, ..m }
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry).expect("encode to a String");
+        out
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+/// The `Content-Type` of [`Metrics::render`].
+pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rendering_shows_counters_with_their_labels() {
+        let m = Metrics::new();
+        m.throttled.get_or_create(&LayerLabel { layer: "session" }).inc();
+        m.requests
+            .get_or_create(&RequestLabels {
+                platform: "obv",
+                tool: "obv_search",
+                kind: "coalesced",
+            })
+            .inc_by(3);
+        m.platform_wait
+            .get_or_create(&PlatformLabel { platform: "obv" })
+            .observe(0.7);
+        let text = m.render();
+        assert!(
+            text.contains("besluitbron_client_throttled_total{layer=\"session\"} 1"),
+            "{text}"
+        );
+        assert!(text.contains("besluitbron_requests_total{platform=\"obv\",tool=\"obv_search\",kind=\"coalesced\"} 3"));
+        assert!(
+            text.contains("besluitbron_platform_wait_seconds_bucket{platform=\"obv\",le=\"1\"} 1"),
+            "{text}"
+        );
+    }
+}
