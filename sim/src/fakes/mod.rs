@@ -279,6 +279,8 @@ pub(crate) fn spawn_router(
 /// Tweede Kamer at `http://ADDR/tk/OData/v4/2.0`, with default configurations.
 ///
 /// Returns the handles (in the order obv, tk); the servers run until the runtime ends.
+/// Both share the one listener task, so [`FakeHandle::stop`] on either stops both;
+/// their configurations and counters are separate.
 pub async fn serve_all_on(listener: TcpListener) -> std::io::Result<Vec<FakeHandle>> {
     let addr = listener.local_addr()?;
     let obv_shared = Arc::new(FakeShared::new(FakeConfig::default()));
