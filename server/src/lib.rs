@@ -4,8 +4,10 @@
 //! - [`gate`]: one task per rate-limited platform owns its fair scheduler.
 //! - [`identity`]: whose request it is (session, or client address grouped per /64).
 //! - [`metrics`]: the Prometheus registry behind `/metrics`.
+//! - [`platforms`]: HTTP clients for the public platforms.
 
 pub mod config;
 pub mod gate;
 pub mod identity;
 pub mod metrics;
+pub mod platforms;

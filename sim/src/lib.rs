@@ -13,6 +13,8 @@
 //! - [`check`]: invariants asserted after every event.
 //! - [`report`], [`plot`], [`trace`]: what a run prints.
 //! - [`rng`]: one root seed, a sub-seed per component.
+//! - [`fakes`]: fake OpenBesluitvorming and Tweede Kamer servers on loopback, for the
+//!   server's tests and `besluitbron-sim fakes`.
 //!
 //! **Architecture invariant.** A seed and a scenario reproduce a run exactly: nothing
 //! reads the wall clock or an unseeded RNG, hash maps are never iterated for output, and
@@ -22,6 +24,7 @@
 
 pub mod check;
 pub mod engine;
+pub mod fakes;
 pub mod platform;
 pub mod plot;
 pub mod policy;

@@ -1,0 +1,640 @@
+//! Tweede Kamer OData v4 client (PLATFORMS.md §3): documents and cases found by words
+//! in their title or subject, one document with its links, and the factions and
+//! committees reference lists.
+//!
+//! Invariants:
+//! - Searches never set `$top`: the platform drops `@odata.nextLink` when `$top` is
+//!   present (its "wontfix"), so paging follows the nextLink it sends. A search returns
+//!   one page of at most 250 rows plus an opaque [`Continuation`].
+//! - A continuation is followed only when it lies on the configured base URL (same
+//!   scheme, host, port and entity-set path); anything else is
+//!   [`PlatformError::ForeignLink`] before a request is made. Links the platform sends
+//!   are checked the same way when they arrive.
+//! - Text put into a filter is quoted as an OData string literal (a `'` is doubled), so
+//!   a search word can never change the filter's structure.
+//! - Deleted records (`Verwijderd`) are left out unless asked for.
+//! - Reference lists are followed to the end, but over at most [`MAX_REFERENCE_PAGES`] pages.
+//!
+//! What this module does not do: `$expand` relations (votes, actors, versions), the
+//! SyncFeed, download files (it returns their URL), or impose a limit — the platform
+//! publishes none; the scheduler may still pace calls.
+
+use reqwest::{StatusCode, Url};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+
+use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp};
+use besluitbron_core::PlatformId;
+
+/// Errors of the Tweede Kamer client (the shared platform error type).
+pub type TkError = PlatformError;
+
+const PLATFORM: PlatformId = PlatformId::Tk;
+
+/// Words a search may combine (each adds a clause to the filter).
+pub const MAX_WORDS: usize = 10;
+/// Pages a reference list is followed over before giving up.
+pub const MAX_REFERENCE_PAGES: usize = 20;
+
+/// Quotes `text` as an OData string literal: `'` becomes `''`, and the whole is put in quotes.
+pub fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// A search for documents or cases.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TkSearch {
+    /// Every word must occur in the title or in the subject (case as the platform compares).
+    pub words: Vec<String>,
+    /// Only this kind (`Soort`), e.g. `Motie`.
+    pub soort: Option<String>,
+    /// First day, `YYYY-MM-DD` (on `Datum` for documents, `GestartOp` for cases).
+    pub date_from: Option<String>,
+    /// Last day, inclusive, `YYYY-MM-DD`.
+    pub date_to: Option<String>,
+    /// Also return records the platform marks deleted.
+    pub include_deleted: bool,
+    /// Ask for the total number of matches (`$count=true`).
+    pub count: bool,
+}
+
+impl TkSearch {
+    /// A search for records containing all `words`.
+    pub fn words<I: IntoIterator<Item = S>, S: Into<String>>(words: I) -> TkSearch {
+        TkSearch {
+            words: words.into_iter().map(Into::into).collect(),
+            ..TkSearch::default()
+        }
+    }
+
+    /// The `$filter` for this search, with `date_field` for the date range; `None` when
+    /// nothing is filtered.
+    pub fn filter(&self, date_field: &str) -> Result<Option<String>, TkError> {
+        let bad = |code: &str, message: String| PlatformError::BadRequest {
+            platform: PLATFORM,
+            code: code.to_owned(),
+            message,
+        };
+        let words: Vec<&str> = self.words.iter().map(|w| w.trim()).filter(|w| !w.is_empty()).collect();
+        if words.len() > MAX_WORDS {
+            return Err(bad(
+                "too_many_words",
+                format!("{} words; use at most {MAX_WORDS}", words.len()),
+            ));
+        }
+        let mut clauses: Vec<String> = words
+            .iter()
+            .map(|w| {
+                let lit = quote_literal(w);
+                format!("(contains(Titel,{lit}) or contains(Onderwerp,{lit}))")
+            })
+            .collect();
+        if let Some(soort) = self.soort.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            clauses.push(format!("Soort eq {}", quote_literal(soort)));
+        }
+        for (date, op) in [(&self.date_from, "ge"), (&self.date_to, "le")] {
+            if let Some(date) = date {
+                if !http::is_iso_date(date) {
+                    return Err(bad(
+                        "invalid_date",
+                        format!("`{date}` is not a date written YYYY-MM-DD"),
+                    ));
+                }
+                clauses.push(format!("{date_field} {op} {date}"));
+            }
+        }
+        if !self.include_deleted {
+            clauses.push("Verwijderd eq false".to_owned());
+        }
+        Ok((!clauses.is_empty()).then(|| clauses.join(" and ")))
+    }
+}
+
+/// Where the next page of a search is: the platform's `@odata.nextLink`, kept opaque.
+///
+/// Safe to hand to an assistant and take back: it is checked against the base URL
+/// before it is followed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Continuation(String);
+
+impl Continuation {
+    /// A continuation from its text (as given out by [`Continuation::as_str`]).
+    pub fn from_token(token: impl Into<String>) -> Continuation {
+        Continuation(token.into())
+    }
+
+    /// The token's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// One page of records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TkPage<T> {
+    /// The records (at most 250).
+    pub items: Vec<T>,
+    /// Total matches, when asked for with [`TkSearch::count`].
+    pub count: Option<u64>,
+    /// The next page, if any.
+    pub next: Option<Continuation>,
+}
+
+/// Reads a string, a number or `null` as optional text.
+fn lenient_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => Some(s),
+        serde_json::Value::Null => None,
+        other => Some(other.to_string()),
+    })
+}
+
+/// Reads `null` as false.
+fn null_false<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Option::<bool>::deserialize(d)?.unwrap_or(false))
+}
+
+/// A parliamentary document (`Document`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Document {
+    /// GUID.
+    pub id: String,
+    /// Kind, e.g. `Motie`, `Brief regering`.
+    #[serde(deserialize_with = "lenient_text")]
+    pub soort: Option<String>,
+    /// Number, e.g. `2024D39058`.
+    #[serde(deserialize_with = "lenient_text")]
+    pub document_nummer: Option<String>,
+    /// Title (usually the dossier's).
+    #[serde(deserialize_with = "lenient_text")]
+    pub titel: Option<String>,
+    /// Subject.
+    #[serde(deserialize_with = "lenient_text")]
+    pub onderwerp: Option<String>,
+    /// Date (ISO date-time with offset).
+    #[serde(deserialize_with = "lenient_text")]
+    pub datum: Option<String>,
+    /// Parliamentary year, e.g. `2024-2025`.
+    #[serde(deserialize_with = "lenient_text")]
+    pub vergaderjaar: Option<String>,
+    /// The chamber.
+    #[serde(deserialize_with = "lenient_text")]
+    pub kamer: Option<String>,
+    /// Sequence number within its dossier.
+    pub volgnummer: Option<i64>,
+    /// Last change.
+    #[serde(deserialize_with = "lenient_text")]
+    pub gewijzigd_op: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "null_false")]
+    pub verwijderd: bool,
+}
+
+/// A case (`Zaak`): a motion, bill, set of questions, ...
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Zaak {
+    /// GUID.
+    pub id: String,
+    /// Number, e.g. `2025Z18657`.
+    #[serde(deserialize_with = "lenient_text")]
+    pub nummer: Option<String>,
+    /// Kind, e.g. `Motie`.
+    #[serde(deserialize_with = "lenient_text")]
+    pub soort: Option<String>,
+    /// Title.
+    #[serde(deserialize_with = "lenient_text")]
+    pub titel: Option<String>,
+    /// Subject.
+    #[serde(deserialize_with = "lenient_text")]
+    pub onderwerp: Option<String>,
+    /// Start (ISO date-time with offset).
+    #[serde(deserialize_with = "lenient_text")]
+    pub gestart_op: Option<String>,
+    /// Status.
+    #[serde(deserialize_with = "lenient_text")]
+    pub status: Option<String>,
+    /// Whether it is closed.
+    #[serde(deserialize_with = "null_false")]
+    pub afgedaan: bool,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "null_false")]
+    pub verwijderd: bool,
+}
+
+/// A parliamentary group (`Fractie`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Fractie {
+    /// GUID.
+    pub id: String,
+    /// Abbreviation, e.g. `VVD`.
+    #[serde(deserialize_with = "lenient_text")]
+    pub afkorting: Option<String>,
+    /// Dutch name.
+    #[serde(rename = "NaamNL", deserialize_with = "lenient_text")]
+    pub naam_nl: Option<String>,
+    /// English name.
+    #[serde(rename = "NaamEN", deserialize_with = "lenient_text")]
+    pub naam_en: Option<String>,
+    /// Seats.
+    pub aantal_zetels: Option<i64>,
+    /// Active since.
+    #[serde(deserialize_with = "lenient_text")]
+    pub datum_actief: Option<String>,
+    /// Inactive since (`None` while active).
+    #[serde(deserialize_with = "lenient_text")]
+    pub datum_inactief: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "null_false")]
+    pub verwijderd: bool,
+}
+
+/// A committee (`Commissie`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Commissie {
+    /// GUID.
+    pub id: String,
+    /// Name.
+    #[serde(deserialize_with = "lenient_text")]
+    pub naam: Option<String>,
+    /// Abbreviation.
+    #[serde(deserialize_with = "lenient_text")]
+    pub afkorting: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "null_false")]
+    pub verwijderd: bool,
+}
+
+/// Where a document lives on the platform.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DocumentLinks {
+    /// The record: `{base}/Document({id})`.
+    pub record_url: String,
+    /// The file (PDF or DOC(X)): `{base}/Document({id})/resource`.
+    pub resource_url: String,
+}
+
+/// A document with its links.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TkDocument {
+    /// The record.
+    pub document: Document,
+    /// Its addresses.
+    pub links: DocumentLinks,
+}
+
+/// An entity set this client reads.
+trait EntitySet: DeserializeOwned {
+    /// Its name in the URL.
+    const SET: &'static str;
+}
+
+/// An entity set searched by words and dates.
+trait Searchable: EntitySet {
+    /// The field a date range applies to (and results are ordered by, newest first).
+    const DATE_FIELD: &'static str;
+}
+
+impl EntitySet for Document {
+    const SET: &'static str = "Document";
+}
+
+impl Searchable for Document {
+    const DATE_FIELD: &'static str = "Datum";
+}
+
+impl EntitySet for Zaak {
+    const SET: &'static str = "Zaak";
+}
+
+impl Searchable for Zaak {
+    const DATE_FIELD: &'static str = "GestartOp";
+}
+
+impl EntitySet for Fractie {
+    const SET: &'static str = "Fractie";
+}
+
+impl EntitySet for Commissie {
+    const SET: &'static str = "Commissie";
+}
+
+#[derive(Deserialize)]
+struct ODataPage<T> {
+    value: Vec<T>,
+    #[serde(rename = "@odata.count", default)]
+    count: Option<u64>,
+    #[serde(rename = "@odata.nextLink", default)]
+    next_link: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ODataErrorBody {
+    error: ODataError,
+}
+
+#[derive(Deserialize)]
+struct ODataError {
+    #[serde(default)]
+    code: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+/// True for a bare GUID (`8-4-4-4-12` hexadecimal digits).
+pub fn is_guid(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| {
+            if [8, 13, 18, 23].contains(&i) {
+                *c == b'-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        })
+}
+
+/// The Tweede Kamer OData client.
+#[derive(Debug)]
+pub struct TkClient {
+    http: PlatformHttp,
+    base: Url,
+}
+
+impl TkClient {
+    /// A client for the OData root at `base_url` (e.g.
+    /// `https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0`).
+    pub fn new(base_url: &str, config: &HttpConfig) -> Result<TkClient, TkError> {
+        Ok(TkClient {
+            http: PlatformHttp::new(PLATFORM, config, "application/json")?,
+            base: http::parse_base_url(PLATFORM, base_url)?,
+        })
+    }
+
+    /// The first page of documents matching `search`, newest first.
+    pub async fn search_documents(&self, search: &TkSearch) -> Result<TkPage<Document>, TkError> {
+        self.search::<Document>(search).await
+    }
+
+    /// The page of documents a continuation from [`TkClient::search_documents`] points at.
+    pub async fn next_documents(&self, next: &Continuation) -> Result<TkPage<Document>, TkError> {
+        let url = self.check_link(Document::SET, next.as_str())?;
+        self.page(url).await
+    }
+
+    /// The first page of cases matching `search`, most recently started first.
+    pub async fn search_cases(&self, search: &TkSearch) -> Result<TkPage<Zaak>, TkError> {
+        self.search::<Zaak>(search).await
+    }
+
+    /// The page of cases a continuation from [`TkClient::search_cases`] points at.
+    pub async fn next_cases(&self, next: &Continuation) -> Result<TkPage<Zaak>, TkError> {
+        let url = self.check_link(Zaak::SET, next.as_str())?;
+        self.page(url).await
+    }
+
+    /// One document by its GUID, with its record and file addresses.
+    pub async fn document(&self, id: &str) -> Result<TkDocument, TkError> {
+        let links = self.document_links(id)?;
+        let url = Url::parse(&links.record_url).map_err(|e| PlatformError::Config {
+            platform: PLATFORM,
+            detail: format!("cannot form a record URL: {e}"),
+        })?;
+        let fetched = self.http.get(url).await?;
+        let document = self.decode::<Document>(&fetched, &format!("document {id}"))?;
+        Ok(TkDocument { document, links })
+    }
+
+    /// The addresses of a document, without asking the platform.
+    pub fn document_links(&self, id: &str) -> Result<DocumentLinks, TkError> {
+        if !is_guid(id) {
+            return Err(PlatformError::BadRequest {
+                platform: PLATFORM,
+                code: "invalid_guid".to_owned(),
+                message: format!("`{id}` is not a document id (a GUID such as 7a9b77f1-…)"),
+            });
+        }
+        let record = http::join(PLATFORM, &self.base, &format!("Document({id})"))?;
+        Ok(DocumentLinks {
+            resource_url: format!("{record}/resource"),
+            record_url: record.into(),
+        })
+    }
+
+    /// All current factions (not deleted), following every page (bounded).
+    pub async fn factions(&self) -> Result<Vec<Fractie>, TkError> {
+        self.reference_list().await
+    }
+
+    /// All current committees (not deleted), following every page (bounded).
+    pub async fn committees(&self) -> Result<Vec<Commissie>, TkError> {
+        self.reference_list().await
+    }
+
+    async fn search<T: Searchable>(&self, search: &TkSearch) -> Result<TkPage<T>, TkError> {
+        let filter = search.filter(T::DATE_FIELD)?;
+        let mut url = http::join(PLATFORM, &self.base, T::SET)?;
+        {
+            let mut q = url.query_pairs_mut();
+            if let Some(filter) = &filter {
+                q.append_pair("$filter", filter);
+            }
+            q.append_pair("$orderby", &format!("{} desc", T::DATE_FIELD));
+            if search.count {
+                q.append_pair("$count", "true");
+            }
+        }
+        self.page(url).await
+    }
+
+    async fn reference_list<T: EntitySet>(&self) -> Result<Vec<T>, TkError> {
+        let mut url = http::join(PLATFORM, &self.base, T::SET)?;
+        url.query_pairs_mut().append_pair("$filter", "Verwijderd eq false");
+        let mut items = Vec::new();
+        for _ in 0..MAX_REFERENCE_PAGES {
+            let page: TkPage<T> = self.page(url).await?;
+            items.extend(page.items);
+            match page.next {
+                None => return Ok(items),
+                // Checked in `page` already; parsed again only to get a Url.
+                Some(next) => url = self.check_link(T::SET, next.as_str())?,
+            }
+        }
+        Err(PlatformError::TooManyPages {
+            platform: PLATFORM,
+            pages: MAX_REFERENCE_PAGES,
+        })
+    }
+
+    /// Fetches one page and checks the nextLink it carries.
+    async fn page<T: EntitySet>(&self, url: Url) -> Result<TkPage<T>, TkError> {
+        let fetched = self.http.get(url).await?;
+        let page: ODataPage<T> = self.decode(&fetched, T::SET)?;
+        let next = match page.next_link {
+            None => None,
+            Some(link) => {
+                self.check_link(T::SET, &link)?;
+                Some(Continuation(link))
+            }
+        };
+        Ok(TkPage {
+            items: page.value,
+            count: page.count,
+            next,
+        })
+    }
+
+    fn decode<T: DeserializeOwned>(&self, fetched: &Fetched, what: &str) -> Result<T, TkError> {
+        match fetched.status {
+            s if s.is_success() => http::decode_json(PLATFORM, fetched),
+            StatusCode::BAD_REQUEST => {
+                let body: Option<ODataErrorBody> = serde_json::from_slice(&fetched.body).ok();
+                let (code, message) = body.map_or((None, None), |b| (b.error.code, b.error.message));
+                Err(PlatformError::BadRequest {
+                    platform: PLATFORM,
+                    code: code
+                        .filter(|c| !c.is_empty())
+                        .unwrap_or_else(|| "invalid_query".to_owned()),
+                    message: message.unwrap_or_else(|| "the platform gave no reason".to_owned()),
+                })
+            }
+            StatusCode::NOT_FOUND => Err(PlatformError::NotFound {
+                platform: PLATFORM,
+                what: what.to_owned(),
+            }),
+            s => Err(PlatformError::Upstream {
+                platform: PLATFORM,
+                status: s.as_u16(),
+            }),
+        }
+    }
+
+    /// Accepts `link` only on the base URL's scheme, host and port, at the path of `set`.
+    fn check_link(&self, set: &str, link: &str) -> Result<Url, TkError> {
+        let refuse = |detail: String| PlatformError::ForeignLink {
+            platform: PLATFORM,
+            detail,
+        };
+        let url = Url::parse(link).map_err(|e| refuse(format!("not a URL: {e}")))?;
+        let base = &self.base;
+        if url.scheme() != base.scheme()
+            || url.host_str() != base.host_str()
+            || url.port_or_known_default() != base.port_or_known_default()
+        {
+            return Err(refuse(format!(
+                "`{}` is not on {}",
+                url.origin().ascii_serialization(),
+                base.origin().ascii_serialization()
+            )));
+        }
+        if !url.username().is_empty() || url.password().is_some() || url.fragment().is_some() {
+            return Err(refuse("the link carries credentials or a fragment".to_owned()));
+        }
+        let want = format!("{}/{set}", base.path().trim_end_matches('/'));
+        if url.path() != want {
+            return Err(refuse(format!("path `{}` is not `{want}`", url.path())));
+        }
+        Ok(url)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client() -> TkClient {
+        TkClient::new("http://127.0.0.1:9/OData/v4/2.0", &HttpConfig::default()).unwrap()
+    }
+
+    #[test]
+    fn filters_and_each_word_over_title_or_subject_and_escape_quotes() {
+        let search = TkSearch {
+            soort: Some("Motie".into()),
+            date_from: Some("2024-01-01".into()),
+            date_to: Some("2024-12-31".into()),
+            ..TkSearch::words(["stikstof", "'s-Hertogenbosch"])
+        };
+        assert_eq!(
+            search.filter("Datum").unwrap().unwrap(),
+            "(contains(Titel,'stikstof') or contains(Onderwerp,'stikstof')) and \
+             (contains(Titel,'''s-Hertogenbosch') or contains(Onderwerp,'''s-Hertogenbosch')) and \
+             Soort eq 'Motie' and Datum ge 2024-01-01 and Datum le 2024-12-31 and Verwijderd eq false"
+        );
+        let all = TkSearch {
+            include_deleted: true,
+            ..TkSearch::default()
+        };
+        assert_eq!(all.filter("Datum").unwrap(), None);
+    }
+
+    #[test]
+    fn bad_dates_and_too_many_words_are_refused_before_sending() {
+        let bad_date = TkSearch {
+            date_from: Some("2024-13-01".into()),
+            ..TkSearch::default()
+        };
+        assert!(
+            matches!(bad_date.filter("Datum"), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_date")
+        );
+        let many = TkSearch::words((0..11).map(|i| format!("w{i}")));
+        assert!(
+            matches!(many.filter("Datum"), Err(PlatformError::BadRequest { code, .. }) if code == "too_many_words")
+        );
+    }
+
+    #[test]
+    fn continuations_must_stay_on_the_base_url_and_entity_set() {
+        let c = client();
+        assert!(
+            c.check_link("Document", "http://127.0.0.1:9/OData/v4/2.0/Document?$skip=250")
+                .is_ok()
+        );
+        for foreign in [
+            "http://example.org/OData/v4/2.0/Document?$skip=250",
+            "https://127.0.0.1:9/OData/v4/2.0/Document",
+            "http://127.0.0.1:10/OData/v4/2.0/Document",
+            "http://127.0.0.1:9/OData/v4/2.0/Zaak",
+            "http://127.0.0.1:9/elsewhere/Document",
+            "http://user:pw@127.0.0.1:9/OData/v4/2.0/Document",
+            "not a url",
+        ] {
+            assert!(
+                matches!(
+                    c.check_link("Document", foreign),
+                    Err(PlatformError::ForeignLink { .. })
+                ),
+                "{foreign} must be refused"
+            );
+        }
+    }
+
+    #[test]
+    fn document_links_need_a_guid() {
+        let c = client();
+        let links = c.document_links("7a9b77f1-0000-4000-8000-000000000001").unwrap();
+        assert_eq!(
+            links.resource_url,
+            "http://127.0.0.1:9/OData/v4/2.0/Document(7a9b77f1-0000-4000-8000-000000000001)/resource"
+        );
+        assert!(
+            matches!(c.document_links("2024D39058"), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_guid")
+        );
+    }
+
+    #[test]
+    fn models_read_nulls_and_numbers_leniently() {
+        let f: Fractie = serde_json::from_str(
+            r#"{"Id":"x","NaamNL":"Volt","AantalZetels":2,"DatumInactief":null,"Verwijderd":null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (f.naam_nl.as_deref(), f.aantal_zetels, f.verwijderd),
+            (Some("Volt"), Some(2), false)
+        );
+        let d: Document = serde_json::from_str(r#"{"Id":"y","Kamer":2,"Nieuw":"veld"}"#).unwrap();
+        assert_eq!(d.kamer.as_deref(), Some("2"));
+    }
+}

@@ -1,0 +1,248 @@
+//! Fake Tweede Kamer OData v4 API (PLATFORMS.md §3): the entity sets `Document`,
+//! `Zaak`, `Fractie` and `Commissie` under `/OData/v4/2.0/`, single records
+//! `/{Set}({guid})` and document files `/Document({guid})/resource`.
+//!
+//! Invariants:
+//! - At most [`PAGE_ROWS`] rows per response. Without `$top`, a response that leaves
+//!   rows out carries an absolute `@odata.nextLink` (same options, `$skip` advanced).
+//!   With `$top`, there is never a nextLink, even when rows remain — the platform's
+//!   documented "wontfix" behaviour.
+//! - A `$filter` or `$orderby` the engine cannot parse or type-check, or an unknown
+//!   `$` option, gives 400 with the OData error body `{"error":{"code","message"}}`.
+//! - Rows without `$orderby` come in generation order; with it, ties keep that order,
+//!   so paging is stable.
+//! - No rate limit and no rate-limit headers (none are published).
+//!
+//! What this fake does not do: `$select`, `$expand`, `$count` as a path segment, the
+//! SyncFeed, or any entity set beyond the four.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{Response, StatusCode};
+use axum::middleware::{self, Next};
+use axum::routing::get;
+use besluitbron_core::PlatformId;
+use serde_json::{Map, Value, json};
+use tokio::net::TcpListener;
+
+pub use super::tk_corpus::{DOCUMENT_COUNT, HISTORICAL_COMMISSIE_COUNT, TkCorpus, ZAAK_COUNT};
+use super::{FakeConfig, FakeHandle, FakeShared, encode_component, odata, raw_response, spawn_router};
+
+/// The path the OData service lives under.
+pub const ODATA_PREFIX: &str = "/OData/v4/2.0";
+/// Rows per response at most.
+pub const PAGE_ROWS: usize = 250;
+
+/// The Tweede Kamer fake's data, generated once per process.
+pub fn tk_corpus() -> &'static TkCorpus {
+    static CORPUS: OnceLock<TkCorpus> = OnceLock::new();
+    CORPUS.get_or_init(TkCorpus::generate)
+}
+
+/// Serves the Tweede Kamer fake on `listener`; the base URL is `http://ADDR/OData/v4/2.0`.
+pub async fn serve_tk(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
+    let base_url = format!("http://{}{ODATA_PREFIX}", listener.local_addr()?);
+    let shared = Arc::new(FakeShared::new(config));
+    let router = router(shared.clone(), base_url.clone());
+    spawn_router(PlatformId::Tk, listener, base_url, shared, router)
+}
+
+struct TkState {
+    shared: Arc<FakeShared>,
+    /// Absolute URL of the OData root, used in `@odata.nextLink` and `@odata.context`.
+    base_url: String,
+}
+
+/// The Tweede Kamer routes, to be served at the root or nested under a prefix.
+pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
+    let state = Arc::new(TkState { shared, base_url });
+    Router::new()
+        .route(&format!("{ODATA_PREFIX}/{{segment}}"), get(collection_or_record))
+        .route(&format!("{ODATA_PREFIX}/{{segment}}/resource"), get(resource))
+        .fallback(|| async {
+            odata_error(
+                StatusCode::NOT_FOUND,
+                "No HTTP resource was found that matches the request URI.",
+            )
+        })
+        .layer(middleware::from_fn_with_state(state.clone(), faults))
+        .with_state(state)
+}
+
+async fn faults(State(state): State<Arc<TkState>>, request: Request, next: Next) -> Response<Body> {
+    state.shared.count_request();
+    let failure = r#"{"error":{"code":"","message":"An error has occurred."}}"#;
+    match state.shared.faults(failure).await {
+        Some(response) => response,
+        None => next.run(request).await,
+    }
+}
+
+/// An OData error body with its status.
+fn odata_error(status: StatusCode, message: &str) -> Response<Body> {
+    json_response(status, &json!({"error": {"code": "", "message": message}}))
+}
+
+fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    raw_response(status, "application/json; odata.metadata=minimal", value.to_string())
+}
+
+/// Splits `Document(guid)` into (`Document`, `Some(guid)`), or `Document` into (`Document`, `None`).
+fn split_segment(segment: &str) -> Option<(&str, Option<&str>)> {
+    match segment.split_once('(') {
+        None => Some((segment, None)),
+        Some((set, rest)) => rest.strip_suffix(')').map(|key| (set, Some(key))),
+    }
+}
+
+async fn collection_or_record(
+    State(state): State<Arc<TkState>>,
+    Path(segment): Path<String>,
+    Query(params): Query<Vec<(String, String)>>,
+) -> Response<Body> {
+    let not_found = || {
+        odata_error(
+            StatusCode::NOT_FOUND,
+            "No HTTP resource was found that matches the request URI.",
+        )
+    };
+    let Some((set, key)) = split_segment(&segment) else {
+        return not_found();
+    };
+    let Some((records, schema)) = tk_corpus().set(set) else {
+        return not_found();
+    };
+    match key {
+        Some(key) => single(&state, set, key),
+        None => collection(&state, set, records, schema, &params),
+    }
+}
+
+fn single(state: &TkState, set: &str, key: &str) -> Response<Body> {
+    let is_guid = key.len() == 36 && key.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
+    if !is_guid {
+        return odata_error(
+            StatusCode::BAD_REQUEST,
+            &format!("The key value '{key}' is not a valid Edm.Guid."),
+        );
+    }
+    match tk_corpus().record(set, key) {
+        Some(record) => {
+            let mut body = record.clone();
+            body.insert(
+                "@odata.context".into(),
+                format!("{}/$metadata#{set}/$entity", state.base_url).into(),
+            );
+            json_response(StatusCode::OK, &Value::Object(body))
+        }
+        None => odata_error(StatusCode::NOT_FOUND, &format!("No {set} with key {key}.")),
+    }
+}
+
+fn collection(
+    state: &TkState,
+    set: &str,
+    records: &[Map<String, Value>],
+    schema: odata::Schema,
+    params: &[(String, String)],
+) -> Response<Body> {
+    let bad = |message: String| odata_error(StatusCode::BAD_REQUEST, &message);
+    let mut filter = None;
+    let mut orderby = Vec::new();
+    let mut top = None;
+    let mut skip = 0usize;
+    let mut count = false;
+    for (name, value) in params {
+        match name.as_str() {
+            "$filter" => match odata::parse_filter(value, schema) {
+                Ok(expr) => filter = Some(expr),
+                Err(e) => return bad(format!("The query specified in the URI is not valid. {}", e.0)),
+            },
+            "$orderby" => match odata::parse_orderby(value, schema) {
+                Ok(keys) => orderby = keys,
+                Err(e) => return bad(format!("The query specified in the URI is not valid. {}", e.0)),
+            },
+            "$top" => match value.parse::<usize>() {
+                Ok(n) => top = Some(n),
+                Err(_) => return bad(format!("Invalid value '{value}' for $top query option.")),
+            },
+            "$skip" => match value.parse::<usize>() {
+                Ok(n) => skip = n,
+                Err(_) => return bad(format!("Invalid value '{value}' for $skip query option.")),
+            },
+            "$count" => match value.as_str() {
+                "true" => count = true,
+                "false" => count = false,
+                _ => return bad(format!("Invalid value '{value}' for $count query option.")),
+            },
+            other if other.starts_with('$') => {
+                return bad(format!("The query parameter '{other}' is not supported."));
+            }
+            _ => {}
+        }
+    }
+    let mut rows: Vec<&Map<String, Value>> = records
+        .iter()
+        .filter(|r| filter.as_ref().is_none_or(|f| f.matches(r)))
+        .collect();
+    if !orderby.is_empty() {
+        // A stable sort keeps generation order among equal keys.
+        rows.sort_by(|a, b| odata::compare(a, b, &orderby));
+    }
+    let total = rows.len();
+    let take = top.map_or(PAGE_ROWS, |t| t.min(PAGE_ROWS));
+    let page: Vec<Value> = rows
+        .iter()
+        .skip(skip)
+        .take(take)
+        .map(|r| Value::Object((*r).clone()))
+        .collect();
+    let mut body = Map::new();
+    body.insert(
+        "@odata.context".into(),
+        format!("{}/$metadata#{set}", state.base_url).into(),
+    );
+    if count {
+        body.insert("@odata.count".into(), total.into());
+    }
+    body.insert("value".into(), page.into());
+    if top.is_none() && skip.saturating_add(PAGE_ROWS) < total {
+        let mut query: Vec<String> = params
+            .iter()
+            .filter(|(k, _)| k != "$skip")
+            .map(|(k, v)| format!("{}={}", encode_component(k), encode_component(v)))
+            .collect();
+        query.push(format!("$skip={}", skip + PAGE_ROWS));
+        body.insert(
+            "@odata.nextLink".into(),
+            format!("{}/{set}?{}", state.base_url, query.join("&")).into(),
+        );
+    }
+    json_response(StatusCode::OK, &Value::Object(body))
+}
+
+async fn resource(Path(segment): Path<String>) -> Response<Body> {
+    match split_segment(&segment) {
+        Some(("Document", Some(key))) if tk_corpus().record("Document", key).is_some() => raw_response(
+            StatusCode::OK,
+            "application/pdf",
+            format!("%PDF-1.4\n% BesluitBron fake document {key}\n%%EOF\n"),
+        ),
+        _ => odata_error(StatusCode::NOT_FOUND, "No resource was found."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_split_into_set_and_key() {
+        assert_eq!(split_segment("Document"), Some(("Document", None)));
+        assert_eq!(split_segment("Document(abc)"), Some(("Document", Some("abc"))));
+        assert_eq!(split_segment("Document(abc"), None);
+    }
+}

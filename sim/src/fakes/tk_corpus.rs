@@ -1,0 +1,430 @@
+//! The Tweede Kamer fake's data: documents, cases (Zaak), factions and committees as
+//! OData records, generated from a fixed seed.
+//!
+//! Invariants: generation reads no clock and no ambient randomness; records keep their
+//! generation order (the order the fake answers in when no `$orderby` is given); every
+//! record has every field of its schema (possibly `null`); ids are unique GUIDs.
+//!
+//! What this module does not do: model relations between entity sets (`$expand`),
+//! document versions or publications.
+
+use serde_json::{Map, Value, json};
+
+use super::odata::{FieldType, Schema};
+use super::{civil_from_days, days_from_civil, mix64, pick};
+
+/// Fields of `Document`.
+pub const DOCUMENT_SCHEMA: Schema = &[
+    ("Id", FieldType::Guid),
+    ("Soort", FieldType::Str),
+    ("DocumentNummer", FieldType::Str),
+    ("Titel", FieldType::Str),
+    ("Onderwerp", FieldType::Str),
+    ("Datum", FieldType::Date),
+    ("Vergaderjaar", FieldType::Str),
+    ("Kamer", FieldType::Str),
+    ("Volgnummer", FieldType::Int),
+    ("GewijzigdOp", FieldType::Date),
+    ("Verwijderd", FieldType::Bool),
+];
+
+/// Fields of `Zaak`.
+pub const ZAAK_SCHEMA: Schema = &[
+    ("Id", FieldType::Guid),
+    ("Nummer", FieldType::Str),
+    ("Soort", FieldType::Str),
+    ("Titel", FieldType::Str),
+    ("Onderwerp", FieldType::Str),
+    ("GestartOp", FieldType::Date),
+    ("Status", FieldType::Str),
+    ("Afgedaan", FieldType::Bool),
+    ("Verwijderd", FieldType::Bool),
+];
+
+/// Fields of `Fractie`.
+pub const FRACTIE_SCHEMA: Schema = &[
+    ("Id", FieldType::Guid),
+    ("Afkorting", FieldType::Str),
+    ("NaamNL", FieldType::Str),
+    ("NaamEN", FieldType::Str),
+    ("AantalZetels", FieldType::Int),
+    ("DatumActief", FieldType::Date),
+    ("DatumInactief", FieldType::Date),
+    ("Verwijderd", FieldType::Bool),
+];
+
+/// Fields of `Commissie`.
+pub const COMMISSIE_SCHEMA: Schema = &[
+    ("Id", FieldType::Guid),
+    ("Naam", FieldType::Str),
+    ("Afkorting", FieldType::Str),
+    ("Verwijderd", FieldType::Bool),
+];
+
+/// Documents generated.
+pub const DOCUMENT_COUNT: usize = 2_400;
+/// Cases generated.
+pub const ZAAK_COUNT: usize = 900;
+
+/// Subjects: (search word, phrase in subjects, dossier title).
+const TOPICS: [(&str, &str, &str); 8] = [
+    ("stikstof", "de stikstofuitstoot van de landbouw", "Stikstofbeleid"),
+    ("asiel", "de opvang van asielzoekers", "Vreemdelingenbeleid"),
+    ("woningmarkt", "de woningmarkt voor starters", "Woningmarkt"),
+    ("defensie", "de defensie-uitgaven", "Defensienota"),
+    ("klimaat", "het klimaatakkoord", "Klimaatbeleid"),
+    ("onderwijs", "het lerarentekort in het onderwijs", "Onderwijsbegroting"),
+    ("zorg", "de zorgkosten", "Zorgverzekeringswet"),
+    ("energie", "de energierekening van huishoudens", "Energietransitie"),
+];
+const MEMBERS: [&str; 10] = [
+    "Van der Berg",
+    "Jansen",
+    "De Vries",
+    "Bakker",
+    "Visser",
+    "'t Hart",
+    "Meijer",
+    "El Amrani",
+    "Yilmaz",
+    "Smit",
+];
+const DOC_SOORTEN: [&str; 6] = [
+    "Motie",
+    "Brief regering",
+    "Amendement",
+    "Schriftelijke vragen",
+    "Antwoord schriftelijke vragen",
+    "Verslag van een commissiedebat",
+];
+const ZAAK_SOORTEN: [&str; 5] = [
+    "Motie",
+    "Wetgeving",
+    "Schriftelijke vragen",
+    "Brief regering",
+    "Amendement",
+];
+/// (Afkorting, NaamNL, NaamEN, AantalZetels, DatumActief, DatumInactief).
+type FractieRow = (
+    &'static str,
+    &'static str,
+    &'static str,
+    u32,
+    &'static str,
+    Option<&'static str>,
+);
+
+const FRACTIES: [FractieRow; 16] = [
+    (
+        "VVD",
+        "Volkspartij voor Vrijheid en Democratie",
+        "People's Party for Freedom and Democracy",
+        22,
+        "1948-01-24",
+        None,
+    ),
+    (
+        "PVV",
+        "Partij voor de Vrijheid",
+        "Party for Freedom",
+        26,
+        "2006-02-22",
+        None,
+    ),
+    ("GL-PvdA", "GroenLinks-PvdA", "GreenLeft-Labour", 20, "2023-12-06", None),
+    ("D66", "Democraten 66", "Democrats 66", 26, "1966-10-14", None),
+    (
+        "CDA",
+        "Christen-Democratisch Appèl",
+        "Christian Democratic Appeal",
+        18,
+        "1980-10-11",
+        None,
+    ),
+    (
+        "NSC",
+        "Nieuw Sociaal Contract",
+        "New Social Contract",
+        1,
+        "2023-12-06",
+        None,
+    ),
+    (
+        "BBB",
+        "BoerBurgerBeweging",
+        "Farmer-Citizen Movement",
+        4,
+        "2021-03-31",
+        None,
+    ),
+    ("SP", "Socialistische Partij", "Socialist Party", 3, "1994-05-17", None),
+    ("DENK", "DENK", "DENK", 3, "2017-03-23", None),
+    (
+        "PvdD",
+        "Partij voor de Dieren",
+        "Party for the Animals",
+        3,
+        "2006-11-30",
+        None,
+    ),
+    (
+        "FVD",
+        "Forum voor Democratie",
+        "Forum for Democracy",
+        7,
+        "2017-03-23",
+        None,
+    ),
+    (
+        "SGP",
+        "Staatkundig Gereformeerde Partij",
+        "Reformed Political Party",
+        3,
+        "1922-07-03",
+        None,
+    ),
+    ("CU", "ChristenUnie", "Christian Union", 3, "2002-05-22", None),
+    ("Volt", "Volt", "Volt", 1, "2021-03-31", None),
+    ("JA21", "JA21", "JA21", 9, "2021-03-31", None),
+    ("50PLUS", "50PLUS", "50PLUS", 0, "2012-09-20", Some("2023-12-05")),
+];
+const COMMISSIES: [(&str, &str); 14] = [
+    ("vaste commissie voor Financiën", "FIN"),
+    ("vaste commissie voor Binnenlandse Zaken", "BIZA"),
+    ("vaste commissie voor Justitie en Veiligheid", "J&V"),
+    ("vaste commissie voor Defensie", "DEF"),
+    ("vaste commissie voor Buitenlandse Zaken", "BUZA"),
+    ("vaste commissie voor Onderwijs, Cultuur en Wetenschap", "OCW"),
+    ("vaste commissie voor Volksgezondheid, Welzijn en Sport", "VWS"),
+    ("vaste commissie voor Infrastructuur en Waterstaat", "I&W"),
+    ("vaste commissie voor Economische Zaken", "EZ"),
+    (
+        "vaste commissie voor Landbouw, Visserij, Voedselzekerheid en Natuur",
+        "LVVN",
+    ),
+    ("vaste commissie voor Sociale Zaken en Werkgelegenheid", "SZW"),
+    ("vaste commissie voor Klimaat en Groene Groei", "KGG"),
+    ("vaste commissie voor Volkshuisvesting en Ruimtelijke Ordening", "VRO"),
+    ("commissie voor de Werkwijze", "WW"),
+];
+/// Historical (temporary) committees generated beyond [`COMMISSIES`], so the list spans two pages.
+pub const HISTORICAL_COMMISSIE_COUNT: usize = 280;
+
+/// The whole Tweede Kamer data set of the fake.
+#[derive(Debug)]
+pub struct TkCorpus {
+    documents: Vec<Map<String, Value>>,
+    zaken: Vec<Map<String, Value>>,
+    fracties: Vec<Map<String, Value>>,
+    commissies: Vec<Map<String, Value>>,
+}
+
+impl TkCorpus {
+    /// The records of an entity set with its schema, by the set's name in the URL.
+    pub fn set(&self, name: &str) -> Option<(&[Map<String, Value>], Schema)> {
+        match name {
+            "Document" => Some((&self.documents, DOCUMENT_SCHEMA)),
+            "Zaak" => Some((&self.zaken, ZAAK_SCHEMA)),
+            "Fractie" => Some((&self.fracties, FRACTIE_SCHEMA)),
+            "Commissie" => Some((&self.commissies, COMMISSIE_SCHEMA)),
+            _ => None,
+        }
+    }
+
+    /// All documents, in generation order.
+    pub fn documents(&self) -> &[Map<String, Value>] {
+        &self.documents
+    }
+
+    /// All cases, in generation order.
+    pub fn zaken(&self) -> &[Map<String, Value>] {
+        &self.zaken
+    }
+
+    /// All factions, in generation order.
+    pub fn fracties(&self) -> &[Map<String, Value>] {
+        &self.fracties
+    }
+
+    /// All committees, in generation order.
+    pub fn commissies(&self) -> &[Map<String, Value>] {
+        &self.commissies
+    }
+
+    /// The record of `set` whose `Id` is `id` (case-insensitive, as GUIDs are).
+    pub fn record(&self, set: &str, id: &str) -> Option<&Map<String, Value>> {
+        self.set(set)?.0.iter().find(|r| {
+            r.get("Id")
+                .and_then(Value::as_str)
+                .is_some_and(|v| v.eq_ignore_ascii_case(id))
+        })
+    }
+
+    pub(crate) fn generate() -> TkCorpus {
+        TkCorpus {
+            documents: (0..DOCUMENT_COUNT).map(document).collect(),
+            zaken: (0..ZAAK_COUNT).map(zaak).collect(),
+            fracties: FRACTIES.iter().enumerate().map(fractie).collect(),
+            commissies: (0..COMMISSIES.len() + HISTORICAL_COMMISSIE_COUNT)
+                .map(commissie)
+                .collect(),
+        }
+    }
+}
+
+/// A deterministic GUID for record `index` of the set with seed `stream`.
+fn guid(stream: u64, index: usize) -> String {
+    let a = mix64(stream ^ (index as u64).wrapping_mul(0x9E37));
+    let b = mix64(a);
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0x0fff,
+        0x8000 | ((b >> 48) & 0x3fff),
+        b & 0xffff_ffff_ffff
+    )
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("records are built from object literals"),
+    }
+}
+
+fn date_of(stream: u64, index: usize) -> (i64, u32, u32) {
+    let first = days_from_civil(2022, 1, 1);
+    civil_from_days(first + pick(stream, index as u64, 1_700) as i64)
+}
+
+fn vergaderjaar((y, m, _): (i64, u32, u32)) -> String {
+    if m >= 9 {
+        format!("{y}-{}", y + 1)
+    } else {
+        format!("{}-{y}", y - 1)
+    }
+}
+
+fn document(i: usize) -> Map<String, Value> {
+    let s = 11;
+    let (_, phrase, title) = TOPICS[pick(s, i as u64 * 3, TOPICS.len())];
+    let soort = DOC_SOORTEN[pick(s, i as u64 * 3 + 1, DOC_SOORTEN.len())];
+    let member = MEMBERS[pick(s, i as u64 * 3 + 2, MEMBERS.len())];
+    // Every 40th subject names a place with an apostrophe, to exercise quote escaping.
+    let phrase = if i % 40 == 7 {
+        "de ringweg van 's-Hertogenbosch"
+    } else {
+        phrase
+    };
+    let onderwerp = match soort {
+        "Motie" => format!("Motie van het lid {member} over {phrase}"),
+        "Brief regering" => format!("Brief van de minister over {phrase}"),
+        "Amendement" => format!("Amendement van het lid {member} over {phrase}"),
+        "Schriftelijke vragen" => format!("Vragen van het lid {member} over {phrase}"),
+        "Antwoord schriftelijke vragen" => format!("Antwoord op vragen van het lid {member} over {phrase}"),
+        _ => format!("Verslag van een commissiedebat over {phrase}"),
+    };
+    let date = date_of(s, i);
+    let (y, m, d) = date;
+    object(json!({
+        "Id": guid(s, i),
+        "Soort": soort,
+        "DocumentNummer": format!("{y}D{:05}", 10_000 + (i * 37) % 90_000),
+        "Titel": title,
+        "Onderwerp": onderwerp,
+        "Datum": format!("{y:04}-{m:02}-{d:02}T00:00:00+01:00"),
+        "Vergaderjaar": vergaderjaar(date),
+        "Kamer": "Tweede Kamer",
+        "Volgnummer": (i % 20) + 1,
+        "GewijzigdOp": format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:00+01:00", 8 + i % 10, i % 60),
+        "Verwijderd": i.is_multiple_of(53),
+    }))
+}
+
+fn zaak(i: usize) -> Map<String, Value> {
+    let s = 23;
+    let (_, phrase, title) = TOPICS[pick(s, i as u64 * 3, TOPICS.len())];
+    let soort = ZAAK_SOORTEN[pick(s, i as u64 * 3 + 1, ZAAK_SOORTEN.len())];
+    let (y, m, d) = date_of(s, i);
+    object(json!({
+        "Id": guid(s, i),
+        "Nummer": format!("{y}Z{:05}", 10_000 + (i * 53) % 90_000),
+        "Soort": soort,
+        "Titel": title,
+        "Onderwerp": format!("{soort} over {phrase}"),
+        "GestartOp": format!("{y:04}-{m:02}-{d:02}T00:00:00+01:00"),
+        "Status": if i.is_multiple_of(5) { "Onbekend" } else { "Vrijgegeven" },
+        "Afgedaan": i.is_multiple_of(3),
+        "Verwijderd": i.is_multiple_of(61),
+    }))
+}
+
+fn fractie((i, f): (usize, &FractieRow)) -> Map<String, Value> {
+    let (afkorting, naam_nl, naam_en, zetels, actief, inactief) = *f;
+    object(json!({
+        "Id": guid(31, i),
+        "Afkorting": afkorting,
+        "NaamNL": naam_nl,
+        "NaamEN": naam_en,
+        "AantalZetels": zetels,
+        "DatumActief": format!("{actief}T00:00:00+01:00"),
+        "DatumInactief": inactief.map(|d| format!("{d}T00:00:00+01:00")),
+        "Verwijderd": false,
+    }))
+}
+
+fn commissie(i: usize) -> Map<String, Value> {
+    let (naam, afkorting) = match COMMISSIES.get(i) {
+        Some((naam, afkorting)) => ((*naam).to_owned(), (*afkorting).to_owned()),
+        None => {
+            let n = i - COMMISSIES.len();
+            let (word, _, _) = TOPICS[n % TOPICS.len()];
+            (
+                format!("tijdelijke commissie {word} ({})", 1990 + n / TOPICS.len()),
+                format!("TC{n:03}"),
+            )
+        }
+    };
+    object(json!({
+        "Id": guid(37, i),
+        "Naam": naam,
+        "Afkorting": afkorting,
+        "Verwijderd": i % 29 == 5,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_have_every_schema_field_and_unique_ids() {
+        let c = TkCorpus::generate();
+        for name in ["Document", "Zaak", "Fractie", "Commissie"] {
+            let (records, schema) = c.set(name).unwrap();
+            let mut ids: Vec<&str> = records.iter().map(|r| r["Id"].as_str().unwrap()).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), records.len(), "{name} ids are unique");
+            for r in records {
+                for (field, _) in schema {
+                    assert!(r.contains_key(*field), "{name} lacks {field}");
+                }
+                assert_eq!(r.len(), schema.len(), "{name} has exactly its schema's fields");
+            }
+        }
+    }
+
+    #[test]
+    fn a_common_subject_spans_more_than_one_page() {
+        let c = TkCorpus::generate();
+        let stikstof = c
+            .documents()
+            .iter()
+            .filter(|d| d["Onderwerp"].as_str().unwrap().contains("stikstof") && d["Verwijderd"] == false)
+            .count();
+        assert!(stikstof > 250, "{stikstof}");
+        assert!(c.commissies().len() > 250);
+    }
+}
