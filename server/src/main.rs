@@ -1,17 +1,22 @@
 //! `besluitbron`: the BesluitBron server.
 //!
 //! Today it serves the operational endpoints (`/healthz`, `/readyz`, `/metrics` with the
-//! platform limits it keeps). The MCP endpoints, platform connectors and the persistent
-//! buffer arrive with their issues; nothing here pretends to serve them.
+//! platform limits it keeps) and manages the persistent buffer from the command line
+//! (`besluitbron cache stats|clear`). The MCP endpoints and platform connectors arrive
+//! with their issues; nothing here pretends to serve them.
 
+use std::io::Write;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use axum::Router;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use besluitbron_core::PlatformId;
+use besluitbron_core::cache::{CachePolicy, CacheStats, CacheStore, CacheVersion, DataClass, Success};
+use besluitbron_core::{PlatformId, WallTime};
+use besluitbron_server::store::{RedbStore, store_path, stress};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -33,6 +38,43 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
     },
+    /// Inspect or clear the persistent buffer (one file per platform).
+    Cache {
+        #[command(subcommand)]
+        command: CacheCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum CacheCommand {
+    /// Entries and bytes per platform and data class.
+    Stats {
+        /// Only this platform (ori, obv, tk, opentk, ob, rechtspraak, oa).
+        #[arg(long)]
+        platform: Option<PlatformId>,
+        /// The data directory; buffers live in `<data-dir>/cache/<platform>.redb`.
+        #[arg(long, default_value = "./data")]
+        data_dir: PathBuf,
+    },
+    /// Delete every entry of one platform's buffer; no other platform is touched.
+    Clear {
+        /// The platform whose buffer to clear.
+        #[arg(long)]
+        platform: PlatformId,
+        /// The data directory; buffers live in `<data-dir>/cache/<platform>.redb`.
+        #[arg(long, default_value = "./data")]
+        data_dir: PathBuf,
+    },
+    /// Test support: write stress entries 0..count, printing each number once committed.
+    #[command(hide = true)]
+    WriteStress {
+        #[arg(long)]
+        platform: PlatformId,
+        #[arg(long)]
+        data_dir: PathBuf,
+        #[arg(long, default_value_t = u64::MAX)]
+        count: u64,
+    },
 }
 
 #[tokio::main]
@@ -42,7 +84,99 @@ async fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve { listen } => serve(listen).await,
+        Command::Cache { command } => cache(command),
     }
+}
+
+/// The wall clock, read at the edge and handed to the core as a value.
+fn wall_now() -> WallTime {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    WallTime(u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn open_store(data_dir: &Path, platform: PlatformId) -> anyhow::Result<RedbStore> {
+    let policy = CachePolicy::default().for_platform(platform);
+    Ok(RedbStore::open(
+        store_path(data_dir, platform),
+        platform,
+        policy,
+        CacheVersion::current(),
+    )?)
+}
+
+fn cache(command: CacheCommand) -> anyhow::Result<()> {
+    match command {
+        CacheCommand::Stats { platform, data_dir } => {
+            let platforms = platform.map_or(PlatformId::ALL.to_vec(), |p| vec![p]);
+            let mut out = String::from("platform     class      entries          bytes\n");
+            for p in platforms {
+                if !store_path(&data_dir, p).exists() {
+                    out.push_str(&format!("{:<12} (no buffer file)\n", p.as_str()));
+                    continue;
+                }
+                let stats = open_store(&data_dir, p)?.stats()?;
+                render_stats(&mut out, &stats);
+            }
+            print!("{out}");
+            Ok(())
+        }
+        CacheCommand::Clear { platform, data_dir } => {
+            let path = store_path(&data_dir, platform);
+            if !path.exists() {
+                println!("{platform}: no buffer file at {}", path.display());
+                return Ok(());
+            }
+            let store = open_store(&data_dir, platform)?;
+            let before = store.stats()?;
+            store.clear()?;
+            println!(
+                "{platform}: cleared {} entries ({} bytes) from {}",
+                before.entries(),
+                before.bytes_used(),
+                path.display()
+            );
+            Ok(())
+        }
+        CacheCommand::WriteStress {
+            platform,
+            data_dir,
+            count,
+        } => {
+            let store = open_store(&data_dir, platform)?;
+            let mut stdout = std::io::stdout().lock();
+            for n in 0..count {
+                let payload = Success::new(stress::stress_payload(n));
+                store.put(&stress::stress_key(platform, n), &payload, wall_now())?;
+                writeln!(stdout, "{n}")?;
+                stdout.flush()?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// One line per class, in a fixed order.
+fn render_stats(out: &mut String, stats: &CacheStats) {
+    for class in DataClass::ALL {
+        let c = stats.class(class);
+        out.push_str(&format!(
+            "{:<12} {:<10} {:>7} {:>14}\n",
+            stats.platform.as_str(),
+            class.as_str(),
+            c.entries,
+            c.bytes_used
+        ));
+    }
+    out.push_str(&format!(
+        "{:<12} {:<10} {:>7} {:>14}  (budget {} bytes)\n",
+        stats.platform.as_str(),
+        "total",
+        stats.entries(),
+        stats.bytes_used(),
+        stats.budget_bytes
+    ));
 }
 
 async fn serve(listen: SocketAddr) -> anyhow::Result<()> {
