@@ -382,7 +382,16 @@ impl RedbStore {
             Classified::Corrupt(_) => CacheEvent::CorruptDiscard,
             Classified::Absent | Classified::Fresh(_) | Classified::Expired(_) => return Ok(verdict),
         };
-        self.write(Durability::Immediate, |t| t.remove(kb).map(|_| ()))?;
+        // Judge again inside the write transaction: a put of a fresh entry may have
+        // landed since the read, and that entry must not be deleted with the old one.
+        let version = &self.version;
+        self.write(Durability::Immediate, |t| {
+            let raw = t.entries.get(kb)?.map(|g| g.value().to_vec());
+            match classify(key, raw, now, version) {
+                Classified::OtherVersion(_) | Classified::Corrupt(_) => t.remove(kb).map(|_| ()),
+                Classified::Absent | Classified::Fresh(_) | Classified::Expired(_) => Ok(()),
+            }
+        })?;
         self.lock().events.class_mut(key.class()).count(event);
         match verdict {
             Classified::Corrupt(e) => Err(StoreError::Corrupt(e)),
