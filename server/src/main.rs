@@ -1,22 +1,25 @@
 //! `besluitbron`: the BesluitBron server.
 //!
 //! Today it serves the operational endpoints (`/healthz`, `/readyz`, `/metrics` with the
-//! platform limits it keeps) and manages the persistent buffer from the command line
+//! platform limits it keeps and the buffers' statistics) and manages the persistent buffer from the command line
 //! (`besluitbron cache stats|clear`). The MCP endpoints and platform connectors arrive
 //! with their issues; nothing here pretends to serve them.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
 use axum::Router;
+use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use besluitbron_core::cache::{CachePolicy, CacheStats, CacheStore, CacheVersion, DataClass, Success};
 use besluitbron_core::{PlatformId, WallTime};
-use besluitbron_server::store::{RedbStore, store_path, stress};
+use besluitbron_server::store::{RedbStore, open_all, render_prometheus, store_path, stress};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -37,6 +40,9 @@ enum Command {
         /// Address to listen on (loopback by default).
         #[arg(long, default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
+        /// The data directory; buffers live in `<data-dir>/cache/<platform>.redb`.
+        #[arg(long, default_value = "./data")]
+        data_dir: PathBuf,
     },
     /// Inspect or clear the persistent buffer (one file per platform).
     Cache {
@@ -83,7 +89,7 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
     match Cli::parse().command {
-        Command::Serve { listen } => serve(listen).await,
+        Command::Serve { listen, data_dir } => serve(listen, &data_dir).await,
         Command::Cache { command } => cache(command),
     }
 }
@@ -98,12 +104,13 @@ fn wall_now() -> WallTime {
 
 fn open_store(data_dir: &Path, platform: PlatformId) -> anyhow::Result<RedbStore> {
     let policy = CachePolicy::default().for_platform(platform);
-    Ok(RedbStore::open(
-        store_path(data_dir, platform),
-        platform,
-        policy,
-        CacheVersion::current(),
-    )?)
+    let path = store_path(data_dir, platform);
+    RedbStore::open(&path, platform, policy, CacheVersion::current()).with_context(|| {
+        format!(
+            "opening the {platform} buffer at {} (a running server holds it locked: stop it first)",
+            path.display()
+        )
+    })
 }
 
 fn cache(command: CacheCommand) -> anyhow::Result<()> {
@@ -179,11 +186,21 @@ fn render_stats(out: &mut String, stats: &CacheStats) {
     ));
 }
 
-async fn serve(listen: SocketAddr) -> anyhow::Result<()> {
+/// The platforms' buffers that opened; shared by the handlers.
+type Buffers = Arc<BTreeMap<PlatformId, RedbStore>>;
+
+async fn serve(listen: SocketAddr, data_dir: &Path) -> anyhow::Result<()> {
+    let (stores, failures) = open_all(data_dir, &CachePolicy::default(), &CacheVersion::current());
+    for (platform, error) in &failures {
+        tracing::error!(%platform, %error, "buffer unavailable; this platform runs without one");
+    }
+    tracing::info!(data_dir = %data_dir.display(), buffers = stores.len(), "buffers open");
+    let buffers: Buffers = Arc::new(stores);
     let app = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(|| async { "ready\n" }))
-        .route("/metrics", get(metrics));
+        .route("/metrics", get(metrics))
+        .with_state(buffers);
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding {listen}"))?;
@@ -196,8 +213,8 @@ async fn serve(listen: SocketAddr) -> anyhow::Result<()> {
         .context("serving")
 }
 
-/// Prometheus text: the limit kept per platform (C units per W seconds).
-async fn metrics() -> impl IntoResponse {
+/// Prometheus text: the limit kept per platform (C units per W seconds) and the buffers' statistics.
+async fn metrics(State(buffers): State<Buffers>) -> impl IntoResponse {
     let mut out = String::from(
         "# HELP besluitbron_platform_limit_units Units per refill window BesluitBron keeps for a platform.\n\
          # TYPE besluitbron_platform_limit_units gauge\n",
@@ -211,5 +228,21 @@ async fn metrics() -> impl IntoResponse {
             ));
         }
     }
+    // Reading the counters is a read transaction per platform: off the async threads.
+    let stats = tokio::task::spawn_blocking(move || {
+        buffers
+            .values()
+            .filter_map(|store| match store.stats() {
+                Ok(stats) => Some(stats),
+                Err(error) => {
+                    tracing::warn!(platform = %store.platform(), %error, "buffer statistics unavailable");
+                    None
+                }
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    out.push_str(&render_prometheus(&stats));
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
 }
