@@ -24,6 +24,28 @@ use crate::{PlatformId, WallTime};
 ///
 /// A connector builds one from a 2xx response it has parsed; errors, time-outs, 429s and
 /// parse failures are the `Err` side of its result and have no way into a store.
+///
+/// Storing a success compiles:
+///
+/// ```
+/// use besluitbron_core::cache::{CacheKey, CacheStore, CacheVersion, DataClass, MemoryStore, PlatformCachePolicy, Success};
+/// use besluitbron_core::{PlatformId, WallTime};
+/// let store = MemoryStore::new(PlatformId::Obv, PlatformCachePolicy::default(), CacheVersion::current());
+/// let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", "stikstof");
+/// let answer: Result<Success, String> = Ok(Success::new(b"[]".to_vec()));
+/// store.put(&key, answer.as_ref().unwrap(), WallTime(0)).unwrap();
+/// ```
+///
+/// Storing the platform's result as it came does not: a failure is not a `Success`.
+///
+/// ```compile_fail
+/// use besluitbron_core::cache::{CacheKey, CacheStore, CacheVersion, DataClass, MemoryStore, PlatformCachePolicy, Success};
+/// use besluitbron_core::{PlatformId, WallTime};
+/// let store = MemoryStore::new(PlatformId::Obv, PlatformCachePolicy::default(), CacheVersion::current());
+/// let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", "stikstof");
+/// let answer: Result<Success, String> = Err("429 Too Many Requests".into());
+/// store.put(&key, &answer, WallTime(0)).unwrap();
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Success {
     payload: Vec<u8>,
