@@ -1,6 +1,8 @@
 //! BesluitBron's core: the pure, clock-injected heart shared by the MCP server and the
 //! discrete-event simulator.
 //!
+//! - [`cache`]: the buffer policy (data-class lifetimes, version stamps, keys, the
+//!   store contract and an in-memory store), requirements R-C1 to R-C5.
 //! - [`scheduler`]: the fair platform scheduler (token bucket + usage-weighted fair
 //!   queue with a starvation deadline), requirements R-L1 to R-L8.
 //! - [`dedup`]: request deduplication — in-flight coalescing, idempotent replays,
@@ -18,6 +20,7 @@
 //!
 //! What this crate will not do: perform I/O, spawn tasks, sleep, or log.
 
+pub mod cache;
 pub mod dedup;
 pub mod limits;
 pub mod platform;
@@ -25,6 +28,7 @@ pub mod scheduler;
 pub mod time;
 pub mod units;
 
+pub use cache::{CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, Scope, Success};
 pub use platform::{LimitConfig, PlatformId};
 pub use scheduler::{
     Admission, AdmitRule, Estimate, FairScheduler, JoinError, QueueFull, SchedulerConfig, SchedulerEvent,

@@ -1,0 +1,305 @@
+//! The contract every buffer store keeps, the counters it reports, and
+//! [`read_through`]: the one caller path that turns a platform call into a buffered answer.
+//!
+//! **API boundary.** A store holds one platform's entries (R-C1). It is written to only
+//! with a [`Success`]: the store API has no way to express an error, a time-out, a 429
+//! or a parse failure, and [`read_through`] only ever stores the `Ok` side of a fetch
+//! (R-C5, R-D8).
+//!
+//! Invariants every implementation keeps (checked against each other by property tests):
+//! - `lookup` deletes an other-version or corrupt entry at the moment it reads it, and
+//!   nothing else; no store sweeps or scans versions in advance (R-C3).
+//! - After every `put`, the bytes held (keys plus encoded entries) are at most the
+//!   budget. To make room, expired entries go first (earliest expiry first), then the
+//!   least recently used (oldest access sequence first); ties break on key bytes.
+//! - A `put` larger than the whole budget stores nothing and evicts nothing.
+
+use crate::cache::decision::{Lookup, StaleLookup};
+use crate::cache::entry::{CachedValue, DecodeError};
+use crate::cache::key::CacheKey;
+use crate::cache::policy::DataClass;
+use crate::{PlatformId, WallTime};
+
+/// A platform answer that succeeded and parsed: the only thing a buffer accepts.
+///
+/// A connector builds one from a 2xx response it has parsed; errors, time-outs, 429s and
+/// parse failures are the `Err` side of its result and have no way into a store.
+///
+/// Storing a success compiles:
+///
+/// ```
+/// use besluitbron_core::cache::{CacheKey, CacheStore, CacheVersion, DataClass, MemoryStore, PlatformCachePolicy, Success};
+/// use besluitbron_core::{PlatformId, WallTime};
+/// let store = MemoryStore::new(PlatformId::Obv, PlatformCachePolicy::default(), CacheVersion::current());
+/// let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", "stikstof");
+/// let answer: Result<Success, String> = Ok(Success::new(b"[]".to_vec()));
+/// store.put(&key, answer.as_ref().unwrap(), WallTime(0)).unwrap();
+/// ```
+///
+/// Storing the platform's result as it came does not: a failure is not a `Success`.
+///
+/// ```compile_fail
+/// use besluitbron_core::cache::{CacheKey, CacheStore, CacheVersion, DataClass, MemoryStore, PlatformCachePolicy, Success};
+/// use besluitbron_core::{PlatformId, WallTime};
+/// let store = MemoryStore::new(PlatformId::Obv, PlatformCachePolicy::default(), CacheVersion::current());
+/// let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", "stikstof");
+/// let answer: Result<Success, String> = Err("429 Too Many Requests".into());
+/// store.put(&key, &answer, WallTime(0)).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Success {
+    payload: Vec<u8>,
+}
+
+impl Success {
+    /// Wraps the bytes of a successful, parsed answer.
+    pub fn new(payload: Vec<u8>) -> Success {
+        Success { payload }
+    }
+
+    /// The answer's bytes.
+    pub fn payload(&self) -> &[u8] {
+        &self.payload
+    }
+
+    /// The answer's bytes, owned.
+    pub fn into_payload(self) -> Vec<u8> {
+        self.payload
+    }
+}
+
+/// What a `put` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PutOutcome {
+    /// Stored, after evicting `evicted` other entries to stay within the budget.
+    Stored {
+        /// Entries evicted to make room.
+        evicted: u64,
+    },
+    /// Larger than the whole budget: nothing stored, nothing evicted.
+    TooLarge {
+        /// Key plus encoded entry.
+        size_bytes: u64,
+        /// The platform's budget.
+        budget_bytes: u64,
+    },
+}
+
+/// A store operation that could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The key names another platform than the store holds (a wiring bug).
+    #[error("a key for platform `{key}` was given to the `{store}` buffer")]
+    WrongPlatform {
+        /// The store's platform.
+        store: PlatformId,
+        /// The key's platform.
+        key: PlatformId,
+    },
+    /// The entry under the key was unreadable; it has been deleted. Ask the platform.
+    #[error("corrupt buffer entry deleted: {0}")]
+    Corrupt(#[from] DecodeError),
+    /// The storage underneath failed (disk full, I/O error, a damaged database file).
+    #[error("buffer storage failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Counters and contents of one data class in one platform's buffer.
+///
+/// Event counters (`hits` .. `stale_served`) count since the store was opened; `entries`
+/// and `bytes_used` describe what is stored now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClassStats {
+    /// Lookups answered from the buffer.
+    pub hits: u64,
+    /// Lookups that found nothing.
+    pub misses: u64,
+    /// Lookups that found an expired entry of this version.
+    pub expired: u64,
+    /// Entries of another version deleted on read.
+    pub version_discards: u64,
+    /// Unreadable entries deleted on read.
+    pub corrupt_discards: u64,
+    /// Entries evicted to stay within the byte budget.
+    pub evictions: u64,
+    /// Expired entries answered, marked stale, because the platform failed.
+    pub stale_served: u64,
+    /// Entries stored now.
+    pub entries: u64,
+    /// Bytes (keys plus encoded entries) stored now.
+    pub bytes_used: u64,
+}
+
+/// One event a store counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheEvent {
+    /// See [`ClassStats::hits`].
+    Hit,
+    /// See [`ClassStats::misses`].
+    Miss,
+    /// See [`ClassStats::expired`].
+    Expired,
+    /// See [`ClassStats::version_discards`].
+    VersionDiscard,
+    /// See [`ClassStats::corrupt_discards`].
+    CorruptDiscard,
+    /// See [`ClassStats::evictions`].
+    Eviction,
+    /// See [`ClassStats::stale_served`].
+    StaleServed,
+}
+
+impl ClassStats {
+    /// Adds one `event`.
+    pub fn count(&mut self, event: CacheEvent) {
+        let counter = match event {
+            CacheEvent::Hit => &mut self.hits,
+            CacheEvent::Miss => &mut self.misses,
+            CacheEvent::Expired => &mut self.expired,
+            CacheEvent::VersionDiscard => &mut self.version_discards,
+            CacheEvent::CorruptDiscard => &mut self.corrupt_discards,
+            CacheEvent::Eviction => &mut self.evictions,
+            CacheEvent::StaleServed => &mut self.stale_served,
+        };
+        *counter += 1;
+    }
+}
+
+/// Counters and contents of one platform's buffer, per data class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheStats {
+    /// The platform.
+    pub platform: PlatformId,
+    /// The byte budget in force.
+    pub budget_bytes: u64,
+    /// Per class, indexed by [`DataClass::index`].
+    pub classes: [ClassStats; 3],
+}
+
+impl CacheStats {
+    /// Empty statistics for `platform`.
+    pub fn new(platform: PlatformId, budget_bytes: u64) -> CacheStats {
+        CacheStats {
+            platform,
+            budget_bytes,
+            classes: [ClassStats::default(); 3],
+        }
+    }
+
+    /// The statistics of `class`.
+    pub fn class(&self, class: DataClass) -> &ClassStats {
+        &self.classes[class.index()]
+    }
+
+    /// The statistics of `class`, mutable.
+    pub fn class_mut(&mut self, class: DataClass) -> &mut ClassStats {
+        &mut self.classes[class.index()]
+    }
+
+    /// Bytes stored over all classes.
+    pub fn bytes_used(&self) -> u64 {
+        self.classes.iter().map(|c| c.bytes_used).sum()
+    }
+
+    /// Entries stored over all classes.
+    pub fn entries(&self) -> u64 {
+        self.classes.iter().map(|c| c.entries).sum()
+    }
+}
+
+/// The bytes an entry occupies against the budget: its key plus its encoded entry.
+pub const fn stored_bytes(key_len: usize, entry_len: usize) -> u64 {
+    (key_len + entry_len) as u64
+}
+
+/// One platform's buffer. Synchronous: the server calls it from a blocking thread, the
+/// simulator and tests call it directly. Methods take `&self`; stores synchronise inside.
+pub trait CacheStore: Send + Sync {
+    /// The platform whose entries this store holds.
+    fn platform(&self) -> PlatformId;
+
+    /// Judges the entry under `key` at `now`. Deletes it first if another version wrote
+    /// it ([`Lookup::OtherVersion`]) or it is unreadable (`Err(StoreError::Corrupt)`).
+    /// A hit marks the entry as recently used.
+    fn lookup(&self, key: &CacheKey, now: WallTime) -> Result<Lookup, StoreError>;
+
+    /// After the platform failed: a fresh entry, or an expired same-version entry within
+    /// its class's stale-if-error window, or nothing. Never another version's entry
+    /// (which is deleted, as in `lookup`).
+    fn lookup_stale_if_error(&self, key: &CacheKey, now: WallTime) -> Result<StaleLookup, StoreError>;
+
+    /// Stores `value` under `key`, written at `now` by this store's version, expiring
+    /// after its class's lifetime. Replaces whatever the key held. Evicts as needed to
+    /// stay within the budget, in the same atomic step.
+    fn put(&self, key: &CacheKey, value: &Success, now: WallTime) -> Result<PutOutcome, StoreError>;
+
+    /// Deletes the entry under `key`; whether there was one.
+    fn delete(&self, key: &CacheKey) -> Result<bool, StoreError>;
+
+    /// Deletes every entry of this platform (and of no other).
+    fn clear(&self) -> Result<(), StoreError>;
+
+    /// Counters since open, and what is stored now.
+    fn stats(&self) -> Result<CacheStats, StoreError>;
+}
+
+/// Where an answer came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// A fresh buffered answer; the platform was not asked.
+    Cached(CachedValue),
+    /// The platform's answer, now buffered (unless it exceeded the budget).
+    Fetched(Success),
+    /// The platform failed; an expired reference list within its stale window stands in.
+    Stale(CachedValue),
+}
+
+/// The result of [`read_through`]: the answer or the platform's error, plus any buffer
+/// trouble met on the way (which never turns a platform answer into a failure).
+#[derive(Debug)]
+pub struct ReadThrough<E> {
+    /// The answer, or the platform's error when nothing could stand in.
+    pub result: Result<Answer, E>,
+    /// Store failures on the way, in order; the answer does not depend on them.
+    pub store_errors: Vec<StoreError>,
+}
+
+/// The caller path: answer from the buffer, else ask the platform with `fetch` and
+/// buffer only its success; on failure, answer a stale reference list if one may stand in.
+///
+/// `fetch` is called at most once, and only when the buffer has no fresh answer.
+pub fn read_through<S, E, F>(store: &S, key: &CacheKey, now: WallTime, fetch: F) -> ReadThrough<E>
+where
+    S: CacheStore + ?Sized,
+    F: FnOnce() -> Result<Success, E>,
+{
+    let mut store_errors = Vec::new();
+    match store.lookup(key, now) {
+        Ok(Lookup::Hit(value)) => {
+            return ReadThrough {
+                result: Ok(Answer::Cached(value)),
+                store_errors,
+            };
+        }
+        Ok(Lookup::Expired { .. } | Lookup::OtherVersion { .. } | Lookup::Miss) => {}
+        Err(e) => store_errors.push(e),
+    }
+    let result = match fetch() {
+        Ok(success) => {
+            if let Err(e) = store.put(key, &success, now) {
+                store_errors.push(e);
+            }
+            Ok(Answer::Fetched(success))
+        }
+        Err(error) => match store.lookup_stale_if_error(key, now) {
+            Ok(StaleLookup::Fresh(value)) => Ok(Answer::Cached(value)),
+            Ok(StaleLookup::Stale(value)) => Ok(Answer::Stale(value)),
+            Ok(StaleLookup::Unavailable) => Err(error),
+            Err(e) => {
+                store_errors.push(e);
+                Err(error)
+            }
+        },
+    };
+    ReadThrough { result, store_errors }
+}

@@ -1,0 +1,172 @@
+//! `besluitbron cache stats|clear` on real buffer files.
+
+use std::path::Path;
+use std::process::Command;
+
+use besluitbron_core::cache::{CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Lookup, Success};
+use besluitbron_core::{PlatformId, WallTime};
+use besluitbron_server::store::{RedbStore, store_path};
+
+fn now() -> WallTime {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    WallTime(since.as_millis() as u64)
+}
+
+fn open(dir: &Path, p: PlatformId) -> RedbStore {
+    RedbStore::open(
+        store_path(dir, p),
+        p,
+        CachePolicy::default().for_platform(p),
+        CacheVersion::current(),
+    )
+    .unwrap()
+}
+
+fn key(p: PlatformId, class: DataClass) -> CacheKey {
+    CacheKey::new(p, class, "op").param("q", "x")
+}
+
+fn besluitbron(args: &[&str], dir: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_besluitbron"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn cache_clear_empties_one_platform_and_stats_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for p in [PlatformId::Obv, PlatformId::Tk] {
+        let store = open(dir.path(), p);
+        store
+            .put(&key(p, DataClass::Search), &Success::new(vec![1; 100]), now())
+            .unwrap();
+        store
+            .put(&key(p, DataClass::Document), &Success::new(vec![2; 5000]), now())
+            .unwrap();
+    }
+
+    let stats = besluitbron(&["cache", "stats"], dir.path());
+    let line = |platform: &str, class: &str| {
+        stats
+            .lines()
+            .find(|l| l.split_whitespace().take(2).eq([platform, class]))
+            .unwrap_or_else(|| panic!("no {platform} {class} line in:\n{stats}"))
+            .split_whitespace()
+            .nth(2)
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(line("obv", "search"), "1");
+    assert_eq!(line("obv", "total"), "2");
+    assert_eq!(line("tk", "document"), "1");
+    assert!(stats.contains("ori          (no buffer file)"), "{stats}");
+    assert!(
+        !store_path(dir.path(), PlatformId::Ori).exists(),
+        "stats creates no files"
+    );
+
+    let cleared = besluitbron(&["cache", "clear", "--platform", "obv"], dir.path());
+    assert!(cleared.starts_with("obv: cleared 2 entries"), "{cleared}");
+
+    let obv = open(dir.path(), PlatformId::Obv);
+    assert_eq!(obv.stats().unwrap().entries(), 0);
+    assert_eq!(
+        obv.lookup(&key(PlatformId::Obv, DataClass::Document), now()).unwrap(),
+        Lookup::Miss
+    );
+    let tk = open(dir.path(), PlatformId::Tk);
+    assert_eq!(tk.stats().unwrap().entries(), 2);
+    assert!(matches!(
+        tk.lookup(&key(PlatformId::Tk, DataClass::Document), now()).unwrap(),
+        Lookup::Hit(_)
+    ));
+
+    drop((obv, tk));
+    let only_tk = besluitbron(&["cache", "stats", "--platform", "tk"], dir.path());
+    assert!(only_tk.lines().skip(1).all(|l| l.starts_with("tk ")), "{only_tk}");
+}
+
+fn http_get(addr: &str, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut body = String::new();
+    stream.read_to_string(&mut body).ok()?;
+    Some(body)
+}
+
+#[test]
+fn serve_exports_buffer_metrics_and_holds_the_files_against_a_concurrent_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = open(dir.path(), PlatformId::Oa);
+        store
+            .put(
+                &key(PlatformId::Oa, DataClass::Reference),
+                &Success::new(vec![3; 700]),
+                now(),
+            )
+            .unwrap();
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_besluitbron"))
+        .args(["serve", "--listen", &addr, "--data-dir"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let metrics = (0..100)
+        .find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            http_get(&addr, "/metrics")
+        })
+        .expect("the server answers /metrics");
+    let clear = Command::new(env!("CARGO_BIN_EXE_besluitbron"))
+        .args(["cache", "clear", "--platform", "oa", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    assert!(
+        metrics.contains("besluitbron_cache_entries{platform=\"oa\",class=\"reference\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("besluitbron_cache_budget_bytes{platform=\"rechtspraak\"} 268435456\n"),
+        "{metrics}"
+    );
+    assert!(
+        !clear.status.success(),
+        "a clear while the server holds the file must fail, not corrupt it"
+    );
+    assert!(String::from_utf8_lossy(&clear.stderr).contains("stop it first"));
+    // The entry survived the refused clear and the SIGKILLed server.
+    let store = open(dir.path(), PlatformId::Oa);
+    assert!(matches!(
+        store.lookup(&key(PlatformId::Oa, DataClass::Reference), now()).unwrap(),
+        Lookup::Hit(_)
+    ));
+}
