@@ -37,11 +37,13 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Where the buffer and other state live.
     pub data_dir: PathBuf,
-    /// Host header values accepted (DNS-rebinding protection). Empty: derived from
-    /// `Listen` (`127.0.0.1:PORT`, `localhost:PORT`).
+    /// Host header values accepted (DNS-rebinding protection), as `host` or `host:port`.
+    /// Empty: loopback only (`localhost`, `127.0.0.1`, `::1`). Behind a proxy, list the
+    /// public host name here.
     pub allowed_hosts: Vec<String>,
-    /// Origin header values accepted from browsers. Requests without an Origin
-    /// (non-browser clients) are always accepted.
+    /// Origin header values accepted from browsers (with scheme, e.g.
+    /// `https://assistant.example`; `:*` for any port). A request with any other Origin
+    /// is refused (403); requests without an Origin (non-browser clients) are accepted.
     pub allowed_origins: Vec<String>,
     /// Proxies whose `X-Forwarded-For` is believed (exact addresses).
     pub trusted_proxies: Vec<std::net::IpAddr>,
@@ -55,6 +57,14 @@ pub struct Config {
     pub sessions: SessionConfig,
     /// Per platform: address, time-outs, and the limit BesluitBron keeps.
     pub platforms: BTreeMap<String, PlatformConfig>,
+    /// How often BesluitBron's own maintenance refreshes OpenBesluitvorming's load
+    /// status (as the system session, R-L7), in seconds; 0 turns the refresh off.
+    pub status_refresh_secs: u64,
+    /// The version stamped on buffer entries. Empty: this build's version. Set it only
+    /// to test an upgrade, or to share a buffer between builds known to read alike.
+    pub cache_version: String,
+    /// Contact address sent in the User-Agent, as the platforms ask of reusers.
+    pub contact: String,
 }
 
 /// MCP session settings.
@@ -165,6 +175,9 @@ impl Default for Config {
             mcp_rate_limit: ClientLimitConfig::default(),
             sessions: SessionConfig::default(),
             platforms,
+            status_refresh_secs: 600,
+            cache_version: String::new(),
+            contact: "beheer@besluitbron.invalid".to_owned(),
         }
     }
 }
@@ -208,10 +221,11 @@ impl Config {
         let env_toml = env_as_toml(&pairs)?;
         figment = figment.merge(Toml::string(&env_toml));
         let root: Root = figment.extract().map_err(Box::new)?;
-        root.besluitbron.validate()
+        root.besluitbron.validated()
     }
 
-    fn validate(self) -> Result<Config, ConfigError> {
+    /// Checks every setting; used after flags changed a loaded configuration.
+    pub fn validated(self) -> Result<Config, ConfigError> {
         let invalid = |path: String, message: &str| ConfigError::Invalid {
             path,
             message: message.to_owned(),
@@ -280,12 +294,7 @@ impl Config {
         if !self.allowed_hosts.is_empty() {
             return self.allowed_hosts.clone();
         }
-        let port = self.listen.port();
-        vec![
-            format!("127.0.0.1:{port}"),
-            format!("localhost:{port}"),
-            format!("[::1]:{port}"),
-        ]
+        vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()]
     }
 }
 

@@ -1,25 +1,22 @@
-//! `besluitbron`: the BesluitBron server.
+//! `besluitbron`: the BesluitBron server and its command line.
 //!
-//! Today it serves the operational endpoints (`/healthz`, `/readyz`, `/metrics` with the
-//! platform limits it keeps and the buffers' statistics) and manages the persistent buffer from the command line
-//! (`besluitbron cache stats|clear`). The MCP endpoints and platform connectors arrive
-//! with their issues; nothing here pretends to serve them.
+//! - `besluitbron serve`: the MCP server (`/mcp/obv`, `/mcp/tk`, `/mcp`) with `/healthz`,
+//!   `/readyz` and `/metrics`; configuration from `--config FILE`, `BesluitBron__…`
+//!   environment variables and flags (see `besluitbron.example.toml`).
+//! - `besluitbron cache stats|clear`: the persistent buffer, per platform.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
-use axum::Router;
-use axum::extract::State;
-use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::get;
+use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheStats, CacheStore, CacheVersion, DataClass, Success};
-use besluitbron_core::{PlatformId, WallTime};
-use besluitbron_server::store::{RedbStore, open_all, render_prometheus, store_path, stress};
+use besluitbron_server::app::App;
+use besluitbron_server::config::Config;
+use besluitbron_server::fetch::wall_now;
+use besluitbron_server::store::{RedbStore, store_path, stress};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -35,14 +32,20 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the server.
+    /// Run the MCP server.
     Serve {
-        /// Address to listen on (loopback by default).
-        #[arg(long, default_value = "127.0.0.1:8080")]
-        listen: SocketAddr,
+        /// A TOML configuration file (see besluitbron.example.toml).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Address to listen on (overrides the configuration; loopback by default).
+        #[arg(long)]
+        listen: Option<SocketAddr>,
         /// The data directory; buffers live in `<data-dir>/cache/<platform>.redb`.
-        #[arg(long, default_value = "./data")]
-        data_dir: PathBuf,
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
+        /// A platform's base URL, e.g. `obv=http://127.0.0.1:9100/obv` (repeatable).
+        #[arg(long = "platform-url", value_name = "ID=URL")]
+        platform_urls: Vec<String>,
     },
     /// Inspect or clear the persistent buffer (one file per platform).
     Cache {
@@ -89,17 +92,14 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
     match Cli::parse().command {
-        Command::Serve { listen, data_dir } => serve(listen, &data_dir).await,
+        Command::Serve {
+            config,
+            listen,
+            data_dir,
+            platform_urls,
+        } => serve(config.as_deref(), listen, data_dir, &platform_urls).await,
         Command::Cache { command } => cache(command),
     }
-}
-
-/// The wall clock, read at the edge and handed to the core as a value.
-fn wall_now() -> WallTime {
-    let since_epoch = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    WallTime(u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX))
 }
 
 fn open_store(data_dir: &Path, platform: PlatformId) -> anyhow::Result<RedbStore> {
@@ -186,63 +186,56 @@ fn render_stats(out: &mut String, stats: &CacheStats) {
     ));
 }
 
-/// The platforms' buffers that opened; shared by the handlers.
-type Buffers = Arc<BTreeMap<PlatformId, RedbStore>>;
-
-async fn serve(listen: SocketAddr, data_dir: &Path) -> anyhow::Result<()> {
-    let (stores, failures) = open_all(data_dir, &CachePolicy::default(), &CacheVersion::current());
-    for (platform, error) in &failures {
-        tracing::error!(%platform, %error, "buffer unavailable; this platform runs without one");
+async fn serve(
+    file: Option<&Path>,
+    listen: Option<SocketAddr>,
+    data_dir: Option<PathBuf>,
+    platform_urls: &[String],
+) -> anyhow::Result<()> {
+    let mut config = Config::load(file, std::env::vars())?;
+    if let Some(listen) = listen {
+        config.listen = listen;
     }
-    tracing::info!(data_dir = %data_dir.display(), buffers = stores.len(), "buffers open");
-    let buffers: Buffers = Arc::new(stores);
-    let app = Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(|| async { "ready\n" }))
-        .route("/metrics", get(metrics))
-        .with_state(buffers);
-    let listener = tokio::net::TcpListener::bind(listen)
+    if let Some(dir) = data_dir {
+        config.data_dir = dir;
+    }
+    for spec in platform_urls {
+        let (id, url) = spec
+            .split_once('=')
+            .with_context(|| format!("--platform-url {spec}: expected ID=URL"))?;
+        let platform: PlatformId = id.parse()?;
+        config
+            .platforms
+            .entry(platform.as_str().to_owned())
+            .or_insert_with(|| config_default(platform))
+            .base_url = url.to_owned();
+    }
+    let config = config.validated()?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
         .await
-        .with_context(|| format!("binding {listen}"))?;
-    tracing::info!(%listen, "besluitbron listening");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await
-        .context("serving")
+        .with_context(|| format!("binding {}", config.listen))?;
+    let local = listener.local_addr()?;
+    let app = App::build(config)?;
+    tracing::info!(listen = %local, "besluitbron listening: MCP at /mcp/obv, /mcp/tk and /mcp");
+    app.serve(listener, shutdown_signal(), Duration::from_secs(20)).await
 }
 
-/// Prometheus text: the limit kept per platform (C units per W seconds) and the buffers' statistics.
-async fn metrics(State(buffers): State<Buffers>) -> impl IntoResponse {
-    let mut out = String::from(
-        "# HELP besluitbron_platform_limit_units Units per refill window BesluitBron keeps for a platform.\n\
-         # TYPE besluitbron_platform_limit_units gauge\n",
-    );
-    for p in PlatformId::ALL {
-        if let Some(limit) = p.default_limit() {
-            out.push_str(&format!(
-                "besluitbron_platform_limit_units{{platform=\"{p}\",window_seconds=\"{}\"}} {}\n",
-                limit.window.as_secs_f64(),
-                limit.capacity
-            ));
+fn config_default(platform: PlatformId) -> besluitbron_server::config::PlatformConfig {
+    Config::default().platform(platform)
+}
+
+/// SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
         }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
     }
-    // Reading the counters is a read transaction per platform: off the async threads.
-    let stats = tokio::task::spawn_blocking(move || {
-        buffers
-            .values()
-            .filter_map(|store| match store.stats() {
-                Ok(stats) => Some(stats),
-                Err(error) => {
-                    tracing::warn!(platform = %store.platform(), %error, "buffer statistics unavailable");
-                    None
-                }
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    .unwrap_or_default();
-    out.push_str(&render_prometheus(&stats));
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out)
 }

@@ -2,8 +2,8 @@
 //!
 //! Counters are incremented where things happen (a 429 per client-limit layer, a
 //! platform call and its outcome, a request and the kind of duplicate it was). Gauges
-//! of state owned elsewhere (queue lengths, buckets, buffer sizes) are refreshed just
-//! before each scrape by the caller through the `set_*` methods.
+//! of state owned elsewhere (queue lengths, buckets) are refreshed just before each
+//! scrape. The buffer renders its own counters (`crate::store::render_prometheus`).
 //!
 //! Label values are bounded: platforms, tools, layers, outcomes and duplicate kinds are
 //! fixed sets. Clients are deliberately not a label (unbounded cardinality); the
@@ -53,17 +53,6 @@ pub struct RequestLabels {
     pub kind: &'static str,
 }
 
-/// `{platform, class, event}` of the buffer.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct BufferLabels {
-    /// The platform id.
-    pub platform: &'static str,
-    /// `reference`, `search` or `document`.
-    pub class: &'static str,
-    /// `hit`, `miss`, `expired`, `version_discard`, `eviction`, `stale_served`.
-    pub event: &'static str,
-}
-
 /// Every metric BesluitBron exports.
 pub struct Metrics {
     registry: Registry,
@@ -81,10 +70,6 @@ pub struct Metrics {
     pub bucket_units: Family<PlatformLabel, Gauge<f64, AtomicU64>>,
     /// Tool requests by the kind of duplicate they were.
     pub requests: Family<RequestLabels, Counter>,
-    /// Buffer events (refreshed at scrape from the stores' counters).
-    pub buffer_events: Family<BufferLabels, Gauge>,
-    /// Bytes held by each platform's buffer (refreshed at scrape).
-    pub buffer_bytes: Family<PlatformLabel, Gauge>,
     /// Duplicate-rate warnings logged.
     pub duplicate_spikes: Counter,
     /// Open MCP sessions (refreshed at scrape).
@@ -105,8 +90,6 @@ impl Metrics {
             waiting_sessions: Family::default(),
             bucket_units: Family::default(),
             requests: Family::default(),
-            buffer_events: Family::default(),
-            buffer_bytes: Family::default(),
             duplicate_spikes: Counter::default(),
             sessions_open: Gauge::default(),
             registry: Registry::default(),
@@ -145,16 +128,6 @@ impl Metrics {
             "requests",
             "Tool requests by the kind of duplicate they were",
             m.requests.clone(),
-        );
-        registry.register(
-            "buffer_events",
-            "Buffer events since start, per platform and class",
-            m.buffer_events.clone(),
-        );
-        registry.register(
-            "buffer_bytes",
-            "Bytes held by a platform's buffer",
-            m.buffer_bytes.clone(),
         );
         registry.register(
             "duplicate_spikes",

@@ -155,7 +155,7 @@ fn null_false<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 }
 
 /// A parliamentary document (`Document`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Document {
     /// GUID.
@@ -192,7 +192,7 @@ pub struct Document {
 }
 
 /// A case (`Zaak`): a motion, bill, set of questions, ...
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Zaak {
     /// GUID.
@@ -224,7 +224,7 @@ pub struct Zaak {
 }
 
 /// A parliamentary group (`Fractie`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Fractie {
     /// GUID.
@@ -252,7 +252,7 @@ pub struct Fractie {
 }
 
 /// A committee (`Commissie`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Commissie {
     /// GUID.

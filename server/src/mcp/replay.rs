@@ -1,0 +1,196 @@
+//! Client retries answered with the first result (R-D2, R-D6), on top of the core's
+//! [`IdempotencyTable`].
+//!
+//! A request's replay key, when it has one:
+//! - `Idempotency-Key: K` → `key:K`, scoped to the MCP session, or to the client address
+//!   when there is no session;
+//! - otherwise, within an MCP session (where the protocol forbids reusing a request id),
+//!   the JSON-RPC id → `jsonrpc:ID`.
+//!
+//! Stateless (2026-07-28) requests without the header have no key: separate client
+//! processes behind one address reuse small ids freely, so the id means nothing there.
+//!
+//! Same key and same request (tool name plus canonical arguments): joins the first while
+//! it runs, gets its result after. Same key, other request: a JSON-RPC error. A failed
+//! first attempt (a tool error, a protocol error, or a cancelled request) releases the
+//! key, so the retry really runs.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use besluitbron_core::dedup::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, RequestId};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::Caller;
+use crate::gate::Clock;
+
+type Key = (ReplayScope, String);
+type Shared = Option<Result<CallToolResponse, ErrorData>>;
+
+/// The replay table and the channels of requests in flight.
+pub struct Replays {
+    table: Mutex<IdempotencyTable<CallToolResponse>>,
+    running: Mutex<HashMap<Key, watch::Receiver<Shared>>>,
+    clock: Clock,
+}
+
+/// The replay key of a request, if it has one.
+pub fn keys(caller: &Caller, id: &RequestId) -> Option<Key> {
+    if let Some(k) = &caller.idempotency_key {
+        let scope = match &caller.session_id {
+            Some(s) => ReplayScope::Session(Arc::from(s.as_str())),
+            None => ReplayScope::Client(Arc::from(caller.address.as_str())),
+        };
+        return Some((scope, format!("key:{k}")));
+    }
+    let session = caller.session_id.as_deref()?;
+    Some((ReplayScope::Session(Arc::from(session)), format!("jsonrpc:{id}")))
+}
+
+/// The request's canonical form: tool name and arguments with object keys sorted.
+pub fn fingerprint(request: &CallToolRequestParams) -> String {
+    let args = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
+    format!("{}{}", request.name, canonical(&args))
+}
+
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let body: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical(v)))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        other => other.to_string(),
+    }
+}
+
+fn succeeded(r: &Result<CallToolResponse, ErrorData>) -> bool {
+    match r {
+        Ok(CallToolResponse::Complete(result)) => result.is_error != Some(true),
+        _ => false,
+    }
+}
+
+/// Releases the key if the first attempt ends without an outcome (it was cancelled).
+struct FirstAttempt<'a> {
+    replays: &'a Replays,
+    key: Option<Key>,
+}
+
+impl Drop for FirstAttempt<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            let now = self.replays.clock.now();
+            self.replays
+                .table
+                .lock()
+                .expect("replay lock")
+                .complete(now, &key.0, &key.1, None);
+            self.replays.running.lock().expect("replay lock").remove(&key);
+        }
+    }
+}
+
+impl Replays {
+    /// An empty table.
+    pub fn new(config: IdempotencyConfig, clock: Clock) -> Replays {
+        Replays {
+            table: Mutex::new(IdempotencyTable::new(config)),
+            running: Mutex::new(HashMap::new()),
+            clock,
+        }
+    }
+
+    /// Retries answered and keys reused for other requests, since start.
+    pub fn counts(&self) -> (u64, u64) {
+        let t = self.table.lock().expect("replay lock");
+        (t.replays(), t.conflicts())
+    }
+
+    /// Runs `call` unless `key` says this is a retry of a request already run or
+    /// running.
+    pub async fn run(
+        &self,
+        key: Option<Key>,
+        fingerprint: String,
+        call: impl std::future::Future<Output = Result<CallToolResponse, ErrorData>>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(key) = key else {
+            return call.await;
+        };
+        let start = self
+            .table
+            .lock()
+            .expect("replay lock")
+            .begin(self.clock.now(), &key.0, &key.1, &fingerprint);
+        match start {
+            IdempotentStart::Replay(response) => Ok(response),
+            IdempotentStart::Conflict => Err(ErrorData::invalid_request(
+                format!(
+                    "{} was already used for a different request in this session; use a new request id or \
+                     Idempotency-Key for a new request",
+                    key.1.replacen(':', " ", 1)
+                ),
+                None,
+            )),
+            IdempotentStart::Untracked => call.await,
+            IdempotentStart::InFlight => {
+                let rx = self.running.lock().expect("replay lock").get(&key).cloned();
+                match rx {
+                    Some(mut rx) => loop {
+                        if let Some(r) = rx.borrow_and_update().clone() {
+                            return r;
+                        }
+                        if rx.changed().await.is_err() {
+                            return Err(ErrorData::internal_error(
+                                "the first attempt of this request was cancelled; send it again",
+                                None,
+                            ));
+                        }
+                    },
+                    None => call.await,
+                }
+            }
+            IdempotentStart::Fresh => {
+                let (tx, rx) = watch::channel(None);
+                self.running.lock().expect("replay lock").insert(key.clone(), rx);
+                let mut first = FirstAttempt {
+                    replays: self,
+                    key: Some(key.clone()),
+                };
+                let result = call.await;
+                first.key = None;
+                let keep = succeeded(&result).then(|| result.clone()).and_then(Result::ok);
+                self.table
+                    .lock()
+                    .expect("replay lock")
+                    .complete(self.clock.now(), &key.0, &key.1, keep);
+                self.running.lock().expect("replay lock").remove(&key);
+                let _ = tx.send(Some(result.clone()));
+                result
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_arguments_ignore_key_order_only() {
+        let a = serde_json::json!({"b": 1, "a": {"y": [1, 2], "x": "s"}});
+        let b = serde_json::json!({"a": {"x": "s", "y": [1, 2]}, "b": 1});
+        let c = serde_json::json!({"a": {"x": "s", "y": [2, 1]}, "b": 1});
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_ne!(canonical(&a), canonical(&c));
+    }
+}

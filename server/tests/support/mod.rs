@@ -1,0 +1,250 @@
+//! Test harness: the fake platforms and a BesluitBron server on loopback, and a small
+//! JSON-RPC client that speaks MCP's Streamable HTTP by hand (so tests can also send
+//! what no well-behaved client would). The official Python SDK is exercised separately
+//! (`scripts/e2e`).
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use besluitbron_server::app::App;
+use besluitbron_server::config::Config;
+use besluitbron_sim::fakes::{FakeHandle, serve_all_on};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+/// The fake platforms.
+pub struct Fakes {
+    pub obv: FakeHandle,
+    pub tk: FakeHandle,
+}
+
+pub async fn fakes() -> Fakes {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind fakes");
+    let mut handles = serve_all_on(listener).await.expect("serve fakes");
+    let tk = handles.pop().expect("tk fake");
+    let obv = handles.pop().expect("obv fake");
+    Fakes { obv, tk }
+}
+
+/// A configuration pointing at the fakes, with a fresh data directory.
+pub fn config(fakes: &Fakes, data_dir: &std::path::Path) -> Config {
+    let mut c = Config::load(None, Vec::new()).expect("defaults");
+    c.data_dir = data_dir.to_path_buf();
+    c.status_refresh_secs = 0;
+    for (id, url) in [("obv", fakes.obv.base_url()), ("tk", fakes.tk.base_url())] {
+        let p = c.platforms.get_mut(id).expect("platform");
+        p.base_url = url.to_owned();
+        p.timeout_ms = 2_000;
+        p.attempts = 2;
+    }
+    c
+}
+
+/// A running server.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub state: std::sync::Arc<besluitbron_server::app::AppState>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+}
+
+impl Server {
+    pub async fn start(config: Config) -> Server {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind server");
+        let addr = listener.local_addr().expect("addr");
+        let app = App::build(config).expect("build app");
+        let state = app.state.clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(app.serve(
+            listener,
+            async {
+                let _ = stopped.await;
+            },
+            Duration::from_secs(5),
+        ));
+        Server {
+            addr,
+            state,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Stops the server and waits until it has let go of everything (buffer files).
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task").expect("server ran");
+        }
+        drop(self.state);
+        // Background tasks holding the buffers end with the cancellation.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A fresh temporary directory.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "besluitbron-test-{name}-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The outcome of one HTTP exchange.
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    /// The JSON-RPC message answering the request (from JSON or SSE), if any.
+    pub message: Option<Value>,
+    pub text: String,
+}
+
+/// A hand-rolled MCP client.
+pub struct Mcp {
+    http: reqwest::Client,
+    pub url: String,
+    pub session: Option<String>,
+    pub extra_headers: Vec<(String, String)>,
+    next_id: i64,
+}
+
+impl Mcp {
+    pub fn new(url: String) -> Mcp {
+        Mcp {
+            http: reqwest::Client::new(),
+            url,
+            session: None,
+            extra_headers: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    /// Legacy (2025-06-18) handshake: initialize, then the initialized notification.
+    pub async fn initialize(url: String) -> Mcp {
+        let mut c = Mcp::new(url);
+        let r = c
+            .post(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "besluitbron-tests", "version": "1"}}}))
+            .await;
+        assert_eq!(r.status, 200, "initialize: {}", r.text);
+        c.session = r
+            .headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        assert!(c.session.is_some(), "a session id");
+        let n = c
+            .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        assert!(
+            n.status == 202 || n.status == 200,
+            "initialized: {} {}",
+            n.status,
+            n.text
+        );
+        c
+    }
+
+    pub async fn post(&self, body: Value) -> Reply {
+        self.post_raw(body.to_string().into_bytes()).await
+    }
+
+    pub async fn post_raw(&self, body: Vec<u8>) -> Reply {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(body);
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        for (k, v) in &self.extra_headers {
+            req = req.header(k, v);
+        }
+        let resp = req.send().await.expect("send");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap_or_default();
+        let message = parse_message(&text);
+        Reply {
+            status,
+            headers,
+            message,
+            text,
+        }
+    }
+
+    /// `tools/call` with a fresh id; returns the JSON-RPC response.
+    pub async fn call(&mut self, tool: &str, args: Value) -> Reply {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.call_with_id(id, tool, args).await
+    }
+
+    pub async fn call_with_id(&self, id: i64, tool: &str, args: Value) -> Reply {
+        self.post(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args}}),
+        )
+        .await
+    }
+
+    pub async fn list_tools(&mut self) -> Vec<Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let r = self
+            .post(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}))
+            .await;
+        r.message.expect("tools/list answer")["result"]["tools"]
+            .as_array()
+            .cloned()
+            .expect("tools")
+    }
+}
+
+/// The last JSON-RPC message with an `id` in a JSON or SSE body.
+fn parse_message(text: &str) -> Option<Value> {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return Some(v);
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .rfind(|v| v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some()))
+}
+
+/// The structured result of a successful tool call (panics with the reply otherwise).
+pub fn structured(r: &Reply) -> Value {
+    let m = r
+        .message
+        .as_ref()
+        .unwrap_or_else(|| panic!("no JSON-RPC message: {} {}", r.status, r.text));
+    let result = &m["result"];
+    assert!(result.get("isError") != Some(&Value::Bool(true)), "tool error: {m}");
+    result["structuredContent"].clone()
+}
+
+/// The text of a tool error (panics if the call succeeded).
+pub fn tool_error_text(r: &Reply) -> String {
+    let m = r.message.as_ref().expect("message");
+    assert_eq!(m["result"]["isError"], Value::Bool(true), "expected a tool error: {m}");
+    m["result"]["content"][0]["text"].as_str().unwrap_or("").to_owned()
+}
