@@ -711,10 +711,10 @@ async def main(fakes_only: bool) -> int:
                                             SERVER_START_TIMEOUT_S + 5):
                             for mode in MODES:
                                 await McpChecks(report, fakes, base, mode, docs).run()
-                        if server_proc.returncode is None:
-                            report.ok("server still running after the checks")
-                        else:
-                            report.fail("server still running after the checks", f"exit code {server_proc.returncode}")
+                            if server_proc.returncode is None:
+                                report.ok("server still running after the checks")
+                            else:
+                                report.fail("server still running after the checks", f"exit code {server_proc.returncode}")
         except TimeoutError:
             report.fail("run", f"not finished within {RUN_TIMEOUT_S:.0f} s")
         except Exception as e:
