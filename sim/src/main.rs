@@ -1,15 +1,19 @@
 //! `besluitbron-sim`: run a scenario or replay a trace through BesluitBron's scheduler
-//! on virtual time, check invariants after every event, and report.
+//! on virtual time, check invariants after every event, and report; or serve the fake
+//! platforms over real HTTP (`fakes`) for a local server or an end-to-end test.
 //!
-//! Exit codes: 0 when every run held its invariants, 1 when one broke (the seed and the
-//! command that replays it are printed), 2 for bad input or usage.
+//! Exit codes: 0 when every run held its invariants (or `fakes` stopped on a signal), 1
+//! when one broke (the seed and the command that replays it are printed), 2 for bad
+//! input or usage (including an address `fakes` cannot bind).
 
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use besluitbron_sim::fakes::serve_all_on;
 use besluitbron_sim::report::write_admissions;
 use besluitbron_sim::scenario::{load_trace, scenarios_dir_entries};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};
@@ -41,6 +45,22 @@ enum Command {
     },
     /// List the canonical scenarios with their descriptions.
     List,
+    /// Serve the fake OpenBesluitvorming and Tweede Kamer on one address until SIGTERM or
+    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake once it accepts connections.
+    Fakes(FakesArgs),
+}
+
+#[derive(Args)]
+struct FakesArgs {
+    /// The address to listen on (port 0 picks a free port; the printed URLs name it).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9100")]
+    listen: SocketAddr,
+    /// Milliseconds added before every answer of both fakes.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    latency_ms: u64,
+    /// Answer HTTP 500 to every N-th request (counted per fake).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    fail_every: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -85,6 +105,7 @@ fn main() -> ExitCode {
 
 fn execute(cli: Cli) -> Result<ExitCode> {
     match cli.command {
+        Command::Fakes(args) => serve_fakes(&args),
         Command::List => {
             let mut out = std::io::stdout().lock();
             for (name, description) in scenarios_dir_entries(&besluitbron_sim::scenarios_dir())? {
@@ -113,6 +134,51 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             simulate(&name, "replay", &trace, &workload, seed, &flags)
         }
     }
+}
+
+/// Runs the fakes on a small runtime of their own until a termination signal arrives.
+fn serve_fakes(args: &FakesArgs) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("binding {}", args.listen))?;
+        let handles = serve_all_on(listener).await.context("starting the fakes")?;
+        let latency = std::time::Duration::from_millis(args.latency_ms);
+        let mut out = std::io::stdout().lock();
+        for handle in &handles {
+            handle.update(|c| {
+                c.latency = latency;
+                c.fail_every = args.fail_every;
+            });
+            // One line per platform, flushed at once: scripts wait for these lines.
+            writeln!(out, "{} {}", handle.platform(), handle.base_url())?;
+        }
+        out.flush()?;
+        drop(out);
+        wait_for_termination().await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Returns when SIGTERM or SIGINT (Ctrl-C) arrives.
+async fn wait_for_termination() -> Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r.context("waiting for Ctrl-C")?,
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+    Ok(())
 }
 
 fn simulate(name: &str, verb: &str, input: &Path, workload: &Workload, seed: u64, flags: &Flags) -> Result<ExitCode> {

@@ -1,9 +1,14 @@
 //! The command line end to end: replay honours the JSON Lines formats exactly, a broken
 //! invariant exits non-zero with the seed and the replay command, `list` names the
-//! scenarios, and `--trace` prints one line per event.
+//! scenarios, `--trace` prints one line per event, and `fakes` prints its base URLs and
+//! answers HTTP on them.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use besluitbron_sim::report::AdmissionLine;
 
@@ -143,4 +148,108 @@ fn plot_writes_an_svg() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("second"));
+}
+
+/// Kills the child on drop, so a failed assertion never leaves a server running.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A raw HTTP/1.1 GET over loopback: the status line and the body (the connection is closed by the server).
+fn http_get(host_port: &str, path: &str) -> (String, String) {
+    let mut stream = TcpStream::connect(host_port).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host_port}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    let status = head.lines().next().unwrap_or("").to_owned();
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding: chunked"),
+        "the fakes send bodies with a length: {head}"
+    );
+    (status, body.to_owned())
+}
+
+#[test]
+fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
+    let child = bin()
+        .args(["fakes", "--listen", "127.0.0.1:0", "--latency-ms", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut child = KillOnDrop(child);
+    let stdout = child.0.stdout.take().unwrap();
+    // Read the two lines on a thread so a silent child fails the test instead of hanging it.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        for _ in 0..2 {
+            let line = lines.next().map(|l| l.unwrap_or_default());
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    for _ in 0..2 {
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("fakes printed a line in time");
+        lines.push(line.expect("fakes kept stdout open"));
+    }
+    let parsed: Vec<(&str, &str)> = lines.iter().map(|l| l.split_once(' ').unwrap()).collect();
+    assert_eq!(parsed[0].0, "obv", "{lines:?}");
+    assert_eq!(parsed[1].0, "tk", "{lines:?}");
+    let obv = parsed[0].1.strip_prefix("http://").unwrap();
+    let (host_port, prefix) = obv.split_once('/').unwrap();
+    assert_eq!(prefix, "obv");
+    assert!(
+        host_port.starts_with("127.0.0.1:") && !host_port.ends_with(":0"),
+        "{host_port}"
+    );
+    assert_eq!(parsed[1].1, format!("http://{host_port}/tk/OData/v4/2.0"));
+
+    let (status, body) = http_get(host_port, "/obv/api/sources");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let sources: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let count = sources["sources"].as_array().map_or(0, Vec::len);
+    assert_eq!(count, besluitbron_sim::fakes::obv_corpus().sources().len());
+    assert!(count > 0);
+
+    let (status, _) = http_get(host_port, "/tk/OData/v4/2.0/Fractie");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+
+    // SIGTERM is the documented way to stop it: a clean exit, within a bound.
+    let pid = child.0.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let mut exit = None;
+    for _ in 0..100 {
+        exit = child.0.try_wait().unwrap();
+        if exit.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let exit = exit.expect("fakes stopped within 5 s of SIGTERM");
+    assert!(exit.success(), "{exit:?}");
+}
+
+#[test]
+fn fakes_refuse_an_address_they_cannot_bind() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = bin().args(["fakes", "--listen", &addr]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("binding {addr}")));
 }

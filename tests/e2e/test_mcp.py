@@ -1,0 +1,736 @@
+#!/usr/bin/env python3
+"""End-to-end test of `besluitbron serve` with the official Python MCP SDK (`mcp` 2.3.0).
+
+Starts `besluitbron-sim fakes` on a free loopback port, starts `besluitbron serve` against
+it with a temporary data directory, and then, once per protocol era (`legacy`: the
+initialize handshake with an `Mcp-Session-Id`; `2026-07-28`: stateless per-request
+metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk` and `/mcp`:
+
+- tools/list names exactly the tools of the endpoint, each with a description and
+  `readOnlyHint: true`;
+- every tool is called with valid arguments on its platform endpoint, and its
+  `structuredContent` is compared with the fake's own answer, fetched here over HTTP;
+- `/mcp` serves both platforms (one call each, to keep within the fake's rate limit);
+- an unknown tool (or a tool of the other platform) raises an MCP error, and invalid
+  arguments give a result with `isError: true` and a readable message.
+
+Prints one line per check and, last, `N passed, M failed`; exits 1 on any failure.
+Builds nothing: the binaries come from `BESLUITBRON_BIN` and `BESLUITBRON_SIM_BIN`
+(`scripts/e2e` builds them). Both child processes are always stopped. Every wait has a
+time-out and the whole run is bounded by `RUN_TIMEOUT_S`.
+
+The fake OpenBesluitvorming limits each client to 60 units a minute and keys clients by
+the rightmost `X-Forwarded-For` entry, else the peer address. The server and this script
+both connect from 127.0.0.1, so this script's own requests carry `X-Forwarded-For:
+e2e-harness`: they use a bucket of their own and never spend the server's.
+
+`--fakes-only` starts only the fakes and checks this script's own helpers against them
+(no server binary needed); useful when the MCP checks fail and the harness is in doubt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import sys
+import tempfile
+import time
+import traceback
+import urllib.parse
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client, MCPError
+
+RUN_TIMEOUT_S = 110.0
+FAKES_START_TIMEOUT_S = 15.0
+SERVER_START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 5.0
+HTTP_TIMEOUT_S = 10.0
+MCP_READ_TIMEOUT_S = 20.0
+ENDPOINT_TIMEOUT_S = 45.0
+CHECK_TIMEOUT_S = 25.0
+MAX_LIST_PAGES = 20
+
+OBV_TOOLS = {"obv_search", "obv_document", "obv_sources", "obv_status"}
+TK_TOOLS = {"tk_search", "tk_document", "tk_factions", "tk_committees"}
+MODES = ("legacy", "2026-07-28")
+HARNESS_HEADERS = {"X-Forwarded-For": "e2e-harness", "Accept": "application/json"}
+
+
+class CheckFailed(Exception):
+    """A check's expectation did not hold; the message says what differed."""
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+def expect_eq(actual: Any, expected: Any, what: str) -> None:
+    if actual != expected:
+        raise CheckFailed(f"{what}: got {short(actual)}, expected {short(expected)}")
+
+
+def describe(e: BaseException) -> str:
+    """An exception as `Type: message`, with the leaves of an exception group (anyio task groups wrap errors)."""
+    if isinstance(e, BaseExceptionGroup):
+        return "; ".join(describe(inner) for inner in e.exceptions)
+    return f"{type(e).__name__}: {e}"
+
+
+def short(value: Any, limit: int = 300) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+class Report:
+    """Counts checks and prints one line per check."""
+
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def ok(self, name: str) -> None:
+        self.passed += 1
+        print(f"PASS {name}", flush=True)
+
+    def fail(self, name: str, detail: str) -> None:
+        self.failed += 1
+        print(f"FAIL {name}: {detail}", flush=True)
+
+    async def run(self, name: str, check: Callable[[], Awaitable[None]], timeout_s: float = CHECK_TIMEOUT_S) -> bool:
+        """Runs one check under a time-out; returns whether it passed."""
+        try:
+            with anyio.fail_after(timeout_s):
+                await check()
+        except CheckFailed as e:
+            self.fail(name, str(e))
+            return False
+        except TimeoutError:
+            self.fail(name, f"no answer within {timeout_s:.0f} s")
+            return False
+        except Exception as e:  # a check that crashes is a failed check, with its cause
+            self.fail(name, describe(e))
+            if os.environ.get("E2E_TRACEBACK"):
+                traceback.print_exc()
+            return False
+        self.ok(name)
+        return True
+
+
+# ---------------------------------------------------------------------------------------
+# The fakes, read directly over HTTP.
+
+
+class Fakes:
+    """Direct HTTP access to the fake platforms: the expected answers."""
+
+    def __init__(self, obv: str, tk: str, http: httpx2.AsyncClient) -> None:
+        self.obv = obv
+        self.tk = tk
+        self.http = http
+
+    async def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
+        response = await self.http.get(url, params=params)
+        expect(response.status_code == 200, f"GET {response.url} answered {response.status_code}: {response.text[:200]}")
+        return response.json()
+
+    # OpenBesluitvorming --------------------------------------------------------------
+
+    async def obv_sources(self) -> list[dict[str, Any]]:
+        return (await self.get_json(f"{self.obv}/api/sources"))["sources"]
+
+    async def obv_status(self) -> dict[str, Any]:
+        return await self.get_json(f"{self.obv}/api/status")
+
+    async def obv_search(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The fake's answer to the search an `obv_search` call with `args` stands for."""
+        names = {
+            "query": "query",
+            "organization": "organization",
+            "entity_type": "entityType",
+            "date_from": "dateFrom",
+            "date_to": "dateTo",
+            "sort": "sort",
+            "limit": "limit",
+            "offset": "offset",
+        }
+        params = {names[k]: v for k, v in args.items()}
+        return await self.get_json(f"{self.obv}/api/search", params=params)
+
+    def entity_url(self, entity_id: str) -> str:
+        return f"{self.obv}/api/entities/{urllib.parse.quote(entity_id, safe='')}"
+
+    async def obv_entity(self, entity_id: str) -> dict[str, Any]:
+        return await self.get_json(self.entity_url(entity_id))
+
+    # Tweede Kamer ---------------------------------------------------------------------
+
+    async def tk_page(self, entity_set: str, odata_filter: str, orderby: str | None = None) -> dict[str, Any]:
+        params = {"$filter": odata_filter}
+        if orderby:
+            params["$orderby"] = orderby
+        return await self.get_json(f"{self.tk}/{entity_set}", params=params)
+
+    async def tk_next(self, next_link: str) -> dict[str, Any]:
+        expect(next_link.startswith(self.tk + "/"), f"nextLink {next_link} is not on {self.tk}")
+        return await self.get_json(next_link)
+
+    async def tk_all(self, entity_set: str, odata_filter: str) -> list[dict[str, Any]]:
+        """Every record of a filtered set, following `@odata.nextLink` (bounded)."""
+        page = await self.tk_page(entity_set, odata_filter)
+        rows = list(page["value"])
+        for _ in range(MAX_LIST_PAGES):
+            link = page.get("@odata.nextLink")
+            if not link:
+                return rows
+            page = await self.tk_next(link)
+            rows.extend(page["value"])
+        raise CheckFailed(f"{entity_set} did not end within {MAX_LIST_PAGES} pages")
+
+    async def tk_record(self, entity_set: str, guid: str) -> dict[str, Any]:
+        return await self.get_json(f"{self.tk}/{entity_set}({guid})")
+
+
+def tk_words_filter(words: list[str]) -> str:
+    """The documented search: every word in Titel or Onderwerp (OData literals, `'` doubled)."""
+    clauses = []
+    for word in words:
+        literal = "'" + word.replace("'", "''") + "'"
+        clauses.append(f"(contains(Titel,{literal}) or contains(Onderwerp,{literal}))")
+    return " and ".join(clauses)
+
+
+def field(record: dict[str, Any], name: str) -> Any:
+    """A record field by its OData name, also found in another case or in snake_case."""
+    if name in record:
+        return record[name]
+    wanted = name.lower()
+    snake = "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
+    for key, value in record.items():
+        if key.lower() == wanted or key == snake:
+            return value
+    raise CheckFailed(f"record has no field {name}: keys {sorted(record)}")
+
+
+def ids_of(records: list[dict[str, Any]]) -> list[str]:
+    return [str(field(r, "Id")).lower() for r in records]
+
+
+async def find_documents(fakes: Fakes) -> tuple[str, str, str]:
+    """(a long document, a short document, the source key they belong to).
+
+    The fake makes every 97th document about 200 KB long, starting with the first
+    document of the first implemented source, and gives long documents 68 pages (short
+    ones at most 30): so the first implemented source's documents contain a long one.
+    """
+    sources = await fakes.obv_sources()
+    key = next(s["key"] for s in sources if s["implemented"])
+    hits = (await fakes.obv_search({"organization": key, "entity_type": "Document", "limit": 24}))["results"]
+    expect(len(hits) >= 2, f"source {key} has {len(hits)} documents")
+    by_pages = sorted(hits, key=lambda h: (h["pageCount"] or 0, h["entityId"]))
+    long_doc, short_doc = by_pages[-1]["entityId"], by_pages[0]["entityId"]
+    expect(by_pages[-1]["pageCount"] >= 60, f"no long document among {key}'s documents")
+    return long_doc, short_doc, key
+
+
+# ---------------------------------------------------------------------------------------
+# Child processes.
+
+
+def free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def start_fakes(sim_bin: str, log: Path) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
+    """Starts `besluitbron-sim fakes` on a free port; returns it and {platform: base URL}."""
+    proc = await asyncio.create_subprocess_exec(
+        sim_bin,
+        "fakes",
+        "--listen",
+        "127.0.0.1:0",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=log.open("wb"),
+    )
+    urls: dict[str, str] = {}
+    try:
+        with anyio.fail_after(FAKES_START_TIMEOUT_S):
+            while len(urls) < 2:
+                line = (await proc.stdout.readline()).decode().strip()  # type: ignore[union-attr]
+                if not line:
+                    raise RuntimeError(f"fakes exited before printing their URLs; see {log}")
+                platform, _, url = line.partition(" ")
+                expect(platform in ("obv", "tk") and url.startswith("http://127.0.0.1:"), f"unexpected line {line!r}")
+                urls[platform] = url
+    except BaseException:
+        await stop(proc)
+        raise
+    return proc, urls
+
+
+async def start_server(server_bin: str, urls: dict[str, str], data_dir: Path, log: Path) -> tuple[asyncio.subprocess.Process, str]:
+    """Starts `besluitbron serve` on a free port; returns it and its base URL."""
+    port = free_loopback_port()
+    proc = await asyncio.create_subprocess_exec(
+        server_bin,
+        "serve",
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--data-dir",
+        str(data_dir),
+        "--platform-url",
+        f"obv={urls['obv']}",
+        "--platform-url",
+        f"tk={urls['tk']}",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=log.open("wb"),
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    return proc, f"http://127.0.0.1:{port}"
+
+
+async def wait_healthy(proc: asyncio.subprocess.Process, base: str, http: httpx2.AsyncClient) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    last = "no answer"
+    while time.monotonic() < deadline:
+        if proc.returncode is not None:
+            raise CheckFailed(f"server exited with {proc.returncode} before /healthz answered")
+        try:
+            response = await http.get(f"{base}/healthz", timeout=2.0)
+            if response.status_code == 200:
+                return
+            last = f"HTTP {response.status_code}"
+        except httpx2.TransportError as e:
+            last = f"{type(e).__name__}"
+        await asyncio.sleep(0.1)
+    raise CheckFailed(f"/healthz not 200 within {SERVER_START_TIMEOUT_S:.0f} s (last: {last})")
+
+
+async def stop(proc: asyncio.subprocess.Process | None) -> None:
+    """SIGTERM, then SIGKILL after `STOP_TIMEOUT_S`; never raises."""
+    if proc is None or proc.returncode is not None:
+        return
+    try:
+        proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), STOP_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await asyncio.wait_for(proc.wait(), STOP_TIMEOUT_S)
+    except (ProcessLookupError, asyncio.TimeoutError):
+        pass
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+# ---------------------------------------------------------------------------------------
+# MCP checks.
+
+
+def structured(result: Any, tool: str) -> dict[str, Any]:
+    """The structured content of a successful call, checked for a text summary too."""
+    text = " ".join(getattr(c, "text", "") for c in result.content)
+    expect(not result.is_error, f"{tool} returned isError: {text[:300]}")
+    expect(isinstance(result.structured_content, dict), f"{tool} has no structuredContent object")
+    expect(text.strip() != "", f"{tool} has no text summary")
+    return result.structured_content
+
+
+def error_text(result: Any) -> str:
+    return " ".join(getattr(c, "text", "") for c in result.content).strip()
+
+
+async def list_all_tools(client: Client) -> list[Any]:
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(MAX_LIST_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+    raise CheckFailed("tools/list did not end")
+
+
+def check_tool_list(tools: list[Any], expected: set[str]) -> None:
+    names = [t.name for t in tools]
+    expect_eq(sorted(names), sorted(expected), "tool names")
+    for t in tools:
+        expect(bool(t.description and t.description.strip()), f"{t.name} has no description")
+        hint = t.annotations.read_only_hint if t.annotations else None
+        expect(hint is True, f"{t.name} readOnlyHint is {hint!r}")
+        expect(isinstance(t.input_schema, dict) and t.input_schema.get("type") == "object", f"{t.name} inputSchema")
+
+
+def compare_obv_hits(got: dict[str, Any], fake: dict[str, Any], sources: list[dict[str, Any]]) -> None:
+    expect_eq(got.get("total_count"), fake["totalCount"], "total_count")
+    expect_eq(got.get("has_more"), fake["hasMore"], "has_more")
+    results = got.get("results")
+    expect(isinstance(results, list), "results is not a list")
+    expect_eq([r.get("entity_id") for r in results], [h["entityId"] for h in fake["results"]], "entity ids in order")
+    key_of_label = {s["label"]: s["key"] for s in sources}
+    for r, h in zip(results, fake["results"]):
+        eid = h["entityId"]
+        expect_eq(r.get("entity_type"), h["entityType"], f"{eid} entity_type")
+        expect_eq(r.get("title"), h["title"], f"{eid} title")
+        expect_eq(r.get("summary"), h["summary"], f"{eid} summary")
+        expect_eq(r.get("download_url"), h["downloadUrl"], f"{eid} download_url")
+        expect(
+            r.get("organization") in (h["organization"], key_of_label.get(h["organization"])),
+            f"{eid} organization {r.get('organization')!r} is neither {h['organization']!r} nor its key",
+        )
+        expect(date_matches(r.get("date"), h), f"{eid} date {r.get('date')!r} vs {h['date']!r}/{h['sortDate']!r}")
+
+
+def date_matches(got: Any, fake: dict[str, Any]) -> bool:
+    """The tool may give the date as the platform's Dutch text or as ISO; either must match."""
+    if not isinstance(got, str) or not got:
+        return False
+    return got == fake["date"] or got.startswith(fake["sortDate"][:10]) or got.replace("T", " ") == fake["sortDate"]
+
+
+class McpChecks:
+    """The checks that need the server, for one protocol mode."""
+
+    def __init__(self, report: Report, fakes: Fakes, base: str, mode: str, docs: tuple[str, str, str]) -> None:
+        self.report = report
+        self.fakes = fakes
+        self.base = base
+        self.mode = mode
+        self.long_doc, self.short_doc, self.source_key = docs
+
+    def client(self, path: str) -> Client:
+        return Client(f"{self.base}{path}", mode=self.mode, read_timeout_seconds=MCP_READ_TIMEOUT_S)
+
+    async def endpoint(self, path: str, tools: set[str], calls: list[tuple[str, Callable[[Client], Awaitable[None]]]]) -> None:
+        prefix = f"[{self.mode}] {path}"
+        client = self.client(path)
+        try:
+            with anyio.fail_after(ENDPOINT_TIMEOUT_S):
+                async with client:
+                    await self.report.run(f"{prefix} tools/list: exactly {len(tools)} tools, described, read-only",
+                                          lambda: self.tools_listed(client, tools))
+                    for name, call in calls:
+                        await self.report.run(f"{prefix} {name}", lambda call=call: call(client))
+        except TimeoutError:
+            self.report.fail(f"{prefix} session", f"not finished within {ENDPOINT_TIMEOUT_S:.0f} s")
+        except Exception as e:  # connecting or closing failed
+            self.report.fail(f"{prefix} session", describe(e))
+
+    async def tools_listed(self, client: Client, expected: set[str]) -> None:
+        check_tool_list(await list_all_tools(client), expected)
+
+    async def run(self) -> None:
+        obv_calls = [
+            ("obv_sources matches /api/sources", self.obv_sources),
+            ("obv_sources organization_type filter", self.obv_sources_filtered),
+            ("obv_status matches /api/status", self.obv_status),
+            ("obv_search matches /api/search", self.obv_search),
+            ("obv_search with filters matches /api/search", self.obv_search_filtered),
+            ("obv_document pages a long document's markdownText", self.obv_document_long),
+            ("obv_document returns a short document whole", self.obv_document_short),
+            ("unknown tool raises an MCP error", self.unknown_tool),
+            ("tk_factions is not served here (MCP error)", lambda c: self.unknown_tool(c, "tk_factions")),
+            ("obv_search limit 500 gives isError with a readable message", self.obv_search_invalid),
+        ]
+        tk_calls = [
+            ("tk_factions matches Fractie", self.tk_factions),
+            ("tk_committees matches every Commissie page", self.tk_committees),
+            ("tk_search documents and its continuation match Document", self.tk_search_documents),
+            ("tk_search cases with soort and dates match Zaak", self.tk_search_cases),
+            ("tk_document matches Document(id)", self.tk_document),
+            ("unknown tool raises an MCP error", self.unknown_tool),
+            ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),
+            ("tk_search kind 'bogus' gives isError with a readable message", self.tk_search_invalid),
+        ]
+        all_calls = [
+            ("obv_sources matches /api/sources", self.obv_sources),
+            ("tk_factions matches Fractie", self.tk_factions),
+            ("unknown tool raises an MCP error", self.unknown_tool),
+        ]
+        await self.endpoint("/mcp/obv", OBV_TOOLS, obv_calls)
+        await self.endpoint("/mcp/tk", TK_TOOLS, tk_calls)
+        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS, all_calls)
+
+    # OpenBesluitvorming ----------------------------------------------------------------
+
+    async def obv_sources(self, client: Client) -> None:
+        got = structured(await client.call_tool("obv_sources", {}), "obv_sources")
+        fake = await self.fakes.obv_sources()
+        expect_eq(got.get("count"), len(fake), "count")
+        expect_eq(sorted(s.get("key") for s in got.get("sources", [])), sorted(s["key"] for s in fake), "source keys")
+        by_key = {s["key"]: s for s in fake}
+        for s in got["sources"]:
+            f = by_key[s["key"]]
+            expect_eq((s.get("label"), s.get("organization_type"), s.get("implemented")),
+                      (f["label"], f["organizationType"], f["implemented"]), f"source {s['key']}")
+
+    async def obv_sources_filtered(self, client: Client) -> None:
+        got = structured(await client.call_tool("obv_sources", {"organization_type": "province"}), "obv_sources")
+        fake = [s for s in await self.fakes.obv_sources() if s["organizationType"] == "province"]
+        expect(len(fake) > 0, "the fake has no provinces")
+        expect_eq(got.get("count"), len(fake), "count")
+        expect_eq(sorted(s.get("key") for s in got.get("sources", [])), sorted(s["key"] for s in fake), "source keys")
+
+    async def obv_status(self, client: Client) -> None:
+        got = structured(await client.call_tool("obv_status", {}), "obv_status")
+        fake = await self.fakes.obv_status()
+        expect_eq(got.get("generated_at"), fake["generatedAt"], "generated_at")
+        states = {s.get("source_key"): (s.get("state"), s.get("last_success_at")) for s in got.get("sources", [])}
+        expect_eq(states, {s["sourceKey"]: (s["state"], s["lastSuccessAt"]) for s in fake["sources"]},
+                  "state and last_success_at per source")
+        expect_eq(len(got.get("suppliers", [])), len(fake["suppliers"]), "supplier count")
+        one = structured(await client.call_tool("obv_status", {"source": self.source_key}), "obv_status")
+        expect_eq([s.get("source_key") for s in one.get("sources", [])], [self.source_key], "sources with source=")
+
+    async def obv_search(self, client: Client) -> None:
+        args = {"query": "fietspad", "sort": "date_desc", "limit": 5}
+        got = structured(await client.call_tool("obv_search", args), "obv_search")
+        fake = await self.fakes.obv_search(args)
+        expect(fake["totalCount"] > 5, "the fake should have more than 5 hits for fietspad")
+        compare_obv_hits(got, fake, await self.fakes.obv_sources())
+
+    async def obv_search_filtered(self, client: Client) -> None:
+        args = {
+            "organization": self.source_key,
+            "entity_type": "Document",
+            "date_from": "2023-01-01",
+            "date_to": "2026-12-31",
+            "sort": "date_asc",
+            "limit": 3,
+            "offset": 1,
+        }
+        got = structured(await client.call_tool("obv_search", args), "obv_search")
+        fake = await self.fakes.obv_search(args)
+        expect(len(fake["results"]) == 3, f"the fake gave {len(fake['results'])} hits")
+        compare_obv_hits(got, fake, await self.fakes.obv_sources())
+
+    async def obv_document_long(self, client: Client) -> None:
+        entity = await self.fakes.obv_entity(self.long_doc)
+        text = entity["markdownText"]
+        expect(len(text) > 100_000, f"the long document has only {len(text)} characters")
+        first = structured(await client.call_tool("obv_document", {"id": self.long_doc}), "obv_document")
+        expect_eq(first.get("entity_id"), self.long_doc, "entity_id")
+        expect_eq(first.get("entity_type"), "Document", "entity_type")
+        expect_eq(first.get("title"), entity["title"], "title")
+        expect_eq(first.get("total_length"), len(text), "total_length (characters)")
+        expect_eq(first.get("text_offset"), 0, "text_offset")
+        expect_eq(first.get("text"), text[:20_000], "text of the default first page (20000 characters)")
+        expect_eq(first.get("has_more"), True, "has_more")
+        args = {"id": self.long_doc, "offset": 20_000, "length": 1_000}
+        second = structured(await client.call_tool("obv_document", args), "obv_document")
+        expect_eq(second.get("text_offset"), 20_000, "text_offset")
+        expect_eq(second.get("text"), text[20_000:21_000], "text at offset 20000, length 1000")
+        expect_eq(second.get("has_more"), True, "has_more")
+        tail_args = {"id": self.long_doc, "offset": len(text) - 10, "length": 100}
+        last = structured(await client.call_tool("obv_document", tail_args), "obv_document")
+        expect_eq(last.get("text"), text[-10:], "the last 10 characters")
+        expect_eq(last.get("has_more"), False, "has_more at the end")
+
+    async def obv_document_short(self, client: Client) -> None:
+        entity = await self.fakes.obv_entity(self.short_doc)
+        text = entity["markdownText"]
+        got = structured(await client.call_tool("obv_document", {"id": self.short_doc}), "obv_document")
+        expect_eq(got.get("entity_id"), self.short_doc, "entity_id")
+        expect_eq(got.get("text"), text, "whole markdownText")
+        expect_eq(got.get("total_length"), len(text), "total_length")
+        expect_eq(got.get("has_more"), False, "has_more")
+
+    async def obv_search_invalid(self, client: Client) -> None:
+        result = await client.call_tool("obv_search", {"query": "fietspad", "limit": 500})
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        expect("limit" in message.lower(), f"message does not name `limit`: {message[:300]!r}")
+        expect(len(message) < 2_000, f"message is {len(message)} characters long")
+
+    async def unknown_tool(self, client: Client, name: str = "no_such_tool") -> None:
+        try:
+            result = await client.call_tool(name, {})
+        except MCPError as e:
+            expect(bool(e.message), "the MCP error has no message")
+            return
+        raise CheckFailed(f"no MCP error; got isError={result.is_error} {error_text(result)[:200]!r}")
+
+    # Tweede Kamer ------------------------------------------------------------------------
+
+    async def tk_factions(self, client: Client) -> None:
+        got = structured(await client.call_tool("tk_factions", {}), "tk_factions")
+        fake = await self.fakes.tk_all("Fractie", "Verwijderd eq false")
+        expect_eq(got.get("count"), len(fake), "count")
+        expect_eq(sorted(ids_of(got.get("factions", []))), sorted(ids_of(fake)), "faction ids")
+        names = {str(field(f, "Id")).lower(): field(f, "Afkorting") for f in got["factions"]}
+        expect_eq(names, {str(f["Id"]).lower(): f["Afkorting"] for f in fake}, "Afkorting per faction")
+
+    async def tk_committees(self, client: Client) -> None:
+        got = structured(await client.call_tool("tk_committees", {}), "tk_committees")
+        fake = await self.fakes.tk_all("Commissie", "Verwijderd eq false")
+        expect(len(fake) > 250, f"the fake's committees fit one page ({len(fake)})")
+        expect_eq(got.get("count"), len(fake), "count")
+        expect_eq(sorted(ids_of(got.get("committees", []))), sorted(ids_of(fake)), "committee ids")
+
+    async def tk_search_documents(self, client: Client) -> None:
+        odata_filter = tk_words_filter(["stikstof"]) + " and Verwijderd eq false"
+        fake = await self.fakes.tk_page("Document", odata_filter, "Datum desc")
+        expect("@odata.nextLink" in fake, "the fake's stikstof documents fit one page")
+        got = structured(await client.call_tool("tk_search", {"words": "stikstof"}), "tk_search")
+        expect_eq(ids_of(got.get("items", [])), ids_of(fake["value"]), "ids of the first page, newest first")
+        first = got["items"][0]
+        expect_eq(field(first, "Onderwerp"), fake["value"][0]["Onderwerp"], "Onderwerp of the first item")
+        token = got.get("continuation")
+        expect(isinstance(token, str) and token != "", f"no continuation: {short(token)}")
+        args = {"words": "stikstof", "continuation": token}
+        second = structured(await client.call_tool("tk_search", args), "tk_search")
+        fake_next = await self.fakes.tk_next(fake["@odata.nextLink"])
+        expect_eq(ids_of(second.get("items", [])), ids_of(fake_next["value"]), "ids of the second page")
+
+    async def tk_search_cases(self, client: Client) -> None:
+        odata_filter = (
+            tk_words_filter(["klimaat"])
+            + " and Soort eq 'Motie' and GestartOp ge 2024-01-01 and GestartOp le 2024-12-31 and Verwijderd eq false"
+        )
+        fake = await self.fakes.tk_all("Zaak", odata_filter)
+        expect(len(fake) > 0, "the fake has no klimaat motions in 2024")
+        args = {"words": "klimaat", "kind": "cases", "soort": "Motie", "date_from": "2024-01-01", "date_to": "2024-12-31"}
+        got = structured(await client.call_tool("tk_search", args), "tk_search")
+        items = got.get("items", [])
+        expect_eq(sorted(ids_of(items)), sorted(ids_of(fake)), "case ids")
+        expect(all(field(i, "Soort") == "Motie" for i in items), "an item is not a Motie")
+        expect(not got.get("continuation"), f"unexpected continuation {short(got.get('continuation'))}")
+
+    async def tk_document(self, client: Client) -> None:
+        page = await self.fakes.tk_page("Document", tk_words_filter(["asiel"]) + " and Verwijderd eq false")
+        guid = page["value"][0]["Id"]
+        fake = await self.fakes.tk_record("Document", guid)
+        got = structured(await client.call_tool("tk_document", {"id": guid}), "tk_document")
+        document = got.get("document")
+        expect(isinstance(document, dict), f"document is {short(document)}")
+        for name in ("Id", "Titel", "Onderwerp", "Soort", "DocumentNummer", "Datum"):
+            expect_eq(field(document, name), fake[name], f"document {name}")
+        links = got.get("links") or {}
+        record_url = f"{self.fakes.tk}/Document({guid})"
+        expect_eq(links.get("record_url"), record_url, "links.record_url")
+        expect_eq(links.get("resource_url"), record_url + "/resource", "links.resource_url")
+
+    async def tk_search_invalid(self, client: Client) -> None:
+        result = await client.call_tool("tk_search", {"words": "stikstof", "kind": "bogus"})
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        expect("kind" in message.lower() or "bogus" in message.lower(), f"message names neither: {message[:300]!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# Harness self-checks (no server).
+
+
+async def harness_checks(report: Report, fakes: Fakes) -> tuple[str, str, str] | None:
+    """Checks that the expected answers can be read from the fakes; returns the chosen documents."""
+    docs: list[tuple[str, str, str]] = []
+
+    async def sources() -> None:
+        s = await fakes.obv_sources()
+        expect(len(s) > 0 and all({"key", "label", "organizationType", "implemented"} <= set(x) for x in s), "sources")
+
+    async def documents() -> None:
+        long_doc, short_doc, key = await find_documents(fakes)
+        long_text = (await fakes.obv_entity(long_doc))["markdownText"]
+        short_text = (await fakes.obv_entity(short_doc))["markdownText"]
+        expect(len(long_text) > 100_000, f"long document {long_doc}: {len(long_text)} characters")
+        expect(len(short_text) < 20_000, f"short document {short_doc}: {len(short_text)} characters")
+        docs.append((long_doc, short_doc, key))
+
+    async def status() -> None:
+        s = await fakes.obv_status()
+        expect(bool(s["generatedAt"]) and len(s["sources"]) > 0, "status")
+
+    async def tk_lists() -> None:
+        factions = await fakes.tk_all("Fractie", "Verwijderd eq false")
+        committees = await fakes.tk_all("Commissie", "Verwijderd eq false")
+        expect(len(factions) > 0 and len(committees) > 250, f"{len(factions)} factions, {len(committees)} committees")
+        expect(len(set(ids_of(committees))) == len(committees), "committee ids repeat across pages")
+
+    async def tk_searches() -> None:
+        page = await fakes.tk_page("Document", tk_words_filter(["stikstof"]) + " and Verwijderd eq false", "Datum desc")
+        expect(len(page["value"]) == 250 and "@odata.nextLink" in page, "stikstof spans pages")
+        guid = page["value"][0]["Id"]
+        expect_eq((await fakes.tk_record("Document", guid))["Id"], guid, "Document(id)")
+        quoted = await fakes.tk_page("Document", tk_words_filter(["'s-Hertogenbosch"]))
+        expect(len(quoted["value"]) > 0, "a quote in a word is escaped")
+
+    await report.run("[harness] fake /api/sources readable", sources)
+    await report.run("[harness] fake has a long and a short document", documents)
+    await report.run("[harness] fake /api/status readable", status)
+    await report.run("[harness] fake Fractie and Commissie (all pages)", tk_lists)
+    await report.run("[harness] fake Document search, paging and record", tk_searches)
+    return docs[0] if docs else None
+
+
+# ---------------------------------------------------------------------------------------
+
+
+async def main(fakes_only: bool) -> int:
+    report = Report()
+    sim_bin = os.environ.get("BESLUITBRON_SIM_BIN", "")
+    server_bin = os.environ.get("BESLUITBRON_BIN", "")
+    if not sim_bin or (not fakes_only and not server_bin):
+        print("set BESLUITBRON_SIM_BIN and BESLUITBRON_BIN (scripts/e2e does)", file=sys.stderr)
+        return 2
+    # Loopback only: a proxy from the environment must never see these requests.
+    os.environ["NO_PROXY"] = ",".join(filter(None, [os.environ.get("NO_PROXY"), "127.0.0.1", "localhost"]))
+    fakes_proc = server_proc = None
+    with tempfile.TemporaryDirectory(prefix="besluitbron-e2e-") as tmp:
+        tmp_path = Path(tmp)
+        fakes_log, server_log = tmp_path / "fakes.log", tmp_path / "server.log"
+        try:
+            with anyio.fail_after(RUN_TIMEOUT_S):
+                fakes_proc, urls = await start_fakes(sim_bin, fakes_log)
+                report.ok(f"fakes started: obv {urls['obv']}, tk {urls['tk']}")
+                async with httpx2.AsyncClient(headers=HARNESS_HEADERS, timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
+                    fakes = Fakes(urls["obv"], urls["tk"], http)
+                    docs = await harness_checks(report, fakes)
+                    if not fakes_only and docs is None:
+                        report.fail("server checks", "skipped: the harness could not read the fakes")
+                    elif not fakes_only:
+                        data_dir = tmp_path / "data"
+                        data_dir.mkdir()
+                        server_proc, base = await start_server(server_bin, urls, data_dir, server_log)
+                        if await report.run("server answers /healthz", lambda: wait_healthy(server_proc, base, http),
+                                            SERVER_START_TIMEOUT_S + 5):
+                            for mode in MODES:
+                                await McpChecks(report, fakes, base, mode, docs).run()
+                            if server_proc.returncode is None:
+                                report.ok("server still running after the checks")
+                            else:
+                                report.fail("server still running after the checks", f"exit code {server_proc.returncode}")
+        except TimeoutError:
+            report.fail("run", f"not finished within {RUN_TIMEOUT_S:.0f} s")
+        except Exception as e:
+            report.fail("run", describe(e))
+        finally:
+            await stop(server_proc)
+            await stop(fakes_proc)
+        if report.failed:
+            for name, log in (("server", server_log), ("fakes", fakes_log)):
+                if log.exists():
+                    print(f"--- last lines of the {name} log ---\n{tail(log)}", flush=True)
+    print(f"{report.passed} passed, {report.failed} failed", flush=True)
+    return 1 if report.failed else 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fakes-only", action="store_true", help="check the harness against the fakes; no server")
+    sys.exit(asyncio.run(main(parser.parse_args().fakes_only)))
