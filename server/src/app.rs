@@ -76,6 +76,12 @@ impl AppState {
         &self.shared.fetcher
     }
 
+    /// Client retries answered from the first result, and request keys reused for other
+    /// requests, since start.
+    pub fn replay_counts(&self) -> (u64, u64) {
+        self.shared.replays.counts()
+    }
+
     /// Tool calls running now.
     pub fn running_calls(&self) -> usize {
         self.shared.in_flight.load(Ordering::SeqCst)

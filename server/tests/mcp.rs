@@ -69,3 +69,192 @@ async fn a_search_matches_the_platform_and_a_repeat_comes_from_the_buffer() {
     assert!(text.contains("buffer"), "{text}");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_buffer_survives_a_restart_and_a_new_version_asks_again() {
+    let f = fakes().await;
+    let dir = temp_dir("restart");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut c = Mcp::initialize(server.url("/mcp/tk")).await;
+    let first = structured(&c.call("tk_factions", json!({})).await);
+    let after_first = f.tk.requests();
+    server.stop().await;
+
+    let server = Server::start(config(&f, &dir)).await;
+    let mut c = Mcp::initialize(server.url("/mcp/tk")).await;
+    assert_eq!(structured(&c.call("tk_factions", json!({})).await), first);
+    assert_eq!(f.tk.requests(), after_first, "answered from the buffer kept on disk");
+    server.stop().await;
+
+    let mut upgraded = config(&f, &dir);
+    upgraded.cache_version = "99.0.0-upgrade-test".to_owned();
+    let server = Server::start(upgraded).await;
+    let mut c = Mcp::initialize(server.url("/mcp/tk")).await;
+    assert_eq!(structured(&c.call("tk_factions", json!({})).await), first);
+    assert!(
+        f.tk.requests() > after_first,
+        "another version's entry is not used: the platform is asked again"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_a_clear_error_and_the_server_keeps_serving() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("bad-input"));
+    cfg.max_body_bytes = 64 * 1024;
+    let server = Server::start(cfg).await;
+    let mut c = Mcp::initialize(server.url("/mcp/obv")).await;
+
+    let r = c
+        .post_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ".to_vec())
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.message.as_ref().unwrap()["error"]["code"], -32700, "{}", r.text);
+
+    let r = c.post(json!({"hello": "world"})).await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.message.as_ref().unwrap()["error"]["code"], -32600, "{}", r.text);
+
+    let r = c.post(json!([1, 2, 3])).await;
+    assert_eq!(r.status, 400, "{}", r.text);
+
+    let r = c.call("obv_delete_everything", json!({})).await;
+    assert!(
+        r.message.as_ref().unwrap()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tool"),
+        "{}",
+        r.text
+    );
+
+    let r = c.call("obv_search", json!({"query": "fiets", "limit": 500})).await;
+    assert!(support::tool_error_text(&r).contains("limit"), "{}", r.text);
+    let r = c.call("obv_search", json!({"query": 42})).await;
+    assert!(!support::tool_error_text(&r).is_empty());
+    let r = c.call("obv_search", json!({"query": "fiets", "colour": "red"})).await;
+    assert!(support::tool_error_text(&r).contains("colour"), "{}", r.text);
+    let r = c.call("obv_document", json!({"id": ""})).await;
+    assert!(support::tool_error_text(&r).contains("id"));
+
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{{\"name\":\"obv_search\",\"arguments\":{{\"query\":\"{}\"}}}}}}",
+        "x".repeat(100_000)
+    );
+    let r = c.post_raw(huge.into_bytes()).await;
+    assert_eq!(r.status, 413, "{}", r.text);
+
+    let mut stranger = Mcp::new(server.url("/mcp/obv"));
+    stranger.session = Some("no-such-session".to_owned());
+    let r = stranger.call("obv_sources", json!({})).await;
+    assert_eq!(r.status, 404, "{}", r.text);
+
+    // Still serving.
+    assert_eq!(structured(&c.call("obv_sources", json!({})).await)["count"], 331);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_platform_gives_a_clear_tool_error_and_the_other_connector_keeps_answering() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("failing"));
+    cfg.platforms.get_mut("obv").unwrap().timeout_ms = 500;
+    cfg.platforms.get_mut("obv").unwrap().attempts = 1;
+    let server = Server::start(cfg).await;
+    let mut obv = Mcp::initialize(server.url("/mcp/obv")).await;
+    let mut tk = Mcp::initialize(server.url("/mcp/tk")).await;
+
+    f.obv.set_garbage(true);
+    let text = support::tool_error_text(&obv.call("obv_search", json!({"query": "garbage"})).await);
+    assert!(
+        text.contains("OpenBesluitvorming") && text.contains("unreadable"),
+        "{text}"
+    );
+    assert_eq!(structured(&tk.call("tk_factions", json!({})).await)["count"], 16);
+    f.obv.set_garbage(false);
+
+    f.obv.set_latency(std::time::Duration::from_secs(3));
+    let text = support::tool_error_text(&obv.call("obv_search", json!({"query": "slow"})).await);
+    assert!(
+        text.contains("OpenBesluitvorming") && text.contains("did not answer"),
+        "{text}"
+    );
+    let current = besluitbron_sim::fakes::tk_corpus()
+        .set("Commissie")
+        .unwrap()
+        .0
+        .iter()
+        .filter(|c| c["Verwijderd"] != json!(true))
+        .count();
+    assert_eq!(structured(&tk.call("tk_committees", json!({})).await)["count"], current);
+    f.obv.set_latency(std::time::Duration::ZERO);
+
+    // A platform that is down: nothing listens at its address.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let mut cfg = config(&f, &temp_dir("down"));
+    cfg.platforms.get_mut("obv").unwrap().base_url = format!("http://{closed}/obv");
+    cfg.platforms.get_mut("obv").unwrap().attempts = 1;
+    let down = Server::start(cfg).await;
+    let mut obv = Mcp::initialize(down.url("/mcp/obv")).await;
+    let text = support::tool_error_text(&obv.call("obv_search", json!({"query": "down"})).await);
+    assert!(
+        text.contains("OpenBesluitvorming") && text.contains("unreachable"),
+        "{text}"
+    );
+    let mut tk = Mcp::initialize(down.url("/mcp/tk")).await;
+    assert_eq!(structured(&tk.call("tk_factions", json!({})).await)["count"], 16);
+    // Nothing failed was kept: once the platform answers again, so does BesluitBron.
+    server.stop().await;
+    down.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_request_id_gets_the_first_result_and_a_reused_id_is_refused() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("replay"))).await;
+    let c = Mcp::initialize(server.url("/mcp/obv")).await;
+    let first = c
+        .call_with_id(5, "obv_search", json!({"query": "begroting", "limit": 3}))
+        .await;
+    let first = structured(&first);
+    let (replays_before, _) = server.state.replay_counts();
+    let retry = c
+        .call_with_id(5, "obv_search", json!({"limit": 3, "query": "begroting"}))
+        .await;
+    assert_eq!(structured(&retry), first);
+    assert_eq!(
+        server.state.replay_counts().0,
+        replays_before + 1,
+        "answered as a replay"
+    );
+
+    let reused = c.call_with_id(5, "obv_search", json!({"query": "andere vraag"})).await;
+    let error = &reused.message.as_ref().unwrap()["error"];
+    assert_eq!(error["code"], -32600, "{}", reused.text);
+    assert!(
+        error["message"].as_str().unwrap().contains("different request"),
+        "{error}"
+    );
+
+    // A failure is not replayed: the key is released and the retry really runs.
+    f.obv.set_garbage(true);
+    let failed = c.call_with_id(7, "obv_search", json!({"query": "herhaal"})).await;
+    support::tool_error_text(&failed);
+    f.obv.set_garbage(false);
+    let again = c.call_with_id(7, "obv_search", json!({"query": "herhaal"})).await;
+    structured(&again);
+
+    // Without a session (stateless clients) the id means nothing: never merged.
+    let stateless = Mcp::new(server.url("/mcp/obv"));
+    let a = stateless.call_with_id(5, "obv_sources", json!({})).await;
+    assert_eq!(
+        a.status, 400,
+        "a legacy request without a session is refused by the protocol: {}",
+        a.text
+    );
+    server.stop().await;
+}
