@@ -239,6 +239,7 @@ impl Fetcher {
             Begin::Join { flight, queued } => {
                 if let (Some(ticket), Some(gate)) = (queued, self.gates.get(&platform))
                     && let Ok(entry) = gate.join(&req.session, ticket).await
+                    && entry != ticket
                 {
                     self.flights
                         .lock()
@@ -311,12 +312,23 @@ impl Fetcher {
             None => Ok(()),
             Some(gate) => {
                 let me = Arc::clone(&self);
+                let leader = session.clone();
                 gate.acquire_with(&session, cost, Duration::MAX, move |q| {
                     if let Queued::Ticket(ticket) = q {
-                        let mut f = me.flights.lock().expect("flights lock");
-                        f.table.queued(id, ticket);
-                        if let Some(ch) = f.channels.get_mut(&id) {
-                            ch.ticket = Some(ticket);
+                        let unjoined = {
+                            let mut f = me.flights.lock().expect("flights lock");
+                            f.table.queued(id, ticket);
+                            if let Some(ch) = f.channels.get_mut(&id) {
+                                ch.ticket = Some(ticket);
+                            }
+                            f.table.unjoined(id)
+                        };
+                        // Requests that joined before the call was queued get their
+                        // entries now, so the call goes at the best of their positions.
+                        let others: Vec<_> = unjoined.into_iter().filter(|(_, s)| *s != leader).collect();
+                        if !others.is_empty() {
+                            let me = Arc::clone(&me);
+                            tokio::spawn(async move { me.join_entries(platform, id, ticket, others).await });
                         }
                     }
                 })
@@ -376,6 +388,27 @@ impl Fetcher {
         f.table.finish(id);
         if let Some(ch) = f.channels.remove(&id) {
             let _ = ch.outcome.send(Some(Arc::new(outcome)));
+        }
+    }
+
+    async fn join_entries(
+        &self,
+        platform: PlatformId,
+        id: FlightId,
+        ticket: Ticket,
+        waiters: Vec<(WaiterId, SessionKey)>,
+    ) {
+        let Some(gate) = self.gates.get(&platform) else { return };
+        for (waiter, session) in waiters {
+            if let Ok(entry) = gate.join(&session, ticket).await
+                && entry != ticket
+            {
+                self.flights
+                    .lock()
+                    .expect("flights lock")
+                    .table
+                    .joined_entry(id, waiter, entry);
+            }
         }
     }
 

@@ -369,7 +369,9 @@ fn handle(s: &mut FairScheduler, waiters: &mut HashMap<Ticket, oneshot::Sender<A
             let _ = reply.send(s.join(now, &session, flight));
         }
         Msg::Cancel { ticket } => {
-            if s.cancel(now, ticket) {
+            // A call that other sessions joined keeps waiting through their entries: its
+            // waiter stays until the last entry is gone.
+            if s.cancel(now, ticket) && !s.is_waiting(ticket) {
                 waiters.remove(&ticket);
             }
         }

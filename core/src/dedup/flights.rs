@@ -197,6 +197,18 @@ impl<K: Ord + Clone> FlightTable<K> {
         Leave::Withdraw { ticket }
     }
 
+    /// The waiters of a flight that have no scheduler entry of their own, with their
+    /// sessions (e.g. those that joined before the call was queued).
+    pub fn unjoined(&self, flight: FlightId) -> Vec<(WaiterId, SessionKey)> {
+        self.flights.get(&flight).map_or_else(Vec::new, |f| {
+            f.waiters
+                .iter()
+                .filter(|(_, w)| w.entry.is_none())
+                .map(|(id, w)| (*id, w.session.clone()))
+                .collect()
+        })
+    }
+
     /// The flight running for `key`, if any.
     pub fn flight_of(&self, key: &K) -> Option<FlightId> {
         self.by_key.get(key).copied()

@@ -478,6 +478,11 @@ impl FairScheduler {
         Ok(entry)
     }
 
+    /// Whether any entry of `flight` (the call, or an entry that joined it) still waits.
+    pub fn is_waiting(&self, flight: Ticket) -> bool {
+        !self.entries_of(flight).is_empty()
+    }
+
     /// Withdraws every waiting entry of `flight` (the call and all joined entries): the
     /// last waiter gave up. Returns false when none was waiting.
     pub fn cancel_flight(&mut self, now: Instant, flight: Ticket) -> bool {
