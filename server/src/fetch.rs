@@ -169,6 +169,11 @@ impl Fetcher {
         self.gates.get(&platform)
     }
 
+    /// The metrics registry.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
     /// Every limited platform's gate.
     pub fn gates(&self) -> &BTreeMap<PlatformId, PlatformGate> {
         &self.gates
@@ -462,7 +467,7 @@ impl Fetcher {
             .requests
             .get_or_create(&RequestLabels {
                 platform: req.key.platform().as_str(),
-                tool: req.tool,
+                tool: req.tool.to_owned(),
                 kind: kind.as_str(),
             })
             .inc();

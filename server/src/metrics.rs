@@ -47,8 +47,8 @@ pub struct CallLabels {
 pub struct RequestLabels {
     /// The platform id.
     pub platform: &'static str,
-    /// The tool name.
-    pub tool: &'static str,
+    /// The tool name (only BesluitBron's own tools are counted).
+    pub tool: String,
     /// `fresh`, `coalesced`, `cache_hit` or `replay`.
     pub kind: &'static str,
 }
@@ -167,7 +167,7 @@ mod tests {
         m.requests
             .get_or_create(&RequestLabels {
                 platform: "obv",
-                tool: "obv_search",
+                tool: "obv_search".to_owned(),
                 kind: "coalesced",
             })
             .inc_by(3);

@@ -179,3 +179,84 @@ async fn a_second_session_is_not_starved_behind_a_flooding_one() {
     );
     server.stop().await;
 }
+
+/// Empties OpenBesluitvorming's bucket with 60 different searches (60 units).
+async fn drain(c: &Mcp, round: i64) {
+    for i in 0..60 {
+        let query = format!("vul{round}x{i}");
+        structured(
+            &c.call_with_id(10_000 * (round + 1) + i, "obv_search", json!({"query": query}))
+                .await,
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("progress"))).await;
+    let url = server.url("/mcp/obv");
+    let busy = std::sync::Arc::new(Mcp::initialize(url.clone()).await);
+    drain(&busy, 0).await;
+    // Three more of busy's calls wait ahead, so the next call waits about four seconds.
+    let mut ahead = Vec::new();
+    for i in 0..3 {
+        let busy = std::sync::Arc::clone(&busy);
+        ahead.push(tokio::spawn(async move {
+            busy.call_with_id(20_000 + i, "obv_search", json!({"query": format!("voor{i}")}))
+                .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = busy
+        .post(
+            json!({"jsonrpc": "2.0", "id": 30_000, "method": "tools/call", "params": {
+            "name": "obv_search", "arguments": {"query": "voortgang"}, "_meta": {"progressToken": "p-1"}}}),
+        )
+        .await;
+    structured(&r);
+    let progress: Vec<&str> = r
+        .text
+        .lines()
+        .filter(|l| l.contains("notifications/progress"))
+        .collect();
+    assert!(!progress.is_empty(), "progress while waiting: {}", r.text);
+    assert!(
+        progress[0].contains("waiting for OpenBesluitvorming"),
+        "{}",
+        progress[0]
+    );
+    for a in ahead {
+        structured(&a.await.unwrap());
+    }
+
+    // A call the client cancels while it waits is withdrawn from the queue (the bucket
+    // is empty again: the calls above just used what had refilled).
+    let gate = server
+        .state
+        .fetcher()
+        .gate(besluitbron_core::PlatformId::Obv)
+        .unwrap()
+        .clone();
+    let before = gate.snapshot().await.unwrap();
+    let waiting = {
+        let busy = std::sync::Arc::clone(&busy);
+        tokio::spawn(async move {
+            busy.call_with_id(40_000, "obv_search", json!({"query": "laat maar"}))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(gate.snapshot().await.unwrap().queued, 1);
+    let n = busy
+        .post(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 40_000}}))
+        .await;
+    assert!(n.status == 202 || n.status == 200, "{}", n.text);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = gate.snapshot().await.unwrap();
+    assert_eq!(after.queued, 0, "withdrawn");
+    assert_eq!(after.cancelled_calls, before.cancelled_calls + 1);
+    assert_eq!(after.admitted_calls, before.admitted_calls, "costs nothing");
+    waiting.abort();
+    server.stop().await;
+}

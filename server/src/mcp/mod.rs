@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use besluitbron_core::SessionKey;
+use besluitbron_core::dedup::DuplicateKind;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
@@ -40,6 +41,7 @@ use serde_json::Value;
 use crate::fetch::{Answer, FetchError, Fetcher, ProgressSink, Served};
 use crate::gate::QueuePosition;
 use crate::identity;
+use crate::metrics::RequestLabels;
 use crate::platforms::obv::ObvClient;
 use crate::platforms::tk::TkClient;
 
@@ -243,13 +245,25 @@ impl ServerHandler for Besluit {
         let caller = Caller::of(&context, &self.shared.trusted_proxies);
         let keys = replay::keys(&caller, &context.id);
         let fingerprint = replay::fingerprint(&request);
-        self.shared
+        let tool = self.tool_router.get(&request.name).map(|t| t.name.to_string());
+        let (result, replayed) = self
+            .shared
             .replays
             .run(keys, fingerprint, async {
                 let tcc = ToolCallContext::new(self, request, context);
                 self.tool_router.call(tcc).await
             })
-            .await
+            .await;
+        if let (true, Some(tool)) = (replayed, tool) {
+            let platform = if tool.starts_with("tk_") { "tk" } else { "obv" };
+            let labels = RequestLabels {
+                platform,
+                tool,
+                kind: DuplicateKind::Replay.as_str(),
+            };
+            self.shared.fetcher.metrics().requests.get_or_create(&labels).inc();
+        }
+        result
     }
 }
 

@@ -116,15 +116,15 @@ impl Replays {
     }
 
     /// Runs `call` unless `key` says this is a retry of a request already run or
-    /// running.
+    /// running. The flag tells whether the answer is another request's (a replay).
     pub async fn run(
         &self,
         key: Option<Key>,
         fingerprint: String,
         call: impl std::future::Future<Output = Result<CallToolResponse, ErrorData>>,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> (Result<CallToolResponse, ErrorData>, bool) {
         let Some(key) = key else {
-            return call.await;
+            return (call.await, false);
         };
         let start = self
             .table
@@ -132,31 +132,35 @@ impl Replays {
             .expect("replay lock")
             .begin(self.clock.now(), &key.0, &key.1, &fingerprint);
         match start {
-            IdempotentStart::Replay(response) => Ok(response),
-            IdempotentStart::Conflict => Err(ErrorData::invalid_request(
-                format!(
-                    "{} was already used for a different request in this session; use a new request id or \
+            IdempotentStart::Replay(response) => (Ok(response), true),
+            IdempotentStart::Conflict => (
+                Err(ErrorData::invalid_request(
+                    format!(
+                        "{} was already used for a different request in this session; use a new request id or \
                      Idempotency-Key for a new request",
-                    key.1.replacen(':', " ", 1)
-                ),
-                None,
-            )),
-            IdempotentStart::Untracked => call.await,
+                        key.1.replacen(':', " ", 1)
+                    ),
+                    None,
+                )),
+                false,
+            ),
+            IdempotentStart::Untracked => (call.await, false),
             IdempotentStart::InFlight => {
                 let rx = self.running.lock().expect("replay lock").get(&key).cloned();
                 match rx {
                     Some(mut rx) => loop {
                         if let Some(r) = rx.borrow_and_update().clone() {
-                            return r;
+                            return (r, true);
                         }
                         if rx.changed().await.is_err() {
-                            return Err(ErrorData::internal_error(
+                            let e = ErrorData::internal_error(
                                 "the first attempt of this request was cancelled; send it again",
                                 None,
-                            ));
+                            );
+                            return (Err(e), false);
                         }
                     },
-                    None => call.await,
+                    None => (call.await, false),
                 }
             }
             IdempotentStart::Fresh => {
@@ -175,7 +179,7 @@ impl Replays {
                     .complete(self.clock.now(), &key.0, &key.1, keep);
                 self.running.lock().expect("replay lock").remove(&key);
                 let _ = tx.send(Some(result.clone()));
-                result
+                (result, false)
             }
         }
     }
