@@ -160,6 +160,7 @@ impl App {
             replays: Replays::new(IdempotencyConfig::default(), clock),
             in_flight: Default::default(),
             calls: Default::default(),
+            request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
         });
 
         let mut router = Router::new();

@@ -457,6 +457,18 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_loads_and_equals_the_defaults() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../besluitbron.example.toml");
+        let example = Config::load(Some(&file), env(&[])).expect("the example is valid");
+        let defaults = Config::load(None, env(&[])).expect("defaults");
+        assert_eq!(
+            format!("{example:?}"),
+            format!("{defaults:?}"),
+            "the example documents the defaults exactly"
+        );
+    }
+
+    #[test]
     fn bad_settings_are_refused_with_their_path() {
         let err = Config::load(None, env(&[("BesluitBron__McpRateLimit__Process__Burst", "0")])).unwrap_err();
         assert!(err.to_string().contains("McpRateLimit.Process"), "{err}");

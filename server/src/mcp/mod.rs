@@ -83,6 +83,8 @@ pub struct Shared {
     pub in_flight: AtomicUsize,
     /// Tool calls since start.
     pub calls: AtomicU64,
+    /// The longest one tool call may take.
+    pub request_timeout: std::time::Duration,
 }
 
 /// The MCP handler of one connector.
@@ -251,7 +253,16 @@ impl ServerHandler for Besluit {
             .replays
             .run(keys, fingerprint, async {
                 let tcc = ToolCallContext::new(self, request, context);
-                self.tool_router.call(tcc).await
+                let limit = self.shared.request_timeout;
+                match tokio::time::timeout(limit, self.tool_router.call(tcc)).await {
+                    Ok(result) => result,
+                    Err(_) => Ok(tool_error(format!(
+                        "BesluitBron gave up after {} s: the platform is slow or its queue is long; try a narrower \
+                         question or try again later",
+                        limit.as_secs()
+                    ))
+                    .into()),
+                }
             })
             .await;
         if let (true, Some(tool)) = (replayed, tool) {
