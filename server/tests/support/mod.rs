@@ -36,7 +36,7 @@ pub fn config(fakes: &Fakes, data_dir: &std::path::Path) -> Config {
     for (id, url) in [("obv", fakes.obv.base_url()), ("tk", fakes.tk.base_url())] {
         let p = c.platforms.get_mut(id).expect("platform");
         p.base_url = url.to_owned();
-        p.timeout_ms = 2_000;
+        p.timeout_ms = 10_000;
         p.attempts = 2;
     }
     c
