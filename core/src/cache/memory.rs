@@ -13,10 +13,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::cache::decision::{Classified, Lookup, StaleLookup, classify, may_serve_stale};
-use crate::cache::entry::{EntryHeader, encode_entry};
 use crate::cache::key::CacheKey;
 use crate::cache::policy::{CacheVersion, DataClass, PlatformCachePolicy};
-use crate::cache::store::{CacheEvent, CacheStats, CacheStore, PutOutcome, StoreError, Success, stored_bytes};
+use crate::cache::store::{
+    CacheEvent, CacheStats, CacheStore, PreparedEntry, PutOutcome, StoreError, Success, prepare_entry, stored_bytes,
+};
 use crate::{PlatformId, WallTime};
 
 /// One platform's buffer in memory.
@@ -202,21 +203,15 @@ impl CacheStore for MemoryStore {
     fn put(&self, key: &CacheKey, value: &Success, now: WallTime) -> Result<PutOutcome, StoreError> {
         let kb = self.check(key)?;
         let class = key.class();
-        let header = EntryHeader {
-            class,
-            version: self.version.clone(),
-            stored_at: now,
-            expires_at: WallTime(now.unix_millis().saturating_add(self.policy.class(class).ttl_ms)),
+        let PreparedEntry {
+            raw,
+            size_bytes,
+            expires_at,
+        } = match prepare_entry(key, kb.len(), value, now, &self.version, &self.policy) {
+            Ok(prepared) => prepared,
+            Err(refused) => return Ok(refused),
         };
-        let raw = encode_entry(&header, value.payload());
-        let size_bytes = stored_bytes(kb.len(), raw.len());
         let budget_bytes = self.policy.budget_bytes;
-        if size_bytes > budget_bytes {
-            return Ok(PutOutcome::TooLarge {
-                size_bytes,
-                budget_bytes,
-            });
-        }
         let mut inner = self.lock();
         inner.remove(&kb);
         let mut evicted = 0;
@@ -229,7 +224,7 @@ impl CacheStore for MemoryStore {
         }
         let seq = inner.next_seq;
         inner.next_seq += 1;
-        let expires_at_ms = header.expires_at.unix_millis();
+        let expires_at_ms = expires_at.unix_millis();
         inner.by_expiry.insert((expires_at_ms, kb.clone()));
         inner.by_access.insert((seq, kb.clone()));
         let stats = inner.stats.class_mut(class);

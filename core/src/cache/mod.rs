@@ -41,8 +41,8 @@ pub use key::{CacheKey, KeyDecodeError, Scope};
 pub use memory::MemoryStore;
 pub use policy::{CachePolicy, CacheVersion, ClassPolicy, DataClass, InvalidVersion, PlatformCachePolicy};
 pub use store::{
-    Answer, CacheEvent, CacheStats, CacheStore, ClassStats, PutOutcome, ReadThrough, StoreError, Success, read_through,
-    stored_bytes,
+    Answer, CacheEvent, CacheStats, CacheStore, ClassStats, PreparedEntry, PutOutcome, ReadThrough, StoreError,
+    Success, prepare_entry, read_through, stored_bytes,
 };
 
 impl conformance::Reopen for MemoryStore {

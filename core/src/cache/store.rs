@@ -212,6 +212,50 @@ pub const fn stored_bytes(key_len: usize, entry_len: usize) -> u64 {
     (key_len + entry_len) as u64
 }
 
+/// A new entry ready to store: the encoded bytes and what they occupy against the budget.
+pub struct PreparedEntry {
+    /// The encoded entry (header and payload).
+    pub raw: Vec<u8>,
+    /// Key plus entry bytes, as counted against the budget.
+    pub size_bytes: u64,
+    /// When the entry expires.
+    pub expires_at: WallTime,
+}
+
+/// Encodes `value` for `key` (whose encoding is `key_len` bytes) as an entry written by
+/// `version` at `now`, expiring after its class's lifetime. Every store's `put` starts
+/// here; an entry that could never fit the budget is refused with
+/// [`PutOutcome::TooLarge`] before anything is evicted.
+pub fn prepare_entry(
+    key: &CacheKey,
+    key_len: usize,
+    value: &Success,
+    now: WallTime,
+    version: &crate::cache::policy::CacheVersion,
+    policy: &crate::cache::policy::PlatformCachePolicy,
+) -> Result<PreparedEntry, PutOutcome> {
+    let class = key.class();
+    let header = crate::cache::entry::EntryHeader {
+        class,
+        version: version.clone(),
+        stored_at: now,
+        expires_at: WallTime(now.unix_millis().saturating_add(policy.class(class).ttl_ms)),
+    };
+    let raw = crate::cache::entry::encode_entry(&header, value.payload());
+    let size_bytes = stored_bytes(key_len, raw.len());
+    if size_bytes > policy.budget_bytes {
+        return Err(PutOutcome::TooLarge {
+            size_bytes,
+            budget_bytes: policy.budget_bytes,
+        });
+    }
+    Ok(PreparedEntry {
+        raw,
+        size_bytes,
+        expires_at: header.expires_at,
+    })
+}
+
 /// One platform's buffer. Synchronous: the server calls it from a blocking thread, the
 /// simulator and tests call it directly. Methods take `&self`; stores synchronise inside.
 pub trait CacheStore: Send + Sync {

@@ -32,8 +32,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use besluitbron_core::cache::conformance::Reopen;
 use besluitbron_core::cache::{
-    CacheEvent, CacheKey, CacheStats, CacheStore, CacheVersion, Classified, DataClass, EntryHeader, Lookup,
-    PlatformCachePolicy, PutOutcome, StaleLookup, StoreError, Success, classify, encode_entry, may_serve_stale,
+    CacheEvent, CacheKey, CacheStats, CacheStore, CacheVersion, Classified, DataClass, Lookup, PlatformCachePolicy,
+    PreparedEntry, PutOutcome, StaleLookup, StoreError, Success, classify, may_serve_stale, prepare_entry,
     stored_bytes,
 };
 use besluitbron_core::{PlatformId, WallTime};
@@ -478,21 +478,15 @@ impl CacheStore for RedbStore {
     fn put(&self, key: &CacheKey, value: &Success, now: WallTime) -> Result<PutOutcome, StoreError> {
         let kb = self.check(key)?;
         let class = key.class();
-        let header = EntryHeader {
-            class,
-            version: self.version.clone(),
-            stored_at: now,
-            expires_at: WallTime(now.unix_millis().saturating_add(self.policy.class(class).ttl_ms)),
+        let PreparedEntry {
+            raw,
+            size_bytes,
+            expires_at,
+        } = match prepare_entry(key, kb.len(), value, now, &self.version, &self.policy) {
+            Ok(prepared) => prepared,
+            Err(refused) => return Ok(refused),
         };
-        let raw = encode_entry(&header, value.payload());
-        let size_bytes = stored_bytes(kb.len(), raw.len());
         let budget_bytes = self.policy.budget_bytes;
-        if size_bytes > budget_bytes {
-            return Ok(PutOutcome::TooLarge {
-                size_bytes,
-                budget_bytes,
-            });
-        }
         let evicted = self.write(Durability::Immediate, |t| {
             t.remove(&kb)?;
             let mut evicted = Vec::new();
@@ -508,7 +502,7 @@ impl CacheStore for RedbStore {
                 }
             }
             let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
-            t.insert(&kb, &raw, class, header.expires_at.unix_millis(), seq)?;
+            t.insert(&kb, &raw, class, expires_at.unix_millis(), seq)?;
             Ok(evicted)
         })?;
         let mut v = self.lock();
