@@ -546,13 +546,16 @@ impl Engine<'_> {
                 let state = self.agents[a as usize];
                 let step = &plan.steps[state.next_step];
                 let session = plan.session;
+                // The whole round is outstanding before any call is submitted: a call can
+                // be answered inside `submit` (a buffer hit, a refusal), and the round
+                // ends only when all of its calls are answered.
+                self.agents[a as usize].outstanding += step.fan_out;
                 for k in 0..step.fan_out as usize {
                     let index = self.next_agent_index;
                     self.next_agent_index += 1;
                     let key = step.keys.get(k).map(String::as_str);
                     let call = self.new_call(index, session, step.platform, step.cost, step.op.clone(), key);
                     self.calls[call as usize].agent = Some(a);
-                    self.agents[a as usize].outstanding += 1;
                     self.submit(call, true)?;
                 }
                 Ok(())
