@@ -15,12 +15,26 @@
 //!
 //! Under both policies: nothing is sent to a platform before its Retry-After has passed.
 //!
+//! With deduplication (fair policy, calls with keys), [`FlightChecker`] adds:
+//! - **one upstream call per key**: no call goes out for a key while another flight's
+//!   call for it is still out;
+//! - **one payer per flight**: a flight is admitted at most once, and exactly one of its
+//!   calls (the owner of the admitted entry) is charged;
+//! - **outcome to every waiter**: the waiters the core's flight table hands the outcome
+//!   to are exactly the calls that began or joined the flight and did not leave, and no
+//!   call gets two outcomes;
+//! - **no failure stored**: the buffer holds exactly the keys a successful flight
+//!   stored, a key whose flight failed is in the buffer only if an earlier success put
+//!   it there, and every buffer hit carries the payload of a successful flight of its key.
+//!
 //! Invariants of the checker itself: it keeps its own mirror of who waits where, built
 //! only from what the engine submitted and what the gates handed out, never from the
 //! scheduler's internals.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use besluitbron_core::cache::{CacheKey, CacheStore, MemoryStore};
+use besluitbron_core::dedup::FlightId;
 use besluitbron_core::{Instant, PlatformId, Units};
 
 use crate::policy::{CallId, Gate, PolicyKind};
@@ -52,6 +66,8 @@ pub struct Checker {
     pub events_checked: u64,
     /// Admissions whose wait the starvation bound covered (its precondition held).
     pub bound_checked: u64,
+    /// The deduplication invariants.
+    pub flights: FlightChecker,
 }
 
 type Verdict = Result<(), String>;
@@ -72,6 +88,7 @@ impl Checker {
             admissions_checked: 0,
             events_checked: 0,
             bound_checked: 0,
+            flights: FlightChecker::default(),
         }
     }
 
@@ -248,5 +265,193 @@ impl Checker {
             }
         }
         Ok(())
+    }
+}
+
+/// The deduplication invariants, from what the engine reports of each flight: its own
+/// record of waiters, upstream calls and stored keys, never the flight table's.
+#[derive(Debug, Default)]
+pub struct FlightChecker {
+    key_of: BTreeMap<FlightId, CacheKey>,
+    waiters: BTreeMap<FlightId, BTreeSet<CallId>>,
+    upstream: BTreeMap<CacheKey, FlightId>,
+    payer: BTreeMap<FlightId, (CallId, u32)>,
+    succeeded: BTreeSet<FlightId>,
+    stored: BTreeMap<CacheKey, FlightId>,
+    stored_per_platform: [u64; PlatformId::ALL.len()],
+    failed_keys: Vec<CacheKey>,
+    delivered: BTreeSet<CallId>,
+    /// Flights whose outcome was checked.
+    pub outcomes_checked: u64,
+}
+
+fn platform_slot(key: &CacheKey) -> usize {
+    PlatformId::ALL
+        .iter()
+        .position(|&p| p == key.platform())
+        .expect("every platform is in ALL")
+}
+
+impl FlightChecker {
+    /// `call` started flight `id` for `key`.
+    pub fn on_begin(&mut self, id: FlightId, key: CacheKey, call: CallId) {
+        self.key_of.insert(id, key);
+        self.waiters.entry(id).or_default().insert(call);
+    }
+
+    /// `call` joined flight `id`.
+    pub fn on_join(&mut self, id: FlightId, call: CallId) -> Verdict {
+        match self.waiters.get_mut(&id) {
+            Some(w) => {
+                w.insert(call);
+                Ok(())
+            }
+            None => Err(format!("call {call} joined flight {}, which is not under way", id.0)),
+        }
+    }
+
+    /// `call` stopped waiting for flight `id`.
+    pub fn on_left(&mut self, id: FlightId, call: CallId) {
+        if let Some(w) = self.waiters.get_mut(&id) {
+            w.remove(&call);
+        }
+    }
+
+    /// Flight `id` was withdrawn before it went out.
+    pub fn on_withdrawn(&mut self, id: FlightId) -> Verdict {
+        let left = self.waiters.remove(&id).map_or(0, |w| w.len());
+        if left > 0 {
+            return Err(format!(
+                "flight {} was withdrawn while {left} call(s) still waited for it",
+                id.0
+            ));
+        }
+        if self.payer.contains_key(&id) {
+            return Err(format!("flight {} was withdrawn after it went out", id.0));
+        }
+        self.key_of.remove(&id);
+        Ok(())
+    }
+
+    /// Flight `id` for `key` went out, charged to `payer` of session `session`.
+    pub fn on_sent(&mut self, id: FlightId, key: &CacheKey, payer: CallId, session: u32) -> Verdict {
+        if let Some((first, _)) = self.payer.insert(id, (payer, session)) {
+            return Err(format!(
+                "flight {} was admitted twice (calls {first} and {payer}): charged twice",
+                id.0
+            ));
+        }
+        if let Some(other) = self.upstream.insert(key.clone(), id) {
+            return Err(format!(
+                "two upstream calls for one key at once: flights {} and {}",
+                other.0, id.0
+            ));
+        }
+        Ok(())
+    }
+
+    /// A success of flight `id` was stored under `key`.
+    pub fn on_stored(&mut self, key: &CacheKey, id: FlightId) {
+        self.succeeded.insert(id);
+        if self.stored.insert(key.clone(), id).is_none() {
+            self.stored_per_platform[platform_slot(key)] += 1;
+        }
+    }
+
+    /// Flight `id` ended (`ok` or not; `sent` when it went out); the engine handed its
+    /// outcome to `waiters`; `paid` says for each of its calls whether it was charged.
+    pub fn on_outcome(
+        &mut self,
+        id: FlightId,
+        ok: bool,
+        sent: bool,
+        waiters: &[CallId],
+        paid: &[(CallId, bool)],
+    ) -> Verdict {
+        self.outcomes_checked += 1;
+        let expected = self.waiters.remove(&id).unwrap_or_default();
+        let got: BTreeSet<CallId> = waiters.iter().copied().collect();
+        if got.len() != waiters.len() || got != expected {
+            return Err(format!(
+                "flight {}: outcome went to calls {got:?}, its waiters were {expected:?}",
+                id.0
+            ));
+        }
+        if let Some(&twice) = waiters.iter().find(|&&c| !self.delivered.insert(c)) {
+            return Err(format!("call {twice} received a second outcome (flight {})", id.0));
+        }
+        let payers: Vec<CallId> = paid.iter().filter(|&&(_, p)| p).map(|&(c, _)| c).collect();
+        let admitted = self.payer.remove(&id);
+        match (sent, admitted, payers.as_slice()) {
+            (true, Some((payer, _)), [only]) if *only == payer => {}
+            (false, None, []) => {}
+            _ => {
+                return Err(format!(
+                    "flight {}: charged calls {payers:?}, admitted entry {admitted:?}: a flight is charged to \
+                     exactly the session whose entry went",
+                    id.0
+                ));
+            }
+        }
+        let key = self
+            .key_of
+            .remove(&id)
+            .unwrap_or_else(|| panic!("flight {} began", id.0));
+        if self.upstream.get(&key) == Some(&id) {
+            self.upstream.remove(&key);
+        }
+        if ok != self.succeeded.contains(&id) {
+            return Err(format!("flight {}: outcome ok={ok} but stored={}", id.0, !ok));
+        }
+        if !ok {
+            self.failed_keys.push(key);
+        }
+        Ok(())
+    }
+
+    /// `call` was answered from the buffer with `payload` for `key`.
+    pub fn on_hit(&mut self, call: CallId, key: &CacheKey, payload: &[u8]) -> Verdict {
+        self.delivered.insert(call);
+        let from = std::str::from_utf8(payload)
+            .ok()
+            .and_then(|s| s.strip_prefix("flight="))
+            .and_then(|n| n.parse::<u64>().ok())
+            .map(FlightId);
+        match from {
+            Some(id) if self.succeeded.contains(&id) && self.stored.get(key) == Some(&id) => Ok(()),
+            _ => Err(format!(
+                "call {call} was answered from the buffer with {:?}, not a stored success of its key",
+                String::from_utf8_lossy(payload)
+            )),
+        }
+    }
+
+    /// After every event: the buffers hold exactly what successes stored.
+    pub fn after_event(&mut self, stores: &[MemoryStore]) -> Verdict {
+        for (p, store) in stores.iter().enumerate() {
+            let entries = store.stats().map_err(|e| e.to_string())?.entries();
+            if entries != self.stored_per_platform[p] {
+                return Err(format!(
+                    "{}: the buffer holds {entries} entries, successes stored {}",
+                    PlatformId::ALL[p],
+                    self.stored_per_platform[p]
+                ));
+            }
+        }
+        for key in std::mem::take(&mut self.failed_keys) {
+            let store = &stores[platform_slot(&key)];
+            if store.contains(&key) != self.stored.contains_key(&key) {
+                return Err(format!("a failed flight's key is in the buffer: {key:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The check when the run is over: no flight is left under way.
+    pub fn at_end(&self) -> Verdict {
+        match self.waiters.iter().next() {
+            Some((id, w)) => Err(format!("flight {} still has waiters {w:?} at the end", id.0)),
+            None => Ok(()),
+        }
     }
 }

@@ -12,19 +12,33 @@
 //! in the heap, and every event either finishes a call or schedules strictly later work
 //! (a gate is never re-woken at the instant it was just polled without progress).
 //!
+//! **Deduplication** (fair policy, calls with a key): each call first asks the platform's
+//! buffer (a core `MemoryStore`), then the core `FlightTable`. A leader's call goes to
+//! the gate as above; a joiner of a flight that still waits in the fair queue adds its
+//! own entry with `FairScheduler::join`, so the call goes at the best position among
+//! its joiners and the session whose entry is admitted pays. A success is stored and
+//! goes to every waiter; a failure (429, throttling, `fail_rate`) goes to that flight's
+//! waiters only and is never stored. When the last waiter of a queued flight gives up,
+//! the flight is withdrawn (`cancel_flight`). This mirrors `server/src/fetch.rs`.
+//!
 //! What this module does not do: read the wall clock or any ambient randomness.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
 use std::time::Duration;
 
-use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, Units};
+use besluitbron_core::cache::{
+    CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, Success,
+};
+use besluitbron_core::dedup::{Begin, FlightId, FlightTable, Leave, WaiterId};
+use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, Units, WallTime};
+use rand::RngExt;
 
 use crate::check::{CallView, Checker};
 use crate::platform::{Answer, PlatformCounters, Refusal, SimPlatform};
 use crate::policy::{CallId, FairGate, Gate, GateEvent, LegacyGate, PolicyKind};
-use crate::rng::{Component, sim_rng};
+use crate::rng::{Component, SimRng, sim_rng};
 use crate::scenario::{LimitModel, PlatformSpec, SessionPlan, Workload};
 use crate::trace::Trace;
 
@@ -57,6 +71,20 @@ pub enum CallState {
     Cancelled,
     /// Refused by a queue bound.
     Refused,
+    /// Its flight went out and failed (a 429 or a failed answer); nothing was stored.
+    Failed,
+}
+
+/// How a call with a key was answered (deduplication, fair policy only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Served {
+    /// It led a flight: its own upstream call (which another joiner's entry may have paid).
+    Fetched,
+    /// It joined another call's flight (coalesced).
+    Coalesced,
+    /// From the buffer.
+    Cached,
 }
 
 /// One call of a run.
@@ -84,6 +112,13 @@ pub struct CallRecord {
     pub state: CallState,
     /// Times the platform answered it with 429.
     pub platform_429s: u32,
+    /// What it asks; `None`: a distinct call.
+    pub key: Option<CacheKey>,
+    /// How it was answered, when deduplication ran.
+    pub served: Option<Served>,
+    /// Its gate entry was admitted and its session charged `charged` (for a flight: the
+    /// one entry that went, whichever waiter it belonged to).
+    pub paid: bool,
     agent: Option<u32>,
 }
 
@@ -106,6 +141,8 @@ pub struct PlatformOutcome {
     pub uncounted: u64,
     /// Calls submitted to it.
     pub calls: u64,
+    /// Calls sent to the platform (each 429 retry counts again).
+    pub upstream: u64,
 }
 
 /// Everything a finished run produced.
@@ -135,6 +172,8 @@ pub struct RunOutcome {
     pub trace_lines: u64,
     /// Every trace line, when kept.
     pub trace: Vec<String>,
+    /// Calls carry keys: reports show the deduplication columns.
+    pub keyed: bool,
 }
 
 /// A broken invariant: the run stops at the first one.
@@ -188,6 +227,45 @@ struct AgentState {
     outstanding: u32,
 }
 
+/// One flight's record on the engine side: what the channel of the server holds.
+#[derive(Clone, Debug)]
+struct FlightRecord {
+    platform: usize,
+    key: CacheKey,
+    cost: Units,
+    sent: bool,
+    ok: bool,
+    /// Every call that led or joined it, in order.
+    participants: Vec<CallId>,
+}
+
+/// The production path's state (fair policy with keys): one buffer per platform and
+/// one flight table, as in the server's `Fetcher`.
+struct DedupState {
+    stores: Vec<MemoryStore>,
+    flights: FlightTable<CacheKey>,
+    records: BTreeMap<FlightId, FlightRecord>,
+    call_flight: BTreeMap<CallId, FlightId>,
+}
+
+/// How a flight ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FlightEnd {
+    Ok,
+    Failed,
+    Refused,
+}
+
+/// The buffer's clock: virtual milliseconds.
+fn wall(now: Instant) -> WallTime {
+    WallTime(now.as_millis())
+}
+
+/// The buffer key of a call: (platform, search, operation, q = key), public scope.
+pub fn cache_key(platform: PlatformId, op: Option<&str>, key: &str) -> CacheKey {
+    CacheKey::new(platform, DataClass::Search, op.unwrap_or("search")).param("q", key)
+}
+
 struct Engine<'w> {
     workload: &'w Workload,
     opts: RunOptions,
@@ -206,6 +284,9 @@ struct Engine<'w> {
     trace: Trace,
     out: Vec<GateEvent>,
     events: u64,
+    dedup: Option<DedupState>,
+    fail_rate: Vec<Option<(f64, SimRng)>>,
+    upstream: Vec<u64>,
 }
 
 /// The platform settings for `id`: the workload's, or the documented defaults.
@@ -287,6 +368,33 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         };
         gates.push(gate);
     }
+    let keyed = workload.has_keys();
+    let dedup = (keyed && opts.policy == PolicyKind::Fair).then(|| DedupState {
+        stores: PlatformId::ALL
+            .iter()
+            .map(|&id| {
+                let mut policy = CachePolicy::default().for_platform(id);
+                if let Some(ttl_ms) = spec_for(workload, id).search_ttl_ms {
+                    policy.search.ttl_ms = ttl_ms;
+                }
+                MemoryStore::new(id, policy, CacheVersion::current())
+            })
+            .collect(),
+        flights: FlightTable::new(),
+        records: BTreeMap::new(),
+        call_flight: BTreeMap::new(),
+    });
+    let fail_rate = PlatformId::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| {
+            let p = u8::try_from(i).expect("seven platforms");
+            spec_for(workload, id)
+                .fail_rate
+                .filter(|&r| r > 0.0)
+                .map(|r| (r, sim_rng(opts.seed, Component::Failures(p))))
+        })
+        .collect();
     let engine = Engine {
         workload,
         opts,
@@ -311,6 +419,9 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         trace: Trace::new(opts.keep_trace),
         out: Vec::new(),
         events: 0,
+        dedup,
+        fail_rate,
+        upstream: vec![0; PlatformId::ALL.len()],
     };
     engine.run()
 }
@@ -335,15 +446,34 @@ impl Engine<'_> {
 
     fn view(&self, call: CallId) -> CallView {
         let c = &self.calls[call as usize];
+        // A gate entry of a flight asks the flight's cost, whichever call owns it.
+        let requested = self
+            .flight_of(call)
+            .and_then(|id| self.dedup.as_ref()?.records.get(&id))
+            .map_or(c.cost, |r| r.cost);
         CallView {
             session: c.session,
             platform: platform_index(c.platform),
-            requested: c.cost,
+            requested,
             queued_at: c.queued_at,
         }
     }
 
-    fn new_call(&mut self, index: u64, session: u32, platform: PlatformId, cost: Units, op: Option<String>) -> CallId {
+    /// The flight `call` led or joined, when deduplication runs.
+    fn flight_of(&self, call: CallId) -> Option<FlightId> {
+        self.dedup.as_ref()?.call_flight.get(&call).copied()
+    }
+
+    fn new_call(
+        &mut self,
+        index: u64,
+        session: u32,
+        platform: PlatformId,
+        cost: Units,
+        op: Option<String>,
+        key: Option<&str>,
+    ) -> CallId {
+        let key = key.map(|k| cache_key(platform, op.as_deref(), k));
         self.calls.push(CallRecord {
             index,
             session,
@@ -356,6 +486,9 @@ impl Engine<'_> {
             charged: Units::ZERO,
             state: CallState::Planned,
             platform_429s: 0,
+            key,
+            served: None,
+            paid: false,
             agent: None,
         });
         CallId::try_from(self.calls.len() - 1).expect("fewer than 2^32 calls")
@@ -364,7 +497,14 @@ impl Engine<'_> {
     fn run(mut self) -> Result<RunOutcome, Box<Failure>> {
         let w = self.workload;
         for (i, oc) in w.open_calls.iter().enumerate() {
-            let call = self.new_call(w.open_index(i), oc.session, oc.platform, oc.cost, oc.op.clone());
+            let call = self.new_call(
+                w.open_index(i),
+                oc.session,
+                oc.platform,
+                oc.cost,
+                oc.op.clone(),
+                oc.key.as_deref(),
+            );
             self.schedule(oc.at, Event::Arrive(call));
         }
         for (a, plan) in w.agents.iter().enumerate() {
@@ -385,12 +525,16 @@ impl Engine<'_> {
             self.checker
                 .after_event(self.now, &self.gates, over_limit)
                 .map_err(|e| self.fail(e))?;
+            if let Some(d) = &self.dedup {
+                self.checker.flights.after_event(&d.stores).map_err(|e| self.fail(e))?;
+            }
             self.checker.note_precondition(self.now, &self.gates);
         }
         if self.opts.progress {
             eprint!("\r{:60}\r", "");
         }
         self.checker.at_end().map_err(|e| self.fail(e))?;
+        self.checker.flights.at_end().map_err(|e| self.fail(e))?;
         Ok(self.finish())
     }
 
@@ -402,12 +546,16 @@ impl Engine<'_> {
                 let state = self.agents[a as usize];
                 let step = &plan.steps[state.next_step];
                 let session = plan.session;
-                for _ in 0..step.fan_out {
+                // The whole round is outstanding before any call is submitted: a call can
+                // be answered inside `submit` (a buffer hit, a refusal), and the round
+                // ends only when all of its calls are answered.
+                self.agents[a as usize].outstanding += step.fan_out;
+                for k in 0..step.fan_out as usize {
                     let index = self.next_agent_index;
                     self.next_agent_index += 1;
-                    let call = self.new_call(index, session, step.platform, step.cost, step.op.clone());
+                    let key = step.keys.get(k).map(String::as_str);
+                    let call = self.new_call(index, session, step.platform, step.cost, step.op.clone(), key);
                     self.calls[call as usize].agent = Some(a);
-                    self.agents[a as usize].outstanding += 1;
                     self.submit(call, true)?;
                 }
                 Ok(())
@@ -420,6 +568,14 @@ impl Engine<'_> {
                 Ok(())
             }
             Event::Answer(call) => {
+                if let Some(id) = self.flight_of(call) {
+                    let ok = self
+                        .dedup
+                        .as_ref()
+                        .and_then(|d| d.records.get(&id))
+                        .is_some_and(|r| r.ok);
+                    return self.finish_flight(id, if ok { FlightEnd::Ok } else { FlightEnd::Failed });
+                }
                 let c = &mut self.calls[call as usize];
                 c.state = CallState::Done;
                 let line = format!(
@@ -433,6 +589,9 @@ impl Engine<'_> {
             Event::Timeout(call) => {
                 if self.calls[call as usize].state != CallState::Waiting {
                     return Ok(());
+                }
+                if let Some(id) = self.flight_of(call) {
+                    return self.leave_flight(id, call);
                 }
                 let p = platform_index(self.calls[call as usize].platform);
                 if self.gates[p].cancel(self.now, call, &mut self.trace) {
@@ -449,6 +608,9 @@ impl Engine<'_> {
 
     /// Offers `call` to its gate at `now`; `first` when this is not a resubmission.
     fn submit(&mut self, call: CallId, first: bool) -> Result<(), Box<Failure>> {
+        if first && self.dedup.is_some() && self.calls[call as usize].key.is_some() {
+            return self.submit_keyed(call);
+        }
         let now = self.now;
         let c = &mut self.calls[call as usize];
         if first {
@@ -524,8 +686,16 @@ impl Engine<'_> {
                     GateEvent::Refused { call } => {
                         let v = self.view(call);
                         self.checker.on_leave(call, v);
+                        if let Some(id) = self.flight_of(call) {
+                            self.finish_flight(id, FlightEnd::Refused)?;
+                            continue;
+                        }
                         self.calls[call as usize].state = CallState::Refused;
                         self.finish_call(call);
+                    }
+                    GateEvent::Withdrawn { call } => {
+                        let v = self.view(call);
+                        self.checker.on_leave(call, v);
                     }
                 }
             }
@@ -534,14 +704,25 @@ impl Engine<'_> {
     }
 
     fn send(&mut self, call: CallId, charged: Units, p: usize) -> Result<(), Box<Failure>> {
+        if let Some(id) = self.flight_of(call) {
+            return self.send_flight(id, call, charged, p);
+        }
         let now = self.now;
+        self.upstream[p] += 1;
         let c = &mut self.calls[call as usize];
         c.admitted_at = Some(now);
         c.charged = charged;
+        c.paid = true;
         c.state = CallState::Sent;
         let cost = c.cost;
         match self.platforms[p].receive(now, cost) {
-            Answer::Ok { latency } => self.schedule(now + latency, Event::Answer(call)),
+            Answer::Ok { latency } => {
+                // A failed answer changes nothing for a call without a key: nobody else
+                // waits for it and nothing is stored; the draw is made all the same, so
+                // the failure stream does not depend on which calls carry keys.
+                self.draws_failure(p);
+                self.schedule(now + latency, Event::Answer(call));
+            }
             Answer::TooMany { refusal, retry_after } => {
                 let c = &mut self.calls[call as usize];
                 c.platform_429s += 1;
@@ -572,6 +753,7 @@ impl Engine<'_> {
         let c = &mut self.calls[call as usize];
         c.queued_at = now;
         c.state = CallState::Waiting;
+        c.paid = false;
         let p = platform_index(c.platform);
         let (cost, session) = (c.cost, c.session);
         let v = self.view(call);
@@ -618,6 +800,7 @@ impl Engine<'_> {
                         _ => 0,
                     },
                     calls: self.used[p],
+                    upstream: self.upstream[p],
                 }
             })
             .collect();
@@ -634,8 +817,281 @@ impl Engine<'_> {
             trace_hash: self.trace.hash(),
             trace_lines: self.trace.len(),
             trace: self.trace.into_lines(),
+            keyed: self.workload.has_keys(),
         }
     }
+
+    /// Whether the platform's answer to the call just accepted fails (`fail_rate`).
+    fn draws_failure(&mut self, p: usize) -> bool {
+        match &mut self.fail_rate[p] {
+            Some((rate, rng)) => rng.random_bool(*rate),
+            None => false,
+        }
+    }
+
+    fn session_key(&self, call: CallId) -> besluitbron_core::SessionKey {
+        self.workload.sessions[self.calls[call as usize].session as usize]
+            .key
+            .clone()
+    }
+
+    /// The production path for a call with a key: buffer, flight, gate (fetch.rs).
+    fn submit_keyed(&mut self, call: CallId) -> Result<(), Box<Failure>> {
+        let now = self.now;
+        let c = &mut self.calls[call as usize];
+        c.submitted_at = now;
+        c.queued_at = now;
+        c.state = CallState::Waiting;
+        let p = platform_index(c.platform);
+        let cost = c.cost;
+        let key = c.key.clone().expect("submit_keyed is only called for keyed calls");
+        self.used[p] += 1;
+        if let Some(after) = self.workload.sessions[self.calls[call as usize].session as usize].cancel_after {
+            self.schedule(now + after, Event::Timeout(call));
+        }
+        let session = self.session_key(call);
+        let d = self.dedup.as_mut().expect("deduplication runs");
+        // A buffer that cannot answer (another version, corrupt) is a miss, as in the server.
+        if let Ok(Lookup::Hit(value)) = d.stores[p].lookup(&key, wall(now)) {
+            let c = &mut self.calls[call as usize];
+            c.served = Some(Served::Cached);
+            c.state = CallState::Done;
+            self.trace.push(format!(
+                "t={now} session={session} hit key={} platform={}",
+                key_text(&key),
+                PlatformId::ALL[p]
+            ));
+            self.checker
+                .flights
+                .on_hit(call, &key, value.payload())
+                .map_err(|e| self.fail(e))?;
+            self.finish_call(call);
+            return Ok(());
+        }
+        let waiter = WaiterId(u64::from(call));
+        match d.flights.begin(&key, waiter, &session) {
+            Begin::Lead(id) => {
+                d.records.insert(
+                    id,
+                    FlightRecord {
+                        platform: p,
+                        key: key.clone(),
+                        cost,
+                        sent: false,
+                        ok: false,
+                        participants: vec![call],
+                    },
+                );
+                d.call_flight.insert(call, id);
+                self.calls[call as usize].served = Some(Served::Fetched);
+                self.trace.push(format!(
+                    "t={now} session={session} lead flight={} key={} platform={}",
+                    id.0,
+                    key_text(&key),
+                    PlatformId::ALL[p]
+                ));
+                self.checker.flights.on_begin(id, key, call);
+                let v = self.view(call);
+                self.checker.on_submit(call, v);
+                let ticket = self.gates[p].submit(now, call, &session, cost, &mut self.trace, &mut self.out);
+                if let Some(ticket) = ticket {
+                    self.dedup
+                        .as_mut()
+                        .expect("deduplication runs")
+                        .flights
+                        .queued(id, ticket);
+                }
+                self.apply_gate_events(p)?;
+                self.settle(p)
+            }
+            Begin::Join { flight, queued } => {
+                d.call_flight.insert(call, flight);
+                // Present: a flight in the table has its record (both end together).
+                d.records
+                    .get_mut(&flight)
+                    .expect("record of a live flight")
+                    .participants
+                    .push(call);
+                self.calls[call as usize].served = Some(Served::Coalesced);
+                self.trace.push(format!(
+                    "t={now} session={session} coalesce flight={} queued={} platform={}",
+                    flight.0,
+                    queued.is_some(),
+                    PlatformId::ALL[p]
+                ));
+                self.checker.flights.on_join(flight, call).map_err(|e| self.fail(e))?;
+                if let (Some(ticket), Some(fair)) = (queued, self.gates[p].fair_mut()) {
+                    // A full queue: the joiner waits at the flight's current position.
+                    if let Ok((entry, new)) = fair.join(now, call, &session, ticket, &mut self.trace) {
+                        let d = self.dedup.as_mut().expect("deduplication runs");
+                        d.flights.joined_entry(flight, waiter, entry);
+                        if new {
+                            let v = self.view(call);
+                            self.checker.on_submit(call, v);
+                        }
+                    }
+                    self.settle(p)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The entry owned by `call` was admitted: the flight's one upstream call goes out,
+    /// charged to `call`'s session.
+    fn send_flight(&mut self, id: FlightId, call: CallId, charged: Units, p: usize) -> Result<(), Box<Failure>> {
+        let now = self.now;
+        self.upstream[p] += 1;
+        let d = self.dedup.as_mut().expect("deduplication runs");
+        d.flights.sent(id);
+        let rec = d.records.get_mut(&id).expect("record of an admitted flight");
+        rec.sent = true;
+        let (cost, key) = (rec.cost, rec.key.clone());
+        let participants = rec.participants.clone();
+        let payer = &mut self.calls[call as usize];
+        payer.charged = charged;
+        payer.paid = true;
+        let payer_session = payer.session;
+        for &w in &participants {
+            let c = &mut self.calls[w as usize];
+            if c.state == CallState::Waiting {
+                c.state = CallState::Sent;
+                c.admitted_at = Some(now);
+            }
+        }
+        self.checker
+            .flights
+            .on_sent(id, &key, call, payer_session)
+            .map_err(|e| self.fail(e))?;
+        match self.platforms[p].receive(now, cost) {
+            Answer::Ok { latency } => {
+                let ok = !self.draws_failure(p);
+                if let Some(rec) = self.dedup.as_mut().and_then(|d| d.records.get_mut(&id)) {
+                    rec.ok = ok;
+                }
+                self.schedule(now + latency, Event::Answer(call));
+                Ok(())
+            }
+            Answer::TooMany { refusal, retry_after } => {
+                self.calls[call as usize].platform_429s += 1;
+                let reason = match refusal {
+                    Refusal::OverLimit => "over-limit",
+                    Refusal::Throttled => "throttled",
+                };
+                let line = format!(
+                    "t={now} session={} platform-429 reason={reason} retry_after={}s cost={} flight={} platform={}",
+                    self.session_key(call),
+                    retry_after.as_secs(),
+                    cost.compact(),
+                    id.0,
+                    PlatformId::ALL[p],
+                );
+                self.trace.push(line);
+                self.checker.on_retry_after(p, now + retry_after);
+                self.gates[p].on_retry_after(now, retry_after);
+                // As in the server: the 429 is the flight's outcome; its waiters get the
+                // failure, nothing is stored, and the next request starts a new flight.
+                self.finish_flight(id, FlightEnd::Failed)
+            }
+        }
+    }
+
+    /// The flight's outcome is known: store a success, hand the outcome to every waiter.
+    fn finish_flight(&mut self, id: FlightId, end: FlightEnd) -> Result<(), Box<Failure>> {
+        let now = self.now;
+        let d = self.dedup.as_mut().expect("deduplication runs");
+        let Some(rec) = d.records.remove(&id) else {
+            return Ok(());
+        };
+        let ok = end == FlightEnd::Ok;
+        if ok {
+            let payload = format!("flight={}", id.0).into_bytes();
+            // The in-memory store fails only for a key of another platform, which
+            // `cache_key` never builds.
+            d.stores[rec.platform]
+                .put(&rec.key, &Success::new(payload), wall(now))
+                .expect("the platform's own key");
+            self.checker.flights.on_stored(&rec.key, id);
+        }
+        let waiters: Vec<CallId> = d
+            .flights
+            .finish(id)
+            .into_iter()
+            .map(|w| CallId::try_from(w.0).expect("waiter ids are call ids"))
+            .collect();
+        for &w in &waiters {
+            self.calls[w as usize].state = match end {
+                FlightEnd::Ok => CallState::Done,
+                FlightEnd::Failed => CallState::Failed,
+                FlightEnd::Refused => CallState::Refused,
+            };
+        }
+        let paid: Vec<(CallId, bool)> = rec
+            .participants
+            .iter()
+            .map(|&c| (c, self.calls[c as usize].paid))
+            .collect();
+        self.checker
+            .flights
+            .on_outcome(id, ok, rec.sent, &waiters, &paid)
+            .map_err(|e| self.fail(e))?;
+        let outcome = match end {
+            FlightEnd::Ok => "ok",
+            FlightEnd::Failed => "failed",
+            FlightEnd::Refused => "refused",
+        };
+        self.trace.push(format!(
+            "t={now} outcome={outcome} flight={} waiters={} platform={}",
+            id.0,
+            waiters.len(),
+            PlatformId::ALL[rec.platform]
+        ));
+        for w in waiters {
+            self.finish_call(w);
+        }
+        Ok(())
+    }
+
+    /// A waiter of a flight that still waits gives up (`cancel_after_ms`).
+    fn leave_flight(&mut self, id: FlightId, call: CallId) -> Result<(), Box<Failure>> {
+        let now = self.now;
+        let p = platform_index(self.calls[call as usize].platform);
+        let d = self.dedup.as_mut().expect("deduplication runs");
+        let leave = d.flights.leave(id, WaiterId(u64::from(call)));
+        self.calls[call as usize].state = CallState::Cancelled;
+        self.checker.flights.on_left(id, call);
+        let mut owners = Vec::new();
+        match leave {
+            Leave::Others {
+                cancel_entry: Some(entry),
+            } => {
+                if let Some(fair) = self.gates[p].fair_mut() {
+                    owners.extend(fair.cancel_entry(now, entry, &mut self.trace));
+                }
+            }
+            Leave::Withdraw { ticket } => {
+                if let (Some(ticket), Some(fair)) = (ticket, self.gates[p].fair_mut()) {
+                    owners = fair.cancel_flight(now, ticket, &mut self.trace);
+                }
+            }
+            Leave::Others { cancel_entry: None } | Leave::Orphaned | Leave::Unknown => {}
+        }
+        for owner in owners {
+            let v = self.view(owner);
+            self.checker.on_leave(owner, v);
+        }
+        if let Leave::Withdraw { .. } = leave {
+            self.dedup.as_mut().expect("deduplication runs").records.remove(&id);
+            self.checker.flights.on_withdrawn(id).map_err(|e| self.fail(e))?;
+        }
+        self.finish_call(call);
+        self.settle(p)
+    }
+}
+
+/// The `q` parameter of a simulated key, for trace lines.
+fn key_text(key: &CacheKey) -> &str {
+    key.params().get("q").map_or("", String::as_str)
 }
 
 fn platform_index(id: PlatformId) -> usize {

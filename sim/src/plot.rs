@@ -17,7 +17,7 @@ const LEGEND_SESSIONS_MAX: usize = 12;
 pub fn write_wait_plot(run: &RunOutcome, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let mut series: Vec<Vec<(f64, f64)>> = vec![Vec::new(); run.sessions.len()];
     for c in &run.calls {
-        if let (Some(at), CallState::Done | CallState::Sent) = (c.admitted_at, c.state) {
+        if let (Some(at), CallState::Done | CallState::Sent | CallState::Failed) = (c.admitted_at, c.state) {
             let x = c.submitted_at.as_millis() as f64 / 1000.0;
             let y = at.saturating_since(c.submitted_at).as_secs_f64();
             series[c.session as usize].push((x, y));

@@ -72,6 +72,12 @@ pub enum GateEvent {
         /// The call.
         call: CallId,
     },
+    /// A joined entry was withdrawn free of charge because another entry of the same
+    /// flight was admitted ([`FairScheduler::join`]); `call` is the entry's owner.
+    Withdrawn {
+        /// The call that owned the entry.
+        call: CallId,
+    },
 }
 
 /// One platform's policy.
@@ -86,7 +92,8 @@ pub enum Gate {
 }
 
 impl Gate {
-    /// Offers `call` at `now`; decisions made at once go to `out`.
+    /// Offers `call` at `now`; decisions made at once go to `out`. Returns the
+    /// scheduler ticket when the call waits in a fair queue.
     pub fn submit(
         &mut self,
         now: Instant,
@@ -95,10 +102,13 @@ impl Gate {
         cost: Units,
         trace: &mut Trace,
         out: &mut Vec<GateEvent>,
-    ) {
+    ) -> Option<Ticket> {
         match self {
             Gate::Fair(g) => g.submit(now, call, session, cost, trace, out),
-            Gate::Legacy(g) => g.submit(now, call, session, cost, now, trace, out),
+            Gate::Legacy(g) => {
+                g.submit(now, call, session, cost, now, trace, out);
+                None
+            }
             Gate::Open(p) => {
                 trace.push(format!(
                     "t={now} session={session} admit cost={} via=unlimited waited=0.000s platform={p}",
@@ -109,6 +119,7 @@ impl Gate {
                     charged: cost,
                     counted: true,
                 });
+                None
             }
         }
     }
@@ -165,6 +176,14 @@ impl Gate {
             _ => None,
         }
     }
+
+    /// The fair scheduler, mutably, when this gate is one.
+    pub fn fair_mut(&mut self) -> Option<&mut FairGate> {
+        match self {
+            Gate::Fair(g) => Some(g),
+            _ => None,
+        }
+    }
 }
 
 /// The core's [`FairScheduler`] with the bookkeeping that maps its tickets to calls.
@@ -175,6 +194,10 @@ pub struct FairGate {
     pub scheduler: FairScheduler,
     by_ticket: BTreeMap<Ticket, CallId>,
     by_call: BTreeMap<CallId, Ticket>,
+    /// Flights other sessions joined: flight ticket → every entry standing for it (the
+    /// flight's own ticket first). Only the ticket-to-call mapping lives here; which
+    /// entry goes is the scheduler's decision.
+    joined: BTreeMap<Ticket, Vec<Ticket>>,
     /// Units of every admission handed out, summed here independently of the scheduler.
     pub handed_out_units: Units,
     /// Admissions handed out.
@@ -189,6 +212,7 @@ impl FairGate {
             scheduler: FairScheduler::new(config)?,
             by_ticket: BTreeMap::new(),
             by_call: BTreeMap::new(),
+            joined: BTreeMap::new(),
             handed_out_units: Units::ZERO,
             handed_out_calls: 0,
         })
@@ -202,9 +226,12 @@ impl FairGate {
         cost: Units,
         trace: &mut Trace,
         out: &mut Vec<GateEvent>,
-    ) {
+    ) -> Option<Ticket> {
         match self.scheduler.submit(now, session, cost) {
-            Submission::Admitted(a) => self.hand_out(call, a, trace, out),
+            Submission::Admitted(a) => {
+                self.hand_out(call, a, trace, out);
+                None
+            }
             Submission::Queued(ticket) => {
                 self.by_ticket.insert(ticket, call);
                 self.by_call.insert(call, ticket);
@@ -215,6 +242,7 @@ impl FairGate {
                     cost,
                 };
                 trace.push(format!("{event} platform={}", self.platform));
+                Some(ticket)
             }
             Submission::Refused { reason, retry_at } => {
                 let event = SchedulerEvent::Refuse {
@@ -225,8 +253,70 @@ impl FairGate {
                 };
                 trace.push(format!("{event} platform={}", self.platform));
                 out.push(GateEvent::Refused { call });
+                None
             }
         }
+    }
+
+    /// `call` of `session` joins the waiting call `flight` ([`FairScheduler::join`]).
+    /// Returns the entry standing for `session` and whether it is new (owned by `call`);
+    /// an existing entry keeps its owner.
+    pub fn join(
+        &mut self,
+        now: Instant,
+        call: CallId,
+        session: &SessionKey,
+        flight: Ticket,
+        trace: &mut Trace,
+    ) -> Result<(Ticket, bool), besluitbron_core::scheduler::JoinError> {
+        let entry = self.scheduler.join(now, session, flight)?;
+        if self.by_ticket.contains_key(&entry) {
+            return Ok((entry, false));
+        }
+        self.by_ticket.insert(entry, call);
+        self.by_call.insert(call, entry);
+        self.joined.entry(flight).or_insert_with(|| vec![flight]).push(entry);
+        trace.push(format!(
+            "t={now} session={session} join ticket={entry} flight={flight} platform={}",
+            self.platform
+        ));
+        Ok((entry, true))
+    }
+
+    /// Withdraws one joined entry (its waiter left, others still wait). Returns its owner.
+    pub fn cancel_entry(&mut self, now: Instant, entry: Ticket, trace: &mut Trace) -> Option<CallId> {
+        let call = self.by_ticket.remove(&entry)?;
+        self.by_call.remove(&call);
+        for entries in self.joined.values_mut() {
+            entries.retain(|&e| e != entry);
+        }
+        self.scheduler.cancel(now, entry);
+        trace.push(format!(
+            "{} platform={}",
+            SchedulerEvent::Cancel { at: now, ticket: entry },
+            self.platform
+        ));
+        Some(call)
+    }
+
+    /// Withdraws a flight and every entry joined to it ([`FairScheduler::cancel_flight`]):
+    /// nobody waits for it any more. Returns the owners of the withdrawn entries.
+    pub fn cancel_flight(&mut self, now: Instant, flight: Ticket, trace: &mut Trace) -> Vec<CallId> {
+        let entries = self.joined.remove(&flight).unwrap_or_else(|| vec![flight]);
+        let owners = entries
+            .iter()
+            .filter_map(|e| {
+                let call = self.by_ticket.remove(e)?;
+                self.by_call.remove(&call);
+                Some(call)
+            })
+            .collect();
+        self.scheduler.cancel_flight(now, flight);
+        trace.push(format!(
+            "t={now} cancel-flight flight={flight} platform={}",
+            self.platform
+        ));
+        owners
     }
 
     fn poll(&mut self, now: Instant, trace: &mut Trace, out: &mut Vec<GateEvent>) {
@@ -235,6 +325,15 @@ impl FairGate {
             // which the checker reports as an admission of a call that never waited.
             let call = self.by_ticket.remove(&a.ticket).unwrap_or(CallId::MAX);
             self.by_call.remove(&call);
+            // The scheduler withdrew the flight's other entries; their owners leave too.
+            for other in self.joined.remove(&a.flight).unwrap_or_default() {
+                if other != a.ticket
+                    && let Some(owner) = self.by_ticket.remove(&other)
+                {
+                    self.by_call.remove(&owner);
+                    out.push(GateEvent::Withdrawn { call: owner });
+                }
+            }
             self.hand_out(call, a, trace, out);
         }
     }

@@ -6,6 +6,13 @@
 //! depends on hash-map iteration. Waits are measured from a call's first submission to
 //! its admission, in microseconds, through an HDR histogram of 3 significant digits
 //! (quantiles are capped at the exact maximum).
+//!
+//! When calls carry keys (identical requests exist), a session's `calls` and `units` are
+//! what it was charged (a coalesced call is charged to one session), its waits are those
+//! of calls that led or joined a flight (from submission until the flight went out), and
+//! the tables gain deduplication columns: per session hits and joins, per platform
+//! upstream calls, joins, hits and the duplicate rate (R-D9). Without keys the report is
+//! exactly what it was before deduplication was simulated.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -15,7 +22,7 @@ use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::engine::{CallState, RunOutcome};
+use crate::engine::{CallState, RunOutcome, Served};
 
 /// Sessions shown one by one in the human table; beyond this, an aggregate row and the
 /// sessions that waited longest.
@@ -43,6 +50,12 @@ pub struct SessionReport {
     pub wait_p99_ms: f64,
     /// Longest wait in milliseconds (exact).
     pub wait_max_ms: f64,
+    /// Requests answered from the buffer (only when calls carry keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u64>,
+    /// Requests that joined another request's flight (only when calls carry keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joins: Option<u64>,
 }
 
 /// One platform's figures.
@@ -68,6 +81,22 @@ pub struct PlatformReport {
     pub throttled: u64,
     /// Calls let out uncounted (legacy defect).
     pub uncounted: u64,
+    /// Deduplication figures (only when calls carry keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedup: Option<DedupReport>,
+}
+
+/// One platform's deduplication figures (R-D9).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct DedupReport {
+    /// Calls sent to the platform.
+    pub upstream: u64,
+    /// Requests that joined a flight under way.
+    pub joins: u64,
+    /// Requests answered from the buffer.
+    pub hits: u64,
+    /// (joins + hits) / requests, in percent.
+    pub duplicate_pct: f64,
 }
 
 /// A whole run's report.
@@ -102,6 +131,8 @@ struct Acc {
     units: Units,
     cancelled: u64,
     refused: u64,
+    hits: u64,
+    joins: u64,
     hist: Histogram<u64>,
     max_us: u64,
 }
@@ -113,13 +144,15 @@ impl Acc {
             units: Units::ZERO,
             cancelled: 0,
             refused: 0,
+            hits: 0,
+            joins: 0,
             // Auto-resizing, 3 significant digits: creation cannot fail for sigfig 3.
             hist: Histogram::new(3).expect("3 significant digits is valid"),
             max_us: 0,
         }
     }
 
-    fn report(&self, session: String, total: Units) -> SessionReport {
+    fn report(&self, session: String, total: Units, keyed: bool) -> SessionReport {
         let q = |quantile: f64| {
             if self.hist.is_empty() {
                 0.0
@@ -141,6 +174,8 @@ impl Acc {
             wait_p50_ms: q(0.5),
             wait_p99_ms: q(0.99),
             wait_max_ms: self.max_us as f64 / 1000.0,
+            hits: keyed.then_some(self.hits),
+            joins: keyed.then_some(self.joins),
         }
     }
 }
@@ -179,13 +214,25 @@ impl Report {
                 }
                 _ => {}
             }
-            if let Some(at) = c.admitted_at
-                && matches!(c.state, CallState::Done | CallState::Sent)
-            {
-                let us = u64::try_from(at.saturating_since(c.submitted_at).as_micros()).unwrap_or(u64::MAX);
+            for a in [&mut *acc, &mut all] {
+                match c.served {
+                    Some(Served::Cached) => a.hits += 1,
+                    Some(Served::Coalesced) => a.joins += 1,
+                    Some(Served::Fetched) | None => {}
+                }
+            }
+            // Without keys, `paid` is exactly "admitted and not sent back by a 429".
+            if c.paid {
                 for a in [&mut *acc, &mut all] {
                     a.calls += 1;
                     a.units += c.charged;
+                }
+            }
+            if let Some(at) = c.admitted_at
+                && matches!(c.state, CallState::Done | CallState::Sent | CallState::Failed)
+            {
+                let us = u64::try_from(at.saturating_since(c.submitted_at).as_micros()).unwrap_or(u64::MAX);
+                for a in [&mut *acc, &mut all] {
                     a.max_us = a.max_us.max(us);
                     // Auto-resize: recording only fails for values beyond u64 range.
                     a.hist.record(us).expect("auto-resizing histogram");
@@ -197,8 +244,14 @@ impl Report {
             .sessions
             .iter()
             .zip(&accs)
-            .map(|(s, a)| a.report(s.name.clone(), total))
+            .map(|(s, a)| a.report(s.name.clone(), total, run.keyed))
             .collect();
+        let served = |id: PlatformId, how: Served| {
+            run.calls
+                .iter()
+                .filter(|c| c.platform == id && c.served == Some(how))
+                .count() as u64
+        };
         let platforms = run
             .platforms
             .iter()
@@ -213,6 +266,19 @@ impl Report {
                 violations: p.counters.over_limit,
                 throttled: p.counters.throttled,
                 uncounted: p.uncounted,
+                dedup: run.keyed.then(|| {
+                    let (joins, hits) = (served(p.id, Served::Coalesced), served(p.id, Served::Cached));
+                    DedupReport {
+                        upstream: p.upstream,
+                        joins,
+                        hits,
+                        duplicate_pct: if p.calls == 0 {
+                            0.0
+                        } else {
+                            ((joins + hits) as f64 * 1000.0 / p.calls as f64).round() / 10.0
+                        },
+                    }
+                }),
             })
             .collect();
         Report {
@@ -224,7 +290,7 @@ impl Report {
             bound_checked: run.bound_checked,
             trace_hash: format!("{:016x}", run.trace_hash),
             trace_lines: run.trace_lines,
-            all_sessions: all.report(format!("all ({} sessions)", run.sessions.len()), total),
+            all_sessions: all.report(format!("all ({} sessions)", run.sessions.len()), total, run.keyed),
             sessions,
             platforms,
         }
@@ -252,7 +318,8 @@ impl Report {
             Instant::from_millis(self.simulated_ms)
         );
         out.push('\n');
-        let header = [
+        let keyed = self.all_sessions.hits.is_some();
+        let mut header = vec![
             "session",
             "calls",
             "units",
@@ -263,8 +330,11 @@ impl Report {
             "wait p99",
             "wait max",
         ];
+        if keyed {
+            header.extend(["hits", "joins"]);
+        }
         let row = |s: &SessionReport| {
-            vec![
+            let mut cells = vec![
                 s.session.clone(),
                 s.calls.to_string(),
                 s.units.to_string(),
@@ -274,7 +344,9 @@ impl Report {
                 secs(s.wait_p50_ms),
                 secs(s.wait_p99_ms),
                 secs(s.wait_max_ms),
-            ]
+            ];
+            cells.extend(s.hits.into_iter().chain(s.joins).map(|n| n.to_string()));
+            cells
         };
         let mut rows: Vec<Vec<String>> = Vec::new();
         let mut note = None;
@@ -296,7 +368,7 @@ impl Report {
             let _ = writeln!(out, "{note}");
         }
         out.push('\n');
-        let header = [
+        let mut header = vec![
             "platform",
             "model",
             "limit",
@@ -308,11 +380,14 @@ impl Report {
             "throttled",
             "uncounted",
         ];
+        if keyed {
+            header.extend(["upstream", "joins", "hits", "dup rate"]);
+        }
         let rows: Vec<Vec<String>> = self
             .platforms
             .iter()
             .map(|p| {
-                vec![
+                let mut cells = vec![
                     p.platform.to_string(),
                     p.model.to_owned(),
                     p.limit.clone(),
@@ -323,7 +398,16 @@ impl Report {
                     p.violations.to_string(),
                     p.throttled.to_string(),
                     p.uncounted.to_string(),
-                ]
+                ];
+                if let Some(d) = p.dedup {
+                    cells.extend([
+                        d.upstream.to_string(),
+                        d.joins.to_string(),
+                        d.hits.to_string(),
+                        format!("{:.1}%", d.duplicate_pct),
+                    ]);
+                }
+                cells
             })
             .collect();
         table(&mut out, &header, &rows);
@@ -407,7 +491,7 @@ pub fn write_admissions(run: &RunOutcome, mut w: impl Write) -> io::Result<()> {
             cost: c.cost,
             submitted_ms: c.submitted_at.as_millis(),
             admitted_ms: match c.state {
-                CallState::Done | CallState::Sent => c.admitted_at.map(Instant::as_millis),
+                CallState::Done | CallState::Sent | CallState::Failed => c.admitted_at.map(Instant::as_millis),
                 _ => None,
             },
         };

@@ -20,6 +20,10 @@ pub enum Component {
     Latency(u8),
     /// Faults, including the legacy model's uncounted slip-through.
     Faults(u8),
+    /// The keys calls ask (`key_pool`).
+    Keys,
+    /// Failed answers at one platform (`fail_rate`).
+    Failures(u8),
 }
 
 impl Component {
@@ -28,6 +32,8 @@ impl Component {
             Component::Workload => 0x776f_726b,
             Component::Latency(p) => 0x6c61_7400 | u64::from(p),
             Component::Faults(p) => 0x6661_7500 | u64::from(p),
+            Component::Keys => 0x6b65_7973,
+            Component::Failures(p) => 0x0066_6169_6c00 | u64::from(p),
         }
     }
 }

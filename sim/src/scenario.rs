@@ -157,6 +157,12 @@ pub struct PlatformSpec {
     pub max_queued_per_session: Option<usize>,
     /// When a quiet session's usage is forgotten, in seconds (R-L6: 1800).
     pub forget_after_s: Option<u64>,
+    /// Lifetime of a buffered search answer, in milliseconds (default: the core's
+    /// `PlatformCachePolicy::default()`, 10 minutes). Only used when calls carry keys.
+    pub search_ttl_ms: Option<u64>,
+    /// Probability that an accepted call fails (a 5xx after its latency). Failures are
+    /// never buffered; with keys they reach the waiters of that flight only.
+    pub fail_rate: Option<f64>,
 }
 
 impl PlatformSpec {
@@ -174,6 +180,8 @@ impl PlatformSpec {
             max_queued: None,
             max_queued_per_session: None,
             forget_after_s: None,
+            search_ttl_ms: None,
+            fail_rate: None,
         }
     }
 }
@@ -190,6 +198,8 @@ pub struct BurstSpec {
     pub cost: Option<Units>,
     /// Platform; default the session's.
     pub platform: Option<PlatformId>,
+    /// What every call of this entry asks (its cache key); default the session's keys.
+    pub key: Option<String>,
 }
 
 /// One call every `every_ms` from `from_ms` (inclusive) to `to_ms` (exclusive).
@@ -206,6 +216,8 @@ pub struct SteadySpec {
     pub cost: Option<Units>,
     /// Platform; default the session's.
     pub platform: Option<PlatformId>,
+    /// What every call of this entry asks (its cache key); default the session's keys.
+    pub key: Option<String>,
 }
 
 /// A closed loop: `calls` times, send `fan_out` calls, wait for all answers, think.
@@ -225,6 +237,8 @@ pub struct AgentSpec {
     pub cost: Option<Units>,
     /// Platform; default the session's.
     pub platform: Option<PlatformId>,
+    /// What every call of this entry asks (its cache key); default the session's keys.
+    pub key: Option<String>,
 }
 
 /// One named session.
@@ -243,6 +257,13 @@ pub struct SessionSpec {
     pub op: Option<String>,
     /// A queued call still waiting this long after submission is withdrawn.
     pub cancel_after_ms: Option<u64>,
+    /// What every call asks: one key for all calls. Calls without a key are all distinct.
+    pub key: Option<String>,
+    /// Keys the calls ask in turn (cycled in the order the calls are listed).
+    #[serde(default)]
+    pub keys: Vec<String>,
+    /// Each call asks a key drawn uniformly from `k0` .. `k{N-1}` (seeded).
+    pub key_pool: Option<u32>,
     /// Bursts.
     #[serde(default)]
     pub burst: Vec<BurstSpec>,
@@ -278,6 +299,8 @@ pub struct GroupSpec {
     pub op: Option<String>,
     /// A queued call still waiting this long is withdrawn.
     pub cancel_after_ms: Option<u64>,
+    /// Each call asks a key drawn uniformly from `k0` .. `k{N-1}` (seeded); default no keys.
+    pub key_pool: Option<u32>,
 }
 
 fn default_platform() -> PlatformId {
@@ -356,6 +379,11 @@ impl Scenario {
             {
                 return bad(format!("platform `{}`: latency min_ms exceeds max_ms", p.id));
             }
+            if let Some(r) = p.fail_rate
+                && !(0.0..=1.0).contains(&r)
+            {
+                return bad(format!("platform `{}`: fail_rate must be between 0 and 1", p.id));
+            }
             for t in &p.throttle {
                 if t.from_ms >= t.to_ms {
                     return bad(format!(
@@ -373,10 +401,21 @@ impl Scenario {
             if s.steady.iter().any(|st| st.every_ms == 0) {
                 return bad(format!("session `{}`: steady every_ms must be above zero", s.name));
             }
+            let sources =
+                usize::from(s.key.is_some()) + usize::from(!s.keys.is_empty()) + usize::from(s.key_pool.is_some());
+            if sources > 1 {
+                return bad(format!("session `{}`: give one of key, keys and key_pool", s.name));
+            }
+            if s.key_pool == Some(0) {
+                return bad(format!("session `{}`: key_pool must be at least 1", s.name));
+            }
         }
         for g in &self.groups {
             if g.start_ms[0] > g.start_ms[1] || g.calls[0] > g.calls[1] || g.think_ms[0] > g.think_ms[1] {
                 return bad(format!("group `{}`: a range has its ends swapped", g.prefix));
+            }
+            if g.key_pool == Some(0) {
+                return bad(format!("group `{}`: key_pool must be at least 1", g.prefix));
             }
             if g.platforms.values().all(|&w| w == 0) || g.costs.is_empty() {
                 return bad(format!("group `{}`: needs a platform weight and a cost", g.prefix));
@@ -394,45 +433,59 @@ impl Scenario {
     /// random choice from the workload sub-seed of `seed`.
     pub fn workload(&self, seed: u64) -> Workload {
         let mut w = Workload::new(self.platforms.clone(), self.legacy_slip_probability);
+        // Keys come from their own stream, so a scenario without keys draws exactly what
+        // it drew before keys existed.
+        let mut key_rng = sim_rng(seed, Component::Keys);
         for s in &self.sessions {
             let session = w.add_session(&s.name, s.cancel_after_ms.map(Duration::from_millis));
             let op = s.op.clone();
+            let mut keys = KeySource::of_session(s);
             for b in &s.burst {
                 for _ in 0..b.calls {
+                    let key = b.key.clone().or_else(|| keys.next(&mut key_rng));
                     w.open_calls.push(OpenCall {
                         at: Instant::from_millis(b.at_ms),
                         session,
                         platform: b.platform.unwrap_or(s.platform),
                         cost: b.cost.unwrap_or(s.cost),
                         op: op.clone(),
+                        key,
                     });
                 }
             }
             for st in &s.steady {
                 let mut at = st.from_ms;
                 while at < st.to_ms {
+                    let key = st.key.clone().or_else(|| keys.next(&mut key_rng));
                     w.open_calls.push(OpenCall {
                         at: Instant::from_millis(at),
                         session,
                         platform: st.platform.unwrap_or(s.platform),
                         cost: st.cost.unwrap_or(s.cost),
                         op: op.clone(),
+                        key,
                     });
                     at += st.every_ms;
                 }
             }
             for a in &s.agent {
-                let step = AgentStep {
-                    platform: a.platform.unwrap_or(s.platform),
-                    cost: a.cost.unwrap_or(s.cost),
-                    fan_out: a.fan_out.unwrap_or(1).max(1),
-                    think: Duration::from_millis(a.think_ms),
-                    op: op.clone(),
-                };
+                let fan_out = a.fan_out.unwrap_or(1).max(1);
+                let steps = (0..a.calls)
+                    .map(|_| AgentStep {
+                        platform: a.platform.unwrap_or(s.platform),
+                        cost: a.cost.unwrap_or(s.cost),
+                        fan_out,
+                        think: Duration::from_millis(a.think_ms),
+                        op: op.clone(),
+                        keys: (0..fan_out)
+                            .map_while(|_| a.key.clone().or_else(|| keys.next(&mut key_rng)))
+                            .collect(),
+                    })
+                    .collect();
                 w.agents.push(AgentPlan {
                     session,
                     start_at: Instant::from_millis(a.at_ms),
-                    steps: vec![step; a.calls as usize],
+                    steps,
                 });
             }
         }
@@ -458,12 +511,19 @@ impl Scenario {
                         pick -= weight;
                     }
                     let [lo, hi] = g.fan_out.unwrap_or([1, 1]);
+                    let cost = g.costs[rng.random_range(0..g.costs.len())];
+                    let fan_out = rng.random_range(lo..=hi);
+                    let keys = match g.key_pool {
+                        Some(n) => (0..fan_out).map(|_| pool_key(&mut key_rng, n)).collect(),
+                        None => Vec::new(),
+                    };
                     steps.push(AgentStep {
                         platform,
-                        cost: g.costs[rng.random_range(0..g.costs.len())],
-                        fan_out: rng.random_range(lo..=hi),
+                        cost,
+                        fan_out,
                         think: Duration::from_millis(rng.random_range(g.think_ms[0]..=g.think_ms[1])),
                         op: g.op.clone(),
+                        keys,
                     });
                 }
                 w.agents.push(AgentPlan {
@@ -492,6 +552,10 @@ pub struct TraceLine {
     /// Operation label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<String>,
+    /// What the call asks (its cache key with the platform and operation); calls with
+    /// equal keys are identical requests. Without it every call is distinct.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// Parses a JSON Lines trace. Blank lines are skipped but keep their number, so a call's
@@ -523,6 +587,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
             platform: t.platform,
             cost: t.cost,
             op: t.op,
+            key: t.key,
         });
     }
     Ok(w)
@@ -565,6 +630,8 @@ pub struct OpenCall {
     pub cost: Units,
     /// Operation label.
     pub op: Option<String>,
+    /// What the call asks; `None`: a distinct call.
+    pub key: Option<String>,
 }
 
 /// One round of an agent loop.
@@ -580,6 +647,9 @@ pub struct AgentStep {
     pub think: Duration,
     /// Operation label.
     pub op: Option<String>,
+    /// What each of the round's calls asks, in order; empty (or shorter than `fan_out`):
+    /// the remaining calls are distinct.
+    pub keys: Vec<String>,
 }
 
 /// A closed-loop session: the next round starts `think` after the previous one's answers.
@@ -637,6 +707,13 @@ impl Workload {
         u32::try_from(self.sessions.len() - 1).expect("fewer than 2^32 sessions")
     }
 
+    /// Whether any call carries a key, so that identical requests exist (deduplication
+    /// is simulated, and reports show its columns).
+    pub fn has_keys(&self) -> bool {
+        self.open_calls.iter().any(|c| c.key.is_some())
+            || self.agents.iter().any(|a| a.steps.iter().any(|s| !s.keys.is_empty()))
+    }
+
     /// The index reported for open-loop call `i`.
     pub fn open_index(&self, i: usize) -> u64 {
         self.open_call_index.get(i).copied().unwrap_or(i as u64)
@@ -649,6 +726,43 @@ impl Workload {
             .max()
             .map_or(self.open_calls.len() as u64, |&m| m + 1)
     }
+}
+
+/// Where a session's calls get their keys.
+enum KeySource {
+    None,
+    One(String),
+    Cycle(Vec<String>, usize),
+    Pool(u32),
+}
+
+impl KeySource {
+    fn of_session(s: &SessionSpec) -> KeySource {
+        match (&s.key, s.keys.is_empty(), s.key_pool) {
+            (Some(k), _, _) => KeySource::One(k.clone()),
+            (None, false, _) => KeySource::Cycle(s.keys.clone(), 0),
+            (None, true, Some(n)) => KeySource::Pool(n),
+            (None, true, None) => KeySource::None,
+        }
+    }
+
+    fn next(&mut self, rng: &mut crate::rng::SimRng) -> Option<String> {
+        match self {
+            KeySource::None => None,
+            KeySource::One(k) => Some(k.clone()),
+            KeySource::Cycle(keys, i) => {
+                let k = keys[*i % keys.len()].clone();
+                *i += 1;
+                Some(k)
+            }
+            KeySource::Pool(n) => Some(pool_key(rng, *n)),
+        }
+    }
+}
+
+/// A key drawn uniformly from the pool `k0` .. `k{n-1}`.
+fn pool_key(rng: &mut crate::rng::SimRng, n: u32) -> String {
+    format!("k{}", rng.random_range(0..n))
 }
 
 /// The scenarios in `dir` as (name, description), sorted by name.

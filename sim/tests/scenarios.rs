@@ -5,7 +5,7 @@ use besluitbron_core::Instant;
 use besluitbron_sim::engine::CallState;
 use besluitbron_sim::{PolicyKind, Report, RunOutcome, run_canonical};
 
-const CANONICAL: [&str; 10] = [
+const CANONICAL: [&str; 12] = [
     "obv-starvation",
     "equal-sessions",
     "heavy-vs-fresh",
@@ -16,6 +16,8 @@ const CANONICAL: [&str; 10] = [
     "cancellations",
     "platform-429",
     "mixed-day",
+    "coalesced-join",
+    "duplicate-pool",
 ];
 
 fn run_ok(name: &str, policy: PolicyKind) -> RunOutcome {

@@ -1,0 +1,225 @@
+//! Request deduplication in the simulator (R-D3, R-D4, R-D8): calls with keys run the
+//! production path (buffer, flight table, fair scheduler with `join`/`cancel_flight`),
+//! and the flight invariants are checked after every event of every run here.
+
+use besluitbron_sim::engine::{CallState, Served};
+use besluitbron_sim::scenario::{Scenario, parse_trace};
+use besluitbron_sim::{PolicyKind, Report, RunOptions, RunOutcome, Workload, run, run_canonical};
+
+fn run_ok(name: &str, policy: PolicyKind, seed: Option<u64>) -> RunOutcome {
+    run_canonical(name, policy, seed).unwrap_or_else(|f| panic!("{f}"))
+}
+
+fn run_workload(name: &str, workload: &Workload, policy: PolicyKind) -> RunOutcome {
+    let opts = RunOptions {
+        policy,
+        seed: 1,
+        keep_trace: false,
+        progress: false,
+    };
+    run(name, workload, opts).unwrap_or_else(|f| panic!("{f}"))
+}
+
+fn run_inline(toml: &str, policy: PolicyKind) -> RunOutcome {
+    let scenario = Scenario::parse(toml, "inline").unwrap();
+    run_workload("inline", &scenario.workload(scenario.seed), policy)
+}
+
+fn session_index(run: &RunOutcome, name: &str) -> u32 {
+    run.sessions.iter().position(|s| s.name == name).unwrap() as u32
+}
+
+fn keyed<'r>(run: &'r RunOutcome, q: &str) -> Vec<&'r besluitbron_sim::engine::CallRecord> {
+    run.calls
+        .iter()
+        .filter(|c| {
+            c.key
+                .as_ref()
+                .is_some_and(|k| k.params().get("q").map(String::as_str) == Some(q))
+        })
+        .collect()
+}
+
+/// The fairness rule of joining: a fresh session asking what a heavy session has queued
+/// gets the call at its own position (not ~40 s away at the heavy session's pace), and
+/// only the fresh session is charged for the one upstream call.
+#[test]
+fn coalesced_join_goes_at_the_fresh_sessions_position_and_charges_it_alone() {
+    let fair = run_ok("coalesced-join", PolicyKind::Fair, None);
+    let fresh = session_index(&fair, "fresh");
+    let q = keyed(&fair, "Q");
+    assert_eq!(q.len(), 2, "heavy and fresh each ask Q once");
+    let fresh_q = q.iter().find(|c| c.session == fresh).unwrap();
+    assert_eq!(fresh_q.served, Some(Served::Coalesced));
+    let waited = fresh_q.admitted_at.unwrap().saturating_since(fresh_q.submitted_at);
+    assert!(waited.as_millis() <= 2_000, "fresh waited {waited:?} for Q");
+    let paid: Vec<u32> = q.iter().filter(|c| c.paid).map(|c| c.session).collect();
+    assert_eq!(paid, vec![fresh], "exactly one session, the fresh one, pays for Q");
+    assert!(q.iter().all(|c| c.state == CallState::Done), "both get the answer");
+    let report = Report::of(&fair);
+    assert_eq!(
+        report.platforms[0].dedup.unwrap().upstream,
+        101,
+        "100 distinct calls and Q once"
+    );
+    assert_eq!(report.session("heavy").unwrap().calls, 100);
+    assert_eq!(report.session("fresh").unwrap().calls, 1);
+
+    let legacy = run_ok("coalesced-join", PolicyKind::Legacy, None);
+    let q = keyed(&legacy, "Q");
+    assert_eq!(
+        q.iter().filter(|c| c.paid).count(),
+        2,
+        "legacy has no coalescing: Q runs twice"
+    );
+    let fresh_q = q.iter().find(|c| c.session == fresh).unwrap();
+    let legacy_wait = fresh_q.admitted_at.unwrap().saturating_since(fresh_q.submitted_at);
+    assert!(legacy_wait > waited, "legacy {legacy_wait:?} vs fair {waited:?}");
+}
+
+/// Many sessions asking from a small pool: fewer upstream calls than requests, and every
+/// flight invariant holds (the run fails otherwise) for several seeds.
+#[test]
+fn duplicate_pool_saves_upstream_calls_for_several_seeds() {
+    for seed in 1..=6 {
+        let run = run_ok("duplicate-pool", PolicyKind::Fair, Some(seed));
+        let report = Report::of(&run);
+        let obv = &report.platforms[0];
+        let d = obv.dedup.unwrap();
+        assert!(
+            d.upstream < obv.calls,
+            "seed {seed}: {} upstream for {} requests",
+            d.upstream,
+            obv.calls
+        );
+        assert!(
+            d.joins > 0 && d.hits > 0,
+            "seed {seed}: joins {} hits {}",
+            d.joins,
+            d.hits
+        );
+        assert_eq!(obv.violations, 0, "seed {seed}");
+        let failed = run.calls.iter().filter(|c| c.state == CallState::Failed).count();
+        assert!(failed > 0, "seed {seed}: the scenario's failures reach their waiters");
+    }
+}
+
+/// A failed flight is never buffered: with every answer failing, each request for the
+/// same key starts a new flight, and all waiters of a flight get its failure.
+#[test]
+fn failures_reach_their_waiters_and_are_never_stored() {
+    let run = run_inline(
+        r#"
+description = "every answer fails"
+[[platform]]
+id = "obv"
+latency = { kind = "fixed", ms = 200 }
+fail_rate = 1.0
+[[session]]
+name = "a"
+key = "Q"
+burst = [{ at_ms = 0, calls = 3 }, { at_ms = 1000, calls = 2 }]
+[[session]]
+name = "b"
+key = "Q"
+burst = [{ at_ms = 100, calls = 1 }]
+"#,
+        PolicyKind::Fair,
+    );
+    let q = keyed(&run, "Q");
+    assert_eq!(q.len(), 6);
+    assert!(
+        q.iter().all(|c| c.state == CallState::Failed),
+        "every waiter gets the failure"
+    );
+    assert!(q.iter().all(|c| c.served != Some(Served::Cached)), "nothing was stored");
+    let d = Report::of(&run).platforms[0].dedup.unwrap();
+    assert_eq!(
+        (d.upstream, d.joins, d.hits),
+        (2, 4, 0),
+        "one flight at 0 s, a new one at 1 s"
+    );
+}
+
+/// When every waiter of a queued flight gives up, the flight is withdrawn: it never goes
+/// out and nobody is charged.
+#[test]
+fn a_queued_flight_everyone_left_is_withdrawn_free_of_charge() {
+    let run = run_inline(
+        r#"
+description = "two impatient sessions ask Q behind a busy one"
+[[platform]]
+id = "obv"
+latency = { kind = "fixed", ms = 200 }
+[[session]]
+name = "busy"
+burst = [{ at_ms = 0, calls = 100 }]
+# The next room is at t=2 s; `b` (a joiner with its own entry) gives up at 1.3 s, the
+# leader `a` at 1.4 s: the flight is withdrawn.
+[[session]]
+name = "a"
+key = "Q"
+cancel_after_ms = 300
+burst = [{ at_ms = 1100, calls = 1 }]
+[[session]]
+name = "b"
+key = "Q"
+cancel_after_ms = 100
+burst = [{ at_ms = 1200, calls = 1 }]
+"#,
+        PolicyKind::Fair,
+    );
+    let q = keyed(&run, "Q");
+    assert_eq!(q.len(), 2);
+    assert!(q.iter().all(|c| c.state == CallState::Cancelled && !c.paid), "{q:?}");
+    let d = Report::of(&run).platforms[0].dedup.unwrap();
+    assert_eq!(d.upstream, 100, "Q never went out");
+}
+
+/// Found by `duplicate-pool`: a buffer hit answers a call inside `submit`, which ended an
+/// agent round before its other calls were sent (and then ran past the last round).
+#[test]
+fn regression_buffer_hit_inside_an_agent_round_keeps_the_round_together() {
+    let run = run_inline(
+        r#"
+description = "an agent whose round is answered from the buffer"
+[[platform]]
+id = "obv"
+latency = { kind = "fixed", ms = 200 }
+[[session]]
+name = "first"
+key = "Q"
+burst = [{ at_ms = 0, calls = 1 }]
+[[session]]
+name = "agent"
+agent = [{ at_ms = 5000, calls = 2, fan_out = 3, think_ms = 100, key = "Q" }]
+"#,
+        PolicyKind::Fair,
+    );
+    let agent = session_index(&run, "agent");
+    let calls: Vec<_> = run.calls.iter().filter(|c| c.session == agent).collect();
+    assert_eq!(calls.len(), 6, "two rounds of three");
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.served == Some(Served::Cached) && c.state == CallState::Done)
+    );
+}
+
+/// Trace replay: the optional `key` field makes identical requests; lines without it stay
+/// distinct, as before.
+#[test]
+fn trace_keys_coalesce_identical_requests() {
+    let trace = r#"{"at_ms": 0, "session": "a", "platform": "obv", "cost": 1, "key": "stikstof"}
+{"at_ms": 0, "session": "b", "platform": "obv", "cost": 1, "key": "stikstof"}
+{"at_ms": 10, "session": "c", "platform": "obv", "cost": 1, "op": "search"}
+{"at_ms": 10, "session": "c", "platform": "obv", "cost": 1, "op": "search"}
+{"at_ms": 5000, "session": "c", "platform": "obv", "cost": 1, "key": "stikstof"}
+"#;
+    let workload = parse_trace(trace, "inline.jsonl").unwrap();
+    let fair = Report::of(&run_workload("trace", &workload, PolicyKind::Fair));
+    let d = fair.platforms[0].dedup.unwrap();
+    assert_eq!((d.upstream, d.joins, d.hits), (3, 1, 1));
+    let legacy = Report::of(&run_workload("trace", &workload, PolicyKind::Legacy));
+    assert_eq!(legacy.platforms[0].dedup.unwrap().upstream, 5);
+}
