@@ -158,9 +158,12 @@ pub fn tool_error(message: impl std::fmt::Display) -> CallToolResult {
 }
 
 /// Structured content plus a one-paragraph text summary.
+///
+/// Built from `success` rather than `CallToolResult::structured`, which serializes the
+/// whole structured value into a text block that the summary would then replace.
 pub fn tool_answer(structured: Value, summary: String) -> CallToolResult {
-    let mut result = CallToolResult::structured(structured);
-    result.content = vec![ContentBlock::text(summary)];
+    let mut result = CallToolResult::success(vec![ContentBlock::text(summary)]);
+    result.structured_content = Some(structured);
     result
 }
 

@@ -15,7 +15,7 @@ use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{Besluit, Caller, answer_json, fetch_or_cancel, progress_sink, provenance, tool_answer, tool_error};
 use crate::fetch::{Request, Upstream};
@@ -355,19 +355,20 @@ impl Besluit {
             .await;
         Ok(match answer {
             Err(result) => result,
-            Ok((value, served)) => {
+            Ok((mut value, served)) => {
                 let wanted = args.organization_type.as_deref().map(str::to_lowercase);
-                let sources: Vec<_> = value["sources"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|s| {
-                        wanted
-                            .as_deref()
-                            .is_none_or(|w| s["organization_type"].as_str().is_some_and(|t| t.to_lowercase() == w))
-                    })
-                    .cloned()
-                    .collect();
+                // Moved out of the parsed answer, not cloned: the list is the whole answer.
+                let sources: Vec<Value> = match value.get_mut("sources").map(Value::take) {
+                    Some(Value::Array(all)) => all
+                        .into_iter()
+                        .filter(|s| {
+                            wanted
+                                .as_deref()
+                                .is_none_or(|w| s["organization_type"].as_str().is_some_and(|t| t.to_lowercase() == w))
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
                 let count = sources.len();
                 let mut text = format!("{count} sources{}.", provenance(served));
                 for s in sources.iter().take(20) {
@@ -377,7 +378,11 @@ impl Besluit {
                         s["key"].as_str().unwrap_or("")
                     ));
                 }
-                tool_answer(json!({ "sources": sources, "count": count }), text)
+                // Built by hand: `json!` would serialize the list into a second copy.
+                let mut structured = serde_json::Map::new();
+                structured.insert("sources".to_owned(), Value::Array(sources));
+                structured.insert("count".to_owned(), Value::from(count));
+                tool_answer(Value::Object(structured), text)
             }
         })
     }

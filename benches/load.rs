@@ -1,0 +1,543 @@
+//! `besluitbron-load`: the MCP server's load benchmark. Cached `tools/call` throughput and
+//! latency at N concurrent clients, side by side with a bare axum JSON echo in the same run.
+//!
+//! ```text
+//! cargo run --release -p besluitbron-benches --bin besluitbron-load -- [--seconds 10] [--clients 64]
+//! ```
+//!
+//! What one run does, all in this process on one multi-threaded tokio runtime and on
+//! loopback only:
+//! 1. starts the fake platforms and the real BesluitBron server (temporary data directory,
+//!    client limits raised so they cannot throttle the run), opens one MCP session per
+//!    client with the 2025-06-18 `initialize` handshake and warms the buffer with one
+//!    `obv_sources` call;
+//! 2. starts a bare axum server whose `POST /echo` parses the JSON request and answers the
+//!    same JSON-RPC result, serialized per request and padded to the MCP answer's exact
+//!    body size, over the same HTTP stack (hyper through axum, reqwest on the client);
+//! 3. drives each server in turn with `--clients` tasks, each on its own keep-alive
+//!    connection, for `--warmup-seconds` (not recorded) then `--seconds` (recorded in an
+//!    HDR histogram, microseconds);
+//! 4. prints requests/s, p50, p99 and max for both, the throughput ratio and whether the
+//!    targets (at least 40 % of the baseline, p99 under 5 ms) are met.
+//!
+//! Invariants: every `tools/call` in the measured run is a buffer hit — the fake
+//! platform's request counter must not move after the warm-up call, or the run fails.
+//! Any transport error, non-200 status or tool error fails the run (exit code 1); a
+//! missed target does not (this is a measurement, not a test).
+//!
+//! What it does not do: talk to anything but 127.0.0.1, run open-loop (clients send their
+//! next request when the previous answer is in, so latency and throughput are tied by
+//! Little's law: mean latency = clients / throughput), or separate the client's CPU from
+//! the servers' — they share the machine's cores.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing;
+use besluitbron_server::app::App;
+use besluitbron_server::config::Config;
+use besluitbron_sim::fakes::{FakeHandle, serve_all_on};
+use clap::Parser;
+use hdrhistogram::Histogram;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+/// The target from the issue: the cached tool call keeps at least this share of the bare
+/// baseline's throughput.
+const TARGET_RATIO: f64 = 0.40;
+/// The target from the issue: p99 of a cached tool call under this many microseconds.
+const TARGET_P99_US: u64 = 5_000;
+/// The MCP protocol version of the legacy (session) handshake.
+const PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// Flags.
+#[derive(Parser, Debug)]
+#[command(
+    name = "besluitbron-load",
+    about = "Cached tools/call load against a bare axum JSON echo"
+)]
+struct Args {
+    /// Measured seconds per server.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Unrecorded seconds per server before the measurement.
+    #[arg(long, default_value_t = 2)]
+    warmup_seconds: u64,
+    /// Concurrent clients (one MCP session and one connection each).
+    #[arg(long, default_value_t = 64)]
+    clients: usize,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("besluitbron-load: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("besluitbron-load: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    if args.clients == 0 || args.seconds == 0 {
+        bail!("--clients and --seconds must be above zero");
+    }
+    let load_before = load_average();
+
+    // The fake platforms and the real server.
+    let fakes = TcpListener::bind("127.0.0.1:0").await.context("bind the fakes")?;
+    let mut handles = serve_all_on(fakes).await.context("serve the fakes")?;
+    let tk = handles.pop().context("tk fake")?;
+    let obv = handles.pop().context("obv fake")?;
+    let data_dir = tempfile::tempdir().context("temporary data directory")?;
+    let server = TcpListener::bind("127.0.0.1:0").await.context("bind the server")?;
+    let server_addr = server.local_addr()?;
+    let app = App::build(config(&obv, &tk, data_dir.path())?).context("build the server")?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(app.serve(
+        server,
+        async {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(5),
+    ));
+    let mcp_url = format!("http://{server_addr}/mcp/obv");
+
+    // One session per client, then one call that fills the buffer.
+    let mut sessions = Vec::with_capacity(args.clients);
+    for _ in 0..args.clients {
+        sessions.push(McpSession::open(&mcp_url).await?);
+    }
+    let warm = call_body(0);
+    let (status, body) = post(&sessions[0].http, &mcp_url, Some(&sessions[0].id), warm).await?;
+    let message = jsonrpc_message(&body).with_context(|| format!("warm-up call: no JSON-RPC answer: {status}"))?;
+    if status != StatusCode::OK || !answer_ok(&body) {
+        bail!("warm-up call failed: {status} {message}");
+    }
+    let answer_bytes = body.len();
+    let result = message.get("result").cloned().context("warm-up call: no result")?;
+    let upstream_after_warm = obv.requests();
+
+    // The bare baseline: same stack, same request, an answer of the same size.
+    let echo = TcpListener::bind("127.0.0.1:0").await.context("bind the echo")?;
+    let echo_url = format!("http://{}/echo", echo.local_addr()?);
+    let echo_state = Arc::new(EchoState {
+        result,
+        pad_to: answer_bytes,
+    });
+    let echo_app = Router::new()
+        .route("/echo", routing::post(echo_handler))
+        .with_state(echo_state);
+    let echo_task =
+        tokio::spawn(
+            async move { axum::serve(echo, echo_app.into_make_service_with_connect_info::<SocketAddr>()).await },
+        );
+    let probe = post(&sessions[0].http, &echo_url, None, call_body(1)).await?;
+    if probe.0 != StatusCode::OK || probe.1.len() != answer_bytes || !answer_ok(&probe.1) {
+        bail!(
+            "the echo answers {} with {} bytes, not 200 with {answer_bytes}",
+            probe.0,
+            probe.1.len()
+        );
+    }
+
+    let plan = Plan {
+        warmup: Duration::from_secs(args.warmup_seconds),
+        measured: Duration::from_secs(args.seconds),
+    };
+    let echo_clients = (0..args.clients)
+        .map(|_| Target {
+            http: client(),
+            url: echo_url.clone(),
+            session: None,
+        })
+        .collect();
+    let baseline = drive(echo_clients, plan).await;
+    let mcp_clients = sessions
+        .into_iter()
+        .map(|s| Target {
+            http: s.http,
+            url: mcp_url.clone(),
+            session: Some(s.id),
+        })
+        .collect();
+    let mcp = drive(mcp_clients, plan).await;
+    let upstream_moved = obv.requests() - upstream_after_warm;
+    let load_after = load_average();
+
+    let _ = stop.send(());
+    serving.await.context("server task")?.context("server")?;
+    echo_task.abort();
+
+    print_report(&args, answer_bytes, &baseline, &mcp, &load_before, &load_after);
+    let errors = baseline.errors + mcp.errors;
+    if errors > 0 {
+        bail!(
+            "{errors} failed requests (baseline {}, MCP {}); first: {}",
+            baseline.errors,
+            mcp.errors,
+            mcp.first_error
+                .as_deref()
+                .or(baseline.first_error.as_deref())
+                .unwrap_or("?")
+        );
+    }
+    if upstream_moved != 0 {
+        bail!("{upstream_moved} requests reached the fake platform during the run: not all calls were buffer hits");
+    }
+    Ok(())
+}
+
+/// The server's configuration: the fakes, a fresh data directory, no maintenance
+/// traffic, and client limits far above anything the run can send.
+fn config(obv: &FakeHandle, tk: &FakeHandle, data_dir: &std::path::Path) -> anyhow::Result<Config> {
+    let mut c = Config::load(None, Vec::new())?;
+    c.data_dir = data_dir.to_path_buf();
+    c.status_refresh_secs = 0;
+    for (id, url) in [("obv", obv.base_url()), ("tk", tk.base_url())] {
+        let p = c.platforms.get_mut(id).context("platform in the defaults")?;
+        p.base_url = url.to_owned();
+    }
+    let unlimited = besluitbron_core::limits::RateLimit {
+        requests_per_minute: u32::MAX / 2,
+        burst: u32::MAX / 2,
+    };
+    c.mcp_rate_limit.process = unlimited;
+    c.mcp_rate_limit.per_connector = unlimited;
+    c.mcp_rate_limit.per_session = unlimited;
+    c.sessions.initialize_per_minute = u32::MAX / 2;
+    Ok(c.validated()?)
+}
+
+/// One HTTP client with one keep-alive connection.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(1)
+        .tcp_nodelay(true)
+        .build()
+        // Building a client without TLS roots or proxies to load cannot fail.
+        .expect("reqwest client")
+}
+
+/// POSTs `body` with the MCP headers; the status and the whole body.
+async fn post(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: Vec<u8>,
+) -> anyhow::Result<(StatusCode, Bytes)> {
+    let mut req = http
+        .post(url)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream")
+        .header("mcp-protocol-version", PROTOCOL_VERSION)
+        .body(body);
+    if let Some(id) = session {
+        req = req.header("mcp-session-id", id);
+    }
+    let resp = req.send().await?;
+    let status = StatusCode::from_u16(resp.status().as_u16())?;
+    let body = resp.bytes().await?;
+    Ok((status, body))
+}
+
+/// The JSON-RPC message in a JSON or SSE body (the last `data:` line with an answer).
+fn jsonrpc_message(body: &[u8]) -> Option<Value> {
+    let text = std::str::from_utf8(body).ok()?;
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return Some(v);
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .rfind(|v| v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some()))
+}
+
+/// A cheap check of every answer in the run (a full parse would cost the client more CPU
+/// than the echo server spends): a JSON-RPC result that is not a tool error.
+fn answer_ok(body: &[u8]) -> bool {
+    contains(body, br#""result":"#) && !contains(body, br#""isError":true"#)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// An open MCP session.
+struct McpSession {
+    http: reqwest::Client,
+    id: String,
+}
+
+impl McpSession {
+    /// The legacy handshake: `initialize`, the session id, `notifications/initialized`.
+    async fn open(url: &str) -> anyhow::Result<McpSession> {
+        let http = client();
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+            "clientInfo": {"name": "besluitbron-load", "version": "1"}}});
+        let resp = http
+            .post(url)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .body(init.to_string())
+            .send()
+            .await?;
+        let status = resp.status();
+        let id = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let text = resp.text().await?;
+        let Some(id) = id.filter(|_| status.is_success()) else {
+            bail!("initialize: {status} without a session id: {text}");
+        };
+        let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let (status, body) = post(&http, url, Some(&id), notified.to_string().into_bytes()).await?;
+        if !status.is_success() {
+            bail!(
+                "notifications/initialized: {status}: {}",
+                String::from_utf8_lossy(&body)
+            );
+        }
+        Ok(McpSession { http, id })
+    }
+}
+
+/// A `tools/call` of `obv_sources` with JSON-RPC id `id` (ids are never reused within a
+/// session: a reused id would be answered from the replay table).
+fn call_body(id: u64) -> Vec<u8> {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"obv_sources","arguments":{{}}}}}}"#)
+        .into_bytes()
+}
+
+/// The echo's fixed part: the MCP answer's result and its body size.
+struct EchoState {
+    result: Value,
+    pad_to: usize,
+}
+
+/// `POST /echo`: parse the request, answer `{"jsonrpc","id","result"}` with the MCP
+/// answer's result serialized afresh, padded with spaces to the MCP body's size.
+async fn echo_handler(State(state): State<Arc<EchoState>>, body: Bytes) -> Response {
+    let request: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(_) => return StatusCode::BAD_REQUEST.into_response(),
+    };
+    let mut out = Vec::with_capacity(state.pad_to);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    // Writing JSON values into a Vec cannot fail.
+    serde_json::to_writer(&mut out, &id).expect("serialize id");
+    out.extend_from_slice(br#","result":"#);
+    serde_json::to_writer(&mut out, &state.result).expect("serialize result");
+    out.push(b'}');
+    if out.len() < state.pad_to {
+        out.resize(state.pad_to, b' ');
+    }
+    ([(header::CONTENT_TYPE, "application/json")], out).into_response()
+}
+
+/// Where one client sends its requests.
+struct Target {
+    http: reqwest::Client,
+    url: String,
+    session: Option<String>,
+}
+
+/// The phases of one server's run.
+#[derive(Clone, Copy)]
+struct Plan {
+    warmup: Duration,
+    measured: Duration,
+}
+
+/// What one server's run measured.
+struct Measured {
+    /// Requests started and finished inside the measured window.
+    requests: u64,
+    /// Latency of those requests, microseconds.
+    latency_us: Histogram<u64>,
+    /// The measured window's length.
+    window: Duration,
+    /// Failed requests over the whole run (warm-up included).
+    errors: u64,
+    first_error: Option<String>,
+}
+
+impl Measured {
+    fn per_sec(&self) -> f64 {
+        self.requests as f64 / self.window.as_secs_f64()
+    }
+}
+
+/// Runs one task per target until the plan ends; merges their histograms.
+async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
+    let start = Instant::now();
+    let record_from = start + plan.warmup;
+    let end = record_from + plan.measured;
+    let errors = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::with_capacity(targets.len());
+    for target in targets {
+        let errors = Arc::clone(&errors);
+        tasks.push(tokio::spawn(async move {
+            // 1 µs to 60 s at 3 significant figures: the bounds are constants that fit.
+            let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
+            let mut first_error = None;
+            let mut id = 1_000u64;
+            loop {
+                let sent_at = Instant::now();
+                if sent_at >= end {
+                    break;
+                }
+                id += 1;
+                let outcome = post(&target.http, &target.url, target.session.as_deref(), call_body(id)).await;
+                let done_at = Instant::now();
+                let ok = match &outcome {
+                    Ok((status, body)) if *status == StatusCode::OK && answer_ok(body) => true,
+                    Ok((status, body)) => {
+                        first_error.get_or_insert_with(|| {
+                            format!("{status}: {}", String::from_utf8_lossy(&body[..body.len().min(300)]))
+                        });
+                        false
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert_with(|| format!("{e:#}"));
+                        false
+                    }
+                };
+                if !ok {
+                    errors.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                if sent_at >= record_from && done_at <= end {
+                    let us = u64::try_from(done_at.duration_since(sent_at).as_micros()).unwrap_or(u64::MAX);
+                    hist.saturating_record(us.max(1));
+                }
+            }
+            (hist, first_error)
+        }));
+    }
+    let mut latency_us = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
+    let mut first_error = None;
+    for task in tasks {
+        match task.await {
+            Ok((hist, error)) => {
+                // Same bounds on both sides: adding cannot fail.
+                latency_us.add(&hist).expect("histogram add");
+                if first_error.is_none() {
+                    first_error = error;
+                }
+            }
+            Err(e) => {
+                errors.fetch_add(1, Ordering::Relaxed);
+                first_error.get_or_insert_with(|| format!("client task: {e}"));
+            }
+        }
+    }
+    Measured {
+        requests: latency_us.len(),
+        latency_us,
+        window: plan.measured,
+        errors: errors.load(Ordering::Relaxed),
+        first_error,
+    }
+}
+
+/// `/proc/loadavg`'s three averages, or a note that there is none.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// Peak resident memory of this process (`VmHWM`), if the platform reports it.
+fn peak_rss() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:").map(|v| v.trim().to_owned()))
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+fn ms(us: u64) -> String {
+    format!("{:.2} ms", us as f64 / 1000.0)
+}
+
+fn print_report(
+    args: &Args,
+    answer_bytes: usize,
+    baseline: &Measured,
+    mcp: &Measured,
+    load_before: &str,
+    load_after: &str,
+) {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "besluitbron-load: {} clients, {} s warm-up + {} s measured per server, answer {answer_bytes} bytes, {cores} cores \
+         shared by clients and servers",
+        args.clients, args.warmup_seconds, args.seconds
+    );
+    println!();
+    println!("| server | requests/s | p50 | p99 | max | failed |");
+    println!("|---|---|---|---|---|---|");
+    for (name, m) in [
+        ("bare axum JSON echo", baseline),
+        ("BesluitBron `tools/call obv_sources` (buffer hit)", mcp),
+    ] {
+        let h = &m.latency_us;
+        println!(
+            "| {name} | {:.0} | {} | {} | {} | {} |",
+            m.per_sec(),
+            ms(h.value_at_quantile(0.50)),
+            ms(h.value_at_quantile(0.99)),
+            ms(h.max()),
+            m.errors
+        );
+    }
+    println!();
+    let ratio = if baseline.per_sec() > 0.0 {
+        mcp.per_sec() / baseline.per_sec()
+    } else {
+        0.0
+    };
+    let p99 = mcp.latency_us.value_at_quantile(0.99);
+    let verdict = |met: bool| if met { "met" } else { "missed" };
+    println!(
+        "throughput ratio: {:.1} % of the baseline (target >= {:.0} %: {})",
+        ratio * 100.0,
+        TARGET_RATIO * 100.0,
+        verdict(ratio >= TARGET_RATIO)
+    );
+    println!(
+        "MCP p99: {} (target < {}: {})",
+        ms(p99),
+        ms(TARGET_P99_US),
+        verdict(p99 < TARGET_P99_US)
+    );
+    println!(
+        "load average before: {load_before}; after: {load_after}; peak RSS: {}",
+        peak_rss()
+    );
+}
