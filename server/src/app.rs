@@ -157,7 +157,15 @@ impl App {
             tk: Arc::new(tk),
             fetcher,
             trusted_proxies: config.trusted_proxies.clone(),
-            replays: Replays::new(IdempotencyConfig::default(), clock),
+            // Retries come within seconds to a minute; two minutes and 10,000 results keep
+            // the memory a busy server spends on them bounded.
+            replays: Replays::new(
+                IdempotencyConfig {
+                    window: Duration::from_secs(120),
+                    max_entries: 10_000,
+                },
+                clock,
+            ),
             in_flight: Default::default(),
             calls: Default::default(),
             request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),

@@ -98,8 +98,69 @@ impl Served {
 pub struct Answer {
     /// The answer's JSON bytes.
     pub payload: Arc<Vec<u8>>,
+    /// The answer already parsed, when a recent request parsed it (the hot buffer).
+    pub parsed: Option<Arc<serde_json::Value>>,
     /// How it was obtained.
     pub served: Served,
+}
+
+/// Recently used buffer answers, parsed, in memory: a read of the same answer again
+/// skips the database, the checksum and the JSON parse. Same process, so same version;
+/// each entry keeps the expiry its buffer entry had, and the whole is bounded in bytes.
+struct Hot {
+    entries: HashMap<CacheKey, (Arc<Vec<u8>>, Arc<serde_json::Value>, WallTime, u64)>,
+    order: BTreeMap<u64, CacheKey>,
+    bytes: usize,
+    next: u64,
+}
+
+/// What the hot buffer may hold, in payload bytes.
+const HOT_BYTES_MAX: usize = 64 << 20;
+
+impl Hot {
+    fn get(&mut self, key: &CacheKey, now: WallTime) -> Option<(Arc<Vec<u8>>, Arc<serde_json::Value>)> {
+        let (payload, value, expires_at, seq) = self.entries.get(key)?.clone();
+        if now >= expires_at {
+            self.remove(key);
+            return None;
+        }
+        // Most recently used last.
+        self.order.remove(&seq);
+        let seq_new = self.next;
+        self.next += 1;
+        self.order.insert(seq_new, key.clone());
+        if let Some(e) = self.entries.get_mut(key) {
+            e.3 = seq_new;
+        }
+        Some((payload, value))
+    }
+
+    fn put(&mut self, key: &CacheKey, payload: Arc<Vec<u8>>, value: Arc<serde_json::Value>, expires_at: WallTime) {
+        if payload.len() > HOT_BYTES_MAX / 8 {
+            return;
+        }
+        self.remove(key);
+        while self.bytes + payload.len() > HOT_BYTES_MAX {
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some((p, ..)) = self.entries.remove(&oldest) {
+                self.bytes -= p.len();
+            }
+        }
+        let seq = self.next;
+        self.next += 1;
+        self.bytes += payload.len();
+        self.order.insert(seq, key.clone());
+        self.entries.insert(key.clone(), (payload, value, expires_at, seq));
+    }
+
+    fn remove(&mut self, key: &CacheKey) {
+        if let Some((p, _, _, seq)) = self.entries.remove(key) {
+            self.bytes -= p.len();
+            self.order.remove(&seq);
+        }
+    }
 }
 
 /// One request on the path.
@@ -135,6 +196,7 @@ pub struct Fetcher {
     gates: BTreeMap<PlatformId, PlatformGate>,
     stores: BTreeMap<PlatformId, Arc<RedbStore>>,
     flights: Mutex<Flights>,
+    hot: Mutex<Hot>,
     monitor: Mutex<DuplicateMonitor>,
     metrics: Arc<Metrics>,
     clock: Clock,
@@ -157,6 +219,12 @@ impl Fetcher {
             gates,
             stores,
             flights: Mutex::new(Flights::default()),
+            hot: Mutex::new(Hot {
+                entries: HashMap::new(),
+                order: BTreeMap::new(),
+                bytes: 0,
+                next: 0,
+            }),
             monitor: Mutex::new(monitor),
             metrics,
             clock,
@@ -202,10 +270,11 @@ impl Fetcher {
         Fut: Future<Output = Result<Upstream, PlatformError>> + Send + 'static,
     {
         let platform = req.key.platform();
-        if let Some(payload) = self.lookup(&req.key).await {
+        if let Some((payload, parsed)) = self.lookup(&req.key).await {
             self.count(&req, Served::Cached);
             return Ok(Answer {
                 payload,
+                parsed,
                 served: Served::Cached,
             });
         }
@@ -294,6 +363,7 @@ impl Fetcher {
                 self.count(&req, served);
                 Ok(Answer {
                     payload: Arc::clone(payload),
+                    parsed: None,
                     served,
                 })
             }
@@ -417,14 +487,27 @@ impl Fetcher {
         }
     }
 
-    async fn lookup(&self, key: &CacheKey) -> Option<Arc<Vec<u8>>> {
+    async fn lookup(&self, key: &CacheKey) -> Option<(Arc<Vec<u8>>, Option<Arc<serde_json::Value>>)> {
+        let now = wall_now();
+        if let Some((payload, value)) = self.hot.lock().expect("hot lock").get(key, now) {
+            return Some((payload, Some(value)));
+        }
         let store = Arc::clone(self.stores.get(&key.platform())?);
-        let key = key.clone();
-        let found = tokio::task::spawn_blocking(move || store.lookup(&key, wall_now()))
-            .await
-            .ok()?;
+        let k = key.clone();
+        let found = tokio::task::spawn_blocking(move || store.lookup(&k, now)).await.ok()?;
         match found {
-            Ok(Lookup::Hit(value)) => Some(Arc::new(value.into_payload())),
+            Ok(Lookup::Hit(value)) => {
+                let expires_at = value.header().expires_at;
+                let payload = Arc::new(value.into_payload());
+                let parsed = serde_json::from_slice::<serde_json::Value>(&payload).ok().map(Arc::new);
+                if let Some(parsed) = &parsed {
+                    self.hot
+                        .lock()
+                        .expect("hot lock")
+                        .put(key, Arc::clone(&payload), Arc::clone(parsed), expires_at);
+                }
+                Some((payload, parsed))
+            }
             Ok(_) => None,
             Err(error) => {
                 tracing::warn!(%error, "buffer lookup failed; asking the platform");

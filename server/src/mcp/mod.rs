@@ -201,6 +201,9 @@ pub async fn fetch_or_cancel(
 
 /// Parses a buffered answer back into JSON.
 pub fn answer_json(answer: &Answer) -> Result<Value, CallToolResult> {
+    if let Some(parsed) = &answer.parsed {
+        return Ok(parsed.as_ref().clone());
+    }
     serde_json::from_slice(&answer.payload)
         .map_err(|e| tool_error(format!("a buffered answer could not be read ({e}); ask again")))
 }
