@@ -108,11 +108,14 @@ pub struct Answer {
 /// skips the database, the checksum and the JSON parse. Same process, so same version;
 /// each entry keeps the expiry its buffer entry had, and the whole is bounded in bytes.
 struct Hot {
-    entries: HashMap<CacheKey, (Arc<Vec<u8>>, Arc<serde_json::Value>, WallTime, u64)>,
+    entries: HashMap<CacheKey, HotEntry>,
     order: BTreeMap<u64, CacheKey>,
     bytes: usize,
     next: u64,
 }
+
+/// A hot answer: its bytes, parsed, its expiry, and its place in the use order.
+type HotEntry = (Arc<Vec<u8>>, Arc<serde_json::Value>, WallTime, u64);
 
 /// What the hot buffer may hold, in payload bytes.
 const HOT_BYTES_MAX: usize = 64 << 20;
