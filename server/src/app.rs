@@ -180,6 +180,10 @@ impl App {
         ] {
             let mut sm = LocalSessionManager::default();
             sm.session_config.keep_alive = Some(Duration::from_secs(config.sessions.idle_timeout_secs.max(1)));
+            // rmcp keeps each completed answer this long for a client that resumes a broken
+            // stream; a minute of large answers under load is gigabytes. Ten seconds covers
+            // a reconnect; a client that missed more retries the call (a replay).
+            sm.session_config.completed_cache_ttl = Duration::from_secs(10);
             let sm = Arc::new(sm);
             session_managers.push(Arc::clone(&sm));
             let mut mcp_config = StreamableHttpServerConfig::default()
