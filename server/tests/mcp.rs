@@ -258,3 +258,28 @@ async fn a_retried_request_id_gets_the_first_result_and_a_reused_id_is_refused()
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_what_is_safe_to_fold_makes_two_requests_one() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("fold"))).await;
+    let mut c = Mcp::initialize(server.url("/mcp/obv")).await;
+    let before = f.obv.requests();
+    let a = structured(&c.call("obv_search", json!({"query": "woningbouw  Utrecht"})).await);
+    let b = structured(&c.call("obv_search", json!({"query": " woningbouw Utrecht "})).await);
+    assert_eq!(a, b);
+    let metrics = reqwest::get(server.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        f.obv.requests(),
+        before + 1,
+        "extra whitespace is the same request: {metrics}"
+    );
+    structured(&c.call("obv_search", json!({"query": "Woningbouw Utrecht"})).await);
+    assert_eq!(f.obv.requests(), before + 2, "letter case is not folded");
+    server.stop().await;
+}

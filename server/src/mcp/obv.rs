@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::dedup::Fold;
 use besluitbron_core::{PlatformId, SessionKey, Units};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -58,10 +59,12 @@ pub struct SearchArgs {
 impl SearchArgs {
     fn params(&self) -> Result<SearchParams, String> {
         let mut p = SearchParams::query(self.query.clone().unwrap_or_default());
+        // R-D5: OpenBesluitvorming splits the query on whitespace and ANDs the words, so
+        // runs of whitespace are safe to fold; letter case and punctuation are not folded.
         p.query = self
             .query
-            .clone()
-            .map(|q| q.trim().to_owned())
+            .as_deref()
+            .map(|q| Fold::Whitespace.apply(q))
             .filter(|q| !q.is_empty());
         p.organization = self.organization.clone().filter(|o| !o.is_empty());
         p.entity_type = match &self.entity_type {
