@@ -75,7 +75,14 @@ struct Args {
     /// Concurrent clients (one MCP session and one connection each).
     #[arg(long, default_value_t = 64)]
     clients: usize,
+    /// The cached call: `sources` (obv_sources, a 45 KB answer), `search` (obv_search for
+    /// one word with limit 10, a few KB) or `list` (tools/list: the MCP stack alone).
+    #[arg(long, default_value = "sources")]
+    call: String,
 }
+
+/// The `params` of the measured `tools/call`, chosen once from `--call`.
+static CALL_PARAMS: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -99,6 +106,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if args.clients == 0 || args.seconds == 0 {
         bail!("--clients and --seconds must be above zero");
     }
+    let params = match args.call.as_str() {
+        "sources" => r#"{"name":"obv_sources","arguments":{}}"#,
+        "search" => r#"{"name":"obv_search","arguments":{"query":"begroting","limit":10}}"#,
+        "list" => "list",
+        other => bail!("--call must be sources, search or list, not {other}"),
+    };
+    let _ = CALL_PARAMS.set(params);
     let load_before = load_average();
 
     // The fake platforms and the real server.
@@ -322,11 +336,18 @@ impl McpSession {
     }
 }
 
-/// A `tools/call` of `obv_sources` with JSON-RPC id `id` (ids are never reused within a
-/// session: a reused id would be answered from the replay table).
+/// The measured `tools/call` (see `--call`) with JSON-RPC id `id` (ids are never reused
+/// within a session: a reused id would be answered from the replay table).
 fn call_body(id: u64) -> Vec<u8> {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"obv_sources","arguments":{{}}}}}}"#)
-        .into_bytes()
+    let params = CALL_PARAMS
+        .get()
+        .copied()
+        .unwrap_or(r#"{"name":"obv_sources","arguments":{}}"#);
+    if params == "list" {
+        // Not a tool call: the MCP stack's own cost per request, for comparison.
+        return format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#).into_bytes();
+    }
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#).into_bytes()
 }
 
 /// The echo's fixed part: the MCP answer's result and its body size.
@@ -502,10 +523,12 @@ fn print_report(
     println!();
     println!("| server | requests/s | p50 | p99 | max | failed |");
     println!("|---|---|---|---|---|---|");
-    for (name, m) in [
-        ("bare axum JSON echo", baseline),
-        ("BesluitBron `tools/call obv_sources` (buffer hit)", mcp),
-    ] {
+    let mcp_name = match args.call.as_str() {
+        "search" => "BesluitBron `tools/call obv_search` (buffer hit)".to_owned(),
+        "list" => "BesluitBron `tools/list` (no tool work)".to_owned(),
+        _ => "BesluitBron `tools/call obv_sources` (buffer hit)".to_owned(),
+    };
+    for (name, m) in [("bare axum JSON echo", baseline), (mcp_name.as_str(), mcp)] {
         let h = &m.latency_us;
         println!(
             "| {name} | {:.0} | {} | {} | {} | {} |",

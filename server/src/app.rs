@@ -27,6 +27,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheVersion};
 use besluitbron_core::dedup::{DuplicateMonitor, IdempotencyConfig, MonitorConfig};
@@ -268,6 +269,13 @@ impl App {
                 cancel.cancel();
             }
         };
+        // Answers go out as SSE in several writes; without TCP_NODELAY, Nagle's algorithm
+        // and the client's delayed ACK hold each answer back by about 40 ms.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!(%error, "could not set TCP_NODELAY");
+            }
+        });
         axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shutdown)
             .await?;
