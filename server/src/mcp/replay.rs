@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use besluitbron_core::dedup::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};
 use rmcp::ErrorData;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, RequestId};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestId};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -31,8 +31,12 @@ type Key = (ReplayScope, String);
 type Shared = Option<Result<CallToolResponse, ErrorData>>;
 
 /// The replay table and the channels of requests in flight.
+///
+/// Completed results are kept serialized (one allocation each, freed at once when they
+/// expire) rather than as JSON value trees: thousands of kept trees made every call pay in
+/// allocator work. A replay, which is rare, parses its result back.
 pub struct Replays {
-    table: Mutex<IdempotencyTable<CallToolResponse>>,
+    table: Mutex<IdempotencyTable<Arc<[u8]>>>,
     running: Mutex<HashMap<Key, watch::Receiver<Shared>>>,
     clock: Clock,
 }
@@ -132,7 +136,17 @@ impl Replays {
             .expect("replay lock")
             .begin(self.clock.now(), &key.0, &key.1, &fingerprint);
         match start {
-            IdempotentStart::Replay(response) => (Ok(response), true),
+            IdempotentStart::Replay(bytes) => match serde_json::from_slice::<CallToolResult>(&bytes) {
+                Ok(result) => (Ok(CallToolResponse::Complete(result)), true),
+                // Written by `serde_json::to_vec` of the same type: cannot fail to read back.
+                Err(e) => (
+                    Err(ErrorData::internal_error(
+                        format!("a kept result could not be read: {e}"),
+                        None,
+                    )),
+                    false,
+                ),
+            },
             IdempotentStart::Conflict => (
                 Err(ErrorData::invalid_request(
                     format!(
@@ -172,7 +186,12 @@ impl Replays {
                 };
                 let result = call.await;
                 first.key = None;
-                let keep = succeeded(&result).then(|| result.clone()).and_then(Result::ok);
+                let keep = match &result {
+                    Ok(CallToolResponse::Complete(r)) if succeeded(&result) => serde_json::to_vec(r)
+                        .ok()
+                        .map(|b| Arc::<[u8]>::from(b.into_boxed_slice())),
+                    _ => None,
+                };
                 self.table
                     .lock()
                     .expect("replay lock")
