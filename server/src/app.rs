@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -58,7 +58,6 @@ pub struct AppState {
     session_managers: Vec<Arc<LocalSessionManager>>,
     shared: Arc<Shared>,
     accepting: AtomicBool,
-    refused_sessions: AtomicU64,
 }
 
 /// A built server: its router and the handles to stop it.
@@ -168,7 +167,6 @@ impl App {
                 clock,
             ),
             in_flight: Default::default(),
-            calls: Default::default(),
             request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
         });
 
@@ -227,7 +225,6 @@ impl App {
             session_managers,
             shared,
             accepting: AtomicBool::new(true),
-            refused_sessions: AtomicU64::new(0),
         });
 
         let router = router
@@ -436,7 +433,6 @@ async fn guard(
             );
         }
         if state.open_sessions().await >= state.config.sessions.max_sessions {
-            state.refused_sessions.fetch_add(1, Ordering::Relaxed);
             return json_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 -32000,

@@ -204,11 +204,9 @@ async fn serve(
             .split_once('=')
             .with_context(|| format!("--platform-url {spec}: expected ID=URL"))?;
         let platform: PlatformId = id.parse()?;
-        config
-            .platforms
-            .entry(platform.as_str().to_owned())
-            .or_insert_with(|| config_default(platform))
-            .base_url = url.to_owned();
+        let mut settings = config.platform(platform);
+        settings.base_url = url.to_owned();
+        config.platforms.insert(platform.as_str().to_owned(), settings);
     }
     let config = config.validated()?;
     let listener = tokio::net::TcpListener::bind(config.listen)
@@ -218,10 +216,6 @@ async fn serve(
     let app = App::build(config)?;
     tracing::info!(listen = %local, "besluitbron listening: MCP at /mcp/obv, /mcp/tk and /mcp");
     app.serve(listener, shutdown_signal(), Duration::from_secs(20)).await
-}
-
-fn config_default(platform: PlatformId) -> besluitbron_server::config::PlatformConfig {
-    Config::default().platform(platform)
 }
 
 /// SIGTERM or Ctrl-C.

@@ -24,7 +24,7 @@ pub mod tk;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use besluitbron_core::SessionKey;
 use besluitbron_core::dedup::DuplicateKind;
@@ -81,8 +81,6 @@ pub struct Shared {
     pub replays: replay::Replays,
     /// Tool calls running now (the shutdown drain waits for them).
     pub in_flight: AtomicUsize,
-    /// Tool calls since start.
-    pub calls: AtomicU64,
     /// The longest one tool call may take.
     pub request_timeout: std::time::Duration,
 }
@@ -132,12 +130,13 @@ impl Caller {
     /// Reads the caller from a request context.
     pub fn of(ctx: &RequestContext<RoleServer>, trusted_proxies: &[std::net::IpAddr]) -> Caller {
         let parts = ctx.extensions.get::<axum::http::request::Parts>();
-        let headers = parts.map(|p| p.headers.clone()).unwrap_or_default();
+        let empty = axum::http::HeaderMap::new();
+        let headers = parts.map_or(&empty, |p| &p.headers);
         let peer = parts
             .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<SocketAddr>>())
             .map_or(SocketAddr::from(([0, 0, 0, 0], 0)), |c| c.0);
-        let address = identity::client_address(peer, &headers, trusted_proxies);
-        let session_id = identity::session_id(&headers).map(str::to_owned);
+        let address = identity::client_address(peer, headers, trusted_proxies);
+        let session_id = identity::session_id(headers).map(str::to_owned);
         let idempotency_key = headers
             .get("idempotency-key")
             .and_then(|v| v.to_str().ok())
@@ -247,7 +246,6 @@ impl ServerHandler for Besluit {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.shared.calls.fetch_add(1, Ordering::Relaxed);
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         let _running = RunningCall(&self.shared.in_flight);
         let caller = Caller::of(&context, &self.shared.trusted_proxies);
