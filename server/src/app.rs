@@ -385,30 +385,9 @@ async fn guard(
             );
         }
     };
-    let message: serde_json::Value = match serde_json::from_slice(&bytes) {
-        Ok(v) => v,
-        Err(e) => {
-            return json_error(
-                StatusCode::BAD_REQUEST,
-                -32700,
-                format!("parse error: the body is not JSON ({e})"),
-                None,
-            );
-        }
-    };
-    let well_formed = |m: &serde_json::Value| m.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0") && m.is_object();
-    let is_initialize = match &message {
-        serde_json::Value::Object(_) if well_formed(&message) => {
-            message.get("method").and_then(|m| m.as_str()) == Some("initialize")
-        }
-        _ => {
-            return json_error(
-                StatusCode::BAD_REQUEST,
-                -32600,
-                "invalid request: expected one JSON-RPC 2.0 message object with \"jsonrpc\": \"2.0\"".into(),
-                None,
-            );
-        }
+    let is_initialize = match read_envelope(&bytes) {
+        Ok(envelope) => envelope.method.as_deref() == Some("initialize"),
+        Err(bad) => return bad.response(),
     };
     if is_initialize && session.is_none() {
         if let Err(t) = state
@@ -443,6 +422,59 @@ async fn guard(
         }
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The two fields of a JSON-RPC message the guard needs; rmcp parses the rest.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Why a body is not one JSON-RPC 2.0 message object.
+enum BadBody {
+    /// Not JSON at all (-32700).
+    NotJson(serde_json::Error),
+    /// JSON of another shape (-32600).
+    NotJsonRpc,
+}
+
+impl BadBody {
+    fn response(self) -> Response {
+        match self {
+            BadBody::NotJson(e) => json_error(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                format!("parse error: the body is not JSON ({e})"),
+                None,
+            ),
+            BadBody::NotJsonRpc => json_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "invalid request: expected one JSON-RPC 2.0 message object with \"jsonrpc\": \"2.0\"".into(),
+                None,
+            ),
+        }
+    }
+}
+
+/// Checks that `bytes` is one JSON-RPC 2.0 message object, without building a JSON tree of
+/// the whole body (rmcp parses it next).
+fn read_envelope(bytes: &[u8]) -> Result<Envelope<'_>, BadBody> {
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Ok(_) => Err(BadBody::NotJsonRpc),
+            Err(e) => Err(BadBody::NotJson(e)),
+        };
+    }
+    match serde_json::from_slice::<Envelope<'_>>(bytes) {
+        Ok(envelope) if envelope.jsonrpc.as_deref() == Some("2.0") => Ok(envelope),
+        Ok(_) => Err(BadBody::NotJsonRpc),
+        Err(e) if e.classify() == serde_json::error::Category::Data => Err(BadBody::NotJsonRpc),
+        Err(e) => Err(BadBody::NotJson(e)),
+    }
 }
 
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
