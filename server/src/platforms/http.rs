@@ -471,6 +471,23 @@ pub fn is_iso_date(text: &str) -> bool {
     (1..=days).contains(&d)
 }
 
+/// Serde helper for platform models: reads `null` as the type's default.
+pub(crate) fn nullable<'de, D: serde::Deserializer<'de>, T: Default + serde::Deserialize<'de>>(
+    d: D,
+) -> Result<T, D::Error> {
+    Ok(<Option<T> as serde::Deserialize>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Serde helper for platform models: reads a string, a number or `null` as optional text
+/// (the platforms are not consistent about which).
+pub(crate) fn lenient_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match <serde_json::Value as serde::Deserialize>::deserialize(d)? {
+        serde_json::Value::String(s) => Some(s),
+        serde_json::Value::Null => None,
+        other => Some(other.to_string()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -280,18 +280,9 @@ fn has_phrase_slop(query: &str) -> bool {
     false
 }
 
-/// Reads `null` as the type's default.
-fn nullable<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
-
 /// Reads a string or a number as text (`null` as empty).
 fn text_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    Ok(match serde_json::Value::deserialize(d)? {
-        serde_json::Value::String(s) => s,
-        serde_json::Value::Null => String::new(),
-        other => other.to_string(),
-    })
+    Ok(http::lenient_text(d)?.unwrap_or_default())
 }
 
 /// One hit of a search.
@@ -299,28 +290,28 @@ fn text_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 #[serde(rename_all = "camelCase", default)]
 pub struct SearchHit {
     /// Composite id, e.g. `document:notubiz:gemeente:soest:12345`.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub entity_id: String,
     /// `Meeting`, `Document`, `Motion` or `Recording`.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub entity_type: String,
     /// The type in Dutch.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub entity_type_label: String,
     /// The organisation's label.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub organization: String,
     /// Dutch date text.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub date: String,
     /// `YYYY-MM-DD hh:mm:ss`, UTC.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub sort_date: String,
     /// Title.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub title: String,
     /// Plain summary (for a recording: the spoken fragment).
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub summary: String,
     /// Summary with `<b>` highlights.
     pub summary_html: Option<String>,
@@ -339,16 +330,16 @@ pub struct SearchHit {
 #[serde(rename_all = "camelCase", default)]
 pub struct SearchPage {
     /// The hits, in the requested order.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub results: Vec<SearchHit>,
     /// Hits in total (approximate when [`SearchPage::total_is_approximate`]).
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub total_count: u64,
     /// Whether the total is an estimate.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub total_is_approximate: bool,
     /// Whether another page exists.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub has_more: bool,
 }
 
@@ -360,7 +351,7 @@ pub struct AgendaDocument {
     #[serde(deserialize_with = "text_or_number")]
     pub id: String,
     /// Its name.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub name: String,
     /// The original file.
     pub original_url: Option<String>,
@@ -374,16 +365,16 @@ pub struct AgendaItem {
     #[serde(deserialize_with = "text_or_number")]
     pub id: String,
     /// Title.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub title: String,
     /// Number on the agenda (text: "3a" occurs).
     #[serde(deserialize_with = "text_or_number")]
     pub number: String,
     /// Documents discussed.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub documents: Vec<AgendaDocument>,
     /// Sub-items.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub agenda_items: Vec<AgendaItem>,
 }
 
@@ -392,10 +383,10 @@ pub struct AgendaItem {
 #[serde(default)]
 pub struct Tally {
     /// Votes in favour.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub in_favour: u32,
     /// Votes against.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub against: u32,
 }
 
@@ -404,19 +395,19 @@ pub struct Tally {
 #[serde(default)]
 pub struct Vote {
     /// `voor` or `tegen`.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub option: String,
     /// Voter id.
     #[serde(deserialize_with = "text_or_number")]
     pub voter: String,
     /// Voter name.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub voter_name: String,
     /// Group (party) id.
     #[serde(deserialize_with = "text_or_number")]
     pub group: String,
     /// Group name.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub group_name: String,
 }
 
@@ -428,16 +419,16 @@ pub struct MeetingMotion {
     #[serde(deserialize_with = "text_or_number")]
     pub id: String,
     /// Name.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub name: String,
     /// `aangenomen`, `verworpen`, `ingetrokken`, `aangehouden` or `overig`.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub result: String,
     /// Votes counted.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub tally: Tally,
     /// Individual votes.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub votes: Vec<Vote>,
     /// The agenda item it was voted on.
     #[serde(deserialize_with = "text_or_number")]
@@ -454,13 +445,13 @@ pub struct MeetingMotion {
 #[serde(default)]
 pub struct Segment {
     /// Start, seconds from the beginning.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub start_seconds: f64,
     /// End, seconds from the beginning.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub end_seconds: f64,
     /// What was said.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub text: String,
 }
 
@@ -482,7 +473,7 @@ pub struct Recording {
     /// How the transcript was made.
     pub transcript_kind: Option<String>,
     /// Transcript fragments.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub segments: Vec<Segment>,
 }
 
@@ -491,20 +482,20 @@ pub struct Recording {
 #[serde(default)]
 pub struct MotionDetail {
     /// Name.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub name: String,
     /// Kind of motion.
     pub motion_type: Option<String>,
     /// Status.
     pub status: Option<String>,
     /// `aangenomen`, `verworpen`, `ingetrokken`, `aangehouden` or `overig`.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub result: String,
     /// Votes counted.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub tally: Tally,
     /// Individual votes.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub votes: Vec<Vote>,
 }
 
@@ -513,25 +504,25 @@ pub struct MotionDetail {
 #[serde(rename_all = "camelCase", default)]
 pub struct Entity {
     /// Composite id.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub entity_id: String,
     /// `Meeting`, `Document`, `Motion` or `Recording`.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub entity_type: String,
     /// The type in Dutch.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub entity_type_label: String,
     /// Title.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub title: String,
     /// The organisation's label.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub organization: String,
     /// Dutch date text.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub date: String,
     /// `YYYY-MM-DD hh:mm:ss`, UTC.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub sort_date: String,
     /// Document: the full text as markdown.
     pub markdown_text: Option<String>,
@@ -544,13 +535,13 @@ pub struct Entity {
     /// Document or motion: the meeting it belongs to.
     pub meeting_id: Option<String>,
     /// Meeting: the agenda.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub agenda: Vec<AgendaItem>,
     /// Meeting: motions voted on.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub motions: Vec<MeetingMotion>,
     /// Meeting: recordings.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub recordings: Vec<Recording>,
     /// Motion: the motion itself.
     pub motion: Option<MotionDetail>,
@@ -563,28 +554,28 @@ pub struct Entity {
 #[serde(rename_all = "camelCase", default)]
 pub struct Source {
     /// Key to search with (`organization`).
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub key: String,
     /// Name shown to people.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub label: String,
     /// Supplier of the data.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub supplier: String,
     /// Kind of organisation.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub organization_type: String,
     /// Whether the platform imports it.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub implemented: bool,
     /// Whether it combines other sources.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub is_aggregate: bool,
 }
 
 #[derive(Deserialize)]
 struct SourcesBody {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "http::nullable")]
     sources: Vec<Source>,
 }
 
@@ -593,28 +584,28 @@ struct SourcesBody {
 #[serde(rename_all = "camelCase", default)]
 pub struct SupplierStatus {
     /// Supplier id.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub supplier: String,
     /// Name.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub label: String,
     /// `ok`, `degraded`, `down` or `idle`.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub state: String,
     /// Sources of this supplier.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub source_count: u32,
     /// Of which in state `ok`.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub ok_source_count: u32,
     /// Import runs in the window.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub run_count: u32,
     /// Of which succeeded.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub succeeded_count: u32,
     /// Of which failed.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub failed_count: u32,
     /// Last successful run.
     pub last_success_at: Option<String>,
@@ -659,23 +650,23 @@ pub struct Successor {
 #[serde(rename_all = "camelCase", default)]
 pub struct SourceStatus {
     /// Source key.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub source_key: String,
     /// Supplier-side reference.
     pub source_ref: Option<String>,
     /// Name.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub label: String,
     /// Supplier id.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub supplier: String,
     /// Kind of organisation.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub organization_type: String,
     /// CBS code.
     pub cbs_id: Option<String>,
     /// `ok`, `stale`, `failing`, `never_imported`, `not_implemented` or `discontinued`.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub state: String,
     /// Last successful import.
     pub last_success_at: Option<String>,
@@ -702,19 +693,19 @@ pub struct SourceStatus {
 #[serde(rename_all = "camelCase", default)]
 pub struct Status {
     /// When the platform computed it.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub generated_at: String,
     /// Hours of history considered.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub window_hours: u32,
     /// Whether index activity is known.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub index_activity_available: bool,
     /// Per supplier.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub suppliers: Vec<SupplierStatus>,
     /// Per source.
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "http::nullable")]
     pub sources: Vec<SourceStatus>,
 }
 

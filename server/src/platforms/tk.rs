@@ -20,8 +20,8 @@
 //! publishes none; the scheduler may still pace calls.
 
 use reqwest::{StatusCode, Url};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer};
 
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp};
 use besluitbron_core::PlatformId;
@@ -140,20 +140,6 @@ pub struct TkPage<T> {
     pub next: Option<Continuation>,
 }
 
-/// Reads a string, a number or `null` as optional text.
-fn lenient_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(match serde_json::Value::deserialize(d)? {
-        serde_json::Value::String(s) => Some(s),
-        serde_json::Value::Null => None,
-        other => Some(other.to_string()),
-    })
-}
-
-/// Reads `null` as false.
-fn null_false<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    Ok(Option::<bool>::deserialize(d)?.unwrap_or(false))
-}
-
 /// A parliamentary document (`Document`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "PascalCase", default)]
@@ -161,33 +147,33 @@ pub struct Document {
     /// GUID.
     pub id: String,
     /// Kind, e.g. `Motie`, `Brief regering`.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub soort: Option<String>,
     /// Number, e.g. `2024D39058`.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub document_nummer: Option<String>,
     /// Title (usually the dossier's).
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub titel: Option<String>,
     /// Subject.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub onderwerp: Option<String>,
     /// Date (ISO date-time with offset).
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub datum: Option<String>,
     /// Parliamentary year, e.g. `2024-2025`.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub vergaderjaar: Option<String>,
     /// The chamber.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub kamer: Option<String>,
     /// Sequence number within its dossier.
     pub volgnummer: Option<i64>,
     /// Last change.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub gewijzigd_op: Option<String>,
     /// Marked deleted by the platform.
-    #[serde(deserialize_with = "null_false")]
+    #[serde(deserialize_with = "http::nullable")]
     pub verwijderd: bool,
 }
 
@@ -198,28 +184,28 @@ pub struct Zaak {
     /// GUID.
     pub id: String,
     /// Number, e.g. `2025Z18657`.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub nummer: Option<String>,
     /// Kind, e.g. `Motie`.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub soort: Option<String>,
     /// Title.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub titel: Option<String>,
     /// Subject.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub onderwerp: Option<String>,
     /// Start (ISO date-time with offset).
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub gestart_op: Option<String>,
     /// Status.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub status: Option<String>,
     /// Whether it is closed.
-    #[serde(deserialize_with = "null_false")]
+    #[serde(deserialize_with = "http::nullable")]
     pub afgedaan: bool,
     /// Marked deleted by the platform.
-    #[serde(deserialize_with = "null_false")]
+    #[serde(deserialize_with = "http::nullable")]
     pub verwijderd: bool,
 }
 
@@ -230,24 +216,24 @@ pub struct Fractie {
     /// GUID.
     pub id: String,
     /// Abbreviation, e.g. `VVD`.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub afkorting: Option<String>,
     /// Dutch name.
-    #[serde(rename = "NaamNL", deserialize_with = "lenient_text")]
+    #[serde(rename = "NaamNL", deserialize_with = "http::lenient_text")]
     pub naam_nl: Option<String>,
     /// English name.
-    #[serde(rename = "NaamEN", deserialize_with = "lenient_text")]
+    #[serde(rename = "NaamEN", deserialize_with = "http::lenient_text")]
     pub naam_en: Option<String>,
     /// Seats.
     pub aantal_zetels: Option<i64>,
     /// Active since.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub datum_actief: Option<String>,
     /// Inactive since (`None` while active).
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub datum_inactief: Option<String>,
     /// Marked deleted by the platform.
-    #[serde(deserialize_with = "null_false")]
+    #[serde(deserialize_with = "http::nullable")]
     pub verwijderd: bool,
 }
 
@@ -258,13 +244,13 @@ pub struct Commissie {
     /// GUID.
     pub id: String,
     /// Name.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub naam: Option<String>,
     /// Abbreviation.
-    #[serde(deserialize_with = "lenient_text")]
+    #[serde(deserialize_with = "http::lenient_text")]
     pub afkorting: Option<String>,
     /// Marked deleted by the platform.
-    #[serde(deserialize_with = "null_false")]
+    #[serde(deserialize_with = "http::nullable")]
     pub verwijderd: bool,
 }
 
