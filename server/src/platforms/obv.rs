@@ -104,20 +104,17 @@ impl EntityType {
 impl FromStr for EntityType {
     type Err = ObvError;
     fn from_str(s: &str) -> Result<EntityType, ObvError> {
-        [
-            EntityType::Meeting,
-            EntityType::Document,
-            EntityType::Motion,
-            EntityType::Recording,
-        ]
-        .into_iter()
-        .find(|t| t.as_str() == s)
-        .ok_or_else(|| {
-            bad_request(
-                "unknown_entity_type",
-                format!("`{s}` is not Meeting, Document, Motion or Recording"),
-            )
-        })
+        by_name(
+            &[
+                EntityType::Meeting,
+                EntityType::Document,
+                EntityType::Motion,
+                EntityType::Recording,
+            ],
+            EntityType::as_str,
+            s,
+            "unknown_entity_type",
+        )
     }
 }
 
@@ -150,21 +147,28 @@ impl SortOrder {
 impl FromStr for SortOrder {
     type Err = ObvError;
     fn from_str(s: &str) -> Result<SortOrder, ObvError> {
-        [
-            SortOrder::DateDesc,
-            SortOrder::DateAsc,
-            SortOrder::TitleAsc,
-            SortOrder::Relevance,
-        ]
-        .into_iter()
-        .find(|o| o.as_str() == s)
-        .ok_or_else(|| {
-            bad_request(
-                "unknown_sort",
-                format!("`{s}` is not date_desc, date_asc, title_asc or relevance"),
-            )
-        })
+        by_name(
+            &[
+                SortOrder::DateDesc,
+                SortOrder::DateAsc,
+                SortOrder::TitleAsc,
+                SortOrder::Relevance,
+            ],
+            SortOrder::as_str,
+            s,
+            "unknown_sort",
+        )
     }
+}
+
+/// The value among `all` whose platform name is `s`, or the platform's error `code`
+/// listing the names it accepts.
+fn by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str, code: &str) -> Result<T, ObvError> {
+    all.iter().copied().find(|v| name(*v) == s).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|v| name(*v)).collect();
+        let (last, rest) = names.split_last().expect("a non-empty list of names");
+        bad_request(code, format!("`{s}` is not {} or {last}", rest.join(", ")))
+    })
 }
 
 impl fmt::Display for SortOrder {
