@@ -125,6 +125,32 @@ impl LimitConfig {
     pub const fn new(capacity: Units, window: Duration) -> LimitConfig {
         LimitConfig { capacity, window }
     }
+
+    /// The same refill rate with less burst, so that calls which reach the platform up
+    /// to `margin` later or earlier than they left still find room there.
+    ///
+    /// The platform counts arrivals, BesluitBron counts departures. If the first call
+    /// of a burst travels longer than a later one, the platform's bucket is up to that
+    /// difference behind the local one, and a call the local bucket admits exactly on
+    /// time would be refused. Holding back `h = C × margin / W` units of the burst
+    /// covers a difference of up to `margin`: the result is a bucket of `C − h` units
+    /// refilled at the same C per W (its window `W × (C − h) / C`, rounded up, so the
+    /// rate can only come out slower). `h` is at most half of C; a zero margin returns
+    /// the limit unchanged.
+    pub fn with_margin(self, margin: Duration) -> LimitConfig {
+        let c = u128::from(self.capacity.as_milli());
+        let w = self.window.as_nanos();
+        if margin.is_zero() || c == 0 || w == 0 {
+            return self;
+        }
+        let held = (c * margin.as_nanos() / w).min(c / 2);
+        let kept = c - held;
+        let window_ns = (w * kept).div_ceil(c);
+        LimitConfig {
+            capacity: Units::from_milli(u64::try_from(kept).unwrap_or(u64::MAX)),
+            window: Duration::from_nanos(u64::try_from(window_ns).unwrap_or(u64::MAX)),
+        }
+    }
 }
 
 /// Serialises a [`Duration`] as (possibly fractional) seconds.
@@ -146,6 +172,27 @@ pub mod duration_secs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_margin_holds_back_burst_but_keeps_the_rate() {
+        let obv = LimitConfig::new(Units::whole(60), Duration::from_secs(60));
+        let m = obv.with_margin(Duration::from_secs(1));
+        assert_eq!(m.capacity, Units::whole(59));
+        assert_eq!(m.window, Duration::from_secs(59));
+        let oa = LimitConfig::new(Units::whole(120), Duration::from_secs(60)).with_margin(Duration::from_secs(1));
+        assert_eq!((oa.capacity, oa.window), (Units::whole(118), Duration::from_secs(59)));
+        // A third of a unit per second: the window is rounded up, never down.
+        let slow = LimitConfig::new(Units::whole(7), Duration::from_secs(21)).with_margin(Duration::from_secs(3));
+        assert_eq!(slow.capacity, Units::whole(6));
+        assert_eq!(slow.window, Duration::from_secs(18));
+        // At most half the bucket is held back; no margin changes nothing.
+        let half = obv.with_margin(Duration::from_secs(3600));
+        assert_eq!(
+            (half.capacity, half.window),
+            (Units::whole(30), Duration::from_secs(30))
+        );
+        assert_eq!(obv.with_margin(Duration::ZERO), obv);
+    }
 
     #[test]
     fn ids_round_trip_through_text() {

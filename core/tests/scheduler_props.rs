@@ -5,7 +5,9 @@
 //! Numbers refer to the list in the scheduler issue: (1) compliance, (2) FIFO within a
 //! session, (3) room and no waiters means admitted at once, (4) work conservation,
 //! (5) weighted shares, (6) the starvation bound and longest-waiting-first,
-//! (7) forgetting, (8) the system session, (9) cancelling, (10) determinism.
+//! (7) forgetting, (8) the system session, (9) cancelling, (10) determinism, and (11) the
+//! travel margin: a scheduler given `limit.with_margin(m)` stays within the platform's own
+//! limit when every call reaches the platform up to `m` after it was admitted.
 
 mod support;
 
@@ -665,6 +667,100 @@ fn qc_same_inputs_give_the_same_admission_log() {
         }
         TestResult::passed()
     });
+}
+
+// ---- (11) the travel margin ----
+
+#[derive(Clone, Debug)]
+struct Jittered {
+    w: Workload,
+    margin_ms: u64,
+    /// Per admission, its travel time as thousandths of the covered margin.
+    delays: Vec<u64>,
+}
+
+impl Arbitrary for Jittered {
+    fn arbitrary(g: &mut Gen) -> Jittered {
+        let mut w = Workload::arbitrary(g);
+        w.retry_afters.clear();
+        let margin_ms = 1 + below(g, w.window_ms / 2);
+        let delays = (0..w.arrivals.len()).map(|_| below(g, 1001)).collect();
+        Jittered { w, margin_ms, delays }
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Jittered>> {
+        let (margin_ms, delays) = (self.margin_ms, self.delays.clone());
+        Box::new(self.w.shrink().map(move |w| Jittered {
+            w,
+            margin_ms,
+            delays: delays.clone(),
+        }))
+    }
+}
+
+fn prop_margin(j: Jittered) -> TestResult {
+    let platform = j.w.limit();
+    let kept = platform.with_margin(Duration::from_millis(j.margin_ms));
+    // The margin actually covered: the held-back units at the platform's rate.
+    let held = platform.capacity.as_milli() - kept.capacity.as_milli();
+    let covered_ns = u128::from(held) * platform.window.as_nanos() / u128::from(platform.capacity.as_milli());
+    if covered_ns > Duration::from_millis(j.margin_ms).as_nanos() {
+        return TestResult::error(format!(
+            "{held} thousandths held back cover more than {} ms",
+            j.margin_ms
+        ));
+    }
+    let mut config = SchedulerConfig::with_limit(kept);
+    config.max_queued = 40;
+    config.max_queued_per_session = 16;
+    let mut s = FairScheduler::new(config).expect("valid config");
+    let run = drive(&mut s, &j.w.steps(), None);
+    let mut arrivals: Vec<(Instant, usize, Units)> = run
+        .admissions
+        .iter()
+        .enumerate()
+        .map(|(i, (_, a))| {
+            let delay = covered_ns * u128::from(j.delays.get(i).copied().unwrap_or(1000)) / 1000;
+            let delay = Duration::from_nanos(u64::try_from(delay).expect("small"));
+            (a.admitted_at + delay, i, a.cost)
+        })
+        .collect();
+    arrivals.sort();
+    let mut reference = support::ReferenceBucket::new(platform);
+    for (at, i, cost) in arrivals {
+        if !reference.take(at, cost) {
+            return fail(
+                format!("admission #{i} arrived at {at} and found the platform empty"),
+                &run,
+            );
+        }
+    }
+    TestResult::passed()
+}
+
+#[test]
+fn qc_margin_covers_calls_that_travel_up_to_it() {
+    check(400, prop_margin);
+}
+
+#[test]
+fn without_a_margin_a_slow_first_call_meets_a_refusal() {
+    // Guards (11): the same burst, with the first call travelling 50 ms and the next
+    // one none, overdraws the platform when no margin is kept.
+    let platform = LimitConfig::new(Units::whole(2), Duration::from_secs(2));
+    let mut s = FairScheduler::new(SchedulerConfig::with_limit(platform)).expect("valid");
+    let steps: Vec<Step> = (0..3).map(|_| submit(0, "a", Units::ONE)).collect();
+    let run = drive(&mut s, &steps, None);
+    let mut reference = support::ReferenceBucket::new(platform);
+    let first = run.admissions[0].1.admitted_at + Duration::from_millis(50);
+    assert!(reference.take(first, Units::ONE));
+    assert!(reference.take(first, Units::ONE));
+    let third = run.admissions[2].1.admitted_at;
+    assert_eq!(third, Instant::from_secs(1));
+    assert!(
+        !reference.take(third, Units::ONE),
+        "no margin: the third call is refused"
+    );
 }
 
 #[test]

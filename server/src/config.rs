@@ -117,6 +117,17 @@ pub struct LimitSetting {
     pub capacity: Units,
     /// W: seconds for an empty bucket to refill completely.
     pub window_secs: f64,
+    /// How far apart in travel time two calls may reach the platform while still
+    /// fitting its limit: BesluitBron holds back `C × MarginSecs / W` units of the
+    /// burst (at most half) and keeps the full rate. 0 trusts the network to be exact.
+    #[serde(default = "default_margin_secs")]
+    pub margin_secs: f64,
+}
+
+/// One second: a call that leaves on time may arrive up to a second after an earlier
+/// one that travelled slowly and still fit.
+fn default_margin_secs() -> f64 {
+    1.0
 }
 
 impl Default for PlatformConfig {
@@ -153,6 +164,7 @@ impl Default for Config {
                 let limit = p.default_limit().map(|l| LimitSetting {
                     capacity: l.capacity,
                     window_secs: l.window.as_secs_f64(),
+                    margin_secs: default_margin_secs(),
                 });
                 (
                     p.as_str().to_owned(),
@@ -249,6 +261,14 @@ impl Config {
                     "Capacity and WindowSecs must be above zero",
                 ));
             }
+            if let Some(l) = p.limit
+                && !(l.margin_secs >= 0.0 && l.margin_secs <= l.window_secs)
+            {
+                return Err(invalid(
+                    format!("{path}.Limit.MarginSecs"),
+                    "must be between 0 and WindowSecs",
+                ));
+            }
         }
         for (name, l) in [
             ("Process", self.mcp_rate_limit.process),
@@ -283,7 +303,9 @@ impl Config {
     pub fn scheduler(&self, p: PlatformId) -> Option<SchedulerConfig> {
         let pc = self.platform(p);
         let l = pc.limit?;
-        let mut s = SchedulerConfig::with_limit(LimitConfig::new(l.capacity, Duration::from_secs_f64(l.window_secs)));
+        let limit = LimitConfig::new(l.capacity, Duration::from_secs_f64(l.window_secs))
+            .with_margin(Duration::from_secs_f64(l.margin_secs));
+        let mut s = SchedulerConfig::with_limit(limit);
         s.max_queued = pc.max_queued.max(1);
         s.max_queued_per_session = pc.max_queued_per_session.max(1);
         Some(s)
@@ -419,7 +441,9 @@ mod tests {
         assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(c.platform(PlatformId::Obv).base_url, "https://openbesluitvorming.nl");
         let obv = c.scheduler(PlatformId::Obv).expect("obv keeps a limit");
-        assert_eq!(obv.limit.capacity, Units::whole(60));
+        // 60 units per minute with a one-second margin: 59 units of burst, same rate.
+        assert_eq!(obv.limit.capacity, Units::whole(59));
+        assert_eq!(obv.limit.window, Duration::from_secs(59));
         assert!(c.scheduler(PlatformId::Tk).is_none());
     }
 
@@ -449,6 +473,7 @@ mod tests {
         let obv = c.platform(PlatformId::Obv);
         assert_eq!(obv.base_url, "http://127.0.0.1:9001");
         assert_eq!(obv.limit.unwrap().capacity, Units::from_milli(7500));
+        assert_eq!(obv.limit.unwrap().margin_secs, 1.0, "an omitted margin is the default");
         assert_eq!(
             c.platform(PlatformId::Tk).base_url,
             default_base_url(PlatformId::Tk),
@@ -474,6 +499,8 @@ mod tests {
         assert!(err.to_string().contains("McpRateLimit.Process"), "{err}");
         let err = Config::load(None, env(&[("BesluitBron__Platforms__obv__BaseUrl", "ftp://x")])).unwrap_err();
         assert!(err.to_string().contains("Platforms.obv.BaseUrl"), "{err}");
+        let err = Config::load(None, env(&[("BesluitBron__Platforms__obv__Limit__MarginSecs", "61")])).unwrap_err();
+        assert!(err.to_string().contains("Platforms.obv.Limit.MarginSecs"), "{err}");
         let err = Config::load(
             None,
             env(&[("BesluitBron__Platforms__nope__BaseUrl", "http://127.0.0.1:1")]),
