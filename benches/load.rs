@@ -58,6 +58,16 @@ const TARGET_RATIO: f64 = 0.40;
 const TARGET_P99_US: u64 = 5_000;
 /// The MCP protocol version of the legacy (session) handshake.
 const PROTOCOL_VERSION: &str = "2025-06-18";
+/// The stateless protocol version: no handshake, no session, metadata on every request.
+const STATELESS_VERSION: &str = "2026-07-28";
+/// The `_meta` every stateless request carries.
+const STATELESS_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+/// Whether the run speaks the stateless protocol (`--protocol 2026-07-28`).
+static STATELESS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+fn stateless() -> bool {
+    STATELESS.get().copied().unwrap_or(false)
+}
 
 /// Flags.
 #[derive(Parser, Debug)]
@@ -79,6 +89,10 @@ struct Args {
     /// one word with limit 10, a few KB) or `list` (tools/list: the MCP stack alone).
     #[arg(long, default_value = "sources")]
     call: String,
+    /// `2025-06-18` (one session per client, answers as SSE) or `2026-07-28` (stateless:
+    /// no session, protocol metadata on every request, plain JSON answers).
+    #[arg(long, default_value = PROTOCOL_VERSION)]
+    protocol: String,
 }
 
 /// The `params` of the measured `tools/call`, chosen once from `--call`.
@@ -113,6 +127,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         other => bail!("--call must be sources, search or list, not {other}"),
     };
     let _ = CALL_PARAMS.set(params);
+    match args.protocol.as_str() {
+        PROTOCOL_VERSION => {}
+        STATELESS_VERSION => {
+            let _ = STATELESS.set(true);
+        }
+        other => bail!("--protocol must be {PROTOCOL_VERSION} or {STATELESS_VERSION}, not {other}"),
+    }
     let load_before = load_average();
 
     // The fake platforms and the real server.
@@ -134,13 +155,20 @@ async fn run(args: Args) -> anyhow::Result<()> {
     ));
     let mcp_url = format!("http://{server_addr}/mcp/obv");
 
-    // One session per client, then one call that fills the buffer.
+    // One session per client (none when stateless), then one call that fills the buffer.
     let mut sessions = Vec::with_capacity(args.clients);
     for _ in 0..args.clients {
-        sessions.push(McpSession::open(&mcp_url).await?);
+        sessions.push(if stateless() {
+            McpSession {
+                http: client(),
+                id: None,
+            }
+        } else {
+            McpSession::open(&mcp_url).await?
+        });
     }
     let warm = call_body(0);
-    let (status, body) = post(&sessions[0].http, &mcp_url, Some(&sessions[0].id), warm).await?;
+    let (status, body) = post(&sessions[0].http, &mcp_url, sessions[0].id.as_deref(), warm).await?;
     let message = jsonrpc_message(&body).with_context(|| format!("warm-up call: no JSON-RPC answer: {status}"))?;
     if status != StatusCode::OK || !answer_ok(&body) {
         bail!("warm-up call failed: {status} {message}");
@@ -189,7 +217,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .map(|s| Target {
             http: s.http,
             url: mcp_url.clone(),
-            session: Some(s.id),
+            session: s.id,
         })
         .collect();
     let mcp = drive(mcp_clients, plan).await;
@@ -261,8 +289,25 @@ async fn post(
         .post(url)
         .header(header::CONTENT_TYPE, "application/json")
         .header(header::ACCEPT, "application/json, text/event-stream")
-        .header("mcp-protocol-version", PROTOCOL_VERSION)
-        .body(body);
+        .header(
+            "mcp-protocol-version",
+            if stateless() {
+                STATELESS_VERSION
+            } else {
+                PROTOCOL_VERSION
+            },
+        );
+    if stateless() {
+        // The stateless era's routing headers (SEP-2243), which must match the body.
+        req = match CALL_PARAMS.get().copied() {
+            Some("list") => req.header("mcp-method", "tools/list"),
+            Some(p) if p.contains("obv_search") => {
+                req.header("mcp-method", "tools/call").header("mcp-name", "obv_search")
+            }
+            _ => req.header("mcp-method", "tools/call").header("mcp-name", "obv_sources"),
+        };
+    }
+    let mut req = req.body(body);
     if let Some(id) = session {
         req = req.header("mcp-session-id", id);
     }
@@ -294,10 +339,10 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// An open MCP session.
+/// An open MCP session (`id` is `None` for a stateless client).
 struct McpSession {
     http: reqwest::Client,
-    id: String,
+    id: Option<String>,
 }
 
 impl McpSession {
@@ -332,7 +377,7 @@ impl McpSession {
                 String::from_utf8_lossy(&body)
             );
         }
-        Ok(McpSession { http, id })
+        Ok(McpSession { http, id: Some(id) })
     }
 }
 
@@ -343,9 +388,20 @@ fn call_body(id: u64) -> Vec<u8> {
         .get()
         .copied()
         .unwrap_or(r#"{"name":"obv_sources","arguments":{}}"#);
+    let stateless = stateless();
     if params == "list" {
         // Not a tool call: the MCP stack's own cost per request, for comparison.
+        if stateless {
+            return format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{{STATELESS_META}}}}}"#)
+                .into_bytes();
+        }
         return format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#).into_bytes();
+    }
+    if stateless {
+        // The params object with the metadata added before its closing brace.
+        let open = &params[..params.len() - 1];
+        return format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{open},{STATELESS_META}}}}}"#)
+            .into_bytes();
     }
     format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#).into_bytes()
 }
@@ -516,9 +572,9 @@ fn print_report(
 ) {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
-        "besluitbron-load: {} clients, {} s warm-up + {} s measured per server, answer {answer_bytes} bytes, {cores} cores \
-         shared by clients and servers",
-        args.clients, args.warmup_seconds, args.seconds
+        "besluitbron-load: {} clients, protocol {}, {} s warm-up + {} s measured per server, answer {answer_bytes} bytes, \
+         {cores} cores shared by clients and servers",
+        args.clients, args.protocol, args.warmup_seconds, args.seconds
     );
     println!();
     println!("| server | requests/s | p50 | p99 | max | failed |");

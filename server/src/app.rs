@@ -189,6 +189,10 @@ impl App {
                 .with_cancellation_token(cancel.child_token())
                 .with_allowed_hosts(config.hosts())
                 .with_max_request_body_bytes(config.max_body_bytes)
+                // A stateless (2026-07-28) call that emits nothing before its answer gets
+                // a plain JSON body; one that reports progress while queued is still
+                // streamed as SSE, so no notification is lost.
+                .with_json_response(true)
                 .enforce_origin_validation();
             if !config.allowed_origins.is_empty() {
                 mcp_config = mcp_config.with_allowed_origins(config.allowed_origins.clone());

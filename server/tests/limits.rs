@@ -229,6 +229,57 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
     for a in ahead {
         structured(&a.await.unwrap());
     }
+    assert!(
+        r.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"),
+        "a session's answer is streamed"
+    );
+
+    // A stateless (2026-07-28) call that waits streams its progress too, although a
+    // stateless answer is otherwise plain JSON.
+    let mut ahead = Vec::new();
+    for i in 0..2 {
+        let busy = std::sync::Arc::clone(&busy);
+        ahead.push(tokio::spawn(async move {
+            busy.call_with_id(21_000 + i, "obv_search", json!({"query": format!("nog{i}")}))
+                .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let modern = Mcp::modern(url.clone());
+    let r = modern
+        .post(
+            json!({"jsonrpc": "2.0", "id": 31_000, "method": "tools/call", "params": {
+            "name": "obv_search", "arguments": {"query": "zonder sessie"}, "_meta": {"progressToken": "p-2"}}}),
+        )
+        .await;
+    structured(&r);
+    assert!(
+        r.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"),
+        "progress needs a stream: {:?}",
+        r.headers
+    );
+    assert!(
+        r.text.contains("notifications/progress") && r.text.contains("waiting for OpenBesluitvorming"),
+        "{}",
+        r.text
+    );
+    for a in ahead {
+        structured(&a.await.unwrap());
+    }
+    let quick = modern
+        .call_with_id(31_001, "obv_search", json!({"query": "zonder sessie"}))
+        .await;
+    structured(&quick);
+    assert_eq!(
+        quick.headers["content-type"], "application/json",
+        "an answer with nothing before it is plain JSON"
+    );
 
     // A call the client cancels while it waits is withdrawn from the queue (the bucket
     // is empty again: the calls above just used what had refilled).

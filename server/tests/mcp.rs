@@ -67,6 +67,14 @@ async fn a_search_matches_the_platform_and_a_repeat_comes_from_the_buffer() {
         .unwrap()
         .to_owned();
     assert!(text.contains("buffer"), "{text}");
+    // A stateless (2026-07-28) client gets the same answer, as plain JSON.
+    let modern = Mcp::modern(server.url("/mcp/obv"));
+    let third = modern
+        .call_with_id(1, "obv_search", json!({"organization": key, "limit": 5}))
+        .await;
+    assert_eq!(third.headers["content-type"], "application/json", "{}", third.text);
+    assert_eq!(structured(&third), first);
+    assert_eq!(f.obv.requests(), before + 1);
     server.stop().await;
 }
 

@@ -122,6 +122,9 @@ pub struct Mcp {
     pub url: String,
     pub session: Option<String>,
     pub extra_headers: Vec<(String, String)>,
+    /// Speaks the stateless 2026-07-28 protocol: metadata and routing headers on every
+    /// request, no session.
+    pub modern: bool,
     next_id: i64,
 }
 
@@ -132,7 +135,16 @@ impl Mcp {
             url,
             session: None,
             extra_headers: Vec::new(),
+            modern: false,
             next_id: 1,
+        }
+    }
+
+    /// A stateless 2026-07-28 client: no handshake.
+    pub fn modern(url: String) -> Mcp {
+        Mcp {
+            modern: true,
+            ..Mcp::new(url)
         }
     }
 
@@ -162,18 +174,47 @@ impl Mcp {
         c
     }
 
-    pub async fn post(&self, body: Value) -> Reply {
-        self.post_raw(body.to_string().into_bytes()).await
+    pub async fn post(&self, mut body: Value) -> Reply {
+        if !self.modern {
+            return self.post_raw(body.to_string().into_bytes()).await;
+        }
+        let method = body["method"].as_str().unwrap_or("").to_owned();
+        let name = body["params"]["name"].as_str().map(str::to_owned);
+        if body.get("id").is_some() {
+            let params = body
+                .as_object_mut()
+                .expect("a JSON-RPC object")
+                .entry("params")
+                .or_insert_with(|| json!({}));
+            let meta = params
+                .as_object_mut()
+                .expect("params object")
+                .entry("_meta")
+                .or_insert_with(|| json!({}));
+            meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+            meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        }
+        let mut headers = vec![("mcp-method".to_owned(), method)];
+        headers.extend(name.map(|n| ("mcp-name".to_owned(), n)));
+        self.send(body.to_string().into_bytes(), &headers).await
     }
 
     pub async fn post_raw(&self, body: Vec<u8>) -> Reply {
+        self.send(body, &[]).await
+    }
+
+    async fn send(&self, body: Vec<u8>, headers: &[(String, String)]) -> Reply {
+        let version = if self.modern { "2026-07-28" } else { "2025-06-18" };
         let mut req = self
             .http
             .post(&self.url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-protocol-version", version)
             .body(body);
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
         if let Some(s) = &self.session {
             req = req.header("mcp-session-id", s);
         }
