@@ -197,9 +197,10 @@ impl App {
             if !config.allowed_origins.is_empty() {
                 mcp_config = mcp_config.with_allowed_origins(config.allowed_origins.clone());
             }
-            let shared = Arc::clone(&shared);
-            let service =
-                StreamableHttpService::new(move || Ok(Besluit::new(Arc::clone(&shared), connector)), sm, mcp_config);
+            // One handler per connector; each session and each stateless request gets a
+            // clone (two `Arc`s), not a newly built set of tools.
+            let handler = Besluit::new(Arc::clone(&shared), connector);
+            let service = StreamableHttpService::new(move || Ok(handler.clone()), sm, mcp_config);
             router = router.nest_service(path, service);
         }
 

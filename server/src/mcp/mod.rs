@@ -90,7 +90,10 @@ pub struct Shared {
 pub struct Besluit {
     shared: Arc<Shared>,
     connector: Connector,
-    tool_router: ToolRouter<Besluit>,
+    /// Built once per connector and shared: rmcp asks for a fresh handler for every
+    /// session and for every stateless request, and building the router means building
+    /// every tool's definition and schema.
+    tool_router: Arc<ToolRouter<Besluit>>,
 }
 
 impl Besluit {
@@ -104,7 +107,7 @@ impl Besluit {
         Besluit {
             shared,
             connector,
-            tool_router,
+            tool_router: Arc::new(tool_router),
         }
     }
 
