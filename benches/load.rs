@@ -51,6 +51,10 @@ use hdrhistogram::Histogram;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
+/// The same allocator as the `besluitbron` binary, so the figures are the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The target from the issue: the cached tool call keeps at least this share of the bare
 /// baseline's throughput.
 const TARGET_RATIO: f64 = 0.40;
@@ -93,6 +97,12 @@ struct Args {
     /// no session, protocol metadata on every request, plain JSON answers).
     #[arg(long, default_value = PROTOCOL_VERSION)]
     protocol: String,
+    /// Open loop: all clients together send this many requests per second on a fixed
+    /// schedule, and latency counts from each request's scheduled time (so a client that
+    /// falls behind is charged for it). Without it, each client sends its next request
+    /// as soon as the previous answer is in (closed loop, the throughput measurement).
+    #[arg(long)]
+    rate: Option<f64>,
 }
 
 /// The `params` of the measured `tools/call`, chosen once from `--call`.
@@ -200,9 +210,14 @@ async fn run(args: Args) -> anyhow::Result<()> {
         );
     }
 
+    if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        bail!("--rate must be a positive number of requests per second");
+    }
     let plan = Plan {
         warmup: Duration::from_secs(args.warmup_seconds),
         measured: Duration::from_secs(args.seconds),
+        // Each client's gap between two scheduled requests.
+        interval: args.rate.map(|r| Duration::from_secs_f64(args.clients as f64 / r)),
     };
     let echo_clients = (0..args.clients)
         .map(|_| Target {
@@ -445,6 +460,8 @@ struct Target {
 struct Plan {
     warmup: Duration,
     measured: Duration,
+    /// Open loop: the gap between one client's scheduled requests.
+    interval: Option<Duration>,
 }
 
 /// What one server's run measured.
@@ -473,15 +490,25 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
     let end = record_from + plan.measured;
     let errors = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::with_capacity(targets.len());
-    for target in targets {
+    let clients = targets.len() as u32;
+    for (i, target) in targets.into_iter().enumerate() {
         let errors = Arc::clone(&errors);
         tasks.push(tokio::spawn(async move {
             // 1 µs to 60 s at 3 significant figures: the bounds are constants that fit.
             let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
             let mut first_error = None;
             let mut id = 1_000u64;
+            // Open loop: client i's k-th request is due at start + (k + i / clients) × gap.
+            let mut due = plan
+                .interval
+                .map(|gap| start + gap * u32::try_from(i).unwrap_or(0) / clients.max(1));
             loop {
-                let sent_at = Instant::now();
+                if let (Some(at), Some(gap)) = (due.as_mut(), plan.interval) {
+                    tokio::time::sleep_until((*at).into()).await;
+                    *at += gap;
+                }
+                // In the open loop the latency counts from when the request was due.
+                let sent_at = due.zip(plan.interval).map_or_else(Instant::now, |(at, gap)| at - gap);
                 if sent_at >= end {
                     break;
                 }
@@ -603,12 +630,17 @@ fn print_report(
     };
     let p99 = mcp.latency_us.value_at_quantile(0.99);
     let verdict = |met: bool| if met { "met" } else { "missed" };
-    println!(
-        "throughput ratio: {:.1} % of the baseline (target >= {:.0} %: {})",
-        ratio * 100.0,
-        TARGET_RATIO * 100.0,
-        verdict(ratio >= TARGET_RATIO)
-    );
+    match args.rate {
+        None => println!(
+            "throughput ratio: {:.1} % of the baseline (target >= {:.0} %: {})",
+            ratio * 100.0,
+            TARGET_RATIO * 100.0,
+            verdict(ratio >= TARGET_RATIO)
+        ),
+        Some(rate) => println!(
+            "open loop at {rate:.0} requests/s offered to each server (throughput is the offered rate when both keep up)"
+        ),
+    }
     println!(
         "MCP p99: {} (target < {}: {})",
         ms(p99),
