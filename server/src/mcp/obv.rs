@@ -6,6 +6,7 @@
 //! the fetcher. Buffer classes: sources are a reference list (kept long), searches and
 //! the status are short-lived, documents are kept for weeks.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use besluitbron_core::cache::{CacheKey, DataClass};
@@ -216,13 +217,14 @@ impl Besluit {
                     provenance(served)
                 );
                 for hit in value["results"].as_array().into_iter().flatten().take(10) {
-                    text.push_str(&format!(
+                    let _ = write!(
+                        text,
                         "\n- {} ({}, {}) id={}",
                         hit["title"].as_str().unwrap_or(""),
                         hit["organization"].as_str().unwrap_or(""),
                         hit["date"].as_str().unwrap_or(""),
                         hit["entity_id"].as_str().unwrap_or("")
-                    ));
+                    );
                 }
                 tool_answer(value, text)
             }
@@ -375,11 +377,12 @@ impl Besluit {
                 let count = sources.len();
                 let mut text = format!("{count} sources{}.", provenance(served));
                 for s in sources.iter().take(20) {
-                    text.push_str(&format!(
+                    let _ = write!(
+                        text,
                         "\n- {} ({})",
                         s["label"].as_str().unwrap_or(""),
                         s["key"].as_str().unwrap_or("")
-                    ));
+                    );
                 }
                 // Built by hand: `json!` would serialize the list into a second copy.
                 let mut structured = serde_json::Map::new();
@@ -444,12 +447,13 @@ impl Besluit {
             provenance(answer.served)
         );
         for s in not_ok.iter().take(15) {
-            text.push_str(&format!(
+            let _ = write!(
+                text,
                 "\n- {} ({}): {}",
                 s["label"].as_str().unwrap_or(""),
                 s["source_key"].as_str().unwrap_or(""),
                 s["state"].as_str().unwrap_or("")
-            ));
+            );
         }
         let out = json!({
             "generated_at": value["generated_at"],

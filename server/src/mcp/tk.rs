@@ -15,6 +15,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
+use std::fmt::Write as _;
 
 use super::{Besluit, provenance, tool_answer, tool_error};
 use crate::fetch::Upstream;
@@ -173,10 +174,7 @@ impl Besluit {
                         .as_str()
                         .or(item["Nummer"].as_str())
                         .unwrap_or("");
-                    text.push_str(&format!(
-                        "\n- {number} {title} (Id {})",
-                        item["Id"].as_str().unwrap_or("")
-                    ));
+                    let _ = write!(text, "\n- {number} {title} (Id {})", item["Id"].as_str().unwrap_or(""));
                 }
                 if value["continuation"].is_string() {
                     text.push_str("\nMore results: pass `continuation` for the next page.");
@@ -321,11 +319,12 @@ fn reference_answer(
             let list = value[field].as_array().cloned().unwrap_or_default();
             let mut text = format!("{} {field}{}.", list.len(), provenance(served));
             for item in list.iter().take(30) {
-                text.push_str(&format!(
+                let _ = write!(
+                    text,
                     "\n- {} ({})",
                     item[name_field].as_str().unwrap_or(""),
                     item["Afkorting"].as_str().unwrap_or("")
-                ));
+                );
             }
             value["count"] = json!(list.len());
             tool_answer(value, text)
