@@ -157,12 +157,15 @@ impl App {
             tk: Arc::new(tk),
             fetcher,
             trusted_proxies: config.trusted_proxies.clone(),
-            // Retries come within seconds to a minute; two minutes and 10,000 results keep
-            // the memory a busy server spends on them bounded.
+            // Retries come within seconds to a minute; two minutes, 10,000 results and
+            // 64 MiB keep the memory a busy server spends on them bounded (with 45 KB
+            // answers, 10,000 results alone were 450 MB). Under more load than that, the
+            // oldest results go first and a late retry runs again.
             replays: Replays::new(
                 IdempotencyConfig {
                     window: Duration::from_secs(120),
                     max_entries: 10_000,
+                    max_bytes: 64 << 20,
                 },
                 clock,
             ),

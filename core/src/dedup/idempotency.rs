@@ -14,8 +14,9 @@
 //! again (R-D8). Operations that must happen every time are never given a key (R-D6);
 //! that choice is the caller's, by not calling this table.
 //!
-//! Invariants: at most `max_entries` keys; a done entry is never returned after its
-//! window; nothing is stored for a failure.
+//! Invariants: at most `max_entries` keys and at most `max_bytes` of kept results (as
+//! weighed by the caller); a done entry is never returned after its window; nothing is
+//! stored for a failure.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -39,14 +40,18 @@ pub struct IdempotencyConfig {
     pub window: Duration,
     /// Most keys remembered at once; past it the oldest completed entries go first.
     pub max_entries: usize,
+    /// Most bytes of kept results at once (see [`IdempotencyTable::complete_sized`]);
+    /// past it the oldest completed entries go first.
+    pub max_bytes: u64,
 }
 
 impl Default for IdempotencyConfig {
-    /// Ten minutes, 100,000 keys.
+    /// Ten minutes, 100,000 keys, 256 MiB of results.
     fn default() -> Self {
         IdempotencyConfig {
             window: Duration::from_secs(600),
             max_entries: 100_000,
+            max_bytes: 256 << 20,
         }
     }
 }
@@ -70,7 +75,7 @@ pub enum IdempotentStart<V> {
 #[derive(Clone, Debug)]
 enum State<V> {
     InFlight,
-    Done { value: V, expires_at: Instant },
+    Done { value: V, expires_at: Instant, bytes: u64 },
 }
 
 #[derive(Clone, Debug)]
@@ -87,6 +92,8 @@ pub struct IdempotencyTable<V: Clone> {
     config: IdempotencyConfig,
     entries: BTreeMap<Key, Entry<V>>,
     expiry: BTreeSet<(Instant, Key)>,
+    /// Bytes of the results kept now.
+    bytes: u64,
     replays: u64,
     conflicts: u64,
 }
@@ -98,6 +105,7 @@ impl<V: Clone> IdempotencyTable<V> {
             config,
             entries: BTreeMap::new(),
             expiry: BTreeSet::new(),
+            bytes: 0,
             replays: 0,
             conflicts: 0,
         }
@@ -125,11 +133,8 @@ impl<V: Clone> IdempotencyTable<V> {
         }
         if self.entries.len() >= self.config.max_entries {
             // Make room by dropping the completed entry closest to its end.
-            match self.expiry.pop_first() {
-                Some((_, oldest)) => {
-                    self.entries.remove(&oldest);
-                }
-                None => return IdempotentStart::Untracked,
+            if !self.drop_oldest_done() {
+                return IdempotentStart::Untracked;
             }
         }
         self.entries.insert(
@@ -145,23 +150,42 @@ impl<V: Clone> IdempotencyTable<V> {
     /// The request with `key` in `scope` finished: `Some(value)` on success keeps it
     /// for the window; `None` (a failure) releases the key so a retry runs again.
     pub fn complete(&mut self, now: Instant, scope: &ReplayScope, key: &str, outcome: Option<V>) {
+        self.complete_sized(now, scope, key, outcome.map(|v| (v, 0)));
+    }
+
+    /// As [`complete`](Self::complete), with the kept value's size in bytes: while the
+    /// kept results weigh more than `max_bytes`, the oldest completed entries go (this
+    /// one too, if it alone is too large — its retries then run again).
+    pub fn complete_sized(&mut self, now: Instant, scope: &ReplayScope, key: &str, outcome: Option<(V, u64)>) {
         let k = (scope.clone(), key.to_owned());
         let Some(entry) = self.entries.get_mut(&k) else {
             return;
         };
-        if let State::Done { expires_at, .. } = entry.state {
+        if let State::Done { expires_at, bytes, .. } = entry.state {
             self.expiry.remove(&(expires_at, k.clone()));
+            self.bytes -= bytes;
         }
         match outcome {
-            Some(value) => {
+            Some((value, bytes)) => {
                 let expires_at = now + self.config.window;
-                entry.state = State::Done { value, expires_at };
+                entry.state = State::Done {
+                    value,
+                    expires_at,
+                    bytes,
+                };
                 self.expiry.insert((expires_at, k));
+                self.bytes += bytes;
+                while self.bytes > self.config.max_bytes && self.drop_oldest_done() {}
             }
             None => {
                 self.entries.remove(&k);
             }
         }
+    }
+
+    /// Bytes of the results kept now.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// Keys remembered now.
@@ -189,10 +213,23 @@ impl<V: Clone> IdempotencyTable<V> {
             if *at > now {
                 break;
             }
-            // Present: just looked at it.
-            let (_, k) = self.expiry.pop_first().expect("first entry");
-            self.entries.remove(&k);
+            self.drop_oldest_done();
         }
+    }
+
+    /// Drops the completed entry closest to its end; false when there is none.
+    fn drop_oldest_done(&mut self) -> bool {
+        let Some((_, k)) = self.expiry.pop_first() else {
+            return false;
+        };
+        if let Some(Entry {
+            state: State::Done { bytes, .. },
+            ..
+        }) = self.entries.remove(&k)
+        {
+            self.bytes -= bytes;
+        }
+        true
     }
 }
 
@@ -257,6 +294,7 @@ mod tests {
         let mut t: IdempotencyTable<u32> = IdempotencyTable::new(IdempotencyConfig {
             window: Duration::from_secs(60),
             max_entries: 10,
+            max_bytes: u64::MAX,
         });
         let s = session("s");
         t.begin(Instant::ZERO, &s, "k", "x");
@@ -273,6 +311,7 @@ mod tests {
         let mut t: IdempotencyTable<u32> = IdempotencyTable::new(IdempotencyConfig {
             window: Duration::from_secs(60),
             max_entries: 2,
+            max_bytes: u64::MAX,
         });
         let s = session("s");
         t.begin(Instant::ZERO, &s, "a", "x");
@@ -289,5 +328,33 @@ mod tests {
             IdempotentStart::Untracked,
             "both in flight"
         );
+    }
+
+    #[test]
+    fn kept_results_stay_within_their_byte_budget() {
+        let mut t: IdempotencyTable<u32> = IdempotencyTable::new(IdempotencyConfig {
+            window: Duration::from_secs(60),
+            max_entries: 100,
+            max_bytes: 100,
+        });
+        let s = session("s");
+        for (i, key) in ["a", "b", "c"].into_iter().enumerate() {
+            let at = Instant::from_secs(i as u64);
+            t.begin(at, &s, key, "x");
+            t.complete_sized(at, &s, key, Some((1, 40)));
+        }
+        // 120 bytes: the oldest result (`a`) went, `b` and `c` are replayed.
+        assert_eq!(t.bytes(), 80);
+        assert_eq!(t.begin(Instant::from_secs(3), &s, "a", "x"), IdempotentStart::Fresh);
+        assert_eq!(t.begin(Instant::from_secs(3), &s, "b", "x"), IdempotentStart::Replay(1));
+        // A result larger than the whole budget is not kept at all.
+        t.begin(Instant::from_secs(3), &s, "big", "x");
+        t.complete_sized(Instant::from_secs(3), &s, "big", Some((2, 101)));
+        assert_eq!(t.bytes(), 0, "everything older went first, then the result itself");
+        assert_eq!(t.begin(Instant::from_secs(4), &s, "big", "x"), IdempotentStart::Fresh);
+        // Expiry gives the bytes back too.
+        t.complete_sized(Instant::from_secs(4), &s, "big", Some((3, 10)));
+        t.begin(Instant::from_secs(100), &s, "z", "x");
+        assert_eq!(t.bytes(), 0);
     }
 }

@@ -192,10 +192,15 @@ impl Replays {
                         .map(|b| Arc::<[u8]>::from(b.into_boxed_slice())),
                     _ => None,
                 };
-                self.table
-                    .lock()
-                    .expect("replay lock")
-                    .complete(self.clock.now(), &key.0, &key.1, keep);
+                self.table.lock().expect("replay lock").complete_sized(
+                    self.clock.now(),
+                    &key.0,
+                    &key.1,
+                    keep.map(|b| {
+                        let bytes = b.len() as u64;
+                        (b, bytes)
+                    }),
+                );
                 self.running.lock().expect("replay lock").remove(&key);
                 // Copy the answer for retries that joined while it ran, only if any did.
                 if tx.receiver_count() > 0 {
