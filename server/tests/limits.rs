@@ -311,3 +311,32 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
     waiting.abort();
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_platform_refusal_queues_the_call_once_more_instead_of_failing() {
+    // Another client behind the same address empties OpenBesluitvorming's bucket, unknown
+    // to BesluitBron. Its next search meets a 429 with Retry-After; the call waits that
+    // out in BesluitBron's queue and then succeeds, instead of returning the refusal.
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("refusal"))).await;
+    let other = reqwest::Client::new();
+    for _ in 0..60 {
+        let r = other
+            .get(format!("{}/api/status", f.obv.base_url()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "the other client's calls fit the platform's bucket");
+    }
+    let mut c = Mcp::initialize(server.url("/mcp/obv")).await;
+    let asked = Instant::now();
+    let answer = c.call("obv_search", json!({"query": "tweede poging"})).await;
+    let waited = asked.elapsed();
+    structured(&answer);
+    assert_eq!(f.obv.rate_limited(), 1, "refused once, then admitted");
+    assert!(
+        waited >= Duration::from_millis(500),
+        "the call waited for the platform's Retry-After: {waited:?}"
+    );
+    server.stop().await;
+}

@@ -132,6 +132,10 @@ pub struct StatusArgs {
 const DEFAULT_LENGTH: usize = 20_000;
 const MAX_LENGTH: usize = 100_000;
 
+/// The longest platform Retry-After a call waits out in BesluitBron's queue rather than
+/// reporting it (the tool call's own time-out still applies).
+const MAX_REQUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 #[tool_router(router = obv_router, vis = "pub(crate)")]
 impl Besluit {
     /// Search OpenBesluitvorming.
@@ -509,23 +513,36 @@ impl Besluit {
         upstream: F,
     ) -> Result<(serde_json::Value, crate::fetch::Served), CallToolResult>
     where
-        F: FnOnce() -> Fut + Send + 'static,
+        F: FnOnce() -> Fut + Clone + Send + 'static,
         Fut: std::future::Future<Output = Result<Upstream, crate::platforms::http::PlatformError>> + Send + 'static,
     {
         let caller = Caller::of(ctx, &self.shared.trusted_proxies);
         let platform = key.platform();
-        let request = Request {
-            key,
-            cost,
-            session: caller.session,
-            client: caller.address,
-            tool,
-        };
-        let progress = progress_sink(ctx, platform.display_name());
         let fetcher: &Arc<crate::fetch::Fetcher> = &self.shared.fetcher;
-        match fetch_or_cancel(ctx, fetcher.fetch(request, progress, upstream)).await {
-            Ok(answer) => answer_json(&answer).map(|v| (v, answer.served)),
-            Err(e) => Err(tool_error(e)),
+        let mut requeued = false;
+        loop {
+            let request = Request {
+                key: key.clone(),
+                cost,
+                session: caller.session.clone(),
+                client: caller.address.clone(),
+                tool,
+            };
+            let progress = progress_sink(ctx, platform.display_name());
+            match fetch_or_cancel(ctx, fetcher.fetch(request, progress, upstream.clone())).await {
+                Ok(answer) => return answer_json(&answer).map(|v| (v, answer.served)),
+                // The platform refused although BesluitBron kept its limit (another client
+                // behind the same address, a limit lowered upstream). Its Retry-After has
+                // already reached the gate, so the call queues once more behind it instead
+                // of failing; a second refusal is reported.
+                Err(crate::fetch::FetchError::Platform(crate::platforms::http::PlatformError::RateLimited {
+                    retry_after,
+                    ..
+                })) if !requeued && fetcher.gate(platform).is_some() && retry_after <= MAX_REQUEUE_WAIT => {
+                    requeued = true;
+                }
+                Err(e) => return Err(tool_error(e)),
+            }
         }
     }
 }
