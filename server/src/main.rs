@@ -95,8 +95,13 @@ enum CacheCommand {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    // rmcp logs three INFO lines for every stateless request (the peer's whole initialize
+    // parameters among them): at a few hundred requests per second that buries
+    // BesluitBron's own log, so it speaks only from WARN unless RUST_LOG says otherwise.
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,rmcp=warn".into()),
+        )
         .init();
     match Cli::parse().command {
         Command::Serve {
