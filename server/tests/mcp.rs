@@ -228,12 +228,19 @@ async fn a_retried_request_id_gets_the_first_result_and_a_reused_id_is_refused()
     let first = c
         .call_with_id(5, "obv_search", json!({"query": "begroting", "limit": 3}))
         .await;
+    let first_result = first.message.as_ref().unwrap()["result"].clone();
     let first = structured(&first);
     let (replays_before, _) = server.state.replay_counts();
+    let asked = f.obv.requests();
     let retry = c
         .call_with_id(5, "obv_search", json!({"limit": 3, "query": "begroting"}))
         .await;
     assert_eq!(structured(&retry), first);
+    // The whole first result, its text too: it came from the platform, and the retry
+    // says so as well (not "from the buffer", which a fresh run would say now).
+    assert_eq!(retry.message.as_ref().unwrap()["result"], first_result);
+    assert!(!first_result.to_string().contains("buffer"), "{first_result}");
+    assert_eq!(f.obv.requests(), asked, "the retry did not reach the platform");
     assert_eq!(
         server.state.replay_counts().0,
         replays_before + 1,

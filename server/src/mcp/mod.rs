@@ -263,7 +263,7 @@ impl ServerHandler for Besluit {
         let (result, replayed) = self
             .shared
             .replays
-            .run(keys, fingerprint, async {
+            .run(keys, fingerprint, || async {
                 let tcc = ToolCallContext::new(self, request, context);
                 let limit = self.shared.request_timeout;
                 match tokio::time::timeout(limit, self.tool_router.call(tcc)).await {

@@ -11,7 +11,13 @@
 //! processes behind one address reuse small ids freely, so the id means nothing there.
 //!
 //! Same key and same request (tool name plus canonical arguments): joins the first while
-//! it runs, gets its result after. Same key, other request: a JSON-RPC error. A failed
+//! it runs, gets its result after.
+//!
+//! What is kept of a completed call: when the tool made exactly one platform request, the
+//! answer it got (the buffer's bytes and parsed tree, shared by `Arc`, no copy); a retry
+//! runs the tool again with that answer in place of the fetch, and the tool's rendering
+//! — a pure function of its arguments (equal, by the fingerprint), the answer and how it
+//! was served — gives the first result again. Otherwise the result itself, serialized. Same key, other request: a JSON-RPC error. A failed
 //! first attempt (a tool error, a protocol error, or a cancelled request) releases the
 //! key, so the retry really runs.
 
@@ -25,9 +31,53 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::Caller;
+use crate::fetch::Answer;
 use crate::gate::Clock;
 
 type Key = (ReplayScope, String);
+
+/// What a completed call leaves for its retries.
+#[derive(Clone)]
+pub enum Kept {
+    /// The one platform answer the tool rendered its result from.
+    Answer(Answer),
+    /// The result, serialized.
+    Result(Arc<[u8]>),
+}
+
+impl Kept {
+    /// About the memory it holds: the answer's bytes (shared with the buffer's hot
+    /// layer, so this counts high) or the serialized result.
+    fn bytes(&self) -> u64 {
+        match self {
+            Kept::Answer(a) => a.payload.len() as u64,
+            Kept::Result(b) => b.len() as u64,
+        }
+    }
+}
+
+/// The tool call's side of replay: which answers its fetches got (first run), or the
+/// answer its fetch must return (a retry).
+#[derive(Default)]
+pub struct Slot {
+    fetched: Vec<Answer>,
+    replay: Option<Answer>,
+}
+
+tokio::task_local! {
+    /// Set while a call with a replay key runs.
+    static SLOT: std::cell::RefCell<Slot>;
+}
+
+/// For a tool's fetch: the answer to use instead of asking, when this run is a retry.
+pub fn replayed_answer() -> Option<Answer> {
+    SLOT.try_with(|s| s.borrow().replay.clone()).ok().flatten()
+}
+
+/// For a tool's fetch: records the answer the tool is about to render from.
+pub fn record_answer(answer: &Answer) {
+    let _ = SLOT.try_with(|s| s.borrow_mut().fetched.push(answer.clone()));
+}
 type Shared = Option<Result<CallToolResponse, ErrorData>>;
 
 /// The replay table and the channels of requests in flight.
@@ -36,7 +86,7 @@ type Shared = Option<Result<CallToolResponse, ErrorData>>;
 /// expire) rather than as JSON value trees: thousands of kept trees made every call pay in
 /// allocator work. A replay, which is rare, parses its result back.
 pub struct Replays {
-    table: Mutex<IdempotencyTable<Arc<[u8]>>>,
+    table: Mutex<IdempotencyTable<Kept>>,
     running: Mutex<HashMap<Key, watch::Receiver<Shared>>>,
     clock: Clock,
 }
@@ -121,14 +171,20 @@ impl Replays {
 
     /// Runs `call` unless `key` says this is a retry of a request already run or
     /// running. The flag tells whether the answer is another request's (a replay).
-    pub async fn run(
+    /// On a retry whose first call kept its answer, `call` (the retry's own) runs with
+    /// that answer in place of its fetch.
+    pub async fn run<F, Fut>(
         &self,
         key: Option<Key>,
         fingerprint: String,
-        call: impl std::future::Future<Output = Result<CallToolResponse, ErrorData>>,
-    ) -> (Result<CallToolResponse, ErrorData>, bool) {
+        call: F,
+    ) -> (Result<CallToolResponse, ErrorData>, bool)
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<CallToolResponse, ErrorData>>,
+    {
         let Some(key) = key else {
-            return (call.await, false);
+            return (call().await, false);
         };
         let start = self
             .table
@@ -136,7 +192,14 @@ impl Replays {
             .expect("replay lock")
             .begin(self.clock.now(), &key.0, &key.1, &fingerprint);
         match start {
-            IdempotentStart::Replay(bytes) => match serde_json::from_slice::<CallToolResult>(&bytes) {
+            IdempotentStart::Replay(Kept::Answer(answer)) => {
+                let slot = Slot {
+                    fetched: Vec::new(),
+                    replay: Some(answer),
+                };
+                (SLOT.scope(std::cell::RefCell::new(slot), call()).await, true)
+            }
+            IdempotentStart::Replay(Kept::Result(bytes)) => match serde_json::from_slice::<CallToolResult>(&bytes) {
                 Ok(result) => (Ok(CallToolResponse::Complete(result)), true),
                 // Written by `serde_json::to_vec` of the same type: cannot fail to read back.
                 Err(e) => (
@@ -158,7 +221,7 @@ impl Replays {
                 )),
                 false,
             ),
-            IdempotentStart::Untracked => (call.await, false),
+            IdempotentStart::Untracked => (call().await, false),
             IdempotentStart::InFlight => {
                 let rx = self.running.lock().expect("replay lock").get(&key).cloned();
                 match rx {
@@ -174,7 +237,7 @@ impl Replays {
                             return (Err(e), false);
                         }
                     },
-                    None => (call.await, false),
+                    None => (call().await, false),
                 }
             }
             IdempotentStart::Fresh => {
@@ -184,21 +247,29 @@ impl Replays {
                     replays: self,
                     key: Some(key.clone()),
                 };
-                let result = call.await;
+                let (result, slot) = SLOT
+                    .scope(std::cell::RefCell::new(Slot::default()), async {
+                        let result = call().await;
+                        (result, SLOT.with(|s| std::mem::take(&mut s.borrow_mut().fetched)))
+                    })
+                    .await;
                 first.key = None;
                 let keep = match &result {
-                    Ok(CallToolResponse::Complete(r)) if succeeded(&result) => serde_json::to_vec(r)
-                        .ok()
-                        .map(|b| Arc::<[u8]>::from(b.into_boxed_slice())),
+                    Ok(CallToolResponse::Complete(r)) if succeeded(&result) => match <[Answer; 1]>::try_from(slot) {
+                        Ok([answer]) => Some(Kept::Answer(answer)),
+                        Err(_) => serde_json::to_vec(r)
+                            .ok()
+                            .map(|b| Kept::Result(Arc::<[u8]>::from(b.into_boxed_slice()))),
+                    },
                     _ => None,
                 };
                 self.table.lock().expect("replay lock").complete_sized(
                     self.clock.now(),
                     &key.0,
                     &key.1,
-                    keep.map(|b| {
-                        let bytes = b.len() as u64;
-                        (b, bytes)
+                    keep.map(|k| {
+                        let bytes = k.bytes();
+                        (k, bytes)
                     }),
                 );
                 self.running.lock().expect("replay lock").remove(&key);
