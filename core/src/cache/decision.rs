@@ -88,6 +88,17 @@ pub fn classify(key: &CacheKey, raw: Option<Vec<u8>>, now: WallTime, version: &C
     }
 }
 
+/// What a store may answer for a key judged `classified` when the platform failed: a
+/// fresh entry, an expired one still inside its class's stale-if-error window, or
+/// nothing. Both stores answer `lookup_stale_if_error` through this.
+pub fn stale_lookup(classified: Classified, now: WallTime, policy: &PlatformCachePolicy) -> StaleLookup {
+    match classified {
+        Classified::Fresh(value) => StaleLookup::Fresh(value),
+        Classified::Expired(value) if may_serve_stale(&value, now, policy) => StaleLookup::Stale(value),
+        _ => StaleLookup::Unavailable,
+    }
+}
+
 /// Whether an expired same-version `value` may be answered stale at `now` under `policy`.
 pub fn may_serve_stale(value: &CachedValue, now: WallTime, policy: &PlatformCachePolicy) -> bool {
     let window_ms = policy.class(value.header().class).stale_if_error_ms;

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::cache::decision::{Classified, Lookup, StaleLookup, classify, may_serve_stale};
+use crate::cache::decision::{Classified, Lookup, StaleLookup, classify, stale_lookup};
 use crate::cache::key::CacheKey;
 use crate::cache::policy::{CacheVersion, DataClass, PlatformCachePolicy};
 use crate::cache::store::{
@@ -190,14 +190,11 @@ impl CacheStore for MemoryStore {
     fn lookup_stale_if_error(&self, key: &CacheKey, now: WallTime) -> Result<StaleLookup, StoreError> {
         let kb = self.check(key)?;
         let mut inner = self.lock();
-        Ok(match self.judge(&mut inner, key, &kb, now)? {
-            Classified::Fresh(value) => StaleLookup::Fresh(value),
-            Classified::Expired(value) if may_serve_stale(&value, now, &self.policy) => {
-                inner.stats.class_mut(key.class()).count(CacheEvent::StaleServed);
-                StaleLookup::Stale(value)
-            }
-            _ => StaleLookup::Unavailable,
-        })
+        let found = stale_lookup(self.judge(&mut inner, key, &kb, now)?, now, &self.policy);
+        if matches!(found, StaleLookup::Stale(_)) {
+            inner.stats.class_mut(key.class()).count(CacheEvent::StaleServed);
+        }
+        Ok(found)
     }
 
     fn put(&self, key: &CacheKey, value: &Success, now: WallTime) -> Result<PutOutcome, StoreError> {

@@ -35,7 +35,7 @@ pub mod memory;
 pub mod policy;
 pub mod store;
 
-pub use decision::{Classified, Lookup, StaleLookup, classify, may_serve_stale};
+pub use decision::{Classified, Lookup, StaleLookup, classify, may_serve_stale, stale_lookup};
 pub use entry::{CachedValue, DecodeError, EntryHeader, decode_entry, encode_entry};
 pub use key::{CacheKey, KeyDecodeError, Scope};
 pub use memory::MemoryStore;

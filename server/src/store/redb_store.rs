@@ -33,8 +33,7 @@ use std::sync::{Mutex, MutexGuard};
 use besluitbron_core::cache::conformance::Reopen;
 use besluitbron_core::cache::{
     CacheEvent, CacheKey, CacheStats, CacheStore, CacheVersion, Classified, DataClass, Lookup, PlatformCachePolicy,
-    PreparedEntry, PutOutcome, StaleLookup, StoreError, Success, classify, may_serve_stale, prepare_entry,
-    stored_bytes,
+    PreparedEntry, PutOutcome, StaleLookup, StoreError, Success, classify, prepare_entry, stale_lookup, stored_bytes,
 };
 use besluitbron_core::{PlatformId, WallTime};
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, Table, TableDefinition, WriteTransaction};
@@ -465,14 +464,11 @@ impl CacheStore for RedbStore {
 
     fn lookup_stale_if_error(&self, key: &CacheKey, now: WallTime) -> Result<StaleLookup, StoreError> {
         let kb = self.check(key)?;
-        Ok(match self.judge(key, &kb, now)? {
-            Classified::Fresh(value) => StaleLookup::Fresh(value),
-            Classified::Expired(value) if may_serve_stale(&value, now, &self.policy) => {
-                self.lock().events.class_mut(key.class()).count(CacheEvent::StaleServed);
-                StaleLookup::Stale(value)
-            }
-            _ => StaleLookup::Unavailable,
-        })
+        let found = stale_lookup(self.judge(key, &kb, now)?, now, &self.policy);
+        if matches!(found, StaleLookup::Stale(_)) {
+            self.lock().events.class_mut(key.class()).count(CacheEvent::StaleServed);
+        }
+        Ok(found)
     }
 
     fn put(&self, key: &CacheKey, value: &Success, now: WallTime) -> Result<PutOutcome, StoreError> {
