@@ -66,11 +66,25 @@ const PROTOCOL_VERSION: &str = "2025-06-18";
 const STATELESS_VERSION: &str = "2026-07-28";
 /// The `_meta` every stateless request carries.
 const STATELESS_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-/// Whether the run speaks the stateless protocol (`--protocol 2026-07-28`).
-static STATELESS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+/// The measured request, chosen once from `--call` and `--protocol`.
+#[derive(Clone, Copy)]
+struct Call {
+    /// The tool called, or `None` for `tools/list`.
+    tool: Option<&'static str>,
+    /// The tool's arguments, as JSON.
+    arguments: &'static str,
+    /// Whether the run speaks the stateless protocol (`--protocol 2026-07-28`).
+    stateless: bool,
+}
 
-fn stateless() -> bool {
-    STATELESS.get().copied().unwrap_or(false)
+static CALL: std::sync::OnceLock<Call> = std::sync::OnceLock::new();
+
+fn call() -> Call {
+    CALL.get().copied().unwrap_or(Call {
+        tool: Some("obv_sources"),
+        arguments: "{}",
+        stateless: false,
+    })
 }
 
 /// Flags.
@@ -105,9 +119,6 @@ struct Args {
     rate: Option<f64>,
 }
 
-/// The `params` of the measured `tools/call`, chosen once from `--call`.
-static CALL_PARAMS: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
-
 fn main() -> ExitCode {
     let args = Args::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -130,20 +141,22 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if args.clients == 0 || args.seconds == 0 {
         bail!("--clients and --seconds must be above zero");
     }
-    let params = match args.call.as_str() {
-        "sources" => r#"{"name":"obv_sources","arguments":{}}"#,
-        "search" => r#"{"name":"obv_search","arguments":{"query":"begroting","limit":10}}"#,
-        "list" => "list",
+    let (tool, arguments) = match args.call.as_str() {
+        "sources" => (Some("obv_sources"), "{}"),
+        "search" => (Some("obv_search"), r#"{"query":"begroting","limit":10}"#),
+        "list" => (None, ""),
         other => bail!("--call must be sources, search or list, not {other}"),
     };
-    let _ = CALL_PARAMS.set(params);
-    match args.protocol.as_str() {
-        PROTOCOL_VERSION => {}
-        STATELESS_VERSION => {
-            let _ = STATELESS.set(true);
-        }
+    let stateless = match args.protocol.as_str() {
+        PROTOCOL_VERSION => false,
+        STATELESS_VERSION => true,
         other => bail!("--protocol must be {PROTOCOL_VERSION} or {STATELESS_VERSION}, not {other}"),
-    }
+    };
+    let _ = CALL.set(Call {
+        tool,
+        arguments,
+        stateless,
+    });
     let load_before = load_average();
 
     // The fake platforms and the real server.
@@ -168,7 +181,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     // One session per client (none when stateless), then one call that fills the buffer.
     let mut sessions = Vec::with_capacity(args.clients);
     for _ in 0..args.clients {
-        sessions.push(if stateless() {
+        sessions.push(if stateless {
             McpSession {
                 http: client(),
                 id: None,
@@ -300,26 +313,24 @@ async fn post(
     session: Option<&str>,
     body: Vec<u8>,
 ) -> anyhow::Result<(StatusCode, Bytes)> {
+    let call = call();
     let mut req = http
         .post(url)
         .header(header::CONTENT_TYPE, "application/json")
         .header(header::ACCEPT, "application/json, text/event-stream")
         .header(
             "mcp-protocol-version",
-            if stateless() {
+            if call.stateless {
                 STATELESS_VERSION
             } else {
                 PROTOCOL_VERSION
             },
         );
-    if stateless() {
+    if call.stateless {
         // The stateless era's routing headers (SEP-2243), which must match the body.
-        req = match CALL_PARAMS.get().copied() {
-            Some("list") => req.header("mcp-method", "tools/list"),
-            Some(p) if p.contains("obv_search") => {
-                req.header("mcp-method", "tools/call").header("mcp-name", "obv_search")
-            }
-            _ => req.header("mcp-method", "tools/call").header("mcp-name", "obv_sources"),
+        req = match call.tool {
+            None => req.header("mcp-method", "tools/list"),
+            Some(tool) => req.header("mcp-method", "tools/call").header("mcp-name", tool),
         };
     }
     let mut req = req.body(body);
@@ -399,26 +410,23 @@ impl McpSession {
 /// The measured `tools/call` (see `--call`) with JSON-RPC id `id` (ids are never reused
 /// within a session: a reused id would be answered from the replay table).
 fn call_body(id: u64) -> Vec<u8> {
-    let params = CALL_PARAMS
-        .get()
-        .copied()
-        .unwrap_or(r#"{"name":"obv_sources","arguments":{}}"#);
-    let stateless = stateless();
-    if params == "list" {
+    let call = call();
+    let meta = if call.stateless { STATELESS_META } else { "" };
+    match call.tool {
         // Not a tool call: the MCP stack's own cost per request, for comparison.
-        if stateless {
-            return format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{{STATELESS_META}}}}}"#)
-                .into_bytes();
+        None if call.stateless => {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{{meta}}}}}"#).into_bytes()
         }
-        return format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#).into_bytes();
+        None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#).into_bytes(),
+        Some(tool) => {
+            let sep = if meta.is_empty() { "" } else { "," };
+            let arguments = call.arguments;
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}{sep}{meta}}}}}"#
+            )
+            .into_bytes()
+        }
     }
-    if stateless {
-        // The params object with the metadata added before its closing brace.
-        let open = &params[..params.len() - 1];
-        return format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{open},{STATELESS_META}}}}}"#)
-            .into_bytes();
-    }
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#).into_bytes()
 }
 
 /// The echo's fixed part: the MCP answer's result and its body size.
