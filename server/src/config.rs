@@ -253,21 +253,19 @@ impl Config {
             if p.timeout_ms == 0 || p.attempts == 0 {
                 return Err(invalid(path, "TimeoutMs and Attempts must be above zero"));
             }
-            if let Some(l) = p.limit
-                && (l.capacity.is_zero() || !(l.window_secs > 0.0 && l.window_secs.is_finite()))
-            {
-                return Err(invalid(
-                    format!("{path}.Limit"),
-                    "Capacity and WindowSecs must be above zero",
-                ));
-            }
-            if let Some(l) = p.limit
-                && !(l.margin_secs >= 0.0 && l.margin_secs <= l.window_secs)
-            {
-                return Err(invalid(
-                    format!("{path}.Limit.MarginSecs"),
-                    "must be between 0 and WindowSecs",
-                ));
+            if let Some(l) = p.limit {
+                if l.capacity.is_zero() || !(l.window_secs > 0.0 && l.window_secs.is_finite()) {
+                    return Err(invalid(
+                        format!("{path}.Limit"),
+                        "Capacity and WindowSecs must be above zero",
+                    ));
+                }
+                if !(l.margin_secs >= 0.0 && l.margin_secs <= l.window_secs) {
+                    return Err(invalid(
+                        format!("{path}.Limit.MarginSecs"),
+                        "must be between 0 and WindowSecs",
+                    ));
+                }
             }
         }
         for (name, l) in [
