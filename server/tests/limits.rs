@@ -238,12 +238,15 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
     );
 
     // A stateless (2026-07-28) call that waits streams its progress too, although a
-    // stateless answer is otherwise plain JSON.
+    // stateless answer is otherwise plain JSON. Its own earlier calls wait ahead of it
+    // (a stateless client is one session per address, FIFO within it), so it waits
+    // seconds, past the first progress tick, whatever the other sessions do.
     let mut ahead = Vec::new();
-    for i in 0..2 {
-        let busy = std::sync::Arc::clone(&busy);
+    for i in 0..3 {
+        let earlier = Mcp::modern(url.clone());
         ahead.push(tokio::spawn(async move {
-            busy.call_with_id(21_000 + i, "obv_search", json!({"query": format!("nog{i}")}))
+            earlier
+                .call_with_id(21_000 + i, "obv_search", json!({"query": format!("nog{i}")}))
                 .await
         }));
     }
