@@ -20,9 +20,10 @@ use besluitbron_core::{
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use support::{Action, Run, Step, drive, fluid_shares, scheduler, submit};
 
-/// Limits whose refill time per thousandth is a whole number of nanoseconds, so the
-/// scheduler's rounding (up, to the nanosecond) never differs from exact arithmetic.
-const CAPACITIES: [u64; 6] = [1, 2, 4, 5, 8, 60];
+/// Limits with and without a whole number of nanoseconds per thousandth of refill
+/// (3, 7 and 60 units per second do not divide): the scheduler's bucket is exact, so
+/// the reference bucket must agree with it to the nanosecond either way.
+const CAPACITIES: [u64; 8] = [1, 2, 3, 4, 5, 7, 8, 60];
 const WINDOWS_MS: [u64; 4] = [1_000, 2_000, 10_000, 60_000];
 const COSTS_MILLI: [u64; 6] = [125, 250, 500, 1_000, 2_000, 3_000];
 
@@ -245,6 +246,32 @@ fn qc_room_and_no_waiters_means_admitted_at_submit_and_never_idle() {
         w.retry_afters.clear();
         prop_direct_and_work_conserving(w)
     });
+}
+
+#[test]
+fn a_waiting_head_goes_the_nanosecond_the_exact_bucket_has_room() {
+    // Guards (4), found by quickcheck in CI: at 60 units per second one unit refills in
+    // 16,666,666⅔ ns. When each debit was rounded up to the nanosecond, four quick
+    // calls left the bucket full 2 ns after the exact instant, and a call arriving at
+    // that exact instant found the waiting head still queued although it fitted.
+    let w = Workload {
+        capacity: 60,
+        window_ms: 1_000,
+        arrivals: vec![
+            (436, 0, 1_000),
+            (436, 0, 3_000),
+            (437, 0, 60_000),
+            (436, 0, 3_000),
+            (436, 0, 2_000),
+            (586, 0, 0),
+        ],
+        cancels: Vec::new(),
+        retry_afters: Vec::new(),
+    };
+    let (_, run) = w.run();
+    assert!(run.findings.is_empty(), "{:?}\n{}", run.findings, run.trace());
+    let whole = run.admissions.iter().find(|(_, a)| a.cost == Units::whole(60));
+    assert_eq!(whole.map(|(_, a)| a.admitted_at), Some(Instant::from_millis(586)));
 }
 
 // ---- (6) the starvation bound ----

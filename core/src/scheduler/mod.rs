@@ -296,6 +296,8 @@ struct SessionState {
 struct HeadTags {
     start: u128,
     deadline: Instant,
+    /// The head call's cost, as charged (at most C).
+    cost: Units,
     refill_ns: u64,
     weight_q32: u64,
 }
@@ -393,9 +395,7 @@ impl FairScheduler {
         let now = self.advance(now);
         let requested = cost;
         let cost = cost.min(self.config.limit.capacity);
-        let refill_ns = self.bucket.refill_ns(cost);
-
-        if self.queued == 0 && self.fit_at(now, refill_ns) <= now {
+        if self.queued == 0 && self.fit_at(now, cost) <= now {
             let slot = self.slot_for(session, now);
             let ticket = self.new_ticket();
             let call = QueuedCall {
@@ -594,7 +594,7 @@ impl FairScheduler {
         let per_call = self.starvation_bound(self.config.limit.capacity);
         let bound = state.head.deadline.saturating_sub(Duration::from_nanos(self.window_ns))
             + per_call * u32::try_from(ahead + 1).unwrap_or(u32::MAX);
-        let earliest = self.fit_at(now, state.head.refill_ns);
+        let earliest = self.fit_at(now, state.head.cost);
         Some(Estimate {
             admit_at: fluid.min(bound).max(earliest),
             ahead_in_session: ahead,
@@ -830,8 +830,8 @@ impl FairScheduler {
         u128::from(cost.as_milli()) * (c + used)
     }
 
-    fn fit_at(&self, now: Instant, refill_ns: u64) -> Instant {
-        now.max(self.blocked_until).max(self.bucket.earliest_fit(refill_ns))
+    fn fit_at(&self, now: Instant, cost: Units) -> Instant {
+        now.max(self.blocked_until).max(self.bucket.earliest_fit(cost))
     }
 
     fn attach_head(&mut self, slot: u32, start: u128) {
@@ -843,6 +843,7 @@ impl FairScheduler {
         let tags = HeadTags {
             start,
             deadline: wait_start + Duration::from_nanos(self.window_ns),
+            cost: head.cost,
             refill_ns: self.bucket.refill_ns(head.cost),
             weight_q32: self.weight_q32(state),
         };
@@ -888,7 +889,7 @@ impl FairScheduler {
     fn next_choice(&self, now: Instant) -> Option<Choice> {
         let &(_, _, fair_slot) = self.fair_heads.first()?;
         let fair = self.state(fair_slot).head;
-        let fair_at = self.fit_at(now, fair.refill_ns);
+        let fair_at = self.fit_at(now, fair.cost);
         // After the fair call, could every other waiting session still be served by its
         // deadline, in deadline order? Session k in that order goes once the bucket has
         // repaid the debt after the fair call plus the heads before k, which is at most
@@ -904,7 +905,7 @@ impl FairScheduler {
                 let urgent = self.state(urgent_slot).head;
                 return Some(Choice {
                     slot: urgent_slot,
-                    at: self.fit_at(now, urgent.refill_ns),
+                    at: self.fit_at(now, urgent.cost),
                     rule: AdmitRule::Deadline,
                 });
             }
@@ -919,9 +920,8 @@ impl FairScheduler {
     /// Debits the bucket and the session for `call` at `now`. The only place an
     /// [`Admission`] is made.
     fn admit(&mut self, now: Instant, slot: u32, call: QueuedCall, start: u128, rule: AdmitRule) -> Admission {
-        let refill_ns = self.bucket.refill_ns(call.cost);
-        debug_assert!(self.fit_at(now, refill_ns) <= now, "admitted without room");
-        self.bucket.debit(now, refill_ns);
+        debug_assert!(self.fit_at(now, call.cost) <= now, "admitted without room");
+        self.bucket.debit(now, call.cost);
         let increment = self.tag_increment(self.state(slot), call.cost);
         if rule != AdmitRule::Deadline {
             self.virtual_time = self.virtual_time.max(start);
