@@ -13,22 +13,27 @@
 //!    `obv_sources` call;
 //! 2. starts a bare axum server whose `POST /echo` parses the JSON request and answers the
 //!    same JSON-RPC result, serialized per request and padded to the MCP answer's exact
-//!    body size, over the same HTTP stack (hyper through axum, reqwest on the client);
+//!    body size, over the same HTTP stack (hyper through axum; on the client hyper's own
+//!    HTTP/1.1 connection, the leanest client there is, since it shares the cores);
 //! 3. drives each server in turn with `--clients` tasks, each on its own keep-alive
 //!    connection, for `--warmup-seconds` (not recorded) then `--seconds` (recorded in an
 //!    HDR histogram, microseconds);
-//! 4. prints requests/s, p50, p99 and max for both, the throughput ratio and whether the
-//!    targets (at least 40 % of the baseline, p99 under 5 ms) are met.
+//! 4. prints requests/s, p50, p99 and max for both, the throughput ratio, whether the
+//!    targets (at least 40 % of the baseline, p99 under 5 ms) are met, and how often a
+//!    plain OS thread sleeping 1 ms at a time woke more than 2 or 5 ms late meanwhile (the
+//!    machine's own stalls, which bound any p99 measured on it).
 //!
 //! Invariants: every `tools/call` in the measured run is a buffer hit — the fake
 //! platform's request counter must not move after the warm-up call, or the run fails.
 //! Any transport error, non-200 status or tool error fails the run (exit code 1); a
 //! missed target does not (this is a measurement, not a test).
 //!
-//! What it does not do: talk to anything but 127.0.0.1, run open-loop (clients send their
-//! next request when the previous answer is in, so latency and throughput are tied by
-//! Little's law: mean latency = clients / throughput), or separate the client's CPU from
-//! the servers' — they share the machine's cores.
+//! Closed loop by default: clients send their next request when the previous answer is in,
+//! so latency and throughput are tied by Little's law (mean latency = clients /
+//! throughput). `--rate N` runs an open loop instead, latency counted from each request's
+//! scheduled time. It never talks to anything but 127.0.0.1, and it does not separate the
+//! client's CPU from the servers' — they share the machine's cores, which is why the client
+//! drives hyper's connection API directly rather than a pooled client.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -40,7 +45,7 @@ use anyhow::{Context, bail};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing;
 use besluitbron_server::app::App;
@@ -48,6 +53,9 @@ use besluitbron_server::config::Config;
 use besluitbron_sim::fakes::{FakeHandle, serve_all_on};
 use clap::Parser;
 use hdrhistogram::Histogram;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
@@ -176,22 +184,23 @@ async fn run(args: Args) -> anyhow::Result<()> {
         },
         Duration::from_secs(5),
     ));
-    let mcp_url = format!("http://{server_addr}/mcp/obv");
+    let mcp_path = "/mcp/obv";
 
     // One session per client (none when stateless), then one call that fills the buffer.
     let mut sessions = Vec::with_capacity(args.clients);
     for _ in 0..args.clients {
         sessions.push(if stateless {
             McpSession {
-                http: client(),
+                conn: Conn::open(server_addr).await?,
                 id: None,
             }
         } else {
-            McpSession::open(&mcp_url).await?
+            McpSession::open(server_addr, mcp_path).await?
         });
     }
     let warm = call_body(0);
-    let (status, body) = post(&sessions[0].http, &mcp_url, sessions[0].id.as_deref(), warm).await?;
+    let first = &mut sessions[0];
+    let (status, body) = first.conn.post(mcp_path, first.id.as_deref(), warm).await?;
     let message = jsonrpc_message(&body).with_context(|| format!("warm-up call: no JSON-RPC answer: {status}"))?;
     if status != StatusCode::OK || !answer_ok(&body) {
         bail!("warm-up call failed: {status} {message}");
@@ -202,7 +211,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
     // The bare baseline: same stack, same request, an answer of the same size.
     let echo = TcpListener::bind("127.0.0.1:0").await.context("bind the echo")?;
-    let echo_url = format!("http://{}/echo", echo.local_addr()?);
+    let echo_addr = echo.local_addr()?;
+    let echo_path = "/echo";
     let echo_state = Arc::new(EchoState {
         result,
         pad_to: answer_bytes,
@@ -214,7 +224,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tokio::spawn(
             async move { axum::serve(echo, echo_app.into_make_service_with_connect_info::<SocketAddr>()).await },
         );
-    let probe = post(&sessions[0].http, &echo_url, None, call_body(1)).await?;
+    let probe = Conn::open(echo_addr).await?.post(echo_path, None, call_body(1)).await?;
     if probe.0 != StatusCode::OK || probe.1.len() != answer_bytes || !answer_ok(&probe.1) {
         bail!(
             "the echo answers {} with {} bytes, not 200 with {answer_bytes}",
@@ -232,19 +242,20 @@ async fn run(args: Args) -> anyhow::Result<()> {
         // Each client's gap between two scheduled requests.
         interval: args.rate.map(|r| Duration::from_secs_f64(args.clients as f64 / r)),
     };
-    let echo_clients = (0..args.clients)
-        .map(|_| Target {
-            http: client(),
-            url: echo_url.clone(),
+    let mut echo_clients = Vec::with_capacity(args.clients);
+    for _ in 0..args.clients {
+        echo_clients.push(Target {
+            conn: Conn::open(echo_addr).await?,
+            path: echo_path,
             session: None,
-        })
-        .collect();
+        });
+    }
     let baseline = drive(echo_clients, plan).await;
     let mcp_clients = sessions
         .into_iter()
         .map(|s| Target {
-            http: s.http,
-            url: mcp_url.clone(),
+            conn: s.conn,
+            path: mcp_path,
             session: s.id,
         })
         .collect();
@@ -296,51 +307,68 @@ fn config(obv: &FakeHandle, tk: &FakeHandle, data_dir: &std::path::Path) -> anyh
     Ok(c.validated()?)
 }
 
-/// One HTTP client with one keep-alive connection.
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .pool_max_idle_per_host(1)
-        .tcp_nodelay(true)
-        .build()
-        // Building a client without TLS roots or proxies to load cannot fail.
-        .expect("reqwest client")
+/// One keep-alive HTTP/1.1 connection, driven through hyper's connection API. The load
+/// generator shares the cores with the servers it measures, so it does as little as it can
+/// per request: no URL parsing, no pool, headers built from constants.
+struct Conn {
+    send: http1::SendRequest<Full<Bytes>>,
+    host: HeaderValue,
 }
 
-/// POSTs `body` with the MCP headers; the status and the whole body.
-async fn post(
-    http: &reqwest::Client,
-    url: &str,
-    session: Option<&str>,
-    body: Vec<u8>,
-) -> anyhow::Result<(StatusCode, Bytes)> {
-    let call = call();
-    let mut req = http
-        .post(url)
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::ACCEPT, "application/json, text/event-stream")
-        .header(
-            "mcp-protocol-version",
-            if call.stateless {
-                STATELESS_VERSION
-            } else {
-                PROTOCOL_VERSION
-            },
-        );
-    if call.stateless {
-        // The stateless era's routing headers (SEP-2243), which must match the body.
-        req = match call.tool {
-            None => req.header("mcp-method", "tools/list"),
-            Some(tool) => req.header("mcp-method", "tools/call").header("mcp-name", tool),
+impl Conn {
+    async fn open(addr: SocketAddr) -> anyhow::Result<Conn> {
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .with_context(|| format!("connect to {addr}"))?;
+        tcp.set_nodelay(true)?;
+        let (send, connection) = http1::handshake(TokioIo::new(tcp))
+            .await
+            .context("HTTP/1.1 handshake")?;
+        tokio::spawn(async move {
+            // Ends when the server closes the connection; a request on it then fails.
+            let _ = connection.await;
+        });
+        Ok(Conn {
+            send,
+            host: HeaderValue::from_str(&addr.to_string())?,
+        })
+    }
+
+    /// Sends `request` once the connection is free; the status, headers and whole body.
+    async fn send(&mut self, mut request: Request<Full<Bytes>>) -> anyhow::Result<(StatusCode, HeaderMap, Bytes)> {
+        request.headers_mut().insert(header::HOST, self.host.clone());
+        self.send.ready().await.context("connection closed")?;
+        let response = self.send.send_request(request).await?;
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await?.to_bytes();
+        Ok((parts.status, parts.headers, body))
+    }
+
+    /// POSTs `body` to `path` with the MCP headers; the status and the whole body.
+    async fn post(&mut self, path: &str, session: Option<&str>, body: Vec<u8>) -> anyhow::Result<(StatusCode, Bytes)> {
+        let call = call();
+        let version = if call.stateless {
+            STATELESS_VERSION
+        } else {
+            PROTOCOL_VERSION
         };
+        let mut req = Request::post(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header("mcp-protocol-version", version);
+        if call.stateless {
+            // The stateless era's routing headers (SEP-2243), which must match the body.
+            req = match call.tool {
+                None => req.header("mcp-method", "tools/list"),
+                Some(tool) => req.header("mcp-method", "tools/call").header("mcp-name", tool),
+            };
+        }
+        if let Some(id) = session {
+            req = req.header("mcp-session-id", id);
+        }
+        let (status, _, body) = self.send(req.body(Full::new(Bytes::from(body)))?).await?;
+        Ok((status, body))
     }
-    let mut req = req.body(body);
-    if let Some(id) = session {
-        req = req.header("mcp-session-id", id);
-    }
-    let resp = req.send().await?;
-    let status = StatusCode::from_u16(resp.status().as_u16())?;
-    let body = resp.bytes().await?;
-    Ok((status, body))
 }
 
 /// The JSON-RPC message in a JSON or SSE body (the last `data:` line with an answer).
@@ -367,43 +395,41 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// An open MCP session (`id` is `None` for a stateless client).
 struct McpSession {
-    http: reqwest::Client,
+    conn: Conn,
     id: Option<String>,
 }
 
 impl McpSession {
     /// The legacy handshake: `initialize`, the session id, `notifications/initialized`.
-    async fn open(url: &str) -> anyhow::Result<McpSession> {
-        let http = client();
+    async fn open(addr: SocketAddr, path: &str) -> anyhow::Result<McpSession> {
+        let mut conn = Conn::open(addr).await?;
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
             "clientInfo": {"name": "besluitbron-load", "version": "1"}}});
-        let resp = http
-            .post(url)
+        let request = Request::post(path)
             .header(header::CONTENT_TYPE, "application/json")
             .header(header::ACCEPT, "application/json, text/event-stream")
-            .body(init.to_string())
-            .send()
-            .await?;
-        let status = resp.status();
-        let id = resp
-            .headers()
+            .body(Full::new(Bytes::from(init.to_string())))?;
+        let (status, headers, body) = conn.send(request).await?;
+        let id = headers
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let text = resp.text().await?;
         let Some(id) = id.filter(|_| status.is_success()) else {
-            bail!("initialize: {status} without a session id: {text}");
+            bail!(
+                "initialize: {status} without a session id: {}",
+                String::from_utf8_lossy(&body)
+            );
         };
         let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let (status, body) = post(&http, url, Some(&id), notified.to_string().into_bytes()).await?;
+        let (status, body) = conn.post(path, Some(&id), notified.to_string().into_bytes()).await?;
         if !status.is_success() {
             bail!(
                 "notifications/initialized: {status}: {}",
                 String::from_utf8_lossy(&body)
             );
         }
-        Ok(McpSession { http, id: Some(id) })
+        Ok(McpSession { conn, id: Some(id) })
     }
 }
 
@@ -458,8 +484,8 @@ async fn echo_handler(State(state): State<Arc<EchoState>>, body: Bytes) -> Respo
 
 /// Where one client sends its requests.
 struct Target {
-    http: reqwest::Client,
-    url: String,
+    conn: Conn,
+    path: &'static str,
     session: Option<String>,
 }
 
@@ -483,6 +509,9 @@ struct Measured {
     /// Failed requests over the whole run (warm-up included).
     errors: u64,
     first_error: Option<String>,
+    /// How late a plain OS thread woke from 1 ms sleeps during the measured window,
+    /// microseconds: the machine's own stalls, which no server can beat.
+    oversleep_us: Histogram<u64>,
 }
 
 impl Measured {
@@ -491,15 +520,36 @@ impl Measured {
     }
 }
 
+/// Sleeps 1 ms at a time on its own OS thread from `from` until `until` and records by how
+/// much each sleep overran, in microseconds. On an idle VM this shows the hypervisor's
+/// pauses; under load it also shows how long a runnable thread waits for a core.
+fn stall_probe(from: Instant, until: Instant) -> std::thread::JoinHandle<Histogram<u64>> {
+    std::thread::spawn(move || {
+        let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
+        std::thread::sleep(from.saturating_duration_since(Instant::now()));
+        let tick = Duration::from_millis(1);
+        let mut before = Instant::now();
+        while before < until {
+            std::thread::sleep(tick);
+            let after = Instant::now();
+            let late = after.duration_since(before).saturating_sub(tick);
+            hist.saturating_record(u64::try_from(late.as_micros()).unwrap_or(u64::MAX).max(1));
+            before = after;
+        }
+        hist
+    })
+}
+
 /// Runs one task per target until the plan ends; merges their histograms.
 async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
     let start = Instant::now();
     let record_from = start + plan.warmup;
     let end = record_from + plan.measured;
+    let probe = stall_probe(record_from, end);
     let errors = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::with_capacity(targets.len());
     let clients = targets.len() as u32;
-    for (i, target) in targets.into_iter().enumerate() {
+    for (i, mut target) in targets.into_iter().enumerate() {
         let errors = Arc::clone(&errors);
         tasks.push(tokio::spawn(async move {
             // 1 µs to 60 s at 3 significant figures: the bounds are constants that fit.
@@ -521,7 +571,10 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
                     break;
                 }
                 id += 1;
-                let outcome = post(&target.http, &target.url, target.session.as_deref(), call_body(id)).await;
+                let outcome = target
+                    .conn
+                    .post(target.path, target.session.as_deref(), call_body(id))
+                    .await;
                 let done_at = Instant::now();
                 let ok = match &outcome {
                     Ok((status, body)) if *status == StatusCode::OK && answer_ok(body) => true,
@@ -565,12 +618,18 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
             }
         }
     }
+    let oversleep_us = tokio::task::spawn_blocking(move || probe.join())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds"));
     Measured {
         requests: latency_us.len(),
         latency_us,
         window: plan.measured,
         errors: errors.load(Ordering::Relaxed),
         first_error,
+        oversleep_us,
     }
 }
 
@@ -655,6 +714,16 @@ fn print_report(
         ms(TARGET_P99_US),
         verdict(p99 < TARGET_P99_US)
     );
+    for (name, m) in [("echo", baseline), ("MCP", mcp)] {
+        let h = &m.oversleep_us;
+        let over = |ms: u64| h.count_between(ms * 1000, u64::MAX);
+        println!(
+            "machine during the {name} run: a 1 ms sleep overslept > 2 ms {} times, > 5 ms {} times, worst {}",
+            over(2),
+            over(5),
+            self::ms(h.max())
+        );
+    }
     println!(
         "load average before: {load_before}; after: {load_after}; peak RSS: {}",
         peak_rss()
