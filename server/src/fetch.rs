@@ -314,9 +314,11 @@ impl Fetcher {
                 (id, Served::Fetched)
             }
             Begin::Join { flight, queued } => {
+                // The entry is recorded even when it is one the session already had (the
+                // call itself, for the leader's session): the waiter then shares it, and
+                // the leader leaving does not withdraw its session's place.
                 if let (Some(ticket), Some(gate)) = (queued, self.gates.get(&platform))
                     && let Ok(entry) = gate.join(&req.session, ticket).await
-                    && entry != ticket
                 {
                     self.flights
                         .lock()
@@ -478,9 +480,7 @@ impl Fetcher {
     ) {
         let Some(gate) = self.gates.get(&platform) else { return };
         for (waiter, session) in waiters {
-            if let Ok(entry) = gate.join(&session, ticket).await
-                && entry != ticket
-            {
+            if let Ok(entry) = gate.join(&session, ticket).await {
                 self.flights
                     .lock()
                     .expect("flights lock")

@@ -229,6 +229,54 @@ async fn a_fresh_session_joining_a_heavy_sessions_queued_call_gets_it_at_its_own
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_leader_that_gives_up_withdraws_its_place_and_the_session_that_joined_gets_the_call() {
+    let f = fetcher(true);
+    let gate = f.gate(PlatformId::Obv).unwrap().clone();
+    for _ in 0..60 {
+        gate.acquire(&SessionKey::client("busy"), Units::ONE).await.unwrap();
+    }
+    let calls = Arc::new(AtomicUsize::new(0));
+    let k = key("opgegeven");
+    let leader = {
+        let (f, k, calls) = (Arc::clone(&f), k.clone(), Arc::clone(&calls));
+        tokio::spawn(async move {
+            f.fetch(request(&k, "leader"), None, upstream(&calls, Duration::ZERO, false))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let joiner = {
+        let (f, k, calls) = (Arc::clone(&f), k.clone(), Arc::clone(&calls));
+        tokio::spawn(async move {
+            f.fetch(request(&k, "joiner"), None, upstream(&calls, Duration::ZERO, false))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        gate.snapshot().await.unwrap().queued,
+        2,
+        "the call and the joined entry"
+    );
+    leader.abort();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        gate.snapshot().await.unwrap().queued,
+        1,
+        "the leader's place is withdrawn; only the joiner's entry stands for the call"
+    );
+    let answer = joiner.await.unwrap().unwrap();
+    assert_eq!(answer.served, Served::Coalesced);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let snap = gate.snapshot().await.unwrap();
+    assert_eq!(
+        (snap.admitted_calls, snap.queued),
+        (61, 0),
+        "charged once, nothing left"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn different_scopes_never_share_an_answer() {
     let f = fetcher(false);
     let calls = Arc::new(AtomicUsize::new(0));

@@ -11,7 +11,7 @@
 //!   waits any more while it was still queued);
 //! - waiters are told apart by [`WaiterId`], never merged.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::scheduler::{SessionKey, Ticket};
 
@@ -73,7 +73,11 @@ struct Waiter {
 #[derive(Clone, Debug)]
 struct Flight<K> {
     key: K,
+    /// The waiter that started the flight; the queued call is its scheduler entry.
+    leader: WaiterId,
     ticket: Option<Ticket>,
+    /// The scheduler entries that still stand for this call (none withdrawn by a leave).
+    standing: BTreeSet<Ticket>,
     sent: bool,
     waiters: BTreeMap<WaiterId, Waiter>,
 }
@@ -130,7 +134,9 @@ impl<K: Ord + Clone> FlightTable<K> {
             id,
             Flight {
                 key: key.clone(),
+                leader: waiter,
                 ticket: None,
+                standing: BTreeSet::new(),
                 sent: false,
                 waiters,
             },
@@ -142,13 +148,22 @@ impl<K: Ord + Clone> FlightTable<K> {
     pub fn queued(&mut self, flight: FlightId, ticket: Ticket) {
         if let Some(f) = self.flights.get_mut(&flight) {
             f.ticket = Some(ticket);
+            f.standing.insert(ticket);
+            // The queued call is the leader's own entry: if the leader gives up while
+            // others wait, that entry stops standing for anyone (see `leave`).
+            if let Some(leader) = f.waiters.get_mut(&f.leader) {
+                leader.entry = Some(ticket);
+            }
         }
     }
 
     /// `waiter` joined the queued call and has its own scheduler `entry` for it.
     pub fn joined_entry(&mut self, flight: FlightId, waiter: WaiterId, entry: Ticket) {
-        if let Some(w) = self.flights.get_mut(&flight).and_then(|f| f.waiters.get_mut(&waiter)) {
+        if let Some(f) = self.flights.get_mut(&flight)
+            && let Some(w) = f.waiters.get_mut(&waiter)
+        {
             w.entry = Some(entry);
+            f.standing.insert(entry);
         }
     }
 
@@ -179,12 +194,23 @@ impl<K: Ord + Clone> FlightTable<K> {
         };
         if !f.waiters.is_empty() {
             // The entry stands for the leaver's session only if no other waiter of that
-            // session shares it.
+            // session shares it. And it is withdrawn only while another waiter holds an
+            // entry of its own: the call must keep at least one place in the queue, or
+            // nobody would ever be admitted for the waiters that remain (those that
+            // joined before the call was queued get their entries a moment later).
             let shared = f
                 .waiters
                 .values()
                 .any(|w| w.session == gone.session && w.entry.is_some());
-            let cancel_entry = if f.sent || shared { None } else { gone.entry };
+            let others_hold_a_place = f.standing.iter().any(|&t| Some(t) != gone.entry);
+            let cancel_entry = if f.sent || shared || !others_hold_a_place {
+                None
+            } else {
+                gone.entry
+            };
+            if let Some(entry) = cancel_entry {
+                f.standing.remove(&entry);
+            }
             return Leave::Others { cancel_entry };
         }
         if f.sent {
@@ -304,6 +330,57 @@ mod tests {
         );
         assert_eq!(t.leave(id, WaiterId(0)), Leave::Unknown);
         assert_eq!(t.flight_of(&1), None);
+    }
+
+    #[test]
+    fn a_leader_that_gives_up_leaves_the_call_to_the_sessions_that_joined_it() {
+        // R-D3: the session whose entry is admitted pays; a leader that left must not
+        // keep an entry that could still be admitted (and charged) in its name.
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("heavy")) else {
+            panic!()
+        };
+        t.queued(id, Ticket(7));
+        t.begin(&1, WaiterId(1), &s("fresh"));
+        t.joined_entry(id, WaiterId(1), Ticket(9));
+        assert_eq!(
+            t.leave(id, WaiterId(0)),
+            Leave::Others {
+                cancel_entry: Some(Ticket(7))
+            }
+        );
+        assert_eq!(t.waiters(id), 1);
+        assert_eq!(t.flight_of(&1), Some(id));
+    }
+
+    #[test]
+    fn a_call_keeps_its_last_place_in_the_queue_while_anyone_waits() {
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
+            panic!()
+        };
+        // b joined before the call was queued: it has no entry of its own yet.
+        t.begin(&1, WaiterId(1), &s("b"));
+        t.queued(id, Ticket(7));
+        assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });
+        // A later joiner with an entry; b still has none. When the joiner leaves, its
+        // entry is withdrawn only because the leader's (kept) entry still stands.
+        t.begin(&1, WaiterId(2), &s("c"));
+        t.joined_entry(id, WaiterId(2), Ticket(9));
+        assert_eq!(
+            t.leave(id, WaiterId(2)),
+            Leave::Others {
+                cancel_entry: Some(Ticket(9))
+            }
+        );
+        // Same session as the leader: the joiner shares the leader's entry.
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&2, WaiterId(0), &s("a")) else {
+            panic!()
+        };
+        t.queued(id, Ticket(3));
+        t.begin(&2, WaiterId(1), &s("a"));
+        assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });
     }
 
     #[test]
