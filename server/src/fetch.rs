@@ -304,33 +304,20 @@ impl Fetcher {
             };
             (begin, rx)
         };
-        let (flight, served) = match begin {
+        let (flight, served, join) = match begin {
             Begin::Lead(id) => {
                 let task =
                     tokio::spawn(Arc::clone(self).lead(id, req.key.clone(), req.session.clone(), req.cost, upstream));
                 if let Some(ch) = self.flights.lock().expect("flights lock").channels.get_mut(&id) {
                     ch.task = Some(task.abort_handle());
                 }
-                (id, Served::Fetched)
+                (id, Served::Fetched, None)
             }
-            Begin::Join { flight, queued } => {
-                // The entry is recorded even when it is one the session already had (the
-                // call itself, for the leader's session): the waiter then shares it, and
-                // the leader leaving does not withdraw its session's place.
-                if let (Some(ticket), Some(gate)) = (queued, self.gates.get(&platform))
-                    && let Ok(entry) = gate.join(&req.session, ticket).await
-                {
-                    self.flights
-                        .lock()
-                        .expect("flights lock")
-                        .table
-                        .joined_entry(flight, waiter, entry);
-                }
-                (flight, Served::Coalesced)
-            }
+            Begin::Join { flight, queued } => (flight, Served::Coalesced, queued),
         };
 
-        // Waiting for the flight's outcome; leaving early withdraws this waiter.
+        // Waiting for the flight's outcome; leaving early (from here on, the join below
+        // included) withdraws this waiter.
         let mut guard = WaiterGuard {
             fetcher: Arc::clone(self),
             flight,
@@ -338,6 +325,18 @@ impl Fetcher {
             platform,
             done: false,
         };
+        // The entry is recorded even when it is one the session already had (the call
+        // itself, for the leader's session): the waiter then shares it, and the leader
+        // leaving does not withdraw its session's place.
+        if let (Some(ticket), Some(gate)) = (join, self.gates.get(&platform))
+            && let Ok(entry) = gate.join(&req.session, ticket).await
+        {
+            self.flights
+                .lock()
+                .expect("flights lock")
+                .table
+                .joined_entry(flight, waiter, entry);
+        }
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let outcome = loop {
@@ -392,7 +391,6 @@ impl Fetcher {
             None => Ok(()),
             Some(gate) => {
                 let me = Arc::clone(&self);
-                let leader = session.clone();
                 gate.acquire_with(&session, cost, Duration::MAX, move |q| {
                     if let Queued::Ticket(ticket) = q {
                         let unjoined = {
@@ -403,9 +401,10 @@ impl Fetcher {
                             }
                             f.table.unjoined(id)
                         };
-                        // Requests that joined before the call was queued get their
-                        // entries now, so the call goes at the best of their positions.
-                        let others: Vec<_> = unjoined.into_iter().filter(|(_, s)| *s != leader).collect();
+                        // Requests of other sessions that joined before the call was
+                        // queued get their entries now, so the call goes at the best of
+                        // their positions (the leader's session shares the call's own).
+                        let others = unjoined;
                         if !others.is_empty() {
                             let me = Arc::clone(&me);
                             tokio::spawn(async move { me.join_entries(platform, id, ticket, others).await });

@@ -78,6 +78,9 @@ struct Flight<K> {
     ticket: Option<Ticket>,
     /// The scheduler entries that still stand for this call (none withdrawn by a leave).
     standing: BTreeSet<Ticket>,
+    /// Entries a leave withdrew. A join answered before the withdrawal reached the
+    /// scheduler may still report one of them; it is then not recorded.
+    withdrawn: BTreeSet<Ticket>,
     sent: bool,
     waiters: BTreeMap<WaiterId, Waiter>,
 }
@@ -137,6 +140,7 @@ impl<K: Ord + Clone> FlightTable<K> {
                 leader: waiter,
                 ticket: None,
                 standing: BTreeSet::new(),
+                withdrawn: BTreeSet::new(),
                 sent: false,
                 waiters,
             },
@@ -149,10 +153,14 @@ impl<K: Ord + Clone> FlightTable<K> {
         if let Some(f) = self.flights.get_mut(&flight) {
             f.ticket = Some(ticket);
             f.standing.insert(ticket);
-            // The queued call is the leader's own entry: if the leader gives up while
-            // others wait, that entry stops standing for anyone (see `leave`).
-            if let Some(leader) = f.waiters.get_mut(&f.leader) {
-                leader.entry = Some(ticket);
+            // The queued call is the entry of the leader's session, for the leader and
+            // for any request of that session that joined before it was queued: if they
+            // all give up while others wait, it stops standing for anyone (see `leave`).
+            let session = f.waiters.get(&f.leader).map(|w| w.session.clone());
+            for w in f.waiters.values_mut() {
+                if w.entry.is_none() && Some(&w.session) == session.as_ref() {
+                    w.entry = Some(ticket);
+                }
             }
         }
     }
@@ -160,6 +168,7 @@ impl<K: Ord + Clone> FlightTable<K> {
     /// `waiter` joined the queued call and has its own scheduler `entry` for it.
     pub fn joined_entry(&mut self, flight: FlightId, waiter: WaiterId, entry: Ticket) {
         if let Some(f) = self.flights.get_mut(&flight)
+            && !f.withdrawn.contains(&entry)
             && let Some(w) = f.waiters.get_mut(&waiter)
         {
             w.entry = Some(entry);
@@ -210,6 +219,7 @@ impl<K: Ord + Clone> FlightTable<K> {
             };
             if let Some(entry) = cancel_entry {
                 f.standing.remove(&entry);
+                f.withdrawn.insert(entry);
             }
             return Leave::Others { cancel_entry };
         }
@@ -381,6 +391,57 @@ mod tests {
         t.queued(id, Ticket(3));
         t.begin(&2, WaiterId(1), &s("a"));
         assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });
+    }
+
+    #[test]
+    fn a_join_answered_before_a_withdrawal_took_effect_does_not_bring_the_entry_back() {
+        // Found in review: the server's joins are answered by the platform's gate task,
+        // so a join can report the session's existing entry just before the leave that
+        // withdraws it reaches the scheduler. Recording it would count a dead entry as a
+        // place, and a later leave could then withdraw the call's last real entry.
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
+            panic!()
+        };
+        t.queued(id, Ticket(7));
+        t.begin(&1, WaiterId(1), &s("c"));
+        t.joined_entry(id, WaiterId(1), Ticket(9));
+        // A second request of session a joins; its join is still on the way.
+        t.begin(&1, WaiterId(2), &s("a"));
+        assert_eq!(
+            t.leave(id, WaiterId(0)),
+            Leave::Others {
+                cancel_entry: Some(Ticket(7))
+            }
+        );
+        // The join comes back with a's entry, which the gate withdraws right after.
+        t.joined_entry(id, WaiterId(2), Ticket(7));
+        assert_eq!(
+            t.leave(id, WaiterId(1)),
+            Leave::Others { cancel_entry: None },
+            "ticket 9 is the last real entry: it stays"
+        );
+    }
+
+    #[test]
+    fn requests_of_the_leaders_session_that_joined_early_share_its_entry() {
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
+            panic!()
+        };
+        t.begin(&1, WaiterId(1), &s("a"));
+        t.begin(&1, WaiterId(2), &s("c"));
+        t.queued(id, Ticket(7));
+        assert_eq!(t.unjoined(id), vec![(WaiterId(2), s("c"))]);
+        t.joined_entry(id, WaiterId(2), Ticket(9));
+        // The leader leaves, but a request of its session still waits on ticket 7.
+        assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });
+        assert_eq!(
+            t.leave(id, WaiterId(1)),
+            Leave::Others {
+                cancel_entry: Some(Ticket(7))
+            }
+        );
     }
 
     #[test]
