@@ -331,11 +331,15 @@ impl Fetcher {
         if let (Some(ticket), Some(gate)) = (join, self.gates.get(&platform))
             && let Ok(entry) = gate.join(&req.session, ticket).await
         {
-            self.flights
+            let orphan = self
+                .flights
                 .lock()
                 .expect("flights lock")
                 .table
                 .joined_entry(flight, waiter, entry);
+            if let Some(entry) = orphan {
+                gate.cancel(entry);
+            }
         }
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -480,11 +484,15 @@ impl Fetcher {
         let Some(gate) = self.gates.get(&platform) else { return };
         for (waiter, session) in waiters {
             if let Ok(entry) = gate.join(&session, ticket).await {
-                self.flights
+                let orphan = self
+                    .flights
                     .lock()
                     .expect("flights lock")
                     .table
                     .joined_entry(id, waiter, entry);
+                if let Some(entry) = orphan {
+                    gate.cancel(entry);
+                }
             }
         }
     }

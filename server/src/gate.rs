@@ -366,7 +366,15 @@ fn handle(s: &mut FairScheduler, waiters: &mut HashMap<Ticket, oneshot::Sender<A
             }
         }
         Msg::Join { session, flight, reply } => {
-            let _ = reply.send(s.join(now, &session, flight));
+            let before = s.queued();
+            let joined = s.join(now, &session, flight);
+            if let Err(Ok(entry)) = reply.send(joined)
+                && s.queued() > before
+            {
+                // The joiner left before hearing the answer: the entry made for it
+                // stands for nobody (the call keeps the entries it had).
+                s.cancel(now, entry);
+            }
         }
         Msg::Cancel { ticket } => {
             // A call that other sessions joined keeps waiting through their entries: its

@@ -110,3 +110,42 @@ async fn a_full_queue_is_refused_with_a_retry_after() {
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_join_whose_caller_left_before_the_answer_leaves_no_entry_behind() {
+    let gate = obv_gate();
+    let a = SessionKey::client("a");
+    for _ in 0..60 {
+        gate.acquire(&a, Units::ONE).await.expect("room");
+    }
+    let (ticket_tx, ticket_rx) = tokio::sync::oneshot::channel();
+    let leader = {
+        let gate = gate.clone();
+        let a = a.clone();
+        tokio::spawn(async move {
+            let mut ticket_tx = Some(ticket_tx);
+            gate.acquire_with(&a, Units::ONE, Duration::MAX, move |q| {
+                if let (Queued::Ticket(t), Some(tx)) = (q, ticket_tx.take()) {
+                    let _ = tx.send(t);
+                }
+            })
+            .await
+        })
+    };
+    let flight = ticket_rx.await.expect("queued");
+    // The join is sent, then its caller gives up before the gate answers.
+    let gone = tokio::time::timeout(Duration::ZERO, gate.join(&SessionKey::client("c"), flight)).await;
+    assert!(gone.is_err(), "the caller left before the answer");
+    let snap = gate.snapshot().await.expect("running");
+    assert_eq!(
+        snap.queued, 1,
+        "only the call itself waits; the orphan entry was withdrawn"
+    );
+    // A join that is answered adds its entry.
+    gate.join(&SessionKey::client("d"), flight).await.expect("joined");
+    assert_eq!(gate.snapshot().await.expect("running").queued, 2);
+    let admission = leader.await.expect("task").expect("admitted");
+    assert_eq!(admission.flight, flight);
+    let snap = gate.snapshot().await.expect("running");
+    assert_eq!((snap.queued, snap.admitted_calls), (0, 61));
+}

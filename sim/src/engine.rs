@@ -924,7 +924,10 @@ impl Engine<'_> {
                     // A full queue: the joiner waits at the flight's current position.
                     if let Ok((entry, new)) = fair.join(now, call, &session, ticket, &mut self.trace) {
                         let d = self.dedup.as_mut().expect("deduplication runs");
-                        d.flights.joined_entry(flight, waiter, entry);
+                        // The joiner is still waiting here (the simulator joins at once),
+                        // so the entry always stands for it.
+                        let orphan = d.flights.joined_entry(flight, waiter, entry);
+                        debug_assert!(orphan.is_none(), "a synchronous join cannot outlive its waiter");
                         if new {
                             let v = self.view(call);
                             self.checker.on_submit(call, v);

@@ -166,13 +166,27 @@ impl<K: Ord + Clone> FlightTable<K> {
     }
 
     /// `waiter` joined the queued call and has its own scheduler `entry` for it.
-    pub fn joined_entry(&mut self, flight: FlightId, waiter: WaiterId, entry: Ticket) {
-        if let Some(f) = self.flights.get_mut(&flight)
-            && !f.withdrawn.contains(&entry)
-            && let Some(w) = f.waiters.get_mut(&waiter)
-        {
-            w.entry = Some(entry);
-            f.standing.insert(entry);
+    ///
+    /// Returns the entry when it stands for nobody — the waiter left while its join was
+    /// on the way, and no other waiter holds that entry — so the caller withdraws it and
+    /// the session that left is not charged. An entry a leave withdrew before the join
+    /// was answered is not recorded (it is already being withdrawn).
+    #[must_use = "an entry that stands for nobody must be withdrawn"]
+    pub fn joined_entry(&mut self, flight: FlightId, waiter: WaiterId, entry: Ticket) -> Option<Ticket> {
+        // A flight no longer in the table was withdrawn whole (its `cancel_flight` comes
+        // after this join at the scheduler) or went out (its other entries with it).
+        let f = self.flights.get_mut(&flight)?;
+        if f.withdrawn.contains(&entry) {
+            return None;
+        }
+        match f.waiters.get_mut(&waiter) {
+            Some(w) => {
+                w.entry = Some(entry);
+                f.standing.insert(entry);
+                None
+            }
+            None if f.sent || f.standing.contains(&entry) => None,
+            None => Some(entry),
         }
     }
 
@@ -325,7 +339,7 @@ mod tests {
                 ..
             }
         ));
-        t.joined_entry(id, WaiterId(1), Ticket(9));
+        assert_eq!(t.joined_entry(id, WaiterId(1), Ticket(9)), None);
         assert_eq!(
             t.leave(id, WaiterId(1)),
             Leave::Others {
@@ -352,7 +366,7 @@ mod tests {
         };
         t.queued(id, Ticket(7));
         t.begin(&1, WaiterId(1), &s("fresh"));
-        t.joined_entry(id, WaiterId(1), Ticket(9));
+        assert_eq!(t.joined_entry(id, WaiterId(1), Ticket(9)), None);
         assert_eq!(
             t.leave(id, WaiterId(0)),
             Leave::Others {
@@ -376,7 +390,7 @@ mod tests {
         // A later joiner with an entry; b still has none. When the joiner leaves, its
         // entry is withdrawn only because the leader's (kept) entry still stands.
         t.begin(&1, WaiterId(2), &s("c"));
-        t.joined_entry(id, WaiterId(2), Ticket(9));
+        assert_eq!(t.joined_entry(id, WaiterId(2), Ticket(9)), None);
         assert_eq!(
             t.leave(id, WaiterId(2)),
             Leave::Others {
@@ -405,7 +419,7 @@ mod tests {
         };
         t.queued(id, Ticket(7));
         t.begin(&1, WaiterId(1), &s("c"));
-        t.joined_entry(id, WaiterId(1), Ticket(9));
+        assert_eq!(t.joined_entry(id, WaiterId(1), Ticket(9)), None);
         // A second request of session a joins; its join is still on the way.
         t.begin(&1, WaiterId(2), &s("a"));
         assert_eq!(
@@ -415,12 +429,29 @@ mod tests {
             }
         );
         // The join comes back with a's entry, which the gate withdraws right after.
-        t.joined_entry(id, WaiterId(2), Ticket(7));
+        assert_eq!(t.joined_entry(id, WaiterId(2), Ticket(7)), None);
         assert_eq!(
             t.leave(id, WaiterId(1)),
             Leave::Others { cancel_entry: None },
             "ticket 9 is the last real entry: it stays"
         );
+    }
+
+    #[test]
+    fn an_entry_that_arrives_after_its_waiter_left_is_handed_back_for_withdrawal() {
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
+            panic!()
+        };
+        t.queued(id, Ticket(7));
+        t.begin(&1, WaiterId(1), &s("c"));
+        assert_eq!(t.leave(id, WaiterId(1)), Leave::Others { cancel_entry: None });
+        assert_eq!(t.joined_entry(id, WaiterId(1), Ticket(9)), Some(Ticket(9)));
+        // The leader's own entry, answered to a request of its session that left, still
+        // stands for the leader.
+        t.begin(&1, WaiterId(2), &s("a"));
+        assert_eq!(t.leave(id, WaiterId(2)), Leave::Others { cancel_entry: None });
+        assert_eq!(t.joined_entry(id, WaiterId(2), Ticket(7)), None);
     }
 
     #[test]
@@ -433,7 +464,7 @@ mod tests {
         t.begin(&1, WaiterId(2), &s("c"));
         t.queued(id, Ticket(7));
         assert_eq!(t.unjoined(id), vec![(WaiterId(2), s("c"))]);
-        t.joined_entry(id, WaiterId(2), Ticket(9));
+        assert_eq!(t.joined_entry(id, WaiterId(2), Ticket(9)), None);
         // The leader leaves, but a request of its session still waits on ticket 7.
         assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });
         assert_eq!(
