@@ -473,7 +473,11 @@ impl FairScheduler {
         let (cost, requested) = (call.cost, call.requested);
         let entry = self.enqueue(now, session, cost, requested);
         self.flights.entry(flight).or_insert_with(|| vec![flight]).push(entry);
-        self.entry_flight.insert(flight, flight);
+        // The call's own ticket stands for the flight only while it still waits (its
+        // session may have withdrawn it while others' entries carry the call).
+        if self.tickets.contains_key(&flight) {
+            self.entry_flight.insert(flight, flight);
+        }
         self.entry_flight.insert(entry, flight);
         Ok(entry)
     }
@@ -970,6 +974,35 @@ mod tests {
             Submission::Queued(t) => t,
             other => panic!("expected a queued call, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_flight_whose_own_ticket_was_withdrawn_leaves_no_bookkeeping_behind() {
+        // Found in review: a join after the call's own ticket was withdrawn put the
+        // ticket back into the entry → flight map, where nothing removed it again.
+        let mut s = obv();
+        let a = SessionKey::client("a");
+        for _ in 0..60 {
+            s.submit(Instant::ZERO, &a, Units::ONE);
+        }
+        let flight = queued(s.submit(Instant::ZERO, &a, Units::ONE));
+        let b_entry = s.join(Instant::ZERO, &SessionKey::client("b"), flight).expect("joined");
+        assert!(s.cancel(Instant::ZERO, flight));
+        let c_entry = s.join(Instant::ZERO, &SessionKey::client("c"), flight).expect("joined");
+        assert!(s.is_waiting(flight));
+        let admitted = s.poll_admission(Instant::from_secs(1)).expect("admitted");
+        assert_eq!(admitted.flight, flight);
+        assert!([b_entry, c_entry].contains(&admitted.ticket));
+        assert!(
+            s.poll_admission(Instant::from_secs(2)).is_none(),
+            "the other entry was withdrawn"
+        );
+        assert!(
+            s.entry_flight.is_empty() && s.flights.is_empty(),
+            "{:?} {:?}",
+            s.entry_flight,
+            s.flights
+        );
     }
 
     #[test]
