@@ -9,7 +9,11 @@
 //! - a flight leaves the table exactly once, through [`FlightTable::finish`] (its
 //!   outcome is known) or [`FlightTable::leave`] returning [`Leave::Withdraw`] (nobody
 //!   waits any more while it was still queued);
-//! - waiters are told apart by [`WaiterId`], never merged.
+//! - waiters are told apart by [`WaiterId`], never merged;
+//! - while a queued flight has waiters, at least one scheduler entry stands for it: a
+//!   leave withdraws the leaver's entry only when another one stands, and an entry a
+//!   leave withdrew is never recorded again (the shell's joins are answered
+//!   asynchronously and may report it after the fact).
 
 use std::collections::{BTreeMap, BTreeSet};
 
