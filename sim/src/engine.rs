@@ -924,13 +924,19 @@ impl Engine<'_> {
                     // A full queue: the joiner waits at the flight's current position.
                     if let Ok((entry, new)) = fair.join(now, call, &session, ticket, &mut self.trace) {
                         let d = self.dedup.as_mut().expect("deduplication runs");
-                        // The joiner is still waiting here (the simulator joins at once),
-                        // so the entry always stands for it.
+                        // As in the server: an entry kept for a waiter that left is
+                        // withdrawn once this one stands.
                         let orphan = d.flights.joined_entry(flight, waiter, entry);
-                        debug_assert!(orphan.is_none(), "a synchronous join cannot outlive its waiter");
                         if new {
                             let v = self.view(call);
                             self.checker.on_submit(call, v);
+                        }
+                        if let Some(orphan) = orphan
+                            && let Some(fair) = self.gates[p].fair_mut()
+                            && let Some(owner) = fair.cancel_entry(now, orphan, &mut self.trace)
+                        {
+                            let v = self.view(owner);
+                            self.checker.on_leave(owner, v);
                         }
                     }
                     self.settle(p)?;

@@ -171,9 +171,10 @@ impl<K: Ord + Clone> FlightTable<K> {
 
     /// `waiter` joined the queued call and has its own scheduler `entry` for it.
     ///
-    /// Returns the entry when it stands for nobody — the waiter left while its join was
-    /// on the way, and no other waiter holds that entry — so the caller withdraws it and
-    /// the session that left is not charged. An entry a leave withdrew before the join
+    /// Returns an entry that stands for nobody, for the caller to withdraw so that no
+    /// session that left is charged: this one, when the waiter left while its join was on
+    /// the way and no other waiter holds it; or, once this one stands, an entry kept as
+    /// the call's last place after all its waiters left. An entry a leave withdrew before the join
     /// was answered is not recorded (it is already being withdrawn).
     #[must_use = "an entry that stands for nobody must be withdrawn"]
     pub fn joined_entry(&mut self, flight: FlightId, waiter: WaiterId, entry: Ticket) -> Option<Ticket> {
@@ -187,7 +188,16 @@ impl<K: Ord + Clone> FlightTable<K> {
             Some(w) => {
                 w.entry = Some(entry);
                 f.standing.insert(entry);
-                None
+                if f.sent {
+                    return None;
+                }
+                // An entry kept as the call's last place after its waiters left stands
+                // for nobody once this one stands: hand it back for withdrawal.
+                let held: BTreeSet<Ticket> = f.waiters.values().filter_map(|w| w.entry).collect();
+                let orphan = f.standing.iter().copied().find(|t| !held.contains(t))?;
+                f.standing.remove(&orphan);
+                f.withdrawn.insert(orphan);
+                Some(orphan)
             }
             None if f.sent || f.standing.contains(&entry) => None,
             None => Some(entry),
@@ -391,14 +401,17 @@ mod tests {
         t.begin(&1, WaiterId(1), &s("b"));
         t.queued(id, Ticket(7));
         assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });
-        // A later joiner with an entry; b still has none. When the joiner leaves, its
-        // entry is withdrawn only because the leader's (kept) entry still stands.
+        // A later joiner's entry arrives; b still has none. The leader's kept entry now
+        // stands for nobody and is handed back; the joiner's is the call's place.
         t.begin(&1, WaiterId(2), &s("c"));
-        assert_eq!(t.joined_entry(id, WaiterId(2), Ticket(9)), None);
+        assert_eq!(t.joined_entry(id, WaiterId(2), Ticket(9)), Some(Ticket(7)));
+        assert_eq!(t.leave(id, WaiterId(2)), Leave::Others { cancel_entry: None });
+        // b's entry arrives at last: c's kept one goes in turn.
+        assert_eq!(t.joined_entry(id, WaiterId(1), Ticket(11)), Some(Ticket(9)));
         assert_eq!(
-            t.leave(id, WaiterId(2)),
-            Leave::Others {
-                cancel_entry: Some(Ticket(9))
+            t.leave(id, WaiterId(1)),
+            Leave::Withdraw {
+                ticket: Some(Ticket(7))
             }
         );
         // Same session as the leader: the joiner shares the leader's entry.
@@ -456,6 +469,27 @@ mod tests {
         t.begin(&1, WaiterId(2), &s("a"));
         assert_eq!(t.leave(id, WaiterId(2)), Leave::Others { cancel_entry: None });
         assert_eq!(t.joined_entry(id, WaiterId(2), Ticket(7)), None);
+    }
+
+    #[test]
+    fn a_kept_last_place_is_handed_back_once_another_session_has_one() {
+        let mut t = FlightTable::new();
+        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
+            panic!()
+        };
+        t.queued(id, Ticket(7));
+        t.begin(&1, WaiterId(1), &s("b"));
+        // b's join is still on the way: a's entry is the call's only place, so it stays.
+        assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });
+        // b's entry arrives: a's now stands for nobody.
+        assert_eq!(t.joined_entry(id, WaiterId(1), Ticket(9)), Some(Ticket(7)));
+        // b is the last waiter: leaving withdraws the call.
+        assert_eq!(
+            t.leave(id, WaiterId(1)),
+            Leave::Withdraw {
+                ticket: Some(Ticket(7))
+            }
+        );
     }
 
     #[test]
