@@ -200,7 +200,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     let warm = call_body(0);
     let first = &mut sessions[0];
-    let (status, body) = first.conn.post(mcp_path, first.id.as_deref(), warm).await?;
+    let (status, _, body) = first.conn.post(mcp_path, first.id.as_deref(), warm).await?;
     let message = jsonrpc_message(&body).with_context(|| format!("warm-up call: no JSON-RPC answer: {status}"))?;
     if status != StatusCode::OK || !answer_ok(&body) {
         bail!("warm-up call failed: {status} {message}");
@@ -224,12 +224,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tokio::spawn(
             async move { axum::serve(echo, echo_app.into_make_service_with_connect_info::<SocketAddr>()).await },
         );
-    let probe = Conn::open(echo_addr).await?.post(echo_path, None, call_body(1)).await?;
-    if probe.0 != StatusCode::OK || probe.1.len() != answer_bytes || !answer_ok(&probe.1) {
+    let (status, _, echoed) = Conn::open(echo_addr).await?.post(echo_path, None, call_body(1)).await?;
+    if status != StatusCode::OK || echoed.len() != answer_bytes || !answer_ok(&echoed) {
         bail!(
-            "the echo answers {} with {} bytes, not 200 with {answer_bytes}",
-            probe.0,
-            probe.1.len()
+            "the echo answers {status} with {} bytes, not 200 with {answer_bytes}",
+            echoed.len()
         );
     }
 
@@ -334,18 +333,14 @@ impl Conn {
         })
     }
 
-    /// Sends `request` once the connection is free; the status, headers and whole body.
-    async fn send(&mut self, mut request: Request<Full<Bytes>>) -> anyhow::Result<(StatusCode, HeaderMap, Bytes)> {
-        request.headers_mut().insert(header::HOST, self.host.clone());
-        self.send.ready().await.context("connection closed")?;
-        let response = self.send.send_request(request).await?;
-        let (parts, body) = response.into_parts();
-        let body = body.collect().await?.to_bytes();
-        Ok((parts.status, parts.headers, body))
-    }
-
-    /// POSTs `body` to `path` with the MCP headers; the status and the whole body.
-    async fn post(&mut self, path: &str, session: Option<&str>, body: Vec<u8>) -> anyhow::Result<(StatusCode, Bytes)> {
+    /// POSTs `body` to `path` with the MCP headers once the connection is free; the
+    /// status, the headers and the whole body.
+    async fn post(
+        &mut self,
+        path: &str,
+        session: Option<&str>,
+        body: Vec<u8>,
+    ) -> anyhow::Result<(StatusCode, HeaderMap, Bytes)> {
         let call = call();
         let version = if call.stateless {
             STATELESS_VERSION
@@ -366,8 +361,13 @@ impl Conn {
         if let Some(id) = session {
             req = req.header("mcp-session-id", id);
         }
-        let (status, _, body) = self.send(req.body(Full::new(Bytes::from(body)))?).await?;
-        Ok((status, body))
+        let request = req
+            .header(header::HOST, self.host.clone())
+            .body(Full::new(Bytes::from(body)))?;
+        self.send.ready().await.context("connection closed")?;
+        let (parts, body) = self.send.send_request(request).await?.into_parts();
+        let body = body.collect().await?.to_bytes();
+        Ok((parts.status, parts.headers, body))
     }
 }
 
@@ -406,11 +406,7 @@ impl McpSession {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
             "clientInfo": {"name": "besluitbron-load", "version": "1"}}});
-        let request = Request::post(path)
-            .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ACCEPT, "application/json, text/event-stream")
-            .body(Full::new(Bytes::from(init.to_string())))?;
-        let (status, headers, body) = conn.send(request).await?;
+        let (status, headers, body) = conn.post(path, None, init.to_string().into_bytes()).await?;
         let id = headers
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
@@ -422,7 +418,7 @@ impl McpSession {
             );
         };
         let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let (status, body) = conn.post(path, Some(&id), notified.to_string().into_bytes()).await?;
+        let (status, _, body) = conn.post(path, Some(&id), notified.to_string().into_bytes()).await?;
         if !status.is_success() {
             bail!(
                 "notifications/initialized: {status}: {}",
@@ -577,8 +573,8 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
                     .await;
                 let done_at = Instant::now();
                 let ok = match &outcome {
-                    Ok((status, body)) if *status == StatusCode::OK && answer_ok(body) => true,
-                    Ok((status, body)) => {
+                    Ok((status, _, body)) if *status == StatusCode::OK && answer_ok(body) => true,
+                    Ok((status, _, body)) => {
                         first_error.get_or_insert_with(|| {
                             format!("{status}: {}", String::from_utf8_lossy(&body[..body.len().min(300)]))
                         });

@@ -325,21 +325,8 @@ impl Fetcher {
             platform,
             done: false,
         };
-        // The entry is recorded even when it is one the session already had (the call
-        // itself, for the leader's session): the waiter then shares it, and the leader
-        // leaving does not withdraw its session's place.
-        if let (Some(ticket), Some(gate)) = (join, self.gates.get(&platform))
-            && let Ok(entry) = gate.join(&req.session, ticket).await
-        {
-            let orphan = self
-                .flights
-                .lock()
-                .expect("flights lock")
-                .table
-                .joined_entry(flight, waiter, entry);
-            if let Some(entry) = orphan {
-                gate.cancel(entry);
-            }
+        if let Some(ticket) = join {
+            self.join_entry(platform, flight, ticket, waiter, &req.session).await;
         }
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -408,10 +395,13 @@ impl Fetcher {
                         // Requests of other sessions that joined before the call was
                         // queued get their entries now, so the call goes at the best of
                         // their positions (the leader's session shares the call's own).
-                        let others = unjoined;
-                        if !others.is_empty() {
+                        if !unjoined.is_empty() {
                             let me = Arc::clone(&me);
-                            tokio::spawn(async move { me.join_entries(platform, id, ticket, others).await });
+                            tokio::spawn(async move {
+                                for (waiter, session) in unjoined {
+                                    me.join_entry(platform, id, ticket, waiter, &session).await;
+                                }
+                            });
                         }
                     }
                 })
@@ -474,26 +464,32 @@ impl Fetcher {
         }
     }
 
-    async fn join_entries(
+    /// Gives `waiter` of `session` its own entry for the queued call `ticket` of `flight`
+    /// (R-D3: the call then goes at the best of its waiters' positions). The entry is
+    /// recorded even when it is one the session already had (the call itself, for the
+    /// leader's session): the waiter then shares it, and the leader leaving does not
+    /// withdraw its session's place. An entry the table finds standing for nobody is
+    /// withdrawn.
+    async fn join_entry(
         &self,
         platform: PlatformId,
-        id: FlightId,
+        flight: FlightId,
         ticket: Ticket,
-        waiters: Vec<(WaiterId, SessionKey)>,
+        waiter: WaiterId,
+        session: &SessionKey,
     ) {
         let Some(gate) = self.gates.get(&platform) else { return };
-        for (waiter, session) in waiters {
-            if let Ok(entry) = gate.join(&session, ticket).await {
-                let orphan = self
-                    .flights
-                    .lock()
-                    .expect("flights lock")
-                    .table
-                    .joined_entry(id, waiter, entry);
-                if let Some(entry) = orphan {
-                    gate.cancel(entry);
-                }
-            }
+        let Ok(entry) = gate.join(session, ticket).await else {
+            return;
+        };
+        let orphan = self
+            .flights
+            .lock()
+            .expect("flights lock")
+            .table
+            .joined_entry(flight, waiter, entry);
+        if let Some(entry) = orphan {
+            gate.cancel(entry);
         }
     }
 

@@ -34,6 +34,13 @@ fn fetcher(limited: bool) -> Arc<Fetcher> {
     )
 }
 
+/// `session` takes all 60 units of the obv bucket, so the next call queues.
+async fn empty_bucket(gate: &PlatformGate, session: &str) {
+    for _ in 0..60 {
+        gate.acquire(&SessionKey::client(session), Units::ONE).await.unwrap();
+    }
+}
+
 fn request(key: &CacheKey, session: &str) -> Request {
     Request {
         key: key.clone(),
@@ -143,9 +150,7 @@ async fn a_failure_reaches_its_own_flights_waiters_only_and_the_next_request_tri
 async fn a_queued_call_nobody_waits_for_is_withdrawn_and_costs_nothing() {
     let f = fetcher(true);
     let gate = f.gate(PlatformId::Obv).unwrap().clone();
-    for _ in 0..60 {
-        gate.acquire(&SessionKey::client("busy"), Units::ONE).await.unwrap();
-    }
+    empty_bucket(&gate, "busy").await;
     let calls = Arc::new(AtomicUsize::new(0));
     let k = key("wachtrij");
     let mut tasks = Vec::new();
@@ -184,9 +189,7 @@ async fn a_fresh_session_joining_a_heavy_sessions_queued_call_gets_it_at_its_own
     let gate = f.gate(PlatformId::Obv).unwrap().clone();
     let calls = Arc::new(AtomicUsize::new(0));
     // `heavy` empties the bucket and queues ten different searches.
-    for _ in 0..60 {
-        gate.acquire(&SessionKey::client("heavy"), Units::ONE).await.unwrap();
-    }
+    empty_bucket(&gate, "heavy").await;
     let start = tokio::time::Instant::now();
     let mut heavy = Vec::new();
     for i in 0..10 {
@@ -232,9 +235,7 @@ async fn a_fresh_session_joining_a_heavy_sessions_queued_call_gets_it_at_its_own
 async fn a_leader_that_gives_up_withdraws_its_place_and_the_session_that_joined_gets_the_call() {
     let f = fetcher(true);
     let gate = f.gate(PlatformId::Obv).unwrap().clone();
-    for _ in 0..60 {
-        gate.acquire(&SessionKey::client("busy"), Units::ONE).await.unwrap();
-    }
+    empty_bucket(&gate, "busy").await;
     let calls = Arc::new(AtomicUsize::new(0));
     let k = key("opgegeven");
     let leader = {

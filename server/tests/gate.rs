@@ -10,6 +10,13 @@ fn obv_gate() -> PlatformGate {
     PlatformGate::spawn(PlatformId::Obv, config, Clock::start()).expect("valid config")
 }
 
+/// `session` takes all 60 units of the bucket, so the next call queues.
+async fn empty_bucket(gate: &PlatformGate, session: &SessionKey) {
+    for _ in 0..60 {
+        gate.acquire(session, Units::ONE).await.expect("room");
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_106_second_case_second_session_waits_about_a_second() {
     let gate = obv_gate();
@@ -47,9 +54,7 @@ async fn the_106_second_case_second_session_waits_about_a_second() {
 async fn dropping_a_waiting_call_withdraws_it_and_costs_nothing() {
     let gate = obv_gate();
     let a = SessionKey::client("a");
-    for _ in 0..60 {
-        gate.acquire(&a, Units::ONE).await.expect("room");
-    }
+    empty_bucket(&gate, &a).await;
     let waiting = tokio::time::timeout(Duration::from_millis(200), gate.acquire(&a, Units::ONE)).await;
     assert!(waiting.is_err(), "no room yet, so the call waited and was dropped");
     tokio::task::yield_now().await;
@@ -61,9 +66,7 @@ async fn dropping_a_waiting_call_withdraws_it_and_costs_nothing() {
 async fn progress_reports_the_place_in_the_queue() {
     let gate = obv_gate();
     let a = SessionKey::client("a");
-    for _ in 0..60 {
-        gate.acquire(&a, Units::ONE).await.expect("room");
-    }
+    empty_bucket(&gate, &a).await;
     let mut reports = Vec::new();
     let mut ticket = None;
     gate.acquire_with(&a, Units::whole(3), Duration::from_secs(1), |q| match q {
@@ -115,9 +118,7 @@ async fn a_full_queue_is_refused_with_a_retry_after() {
 async fn a_join_whose_caller_left_before_the_answer_leaves_no_entry_behind() {
     let gate = obv_gate();
     let a = SessionKey::client("a");
-    for _ in 0..60 {
-        gate.acquire(&a, Units::ONE).await.expect("room");
-    }
+    empty_bucket(&gate, &a).await;
     let (ticket_tx, ticket_rx) = tokio::sync::oneshot::channel();
     let leader = {
         let gate = gate.clone();

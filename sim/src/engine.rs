@@ -32,7 +32,7 @@ use besluitbron_core::cache::{
     CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, Success,
 };
 use besluitbron_core::dedup::{Begin, FlightId, FlightTable, Leave, WaiterId};
-use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, Units, WallTime};
+use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, Ticket, Units, WallTime};
 use rand::RngExt;
 
 use crate::check::{CallView, Checker};
@@ -931,12 +931,8 @@ impl Engine<'_> {
                             let v = self.view(call);
                             self.checker.on_submit(call, v);
                         }
-                        if let Some(orphan) = orphan
-                            && let Some(fair) = self.gates[p].fair_mut()
-                            && let Some(owner) = fair.cancel_entry(now, orphan, &mut self.trace)
-                        {
-                            let v = self.view(owner);
-                            self.checker.on_leave(owner, v);
+                        if let Some(orphan) = orphan {
+                            self.withdraw_entry(p, orphan);
                         }
                     }
                     self.settle(p)?;
@@ -1061,6 +1057,18 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// Withdraws one entry of a queued flight that stands for nobody any more; its
+    /// owner's call leaves the checker's mirror of the queue.
+    fn withdraw_entry(&mut self, p: usize, entry: Ticket) {
+        let now = self.now;
+        if let Some(fair) = self.gates[p].fair_mut()
+            && let Some(owner) = fair.cancel_entry(now, entry, &mut self.trace)
+        {
+            let v = self.view(owner);
+            self.checker.on_leave(owner, v);
+        }
+    }
+
     /// A waiter of a flight that still waits gives up (`cancel_after_ms`).
     fn leave_flight(&mut self, id: FlightId, call: CallId) -> Result<(), Box<Failure>> {
         let now = self.now;
@@ -1069,25 +1077,19 @@ impl Engine<'_> {
         let leave = d.flights.leave(id, WaiterId(u64::from(call)));
         self.calls[call as usize].state = CallState::Cancelled;
         self.checker.flights.on_left(id, call);
-        let mut owners = Vec::new();
         match leave {
             Leave::Others {
                 cancel_entry: Some(entry),
-            } => {
-                if let Some(fair) = self.gates[p].fair_mut() {
-                    owners.extend(fair.cancel_entry(now, entry, &mut self.trace));
-                }
-            }
+            } => self.withdraw_entry(p, entry),
             Leave::Withdraw { ticket } => {
                 if let (Some(ticket), Some(fair)) = (ticket, self.gates[p].fair_mut()) {
-                    owners = fair.cancel_flight(now, ticket, &mut self.trace);
+                    for owner in fair.cancel_flight(now, ticket, &mut self.trace) {
+                        let v = self.view(owner);
+                        self.checker.on_leave(owner, v);
+                    }
                 }
             }
             Leave::Others { cancel_entry: None } | Leave::Orphaned | Leave::Unknown => {}
-        }
-        for owner in owners {
-            let v = self.view(owner);
-            self.checker.on_leave(owner, v);
         }
         if let Leave::Withdraw { .. } = leave {
             self.dedup.as_mut().expect("deduplication runs").records.remove(&id);

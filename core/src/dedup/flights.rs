@@ -77,8 +77,8 @@ struct Waiter {
 #[derive(Clone, Debug)]
 struct Flight<K> {
     key: K,
-    /// The waiter that started the flight; the queued call is its scheduler entry.
-    leader: WaiterId,
+    /// The session the call is made for (the leader's): the queued call is its entry.
+    session: SessionKey,
     ticket: Option<Ticket>,
     /// The scheduler entries that still stand for this call (none withdrawn by a leave).
     standing: BTreeSet<Ticket>,
@@ -87,6 +87,14 @@ struct Flight<K> {
     withdrawn: BTreeSet<Ticket>,
     sent: bool,
     waiters: BTreeMap<WaiterId, Waiter>,
+}
+
+impl<K> Flight<K> {
+    /// `entry` no longer stands for the call: the caller is withdrawing it.
+    fn withdraw(&mut self, entry: Ticket) {
+        self.standing.remove(&entry);
+        self.withdrawn.insert(entry);
+    }
 }
 
 /// Flights by key, generic over the key type (the buffer's cache key in production).
@@ -141,7 +149,7 @@ impl<K: Ord + Clone> FlightTable<K> {
             id,
             Flight {
                 key: key.clone(),
-                leader: waiter,
+                session: session.clone(),
                 ticket: None,
                 standing: BTreeSet::new(),
                 withdrawn: BTreeSet::new(),
@@ -160,9 +168,8 @@ impl<K: Ord + Clone> FlightTable<K> {
             // The queued call is the entry of the leader's session, for the leader and
             // for any request of that session that joined before it was queued: if they
             // all give up while others wait, it stops standing for anyone (see `leave`).
-            let session = f.waiters.get(&f.leader).map(|w| w.session.clone());
             for w in f.waiters.values_mut() {
-                if w.entry.is_none() && Some(&w.session) == session.as_ref() {
+                if w.entry.is_none() && w.session == f.session {
                     w.entry = Some(ticket);
                 }
             }
@@ -174,8 +181,8 @@ impl<K: Ord + Clone> FlightTable<K> {
     /// Returns an entry that stands for nobody, for the caller to withdraw so that no
     /// session that left is charged: this one, when the waiter left while its join was on
     /// the way and no other waiter holds it; or, once this one stands, an entry kept as
-    /// the call's last place after all its waiters left. An entry a leave withdrew before the join
-    /// was answered is not recorded (it is already being withdrawn).
+    /// the call's last place after all its waiters left. An entry a leave withdrew before
+    /// the join was answered is not recorded (it is already being withdrawn).
     #[must_use = "an entry that stands for nobody must be withdrawn"]
     pub fn joined_entry(&mut self, flight: FlightId, waiter: WaiterId, entry: Ticket) -> Option<Ticket> {
         // A flight no longer in the table was withdrawn whole (its `cancel_flight` comes
@@ -193,10 +200,12 @@ impl<K: Ord + Clone> FlightTable<K> {
                 }
                 // An entry kept as the call's last place after its waiters left stands
                 // for nobody once this one stands: hand it back for withdrawal.
-                let held: BTreeSet<Ticket> = f.waiters.values().filter_map(|w| w.entry).collect();
-                let orphan = f.standing.iter().copied().find(|t| !held.contains(t))?;
-                f.standing.remove(&orphan);
-                f.withdrawn.insert(orphan);
+                let orphan = f
+                    .standing
+                    .iter()
+                    .copied()
+                    .find(|&t| f.waiters.values().all(|w| w.entry != Some(t)))?;
+                f.withdraw(orphan);
                 Some(orphan)
             }
             None if f.sent || f.standing.contains(&entry) => None,
@@ -246,8 +255,7 @@ impl<K: Ord + Clone> FlightTable<K> {
                 gone.entry
             };
             if let Some(entry) = cancel_entry {
-                f.standing.remove(&entry);
-                f.withdrawn.insert(entry);
+                f.withdraw(entry);
             }
             return Leave::Others { cancel_entry };
         }
@@ -307,12 +315,18 @@ mod tests {
         SessionKey::client(name)
     }
 
+    /// A new flight for `key`, led by waiter 0 of `session`.
+    fn lead<K: Ord + Clone>(t: &mut FlightTable<K>, key: K, session: &str) -> FlightId {
+        match t.begin(&key, WaiterId(0), &s(session)) {
+            Begin::Lead(id) => id,
+            other => panic!("expected a new flight, got {other:?}"),
+        }
+    }
+
     #[test]
     fn a_thousand_identical_requests_make_one_flight() {
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&"q", WaiterId(0), &s("a")) else {
-            panic!("first leads")
-        };
+        let id = lead(&mut t, "q", "a");
         for i in 1..1000 {
             assert!(matches!(t.begin(&"q", WaiterId(i), &s("a")), Begin::Join { flight, .. } if flight == id));
         }
@@ -342,9 +356,7 @@ mod tests {
     #[test]
     fn the_last_waiter_leaving_a_queued_call_withdraws_it() {
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
-            panic!()
-        };
+        let id = lead(&mut t, 1, "a");
         t.queued(id, Ticket(7));
         assert!(matches!(
             t.begin(&1, WaiterId(1), &s("b")),
@@ -375,9 +387,7 @@ mod tests {
         // R-D3: the session whose entry is admitted pays; a leader that left must not
         // keep an entry that could still be admitted (and charged) in its name.
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("heavy")) else {
-            panic!()
-        };
+        let id = lead(&mut t, 1, "heavy");
         t.queued(id, Ticket(7));
         t.begin(&1, WaiterId(1), &s("fresh"));
         assert_eq!(t.joined_entry(id, WaiterId(1), Ticket(9)), None);
@@ -394,9 +404,7 @@ mod tests {
     #[test]
     fn a_call_keeps_its_last_place_in_the_queue_while_anyone_waits() {
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
-            panic!()
-        };
+        let id = lead(&mut t, 1, "a");
         // b joined before the call was queued: it has no entry of its own yet.
         t.begin(&1, WaiterId(1), &s("b"));
         t.queued(id, Ticket(7));
@@ -416,9 +424,7 @@ mod tests {
         );
         // Same session as the leader: the joiner shares the leader's entry.
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&2, WaiterId(0), &s("a")) else {
-            panic!()
-        };
+        let id = lead(&mut t, 2, "a");
         t.queued(id, Ticket(3));
         t.begin(&2, WaiterId(1), &s("a"));
         assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });
@@ -431,9 +437,7 @@ mod tests {
         // withdraws it reaches the scheduler. Recording it would count a dead entry as a
         // place, and a later leave could then withdraw the call's last real entry.
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
-            panic!()
-        };
+        let id = lead(&mut t, 1, "a");
         t.queued(id, Ticket(7));
         t.begin(&1, WaiterId(1), &s("c"));
         assert_eq!(t.joined_entry(id, WaiterId(1), Ticket(9)), None);
@@ -457,9 +461,7 @@ mod tests {
     #[test]
     fn an_entry_that_arrives_after_its_waiter_left_is_handed_back_for_withdrawal() {
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
-            panic!()
-        };
+        let id = lead(&mut t, 1, "a");
         t.queued(id, Ticket(7));
         t.begin(&1, WaiterId(1), &s("c"));
         assert_eq!(t.leave(id, WaiterId(1)), Leave::Others { cancel_entry: None });
@@ -474,9 +476,7 @@ mod tests {
     #[test]
     fn a_kept_last_place_is_handed_back_once_another_session_has_one() {
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
-            panic!()
-        };
+        let id = lead(&mut t, 1, "a");
         t.queued(id, Ticket(7));
         t.begin(&1, WaiterId(1), &s("b"));
         // b's join is still on the way: a's entry is the call's only place, so it stays.
@@ -495,9 +495,7 @@ mod tests {
     #[test]
     fn requests_of_the_leaders_session_that_joined_early_share_its_entry() {
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
-            panic!()
-        };
+        let id = lead(&mut t, 1, "a");
         t.begin(&1, WaiterId(1), &s("a"));
         t.begin(&1, WaiterId(2), &s("c"));
         t.queued(id, Ticket(7));
@@ -516,9 +514,7 @@ mod tests {
     #[test]
     fn after_the_call_went_out_leaving_does_not_stop_it() {
         let mut t = FlightTable::new();
-        let Begin::Lead(id) = t.begin(&1, WaiterId(0), &s("a")) else {
-            panic!()
-        };
+        let id = lead(&mut t, 1, "a");
         t.begin(&1, WaiterId(1), &s("b"));
         t.sent(id);
         assert_eq!(t.leave(id, WaiterId(0)), Leave::Others { cancel_entry: None });

@@ -252,18 +252,13 @@ impl ServerHandler for Besluit {
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         let _running = RunningCall(&self.shared.in_flight);
         let caller = Caller::of(&context, &self.shared.trusted_proxies);
-        let keys = replay::keys(&caller, &context.id);
         // Only a request with a replay key is compared with an earlier one.
-        let fingerprint = if keys.is_some() {
-            replay::fingerprint(&request)
-        } else {
-            String::new()
-        };
+        let keyed = replay::keys(&caller, &context.id).map(|key| (key, replay::fingerprint(&request)));
         let tool = self.tool_router.get(&request.name).map(|t| t.name.to_string());
         let (result, replayed) = self
             .shared
             .replays
-            .run(keys, fingerprint, || async {
+            .run(keyed, || async {
                 let tcc = ToolCallContext::new(self, request, context);
                 let limit = self.shared.request_timeout;
                 match tokio::time::timeout(limit, self.tool_router.call(tcc)).await {

@@ -11,15 +11,15 @@
 //! processes behind one address reuse small ids freely, so the id means nothing there.
 //!
 //! Same key and same request (tool name plus canonical arguments): joins the first while
-//! it runs, gets its result after.
+//! it runs, gets its result after. Same key, other request: a JSON-RPC error. A failed
+//! first attempt (a tool error, a protocol error, or a cancelled request) releases the
+//! key, so the retry really runs.
 //!
 //! What is kept of a completed call: when the tool made exactly one platform request, the
 //! answer it got (the buffer's bytes and parsed tree, shared by `Arc`, no copy); a retry
 //! runs the tool again with that answer in place of the fetch, and the tool's rendering
 //! — a pure function of its arguments (equal, by the fingerprint), the answer and how it
-//! was served — gives the first result again. Otherwise the result itself, serialized. Same key, other request: a JSON-RPC error. A failed
-//! first attempt (a tool error, a protocol error, or a cancelled request) releases the
-//! key, so the retry really runs.
+//! was served — gives the first result again. Otherwise the result itself, serialized.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -169,21 +169,21 @@ impl Replays {
         (t.replays(), t.conflicts())
     }
 
-    /// Runs `call` unless `key` says this is a retry of a request already run or
-    /// running. The flag tells whether the answer is another request's (a replay).
-    /// On a retry whose first call kept its answer, `call` (the retry's own) runs with
-    /// that answer in place of its fetch.
+    /// Runs `call` unless `keyed` — the request's replay key and its fingerprint, when
+    /// it has a key — says this is a retry of a request already run or running. The flag
+    /// tells whether the answer is another request's (a replay). On a retry whose first
+    /// call kept its answer, `call` (the retry's own) runs with that answer in place of
+    /// its fetch.
     pub async fn run<F, Fut>(
         &self,
-        key: Option<Key>,
-        fingerprint: String,
+        keyed: Option<(Key, String)>,
         call: F,
     ) -> (Result<CallToolResponse, ErrorData>, bool)
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<CallToolResponse, ErrorData>>,
     {
-        let Some(key) = key else {
+        let Some((key, fingerprint)) = keyed else {
             return (call().await, false);
         };
         let start = self
