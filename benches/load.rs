@@ -15,10 +15,15 @@
 //!    same JSON-RPC result, serialized per request and padded to the MCP answer's exact
 //!    body size, over the same HTTP stack (hyper through axum; on the client hyper's own
 //!    HTTP/1.1 connection, the leanest client there is, since it shares the cores);
-//! 3. drives each server in turn with `--clients` tasks, each on its own keep-alive
-//!    connection, for `--warmup-seconds` (not recorded) then `--seconds` (recorded in an
-//!    HDR histogram, microseconds);
-//! 4. prints requests/s, p50, p99 and max for both, the throughput ratio, whether the
+//! 3. starts "rmcp alone": an rmcp Streamable HTTP server with BesluitBron's transport
+//!    settings and tool list whose tool answers a clone of BesluitBron's warm-up result —
+//!    the SDK's own cost for the same exchange, with none of BesluitBron's work;
+//! 4. drives the servers in rotation (echo, rmcp alone, BesluitBron), one measured second
+//!    each, `--seconds` rounds, with `--clients` tasks, each on its own keep-alive
+//!    connection (kept across turns); each server's first turn starts with
+//!    `--warmup-seconds` unrecorded, later turns with 0.2 s; latency in an HDR histogram,
+//!    microseconds. The rotation spreads the shared machine's changing load over all three;
+//! 5. prints requests/s, p50, p99 and max for each, the throughput ratios, whether the
 //!    targets (at least 40 % of the baseline, p99 under 5 ms) are met, and how often a
 //!    plain OS thread sleeping 1 ms at a time woke more than 2 or 5 ms late meanwhile (the
 //!    machine's own stalls, which bound any p99 measured on it).
@@ -48,6 +53,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing;
+use axum::serve::ListenerExt;
 use besluitbron_server::app::App;
 use besluitbron_server::config::Config;
 use besluitbron_sim::fakes::{FakeHandle, serve_all_on};
@@ -56,6 +62,14 @@ use hdrhistogram::Histogram;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
@@ -86,6 +100,25 @@ struct Call {
 }
 
 static CALL: std::sync::OnceLock<Call> = std::sync::OnceLock::new();
+
+impl Call {
+    /// What the measured request asks.
+    fn asks(self) -> Asks {
+        self.tool.map_or(Asks::List, Asks::Call)
+    }
+}
+
+/// What a request body asks, for the stateless era's routing headers (SEP-2243), which
+/// must match the body.
+#[derive(Clone, Copy)]
+enum Asks {
+    /// `tools/list`.
+    List,
+    /// `tools/call` of this tool.
+    Call(&'static str),
+    /// The legacy handshake (`initialize`, `notifications/initialized`): no routing headers.
+    Handshake,
+}
 
 fn call() -> Call {
     CALL.get().copied().unwrap_or(Call {
@@ -175,7 +208,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let data_dir = tempfile::tempdir().context("temporary data directory")?;
     let server = TcpListener::bind("127.0.0.1:0").await.context("bind the server")?;
     let server_addr = server.local_addr()?;
-    let app = App::build(config(&obv, &tk, data_dir.path())?).context("build the server")?;
+    let server_config = config(&obv, &tk, data_dir.path())?;
+    let allowed_hosts = server_config.hosts();
+    let idle_timeout = Duration::from_secs(server_config.sessions.idle_timeout_secs.max(1));
+    let app = App::build(server_config).context("build the server")?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(app.serve(
         server,
@@ -200,7 +236,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
     let warm = call_body(0);
     let first = &mut sessions[0];
-    let (status, _, body) = first.conn.post(mcp_path, first.id.as_deref(), warm).await?;
+    let (status, _, body) = first
+        .conn
+        .post(mcp_path, first.id.as_deref(), call().asks(), warm)
+        .await?;
     let message = jsonrpc_message(&body).with_context(|| format!("warm-up call: no JSON-RPC answer: {status}"))?;
     if status != StatusCode::OK || !answer_ok(&body) {
         bail!("warm-up call failed: {status} {message}");
@@ -208,6 +247,61 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let answer_bytes = body.len();
     let result = message.get("result").cloned().context("warm-up call: no result")?;
     let upstream_after_warm = obv.requests();
+
+    // BesluitBron's tools and answer, for the SDK alone (same names, schemas and result).
+    let (status, _, listed) = first
+        .conn
+        .post(mcp_path, first.id.as_deref(), Asks::List, list_body(1))
+        .await?;
+    let tools: ListToolsResult = jsonrpc_message(&listed)
+        .and_then(|m| m.get("result").cloned())
+        .and_then(|r| serde_json::from_value(r).ok())
+        .with_context(|| format!("tools/list: no list of tools: {status}"))?;
+    let answer = match call().tool {
+        Some(_) => Some(Arc::new(
+            serde_json::from_value::<CallToolResult>(result.clone()).context("warm-up call: not a tool result")?,
+        )),
+        None => None,
+    };
+    let sdk_alone = TcpListener::bind("127.0.0.1:0").await.context("bind the SDK alone")?;
+    let sdk_addr = sdk_alone.local_addr()?;
+    let sdk_task = tokio::spawn(serve_sdk_alone(
+        sdk_alone,
+        mcp_path,
+        SdkAlone {
+            tools: Arc::new(tools.tools),
+            answer,
+        },
+        allowed_hosts,
+        idle_timeout,
+    ));
+    let mut sdk_clients = Vec::with_capacity(args.clients);
+    for _ in 0..args.clients {
+        let s = if stateless {
+            McpSession {
+                conn: Conn::open(sdk_addr).await?,
+                id: None,
+            }
+        } else {
+            McpSession::open(sdk_addr, mcp_path).await?
+        };
+        sdk_clients.push(Target {
+            conn: s.conn,
+            path: mcp_path,
+            session: s.id,
+        });
+    }
+    let probe = &mut sdk_clients[0];
+    let (status, _, body) = probe
+        .conn
+        .post(mcp_path, probe.session.as_deref(), call().asks(), call_body(1))
+        .await?;
+    if status != StatusCode::OK || !answer_ok(&body) {
+        bail!(
+            "the SDK alone answers {status}: {}",
+            String::from_utf8_lossy(&body[..body.len().min(300)])
+        );
+    }
 
     // The bare baseline: same stack, same request, an answer of the same size.
     let echo = TcpListener::bind("127.0.0.1:0").await.context("bind the echo")?;
@@ -224,7 +318,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tokio::spawn(
             async move { axum::serve(echo, echo_app.into_make_service_with_connect_info::<SocketAddr>()).await },
         );
-    let (status, _, echoed) = Conn::open(echo_addr).await?.post(echo_path, None, call_body(1)).await?;
+    let (status, _, echoed) = Conn::open(echo_addr)
+        .await?
+        .post(echo_path, None, call().asks(), call_body(1))
+        .await?;
     if status != StatusCode::OK || echoed.len() != answer_bytes || !answer_ok(&echoed) {
         bail!(
             "the echo answers {status} with {} bytes, not 200 with {answer_bytes}",
@@ -235,12 +332,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
         bail!("--rate must be a positive number of requests per second");
     }
-    let plan = Plan {
-        warmup: Duration::from_secs(args.warmup_seconds),
-        measured: Duration::from_secs(args.seconds),
-        // Each client's gap between two scheduled requests.
-        interval: args.rate.map(|r| Duration::from_secs_f64(args.clients as f64 / r)),
-    };
+    // Each client's gap between two scheduled requests.
+    let interval = args.rate.map(|r| Duration::from_secs_f64(args.clients as f64 / r));
     let mut echo_clients = Vec::with_capacity(args.clients);
     for _ in 0..args.clients {
         echo_clients.push(Target {
@@ -249,7 +342,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
             session: None,
         });
     }
-    let baseline = drive(echo_clients, plan).await;
     let mcp_clients = sessions
         .into_iter()
         .map(|s| Target {
@@ -258,23 +350,54 @@ async fn run(args: Args) -> anyhow::Result<()> {
             session: s.id,
         })
         .collect();
-    let mcp = drive(mcp_clients, plan).await;
+    // The servers take turns, one measured second each, round after round: the machine's
+    // load changes by the minute (other work shares it), and interleaving spreads that
+    // over all three instead of favouring whichever ran in a quiet minute.
+    let mut servers = [echo_clients, sdk_clients, mcp_clients];
+    let mut measured: [Option<Measured>; 3] = [None, None, None];
+    for round in 0..args.seconds {
+        for (clients, total) in servers.iter_mut().zip(measured.iter_mut()) {
+            let plan = Plan {
+                // The first turn warms up as asked; later turns only let the clients'
+                // pipelines fill again before recording.
+                warmup: if round == 0 {
+                    Duration::from_secs(args.warmup_seconds)
+                } else {
+                    TURN_RAMP
+                },
+                measured: TURN,
+                interval,
+            };
+            let (back, turn) = drive(std::mem::take(clients), plan).await;
+            *clients = back;
+            match total {
+                Some(t) => t.absorb(turn),
+                None => *total = Some(turn),
+            }
+        }
+    }
+    let [Some(baseline), Some(sdk), Some(mcp)] = measured else {
+        bail!("--seconds must be above zero");
+    };
     let upstream_moved = obv.requests() - upstream_after_warm;
     let load_after = load_average();
 
     let _ = stop.send(());
     serving.await.context("server task")?.context("server")?;
     echo_task.abort();
+    sdk_task.abort();
 
-    print_report(&args, answer_bytes, &baseline, &mcp, &load_before, &load_after);
-    let errors = baseline.errors + mcp.errors;
+    print_report(&args, answer_bytes, [&baseline, &sdk, &mcp], &load_before, &load_after);
+    let errors = baseline.errors + sdk.errors + mcp.errors;
     if errors > 0 {
         bail!(
-            "{errors} failed requests (baseline {}, MCP {}); first: {}",
+            "{errors} failed requests (baseline {}, SDK alone {}, MCP {}); first: {}",
             baseline.errors,
+            sdk.errors,
             mcp.errors,
             mcp.first_error
                 .as_deref()
+                .or(sdk.first_error.as_deref())
                 .or(baseline.first_error.as_deref())
                 .unwrap_or("?")
         );
@@ -339,6 +462,7 @@ impl Conn {
         &mut self,
         path: &str,
         session: Option<&str>,
+        asks: Asks,
         body: Vec<u8>,
     ) -> anyhow::Result<(StatusCode, HeaderMap, Bytes)> {
         let call = call();
@@ -352,10 +476,10 @@ impl Conn {
             .header(header::ACCEPT, "application/json, text/event-stream")
             .header("mcp-protocol-version", version);
         if call.stateless {
-            // The stateless era's routing headers (SEP-2243), which must match the body.
-            req = match call.tool {
-                None => req.header("mcp-method", "tools/list"),
-                Some(tool) => req.header("mcp-method", "tools/call").header("mcp-name", tool),
+            req = match asks {
+                Asks::List => req.header("mcp-method", "tools/list"),
+                Asks::Call(tool) => req.header("mcp-method", "tools/call").header("mcp-name", tool),
+                Asks::Handshake => req,
             };
         }
         if let Some(id) = session {
@@ -406,7 +530,9 @@ impl McpSession {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
             "clientInfo": {"name": "besluitbron-load", "version": "1"}}});
-        let (status, headers, body) = conn.post(path, None, init.to_string().into_bytes()).await?;
+        let (status, headers, body) = conn
+            .post(path, None, Asks::Handshake, init.to_string().into_bytes())
+            .await?;
         let id = headers
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
@@ -418,7 +544,9 @@ impl McpSession {
             );
         };
         let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let (status, _, body) = conn.post(path, Some(&id), notified.to_string().into_bytes()).await?;
+        let (status, _, body) = conn
+            .post(path, Some(&id), Asks::Handshake, notified.to_string().into_bytes())
+            .await?;
         if !status.is_success() {
             bail!(
                 "notifications/initialized: {status}: {}",
@@ -429,6 +557,15 @@ impl McpSession {
     }
 }
 
+/// A `tools/list` request with JSON-RPC id `id`.
+fn list_body(id: u64) -> Vec<u8> {
+    if call().stateless {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{{STATELESS_META}}}}}"#).into_bytes()
+    } else {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#).into_bytes()
+    }
+}
+
 /// The measured `tools/call` (see `--call`) with JSON-RPC id `id` (ids are never reused
 /// within a session: a reused id would be answered from the replay table).
 fn call_body(id: u64) -> Vec<u8> {
@@ -436,10 +573,7 @@ fn call_body(id: u64) -> Vec<u8> {
     let meta = if call.stateless { STATELESS_META } else { "" };
     match call.tool {
         // Not a tool call: the MCP stack's own cost per request, for comparison.
-        None if call.stateless => {
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{{meta}}}}}"#).into_bytes()
-        }
-        None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#).into_bytes(),
+        None => list_body(id),
         Some(tool) => {
             let sep = if meta.is_empty() { "" } else { "," };
             let arguments = call.arguments;
@@ -478,6 +612,71 @@ async fn echo_handler(State(state): State<Arc<EchoState>>, body: Bytes) -> Respo
     ([(header::CONTENT_TYPE, "application/json")], out).into_response()
 }
 
+/// The SDK alone: an rmcp server offering BesluitBron's tools (same names and schemas)
+/// whose tool call answers a clone of the result BesluitBron gave for the warm-up call.
+/// No client limits, no replay table, no buffer, no rendering: what the same answer
+/// costs through rmcp's Streamable HTTP transport with BesluitBron's settings.
+#[derive(Clone)]
+struct SdkAlone {
+    tools: Arc<Vec<Tool>>,
+    /// `None` when the measured request is `tools/list`.
+    answer: Option<Arc<CallToolResult>>,
+}
+
+impl ServerHandler for SdkAlone {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match (&self.answer, self.get_tool(&request.name)) {
+            (Some(answer), Some(_)) => Ok(CallToolResponse::Complete(answer.as_ref().clone())),
+            _ => Err(ErrorData::invalid_params(format!("no tool {}", request.name), None)),
+        }
+    }
+}
+
+/// Serves [`SdkAlone`] at `path` with the transport settings BesluitBron's `App` uses:
+/// sessions with the same idle time-out and completed-answer cache, plain JSON answers
+/// for stateless calls, Host and Origin validation, `TCP_NODELAY`.
+async fn serve_sdk_alone(
+    listener: TcpListener,
+    path: &'static str,
+    handler: SdkAlone,
+    allowed_hosts: Vec<String>,
+    idle_timeout: Duration,
+) -> std::io::Result<()> {
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(idle_timeout);
+    sessions.session_config.completed_cache_ttl = Duration::from_secs(10);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(allowed_hosts)
+        .with_json_response(true)
+        .enforce_origin_validation();
+    let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::new(sessions), config);
+    let app = Router::new().nest_service(path, service);
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await
+}
+
 /// Where one client sends its requests.
 struct Target {
     conn: Conn,
@@ -485,7 +684,12 @@ struct Target {
     session: Option<String>,
 }
 
-/// The phases of one server's run.
+/// One server's measured turn.
+const TURN: Duration = Duration::from_secs(1);
+/// Unrecorded time at the start of every turn after the first.
+const TURN_RAMP: Duration = Duration::from_millis(200);
+
+/// The phases of one server's turn.
 #[derive(Clone, Copy)]
 struct Plan {
     warmup: Duration,
@@ -514,6 +718,19 @@ impl Measured {
     fn per_sec(&self) -> f64 {
         self.requests as f64 / self.window.as_secs_f64()
     }
+
+    /// Adds another turn of the same server.
+    fn absorb(&mut self, turn: Measured) {
+        self.requests += turn.requests;
+        // Same bounds on both sides: adding cannot fail.
+        self.latency_us.add(&turn.latency_us).expect("histogram add");
+        self.window += turn.window;
+        self.errors += turn.errors;
+        if self.first_error.is_none() {
+            self.first_error = turn.first_error;
+        }
+        self.oversleep_us.add(&turn.oversleep_us).expect("histogram add");
+    }
 }
 
 /// Sleeps 1 ms at a time on its own OS thread from `from` until `until` and records by how
@@ -536,8 +753,9 @@ fn stall_probe(from: Instant, until: Instant) -> std::thread::JoinHandle<Histogr
     })
 }
 
-/// Runs one task per target until the plan ends; merges their histograms.
-async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
+/// Runs one task per target until the plan ends; merges their histograms and hands the
+/// targets back for the next turn (a client whose task failed is lost and counted).
+async fn drive(targets: Vec<Target>, plan: Plan) -> (Vec<Target>, Measured) {
     let start = Instant::now();
     let record_from = start + plan.warmup;
     let end = record_from + plan.measured;
@@ -569,7 +787,7 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
                 id += 1;
                 let outcome = target
                     .conn
-                    .post(target.path, target.session.as_deref(), call_body(id))
+                    .post(target.path, target.session.as_deref(), call().asks(), call_body(id))
                     .await;
                 let done_at = Instant::now();
                 let ok = match &outcome {
@@ -594,14 +812,16 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
                     hist.saturating_record(us.max(1));
                 }
             }
-            (hist, first_error)
+            (target, hist, first_error)
         }));
     }
     let mut latency_us = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
     let mut first_error = None;
+    let mut back = Vec::with_capacity(tasks.len());
     for task in tasks {
         match task.await {
-            Ok((hist, error)) => {
+            Ok((target, hist, error)) => {
+                back.push(target);
                 // Same bounds on both sides: adding cannot fail.
                 latency_us.add(&hist).expect("histogram add");
                 if first_error.is_none() {
@@ -619,14 +839,15 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> Measured {
         .ok()
         .and_then(Result::ok)
         .unwrap_or_else(|| Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds"));
-    Measured {
+    let measured = Measured {
         requests: latency_us.len(),
         latency_us,
         window: plan.measured,
         errors: errors.load(Ordering::Relaxed),
         first_error,
         oversleep_us,
-    }
+    };
+    (back, measured)
 }
 
 /// `/proc/loadavg`'s three averages, or a note that there is none.
@@ -655,15 +876,14 @@ fn ms(us: u64) -> String {
 fn print_report(
     args: &Args,
     answer_bytes: usize,
-    baseline: &Measured,
-    mcp: &Measured,
+    [baseline, sdk, mcp]: [&Measured; 3],
     load_before: &str,
     load_after: &str,
 ) {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!(
-        "besluitbron-load: {} clients, protocol {}, {} s warm-up + {} s measured per server, answer {answer_bytes} bytes, \
-         {cores} cores shared by clients and servers",
+        "besluitbron-load: {} clients, protocol {}, {} s warm-up then {} measured 1 s turns per server (taken in \
+         rotation), answer {answer_bytes} bytes, {cores} cores shared by clients and servers",
         args.clients, args.protocol, args.warmup_seconds, args.seconds
     );
     println!();
@@ -674,7 +894,16 @@ fn print_report(
         "list" => "BesluitBron `tools/list` (no tool work)".to_owned(),
         _ => "BesluitBron `tools/call obv_sources` (buffer hit)".to_owned(),
     };
-    for (name, m) in [("bare axum JSON echo", baseline), (mcp_name.as_str(), mcp)] {
+    let sdk_name = if args.call == "list" {
+        "rmcp alone: the same tool list, no BesluitBron"
+    } else {
+        "rmcp alone: a clone of the same result, no BesluitBron"
+    };
+    for (name, m) in [
+        ("bare axum JSON echo", baseline),
+        (sdk_name, sdk),
+        (mcp_name.as_str(), mcp),
+    ] {
         let h = &m.latency_us;
         println!(
             "| {name} | {:.0} | {} | {} | {} | {} |",
@@ -686,11 +915,14 @@ fn print_report(
         );
     }
     println!();
-    let ratio = if baseline.per_sec() > 0.0 {
-        mcp.per_sec() / baseline.per_sec()
-    } else {
-        0.0
+    let share = |part: &Measured, of: &Measured| {
+        if of.per_sec() > 0.0 {
+            part.per_sec() / of.per_sec()
+        } else {
+            0.0
+        }
     };
+    let ratio = share(mcp, baseline);
     let p99 = mcp.latency_us.value_at_quantile(0.99);
     let verdict = |met: bool| if met { "met" } else { "missed" };
     match args.rate {
@@ -704,13 +936,20 @@ fn print_report(
             "open loop at {rate:.0} requests/s offered to each server (throughput is the offered rate when both keep up)"
         ),
     }
+    if args.rate.is_none() {
+        println!(
+            "rmcp alone: {:.1} % of the baseline; BesluitBron: {:.1} % of rmcp alone",
+            share(sdk, baseline) * 100.0,
+            share(mcp, sdk) * 100.0
+        );
+    }
     println!(
         "MCP p99: {} (target < {}: {})",
         ms(p99),
         ms(TARGET_P99_US),
         verdict(p99 < TARGET_P99_US)
     );
-    for (name, m) in [("echo", baseline), ("MCP", mcp)] {
+    for (name, m) in [("echo", baseline), ("rmcp-alone", sdk), ("MCP", mcp)] {
         let h = &m.oversleep_us;
         let over = |ms: u64| h.count_between(ms * 1000, u64::MAX);
         println!(
