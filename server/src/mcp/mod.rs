@@ -130,6 +130,15 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The caller of a tool call: the one [`Besluit::call_tool`] read and left in the
+    /// request's extensions, or read now (a tool run some other way).
+    pub fn of_call(ctx: &RequestContext<RoleServer>, trusted_proxies: &[std::net::IpAddr]) -> Arc<Caller> {
+        match ctx.extensions.get::<Arc<Caller>>() {
+            Some(caller) => Arc::clone(caller),
+            None => Arc::new(Caller::of(ctx, trusted_proxies)),
+        }
+    }
+
     /// Reads the caller from a request context.
     pub fn of(ctx: &RequestContext<RoleServer>, trusted_proxies: &[std::net::IpAddr]) -> Caller {
         let parts = ctx.extensions.get::<axum::http::request::Parts>();
@@ -247,14 +256,16 @@ impl ServerHandler for Besluit {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         let _running = RunningCall(&self.shared.in_flight);
-        let caller = Caller::of(&context, &self.shared.trusted_proxies);
+        let caller = Arc::new(Caller::of(&context, &self.shared.trusted_proxies));
         // Only a request with a replay key is compared with an earlier one.
         let keyed = replay::keys(&caller, &context.id).map(|key| (key, replay::fingerprint(&request)));
-        let tool = self.tool_router.get(&request.name).map(|t| t.name.to_string());
+        // The tool's fetch reads the caller from here instead of from the headers again.
+        context.extensions.insert(caller);
+        let tool = self.tool_router.get(&request.name).map(|t| t.name.clone());
         let (result, replayed) = self
             .shared
             .replays
@@ -276,7 +287,7 @@ impl ServerHandler for Besluit {
             let platform = if tool.starts_with("tk_") { "tk" } else { "obv" };
             let labels = RequestLabels {
                 platform,
-                tool,
+                tool: tool.to_string(),
                 kind: DuplicateKind::Replay.as_str(),
             };
             self.shared.fetcher.metrics().requests.get_or_create(&labels).inc();

@@ -106,24 +106,57 @@ pub fn keys(caller: &Caller, id: &RequestId) -> Option<Key> {
 
 /// The request's canonical form: tool name and arguments with object keys sorted.
 pub fn fingerprint(request: &CallToolRequestParams) -> String {
-    let args = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
-    format!("{}{}", request.name, canonical(&args))
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(request.name.as_bytes());
+    match &request.arguments {
+        Some(args) => canonical_object(args.iter(), &mut out),
+        None => out.extend_from_slice(b"null"),
+    }
+    // Only JSON text and the tool name (a `str`) were written.
+    String::from_utf8(out).unwrap_or_default()
 }
 
+#[cfg(test)]
 fn canonical(v: &Value) -> String {
+    let mut out = Vec::new();
+    canonical_into(v, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Compact JSON with object keys sorted, written into `out` (one buffer for the whole
+/// request: this runs for every tool call in an MCP session).
+fn canonical_into(v: &Value, out: &mut Vec<u8>) {
     match v {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            let body: Vec<String> = entries
-                .into_iter()
-                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical(v)))
-                .collect();
-            format!("{{{}}}", body.join(","))
+        Value::Object(map) => canonical_object(map.iter(), out),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_into(item, out);
+            }
+            out.push(b']');
         }
-        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
-        other => other.to_string(),
+        // Writing a JSON scalar into a Vec cannot fail.
+        scalar => serde_json::to_writer(&mut *out, scalar).expect("serialize a JSON scalar"),
     }
+}
+
+fn canonical_object<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, out: &mut Vec<u8>) {
+    let mut entries: Vec<(&String, &Value)> = entries.collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // Writing a string into a Vec cannot fail.
+        serde_json::to_writer(&mut *out, k).expect("serialize a JSON string");
+        out.push(b':');
+        canonical_into(v, out);
+    }
+    out.push(b'}');
 }
 
 fn succeeded(r: &Result<CallToolResponse, ErrorData>) -> bool {
@@ -294,5 +327,16 @@ mod tests {
         let c = serde_json::json!({"a": {"x": "s", "y": [2, 1]}, "b": 1});
         assert_eq!(canonical(&a), canonical(&b));
         assert_ne!(canonical(&a), canonical(&c));
+    }
+
+    #[test]
+    fn the_fingerprint_is_the_name_and_compact_sorted_arguments() {
+        let args = serde_json::json!({"q": "a\"b", "n": [1, 2.5, null, true], "o": {"z": 1, "a": "x"}});
+        let request = CallToolRequestParams::new("obv_search").with_arguments(args.as_object().cloned().unwrap());
+        assert_eq!(
+            fingerprint(&request),
+            r#"obv_search{"n":[1,2.5,null,true],"o":{"a":"x","z":1},"q":"a\"b"}"#
+        );
+        assert_eq!(fingerprint(&CallToolRequestParams::new("obv_status")), "obv_statusnull");
     }
 }
