@@ -158,6 +158,12 @@ struct Args {
     /// as soon as the previous answer is in (closed loop, the throughput measurement).
     #[arg(long)]
     rate: Option<f64>,
+    /// Drive only this server (`echo`, `rmcp` or `besluitbron`) and report how many
+    /// requests it answered in all, warm-up included: for profiling one server, e.g. under
+    /// callgrind, where the instructions of two runs of different lengths, divided by the
+    /// difference in requests, give the cost of one request without the start-up.
+    #[arg(long, value_parser = ["echo", "rmcp", "besluitbron"])]
+    only: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -355,8 +361,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
     // over all three instead of favouring whichever ran in a quiet minute.
     let mut servers = [echo_clients, sdk_clients, mcp_clients];
     let mut measured: [Option<Measured>; 3] = [None, None, None];
+    let names = ["echo", "rmcp", "besluitbron"];
     for round in 0..args.seconds {
-        for (clients, total) in servers.iter_mut().zip(measured.iter_mut()) {
+        for ((clients, total), name) in servers.iter_mut().zip(measured.iter_mut()).zip(names) {
+            if args.only.as_deref().is_some_and(|only| only != name) {
+                continue;
+            }
             let plan = Plan {
                 // The first turn warms up as asked; later turns only let the clients'
                 // pipelines fill again before recording.
@@ -376,9 +386,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    let [Some(baseline), Some(sdk), Some(mcp)] = measured else {
-        bail!("--seconds must be above zero");
-    };
     let upstream_moved = obv.requests() - upstream_after_warm;
     let load_after = load_average();
 
@@ -386,6 +393,32 @@ async fn run(args: Args) -> anyhow::Result<()> {
     serving.await.context("server task")?.context("server")?;
     echo_task.abort();
     sdk_task.abort();
+
+    if let Some(only) = &args.only {
+        let Some(m) = measured.iter().flatten().next() else {
+            bail!("--seconds must be above zero");
+        };
+        let h = &m.latency_us;
+        println!(
+            "{only} alone: {:.0} requests/s measured, p50 {}, p99 {}; {} requests answered in all (warm-up included), {} failed",
+            m.per_sec(),
+            ms(h.value_at_quantile(0.50)),
+            ms(h.value_at_quantile(0.99)),
+            m.answered,
+            m.errors
+        );
+        if m.errors > 0 {
+            bail!(
+                "{} failed requests; first: {}",
+                m.errors,
+                m.first_error.as_deref().unwrap_or("?")
+            );
+        }
+        return Ok(());
+    }
+    let [Some(baseline), Some(sdk), Some(mcp)] = measured else {
+        bail!("--seconds must be above zero");
+    };
 
     print_report(&args, answer_bytes, [&baseline, &sdk, &mcp], &load_before, &load_after);
     let errors = baseline.errors + sdk.errors + mcp.errors;
@@ -704,6 +737,8 @@ struct Measured {
     requests: u64,
     /// Latency of those requests, microseconds.
     latency_us: Histogram<u64>,
+    /// Requests answered without error in all, warm-up included.
+    answered: u64,
     /// The measured window's length.
     window: Duration,
     /// Failed requests over the whole run (warm-up included).
@@ -722,6 +757,7 @@ impl Measured {
     /// Adds another turn of the same server.
     fn absorb(&mut self, turn: Measured) {
         self.requests += turn.requests;
+        self.answered += turn.answered;
         // Same bounds on both sides: adding cannot fail.
         self.latency_us.add(&turn.latency_us).expect("histogram add");
         self.window += turn.window;
@@ -761,10 +797,12 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> (Vec<Target>, Measured) {
     let end = record_from + plan.measured;
     let probe = stall_probe(record_from, end);
     let errors = Arc::new(AtomicU64::new(0));
+    let answered = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::with_capacity(targets.len());
     let clients = targets.len() as u32;
     for (i, mut target) in targets.into_iter().enumerate() {
         let errors = Arc::clone(&errors);
+        let answered = Arc::clone(&answered);
         tasks.push(tokio::spawn(async move {
             // 1 µs to 60 s at 3 significant figures: the bounds are constants that fit.
             let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
@@ -807,6 +845,7 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> (Vec<Target>, Measured) {
                     errors.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
+                answered.fetch_add(1, Ordering::Relaxed);
                 if sent_at >= record_from && done_at <= end {
                     let us = u64::try_from(done_at.duration_since(sent_at).as_micros()).unwrap_or(u64::MAX);
                     hist.saturating_record(us.max(1));
@@ -841,6 +880,7 @@ async fn drive(targets: Vec<Target>, plan: Plan) -> (Vec<Target>, Measured) {
         .unwrap_or_else(|| Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds"));
     let measured = Measured {
         requests: latency_us.len(),
+        answered: answered.load(Ordering::Relaxed),
         latency_us,
         window: plan.measured,
         errors: errors.load(Ordering::Relaxed),
