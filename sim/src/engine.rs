@@ -18,8 +18,12 @@
 //! own entry with `FairScheduler::join`, so the call goes at the best position among
 //! its joiners and the session whose entry is admitted pays. A success is stored and
 //! goes to every waiter; a failure (429, throttling, `fail_rate`) goes to that flight's
-//! waiters only and is never stored. When the last waiter of a queued flight gives up,
-//! the flight is withdrawn (`cancel_flight`). This mirrors `server/src/fetch.rs`.
+//! waiters only and is never stored. As in the server's tools, a waiter whose flight the
+//! platform refused with 429 at a fair gate asks once more (buffer, flight, gate) when
+//! the Retry-After is at most [`MAX_REQUEUE_WAIT`]; the waiters that ask again coalesce
+//! into one new flight, which the gate holds behind the Retry-After. When the last waiter
+//! of a queued flight gives up, the flight is withdrawn (`cancel_flight`). This mirrors
+//! `server/src/fetch.rs` and the tools' fetch in `server/src/mcp/obv.rs`.
 //!
 //! What this module does not do: read the wall clock or any ambient randomness.
 
@@ -32,6 +36,7 @@ use besluitbron_core::cache::{
     CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, Success,
 };
 use besluitbron_core::dedup::{Begin, FlightId, FlightTable, Leave, WaiterId};
+use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, Ticket, Units, WallTime};
 use rand::RngExt;
 
@@ -119,6 +124,8 @@ pub struct CallRecord {
     /// Its gate entry was admitted and its session charged `charged` (for a flight: the
     /// one entry that went, whichever waiter it belonged to).
     pub paid: bool,
+    /// It asked once more after its flight was refused with 429 (it does so only once).
+    pub requeued: bool,
     agent: Option<u32>,
 }
 
@@ -254,6 +261,8 @@ enum FlightEnd {
     Ok,
     Failed,
     Refused,
+    /// The platform answered 429 with this Retry-After.
+    RateLimited(Duration),
 }
 
 /// The buffer's clock: virtual milliseconds.
@@ -489,6 +498,7 @@ impl Engine<'_> {
             key,
             served: None,
             paid: false,
+            requeued: false,
             agent: None,
         });
         CallId::try_from(self.calls.len() - 1).expect("fewer than 2^32 calls")
@@ -609,7 +619,7 @@ impl Engine<'_> {
     /// Offers `call` to its gate at `now`; `first` when this is not a resubmission.
     fn submit(&mut self, call: CallId, first: bool) -> Result<(), Box<Failure>> {
         if first && self.dedup.is_some() && self.calls[call as usize].key.is_some() {
-            return self.submit_keyed(call);
+            return self.submit_keyed(call, true);
         }
         let now = self.now;
         let c = &mut self.calls[call as usize];
@@ -835,19 +845,26 @@ impl Engine<'_> {
             .clone()
     }
 
-    /// The production path for a call with a key: buffer, flight, gate (fetch.rs).
-    fn submit_keyed(&mut self, call: CallId) -> Result<(), Box<Failure>> {
+    /// The production path for a call with a key: buffer, flight, gate (fetch.rs). `first`
+    /// is false when the call asks once more after a 429 (its give-up time still counts
+    /// from the first time).
+    fn submit_keyed(&mut self, call: CallId, first: bool) -> Result<(), Box<Failure>> {
         let now = self.now;
         let c = &mut self.calls[call as usize];
-        c.submitted_at = now;
+        if first {
+            c.submitted_at = now;
+        }
         c.queued_at = now;
         c.state = CallState::Waiting;
+        c.paid = false;
         let p = platform_index(c.platform);
         let cost = c.cost;
         let key = c.key.clone().expect("submit_keyed is only called for keyed calls");
-        self.used[p] += 1;
-        if let Some(after) = self.workload.sessions[self.calls[call as usize].session as usize].cancel_after {
-            self.schedule(now + after, Event::Timeout(call));
+        if first {
+            self.used[p] += 1;
+            if let Some(after) = self.workload.sessions[self.calls[call as usize].session as usize].cancel_after {
+                self.schedule(now + after, Event::Timeout(call));
+            }
         }
         let session = self.session_key(call);
         let d = self.dedup.as_mut().expect("deduplication runs");
@@ -994,9 +1011,9 @@ impl Engine<'_> {
                 self.trace.push(line);
                 self.checker.on_retry_after(p, now + retry_after);
                 self.gates[p].on_retry_after(now, retry_after);
-                // As in the server: the 429 is the flight's outcome; its waiters get the
-                // failure, nothing is stored, and the next request starts a new flight.
-                self.finish_flight(id, FlightEnd::Failed)
+                // As in the server: the 429 is the flight's outcome and nothing is stored;
+                // a waiter that may still ask once more does (see `finish_flight`).
+                self.finish_flight(id, FlightEnd::RateLimited(retry_after))
             }
         }
     }
@@ -1018,16 +1035,33 @@ impl Engine<'_> {
                 .expect("the platform's own key");
             self.checker.flights.on_stored(&rec.key, id);
         }
-        let waiters: Vec<CallId> = d
+        let mut waiters: Vec<CallId> = d
             .flights
             .finish(id)
             .into_iter()
             .map(|w| CallId::try_from(w.0).expect("waiter ids are call ids"))
             .collect();
+        // As the server's tools do: after a 429 at a fair gate, each waiter that has not
+        // done so yet asks once more if the Retry-After is short enough; it leaves this
+        // flight without its outcome.
+        let mut again = Vec::new();
+        if let FlightEnd::RateLimited(retry_after) = end
+            && retry_after <= MAX_REQUEUE_WAIT
+            && self.gates[rec.platform].fair().is_some()
+        {
+            let calls = &self.calls;
+            let (retry, rest): (Vec<CallId>, Vec<CallId>) =
+                waiters.into_iter().partition(|&w| !calls[w as usize].requeued);
+            waiters = rest;
+            again = retry;
+            for &w in &again {
+                self.checker.flights.on_left(id, w);
+            }
+        }
         for &w in &waiters {
             self.calls[w as usize].state = match end {
                 FlightEnd::Ok => CallState::Done,
-                FlightEnd::Failed => CallState::Failed,
+                FlightEnd::Failed | FlightEnd::RateLimited(_) => CallState::Failed,
                 FlightEnd::Refused => CallState::Refused,
             };
         }
@@ -1044,15 +1078,25 @@ impl Engine<'_> {
             FlightEnd::Ok => "ok",
             FlightEnd::Failed => "failed",
             FlightEnd::Refused => "refused",
+            FlightEnd::RateLimited(_) => "rate-limited",
+        };
+        let asking_again = if again.is_empty() {
+            String::new()
+        } else {
+            format!(" again={}", again.len())
         };
         self.trace.push(format!(
-            "t={now} outcome={outcome} flight={} waiters={} platform={}",
+            "t={now} outcome={outcome} flight={} waiters={}{asking_again} platform={}",
             id.0,
             waiters.len(),
             PlatformId::ALL[rec.platform]
         ));
         for w in waiters {
             self.finish_call(w);
+        }
+        for w in again {
+            self.calls[w as usize].requeued = true;
+            self.submit_keyed(w, false)?;
         }
         Ok(())
     }

@@ -223,3 +223,77 @@ fn trace_keys_coalesce_identical_requests() {
     let legacy = Report::of(&run_workload("trace", &workload, PolicyKind::Legacy));
     assert_eq!(legacy.platforms[0].dedup.unwrap().upstream, 5);
 }
+
+/// As the server's tools do after a 429 at a fair gate: every waiter of the refused
+/// flight asks once more; they coalesce into one new flight, which waits out the
+/// Retry-After (the throttle's end) and is answered. Before, the simulator handed the
+/// 429 to the waiters as a failure while the server queued them again.
+#[test]
+fn a_flight_refused_with_429_asks_once_more_behind_the_retry_after_as_the_server_does() {
+    let run = run_inline(
+        &throttled("throttle = [{ from_ms = 1000, to_ms = 4000 }]"),
+        PolicyKind::Fair,
+    );
+    let q = keyed(&run, "Q");
+    assert_eq!(q.len(), 3);
+    assert!(q.iter().all(|c| c.state == CallState::Done && c.requeued), "{q:?}");
+    assert!(
+        q.iter()
+            .all(|c| c.admitted_at == Some(besluitbron_core::Instant::from_secs(4))),
+        "the new flight went when the Retry-After ended: {q:?}"
+    );
+    assert_eq!(q.iter().filter(|c| c.paid).count(), 1, "one payer: {q:?}");
+    assert_eq!(run.platforms[0].counters.throttled, 1);
+    let d = Report::of(&run).platforms[0].dedup.unwrap();
+    assert_eq!(
+        d.upstream, 62,
+        "busy's 60, the refused flight and the one that asked again"
+    );
+}
+
+/// Only once, and only for a Retry-After BesluitBron is willing to wait out
+/// (`MAX_REQUEUE_WAIT`): a second refusal, or a longer wait, reaches the waiters.
+#[test]
+fn a_second_refusal_or_a_long_retry_after_reaches_the_waiters() {
+    let twice = run_inline(
+        &throttled("throttle = [{ from_ms = 1000, to_ms = 2000 }, { from_ms = 2000, to_ms = 4000 }]"),
+        PolicyKind::Fair,
+    );
+    let q = keyed(&twice, "Q");
+    assert!(q.iter().all(|c| c.state == CallState::Failed && c.requeued), "{q:?}");
+    assert_eq!(twice.platforms[0].counters.throttled, 2);
+    assert_eq!(Report::of(&twice).platforms[0].dedup.unwrap().upstream, 62);
+
+    let long = run_inline(
+        &throttled("throttle = [{ from_ms = 1000, to_ms = 91000 }]"),
+        PolicyKind::Fair,
+    );
+    let q = keyed(&long, "Q");
+    assert!(q.iter().all(|c| c.state == CallState::Failed && !c.requeued), "{q:?}");
+    assert_eq!(Report::of(&long).platforms[0].dedup.unwrap().upstream, 61);
+}
+
+/// `busy` empties the bucket at 0 s, so a flight for Q (asked twice by `a` and once by
+/// `b` at 0.1 s) waits in the queue until the next unit at 1 s, with all three waiting.
+fn throttled(throttle: &str) -> String {
+    format!(
+        r#"
+description = "a flight three calls wait for meets a throttled platform"
+[[platform]]
+id = "obv"
+latency = {{ kind = "fixed", ms = 200 }}
+{throttle}
+[[session]]
+name = "busy"
+burst = [{{ at_ms = 0, calls = 60 }}]
+[[session]]
+name = "a"
+key = "Q"
+burst = [{{ at_ms = 100, calls = 2 }}]
+[[session]]
+name = "b"
+key = "Q"
+burst = [{{ at_ms = 100, calls = 1 }}]
+"#
+    )
+}

@@ -64,6 +64,12 @@ use std::time::Duration;
 pub use bucket::Bucket;
 pub use event::SchedulerEvent;
 
+/// A call the platform refused with 429 although BesluitBron kept its limit (another
+/// client behind the same address, a limit lowered upstream) is queued once more, behind
+/// the Retry-After, when that is at most this long; a longer wait, or a second refusal,
+/// is reported to the caller. The server and the simulator both follow this rule.
+pub const MAX_REQUEUE_WAIT: Duration = Duration::from_secs(60);
+
 use crate::platform::LimitConfig;
 use crate::time::{Instant, duration_nanos};
 use crate::units::Units;

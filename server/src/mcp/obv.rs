@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::Fold;
+use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use besluitbron_core::{PlatformId, SessionKey, Units};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -131,10 +132,6 @@ pub struct StatusArgs {
 
 const DEFAULT_LENGTH: usize = 20_000;
 const MAX_LENGTH: usize = 100_000;
-
-/// The longest platform Retry-After a call waits out in BesluitBron's queue rather than
-/// reporting it (the tool call's own time-out still applies).
-const MAX_REQUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 #[tool_router(router = obv_router, vis = "pub(crate)")]
 impl Besluit {
