@@ -378,8 +378,9 @@ impl Fetcher {
             platform: platform.as_str(),
         };
         let gate = self.gates.get(&platform).cloned();
-        let admitted: Result<(), FetchError> = match &gate {
-            None => Ok(()),
+        // Who was charged for the call, and how much (none without a gate).
+        let admitted: Result<Option<(SessionKey, Units)>, FetchError> = match &gate {
+            None => Ok(None),
             Some(gate) => {
                 let me = Arc::clone(&self);
                 gate.acquire_with(&session, cost, Duration::MAX, move |q| {
@@ -411,6 +412,7 @@ impl Fetcher {
                         .platform_wait
                         .get_or_create(&label)
                         .observe(admission.waited().as_secs_f64());
+                    Some((admission.session, admission.cost))
                 })
                 .map_err(FetchError::from)
             }
@@ -424,7 +426,7 @@ impl Fetcher {
         }
         let outcome = match admitted {
             Err(e) => Err(e),
-            Ok(()) => {
+            Ok(charged) => {
                 let result = upstream().await;
                 self.metrics
                     .platform_calls
@@ -440,7 +442,14 @@ impl Fetcher {
                                 gate.remaining(remaining, rate.reset);
                             }
                         }
-                        Err(PlatformError::RateLimited { retry_after, .. }) => gate.retry_after(*retry_after),
+                        Err(PlatformError::RateLimited { retry_after, .. }) => {
+                            gate.retry_after(*retry_after);
+                            // The platform counted nothing: the session does not pay for it
+                            // (a requeued call is charged at its next admission).
+                            if let Some((session, cost)) = charged {
+                                gate.refund(session, cost);
+                            }
+                        }
                         _ => {}
                     }
                 }

@@ -96,6 +96,8 @@ pub struct GateSnapshot {
     pub refused_calls: u64,
     /// Queued calls withdrawn.
     pub cancelled_calls: u64,
+    /// Admitted calls the platform refused, their charge returned to the session.
+    pub refunded_calls: u64,
 }
 
 enum Msg {
@@ -120,6 +122,10 @@ enum Msg {
         reply: oneshot::Sender<Option<QueuePosition>>,
     },
     RetryAfter(Duration),
+    Refund {
+        session: SessionKey,
+        cost: Units,
+    },
     Remaining {
         remaining: Units,
         reset: Option<Duration>,
@@ -288,6 +294,12 @@ impl PlatformGate {
         let _ = self.tx.send(Msg::RetryAfter(retry_after));
     }
 
+    /// The platform refused (429) a call this gate admitted for `session` at `cost`: the
+    /// charge goes back to the session ([`FairScheduler::refund`]).
+    pub fn refund(&self, session: SessionKey, cost: Units) {
+        let _ = self.tx.send(Msg::Refund { session, cost });
+    }
+
     /// The platform reported what it has left (`RateLimit-Remaining`, `RateLimit-Reset`).
     pub fn remaining(&self, remaining: Units, reset: Option<Duration>) {
         let _ = self.tx.send(Msg::Remaining { remaining, reset });
@@ -398,6 +410,7 @@ fn handle(s: &mut FairScheduler, waiters: &mut HashMap<Ticket, oneshot::Sender<A
             let _ = reply.send(position);
         }
         Msg::RetryAfter(d) => s.on_retry_after(now, d),
+        Msg::Refund { session, cost } => s.refund(now, &session, cost),
         Msg::Remaining { remaining, reset } => s.on_remaining(now, remaining, reset),
         Msg::Snapshot(reply) => {
             let stats = s.stats();
@@ -410,6 +423,7 @@ fn handle(s: &mut FairScheduler, waiters: &mut HashMap<Ticket, oneshot::Sender<A
                 admitted_units: stats.admitted_units,
                 refused_calls: stats.refused_calls,
                 cancelled_calls: stats.cancelled_calls,
+                refunded_calls: stats.refunded_calls,
             });
         }
     }

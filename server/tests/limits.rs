@@ -344,5 +344,14 @@ async fn a_platform_refusal_queues_the_call_once_more_instead_of_failing() {
         waited >= Duration::from_millis(500),
         "the call waited for the platform's Retry-After: {waited:?}"
     );
+    // Admitted twice, paid once: the refused admission's charge went back to the session.
+    let gate = server
+        .state
+        .fetcher()
+        .gate(besluitbron_core::PlatformId::Obv)
+        .unwrap()
+        .clone();
+    let stats = gate.snapshot().await.unwrap();
+    assert_eq!((stats.admitted_calls, stats.refunded_calls), (2, 1));
     server.stop().await;
 }

@@ -750,6 +750,8 @@ impl Engine<'_> {
                 self.trace.push(line);
                 self.checker.on_retry_after(p, now + retry_after);
                 self.gates[p].on_retry_after(now, retry_after);
+                let session = &self.workload.sessions[self.calls[call as usize].session as usize].key;
+                self.gates[p].refund(now, session, charged, &mut self.trace);
                 // The call is retried: it goes back to the gate, which now waits out the
                 // Retry-After before anything else goes to this platform.
                 self.submit_again(call)?;
@@ -1011,6 +1013,8 @@ impl Engine<'_> {
                 self.trace.push(line);
                 self.checker.on_retry_after(p, now + retry_after);
                 self.gates[p].on_retry_after(now, retry_after);
+                let session = self.session_key(call);
+                self.gates[p].refund(now, &session, charged, &mut self.trace);
                 // As in the server: the 429 is the flight's outcome and nothing is stored;
                 // a waiter that may still ask once more does (see `finish_flight`).
                 self.finish_flight(id, FlightEnd::RateLimited(retry_after))

@@ -160,6 +160,20 @@ impl Gate {
         }
     }
 
+    /// The platform refused (429) a call admitted for `session` and charged `charged`: a
+    /// fair gate gives the session the charge back, as the server's gate does
+    /// (`FairScheduler::refund`); the legacy model never did.
+    pub fn refund(&mut self, now: Instant, session: &SessionKey, charged: Units, trace: &mut Trace) {
+        if let Gate::Fair(g) = self {
+            g.scheduler.refund(now, session, charged);
+            trace.push(format!(
+                "t={now} session={session} refund cost={} platform={}",
+                charged.compact(),
+                g.platform
+            ));
+        }
+    }
+
     /// The limit kept locally, if any.
     pub fn local_limit(&self) -> Option<LimitConfig> {
         match self {

@@ -43,7 +43,8 @@
 //! - **Platform feedback.** [`FairScheduler::on_retry_after`] stops all admissions until
 //!   the platform's Retry-After has passed; [`FairScheduler::on_remaining`] lowers the
 //!   local bucket to what the platform reports. Feedback only ever makes BesluitBron
-//!   slower.
+//!   slower. [`FairScheduler::refund`] gives a session back the charge of an admitted
+//!   call the platform refused (it counted nothing), so a call queued again is paid once.
 //! - **Bounds.** At most `max_queued` calls per platform and `max_queued_per_session`
 //!   per session; an arrival beyond them is refused at once with the instant after which
 //!   a retry makes sense. A waiting call is never evicted.
@@ -274,6 +275,8 @@ pub struct SchedulerStats {
     pub cancelled_calls: u64,
     /// Sessions forgotten after their quiet period.
     pub forgotten_sessions: u64,
+    /// Admitted calls the platform refused and whose charge went back to their session.
+    pub refunded_calls: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -619,6 +622,34 @@ impl FairScheduler {
         let now = self.advance(now);
         self.blocked_until = self.blocked_until.max(now + retry_after);
         self.bucket.cap_at(now, Units::ZERO);
+    }
+
+    /// The platform refused (429) a call this scheduler admitted for `session` and
+    /// charged `cost`: the platform counted nothing, so the session gets the charge back —
+    /// its usage drops by `cost` and its finish tag goes back by what the call added, and
+    /// a waiting head call of the session moves forward accordingly (never behind where it
+    /// stood). Without this, a call queued again after a refusal is paid for twice. The
+    /// local bucket is not refilled: feed the Retry-After with
+    /// [`FairScheduler::on_retry_after`]. A session already forgotten is left alone.
+    pub fn refund(&mut self, now: Instant, session: &SessionKey, cost: Units) {
+        self.advance(now);
+        let Some(&slot) = self.index.get(session) else {
+            return;
+        };
+        let cost = cost.min(self.config.limit.capacity);
+        let state = self.state_mut(slot);
+        state.used = state.used.saturating_sub(cost);
+        // The increment this call added when admitted: `c × (C + used before it)`.
+        let increment = self.tag_increment(self.state(slot), cost);
+        let state = self.state_mut(slot);
+        state.last_finish = state.last_finish.saturating_sub(increment);
+        if !state.queue.is_empty() {
+            let old_start = state.head.start;
+            self.detach_head(slot);
+            let start = old_start.min(self.virtual_time.max(self.state(slot).last_finish));
+            self.attach_head(slot, start);
+        }
+        self.stats.refunded_calls += 1;
     }
 
     /// The platform reported `remaining` units left (OpenBesluitvorming's
@@ -1141,5 +1172,57 @@ mod tests {
         let sys = s.index[&SessionKey::System];
         assert_eq!(s.weight_q32(s.state(sys)), 1 << 32);
         assert_eq!(s.session_usage(&SessionKey::System), Some(Units::whole(60)));
+    }
+
+    /// Found in review of the 429 path: a call the platform refused was charged at its
+    /// admission and again when it was queued once more. The refund gives the session its
+    /// usage back and its finish tag with it, so its call asked again goes at its old place.
+    #[test]
+    fn a_call_the_platform_refused_is_refunded_to_its_session() {
+        let limit = LimitConfig::new(Units::whole(2), Duration::from_secs(2));
+        let (a, b) = (SessionKey::client("a"), SessionKey::client("b"));
+        let mut order = Vec::new();
+        for refund in [true, false] {
+            let mut s = FairScheduler::new(SchedulerConfig::with_limit(limit)).expect("valid");
+            // `a` takes the whole bucket; the platform refuses its second call.
+            for _ in 0..2 {
+                assert!(matches!(
+                    s.submit(Instant::ZERO, &a, Units::whole(1)),
+                    Submission::Admitted(_)
+                ));
+            }
+            s.on_retry_after(Instant::ZERO, Duration::from_secs(1));
+            if refund {
+                s.refund(Instant::ZERO, &a, Units::whole(1));
+                assert_eq!(s.session_usage(&a), Some(Units::whole(1)));
+                assert_eq!(s.stats().refunded_calls, 1);
+            } else {
+                assert_eq!(s.session_usage(&a), Some(Units::whole(2)));
+            }
+            // `a` asks again, then `b` asks for the first time.
+            queued(s.submit(Instant::ZERO, &a, Units::whole(1)));
+            queued(s.submit(Instant::ZERO, &b, Units::whole(1)));
+            let first = s
+                .poll_admission(Instant::from_secs(1))
+                .expect("room after the Retry-After");
+            order.push(first.session);
+        }
+        // Refunded, `a`'s tag is back where its first call left it — where a newcomer starts
+        // now — and its earlier ticket goes first; charged twice, it would wait behind `b`.
+        assert_eq!(order, vec![a.clone(), b.clone()]);
+    }
+
+    #[test]
+    fn a_refund_never_goes_below_nothing_and_ignores_an_unknown_session() {
+        let mut s = obv();
+        let a = SessionKey::client("a");
+        s.refund(Instant::ZERO, &a, Units::whole(5));
+        assert_eq!(s.session_usage(&a), None);
+        assert!(matches!(
+            s.submit(Instant::ZERO, &a, Units::whole(1)),
+            Submission::Admitted(_)
+        ));
+        s.refund(Instant::ZERO, &a, Units::whole(5));
+        assert_eq!(s.session_usage(&a), Some(Units::ZERO));
     }
 }
