@@ -31,7 +31,7 @@ pub mod units;
 pub use cache::{CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, Scope, Success};
 pub use platform::{LimitConfig, PlatformId};
 pub use scheduler::{
-    Admission, AdmitRule, Estimate, FairScheduler, JoinError, QueueFull, SchedulerConfig, SchedulerEvent,
+    Admission, AdmitRule, Charge, Estimate, FairScheduler, JoinError, QueueFull, SchedulerConfig, SchedulerEvent,
     SchedulerStats, SessionKey, Submission, Ticket,
 };
 pub use time::{Instant, WallTime};

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use besluitbron_core::cache::{CacheKey, CacheStore, DataClass, Lookup, StaleLookup, Success};
 use besluitbron_core::dedup::{Begin, DuplicateKind, DuplicateMonitor, FlightId, FlightTable, Leave, WaiterId};
-use besluitbron_core::{PlatformId, SessionKey, Ticket, Units, WallTime};
+use besluitbron_core::{Charge, PlatformId, SessionKey, Ticket, Units, WallTime};
 use tokio::sync::watch;
 
 use crate::gate::{Clock, GateError, PlatformGate, QueuePosition, Queued};
@@ -379,7 +379,7 @@ impl Fetcher {
         };
         let gate = self.gates.get(&platform).cloned();
         // Who was charged for the call, and how much (none without a gate).
-        let admitted: Result<Option<(SessionKey, Units)>, FetchError> = match &gate {
+        let admitted: Result<Option<(SessionKey, Charge)>, FetchError> = match &gate {
             None => Ok(None),
             Some(gate) => {
                 let me = Arc::clone(&self);
@@ -412,7 +412,8 @@ impl Fetcher {
                         .platform_wait
                         .get_or_create(&label)
                         .observe(admission.waited().as_secs_f64());
-                    Some((admission.session, admission.cost))
+                    let charge = admission.charge();
+                    Some((admission.session, charge))
                 })
                 .map_err(FetchError::from)
             }
@@ -446,8 +447,8 @@ impl Fetcher {
                             gate.retry_after(*retry_after);
                             // The platform counted nothing: the session does not pay for it
                             // (a requeued call is charged at its next admission).
-                            if let Some((session, cost)) = charged {
-                                gate.refund(session, cost);
+                            if let Some((session, charge)) = charged {
+                                gate.refund(session, charge);
                             }
                         }
                         _ => {}

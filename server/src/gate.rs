@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use besluitbron_core::{
-    Admission, FairScheduler, Instant, JoinError, PlatformId, SchedulerConfig, SessionKey, Submission, Ticket, Units,
+    Admission, Charge, FairScheduler, Instant, JoinError, PlatformId, SchedulerConfig, SessionKey, Submission, Ticket,
+    Units,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -124,7 +125,7 @@ enum Msg {
     RetryAfter(Duration),
     Refund {
         session: SessionKey,
-        cost: Units,
+        charge: Charge,
     },
     Remaining {
         remaining: Units,
@@ -294,10 +295,11 @@ impl PlatformGate {
         let _ = self.tx.send(Msg::RetryAfter(retry_after));
     }
 
-    /// The platform refused (429) a call this gate admitted for `session` at `cost`: the
-    /// charge goes back to the session ([`FairScheduler::refund`]).
-    pub fn refund(&self, session: SessionKey, cost: Units) {
-        let _ = self.tx.send(Msg::Refund { session, cost });
+    /// The platform refused (429) a call this gate admitted for `session` with `charge`
+    /// ([`Admission::charge`]): the charge goes back to the session
+    /// ([`FairScheduler::refund`]).
+    pub fn refund(&self, session: SessionKey, charge: Charge) {
+        let _ = self.tx.send(Msg::Refund { session, charge });
     }
 
     /// The platform reported what it has left (`RateLimit-Remaining`, `RateLimit-Reset`).
@@ -410,7 +412,7 @@ fn handle(s: &mut FairScheduler, waiters: &mut HashMap<Ticket, oneshot::Sender<A
             let _ = reply.send(position);
         }
         Msg::RetryAfter(d) => s.on_retry_after(now, d),
-        Msg::Refund { session, cost } => s.refund(now, &session, cost),
+        Msg::Refund { session, charge } => s.refund(now, &session, charge),
         Msg::Remaining { remaining, reset } => s.on_remaining(now, remaining, reset),
         Msg::Snapshot(reply) => {
             let stats = s.stats();

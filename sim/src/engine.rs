@@ -19,7 +19,7 @@
 //! its joiners and the session whose entry is admitted pays. A success is stored and
 //! goes to every waiter; a failure (429, throttling, `fail_rate`) goes to that flight's
 //! waiters only and is never stored. As in the server's tools, a waiter whose flight the
-//! platform refused with 429 at a fair gate asks once more (buffer, flight, gate) when
+//! platform refused with 429 at a fair gate (not the system session's) asks once more (buffer, flight, gate) when
 //! the Retry-After is at most [`MAX_REQUEUE_WAIT`]; the waiters that ask again coalesce
 //! into one new flight, which the gate holds behind the Retry-After. When the last waiter
 //! of a queued flight gives up, the flight is withdrawn (`cancel_flight`). This mirrors
@@ -37,7 +37,9 @@ use besluitbron_core::cache::{
 };
 use besluitbron_core::dedup::{Begin, FlightId, FlightTable, Leave, WaiterId};
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
-use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, Ticket, Units, WallTime};
+use besluitbron_core::{
+    Charge, Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Ticket, Units, WallTime,
+};
 use rand::RngExt;
 
 use crate::check::{CallView, Checker};
@@ -680,7 +682,12 @@ impl Engine<'_> {
             let batch = std::mem::take(&mut self.out);
             for e in batch {
                 match e {
-                    GateEvent::Admitted { call, charged, counted } => {
+                    GateEvent::Admitted {
+                        call,
+                        charged,
+                        counted,
+                        charge,
+                    } => {
                         if call as usize >= self.calls.len() {
                             return Err(self.fail(format!(
                                 "{}: the scheduler admitted a ticket no call was waiting for",
@@ -691,7 +698,7 @@ impl Engine<'_> {
                         self.checker
                             .on_admit(self.now, call, v, charged, counted, &self.gates[p])
                             .map_err(|e| self.fail(e))?;
-                        self.send(call, charged, p)?;
+                        self.send(call, charged, charge, p)?;
                     }
                     GateEvent::Refused { call } => {
                         let v = self.view(call);
@@ -713,9 +720,9 @@ impl Engine<'_> {
         Ok(())
     }
 
-    fn send(&mut self, call: CallId, charged: Units, p: usize) -> Result<(), Box<Failure>> {
+    fn send(&mut self, call: CallId, charged: Units, charge: Option<Charge>, p: usize) -> Result<(), Box<Failure>> {
         if let Some(id) = self.flight_of(call) {
-            return self.send_flight(id, call, charged, p);
+            return self.send_flight(id, call, charged, charge, p);
         }
         let now = self.now;
         self.upstream[p] += 1;
@@ -751,7 +758,7 @@ impl Engine<'_> {
                 self.checker.on_retry_after(p, now + retry_after);
                 self.gates[p].on_retry_after(now, retry_after);
                 let session = &self.workload.sessions[self.calls[call as usize].session as usize].key;
-                self.gates[p].refund(now, session, charged, &mut self.trace);
+                self.gates[p].refund(now, session, charge, &mut self.trace);
                 // The call is retried: it goes back to the gate, which now waits out the
                 // Retry-After before anything else goes to this platform.
                 self.submit_again(call)?;
@@ -963,7 +970,14 @@ impl Engine<'_> {
 
     /// The entry owned by `call` was admitted: the flight's one upstream call goes out,
     /// charged to `call`'s session.
-    fn send_flight(&mut self, id: FlightId, call: CallId, charged: Units, p: usize) -> Result<(), Box<Failure>> {
+    fn send_flight(
+        &mut self,
+        id: FlightId,
+        call: CallId,
+        charged: Units,
+        charge: Option<Charge>,
+        p: usize,
+    ) -> Result<(), Box<Failure>> {
         let now = self.now;
         self.upstream[p] += 1;
         let d = self.dedup.as_mut().expect("deduplication runs");
@@ -1014,7 +1028,7 @@ impl Engine<'_> {
                 self.checker.on_retry_after(p, now + retry_after);
                 self.gates[p].on_retry_after(now, retry_after);
                 let session = self.session_key(call);
-                self.gates[p].refund(now, &session, charged, &mut self.trace);
+                self.gates[p].refund(now, &session, charge, &mut self.trace);
                 // As in the server: the 429 is the flight's outcome and nothing is stored;
                 // a waiter that may still ask once more does (see `finish_flight`).
                 self.finish_flight(id, FlightEnd::RateLimited(retry_after))
@@ -1053,9 +1067,13 @@ impl Engine<'_> {
             && retry_after <= MAX_REQUEUE_WAIT
             && self.gates[rec.platform].fair().is_some()
         {
-            let calls = &self.calls;
-            let (retry, rest): (Vec<CallId>, Vec<CallId>) =
-                waiters.into_iter().partition(|&w| !calls[w as usize].requeued);
+            let (calls, sessions) = (&self.calls, &self.workload.sessions);
+            // BesluitBron's own maintenance (the system session) reports the refusal, as
+            // the server's status refresh does.
+            let (retry, rest): (Vec<CallId>, Vec<CallId>) = waiters.into_iter().partition(|&w| {
+                let c = &calls[w as usize];
+                !c.requeued && sessions[c.session as usize].key != SessionKey::System
+            });
             waiters = rest;
             again = retry;
             for &w in &again {

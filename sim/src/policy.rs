@@ -24,8 +24,8 @@ use std::time::Duration;
 
 use besluitbron_core::scheduler::ConfigError;
 use besluitbron_core::{
-    FairScheduler, Instant, LimitConfig, PlatformId, SchedulerConfig, SchedulerEvent, SessionKey, Submission, Ticket,
-    Units,
+    Charge, FairScheduler, Instant, LimitConfig, PlatformId, SchedulerConfig, SchedulerEvent, SessionKey, Submission,
+    Ticket, Units,
 };
 use rand::RngExt;
 
@@ -66,6 +66,8 @@ pub enum GateEvent {
         charged: Units,
         /// False when the gate let it out without debiting its bucket (legacy defect).
         counted: bool,
+        /// What a fair gate charged the session, for a refund if the platform refuses.
+        charge: Option<Charge>,
     },
     /// The call was not accepted (queue bound reached).
     Refused {
@@ -118,6 +120,7 @@ impl Gate {
                     call,
                     charged: cost,
                     counted: true,
+                    charge: None,
                 });
                 None
             }
@@ -160,15 +163,15 @@ impl Gate {
         }
     }
 
-    /// The platform refused (429) a call admitted for `session` and charged `charged`: a
-    /// fair gate gives the session the charge back, as the server's gate does
-    /// (`FairScheduler::refund`); the legacy model never did.
-    pub fn refund(&mut self, now: Instant, session: &SessionKey, charged: Units, trace: &mut Trace) {
-        if let Gate::Fair(g) = self {
-            g.scheduler.refund(now, session, charged);
+    /// The platform refused (429) a call a fair gate admitted for `session` with `charge`:
+    /// the session gets the charge back, as from the server's gate
+    /// (`FairScheduler::refund`). Other gates charge nothing to give back.
+    pub fn refund(&mut self, now: Instant, session: &SessionKey, charge: Option<Charge>, trace: &mut Trace) {
+        if let (Gate::Fair(g), Some(charge)) = (self, charge) {
+            g.scheduler.refund(now, session, charge);
             trace.push(format!(
                 "t={now} session={session} refund cost={} platform={}",
-                charged.compact(),
+                charge.cost().compact(),
                 g.platform
             ));
         }
@@ -356,11 +359,13 @@ impl FairGate {
         self.handed_out_units += a.cost;
         self.handed_out_calls += 1;
         let charged = a.cost;
+        let charge = a.charge();
         trace.push(format!("{} platform={}", SchedulerEvent::Admit(a), self.platform));
         out.push(GateEvent::Admitted {
             call,
             charged,
             counted: true,
+            charge: Some(charge),
         });
     }
 
@@ -494,6 +499,7 @@ impl LegacyGate {
             call: s.call,
             charged: s.cost,
             counted,
+            charge: None,
         });
     }
 

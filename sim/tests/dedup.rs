@@ -25,6 +25,17 @@ fn run_inline(toml: &str, policy: PolicyKind) -> RunOutcome {
     run_workload("inline", &scenario.workload(scenario.seed), policy)
 }
 
+fn run_inline_traced(toml: &str) -> RunOutcome {
+    let scenario = Scenario::parse(toml, "inline").unwrap();
+    let opts = RunOptions {
+        policy: PolicyKind::Fair,
+        seed: 1,
+        keep_trace: true,
+        progress: false,
+    };
+    run("inline", &scenario.workload(scenario.seed), opts).unwrap_or_else(|f| panic!("{f}"))
+}
+
 fn session_index(run: &RunOutcome, name: &str) -> u32 {
     run.sessions.iter().position(|s| s.name == name).unwrap() as u32
 }
@@ -230,12 +241,17 @@ fn trace_keys_coalesce_identical_requests() {
 /// 429 to the waiters as a failure while the server queued them again.
 #[test]
 fn a_flight_refused_with_429_asks_once_more_behind_the_retry_after_as_the_server_does() {
-    let run = run_inline(
-        &throttled("throttle = [{ from_ms = 1000, to_ms = 4000 }]"),
-        PolicyKind::Fair,
-    );
+    let run = run_inline_traced(&throttled("throttle = [{ from_ms = 1000, to_ms = 4000 }]"));
     let q = keyed(&run, "Q");
     assert_eq!(q.len(), 3);
+    // The refused admission's charge went back to the session that paid it (a: neither
+    // had used anything, and a's entry is the older), as the server's gate does on a 429.
+    let refunds: Vec<&String> = run.trace.iter().filter(|l| l.contains(" refund ")).collect();
+    assert_eq!(refunds.len(), 1, "{refunds:?}");
+    assert!(
+        refunds[0].starts_with("t=1.000s session=a refund cost=1"),
+        "{refunds:?}"
+    );
     assert!(q.iter().all(|c| c.state == CallState::Done && c.requeued), "{q:?}");
     assert!(
         q.iter()

@@ -199,12 +199,39 @@ pub struct Admission {
     pub tokens_after: Units,
     /// The rule that admitted it.
     pub rule: AdmitRule,
+    /// What it added to its session's finish tag; see [`Admission::charge`].
+    finish_increment: u128,
 }
 
 impl Admission {
     /// How long the call waited.
     pub fn waited(&self) -> Duration {
         self.admitted_at.saturating_since(self.submitted_at)
+    }
+
+    /// Exactly what this admission charged its session, for
+    /// [`FairScheduler::refund`] should the platform refuse the call.
+    pub fn charge(&self) -> Charge {
+        Charge {
+            cost: self.cost,
+            finish_increment: self.finish_increment,
+        }
+    }
+}
+
+/// What one admission charged its session: the units and what they added to the
+/// session's finish tag. Kept so a refund takes back exactly that, even after later
+/// admissions of the same session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Charge {
+    cost: Units,
+    finish_increment: u128,
+}
+
+impl Charge {
+    /// The units charged.
+    pub fn cost(&self) -> Units {
+        self.cost
     }
 }
 
@@ -624,25 +651,23 @@ impl FairScheduler {
         self.bucket.cap_at(now, Units::ZERO);
     }
 
-    /// The platform refused (429) a call this scheduler admitted for `session` and
-    /// charged `cost`: the platform counted nothing, so the session gets the charge back —
-    /// its usage drops by `cost` and its finish tag goes back by what the call added, and
-    /// a waiting head call of the session moves forward accordingly (never behind where it
-    /// stood). Without this, a call queued again after a refusal is paid for twice. The
-    /// local bucket is not refilled: feed the Retry-After with
-    /// [`FairScheduler::on_retry_after`]. A session already forgotten is left alone.
-    pub fn refund(&mut self, now: Instant, session: &SessionKey, cost: Units) {
+    /// The platform refused (429) a call this scheduler admitted for `session` with
+    /// `charge` ([`Admission::charge`]): the platform counted nothing, so the session gets
+    /// the charge back — its usage drops by the units and its finish tag by exactly what
+    /// the call added (later admissions of the session keep theirs), and a waiting head
+    /// call of the session moves forward accordingly (never behind where it stood; the
+    /// system's virtual time, which that admission may have advanced, stays). Without
+    /// this, a call queued again after a refusal is paid for twice. The local bucket is
+    /// not refilled: feed the Retry-After with [`FairScheduler::on_retry_after`]. A session
+    /// already forgotten is left alone.
+    pub fn refund(&mut self, now: Instant, session: &SessionKey, charge: Charge) {
         self.advance(now);
         let Some(&slot) = self.index.get(session) else {
             return;
         };
-        let cost = cost.min(self.config.limit.capacity);
         let state = self.state_mut(slot);
-        state.used = state.used.saturating_sub(cost);
-        // The increment this call added when admitted: `c × (C + used before it)`.
-        let increment = self.tag_increment(self.state(slot), cost);
-        let state = self.state_mut(slot);
-        state.last_finish = state.last_finish.saturating_sub(increment);
+        state.used = state.used.saturating_sub(charge.cost);
+        state.last_finish = state.last_finish.saturating_sub(charge.finish_increment);
         if !state.queue.is_empty() {
             let old_start = state.head.start;
             self.detach_head(slot);
@@ -990,6 +1015,7 @@ impl FairScheduler {
             admitted_at: now,
             tokens_after: self.bucket.tokens(now),
             rule,
+            finish_increment: increment,
         }
     }
 }
@@ -1174,55 +1200,89 @@ mod tests {
         assert_eq!(s.session_usage(&SessionKey::System), Some(Units::whole(60)));
     }
 
+    fn admitted(s: Submission) -> Admission {
+        match s {
+            Submission::Admitted(a) => a,
+            other => panic!("expected an admission, got {other:?}"),
+        }
+    }
+
     /// Found in review of the 429 path: a call the platform refused was charged at its
     /// admission and again when it was queued once more. The refund gives the session its
-    /// usage back and its finish tag with it, so its call asked again goes at its old place.
+    /// usage back and its finish tag with it, so its call asked again goes at its old place
+    /// — also when that call was already waiting when the refund came (the head moves).
     #[test]
     fn a_call_the_platform_refused_is_refunded_to_its_session() {
         let limit = LimitConfig::new(Units::whole(2), Duration::from_secs(2));
         let (a, b) = (SessionKey::client("a"), SessionKey::client("b"));
-        let mut order = Vec::new();
-        for refund in [true, false] {
-            let mut s = FairScheduler::new(SchedulerConfig::with_limit(limit)).expect("valid");
-            // `a` takes the whole bucket; the platform refuses its second call.
-            for _ in 0..2 {
-                assert!(matches!(
-                    s.submit(Instant::ZERO, &a, Units::whole(1)),
-                    Submission::Admitted(_)
-                ));
+        for queued_before_refund in [false, true] {
+            let mut order = Vec::new();
+            for refund in [true, false] {
+                let mut s = FairScheduler::new(SchedulerConfig::with_limit(limit)).expect("valid");
+                // `a` takes the whole bucket; the platform refuses its second call.
+                admitted(s.submit(Instant::ZERO, &a, Units::whole(1)));
+                let refused = admitted(s.submit(Instant::ZERO, &a, Units::whole(1)));
+                s.on_retry_after(Instant::ZERO, Duration::from_secs(1));
+                let ask_again = |s: &mut FairScheduler| {
+                    queued(s.submit(Instant::ZERO, &a, Units::whole(1)));
+                    queued(s.submit(Instant::ZERO, &b, Units::whole(1)))
+                };
+                let b_ticket = queued_before_refund.then(|| ask_again(&mut s));
+                if refund {
+                    s.refund(Instant::ZERO, &a, refused.charge());
+                    assert_eq!(s.session_usage(&a), Some(Units::whole(1)));
+                    assert_eq!(s.stats().refunded_calls, 1);
+                } else {
+                    assert_eq!(s.session_usage(&a), Some(Units::whole(2)));
+                }
+                let b_ticket = b_ticket.unwrap_or_else(|| ask_again(&mut s));
+                assert_eq!((s.queued(), s.waiting_sessions()), (2, 2));
+                assert!(s.estimate(Instant::ZERO, b_ticket).is_some());
+                let first = s
+                    .poll_admission(Instant::from_secs(1))
+                    .expect("room after the Retry-After");
+                order.push(first.session);
             }
-            s.on_retry_after(Instant::ZERO, Duration::from_secs(1));
-            if refund {
-                s.refund(Instant::ZERO, &a, Units::whole(1));
-                assert_eq!(s.session_usage(&a), Some(Units::whole(1)));
-                assert_eq!(s.stats().refunded_calls, 1);
-            } else {
-                assert_eq!(s.session_usage(&a), Some(Units::whole(2)));
-            }
-            // `a` asks again, then `b` asks for the first time.
-            queued(s.submit(Instant::ZERO, &a, Units::whole(1)));
-            queued(s.submit(Instant::ZERO, &b, Units::whole(1)));
-            let first = s
-                .poll_admission(Instant::from_secs(1))
-                .expect("room after the Retry-After");
-            order.push(first.session);
+            // Refunded, `a`'s tag is back where its first call left it — where a newcomer
+            // starts now — and its earlier ticket goes first; charged twice, it would wait
+            // behind `b`.
+            assert_eq!(
+                order,
+                vec![a.clone(), b.clone()],
+                "queued before the refund: {queued_before_refund}"
+            );
         }
-        // Refunded, `a`'s tag is back where its first call left it — where a newcomer starts
-        // now — and its earlier ticket goes first; charged twice, it would wait behind `b`.
-        assert_eq!(order, vec![a.clone(), b.clone()]);
+    }
+
+    /// The refund takes back what the refused call added, not what a call would add now:
+    /// a later admission of the same session keeps its own charge.
+    #[test]
+    fn a_refund_takes_back_exactly_the_refused_calls_charge() {
+        let mut s = obv();
+        let a = SessionKey::client("a");
+        let first = admitted(s.submit(Instant::ZERO, &a, Units::whole(30)));
+        let second = admitted(s.submit(Instant::ZERO, &a, Units::whole(20)));
+        // Units 30 × (C + 0) for the first, 20 × (C + 30) for the second, in milli-units.
+        let c = 60_000u128;
+        assert_eq!(first.charge().finish_increment, 30_000 * c);
+        assert_eq!(second.charge().finish_increment, 20_000 * (c + 30_000));
+        s.refund(Instant::ZERO, &a, first.charge());
+        assert_eq!(s.session_usage(&a), Some(Units::whole(20)));
+        let slot = s.index[&a];
+        assert_eq!(s.state(slot).last_finish, second.charge().finish_increment);
     }
 
     #[test]
     fn a_refund_never_goes_below_nothing_and_ignores_an_unknown_session() {
         let mut s = obv();
         let a = SessionKey::client("a");
-        s.refund(Instant::ZERO, &a, Units::whole(5));
+        let charge = admitted(obv().submit(Instant::ZERO, &a, Units::whole(5))).charge();
+        s.refund(Instant::ZERO, &a, charge);
         assert_eq!(s.session_usage(&a), None);
-        assert!(matches!(
-            s.submit(Instant::ZERO, &a, Units::whole(1)),
-            Submission::Admitted(_)
-        ));
-        s.refund(Instant::ZERO, &a, Units::whole(5));
+        let mine = admitted(s.submit(Instant::ZERO, &a, Units::whole(1))).charge();
+        s.refund(Instant::ZERO, &a, charge);
+        s.refund(Instant::ZERO, &a, mine);
         assert_eq!(s.session_usage(&a), Some(Units::ZERO));
+        assert_eq!(s.state(s.index[&a]).last_finish, 0);
     }
 }
