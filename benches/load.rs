@@ -229,27 +229,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let mcp_path = "/mcp/obv";
 
     // One session per client (none when stateless), then one call that fills the buffer.
-    let mut sessions = Vec::with_capacity(args.clients);
+    let mut mcp_clients = Vec::with_capacity(args.clients);
     for _ in 0..args.clients {
-        sessions.push(if stateless {
-            McpSession {
-                conn: Conn::open(server_addr).await?,
-                id: None,
-            }
-        } else {
-            McpSession::open(server_addr, mcp_path).await?
-        });
+        mcp_clients.push(Target::mcp(server_addr, mcp_path).await?);
     }
-    let warm = call_body(0);
-    let first = &mut sessions[0];
-    let (status, _, body) = first
-        .conn
-        .post(mcp_path, first.id.as_deref(), call().asks(), warm)
-        .await?;
-    let message = jsonrpc_message(&body).with_context(|| format!("warm-up call: no JSON-RPC answer: {status}"))?;
-    if status != StatusCode::OK || !answer_ok(&body) {
-        bail!("warm-up call failed: {status} {message}");
-    }
+    let first = &mut mcp_clients[0];
+    let body = first.answer_once("warm-up call", call_body(0)).await?;
+    let message = jsonrpc_message(&body).context("warm-up call: no JSON-RPC answer")?;
     let answer_bytes = body.len();
     let result = message.get("result").cloned().context("warm-up call: no result")?;
     let upstream_after_warm = obv.requests();
@@ -257,7 +243,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     // BesluitBron's tools and answer, for the SDK alone (same names, schemas and result).
     let (status, _, listed) = first
         .conn
-        .post(mcp_path, first.id.as_deref(), Asks::List, list_body(1))
+        .post(mcp_path, first.session.as_deref(), Asks::List, list_body(1))
         .await?;
     let tools: ListToolsResult = jsonrpc_message(&listed)
         .and_then(|m| m.get("result").cloned())
@@ -283,31 +269,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     ));
     let mut sdk_clients = Vec::with_capacity(args.clients);
     for _ in 0..args.clients {
-        let s = if stateless {
-            McpSession {
-                conn: Conn::open(sdk_addr).await?,
-                id: None,
-            }
-        } else {
-            McpSession::open(sdk_addr, mcp_path).await?
-        };
-        sdk_clients.push(Target {
-            conn: s.conn,
-            path: mcp_path,
-            session: s.id,
-        });
+        sdk_clients.push(Target::mcp(sdk_addr, mcp_path).await?);
     }
-    let probe = &mut sdk_clients[0];
-    let (status, _, body) = probe
-        .conn
-        .post(mcp_path, probe.session.as_deref(), call().asks(), call_body(1))
-        .await?;
-    if status != StatusCode::OK || !answer_ok(&body) {
-        bail!(
-            "the SDK alone answers {status}: {}",
-            String::from_utf8_lossy(&body[..body.len().min(300)])
-        );
-    }
+    sdk_clients[0].answer_once("the SDK alone", call_body(1)).await?;
 
     // The bare baseline: same stack, same request, an answer of the same size.
     let echo = TcpListener::bind("127.0.0.1:0").await.context("bind the echo")?;
@@ -324,22 +288,6 @@ async fn run(args: Args) -> anyhow::Result<()> {
         tokio::spawn(
             async move { axum::serve(echo, echo_app.into_make_service_with_connect_info::<SocketAddr>()).await },
         );
-    let (status, _, echoed) = Conn::open(echo_addr)
-        .await?
-        .post(echo_path, None, call().asks(), call_body(1))
-        .await?;
-    if status != StatusCode::OK || echoed.len() != answer_bytes || !answer_ok(&echoed) {
-        bail!(
-            "the echo answers {status} with {} bytes, not 200 with {answer_bytes}",
-            echoed.len()
-        );
-    }
-
-    if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        bail!("--rate must be a positive number of requests per second");
-    }
-    // Each client's gap between two scheduled requests.
-    let interval = args.rate.map(|r| Duration::from_secs_f64(args.clients as f64 / r));
     let mut echo_clients = Vec::with_capacity(args.clients);
     for _ in 0..args.clients {
         echo_clients.push(Target {
@@ -348,14 +296,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
             session: None,
         });
     }
-    let mcp_clients = sessions
-        .into_iter()
-        .map(|s| Target {
-            conn: s.conn,
-            path: mcp_path,
-            session: s.id,
-        })
-        .collect();
+    let echoed = echo_clients[0].answer_once("the echo", call_body(1)).await?;
+    if echoed.len() != answer_bytes {
+        bail!("the echo answers {} bytes, not {answer_bytes}", echoed.len());
+    }
+
+    if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        bail!("--rate must be a positive number of requests per second");
+    }
+    // Each client's gap between two scheduled requests.
+    let interval = args.rate.map(|r| Duration::from_secs_f64(args.clients as f64 / r));
     // The servers take turns, one measured second each, round after round: the machine's
     // load changes by the minute (other work shares it), and interleaving spreads that
     // over all three instead of favouring whichever ran in a quiet minute.
@@ -550,16 +500,23 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// An open MCP session (`id` is `None` for a stateless client).
-struct McpSession {
-    conn: Conn,
-    id: Option<String>,
-}
+impl Target {
+    /// A client of the MCP address `path`: its own connection, and an MCP session unless
+    /// the run is stateless.
+    async fn mcp(addr: SocketAddr, path: &'static str) -> anyhow::Result<Target> {
+        let conn = Conn::open(addr).await?;
+        if call().stateless {
+            return Ok(Target {
+                conn,
+                path,
+                session: None,
+            });
+        }
+        Target::open_session(conn, path).await
+    }
 
-impl McpSession {
     /// The legacy handshake: `initialize`, the session id, `notifications/initialized`.
-    async fn open(addr: SocketAddr, path: &str) -> anyhow::Result<McpSession> {
-        let mut conn = Conn::open(addr).await?;
+    async fn open_session(mut conn: Conn, path: &'static str) -> anyhow::Result<Target> {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
             "clientInfo": {"name": "besluitbron-load", "version": "1"}}});
@@ -586,7 +543,11 @@ impl McpSession {
                 String::from_utf8_lossy(&body)
             );
         }
-        Ok(McpSession { conn, id: Some(id) })
+        Ok(Target {
+            conn,
+            path,
+            session: Some(id),
+        })
     }
 }
 
@@ -678,8 +639,10 @@ impl ServerHandler for SdkAlone {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        match (&self.answer, self.get_tool(&request.name)) {
-            (Some(answer), Some(_)) => Ok(CallToolResponse::Complete(answer.as_ref().clone())),
+        match &self.answer {
+            Some(answer) if self.tools.iter().any(|t| t.name == request.name) => {
+                Ok(CallToolResponse::Complete(answer.as_ref().clone()))
+            }
             _ => Err(ErrorData::invalid_params(format!("no tool {}", request.name), None)),
         }
     }
@@ -715,6 +678,24 @@ struct Target {
     conn: Conn,
     path: &'static str,
     session: Option<String>,
+}
+
+impl Target {
+    /// Sends `body` once, outside any measurement: the answer must be a 200 with a
+    /// JSON-RPC result that is not a tool error (`what` names the server in the error).
+    async fn answer_once(&mut self, what: &str, body: Vec<u8>) -> anyhow::Result<Bytes> {
+        let (status, _, answer) = self
+            .conn
+            .post(self.path, self.session.as_deref(), call().asks(), body)
+            .await?;
+        if status != StatusCode::OK || !answer_ok(&answer) {
+            bail!(
+                "{what}: {status} {}",
+                String::from_utf8_lossy(&answer[..answer.len().min(300)])
+            );
+        }
+        Ok(answer)
+    }
 }
 
 /// One server's measured turn.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use besluitbron_core::cache::{CacheKey, DataClass, Scope};
 use besluitbron_core::dedup::{DuplicateMonitor, MonitorConfig};
 use besluitbron_core::{LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units};
-use besluitbron_server::fetch::{FetchError, Fetcher, Request, Served, Upstream};
+use besluitbron_server::fetch::{Answer, FetchError, Fetcher, Request, Served, Upstream};
 use besluitbron_server::gate::{Clock, PlatformGate};
 use besluitbron_server::metrics::Metrics;
 use besluitbron_server::platforms::http::PlatformError;
@@ -53,6 +53,18 @@ fn request(key: &CacheKey, session: &str) -> Request {
 
 fn key(q: &str) -> CacheKey {
     CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("query", q)
+}
+
+/// A request of `session` for `key` on its own task, with an instant upstream that
+/// counts its calls in `calls`.
+fn spawn_fetch(
+    f: &Arc<Fetcher>,
+    key: &CacheKey,
+    session: &'static str,
+    calls: &Arc<AtomicUsize>,
+) -> tokio::task::JoinHandle<Result<Answer, FetchError>> {
+    let (f, key, upstream) = (Arc::clone(f), key.clone(), upstream(calls, Duration::ZERO, false));
+    tokio::spawn(async move { f.fetch(request(&key, session), None, upstream).await })
 }
 
 /// An upstream that counts its calls, takes `delay`, and answers `payload` or fails.
@@ -238,21 +250,9 @@ async fn a_leader_that_gives_up_withdraws_its_place_and_the_session_that_joined_
     empty_bucket(&gate, "busy").await;
     let calls = Arc::new(AtomicUsize::new(0));
     let k = key("opgegeven");
-    let leader = {
-        let (f, k, calls) = (Arc::clone(&f), k.clone(), Arc::clone(&calls));
-        tokio::spawn(async move {
-            f.fetch(request(&k, "leader"), None, upstream(&calls, Duration::ZERO, false))
-                .await
-        })
-    };
+    let leader = spawn_fetch(&f, &k, "leader", &calls);
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let joiner = {
-        let (f, k, calls) = (Arc::clone(&f), k.clone(), Arc::clone(&calls));
-        tokio::spawn(async move {
-            f.fetch(request(&k, "joiner"), None, upstream(&calls, Duration::ZERO, false))
-                .await
-        })
-    };
+    let joiner = spawn_fetch(&f, &k, "joiner", &calls);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
         gate.snapshot().await.unwrap().queued,

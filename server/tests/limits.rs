@@ -35,6 +35,16 @@ fn retry_after(r: &support::Reply) -> u64 {
         .expect("Retry-After")
 }
 
+/// The running server's OpenBesluitvorming gate.
+fn obv_gate(server: &Server) -> besluitbron_server::gate::PlatformGate {
+    server
+        .state
+        .fetcher()
+        .gate(besluitbron_core::PlatformId::Obv)
+        .unwrap()
+        .clone()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_layer_answers_429_with_an_honest_retry_after() {
     let f = fakes().await;
@@ -286,12 +296,7 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
 
     // A call the client cancels while it waits is withdrawn from the queue (the bucket
     // is empty again: the calls above just used what had refilled).
-    let gate = server
-        .state
-        .fetcher()
-        .gate(besluitbron_core::PlatformId::Obv)
-        .unwrap()
-        .clone();
+    let gate = obv_gate(&server);
     let before = gate.snapshot().await.unwrap();
     let waiting = {
         let busy = std::sync::Arc::clone(&busy);
@@ -345,12 +350,7 @@ async fn a_platform_refusal_queues_the_call_once_more_instead_of_failing() {
         "the call waited for the platform's Retry-After: {waited:?}"
     );
     // Admitted twice, paid once: the refused admission's charge went back to the session.
-    let gate = server
-        .state
-        .fetcher()
-        .gate(besluitbron_core::PlatformId::Obv)
-        .unwrap()
-        .clone();
+    let gate = obv_gate(&server);
     let stats = gate.snapshot().await.unwrap();
     assert_eq!((stats.admitted_calls, stats.refunded_calls), (2, 1));
     server.stop().await;

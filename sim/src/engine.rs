@@ -741,30 +741,45 @@ impl Engine<'_> {
                 self.schedule(now + latency, Event::Answer(call));
             }
             Answer::TooMany { refusal, retry_after } => {
-                let c = &mut self.calls[call as usize];
-                c.platform_429s += 1;
-                let reason = match refusal {
-                    Refusal::OverLimit => "over-limit",
-                    Refusal::Throttled => "throttled",
-                };
-                let line = format!(
-                    "t={now} session={} platform-429 reason={reason} retry_after={}s cost={} platform={}",
-                    self.workload.sessions[c.session as usize].key,
-                    retry_after.as_secs(),
-                    cost.compact(),
-                    PlatformId::ALL[p],
-                );
-                self.trace.push(line);
-                self.checker.on_retry_after(p, now + retry_after);
-                self.gates[p].on_retry_after(now, retry_after);
-                let session = &self.workload.sessions[self.calls[call as usize].session as usize].key;
-                self.gates[p].refund(now, session, charge, &mut self.trace);
+                self.platform_refused(call, None, cost, refusal, retry_after, charge);
                 // The call is retried: it goes back to the gate, which now waits out the
                 // Retry-After before anything else goes to this platform.
                 self.submit_again(call)?;
             }
         }
         Ok(())
+    }
+
+    /// The platform answered `call` (of `flight`, if deduplicated) with 429: the trace
+    /// line, the checker, and the gate's feedback — the Retry-After, and the charge back
+    /// to the session that paid, as the server's gate does.
+    fn platform_refused(
+        &mut self,
+        call: CallId,
+        flight: Option<FlightId>,
+        cost: Units,
+        refusal: Refusal,
+        retry_after: Duration,
+        charge: Option<Charge>,
+    ) {
+        let now = self.now;
+        let p = platform_index(self.calls[call as usize].platform);
+        self.calls[call as usize].platform_429s += 1;
+        let reason = match refusal {
+            Refusal::OverLimit => "over-limit",
+            Refusal::Throttled => "throttled",
+        };
+        let session = self.session_key(call);
+        let flight = flight.map_or_else(String::new, |id| format!(" flight={}", id.0));
+        self.trace.push(format!(
+            "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={}{flight} platform={}",
+            retry_after.as_secs(),
+            cost.compact(),
+            PlatformId::ALL[p],
+        ));
+        self.checker.on_retry_after(p, now + retry_after);
+        self.gates[p].on_retry_after(now, retry_after);
+        self.gates[p].refund(now, &session, charge, &mut self.trace);
     }
 
     fn submit_again(&mut self, call: CallId) -> Result<(), Box<Failure>> {
@@ -1011,24 +1026,7 @@ impl Engine<'_> {
                 Ok(())
             }
             Answer::TooMany { refusal, retry_after } => {
-                self.calls[call as usize].platform_429s += 1;
-                let reason = match refusal {
-                    Refusal::OverLimit => "over-limit",
-                    Refusal::Throttled => "throttled",
-                };
-                let line = format!(
-                    "t={now} session={} platform-429 reason={reason} retry_after={}s cost={} flight={} platform={}",
-                    self.session_key(call),
-                    retry_after.as_secs(),
-                    cost.compact(),
-                    id.0,
-                    PlatformId::ALL[p],
-                );
-                self.trace.push(line);
-                self.checker.on_retry_after(p, now + retry_after);
-                self.gates[p].on_retry_after(now, retry_after);
-                let session = self.session_key(call);
-                self.gates[p].refund(now, &session, charge, &mut self.trace);
+                self.platform_refused(call, Some(id), cost, refusal, retry_after, charge);
                 // As in the server: the 429 is the flight's outcome and nothing is stored;
                 // a waiter that may still ask once more does (see `finish_flight`).
                 self.finish_flight(id, FlightEnd::RateLimited(retry_after))

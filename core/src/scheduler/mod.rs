@@ -1039,6 +1039,13 @@ mod tests {
         }
     }
 
+    fn admitted(s: Submission) -> Admission {
+        match s {
+            Submission::Admitted(a) => a,
+            other => panic!("expected an admission, got {other:?}"),
+        }
+    }
+
     #[test]
     fn a_flight_whose_own_ticket_was_withdrawn_leaves_no_bookkeeping_behind() {
         // Found in review: a join after the call's own ticket was withdrawn put the
@@ -1198,13 +1205,6 @@ mod tests {
         let sys = s.index[&SessionKey::System];
         assert_eq!(s.weight_q32(s.state(sys)), 1 << 32);
         assert_eq!(s.session_usage(&SessionKey::System), Some(Units::whole(60)));
-    }
-
-    fn admitted(s: Submission) -> Admission {
-        match s {
-            Submission::Admitted(a) => a,
-            other => panic!("expected an admission, got {other:?}"),
-        }
     }
 
     /// Found in review of the 429 path: a call the platform refused was charged at its
