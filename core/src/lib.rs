@@ -7,6 +7,9 @@
 //!   queue with a starvation deadline), requirements R-L1 to R-L8.
 //! - [`dedup`]: request deduplication — in-flight coalescing, idempotent replays,
 //!   conservative normalisation and the duplicate rate (R-D1 to R-D9).
+//! - [`path`]: one platform's whole call path — buffer decision, in-flight coalescing,
+//!   the fair queue per lane, retries, the 429 requeue and refund — as one sans-IO type
+//!   that the server and the simulator both drive.
 //! - [`limits`]: the three layers of limits on clients (process, connector, session),
 //!   GCRA on the injected clock, R-I1 to R-I3.
 //! - [`platform`]: the seven platforms and the limits kept for them.
@@ -23,6 +26,7 @@
 pub mod cache;
 pub mod dedup;
 pub mod limits;
+pub mod path;
 pub mod platform;
 pub mod scheduler;
 pub mod time;
@@ -31,8 +35,8 @@ pub mod units;
 pub use cache::{CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, Scope, Success};
 pub use platform::{LimitConfig, PlatformId};
 pub use scheduler::{
-    Admission, AdmitRule, Charge, Estimate, FairScheduler, JoinError, QueueFull, SchedulerConfig, SchedulerEvent,
-    SchedulerStats, SessionKey, Submission, Ticket,
+    Admission, AdmissionRecord, AdmitRule, CallTicket, Charge, EntryTicket, Estimate, FairScheduler, JoinError,
+    QueueFull, SchedulerConfig, SchedulerEvent, SchedulerStats, SessionKey, Submission,
 };
 pub use time::{Instant, WallTime};
 pub use units::Units;

@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use besluitbron_core::{
-    Admission, FairScheduler, Instant, JoinError, LimitConfig, SchedulerConfig, SessionKey, Submission, Ticket, Units,
+    Admission, CallTicket, FairScheduler, Instant, JoinError, LimitConfig, SchedulerConfig, SessionKey, Submission,
+    Units,
 };
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 
@@ -18,9 +19,9 @@ fn obv() -> FairScheduler {
     .expect("valid")
 }
 
-fn queued(s: Submission) -> Ticket {
+fn queued(s: Submission) -> CallTicket {
     match s {
-        Submission::Queued(t) => t,
+        Submission::Queued { call, .. } => call,
         other => panic!("expected a queued call, got {other:?}"),
     }
 }
@@ -38,7 +39,7 @@ fn drain(s: &mut FairScheduler, mut now: Instant) -> Vec<Admission> {
 }
 
 /// `heavy` empties the bucket and queues ten more searches; returns their tickets.
-fn heavy_backlog(s: &mut FairScheduler) -> Vec<Ticket> {
+fn heavy_backlog(s: &mut FairScheduler) -> Vec<CallTicket> {
     let heavy = SessionKey::client("heavy");
     for _ in 0..60 {
         assert!(matches!(
@@ -61,16 +62,16 @@ fn a_fresh_session_joining_a_heavy_sessions_call_moves_it_to_its_own_position() 
     heavy_backlog(&mut own);
     let mine = queued(own.submit(at, &fresh, Units::ONE));
     let own_log = drain(&mut own, at);
-    let own_at = own_log.iter().find(|a| a.ticket == mine).expect("admitted").admitted_at;
+    let own_at = own_log.iter().find(|a| a.call == mine).expect("admitted").admitted_at;
 
     // The same question as heavy's eighth call: joining makes it go at fresh's position.
     let mut joined = obv();
     let tickets = heavy_backlog(&mut joined);
     let flight = tickets[7];
     let entry = joined.join(at, &fresh, flight).expect("the call waits");
-    assert_ne!(entry, flight);
+    assert_ne!(entry, flight.first_entry());
     let log = drain(&mut joined, at);
-    let out: Vec<&Admission> = log.iter().filter(|a| a.flight == flight).collect();
+    let out: Vec<&Admission> = log.iter().filter(|a| a.call == flight).collect();
     assert_eq!(out.len(), 1, "the call went out exactly once: {out:?}");
     assert_eq!(out[0].admitted_at, own_at, "at the fresh session's own position");
     assert_eq!(out[0].admitted_at, Instant::from_secs(1));
@@ -94,7 +95,7 @@ fn joining_a_call_that_already_went_out_is_refused() {
         panic!("room")
     };
     assert_eq!(
-        s.join(Instant::ZERO, &SessionKey::client("b"), adm.ticket),
+        s.join(Instant::ZERO, &SessionKey::client("b"), adm.call),
         Err(JoinError::NotQueued)
     );
 }
@@ -108,7 +109,7 @@ fn joining_twice_from_one_session_keeps_one_entry() {
     assert_eq!(s.join(Instant::ZERO, &b, tickets[3]), Ok(first));
     assert_eq!(
         s.join(Instant::ZERO, &SessionKey::client("heavy"), tickets[3]),
-        Ok(tickets[3])
+        Ok(tickets[3].first_entry())
     );
     assert_eq!(s.queued(), 11);
 }
@@ -121,10 +122,10 @@ fn a_flight_nobody_waits_for_is_withdrawn_and_costs_nothing() {
         .expect("waits");
     s.join(Instant::ZERO, &SessionKey::client("c"), tickets[2])
         .expect("waits");
-    assert!(s.cancel_flight(Instant::from_millis(10), tickets[2]));
-    assert!(!s.cancel_flight(Instant::from_millis(10), tickets[2]));
+    assert!(s.cancel_call(Instant::from_millis(10), tickets[2]));
+    assert!(!s.cancel_call(Instant::from_millis(10), tickets[2]));
     let log = drain(&mut s, Instant::from_millis(10));
-    assert!(log.iter().all(|a| a.flight != tickets[2]));
+    assert!(log.iter().all(|a| a.call != tickets[2]));
     assert_eq!(s.stats().admitted_units, Units::whole(69));
     assert_eq!(s.session_usage(&SessionKey::client("b")), Some(Units::ZERO));
 }
@@ -138,7 +139,7 @@ fn when_one_joiner_leaves_the_others_keep_the_call() {
         .expect("waits");
     assert!(s.cancel(Instant::ZERO, b));
     let log = drain(&mut s, Instant::ZERO);
-    let out: Vec<&Admission> = log.iter().filter(|a| a.flight == tickets[9]).collect();
+    let out: Vec<&Admission> = log.iter().filter(|a| a.call == tickets[9]).collect();
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].session, SessionKey::client("heavy"));
 }
@@ -181,7 +182,7 @@ fn prop_joins(j: Joins) -> TestResult {
     .expect("valid");
     let mut ops = j.ops.clone();
     ops.sort_by_key(|o| o.0);
-    let mut flights: Vec<Ticket> = Vec::new();
+    let mut flights: Vec<CallTicket> = Vec::new();
     let mut log: Vec<Admission> = Vec::new();
     let mut now = Instant::ZERO;
     for &(at, who, join) in &ops {
@@ -198,13 +199,16 @@ fn prop_joins(j: Joins) -> TestResult {
             Some(n) => {
                 let flight = flights[n as usize % flights.len()];
                 let _ = s.join(now, &session, flight);
+                if let Err(e) = s.check_invariants() {
+                    return TestResult::error(format!("after a join: {e}"));
+                }
             }
             None => match s.submit(now, &session, Units::ONE) {
                 Submission::Admitted(a) => {
-                    flights.push(a.ticket);
+                    flights.push(a.call);
                     log.push(a);
                 }
-                Submission::Queued(t) => flights.push(t),
+                Submission::Queued { call, .. } => flights.push(call),
                 Submission::Refused { .. } => {}
             },
         }
@@ -212,8 +216,8 @@ fn prop_joins(j: Joins) -> TestResult {
     log.extend(drain(&mut s, now));
     let mut seen = BTreeSet::new();
     for a in &log {
-        if !seen.insert(a.flight) {
-            return TestResult::error(format!("flight {} went out twice: {log:#?}", a.flight));
+        if !seen.insert(a.call) {
+            return TestResult::error(format!("call {} went out twice: {log:#?}", a.call));
         }
     }
     if seen.len() != flights.len() {

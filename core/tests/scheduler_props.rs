@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use besluitbron_core::{
-    Admission, FairScheduler, Instant, LimitConfig, SchedulerConfig, SchedulerEvent, SessionKey, Units,
+    AdmissionRecord, FairScheduler, Instant, LimitConfig, SchedulerConfig, SchedulerEvent, SessionKey, Units,
 };
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use support::{Action, Run, Step, drive, fluid_shares, scheduler, submit};
@@ -37,6 +37,11 @@ struct Workload {
     cancels: Vec<(usize, u64)>,
     /// (at in ms, retry-after in ms)
     retry_afters: Vec<(u64, u64)>,
+    /// (arrival index, delay in ms) of admitted calls the platform refused: their charge
+    /// goes back to their session (`FairScheduler::refund`)
+    refunds: Vec<(usize, u64)>,
+    /// (at in ms, units left in thousandths) reported by the platform (`RateLimit-Remaining`)
+    remainings: Vec<(u64, u64)>,
 }
 
 impl Workload {
@@ -67,7 +72,29 @@ impl Workload {
                 action: Action::RetryAfter(Duration::from_millis(ra)),
             });
         }
+        for &(nth, delay) in &self.refunds {
+            if let Some(&(at, _, _)) = self.arrivals.get(nth) {
+                steps.push(Step {
+                    at: Instant::from_millis(at + delay),
+                    action: Action::Refund { nth },
+                });
+            }
+        }
+        for &(at, milli) in &self.remainings {
+            steps.push(Step {
+                at: Instant::from_millis(at),
+                action: Action::Remaining(Units::from_milli(milli)),
+            });
+        }
         steps
+    }
+
+    /// The same workload without platform feedback (Retry-After, refunds, remaining
+    /// budget), for properties whose reference model does not cover it.
+    fn clear_feedback(&mut self) {
+        self.retry_afters.clear();
+        self.refunds.clear();
+        self.remainings.clear();
     }
 
     fn run(&self) -> (FairScheduler, Run) {
@@ -114,12 +141,24 @@ impl Arbitrary for Workload {
         } else {
             Vec::new()
         };
+        let refunds = (0..below(g, 4))
+            .map(|_| (below(g, n as u64) as usize, below(g, window_ms)))
+            .collect();
+        let remainings = if below(g, 3) == 0 {
+            (0..1 + below(g, 3))
+                .map(|_| (below(g, horizon_ms), below(g, capacity * 1000 + 1)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Workload {
             capacity,
             window_ms,
             arrivals,
             cancels,
             retry_afters,
+            refunds,
+            remainings,
         }
     }
 
@@ -139,11 +178,25 @@ impl Arbitrary for Workload {
                 ..base.clone()
             }
         });
-        let retry = self.retry_afters.clone().shrink().map(move |retry_afters| Workload {
-            retry_afters,
+        let retry = self.retry_afters.clone().shrink().map({
+            let base = base.clone();
+            move |retry_afters| Workload {
+                retry_afters,
+                ..base.clone()
+            }
+        });
+        let refunds = self.refunds.clone().shrink().map({
+            let base = base.clone();
+            move |refunds| Workload {
+                refunds,
+                ..base.clone()
+            }
+        });
+        let remainings = self.remainings.clone().shrink().map(move |remainings| Workload {
+            remainings,
             ..base.clone()
         });
-        Box::new(arrivals.chain(cancels).chain(retry))
+        Box::new(arrivals.chain(cancels).chain(retry).chain(refunds).chain(remainings))
     }
 }
 
@@ -169,6 +222,31 @@ fn prop_compliance(w: Workload) -> TestResult {
 #[test]
 fn qc_compliance_plain_bucket_never_below_zero() {
     check(400, prop_compliance);
+}
+
+/// With refunds, remaining-budget feedback, Retry-Afters and cancels in the workload,
+/// the scheduler's own invariants (`check_invariants`) hold after every step.
+fn prop_invariants(w: Workload) -> TestResult {
+    let (s, run) = w.run();
+    if let Some(f) = run.findings.iter().find(|f| f.contains(": after ")) {
+        return fail(f.clone(), &run);
+    }
+    if s.stats().refunded_calls != run.refunded.len() as u64 {
+        return fail(
+            format!(
+                "{} refunds given, the scheduler counted {}",
+                run.refunded.len(),
+                s.stats().refunded_calls
+            ),
+            &run,
+        );
+    }
+    TestResult::passed()
+}
+
+#[test]
+fn qc_invariants_hold_after_every_step_with_feedback_and_refunds() {
+    check(400, prop_invariants);
 }
 
 // ---- (2) FIFO ----
@@ -220,11 +298,11 @@ fn prop_direct_and_work_conserving(w: Workload) -> TestResult {
                     waiting -= 1;
                 }
             }
-            SchedulerEvent::Queue { at, cost, ticket, .. } => {
+            SchedulerEvent::Queue { at, cost, entry, .. } => {
                 let charged = (*cost).min(w.limit().capacity);
                 if waiting == 0 && !blocked(*at) && reference.fits(*at, charged) {
                     return fail(
-                        format!("{ticket} found room and no waiters at {at} but was queued"),
+                        format!("{entry} found room and no waiters at {at} but was queued"),
                         &run,
                     );
                 }
@@ -243,7 +321,7 @@ fn qc_room_and_no_waiters_means_admitted_at_submit_and_never_idle() {
         // Cancellations and platform feedback change who waits and what the bucket holds
         // in ways the simple replay above does not model.
         w.cancels.clear();
-        w.retry_afters.clear();
+        w.clear_feedback();
         prop_direct_and_work_conserving(w)
     });
 }
@@ -267,6 +345,8 @@ fn a_waiting_head_goes_the_nanosecond_the_exact_bucket_has_room() {
         ],
         cancels: Vec::new(),
         retry_afters: Vec::new(),
+        refunds: Vec::new(),
+        remainings: Vec::new(),
     };
     let (_, run) = w.run();
     assert!(run.findings.is_empty(), "{:?}\n{}", run.findings, run.trace());
@@ -282,7 +362,7 @@ fn a_waiting_head_goes_the_nanosecond_the_exact_bucket_has_room() {
 /// ticket, head cost).
 type Waiter = (SessionKey, Instant, u64, Units);
 
-fn waiting_before_admissions(run: &Run) -> Vec<(Admission, Vec<Waiter>)> {
+fn waiting_before_admissions(run: &Run) -> Vec<(AdmissionRecord, Vec<Waiter>)> {
     let mut queues: BTreeMap<SessionKey, Vec<(u64, Instant, Units)>> = BTreeMap::new();
     let mut last_admit: BTreeMap<SessionKey, Instant> = BTreeMap::new();
     let mut out = Vec::new();
@@ -291,14 +371,14 @@ fn waiting_before_admissions(run: &Run) -> Vec<(Admission, Vec<Waiter>)> {
             SchedulerEvent::Queue {
                 at,
                 session,
-                ticket,
+                entry,
                 cost,
             } => {
-                queues.entry(session.clone()).or_default().push((ticket.0, *at, *cost));
+                queues.entry(session.clone()).or_default().push((entry.0, *at, *cost));
             }
-            SchedulerEvent::Cancel { ticket, .. } => {
+            SchedulerEvent::Cancel { entry, .. } => {
                 for q in queues.values_mut() {
-                    q.retain(|c| c.0 != ticket.0);
+                    q.retain(|c| c.0 != entry.0);
                 }
             }
             SchedulerEvent::Admit(a) => {
@@ -313,7 +393,7 @@ fn waiting_before_admissions(run: &Run) -> Vec<(Admission, Vec<Waiter>)> {
                     .collect();
                 out.push((a.clone(), snapshot));
                 if let Some(q) = queues.get_mut(&a.session) {
-                    q.retain(|c| c.0 != a.ticket.0);
+                    q.retain(|c| c.0 != a.entry.0);
                 }
                 last_admit.insert(a.session.clone(), a.admitted_at);
             }
@@ -350,7 +430,7 @@ fn qc_starvation_bound_holds_while_heads_fit() {
         // platform sends no Retry-After.
         let max = w.capacity * 1000 / 5;
         w.arrivals.iter_mut().for_each(|a| a.2 = a.2.min(max));
-        w.retry_afters.clear();
+        w.clear_feedback();
         // Make contention likely: squeeze arrivals into one window.
         let window = w.window_ms;
         w.arrivals.iter_mut().for_each(|a| a.0 %= window);
@@ -384,7 +464,7 @@ fn prop_longest_waiting_first(w: Workload) -> TestResult {
 #[test]
 fn qc_longest_waiting_first_when_oversubscribed() {
     check(300, |mut w: Workload| {
-        w.retry_afters.clear();
+        w.clear_feedback();
         // Many sessions with one-unit calls against a small bucket.
         w.capacity = 2;
         w.arrivals.iter_mut().enumerate().for_each(|(i, a)| {
@@ -417,7 +497,7 @@ impl Arbitrary for Backlog {
 /// Gives each session its prior usage through direct admissions, drains the bucket
 /// with a bystander, then backlogs every session with calls of `cost` and returns the
 /// admissions made within `horizon` of the backlog's start.
-fn backlogged(sessions: &[(u64, bool)], cost: Units, horizon: Duration) -> (Vec<SessionKey>, Vec<Admission>) {
+fn backlogged(sessions: &[(u64, bool)], cost: Units, horizon: Duration) -> (Vec<SessionKey>, Vec<AdmissionRecord>) {
     let mut s = FairScheduler::new(SchedulerConfig {
         max_queued: 100_000,
         max_queued_per_session: 100_000,
@@ -467,7 +547,7 @@ fn backlogged(sessions: &[(u64, bool)], cost: Units, horizon: Duration) -> (Vec<
         }
         now = t;
         while let Some(a) = s.poll_admission(now) {
-            admissions.push(a);
+            admissions.push(a.record());
         }
     }
     (keys, admissions)
@@ -575,6 +655,7 @@ fn qc_usage_forgotten_thirty_minutes_after_the_last_call() {
     check(200, |mut w: Workload| {
         // Cancelled and refused calls leave no admissions; keep the model simple.
         w.cancels.clear();
+        w.clear_feedback();
         w.arrivals.truncate(16);
         prop_forgetting(w)
     });
@@ -586,7 +667,7 @@ fn prop_cancel(w: Workload) -> TestResult {
     // Withdraw chosen calls at their own submit instant, right after submitting them:
     // the others must be admitted exactly as if those calls had never been made.
     let mut with_cancel = w.clone();
-    with_cancel.retry_afters.clear();
+    with_cancel.clear_feedback();
     with_cancel.cancels = with_cancel.cancels.iter().map(|&(nth, _)| (nth, 0)).collect();
     let mut config = SchedulerConfig::with_limit(w.limit());
     config.max_queued = 1000;
@@ -709,7 +790,7 @@ struct Jittered {
 impl Arbitrary for Jittered {
     fn arbitrary(g: &mut Gen) -> Jittered {
         let mut w = Workload::arbitrary(g);
-        w.retry_afters.clear();
+        w.clear_feedback();
         let margin_ms = 1 + below(g, w.window_ms / 2);
         let delays = (0..w.arrivals.len()).map(|_| below(g, 1001)).collect();
         Jittered { w, margin_ms, delays }

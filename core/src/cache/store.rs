@@ -49,12 +49,28 @@ use crate::{PlatformId, WallTime};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Success {
     payload: Vec<u8>,
+    ttl_cap_ms: Option<u64>,
 }
 
 impl Success {
     /// Wraps the bytes of a successful, parsed answer.
     pub fn new(payload: Vec<u8>) -> Success {
-        Success { payload }
+        Success {
+            payload,
+            ttl_cap_ms: None,
+        }
+    }
+
+    /// The same answer kept at most `ttl_ms` (its class's lifetime when that is shorter):
+    /// for an answer the platform marked incomplete or that carries a warning.
+    pub fn kept_at_most(mut self, ttl_ms: u64) -> Success {
+        self.ttl_cap_ms = Some(self.ttl_cap_ms.map_or(ttl_ms, |cap| cap.min(ttl_ms)));
+        self
+    }
+
+    /// The cap on the lifetime, if any.
+    pub fn ttl_cap_ms(&self) -> Option<u64> {
+        self.ttl_cap_ms
     }
 
     /// The answer's bytes.
@@ -239,7 +255,13 @@ pub fn prepare_entry(
         class,
         version: version.clone(),
         stored_at: now,
-        expires_at: WallTime(now.unix_millis().saturating_add(policy.class(class).ttl_ms)),
+        expires_at: WallTime(
+            now.unix_millis().saturating_add(
+                value
+                    .ttl_cap_ms()
+                    .map_or(policy.class(class).ttl_ms, |cap| cap.min(policy.class(class).ttl_ms)),
+            ),
+        ),
     };
     let raw = crate::cache::entry::encode_entry(&header, value.payload());
     let size_bytes = stored_bytes(key_len, raw.len());

@@ -26,7 +26,7 @@ pub mod fold;
 pub mod idempotency;
 pub mod rate;
 
-pub use flights::{Begin, FlightId, FlightTable, Leave, WaiterId};
+pub use flights::{Flight, FlightId, FlightTable, Refused, Waiter, WaiterId};
 pub use fold::Fold;
 pub use idempotency::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};
 pub use rate::{DuplicateKind, DuplicateMonitor, DuplicateSpike, MonitorConfig};

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::{Admission, QueueFull, SessionKey, Ticket};
+use super::{AdmissionRecord, EntryTicket, QueueFull, SessionKey};
 use crate::time::Instant;
 use crate::units::Units;
 
@@ -14,15 +14,15 @@ use crate::units::Units;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SchedulerEvent {
     /// A call went out.
-    Admit(Admission),
+    Admit(AdmissionRecord),
     /// A call was queued.
     Queue {
         /// When.
         at: Instant,
         /// For whom.
         session: SessionKey,
-        /// Its ticket.
-        ticket: Ticket,
+        /// Its entry.
+        entry: EntryTicket,
         /// Units requested.
         cost: Units,
     },
@@ -37,12 +37,12 @@ pub enum SchedulerEvent {
         /// When a retry makes sense.
         retry_at: Instant,
     },
-    /// A queued call was withdrawn.
+    /// A queued entry was withdrawn.
     Cancel {
         /// When.
         at: Instant,
-        /// Its ticket.
-        ticket: Ticket,
+        /// The entry.
+        entry: EntryTicket,
     },
 }
 
@@ -62,12 +62,12 @@ impl fmt::Display for SchedulerEvent {
             SchedulerEvent::Queue {
                 at,
                 session,
-                ticket,
+                entry,
                 cost,
             } => {
                 write!(
                     f,
-                    "t={at} session={session} queue cost={} ticket={ticket}",
+                    "t={at} session={session} queue cost={} ticket={entry}",
                     cost.compact()
                 )
             }
@@ -83,7 +83,7 @@ impl fmt::Display for SchedulerEvent {
                 };
                 write!(f, "t={at} session={session} refuse reason={reason} retry_at={retry_at}")
             }
-            SchedulerEvent::Cancel { at, ticket } => write!(f, "t={at} cancel ticket={ticket}"),
+            SchedulerEvent::Cancel { at, entry } => write!(f, "t={at} cancel ticket={entry}"),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! One [`FairScheduler`] guards one platform whose limit BesluitBron keeps (R-L7:
 //! `obv`, `ob`, `oa`, `rechtspraak`). It is sans-IO and never reads a clock: the
 //! caller passes `now` into every call, [`FairScheduler::submit`] answers at once
-//! (admitted, queued with a [`Ticket`], or refused), [`FairScheduler::poll_admission`]
+//! (admitted, queued with a [`CallTicket`], or refused), [`FairScheduler::poll_admission`]
 //! hands out the calls that may go at `now`, and [`FairScheduler::poll_timeout`] says
 //! when polling can admit something next. The same inputs give the same decisions.
 //!
@@ -53,7 +53,9 @@
 //! HTTP. The server and the simulator are the shells that do.
 
 mod bucket;
+mod calls;
 mod event;
+mod invariants;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -105,11 +107,33 @@ impl fmt::Display for SessionKey {
     }
 }
 
-/// A queued call's receipt, unique within one scheduler and increasing in submission order.
+/// One call waiting at (or admitted by) a scheduler: what several sessions may join.
+///
+/// Unique within one scheduler and increasing in submission order. A call's first entry
+/// carries the same number ([`CallTicket::first_entry`]); entries made by
+/// [`FairScheduler::join`] get numbers of their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Ticket(pub u64);
+pub struct CallTicket(pub u64);
 
-impl fmt::Display for Ticket {
+/// One session's place in the queue for a call: what is cancelled, admitted and
+/// charged. A call has one entry per session that waits for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryTicket(pub u64);
+
+impl CallTicket {
+    /// The entry the call was submitted with.
+    pub const fn first_entry(self) -> EntryTicket {
+        EntryTicket(self.0)
+    }
+}
+
+impl fmt::Display for CallTicket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+impl fmt::Display for EntryTicket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "#{}", self.0)
     }
@@ -178,14 +202,17 @@ impl AdmitRule {
 }
 
 /// A call that may go out now. Producing one has debited the bucket (R-L8).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Not `Clone`: it carries the one [`Charge`] a refund can consume. Copy what is needed
+/// with [`Admission::record`].
+#[derive(Debug, PartialEq, Eq)]
 pub struct Admission {
-    /// The call's ticket (also for direct admissions, which never queued).
-    pub ticket: Ticket,
-    /// The ticket the call was first submitted under. Equal to `ticket` unless other
-    /// sessions joined the call ([`FairScheduler::join`]) and one of their entries won.
-    pub flight: Ticket,
-    /// The session it was made for.
+    /// The call (also for direct admissions, which never queued).
+    pub call: CallTicket,
+    /// The entry that was admitted: the call's first entry, or the entry of a session
+    /// that joined it ([`FairScheduler::join`]) and came first.
+    pub entry: EntryTicket,
+    /// The session it was made for (the admitted entry's), which pays.
     pub session: SessionKey,
     /// The units charged: the requested cost, or C when it asked more (R-L5).
     pub cost: Units,
@@ -199,8 +226,9 @@ pub struct Admission {
     pub tokens_after: Units,
     /// The rule that admitted it.
     pub rule: AdmitRule,
-    /// What it added to its session's finish tag; see [`Admission::charge`].
-    finish_increment: u128,
+    /// Exactly what this admission charged its session, for [`FairScheduler::refund`]
+    /// should the platform refuse the call. Moved out, it can be refunded once.
+    pub charge: Charge,
 }
 
 impl Admission {
@@ -209,26 +237,71 @@ impl Admission {
         self.admitted_at.saturating_since(self.submitted_at)
     }
 
-    /// Exactly what this admission charged its session, for
-    /// [`FairScheduler::refund`] should the platform refuse the call.
-    pub fn charge(&self) -> Charge {
-        Charge {
+    /// Everything about the admission but its charge, to keep or print.
+    pub fn record(&self) -> AdmissionRecord {
+        AdmissionRecord {
+            call: self.call,
+            entry: self.entry,
+            session: self.session.clone(),
             cost: self.cost,
-            finish_increment: self.finish_increment,
+            requested: self.requested,
+            submitted_at: self.submitted_at,
+            admitted_at: self.admitted_at,
+            tokens_after: self.tokens_after,
+            rule: self.rule,
         }
+    }
+}
+
+/// A copy of an [`Admission`] without its charge: for traces, logs and tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmissionRecord {
+    /// See [`Admission::call`].
+    pub call: CallTicket,
+    /// See [`Admission::entry`].
+    pub entry: EntryTicket,
+    /// See [`Admission::session`].
+    pub session: SessionKey,
+    /// See [`Admission::cost`].
+    pub cost: Units,
+    /// See [`Admission::requested`].
+    pub requested: Units,
+    /// See [`Admission::submitted_at`].
+    pub submitted_at: Instant,
+    /// See [`Admission::admitted_at`].
+    pub admitted_at: Instant,
+    /// See [`Admission::tokens_after`].
+    pub tokens_after: Units,
+    /// See [`Admission::rule`].
+    pub rule: AdmitRule,
+}
+
+impl AdmissionRecord {
+    /// How long the call waited.
+    pub fn waited(&self) -> Duration {
+        self.admitted_at.saturating_since(self.submitted_at)
     }
 }
 
 /// What one admission charged its session: the units and what they added to the
 /// session's finish tag. Kept so a refund takes back exactly that, even after later
 /// admissions of the same session.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Neither `Clone` nor `Copy`: [`FairScheduler::refund`] consumes it, so one admission
+/// can be refunded at most once.
+#[derive(Debug, PartialEq, Eq)]
 pub struct Charge {
+    session: SessionKey,
     cost: Units,
     finish_increment: u128,
 }
 
 impl Charge {
+    /// The session charged.
+    pub fn session(&self) -> &SessionKey {
+        &self.session
+    }
+
     /// The units charged.
     pub fn cost(&self) -> Units {
         self.cost
@@ -256,12 +329,19 @@ pub enum JoinError {
 }
 
 /// The answer to [`FairScheduler::submit`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum Submission {
     /// The call may go out now.
     Admitted(Admission),
-    /// The call waits; poll for its [`Admission`] or cancel it with the ticket.
-    Queued(Ticket),
+    /// The call waits; poll for its [`Admission`], let other sessions [`FairScheduler::join`]
+    /// it, or withdraw it ([`FairScheduler::cancel_call`], or its entry with
+    /// [`FairScheduler::cancel`]).
+    Queued {
+        /// The call.
+        call: CallTicket,
+        /// Its first entry, the submitting session's place.
+        entry: EntryTicket,
+    },
     /// The call was not accepted; a retry makes sense from `retry_at`.
     Refused {
         /// Which bound was reached.
@@ -308,7 +388,8 @@ pub struct SchedulerStats {
 
 #[derive(Clone, Debug)]
 struct QueuedCall {
-    ticket: Ticket,
+    entry: EntryTicket,
+    call: CallTicket,
     cost: Units,
     requested: Units,
     submitted_at: Instant,
@@ -357,15 +438,14 @@ pub struct FairScheduler {
     sessions: Vec<Option<SessionState>>,
     free_slots: Vec<u32>,
     index: HashMap<SessionKey, u32, FixedState>,
-    tickets: HashMap<Ticket, u32, FixedState>,
-    /// Calls several sessions joined: flight → the waiting entries that stand for it.
-    flights: HashMap<Ticket, Vec<Ticket>, FixedState>,
-    /// Entry → the flight it stands for, for every entry in `flights`.
-    entry_flight: HashMap<Ticket, Ticket, FixedState>,
+    /// Every waiting entry → the slot of the session it waits in.
+    entries: HashMap<EntryTicket, u32, FixedState>,
+    /// Every waiting call → the entries that stand for it.
+    calls: calls::CallIndex,
     /// Waiting sessions by their head call's start tag.
-    fair_heads: BTreeSet<(u128, Ticket, u32)>,
+    fair_heads: BTreeSet<(u128, EntryTicket, u32)>,
     /// Waiting sessions by deadline (wait start + W).
-    deadlines: BTreeSet<(Instant, Ticket, u32)>,
+    deadlines: BTreeSet<(Instant, EntryTicket, u32)>,
     /// Idle sessions by the instant they are forgotten.
     forget: BTreeSet<(Instant, u32)>,
     queued: usize,
@@ -402,9 +482,8 @@ impl FairScheduler {
             sessions: Vec::new(),
             free_slots: Vec::new(),
             index: HashMap::default(),
-            tickets: HashMap::default(),
-            flights: HashMap::default(),
-            entry_flight: HashMap::default(),
+            entries: HashMap::default(),
+            calls: calls::CallIndex::default(),
             fair_heads: BTreeSet::new(),
             deadlines: BTreeSet::new(),
             forget: BTreeSet::new(),
@@ -433,9 +512,10 @@ impl FairScheduler {
         let cost = cost.min(self.config.limit.capacity);
         if self.queued == 0 && self.fit_at(now, cost) <= now {
             let slot = self.slot_for(session, now);
-            let ticket = self.new_ticket();
+            let (call, entry) = self.new_call();
             let call = QueuedCall {
-                ticket,
+                entry,
+                call,
                 cost,
                 requested,
                 submitted_at: now,
@@ -457,9 +537,9 @@ impl FairScheduler {
         if let Some(&slot) = self.index.get(session) {
             let state = self.state(slot);
             if state.queue.len() >= self.config.max_queued_per_session {
-                let head = state.queue[0].ticket;
+                let head = state.queue[0].entry;
                 self.stats.refused_calls += 1;
-                let retry_at = self.estimate(now, head).map_or(now, |e| e.admit_at);
+                let retry_at = self.estimate_entry(now, head).map_or(now, |e| e.admit_at);
                 return Submission::Refused {
                     reason: QueueFull::Session,
                     retry_at,
@@ -467,10 +547,12 @@ impl FairScheduler {
             }
         }
 
-        Submission::Queued(self.enqueue(now, session, cost, requested))
+        let (call, entry) = self.new_call();
+        self.enqueue(now, session, call, entry, cost, requested);
+        Submission::Queued { call, entry }
     }
 
-    /// Lets `session` join the waiting call `flight`: a duplicate of it, coalesced (R-D3).
+    /// Lets `session` join the waiting `call`: a duplicate of it, coalesced (R-D3).
     ///
     /// The call then also waits in `session`'s own queue, at that session's position, and
     /// goes at whichever of its entries comes first. The session whose entry is admitted
@@ -479,15 +561,14 @@ impl FairScheduler {
     /// moves it forward instead of waiting at the heavy session's pace.
     ///
     /// Returns the entry standing for `session` (an existing one when the session already
-    /// has an entry for this call). The [`Admission`] of any entry names `flight`.
-    pub fn join(&mut self, now: Instant, session: &SessionKey, flight: Ticket) -> Result<Ticket, JoinError> {
+    /// has an entry for this call). The [`Admission`] of any entry names `call`.
+    pub fn join(&mut self, now: Instant, session: &SessionKey, call: CallTicket) -> Result<EntryTicket, JoinError> {
         let now = self.advance(now);
-        let entries = self.entries_of(flight);
-        let Some(&any) = entries.first() else {
+        let Some(&any) = self.calls.entries(call).first() else {
             return Err(JoinError::NotQueued);
         };
-        for &entry in &entries {
-            if &self.state(self.tickets[&entry]).key == session {
+        for &entry in self.calls.entries(call) {
+            if &self.state(self.entries[&entry]).key == session {
                 return Ok(entry);
             }
         }
@@ -498,36 +579,36 @@ impl FairScheduler {
         if self.queued >= self.config.max_queued || session_full {
             return Err(JoinError::QueueFull);
         }
-        let slot = self.tickets[&any];
-        // Present: `entries_of` only returns tickets still queued in their session.
-        let call = self
+        let slot = self.entries[&any];
+        // Present: the index only names entries still queued in their session.
+        let queued = self
             .state(slot)
             .queue
             .iter()
-            .find(|c| c.ticket == any)
+            .find(|c| c.entry == any)
             .expect("entry is queued");
-        let (cost, requested) = (call.cost, call.requested);
-        let entry = self.enqueue(now, session, cost, requested);
-        self.flights.entry(flight).or_insert_with(|| vec![flight]).push(entry);
-        // The call's own ticket stands for the flight only while it still waits (its
-        // session may have withdrawn it while others' entries carry the call).
-        if self.tickets.contains_key(&flight) {
-            self.entry_flight.insert(flight, flight);
-        }
-        self.entry_flight.insert(entry, flight);
+        let (cost, requested) = (queued.cost, queued.requested);
+        let entry = self.new_entry();
+        self.enqueue(now, session, call, entry, cost, requested);
         Ok(entry)
     }
 
-    /// Whether any entry of `flight` (the call, or an entry that joined it) still waits.
-    pub fn is_waiting(&self, flight: Ticket) -> bool {
-        !self.entries_of(flight).is_empty()
+    /// Whether `call` still waits (through any of its entries).
+    pub fn is_waiting(&self, call: CallTicket) -> bool {
+        !self.calls.entries(call).is_empty()
     }
 
-    /// Withdraws every waiting entry of `flight` (the call and all joined entries): the
-    /// last waiter gave up. Returns false when none was waiting.
-    pub fn cancel_flight(&mut self, now: Instant, flight: Ticket) -> bool {
+    /// The entries waiting for `call`, in the order they were made.
+    pub fn entries_of(&self, call: CallTicket) -> &[EntryTicket] {
+        self.calls.entries(call)
+    }
+
+    /// Withdraws every waiting entry of `call` (its own and all joined entries): nobody
+    /// waits for it any more. Returns false when none was waiting.
+    pub fn cancel_call(&mut self, now: Instant, call: CallTicket) -> bool {
+        let entries = self.calls.entries(call).to_vec();
         let mut any = false;
-        for entry in self.entries_of(flight) {
+        for entry in entries {
             any |= self.cancel(now, entry);
         }
         any
@@ -545,28 +626,25 @@ impl FairScheduler {
         let start = self.state(slot).head.start;
         self.detach_head(slot);
         // The head exists: `next_choice` only picks waiting sessions.
-        let call = self
+        let queued = self
             .state_mut(slot)
             .queue
             .pop_front()
             .expect("a waiting session has a head call");
-        self.tickets.remove(&call.ticket);
+        self.entries.remove(&queued.entry);
         self.queued -= 1;
-        let mut admission = self.admit(now, slot, call, start, choice.rule);
+        let call = queued.call;
+        let admission = self.admit(now, slot, queued, start, choice.rule);
         if self.state(slot).queue.is_empty() {
             self.schedule_forget(slot);
         } else {
             let next_start = self.virtual_time.max(self.state(slot).last_finish);
             self.attach_head(slot, next_start);
         }
-        // A joined call went out through this entry: the other entries are withdrawn.
-        if let Some(flight) = self.entry_flight.remove(&admission.ticket) {
-            admission.flight = flight;
-            for other in self.flights.remove(&flight).unwrap_or_default() {
-                self.entry_flight.remove(&other);
-                if other != admission.ticket {
-                    self.withdraw(now, other);
-                }
+        // The call went out through this entry: its other entries are withdrawn, free.
+        for other in self.calls.remove_call(call) {
+            if other != admission.entry {
+                self.withdraw(now, other);
             }
         }
         Some(admission)
@@ -578,46 +656,39 @@ impl FairScheduler {
         self.next_choice(now.max(self.last_now)).map(|c| c.at)
     }
 
-    /// Withdraws a queued call. Returns false when the ticket is not waiting (already
-    /// admitted, cancelled, or never issued). A withdrawn call costs nothing and the
-    /// others keep their places.
-    pub fn cancel(&mut self, now: Instant, ticket: Ticket) -> bool {
+    /// Withdraws one waiting entry. Returns false when it is not waiting (already
+    /// admitted, withdrawn, or never issued). A withdrawn entry costs nothing and the
+    /// others keep their places; the call keeps waiting through its other entries.
+    pub fn cancel(&mut self, now: Instant, entry: EntryTicket) -> bool {
         let now = self.advance(now);
-        if !self.withdraw(now, ticket) {
+        if !self.withdraw(now, entry) {
             return false;
         }
         self.stats.cancelled_calls += 1;
-        if let Some(flight) = self.entry_flight.remove(&ticket)
-            && let Some(members) = self.flights.get_mut(&flight)
-        {
-            members.retain(|&m| m != ticket);
-            if members.is_empty() {
-                self.flights.remove(&flight);
-            }
-        }
+        self.calls.remove_entry(entry);
         true
     }
 
-    /// Where a queued call stands and when it is expected to go; `None` when the
-    /// ticket is not waiting.
-    ///
-    /// For a flight several sessions joined, the best of its entries.
-    pub fn estimate(&self, now: Instant, ticket: Ticket) -> Option<Estimate> {
-        self.entries_of(ticket)
-            .into_iter()
-            .filter_map(|entry| self.estimate_entry(now, entry))
+    /// Where a waiting call stands and when it is expected to go; `None` when it is not
+    /// waiting. For a call several sessions joined, the best of its entries.
+    pub fn estimate(&self, now: Instant, call: CallTicket) -> Option<Estimate> {
+        self.calls
+            .entries(call)
+            .iter()
+            .filter_map(|&entry| self.estimate_entry(now, entry))
             .min_by_key(|e| e.admit_at)
     }
 
-    fn estimate_entry(&self, now: Instant, ticket: Ticket) -> Option<Estimate> {
+    /// Where one waiting entry stands; `None` when it is not waiting.
+    pub fn estimate_entry(&self, now: Instant, entry: EntryTicket) -> Option<Estimate> {
         let now = now.max(self.last_now);
-        let &slot = self.tickets.get(&ticket)?;
+        let &slot = self.entries.get(&entry)?;
         let state = self.state(slot);
         let mut units_through = Units::ZERO;
         let mut ahead = 0;
         for call in &state.queue {
             units_through += call.cost;
-            if call.ticket == ticket {
+            if call.entry == entry {
                 break;
             }
             ahead += 1;
@@ -651,8 +722,9 @@ impl FairScheduler {
         self.bucket.cap_at(now, Units::ZERO);
     }
 
-    /// The platform refused (429) a call this scheduler admitted for `session` with
-    /// `charge` ([`Admission::charge`]): the platform counted nothing, so the session gets
+    /// The platform refused (429) a call this scheduler admitted with `charge`
+    /// ([`Admission::charge`], consumed: a charge is refunded at most once): the platform
+    /// counted nothing, so the session gets
     /// the charge back — its usage drops by the units and its finish tag by exactly what
     /// the call added (later admissions of the session keep theirs), and a waiting head
     /// call of the session moves forward accordingly (never behind where it stood; the
@@ -660,9 +732,9 @@ impl FairScheduler {
     /// this, a call queued again after a refusal is paid for twice. The local bucket is
     /// not refilled: feed the Retry-After with [`FairScheduler::on_retry_after`]. A session
     /// already forgotten is left alone.
-    pub fn refund(&mut self, now: Instant, session: &SessionKey, charge: Charge) {
+    pub fn refund(&mut self, now: Instant, charge: Charge) {
         self.advance(now);
-        let Some(&slot) = self.index.get(session) else {
+        let Some(&slot) = self.index.get(&charge.session) else {
             return;
         };
         let state = self.state_mut(slot);
@@ -736,50 +808,64 @@ impl FairScheduler {
         self.stats
     }
 
-    /// The session a queued ticket belongs to.
-    pub fn ticket_session(&self, ticket: Ticket) -> Option<&SessionKey> {
-        self.tickets.get(&ticket).map(|&slot| &self.state(slot).key)
+    /// The session a waiting entry belongs to.
+    pub fn entry_session(&self, entry: EntryTicket) -> Option<&SessionKey> {
+        self.entries.get(&entry).map(|&slot| &self.state(slot).key)
+    }
+
+    /// The call a waiting entry stands for.
+    pub fn call_of(&self, entry: EntryTicket) -> Option<CallTicket> {
+        self.calls.call_of(entry)
     }
 
     // ---- internals ----
 
-    /// Puts a call at the back of `session`'s queue.
-    fn enqueue(&mut self, now: Instant, session: &SessionKey, cost: Units, requested: Units) -> Ticket {
+    /// Puts `entry` for `call` at the back of `session`'s queue.
+    fn enqueue(
+        &mut self,
+        now: Instant,
+        session: &SessionKey,
+        call: CallTicket,
+        entry: EntryTicket,
+        cost: Units,
+        requested: Units,
+    ) {
         let slot = self.slot_for(session, now);
-        let ticket = self.new_ticket();
-        let call = QueuedCall {
-            ticket,
+        let queued = QueuedCall {
+            entry,
+            call,
             cost,
             requested,
             submitted_at: now,
         };
-        self.tickets.insert(ticket, slot);
+        self.entries.insert(entry, slot);
+        self.calls.add(call, entry);
         self.queued += 1;
         let state = self.state_mut(slot);
         state.last_call_at = now;
-        state.queue.push_back(call);
+        state.queue.push_back(queued);
         if state.queue.len() == 1 {
             self.unschedule_forget(slot);
             let start = self.virtual_time.max(self.state(slot).last_finish);
             self.attach_head(slot, start);
         }
-        ticket
     }
 
     /// Takes a waiting entry out of its session's queue without charging anyone. The
-    /// session's next call inherits the withdrawn call's place.
-    fn withdraw(&mut self, now: Instant, ticket: Ticket) -> bool {
-        let Some(slot) = self.tickets.remove(&ticket) else {
+    /// session's next call inherits the withdrawn call's place. The call index is the
+    /// caller's to update.
+    fn withdraw(&mut self, now: Instant, entry: EntryTicket) -> bool {
+        let Some(slot) = self.entries.remove(&entry) else {
             return false;
         };
         self.queued -= 1;
         let state = self.state(slot);
-        // Present: `tickets` only names calls still in their session's queue.
+        // Present: `entries` only names calls still in their session's queue.
         let pos = state
             .queue
             .iter()
-            .position(|c| c.ticket == ticket)
-            .expect("ticket is queued in its session");
+            .position(|c| c.entry == entry)
+            .expect("entry is queued in its session");
         if pos > 0 {
             self.state_mut(slot).queue.remove(pos);
             return true;
@@ -794,19 +880,6 @@ impl FairScheduler {
             self.attach_head(slot, start);
         }
         true
-    }
-
-    /// The waiting entries that stand for `flight`.
-    fn entries_of(&self, flight: Ticket) -> Vec<Ticket> {
-        match self.flights.get(&flight) {
-            Some(members) => members
-                .iter()
-                .copied()
-                .filter(|t| self.tickets.contains_key(t))
-                .collect(),
-            None if self.tickets.contains_key(&flight) => vec![flight],
-            None => Vec::new(),
-        }
     }
 
     /// Clamps time to be monotonic and forgets sessions whose quiet period is over.
@@ -832,10 +905,18 @@ impl FairScheduler {
         }
     }
 
-    fn new_ticket(&mut self) -> Ticket {
-        let t = Ticket(self.next_ticket);
+    /// A new call and its first entry, sharing one number.
+    fn new_call(&mut self) -> (CallTicket, EntryTicket) {
+        let n = self.next_ticket;
         self.next_ticket += 1;
-        t
+        (CallTicket(n), EntryTicket(n))
+    }
+
+    /// A new entry for an existing call.
+    fn new_entry(&mut self) -> EntryTicket {
+        let n = self.next_ticket;
+        self.next_ticket += 1;
+        EntryTicket(n)
     }
 
     fn state(&self, slot: u32) -> &SessionState {
@@ -913,9 +994,9 @@ impl FairScheduler {
             refill_ns: self.bucket.refill_ns(head.cost),
             weight_q32: self.weight_q32(state),
         };
-        let ticket = head.ticket;
-        self.fair_heads.insert((tags.start, ticket, slot));
-        self.deadlines.insert((tags.deadline, ticket, slot));
+        let entry = head.entry;
+        self.fair_heads.insert((tags.start, entry, slot));
+        self.deadlines.insert((tags.deadline, entry, slot));
         self.heads_refill_ns += u128::from(tags.refill_ns);
         *self.head_refills.entry(tags.refill_ns).or_default() += 1;
         self.heads_weight_q32 += u128::from(tags.weight_q32);
@@ -925,9 +1006,9 @@ impl FairScheduler {
     fn detach_head(&mut self, slot: u32) {
         let state = self.state(slot);
         let tags = state.head;
-        let ticket = state.queue[0].ticket;
-        self.fair_heads.remove(&(tags.start, ticket, slot));
-        self.deadlines.remove(&(tags.deadline, ticket, slot));
+        let entry = state.queue[0].entry;
+        self.fair_heads.remove(&(tags.start, entry, slot));
+        self.deadlines.remove(&(tags.deadline, entry, slot));
         self.heads_refill_ns -= u128::from(tags.refill_ns);
         if let Some(n) = self.head_refills.get_mut(&tags.refill_ns) {
             *n -= 1;
@@ -1006,16 +1087,20 @@ impl FairScheduler {
             AdmitRule::Fair => {}
         }
         Admission {
-            ticket: call.ticket,
-            flight: call.ticket,
-            session,
+            call: call.call,
+            entry: call.entry,
+            session: session.clone(),
             cost: call.cost,
             requested: call.requested,
             submitted_at: call.submitted_at,
             admitted_at: now,
             tokens_after: self.bucket.tokens(now),
             rule,
-            finish_increment: increment,
+            charge: Charge {
+                session,
+                cost: call.cost,
+                finish_increment: increment,
+            },
         }
     }
 }
@@ -1032,9 +1117,9 @@ mod tests {
         .expect("valid")
     }
 
-    fn queued(s: Submission) -> Ticket {
+    fn queued(s: Submission) -> CallTicket {
         match s {
-            Submission::Queued(t) => t,
+            Submission::Queued { call, .. } => call,
             other => panic!("expected a queued call, got {other:?}"),
         }
     }
@@ -1057,22 +1142,19 @@ mod tests {
         }
         let flight = queued(s.submit(Instant::ZERO, &a, Units::ONE));
         let b_entry = s.join(Instant::ZERO, &SessionKey::client("b"), flight).expect("joined");
-        assert!(s.cancel(Instant::ZERO, flight));
+        assert!(s.cancel(Instant::ZERO, flight.first_entry()));
         let c_entry = s.join(Instant::ZERO, &SessionKey::client("c"), flight).expect("joined");
         assert!(s.is_waiting(flight));
+        s.check_invariants().expect("consistent after joins and a cancel");
         let admitted = s.poll_admission(Instant::from_secs(1)).expect("admitted");
-        assert_eq!(admitted.flight, flight);
-        assert!([b_entry, c_entry].contains(&admitted.ticket));
+        assert_eq!(admitted.call, flight);
+        assert!([b_entry, c_entry].contains(&admitted.entry));
         assert!(
             s.poll_admission(Instant::from_secs(2)).is_none(),
             "the other entry was withdrawn"
         );
-        assert!(
-            s.entry_flight.is_empty() && s.flights.is_empty(),
-            "{:?} {:?}",
-            s.entry_flight,
-            s.flights
-        );
+        assert_eq!(s.calls.len(), 0, "no entry is left indexed");
+        s.check_invariants().expect("consistent after the admission");
     }
 
     #[test]
@@ -1112,7 +1194,7 @@ mod tests {
         );
         // The estimate matches what actually happens.
         assert_eq!(s.poll_timeout(Instant::ZERO), Some(Instant::from_secs(1)));
-        assert_eq!(s.poll_admission(Instant::from_secs(1)).map(|a| a.ticket), Some(first));
+        assert_eq!(s.poll_admission(Instant::from_secs(1)).map(|a| a.call), Some(first));
     }
 
     #[test]
@@ -1145,7 +1227,7 @@ mod tests {
         ));
         assert!(matches!(
             s.submit(Instant::from_secs(1), &a, Units::ONE),
-            Submission::Queued(_)
+            Submission::Queued { .. }
         ));
         assert_eq!(s.poll_timeout(Instant::from_secs(1)), Some(Instant::from_secs(2)));
     }
@@ -1167,7 +1249,7 @@ mod tests {
         assert_eq!((reason, retry_at), (QueueFull::Platform, Instant::from_secs(1)));
         // At that instant the waiter goes and the retry is accepted.
         assert!(s.poll_admission(retry_at).is_some());
-        assert!(matches!(s.submit(retry_at, &b, Units::ONE), Submission::Queued(_)));
+        assert!(matches!(s.submit(retry_at, &b, Units::ONE), Submission::Queued { .. }));
         assert_eq!(s.tracked_sessions(), 2);
     }
 
@@ -1178,8 +1260,9 @@ mod tests {
         let Submission::Admitted(adm) = s.submit(Instant::ZERO, &a, Units::ONE) else {
             panic!("room")
         };
-        assert!(!s.cancel(Instant::ZERO, adm.ticket));
-        assert!(!s.cancel(Instant::ZERO, Ticket(999)));
+        assert!(!s.cancel(Instant::ZERO, adm.entry));
+        assert!(!s.cancel(Instant::ZERO, EntryTicket(999)));
+        assert!(!s.cancel_call(Instant::ZERO, CallTicket(999)));
         assert_eq!(s.stats().cancelled_calls, 0);
     }
 
@@ -1229,7 +1312,7 @@ mod tests {
                 };
                 let b_ticket = queued_before_refund.then(|| ask_again(&mut s));
                 if refund {
-                    s.refund(Instant::ZERO, &a, refused.charge());
+                    s.refund(Instant::ZERO, refused.charge);
                     assert_eq!(s.session_usage(&a), Some(Units::whole(1)));
                     assert_eq!(s.stats().refunded_calls, 1);
                 } else {
@@ -1264,25 +1347,28 @@ mod tests {
         let second = admitted(s.submit(Instant::ZERO, &a, Units::whole(20)));
         // Units 30 × (C + 0) for the first, 20 × (C + 30) for the second, in milli-units.
         let c = 60_000u128;
-        assert_eq!(first.charge().finish_increment, 30_000 * c);
-        assert_eq!(second.charge().finish_increment, 20_000 * (c + 30_000));
-        s.refund(Instant::ZERO, &a, first.charge());
+        assert_eq!(first.charge.finish_increment, 30_000 * c);
+        assert_eq!(second.charge.finish_increment, 20_000 * (c + 30_000));
+        let second_increment = second.charge.finish_increment;
+        s.refund(Instant::ZERO, first.charge);
         assert_eq!(s.session_usage(&a), Some(Units::whole(20)));
         let slot = s.index[&a];
-        assert_eq!(s.state(slot).last_finish, second.charge().finish_increment);
+        assert_eq!(s.state(slot).last_finish, second_increment);
     }
 
     #[test]
     fn a_refund_never_goes_below_nothing_and_ignores_an_unknown_session() {
         let mut s = obv();
         let a = SessionKey::client("a");
-        let charge = admitted(obv().submit(Instant::ZERO, &a, Units::whole(5))).charge();
-        s.refund(Instant::ZERO, &a, charge);
+        // Charges made by another scheduler: `a` is unknown here, then used less.
+        let foreign = || admitted(obv().submit(Instant::ZERO, &a, Units::whole(5))).charge;
+        s.refund(Instant::ZERO, foreign());
         assert_eq!(s.session_usage(&a), None);
-        let mine = admitted(s.submit(Instant::ZERO, &a, Units::whole(1))).charge();
-        s.refund(Instant::ZERO, &a, charge);
-        s.refund(Instant::ZERO, &a, mine);
+        let mine = admitted(s.submit(Instant::ZERO, &a, Units::whole(1))).charge;
+        s.refund(Instant::ZERO, foreign());
+        s.refund(Instant::ZERO, mine);
         assert_eq!(s.session_usage(&a), Some(Units::ZERO));
         assert_eq!(s.state(s.index[&a]).last_finish, 0);
+        s.check_invariants().expect("consistent after refunds");
     }
 }

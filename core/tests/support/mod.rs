@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use besluitbron_core::{
-    Admission, FairScheduler, Instant, LimitConfig, SchedulerConfig, SchedulerEvent, SessionKey, Submission, Ticket,
-    Units,
+    Admission, AdmissionRecord, CallTicket, Charge, FairScheduler, Instant, LimitConfig, SchedulerConfig,
+    SchedulerEvent, SessionKey, Submission, Units,
 };
 
 /// Something a test does to the scheduler at an instant.
@@ -24,6 +24,9 @@ pub enum Action {
     RetryAfter(Duration),
     /// The platform reported this many units left.
     Remaining(Units),
+    /// The platform refused the call made by the `nth` Submit action (0-based) with 429,
+    /// if it was admitted and not yet refunded: its charge goes back to its session.
+    Refund { nth: usize },
 }
 
 /// One scripted step.
@@ -49,7 +52,7 @@ pub fn submit(at_ms: u64, session: &str, cost: Units) -> Step {
 #[derive(Debug, Default)]
 pub struct Run {
     /// Every admission, in order, with the index of the Submit action it answers.
-    pub admissions: Vec<(usize, Admission)>,
+    pub admissions: Vec<(usize, AdmissionRecord)>,
     /// Submit actions refused at once.
     pub refused: Vec<usize>,
     /// Submit actions cancelled while queued.
@@ -62,6 +65,8 @@ pub struct Run {
     pub findings: Vec<String>,
     /// Retry-After blocks: (from, until).
     pub blocks: Vec<(Instant, Instant)>,
+    /// Submit actions whose charge was refunded.
+    pub refunded: Vec<usize>,
 }
 
 impl Run {
@@ -84,8 +89,9 @@ pub fn drive(s: &mut FairScheduler, steps: &[Step], until: Option<Instant>) -> R
     let mut steps: Vec<(usize, &Step)> = steps.iter().enumerate().collect();
     steps.sort_by_key(|(i, st)| (st.at, *i));
     let mut run = Run::default();
-    let mut tickets: BTreeMap<Ticket, usize> = BTreeMap::new();
-    let mut submit_index: Vec<Option<Ticket>> = Vec::new();
+    let mut tickets: BTreeMap<CallTicket, usize> = BTreeMap::new();
+    let mut submit_index: Vec<Option<CallTicket>> = Vec::new();
+    let mut charges: BTreeMap<usize, Charge> = BTreeMap::new();
     let mut nth_of_step: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, st) in &steps {
         if matches!(st.action, Action::Submit { .. }) {
@@ -115,8 +121,8 @@ pub fn drive(s: &mut FairScheduler, steps: &[Step], until: Option<Instant>) -> R
         }
         now = target;
         while let Some(a) = s.poll_admission(now) {
-            let nth = tickets[&a.ticket];
-            record_admission(&mut run, &mut reference, &mut waiting, nth, &a);
+            let nth = tickets[&a.call];
+            record_admission(&mut run, &mut reference, &mut waiting, nth, a, &mut charges);
         }
         while let Some((i, st)) = steps.get(next).filter(|(_, st)| st.at == now) {
             next += 1;
@@ -125,11 +131,11 @@ pub fn drive(s: &mut FairScheduler, steps: &[Step], until: Option<Instant>) -> R
                     let nth = nth_of_step[i];
                     match s.submit(now, session, *cost) {
                         Submission::Admitted(a) => {
-                            tickets.insert(a.ticket, nth);
-                            submit_index[nth] = Some(a.ticket);
-                            record_admission(&mut run, &mut reference, &mut waiting, nth, &a);
+                            tickets.insert(a.call, nth);
+                            submit_index[nth] = Some(a.call);
+                            record_admission(&mut run, &mut reference, &mut waiting, nth, a, &mut charges);
                         }
-                        Submission::Queued(t) => {
+                        Submission::Queued { call: t, .. } => {
                             tickets.insert(t, nth);
                             submit_index[nth] = Some(t);
                             run.queued_at_submit[nth] = true;
@@ -138,7 +144,7 @@ pub fn drive(s: &mut FairScheduler, steps: &[Step], until: Option<Instant>) -> R
                             run.events.push(SchedulerEvent::Queue {
                                 at: now,
                                 session: session.clone(),
-                                ticket: t,
+                                entry: t.first_entry(),
                                 cost: *cost,
                             });
                         }
@@ -155,13 +161,16 @@ pub fn drive(s: &mut FairScheduler, steps: &[Step], until: Option<Instant>) -> R
                 }
                 Action::Cancel { nth } => {
                     if let Some(t) = submit_index.get(*nth).copied().flatten()
-                        && s.cancel(now, t)
+                        && s.cancel_call(now, t)
                     {
                         run.cancelled.push(*nth);
                         for q in waiting.values_mut() {
                             q.retain(|(n, _)| n != nth);
                         }
-                        run.events.push(SchedulerEvent::Cancel { at: now, ticket: t });
+                        run.events.push(SchedulerEvent::Cancel {
+                            at: now,
+                            entry: t.first_entry(),
+                        });
                     }
                 }
                 Action::RetryAfter(d) => {
@@ -174,12 +183,26 @@ pub fn drive(s: &mut FairScheduler, steps: &[Step], until: Option<Instant>) -> R
                     s.on_remaining(now, *u, None);
                     reference.cap_at(now, *u);
                 }
+                Action::Refund { nth } => {
+                    // The platform counted nothing: the reference bucket is not refilled
+                    // (a 429 empties it), only the session's usage goes back.
+                    if let Some(charge) = charges.remove(nth) {
+                        s.refund(now, charge);
+                        run.refunded.push(*nth);
+                    }
+                }
+            }
+            if let Err(e) = s.check_invariants() {
+                run.findings.push(format!("t={now}: after {:?}: {e}", st.action));
             }
         }
         // Admit again: actions at `now` may have made something admissible.
         while let Some(a) = s.poll_admission(now) {
-            let nth = tickets[&a.ticket];
-            record_admission(&mut run, &mut reference, &mut waiting, nth, &a);
+            let nth = tickets[&a.call];
+            record_admission(&mut run, &mut reference, &mut waiting, nth, a, &mut charges);
+        }
+        if let Err(e) = s.check_invariants() {
+            run.findings.push(format!("t={now}: after the admissions: {e}"));
         }
         // (4) Work conservation: if every waiting head fits, nothing may still wait.
         let heads: Vec<Units> = waiting.values().filter_map(|q| q.front().map(|h| h.1)).collect();
@@ -196,8 +219,11 @@ fn record_admission(
     reference: &mut ReferenceBucket,
     waiting: &mut BTreeMap<SessionKey, VecDeque<(usize, Units)>>,
     nth: usize,
-    a: &Admission,
+    admission: Admission,
+    charges: &mut BTreeMap<usize, Charge>,
 ) {
+    let a = admission.record();
+    charges.insert(nth, admission.charge);
     if !reference.take(a.admitted_at, a.cost) {
         run.findings
             .push(format!("t={}: bucket below zero after admitting #{nth}", a.admitted_at));
@@ -217,8 +243,8 @@ fn record_admission(
             _ => {}
         }
     }
-    run.admissions.push((nth, a.clone()));
     run.events.push(SchedulerEvent::Admit(a.clone()));
+    run.admissions.push((nth, a));
 }
 
 /// A plain token bucket with exact rational arithmetic: the level is kept in
@@ -263,12 +289,12 @@ impl ReferenceBucket {
         self.level >= 0
     }
 
-    fn empty_at(&mut self, now: Instant) {
+    pub fn empty_at(&mut self, now: Instant) {
         self.refill(now);
         self.level = self.level.min(0);
     }
 
-    fn cap_at(&mut self, now: Instant, units: Units) {
+    pub fn cap_at(&mut self, now: Instant, units: Units) {
         self.refill(now);
         self.level = self.level.min(i128::from(units.as_milli()) * self.window_ns);
     }

@@ -1,0 +1,1399 @@
+//! One platform's whole call path, owned once: [`PlatformPath`].
+//!
+//! ```text
+//! request ─▶ buffer hit? ──yes──▶ Arrival::Cached
+//!               │ no
+//!               ▼
+//!          a flight for this key? ──yes──▶ join it (the session gets its own entry in the
+//!               │ no                        lane's fair queue, so the call goes at the
+//!               ▼                           best position among its waiters)
+//!          lead a new flight: the lane's fair queue (or at once, for a lane without a
+//!          kept limit) ─▶ Effect::Send ─▶ the shell calls the platform ─▶ on_outcome:
+//!            success  ─▶ feedback to the queue, keep it, Deliver to every waiter
+//!            429      ─▶ Retry-After to the queue, refund the charge, the waiters that may
+//!                        wait once more do (behind the Retry-After), the rest get the refusal
+//!            retryable ─▶ back off, then through the fair queue again (a counted attempt)
+//!            failure  ─▶ a stale answer where the data class allows, else the error
+//! ```
+//!
+//! Sans-IO in the quinn-proto shape: inputs are method calls that take `now`
+//! ([`PlatformPath::request`], [`PlatformPath::leave`], [`PlatformPath::on_outcome`],
+//! [`PlatformPath::handle_timeout`]), outputs are the [`Arrival`] of a request and the
+//! [`Effect`]s drained with [`PlatformPath::poll_effect`], and
+//! [`PlatformPath::poll_timeout`] says when to call again. The server drives one path
+//! per platform from one task; the simulator drives the very same type on virtual time.
+//! Every input admits whatever became due at its `now` before returning, so a shell only
+//! has to call [`PlatformPath::handle_timeout`] when its timer fires.
+//!
+//! Invariants (checked by [`PlatformPath::check_invariants`]):
+//! - at most one upstream call per cache key at a time (one flight per key);
+//! - every attempt that leaves is an admission of the lane's scheduler when the lane
+//!   keeps a limit (R-L8), retries included;
+//! - a failure is never stored (R-C5, R-D8): only [`Outcome::Success`] reaches
+//!   [`Buffer::store`];
+//! - every waiter gets exactly one [`Effect::Deliver`], unless it left first;
+//! - a call nobody waits for any more while it is still queued is withdrawn and costs
+//!   nothing; while a queued call has waiters, at least one scheduler entry stands for it;
+//! - a charge the platform refused (429) is refunded exactly once (the type moves).
+//!
+//! What this module does not do: I/O. It never calls a platform, reads a clock or
+//! touches a file; the shells do, and report back.
+
+pub mod buffer;
+mod retry;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt;
+use std::time::Duration;
+
+pub use buffer::{Buffer, Keep, StaleAnswer, StoreBuffer};
+pub use retry::RetryPolicy;
+
+use crate::cache::CacheKey;
+use crate::dedup::{FlightId, FlightTable, WaiterId};
+use crate::platform::PlatformId;
+use crate::scheduler::{
+    AdmissionRecord, CallTicket, Charge, EntryTicket, FairScheduler, MAX_REQUEUE_WAIT, QueueFull, SchedulerConfig,
+    SessionKey, Submission,
+};
+use crate::time::{Instant, WallTime};
+use crate::units::Units;
+
+/// Which of a platform's lanes a call goes through. Lane 0 always exists; a platform
+/// whose hosts keep separate limits (Officiële Bekendmakingen's search and its text host)
+/// has one lane per limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lane(pub u8);
+
+impl Lane {
+    /// The first lane.
+    pub const MAIN: Lane = Lane(0);
+}
+
+/// One lane: its name (for metrics and traces) and the limit BesluitBron keeps there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaneConfig {
+    /// A short name, e.g. `search` or `text`.
+    pub name: &'static str,
+    /// The fair scheduler's configuration; `None` passes calls straight through.
+    pub scheduler: Option<SchedulerConfig>,
+}
+
+/// How one platform's path is set up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathConfig {
+    /// The platform.
+    pub platform: PlatformId,
+    /// Its lanes; lane `i` is `lanes[i]`. At least one.
+    pub lanes: Vec<LaneConfig>,
+    /// When a retryable failure is tried again.
+    pub retry: RetryPolicy,
+    /// A call the platform refused with 429 waits once more behind the Retry-After when
+    /// it is at most this long (and the lane keeps a limit): [`MAX_REQUEUE_WAIT`].
+    pub requeue_wait_max: Duration,
+    /// Keep a [`PathEvent`] for every decision, drained with [`PlatformPath::poll_event`]
+    /// (the simulator's trace; off in production).
+    pub record_events: bool,
+}
+
+impl PathConfig {
+    /// One lane, limited by `scheduler` or not, with the default retry policy.
+    pub fn single(platform: PlatformId, scheduler: Option<SchedulerConfig>) -> PathConfig {
+        PathConfig {
+            platform,
+            lanes: vec![LaneConfig {
+                name: "main",
+                scheduler,
+            }],
+            retry: RetryPolicy::default(),
+            requeue_wait_max: MAX_REQUEUE_WAIT,
+            record_events: false,
+        }
+    }
+}
+
+/// A configuration the path cannot work with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathConfigError {
+    /// No lane at all.
+    #[error("a platform path needs at least one lane")]
+    NoLane,
+    /// More lanes than a [`Lane`] can name.
+    #[error("a platform path has at most 256 lanes")]
+    TooManyLanes,
+    /// A lane's scheduler configuration is invalid.
+    #[error("lane `{lane}`: {error}")]
+    Scheduler {
+        /// The lane's name.
+        lane: &'static str,
+        /// What is wrong.
+        error: crate::scheduler::ConfigError,
+    },
+    /// The retry policy allows no attempt.
+    #[error("the retry policy needs at least one attempt")]
+    NoAttempt,
+}
+
+/// One request on the path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The shell's id for the request, unique among the requests waiting on this path.
+    pub waiter: WaiterId,
+    /// The buffer key: platform, class, operation, canonical parameters, scope.
+    pub key: CacheKey,
+    /// Who it is for (fairness).
+    pub session: SessionKey,
+    /// What the call costs at the platform.
+    pub cost: Units,
+    /// Which lane it goes through.
+    pub lane: Lane,
+}
+
+/// What became of a request at once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arrival<P> {
+    /// A fresh buffered answer; nothing else happens for this request.
+    Cached(P),
+    /// The request waits for a flight (its own new one, or another request's): its
+    /// answer comes as one [`Effect::Deliver`].
+    Waiting {
+        /// The flight.
+        flight: FlightId,
+        /// Whether this request started it.
+        led: bool,
+    },
+    /// BesluitBron's own queue for the lane is full; nothing waits.
+    Refused {
+        /// Which bound.
+        reason: QueueFull,
+        /// When a retry makes sense.
+        retry_at: Instant,
+    },
+}
+
+/// What a platform said about its limit next to an answer, and whether to keep the answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Feedback {
+    /// Units left at the platform (`RateLimit-Remaining`), if it said.
+    pub remaining: Option<Units>,
+    /// Time until the platform's bucket is full again (`RateLimit-Reset`), if it said.
+    pub reset: Option<Duration>,
+    /// How long the answer may be kept: shorter when it is incomplete or carries a warning.
+    pub keep: Keep,
+}
+
+/// How one attempt ended, as the shell reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome<P, E> {
+    /// An answer.
+    Success {
+        /// The answer, as the buffer keeps it.
+        payload: P,
+        /// The platform's feedback.
+        feedback: Feedback,
+    },
+    /// The platform refused the call because its limit is used up (HTTP 429).
+    RateLimited {
+        /// How long it asks to wait.
+        retry_after: Duration,
+        /// The error to hand a waiter that does not wait again.
+        error: E,
+    },
+    /// A failure worth another attempt: a connection error or a 5xx of an idempotent read.
+    Retryable {
+        /// The error, should no attempt be left.
+        error: E,
+        /// The platform's `Retry-After` on a 5xx: an overload back-off for the whole lane.
+        retry_after: Option<Duration>,
+    },
+    /// A failure another attempt would not mend (a time-out, a bad request, garbage).
+    Failed {
+        /// The error.
+        error: E,
+    },
+}
+
+/// One attempt of a flight: what [`Effect::Send`] asks the shell to make and
+/// [`PlatformPath::on_outcome`] reports on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Attempt {
+    /// The flight.
+    pub flight: FlightId,
+    /// 1 for the first attempt, 2 for the first retry, ….
+    pub number: u32,
+}
+
+/// How an answer was obtained (also the duplicate kind of the request, R-D9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Served {
+    /// From the buffer.
+    Cached,
+    /// From the platform, by this request's own flight.
+    Fetched,
+    /// From the platform, by another identical request's flight.
+    Coalesced,
+    /// The platform failed; an expired entry its data class allows stood in.
+    Stale,
+}
+
+impl Served {
+    /// `cached`, `fetched`, `coalesced` or `stale`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Served::Cached => "cached",
+            Served::Fetched => "fetched",
+            Served::Coalesced => "coalesced",
+            Served::Stale => "stale",
+        }
+    }
+}
+
+/// Why a request got no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure<E> {
+    /// The platform failed or refused (its error, as the shell reported it).
+    Platform(E),
+    /// BesluitBron's own queue for the lane was full when the call had to queue again.
+    QueueFull {
+        /// Which bound.
+        reason: QueueFull,
+        /// When a retry makes sense.
+        retry_at: Instant,
+    },
+}
+
+/// A request's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Delivery<P, E> {
+    /// An answer and how it was obtained.
+    Answer {
+        /// The answer.
+        payload: P,
+        /// How.
+        served: Served,
+    },
+    /// No answer.
+    Failed(Failure<E>),
+}
+
+/// What the shell must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect<P, E> {
+    /// Call the platform for this flight now (its first attempt or a retry).
+    Send {
+        /// Which attempt; report its outcome with this.
+        attempt: Attempt,
+        /// What is asked.
+        key: CacheKey,
+        /// The admission that let it go, on a lane that keeps a limit.
+        admission: Option<AdmissionRecord>,
+    },
+    /// Hand a waiter its answer.
+    Deliver {
+        /// The waiter.
+        waiter: WaiterId,
+        /// The answer.
+        delivery: Delivery<P, E>,
+    },
+    /// The flight is over: nothing more will be asked or delivered for it.
+    Ended {
+        /// The flight.
+        flight: FlightId,
+    },
+}
+
+/// Where a waiting request stands, for progress reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// Best guess of when its call goes.
+    pub admit_at: Instant,
+    /// Its session's own calls ahead of it at the lane.
+    pub ahead_in_session: usize,
+    /// Sessions waiting at the lane.
+    pub waiting_sessions: usize,
+    /// Calls waiting at the lane.
+    pub queued_calls: usize,
+}
+
+/// A decision, for traces (see [`PathConfig::record_events`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathEvent {
+    /// A request was answered from the buffer.
+    Hit {
+        /// When.
+        at: Instant,
+        /// For whom.
+        session: SessionKey,
+        /// What.
+        key: CacheKey,
+    },
+    /// A request started a flight.
+    Lead {
+        /// When.
+        at: Instant,
+        /// For whom.
+        session: SessionKey,
+        /// The new flight.
+        flight: FlightId,
+        /// What.
+        key: CacheKey,
+    },
+    /// A request joined a flight.
+    Coalesce {
+        /// When.
+        at: Instant,
+        /// For whom.
+        session: SessionKey,
+        /// The flight.
+        flight: FlightId,
+        /// Whether the flight's call still waited in the lane's queue.
+        queued: bool,
+    },
+    /// A call (or a session's entry for it) was queued at a lane.
+    Queue {
+        /// Which lane.
+        lane: Lane,
+        /// When.
+        at: Instant,
+        /// For whom.
+        session: SessionKey,
+        /// The entry.
+        entry: EntryTicket,
+        /// The call it stands for.
+        call: CallTicket,
+        /// Whether it joined an existing call (another session's entry stood first).
+        joined: bool,
+        /// Units requested.
+        cost: Units,
+    },
+    /// A call goes out.
+    Send {
+        /// Which lane.
+        lane: Lane,
+        /// When.
+        at: Instant,
+        /// For whom (the payer on a limited lane).
+        session: SessionKey,
+        /// Which attempt.
+        attempt: Attempt,
+        /// Units asked.
+        cost: Units,
+        /// The admission, on a lane that keeps a limit.
+        admission: Option<AdmissionRecord>,
+    },
+    /// A waiting entry was withdrawn (its waiter left; others still wait).
+    Cancel {
+        /// Which lane.
+        lane: Lane,
+        /// When.
+        at: Instant,
+        /// The entry.
+        entry: EntryTicket,
+    },
+    /// A waiting call was withdrawn whole: nobody waits for it.
+    CancelCall {
+        /// Which lane.
+        lane: Lane,
+        /// When.
+        at: Instant,
+        /// The call.
+        call: CallTicket,
+    },
+    /// A lane's queue was full.
+    Refuse {
+        /// Which lane.
+        lane: Lane,
+        /// When.
+        at: Instant,
+        /// For whom.
+        session: SessionKey,
+        /// Which bound.
+        reason: QueueFull,
+        /// When a retry makes sense.
+        retry_at: Instant,
+    },
+    /// A refused call's charge went back to its session.
+    Refund {
+        /// Which lane.
+        lane: Lane,
+        /// When.
+        at: Instant,
+        /// The session.
+        session: SessionKey,
+        /// Units given back.
+        cost: Units,
+    },
+    /// A failed attempt will be tried again.
+    Retry {
+        /// When.
+        at: Instant,
+        /// The flight.
+        flight: FlightId,
+        /// The attempt that failed.
+        failed: u32,
+        /// When the next attempt queues.
+        until: Instant,
+    },
+    /// A flight's outcome reached its waiters.
+    Outcome {
+        /// When.
+        at: Instant,
+        /// The flight.
+        flight: FlightId,
+        /// What happened.
+        kind: OutcomeKind,
+        /// Waiters handed the outcome.
+        waiters: usize,
+        /// Waiters that wait once more behind a Retry-After instead, in id order.
+        again: Vec<WaiterId>,
+    },
+}
+
+/// How a flight ended, for [`PathEvent::Outcome`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutcomeKind {
+    /// An answer.
+    Ok,
+    /// A failure (after any retries).
+    Failed,
+    /// A failure, answered from an older copy.
+    Stale,
+    /// A 429.
+    RateLimited,
+    /// BesluitBron's own queue was full when it had to queue again.
+    Refused,
+}
+
+impl OutcomeKind {
+    /// `ok`, `failed`, `stale`, `rate-limited` or `refused`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            OutcomeKind::Ok => "ok",
+            OutcomeKind::Failed => "failed",
+            OutcomeKind::Stale => "stale",
+            OutcomeKind::RateLimited => "rate-limited",
+            OutcomeKind::Refused => "refused",
+        }
+    }
+}
+
+impl fmt::Display for Lane {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Counters since the path was made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathStats {
+    /// Requests answered from the buffer.
+    pub hits: u64,
+    /// Requests that started a flight.
+    pub led: u64,
+    /// Requests that joined a flight.
+    pub coalesced: u64,
+    /// Requests refused because a lane's queue was full.
+    pub refused: u64,
+    /// Attempts sent.
+    pub attempts: u64,
+    /// Of those, retries after a retryable failure.
+    pub retries: u64,
+    /// Flights queued once more after a 429.
+    pub requeues: u64,
+    /// Charges given back after a 429.
+    pub refunds: u64,
+    /// Queued flights withdrawn because nobody waited.
+    pub withdrawn: u64,
+    /// Failures answered from an older copy.
+    pub stale_served: u64,
+    /// Flights that ended without an answer.
+    pub failed: u64,
+    /// Requests that left before their answer.
+    pub left: u64,
+}
+
+/// Where a flight's call stands.
+#[derive(Debug)]
+enum CallState {
+    /// Waiting in its lane's fair queue.
+    Queued { call: CallTicket },
+    /// Waiting to be sent again after a failed attempt.
+    Backoff { until: Instant },
+    /// Out at the platform; the charge is kept for a refund should it answer 429.
+    Sent { charge: Option<Charge> },
+}
+
+/// The path's state of one flight.
+#[derive(Debug)]
+struct FlightState {
+    lane: Lane,
+    cost: Units,
+    /// The session its call was last submitted under (the payer, once admitted).
+    session: SessionKey,
+    call: CallState,
+    /// Attempts sent so far (the number of the current one).
+    attempts: u32,
+    /// Attempts that failed in a way another attempt may mend (the retry policy counts
+    /// these; an attempt refused with 429 is not one).
+    failures: u32,
+    /// When the first attempt went out (the retry deadline counts from there).
+    first_sent_at: Option<Instant>,
+}
+
+struct LaneState {
+    name: &'static str,
+    scheduler: Option<FairScheduler>,
+    /// Queued calls of this lane → their flights.
+    flights: BTreeMap<CallTicket, FlightId>,
+}
+
+/// One platform's call path. See the module documentation.
+pub struct PlatformPath<B: Buffer, E> {
+    platform: PlatformId,
+    buffer: B,
+    lanes: Vec<LaneState>,
+    flights: FlightTable<CacheKey, FlightState>,
+    backoffs: BTreeSet<(Instant, FlightId)>,
+    retry: RetryPolicy,
+    jitter: retry::Jitter,
+    requeue_wait_max: Duration,
+    effects: VecDeque<Effect<B::Payload, E>>,
+    events: Option<VecDeque<PathEvent>>,
+    last_now: Instant,
+    stats: PathStats,
+}
+
+impl<B: Buffer, E: Clone> PlatformPath<B, E> {
+    /// A path over `buffer`, with empty queues and full buckets.
+    pub fn new(config: PathConfig, buffer: B) -> Result<PlatformPath<B, E>, PathConfigError> {
+        if config.lanes.is_empty() {
+            return Err(PathConfigError::NoLane);
+        }
+        if config.lanes.len() > 256 {
+            return Err(PathConfigError::TooManyLanes);
+        }
+        if config.retry.max_attempts == 0 {
+            return Err(PathConfigError::NoAttempt);
+        }
+        let mut lanes = Vec::with_capacity(config.lanes.len());
+        for lane in config.lanes {
+            let scheduler = match lane.scheduler {
+                Some(c) => {
+                    Some(FairScheduler::new(c).map_err(|error| PathConfigError::Scheduler { lane: lane.name, error })?)
+                }
+                None => None,
+            };
+            lanes.push(LaneState {
+                name: lane.name,
+                scheduler,
+                flights: BTreeMap::new(),
+            });
+        }
+        Ok(PlatformPath {
+            platform: config.platform,
+            buffer,
+            lanes,
+            flights: FlightTable::new(),
+            backoffs: BTreeSet::new(),
+            jitter: retry::Jitter::new(config.retry.jitter_seed),
+            retry: config.retry,
+            requeue_wait_max: config.requeue_wait_max,
+            effects: VecDeque::new(),
+            events: config.record_events.then(VecDeque::new),
+            last_now: Instant::ZERO,
+            stats: PathStats::default(),
+        })
+    }
+
+    /// The platform this path serves.
+    pub fn platform(&self) -> PlatformId {
+        self.platform
+    }
+
+    /// A request arrives at `now` (`wall`: the wall clock, for the buffer's expiry).
+    pub fn request(&mut self, now: Instant, wall: WallTime, req: Request) -> Arrival<B::Payload> {
+        let now = self.advance(now);
+        let arrival = self.arrive(now, wall, req);
+        self.drive(now);
+        arrival
+    }
+
+    fn arrive(&mut self, now: Instant, wall: WallTime, req: Request) -> Arrival<B::Payload> {
+        if let Some(payload) = self.buffer.lookup(&req.key, wall) {
+            self.stats.hits += 1;
+            self.event(|| PathEvent::Hit {
+                at: now,
+                session: req.session.clone(),
+                key: req.key.clone(),
+            });
+            return Arrival::Cached(payload);
+        }
+        let lane = self.lane_index(req.lane);
+        if let Some(flight) = self.flights.flight_of(&req.key) {
+            return self.join(now, flight, req);
+        }
+        // A new flight: its call goes to the lane first, so a full queue leaves nothing behind.
+        let call = match self.lanes[lane].scheduler.as_mut() {
+            None => CallState::Sent { charge: None },
+            Some(s) => match s.submit(now, &req.session, req.cost) {
+                Submission::Admitted(a) => {
+                    let record = a.record();
+                    self.stats.led += 1;
+                    let id = self.begin_flight(now, &req, lane, CallState::Sent { charge: Some(a.charge) });
+                    self.sent(now, id, Some(record));
+                    return Arrival::Waiting { flight: id, led: true };
+                }
+                Submission::Queued { call, entry } => {
+                    self.stats.led += 1;
+                    let id = self.begin_flight(now, &req, lane, CallState::Queued { call });
+                    self.lanes[lane].flights.insert(call, id);
+                    if let Some(f) = self.flights.get_mut(id)
+                        && let Some(w) = f.waiters.get_mut(&req.waiter)
+                    {
+                        w.entry = Some(entry);
+                    }
+                    let session = req.session.clone();
+                    self.event(|| PathEvent::Queue {
+                        lane: req.lane,
+                        at: now,
+                        session,
+                        entry,
+                        call,
+                        joined: false,
+                        cost: req.cost,
+                    });
+                    return Arrival::Waiting { flight: id, led: true };
+                }
+                Submission::Refused { reason, retry_at } => {
+                    self.stats.refused += 1;
+                    self.event(|| PathEvent::Refuse {
+                        lane: req.lane,
+                        at: now,
+                        session: req.session.clone(),
+                        reason,
+                        retry_at,
+                    });
+                    return Arrival::Refused { reason, retry_at };
+                }
+            },
+        };
+        self.stats.led += 1;
+        let id = self.begin_flight(now, &req, lane, call);
+        self.sent(now, id, None);
+        Arrival::Waiting { flight: id, led: true }
+    }
+
+    /// Starts a flight for `req` in `call` state (no flight exists for its key).
+    fn begin_flight(&mut self, now: Instant, req: &Request, lane: usize, call: CallState) -> FlightId {
+        let state = FlightState {
+            lane: Lane(u8::try_from(lane).unwrap_or(u8::MAX)),
+            cost: req.cost,
+            session: req.session.clone(),
+            call,
+            attempts: 0,
+            failures: 0,
+            first_sent_at: None,
+        };
+        // The caller checked that no flight exists for the key; waiter ids are the shell's
+        // to keep unique.
+        let id = match self.flights.lead(&req.key, req.waiter, &req.session, state) {
+            Ok(id) => id,
+            Err(bug) => panic!("a shell broke the path's contract: {bug}"),
+        };
+        self.event(|| PathEvent::Lead {
+            at: now,
+            session: req.session.clone(),
+            flight: id,
+            key: req.key.clone(),
+        });
+        id
+    }
+
+    fn join(&mut self, now: Instant, flight: FlightId, req: Request) -> Arrival<B::Payload> {
+        if let Err(bug) = self.flights.join(flight, req.waiter, &req.session) {
+            panic!("a shell broke the path's contract: {bug}");
+        }
+        self.stats.coalesced += 1;
+        // Present: the flight was found under the key just now.
+        let f = self.flights.get(flight).expect("the key's flight");
+        let lane = usize::from(f.state.lane.0);
+        let queued = match f.state.call {
+            CallState::Queued { call } => Some(call),
+            _ => None,
+        };
+        self.event(|| PathEvent::Coalesce {
+            at: now,
+            session: req.session.clone(),
+            flight,
+            queued: queued.is_some(),
+        });
+        if let Some(call) = queued {
+            // A full queue: the joiner waits for the call at its current position.
+            if let Some(entry) = self.join_entry(now, lane, call, &req.session) {
+                self.set_entry(flight, &req.session, entry);
+            }
+        }
+        Arrival::Waiting { flight, led: false }
+    }
+
+    /// `session`'s entry for the queued `call` of lane `lane` (an existing one, or a new
+    /// one joined now), or `None` when the queue is full.
+    fn join_entry(&mut self, now: Instant, lane: usize, call: CallTicket, session: &SessionKey) -> Option<EntryTicket> {
+        let s = self.lanes[lane].scheduler.as_mut()?;
+        let existing = s.entries_of(call).len();
+        let entry = s.join(now, session, call).ok()?;
+        let joined = s.entries_of(call).len() > existing;
+        if joined {
+            let cost = self.flights_cost(call, lane);
+            self.event(|| PathEvent::Queue {
+                lane: Lane(u8::try_from(lane).unwrap_or(u8::MAX)),
+                at: now,
+                session: session.clone(),
+                entry,
+                call,
+                joined: true,
+                cost,
+            });
+        }
+        Some(entry)
+    }
+
+    fn flights_cost(&self, call: CallTicket, lane: usize) -> Units {
+        self.lanes[lane]
+            .flights
+            .get(&call)
+            .and_then(|&id| self.flights.get(id))
+            .map_or(Units::ZERO, |f| f.state.cost)
+    }
+
+    /// Every waiter of `session` in `flight` stands on `entry`.
+    fn set_entry(&mut self, flight: FlightId, session: &SessionKey, entry: EntryTicket) {
+        if let Some(f) = self.flights.get_mut(flight) {
+            for w in f.waiters.values_mut() {
+                if &w.session == session {
+                    w.entry = Some(entry);
+                }
+            }
+        }
+    }
+
+    /// The request `waiter` gives up (cancelled, timed out, disconnected).
+    pub fn leave(&mut self, now: Instant, waiter: WaiterId) {
+        let now = self.advance(now);
+        let Some((id, gone)) = self.flights.leave(waiter) else {
+            return;
+        };
+        self.stats.left += 1;
+        // Present: `leave` returns only flights in the table.
+        let f = self.flights.get(id).expect("the waiter's flight");
+        let lane = usize::from(f.state.lane.0);
+        let nobody = f.waiters.is_empty();
+        match f.state.call {
+            CallState::Sent { .. } => {
+                // The call is out: it completes, and a success is still kept.
+            }
+            CallState::Backoff { until } => {
+                if nobody {
+                    self.backoffs.remove(&(until, id));
+                    self.stats.withdrawn += 1;
+                    self.end_flight(id);
+                }
+            }
+            CallState::Queued { call } => {
+                if nobody {
+                    if let Some(s) = self.lanes[lane].scheduler.as_mut() {
+                        s.cancel_call(now, call);
+                    }
+                    self.lanes[lane].flights.remove(&call);
+                    self.stats.withdrawn += 1;
+                    self.event(|| PathEvent::CancelCall {
+                        lane: Lane(u8::try_from(lane).unwrap_or(u8::MAX)),
+                        at: now,
+                        call,
+                    });
+                    self.end_flight(id);
+                } else if let Some(entry) = gone.entry {
+                    self.withdraw_entry(now, id, lane, call, entry);
+                }
+            }
+        }
+        self.drive(now);
+    }
+
+    /// The leaver's `entry` of the queued `call` stands for nobody unless another waiter of
+    /// its session shares it; withdraw it, but never the call's last place while others wait
+    /// (give another waiter's session a place first).
+    fn withdraw_entry(&mut self, now: Instant, id: FlightId, lane: usize, call: CallTicket, entry: EntryTicket) {
+        // Present: the caller found the flight.
+        let f = self.flights.get(id).expect("flight");
+        if f.waiters.values().any(|w| w.entry == Some(entry)) {
+            return;
+        }
+        if f.waiters.values().all(|w| w.entry.is_none()) {
+            let session = f.waiters.values().next().map(|w| w.session.clone());
+            if let Some(session) = session
+                && let Some(e) = self.join_entry(now, lane, call, &session)
+            {
+                self.set_entry(id, &session, e);
+            }
+        }
+        let f = self.flights.get(id).expect("flight");
+        if f.waiters.values().any(|w| w.entry.is_some())
+            && let Some(s) = self.lanes[lane].scheduler.as_mut()
+            && s.cancel(now, entry)
+        {
+            self.event(|| PathEvent::Cancel {
+                lane: Lane(u8::try_from(lane).unwrap_or(u8::MAX)),
+                at: now,
+                entry,
+            });
+        }
+    }
+
+    /// The earliest instant at which [`PlatformPath::handle_timeout`] has something to
+    /// do; `None` when nothing waits on time.
+    pub fn poll_timeout(&self, now: Instant) -> Option<Instant> {
+        let now = now.max(self.last_now);
+        let lanes = self
+            .lanes
+            .iter()
+            .filter_map(|l| l.scheduler.as_ref()?.poll_timeout(now));
+        let backoff = self.backoffs.first().map(|&(at, _)| at.max(now));
+        lanes.chain(backoff).min()
+    }
+
+    /// Time has come to `now`: admit what is due, start the retries that are due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let now = self.advance(now);
+        self.drive(now);
+    }
+
+    /// The outcome of `attempt`, as the shell saw it. An outcome for an attempt that is
+    /// not the flight's current one is ignored.
+    pub fn on_outcome(&mut self, now: Instant, wall: WallTime, attempt: Attempt, outcome: Outcome<B::Payload, E>) {
+        let now = self.advance(now);
+        self.outcome(now, wall, attempt, outcome);
+        self.drive(now);
+    }
+
+    fn outcome(&mut self, now: Instant, wall: WallTime, attempt: Attempt, outcome: Outcome<B::Payload, E>) {
+        let id = attempt.flight;
+        let Some(f) = self.flights.get_mut(id) else {
+            return;
+        };
+        let CallState::Sent { charge } = &mut f.state.call else {
+            return;
+        };
+        if f.state.attempts != attempt.number {
+            return;
+        }
+        let charge = charge.take();
+        let lane = usize::from(f.state.lane.0);
+        let first_sent_at = f.state.first_sent_at.unwrap_or(now);
+        let anyone = !f.waiters.is_empty();
+        let key = f.key.clone();
+        match outcome {
+            Outcome::Success { payload, feedback } => {
+                if let (Some(s), Some(remaining)) = (self.lanes[lane].scheduler.as_mut(), feedback.remaining) {
+                    s.on_remaining(now, remaining, feedback.reset);
+                }
+                self.buffer.store(&key, &payload, feedback.keep, wall);
+                self.finish(now, id, OutcomeKind::Ok, |leader| Delivery::Answer {
+                    payload: payload.clone(),
+                    served: if leader { Served::Fetched } else { Served::Coalesced },
+                });
+            }
+            Outcome::RateLimited { retry_after, error } => self.rate_limited(now, id, lane, charge, retry_after, error),
+            Outcome::Retryable { error, retry_after } => {
+                let failed = match self.flights.get_mut(id) {
+                    Some(f) => {
+                        f.state.failures += 1;
+                        f.state.failures
+                    }
+                    None => return,
+                };
+                if let (Some(s), Some(wait)) = (self.lanes[lane].scheduler.as_mut(), retry_after) {
+                    // The platform asks everyone to back off, not only this call.
+                    s.on_retry_after(now, wait);
+                }
+                let deadline = first_sent_at + self.retry.deadline();
+                let wait = retry_after.unwrap_or_else(|| self.jitter.apply(self.retry.backoff(failed)));
+                let until = now + wait;
+                // Nobody waits any more: another attempt would spend the platform's budget
+                // for no one.
+                if failed < self.retry.max_attempts && until < deadline && anyone {
+                    if let Some(f) = self.flights.get_mut(id) {
+                        f.state.call = CallState::Backoff { until };
+                    }
+                    self.backoffs.insert((until, id));
+                    self.event(|| PathEvent::Retry {
+                        at: now,
+                        flight: id,
+                        failed,
+                        until,
+                    });
+                } else {
+                    self.fail(now, wall, id, error);
+                }
+            }
+            Outcome::Failed { error } => self.fail(now, wall, id, error),
+        }
+    }
+
+    /// The platform refused flight `id` with 429.
+    fn rate_limited(
+        &mut self,
+        now: Instant,
+        id: FlightId,
+        lane: usize,
+        charge: Option<Charge>,
+        retry_after: Duration,
+        error: E,
+    ) {
+        let lane_id = Lane(u8::try_from(lane).unwrap_or(u8::MAX));
+        let limited = match self.lanes[lane].scheduler.as_mut() {
+            Some(s) => {
+                s.on_retry_after(now, retry_after);
+                if let Some(charge) = charge {
+                    let (session, cost) = (charge.session().clone(), charge.cost());
+                    s.refund(now, charge);
+                    self.stats.refunds += 1;
+                    self.event(|| PathEvent::Refund {
+                        lane: lane_id,
+                        at: now,
+                        session,
+                        cost,
+                    });
+                }
+                true
+            }
+            None => false,
+        };
+        // Who waits once more: on a lane that keeps a limit and a short enough wait, each
+        // waiter that has not done so yet — but not BesluitBron's own maintenance (the
+        // system session), which reports the refusal.
+        let mut again = Vec::new();
+        let mut refused = Vec::new();
+        // Present: the caller found the flight.
+        let f = self.flights.get(id).expect("flight");
+        for (&w, waiter) in &f.waiters {
+            let may = limited
+                && retry_after <= self.requeue_wait_max
+                && !waiter.requeued
+                && waiter.session != SessionKey::System;
+            if may { again.push(w) } else { refused.push(w) }
+        }
+        if again.is_empty() {
+            self.finish(now, id, OutcomeKind::RateLimited, |_| {
+                Delivery::Failed(Failure::Platform(error.clone()))
+            });
+            return;
+        }
+        for &w in &refused {
+            self.flights.leave(w);
+            self.effects.push_back(Effect::Deliver {
+                waiter: w,
+                delivery: Delivery::Failed(Failure::Platform(error.clone())),
+            });
+        }
+        let waiters = refused.len();
+        self.event(|| PathEvent::Outcome {
+            at: now,
+            flight: id,
+            kind: OutcomeKind::RateLimited,
+            waiters,
+            again: again.clone(),
+        });
+        if let Some(f) = self.flights.get_mut(id) {
+            for w in f.waiters.values_mut() {
+                w.requeued = true;
+            }
+        }
+        self.stats.requeues += 1;
+        self.resubmit(now, id);
+    }
+
+    /// Flight `id` failed for good: a stale answer where the data class allows, else `error`.
+    fn fail(&mut self, now: Instant, wall: WallTime, id: FlightId, error: E) {
+        // Present: the callers found the flight.
+        let key = self.flights.get(id).expect("flight").key.clone();
+        match self.buffer.stale(&key, wall) {
+            Some(StaleAnswer::Fresh(payload)) => {
+                self.finish(now, id, OutcomeKind::Ok, |_| Delivery::Answer {
+                    payload: payload.clone(),
+                    served: Served::Cached,
+                });
+            }
+            Some(StaleAnswer::Stale(payload)) => {
+                self.stats.stale_served += 1;
+                self.finish(now, id, OutcomeKind::Stale, |_| Delivery::Answer {
+                    payload: payload.clone(),
+                    served: Served::Stale,
+                });
+            }
+            None => {
+                self.stats.failed += 1;
+                self.finish(now, id, OutcomeKind::Failed, |_| {
+                    Delivery::Failed(Failure::Platform(error.clone()))
+                });
+            }
+        }
+    }
+
+    /// The flight's call goes to its lane again (a retry after backoff, or after a 429),
+    /// for its waiters' sessions.
+    fn resubmit(&mut self, now: Instant, id: FlightId) {
+        // Present: the callers found the flight.
+        let f = self.flights.get(id).expect("flight");
+        let lane = usize::from(f.state.lane.0);
+        let lane_id = f.state.lane;
+        let cost = f.state.cost;
+        let Some(session) = f.waiters.values().next().map(|w| w.session.clone()) else {
+            // Nobody waits: nothing to ask for.
+            self.stats.withdrawn += 1;
+            self.end_flight(id);
+            return;
+        };
+        let sessions: Vec<SessionKey> = f
+            .waiters
+            .values()
+            .map(|w| w.session.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let Some(s) = self.lanes[lane].scheduler.as_mut() else {
+            self.flights.get_mut(id).expect("flight").state.call = CallState::Sent { charge: None };
+            self.sent(now, id, None);
+            return;
+        };
+        let submitted = s.submit(now, &session, cost);
+        self.flights.get_mut(id).expect("flight").state.session = session.clone();
+        match submitted {
+            Submission::Admitted(a) => {
+                let record = a.record();
+                self.flights.get_mut(id).expect("flight").state.call = CallState::Sent { charge: Some(a.charge) };
+                self.sent(now, id, Some(record));
+            }
+            Submission::Queued { call, entry } => {
+                self.flights.get_mut(id).expect("flight").state.call = CallState::Queued { call };
+                self.lanes[lane].flights.insert(call, id);
+                self.set_entry(id, &session, entry);
+                self.event(|| PathEvent::Queue {
+                    lane: lane_id,
+                    at: now,
+                    session: session.clone(),
+                    entry,
+                    call,
+                    joined: false,
+                    cost,
+                });
+                for other in sessions.into_iter().filter(|s| s != &session) {
+                    if let Some(e) = self.join_entry(now, lane, call, &other) {
+                        self.set_entry(id, &other, e);
+                    }
+                }
+            }
+            Submission::Refused { reason, retry_at } => {
+                self.stats.refused += 1;
+                self.event(|| PathEvent::Refuse {
+                    lane: lane_id,
+                    at: now,
+                    session,
+                    reason,
+                    retry_at,
+                });
+                self.finish(now, id, OutcomeKind::Refused, |_| {
+                    Delivery::Failed(Failure::QueueFull { reason, retry_at })
+                });
+            }
+        }
+    }
+
+    /// Flight `id` ends with `kind`: each remaining waiter gets `delivery(is_leader)`.
+    fn finish(
+        &mut self,
+        now: Instant,
+        id: FlightId,
+        kind: OutcomeKind,
+        delivery: impl Fn(bool) -> Delivery<B::Payload, E>,
+    ) {
+        let Some(f) = self.flights.finish(id) else {
+            return;
+        };
+        let n = f.waiters.len();
+        for &w in f.waiters.keys() {
+            self.effects.push_back(Effect::Deliver {
+                waiter: w,
+                delivery: delivery(w == f.leader),
+            });
+        }
+        self.effects.push_back(Effect::Ended { flight: id });
+        self.event(|| PathEvent::Outcome {
+            at: now,
+            flight: id,
+            kind,
+            waiters: n,
+            again: Vec::new(),
+        });
+    }
+
+    /// Flight `id` ends without anyone to tell (withdrawn).
+    fn end_flight(&mut self, id: FlightId) {
+        if self.flights.finish(id).is_some() {
+            self.effects.push_back(Effect::Ended { flight: id });
+        }
+    }
+
+    /// Flight `id` goes out now (its state is already `Sent`).
+    fn sent(&mut self, now: Instant, id: FlightId, admission: Option<AdmissionRecord>) {
+        // Present: the callers just set the flight's state.
+        let f = self.flights.get_mut(id).expect("flight");
+        f.state.attempts += 1;
+        f.state.first_sent_at.get_or_insert(now);
+        for w in f.waiters.values_mut() {
+            w.entry = None;
+        }
+        let attempt = Attempt {
+            flight: id,
+            number: f.state.attempts,
+        };
+        let key = f.key.clone();
+        let (lane, cost) = (f.state.lane, f.state.cost);
+        if let Some(a) = &admission {
+            // The entry that went decides who pays (a session that joined may have won).
+            f.state.session = a.session.clone();
+        }
+        let session = f.state.session.clone();
+        self.stats.attempts += 1;
+        if attempt.number > 1 {
+            self.stats.retries += 1;
+        }
+        self.event(|| PathEvent::Send {
+            lane,
+            at: now,
+            session,
+            attempt,
+            cost,
+            admission: admission.clone(),
+        });
+        self.effects.push_back(Effect::Send {
+            attempt,
+            key,
+            admission,
+        });
+    }
+
+    /// Admits everything due at `now` on every lane, and starts the due retries.
+    fn drive(&mut self, now: Instant) {
+        while let Some(&(until, id)) = self.backoffs.first() {
+            if until > now {
+                break;
+            }
+            self.backoffs.pop_first();
+            self.resubmit(now, id);
+        }
+        for lane in 0..self.lanes.len() {
+            while let Some(a) = self.lanes[lane].scheduler.as_mut().and_then(|s| s.poll_admission(now)) {
+                let Some(id) = self.lanes[lane].flights.remove(&a.call) else {
+                    // Every queued call belongs to a flight; an unknown one is a bug that
+                    // `check_invariants` reports. It is charged, and goes nowhere.
+                    debug_assert!(false, "admitted call {} has no flight", a.call);
+                    continue;
+                };
+                let record = a.record();
+                if let Some(f) = self.flights.get_mut(id) {
+                    f.state.call = CallState::Sent { charge: Some(a.charge) };
+                }
+                self.sent(now, id, Some(record));
+            }
+        }
+    }
+
+    /// Where `waiter`'s call stands; `None` when it is not waiting in a queue or backoff.
+    pub fn position(&self, now: Instant, waiter: WaiterId) -> Option<Position> {
+        let id = self.flights.flight_of_waiter(waiter)?;
+        let f = self.flights.get(id)?;
+        let lane = &self.lanes[usize::from(f.state.lane.0)];
+        match f.state.call {
+            CallState::Queued { call } => {
+                let e = lane.scheduler.as_ref()?.estimate(now, call)?;
+                Some(Position {
+                    admit_at: e.admit_at,
+                    ahead_in_session: e.ahead_in_session,
+                    waiting_sessions: e.waiting_sessions,
+                    queued_calls: e.queued_calls,
+                })
+            }
+            CallState::Backoff { until } => {
+                let (sessions, calls) = lane
+                    .scheduler
+                    .as_ref()
+                    .map_or((0, 0), |s| (s.waiting_sessions(), s.queued()));
+                Some(Position {
+                    admit_at: until.max(now),
+                    ahead_in_session: 0,
+                    waiting_sessions: sessions,
+                    queued_calls: calls,
+                })
+            }
+            CallState::Sent { .. } => None,
+        }
+    }
+
+    /// The next thing the shell must do, in order.
+    pub fn poll_effect(&mut self) -> Option<Effect<B::Payload, E>> {
+        self.effects.pop_front()
+    }
+
+    /// The next recorded decision (only with [`PathConfig::record_events`]).
+    pub fn poll_event(&mut self) -> Option<PathEvent> {
+        self.events.as_mut()?.pop_front()
+    }
+
+    /// A lane's scheduler, when the lane keeps a limit.
+    pub fn scheduler(&self, lane: Lane) -> Option<&FairScheduler> {
+        self.lanes.get(usize::from(lane.0))?.scheduler.as_ref()
+    }
+
+    /// The lanes: their names and whether they keep a limit, in lane order.
+    pub fn lanes(&self) -> impl Iterator<Item = (Lane, &'static str, Option<&FairScheduler>)> {
+        self.lanes
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (Lane(u8::try_from(i).unwrap_or(u8::MAX)), l.name, l.scheduler.as_ref()))
+    }
+
+    /// The buffer.
+    pub fn buffer(&self) -> &B {
+        &self.buffer
+    }
+
+    /// The buffer, to flush it (the path keeps no reference into it between steps).
+    pub fn buffer_mut(&mut self) -> &mut B {
+        &mut self.buffer
+    }
+
+    /// Flights under way.
+    pub fn in_flight(&self) -> usize {
+        self.flights.in_flight()
+    }
+
+    /// Requests waiting for a flight.
+    pub fn waiting(&self) -> usize {
+        self.flights.waiting()
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> PathStats {
+        self.stats
+    }
+
+    /// Checks the path's invariants together with its flight table's and schedulers';
+    /// the first broken one is described. O(flights + queued calls): for tests and
+    /// simulations.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.flights.check_invariants()?;
+        let mut queued_flights = 0;
+        let mut backoffs = 0;
+        for (id, f) in self.flights.iter() {
+            let lane = self
+                .lanes
+                .get(usize::from(f.state.lane.0))
+                .ok_or_else(|| format!("flight {id:?} is on lane {} which does not exist", f.state.lane))?;
+            match f.state.call {
+                CallState::Queued { call } => {
+                    queued_flights += 1;
+                    let s = lane
+                        .scheduler
+                        .as_ref()
+                        .ok_or_else(|| format!("flight {id:?} is queued on a lane without a queue"))?;
+                    if lane.flights.get(&call) != Some(&id) {
+                        return Err(format!("queued flight {id:?} is not indexed under its call {call}"));
+                    }
+                    if !s.is_waiting(call) {
+                        return Err(format!("flight {id:?} is queued but its call {call} no longer waits"));
+                    }
+                    if f.waiters.is_empty() {
+                        return Err(format!("queued flight {id:?} has nobody waiting and was not withdrawn"));
+                    }
+                    let entries = s.entries_of(call);
+                    for (w, waiter) in &f.waiters {
+                        if let Some(e) = waiter.entry {
+                            if !entries.contains(&e) {
+                                return Err(format!("waiter {w:?} holds entry {e} that does not wait for {call}"));
+                            }
+                            if s.entry_session(e) != Some(&waiter.session) {
+                                return Err(format!("waiter {w:?} holds entry {e} of another session"));
+                            }
+                        }
+                    }
+                    let holds = |e: &EntryTicket| f.waiters.values().any(|w| w.entry == Some(*e));
+                    let unheld = entries.iter().filter(|e| !holds(e)).count();
+                    if unheld > 0 && f.waiters.values().any(|w| w.entry.is_some()) {
+                        return Err(format!(
+                            "call {call} keeps {unheld} entries nobody holds although its waiters hold places"
+                        ));
+                    }
+                }
+                CallState::Backoff { until } => {
+                    backoffs += 1;
+                    if !self.backoffs.contains(&(until, id)) {
+                        return Err(format!("flight {id:?} backs off without its retry timer"));
+                    }
+                    if f.waiters.is_empty() {
+                        return Err(format!("flight {id:?} backs off with nobody waiting"));
+                    }
+                }
+                CallState::Sent { .. } => {
+                    if f.state.attempts == 0 {
+                        return Err(format!("flight {id:?} is out without an attempt"));
+                    }
+                }
+            }
+            if !matches!(f.state.call, CallState::Queued { .. })
+                && let Some((w, _)) = f.waiters.iter().find(|(_, w)| w.entry.is_some())
+            {
+                return Err(format!(
+                    "waiter {w:?} of flight {id:?} holds an entry of a call that is not queued"
+                ));
+            }
+            if f.state.failures > self.retry.max_attempts {
+                return Err(format!("flight {id:?} was retried after {} failures", f.state.failures));
+            }
+        }
+        if backoffs != self.backoffs.len() {
+            return Err("the retry timers do not list exactly the flights backing off".to_owned());
+        }
+        let indexed: usize = self.lanes.iter().map(|l| l.flights.len()).sum();
+        if indexed != queued_flights {
+            return Err(format!("{indexed} calls indexed for {queued_flights} queued flights"));
+        }
+        for (i, lane) in self.lanes.iter().enumerate() {
+            if let Some(s) = &lane.scheduler {
+                s.check_invariants()
+                    .map_err(|e| format!("lane {i} ({}): {e}", lane.name))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn lane_index(&self, lane: Lane) -> usize {
+        // A lane that does not exist is the shell's mistake; the main lane serves it.
+        let i = usize::from(lane.0);
+        if i < self.lanes.len() { i } else { 0 }
+    }
+
+    fn advance(&mut self, now: Instant) -> Instant {
+        self.last_now = self.last_now.max(now);
+        self.last_now
+    }
+
+    fn event(&mut self, make: impl FnOnce() -> PathEvent) {
+        if let Some(events) = self.events.as_mut() {
+            events.push_back(make());
+        }
+    }
+}
