@@ -1,8 +1,10 @@
 //! Request deduplication (R-D3, R-D9).
 //!
-//! (a) The overhead of the coalescing path per call: a `FlightTable` begin + finish for a
-//! new key (a leader), and a begin as a joiner of a flight under way, against a plain
-//! `BTreeMap` insert + remove of the same key in the same bench. Target: under 1 µs per call.
+//! (a) The overhead of the coalescing path per call, through the platform path itself
+//! (`besluitbron_core::path::PlatformPath` on a lane without a kept limit, buffer not
+//! kept): a request that leads a new flight, is sent and gets its answer; and a request
+//! that joins a flight under way. Against a plain `BTreeMap` insert + remove of the same
+//! key in the same bench. Target: under 1 µs per call.
 //!
 //! (b) Upstream calls saved on a duplicate-heavy workload: the simulator's
 //! `duplicate-pool` scenario under the fair policy. Criterion measures the run; the
@@ -10,13 +12,16 @@
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
+use std::sync::Arc;
 
-use besluitbron_core::PlatformId;
-use besluitbron_core::SessionKey;
-use besluitbron_core::cache::{CacheKey, DataClass};
-use besluitbron_core::dedup::{Begin, FlightTable, WaiterId};
+use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, MemoryStore};
+use besluitbron_core::dedup::WaiterId;
+use besluitbron_core::path::{Effect, Feedback, Keep, Lane, Outcome, PathConfig, PlatformPath, Request, StoreBuffer};
+use besluitbron_core::{Instant, PlatformId, SessionKey, Units, WallTime};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, load_canonical, run};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+
+type BenchPath = PlatformPath<StoreBuffer<MemoryStore>, ()>;
 
 /// 1,024 distinct search keys, as the server builds them.
 fn keys() -> Vec<CacheKey> {
@@ -25,9 +30,29 @@ fn keys() -> Vec<CacheKey> {
         .collect()
 }
 
+fn path() -> BenchPath {
+    let buffer = StoreBuffer::new(MemoryStore::new(
+        PlatformId::Obv,
+        CachePolicy::default().for_platform(PlatformId::Obv),
+        CacheVersion::current(),
+    ));
+    PlatformPath::new(PathConfig::single(PlatformId::Obv, None), buffer).expect("valid")
+}
+
+fn request(key: &CacheKey, waiter: u64, session: &SessionKey) -> Request {
+    Request {
+        waiter: WaiterId(waiter),
+        key: key.clone(),
+        session: session.clone(),
+        cost: Units::ONE,
+        lane: Lane::MAIN,
+    }
+}
+
 fn bench_coalescing(c: &mut Criterion) {
     let keys = keys();
     let session = SessionKey::client("bench");
+    let answer: Arc<[u8]> = Arc::from(&b"{}"[..]);
     let mut group = c.benchmark_group("dedup_per_call");
 
     group.bench_function("baseline_btreemap_insert_remove", |b| {
@@ -41,34 +66,47 @@ fn bench_coalescing(c: &mut Criterion) {
         });
     });
 
-    group.bench_function("lead_begin_finish", |b| {
-        let mut table: FlightTable<CacheKey> = FlightTable::new();
+    group.bench_function("lead_send_answer", |b| {
+        let mut p = path();
         let mut i = 0u64;
         b.iter(|| {
             let key = &keys[i as usize % keys.len()];
             i += 1;
-            let Begin::Lead(id) = table.begin(key, WaiterId(i), &session) else {
-                unreachable!("every flight finished, so each key leads")
+            let (now, wall) = (Instant::from_nanos(i), WallTime(0));
+            black_box(p.request(now, wall, request(key, i, &session)));
+            let Some(Effect::Send { attempt, .. }) = p.poll_effect() else {
+                unreachable!("a new key leads and is sent at once")
             };
-            black_box(table.finish(id))
+            let outcome = Outcome::Success {
+                payload: Arc::clone(&answer),
+                feedback: Feedback {
+                    keep: Keep::Never,
+                    ..Feedback::default()
+                },
+            };
+            p.on_outcome(now, wall, attempt, outcome);
+            while let Some(e) = p.poll_effect() {
+                black_box(e);
+            }
         });
     });
 
     // Joiners of flights under way: one flight per key stays open while waiters join;
-    // every 64 joins the table is rebuilt outside the measurement.
-    group.bench_function("join_begin", |b| {
+    // every 64 joins the path is rebuilt outside the measurement.
+    group.bench_function("join", |b| {
         b.iter_batched_ref(
             || {
-                let mut table: FlightTable<CacheKey> = FlightTable::new();
+                let mut p = path();
                 for (i, key) in keys.iter().enumerate() {
-                    table.begin(key, WaiterId(i as u64), &session);
+                    p.request(Instant::ZERO, WallTime(0), request(key, i as u64, &session));
                 }
-                (table, 1_000_000u64)
+                while p.poll_effect().is_some() {}
+                (p, 1_000_000u64)
             },
-            |(table, next)| {
+            |(p, next)| {
                 for j in 0..64usize {
                     *next += 1;
-                    black_box(table.begin(&keys[j * 16], WaiterId(*next), &session));
+                    black_box(p.request(Instant::ZERO, WallTime(0), request(&keys[j * 16], *next, &session)));
                 }
             },
             BatchSize::SmallInput,

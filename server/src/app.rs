@@ -1,20 +1,22 @@
 //! The running server: configuration in, an axum router out.
 //!
 //! ```text
-//! request ─▶ guard (client limits: process, connector, session/address; JSON-RPC shape;
-//!            body size; initialize per address; session cap)
-//!        ─▶ /mcp/obv | /mcp/tk | /mcp  (rmcp Streamable HTTP, one service per connector)
-//!        ─▶ tools ─▶ fetcher (buffer, coalescing, platform gates) ─▶ platform clients
+//! request ─▶ guard of its route (who it is — decided once —; client limits: process,
+//!            connector, session/address; JSON-RPC shape; body size; initialize per
+//!            address; session cap)
+//!        ─▶ /mcp/<connector> | /mcp  (rmcp Streamable HTTP, one service per route)
+//!        ─▶ tools ─▶ the per-call helper ─▶ the platform's task (core path) ─▶ clients
 //! ```
 //!
-//! Also `/healthz` (the process runs), `/readyz` (it accepts calls: not shutting down)
-//! and `/metrics` (Prometheus text). The maintenance task refreshes OpenBesluitvorming's
-//! load status as the system session (R-L7).
+//! Routes, the guards' connector layer, maintenance tasks and tool lists all come from
+//! the connector registry (`crate::connectors`). Also `/healthz` (the process runs),
+//! `/readyz` (it accepts calls: not shutting down) and `/metrics` (Prometheus text).
 //!
-//! Shutdown ([`App::shutdown`]): stop accepting, let running tool calls finish (up to a
-//! drain time), then close the MCP streams and sessions.
+//! Shutdown ([`App::serve`]): stop accepting, let running tool calls finish (up to a
+//! drain time), then close the MCP streams and sessions, stop the platforms' tasks and
+//! wait (bounded) for their buffer writes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,20 +34,20 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheVersion};
 use besluitbron_core::dedup::{DuplicateMonitor, IdempotencyConfig, MonitorConfig};
 use besluitbron_core::limits::{ClientLimitConfig, ClientLimits, RateLimit};
+use besluitbron_core::path::{LaneConfig, PathConfig, RetryPolicy};
+use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::Clock;
 use crate::config::Config;
-use crate::fetch::Fetcher;
-use crate::gate::{Clock, PlatformGate};
+use crate::connectors::{CONNECTORS, Clients};
+use crate::driver::{self, DriverOptions, Platforms, SendObserver, ServerBuffer};
 use crate::identity;
-use crate::mcp::{Besluit, Connector, Shared, replay::Replays};
-use crate::metrics::{self, LayerLabel, Metrics, PlatformLabel};
-use crate::platforms::http::{HttpConfig, RetryPolicy};
-use crate::platforms::obv::ObvClient;
-use crate::platforms::tk::TkClient;
+use crate::mcp::{Besluit, Caller, Scope, Shared, replay::Replays};
+use crate::metrics::{LayerLabel, Metrics, PlatformLabel};
 use crate::store::{self, RedbStore};
 
 /// The server's shared state.
@@ -57,7 +59,15 @@ pub struct AppState {
     initializes: Mutex<ClientLimits>,
     session_managers: Vec<Arc<LocalSessionManager>>,
     shared: Arc<Shared>,
+    stores: BTreeMap<PlatformId, Arc<RedbStore>>,
     accepting: AtomicBool,
+}
+
+/// Test and operator hooks into a server being built.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    /// Told of every platform call that goes out (for logs and tests).
+    pub on_send: Option<SendObserver>,
 }
 
 /// A built server: its router and the handles to stop it.
@@ -68,12 +78,19 @@ pub struct App {
     pub state: Arc<AppState>,
     /// Cancelled at the end of shutdown: closes MCP streams and stops background tasks.
     pub cancel: CancellationToken,
+    /// The platforms' tasks, awaited at the end of shutdown (their buffer writes).
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl AppState {
-    /// The fetcher (buffer, coalescing, gates).
-    pub fn fetcher(&self) -> &Arc<Fetcher> {
-        &self.shared.fetcher
+    /// Every platform's task.
+    pub fn platforms(&self) -> &Platforms {
+        &self.shared.platforms
+    }
+
+    /// The buffers that opened.
+    pub fn stores(&self) -> &BTreeMap<PlatformId, Arc<RedbStore>> {
+        &self.stores
     }
 
     /// Client retries answered from the first result, and request keys reused for other
@@ -87,7 +104,7 @@ impl AppState {
         self.shared.in_flight.load(Ordering::SeqCst)
     }
 
-    /// Open MCP sessions over all connectors.
+    /// Open MCP sessions over all routes.
     pub async fn open_sessions(&self) -> usize {
         let mut n = 0;
         for sm in &self.session_managers {
@@ -95,26 +112,42 @@ impl AppState {
         }
         n
     }
+
+    /// The metrics registry.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
 }
 
-fn http_config(config: &Config, platform: PlatformId) -> HttpConfig {
+/// The path configuration of `platform`: its lanes and limits, retries and the requeue
+/// rule, from the server's configuration.
+pub fn path_config(config: &Config, platform: PlatformId) -> PathConfig {
     let pc = config.platform(platform);
-    HttpConfig {
-        contact: config.contact.clone(),
-        request_timeout_ms: pc.timeout_ms,
+    PathConfig {
+        platform,
+        lanes: vec![LaneConfig {
+            name: "main",
+            scheduler: config.scheduler(platform),
+        }],
         retry: RetryPolicy {
             max_attempts: pc.attempts,
             deadline_ms: pc.timeout_ms.saturating_mul(3),
             ..RetryPolicy::default()
         },
-        ..HttpConfig::default()
+        requeue_wait_max: MAX_REQUEUE_WAIT,
+        record_events: false,
     }
 }
 
 impl App {
-    /// Builds the server from `config`: opens the buffers, starts the platform gates and
-    /// the maintenance task. Must run inside a tokio runtime.
+    /// Builds the server from `config`: opens the buffers, starts the platforms' tasks
+    /// and the maintenance tasks. Must run inside a tokio runtime.
     pub fn build(config: Config) -> anyhow::Result<App> {
+        App::build_with(config, Hooks::default())
+    }
+
+    /// As [`App::build`], with `hooks`.
+    pub fn build_with(config: Config, hooks: Hooks) -> anyhow::Result<App> {
         let clock = Clock::start();
         let metrics = Arc::new(Metrics::new());
         let cancel = CancellationToken::new();
@@ -125,37 +158,40 @@ impl App {
             CacheVersion::new(config.cache_version.clone())
                 .map_err(|e| anyhow::anyhow!("BesluitBron.CacheVersion: {e}"))?
         };
-        let (stores, failures) = store::open_all(&config.data_dir, &CachePolicy::default(), &version);
+        let policy = CachePolicy::default();
+        let (stores, failures) = store::open_all(&config.data_dir, &policy, &version);
         for (platform, error) in &failures {
             tracing::error!(%platform, %error, "buffer unavailable; this platform runs without one");
         }
         let stores: BTreeMap<PlatformId, Arc<RedbStore>> = stores.into_iter().map(|(p, s)| (p, Arc::new(s))).collect();
 
-        let mut gates = BTreeMap::new();
+        // One task per platform, limited or not.
+        let mut handles = BTreeMap::new();
+        let mut tasks = Vec::new();
         for platform in PlatformId::ALL {
-            if let Some(scheduler) = config.scheduler(platform) {
-                gates.insert(platform, PlatformGate::spawn(platform, scheduler, clock)?);
+            let buffer = ServerBuffer::new(platform, stores.get(&platform).cloned(), policy.for_platform(platform));
+            let options = DriverOptions {
+                clock,
+                metrics: Arc::clone(&metrics),
+                attempt_timeout: Duration::from_millis(config.platform(platform).timeout_ms.saturating_mul(2)),
+                observer: hooks.on_send.clone(),
+                cancel: cancel.child_token(),
+            };
+            let (handle, task) = driver::spawn(path_config(&config, platform), buffer, options)
+                .map_err(|e| anyhow::anyhow!("BesluitBron.Platforms.{platform}: {e}"))?;
+            handles.insert(platform, handle);
+            tasks.push(task);
+        }
+        let clients = Clients::open(&config)?;
+        let mut tool_platforms = HashMap::new();
+        for c in CONNECTORS {
+            for tool in (c.tools)().list_all() {
+                tool_platforms.insert(tool.name.to_string(), c.platform);
             }
         }
-        let fetcher = Fetcher::new(
-            gates,
-            stores,
-            DuplicateMonitor::new(MonitorConfig::default()),
-            Arc::clone(&metrics),
-            clock,
-        );
-        let obv = ObvClient::new(
-            &config.platform(PlatformId::Obv).base_url,
-            &http_config(&config, PlatformId::Obv),
-        )?;
-        let tk = TkClient::new(
-            &config.platform(PlatformId::Tk).base_url,
-            &http_config(&config, PlatformId::Tk),
-        )?;
         let shared = Arc::new(Shared {
-            obv: Arc::new(obv),
-            tk: Arc::new(tk),
-            fetcher,
+            clients,
+            platforms: Platforms::new(handles),
             trusted_proxies: config.trusted_proxies.clone(),
             // Retries come within seconds to a minute; two minutes, 10,000 results and
             // 64 MiB keep the memory a busy server spends on them bounded (with 45 KB
@@ -171,15 +207,39 @@ impl App {
             ),
             in_flight: Default::default(),
             request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
+            metrics: Arc::clone(&metrics),
+            duplicates: Mutex::new(DuplicateMonitor::new(MonitorConfig::default())),
+            clock,
+            tool_platforms,
         });
 
-        let mut router = Router::new();
+        let limits = ClientLimits::new(config.mcp_rate_limit);
+        let per_minute = config.sessions.initialize_per_minute.max(1);
+        let initializes = ClientLimits::new(ClientLimitConfig {
+            process: RateLimit {
+                requests_per_minute: u32::MAX / 2,
+                burst: u32::MAX / 2,
+            },
+            per_connector: RateLimit {
+                requests_per_minute: u32::MAX / 2,
+                burst: u32::MAX / 2,
+            },
+            per_session: RateLimit {
+                requests_per_minute: per_minute,
+                burst: per_minute.div_ceil(4).max(2),
+            },
+            max_tracked: config.mcp_rate_limit.max_tracked,
+        });
+
+        // One MCP service per route: each connector, and all of them at `/mcp`.
+        let routes: Vec<(String, Scope)> = CONNECTORS
+            .iter()
+            .map(|c| (format!("/mcp/{}", c.id), Scope::One(c)))
+            .chain([("/mcp".to_owned(), Scope::All)])
+            .collect();
+        let mut services = Vec::new();
         let mut session_managers = Vec::new();
-        for (path, connector) in [
-            ("/mcp/obv", Connector::Obv),
-            ("/mcp/tk", Connector::Tk),
-            ("/mcp", Connector::All),
-        ] {
+        for (path, scope) in routes {
             let mut sm = LocalSessionManager::default();
             sm.session_config.keep_alive = Some(Duration::from_secs(config.sessions.idle_timeout_secs.max(1)));
             // rmcp keeps each completed answer this long for a client that resumes a broken
@@ -200,30 +260,13 @@ impl App {
             if !config.allowed_origins.is_empty() {
                 mcp_config = mcp_config.with_allowed_origins(config.allowed_origins.clone());
             }
-            // One handler per connector; each session and each stateless request gets a
+            // One handler per route; each session and each stateless request gets a
             // clone (two `Arc`s), not a newly built set of tools.
-            let handler = Besluit::new(Arc::clone(&shared), connector);
-            let service = StreamableHttpService::new(move || Ok(handler.clone()), sm, mcp_config);
-            router = router.nest_service(path, service);
+            let handler = Besluit::new(Arc::clone(&shared), scope);
+            let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::clone(&sm), mcp_config);
+            services.push((path, scope, sm, service));
         }
 
-        let limits = ClientLimits::new(config.mcp_rate_limit);
-        let per_minute = config.sessions.initialize_per_minute.max(1);
-        let initializes = ClientLimits::new(ClientLimitConfig {
-            process: RateLimit {
-                requests_per_minute: u32::MAX / 2,
-                burst: u32::MAX / 2,
-            },
-            per_connector: RateLimit {
-                requests_per_minute: u32::MAX / 2,
-                burst: u32::MAX / 2,
-            },
-            per_session: RateLimit {
-                requests_per_minute: per_minute,
-                burst: per_minute.div_ceil(4).max(2),
-            },
-            max_tracked: config.mcp_rate_limit.max_tracked,
-        });
         let state = Arc::new(AppState {
             config,
             clock,
@@ -232,20 +275,42 @@ impl App {
             initializes: Mutex::new(initializes),
             session_managers,
             shared,
+            stores,
             accepting: AtomicBool::new(true),
         });
 
+        let mut router = Router::new();
+        for (path, scope, sessions, service) in services {
+            let route = RouteGuard {
+                state: Arc::clone(&state),
+                connector: scope.id(),
+                sessions,
+            };
+            let guarded = Router::new()
+                .nest_service(&path, service)
+                .layer(axum::middleware::from_fn_with_state(route, guard));
+            router = router.merge(guarded);
+        }
         let router = router
-            .layer(axum::middleware::from_fn_with_state(Arc::clone(&state), guard))
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(readyz))
             .route("/metrics", get(metrics_text))
             .with_state(Arc::clone(&state));
 
-        if state.config.status_refresh_secs > 0 {
-            tokio::spawn(maintenance(Arc::clone(&state), cancel.child_token()));
+        for c in CONNECTORS {
+            if let Some(m) = c.maintenance
+                && let Some(every) = (m.every)(&state.config)
+            {
+                let handler = Besluit::new(Arc::clone(&state.shared), Scope::One(c));
+                tokio::spawn(maintenance(handler, m.name, m.run, every, cancel.child_token()));
+            }
         }
-        Ok(App { router, state, cancel })
+        Ok(App {
+            router,
+            state,
+            cancel,
+            tasks,
+        })
     }
 
     /// Serves on `listener` until `stop` resolves, then drains: running tool calls get
@@ -256,7 +321,12 @@ impl App {
         stop: impl std::future::Future<Output = ()> + Send + 'static,
         drain: Duration,
     ) -> anyhow::Result<()> {
-        let App { router, state, cancel } = self;
+        let App {
+            router,
+            state,
+            cancel,
+            tasks,
+        } = self;
         let shutdown = {
             let state = Arc::clone(&state);
             let cancel = cancel.clone();
@@ -284,18 +354,32 @@ impl App {
         axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shutdown)
             .await?;
+        cancel.cancel();
+        // The platforms' tasks finish their buffer writes; a stuck disk does not hold the
+        // exit for more than a few seconds.
+        let flushed = async {
+            for task in tasks {
+                let _ = task.await;
+            }
+        };
+        if tokio::time::timeout(Duration::from_secs(5), flushed).await.is_err() {
+            tracing::warn!("buffer writes did not finish within 5 s of shutdown");
+        }
         Ok(())
     }
 }
 
-/// Refreshes the load status every `status_refresh_secs` as BesluitBron's own
-/// maintenance (the system session), so `obv_status` answers from the buffer.
-async fn maintenance(state: Arc<AppState>, cancel: CancellationToken) {
-    let handler = Besluit::new(Arc::clone(&state.shared), Connector::Obv);
-    let every = Duration::from_secs(state.config.status_refresh_secs);
+/// Runs a connector's maintenance every `every`, as BesluitBron's own system session.
+async fn maintenance(
+    handler: Besluit,
+    name: &'static str,
+    run: fn(Besluit) -> crate::connectors::MaintenanceFuture,
+    every: Duration,
+    cancel: CancellationToken,
+) {
     loop {
-        if let Err(error) = crate::mcp::obv::fetch_status(&handler, None).await {
-            tracing::warn!(%error, "load status refresh failed");
+        if let Err(error) = run(handler.clone()).await {
+            tracing::warn!(%error, "{name} failed");
         }
         tokio::select! {
             () = cancel.cancelled() => return,
@@ -315,21 +399,25 @@ fn json_error(status: StatusCode, code: i64, message: String, retry_after: Optio
     response
 }
 
-/// The checks every MCP request passes before rmcp sees it.
+/// What a route's guard knows: the server, its connector's name in the limits, and the
+/// sessions of its MCP service.
+#[derive(Clone)]
+struct RouteGuard {
+    state: Arc<AppState>,
+    connector: &'static str,
+    sessions: Arc<LocalSessionManager>,
+}
+
+/// The checks every MCP request passes before rmcp sees it. Who the request is, is
+/// decided here once: an existing MCP session of this route (session era), otherwise its
+/// client address; the [`Caller`] travels on in the request's extensions.
 async fn guard(
-    State(state): State<Arc<AppState>>,
+    State(route): State<RouteGuard>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
     next: Next,
 ) -> Response {
-    let path = request.uri().path();
-    let connector = if path.starts_with("/mcp/obv") {
-        "obv"
-    } else if path.starts_with("/mcp/tk") {
-        "tk"
-    } else {
-        "all"
-    };
+    let state = &route.state;
     if !state.accepting.load(Ordering::SeqCst) {
         return json_error(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -339,13 +427,60 @@ async fn guard(
         );
     }
     let address = identity::client_address(peer, request.headers(), &state.config.trusted_proxies);
-    let session = identity::session_id(request.headers()).map(str::to_owned);
-    let key = match &session {
-        Some(id) => format!("session:{id}"),
-        None => format!("addr:{address}"),
+    let named_session = identity::session_id(request.headers()).map(str::to_owned);
+
+    // Read the body once (bounded) to answer malformed JSON-RPC clearly, to see which
+    // protocol era the request speaks, and to spot `initialize`, which is limited per
+    // address and by the session cap.
+    let (parts, body) = request.into_parts();
+    let (bytes, envelope_facts) = if parts.method == Method::POST {
+        let limit = state.config.max_body_bytes;
+        if parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok())
+            .is_some_and(|n| n > limit)
+        {
+            return too_large(limit);
+        }
+        let bytes = match axum::body::to_bytes(body, limit).await {
+            Ok(b) => b,
+            Err(_) => return too_large(limit),
+        };
+        let facts = match read_envelope(&bytes) {
+            Ok(envelope) => EnvelopeFacts::of(&envelope),
+            Err(bad) => return bad.response(),
+        };
+        (Some(bytes), facts)
+    } else {
+        (None, EnvelopeFacts::default())
     };
+    let stateless = !envelope_facts.initialize
+        && envelope_facts
+            .protocol_version
+            .as_deref()
+            .or_else(|| identity::protocol_version(&parts.headers))
+            .is_some_and(identity::is_stateless_version);
+    // A session is believed only when it exists at this route, and only in the session
+    // era: a 2026-07-28 request is served statelessly whatever its header says.
+    let session = match named_session {
+        Some(id) if !stateless && route.sessions.sessions.read().await.contains_key(id.as_str()) => Some(id),
+        _ => None,
+    };
+    let caller = Arc::new(Caller::new(
+        session,
+        address.clone(),
+        identity::idempotency_key(&parts.headers),
+    ));
     let now = state.clock.now();
-    if let Err(t) = state.limits.lock().expect("limits lock").check(now, connector, &key) {
+    let key = caller.session.to_string();
+    if let Err(t) = state
+        .limits
+        .lock()
+        .expect("limits lock")
+        .check(now, route.connector, &key)
+    {
         state
             .metrics
             .throttled
@@ -360,49 +495,12 @@ async fn guard(
             Some(t.retry_after_secs),
         );
     }
-    if request.method() != Method::POST {
-        return next.run(request).await;
-    }
-
-    // Read the body once (bounded) to answer malformed JSON-RPC clearly and to spot
-    // `initialize`, which is limited per address and by the session cap.
-    let limit = state.config.max_body_bytes;
-    if request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok())
-        .is_some_and(|n| n > limit)
-    {
-        return json_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            -32600,
-            format!("the request body exceeds {limit} bytes"),
-            None,
-        );
-    }
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(b) => b,
-        Err(_) => {
-            return json_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                -32600,
-                format!("the request body exceeds {limit} bytes"),
-                None,
-            );
-        }
-    };
-    let is_initialize = match read_envelope(&bytes) {
-        Ok(envelope) => envelope.method.as_deref() == Some("initialize"),
-        Err(bad) => return bad.response(),
-    };
-    if is_initialize && session.is_none() {
+    if envelope_facts.initialize && caller.session_id.is_none() {
         if let Err(t) = state
             .initializes
             .lock()
             .expect("limits lock")
-            .check(now, connector, &address)
+            .check(now, route.connector, &address)
         {
             state
                 .metrics
@@ -429,16 +527,66 @@ async fn guard(
             );
         }
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    let mut request = match bytes {
+        Some(bytes) => Request::from_parts(parts, Body::from(bytes)),
+        None => Request::from_parts(parts, Body::empty()),
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
 }
 
-/// The two fields of a JSON-RPC message the guard needs; rmcp parses the rest.
+fn too_large(limit: usize) -> Response {
+    json_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        -32600,
+        format!("the request body exceeds {limit} bytes"),
+        None,
+    )
+}
+
+/// The fields of a JSON-RPC message the guard needs; rmcp parses the rest.
 #[derive(serde::Deserialize)]
 struct Envelope<'a> {
     #[serde(borrow, default)]
     jsonrpc: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<ParamsMeta<'a>>,
+}
+
+/// The request's own protocol version, if its `_meta` carries one (2026-07-28).
+#[derive(serde::Deserialize)]
+struct ParamsMeta<'a> {
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<MetaVersion<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct MetaVersion<'a> {
+    #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// What the guard takes from a message.
+#[derive(Default)]
+struct EnvelopeFacts {
+    initialize: bool,
+    protocol_version: Option<String>,
+}
+
+impl EnvelopeFacts {
+    fn of(envelope: &Envelope<'_>) -> EnvelopeFacts {
+        EnvelopeFacts {
+            initialize: envelope.method.as_deref() == Some("initialize"),
+            protocol_version: envelope
+                .params
+                .as_ref()
+                .and_then(|p| p.meta.as_ref())
+                .and_then(|m| m.protocol_version.as_deref())
+                .map(str::to_owned),
+        }
+    }
 }
 
 /// Why a body is not one JSON-RPC 2.0 message object.
@@ -495,26 +643,30 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 
 async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     let m = &state.metrics;
-    for (platform, gate) in state.shared.fetcher.gates() {
-        if let Some(snap) = gate.snapshot().await {
-            let label = PlatformLabel {
-                platform: platform.as_str(),
-            };
-            m.queue_length
-                .get_or_create(&label)
-                .set(i64::try_from(snap.queued).unwrap_or(i64::MAX));
-            m.waiting_sessions
-                .get_or_create(&label)
-                .set(i64::try_from(snap.waiting_sessions).unwrap_or(i64::MAX));
-            m.bucket_units
-                .get_or_create(&label)
-                .set(snap.tokens.as_milli() as f64 / 1000.0);
-        }
+    for (platform, handle) in state.shared.platforms.iter() {
+        let Some(snap) = handle.snapshot(false).await else {
+            continue;
+        };
+        let Some(lane) = snap.lanes.first().filter(|l| l.limited) else {
+            continue;
+        };
+        let label = PlatformLabel {
+            platform: platform.as_str(),
+        };
+        m.queue_length
+            .get_or_create(&label)
+            .set(i64::try_from(lane.queued).unwrap_or(i64::MAX));
+        m.waiting_sessions
+            .get_or_create(&label)
+            .set(i64::try_from(lane.waiting_sessions).unwrap_or(i64::MAX));
+        m.bucket_units
+            .get_or_create(&label)
+            .set(lane.tokens.as_milli() as f64 / 1000.0);
     }
     m.sessions_open
         .set(i64::try_from(state.open_sessions().await).unwrap_or(i64::MAX));
     let mut out = m.render();
-    let stores: Vec<Arc<RedbStore>> = state.shared.fetcher.stores().values().cloned().collect();
+    let stores: Vec<Arc<RedbStore>> = state.stores.values().cloned().collect();
     let stats = tokio::task::spawn_blocking(move || {
         use besluitbron_core::cache::CacheStore;
         stores.iter().filter_map(|s| s.stats().ok()).collect::<Vec<_>>()
@@ -522,5 +674,32 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     .await
     .unwrap_or_default();
     out.push_str(&store::render_prometheus(&stats));
-    ([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], out).into_response()
+    ([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], out).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_names_the_method_and_the_requests_own_protocol_version() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let facts = EnvelopeFacts::of(&read_envelope(body).ok().expect("valid"));
+        assert!(!facts.initialize);
+        assert_eq!(facts.protocol_version.as_deref(), Some("2026-07-28"));
+        let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
+        let facts = EnvelopeFacts::of(&read_envelope(init).ok().expect("valid"));
+        assert!(facts.initialize && facts.protocol_version.is_none());
+        assert!(matches!(
+            read_envelope(br#"{"jsonrpc":"2.0","params":[1]}"#),
+            Err(BadBody::NotJsonRpc)
+        ));
+        assert!(matches!(read_envelope(b"{nope"), Err(BadBody::NotJson(_))));
+    }
+
+    #[test]
+    fn headers_without_a_body_are_a_session_era_request() {
+        let h = axum::http::HeaderMap::new();
+        assert_eq!(identity::protocol_version(&h), None);
+    }
 }

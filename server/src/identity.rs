@@ -1,7 +1,10 @@
 //! Who is asking: the key used for fairness at the platforms and for client limits.
 //!
-//! A request belongs to its MCP session when it carries an `Mcp-Session-Id`; otherwise
-//! (before `initialize`, or a stateless 2026-07-28 client) to its client address. An
+//! A request belongs to its MCP session when it carries the `Mcp-Session-Id` of a
+//! session that exists at its route, in the session era (2025-06-18 / 2025-11-25);
+//! otherwise (before `initialize`, a made-up or expired id, or a stateless 2026-07-28
+//! request whatever its header says) to its client address. The request guard decides
+//! this once (`crate::app`); nothing reads the header again later. An
 //! IPv6 client is grouped per /64, the block one subscriber usually holds, so rotating
 //! through its own addresses does not multiply its share. `X-Forwarded-For` is believed
 //! only when the direct peer is a configured proxy, and then the rightmost address that
@@ -60,6 +63,26 @@ pub fn session_id(headers: &HeaderMap) -> Option<&str> {
         .filter(|s| !s.is_empty() && s.len() <= 256)
 }
 
+/// The `Idempotency-Key` header, if it has a usable one (1 to 256 bytes of text).
+pub fn idempotency_key(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .filter(|k| !k.is_empty() && k.len() <= 256)
+        .map(str::to_owned)
+}
+
+/// The `MCP-Protocol-Version` header, if any.
+pub fn protocol_version(headers: &HeaderMap) -> Option<&str> {
+    headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok())
+}
+
+/// Whether requests of this protocol version are served statelessly (2026-07-28 on;
+/// versions are dates, so they compare as text).
+pub fn is_stateless_version(version: &str) -> bool {
+    version.len() == 10 && version >= "2026-07-28"
+}
+
 /// The fairness key: the session when there is one, else the client address.
 pub fn fairness_key(session: Option<&str>, address: &str) -> SessionKey {
     match session {
@@ -108,6 +131,14 @@ mod tests {
         // A spoofed leftmost entry does not help: the rightmost untrusted one counts.
         let spoofed = headers(&["1.2.3.4", "203.0.113.9"]);
         assert_eq!(client_address(via_proxy, &spoofed, &[proxy]), "203.0.113.9");
+    }
+
+    #[test]
+    fn only_the_stateless_era_ignores_a_session() {
+        assert!(is_stateless_version("2026-07-28"));
+        assert!(!is_stateless_version("2025-11-25"));
+        assert!(!is_stateless_version("2025-06-18"));
+        assert!(!is_stateless_version("latest"));
     }
 
     #[test]

@@ -2,10 +2,13 @@
 //!
 //! - [`app`]: the running server — routes, request guard, maintenance, shutdown.
 //! - [`config`]: the TOML file and `BesluitBron__…` environment overrides.
-//! - [`gate`]: one task per rate-limited platform owns its fair scheduler.
-//! - [`fetch`]: one platform request's path — buffer, coalescing, gate, call, feedback.
+//! - [`clock`]: tokio's clock and the wall clock as core values, read at the edge.
+//! - [`connectors`]: the connector registry — each connector's tools, client and
+//!   maintenance — from which routes, limits, metrics and tests are built.
+//! - [`driver`]: one task per platform drives its core path (buffer, coalescing, fair
+//!   queues, retries, feedback) and runs the platform calls it asks for.
 //! - [`identity`]: whose request it is (session, or client address grouped per /64).
-//! - [`mcp`]: the MCP handler and the connectors' tools.
+//! - [`mcp`]: the MCP handler and the one per-call helper every tool goes through.
 //! - [`metrics`]: the Prometheus registry behind `/metrics`.
 //! - [`platforms`]: HTTP clients for the public platforms.
 //! - [`store`]: the persistent buffer, one redb file per platform (R-C1, R-C4).
@@ -13,9 +16,10 @@
 //! The `besluitbron` binary (`src/main.rs`) wires these into the HTTP server and the CLI.
 
 pub mod app;
+pub mod clock;
 pub mod config;
-pub mod fetch;
-pub mod gate;
+pub mod connectors;
+pub mod driver;
 pub mod identity;
 pub mod mcp;
 pub mod metrics;

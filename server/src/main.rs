@@ -1,6 +1,7 @@
 //! `besluitbron`: the BesluitBron server and its command line.
 //!
-//! - `besluitbron serve`: the MCP server (`/mcp/obv`, `/mcp/tk`, `/mcp`) with `/healthz`,
+//! - `besluitbron serve`: the MCP server (`/mcp/<connector>` for each connector in the
+//!   registry, and `/mcp`) with `/healthz`,
 //!   `/readyz` and `/metrics`; configuration from `--config FILE`, `BesluitBron__…`
 //!   environment variables and flags (see `besluitbron.example.toml`).
 //! - `besluitbron cache stats|clear`: the persistent buffer, per platform.
@@ -14,8 +15,8 @@ use anyhow::Context;
 use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheStats, CacheStore, CacheVersion, DataClass, Success};
 use besluitbron_server::app::App;
+use besluitbron_server::clock::wall_now;
 use besluitbron_server::config::Config;
-use besluitbron_server::fetch::wall_now;
 use besluitbron_server::store::{RedbStore, store_path, stress};
 use clap::{Parser, Subcommand};
 
@@ -226,7 +227,11 @@ async fn serve(
         .with_context(|| format!("binding {}", config.listen))?;
     let local = listener.local_addr()?;
     let app = App::build(config)?;
-    tracing::info!(listen = %local, "besluitbron listening: MCP at /mcp/obv, /mcp/tk and /mcp");
+    let routes: Vec<String> = besluitbron_server::connectors::CONNECTORS
+        .iter()
+        .map(|c| format!("/mcp/{}", c.id))
+        .collect();
+    tracing::info!(listen = %local, "besluitbron listening: MCP at {} and /mcp", routes.join(", "));
     app.serve(listener, shutdown_signal(), Duration::from_secs(20)).await
 }
 

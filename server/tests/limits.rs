@@ -35,14 +35,18 @@ fn retry_after(r: &support::Reply) -> u64 {
         .expect("Retry-After")
 }
 
-/// The running server's OpenBesluitvorming gate.
-fn obv_gate(server: &Server) -> besluitbron_server::gate::PlatformGate {
-    server
+/// The running server's OpenBesluitvorming fair queue, with the path's invariants checked.
+async fn obv_lane(server: &Server) -> besluitbron_server::driver::LaneSnapshot {
+    let snap = server
         .state
-        .fetcher()
-        .gate(besluitbron_core::PlatformId::Obv)
-        .unwrap()
-        .clone()
+        .platforms()
+        .get(besluitbron_core::PlatformId::Obv)
+        .expect("obv has a task")
+        .snapshot(true)
+        .await
+        .expect("running");
+    assert_eq!(snap.invariants, Ok(()), "the path's invariants hold");
+    snap.lanes[0].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -296,8 +300,7 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
 
     // A call the client cancels while it waits is withdrawn from the queue (the bucket
     // is empty again: the calls above just used what had refilled).
-    let gate = obv_gate(&server);
-    let before = gate.snapshot().await.unwrap();
+    let before = obv_lane(&server).await;
     let waiting = {
         let busy = std::sync::Arc::clone(&busy);
         tokio::spawn(async move {
@@ -306,13 +309,13 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(gate.snapshot().await.unwrap().queued, 1);
+    assert_eq!(obv_lane(&server).await.queued, 1);
     let n = busy
         .post(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 40_000}}))
         .await;
     assert!(n.status == 202 || n.status == 200, "{}", n.text);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let after = gate.snapshot().await.unwrap();
+    let after = obv_lane(&server).await;
     assert_eq!(after.queued, 0, "withdrawn");
     assert_eq!(after.cancelled_calls, before.cancelled_calls + 1);
     assert_eq!(after.admitted_calls, before.admitted_calls, "costs nothing");
@@ -350,8 +353,7 @@ async fn a_platform_refusal_queues_the_call_once_more_instead_of_failing() {
         "the call waited for the platform's Retry-After: {waited:?}"
     );
     // Admitted twice, paid once: the refused admission's charge went back to the session.
-    let gate = obv_gate(&server);
-    let stats = gate.snapshot().await.unwrap();
+    let stats = obv_lane(&server).await;
     assert_eq!((stats.admitted_calls, stats.refunded_calls), (2, 1));
     server.stop().await;
 }

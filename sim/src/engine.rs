@@ -2,49 +2,51 @@
 //!
 //! Events sit in a [`BinaryHeap`] keyed by (instant, sequence number): the sequence
 //! number is assigned when an event is scheduled, so events at the same instant run in
-//! the order they were scheduled and a run never depends on heap internals. The loop
-//! pops an event, lets the gates (fair scheduler or legacy model) decide, sends admitted
-//! calls to the simulated platforms, feeds their 429s back (`on_retry_after`), and asks
-//! each touched gate when to wake it next (`poll_timeout`). After every event the
-//! [`Checker`] runs; the first broken invariant ends the run with a [`Failure`].
+//! the order they were scheduled and a run never depends on heap internals. After every
+//! event the [`Checker`] runs; the first broken invariant ends the run with a
+//! [`Failure`].
+//!
+//! **The fair policy is the server's own path.** Every call goes through the core's
+//! [`PlatformPath`] — the very type the server's platform tasks drive: buffer,
+//! in-flight coalescing, the fair queue, retries, the 429 requeue and refunds. This
+//! module only plays the parts the server's shell plays: it turns [`Effect::Send`] into
+//! a call to a simulated platform, feeds the outcome back with
+//! [`PlatformPath::on_outcome`], hands deliveries to calls, and wakes the path at
+//! [`PlatformPath::poll_timeout`]. A call without a key is a distinct request: it gets a
+//! key of its own (`q=#<index>`), so it never coalesces and is never answered from the
+//! buffer. The legacy policy (≤ 1.4.5) is a model of the old version and lives in
+//! [`crate::policy`].
 //!
 //! Invariants: virtual time never goes backwards; every loop is bounded by the events
 //! in the heap, and every event either finishes a call or schedules strictly later work
-//! (a gate is never re-woken at the instant it was just polled without progress).
+//! (a path or gate is never re-woken at the instant it was just polled without progress).
 //!
-//! **Deduplication** (fair policy, calls with a key): each call first asks the platform's
-//! buffer (a core `MemoryStore`), then the core `FlightTable`. A leader's call goes to
-//! the gate as above; a joiner of a flight that still waits in the fair queue adds its
-//! own entry with `FairScheduler::join`, so the call goes at the best position among
-//! its joiners and the session whose entry is admitted pays. A success is stored and
-//! goes to every waiter; a failure (429, throttling, `fail_rate`) goes to that flight's
-//! waiters only and is never stored. As in the server's tools, a waiter whose flight the
-//! platform refused with 429 at a fair gate (not the system session's) asks once more (buffer, flight, gate) when
-//! the Retry-After is at most [`MAX_REQUEUE_WAIT`]; the waiters that ask again coalesce
-//! into one new flight, which the gate holds behind the Retry-After. When the last waiter
-//! of a queued flight gives up, the flight is withdrawn (`cancel_flight`). This mirrors
-//! `server/src/fetch.rs` and the tools' fetch in `server/src/mcp/obv.rs`.
-//!
-//! What this module does not do: read the wall clock or any ambient randomness.
+//! What this module does not do: read the wall clock or any ambient randomness, or
+//! decide anything the server's path decides.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
-use besluitbron_core::cache::{
-    CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, Success,
+use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, MemoryStore};
+use besluitbron_core::dedup::{FlightId, WaiterId};
+use besluitbron_core::path::{
+    Arrival, Attempt, Delivery, Effect, Failure as PathFailure, Feedback, Keep, Lane, LaneConfig, Outcome, OutcomeKind,
+    PathConfig, PathEvent, PathStats, PlatformPath, Request, RetryPolicy, StoreBuffer,
 };
-use besluitbron_core::dedup::{Begin, FlightId, FlightTable, Leave, WaiterId};
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use besluitbron_core::{
-    Charge, Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Ticket, Units, WallTime,
+    Instant, LimitConfig, PlatformId, SchedulerConfig, SchedulerEvent, SessionKey, Units, WallTime,
 };
 use rand::RngExt;
 
+pub use besluitbron_core::path::Served;
+
 use crate::check::{CallView, Checker};
 use crate::platform::{Answer, PlatformCounters, Refusal, SimPlatform};
-use crate::policy::{CallId, FairGate, Gate, GateEvent, LegacyGate, PolicyKind};
+use crate::policy::{CallId, Gate, GateEvent, LegacyGate, PolicyKind};
 use crate::rng::{Component, SimRng, sim_rng};
 use crate::scenario::{LimitModel, PlatformSpec, SessionPlan, Workload};
 use crate::trace::Trace;
@@ -82,18 +84,6 @@ pub enum CallState {
     Failed,
 }
 
-/// How a call with a key was answered (deduplication, fair policy only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Served {
-    /// It led a flight: its own upstream call (which another joiner's entry may have paid).
-    Fetched,
-    /// It joined another call's flight (coalesced).
-    Coalesced,
-    /// From the buffer.
-    Cached,
-}
-
 /// One call of a run.
 #[derive(Clone, Debug)]
 pub struct CallRecord {
@@ -121,12 +111,12 @@ pub struct CallRecord {
     pub platform_429s: u32,
     /// What it asks; `None`: a distinct call.
     pub key: Option<CacheKey>,
-    /// How it was answered, when deduplication ran.
+    /// How it was answered, under the fair policy.
     pub served: Option<Served>,
-    /// Its gate entry was admitted and its session charged `charged` (for a flight: the
-    /// one entry that went, whichever waiter it belonged to).
+    /// Its session was charged `charged` for the call that went (for a flight: the one
+    /// entry that went, whichever call of the payer's session it belonged to).
     pub paid: bool,
-    /// It asked once more after its flight was refused with 429 (it does so only once).
+    /// It waited once more after its flight was refused with 429 (it does so only once).
     pub requeued: bool,
     agent: Option<u32>,
 }
@@ -152,6 +142,8 @@ pub struct PlatformOutcome {
     pub calls: u64,
     /// Calls sent to the platform (each 429 retry counts again).
     pub upstream: u64,
+    /// The path's counters (fair policy).
+    pub path: Option<PathStats>,
 }
 
 /// Everything a finished run produced.
@@ -183,6 +175,33 @@ pub struct RunOutcome {
     pub trace: Vec<String>,
     /// Calls carry keys: reports show the deduplication columns.
     pub keyed: bool,
+    /// Every admission under the fair policy, in order: (platform, session, call index,
+    /// instant). The server's shell gives the same list for the same workload (the
+    /// differential test).
+    pub admissions: Vec<AdmissionLine>,
+}
+
+/// One admission of a fair run: what the differential test compares with the server.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AdmissionLine {
+    /// When, in milliseconds.
+    pub at_ms: u64,
+    /// The platform.
+    pub platform: PlatformId,
+    /// The session charged.
+    pub session: String,
+    /// What went out: the call's key text (`q`).
+    pub call: String,
+}
+
+impl fmt::Display for AdmissionLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "t={}ms platform={} session={} call={}",
+            self.at_ms, self.platform, self.session, self.call
+        )
+    }
 }
 
 /// A broken invariant: the run stops at the first one.
@@ -221,12 +240,30 @@ impl fmt::Display for Failure {
     }
 }
 
+/// What a simulated platform answered, as the path's error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// 429.
+    RateLimited,
+    /// A failed answer (a 5xx).
+    Failed,
+}
+
+type SimPath = PlatformPath<StoreBuffer<MemoryStore>, SimError>;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     Arrive(CallId),
     AgentRound(u32),
     Wake(u8),
-    Answer(CallId),
+    /// A platform's answer to an attempt arrives (`ok`: not a failure).
+    Answer {
+        platform: u8,
+        attempt: Attempt,
+        ok: bool,
+    },
+    /// The legacy model's answer to a call.
+    LegacyAnswer(CallId),
     Timeout(CallId),
 }
 
@@ -234,37 +271,6 @@ enum Event {
 struct AgentState {
     next_step: usize,
     outstanding: u32,
-}
-
-/// One flight's record on the engine side: what the channel of the server holds.
-#[derive(Clone, Debug)]
-struct FlightRecord {
-    platform: usize,
-    key: CacheKey,
-    cost: Units,
-    sent: bool,
-    ok: bool,
-    /// Every call that led or joined it, in order.
-    participants: Vec<CallId>,
-}
-
-/// The production path's state (fair policy with keys): one buffer per platform and
-/// one flight table, as in the server's `Fetcher`.
-struct DedupState {
-    stores: Vec<MemoryStore>,
-    flights: FlightTable<CacheKey>,
-    records: BTreeMap<FlightId, FlightRecord>,
-    call_flight: BTreeMap<CallId, FlightId>,
-}
-
-/// How a flight ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FlightEnd {
-    Ok,
-    Failed,
-    Refused,
-    /// The platform answered 429 with this Retry-After.
-    RateLimited(Duration),
 }
 
 /// The buffer's clock: virtual milliseconds.
@@ -277,6 +283,19 @@ pub fn cache_key(platform: PlatformId, op: Option<&str>, key: &str) -> CacheKey 
     CacheKey::new(platform, DataClass::Search, op.unwrap_or("search")).param("q", key)
 }
 
+/// The fair policy's state: one path per platform, and the engine's own bookkeeping of
+/// which calls wait for which flight (never the path's internals).
+struct FairState {
+    paths: Vec<SimPath>,
+    /// Calls that led or joined each flight, in order.
+    flight_calls: BTreeMap<(usize, FlightId), Vec<CallId>>,
+    /// Attempts out at a platform: what they ask.
+    out: BTreeMap<(usize, Attempt), CacheKey>,
+    /// Each session's index, by key.
+    session_index: BTreeMap<SessionKey, u32>,
+    admissions: Vec<AdmissionLine>,
+}
+
 struct Engine<'w> {
     workload: &'w Workload,
     opts: RunOptions,
@@ -287,7 +306,10 @@ struct Engine<'w> {
     calls: Vec<CallRecord>,
     agents: Vec<AgentState>,
     next_agent_index: u64,
+    /// The legacy policy's gates (`None` under the fair policy).
     gates: Vec<Gate>,
+    fair: Option<FairState>,
+    local_limits: Vec<Option<LimitConfig>>,
     wake_at: Vec<Option<Instant>>,
     platforms: Vec<SimPlatform>,
     used: Vec<u64>,
@@ -295,8 +317,8 @@ struct Engine<'w> {
     trace: Trace,
     out: Vec<GateEvent>,
     events: u64,
-    dedup: Option<DedupState>,
     fail_rate: Vec<Option<(f64, SimRng)>>,
+    fail_retryable: Vec<bool>,
     upstream: Vec<u64>,
 }
 
@@ -322,10 +344,57 @@ fn limit_of(capacity: Option<Units>, window_s: Option<f64>, default: Option<Limi
     }
 }
 
+/// The path a fair run drives for `id`: the scenario's limit, bounds and buffer
+/// lifetimes, the server's retry policy and requeue rule, events recorded for the trace.
+fn path_for(workload: &Workload, id: PlatformId, local: Option<LimitConfig>) -> Result<SimPath, String> {
+    let spec = spec_for(workload, id);
+    let scheduler = local.map(|limit| {
+        let mut config = SchedulerConfig::with_limit(limit);
+        if let Some(n) = spec.max_queued {
+            config.max_queued = n;
+        }
+        if let Some(n) = spec.max_queued_per_session {
+            config.max_queued_per_session = n;
+        }
+        if let Some(s) = spec.forget_after_s {
+            config.forget_after = Duration::from_secs(s);
+        }
+        config
+    });
+    let mut policy = CachePolicy::default().for_platform(id);
+    if let Some(ttl_ms) = spec.search_ttl_ms {
+        policy.search.ttl_ms = ttl_ms;
+    }
+    let buffer = StoreBuffer::new(MemoryStore::new(id, policy, CacheVersion::current()));
+    let config = PathConfig {
+        platform: id,
+        lanes: vec![LaneConfig {
+            name: "main",
+            scheduler,
+        }],
+        retry: RetryPolicy::default(),
+        requeue_wait_max: MAX_REQUEUE_WAIT,
+        record_events: true,
+    };
+    PlatformPath::new(config, buffer).map_err(|e| format!("platform {id}: {e}"))
+}
+
 /// Runs `workload` under `opts`; `name` names it in reports and failures.
 pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutcome, Box<Failure>> {
+    let failure = |what: String| {
+        Box::new(Failure {
+            name: name.to_owned(),
+            policy: opts.policy,
+            seed: opts.seed,
+            at: Instant::ZERO,
+            what,
+            recent: Vec::new(),
+        })
+    };
     let mut gates = Vec::new();
+    let mut paths = Vec::new();
     let mut platforms = Vec::new();
+    let mut local_limits = Vec::new();
     for (i, &id) in PlatformId::ALL.iter().enumerate() {
         let spec = spec_for(workload, id);
         let enforced = limit_of(spec.capacity, spec.window_s, id.default_limit());
@@ -334,6 +403,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             spec.local_window_s.or(enforced.map(|l| l.window.as_secs_f64())),
             enforced,
         );
+        local_limits.push(local);
         let p = u8::try_from(i).expect("seven platforms");
         platforms.push(SimPlatform::new(
             id,
@@ -343,57 +413,30 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             spec.throttle.clone(),
             sim_rng(opts.seed, Component::Latency(p)),
         ));
-        let gate = match (local, opts.policy) {
-            (None, _) => Gate::Open(id),
-            (Some(limit), PolicyKind::Fair) => {
-                let mut config = SchedulerConfig::with_limit(limit);
-                if let Some(n) = spec.max_queued {
-                    config.max_queued = n;
-                }
-                if let Some(n) = spec.max_queued_per_session {
-                    config.max_queued_per_session = n;
-                }
-                if let Some(s) = spec.forget_after_s {
-                    config.forget_after = Duration::from_secs(s);
-                }
-                match FairGate::new(id, config) {
-                    Ok(g) => Gate::Fair(Box::new(g)),
-                    Err(e) => {
-                        return Err(Box::new(Failure {
-                            name: name.to_owned(),
-                            policy: opts.policy,
-                            seed: opts.seed,
-                            at: Instant::ZERO,
-                            what: format!("platform {id}: {e}"),
-                            recent: Vec::new(),
-                        }));
-                    }
-                }
-            }
-            (Some(limit), PolicyKind::Legacy) => Gate::Legacy(Box::new(LegacyGate::new(
-                id,
-                limit,
-                workload.legacy_slip_probability,
-                sim_rng(opts.seed, Component::Faults(p)),
-            ))),
-        };
-        gates.push(gate);
+        match opts.policy {
+            PolicyKind::Fair => paths.push(path_for(workload, id, local).map_err(failure)?),
+            PolicyKind::Legacy => gates.push(match local {
+                None => Gate::Open(id),
+                Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
+                    id,
+                    limit,
+                    workload.legacy_slip_probability,
+                    sim_rng(opts.seed, Component::Faults(p)),
+                ))),
+            }),
+        }
     }
-    let keyed = workload.has_keys();
-    let dedup = (keyed && opts.policy == PolicyKind::Fair).then(|| DedupState {
-        stores: PlatformId::ALL
+    let fair = (opts.policy == PolicyKind::Fair).then(|| FairState {
+        paths,
+        flight_calls: BTreeMap::new(),
+        out: BTreeMap::new(),
+        session_index: workload
+            .sessions
             .iter()
-            .map(|&id| {
-                let mut policy = CachePolicy::default().for_platform(id);
-                if let Some(ttl_ms) = spec_for(workload, id).search_ttl_ms {
-                    policy.search.ttl_ms = ttl_ms;
-                }
-                MemoryStore::new(id, policy, CacheVersion::current())
-            })
+            .enumerate()
+            .map(|(i, s)| (s.key.clone(), u32::try_from(i).expect("fewer than 2^32 sessions")))
             .collect(),
-        flights: FlightTable::new(),
-        records: BTreeMap::new(),
-        call_flight: BTreeMap::new(),
+        admissions: Vec::new(),
     });
     let fail_rate = PlatformId::ALL
         .iter()
@@ -405,6 +448,10 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
                 .filter(|&r| r > 0.0)
                 .map(|r| (r, sim_rng(opts.seed, Component::Failures(p))))
         })
+        .collect();
+    let fail_retryable = PlatformId::ALL
+        .iter()
+        .map(|&id| spec_for(workload, id).fail_retryable.unwrap_or(true))
         .collect();
     let engine = Engine {
         workload,
@@ -423,6 +470,8 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         ],
         next_agent_index: workload.first_agent_index(),
         gates,
+        fair,
+        local_limits,
         wake_at: vec![None; PlatformId::ALL.len()],
         platforms,
         used: vec![0; PlatformId::ALL.len()],
@@ -430,8 +479,8 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         trace: Trace::new(opts.keep_trace),
         out: Vec::new(),
         events: 0,
-        dedup,
         fail_rate,
+        fail_retryable,
         upstream: vec![0; PlatformId::ALL.len()],
     };
     engine.run()
@@ -453,26 +502,6 @@ impl Engine<'_> {
             what,
             recent: self.trace.recent().cloned().collect(),
         })
-    }
-
-    fn view(&self, call: CallId) -> CallView {
-        let c = &self.calls[call as usize];
-        // A gate entry of a flight asks the flight's cost, whichever call owns it.
-        let requested = self
-            .flight_of(call)
-            .and_then(|id| self.dedup.as_ref()?.records.get(&id))
-            .map_or(c.cost, |r| r.cost);
-        CallView {
-            session: c.session,
-            platform: platform_index(c.platform),
-            requested,
-            queued_at: c.queued_at,
-        }
-    }
-
-    /// The flight `call` led or joined, when deduplication runs.
-    fn flight_of(&self, call: CallId) -> Option<FlightId> {
-        self.dedup.as_ref()?.call_flight.get(&call).copied()
     }
 
     fn new_call(
@@ -531,28 +560,64 @@ impl Engine<'_> {
             if self.opts.progress && self.events.is_multiple_of(1 << 16) {
                 eprint!("\rsimulated {} ({} events)", self.now, self.events);
             }
-            self.checker.note_precondition(self.now, &self.gates);
+            self.note_precondition();
             self.handle(event)?;
-            let over_limit: u64 = self.platforms.iter().map(|p| p.counters.over_limit).sum();
-            self.checker
-                .after_event(self.now, &self.gates, over_limit)
-                .map_err(|e| self.fail(e))?;
-            if let Some(d) = &self.dedup {
-                self.checker.flights.after_event(&d.stores).map_err(|e| self.fail(e))?;
-            }
-            self.checker.note_precondition(self.now, &self.gates);
+            self.after_event()?;
+            self.note_precondition();
         }
         if self.opts.progress {
             eprint!("\r{:60}\r", "");
         }
         self.checker.at_end().map_err(|e| self.fail(e))?;
         self.checker.flights.at_end().map_err(|e| self.fail(e))?;
+        if let Some(fair) = &self.fair {
+            for path in &fair.paths {
+                if path.in_flight() > 0 || path.waiting() > 0 {
+                    return Err(self.fail(format!(
+                        "{}: {} flights and {} requests are left at the end",
+                        path.platform(),
+                        path.in_flight(),
+                        path.waiting()
+                    )));
+                }
+            }
+        }
         Ok(self.finish())
+    }
+
+    fn note_precondition(&mut self) {
+        let now = self.now;
+        self.checker.note_precondition(now, &self.local_limits);
+    }
+
+    fn after_event(&mut self) -> Result<(), Box<Failure>> {
+        let over_limit: u64 = self.platforms.iter().map(|p| p.counters.over_limit).sum();
+        let now = self.now;
+        let verdict = match &self.fair {
+            Some(fair) => {
+                for path in &fair.paths {
+                    path.check_invariants()
+                        .map_err(|e| self.fail(format!("{}: {e}", path.platform())))?;
+                }
+                let schedulers: Vec<_> = fair.paths.iter().map(|p| p.scheduler(Lane::MAIN)).collect();
+                self.checker.after_event(now, &schedulers, over_limit).and_then(|()| {
+                    let stores: Vec<Option<&MemoryStore>> = fair
+                        .paths
+                        .iter()
+                        .zip(&self.used)
+                        .map(|(p, &used)| (used > 0).then(|| p.buffer().store()))
+                        .collect();
+                    self.checker.flights.after_event(&stores)
+                })
+            }
+            None => self.checker.after_event(now, &[], over_limit),
+        };
+        verdict.map_err(|e| self.fail(e))
     }
 
     fn handle(&mut self, event: Event) -> Result<(), Box<Failure>> {
         match event {
-            Event::Arrive(call) => self.submit(call, true),
+            Event::Arrive(call) => self.submit(call),
             Event::AgentRound(a) => {
                 let plan = &self.workload.agents[a as usize];
                 let state = self.agents[a as usize];
@@ -568,26 +633,61 @@ impl Engine<'_> {
                     let key = step.keys.get(k).map(String::as_str);
                     let call = self.new_call(index, session, step.platform, step.cost, step.op.clone(), key);
                     self.calls[call as usize].agent = Some(a);
-                    self.submit(call, true)?;
+                    self.submit(call)?;
                 }
                 Ok(())
             }
             Event::Wake(p) => {
                 if self.wake_at[p as usize] == Some(self.now) {
                     self.wake_at[p as usize] = None;
-                    self.settle(p as usize)?;
+                    let p = usize::from(p);
+                    if let Some(fair) = self.fair.as_mut() {
+                        fair.paths[p].handle_timeout(self.now);
+                        self.settle(p)?;
+                    } else {
+                        self.settle_legacy(p)?;
+                    }
                 }
                 Ok(())
             }
-            Event::Answer(call) => {
-                if let Some(id) = self.flight_of(call) {
-                    let ok = self
-                        .dedup
-                        .as_ref()
-                        .and_then(|d| d.records.get(&id))
-                        .is_some_and(|r| r.ok);
-                    return self.finish_flight(id, if ok { FlightEnd::Ok } else { FlightEnd::Failed });
+            Event::Answer { platform, attempt, ok } => {
+                let p = usize::from(platform);
+                let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
+                // A distinct call (no key of its own in the workload) is never asked again:
+                // its answer is not kept, so the buffer holds only what can be asked twice.
+                let distinct = key.as_ref().is_none_or(|k| key_text(k).starts_with('#'));
+                let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
+                let outcome = if ok {
+                    Outcome::Success {
+                        payload,
+                        feedback: Feedback {
+                            keep: if distinct { Keep::Never } else { Keep::Normal },
+                            ..Feedback::default()
+                        },
+                    }
+                } else if self.fail_retryable[p] {
+                    Outcome::Retryable {
+                        error: SimError::Failed,
+                        retry_after: None,
+                    }
+                } else {
+                    Outcome::Failed {
+                        error: SimError::Failed,
+                    }
+                };
+                if let (true, false, Some(key)) = (ok, distinct, &key) {
+                    self.checker.flights.on_stored(key, attempt.flight, p);
                 }
+                if let Some(key) = &key {
+                    self.checker.flights.on_answered(key);
+                }
+                let (now, wall) = (self.now, wall(self.now));
+                if let Some(fair) = self.fair.as_mut() {
+                    fair.paths[p].on_outcome(now, wall, attempt, outcome);
+                }
+                self.settle(p)
+            }
+            Event::LegacyAnswer(call) => {
                 let c = &mut self.calls[call as usize];
                 c.state = CallState::Done;
                 let line = format!(
@@ -602,68 +702,129 @@ impl Engine<'_> {
                 if self.calls[call as usize].state != CallState::Waiting {
                     return Ok(());
                 }
-                if let Some(id) = self.flight_of(call) {
-                    return self.leave_flight(id, call);
-                }
                 let p = platform_index(self.calls[call as usize].platform);
-                if self.gates[p].cancel(self.now, call, &mut self.trace) {
+                let now = self.now;
+                if let Some(fair) = self.fair.as_mut() {
+                    fair.paths[p].leave(now, WaiterId(u64::from(call)));
+                    self.calls[call as usize].state = CallState::Cancelled;
+                    self.checker.flights.on_left(call);
+                    self.finish_call(call);
+                    return self.settle(p);
+                }
+                if self.gates[p].cancel(now, call, &mut self.trace) {
                     self.calls[call as usize].state = CallState::Cancelled;
                     let v = self.view(call);
                     self.checker.on_leave(call, v);
                     self.finish_call(call);
-                    self.settle(p)?;
+                    self.settle_legacy(p)?;
                 }
                 Ok(())
             }
         }
     }
 
-    /// Offers `call` to its gate at `now`; `first` when this is not a resubmission.
-    fn submit(&mut self, call: CallId, first: bool) -> Result<(), Box<Failure>> {
-        if first && self.dedup.is_some() && self.calls[call as usize].key.is_some() {
-            return self.submit_keyed(call, true);
-        }
+    /// A call arrives.
+    fn submit(&mut self, call: CallId) -> Result<(), Box<Failure>> {
         let now = self.now;
         let c = &mut self.calls[call as usize];
-        if first {
-            c.submitted_at = now;
-        }
+        c.submitted_at = now;
         c.queued_at = now;
         c.state = CallState::Waiting;
         let p = platform_index(c.platform);
-        let cost = c.cost;
         let session = c.session;
-        if first {
-            self.used[p] += 1;
-            if let Some(after) = self.workload.sessions[session as usize].cancel_after {
-                self.schedule(now + after, Event::Timeout(call));
-            }
+        self.used[p] += 1;
+        if let Some(after) = self.workload.sessions[session as usize].cancel_after {
+            self.schedule(now + after, Event::Timeout(call));
         }
+        if self.fair.is_some() {
+            return self.submit_fair(call, p);
+        }
+        let c = &self.calls[call as usize];
+        let cost = c.cost;
         let v = self.view(call);
         self.checker.on_submit(call, v);
         let key = &self.workload.sessions[session as usize].key;
         self.gates[p].submit(now, call, key, cost, &mut self.trace, &mut self.out);
         self.apply_gate_events(p)?;
+        self.settle_legacy(p)
+    }
+
+    /// The fair policy: the call goes through its platform's path, as in the server.
+    fn submit_fair(&mut self, call: CallId, p: usize) -> Result<(), Box<Failure>> {
+        let now = self.now;
+        let c = &self.calls[call as usize];
+        // A call without a key is a distinct request, asked under a key of its own.
+        let key = c
+            .key
+            .clone()
+            .unwrap_or_else(|| cache_key(c.platform, c.op.as_deref(), &format!("#{}", c.index)));
+        let request = Request {
+            waiter: WaiterId(u64::from(call)),
+            key: key.clone(),
+            session: self.workload.sessions[c.session as usize].key.clone(),
+            cost: c.cost,
+            lane: Lane::MAIN,
+        };
+        let fair = self.fair.as_mut().expect("the fair policy");
+        match fair.paths[p].request(now, wall(now), request) {
+            Arrival::Cached(payload) => {
+                let c = &mut self.calls[call as usize];
+                c.served = Some(Served::Cached);
+                c.state = CallState::Done;
+                self.checker
+                    .flights
+                    .on_hit(call, &key, &payload)
+                    .map_err(|e| self.fail(e))?;
+                self.drain_events(p)?;
+                self.finish_call(call);
+            }
+            Arrival::Waiting { flight, led } => {
+                fair.flight_calls.entry((p, flight)).or_default().push(call);
+                self.calls[call as usize].served = Some(if led { Served::Fetched } else { Served::Coalesced });
+                self.checker.flights.on_wait(call);
+            }
+            Arrival::Refused { .. } => {
+                self.calls[call as usize].state = CallState::Refused;
+                self.drain_events(p)?;
+                self.finish_call(call);
+            }
+        }
         self.settle(p)
     }
 
-    /// Polls gate `p` until it has nothing due, then schedules its next wake.
+    /// Applies path `p`'s effects and events until it has none, then schedules its wake.
     fn settle(&mut self, p: usize) -> Result<(), Box<Failure>> {
-        // Bounded: each pass that admits something sends at least one call, and a call
-        // can only come back (after a 429) behind a Retry-After, which is in the future.
+        // Bounded: each pass sends, delivers or ends at least one flight's step, and a call
+        // can only come back (after a 429 or a failure) behind a later instant.
         loop {
-            self.gates[p].poll(self.now, &mut self.trace, &mut self.out);
-            if self.out.is_empty() {
+            self.drain_events(p)?;
+            let Some(effect) = self.fair.as_mut().and_then(|f| f.paths[p].poll_effect()) else {
                 break;
+            };
+            match effect {
+                Effect::Send {
+                    attempt,
+                    key,
+                    admission,
+                } => self.send(p, attempt, key, admission)?,
+                Effect::Deliver { waiter, delivery } => self.deliver(p, waiter, delivery)?,
+                Effect::Ended { flight } => {
+                    if let Some(fair) = self.fair.as_mut() {
+                        fair.flight_calls.remove(&(p, flight));
+                    }
+                }
             }
-            self.apply_gate_events(p)?;
         }
-        let next = self.gates[p].next_wake(self.now);
+        let next = self.fair.as_ref().and_then(|f| f.paths[p].poll_timeout(self.now));
+        self.set_wake(p, next)
+    }
+
+    fn set_wake(&mut self, p: usize, next: Option<Instant>) -> Result<(), Box<Failure>> {
         if next != self.wake_at[p] {
             if let Some(at) = next {
                 if at <= self.now {
                     return Err(self.fail(format!(
-                        "{}: the gate asked to be woken at {at} but admitted nothing at {}",
+                        "{}: asked to be woken at {at} but nothing went at {}",
                         PlatformId::ALL[p],
                         self.now
                     )));
@@ -675,44 +836,107 @@ impl Engine<'_> {
         Ok(())
     }
 
-    fn apply_gate_events(&mut self, p: usize) -> Result<(), Box<Failure>> {
-        // A 429 puts its call back into the gate, which may add events while a batch is
-        // applied; they are taken in the next pass.
-        while !self.out.is_empty() {
-            let batch = std::mem::take(&mut self.out);
-            for e in batch {
-                match e {
-                    GateEvent::Admitted {
-                        call,
-                        charged,
-                        counted,
-                        charge,
-                    } => {
-                        if call as usize >= self.calls.len() {
-                            return Err(self.fail(format!(
-                                "{}: the scheduler admitted a ticket no call was waiting for",
-                                PlatformId::ALL[p]
-                            )));
-                        }
-                        let v = self.view(call);
-                        self.checker
-                            .on_admit(self.now, call, v, charged, counted, &self.gates[p])
-                            .map_err(|e| self.fail(e))?;
-                        self.send(call, charged, charge, p)?;
-                    }
-                    GateEvent::Refused { call } => {
-                        let v = self.view(call);
-                        self.checker.on_leave(call, v);
-                        if let Some(id) = self.flight_of(call) {
-                            self.finish_flight(id, FlightEnd::Refused)?;
-                            continue;
-                        }
-                        self.calls[call as usize].state = CallState::Refused;
-                        self.finish_call(call);
-                    }
-                    GateEvent::Withdrawn { call } => {
-                        let v = self.view(call);
-                        self.checker.on_leave(call, v);
+    /// An attempt goes out to the simulated platform.
+    fn send(
+        &mut self,
+        p: usize,
+        attempt: Attempt,
+        key: CacheKey,
+        admission: Option<besluitbron_core::AdmissionRecord>,
+    ) -> Result<(), Box<Failure>> {
+        let now = self.now;
+        self.upstream[p] += 1;
+        let fair = self.fair.as_mut().expect("the fair policy");
+        let calls = fair.flight_calls.get(&(p, attempt.flight)).cloned().unwrap_or_default();
+        // The payer: the first call of the admitted entry's session (the leader on a lane
+        // without a kept limit).
+        let payer_session = admission.as_ref().map(|a| fair.session_index.get(&a.session).copied());
+        let payer = match payer_session {
+            Some(Some(s)) => calls.iter().copied().find(|&c| self.calls[c as usize].session == s),
+            Some(None) => None,
+            None => calls.first().copied(),
+        };
+        let cost = admission.as_ref().map_or_else(
+            || calls.first().map_or(Units::ZERO, |&c| self.calls[c as usize].cost),
+            |a| a.cost,
+        );
+        if let Some(a) = &admission {
+            fair.admissions.push(AdmissionLine {
+                at_ms: now.as_millis(),
+                platform: PlatformId::ALL[p],
+                session: a.session.to_string(),
+                call: key.params().get("q").cloned().unwrap_or_default(),
+            });
+        }
+        if let Some(payer) = payer {
+            let c = &mut self.calls[payer as usize];
+            c.paid = true;
+            c.charged = cost;
+        }
+        for &w in &calls {
+            let c = &mut self.calls[w as usize];
+            if c.state == CallState::Waiting {
+                c.state = CallState::Sent;
+                c.admitted_at = Some(now);
+            }
+        }
+        self.checker
+            .flights
+            .on_sent(&key, attempt, p)
+            .map_err(|e| self.fail(e))?;
+        match self.platforms[p].receive(now, cost) {
+            Answer::Ok { latency } => {
+                let ok = !self.draws_failure(p);
+                if let Some(fair) = self.fair.as_mut() {
+                    fair.out.insert((p, attempt), key);
+                }
+                self.schedule(
+                    now + latency,
+                    Event::Answer {
+                        platform: p as u8,
+                        attempt,
+                        ok,
+                    },
+                );
+            }
+            Answer::TooMany { refusal, retry_after } => {
+                if let Some(payer) = payer {
+                    let c = &mut self.calls[payer as usize];
+                    c.platform_429s += 1;
+                    // The path gives the charge back: the session did not pay for it.
+                    c.paid = false;
+                    c.charged = Units::ZERO;
+                }
+                let reason = match refusal {
+                    Refusal::OverLimit => "over-limit",
+                    Refusal::Throttled => "throttled",
+                };
+                let session = admission
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), |a| a.session.to_string());
+                self.trace.push(format!(
+                    "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={} flight={} \
+                     platform={}",
+                    retry_after.as_secs(),
+                    cost.compact(),
+                    attempt.flight.0,
+                    PlatformId::ALL[p],
+                ));
+                self.checker.on_retry_after(p, now + retry_after);
+                self.checker.flights.on_answered(&key);
+                let outcome = Outcome::RateLimited {
+                    retry_after,
+                    error: SimError::RateLimited,
+                };
+                let fair = self.fair.as_mut().expect("the fair policy");
+                fair.paths[p].on_outcome(now, wall(now), attempt, outcome);
+                // The path requeues the waiters that may wait once more.
+                for &w in &calls {
+                    let c = &mut self.calls[w as usize];
+                    if c.state == CallState::Sent {
+                        c.state = CallState::Waiting;
+                        c.queued_at = now;
+                        c.admitted_at = None;
                     }
                 }
             }
@@ -720,10 +944,249 @@ impl Engine<'_> {
         Ok(())
     }
 
-    fn send(&mut self, call: CallId, charged: Units, charge: Option<Charge>, p: usize) -> Result<(), Box<Failure>> {
-        if let Some(id) = self.flight_of(call) {
-            return self.send_flight(id, call, charged, charge, p);
+    /// A call gets its answer (or its failure) from the path.
+    fn deliver(
+        &mut self,
+        p: usize,
+        waiter: WaiterId,
+        delivery: Delivery<Arc<[u8]>, SimError>,
+    ) -> Result<(), Box<Failure>> {
+        let call = CallId::try_from(waiter.0).expect("waiter ids are call ids");
+        let c = &mut self.calls[call as usize];
+        match delivery {
+            Delivery::Answer { served, .. } => {
+                c.state = CallState::Done;
+                if served == Served::Stale {
+                    c.served = Some(Served::Stale);
+                }
+            }
+            Delivery::Failed(PathFailure::Platform(_)) => c.state = CallState::Failed,
+            Delivery::Failed(PathFailure::QueueFull { .. }) => c.state = CallState::Refused,
         }
+        self.checker.flights.on_delivered(call).map_err(|e| self.fail(e))?;
+        let _ = p;
+        self.finish_call(call);
+        Ok(())
+    }
+
+    /// Turns path `p`'s recorded decisions into trace lines and checker notes.
+    fn drain_events(&mut self, p: usize) -> Result<(), Box<Failure>> {
+        let platform = PlatformId::ALL[p];
+        let mut failure: Option<String> = None;
+        while let Some(event) = self.fair.as_mut().and_then(|f| f.paths[p].poll_event()) {
+            let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
+            let keyed_flight = |fair: &FairState, calls: &[CallRecord], flight: FlightId| {
+                fair.flight_calls
+                    .get(&(p, flight))
+                    .and_then(|c| c.first())
+                    .is_none_or(|&c| calls[c as usize].key.is_some())
+            };
+            let line = match &event {
+                PathEvent::Hit { at, session, key } => Some(format!(
+                    "t={at} session={session} hit key={} platform={platform}",
+                    key_text(key)
+                )),
+                PathEvent::Lead {
+                    at,
+                    session,
+                    flight,
+                    key,
+                } => (!key_text(key).starts_with('#')).then(|| {
+                    format!(
+                        "t={at} session={session} lead flight={} key={} platform={platform}",
+                        flight.0,
+                        key_text(key)
+                    )
+                }),
+                PathEvent::Coalesce {
+                    at,
+                    session,
+                    flight,
+                    queued,
+                } => Some(format!(
+                    "t={at} session={session} coalesce flight={} queued={queued} platform={platform}",
+                    flight.0
+                )),
+                PathEvent::Queue {
+                    at,
+                    session,
+                    entry,
+                    call,
+                    joined,
+                    cost,
+                    ..
+                } => {
+                    if let Some(&s) = fair.session_index.get(session) {
+                        self.checker.on_queue(p, s, *entry, *call, *cost, *at);
+                    }
+                    Some(if *joined {
+                        format!("t={at} session={session} join ticket={entry} flight={call} platform={platform}")
+                    } else {
+                        let e = SchedulerEvent::Queue {
+                            at: *at,
+                            session: session.clone(),
+                            entry: *entry,
+                            cost: *cost,
+                        };
+                        format!("{e} platform={platform}")
+                    })
+                }
+                PathEvent::Send {
+                    at,
+                    session,
+                    cost,
+                    admission,
+                    ..
+                } => match admission {
+                    Some(a) => {
+                        let s = fair.session_index.get(&a.session).copied();
+                        let scheduler = fair.paths[p].scheduler(Lane::MAIN);
+                        if let Err(e) = self.checker.on_admit(p, s, a, scheduler) {
+                            failure.get_or_insert(e);
+                        }
+                        Some(format!("{} platform={platform}", SchedulerEvent::Admit(a.clone())))
+                    }
+                    None => Some(format!(
+                        "t={at} session={session} admit cost={} via=unlimited waited=0.000s platform={platform}",
+                        cost.compact()
+                    )),
+                },
+                PathEvent::Cancel { at, entry, .. } => {
+                    self.checker.on_cancel(p, *entry);
+                    Some(format!(
+                        "{} platform={platform}",
+                        SchedulerEvent::Cancel { at: *at, entry: *entry }
+                    ))
+                }
+                PathEvent::CancelCall { at, call, .. } => {
+                    self.checker.on_cancel_call(p, *call);
+                    Some(format!("t={at} cancel-flight flight={call} platform={platform}"))
+                }
+                PathEvent::Refuse {
+                    at,
+                    session,
+                    reason,
+                    retry_at,
+                    ..
+                } => Some(format!(
+                    "{} platform={platform}",
+                    SchedulerEvent::Refuse {
+                        at: *at,
+                        session: session.clone(),
+                        reason: *reason,
+                        retry_at: *retry_at,
+                    }
+                )),
+                PathEvent::Refund { at, session, cost, .. } => Some(format!(
+                    "t={at} session={session} refund cost={} platform={platform}",
+                    cost.compact()
+                )),
+                PathEvent::Retry {
+                    at,
+                    flight,
+                    failed,
+                    until,
+                } => Some(format!(
+                    "t={at} retry flight={} failed={failed} until={until} platform={platform}",
+                    flight.0
+                )),
+                PathEvent::Outcome {
+                    at,
+                    flight,
+                    kind,
+                    waiters,
+                    again,
+                } => {
+                    if keyed_flight(fair, &self.calls, *flight) {
+                        let again = if again.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" again={}", again.len())
+                        };
+                        Some(format!(
+                            "t={at} outcome={} flight={} waiters={waiters}{again} platform={platform}",
+                            kind.as_str(),
+                            flight.0
+                        ))
+                    } else {
+                        let first = fair.flight_calls.get(&(p, *flight)).and_then(|c| c.first()).copied();
+                        first.filter(|_| *kind == OutcomeKind::Ok).map(|c| {
+                            format!(
+                                "t={at} session={} answer platform={platform}",
+                                self.workload.sessions[self.calls[c as usize].session as usize].key
+                            )
+                        })
+                    }
+                }
+            };
+            // The waiters that wait once more after a 429 are marked.
+            if let PathEvent::Outcome { again, .. } = &event {
+                for w in again {
+                    self.calls[usize::try_from(w.0).expect("waiter ids are call ids")].requeued = true;
+                }
+            }
+            if let Some(line) = line {
+                self.trace.push(line);
+            }
+        }
+        match failure {
+            Some(e) => Err(self.fail(e)),
+            None => Ok(()),
+        }
+    }
+
+    // ---- the legacy policy ----
+
+    fn view(&self, call: CallId) -> CallView {
+        let c = &self.calls[call as usize];
+        CallView {
+            session: c.session,
+            platform: platform_index(c.platform),
+            requested: c.cost,
+            queued_at: c.queued_at,
+        }
+    }
+
+    /// Polls legacy gate `p` until it has nothing due, then schedules its next wake.
+    fn settle_legacy(&mut self, p: usize) -> Result<(), Box<Failure>> {
+        loop {
+            self.gates[p].poll(self.now, &mut self.trace, &mut self.out);
+            if self.out.is_empty() {
+                break;
+            }
+            self.apply_gate_events(p)?;
+        }
+        let next = self.gates[p].next_wake(self.now);
+        self.set_wake(p, next)
+    }
+
+    fn apply_gate_events(&mut self, p: usize) -> Result<(), Box<Failure>> {
+        // A 429 puts its call back into the gate, which may add events while a batch is
+        // applied; they are taken in the next pass.
+        while !self.out.is_empty() {
+            let batch = std::mem::take(&mut self.out);
+            for e in batch {
+                match e {
+                    GateEvent::Admitted { call, charged, counted } => {
+                        let v = self.view(call);
+                        self.checker
+                            .on_legacy_admit(self.now, call, v, counted)
+                            .map_err(|e| self.fail(e))?;
+                        self.send_legacy(call, charged, p)?;
+                    }
+                    GateEvent::Refused { call } => {
+                        let v = self.view(call);
+                        self.checker.on_leave(call, v);
+                        self.calls[call as usize].state = CallState::Refused;
+                        self.finish_call(call);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn send_legacy(&mut self, call: CallId, charged: Units, p: usize) -> Result<(), Box<Failure>> {
         let now = self.now;
         self.upstream[p] += 1;
         let c = &mut self.calls[call as usize];
@@ -734,67 +1197,38 @@ impl Engine<'_> {
         let cost = c.cost;
         match self.platforms[p].receive(now, cost) {
             Answer::Ok { latency } => {
-                // A failed answer changes nothing for a call without a key: nobody else
-                // waits for it and nothing is stored; the draw is made all the same, so
-                // the failure stream does not depend on which calls carry keys.
+                // A failed answer changes nothing here: nobody else waits for it and
+                // nothing is stored; the draw is made all the same, so the failure stream
+                // is the fair run's.
                 self.draws_failure(p);
-                self.schedule(now + latency, Event::Answer(call));
+                self.schedule(now + latency, Event::LegacyAnswer(call));
             }
             Answer::TooMany { refusal, retry_after } => {
-                self.platform_refused(call, None, cost, refusal, retry_after, charge);
-                // The call is retried: it goes back to the gate, which now waits out the
+                let c = &mut self.calls[call as usize];
+                c.platform_429s += 1;
+                c.queued_at = now;
+                c.state = CallState::Waiting;
+                c.paid = false;
+                let reason = match refusal {
+                    Refusal::OverLimit => "over-limit",
+                    Refusal::Throttled => "throttled",
+                };
+                let session = self.workload.sessions[c.session as usize].key.clone();
+                self.trace.push(format!(
+                    "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={} platform={}",
+                    retry_after.as_secs(),
+                    cost.compact(),
+                    PlatformId::ALL[p],
+                ));
+                self.checker.on_retry_after(p, now + retry_after);
+                self.gates[p].on_retry_after(now, retry_after);
+                // The legacy version asks again: back to the gate, which waits out the
                 // Retry-After before anything else goes to this platform.
-                self.submit_again(call)?;
+                let v = self.view(call);
+                self.checker.on_submit(call, v);
+                self.gates[p].submit(now, call, &session, cost, &mut self.trace, &mut self.out);
             }
         }
-        Ok(())
-    }
-
-    /// The platform answered `call` (of `flight`, if deduplicated) with 429: the trace
-    /// line, the checker, and the gate's feedback — the Retry-After, and the charge back
-    /// to the session that paid, as the server's gate does.
-    fn platform_refused(
-        &mut self,
-        call: CallId,
-        flight: Option<FlightId>,
-        cost: Units,
-        refusal: Refusal,
-        retry_after: Duration,
-        charge: Option<Charge>,
-    ) {
-        let now = self.now;
-        let p = platform_index(self.calls[call as usize].platform);
-        self.calls[call as usize].platform_429s += 1;
-        let reason = match refusal {
-            Refusal::OverLimit => "over-limit",
-            Refusal::Throttled => "throttled",
-        };
-        let session = self.session_key(call);
-        let flight = flight.map_or_else(String::new, |id| format!(" flight={}", id.0));
-        self.trace.push(format!(
-            "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={}{flight} platform={}",
-            retry_after.as_secs(),
-            cost.compact(),
-            PlatformId::ALL[p],
-        ));
-        self.checker.on_retry_after(p, now + retry_after);
-        self.gates[p].on_retry_after(now, retry_after);
-        self.gates[p].refund(now, &session, charge, &mut self.trace);
-    }
-
-    fn submit_again(&mut self, call: CallId) -> Result<(), Box<Failure>> {
-        let now = self.now;
-        let c = &mut self.calls[call as usize];
-        c.queued_at = now;
-        c.state = CallState::Waiting;
-        c.paid = false;
-        let p = platform_index(c.platform);
-        let (cost, session) = (c.cost, c.session);
-        let v = self.view(call);
-        self.checker.on_submit(call, v);
-        let key = &self.workload.sessions[session as usize].key;
-        // Gate decisions are applied by the caller's loop in `settle`/`apply_gate_events`.
-        self.gates[p].submit(now, call, key, cost, &mut self.trace, &mut self.out);
         Ok(())
     }
 
@@ -826,18 +1260,20 @@ impl Engine<'_> {
                     id,
                     model: sp.model,
                     limit: sp.limit,
-                    local_limit: self.gates[p].local_limit(),
+                    local_limit: self.local_limits[p],
                     counters: sp.counters,
                     max_units_in_window: sp.limit.map_or(Units::ZERO, |l| sp.max_units_in_window(l.window)),
-                    uncounted: match &self.gates[p] {
-                        Gate::Legacy(g) => g.uncounted,
+                    uncounted: match self.gates.get(p) {
+                        Some(Gate::Legacy(g)) => g.uncounted,
                         _ => 0,
                     },
                     calls: self.used[p],
                     upstream: self.upstream[p],
+                    path: self.fair.as_ref().map(|f| f.paths[p].stats()),
                 }
             })
             .collect();
+        let admissions = self.fair.map(|f| f.admissions).unwrap_or_default();
         RunOutcome {
             name: self.name,
             policy: self.opts.policy,
@@ -852,6 +1288,7 @@ impl Engine<'_> {
             trace_lines: self.trace.len(),
             trace: self.trace.into_lines(),
             keyed: self.workload.has_keys(),
+            admissions,
         }
     }
 
@@ -861,306 +1298,6 @@ impl Engine<'_> {
             Some((rate, rng)) => rng.random_bool(*rate),
             None => false,
         }
-    }
-
-    fn session_key(&self, call: CallId) -> besluitbron_core::SessionKey {
-        self.workload.sessions[self.calls[call as usize].session as usize]
-            .key
-            .clone()
-    }
-
-    /// The production path for a call with a key: buffer, flight, gate (fetch.rs). `first`
-    /// is false when the call asks once more after a 429 (its give-up time still counts
-    /// from the first time).
-    fn submit_keyed(&mut self, call: CallId, first: bool) -> Result<(), Box<Failure>> {
-        let now = self.now;
-        let c = &mut self.calls[call as usize];
-        if first {
-            c.submitted_at = now;
-        }
-        c.queued_at = now;
-        c.state = CallState::Waiting;
-        c.paid = false;
-        let p = platform_index(c.platform);
-        let cost = c.cost;
-        let key = c.key.clone().expect("submit_keyed is only called for keyed calls");
-        if first {
-            self.used[p] += 1;
-            if let Some(after) = self.workload.sessions[self.calls[call as usize].session as usize].cancel_after {
-                self.schedule(now + after, Event::Timeout(call));
-            }
-        }
-        let session = self.session_key(call);
-        let d = self.dedup.as_mut().expect("deduplication runs");
-        // A buffer that cannot answer (another version, corrupt) is a miss, as in the server.
-        if let Ok(Lookup::Hit(value)) = d.stores[p].lookup(&key, wall(now)) {
-            let c = &mut self.calls[call as usize];
-            c.served = Some(Served::Cached);
-            c.state = CallState::Done;
-            self.trace.push(format!(
-                "t={now} session={session} hit key={} platform={}",
-                key_text(&key),
-                PlatformId::ALL[p]
-            ));
-            self.checker
-                .flights
-                .on_hit(call, &key, value.payload())
-                .map_err(|e| self.fail(e))?;
-            self.finish_call(call);
-            return Ok(());
-        }
-        let waiter = WaiterId(u64::from(call));
-        match d.flights.begin(&key, waiter, &session) {
-            Begin::Lead(id) => {
-                d.records.insert(
-                    id,
-                    FlightRecord {
-                        platform: p,
-                        key: key.clone(),
-                        cost,
-                        sent: false,
-                        ok: false,
-                        participants: vec![call],
-                    },
-                );
-                d.call_flight.insert(call, id);
-                self.calls[call as usize].served = Some(Served::Fetched);
-                self.trace.push(format!(
-                    "t={now} session={session} lead flight={} key={} platform={}",
-                    id.0,
-                    key_text(&key),
-                    PlatformId::ALL[p]
-                ));
-                self.checker.flights.on_begin(id, key, call);
-                let v = self.view(call);
-                self.checker.on_submit(call, v);
-                let ticket = self.gates[p].submit(now, call, &session, cost, &mut self.trace, &mut self.out);
-                if let Some(ticket) = ticket {
-                    self.dedup
-                        .as_mut()
-                        .expect("deduplication runs")
-                        .flights
-                        .queued(id, ticket);
-                }
-                self.apply_gate_events(p)?;
-                self.settle(p)
-            }
-            Begin::Join { flight, queued } => {
-                d.call_flight.insert(call, flight);
-                // Present: a flight in the table has its record (both end together).
-                d.records
-                    .get_mut(&flight)
-                    .expect("record of a live flight")
-                    .participants
-                    .push(call);
-                self.calls[call as usize].served = Some(Served::Coalesced);
-                self.trace.push(format!(
-                    "t={now} session={session} coalesce flight={} queued={} platform={}",
-                    flight.0,
-                    queued.is_some(),
-                    PlatformId::ALL[p]
-                ));
-                self.checker.flights.on_join(flight, call).map_err(|e| self.fail(e))?;
-                if let (Some(ticket), Some(fair)) = (queued, self.gates[p].fair_mut()) {
-                    // A full queue: the joiner waits at the flight's current position.
-                    if let Ok((entry, new)) = fair.join(now, call, &session, ticket, &mut self.trace) {
-                        let d = self.dedup.as_mut().expect("deduplication runs");
-                        // As in the server: an entry kept for a waiter that left is
-                        // withdrawn once this one stands.
-                        let orphan = d.flights.joined_entry(flight, waiter, entry);
-                        if new {
-                            let v = self.view(call);
-                            self.checker.on_submit(call, v);
-                        }
-                        if let Some(orphan) = orphan {
-                            self.withdraw_entry(p, orphan);
-                        }
-                    }
-                    self.settle(p)?;
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// The entry owned by `call` was admitted: the flight's one upstream call goes out,
-    /// charged to `call`'s session.
-    fn send_flight(
-        &mut self,
-        id: FlightId,
-        call: CallId,
-        charged: Units,
-        charge: Option<Charge>,
-        p: usize,
-    ) -> Result<(), Box<Failure>> {
-        let now = self.now;
-        self.upstream[p] += 1;
-        let d = self.dedup.as_mut().expect("deduplication runs");
-        d.flights.sent(id);
-        let rec = d.records.get_mut(&id).expect("record of an admitted flight");
-        rec.sent = true;
-        let (cost, key) = (rec.cost, rec.key.clone());
-        let participants = rec.participants.clone();
-        let payer = &mut self.calls[call as usize];
-        payer.charged = charged;
-        payer.paid = true;
-        let payer_session = payer.session;
-        for &w in &participants {
-            let c = &mut self.calls[w as usize];
-            if c.state == CallState::Waiting {
-                c.state = CallState::Sent;
-                c.admitted_at = Some(now);
-            }
-        }
-        self.checker
-            .flights
-            .on_sent(id, &key, call, payer_session)
-            .map_err(|e| self.fail(e))?;
-        match self.platforms[p].receive(now, cost) {
-            Answer::Ok { latency } => {
-                let ok = !self.draws_failure(p);
-                if let Some(rec) = self.dedup.as_mut().and_then(|d| d.records.get_mut(&id)) {
-                    rec.ok = ok;
-                }
-                self.schedule(now + latency, Event::Answer(call));
-                Ok(())
-            }
-            Answer::TooMany { refusal, retry_after } => {
-                self.platform_refused(call, Some(id), cost, refusal, retry_after, charge);
-                // As in the server: the 429 is the flight's outcome and nothing is stored;
-                // a waiter that may still ask once more does (see `finish_flight`).
-                self.finish_flight(id, FlightEnd::RateLimited(retry_after))
-            }
-        }
-    }
-
-    /// The flight's outcome is known: store a success, hand the outcome to every waiter.
-    fn finish_flight(&mut self, id: FlightId, end: FlightEnd) -> Result<(), Box<Failure>> {
-        let now = self.now;
-        let d = self.dedup.as_mut().expect("deduplication runs");
-        let Some(rec) = d.records.remove(&id) else {
-            return Ok(());
-        };
-        let ok = end == FlightEnd::Ok;
-        if ok {
-            let payload = format!("flight={}", id.0).into_bytes();
-            // The in-memory store fails only for a key of another platform, which
-            // `cache_key` never builds.
-            d.stores[rec.platform]
-                .put(&rec.key, &Success::new(payload), wall(now))
-                .expect("the platform's own key");
-            self.checker.flights.on_stored(&rec.key, id);
-        }
-        let mut waiters: Vec<CallId> = d
-            .flights
-            .finish(id)
-            .into_iter()
-            .map(|w| CallId::try_from(w.0).expect("waiter ids are call ids"))
-            .collect();
-        // As the server's tools do: after a 429 at a fair gate, each waiter that has not
-        // done so yet asks once more if the Retry-After is short enough; it leaves this
-        // flight without its outcome.
-        let mut again = Vec::new();
-        if let FlightEnd::RateLimited(retry_after) = end
-            && retry_after <= MAX_REQUEUE_WAIT
-            && self.gates[rec.platform].fair().is_some()
-        {
-            let (calls, sessions) = (&self.calls, &self.workload.sessions);
-            // BesluitBron's own maintenance (the system session) reports the refusal, as
-            // the server's status refresh does.
-            let (retry, rest): (Vec<CallId>, Vec<CallId>) = waiters.into_iter().partition(|&w| {
-                let c = &calls[w as usize];
-                !c.requeued && sessions[c.session as usize].key != SessionKey::System
-            });
-            waiters = rest;
-            again = retry;
-            for &w in &again {
-                self.checker.flights.on_left(id, w);
-            }
-        }
-        for &w in &waiters {
-            self.calls[w as usize].state = match end {
-                FlightEnd::Ok => CallState::Done,
-                FlightEnd::Failed | FlightEnd::RateLimited(_) => CallState::Failed,
-                FlightEnd::Refused => CallState::Refused,
-            };
-        }
-        let paid: Vec<(CallId, bool)> = rec
-            .participants
-            .iter()
-            .map(|&c| (c, self.calls[c as usize].paid))
-            .collect();
-        self.checker
-            .flights
-            .on_outcome(id, ok, rec.sent, &waiters, &paid)
-            .map_err(|e| self.fail(e))?;
-        let outcome = match end {
-            FlightEnd::Ok => "ok",
-            FlightEnd::Failed => "failed",
-            FlightEnd::Refused => "refused",
-            FlightEnd::RateLimited(_) => "rate-limited",
-        };
-        let asking_again = if again.is_empty() {
-            String::new()
-        } else {
-            format!(" again={}", again.len())
-        };
-        self.trace.push(format!(
-            "t={now} outcome={outcome} flight={} waiters={}{asking_again} platform={}",
-            id.0,
-            waiters.len(),
-            PlatformId::ALL[rec.platform]
-        ));
-        for w in waiters {
-            self.finish_call(w);
-        }
-        for w in again {
-            self.calls[w as usize].requeued = true;
-            self.submit_keyed(w, false)?;
-        }
-        Ok(())
-    }
-
-    /// Withdraws one entry of a queued flight that stands for nobody any more; its
-    /// owner's call leaves the checker's mirror of the queue.
-    fn withdraw_entry(&mut self, p: usize, entry: Ticket) {
-        let now = self.now;
-        if let Some(fair) = self.gates[p].fair_mut()
-            && let Some(owner) = fair.cancel_entry(now, entry, &mut self.trace)
-        {
-            let v = self.view(owner);
-            self.checker.on_leave(owner, v);
-        }
-    }
-
-    /// A waiter of a flight that still waits gives up (`cancel_after_ms`).
-    fn leave_flight(&mut self, id: FlightId, call: CallId) -> Result<(), Box<Failure>> {
-        let now = self.now;
-        let p = platform_index(self.calls[call as usize].platform);
-        let d = self.dedup.as_mut().expect("deduplication runs");
-        let leave = d.flights.leave(id, WaiterId(u64::from(call)));
-        self.calls[call as usize].state = CallState::Cancelled;
-        self.checker.flights.on_left(id, call);
-        match leave {
-            Leave::Others {
-                cancel_entry: Some(entry),
-            } => self.withdraw_entry(p, entry),
-            Leave::Withdraw { ticket } => {
-                if let (Some(ticket), Some(fair)) = (ticket, self.gates[p].fair_mut()) {
-                    for owner in fair.cancel_flight(now, ticket, &mut self.trace) {
-                        let v = self.view(owner);
-                        self.checker.on_leave(owner, v);
-                    }
-                }
-            }
-            Leave::Others { cancel_entry: None } | Leave::Orphaned | Leave::Unknown => {}
-        }
-        if let Leave::Withdraw { .. } = leave {
-            self.dedup.as_mut().expect("deduplication runs").records.remove(&id);
-            self.checker.flights.on_withdrawn(id).map_err(|e| self.fail(e))?;
-        }
-        self.finish_call(call);
-        self.settle(p)
     }
 }
 

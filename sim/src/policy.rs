@@ -1,7 +1,8 @@
-//! The two policies a run can use at a platform, behind one [`Gate`].
+//! The legacy policy's gates: how BesluitBron ≤ 1.4.5 let calls out.
 //!
-//! - [`Gate::Fair`]: BesluitBron from 1.4.6 — the core's [`FairScheduler`], driven
-//!   through its public API. There is no second implementation of it here.
+//! Under the fair policy there is no gate here: the engine drives the core's
+//! `PlatformPath` — the server's own path — and this module is not used.
+//!
 //! - [`Gate::Legacy`]: a model of BesluitBron ≤ 1.4.5, which lives only in the
 //!   simulator. It has no queue: a call that finds no room in the local bucket sleeps
 //!   until the bucket would have room for it and tries again. Sleepers that wake at the
@@ -11,7 +12,7 @@
 //!   probability (the R-L8 defect). Oversized calls are charged C, as in 1.4.6, so the
 //!   difference between the policies is only the waiting.
 //! - [`Gate::Open`]: a platform without a kept limit (`ori`, `tk`, `opentk`); every call
-//!   goes at once, under either policy.
+//!   goes at once.
 //!
 //! Invariants: a gate hands out each call at most once, as a [`GateEvent`], and never
 //! asks to be woken at or before the instant it was just polled at without having
@@ -22,11 +23,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use besluitbron_core::scheduler::ConfigError;
-use besluitbron_core::{
-    Charge, FairScheduler, Instant, LimitConfig, PlatformId, SchedulerConfig, SchedulerEvent, SessionKey, Submission,
-    Ticket, Units,
-};
+use besluitbron_core::{Instant, LimitConfig, PlatformId, SessionKey, Units};
 use rand::RngExt;
 
 use crate::rng::SimRng;
@@ -39,7 +36,7 @@ pub type CallId = u32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyKind {
-    /// BesluitBron ≥ 1.4.6: the core's fair scheduler.
+    /// BesluitBron ≥ 1.4.6: the core's platform path with its fair scheduler.
     Fair,
     /// BesluitBron ≤ 1.4.5: sleep and retry, no queue.
     Legacy,
@@ -66,27 +63,17 @@ pub enum GateEvent {
         charged: Units,
         /// False when the gate let it out without debiting its bucket (legacy defect).
         counted: bool,
-        /// What a fair gate charged the session, for a refund if the platform refuses.
-        charge: Option<Charge>,
     },
     /// The call was not accepted (queue bound reached).
     Refused {
         /// The call.
         call: CallId,
     },
-    /// A joined entry was withdrawn free of charge because another entry of the same
-    /// flight was admitted ([`FairScheduler::join`]); `call` is the entry's owner.
-    Withdrawn {
-        /// The call that owned the entry.
-        call: CallId,
-    },
 }
 
-/// One platform's policy.
+/// One platform's legacy policy.
 #[derive(Debug)]
 pub enum Gate {
-    /// The core's fair scheduler.
-    Fair(Box<FairGate>),
     /// The ≤ 1.4.5 model.
     Legacy(Box<LegacyGate>),
     /// No limit kept.
@@ -94,8 +81,7 @@ pub enum Gate {
 }
 
 impl Gate {
-    /// Offers `call` at `now`; decisions made at once go to `out`. Returns the
-    /// scheduler ticket when the call waits in a fair queue.
+    /// Offers `call` at `now`; decisions made at once go to `out`.
     pub fn submit(
         &mut self,
         now: Instant,
@@ -104,13 +90,9 @@ impl Gate {
         cost: Units,
         trace: &mut Trace,
         out: &mut Vec<GateEvent>,
-    ) -> Option<Ticket> {
+    ) {
         match self {
-            Gate::Fair(g) => g.submit(now, call, session, cost, trace, out),
-            Gate::Legacy(g) => {
-                g.submit(now, call, session, cost, now, trace, out);
-                None
-            }
+            Gate::Legacy(g) => g.submit(now, call, session, cost, now, trace, out),
             Gate::Open(p) => {
                 trace.push(format!(
                     "t={now} session={session} admit cost={} via=unlimited waited=0.000s platform={p}",
@@ -120,9 +102,7 @@ impl Gate {
                     call,
                     charged: cost,
                     counted: true,
-                    charge: None,
                 });
-                None
             }
         }
     }
@@ -130,16 +110,14 @@ impl Gate {
     /// Hands out every call that may go at `now`.
     pub fn poll(&mut self, now: Instant, trace: &mut Trace, out: &mut Vec<GateEvent>) {
         match self {
-            Gate::Fair(g) => g.poll(now, trace, out),
             Gate::Legacy(g) => g.poll(now, trace, out),
             Gate::Open(_) => {}
         }
     }
 
     /// When to poll next; `None` when nothing waits.
-    pub fn next_wake(&self, now: Instant) -> Option<Instant> {
+    pub fn next_wake(&self, _now: Instant) -> Option<Instant> {
         match self {
-            Gate::Fair(g) => g.scheduler.poll_timeout(now),
             Gate::Legacy(g) => g.sleepers.keys().next().map(|&(at, _)| at),
             Gate::Open(_) => None,
         }
@@ -148,7 +126,6 @@ impl Gate {
     /// Withdraws a waiting call; false when it is not waiting.
     pub fn cancel(&mut self, now: Instant, call: CallId, trace: &mut Trace) -> bool {
         match self {
-            Gate::Fair(g) => g.cancel(now, call, trace),
             Gate::Legacy(g) => g.cancel(now, call, trace),
             Gate::Open(_) => false,
         }
@@ -157,235 +134,17 @@ impl Gate {
     /// The platform answered 429 with `retry_after`.
     pub fn on_retry_after(&mut self, now: Instant, retry_after: Duration) {
         match self {
-            Gate::Fair(g) => g.scheduler.on_retry_after(now, retry_after),
             Gate::Legacy(g) => g.on_retry_after(now, retry_after),
             Gate::Open(_) => {}
-        }
-    }
-
-    /// The platform refused (429) a call a fair gate admitted for `session` with `charge`:
-    /// the session gets the charge back, as from the server's gate
-    /// (`FairScheduler::refund`). Other gates charge nothing to give back.
-    pub fn refund(&mut self, now: Instant, session: &SessionKey, charge: Option<Charge>, trace: &mut Trace) {
-        if let (Gate::Fair(g), Some(charge)) = (self, charge) {
-            g.scheduler.refund(now, session, charge);
-            trace.push(format!(
-                "t={now} session={session} refund cost={} platform={}",
-                charge.cost().compact(),
-                g.platform
-            ));
         }
     }
 
     /// The limit kept locally, if any.
     pub fn local_limit(&self) -> Option<LimitConfig> {
         match self {
-            Gate::Fair(g) => Some(g.scheduler.config().limit),
             Gate::Legacy(g) => Some(g.limit),
             Gate::Open(_) => None,
         }
-    }
-
-    /// The fair scheduler, when this gate is one.
-    pub fn fair(&self) -> Option<&FairGate> {
-        match self {
-            Gate::Fair(g) => Some(g),
-            _ => None,
-        }
-    }
-
-    /// The fair scheduler, mutably, when this gate is one.
-    pub fn fair_mut(&mut self) -> Option<&mut FairGate> {
-        match self {
-            Gate::Fair(g) => Some(g),
-            _ => None,
-        }
-    }
-}
-
-/// The core's [`FairScheduler`] with the bookkeeping that maps its tickets to calls.
-#[derive(Debug)]
-pub struct FairGate {
-    platform: PlatformId,
-    /// The scheduler itself.
-    pub scheduler: FairScheduler,
-    by_ticket: BTreeMap<Ticket, CallId>,
-    by_call: BTreeMap<CallId, Ticket>,
-    /// Flights other sessions joined: flight ticket → every entry standing for it (the
-    /// flight's own ticket first). Only the ticket-to-call mapping lives here; which
-    /// entry goes is the scheduler's decision.
-    joined: BTreeMap<Ticket, Vec<Ticket>>,
-    /// Units of every admission handed out, summed here independently of the scheduler.
-    pub handed_out_units: Units,
-    /// Admissions handed out.
-    pub handed_out_calls: u64,
-}
-
-impl FairGate {
-    /// A gate around a fresh scheduler.
-    pub fn new(platform: PlatformId, config: SchedulerConfig) -> Result<FairGate, ConfigError> {
-        Ok(FairGate {
-            platform,
-            scheduler: FairScheduler::new(config)?,
-            by_ticket: BTreeMap::new(),
-            by_call: BTreeMap::new(),
-            joined: BTreeMap::new(),
-            handed_out_units: Units::ZERO,
-            handed_out_calls: 0,
-        })
-    }
-
-    fn submit(
-        &mut self,
-        now: Instant,
-        call: CallId,
-        session: &SessionKey,
-        cost: Units,
-        trace: &mut Trace,
-        out: &mut Vec<GateEvent>,
-    ) -> Option<Ticket> {
-        match self.scheduler.submit(now, session, cost) {
-            Submission::Admitted(a) => {
-                self.hand_out(call, a, trace, out);
-                None
-            }
-            Submission::Queued(ticket) => {
-                self.by_ticket.insert(ticket, call);
-                self.by_call.insert(call, ticket);
-                let event = SchedulerEvent::Queue {
-                    at: now,
-                    session: session.clone(),
-                    ticket,
-                    cost,
-                };
-                trace.push(format!("{event} platform={}", self.platform));
-                Some(ticket)
-            }
-            Submission::Refused { reason, retry_at } => {
-                let event = SchedulerEvent::Refuse {
-                    at: now,
-                    session: session.clone(),
-                    reason,
-                    retry_at,
-                };
-                trace.push(format!("{event} platform={}", self.platform));
-                out.push(GateEvent::Refused { call });
-                None
-            }
-        }
-    }
-
-    /// `call` of `session` joins the waiting call `flight` ([`FairScheduler::join`]).
-    /// Returns the entry standing for `session` and whether it is new (owned by `call`);
-    /// an existing entry keeps its owner.
-    pub fn join(
-        &mut self,
-        now: Instant,
-        call: CallId,
-        session: &SessionKey,
-        flight: Ticket,
-        trace: &mut Trace,
-    ) -> Result<(Ticket, bool), besluitbron_core::scheduler::JoinError> {
-        let entry = self.scheduler.join(now, session, flight)?;
-        if self.by_ticket.contains_key(&entry) {
-            return Ok((entry, false));
-        }
-        self.by_ticket.insert(entry, call);
-        self.by_call.insert(call, entry);
-        self.joined.entry(flight).or_insert_with(|| vec![flight]).push(entry);
-        trace.push(format!(
-            "t={now} session={session} join ticket={entry} flight={flight} platform={}",
-            self.platform
-        ));
-        Ok((entry, true))
-    }
-
-    /// Withdraws one joined entry (its waiter left, others still wait). Returns its owner.
-    pub fn cancel_entry(&mut self, now: Instant, entry: Ticket, trace: &mut Trace) -> Option<CallId> {
-        let call = self.by_ticket.remove(&entry)?;
-        self.by_call.remove(&call);
-        for entries in self.joined.values_mut() {
-            entries.retain(|&e| e != entry);
-        }
-        self.scheduler.cancel(now, entry);
-        trace.push(format!(
-            "{} platform={}",
-            SchedulerEvent::Cancel { at: now, ticket: entry },
-            self.platform
-        ));
-        Some(call)
-    }
-
-    /// Withdraws a flight and every entry joined to it ([`FairScheduler::cancel_flight`]):
-    /// nobody waits for it any more. Returns the owners of the withdrawn entries.
-    pub fn cancel_flight(&mut self, now: Instant, flight: Ticket, trace: &mut Trace) -> Vec<CallId> {
-        let entries = self.joined.remove(&flight).unwrap_or_else(|| vec![flight]);
-        let owners = entries
-            .iter()
-            .filter_map(|e| {
-                let call = self.by_ticket.remove(e)?;
-                self.by_call.remove(&call);
-                Some(call)
-            })
-            .collect();
-        self.scheduler.cancel_flight(now, flight);
-        trace.push(format!(
-            "t={now} cancel-flight flight={flight} platform={}",
-            self.platform
-        ));
-        owners
-    }
-
-    fn poll(&mut self, now: Instant, trace: &mut Trace, out: &mut Vec<GateEvent>) {
-        while let Some(a) = self.scheduler.poll_admission(now) {
-            // Every queued ticket was recorded in `submit`; an unknown one is a scheduler bug,
-            // which the checker reports as an admission of a call that never waited.
-            let call = self.by_ticket.remove(&a.ticket).unwrap_or(CallId::MAX);
-            self.by_call.remove(&call);
-            // The scheduler withdrew the flight's other entries; their owners leave too.
-            for other in self.joined.remove(&a.flight).unwrap_or_default() {
-                if other != a.ticket
-                    && let Some(owner) = self.by_ticket.remove(&other)
-                {
-                    self.by_call.remove(&owner);
-                    out.push(GateEvent::Withdrawn { call: owner });
-                }
-            }
-            self.hand_out(call, a, trace, out);
-        }
-    }
-
-    fn hand_out(&mut self, call: CallId, a: besluitbron_core::Admission, trace: &mut Trace, out: &mut Vec<GateEvent>) {
-        self.handed_out_units += a.cost;
-        self.handed_out_calls += 1;
-        let charged = a.cost;
-        let charge = a.charge();
-        trace.push(format!("{} platform={}", SchedulerEvent::Admit(a), self.platform));
-        out.push(GateEvent::Admitted {
-            call,
-            charged,
-            counted: true,
-            charge: Some(charge),
-        });
-    }
-
-    fn cancel(&mut self, now: Instant, call: CallId, trace: &mut Trace) -> bool {
-        let Some(ticket) = self.by_call.remove(&call) else {
-            return false;
-        };
-        self.by_ticket.remove(&ticket);
-        let withdrawn = self.scheduler.cancel(now, ticket);
-        trace.push(format!(
-            "{} platform={}",
-            SchedulerEvent::Cancel { at: now, ticket },
-            self.platform
-        ));
-        withdrawn
-    }
-
-    /// Calls this gate holds as waiting.
-    pub fn waiting_calls(&self) -> usize {
-        self.by_ticket.len()
     }
 }
 
@@ -499,7 +258,6 @@ impl LegacyGate {
             call: s.call,
             charged: s.cost,
             counted,
-            charge: None,
         });
     }
 

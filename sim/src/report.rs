@@ -216,7 +216,7 @@ impl Report {
             }
             for a in [&mut *acc, &mut all] {
                 match c.served {
-                    Some(Served::Cached) => a.hits += 1,
+                    Some(Served::Cached | Served::Stale) => a.hits += 1,
                     Some(Served::Coalesced) => a.joins += 1,
                     Some(Served::Fetched) | None => {}
                 }

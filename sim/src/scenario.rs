@@ -163,6 +163,10 @@ pub struct PlatformSpec {
     /// Probability that an accepted call fails (a 5xx after its latency). Failures are
     /// never buffered; with keys they reach the waiters of that flight only.
     pub fail_rate: Option<f64>,
+    /// Whether such a failure is one BesluitBron tries again (a 5xx: the default, retried
+    /// through the fair queue as the server does) or not (`false`: a time-out or an
+    /// unreadable answer, reported at once).
+    pub fail_retryable: Option<bool>,
 }
 
 impl PlatformSpec {
@@ -182,6 +186,7 @@ impl PlatformSpec {
             forget_after_s: None,
             search_ttl_ms: None,
             fail_rate: None,
+            fail_retryable: None,
         }
     }
 }

@@ -110,9 +110,38 @@ fn duplicate_pool_saves_upstream_calls_for_several_seeds() {
             d.hits
         );
         assert_eq!(obv.violations, 0, "seed {seed}");
-        let failed = run.calls.iter().filter(|c| c.state == CallState::Failed).count();
-        assert!(failed > 0, "seed {seed}: the scenario's failures reach their waiters");
+        // 5 % of answers fail with a 5xx; the path tries them again through the fair
+        // queue, as the server does, so they are mended.
+        let stats = run.platforms[0].path.expect("fair runs keep the path's counters");
+        assert!(stats.retries > 0, "seed {seed}: the scenario's failures are retried");
     }
+}
+
+/// A 5xx is tried again, each attempt admitted and charged like a new call (R-L8), up to
+/// the server's three attempts; then the failure reaches every waiter.
+#[test]
+fn a_failing_platform_is_asked_three_times_each_attempt_counted() {
+    let run = run_inline(
+        r#"
+description = "every answer is a 5xx"
+[[platform]]
+id = "obv"
+latency = { kind = "fixed", ms = 200 }
+fail_rate = 1.0
+[[session]]
+name = "a"
+key = "Q"
+burst = [{ at_ms = 0, calls = 2 }]
+"#,
+        PolicyKind::Fair,
+    );
+    let q = keyed(&run, "Q");
+    assert!(q.iter().all(|c| c.state == CallState::Failed), "{q:?}");
+    let obv = &run.platforms[0];
+    assert_eq!(obv.upstream, 3, "three attempts for the one flight");
+    assert_eq!(obv.counters.accepted_calls, 3, "the platform counted every attempt");
+    let stats = obv.path.expect("fair run");
+    assert_eq!((stats.attempts, stats.retries, stats.failed), (3, 2, 1));
 }
 
 /// A failed flight is never buffered: with every answer failing, each request for the
@@ -126,6 +155,7 @@ description = "every answer fails"
 id = "obv"
 latency = { kind = "fixed", ms = 200 }
 fail_rate = 1.0
+fail_retryable = false
 [[session]]
 name = "a"
 key = "Q"

@@ -1,80 +1,86 @@
-//! The MCP side: one handler type serving a connector's tools over rmcp's Streamable
-//! HTTP transport.
+//! The MCP side: one handler type serving a set of connectors' tools over rmcp's
+//! Streamable HTTP transport.
 //!
-//! Each connector (`/mcp/obv`, `/mcp/tk`) and the combined address (`/mcp`) is its own
-//! rmcp service with its own tool router; the tools themselves live in [`obv`] and
-//! [`tk`] and share the [`Shared`] state: the platform clients and the [`Fetcher`].
+//! Each connector in the registry (`crate::connectors`) is served at `/mcp/<id>` with its
+//! own tool router, and every connector's tools together at `/mcp`. The tools live in
+//! their connector's module and share the [`Shared`] state: the platform clients and
+//! the platforms' tasks.
 //!
 //! Every tool call:
 //! 1. is a replay candidate ([`replay`]): a repeated JSON-RPC id within an MCP session,
 //!    or an `Idempotency-Key`, gets the first result (R-D2);
 //! 2. validates its arguments into the platform client's own parameter types (a clear
 //!    tool error on bad input, never a panic);
-//! 3. asks the [`Fetcher`] with a canonical cache key and the cost as the platform counts
-//!    it; progress notifications report the place in the platform queue while it waits,
-//!    and a cancelled request withdraws its queued call;
-//! 4. answers with structured content plus a short text.
+//! 3. asks its platform through the one per-call helper ([`call`]): a canonical cache
+//!    key, the cost as the platform counts it, a typed platform call, and a pure render
+//!    function from the typed answer to text and structured content.
 //!
-//! What this module does not do: HTTP-level limits (see `crate::app`), or talk to a
+//! What this module does not do: HTTP-level limits and who a request is (see
+//! `crate::app`, which decides it once and hands it on as a [`Caller`]), or talk to a
 //! platform directly (the clients in `crate::platforms` do).
 
-pub mod obv;
+pub mod call;
 pub mod replay;
-pub mod tk;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
-use besluitbron_core::SessionKey;
-use besluitbron_core::dedup::DuplicateKind;
+use besluitbron_core::dedup::{DuplicateKind, DuplicateMonitor};
+use besluitbron_core::path::Served;
+use besluitbron_core::{PlatformId, SessionKey};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::Value;
 
-use crate::fetch::{Answer, FetchError, Fetcher, ProgressSink, Served};
-use crate::gate::QueuePosition;
+pub use call::{PlatformCall, Rendered, provenance, tool_error};
+
+use crate::clock::Clock;
+use crate::connectors::{CONNECTORS, Clients, ConnectorSpec};
+use crate::driver::Platforms;
 use crate::identity;
-use crate::metrics::RequestLabels;
-use crate::platforms::obv::ObvClient;
-use crate::platforms::tk::TkClient;
+use crate::metrics::{Metrics, RequestLabels};
+use replay::Replayed;
 
-/// Which tools an MCP address offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Connector {
-    /// `/mcp/obv`: OpenBesluitvorming.
-    Obv,
-    /// `/mcp/tk`: Tweede Kamer.
-    Tk,
-    /// `/mcp`: every connector's tools.
+/// Which connectors an MCP address serves.
+#[derive(Clone, Copy, Debug)]
+pub enum Scope {
+    /// One connector, at `/mcp/<id>`.
+    One(&'static ConnectorSpec),
+    /// Every connector, at `/mcp`.
     All,
 }
 
-impl Connector {
-    /// The connector's name in limits and metrics.
-    pub const fn as_str(self) -> &'static str {
+impl Scope {
+    /// The name in client limits and metrics: the connector's id, or `all`.
+    pub fn id(self) -> &'static str {
         match self {
-            Connector::Obv => "obv",
-            Connector::Tk => "tk",
-            Connector::All => "all",
+            Scope::One(c) => c.id,
+            Scope::All => "all",
+        }
+    }
+
+    /// The connectors served.
+    pub fn connectors(self) -> Vec<&'static ConnectorSpec> {
+        match self {
+            Scope::One(c) => vec![c],
+            Scope::All => CONNECTORS.iter().collect(),
         }
     }
 }
 
 /// State every tool call shares.
 pub struct Shared {
-    /// The OpenBesluitvorming client.
-    pub obv: Arc<ObvClient>,
-    /// The Tweede Kamer client.
-    pub tk: Arc<TkClient>,
-    /// Buffer, coalescing, gates.
-    pub fetcher: Arc<Fetcher>,
+    /// The platform clients, opened from the registry.
+    pub clients: Clients,
+    /// Every platform's task (buffer, coalescing, fair queues).
+    pub platforms: Platforms,
     /// Proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Client retries (R-D2).
@@ -83,31 +89,42 @@ pub struct Shared {
     pub in_flight: AtomicUsize,
     /// The longest one tool call may take.
     pub request_timeout: std::time::Duration,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// The duplicate rate per client (R-D9).
+    pub duplicates: Mutex<DuplicateMonitor>,
+    /// The clock.
+    pub clock: Clock,
+    /// Every tool's platform, for metrics of replays that kept no answer.
+    pub tool_platforms: HashMap<String, PlatformId>,
 }
 
-/// The MCP handler of one connector.
+/// The MCP handler of one address.
 #[derive(Clone)]
 pub struct Besluit {
     shared: Arc<Shared>,
-    connector: Connector,
-    /// Built once per connector and shared: rmcp asks for a fresh handler for every
+    scope: Scope,
+    /// Built once per address and shared: rmcp asks for a fresh handler for every
     /// session and for every stateless request, and building the router means building
     /// every tool's definition and schema.
     tool_router: Arc<ToolRouter<Besluit>>,
+    instructions: Arc<str>,
 }
 
 impl Besluit {
-    /// The handler for `connector`.
-    pub fn new(shared: Arc<Shared>, connector: Connector) -> Besluit {
-        let tool_router = match connector {
-            Connector::Obv => Besluit::obv_router(),
-            Connector::Tk => Besluit::tk_router(),
-            Connector::All => Besluit::obv_router() + Besluit::tk_router(),
-        };
+    /// The handler for `scope`.
+    pub fn new(shared: Arc<Shared>, scope: Scope) -> Besluit {
+        let connectors = scope.connectors();
+        let mut router = ToolRouter::new();
+        for c in &connectors {
+            router += (c.tools)();
+        }
+        let instructions: Vec<&str> = connectors.iter().map(|c| c.instructions).collect();
         Besluit {
             shared,
-            connector,
-            tool_router: Arc::new(tool_router),
+            scope,
+            tool_router: Arc::new(router),
+            instructions: Arc::from(instructions.join("\n\n")),
         }
     }
 
@@ -115,13 +132,25 @@ impl Besluit {
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
         self.tool_router.list_all()
     }
+
+    /// The shared state.
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// The address's scope.
+    pub fn scope(&self) -> Scope {
+        self.scope
+    }
 }
 
-/// Who made a request, from the HTTP request rmcp hands to the tool.
+/// Who made a request. Decided once, by the request guard, from what it can check: an
+/// MCP session that exists at this address (session era), otherwise the client address.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caller {
     /// The fairness key: the MCP session, else the client address.
     pub session: SessionKey,
-    /// The MCP session id, if the request has one.
+    /// The MCP session id, when the request belongs to an existing session.
     pub session_id: Option<String>,
     /// The client address (IPv6 per /64).
     pub address: String,
@@ -130,30 +159,8 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// The caller of a tool call: the one [`Besluit::call_tool`] read and left in the
-    /// request's extensions, or read now (a tool run some other way).
-    pub fn of_call(ctx: &RequestContext<RoleServer>, trusted_proxies: &[std::net::IpAddr]) -> Arc<Caller> {
-        match ctx.extensions.get::<Arc<Caller>>() {
-            Some(caller) => Arc::clone(caller),
-            None => Arc::new(Caller::of(ctx, trusted_proxies)),
-        }
-    }
-
-    /// Reads the caller from a request context.
-    pub fn of(ctx: &RequestContext<RoleServer>, trusted_proxies: &[std::net::IpAddr]) -> Caller {
-        let parts = ctx.extensions.get::<axum::http::request::Parts>();
-        let empty = axum::http::HeaderMap::new();
-        let headers = parts.map_or(&empty, |p| &p.headers);
-        let peer = parts
-            .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<SocketAddr>>())
-            .map_or(SocketAddr::from(([0, 0, 0, 0], 0)), |c| c.0);
-        let address = identity::client_address(peer, headers, trusted_proxies);
-        let session_id = identity::session_id(headers).map(str::to_owned);
-        let idempotency_key = headers
-            .get("idempotency-key")
-            .and_then(|v| v.to_str().ok())
-            .filter(|k| !k.is_empty() && k.len() <= 256)
-            .map(str::to_owned);
+    /// The caller for a request of an existing `session_id` (or none) from `address`.
+    pub fn new(session_id: Option<String>, address: String, idempotency_key: Option<String>) -> Caller {
         Caller {
             session: identity::fairness_key(session_id.as_deref(), &address),
             session_id,
@@ -161,84 +168,39 @@ impl Caller {
             idempotency_key,
         }
     }
-}
 
-/// A tool error the assistant reads: `isError: true` with the message as text.
-pub fn tool_error(message: impl std::fmt::Display) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message.to_string())])
-}
-
-/// Structured content plus a one-paragraph text summary.
-///
-/// Built from `success` rather than `CallToolResult::structured`, which serializes the
-/// whole structured value into a text block that the summary would then replace.
-pub fn tool_answer(structured: Value, summary: String) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(summary)]);
-    result.structured_content = Some(structured);
-    result
-}
-
-/// A progress sink that sends MCP progress notifications, if the client asked for them.
-pub fn progress_sink(ctx: &RequestContext<RoleServer>, platform: &'static str) -> Option<ProgressSink> {
-    let token = ctx.meta.get_progress_token()?;
-    let peer = ctx.peer.clone();
-    let mut step = 0u32;
-    Some(Box::new(move |p: QueuePosition| {
-        step += 1;
-        let message = format!(
-            "waiting for {platform}: {} call(s) queued by {} session(s), about {} s",
-            p.queued_calls,
-            p.waiting_sessions,
-            p.estimated_wait.as_secs_f64().ceil()
-        );
-        let param = ProgressNotificationParam::new(token.clone(), f64::from(step)).with_message(message);
-        let peer = peer.clone();
-        tokio::spawn(async move {
-            let _ = peer.notify_progress(param).await;
-        });
-    }))
-}
-
-/// Runs a fetch and stops it when the client cancels the request.
-pub async fn fetch_or_cancel(
-    ctx: &RequestContext<RoleServer>,
-    fetch: impl std::future::Future<Output = Result<Answer, FetchError>>,
-) -> Result<Answer, FetchError> {
-    tokio::select! {
-        answer = fetch => answer,
-        () = ctx.ct.cancelled() => Err(FetchError::Cancelled),
+    /// The caller of a tool call, as the guard decided it (carried in the HTTP request's
+    /// extensions). A call that did not pass the guard (a test driving a handler
+    /// directly) is its client address, never a session it only names.
+    pub fn of_call(ctx: &RequestContext<RoleServer>, trusted_proxies: &[std::net::IpAddr]) -> Arc<Caller> {
+        let parts = ctx.extensions.get::<axum::http::request::Parts>();
+        if let Some(caller) = parts.and_then(|p| p.extensions.get::<Arc<Caller>>()) {
+            return Arc::clone(caller);
+        }
+        let empty = axum::http::HeaderMap::new();
+        let headers = parts.map_or(&empty, |p| &p.headers);
+        let peer = parts
+            .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<SocketAddr>>())
+            .map_or(SocketAddr::from(([0, 0, 0, 0], 0)), |c| c.0);
+        let address = identity::client_address(peer, headers, trusted_proxies);
+        Arc::new(Caller::new(None, address, identity::idempotency_key(headers)))
     }
 }
 
-/// Parses a buffered answer back into JSON.
-pub fn answer_json(answer: &Answer) -> Result<Value, CallToolResult> {
-    if let Some(parsed) = &answer.parsed {
-        return Ok(parsed.as_ref().clone());
-    }
-    serde_json::from_slice(&answer.payload)
-        .map_err(|e| tool_error(format!("a buffered answer could not be read ({e}); ask again")))
-}
-
-/// A note on where the answer came from, for the text summary (R-U1).
-pub fn provenance(served: Served) -> &'static str {
+/// The duplicate kind of an answer (R-D9).
+pub fn duplicate_kind(served: Served) -> DuplicateKind {
     match served {
-        Served::Cached => " (from BesluitBron's buffer)",
-        Served::Coalesced => " (shared with an identical request in progress)",
-        Served::Stale => " (the platform failed; this is an older copy from BesluitBron's buffer)",
-        Served::Fetched => "",
+        Served::Cached | Served::Stale => DuplicateKind::CacheHit,
+        Served::Fetched => DuplicateKind::Fresh,
+        Served::Coalesced => DuplicateKind::Coalesced,
     }
 }
 
 impl ServerHandler for Besluit {
     fn get_info(&self) -> ServerConfig {
-        let instructions = match self.connector {
-            Connector::Obv => OBV_INSTRUCTIONS.to_owned(),
-            Connector::Tk => TK_INSTRUCTIONS.to_owned(),
-            Connector::All => format!("{OBV_INSTRUCTIONS}\n\n{TK_INSTRUCTIONS}"),
-        };
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("besluitbron", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions)
+            .with_instructions(self.instructions.to_string())
     }
 
     async fn list_tools(
@@ -260,16 +222,17 @@ impl ServerHandler for Besluit {
     ) -> Result<CallToolResponse, ErrorData> {
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         let _running = RunningCall(&self.shared.in_flight);
-        let caller = Arc::new(Caller::of(&context, &self.shared.trusted_proxies));
+        let caller = Caller::of_call(&context, &self.shared.trusted_proxies);
         // Only a request with a replay key is compared with an earlier one.
         let keyed = replay::keys(&caller, &context.id).map(|key| (key, replay::fingerprint(&request)));
-        // The tool's fetch reads the caller from here instead of from the headers again.
-        context.extensions.insert(caller);
         let tool = self.tool_router.get(&request.name).map(|t| t.name.clone());
         let (result, replayed) = self
             .shared
             .replays
-            .run(keyed, || async {
+            .run(keyed, |slot| async move {
+                if let Some(slot) = slot {
+                    context.extensions.insert(slot);
+                }
                 let tcc = ToolCallContext::new(self, request, context);
                 let limit = self.shared.request_timeout;
                 match tokio::time::timeout(limit, self.tool_router.call(tcc)).await {
@@ -283,14 +246,16 @@ impl ServerHandler for Besluit {
                 }
             })
             .await;
-        if let (true, Some(tool)) = (replayed, tool) {
-            let platform = if tool.starts_with("tk_") { "tk" } else { "obv" };
-            let labels = RequestLabels {
-                platform,
-                tool: tool.to_string(),
-                kind: DuplicateKind::Replay.as_str(),
-            };
-            self.shared.fetcher.metrics().requests.get_or_create(&labels).inc();
+        if let (Replayed::Yes(platform), Some(tool)) = (replayed, tool) {
+            let platform = platform.or_else(|| self.shared.tool_platforms.get(tool.as_ref()).copied());
+            if let Some(platform) = platform {
+                let labels = RequestLabels {
+                    platform: platform.as_str(),
+                    tool: tool.to_string(),
+                    kind: DuplicateKind::Replay.as_str(),
+                };
+                self.shared.metrics.requests.get_or_create(&labels).inc();
+            }
         }
         result
     }
@@ -303,15 +268,3 @@ impl Drop for RunningCall<'_> {
         self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
-
-const OBV_INSTRUCTIONS: &str = "OpenBesluitvorming (obv_* tools): council and provincial decision making of 331 \
-sources (municipalities, provinces, water boards). Start with obv_search (titles and summaries, cheap), restricted \
-to one organization when the question allows (obv_sources lists the keys): searching all sources is slower. Read \
-full text with obv_document only for the documents you need (slow and the most expensive call). The platform \
-allows 60 units per minute for all BesluitBron users together; a search with limit above 24 costs more than one \
-unit. A first question on a subject is slower than a follow-up, which is often answered from BesluitBron's buffer.";
-
-const TK_INSTRUCTIONS: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
-moties, vragen) from the Tweede Kamer's open data portal. tk_search finds documents or cases by words in their \
-title or subject (no full-text search); tk_document gives one document's metadata and the link to its file; \
-tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";

@@ -16,68 +16,106 @@
 //! key, so the retry really runs.
 //!
 //! What is kept of a completed call: when the tool made exactly one platform request, the
-//! answer it got (the buffer's bytes and parsed tree, shared by `Arc`, no copy); a retry
+//! answer it got (the buffer's bytes and typed form, shared by `Arc`, no copy); a retry
 //! runs the tool again with that answer in place of the fetch, and the tool's rendering
 //! — a pure function of its arguments (equal, by the fingerprint), the answer and how it
 //! was served — gives the first result again. Otherwise the result itself, serialized.
+//!
+//! The scope is explicit: [`Replays::run`] hands the call a [`ReplaySlot`], which the tool
+//! call carries in its request's extensions to the per-call helper
+//! (`crate::mcp::call`). Each kept answer names its platform, so a replay is counted
+//! under the platform that answered (never guessed from the tool's name).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::dedup::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};
+use besluitbron_core::path::Served;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestId};
 use serde_json::Value;
 use tokio::sync::watch;
 
 use super::Caller;
-use crate::fetch::Answer;
-use crate::gate::Clock;
+use crate::clock::Clock;
+use crate::driver::SharedPayload;
 
 type Key = (ReplayScope, String);
+
+/// One platform answer a call rendered from.
+#[derive(Clone, Debug)]
+pub struct KeptAnswer {
+    /// The platform that answered.
+    pub platform: PlatformId,
+    /// The answer.
+    pub payload: SharedPayload,
+    /// How it was served the first time.
+    pub served: Served,
+}
 
 /// What a completed call leaves for its retries.
 #[derive(Clone)]
 pub enum Kept {
     /// The one platform answer the tool rendered its result from.
-    Answer(Answer),
+    Answer(KeptAnswer),
     /// The result, serialized.
     Result(Arc<[u8]>),
 }
 
 impl Kept {
-    /// About the memory it holds: the answer's bytes (shared with the buffer's hot
+    /// About the memory it holds: the answer's bytes (shared with the buffer's memory
     /// layer, so this counts high) or the serialized result.
     fn bytes(&self) -> u64 {
         match self {
-            Kept::Answer(a) => a.payload.len() as u64,
+            Kept::Answer(a) => a.payload.bytes().len() as u64,
             Kept::Result(b) => b.len() as u64,
         }
     }
 }
 
-/// The tool call's side of replay: which answers its fetches got (first run), or the
-/// answer its fetch must return (a retry).
+/// A tool call's side of replay: which answers its fetches got (first run), or the
+/// answer its fetch must return (a retry). Carried in the request's extensions.
 #[derive(Default)]
-pub struct Slot {
-    fetched: Vec<Answer>,
-    replay: Option<Answer>,
+pub struct ReplaySlot {
+    inner: Mutex<SlotState>,
 }
 
-tokio::task_local! {
-    /// Set while a call with a replay key runs.
-    static SLOT: std::cell::RefCell<Slot>;
+#[derive(Default)]
+struct SlotState {
+    fetched: Vec<KeptAnswer>,
+    replay: Option<KeptAnswer>,
 }
 
-/// For a tool's fetch: the answer to use instead of asking, when this run is a retry.
-pub fn replayed_answer() -> Option<Answer> {
-    SLOT.try_with(|s| s.borrow().replay.clone()).ok().flatten()
+impl ReplaySlot {
+    fn replaying(answer: KeptAnswer) -> ReplaySlot {
+        ReplaySlot {
+            inner: Mutex::new(SlotState {
+                fetched: Vec::new(),
+                replay: Some(answer),
+            }),
+        }
+    }
+
+    /// For a tool's fetch: the answer to use instead of asking, when this run is a retry.
+    pub fn replay(&self) -> Option<KeptAnswer> {
+        self.inner.lock().expect("replay slot lock").replay.clone()
+    }
+
+    /// For a tool's fetch: records the answer the tool is about to render from.
+    pub fn record(&self, platform: PlatformId, payload: &SharedPayload, served: Served) {
+        self.inner.lock().expect("replay slot lock").fetched.push(KeptAnswer {
+            platform,
+            payload: Arc::clone(payload),
+            served,
+        });
+    }
+
+    fn take_fetched(&self) -> Vec<KeptAnswer> {
+        std::mem::take(&mut self.inner.lock().expect("replay slot lock").fetched)
+    }
 }
 
-/// For a tool's fetch: records the answer the tool is about to render from.
-pub fn record_answer(answer: &Answer) {
-    let _ = SLOT.try_with(|s| s.borrow_mut().fetched.push(answer.clone()));
-}
 type Shared = Option<Result<CallToolResponse, ErrorData>>;
 
 /// The replay table and the channels of requests in flight.
@@ -203,21 +241,22 @@ impl Replays {
     }
 
     /// Runs `call` unless `keyed` — the request's replay key and its fingerprint, when
-    /// it has a key — says this is a retry of a request already run or running. The flag
-    /// tells whether the answer is another request's (a replay). On a retry whose first
-    /// call kept its answer, `call` (the retry's own) runs with that answer in place of
-    /// its fetch.
+    /// it has a key — says this is a retry of a request already run or running. `call`
+    /// gets the slot its tool's fetches use (none for a request without a key). The
+    /// second value says whether the answer is another request's (a replay), and under
+    /// which platform's answer when that is known. On a retry whose first call kept its
+    /// answer, `call` (the retry's own) runs with that answer in place of its fetch.
     pub async fn run<F, Fut>(
         &self,
         keyed: Option<(Key, String)>,
         call: F,
-    ) -> (Result<CallToolResponse, ErrorData>, bool)
+    ) -> (Result<CallToolResponse, ErrorData>, Replayed)
     where
-        F: FnOnce() -> Fut,
+        F: FnOnce(Option<Arc<ReplaySlot>>) -> Fut,
         Fut: std::future::Future<Output = Result<CallToolResponse, ErrorData>>,
     {
         let Some((key, fingerprint)) = keyed else {
-            return (call().await, false);
+            return (call(None).await, Replayed::No);
         };
         let start = self
             .table
@@ -226,21 +265,19 @@ impl Replays {
             .begin(self.clock.now(), &key.0, &key.1, &fingerprint);
         match start {
             IdempotentStart::Replay(Kept::Answer(answer)) => {
-                let slot = Slot {
-                    fetched: Vec::new(),
-                    replay: Some(answer),
-                };
-                (SLOT.scope(std::cell::RefCell::new(slot), call()).await, true)
+                let platform = answer.platform;
+                let slot = Arc::new(ReplaySlot::replaying(answer));
+                (call(Some(slot)).await, Replayed::Yes(Some(platform)))
             }
             IdempotentStart::Replay(Kept::Result(bytes)) => match serde_json::from_slice::<CallToolResult>(&bytes) {
-                Ok(result) => (Ok(CallToolResponse::Complete(result)), true),
+                Ok(result) => (Ok(CallToolResponse::Complete(result)), Replayed::Yes(None)),
                 // Written by `serde_json::to_vec` of the same type: cannot fail to read back.
                 Err(e) => (
                     Err(ErrorData::internal_error(
                         format!("a kept result could not be read: {e}"),
                         None,
                     )),
-                    false,
+                    Replayed::No,
                 ),
             },
             IdempotentStart::Conflict => (
@@ -252,25 +289,25 @@ impl Replays {
                     ),
                     None,
                 )),
-                false,
+                Replayed::No,
             ),
-            IdempotentStart::Untracked => (call().await, false),
+            IdempotentStart::Untracked => (call(None).await, Replayed::No),
             IdempotentStart::InFlight => {
                 let rx = self.running.lock().expect("replay lock").get(&key).cloned();
                 match rx {
                     Some(mut rx) => loop {
                         if let Some(r) = rx.borrow_and_update().clone() {
-                            return (r, true);
+                            return (r, Replayed::Yes(None));
                         }
                         if rx.changed().await.is_err() {
                             let e = ErrorData::internal_error(
                                 "the first attempt of this request was cancelled; send it again",
                                 None,
                             );
-                            return (Err(e), false);
+                            return (Err(e), Replayed::No);
                         }
                     },
-                    None => (call().await, false),
+                    None => (call(None).await, Replayed::No),
                 }
             }
             IdempotentStart::Fresh => {
@@ -280,20 +317,19 @@ impl Replays {
                     replays: self,
                     key: Some(key.clone()),
                 };
-                let (result, slot) = SLOT
-                    .scope(std::cell::RefCell::new(Slot::default()), async {
-                        let result = call().await;
-                        (result, SLOT.with(|s| std::mem::take(&mut s.borrow_mut().fetched)))
-                    })
-                    .await;
+                let slot = Arc::new(ReplaySlot::default());
+                let result = call(Some(Arc::clone(&slot))).await;
+                let fetched = slot.take_fetched();
                 first.key = None;
                 let keep = match &result {
-                    Ok(CallToolResponse::Complete(r)) if succeeded(&result) => match <[Answer; 1]>::try_from(slot) {
-                        Ok([answer]) => Some(Kept::Answer(answer)),
-                        Err(_) => serde_json::to_vec(r)
-                            .ok()
-                            .map(|b| Kept::Result(Arc::<[u8]>::from(b.into_boxed_slice()))),
-                    },
+                    Ok(CallToolResponse::Complete(r)) if succeeded(&result) => {
+                        match <[KeptAnswer; 1]>::try_from(fetched) {
+                            Ok([answer]) => Some(Kept::Answer(answer)),
+                            Err(_) => serde_json::to_vec(r)
+                                .ok()
+                                .map(|b| Kept::Result(Arc::<[u8]>::from(b.into_boxed_slice()))),
+                        }
+                    }
                     _ => None,
                 };
                 self.table.lock().expect("replay lock").complete_sized(
@@ -310,10 +346,20 @@ impl Replays {
                 if tx.receiver_count() > 0 {
                     let _ = tx.send(Some(result.clone()));
                 }
-                (result, false)
+                (result, Replayed::No)
             }
         }
     }
+}
+
+/// Whether a call's answer was another request's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replayed {
+    /// It ran (or tried to).
+    No,
+    /// A retry answered from the first request; the platform of the kept answer when
+    /// the first request kept one.
+    Yes(Option<PlatformId>),
 }
 
 #[cfg(test)]

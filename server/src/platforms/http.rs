@@ -178,6 +178,15 @@ pub enum PlatformError {
         /// Pages followed before giving up.
         pages: usize,
     },
+    /// Something went wrong inside BesluitBron while it handled the platform's answer
+    /// (the answer could not be encoded for the buffer, the call's task failed).
+    #[error("BesluitBron could not handle {}'s answer ({detail}); try again, and report it if it persists", .platform.display_name())]
+    Internal {
+        /// The platform.
+        platform: PlatformId,
+        /// What failed.
+        detail: String,
+    },
     /// BesluitBron's own configuration for the platform is unusable (e.g. a bad base URL).
     #[error("BesluitBron's configuration for {} is invalid: {detail}", .platform.display_name())]
     Config {
@@ -186,6 +195,53 @@ pub enum PlatformError {
         /// What is wrong.
         detail: String,
     },
+}
+
+impl PlatformError {
+    /// The platform the error is about.
+    pub fn platform(&self) -> PlatformId {
+        match self {
+            PlatformError::Unreachable { platform, .. }
+            | PlatformError::Timeout { platform, .. }
+            | PlatformError::RateLimited { platform, .. }
+            | PlatformError::BadRequest { platform, .. }
+            | PlatformError::NotFound { platform, .. }
+            | PlatformError::Upstream { platform, .. }
+            | PlatformError::Garbage { platform, .. }
+            | PlatformError::ForeignLink { platform, .. }
+            | PlatformError::TooManyPages { platform, .. }
+            | PlatformError::Internal { platform, .. }
+            | PlatformError::Config { platform, .. } => *platform,
+        }
+    }
+
+    /// Whether another attempt may mend it: a connection failure or a 5xx answer to a
+    /// read (every platform call BesluitBron makes is an idempotent read). A time-out is
+    /// not: a platform that is slow now is not asked again at once.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            PlatformError::Unreachable { .. } => true,
+            PlatformError::Upstream { status, .. } => (500..600).contains(status),
+            _ => false,
+        }
+    }
+
+    /// A short machine label for metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            PlatformError::RateLimited { .. } => "rate_limited",
+            PlatformError::Timeout { .. } => "timeout",
+            PlatformError::Unreachable { .. } => "unreachable",
+            PlatformError::BadRequest { .. } => "bad_request",
+            PlatformError::NotFound { .. } => "not_found",
+            PlatformError::Upstream { .. } => "upstream_error",
+            PlatformError::Garbage { .. } => "garbage",
+            PlatformError::ForeignLink { .. } => "foreign_link",
+            PlatformError::TooManyPages { .. } => "too_many_pages",
+            PlatformError::Internal { .. } => "internal",
+            PlatformError::Config { .. } => "config",
+        }
+    }
 }
 
 /// A platform's answer that was neither a 429 nor a 5xx: status, headers and body.

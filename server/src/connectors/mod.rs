@@ -1,0 +1,121 @@
+//! The connector registry: one table, [`CONNECTORS`], lists every connector BesluitBron
+//! serves. Each entry gives its id (the route `/mcp/<id>`, the client limits' connector
+//! layer and metric labels), its platform, its tools (an rmcp tool router), its
+//! instructions text, how to open its client from configuration, and optional
+//! maintenance (OpenBesluitvorming's load-status refresh). Routes, limits, metrics,
+//! maintenance tasks and the test harness all come from this table.
+//!
+//! **Architecture invariant: a connector is its module, its fake and one line in each
+//! registry.** This table in the server, and the fakes' registry in `besluitbron-fakes`
+//! (paired by platform id in the contract test, which fails for a connector without a
+//! fake). Nothing else names a connector: there is no path-prefix matching, and no guess
+//! of a platform from a tool name.
+//!
+//! What this module does not do: decide when a call may go (the core path does) or talk
+//! HTTP (the platform clients do).
+
+pub mod obv;
+pub mod tk;
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use besluitbron_core::PlatformId;
+use rmcp::handler::server::router::tool::ToolRouter;
+
+use crate::config::Config;
+use crate::mcp::Besluit;
+use crate::mcp::call::AnswerError;
+use crate::platforms::http::{HttpConfig, PlatformError, RetryPolicy};
+
+/// A platform client, opened from configuration.
+pub type Client = Arc<dyn Any + Send + Sync>;
+
+/// A maintenance round's future.
+pub type MaintenanceFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+
+/// Work a connector does on its own, periodically, as BesluitBron's system session.
+#[derive(Clone, Copy)]
+pub struct Maintenance {
+    /// What it does, for logs.
+    pub name: &'static str,
+    /// How often, from configuration; `None` turns it off.
+    pub every: fn(&Config) -> Option<Duration>,
+    /// One round.
+    pub run: fn(Besluit) -> MaintenanceFuture,
+}
+
+/// One connector.
+pub struct ConnectorSpec {
+    /// The short id: `/mcp/<id>`, the connector layer of the client limits, metrics.
+    pub id: &'static str,
+    /// The platform its tools call.
+    pub platform: PlatformId,
+    /// What an assistant is told about these tools (the server's instructions).
+    pub instructions: &'static str,
+    /// Its tools.
+    pub tools: fn() -> ToolRouter<Besluit>,
+    /// Opens its platform client from configuration.
+    pub open: fn(&Config) -> Result<Client, PlatformError>,
+    /// Work it does on its own.
+    pub maintenance: Option<Maintenance>,
+}
+
+impl std::fmt::Debug for ConnectorSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "connector {}", self.id)
+    }
+}
+
+/// Every connector, in the order their tools are listed at `/mcp`.
+pub static CONNECTORS: &[ConnectorSpec] = &[obv::CONNECTOR, tk::CONNECTOR];
+
+/// The connector with this id.
+pub fn by_id(id: &str) -> Option<&'static ConnectorSpec> {
+    CONNECTORS.iter().find(|c| c.id == id)
+}
+
+/// How a platform's client talks HTTP, from its configuration. One attempt per call:
+/// retries are the platform path's, so each attempt is an admission of its fair queue
+/// (R-L8).
+pub fn http_config(config: &Config, platform: PlatformId) -> HttpConfig {
+    let pc = config.platform(platform);
+    HttpConfig {
+        contact: config.contact.clone(),
+        request_timeout_ms: pc.timeout_ms,
+        retry: RetryPolicy {
+            max_attempts: 1,
+            deadline_ms: pc.timeout_ms,
+            ..RetryPolicy::default()
+        },
+        ..HttpConfig::default()
+    }
+}
+
+/// The platform clients, one per connector.
+pub struct Clients {
+    by_platform: BTreeMap<PlatformId, Client>,
+}
+
+impl Clients {
+    /// Opens every connector's client.
+    pub fn open(config: &Config) -> Result<Clients, PlatformError> {
+        let mut by_platform = BTreeMap::new();
+        for c in CONNECTORS {
+            by_platform.insert(c.platform, (c.open)(config)?);
+        }
+        Ok(Clients { by_platform })
+    }
+
+    /// The client of `platform`, as its connector's type.
+    pub fn get<T: Send + Sync + 'static>(&self, platform: PlatformId) -> Result<Arc<T>, AnswerError> {
+        self.by_platform
+            .get(&platform)
+            .and_then(|c| Arc::clone(c).downcast::<T>().ok())
+            .ok_or(AnswerError::NoPlatform(platform))
+    }
+}

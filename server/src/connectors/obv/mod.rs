@@ -1,0 +1,392 @@
+//! The OpenBesluitvorming connector (`obv`): search, read a document or meeting, the
+//! list of sources, and the load status ("Laadstatus", refreshed by BesluitBron's own
+//! maintenance as the system session, R-L7).
+//!
+//! Costs are the platform's own (a search `max(1, ceil(limit / 24))` units, everything
+//! else 1); the platform's `RateLimit-*` headers go back to the fair queue as feedback.
+//! Buffer classes: sources are a reference list (kept long), searches and the status are
+//! short-lived, documents are kept for weeks. Rendering lives in [`render`], as pure
+//! functions of the kept answers.
+
+pub mod render;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use besluitbron_core::PlatformId;
+use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::dedup::Fold;
+use besluitbron_core::path::{Feedback, Keep};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
+use serde::Deserialize;
+
+use super::{Client, ConnectorSpec, Maintenance, MaintenanceFuture, http_config};
+use crate::config::Config;
+use crate::mcp::call::Who;
+use crate::mcp::{Besluit, PlatformCall, tool_error};
+use crate::platforms::http::PlatformError;
+use crate::platforms::obv::{EntityType, OTHER_CALL_COST, ObvClient, RateInfo, SearchParams, SortOrder};
+use render::{DocumentAnswer, SearchAnswer, SourcesAnswer, StatusAnswer};
+
+const PLATFORM: PlatformId = PlatformId::Obv;
+
+/// The registry's entry.
+pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
+    id: "obv",
+    platform: PLATFORM,
+    instructions: INSTRUCTIONS,
+    tools: Besluit::obv_router,
+    open,
+    maintenance: Some(Maintenance {
+        name: "OpenBesluitvorming load status refresh",
+        every: |config| (config.status_refresh_secs > 0).then(|| Duration::from_secs(config.status_refresh_secs)),
+        run: refresh_status,
+    }),
+};
+
+const INSTRUCTIONS: &str = "OpenBesluitvorming (obv_* tools): council and provincial decision making of 331 \
+sources (municipalities, provinces, water boards). Start with obv_search (titles and summaries, cheap), restricted \
+to one organization when the question allows (obv_sources lists the keys): searching all sources is slower. Read \
+full text with obv_document only for the documents you need (slow and the most expensive call). The platform \
+allows 60 units per minute for all BesluitBron users together; a search with limit above 24 costs more than one \
+unit. A first question on a subject is slower than a follow-up, which is often answered from BesluitBron's buffer.";
+
+fn open(config: &Config) -> Result<Client, PlatformError> {
+    let client = ObvClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
+    Ok(Arc::new(client))
+}
+
+/// The platform's `RateLimit-*` headers as feedback for the fair queue.
+fn feedback(rate: RateInfo) -> Feedback {
+    Feedback {
+        remaining: rate.remaining,
+        reset: rate.reset,
+        keep: Keep::Normal,
+    }
+}
+
+/// Arguments of `obv_search`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Words that must all occur (a "quoted phrase" is allowed). Required unless
+    /// `organization` is given.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Restrict to one source: a key from obv_sources, e.g. `gemeente_utrecht`. Much
+    /// faster than searching all 331 sources.
+    #[serde(default)]
+    pub organization: Option<String>,
+    /// Only this kind: Meeting, Document, Motion or Recording.
+    #[serde(default)]
+    pub entity_type: Option<String>,
+    /// First day, YYYY-MM-DD.
+    #[serde(default)]
+    pub date_from: Option<String>,
+    /// Last day (inclusive), YYYY-MM-DD.
+    #[serde(default)]
+    pub date_to: Option<String>,
+    /// date_desc (default), date_asc, title_asc or relevance.
+    #[serde(default)]
+    pub sort: Option<String>,
+    /// Hits per page, 1 to 100 (default 24). Above 24 costs more platform capacity.
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Hits to skip, for the next page.
+    #[serde(default)]
+    pub offset: Option<u32>,
+}
+
+impl SearchArgs {
+    fn params(&self) -> Result<SearchParams, String> {
+        let mut p = SearchParams::query(self.query.clone().unwrap_or_default());
+        // R-D5: OpenBesluitvorming splits the query on whitespace and ANDs the words, so
+        // runs of whitespace are safe to fold; letter case and punctuation are not folded.
+        p.query = self
+            .query
+            .as_deref()
+            .map(|q| Fold::Whitespace.apply(q))
+            .filter(|q| !q.is_empty());
+        p.organization = self.organization.clone().filter(|o| !o.is_empty());
+        p.entity_type = match &self.entity_type {
+            Some(t) => Some(t.parse::<EntityType>().map_err(|e| e.to_string())?),
+            None => None,
+        };
+        p.sort = match &self.sort {
+            Some(s) => s.parse::<SortOrder>().map_err(|e| e.to_string())?,
+            None => SortOrder::default(),
+        };
+        p.date_from = self.date_from.clone();
+        p.date_to = self.date_to.clone();
+        p.limit = self.limit.unwrap_or(24);
+        p.offset = self.offset.unwrap_or(0);
+        p.validate().map_err(|e| e.to_string())?;
+        Ok(p)
+    }
+}
+
+/// The buffer key of a search: every parameter that changes the answer.
+fn search_key(params: &SearchParams) -> CacheKey {
+    let mut key = CacheKey::new(PLATFORM, DataClass::Search, "search")
+        .param("sort", params.sort.as_str())
+        .param("limit", params.limit.to_string())
+        .param("offset", params.offset.to_string());
+    for (name, value) in [
+        ("query", &params.query),
+        ("organization", &params.organization),
+        ("date_from", &params.date_from),
+        ("date_to", &params.date_to),
+    ] {
+        if let Some(v) = value {
+            key = key.param(name, v.clone());
+        }
+    }
+    if let Some(t) = params.entity_type {
+        key = key.param("entity_type", t.as_str());
+    }
+    key
+}
+
+/// Arguments of `obv_document`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentArgs {
+    /// The entity id from a search hit, e.g. `document:notubiz:gemeente:soest:12345`.
+    pub id: String,
+    /// Where to start in the text, in characters (default 0).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// How many characters to return (default 20000, at most 100000).
+    #[serde(default)]
+    pub length: Option<usize>,
+}
+
+/// Arguments of `obv_sources`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourcesArgs {
+    /// Only sources of this organisation type, e.g. `municipality`, `province`, `water`.
+    #[serde(default)]
+    pub organization_type: Option<String>,
+}
+
+/// Arguments of `obv_status`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusArgs {
+    /// Only this source key.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+const DEFAULT_LENGTH: usize = 20_000;
+const MAX_LENGTH: usize = 100_000;
+
+#[tool_router(router = obv_router, vis = "pub(crate)")]
+impl Besluit {
+    /// Search OpenBesluitvorming.
+    #[tool(
+        name = "obv_search",
+        description = "Search council, provincial and water-board decision making (meetings, documents, motions, \
+                       recordings) at OpenBesluitvorming. Returns titles and short summaries (cheap). Give \
+                       `organization` (a key from obv_sources) whenever the question is about one municipality, \
+                       province or water board: searching all 331 sources is slower. A first search on a subject \
+                       is slower than a repeat, which is answered from BesluitBron's buffer for ten minutes. \
+                       limit above 24 costs extra platform capacity.",
+        annotations(
+            title = "Search OpenBesluitvorming",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn obv_search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let params = match args.params() {
+            Ok(p) => p,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let client = match self.shared().clients.get::<ObvClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let (key, cost) = (search_key(&params), params.cost());
+        let params = Arc::new(params);
+        let call = PlatformCall::new(key, cost, move || {
+            let (client, params) = (Arc::clone(&client), Arc::clone(&params));
+            async move {
+                let (page, rate) = client.search(&params).await?;
+                Ok((SearchAnswer::from(page), feedback(rate)))
+            }
+        });
+        Ok(self.answer(&ctx, "obv_search", call, render::search).await)
+    }
+
+    /// Read one document or meeting.
+    #[tool(
+        name = "obv_document",
+        description = "Read one OpenBesluitvorming document, meeting or motion by its id (from obv_search): \
+                       metadata plus the full text, in pages of `length` characters from `offset`. Full text is \
+                       slow and the most expensive call BesluitBron makes; use it only for documents the answer \
+                       needs, and prefer search summaries when they suffice. Once read, a document is kept in \
+                       BesluitBron's buffer for weeks, so rereading and paging are fast.",
+        annotations(
+            title = "Read an OpenBesluitvorming document",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn obv_document(
+        &self,
+        Parameters(args): Parameters<DocumentArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = args.id.trim().to_owned();
+        if id.is_empty() || id.len() > 512 {
+            return Ok(tool_error(
+                "`id` must be an entity id from obv_search (1 to 512 characters)",
+            ));
+        }
+        let length = args.length.unwrap_or(DEFAULT_LENGTH);
+        if length == 0 || length > MAX_LENGTH {
+            return Ok(tool_error(format!(
+                "`length` must be between 1 and {MAX_LENGTH} characters"
+            )));
+        }
+        let offset = args.offset.unwrap_or(0);
+        let client = match self.shared().clients.get::<ObvClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "entity").param("id", id.clone());
+        let id: Arc<str> = Arc::from(id);
+        let call = PlatformCall::new(key, OTHER_CALL_COST, move || {
+            let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+            async move {
+                let (entity, rate) = client.entity(&id).await?;
+                Ok((DocumentAnswer::from(entity), feedback(rate)))
+            }
+        });
+        Ok(self
+            .answer(&ctx, "obv_document", call, |answer, served| {
+                render::document(answer, served, offset, length)
+            })
+            .await)
+    }
+
+    /// The list of sources.
+    #[tool(
+        name = "obv_sources",
+        description = "List OpenBesluitvorming's 331 sources (municipalities, provinces, water boards) with the \
+                       key to pass as `organization` to obv_search. A reference list that changes over months: \
+                       answered from BesluitBron's buffer almost always.",
+        annotations(
+            title = "OpenBesluitvorming sources",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn obv_sources(
+        &self,
+        Parameters(args): Parameters<SourcesArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let client = match self.shared().clients.get::<ObvClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Reference, "sources");
+        let call = PlatformCall::new(key, OTHER_CALL_COST, move || {
+            let client = Arc::clone(&client);
+            async move {
+                let (sources, rate) = client.sources().await?;
+                Ok((SourcesAnswer::from(sources), feedback(rate)))
+            }
+        });
+        let wanted = args.organization_type;
+        Ok(self
+            .answer(&ctx, "obv_sources", call, |answer, served| {
+                render::sources(answer, served, wanted.as_deref())
+            })
+            .await)
+    }
+
+    /// The load status.
+    #[tool(
+        name = "obv_status",
+        description = "OpenBesluitvorming's load status (Laadstatus): per source whether its imports succeed, \
+                       when it last did, and how current its content is. Use it to judge whether a source's \
+                       results are complete and up to date. BesluitBron refreshes it itself every ten minutes.",
+        annotations(
+            title = "OpenBesluitvorming load status",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn obv_status(
+        &self,
+        Parameters(args): Parameters<StatusArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let call = match status_call(self) {
+            Ok(c) => c,
+            Err(e) => return Ok(e),
+        };
+        // The load status is BesluitBron's own maintenance: asked as the system session,
+        // whoever asks (R-L7).
+        let answer = self.fetch_for(Who::System, Some(&ctx), "obv_status", call).await;
+        Ok(match answer {
+            Err(e) => tool_error(e),
+            Ok((answer, served)) => match render::status(&answer, served, args.source.as_deref()) {
+                Some(rendered) => rendered.into_result(),
+                None => tool_error(format!(
+                    "OpenBesluitvorming reports no source `{}`; obv_sources lists the keys",
+                    args.source.unwrap_or_default()
+                )),
+            },
+        })
+    }
+}
+
+/// The load-status request, as the system session asks it.
+fn status_call(handler: &Besluit) -> Result<PlatformCall<StatusAnswer>, CallToolResult> {
+    let client = handler
+        .shared()
+        .clients
+        .get::<ObvClient>(PLATFORM)
+        .map_err(tool_error)?;
+    let key = CacheKey::new(PLATFORM, DataClass::Search, "status");
+    Ok(PlatformCall::new(key, OTHER_CALL_COST, move || {
+        let client = Arc::clone(&client);
+        async move {
+            let (status, rate) = client.status().await?;
+            Ok((StatusAnswer::from(status), feedback(rate)))
+        }
+    }))
+}
+
+/// One round of the periodic refresh: the load status, as the system session, so
+/// `obv_status` answers from the buffer.
+fn refresh_status(handler: Besluit) -> MaintenanceFuture {
+    Box::pin(async move {
+        let call = status_call(&handler).map_err(|_| "OpenBesluitvorming has no client".to_owned())?;
+        handler
+            .fetch_for(Who::System, None, "obv_status", call)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+}

@@ -1,0 +1,325 @@
+//! The Tweede Kamer connector (`tk`) over the OData API: search documents and cases by
+//! words in their title or subject, one document's metadata with its links, and the
+//! reference lists of factions and committees.
+//!
+//! No limit is kept for `tk` (none is published), but its answers go through the same
+//! path as every platform's: buffer, coalescing, counted retries. Paging follows
+//! `@odata.nextLink` (the API drops it when `$top` is set), handed to the assistant as an
+//! opaque `continuation`.
+
+pub mod render;
+
+use std::sync::Arc;
+
+use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::path::Feedback;
+use besluitbron_core::{PlatformId, Units};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
+use serde::Deserialize;
+
+use super::{Client, ConnectorSpec, http_config};
+use crate::config::Config;
+use crate::mcp::{Besluit, PlatformCall, tool_error};
+use crate::platforms::http::PlatformError;
+use crate::platforms::tk::{Continuation, MAX_WORDS, TkClient, TkSearch, is_guid};
+use render::{CommitteesAnswer, DocumentAnswer, FactionsAnswer, Links, PageAnswer};
+
+const PLATFORM: PlatformId = PlatformId::Tk;
+
+/// Every Tweede Kamer read counts one call (no limit is kept, so it only matters for
+/// the fairness of an operator-configured one).
+const COST: Units = Units::ONE;
+
+/// The registry's entry.
+pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
+    id: "tk",
+    platform: PLATFORM,
+    instructions: INSTRUCTIONS,
+    tools: Besluit::tk_router,
+    open,
+    maintenance: None,
+};
+
+const INSTRUCTIONS: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
+moties, vragen) from the Tweede Kamer's open data portal. tk_search finds documents or cases by words in their \
+title or subject (no full-text search); tk_document gives one document's metadata and the link to its file; \
+tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
+
+fn open(config: &Config) -> Result<Client, PlatformError> {
+    let client = TkClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
+    Ok(Arc::new(client))
+}
+
+/// Arguments of `tk_search`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Words that must all occur in the title or the subject (separated by spaces; at
+    /// most 10).
+    pub words: String,
+    /// `documents` (default: Kamerstukken, brieven, moties as documents) or `cases`
+    /// (zaken: the parliamentary items documents belong to).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Only this kind of record (`Soort`), e.g. `Motie`, `Brief regering`, `Schriftelijke vragen`.
+    #[serde(default)]
+    pub soort: Option<String>,
+    /// First day, YYYY-MM-DD.
+    #[serde(default)]
+    pub date_from: Option<String>,
+    /// Last day (inclusive), YYYY-MM-DD.
+    #[serde(default)]
+    pub date_to: Option<String>,
+    /// The `continuation` of a previous answer, for its next page (other arguments are
+    /// then ignored).
+    #[serde(default)]
+    pub continuation: Option<String>,
+}
+
+/// Arguments of `tk_document`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentArgs {
+    /// The document's `Id` (a GUID) from tk_search.
+    pub id: String,
+}
+
+/// Arguments of the reference lists (none).
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Documents,
+    Cases,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Documents => "documents",
+            Kind::Cases => "cases",
+        }
+    }
+}
+
+/// What a search asks: words with filters, or the next page of an earlier search.
+enum Asked {
+    First(TkSearch),
+    Next(Continuation),
+}
+
+#[tool_router(router = tk_router, vis = "pub(crate)")]
+impl Besluit {
+    /// Search Tweede Kamer documents or cases.
+    #[tool(
+        name = "tk_search",
+        description = "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) \
+                       by words in their title or subject, optionally by kind (`soort`) and date range. Not a \
+                       full-text search. Up to 250 records per page, newest first; pass `continuation` for the \
+                       next page. Repeats within ten minutes come from BesluitBron's buffer.",
+        annotations(
+            title = "Search the Tweede Kamer",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn tk_search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let kind = match args.kind.as_deref() {
+            None | Some("documents") => Kind::Documents,
+            Some("cases") => Kind::Cases,
+            Some(other) => return Ok(tool_error(format!("`kind` must be documents or cases, not `{other}`"))),
+        };
+        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let operation = format!("search_{}", kind.as_str());
+        let (key, asked) = if let Some(token) = args.continuation.clone().filter(|t| !t.is_empty()) {
+            let key = CacheKey::new(PLATFORM, DataClass::Search, operation).param("continuation", token.clone());
+            (key, Asked::Next(Continuation::from_token(token)))
+        } else {
+            let words: Vec<String> = args.words.split_whitespace().map(str::to_owned).collect();
+            if words.is_empty() || words.len() > MAX_WORDS {
+                return Ok(tool_error(format!("`words` must hold 1 to {MAX_WORDS} words")));
+            }
+            let mut search = TkSearch::words(words.clone());
+            search.soort = args.soort.clone().filter(|s| !s.is_empty());
+            search.date_from = args.date_from.clone();
+            search.date_to = args.date_to.clone();
+            search.count = true;
+            if let Err(e) = search.filter("Datum") {
+                return Ok(tool_error(e));
+            }
+            let mut key = CacheKey::new(PLATFORM, DataClass::Search, operation).param("words", words.join(" "));
+            for (name, value) in [
+                ("soort", &search.soort),
+                ("date_from", &search.date_from),
+                ("date_to", &search.date_to),
+            ] {
+                if let Some(v) = value {
+                    key = key.param(name, v.clone());
+                }
+            }
+            (key, Asked::First(search))
+        };
+        let asked = Arc::new(asked);
+        Ok(match kind {
+            Kind::Documents => {
+                let call = PlatformCall::new(key, COST, move || {
+                    let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
+                    async move {
+                        let page = match &*asked {
+                            Asked::First(search) => client.search_documents(search).await?,
+                            Asked::Next(next) => client.next_documents(next).await?,
+                        };
+                        Ok((PageAnswer::from(page), Feedback::default()))
+                    }
+                });
+                self.answer(&ctx, "tk_search", call, |a, served| {
+                    render::search(a, served, "documents")
+                })
+                .await
+            }
+            Kind::Cases => {
+                let call = PlatformCall::new(key, COST, move || {
+                    let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
+                    async move {
+                        let page = match &*asked {
+                            Asked::First(search) => client.search_cases(search).await?,
+                            Asked::Next(next) => client.next_cases(next).await?,
+                        };
+                        Ok((PageAnswer::from(page), Feedback::default()))
+                    }
+                });
+                self.answer(&ctx, "tk_search", call, |a, served| render::search(a, served, "cases"))
+                    .await
+            }
+        })
+    }
+
+    /// One Tweede Kamer document's metadata.
+    #[tool(
+        name = "tk_document",
+        description = "One Tweede Kamer document's metadata (kind, number, title, subject, date, parliamentary \
+                       year) and its links: the record and the file (PDF or Word). Cheap; kept in BesluitBron's \
+                       buffer for weeks.",
+        annotations(
+            title = "Tweede Kamer document",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn tk_document(
+        &self,
+        Parameters(args): Parameters<DocumentArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = args.id.trim().to_lowercase();
+        if !is_guid(&id) {
+            return Ok(tool_error(format!(
+                "`{}` is not a document Id (a GUID from tk_search)",
+                args.id
+            )));
+        }
+        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "document").param("id", id.clone());
+        let id: Arc<str> = Arc::from(id);
+        let call = PlatformCall::new(key, COST, move || {
+            let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+            async move {
+                let doc = client.document(&id).await?;
+                let answer = DocumentAnswer {
+                    document: doc.document,
+                    links: Links {
+                        record_url: doc.links.record_url,
+                        resource_url: doc.links.resource_url,
+                    },
+                };
+                Ok((answer, Feedback::default()))
+            }
+        });
+        Ok(self.answer(&ctx, "tk_document", call, render::document).await)
+    }
+
+    /// The factions.
+    #[tool(
+        name = "tk_factions",
+        description = "The current factions (fracties) of the Tweede Kamer with their abbreviations and seats. A \
+                       reference list that changes over months: answered from BesluitBron's buffer almost always.",
+        annotations(
+            title = "Tweede Kamer factions",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn tk_factions(
+        &self,
+        Parameters(_args): Parameters<NoArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Reference, "factions");
+        let call = PlatformCall::new(key, COST, move || {
+            let client = Arc::clone(&client);
+            async move {
+                let factions = client.factions().await?;
+                Ok((FactionsAnswer { factions }, Feedback::default()))
+            }
+        });
+        Ok(self.answer(&ctx, "tk_factions", call, render::factions).await)
+    }
+
+    /// The committees.
+    #[tool(
+        name = "tk_committees",
+        description = "The current committees (commissies) of the Tweede Kamer. A reference list that changes \
+                       over months: answered from BesluitBron's buffer almost always.",
+        annotations(
+            title = "Tweede Kamer committees",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn tk_committees(
+        &self,
+        Parameters(_args): Parameters<NoArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Reference, "committees");
+        let call = PlatformCall::new(key, COST, move || {
+            let client = Arc::clone(&client);
+            async move {
+                let committees = client.committees().await?;
+                Ok((CommitteesAnswer { committees }, Feedback::default()))
+            }
+        });
+        Ok(self.answer(&ctx, "tk_committees", call, render::committees).await)
+    }
+}

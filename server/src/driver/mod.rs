@@ -1,0 +1,645 @@
+//! One task per platform drives that platform's [`PlatformPath`] — the core type that
+//! owns the buffer decision, in-flight coalescing, the fair queues, retries, the 429
+//! requeue and refunds. This module only does what the core cannot: wait for messages
+//! and timers, run the platform calls the path asks for, and hand answers to waiters.
+//!
+//! ```text
+//! tool ─▶ PlatformHandle::call ──bounded channel──▶ platform task: path.request
+//!          ◀── Cached | Refused | Waiting(rx) ───┘        │ Effect::Send
+//!          (progress: position queries each second)       ▼
+//!                                            spawned upstream call ──outcome──▶ path.on_outcome
+//!          ◀──────────── Effect::Deliver (answer or error) ───────────────────┘
+//! ```
+//!
+//! Invariants:
+//! - every platform has a task, limited or not (an unlimited lane simply has no scheduler);
+//! - nothing but the task touches the path or the buffer (no locks, no races between
+//!   coalescing and queueing: one owner, synchronous steps);
+//! - the request channel is bounded (callers wait for room); leaves, outcomes and
+//!   queries travel on an unbounded control channel, bounded in practice by the requests
+//!   and attempts in flight, so a dropped request can always withdraw itself;
+//! - a request that gives up (its future dropped) leaves the path: a queued call nobody
+//!   waits for is withdrawn and costs nothing;
+//! - every attempt's outcome comes back, even when the call's task panics or outlasts
+//!   the attempt deadline (then as a failure), so no flight waits forever.
+//!
+//! The clock is tokio's, turned into core instants at this edge ([`Clock`]); under
+//! tokio's paused test clock the whole path runs in virtual time.
+
+pub mod buffer;
+pub mod payload;
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use besluitbron_core::cache::CacheKey;
+use besluitbron_core::dedup::{FlightId, WaiterId};
+use besluitbron_core::path::{
+    Arrival, Attempt, Delivery, Effect, Failure, Lane, Outcome, PathConfig, PathStats, PlatformPath, Position,
+    Request as PathRequest, Served,
+};
+use besluitbron_core::{AdmissionRecord, PlatformId, SessionKey, Units};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+pub use buffer::ServerBuffer;
+pub use payload::{Payload, SharedPayload};
+
+use crate::clock::Clock;
+use crate::metrics::{CallLabels, Metrics, PlatformLabel};
+use crate::platforms::http::PlatformError;
+
+/// What a platform call returns, as the path wants it.
+pub type UpstreamOutcome = Outcome<SharedPayload, PlatformError>;
+
+/// One attempt of a platform call.
+pub type UpstreamFuture = Pin<Box<dyn Future<Output = UpstreamOutcome> + Send>>;
+
+/// Makes an attempt of a flight's platform call; called once per attempt (retries call
+/// it again).
+pub type Upstream = Arc<dyn Fn() -> UpstreamFuture + Send + Sync>;
+
+/// Reports a waiting request's place in the queue.
+pub type ProgressSink = Box<dyn FnMut(QueuePosition) + Send>;
+
+/// How many requests may wait for the platform task to take them.
+pub const REQUEST_CHANNEL_BOUND: usize = 1024;
+
+/// Where a waiting call stands, for MCP progress notifications.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueuePosition {
+    /// The session's own calls ahead of this one.
+    pub ahead_in_session: usize,
+    /// Sessions waiting at the platform.
+    pub waiting_sessions: usize,
+    /// Calls waiting at the platform.
+    pub queued_calls: usize,
+    /// Estimated wait from now.
+    pub estimated_wait: Duration,
+}
+
+/// One request for a platform answer.
+#[derive(Clone, Debug)]
+pub struct CallRequest {
+    /// The buffer key: platform, class, operation, canonical parameters, scope.
+    pub key: CacheKey,
+    /// Who it is for (fairness).
+    pub session: SessionKey,
+    /// What it costs at the platform.
+    pub cost: Units,
+    /// Which of the platform's lanes.
+    pub lane: Lane,
+}
+
+/// Why a request got no answer. Its text is written for the assistant.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// The platform failed or refused.
+    #[error(transparent)]
+    Platform(#[from] PlatformError),
+    /// BesluitBron's own queue for the platform is full.
+    #[error("{} is busy: BesluitBron's queue for it is full; retry in {retry_after_secs} s", .platform.display_name())]
+    QueueFull {
+        /// The platform.
+        platform: PlatformId,
+        /// Whole seconds after which a retry makes sense.
+        retry_after_secs: u64,
+    },
+    /// The platform's task has stopped (the server is shutting down).
+    #[error("{} is not accepting calls: BesluitBron is shutting down; retry shortly", .0.display_name())]
+    Closed(PlatformId),
+}
+
+/// One call that went out, for observers (tests, logs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentCall {
+    /// The platform.
+    pub platform: PlatformId,
+    /// What was asked.
+    pub key: CacheKey,
+    /// Which attempt.
+    pub attempt: u32,
+    /// The admission, on a lane that keeps a limit.
+    pub admission: Option<AdmissionRecord>,
+}
+
+/// Called for every call that goes out (see [`SentCall`]).
+pub type SendObserver = Arc<dyn Fn(&SentCall) + Send + Sync>;
+
+/// A snapshot of one lane, for metrics, readiness and tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaneSnapshot {
+    /// The lane's name.
+    pub name: &'static str,
+    /// Whether it keeps a limit.
+    pub limited: bool,
+    /// Calls waiting.
+    pub queued: usize,
+    /// Sessions with calls waiting.
+    pub waiting_sessions: usize,
+    /// Sessions whose usage is remembered.
+    pub tracked_sessions: usize,
+    /// Units in the local bucket.
+    pub tokens: Units,
+    /// Calls admitted so far.
+    pub admitted_calls: u64,
+    /// Units charged so far.
+    pub admitted_units: Units,
+    /// Calls refused because a queue was full.
+    pub refused_calls: u64,
+    /// Queued entries withdrawn.
+    pub cancelled_calls: u64,
+    /// Admitted calls the platform refused, their charge returned.
+    pub refunded_calls: u64,
+}
+
+/// A snapshot of one platform's path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathSnapshot {
+    /// Per lane, in lane order.
+    pub lanes: Vec<LaneSnapshot>,
+    /// The path's counters.
+    pub stats: PathStats,
+    /// Flights under way.
+    pub in_flight: usize,
+    /// Requests waiting for a flight.
+    pub waiting: usize,
+    /// Buffer writes not yet finished.
+    pub pending_writes: usize,
+    /// Whether the path's invariants hold (checked on request; see
+    /// [`PlatformPath::check_invariants`]).
+    pub invariants: Result<(), String>,
+}
+
+enum Msg {
+    Request {
+        waiter: WaiterId,
+        request: CallRequest,
+        upstream: Upstream,
+        reply: oneshot::Sender<Arrived>,
+    },
+}
+
+enum Control {
+    Leave(WaiterId),
+    Outcome {
+        attempt: Attempt,
+        outcome: UpstreamOutcome,
+    },
+    Position {
+        waiter: WaiterId,
+        reply: oneshot::Sender<Option<Position>>,
+    },
+    Snapshot {
+        check: bool,
+        reply: oneshot::Sender<PathSnapshot>,
+    },
+}
+
+enum Arrived {
+    Cached(SharedPayload),
+    Waiting(oneshot::Receiver<Delivery<SharedPayload, PlatformError>>),
+    Refused { retry_after_secs: u64 },
+}
+
+/// The handle to one platform's task. Cheap to clone.
+#[derive(Clone)]
+pub struct PlatformHandle {
+    platform: PlatformId,
+    requests: mpsc::Sender<Msg>,
+    control: mpsc::UnboundedSender<Control>,
+    next_waiter: Arc<AtomicU64>,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for PlatformHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PlatformHandle({})", self.platform)
+    }
+}
+
+/// Leaves the path if the request stops waiting before its answer.
+struct LeaveGuard<'a> {
+    control: &'a mpsc::UnboundedSender<Control>,
+    waiter: WaiterId,
+    armed: bool,
+}
+
+impl Drop for LeaveGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            // The task may be gone at shutdown; then there is nothing to leave.
+            let _ = self.control.send(Control::Leave(self.waiter));
+        }
+    }
+}
+
+impl PlatformHandle {
+    /// The platform.
+    pub fn platform(&self) -> PlatformId {
+        self.platform
+    }
+
+    /// Answers `request` from the buffer, a flight in progress, or the platform through
+    /// `upstream` (called once per attempt of this request's flight, if it leads one).
+    /// While the call waits in a queue, `progress` hears where it stands, at once and
+    /// then every second. Dropping the future gives the request up.
+    pub async fn call(
+        &self,
+        request: CallRequest,
+        upstream: Upstream,
+        mut progress: Option<ProgressSink>,
+    ) -> Result<(SharedPayload, Served), CallError> {
+        let waiter = WaiterId(self.next_waiter.fetch_add(1, Ordering::Relaxed));
+        let (reply, arrived) = oneshot::channel();
+        // From here on, giving up leaves the path (the task also notices a reply nobody
+        // takes, for a request dropped before its answer came).
+        let mut guard = LeaveGuard {
+            control: &self.control,
+            waiter,
+            armed: true,
+        };
+        let msg = Msg::Request {
+            waiter,
+            request,
+            upstream,
+            reply,
+        };
+        if self.requests.send(msg).await.is_err() {
+            guard.armed = false;
+            return Err(CallError::Closed(self.platform));
+        }
+        let mut delivery = match arrived.await {
+            Ok(Arrived::Cached(p)) => {
+                guard.armed = false;
+                return Ok((p, Served::Cached));
+            }
+            Ok(Arrived::Refused { retry_after_secs }) => {
+                guard.armed = false;
+                return Err(CallError::QueueFull {
+                    platform: self.platform,
+                    retry_after_secs,
+                });
+            }
+            Ok(Arrived::Waiting(rx)) => rx,
+            Err(_) => {
+                guard.armed = false;
+                return Err(CallError::Closed(self.platform));
+            }
+        };
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let delivered = loop {
+            tokio::select! {
+                biased;
+                d = &mut delivery => break d,
+                _ = tick.tick(), if progress.is_some() => {
+                    if let (Some(position), Some(sink)) = (self.position(waiter).await, progress.as_mut()) {
+                        let now = self.clock.now();
+                        sink(QueuePosition {
+                            ahead_in_session: position.ahead_in_session,
+                            waiting_sessions: position.waiting_sessions,
+                            queued_calls: position.queued_calls,
+                            estimated_wait: position.admit_at.saturating_since(now),
+                        });
+                    }
+                }
+            }
+        };
+        guard.armed = false;
+        match delivered {
+            Ok(Delivery::Answer { payload, served }) => Ok((payload, served)),
+            Ok(Delivery::Failed(Failure::Platform(e))) => Err(CallError::Platform(e)),
+            Ok(Delivery::Failed(Failure::QueueFull { retry_at, .. })) => Err(CallError::QueueFull {
+                platform: self.platform,
+                retry_after_secs: whole_secs(retry_at.saturating_since(self.clock.now())),
+            }),
+            Err(_) => Err(CallError::Closed(self.platform)),
+        }
+    }
+
+    async fn position(&self, waiter: WaiterId) -> Option<Position> {
+        let (reply, rx) = oneshot::channel();
+        self.control.send(Control::Position { waiter, reply }).ok()?;
+        rx.await.ok().flatten()
+    }
+
+    /// The platform's state now; with `check`, its invariants checked too.
+    pub async fn snapshot(&self, check: bool) -> Option<PathSnapshot> {
+        let (reply, rx) = oneshot::channel();
+        self.control.send(Control::Snapshot { check, reply }).ok()?;
+        rx.await.ok()
+    }
+}
+
+fn whole_secs(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+/// Everything a platform task needs besides its path.
+pub struct DriverOptions {
+    /// The clock.
+    pub clock: Clock,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// The longest one attempt may take before it is reported failed (a backstop; the
+    /// platform clients time out first).
+    pub attempt_timeout: Duration,
+    /// Told of every call that goes out.
+    pub observer: Option<SendObserver>,
+    /// Stops the task.
+    pub cancel: CancellationToken,
+}
+
+struct Driver {
+    platform: PlatformId,
+    path: PlatformPath<ServerBuffer, PlatformError>,
+    upstreams: HashMap<FlightId, Upstream>,
+    waiters: HashMap<WaiterId, oneshot::Sender<Delivery<SharedPayload, PlatformError>>>,
+    control: mpsc::UnboundedSender<Control>,
+    options: DriverOptions,
+}
+
+/// Starts `platform`'s task over `buffer` with `config`; returns its handle and the task.
+pub fn spawn(
+    config: PathConfig,
+    buffer: ServerBuffer,
+    options: DriverOptions,
+) -> Result<(PlatformHandle, tokio::task::JoinHandle<()>), besluitbron_core::path::PathConfigError> {
+    let platform = config.platform;
+    let path = PlatformPath::new(config, buffer)?;
+    let (requests, requests_rx) = mpsc::channel(REQUEST_CHANNEL_BOUND);
+    let (control, control_rx) = mpsc::unbounded_channel();
+    let clock = options.clock;
+    let driver = Driver {
+        platform,
+        path,
+        upstreams: HashMap::new(),
+        waiters: HashMap::new(),
+        control: control.clone(),
+        options,
+    };
+    let task = tokio::spawn(driver.run(requests_rx, control_rx));
+    let handle = PlatformHandle {
+        platform,
+        requests,
+        control,
+        next_waiter: Arc::new(AtomicU64::new(0)),
+        clock,
+    };
+    Ok((handle, task))
+}
+
+impl Driver {
+    async fn run(mut self, mut requests: mpsc::Receiver<Msg>, mut control: mpsc::UnboundedReceiver<Control>) {
+        let cancel = self.options.cancel.clone();
+        loop {
+            let clock = self.options.clock;
+            let wake = self.path.poll_timeout(clock.now()).map(|at| clock.to_tokio(at));
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => break,
+                c = control.recv() => match c {
+                    Some(c) => self.control(c),
+                    None => break,
+                },
+                m = requests.recv() => match m {
+                    Some(m) => self.request(m),
+                    // Every handle is gone.
+                    None => break,
+                },
+                () = sleep_until(wake) => self.path.handle_timeout(clock.now()),
+            }
+            self.apply_effects();
+        }
+        // Waiters still waiting hear that the task stopped (their channel closes).
+        self.waiters.clear();
+        self.path.buffer_mut().flush().await;
+    }
+
+    fn request(&mut self, msg: Msg) {
+        let Msg::Request {
+            waiter,
+            request,
+            upstream,
+            reply,
+        } = msg;
+        let now = self.options.clock.now();
+        let wall = self.options.clock.wall();
+        let req = PathRequest {
+            waiter,
+            key: request.key,
+            session: request.session,
+            cost: request.cost,
+            lane: request.lane,
+        };
+        match self.path.request(now, wall, req) {
+            Arrival::Cached(payload) => {
+                let _ = reply.send(Arrived::Cached(payload));
+            }
+            Arrival::Refused { retry_at, .. } => {
+                let _ = reply.send(Arrived::Refused {
+                    retry_after_secs: whole_secs(retry_at.saturating_since(now)),
+                });
+            }
+            Arrival::Waiting { flight, led } => {
+                if led {
+                    self.upstreams.insert(flight, upstream);
+                }
+                let (tx, rx) = oneshot::channel();
+                self.waiters.insert(waiter, tx);
+                if reply.send(Arrived::Waiting(rx)).is_err() {
+                    // The caller left before it heard.
+                    self.waiters.remove(&waiter);
+                    self.path.leave(now, waiter);
+                }
+            }
+        }
+    }
+
+    fn control(&mut self, c: Control) {
+        let now = self.options.clock.now();
+        match c {
+            Control::Leave(waiter) => {
+                self.waiters.remove(&waiter);
+                self.path.leave(now, waiter);
+            }
+            Control::Outcome { attempt, outcome } => {
+                let label = match &outcome {
+                    Outcome::Success { .. } => "ok",
+                    Outcome::RateLimited { .. } => "rate_limited",
+                    Outcome::Retryable { error, .. } | Outcome::Failed { error } => error.label(),
+                };
+                self.options
+                    .metrics
+                    .platform_calls
+                    .get_or_create(&CallLabels {
+                        platform: self.platform.as_str(),
+                        outcome: label,
+                    })
+                    .inc();
+                let wall = self.options.clock.wall();
+                self.path.on_outcome(now, wall, attempt, outcome);
+            }
+            Control::Position { waiter, reply } => {
+                let _ = reply.send(self.path.position(now, waiter));
+            }
+            Control::Snapshot { check, reply } => {
+                let _ = reply.send(self.snapshot(check));
+            }
+        }
+    }
+
+    fn apply_effects(&mut self) {
+        while let Some(effect) = self.path.poll_effect() {
+            match effect {
+                Effect::Send {
+                    attempt,
+                    key,
+                    admission,
+                } => self.send(attempt, key, admission),
+                Effect::Deliver { waiter, delivery } => {
+                    if let Some(tx) = self.waiters.remove(&waiter) {
+                        // A waiter gone meanwhile already left the path.
+                        let _ = tx.send(delivery);
+                    }
+                }
+                Effect::Ended { flight } => {
+                    self.upstreams.remove(&flight);
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, attempt: Attempt, key: CacheKey, admission: Option<AdmissionRecord>) {
+        if let Some(a) = &admission {
+            self.options
+                .metrics
+                .platform_wait
+                .get_or_create(&PlatformLabel {
+                    platform: self.platform.as_str(),
+                })
+                .observe(a.waited().as_secs_f64());
+        }
+        if let Some(observer) = &self.options.observer {
+            observer(&SentCall {
+                platform: self.platform,
+                key,
+                attempt: attempt.number,
+                admission,
+            });
+        }
+        let platform = self.platform;
+        let Some(upstream) = self.upstreams.get(&attempt.flight).cloned() else {
+            // Every flight is led by a request that brought its upstream; a flight
+            // without one is a bug. Report it as a failure rather than wait forever.
+            let error = PlatformError::Internal {
+                platform,
+                detail: "a call was admitted without its platform request".into(),
+            };
+            let _ = self.control.send(Control::Outcome {
+                attempt,
+                outcome: Outcome::Failed { error },
+            });
+            return;
+        };
+        let control = self.control.clone();
+        let limit = self.options.attempt_timeout;
+        tokio::spawn(async move {
+            let mut task = tokio::spawn(upstream());
+            let outcome = tokio::select! {
+                joined = &mut task => match joined {
+                    Ok(outcome) => outcome,
+                    Err(error) => Outcome::Failed {
+                        error: PlatformError::Internal {
+                            platform,
+                            detail: format!("the platform call's task failed: {error}"),
+                        },
+                    },
+                },
+                () = tokio::time::sleep(limit) => {
+                    task.abort();
+                    Outcome::Failed {
+                        error: PlatformError::Timeout {
+                            platform,
+                            after_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                        },
+                    }
+                }
+            };
+            let _ = control.send(Control::Outcome { attempt, outcome });
+        });
+    }
+
+    fn snapshot(&self, check: bool) -> PathSnapshot {
+        let now = self.options.clock.now();
+        let lanes = self
+            .path
+            .lanes()
+            .map(|(_, name, s)| match s {
+                None => LaneSnapshot {
+                    name,
+                    ..LaneSnapshot::default()
+                },
+                Some(s) => {
+                    let stats = s.stats();
+                    LaneSnapshot {
+                        name,
+                        limited: true,
+                        queued: s.queued(),
+                        waiting_sessions: s.waiting_sessions(),
+                        tracked_sessions: s.tracked_sessions(),
+                        tokens: s.tokens(now),
+                        admitted_calls: stats.admitted_calls,
+                        admitted_units: stats.admitted_units,
+                        refused_calls: stats.refused_calls,
+                        cancelled_calls: stats.cancelled_calls,
+                        refunded_calls: stats.refunded_calls,
+                    }
+                }
+            })
+            .collect();
+        PathSnapshot {
+            lanes,
+            stats: self.path.stats(),
+            in_flight: self.path.in_flight(),
+            waiting: self.path.waiting(),
+            pending_writes: self.path.buffer().pending_writes(),
+            invariants: if check { self.path.check_invariants() } else { Ok(()) },
+        }
+    }
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Every platform's handle, in [`PlatformId::ALL`] order.
+#[derive(Clone, Debug, Default)]
+pub struct Platforms {
+    handles: BTreeMap<PlatformId, PlatformHandle>,
+}
+
+impl Platforms {
+    /// The handles given.
+    pub fn new(handles: BTreeMap<PlatformId, PlatformHandle>) -> Platforms {
+        Platforms { handles }
+    }
+
+    /// A platform's handle.
+    pub fn get(&self, platform: PlatformId) -> Option<&PlatformHandle> {
+        self.handles.get(&platform)
+    }
+
+    /// Every handle.
+    pub fn iter(&self) -> impl Iterator<Item = (PlatformId, &PlatformHandle)> {
+        self.handles.iter().map(|(&p, h)| (p, h))
+    }
+}

@@ -1,0 +1,325 @@
+//! The one per-call helper every tool goes through: [`Besluit::answer`].
+//!
+//! A tool supplies a [`PlatformCall`] — the buffer key, the cost as the platform counts
+//! it, the lane, and a typed platform call — and a pure render function from its typed
+//! answer to text and structured content. The helper owns everything else:
+//! - who the caller is (decided once, by the request guard) and the fairness key;
+//! - the replay scope (explicit, in the request's extensions): a retry of a completed
+//!   call renders the answer the first call got, instead of asking again;
+//! - encoding the answer for the buffer (a failure to encode is a tool error, never an
+//!   empty success, R-C5) and decoding it back into the tool's type;
+//! - the platform's path (buffer, coalescing, fair queue, retries, the 429 requeue,
+//!   refunds — all in the core, driven by the platform's task);
+//! - progress notifications while the call waits in a queue, and cancellation;
+//! - metrics (requests by duplicate kind, the duplicate-rate monitor);
+//! - errors an assistant can act on: every failure names the platform and what to do.
+//!
+//! What this module does not do: validate arguments or render (the tools do, as pure
+//! functions), or talk HTTP to a platform (the clients do).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use besluitbron_core::cache::CacheKey;
+use besluitbron_core::path::{Feedback, Lane, Outcome, Served};
+use besluitbron_core::{PlatformId, SessionKey, Units};
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
+use rmcp::service::RequestContext;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::replay::ReplaySlot;
+use super::{Besluit, Caller};
+use crate::driver::{CallError, CallRequest, Payload, ProgressSink, QueuePosition, SharedPayload, Upstream};
+use crate::metrics::RequestLabels;
+use crate::platforms::http::PlatformError;
+
+/// A boxed typed platform call.
+pub type TypedFuture<T> = Pin<Box<dyn Future<Output = Result<(T, Feedback), PlatformError>> + Send>>;
+
+/// One platform request a tool makes.
+pub struct PlatformCall<T> {
+    key: CacheKey,
+    cost: Units,
+    lane: Lane,
+    fetch: Arc<dyn Fn() -> TypedFuture<T> + Send + Sync>,
+}
+
+impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
+    /// A call for `key` costing `cost` on the main lane; `fetch` makes one attempt (it
+    /// is called again for a retry) and returns the typed answer with the platform's
+    /// feedback.
+    pub fn new<F, Fut>(key: CacheKey, cost: Units, fetch: F) -> PlatformCall<T>
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(T, Feedback), PlatformError>> + Send + 'static,
+    {
+        PlatformCall {
+            key,
+            cost,
+            lane: Lane::MAIN,
+            fetch: Arc::new(move || Box::pin(fetch())),
+        }
+    }
+
+    /// The same call on another of the platform's lanes.
+    pub fn on_lane(mut self, lane: Lane) -> PlatformCall<T> {
+        self.lane = lane;
+        self
+    }
+
+    /// The upstream the platform's task runs: the typed call, encoded for the buffer,
+    /// its error classified for the path.
+    fn upstream(&self) -> Upstream {
+        let fetch = Arc::clone(&self.fetch);
+        let platform = self.key.platform();
+        Arc::new(move || {
+            let attempt = fetch();
+            Box::pin(async move {
+                match attempt.await {
+                    Ok((value, feedback)) => match Payload::encode(value) {
+                        Ok(payload) => Outcome::Success { payload, feedback },
+                        Err(e) => Outcome::Failed {
+                            error: PlatformError::Internal {
+                                platform,
+                                detail: format!("the answer could not be encoded: {e}"),
+                            },
+                        },
+                    },
+                    Err(error) => classify(error),
+                }
+            })
+        })
+    }
+}
+
+/// A platform error as the path needs to know it: a 429 to wait out, a failure another
+/// attempt may mend, or a failure.
+pub fn classify(error: PlatformError) -> Outcome<SharedPayload, PlatformError> {
+    match error {
+        PlatformError::RateLimited { retry_after, .. } => Outcome::RateLimited { retry_after, error },
+        e if e.is_retryable() => Outcome::Retryable {
+            retry_after: None,
+            error: e,
+        },
+        e => Outcome::Failed { error: e },
+    }
+}
+
+/// What a tool shows: a short text and the structured content.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rendered {
+    /// The text an assistant reads first.
+    pub text: String,
+    /// The structured content.
+    pub structured: Value,
+}
+
+impl Rendered {
+    /// The MCP result: the text as content, the structure as `structuredContent`.
+    ///
+    /// Built from `success` rather than `CallToolResult::structured`, which would
+    /// serialize the whole structure into a second text block.
+    pub fn into_result(self) -> CallToolResult {
+        let mut result = CallToolResult::success(vec![ContentBlock::text(self.text)]);
+        result.structured_content = Some(self.structured);
+        result
+    }
+}
+
+/// A tool error the assistant reads: `isError: true` with the message as text.
+pub fn tool_error(message: impl std::fmt::Display) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.to_string())])
+}
+
+/// A note on where the answer came from, for the text (R-U1).
+pub fn provenance(served: Served) -> &'static str {
+    match served {
+        Served::Cached => " (from BesluitBron's buffer)",
+        Served::Coalesced => " (shared with an identical request in progress)",
+        Served::Stale => " (the platform failed; this is an older copy from BesluitBron's buffer)",
+        Served::Fetched => "",
+    }
+}
+
+/// For whom a platform request is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    /// The tool call's caller, as the request guard decided it.
+    Caller,
+    /// BesluitBron's own maintenance and the search page: one session whose usage is not
+    /// counted (R-L7).
+    System,
+}
+
+/// The client address the system session's requests are counted under (R-D9).
+const SYSTEM_ADDRESS: &str = "besluitbron";
+
+/// Why a tool got no answer to render.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// The path's failure.
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The request was cancelled by the client.
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// The kept answer is not what the tool expects (a buffer entry of an older shape).
+    #[error("a buffered answer of {} could not be read ({detail}); ask again", .platform.display_name())]
+    Unreadable {
+        /// The platform.
+        platform: PlatformId,
+        /// Why.
+        detail: String,
+    },
+    /// No platform task for the key's platform (a wiring bug).
+    #[error("{} is not configured in this BesluitBron", .0.display_name())]
+    NoPlatform(PlatformId),
+}
+
+impl Besluit {
+    /// Runs `call` for `tool` and renders its answer with `render`; every failure becomes
+    /// a tool error that names the platform and what the assistant can do.
+    pub(crate) async fn answer<T, R>(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        tool: &'static str,
+        call: PlatformCall<T>,
+        render: R,
+    ) -> CallToolResult
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+        R: FnOnce(&T, Served) -> Rendered,
+    {
+        match self.fetch(ctx, tool, call).await {
+            Ok((answer, served)) => render(&answer, served).into_result(),
+            Err(e) => tool_error(e),
+        }
+    }
+
+    /// The typed answer to `call` for the request's caller, and how it was served (see
+    /// [`Besluit::answer`]).
+    pub(crate) async fn fetch<T>(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        tool: &'static str,
+        call: PlatformCall<T>,
+    ) -> Result<(Arc<T>, Served), AnswerError>
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        self.fetch_for(Who::Caller, Some(ctx), tool, call).await
+    }
+
+    /// The typed answer to `call` asked for `who`, within the tool call `ctx` (its replay
+    /// slot, progress and cancellation) when there is one — BesluitBron's maintenance
+    /// asks without.
+    pub(crate) async fn fetch_for<T>(
+        &self,
+        who: Who,
+        ctx: Option<&RequestContext<RoleServer>>,
+        tool: &'static str,
+        call: PlatformCall<T>,
+    ) -> Result<(Arc<T>, Served), AnswerError>
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        let platform = call.key.platform();
+        let slot = ctx.and_then(|c| c.extensions.get::<Arc<ReplaySlot>>());
+        // A retry of a call whose answer was kept renders that answer again.
+        if let Some(kept) = slot.and_then(|s| s.replay()) {
+            return decode(platform, &kept.payload).map(|t| (t, kept.served));
+        }
+        let caller = match (who, ctx) {
+            (Who::Caller, Some(ctx)) => Caller::of_call(ctx, &self.shared.trusted_proxies),
+            _ => Arc::new(Caller {
+                session: SessionKey::System,
+                session_id: None,
+                address: SYSTEM_ADDRESS.to_owned(),
+                idempotency_key: None,
+            }),
+        };
+        let handle = self
+            .shared
+            .platforms
+            .get(platform)
+            .ok_or(AnswerError::NoPlatform(platform))?;
+        let request = CallRequest {
+            key: call.key.clone(),
+            session: caller.session.clone(),
+            cost: call.cost,
+            lane: call.lane,
+        };
+        let progress = ctx.and_then(|c| progress_sink(c, platform));
+        let asked = handle.call(request, call.upstream(), progress);
+        let (payload, served) = match ctx {
+            Some(ctx) => tokio::select! {
+                answer = asked => answer?,
+                () = ctx.ct.cancelled() => return Err(AnswerError::Cancelled),
+            },
+            None => asked.await?,
+        };
+        self.count(platform, tool, &caller, served);
+        if let Some(slot) = slot {
+            slot.record(platform, &payload, served);
+        }
+        decode(platform, &payload).map(|t| (t, served))
+    }
+
+    fn count(&self, platform: PlatformId, tool: &'static str, caller: &Caller, served: Served) {
+        let kind = super::duplicate_kind(served);
+        self.shared
+            .metrics
+            .requests
+            .get_or_create(&RequestLabels {
+                platform: platform.as_str(),
+                tool: tool.to_owned(),
+                kind: kind.as_str(),
+            })
+            .inc();
+        let spike = self.shared.duplicates.lock().expect("duplicate monitor lock").record(
+            self.shared.clock.now(),
+            &caller.address,
+            kind,
+        );
+        if let Some(spike) = spike {
+            self.shared.metrics.duplicate_spikes.inc();
+            tracing::warn!(client = %spike.client, requests = spike.requests, duplicates = spike.duplicates, "{spike}");
+        }
+    }
+}
+
+fn decode<T: DeserializeOwned + Send + Sync + 'static>(
+    platform: PlatformId,
+    payload: &SharedPayload,
+) -> Result<Arc<T>, AnswerError> {
+    payload.typed::<T>().map_err(|e| AnswerError::Unreadable {
+        platform,
+        detail: e.to_string(),
+    })
+}
+
+/// A progress sink that sends MCP progress notifications, if the client asked for them.
+pub fn progress_sink(ctx: &RequestContext<RoleServer>, platform: PlatformId) -> Option<ProgressSink> {
+    let token = ctx.meta.get_progress_token()?;
+    let peer = ctx.peer.clone();
+    let mut step = 0u32;
+    let name = platform.display_name();
+    Some(Box::new(move |p: QueuePosition| {
+        step += 1;
+        let message = format!(
+            "waiting for {name}: {} call(s) queued by {} session(s), about {} s",
+            p.queued_calls,
+            p.waiting_sessions,
+            p.estimated_wait.as_secs_f64().ceil()
+        );
+        let param = ProgressNotificationParam::new(token.clone(), f64::from(step)).with_message(message);
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.notify_progress(param).await;
+        });
+    }))
+}
