@@ -1,4 +1,4 @@
-//! The platform clients against the simulator's fake platforms over loopback HTTP.
+//! The platform clients against the fake platforms (`besluitbron-fakes`) over loopback HTTP.
 //!
 //! Every test starts its own fakes on `127.0.0.1:0` (fresh rate-limit buckets and
 //! counters) and compares the clients' answers with the fakes' generated data, computed
@@ -10,10 +10,10 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use besluitbron_core::{PlatformId, Units};
+use besluitbron_fakes::{self as fakes, FakeConfig, FakeHandle, ObvCost, obv_corpus, tk_corpus};
 use besluitbron_server::platforms::http::{HttpConfig, PlatformError, RetryPolicy};
 use besluitbron_server::platforms::obv::{self, EntityType, ObvClient, SearchParams, SortOrder};
 use besluitbron_server::platforms::tk::{Continuation, TkClient, TkSearch};
-use besluitbron_sim::fakes::{self, FakeConfig, FakeHandle, ObvCost, obv_corpus, tk_corpus};
 use serde_json::Value;
 use tokio::net::TcpListener;
 

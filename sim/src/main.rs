@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use besluitbron_sim::fakes::serve_all_on;
+use besluitbron_fakes::serve_all_on;
 use besluitbron_sim::report::write_admissions;
 use besluitbron_sim::scenario::{load_trace, scenarios_dir_entries};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};

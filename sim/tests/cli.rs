@@ -225,7 +225,7 @@ fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     let sources: serde_json::Value = serde_json::from_str(&body).unwrap();
     let count = sources["sources"].as_array().map_or(0, Vec::len);
-    assert_eq!(count, besluitbron_sim::fakes::obv_corpus().sources().len());
+    assert_eq!(count, besluitbron_fakes::obv_corpus().sources().len());
     assert!(count > 0);
 
     let (status, _) = http_get(host_port, "/tk/OData/v4/2.0/Fractie");

@@ -8,9 +8,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use besluitbron_fakes::{FakeHandle, serve_all_on};
 use besluitbron_server::app::App;
 use besluitbron_server::config::Config;
-use besluitbron_sim::fakes::{FakeHandle, serve_all_on};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 

@@ -28,8 +28,8 @@ use besluitbron_core::PlatformId;
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 
-pub use super::tk_corpus::{DOCUMENT_COUNT, HISTORICAL_COMMISSIE_COUNT, TkCorpus, ZAAK_COUNT};
-use super::{FakeConfig, FakeHandle, FakeShared, encode_component, odata, raw_response, spawn_router};
+pub use crate::tk_corpus::{DOCUMENT_COUNT, HISTORICAL_COMMISSIE_COUNT, TkCorpus, ZAAK_COUNT};
+use crate::{FakeConfig, FakeHandle, FakeShared, encode_component, odata, raw_response, spawn_router};
 
 /// The path the OData service lives under.
 pub const ODATA_PREFIX: &str = "/OData/v4/2.0";

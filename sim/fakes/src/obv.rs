@@ -7,7 +7,7 @@
 //!   `RateLimit-Remaining` (floor of the tokens left) and `RateLimit-Reset` (seconds
 //!   until the bucket is full).
 //! - A request is charged before it is answered: a search costs
-//!   [`ObvCost::search_cost`](super::ObvCost::search_cost) of its (capped) limit, every
+//!   [`ObvCost::search_cost`](crate::ObvCost::search_cost) of its (capped) limit, every
 //!   other call 1 unit. Over the limit the answer is 429 with `Retry-After` ≥ 1 and the
 //!   documented JSON body (which has no `code` field), and nothing is charged.
 //! - Buckets are kept per client: the rightmost `X-Forwarded-For` entry, else the peer's
@@ -35,9 +35,9 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
-use super::obv_corpus::suppliers;
-pub use super::obv_corpus::{LONG_DOCUMENT_BYTES, LONG_DOCUMENT_EVERY, ObvCorpus, ObvEntity, ObvSource, normalise};
-use super::{FakeConfig, FakeHandle, FakeShared, encode_component, parse_date, spawn_router};
+use crate::obv_corpus::suppliers;
+pub use crate::obv_corpus::{LONG_DOCUMENT_BYTES, LONG_DOCUMENT_EVERY, ObvCorpus, ObvEntity, ObvSource, normalise};
+use crate::{FakeConfig, FakeHandle, FakeShared, encode_component, parse_date, spawn_router};
 
 /// Client buckets kept at most; beyond this, buckets that have refilled are dropped.
 pub const MAX_CLIENTS: usize = 10_000;
@@ -94,7 +94,7 @@ fn error(status: StatusCode, code: &str, message: &str) -> Response<Body> {
 }
 
 fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
-    super::raw_response(status, "application/json", value.to_string())
+    crate::raw_response(status, "application/json", value.to_string())
 }
 
 /// Latency, deliberate 500s and garbage (inner layer: runs after the rate limit).

@@ -1,6 +1,7 @@
-//! Fake platforms over real HTTP: loopback servers that imitate OpenBesluitvorming
-//! ([`obv`]) and the Tweede Kamer OData API ([`tk`]) closely enough that the server's
-//! platform clients can be tested against them, and that a developer can point a local
+//! `besluitbron-fakes`: fake platforms over real HTTP. Loopback servers that imitate
+//! OpenBesluitvorming ([`obv`]) and the Tweede Kamer OData API ([`tk`]) closely enough
+//! that the server's platform clients can be tested against them, that the end-to-end
+//! test can drive the real server against them, and that a developer can point a local
 //! BesluitBron at them (`besluitbron-sim fakes --listen 127.0.0.1:PORT`).
 //!
 //! Each fake serves a deterministic corpus generated from a fixed seed (no clock, no
@@ -16,10 +17,10 @@
 //!   so a test can assert that BesluitBron never made the platform refuse it.
 //! - The fakes only ever bind the address they are given; they never contact anything.
 //!
-//! What this module does not do: imitate the five other platforms, the PDF page
+//! What this crate does not do: imitate the five other platforms, the PDF page
 //! renderer or OpenBesluitvorming's export feeds, or run in virtual time — these are
 //! real tokio servers on the wall clock. The discrete-event simulator's platform models
-//! live elsewhere in this crate.
+//! live in `besluitbron-sim`, which knows nothing of HTTP.
 //!
 //! Layout of [`serve_all`]: one listener, OpenBesluitvorming under the path prefix
 //! `/obv` (base URL `http://ADDR/obv`) and the Tweede Kamer under `/tk` (base URL
