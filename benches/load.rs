@@ -54,7 +54,8 @@ use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing;
 use axum::serve::ListenerExt;
-use besluitbron_fakes::{FakeHandle, serve_all_on};
+use besluitbron_core::PlatformId;
+use besluitbron_fakes::{Fakes, serve_registry_on};
 use besluitbron_server::app::App;
 use besluitbron_server::config::Config;
 use clap::Parser;
@@ -207,14 +208,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let load_before = load_average();
 
     // The fake platforms and the real server.
-    let fakes = TcpListener::bind("127.0.0.1:0").await.context("bind the fakes")?;
-    let mut handles = serve_all_on(fakes).await.context("serve the fakes")?;
-    let tk = handles.pop().context("tk fake")?;
-    let obv = handles.pop().context("obv fake")?;
+    let fakes_listener = TcpListener::bind("127.0.0.1:0").await.context("bind the fakes")?;
+    let fakes = serve_registry_on(fakes_listener).await.context("serve the fakes")?;
+    let obv = fakes.get(PlatformId::Obv).context("obv fake")?;
     let data_dir = tempfile::tempdir().context("temporary data directory")?;
     let server = TcpListener::bind("127.0.0.1:0").await.context("bind the server")?;
     let server_addr = server.local_addr()?;
-    let server_config = config(&obv, &tk, data_dir.path())?;
+    let server_config = config(&fakes, data_dir.path())?;
     let allowed_hosts = server_config.hosts();
     let idle_timeout = Duration::from_secs(server_config.sessions.idle_timeout_secs.max(1));
     let app = App::build(server_config).context("build the server")?;
@@ -393,13 +393,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
 /// The server's configuration: the fakes, a fresh data directory, no maintenance
 /// traffic, and client limits far above anything the run can send.
-fn config(obv: &FakeHandle, tk: &FakeHandle, data_dir: &std::path::Path) -> anyhow::Result<Config> {
+fn config(fakes: &Fakes, data_dir: &std::path::Path) -> anyhow::Result<Config> {
     let mut c = Config::load(None, Vec::new())?;
     c.data_dir = data_dir.to_path_buf();
     c.status_refresh_secs = 0;
-    for (id, url) in [("obv", obv.base_url()), ("tk", tk.base_url())] {
-        let p = c.platforms.get_mut(id).context("platform in the defaults")?;
-        p.base_url = url.to_owned();
+    for (id, url) in fakes.base_urls() {
+        let p = c.platforms.get_mut(id.as_str()).context("platform in the defaults")?;
+        p.base_url = url;
     }
     let unlimited = besluitbron_core::limits::RateLimit {
         requests_per_minute: u32::MAX / 2,

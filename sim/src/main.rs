@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use besluitbron_fakes::serve_all_on;
+use besluitbron_fakes::serve_registry_on;
 use besluitbron_sim::report::write_admissions;
 use besluitbron_sim::scenario::{load_trace, scenarios_dir_entries};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};
@@ -46,7 +46,8 @@ enum Command {
     /// List the canonical scenarios with their descriptions.
     List,
     /// Serve the fake OpenBesluitvorming and Tweede Kamer on one address until SIGTERM or
-    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake once it accepts connections.
+    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order: obv, tk)
+    /// once it accepts connections.
     Fakes(FakesArgs),
 }
 
@@ -147,10 +148,11 @@ fn serve_fakes(args: &FakesArgs) -> Result<ExitCode> {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("binding {}", args.listen))?;
-        let handles = serve_all_on(listener).await.context("starting the fakes")?;
+        let fakes = serve_registry_on(listener).await.context("starting the fakes")?;
         let latency = std::time::Duration::from_millis(args.latency_ms);
         let mut out = std::io::stdout().lock();
-        for handle in &handles {
+        // In registry order: obv, then tk.
+        for handle in &fakes {
             handle.update(|c| {
                 c.latency = latency;
                 c.fail_every = args.fail_every;

@@ -22,145 +22,36 @@
 //! real tokio servers on the wall clock. The discrete-event simulator's platform models
 //! live in `besluitbron-sim`, which knows nothing of HTTP.
 //!
-//! Layout of [`serve_all`]: one listener, OpenBesluitvorming under the path prefix
-//! `/obv` (base URL `http://ADDR/obv`) and the Tweede Kamer under `/tk` (base URL
-//! `http://ADDR/tk/OData/v4/2.0`).
+//! Layout of [`serve_registry_on`] (and [`serve_all_on`], [`serve_all`]): one listener,
+//! every fake of the [`REGISTRY`] under its path prefix — OpenBesluitvorming under `/obv`
+//! (base URL `http://ADDR/obv`) and the Tweede Kamer under `/tk` (base URL
+//! `http://ADDR/tk/OData/v4/2.0`). [`serve_obv`] and [`serve_tk`] serve one fake alone at
+//! the root of a listener of its own.
+//!
+//! Code map: `registry.rs` the table of fakes and the functions that serve them;
+//! `config.rs` what a fake does ([`FakeConfig`]); `faults.rs` the shared state and the
+//! faults every fake applies; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop;
+//! [`obv`] and [`tk`] (with their corpora and `odata.rs`) the platforms themselves.
 
+mod config;
+mod faults;
+mod handle;
 pub mod obv;
 mod obv_corpus;
 mod odata;
+mod registry;
+mod serve;
 pub mod tk;
 mod tk_corpus;
 
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
-
-use axum::Router;
 use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
-use besluitbron_core::{PlatformId, Units};
-use tokio::net::TcpListener;
-use tokio::task::AbortHandle;
 
+pub use config::{FakeConfig, ObvCost};
+pub use handle::FakeHandle;
 pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};
+pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};
 pub use tk::{TkCorpus, serve_tk, tk_corpus};
-
-/// How OpenBesluitvorming's fake weighs a search (PLATFORMS.md §2 documents two formulas).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ObvCost {
-    /// The code of 2026-08-21: `max(1, ceil(limit / 24))`, so `limit=100` costs 5.
-    #[default]
-    Code,
-    /// The later API.md revision: `1 + (limit - 24) / 250` (exact thousandths), so
-    /// `limit=100` costs 1.304.
-    Doc,
-}
-
-impl ObvCost {
-    /// The cost of one search with this (already capped) `limit`.
-    pub fn search_cost(self, limit: u32) -> Units {
-        match self {
-            ObvCost::Code => Units::whole(u64::from(limit.div_ceil(24).max(1))),
-            ObvCost::Doc => Units::from_milli(1000 + u64::from(limit.saturating_sub(24)) * 1000 / 250),
-        }
-    }
-}
-
-/// The behaviour of one fake platform; change it while running with [`FakeHandle::update`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FakeConfig {
-    /// Added before every answer (after the rate limit has been applied).
-    pub latency: Duration,
-    /// Answer HTTP 500 to every n-th request that passes the rate limit; `None` never.
-    pub fail_every: Option<u32>,
-    /// Answer every request with a 200 whose body is HTML, not JSON.
-    pub garbage: bool,
-    /// OpenBesluitvorming only: bucket capacity, refilled over one minute (default 60).
-    pub rate_limit_per_min: u32,
-    /// OpenBesluitvorming only: which search-cost formula the bucket charges.
-    pub obv_cost: ObvCost,
-}
-
-impl Default for FakeConfig {
-    fn default() -> FakeConfig {
-        FakeConfig {
-            latency: Duration::ZERO,
-            fail_every: None,
-            garbage: false,
-            rate_limit_per_min: 60,
-            obv_cost: ObvCost::Code,
-        }
-    }
-}
-
-/// State shared between a running fake and its [`FakeHandle`].
-#[derive(Debug, Default)]
-pub(crate) struct FakeShared {
-    config: Mutex<FakeConfig>,
-    requests: AtomicU64,
-    passed: AtomicU64,
-    rate_limited: AtomicU64,
-    failures_injected: AtomicU64,
-    units_charged_milli: AtomicU64,
-}
-
-impl FakeShared {
-    pub(crate) fn new(config: FakeConfig) -> FakeShared {
-        FakeShared {
-            config: Mutex::new(config),
-            ..FakeShared::default()
-        }
-    }
-
-    pub(crate) fn config(&self) -> MutexGuard<'_, FakeConfig> {
-        // A panic while holding this lock can only come from a bug in a test closure;
-        // the configuration itself is always valid, so recover it.
-        self.config.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    pub(crate) fn count_request(&self) {
-        self.requests.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn count_rate_limited(&self) {
-        self.rate_limited.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn charge(&self, cost: Units) {
-        self.units_charged_milli.fetch_add(cost.as_milli(), Ordering::Relaxed);
-    }
-
-    /// Applies latency and the configured faults to a request that passed the rate
-    /// limit: `Some(response)` replaces the real answer.
-    pub(crate) async fn faults(&self, failure_body: &'static str) -> Option<Response<Body>> {
-        let n = self.passed.fetch_add(1, Ordering::Relaxed) + 1;
-        let (latency, fail_every, garbage) = {
-            let c = self.config();
-            (c.latency, c.fail_every, c.garbage)
-        };
-        if !latency.is_zero() {
-            tokio::time::sleep(latency).await;
-        }
-        if fail_every.is_some_and(|every| every > 0 && n.is_multiple_of(u64::from(every))) {
-            self.failures_injected.fetch_add(1, Ordering::Relaxed);
-            return Some(raw_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "application/json",
-                failure_body,
-            ));
-        }
-        if garbage {
-            return Some(raw_response(
-                StatusCode::OK,
-                "text/html; charset=utf-8",
-                "<html><body>BesluitBron fake platform: this is not JSON</body></html>",
-            ));
-        }
-        None
-    }
-}
 
 /// A response with a fixed body and content type.
 pub(crate) fn raw_response(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response<Body> {
@@ -170,144 +61,6 @@ pub(crate) fn raw_response(status: StatusCode, content_type: &'static str, body:
         .headers_mut()
         .insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
     response
-}
-
-/// A running fake platform: its address, its counters and its run-time controls.
-///
-/// Dropping the handle does not stop the server (it runs until the tokio runtime ends
-/// or [`FakeHandle::stop`] is called), so a caller may keep only the base URL.
-#[derive(Debug, Clone)]
-pub struct FakeHandle {
-    platform: PlatformId,
-    local_addr: SocketAddr,
-    base_url: String,
-    shared: Arc<FakeShared>,
-    task: AbortHandle,
-}
-
-impl FakeHandle {
-    /// Which platform this fake imitates.
-    pub fn platform(&self) -> PlatformId {
-        self.platform
-    }
-
-    /// The address the listener is bound to.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
-    }
-
-    /// The base URL a platform client should be given (no trailing slash).
-    pub fn base_url(&self) -> &str {
-        &self.base_url
-    }
-
-    /// Requests received, including those refused with 429 and those failed on purpose.
-    pub fn requests(&self) -> u64 {
-        self.shared.requests.load(Ordering::Relaxed)
-    }
-
-    /// Requests refused with 429 because the caller's bucket was empty.
-    pub fn rate_limited(&self) -> u64 {
-        self.shared.rate_limited.load(Ordering::Relaxed)
-    }
-
-    /// Requests answered with a deliberate 500 (see [`FakeConfig::fail_every`]).
-    pub fn failures_injected(&self) -> u64 {
-        self.shared.failures_injected.load(Ordering::Relaxed)
-    }
-
-    /// Units charged to all callers' buckets together (0 for platforms without a limit).
-    pub fn units_charged(&self) -> Units {
-        Units::from_milli(self.shared.units_charged_milli.load(Ordering::Relaxed))
-    }
-
-    /// A copy of the current configuration.
-    pub fn config(&self) -> FakeConfig {
-        self.shared.config().clone()
-    }
-
-    /// Changes the configuration while the fake runs; the next request sees the change.
-    pub fn update(&self, change: impl FnOnce(&mut FakeConfig)) {
-        change(&mut self.shared.config());
-    }
-
-    /// Sets the latency added before every answer.
-    pub fn set_latency(&self, latency: Duration) {
-        self.update(|c| c.latency = latency);
-    }
-
-    /// Answers 500 on every n-th request from now on (`None`: never).
-    pub fn set_fail_every(&self, fail_every: Option<u32>) {
-        self.update(|c| c.fail_every = fail_every);
-    }
-
-    /// Answers every request with a non-JSON 200 (or stops doing so).
-    pub fn set_garbage(&self, garbage: bool) {
-        self.update(|c| c.garbage = garbage);
-    }
-
-    /// Stops serving; connections are refused once the listener task has ended.
-    pub fn stop(&self) {
-        self.task.abort();
-    }
-}
-
-/// Serves `router` on `listener` with the peer address available to handlers.
-pub(crate) fn spawn_router(
-    platform: PlatformId,
-    listener: TcpListener,
-    base_url: String,
-    shared: Arc<FakeShared>,
-    router: Router,
-) -> std::io::Result<FakeHandle> {
-    let local_addr = listener.local_addr()?;
-    let task = tokio::spawn(async move {
-        let service = router.into_make_service_with_connect_info::<SocketAddr>();
-        // An accept loop only ends with an I/O error on the listener itself; the fake
-        // then simply stops answering, which the clients see as "unreachable".
-        let _ = axum::serve(listener, service).await;
-    });
-    Ok(FakeHandle {
-        platform,
-        local_addr,
-        base_url,
-        shared,
-        task: task.abort_handle(),
-    })
-}
-
-/// Serves both fakes on one listener: OpenBesluitvorming at `http://ADDR/obv` and the
-/// Tweede Kamer at `http://ADDR/tk/OData/v4/2.0`, with default configurations.
-///
-/// Returns the handles (in the order obv, tk); the servers run until the runtime ends.
-/// Both share the one listener task, so [`FakeHandle::stop`] on either stops both;
-/// their configurations and counters are separate.
-pub async fn serve_all_on(listener: TcpListener) -> std::io::Result<Vec<FakeHandle>> {
-    let addr = listener.local_addr()?;
-    let obv_shared = Arc::new(FakeShared::new(FakeConfig::default()));
-    let tk_shared = Arc::new(FakeShared::new(FakeConfig::default()));
-    let obv_base = format!("http://{addr}/obv");
-    let tk_base = format!("http://{addr}/tk{}", tk::ODATA_PREFIX);
-    let router = Router::new()
-        .nest("/obv", obv::router(obv_shared.clone(), obv_base.clone()))
-        .nest("/tk", tk::router(tk_shared.clone(), tk_base.clone()));
-    let obv = spawn_router(PlatformId::Obv, listener, obv_base, obv_shared, router)?;
-    let tk = FakeHandle {
-        platform: PlatformId::Tk,
-        local_addr: addr,
-        base_url: tk_base,
-        shared: tk_shared,
-        task: obv.task.clone(),
-    };
-    Ok(vec![obv, tk])
-}
-
-/// Binds `addr` and serves both fakes there (see [`serve_all_on`]); returns each
-/// platform with the base URL a client should use.
-pub async fn serve_all(addr: SocketAddr) -> std::io::Result<Vec<(PlatformId, String)>> {
-    let listener = TcpListener::bind(addr).await?;
-    let handles = serve_all_on(listener).await?;
-    Ok(handles.into_iter().map(|h| (h.platform, h.base_url)).collect())
 }
 
 /// SplitMix64: the fakes' deterministic generator (one step per call, no state but the input).
@@ -386,16 +139,6 @@ pub(crate) fn encode_component(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn both_cost_formulas_match_platforms_md() {
-        assert_eq!(ObvCost::Code.search_cost(100), Units::whole(5));
-        assert_eq!(ObvCost::Code.search_cost(24), Units::whole(1));
-        assert_eq!(ObvCost::Code.search_cost(25), Units::whole(2));
-        assert_eq!(ObvCost::Code.search_cost(1), Units::whole(1));
-        assert_eq!(ObvCost::Doc.search_cost(100), Units::from_milli(1304));
-        assert_eq!(ObvCost::Doc.search_cost(10), Units::whole(1));
-    }
 
     #[test]
     fn dates_round_trip_and_reject_impossible_days() {

@@ -35,9 +35,10 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
+use crate::faults::FakeShared;
 use crate::obv_corpus::suppliers;
 pub use crate::obv_corpus::{LONG_DOCUMENT_BYTES, LONG_DOCUMENT_EVERY, ObvCorpus, ObvEntity, ObvSource, normalise};
-use crate::{FakeConfig, FakeHandle, FakeShared, encode_component, parse_date, spawn_router};
+use crate::{FakeConfig, FakeHandle, encode_component, parse_date, registry};
 
 /// Client buckets kept at most; beyond this, buckets that have refilled are dropped.
 pub const MAX_CLIENTS: usize = 10_000;
@@ -50,10 +51,9 @@ pub fn obv_corpus() -> &'static ObvCorpus {
 
 /// Serves the OpenBesluitvorming fake at the root of `listener` (base URL `http://ADDR`).
 pub async fn serve_obv(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    let base_url = format!("http://{}", listener.local_addr()?);
-    let shared = Arc::new(FakeShared::new(config));
-    let router = router(shared.clone(), base_url.clone());
-    spawn_router(PlatformId::Obv, listener, base_url, shared, router)
+    // The registry always holds this fake (a test serves every entry).
+    let entry = registry::entry(PlatformId::Obv).expect("the obv fake is in the registry");
+    entry.serve_alone_on(listener, config).await
 }
 
 /// State of one running OpenBesluitvorming fake.

@@ -28,8 +28,9 @@ use besluitbron_core::PlatformId;
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 
+use crate::faults::FakeShared;
 pub use crate::tk_corpus::{DOCUMENT_COUNT, HISTORICAL_COMMISSIE_COUNT, TkCorpus, ZAAK_COUNT};
-use crate::{FakeConfig, FakeHandle, FakeShared, encode_component, odata, raw_response, spawn_router};
+use crate::{FakeConfig, FakeHandle, encode_component, odata, raw_response, registry};
 
 /// The path the OData service lives under.
 pub const ODATA_PREFIX: &str = "/OData/v4/2.0";
@@ -44,10 +45,9 @@ pub fn tk_corpus() -> &'static TkCorpus {
 
 /// Serves the Tweede Kamer fake on `listener`; the base URL is `http://ADDR/OData/v4/2.0`.
 pub async fn serve_tk(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    let base_url = format!("http://{}{ODATA_PREFIX}", listener.local_addr()?);
-    let shared = Arc::new(FakeShared::new(config));
-    let router = router(shared.clone(), base_url.clone());
-    spawn_router(PlatformId::Tk, listener, base_url, shared, router)
+    // The registry always holds this fake (a test serves every entry).
+    let entry = registry::entry(PlatformId::Tk).expect("the tk fake is in the registry");
+    entry.serve_alone_on(listener, config).await
 }
 
 struct TkState {
