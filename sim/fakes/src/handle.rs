@@ -67,7 +67,8 @@ impl FakeHandle {
         self.shared.requests.load(Ordering::Relaxed)
     }
 
-    /// Requests refused with 429 because the caller's bucket was empty.
+    /// Requests refused with 429: the caller's bucket was empty (OpenBesluitvorming), or
+    /// a rate-limit storm was on ([`FakeConfig::rate_limit_storm`]).
     pub fn rate_limited(&self) -> u64 {
         self.shared.rate_limited.load(Ordering::Relaxed)
     }
@@ -75,6 +76,16 @@ impl FakeHandle {
     /// Requests answered with a deliberate 500 (see [`FakeConfig::fail_every`]).
     pub fn failures_injected(&self) -> u64 {
         self.shared.failures_injected.load(Ordering::Relaxed)
+    }
+
+    /// Requests whose connection was dropped without an answer (see [`FakeConfig::reset_every`]).
+    pub fn connections_reset(&self) -> u64 {
+        self.shared.connections_reset.load(Ordering::Relaxed)
+    }
+
+    /// Requests held on arrival (see [`FakeConfig::stall`]), counted when the hold begins.
+    pub fn stalled(&self) -> u64 {
+        self.shared.stalled.load(Ordering::Relaxed)
     }
 
     /// Units charged to all callers' buckets together (0 for platforms without a limit).
@@ -105,6 +116,22 @@ impl FakeHandle {
     /// Answers every request with a non-JSON 200 (or stops doing so).
     pub fn set_garbage(&self, garbage: bool) {
         self.update(|c| c.garbage = garbage);
+    }
+
+    /// Drops the connection without an answer on every n-th request received from now on,
+    /// counted from the fake's start (`None`: never).
+    pub fn set_reset_every(&self, reset_every: Option<u32>) {
+        self.update(|c| c.reset_every = reset_every);
+    }
+
+    /// Holds every request this long on arrival from now on (`None`: never).
+    pub fn set_stall(&self, stall: Option<Duration>) {
+        self.update(|c| c.stall = stall);
+    }
+
+    /// Answers every request 429 with `Retry-After: 1` (or stops doing so).
+    pub fn set_rate_limit_storm(&self, storm: bool) {
+        self.update(|c| c.rate_limit_storm = storm);
     }
 
     /// Stops serving; connections are refused once the listener task has ended.

@@ -9,12 +9,17 @@
 //! ([`obv::obv_corpus`], [`tk::tk_corpus`]) and compare.
 //!
 //! Invariants:
-//! - Faults are explicit configuration ([`FakeConfig`]): added latency, a 500 on every
-//!   n-th request, or a 200 whose body is not JSON. They can be changed while the fake
-//!   runs through [`FakeHandle`], so a test can make a platform slow or down mid-run.
-//! - Every request is counted; every 429 and every unit charged is counted
-//!   ([`FakeHandle::requests`], [`FakeHandle::rate_limited`], [`FakeHandle::units_charged`]),
-//!   so a test can assert that BesluitBron never made the platform refuse it.
+//! - Faults are explicit configuration ([`FakeConfig`]), all off by default, the same for
+//!   every fake: added latency, a 500 on every n-th request, a 200 whose body is not
+//!   JSON; and the pathological ones — a stall, a connection dropped without an answer on
+//!   every n-th request, a storm of 429s. They can be changed while the fake runs through
+//!   [`FakeHandle`], so a test can make a platform slow or down mid-run. Faults strike by
+//!   count, never at random.
+//! - Every request is counted; every 429, every unit charged and every injected fault is
+//!   counted ([`FakeHandle::requests`], [`FakeHandle::rate_limited`],
+//!   [`FakeHandle::units_charged`], [`FakeHandle::failures_injected`],
+//!   [`FakeHandle::connections_reset`], [`FakeHandle::stalled`]), so a test can assert that
+//!   BesluitBron never made the platform refuse it.
 //! - The fakes only ever bind the address they are given; they never contact anything.
 //!
 //! What this crate does not do: imitate the five other platforms, the PDF page
