@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use besluitbron_fakes::serve_registry_on;
+use besluitbron_fakes::{PlatformFault, serve_registry_on};
 use besluitbron_sim::report::write_admissions;
 use besluitbron_sim::scenario::{load_trace, scenarios_dir_entries};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};
@@ -62,6 +62,15 @@ struct FakesArgs {
     /// Answer HTTP 500 to every N-th request (counted per fake).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     fail_every: Option<u32>,
+    /// Set one fault of one fake; repeatable, applied in order after --latency-ms and
+    /// --fail-every. NAME=VALUE is one of latency-ms=MS, stall-ms=MS (hold each request on
+    /// arrival), fail-every=N (500), reset-every=N (drop the connection without an answer),
+    /// garbage=true|false (a 200 that is not JSON), rate-limit-storm=true|false (429 with
+    /// Retry-After: 1 to everything); 0 turns a count or a stall off. Examples:
+    /// `--fault obv:fail-every=2`, `--fault tk:latency-ms=200`,
+    /// `--fault obv:rate-limit-storm=true`.
+    #[arg(long = "fault", value_name = "PLATFORM:NAME=VALUE")]
+    faults: Vec<PlatformFault>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -156,6 +165,9 @@ fn serve_fakes(args: &FakesArgs) -> Result<ExitCode> {
             handle.update(|c| {
                 c.latency = latency;
                 c.fail_every = args.fail_every;
+                for fault in args.faults.iter().filter(|f| f.platform == handle.platform()) {
+                    fault.setting.apply(c);
+                }
             });
             // One line per platform, flushed at once: scripts wait for these lines.
             writeln!(out, "{} {}", handle.platform(), handle.base_url())?;
