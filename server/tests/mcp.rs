@@ -188,7 +188,7 @@ async fn a_failing_platform_gives_a_clear_tool_error_and_the_other_connector_kee
         text.contains("OpenBesluitvorming") && text.contains("did not answer"),
         "{text}"
     );
-    let current = besluitbron_sim::fakes::tk_corpus()
+    let current = besluitbron_fakes::tk_corpus()
         .set("Commissie")
         .unwrap()
         .0

@@ -1,4 +1,4 @@
-//! The platform clients against the simulator's fake platforms over loopback HTTP.
+//! The platform clients against the fake platforms (`besluitbron-fakes`) over loopback HTTP.
 //!
 //! Every test starts its own fakes on `127.0.0.1:0` (fresh rate-limit buckets and
 //! counters) and compares the clients' answers with the fakes' generated data, computed
@@ -10,10 +10,10 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use besluitbron_core::{PlatformId, Units};
+use besluitbron_fakes::{self as fakes, FakeConfig, FakeHandle, ObvCost, obv_corpus, tk_corpus};
 use besluitbron_server::platforms::http::{HttpConfig, PlatformError, RetryPolicy};
 use besluitbron_server::platforms::obv::{self, EntityType, ObvClient, SearchParams, SortOrder};
 use besluitbron_server::platforms::tk::{Continuation, TkClient, TkSearch};
-use besluitbron_sim::fakes::{self, FakeConfig, FakeHandle, ObvCost, obv_corpus, tk_corpus};
 use serde_json::Value;
 use tokio::net::TcpListener;
 
@@ -537,6 +537,58 @@ async fn a_slow_platform_hits_the_time_out() {
             "gave up at the time-out"
         );
         assert_eq!(fake.requests(), 1, "a time-out is not retried");
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_platform_hits_the_time_out() {
+    let config = HttpConfig {
+        request_timeout_ms: 150,
+        ..test_http()
+    };
+    for fake in both_fakes().await {
+        fake.set_stall(Some(Duration::from_millis(1_500)));
+        match call(&fake, &config).await {
+            Err(PlatformError::Timeout { platform, after_ms }) => {
+                assert_eq!((platform, after_ms), (fake.platform(), 150));
+            }
+            other => panic!("{}: expected Timeout, got {other:?}", fake.platform()),
+        }
+        assert_eq!(fake.stalled(), 1, "a time-out is not retried");
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_connection_is_retried_then_reported_unreachable() {
+    for fake in both_fakes().await {
+        fake.set_reset_every(Some(1));
+        match call(&fake, &test_http()).await {
+            Err(PlatformError::Unreachable { platform, detail }) => {
+                assert_eq!(platform, fake.platform());
+                assert!(detail.contains("connection closed"), "{detail}");
+            }
+            other => panic!("{}: expected Unreachable, got {other:?}", fake.platform()),
+        }
+        assert_eq!(
+            fake.connections_reset(),
+            3,
+            "{}: all three attempts were made",
+            fake.platform()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_rate_limit_storm_is_rate_limited_for_the_storm_retry_after() {
+    for fake in both_fakes().await {
+        fake.set_rate_limit_storm(true);
+        match call(&fake, &test_http()).await {
+            Err(PlatformError::RateLimited { platform, retry_after }) => {
+                assert_eq!((platform, retry_after), (fake.platform(), Duration::from_secs(1)));
+            }
+            other => panic!("{}: expected RateLimited, got {other:?}", fake.platform()),
+        }
+        assert_eq!(fake.rate_limited(), 1, "{}: a 429 is not retried", fake.platform());
     }
 }
 

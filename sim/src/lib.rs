@@ -13,18 +13,19 @@
 //! - [`check`]: invariants asserted after every event.
 //! - [`report`], [`plot`], [`trace`]: what a run prints.
 //! - [`rng`]: one root seed, a sub-seed per component.
-//! - [`fakes`]: fake OpenBesluitvorming and Tweede Kamer servers on loopback, for the
-//!   server's tests and `besluitbron-sim fakes`.
+//!
+//! The fake platforms over real HTTP (wall clock, loopback) are not here: they are the
+//! `besluitbron-fakes` crate, which the binary's `fakes` command serves.
 //!
 //! **Architecture invariant.** A seed and a scenario reproduce a run exactly: nothing
 //! reads the wall clock or an unseeded RNG, hash maps are never iterated for output, and
 //! same-instant events run in the order they were scheduled.
 //!
-//! What this crate will not do: talk to real platforms, sleep, or change the scheduler.
+//! What this library will not do: talk to real platforms, sleep, serve HTTP, or change the
+//! scheduler.
 
 pub mod check;
 pub mod engine;
-pub mod fakes;
 pub mod platform;
 pub mod plot;
 pub mod policy;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use besluitbron_sim::fakes::serve_all_on;
+use besluitbron_fakes::{PlatformFault, serve_registry_on};
 use besluitbron_sim::report::write_admissions;
 use besluitbron_sim::scenario::{load_trace, scenarios_dir_entries};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};
@@ -46,7 +46,8 @@ enum Command {
     /// List the canonical scenarios with their descriptions.
     List,
     /// Serve the fake OpenBesluitvorming and Tweede Kamer on one address until SIGTERM or
-    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake once it accepts connections.
+    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order: obv, tk)
+    /// once it accepts connections.
     Fakes(FakesArgs),
 }
 
@@ -61,6 +62,15 @@ struct FakesArgs {
     /// Answer HTTP 500 to every N-th request (counted per fake).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     fail_every: Option<u32>,
+    /// Set one fault of one fake; repeatable, applied in order after --latency-ms and
+    /// --fail-every. NAME=VALUE is one of latency-ms=MS, stall-ms=MS (hold each request on
+    /// arrival), fail-every=N (500), reset-every=N (drop the connection without an answer),
+    /// garbage=true|false (a 200 that is not JSON), rate-limit-storm=true|false (429 with
+    /// Retry-After: 1 to everything); 0 turns a count or a stall off. Examples:
+    /// `--fault obv:fail-every=2`, `--fault tk:latency-ms=200`,
+    /// `--fault obv:rate-limit-storm=true`.
+    #[arg(long = "fault", value_name = "PLATFORM:NAME=VALUE")]
+    faults: Vec<PlatformFault>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -147,13 +157,17 @@ fn serve_fakes(args: &FakesArgs) -> Result<ExitCode> {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("binding {}", args.listen))?;
-        let handles = serve_all_on(listener).await.context("starting the fakes")?;
+        let fakes = serve_registry_on(listener).await.context("starting the fakes")?;
         let latency = std::time::Duration::from_millis(args.latency_ms);
         let mut out = std::io::stdout().lock();
-        for handle in &handles {
+        // In registry order: obv, then tk.
+        for handle in &fakes {
             handle.update(|c| {
                 c.latency = latency;
                 c.fail_every = args.fail_every;
+                for fault in args.faults.iter().filter(|f| f.platform == handle.platform()) {
+                    fault.setting.apply(c);
+                }
             });
             // One line per platform, flushed at once: scripts wait for these lines.
             writeln!(out, "{} {}", handle.platform(), handle.base_url())?;

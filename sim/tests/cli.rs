@@ -1,7 +1,7 @@
 //! The command line end to end: replay honours the JSON Lines formats exactly, a broken
 //! invariant exits non-zero with the seed and the replay command, `list` names the
-//! scenarios, `--trace` prints one line per event, and `fakes` prints its base URLs and
-//! answers HTTP on them.
+//! scenarios, `--trace` prints one line per event, and `fakes` prints its base URLs,
+//! answers HTTP on them and applies `--fault` to the platform it names.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -181,10 +181,12 @@ fn http_get(host_port: &str, path: &str) -> (String, String) {
     (status, body.to_owned())
 }
 
-#[test]
-fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
+/// Starts `besluitbron-sim fakes --listen 127.0.0.1:0` with `extra` flags and returns it
+/// with the two lines it printed.
+fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
     let child = bin()
-        .args(["fakes", "--listen", "127.0.0.1:0", "--latency-ms", "1"])
+        .args(["fakes", "--listen", "127.0.0.1:0"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -209,6 +211,18 @@ fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
             .expect("fakes printed a line in time");
         lines.push(line.expect("fakes kept stdout open"));
     }
+    (child, lines)
+}
+
+/// The `host:port` of the fakes' printed obv line (`obv http://HOST:PORT/obv`).
+fn fakes_host_port(lines: &[String]) -> String {
+    let url = lines[0].strip_prefix("obv http://").expect("the obv line first");
+    url.split_once('/').expect("a path").0.to_owned()
+}
+
+#[test]
+fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
+    let (mut child, lines) = start_fakes(&["--latency-ms", "1"]);
     let parsed: Vec<(&str, &str)> = lines.iter().map(|l| l.split_once(' ').unwrap()).collect();
     assert_eq!(parsed[0].0, "obv", "{lines:?}");
     assert_eq!(parsed[1].0, "tk", "{lines:?}");
@@ -225,7 +239,7 @@ fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     let sources: serde_json::Value = serde_json::from_str(&body).unwrap();
     let count = sources["sources"].as_array().map_or(0, Vec::len);
-    assert_eq!(count, besluitbron_sim::fakes::obv_corpus().sources().len());
+    assert_eq!(count, besluitbron_fakes::obv_corpus().sources().len());
     assert!(count > 0);
 
     let (status, _) = http_get(host_port, "/tk/OData/v4/2.0/Fractie");
@@ -244,6 +258,59 @@ fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
     }
     let exit = exit.expect("fakes stopped within 5 s of SIGTERM");
     assert!(exit.success(), "{exit:?}");
+}
+
+#[test]
+fn fakes_apply_fault_flags_to_the_platform_they_name() {
+    let (_child, lines) = start_fakes(&[
+        "--fault",
+        "obv:rate-limit-storm=true",
+        "--fault",
+        "tk:fail-every=1",
+        "--fault",
+        "tk:latency-ms=1",
+    ]);
+    let host_port = fakes_host_port(&lines);
+
+    let (status, body) = http_get(&host_port, "/obv/api/sources");
+    assert!(status.starts_with("HTTP/1.1 429"), "{status}");
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["retry_after_seconds"], 1, "{body}");
+
+    let (status, _) = http_get(&host_port, "/tk/OData/v4/2.0/Fractie");
+    assert!(status.starts_with("HTTP/1.1 500"), "{status}");
+}
+
+#[test]
+fn fakes_apply_a_later_fault_over_an_earlier_flag_for_its_platform_only() {
+    let (_child, lines) = start_fakes(&["--fail-every", "1", "--fault", "obv:fail-every=0"]);
+    let host_port = fakes_host_port(&lines);
+    let (status, _) = http_get(&host_port, "/obv/api/sources");
+    assert!(
+        status.starts_with("HTTP/1.1 200"),
+        "obv's --fault turned it off: {status}"
+    );
+    let (status, _) = http_get(&host_port, "/tk/OData/v4/2.0/Fractie");
+    assert!(status.starts_with("HTTP/1.1 500"), "tk keeps --fail-every: {status}");
+}
+
+#[test]
+fn fakes_refuse_a_fault_they_cannot_parse_with_usage_exit_code_2() {
+    for (fault, says) in [
+        ("obv:fail-every=x", "whole number"),
+        ("obv:slow=1", "unknown fault `slow`"),
+        ("ori:garbage=true", "no fake for `ori`"),
+        ("garbage=true", "PLATFORM:NAME=VALUE"),
+    ] {
+        let out = bin()
+            .args(["fakes", "--listen", "127.0.0.1:0", "--fault", fault])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{fault}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{fault}: {stderr}");
+        assert!(out.stdout.is_empty(), "{fault}: nothing served");
+    }
 }
 
 #[test]

@@ -8,24 +8,27 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use besluitbron_core::PlatformId;
+use besluitbron_fakes::{FakeHandle, serve_registry_on};
 use besluitbron_server::app::App;
 use besluitbron_server::config::Config;
-use besluitbron_sim::fakes::{FakeHandle, serve_all_on};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-/// The fake platforms.
+/// The fake platforms: every fake of the registry on one listener, with the two the
+/// tests talk to by name.
 pub struct Fakes {
     pub obv: FakeHandle,
     pub tk: FakeHandle,
+    pub all: besluitbron_fakes::Fakes,
 }
 
 pub async fn fakes() -> Fakes {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind fakes");
-    let mut handles = serve_all_on(listener).await.expect("serve fakes");
-    let tk = handles.pop().expect("tk fake");
-    let obv = handles.pop().expect("obv fake");
-    Fakes { obv, tk }
+    let all = serve_registry_on(listener).await.expect("serve fakes");
+    let obv = all.get(PlatformId::Obv).expect("obv fake").clone();
+    let tk = all.get(PlatformId::Tk).expect("tk fake").clone();
+    Fakes { obv, tk, all }
 }
 
 /// A configuration pointing at the fakes, with a fresh data directory.
@@ -33,9 +36,9 @@ pub fn config(fakes: &Fakes, data_dir: &std::path::Path) -> Config {
     let mut c = Config::load(None, Vec::new()).expect("defaults");
     c.data_dir = data_dir.to_path_buf();
     c.status_refresh_secs = 0;
-    for (id, url) in [("obv", fakes.obv.base_url()), ("tk", fakes.tk.base_url())] {
-        let p = c.platforms.get_mut(id).expect("platform");
-        p.base_url = url.to_owned();
+    for (id, url) in fakes.all.base_urls() {
+        let p = c.platforms.get_mut(id.as_str()).expect("platform");
+        p.base_url = url;
         p.timeout_ms = 10_000;
         p.attempts = 2;
     }

@@ -7,9 +7,11 @@
 //!   `RateLimit-Remaining` (floor of the tokens left) and `RateLimit-Reset` (seconds
 //!   until the bucket is full).
 //! - A request is charged before it is answered: a search costs
-//!   [`ObvCost::search_cost`](super::ObvCost::search_cost) of its (capped) limit, every
+//!   [`ObvCost::search_cost`](crate::ObvCost::search_cost) of its (capped) limit, every
 //!   other call 1 unit. Over the limit the answer is 429 with `Retry-After` ≥ 1 and the
-//!   documented JSON body (which has no `code` field), and nothing is charged.
+//!   documented JSON body (which has no `code` field), and nothing is charged. A
+//!   rate-limit storm ([`FakeConfig::rate_limit_storm`](crate::FakeConfig::rate_limit_storm))
+//!   answers the same 429 with `Retry-After: 1` before the bucket is consulted.
 //! - Buckets are kept per client: the rightmost `X-Forwarded-For` entry, else the peer's
 //!   IP address. At most [`MAX_CLIENTS`] buckets are kept; full buckets are forgotten first.
 //! - Invalid parameters give 400 with `{code, error}`; they are never silently ignored.
@@ -35,9 +37,10 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
-use super::obv_corpus::suppliers;
-pub use super::obv_corpus::{LONG_DOCUMENT_BYTES, LONG_DOCUMENT_EVERY, ObvCorpus, ObvEntity, ObvSource, normalise};
-use super::{FakeConfig, FakeHandle, FakeShared, encode_component, parse_date, spawn_router};
+use crate::faults::{self, FakeShared, FaultReplies, Faults, STORM_RETRY_AFTER_S};
+use crate::obv_corpus::suppliers;
+pub use crate::obv_corpus::{LONG_DOCUMENT_BYTES, LONG_DOCUMENT_EVERY, ObvCorpus, ObvEntity, ObvSource, normalise};
+use crate::{FakeConfig, FakeHandle, encode_component, parse_date, registry};
 
 /// Client buckets kept at most; beyond this, buckets that have refilled are dropped.
 pub const MAX_CLIENTS: usize = 10_000;
@@ -50,10 +53,9 @@ pub fn obv_corpus() -> &'static ObvCorpus {
 
 /// Serves the OpenBesluitvorming fake at the root of `listener` (base URL `http://ADDR`).
 pub async fn serve_obv(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    let base_url = format!("http://{}", listener.local_addr()?);
-    let shared = Arc::new(FakeShared::new(config));
-    let router = router(shared.clone(), base_url.clone());
-    spawn_router(PlatformId::Obv, listener, base_url, shared, router)
+    // The registry always holds this fake (a test serves every entry).
+    let entry = registry::entry(PlatformId::Obv).expect("the obv fake is in the registry");
+    entry.serve_alone_on(listener, config).await
 }
 
 /// State of one running OpenBesluitvorming fake.
@@ -72,6 +74,7 @@ struct Bucket {
 
 /// The OpenBesluitvorming routes, to be served at the root or nested under a prefix.
 pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
+    let faults = Faults::new(shared.clone(), &REPLIES);
     let state = Arc::new(ObvState {
         shared,
         base_url,
@@ -83,9 +86,45 @@ pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
         .route("/api/sources", get(sources))
         .route("/api/status", get(status))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "not_found", "Deze route bestaat niet.") })
-        .layer(middleware::from_fn_with_state(state.clone(), faults))
+        .layer(middleware::from_fn_with_state(faults.clone(), faults::on_accepted))
         .layer(middleware::from_fn_with_state(state.clone(), rate_limit))
+        .layer(middleware::from_fn_with_state(faults, faults::on_arrival))
         .with_state(state)
+}
+
+/// OpenBesluitvorming's words for the faults of `faults.rs`.
+static REPLIES: FaultReplies = FaultReplies {
+    failure: r#"{"code":"search_failed","error":"Zoeken is mislukt.","request_id":"fake-0001"}"#,
+    storm: storm_reply,
+};
+
+/// A storm's 429: the platform's own 429, with `RateLimit-*` headers claiming an empty
+/// bucket that is worth asking again after the storm's `Retry-After` (the caller's real
+/// bucket is neither read nor charged).
+fn storm_reply(config: &FakeConfig) -> Response<Body> {
+    let per_min = config.rate_limit_per_min.max(1);
+    let mut response = too_many_requests(per_min, STORM_RETRY_AFTER_S);
+    let headers = response.headers_mut();
+    headers.insert("ratelimit-limit", HeaderValue::from(per_min));
+    headers.insert("ratelimit-remaining", HeaderValue::from(0u32));
+    headers.insert("ratelimit-reset", HeaderValue::from(STORM_RETRY_AFTER_S));
+    response
+}
+
+/// The platform's 429: `Retry-After` and the documented JSON body (no `code` field).
+fn too_many_requests(per_min: u32, retry_after_s: u64) -> Response<Body> {
+    let body = json!({
+        "error": "Te veel verzoeken. Wacht even en probeer het opnieuw.",
+        "limit_per_minute": per_min,
+        "retry_after_seconds": retry_after_s,
+        "hint": "Zoekopdrachten kosten meer naarmate limit hoger is; limit=100 kost 5.",
+        "documentation": "https://openbesluitvorming.nl/API.md#rate-limit",
+    });
+    let mut response = json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+    response
+        .headers_mut()
+        .insert("retry-after", HeaderValue::from(retry_after_s));
+    response
 }
 
 /// A JSON error body `{code, error}` with its status.
@@ -94,21 +133,12 @@ fn error(status: StatusCode, code: &str, message: &str) -> Response<Body> {
 }
 
 fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
-    super::raw_response(status, "application/json", value.to_string())
+    crate::raw_response(status, "application/json", value.to_string())
 }
 
-/// Latency, deliberate 500s and garbage (inner layer: runs after the rate limit).
-async fn faults(State(state): State<Arc<ObvState>>, request: Request, next: Next) -> Response<Body> {
-    let failure = r#"{"code":"search_failed","error":"Zoeken is mislukt.","request_id":"fake-0001"}"#;
-    match state.shared.faults(failure).await {
-        Some(response) => response,
-        None => next.run(request).await,
-    }
-}
-
-/// The weighted token bucket (outer layer).
+/// The weighted token bucket (between the two fault layers: faults of arrival come
+/// before it, the faults of an answer after it).
 async fn rate_limit(State(state): State<Arc<ObvState>>, request: Request, next: Next) -> Response<Body> {
-    state.shared.count_request();
     let path = request.uri().path().to_owned();
     if !path.starts_with("/api/") || path.starts_with("/api/admin/") {
         return next.run(request).await;
@@ -152,16 +182,7 @@ async fn rate_limit(State(state): State<Arc<ObvState>>, request: Request, next: 
     } else {
         state.shared.count_rate_limited();
         let retry_after_s = (((cost_f - tokens_after) / refill_per_s).ceil() as u64).max(1);
-        let body = json!({
-            "error": "Te veel verzoeken. Wacht even en probeer het opnieuw.",
-            "limit_per_minute": per_min,
-            "retry_after_seconds": retry_after_s,
-            "hint": "Zoekopdrachten kosten meer naarmate limit hoger is; limit=100 kost 5.",
-            "documentation": "https://openbesluitvorming.nl/API.md#rate-limit",
-        });
-        let mut r = json_response(StatusCode::TOO_MANY_REQUESTS, &body);
-        r.headers_mut().insert("retry-after", HeaderValue::from(retry_after_s));
-        r
+        too_many_requests(per_min, retry_after_s)
     };
     let headers = response.headers_mut();
     headers.insert("ratelimit-limit", HeaderValue::from(per_min));

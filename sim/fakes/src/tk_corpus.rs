@@ -10,8 +10,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::odata::{FieldType, Schema};
-use super::{civil_from_days, days_from_civil, mix64, pick};
+use crate::odata::{FieldType, Schema};
+use crate::{civil_from_days, days_from_civil, mix64, pick};
 
 /// Fields of `Document`.
 pub const DOCUMENT_SCHEMA: Schema = &[

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{civil_from_days, days_from_civil, pick};
+use crate::{civil_from_days, days_from_civil, pick};
 
 /// Twelve provinces, as the real source list has them.
 const PROVINCES: [&str; 12] = [

@@ -20,16 +20,17 @@ use std::sync::{Arc, OnceLock};
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{Response, StatusCode};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::routing::get;
 use besluitbron_core::PlatformId;
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 
-pub use super::tk_corpus::{DOCUMENT_COUNT, HISTORICAL_COMMISSIE_COUNT, TkCorpus, ZAAK_COUNT};
-use super::{FakeConfig, FakeHandle, FakeShared, encode_component, odata, raw_response, spawn_router};
+use crate::faults::{self, FakeShared, FaultReplies, Faults};
+pub use crate::tk_corpus::{DOCUMENT_COUNT, HISTORICAL_COMMISSIE_COUNT, TkCorpus, ZAAK_COUNT};
+use crate::{FakeConfig, FakeHandle, encode_component, odata, raw_response, registry};
 
 /// The path the OData service lives under.
 pub const ODATA_PREFIX: &str = "/OData/v4/2.0";
@@ -44,21 +45,20 @@ pub fn tk_corpus() -> &'static TkCorpus {
 
 /// Serves the Tweede Kamer fake on `listener`; the base URL is `http://ADDR/OData/v4/2.0`.
 pub async fn serve_tk(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    let base_url = format!("http://{}{ODATA_PREFIX}", listener.local_addr()?);
-    let shared = Arc::new(FakeShared::new(config));
-    let router = router(shared.clone(), base_url.clone());
-    spawn_router(PlatformId::Tk, listener, base_url, shared, router)
+    // The registry always holds this fake (a test serves every entry).
+    let entry = registry::entry(PlatformId::Tk).expect("the tk fake is in the registry");
+    entry.serve_alone_on(listener, config).await
 }
 
 struct TkState {
-    shared: Arc<FakeShared>,
     /// Absolute URL of the OData root, used in `@odata.nextLink` and `@odata.context`.
     base_url: String,
 }
 
 /// The Tweede Kamer routes, to be served at the root or nested under a prefix.
 pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
-    let state = Arc::new(TkState { shared, base_url });
+    let faults = Faults::new(shared, &REPLIES);
+    let state = Arc::new(TkState { base_url });
     Router::new()
         .route(&format!("{ODATA_PREFIX}/{{segment}}"), get(collection_or_record))
         .route(&format!("{ODATA_PREFIX}/{{segment}}/resource"), get(resource))
@@ -68,18 +68,17 @@ pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
                 "No HTTP resource was found that matches the request URI.",
             )
         })
-        .layer(middleware::from_fn_with_state(state.clone(), faults))
+        .layer(middleware::from_fn_with_state(faults.clone(), faults::on_accepted))
+        .layer(middleware::from_fn_with_state(faults, faults::on_arrival))
         .with_state(state)
 }
 
-async fn faults(State(state): State<Arc<TkState>>, request: Request, next: Next) -> Response<Body> {
-    state.shared.count_request();
-    let failure = r#"{"error":{"code":"","message":"An error has occurred."}}"#;
-    match state.shared.faults(failure).await {
-        Some(response) => response,
-        None => next.run(request).await,
-    }
-}
+/// The Tweede Kamer's words for the faults of `faults.rs` (the platform publishes no
+/// rate limit; a storm's 429 is worded as its other OData errors).
+static REPLIES: FaultReplies = FaultReplies {
+    failure: r#"{"error":{"code":"","message":"An error has occurred."}}"#,
+    storm: |_| odata_error(StatusCode::TOO_MANY_REQUESTS, "Too many requests; try again later."),
+};
 
 /// An OData error body with its status.
 fn odata_error(status: StatusCode, message: &str) -> Response<Body> {

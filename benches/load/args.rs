@@ -1,0 +1,71 @@
+//! The flags of `besluitbron-load`, and the measured request they choose.
+//!
+//! Invariants: every flag is checked before any server starts, except `--rate`, which is
+//! checked once the servers answer (as it always was).
+//!
+//! What this module does not do: start or drive anything.
+
+use anyhow::bail;
+use clap::Parser;
+
+use crate::call::{Call, PROTOCOL_VERSION, STATELESS_VERSION};
+
+/// Flags.
+#[derive(Parser, Debug)]
+#[command(
+    name = "besluitbron-load",
+    about = "Cached tools/call load against a bare axum JSON echo"
+)]
+pub(crate) struct Args {
+    /// Measured seconds per server.
+    #[arg(long, default_value_t = 10)]
+    pub(crate) seconds: u64,
+    /// Unrecorded seconds per server before the measurement.
+    #[arg(long, default_value_t = 2)]
+    pub(crate) warmup_seconds: u64,
+    /// Concurrent clients (one MCP session and one connection each).
+    #[arg(long, default_value_t = 64)]
+    pub(crate) clients: usize,
+    /// The cached call: `sources` (obv_sources, a 45 KB answer), `search` (obv_search for
+    /// one word with limit 10, a few KB) or `list` (tools/list: the MCP stack alone).
+    #[arg(long, default_value = "sources")]
+    pub(crate) call: String,
+    /// `2025-06-18` (one session per client, answers as SSE) or `2026-07-28` (stateless:
+    /// no session, protocol metadata on every request, plain JSON answers).
+    #[arg(long, default_value = PROTOCOL_VERSION)]
+    pub(crate) protocol: String,
+    /// Open loop: all clients together send this many requests per second on a fixed
+    /// schedule, and latency counts from each request's scheduled time (so a client that
+    /// falls behind is charged for it). Without it, each client sends its next request
+    /// as soon as the previous answer is in (closed loop, the throughput measurement).
+    #[arg(long)]
+    pub(crate) rate: Option<f64>,
+    /// Drive only this server (`echo`, `rmcp` or `besluitbron`) and report how many
+    /// requests it answered in all, warm-up included: for profiling one server, e.g. under
+    /// callgrind, where the instructions of two runs of different lengths, divided by the
+    /// difference in requests, give the cost of one request without the start-up.
+    #[arg(long, value_parser = ["echo", "rmcp", "besluitbron"])]
+    pub(crate) only: Option<String>,
+}
+
+impl Args {
+    /// The measured request `--call` and `--protocol` name.
+    pub(crate) fn measured_call(&self) -> anyhow::Result<Call> {
+        let (tool, arguments) = match self.call.as_str() {
+            "sources" => (Some("obv_sources"), "{}"),
+            "search" => (Some("obv_search"), r#"{"query":"begroting","limit":10}"#),
+            "list" => (None, ""),
+            other => bail!("--call must be sources, search or list, not {other}"),
+        };
+        let stateless = match self.protocol.as_str() {
+            PROTOCOL_VERSION => false,
+            STATELESS_VERSION => true,
+            other => bail!("--protocol must be {PROTOCOL_VERSION} or {STATELESS_VERSION}, not {other}"),
+        };
+        Ok(Call {
+            tool,
+            arguments,
+            stateless,
+        })
+    }
+}

@@ -1,0 +1,161 @@
+//! The client side: one keep-alive HTTP/1.1 connection per client ([`Conn`], hyper's
+//! connection API), and the client it serves ([`Target`]: a connection, an MCP address and
+//! the session, if any).
+//!
+//! Invariants: a client keeps its one connection for the whole run (across turns); a
+//! connection carries one request at a time.
+//!
+//! What this module does not do: measure (see `drive.rs`) or parse answers beyond the
+//! session id and the cheap check of `call.rs`.
+
+use std::net::SocketAddr;
+
+use anyhow::{Context, bail};
+use axum::body::Bytes;
+use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+
+use crate::call::{Asks, PROTOCOL_VERSION, STATELESS_VERSION, answer_ok, call};
+
+/// One keep-alive HTTP/1.1 connection, driven through hyper's connection API. The load
+/// generator shares the cores with the servers it measures, so it does as little as it can
+/// per request: no URL parsing, no pool, headers built from constants.
+pub(crate) struct Conn {
+    send: http1::SendRequest<Full<Bytes>>,
+    host: HeaderValue,
+}
+
+impl Conn {
+    pub(crate) async fn open(addr: SocketAddr) -> anyhow::Result<Conn> {
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .with_context(|| format!("connect to {addr}"))?;
+        tcp.set_nodelay(true)?;
+        let (send, connection) = http1::handshake(TokioIo::new(tcp))
+            .await
+            .context("HTTP/1.1 handshake")?;
+        tokio::spawn(async move {
+            // Ends when the server closes the connection; a request on it then fails.
+            let _ = connection.await;
+        });
+        Ok(Conn {
+            send,
+            host: HeaderValue::from_str(&addr.to_string())?,
+        })
+    }
+
+    /// POSTs `body` to `path` with the MCP headers once the connection is free; the
+    /// status, the headers and the whole body.
+    pub(crate) async fn post(
+        &mut self,
+        path: &str,
+        session: Option<&str>,
+        asks: Asks,
+        body: Vec<u8>,
+    ) -> anyhow::Result<(StatusCode, HeaderMap, Bytes)> {
+        let call = call();
+        let version = if call.stateless {
+            STATELESS_VERSION
+        } else {
+            PROTOCOL_VERSION
+        };
+        let mut req = Request::post(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .header("mcp-protocol-version", version);
+        if call.stateless {
+            req = match asks {
+                Asks::List => req.header("mcp-method", "tools/list"),
+                Asks::Call(tool) => req.header("mcp-method", "tools/call").header("mcp-name", tool),
+                Asks::Handshake => req,
+            };
+        }
+        if let Some(id) = session {
+            req = req.header("mcp-session-id", id);
+        }
+        let request = req
+            .header(header::HOST, self.host.clone())
+            .body(Full::new(Bytes::from(body)))?;
+        self.send.ready().await.context("connection closed")?;
+        let (parts, body) = self.send.send_request(request).await?.into_parts();
+        let body = body.collect().await?.to_bytes();
+        Ok((parts.status, parts.headers, body))
+    }
+}
+
+/// Where one client sends its requests.
+pub(crate) struct Target {
+    pub(crate) conn: Conn,
+    pub(crate) path: &'static str,
+    pub(crate) session: Option<String>,
+}
+
+impl Target {
+    /// Sends `body` once, outside any measurement: the answer must be a 200 with a
+    /// JSON-RPC result that is not a tool error (`what` names the server in the error).
+    pub(crate) async fn answer_once(&mut self, what: &str, body: Vec<u8>) -> anyhow::Result<Bytes> {
+        let (status, _, answer) = self
+            .conn
+            .post(self.path, self.session.as_deref(), call().asks(), body)
+            .await?;
+        if status != StatusCode::OK || !answer_ok(&answer) {
+            bail!(
+                "{what}: {status} {}",
+                String::from_utf8_lossy(&answer[..answer.len().min(300)])
+            );
+        }
+        Ok(answer)
+    }
+
+    /// A client of the MCP address `path`: its own connection, and an MCP session unless
+    /// the run is stateless.
+    pub(crate) async fn mcp(addr: SocketAddr, path: &'static str) -> anyhow::Result<Target> {
+        let conn = Conn::open(addr).await?;
+        if call().stateless {
+            return Ok(Target {
+                conn,
+                path,
+                session: None,
+            });
+        }
+        Target::open_session(conn, path).await
+    }
+
+    /// The legacy handshake: `initialize`, the session id, `notifications/initialized`.
+    async fn open_session(mut conn: Conn, path: &'static str) -> anyhow::Result<Target> {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+            "clientInfo": {"name": "besluitbron-load", "version": "1"}}});
+        let (status, headers, body) = conn
+            .post(path, None, Asks::Handshake, init.to_string().into_bytes())
+            .await?;
+        let id = headers
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let Some(id) = id.filter(|_| status.is_success()) else {
+            bail!(
+                "initialize: {status} without a session id: {}",
+                String::from_utf8_lossy(&body)
+            );
+        };
+        let notified = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let (status, _, body) = conn
+            .post(path, Some(&id), Asks::Handshake, notified.to_string().into_bytes())
+            .await?;
+        if !status.is_success() {
+            bail!(
+                "notifications/initialized: {status}: {}",
+                String::from_utf8_lossy(&body)
+            );
+        }
+        Ok(Target {
+            conn,
+            path,
+            session: Some(id),
+        })
+    }
+}

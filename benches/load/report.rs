@@ -1,0 +1,146 @@
+//! What a run prints: the table of the three servers, the throughput ratios against the
+//! targets, the machine's own stalls, load average and peak memory; or one line for
+//! `--only`.
+//!
+//! Invariants: a missed target is reported, never an error (this is a measurement, not a
+//! test); the output is unchanged from the single-file bench.
+//!
+//! What this module does not do: decide whether the run failed (see `main.rs`).
+
+use crate::args::Args;
+use crate::drive::Measured;
+
+/// The target from the issue: the cached tool call keeps at least this share of the bare
+/// baseline's throughput.
+pub(crate) const TARGET_RATIO: f64 = 0.40;
+/// The target from the issue: p99 of a cached tool call under this many microseconds.
+pub(crate) const TARGET_P99_US: u64 = 5_000;
+
+/// `/proc/loadavg`'s three averages, or a note that there is none.
+pub(crate) fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// Peak resident memory of this process (`VmHWM`), if the platform reports it.
+fn peak_rss() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:").map(|v| v.trim().to_owned()))
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+fn ms(us: u64) -> String {
+    format!("{:.2} ms", us as f64 / 1000.0)
+}
+
+pub(crate) fn print_report(
+    args: &Args,
+    answer_bytes: usize,
+    [baseline, sdk, mcp]: [&Measured; 3],
+    load_before: &str,
+    load_after: &str,
+) {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "besluitbron-load: {} clients, protocol {}, {} s warm-up then {} measured 1 s turns per server (taken in \
+         rotation), answer {answer_bytes} bytes, {cores} cores shared by clients and servers",
+        args.clients, args.protocol, args.warmup_seconds, args.seconds
+    );
+    println!();
+    println!("| server | requests/s | p50 | p99 | max | failed |");
+    println!("|---|---|---|---|---|---|");
+    let mcp_name = match args.call.as_str() {
+        "search" => "BesluitBron `tools/call obv_search` (buffer hit)".to_owned(),
+        "list" => "BesluitBron `tools/list` (no tool work)".to_owned(),
+        _ => "BesluitBron `tools/call obv_sources` (buffer hit)".to_owned(),
+    };
+    let sdk_name = if args.call == "list" {
+        "rmcp alone: the same tool list, no BesluitBron"
+    } else {
+        "rmcp alone: a clone of the same result, no BesluitBron"
+    };
+    for (name, m) in [
+        ("bare axum JSON echo", baseline),
+        (sdk_name, sdk),
+        (mcp_name.as_str(), mcp),
+    ] {
+        let h = &m.latency_us;
+        println!(
+            "| {name} | {:.0} | {} | {} | {} | {} |",
+            m.per_sec(),
+            ms(h.value_at_quantile(0.50)),
+            ms(h.value_at_quantile(0.99)),
+            ms(h.max()),
+            m.errors
+        );
+    }
+    println!();
+    let share = |part: &Measured, of: &Measured| {
+        if of.per_sec() > 0.0 {
+            part.per_sec() / of.per_sec()
+        } else {
+            0.0
+        }
+    };
+    let ratio = share(mcp, baseline);
+    let p99 = mcp.latency_us.value_at_quantile(0.99);
+    let verdict = |met: bool| if met { "met" } else { "missed" };
+    match args.rate {
+        None => println!(
+            "throughput ratio: {:.1} % of the baseline (target >= {:.0} %: {})",
+            ratio * 100.0,
+            TARGET_RATIO * 100.0,
+            verdict(ratio >= TARGET_RATIO)
+        ),
+        Some(rate) => println!(
+            "open loop at {rate:.0} requests/s offered to each server (throughput is the offered rate when both keep up)"
+        ),
+    }
+    if args.rate.is_none() {
+        println!(
+            "rmcp alone: {:.1} % of the baseline; BesluitBron: {:.1} % of rmcp alone",
+            share(sdk, baseline) * 100.0,
+            share(mcp, sdk) * 100.0
+        );
+    }
+    println!(
+        "MCP p99: {} (target < {}: {})",
+        ms(p99),
+        ms(TARGET_P99_US),
+        verdict(p99 < TARGET_P99_US)
+    );
+    for (name, m) in [("echo", baseline), ("rmcp-alone", sdk), ("MCP", mcp)] {
+        let h = &m.oversleep_us;
+        let over = |ms: u64| h.count_between(ms * 1000, u64::MAX);
+        println!(
+            "machine during the {name} run: a 1 ms sleep overslept > 2 ms {} times, > 5 ms {} times, worst {}",
+            over(2),
+            over(5),
+            self::ms(h.max())
+        );
+    }
+    println!(
+        "load average before: {load_before}; after: {load_after}; peak RSS: {}",
+        peak_rss()
+    );
+}
+
+/// The one line of a `--only` run: the one server's figures and how many requests it
+/// answered in all, warm-up included.
+pub(crate) fn print_only(only: &str, m: &Measured) {
+    let h = &m.latency_us;
+    println!(
+        "{only} alone: {:.0} requests/s measured, p50 {}, p99 {}; {} requests answered in all (warm-up included), {} failed",
+        m.per_sec(),
+        ms(h.value_at_quantile(0.50)),
+        ms(h.value_at_quantile(0.99)),
+        m.answered,
+        m.errors
+    );
+}

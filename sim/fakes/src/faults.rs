@@ -1,0 +1,186 @@
+//! The state a running fake shares with its [`FakeHandle`](crate::FakeHandle): its
+//! configuration, its counters, and the faults applied from that configuration.
+//!
+//! Every fake's router runs two layers from here around its own routes:
+//! - [`on_arrival`] (outermost): counts the request, then the pathological faults that
+//!   strike before the platform looks at the request at all — [`FakeConfig::stall`],
+//!   [`FakeConfig::reset_every`], [`FakeConfig::rate_limit_storm`], in that order;
+//! - [`on_accepted`] (innermost, after the platform's own rate limit if it has one): the
+//!   ordinary faults of an answer — [`FakeConfig::latency`], [`FakeConfig::fail_every`],
+//!   [`FakeConfig::garbage`], in that order.
+//!
+//! Invariants:
+//! - Every fault is applied here, for every fake alike; a fake supplies only its own
+//!   error bodies ([`FaultReplies`]).
+//! - A fault that strikes on arrival charges nothing: OpenBesluitvorming's bucket never
+//!   sees a stalled-then-reset, reset or storm-refused request.
+//! - Counters only ever go up, and each counts one kind of event once.
+//! - Which request a counted fault strikes depends only on its position in the count, so
+//!   a test knows in advance which requests fail.
+//!
+//! What this module does not do: rate-limit (OpenBesluitvorming's bucket lives in
+//! `obv.rs`), close the connection itself (it marks the answer, `serve.rs` drops the
+//! connection), or draw faults at random.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{Response, StatusCode};
+use axum::middleware::Next;
+use besluitbron_core::Units;
+
+use crate::serve::dropped_connection;
+use crate::{FakeConfig, raw_response};
+
+/// The `Retry-After` of a rate-limit storm's 429s, in seconds.
+pub(crate) const STORM_RETRY_AFTER_S: u64 = 1;
+
+/// How one fake words the answers its faults give, in its platform's own error shapes.
+#[derive(Debug)]
+pub(crate) struct FaultReplies {
+    /// The JSON body of a deliberate 500.
+    pub(crate) failure: &'static str,
+    /// A storm's 429 (body and headers; `Retry-After` is set by the caller) under the
+    /// fake's current configuration.
+    pub(crate) storm: fn(&FakeConfig) -> Response<Body>,
+}
+
+/// State shared between a running fake and its [`FakeHandle`](crate::FakeHandle).
+#[derive(Debug, Default)]
+pub(crate) struct FakeShared {
+    config: Mutex<FakeConfig>,
+    pub(crate) requests: AtomicU64,
+    passed: AtomicU64,
+    pub(crate) rate_limited: AtomicU64,
+    pub(crate) failures_injected: AtomicU64,
+    pub(crate) units_charged_milli: AtomicU64,
+    pub(crate) connections_reset: AtomicU64,
+    pub(crate) stalled: AtomicU64,
+}
+
+impl FakeShared {
+    pub(crate) fn new(config: FakeConfig) -> FakeShared {
+        FakeShared {
+            config: Mutex::new(config),
+            ..FakeShared::default()
+        }
+    }
+
+    pub(crate) fn config(&self) -> MutexGuard<'_, FakeConfig> {
+        // A panic while holding this lock can only come from a bug in a test closure;
+        // the configuration itself is always valid, so recover it.
+        self.config.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn count_rate_limited(&self) {
+        self.rate_limited.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn charge(&self, cost: Units) {
+        self.units_charged_milli.fetch_add(cost.as_milli(), Ordering::Relaxed);
+    }
+
+    /// Counts a request as it arrives and applies the faults that strike before the
+    /// platform looks at it: `Some(response)` replaces everything the platform would do
+    /// (a [`dropped_connection`] marker, or a storm's 429).
+    pub(crate) async fn faults_on_arrival(&self, replies: &FaultReplies) -> Option<Response<Body>> {
+        let n = self.requests.fetch_add(1, Ordering::Relaxed) + 1;
+        // The request sees the configuration of its arrival, even if it changes during a stall.
+        let config = self.config().clone();
+        if let Some(stall) = config.stall.filter(|s| !s.is_zero()) {
+            self.stalled.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(stall).await;
+        }
+        if every_nth(n, config.reset_every) {
+            self.connections_reset.fetch_add(1, Ordering::Relaxed);
+            return Some(dropped_connection());
+        }
+        if !config.rate_limit_storm {
+            return None;
+        }
+        let mut refusal = (replies.storm)(&config);
+        self.count_rate_limited();
+        refusal.headers_mut().insert("retry-after", STORM_RETRY_AFTER_S.into());
+        Some(refusal)
+    }
+
+    /// Applies latency and the ordinary faults to a request the platform accepted (for
+    /// OpenBesluitvorming: one that passed the rate limit): `Some(response)` replaces the
+    /// real answer.
+    pub(crate) async fn faults(&self, replies: &FaultReplies) -> Option<Response<Body>> {
+        let n = self.passed.fetch_add(1, Ordering::Relaxed) + 1;
+        let (latency, fail_every, garbage) = {
+            let c = self.config();
+            (c.latency, c.fail_every, c.garbage)
+        };
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        if every_nth(n, fail_every) {
+            self.failures_injected.fetch_add(1, Ordering::Relaxed);
+            return Some(raw_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "application/json",
+                replies.failure,
+            ));
+        }
+        if garbage {
+            return Some(raw_response(
+                StatusCode::OK,
+                "text/html; charset=utf-8",
+                "<html><body>BesluitBron fake platform: this is not JSON</body></html>",
+            ));
+        }
+        None
+    }
+}
+
+/// Whether the `n`-th event (1-based) is one that `every` strikes (`None` or 0: never).
+fn every_nth(n: u64, every: Option<u32>) -> bool {
+    every.is_some_and(|every| every > 0 && n.is_multiple_of(u64::from(every)))
+}
+
+/// The state of the two fault layers: the fake's shared state and its replies.
+#[derive(Clone)]
+pub(crate) struct Faults {
+    shared: Arc<FakeShared>,
+    replies: &'static FaultReplies,
+}
+
+impl Faults {
+    pub(crate) fn new(shared: Arc<FakeShared>, replies: &'static FaultReplies) -> Faults {
+        Faults { shared, replies }
+    }
+}
+
+/// The outer fault layer (see the module documentation): every fake's outermost middleware.
+pub(crate) async fn on_arrival(State(faults): State<Faults>, request: Request, next: Next) -> Response<Body> {
+    match faults.shared.faults_on_arrival(faults.replies).await {
+        Some(response) => response,
+        None => next.run(request).await,
+    }
+}
+
+/// The inner fault layer (see the module documentation): right around the fake's routes.
+pub(crate) async fn on_accepted(State(faults): State<Faults>, request: Request, next: Next) -> Response<Body> {
+    match faults.shared.faults(faults.replies).await {
+        Some(response) => response,
+        None => next.run(request).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_nth_strikes_multiples_only_and_never_for_none_or_zero() {
+        let struck: Vec<u64> = (1..=7).filter(|&n| every_nth(n, Some(3))).collect();
+        assert_eq!(struck, [3, 6]);
+        assert!((1..=7).all(|n| every_nth(n, Some(1))));
+        assert!((1..=7).all(|n| !every_nth(n, None) && !every_nth(n, Some(0))));
+    }
+}

@@ -1,0 +1,141 @@
+//! [`FakeHandle`]: a running fake's address, counters and run-time controls.
+//!
+//! Invariants: a handle never owns the server — dropping it leaves the fake running — and
+//! every change made through it is seen by the next request.
+//!
+//! What this module does not do: start a fake (see `registry.rs`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use besluitbron_core::{PlatformId, Units};
+use tokio::task::AbortHandle;
+
+use crate::FakeConfig;
+use crate::faults::FakeShared;
+
+/// A running fake platform: its address, its counters and its run-time controls.
+///
+/// Dropping the handle does not stop the server (it runs until the tokio runtime ends
+/// or [`FakeHandle::stop`] is called), so a caller may keep only the base URL.
+#[derive(Debug, Clone)]
+pub struct FakeHandle {
+    platform: PlatformId,
+    local_addr: SocketAddr,
+    base_url: String,
+    shared: Arc<FakeShared>,
+    task: AbortHandle,
+}
+
+impl FakeHandle {
+    /// The handle of a fake served by the listener task `task` at `local_addr`.
+    pub(crate) fn new(
+        platform: PlatformId,
+        local_addr: SocketAddr,
+        base_url: String,
+        shared: Arc<FakeShared>,
+        task: AbortHandle,
+    ) -> FakeHandle {
+        FakeHandle {
+            platform,
+            local_addr,
+            base_url,
+            shared,
+            task,
+        }
+    }
+
+    /// Which platform this fake imitates.
+    pub fn platform(&self) -> PlatformId {
+        self.platform
+    }
+
+    /// The address the listener is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The base URL a platform client should be given (no trailing slash).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Requests received, including those refused with 429 and those failed on purpose.
+    pub fn requests(&self) -> u64 {
+        self.shared.requests.load(Ordering::Relaxed)
+    }
+
+    /// Requests refused with 429: the caller's bucket was empty (OpenBesluitvorming), or
+    /// a rate-limit storm was on ([`FakeConfig::rate_limit_storm`]).
+    pub fn rate_limited(&self) -> u64 {
+        self.shared.rate_limited.load(Ordering::Relaxed)
+    }
+
+    /// Requests answered with a deliberate 500 (see [`FakeConfig::fail_every`]).
+    pub fn failures_injected(&self) -> u64 {
+        self.shared.failures_injected.load(Ordering::Relaxed)
+    }
+
+    /// Requests whose connection was dropped without an answer (see [`FakeConfig::reset_every`]).
+    pub fn connections_reset(&self) -> u64 {
+        self.shared.connections_reset.load(Ordering::Relaxed)
+    }
+
+    /// Requests held on arrival (see [`FakeConfig::stall`]), counted when the hold begins.
+    pub fn stalled(&self) -> u64 {
+        self.shared.stalled.load(Ordering::Relaxed)
+    }
+
+    /// Units charged to all callers' buckets together (0 for platforms without a limit).
+    pub fn units_charged(&self) -> Units {
+        Units::from_milli(self.shared.units_charged_milli.load(Ordering::Relaxed))
+    }
+
+    /// A copy of the current configuration.
+    pub fn config(&self) -> FakeConfig {
+        self.shared.config().clone()
+    }
+
+    /// Changes the configuration while the fake runs; the next request sees the change.
+    pub fn update(&self, change: impl FnOnce(&mut FakeConfig)) {
+        change(&mut self.shared.config());
+    }
+
+    /// Sets the latency added before every answer.
+    pub fn set_latency(&self, latency: Duration) {
+        self.update(|c| c.latency = latency);
+    }
+
+    /// Answers 500 on every n-th request from now on (`None`: never).
+    pub fn set_fail_every(&self, fail_every: Option<u32>) {
+        self.update(|c| c.fail_every = fail_every);
+    }
+
+    /// Answers every request with a non-JSON 200 (or stops doing so).
+    pub fn set_garbage(&self, garbage: bool) {
+        self.update(|c| c.garbage = garbage);
+    }
+
+    /// Drops the connection without an answer on every n-th request received from now on,
+    /// counted from the fake's start (`None`: never).
+    pub fn set_reset_every(&self, reset_every: Option<u32>) {
+        self.update(|c| c.reset_every = reset_every);
+    }
+
+    /// Holds every request this long on arrival from now on (`None`: never).
+    pub fn set_stall(&self, stall: Option<Duration>) {
+        self.update(|c| c.stall = stall);
+    }
+
+    /// Answers every request 429 with `Retry-After: 1` (or stops doing so).
+    pub fn set_rate_limit_storm(&self, storm: bool) {
+        self.update(|c| c.rate_limit_storm = storm);
+    }
+
+    /// Stops serving; connections are refused once the listener task has ended.
+    pub fn stop(&self) {
+        self.task.abort();
+    }
+}

@@ -1,0 +1,164 @@
+//! `besluitbron-fakes`: fake platforms over real HTTP. Loopback servers that imitate
+//! OpenBesluitvorming ([`obv`]) and the Tweede Kamer OData API ([`tk`]) closely enough
+//! that the server's platform clients can be tested against them, that the end-to-end
+//! test can drive the real server against them, and that a developer can point a local
+//! BesluitBron at them (`besluitbron-sim fakes --listen 127.0.0.1:PORT`).
+//!
+//! Each fake serves a deterministic corpus generated from a fixed seed (no clock, no
+//! ambient randomness), so a test can compute the expected answer from the same data
+//! ([`obv::obv_corpus`], [`tk::tk_corpus`]) and compare.
+//!
+//! Invariants:
+//! - Faults are explicit configuration ([`FakeConfig`]), all off by default, the same for
+//!   every fake: added latency, a 500 on every n-th request, a 200 whose body is not
+//!   JSON; and the pathological ones — a stall, a connection dropped without an answer on
+//!   every n-th request, a storm of 429s. They can be changed while the fake runs through
+//!   [`FakeHandle`], so a test can make a platform slow or down mid-run. Faults strike by
+//!   count, never at random.
+//! - Every request is counted; every 429, every unit charged and every injected fault is
+//!   counted ([`FakeHandle::requests`], [`FakeHandle::rate_limited`],
+//!   [`FakeHandle::units_charged`], [`FakeHandle::failures_injected`],
+//!   [`FakeHandle::connections_reset`], [`FakeHandle::stalled`]), so a test can assert that
+//!   BesluitBron never made the platform refuse it.
+//! - The fakes only ever bind the address they are given; they never contact anything.
+//!
+//! What this crate does not do: imitate the five other platforms, the PDF page
+//! renderer or OpenBesluitvorming's export feeds, or run in virtual time — these are
+//! real tokio servers on the wall clock. The discrete-event simulator's platform models
+//! live in `besluitbron-sim`, which knows nothing of HTTP.
+//!
+//! Layout of [`serve_registry_on`] (and [`serve_all_on`], [`serve_all`]): one listener,
+//! every fake of the [`REGISTRY`] under its path prefix — OpenBesluitvorming under `/obv`
+//! (base URL `http://ADDR/obv`) and the Tweede Kamer under `/tk` (base URL
+//! `http://ADDR/tk/OData/v4/2.0`). [`serve_obv`] and [`serve_tk`] serve one fake alone at
+//! the root of a listener of its own.
+//!
+//! Code map: `registry.rs` the table of fakes and the functions that serve them;
+//! `config.rs` what a fake does ([`FakeConfig`]); `faults.rs` the shared state and the
+//! faults every fake applies; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop;
+//! [`obv`] and [`tk`] (with their corpora and `odata.rs`) the platforms themselves.
+
+mod config;
+mod faults;
+mod handle;
+pub mod obv;
+mod obv_corpus;
+mod odata;
+mod registry;
+mod serve;
+pub mod tk;
+mod tk_corpus;
+
+use axum::body::Body;
+use axum::http::{Response, StatusCode, header};
+
+pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, PlatformFault};
+pub use handle::FakeHandle;
+pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};
+pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};
+pub use tk::{TkCorpus, serve_tk, tk_corpus};
+
+/// A response with a fixed body and content type.
+pub(crate) fn raw_response(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response<Body> {
+    let mut response = Response::new(body.into());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+    response
+}
+
+/// SplitMix64: the fakes' deterministic generator (one step per call, no state but the input).
+pub(crate) fn mix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// A deterministic value in `0..n` for the pair (`stream`, `index`).
+pub(crate) fn pick(stream: u64, index: u64, n: usize) -> usize {
+    debug_assert!(n > 0);
+    (mix64(stream.wrapping_mul(0x1000_0000_01B3) ^ index) % n as u64) as usize
+}
+
+/// The civil date (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Days since 1970-01-01 of a civil date (inverse of [`civil_from_days`]).
+pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Parses a bare `YYYY-MM-DD` that names a real calendar day.
+pub(crate) fn parse_date(text: &str) -> Option<(i64, u32, u32)> {
+    let b = text.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let digits = |s: &str| {
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    let (y, m, d) = (digits(&text[0..4])?, digits(&text[5..7])?, digits(&text[8..10])?);
+    if !(1..=12).contains(&m) || d == 0 {
+        return None;
+    }
+    let y = i64::from(y);
+    // A day is real when it survives the round trip through the day count.
+    (civil_from_days(days_from_civil(y, m, d)) == (y, m, d)).then_some((y, m, d))
+}
+
+/// Percent-encodes a query component: everything but unreserved characters and `$`.
+pub(crate) fn encode_component(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'$') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip_and_reject_impossible_days() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(days_from_civil(2024, 2, 29), days_from_civil(2024, 2, 28) + 1);
+        assert_eq!(parse_date("2024-02-29"), Some((2024, 2, 29)));
+        assert_eq!(parse_date("2023-02-29"), None);
+        assert_eq!(parse_date("2024-13-01"), None);
+        assert_eq!(parse_date("2024-1-01"), None);
+    }
+
+    #[test]
+    fn encoding_keeps_odata_option_names_readable() {
+        assert_eq!(encode_component("$filter"), "$filter");
+        assert_eq!(encode_component("Datum desc"), "Datum%20desc");
+        assert_eq!(encode_component("contains(Titel,'a')"), "contains%28Titel%2C%27a%27%29");
+    }
+}

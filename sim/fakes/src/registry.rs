@@ -1,0 +1,221 @@
+//! The registry: one table of every fake platform, and the functions that serve them.
+//!
+//! Adding a fake is its module plus one line in [`REGISTRY`]: its platform, its path
+//! prefix on the shared listener, the base-URL suffix a client uses, a path it answers
+//! with 200, and the function that builds its routes. Everything else — the combined
+//! router of [`serve_registry_on`], the handles, the printed base URLs of
+//! `besluitbron-sim fakes`, the tests over every entry — follows from the table.
+//!
+//! Invariants:
+//! - Platforms and prefixes are unique in the table (a test checks it), so
+//!   [`Fakes::get`] finds at most one handle and no fake's routes shadow another's.
+//! - [`Fakes`] and every `Vec` of handles or base URLs keep table order.
+//! - A fake's base URL is `http://ADDR` + prefix + suffix on the shared listener, and
+//!   `http://ADDR` + suffix when it is served alone.
+//!
+//! What this module does not do: configure the fakes (they start with
+//! [`FakeConfig::default`]; change them through their handles) or bind an address it was
+//! not given.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use besluitbron_core::PlatformId;
+use tokio::net::TcpListener;
+
+use crate::faults::FakeShared;
+use crate::serve::spawn_router;
+use crate::{FakeConfig, FakeHandle, obv, tk};
+
+/// One fake platform in the [`REGISTRY`].
+#[derive(Debug)]
+pub struct FakeEntry {
+    platform: PlatformId,
+    prefix: &'static str,
+    base_suffix: &'static str,
+    probe_path: &'static str,
+    router: fn(Arc<FakeShared>, String) -> Router,
+}
+
+/// Every fake platform, in the order they are served, printed and returned.
+pub static REGISTRY: &[FakeEntry] = &[
+    FakeEntry::new(PlatformId::Obv, "/obv", "", "/api/sources", obv::router),
+    FakeEntry::new(PlatformId::Tk, "/tk", tk::ODATA_PREFIX, "/Fractie", tk::router),
+];
+
+impl FakeEntry {
+    const fn new(
+        platform: PlatformId,
+        prefix: &'static str,
+        base_suffix: &'static str,
+        probe_path: &'static str,
+        router: fn(Arc<FakeShared>, String) -> Router,
+    ) -> FakeEntry {
+        FakeEntry {
+            platform,
+            prefix,
+            base_suffix,
+            probe_path,
+            router,
+        }
+    }
+
+    /// The platform this fake imitates.
+    pub fn platform(&self) -> PlatformId {
+        self.platform
+    }
+
+    /// Where the fake's routes live on the shared listener (`/obv`); starts with `/`.
+    pub fn prefix(&self) -> &'static str {
+        self.prefix
+    }
+
+    /// What follows the prefix in the base URL a client is given (`""` for
+    /// OpenBesluitvorming, `/OData/v4/2.0` for the Tweede Kamer).
+    pub fn base_suffix(&self) -> &'static str {
+        self.base_suffix
+    }
+
+    /// A path under the base URL that a healthy fake answers with 200 (a cheap read).
+    pub fn probe_path(&self) -> &'static str {
+        self.probe_path
+    }
+
+    /// Serves this fake alone at the root of `listener` (base URL `http://ADDR` + suffix)
+    /// with `config`; it runs until the runtime ends or it is stopped.
+    pub async fn serve_alone_on(&self, listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
+        let base_url = format!("http://{}{}", listener.local_addr()?, self.base_suffix);
+        let shared = Arc::new(FakeShared::new(config));
+        let router = (self.router)(shared.clone(), base_url.clone());
+        let (local_addr, task) = spawn_router(listener, router)?;
+        Ok(FakeHandle::new(self.platform, local_addr, base_url, shared, task))
+    }
+}
+
+/// The registry entry of `platform`, if a fake imitates it.
+pub fn entry(platform: PlatformId) -> Option<&'static FakeEntry> {
+    REGISTRY.iter().find(|e| e.platform == platform)
+}
+
+/// The fakes of the [`REGISTRY`] running on one listener.
+///
+/// They share the listener task, so [`Fakes::stop`] (or [`FakeHandle::stop`] on any of
+/// them) stops them all; their configurations and counters are separate.
+#[derive(Debug, Clone)]
+pub struct Fakes {
+    local_addr: SocketAddr,
+    handles: Vec<FakeHandle>,
+}
+
+impl Fakes {
+    /// The fake imitating `platform`, if the registry has one.
+    pub fn get(&self, platform: PlatformId) -> Option<&FakeHandle> {
+        self.handles.iter().find(|h| h.platform() == platform)
+    }
+
+    /// The handles in registry order.
+    pub fn iter(&self) -> std::slice::Iter<'_, FakeHandle> {
+        self.handles.iter()
+    }
+
+    /// Each platform with the base URL a client should use, in registry order.
+    pub fn base_urls(&self) -> Vec<(PlatformId, String)> {
+        self.handles
+            .iter()
+            .map(|h| (h.platform(), h.base_url().to_owned()))
+            .collect()
+    }
+
+    /// The address the shared listener is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Stops serving every fake (they share one listener task).
+    pub fn stop(&self) {
+        for handle in &self.handles {
+            handle.stop();
+        }
+    }
+
+    /// The handles in registry order.
+    pub fn into_handles(self) -> Vec<FakeHandle> {
+        self.handles
+    }
+}
+
+impl<'a> IntoIterator for &'a Fakes {
+    type Item = &'a FakeHandle;
+    type IntoIter = std::slice::Iter<'a, FakeHandle>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.handles.iter()
+    }
+}
+
+/// Serves every fake of the [`REGISTRY`] on one listener, each under its prefix, with
+/// default configurations; the servers run until the runtime ends or they are stopped.
+pub async fn serve_registry_on(listener: TcpListener) -> std::io::Result<Fakes> {
+    let addr = listener.local_addr()?;
+    let mut router = Router::new();
+    let mut parts = Vec::with_capacity(REGISTRY.len());
+    for entry in REGISTRY {
+        let shared = Arc::new(FakeShared::new(FakeConfig::default()));
+        let base_url = format!("http://{addr}{}{}", entry.prefix, entry.base_suffix);
+        router = router.nest(entry.prefix, (entry.router)(shared.clone(), base_url.clone()));
+        parts.push((entry.platform, base_url, shared));
+    }
+    let (local_addr, task) = spawn_router(listener, router)?;
+    let handles = parts
+        .into_iter()
+        .map(|(platform, base_url, shared)| FakeHandle::new(platform, local_addr, base_url, shared, task.clone()))
+        .collect();
+    Ok(Fakes { local_addr, handles })
+}
+
+/// Serves every fake on one listener (see [`serve_registry_on`]): OpenBesluitvorming at
+/// `http://ADDR/obv` and the Tweede Kamer at `http://ADDR/tk/OData/v4/2.0`.
+///
+/// Returns the handles in registry order (obv, tk). They share the one listener task, so
+/// [`FakeHandle::stop`] on either stops both; their configurations and counters are
+/// separate.
+pub async fn serve_all_on(listener: TcpListener) -> std::io::Result<Vec<FakeHandle>> {
+    Ok(serve_registry_on(listener).await?.into_handles())
+}
+
+/// Binds `addr` and serves every fake there (see [`serve_registry_on`]); returns each
+/// platform with the base URL a client should use.
+pub async fn serve_all(addr: SocketAddr) -> std::io::Result<Vec<(PlatformId, String)>> {
+    let listener = TcpListener::bind(addr).await?;
+    Ok(serve_registry_on(listener).await?.base_urls())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn platforms_and_prefixes_are_unique_and_prefixes_are_paths() {
+        let platforms: BTreeSet<&str> = REGISTRY.iter().map(|e| e.platform.as_str()).collect();
+        let prefixes: BTreeSet<&str> = REGISTRY.iter().map(|e| e.prefix).collect();
+        assert_eq!(platforms.len(), REGISTRY.len(), "one entry per platform");
+        assert_eq!(prefixes.len(), REGISTRY.len(), "one prefix per fake");
+        for e in REGISTRY {
+            assert!(
+                e.prefix.len() > 1 && e.prefix.starts_with('/') && !e.prefix.ends_with('/'),
+                "{}",
+                e.prefix
+            );
+            assert!(
+                e.base_suffix.is_empty() || e.base_suffix.starts_with('/'),
+                "{}",
+                e.base_suffix
+            );
+            assert!(e.probe_path.starts_with('/'), "{}", e.probe_path);
+            assert_eq!(entry(e.platform).map(|found| found.prefix), Some(e.prefix));
+        }
+    }
+}
