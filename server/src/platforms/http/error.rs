@@ -1,0 +1,115 @@
+//! The typed error every platform client returns.
+
+use std::time::Duration;
+
+use besluitbron_core::PlatformId;
+
+/// Why a platform call failed, naming the platform and what the assistant can do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlatformError {
+    /// No connection could be made (refused, DNS, reset), after the retries.
+    #[error("{} is unreachable ({detail}); try again later or use another platform", .platform.display_name())]
+    Unreachable {
+        /// The platform.
+        platform: PlatformId,
+        /// What the connection attempt reported.
+        detail: String,
+    },
+    /// The platform did not answer in time.
+    #[error("{} did not answer within {after_ms} ms; try a narrower question or try again later", .platform.display_name())]
+    Timeout {
+        /// The platform.
+        platform: PlatformId,
+        /// How long BesluitBron waited.
+        after_ms: u64,
+    },
+    /// The platform refused the call because its limit is used up (HTTP 429).
+    #[error("{} asks to wait {} s before the next call; the call can be queued until then", .platform.display_name(), .retry_after.as_secs_f64().ceil())]
+    RateLimited {
+        /// The platform.
+        platform: PlatformId,
+        /// How long the platform asks to wait (`Retry-After`).
+        retry_after: Duration,
+    },
+    /// The request itself is wrong: refused by the platform (HTTP 400) or by
+    /// BesluitBron's own check, which uses the platform's codes.
+    #[error("{} refused the request ({code}): {message}; correct this parameter and ask again", .platform.display_name())]
+    BadRequest {
+        /// The platform.
+        platform: PlatformId,
+        /// Machine-readable code, e.g. `invalid_limit` (branch on this, not on the message).
+        code: String,
+        /// Human-readable explanation.
+        message: String,
+    },
+    /// The requested record does not exist (HTTP 404).
+    #[error("{} has no {what}; check the id, or search for it first", .platform.display_name())]
+    NotFound {
+        /// The platform.
+        platform: PlatformId,
+        /// What was asked for.
+        what: String,
+    },
+    /// The platform answered with an unexpected HTTP status (5xx after the retries, or another 4xx).
+    #[error("{} answered HTTP {status}; it may be having trouble, try again later", .platform.display_name())]
+    Upstream {
+        /// The platform.
+        platform: PlatformId,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The platform answered something BesluitBron cannot read (not the expected JSON).
+    #[error("{} answered something unreadable ({detail}); try again later", .platform.display_name())]
+    Garbage {
+        /// The platform.
+        platform: PlatformId,
+        /// What was wrong with it.
+        detail: String,
+    },
+    /// A continuation link does not belong to the platform's configured address.
+    #[error("{} continuation refused ({detail}); start the search again without a continuation", .platform.display_name())]
+    ForeignLink {
+        /// The platform.
+        platform: PlatformId,
+        /// Why the link was refused.
+        detail: String,
+    },
+    /// A list that must be complete spans more pages than BesluitBron follows.
+    #[error("{} returned more than {pages} pages for a reference list; BesluitBron stopped following it", .platform.display_name())]
+    TooManyPages {
+        /// The platform.
+        platform: PlatformId,
+        /// Pages followed before giving up.
+        pages: usize,
+    },
+    /// BesluitBron's own configuration for the platform is unusable (e.g. a bad base URL).
+    #[error("BesluitBron's configuration for {} is invalid: {detail}", .platform.display_name())]
+    Config {
+        /// The platform.
+        platform: PlatformId,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_platform_and_the_way_out() {
+        let e = PlatformError::RateLimited {
+            platform: PlatformId::Obv,
+            retry_after: Duration::from_millis(1500),
+        };
+        assert_eq!(
+            e.to_string(),
+            "OpenBesluitvorming asks to wait 2 s before the next call; the call can be queued until then"
+        );
+        let e = PlatformError::Unreachable {
+            platform: PlatformId::Tk,
+            detail: "connection refused".into(),
+        };
+        assert!(e.to_string().starts_with("Tweede Kamer is unreachable"));
+    }
+}
