@@ -50,7 +50,36 @@ pub enum PlatformError {
         /// What was asked for.
         what: String,
     },
-    /// The platform answered with an unexpected HTTP status (5xx after the retries, or another 4xx).
+    /// The platform refused access (HTTP 401 or 403). BesluitBron sends no credentials,
+    /// so this is the platform's decision about BesluitBron or its address.
+    #[error("{} refused access (HTTP {status}); BesluitBron uses no credentials for it, so asking again will not help soon: use another platform, or tell the server's operator", .platform.display_name())]
+    AccessDenied {
+        /// The platform.
+        platform: PlatformId,
+        /// The HTTP status (401 or 403).
+        status: u16,
+    },
+    /// The platform (or the firewall in front of it) answered with a bot challenge
+    /// (PLATFORMS.md §10.7). Never retried: only a browser can pass it, and BesluitBron
+    /// does not pretend to be one.
+    #[error("{} asks for a browser challenge ({signal}); BesluitBron does not impersonate a browser, so it cannot read this platform now: try again much later or use another platform", .platform.display_name())]
+    Challenge {
+        /// The platform.
+        platform: PlatformId,
+        /// The header that marked the challenge, e.g. `cf-mitigated: challenge`.
+        signal: &'static str,
+    },
+    /// The answer is larger than BesluitBron reads from this platform
+    /// ([`super::HttpConfig::max_body_bytes`]); reading stopped at the limit.
+    #[error("{} sent an answer larger than {limit_bytes} bytes, more than BesluitBron reads from it; ask for less (fewer results per page, a narrower search, or one document at a time), or open the document at the platform itself", .platform.display_name())]
+    TooLarge {
+        /// The platform.
+        platform: PlatformId,
+        /// The limit that was exceeded, in bytes.
+        limit_bytes: u64,
+    },
+    /// The platform answered with an unexpected HTTP status (5xx after the retries, a
+    /// redirect BesluitBron does not follow, or a 4xx without a meaning of its own).
     #[error("{} answered HTTP {status}; it may be having trouble, try again later", .platform.display_name())]
     Upstream {
         /// The platform.
@@ -111,5 +140,24 @@ mod tests {
             detail: "connection refused".into(),
         };
         assert!(e.to_string().starts_with("Tweede Kamer is unreachable"));
+        let e = PlatformError::Challenge {
+            platform: PlatformId::Rechtspraak,
+            signal: "cf-mitigated: challenge",
+        };
+        assert!(
+            e.to_string().contains(
+                "asks for a browser challenge (cf-mitigated: challenge); BesluitBron does not impersonate a browser"
+            ),
+            "{e}"
+        );
+        let e = PlatformError::TooLarge {
+            platform: PlatformId::Tk,
+            limit_bytes: 1024,
+        };
+        assert!(
+            e.to_string()
+                .starts_with("Tweede Kamer sent an answer larger than 1024 bytes"),
+            "{e}"
+        );
     }
 }

@@ -1,19 +1,33 @@
 //! The HTTP layer every platform client shares: one reqwest client per platform (its
 //! own connection pool, a User-Agent naming BesluitBron and a contact address, explicit
-//! `Accept`, connect and per-attempt time-outs), a bounded retry policy, and the typed
+//! `Accept`, connect and per-attempt time-outs, a body cap), explicit requests
+//! ([`PlatformRequest`]: GET, or POST with a form, multipart or JSON body), exactly one
+//! classified attempt ([`PlatformHttp::send_once`] → [`Attempt`]), a bounded retry on
+//! top of it, the one status → error mapping ([`status_error`]) and the typed
 //! [`PlatformError`] every client returns.
 //!
 //! Invariants:
-//! - Only idempotent reads are sent, and only they are retried: [`PlatformHttp::get`]
-//!   is the sole way out. A retry happens on a connection error or a 5xx answer, with
-//!   exponential backoff and jitter (seeded, so runs are reproducible), honouring a
-//!   5xx's `Retry-After`, for at most [`RetryPolicy::max_attempts`] attempts and never
-//!   past [`RetryPolicy::deadline_ms`] after the first attempt.
-//! - A 429 is never retried here: it becomes [`PlatformError::RateLimited`] carrying the
-//!   platform's `Retry-After`, so the caller can feed the platform scheduler.
+//! - A request is retried only when it is idempotent: every GET, and a POST its
+//!   connector marked ([`PlatformRequest::idempotent`], for a search that only takes a
+//!   POST). A retry happens on a connection error or a 5xx answer, with exponential
+//!   backoff and jitter (seeded, so runs are reproducible), honouring a 5xx's
+//!   `Retry-After`, for at most [`RetryPolicy::max_attempts`] attempts and never past
+//!   [`RetryPolicy::deadline_ms`] after the first attempt.
+//! - A 429 is never retried here: it becomes [`Attempt::RateLimited`] (and
+//!   [`PlatformError::RateLimited`]) carrying the platform's `Retry-After`, so the
+//!   caller can feed the platform scheduler.
 //! - A time-out is not retried either: a platform that is slow now is asked again by
 //!   the caller's choice, not by piling more requests onto it.
-//! - Redirects are followed only to the same host, at most three times.
+//! - A bot challenge (`cf-mitigated: challenge`, `x-amzn-waf-action: challenge`) is
+//!   [`PlatformError::Challenge`] at once, whatever the status; never retried, and
+//!   BesluitBron never pretends to be a browser.
+//! - No body is buffered past [`HttpConfig::max_body_bytes`]: a larger `Content-Length`
+//!   is refused before reading, and a body read in chunks is dropped as soon as it
+//!   passes the cap ([`PlatformError::TooLarge`]).
+//! - Redirects are followed only to the same host, at most three times; the answer
+//!   says where it ended ([`Fetched::url`]). Continuation links are followed only on
+//!   the configured base URL ([`link_on_base`]); query strings are built only with
+//!   `Url::query_pairs_mut` ([`with_query`]).
 //! - Nothing here panics on what a platform sends: an unreadable body is
 //!   [`PlatformError::Garbage`].
 //!
@@ -23,16 +37,18 @@
 mod answer;
 mod client;
 mod error;
+mod request;
 mod urls;
 
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{self, HeaderMap};
 
-pub use answer::{Fetched, decode_json};
-pub use client::{HttpConfig, PlatformHttp, RetryPolicy, user_agent};
+pub use answer::{Fetched, Refusal, RefusalFormat, challenge_signal, decode_json, read_json, status_error};
+pub use client::{Attempt, DEFAULT_MAX_BODY_BYTES, HttpConfig, PlatformHttp, RetryPolicy, user_agent};
 pub use error::PlatformError;
-pub use urls::{encode_segment, join, parse_base_url};
+pub use request::{Method, PlatformRequest, RequestBody};
+pub use urls::{encode_segment, join, link_on_base, parse_base_url, with_query};
 
 /// Fallback wait after a 429 that names neither `Retry-After` nor `RateLimit-Reset`:
 /// one full refill window of the strictest platform (OpenBesluitvorming, 60 s).
