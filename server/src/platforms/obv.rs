@@ -21,10 +21,10 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use besluitbron_core::{PlatformId, Units};
-use reqwest::{StatusCode, Url};
+use reqwest::Url;
 use serde::{Deserialize, Deserializer};
 
-use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp};
+use super::http::{self, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
 
 /// Errors of the OpenBesluitvorming client (the shared platform error type).
 pub type ObvError = PlatformError;
@@ -794,33 +794,20 @@ impl ObvClient {
     async fn fetch<T: serde::de::DeserializeOwned>(&self, url: Url, what: &str) -> Result<(T, RateInfo), ObvError> {
         let fetched = self.http.get(url).await?;
         let rate = RateInfo::from_headers(&fetched.headers);
-        match fetched.status {
-            s if s.is_success() => Ok((http::decode_json(PLATFORM, &fetched)?, rate)),
-            StatusCode::BAD_REQUEST => Err(map_bad_request(&fetched)),
-            StatusCode::NOT_FOUND => Err(PlatformError::NotFound {
-                platform: PLATFORM,
-                what: what.to_owned(),
-            }),
-            s => Err(PlatformError::Upstream {
-                platform: PLATFORM,
-                status: s.as_u16(),
-            }),
-        }
+        Ok((http::read_json(PLATFORM, &fetched, what, &REFUSALS)?, rate))
     }
 }
 
-/// A 400's `{code, error}` body as [`PlatformError::BadRequest`]; an unreadable body
-/// still yields a typed error (code `bad_request`).
-fn map_bad_request(fetched: &Fetched) -> ObvError {
-    let body: Option<ErrorBody> = serde_json::from_slice(&fetched.body).ok();
-    let (code, message) = match body {
-        Some(ErrorBody { code, error }) => (code, error),
-        None => (None, None),
-    };
-    bad_request(
-        code.as_deref().unwrap_or("bad_request"),
-        message.unwrap_or_else(|| "the platform gave no reason".to_owned()),
-    )
+/// How OpenBesluitvorming explains a 400: `{code, error}`; code `bad_request` when the
+/// body names none.
+const REFUSALS: RefusalFormat = RefusalFormat {
+    default_code: "bad_request",
+    read: read_refusal,
+};
+
+fn read_refusal(body: &[u8]) -> Option<Refusal> {
+    let ErrorBody { code, error } = serde_json::from_slice(body).ok()?;
+    Some(Refusal { code, message: error })
 }
 
 #[cfg(test)]

@@ -19,11 +19,11 @@
 //! SyncFeed, download files (it returns their URL), or impose a limit — the platform
 //! publishes none; the scheduler may still pace calls.
 
-use reqwest::{StatusCode, Url};
+use reqwest::Url;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp};
+use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
 use besluitbron_core::PlatformId;
 
 /// Errors of the Tweede Kamer client (the shared platform error type).
@@ -474,57 +474,36 @@ impl TkClient {
     }
 
     fn decode<T: DeserializeOwned>(&self, fetched: &Fetched, what: &str) -> Result<T, TkError> {
-        match fetched.status {
-            s if s.is_success() => http::decode_json(PLATFORM, fetched),
-            StatusCode::BAD_REQUEST => {
-                let body: Option<ODataErrorBody> = serde_json::from_slice(&fetched.body).ok();
-                let (code, message) = body.map_or((None, None), |b| (b.error.code, b.error.message));
-                Err(PlatformError::BadRequest {
-                    platform: PLATFORM,
-                    code: code
-                        .filter(|c| !c.is_empty())
-                        .unwrap_or_else(|| "invalid_query".to_owned()),
-                    message: message.unwrap_or_else(|| "the platform gave no reason".to_owned()),
-                })
-            }
-            StatusCode::NOT_FOUND => Err(PlatformError::NotFound {
-                platform: PLATFORM,
-                what: what.to_owned(),
-            }),
-            s => Err(PlatformError::Upstream {
-                platform: PLATFORM,
-                status: s.as_u16(),
-            }),
-        }
+        http::read_json(PLATFORM, fetched, what, &REFUSALS)
     }
 
-    /// Accepts `link` only on the base URL's scheme, host and port, at the path of `set`.
+    /// Accepts `link` only on the base URL ([`http::link_on_base`]) and at the path of `set`.
     fn check_link(&self, set: &str, link: &str) -> Result<Url, TkError> {
-        let refuse = |detail: String| PlatformError::ForeignLink {
-            platform: PLATFORM,
-            detail,
-        };
-        let url = Url::parse(link).map_err(|e| refuse(format!("not a URL: {e}")))?;
-        let base = &self.base;
-        if url.scheme() != base.scheme()
-            || url.host_str() != base.host_str()
-            || url.port_or_known_default() != base.port_or_known_default()
-        {
-            return Err(refuse(format!(
-                "`{}` is not on {}",
-                url.origin().ascii_serialization(),
-                base.origin().ascii_serialization()
-            )));
-        }
-        if !url.username().is_empty() || url.password().is_some() || url.fragment().is_some() {
-            return Err(refuse("the link carries credentials or a fragment".to_owned()));
-        }
-        let want = format!("{}/{set}", base.path().trim_end_matches('/'));
+        let url = http::link_on_base(PLATFORM, &self.base, link)?;
+        let want = format!("{}/{set}", self.base.path().trim_end_matches('/'));
         if url.path() != want {
-            return Err(refuse(format!("path `{}` is not `{want}`", url.path())));
+            return Err(PlatformError::ForeignLink {
+                platform: PLATFORM,
+                detail: format!("path `{}` is not `{want}`", url.path()),
+            });
         }
         Ok(url)
     }
+}
+
+/// How the OData API explains a 400: `{"error": {code, message}}`; the code is often
+/// empty, and then `invalid_query`.
+const REFUSALS: RefusalFormat = RefusalFormat {
+    default_code: "invalid_query",
+    read: read_refusal,
+};
+
+fn read_refusal(body: &[u8]) -> Option<Refusal> {
+    let ODataErrorBody { error } = serde_json::from_slice(body).ok()?;
+    Some(Refusal {
+        code: error.code,
+        message: error.message,
+    })
 }
 
 #[cfg(test)]
