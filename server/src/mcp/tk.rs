@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 
 use super::{Besluit, provenance, tool_answer, tool_error};
 use crate::fetch::Upstream;
-use crate::platforms::tk::{Continuation, TkPage, TkSearch, is_guid};
+use crate::platforms::tk::{Continuation, MAX_WORDS, TkPage, TkSearch, is_guid};
 
 const PLATFORM: PlatformId = PlatformId::Tk;
 
@@ -27,7 +27,8 @@ const PLATFORM: PlatformId = PlatformId::Tk;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Words that must all occur in the title or the subject (separated by spaces).
+    /// Words that must all occur in the title or the subject (separated by spaces; at
+    /// most 10).
     pub words: String,
     /// `documents` (default: Kamerstukken, brieven, moties as documents) or `cases`
     /// (zaken: the parliamentary items documents belong to).
@@ -65,6 +66,16 @@ pub struct NoArgs {}
 enum Kind {
     Documents,
     Cases,
+}
+
+/// The words of a search, split on whitespace: 1 to [`MAX_WORDS`] (the client's bound,
+/// so the tool refuses exactly what the client would), or the tool's error message.
+fn search_words(text: &str) -> Result<Vec<String>, String> {
+    let words: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+    if words.is_empty() || words.len() > MAX_WORDS {
+        return Err(format!("`words` must hold 1 to {MAX_WORDS} words, not {}", words.len()));
+    }
+    Ok(words)
 }
 
 fn page_json<T: serde::Serialize>(page: TkPage<T>) -> serde_json::Value {
@@ -123,10 +134,10 @@ impl Besluit {
             })
             .await
         } else {
-            let words: Vec<String> = args.words.split_whitespace().map(str::to_owned).collect();
-            if words.is_empty() || words.len() > 20 {
-                return Ok(tool_error("`words` must hold 1 to 20 words"));
-            }
+            let words = match search_words(&args.words) {
+                Ok(words) => words,
+                Err(message) => return Ok(tool_error(message)),
+            };
             let mut search = TkSearch::words(words.clone());
             search.soort = args.soort.clone().filter(|s| !s.is_empty());
             search.date_from = args.date_from.clone();
@@ -329,5 +340,35 @@ fn reference_answer(
             value["count"] = json!(list.len());
             tool_answer(value, text)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_word_bound_is_the_clients() {
+        let words = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+        assert_eq!(search_words(&words(MAX_WORDS)).unwrap().len(), MAX_WORDS);
+        assert_eq!(
+            search_words(&words(MAX_WORDS + 1)).unwrap_err(),
+            format!("`words` must hold 1 to {MAX_WORDS} words, not {}", MAX_WORDS + 1)
+        );
+        assert!(search_words("  \t ").unwrap_err().contains("not 0"));
+        let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
+        let described: Vec<&str> = schema["properties"]["words"]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        let described = described.join(" ");
+        assert!(described.contains(&format!("at most {MAX_WORDS})")), "{described}");
+        // Whatever the tool lets through, the client accepts.
+        assert!(
+            TkSearch::words(search_words(&words(MAX_WORDS)).unwrap())
+                .filter("Datum")
+                .is_ok()
+        );
     }
 }

@@ -35,7 +35,8 @@ pub type TkError = PlatformError;
 
 const PLATFORM: PlatformId = PlatformId::Tk;
 
-/// Words a search may combine (each adds a clause to the filter).
+/// Words a search may combine (each adds a clause to the filter). The `tk_search` tool
+/// refuses more by this same constant.
 pub const MAX_WORDS: usize = 10;
 /// Pages a reference list is followed over before giving up.
 pub const MAX_REFERENCE_PAGES: usize = 20;
