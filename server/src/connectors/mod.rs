@@ -30,7 +30,7 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use crate::config::Config;
 use crate::mcp::Besluit;
 use crate::mcp::call::AnswerError;
-use crate::platforms::http::{HttpConfig, PlatformError, RetryPolicy};
+use crate::platforms::http::{HttpConfig, PlatformError};
 
 /// A platform client, opened from configuration.
 pub type Client = Arc<dyn Any + Send + Sync>;
@@ -79,19 +79,14 @@ pub fn by_id(id: &str) -> Option<&'static ConnectorSpec> {
     CONNECTORS.iter().find(|c| c.id == id)
 }
 
-/// How a platform's client talks HTTP, from its configuration. One attempt per call:
-/// retries are the platform path's, so each attempt is an admission of its fair queue
-/// (R-L8).
+/// How a platform's client talks HTTP, from its configuration. The client makes one
+/// attempt per call: retries are the platform path's, so each attempt is an admission of
+/// its fair queue (R-L8).
 pub fn http_config(config: &Config, platform: PlatformId) -> HttpConfig {
     let pc = config.platform(platform);
     HttpConfig {
         contact: config.contact.clone(),
         request_timeout_ms: pc.timeout_ms,
-        retry: RetryPolicy {
-            max_attempts: 1,
-            deadline_ms: pc.timeout_ms,
-            ..RetryPolicy::default()
-        },
         ..HttpConfig::default()
     }
 }

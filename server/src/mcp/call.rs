@@ -102,7 +102,7 @@ pub fn classify(error: PlatformError) -> Outcome<SharedPayload, PlatformError> {
     match error {
         PlatformError::RateLimited { retry_after, .. } => Outcome::RateLimited { retry_after, error },
         e if e.is_retryable() => Outcome::Retryable {
-            retry_after: None,
+            retry_after: e.retry_after(),
             error: e,
         },
         e => Outcome::Failed { error: e },

@@ -113,6 +113,16 @@ enum Asked {
     Next(Continuation),
 }
 
+/// The words of a search, split on whitespace: 1 to [`MAX_WORDS`] (the client's bound,
+/// so the tool refuses exactly what the client would), or the tool's error message.
+fn search_words(text: &str) -> Result<Vec<String>, String> {
+    let words: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+    if words.is_empty() || words.len() > MAX_WORDS {
+        return Err(format!("`words` must hold 1 to {MAX_WORDS} words, not {}", words.len()));
+    }
+    Ok(words)
+}
+
 #[tool_router(router = tk_router, vis = "pub(crate)")]
 impl Besluit {
     /// Search Tweede Kamer documents or cases.
@@ -149,10 +159,10 @@ impl Besluit {
             let key = CacheKey::new(PLATFORM, DataClass::Search, operation).param("continuation", token.clone());
             (key, Asked::Next(Continuation::from_token(token)))
         } else {
-            let words: Vec<String> = args.words.split_whitespace().map(str::to_owned).collect();
-            if words.is_empty() || words.len() > MAX_WORDS {
-                return Ok(tool_error(format!("`words` must hold 1 to {MAX_WORDS} words")));
-            }
+            let words = match search_words(&args.words) {
+                Ok(words) => words,
+                Err(message) => return Ok(tool_error(message)),
+            };
             let mut search = TkSearch::words(words.clone());
             search.soort = args.soort.clone().filter(|s| !s.is_empty());
             search.date_from = args.date_from.clone();
@@ -321,5 +331,35 @@ impl Besluit {
             }
         });
         Ok(self.answer(&ctx, "tk_committees", call, render::committees).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_word_bound_is_the_clients() {
+        let words = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+        assert_eq!(search_words(&words(MAX_WORDS)).unwrap().len(), MAX_WORDS);
+        assert_eq!(
+            search_words(&words(MAX_WORDS + 1)).unwrap_err(),
+            format!("`words` must hold 1 to {MAX_WORDS} words, not {}", MAX_WORDS + 1)
+        );
+        assert!(search_words("  \t ").unwrap_err().contains("not 0"));
+        let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
+        let described: Vec<&str> = schema["properties"]["words"]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        let described = described.join(" ");
+        assert!(described.contains(&format!("at most {MAX_WORDS})")), "{described}");
+        // Whatever the tool lets through, the client accepts.
+        assert!(
+            TkSearch::words(search_words(&words(MAX_WORDS)).unwrap())
+                .filter("Datum")
+                .is_ok()
+        );
     }
 }

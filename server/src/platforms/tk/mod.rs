@@ -19,19 +19,24 @@
 //! SyncFeed, download files (it returns their URL), or impose a limit — the platform
 //! publishes none; the scheduler may still pace calls.
 
-use reqwest::{StatusCode, Url};
-use serde::Deserialize;
+use reqwest::Url;
 use serde::de::DeserializeOwned;
 
-use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp};
+use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
 use besluitbron_core::PlatformId;
+
+mod wire;
+
+pub use wire::{Commissie, Document, Fractie, Zaak};
+use wire::{ODataErrorBody, ODataPage};
 
 /// Errors of the Tweede Kamer client (the shared platform error type).
 pub type TkError = PlatformError;
 
 const PLATFORM: PlatformId = PlatformId::Tk;
 
-/// Words a search may combine (each adds a clause to the filter).
+/// Words a search may combine (each adds a clause to the filter). The `tk_search` tool
+/// refuses more by this same constant.
 pub const MAX_WORDS: usize = 10;
 /// Pages a reference list is followed over before giving up.
 pub const MAX_REFERENCE_PAGES: usize = 20;
@@ -140,120 +145,6 @@ pub struct TkPage<T> {
     pub next: Option<Continuation>,
 }
 
-/// A parliamentary document (`Document`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct Document {
-    /// GUID.
-    pub id: String,
-    /// Kind, e.g. `Motie`, `Brief regering`.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub soort: Option<String>,
-    /// Number, e.g. `2024D39058`.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub document_nummer: Option<String>,
-    /// Title (usually the dossier's).
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub titel: Option<String>,
-    /// Subject.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub onderwerp: Option<String>,
-    /// Date (ISO date-time with offset).
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub datum: Option<String>,
-    /// Parliamentary year, e.g. `2024-2025`.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub vergaderjaar: Option<String>,
-    /// The chamber.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub kamer: Option<String>,
-    /// Sequence number within its dossier.
-    pub volgnummer: Option<i64>,
-    /// Last change.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub gewijzigd_op: Option<String>,
-    /// Marked deleted by the platform.
-    #[serde(deserialize_with = "http::nullable")]
-    pub verwijderd: bool,
-}
-
-/// A case (`Zaak`): a motion, bill, set of questions, ...
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct Zaak {
-    /// GUID.
-    pub id: String,
-    /// Number, e.g. `2025Z18657`.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub nummer: Option<String>,
-    /// Kind, e.g. `Motie`.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub soort: Option<String>,
-    /// Title.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub titel: Option<String>,
-    /// Subject.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub onderwerp: Option<String>,
-    /// Start (ISO date-time with offset).
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub gestart_op: Option<String>,
-    /// Status.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub status: Option<String>,
-    /// Whether it is closed.
-    #[serde(deserialize_with = "http::nullable")]
-    pub afgedaan: bool,
-    /// Marked deleted by the platform.
-    #[serde(deserialize_with = "http::nullable")]
-    pub verwijderd: bool,
-}
-
-/// A parliamentary group (`Fractie`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct Fractie {
-    /// GUID.
-    pub id: String,
-    /// Abbreviation, e.g. `VVD`.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub afkorting: Option<String>,
-    /// Dutch name.
-    #[serde(rename = "NaamNL", deserialize_with = "http::lenient_text")]
-    pub naam_nl: Option<String>,
-    /// English name.
-    #[serde(rename = "NaamEN", deserialize_with = "http::lenient_text")]
-    pub naam_en: Option<String>,
-    /// Seats.
-    pub aantal_zetels: Option<i64>,
-    /// Active since.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub datum_actief: Option<String>,
-    /// Inactive since (`None` while active).
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub datum_inactief: Option<String>,
-    /// Marked deleted by the platform.
-    #[serde(deserialize_with = "http::nullable")]
-    pub verwijderd: bool,
-}
-
-/// A committee (`Commissie`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct Commissie {
-    /// GUID.
-    pub id: String,
-    /// Name.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub naam: Option<String>,
-    /// Abbreviation.
-    #[serde(deserialize_with = "http::lenient_text")]
-    pub afkorting: Option<String>,
-    /// Marked deleted by the platform.
-    #[serde(deserialize_with = "http::nullable")]
-    pub verwijderd: bool,
-}
-
 /// Where a document lives on the platform.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DocumentLinks {
@@ -306,28 +197,6 @@ impl EntitySet for Fractie {
 
 impl EntitySet for Commissie {
     const SET: &'static str = "Commissie";
-}
-
-#[derive(Deserialize)]
-struct ODataPage<T> {
-    value: Vec<T>,
-    #[serde(rename = "@odata.count", default)]
-    count: Option<u64>,
-    #[serde(rename = "@odata.nextLink", default)]
-    next_link: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct ODataErrorBody {
-    error: ODataError,
-}
-
-#[derive(Deserialize)]
-struct ODataError {
-    #[serde(default)]
-    code: Option<String>,
-    #[serde(default)]
-    message: Option<String>,
 }
 
 /// True for a bare GUID (`8-4-4-4-12` hexadecimal digits).
@@ -474,57 +343,36 @@ impl TkClient {
     }
 
     fn decode<T: DeserializeOwned>(&self, fetched: &Fetched, what: &str) -> Result<T, TkError> {
-        match fetched.status {
-            s if s.is_success() => http::decode_json(PLATFORM, fetched),
-            StatusCode::BAD_REQUEST => {
-                let body: Option<ODataErrorBody> = serde_json::from_slice(&fetched.body).ok();
-                let (code, message) = body.map_or((None, None), |b| (b.error.code, b.error.message));
-                Err(PlatformError::BadRequest {
-                    platform: PLATFORM,
-                    code: code
-                        .filter(|c| !c.is_empty())
-                        .unwrap_or_else(|| "invalid_query".to_owned()),
-                    message: message.unwrap_or_else(|| "the platform gave no reason".to_owned()),
-                })
-            }
-            StatusCode::NOT_FOUND => Err(PlatformError::NotFound {
-                platform: PLATFORM,
-                what: what.to_owned(),
-            }),
-            s => Err(PlatformError::Upstream {
-                platform: PLATFORM,
-                status: s.as_u16(),
-            }),
-        }
+        http::read_json(PLATFORM, fetched, what, &REFUSALS)
     }
 
-    /// Accepts `link` only on the base URL's scheme, host and port, at the path of `set`.
+    /// Accepts `link` only on the base URL ([`http::link_on_base`]) and at the path of `set`.
     fn check_link(&self, set: &str, link: &str) -> Result<Url, TkError> {
-        let refuse = |detail: String| PlatformError::ForeignLink {
-            platform: PLATFORM,
-            detail,
-        };
-        let url = Url::parse(link).map_err(|e| refuse(format!("not a URL: {e}")))?;
-        let base = &self.base;
-        if url.scheme() != base.scheme()
-            || url.host_str() != base.host_str()
-            || url.port_or_known_default() != base.port_or_known_default()
-        {
-            return Err(refuse(format!(
-                "`{}` is not on {}",
-                url.origin().ascii_serialization(),
-                base.origin().ascii_serialization()
-            )));
-        }
-        if !url.username().is_empty() || url.password().is_some() || url.fragment().is_some() {
-            return Err(refuse("the link carries credentials or a fragment".to_owned()));
-        }
-        let want = format!("{}/{set}", base.path().trim_end_matches('/'));
+        let url = http::link_on_base(PLATFORM, &self.base, link)?;
+        let want = format!("{}/{set}", self.base.path().trim_end_matches('/'));
         if url.path() != want {
-            return Err(refuse(format!("path `{}` is not `{want}`", url.path())));
+            return Err(PlatformError::ForeignLink {
+                platform: PLATFORM,
+                detail: format!("path `{}` is not `{want}`", url.path()),
+            });
         }
         Ok(url)
     }
+}
+
+/// How the OData API explains a 400: `{"error": {code, message}}`; the code is often
+/// empty, and then `invalid_query`.
+const REFUSALS: RefusalFormat = RefusalFormat {
+    default_code: "invalid_query",
+    read: read_refusal,
+};
+
+fn read_refusal(body: &[u8]) -> Option<Refusal> {
+    let ODataErrorBody { error } = serde_json::from_slice(body).ok()?;
+    Some(Refusal {
+        code: error.code,
+        message: error.message,
+    })
 }
 
 #[cfg(test)]
@@ -608,19 +456,5 @@ mod tests {
         assert!(
             matches!(c.document_links("2024D39058"), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_guid")
         );
-    }
-
-    #[test]
-    fn models_read_nulls_and_numbers_leniently() {
-        let f: Fractie = serde_json::from_str(
-            r#"{"Id":"x","NaamNL":"Volt","AantalZetels":2,"DatumInactief":null,"Verwijderd":null}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            (f.naam_nl.as_deref(), f.aantal_zetels, f.verwijderd),
-            (Some("Volt"), Some(2), false)
-        );
-        let d: Document = serde_json::from_str(r#"{"Id":"y","Kamer":2,"Nieuw":"veld"}"#).unwrap();
-        assert_eq!(d.kamer.as_deref(), Some("2"));
     }
 }

@@ -1,0 +1,248 @@
+//! The typed error every platform client returns.
+
+use std::time::Duration;
+
+use besluitbron_core::PlatformId;
+
+/// Why a platform call failed, naming the platform and what the assistant can do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlatformError {
+    /// No connection could be made (refused, DNS, reset), after the retries.
+    #[error("{} is unreachable ({detail}); try again later or use another platform", .platform.display_name())]
+    Unreachable {
+        /// The platform.
+        platform: PlatformId,
+        /// What the connection attempt reported.
+        detail: String,
+    },
+    /// The platform did not answer in time.
+    #[error("{} did not answer within {after_ms} ms; try a narrower question or try again later", .platform.display_name())]
+    Timeout {
+        /// The platform.
+        platform: PlatformId,
+        /// How long BesluitBron waited.
+        after_ms: u64,
+    },
+    /// The platform refused the call because its limit is used up (HTTP 429).
+    #[error("{} asks to wait {} s before the next call; the call can be queued until then", .platform.display_name(), .retry_after.as_secs_f64().ceil())]
+    RateLimited {
+        /// The platform.
+        platform: PlatformId,
+        /// How long the platform asks to wait (`Retry-After`).
+        retry_after: Duration,
+    },
+    /// The request itself is wrong: refused by the platform (HTTP 400) or by
+    /// BesluitBron's own check, which uses the platform's codes.
+    #[error("{} refused the request ({code}): {message}; correct this parameter and ask again", .platform.display_name())]
+    BadRequest {
+        /// The platform.
+        platform: PlatformId,
+        /// Machine-readable code, e.g. `invalid_limit` (branch on this, not on the message).
+        code: String,
+        /// Human-readable explanation.
+        message: String,
+    },
+    /// The requested record does not exist (HTTP 404).
+    #[error("{} has no {what}; check the id, or search for it first", .platform.display_name())]
+    NotFound {
+        /// The platform.
+        platform: PlatformId,
+        /// What was asked for.
+        what: String,
+    },
+    /// The platform refused access (HTTP 401 or 403). BesluitBron sends no credentials,
+    /// so this is the platform's decision about BesluitBron or its address.
+    #[error("{} refused access (HTTP {status}); BesluitBron uses no credentials for it, so asking again will not help soon: use another platform, or tell the server's operator", .platform.display_name())]
+    AccessDenied {
+        /// The platform.
+        platform: PlatformId,
+        /// The HTTP status (401 or 403).
+        status: u16,
+    },
+    /// The platform (or the firewall in front of it) answered with a bot challenge
+    /// (PLATFORMS.md §10.7). Never retried: only a browser can pass it, and BesluitBron
+    /// does not pretend to be one.
+    #[error("{} asks for a browser challenge ({signal}); BesluitBron does not impersonate a browser, so it cannot read this platform now: try again much later or use another platform", .platform.display_name())]
+    Challenge {
+        /// The platform.
+        platform: PlatformId,
+        /// The header that marked the challenge, e.g. `cf-mitigated: challenge`.
+        signal: &'static str,
+    },
+    /// The answer is larger than BesluitBron reads from this platform
+    /// ([`super::HttpConfig::max_body_bytes`]); reading stopped at the limit.
+    #[error("{} sent an answer larger than {limit_bytes} bytes, more than BesluitBron reads from it; ask for less (fewer results per page, a narrower search, or one document at a time), or open the document at the platform itself", .platform.display_name())]
+    TooLarge {
+        /// The platform.
+        platform: PlatformId,
+        /// The limit that was exceeded, in bytes.
+        limit_bytes: u64,
+    },
+    /// The platform answered with an unexpected HTTP status (5xx after the retries, a
+    /// redirect BesluitBron does not follow, or a 4xx without a meaning of its own).
+    #[error("{} answered HTTP {status}; it may be having trouble, try again later", .platform.display_name())]
+    Upstream {
+        /// The platform.
+        platform: PlatformId,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The platform answered 5xx and asked to wait (`Retry-After`): it is overloaded.
+    #[error("{} is overloaded (HTTP {status}) and asks to wait {} s; the call waits that long before it is tried again", .platform.display_name(), .retry_after.as_secs_f64().ceil())]
+    Overloaded {
+        /// The platform.
+        platform: PlatformId,
+        /// The HTTP status.
+        status: u16,
+        /// How long it asks to wait.
+        retry_after: Duration,
+    },
+    /// Something went wrong inside BesluitBron while it handled the platform's answer
+    /// (the answer could not be encoded for the buffer, the call's task failed).
+    #[error("BesluitBron could not handle {}'s answer ({detail}); try again, and report it if it persists", .platform.display_name())]
+    Internal {
+        /// The platform.
+        platform: PlatformId,
+        /// What failed.
+        detail: String,
+    },
+    /// The platform answered something BesluitBron cannot read (not the expected JSON).
+    #[error("{} answered something unreadable ({detail}); try again later", .platform.display_name())]
+    Garbage {
+        /// The platform.
+        platform: PlatformId,
+        /// What was wrong with it.
+        detail: String,
+    },
+    /// A continuation link does not belong to the platform's configured address.
+    #[error("{} continuation refused ({detail}); start the search again without a continuation", .platform.display_name())]
+    ForeignLink {
+        /// The platform.
+        platform: PlatformId,
+        /// Why the link was refused.
+        detail: String,
+    },
+    /// A list that must be complete spans more pages than BesluitBron follows.
+    #[error("{} returned more than {pages} pages for a reference list; BesluitBron stopped following it", .platform.display_name())]
+    TooManyPages {
+        /// The platform.
+        platform: PlatformId,
+        /// Pages followed before giving up.
+        pages: usize,
+    },
+    /// BesluitBron's own configuration for the platform is unusable (e.g. a bad base URL).
+    #[error("BesluitBron's configuration for {} is invalid: {detail}", .platform.display_name())]
+    Config {
+        /// The platform.
+        platform: PlatformId,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl PlatformError {
+    /// The platform the error is about.
+    pub fn platform(&self) -> PlatformId {
+        match self {
+            PlatformError::Unreachable { platform, .. }
+            | PlatformError::Timeout { platform, .. }
+            | PlatformError::RateLimited { platform, .. }
+            | PlatformError::BadRequest { platform, .. }
+            | PlatformError::NotFound { platform, .. }
+            | PlatformError::AccessDenied { platform, .. }
+            | PlatformError::Challenge { platform, .. }
+            | PlatformError::TooLarge { platform, .. }
+            | PlatformError::Upstream { platform, .. }
+            | PlatformError::Overloaded { platform, .. }
+            | PlatformError::Internal { platform, .. }
+            | PlatformError::Garbage { platform, .. }
+            | PlatformError::ForeignLink { platform, .. }
+            | PlatformError::TooManyPages { platform, .. }
+            | PlatformError::Config { platform, .. } => *platform,
+        }
+    }
+
+    /// Whether another attempt may mend it: a connection failure or a 5xx answer. Only
+    /// an idempotent request gets these errors from the HTTP layer as retryable ones
+    /// (see [`super::Attempt`]). A time-out is not: a platform that is slow now is not
+    /// asked again at once.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            PlatformError::Unreachable { .. } | PlatformError::Overloaded { .. } => true,
+            PlatformError::Upstream { status, .. } => (500..600).contains(status),
+            _ => false,
+        }
+    }
+
+    /// The wait the platform asked for before another attempt, if it asked.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            PlatformError::Overloaded { retry_after, .. } | PlatformError::RateLimited { retry_after, .. } => {
+                Some(*retry_after)
+            }
+            _ => None,
+        }
+    }
+
+    /// A short machine label for metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            PlatformError::RateLimited { .. } => "rate_limited",
+            PlatformError::Timeout { .. } => "timeout",
+            PlatformError::Unreachable { .. } => "unreachable",
+            PlatformError::BadRequest { .. } => "bad_request",
+            PlatformError::NotFound { .. } => "not_found",
+            PlatformError::AccessDenied { .. } => "access_denied",
+            PlatformError::Challenge { .. } => "challenge",
+            PlatformError::TooLarge { .. } => "too_large",
+            PlatformError::Upstream { .. } => "upstream_error",
+            PlatformError::Overloaded { .. } => "overloaded",
+            PlatformError::Internal { .. } => "internal",
+            PlatformError::Garbage { .. } => "garbage",
+            PlatformError::ForeignLink { .. } => "foreign_link",
+            PlatformError::TooManyPages { .. } => "too_many_pages",
+            PlatformError::Config { .. } => "config",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_platform_and_the_way_out() {
+        let e = PlatformError::RateLimited {
+            platform: PlatformId::Obv,
+            retry_after: Duration::from_millis(1500),
+        };
+        assert_eq!(
+            e.to_string(),
+            "OpenBesluitvorming asks to wait 2 s before the next call; the call can be queued until then"
+        );
+        let e = PlatformError::Unreachable {
+            platform: PlatformId::Tk,
+            detail: "connection refused".into(),
+        };
+        assert!(e.to_string().starts_with("Tweede Kamer is unreachable"));
+        let e = PlatformError::Challenge {
+            platform: PlatformId::Rechtspraak,
+            signal: "cf-mitigated: challenge",
+        };
+        assert!(
+            e.to_string().contains(
+                "asks for a browser challenge (cf-mitigated: challenge); BesluitBron does not impersonate a browser"
+            ),
+            "{e}"
+        );
+        let e = PlatformError::TooLarge {
+            platform: PlatformId::Tk,
+            limit_bytes: 1024,
+        };
+        assert!(
+            e.to_string()
+                .starts_with("Tweede Kamer sent an answer larger than 1024 bytes"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,156 @@
+//! The HTTP layer every platform client shares: one reqwest client per platform (its
+//! own connection pool, a User-Agent naming BesluitBron and a contact address, explicit
+//! `Accept`, connect and per-attempt time-outs, a body cap), explicit requests
+//! ([`PlatformRequest`]: GET, or POST with a form, multipart or JSON body), exactly one
+//! classified attempt ([`PlatformHttp::send_once`] → [`Attempt`]), the one status →
+//! error mapping ([`status_error`]) and the typed [`PlatformError`] every client returns.
+//!
+//! Invariants:
+//! - Nothing here retries: another attempt is the platform path's decision, made
+//!   through the fair queue so that every attempt is counted (R-L8). Only an
+//!   idempotent request can be classified retryable: every GET, and a POST its
+//!   connector marked ([`PlatformRequest::idempotent`], for a search that only takes a
+//!   POST); then a connection error or a 5xx answer is [`Attempt::Retryable`], with
+//!   the 5xx's `Retry-After` when it sent one ([`PlatformError::Overloaded`]).
+//! - A 429 becomes [`Attempt::RateLimited`] (and [`PlatformError::RateLimited`])
+//!   carrying the platform's `Retry-After`, so the caller can feed the platform's queue.
+//! - A time-out is not retryable: a platform that is slow now is not asked again at
+//!   once, piling more requests onto it.
+//! - A bot challenge (`cf-mitigated: challenge`, `x-amzn-waf-action: challenge`) is
+//!   [`PlatformError::Challenge`] at once, whatever the status; never retried, and
+//!   BesluitBron never pretends to be a browser.
+//! - No body is buffered past [`HttpConfig::max_body_bytes`]: a larger `Content-Length`
+//!   is refused before reading, and a body read in chunks is dropped as soon as it
+//!   passes the cap ([`PlatformError::TooLarge`]).
+//! - Redirects are followed only to the same host, at most three times; the answer
+//!   says where it ended ([`Fetched::url`]). Continuation links are followed only on
+//!   the configured base URL ([`link_on_base`]); query strings are built only with
+//!   `Url::query_pairs_mut` ([`with_query`]).
+//! - Nothing here panics on what a platform sends: an unreadable body is
+//!   [`PlatformError::Garbage`].
+//!
+//! What this module does not do: decide *when* a call may go out (the core scheduler
+//! does), cache, or know any platform's paths or JSON shapes.
+
+mod answer;
+mod client;
+mod error;
+mod request;
+mod urls;
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{self, HeaderMap};
+
+pub use answer::{Fetched, Refusal, RefusalFormat, challenge_signal, decode_json, read_json, status_error};
+pub use client::{Attempt, DEFAULT_MAX_BODY_BYTES, HttpConfig, PlatformHttp, user_agent};
+pub use error::PlatformError;
+pub use request::{Method, PlatformRequest, RequestBody};
+pub use urls::{encode_segment, join, link_on_base, parse_base_url, with_query};
+
+/// Fallback wait after a 429 that names neither `Retry-After` nor `RateLimit-Reset`:
+/// one full refill window of the strictest platform (OpenBesluitvorming, 60 s).
+pub const RATE_LIMITED_FALLBACK: Duration = Duration::from_secs(60);
+
+/// `Retry-After` as a wait: delta-seconds or an HTTP date (relative to `now`).
+pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let text = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(secs) = text.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(text).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// The wait a 429 asks for: `Retry-After`, else `RateLimit-Reset`, else
+/// [`RATE_LIMITED_FALLBACK`]; never less than one second.
+pub fn rate_limited_wait(headers: &HeaderMap, now: SystemTime) -> Duration {
+    retry_after(headers, now)
+        .or_else(|| header_u64(headers, "ratelimit-reset").map(Duration::from_secs))
+        .unwrap_or(RATE_LIMITED_FALLBACK)
+        .max(Duration::from_secs(1))
+}
+
+/// A header holding a non-negative integer.
+pub fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}
+
+/// True for a bare `YYYY-MM-DD` naming a real calendar day.
+pub fn is_iso_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let number = |r: std::ops::Range<usize>| -> Option<u32> {
+        let s = &text[r];
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok()).flatten()
+    };
+    let (Some(y), Some(m), Some(d)) = (number(0..4), number(5..7), number(8..10)) else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+/// Serde helper for platform models: reads `null` as the type's default.
+pub(crate) fn nullable<'de, D: serde::Deserializer<'de>, T: Default + serde::Deserialize<'de>>(
+    d: D,
+) -> Result<T, D::Error> {
+    Ok(<Option<T> as serde::Deserialize>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Serde helper for platform models: reads a string, a number or `null` as optional text
+/// (the platforms are not consistent about which).
+pub(crate) fn lenient_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match <serde_json::Value as serde::Deserialize>::deserialize(d)? {
+        serde_json::Value::String(s) => Some(s),
+        serde_json::Value::Null => None,
+        other => Some(other.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        let mut h = HeaderMap::new();
+        h.insert(header::RETRY_AFTER, HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
+        h.insert(header::RETRY_AFTER, HeaderValue::from_str(&later).unwrap());
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(30)));
+        h.insert(header::RETRY_AFTER, HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h, now), None);
+    }
+
+    #[test]
+    fn a_429_without_hints_waits_a_full_window_and_never_less_than_a_second() {
+        let now = SystemTime::UNIX_EPOCH;
+        assert_eq!(rate_limited_wait(&HeaderMap::new(), now), RATE_LIMITED_FALLBACK);
+        let mut h = HeaderMap::new();
+        h.insert("ratelimit-reset", HeaderValue::from_static("12"));
+        assert_eq!(rate_limited_wait(&h, now), Duration::from_secs(12));
+        h.insert(header::RETRY_AFTER, HeaderValue::from_static("0"));
+        assert_eq!(rate_limited_wait(&h, now), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn dates_must_be_real_days() {
+        assert!(is_iso_date("2024-02-29"));
+        assert!(!is_iso_date("2023-02-29"));
+        assert!(!is_iso_date("2024-04-31"));
+        assert!(!is_iso_date("24-04-01"));
+    }
+}

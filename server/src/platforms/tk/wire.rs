@@ -1,0 +1,168 @@
+//! The Tweede Kamer OData API's JSON as Rust types (PLATFORMS.md §3): the records
+//! this client reads, the page envelope and the error body.
+//!
+//! Invariant: every record accepts missing, `null` and unknown fields, and a number
+//! where text is expected (the API is not consistent), so a change in the platform's
+//! model does not break reading. Field names are the platform's (PascalCase).
+
+use serde::Deserialize;
+
+use crate::platforms::http;
+
+/// A parliamentary document (`Document`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Document {
+    /// GUID.
+    pub id: String,
+    /// Kind, e.g. `Motie`, `Brief regering`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub soort: Option<String>,
+    /// Number, e.g. `2024D39058`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub document_nummer: Option<String>,
+    /// Title (usually the dossier's).
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub titel: Option<String>,
+    /// Subject.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub onderwerp: Option<String>,
+    /// Date (ISO date-time with offset).
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub datum: Option<String>,
+    /// Parliamentary year, e.g. `2024-2025`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub vergaderjaar: Option<String>,
+    /// The chamber.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub kamer: Option<String>,
+    /// Sequence number within its dossier.
+    pub volgnummer: Option<i64>,
+    /// Last change.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub gewijzigd_op: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// A case (`Zaak`): a motion, bill, set of questions, ...
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Zaak {
+    /// GUID.
+    pub id: String,
+    /// Number, e.g. `2025Z18657`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub nummer: Option<String>,
+    /// Kind, e.g. `Motie`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub soort: Option<String>,
+    /// Title.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub titel: Option<String>,
+    /// Subject.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub onderwerp: Option<String>,
+    /// Start (ISO date-time with offset).
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub gestart_op: Option<String>,
+    /// Status.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub status: Option<String>,
+    /// Whether it is closed.
+    #[serde(deserialize_with = "http::nullable")]
+    pub afgedaan: bool,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// A parliamentary group (`Fractie`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Fractie {
+    /// GUID.
+    pub id: String,
+    /// Abbreviation, e.g. `VVD`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub afkorting: Option<String>,
+    /// Dutch name.
+    #[serde(rename = "NaamNL", deserialize_with = "http::lenient_text")]
+    pub naam_nl: Option<String>,
+    /// English name.
+    #[serde(rename = "NaamEN", deserialize_with = "http::lenient_text")]
+    pub naam_en: Option<String>,
+    /// Seats.
+    pub aantal_zetels: Option<i64>,
+    /// Active since.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub datum_actief: Option<String>,
+    /// Inactive since (`None` while active).
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub datum_inactief: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// A committee (`Commissie`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Commissie {
+    /// GUID.
+    pub id: String,
+    /// Name.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub naam: Option<String>,
+    /// Abbreviation.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub afkorting: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// One page of an entity set: `value`, `@odata.count` and `@odata.nextLink`.
+#[derive(Deserialize)]
+pub(super) struct ODataPage<T> {
+    pub(super) value: Vec<T>,
+    #[serde(rename = "@odata.count", default)]
+    pub(super) count: Option<u64>,
+    #[serde(rename = "@odata.nextLink", default)]
+    pub(super) next_link: Option<String>,
+}
+
+/// The body of an OData error: `{"error": {code, message}}`.
+#[derive(Deserialize)]
+pub(super) struct ODataErrorBody {
+    pub(super) error: ODataError,
+}
+
+/// The `error` object of an OData error (the code is often empty).
+#[derive(Deserialize)]
+pub(super) struct ODataError {
+    #[serde(default)]
+    pub(super) code: Option<String>,
+    #[serde(default)]
+    pub(super) message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn models_read_nulls_and_numbers_leniently() {
+        let f: Fractie = serde_json::from_str(
+            r#"{"Id":"x","NaamNL":"Volt","AantalZetels":2,"DatumInactief":null,"Verwijderd":null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (f.naam_nl.as_deref(), f.aantal_zetels, f.verwijderd),
+            (Some("Volt"), Some(2), false)
+        );
+        let d: Document = serde_json::from_str(r#"{"Id":"y","Kamer":2,"Nieuw":"veld"}"#).unwrap();
+        assert_eq!(d.kamer.as_deref(), Some("2"));
+    }
+}
