@@ -357,3 +357,79 @@ async fn a_platform_refusal_queues_the_call_once_more_instead_of_failing() {
     assert_eq!((stats.admitted_calls, stats.refunded_calls), (2, 1));
     server.stop().await;
 }
+
+/// The live defect: a stateless (2026-07-28) client that puts a fresh made-up
+/// `Mcp-Session-Id` on every request was a new session each time, so it slipped past the
+/// per-session limit (and held the process limit for everyone). Who a request is, is now
+/// decided once from what exists: such requests are their client address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_a_made_up_session_id_is_the_client_address() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("made-up"));
+    cfg.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];
+    cfg.mcp_rate_limit.process = roomy();
+    cfg.mcp_rate_limit.per_connector = roomy();
+    // One request a minute after a burst of five: nothing refills during the test.
+    cfg.mcp_rate_limit.per_session = RateLimit {
+        requests_per_minute: 1,
+        burst: 5,
+    };
+    let server = Server::start(cfg).await;
+    for era in ["stateless", "session"] {
+        let mut passed = 0;
+        for i in 0..20 {
+            let mut c = if era == "stateless" {
+                Mcp::modern(server.url("/mcp/tk"))
+            } else {
+                Mcp::new(server.url("/mcp/tk"))
+            };
+            c.session = Some(format!("made-up-{era}-{i}"));
+            // Each era is its own client address.
+            let address = if era == "stateless" { "192.0.2.10" } else { "192.0.2.11" };
+            c.extra_headers = vec![("x-forwarded-for".to_owned(), address.to_owned())];
+            let r = c.post(json!({"jsonrpc": "2.0", "id": i, "method": "tools/list"})).await;
+            if r.status != 429 {
+                passed += 1;
+            }
+        }
+        assert_eq!(
+            passed, 5,
+            "{era}: twenty requests with twenty made-up session ids are one client: five pass"
+        );
+    }
+    server.stop().await;
+}
+
+/// R-L8, the live defect: a 5xx was retried inside one admission, so OpenBesluitvorming
+/// counted requests BesluitBron never charged (a burst against a platform failing every
+/// second request drew 429s). Every attempt that reaches the platform is now an
+/// admission of its fair queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_every_request_that_reaches_the_platform_was_admitted() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("counted"));
+    cfg.mcp_rate_limit.process = roomy();
+    cfg.mcp_rate_limit.per_connector = roomy();
+    cfg.mcp_rate_limit.per_session = roomy();
+    let server = Server::start(cfg).await;
+    f.obv.set_fail_every(Some(2));
+    let before = f.obv.requests();
+    let calls: Vec<_> = (0..20)
+        .map(|i| {
+            let mut c = Mcp::modern(server.url("/mcp/obv"));
+            tokio::spawn(async move { c.call("obv_search", json!({"query": format!("vraag {i}")})).await })
+        })
+        .collect();
+    for c in calls {
+        c.await.unwrap();
+    }
+    let reached = f.obv.requests() - before;
+    let lane = obv_lane(&server).await;
+    assert!(f.obv.failures_injected() > 0, "the platform failed some requests");
+    assert_eq!(
+        lane.admitted_calls, reached,
+        "every request that reached the platform, retries included, was admitted and charged"
+    );
+    assert_eq!(f.obv.rate_limited(), 0, "the platform never had to refuse BesluitBron");
+    server.stop().await;
+}
