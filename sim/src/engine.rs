@@ -256,11 +256,13 @@ enum Event {
     Arrive(CallId),
     AgentRound(u32),
     Wake(u8),
-    /// A platform's answer to an attempt arrives (`ok`: not a failure).
+    /// A platform's answer to an attempt arrives (`ok`: not a failure), with the
+    /// platform's `RateLimit-*` report if it sends one.
     Answer {
         platform: u8,
         attempt: Attempt,
         ok: bool,
+        remaining: Option<(Units, Duration)>,
     },
     /// The legacy model's answer to a call.
     LegacyAnswer(CallId),
@@ -405,14 +407,17 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         );
         local_limits.push(local);
         let p = u8::try_from(i).expect("seven platforms");
-        platforms.push(SimPlatform::new(
-            id,
-            enforced,
-            spec.model,
-            spec.latency,
-            spec.throttle.clone(),
-            sim_rng(opts.seed, Component::Latency(p)),
-        ));
+        platforms.push(
+            SimPlatform::new(
+                id,
+                enforced,
+                spec.model,
+                spec.latency,
+                spec.throttle.clone(),
+                sim_rng(opts.seed, Component::Latency(p)),
+            )
+            .with_rate_limit_headers(spec.rate_limit_headers.unwrap_or(id == PlatformId::Obv)),
+        );
         match opts.policy {
             PolicyKind::Fair => paths.push(path_for(workload, id, local).map_err(failure)?),
             PolicyKind::Legacy => gates.push(match local {
@@ -650,7 +655,12 @@ impl Engine<'_> {
                 }
                 Ok(())
             }
-            Event::Answer { platform, attempt, ok } => {
+            Event::Answer {
+                platform,
+                attempt,
+                ok,
+                remaining,
+            } => {
                 let p = usize::from(platform);
                 let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
                 // A distinct call (no key of its own in the workload) is never asked again:
@@ -661,8 +671,9 @@ impl Engine<'_> {
                     Outcome::Success {
                         payload,
                         feedback: Feedback {
+                            remaining: remaining.map(|(units, _)| units),
+                            reset: remaining.map(|(_, reset)| reset),
                             keep: if distinct { Keep::Never } else { Keep::Normal },
-                            ..Feedback::default()
                         },
                     }
                 } else if self.fail_retryable[p] {
@@ -885,7 +896,7 @@ impl Engine<'_> {
             .on_sent(&key, attempt, p)
             .map_err(|e| self.fail(e))?;
         match self.platforms[p].receive(now, cost) {
-            Answer::Ok { latency } => {
+            Answer::Ok { latency, remaining } => {
                 let ok = !self.draws_failure(p);
                 if let Some(fair) = self.fair.as_mut() {
                     fair.out.insert((p, attempt), key);
@@ -896,6 +907,7 @@ impl Engine<'_> {
                         platform: p as u8,
                         attempt,
                         ok,
+                        remaining,
                     },
                 );
             }
@@ -1196,7 +1208,7 @@ impl Engine<'_> {
         c.state = CallState::Sent;
         let cost = c.cost;
         match self.platforms[p].receive(now, cost) {
-            Answer::Ok { latency } => {
+            Answer::Ok { latency, .. } => {
                 // A failed answer changes nothing here: nobody else waits for it and
                 // nothing is stored; the draw is made all the same, so the failure stream
                 // is the fair run's.

@@ -7,16 +7,21 @@
 //! every call during a throttled period (a fault: the platform shedding load for
 //! reasons of its own). A call costing more than C is charged C (R-L5).
 //!
-//! Invariants: the token-bucket model refills with times rounded *down* to the
-//! nanosecond, so it is never stricter than the exact limit, while the core rounds up;
-//! a well-behaved client therefore never sees a 429 from rounding. Units in any window
-//! are tracked exactly for the report.
+//! The token-bucket model is the core's exact GCRA bucket
+//! (`besluitbron_core::scheduler::Bucket`), the one the fake OpenBesluitvorming uses too:
+//! a client whose own bucket is the same arithmetic never sees a 429 from rounding. A
+//! platform that sends `RateLimit-*` headers (OpenBesluitvorming) reports, with each
+//! answer, the whole units left and the seconds until its bucket is full, as the fake
+//! does.
+//!
+//! Invariants: units in any window are tracked exactly for the report.
 //!
 //! What this module does not do: decide when calls go (that is the policy's job).
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use besluitbron_core::scheduler::Bucket;
 use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
 use rand::RngExt;
 
@@ -39,6 +44,8 @@ pub enum Answer {
     Ok {
         /// Time until the answer.
         latency: Duration,
+        /// `RateLimit-Remaining` and `RateLimit-Reset`, when the platform sends them.
+        remaining: Option<(Units, Duration)>,
     },
     /// 429 Too Many Requests.
     TooMany {
@@ -74,8 +81,10 @@ pub struct SimPlatform {
     latency: LatencySpec,
     throttle: Vec<ThrottleSpec>,
     rng: SimRng,
-    /// Token bucket: when the bucket is full again (GCRA), in ns.
-    full_at_ns: u64,
+    /// The token bucket (token-bucket model with a limit).
+    bucket: Option<Bucket>,
+    /// Whether answers carry `RateLimit-Remaining` and `RateLimit-Reset`.
+    rate_limit_headers: bool,
     /// Windows: accepted calls still inside the last W (sliding) or the current window (fixed).
     recent: VecDeque<(Instant, Units)>,
     recent_units: Units,
@@ -102,7 +111,8 @@ impl SimPlatform {
             latency,
             throttle,
             rng,
-            full_at_ns: 0,
+            bucket: limit.filter(|_| model == LimitModel::TokenBucket).map(Bucket::new),
+            rate_limit_headers: false,
             recent: VecDeque::new(),
             recent_units: Units::ZERO,
             accepted: Vec::new(),
@@ -138,9 +148,24 @@ impl SimPlatform {
         self.counters.accepted_calls += 1;
         self.counters.accepted_units += charged;
         self.accepted.push((now, charged));
+        let remaining = match (&self.bucket, self.rate_limit_headers) {
+            (Some(b), true) => Some((
+                Units::whole(b.tokens(now).as_milli() / 1000),
+                whole_seconds_up_or_zero(b.full_at().saturating_since(now).as_nanos()),
+            )),
+            _ => None,
+        };
         Answer::Ok {
             latency: self.draw_latency(),
+            remaining,
         }
+    }
+
+    /// Makes answers carry `RateLimit-Remaining` and `RateLimit-Reset` (token-bucket
+    /// platforms only).
+    pub fn with_rate_limit_headers(mut self, on: bool) -> SimPlatform {
+        self.rate_limit_headers = on;
+        self
     }
 
     /// `None` when `charged` fits at `now`, else the time until it would.
@@ -149,9 +174,8 @@ impl SimPlatform {
         let window_ns = besluitbron_core::time::duration_nanos(limit.window);
         match self.model {
             LimitModel::TokenBucket => {
-                let need = refill_floor_ns(limit, window_ns, charged);
-                let fits_at = self.full_at_ns.saturating_add(need).saturating_sub(window_ns);
-                (fits_at > now.as_nanos()).then(|| fits_at - now.as_nanos())
+                let fits_at = self.bucket.as_ref()?.earliest_fit(charged);
+                (fits_at > now).then(|| fits_at.as_nanos() - now.as_nanos())
             }
             LimitModel::SlidingWindow => {
                 while let Some(&(at, u)) = self.recent.front() {
@@ -192,12 +216,14 @@ impl SimPlatform {
     }
 
     fn take(&mut self, now: Instant, charged: Units) {
-        let Some(limit) = self.limit else { return };
-        let window_ns = besluitbron_core::time::duration_nanos(limit.window);
+        if self.limit.is_none() {
+            return;
+        }
         match self.model {
             LimitModel::TokenBucket => {
-                let from = self.full_at_ns.max(now.as_nanos());
-                self.full_at_ns = from + refill_floor_ns(limit, window_ns, charged);
+                if let Some(b) = self.bucket.as_mut() {
+                    b.debit(now, charged);
+                }
             }
             LimitModel::SlidingWindow | LimitModel::FixedWindow => {
                 self.recent.push_back((now, charged));
@@ -246,10 +272,9 @@ impl SimPlatform {
     }
 }
 
-/// `floor(cost × W / C)` nanoseconds: the platform's refill time, never stricter than exact.
-fn refill_floor_ns(limit: LimitConfig, window_ns: u64, cost: Units) -> u64 {
-    let num = u128::from(cost.as_milli()) * u128::from(window_ns);
-    u64::try_from(num / u128::from(limit.capacity.as_milli().max(1))).unwrap_or(u64::MAX)
+/// `RateLimit-Reset`: whole seconds, rounded up (zero when full).
+fn whole_seconds_up_or_zero(ns: u128) -> Duration {
+    Duration::from_secs(u64::try_from(ns.div_ceil(1_000_000_000)).unwrap_or(u64::MAX))
 }
 
 /// A Retry-After header: whole seconds, rounded up, at least one.

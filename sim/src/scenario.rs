@@ -167,6 +167,10 @@ pub struct PlatformSpec {
     /// through the fair queue as the server does) or not (`false`: a time-out or an
     /// unreadable answer, reported at once).
     pub fail_retryable: Option<bool>,
+    /// Whether answers carry `RateLimit-Remaining` and `RateLimit-Reset`, which
+    /// BesluitBron feeds back to the platform's queue (token-bucket platforms only).
+    /// Default: as the real platform does — OpenBesluitvorming only.
+    pub rate_limit_headers: Option<bool>,
 }
 
 impl PlatformSpec {
@@ -187,6 +191,7 @@ impl PlatformSpec {
             search_ttl_ms: None,
             fail_rate: None,
             fail_retryable: None,
+            rate_limit_headers: None,
         }
     }
 }

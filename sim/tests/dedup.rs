@@ -192,6 +192,8 @@ description = "two impatient sessions ask Q behind a busy one"
 [[platform]]
 id = "obv"
 latency = { kind = "fixed", ms = 200 }
+# Without RateLimit-* feedback the next room is exactly 1 s after the burst.
+rate_limit_headers = false
 [[session]]
 name = "busy"
 burst = [{ at_ms = 0, calls = 100 }]
@@ -328,6 +330,7 @@ description = "a flight three calls wait for meets a throttled platform"
 [[platform]]
 id = "obv"
 latency = {{ kind = "fixed", ms = 200 }}
+rate_limit_headers = false
 {throttle}
 [[session]]
 name = "busy"

@@ -14,6 +14,10 @@
 //!   answers the same 429 with `Retry-After: 1` before the bucket is consulted.
 //! - Buckets are kept per client: the rightmost `X-Forwarded-For` entry, else the peer's
 //!   IP address. At most [`MAX_CLIENTS`] buckets are kept; full buckets are forgotten first.
+//! - Each bucket is exact arithmetic on tokio's clock (the core's GCRA bucket,
+//!   `besluitbron_core::scheduler::Bucket`, the same the simulator's platforms use), so
+//!   under tokio's paused clock the fake counts exactly as the simulator's platform model
+//!   does: what the differential test relies on.
 //! - Invalid parameters give 400 with `{code, error}`; they are never silently ignored.
 //!
 //! What this fake does not do: PDF page images, exports, stats, the raw search
@@ -25,6 +29,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -32,7 +37,8 @@ use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Response, StatusCode};
 use axum::middleware::{self, Next};
 use axum::routing::get;
-use besluitbron_core::PlatformId;
+use besluitbron_core::scheduler::Bucket;
+use besluitbron_core::{LimitConfig, PlatformId, Units};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
@@ -62,14 +68,17 @@ pub async fn serve_obv(listener: TcpListener, config: FakeConfig) -> std::io::Re
 struct ObvState {
     shared: Arc<FakeShared>,
     base_url: String,
-    buckets: Mutex<BTreeMap<String, Bucket>>,
+    buckets: Mutex<Buckets>,
+    /// The fake's epoch: its buckets run on tokio's clock from here (virtual time under
+    /// tokio's paused test clock).
+    origin: Instant,
 }
 
-/// One client's tokens (a float, as in the platform's own implementation).
-#[derive(Clone, Copy, Debug)]
-struct Bucket {
-    tokens: f64,
-    updated_at: Instant,
+/// Every client's bucket, for one setting of the limit (a change of
+/// `rate_limit_per_min` starts them all full again).
+struct Buckets {
+    per_min: u32,
+    by_client: BTreeMap<String, Bucket>,
 }
 
 /// The OpenBesluitvorming routes, to be served at the root or nested under a prefix.
@@ -78,7 +87,11 @@ pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
     let state = Arc::new(ObvState {
         shared,
         base_url,
-        buckets: Mutex::new(BTreeMap::new()),
+        buckets: Mutex::new(Buckets {
+            per_min: 0,
+            by_client: BTreeMap::new(),
+        }),
+        origin: Instant::now(),
     });
     Router::new()
         .route("/api/search", get(search))
@@ -147,48 +160,55 @@ async fn rate_limit(State(state): State<Arc<ObvState>>, request: Request, next: 
         let c = state.shared.config();
         (c.rate_limit_per_min.max(1), c.obv_cost)
     };
-    let capacity = f64::from(per_min);
-    let refill_per_s = capacity / 60.0;
+    let limit = LimitConfig::new(Units::whole(u64::from(per_min)), Duration::from_secs(60));
     let cost = if path == "/api/search" {
         cost_formula.search_cost(search_limit_for_cost(request.uri().query().unwrap_or("")))
     } else {
-        besluitbron_core::Units::ONE
-    };
-    let cost_f = (cost.as_milli() as f64 / 1000.0).min(capacity);
+        Units::ONE
+    }
+    .min(limit.capacity);
     let client = client_key(request.headers(), request.extensions().get::<ConnectInfo<SocketAddr>>());
-    let now = Instant::now();
-    let (admitted, tokens_after) = {
+    let now =
+        besluitbron_core::Instant::from_nanos(u64::try_from(state.origin.elapsed().as_nanos()).unwrap_or(u64::MAX));
+    let (admitted, tokens_after, full_in, fits_in) = {
         let mut buckets = state.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        if buckets.len() >= MAX_CLIENTS && !buckets.contains_key(&client) {
-            buckets.retain(|_, b| b.tokens + now.duration_since(b.updated_at).as_secs_f64() * refill_per_s < capacity);
+        if buckets.per_min != per_min {
+            buckets.per_min = per_min;
+            buckets.by_client.clear();
         }
-        let bucket = buckets.entry(client).or_insert(Bucket {
-            tokens: capacity,
-            updated_at: now,
-        });
-        let elapsed_s = now.duration_since(bucket.updated_at).as_secs_f64();
-        bucket.tokens = (bucket.tokens + elapsed_s * refill_per_s).min(capacity);
-        bucket.updated_at = now;
-        let admitted = bucket.tokens + 1e-9 >= cost_f;
+        if buckets.by_client.len() >= MAX_CLIENTS && !buckets.by_client.contains_key(&client) {
+            buckets.by_client.retain(|_, b| b.tokens(now) < limit.capacity);
+        }
+        let bucket = buckets.by_client.entry(client).or_insert_with(|| Bucket::new(limit));
+        let admitted = bucket.earliest_fit(cost) <= now;
         if admitted {
-            bucket.tokens = (bucket.tokens - cost_f).max(0.0);
+            bucket.debit(now, cost);
         }
-        (admitted, bucket.tokens)
+        (
+            admitted,
+            bucket.tokens(now),
+            bucket.full_at().saturating_since(now),
+            bucket.earliest_fit(cost).saturating_since(now),
+        )
     };
-    let reset_s = ((capacity - tokens_after) / refill_per_s).ceil().max(0.0) as u64;
+    let reset_s = whole_seconds_up(full_in);
     let mut response = if admitted {
         state.shared.charge(cost);
         next.run(request).await
     } else {
         state.shared.count_rate_limited();
-        let retry_after_s = (((cost_f - tokens_after) / refill_per_s).ceil() as u64).max(1);
-        too_many_requests(per_min, retry_after_s)
+        too_many_requests(per_min, whole_seconds_up(fits_in).max(1))
     };
     let headers = response.headers_mut();
     headers.insert("ratelimit-limit", HeaderValue::from(per_min));
-    headers.insert("ratelimit-remaining", HeaderValue::from(tokens_after.floor() as u64));
+    headers.insert("ratelimit-remaining", HeaderValue::from(tokens_after.as_milli() / 1000));
     headers.insert("ratelimit-reset", HeaderValue::from(reset_s));
     response
+}
+
+/// A duration in whole seconds, rounded up.
+fn whole_seconds_up(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }
 
 /// The limit a search is charged for: the requested limit capped to 1..=100, or the
