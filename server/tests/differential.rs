@@ -1,0 +1,294 @@
+//! The differential test: the proof that the simulator speaks for the server.
+//!
+//! Each scripted workload runs twice:
+//! - through the real server, in process, under tokio's paused clock: MCP `tools/call`
+//!   requests through its router (guard, rmcp, the per-call helper, the platform's
+//!   task and the core path), the fake OpenBesluitvorming over loopback with a fixed
+//!   latency, its exact token bucket and its `RateLimit-*` headers;
+//! - through the simulator, on virtual time, with the same platform: the same limit,
+//!   latency, headers and throttling.
+//!
+//! Both give the same admission log: which session's call went to the platform at which
+//! instant, to the millisecond. Both shells drive the same `PlatformPath`, so any
+//! difference is a second implementation somewhere — a shell deciding something the
+//! core should. Three workloads: the 106-second case, a coalesced join across sessions,
+//! and a 429 during a burst (the platform throttled by someone else for a moment).
+//!
+//! Calls of a script never share an instant (ties between concurrent requests would be
+//! ordered by the runtime in the server and by the script in the simulator).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::Request;
+use besluitbron_core::PlatformId;
+use besluitbron_fakes::serve_registry_on;
+use besluitbron_server::app::{App, Hooks};
+use besluitbron_server::config::{Config, LimitSetting};
+use besluitbron_server::driver::SentCall;
+use besluitbron_sim::engine::AdmissionLine;
+use besluitbron_sim::scenario::{LatencySpec, PlatformSpec, ThrottleSpec, parse_trace};
+use besluitbron_sim::{PolicyKind, RunOptions, run};
+use http_body_util::BodyExt;
+use serde_json::json;
+use tower::ServiceExt;
+
+/// A scripted workload: JSON Lines calls (`at_ms`, `session`, `key`), and the periods
+/// in which someone else's traffic makes the platform answer 429.
+struct Script {
+    name: &'static str,
+    calls: Vec<(u64, &'static str, String)>,
+    throttle: Vec<(u64, u64)>,
+}
+
+const LATENCY_MS: u64 = 100;
+
+impl Script {
+    fn trace(&self) -> String {
+        self.calls
+            .iter()
+            .map(|(at, session, key)| {
+                json!({"at_ms": at, "session": session, "platform": "obv", "cost": 1, "key": key}).to_string() + "\n"
+            })
+            .collect()
+    }
+
+    /// The client address each session's requests come from (through a trusted proxy).
+    fn addresses(&self) -> BTreeMap<&'static str, String> {
+        let mut out = BTreeMap::new();
+        for (_, session, _) in &self.calls {
+            let n = out.len() + 1;
+            out.entry(*session).or_insert_with(|| format!("192.0.2.{n}"));
+        }
+        out
+    }
+}
+
+/// The 106-second case (R-L9): a busy session fires 166 searches, a second session one.
+fn starvation() -> Script {
+    let mut calls: Vec<(u64, &'static str, String)> = (0..166).map(|i| (i, "busy", format!("busy-{i}"))).collect();
+    calls.push((500, "second", "second-0".into()));
+    Script {
+        name: "106-second case",
+        calls,
+        throttle: Vec::new(),
+    }
+}
+
+/// A fresh session asks what a heavy session has queued: one call, at the best position.
+fn coalesced_join() -> Script {
+    let mut calls: Vec<(u64, &'static str, String)> = (0..75).map(|i| (i, "heavy", format!("heavy-{i}"))).collect();
+    calls.push((1_500, "fresh", "heavy-70".into()));
+    calls.push((2_500, "late", "heavy-72".into()));
+    Script {
+        name: "coalesced join",
+        calls,
+        throttle: Vec::new(),
+    }
+}
+
+/// A burst meets a platform that someone else's traffic has used up for a moment: its
+/// 429 is fed back, refunded, and the call waits once more behind the Retry-After.
+fn burst_with_429() -> Script {
+    let mut calls: Vec<(u64, &'static str, String)> = (0..70).map(|i| (i, "a", format!("a-{i}"))).collect();
+    calls.extend((0..6).map(|i| (2_000 + i, "b", format!("b-{i}"))));
+    Script {
+        name: "429 during a burst",
+        calls,
+        throttle: vec![(5_500, 6_300)],
+    }
+}
+
+fn sim_log(script: &Script) -> Vec<AdmissionLine> {
+    let mut workload = parse_trace(&script.trace(), script.name).expect("the script is a trace");
+    workload.platforms = vec![PlatformSpec {
+        latency: LatencySpec::Fixed { ms: LATENCY_MS },
+        throttle: script
+            .throttle
+            .iter()
+            .map(|&(from_ms, to_ms)| ThrottleSpec { from_ms, to_ms })
+            .collect(),
+        rate_limit_headers: Some(true),
+        ..PlatformSpec::default_for(PlatformId::Obv)
+    }];
+    let opts = RunOptions {
+        policy: PolicyKind::Fair,
+        seed: 1,
+        keep_trace: false,
+        progress: false,
+    };
+    run(script.name, &workload, opts)
+        .unwrap_or_else(|f| panic!("{f}"))
+        .admissions
+}
+
+async fn server_log(script: &Script) -> Vec<AdmissionLine> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the fakes");
+    let fakes = serve_registry_on(listener).await.expect("serve the fakes");
+    let obv = fakes.get(PlatformId::Obv).expect("the obv fake").clone();
+    obv.set_latency(Duration::from_millis(LATENCY_MS));
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut config = Config::load(None, Vec::new()).expect("defaults");
+    config.data_dir = dir.path().to_path_buf();
+    config.status_refresh_secs = 0;
+    config.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];
+    let roomy = besluitbron_core::limits::RateLimit {
+        requests_per_minute: 600_000,
+        burst: 100_000,
+    };
+    config.mcp_rate_limit.process = roomy;
+    config.mcp_rate_limit.per_connector = roomy;
+    config.mcp_rate_limit.per_session = roomy;
+    config.request_timeout_secs = 3_600;
+    for (platform, url) in fakes.base_urls() {
+        let p = config.platforms.get_mut(platform.as_str()).expect("platform settings");
+        p.base_url = url;
+        p.timeout_ms = 600_000;
+    }
+    // The simulator's platform counts calls as they leave (no travel time): no margin.
+    config.platforms.get_mut("obv").expect("obv").limit = Some(LimitSetting {
+        capacity: besluitbron_core::Units::whole(60),
+        window_secs: 60.0,
+        margin_secs: 0.0,
+    });
+
+    let addresses = script.addresses();
+    let names: BTreeMap<String, &'static str> = addresses
+        .iter()
+        .map(|(name, addr)| (format!("addr:{addr}"), *name))
+        .collect();
+    let log: Arc<Mutex<Vec<AdmissionLine>>> = Arc::default();
+    let hooks = Hooks {
+        on_send: Some({
+            let log = Arc::clone(&log);
+            Arc::new(move |sent: &SentCall| {
+                if let Some(a) = &sent.admission {
+                    let session = names
+                        .get(&a.session.to_string())
+                        .map_or_else(|| a.session.to_string(), |n| (*n).to_owned());
+                    log.lock().unwrap().push(AdmissionLine {
+                        at_ms: a.admitted_at.as_millis(),
+                        platform: sent.platform,
+                        session,
+                        call: sent.key.params().get("query").cloned().unwrap_or_default(),
+                    });
+                }
+            })
+        }),
+    };
+    let app = App::build_with(config, hooks).expect("build the server");
+    let router = app.router.clone();
+    let origin = tokio::time::Instant::now();
+
+    let mut tasks = Vec::new();
+    for (i, (at, session, key)) in script.calls.iter().enumerate() {
+        let (router, address, key, at) = (router.clone(), addresses[session].clone(), key.clone(), *at);
+        tasks.push(tokio::spawn(async move {
+            tokio::time::sleep_until(origin + Duration::from_millis(at)).await;
+            let body = json!({
+                "jsonrpc": "2.0", "id": i, "method": "tools/call",
+                "params": {"name": "obv_search", "arguments": {"query": key},
+                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientCapabilities": {}}}
+            });
+            let mut request = Request::post("/mcp/obv")
+                .header("host", "127.0.0.1")
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "obv_search")
+                .header("x-forwarded-for", address)
+                .body(Body::from(body.to_string()))
+                .expect("a request");
+            request
+                .extensions_mut()
+                .insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40_000))));
+            let response = router.oneshot(request).await.expect("the router answers");
+            let status = response.status();
+            let text = response.into_body().collect().await.expect("a body").to_bytes();
+            let text = String::from_utf8_lossy(&text).into_owned();
+            assert!(
+                status.is_success() && !text.contains("\"isError\":true"),
+                "{key}: {status} {text}"
+            );
+        }));
+    }
+    for &(from, to) in &script.throttle {
+        let obv = obv.clone();
+        tasks.push(tokio::spawn(async move {
+            tokio::time::sleep_until(origin + Duration::from_millis(from)).await;
+            obv.set_rate_limit_storm(true);
+            tokio::time::sleep_until(origin + Duration::from_millis(to)).await;
+            obv.set_rate_limit_storm(false);
+        }));
+    }
+    for t in tasks {
+        t.await.expect("a scripted call");
+    }
+    assert_eq!(obv.rate_limited() > 0, !script.throttle.is_empty(), "{}", script.name);
+    let log = log.lock().unwrap().clone();
+    log
+}
+
+fn compare(script: &Script, server: &[AdmissionLine], sim: &[AdmissionLine]) {
+    if server == sim {
+        return;
+    }
+    let first = server
+        .iter()
+        .zip(sim)
+        .position(|(a, b)| a != b)
+        .unwrap_or(server.len().min(sim.len()));
+    let show = |log: &[AdmissionLine]| {
+        log.iter()
+            .skip(first.saturating_sub(3))
+            .take(8)
+            .map(|l| format!("  {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    panic!(
+        "{}: the server and the simulator admitted differently from line {first} \
+         ({} vs {} admissions)\nserver:\n{}\nsimulator:\n{}",
+        script.name,
+        server.len(),
+        sim.len(),
+        show(server),
+        show(sim)
+    );
+}
+
+async fn check(script: Script) {
+    let sim = sim_log(&script);
+    let server = server_log(&script).await;
+    let keys: std::collections::BTreeSet<&String> = script.calls.iter().map(|(_, _, key)| key).collect();
+    assert!(
+        sim.len() >= keys.len(),
+        "{}: every distinct call was admitted",
+        script.name
+    );
+    compare(&script, &server, &sim);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_106_second_case_is_admitted_alike_by_server_and_simulator() {
+    check(starvation()).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_coalesced_join_is_admitted_alike_by_server_and_simulator() {
+    check(coalesced_join()).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_during_a_burst_is_admitted_alike_by_server_and_simulator() {
+    check(burst_with_429()).await;
+}
