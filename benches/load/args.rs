@@ -6,6 +6,7 @@
 //! What this module does not do: start or drive anything.
 
 use anyhow::bail;
+use besluitbron_server::connectors::CONNECTORS;
 use clap::Parser;
 
 use crate::call::{Call, PROTOCOL_VERSION, STATELESS_VERSION};
@@ -27,7 +28,8 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = 64)]
     pub(crate) clients: usize,
     /// The cached call: `sources` (obv_sources, a 45 KB answer), `search` (obv_search for
-    /// one word with limit 10, a few KB) or `list` (tools/list: the MCP stack alone).
+    /// one word with limit 10, a few KB), `list` (tools/list: the MCP stack alone), or
+    /// any tool of the connector registry with its sample arguments (`tk_factions`).
     #[arg(long, default_value = "sources")]
     pub(crate) call: String,
     /// `2025-06-18` (one session per client, answers as SSE) or `2026-07-28` (stateless:
@@ -51,11 +53,17 @@ pub(crate) struct Args {
 impl Args {
     /// The measured request `--call` and `--protocol` name.
     pub(crate) fn measured_call(&self) -> anyhow::Result<Call> {
-        let (tool, arguments) = match self.call.as_str() {
-            "sources" => (Some("obv_sources"), "{}"),
-            "search" => (Some("obv_search"), r#"{"query":"begroting","limit":10}"#),
-            "list" => (None, ""),
-            other => bail!("--call must be sources, search or list, not {other}"),
+        let (connector, tool, arguments) = match self.call.as_str() {
+            "sources" => ("obv", Some("obv_sources"), "{}"),
+            "search" => ("obv", Some("obv_search"), r#"{"query":"begroting","limit":10}"#),
+            "list" => ("obv", None, ""),
+            tool => match CONNECTORS
+                .iter()
+                .find_map(|c| c.samples.iter().find(|s| s.tool == tool).map(|s| (c, s)))
+            {
+                Some((c, sample)) => (c.id, Some(sample.tool), sample.arguments),
+                None => bail!("--call must be sources, search, list or a tool of the registry, not {tool}"),
+            },
         };
         let stateless = match self.protocol.as_str() {
             PROTOCOL_VERSION => false,
@@ -63,6 +71,8 @@ impl Args {
             other => bail!("--protocol must be {PROTOCOL_VERSION} or {STATELESS_VERSION}, not {other}"),
         };
         Ok(Call {
+            // Once per run: the route the clients use lives as long as the run.
+            path: Box::leak(format!("/mcp/{connector}").into_boxed_str()),
             tool,
             arguments,
             stateless,

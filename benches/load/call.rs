@@ -19,6 +19,8 @@ pub(crate) const STATELESS_META: &str = r#""_meta":{"io.modelcontextprotocol/pro
 /// The measured request, chosen once from `--call` and `--protocol`.
 #[derive(Clone, Copy)]
 pub(crate) struct Call {
+    /// The connector's route the clients use (`/mcp/obv`).
+    pub(crate) path: &'static str,
     /// The tool called, or `None` for `tools/list`.
     pub(crate) tool: Option<&'static str>,
     /// The tool's arguments, as JSON.
@@ -53,6 +55,7 @@ pub(crate) enum Asks {
 /// the 2025-06-18 protocol) before that.
 pub(crate) fn call() -> Call {
     CALL.get().copied().unwrap_or(Call {
+        path: "/mcp/obv",
         tool: Some("obv_sources"),
         arguments: "{}",
         stateless: false,

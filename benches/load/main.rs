@@ -66,7 +66,7 @@ use crate::call::{Asks, CALL, call, call_body, jsonrpc_message, list_body};
 use crate::conn::{Conn, Target};
 use crate::drive::{Measured, Plan, TURN, TURN_RAMP, drive};
 use crate::report::{load_average, print_only, print_report};
-use crate::servers::{BesluitBron, ECHO_PATH, MCP_PATH, SdkAlone};
+use crate::servers::{BesluitBron, ECHO_PATH, SdkAlone};
 
 /// The same allocator as the `besluitbron` binary, so the figures are the server's.
 #[global_allocator]
@@ -99,7 +99,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
     // The fake platforms and the real server.
     let besluitbron = BesluitBron::start().await?;
-    let mcp_path = MCP_PATH;
+    let mcp_path = call().path;
 
     // One session per client (none when stateless), then one call that fills the buffer.
     let mut mcp_clients = Vec::with_capacity(args.clients);

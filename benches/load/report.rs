@@ -55,10 +55,9 @@ pub(crate) fn print_report(
     println!();
     println!("| server | requests/s | p50 | p99 | max | failed |");
     println!("|---|---|---|---|---|---|");
-    let mcp_name = match args.call.as_str() {
-        "search" => "BesluitBron `tools/call obv_search` (buffer hit)".to_owned(),
-        "list" => "BesluitBron `tools/list` (no tool work)".to_owned(),
-        _ => "BesluitBron `tools/call obv_sources` (buffer hit)".to_owned(),
+    let mcp_name = match crate::call::call().tool {
+        Some(tool) => format!("BesluitBron `tools/call {tool}` (buffer hit)"),
+        None => "BesluitBron `tools/list` (no tool work)".to_owned(),
     };
     let sdk_name = if args.call == "list" {
         "rmcp alone: the same tool list, no BesluitBron"

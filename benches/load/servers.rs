@@ -21,7 +21,6 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing;
 use axum::serve::ListenerExt;
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::{FakeHandle, Fakes, serve_registry_on};
 use besluitbron_server::app::App;
 use besluitbron_server::config::Config;
@@ -38,8 +37,6 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// BesluitBron's MCP address the clients use (the OpenBesluitvorming connector).
-pub(crate) const MCP_PATH: &str = "/mcp/obv";
 /// The echo's address.
 pub(crate) const ECHO_PATH: &str = "/echo";
 
@@ -51,8 +48,8 @@ pub(crate) struct BesluitBron {
     pub(crate) allowed_hosts: Vec<String>,
     /// The server's idle time-out for MCP sessions (rmcp alone uses the same).
     pub(crate) idle_timeout: Duration,
-    /// The fake OpenBesluitvorming, whose request counter proves every call a buffer hit.
-    obv: FakeHandle,
+    /// The fake platforms, whose request counters prove every call a buffer hit.
+    fakes: Fakes,
     /// The server's buffers; removed when the server has stopped.
     data_dir: tempfile::TempDir,
     stop: oneshot::Sender<()>,
@@ -64,7 +61,6 @@ impl BesluitBron {
     pub(crate) async fn start() -> anyhow::Result<BesluitBron> {
         let fakes_listener = TcpListener::bind("127.0.0.1:0").await.context("bind the fakes")?;
         let fakes = serve_registry_on(fakes_listener).await.context("serve the fakes")?;
-        let obv = fakes.get(PlatformId::Obv).context("obv fake")?.clone();
         let data_dir = tempfile::tempdir().context("temporary data directory")?;
         let server = TcpListener::bind("127.0.0.1:0").await.context("bind the server")?;
         let addr = server.local_addr()?;
@@ -84,16 +80,16 @@ impl BesluitBron {
             addr,
             allowed_hosts,
             idle_timeout,
-            obv,
+            fakes,
             data_dir,
             stop,
             serving,
         })
     }
 
-    /// Requests the fake OpenBesluitvorming has received so far.
+    /// Requests the fake platforms have received so far, together.
     pub(crate) fn upstream_requests(&self) -> u64 {
-        self.obv.requests()
+        self.fakes.iter().map(FakeHandle::requests).sum()
     }
 
     /// Stops the server and waits for it to finish.

@@ -234,8 +234,7 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         t.await.expect("a scripted call");
     }
     assert_eq!(obv.rate_limited() > 0, !script.throttle.is_empty(), "{}", script.name);
-    let log = log.lock().unwrap().clone();
-    log
+    log.lock().unwrap().clone()
 }
 
 fn compare(script: &Script, server: &[AdmissionLine], sim: &[AdmissionLine]) {

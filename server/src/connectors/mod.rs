@@ -63,6 +63,41 @@ pub struct ConnectorSpec {
     pub open: fn(&Config) -> Result<Client, PlatformError>,
     /// Work it does on its own.
     pub maintenance: Option<Maintenance>,
+    /// One sample call of each of its tools, answerable by its fake: the contract test
+    /// asks each one (and fails for a tool without a sample), the load bench sends them.
+    pub samples: &'static [Sample],
+}
+
+/// A sample call of one tool.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// The tool.
+    pub tool: &'static str,
+    /// Its arguments, a JSON object.
+    pub arguments: &'static str,
+    /// The tool asks as BesluitBron's system session whoever calls it (R-L7), so a 429
+    /// is an error rather than a second wait in the fair queue.
+    pub as_system: bool,
+}
+
+impl Sample {
+    /// A sample a caller's session asks.
+    pub const fn new(tool: &'static str, arguments: &'static str) -> Sample {
+        Sample {
+            tool,
+            arguments,
+            as_system: false,
+        }
+    }
+
+    /// A sample the system session asks.
+    pub const fn system(tool: &'static str, arguments: &'static str) -> Sample {
+        Sample {
+            tool,
+            arguments,
+            as_system: true,
+        }
+    }
 }
 
 impl std::fmt::Debug for ConnectorSpec {

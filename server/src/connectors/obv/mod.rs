@@ -23,7 +23,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
 
-use super::{Client, ConnectorSpec, Maintenance, MaintenanceFuture, http_config};
+use super::{Client, ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
 use crate::config::Config;
 use crate::mcp::call::Who;
 use crate::mcp::{Besluit, PlatformCall, tool_error};
@@ -45,6 +45,15 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         every: |config| (config.status_refresh_secs > 0).then(|| Duration::from_secs(config.status_refresh_secs)),
         run: refresh_status,
     }),
+    samples: &[
+        Sample::new("obv_search", r#"{"query": "woningbouw", "limit": 10}"#),
+        Sample::new(
+            "obv_document",
+            r#"{"id": "motion:notubiz:provincie:noord-brabant:80501"}"#,
+        ),
+        Sample::new("obv_sources", r#"{"organization_type": "province"}"#),
+        Sample::system("obv_status", "{}"),
+    ],
 };
 
 const INSTRUCTIONS: &str = "OpenBesluitvorming (obv_* tools): council and provincial decision making of 331 \

@@ -20,7 +20,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
 
-use super::{Client, ConnectorSpec, http_config};
+use super::{Client, ConnectorSpec, Sample, http_config};
 use crate::config::Config;
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
@@ -41,6 +41,12 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     tools: Besluit::tk_router,
     open,
     maintenance: None,
+    samples: &[
+        Sample::new("tk_search", r#"{"words": "klimaatakkoord", "soort": "Motie"}"#),
+        Sample::new("tk_document", r#"{"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}"#),
+        Sample::new("tk_factions", "{}"),
+        Sample::new("tk_committees", "{}"),
+    ],
 };
 
 const INSTRUCTIONS: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \

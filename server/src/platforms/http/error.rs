@@ -24,7 +24,7 @@ pub enum PlatformError {
         after_ms: u64,
     },
     /// The platform refused the call because its limit is used up (HTTP 429).
-    #[error("{} asks to wait {} s before the next call; the call can be queued until then", .platform.display_name(), .retry_after.as_secs_f64().ceil())]
+    #[error("{} is busy (HTTP 429) and asks to wait {} s; ask again after that", .platform.display_name(), .retry_after.as_secs_f64().ceil())]
     RateLimited {
         /// The platform.
         platform: PlatformId,
@@ -218,7 +218,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "OpenBesluitvorming asks to wait 2 s before the next call; the call can be queued until then"
+            "OpenBesluitvorming is busy (HTTP 429) and asks to wait 2 s; ask again after that"
         );
         let e = PlatformError::Unreachable {
             platform: PlatformId::Tk,

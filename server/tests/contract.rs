@@ -1,0 +1,329 @@
+//! The connector contract: one test per promise, each run over every (connector, fake)
+//! pair of the two registries (`besluitbron_server::connectors::CONNECTORS` and
+//! `besluitbron_fakes::REGISTRY`). A new connector is held to all of it by adding its
+//! line to each table; a connector without a fake, a fake without a connector, or a tool
+//! without a sample fails here.
+//!
+//! What every connector promises:
+//! - its tools are listed at `/mcp/<id>` and at `/mcp`, named `<id>_…`, with a
+//!   description, read-only annotations and an object input schema;
+//! - each tool's sample call is answered from the fake, and a repeat from the buffer
+//!   (the fake sees no second request);
+//! - unreadable answers, a 500 and a time-out each give a tool error that names the
+//!   platform, and nothing failed is kept: once the platform answers, so does the tool;
+//! - a 429 is queued once more where the platform has a limit BesluitBron keeps (and
+//!   the caller is not the system session), and is a tool error naming the platform
+//!   elsewhere.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use besluitbron_core::PlatformId;
+use besluitbron_fakes::{FakeHandle, REGISTRY};
+use besluitbron_server::config::Config;
+use besluitbron_server::connectors::{CONNECTORS, ConnectorSpec, Sample};
+use serde_json::{Value, json};
+use support::{Mcp, Reply, Server, config, fakes, temp_dir};
+
+fn arguments(sample: &Sample) -> Value {
+    let v: Value = serde_json::from_str(sample.arguments)
+        .unwrap_or_else(|e| panic!("{}: the sample's arguments are JSON: {e}", sample.tool));
+    assert!(v.is_object(), "{}: the sample's arguments are an object", sample.tool);
+    v
+}
+
+fn fake_of<'a>(fakes: &'a support::Fakes, c: &ConnectorSpec) -> &'a FakeHandle {
+    fakes.all.get(c.platform).unwrap_or_else(|| {
+        panic!(
+            "connector `{}` has no fake: add one to besluitbron_fakes::REGISTRY",
+            c.id
+        )
+    })
+}
+
+/// The tool call's result, or a panic naming the tool and what came back.
+fn result<'a>(tool: &str, r: &'a Reply) -> &'a Value {
+    let m = r
+        .message
+        .as_ref()
+        .unwrap_or_else(|| panic!("{tool}: no JSON-RPC answer: {} {}", r.status, r.text));
+    assert!(m.get("error").is_none(), "{tool}: a JSON-RPC error: {m}");
+    &m["result"]
+}
+
+fn succeeded(tool: &str, r: &Reply) -> Value {
+    let result = result(tool, r);
+    assert_ne!(result["isError"], json!(true), "{tool}: a tool error: {result}");
+    let text = result["content"][0]["text"].as_str().unwrap_or("");
+    assert!(!text.is_empty(), "{tool}: an answer with text: {result}");
+    result.clone()
+}
+
+fn failed(tool: &str, r: &Reply) -> String {
+    let result = result(tool, r);
+    assert_eq!(
+        result["isError"],
+        json!(true),
+        "{tool}: expected a tool error: {result}"
+    );
+    result["content"][0]["text"].as_str().unwrap_or("").to_owned()
+}
+
+/// Waits (on the condition, at most 10 s) until `done` holds.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+async fn server(fakes: &support::Fakes, name: &str, adjust: impl FnOnce(&mut Config)) -> Server {
+    let mut cfg = config(fakes, &temp_dir(name));
+    adjust(&mut cfg);
+    Server::start(cfg).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_connector_has_a_fake_and_every_fake_a_connector() {
+    let connectors: BTreeSet<PlatformId> = CONNECTORS.iter().map(|c| c.platform).collect();
+    let fakes: BTreeSet<PlatformId> = REGISTRY.iter().map(|e| e.platform()).collect();
+    assert_eq!(connectors, fakes, "the two registries name the same platforms");
+    let ids: BTreeSet<&str> = CONNECTORS.iter().map(|c| c.id).collect();
+    assert_eq!(ids.len(), CONNECTORS.len(), "connector ids are unique");
+    assert_eq!(connectors.len(), CONNECTORS.len(), "one connector per platform");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_connector_lists_its_tools_read_only_with_schemas_and_samples() {
+    let f = fakes().await;
+    let server = server(&f, "contract-list", |_| ()).await;
+    let everything: BTreeSet<String> = Mcp::initialize(server.url("/mcp"))
+        .await
+        .list_tools()
+        .await
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or("").to_owned())
+        .collect();
+    let mut listed = 0;
+    for c in CONNECTORS {
+        fake_of(&f, c);
+        let tools = Mcp::initialize(server.url(&format!("/mcp/{}", c.id)))
+            .await
+            .list_tools()
+            .await;
+        assert!(!tools.is_empty(), "{}: tools listed", c.id);
+        let names: BTreeSet<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        let sampled: BTreeSet<&str> = c.samples.iter().map(|s| s.tool).collect();
+        assert_eq!(
+            names, sampled,
+            "{}: one sample for each listed tool, and no other",
+            c.id
+        );
+        assert_eq!(sampled.len(), c.samples.len(), "{}: one sample per tool", c.id);
+        for t in &tools {
+            let name = t["name"].as_str().unwrap_or("");
+            assert!(
+                name.starts_with(&format!("{}_", c.id)),
+                "{}: `{name}` is named after the connector",
+                c.id
+            );
+            assert!(everything.contains(name), "{name} is listed at /mcp too");
+            assert!(
+                t["description"].as_str().is_some_and(|d| d.len() > 40),
+                "{name}: a description"
+            );
+            let a = &t["annotations"];
+            assert_eq!(a["readOnlyHint"], json!(true), "{name}: read-only");
+            assert_eq!(a["destructiveHint"], json!(false), "{name}: not destructive");
+            assert_eq!(a["openWorldHint"], json!(true), "{name}: asks the open world");
+            assert!(a["title"].as_str().is_some_and(|s| !s.is_empty()), "{name}: a title");
+            let schema = &t["inputSchema"];
+            assert_eq!(schema["type"], json!("object"), "{name}: an object input schema");
+            let properties = schema["properties"].as_object().cloned().unwrap_or_default();
+            let sample = c.samples.iter().find(|s| s.tool == name).expect("sampled");
+            for arg in arguments(sample).as_object().expect("an object").keys() {
+                assert!(
+                    properties.contains_key(arg),
+                    "{name}: the sample's `{arg}` is in the schema"
+                );
+            }
+            for required in schema["required"].as_array().into_iter().flatten() {
+                let required = required.as_str().unwrap_or("");
+                assert!(
+                    arguments(sample).get(required).is_some(),
+                    "{name}: the sample gives the required `{required}`"
+                );
+            }
+        }
+        listed += tools.len();
+    }
+    assert_eq!(
+        everything.len(),
+        listed,
+        "/mcp lists every connector's tools, nothing else"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_sample_is_answered_by_the_fake_and_a_repeat_by_the_buffer() {
+    let f = fakes().await;
+    let server = server(&f, "contract-samples", |_| ()).await;
+    for c in CONNECTORS {
+        let fake = fake_of(&f, c);
+        let mut mcp = Mcp::initialize(server.url(&format!("/mcp/{}", c.id))).await;
+        for sample in c.samples {
+            let before = fake.requests();
+            let first = succeeded(sample.tool, &mcp.call(sample.tool, arguments(sample)).await);
+            assert!(
+                fake.requests() > before,
+                "{}: the first call asked the platform",
+                sample.tool
+            );
+            let asked = fake.requests();
+            let again = succeeded(sample.tool, &mcp.call(sample.tool, arguments(sample)).await);
+            assert_eq!(
+                fake.requests(),
+                asked,
+                "{}: the repeat came from the buffer",
+                sample.tool
+            );
+            assert_eq!(
+                first["structuredContent"], again["structuredContent"],
+                "{}: the buffer gives the same answer",
+                sample.tool
+            );
+            let text = again["content"][0]["text"].as_str().unwrap_or("");
+            assert!(
+                text.contains("buffer"),
+                "{}: the repeat says where it came from: {text}",
+                sample.tool
+            );
+        }
+    }
+    server.stop().await;
+}
+
+/// A fault the fakes can be put in, and what the platform's timeout is while it lasts.
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    Garbage,
+    ServerError,
+    TimeOut,
+}
+
+impl Fault {
+    fn set(self, fake: &FakeHandle, on: bool) {
+        match self {
+            Fault::Garbage => fake.set_garbage(on),
+            Fault::ServerError => fake.set_fail_every(on.then_some(1)),
+            Fault::TimeOut => fake.set_latency(if on { Duration::from_secs(3) } else { Duration::ZERO }),
+        }
+    }
+}
+
+async fn faults_are_tool_errors_naming_the_platform(fault: Fault) {
+    let f = fakes().await;
+    let server = server(&f, &format!("contract-{fault:?}"), |cfg| {
+        for c in CONNECTORS {
+            cfg.platforms.get_mut(c.platform.as_str()).expect("platform").timeout_ms = 400;
+        }
+    })
+    .await;
+    for c in CONNECTORS {
+        let fake = fake_of(&f, c);
+        let name = c.platform.display_name();
+        let mut mcp = Mcp::initialize(server.url(&format!("/mcp/{}", c.id))).await;
+        fault.set(fake, true);
+        for sample in c.samples {
+            let before = fake.requests();
+            let text = failed(sample.tool, &mcp.call(sample.tool, arguments(sample)).await);
+            assert!(fake.requests() > before, "{}: the platform was asked", sample.tool);
+            assert!(
+                text.contains(name),
+                "{} under {fault:?}: the error names {name}: {text}",
+                sample.tool
+            );
+        }
+        fault.set(fake, false);
+        // Nothing failed was kept: the platform answers again, and so does the tool.
+        for sample in c.samples {
+            let before = fake.requests();
+            succeeded(sample.tool, &mcp.call(sample.tool, arguments(sample)).await);
+            assert!(fake.requests() > before, "{}: asked again after {fault:?}", sample.tool);
+        }
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_answer_is_a_tool_error_naming_the_platform() {
+    faults_are_tool_errors_naming_the_platform(Fault::Garbage).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_is_a_tool_error_naming_the_platform() {
+    faults_are_tool_errors_naming_the_platform(Fault::ServerError).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_time_out_is_a_tool_error_naming_the_platform() {
+    faults_are_tool_errors_naming_the_platform(Fault::TimeOut).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_is_queued_once_more_where_the_platform_has_a_limit() {
+    let f = fakes().await;
+    let mut limited = BTreeSet::new();
+    let server = server(&f, "contract-429", |cfg| {
+        for c in CONNECTORS {
+            if cfg.scheduler(c.platform).is_some() {
+                limited.insert(c.platform);
+            }
+        }
+    })
+    .await;
+    for c in CONNECTORS {
+        let fake = fake_of(&f, c);
+        let name = c.platform.display_name();
+        for sample in c.samples {
+            let mcp = Mcp::initialize(server.url(&format!("/mcp/{}", c.id))).await;
+            let (requests, refused) = (fake.requests(), fake.rate_limited());
+            fake.set_rate_limit_storm(true);
+            let call = {
+                let args = arguments(sample);
+                let tool = sample.tool;
+                tokio::spawn(async move { mcp.call_with_id(1, tool, args).await })
+            };
+            until(&format!("{} meets a 429", sample.tool), || {
+                fake.rate_limited() > refused
+            })
+            .await;
+            fake.set_rate_limit_storm(false);
+            let reply = call.await.expect("the call");
+            assert_eq!(fake.rate_limited(), refused + 1, "{}: one 429", sample.tool);
+            if limited.contains(&c.platform) && !sample.as_system {
+                succeeded(sample.tool, &reply);
+                assert_eq!(
+                    fake.requests(),
+                    requests + 2,
+                    "{}: asked once more after the 429",
+                    sample.tool
+                );
+            } else {
+                let text = failed(sample.tool, &reply);
+                assert!(
+                    text.contains(name),
+                    "{}: the 429 error names {name}: {text}",
+                    sample.tool
+                );
+                assert_eq!(fake.requests(), requests + 1, "{}: not asked again", sample.tool);
+            }
+        }
+    }
+    assert!(!limited.is_empty(), "some platform has a limit BesluitBron keeps");
+    server.stop().await;
+}
