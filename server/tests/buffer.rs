@@ -1,13 +1,12 @@
 //! The persistent buffer (issue 4) on its real storage: redb files in a temporary data dir.
 
-use std::cell::Cell;
 use std::path::Path;
 use std::time::Duration;
 
 use besluitbron_core::cache::conformance::{self, Op};
 use besluitbron_core::cache::{
-    Answer, CacheKey, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, PlatformCachePolicy, PutOutcome, Scope,
-    StaleLookup, StoreError, Success, read_through,
+    CacheKey, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, PlatformCachePolicy, PutOutcome, Scope,
+    StaleLookup, StoreError, Success,
 };
 use besluitbron_core::{PlatformId, WallTime};
 use besluitbron_server::store::{OpenError, RedbStore, store_path};
@@ -53,16 +52,11 @@ fn an_entry_survives_a_restart_without_asking_the_platform() {
     let k = key(PlatformId::Obv, DataClass::Document, "gm0363/2024/17");
     {
         let store = open(dir.path(), PlatformId::Obv, "1.5.0");
-        let rt = read_through(&store, &k, at(0), || -> Result<Success, ()> {
-            Ok(ok("volledige tekst"))
-        });
-        assert!(matches!(rt.result, Ok(Answer::Fetched(_))));
+        assert_eq!(store.lookup(&k, at(0)).unwrap(), Lookup::Miss);
+        store.put(&k, &ok("volledige tekst"), at(0)).unwrap();
     }
     let store = open(dir.path(), PlatformId::Obv, "1.5.0");
-    let rt = read_through(&store, &k, at(DAY_MS), || -> Result<Success, ()> {
-        panic!("the platform was asked after a restart")
-    });
-    assert!(matches!(rt.result, Ok(Answer::Cached(v)) if v.payload() == b"volledige tekst"));
+    assert!(is_hit(&store.lookup(&k, at(DAY_MS)).unwrap(), b"volledige tekst"));
     assert_eq!(store.stats().unwrap().class(DataClass::Document).hits, 1);
     assert_eq!(store.stats().unwrap().entries(), 1);
 }
@@ -82,14 +76,13 @@ fn another_versions_entry_is_discarded_on_read_while_untouched_ones_stay_on_disk
     assert!(new.contains(&asked).unwrap() && new.contains(&untouched).unwrap());
     assert_eq!(new.stats().unwrap().entries(), 2);
 
-    let fetches = Cell::new(0);
-    let fetch = || -> Result<Success, ()> {
-        fetches.set(fetches.get() + 1);
-        Ok(ok("new reading"))
-    };
-    let rt = read_through(&new, &asked, at(1), fetch);
-    assert_eq!(rt.result, Ok(Answer::Fetched(ok("new reading"))));
-    assert_eq!(fetches.get(), 1, "the platform is asked again");
+    // Read, the old version's entry is a miss, deleted there and then; the platform's new
+    // answer takes its place.
+    assert_eq!(
+        new.lookup(&asked, at(1)).unwrap(),
+        Lookup::OtherVersion { written_by: v("1.4.9") }
+    );
+    new.put(&asked, &ok("new reading"), at(1)).unwrap();
     assert_eq!(new.stats().unwrap().class(DataClass::Document).version_discards, 1);
     assert!(is_hit(&new.lookup(&asked, at(2)).unwrap(), b"new reading"));
     drop(new);
@@ -125,33 +118,19 @@ fn each_class_expires_at_its_lifetime() {
 }
 
 #[test]
-fn a_failure_is_never_stored() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path(), PlatformId::Oa, "1.5.0");
-    let k = key(PlatformId::Oa, DataClass::Search, "archief");
-    let fetches = Cell::new(0);
-    let failing = || -> Result<Success, String> {
-        fetches.set(fetches.get() + 1);
-        Err("timed out after 30 s".into())
-    };
-    assert!(read_through(&store, &k, at(0), failing).result.is_err());
-    assert!(read_through(&store, &k, at(1), failing).result.is_err());
-    assert_eq!(fetches.get(), 2);
-    assert!(!store.contains(&k).unwrap());
-    assert_eq!(store.stats().unwrap().entries(), 0);
-}
-
-#[test]
 fn a_stale_reference_list_answers_a_failure_but_never_another_versions() {
     let dir = tempfile::tempdir().unwrap();
     let k = key(PlatformId::Rechtspraak, DataClass::Reference, "instanties");
     {
         let store = open(dir.path(), PlatformId::Rechtspraak, "1.5.0");
         store.put(&k, &ok("lijst"), at(0)).unwrap();
-        let fail = || -> Result<Success, ()> { Err(()) };
-        let rt = read_through(&store, &k, at(32 * DAY_MS), fail);
-        assert!(matches!(rt.result, Ok(Answer::Stale(v)) if v.payload() == b"lijst"));
-        assert_eq!(read_through(&store, &k, at(37 * DAY_MS), fail).result, Err(()));
+        assert!(
+            matches!(store.lookup_stale_if_error(&k, at(32 * DAY_MS)).unwrap(), StaleLookup::Stale(v) if v.payload() == b"lijst")
+        );
+        assert_eq!(
+            store.lookup_stale_if_error(&k, at(37 * DAY_MS)).unwrap(),
+            StaleLookup::Unavailable
+        );
     }
     let upgraded = open(dir.path(), PlatformId::Rechtspraak, "1.5.1");
     assert_eq!(

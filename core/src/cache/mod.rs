@@ -9,7 +9,8 @@
 //! - [`decision`]: [`Lookup`] (`Hit`, `Expired`, `OtherVersion`, `Miss`) and
 //!   [`StaleLookup`], decided by [`classify`].
 //! - [`store`]: the [`CacheStore`] contract, [`Success`] (the only thing a store
-//!   accepts), counters, and [`read_through`], the caller path.
+//!   accepts) and counters. The caller path over a store is the core's
+//!   [`crate::path`] ([`crate::path::StoreBuffer`]).
 //! - [`memory`]: [`MemoryStore`], the in-memory store for the simulator and tests. The
 //!   persistent redb store lives in the server and keeps the same contract.
 //! - [`conformance`]: the checks both stores run.
@@ -41,8 +42,8 @@ pub use key::{CacheKey, KeyDecodeError, Scope};
 pub use memory::MemoryStore;
 pub use policy::{CachePolicy, CacheVersion, ClassPolicy, DataClass, InvalidVersion, PlatformCachePolicy};
 pub use store::{
-    Answer, CacheEvent, CacheStats, CacheStore, ClassStats, PreparedEntry, PutOutcome, ReadThrough, StoreError,
-    Success, prepare_entry, read_through, stored_bytes,
+    CacheEvent, CacheStats, CacheStore, ClassStats, PreparedEntry, PutOutcome, StoreError, Success, prepare_entry,
+    stored_bytes,
 };
 
 impl conformance::Reopen for MemoryStore {

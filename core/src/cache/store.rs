@@ -1,9 +1,10 @@
-//! The contract every buffer store keeps, the counters it reports, and
-//! [`read_through`]: the one caller path that turns a platform call into a buffered answer.
+//! The contract every buffer store keeps and the counters it reports. The caller path
+//! that turns a platform call into a buffered answer is the core's `path`
+//! ([`crate::path::StoreBuffer`] over a store).
 //!
 //! **API boundary.** A store holds one platform's entries (R-C1). It is written to only
 //! with a [`Success`]: the store API has no way to express an error, a time-out, a 429
-//! or a parse failure, and [`read_through`] only ever stores the `Ok` side of a fetch
+//! or a parse failure, and the path stores only the `Ok` side of a platform's outcome
 //! (R-C5, R-D8).
 //!
 //! Invariants every implementation keeps (checked against each other by property tests):
@@ -15,7 +16,7 @@
 //! - A `put` larger than the whole budget stores nothing and evicts nothing.
 
 use crate::cache::decision::{Lookup, StaleLookup};
-use crate::cache::entry::{CachedValue, DecodeError};
+use crate::cache::entry::DecodeError;
 use crate::cache::key::CacheKey;
 use crate::cache::policy::DataClass;
 use crate::{PlatformId, WallTime};
@@ -307,65 +308,4 @@ pub trait CacheStore: Send + Sync {
 
     /// Counters since open, and what is stored now.
     fn stats(&self) -> Result<CacheStats, StoreError>;
-}
-
-/// Where an answer came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Answer {
-    /// A fresh buffered answer; the platform was not asked.
-    Cached(CachedValue),
-    /// The platform's answer, now buffered (unless it exceeded the budget).
-    Fetched(Success),
-    /// The platform failed; an expired reference list within its stale window stands in.
-    Stale(CachedValue),
-}
-
-/// The result of [`read_through`]: the answer or the platform's error, plus any buffer
-/// trouble met on the way (which never turns a platform answer into a failure).
-#[derive(Debug)]
-pub struct ReadThrough<E> {
-    /// The answer, or the platform's error when nothing could stand in.
-    pub result: Result<Answer, E>,
-    /// Store failures on the way, in order; the answer does not depend on them.
-    pub store_errors: Vec<StoreError>,
-}
-
-/// The caller path: answer from the buffer, else ask the platform with `fetch` and
-/// buffer only its success; on failure, answer a stale reference list if one may stand in.
-///
-/// `fetch` is called at most once, and only when the buffer has no fresh answer.
-pub fn read_through<S, E, F>(store: &S, key: &CacheKey, now: WallTime, fetch: F) -> ReadThrough<E>
-where
-    S: CacheStore + ?Sized,
-    F: FnOnce() -> Result<Success, E>,
-{
-    let mut store_errors = Vec::new();
-    match store.lookup(key, now) {
-        Ok(Lookup::Hit(value)) => {
-            return ReadThrough {
-                result: Ok(Answer::Cached(value)),
-                store_errors,
-            };
-        }
-        Ok(Lookup::Expired { .. } | Lookup::OtherVersion { .. } | Lookup::Miss) => {}
-        Err(e) => store_errors.push(e),
-    }
-    let result = match fetch() {
-        Ok(success) => {
-            if let Err(e) = store.put(key, &success, now) {
-                store_errors.push(e);
-            }
-            Ok(Answer::Fetched(success))
-        }
-        Err(error) => match store.lookup_stale_if_error(key, now) {
-            Ok(StaleLookup::Fresh(value)) => Ok(Answer::Cached(value)),
-            Ok(StaleLookup::Stale(value)) => Ok(Answer::Stale(value)),
-            Ok(StaleLookup::Unavailable) => Err(error),
-            Err(e) => {
-                store_errors.push(e);
-                Err(error)
-            }
-        },
-    };
-    ReadThrough { result, store_errors }
 }

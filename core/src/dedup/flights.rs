@@ -69,8 +69,6 @@ pub struct FlightTable<K: Ord + Clone, S> {
     by_waiter: BTreeMap<WaiterId, FlightId>,
     flights: BTreeMap<FlightId, Flight<K, S>>,
     next_id: u64,
-    coalesced: u64,
-    led: u64,
 }
 
 impl<K: Ord + Clone, S> Default for FlightTable<K, S> {
@@ -80,8 +78,6 @@ impl<K: Ord + Clone, S> Default for FlightTable<K, S> {
             by_waiter: BTreeMap::new(),
             flights: BTreeMap::new(),
             next_id: 0,
-            coalesced: 0,
-            led: 0,
         }
     }
 }
@@ -117,7 +113,6 @@ impl<K: Ord + Clone + std::fmt::Debug, S> FlightTable<K, S> {
         }
         let id = FlightId(self.next_id);
         self.next_id += 1;
-        self.led += 1;
         self.by_key.insert(key.clone(), id);
         self.by_waiter.insert(waiter, id);
         self.flights.insert(
@@ -141,7 +136,6 @@ impl<K: Ord + Clone + std::fmt::Debug, S> FlightTable<K, S> {
         let f = self.flights.get_mut(&flight).ok_or(Refused::NoFlight(flight))?;
         f.waiters.insert(waiter, Waiter::new(session));
         self.by_waiter.insert(waiter, flight);
-        self.coalesced += 1;
         Ok(())
     }
 
@@ -206,16 +200,6 @@ impl<K: Ord + Clone + std::fmt::Debug, S> FlightTable<K, S> {
         self.by_waiter.len()
     }
 
-    /// Requests that joined an existing flight, since the table was made.
-    pub fn coalesced(&self) -> u64 {
-        self.coalesced
-    }
-
-    /// Requests that started a flight, since the table was made.
-    pub fn led(&self) -> u64 {
-        self.led
-    }
-
     /// Checks the table's invariants; the first broken one is described.
     pub fn check_invariants(&self) -> Result<(), String> {
         if self.by_key.len() != self.flights.len() {
@@ -267,7 +251,7 @@ mod tests {
             assert_eq!(t.join(id, WaiterId(i), &s("a")), Ok(()));
         }
         t.check_invariants().expect("consistent");
-        assert_eq!((t.in_flight(), t.waiting(), t.coalesced(), t.led()), (1, 1000, 999, 1));
+        assert_eq!((t.in_flight(), t.waiting()), (1, 1000));
         let f = t.finish(id).expect("live");
         assert_eq!(f.waiters.len(), 1000);
         assert_eq!(f.leader, WaiterId(0));
