@@ -1,4 +1,8 @@
-//! The platform's token bucket, kept as a theoretical arrival time (GCRA form).
+//! The token bucket, kept as a theoretical arrival time (GCRA form): the one rate
+//! algorithm of the core. The scheduler keeps a platform's limit with it, the client
+//! limits keep each layer's allowance with it (a burst of B requests refilled at R per
+//! minute is a bucket of B units refilled over `B × 60 s / R`), and the simulator's
+//! platforms and the fake OpenBesluitvorming count with it.
 //!
 //! A bucket of C units refilled at C per W is stored as one instant, `full_at`: the
 //! moment the bucket would be full again if nothing more were taken. The bucket holds

@@ -11,7 +11,9 @@
 //!   the fair queue per lane, retries, the 429 requeue and refund — as one sans-IO type
 //!   that the server and the simulator both drive.
 //! - [`limits`]: the three layers of limits on clients (process, connector, session),
-//!   GCRA on the injected clock, R-I1 to R-I3.
+//!   R-I1 to R-I3.
+//! - [`bucket`]: the one exact token bucket (GCRA form) behind both the platforms'
+//!   limits in the scheduler and the client limits.
 //! - [`platform`]: the seven platforms and the limits kept for them.
 //! - [`time`] and [`units`]: injected time and exact fixed-point costs.
 //!
@@ -23,6 +25,7 @@
 //!
 //! What this crate will not do: perform I/O, spawn tasks, sleep, or log.
 
+pub mod bucket;
 pub mod cache;
 pub mod dedup;
 pub mod limits;

@@ -3,9 +3,10 @@
 //! The MCP addresses have no authentication, so every request passes three limits: one
 //! for the whole process, one per connector (a rush on one connector does not crowd out
 //! another), and one per session — or, before a session exists, per client address.
-//! Each limit is a GCRA (generic cell rate algorithm): a rate of `requests_per_minute`
-//! with bursts of up to `burst` requests, kept as one "theoretical arrival time" per key
-//! on the injected clock.
+//! Each limit is a rate of `requests_per_minute` with bursts of up to `burst` requests:
+//! per key, one [`Bucket`] (the core's one GCRA, the same the scheduler keeps a
+//! platform's limit with) of `burst` units, refilled over `burst × 60 s / rpm`, where a
+//! request costs one unit.
 //!
 //! [`ClientLimits::check`] looks at all three layers and commits to none unless all
 //! pass, so a request refused by one layer costs nothing at the others. A refusal
@@ -21,7 +22,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
+use crate::bucket::Bucket;
+use crate::platform::LimitConfig;
 use crate::time::Instant;
+use crate::units::Units;
 
 /// One layer's rate: `requests_per_minute`, with bursts of up to `burst` requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -34,14 +38,14 @@ pub struct RateLimit {
 }
 
 impl RateLimit {
-    /// The time between requests at the sustained rate, in nanoseconds.
-    fn emission_ns(self) -> u64 {
-        60_000_000_000 / u64::from(self.requests_per_minute.max(1))
-    }
-
-    /// How far ahead of `now` the arrival time may run: room for `burst − 1` more.
-    fn tolerance_ns(self) -> u64 {
-        self.emission_ns() * u64::from(self.burst.max(1) - 1)
+    /// The bucket of this rate: `burst` units, refilled over `burst × 60 s / rpm`
+    /// (rounded up to the nanosecond, so never faster than the rate).
+    fn bucket(self) -> Bucket {
+        let burst = u64::from(self.burst.max(1));
+        let rpm = u64::from(self.requests_per_minute.max(1));
+        let window_ns =
+            u64::try_from((u128::from(burst) * 60_000_000_000).div_ceil(u128::from(rpm))).unwrap_or(u64::MAX);
+        Bucket::new(LimitConfig::new(Units::whole(burst), Duration::from_nanos(window_ns)))
     }
 }
 
@@ -126,56 +130,64 @@ impl fmt::Display for Throttled {
     }
 }
 
-/// One GCRA per key, with bounded state.
+/// One bucket per key, with bounded state.
 #[derive(Clone, Debug)]
 struct Keyed {
-    limit: RateLimit,
-    tat: BTreeMap<String, Instant>,
-    by_tat: BTreeSet<(Instant, String)>,
+    /// A full bucket of the layer's rate, cloned for a key's first request.
+    fresh: Bucket,
+    buckets: BTreeMap<String, Bucket>,
+    /// Each key by the instant its bucket is full again.
+    by_full_at: BTreeSet<(Instant, String)>,
     max_keys: usize,
 }
 
 impl Keyed {
     fn new(limit: RateLimit, max_keys: usize) -> Keyed {
         Keyed {
-            limit,
-            tat: BTreeMap::new(),
-            by_tat: BTreeSet::new(),
+            fresh: limit.bucket(),
+            buckets: BTreeMap::new(),
+            by_full_at: BTreeSet::new(),
             max_keys: max_keys.max(1),
         }
     }
 
-    /// Drops keys whose allowance is full again at `now`.
+    /// Drops keys whose bucket is full again at `now`: they carry no information.
     fn sweep(&mut self, now: Instant) {
-        while let Some((tat, _)) = self.by_tat.first() {
-            if *tat > now {
+        while let Some((full_at, _)) = self.by_full_at.first() {
+            if *full_at > now {
                 break;
             }
             // Present: just looked at it.
-            let (_, key) = self.by_tat.pop_first().expect("first key");
-            self.tat.remove(&key);
+            let (_, key) = self.by_full_at.pop_first().expect("first key");
+            self.buckets.remove(&key);
         }
     }
 
-    /// The wait before `key` may make a request at `now` (zero: now), and the arrival
-    /// time to store if it does.
-    fn probe(&self, now: Instant, key: &str) -> (Duration, Instant) {
-        let tat = self.tat.get(key).copied().unwrap_or(now).max(now);
-        let allowed_at = tat.saturating_sub(Duration::from_nanos(self.limit.tolerance_ns()));
-        let next = tat + Duration::from_nanos(self.limit.emission_ns());
-        (allowed_at.saturating_since(now), next)
+    /// The wait before `key` may make a request at `now` (zero: now).
+    fn probe(&self, now: Instant, key: &str) -> Duration {
+        let bucket = self.buckets.get(key).unwrap_or(&self.fresh);
+        bucket.earliest_fit(Units::ONE).saturating_since(now)
     }
 
-    fn commit(&mut self, key: &str, next: Instant) {
-        if let Some(old) = self.tat.get(key).copied() {
-            self.by_tat.remove(&(old, key.to_owned()));
-        } else if self.tat.len() >= self.max_keys
-            && let Some((_, closest)) = self.by_tat.pop_first()
-        {
-            self.tat.remove(&closest);
-        }
-        self.tat.insert(key.to_owned(), next);
-        self.by_tat.insert((next, key.to_owned()));
+    /// Takes one request out of `key`'s bucket at `now`.
+    fn commit(&mut self, now: Instant, key: &str) {
+        let mut bucket = match self.buckets.remove(key) {
+            Some(bucket) => {
+                self.by_full_at.remove(&(bucket.full_at(), key.to_owned()));
+                bucket
+            }
+            None => {
+                if self.buckets.len() >= self.max_keys
+                    && let Some((_, closest)) = self.by_full_at.pop_first()
+                {
+                    self.buckets.remove(&closest);
+                }
+                self.fresh.clone()
+            }
+        };
+        bucket.debit(now, Units::ONE);
+        self.by_full_at.insert((bucket.full_at(), key.to_owned()));
+        self.buckets.insert(key.to_owned(), bucket);
     }
 }
 
@@ -210,8 +222,8 @@ impl ClientLimits {
             (LimitLayer::Connector, self.connectors.probe(now, connector)),
             (LimitLayer::Session, self.sessions.probe(now, session)),
         ];
-        let worst = probes.iter().filter(|p| !p.1.0.is_zero()).max_by_key(|p| (p.1.0, p.0));
-        if let Some(&(layer, (wait, _))) = worst {
+        let worst = probes.iter().filter(|p| !p.1.is_zero()).max_by_key(|p| (p.1, p.0));
+        if let Some(&(layer, wait)) = worst {
             *self.refused.entry(layer).or_default() += 1;
             let retry_after_secs = wait.as_nanos().div_ceil(1_000_000_000).max(1) as u64;
             return Err(Throttled {
@@ -220,9 +232,9 @@ impl ClientLimits {
                 wait,
             });
         }
-        self.process.commit("", probes[0].1.1);
-        self.connectors.commit(connector, probes[1].1.1);
-        self.sessions.commit(session, probes[2].1.1);
+        self.process.commit(now, "");
+        self.connectors.commit(now, connector);
+        self.sessions.commit(now, session);
         Ok(())
     }
 
@@ -233,7 +245,7 @@ impl ClientLimits {
 
     /// Sessions and addresses holding state now.
     pub fn tracked_sessions(&self) -> usize {
-        self.sessions.tat.len()
+        self.sessions.buckets.len()
     }
 }
 
@@ -331,5 +343,65 @@ mod tests {
         assert!(l.tracked_sessions() <= 4);
         l.check(Instant::from_secs(3600), "obv", "late").expect("fresh");
         assert_eq!(l.tracked_sessions(), 1, "an hour later only the newcomer holds state");
+    }
+
+    /// The reference: a naive token bucket per key in exact integers (a request is
+    /// 60e9 units; `rpm` units flow in per nanosecond, up to `burst` requests' worth).
+    #[derive(Default)]
+    struct Naive {
+        level_at: BTreeMap<String, (u128, u64)>,
+    }
+
+    impl Naive {
+        fn check(&mut self, limit: RateLimit, now_ns: u64, key: &str) -> Result<(), Duration> {
+            const ONE: u128 = 60_000_000_000;
+            let cap = ONE * u128::from(limit.burst);
+            let rpm = u128::from(limit.requests_per_minute);
+            let (level, at) = self.level_at.get(key).copied().unwrap_or((cap, now_ns));
+            let level = (level + u128::from(now_ns - at) * rpm).min(cap);
+            if level >= ONE {
+                self.level_at.insert(key.to_owned(), (level - ONE, now_ns));
+                Ok(())
+            } else {
+                self.level_at.insert(key.to_owned(), (level, now_ns));
+                Err(Duration::from_nanos(((ONE - level).div_ceil(rpm)) as u64))
+            }
+        }
+    }
+
+    #[test]
+    fn qc_the_session_layer_is_the_naive_token_bucket() {
+        // Rates that divide a minute into whole nanoseconds, so the bucket's window is exact.
+        const RPMS: [u32; 8] = [1, 3, 8, 40, 60, 120, 600, 1_000];
+        fn prop(rate: u8, burst: u8, steps: Vec<(u16, u8)>) -> bool {
+            let limit = RateLimit {
+                requests_per_minute: RPMS[usize::from(rate) % RPMS.len()],
+                burst: u32::from(burst % 6) + 1,
+            };
+            let roomy = RateLimit {
+                requests_per_minute: 6_000_000,
+                burst: 1_000_000,
+            };
+            let mut l = ClientLimits::new(ClientLimitConfig {
+                process: roomy,
+                per_connector: roomy,
+                per_session: limit,
+                max_tracked: 1_000,
+            });
+            let mut naive = Naive::default();
+            let mut now = Instant::ZERO;
+            for (dt_ms, who) in steps {
+                now = now + Duration::from_millis(u64::from(dt_ms % 5_000));
+                let key = format!("s{}", who % 3);
+                let got = l.check(now, "obv", &key).map_err(|t| t.wait);
+                if got != naive.check(limit, now.as_nanos(), &key) {
+                    return false;
+                }
+            }
+            true
+        }
+        quickcheck::QuickCheck::new()
+            .tests(500)
+            .quickcheck(prop as fn(u8, u8, Vec<(u16, u8)>) -> bool);
     }
 }

@@ -52,7 +52,6 @@
 //! What this module does not do: it does not send requests, sleep, or know about
 //! HTTP. The server and the simulator are the shells that do.
 
-mod bucket;
 mod calls;
 mod event;
 mod invariants;
@@ -64,7 +63,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use bucket::Bucket;
+pub use crate::bucket::Bucket;
 pub use event::SchedulerEvent;
 
 /// A call the platform refused with 429 although BesluitBron kept its limit (another
