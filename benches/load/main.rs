@@ -9,8 +9,9 @@
 //! loopback only:
 //! 1. starts the fake platforms and the real BesluitBron server (temporary data directory,
 //!    client limits raised so they cannot throttle the run), opens one MCP session per
-//!    client with the 2025-06-18 `initialize` handshake and warms the buffer with one
-//!    `obv_sources` call;
+//!    client with the 2025-06-18 `initialize` handshake (none with `--protocol
+//!    2026-07-28`) and warms the buffer with one measured call (`--call`: `obv_sources`
+//!    by default, or any tool of the connector registry with its sample arguments);
 //! 2. starts a bare axum server whose `POST /echo` parses the JSON request and answers the
 //!    same JSON-RPC result, serialized per request and padded to the MCP answer's exact
 //!    body size, over the same HTTP stack (hyper through axum; on the client hyper's own
@@ -24,7 +25,8 @@
 //!    `--warmup-seconds` unrecorded, later turns with 0.2 s; latency in an HDR histogram,
 //!    microseconds. The rotation spreads the shared machine's changing load over all three;
 //! 5. prints requests/s, p50, p99 and max for each, the throughput ratios, whether the
-//!    targets (at least 40 % of the baseline, p99 under 5 ms) are met, and how often a
+//!    targets are met (closed loop: BesluitBron at least 85 % of rmcp alone's throughput;
+//!    open loop, `--rate`: BesluitBron's p99 at most 2 × the echo's), and how often a
 //!    plain OS thread sleeping 1 ms at a time woke more than 2 or 5 ms late meanwhile (the
 //!    machine's own stalls, which bound any p99 measured on it).
 //!

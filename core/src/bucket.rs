@@ -24,7 +24,7 @@ use crate::time::{Instant, duration_nanos};
 use crate::units::Units;
 
 /// A continuously refilled token bucket on the injected clock.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Bucket {
     capacity: Units,
     /// C in thousandths, the scale of `full_at_scaled`.

@@ -20,6 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::bucket::Bucket;
@@ -135,9 +136,10 @@ impl fmt::Display for Throttled {
 struct Keyed {
     /// A full bucket of the layer's rate, cloned for a key's first request.
     fresh: Bucket,
-    buckets: BTreeMap<String, Bucket>,
+    /// Each key's bucket, and the instant it was filed under in `by_full_at`.
+    buckets: BTreeMap<Arc<str>, (Bucket, Instant)>,
     /// Each key by the instant its bucket is full again.
-    by_full_at: BTreeSet<(Instant, String)>,
+    by_full_at: BTreeSet<(Instant, Arc<str>)>,
     max_keys: usize,
 }
 
@@ -165,29 +167,34 @@ impl Keyed {
 
     /// The wait before `key` may make a request at `now` (zero: now).
     fn probe(&self, now: Instant, key: &str) -> Duration {
-        let bucket = self.buckets.get(key).unwrap_or(&self.fresh);
+        let bucket = self.buckets.get(key).map_or(&self.fresh, |(b, _)| b);
         bucket.earliest_fit(Units::ONE).saturating_since(now)
     }
 
     /// Takes one request out of `key`'s bucket at `now`.
     fn commit(&mut self, now: Instant, key: &str) {
-        let mut bucket = match self.buckets.remove(key) {
-            Some(bucket) => {
-                self.by_full_at.remove(&(bucket.full_at(), key.to_owned()));
-                bucket
+        if let Some((stored, (bucket, filed))) = self.buckets.get_key_value(key).map(|(k, v)| (Arc::clone(k), *v)) {
+            let mut bucket = bucket;
+            bucket.debit(now, Units::ONE);
+            let full_at = bucket.full_at();
+            if full_at != filed {
+                self.by_full_at.remove(&(filed, Arc::clone(&stored)));
+                self.by_full_at.insert((full_at, Arc::clone(&stored)));
             }
-            None => {
-                if self.buckets.len() >= self.max_keys
-                    && let Some((_, closest)) = self.by_full_at.pop_first()
-                {
-                    self.buckets.remove(&closest);
-                }
-                self.fresh.clone()
-            }
-        };
+            self.buckets.insert(stored, (bucket, full_at));
+            return;
+        }
+        if self.buckets.len() >= self.max_keys
+            && let Some((_, closest)) = self.by_full_at.pop_first()
+        {
+            self.buckets.remove(&closest);
+        }
+        let key: Arc<str> = Arc::from(key);
+        let mut bucket = self.fresh;
         bucket.debit(now, Units::ONE);
-        self.by_full_at.insert((bucket.full_at(), key.to_owned()));
-        self.buckets.insert(key.to_owned(), bucket);
+        let full_at = bucket.full_at();
+        self.by_full_at.insert((full_at, Arc::clone(&key)));
+        self.buckets.insert(key, (bucket, full_at));
     }
 }
 

@@ -23,10 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
-use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -38,29 +36,28 @@ use besluitbron_core::path::{LaneConfig, PathConfig, RetryPolicy};
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::connectors::{CONNECTORS, Clients};
 use crate::driver::{self, DriverOptions, Platforms, SendObserver, ServerBuffer};
-use crate::identity;
-use crate::mcp::{Besluit, Caller, Scope, Shared, replay::Replays};
-use crate::metrics::{LayerLabel, Metrics, PlatformLabel};
+use crate::guard::{Guarded, RouteGuard};
+use crate::mcp::{Besluit, Scope, Shared, replay::Replays};
+use crate::metrics::{Metrics, PlatformLabel};
 use crate::store::{self, RedbStore};
 
 /// The server's shared state.
 pub struct AppState {
-    config: Config,
-    clock: Clock,
-    metrics: Arc<Metrics>,
-    limits: Mutex<ClientLimits>,
-    initializes: Mutex<ClientLimits>,
-    session_managers: Vec<Arc<LocalSessionManager>>,
-    shared: Arc<Shared>,
-    stores: BTreeMap<PlatformId, Arc<RedbStore>>,
-    accepting: AtomicBool,
+    pub(crate) config: Config,
+    pub(crate) clock: Clock,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) limits: Mutex<ClientLimits>,
+    pub(crate) initializes: Mutex<ClientLimits>,
+    pub(crate) session_managers: Vec<Arc<LocalSessionManager>>,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) stores: BTreeMap<PlatformId, Arc<RedbStore>>,
+    pub(crate) accepting: AtomicBool,
 }
 
 /// Test and operator hooks into a server being built.
@@ -286,9 +283,7 @@ impl App {
                 connector: scope.id(),
                 sessions,
             };
-            let guarded = Router::new()
-                .nest_service(&path, service)
-                .layer(axum::middleware::from_fn_with_state(route, guard));
+            let guarded = Router::new().nest_service(&path, Guarded::new(route, service));
             router = router.merge(guarded);
         }
         let router = router
@@ -388,251 +383,6 @@ async fn maintenance(
     }
 }
 
-fn json_error(status: StatusCode, code: i64, message: String, retry_after: Option<u64>) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
-    let mut response = (status, axum::Json(body)).into_response();
-    if let Some(secs) = retry_after
-        && let Ok(v) = HeaderValue::from_str(&secs.to_string())
-    {
-        response.headers_mut().insert(header::RETRY_AFTER, v);
-    }
-    response
-}
-
-/// What a route's guard knows: the server, its connector's name in the limits, and the
-/// sessions of its MCP service.
-#[derive(Clone)]
-struct RouteGuard {
-    state: Arc<AppState>,
-    connector: &'static str,
-    sessions: Arc<LocalSessionManager>,
-}
-
-/// The checks every MCP request passes before rmcp sees it. Who the request is, is
-/// decided here once: an existing MCP session of this route (session era), otherwise its
-/// client address; the [`Caller`] travels on in the request's extensions.
-async fn guard(
-    State(route): State<RouteGuard>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let state = &route.state;
-    if !state.accepting.load(Ordering::SeqCst) {
-        return json_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            -32000,
-            "BesluitBron is shutting down; retry shortly".into(),
-            Some(5),
-        );
-    }
-    let address = identity::client_address(peer, request.headers(), &state.config.trusted_proxies);
-    let named_session = identity::session_id(request.headers()).map(str::to_owned);
-
-    // Read the body once (bounded) to answer malformed JSON-RPC clearly, to see which
-    // protocol era the request speaks, and to spot `initialize`, which is limited per
-    // address and by the session cap.
-    let (parts, body) = request.into_parts();
-    let (bytes, envelope_facts) = if parts.method == Method::POST {
-        let limit = state.config.max_body_bytes;
-        if parts
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok())
-            .is_some_and(|n| n > limit)
-        {
-            return too_large(limit);
-        }
-        let bytes = match axum::body::to_bytes(body, limit).await {
-            Ok(b) => b,
-            Err(_) => return too_large(limit),
-        };
-        let facts = match read_envelope(&bytes) {
-            Ok(envelope) => EnvelopeFacts::of(&envelope),
-            Err(bad) => return bad.response(),
-        };
-        (Some(bytes), facts)
-    } else {
-        (None, EnvelopeFacts::default())
-    };
-    let stateless = !envelope_facts.initialize
-        && envelope_facts
-            .protocol_version
-            .as_deref()
-            .or_else(|| identity::protocol_version(&parts.headers))
-            .is_some_and(identity::is_stateless_version);
-    // A session is believed only when it exists at this route, and only in the session
-    // era: a 2026-07-28 request is served statelessly whatever its header says.
-    let session = match named_session {
-        Some(id) if !stateless && route.sessions.sessions.read().await.contains_key(id.as_str()) => Some(id),
-        _ => None,
-    };
-    let caller = Arc::new(Caller::new(
-        session,
-        address.clone(),
-        identity::idempotency_key(&parts.headers),
-    ));
-    let now = state.clock.now();
-    let key = caller.session.to_string();
-    if let Err(t) = state
-        .limits
-        .lock()
-        .expect("limits lock")
-        .check(now, route.connector, &key)
-    {
-        state
-            .metrics
-            .throttled
-            .get_or_create(&LayerLabel {
-                layer: t.layer.as_str(),
-            })
-            .inc();
-        return json_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            -32000,
-            format!("BesluitBron: {t}"),
-            Some(t.retry_after_secs),
-        );
-    }
-    if envelope_facts.initialize && caller.session_id.is_none() {
-        if let Err(t) = state
-            .initializes
-            .lock()
-            .expect("limits lock")
-            .check(now, route.connector, &address)
-        {
-            state
-                .metrics
-                .throttled
-                .get_or_create(&LayerLabel { layer: "initialize" })
-                .inc();
-            return json_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                -32000,
-                format!(
-                    "BesluitBron: too many new sessions from this address; retry after {} s",
-                    t.retry_after_secs
-                ),
-                Some(t.retry_after_secs),
-            );
-        }
-        if state.open_sessions().await >= state.config.sessions.max_sessions {
-            return json_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                -32000,
-                "BesluitBron has as many MCP sessions open as it allows; retry later, or use the stateless protocol"
-                    .into(),
-                Some(30),
-            );
-        }
-    }
-    let mut request = match bytes {
-        Some(bytes) => Request::from_parts(parts, Body::from(bytes)),
-        None => Request::from_parts(parts, Body::empty()),
-    };
-    request.extensions_mut().insert(caller);
-    next.run(request).await
-}
-
-fn too_large(limit: usize) -> Response {
-    json_error(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        -32600,
-        format!("the request body exceeds {limit} bytes"),
-        None,
-    )
-}
-
-/// The fields of a JSON-RPC message the guard needs; rmcp parses the rest.
-#[derive(serde::Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow, default)]
-    jsonrpc: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
-    params: Option<ParamsMeta<'a>>,
-}
-
-/// The request's own protocol version, if its `_meta` carries one (2026-07-28).
-#[derive(serde::Deserialize)]
-struct ParamsMeta<'a> {
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<MetaVersion<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct MetaVersion<'a> {
-    #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<std::borrow::Cow<'a, str>>,
-}
-
-/// What the guard takes from a message.
-#[derive(Default)]
-struct EnvelopeFacts {
-    initialize: bool,
-    protocol_version: Option<String>,
-}
-
-impl EnvelopeFacts {
-    fn of(envelope: &Envelope<'_>) -> EnvelopeFacts {
-        EnvelopeFacts {
-            initialize: envelope.method.as_deref() == Some("initialize"),
-            protocol_version: envelope
-                .params
-                .as_ref()
-                .and_then(|p| p.meta.as_ref())
-                .and_then(|m| m.protocol_version.as_deref())
-                .map(str::to_owned),
-        }
-    }
-}
-
-/// Why a body is not one JSON-RPC 2.0 message object.
-enum BadBody {
-    /// Not JSON at all (-32700).
-    NotJson(serde_json::Error),
-    /// JSON of another shape (-32600).
-    NotJsonRpc,
-}
-
-impl BadBody {
-    fn response(self) -> Response {
-        match self {
-            BadBody::NotJson(e) => json_error(
-                StatusCode::BAD_REQUEST,
-                -32700,
-                format!("parse error: the body is not JSON ({e})"),
-                None,
-            ),
-            BadBody::NotJsonRpc => json_error(
-                StatusCode::BAD_REQUEST,
-                -32600,
-                "invalid request: expected one JSON-RPC 2.0 message object with \"jsonrpc\": \"2.0\"".into(),
-                None,
-            ),
-        }
-    }
-}
-
-/// Checks that `bytes` is one JSON-RPC 2.0 message object, without building a JSON tree of
-/// the whole body (rmcp parses it next).
-fn read_envelope(bytes: &[u8]) -> Result<Envelope<'_>, BadBody> {
-    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
-            Ok(_) => Err(BadBody::NotJsonRpc),
-            Err(e) => Err(BadBody::NotJson(e)),
-        };
-    }
-    match serde_json::from_slice::<Envelope<'_>>(bytes) {
-        Ok(envelope) if envelope.jsonrpc.as_deref() == Some("2.0") => Ok(envelope),
-        Ok(_) => Err(BadBody::NotJsonRpc),
-        Err(e) if e.classify() == serde_json::error::Category::Data => Err(BadBody::NotJsonRpc),
-        Err(e) => Err(BadBody::NotJson(e)),
-    }
-}
-
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     if state.accepting.load(Ordering::SeqCst) {
         (StatusCode::OK, "ready\n").into_response()
@@ -675,31 +425,4 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     .unwrap_or_default();
     out.push_str(&store::render_prometheus(&stats));
     ([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], out).into_response()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_envelope_names_the_method_and_the_requests_own_protocol_version() {
-        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-        let facts = EnvelopeFacts::of(&read_envelope(body).ok().expect("valid"));
-        assert!(!facts.initialize);
-        assert_eq!(facts.protocol_version.as_deref(), Some("2026-07-28"));
-        let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
-        let facts = EnvelopeFacts::of(&read_envelope(init).ok().expect("valid"));
-        assert!(facts.initialize && facts.protocol_version.is_none());
-        assert!(matches!(
-            read_envelope(br#"{"jsonrpc":"2.0","params":[1]}"#),
-            Err(BadBody::NotJsonRpc)
-        ));
-        assert!(matches!(read_envelope(b"{nope"), Err(BadBody::NotJson(_))));
-    }
-
-    #[test]
-    fn headers_without_a_body_are_a_session_era_request() {
-        let h = axum::http::HeaderMap::new();
-        assert_eq!(identity::protocol_version(&h), None);
-    }
 }

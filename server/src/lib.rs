@@ -20,6 +20,7 @@ pub mod clock;
 pub mod config;
 pub mod connectors;
 pub mod driver;
+mod guard;
 pub mod identity;
 pub mod mcp;
 pub mod metrics;

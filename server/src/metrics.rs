@@ -9,6 +9,7 @@
 //! fixed sets. Clients are deliberately not a label (unbounded cardinality); the
 //! per-client duplicate rate is watched by the dedup monitor, which logs a warning.
 
+use std::borrow::Cow;
 use std::sync::atomic::AtomicU64;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -48,7 +49,7 @@ pub struct RequestLabels {
     /// The platform id.
     pub platform: &'static str,
     /// The tool name (only BesluitBron's own tools are counted).
-    pub tool: String,
+    pub tool: Cow<'static, str>,
     /// `fresh`, `coalesced`, `cache_hit` or `replay`.
     pub kind: &'static str,
 }
@@ -167,7 +168,7 @@ mod tests {
         m.requests
             .get_or_create(&RequestLabels {
                 platform: "obv",
-                tool: "obv_search".to_owned(),
+                tool: "obv_search".into(),
                 kind: "coalesced",
             })
             .inc_by(3);

@@ -101,7 +101,7 @@ fn call(
     up: Upstream,
 ) -> impl Future<Output = Result<(SharedPayload, Served), CallError>> + Send + 'static {
     let (p, req) = (p.clone(), request(key, session));
-    async move { p.call(req, up, None).await }
+    async move { p.call(req, move || up, None).await }
 }
 
 async fn lane(p: &PlatformHandle) -> LaneSnapshot {
@@ -403,9 +403,8 @@ async fn progress_reports_the_place_in_the_queue_each_second() {
     };
     let mut req = request(&key("drie"), "a");
     req.cost = Units::whole(3);
-    p.call(req, upstream(&calls, Duration::ZERO, never), Some(sink))
-        .await
-        .expect("answered");
+    let up = upstream(&calls, Duration::ZERO, never);
+    p.call(req, move || up, Some(sink)).await.expect("answered");
     let reports = reports.lock().unwrap().clone();
     assert!(reports.len() >= 3, "reports: {reports:?}");
     assert_eq!(reports[0].estimated_wait, Duration::from_secs(3));

@@ -2,7 +2,11 @@
 //! bounded in-memory layer of recently used answers (typed, so a repeat skips the
 //! database, the checksum and the JSON parse), and writes behind.
 //!
-//! Only the platform's task touches it (the path owns it), so nothing here locks.
+//! Only the platform's task writes it (the path owns it). The memory layer is also read
+//! by the platform's handles: a fresh answer there is served in the caller's own task,
+//! by the same lookup the path would make, without the trip through the task's channel
+//! (two cross-thread wake-ups per cached call). A miss goes to the task, whose path
+//! decides everything else. The layer's lock is held for one map operation.
 //!
 //! Invariants:
 //! - a lookup sees every answer stored before it, whether or not its write has reached
@@ -18,7 +22,7 @@
 //! in microseconds. Its writes commit with fsync and run on the blocking pool.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use besluitbron_core::cache::{CacheKey, CacheStore, Lookup, PlatformCachePolicy, StaleLookup, Success};
 use besluitbron_core::path::{Buffer, Keep, StaleAnswer};
@@ -40,64 +44,132 @@ pub struct ServerBuffer {
     platform: PlatformId,
     store: Option<Arc<RedbStore>>,
     policy: PlatformCachePolicy,
-    hot: Hot,
+    hot: MemoryLayer,
     /// Answers whose write has not finished: (write number, answer, expiry).
     pending: HashMap<CacheKey, (u64, SharedPayload, WallTime)>,
     writes: JoinSet<(CacheKey, u64)>,
     next_write: u64,
 }
 
+/// The memory layer of one platform's buffer, shared by its task and its handles.
+#[derive(Clone)]
+pub struct MemoryLayer(Arc<Mutex<Hot>>);
+
+impl std::fmt::Debug for MemoryLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MemoryLayer")
+    }
+}
+
+impl MemoryLayer {
+    fn new() -> MemoryLayer {
+        MemoryLayer(Arc::new(Mutex::new(Hot::new(HOT_BYTES_MAX, HOT_ENTRY_MAX))))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Hot> {
+        // Nothing panics while holding the lock; if something ever did, the maps are
+        // still consistent between operations, so the layer stays usable.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A fresh answer for `key` at `now`, if the layer holds one (an expired one is
+    /// dropped on the way).
+    pub fn get(&self, key: &CacheKey, now: WallTime) -> Option<SharedPayload> {
+        self.lock().get(key, now)
+    }
+
+    fn put(&self, key: &CacheKey, payload: SharedPayload, expires_at: WallTime) {
+        self.lock().put(key, payload, expires_at);
+    }
+}
+
 struct Hot {
-    entries: HashMap<CacheKey, (SharedPayload, WallTime, u64)>,
+    /// The most payload bytes held, and the largest one payload taken.
+    max_bytes: usize,
+    max_entry: usize,
+    entries: HashMap<CacheKey, HotEntry>,
+    /// Keys by the use they were filed under; a key used since is filed again, lazily,
+    /// when it reaches the front (so a hit touches no tree and clones no key).
     order: BTreeMap<u64, CacheKey>,
     bytes: usize,
     next: u64,
 }
 
+struct HotEntry {
+    payload: SharedPayload,
+    expires_at: WallTime,
+    /// The use `order` files this entry under.
+    filed: u64,
+    /// Its latest use.
+    used: u64,
+}
+
 impl Hot {
+    fn new(max_bytes: usize, max_entry: usize) -> Hot {
+        Hot {
+            max_bytes,
+            max_entry,
+            entries: HashMap::new(),
+            order: BTreeMap::new(),
+            bytes: 0,
+            next: 0,
+        }
+    }
+
     fn get(&mut self, key: &CacheKey, now: WallTime) -> Option<SharedPayload> {
-        let (payload, expires_at, seq) = self.entries.get(key)?;
-        if now >= *expires_at {
+        let entry = self.entries.get_mut(key)?;
+        if now >= entry.expires_at {
             self.remove(key);
             return None;
         }
-        let (payload, seq) = (Arc::clone(payload), *seq);
-        // Most recently used last.
-        self.order.remove(&seq);
-        let fresh = self.next;
+        entry.used = self.next;
         self.next += 1;
-        self.order.insert(fresh, key.clone());
-        if let Some(e) = self.entries.get_mut(key) {
-            e.2 = fresh;
-        }
-        Some(payload)
+        Some(Arc::clone(&entry.payload))
     }
 
     fn put(&mut self, key: &CacheKey, payload: SharedPayload, expires_at: WallTime) {
         self.remove(key);
         let size = payload.bytes().len();
-        if size > HOT_ENTRY_MAX {
+        if size > self.max_entry {
             return;
         }
-        while self.bytes + size > HOT_BYTES_MAX {
-            let Some((_, oldest)) = self.order.pop_first() else {
+        while self.bytes + size > self.max_bytes {
+            let Some((filed, oldest)) = self.order.pop_first() else {
                 break;
             };
-            if let Some((p, ..)) = self.entries.remove(&oldest) {
-                self.bytes -= p.bytes().len();
+            // Least recently filed; if it was used since, file it under that use and
+            // look again: what leaves is the least recently used.
+            let Some(entry) = self.entries.get_mut(&oldest) else {
+                continue;
+            };
+            if entry.used > filed {
+                entry.filed = entry.used;
+                self.order.insert(entry.used, oldest);
+                continue;
+            }
+            if let Some(gone) = self.entries.remove(&oldest) {
+                self.bytes -= gone.payload.bytes().len();
             }
         }
         let seq = self.next;
         self.next += 1;
         self.bytes += size;
         self.order.insert(seq, key.clone());
-        self.entries.insert(key.clone(), (payload, expires_at, seq));
+        self.entries.insert(
+            key.clone(),
+            HotEntry {
+                payload,
+                expires_at,
+                filed: seq,
+                used: seq,
+            },
+        );
     }
 
     fn remove(&mut self, key: &CacheKey) {
-        if let Some((p, _, seq)) = self.entries.remove(key) {
-            self.bytes -= p.bytes().len();
-            self.order.remove(&seq);
+        if let Some(gone) = self.entries.remove(key) {
+            self.bytes -= gone.payload.bytes().len();
+            self.order.remove(&gone.filed);
         }
     }
 }
@@ -110,16 +182,16 @@ impl ServerBuffer {
             platform,
             store,
             policy,
-            hot: Hot {
-                entries: HashMap::new(),
-                order: BTreeMap::new(),
-                bytes: 0,
-                next: 0,
-            },
+            hot: MemoryLayer::new(),
             pending: HashMap::new(),
             writes: JoinSet::new(),
             next_write: 0,
         }
+    }
+
+    /// The memory layer, for the platform's handles.
+    pub fn memory_layer(&self) -> MemoryLayer {
+        self.hot.clone()
     }
 
     /// Writes not yet reported done.
@@ -229,5 +301,90 @@ impl Buffer for ServerBuffer {
             }
             (key, seq)
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use besluitbron_core::cache::DataClass;
+    use quickcheck::{QuickCheck, TestResult};
+
+    use super::*;
+
+    fn key(k: u8) -> CacheKey {
+        CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("k", k.to_string())
+    }
+
+    /// The reference: keys from least to most recently used, and their sizes.
+    #[derive(Default)]
+    struct Lru {
+        order: Vec<(u8, usize)>,
+    }
+
+    impl Lru {
+        fn get(&mut self, k: u8) -> bool {
+            match self.order.iter().position(|e| e.0 == k) {
+                Some(i) => {
+                    let e = self.order.remove(i);
+                    self.order.push(e);
+                    true
+                }
+                None => false,
+            }
+        }
+
+        fn put(&mut self, k: u8, size: usize, max_bytes: usize, max_entry: usize) {
+            self.order.retain(|e| e.0 != k);
+            if size > max_entry {
+                return;
+            }
+            while self.order.iter().map(|e| e.1).sum::<usize>() + size > max_bytes && !self.order.is_empty() {
+                self.order.remove(0);
+            }
+            self.order.push((k, size));
+        }
+    }
+
+    #[test]
+    fn qc_the_memory_layer_keeps_the_most_recently_used_within_its_bytes() {
+        fn prop(ops: Vec<(bool, u8, u8)>) -> TestResult {
+            let (max_bytes, max_entry) = (100, 40);
+            let mut hot = Hot::new(max_bytes, max_entry);
+            let mut lru = Lru::default();
+            let now = WallTime(0);
+            let later = WallTime(u64::MAX);
+            for (put, k, size) in ops {
+                let k = k % 8;
+                if put {
+                    let size = usize::from(size % 45) + 1;
+                    hot.put(&key(k), Payload::from_bytes(vec![b' '; size]), later);
+                    lru.put(k, size, max_bytes, max_entry);
+                } else if hot.get(&key(k), now).is_some() != lru.get(k) {
+                    return TestResult::error(format!("get {k} disagrees"));
+                }
+                let held: usize = lru.order.iter().map(|e| e.1).sum();
+                if hot.bytes != held || hot.entries.len() != lru.order.len() || hot.bytes > max_bytes {
+                    return TestResult::error(format!(
+                        "held {} in {} entries, expected {held} in {}",
+                        hot.bytes,
+                        hot.entries.len(),
+                        lru.order.len()
+                    ));
+                }
+            }
+            TestResult::passed()
+        }
+        QuickCheck::new()
+            .tests(500)
+            .quickcheck(prop as fn(Vec<(bool, u8, u8)>) -> TestResult);
+    }
+
+    #[test]
+    fn an_expired_answer_is_dropped_on_read() {
+        let mut hot = Hot::new(100, 40);
+        hot.put(&key(1), Payload::from_bytes(b"[]".to_vec()), WallTime(10));
+        assert!(hot.get(&key(1), WallTime(9)).is_some());
+        assert!(hot.get(&key(1), WallTime(10)).is_none());
+        assert_eq!((hot.bytes, hot.entries.len(), hot.order.len()), (0, 0, 0));
     }
 }

@@ -4,7 +4,9 @@
 //! and timers, run the platform calls the path asks for, and hand answers to waiters.
 //!
 //! ```text
-//! tool ─▶ PlatformHandle::call ──bounded channel──▶ platform task: path.request
+//! tool ─▶ PlatformHandle::call ─(fresh in the memory layer: answered here)
+//!          │
+//!          └──bounded channel──▶ platform task: path.request
 //!          ◀── Cached | Refused | Waiting(rx) ───┘        │ Effect::Send
 //!          (progress: position queries each second)       ▼
 //!                                            spawned upstream call ──outcome──▶ path.on_outcome
@@ -13,8 +15,10 @@
 //!
 //! Invariants:
 //! - every platform has a task, limited or not (an unlimited lane simply has no scheduler);
-//! - nothing but the task touches the path or the buffer (no locks, no races between
-//!   coalescing and queueing: one owner, synchronous steps);
+//! - nothing but the task touches the path or writes the buffer (no races between
+//!   coalescing and queueing: one owner, synchronous steps); the handles only read the
+//!   buffer's memory layer for a fresh answer, the path's own first step, which changes
+//!   no path state (the path then counts only the hits that reach it);
 //! - the request channel is bounded (callers wait for room); leaves, outcomes and
 //!   queries travel on an unbounded control channel, bounded in practice by the requests
 //!   and attempts in flight, so a dropped request can always withdraw itself;
@@ -46,7 +50,7 @@ use besluitbron_core::{AdmissionRecord, PlatformId, SessionKey, Units};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-pub use buffer::ServerBuffer;
+pub use buffer::{MemoryLayer, ServerBuffer};
 pub use payload::{Payload, SharedPayload};
 
 use crate::clock::Clock;
@@ -214,6 +218,8 @@ pub struct PlatformHandle {
     control: mpsc::UnboundedSender<Control>,
     next_waiter: Arc<AtomicU64>,
     clock: Clock,
+    /// The buffer's memory layer: a fresh answer there is served without the task.
+    memory: MemoryLayer,
 }
 
 impl std::fmt::Debug for PlatformHandle {
@@ -251,9 +257,14 @@ impl PlatformHandle {
     pub async fn call(
         &self,
         request: CallRequest,
-        upstream: Upstream,
+        upstream: impl FnOnce() -> Upstream,
         mut progress: Option<ProgressSink>,
     ) -> Result<(SharedPayload, Served), CallError> {
+        // A fresh answer in the memory layer: the path's own first step (a buffer hit
+        // changes nothing in the path), taken here without the trip through the task.
+        if let Some(p) = self.memory.get(&request.key, self.clock.wall()) {
+            return Ok((p, Served::Cached));
+        }
         let waiter = WaiterId(self.next_waiter.fetch_add(1, Ordering::Relaxed));
         let (reply, arrived) = oneshot::channel();
         // From here on, giving up leaves the path (the task also notices a reply nobody
@@ -266,7 +277,7 @@ impl PlatformHandle {
         let msg = Msg::Request {
             waiter,
             request,
-            upstream,
+            upstream: upstream(),
             reply,
         };
         if self.requests.send(msg).await.is_err() {
@@ -371,6 +382,7 @@ pub fn spawn(
     options: DriverOptions,
 ) -> Result<(PlatformHandle, tokio::task::JoinHandle<()>), besluitbron_core::path::PathConfigError> {
     let platform = config.platform;
+    let memory = buffer.memory_layer();
     let path = PlatformPath::new(config, buffer)?;
     let (requests, requests_rx) = mpsc::channel(REQUEST_CHANNEL_BOUND);
     let (control, control_rx) = mpsc::unbounded_channel();
@@ -390,6 +402,7 @@ pub fn spawn(
         control,
         next_waiter: Arc::new(AtomicU64::new(0)),
         clock,
+        memory,
     };
     Ok((handle, task))
 }

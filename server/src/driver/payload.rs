@@ -3,7 +3,10 @@
 //!
 //! The bytes are what is stored and what a restart reads back; the typed form is a memo:
 //! the first reader decodes (or the fetching tool hands over the value it encoded), the
-//! next ones get the same `Arc` without parsing. Answers are immutable once made.
+//! next ones get the same `Arc` without parsing. The answer as a JSON value (a tool's
+//! structured content) is memoised the same way, so a repeat answered from the buffer
+//! clones a value instead of encoding the typed answer again. Answers are immutable
+//! once made.
 
 use std::any::Any;
 use std::sync::{Arc, OnceLock};
@@ -18,6 +21,7 @@ pub type SharedPayload = Arc<Payload>;
 pub struct Payload {
     bytes: Vec<u8>,
     typed: OnceLock<Arc<dyn Any + Send + Sync>>,
+    value: OnceLock<serde_json::Value>,
 }
 
 impl std::fmt::Debug for Payload {
@@ -32,6 +36,7 @@ impl Payload {
         Arc::new(Payload {
             bytes,
             typed: OnceLock::new(),
+            value: OnceLock::new(),
         })
     }
 
@@ -42,6 +47,7 @@ impl Payload {
         Ok(Arc::new(Payload {
             bytes,
             typed: OnceLock::from(typed),
+            value: OnceLock::new(),
         }))
     }
 
@@ -62,6 +68,19 @@ impl Payload {
         let any: Arc<dyn Any + Send + Sync> = t.clone();
         let _ = self.typed.set(any);
         Ok(t)
+    }
+}
+
+impl Payload {
+    /// The answer as a JSON value (the bytes are its encoding): parsed once, then a
+    /// clone of the memo.
+    pub fn value(&self) -> Result<serde_json::Value, serde_json::Error> {
+        if let Some(v) = self.value.get() {
+            return Ok(v.clone());
+        }
+        let v: serde_json::Value = serde_json::from_slice(&self.bytes)?;
+        let _ = self.value.set(v.clone());
+        Ok(v)
     }
 }
 
@@ -93,5 +112,20 @@ mod tests {
     fn unreadable_bytes_are_an_error_not_a_default() {
         let p = Payload::from_bytes(b"<html>".to_vec());
         assert!(p.typed::<Hits>().is_err());
+        assert!(p.value().is_err());
+    }
+
+    #[test]
+    fn the_value_is_the_typed_answers_encoding() {
+        let hits = Hits {
+            titles: vec!["begroting".into(), "motie".into()],
+        };
+        let p = Payload::encode(Hits {
+            titles: hits.titles.clone(),
+        })
+        .expect("encodes");
+        let expected = serde_json::to_value(&hits).expect("encodes");
+        assert_eq!(p.value().expect("a value"), expected);
+        assert_eq!(p.value().expect("the memo"), expected);
     }
 }

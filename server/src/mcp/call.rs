@@ -25,11 +25,12 @@ use besluitbron_core::cache::CacheKey;
 use besluitbron_core::path::{Feedback, Lane, Outcome, Served};
 use besluitbron_core::{PlatformId, SessionKey, Units};
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
-use rmcp::service::RequestContext;
+use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken};
+use rmcp::service::{Peer, RequestContext};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::replay::ReplaySlot;
 use super::{Besluit, Caller};
@@ -73,9 +74,7 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
 
     /// The upstream the platform's task runs: the typed call, encoded for the buffer,
     /// its error classified for the path.
-    fn upstream(&self) -> Upstream {
-        let fetch = Arc::clone(&self.fetch);
-        let platform = self.key.platform();
+    fn upstream(fetch: Arc<dyn Fn() -> TypedFuture<T> + Send + Sync>, platform: PlatformId) -> Upstream {
         Arc::new(move || {
             let attempt = fetch();
             Box::pin(async move {
@@ -115,18 +114,55 @@ pub struct Rendered {
     /// The text an assistant reads first.
     pub text: String,
     /// The structured content.
-    pub structured: Value,
+    pub structured: Structure,
+}
+
+/// A tool's structured content.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Structure {
+    /// The kept answer itself (a JSON object), with these fields set on top: taken from
+    /// the answer's memo, so a repeat from the buffer encodes nothing again.
+    Answer(Vec<(&'static str, Value)>),
+    /// A value of its own (a selection from the answer).
+    Own(Value),
 }
 
 impl Rendered {
-    /// The MCP result: the text as content, the structure as `structuredContent`.
+    /// Structured content that is the kept answer as it is.
+    pub fn answer(text: String) -> Rendered {
+        Rendered {
+            text,
+            structured: Structure::Answer(Vec::new()),
+        }
+    }
+
+    /// The structured content for the answer kept as `payload`.
+    pub fn structured_value(&self, payload: &Payload) -> Result<Value, String> {
+        match &self.structured {
+            Structure::Own(v) => Ok(v.clone()),
+            Structure::Answer(fields) => {
+                let mut v = payload.value().map_err(|e| e.to_string())?;
+                if !fields.is_empty() {
+                    let object = v.as_object_mut().ok_or("the answer is not a JSON object")?;
+                    for (name, value) in fields {
+                        object.insert((*name).to_owned(), value.clone());
+                    }
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    /// The MCP result for the answer kept as `payload`: the text as content, the
+    /// structure as `structuredContent`.
     ///
     /// Built from `success` rather than `CallToolResult::structured`, which would
     /// serialize the whole structure into a second text block.
-    pub fn into_result(self) -> CallToolResult {
+    pub fn into_result(self, payload: &Payload) -> Result<CallToolResult, String> {
+        let structured = self.structured_value(payload)?;
         let mut result = CallToolResult::success(vec![ContentBlock::text(self.text)]);
-        result.structured_content = Some(self.structured);
-        result
+        result.structured_content = Some(structured);
+        Ok(result)
     }
 }
 
@@ -153,6 +189,33 @@ pub enum Who {
     /// BesluitBron's own maintenance and the search page: one session whose usage is not
     /// counted (R-L7).
     System,
+}
+
+/// What a tool call brings to its platform calls: who asks (as the guard decided), its
+/// replay slot, where progress goes, and its cancellation. Made once per tool call by
+/// the handler and handed to the tool as an extension (`Extension<Arc<CallScope>>`),
+/// so a tool does not clone the whole request context.
+pub struct CallScope {
+    /// Who asks.
+    pub caller: Arc<Caller>,
+    /// The call's replay slot, when the request has a replay key.
+    pub slot: Option<Arc<ReplaySlot>>,
+    /// The client's progress token and the peer to notify, when it asked for progress.
+    pub progress: Option<(ProgressToken, Peer<RoleServer>)>,
+    /// Cancelled when the client cancels the call or goes away.
+    pub ct: CancellationToken,
+}
+
+impl CallScope {
+    /// The scope of the tool call `ctx`, asked by `caller`, with its replay `slot`.
+    pub fn of(ctx: &RequestContext<RoleServer>, caller: Arc<Caller>, slot: Option<Arc<ReplaySlot>>) -> CallScope {
+        CallScope {
+            caller,
+            slot,
+            progress: ctx.meta.get_progress_token().map(|t| (t, ctx.peer.clone())),
+            ct: ctx.ct.clone(),
+        }
+    }
 }
 
 /// The client address the system session's requests are counted under (R-D9).
@@ -185,7 +248,7 @@ impl Besluit {
     /// a tool error that names the platform and what the assistant can do.
     pub(crate) async fn answer<T, R>(
         &self,
-        ctx: &RequestContext<RoleServer>,
+        scope: &CallScope,
         tool: &'static str,
         call: PlatformCall<T>,
         render: R,
@@ -194,33 +257,51 @@ impl Besluit {
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
         R: FnOnce(&T, Served) -> Rendered,
     {
-        match self.fetch(ctx, tool, call).await {
-            Ok((answer, served)) => render(&answer, served).into_result(),
-            Err(e) => tool_error(e),
-        }
+        self.answer_for(Who::Caller, scope, tool, call, |answer, served| {
+            Ok(render(answer, served))
+        })
+        .await
     }
 
-    /// The typed answer to `call` for the request's caller, and how it was served (see
-    /// [`Besluit::answer`]).
-    pub(crate) async fn fetch<T>(
+    /// As [`Besluit::answer`], asked for `who`; `render` may refuse the answer with a
+    /// message for the assistant (e.g. a selection the answer does not hold).
+    pub(crate) async fn answer_for<T, R>(
         &self,
-        ctx: &RequestContext<RoleServer>,
+        who: Who,
+        scope: &CallScope,
         tool: &'static str,
         call: PlatformCall<T>,
-    ) -> Result<(Arc<T>, Served), AnswerError>
+        render: R,
+    ) -> CallToolResult
     where
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
+        R: FnOnce(&T, Served) -> Result<Rendered, String>,
     {
-        self.fetch_for(Who::Caller, Some(ctx), tool, call).await
+        let platform = call.key.platform();
+        let (payload, served) = match self.fetch_payload(who, Some(scope), tool, call).await {
+            Ok(fetched) => fetched,
+            Err(e) => return tool_error(e),
+        };
+        let answer = match decode::<T>(platform, &payload) {
+            Ok(answer) => answer,
+            Err(e) => return tool_error(e),
+        };
+        let rendered = match render(&answer, served) {
+            Ok(rendered) => rendered,
+            Err(message) => return tool_error(message),
+        };
+        rendered
+            .into_result(&payload)
+            .unwrap_or_else(|detail| tool_error(AnswerError::Unreadable { platform, detail }))
     }
 
-    /// The typed answer to `call` asked for `who`, within the tool call `ctx` (its replay
+    /// The typed answer to `call` asked for `who`, within the tool call `scope` (its replay
     /// slot, progress and cancellation) when there is one — BesluitBron's maintenance
     /// asks without.
     pub(crate) async fn fetch_for<T>(
         &self,
         who: Who,
-        ctx: Option<&RequestContext<RoleServer>>,
+        scope: Option<&CallScope>,
         tool: &'static str,
         call: PlatformCall<T>,
     ) -> Result<(Arc<T>, Served), AnswerError>
@@ -228,13 +309,29 @@ impl Besluit {
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
     {
         let platform = call.key.platform();
-        let slot = ctx.and_then(|c| c.extensions.get::<Arc<ReplaySlot>>());
+        let (payload, served) = self.fetch_payload(who, scope, tool, call).await?;
+        decode(platform, &payload).map(|t| (t, served))
+    }
+
+    /// The kept answer to `call` asked for `who`, and how it was served.
+    async fn fetch_payload<T>(
+        &self,
+        who: Who,
+        scope: Option<&CallScope>,
+        tool: &'static str,
+        call: PlatformCall<T>,
+    ) -> Result<(SharedPayload, Served), AnswerError>
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        let platform = call.key.platform();
+        let slot = scope.and_then(|c| c.slot.as_ref());
         // A retry of a call whose answer was kept renders that answer again.
         if let Some(kept) = slot.and_then(|s| s.replay()) {
-            return decode(platform, &kept.payload).map(|t| (t, kept.served));
+            return Ok((Arc::clone(&kept.payload), kept.served));
         }
-        let caller = match (who, ctx) {
-            (Who::Caller, Some(ctx)) => Caller::of_call(ctx, &self.shared.trusted_proxies),
+        let caller = match (who, scope) {
+            (Who::Caller, Some(scope)) => Arc::clone(&scope.caller),
             _ => Arc::new(Caller {
                 session: SessionKey::System,
                 session_id: None,
@@ -247,18 +344,19 @@ impl Besluit {
             .platforms
             .get(platform)
             .ok_or(AnswerError::NoPlatform(platform))?;
+        let PlatformCall { key, cost, lane, fetch } = call;
         let request = CallRequest {
-            key: call.key.clone(),
+            key,
             session: caller.session.clone(),
-            cost: call.cost,
-            lane: call.lane,
+            cost,
+            lane,
         };
-        let progress = ctx.and_then(|c| progress_sink(c, platform));
-        let asked = handle.call(request, call.upstream(), progress);
-        let (payload, served) = match ctx {
-            Some(ctx) => tokio::select! {
+        let progress = scope.and_then(|c| progress_sink(c, platform));
+        let asked = handle.call(request, || PlatformCall::upstream(fetch, platform), progress);
+        let (payload, served) = match scope {
+            Some(scope) => tokio::select! {
                 answer = asked => answer?,
-                () = ctx.ct.cancelled() => return Err(AnswerError::Cancelled),
+                () = scope.ct.cancelled() => return Err(AnswerError::Cancelled),
             },
             None => asked.await?,
         };
@@ -266,7 +364,7 @@ impl Besluit {
         if let Some(slot) = slot {
             slot.record(platform, &payload, served);
         }
-        decode(platform, &payload).map(|t| (t, served))
+        Ok((payload, served))
     }
 
     fn count(&self, platform: PlatformId, tool: &'static str, caller: &Caller, served: Served) {
@@ -276,7 +374,7 @@ impl Besluit {
             .requests
             .get_or_create(&RequestLabels {
                 platform: platform.as_str(),
-                tool: tool.to_owned(),
+                tool: tool.into(),
                 kind: kind.as_str(),
             })
             .inc();
@@ -303,9 +401,8 @@ fn decode<T: DeserializeOwned + Send + Sync + 'static>(
 }
 
 /// A progress sink that sends MCP progress notifications, if the client asked for them.
-pub fn progress_sink(ctx: &RequestContext<RoleServer>, platform: PlatformId) -> Option<ProgressSink> {
-    let token = ctx.meta.get_progress_token()?;
-    let peer = ctx.peer.clone();
+pub fn progress_sink(scope: &CallScope, platform: PlatformId) -> Option<ProgressSink> {
+    let (token, peer) = scope.progress.clone()?;
     let mut step = 0u32;
     let name = platform.display_name();
     Some(Box::new(move |p: QueuePosition| {

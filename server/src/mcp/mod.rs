@@ -39,7 +39,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-pub use call::{PlatformCall, Rendered, provenance, tool_error};
+pub use call::{CallScope, PlatformCall, Rendered, provenance, tool_error};
 
 use crate::clock::Clock;
 use crate::connectors::{CONNECTORS, Clients, ConnectorSpec};
@@ -230,9 +230,8 @@ impl ServerHandler for Besluit {
             .shared
             .replays
             .run(keyed, |slot| async move {
-                if let Some(slot) = slot {
-                    context.extensions.insert(slot);
-                }
+                let scope = CallScope::of(&context, caller, slot);
+                context.extensions.insert(Arc::new(scope));
                 let tcc = ToolCallContext::new(self, request, context);
                 let limit = self.shared.request_timeout;
                 match tokio::time::timeout(limit, self.tool_router.call(tcc)).await {
@@ -251,7 +250,7 @@ impl ServerHandler for Besluit {
             if let Some(platform) = platform {
                 let labels = RequestLabels {
                     platform: platform.as_str(),
-                    tool: tool.to_string(),
+                    tool: tool.clone(),
                     kind: DuplicateKind::Replay.as_str(),
                 };
                 self.shared.metrics.requests.get_or_create(&labels).inc();

@@ -17,14 +17,15 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::Fold;
 use besluitbron_core::path::{Feedback, Keep};
+use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
+use rmcp::{ErrorData, schemars, tool, tool_router};
 use serde::Deserialize;
 
 use super::{Client, ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
 use crate::config::Config;
+use crate::mcp::call::CallScope;
 use crate::mcp::call::Who;
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
@@ -216,7 +217,7 @@ impl Besluit {
     pub async fn obv_search(
         &self,
         Parameters(args): Parameters<SearchArgs>,
-        ctx: RequestContext<RoleServer>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
         let params = match args.params() {
             Ok(p) => p,
@@ -235,7 +236,7 @@ impl Besluit {
                 Ok((SearchAnswer::from(page), feedback(rate)))
             }
         });
-        Ok(self.answer(&ctx, "obv_search", call, render::search).await)
+        Ok(self.answer(&call_scope, "obv_search", call, render::search).await)
     }
 
     /// Read one document or meeting.
@@ -257,7 +258,7 @@ impl Besluit {
     pub async fn obv_document(
         &self,
         Parameters(args): Parameters<DocumentArgs>,
-        ctx: RequestContext<RoleServer>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
         let id = args.id.trim().to_owned();
         if id.is_empty() || id.len() > 512 {
@@ -286,7 +287,7 @@ impl Besluit {
             }
         });
         Ok(self
-            .answer(&ctx, "obv_document", call, |answer, served| {
+            .answer(&call_scope, "obv_document", call, |answer, served| {
                 render::document(answer, served, offset, length)
             })
             .await)
@@ -309,7 +310,7 @@ impl Besluit {
     pub async fn obv_sources(
         &self,
         Parameters(args): Parameters<SourcesArgs>,
-        ctx: RequestContext<RoleServer>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
         let client = match self.shared().clients.get::<ObvClient>(PLATFORM) {
             Ok(c) => c,
@@ -325,7 +326,7 @@ impl Besluit {
         });
         let wanted = args.organization_type;
         Ok(self
-            .answer(&ctx, "obv_sources", call, |answer, served| {
+            .answer(&call_scope, "obv_sources", call, |answer, served| {
                 render::sources(answer, served, wanted.as_deref())
             })
             .await)
@@ -348,7 +349,7 @@ impl Besluit {
     pub async fn obv_status(
         &self,
         Parameters(args): Parameters<StatusArgs>,
-        ctx: RequestContext<RoleServer>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
         let call = match status_call(self) {
             Ok(c) => c,
@@ -356,17 +357,17 @@ impl Besluit {
         };
         // The load status is BesluitBron's own maintenance: asked as the system session,
         // whoever asks (R-L7).
-        let answer = self.fetch_for(Who::System, Some(&ctx), "obv_status", call).await;
-        Ok(match answer {
-            Err(e) => tool_error(e),
-            Ok((answer, served)) => match render::status(&answer, served, args.source.as_deref()) {
-                Some(rendered) => rendered.into_result(),
-                None => tool_error(format!(
-                    "OpenBesluitvorming reports no source `{}`; obv_sources lists the keys",
-                    args.source.unwrap_or_default()
-                )),
-            },
-        })
+        let source = args.source;
+        Ok(self
+            .answer_for(Who::System, &call_scope, "obv_status", call, |answer, served| {
+                render::status(answer, served, source.as_deref()).ok_or_else(|| {
+                    format!(
+                        "OpenBesluitvorming reports no source `{}`; obv_sources lists the keys",
+                        source.as_deref().unwrap_or_default()
+                    )
+                })
+            })
+            .await)
     }
 }
 

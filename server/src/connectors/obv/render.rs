@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 
 use besluitbron_core::path::Served;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::mcp::call::Structure;
 use crate::mcp::{Rendered, provenance};
 use crate::platforms::obv::{Entity, SearchPage, Source, Status};
 
@@ -85,10 +86,7 @@ pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
             text.push_str(part);
         }
     }
-    Rendered {
-        text,
-        structured: to_value(answer),
-    }
+    Rendered::answer(text)
 }
 
 /// An agenda item of a meeting, as `obv_document` keeps it.
@@ -225,11 +223,6 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
     let total = answer.text.chars().count();
     let page: String = answer.text.chars().skip(offset).take(length).collect();
     let has_more = offset.saturating_add(length) < total;
-    let mut value = to_value(answer);
-    value["text"] = json!(page);
-    value["text_offset"] = json!(offset);
-    value["total_length"] = json!(total);
-    value["has_more"] = json!(has_more);
     let summary = format!(
         "{} — {} ({}), characters {}–{} of {}{}{}.",
         answer.title,
@@ -247,7 +240,12 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
     );
     Rendered {
         text: format!("{summary}\n\n{page}"),
-        structured: value,
+        structured: Structure::Answer(vec![
+            ("text", json!(page)),
+            ("text_offset", json!(offset)),
+            ("total_length", json!(total)),
+            ("has_more", json!(has_more)),
+        ]),
     }
 }
 
@@ -307,10 +305,13 @@ pub fn sources(answer: &SourcesAnswer, served: Served, organization_type: Option
     for s in chosen.iter().take(20) {
         let _ = write!(text, "\n- {} ({})", s.label, s.key);
     }
-    Rendered {
-        text,
-        structured: json!({ "sources": chosen, "count": count }),
-    }
+    // The whole list is the kept answer itself; a selection is a value of its own.
+    let structured = if wanted.is_none() {
+        Structure::Answer(vec![("count", json!(count))])
+    } else {
+        Structure::Own(json!({ "sources": chosen, "count": count }))
+    };
+    Rendered { text, structured }
 }
 
 /// One supplier's load status, as `obv_status` keeps it.
@@ -415,22 +416,18 @@ pub fn status(answer: &StatusAnswer, served: Served, source: Option<&str>) -> Op
     }
     Some(Rendered {
         text,
-        structured: json!({
+        structured: Structure::Own(json!({
             "generated_at": answer.generated_at,
             "suppliers": answer.suppliers,
             "sources": sources,
-        }),
+        })),
     })
-}
-
-/// A kept answer as JSON. The answer types are plain data with string keys: encoding
-/// cannot fail.
-fn to_value<T: Serialize>(answer: &T) -> Value {
-    serde_json::to_value(answer).expect("plain data encodes")
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     fn hit(n: u32) -> Hit {
@@ -445,11 +442,17 @@ mod tests {
         }
     }
 
-    fn snapshot(name: &str, r: &Rendered) {
+    /// The structured content for `answer` as the tool gives it.
+    fn structured(r: &Rendered, answer: &impl Serialize) -> Value {
+        let payload = crate::driver::Payload::from_bytes(serde_json::to_vec(answer).expect("encodes"));
+        r.structured_value(&payload).expect("a structure")
+    }
+
+    fn snapshot(name: &str, r: &Rendered, answer: &impl Serialize) {
         let text = format!(
             "{}\n---\n{}",
             r.text,
-            serde_json::to_string_pretty(&r.structured).expect("json")
+            serde_json::to_string_pretty(&structured(r, answer)).expect("json")
         );
         insta::with_settings!({snapshot_path => "../../../../snapshots/render", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(name, text);
@@ -464,7 +467,7 @@ mod tests {
             total_is_approximate: true,
             has_more: true,
         };
-        snapshot("obv_search", &search(&answer, Served::Cached));
+        snapshot("obv_search", &search(&answer, Served::Cached), &answer);
     }
 
     #[test]
@@ -484,9 +487,9 @@ mod tests {
             motion: None,
         };
         let r = document(&answer, Served::Fetched, 4, 9);
-        assert_eq!(r.structured["text"], "twee drie");
-        assert_eq!(r.structured["total_length"], 23);
-        snapshot("obv_document", &r);
+        assert_eq!(structured(&r, &answer)["text"], "twee drie");
+        assert_eq!(structured(&r, &answer)["total_length"], 23);
+        snapshot("obv_document", &r, &answer);
     }
 
     #[test]
@@ -505,8 +508,8 @@ mod tests {
                 .collect(),
         };
         let r = sources(&answer, Served::Cached, Some("MUNICIPALITY"));
-        assert_eq!(r.structured["count"], 2);
-        snapshot("obv_sources", &r);
+        assert_eq!(structured(&r, &answer)["count"], 2);
+        snapshot("obv_sources", &r, &answer);
         let status_answer = StatusAnswer {
             generated_at: "2026-11-30T10:00:00Z".into(),
             suppliers: Vec::new(),
@@ -521,6 +524,6 @@ mod tests {
         };
         assert!(status(&status_answer, Served::Fetched, Some("gemeente-zeist")).is_none());
         let r = status(&status_answer, Served::Fetched, None).expect("all sources");
-        snapshot("obv_status", &r);
+        snapshot("obv_status", &r, &status_answer);
     }
 }

@@ -14,14 +14,15 @@ use std::sync::Arc;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
 use besluitbron_core::{PlatformId, Units};
+use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
+use rmcp::{ErrorData, schemars, tool, tool_router};
 use serde::Deserialize;
 
 use super::{Client, ConnectorSpec, Sample, http_config};
 use crate::config::Config;
+use crate::mcp::call::CallScope;
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Continuation, MAX_WORDS, TkClient, TkSearch, is_guid};
@@ -149,7 +150,7 @@ impl Besluit {
     pub async fn tk_search(
         &self,
         Parameters(args): Parameters<SearchArgs>,
-        ctx: RequestContext<RoleServer>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
         let kind = match args.kind.as_deref() {
             None | Some("documents") => Kind::Documents,
@@ -202,7 +203,7 @@ impl Besluit {
                         Ok((PageAnswer::from(page), Feedback::default()))
                     }
                 });
-                self.answer(&ctx, "tk_search", call, |a, served| {
+                self.answer(&call_scope, "tk_search", call, |a, served| {
                     render::search(a, served, "documents")
                 })
                 .await
@@ -218,8 +219,10 @@ impl Besluit {
                         Ok((PageAnswer::from(page), Feedback::default()))
                     }
                 });
-                self.answer(&ctx, "tk_search", call, |a, served| render::search(a, served, "cases"))
-                    .await
+                self.answer(&call_scope, "tk_search", call, |a, served| {
+                    render::search(a, served, "cases")
+                })
+                .await
             }
         })
     }
@@ -241,7 +244,7 @@ impl Besluit {
     pub async fn tk_document(
         &self,
         Parameters(args): Parameters<DocumentArgs>,
-        ctx: RequestContext<RoleServer>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
         let id = args.id.trim().to_lowercase();
         if !is_guid(&id) {
@@ -270,7 +273,7 @@ impl Besluit {
                 Ok((answer, Feedback::default()))
             }
         });
-        Ok(self.answer(&ctx, "tk_document", call, render::document).await)
+        Ok(self.answer(&call_scope, "tk_document", call, render::document).await)
     }
 
     /// The factions.
@@ -289,7 +292,7 @@ impl Besluit {
     pub async fn tk_factions(
         &self,
         Parameters(_args): Parameters<NoArgs>,
-        ctx: RequestContext<RoleServer>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
         let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
             Ok(c) => c,
@@ -303,7 +306,7 @@ impl Besluit {
                 Ok((FactionsAnswer { factions }, Feedback::default()))
             }
         });
-        Ok(self.answer(&ctx, "tk_factions", call, render::factions).await)
+        Ok(self.answer(&call_scope, "tk_factions", call, render::factions).await)
     }
 
     /// The committees.
@@ -322,7 +325,7 @@ impl Besluit {
     pub async fn tk_committees(
         &self,
         Parameters(_args): Parameters<NoArgs>,
-        ctx: RequestContext<RoleServer>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
         let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
             Ok(c) => c,
@@ -336,7 +339,9 @@ impl Besluit {
                 Ok((CommitteesAnswer { committees }, Feedback::default()))
             }
         });
-        Ok(self.answer(&ctx, "tk_committees", call, render::committees).await)
+        Ok(self
+            .answer(&call_scope, "tk_committees", call, render::committees)
+            .await)
     }
 }
 

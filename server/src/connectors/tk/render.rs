@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 
 use besluitbron_core::path::Served;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::mcp::call::Structure;
 use crate::mcp::{Rendered, provenance};
 use crate::platforms::tk::{Commissie, Document, Fractie, TkPage, Zaak};
 
@@ -79,10 +80,7 @@ pub fn search<T: Listed + Serialize>(answer: &PageAnswer<T>, served: Served, kin
     if answer.continuation.is_some() {
         text.push_str("\nMore results: pass `continuation` for the next page.");
     }
-    Rendered {
-        text,
-        structured: to_value(answer),
-    }
+    Rendered::answer(text)
 }
 
 /// Where a document lives on the platform.
@@ -115,10 +113,7 @@ pub fn document(answer: &DocumentAnswer, served: Served) -> Rendered {
         provenance(served),
         answer.links.resource_url
     );
-    Rendered {
-        text,
-        structured: to_value(answer),
-    }
+    Rendered::answer(text)
 }
 
 /// What `tk_factions` keeps.
@@ -141,13 +136,7 @@ pub fn factions(answer: &FactionsAnswer, served: Served) -> Rendered {
         .factions
         .iter()
         .map(|f| (f.naam_nl.as_deref().unwrap_or(""), f.afkorting.as_deref().unwrap_or("")));
-    reference(
-        "factions",
-        names,
-        answer.factions.len(),
-        served,
-        json!({ "factions": answer.factions }),
-    )
+    reference("factions", names, answer.factions.len(), served)
 }
 
 /// `tk_committees`'s result.
@@ -156,13 +145,7 @@ pub fn committees(answer: &CommitteesAnswer, served: Served) -> Rendered {
         .committees
         .iter()
         .map(|c| (c.naam.as_deref().unwrap_or(""), c.afkorting.as_deref().unwrap_or("")));
-    reference(
-        "committees",
-        names,
-        answer.committees.len(),
-        served,
-        json!({ "committees": answer.committees }),
-    )
+    reference("committees", names, answer.committees.len(), served)
 }
 
 fn reference<'a>(
@@ -170,31 +153,35 @@ fn reference<'a>(
     names: impl Iterator<Item = (&'a str, &'a str)>,
     count: usize,
     served: Served,
-    mut structured: Value,
 ) -> Rendered {
     let mut text = format!("{count} {field}{}.", provenance(served));
     for (name, abbreviation) in names.take(30) {
         let _ = write!(text, "\n- {name} ({abbreviation})");
     }
-    structured["count"] = json!(count);
-    Rendered { text, structured }
-}
-
-/// A kept answer as JSON. The answer types are plain data with string keys: encoding
-/// cannot fail.
-fn to_value<T: Serialize>(answer: &T) -> Value {
-    serde_json::to_value(answer).expect("plain data encodes")
+    // The kept answer is the list itself (`{"factions": [...]}`), with its count.
+    Rendered {
+        text,
+        structured: Structure::Answer(vec![("count", json!(count))]),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
-    fn snapshot(name: &str, r: &Rendered) {
+    /// The structured content for `answer` as the tool gives it.
+    fn structured(r: &Rendered, answer: &impl Serialize) -> Value {
+        let payload = crate::driver::Payload::from_bytes(serde_json::to_vec(answer).expect("encodes"));
+        r.structured_value(&payload).expect("a structure")
+    }
+
+    fn snapshot(name: &str, r: &Rendered, answer: &impl Serialize) {
         let text = format!(
             "{}\n---\n{}",
             r.text,
-            serde_json::to_string_pretty(&r.structured).expect("json")
+            serde_json::to_string_pretty(&structured(r, answer)).expect("json")
         );
         insta::with_settings!({snapshot_path => "../../../../snapshots/render", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(name, text);
@@ -221,7 +208,7 @@ mod tests {
             count: Some(480),
             continuation: Some("Document?$skip=250".into()),
         };
-        snapshot("tk_search", &search(&answer, Served::Fetched, "documents"));
+        snapshot("tk_search", &search(&answer, Served::Fetched, "documents"), &answer);
     }
 
     #[test]
@@ -233,7 +220,7 @@ mod tests {
                 resource_url: "https://example.invalid/Document(7)/resource".into(),
             },
         };
-        snapshot("tk_document", &document(&answer, Served::Cached));
+        snapshot("tk_document", &document(&answer, Served::Cached), &answer);
         let list = FactionsAnswer {
             factions: vec![Fractie {
                 id: "f".into(),
@@ -244,7 +231,7 @@ mod tests {
             }],
         };
         let r = factions(&list, Served::Cached);
-        assert_eq!(r.structured["count"], 1);
-        snapshot("tk_factions", &r);
+        assert_eq!(structured(&r, &list)["count"], 1);
+        snapshot("tk_factions", &r, &list);
     }
 }

@@ -1,0 +1,378 @@
+//! The guard every MCP request passes before rmcp sees it: shutting down, the body's
+//! size and shape, who the request is (decided here once), the client limits, and the
+//! session cap. It wraps each route's MCP service directly ([`Guarded`]): one tower
+//! service, no middleware stack, so a request costs no more service clones or boxes
+//! than rmcp's own service does.
+//!
+//! Invariants:
+//! - a request refused here never reaches rmcp, and costs nothing at the limit layers
+//!   that did not refuse it;
+//! - who the request is travels on as a [`Caller`] in its extensions; nothing later
+//!   reads the identity headers again;
+//! - the body is read once, bounded by `max_body_bytes`, and handed on unchanged.
+//!
+//! What this module does not do: parse the JSON-RPC message beyond its envelope (rmcp
+//! does), or decide anything about a platform (the core path does).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::json;
+use tower::{Service, ServiceExt};
+
+use crate::app::AppState;
+use crate::identity;
+use crate::mcp::Caller;
+use crate::metrics::LayerLabel;
+
+/// A route's MCP service behind its guard.
+///
+/// axum clones the service it routes to for every request; this one clones only an
+/// `Arc` then, and the inner service once, when it is made ready, the same one clone
+/// axum makes of an unguarded service.
+pub(crate) struct Guarded<S> {
+    route: RouteGuard,
+    template: Arc<S>,
+    ready: Option<S>,
+}
+
+impl<S> Guarded<S> {
+    /// `inner` behind `route`'s guard.
+    pub(crate) fn new(route: RouteGuard, inner: S) -> Guarded<S> {
+        Guarded {
+            route,
+            template: Arc::new(inner),
+            ready: None,
+        }
+    }
+}
+
+impl<S> Clone for Guarded<S> {
+    fn clone(&self) -> Self {
+        Guarded {
+            route: self.route.clone(),
+            template: Arc::clone(&self.template),
+            ready: None,
+        }
+    }
+}
+
+impl<S, B> Service<Request> for Guarded<S>
+where
+    S: Service<Request, Response = axum::http::Response<B>, Error = Infallible> + Clone + Send + Sync + 'static,
+    S::Future: Send + 'static,
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        if self.ready.is_none() {
+            self.ready = Some((*self.template).clone());
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // `call` follows `poll_ready`; a caller that skips it still gets a fresh clone.
+        let inner = self.ready.take().unwrap_or_else(|| (*self.template).clone());
+        let route = self.route.clone();
+        Box::pin(async move { Ok(guard(route, request, inner).await) })
+    }
+}
+
+pub(crate) fn json_error(status: StatusCode, code: i64, message: String, retry_after: Option<u64>) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    let mut response = (status, axum::Json(body)).into_response();
+    if let Some(secs) = retry_after
+        && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+    {
+        response.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    response
+}
+
+/// What a route's guard knows: the server, its connector's name in the limits, and the
+/// sessions of its MCP service.
+#[derive(Clone)]
+pub(crate) struct RouteGuard {
+    pub(crate) state: Arc<AppState>,
+    pub(crate) connector: &'static str,
+    pub(crate) sessions: Arc<LocalSessionManager>,
+}
+
+/// The checks every MCP request passes before rmcp sees it. Who the request is, is
+/// decided here once: an existing MCP session of this route (session era), otherwise its
+/// client address; the [`Caller`] travels on in the request's extensions.
+async fn guard<S, B>(route: RouteGuard, request: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = axum::http::Response<B>, Error = Infallible>,
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    let state = &route.state;
+    let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>().copied() else {
+        // Only a listener serving with connect info reaches here; anything else is a bug.
+        return json_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            -32603,
+            "BesluitBron could not tell the client's address".into(),
+            None,
+        );
+    };
+    if !state.accepting.load(Ordering::SeqCst) {
+        return json_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32000,
+            "BesluitBron is shutting down; retry shortly".into(),
+            Some(5),
+        );
+    }
+    let address = identity::client_address(peer, request.headers(), &state.config.trusted_proxies);
+    let named_session = identity::session_id(request.headers()).map(str::to_owned);
+
+    // Read the body once (bounded) to answer malformed JSON-RPC clearly, to see which
+    // protocol era the request speaks, and to spot `initialize`, which is limited per
+    // address and by the session cap.
+    let (parts, body) = request.into_parts();
+    let (bytes, envelope_facts) = if parts.method == Method::POST {
+        let limit = state.config.max_body_bytes;
+        if parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok())
+            .is_some_and(|n| n > limit)
+        {
+            return too_large(limit);
+        }
+        let bytes = match axum::body::to_bytes(body, limit).await {
+            Ok(b) => b,
+            Err(_) => return too_large(limit),
+        };
+        let facts = match read_envelope(&bytes) {
+            Ok(envelope) => EnvelopeFacts::of(&envelope),
+            Err(bad) => return bad.response(),
+        };
+        (Some(bytes), facts)
+    } else {
+        (None, EnvelopeFacts::default())
+    };
+    let stateless = !envelope_facts.initialize
+        && envelope_facts
+            .protocol_version
+            .as_deref()
+            .or_else(|| identity::protocol_version(&parts.headers))
+            .is_some_and(identity::is_stateless_version);
+    // A session is believed only when it exists at this route, and only in the session
+    // era: a 2026-07-28 request is served statelessly whatever its header says.
+    let session = match named_session {
+        Some(id) if !stateless && route.sessions.sessions.read().await.contains_key(id.as_str()) => Some(id),
+        _ => None,
+    };
+    let caller = Arc::new(Caller::new(
+        session,
+        address.clone(),
+        identity::idempotency_key(&parts.headers),
+    ));
+    let now = state.clock.now();
+    let key = caller.session.to_string();
+    if let Err(t) = state
+        .limits
+        .lock()
+        .expect("limits lock")
+        .check(now, route.connector, &key)
+    {
+        state
+            .metrics
+            .throttled
+            .get_or_create(&LayerLabel {
+                layer: t.layer.as_str(),
+            })
+            .inc();
+        return json_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            -32000,
+            format!("BesluitBron: {t}"),
+            Some(t.retry_after_secs),
+        );
+    }
+    if envelope_facts.initialize && caller.session_id.is_none() {
+        if let Err(t) = state
+            .initializes
+            .lock()
+            .expect("limits lock")
+            .check(now, route.connector, &address)
+        {
+            state
+                .metrics
+                .throttled
+                .get_or_create(&LayerLabel { layer: "initialize" })
+                .inc();
+            return json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                -32000,
+                format!(
+                    "BesluitBron: too many new sessions from this address; retry after {} s",
+                    t.retry_after_secs
+                ),
+                Some(t.retry_after_secs),
+            );
+        }
+        if state.open_sessions().await >= state.config.sessions.max_sessions {
+            return json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                -32000,
+                "BesluitBron has as many MCP sessions open as it allows; retry later, or use the stateless protocol"
+                    .into(),
+                Some(30),
+            );
+        }
+    }
+    let mut request = match bytes {
+        Some(bytes) => Request::from_parts(parts, Body::from(bytes)),
+        None => Request::from_parts(parts, Body::empty()),
+    };
+    request.extensions_mut().insert(caller);
+    match inner.oneshot(request).await {
+        Ok(response) => response.map(Body::new),
+        Err(never) => match never {},
+    }
+}
+
+fn too_large(limit: usize) -> Response {
+    json_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        -32600,
+        format!("the request body exceeds {limit} bytes"),
+        None,
+    )
+}
+
+/// The fields of a JSON-RPC message the guard needs; rmcp parses the rest.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<ParamsMeta<'a>>,
+}
+
+/// The request's own protocol version, if its `_meta` carries one (2026-07-28).
+#[derive(serde::Deserialize)]
+struct ParamsMeta<'a> {
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<MetaVersion<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct MetaVersion<'a> {
+    #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// What the guard takes from a message.
+#[derive(Default)]
+struct EnvelopeFacts {
+    initialize: bool,
+    protocol_version: Option<String>,
+}
+
+impl EnvelopeFacts {
+    fn of(envelope: &Envelope<'_>) -> EnvelopeFacts {
+        EnvelopeFacts {
+            initialize: envelope.method.as_deref() == Some("initialize"),
+            protocol_version: envelope
+                .params
+                .as_ref()
+                .and_then(|p| p.meta.as_ref())
+                .and_then(|m| m.protocol_version.as_deref())
+                .map(str::to_owned),
+        }
+    }
+}
+
+/// Why a body is not one JSON-RPC 2.0 message object.
+enum BadBody {
+    /// Not JSON at all (-32700).
+    NotJson(serde_json::Error),
+    /// JSON of another shape (-32600).
+    NotJsonRpc,
+}
+
+impl BadBody {
+    fn response(self) -> Response {
+        match self {
+            BadBody::NotJson(e) => json_error(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                format!("parse error: the body is not JSON ({e})"),
+                None,
+            ),
+            BadBody::NotJsonRpc => json_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "invalid request: expected one JSON-RPC 2.0 message object with \"jsonrpc\": \"2.0\"".into(),
+                None,
+            ),
+        }
+    }
+}
+
+/// Checks that `bytes` is one JSON-RPC 2.0 message object, without building a JSON tree of
+/// the whole body (rmcp parses it next).
+fn read_envelope(bytes: &[u8]) -> Result<Envelope<'_>, BadBody> {
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Ok(_) => Err(BadBody::NotJsonRpc),
+            Err(e) => Err(BadBody::NotJson(e)),
+        };
+    }
+    match serde_json::from_slice::<Envelope<'_>>(bytes) {
+        Ok(envelope) if envelope.jsonrpc.as_deref() == Some("2.0") => Ok(envelope),
+        Ok(_) => Err(BadBody::NotJsonRpc),
+        Err(e) if e.classify() == serde_json::error::Category::Data => Err(BadBody::NotJsonRpc),
+        Err(e) => Err(BadBody::NotJson(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_names_the_method_and_the_requests_own_protocol_version() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let facts = EnvelopeFacts::of(&read_envelope(body).ok().expect("valid"));
+        assert!(!facts.initialize);
+        assert_eq!(facts.protocol_version.as_deref(), Some("2026-07-28"));
+        let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
+        let facts = EnvelopeFacts::of(&read_envelope(init).ok().expect("valid"));
+        assert!(facts.initialize && facts.protocol_version.is_none());
+        assert!(matches!(
+            read_envelope(br#"{"jsonrpc":"2.0","params":[1]}"#),
+            Err(BadBody::NotJsonRpc)
+        ));
+        assert!(matches!(read_envelope(b"{nope"), Err(BadBody::NotJson(_))));
+    }
+
+    #[test]
+    fn headers_without_a_body_are_a_session_era_request() {
+        let h = axum::http::HeaderMap::new();
+        assert_eq!(identity::protocol_version(&h), None);
+    }
+}
