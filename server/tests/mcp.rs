@@ -275,6 +275,52 @@ async fn a_retried_request_id_gets_the_first_result_and_a_reused_id_is_refused()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_sent_while_the_first_runs_waits_for_it_and_gets_its_result() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("replay-wait"))).await;
+    // Two requests with one Idempotency-Key: a client retrying over a new connection.
+    let client = || {
+        let mut c = Mcp::modern(server.url("/mcp/obv"));
+        c.extra_headers
+            .push(("idempotency-key".into(), "zoek-begroting-1".into()));
+        c
+    };
+    f.obv.set_latency(std::time::Duration::from_millis(400));
+    let asked = f.obv.requests();
+    let (replays_before, _) = server.state.replay_counts();
+    let first = {
+        let c = client();
+        tokio::spawn(async move { c.call_with_id(1, "obv_search", json!({"query": "begroting"})).await })
+    };
+    // The first is at the platform: the retry comes now, while it runs.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while f.obv.requests() == asked {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the first call reached the platform"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let retry = client()
+        .call_with_id(2, "obv_search", json!({"query": "begroting"}))
+        .await;
+    let first = first.await.expect("the first call");
+    assert_eq!(structured(&retry), structured(&first));
+    // The first's whole result, its text too (a call that only shared the first's
+    // platform request would say so).
+    let text = |r: &support::Reply| r.message.as_ref().unwrap()["result"]["content"][0]["text"].clone();
+    assert_eq!(text(&retry), text(&first));
+    assert_eq!(f.obv.requests(), asked + 1, "one request reached the platform");
+    assert_eq!(
+        server.state.replay_counts().0,
+        replays_before + 1,
+        "the retry is a replay"
+    );
+    f.obv.set_latency(std::time::Duration::ZERO);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_what_is_safe_to_fold_makes_two_requests_one() {
     let f = fakes().await;
     let server = Server::start(config(&f, &temp_dir("fold"))).await;

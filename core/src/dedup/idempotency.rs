@@ -16,9 +16,18 @@
 //!
 //! Invariants: at most `max_entries` keys and at most `max_bytes` of kept results (as
 //! weighed by the caller); a done entry is never returned after its window; nothing is
-//! stored for a failure.
+//! stored for a failure. When room must be made, the completed entry closest to its end
+//! goes first (of two ending at the same instant, the one completed first).
+//!
+//! Layout: keys in a hash map (one lookup per request, whatever the table's size), and
+//! the completed ones in a queue by the end of their window. Windows are all equally
+//! long, so completions arrive in order of their end; an entry completed again or
+//! released leaves a stale place in the queue, skipped when it reaches the front (and
+//! swept out when stale places outnumber live ones).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,7 +84,13 @@ pub enum IdempotentStart<V> {
 #[derive(Clone, Debug)]
 enum State<V> {
     InFlight,
-    Done { value: V, expires_at: Instant, bytes: u64 },
+    /// Completed; `place` is its place in the expiry queue (a completion count), which
+    /// also holds the end of its window.
+    Done {
+        value: V,
+        bytes: u64,
+        place: u64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -90,8 +105,15 @@ type Key = (ReplayScope, String);
 #[derive(Clone, Debug)]
 pub struct IdempotencyTable<V: Clone> {
     config: IdempotencyConfig,
-    entries: BTreeMap<Key, Entry<V>>,
-    expiry: BTreeSet<(Instant, Key)>,
+    /// A fixed-key hasher: nothing here depends on a random seed.
+    entries: HashMap<Key, Entry<V>, BuildHasherDefault<DefaultHasher>>,
+    /// Completed entries by the end of their window, then by completion: (end, place,
+    /// key). A place whose entry is gone or completed again since is stale.
+    expiry: VecDeque<(Instant, u64, Key)>,
+    /// Completions so far: the next place.
+    completions: u64,
+    /// Completed entries now (live places in `expiry`).
+    done: usize,
     /// Bytes of the results kept now.
     bytes: u64,
     replays: u64,
@@ -103,8 +125,10 @@ impl<V: Clone> IdempotencyTable<V> {
     pub fn new(config: IdempotencyConfig) -> Self {
         IdempotencyTable {
             config,
-            entries: BTreeMap::new(),
-            expiry: BTreeSet::new(),
+            entries: HashMap::default(),
+            expiry: VecDeque::new(),
+            completions: 0,
+            done: 0,
             bytes: 0,
             replays: 0,
             conflicts: 0,
@@ -113,22 +137,27 @@ impl<V: Clone> IdempotencyTable<V> {
 
     /// A request with `key` in `scope` and canonical form `fingerprint` arrives at `now`.
     pub fn begin(&mut self, now: Instant, scope: &ReplayScope, key: &str, fingerprint: &str) -> IdempotentStart<V> {
+        let start = self.look(now, scope, key, fingerprint);
+        match start {
+            IdempotentStart::Conflict => self.conflicts += 1,
+            IdempotentStart::InFlight | IdempotentStart::Replay(_) => self.replays += 1,
+            IdempotentStart::Fresh | IdempotentStart::Untracked => {}
+        }
+        start
+    }
+
+    /// As [`begin`](Self::begin), for a request that already began once and waited for
+    /// the same request in flight: decides the same way, counts nothing again.
+    pub fn look(&mut self, now: Instant, scope: &ReplayScope, key: &str, fingerprint: &str) -> IdempotentStart<V> {
         self.expire(now);
         let k = (scope.clone(), key.to_owned());
         if let Some(e) = self.entries.get(&k) {
             if e.fingerprint != fingerprint {
-                self.conflicts += 1;
                 return IdempotentStart::Conflict;
             }
             return match &e.state {
-                State::InFlight => {
-                    self.replays += 1;
-                    IdempotentStart::InFlight
-                }
-                State::Done { value, .. } => {
-                    self.replays += 1;
-                    IdempotentStart::Replay(value.clone())
-                }
+                State::InFlight => IdempotentStart::InFlight,
+                State::Done { value, .. } => IdempotentStart::Replay(value.clone()),
             };
         }
         if self.entries.len() >= self.config.max_entries {
@@ -161,26 +190,32 @@ impl<V: Clone> IdempotencyTable<V> {
         let Some(entry) = self.entries.get_mut(&k) else {
             return;
         };
-        if let State::Done { expires_at, bytes, .. } = entry.state {
-            self.expiry.remove(&(expires_at, k.clone()));
+        if let State::Done { bytes, .. } = entry.state {
+            // Completed again: its old place in the queue goes stale.
             self.bytes -= bytes;
+            self.done -= 1;
         }
         match outcome {
             Some((value, bytes)) => {
                 let expires_at = now + self.config.window;
-                entry.state = State::Done {
-                    value,
-                    expires_at,
-                    bytes,
-                };
-                self.expiry.insert((expires_at, k));
+                let place = self.completions;
+                self.completions += 1;
+                entry.state = State::Done { value, bytes, place };
+                // In order of the end, then of completion: at the back unless a caller's
+                // clock went backwards.
+                let at = self
+                    .expiry
+                    .partition_point(|(end, p, _)| (*end, *p) <= (expires_at, place));
+                self.expiry.insert(at, (expires_at, place, k));
                 self.bytes += bytes;
+                self.done += 1;
                 while self.bytes > self.config.max_bytes && self.drop_oldest_done() {}
             }
             None => {
                 self.entries.remove(&k);
             }
         }
+        self.compact();
     }
 
     /// Bytes of the results kept now.
@@ -209,27 +244,90 @@ impl<V: Clone> IdempotencyTable<V> {
     }
 
     fn expire(&mut self, now: Instant) {
-        while let Some((at, _)) = self.expiry.first() {
-            if *at > now {
+        while let Some((end, place, k)) = self.expiry.front() {
+            if !self.live(*place, k) {
+                self.expiry.pop_front();
+                continue;
+            }
+            if *end > now {
                 break;
             }
             self.drop_oldest_done();
         }
     }
 
+    /// Whether `place` is `key`'s current place in the queue.
+    fn live(&self, place: u64, key: &Key) -> bool {
+        matches!(self.entries.get(key), Some(Entry { state: State::Done { place: p, .. }, .. }) if *p == place)
+    }
+
     /// Drops the completed entry closest to its end; false when there is none.
     fn drop_oldest_done(&mut self) -> bool {
-        let Some((_, k)) = self.expiry.pop_first() else {
-            return false;
-        };
-        if let Some(Entry {
-            state: State::Done { bytes, .. },
-            ..
-        }) = self.entries.remove(&k)
-        {
-            self.bytes -= bytes;
+        while let Some((_, place, k)) = self.expiry.pop_front() {
+            if !self.live(place, &k) {
+                continue;
+            }
+            if let Some(Entry {
+                state: State::Done { bytes, .. },
+                ..
+            }) = self.entries.remove(&k)
+            {
+                self.bytes -= bytes;
+                self.done -= 1;
+            }
+            return true;
         }
-        true
+        false
+    }
+
+    /// Sweeps stale places out once they outnumber the live ones.
+    fn compact(&mut self) {
+        if self.expiry.len() > 2 * self.done + 64 {
+            let expiry = std::mem::take(&mut self.expiry);
+            self.expiry = expiry
+                .into_iter()
+                .filter(|(_, place, k)| self.live(*place, k))
+                .collect();
+        }
+    }
+
+    /// Checks the table's invariants; the first broken one is described.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let done: Vec<u64> = self
+            .entries
+            .values()
+            .filter_map(|e| match e.state {
+                State::Done { bytes, .. } => Some(bytes),
+                State::InFlight => None,
+            })
+            .collect();
+        if done.len() != self.done {
+            return Err(format!("{} completed entries counted as {}", done.len(), self.done));
+        }
+        let bytes: u64 = done.iter().sum();
+        if bytes != self.bytes {
+            return Err(format!("kept bytes {bytes} counted as {}", self.bytes));
+        }
+        let live = self.expiry.iter().filter(|(_, place, k)| self.live(*place, k)).count();
+        if live != self.done {
+            return Err(format!("{live} live places for {} completed entries", self.done));
+        }
+        if !self
+            .expiry
+            .iter()
+            .zip(self.expiry.iter().skip(1))
+            .all(|(a, b)| (a.0, a.1) <= (b.0, b.1))
+        {
+            return Err("the expiry queue is out of order".into());
+        }
+        if self.entries.len() > self.config.max_entries {
+            return Err(format!(
+                "{} keys over the bound {}",
+                self.entries.len(),
+                self.config.max_entries
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -356,5 +454,149 @@ mod tests {
         t.complete_sized(Instant::from_secs(4), &s, "big", Some((3, 10)));
         t.begin(Instant::from_secs(100), &s, "z", "x");
         assert_eq!(t.bytes(), 0);
+    }
+
+    /// A completed entry in the reference: value, end, bytes, place.
+    type ModelDone = (u32, Instant, u64, u64);
+
+    /// The reference: every key in a list (key, fingerprint, completion).
+    #[derive(Default)]
+    struct Model {
+        entries: Vec<((u8, u8), u8, Option<ModelDone>)>,
+        completions: u64,
+    }
+
+    impl Model {
+        fn drop_oldest_done(&mut self) -> bool {
+            let oldest = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| e.2.map(|(_, end, _, place)| ((end, place), i)))
+                .min();
+            match oldest {
+                Some((_, i)) => {
+                    self.entries.remove(i);
+                    true
+                }
+                None => false,
+            }
+        }
+
+        fn begin(&mut self, config: &IdempotencyConfig, now: Instant, key: (u8, u8), fp: u8) -> IdempotentStart<u32> {
+            self.entries.retain(|e| e.2.is_none_or(|(_, end, ..)| end > now));
+            if let Some(e) = self.entries.iter().find(|e| e.0 == key) {
+                return match e.2 {
+                    _ if e.1 != fp => IdempotentStart::Conflict,
+                    None => IdempotentStart::InFlight,
+                    Some((v, ..)) => IdempotentStart::Replay(v),
+                };
+            }
+            if self.entries.len() >= config.max_entries && !self.drop_oldest_done() {
+                return IdempotentStart::Untracked;
+            }
+            self.entries.push((key, fp, None));
+            IdempotentStart::Fresh
+        }
+
+        fn complete(&mut self, config: &IdempotencyConfig, now: Instant, key: (u8, u8), outcome: Option<(u32, u64)>) {
+            let Some(i) = self.entries.iter().position(|e| e.0 == key) else {
+                return;
+            };
+            match outcome {
+                Some((v, bytes)) => {
+                    self.entries[i].2 = Some((v, now + config.window, bytes, self.completions));
+                    self.completions += 1;
+                    while self.bytes() > config.max_bytes && self.drop_oldest_done() {}
+                }
+                None => {
+                    self.entries.remove(i);
+                }
+            }
+        }
+
+        fn bytes(&self) -> u64 {
+            self.entries.iter().filter_map(|e| e.2.map(|d| d.2)).sum()
+        }
+    }
+
+    /// Found by `qc_the_table_is_the_reference_list`: a released entry's stale place at
+    /// the front of the queue made expiry drop the next, live entry before its end.
+    #[test]
+    fn regression_a_stale_place_at_the_front_does_not_expire_a_live_entry() {
+        let mut t: IdempotencyTable<u32> = IdempotencyTable::new(IdempotencyConfig {
+            window: Duration::from_secs(30),
+            max_entries: 4,
+            max_bytes: 100,
+        });
+        let (a, b) = (session("a"), session("b"));
+        t.begin(Instant::ZERO, &b, "0", "x");
+        t.complete_sized(Instant::ZERO, &b, "0", Some((1, 1)));
+        t.begin(Instant::ZERO, &a, "1", "x");
+        t.complete_sized(Instant::from_secs(2), &a, "1", Some((2, 1)));
+        // Completed again, now as a failure: released, its place stale.
+        t.complete_sized(Instant::from_secs(21), &b, "0", None);
+        t.begin(Instant::from_secs(30), &a, "0", "x");
+        assert_eq!(
+            t.begin(Instant::from_secs(31), &a, "1", "x"),
+            IdempotentStart::Replay(2)
+        );
+        assert_eq!((t.len(), t.bytes()), (2, 1));
+        t.check_invariants().expect("invariants");
+    }
+
+    #[test]
+    fn qc_the_table_is_the_reference_list() {
+        fn prop(ops: Vec<(bool, u8, u8, u8, u8, u16)>) -> quickcheck::TestResult {
+            let config = IdempotencyConfig {
+                window: Duration::from_secs(30),
+                max_entries: 4,
+                max_bytes: 100,
+            };
+            let mut t: IdempotencyTable<u32> = IdempotencyTable::new(config);
+            let mut m = Model::default();
+            let mut now = Instant::ZERO;
+            for (begin, scope, key, fp, value, dt) in ops {
+                // Mostly forward, now and then a step back (a caller's clock is not ours).
+                now = if dt % 17 == 0 {
+                    Instant::from_secs(now.as_nanos() / 1_000_000_000 / 2)
+                } else {
+                    now + Duration::from_secs(u64::from(dt % 20))
+                };
+                let k = (scope % 2, key % 3);
+                let s = if k.0 == 0 { session("a") } else { session("b") };
+                let key_text = k.1.to_string();
+                if begin {
+                    let fp = fp % 2;
+                    let got = t.begin(now, &s, &key_text, &fp.to_string());
+                    let want = m.begin(&config, now, k, fp);
+                    if got != want {
+                        return quickcheck::TestResult::error(format!(
+                            "begin {k:?} at {now:?}: {got:?}, expected {want:?}"
+                        ));
+                    }
+                } else {
+                    let outcome = (value % 4 != 0).then_some((u32::from(value), u64::from(value % 50)));
+                    t.complete_sized(now, &s, &key_text, outcome);
+                    m.complete(&config, now, k, outcome);
+                }
+                if let Err(e) = t.check_invariants() {
+                    return quickcheck::TestResult::error(e);
+                }
+                if (t.len(), t.bytes()) != (m.entries.len(), m.bytes()) {
+                    return quickcheck::TestResult::error(format!(
+                        "{} keys and {} bytes, expected {} and {}",
+                        t.len(),
+                        t.bytes(),
+                        m.entries.len(),
+                        m.bytes()
+                    ));
+                }
+            }
+            quickcheck::TestResult::passed()
+        }
+        quickcheck::QuickCheck::new()
+            .tests(1000)
+            .quickcheck(prop as fn(Vec<(bool, u8, u8, u8, u8, u16)>) -> quickcheck::TestResult);
     }
 }

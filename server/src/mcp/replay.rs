@@ -10,10 +10,10 @@
 //! Stateless (2026-07-28) requests without the header have no key: separate client
 //! processes behind one address reuse small ids freely, so the id means nothing there.
 //!
-//! Same key and same request (tool name plus canonical arguments): joins the first while
-//! it runs, gets its result after. Same key, other request: a JSON-RPC error. A failed
-//! first attempt (a tool error, a protocol error, or a cancelled request) releases the
-//! key, so the retry really runs.
+//! Same key and same request (tool name plus canonical arguments): waits for the first
+//! while it runs, then gets its result. Same key, other request: a JSON-RPC error. A
+//! failed first attempt (a tool error, a protocol error, or a cancelled request) releases
+//! the key, so the retry really runs (also one that was waiting for it).
 //!
 //! What is kept of a completed call: when the tool made exactly one platform request, the
 //! answer it got (the buffer's bytes and typed form, shared by `Arc`, no copy); a retry
@@ -22,11 +22,11 @@
 //! was served — gives the first result again. Otherwise the result itself, serialized.
 //!
 //! The scope is explicit: [`Replays::run`] hands the call a [`ReplaySlot`], which the tool
-//! call carries in its request's extensions to the per-call helper
+//! call carries in its [`CallScope`](crate::mcp::CallScope) to the per-call helper
 //! (`crate::mcp::call`). Each kept answer names its platform, so a replay is counted
 //! under the platform that answered (never guessed from the tool's name).
 
-use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use besluitbron_core::PlatformId;
@@ -35,7 +35,7 @@ use besluitbron_core::path::Served;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestId};
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 use super::Caller;
 use crate::clock::Clock;
@@ -116,16 +116,17 @@ impl ReplaySlot {
     }
 }
 
-type Shared = Option<Result<CallToolResponse, ErrorData>>;
-
-/// The replay table and the channels of requests in flight.
+/// The replay table, and a signal for retries waiting for their first attempt.
 ///
 /// Completed results are kept serialized (one allocation each, freed at once when they
 /// expire) rather than as JSON value trees: thousands of kept trees made every call pay in
 /// allocator work. A replay, which is rare, parses its result back.
 pub struct Replays {
     table: Mutex<IdempotencyTable<Kept>>,
-    running: Mutex<HashMap<Key, watch::Receiver<Shared>>>,
+    /// Signalled when a first attempt ends (kept, failed or cancelled).
+    ended: Notify,
+    /// Retries waiting for a first attempt; the signal is sent only when there are any.
+    waiting: AtomicUsize,
     clock: Clock,
 }
 
@@ -219,7 +220,7 @@ impl Drop for FirstAttempt<'_> {
                 .lock()
                 .expect("replay lock")
                 .complete(now, &key.0, &key.1, None);
-            self.replays.running.lock().expect("replay lock").remove(&key);
+            self.replays.signal_end();
         }
     }
 }
@@ -229,8 +230,18 @@ impl Replays {
     pub fn new(config: IdempotencyConfig, clock: Clock) -> Replays {
         Replays {
             table: Mutex::new(IdempotencyTable::new(config)),
-            running: Mutex::new(HashMap::new()),
+            ended: Notify::new(),
+            waiting: AtomicUsize::new(0),
             clock,
+        }
+    }
+
+    /// Wakes the retries waiting for a first attempt, if any (they look again).
+    fn signal_end(&self) {
+        // After the table changed (under its lock); a retry counts itself before it
+        // looks (under the same lock), so either it sees the change or it is woken.
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.ended.notify_waiters();
         }
     }
 
@@ -258,11 +269,36 @@ impl Replays {
         let Some((key, fingerprint)) = keyed else {
             return (call(None).await, Replayed::No);
         };
-        let start = self
+        let mut start = self
             .table
             .lock()
             .expect("replay lock")
             .begin(self.clock.now(), &key.0, &key.1, &fingerprint);
+        // A retry of a request still running waits for it to end, then looks again: the
+        // first attempt's kept answer, or (it failed or was cancelled) a free key, and
+        // this retry runs itself.
+        while matches!(start, IdempotentStart::InFlight) {
+            self.waiting.fetch_add(1, Ordering::SeqCst);
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            let again = self
+                .table
+                .lock()
+                .expect("replay lock")
+                .look(self.clock.now(), &key.0, &key.1, &fingerprint);
+            if matches!(again, IdempotentStart::InFlight) {
+                ended.await;
+                start = self
+                    .table
+                    .lock()
+                    .expect("replay lock")
+                    .look(self.clock.now(), &key.0, &key.1, &fingerprint);
+            } else {
+                start = again;
+            }
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
         match start {
             IdempotentStart::Replay(Kept::Answer(answer)) => {
                 let platform = answer.platform;
@@ -292,27 +328,9 @@ impl Replays {
                 Replayed::No,
             ),
             IdempotentStart::Untracked => (call(None).await, Replayed::No),
-            IdempotentStart::InFlight => {
-                let rx = self.running.lock().expect("replay lock").get(&key).cloned();
-                match rx {
-                    Some(mut rx) => loop {
-                        if let Some(r) = rx.borrow_and_update().clone() {
-                            return (r, Replayed::Yes(None));
-                        }
-                        if rx.changed().await.is_err() {
-                            let e = ErrorData::internal_error(
-                                "the first attempt of this request was cancelled; send it again",
-                                None,
-                            );
-                            return (Err(e), Replayed::No);
-                        }
-                    },
-                    None => (call(None).await, Replayed::No),
-                }
-            }
+            // Waited for above.
+            IdempotentStart::InFlight => (call(None).await, Replayed::No),
             IdempotentStart::Fresh => {
-                let (tx, rx) = watch::channel(None);
-                self.running.lock().expect("replay lock").insert(key.clone(), rx);
                 let mut first = FirstAttempt {
                     replays: self,
                     key: Some(key.clone()),
@@ -341,11 +359,7 @@ impl Replays {
                         (k, bytes)
                     }),
                 );
-                self.running.lock().expect("replay lock").remove(&key);
-                // Copy the answer for retries that joined while it ran, only if any did.
-                if tx.receiver_count() > 0 {
-                    let _ = tx.send(Some(result.clone()));
-                }
+                self.signal_end();
                 (result, Replayed::No)
             }
         }
