@@ -188,12 +188,11 @@ where
         identity::idempotency_key(&parts.headers),
     ));
     let now = state.clock.now();
-    let key = caller.session.to_string();
     if let Err(t) = state
         .limits
         .lock()
         .expect("limits lock")
-        .check(now, route.connector, &key)
+        .check(now, route.connector, caller.session.as_str())
     {
         state
             .metrics

@@ -95,14 +95,19 @@ impl SessionKey {
     pub fn client(id: &str) -> SessionKey {
         SessionKey::Client(Arc::from(id))
     }
+
+    /// The key as text (`system` for the system session), as [`fmt::Display`] writes it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            SessionKey::System => "system",
+            SessionKey::Client(id) => id,
+        }
+    }
 }
 
 impl fmt::Display for SessionKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SessionKey::System => f.write_str("system"),
-            SessionKey::Client(id) => f.write_str(id),
-        }
+        f.write_str(self.as_str())
     }
 }
 
