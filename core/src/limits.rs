@@ -18,8 +18,10 @@
 //! information and is dropped, and at most `max_keys` keys are held (the one closest to
 //! full goes first).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -136,8 +138,9 @@ impl fmt::Display for Throttled {
 struct Keyed {
     /// A full bucket of the layer's rate, cloned for a key's first request.
     fresh: Bucket,
-    /// Each key's bucket, and the instant it was filed under in `by_full_at`.
-    buckets: BTreeMap<Arc<str>, (Bucket, Instant)>,
+    /// Each key's bucket, and the instant it was filed under in `by_full_at` (a
+    /// fixed-key hasher: nothing depends on a random seed).
+    buckets: HashMap<Arc<str>, (Bucket, Instant), BuildHasherDefault<DefaultHasher>>,
     /// Each key by the instant its bucket is full again.
     by_full_at: BTreeSet<(Instant, Arc<str>)>,
     max_keys: usize,
@@ -147,7 +150,7 @@ impl Keyed {
     fn new(limit: RateLimit, max_keys: usize) -> Keyed {
         Keyed {
             fresh: limit.bucket(),
-            buckets: BTreeMap::new(),
+            buckets: HashMap::default(),
             by_full_at: BTreeSet::new(),
             max_keys: max_keys.max(1),
         }
@@ -201,7 +204,8 @@ impl Keyed {
 /// The three layers of client limits.
 #[derive(Clone, Debug)]
 pub struct ClientLimits {
-    process: Keyed,
+    /// One bucket: a full one and a fresh one are the same, so nothing is swept.
+    process: Bucket,
     connectors: Keyed,
     sessions: Keyed,
     refused: BTreeMap<LimitLayer, u64>,
@@ -211,7 +215,7 @@ impl ClientLimits {
     /// Limits with no history.
     pub fn new(config: ClientLimitConfig) -> ClientLimits {
         ClientLimits {
-            process: Keyed::new(config.process, 1),
+            process: config.process.bucket(),
             connectors: Keyed::new(config.per_connector, 1_000),
             sessions: Keyed::new(config.per_session, config.max_tracked),
             refused: BTreeMap::new(),
@@ -221,11 +225,13 @@ impl ClientLimits {
     /// A request for `connector` from `session` (a session id, or a client address
     /// before a session exists) at `now`. Commits to all three layers, or to none.
     pub fn check(&mut self, now: Instant, connector: &str, session: &str) -> Result<(), Throttled> {
-        self.process.sweep(now);
         self.connectors.sweep(now);
         self.sessions.sweep(now);
         let probes = [
-            (LimitLayer::Process, self.process.probe(now, "")),
+            (
+                LimitLayer::Process,
+                self.process.earliest_fit(Units::ONE).saturating_since(now),
+            ),
             (LimitLayer::Connector, self.connectors.probe(now, connector)),
             (LimitLayer::Session, self.sessions.probe(now, session)),
         ];
@@ -239,7 +245,7 @@ impl ClientLimits {
                 wait,
             });
         }
-        self.process.commit(now, "");
+        self.process.debit(now, Units::ONE);
         self.connectors.commit(now, connector);
         self.sessions.commit(now, session);
         Ok(())
@@ -410,5 +416,62 @@ mod tests {
         quickcheck::QuickCheck::new()
             .tests(500)
             .quickcheck(prop as fn(u8, u8, Vec<(u16, u8)>) -> bool);
+    }
+
+    #[test]
+    fn qc_all_three_layers_together_are_naive_token_buckets() {
+        const RPMS: [u32; 6] = [3, 8, 40, 60, 120, 600];
+        fn prop(rates: (u8, u8, u8), bursts: (u8, u8, u8), steps: Vec<(u16, u8, u8)>) -> bool {
+            let limit = |r: u8, b: u8| RateLimit {
+                requests_per_minute: RPMS[usize::from(r) % RPMS.len()],
+                burst: u32::from(b % 6) + 1,
+            };
+            let (process, connector, session) = (
+                limit(rates.0, bursts.0),
+                limit(rates.1, bursts.1),
+                limit(rates.2, bursts.2),
+            );
+            let mut l = ClientLimits::new(ClientLimitConfig {
+                process,
+                per_connector: connector,
+                per_session: session,
+                max_tracked: 1_000,
+            });
+            let mut naive = [Naive::default(), Naive::default(), Naive::default()];
+            let mut now = Instant::ZERO;
+            for (dt_ms, c, who) in steps {
+                now = now + Duration::from_millis(u64::from(dt_ms % 3_000));
+                let connector_key = if c % 2 == 0 { "obv" } else { "tk" };
+                let session_key = format!("s{}", who % 3);
+                let got = l.check(now, connector_key, &session_key).is_ok();
+                // The reference commits to all three only when all three allow.
+                let mut probe = [
+                    std::mem::take(&mut naive[0]),
+                    std::mem::take(&mut naive[1]),
+                    std::mem::take(&mut naive[2]),
+                ];
+                let before = [
+                    probe[0].level_at.clone(),
+                    probe[1].level_at.clone(),
+                    probe[2].level_at.clone(),
+                ];
+                let allowed = probe[0].check(process, now.as_nanos(), "").is_ok()
+                    & probe[1].check(connector, now.as_nanos(), connector_key).is_ok()
+                    & probe[2].check(session, now.as_nanos(), &session_key).is_ok();
+                if !allowed {
+                    for (p, b) in probe.iter_mut().zip(before) {
+                        p.level_at = b;
+                    }
+                }
+                naive = probe;
+                if got != allowed {
+                    return false;
+                }
+            }
+            true
+        }
+        quickcheck::QuickCheck::new()
+            .tests(500)
+            .quickcheck(prop as fn((u8, u8, u8), (u8, u8, u8), Vec<(u16, u8, u8)>) -> bool);
     }
 }
