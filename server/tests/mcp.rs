@@ -75,6 +75,12 @@ async fn a_search_matches_the_platform_and_a_repeat_comes_from_the_buffer() {
     assert_eq!(third.headers["content-type"], "application/json", "{}", third.text);
     assert_eq!(structured(&third), first);
     assert_eq!(f.obv.requests(), before + 1);
+    // The third is shown from the kept result of the second: the same text, word for word.
+    let third_text = serde_json::from_str::<serde_json::Value>(&third.text).unwrap()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(third_text, text);
     server.stop().await;
 }
 

@@ -203,9 +203,12 @@ impl<V: Clone> IdempotencyTable<V> {
                 entry.state = State::Done { value, bytes, place };
                 // In order of the end, then of completion: at the back unless a caller's
                 // clock went backwards.
-                let at = self
-                    .expiry
-                    .partition_point(|(end, p, _)| (*end, *p) <= (expires_at, place));
+                let at = match self.expiry.back() {
+                    Some((end, p, _)) if (*end, *p) > (expires_at, place) => self
+                        .expiry
+                        .partition_point(|(end, p, _)| (*end, *p) <= (expires_at, place)),
+                    _ => self.expiry.len(),
+                };
                 self.expiry.insert(at, (expires_at, place, k));
                 self.bytes += bytes;
                 self.done += 1;

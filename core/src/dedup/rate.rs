@@ -7,8 +7,9 @@
 //! monitor returns a [`DuplicateSpike`] for the shell to log: the likely causes are a
 //! client retrying too eagerly, or a time-out set below the operation's real latency.
 //!
-//! Invariants: at most `max_clients` clients are tracked (the least recently seen goes
-//! first); at most one spike per client per five minutes.
+//! Invariants: at most `max_clients` clients are tracked (the one whose last request lies
+//! furthest back, to the minute, goes first); at most one spike per client per five
+//! minutes.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -99,7 +100,8 @@ struct ClientRate {
     minutes: VecDeque<(u64, u32, u32)>,
     /// Usual rate in 1/1000, from completed minutes.
     usual_milli: u32,
-    last_seen: Instant,
+    /// The minute index of the last request (the order of eviction).
+    last_seen: u64,
     quiet_until: Instant,
 }
 
@@ -108,7 +110,8 @@ struct ClientRate {
 pub struct DuplicateMonitor {
     config: MonitorConfig,
     clients: BTreeMap<Arc<str>, ClientRate>,
-    by_last_seen: BTreeSet<(Instant, Arc<str>)>,
+    /// (minute of the last request, client): the client seen longest ago first.
+    by_last_seen: BTreeSet<(u64, Arc<str>)>,
 }
 
 impl DuplicateMonitor {
@@ -124,33 +127,36 @@ impl DuplicateMonitor {
     /// Records one request of `client` at `now`; returns a spike to report, if any.
     pub fn record(&mut self, now: Instant, client: &str, kind: DuplicateKind) -> Option<DuplicateSpike> {
         let minute = now.as_nanos() / MINUTE.as_nanos() as u64;
-        let key: Arc<str> = match self.clients.get_key_value(client) {
-            Some((k, _)) => k.clone(),
-            None => {
-                if self.clients.len() >= self.config.max_clients
-                    && let Some((_, oldest)) = self.by_last_seen.pop_first()
-                {
-                    self.clients.remove(&oldest);
-                }
-                let k: Arc<str> = Arc::from(client);
-                self.clients.insert(
-                    k.clone(),
-                    ClientRate {
-                        minutes: VecDeque::new(),
-                        usual_milli: 50,
-                        last_seen: now,
-                        quiet_until: Instant::ZERO,
-                    },
-                );
-                self.by_last_seen.insert((now, k.clone()));
-                k
+        if !self.clients.contains_key(client) {
+            if self.clients.len() >= self.config.max_clients
+                && let Some((_, oldest)) = self.by_last_seen.pop_first()
+            {
+                self.clients.remove(&oldest);
             }
-        };
+            let k: Arc<str> = Arc::from(client);
+            self.clients.insert(
+                k.clone(),
+                ClientRate {
+                    minutes: VecDeque::new(),
+                    usual_milli: 50,
+                    last_seen: minute,
+                    quiet_until: Instant::ZERO,
+                },
+            );
+            self.by_last_seen.insert((minute, k));
+        }
         // Present: inserted above when missing.
-        let rate = self.clients.get_mut(&key).expect("tracked client");
-        self.by_last_seen.remove(&(rate.last_seen, key.clone()));
-        rate.last_seen = now;
-        self.by_last_seen.insert((now, key.clone()));
+        let rate = self.clients.get_mut(client).expect("tracked client");
+        // The order of eviction moves once a minute per client, not on every request.
+        if rate.last_seen != minute {
+            let before = std::mem::replace(&mut rate.last_seen, minute);
+            if let Some((key, _)) = self.clients.get_key_value(client) {
+                let key = key.clone();
+                self.by_last_seen.remove(&(before, key.clone()));
+                self.by_last_seen.insert((minute, key));
+            }
+        }
+        let rate = self.clients.get_mut(client).expect("tracked client");
 
         if rate.minutes.back().is_none_or(|m| m.0 != minute) {
             // Completed minutes feed the usual level as they leave the newest slot.
@@ -186,7 +192,7 @@ impl DuplicateMonitor {
         }
         rate.quiet_until = now + MINUTE * WINDOW_MINUTES as u32;
         Some(DuplicateSpike {
-            client: key,
+            client: Arc::from(client),
             requests,
             duplicates,
             usual_percent: rate.usual_milli / 10,
@@ -264,5 +270,25 @@ mod tests {
             m.record(Instant::from_secs(i), &format!("c{i}"), DuplicateKind::Fresh);
         }
         assert_eq!(m.clients(), 3);
+    }
+
+    #[test]
+    fn the_client_seen_longest_ago_is_the_one_forgotten() {
+        let mut m = DuplicateMonitor::new(MonitorConfig {
+            max_clients: 3,
+            ..MonitorConfig::default()
+        });
+        for c in ["c0", "c1", "c2"] {
+            m.record(Instant::from_secs(1), c, DuplicateKind::Fresh);
+        }
+        m.record(Instant::from_secs(70), "c0", DuplicateKind::Fresh);
+        m.record(Instant::from_secs(71), "c2", DuplicateKind::Fresh);
+        m.record(Instant::from_secs(130), "c3", DuplicateKind::Fresh);
+        assert_eq!(m.clients(), 3);
+        assert!(!m.clients.contains_key("c1"), "c1 was last seen in minute 0");
+        for c in ["c0", "c2", "c3"] {
+            assert!(m.clients.contains_key(c), "{c} is kept");
+        }
+        assert_eq!(m.by_last_seen.len(), 3, "one place per tracked client");
     }
 }

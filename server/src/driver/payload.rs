@@ -22,6 +22,7 @@ pub struct Payload {
     bytes: Vec<u8>,
     typed: OnceLock<Arc<dyn Any + Send + Sync>>,
     value: OnceLock<serde_json::Value>,
+    shown: OnceLock<Arc<dyn Any + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Payload {
@@ -37,6 +38,7 @@ impl Payload {
             bytes,
             typed: OnceLock::new(),
             value: OnceLock::new(),
+            shown: OnceLock::new(),
         })
     }
 
@@ -48,6 +50,7 @@ impl Payload {
             bytes,
             typed: OnceLock::from(typed),
             value: OnceLock::new(),
+            shown: OnceLock::new(),
         }))
     }
 
@@ -72,6 +75,17 @@ impl Payload {
 }
 
 impl Payload {
+    /// The memo of how the answer is shown (a tool's finished result for a buffer hit),
+    /// when one was kept and is an `M`.
+    pub fn shown<M: Send + Sync + 'static>(&self) -> Option<&M> {
+        self.shown.get().and_then(|any| any.downcast_ref::<M>())
+    }
+
+    /// Keeps `memo` as how the answer is shown; the first one kept stays.
+    pub fn keep_shown<M: Send + Sync + 'static>(&self, memo: M) {
+        let _ = self.shown.set(Arc::new(memo));
+    }
+
     /// The answer as a JSON value (the bytes are its encoding): parsed once, then a
     /// clone of the memo.
     pub fn value(&self) -> Result<serde_json::Value, serde_json::Error> {

@@ -166,6 +166,13 @@ impl Rendered {
     }
 }
 
+/// A buffer hit's finished result, kept with the answer by [`Besluit::answer_shown`]
+/// for the tool that made it.
+struct Shown {
+    tool: &'static str,
+    result: CallToolResult,
+}
+
 /// A tool error the assistant reads: `isError: true` with the message as text.
 pub fn tool_error(message: impl std::fmt::Display) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message.to_string())])
@@ -263,6 +270,50 @@ impl Besluit {
         .await
     }
 
+    /// As [`Besluit::answer`] for a render that is a plain function of the answer and how
+    /// it was served (a `fn`, so it captures no arguments): a buffer hit's finished result
+    /// is kept with the kept answer and handed out again as a clone, so a repeated call
+    /// renders nothing.
+    pub(crate) async fn answer_shown<T>(
+        &self,
+        scope: &CallScope,
+        tool: &'static str,
+        call: PlatformCall<T>,
+        render: fn(&T, Served) -> Rendered,
+    ) -> CallToolResult
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        let platform = call.key.platform();
+        let (payload, served) = match self.fetch_payload(Who::Caller, Some(scope), tool, call).await {
+            Ok(fetched) => fetched,
+            Err(e) => return tool_error(e),
+        };
+        if served == Served::Cached
+            && let Some(shown) = payload.shown::<Shown>()
+            && shown.tool == tool
+        {
+            return shown.result.clone();
+        }
+        let result = decode::<T>(platform, &payload).and_then(|answer| {
+            render(&answer, served)
+                .into_result(&payload)
+                .map_err(|detail| AnswerError::Unreadable { platform, detail })
+        });
+        match result {
+            Ok(result) => {
+                if served == Served::Cached {
+                    payload.keep_shown(Shown {
+                        tool,
+                        result: result.clone(),
+                    });
+                }
+                result
+            }
+            Err(e) => tool_error(e),
+        }
+    }
+
     /// As [`Besluit::answer`], asked for `who`; `render` may refuse the answer with a
     /// message for the assistant (e.g. a selection the answer does not hold).
     pub(crate) async fn answer_for<T, R>(
@@ -354,7 +405,10 @@ impl Besluit {
         let progress = scope.and_then(|c| progress_sink(c, platform));
         let asked = handle.call(request, || PlatformCall::upstream(fetch, platform), progress);
         let (payload, served) = match scope {
+            // The answer first: a buffer hit is ready at once, and the cancellation is
+            // then never polled (no waiter registered in the token's tree).
             Some(scope) => tokio::select! {
+                biased;
                 answer = asked => answer?,
                 () = scope.ct.cancelled() => return Err(AnswerError::Cancelled),
             },

@@ -236,7 +236,7 @@ impl Besluit {
                 Ok((SearchAnswer::from(page), feedback(rate)))
             }
         });
-        Ok(self.answer(&call_scope, "obv_search", call, render::search).await)
+        Ok(self.answer_shown(&call_scope, "obv_search", call, render::search).await)
     }
 
     /// Read one document or meeting.

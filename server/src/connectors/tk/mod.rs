@@ -273,7 +273,9 @@ impl Besluit {
                 Ok((answer, Feedback::default()))
             }
         });
-        Ok(self.answer(&call_scope, "tk_document", call, render::document).await)
+        Ok(self
+            .answer_shown(&call_scope, "tk_document", call, render::document)
+            .await)
     }
 
     /// The factions.
@@ -306,7 +308,9 @@ impl Besluit {
                 Ok((FactionsAnswer { factions }, Feedback::default()))
             }
         });
-        Ok(self.answer(&call_scope, "tk_factions", call, render::factions).await)
+        Ok(self
+            .answer_shown(&call_scope, "tk_factions", call, render::factions)
+            .await)
     }
 
     /// The committees.
