@@ -117,6 +117,7 @@ fn config(fakes: &Fakes, data_dir: &std::path::Path) -> anyhow::Result<Config> {
     };
     c.mcp_rate_limit.process = unlimited;
     c.mcp_rate_limit.per_connector = unlimited;
+    c.mcp_rate_limit.per_address = unlimited;
     c.mcp_rate_limit.per_session = unlimited;
     c.sessions.initialize_per_minute = u32::MAX / 2;
     Ok(c.validated()?)

@@ -1,14 +1,16 @@
 //! Limits on clients (R-I1 to R-I3): BesluitBron protecting itself.
 //!
-//! The MCP addresses have no authentication, so every request passes three limits: one
+//! The MCP addresses have no authentication, so every request passes four limits: one
 //! for the whole process, one per connector (a rush on one connector does not crowd out
-//! another), and one per session — or, before a session exists, per client address.
+//! another), one per client address over all its sessions (one address opening many
+//! sessions does not use up a connector for everyone), and one per session — or, before
+//! a session exists, per client address.
 //! Each limit is a rate of `requests_per_minute` with bursts of up to `burst` requests:
 //! per key, one [`Bucket`] (the core's one GCRA, the same the scheduler keeps a
 //! platform's limit with) of `burst` units, refilled over `burst × 60 s / rpm`, where a
 //! request costs one unit.
 //!
-//! [`ClientLimits::check`] looks at all three layers and commits to none unless all
+//! [`ClientLimits::check`] looks at all four layers and commits to none unless all
 //! pass, so a request refused by one layer costs nothing at the others. A refusal
 //! carries the layer and an honest `Retry-After` in whole seconds: the largest wait
 //! among the failing layers, rounded *up*, at least 1. (Common middleware rounds down,
@@ -52,7 +54,7 @@ impl RateLimit {
     }
 }
 
-/// The three layers' limits and the bound on keyed state (`BesluitBron:McpRateLimit`).
+/// The four layers' limits and the bound on keyed state (`BesluitBron:McpRateLimit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct ClientLimitConfig {
@@ -60,16 +62,19 @@ pub struct ClientLimitConfig {
     pub process: RateLimit,
     /// Each connector (`/mcp/obv`, `/mcp/tk`, `/mcp`).
     pub per_connector: RateLimit,
+    /// Each client address, over all its sessions and connectors.
+    pub per_address: RateLimit,
     /// Each session, or each client address before a session exists.
     pub per_session: RateLimit,
-    /// Most sessions and addresses tracked at once.
+    /// Most sessions and addresses tracked at once (each layer).
     pub max_tracked: usize,
 }
 
 impl Default for ClientLimitConfig {
     /// Generous: an assistant makes a handful of calls per question; these allow
-    /// 600 requests per minute per session (bursts of 120), 3,000 per connector and
-    /// 6,000 for the process.
+    /// 600 requests per minute per session (bursts of 120), 1,200 per client address
+    /// over all its sessions (bursts of 240: two busy sessions, or many quiet ones),
+    /// 3,000 per connector and 6,000 for the process.
     fn default() -> Self {
         ClientLimitConfig {
             process: RateLimit {
@@ -79,6 +84,10 @@ impl Default for ClientLimitConfig {
             per_connector: RateLimit {
                 requests_per_minute: 3_000,
                 burst: 500,
+            },
+            per_address: RateLimit {
+                requests_per_minute: 1_200,
+                burst: 240,
             },
             per_session: RateLimit {
                 requests_per_minute: 600,
@@ -96,16 +105,19 @@ pub enum LimitLayer {
     Process,
     /// The connector.
     Connector,
+    /// The client address, over all its sessions.
+    Address,
     /// The session or client address.
     Session,
 }
 
 impl LimitLayer {
-    /// `process`, `connector` or `session` (a metric label value).
+    /// `process`, `connector`, `address` or `session` (a metric label value).
     pub const fn as_str(self) -> &'static str {
         match self {
             LimitLayer::Process => "process",
             LimitLayer::Connector => "connector",
+            LimitLayer::Address => "address",
             LimitLayer::Session => "session",
         }
     }
@@ -201,12 +213,13 @@ impl Keyed {
     }
 }
 
-/// The three layers of client limits.
+/// The four layers of client limits.
 #[derive(Clone, Debug)]
 pub struct ClientLimits {
     /// One bucket: a full one and a fresh one are the same, so nothing is swept.
     process: Bucket,
     connectors: Keyed,
+    addresses: Keyed,
     sessions: Keyed,
     refused: BTreeMap<LimitLayer, u64>,
 }
@@ -217,15 +230,18 @@ impl ClientLimits {
         ClientLimits {
             process: config.process.bucket(),
             connectors: Keyed::new(config.per_connector, 1_000),
+            addresses: Keyed::new(config.per_address, config.max_tracked),
             sessions: Keyed::new(config.per_session, config.max_tracked),
             refused: BTreeMap::new(),
         }
     }
 
-    /// A request for `connector` from `session` (a session id, or a client address
-    /// before a session exists) at `now`. Commits to all three layers, or to none.
-    pub fn check(&mut self, now: Instant, connector: &str, session: &str) -> Result<(), Throttled> {
+    /// A request for `connector` from `session` (a session id, or the client address
+    /// before a session exists) of client `address` at `now`. Commits to all four
+    /// layers, or to none.
+    pub fn check(&mut self, now: Instant, connector: &str, session: &str, address: &str) -> Result<(), Throttled> {
         self.connectors.sweep(now);
+        self.addresses.sweep(now);
         self.sessions.sweep(now);
         let probes = [
             (
@@ -233,6 +249,7 @@ impl ClientLimits {
                 self.process.earliest_fit(Units::ONE).saturating_since(now),
             ),
             (LimitLayer::Connector, self.connectors.probe(now, connector)),
+            (LimitLayer::Address, self.addresses.probe(now, address)),
             (LimitLayer::Session, self.sessions.probe(now, session)),
         ];
         let worst = probes.iter().filter(|p| !p.1.is_zero()).max_by_key(|p| (p.1, p.0));
@@ -247,6 +264,7 @@ impl ClientLimits {
         }
         self.process.debit(now, Units::ONE);
         self.connectors.commit(now, connector);
+        self.addresses.commit(now, address);
         self.sessions.commit(now, session);
         Ok(())
     }
@@ -276,6 +294,10 @@ mod tests {
                 requests_per_minute: 120,
                 burst: 20,
             },
+            per_address: RateLimit {
+                requests_per_minute: 60,
+                burst: 5,
+            },
             per_session: RateLimit {
                 requests_per_minute: 60,
                 burst: 3,
@@ -285,15 +307,34 @@ mod tests {
     }
 
     #[test]
+    fn many_sessions_of_one_address_do_not_use_up_the_connector() {
+        let mut l = ClientLimits::new(ClientLimitConfig {
+            max_tracked: 100,
+            ..tiny()
+        });
+        let mut passed = 0;
+        for i in 0..40 {
+            match l.check(Instant::ZERO, "obv", &format!("s{i}"), "10.0.0.1") {
+                Ok(()) => passed += 1,
+                Err(t) => assert_eq!(t.layer, LimitLayer::Address),
+            }
+        }
+        assert_eq!(passed, 5, "the address's burst, however many sessions it opens");
+        l.check(Instant::ZERO, "obv", "elsewhere", "10.0.0.2")
+            .expect("another address still gets in");
+        assert_eq!(l.refused(LimitLayer::Address), 35);
+    }
+
+    #[test]
     fn a_session_gets_its_burst_then_an_honest_retry_after() {
         let mut l = ClientLimits::new(tiny());
         for _ in 0..3 {
-            l.check(Instant::ZERO, "obv", "s1").expect("within the burst");
+            l.check(Instant::ZERO, "obv", "s1", "s1").expect("within the burst");
         }
-        let t = l.check(Instant::ZERO, "obv", "s1").unwrap_err();
+        let t = l.check(Instant::ZERO, "obv", "s1", "s1").unwrap_err();
         assert_eq!((t.layer, t.retry_after_secs), (LimitLayer::Session, 1));
         // Waiting exactly that long gets in.
-        l.check(Instant::from_secs(t.retry_after_secs), "obv", "s1")
+        l.check(Instant::from_secs(t.retry_after_secs), "obv", "s1", "s1")
             .expect("honest Retry-After");
         assert_eq!(l.refused(LimitLayer::Session), 1);
     }
@@ -307,26 +348,26 @@ mod tests {
             },
             ..tiny()
         });
-        l.check(Instant::ZERO, "obv", "s").expect("first");
-        let t = l.check(Instant::from_millis(100), "obv", "s").unwrap_err();
+        l.check(Instant::ZERO, "obv", "s", "s").expect("first");
+        let t = l.check(Instant::from_millis(100), "obv", "s", "s").unwrap_err();
         assert_eq!(t.wait, Duration::from_millis(1400));
         assert_eq!(t.retry_after_secs, 2, "1.4 s rounds up");
-        assert!(l.check(Instant::from_millis(1499), "obv", "s").is_err());
-        assert!(l.check(Instant::from_millis(1500), "obv", "s").is_ok());
+        assert!(l.check(Instant::from_millis(1499), "obv", "s", "s").is_err());
+        assert!(l.check(Instant::from_millis(1500), "obv", "s", "s").is_ok());
     }
 
     #[test]
     fn a_refusal_at_one_layer_costs_nothing_at_the_others() {
         let mut l = ClientLimits::new(tiny());
         for _ in 0..3 {
-            l.check(Instant::ZERO, "obv", "flood").expect("burst");
+            l.check(Instant::ZERO, "obv", "flood", "flood").expect("burst");
         }
         for _ in 0..50 {
-            assert!(l.check(Instant::ZERO, "obv", "flood").is_err());
+            assert!(l.check(Instant::ZERO, "obv", "flood", "flood").is_err());
         }
         // The connector layer only counted the three that passed.
         for i in 0..17 {
-            l.check(Instant::ZERO, "obv", &format!("other{i}"))
+            l.check(Instant::ZERO, "obv", &format!("other{i}"), &format!("other{i}"))
                 .expect("connector burst left");
         }
     }
@@ -336,13 +377,13 @@ mod tests {
         let mut l = ClientLimits::new(tiny());
         let mut refused_at = None;
         for i in 0..100 {
-            if let Err(t) = l.check(Instant::ZERO, "obv", &format!("s{i}")) {
+            if let Err(t) = l.check(Instant::ZERO, "obv", &format!("s{i}"), &format!("s{i}")) {
                 refused_at = Some(t.layer);
                 break;
             }
         }
         assert_eq!(refused_at, Some(LimitLayer::Connector));
-        l.check(Instant::ZERO, "tk", "someone")
+        l.check(Instant::ZERO, "tk", "someone", "someone")
             .expect("the other connector still answers");
     }
 
@@ -350,11 +391,11 @@ mod tests {
     fn tracked_state_stays_bounded_and_full_allowances_are_dropped() {
         let mut l = ClientLimits::new(tiny());
         for i in 0..10 {
-            l.check(Instant::from_millis(i), "obv", &format!("s{i}"))
+            l.check(Instant::from_millis(i), "obv", &format!("s{i}"), &format!("s{i}"))
                 .expect("fresh session");
         }
         assert!(l.tracked_sessions() <= 4);
-        l.check(Instant::from_secs(3600), "obv", "late").expect("fresh");
+        l.check(Instant::from_secs(3600), "obv", "late", "late").expect("fresh");
         assert_eq!(l.tracked_sessions(), 1, "an hour later only the newcomer holds state");
     }
 
@@ -398,6 +439,7 @@ mod tests {
             let mut l = ClientLimits::new(ClientLimitConfig {
                 process: roomy,
                 per_connector: roomy,
+                per_address: roomy,
                 per_session: limit,
                 max_tracked: 1_000,
             });
@@ -406,7 +448,7 @@ mod tests {
             for (dt_ms, who) in steps {
                 now = now + Duration::from_millis(u64::from(dt_ms % 5_000));
                 let key = format!("s{}", who % 3);
-                let got = l.check(now, "obv", &key).map_err(|t| t.wait);
+                let got = l.check(now, "obv", &key, &key).map_err(|t| t.wait);
                 if got != naive.check(limit, now.as_nanos(), &key) {
                     return false;
                 }
@@ -419,51 +461,47 @@ mod tests {
     }
 
     #[test]
-    fn qc_all_three_layers_together_are_naive_token_buckets() {
+    fn qc_all_four_layers_together_are_naive_token_buckets() {
         const RPMS: [u32; 6] = [3, 8, 40, 60, 120, 600];
-        fn prop(rates: (u8, u8, u8), bursts: (u8, u8, u8), steps: Vec<(u16, u8, u8)>) -> bool {
+        fn prop(rates: (u8, u8, u8, u8), bursts: (u8, u8, u8, u8), steps: Vec<(u16, u8, u8)>) -> bool {
             let limit = |r: u8, b: u8| RateLimit {
                 requests_per_minute: RPMS[usize::from(r) % RPMS.len()],
                 burst: u32::from(b % 6) + 1,
             };
-            let (process, connector, session) = (
+            let layers = [
                 limit(rates.0, bursts.0),
                 limit(rates.1, bursts.1),
                 limit(rates.2, bursts.2),
-            );
+                limit(rates.3, bursts.3),
+            ];
             let mut l = ClientLimits::new(ClientLimitConfig {
-                process,
-                per_connector: connector,
-                per_session: session,
+                process: layers[0],
+                per_connector: layers[1],
+                per_address: layers[2],
+                per_session: layers[3],
                 max_tracked: 1_000,
             });
-            let mut naive = [Naive::default(), Naive::default(), Naive::default()];
+            let mut naive: [Naive; 4] = Default::default();
             let mut now = Instant::ZERO;
             for (dt_ms, c, who) in steps {
                 now = now + Duration::from_millis(u64::from(dt_ms % 3_000));
                 let connector_key = if c % 2 == 0 { "obv" } else { "tk" };
-                let session_key = format!("s{}", who % 3);
-                let got = l.check(now, connector_key, &session_key).is_ok();
-                // The reference commits to all three only when all three allow.
-                let mut probe = [
-                    std::mem::take(&mut naive[0]),
-                    std::mem::take(&mut naive[1]),
-                    std::mem::take(&mut naive[2]),
-                ];
-                let before = [
-                    probe[0].level_at.clone(),
-                    probe[1].level_at.clone(),
-                    probe[2].level_at.clone(),
-                ];
-                let allowed = probe[0].check(process, now.as_nanos(), "").is_ok()
-                    & probe[1].check(connector, now.as_nanos(), connector_key).is_ok()
-                    & probe[2].check(session, now.as_nanos(), &session_key).is_ok();
+                // Sessions s0..s5 of two addresses: s0, s2, s4 at a0; s1, s3, s5 at a1.
+                let session_key = format!("s{}", who % 6);
+                let address_key = format!("a{}", who % 2);
+                let got = l.check(now, connector_key, &session_key, &address_key).is_ok();
+                // The reference commits to all four only when all four allow.
+                let before: Vec<_> = naive.iter().map(|n| n.level_at.clone()).collect();
+                let keys = ["", connector_key, &address_key, &session_key];
+                let mut allowed = true;
+                for ((n, layer), key) in naive.iter_mut().zip(layers).zip(keys) {
+                    allowed &= n.check(layer, now.as_nanos(), key).is_ok();
+                }
                 if !allowed {
-                    for (p, b) in probe.iter_mut().zip(before) {
-                        p.level_at = b;
+                    for (n, b) in naive.iter_mut().zip(before) {
+                        n.level_at = b;
                     }
                 }
-                naive = probe;
                 if got != allowed {
                     return false;
                 }
@@ -472,6 +510,6 @@ mod tests {
         }
         quickcheck::QuickCheck::new()
             .tests(500)
-            .quickcheck(prop as fn((u8, u8, u8), (u8, u8, u8), Vec<(u16, u8, u8)>) -> bool);
+            .quickcheck(prop as fn((u8, u8, u8, u8), (u8, u8, u8, u8), Vec<(u16, u8, u8)>) -> bool);
     }
 }

@@ -221,6 +221,10 @@ impl App {
                 requests_per_minute: u32::MAX / 2,
                 burst: u32::MAX / 2,
             },
+            per_address: RateLimit {
+                requests_per_minute: u32::MAX / 2,
+                burst: u32::MAX / 2,
+            },
             per_session: RateLimit {
                 requests_per_minute: per_minute,
                 burst: per_minute.div_ceil(4).max(2),

@@ -271,6 +271,7 @@ impl Config {
         for (name, l) in [
             ("Process", self.mcp_rate_limit.process),
             ("PerConnector", self.mcp_rate_limit.per_connector),
+            ("PerAddress", self.mcp_rate_limit.per_address),
             ("PerSession", self.mcp_rate_limit.per_session),
         ] {
             if l.requests_per_minute == 0 || l.burst == 0 {

@@ -188,11 +188,12 @@ where
         identity::idempotency_key(&parts.headers),
     ));
     let now = state.clock.now();
-    if let Err(t) = state
-        .limits
-        .lock()
-        .expect("limits lock")
-        .check(now, route.connector, caller.session.as_str())
+    if let Err(t) =
+        state
+            .limits
+            .lock()
+            .expect("limits lock")
+            .check(now, route.connector, caller.session.as_str(), &address)
     {
         state
             .metrics
@@ -213,7 +214,7 @@ where
             .initializes
             .lock()
             .expect("limits lock")
-            .check(now, route.connector, &address)
+            .check(now, route.connector, &address, &address)
         {
             state
                 .metrics

@@ -145,6 +145,7 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
     };
     config.mcp_rate_limit.process = roomy;
     config.mcp_rate_limit.per_connector = roomy;
+    config.mcp_rate_limit.per_address = roomy;
     config.mcp_rate_limit.per_session = roomy;
     config.request_timeout_secs = 3_600;
     for (platform, url) in fakes.base_urls() {

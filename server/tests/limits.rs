@@ -57,6 +57,7 @@ async fn each_layer_answers_429_with_an_honest_retry_after() {
         cfg.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];
         cfg.mcp_rate_limit.process = roomy();
         cfg.mcp_rate_limit.per_connector = roomy();
+        cfg.mcp_rate_limit.per_address = roomy();
         cfg.mcp_rate_limit.per_session = roomy();
         let tight = RateLimit {
             requests_per_minute: 60,
@@ -150,6 +151,51 @@ async fn a_flood_on_one_connector_or_from_one_session_leaves_the_others_alone() 
     }
     assert!(connector_refusals > 0, "the obv connector's own limit was reached");
     assert_ne!(list_from(&tk, "203.0.113.200").await.status, 429, "tk is unaffected");
+    server.stop().await;
+}
+
+/// Issue "Hardening…" item 4: eight sessions from one address used up `/mcp/obv`'s
+/// connector limit, and a client elsewhere got 429. The address layer holds all sessions
+/// of one address together.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_many_sessions_of_one_address_leave_the_connector_to_others() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("address"));
+    cfg.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];
+    cfg.mcp_rate_limit.process = roomy();
+    cfg.mcp_rate_limit.per_connector = RateLimit {
+        requests_per_minute: 60,
+        burst: 40,
+    };
+    cfg.mcp_rate_limit.per_session = roomy();
+    cfg.mcp_rate_limit.per_address = RateLimit {
+        requests_per_minute: 60,
+        burst: 30,
+    };
+    let server = Server::start(cfg).await;
+    let url = server.url("/mcp/obv");
+    let mut sessions = Vec::new();
+    for _ in 0..8 {
+        sessions.push(Mcp::initialize(url.clone()).await);
+    }
+    let mut address_refusals = 0;
+    for round in 0..10 {
+        for s in &sessions {
+            let r = s
+                .post(json!({"jsonrpc": "2.0", "id": 10 + round, "method": "tools/list"}))
+                .await;
+            if r.status == 429 {
+                assert!(r.text.contains("address"), "{}", r.text);
+                address_refusals += 1;
+            }
+        }
+    }
+    assert!(address_refusals > 0, "the address's own limit held its sessions");
+    assert_ne!(
+        list_from(&sessions[0], "192.0.2.9").await.status,
+        429,
+        "a client elsewhere still reaches the connector"
+    );
     server.stop().await;
 }
 
@@ -410,6 +456,7 @@ async fn regression_every_request_that_reaches_the_platform_was_admitted() {
     let mut cfg = config(&f, &temp_dir("counted"));
     cfg.mcp_rate_limit.process = roomy();
     cfg.mcp_rate_limit.per_connector = roomy();
+    cfg.mcp_rate_limit.per_address = roomy();
     cfg.mcp_rate_limit.per_session = roomy();
     let server = Server::start(cfg).await;
     f.obv.set_fail_every(Some(2));
