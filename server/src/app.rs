@@ -17,7 +17,6 @@
 //! wait (bounded) for their buffer writes.
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,7 +26,6 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheVersion};
 use besluitbron_core::dedup::{DuplicateMonitor, IdempotencyConfig, MonitorConfig};
@@ -58,6 +56,10 @@ pub struct AppState {
     pub(crate) shared: Arc<Shared>,
     pub(crate) stores: BTreeMap<PlatformId, Arc<RedbStore>>,
     pub(crate) accepting: AtomicBool,
+    /// Standalone event streams open now, per session and per client address.
+    pub(crate) streams: Mutex<crate::guard::StreamCounts>,
+    /// The accept loop's handle, once serving.
+    pub(crate) connections: std::sync::OnceLock<crate::listen::Connections>,
 }
 
 /// Test and operator hooks into a server being built.
@@ -69,7 +71,8 @@ pub struct Hooks {
 
 /// A built server: its router and the handles to stop it.
 pub struct App {
-    /// The routes; serve with `into_make_service_with_connect_info::<SocketAddr>()`.
+    /// The routes; [`App::serve`] serves them through BesluitBron's accept loop
+    /// (`listen.rs`), which puts each connection's `ConnectInfo<SocketAddr>` on its requests.
     pub router: Router,
     /// The state, for tests and metrics.
     pub state: Arc<AppState>,
@@ -94,6 +97,21 @@ impl AppState {
     /// requests, since start.
     pub fn replay_counts(&self) -> (u64, u64) {
         self.shared.replays.counts()
+    }
+
+    /// Client connections open now; `None` before the server serves.
+    pub fn open_connections(&self) -> Option<usize> {
+        self.connections.get().map(crate::listen::Connections::open)
+    }
+
+    /// Standalone event streams open now.
+    pub fn open_streams(&self) -> usize {
+        self.streams.lock().expect("stream counts lock").total()
+    }
+
+    /// False once shutdown has begun: new requests are answered 503.
+    pub fn is_accepting(&self) -> bool {
+        self.accepting.load(Ordering::SeqCst)
     }
 
     /// Tool calls running now.
@@ -278,6 +296,8 @@ impl App {
             shared,
             stores,
             accepting: AtomicBool::new(true),
+            streams: Mutex::default(),
+            connections: std::sync::OnceLock::new(),
         });
 
         let mut router = Router::new();
@@ -312,8 +332,11 @@ impl App {
         })
     }
 
-    /// Serves on `listener` until `stop` resolves, then drains: running tool calls get
-    /// up to `drain` to finish before the MCP streams are closed.
+    /// Serves on `listener` until `stop` resolves, then drains: new requests are answered
+    /// 503 with `Retry-After` (and `/readyz` 503) while running tool calls get up to
+    /// `drain` to finish; then the MCP streams are closed, every connection is asked to
+    /// finish, and after `Connections.ShutdownGraceSecs` whatever is left is dropped —
+    /// a client holding a half-sent request cannot hold the exit.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
@@ -326,33 +349,38 @@ impl App {
             cancel,
             tasks,
         } = self;
-        let shutdown = {
-            let state = Arc::clone(&state);
-            let cancel = cancel.clone();
-            async move {
-                stop.await;
-                state.accepting.store(false, Ordering::SeqCst);
-                tracing::info!(
-                    running = state.running_calls(),
-                    "shutting down: draining running tool calls"
-                );
-                let deadline = tokio::time::Instant::now() + drain;
-                while state.running_calls() > 0 && tokio::time::Instant::now() < deadline {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                cancel.cancel();
-            }
-        };
-        // Answers go out as SSE in several writes; without TCP_NODELAY, Nagle's algorithm
-        // and the client's delayed ACK hold each answer back by about 40 ms.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "could not set TCP_NODELAY");
-            }
-        });
-        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        let connections_config = state.config.connections;
+        let (connections, accepting) = crate::listen::spawn(
+            listener,
+            router,
+            connections_config,
+            state.config.trusted_proxies.clone(),
+        );
+        let _ = state.connections.set(connections.clone());
+        stop.await;
+        state.accepting.store(false, Ordering::SeqCst);
+        tracing::info!(
+            running = state.running_calls(),
+            "shutting down: draining running tool calls"
+        );
+        let deadline = tokio::time::Instant::now() + drain;
+        while state.running_calls() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        cancel.cancel();
+        connections.close_gracefully();
+        let grace = tokio::time::Instant::now() + Duration::from_secs(connections_config.shutdown_grace_secs);
+        while connections.open() > 0 && tokio::time::Instant::now() < grace {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        if connections.open() > 0 {
+            tracing::info!(
+                open = connections.open(),
+                "closing the connections left after the grace"
+            );
+        }
+        connections.close_all();
+        let _ = accepting.await;
         cancel.cancel();
         // The platforms' tasks finish their buffer writes; a stuck disk does not hold the
         // exit for more than a few seconds.

@@ -55,6 +55,8 @@ pub struct Config {
     pub mcp_rate_limit: ClientLimitConfig,
     /// MCP sessions.
     pub sessions: SessionConfig,
+    /// Client connections: time-outs and caps.
+    pub connections: ConnectionConfig,
     /// Per platform: address, time-outs, and the limit BesluitBron keeps.
     pub platforms: BTreeMap<String, PlatformConfig>,
     /// How often BesluitBron's own maintenance refreshes OpenBesluitvorming's load
@@ -86,6 +88,45 @@ impl Default for SessionConfig {
             idle_timeout_secs: 30 * 60,
             max_sessions: 10_000,
             initialize_per_minute: 60,
+        }
+    }
+}
+
+/// Client connection settings: what a slow, silent or greedy client can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct ConnectionConfig {
+    /// A request's headers must arrive within this many seconds of the connection's
+    /// opening or of the previous answer (it also closes idle keep-alive connections).
+    pub header_read_timeout_secs: u64,
+    /// A request's body must arrive within this many seconds of its headers (HTTP 408).
+    pub body_read_timeout_secs: u64,
+    /// Most client connections open at once.
+    pub max_connections: usize,
+    /// Most connections open at once from one address (a trusted proxy is exempt).
+    pub max_connections_per_address: usize,
+    /// Most standalone event streams (`GET`) open at once per MCP session.
+    pub max_streams_per_session: usize,
+    /// Most standalone event streams open at once per client address.
+    pub max_streams_per_address: usize,
+    /// After the drain on shutdown, connections get this many seconds to finish before
+    /// they are closed.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for ConnectionConfig {
+    /// Headers within 5 s, a body within 10 s, 1,024 connections (128 per address),
+    /// 2 event streams per session (a reconnect may overlap the old one) and 16 per
+    /// address, 3 s of grace after the drain.
+    fn default() -> Self {
+        ConnectionConfig {
+            header_read_timeout_secs: 5,
+            body_read_timeout_secs: 10,
+            max_connections: 1_024,
+            max_connections_per_address: 128,
+            max_streams_per_session: 2,
+            max_streams_per_address: 16,
+            shutdown_grace_secs: 3,
         }
     }
 }
@@ -186,6 +227,7 @@ impl Default for Config {
             request_timeout_secs: 120,
             mcp_rate_limit: ClientLimitConfig::default(),
             sessions: SessionConfig::default(),
+            connections: ConnectionConfig::default(),
             platforms,
             status_refresh_secs: 600,
             cache_version: String::new(),
@@ -279,6 +321,19 @@ impl Config {
                     format!("BesluitBron.McpRateLimit.{name}"),
                     "RequestsPerMinute and Burst must be above zero",
                 ));
+            }
+        }
+        let c = self.connections;
+        for (name, value) in [
+            ("HeaderReadTimeoutSecs", c.header_read_timeout_secs),
+            ("BodyReadTimeoutSecs", c.body_read_timeout_secs),
+            ("MaxConnections", c.max_connections as u64),
+            ("MaxConnectionsPerAddress", c.max_connections_per_address as u64),
+            ("MaxStreamsPerSession", c.max_streams_per_session as u64),
+            ("MaxStreamsPerAddress", c.max_streams_per_address as u64),
+        ] {
+            if value == 0 {
+                return Err(invalid(format!("BesluitBron.Connections.{name}"), "must be above zero"));
             }
         }
         if self.max_body_bytes < 1024 {

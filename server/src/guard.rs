@@ -1,6 +1,6 @@
 //! The guard every MCP request passes before rmcp sees it: shutting down, the body's
-//! size and shape, who the request is (decided here once), the client limits, and the
-//! session cap. It wraps each route's MCP service directly ([`Guarded`]): one tower
+//! size, time and shape, who the request is (decided here once), the client limits, the
+//! session cap, and the caps on standalone event streams (per session, per address). It wraps each route's MCP service directly ([`Guarded`]): one tower
 //! service, no middleware stack, so a request costs no more service clones or boxes
 //! than rmcp's own service does.
 //!
@@ -14,6 +14,7 @@
 //! What this module does not do: parse the JSON-RPC message beyond its envelope (rmcp
 //! does), or decide anything about a platform (the core path does).
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -21,6 +22,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request};
@@ -158,9 +160,18 @@ where
         {
             return too_large(limit);
         }
-        let bytes = match axum::body::to_bytes(body, limit).await {
-            Ok(b) => b,
-            Err(_) => return too_large(limit),
+        let within = Duration::from_secs(state.config.connections.body_read_timeout_secs);
+        let bytes = match tokio::time::timeout(within, axum::body::to_bytes(body, limit)).await {
+            Ok(Ok(b)) => b,
+            Ok(Err(_)) => return too_large(limit),
+            Err(_) => {
+                return json_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    -32600,
+                    format!("the request body did not arrive within {} s", within.as_secs()),
+                    None,
+                );
+            }
         };
         let facts = match read_envelope(&bytes) {
             Ok(envelope) => EnvelopeFacts::of(&envelope),
@@ -241,14 +252,135 @@ where
             );
         }
     }
+    // A standalone event stream (GET) holds a connection for as long as it is open: a
+    // few per session (a reconnect may overlap the old one) and per address.
+    let stream = if parts.method == Method::GET {
+        match StreamPermit::take(state, caller.session_id.as_deref(), &address) {
+            Ok(permit) => Some(permit),
+            Err(message) => return json_error(StatusCode::TOO_MANY_REQUESTS, -32000, message, Some(5)),
+        }
+    } else {
+        None
+    };
     let mut request = match bytes {
         Some(bytes) => Request::from_parts(parts, Body::from(bytes)),
         None => Request::from_parts(parts, Body::empty()),
     };
     request.extensions_mut().insert(caller);
-    match inner.oneshot(request).await {
-        Ok(response) => response.map(Body::new),
+    let response = match inner.oneshot(request).await {
+        Ok(response) => response,
         Err(never) => match never {},
+    };
+    match stream {
+        // The permit lives as long as the stream's body: released when the client
+        // goes or the stream ends.
+        Some(permit) if response.status().is_success() => response.map(|body| {
+            Body::new(PermitBody {
+                inner: Body::new(body),
+                _permit: permit,
+            })
+        }),
+        _ => response.map(Body::new),
+    }
+}
+
+/// Standalone event streams open now.
+#[derive(Default)]
+pub(crate) struct StreamCounts {
+    per_session: HashMap<String, usize>,
+    per_address: HashMap<String, usize>,
+}
+
+impl StreamCounts {
+    /// Streams open now, over all addresses.
+    pub(crate) fn total(&self) -> usize {
+        self.per_address.values().sum()
+    }
+}
+
+/// One open event stream's place in [`StreamCounts`]; released on drop.
+struct StreamPermit {
+    state: Arc<AppState>,
+    session: Option<String>,
+    address: String,
+}
+
+impl StreamPermit {
+    fn take(state: &Arc<AppState>, session: Option<&str>, address: &str) -> Result<StreamPermit, String> {
+        let caps = state.config.connections;
+        let mut counts = state.streams.lock().expect("stream counts lock");
+        if counts.per_address.get(address).copied().unwrap_or(0) >= caps.max_streams_per_address {
+            return Err(format!(
+                "BesluitBron allows {} open event streams per client address; close one first",
+                caps.max_streams_per_address
+            ));
+        }
+        if let Some(s) = session
+            && counts.per_session.get(s).copied().unwrap_or(0) >= caps.max_streams_per_session
+        {
+            return Err(format!(
+                "BesluitBron allows {} open event streams per session; close the old one first",
+                caps.max_streams_per_session
+            ));
+        }
+        *counts.per_address.entry(address.to_owned()).or_default() += 1;
+        if let Some(s) = session {
+            *counts.per_session.entry(s.to_owned()).or_default() += 1;
+        }
+        Ok(StreamPermit {
+            state: Arc::clone(state),
+            session: session.map(str::to_owned),
+            address: address.to_owned(),
+        })
+    }
+}
+
+impl Drop for StreamPermit {
+    fn drop(&mut self) {
+        let mut counts = self.state.streams.lock().expect("stream counts lock");
+        let StreamCounts {
+            per_session,
+            per_address,
+        } = &mut *counts;
+        for (map, key) in [(per_address, Some(&self.address)), (per_session, self.session.as_ref())] {
+            if let Some(key) = key
+                && let Some(n) = map.get_mut(key)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(key);
+                }
+            }
+        }
+    }
+}
+
+/// A response body that holds a [`StreamPermit`] until it is dropped.
+struct PermitBody<B> {
+    inner: B,
+    _permit: StreamPermit,
+}
+
+impl<B> axum::body::HttpBody for PermitBody<B>
+where
+    B: axum::body::HttpBody + Unpin,
+{
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
     }
 }
 

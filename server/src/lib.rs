@@ -22,6 +22,7 @@ pub mod connectors;
 pub mod driver;
 mod guard;
 pub mod identity;
+pub mod listen;
 pub mod mcp;
 pub mod metrics;
 pub mod platforms;

@@ -222,6 +222,9 @@ async fn serve(
         config.platforms.insert(platform.as_str().to_owned(), settings);
     }
     let config = config.validated()?;
+    if let Some(open_files) = besluitbron_server::listen::raise_open_files_limit() {
+        tracing::debug!(open_files, "open files limit");
+    }
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;

@@ -1,0 +1,301 @@
+//! BesluitBron's accept loop, in place of `axum::serve`: every client connection is
+//! bounded in time and in number, and shutdown is bounded too.
+//!
+//! - A connection must send a request's headers within `HeaderReadTimeoutSecs` of its
+//!   opening or of the previous answer (hyper's header-read timer, which needs a timer
+//!   that `axum::serve` does not install); idle keep-alive connections close the same way.
+//!   The body's time-out is the guard's (`BodyReadTimeoutSecs`, HTTP 408).
+//! - At most `MaxConnections` connections are open, at most `MaxConnectionsPerAddress`
+//!   from one address (a trusted proxy is exempt: its clients are counted by the limits
+//!   on `X-Forwarded-For`). A connection over a cap gets one clear HTTP 503 with
+//!   `Retry-After` and is closed.
+//! - Shutdown ([`Connections::close_gracefully`], then [`Connections::close_all`]): the
+//!   loop goes on accepting during the drain, so a client that connects then gets the
+//!   guard's 503 and `/readyz` 503 instead of a refused connection; then every connection
+//!   is asked to finish its current request, and after the grace whatever is left is
+//!   dropped, half-sent requests included.
+//!
+//! Invariants: the open-connection counts are exact (a connection's permit is released
+//! when its task ends, however it ends); nothing here reads a request.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Request, Response, StatusCode, header};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+use crate::config::ConnectionConfig;
+
+/// How long a refused connection may take to send the request it is refused for.
+const REFUSAL_READ: Duration = Duration::from_secs(1);
+/// Most refusals answered at once; beyond, a connection over a cap is closed unanswered.
+const MAX_REFUSALS: usize = 64;
+
+/// The open connections, counted overall and per address.
+#[derive(Default)]
+struct Counts {
+    total: usize,
+    refusing: usize,
+    per_address: HashMap<IpAddr, usize>,
+}
+
+/// Why a connection is not served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    Total,
+    Address,
+}
+
+/// One open connection's place in the counts; released on drop.
+struct Permit {
+    counts: Arc<Mutex<Counts>>,
+    address: Option<IpAddr>,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut c = self.counts.lock().expect("connection counts lock");
+        c.total -= 1;
+        if let Some(a) = self.address
+            && let Some(n) = c.per_address.get_mut(&a)
+        {
+            *n -= 1;
+            if *n == 0 {
+                c.per_address.remove(&a);
+            }
+        }
+    }
+}
+
+/// A refused connection's place among the refusals being answered.
+struct RefusalPermit(Arc<Mutex<Counts>>);
+
+impl Drop for RefusalPermit {
+    fn drop(&mut self) {
+        self.0.lock().expect("connection counts lock").refusing -= 1;
+    }
+}
+
+/// The accept loop's handle: counts, and the two steps of shutdown.
+#[derive(Clone)]
+pub struct Connections {
+    counts: Arc<Mutex<Counts>>,
+    graceful: CancellationToken,
+    closed: CancellationToken,
+}
+
+impl Connections {
+    /// Connections open now.
+    pub fn open(&self) -> usize {
+        self.counts.lock().expect("connection counts lock").total
+    }
+
+    /// Asks every connection to finish its current request and close; new connections
+    /// are served one request and closed.
+    pub fn close_gracefully(&self) {
+        self.graceful.cancel();
+    }
+
+    /// Stops accepting and drops every connection still open.
+    pub fn close_all(&self) {
+        self.closed.cancel();
+    }
+
+    fn admit(&self, peer: IpAddr, exempt: bool, config: &ConnectionConfig) -> Result<Permit, Refusal> {
+        let mut c = self.counts.lock().expect("connection counts lock");
+        if c.total >= config.max_connections {
+            return Err(Refusal::Total);
+        }
+        let address = (!exempt).then_some(peer);
+        if let Some(a) = address {
+            let n = c.per_address.entry(a).or_default();
+            if *n >= config.max_connections_per_address {
+                return Err(Refusal::Address);
+            }
+            *n += 1;
+        }
+        c.total += 1;
+        Ok(Permit {
+            counts: Arc::clone(&self.counts),
+            address,
+        })
+    }
+
+    fn refusing(&self) -> Option<RefusalPermit> {
+        let mut c = self.counts.lock().expect("connection counts lock");
+        if c.refusing >= MAX_REFUSALS {
+            return None;
+        }
+        c.refusing += 1;
+        Some(RefusalPermit(Arc::clone(&self.counts)))
+    }
+}
+
+/// Starts accepting on `listener` and serving `router`; returns the handle and the
+/// loop's task, which ends after [`Connections::close_all`] once every connection task
+/// has been dropped.
+pub fn spawn(
+    listener: TcpListener,
+    router: Router,
+    config: ConnectionConfig,
+    exempt: Vec<IpAddr>,
+) -> (Connections, tokio::task::JoinHandle<()>) {
+    let connections = Connections {
+        counts: Arc::default(),
+        graceful: CancellationToken::new(),
+        closed: CancellationToken::new(),
+    };
+    let task = tokio::spawn(accept_loop(listener, router, config, exempt, connections.clone()));
+    (connections, task)
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    router: Router,
+    config: ConnectionConfig,
+    exempt: Vec<IpAddr>,
+    connections: Connections,
+) {
+    let mut tasks = JoinSet::new();
+    let mut accept_errors = 0u64;
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = connections.closed.cancelled() => break,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
+            accepted = listener.accept() => accepted,
+        };
+        let (tcp, peer) = match accepted {
+            Ok(a) => a,
+            Err(error) => {
+                // Out of descriptors, most likely: log, breathe, go on (the caps and the
+                // time-outs free descriptors).
+                accept_errors += 1;
+                if accept_errors.is_power_of_two() {
+                    tracing::warn!(%error, count = accept_errors, "could not accept a connection");
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        // Answers go out as SSE in several writes; without TCP_NODELAY, Nagle's algorithm
+        // and the client's delayed ACK hold each answer back by about 40 ms.
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+        let exempt_peer = exempt.contains(&peer.ip());
+        match connections.admit(peer.ip(), exempt_peer, &config) {
+            Ok(permit) => {
+                let service = router.clone().map_request(move |mut r: Request<Incoming>| {
+                    r.extensions_mut().insert(ConnectInfo(peer));
+                    r
+                });
+                let graceful = connections.graceful.clone();
+                let header_timeout = Duration::from_secs(config.header_read_timeout_secs);
+                tasks.spawn(async move {
+                    let _permit = permit;
+                    serve_one(tcp, service, header_timeout, graceful).await;
+                });
+            }
+            Err(refusal) => {
+                let Some(refusing) = connections.refusing() else {
+                    continue;
+                };
+                let message = match refusal {
+                    Refusal::Total => format!(
+                        "BesluitBron has as many connections open as it allows ({}); retry shortly\n",
+                        config.max_connections
+                    ),
+                    Refusal::Address => format!(
+                        "BesluitBron allows {} open connections per client address; close idle ones or reuse them\n",
+                        config.max_connections_per_address
+                    ),
+                };
+                tracing::debug!(%peer, ?refusal, "connection refused");
+                tasks.spawn(async move {
+                    let _refusing = refusing;
+                    refuse(tcp, message).await;
+                });
+            }
+        }
+    }
+    tasks.shutdown().await;
+}
+
+async fn serve_one<S>(tcp: tokio::net::TcpStream, service: S, header_timeout: Duration, graceful: CancellationToken)
+where
+    S: tower::Service<Request<Incoming>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    let mut builder = http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    let conn = builder.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
+    tokio::pin!(conn);
+    if graceful.is_cancelled() {
+        conn.as_mut().graceful_shutdown();
+    }
+    let finished = tokio::select! {
+        result = conn.as_mut() => Some(result),
+        () = graceful.cancelled() => None,
+    };
+    let result = match finished {
+        Some(result) => result,
+        None => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    if let Err(error) = result {
+        tracing::debug!(%error, "connection ended with an error");
+    }
+}
+
+/// Answers one request on `tcp` with 503 and `message`, then closes.
+async fn refuse(tcp: tokio::net::TcpStream, message: String) {
+    let service = hyper::service::service_fn(move |_request: Request<Incoming>| {
+        let message = message.clone();
+        async move {
+            let response = Response::builder()
+                .status(StatusCode::SERVICE_UNAVAILABLE)
+                .header(header::RETRY_AFTER, "5")
+                .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+                .header(header::CONNECTION, "close")
+                .body(Body::from(message))
+                .unwrap_or_else(|_| Response::new(Body::empty()));
+            Ok::<_, Infallible>(response)
+        }
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(REFUSAL_READ)
+        .keep_alive(false);
+    let conn = builder.serve_connection(TokioIo::new(tcp), service);
+    let _ = tokio::time::timeout(REFUSAL_READ * 2, conn).await;
+}
+
+/// Raises the soft limit on open files to the hard limit, where the system allows, so
+/// the connection caps rather than the descriptor table bound what clients can hold.
+/// Returns the soft limit now in force.
+pub fn raise_open_files_limit() -> Option<u64> {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => Some(n),
+        Err(error) => {
+            tracing::warn!(%error, "could not raise the open files limit");
+            None
+        }
+    }
+}
