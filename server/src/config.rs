@@ -278,6 +278,23 @@ impl Config {
         root.besluitbron.validated()
     }
 
+    /// Defaults, then the configuration file's `text` (TOML), then `env` as in
+    /// [`Config::load`]: the fuzz target's entry point, and for tools that hold the file
+    /// in memory.
+    pub fn from_toml_str(text: &str, env: impl IntoIterator<Item = (String, String)>) -> Result<Config, ConfigError> {
+        let pairs: Vec<(String, String)> = env
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("BesluitBron__"))
+            .collect();
+        let env_toml = env_as_toml(&pairs)?;
+        let root: Root = Figment::from(Serialized::defaults(Root::default()))
+            .merge(Toml::string(text))
+            .merge(Toml::string(&env_toml))
+            .extract()
+            .map_err(Box::new)?;
+        root.besluitbron.validated()
+    }
+
     /// Checks every setting; used after flags changed a loaded configuration.
     pub fn validated(self) -> Result<Config, ConfigError> {
         let invalid = |path: String, message: &str| ConfigError::Invalid {

@@ -467,18 +467,54 @@ impl BadBody {
 
 /// Checks that `bytes` is one JSON-RPC 2.0 message object, without building a JSON tree of
 /// the whole body (rmcp parses it next).
-fn read_envelope(bytes: &[u8]) -> Result<Envelope<'_>, BadBody> {
-    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
-            Ok(_) => Err(BadBody::NotJsonRpc),
-            Err(e) => Err(BadBody::NotJson(e)),
-        };
+/// What the guard reads of a request body: `Ok((initialize, protocol version))`, or
+/// the JSON-RPC error code it answers with (the fuzz target's entry point).
+pub(crate) fn envelope_of(bytes: &[u8]) -> Result<(bool, Option<String>), i64> {
+    match read_envelope(bytes) {
+        Ok(envelope) => {
+            let facts = EnvelopeFacts::of(&envelope);
+            Ok((facts.initialize, facts.protocol_version))
+        }
+        Err(BadBody::NotJson(_)) => Err(-32700),
+        Err(BadBody::NotJsonRpc) => Err(-32600),
     }
-    match serde_json::from_slice::<Envelope<'_>>(bytes) {
+}
+
+fn read_envelope(bytes: &[u8]) -> Result<Envelope<'_>, BadBody> {
+    // JSON text is UTF-8; the envelope's reader skips the fields it does not name
+    // without looking inside their strings, so the whole body is checked first.
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(not_json_rpc(bytes));
+    };
+    if text.trim_start().as_bytes().first() != Some(&b'{') {
+        return Err(not_json_rpc(bytes));
+    }
+    match serde_json::from_str::<Envelope<'_>>(text) {
         Ok(envelope) if envelope.jsonrpc.as_deref() == Some("2.0") => Ok(envelope),
         Ok(_) => Err(BadBody::NotJsonRpc),
-        Err(e) if e.classify() == serde_json::error::Category::Data => Err(BadBody::NotJsonRpc),
+        // A field of the wrong type stops the reading before the rest is seen: the whole
+        // body decides whether it is JSON at all.
+        Err(e) if e.classify() == serde_json::error::Category::Data => Err(not_json_rpc(bytes)),
         Err(e) => Err(BadBody::NotJson(e)),
+    }
+}
+
+/// Why `bytes`, which are not a JSON-RPC message, are refused: not JSON text at all
+/// (not UTF-8, or not JSON's grammar), or JSON of another shape.
+fn not_json_rpc(bytes: &[u8]) -> BadBody {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        // serde_json's own error for it, so the message says where.
+        Err(_) => {
+            return match serde_json::from_slice::<serde_json::Value>(bytes) {
+                Err(e) => BadBody::NotJson(e),
+                Ok(_) => BadBody::NotJsonRpc,
+            };
+        }
+    };
+    match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        Ok(_) => BadBody::NotJsonRpc,
+        Err(e) => BadBody::NotJson(e),
     }
 }
 
@@ -500,6 +536,31 @@ mod tests {
             Err(BadBody::NotJsonRpc)
         ));
         assert!(matches!(read_envelope(b"{nope"), Err(BadBody::NotJson(_))));
+    }
+
+    /// Found by the `envelope` fuzz target: invalid UTF-8 inside a key. Not JSON (-32700),
+    /// although a grammar-only reader skips over it.
+    #[test]
+    fn regression_invalid_utf8_in_a_key_is_not_json() {
+        let body = b"{\"jsonrpc\":\"2.0\",\"id\xff\xff\xff\xff\xff\xff\xff\xff\xff\":0,\"method\":\"initialize\"}";
+        assert_eq!(envelope_of(body), Err(-32700));
+    }
+
+    /// Found by the `envelope` fuzz target: a field of the wrong type in a body that is
+    /// cut short is not JSON (-32700), not "another shape" (-32600).
+    #[test]
+    fn regression_a_wrong_field_type_in_broken_json_is_not_json() {
+        assert_eq!(envelope_of(br#"{"jsonrpc":{""2"#), Err(-32700));
+        assert_eq!(envelope_of(br#"{"jsonrpc":{"a":2}}"#), Err(-32600));
+        assert_eq!(envelope_of(b"\"\xff\""), Err(-32700));
+    }
+
+    /// Found by the `envelope` fuzz target: invalid UTF-8 in a string of a field the
+    /// guard does not read was let through to rmcp (which answered 415 in plain text).
+    #[test]
+    fn regression_invalid_utf8_anywhere_in_the_body_is_not_json() {
+        let body = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"clientInfo\":{\"version\":\"1\xee\"}}}";
+        assert_eq!(envelope_of(body), Err(-32700));
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub mod clock;
 pub mod config;
 pub mod connectors;
 pub mod driver;
+#[doc(hidden)]
+pub mod fuzzing;
 mod guard;
 pub mod identity;
 pub mod listen;

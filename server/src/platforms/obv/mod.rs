@@ -380,6 +380,18 @@ fn read_refusal(body: &[u8]) -> Option<Refusal> {
     Some(Refusal { code, message: error })
 }
 
+/// Reads `fetched` as each answer OpenBesluitvorming gives (search page, entity, source
+/// list, load status): how many of them it is. The fuzz targets' entry point; never
+/// panics, whatever `fetched` holds.
+#[doc(hidden)]
+pub fn read_every_answer(fetched: &http::Fetched) -> usize {
+    let read = |ok: bool| usize::from(ok);
+    read(http::read_json::<SearchPage>(PLATFORM, fetched, "search results", &REFUSALS).is_ok())
+        + read(http::read_json::<Entity>(PLATFORM, fetched, "entity", &REFUSALS).is_ok())
+        + read(http::read_json::<SourcesBody>(PLATFORM, fetched, "source list", &REFUSALS).is_ok())
+        + read(http::read_json::<Status>(PLATFORM, fetched, "load status", &REFUSALS).is_ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -375,6 +375,21 @@ fn read_refusal(body: &[u8]) -> Option<Refusal> {
     })
 }
 
+/// Reads `fetched` as each answer the Tweede Kamer gives (a page of documents, zaken,
+/// factions, committees; one document): how many of them it is. The fuzz targets' entry
+/// point; never panics, whatever `fetched` holds.
+#[doc(hidden)]
+pub fn read_every_answer(fetched: &Fetched) -> usize {
+    fn page<T: DeserializeOwned>(fetched: &Fetched) -> usize {
+        usize::from(http::read_json::<ODataPage<T>>(PLATFORM, fetched, "page", &REFUSALS).is_ok())
+    }
+    page::<Document>(fetched)
+        + page::<Zaak>(fetched)
+        + page::<Fractie>(fetched)
+        + page::<Commissie>(fetched)
+        + usize::from(http::read_json::<Document>(PLATFORM, fetched, "document", &REFUSALS).is_ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
