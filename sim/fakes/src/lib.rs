@@ -44,6 +44,8 @@ mod handle;
 pub mod obv;
 mod obv_corpus;
 mod odata;
+pub mod rechtspraak;
+mod rechtspraak_corpus;
 mod registry;
 mod serve;
 pub mod tk;
@@ -55,6 +57,7 @@ use axum::http::{Response, StatusCode, header};
 pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, PlatformFault};
 pub use handle::FakeHandle;
 pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};
+pub use rechtspraak::{RsCorpus, rechtspraak_corpus, serve_rechtspraak};
 pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};
 pub use tk::{TkCorpus, serve_tk, tk_corpus};
 
