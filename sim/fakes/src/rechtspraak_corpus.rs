@@ -475,7 +475,7 @@ fn courts() -> Vec<RsCourt> {
         let code: String = town
             .chars()
             .filter(|c| c.is_ascii_alphabetic())
-            .take(4)
+            .take(6)
             .collect::<String>()
             .to_ascii_uppercase();
         courts.push(RsCourt {
@@ -1110,6 +1110,11 @@ mod tests {
         assert!(c.ruling(METADATA_ONLY_ECLI).is_some_and(|r| !r.has_text));
         let eclis: std::collections::BTreeSet<&str> = c.rulings.iter().map(|r| r.ecli.as_str()).collect();
         assert_eq!(eclis.len(), c.rulings.len(), "ECLIs are unique");
+        let ids: std::collections::BTreeSet<&str> = c.courts.iter().map(|c| c.identifier.as_str()).collect();
+        assert_eq!(ids.len(), c.courts.len(), "court identifiers are unique");
+        let abbreviations: std::collections::BTreeSet<&str> =
+            c.courts.iter().map(|c| c.abbreviation.as_str()).collect();
+        assert_eq!(abbreviations.len(), c.courts.len(), "abbreviations are unique");
         let tagged_sub = c.rulings.iter().filter(|r| r.areas.len() > 1).count();
         assert!(
             tagged_sub * 2 < c.rulings.len(),
