@@ -147,19 +147,19 @@ fn check_moment(text: &str) -> Result<(), bool> {
 }
 
 /// The search, as the service reads it: honoured parameters only.
-fn read_query(params: &[(String, String)]) -> Result<(RsQuery, usize, usize), Response<Body>> {
+fn read_query(params: &[(String, String)]) -> Result<(RsQuery, usize, usize), Box<Response<Body>>> {
     let bad = |name: &str| {
-        html(
+        Box::new(html(
             StatusCode::BAD_REQUEST,
             &format!("Ongeldige waarde voor parameter {name}."),
-        )
+        ))
     };
     let impossible = || {
-        raw_response(
+        Box::new(raw_response(
             StatusCode::OK,
             "text/plain; charset=utf-8",
             "Er is een fout opgetreden: de opgegeven datum bestaat niet.",
-        )
+        ))
     };
     let mut q = RsQuery::default();
     let (mut dates, mut moments) = (Vec::new(), Vec::new());
@@ -214,7 +214,7 @@ fn read_query(params: &[(String, String)]) -> Result<(RsQuery, usize, usize), Re
 async fn search(Query(params): Query<Vec<(String, String)>>) -> Response<Body> {
     let (query, from, max) = match read_query(&params) {
         Ok(read) => read,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let corpus = rechtspraak_corpus();
     let hits = corpus.search(&query);

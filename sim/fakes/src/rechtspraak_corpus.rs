@@ -377,7 +377,10 @@ const AMBTENARENGERECHTEN: &[(&str, &str)] = &[
     ("Maastricht", "MA"),
 ];
 
-const AREAS: &[(&str, &str, &[(&str, &str)])] = &[
+/// A top-level area: its identifier part, name, and sub-areas (identifier part, name).
+type AreaTree = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+
+const AREAS: &[AreaTree] = &[
     (
         "bestuursrecht",
         "Bestuursrecht",
@@ -592,7 +595,7 @@ impl RsCorpus {
     fn matches(&self, r: &RsRuling, q: &RsQuery) -> bool {
         let court = &self.courts[r.court];
         (q.types.is_empty() || q.types.iter().any(|t| t == r.kind))
-            && (q.creators.is_empty() || q.creators.iter().any(|c| *c == court.identifier))
+            && (q.creators.is_empty() || q.creators.contains(&court.identifier))
             && (q.subjects.is_empty()
                 || q.subjects
                     .iter()
@@ -804,9 +807,9 @@ impl RsCorpus {
             "  <{element} id=\"{}:DOC\" xml:space=\"preserve\" xmlns=\"http://www.rechtspraak.nl/schema/rechtspraak-1.0\">\n",
             r.ecli
         );
-        let _ = write!(
+        let _ = writeln!(
             x,
-            "    <{element}.info><para>{}</para><para>Zaaknummer: {}</para><para>datum: {}</para></{element}.info>\n",
+            "    <{element}.info><para>{}</para><para>Zaaknummer: {}</para><para>datum: {}</para></{element}.info>",
             esc(&court.name.to_uppercase()),
             esc(&r.case_number),
             dutch_date(&r.date)
@@ -1015,7 +1018,7 @@ impl Generator<'_> {
             )
         });
         let mut vindplaatsen = vec!["Rechtspraak.nl".to_owned()];
-        if i % 5 == 0 {
+        if i.is_multiple_of(5) {
             vindplaatsen.push(format!("NJ {}/{}", &date[0..4], i % 700 + 1));
         }
         let case_number = format!("{}/{:05}", &date[2..4], 10_000 + i);
@@ -1038,7 +1041,7 @@ impl Generator<'_> {
         };
         self.rulings.push(ruling);
         // A Hoge Raad judgment comes with its advocate general's conclusie.
-        if abbreviation == "HR" && i % 2 == 0 {
+        if abbreviation == "HR" && i.is_multiple_of(2) {
             let phr = self.court("PHR");
             let conclusie = self.next_ecli(phr, &date[0..4]);
             let at = self.rulings.len() - 1;
