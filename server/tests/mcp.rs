@@ -20,12 +20,27 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
             vec!["tk_committees", "tk_document", "tk_factions", "tk_search"],
         ),
         (
+            "/mcp/rechtspraak",
+            vec![
+                "rechtspraak_areas",
+                "rechtspraak_courts",
+                "rechtspraak_procedures",
+                "rechtspraak_ruling",
+                "rechtspraak_search",
+            ],
+        ),
+        (
             "/mcp",
             vec![
                 "obv_document",
                 "obv_search",
                 "obv_sources",
                 "obv_status",
+                "rechtspraak_areas",
+                "rechtspraak_courts",
+                "rechtspraak_procedures",
+                "rechtspraak_ruling",
+                "rechtspraak_search",
                 "tk_committees",
                 "tk_document",
                 "tk_factions",

@@ -46,7 +46,7 @@ enum Command {
     /// List the canonical scenarios with their descriptions.
     List,
     /// Serve the fake OpenBesluitvorming and Tweede Kamer on one address until SIGTERM or
-    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order: obv, tk)
+    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order: obv, tk, rechtspraak)
     /// once it accepts connections.
     Fakes(FakesArgs),
 }

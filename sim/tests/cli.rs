@@ -182,7 +182,7 @@ fn http_get(host_port: &str, path: &str) -> (String, String) {
 }
 
 /// Starts `besluitbron-sim fakes --listen 127.0.0.1:0` with `extra` flags and returns it
-/// with the two lines it printed.
+/// with the lines it printed, one per fake of the registry.
 fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
     let child = bin()
         .args(["fakes", "--listen", "127.0.0.1:0"])
@@ -193,11 +193,12 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
         .unwrap();
     let mut child = KillOnDrop(child);
     let stdout = child.0.stdout.take().unwrap();
-    // Read the two lines on a thread so a silent child fails the test instead of hanging it.
+    // Read the lines on a thread so a silent child fails the test instead of hanging it.
+    let fakes = besluitbron_fakes::REGISTRY.len();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut lines = BufReader::new(stdout).lines();
-        for _ in 0..2 {
+        for _ in 0..fakes {
             let line = lines.next().map(|l| l.unwrap_or_default());
             if tx.send(line).is_err() {
                 return;
@@ -205,7 +206,7 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
         }
     });
     let mut lines = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..fakes {
         let line = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("fakes printed a line in time");
@@ -234,6 +235,10 @@ fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
         "{host_port}"
     );
     assert_eq!(parsed[1].1, format!("http://{host_port}/tk/OData/v4/2.0"));
+    assert_eq!(
+        parsed[2],
+        ("rechtspraak", format!("http://{host_port}/rechtspraak").as_str())
+    );
 
     let (status, body) = http_get(host_port, "/obv/api/sources");
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");

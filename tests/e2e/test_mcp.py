@@ -4,13 +4,14 @@
 Starts `besluitbron-sim fakes` on a free loopback port, starts `besluitbron serve` against
 it with a temporary data directory, and then, once per protocol era (`legacy`: the
 initialize handshake with an `Mcp-Session-Id`; `2026-07-28`: stateless per-request
-metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk` and `/mcp`:
+metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk`, `/mcp/rechtspraak`
+and `/mcp`:
 
 - tools/list names exactly the tools of the endpoint, each with a description and
   `readOnlyHint: true`;
 - every tool is called with valid arguments on its platform endpoint, and its
   `structuredContent` is compared with the fake's own answer, fetched here over HTTP;
-- `/mcp` serves both platforms (one call each, to keep within the fake's rate limit);
+- `/mcp` serves every platform (one call each, to keep within the fake's rate limit);
 - an unknown tool (or a tool of the other platform) raises an MCP error, and invalid
   arguments give a result with `isError: true` and a readable message.
 
@@ -39,6 +40,7 @@ import tempfile
 import time
 import traceback
 import urllib.parse
+import xml.etree.ElementTree as ET
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -59,6 +61,12 @@ MAX_LIST_PAGES = 20
 
 OBV_TOOLS = {"obv_search", "obv_document", "obv_sources", "obv_status"}
 TK_TOOLS = {"tk_search", "tk_document", "tk_factions", "tk_committees"}
+RS_TOOLS = {"rechtspraak_search", "rechtspraak_ruling", "rechtspraak_courts", "rechtspraak_areas", "rechtspraak_procedures"}
+ATOM = "{http://www.w3.org/2005/Atom}"
+DCTERMS = "{http://purl.org/dc/terms/}"
+RS_BUSY_DAY = "2026-11-03"
+RS_FOOTNOTES_ECLI = "ECLI:NL:HR:2026:1500"
+RS_METADATA_ONLY_ECLI = "ECLI:NL:RBAMS:2026:9999"
 MODES = ("legacy", "2026-07-28")
 HARNESS_HEADERS = {"X-Forwarded-For": "e2e-harness", "Accept": "application/json"}
 
@@ -131,10 +139,16 @@ class Report:
 class Fakes:
     """Direct HTTP access to the fake platforms: the expected answers."""
 
-    def __init__(self, obv: str, tk: str, http: httpx2.AsyncClient) -> None:
+    def __init__(self, obv: str, tk: str, rs: str, http: httpx2.AsyncClient) -> None:
         self.obv = obv
         self.tk = tk
+        self.rs = rs
         self.http = http
+
+    async def get_xml(self, url: str, params: list[tuple[str, str]] | None = None) -> ET.Element:
+        response = await self.http.get(url, params=params, headers={"Accept": "application/xml"})
+        expect(response.status_code == 200, f"GET {response.url} answered {response.status_code}: {response.text[:200]}")
+        return ET.fromstring(response.content)
 
     async def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
         response = await self.http.get(url, params=params)
@@ -196,6 +210,29 @@ class Fakes:
 
     async def tk_record(self, entity_set: str, guid: str) -> dict[str, Any]:
         return await self.get_json(f"{self.tk}/{entity_set}({guid})")
+
+    # Rechtspraak ----------------------------------------------------------------------
+
+    async def rs_feed(self, params: list[tuple[str, str]]) -> tuple[int, list[str]]:
+        """The fake's search feed: the count in its subtitle and the entries' ECLIs."""
+        feed = await self.get_xml(f"{self.rs}/uitspraken/zoeken", params)
+        subtitle = (feed.findtext(f"{ATOM}subtitle") or "").rsplit(":", 1)[-1].strip()
+        return int(subtitle), [(e.findtext(f"{ATOM}id") or "").strip() for e in feed.iter(f"{ATOM}entry")]
+
+    async def rs_list(self, name: str) -> ET.Element:
+        return await self.get_xml(f"{self.rs}/Waardelijst/{name}")
+
+    async def rs_court_id(self, abbreviation: str) -> str:
+        for c in (await self.rs_list("Instanties")).iter("Instantie"):
+            if (c.findtext("Afkorting") or "").strip() == abbreviation:
+                return " ".join((c.findtext("Identifier") or "").split())
+        raise CheckFailed(f"the fake has no court {abbreviation}")
+
+    async def rs_creator(self, ecli: str) -> str:
+        doc = await self.get_xml(f"{self.rs}/uitspraken/content", [("id", ecli)])
+        creator = doc.find(f".//{DCTERMS}creator")
+        expect(creator is not None, f"{ecli} has no dcterms:creator")
+        return (creator.text or "").strip()  # type: ignore[union-attr]
 
 
 def tk_words_filter(words: list[str]) -> str:
@@ -264,12 +301,13 @@ async def start_fakes(sim_bin: str, log: Path) -> tuple[asyncio.subprocess.Proce
     urls: dict[str, str] = {}
     try:
         with anyio.fail_after(FAKES_START_TIMEOUT_S):
-            while len(urls) < 2:
+            while len(urls) < 3:
                 line = (await proc.stdout.readline()).decode().strip()  # type: ignore[union-attr]
                 if not line:
                     raise RuntimeError(f"fakes exited before printing their URLs; see {log}")
                 platform, _, url = line.partition(" ")
-                expect(platform in ("obv", "tk") and url.startswith("http://127.0.0.1:"), f"unexpected line {line!r}")
+                expect(platform in ("obv", "tk", "rechtspraak") and url.startswith("http://127.0.0.1:"),
+                       f"unexpected line {line!r}")
                 urls[platform] = url
     except BaseException:
         await stop(proc)
@@ -291,6 +329,8 @@ async def start_server(server_bin: str, urls: dict[str, str], data_dir: Path, lo
         f"obv={urls['obv']}",
         "--platform-url",
         f"tk={urls['tk']}",
+        "--platform-url",
+        f"rechtspraak={urls['rechtspraak']}",
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log.open("wb"),
         stderr=asyncio.subprocess.STDOUT,
@@ -457,14 +497,27 @@ class McpChecks:
             ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),
             ("tk_search kind 'bogus' gives isError with a readable message", self.tk_search_invalid),
         ]
+        rs_calls = [
+            ("rechtspraak_courts filter matches /Waardelijst/Instanties", self.rs_courts),
+            ("rechtspraak_areas matches every nested Rechtsgebied", self.rs_areas),
+            ("rechtspraak_procedures matches /Waardelijst/Proceduresoorten", self.rs_procedures),
+            ("rechtspraak_search by court abbreviation matches the feed", self.rs_search_court),
+            ("rechtspraak_search pages across the 1000 boundary like the feed", self.rs_search_paging),
+            ("rechtspraak_search refuses words (no keyword search)", self.rs_search_words),
+            ("rechtspraak_ruling with footnotes and a table matches /uitspraken/content", self.rs_ruling),
+            ("rechtspraak_ruling says a metadata-only ECLI has no text", self.rs_ruling_metadata_only),
+            ("rechtspraak_ruling of an unpublished ECLI gives isError", self.rs_ruling_missing),
+        ]
         all_calls = [
             ("obv_sources matches /api/sources", self.obv_sources),
             ("tk_factions matches Fractie", self.tk_factions),
+            ("rechtspraak_procedures matches /Waardelijst/Proceduresoorten", self.rs_procedures),
             ("unknown tool raises an MCP error", self.unknown_tool),
         ]
         await self.endpoint("/mcp/obv", OBV_TOOLS, obv_calls)
         await self.endpoint("/mcp/tk", TK_TOOLS, tk_calls)
-        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS, all_calls)
+        await self.endpoint("/mcp/rechtspraak", RS_TOOLS, rs_calls)
+        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS, all_calls)
 
     # OpenBesluitvorming ----------------------------------------------------------------
 
@@ -625,6 +678,74 @@ class McpChecks:
         expect_eq(links.get("record_url"), record_url, "links.record_url")
         expect_eq(links.get("resource_url"), record_url + "/resource", "links.resource_url")
 
+    # Rechtspraak ----------------------------------------------------------------------
+
+    async def rs_courts(self, client: Client) -> None:
+        got = structured(await client.call_tool("rechtspraak_courts", {"filter": "Gerechtshof"}), "rechtspraak_courts")
+        fake = [
+            (c.findtext("Naam") or "").strip()
+            for c in (await self.fakes.rs_list("Instanties")).iter("Instantie")
+            if "Gerechtshof" in (c.findtext("Naam") or "") and c.find("EndDate") is None
+        ]
+        expect_eq(sorted(c["name"] for c in got.get("courts", [])), sorted(fake), "court names")
+        expect(all(c["identifier"] == c["identifier"].strip() for c in got["courts"]), "identifiers are trimmed")
+
+    async def rs_areas(self, client: Client) -> None:
+        got = structured(await client.call_tool("rechtspraak_areas", {}), "rechtspraak_areas")
+        fake = [(a.findtext("Naam") or "").strip() for a in (await self.fakes.rs_list("Rechtsgebieden")).iter("Rechtsgebied")]
+        expect_eq(sorted(a["name"] for a in got.get("areas", [])), sorted(fake), "area names")
+
+    async def rs_procedures(self, client: Client) -> None:
+        got = structured(await client.call_tool("rechtspraak_procedures", {}), "rechtspraak_procedures")
+        fake = [(p.findtext("Naam") or "").strip() for p in (await self.fakes.rs_list("Proceduresoorten")).iter("Proceduresoort")]
+        expect_eq([p["name"] for p in got.get("procedures", [])], fake, "procedure names")
+
+    async def rs_search_court(self, client: Client) -> None:
+        args = {"court": "HR", "date_from": "2026-01-01", "date_to": "2026-12-31", "limit": 15}
+        got = structured(await client.call_tool("rechtspraak_search", args), "rechtspraak_search")
+        hr = await self.fakes.rs_court_id("HR")
+        total, fake = await self.fakes.rs_feed([
+            ("creator", hr), ("date", "2026-01-01"), ("date", "2026-12-31"), ("return", "DOC"),
+            ("sort", "DESC"), ("from", "0"), ("max", "15"),
+        ])
+        expect_eq([r["ecli"] for r in got.get("rulings", [])], fake, "ECLIs")
+        expect_eq(got.get("total"), total, "total")
+        expect(all(r["court"] == "Hoge Raad" for r in got["rulings"]), "a ruling of another court")
+
+    async def rs_search_paging(self, client: Client) -> None:
+        args = {"date_from": RS_BUSY_DAY, "date_to": RS_BUSY_DAY, "with_text": False, "sort": "oldest",
+                "limit": 10, "offset": 995}
+        got = structured(await client.call_tool("rechtspraak_search", args), "rechtspraak_search")
+        total, fake = await self.fakes.rs_feed([("date", RS_BUSY_DAY), ("sort", "ASC"), ("from", "995"), ("max", "10")])
+        expect(total > 1000, f"the busy day has {total} rulings")
+        expect_eq([r["ecli"] for r in got.get("rulings", [])], fake, "ECLIs across the boundary")
+        expect_eq(got.get("next_offset"), 1005, "next_offset")
+
+    async def rs_search_words(self, client: Client) -> None:
+        result = await client.call_tool("rechtspraak_search", {"query": "huurrecht"})
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        expect("no keyword search" in message, f"message: {message[:300]!r}")
+
+    async def rs_ruling(self, client: Client) -> None:
+        got = structured(await client.call_tool("rechtspraak_ruling", {"ecli": RS_FOOTNOTES_ECLI}), "rechtspraak_ruling")
+        expect_eq((got.get("court") or {}).get("name"), await self.fakes.rs_creator(RS_FOOTNOTES_ECLI), "court")
+        text = got.get("text") or ""
+        for part in ("[^1]", "| Post | Bedrag |", "Footnotes", "[image: situatieschets.png]"):
+            expect(part in text, f"{part!r} not in the text")
+        expect(len(got.get("relations") or []) == 2, f"relations {short(got.get('relations'))}")
+
+    async def rs_ruling_metadata_only(self, client: Client) -> None:
+        got = structured(await client.call_tool("rechtspraak_ruling", {"ecli": RS_METADATA_ONLY_ECLI}), "rechtspraak_ruling")
+        expect_eq(got.get("has_text"), False, "has_text")
+        expect_eq((got.get("court") or {}).get("name"), await self.fakes.rs_creator(RS_METADATA_ONLY_ECLI), "court")
+
+    async def rs_ruling_missing(self, client: Client) -> None:
+        result = await client.call_tool("rechtspraak_ruling", {"ecli": "ECLI:NL:HR:2099:1"})
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        expect("Rechtspraak" in message and "mededeling" in message, f"message: {message[:300]!r}")
+
     async def tk_search_invalid(self, client: Client) -> None:
         result = await client.call_tool("tk_search", {"words": "stikstof", "kind": "bogus"})
         message = error_text(result)
@@ -675,6 +796,13 @@ async def harness_checks(report: Report, fakes: Fakes) -> tuple[str, str, str] |
     await report.run("[harness] fake /api/status readable", status)
     await report.run("[harness] fake Fractie and Commissie (all pages)", tk_lists)
     await report.run("[harness] fake Document search, paging and record", tk_searches)
+
+    async def rs_trap() -> None:
+        everything, _ = await fakes.rs_feed([("max", "1")])
+        ignored, _ = await fakes.rs_feed([("q", "huurrecht"), ("max", "1")])
+        expect(ignored == everything > 2000, f"q is ignored: {ignored} vs {everything}")
+
+    await report.run("[harness] fake Rechtspraak ignores unknown parameters like the real one", rs_trap)
     return docs[0] if docs else None
 
 
@@ -697,9 +825,9 @@ async def main(fakes_only: bool) -> int:
         try:
             with anyio.fail_after(RUN_TIMEOUT_S):
                 fakes_proc, urls = await start_fakes(sim_bin, fakes_log)
-                report.ok(f"fakes started: obv {urls['obv']}, tk {urls['tk']}")
+                report.ok(f"fakes started: obv {urls['obv']}, tk {urls['tk']}, rechtspraak {urls['rechtspraak']}")
                 async with httpx2.AsyncClient(headers=HARNESS_HEADERS, timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
-                    fakes = Fakes(urls["obv"], urls["tk"], http)
+                    fakes = Fakes(urls["obv"], urls["tk"], urls["rechtspraak"], http)
                     docs = await harness_checks(report, fakes)
                     if not fakes_only and docs is None:
                         report.fail("server checks", "skipped: the harness could not read the fakes")

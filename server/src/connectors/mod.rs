@@ -15,6 +15,7 @@
 //! HTTP (the platform clients do).
 
 pub mod obv;
+pub mod rechtspraak;
 pub mod tk;
 
 use std::any::Any;
@@ -107,7 +108,7 @@ impl std::fmt::Debug for ConnectorSpec {
 }
 
 /// Every connector, in the order their tools are listed at `/mcp`.
-pub static CONNECTORS: &[ConnectorSpec] = &[obv::CONNECTOR, tk::CONNECTOR];
+pub static CONNECTORS: &[ConnectorSpec] = &[obv::CONNECTOR, tk::CONNECTOR, rechtspraak::CONNECTOR];
 
 /// The connector with this id.
 pub fn by_id(id: &str) -> Option<&'static ConnectorSpec> {

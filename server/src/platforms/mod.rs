@@ -17,12 +17,14 @@
 //! panic.
 //!
 //! What this module does not do: schedule, cache, deduplicate or speak MCP. Clients for
-//! the other five platforms arrive with their issues.
+//! the other four platforms arrive with their issues.
 
 pub mod http;
 pub mod obv;
+pub mod rechtspraak;
 pub mod tk;
 
 pub use http::{Attempt, HttpConfig, PlatformError, PlatformRequest};
 pub use obv::{ObvClient, ObvError};
+pub use rechtspraak::{RsClient, RsError};
 pub use tk::{TkClient, TkError};

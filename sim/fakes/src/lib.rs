@@ -1,5 +1,6 @@
 //! `besluitbron-fakes`: fake platforms over real HTTP. Loopback servers that imitate
-//! OpenBesluitvorming ([`obv`]) and the Tweede Kamer OData API ([`tk`]) closely enough
+//! OpenBesluitvorming ([`obv`]), the Tweede Kamer OData API ([`tk`]) and the Rechtspraak
+//! open-data service ([`rechtspraak`]) closely enough
 //! that the server's platform clients can be tested against them, that the end-to-end
 //! test can drive the real server against them, and that a developer can point a local
 //! BesluitBron at them (`besluitbron-sim fakes --listen 127.0.0.1:PORT`).
@@ -22,15 +23,15 @@
 //!   BesluitBron never made the platform refuse it.
 //! - The fakes only ever bind the address they are given; they never contact anything.
 //!
-//! What this crate does not do: imitate the five other platforms, the PDF page
+//! What this crate does not do: imitate the four other platforms, the PDF page
 //! renderer or OpenBesluitvorming's export feeds, or run in virtual time — these are
 //! real tokio servers on the wall clock. The discrete-event simulator's platform models
 //! live in `besluitbron-sim`, which knows nothing of HTTP.
 //!
 //! Layout of [`serve_registry_on`] (and [`serve_all_on`], [`serve_all`]): one listener,
 //! every fake of the [`REGISTRY`] under its path prefix — OpenBesluitvorming under `/obv`
-//! (base URL `http://ADDR/obv`) and the Tweede Kamer under `/tk` (base URL
-//! `http://ADDR/tk/OData/v4/2.0`). [`serve_obv`] and [`serve_tk`] serve one fake alone at
+//! (base URL `http://ADDR/obv`), the Tweede Kamer under `/tk` (base URL
+//! `http://ADDR/tk/OData/v4/2.0`) and Rechtspraak under `/rechtspraak`. [`serve_obv`] and [`serve_tk`] serve one fake alone at
 //! the root of a listener of its own.
 //!
 //! Code map: `registry.rs` the table of fakes and the functions that serve them;
@@ -44,6 +45,8 @@ mod handle;
 pub mod obv;
 mod obv_corpus;
 mod odata;
+pub mod rechtspraak;
+mod rechtspraak_corpus;
 mod registry;
 mod serve;
 pub mod tk;
@@ -55,6 +58,7 @@ use axum::http::{Response, StatusCode, header};
 pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, PlatformFault};
 pub use handle::FakeHandle;
 pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};
+pub use rechtspraak::{RsCorpus, rechtspraak_corpus, serve_rechtspraak};
 pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};
 pub use tk::{TkCorpus, serve_tk, tk_corpus};
 

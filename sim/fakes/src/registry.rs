@@ -26,7 +26,7 @@ use tokio::net::TcpListener;
 
 use crate::faults::FakeShared;
 use crate::serve::spawn_router;
-use crate::{FakeConfig, FakeHandle, obv, tk};
+use crate::{FakeConfig, FakeHandle, obv, rechtspraak, tk};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -42,6 +42,13 @@ pub struct FakeEntry {
 pub static REGISTRY: &[FakeEntry] = &[
     FakeEntry::new(PlatformId::Obv, "/obv", "", "/api/sources", obv::router),
     FakeEntry::new(PlatformId::Tk, "/tk", tk::ODATA_PREFIX, "/Fractie", tk::router),
+    FakeEntry::new(
+        PlatformId::Rechtspraak,
+        "/rechtspraak",
+        "",
+        "/Waardelijst/Proceduresoorten",
+        rechtspraak::router,
+    ),
 ];
 
 impl FakeEntry {

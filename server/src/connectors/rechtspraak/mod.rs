@@ -1,0 +1,850 @@
+//! The Rechtspraak connector (`rechtspraak`) over the open-data service: find rulings by
+//! court, area of law, procedure, type and dates; read one ruling's metadata and text;
+//! the value lists of courts, areas and procedures.
+//!
+//! The service has **no keyword search**: `rechtspraak_search` filters, and words are
+//! refused with advice rather than sent (the service would ignore them and return every
+//! ruling). Courts, areas and procedures are taken by name or abbreviation and resolved
+//! through the value lists (kept a month) to the identifiers the service needs
+//! ([`resolve`]). The service filters courts and top-level areas itself; a sub-area
+//! (courts often tag only the top level) and a procedure (not a search parameter at all)
+//! are checked on each result's metadata, one small call per result, kept for weeks.
+//!
+//! Buffer classes: value lists are reference data, searches are short-lived, a ruling's
+//! text and metadata are documents (the expensive path, R-U2). Every call costs one
+//! unit of the limit configured for `rechtspraak`, through its fair queue.
+
+pub mod render;
+pub mod resolve;
+
+use std::sync::Arc;
+
+use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::path::Feedback;
+use besluitbron_core::{PlatformId, Units};
+use rmcp::handler::server::tool::Extension;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{ErrorData, schemars, tool, tool_router};
+use serde::Deserialize;
+
+use super::{Client, ConnectorSpec, Sample, http_config};
+use crate::config::Config;
+use crate::mcp::call::{CallScope, Structure, Who};
+use crate::mcp::{Besluit, PlatformCall, Rendered, tool_error};
+use crate::platforms::http::PlatformError;
+use crate::platforms::rechtspraak::{Day, Ecli, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
+use render::{AreasAnswer, CourtsAnswer, Hit, ProceduresAnswer, SearchPage};
+
+const PLATFORM: PlatformId = PlatformId::Rechtspraak;
+
+/// Every Rechtspraak read counts one call against the limit kept for it.
+const COST: Units = Units::ONE;
+
+/// Results per search by default, and at most.
+const DEFAULT_LIMIT: u32 = 10;
+const MAX_LIMIT: u32 = 100;
+/// At most this many results per search when each is checked on its metadata (one call
+/// per result).
+const MAX_CHECKED_LIMIT: u32 = 25;
+/// The largest offset accepted.
+const MAX_OFFSET: u32 = 10_000_000;
+/// Text characters per `rechtspraak_ruling` call by default, and at most.
+const DEFAULT_LENGTH: usize = 20_000;
+const MAX_LENGTH: usize = 100_000;
+
+/// Longest court, area or procedure name accepted.
+const MAX_NAME: usize = 200;
+/// Longest date or moment accepted.
+const MAX_DATE: usize = 32;
+/// Longest list filter accepted.
+const MAX_FILTER: usize = 100;
+/// Longest text in the refused `query`.
+const MAX_QUERY: usize = 500;
+
+/// The registry's entry.
+pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
+    id: "rechtspraak",
+    platform: PLATFORM,
+    instructions: INSTRUCTIONS,
+    tools: Besluit::rechtspraak_router,
+    open,
+    maintenance: None,
+    // The value lists come first: a search that names an area reads its list from the
+    // buffer then, and each sample asks the platform for something of its own.
+    samples: &[
+        Sample::new("rechtspraak_courts", r#"{"filter": "Hoge Raad"}"#),
+        Sample::new("rechtspraak_areas", r#"{"filter": "recht"}"#),
+        Sample::new("rechtspraak_procedures", "{}"),
+        Sample::new(
+            "rechtspraak_search",
+            r#"{"area": "strafrecht", "date_from": "2026-06-01", "date_to": "2026-06-30"}"#,
+        ),
+        Sample::new("rechtspraak_ruling", r#"{"ecli": "ECLI:NL:HR:2026:1500"}"#),
+    ],
+};
+
+const INSTRUCTIONS: &str = "Rechtspraak (rechtspraak_* tools): Dutch court rulings (uitspraken) and advocate \
+general opinions (conclusies) from the judiciary's open-data service. It has NO keyword search: find rulings with \
+rechtspraak_search by court, area of law, procedure, type and dates (names such as \"Hoge Raad\", \"HR\", \
+\"Rechtbank Amsterdam\", \"strafrecht\" are resolved through the value lists), read the summaries it returns, then \
+read the ones you need with rechtspraak_ruling (full text: slower, kept for weeks). rechtspraak_courts, \
+rechtspraak_areas and rechtspraak_procedures list the names; they rarely change and come from BesluitBron's buffer.";
+
+fn open(config: &Config) -> Result<Client, PlatformError> {
+    let client = RsClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
+    Ok(Arc::new(client))
+}
+
+/// Arguments of `rechtspraak_search`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// A court by name or abbreviation: "Hoge Raad", "HR", "Rechtbank Amsterdam",
+    /// "RBAMS" (rechtspraak_courts lists them).
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub court: Option<String>,
+    /// An area of law by name: "strafrecht", "bestuursrecht", "omgevingsrecht"
+    /// (rechtspraak_areas lists them). A sub-area is searched by its top level and
+    /// checked on each result's metadata.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub area: Option<String>,
+    /// A kind of procedure by name: "Hoger beroep", "Kort geding", "Cassatie"
+    /// (rechtspraak_procedures lists them); checked on each result's metadata.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub procedure: Option<String>,
+    /// `Uitspraak` (a judgment) or `Conclusie` (an advocate general's opinion); both
+    /// when left out.
+    #[serde(default, rename = "type")]
+    #[schemars(length(max = 20))]
+    pub kind: Option<String>,
+    /// First decision day, YYYY-MM-DD.
+    #[serde(default)]
+    #[schemars(length(max = 32))]
+    pub date_from: Option<String>,
+    /// Last decision day (inclusive), YYYY-MM-DD.
+    #[serde(default)]
+    #[schemars(length(max = 32))]
+    pub date_to: Option<String>,
+    /// Only rulings modified since this day or moment (YYYY-MM-DD or
+    /// YYYY-MM-DDThh:mm:ss): what is new or changed.
+    #[serde(default)]
+    #[schemars(length(max = 32))]
+    pub modified_since: Option<String>,
+    /// Only rulings published with a text (default true).
+    #[serde(default)]
+    pub with_text: Option<bool>,
+    /// `newest` (default) or `oldest`, by the date a ruling was last modified (the only
+    /// order the service offers).
+    #[serde(default)]
+    #[schemars(length(max = 16))]
+    pub sort: Option<String>,
+    /// Results per page, 1 to 100 (default 10; at most 25 when a sub-area or procedure
+    /// is checked on the metadata).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Results to skip (0-based), for the next page: the answer's `next_offset`.
+    #[serde(default)]
+    pub offset: Option<u32>,
+    /// Not supported: the service has no keyword search. Words here are refused with
+    /// advice, never sent (the service would ignore them and return every ruling).
+    #[serde(default)]
+    #[schemars(length(max = 500))]
+    pub query: Option<String>,
+}
+
+/// Arguments of `rechtspraak_ruling`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RulingArgs {
+    /// The ECLI, e.g. `ECLI:NL:HR:2026:1500`.
+    #[schemars(length(max = 64))]
+    pub ecli: String,
+    /// Where to start in the text, in characters (default 0).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// How many characters of text to return (default 20000, at most 100000).
+    #[serde(default)]
+    pub length: Option<usize>,
+}
+
+/// Arguments of `rechtspraak_courts`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CourtsArgs {
+    /// Only courts whose name, abbreviation or kind contains this, e.g. "Amsterdam",
+    /// "Gerechtshof", "HR".
+    #[serde(default)]
+    #[schemars(length(max = 100))]
+    pub filter: Option<String>,
+    /// Also list courts that no longer exist (default false; the search still resolves them).
+    #[serde(default)]
+    pub include_ended: Option<bool>,
+}
+
+/// Arguments of `rechtspraak_areas` and `rechtspraak_procedures`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// Only entries whose name contains this.
+    #[serde(default)]
+    #[schemars(length(max = 100))]
+    pub filter: Option<String>,
+}
+
+/// Refuses `value` of argument `name` over `max` characters, without repeating it.
+fn bounded(name: &str, value: Option<&str>, max: usize) -> Result<(), String> {
+    match value {
+        Some(v) if v.chars().count() > max => Err(format!("`{name}` is longer than {max} characters; shorten it")),
+        _ => Ok(()),
+    }
+}
+
+/// What a search checks on each result's metadata (the service cannot filter on it).
+#[derive(Clone, Debug, Default)]
+struct Check {
+    /// A sub-area's identifier and name.
+    area: Option<(String, String)>,
+    /// A procedure's identifier and name.
+    procedure: Option<(String, String)>,
+}
+
+impl Check {
+    fn any(&self) -> bool {
+        self.area.is_some() || self.procedure.is_some()
+    }
+
+    fn passes(&self, meta: &Ruling) -> bool {
+        let has = |list: &[crate::platforms::rechtspraak::Labeled], (id, name): &(String, String)| {
+            list.iter()
+                .any(|l| l.id.as_deref() == Some(id.as_str()) || resolve::fold(&l.name).ends_with(&resolve::fold(name)))
+        };
+        self.area.as_ref().is_none_or(|a| has(&meta.areas, a))
+            && self.procedure.as_ref().is_none_or(|p| has(&meta.procedures, p))
+    }
+
+    fn note(&self, checked: usize, kept: usize) -> String {
+        let what: Vec<String> = [
+            self.area.as_ref().map(|(_, n)| format!("area {n}")),
+            self.procedure.as_ref().map(|(_, n)| format!("procedure {n}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        format!(
+            "The service cannot filter on {}: BesluitBron checked the metadata of the {checked} results on this page \
+             and kept {kept}. Courts often tag only the top-level area, so a sub-area check misses rulings tagged \
+             that way; leave it out to see them all.",
+            what.join(" and ")
+        )
+    }
+}
+
+/// The search the arguments ask for (names still to resolve), or the message refusing them.
+struct Asked {
+    search: RsSearch,
+    kind: Option<RulingType>,
+    court: Option<String>,
+    area: Option<String>,
+    procedure: Option<String>,
+    limit: u32,
+}
+
+impl SearchArgs {
+    fn asked(&self) -> Result<Asked, String> {
+        for (name, value, max) in [
+            ("court", &self.court, MAX_NAME),
+            ("area", &self.area, MAX_NAME),
+            ("procedure", &self.procedure, MAX_NAME),
+            ("type", &self.kind, 20),
+            ("date_from", &self.date_from, MAX_DATE),
+            ("date_to", &self.date_to, MAX_DATE),
+            ("modified_since", &self.modified_since, MAX_DATE),
+            ("sort", &self.sort, 16),
+            ("query", &self.query, MAX_QUERY),
+        ] {
+            bounded(name, value.as_deref(), max)?;
+        }
+        if self.query.as_deref().is_some_and(|q| !q.trim().is_empty()) {
+            return Err(
+                "The Rechtspraak open-data service has no keyword search, so BesluitBron did not send \
+                        these words (the service would ignore them and return every ruling). Search by court, \
+                        area, procedure, type and dates instead, read the summaries, then read rulings with \
+                        rechtspraak_ruling."
+                    .to_owned(),
+            );
+        }
+        let present = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+        let kind = match present(&self.kind) {
+            None => None,
+            Some(k) => Some(RulingType::parse(&k).ok_or("`type` must be Uitspraak or Conclusie")?),
+        };
+        let day = |name: &str, v: &Option<String>| -> Result<Option<Day>, String> {
+            match present(v) {
+                None => Ok(None),
+                Some(d) => Day::parse(&d)
+                    .map(Some)
+                    .ok_or_else(|| format!("`{name}` must be a real day written YYYY-MM-DD")),
+            }
+        };
+        let date_from = day("date_from", &self.date_from)?;
+        let date_to = day("date_to", &self.date_to)?;
+        if let (Some(f), Some(t)) = (&date_from, &date_to)
+            && f.as_str() > t.as_str()
+        {
+            return Err("`date_from` is after `date_to`".to_owned());
+        }
+        let modified_since = match present(&self.modified_since) {
+            None => None,
+            Some(m) => Some(Moment::parse(&m).ok_or("`modified_since` must be YYYY-MM-DD or YYYY-MM-DDThh:mm:ss")?),
+        };
+        let sort = match present(&self.sort).as_deref() {
+            None | Some("newest") => Sort::NewestFirst,
+            Some("oldest") => Sort::OldestFirst,
+            Some(_) => return Err("`sort` must be newest or oldest".to_owned()),
+        };
+        let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(format!("`limit` must be between 1 and {MAX_LIMIT}"));
+        }
+        let offset = self.offset.unwrap_or(0);
+        if offset > MAX_OFFSET {
+            return Err(format!("`offset` must be at most {MAX_OFFSET}"));
+        }
+        Ok(Asked {
+            search: RsSearch {
+                types: kind.into_iter().collect(),
+                date_from,
+                date_to,
+                modified_since,
+                with_text: self.with_text.unwrap_or(true),
+                sort,
+                from: offset,
+                max: Some(PageSize::clamped(limit)),
+                ..RsSearch::default()
+            },
+            kind,
+            court: present(&self.court),
+            area: present(&self.area),
+            procedure: present(&self.procedure),
+            limit,
+        })
+    }
+}
+
+/// The buffer key of a search: every parameter that changes the answer.
+fn search_key(search: &RsSearch) -> CacheKey {
+    let mut key = CacheKey::new(PLATFORM, DataClass::Search, "search")
+        .param("sort", search.sort.as_str())
+        .param("from", search.from.to_string())
+        .param("max", search.max.map_or(0, PageSize::get).to_string())
+        .param("with_text", search.with_text.to_string());
+    for t in &search.types {
+        key = key.param("type", t.as_str());
+    }
+    for c in &search.creators {
+        key = key.param("creator", c.clone());
+    }
+    for s in &search.subjects {
+        key = key.param("subject", s.clone());
+    }
+    for (name, value) in [
+        ("date_from", search.date_from.as_ref().map(Day::as_str)),
+        ("date_to", search.date_to.as_ref().map(Day::as_str)),
+        ("modified_since", search.modified_since.as_ref().map(Moment::as_str)),
+        ("replaces", search.replaces.as_deref()),
+    ] {
+        if let Some(v) = value {
+            key = key.param(name, v.to_owned());
+        }
+    }
+    key
+}
+
+fn courts_call(client: &Arc<RsClient>) -> PlatformCall<CourtsAnswer> {
+    let client = Arc::clone(client);
+    PlatformCall::new(
+        CacheKey::new(PLATFORM, DataClass::Reference, "instanties"),
+        COST,
+        move || {
+            let client = Arc::clone(&client);
+            async move {
+                Ok((
+                    CourtsAnswer {
+                        courts: client.courts().await?,
+                    },
+                    Feedback::default(),
+                ))
+            }
+        },
+    )
+}
+
+fn areas_call(client: &Arc<RsClient>) -> PlatformCall<AreasAnswer> {
+    let client = Arc::clone(client);
+    PlatformCall::new(
+        CacheKey::new(PLATFORM, DataClass::Reference, "rechtsgebieden"),
+        COST,
+        move || {
+            let client = Arc::clone(&client);
+            async move {
+                Ok((
+                    AreasAnswer {
+                        areas: client.areas().await?,
+                    },
+                    Feedback::default(),
+                ))
+            }
+        },
+    )
+}
+
+fn procedures_call(client: &Arc<RsClient>) -> PlatformCall<ProceduresAnswer> {
+    let client = Arc::clone(client);
+    PlatformCall::new(
+        CacheKey::new(PLATFORM, DataClass::Reference, "proceduresoorten"),
+        COST,
+        move || {
+            let client = Arc::clone(&client);
+            async move {
+                Ok((
+                    ProceduresAnswer {
+                        procedures: client.procedures().await?,
+                    },
+                    Feedback::default(),
+                ))
+            }
+        },
+    )
+}
+
+/// One ruling's content: the text and metadata (`metadata_only` false, kept as the
+/// document) or the metadata alone (for checks on search results).
+fn ruling_call(client: &Arc<RsClient>, ecli: Ecli, metadata_only: bool) -> PlatformCall<Ruling> {
+    let operation = if metadata_only { "metadata" } else { "ruling" };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, operation).param("ecli", ecli.as_str().to_owned());
+    let (client, ecli) = (Arc::clone(client), Arc::new(ecli));
+    PlatformCall::new(key, COST, move || {
+        let (client, ecli) = (Arc::clone(&client), Arc::clone(&ecli));
+        async move { Ok((client.ruling(&ecli, metadata_only).await?, Feedback::default())) }
+    })
+}
+
+/// A tool result from a render whose structure is its own.
+fn own_result(rendered: Rendered) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(rendered.text)]);
+    if let Structure::Own(value) = rendered.structured {
+        result.structured_content = Some(value);
+    }
+    result
+}
+
+#[tool_router(router = rechtspraak_router, vis = "pub(crate)")]
+impl Besluit {
+    /// Search Dutch court rulings.
+    #[tool(
+        name = "rechtspraak_search",
+        description = "Find Dutch court rulings at the judiciary's open-data service by court, area of law, \
+                       procedure, type (Uitspraak or Conclusie) and decision or modification dates. This service \
+                       has NO keyword search: pick filters, read the summaries (inhoudsindicatie) it returns, then \
+                       read a ruling with rechtspraak_ruling; words in `query` are refused, never sent. Courts, \
+                       areas and procedures are given by name or abbreviation (\"Hoge Raad\", \"HR\", \"Rechtbank \
+                       Amsterdam\", \"strafrecht\", \"omgevingsrecht\"); an unknown name gives the closest ones. \
+                       Sub-area filters are unreliable at the platform (courts often tag only the top level): a \
+                       sub-area is searched by its top-level area and checked on each result's metadata, as is a \
+                       procedure, one extra call per result (at most 25 per page). Newest first by default; 10 \
+                       results per page (at most 100), `offset` pages on. Repeats within ten minutes come from \
+                       BesluitBron's buffer.",
+        annotations(
+            title = "Search Dutch court rulings",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn rechtspraak_search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let mut asked = match args.asked() {
+            Ok(asked) => asked,
+            Err(message) => return Ok(tool_error(message)),
+        };
+        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let tool = "rechtspraak_search";
+        let mut searched = Vec::new();
+        let mut check = Check::default();
+        if let Some(name) = &asked.court {
+            let courts = match self
+                .fetch_for(Who::Caller, Some(&call_scope), tool, courts_call(&client))
+                .await
+            {
+                Ok((list, _)) => list,
+                Err(e) => return Ok(tool_error(e)),
+            };
+            match resolve::court(&courts.courts, name) {
+                Ok(court) => {
+                    asked.search.creators.push(court.identifier.clone());
+                    searched.push(format!("court {}", court.name));
+                }
+                Err(message) => return Ok(tool_error(message)),
+            }
+        }
+        if let Some(name) = &asked.area {
+            let areas = match self
+                .fetch_for(Who::Caller, Some(&call_scope), tool, areas_call(&client))
+                .await
+            {
+                Ok((list, _)) => list,
+                Err(e) => return Ok(tool_error(e)),
+            };
+            match resolve::area(&areas.areas, name) {
+                Ok(choice) => {
+                    asked.search.subjects.push(choice.top.identifier.clone());
+                    match choice.sub {
+                        None => searched.push(format!("area {}", choice.top.name)),
+                        Some(sub) => {
+                            searched.push(format!("area {} (within {})", sub.name, choice.top.name));
+                            check.area = Some((sub.identifier.clone(), sub.name.clone()));
+                        }
+                    }
+                }
+                Err(message) => return Ok(tool_error(message)),
+            }
+        }
+        if let Some(name) = &asked.procedure {
+            let procedures = match self
+                .fetch_for(Who::Caller, Some(&call_scope), tool, procedures_call(&client))
+                .await
+            {
+                Ok((list, _)) => list,
+                Err(e) => return Ok(tool_error(e)),
+            };
+            match resolve::procedure(&procedures.procedures, name) {
+                Ok(p) => {
+                    searched.push(format!("procedure {}", p.name));
+                    check.procedure = Some((p.identifier.clone(), p.name.clone()));
+                }
+                Err(message) => return Ok(tool_error(message)),
+            }
+        }
+        if check.any() && asked.limit > MAX_CHECKED_LIMIT {
+            asked.search.max = Some(PageSize::clamped(MAX_CHECKED_LIMIT));
+        }
+        if let Some(k) = asked.kind {
+            searched.push(format!("type {}", k.as_str()));
+        }
+        let s = &asked.search;
+        match (&s.date_from, &s.date_to) {
+            (Some(f), Some(t)) if f == t => searched.push(format!("decided {}", f.as_str())),
+            (Some(f), Some(t)) => searched.push(format!("decided {} to {}", f.as_str(), t.as_str())),
+            (Some(f), None) => searched.push(format!("decided from {}", f.as_str())),
+            (None, Some(t)) => searched.push(format!("decided until {}", t.as_str())),
+            (None, None) => {}
+        }
+        if let Some(m) = &s.modified_since {
+            searched.push(format!("modified since {}", m.as_str()));
+        }
+        if s.with_text {
+            searched.push("with a published text".to_owned());
+        }
+        let searched = if searched.is_empty() {
+            "all rulings".to_owned()
+        } else {
+            searched.join(", ")
+        };
+        let (offset, kind) = (s.from, asked.kind.map(RulingType::as_str));
+        let key = search_key(s);
+        let search = Arc::new(asked.search);
+        let fetch = {
+            let (client, search) = (Arc::clone(&client), Arc::clone(&search));
+            move || {
+                let (client, search) = (Arc::clone(&client), Arc::clone(&search));
+                async move { Ok((client.search(&search).await?, Feedback::default())) }
+            }
+        };
+        let call = PlatformCall::new(key, COST, fetch);
+        if !check.any() {
+            return Ok(self
+                .answer_for(Who::Caller, &call_scope, tool, call, |feed, served| {
+                    let hits = feed.entries.iter().map(|e| Hit::from_entry(e, kind)).collect();
+                    Ok(render::search(
+                        &SearchPage::new(feed, searched, offset, hits, None),
+                        served,
+                    ))
+                })
+                .await);
+        }
+        let (feed, served) = match self.fetch_for(Who::Caller, Some(&call_scope), tool, call).await {
+            Ok(fetched) => fetched,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let mut hits = Vec::new();
+        let mut checked = 0;
+        for entry in feed.entries.iter().filter(|e| e.deleted.is_none()) {
+            let Some(ecli) = Ecli::parse(&entry.ecli) else {
+                continue;
+            };
+            checked += 1;
+            let meta = match self
+                .fetch_for(Who::Caller, Some(&call_scope), tool, ruling_call(&client, ecli, true))
+                .await
+            {
+                Ok((meta, _)) => meta,
+                Err(e) => return Ok(tool_error(e)),
+            };
+            if check.passes(&meta) {
+                let mut hit = Hit::from_entry(entry, kind);
+                hit.kind = hit.kind.or_else(|| meta.kind.clone());
+                hits.push(hit);
+            }
+        }
+        let note = check.note(checked, hits.len());
+        let page = SearchPage::new(&feed, searched, offset, hits, Some(note));
+        Ok(own_result(render::search(&page, served)))
+    }
+
+    /// Read one ruling.
+    #[tool(
+        name = "rechtspraak_ruling",
+        description = "Read one Dutch court ruling by its ECLI (from rechtspraak_search): the court, dates, case \
+                       numbers, type, procedure, areas of law, formal relations to other ECLIs (conclusie, \
+                       cassatie, appeal), where it is published (vindplaatsen), the LJN it replaces, the \
+                       inhoudsindicatie, and the full text in pages of `length` characters from `offset`, with \
+                       headings, numbered paragraphs, tables and footnotes kept readable (images are mentioned, \
+                       not shown). Full text is the slow, expensive call: use the search summaries when they \
+                       suffice. Once read, a ruling is kept in BesluitBron's buffer for weeks, so paging is fast. \
+                       Some ECLIs are published with metadata only and say so.",
+        annotations(
+            title = "Read a Dutch court ruling",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn rechtspraak_ruling(
+        &self,
+        Parameters(args): Parameters<RulingArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(ecli) = Ecli::parse(&args.ecli) else {
+            return Ok(tool_error(format!(
+                "`{}` is not an ECLI (ECLI:NL:court:year:number, e.g. ECLI:NL:HR:2026:1500)",
+                resolve::echo(&args.ecli)
+            )));
+        };
+        let length = args.length.unwrap_or(DEFAULT_LENGTH);
+        if length == 0 || length > MAX_LENGTH {
+            return Ok(tool_error(format!(
+                "`length` must be between 1 and {MAX_LENGTH} characters"
+            )));
+        }
+        let offset = args.offset.unwrap_or(0);
+        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let call = ruling_call(&client, ecli, false);
+        Ok(self
+            .answer_for(Who::Caller, &call_scope, "rechtspraak_ruling", call, |r, served| {
+                Ok(render::ruling(r, served, offset, length))
+            })
+            .await)
+    }
+
+    /// The courts.
+    #[tool(
+        name = "rechtspraak_courts",
+        description = "The courts of the Rechtspraak value list (Instanties: Hoge Raad, Raad van State, \
+                       gerechtshoven, rechtbanken, tuchtcolleges, and many that no longer exist) with their \
+                       abbreviations; pass `filter` (e.g. \"Amsterdam\", \"Gerechtshof\") instead of pulling all \
+                       of them. rechtspraak_search takes a name or abbreviation from here. A reference list that \
+                       changes over months: answered from BesluitBron's buffer almost always.",
+        annotations(
+            title = "Rechtspraak courts",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn rechtspraak_courts(
+        &self,
+        Parameters(args): Parameters<CourtsArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if let Err(message) = bounded("filter", args.filter.as_deref(), MAX_FILTER) {
+            return Ok(tool_error(message));
+        }
+        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let (filter, ended) = (args.filter, args.include_ended.unwrap_or(false));
+        Ok(self
+            .answer_for(
+                Who::Caller,
+                &call_scope,
+                "rechtspraak_courts",
+                courts_call(&client),
+                |a, served| Ok(render::courts(a, served, filter.as_deref(), ended)),
+            )
+            .await)
+    }
+
+    /// The areas of law.
+    #[tool(
+        name = "rechtspraak_areas",
+        description = "The areas of law of the Rechtspraak value list (Rechtsgebieden: Bestuursrecht, Civiel \
+                       recht, Internationaal publiekrecht, Strafrecht and their sub-areas), with `filter` to \
+                       narrow. Courts often tag only the top level, so search by a top-level area where you can. \
+                       A reference list: answered from BesluitBron's buffer almost always.",
+        annotations(
+            title = "Rechtspraak areas of law",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn rechtspraak_areas(
+        &self,
+        Parameters(args): Parameters<ListArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if let Err(message) = bounded("filter", args.filter.as_deref(), MAX_FILTER) {
+            return Ok(tool_error(message));
+        }
+        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let filter = args.filter;
+        Ok(self
+            .answer_for(
+                Who::Caller,
+                &call_scope,
+                "rechtspraak_areas",
+                areas_call(&client),
+                |a, served| Ok(render::areas(a, served, filter.as_deref())),
+            )
+            .await)
+    }
+
+    /// The kinds of procedure.
+    #[tool(
+        name = "rechtspraak_procedures",
+        description = "The kinds of procedure of the Rechtspraak value list (Proceduresoorten: Hoger beroep, \
+                       Cassatie, Kort geding, …), with `filter` to narrow. rechtspraak_search takes one by name \
+                       and checks it on each result's metadata. A reference list: answered from BesluitBron's \
+                       buffer almost always.",
+        annotations(
+            title = "Rechtspraak procedures",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn rechtspraak_procedures(
+        &self,
+        Parameters(args): Parameters<ListArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if let Err(message) = bounded("filter", args.filter.as_deref(), MAX_FILTER) {
+            return Ok(tool_error(message));
+        }
+        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let filter = args.filter;
+        Ok(self
+            .answer_for(
+                Who::Caller,
+                &call_scope,
+                "rechtspraak_procedures",
+                procedures_call(&client),
+                |a, served| Ok(render::procedures(a, served, filter.as_deref())),
+            )
+            .await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(json: &str) -> SearchArgs {
+        serde_json::from_str(json).expect("arguments")
+    }
+
+    #[test]
+    fn words_are_refused_and_nothing_is_sent() {
+        let e = args(r#"{"query": "huurrecht"}"#).asked().err().unwrap();
+        assert!(
+            e.starts_with("The Rechtspraak open-data service has no keyword search"),
+            "{e}"
+        );
+        let long = format!(r#"{{"court": "{}"}}"#, "x".repeat(MAX_NAME + 1));
+        let e = args(&long).asked().err().unwrap();
+        assert_eq!(e, "`court` is longer than 200 characters; shorten it");
+    }
+
+    #[test]
+    fn arguments_become_a_search_of_honoured_parameters() {
+        let a = args(
+            r#"{"type": "conclusie", "date_from": "2026-01-01", "date_to": "2026-01-31", "sort": "oldest",
+                "limit": 30, "offset": 990, "with_text": false, "modified_since": "2026-01-02"}"#,
+        )
+        .asked()
+        .unwrap();
+        assert_eq!(a.search.types, vec![RulingType::Conclusie]);
+        assert_eq!(a.search.from, 990);
+        assert_eq!(a.search.max, Some(PageSize::clamped(30)));
+        assert_eq!(a.search.sort, Sort::OldestFirst);
+        assert!(!a.search.with_text);
+        assert!(args(r#"{}"#).asked().unwrap().search.with_text, "with_text defaults on");
+        for bad in [
+            r#"{"type": "vonnis"}"#,
+            r#"{"date_from": "2026-02-30"}"#,
+            r#"{"date_from": "2026-02-02", "date_to": "2026-02-01"}"#,
+            r#"{"limit": 0}"#,
+            r#"{"limit": 101}"#,
+            r#"{"sort": "relevance"}"#,
+        ] {
+            assert!(args(bad).asked().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn schemas_bound_every_string() {
+        let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
+        for name in [
+            "court",
+            "area",
+            "procedure",
+            "type",
+            "date_from",
+            "date_to",
+            "modified_since",
+            "sort",
+            "query",
+        ] {
+            let p = &schema["properties"][name];
+            let max = p["maxLength"].as_u64().or_else(|| p["anyOf"][0]["maxLength"].as_u64());
+            assert!(max.is_some(), "{name}: {p}");
+        }
+        let schema = serde_json::to_value(schemars::schema_for!(RulingArgs)).unwrap();
+        assert_eq!(schema["properties"]["ecli"]["maxLength"], 64);
+    }
+}
