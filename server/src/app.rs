@@ -310,11 +310,17 @@ impl App {
             let guarded = Router::new().nest_service(&path, Guarded::new(route, service));
             router = router.merge(guarded);
         }
-        let router = router
+        // The routes beside MCP's get the same Host check (DNS rebinding); the MCP routes
+        // have rmcp's own.
+        let others = Router::new()
             .route("/healthz", get(|| async { "ok\n" }))
             .route("/readyz", get(readyz))
             .route("/metrics", get(metrics_text))
-            .with_state(Arc::clone(&state));
+            .route_layer(axum::middleware::from_fn_with_state(
+                Arc::clone(&state),
+                crate::guard::host_check,
+            ));
+        let router = router.merge(others).with_state(Arc::clone(&state));
 
         for c in CONNECTORS {
             if let Some(m) = c.maintenance

@@ -148,6 +148,10 @@ pub struct PlatformConfig {
     pub max_queued: usize,
     /// Most calls one session may have waiting for this platform.
     pub max_queued_per_session: usize,
+    /// The largest answer read from this platform, in bytes (16 MiB by default). An
+    /// answer announcing more is refused before its body is read, one sending more is
+    /// cut off at the cap; either is a tool error naming the platform, the size and the cap.
+    pub max_body_bytes: u64,
 }
 
 /// A limit as written in the configuration.
@@ -180,6 +184,7 @@ impl Default for PlatformConfig {
             limit: None,
             max_queued: 10_000,
             max_queued_per_session: 256,
+            max_body_bytes: crate::platforms::http::DEFAULT_MAX_BODY_BYTES,
         }
     }
 }
@@ -311,6 +316,9 @@ impl Config {
             }
             if p.timeout_ms == 0 || p.attempts == 0 {
                 return Err(invalid(path, "TimeoutMs and Attempts must be above zero"));
+            }
+            if p.max_body_bytes < 1024 {
+                return Err(invalid(format!("{path}.MaxBodyBytes"), "must be at least 1024"));
             }
             if let Some(l) = p.limit {
                 if l.capacity.is_zero() || !(l.window_secs > 0.0 && l.window_secs.is_finite()) {

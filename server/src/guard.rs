@@ -144,11 +144,25 @@ where
     }
     let address = identity::client_address(peer, request.headers(), &state.config.trusted_proxies);
     let named_session = identity::session_id(request.headers()).map(str::to_owned);
+    // Ending a session that does not exist here (never did, or already ended) is a 404,
+    // as for any other request naming it; rmcp would accept it.
+    if request.method() == Method::DELETE
+        && let Some(id) = &named_session
+        && !route.sessions.sessions.read().await.contains_key(id.as_str())
+    {
+        return json_error(
+            StatusCode::NOT_FOUND,
+            -32600,
+            "no such MCP session at this address (it ended, or never existed)".into(),
+            None,
+        );
+    }
 
     // Read the body once (bounded) to answer malformed JSON-RPC clearly, to see which
     // protocol era the request speaks, and to spot `initialize`, which is limited per
     // address and by the session cap.
     let (parts, body) = request.into_parts();
+    let mut json_body = false;
     let (bytes, envelope_facts) = if parts.method == Method::POST {
         let limit = state.config.max_body_bytes;
         if parts
@@ -177,6 +191,7 @@ where
             Ok(envelope) => EnvelopeFacts::of(&envelope),
             Err(bad) => return bad.response(),
         };
+        json_body = is_json_content_type(&parts.headers);
         (Some(bytes), facts)
     } else {
         (None, EnvelopeFacts::default())
@@ -271,6 +286,12 @@ where
         Ok(response) => response,
         Err(never) => match never {},
     };
+    // rmcp answers a JSON body it cannot read as one of its messages (an id of another
+    // type, params of the wrong type) with 415 and plain text; for a body sent as JSON
+    // that is a bad request, answered as JSON-RPC.
+    if json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return envelope_facts.unreadable_message();
+    }
     match stream {
         // The permit lives as long as the stream's body: released when the client
         // goes or the stream ends.
@@ -384,6 +405,63 @@ where
     }
 }
 
+/// True when the `Content-Type` is `application/json` (parameters aside), as rmcp reads it.
+fn is_json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        })
+}
+
+/// The Host check of the MCP routes, for every other route (`/healthz`, `/readyz`,
+/// `/metrics`): a page on another site that rebinds its name to this address must not
+/// read them. Same rule as rmcp's: the Host's name (any case, IPv6 without brackets) is
+/// one of `allowed`, and its port too when that entry names one.
+pub(crate) fn host_allowed(headers: &axum::http::HeaderMap, allowed: &[String]) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let Some((name, port)) = authority(host) else {
+        return false;
+    };
+    allowed
+        .iter()
+        .filter_map(|a| authority(a))
+        .any(|(allowed_name, allowed_port)| allowed_name == name && allowed_port.is_none_or(|p| port == Some(p)))
+}
+
+/// A `host[:port]` as its lower-case name without brackets and its port.
+fn authority(text: &str) -> Option<(String, Option<u16>)> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let (name, port) = match axum::http::uri::Authority::try_from(text) {
+        Ok(a) => (a.host().to_owned(), a.port_u16()),
+        Err(_) => (text.to_owned(), None),
+    };
+    Some((name.trim_matches(['[', ']']).to_ascii_lowercase(), port))
+}
+
+/// The layer of [`host_allowed`] around the routes that are not MCP's.
+pub(crate) async fn host_check(
+    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if host_allowed(request.headers(), &state.config.hosts()) {
+        next.run(request).await
+    } else {
+        (StatusCode::FORBIDDEN, "Forbidden: Host header is not allowed").into_response()
+    }
+}
+
 fn too_large(limit: usize) -> Response {
     json_error(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -400,6 +478,9 @@ struct Envelope<'a> {
     jsonrpc: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     method: Option<std::borrow::Cow<'a, str>>,
+    /// Only its type matters; a deeply nested id is refused by the parser's depth limit.
+    #[serde(default)]
+    id: Option<serde_json::Value>,
     #[serde(borrow, default)]
     params: Option<ParamsMeta<'a>>,
 }
@@ -422,11 +503,27 @@ struct MetaVersion<'a> {
 struct EnvelopeFacts {
     initialize: bool,
     protocol_version: Option<String>,
+    /// The method, when it is short enough to name in an error.
+    method: Option<String>,
+    /// The id, when it is one JSON-RPC allows (a string of at most 200 characters, or an
+    /// integer).
+    id: Option<serde_json::Value>,
+    /// The message has an id of another type.
+    bad_id: bool,
 }
 
 impl EnvelopeFacts {
     fn of(envelope: &Envelope<'_>) -> EnvelopeFacts {
+        let (id, bad_id) = match &envelope.id {
+            None | Some(serde_json::Value::Null) => (None, false),
+            Some(serde_json::Value::String(s)) if s.chars().count() <= 200 => (envelope.id.clone(), false),
+            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => (envelope.id.clone(), false),
+            Some(_) => (None, true),
+        };
         EnvelopeFacts {
+            method: envelope.method.as_deref().filter(|m| m.len() <= 64).map(str::to_owned),
+            id,
+            bad_id,
             initialize: envelope.method.as_deref() == Some("initialize"),
             protocol_version: envelope
                 .params
@@ -438,12 +535,39 @@ impl EnvelopeFacts {
     }
 }
 
+impl EnvelopeFacts {
+    /// The answer to a JSON-RPC message whose envelope is sound but which rmcp cannot
+    /// read: 400 with -32600 for an id of a type JSON-RPC does not allow, else -32602
+    /// (the params do not fit the method), with the id when it is one.
+    fn unreadable_message(&self) -> Response {
+        let id = self.id.clone().unwrap_or(serde_json::Value::Null);
+        let (code, message) = match (self.bad_id, &self.method) {
+            (true, _) => (
+                -32600,
+                "invalid request: `id` must be a string or an integer".to_owned(),
+            ),
+            (false, Some(method)) => (
+                -32602,
+                format!("invalid params: `params` does not have the shape `{method}` takes"),
+            ),
+            (false, None) => (
+                -32600,
+                "invalid request: not a JSON-RPC request, notification or response BesluitBron reads".to_owned(),
+            ),
+        };
+        let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+        (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+    }
+}
+
 /// Why a body is not one JSON-RPC 2.0 message object.
 enum BadBody {
     /// Not JSON at all (-32700).
     NotJson(serde_json::Error),
     /// JSON of another shape (-32600).
     NotJsonRpc,
+    /// Not UTF-8 from this byte on (-32700).
+    NotUtf8(usize),
 }
 
 impl BadBody {
@@ -453,6 +577,12 @@ impl BadBody {
                 StatusCode::BAD_REQUEST,
                 -32700,
                 format!("parse error: the body is not JSON ({e})"),
+                None,
+            ),
+            BadBody::NotUtf8(at) => json_error(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                format!("parse error: the body is not UTF-8 (at byte {at})"),
                 None,
             ),
             BadBody::NotJsonRpc => json_error(
@@ -475,7 +605,7 @@ pub(crate) fn envelope_of(bytes: &[u8]) -> Result<(bool, Option<String>), i64> {
             let facts = EnvelopeFacts::of(&envelope);
             Ok((facts.initialize, facts.protocol_version))
         }
-        Err(BadBody::NotJson(_)) => Err(-32700),
+        Err(BadBody::NotJson(_) | BadBody::NotUtf8(_)) => Err(-32700),
         Err(BadBody::NotJsonRpc) => Err(-32600),
     }
 }
@@ -483,35 +613,23 @@ pub(crate) fn envelope_of(bytes: &[u8]) -> Result<(bool, Option<String>), i64> {
 fn read_envelope(bytes: &[u8]) -> Result<Envelope<'_>, BadBody> {
     // JSON text is UTF-8; the envelope's reader skips the fields it does not name
     // without looking inside their strings, so the whole body is checked first.
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Err(not_json_rpc(bytes));
-    };
+    let text = std::str::from_utf8(bytes).map_err(|e| BadBody::NotUtf8(e.valid_up_to()))?;
     if text.trim_start().as_bytes().first() != Some(&b'{') {
-        return Err(not_json_rpc(bytes));
+        return Err(not_json_rpc(text));
     }
     match serde_json::from_str::<Envelope<'_>>(text) {
         Ok(envelope) if envelope.jsonrpc.as_deref() == Some("2.0") => Ok(envelope),
         Ok(_) => Err(BadBody::NotJsonRpc),
         // A field of the wrong type stops the reading before the rest is seen: the whole
         // body decides whether it is JSON at all.
-        Err(e) if e.classify() == serde_json::error::Category::Data => Err(not_json_rpc(bytes)),
+        Err(e) if e.classify() == serde_json::error::Category::Data => Err(not_json_rpc(text)),
         Err(e) => Err(BadBody::NotJson(e)),
     }
 }
 
-/// Why `bytes`, which are not a JSON-RPC message, are refused: not JSON text at all
-/// (not UTF-8, or not JSON's grammar), or JSON of another shape.
-fn not_json_rpc(bytes: &[u8]) -> BadBody {
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text,
-        // serde_json's own error for it, so the message says where.
-        Err(_) => {
-            return match serde_json::from_slice::<serde_json::Value>(bytes) {
-                Err(e) => BadBody::NotJson(e),
-                Ok(_) => BadBody::NotJsonRpc,
-            };
-        }
-    };
+/// Why `text`, which is not a JSON-RPC message, is refused: not JSON's grammar, or JSON
+/// of another shape.
+fn not_json_rpc(text: &str) -> BadBody {
     match serde_json::from_str::<serde::de::IgnoredAny>(text) {
         Ok(_) => BadBody::NotJsonRpc,
         Err(e) => BadBody::NotJson(e),

@@ -6,7 +6,7 @@
 //!   environment variables and flags (see `besluitbron.example.toml`).
 //! - `besluitbron cache stats|clear`: the persistent buffer, per platform.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -34,8 +34,21 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
     about = "BesluitBron: Dutch government decision data over MCP"
 )]
 struct Cli {
+    /// How log lines are written to stderr: `text` (colours only when stderr is a
+    /// terminal) or `json` (one JSON object per line, for log collectors).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The form of the log lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Plain text; terminal colours only when stderr is a terminal.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -99,12 +112,18 @@ async fn main() -> anyhow::Result<()> {
     // rmcp logs three INFO lines for every stateless request (the peer's whole initialize
     // parameters among them): at a few hundred requests per second that buries
     // BesluitBron's own log, so it speaks only from WARN unless RUST_LOG says otherwise.
-    tracing_subscriber::fmt()
+    let cli = Cli::parse();
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,rmcp=warn".into()),
         )
-        .init();
-    match Cli::parse().command {
+        .with_writer(std::io::stderr);
+    // A log written to a file or a pipe gets no terminal colour codes.
+    match cli.log_format {
+        LogFormat::Text => logs.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => logs.json().init(),
+    }
+    match cli.command {
         Command::Serve {
             config,
             listen,

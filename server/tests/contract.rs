@@ -13,7 +13,9 @@
 //!   platform, and nothing failed is kept: once the platform answers, so does the tool;
 //! - a 429 is queued once more where the platform has a limit BesluitBron keeps (and
 //!   the caller is not the system session), and is a tool error naming the platform
-//!   elsewhere.
+//!   elsewhere;
+//! - every string argument declares a `maxLength` in its schema, and a longer value is
+//!   refused with a short tool error that does not echo it, before any platform request.
 
 mod support;
 
@@ -325,5 +327,85 @@ async fn a_429_is_queued_once_more_where_the_platform_has_a_limit() {
         }
     }
     assert!(!limited.is_empty(), "some platform has a limit BesluitBron keeps");
+    server.stop().await;
+}
+
+/// The string properties of a tool's input schema, with their `maxLength` (`None`: none
+/// declared). An array of strings counts as its items.
+fn string_properties(schema: &Value) -> Vec<(String, Option<u64>)> {
+    let is_string = |s: &Value| match &s["type"] {
+        Value::String(t) => t == "string",
+        Value::Array(types) => types.iter().any(|t| t == "string"),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        if is_string(property) {
+            out.push((name.clone(), property["maxLength"].as_u64()));
+        } else if is_string(&property["items"]) {
+            out.push((name.clone(), property["items"]["maxLength"].as_u64()));
+        }
+    }
+    out
+}
+
+/// The platform call counters, as `/metrics` exports them.
+fn platform_call_lines(server: &Server) -> Vec<String> {
+    server
+        .state
+        .metrics()
+        .render()
+        .lines()
+        .filter(|l| l.contains("platform_calls") && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_string_argument_has_a_maximum_length_and_a_longer_one_is_refused_locally() {
+    let f = fakes().await;
+    let server = server(&f, "contract-lengths", |_| ()).await;
+    let mut checked = 0;
+    for c in CONNECTORS {
+        let fake = fake_of(&f, c);
+        let mut mcp = Mcp::initialize(server.url(&format!("/mcp/{}", c.id))).await;
+        for tool in mcp.list_tools().await {
+            let name = tool["name"].as_str().unwrap_or("").to_owned();
+            let sample = c.samples.iter().find(|s| s.tool == name).expect("sampled");
+            for (property, max) in string_properties(&tool["inputSchema"]) {
+                let max = max.unwrap_or_else(|| panic!("{name}: `{property}` declares no maxLength in its schema"));
+                assert!(
+                    max > 0 && max <= 4096,
+                    "{name}: `{property}` maxLength {max} is within 1..=4096"
+                );
+                let mut args = arguments(sample);
+                let long = "x".repeat(usize::try_from(max).expect("small") + 1);
+                let is_array = tool["inputSchema"]["properties"][&property]["type"] == json!("array");
+                args[&property] = if is_array { json!([long]) } else { json!(long) };
+                let (requests, calls) = (fake.requests(), platform_call_lines(&server));
+                let text = failed(&name, &mcp.call(&name, args).await);
+                assert_eq!(
+                    fake.requests(),
+                    requests,
+                    "{name}: `{property}` too long: no platform request"
+                );
+                assert_eq!(
+                    platform_call_lines(&server),
+                    calls,
+                    "{name}: `{property}` too long: no platform call counted"
+                );
+                assert!(
+                    text.contains(&format!("`{property}`")) && text.contains(&format!("at most {max}")),
+                    "{name}: the refusal names `{property}` and its limit: {text}"
+                );
+                assert!(
+                    text.len() < 200 && !text.contains("xxxxxxxx"),
+                    "{name}: the refusal is short and does not echo the value: {text}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "some tool has a string argument");
     server.stop().await;
 }

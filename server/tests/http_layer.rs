@@ -224,7 +224,9 @@ fn summary(attempt: &Attempt) -> String {
 
 fn too_large(attempt: Attempt) {
     match attempt {
-        Attempt::Failed(PlatformError::TooLarge { platform, limit_bytes }) => {
+        Attempt::Failed(PlatformError::TooLarge {
+            platform, limit_bytes, ..
+        }) => {
             assert_eq!((platform, limit_bytes), (PLATFORM, CAP));
         }
         other => panic!("expected TooLarge, got {}", summary(&other)),

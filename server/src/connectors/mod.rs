@@ -123,6 +123,7 @@ pub fn http_config(config: &Config, platform: PlatformId) -> HttpConfig {
     HttpConfig {
         contact: config.contact.clone(),
         request_timeout_ms: pc.timeout_ms,
+        max_body_bytes: pc.max_body_bytes,
         ..HttpConfig::default()
     }
 }

@@ -173,9 +173,13 @@ struct Shown {
     result: CallToolResult,
 }
 
-/// A tool error the assistant reads: `isError: true` with the message as text.
+/// A tool error the assistant reads: `isError: true` with the message as text, bounded
+/// and without addresses ([`super::arguments::bounded_text`]): whatever error carried a
+/// base URL, a request URL or an assistant's long input, none of it is shown.
 pub fn tool_error(message: impl std::fmt::Display) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(message.to_string())])
+    CallToolResult::error(vec![ContentBlock::text(super::arguments::bounded_text(
+        &message.to_string(),
+    ))])
 }
 
 /// A note on where the answer came from, for the text (R-U1).

@@ -19,6 +19,7 @@
 //! `crate::app`, which decides it once and hands it on as a [`Caller`]), or talk to a
 //! platform directly (the clients in `crate::platforms` do).
 
+pub mod arguments;
 pub mod call;
 pub mod replay;
 
@@ -33,8 +34,8 @@ use besluitbron_core::{PlatformId, SessionKey};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -220,6 +221,13 @@ impl ServerHandler for Besluit {
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Arguments longer than their schema allows are refused here, for every tool,
+        // before anything is parsed or asked (no platform call, no replay slot).
+        if let Some(tool) = self.tool_router.get(&request.name)
+            && let Err(message) = arguments::check(&tool.input_schema, request.arguments.as_ref())
+        {
+            return Ok(tool_error(message).into());
+        }
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         let _running = RunningCall(&self.shared.in_flight);
         let caller = Caller::of_call(&context, &self.shared.trusted_proxies);
@@ -245,6 +253,18 @@ impl ServerHandler for Besluit {
                 }
             })
             .await;
+        // rmcp's own errors (arguments that do not deserialize, an unknown tool) quote
+        // what they were given; the assistant gets them bounded.
+        let result = match result {
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Ok(CallToolResponse::Complete(
+                CallToolResult::error(r.content.iter().map(bounded_block).collect()),
+            )),
+            Ok(other) => Ok(other),
+            Err(mut e) => {
+                e.message = arguments::bounded_text(&e.message).into();
+                Err(e)
+            }
+        };
         if let (Replayed::Yes(platform), Some(tool)) = (replayed, tool) {
             let platform = platform.or_else(|| self.shared.tool_platforms.get(tool.as_ref()).copied());
             if let Some(platform) = platform {
@@ -257,6 +277,14 @@ impl ServerHandler for Besluit {
             }
         }
         result
+    }
+}
+
+/// A content block of a tool error, its text bounded ([`arguments::bounded_text`]).
+fn bounded_block(block: &ContentBlock) -> ContentBlock {
+    match block.as_text() {
+        Some(text) => ContentBlock::text(arguments::bounded_text(&text.text)),
+        None => block.clone(),
     }
 }
 

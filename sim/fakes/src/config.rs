@@ -76,6 +76,21 @@ pub struct FakeConfig {
     pub rate_limit_per_min: u32,
     /// OpenBesluitvorming only: which search-cost formula the bucket charges.
     pub obv_cost: ObvCost,
+    /// A platform gone wrong in size: answer every accepted request with a 200 of this
+    /// many bytes, made as it is sent (the fake holds one 64 KiB chunk, whatever the
+    /// size), so a test sees how much a client actually read
+    /// ([`FakeHandle::oversize_bytes_sent`](crate::FakeHandle::oversize_bytes_sent)).
+    /// `None` never.
+    pub oversize: Option<Oversize>,
+}
+
+/// An answer larger than any client should read ([`FakeConfig::oversize`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Oversize {
+    /// The body's size in bytes.
+    pub bytes: u64,
+    /// Announce the size in `Content-Length` (else the body is chunked, size unknown).
+    pub announce_length: bool,
 }
 
 impl Default for FakeConfig {
@@ -89,6 +104,7 @@ impl Default for FakeConfig {
             rate_limit_storm: false,
             rate_limit_per_min: 60,
             obv_cost: ObvCost::Code,
+            oversize: None,
         }
     }
 }

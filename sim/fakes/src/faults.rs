@@ -7,7 +7,10 @@
 //!   [`FakeConfig::reset_every`], [`FakeConfig::rate_limit_storm`], in that order;
 //! - [`on_accepted`] (innermost, after the platform's own rate limit if it has one): the
 //!   ordinary faults of an answer — [`FakeConfig::latency`], [`FakeConfig::fail_every`],
-//!   [`FakeConfig::garbage`], in that order.
+//!   [`FakeConfig::garbage`], [`FakeConfig::oversize`], in that order.
+//!
+//! The arrival layer also keeps the path and query of the last [`RECENT_PATHS`] requests,
+//! so a test can see exactly what a client sent.
 //!
 //! Invariants:
 //! - Every fault is applied here, for every fake alike; a fake supplies only its own
@@ -22,18 +25,26 @@
 //! `obv.rs`), close the connection itself (it marks the answer, `serve.rs` drops the
 //! connection), or draw faults at random.
 
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll};
 
-use axum::body::Body;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{Response, StatusCode};
 use axum::middleware::Next;
 use besluitbron_core::Units;
+use hyper::body::{Frame, SizeHint};
 
 use crate::serve::dropped_connection;
-use crate::{FakeConfig, raw_response};
+use crate::{FakeConfig, Oversize, raw_response};
+
+/// How many requests' paths the arrival layer keeps.
+pub(crate) const RECENT_PATHS: usize = 64;
 
 /// The `Retry-After` of a rate-limit storm's 429s, in seconds.
 pub(crate) const STORM_RETRY_AFTER_S: u64 = 1;
@@ -59,6 +70,11 @@ pub(crate) struct FakeShared {
     pub(crate) units_charged_milli: AtomicU64,
     pub(crate) connections_reset: AtomicU64,
     pub(crate) stalled: AtomicU64,
+    /// Bytes of oversized bodies handed to the connection so far.
+    pub(crate) oversize_sent: AtomicU64,
+    /// Oversized bodies being sent now (not yet finished or dropped).
+    pub(crate) oversize_open: AtomicU64,
+    recent_paths: Mutex<VecDeque<String>>,
 }
 
 impl FakeShared {
@@ -73,6 +89,21 @@ impl FakeShared {
         // A panic while holding this lock can only come from a bug in a test closure;
         // the configuration itself is always valid, so recover it.
         self.config.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Keeps `path_and_query` as the newest of the [`RECENT_PATHS`].
+    pub(crate) fn record_path(&self, path_and_query: &str) {
+        let mut paths = self.recent_paths.lock().unwrap_or_else(|p| p.into_inner());
+        if paths.len() == RECENT_PATHS {
+            paths.pop_front();
+        }
+        paths.push_back(path_and_query.to_owned());
+    }
+
+    /// The paths (with queries) of the last requests, oldest first.
+    pub(crate) fn recent_paths(&self) -> Vec<String> {
+        let paths = self.recent_paths.lock().unwrap_or_else(|p| p.into_inner());
+        paths.iter().cloned().collect()
     }
 
     pub(crate) fn count_rate_limited(&self) {
@@ -110,11 +141,11 @@ impl FakeShared {
     /// Applies latency and the ordinary faults to a request the platform accepted (for
     /// OpenBesluitvorming: one that passed the rate limit): `Some(response)` replaces the
     /// real answer.
-    pub(crate) async fn faults(&self, replies: &FaultReplies) -> Option<Response<Body>> {
+    pub(crate) async fn faults(self: &Arc<Self>, replies: &FaultReplies) -> Option<Response<Body>> {
         let n = self.passed.fetch_add(1, Ordering::Relaxed) + 1;
-        let (latency, fail_every, garbage) = {
+        let (latency, fail_every, garbage, oversize) = {
             let c = self.config();
-            (c.latency, c.fail_every, c.garbage)
+            (c.latency, c.fail_every, c.garbage, c.oversize)
         };
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
@@ -134,7 +165,70 @@ impl FakeShared {
                 "<html><body>BesluitBron fake platform: this is not JSON</body></html>",
             ));
         }
+        if let Some(oversize) = oversize {
+            let body = OversizeBody::new(oversize, Arc::clone(self));
+            let mut response = Response::new(Body::new(body));
+            response
+                .headers_mut()
+                .insert("content-type", "application/json".parse().expect("a header value"));
+            return Some(response);
+        }
         None
+    }
+}
+
+/// One 64 KiB chunk of an oversized body, the same every time.
+static OVERSIZE_CHUNK: [u8; 64 * 1024] = [b'x'; 64 * 1024];
+
+/// An oversized body ([`FakeConfig::oversize`]), made chunk by chunk as the connection
+/// takes it and counted as it goes.
+struct OversizeBody {
+    left: u64,
+    size: Option<u64>,
+    shared: Arc<FakeShared>,
+}
+
+impl OversizeBody {
+    fn new(oversize: Oversize, shared: Arc<FakeShared>) -> OversizeBody {
+        shared.oversize_open.fetch_add(1, Ordering::SeqCst);
+        OversizeBody {
+            left: oversize.bytes,
+            size: oversize.announce_length.then_some(oversize.bytes),
+            shared,
+        }
+    }
+}
+
+impl HttpBody for OversizeBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.left == 0 {
+            return Poll::Ready(None);
+        }
+        let n = self.left.min(OVERSIZE_CHUNK.len() as u64);
+        self.left -= n;
+        self.shared.oversize_sent.fetch_add(n, Ordering::SeqCst);
+        let chunk = Bytes::from_static(&OVERSIZE_CHUNK[..n as usize]);
+        Poll::Ready(Some(Ok(Frame::data(chunk))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.left == 0
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.size {
+            Some(size) => SizeHint::with_exact(size),
+            None => SizeHint::default(),
+        }
+    }
+}
+
+impl Drop for OversizeBody {
+    fn drop(&mut self) {
+        self.shared.oversize_open.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -158,6 +252,8 @@ impl Faults {
 
 /// The outer fault layer (see the module documentation): every fake's outermost middleware.
 pub(crate) async fn on_arrival(State(faults): State<Faults>, request: Request, next: Next) -> Response<Body> {
+    let path = request.uri().path_and_query().map_or("", |p| p.as_str());
+    faults.shared.record_path(path);
     match faults.shared.faults_on_arrival(faults.replies).await {
         Some(response) => response,
         None => next.run(request).await,

@@ -93,6 +93,23 @@ impl FakeHandle {
         Units::from_milli(self.shared.units_charged_milli.load(Ordering::Relaxed))
     }
 
+    /// Bytes of oversized bodies handed to connections so far (see
+    /// [`FakeConfig::oversize`]): what a client that stops at its cap let through.
+    pub fn oversize_bytes_sent(&self) -> u64 {
+        self.shared.oversize_sent.load(Ordering::SeqCst)
+    }
+
+    /// Oversized bodies still being sent: 0 once every client hung up or read to the end.
+    pub fn oversize_bodies_open(&self) -> u64 {
+        self.shared.oversize_open.load(Ordering::SeqCst)
+    }
+
+    /// The path and query of the last requests received (at most 64), oldest first,
+    /// as they arrived (still percent-encoded).
+    pub fn recent_paths(&self) -> Vec<String> {
+        self.shared.recent_paths()
+    }
+
     /// A copy of the current configuration.
     pub fn config(&self) -> FakeConfig {
         self.shared.config().clone()
@@ -132,6 +149,11 @@ impl FakeHandle {
     /// Answers every request 429 with `Retry-After: 1` (or stops doing so).
     pub fn set_rate_limit_storm(&self, storm: bool) {
         self.update(|c| c.rate_limit_storm = storm);
+    }
+
+    /// Answers every accepted request with an oversized body (or stops doing so).
+    pub fn set_oversize(&self, oversize: Option<crate::Oversize>) {
+        self.update(|c| c.oversize = oversize);
     }
 
     /// Stops serving; connections are refused once the listener task has ended.

@@ -55,7 +55,7 @@ mod tk_corpus;
 use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
 
-pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, PlatformFault};
+pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, Oversize, PlatformFault};
 pub use handle::FakeHandle;
 pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};
 pub use rechtspraak::{RsCorpus, rechtspraak_corpus, serve_rechtspraak};

@@ -84,22 +84,28 @@ fn feedback(rate: RateInfo) -> Feedback {
 pub struct SearchArgs {
     /// Words that must all occur (a "quoted phrase" is allowed). Required unless
     /// `organization` is given.
+    #[schemars(length(max = 500))]
     #[serde(default)]
     pub query: Option<String>,
     /// Restrict to one source: a key from obv_sources, e.g. `gemeente_utrecht`. Much
     /// faster than searching all 331 sources.
+    #[schemars(length(max = 100))]
     #[serde(default)]
     pub organization: Option<String>,
     /// Only this kind: Meeting, Document, Motion or Recording.
+    #[schemars(length(max = 20))]
     #[serde(default)]
     pub entity_type: Option<String>,
     /// First day, YYYY-MM-DD.
+    #[schemars(length(max = 10))]
     #[serde(default)]
     pub date_from: Option<String>,
     /// Last day (inclusive), YYYY-MM-DD.
+    #[schemars(length(max = 10))]
     #[serde(default)]
     pub date_to: Option<String>,
     /// date_desc (default), date_asc, title_asc or relevance.
+    #[schemars(length(max = 20))]
     #[serde(default)]
     pub sort: Option<String>,
     /// Hits per page, 1 to 100 (default 24). Above 24 costs more platform capacity.
@@ -165,6 +171,7 @@ fn search_key(params: &SearchParams) -> CacheKey {
 #[serde(deny_unknown_fields)]
 pub struct DocumentArgs {
     /// The entity id from a search hit, e.g. `document:notubiz:gemeente:soest:12345`.
+    #[schemars(length(max = 512))]
     pub id: String,
     /// Where to start in the text, in characters (default 0).
     #[serde(default)]
@@ -179,6 +186,7 @@ pub struct DocumentArgs {
 #[serde(deny_unknown_fields)]
 pub struct SourcesArgs {
     /// Only sources of this organisation type, e.g. `municipality`, `province`, `water`.
+    #[schemars(length(max = 50))]
     #[serde(default)]
     pub organization_type: Option<String>,
 }
@@ -188,6 +196,7 @@ pub struct SourcesArgs {
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {
     /// Only this source key.
+    #[schemars(length(max = 100))]
     #[serde(default)]
     pub source: Option<String>,
 }
@@ -265,6 +274,11 @@ impl Besluit {
             return Ok(tool_error(
                 "`id` must be an entity id from obv_search (1 to 512 characters)",
             ));
+        }
+        // The id becomes one path segment; `.` and `..` cannot be one. Refused here, before
+        // the call is queued, so it costs no unit of the platform's limit.
+        if let Err(e) = crate::platforms::http::path_segment(PLATFORM, &id) {
+            return Ok(tool_error(e));
         }
         let length = args.length.unwrap_or(DEFAULT_LENGTH);
         if length == 0 || length > MAX_LENGTH {

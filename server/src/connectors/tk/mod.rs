@@ -66,22 +66,28 @@ fn open(config: &Config) -> Result<Client, PlatformError> {
 pub struct SearchArgs {
     /// Words that must all occur in the title or the subject (separated by spaces; at
     /// most 10).
+    #[schemars(length(max = 500))]
     pub words: String,
     /// `documents` (default: Kamerstukken, brieven, moties as documents) or `cases`
     /// (zaken: the parliamentary items documents belong to).
+    #[schemars(length(max = 20))]
     #[serde(default)]
     pub kind: Option<String>,
     /// Only this kind of record (`Soort`), e.g. `Motie`, `Brief regering`, `Schriftelijke vragen`.
+    #[schemars(length(max = 100))]
     #[serde(default)]
     pub soort: Option<String>,
     /// First day, YYYY-MM-DD.
+    #[schemars(length(max = 10))]
     #[serde(default)]
     pub date_from: Option<String>,
     /// Last day (inclusive), YYYY-MM-DD.
+    #[schemars(length(max = 10))]
     #[serde(default)]
     pub date_to: Option<String>,
-    /// The `continuation` of a previous answer, for its next page (other arguments are
-    /// then ignored).
+    /// The `continuation` of a previous answer, exactly as given, for its next page
+    /// (other arguments are then ignored).
+    #[schemars(length(max = 2000))]
     #[serde(default)]
     pub continuation: Option<String>,
 }
@@ -91,6 +97,7 @@ pub struct SearchArgs {
 #[serde(deny_unknown_fields)]
 pub struct DocumentArgs {
     /// The document's `Id` (a GUID) from tk_search.
+    #[schemars(length(max = 64))]
     pub id: String,
 }
 
@@ -152,19 +159,35 @@ impl Besluit {
         Parameters(args): Parameters<SearchArgs>,
         Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let kind = match args.kind.as_deref() {
-            None | Some("documents") => Kind::Documents,
-            Some("cases") => Kind::Cases,
-            Some(other) => return Ok(tool_error(format!("`kind` must be documents or cases, not `{other}`"))),
+        // A continuation is read before anything else: only one BesluitBron issued is
+        // accepted, and it names the kind of search it continues.
+        let next = match args.continuation.as_deref().filter(|t| !t.is_empty()) {
+            Some(token) => match Continuation::parse(token) {
+                Ok(next) => Some(next),
+                Err(e) => return Ok(tool_error(e)),
+            },
+            None => None,
+        };
+        let kind = match (&next, args.kind.as_deref()) {
+            (Some(next), _) if next.entity_set() == "Zaak" => Kind::Cases,
+            (Some(_), _) | (None, None | Some("documents")) => Kind::Documents,
+            (None, Some("cases")) => Kind::Cases,
+            (None, Some(other)) => {
+                return Ok(tool_error(format!(
+                    "`kind` must be documents or cases, not `{}`",
+                    crate::platforms::http::brief(other)
+                )));
+            }
         };
         let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
         };
         let operation = format!("search_{}", kind.as_str());
-        let (key, asked) = if let Some(token) = args.continuation.clone().filter(|t| !t.is_empty()) {
-            let key = CacheKey::new(PLATFORM, DataClass::Search, operation).param("continuation", token.clone());
-            (key, Asked::Next(Continuation::from_token(token)))
+        let (key, asked) = if let Some(next) = next {
+            let key =
+                CacheKey::new(PLATFORM, DataClass::Search, operation).param("continuation", next.as_str().to_owned());
+            (key, Asked::Next(next))
         } else {
             let words = match search_words(&args.words) {
                 Ok(words) => words,
@@ -250,7 +273,7 @@ impl Besluit {
         if !is_guid(&id) {
             return Ok(tool_error(format!(
                 "`{}` is not a document Id (a GUID from tk_search)",
-                args.id
+                crate::platforms::http::brief(&args.id)
             )));
         }
         let client = match self.shared().clients.get::<TkClient>(PLATFORM) {

@@ -130,18 +130,47 @@ impl RefusalFormat {
     };
 }
 
+/// What a request asked for, as far as a 404 is concerned: only a lookup of one record
+/// by its id may tell the assistant that something does not exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asked<'a> {
+    /// One record by its id, named for the message (e.g. ``entity `x` ``): a 404 is
+    /// [`PlatformError::NotFound`].
+    Record(&'a str),
+    /// A search, a page or a list: a 404 (often an HTML page of a proxy or a moved API)
+    /// says nothing about a record, and is [`PlatformError::Upstream`] with status 404.
+    Listing,
+}
+
+impl<'a> From<&'a str> for Asked<'a> {
+    fn from(what: &'a str) -> Asked<'a> {
+        Asked::Record(what)
+    }
+}
+
+impl<'a> From<&'a String> for Asked<'a> {
+    fn from(what: &'a String) -> Asked<'a> {
+        Asked::Record(what)
+    }
+}
+
 /// The error for an answer that is not a success, the same for every client:
 ///
 /// | status | error |
 /// |---|---|
 /// | 400 | [`PlatformError::BadRequest`], code and message read by `refusals` |
 /// | 401, 403 | [`PlatformError::AccessDenied`] |
-/// | 404 | [`PlatformError::NotFound`] naming `what` |
+/// | 404 | [`PlatformError::NotFound`] naming the record when `asked` is [`Asked::Record`]; [`PlatformError::Upstream`] for a listing |
 /// | anything else (3xx not followed, other 4xx, 5xx; a 2xx if asked) | [`PlatformError::Upstream`] |
 ///
 /// A 429 does not reach a connector ([`super::Attempt::RateLimited`]); a bot challenge
 /// neither ([`PlatformError::Challenge`]).
-pub fn status_error(platform: PlatformId, fetched: &Fetched, what: &str, refusals: &RefusalFormat) -> PlatformError {
+pub fn status_error<'a>(
+    platform: PlatformId,
+    fetched: &Fetched,
+    asked: impl Into<Asked<'a>>,
+    refusals: &RefusalFormat,
+) -> PlatformError {
     match fetched.status {
         StatusCode::BAD_REQUEST => {
             let refusal = (refusals.read)(&fetched.body).unwrap_or_default();
@@ -154,6 +183,7 @@ pub fn status_error(platform: PlatformId, fetched: &Fetched, what: &str, refusal
                 message: refusal
                     .message
                     .filter(|m| !m.is_empty())
+                    .map(|m| super::brief(&m))
                     .unwrap_or_else(|| "the platform gave no reason".to_owned()),
             }
         }
@@ -161,9 +191,12 @@ pub fn status_error(platform: PlatformId, fetched: &Fetched, what: &str, refusal
             platform,
             status: fetched.status.as_u16(),
         },
-        StatusCode::NOT_FOUND => PlatformError::NotFound {
-            platform,
-            what: what.to_owned(),
+        StatusCode::NOT_FOUND => match asked.into() {
+            Asked::Record(what) => PlatformError::NotFound {
+                platform,
+                what: what.to_owned(),
+            },
+            Asked::Listing => PlatformError::Upstream { platform, status: 404 },
         },
         status => PlatformError::Upstream {
             platform,
@@ -173,16 +206,16 @@ pub fn status_error(platform: PlatformId, fetched: &Fetched, what: &str, refusal
 }
 
 /// A success's body decoded as JSON; any other status is [`status_error`].
-pub fn read_json<T: DeserializeOwned>(
+pub fn read_json<'a, T: DeserializeOwned>(
     platform: PlatformId,
     fetched: &Fetched,
-    what: &str,
+    asked: impl Into<Asked<'a>>,
     refusals: &RefusalFormat,
 ) -> Result<T, PlatformError> {
     if fetched.status.is_success() {
         decode_json(platform, fetched)
     } else {
-        Err(status_error(platform, fetched, what, refusals))
+        Err(status_error(platform, fetched, asked, refusals))
     }
 }
 
@@ -194,7 +227,7 @@ pub fn decode_json<T: DeserializeOwned>(platform: PlatformId, fetched: &Fetched)
         let detail = if fetched.looks_like_html() {
             format!("{content_type} body is an HTML page, not the expected JSON")
         } else {
-            format!("{content_type} body is not the expected JSON: {e}")
+            format!("{} body is not the expected JSON: {e}", super::brief(content_type))
         };
         PlatformError::Garbage { platform, detail }
     })
@@ -336,6 +369,19 @@ mod tests {
                 platform: p,
                 what: "entity `a`".into()
             }
+        );
+        assert_eq!(
+            status_error(
+                p,
+                &answer(404, Some("text/html"), b"<html>Not Found</html>"),
+                Asked::Listing,
+                &CODED
+            ),
+            PlatformError::Upstream {
+                platform: p,
+                status: 404
+            },
+            "a 404 answering a search is not a missing record"
         );
         for status in [301, 410, 418, 500, 503] {
             assert_eq!(

@@ -26,6 +26,11 @@ pub const DEFAULT_MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
 /// announces much and sends little does not make BesluitBron allocate the whole cap.
 const PREALLOCATE_MAX_BYTES: u64 = 1024 * 1024;
 
+/// The longest request URL BesluitBron sends, in bytes. Tools bound their arguments far
+/// below it; this catches whatever slips through, before anything is sent, as a refusal
+/// of the request (not retried, not an outage of the platform).
+pub const MAX_REQUEST_URL_BYTES: usize = 8 * 1024;
+
 /// How a platform client talks HTTP. Time-outs carry their unit in the name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpConfig {
@@ -214,6 +219,17 @@ impl PlatformHttp {
     async fn attempt(&self, request: &PlatformRequest, timeout: Duration) -> Attempt {
         let platform = self.platform;
         let idempotent = request.is_idempotent();
+        let url_bytes = request.url().as_str().len();
+        if url_bytes > MAX_REQUEST_URL_BYTES {
+            return Attempt::Failed(PlatformError::BadRequest {
+                platform,
+                code: "request_too_long".to_owned(),
+                message: format!(
+                    "the request would be {url_bytes} bytes long, more than the {MAX_REQUEST_URL_BYTES} BesluitBron \
+                     sends; use fewer or shorter arguments"
+                ),
+            });
+        }
         // A transport failure: a broken connection may be retried (idempotent only),
         // the rest never.
         let transport = |e: reqwest::Error| {
@@ -222,7 +238,7 @@ impl PlatformHttp {
                     idempotent,
                     PlatformError::Unreachable {
                         platform,
-                        detail: describe(&e),
+                        detail: describe(e),
                     },
                     None,
                 )
@@ -239,7 +255,7 @@ impl PlatformHttp {
             } else if e.is_builder() {
                 Attempt::Failed(PlatformError::Config {
                     platform,
-                    detail: format!("cannot build the request: {}", describe(&e)),
+                    detail: format!("cannot build the request: {}", describe(e)),
                 })
             } else {
                 // Resets and truncated bodies: the connection failed mid-answer.
@@ -247,7 +263,7 @@ impl PlatformHttp {
                     idempotent,
                     PlatformError::Unreachable {
                         platform,
-                        detail: describe(&e),
+                        detail: describe(e),
                     },
                     None,
                 )
@@ -276,18 +292,19 @@ impl PlatformHttp {
             };
             return retryable_if(idempotent, error, wait);
         }
-        let too_large = || {
+        let too_large = |size_bytes: Option<u64>| {
             Attempt::Failed(PlatformError::TooLarge {
                 platform,
                 limit_bytes: self.max_body_bytes,
+                size_bytes,
             })
         };
         let declared = response
             .content_length()
             .or_else(|| header_u64(response.headers(), header::CONTENT_LENGTH.as_str()));
-        if declared.is_some_and(|len| len > self.max_body_bytes) {
+        if let Some(len) = declared.filter(|&len| len > self.max_body_bytes) {
             // Refused before reading: dropping the response closes the connection.
-            return too_large();
+            return too_large(Some(len));
         }
         let reserve = declared
             .unwrap_or(0)
@@ -299,8 +316,9 @@ impl PlatformHttp {
                 Ok(Some(chunk)) => {
                     if (body.len() + chunk.len()) as u64 > self.max_body_bytes {
                         // Stop at the cap; dropping the response closes the connection
-                        // before the rest is sent.
-                        return too_large();
+                        // before the rest is sent. (What it announced, if anything, was
+                        // within the cap: its size is unknown.)
+                        return too_large(None);
                     }
                     body.extend_from_slice(&chunk);
                 }
@@ -326,10 +344,13 @@ fn retryable_if(idempotent: bool, error: PlatformError, retry_after: Option<Dura
     }
 }
 
-/// The error chain of a reqwest error in one line (the top level alone says little).
-fn describe(error: &reqwest::Error) -> String {
+/// The error chain of a reqwest error in one line (the top level alone says little),
+/// without the request's URL: an error text never carries the platform's address or the
+/// query an assistant's arguments became.
+fn describe(error: reqwest::Error) -> String {
+    let error = error.without_url();
     let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
+    let mut source = std::error::Error::source(&error);
     while let Some(s) = source {
         text.push_str(": ");
         text.push_str(&s.to_string());

@@ -70,13 +70,17 @@ pub enum PlatformError {
         signal: &'static str,
     },
     /// The answer is larger than BesluitBron reads from this platform
-    /// ([`super::HttpConfig::max_body_bytes`]); reading stopped at the limit.
-    #[error("{} sent an answer larger than {limit_bytes} bytes, more than BesluitBron reads from it; ask for less (fewer results per page, a narrower search, or one document at a time), or open the document at the platform itself", .platform.display_name())]
+    /// ([`super::HttpConfig::max_body_bytes`], `Platforms.<id>.MaxBodyBytes`); reading
+    /// stopped at the limit, or never started when the answer announced its size.
+    #[error("{} sent an answer of {}, more than the {limit_bytes} bytes BesluitBron reads from it; ask for less (fewer results per page, a narrower search, or one document at a time), or open the document at the platform itself", .platform.display_name(), size_text(*.size_bytes, *.limit_bytes))]
     TooLarge {
         /// The platform.
         platform: PlatformId,
         /// The limit that was exceeded, in bytes.
         limit_bytes: u64,
+        /// The size the answer announced (`Content-Length`); `None` when it announced
+        /// none and reading stopped at the limit.
+        size_bytes: Option<u64>,
     },
     /// The platform answered with an unexpected HTTP status (5xx after the retries, a
     /// redirect BesluitBron does not follow, or a 4xx without a meaning of its own).
@@ -138,6 +142,14 @@ pub enum PlatformError {
         /// What is wrong.
         detail: String,
     },
+}
+
+/// The size of an answer over the cap, as a [`PlatformError::TooLarge`] says it.
+fn size_text(size_bytes: Option<u64>, limit_bytes: u64) -> String {
+    match size_bytes {
+        Some(size) => format!("{size} bytes"),
+        None => format!("more than {limit_bytes} bytes"),
+    }
 }
 
 impl PlatformError {
@@ -238,10 +250,22 @@ mod tests {
         let e = PlatformError::TooLarge {
             platform: PlatformId::Tk,
             limit_bytes: 1024,
+            size_bytes: None,
         };
         assert!(
             e.to_string()
-                .starts_with("Tweede Kamer sent an answer larger than 1024 bytes"),
+                .starts_with("Tweede Kamer sent an answer of more than 1024 bytes, more than the 1024 bytes"),
+            "{e}"
+        );
+        let e = PlatformError::TooLarge {
+            platform: PlatformId::Obv,
+            limit_bytes: 1024,
+            size_bytes: Some(5000),
+        };
+        assert!(
+            e.to_string().starts_with(
+                "OpenBesluitvorming sent an answer of 5000 bytes, more than the 1024 bytes BesluitBron reads"
+            ),
             "{e}"
         );
     }

@@ -42,11 +42,11 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::{self, HeaderMap};
 
-pub use answer::{Fetched, Refusal, RefusalFormat, challenge_signal, decode_json, read_json, status_error};
-pub use client::{Attempt, DEFAULT_MAX_BODY_BYTES, HttpConfig, PlatformHttp, user_agent};
+pub use answer::{Asked, Fetched, Refusal, RefusalFormat, challenge_signal, decode_json, read_json, status_error};
+pub use client::{Attempt, DEFAULT_MAX_BODY_BYTES, HttpConfig, MAX_REQUEST_URL_BYTES, PlatformHttp, user_agent};
 pub use error::PlatformError;
 pub use request::{Method, PlatformRequest, RequestBody};
-pub use urls::{encode_segment, join, link_on_base, parse_base_url, with_query};
+pub use urls::{encode_segment, join, link_on_base, parse_base_url, path_segment, with_query};
 
 /// Fallback wait after a 429 that names neither `Retry-After` nor `RateLimit-Reset`:
 /// one full refill window of the strictest platform (OpenBesluitvorming, 60 s).
@@ -70,6 +70,20 @@ pub fn rate_limited_wait(headers: &HeaderMap, now: SystemTime) -> Duration {
         .unwrap_or(RATE_LIMITED_FALLBACK)
         .max(Duration::from_secs(1))
 }
+
+/// `text` as an error message may quote it: at most [`BRIEF_CHARS`] characters, cut
+/// with `…`. For ids, codes and platform messages whose length BesluitBron does not
+/// choose.
+pub fn brief(text: &str) -> String {
+    if text.chars().count() <= BRIEF_CHARS {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(BRIEF_CHARS - 1).collect();
+    cut + "…"
+}
+
+/// The longest quotation [`brief`] makes.
+pub const BRIEF_CHARS: usize = 120;
 
 /// A header holding a non-negative integer.
 pub fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {

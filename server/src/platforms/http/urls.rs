@@ -28,10 +28,29 @@ pub fn parse_base_url(platform: PlatformId, text: &str) -> Result<Url, PlatformE
 /// `base` with `path` appended (the base's own path kept; `path` starts without a slash).
 pub fn join(platform: PlatformId, base: &Url, path: &str) -> Result<Url, PlatformError> {
     let text = format!("{}/{path}", base.as_str().trim_end_matches('/'));
+    // The message names neither the base URL nor the path: either may reach a tool error.
     Url::parse(&text).map_err(|e| PlatformError::Config {
         platform,
-        detail: format!("cannot form a URL from `{text}`: {e}"),
+        detail: format!("cannot form a request URL ({e})"),
     })
+}
+
+/// `id` as exactly one path segment of a request URL: refused when it is empty, `.` or
+/// `..` (a URL parser resolves those, and their percent-encoded forms, as dot segments,
+/// so `entities/..` would ask for the parent path); otherwise percent-encoded
+/// ([`encode_segment`]), so `/`, `?`, `#` and `%` stay inside the segment.
+///
+/// Use it for every id a tool puts into a URL path, before the call is queued: the
+/// refusal is [`PlatformError::BadRequest`] with code `invalid_id`, nothing sent.
+pub fn path_segment(platform: PlatformId, id: &str) -> Result<String, PlatformError> {
+    if matches!(id, "" | "." | "..") {
+        return Err(PlatformError::BadRequest {
+            platform,
+            code: "invalid_id".to_owned(),
+            message: "an id must be a name, not empty, `.` or `..`".to_owned(),
+        });
+    }
+    Ok(encode_segment(id))
 }
 
 /// Percent-encodes one path segment: everything but unreserved characters
@@ -72,16 +91,14 @@ pub fn with_query<K: AsRef<str>, V: AsRef<str>>(mut url: Url, pairs: impl IntoIt
 /// refused; nothing is sent either way. A client may narrow the path further.
 pub fn link_on_base(platform: PlatformId, base: &Url, link: &str) -> Result<Url, PlatformError> {
     let refuse = |detail: String| PlatformError::ForeignLink { platform, detail };
+    // The reasons name neither the link nor the base: a refusal may reach a tool error,
+    // which never carries the platform's configured address or an assistant's input.
     let url = Url::parse(link).map_err(|e| refuse(format!("not a URL: {e}")))?;
     if url.scheme() != base.scheme()
         || url.host_str() != base.host_str()
         || url.port_or_known_default() != base.port_or_known_default()
     {
-        return Err(refuse(format!(
-            "`{}` is not on {}",
-            url.origin().ascii_serialization(),
-            base.origin().ascii_serialization()
-        )));
+        return Err(refuse("the link points at another host".to_owned()));
     }
     if !url.username().is_empty() || url.password().is_some() || url.fragment().is_some() {
         return Err(refuse("the link carries credentials or a fragment".to_owned()));
@@ -89,7 +106,7 @@ pub fn link_on_base(platform: PlatformId, base: &Url, link: &str) -> Result<Url,
     let root = base.path().trim_end_matches('/');
     let under = url.path() == root || url.path().strip_prefix(root).is_some_and(|rest| rest.starts_with('/'));
     if !under {
-        return Err(refuse(format!("path `{}` is not under `{}/`", url.path(), root)));
+        return Err(refuse("the link's path is not the platform's".to_owned()));
     }
     Ok(url)
 }
@@ -105,6 +122,28 @@ mod tests {
             "document%3Anotubiz%3Agemeente%3Asoest%3A1"
         );
         assert_eq!(encode_segment("a/b c"), "a%2Fb%20c");
+    }
+
+    #[test]
+    fn an_id_is_exactly_one_path_segment() {
+        let base = parse_base_url(PlatformId::Obv, "http://127.0.0.1:9/obv").unwrap();
+        for id in ["", ".", ".."] {
+            assert!(
+                matches!(path_segment(PlatformId::Obv, id), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_id"),
+                "`{id}` is refused"
+            );
+        }
+        for (id, path) in [
+            ("...", "/obv/api/entities/..."),
+            ("a/../b", "/obv/api/entities/a%2F..%2Fb"),
+            ("%2e%2e", "/obv/api/entities/%252e%252e"),
+            ("x?y#z", "/obv/api/entities/x%3Fy%23z"),
+            (".hidden", "/obv/api/entities/.hidden"),
+        ] {
+            let segment = path_segment(PlatformId::Obv, id).unwrap();
+            let url = join(PlatformId::Obv, &base, &format!("api/entities/{segment}")).unwrap();
+            assert_eq!((url.path(), url.query()), (path, None), "`{id}`");
+        }
     }
 
     #[test]

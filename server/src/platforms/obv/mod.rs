@@ -23,7 +23,7 @@ use std::time::Duration;
 use besluitbron_core::{PlatformId, Units};
 use reqwest::Url;
 
-use super::http::{self, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
+use super::http::{self, Asked, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
 
 mod wire;
 
@@ -332,7 +332,7 @@ impl ObvClient {
             q.append_pair("offset", &params.offset.to_string());
             q.append_pair("limit", &params.limit.to_string());
         }
-        self.fetch(url, "search results").await
+        self.fetch(url, Asked::Listing).await
     }
 
     /// One entity with its full text or agenda (`GET /api/entities/{id}`); costs 1.
@@ -340,31 +340,33 @@ impl ObvClient {
         if entity_id.trim().is_empty() {
             return Err(bad_request("entity_not_found", "an entity id is required".into()));
         }
-        let url = http::join(
-            PLATFORM,
-            &self.base,
-            &format!("api/entities/{}", http::encode_segment(entity_id)),
-        )?;
-        self.fetch(url, &format!("entity `{entity_id}`")).await
+        let segment = http::path_segment(PLATFORM, entity_id)?;
+        let url = http::join(PLATFORM, &self.base, &format!("api/entities/{segment}"))?;
+        let what = format!("entity `{}`", http::brief(entity_id));
+        self.fetch(url, Asked::Record(&what)).await
     }
 
     /// All sources (`GET /api/sources`), in the platform's order; costs 1.
     pub async fn sources(&self) -> Result<(Vec<Source>, RateInfo), ObvError> {
         let url = http::join(PLATFORM, &self.base, "api/sources")?;
-        let (body, rate): (SourcesBody, RateInfo) = self.fetch(url, "source list").await?;
+        let (body, rate): (SourcesBody, RateInfo) = self.fetch(url, Asked::Listing).await?;
         Ok((body.sources, rate))
     }
 
     /// The load status per supplier and source (`GET /api/status`); costs 1.
     pub async fn status(&self) -> Result<(Status, RateInfo), ObvError> {
         let url = http::join(PLATFORM, &self.base, "api/status")?;
-        self.fetch(url, "load status").await
+        self.fetch(url, Asked::Listing).await
     }
 
-    async fn fetch<T: serde::de::DeserializeOwned>(&self, url: Url, what: &str) -> Result<(T, RateInfo), ObvError> {
+    async fn fetch<T: serde::de::DeserializeOwned>(
+        &self,
+        url: Url,
+        asked: Asked<'_>,
+    ) -> Result<(T, RateInfo), ObvError> {
         let fetched = self.http.get(url).await?;
         let rate = RateInfo::from_headers(&fetched.headers);
-        Ok((http::read_json(PLATFORM, &fetched, what, &REFUSALS)?, rate))
+        Ok((http::read_json(PLATFORM, &fetched, asked, &REFUSALS)?, rate))
     }
 }
 

@@ -6,10 +6,14 @@
 //! - Searches never set `$top`: the platform drops `@odata.nextLink` when `$top` is
 //!   present (its "wontfix"), so paging follows the nextLink it sends. A search returns
 //!   one page of at most 250 rows plus an opaque [`Continuation`].
-//! - A continuation is followed only when it lies on the configured base URL (same
-//!   scheme, host, port and entity-set path); anything else is
-//!   [`PlatformError::ForeignLink`] before a request is made. Links the platform sends
-//!   are checked the same way when they arrive.
+//! - A continuation is BesluitBron's own token ([`Continuation`]): the typed search and
+//!   the platform's `$skip` (or `$skiptoken`), taken strictly from the `@odata.nextLink`
+//!   it sent, which must lie on the configured base URL at the entity set's path. The
+//!   next page's request is built from the typed search again, never from a link or
+//!   from text an assistant hands back; a token BesluitBron would not have issued is
+//!   [`PlatformError::ForeignLink`] before anything is sent. So no OData option
+//!   (`$top`, `$expand`, `$apply`, another `$filter`) ever reaches the platform from a
+//!   continuation.
 //! - Text put into a filter is quoted as an OData string literal (a `'` is doubled), so
 //!   a search word can never change the filter's structure.
 //! - Deleted records (`Verwijderd`) are left out unless asked for.
@@ -19,10 +23,13 @@
 //! SyncFeed, download files (it returns their URL), or impose a limit — the platform
 //! publishes none; the scheduler may still pace calls.
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::Url;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
-use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
+use super::http::{self, Asked, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
 use besluitbron_core::PlatformId;
 
 mod wire;
@@ -46,8 +53,17 @@ pub fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
+/// The longest continuation token accepted (those BesluitBron issues for the longest
+/// searches the tool allows are well under half of it).
+pub const MAX_CONTINUATION_CHARS: usize = 2000;
+/// The largest `$skip` a continuation may carry.
+pub const MAX_SKIP: u64 = 10_000_000;
+/// The longest word, `soort` or `$skiptoken` a continuation may carry.
+const MAX_TOKEN_FIELD_CHARS: usize = 500;
+
 /// A search for documents or cases.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TkSearch {
     /// Every word must occur in the title or in the subject (case as the platform compares).
     pub words: Vec<String>,
@@ -115,23 +131,109 @@ impl TkSearch {
     }
 }
 
-/// Where the next page of a search is: the platform's `@odata.nextLink`, kept opaque.
-///
-/// Safe to hand to an assistant and take back: it is checked against the base URL
-/// before it is followed.
+/// Where the next page of a search is, as BesluitBron issues it: the entity set, the
+/// typed search and the position the platform's `@odata.nextLink` named (its `$skip`
+/// or `$skiptoken`, nothing else of the link). Handed to an assistant as an opaque token
+/// (`tk1.` and the base64url of compact JSON) and read back by [`Continuation::parse`],
+/// which accepts exactly the tokens BesluitBron issues: the next page is asked with the
+/// search rebuilt from its typed parameters, so the token can never carry an OData
+/// option of its own.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Continuation(String);
+pub struct Continuation {
+    token: String,
+    page: PageToken,
+}
+
+/// What a continuation holds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PageToken {
+    /// `Document` or `Zaak`.
+    set: String,
+    search: TkSearch,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skip: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skiptoken: Option<String>,
+}
+
+/// The token prefix (a new format gets a new one, and old tokens are refused).
+const TOKEN_PREFIX: &str = "tk1.";
 
 impl Continuation {
-    /// A continuation from its text (as given out by [`Continuation::as_str`]).
-    pub fn from_token(token: impl Into<String>) -> Continuation {
-        Continuation(token.into())
+    fn new(page: PageToken) -> Continuation {
+        // Serializing plain strings, numbers and booleans cannot fail.
+        let json = serde_json::to_vec(&page).unwrap_or_default();
+        Continuation {
+            token: format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(json)),
+            page,
+        }
     }
 
-    /// The token's text.
-    pub fn as_str(&self) -> &str {
-        &self.0
+    /// Reads a token handed back by an assistant: only a token exactly as BesluitBron
+    /// issues it (its prefix, canonical encoding and JSON; an entity set this client
+    /// searches; a search the tool would accept; one position within bounds) is a
+    /// continuation. Anything else — a URL, an OData query, a token altered by hand — is
+    /// [`PlatformError::ForeignLink`], and nothing is sent.
+    pub fn parse(token: &str) -> Result<Continuation, TkError> {
+        let refuse = |detail: &str| PlatformError::ForeignLink {
+            platform: PLATFORM,
+            detail: format!("{detail}; pass the `continuation` of a previous answer exactly as given"),
+        };
+        if token.len() > MAX_CONTINUATION_CHARS {
+            return Err(refuse("the continuation is too long"));
+        }
+        let Some(encoded) = token.strip_prefix(TOKEN_PREFIX) else {
+            return Err(refuse("this is not a continuation BesluitBron issued"));
+        };
+        let json = URL_SAFE_NO_PAD
+            .decode(encoded)
+            .map_err(|_| refuse("the continuation is damaged"))?;
+        let page: PageToken = serde_json::from_slice(&json).map_err(|_| refuse("the continuation is damaged"))?;
+        let date_field = match page.set.as_str() {
+            s if s == Document::SET => Document::DATE_FIELD,
+            s if s == Zaak::SET => Zaak::DATE_FIELD,
+            _ => return Err(refuse("the continuation names no entity set BesluitBron searches")),
+        };
+        let long = |text: &str| text.chars().count() > MAX_TOKEN_FIELD_CHARS;
+        let search = &page.search;
+        if search.words.is_empty()
+            || search.words.iter().any(|w| w.trim().is_empty() || long(w))
+            || search.soort.as_deref().is_some_and(long)
+            || search.filter(date_field).is_err()
+        {
+            return Err(refuse("the continuation holds a search BesluitBron does not make"));
+        }
+        let position_ok = match (&page.skip, &page.skiptoken) {
+            (Some(skip), None) => *skip > 0 && *skip <= MAX_SKIP,
+            (None, Some(token)) => is_skiptoken(token),
+            _ => false,
+        };
+        if !position_ok {
+            return Err(refuse("the continuation names no page BesluitBron issued"));
+        }
+        let continuation = Continuation::new(page);
+        if continuation.token != token {
+            return Err(refuse("this is not a continuation BesluitBron issued"));
+        }
+        Ok(continuation)
     }
+
+    /// The token's text, as handed to an assistant.
+    pub fn as_str(&self) -> &str {
+        &self.token
+    }
+
+    /// The entity set it pages: `Document` or `Zaak`.
+    pub fn entity_set(&self) -> &str {
+        &self.page.set
+    }
+}
+
+/// True for a `$skiptoken` BesluitBron carries: 1 to 500 printable ASCII characters
+/// without spaces (it is put into the query encoded, so nothing in it can add an option).
+fn is_skiptoken(token: &str) -> bool {
+    !token.is_empty() && token.len() <= MAX_TOKEN_FIELD_CHARS && token.bytes().all(|b| b.is_ascii_graphic())
 }
 
 /// One page of records.
@@ -236,8 +338,7 @@ impl TkClient {
 
     /// The page of documents a continuation from [`TkClient::search_documents`] points at.
     pub async fn next_documents(&self, next: &Continuation) -> Result<TkPage<Document>, TkError> {
-        let url = self.check_link(Document::SET, next.as_str())?;
-        self.page(url).await
+        self.next::<Document>(next).await
     }
 
     /// The first page of cases matching `search`, most recently started first.
@@ -247,8 +348,7 @@ impl TkClient {
 
     /// The page of cases a continuation from [`TkClient::search_cases`] points at.
     pub async fn next_cases(&self, next: &Continuation) -> Result<TkPage<Zaak>, TkError> {
-        let url = self.check_link(Zaak::SET, next.as_str())?;
-        self.page(url).await
+        self.next::<Zaak>(next).await
     }
 
     /// One document by its GUID, with its record and file addresses.
@@ -259,7 +359,8 @@ impl TkClient {
             detail: format!("cannot form a record URL: {e}"),
         })?;
         let fetched = self.http.get(url).await?;
-        let document = self.decode::<Document>(&fetched, &format!("document {id}"))?;
+        let what = format!("document {}", http::brief(id));
+        let document = self.decode::<Document>(&fetched, Asked::Record(&what))?;
         Ok(TkDocument { document, links })
     }
 
@@ -269,7 +370,7 @@ impl TkClient {
             return Err(PlatformError::BadRequest {
                 platform: PLATFORM,
                 code: "invalid_guid".to_owned(),
-                message: format!("`{id}` is not a document id (a GUID such as 7a9b77f1-…)"),
+                message: format!("`{}` is not a document id (a GUID such as 7a9b77f1-…)", http::brief(id)),
             });
         }
         let record = http::join(PLATFORM, &self.base, &format!("Document({id})"))?;
@@ -290,6 +391,24 @@ impl TkClient {
     }
 
     async fn search<T: Searchable>(&self, search: &TkSearch) -> Result<TkPage<T>, TkError> {
+        let url = self.search_url::<T>(search, None)?;
+        self.search_page(search, url).await
+    }
+
+    async fn next<T: Searchable>(&self, next: &Continuation) -> Result<TkPage<T>, TkError> {
+        if next.entity_set() != T::SET {
+            return Err(PlatformError::ForeignLink {
+                platform: PLATFORM,
+                detail: "the continuation belongs to a search of another kind".to_owned(),
+            });
+        }
+        let url = self.search_url::<T>(&next.page.search, Some(&next.page))?;
+        self.search_page(&next.page.search, url).await
+    }
+
+    /// The request of a search, at the position of `at` (or the first page): built only
+    /// from the typed search and the position.
+    fn search_url<T: Searchable>(&self, search: &TkSearch, at: Option<&PageToken>) -> Result<Url, TkError> {
         let filter = search.filter(T::DATE_FIELD)?;
         let mut url = http::join(PLATFORM, &self.base, T::SET)?;
         {
@@ -301,8 +420,61 @@ impl TkClient {
             if search.count {
                 q.append_pair("$count", "true");
             }
+            if let Some(skip) = at.and_then(|p| p.skip) {
+                q.append_pair("$skip", &skip.to_string());
+            }
+            if let Some(token) = at.and_then(|p| p.skiptoken.as_deref()) {
+                q.append_pair("$skiptoken", token);
+            }
         }
-        self.page(url).await
+        Ok(url)
+    }
+
+    /// One page of a search, its nextLink turned into a [`Continuation`] of `search`.
+    async fn search_page<T: Searchable>(&self, search: &TkSearch, url: Url) -> Result<TkPage<T>, TkError> {
+        let (page, next_link) = self.page_with_link::<T>(url).await?;
+        let next = match next_link {
+            None => None,
+            Some(link) => Some(Continuation::new(self.position::<T>(search, &link)?)),
+        };
+        Ok(TkPage { next, ..page })
+    }
+
+    /// The position a nextLink names, strictly: exactly one `$skip` (a number within
+    /// [`MAX_SKIP`]) or one `$skiptoken`; whatever else the link carries is not used.
+    fn position<T: Searchable>(&self, search: &TkSearch, link: &Url) -> Result<PageToken, TkError> {
+        let garbage = |detail: &str| PlatformError::Garbage {
+            platform: PLATFORM,
+            detail: detail.to_owned(),
+        };
+        let mut skip = None;
+        let mut skiptoken = None;
+        for (name, value) in link.query_pairs() {
+            match name.as_ref() {
+                "$skip" if skip.is_none() => {
+                    let n = value
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|&n| n > 0 && n <= MAX_SKIP)
+                        .ok_or_else(|| garbage("the next-page link carries an unusable $skip"))?;
+                    skip = Some(n);
+                }
+                "$skiptoken" if skiptoken.is_none() && is_skiptoken(&value) => skiptoken = Some(value.into_owned()),
+                "$skip" | "$skiptoken" => return Err(garbage("the next-page link carries an unusable position")),
+                _ => {}
+            }
+        }
+        if skip.is_some() == skiptoken.is_some() {
+            return Err(garbage(
+                "the next-page link carries neither one $skip nor one $skiptoken",
+            ));
+        }
+        Ok(PageToken {
+            set: T::SET.to_owned(),
+            search: search.clone(),
+            skip,
+            skiptoken,
+        })
     }
 
     async fn reference_list<T: EntitySet>(&self) -> Result<Vec<T>, TkError> {
@@ -310,12 +482,13 @@ impl TkClient {
         url.query_pairs_mut().append_pair("$filter", "Verwijderd eq false");
         let mut items = Vec::new();
         for _ in 0..MAX_REFERENCE_PAGES {
-            let page: TkPage<T> = self.page(url).await?;
+            // The platform's own link, checked on the base URL: a reference list is
+            // never paged by anything an assistant hands back.
+            let (page, next): (TkPage<T>, _) = self.page_with_link(url).await?;
             items.extend(page.items);
-            match page.next {
+            match next {
                 None => return Ok(items),
-                // Checked in `page` already; parsed again only to get a Url.
-                Some(next) => url = self.check_link(T::SET, next.as_str())?,
+                Some(next) => url = next,
             }
         }
         Err(PlatformError::TooManyPages {
@@ -324,26 +497,25 @@ impl TkClient {
         })
     }
 
-    /// Fetches one page and checks the nextLink it carries.
-    async fn page<T: EntitySet>(&self, url: Url) -> Result<TkPage<T>, TkError> {
+    /// Fetches one page; its nextLink, when it sent one, checked on the base URL at the
+    /// entity set's path.
+    async fn page_with_link<T: EntitySet>(&self, url: Url) -> Result<(TkPage<T>, Option<Url>), TkError> {
         let fetched = self.http.get(url).await?;
-        let page: ODataPage<T> = self.decode(&fetched, T::SET)?;
+        let page: ODataPage<T> = self.decode(&fetched, Asked::Listing)?;
         let next = match page.next_link {
             None => None,
-            Some(link) => {
-                self.check_link(T::SET, &link)?;
-                Some(Continuation(link))
-            }
+            Some(link) => Some(self.check_link(T::SET, &link)?),
         };
-        Ok(TkPage {
+        let page = TkPage {
             items: page.value,
             count: page.count,
-            next,
-        })
+            next: None,
+        };
+        Ok((page, next))
     }
 
-    fn decode<T: DeserializeOwned>(&self, fetched: &Fetched, what: &str) -> Result<T, TkError> {
-        http::read_json(PLATFORM, fetched, what, &REFUSALS)
+    fn decode<T: DeserializeOwned>(&self, fetched: &Fetched, asked: Asked<'_>) -> Result<T, TkError> {
+        http::read_json(PLATFORM, fetched, asked, &REFUSALS)
     }
 
     /// Accepts `link` only on the base URL ([`http::link_on_base`]) and at the path of `set`.
@@ -353,7 +525,7 @@ impl TkClient {
         if url.path() != want {
             return Err(PlatformError::ForeignLink {
                 platform: PLATFORM,
-                detail: format!("path `{}` is not `{want}`", url.path()),
+                detail: format!("the link is not at the {set} entity set"),
             });
         }
         Ok(url)
@@ -456,6 +628,48 @@ mod tests {
                     Err(PlatformError::ForeignLink { .. })
                 ),
                 "{foreign} must be refused"
+            );
+        }
+    }
+
+    fn token_of(json: &str) -> String {
+        format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(json))
+    }
+
+    #[test]
+    fn a_continuation_reads_back_only_exactly_as_issued() {
+        let issued = Continuation::new(PageToken {
+            set: "Zaak".into(),
+            search: TkSearch {
+                count: true,
+                ..TkSearch::words(["stikstof"])
+            },
+            skip: Some(250),
+            skiptoken: None,
+        });
+        assert_eq!(Continuation::parse(issued.as_str()), Ok(issued.clone()));
+        assert_eq!(issued.entity_set(), "Zaak");
+        let json = r#"{"set":"Zaak","search":{"words":["stikstof"],"soort":null,"date_from":null,"date_to":null,"include_deleted":false,"count":true},"skip":250}"#;
+        assert_eq!(token_of(json), issued.as_str(), "the canonical form");
+        let refused = [
+            // Not canonical: the same fields, spaced.
+            token_of(&json.replace(',', ", ")),
+            token_of(&json.replace("Zaak", "Persoon")),
+            token_of(&json.replace("250", "0")),
+            token_of(&json.replace("250", "99999999999")),
+            token_of(&json.replace(r#","skip":250"#, "")),
+            token_of(&json.replace(r#""skip":250"#, r#""skip":250,"skiptoken":"x""#)),
+            token_of(&json.replace(r#"["stikstof"]"#, "[]")),
+            token_of(&json.replace(r#""date_from":null"#, r#""date_from":"2024-13-01""#)),
+            token_of(&json.replace(r#""count":true"#, r#""count":true,"filter":"true""#)),
+            format!("{}=", issued.as_str()),
+            issued.as_str().replacen("tk1.", "tk2.", 1),
+            "x".repeat(MAX_CONTINUATION_CHARS + 1),
+        ];
+        for token in refused {
+            assert!(
+                matches!(Continuation::parse(&token), Err(PlatformError::ForeignLink { .. })),
+                "{token} must be refused"
             );
         }
     }
