@@ -107,6 +107,14 @@ pub struct PlatformConfig {
     pub max_queued: usize,
     /// Most calls one session may have waiting for this platform.
     pub max_queued_per_session: usize,
+    /// Most calls in the fair queue or out at this platform at once; the rest wait their
+    /// turn in arrival order. Absent: no bound (OpenTK: 3, its searches are expensive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrent: Option<usize>,
+    /// How long a platform found switched off is answered as retired without asking it
+    /// again, in seconds (ORI: 60). Absent: not held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retired_hold_secs: Option<u64>,
 }
 
 /// A limit as written in the configuration.
@@ -139,6 +147,8 @@ impl Default for PlatformConfig {
             limit: None,
             max_queued: 10_000,
             max_queued_per_session: 256,
+            max_concurrent: None,
+            retired_hold_secs: None,
         }
     }
 }
@@ -171,6 +181,8 @@ impl Default for Config {
                     PlatformConfig {
                         base_url: default_base_url(p).to_owned(),
                         limit,
+                        max_concurrent: (p == PlatformId::Opentk).then_some(3),
+                        retired_hold_secs: (p == PlatformId::Ori).then_some(60),
                         ..Default::default()
                     },
                 )
@@ -249,6 +261,9 @@ impl Config {
             let url = p.base_url.trim_end_matches('/');
             if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
                 return Err(invalid(format!("{path}.BaseUrl"), "must be an http(s) URL"));
+            }
+            if p.max_concurrent == Some(0) {
+                return Err(invalid(format!("{path}.MaxConcurrent"), "must be at least 1"));
             }
             if p.timeout_ms == 0 || p.attempts == 0 {
                 return Err(invalid(path, "TimeoutMs and Attempts must be above zero"));

@@ -15,6 +15,8 @@
 //! HTTP (the platform clients do).
 
 pub mod obv;
+pub mod opentk;
+pub mod ori;
 pub mod tk;
 
 use std::any::Any;
@@ -107,7 +109,7 @@ impl std::fmt::Debug for ConnectorSpec {
 }
 
 /// Every connector, in the order their tools are listed at `/mcp`.
-pub static CONNECTORS: &[ConnectorSpec] = &[obv::CONNECTOR, tk::CONNECTOR];
+pub static CONNECTORS: &[ConnectorSpec] = &[obv::CONNECTOR, tk::CONNECTOR, opentk::CONNECTOR, ori::CONNECTOR];
 
 /// The connector with this id.
 pub fn by_id(id: &str) -> Option<&'static ConnectorSpec> {

@@ -21,6 +21,8 @@
 
 pub mod http;
 pub mod obv;
+pub mod opentk;
+pub mod ori;
 pub mod tk;
 
 pub use http::{Attempt, HttpConfig, PlatformError, PlatformRequest};

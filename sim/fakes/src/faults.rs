@@ -59,6 +59,13 @@ pub(crate) struct FakeShared {
     pub(crate) units_charged_milli: AtomicU64,
     pub(crate) connections_reset: AtomicU64,
     pub(crate) stalled: AtomicU64,
+    /// Full answers of a resource that carries an `ETag` (bodies sent).
+    pub(crate) downloads: AtomicU64,
+    /// 304 answers to a matching `If-None-Match` (no body sent).
+    pub(crate) not_modified: AtomicU64,
+    /// Requests whose body the platform could not read the way it reads bodies (e.g.
+    /// an urlencoded search sent to OpenTK, which reads multipart only).
+    pub(crate) unreadable_bodies: AtomicU64,
 }
 
 impl FakeShared {

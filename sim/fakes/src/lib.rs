@@ -44,6 +44,8 @@ mod handle;
 pub mod obv;
 mod obv_corpus;
 mod odata;
+pub mod opentk;
+pub mod ori;
 mod registry;
 mod serve;
 pub mod tk;
@@ -52,7 +54,7 @@ mod tk_corpus;
 use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
 
-pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, PlatformFault};
+pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, PlatformFault, Retired};
 pub use handle::FakeHandle;
 pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};
 pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};
