@@ -193,11 +193,13 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
         .unwrap();
     let mut child = KillOnDrop(child);
     let stdout = child.0.stdout.take().unwrap();
-    // Read the two lines on a thread so a silent child fails the test instead of hanging it.
+    // Read the lines (one per fake) on a thread so a silent child fails the test instead
+    // of hanging it.
+    let fakes = besluitbron_fakes::REGISTRY.len();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut lines = BufReader::new(stdout).lines();
-        for _ in 0..2 {
+        for _ in 0..fakes {
             let line = lines.next().map(|l| l.unwrap_or_default());
             if tx.send(line).is_err() {
                 return;
@@ -205,7 +207,7 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
         }
     });
     let mut lines = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..fakes {
         let line = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("fakes printed a line in time");
@@ -234,6 +236,14 @@ fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
         "{host_port}"
     );
     assert_eq!(parsed[1].1, format!("http://{host_port}/tk/OData/v4/2.0"));
+    assert_eq!(
+        parsed[2],
+        ("opentk", format!("http://{host_port}/opentk/tkconv").as_str())
+    );
+    assert_eq!(
+        parsed[3],
+        ("ori", format!("http://{host_port}/ori/v1/elastic").as_str())
+    );
 
     let (status, body) = http_get(host_port, "/obv/api/sources");
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
@@ -299,7 +309,7 @@ fn fakes_refuse_a_fault_they_cannot_parse_with_usage_exit_code_2() {
     for (fault, says) in [
         ("obv:fail-every=x", "whole number"),
         ("obv:slow=1", "unknown fault `slow`"),
-        ("ori:garbage=true", "no fake for `ori`"),
+        ("ob:garbage=true", "no fake for `ob`"),
         ("garbage=true", "PLATFORM:NAME=VALUE"),
     ] {
         let out = bin()

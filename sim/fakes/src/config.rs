@@ -278,6 +278,8 @@ mod tests {
             ("reset-every=3", FaultSetting::ResetEvery(Some(3))),
             ("garbage=true", FaultSetting::Garbage(true)),
             ("rate-limit-storm=true", FaultSetting::RateLimitStorm(true)),
+            ("retired=410", FaultSetting::Retired(Some(Retired::Gone))),
+            ("busy=true", FaultSetting::Busy(true)),
         ] {
             let parsed: FaultSetting = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(parsed, expected, "{text}");
@@ -290,15 +292,17 @@ mod tests {
             reset_every: Some(3),
             garbage: true,
             rate_limit_storm: true,
+            retired: Some(Retired::Gone),
+            busy: true,
             ..FakeConfig::default()
         };
         assert_eq!(config, expected);
         // Every name in NAMES parses with some value.
         for name in FaultSetting::NAMES {
-            let value = if matches!(name, "garbage" | "rate-limit-storm") {
-                "false"
-            } else {
-                "1"
+            let value = match name {
+                "garbage" | "rate-limit-storm" | "busy" => "false",
+                "retired" => "off",
+                _ => "1",
             };
             assert!(format!("{name}={value}").parse::<FaultSetting>().is_ok(), "{name}");
         }
@@ -313,8 +317,9 @@ mod tests {
         assert!(error("obv:fail-every=99999999999").contains("too large"));
         assert!(error("obv:garbage=yes").contains("true or false"));
         assert!(error("obv:slow=1").contains("unknown fault `slow`; one of latency-ms"));
-        assert!(error("nope:garbage=true").contains("no fake for `nope`; one of obv, tk"));
-        assert!(error("ori:garbage=true").contains("no fake for `ori`"));
+        assert!(error("nope:garbage=true").contains("no fake for `nope`; one of obv, tk, opentk, ori"));
+        assert!(error("ob:garbage=true").contains("no fake for `ob`"));
+        assert!(error("ori:retired=maybe").contains("404, 410, 502, html or off"));
         let ok: PlatformFault = "tk:latency-ms=5".parse().unwrap();
         assert_eq!(
             ok,

@@ -22,7 +22,7 @@
 //!   BesluitBron never made the platform refuse it.
 //! - The fakes only ever bind the address they are given; they never contact anything.
 //!
-//! What this crate does not do: imitate the five other platforms, the PDF page
+//! What this crate does not do: imitate the three other platforms, the PDF page
 //! renderer or OpenBesluitvorming's export feeds, or run in virtual time — these are
 //! real tokio servers on the wall clock. The discrete-event simulator's platform models
 //! live in `besluitbron-sim`, which knows nothing of HTTP.

@@ -180,8 +180,15 @@ pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
 }
 
 static REPLIES: FaultReplies = FaultReplies {
-    failure: "Internal server error",
-    storm: |_| raw_response(StatusCode::TOO_MANY_REQUESTS, "text/plain", "Too many requests"),
+    failure: r#"{"error":"Internal server error"}"#,
+    // OpenTK sends no 429 of its own; a storm's is worded as its other JSON.
+    storm: |_| {
+        raw_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            "application/json",
+            r#"{"error":"Too many requests"}"#,
+        )
+    },
 };
 
 /// A GET answer with an `ETag`; a matching `If-None-Match` gets a bodiless 304.

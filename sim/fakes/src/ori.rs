@@ -167,7 +167,13 @@ pub(crate) fn router(shared: Arc<FakeShared>, _base_url: String) -> Router {
 
 static REPLIES: FaultReplies = FaultReplies {
     failure: r#"{"error":{"type":"internal_error","reason":"fake failure"},"status":500}"#,
-    storm: |_| raw_response(StatusCode::TOO_MANY_REQUESTS, "application/json", r#"{"status":429}"#),
+    storm: |_| {
+        raw_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            "application/json",
+            r#"{"error":{"type":"too_many_requests","reason":"fake storm"},"status":429}"#,
+        )
+    },
 };
 
 /// The switched-off platform: every request gets the configured shape.

@@ -185,7 +185,7 @@ pub async fn serve_registry_on(listener: TcpListener) -> std::io::Result<Fakes> 
 /// Serves every fake on one listener (see [`serve_registry_on`]): OpenBesluitvorming at
 /// `http://ADDR/obv` and the Tweede Kamer at `http://ADDR/tk/OData/v4/2.0`.
 ///
-/// Returns the handles in registry order (obv, tk). They share the one listener task, so
+/// Returns the handles in registry order (obv, tk, opentk, ori). They share the one listener task, so
 /// [`FakeHandle::stop`] on either stops both; their configurations and counters are
 /// separate.
 pub async fn serve_all_on(listener: TcpListener) -> std::io::Result<Vec<FakeHandle>> {
