@@ -495,6 +495,20 @@ mod tests {
     }
 
     #[test]
+    fn opentk_searches_are_bounded_and_a_retired_ori_is_held_by_default() {
+        let c = Config::load(None, env(&[])).expect("defaults");
+        assert_eq!(c.platform(PlatformId::Opentk).max_concurrent, Some(3));
+        assert_eq!(c.platform(PlatformId::Ori).retired_hold_secs, Some(60));
+        assert_eq!(c.platform(PlatformId::Obv).max_concurrent, None);
+        let path = crate::app::path_config(&c, PlatformId::Opentk);
+        assert_eq!(path.lanes[0].max_in_flight, Some(3), "the bound reaches the path");
+        let c = Config::load(None, env(&[("BesluitBron__Platforms__opentk__MaxConcurrent", "1")])).expect("valid");
+        assert_eq!(c.platform(PlatformId::Opentk).max_concurrent, Some(1));
+        let err = Config::load(None, env(&[("BesluitBron__Platforms__opentk__MaxConcurrent", "0")])).unwrap_err();
+        assert!(err.to_string().contains("Platforms.opentk.MaxConcurrent"), "{err}");
+    }
+
+    #[test]
     fn the_example_file_loads_and_equals_the_defaults() {
         let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../besluitbron.example.toml");
         let example = Config::load(Some(&file), env(&[])).expect("the example is valid");
