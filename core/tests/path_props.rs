@@ -247,6 +247,7 @@ fn run(w: &Workload) -> Result<(), String> {
                             remaining,
                             reset: None,
                             keep,
+                            revalidated: false,
                         },
                     }
                 }
@@ -324,6 +325,7 @@ fn run(w: &Workload) -> Result<(), String> {
                     attempt,
                     key: sent,
                     admission,
+                    ..
                 } => {
                     let k: u8 = sent.params()["q"].parse().map_err(|_| "a key of the pool")?;
                     if m.out.values().any(|&o| o == k) {

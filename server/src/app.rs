@@ -143,6 +143,7 @@ pub fn path_config(config: &Config, platform: PlatformId) -> PathConfig {
         lanes: vec![LaneConfig {
             name: "main",
             scheduler: config.scheduler(platform),
+            max_in_flight: pc.max_concurrent,
         }],
         retry: RetryPolicy {
             max_attempts: pc.attempts,

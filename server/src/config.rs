@@ -152,6 +152,14 @@ pub struct PlatformConfig {
     /// answer announcing more is refused before its body is read, one sending more is
     /// cut off at the cap; either is a tool error naming the platform, the size and the cap.
     pub max_body_bytes: u64,
+    /// Most calls in the fair queue or out at this platform at once; the rest wait their
+    /// turn in arrival order. Absent: no bound (OpenTK: 3, its searches are expensive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrent: Option<usize>,
+    /// How long a platform found switched off is answered as retired without asking it
+    /// again, in seconds (ORI: 60). Absent: not held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retired_hold_secs: Option<u64>,
 }
 
 /// A limit as written in the configuration.
@@ -185,6 +193,8 @@ impl Default for PlatformConfig {
             max_queued: 10_000,
             max_queued_per_session: 256,
             max_body_bytes: crate::platforms::http::DEFAULT_MAX_BODY_BYTES,
+            max_concurrent: None,
+            retired_hold_secs: None,
         }
     }
 }
@@ -217,6 +227,8 @@ impl Default for Config {
                     PlatformConfig {
                         base_url: default_base_url(p).to_owned(),
                         limit,
+                        max_concurrent: (p == PlatformId::Opentk).then_some(3),
+                        retired_hold_secs: (p == PlatformId::Ori).then_some(60),
                         ..Default::default()
                     },
                 )
@@ -313,6 +325,9 @@ impl Config {
             let url = p.base_url.trim_end_matches('/');
             if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
                 return Err(invalid(format!("{path}.BaseUrl"), "must be an http(s) URL"));
+            }
+            if p.max_concurrent == Some(0) {
+                return Err(invalid(format!("{path}.MaxConcurrent"), "must be at least 1"));
             }
             if p.timeout_ms == 0 || p.attempts == 0 {
                 return Err(invalid(path, "TimeoutMs and Attempts must be above zero"));
@@ -558,6 +573,20 @@ mod tests {
             default_base_url(PlatformId::Tk),
             "others keep defaults"
         );
+    }
+
+    #[test]
+    fn opentk_searches_are_bounded_and_a_retired_ori_is_held_by_default() {
+        let c = Config::load(None, env(&[])).expect("defaults");
+        assert_eq!(c.platform(PlatformId::Opentk).max_concurrent, Some(3));
+        assert_eq!(c.platform(PlatformId::Ori).retired_hold_secs, Some(60));
+        assert_eq!(c.platform(PlatformId::Obv).max_concurrent, None);
+        let path = crate::app::path_config(&c, PlatformId::Opentk);
+        assert_eq!(path.lanes[0].max_in_flight, Some(3), "the bound reaches the path");
+        let c = Config::load(None, env(&[("BesluitBron__Platforms__opentk__MaxConcurrent", "1")])).expect("valid");
+        assert_eq!(c.platform(PlatformId::Opentk).max_concurrent, Some(1));
+        let err = Config::load(None, env(&[("BesluitBron__Platforms__opentk__MaxConcurrent", "0")])).unwrap_err();
+        assert!(err.to_string().contains("Platforms.opentk.MaxConcurrent"), "{err}");
     }
 
     #[test]

@@ -67,7 +67,7 @@ fn request(key: &CacheKey, session: &str) -> CallRequest {
 /// for the n-th call (1-based).
 fn upstream(calls: &Arc<AtomicUsize>, delay: Duration, fail: fn(usize) -> Option<PlatformError>) -> Upstream {
     let calls = Arc::clone(calls);
-    Arc::new(move || {
+    Arc::new(move |_previous| {
         let calls = Arc::clone(&calls);
         Box::pin(async move {
             let n = calls.fetch_add(1, Ordering::SeqCst) + 1;

@@ -373,6 +373,7 @@ fn path_for(workload: &Workload, id: PlatformId, local: Option<LimitConfig>) -> 
         lanes: vec![LaneConfig {
             name: "main",
             scheduler,
+            max_in_flight: None,
         }],
         retry: RetryPolicy::default(),
         requeue_wait_max: MAX_REQUEUE_WAIT,
@@ -674,6 +675,7 @@ impl Engine<'_> {
                             remaining: remaining.map(|(units, _)| units),
                             reset: remaining.map(|(_, reset)| reset),
                             keep: if distinct { Keep::Never } else { Keep::Normal },
+                            revalidated: false,
                         },
                     }
                 } else if self.fail_retryable[p] {
@@ -817,6 +819,7 @@ impl Engine<'_> {
                     attempt,
                     key,
                     admission,
+                    previous: _,
                 } => self.send(p, attempt, key, admission)?,
                 Effect::Deliver { waiter, delivery } => self.deliver(p, waiter, delivery)?,
                 Effect::Ended { flight } => {

@@ -45,8 +45,8 @@ enum Command {
     },
     /// List the canonical scenarios with their descriptions.
     List,
-    /// Serve the fake OpenBesluitvorming and Tweede Kamer on one address until SIGTERM or
-    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order: obv, tk, rechtspraak)
+    /// Serve the fake platforms (obv, tk, rechtspraak, opentk, ori) on one address until SIGTERM or
+    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order)
     /// once it accepts connections.
     Fakes(FakesArgs),
 }
@@ -160,7 +160,7 @@ fn serve_fakes(args: &FakesArgs) -> Result<ExitCode> {
         let fakes = serve_registry_on(listener).await.context("starting the fakes")?;
         let latency = std::time::Duration::from_millis(args.latency_ms);
         let mut out = std::io::stdout().lock();
-        // In registry order: obv, then tk.
+        // In registry order: obv, tk, opentk, ori.
         for handle in &fakes {
             handle.update(|c| {
                 c.latency = latency;

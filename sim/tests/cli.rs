@@ -193,7 +193,8 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
         .unwrap();
     let mut child = KillOnDrop(child);
     let stdout = child.0.stdout.take().unwrap();
-    // Read the lines on a thread so a silent child fails the test instead of hanging it.
+    // Read the lines (one per fake) on a thread so a silent child fails the test instead
+    // of hanging it.
     let fakes = besluitbron_fakes::REGISTRY.len();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -238,6 +239,14 @@ fn fakes_print_one_line_per_platform_and_answer_on_loopback() {
     assert_eq!(
         parsed[2],
         ("rechtspraak", format!("http://{host_port}/rechtspraak").as_str())
+    );
+    assert_eq!(
+        parsed[3],
+        ("opentk", format!("http://{host_port}/opentk/tkconv").as_str())
+    );
+    assert_eq!(
+        parsed[4],
+        ("ori", format!("http://{host_port}/ori/v1/elastic").as_str())
     );
 
     let (status, body) = http_get(host_port, "/obv/api/sources");
@@ -304,7 +313,7 @@ fn fakes_refuse_a_fault_they_cannot_parse_with_usage_exit_code_2() {
     for (fault, says) in [
         ("obv:fail-every=x", "whole number"),
         ("obv:slow=1", "unknown fault `slow`"),
-        ("ori:garbage=true", "no fake for `ori`"),
+        ("ob:garbage=true", "no fake for `ob`"),
         ("garbage=true", "PLATFORM:NAME=VALUE"),
     ] {
         let out = bin()

@@ -4,14 +4,17 @@
 Starts `besluitbron-sim fakes` on a free loopback port, starts `besluitbron serve` against
 it with a temporary data directory, and then, once per protocol era (`legacy`: the
 initialize handshake with an `Mcp-Session-Id`; `2026-07-28`: stateless per-request
-metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk`, `/mcp/rechtspraak`
-and `/mcp`:
+metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk`, `/mcp/rechtspraak`,
+`/mcp/opentk`, `/mcp/ori` and `/mcp`:
 
 - tools/list names exactly the tools of the endpoint, each with a description and
   `readOnlyHint: true`;
 - every tool is called with valid arguments on its platform endpoint, and its
   `structuredContent` is compared with the fake's own answer, fetched here over HTTP;
 - `/mcp` serves every platform (one call each, to keep within the fake's rate limit);
+- ORI in both of its modes: live against the fake mirror, and retired — a second fakes
+  process with `--fault ori:retired=html` behind a second server, whose ORI tools must
+  say that ORI was retired and point to `obv_search`;
 - an unknown tool (or a tool of the other platform) raises an MCP error, and invalid
   arguments give a result with `isError: true` and a readable message.
 
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import sys
@@ -49,7 +53,7 @@ import anyio
 import httpx2
 from mcp import Client, MCPError
 
-RUN_TIMEOUT_S = 110.0
+RUN_TIMEOUT_S = 130.0
 FAKES_START_TIMEOUT_S = 15.0
 SERVER_START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 5.0
@@ -67,6 +71,9 @@ DCTERMS = "{http://purl.org/dc/terms/}"
 RS_BUSY_DAY = "2026-11-03"
 RS_FOOTNOTES_ECLI = "ECLI:NL:HR:2026:1500"
 RS_METADATA_ONLY_ECLI = "ECLI:NL:RBAMS:2026:9999"
+OPENTK_TOOLS = {"opentk_search", "opentk_document", "opentk_activity", "opentk_status"}
+ORI_TOOLS = {"ori_search", "ori_document", "ori_sources"}
+PLATFORMS = ("obv", "tk", "rechtspraak", "opentk", "ori")
 MODES = ("legacy", "2026-07-28")
 HARNESS_HEADERS = {"X-Forwarded-For": "e2e-harness", "Accept": "application/json"}
 
@@ -139,11 +146,36 @@ class Report:
 class Fakes:
     """Direct HTTP access to the fake platforms: the expected answers."""
 
-    def __init__(self, obv: str, tk: str, rs: str, http: httpx2.AsyncClient) -> None:
+    def __init__(
+        self, obv: str, tk: str, http: httpx2.AsyncClient, opentk: str = "", ori: str = "", rs: str = ""
+    ) -> None:
         self.obv = obv
         self.tk = tk
+        self.opentk = opentk
+        self.ori = ori
         self.rs = rs
         self.http = http
+
+    # OpenTK ----------------------------------------------------------------------------
+
+    async def opentk_search(self, q: str, soorten: str = "alles") -> dict[str, Any]:
+        """The fake's answer to a search, sent as multipart/form-data as the platform reads it."""
+        form = {"q": (None, q), "twomonths": (None, "false"), "soorten": (None, soorten)}
+        response = await self.http.post(f"{self.opentk}/search", files=form)
+        expect(response.status_code == 200, f"POST /search answered {response.status_code}")
+        return response.json()
+
+    async def opentk_text(self, path: str) -> tuple[int, str]:
+        response = await self.http.get(f"{self.opentk}/{path}")
+        return response.status_code, response.text
+
+    # Open Raadsinformatie ------------------------------------------------------------------
+
+    async def ori_search(self, query: str, size: int) -> dict[str, Any]:
+        body = {"query": {"bool": {"must": [{"simple_query_string": {"query": query}}]}}, "size": size}
+        response = await self.http.post(f"{self.ori}/ori_*,osi_*,owi_*/_search", json=body)
+        expect(response.status_code == 200, f"POST _search answered {response.status_code}")
+        return response.json()
 
     async def get_xml(self, url: str, params: list[tuple[str, str]] | None = None) -> ET.Element:
         response = await self.http.get(url, params=params, headers={"Accept": "application/xml"})
@@ -287,13 +319,16 @@ def free_loopback_port() -> int:
         return s.getsockname()[1]
 
 
-async def start_fakes(sim_bin: str, log: Path) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
-    """Starts `besluitbron-sim fakes` on a free port; returns it and {platform: base URL}."""
+async def start_fakes(sim_bin: str, log: Path, *faults: str) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
+    """Starts `besluitbron-sim fakes` on a free port (with `--fault` settings); returns it
+    and {platform: base URL}."""
+    fault_args = [arg for f in faults for arg in ("--fault", f)]
     proc = await asyncio.create_subprocess_exec(
         sim_bin,
         "fakes",
         "--listen",
         "127.0.0.1:0",
+        *fault_args,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=log.open("wb"),
@@ -301,13 +336,12 @@ async def start_fakes(sim_bin: str, log: Path) -> tuple[asyncio.subprocess.Proce
     urls: dict[str, str] = {}
     try:
         with anyio.fail_after(FAKES_START_TIMEOUT_S):
-            while len(urls) < 3:
+            while len(urls) < len(PLATFORMS):
                 line = (await proc.stdout.readline()).decode().strip()  # type: ignore[union-attr]
                 if not line:
                     raise RuntimeError(f"fakes exited before printing their URLs; see {log}")
                 platform, _, url = line.partition(" ")
-                expect(platform in ("obv", "tk", "rechtspraak") and url.startswith("http://127.0.0.1:"),
-                       f"unexpected line {line!r}")
+                expect(platform in PLATFORMS and url.startswith("http://127.0.0.1:"), f"unexpected line {line!r}")
                 urls[platform] = url
     except BaseException:
         await stop(proc)
@@ -325,12 +359,7 @@ async def start_server(server_bin: str, urls: dict[str, str], data_dir: Path, lo
         f"127.0.0.1:{port}",
         "--data-dir",
         str(data_dir),
-        "--platform-url",
-        f"obv={urls['obv']}",
-        "--platform-url",
-        f"tk={urls['tk']}",
-        "--platform-url",
-        f"rechtspraak={urls['rechtspraak']}",
+        *[arg for p in PLATFORMS for arg in ("--platform-url", f"{p}={urls[p]}")],
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log.open("wb"),
         stderr=asyncio.subprocess.STDOUT,
@@ -508,16 +537,141 @@ class McpChecks:
             ("rechtspraak_ruling says a metadata-only ECLI has no text", self.rs_ruling_metadata_only),
             ("rechtspraak_ruling of an unpublished ECLI gives isError", self.rs_ruling_missing),
         ]
+        opentk_calls = [
+            ("opentk_search matches the multipart /search", self.opentk_search),
+            ("opentk_search moties says it may be incomplete", self.opentk_search_motions),
+            ("opentk_document matches /getdoc", self.opentk_document),
+            ("opentk_document of an unknown number is a not-found error", self.opentk_document_missing),
+            ("opentk_activity matches /activiteit", self.opentk_activity),
+            ("opentk_activity of an unknown number (200 'Found nothing!!') is an error", self.opentk_activity_missing),
+            ("opentk_status matches /lastupdates", self.opentk_status),
+            ("opentk_search kind 'bogus' gives isError with a readable message", self.opentk_search_invalid),
+        ]
+        ori_calls = [
+            ("ori_search matches _search", self.ori_search),
+            ("ori_document gives the document's text", self.ori_document),
+            ("ori_sources matches _aliases", self.ori_sources),
+            ("ori_search source '../x' gives isError with a readable message", self.ori_search_invalid),
+        ]
         all_calls = [
             ("obv_sources matches /api/sources", self.obv_sources),
             ("tk_factions matches Fractie", self.tk_factions),
             ("rechtspraak_procedures matches /Waardelijst/Proceduresoorten", self.rs_procedures),
+            ("opentk_status matches /lastupdates", self.opentk_status),
+            ("ori_sources matches _aliases", self.ori_sources),
             ("unknown tool raises an MCP error", self.unknown_tool),
         ]
         await self.endpoint("/mcp/obv", OBV_TOOLS, obv_calls)
         await self.endpoint("/mcp/tk", TK_TOOLS, tk_calls)
         await self.endpoint("/mcp/rechtspraak", RS_TOOLS, rs_calls)
-        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS, all_calls)
+        await self.endpoint("/mcp/opentk", OPENTK_TOOLS, opentk_calls)
+        await self.endpoint("/mcp/ori", ORI_TOOLS, ori_calls)
+        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS, all_calls)
+
+    async def run_retired(self) -> None:
+        """Against the server whose ORI is the retired fake."""
+        calls = [
+            (f"{tool} says ORI was retired and names obv_search", lambda c, t=tool, a=args: self.ori_retired(c, t, a))
+            for tool, args in (
+                ("ori_search", {"query": "woningbouw"}),
+                ("ori_document", {"id": "ori_heemskerk_20250506181303/1001"}),
+                ("ori_sources", {}),
+            )
+        ]
+        await self.endpoint("/mcp/ori", ORI_TOOLS, calls)
+
+    # OpenTK ----------------------------------------------------------------------------
+
+    async def opentk_search(self, client: Client) -> None:
+        fake = await self.fakes.opentk_search("stikstof")
+        got = structured(await client.call_tool("opentk_search", {"query": "stikstof", "limit": 100}), "opentk_search")
+        want = [r["nummer"] for r in fake["results"]][:100]
+        expect(len(want) > 0, "the fake has no stikstof documents")
+        expect_eq([h.get("number") for h in got.get("hits", [])], want, "hit numbers, newest first")
+        expect_eq(got.get("total"), len(fake["results"]), "total")
+        first = got["hits"][0]
+        expect_eq(first.get("subject"), fake["results"][0]["onderwerp"], "subject of the first hit")
+        expect("**" in (first.get("snippet") or ""), f"highlight kept readable: {short(first.get('snippet'))}")
+
+    async def opentk_search_motions(self, client: Client) -> None:
+        got = structured(await client.call_tool("opentk_search", {"query": "kamer", "kind": "moties"}), "opentk_search")
+        expect("280" in (got.get("incomplete") or ""), f"incomplete is {short(got.get('incomplete'))}")
+
+    async def opentk_document(self, client: Client) -> None:
+        status, html = await self.fakes.opentk_text("getdoc/2026D10005")
+        expect(status == 200, f"getdoc answered {status}")
+        got = structured(await client.call_tool("opentk_document", {"id": "2026D10005"}), "opentk_document")
+        expect_eq(got.get("number"), "2026D10005", "number")
+        title = html.split("<title>", 1)[1].split("</title>", 1)[0]
+        expect_eq(got.get("title"), title, "title")
+        expect("Tweede Kamer" in (got.get("text") or ""), f"text: {short(got.get('text'))}")
+        expect_eq(got.get("raw_url"), f"{self.fakes.opentk}/getraw/2026D10005", "raw_url")
+
+    async def opentk_document_missing(self, client: Client) -> None:
+        result = await client.call_tool("opentk_document", {"id": "2026D99999"})
+        message = error_text(result)
+        expect(result.is_error is True and "OpenTK" in message and "2026D99999" in message, f"{message[:300]!r}")
+
+    async def opentk_activity(self, client: Client) -> None:
+        status, body = await self.fakes.opentk_text("activiteit/2026A00007")
+        expect(status == 200, f"activiteit answered {status}")
+        fake = json.loads(body)
+        got = structured(await client.call_tool("opentk_activity", {"id": "2026A00007"}), "opentk_activity")
+        expect_eq(got.get("subject"), fake["meta"]["onderwerp"], "subject")
+        expect_eq(len(got.get("agenda", [])), len(fake["agendapunten"]), "agenda points")
+        expect_eq(got.get("commitments"), [t["tekst"] for t in fake["toezeggingen"]], "commitments")
+        expect_eq(got.get("video_url"), fake["videourl"], "video_url")
+
+    async def opentk_activity_missing(self, client: Client) -> None:
+        status, body = await self.fakes.opentk_text("activiteit/2026A09999")
+        expect(status == 200 and body.startswith("Found nothing"), f"the fake answered {status} {body[:40]!r}")
+        result = await client.call_tool("opentk_activity", {"id": "2026A09999"})
+        message = error_text(result)
+        expect(result.is_error is True and "has no activity" in message, f"{message[:300]!r}")
+
+    async def opentk_status(self, client: Client) -> None:
+        got = structured(await client.call_tool("opentk_status", {}), "opentk_status")
+        fake = await self.fakes.get_json(f"{self.fakes.opentk}/lastupdates")
+        expect_eq(sorted(h.get("name") for h in got.get("harvesters", [])), sorted(fake), "harvester names")
+
+    async def opentk_search_invalid(self, client: Client) -> None:
+        result = await client.call_tool("opentk_search", {"query": "stikstof", "kind": "bogus"})
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        expect("kind" in message, f"message does not name `kind`: {message[:300]!r}")
+
+    # Open Raadsinformatie ------------------------------------------------------------------
+
+    async def ori_search(self, client: Client) -> None:
+        fake = await self.fakes.ori_search("woningbouw", 20)
+        got = structured(await client.call_tool("ori_search", {"query": "woningbouw", "limit": 20}), "ori_search")
+        want = [f"{h['_index']}/{h['_id']}" for h in fake["hits"]["hits"]]
+        expect(len(want) > 0, "the fake has no woningbouw documents")
+        expect_eq([h.get("id") for h in got.get("hits", [])], want, "hit ids")
+        expect_eq(got.get("total"), fake["hits"]["total"]["value"], "total")
+
+    async def ori_document(self, client: Client) -> None:
+        got = structured(await client.call_tool("ori_document", {"id": "ori_heemskerk_20250506181303/1001"}), "ori_document")
+        doc = await self.fakes.get_json(f"{self.fakes.ori}/ori_heemskerk_20250506181303/_doc/1001")
+        expect_eq(got.get("text"), "\n\n".join(doc["_source"]["text"]), "text")
+        expect_eq(got.get("name"), doc["_source"]["name"], "name")
+
+    async def ori_sources(self, client: Client) -> None:
+        got = structured(await client.call_tool("ori_sources", {}), "ori_sources")
+        aliases = await self.fakes.get_json(f"{self.fakes.ori}/_aliases")
+        live = sorted(a for entry in aliases.values() for a in entry["aliases"])
+        expect_eq(sorted(s.get("source") for s in got.get("sources", [])), live, "sources (aliases)")
+
+    async def ori_search_invalid(self, client: Client) -> None:
+        result = await client.call_tool("ori_search", {"query": "x", "source": "../x"})
+        message = error_text(result)
+        expect(result.is_error is True and "source" in message, f"{message[:300]!r}")
+
+    async def ori_retired(self, client: Client, tool: str, args: dict[str, Any]) -> None:
+        result = await client.call_tool(tool, args)
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        expect("retired on 1 November 2026" in message and "obv_search" in message, f"{message[:300]!r}")
 
     # OpenBesluitvorming ----------------------------------------------------------------
 
@@ -818,16 +972,16 @@ async def main(fakes_only: bool) -> int:
         return 2
     # Loopback only: a proxy from the environment must never see these requests.
     os.environ["NO_PROXY"] = ",".join(filter(None, [os.environ.get("NO_PROXY"), "127.0.0.1", "localhost"]))
-    fakes_proc = server_proc = None
+    fakes_proc = server_proc = retired_fakes_proc = retired_server_proc = None
     with tempfile.TemporaryDirectory(prefix="besluitbron-e2e-") as tmp:
         tmp_path = Path(tmp)
         fakes_log, server_log = tmp_path / "fakes.log", tmp_path / "server.log"
         try:
             with anyio.fail_after(RUN_TIMEOUT_S):
                 fakes_proc, urls = await start_fakes(sim_bin, fakes_log)
-                report.ok(f"fakes started: obv {urls['obv']}, tk {urls['tk']}, rechtspraak {urls['rechtspraak']}")
+                report.ok("fakes started: " + ", ".join(f"{p} {urls[p]}" for p in PLATFORMS))
                 async with httpx2.AsyncClient(headers=HARNESS_HEADERS, timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
-                    fakes = Fakes(urls["obv"], urls["tk"], urls["rechtspraak"], http)
+                    fakes = Fakes(urls["obv"], urls["tk"], http, urls["opentk"], urls["ori"], urls["rechtspraak"])
                     docs = await harness_checks(report, fakes)
                     if not fakes_only and docs is None:
                         report.fail("server checks", "skipped: the harness could not read the fakes")
@@ -843,12 +997,34 @@ async def main(fakes_only: bool) -> int:
                                 report.ok("server still running after the checks")
                             else:
                                 report.fail("server still running after the checks", f"exit code {server_proc.returncode}")
+                        # ORI retired: its own fakes (retired mode) behind a second server.
+                        retired_fakes_proc, retired_urls = await start_fakes(
+                            sim_bin, tmp_path / "fakes-retired.log", "ori:retired=html"
+                        )
+                        mixed = dict(urls, ori=retired_urls["ori"])
+                        retired_dir = tmp_path / "data-retired"
+                        retired_dir.mkdir()
+                        retired_server_proc, retired_base = await start_server(
+                            server_bin, mixed, retired_dir, tmp_path / "server-retired.log"
+                        )
+                        if await report.run("server with a retired ORI answers /healthz",
+                                            lambda: wait_healthy(retired_server_proc, retired_base, http),
+                                            SERVER_START_TIMEOUT_S + 5):
+                            ready = await http.get(f"{retired_base}/readyz")
+                            if ready.status_code == 200:
+                                report.ok("a retired ORI leaves /readyz at 200")
+                            else:
+                                report.fail("a retired ORI leaves /readyz at 200", f"HTTP {ready.status_code}")
+                            for mode in MODES:
+                                await McpChecks(report, fakes, retired_base, mode, docs).run_retired()
         except TimeoutError:
             report.fail("run", f"not finished within {RUN_TIMEOUT_S:.0f} s")
         except Exception as e:
             report.fail("run", describe(e))
         finally:
+            await stop(retired_server_proc)
             await stop(server_proc)
+            await stop(retired_fakes_proc)
             await stop(fakes_proc)
         if report.failed:
             for name, log in (("server", server_log), ("fakes", fakes_log)):

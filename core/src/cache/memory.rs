@@ -197,6 +197,15 @@ impl CacheStore for MemoryStore {
         Ok(found)
     }
 
+    fn lookup_expired(&self, key: &CacheKey, now: WallTime) -> Result<Option<crate::cache::CachedValue>, StoreError> {
+        let kb = self.check(key)?;
+        let mut inner = self.lock();
+        Ok(match self.judge(&mut inner, key, &kb, now)? {
+            Classified::Expired(value) => Some(value),
+            _ => None,
+        })
+    }
+
     fn put(&self, key: &CacheKey, value: &Success, now: WallTime) -> Result<PutOutcome, StoreError> {
         let kb = self.check(key)?;
         let class = key.class();

@@ -295,6 +295,14 @@ pub trait CacheStore: Send + Sync {
     /// (which is deleted, as in `lookup`).
     fn lookup_stale_if_error(&self, key: &CacheKey, now: WallTime) -> Result<StaleLookup, StoreError>;
 
+    /// The expired same-version entry under `key`, to ask the platform whether it is
+    /// still current (a conditional request): `Some` only for an entry that is expired
+    /// at `now`, never a fresh one or another version's. Counts nothing. The default
+    /// keeps no such entry.
+    fn lookup_expired(&self, _key: &CacheKey, _now: WallTime) -> Result<Option<crate::cache::CachedValue>, StoreError> {
+        Ok(None)
+    }
+
     /// Stores `value` under `key`, written at `now` by this store's version, expiring
     /// after its class's lifetime. Replaces whatever the key held. Evicts as needed to
     /// stay within the budget, in the same atomic step.

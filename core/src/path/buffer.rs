@@ -52,6 +52,12 @@ pub trait Buffer {
 
     /// Keeps a success (never anything else: the path calls this only for successes).
     fn store(&mut self, key: &CacheKey, payload: &Self::Payload, keep: Keep, now: WallTime);
+
+    /// An expired entry of this version for `key` that the platform may be asked to
+    /// confirm (a conditional request); `None` by default, and never another version's.
+    fn expired(&mut self, _key: &CacheKey, _now: WallTime) -> Option<Self::Payload> {
+        None
+    }
 }
 
 /// A [`Buffer`] over a [`CacheStore`], holding answers as shared bytes. Store failures
@@ -105,6 +111,16 @@ impl<S: CacheStore> Buffer for StoreBuffer<S> {
             Ok(StaleLookup::Fresh(v)) => Some(StaleAnswer::Fresh(Arc::from(v.into_payload()))),
             Ok(StaleLookup::Stale(v)) => Some(StaleAnswer::Stale(Arc::from(v.into_payload()))),
             Ok(StaleLookup::Unavailable) => None,
+            Err(e) => {
+                self.note(e);
+                None
+            }
+        }
+    }
+
+    fn expired(&mut self, key: &CacheKey, now: WallTime) -> Option<Arc<[u8]>> {
+        match self.store.lookup_expired(key, now) {
+            Ok(found) => found.map(|v| Arc::from(v.into_payload())),
             Err(e) => {
                 self.note(e);
                 None

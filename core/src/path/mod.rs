@@ -80,6 +80,11 @@ pub struct LaneConfig {
     pub name: &'static str,
     /// The fair scheduler's configuration; `None` passes calls straight through.
     pub scheduler: Option<SchedulerConfig>,
+    /// Most calls of this lane in the fair queue or out at the platform at once; the
+    /// rest wait in arrival order before the queue ([`PlatformPath`]'s gate). `None`:
+    /// no bound. For a platform without a published limit whose requests are expensive
+    /// for it (OpenTK's searches).
+    pub max_in_flight: Option<usize>,
 }
 
 /// How one platform's path is set up.
@@ -107,6 +112,7 @@ impl PathConfig {
             lanes: vec![LaneConfig {
                 name: "main",
                 scheduler,
+                max_in_flight: None,
             }],
             retry: RetryPolicy::default(),
             requeue_wait_max: MAX_REQUEUE_WAIT,
@@ -183,6 +189,9 @@ pub struct Feedback {
     pub reset: Option<Duration>,
     /// How long the answer may be kept: shorter when it is incomplete or carries a warning.
     pub keep: Keep,
+    /// The platform said the copy the shell revalidated ([`Effect::Send::previous`]) is
+    /// still current (HTTP 304): the answer is that copy, renewed without a download.
+    pub revalidated: bool,
 }
 
 /// How one attempt ended, as the shell reports it.
@@ -290,6 +299,10 @@ pub enum Effect<P, E> {
         key: CacheKey,
         /// The admission that let it go, on a lane that keeps a limit.
         admission: Option<AdmissionRecord>,
+        /// The expired copy the buffer still holds for the key, when it has one
+        /// ([`Buffer::expired`]): the shell may ask the platform whether it is still
+        /// current (`If-None-Match`) and answer with it ([`Feedback::revalidated`]).
+        previous: Option<P>,
     },
     /// Hand a waiter its answer.
     Deliver {
@@ -513,6 +526,10 @@ pub struct PathStats {
     pub failed: u64,
     /// Requests that left before their answer.
     pub left: u64,
+    /// Answers renewed by the platform's "not modified" instead of a download.
+    pub revalidated: u64,
+    /// Flights that waited at a lane's gate for a free place ([`LaneConfig::max_in_flight`]).
+    pub gated: u64,
 }
 
 /// Where a flight's call stands.
@@ -524,6 +541,16 @@ enum CallState {
     Backoff { until: Instant },
     /// Out at the platform; the charge is kept for a refund should it answer 429.
     Sent { charge: Option<Charge> },
+    /// Waiting at its lane's gate for a place ([`LaneConfig::max_in_flight`]), before
+    /// the fair queue.
+    Gated,
+}
+
+impl CallState {
+    /// True when the call takes one of its lane's places: in the fair queue or out.
+    fn holds_place(&self) -> bool {
+        matches!(self, CallState::Queued { .. } | CallState::Sent { .. })
+    }
 }
 
 /// The path's state of one flight.
@@ -548,6 +575,21 @@ struct LaneState {
     scheduler: Option<FairScheduler>,
     /// Queued calls of this lane → their flights.
     flights: BTreeMap<CallTicket, FlightId>,
+    /// Most flights holding a place (queued or out) at once; `None`: no bound.
+    max_in_flight: Option<usize>,
+    /// Flights holding a place now.
+    holding: usize,
+    /// Flights waiting for a place, in arrival order.
+    gate: VecDeque<FlightId>,
+}
+
+impl LaneState {
+    /// True when a flight that holds no place yet may take one now: the bound leaves
+    /// room, and nobody waits at the gate ahead of it (unless it comes from the gate).
+    fn has_room(&self, from_gate: bool) -> bool {
+        self.max_in_flight
+            .is_none_or(|max| self.holding < max && (from_gate || self.gate.is_empty()))
+    }
 }
 
 /// One platform's call path. See the module documentation.
@@ -561,6 +603,8 @@ pub struct PlatformPath<B: Buffer, E> {
     jitter: retry::Jitter,
     requeue_wait_max: Duration,
     effects: VecDeque<Effect<B::Payload, E>>,
+    /// The expired copy each flight may revalidate (see [`Buffer::expired`]).
+    previous: BTreeMap<FlightId, B::Payload>,
     events: Option<VecDeque<PathEvent>>,
     last_now: Instant,
     stats: PathStats,
@@ -590,6 +634,9 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                 name: lane.name,
                 scheduler,
                 flights: BTreeMap::new(),
+                max_in_flight: lane.max_in_flight.map(|m| m.max(1)),
+                holding: 0,
+                gate: VecDeque::new(),
             });
         }
         Ok(PlatformPath {
@@ -602,6 +649,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             retry: config.retry,
             requeue_wait_max: config.requeue_wait_max,
             effects: VecDeque::new(),
+            previous: BTreeMap::new(),
             events: config.record_events.then(VecDeque::new),
             last_now: Instant::ZERO,
             stats: PathStats::default(),
@@ -635,6 +683,15 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
         if let Some(flight) = self.flights.flight_of(&req.key) {
             return self.join(now, flight, req);
         }
+        let previous = self.buffer.expired(&req.key, wall);
+        if !self.lanes[lane].has_room(false) {
+            // The lane's places are taken: wait at its gate, in arrival order.
+            self.stats.led += 1;
+            self.stats.gated += 1;
+            let id = self.begin_flight(now, &req, lane, CallState::Gated, previous);
+            self.lanes[lane].gate.push_back(id);
+            return Arrival::Waiting { flight: id, led: true };
+        }
         // A new flight: its call goes to the lane first, so a full queue leaves nothing behind.
         let call = match self.lanes[lane].scheduler.as_mut() {
             None => CallState::Sent { charge: None },
@@ -642,13 +699,13 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                 Submission::Admitted(a) => {
                     let record = a.record();
                     self.stats.led += 1;
-                    let id = self.begin_flight(now, &req, lane, CallState::Sent { charge: Some(a.charge) });
+                    let id = self.begin_flight(now, &req, lane, CallState::Sent { charge: Some(a.charge) }, previous);
                     self.sent(now, id, Some(record));
                     return Arrival::Waiting { flight: id, led: true };
                 }
                 Submission::Queued { call, entry } => {
                     self.stats.led += 1;
-                    let id = self.begin_flight(now, &req, lane, CallState::Queued { call });
+                    let id = self.begin_flight(now, &req, lane, CallState::Queued { call }, previous);
                     self.lanes[lane].flights.insert(call, id);
                     if let Some(f) = self.flights.get_mut(id)
                         && let Some(w) = f.waiters.get_mut(&req.waiter)
@@ -681,13 +738,24 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             },
         };
         self.stats.led += 1;
-        let id = self.begin_flight(now, &req, lane, call);
+        let id = self.begin_flight(now, &req, lane, call, previous);
         self.sent(now, id, None);
         Arrival::Waiting { flight: id, led: true }
     }
 
-    /// Starts a flight for `req` in `call` state (no flight exists for its key).
-    fn begin_flight(&mut self, now: Instant, req: &Request, lane: usize, call: CallState) -> FlightId {
+    /// Starts a flight for `req` in `call` state (no flight exists for its key), with the
+    /// expired copy it may revalidate.
+    fn begin_flight(
+        &mut self,
+        now: Instant,
+        req: &Request,
+        lane: usize,
+        call: CallState,
+        previous: Option<B::Payload>,
+    ) -> FlightId {
+        if call.holds_place() {
+            self.lanes[lane].holding += 1;
+        }
         let state = FlightState {
             lane: Lane(u8::try_from(lane).unwrap_or(u8::MAX)),
             cost: req.cost,
@@ -703,6 +771,9 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             Ok(id) => id,
             Err(bug) => panic!("a shell broke the path's contract: {bug}"),
         };
+        if let Some(previous) = previous {
+            self.previous.insert(id, previous);
+        }
         self.event(|| PathEvent::Lead {
             at: now,
             session: req.session.clone(),
@@ -798,6 +869,12 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             CallState::Backoff { until } => {
                 if nobody {
                     self.backoffs.remove(&(until, id));
+                    self.stats.withdrawn += 1;
+                    self.end_flight(id);
+                }
+            }
+            CallState::Gated => {
+                if nobody {
                     self.stats.withdrawn += 1;
                     self.end_flight(id);
                 }
@@ -900,6 +977,9 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                 if let (Some(s), Some(remaining)) = (self.lanes[lane].scheduler.as_mut(), feedback.remaining) {
                     s.on_remaining(now, remaining, feedback.reset);
                 }
+                if feedback.revalidated {
+                    self.stats.revalidated += 1;
+                }
                 self.buffer.store(&key, &payload, feedback.keep, wall);
                 self.finish(now, id, OutcomeKind::Ok, |leader| Delivery::Answer {
                     payload: payload.clone(),
@@ -925,9 +1005,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                 // Nobody waits any more: another attempt would spend the platform's budget
                 // for no one.
                 if failed < self.retry.max_attempts && until < deadline && anyone {
-                    if let Some(f) = self.flights.get_mut(id) {
-                        f.state.call = CallState::Backoff { until };
-                    }
+                    self.set_call(id, CallState::Backoff { until });
                     self.backoffs.insert((until, id));
                     self.event(|| PathEvent::Retry {
                         at: now,
@@ -1064,8 +1142,16 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
+        let (holds, from_gate) = (f.state.call.holds_place(), matches!(f.state.call, CallState::Gated));
+        if !holds && !self.lanes[lane].has_room(from_gate) {
+            // No place free: wait at the gate (a flight taken from the gate always has one).
+            self.stats.gated += 1;
+            self.set_call(id, CallState::Gated);
+            self.lanes[lane].gate.push_back(id);
+            return;
+        }
         let Some(s) = self.lanes[lane].scheduler.as_mut() else {
-            self.flights.get_mut(id).expect("flight").state.call = CallState::Sent { charge: None };
+            self.set_call(id, CallState::Sent { charge: None });
             self.sent(now, id, None);
             return;
         };
@@ -1074,11 +1160,11 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
         match submitted {
             Submission::Admitted(a) => {
                 let record = a.record();
-                self.flights.get_mut(id).expect("flight").state.call = CallState::Sent { charge: Some(a.charge) };
+                self.set_call(id, CallState::Sent { charge: Some(a.charge) });
                 self.sent(now, id, Some(record));
             }
             Submission::Queued { call, entry } => {
-                self.flights.get_mut(id).expect("flight").state.call = CallState::Queued { call };
+                self.set_call(id, CallState::Queued { call });
                 self.lanes[lane].flights.insert(call, id);
                 self.set_entry(id, &session, entry);
                 self.event(|| PathEvent::Queue {
@@ -1123,6 +1209,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
         let Some(f) = self.flights.finish(id) else {
             return;
         };
+        self.release(id, usize::from(f.state.lane.0), &f.state.call);
         let n = f.waiters.len();
         for &w in f.waiters.keys() {
             self.effects.push_back(Effect::Deliver {
@@ -1142,9 +1229,37 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
 
     /// Flight `id` ends without anyone to tell (withdrawn).
     fn end_flight(&mut self, id: FlightId) {
-        if self.flights.finish(id).is_some() {
+        if let Some(f) = self.flights.finish(id) {
+            self.release(id, usize::from(f.state.lane.0), &f.state.call);
             self.effects.push_back(Effect::Ended { flight: id });
         }
+    }
+
+    /// Flight `id`, on lane `lane` in state `call`, is over: its place (or its spot at the
+    /// gate) and its revalidation copy go.
+    fn release(&mut self, id: FlightId, lane: usize, call: &CallState) {
+        let l = &mut self.lanes[lane];
+        if call.holds_place() {
+            l.holding = l.holding.saturating_sub(1);
+        } else if matches!(call, CallState::Gated) {
+            l.gate.retain(|&g| g != id);
+        }
+        self.previous.remove(&id);
+    }
+
+    /// Moves flight `id` to `call`, taking or giving back its lane's place.
+    fn set_call(&mut self, id: FlightId, call: CallState) {
+        let Some(f) = self.flights.get_mut(id) else {
+            return;
+        };
+        let (before, after) = (f.state.call.holds_place(), call.holds_place());
+        let lane = &mut self.lanes[usize::from(f.state.lane.0)];
+        match (before, after) {
+            (false, true) => lane.holding += 1,
+            (true, false) => lane.holding = lane.holding.saturating_sub(1),
+            _ => {}
+        }
+        f.state.call = call;
     }
 
     /// Flight `id` goes out now (its state is already `Sent`).
@@ -1179,10 +1294,12 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             cost,
             admission: admission.clone(),
         });
+        let previous = self.previous.get(&id).cloned();
         self.effects.push_back(Effect::Send {
             attempt,
             key,
             admission,
+            previous,
         });
     }
 
@@ -1196,6 +1313,14 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             self.resubmit(now, id);
         }
         for lane in 0..self.lanes.len() {
+            while self.lanes[lane].has_room(true)
+                && let Some(id) = self.lanes[lane].gate.pop_front()
+            {
+                // Still `Gated` (and off the gate): it takes the place now.
+                self.resubmit(now, id);
+            }
+        }
+        for lane in 0..self.lanes.len() {
             while let Some(a) = self.lanes[lane].scheduler.as_mut().and_then(|s| s.poll_admission(now)) {
                 let Some(id) = self.lanes[lane].flights.remove(&a.call) else {
                     // Every queued call belongs to a flight; an unknown one is a bug that
@@ -1204,9 +1329,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                     continue;
                 };
                 let record = a.record();
-                if let Some(f) = self.flights.get_mut(id) {
-                    f.state.call = CallState::Sent { charge: Some(a.charge) };
-                }
+                self.set_call(id, CallState::Sent { charge: Some(a.charge) });
                 self.sent(now, id, Some(record));
             }
         }
@@ -1239,6 +1362,12 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                     queued_calls: calls,
                 })
             }
+            CallState::Gated => Some(Position {
+                admit_at: now,
+                ahead_in_session: 0,
+                waiting_sessions: lane.gate.len(),
+                queued_calls: lane.gate.iter().position(|&g| g == id).unwrap_or(0),
+            }),
             CallState::Sent { .. } => None,
         }
     }
@@ -1352,6 +1481,14 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                         return Err(format!("flight {id:?} is out without an attempt"));
                     }
                 }
+                CallState::Gated => {
+                    if !lane.gate.contains(&id) {
+                        return Err(format!("flight {id:?} is gated but not at its lane's gate"));
+                    }
+                    if f.waiters.is_empty() {
+                        return Err(format!("gated flight {id:?} has nobody waiting and was not withdrawn"));
+                    }
+                }
             }
             if !matches!(f.state.call, CallState::Queued { .. })
                 && let Some((w, _)) = f.waiters.iter().find(|(_, w)| w.entry.is_some())
@@ -1372,6 +1509,41 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             return Err(format!("{indexed} calls indexed for {queued_flights} queued flights"));
         }
         for (i, lane) in self.lanes.iter().enumerate() {
+            let mine = |f: &crate::dedup::Flight<CacheKey, FlightState>| usize::from(f.state.lane.0) == i;
+            let holding = self
+                .flights
+                .iter()
+                .filter(|(_, f)| mine(f) && f.state.call.holds_place())
+                .count();
+            let gated = self
+                .flights
+                .iter()
+                .filter(|(_, f)| mine(f) && matches!(f.state.call, CallState::Gated))
+                .count();
+            if holding != lane.holding {
+                return Err(format!(
+                    "lane {i} counts {} places held by {holding} flights",
+                    lane.holding
+                ));
+            }
+            if gated != lane.gate.len() {
+                return Err(format!(
+                    "lane {i}'s gate lists {} flights for {gated} gated",
+                    lane.gate.len()
+                ));
+            }
+            if let Some(max) = lane.max_in_flight {
+                if holding > max {
+                    return Err(format!("lane {i} has {holding} flights queued or out, more than {max}"));
+                }
+                if !lane.gate.is_empty() && holding < max {
+                    return Err(format!(
+                        "lane {i} has a free place while {gated} flights wait at its gate"
+                    ));
+                }
+            } else if gated > 0 {
+                return Err(format!("lane {i} without a bound gates {gated} flights"));
+            }
             if let Some(s) = &lane.scheduler {
                 s.check_invariants()
                     .map_err(|e| format!("lane {i} ({}): {e}", lane.name))?;

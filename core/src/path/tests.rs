@@ -491,6 +491,7 @@ fn remaining_budget_feedback_lowers_the_lanes_bucket() {
             remaining: Some(Units::ZERO),
             reset: Some(Duration::from_secs(60)),
             keep: Keep::Normal,
+            revalidated: false,
         },
     };
     p.on_outcome(at(10), wall(10), a, outcome);
@@ -556,4 +557,237 @@ fn the_events_tell_the_story_of_a_flight() {
         })
         .collect();
     assert_eq!(kinds, ["lead", "send", "ok"]);
+}
+
+/// A lane without a kept limit whose places are bounded by `max`.
+fn bounded(max: usize) -> TestPath {
+    let mut config = PathConfig::single(PlatformId::Obv, None);
+    config.lanes[0].max_in_flight = Some(max);
+    PlatformPath::new(config, store()).expect("valid")
+}
+
+fn sent_keys(effects: &[Effect<P, &'static str>]) -> Vec<(Attempt, String)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Send { attempt, key, .. } => Some((*attempt, key.params()["q"].clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn never_kept(body: &str) -> Outcome<P, &'static str> {
+    Outcome::Success {
+        payload: Arc::from(body.as_bytes()),
+        feedback: Feedback {
+            keep: Keep::Never,
+            ..Feedback::default()
+        },
+    }
+}
+
+#[test]
+fn a_bounded_lane_lets_its_places_out_and_the_rest_wait_in_arrival_order() {
+    let mut p = bounded(2);
+    for (w, q) in [(1, "a"), (2, "b"), (3, "c"), (4, "d")] {
+        p.request(at(0), wall(0), req(w, "s", &key(q)));
+    }
+    let out = sent_keys(&effects(&mut p));
+    assert_eq!(out.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(p.stats().gated, 2);
+    // A joiner of a gated call waits with it; the one who asked for `d` leaves.
+    p.request(at(1), wall(1), req(5, "t", &key("c")));
+    p.leave(at(1), WaiterId(4));
+    assert!(effects(&mut p).iter().all(|e| !matches!(e, Effect::Send { .. })));
+    p.on_outcome(at(2), wall(2), out[0].0, never_kept("A"));
+    let next = effects(&mut p);
+    assert_eq!(
+        sent_keys(&next).iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>(),
+        ["c"]
+    );
+    assert_eq!(delivered(&next), [(1, "fetched A".to_owned())]);
+    p.on_outcome(at(3), wall(3), out[1].0, Outcome::Failed { error: "boom" });
+    // `d` was withdrawn: nothing else goes.
+    assert!(sent_keys(&effects(&mut p)).is_empty());
+    assert_eq!(p.in_flight(), 1);
+}
+
+#[test]
+fn an_expired_copy_goes_out_with_the_attempt_and_a_revalidation_renews_it() {
+    let mut p = path(false);
+    let k = key("etag");
+    p.request(at(0), wall(0), req(1, "s", &k));
+    let first = effects(&mut p);
+    assert!(matches!(first.as_slice(), [Effect::Send { previous: None, .. }]));
+    p.on_outcome(at(0), wall(0), sends(&first)[0], ok("v1"));
+    effects(&mut p);
+    // Search results live ten minutes; eleven minutes on, the copy is expired but held.
+    let later = wall(11 * 60 * 1000);
+    p.request(at(1), later, req(2, "s", &k));
+    let again = effects(&mut p);
+    let [
+        Effect::Send {
+            attempt,
+            previous: Some(previous),
+            ..
+        },
+    ] = again.as_slice()
+    else {
+        panic!("a revalidating attempt: {again:?}");
+    };
+    assert_eq!(&previous[..], b"v1");
+    let renewed = Outcome::Success {
+        payload: Arc::clone(previous),
+        feedback: Feedback {
+            revalidated: true,
+            ..Feedback::default()
+        },
+    };
+    p.on_outcome(at(2), later, *attempt, renewed);
+    assert_eq!(delivered(&effects(&mut p)), [(2, "fetched v1".to_owned())]);
+    assert_eq!(p.stats().revalidated, 1);
+    assert!(matches!(p.request(at(3), later, req(3, "s", &k)), Arrival::Cached(_)));
+}
+
+/// One step of a workload on a bounded lane.
+#[derive(Clone, Debug)]
+enum GateOp {
+    /// A request for key `0..6`.
+    Ask(u8),
+    /// The `i`-th call out (mod their number) answers: success or failure.
+    Answer(u8, bool),
+    /// The `i`-th waiting request (mod their number) leaves.
+    Leave(u8),
+}
+
+impl quickcheck::Arbitrary for GateOp {
+    fn arbitrary(g: &mut quickcheck::Gen) -> GateOp {
+        match u8::arbitrary(g) % 3 {
+            0 => GateOp::Ask(u8::arbitrary(g) % 6),
+            1 => GateOp::Answer(u8::arbitrary(g), bool::arbitrary(g)),
+            _ => GateOp::Leave(u8::arbitrary(g)),
+        }
+    }
+}
+
+/// The reference: a FIFO semaphore of `max` places over distinct keys. A key asked for
+/// while it is out or waiting joins it; a waiting key nobody waits for any more leaves
+/// the line; an answered key frees its place for the oldest waiting key.
+#[derive(Default)]
+struct Semaphore {
+    max: usize,
+    out: Vec<u8>,
+    line: VecDeque<u8>,
+    waiters: BTreeMap<u64, u8>,
+    sent: Vec<u8>,
+}
+
+impl Semaphore {
+    fn ask(&mut self, w: u64, k: u8) {
+        self.waiters.insert(w, k);
+        if self.out.contains(&k) || self.line.contains(&k) {
+            return;
+        }
+        if self.out.len() < self.max {
+            self.out.push(k);
+            self.sent.push(k);
+        } else {
+            self.line.push_back(k);
+        }
+    }
+
+    fn answered(&mut self, k: u8) {
+        self.out.retain(|&o| o != k);
+        self.waiters.retain(|_, wk| *wk != k);
+        if let Some(next) = self.line.pop_front() {
+            self.out.push(next);
+            self.sent.push(next);
+        }
+    }
+
+    fn leave(&mut self, w: u64) {
+        let Some(k) = self.waiters.remove(&w) else { return };
+        if !self.waiters.values().any(|&o| o == k) {
+            self.line.retain(|&l| l != k);
+        }
+    }
+}
+
+fn gate_matches_the_semaphore(max: u8, ops: Vec<GateOp>) -> Result<(), String> {
+    let max = usize::from(max % 3) + 1;
+    let mut p = bounded(max);
+    let mut model = Semaphore {
+        max,
+        ..Semaphore::default()
+    };
+    let mut out: Vec<(Attempt, u8)> = Vec::new();
+    let mut sent: Vec<u8> = Vec::new();
+    let mut next_waiter = 1u64;
+    for (step, op) in ops.into_iter().enumerate() {
+        let now = at(step as u64);
+        match op {
+            GateOp::Ask(k) => {
+                let w = next_waiter;
+                next_waiter += 1;
+                p.request(now, wall(0), req(w, &format!("s{}", w % 3), &key(&k.to_string())));
+                model.ask(w, k);
+            }
+            GateOp::Answer(i, success) => {
+                if out.is_empty() {
+                    continue;
+                }
+                let (attempt, k) = out.remove(usize::from(i) % out.len());
+                let outcome = if success {
+                    never_kept("x")
+                } else {
+                    Outcome::Failed { error: "no" }
+                };
+                p.on_outcome(now, wall(0), attempt, outcome);
+                model.answered(k);
+            }
+            GateOp::Leave(i) => {
+                if model.waiters.is_empty() {
+                    continue;
+                }
+                let w = *model
+                    .waiters
+                    .keys()
+                    .nth(usize::from(i) % model.waiters.len())
+                    .expect("a waiter");
+                p.leave(now, WaiterId(w));
+                model.leave(w);
+            }
+        }
+        p.check_invariants().map_err(|e| format!("step {step}: {e}"))?;
+        while let Some(e) = p.poll_effect() {
+            if let Effect::Send { attempt, key, .. } = e {
+                let k: u8 = key.params()["q"].parse().map_err(|_| "a key of the pool")?;
+                out.push((attempt, k));
+                sent.push(k);
+            }
+        }
+        if out.len() > max {
+            return Err(format!("step {step}: {} calls out, more than {max}", out.len()));
+        }
+        if sent != model.sent {
+            return Err(format!(
+                "step {step}: sent {sent:?}, the semaphore sends {:?}",
+                model.sent
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn qc_a_bounded_lane_behaves_as_a_fifo_semaphore() {
+    fn prop(max: u8, ops: Vec<GateOp>) -> quickcheck::TestResult {
+        match gate_matches_the_semaphore(max, ops) {
+            Ok(()) => quickcheck::TestResult::passed(),
+            Err(e) => quickcheck::TestResult::error(e),
+        }
+    }
+    quickcheck::QuickCheck::new()
+        .tests(500)
+        .quickcheck(prop as fn(u8, Vec<GateOp>) -> quickcheck::TestResult);
 }

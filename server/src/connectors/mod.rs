@@ -15,6 +15,8 @@
 //! HTTP (the platform clients do).
 
 pub mod obv;
+pub mod opentk;
+pub mod ori;
 pub mod rechtspraak;
 pub mod tk;
 
@@ -108,7 +110,13 @@ impl std::fmt::Debug for ConnectorSpec {
 }
 
 /// Every connector, in the order their tools are listed at `/mcp`.
-pub static CONNECTORS: &[ConnectorSpec] = &[obv::CONNECTOR, tk::CONNECTOR, rechtspraak::CONNECTOR];
+pub static CONNECTORS: &[ConnectorSpec] = &[
+    obv::CONNECTOR,
+    tk::CONNECTOR,
+    rechtspraak::CONNECTOR,
+    opentk::CONNECTOR,
+    ori::CONNECTOR,
+];
 
 /// The connector with this id.
 pub fn by_id(id: &str) -> Option<&'static ConnectorSpec> {

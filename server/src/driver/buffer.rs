@@ -278,6 +278,22 @@ impl Buffer for ServerBuffer {
         }
     }
 
+    fn expired(&mut self, key: &CacheKey, now: WallTime) -> Option<SharedPayload> {
+        self.reap();
+        // A write still pending is the newest copy; the file may hold an older one.
+        if let Some((_, p, expires_at)) = self.pending.get(key) {
+            return (now >= *expires_at).then(|| Arc::clone(p));
+        }
+        let store = self.store.as_ref()?;
+        match store.lookup_expired(key, now) {
+            Ok(found) => found.map(|v| Payload::from_bytes(v.into_payload())),
+            Err(error) => {
+                tracing::warn!(platform = %self.platform, %error, "buffer lookup of an expired copy failed");
+                None
+            }
+        }
+    }
+
     fn store(&mut self, key: &CacheKey, payload: &SharedPayload, keep: Keep, now: WallTime) {
         self.reap();
         let Some(store) = self.store.clone() else {

@@ -64,8 +64,9 @@ pub type UpstreamOutcome = Outcome<SharedPayload, PlatformError>;
 pub type UpstreamFuture = Pin<Box<dyn Future<Output = UpstreamOutcome> + Send>>;
 
 /// Makes an attempt of a flight's platform call; called once per attempt (retries call
-/// it again).
-pub type Upstream = Arc<dyn Fn() -> UpstreamFuture + Send + Sync>;
+/// it again), with the expired copy the buffer holds for the key when it holds one (the
+/// call may ask the platform to confirm it, and answer with it when it is current).
+pub type Upstream = Arc<dyn Fn(Option<SharedPayload>) -> UpstreamFuture + Send + Sync>;
 
 /// Reports a waiting request's place in the queue.
 pub type ProgressSink = Box<dyn FnMut(QueuePosition) + Send>;
@@ -483,6 +484,8 @@ impl Driver {
             }
             Control::Outcome { attempt, outcome } => {
                 let label = match &outcome {
+                    // A copy the platform confirmed (HTTP 304): counted apart.
+                    Outcome::Success { feedback, .. } if feedback.revalidated => "revalidated",
                     Outcome::Success { .. } => "ok",
                     Outcome::RateLimited { .. } => "rate_limited",
                     Outcome::Retryable { error, .. } | Outcome::Failed { error } => error.label(),
@@ -514,7 +517,8 @@ impl Driver {
                     attempt,
                     key,
                     admission,
-                } => self.send(attempt, key, admission),
+                    previous,
+                } => self.send(attempt, key, admission, previous),
                 Effect::Deliver { waiter, delivery } => {
                     if let Some(tx) = self.waiters.remove(&waiter) {
                         // A waiter gone meanwhile already left the path.
@@ -528,7 +532,13 @@ impl Driver {
         }
     }
 
-    fn send(&mut self, attempt: Attempt, key: CacheKey, admission: Option<AdmissionRecord>) {
+    fn send(
+        &mut self,
+        attempt: Attempt,
+        key: CacheKey,
+        admission: Option<AdmissionRecord>,
+        previous: Option<SharedPayload>,
+    ) {
         if let Some(a) = &admission {
             self.options
                 .metrics
@@ -563,7 +573,7 @@ impl Driver {
         let control = self.control.clone();
         let limit = self.options.attempt_timeout;
         tokio::spawn(async move {
-            let mut task = tokio::spawn(upstream());
+            let mut task = tokio::spawn(upstream(previous));
             let outcome = tokio::select! {
                 joined = &mut task => match joined {
                     Ok(outcome) => outcome,

@@ -41,12 +41,15 @@ use crate::platforms::http::PlatformError;
 /// A boxed typed platform call.
 pub type TypedFuture<T> = Pin<Box<dyn Future<Output = Result<(T, Feedback), PlatformError>> + Send>>;
 
+/// A typed platform call's attempt, given the expired copy it may revalidate.
+type TypedFetch<T> = Arc<dyn Fn(Option<Arc<T>>) -> TypedFuture<T> + Send + Sync>;
+
 /// One platform request a tool makes.
 pub struct PlatformCall<T> {
     key: CacheKey,
     cost: Units,
     lane: Lane,
-    fetch: Arc<dyn Fn() -> TypedFuture<T> + Send + Sync>,
+    fetch: TypedFetch<T>,
 }
 
 impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
@@ -62,7 +65,26 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
             key,
             cost,
             lane: Lane::MAIN,
-            fetch: Arc::new(move || Box::pin(fetch())),
+            fetch: Arc::new(move |_| Box::pin(fetch())),
+        }
+    }
+
+    /// As [`PlatformCall::new`], for a platform that answers conditional requests:
+    /// `fetch` gets the expired copy the buffer still holds for `key` (when it holds one
+    /// of this answer's type) and may ask the platform whether it is current; it answers
+    /// with that copy and [`Feedback::revalidated`] when the platform says so (HTTP 304),
+    /// which renews the copy in the buffer without a download.
+    pub fn revalidating<F, Fut>(key: CacheKey, cost: Units, fetch: F) -> PlatformCall<T>
+    where
+        T: DeserializeOwned,
+        F: Fn(Option<Arc<T>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(T, Feedback), PlatformError>> + Send + 'static,
+    {
+        PlatformCall {
+            key,
+            cost,
+            lane: Lane::MAIN,
+            fetch: Arc::new(move |previous| Box::pin(fetch(previous))),
         }
     }
 
@@ -74,9 +96,14 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
 
     /// The upstream the platform's task runs: the typed call, encoded for the buffer,
     /// its error classified for the path.
-    fn upstream(fetch: Arc<dyn Fn() -> TypedFuture<T> + Send + Sync>, platform: PlatformId) -> Upstream {
-        Arc::new(move || {
-            let attempt = fetch();
+    fn upstream(fetch: TypedFetch<T>, platform: PlatformId) -> Upstream
+    where
+        T: DeserializeOwned,
+    {
+        Arc::new(move |previous: Option<SharedPayload>| {
+            // A copy of another shape (an older build's) is no copy to revalidate.
+            let previous = previous.and_then(|p| p.typed::<T>().ok());
+            let attempt = fetch(previous);
             Box::pin(async move {
                 match attempt.await {
                     Ok((value, feedback)) => match Payload::encode(value) {

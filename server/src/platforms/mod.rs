@@ -21,6 +21,8 @@
 
 pub mod http;
 pub mod obv;
+pub mod opentk;
+pub mod ori;
 pub mod rechtspraak;
 pub mod tk;
 

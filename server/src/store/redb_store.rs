@@ -32,8 +32,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use besluitbron_core::cache::conformance::Reopen;
 use besluitbron_core::cache::{
-    CacheEvent, CacheKey, CacheStats, CacheStore, CacheVersion, Classified, DataClass, Lookup, PlatformCachePolicy,
-    PreparedEntry, PutOutcome, StaleLookup, StoreError, Success, classify, prepare_entry, stale_lookup, stored_bytes,
+    CacheEvent, CacheKey, CacheStats, CacheStore, CacheVersion, CachedValue, Classified, DataClass, Lookup,
+    PlatformCachePolicy, PreparedEntry, PutOutcome, StaleLookup, StoreError, Success, classify, prepare_entry,
+    stale_lookup, stored_bytes,
 };
 use besluitbron_core::{PlatformId, WallTime};
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, Table, TableDefinition, WriteTransaction};
@@ -469,6 +470,14 @@ impl CacheStore for RedbStore {
             self.lock().events.class_mut(key.class()).count(CacheEvent::StaleServed);
         }
         Ok(found)
+    }
+
+    fn lookup_expired(&self, key: &CacheKey, now: WallTime) -> Result<Option<CachedValue>, StoreError> {
+        let kb = self.check(key)?;
+        Ok(match self.judge(key, &kb, now)? {
+            Classified::Expired(value) => Some(value),
+            _ => None,
+        })
     }
 
     fn put(&self, key: &CacheKey, value: &Success, now: WallTime) -> Result<PutOutcome, StoreError> {

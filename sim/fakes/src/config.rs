@@ -36,6 +36,19 @@ impl ObvCost {
     }
 }
 
+/// How a switched-off platform answers (Open Raadsinformatie since 1 November 2026).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retired {
+    /// 404 with an HTML page (a web server without the API behind it).
+    NotFound,
+    /// 410 Gone.
+    Gone,
+    /// 502 Bad Gateway (a proxy whose backend is gone).
+    BadGateway,
+    /// 200 with an HTML page saying the service ended.
+    Html,
+}
+
 /// The behaviour of one fake platform; change it while running with [`FakeHandle::update`](crate::FakeHandle::update).
 ///
 /// Every fault is off by default. The faults of an answer (`latency`, `fail_every`,
@@ -76,6 +89,12 @@ pub struct FakeConfig {
     pub rate_limit_per_min: u32,
     /// OpenBesluitvorming only: which search-cost formula the bucket charges.
     pub obv_cost: ObvCost,
+    /// Open Raadsinformatie only: answer every request as the switched-off platform
+    /// does, in this shape; `None`: the live Elasticsearch API.
+    pub retired: Option<Retired>,
+    /// OpenTK only: searches are cut short by the platform's time budget (as under
+    /// load): a few hits and `milliseconds` close to the 2-second budget.
+    pub busy: bool,
     /// A platform gone wrong in size: answer every accepted request with a 200 of this
     /// many bytes, made as it is sent (the fake holds one 64 KiB chunk, whatever the
     /// size), so a test sees how much a client actually read
@@ -104,6 +123,8 @@ impl Default for FakeConfig {
             rate_limit_storm: false,
             rate_limit_per_min: 60,
             obv_cost: ObvCost::Code,
+            retired: None,
+            busy: false,
             oversize: None,
         }
     }
@@ -133,17 +154,23 @@ pub enum FaultSetting {
     Garbage(bool),
     /// `rate-limit-storm=BOOL`.
     RateLimitStorm(bool),
+    /// `retired=404|410|502|html|off` (Open Raadsinformatie).
+    Retired(Option<Retired>),
+    /// `busy=BOOL` (OpenTK).
+    Busy(bool),
 }
 
 impl FaultSetting {
     /// Every `NAME` a setting may have, in the order of the table above.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 8] = [
         "latency-ms",
         "stall-ms",
         "fail-every",
         "reset-every",
         "garbage",
         "rate-limit-storm",
+        "retired",
+        "busy",
     ];
 
     /// Sets this fault in `config`.
@@ -155,6 +182,8 @@ impl FaultSetting {
             FaultSetting::ResetEvery(every) => config.reset_every = every,
             FaultSetting::Garbage(on) => config.garbage = on,
             FaultSetting::RateLimitStorm(on) => config.rate_limit_storm = on,
+            FaultSetting::Retired(shape) => config.retired = shape,
+            FaultSetting::Busy(on) => config.busy = on,
         }
     }
 }
@@ -194,6 +223,15 @@ impl FromStr for FaultSetting {
             "reset-every" => FaultSetting::ResetEvery(count()?),
             "garbage" => FaultSetting::Garbage(flag()?),
             "rate-limit-storm" => FaultSetting::RateLimitStorm(flag()?),
+            "busy" => FaultSetting::Busy(flag()?),
+            "retired" => FaultSetting::Retired(match value {
+                "404" => Some(Retired::NotFound),
+                "410" => Some(Retired::Gone),
+                "502" => Some(Retired::BadGateway),
+                "html" => Some(Retired::Html),
+                "off" => None,
+                _ => return bad(format!("retired takes 404, 410, 502, html or off, not `{value}`")),
+            }),
             _ => {
                 return bad(format!(
                     "unknown fault `{name}`; one of {}",
@@ -256,6 +294,8 @@ mod tests {
             ("reset-every=3", FaultSetting::ResetEvery(Some(3))),
             ("garbage=true", FaultSetting::Garbage(true)),
             ("rate-limit-storm=true", FaultSetting::RateLimitStorm(true)),
+            ("retired=410", FaultSetting::Retired(Some(Retired::Gone))),
+            ("busy=true", FaultSetting::Busy(true)),
         ] {
             let parsed: FaultSetting = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(parsed, expected, "{text}");
@@ -268,15 +308,17 @@ mod tests {
             reset_every: Some(3),
             garbage: true,
             rate_limit_storm: true,
+            retired: Some(Retired::Gone),
+            busy: true,
             ..FakeConfig::default()
         };
         assert_eq!(config, expected);
         // Every name in NAMES parses with some value.
         for name in FaultSetting::NAMES {
-            let value = if matches!(name, "garbage" | "rate-limit-storm") {
-                "false"
-            } else {
-                "1"
+            let value = match name {
+                "garbage" | "rate-limit-storm" | "busy" => "false",
+                "retired" => "off",
+                _ => "1",
             };
             assert!(format!("{name}={value}").parse::<FaultSetting>().is_ok(), "{name}");
         }
@@ -291,8 +333,9 @@ mod tests {
         assert!(error("obv:fail-every=99999999999").contains("too large"));
         assert!(error("obv:garbage=yes").contains("true or false"));
         assert!(error("obv:slow=1").contains("unknown fault `slow`; one of latency-ms"));
-        assert!(error("nope:garbage=true").contains("no fake for `nope`; one of obv, tk"));
-        assert!(error("ori:garbage=true").contains("no fake for `ori`"));
+        assert!(error("nope:garbage=true").contains("no fake for `nope`; one of obv, tk, rechtspraak, opentk, ori"));
+        assert!(error("oa:garbage=true").contains("no fake for `oa`"));
+        assert!(error("ori:retired=maybe").contains("404, 410, 502, html or off"));
         let ok: PlatformFault = "tk:latency-ms=5".parse().unwrap();
         assert_eq!(
             ok,

@@ -75,6 +75,13 @@ pub(crate) struct FakeShared {
     /// Oversized bodies being sent now (not yet finished or dropped).
     pub(crate) oversize_open: AtomicU64,
     recent_paths: Mutex<VecDeque<String>>,
+    /// Full answers of a resource that carries an `ETag` (bodies sent).
+    pub(crate) downloads: AtomicU64,
+    /// 304 answers to a matching `If-None-Match` (no body sent).
+    pub(crate) not_modified: AtomicU64,
+    /// Requests whose body the platform could not read the way it reads bodies (e.g.
+    /// an urlencoded search sent to OpenTK, which reads multipart only).
+    pub(crate) unreadable_bodies: AtomicU64,
 }
 
 impl FakeShared {

@@ -110,6 +110,22 @@ impl FakeHandle {
         self.shared.recent_paths()
     }
 
+    /// Full answers of a resource that carries an `ETag` (bodies sent, not 304s).
+    pub fn downloads(&self) -> u64 {
+        self.shared.downloads.load(Ordering::Relaxed)
+    }
+
+    /// 304 answers to a matching `If-None-Match` (no body sent).
+    pub fn not_modified(&self) -> u64 {
+        self.shared.not_modified.load(Ordering::Relaxed)
+    }
+
+    /// Requests whose body the platform could not read as it reads bodies (an
+    /// urlencoded search to OpenTK, which reads multipart only).
+    pub fn unreadable_bodies(&self) -> u64 {
+        self.shared.unreadable_bodies.load(Ordering::Relaxed)
+    }
+
     /// A copy of the current configuration.
     pub fn config(&self) -> FakeConfig {
         self.shared.config().clone()

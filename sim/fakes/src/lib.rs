@@ -23,7 +23,7 @@
 //!   BesluitBron never made the platform refuse it.
 //! - The fakes only ever bind the address they are given; they never contact anything.
 //!
-//! What this crate does not do: imitate the four other platforms, the PDF page
+//! What this crate does not do: imitate the two other platforms, the PDF page
 //! renderer or OpenBesluitvorming's export feeds, or run in virtual time — these are
 //! real tokio servers on the wall clock. The discrete-event simulator's platform models
 //! live in `besluitbron-sim`, which knows nothing of HTTP.
@@ -45,6 +45,8 @@ mod handle;
 pub mod obv;
 mod obv_corpus;
 mod odata;
+pub mod opentk;
+pub mod ori;
 pub mod rechtspraak;
 mod rechtspraak_corpus;
 mod registry;
@@ -55,7 +57,7 @@ mod tk_corpus;
 use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
 
-pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, Oversize, PlatformFault};
+pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, Oversize, PlatformFault, Retired};
 pub use handle::FakeHandle;
 pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};
 pub use rechtspraak::{RsCorpus, rechtspraak_corpus, serve_rechtspraak};

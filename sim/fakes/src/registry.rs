@@ -26,7 +26,7 @@ use tokio::net::TcpListener;
 
 use crate::faults::FakeShared;
 use crate::serve::spawn_router;
-use crate::{FakeConfig, FakeHandle, obv, rechtspraak, tk};
+use crate::{FakeConfig, FakeHandle, obv, opentk, ori, rechtspraak, tk};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -49,6 +49,14 @@ pub static REGISTRY: &[FakeEntry] = &[
         "/Waardelijst/Proceduresoorten",
         rechtspraak::router,
     ),
+    FakeEntry::new(
+        PlatformId::Opentk,
+        "/opentk",
+        opentk::PREFIX,
+        "/lastupdates",
+        opentk::router,
+    ),
+    FakeEntry::new(PlatformId::Ori, "/ori", ori::PREFIX, "/_aliases", ori::router),
 ];
 
 impl FakeEntry {
@@ -184,7 +192,7 @@ pub async fn serve_registry_on(listener: TcpListener) -> std::io::Result<Fakes> 
 /// Serves every fake on one listener (see [`serve_registry_on`]): OpenBesluitvorming at
 /// `http://ADDR/obv` and the Tweede Kamer at `http://ADDR/tk/OData/v4/2.0`.
 ///
-/// Returns the handles in registry order (obv, tk). They share the one listener task, so
+/// Returns the handles in registry order (obv, tk, opentk, ori). They share the one listener task, so
 /// [`FakeHandle::stop`] on either stops both; their configurations and counters are
 /// separate.
 pub async fn serve_all_on(listener: TcpListener) -> std::io::Result<Vec<FakeHandle>> {

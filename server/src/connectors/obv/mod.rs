@@ -75,6 +75,7 @@ fn feedback(rate: RateInfo) -> Feedback {
         remaining: rate.remaining,
         reset: rate.reset,
         keep: Keep::Normal,
+        revalidated: false,
     }
 }
 

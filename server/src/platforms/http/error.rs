@@ -142,6 +142,17 @@ pub enum PlatformError {
         /// What is wrong.
         detail: String,
     },
+    /// The platform was switched off by its maintainers (it answers nothing, or nothing
+    /// that is its API); `instead` names the tools that serve its data now.
+    #[error("{} was retired on {since}; {instead}", .platform.display_name())]
+    Retired {
+        /// The platform.
+        platform: PlatformId,
+        /// When it was switched off, e.g. `1 November 2026`.
+        since: &'static str,
+        /// Where its data lives on, for the assistant.
+        instead: &'static str,
+    },
 }
 
 /// The size of an answer over the cap, as a [`PlatformError::TooLarge`] says it.
@@ -170,7 +181,8 @@ impl PlatformError {
             | PlatformError::Garbage { platform, .. }
             | PlatformError::ForeignLink { platform, .. }
             | PlatformError::TooManyPages { platform, .. }
-            | PlatformError::Config { platform, .. } => *platform,
+            | PlatformError::Config { platform, .. }
+            | PlatformError::Retired { platform, .. } => *platform,
         }
     }
 
@@ -214,6 +226,7 @@ impl PlatformError {
             PlatformError::ForeignLink { .. } => "foreign_link",
             PlatformError::TooManyPages { .. } => "too_many_pages",
             PlatformError::Config { .. } => "config",
+            PlatformError::Retired { .. } => "retired",
         }
     }
 }

@@ -52,6 +52,7 @@ pub struct PlatformRequest {
     body: RequestBody,
     idempotent: bool,
     accept: Option<&'static str>,
+    if_none_match: Option<String>,
 }
 
 impl PlatformRequest {
@@ -63,6 +64,7 @@ impl PlatformRequest {
             body: RequestBody::None,
             idempotent: true,
             accept: None,
+            if_none_match: None,
         }
     }
 
@@ -94,6 +96,7 @@ impl PlatformRequest {
             body,
             idempotent: false,
             accept: None,
+            if_none_match: None,
         }
     }
 
@@ -109,6 +112,22 @@ impl PlatformRequest {
     pub fn with_accept(mut self, media_type: &'static str) -> PlatformRequest {
         self.accept = Some(media_type);
         self
+    }
+
+    /// Makes the request conditional: `If-None-Match` with the `etag` of the copy
+    /// BesluitBron keeps, so an unchanged answer comes back as a bodiless 304. A value
+    /// that cannot be a header (a platform sent garbage as its ETag) is left out.
+    pub fn if_none_match(mut self, etag: impl Into<String>) -> PlatformRequest {
+        let etag = etag.into();
+        if HeaderValue::from_str(&etag).is_ok() {
+            self.if_none_match = Some(etag);
+        }
+        self
+    }
+
+    /// The `If-None-Match` this request sends, if any.
+    pub fn etag(&self) -> Option<&str> {
+        self.if_none_match.as_deref()
     }
 
     /// The method.
@@ -144,6 +163,15 @@ impl PlatformRequest {
         };
         let builder = match self.accept {
             Some(accept) => builder.header(header::ACCEPT, HeaderValue::from_static(accept)),
+            None => builder,
+        };
+        // Checked when it was set.
+        let builder = match self
+            .if_none_match
+            .as_deref()
+            .and_then(|e| HeaderValue::from_str(e).ok())
+        {
+            Some(etag) => builder.header(header::IF_NONE_MATCH, etag),
             None => builder,
         };
         match &self.body {

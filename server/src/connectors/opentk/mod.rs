@@ -1,0 +1,535 @@
+//! The OpenTK connector (`opentk`, berthub.eu/tkconv): the one full-text search over
+//! Tweede Kamer documents, a document's text (its HTML rendition), an activity
+//! (committee meeting or debate) with its agenda, documents and commitments, and when
+//! OpenTK's harvesters last ran.
+//!
+//! No limit is published, so none is kept by default; but searches are expensive for
+//! the platform's maintainer, so the platform's path lets only a few attempts out at
+//! once (`Platforms.opentk.MaxConcurrent`) and the rest wait. OpenTK cuts searches
+//! short silently under load: an answer that may be incomplete says so and is kept only
+//! briefly. Rendering lives in [`render`], as pure functions of the kept answers.
+
+pub mod render;
+
+use std::sync::Arc;
+
+use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::path::{Feedback, Keep};
+use besluitbron_core::{PlatformId, Units};
+use rmcp::handler::server::tool::Extension;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{ErrorData, schemars, tool, tool_router};
+use serde::Deserialize;
+
+use super::{Client, ConnectorSpec, Sample, http_config};
+use crate::config::Config;
+use crate::mcp::call::CallScope;
+use crate::mcp::{Besluit, PlatformCall, tool_error};
+use crate::platforms::http::PlatformError;
+use crate::platforms::opentk::{
+    self, ActivityReply, DocumentId, Fetch, MAX_QUERY_CHARS, OpenTkClient, OpenTkSearch, SearchKind, field,
+};
+use render::{ActivityAnswer, AgendaPoint, DocRef, DocumentAnswer, Harvester, Hit, SearchAnswer, StatusAnswer};
+
+const PLATFORM: PlatformId = PlatformId::Opentk;
+
+/// Every OpenTK call counts one (no limit is kept unless an operator sets one).
+const COST: Units = Units::ONE;
+
+/// How long an answer that may be incomplete is kept.
+const INCOMPLETE_KEEP_MS: u64 = 60_000;
+
+/// How long an activity is kept (its agenda changes until the meeting).
+const ACTIVITY_KEEP_MS: u64 = 3_600_000;
+
+/// Most hits an answer shows.
+const MAX_LIMIT: u32 = 100;
+
+/// The registry's entry.
+pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
+    id: "opentk",
+    platform: PLATFORM,
+    instructions: INSTRUCTIONS,
+    tools: Besluit::opentk_router,
+    open,
+    maintenance: None,
+    samples: &[
+        Sample::new("opentk_search", r#"{"query": "stikstof", "limit": 5}"#),
+        Sample::new("opentk_document", r#"{"id": "2026D10001"}"#),
+        Sample::new("opentk_activity", r#"{"id": "2026A00001"}"#),
+        Sample::new("opentk_status", "{}"),
+    ],
+};
+
+const INSTRUCTIONS: &str = "OpenTK (opentk_* tools): full-text search over Tweede Kamer documents and reports \
+(the Tweede Kamer's own API has none), a document's text, a committee meeting or debate with its agenda and \
+commitments, and how fresh OpenTK's copy is. Searches are expensive for OpenTK: make them specific.";
+
+fn open(config: &Config) -> Result<Client, PlatformError> {
+    let client = OpenTkClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
+    Ok(Arc::new(client))
+}
+
+/// Arguments of `opentk_search`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// The query, in OpenTK's syntax (at most 500 characters).
+    #[schemars(length(max = 500))]
+    pub query: String,
+    /// `alles` (default), `moties`, `vragenantwoorden` or `activiteiten`.
+    #[serde(default)]
+    #[schemars(length(max = 20))]
+    pub kind: Option<String>,
+    /// Only the last two months.
+    #[serde(default)]
+    pub recent: bool,
+    /// Hits to show, 1 to 100 (default 20); OpenTK itself returns at most 280.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+}
+
+/// Arguments of `opentk_document`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentArgs {
+    /// A document number (`2026D12345`, from opentk_search) or a kamerstuk id (`kst-36200-12`).
+    #[schemars(length(max = 64))]
+    pub id: String,
+}
+
+/// Arguments of `opentk_activity`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityArgs {
+    /// The activity's number, e.g. `2026A01234`.
+    #[schemars(length(max = 32))]
+    pub id: String,
+}
+
+/// Arguments of `opentk_status` (none).
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// `text` for a message: at most 40 characters of it.
+fn short(text: &str) -> String {
+    let mut s: String = text.chars().take(40).collect();
+    if text.chars().count() > 40 {
+        s.push('…');
+    }
+    s
+}
+
+/// The search asked, or the tool's error message.
+fn search_of(args: &SearchArgs) -> Result<(OpenTkSearch, usize), String> {
+    let query = args.query.trim();
+    if query.is_empty() {
+        return Err("`query` is empty: give the words to search for".to_owned());
+    }
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(format!(
+            "`query` is longer than {MAX_QUERY_CHARS} characters; use the few words that matter"
+        ));
+    }
+    let kind = match args.kind.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+        None => SearchKind::Alles,
+        Some(k) => SearchKind::parse(k).ok_or_else(|| {
+            format!(
+                "`kind` must be alles, moties, vragenantwoorden or activiteiten, not `{}`",
+                short(k)
+            )
+        })?,
+    };
+    let limit = args.limit.unwrap_or(20);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(format!("`limit` must be 1 to {MAX_LIMIT}, not {limit}"));
+    }
+    Ok((
+        OpenTkSearch {
+            query: query.to_owned(),
+            kind,
+            recent: args.recent,
+        },
+        limit as usize,
+    ))
+}
+
+/// The kept answer of a search.
+fn search_answer(search: &OpenTkSearch, reply: opentk::SearchReply, base: &str) -> SearchAnswer {
+    let incomplete = opentk::incompleteness(search, &reply);
+    let hits = reply
+        .results
+        .into_iter()
+        .map(|h| {
+            let number = h.nummer.unwrap_or_default();
+            let link = h
+                .relurl
+                .filter(|r| !r.is_empty() && !r.contains("://"))
+                .map(|r| format!("{}/{}", base.trim_end_matches('/'), r.trim_start_matches('/')))
+                .or_else(|| (!number.is_empty()).then(|| format!("{base}/document.html?nummer={number}")));
+            Hit {
+                date: h.datum,
+                kind: h.category,
+                subject: h.onderwerp,
+                snippet: h.snip.map(|s| render::readable_snippet(&s, "<b>", "</b>")),
+                link,
+                number,
+            }
+        })
+        .collect();
+    SearchAnswer {
+        query: search.query.clone(),
+        kind: search.kind.as_str().to_owned(),
+        recent: search.recent,
+        hits,
+        milliseconds: reply.milliseconds,
+        incomplete,
+    }
+}
+
+/// How long a search answer is kept: briefly when it may be incomplete.
+fn keep_for(answer: &SearchAnswer) -> Keep {
+    if answer.incomplete.is_some() {
+        Keep::Briefly {
+            ttl_ms: INCOMPLETE_KEEP_MS,
+        }
+    } else {
+        Keep::Normal
+    }
+}
+
+/// The kept answer of an activity.
+fn activity_answer(number: &str, reply: ActivityReply) -> ActivityAnswer {
+    let meta = serde_json::Value::Object(reply.meta);
+    let doc = |d: &serde_json::Value| DocRef {
+        number: field(d, &["nummer", "documentnummer"]),
+        kind: field(d, &["soort"]),
+        subject: field(d, &["onderwerp", "titel"]),
+    };
+    let agenda = reply
+        .agendapunten
+        .iter()
+        .map(|p| AgendaPoint {
+            subject: field(p, &["onderwerp", "noot"]),
+            documents: ["docs", "zdocs"]
+                .iter()
+                .flat_map(|k| p.get(k).and_then(|v| v.as_array()).into_iter().flatten())
+                .map(doc)
+                .collect(),
+        })
+        .collect();
+    ActivityAnswer {
+        number: field(&meta, &["nummer"]).unwrap_or_else(|| number.to_owned()),
+        kind: field(&meta, &["soort"]),
+        subject: field(&meta, &["onderwerp"]),
+        start: field(&meta, &["aanvangstijd", "datum"]),
+        end: field(&meta, &["eindtijd"]),
+        room: field(&reply.zaal, &["naam", "zaal"]).or_else(|| reply.zaal.as_str().map(str::to_owned)),
+        committees: reply
+            .comactors
+            .iter()
+            .filter_map(|c| field(c, &["naam", "actornaam", "commissienaam"]))
+            .collect(),
+        agenda,
+        documents: reply.docs.iter().map(doc).collect(),
+        commitments: reply
+            .toezeggingen
+            .iter()
+            .filter_map(|t| field(t, &["tekst", "omschrijving", "onderwerp"]).or_else(|| t.as_str().map(str::to_owned)))
+            .collect(),
+        video_url: reply.videourl.filter(|v| !v.is_empty()),
+        record: meta,
+    }
+}
+
+#[tool_router(router = opentk_router, vis = "pub(crate)")]
+impl Besluit {
+    /// Full-text search over Tweede Kamer documents (OpenTK).
+    #[tool(
+        name = "opentk_search",
+        description = "Full-text search over Tweede Kamer documents and reports through OpenTK (the only full-text \
+                       search; tk_search matches titles only). Query syntax: separate words must all appear; \
+                       \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; prefix with * (stikst*); quote \
+                       hyphenated words (\"F-35\"). `kind`: alles (default), moties, vragenantwoorden, activiteiten. \
+                       `recent`: only the last two months. Newest first; OpenTK returns at most 280 hits and cuts \
+                       searches short when busy — the answer says when it may be incomplete; make queries specific. \
+                       Shows `limit` hits (default 20, max 100). Repeats within ten minutes come from BesluitBron's \
+                       buffer.",
+        annotations(
+            title = "Full-text search of Tweede Kamer documents",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn opentk_search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (search, limit) = match search_of(&args) {
+            Ok(s) => s,
+            Err(message) => return Ok(tool_error(message)),
+        };
+        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
+            .param("query", search.query.clone())
+            .param("kind", search.kind.as_str())
+            .param("recent", search.recent.to_string());
+        let base = client.base_url().to_owned();
+        let search = Arc::new(search);
+        let call = PlatformCall::new(key, COST, move || {
+            let (client, search, base) = (Arc::clone(&client), Arc::clone(&search), base.clone());
+            async move {
+                let reply = client.search(&search).await?;
+                let answer = search_answer(&search, reply, &base);
+                let keep = keep_for(&answer);
+                Ok((
+                    answer,
+                    Feedback {
+                        keep,
+                        ..Feedback::default()
+                    },
+                ))
+            }
+        });
+        Ok(self
+            .answer(&call_scope, "opentk_search", call, |a, served| {
+                render::search(a, served, limit)
+            })
+            .await)
+    }
+
+    /// One document's text (OpenTK).
+    #[tool(
+        name = "opentk_document",
+        description = "One Tweede Kamer document by number (2026D12345, from opentk_search) or kamerstuk id \
+                       (kst-36200-12): its title, the text of OpenTK's HTML rendition (up to 200,000 characters), \
+                       and links to its page and its original file (PDF or Word). Full text is the expensive part: \
+                       use opentk_search's snippets when they suffice. Kept in BesluitBron's buffer for weeks.",
+        annotations(
+            title = "Tweede Kamer document text (OpenTK)",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn opentk_document(
+        &self,
+        Parameters(args): Parameters<DocumentArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(id) = DocumentId::parse(&args.id) else {
+            return Ok(tool_error(format!(
+                "`{}` is not a document number (2026D12345) or kamerstuk id (kst-36200-12)",
+                short(&args.id)
+            )));
+        };
+        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "document").param("id", id.as_str());
+        let id = Arc::new(id);
+        let call = PlatformCall::revalidating(key, COST, move |previous: Option<Arc<DocumentAnswer>>| {
+            let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+            async move {
+                let etag = previous.as_ref().and_then(|p| p.etag.clone());
+                match client.document(&id, etag.as_deref()).await? {
+                    Fetch::NotModified => match previous {
+                        Some(previous) => Ok((
+                            DocumentAnswer::clone(&previous),
+                            Feedback {
+                                revalidated: true,
+                                ..Feedback::default()
+                            },
+                        )),
+                        // Asked without a copy, a 304 is nonsense.
+                        None => Err(PlatformError::Garbage {
+                            platform: PLATFORM,
+                            detail: "HTTP 304 to a request that was not conditional".into(),
+                        }),
+                    },
+                    Fetch::Fresh(doc) => {
+                        let text_chars = doc.text.chars().count();
+                        let truncated = text_chars > render::MAX_TEXT_CHARS;
+                        let text = if truncated {
+                            doc.text.chars().take(render::MAX_TEXT_CHARS).collect()
+                        } else {
+                            doc.text
+                        };
+                        let answer = DocumentAnswer {
+                            number: doc.number,
+                            title: doc.title,
+                            text,
+                            text_chars,
+                            truncated,
+                            etag: doc.etag,
+                            page_url: doc.page_url,
+                            html_url: doc.html_url,
+                            raw_url: doc.raw_url,
+                            raw_note: render::RAW_NOTE.to_owned(),
+                        };
+                        Ok((answer, Feedback::default()))
+                    }
+                }
+            }
+        });
+        Ok(self
+            .answer_shown(&call_scope, "opentk_document", call, render::document)
+            .await)
+    }
+
+    /// A committee meeting or debate (OpenTK).
+    #[tool(
+        name = "opentk_activity",
+        description = "One Tweede Kamer activity (committee meeting, debate) by its number (2026A01234): kind, \
+                       subject, time and room, committees, the agenda with its documents, the activity's \
+                       documents, commitments made by ministers (toezeggingen) and the video link. Kept for an \
+                       hour (agendas change until the meeting).",
+        annotations(
+            title = "Tweede Kamer activity (OpenTK)",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn opentk_activity(
+        &self,
+        Parameters(args): Parameters<ActivityArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(number) = opentk::parse_number(&args.id) else {
+            return Ok(tool_error(format!(
+                "`{}` is not an activity number (such as 2026A01234)",
+                short(&args.id)
+            )));
+        };
+        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "activity").param("id", number.clone());
+        let number: Arc<str> = Arc::from(number);
+        let call = PlatformCall::new(key, COST, move || {
+            let (client, number) = (Arc::clone(&client), Arc::clone(&number));
+            async move {
+                let reply = client.activity(&number).await?;
+                let keep = Keep::Briefly {
+                    ttl_ms: ACTIVITY_KEEP_MS,
+                };
+                Ok((
+                    activity_answer(&number, reply),
+                    Feedback {
+                        keep,
+                        ..Feedback::default()
+                    },
+                ))
+            }
+        });
+        Ok(self
+            .answer_shown(&call_scope, "opentk_activity", call, render::activity)
+            .await)
+    }
+
+    /// When OpenTK's harvesters last ran.
+    #[tool(
+        name = "opentk_status",
+        description = "When OpenTK's harvesters last updated its copy of the Tweede Kamer's data (/lastupdates), so \
+                       you can judge how fresh opentk_search results are. Cheap; kept ten minutes.",
+        annotations(
+            title = "OpenTK freshness",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn opentk_status(
+        &self,
+        Parameters(_args): Parameters<NoArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Search, "lastupdates");
+        let call = PlatformCall::new(key, COST, move || {
+            let client = Arc::clone(&client);
+            async move {
+                let harvesters = client
+                    .last_updates()
+                    .await?
+                    .into_iter()
+                    .map(|(name, u)| Harvester {
+                        name,
+                        updated_at_unix: u.absolute.map(|a| a as i64),
+                        seconds_ago: u.relative.map(|r| r as i64),
+                    })
+                    .collect();
+                Ok((StatusAnswer { harvesters }, Feedback::default()))
+            }
+        });
+        Ok(self
+            .answer_shown(&call_scope, "opentk_status", call, render::status)
+            .await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_that_may_be_incomplete_is_kept_a_minute_at_most() {
+        let search = OpenTkSearch {
+            query: "stikstof".into(),
+            kind: SearchKind::Moties,
+            recent: false,
+        };
+        let reply = opentk::SearchReply::default();
+        let answer = search_answer(&search, reply.clone(), "http://x");
+        assert_eq!(keep_for(&answer), Keep::Briefly { ttl_ms: 60_000 });
+        let complete = search_answer(
+            &OpenTkSearch {
+                kind: SearchKind::Alles,
+                ..search
+            },
+            reply,
+            "http://x",
+        );
+        assert_eq!(keep_for(&complete), Keep::Normal);
+    }
+
+    #[test]
+    fn arguments_are_refused_before_any_call_without_echoing_them() {
+        let args = |query: &str, kind: Option<&str>, limit: Option<u32>| SearchArgs {
+            query: query.to_owned(),
+            kind: kind.map(str::to_owned),
+            recent: false,
+            limit,
+        };
+        assert!(search_of(&args("stikstof", None, None)).is_ok());
+        let long = "x".repeat(10_000);
+        let e = search_of(&args(&long, None, None)).unwrap_err();
+        assert!(e.len() < 120, "{e}");
+        let e = search_of(&args("a", Some(&long), None)).unwrap_err();
+        assert!(e.len() < 160 && e.contains("kind"), "{e}");
+        assert!(search_of(&args("  ", None, None)).is_err());
+        assert!(search_of(&args("a", None, Some(0))).is_err());
+        assert!(search_of(&args("a", None, Some(101))).is_err());
+        assert_eq!(search_of(&args("a", Some("moties"), Some(100))).unwrap().1, 100);
+        let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
+        assert_eq!(schema["properties"]["query"]["maxLength"], 500);
+    }
+}

@@ -1,0 +1,416 @@
+//! What the OpenTK tools keep and show: typed answers and pure render functions,
+//! snapshot-tested below.
+
+use std::fmt::Write as _;
+
+use besluitbron_core::path::Served;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::mcp::call::Structure;
+use crate::mcp::{Rendered, provenance};
+
+/// One search hit as BesluitBron keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    /// Document number, e.g. `2026D12345` (the id for `opentk_document`).
+    pub number: String,
+    /// Date.
+    pub date: Option<String>,
+    /// Kind, e.g. `Motie`.
+    pub kind: Option<String>,
+    /// Subject.
+    pub subject: Option<String>,
+    /// A snippet, highlights marked `**like this**`.
+    pub snippet: Option<String>,
+    /// The document's page at OpenTK.
+    pub link: Option<String>,
+}
+
+/// What `opentk_search` keeps: every hit OpenTK gave (at most 280).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SearchAnswer {
+    /// The query as sent.
+    pub query: String,
+    /// The kind searched.
+    pub kind: String,
+    /// Whether only the last two months were searched.
+    pub recent: bool,
+    /// The hits, newest indexed first.
+    pub hits: Vec<Hit>,
+    /// How long OpenTK took, in milliseconds.
+    pub milliseconds: Option<f64>,
+    /// Why the answer may be incomplete, if it may be.
+    pub incomplete: Option<String>,
+}
+
+/// A snippet with OpenTK's `<b>` highlights as `**…**`, other markup and entities
+/// resolved, whitespace collapsed.
+pub fn readable_snippet(snip: &str, open: &str, close: &str) -> String {
+    let marked = snip.replace(open, "\u{1}").replace(close, "\u{2}");
+    let text = nanohtml2text::html2text(&marked);
+    let text = text.replace(['\u{1}', '\u{2}'], "**");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `opentk_search`'s result: the first `limit` hits.
+pub fn search(answer: &SearchAnswer, served: Served, limit: usize) -> Rendered {
+    let shown: Vec<&Hit> = answer.hits.iter().take(limit).collect();
+    let scope = format!(
+        "`{}` (kind {}{})",
+        answer.query,
+        answer.kind,
+        if answer.recent { ", last two months" } else { "" }
+    );
+    let mut text = if answer.hits.is_empty() {
+        format!(
+            "OpenTK found nothing for {scope}{}. To widen: drop `recent`, use kind `alles`, use fewer words, \
+             a prefix (`stikst*`) or `OR` between alternatives; hyphenated words belong in quotes.",
+            provenance(served)
+        )
+    } else {
+        format!(
+            "{} of {} hits for {scope}{}.",
+            shown.len(),
+            answer.hits.len(),
+            provenance(served)
+        )
+    };
+    if let Some(why) = &answer.incomplete {
+        let _ = write!(
+            text,
+            "\nMay be incomplete: {why}. Narrow the query (more words, a phrase, `recent`) for a complete list."
+        );
+    }
+    for h in &shown {
+        let _ = write!(
+            text,
+            "\n- {} {} {} — {}",
+            h.number,
+            h.date.as_deref().unwrap_or(""),
+            h.kind.as_deref().unwrap_or(""),
+            h.subject.as_deref().unwrap_or("")
+        );
+        if let Some(s) = h.snippet.as_deref().filter(|s| !s.is_empty()) {
+            let _ = write!(text, "\n  {s}");
+        }
+    }
+    if shown.len() < answer.hits.len() {
+        let _ = write!(
+            text,
+            "\nRaise `limit` (up to 100) for more of the {} hits.",
+            answer.hits.len()
+        );
+    }
+    Rendered {
+        text,
+        structured: Structure::Own(json!({
+            "query": answer.query,
+            "kind": answer.kind,
+            "recent": answer.recent,
+            "total": answer.hits.len(),
+            "hits": shown,
+            "milliseconds": answer.milliseconds,
+            "incomplete": answer.incomplete,
+        })),
+    }
+}
+
+/// What `opentk_document` keeps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DocumentAnswer {
+    /// The document number.
+    pub number: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// The text of its HTML rendition.
+    pub text: String,
+    /// Characters of the rendition's text (before any cut).
+    pub text_chars: usize,
+    /// True when `text` was cut at [`MAX_TEXT_CHARS`].
+    pub truncated: bool,
+    /// The platform's `ETag` for the rendition.
+    pub etag: Option<String>,
+    /// The document's page.
+    pub page_url: String,
+    /// The HTML rendition.
+    pub html_url: String,
+    /// The original file (PDF or DOCX).
+    pub raw_url: String,
+    /// What to know about the original file.
+    pub raw_note: String,
+}
+
+/// The most text an answer holds (characters).
+pub const MAX_TEXT_CHARS: usize = 200_000;
+
+/// The note on the raw file (until the document-text extractor reads it).
+pub const RAW_NOTE: &str = "The text above is OpenTK's HTML rendition. The original file (PDF or Word) is at \
+`raw_url`; BesluitBron does not extract its text here.";
+
+/// `opentk_document`'s result.
+pub fn document(answer: &DocumentAnswer, served: Served) -> Rendered {
+    let mut text = format!(
+        "{} — {}{} ({} characters of text{}).\nPage: {}\nOriginal file: {}\n{}",
+        answer.number,
+        answer.title.as_deref().unwrap_or("(no title)"),
+        provenance(served),
+        answer.text_chars,
+        if answer.truncated { ", cut at 200,000" } else { "" },
+        answer.page_url,
+        answer.raw_url,
+        answer.raw_note,
+    );
+    if answer.text.is_empty() {
+        text.push_str("\nThe HTML rendition holds no text; try the original file.");
+    } else {
+        let _ = write!(text, "\n\n{}", answer.text);
+    }
+    Rendered::answer(text)
+}
+
+/// A document linked from an activity.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DocRef {
+    /// Its number.
+    pub number: Option<String>,
+    /// Its kind.
+    pub kind: Option<String>,
+    /// Its subject or title.
+    pub subject: Option<String>,
+}
+
+/// An agenda point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgendaPoint {
+    /// Its subject.
+    pub subject: Option<String>,
+    /// Documents on it (its own and its cases').
+    pub documents: Vec<DocRef>,
+}
+
+/// What `opentk_activity` keeps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActivityAnswer {
+    /// The activity's number.
+    pub number: String,
+    /// Its kind, e.g. `Commissiedebat`.
+    pub kind: Option<String>,
+    /// Its subject.
+    pub subject: Option<String>,
+    /// When it starts.
+    pub start: Option<String>,
+    /// When it ends.
+    pub end: Option<String>,
+    /// Where.
+    pub room: Option<String>,
+    /// The committees taking part.
+    pub committees: Vec<String>,
+    /// The agenda.
+    pub agenda: Vec<AgendaPoint>,
+    /// The activity's own documents.
+    pub documents: Vec<DocRef>,
+    /// Commitments made (toezeggingen).
+    pub commitments: Vec<String>,
+    /// The video.
+    pub video_url: Option<String>,
+    /// The activity's own record as OpenTK gave it.
+    pub record: Value,
+}
+
+/// `opentk_activity`'s result.
+pub fn activity(answer: &ActivityAnswer, served: Served) -> Rendered {
+    let mut text = format!(
+        "{} {} — {}{}.\nWhen: {} to {}; where: {}; committees: {}.",
+        answer.kind.as_deref().unwrap_or("Activity"),
+        answer.number,
+        answer.subject.as_deref().unwrap_or("(no subject)"),
+        provenance(served),
+        answer.start.as_deref().unwrap_or("?"),
+        answer.end.as_deref().unwrap_or("?"),
+        answer.room.as_deref().unwrap_or("?"),
+        if answer.committees.is_empty() {
+            "none listed".to_owned()
+        } else {
+            answer.committees.join(", ")
+        },
+    );
+    let _ = write!(text, "\nAgenda ({} points):", answer.agenda.len());
+    for (i, p) in answer.agenda.iter().enumerate() {
+        let _ = write!(
+            text,
+            "\n{}. {} ({} documents)",
+            i + 1,
+            p.subject.as_deref().unwrap_or(""),
+            p.documents.len()
+        );
+    }
+    let _ = write!(text, "\nDocuments: {}.", answer.documents.len());
+    if answer.commitments.is_empty() {
+        text.push_str("\nCommitments (toezeggingen): none recorded.");
+    } else {
+        let _ = write!(text, "\nCommitments (toezeggingen), {}:", answer.commitments.len());
+        for c in &answer.commitments {
+            let _ = write!(text, "\n- {c}");
+        }
+    }
+    if let Some(v) = &answer.video_url {
+        let _ = write!(text, "\nVideo: {v}");
+    }
+    Rendered::answer(text)
+}
+
+/// One harvester's last update.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Harvester {
+    /// Its name, e.g. `tkgetxml`.
+    pub name: String,
+    /// When it last updated, Unix seconds.
+    pub updated_at_unix: Option<i64>,
+    /// How long before OpenTK answered, in seconds.
+    pub seconds_ago: Option<i64>,
+}
+
+/// What `opentk_status` keeps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StatusAnswer {
+    /// The harvesters, by name.
+    pub harvesters: Vec<Harvester>,
+}
+
+/// `opentk_status`'s result.
+pub fn status(answer: &StatusAnswer, served: Served) -> Rendered {
+    let mut text = format!("OpenTK's harvesters{}:", provenance(served));
+    for h in &answer.harvesters {
+        let ago = match h.seconds_ago {
+            Some(s) if s < 3_600 => format!("{} minutes ago", s / 60),
+            Some(s) if s < 172_800 => format!("{} hours ago", s / 3_600),
+            Some(s) => format!("{} days ago", s / 86_400),
+            None => "unknown".to_owned(),
+        };
+        let _ = write!(text, "\n- {}: {ago}", h.name);
+    }
+    if answer.harvesters.is_empty() {
+        text.push_str("\nOpenTK listed no harvesters: its freshness is unknown.");
+    }
+    Rendered::answer(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn structured(r: &Rendered, answer: &impl Serialize) -> Value {
+        let payload = crate::driver::Payload::from_bytes(serde_json::to_vec(answer).expect("encodes"));
+        r.structured_value(&payload).expect("a structure")
+    }
+
+    fn snapshot(name: &str, r: &Rendered, answer: &impl Serialize) {
+        let text = format!(
+            "{}\n---\n{}",
+            r.text,
+            serde_json::to_string_pretty(&structured(r, answer)).expect("json")
+        );
+        insta::with_settings!({snapshot_path => "../../../../snapshots/render", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(name, text);
+        });
+    }
+
+    fn hit(n: u32) -> Hit {
+        Hit {
+            number: format!("2026D{n:05}"),
+            date: Some("2026-11-12".into()),
+            kind: Some("Motie".into()),
+            subject: Some(format!("Motie over stikstof {n}")),
+            snippet: Some(readable_snippet("de <b>stikstof</b> &amp; natuur", "<b>", "</b>")),
+            link: Some(format!("https://example.invalid/document.html?nummer=2026D{n:05}")),
+        }
+    }
+
+    #[test]
+    fn snippets_keep_their_highlights_readable() {
+        assert_eq!(
+            readable_snippet("de <b>stikstof</b>-\n<i>uitstoot</i> &amp; meer", "<b>", "</b>"),
+            "de **stikstof**- uitstoot & meer"
+        );
+    }
+
+    #[test]
+    fn a_search_flags_an_incomplete_answer_and_an_empty_one_says_how_to_widen() {
+        let answer = SearchAnswer {
+            query: "stikstof".into(),
+            kind: "moties".into(),
+            recent: true,
+            hits: (1..=3).map(hit).collect(),
+            milliseconds: Some(42.0),
+            incomplete: Some("OpenTK applies the kind `moties` after cutting the hits at 280".into()),
+        };
+        let r = search(&answer, Served::Fetched, 2);
+        assert_eq!(structured(&r, &answer)["hits"].as_array().map(Vec::len), Some(2));
+        snapshot("opentk_search", &r, &answer);
+        let empty = SearchAnswer {
+            hits: Vec::new(),
+            incomplete: None,
+            ..answer
+        };
+        let text = search(&empty, Served::Fetched, 20).text;
+        assert!(
+            text.contains("found nothing for `stikstof`") && text.contains("drop `recent`"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_document_an_activity_and_the_status() {
+        let doc = DocumentAnswer {
+            number: "2026D12345".into(),
+            title: Some("Motie van het lid X".into()),
+            text: "De Kamer, gehoord de beraadslaging, ...".into(),
+            text_chars: 40,
+            truncated: false,
+            etag: Some("\"abc\"".into()),
+            page_url: "https://example.invalid/document.html?nummer=2026D12345".into(),
+            html_url: "https://example.invalid/getdoc/2026D12345".into(),
+            raw_url: "https://example.invalid/getraw/2026D12345".into(),
+            raw_note: RAW_NOTE.into(),
+        };
+        snapshot("opentk_document", &document(&doc, Served::Cached), &doc);
+        let act = ActivityAnswer {
+            number: "2026A01234".into(),
+            kind: Some("Commissiedebat".into()),
+            subject: Some("Stikstof".into()),
+            start: Some("2026-11-20T10:00:00".into()),
+            end: Some("2026-11-20T13:00:00".into()),
+            room: Some("Thorbeckezaal".into()),
+            committees: vec!["Landbouw, Visserij, Voedselzekerheid en Natuur".into()],
+            agenda: vec![AgendaPoint {
+                subject: Some("Stikstofbeleid".into()),
+                documents: vec![DocRef {
+                    number: Some("2026D11111".into()),
+                    kind: Some("Brief regering".into()),
+                    subject: Some("Voortgang".into()),
+                }],
+            }],
+            documents: Vec::new(),
+            commitments: vec!["De minister stuurt voor de zomer een brief.".into()],
+            video_url: Some("https://example.invalid/video/1".into()),
+            record: json!({"nummer": "2026A01234"}),
+        };
+        snapshot("opentk_activity", &activity(&act, Served::Fetched), &act);
+        let st = StatusAnswer {
+            harvesters: vec![
+                Harvester {
+                    name: "tkgetxml".into(),
+                    updated_at_unix: Some(1_795_000_000),
+                    seconds_ago: Some(600),
+                },
+                Harvester {
+                    name: "oppull".into(),
+                    updated_at_unix: Some(1_794_900_000),
+                    seconds_ago: Some(100_600),
+                },
+            ],
+        };
+        snapshot("opentk_status", &status(&st, Served::Fetched), &st);
+    }
+}

@@ -1,0 +1,406 @@
+//! The Open Raadsinformatie connector (`ori`): the classic ORI Elasticsearch API,
+//! switched off on 1 November 2026.
+//!
+//! Its tools exist and say so: when the platform does not answer as Elasticsearch
+//! (no connection, 404/410/5xx, an HTML page), every tool answers that ORI was retired
+//! and that the same councils are searchable with `obv_search`. That answer is held
+//! for `Platforms.ori.RetiredHoldSecs` (default 60 s) without asking again, so a
+//! retired platform costs nothing per call; it is a tool error, never stored in the
+//! buffer, and `/readyz` does not depend on it. Where an operator points the base URL at
+//! a still-running ORI-compatible proxy, the tools work: search, one document with its
+//! text, and the sources with their live index, size and freshness.
+
+pub mod render;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::path::Feedback;
+use besluitbron_core::{PlatformId, Units};
+use rmcp::handler::server::tool::Extension;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{ErrorData, schemars, tool, tool_router};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Client, ConnectorSpec, Sample, http_config};
+use crate::config::Config;
+use crate::mcp::call::CallScope;
+use crate::mcp::{Besluit, PlatformCall, tool_error};
+use crate::platforms::http::{self, PlatformError};
+use crate::platforms::ori::{self, ALL_SOURCES, OriClient, OriSearch};
+use render::{DocumentAnswer, Hit, SearchAnswer, SourcesAnswer};
+
+const PLATFORM: PlatformId = PlatformId::Ori;
+
+/// Every ORI call counts one (no limit is kept).
+const COST: Units = Units::ONE;
+
+/// The deepest page Elasticsearch serves (`from + size` ≤ 10,000).
+const MAX_WINDOW: u32 = 10_000;
+
+/// The registry's entry.
+pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
+    id: "ori",
+    platform: PLATFORM,
+    instructions: INSTRUCTIONS,
+    tools: Besluit::ori_router,
+    open,
+    maintenance: None,
+    samples: &[
+        Sample::new("ori_search", r#"{"query": "woningbouw", "limit": 5}"#),
+        Sample::new("ori_document", r#"{"id": "ori_heemskerk_20250506181303/1001"}"#),
+        Sample::new("ori_sources", "{}"),
+    ],
+};
+
+const INSTRUCTIONS: &str = "Open Raadsinformatie (ori_* tools): the classic ORI search over council documents. \
+ORI was switched off on 1 November 2026; its data lives on at OpenBesluitvorming, so prefer obv_search. These \
+tools only work where BesluitBron's operator points them at a still-running ORI-compatible mirror; otherwise \
+they say ORI was retired.";
+
+fn open(config: &Config) -> Result<Client, PlatformError> {
+    let hold = Duration::from_secs(config.platform(PLATFORM).retired_hold_secs.unwrap_or(0));
+    let client = OriClient::new(
+        &config.platform(PLATFORM).base_url,
+        &http_config(config, PLATFORM),
+        hold,
+    )?;
+    Ok(Arc::new(client))
+}
+
+/// Arguments of `ori_search`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Words (all must match); `"phrase"`, `-word` and `word*` work (at most 500 characters).
+    #[schemars(length(max = 500))]
+    pub query: String,
+    /// One source: its alias from ori_sources (`ori_heemskerk`) or its name (`heemskerk`).
+    #[serde(default)]
+    #[schemars(length(max = 100))]
+    pub source: Option<String>,
+    /// First day (of `last_discussed_at`), YYYY-MM-DD.
+    #[serde(default)]
+    #[schemars(length(max = 10))]
+    pub date_from: Option<String>,
+    /// Last day (inclusive), YYYY-MM-DD.
+    #[serde(default)]
+    #[schemars(length(max = 10))]
+    pub date_to: Option<String>,
+    /// Hits per page, 1 to 50 (default 10).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
+    pub limit: Option<u32>,
+    /// Hits to skip (paging), up to 9,950.
+    #[serde(default)]
+    #[schemars(range(max = 9950))]
+    pub offset: Option<u32>,
+}
+
+/// Arguments of `ori_document`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentArgs {
+    /// The id from ori_search (`index/id`), or a bare document id.
+    #[schemars(length(max = 170))]
+    pub id: String,
+}
+
+/// Arguments of `ori_sources` (none).
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+fn short(text: &str) -> String {
+    let mut s: String = text.chars().take(40).collect();
+    if text.chars().count() > 40 {
+        s.push('…');
+    }
+    s
+}
+
+/// The search asked, or the tool's error message.
+fn search_of(args: &SearchArgs) -> Result<OriSearch, String> {
+    let query = args.query.trim();
+    if query.is_empty() || query.chars().count() > 500 {
+        return Err("`query` must hold 1 to 500 characters".to_owned());
+    }
+    let indices = match args.source.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => ALL_SOURCES.to_owned(),
+        Some(s) => ori::parse_source(s).ok_or_else(|| {
+            format!(
+                "`source` `{}` is not a source name (lower-case letters, digits, `_`, `-`; see ori_sources)",
+                short(s)
+            )
+        })?,
+    };
+    for (name, date) in [("date_from", &args.date_from), ("date_to", &args.date_to)] {
+        if let Some(d) = date
+            && !http::is_iso_date(d)
+        {
+            return Err(format!(
+                "`{name}` must be a date written YYYY-MM-DD, not `{}`",
+                short(d)
+            ));
+        }
+    }
+    let size = args.limit.unwrap_or(10);
+    if !(1..=50).contains(&size) {
+        return Err(format!("`limit` must be 1 to 50, not {size}"));
+    }
+    let from = args.offset.unwrap_or(0);
+    if from + size > MAX_WINDOW {
+        return Err(format!(
+            "`offset` + `limit` must stay within {MAX_WINDOW}; narrow the search instead"
+        ));
+    }
+    Ok(OriSearch {
+        query: query.to_owned(),
+        indices,
+        date_from: args.date_from.clone(),
+        date_to: args.date_to.clone(),
+        size,
+        from,
+    })
+}
+
+fn text_field(source: &serde_json::Map<String, Value>, names: &[&str]) -> Option<String> {
+    crate::platforms::opentk::field(&Value::Object(source.clone()), names)
+}
+
+fn search_answer(search: &OriSearch, reply: ori::SearchReply) -> SearchAnswer {
+    let hits = reply
+        .hits
+        .hits
+        .iter()
+        .map(|h| Hit {
+            id: format!("{}/{}", h.index, h.id),
+            kind: text_field(&h.source, &["@type"]),
+            name: text_field(&h.source, &["name", "title"]),
+            date: text_field(&h.source, &["last_discussed_at", "start_date", "date_modified"]),
+            organization: text_field(&h.source, &["has_organization_name"]),
+            highlights: h
+                .highlight
+                .values()
+                .flatten()
+                .map(|f| crate::connectors::opentk::render::readable_snippet(f, "<mark>", "</mark>"))
+                .take(3)
+                .collect(),
+        })
+        .collect();
+    SearchAnswer {
+        query: search.query.clone(),
+        indices: search.indices.clone(),
+        total: reply.hits.total().map(|(t, _)| t),
+        offset: search.from,
+        hits,
+        timed_out: reply.timed_out,
+    }
+}
+
+#[tool_router(router = ori_router, vis = "pub(crate)")]
+impl Besluit {
+    /// Search Open Raadsinformatie (retired; a mirror only).
+    #[tool(
+        name = "ori_search",
+        description = "Search the classic Open Raadsinformatie (council, provincial and water-board documents and \
+                       meetings) by words over text, title, description and name, optionally in one source and a \
+                       date range (last_discussed_at), with highlights; paged by `offset`/`limit` (up to 50). ORI was \
+                       retired on 1 November 2026: unless BesluitBron's operator runs it against a mirror, this tool \
+                       says so — use obv_search (OpenBesluitvorming, the same councils) instead.",
+        annotations(
+            title = "Search Open Raadsinformatie (retired)",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn ori_search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let search = match search_of(&args) {
+            Ok(s) => s,
+            Err(message) => return Ok(tool_error(message)),
+        };
+        let client = match self.shared().clients.get::<OriClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        if let Some(retired) = client.held_retired() {
+            return Ok(tool_error(retired));
+        }
+        let mut key = CacheKey::new(PLATFORM, DataClass::Search, "search")
+            .param("query", search.query.clone())
+            .param("indices", search.indices.clone())
+            .param("size", search.size.to_string())
+            .param("from", search.from.to_string());
+        for (name, v) in [("date_from", &search.date_from), ("date_to", &search.date_to)] {
+            if let Some(v) = v {
+                key = key.param(name, v.clone());
+            }
+        }
+        let named = args.source.is_some();
+        let search = Arc::new(search);
+        let call = PlatformCall::new(key, COST, move || {
+            let (client, search) = (Arc::clone(&client), Arc::clone(&search));
+            async move {
+                let reply = client.judge(client.search(&search).await)?;
+                if named && reply.shards.total == 0 {
+                    return Err(PlatformError::NotFound {
+                        platform: PLATFORM,
+                        what: format!("source `{}` (see ori_sources)", search.indices),
+                    });
+                }
+                Ok((search_answer(&search, reply), Feedback::default()))
+            }
+        });
+        Ok(self.answer(&call_scope, "ori_search", call, render::search).await)
+    }
+
+    /// One Open Raadsinformatie document (retired; a mirror only).
+    #[tool(
+        name = "ori_document",
+        description = "One Open Raadsinformatie document or meeting by its id from ori_search (`index/id`): its \
+                       record and full text. ORI was retired on 1 November 2026: unless BesluitBron's operator runs it \
+                       against a mirror, this tool says so — use obv_document instead. Kept for weeks.",
+        annotations(
+            title = "Open Raadsinformatie document (retired)",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn ori_document(
+        &self,
+        Parameters(args): Parameters<DocumentArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some((index, id)) = ori::parse_doc_ref(&args.id) else {
+            return Ok(tool_error(format!(
+                "`{}` is not an ORI document id (`index/id` from ori_search)",
+                short(&args.id)
+            )));
+        };
+        let client = match self.shared().clients.get::<OriClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        if let Some(retired) = client.held_retired() {
+            return Ok(tool_error(retired));
+        }
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "document")
+            .param("index", index.clone().unwrap_or_default())
+            .param("id", id.clone());
+        let asked = Arc::new((index, id));
+        let call = PlatformCall::new(key, COST, move || {
+            let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
+            async move {
+                let doc = client.judge(client.document(asked.0.as_deref(), &asked.1).await)?;
+                let text = ori::document_text(&doc.source);
+                let mut record = doc.source.clone();
+                for big in ["text", "md_text", "text_pages"] {
+                    record.remove(big);
+                }
+                let answer = DocumentAnswer {
+                    id: format!("{}/{}", doc.index, doc.id),
+                    kind: text_field(&doc.source, &["@type"]),
+                    name: text_field(&doc.source, &["name", "title"]),
+                    date: text_field(&doc.source, &["last_discussed_at", "start_date"]),
+                    original_url: text_field(&doc.source, &["original_url", "url"]),
+                    text,
+                    record: Value::Object(record),
+                };
+                Ok((answer, Feedback::default()))
+            }
+        });
+        Ok(self
+            .answer_shown(&call_scope, "ori_document", call, render::document)
+            .await)
+    }
+
+    /// Open Raadsinformatie's sources (retired; a mirror only).
+    #[tool(
+        name = "ori_sources",
+        description = "The sources (municipalities ori_, provinces osi_, water boards owi_) of Open Raadsinformatie \
+                       with their live index, document count and when it was last rebuilt (a freshness hint), \
+                       and older copies still present. ORI was retired on 1 November 2026: unless BesluitBron's \
+                       operator runs it against a mirror, this tool says so — use obv_sources instead.",
+        annotations(
+            title = "Open Raadsinformatie sources (retired)",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn ori_sources(
+        &self,
+        Parameters(_args): Parameters<NoArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let client = match self.shared().clients.get::<OriClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        if let Some(retired) = client.held_retired() {
+            return Ok(tool_error(retired));
+        }
+        let key = CacheKey::new(PLATFORM, DataClass::Reference, "sources");
+        let call = PlatformCall::new(key, COST, move || {
+            let client = Arc::clone(&client);
+            async move {
+                let sources = client.judge(client.sources().await)?;
+                Ok((SourcesAnswer { sources }, Feedback::default()))
+            }
+        });
+        Ok(self
+            .answer_shown(&call_scope, "ori_sources", call, render::sources)
+            .await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(query: &str) -> SearchArgs {
+        SearchArgs {
+            query: query.to_owned(),
+            source: None,
+            date_from: None,
+            date_to: None,
+            limit: None,
+            offset: None,
+        }
+    }
+
+    #[test]
+    fn arguments_are_refused_before_any_call_without_echoing_them() {
+        assert_eq!(search_of(&args("woningbouw")).unwrap().indices, ALL_SOURCES);
+        let long = "x".repeat(5_000);
+        assert!(search_of(&args(&long)).unwrap_err().len() < 80);
+        let bad_source = SearchArgs {
+            source: Some(format!("../{long}")),
+            ..args("a")
+        };
+        assert!(search_of(&bad_source).unwrap_err().len() < 160);
+        let bad_date = SearchArgs {
+            date_from: Some("2026-02-30".into()),
+            ..args("a")
+        };
+        assert!(search_of(&bad_date).unwrap_err().contains("date_from"));
+        let deep = SearchArgs {
+            offset: Some(9_995),
+            limit: Some(10),
+            ..args("a")
+        };
+        assert!(search_of(&deep).is_err());
+    }
+}
