@@ -41,6 +41,17 @@ pub fn tk_answer(data: &[u8]) -> usize {
     tk::read_every_answer(&fetched(data))
 }
 
+/// Reads `data` as every Rechtspraak answer (Atom feed, ruling, the three value lists):
+/// how many of them it is.
+pub fn rechtspraak_answer(data: &[u8]) -> usize {
+    use crate::platforms::rechtspraak as rs;
+    usize::from(rs::parse_feed(data).is_ok())
+        + usize::from(rs::parse_ruling(data).is_ok())
+        + usize::from(rs::parse_courts(data).is_ok())
+        + usize::from(rs::parse_areas(data).is_ok())
+        + usize::from(rs::parse_procedures(data).is_ok())
+}
+
 /// The Tweede Kamer `$filter` for these search words, type and dates.
 pub fn odata_filter(
     words: Vec<String>,
