@@ -15,8 +15,7 @@ pub(crate) enum Gap {
     None,
     /// One space.
     Space,
-    /// A tab (Word's tab stop; the Word reader writes it).
-    #[allow(dead_code)]
+    /// A tab (Word's tab stop).
     Tab,
     /// A table cell boundary: ` | `.
     Cell,
