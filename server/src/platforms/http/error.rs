@@ -130,6 +130,17 @@ pub enum PlatformError {
         /// Pages followed before giving up.
         pages: usize,
     },
+    /// A document file the platform served could not be read as text (over a cap,
+    /// corrupt, or the reader failed): not kept, so asking again reads it again.
+    #[error("{}'s {document} could not be read as text: {detail}; open the file at the platform itself, or ask again later", .platform.display_name())]
+    Unreadable {
+        /// The platform.
+        platform: PlatformId,
+        /// Which document, e.g. `document 2024D39058`.
+        document: String,
+        /// Why (a [`crate::text::TextError`]'s message).
+        detail: String,
+    },
     /// BesluitBron's own configuration for the platform is unusable (e.g. a bad base URL).
     #[error("BesluitBron's configuration for {} is invalid: {detail}", .platform.display_name())]
     Config {
@@ -158,6 +169,7 @@ impl PlatformError {
             | PlatformError::Garbage { platform, .. }
             | PlatformError::ForeignLink { platform, .. }
             | PlatformError::TooManyPages { platform, .. }
+            | PlatformError::Unreadable { platform, .. }
             | PlatformError::Config { platform, .. } => *platform,
         }
     }
@@ -201,6 +213,7 @@ impl PlatformError {
             PlatformError::Garbage { .. } => "garbage",
             PlatformError::ForeignLink { .. } => "foreign_link",
             PlatformError::TooManyPages { .. } => "too_many_pages",
+            PlatformError::Unreadable { .. } => "unreadable",
             PlatformError::Config { .. } => "config",
         }
     }
