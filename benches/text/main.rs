@@ -20,7 +20,9 @@ fn main() -> anyhow::Result<()> {
         .map_or(Ok(20), |r| r.parse())?;
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../server/tests/corpus");
     let names = ["brief", "tweekoloms"];
-    println!("| document | pages | KB | BesluitBron MB/s | pdftotext MB/s | BesluitBron pages/s | pdftotext pages/s | BesluitBron similarity | pdftotext similarity |");
+    println!(
+        "| document | pages | KB | BesluitBron MB/s | pdftotext MB/s | BesluitBron pages/s | pdftotext pages/s | BesluitBron similarity | pdftotext similarity |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     let (mut ours_all, mut theirs_all, mut bytes_all, mut pages_all) = (Duration::ZERO, Duration::ZERO, 0f64, 0f64);
     let (mut sim_ours, mut sim_theirs) = (0.0, 0.0);
@@ -38,12 +40,20 @@ fn main() -> anyhow::Result<()> {
         let started = Instant::now();
         let mut poppler = String::new();
         for _ in 0..rounds {
-            let out = Command::new("pdftotext").arg("-enc").arg("UTF-8").arg(&pdf_path).arg("-").output()?;
+            let out = Command::new("pdftotext")
+                .arg("-enc")
+                .arg("UTF-8")
+                .arg(&pdf_path)
+                .arg("-")
+                .output()?;
             anyhow::ensure!(out.status.success(), "pdftotext failed: run benches/text/install");
             poppler = String::from_utf8(out.stdout)?;
         }
         let theirs = started.elapsed();
-        let (a, b) = (similarity(&source, &squeeze(&text.text)), similarity(&source, &squeeze(&poppler)));
+        let (a, b) = (
+            similarity(&source, &squeeze(&text.text)),
+            similarity(&source, &squeeze(&poppler)),
+        );
         let mb = pdf.len() as f64 * f64::from(rounds) / 1e6;
         println!(
             "| {name} | {pages} | {:.1} | {:.2} | {:.2} | {:.0} | {:.0} | {a:.3} | {b:.3} |",

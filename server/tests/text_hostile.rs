@@ -58,12 +58,11 @@ fn zip_bomb() -> Vec<u8> {
     zip.finish().unwrap().into_inner()
 }
 
+/// What a hostile file must give.
+type Expect = fn(&Result<besluitbron_server::text::Text, TextError>) -> bool;
+
 /// Every hostile file and what it must give.
-fn hostile() -> Vec<(
-    &'static str,
-    Vec<u8>,
-    fn(&Result<besluitbron_server::text::Text, TextError>) -> bool,
-)> {
+fn hostile() -> Vec<(&'static str, Vec<u8>, Expect)> {
     let brief = corpus("brief.pdf");
     let mut corrupt = brief.clone();
     for i in (brief.len() / 3..brief.len() * 2 / 3).step_by(97) {

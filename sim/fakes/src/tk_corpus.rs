@@ -26,6 +26,7 @@ pub const DOCUMENT_SCHEMA: Schema = &[
     ("Volgnummer", FieldType::Int),
     ("GewijzigdOp", FieldType::Date),
     ("Verwijderd", FieldType::Bool),
+    ("ContentType", FieldType::Str),
 ];
 
 /// Fields of `Zaak`.
