@@ -67,6 +67,47 @@ pub struct Config {
     pub cache_version: String,
     /// Contact address sent in the User-Agent, as the platforms ask of reusers.
     pub contact: String,
+    /// Document text: the extraction pool and its caps.
+    pub text: TextConfig,
+}
+
+/// Document text extraction (PDF, Word, RTF, XML): how many at once, and the caps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct TextConfig {
+    /// Extractions running at once (the others queue); 0: one per core.
+    pub workers: usize,
+    /// Largest file read, in bytes (also capped by the platform's body cap).
+    pub max_file_bytes: usize,
+    /// Most pages a PDF may have.
+    pub max_pages: u32,
+    /// Longest one extraction may run, in milliseconds.
+    pub max_millis: u64,
+}
+
+impl Default for TextConfig {
+    /// One per core, 16 MiB, 2,000 pages, 20 s.
+    fn default() -> Self {
+        let caps = crate::text::Caps::default();
+        TextConfig {
+            workers: 0,
+            max_file_bytes: caps.max_input_bytes,
+            max_pages: caps.max_pages,
+            max_millis: caps.max_millis,
+        }
+    }
+}
+
+impl TextConfig {
+    /// The caps every extraction keeps.
+    pub fn caps(&self) -> crate::text::Caps {
+        crate::text::Caps {
+            max_input_bytes: self.max_file_bytes,
+            max_pages: self.max_pages,
+            max_millis: self.max_millis,
+            ..crate::text::Caps::default()
+        }
+    }
 }
 
 /// MCP session settings.
@@ -249,6 +290,7 @@ impl Default for Config {
             status_refresh_secs: 600,
             cache_version: String::new(),
             contact: "beheer@besluitbron.invalid".to_owned(),
+            text: TextConfig::default(),
         }
     }
 }

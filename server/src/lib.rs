@@ -12,6 +12,7 @@
 //! - [`metrics`]: the Prometheus registry behind `/metrics`.
 //! - [`platforms`]: HTTP clients for the public platforms.
 //! - [`store`]: the persistent buffer, one redb file per platform (R-C1, R-C4).
+//! - [`text`]: document text from the files the platforms serve, bounded.
 //!
 //! The `besluitbron` binary (`src/main.rs`) wires these into the HTTP server and the CLI.
 
@@ -29,3 +30,4 @@ pub mod mcp;
 pub mod metrics;
 pub mod platforms;
 pub mod store;
+pub mod text;

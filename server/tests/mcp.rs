@@ -17,7 +17,13 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
         ),
         (
             "/mcp/tk",
-            vec!["tk_committees", "tk_document", "tk_factions", "tk_search"],
+            vec![
+                "tk_committees",
+                "tk_document",
+                "tk_document_text",
+                "tk_factions",
+                "tk_search",
+            ],
         ),
         (
             "/mcp/rechtspraak",

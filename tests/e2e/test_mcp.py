@@ -64,7 +64,7 @@ CHECK_TIMEOUT_S = 25.0
 MAX_LIST_PAGES = 20
 
 OBV_TOOLS = {"obv_search", "obv_document", "obv_sources", "obv_status"}
-TK_TOOLS = {"tk_search", "tk_document", "tk_factions", "tk_committees"}
+TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees"}
 RS_TOOLS = {"rechtspraak_search", "rechtspraak_ruling", "rechtspraak_courts", "rechtspraak_areas", "rechtspraak_procedures"}
 ATOM = "{http://www.w3.org/2005/Atom}"
 DCTERMS = "{http://purl.org/dc/terms/}"
@@ -522,6 +522,7 @@ class McpChecks:
             ("tk_search documents and its continuation match Document", self.tk_search_documents),
             ("tk_search cases with soort and dates match Zaak", self.tk_search_cases),
             ("tk_document matches Document(id)", self.tk_document),
+            ("tk_document_text reads the PDF in pages and says a scan has no text layer", self.tk_document_text),
             ("unknown tool raises an MCP error", self.unknown_tool),
             ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),
             ("tk_search kind 'bogus' gives isError with a readable message", self.tk_search_invalid),
@@ -899,6 +900,25 @@ class McpChecks:
         message = error_text(result)
         expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
         expect("Rechtspraak" in message and "mededeling" in message, f"message: {message[:300]!r}")
+
+    async def tk_document_text(self, client: Client) -> None:
+        # The fake serves files by generation order (sim/fakes FileKind): the 7th document
+        # is a PDF letter, the 4th a scan; the first (deleted) is left out by the filter.
+        page = await self.fakes.tk_page("Document", "Verwijderd eq false")
+        pdf, scan = page["value"][5]["Id"], page["value"][2]["Id"]
+        first = structured(await client.call_tool("tk_document_text", {"id": pdf, "length": 400}), "tk_document_text")
+        expect_eq(first.get("format"), "pdf", "format")
+        expect("financiële gevolgen voor gemeenten" in (first.get("text") or ""), f"text is {short(first.get('text'))}")
+        expect_eq(first.get("has_more"), True, "has_more")
+        rest = structured(
+            await client.call_tool("tk_document_text", {"id": pdf, "offset": 400, "length": 100000}), "tk_document_text"
+        )
+        expect_eq(rest.get("has_more"), False, "has_more of the rest")
+        expect_eq(len(first["text"]) + len(rest["text"]), first.get("total_length"), "the pages add up")
+        result = await client.call_tool("tk_document_text", {"id": scan})
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        expect("no text layer" in message, f"message: {message[:300]!r}")
 
     async def tk_search_invalid(self, client: Client) -> None:
         result = await client.call_tool("tk_search", {"words": "stikstof", "kind": "bogus"})

@@ -13,8 +13,15 @@
 //!   so paging is stable.
 //! - No rate limit and no rate-limit headers (none are published).
 //!
+//! Document files: `/Document({guid})/resource` serves every kind the platform serves
+//! (PDF, a scan, Word under a PDF `Content-Type`, RTF, legacy `.doc`; [`FileKind`]) from
+//! the corpus `scripts/text-corpus` makes; every fourth document has a KOOP XML
+//! rendition, found as the platform finds it (`DocumentPublicatie?$filter=… and
+//! DocumentType eq 'Xml' and DocumentVersie/Document/Nummer eq '…'`) and served at
+//! `/DocumentPublicatie({guid})/resource`.
+//!
 //! What this fake does not do: `$select`, `$expand`, `$count` as a path segment, the
-//! SyncFeed, or any entity set beyond the four.
+//! SyncFeed, or any entity set beyond these.
 
 use std::sync::{Arc, OnceLock};
 
@@ -29,7 +36,9 @@ use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 
 use crate::faults::{self, FakeShared, FaultReplies, Faults};
-pub use crate::tk_corpus::{DOCUMENT_COUNT, HISTORICAL_COMMISSIE_COUNT, TkCorpus, ZAAK_COUNT};
+pub use crate::tk_corpus::{
+    DOCUMENT_COUNT, FileKind, HISTORICAL_COMMISSIE_COUNT, TkCorpus, ZAAK_COUNT, has_xml_rendition,
+};
 use crate::{FakeConfig, FakeHandle, encode_component, odata, raw_response, registry};
 
 /// The path the OData service lives under.
@@ -111,6 +120,9 @@ async fn collection_or_record(
     let Some((set, key)) = split_segment(&segment) else {
         return not_found();
     };
+    if set == "DocumentPublicatie" && key.is_none() {
+        return publications(&state, &params);
+    }
     let Some((records, schema)) = tk_corpus().set(set) else {
         return not_found();
     };
@@ -223,13 +235,108 @@ fn collection(
     json_response(StatusCode::OK, &Value::Object(body))
 }
 
+/// The id of the `i`th document's XML rendition.
+fn publication_id(document_id: &str) -> String {
+    format!("d0c0{}", &document_id[4..])
+}
+
+/// `DocumentPublicatie` filtered the platform's way: XML renditions of the document
+/// with this number. The fake reads only that filter; anything else is a 400.
+fn publications(state: &TkState, params: &[(String, String)]) -> Response<Body> {
+    let filter = params
+        .iter()
+        .find(|(k, _)| k == "$filter")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or("");
+    const NUMBER: &str = "DocumentVersie/Document/Nummer eq '";
+    let number = filter
+        .split_once(NUMBER)
+        .and_then(|(_, rest)| rest.split_once('\''))
+        .map(|(n, _)| n);
+    let (Some(number), true) = (number, filter.contains("DocumentType eq 'Xml'")) else {
+        return odata_error(
+            StatusCode::BAD_REQUEST,
+            "The query specified in the URI is not valid (the fake reads only the XML rendition filter).",
+        );
+    };
+    let corpus = tk_corpus();
+    let value: Vec<Value> = corpus
+        .documents()
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| has_xml_rendition(*i) && d.get("DocumentNummer").and_then(Value::as_str) == Some(number))
+        .filter_map(|(_, d)| d.get("Id").and_then(Value::as_str))
+        .map(|id| json!({"Id": publication_id(id), "DocumentType": "Xml", "Verwijderd": false}))
+        .collect();
+    json_response(
+        StatusCode::OK,
+        &json!({"@odata.context": format!("{}/$metadata#DocumentPublicatie", state.base_url), "value": value}),
+    )
+}
+
+/// The corpus files the fake serves, made by `scripts/text-corpus`.
+const BRIEF_PDF: &[u8] = include_bytes!("../../../server/tests/corpus/brief.pdf");
+const BRIEF_DOCX: &[u8] = include_bytes!("../../../server/tests/corpus/brief.docx");
+const BRIEF_RTF: &[u8] = include_bytes!("../../../server/tests/corpus/brief.rtf");
+const SCAN_PDF: &[u8] = include_bytes!("../../../server/tests/corpus/scan.pdf");
+const COLUMNS_PDF: &[u8] = include_bytes!("../../../server/tests/corpus/tweekoloms.pdf");
+/// The start of a legacy Word file: an OLE2 compound file header.
+const LEGACY_DOC: &[u8] = &[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0, 0, 0, 0, 0, 0, 0, 0];
+
+/// The KOOP XML rendition of a document, in the officielepublicaties vocabulary.
+pub fn rendition_xml(document: &Map<String, Value>) -> String {
+    let field = |k: &str| {
+        document
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+    };
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<officiele-publicatie><metadata><meta name=\"DC.identifier\" \
+         content=\"{nummer}\"/></metadata><kamerstuk><dossier><titel>{titel}</titel></dossier><stuk><titel>{onderwerp}</titel>\
+         <algemeen><al>Deze tekst is de XML-weergave van document {nummer}; de geëvalueerde maatregelen staan hieronder.</al>\
+         <lijst><li><li.nr>1.</li.nr><al>financiële gevolgen voor gemeenten;</al></li></lijst></algemeen></stuk></kamerstuk>\
+         </officiele-publicatie>\n",
+        nummer = field("DocumentNummer"),
+        titel = field("Titel"),
+        onderwerp = field("Onderwerp"),
+    )
+}
+
 async fn resource(Path(segment): Path<String>) -> Response<Body> {
+    let corpus = tk_corpus();
     match split_segment(&segment) {
-        Some(("Document", Some(key))) if tk_corpus().record("Document", key).is_some() => raw_response(
-            StatusCode::OK,
-            "application/pdf",
-            format!("%PDF-1.4\n% BesluitBron fake document {key}\n%%EOF\n"),
-        ),
+        Some(("Document", Some(key))) => match corpus.document_index(key) {
+            Some(i) => {
+                let kind = FileKind::of(i);
+                let bytes = match kind {
+                    FileKind::Pdf => BRIEF_PDF,
+                    FileKind::DocxAsPdf => BRIEF_DOCX,
+                    FileKind::Rtf => BRIEF_RTF,
+                    FileKind::Scan => SCAN_PDF,
+                    FileKind::Doc => LEGACY_DOC,
+                    FileKind::TwoColumnPdf => COLUMNS_PDF,
+                };
+                raw_response(StatusCode::OK, kind.promised_type(), bytes)
+            }
+            None => odata_error(StatusCode::NOT_FOUND, "No resource was found."),
+        },
+        Some(("DocumentPublicatie", Some(key))) => {
+            let found = corpus.documents().iter().enumerate().find(|(i, d)| {
+                has_xml_rendition(*i)
+                    && d.get("Id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| publication_id(id).eq_ignore_ascii_case(key))
+            });
+            match found {
+                // The platform's own wrong type for its XML renditions is not known; a
+                // generic one keeps the client honest about sniffing.
+                Some((_, d)) => raw_response(StatusCode::OK, "application/octet-stream", rendition_xml(d)),
+                None => odata_error(StatusCode::NOT_FOUND, "No resource was found."),
+            }
+        }
         _ => odata_error(StatusCode::NOT_FOUND, "No resource was found."),
     }
 }

@@ -26,6 +26,7 @@ pub const DOCUMENT_SCHEMA: Schema = &[
     ("Volgnummer", FieldType::Int),
     ("GewijzigdOp", FieldType::Date),
     ("Verwijderd", FieldType::Bool),
+    ("ContentType", FieldType::Str),
 ];
 
 /// Fields of `Zaak`.
@@ -252,6 +253,15 @@ impl TkCorpus {
     }
 
     /// The record of `set` whose `Id` is `id` (case-insensitive, as GUIDs are).
+    /// The position of the document `id` in the corpus.
+    pub fn document_index(&self, id: &str) -> Option<usize> {
+        self.documents.iter().position(|r| {
+            r.get("Id")
+                .and_then(Value::as_str)
+                .is_some_and(|v| v.eq_ignore_ascii_case(id))
+        })
+    }
+
     pub fn record(&self, set: &str, id: &str) -> Option<&Map<String, Value>> {
         self.set(set)?.0.iter().find(|r| {
             r.get("Id")
@@ -339,7 +349,54 @@ fn document(i: usize) -> Map<String, Value> {
         "Volgnummer": (i % 20) + 1,
         "GewijzigdOp": format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:00+01:00", 8 + i % 10, i % 60),
         "Verwijderd": i.is_multiple_of(53),
+        "ContentType": FileKind::of(i).promised_type(),
     }))
+}
+
+/// What `/Document({id})/resource` serves for the `i`th document: every kind the
+/// platform serves (PLATFORMS.md §10.5), from the corpus `scripts/text-corpus` makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A one-column letter as PDF.
+    Pdf,
+    /// Word served where the metadata and the header promise a PDF (OpenDataPortaal#174).
+    DocxAsPdf,
+    /// RTF.
+    Rtf,
+    /// A scan: a PDF without a text layer.
+    Scan,
+    /// Legacy Word 97-2003.
+    Doc,
+    /// A two-column report as PDF.
+    TwoColumnPdf,
+}
+
+impl FileKind {
+    /// The kind of the `i`th document's file.
+    pub fn of(i: usize) -> FileKind {
+        [
+            FileKind::Pdf,
+            FileKind::DocxAsPdf,
+            FileKind::Rtf,
+            FileKind::Scan,
+            FileKind::Doc,
+            FileKind::TwoColumnPdf,
+        ][i % 6]
+    }
+
+    /// The `ContentType` the record and the response claim (wrong for [`FileKind::DocxAsPdf`]).
+    pub fn promised_type(self) -> &'static str {
+        match self {
+            FileKind::Pdf | FileKind::DocxAsPdf | FileKind::Scan | FileKind::TwoColumnPdf => "application/pdf",
+            FileKind::Rtf => "application/rtf",
+            FileKind::Doc => "application/msword",
+        }
+    }
+}
+
+/// Whether the `i`th document has a KOOP XML rendition (`DocumentPublicatie`).
+pub fn has_xml_rendition(i: usize) -> bool {
+    i.is_multiple_of(4)
 }
 
 fn zaak(i: usize) -> Map<String, Value> {

@@ -8,6 +8,7 @@
 //! opaque `continuation`.
 
 pub mod render;
+pub mod text;
 
 use std::sync::Arc;
 
@@ -39,7 +40,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "tk",
     platform: PLATFORM,
     instructions: INSTRUCTIONS,
-    tools: Besluit::tk_router,
+    tools,
     open,
     maintenance: None,
     samples: &[
@@ -47,16 +48,23 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("tk_document", r#"{"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}"#),
         Sample::new("tk_factions", "{}"),
         Sample::new("tk_committees", "{}"),
+        Sample::new("tk_document_text", r#"{"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}"#),
     ],
 };
 
+fn tools() -> rmcp::handler::server::router::tool::ToolRouter<Besluit> {
+    Besluit::tk_router() + Besluit::tk_text_router()
+}
+
 const INSTRUCTIONS: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
 moties, vragen) from the Tweede Kamer's open data portal. tk_search finds documents or cases by words in their \
-title or subject (no full-text search); tk_document gives one document's metadata and the link to its file; \
-tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
+title or subject (no full-text search); tk_document gives one document's metadata and the link to its file; tk_document_text its full text \
+(expensive the first time, then kept); tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
 
 fn open(config: &Config) -> Result<Client, PlatformError> {
-    let client = TkClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
+    let pool = crate::text::ExtractPool::shared(config.text.workers, config.text.caps());
+    let client =
+        TkClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?.with_text_pool(pool);
     Ok(Arc::new(client))
 }
 

@@ -134,6 +134,17 @@ pub enum PlatformError {
         /// Pages followed before giving up.
         pages: usize,
     },
+    /// A document file the platform served could not be read as text (over a cap,
+    /// corrupt, or the reader failed): not kept, so asking again reads it again.
+    #[error("{}'s {document} could not be read as text: {detail}; open the file at the platform itself, or ask again later", .platform.display_name())]
+    Unreadable {
+        /// The platform.
+        platform: PlatformId,
+        /// Which document, e.g. `document 2024D39058`.
+        document: String,
+        /// Why (a [`crate::text::TextError`]'s message).
+        detail: String,
+    },
     /// BesluitBron's own configuration for the platform is unusable (e.g. a bad base URL).
     #[error("BesluitBron's configuration for {} is invalid: {detail}", .platform.display_name())]
     Config {
@@ -182,6 +193,7 @@ impl PlatformError {
             | PlatformError::ForeignLink { platform, .. }
             | PlatformError::TooManyPages { platform, .. }
             | PlatformError::Config { platform, .. }
+            | PlatformError::Unreadable { platform, .. }
             | PlatformError::Retired { platform, .. } => *platform,
         }
     }
@@ -225,6 +237,7 @@ impl PlatformError {
             PlatformError::Garbage { .. } => "garbage",
             PlatformError::ForeignLink { .. } => "foreign_link",
             PlatformError::TooManyPages { .. } => "too_many_pages",
+            PlatformError::Unreadable { .. } => "unreadable",
             PlatformError::Config { .. } => "config",
             PlatformError::Retired { .. } => "retired",
         }

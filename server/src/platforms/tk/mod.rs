@@ -34,7 +34,7 @@ use besluitbron_core::PlatformId;
 
 mod wire;
 
-pub use wire::{Commissie, Document, Fractie, Zaak};
+pub use wire::{Commissie, Document, DocumentPublicatie, Fractie, Zaak};
 use wire::{ODataErrorBody, ODataPage};
 
 /// Errors of the Tweede Kamer client (the shared platform error type).
@@ -256,6 +256,18 @@ pub struct DocumentLinks {
     pub resource_url: String,
 }
 
+/// A file the platform served: its bytes (under the client's body cap), the
+/// `Content-Type` it claimed, and where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TkFile {
+    /// The whole body.
+    pub bytes: Vec<u8>,
+    /// The `Content-Type` header as sent (it can be wrong).
+    pub content_type: Option<String>,
+    /// The URL that answered.
+    pub url: String,
+}
+
 /// A document with its links.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TkDocument {
@@ -293,6 +305,10 @@ impl Searchable for Zaak {
     const DATE_FIELD: &'static str = "GestartOp";
 }
 
+impl EntitySet for DocumentPublicatie {
+    const SET: &'static str = "DocumentPublicatie";
+}
+
 impl EntitySet for Fractie {
     const SET: &'static str = "Fractie";
 }
@@ -319,6 +335,7 @@ pub fn is_guid(text: &str) -> bool {
 pub struct TkClient {
     http: PlatformHttp,
     base: Url,
+    text_pool: Option<&'static crate::text::ExtractPool>,
 }
 
 impl TkClient {
@@ -328,7 +345,20 @@ impl TkClient {
         Ok(TkClient {
             http: PlatformHttp::new(PLATFORM, config, "application/json")?,
             base: http::parse_base_url(PLATFORM, base_url)?,
+            text_pool: None,
         })
+    }
+
+    /// The same client reading document text in `pool` (the process's one pool).
+    pub fn with_text_pool(mut self, pool: &'static crate::text::ExtractPool) -> TkClient {
+        self.text_pool = Some(pool);
+        self
+    }
+
+    /// The pool document text is read in: the one given, else the process's pool.
+    pub fn text_pool(&self) -> &'static crate::text::ExtractPool {
+        self.text_pool
+            .unwrap_or_else(|| crate::text::ExtractPool::shared(0, crate::text::Caps::default()))
     }
 
     /// The first page of documents matching `search`, newest first.
@@ -377,6 +407,61 @@ impl TkClient {
         Ok(DocumentLinks {
             resource_url: format!("{record}/resource"),
             record_url: record.into(),
+        })
+    }
+
+    /// The document's file: `/Document({id})/resource` (PDF, Word, RTF or XML; the
+    /// `Content-Type` can be wrong, so the caller sniffs the bytes).
+    pub async fn document_file(&self, id: &str) -> Result<TkFile, TkError> {
+        let links = self.document_links(id)?;
+        self.file(&links.resource_url, &format!("file of document {id}")).await
+    }
+
+    /// The id of the document's KOOP XML rendition, if it has one (PLATFORMS.md §10.5):
+    /// `DocumentPublicatie` not deleted, `DocumentType eq 'Xml'`, of the version of the
+    /// document numbered `number`.
+    pub async fn xml_rendition(&self, number: &str) -> Result<Option<String>, TkError> {
+        let mut url = http::join(PLATFORM, &self.base, DocumentPublicatie::SET)?;
+        url.query_pairs_mut().append_pair(
+            "$filter",
+            &format!(
+                "Verwijderd eq false and DocumentType eq 'Xml' and DocumentVersie/Document/Nummer eq {}",
+                quote_literal(number)
+            ),
+        );
+        let (page, _) = self.page_with_link::<DocumentPublicatie>(url).await?;
+        Ok(page
+            .items
+            .into_iter()
+            .find(|p| !p.verwijderd && is_guid(&p.id.to_ascii_lowercase()))
+            .map(|p| p.id.to_ascii_lowercase()))
+    }
+
+    /// The rendition's file: `/DocumentPublicatie({id})/resource`.
+    pub async fn rendition_file(&self, id: &str) -> Result<TkFile, TkError> {
+        if !is_guid(id) {
+            return Err(PlatformError::Garbage {
+                platform: PLATFORM,
+                detail: "a DocumentPublicatie id is not a GUID".into(),
+            });
+        }
+        let url = http::join(PLATFORM, &self.base, &format!("DocumentPublicatie({id})/resource"))?;
+        self.file(url.as_str(), &format!("XML rendition {id}")).await
+    }
+
+    async fn file(&self, url: &str, what: &str) -> Result<TkFile, TkError> {
+        let url = Url::parse(url).map_err(|e| PlatformError::Config {
+            platform: PLATFORM,
+            detail: format!("cannot form a file URL: {e}"),
+        })?;
+        let fetched = self.http.get(url).await?;
+        if !fetched.status.is_success() {
+            return Err(http::status_error(PLATFORM, &fetched, what, &REFUSALS));
+        }
+        Ok(TkFile {
+            content_type: fetched.content_type().map(str::to_owned),
+            url: fetched.url.to_string(),
+            bytes: fetched.body,
         })
     }
 

@@ -44,6 +44,24 @@ pub struct Document {
     /// Marked deleted by the platform.
     #[serde(deserialize_with = "http::nullable")]
     pub verwijderd: bool,
+    /// The file's type as the metadata says (it can be wrong: PLATFORMS.md §10.5).
+    #[serde(deserialize_with = "http::lenient_text", skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+}
+
+/// A publication of a document version (`DocumentPublicatie`): its KOOP XML rendition
+/// when `DocumentType` is `Xml`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct DocumentPublicatie {
+    /// GUID.
+    pub id: String,
+    /// The rendition's kind, e.g. `Xml`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub document_type: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
 }
 
 /// A case (`Zaak`): a motion, bill, set of questions, ...

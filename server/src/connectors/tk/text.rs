@@ -1,0 +1,336 @@
+//! `tk_document_text`: the text of a Tweede Kamer document, paged by characters.
+//!
+//! Two platform calls, each through the one path:
+//! 1. the document's record, kept ten minutes (`document_version`): it names the
+//!    version (`GewijzigdOp`), the number and what the metadata says the file is;
+//! 2. the text, kept for weeks under a key that holds `GewijzigdOp`
+//!    (`document_text`), so a changed document is read again: first the clean KOOP XML
+//!    rendition when there is one (`DocumentPublicatie`, PLATFORMS.md §10.5), else the
+//!    file `/Document({id})/resource`, sniffed and read in the text pool.
+//!
+//! What is kept: a text for weeks — except a Word file served where the metadata
+//! promises a PDF, kept an hour (the platform replaces it by the PDF within hours); a
+//! scan's "no text layer" as a fact (shown as a tool error); an unsupported format an
+//! hour. A file that fails to read (a cap, corrupt, a panic) is an error and never kept.
+
+use std::sync::Arc;
+
+use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::path::{Feedback, Keep, Served};
+use besluitbron_core::{PlatformId, Units};
+use rmcp::handler::server::tool::Extension;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{ErrorData, schemars, tool, tool_router};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::mcp::call::{CallScope, Rendered, Structure, Who, provenance};
+use crate::mcp::{Besluit, PlatformCall, tool_error};
+use crate::platforms::http::PlatformError;
+use crate::platforms::tk::{Document, TkClient, is_guid};
+use crate::text::{ExtractPool, Format, TextError};
+
+const PLATFORM: PlatformId = PlatformId::Tk;
+
+/// Characters per page of text by default, and at most.
+pub const DEFAULT_LENGTH: usize = 20_000;
+/// The longest page asked for.
+pub const MAX_LENGTH: usize = 100_000;
+/// The record that names the version is kept this long.
+const VERSION_TTL_MS: u64 = 10 * 60 * 1000;
+/// A Word file where a PDF is promised, or an unsupported format, is kept this long.
+const PROVISIONAL_TTL_MS: u64 = 60 * 60 * 1000;
+
+/// Arguments of `tk_document_text`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TextArgs {
+    /// The document's `Id` (a GUID) from tk_search.
+    #[schemars(length(max = 64))]
+    pub id: String,
+    /// First character to return (default 0).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Characters to return (default 20000, at most 100000).
+    #[serde(default)]
+    pub length: Option<usize>,
+}
+
+/// A document's text as BesluitBron keeps it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextAnswer {
+    /// The document's GUID.
+    pub id: String,
+    /// Its number, e.g. `2024D39058`.
+    pub number: Option<String>,
+    /// Its subject.
+    pub subject: Option<String>,
+    /// The version read (`GewijzigdOp`).
+    pub changed_at: Option<String>,
+    /// `xml rendition` or `file`.
+    pub source: String,
+    /// The format read.
+    pub format: Format,
+    /// Pages, for a PDF.
+    pub pages: Option<u32>,
+    /// The file's link at the platform.
+    pub file_url: String,
+    /// The text (empty when `unreadable`).
+    pub text: String,
+    /// Why the file has no text BesluitBron can give (no text layer, unsupported).
+    pub unreadable: Option<String>,
+}
+
+#[tool_router(router = tk_text_router, vis = "pub(crate)")]
+impl Besluit {
+    /// The text of one Tweede Kamer document.
+    #[tool(
+        name = "tk_document_text",
+        description = "The full text of one Tweede Kamer document (a letter, motion, report, answer to \
+                       questions), in pages of `length` characters from `offset`. Read from the clean XML \
+                       rendition when the Kamer has one, else from the file (PDF, Word, RTF). Expensive the \
+                       first time (the file is fetched and read: seconds for a long PDF), then kept for weeks; \
+                       use tk_document first when the metadata is enough. A scanned PDF has no text layer and \
+                       legacy .doc files are not read: the answer then says so with the file's link.",
+        annotations(
+            title = "Tweede Kamer document text",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn tk_document_text(
+        &self,
+        Parameters(args): Parameters<TextArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = args.id.trim().to_lowercase();
+        if !is_guid(&id) {
+            return Ok(tool_error("`id` is not a document Id (a GUID from tk_search)"));
+        }
+        let length = args.length.unwrap_or(DEFAULT_LENGTH);
+        if length == 0 || length > MAX_LENGTH {
+            return Ok(tool_error(format!(
+                "`length` must be between 1 and {MAX_LENGTH} characters"
+            )));
+        }
+        let offset = args.offset.unwrap_or(0);
+        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "document_version").param("id", id.clone());
+        let shared_id: Arc<str> = Arc::from(id.as_str());
+        let version = {
+            let (client, id) = (Arc::clone(&client), Arc::clone(&shared_id));
+            PlatformCall::new(key, Units::ONE, move || {
+                let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+                async move {
+                    let doc = client.document(&id).await?;
+                    let keep = Keep::Briefly { ttl_ms: VERSION_TTL_MS };
+                    Ok((
+                        doc.document,
+                        Feedback {
+                            keep,
+                            ..Feedback::default()
+                        },
+                    ))
+                }
+            })
+        };
+        let document = match self
+            .fetch_for(Who::Caller, Some(&call_scope), "tk_document_text", version)
+            .await
+        {
+            Ok((document, _)) => document,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "document_text")
+            .param("id", id.clone())
+            .param("changed_at", document.gewijzigd_op.clone().unwrap_or_default());
+        let pool = client.text_pool();
+        // A rendition lookup, its file and the document's file: up to three requests.
+        let call = PlatformCall::new(key, Units::whole(3), move || {
+            let (client, document) = (Arc::clone(&client), Arc::clone(&document));
+            async move { read_text(&client, &document, pool).await }
+        });
+        Ok(self
+            .answer_for(Who::Caller, &call_scope, "tk_document_text", call, |answer, served| {
+                render(answer, served, offset, length)
+            })
+            .await)
+    }
+}
+
+/// The document's text: its XML rendition if it has a readable one, else its file.
+async fn read_text(
+    client: &TkClient,
+    document: &Document,
+    pool: &ExtractPool,
+) -> Result<(TextAnswer, Feedback), PlatformError> {
+    let links = client.document_links(&document.id.to_lowercase())?;
+    let name = document
+        .document_nummer
+        .clone()
+        .map_or_else(|| format!("document {}", document.id), |n| format!("document {n}"));
+    let answer = |source: &str, format: Format| TextAnswer {
+        id: document.id.to_lowercase(),
+        number: document.document_nummer.clone(),
+        subject: document.onderwerp.clone(),
+        changed_at: document.gewijzigd_op.clone(),
+        source: source.to_owned(),
+        format,
+        pages: None,
+        file_url: links.resource_url.clone(),
+        text: String::new(),
+        unreadable: None,
+    };
+    if let Some(number) = document.document_nummer.as_deref().filter(|n| !n.is_empty())
+        && let Some(rendition) = client.xml_rendition(number).await?
+    {
+        let file = client.rendition_file(&rendition).await?;
+        // An empty template or a broken rendition: the file is read instead.
+        if let Ok(text) = pool.extract(Arc::from(file.bytes)).await
+            && text.format == Format::Xml
+        {
+            let mut kept = answer("xml rendition", Format::Xml);
+            kept.text = text.text;
+            return Ok((kept, Feedback::default()));
+        }
+    }
+    let file = client.document_file(&document.id.to_lowercase()).await?;
+    let promised_pdf = [document.content_type.as_deref(), file.content_type.as_deref()]
+        .iter()
+        .flatten()
+        .any(|t| t.to_ascii_lowercase().contains("pdf"));
+    let sniffed = crate::text::sniff(&file.bytes);
+    let provisional = Feedback {
+        keep: Keep::Briefly {
+            ttl_ms: PROVISIONAL_TTL_MS,
+        },
+        ..Feedback::default()
+    };
+    // Word where a PDF is promised: the platform replaces it within hours.
+    let feedback = if promised_pdf && matches!(sniffed, Some(Format::Docx | Format::Doc | Format::Rtf)) {
+        provisional
+    } else {
+        Feedback::default()
+    };
+    match pool.extract(Arc::from(file.bytes)).await {
+        Ok(text) => {
+            let mut kept = answer("file", text.format);
+            kept.pages = text.pages;
+            kept.text = text.text;
+            Ok((kept, feedback))
+        }
+        Err(TextError::NoTextLayer { pages }) => {
+            let mut kept = answer("file", Format::Pdf);
+            kept.pages = Some(pages);
+            kept.unreadable = Some(TextError::NoTextLayer { pages }.to_string());
+            Ok((kept, Feedback::default()))
+        }
+        Err(e @ (TextError::Unsupported { .. } | TextError::Unrecognised)) => {
+            let mut kept = answer("file", sniffed.unwrap_or(Format::Doc));
+            kept.unreadable = Some(e.to_string());
+            Ok((kept, provisional))
+        }
+        Err(e) => Err(PlatformError::Unreadable {
+            platform: PLATFORM,
+            document: name,
+            detail: e.to_string(),
+        }),
+    }
+}
+
+/// One page of the kept text, or the reason there is none (a tool error).
+pub fn render(answer: &TextAnswer, served: Served, offset: usize, length: usize) -> Result<Rendered, String> {
+    let name = answer.number.as_deref().unwrap_or(&answer.id);
+    if let Some(reason) = &answer.unreadable {
+        return Err(format!(
+            "Tweede Kamer document {name} has no text BesluitBron can give: {reason}. The file: {}",
+            answer.file_url
+        ));
+    }
+    let total = answer.text.chars().count();
+    let page: String = answer.text.chars().skip(offset).take(length).collect();
+    let has_more = offset.saturating_add(length) < total;
+    let from = match (answer.source.as_str(), answer.pages) {
+        ("xml rendition", _) => "its XML rendition".to_owned(),
+        (_, Some(pages)) => format!("its {} file, {pages} page(s)", answer.format.as_str()),
+        _ => format!("its {} file", answer.format.as_str()),
+    };
+    let summary = format!(
+        "Tweede Kamer document {name}{} — text from {from}, characters {}–{} of {}{}{}.",
+        answer.subject.as_deref().map(|s| format!(" ({s})")).unwrap_or_default(),
+        offset.min(total),
+        offset.saturating_add(length).min(total),
+        total,
+        if has_more {
+            "; ask again with a larger offset for the rest"
+        } else {
+            ""
+        },
+        provenance(served)
+    );
+    Ok(Rendered {
+        text: format!("{summary}\n\n{page}"),
+        structured: Structure::Answer(vec![
+            ("text", json!(page)),
+            ("text_offset", json!(offset)),
+            ("total_length", json!(total)),
+            ("has_more", json!(has_more)),
+        ]),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(text: &str, unreadable: Option<&str>) -> TextAnswer {
+        TextAnswer {
+            id: "72f7ab9b-dc59-4e67-8a04-798a744c256e".into(),
+            number: Some("2024D39058".into()),
+            subject: Some("Brief van de minister".into()),
+            changed_at: Some("2024-01-02T08:00:00+01:00".into()),
+            source: "file".into(),
+            format: Format::Pdf,
+            pages: Some(2),
+            file_url: "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0/Document(x)/resource".into(),
+            text: text.into(),
+            unreadable: unreadable.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn pages_by_characters_and_says_what_is_left() {
+        let r = render(&answer("één twee drie", None), Served::Fetched, 4, 4).unwrap();
+        assert!(
+            r.text.starts_with(
+                "Tweede Kamer document 2024D39058 (Brief van de minister) — text from its PDF file, 2 page(s), \
+             characters 4–8 of 13; ask again with a larger offset for the rest."
+            ),
+            "{}",
+            r.text
+        );
+        assert!(r.text.ends_with("\n\ntwee"));
+        let last = render(&answer("één twee drie", None), Served::Cached, 9, 100).unwrap();
+        assert!(
+            last.text.contains("characters 9–13 of 13 (from BesluitBron's buffer)."),
+            "{}",
+            last.text
+        );
+    }
+
+    #[test]
+    fn a_scan_is_an_error_with_the_link_never_empty_text() {
+        let reason = TextError::NoTextLayer { pages: 3 }.to_string();
+        let e = render(&answer("", Some(&reason)), Served::Fetched, 0, 10).unwrap_err();
+        assert!(
+            e.contains("no text layer (3 page(s)") && e.contains("Document(x)/resource"),
+            "{e}"
+        );
+    }
+}

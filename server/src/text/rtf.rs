@@ -1,0 +1,307 @@
+//! RTF text: [`read_rtf`] walks the tokens of `rtf-parser`'s lexer itself, because the
+//! crate's own parser drops paragraph marks (`\par`) and the difference between a
+//! `\uN` character and its fallback.
+//!
+//! Rules: `\par` is a paragraph, `\line` a line break, `\tab` a tab, `\cell` a cell
+//! boundary and `\row` the end of a table row; `\'xx` is a Windows-1252 byte (as
+//! Latin-1); `\uN` is a UTF-16 unit whose `\ucN` fallback characters are skipped.
+//! Groups that are not text — font, colour and style tables, document info, pictures,
+//! headers and footers and every `{\* …}` destination — are skipped whole.
+//!
+//! Invariants: depth and length caps as for XML; the input must be 7-bit or UTF-8
+//! (an RTF writer escapes everything else); nothing here panics on a lexer error.
+
+use rtf_parser::{ControlWord, Lexer, Property, Token};
+
+use super::build::{Gap, TextBuilder};
+use super::{Caps, Deadline, Format, Text, TextError};
+
+/// Destinations whose group is not document text.
+const SKIPPED: &[&str] = &[
+    "info",
+    "pict",
+    "header",
+    "footer",
+    "headerl",
+    "headerr",
+    "headerf",
+    "footerl",
+    "footerr",
+    "footerf",
+    "object",
+    "fldinst",
+    "themedata",
+    "colorschememapping",
+    "latentstyles",
+    "datastore",
+    "xmlnstbl",
+    "listtable",
+    "listoverridetable",
+    "rsidtbl",
+    "generator",
+    "pgdsctbl",
+];
+
+/// The text of the RTF file in `bytes`.
+pub fn read_rtf(bytes: &[u8], caps: &Caps, deadline: &Deadline) -> Result<Text, TextError> {
+    let source = std::str::from_utf8(bytes).map_err(|_| malformed("not 7-bit text"))?;
+    let source = symbols(source);
+    let tokens = Lexer::scan(&source).map_err(|e| malformed(&e.to_string()))?;
+    deadline.check()?;
+    let mut body = TextBuilder::new(caps.max_text_chars);
+    let mut notes = TextBuilder::new(caps.max_text_chars);
+    let mut note_count = 0usize;
+    // The group depth of the footnote being read, if any.
+    let mut in_note: Option<usize> = None;
+    // A `{\*` was just read: the next control word says whether the group is skipped.
+    let mut starred = false;
+    // The last `\uN` or `\'xx` value, while its fallback may follow.
+    let mut last_unit: Option<i32> = None;
+    // Per open group: whether it is skipped, and its \uc fallback length.
+    let mut groups: Vec<(bool, usize)> = vec![(false, 1)];
+    // Fallback characters still to skip after a \uN.
+    let mut fallback = 0usize;
+    let mut pending_unit: Option<u16> = None;
+    let mut first_in_group = false;
+    for token in &tokens {
+        let (skipping, uc) = *groups.last().unwrap_or(&(false, 1));
+        let out = if in_note.is_some() { &mut notes } else { &mut body };
+        if starred && !matches!(token, Token::ControlSymbol(_)) {
+            starred = false;
+            if let Some(g) = groups.last_mut() {
+                g.0 = true;
+            }
+        }
+        match token {
+            Token::OpeningBracket => {
+                if groups.len() >= caps.max_depth {
+                    return Err(TextError::TooDeep { limit: caps.max_depth });
+                }
+                groups.push((skipping, uc));
+                first_in_group = true;
+                fallback = 0;
+                continue;
+            }
+            Token::ClosingBracket => {
+                if groups.len() <= 1 {
+                    return Err(malformed("a group closes that was never opened"));
+                }
+                if in_note == Some(groups.len()) {
+                    in_note = None;
+                }
+                groups.pop();
+                fallback = 0;
+            }
+            Token::IgnorableDestination => starred = true,
+            Token::ControlSymbol((word, property)) => {
+                let starts_destination = first_in_group || starred;
+                if starred {
+                    starred = false;
+                    if !skipping && matches!(word, ControlWord::Unknown(n) if word_name(n) == "footnote") {
+                        note_count += 1;
+                        in_note = Some(groups.len());
+                        notes.paragraph();
+                        notes.text(&format!("[{note_count}]"))?;
+                        notes.gap(Gap::Space);
+                        first_in_group = false;
+                        continue;
+                    }
+                    if let Some(g) = groups.last_mut() {
+                        g.0 = true;
+                    }
+                    first_in_group = false;
+                    continue;
+                }
+                let unit = match (word, property) {
+                    (ControlWord::Unicode, Property::Value(v)) => Some(*v),
+                    _ => None,
+                };
+                let prior = last_unit.take();
+                last_unit = unit;
+                match word {
+                    ControlWord::FontTable
+                    | ControlWord::ColorTable
+                    | ControlWord::StyleSheet
+                    | ControlWord::FileTable => {
+                        if let Some(g) = groups.last_mut() {
+                            g.0 = true;
+                        }
+                    }
+                    ControlWord::Unknown(name) if starts_destination && SKIPPED.contains(&word_name(name)) => {
+                        if let Some(g) = groups.last_mut() {
+                            g.0 = true;
+                        }
+                    }
+                    _ if skipping => {}
+                    ControlWord::UnicodeIgnoreCount => {
+                        if let (Some(g), Property::Value(n)) = (groups.last_mut(), property) {
+                            g.1 = (*n).clamp(0, 8) as usize;
+                        }
+                    }
+                    ControlWord::Unicode => {
+                        let value = unit.unwrap_or(0);
+                        // The lexer gives `\uN` and `\'xx` alike: a `\'xx` right after a
+                        // `\uN` that repeats it or is `?` is that character's fallback.
+                        let is_fallback = fallback > 0
+                            && (0..=255).contains(&value)
+                            && prior.is_some_and(|p| p == value || value == 0x3F);
+                        if is_fallback {
+                            fallback -= 1;
+                            last_unit = prior;
+                        } else {
+                            let unit = if value < 0 {
+                                (value + 65_536) as u16
+                            } else {
+                                value as u16
+                            };
+                            unicode_unit(out, &mut pending_unit, unit)?;
+                            fallback = uc;
+                        }
+                    }
+                    ControlWord::Unknown(name) if word_name(name) == "chftn" && in_note.is_none() => {
+                        out.glued(&format!("[{}]", note_count + 1))?;
+                    }
+                    ControlWord::Unknown(name) if word_name(name) == "chftn" => {}
+                    ControlWord::Par => out.paragraph(),
+                    ControlWord::Line => out.gap(Gap::Line),
+                    ControlWord::Tab => out.gap(Gap::Tab),
+                    ControlWord::Emdash => out.text("\u{2014}")?,
+                    ControlWord::Endash => out.text("\u{2013}")?,
+                    ControlWord::Bullet => out.text("\u{2022}")?,
+                    ControlWord::LeftSingleQuote => out.text("\u{2018}")?,
+                    ControlWord::RightSingleQuote => out.text("\u{2019}")?,
+                    ControlWord::LeftDoubleQuote => out.text("\u{201C}")?,
+                    ControlWord::RightDoubleQuote => out.text("\u{201D}")?,
+                    ControlWord::Unknown(name) => match word_name(name) {
+                        "cell" => out.gap(Gap::Cell),
+                        "row" => out.paragraph(),
+                        "sect" | "page" => out.paragraph(),
+                        "emspace" | "enspace" | "qmspace" | "~" => out.gap(Gap::Space),
+                        _ => {}
+                    },
+                    _ => {}
+                }
+            }
+            Token::PlainText(text) if !skipping => {
+                last_unit = None;
+                let mut text: &str = text;
+                while fallback > 0 && text.starts_with('?') {
+                    let mut chars = text.chars();
+                    chars.next();
+                    text = chars.as_str();
+                    fallback -= 1;
+                }
+                out.text(text)?;
+            }
+            Token::CRLF | Token::PlainText(_) | Token::Empty => {}
+        }
+        first_in_group = false;
+    }
+    deadline.check()?;
+    if !notes.is_empty() {
+        body.paragraph();
+        body.text("Noten")?;
+        for note in notes.as_str().split("\n\n") {
+            body.paragraph();
+            body.text(note)?;
+        }
+    }
+    let text = body.finish();
+    if text.trim().is_empty() {
+        return Err(malformed("it holds no text"));
+    }
+    Ok(Text {
+        text: super::repair::ligatures(&text),
+        format: Format::Rtf,
+        pages: None,
+    })
+}
+
+/// `source` with the control symbols the lexer cannot read replaced: `\\-` (an optional
+/// hyphen) dropped, `\\~` (a no-break space) a space, `\\_` (a no-break hyphen) a hyphen;
+/// an escaped backslash stays.
+fn symbols(source: &str) -> std::borrow::Cow<'_, str> {
+    if !source.contains("\\-") && !source.contains("\\~") && !source.contains("\\_") {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut chars = source.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('-') => {}
+            Some('~') => out.push(' '),
+            Some('_') => out.push('-'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A control word's name as the lexer gives it (`\\info`), without its backslash.
+fn word_name(name: &str) -> &str {
+    name.trim().trim_start_matches('\\')
+}
+
+/// A UTF-16 unit of a `\uN`: a character, or half of a surrogate pair kept for the next.
+fn unicode_unit(out: &mut TextBuilder, pending: &mut Option<u16>, unit: u16) -> Result<(), TextError> {
+    let units: Vec<u16> = match pending.take() {
+        Some(high) => vec![high, unit],
+        None if (0xD800..0xDC00).contains(&unit) => {
+            *pending = Some(unit);
+            return Ok(());
+        }
+        None => vec![unit],
+    };
+    let decoded: String = char::decode_utf16(units)
+        .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect();
+    out.text(&decoded)
+}
+
+fn malformed(detail: &str) -> TextError {
+    TextError::Malformed {
+        format: Format::Rtf,
+        detail: detail.chars().take(120).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(rtf: &str) -> Result<String, TextError> {
+        read_rtf(rtf.as_bytes(), &Caps::default(), &Deadline::after_ms(10_000)).map(|t| t.text)
+    }
+
+    #[test]
+    fn paragraphs_escapes_and_unicode_survive() {
+        let rtf = r"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0\froman Times New Roman;}}{\colortbl;\red0\green0\blue0;}{\*\generator Writer;}{\info{\title Titel}}
+\pard\plain De gemeente Zo\'eb term\'e9t\par
+Tweede alinea met \u307\'3f en \u-4064 ?s.\line Volgende regel\tab kolom\par}";
+        assert_eq!(
+            read(rtf).unwrap(),
+            "De gemeente Zoë termét\n\nTweede alinea met ĳ en \u{F020}s.\nVolgende regel\tkolom"
+        );
+    }
+
+    #[test]
+    fn broken_files_are_malformed() {
+        for bad in [r"{\rtf1 open", r"{\rtf1 \'zz}", r"{\rtf1 }}"] {
+            assert!(
+                matches!(read(bad), Err(TextError::Malformed { .. })),
+                "{bad}: {:?}",
+                read(bad)
+            );
+        }
+        let deep = format!(r"{{\rtf1 {}x{}}}", "{".repeat(300), "}".repeat(300));
+        assert_eq!(read(&deep), Err(TextError::TooDeep { limit: 256 }));
+    }
+}
