@@ -20,9 +20,11 @@
 //! the other five platforms arrive with their issues.
 
 pub mod http;
+pub mod ob;
 pub mod obv;
 pub mod tk;
 
 pub use http::{Attempt, HttpConfig, PlatformError, PlatformRequest};
+pub use ob::{ObClient, ObError};
 pub use obv::{ObvClient, ObvError};
 pub use tk::{TkClient, TkError};
