@@ -26,7 +26,7 @@ use tokio::net::TcpListener;
 
 use crate::faults::FakeShared;
 use crate::serve::spawn_router;
-use crate::{FakeConfig, FakeHandle, obv, tk};
+use crate::{FakeConfig, FakeHandle, ob, obv, tk};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -42,6 +42,7 @@ pub struct FakeEntry {
 pub static REGISTRY: &[FakeEntry] = &[
     FakeEntry::new(PlatformId::Obv, "/obv", "", "/api/sources", obv::router),
     FakeEntry::new(PlatformId::Tk, "/tk", tk::ODATA_PREFIX, "/Fractie", tk::router),
+    FakeEntry::new(PlatformId::Ob, "/ob", ob::SRU_PATH, "/", ob::router),
 ];
 
 impl FakeEntry {
