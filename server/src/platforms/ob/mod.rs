@@ -176,7 +176,15 @@ impl ObClient {
         self.page(&query, start_record, limit).await
     }
 
-    /// The record of the publication `id` (exact identifier), with any warnings.
+    /// The page of an already built CQL `query` from `offset`: for tests and fuzzing of
+    /// the answer classes. The tools never pass text of their own here; they build the
+    /// query with [`ObSearch::cql`].
+    pub async fn search_cql(&self, query: &str, offset: u64, limit: u32) -> Result<SearchPage, ObError> {
+        let start_record = check_start(offset)?;
+        self.page(query, start_record, limit.clamp(1, MAX_LIMIT)).await
+    }
+
+    /// The record of the publication `id` (exact identifier).
     pub async fn record(&self, id: &str) -> Result<ObRecord, ObError> {
         let query = cql::identifier_query(id).ok_or_else(|| PlatformError::BadRequest {
             platform: PLATFORM,
