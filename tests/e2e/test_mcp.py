@@ -4,13 +4,13 @@
 Starts `besluitbron-sim fakes` on a free loopback port, starts `besluitbron serve` against
 it with a temporary data directory, and then, once per protocol era (`legacy`: the
 initialize handshake with an `Mcp-Session-Id`; `2026-07-28`: stateless per-request
-metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk` and `/mcp`:
+metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk`, `/mcp/ob` and `/mcp`:
 
 - tools/list names exactly the tools of the endpoint, each with a description and
   `readOnlyHint: true`;
 - every tool is called with valid arguments on its platform endpoint, and its
   `structuredContent` is compared with the fake's own answer, fetched here over HTTP;
-- `/mcp` serves both platforms (one call each, to keep within the fake's rate limit);
+- `/mcp` serves every platform (one call each, to keep within the fake's rate limit);
 - an unknown tool (or a tool of the other platform) raises an MCP error, and invalid
   arguments give a result with `isError: true` and a readable message.
 
@@ -39,6 +39,7 @@ import tempfile
 import time
 import traceback
 import urllib.parse
+import xml.etree.ElementTree as ET
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,14 @@ MAX_LIST_PAGES = 20
 
 OBV_TOOLS = {"obv_search", "obv_document", "obv_sources", "obv_status"}
 TK_TOOLS = {"tk_search", "tk_document", "tk_factions", "tk_committees"}
+OB_TOOLS = {"ob_search", "ob_document"}
+FAKES = ("obv", "tk", "ob")
+SRU_NS = {
+    "sru": "http://docs.oasis-open.org/ns/search-ws/sruResponse",
+    "gzd": "http://standaarden.overheid.nl/sru",
+    "ow": "http://standaarden.overheid.nl/wetgeving/",
+    "dcterms": "http://purl.org/dc/terms/",
+}
 MODES = ("legacy", "2026-07-28")
 HARNESS_HEADERS = {"X-Forwarded-For": "e2e-harness", "Accept": "application/json"}
 
@@ -131,9 +140,10 @@ class Report:
 class Fakes:
     """Direct HTTP access to the fake platforms: the expected answers."""
 
-    def __init__(self, obv: str, tk: str, http: httpx2.AsyncClient) -> None:
+    def __init__(self, obv: str, tk: str, ob: str, http: httpx2.AsyncClient) -> None:
         self.obv = obv
         self.tk = tk
+        self.ob = ob
         self.http = http
 
     async def get_json(self, url: str, params: dict[str, Any] | None = None) -> Any:
@@ -196,6 +206,50 @@ class Fakes:
 
     async def tk_record(self, entity_set: str, guid: str) -> dict[str, Any]:
         return await self.get_json(f"{self.tk}/{entity_set}({guid})")
+
+
+    # Officiële Bekendmakingen ------------------------------------------------------------
+
+    async def ob_sru(self, cql: str, start: int = 1, maximum: int = 10) -> ET.Element:
+        """The fake's SRU 2.0 answer to `cql`, as XML."""
+        params = {
+            "operation": "searchRetrieve",
+            "version": "2.0",
+            "recordSchema": "gzd",
+            "startRecord": str(start),
+            "maximumRecords": str(maximum),
+            "query": cql,
+        }
+        response = await self.http.get(self.ob, params=params, headers={"Accept": "application/xml"})
+        expect(response.status_code == 200, f"SRU answered {response.status_code}: {response.text[:200]}")
+        root = ET.fromstring(response.content)
+        expect(root.tag == f"{{{SRU_NS['sru']}}}searchRetrieveResponse", f"SRU root is {root.tag}")
+        return root
+
+    async def ob_text(self, url: str) -> str:
+        """The text of an XML rendition as the documented reading gives it: metadata
+        dropped, the title and every `al` a paragraph, a blank line between them."""
+        response = await self.http.get(url, headers={"Accept": "application/xml"})
+        expect(response.status_code == 200, f"GET {url} answered {response.status_code}")
+        root = ET.fromstring(response.content)
+        blocks = ["".join(e.itertext()).strip() for e in root.iter() if e.tag in ("titel", "al")]
+        return "\n\n".join(b for b in blocks if b)
+
+
+def ob_identifiers(root: ET.Element) -> list[str]:
+    return [e.text or "" for e in root.iterfind(".//gzd:gzd//ow:owmskern/dcterms:identifier", SRU_NS)]
+
+
+def ob_count(root: ET.Element) -> int:
+    count = root.find("sru:numberOfRecords", SRU_NS)
+    expect(count is not None and count.text is not None, "the SRU answer has no numberOfRecords")
+    return int(count.text)  # type: ignore[union-attr, arg-type]
+
+
+def ob_cql(words: list[str]) -> str:
+    """The documented query: the collection, every word quoted and AND-joined, newest first."""
+    clauses = ['c.product-area=="officielepublicaties"'] + [f'cql.textAndIndexes="{w}"' for w in words]
+    return " AND ".join(clauses) + " sortBy dt.available/sort.descending"
 
 
 def tk_words_filter(words: list[str]) -> str:
@@ -264,12 +318,12 @@ async def start_fakes(sim_bin: str, log: Path) -> tuple[asyncio.subprocess.Proce
     urls: dict[str, str] = {}
     try:
         with anyio.fail_after(FAKES_START_TIMEOUT_S):
-            while len(urls) < 2:
+            while len(urls) < len(FAKES):
                 line = (await proc.stdout.readline()).decode().strip()  # type: ignore[union-attr]
                 if not line:
                     raise RuntimeError(f"fakes exited before printing their URLs; see {log}")
                 platform, _, url = line.partition(" ")
-                expect(platform in ("obv", "tk") and url.startswith("http://127.0.0.1:"), f"unexpected line {line!r}")
+                expect(platform in FAKES and url.startswith("http://127.0.0.1:"), f"unexpected line {line!r}")
                 urls[platform] = url
     except BaseException:
         await stop(proc)
@@ -291,6 +345,8 @@ async def start_server(server_bin: str, urls: dict[str, str], data_dir: Path, lo
         f"obv={urls['obv']}",
         "--platform-url",
         f"tk={urls['tk']}",
+        "--platform-url",
+        f"ob={urls['ob']}",
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log.open("wb"),
         stderr=asyncio.subprocess.STDOUT,
@@ -457,14 +513,23 @@ class McpChecks:
             ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),
             ("tk_search kind 'bogus' gives isError with a readable message", self.tk_search_invalid),
         ]
+        ob_calls = [
+            ("ob_search matches the SRU answer", self.ob_search),
+            ("ob_search pages with offset", self.ob_search_next),
+            ("ob_document gives the XML rendition's text", self.ob_document),
+            ("ob_search limit 500 gives isError with a readable message", self.ob_search_invalid),
+            ("tk_factions is not served here (MCP error)", lambda c: self.unknown_tool(c, "tk_factions")),
+        ]
         all_calls = [
             ("obv_sources matches /api/sources", self.obv_sources),
             ("tk_factions matches Fractie", self.tk_factions),
+            ("ob_search matches the SRU answer", self.ob_search),
             ("unknown tool raises an MCP error", self.unknown_tool),
         ]
         await self.endpoint("/mcp/obv", OBV_TOOLS, obv_calls)
         await self.endpoint("/mcp/tk", TK_TOOLS, tk_calls)
-        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS, all_calls)
+        await self.endpoint("/mcp/ob", OB_TOOLS, ob_calls)
+        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | OB_TOOLS, all_calls)
 
     # OpenBesluitvorming ----------------------------------------------------------------
 
@@ -632,6 +697,50 @@ class McpChecks:
         expect("kind" in message.lower() or "bogus" in message.lower(), f"message names neither: {message[:300]!r}")
 
 
+    # Officiële Bekendmakingen ------------------------------------------------------------
+
+    async def ob_search(self, client: Client) -> None:
+        got = structured(await client.call_tool("ob_search", {"query": "omgevingsvisie", "limit": 5}), "ob_search")
+        fake = await self.fakes.ob_sru(ob_cql(["omgevingsvisie"]), 1, 5)
+        expect(ob_count(fake) > 5, "the fake should have more than 5 hits for omgevingsvisie")
+        expect_eq(got.get("total"), ob_count(fake), "total")
+        expect_eq([h.get("identifier") for h in got.get("hits", [])], ob_identifiers(fake), "identifiers in order")
+        titles = [e.text for e in fake.iterfind(".//ow:owmskern/dcterms:title", SRU_NS)]
+        expect_eq([h.get("title") for h in got["hits"]], titles, "titles")
+        expect_eq(got.get("next_offset"), 5, "next_offset")
+
+    async def ob_search_next(self, client: Client) -> None:
+        args = {"query": "omgevingsvisie", "limit": 5, "offset": 5}
+        got = structured(await client.call_tool("ob_search", args), "ob_search")
+        fake = await self.fakes.ob_sru(ob_cql(["omgevingsvisie"]), 6, 5)
+        expect_eq([h.get("identifier") for h in got.get("hits", [])], ob_identifiers(fake), "identifiers of the second page")
+
+    async def ob_document(self, client: Client) -> None:
+        fake = await self.fakes.ob_sru(ob_cql(["omgevingsvisie"]), 1, 20)
+        record = next(
+            (g for g in fake.iterfind(".//gzd:gzd", SRU_NS)
+             if g.find(".//gzd:itemUrl[@manifestation='xml']", SRU_NS) is not None),
+            None,
+        )
+        expect(record is not None, "no hit with an XML rendition")
+        identifier = record.find(".//dcterms:identifier", SRU_NS).text  # type: ignore[union-attr]
+        xml_url = record.find(".//gzd:itemUrl[@manifestation='xml']", SRU_NS).text  # type: ignore[union-attr]
+        text = await self.fakes.ob_text(xml_url or "")
+        got = structured(await client.call_tool("ob_document", {"id": identifier}), "ob_document")
+        expect_eq((got.get("publication") or {}).get("identifier"), identifier, "publication.identifier")
+        if text:
+            expect_eq(got.get("text"), text, "the XML rendition's text")
+        else:
+            expect(got.get("text") is None, "an empty template has no text")
+
+    async def ob_search_invalid(self, client: Client) -> None:
+        result = await client.call_tool("ob_search", {"query": "omgevingsvisie", "limit": 500})
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        expect("limit" in message.lower(), f"message does not name `limit`: {message[:300]!r}")
+        expect(len(message) < 2_000, f"message is {len(message)} characters long")
+
+
 # ---------------------------------------------------------------------------------------
 # Harness self-checks (no server).
 
@@ -674,7 +783,15 @@ async def harness_checks(report: Report, fakes: Fakes) -> tuple[str, str, str] |
     await report.run("[harness] fake has a long and a short document", documents)
     await report.run("[harness] fake /api/status readable", status)
     await report.run("[harness] fake Fractie and Commissie (all pages)", tk_lists)
+    async def ob_searches() -> None:
+        root = await fakes.ob_sru(ob_cql(["omgevingsvisie"]))
+        expect(ob_count(root) > 0 and len(ob_identifiers(root)) > 0, "omgevingsvisie has hits")
+        bare = await fakes.ob_sru("stikstof natuur")
+        expect(bare.find("sru:numberOfRecords", SRU_NS) is None, "several bare words are rejected without a count")
+        expect(bare.find(".//{http://docs.oasis-open.org/ns/search-ws/diagnostic}diagnostic") is not None, "a diagnostic")
+
     await report.run("[harness] fake Document search, paging and record", tk_searches)
+    await report.run("[harness] fake SRU search and its strict CQL", ob_searches)
     return docs[0] if docs else None
 
 
@@ -697,9 +814,9 @@ async def main(fakes_only: bool) -> int:
         try:
             with anyio.fail_after(RUN_TIMEOUT_S):
                 fakes_proc, urls = await start_fakes(sim_bin, fakes_log)
-                report.ok(f"fakes started: obv {urls['obv']}, tk {urls['tk']}")
+                report.ok("fakes started: " + ", ".join(f"{p} {urls[p]}" for p in FAKES))
                 async with httpx2.AsyncClient(headers=HARNESS_HEADERS, timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
-                    fakes = Fakes(urls["obv"], urls["tk"], http)
+                    fakes = Fakes(urls["obv"], urls["tk"], urls["ob"], http)
                     docs = await harness_checks(report, fakes)
                     if not fakes_only and docs is None:
                         report.fail("server checks", "skipped: the harness could not read the fakes")
