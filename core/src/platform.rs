@@ -90,6 +90,17 @@ impl PlatformId {
             PlatformId::Ori | PlatformId::Tk | PlatformId::Opentk => None,
         }
     }
+
+    /// The limit BesluitBron keeps by default for the platform's document text, where
+    /// its text host keeps one of its own, or `None` (text then shares the main limit).
+    ///
+    /// - `ob`: the publication host reportedly states 10 requests per 30 s.
+    pub fn default_text_limit(self) -> Option<LimitConfig> {
+        match self {
+            PlatformId::Ob => Some(LimitConfig::new(Units::whole(10), Duration::from_secs(30))),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for PlatformId {

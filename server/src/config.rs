@@ -161,15 +161,6 @@ pub fn default_base_url(p: PlatformId) -> &'static str {
     }
 }
 
-/// The text host's own limit, where one is known: Officiële Bekendmakingen's publication
-/// host reportedly states 10 requests per 30 s (PLATFORMS.md §10.1, Low).
-pub fn default_text_limit(p: PlatformId) -> Option<LimitConfig> {
-    match p {
-        PlatformId::Ob => Some(LimitConfig::new(Units::whole(10), Duration::from_secs(30))),
-        _ => None,
-    }
-}
-
 impl Default for Config {
     fn default() -> Self {
         let platforms = PlatformId::ALL
@@ -181,7 +172,7 @@ impl Default for Config {
                     margin_secs: default_margin_secs(),
                 };
                 let limit = p.default_limit().map(setting);
-                let text_limit = default_text_limit(p).map(setting);
+                let text_limit = p.default_text_limit().map(setting);
                 (
                     p.as_str().to_owned(),
                     PlatformConfig {

@@ -105,7 +105,7 @@ fn list_names_every_canonical_scenario() {
     let out = bin().arg("list").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().count(), 12);
+    assert_eq!(text.lines().count(), 13);
     assert!(text.lines().any(|l| l.starts_with("obv-starvation ")));
     assert!(text.lines().any(|l| l.starts_with("coalesced-join ")));
 }
@@ -182,7 +182,7 @@ fn http_get(host_port: &str, path: &str) -> (String, String) {
 }
 
 /// Starts `besluitbron-sim fakes --listen 127.0.0.1:0` with `extra` flags and returns it
-/// with the two lines it printed.
+/// with the lines it printed, one per fake.
 fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
     let child = bin()
         .args(["fakes", "--listen", "127.0.0.1:0"])
@@ -193,11 +193,13 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
         .unwrap();
     let mut child = KillOnDrop(child);
     let stdout = child.0.stdout.take().unwrap();
-    // Read the two lines on a thread so a silent child fails the test instead of hanging it.
+    // Read its lines (one per fake) on a thread so a silent child fails the test instead
+    // of hanging it; all of them, or the child's next print meets a closed pipe.
+    let fakes = besluitbron_fakes::REGISTRY.len();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut lines = BufReader::new(stdout).lines();
-        for _ in 0..2 {
+        for _ in 0..fakes {
             let line = lines.next().map(|l| l.unwrap_or_default());
             if tx.send(line).is_err() {
                 return;
@@ -205,7 +207,7 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
         }
     });
     let mut lines = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..fakes {
         let line = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("fakes printed a line in time");
