@@ -225,5 +225,19 @@ mod tests {
         );
         let obv = PlatformId::Obv.default_limit().unwrap();
         assert_eq!((obv.capacity, obv.window), (Units::whole(60), Duration::from_secs(60)));
+        let with_text: Vec<_> = PlatformId::ALL
+            .into_iter()
+            .filter(|p| p.default_text_limit().is_some())
+            .collect();
+        assert_eq!(
+            with_text,
+            [PlatformId::Ob],
+            "only ob's text host keeps a limit of its own"
+        );
+        let text = PlatformId::Ob.default_text_limit().unwrap();
+        assert_eq!(
+            (text.capacity, text.window),
+            (Units::whole(10), Duration::from_secs(30))
+        );
     }
 }

@@ -19,9 +19,12 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
             "/mcp/tk",
             vec!["tk_committees", "tk_document", "tk_factions", "tk_search"],
         ),
+        ("/mcp/ob", vec!["ob_document", "ob_search"]),
         (
             "/mcp",
             vec![
+                "ob_document",
+                "ob_search",
                 "obv_document",
                 "obv_search",
                 "obv_sources",
