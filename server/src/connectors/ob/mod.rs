@@ -427,8 +427,12 @@ impl Besluit {
                     let xml_url = record.rendition("xml").map(str::to_owned);
                     if let Some(url) = &xml_url {
                         // Refused now, not when the text is asked for: a record pointing
-                        // elsewhere is not kept.
-                        client.rendition_url(url)?;
+                        // elsewhere is not kept, and nothing is fetched from there.
+                        // The refusal's detail names the configured host: not repeated.
+                        client.rendition_url(url).map_err(|_| PlatformError::Garbage {
+                            platform: PLATFORM,
+                            detail: format!("the record of `{id}` puts its XML rendition off the platform's own host"),
+                        })?;
                     }
                     let answer = RecordAnswer {
                         publication: Hit::from(&record),
