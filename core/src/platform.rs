@@ -90,6 +90,17 @@ impl PlatformId {
             PlatformId::Ori | PlatformId::Tk | PlatformId::Opentk => None,
         }
     }
+
+    /// The limit BesluitBron keeps by default for the platform's document text, where
+    /// its text host keeps one of its own, or `None` (text then shares the main limit).
+    ///
+    /// - `ob`: the publication host reportedly states 10 requests per 30 s.
+    pub fn default_text_limit(self) -> Option<LimitConfig> {
+        match self {
+            PlatformId::Ob => Some(LimitConfig::new(Units::whole(10), Duration::from_secs(30))),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for PlatformId {
@@ -214,5 +225,19 @@ mod tests {
         );
         let obv = PlatformId::Obv.default_limit().unwrap();
         assert_eq!((obv.capacity, obv.window), (Units::whole(60), Duration::from_secs(60)));
+        let with_text: Vec<_> = PlatformId::ALL
+            .into_iter()
+            .filter(|p| p.default_text_limit().is_some())
+            .collect();
+        assert_eq!(
+            with_text,
+            [PlatformId::Ob],
+            "only ob's text host keeps a limit of its own"
+        );
+        let text = PlatformId::Ob.default_text_limit().unwrap();
+        assert_eq!(
+            (text.capacity, text.window),
+            (Units::whole(10), Duration::from_secs(30))
+        );
     }
 }

@@ -30,7 +30,7 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheVersion};
 use besluitbron_core::dedup::{DuplicateMonitor, IdempotencyConfig, MonitorConfig};
 use besluitbron_core::limits::{ClientLimitConfig, ClientLimits, RateLimit};
-use besluitbron_core::path::{LaneConfig, PathConfig, RetryPolicy};
+use besluitbron_core::path::{Lane, LaneConfig, PathConfig, RetryPolicy};
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -134,17 +134,29 @@ impl AppState {
     }
 }
 
+/// The lane of a platform's document text, when its configuration keeps a text limit of
+/// its own (`TextLimit`); without one, the path serves it on the main lane.
+pub const TEXT_LANE: Lane = Lane(1);
+
 /// The path configuration of `platform`: its lanes and limits, retries and the requeue
 /// rule, from the server's configuration.
 pub fn path_config(config: &Config, platform: PlatformId) -> PathConfig {
     let pc = config.platform(platform);
+    let mut lanes = vec![LaneConfig {
+        name: "main",
+        scheduler: config.scheduler(platform),
+        max_in_flight: pc.max_concurrent,
+    }];
+    if let Some(text) = config.text_scheduler(platform) {
+        lanes.push(LaneConfig {
+            name: "text",
+            scheduler: Some(text),
+            max_in_flight: None,
+        });
+    }
     PathConfig {
         platform,
-        lanes: vec![LaneConfig {
-            name: "main",
-            scheduler: config.scheduler(platform),
-            max_in_flight: pc.max_concurrent,
-        }],
+        lanes,
         retry: RetryPolicy {
             max_attempts: pc.attempts,
             deadline_ms: pc.timeout_ms.saturating_mul(3),

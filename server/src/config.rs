@@ -185,6 +185,10 @@ pub struct PlatformConfig {
     /// The limit BesluitBron keeps (`Capacity` units per `WindowSecs`); absent for
     /// platforms whose calls pass straight through.
     pub limit: Option<LimitSetting>,
+    /// A second limit for the platform's document text, where its text host keeps one
+    /// of its own (Officiële Bekendmakingen: 10 per 30 s by default); text fetches then
+    /// queue fairly in a lane of their own. Absent: text shares `Limit`.
+    pub text_limit: Option<LimitSetting>,
     /// Most calls waiting for this platform.
     pub max_queued: usize,
     /// Most calls one session may have waiting for this platform.
@@ -231,6 +235,7 @@ impl Default for PlatformConfig {
             timeout_ms: 15_000,
             attempts: 3,
             limit: None,
+            text_limit: None,
             max_queued: 10_000,
             max_queued_per_session: 256,
             max_body_bytes: crate::platforms::http::DEFAULT_MAX_BODY_BYTES,
@@ -258,11 +263,13 @@ impl Default for Config {
         let platforms = PlatformId::ALL
             .into_iter()
             .map(|p| {
-                let limit = p.default_limit().map(|l| LimitSetting {
+                let setting = |l: LimitConfig| LimitSetting {
                     capacity: l.capacity,
                     window_secs: l.window.as_secs_f64(),
                     margin_secs: default_margin_secs(),
-                });
+                };
+                let limit = p.default_limit().map(setting);
+                let text_limit = p.default_text_limit().map(setting);
                 (
                     p.as_str().to_owned(),
                     PlatformConfig {
@@ -270,6 +277,7 @@ impl Default for Config {
                         limit,
                         max_concurrent: (p == PlatformId::Opentk).then_some(3),
                         retired_hold_secs: (p == PlatformId::Ori).then_some(60),
+                        text_limit,
                         ..Default::default()
                     },
                 )
@@ -377,16 +385,17 @@ impl Config {
             if p.max_body_bytes < 1024 {
                 return Err(invalid(format!("{path}.MaxBodyBytes"), "must be at least 1024"));
             }
-            if let Some(l) = p.limit {
+            for (name, limit) in [("Limit", p.limit), ("TextLimit", p.text_limit)] {
+                let Some(l) = limit else { continue };
                 if l.capacity.is_zero() || !(l.window_secs > 0.0 && l.window_secs.is_finite()) {
                     return Err(invalid(
-                        format!("{path}.Limit"),
+                        format!("{path}.{name}"),
                         "Capacity and WindowSecs must be above zero",
                     ));
                 }
                 if !(l.margin_secs >= 0.0 && l.margin_secs <= l.window_secs) {
                     return Err(invalid(
-                        format!("{path}.Limit.MarginSecs"),
+                        format!("{path}.{name}.MarginSecs"),
                         "must be between 0 and WindowSecs",
                     ));
                 }
@@ -438,13 +447,13 @@ impl Config {
     /// The scheduler for a platform whose limit BesluitBron keeps, or `None`.
     pub fn scheduler(&self, p: PlatformId) -> Option<SchedulerConfig> {
         let pc = self.platform(p);
-        let l = pc.limit?;
-        let limit = LimitConfig::new(l.capacity, Duration::from_secs_f64(l.window_secs))
-            .with_margin(Duration::from_secs_f64(l.margin_secs));
-        let mut s = SchedulerConfig::with_limit(limit);
-        s.max_queued = pc.max_queued.max(1);
-        s.max_queued_per_session = pc.max_queued_per_session.max(1);
-        Some(s)
+        pc.limit.map(|l| lane_scheduler(&pc, l))
+    }
+
+    /// The scheduler of a platform's text lane, when it keeps a text limit of its own.
+    pub fn text_scheduler(&self, p: PlatformId) -> Option<SchedulerConfig> {
+        let pc = self.platform(p);
+        pc.text_limit.map(|l| lane_scheduler(&pc, l))
     }
 
     /// The Host values accepted.
@@ -454,6 +463,16 @@ impl Config {
         }
         vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()]
     }
+}
+
+/// The fair scheduler for one of a platform's limits, with its queue bounds.
+fn lane_scheduler(pc: &PlatformConfig, l: LimitSetting) -> SchedulerConfig {
+    let limit = LimitConfig::new(l.capacity, Duration::from_secs_f64(l.window_secs))
+        .with_margin(Duration::from_secs_f64(l.margin_secs));
+    let mut s = SchedulerConfig::with_limit(limit);
+    s.max_queued = pc.max_queued.max(1);
+    s.max_queued_per_session = pc.max_queued_per_session.max(1);
+    s
 }
 
 /// `BesluitBron__A__B=v` pairs as TOML (`[BesluitBron.A] B = v`). Values that parse as

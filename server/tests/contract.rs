@@ -181,8 +181,8 @@ async fn every_sample_is_answered_by_the_fake_and_a_repeat_by_the_buffer() {
             let before = fake.requests();
             let first = succeeded(sample.tool, &mcp.call(sample.tool, arguments(sample)).await);
             assert!(
-                fake.requests() > before,
-                "{}: the first call asked the platform",
+                fake.requests() >= before + sample.requests,
+                "{}: the first call asked the platform at least as often as its sample says",
                 sample.tool
             );
             let asked = fake.requests();
@@ -311,7 +311,7 @@ async fn a_429_is_queued_once_more_where_the_platform_has_a_limit() {
                 succeeded(sample.tool, &reply);
                 assert_eq!(
                     fake.requests(),
-                    requests + 2,
+                    requests + 1 + sample.requests,
                     "{}: asked once more after the 429",
                     sample.tool
                 );

@@ -41,7 +41,7 @@ use crate::policy::{CallId, PolicyKind};
 pub struct CallView {
     /// Session index.
     pub session: u32,
-    /// Platform index in [`PlatformId::ALL`].
+    /// Station index: a platform's index in [`PlatformId::ALL`], or its text host's after them.
     pub platform: usize,
     /// Units asked for.
     pub requested: Units,
@@ -62,6 +62,8 @@ struct Waiting {
 #[derive(Debug)]
 pub struct Checker {
     policy: PolicyKind,
+    /// Each station's name (a platform, or a platform's text host).
+    names: Vec<String>,
     waiting: Vec<BTreeMap<u32, VecDeque<Waiting>>>,
     last_admit: Vec<BTreeMap<u32, Instant>>,
     broken_at: Vec<Option<Instant>>,
@@ -80,11 +82,13 @@ pub struct Checker {
 type Verdict = Result<(), String>;
 
 impl Checker {
-    /// A checker for a run under `policy`.
-    pub fn new(policy: PolicyKind) -> Checker {
-        let n = PlatformId::ALL.len();
+    /// A checker for a run under `policy`, over the stations named `names` (the seven
+    /// platforms in [`PlatformId::ALL`] order, then any text hosts).
+    pub fn new(policy: PolicyKind, names: Vec<String>) -> Checker {
+        let n = names.len();
         Checker {
             policy,
+            names,
             waiting: vec![BTreeMap::new(); n],
             last_admit: vec![BTreeMap::new(); n],
             broken_at: vec![None; n],
@@ -140,7 +144,7 @@ impl Checker {
     ) -> Verdict {
         self.admissions_checked += 1;
         self.admitted[p] += 1;
-        let pid = PlatformId::ALL[p];
+        let pid = self.names[p].clone();
         let now = a.admitted_at;
         if now < self.retry_until[p] {
             return Err(format!(
@@ -217,8 +221,7 @@ impl Checker {
         if now < self.retry_until[v.platform] {
             return Err(format!(
                 "call {call} went to {} at {now}, before its Retry-After ended at {}",
-                PlatformId::ALL[v.platform],
-                self.retry_until[v.platform]
+                self.names[v.platform], self.retry_until[v.platform]
             ));
         }
         Ok(())
@@ -276,7 +279,7 @@ impl Checker {
             if mirrored != held {
                 return Err(format!(
                     "{}: {mirrored} entries should wait, the scheduler holds {held}",
-                    PlatformId::ALL[p]
+                    self.names[p]
                 ));
             }
             let Some(scheduler) = scheduler else { continue };
@@ -284,8 +287,7 @@ impl Checker {
             if counted != self.admitted[p] {
                 return Err(format!(
                     "{}: admissions not counted exactly: the scheduler counted {counted} calls, {} went out",
-                    PlatformId::ALL[p],
-                    self.admitted[p]
+                    self.names[p], self.admitted[p]
                 ));
             }
             for (&session, q) in &self.waiting[p] {
@@ -296,8 +298,7 @@ impl Checker {
                     return Err(format!(
                         "starvation bound broken at {}: entry {} of session #{session} still waits at {now}, \
                          wait start {wait_start}, bound {bound:?}",
-                        PlatformId::ALL[p],
-                        head.entry
+                        self.names[p], head.entry
                     ));
                 }
             }
@@ -311,8 +312,7 @@ impl Checker {
             if let Some((session, q)) = sessions.iter().next() {
                 return Err(format!(
                     "entry {} of session #{session} still waits at {} with nothing left to wake it",
-                    q[0].entry,
-                    PlatformId::ALL[p]
+                    q[0].entry, self.names[p]
                 ));
             }
         }

@@ -126,6 +126,8 @@ pub struct CallRecord {
 pub struct PlatformOutcome {
     /// Which platform.
     pub id: PlatformId,
+    /// Which of its limits: `None` for its main one, `Some("text")` for its text host's.
+    pub lane: Option<&'static str>,
     /// How it enforced its limit.
     pub model: LimitModel,
     /// The limit it enforced.
@@ -159,7 +161,8 @@ pub struct RunOutcome {
     pub sessions: Vec<SessionPlan>,
     /// Calls, in creation order.
     pub calls: Vec<CallRecord>,
-    /// Platforms that received calls, in [`PlatformId::ALL`] order.
+    /// Platforms (and text hosts, after all platforms) that received calls, in
+    /// [`PlatformId::ALL`] order.
     pub platforms: Vec<PlatformOutcome>,
     /// The instant of the last event.
     pub end_at: Instant,
@@ -260,6 +263,7 @@ enum Event {
     /// platform's `RateLimit-*` report if it sends one.
     Answer {
         platform: u8,
+        station: u8,
         attempt: Attempt,
         ok: bool,
         remaining: Option<(Units, Duration)>,
@@ -311,6 +315,13 @@ struct Engine<'w> {
     /// The legacy policy's gates (`None` under the fair policy).
     gates: Vec<Gate>,
     fair: Option<FairState>,
+    /// Per station: a platform's main limit (stations 0..7, in [`PlatformId::ALL`]
+    /// order) or its text host's (after them); `local_limits`, `platforms`, `used`,
+    /// `upstream`, `fail_rate`, `fail_retryable`, the gates, the wakes of the legacy
+    /// gates and the checker's state are per station, the fair paths per platform.
+    stations: Vec<Station>,
+    /// The text station of each platform, if it has one.
+    text_station: Vec<Option<usize>>,
     local_limits: Vec<Option<LimitConfig>>,
     wake_at: Vec<Option<Instant>>,
     platforms: Vec<SimPlatform>,
@@ -323,6 +334,22 @@ struct Engine<'w> {
     fail_retryable: Vec<bool>,
     upstream: Vec<u64>,
 }
+
+/// One limit a call can be counted against: a platform's main one, or its text host's.
+#[derive(Clone, Copy, Debug)]
+struct Station {
+    /// The platform's index in [`PlatformId::ALL`].
+    platform: usize,
+    /// The path's lane.
+    lane: Lane,
+}
+
+/// The lane of text fetches, where a platform's text host keeps a limit of its own (as
+/// the server's `TEXT_LANE`).
+pub const TEXT_LANE: Lane = Lane(1);
+
+/// The operation label of a text fetch (`op = "text"` in scenarios and traces).
+pub const TEXT_OP: &str = "text";
 
 /// The platform settings for `id`: the workload's, or the documented defaults.
 fn spec_for(workload: &Workload, id: PlatformId) -> PlatformSpec {
@@ -348,9 +375,14 @@ fn limit_of(capacity: Option<Units>, window_s: Option<f64>, default: Option<Limi
 
 /// The path a fair run drives for `id`: the scenario's limit, bounds and buffer
 /// lifetimes, the server's retry policy and requeue rule, events recorded for the trace.
-fn path_for(workload: &Workload, id: PlatformId, local: Option<LimitConfig>) -> Result<SimPath, String> {
+fn path_for(
+    workload: &Workload,
+    id: PlatformId,
+    local: Option<LimitConfig>,
+    text: Option<LimitConfig>,
+) -> Result<SimPath, String> {
     let spec = spec_for(workload, id);
-    let scheduler = local.map(|limit| {
+    let scheduler_of = |limit: LimitConfig| {
         let mut config = SchedulerConfig::with_limit(limit);
         if let Some(n) = spec.max_queued {
             config.max_queued = n;
@@ -362,7 +394,19 @@ fn path_for(workload: &Workload, id: PlatformId, local: Option<LimitConfig>) -> 
             config.forget_after = Duration::from_secs(s);
         }
         config
-    });
+    };
+    let mut lanes = vec![LaneConfig {
+        name: "main",
+        scheduler: local.map(scheduler_of),
+        max_in_flight: None,
+    }];
+    if let Some(text) = text {
+        lanes.push(LaneConfig {
+            name: "text",
+            scheduler: Some(scheduler_of(text)),
+            max_in_flight: None,
+        });
+    }
     let mut policy = CachePolicy::default().for_platform(id);
     if let Some(ttl_ms) = spec.search_ttl_ms {
         policy.search.ttl_ms = ttl_ms;
@@ -370,11 +414,7 @@ fn path_for(workload: &Workload, id: PlatformId, local: Option<LimitConfig>) -> 
     let buffer = StoreBuffer::new(MemoryStore::new(id, policy, CacheVersion::current()));
     let config = PathConfig {
         platform: id,
-        lanes: vec![LaneConfig {
-            name: "main",
-            scheduler,
-            max_in_flight: None,
-        }],
+        lanes,
         retry: RetryPolicy::default(),
         requeue_wait_max: MAX_REQUEUE_WAIT,
         record_events: true,
@@ -398,6 +438,26 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
     let mut paths = Vec::new();
     let mut platforms = Vec::new();
     let mut local_limits = Vec::new();
+    let mut stations: Vec<Station> = (0..PlatformId::ALL.len())
+        .map(|platform| Station {
+            platform,
+            lane: Lane::MAIN,
+        })
+        .collect();
+    let mut text_station = vec![None; PlatformId::ALL.len()];
+    let mut text_limits = Vec::new();
+    for (i, &id) in PlatformId::ALL.iter().enumerate() {
+        let spec = spec_for(workload, id);
+        let text = limit_of(spec.text_capacity, spec.text_window_s, id.default_text_limit());
+        if let Some(limit) = text {
+            text_station[i] = Some(stations.len());
+            stations.push(Station {
+                platform: i,
+                lane: TEXT_LANE,
+            });
+            text_limits.push(limit);
+        }
+    }
     for (i, &id) in PlatformId::ALL.iter().enumerate() {
         let spec = spec_for(workload, id);
         let enforced = limit_of(spec.capacity, spec.window_s, id.default_limit());
@@ -419,8 +479,9 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             )
             .with_rate_limit_headers(spec.rate_limit_headers.unwrap_or(id == PlatformId::Obv)),
         );
+        let text = text_station[i].map(|s| text_limits[s - PlatformId::ALL.len()]);
         match opts.policy {
-            PolicyKind::Fair => paths.push(path_for(workload, id, local).map_err(failure)?),
+            PolicyKind::Fair => paths.push(path_for(workload, id, local, text).map_err(failure)?),
             PolicyKind::Legacy => gates.push(match local {
                 None => Gate::Open(id),
                 Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
@@ -432,6 +493,32 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             }),
         }
     }
+    // The text hosts: their own bucket at the platform and, locally, their own lane (the
+    // legacy model: a gate of its own). No throttling, failures or rate-limit headers.
+    for (k, station) in stations.iter().enumerate().skip(PlatformId::ALL.len()) {
+        let id = PlatformId::ALL[station.platform];
+        let spec = spec_for(workload, id);
+        let limit = text_limits[k - PlatformId::ALL.len()];
+        let s = u8::try_from(k).expect("fewer than 256 stations");
+        local_limits.push(Some(limit));
+        platforms.push(SimPlatform::new(
+            id,
+            Some(limit),
+            spec.model,
+            spec.latency,
+            Vec::new(),
+            sim_rng(opts.seed, Component::Latency(s)),
+        ));
+        if opts.policy == PolicyKind::Legacy {
+            gates.push(Gate::Legacy(Box::new(LegacyGate::new(
+                id,
+                limit,
+                workload.legacy_slip_probability,
+                sim_rng(opts.seed, Component::Faults(s)),
+            ))));
+        }
+    }
+    let n = stations.len();
     let fair = (opts.policy == PolicyKind::Fair).then(|| FairState {
         paths,
         flight_calls: BTreeMap::new(),
@@ -444,7 +531,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             .collect(),
         admissions: Vec::new(),
     });
-    let fail_rate = PlatformId::ALL
+    let mut fail_rate: Vec<Option<(f64, SimRng)>> = PlatformId::ALL
         .iter()
         .enumerate()
         .map(|(i, &id)| {
@@ -455,10 +542,12 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
                 .map(|r| (r, sim_rng(opts.seed, Component::Failures(p))))
         })
         .collect();
-    let fail_retryable = PlatformId::ALL
+    fail_rate.resize_with(n, || None);
+    let mut fail_retryable: Vec<bool> = PlatformId::ALL
         .iter()
         .map(|&id| spec_for(workload, id).fail_retryable.unwrap_or(true))
         .collect();
+    fail_retryable.resize(n, true);
     let engine = Engine {
         workload,
         opts,
@@ -477,19 +566,31 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         next_agent_index: workload.first_agent_index(),
         gates,
         fair,
+        stations: stations.clone(),
+        text_station,
         local_limits,
-        wake_at: vec![None; PlatformId::ALL.len()],
+        wake_at: vec![None; n],
         platforms,
-        used: vec![0; PlatformId::ALL.len()],
-        checker: Checker::new(opts.policy),
+        used: vec![0; n],
+        checker: Checker::new(opts.policy, stations.iter().map(|s| station_name(*s)).collect()),
         trace: Trace::new(opts.keep_trace),
         out: Vec::new(),
         events: 0,
         fail_rate,
         fail_retryable,
-        upstream: vec![0; PlatformId::ALL.len()],
+        upstream: vec![0; n],
     };
     engine.run()
+}
+
+/// A station's name in traces and failures: the platform, or `ob/text`.
+fn station_name(s: Station) -> String {
+    let id = PlatformId::ALL[s.platform];
+    if s.lane == Lane::MAIN {
+        id.to_string()
+    } else {
+        format!("{id}/text")
+    }
 }
 
 impl Engine<'_> {
@@ -497,6 +598,26 @@ impl Engine<'_> {
         debug_assert!(at >= self.now, "events are never scheduled in the past");
         self.heap.push(Reverse((at, self.seq, event)));
         self.seq += 1;
+    }
+
+    /// The station a call is counted at: its platform's text host for a text fetch
+    /// where the platform has one, else the platform.
+    fn station_of(&self, call: CallId) -> usize {
+        let c = &self.calls[call as usize];
+        let p = platform_index(c.platform);
+        match (c.op.as_deref(), self.text_station[p]) {
+            (Some(TEXT_OP), Some(s)) => s,
+            _ => p,
+        }
+    }
+
+    /// The station of lane `lane` at platform `p`.
+    fn station(&self, p: usize, lane: Lane) -> usize {
+        if lane == Lane::MAIN {
+            p
+        } else {
+            self.text_station[p].unwrap_or(p)
+        }
     }
 
     fn fail(&self, what: String) -> Box<Failure> {
@@ -605,13 +726,18 @@ impl Engine<'_> {
                     path.check_invariants()
                         .map_err(|e| self.fail(format!("{}: {e}", path.platform())))?;
                 }
-                let schedulers: Vec<_> = fair.paths.iter().map(|p| p.scheduler(Lane::MAIN)).collect();
+                let schedulers: Vec<_> = self
+                    .stations
+                    .iter()
+                    .map(|s| fair.paths[s.platform].scheduler(s.lane))
+                    .collect();
                 self.checker.after_event(now, &schedulers, over_limit).and_then(|()| {
+                    let used = |p: usize| self.used[p] + self.text_station[p].map_or(0, |s| self.used[s]);
                     let stores: Vec<Option<&MemoryStore>> = fair
                         .paths
                         .iter()
-                        .zip(&self.used)
-                        .map(|(p, &used)| (used > 0).then(|| p.buffer().store()))
+                        .enumerate()
+                        .map(|(p, path)| (used(p) > 0).then(|| path.buffer().store()))
                         .collect();
                     self.checker.flights.after_event(&stores)
                 })
@@ -646,6 +772,7 @@ impl Engine<'_> {
             Event::Wake(p) => {
                 if self.wake_at[p as usize] == Some(self.now) {
                     self.wake_at[p as usize] = None;
+                    // A platform's path (fair), or a station's gate (legacy).
                     let p = usize::from(p);
                     if let Some(fair) = self.fair.as_mut() {
                         fair.paths[p].handle_timeout(self.now);
@@ -658,11 +785,13 @@ impl Engine<'_> {
             }
             Event::Answer {
                 platform,
+                station,
                 attempt,
                 ok,
                 remaining,
             } => {
                 let p = usize::from(platform);
+                let station = usize::from(station);
                 let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
                 // A distinct call (no key of its own in the workload) is never asked again:
                 // its answer is not kept, so the buffer holds only what can be asked twice.
@@ -678,7 +807,7 @@ impl Engine<'_> {
                             revalidated: false,
                         },
                     }
-                } else if self.fail_retryable[p] {
+                } else if self.fail_retryable[station] {
                     Outcome::Retryable {
                         error: SimError::Failed,
                         retry_after: None,
@@ -724,12 +853,13 @@ impl Engine<'_> {
                     self.finish_call(call);
                     return self.settle(p);
                 }
-                if self.gates[p].cancel(now, call, &mut self.trace) {
+                let s = self.station_of(call);
+                if self.gates[s].cancel(now, call, &mut self.trace) {
                     self.calls[call as usize].state = CallState::Cancelled;
                     let v = self.view(call);
                     self.checker.on_leave(call, v);
                     self.finish_call(call);
-                    self.settle_legacy(p)?;
+                    self.settle_legacy(s)?;
                 }
                 Ok(())
             }
@@ -745,7 +875,8 @@ impl Engine<'_> {
         c.state = CallState::Waiting;
         let p = platform_index(c.platform);
         let session = c.session;
-        self.used[p] += 1;
+        let s = self.station_of(call);
+        self.used[s] += 1;
         if let Some(after) = self.workload.sessions[session as usize].cancel_after {
             self.schedule(now + after, Event::Timeout(call));
         }
@@ -757,9 +888,9 @@ impl Engine<'_> {
         let v = self.view(call);
         self.checker.on_submit(call, v);
         let key = &self.workload.sessions[session as usize].key;
-        self.gates[p].submit(now, call, key, cost, &mut self.trace, &mut self.out);
-        self.apply_gate_events(p)?;
-        self.settle_legacy(p)
+        self.gates[s].submit(now, call, key, cost, &mut self.trace, &mut self.out);
+        self.apply_gate_events(s)?;
+        self.settle_legacy(s)
     }
 
     /// The fair policy: the call goes through its platform's path, as in the server.
@@ -776,7 +907,7 @@ impl Engine<'_> {
             key: key.clone(),
             session: self.workload.sessions[c.session as usize].key.clone(),
             cost: c.cost,
-            lane: Lane::MAIN,
+            lane: self.stations[self.station_of(call)].lane,
         };
         let fair = self.fair.as_mut().expect("the fair policy");
         match fair.paths[p].request(now, wall(now), request) {
@@ -839,7 +970,7 @@ impl Engine<'_> {
                 if at <= self.now {
                     return Err(self.fail(format!(
                         "{}: asked to be woken at {at} but nothing went at {}",
-                        PlatformId::ALL[p],
+                        station_name(self.stations[p]),
                         self.now
                     )));
                 }
@@ -859,9 +990,15 @@ impl Engine<'_> {
         admission: Option<besluitbron_core::AdmissionRecord>,
     ) -> Result<(), Box<Failure>> {
         let now = self.now;
-        self.upstream[p] += 1;
+        let calls = self
+            .fair
+            .as_ref()
+            .and_then(|f| f.flight_calls.get(&(p, attempt.flight)).cloned())
+            .unwrap_or_default();
+        // Where the attempt is counted: the flight's calls all ask one key, so one station.
+        let station = calls.first().map_or(p, |&c| self.station_of(c));
+        self.upstream[station] += 1;
         let fair = self.fair.as_mut().expect("the fair policy");
-        let calls = fair.flight_calls.get(&(p, attempt.flight)).cloned().unwrap_or_default();
         // The payer: the first call of the admitted entry's session (the leader on a lane
         // without a kept limit).
         let payer_session = admission.as_ref().map(|a| fair.session_index.get(&a.session).copied());
@@ -898,9 +1035,9 @@ impl Engine<'_> {
             .flights
             .on_sent(&key, attempt, p)
             .map_err(|e| self.fail(e))?;
-        match self.platforms[p].receive(now, cost) {
+        match self.platforms[station].receive(now, cost) {
             Answer::Ok { latency, remaining } => {
-                let ok = !self.draws_failure(p);
+                let ok = !self.draws_failure(station);
                 if let Some(fair) = self.fair.as_mut() {
                     fair.out.insert((p, attempt), key);
                 }
@@ -908,6 +1045,7 @@ impl Engine<'_> {
                     now + latency,
                     Event::Answer {
                         platform: p as u8,
+                        station: station as u8,
                         attempt,
                         ok,
                         remaining,
@@ -935,9 +1073,9 @@ impl Engine<'_> {
                     retry_after.as_secs(),
                     cost.compact(),
                     attempt.flight.0,
-                    PlatformId::ALL[p],
+                    station_name(self.stations[station]),
                 ));
-                self.checker.on_retry_after(p, now + retry_after);
+                self.checker.on_retry_after(station, now + retry_after);
                 self.checker.flights.on_answered(&key);
                 let outcome = Outcome::RateLimited {
                     retry_after,
@@ -1023,16 +1161,18 @@ impl Engine<'_> {
                     flight.0
                 )),
                 PathEvent::Queue {
+                    lane,
                     at,
                     session,
                     entry,
                     call,
                     joined,
                     cost,
-                    ..
                 } => {
+                    let station = self.station(p, *lane);
+                    let platform = station_name(self.stations[station]);
                     if let Some(&s) = fair.session_index.get(session) {
-                        self.checker.on_queue(p, s, *entry, *call, *cost, *at);
+                        self.checker.on_queue(station, s, *entry, *call, *cost, *at);
                     }
                     Some(if *joined {
                         format!("t={at} session={session} join ticket={entry} flight={call} platform={platform}")
@@ -1047,6 +1187,7 @@ impl Engine<'_> {
                     })
                 }
                 PathEvent::Send {
+                    lane,
                     at,
                     session,
                     cost,
@@ -1054,9 +1195,11 @@ impl Engine<'_> {
                     ..
                 } => match admission {
                     Some(a) => {
+                        let station = self.station(p, *lane);
+                        let platform = station_name(self.stations[station]);
                         let s = fair.session_index.get(&a.session).copied();
-                        let scheduler = fair.paths[p].scheduler(Lane::MAIN);
-                        if let Err(e) = self.checker.on_admit(p, s, a, scheduler) {
+                        let scheduler = fair.paths[p].scheduler(*lane);
+                        if let Err(e) = self.checker.on_admit(station, s, a, scheduler) {
                             failure.get_or_insert(e);
                         }
                         Some(format!("{} platform={platform}", SchedulerEvent::Admit(a.clone())))
@@ -1066,15 +1209,19 @@ impl Engine<'_> {
                         cost.compact()
                     )),
                 },
-                PathEvent::Cancel { at, entry, .. } => {
-                    self.checker.on_cancel(p, *entry);
+                PathEvent::Cancel { lane, at, entry, .. } => {
+                    let station = self.station(p, *lane);
+                    let platform = station_name(self.stations[station]);
+                    self.checker.on_cancel(station, *entry);
                     Some(format!(
                         "{} platform={platform}",
                         SchedulerEvent::Cancel { at: *at, entry: *entry }
                     ))
                 }
-                PathEvent::CancelCall { at, call, .. } => {
-                    self.checker.on_cancel_call(p, *call);
+                PathEvent::CancelCall { lane, at, call, .. } => {
+                    let station = self.station(p, *lane);
+                    let platform = station_name(self.stations[station]);
+                    self.checker.on_cancel_call(station, *call);
                     Some(format!("t={at} cancel-flight flight={call} platform={platform}"))
                 }
                 PathEvent::Refuse {
@@ -1156,7 +1303,7 @@ impl Engine<'_> {
         let c = &self.calls[call as usize];
         CallView {
             session: c.session,
-            platform: platform_index(c.platform),
+            platform: self.station_of(call),
             requested: c.cost,
             queued_at: c.queued_at,
         }
@@ -1233,7 +1380,7 @@ impl Engine<'_> {
                     "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={} platform={}",
                     retry_after.as_secs(),
                     cost.compact(),
-                    PlatformId::ALL[p],
+                    station_name(self.stations[p]),
                 ));
                 self.checker.on_retry_after(p, now + retry_after);
                 self.gates[p].on_retry_after(now, retry_after);
@@ -1265,14 +1412,17 @@ impl Engine<'_> {
     }
 
     fn finish(self) -> RunOutcome {
-        let platforms = PlatformId::ALL
+        let platforms = self
+            .stations
             .iter()
             .enumerate()
             .filter(|&(p, _)| self.used[p] > 0)
-            .map(|(p, &id)| {
+            .map(|(p, station)| {
                 let sp = &self.platforms[p];
+                let main = station.lane == Lane::MAIN;
                 PlatformOutcome {
-                    id,
+                    id: PlatformId::ALL[station.platform],
+                    lane: (!main).then_some("text"),
                     model: sp.model,
                     limit: sp.limit,
                     local_limit: self.local_limits[p],
@@ -1284,7 +1434,11 @@ impl Engine<'_> {
                     },
                     calls: self.used[p],
                     upstream: self.upstream[p],
-                    path: self.fair.as_ref().map(|f| f.paths[p].stats()),
+                    path: self
+                        .fair
+                        .as_ref()
+                        .filter(|_| main)
+                        .map(|f| f.paths[station.platform].stats()),
                 }
             })
             .collect();

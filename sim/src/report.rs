@@ -63,6 +63,10 @@ pub struct SessionReport {
 pub struct PlatformReport {
     /// Platform id.
     pub platform: PlatformId,
+    /// `text` for the platform's text host (a limit and lane of its own); absent for
+    /// the platform's main limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lane: Option<&'static str>,
     /// How the platform enforced its limit.
     pub model: &'static str,
     /// The enforced limit (`60/60s`), or `none`.
@@ -257,6 +261,7 @@ impl Report {
             .iter()
             .map(|p| PlatformReport {
                 platform: p.id,
+                lane: p.lane,
                 model: if p.limit.is_some() { p.model.as_str() } else { "none" },
                 limit: limit_text(p.limit),
                 local_limit: limit_text(p.local_limit),
@@ -388,7 +393,10 @@ impl Report {
             .iter()
             .map(|p| {
                 let mut cells = vec![
-                    p.platform.to_string(),
+                    match p.lane {
+                        Some(lane) => format!("{}/{lane}", p.platform),
+                        None => p.platform.to_string(),
+                    },
                     p.model.to_owned(),
                     p.limit.clone(),
                     p.local_limit.clone(),

@@ -141,6 +141,12 @@ pub struct PlatformSpec {
     /// How the platform enforces C per W.
     #[serde(default)]
     pub model: LimitModel,
+    /// C of the platform's text host, as it enforces it and BesluitBron keeps it (a
+    /// lane of its own: calls with `op = "text"`); default
+    /// [`PlatformId::default_text_limit`] (Officiële Bekendmakingen: 10 per 30 s).
+    pub text_capacity: Option<Units>,
+    /// W of the text host, in seconds.
+    pub text_window_s: Option<f64>,
     /// C as BesluitBron keeps it locally; default: the platform's C.
     pub local_capacity: Option<Units>,
     /// W as BesluitBron keeps it locally, in seconds; default: the platform's W.
@@ -181,6 +187,8 @@ impl PlatformSpec {
             capacity: None,
             window_s: None,
             model: LimitModel::TokenBucket,
+            text_capacity: None,
+            text_window_s: None,
             local_capacity: None,
             local_window_s: None,
             latency: LatencySpec::default(),

@@ -105,7 +105,7 @@ fn list_names_every_canonical_scenario() {
     let out = bin().arg("list").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().count(), 12);
+    assert_eq!(text.lines().count(), 13);
     assert!(text.lines().any(|l| l.starts_with("obv-starvation ")));
     assert!(text.lines().any(|l| l.starts_with("coalesced-join ")));
 }
@@ -193,8 +193,8 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
         .unwrap();
     let mut child = KillOnDrop(child);
     let stdout = child.0.stdout.take().unwrap();
-    // Read the lines (one per fake) on a thread so a silent child fails the test instead
-    // of hanging it.
+    // Read its lines (one per fake) on a thread so a silent child fails the test instead
+    // of hanging it; all of them, or the child's next print meets a closed pipe.
     let fakes = besluitbron_fakes::REGISTRY.len();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

@@ -5,7 +5,7 @@ use besluitbron_core::Instant;
 use besluitbron_sim::engine::CallState;
 use besluitbron_sim::{PolicyKind, Report, RunOutcome, run_canonical};
 
-const CANONICAL: [&str; 12] = [
+const CANONICAL: [&str; 13] = [
     "obv-starvation",
     "equal-sessions",
     "heavy-vs-fresh",
@@ -18,6 +18,7 @@ const CANONICAL: [&str; 12] = [
     "mixed-day",
     "coalesced-join",
     "duplicate-pool",
+    "ob-search-and-text",
 ];
 
 fn run_ok(name: &str, policy: PolicyKind) -> RunOutcome {
@@ -53,6 +54,30 @@ fn scenario_list_matches_the_canonical_set() {
     let mut expected: Vec<_> = CANONICAL.iter().map(|s| s.to_string()).collect();
     expected.sort();
     assert_eq!(names, expected);
+}
+
+/// Officiële Bekendmakingen's two buckets: text traffic never delays a search (the
+/// lanes are separate), and in the text lane a conversation is not starved behind a
+/// harvester's burst under the fair policy, as it is under the legacy model.
+#[test]
+fn ob_text_and_search_queue_in_lanes_of_their_own() {
+    let fair = Report::of(&run_ok("ob-search-and-text", PolicyKind::Fair));
+    let legacy = Report::of(&run_ok("ob-search-and-text", PolicyKind::Legacy));
+    assert_eq!(fair.platforms.len(), 2, "ob and its text host");
+    assert_eq!(fair.platforms[1].lane, Some("text"));
+    assert_eq!(fair.violations(), 0);
+    let wait = |r: &Report, name: &str| r.session(name).expect(name).wait_max_ms;
+    assert_eq!(wait(&fair, "searcher"), 0.0, "searches never wait for text");
+    assert!(
+        wait(&fair, "assistant-text") < 10_000.0,
+        "{}",
+        wait(&fair, "assistant-text")
+    );
+    assert!(
+        wait(&legacy, "assistant-text") > 60_000.0,
+        "{}",
+        wait(&legacy, "assistant-text")
+    );
 }
 
 /// R-L9: up to 1.4.5 a second session waited about 106 s behind a busy one; from 1.4.6

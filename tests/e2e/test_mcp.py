@@ -5,7 +5,7 @@ Starts `besluitbron-sim fakes` on a free loopback port, starts `besluitbron serv
 it with a temporary data directory, and then, once per protocol era (`legacy`: the
 initialize handshake with an `Mcp-Session-Id`; `2026-07-28`: stateless per-request
 metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk`, `/mcp/rechtspraak`,
-`/mcp/opentk`, `/mcp/ori` and `/mcp`:
+`/mcp/opentk`, `/mcp/ori`, `/mcp/ob` and `/mcp`:
 
 - tools/list names exactly the tools of the endpoint, each with a description and
   `readOnlyHint: true`;
@@ -73,7 +73,14 @@ RS_FOOTNOTES_ECLI = "ECLI:NL:HR:2026:1500"
 RS_METADATA_ONLY_ECLI = "ECLI:NL:RBAMS:2026:9999"
 OPENTK_TOOLS = {"opentk_search", "opentk_document", "opentk_activity", "opentk_status"}
 ORI_TOOLS = {"ori_search", "ori_document", "ori_sources"}
-PLATFORMS = ("obv", "tk", "rechtspraak", "opentk", "ori")
+PLATFORMS = ("obv", "tk", "rechtspraak", "opentk", "ori", "ob")
+OB_TOOLS = {"ob_search", "ob_document"}
+SRU_NS = {
+    "sru": "http://docs.oasis-open.org/ns/search-ws/sruResponse",
+    "gzd": "http://standaarden.overheid.nl/sru",
+    "ow": "http://standaarden.overheid.nl/wetgeving/",
+    "dcterms": "http://purl.org/dc/terms/",
+}
 MODES = ("legacy", "2026-07-28")
 HARNESS_HEADERS = {"X-Forwarded-For": "e2e-harness", "Accept": "application/json"}
 
@@ -147,13 +154,15 @@ class Fakes:
     """Direct HTTP access to the fake platforms: the expected answers."""
 
     def __init__(
-        self, obv: str, tk: str, http: httpx2.AsyncClient, opentk: str = "", ori: str = "", rs: str = ""
+        self, obv: str, tk: str, http: httpx2.AsyncClient, opentk: str = "", ori: str = "", rs: str = "",
+        ob: str = "",
     ) -> None:
         self.obv = obv
         self.tk = tk
         self.opentk = opentk
         self.ori = ori
         self.rs = rs
+        self.ob = ob
         self.http = http
 
     # OpenTK ----------------------------------------------------------------------------
@@ -265,6 +274,50 @@ class Fakes:
         creator = doc.find(f".//{DCTERMS}creator")
         expect(creator is not None, f"{ecli} has no dcterms:creator")
         return (creator.text or "").strip()  # type: ignore[union-attr]
+
+
+    # Officiële Bekendmakingen ------------------------------------------------------------
+
+    async def ob_sru(self, cql: str, start: int = 1, maximum: int = 10) -> ET.Element:
+        """The fake's SRU 2.0 answer to `cql`, as XML."""
+        params = {
+            "operation": "searchRetrieve",
+            "version": "2.0",
+            "recordSchema": "gzd",
+            "startRecord": str(start),
+            "maximumRecords": str(maximum),
+            "query": cql,
+        }
+        response = await self.http.get(self.ob, params=params, headers={"Accept": "application/xml"})
+        expect(response.status_code == 200, f"SRU answered {response.status_code}: {response.text[:200]}")
+        root = ET.fromstring(response.content)
+        expect(root.tag == f"{{{SRU_NS['sru']}}}searchRetrieveResponse", f"SRU root is {root.tag}")
+        return root
+
+    async def ob_text(self, url: str) -> str:
+        """The text of an XML rendition as the documented reading gives it: metadata
+        dropped, the title and every `al` a paragraph, a blank line between them."""
+        response = await self.http.get(url, headers={"Accept": "application/xml"})
+        expect(response.status_code == 200, f"GET {url} answered {response.status_code}")
+        root = ET.fromstring(response.content)
+        blocks = ["".join(e.itertext()).strip() for e in root.iter() if e.tag in ("titel", "al")]
+        return "\n\n".join(b for b in blocks if b)
+
+
+def ob_identifiers(root: ET.Element) -> list[str]:
+    return [e.text or "" for e in root.iterfind(".//gzd:gzd//ow:owmskern/dcterms:identifier", SRU_NS)]
+
+
+def ob_count(root: ET.Element) -> int:
+    count = root.find("sru:numberOfRecords", SRU_NS)
+    expect(count is not None and count.text is not None, "the SRU answer has no numberOfRecords")
+    return int(count.text)  # type: ignore[union-attr, arg-type]
+
+
+def ob_cql(words: list[str]) -> str:
+    """The documented query: the collection, every word quoted and AND-joined, newest first."""
+    clauses = ['c.product-area=="officielepublicaties"'] + [f'cql.textAndIndexes="{w}"' for w in words]
+    return " AND ".join(clauses) + " sortBy dt.available/sort.descending"
 
 
 def tk_words_filter(words: list[str]) -> str:
@@ -554,12 +607,20 @@ class McpChecks:
             ("ori_sources matches _aliases", self.ori_sources),
             ("ori_search source '../x' gives isError with a readable message", self.ori_search_invalid),
         ]
+        ob_calls = [
+            ("ob_search matches the SRU answer", self.ob_search),
+            ("ob_search pages with offset", self.ob_search_next),
+            ("ob_document gives the XML rendition's text", self.ob_document),
+            ("ob_search limit 500 gives isError with a readable message", self.ob_search_invalid),
+            ("tk_factions is not served here (MCP error)", lambda c: self.unknown_tool(c, "tk_factions")),
+        ]
         all_calls = [
             ("obv_sources matches /api/sources", self.obv_sources),
             ("tk_factions matches Fractie", self.tk_factions),
             ("rechtspraak_procedures matches /Waardelijst/Proceduresoorten", self.rs_procedures),
             ("opentk_status matches /lastupdates", self.opentk_status),
             ("ori_sources matches _aliases", self.ori_sources),
+            ("ob_search matches the SRU answer", self.ob_search),
             ("unknown tool raises an MCP error", self.unknown_tool),
         ]
         await self.endpoint("/mcp/obv", OBV_TOOLS, obv_calls)
@@ -567,7 +628,8 @@ class McpChecks:
         await self.endpoint("/mcp/rechtspraak", RS_TOOLS, rs_calls)
         await self.endpoint("/mcp/opentk", OPENTK_TOOLS, opentk_calls)
         await self.endpoint("/mcp/ori", ORI_TOOLS, ori_calls)
-        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS, all_calls)
+        await self.endpoint("/mcp/ob", OB_TOOLS, ob_calls)
+        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS, all_calls)
 
     async def run_retired(self) -> None:
         """Against the server whose ORI is the retired fake."""
@@ -927,6 +989,50 @@ class McpChecks:
         expect("kind" in message.lower() or "bogus" in message.lower(), f"message names neither: {message[:300]!r}")
 
 
+    # Officiële Bekendmakingen ------------------------------------------------------------
+
+    async def ob_search(self, client: Client) -> None:
+        got = structured(await client.call_tool("ob_search", {"query": "omgevingsvisie", "limit": 5}), "ob_search")
+        fake = await self.fakes.ob_sru(ob_cql(["omgevingsvisie"]), 1, 5)
+        expect(ob_count(fake) > 5, "the fake should have more than 5 hits for omgevingsvisie")
+        expect_eq(got.get("total"), ob_count(fake), "total")
+        expect_eq([h.get("identifier") for h in got.get("hits", [])], ob_identifiers(fake), "identifiers in order")
+        titles = [e.text for e in fake.iterfind(".//ow:owmskern/dcterms:title", SRU_NS)]
+        expect_eq([h.get("title") for h in got["hits"]], titles, "titles")
+        expect_eq(got.get("next_offset"), 5, "next_offset")
+
+    async def ob_search_next(self, client: Client) -> None:
+        args = {"query": "omgevingsvisie", "limit": 5, "offset": 5}
+        got = structured(await client.call_tool("ob_search", args), "ob_search")
+        fake = await self.fakes.ob_sru(ob_cql(["omgevingsvisie"]), 6, 5)
+        expect_eq([h.get("identifier") for h in got.get("hits", [])], ob_identifiers(fake), "identifiers of the second page")
+
+    async def ob_document(self, client: Client) -> None:
+        fake = await self.fakes.ob_sru(ob_cql(["omgevingsvisie"]), 1, 20)
+        record = next(
+            (g for g in fake.iterfind(".//gzd:gzd", SRU_NS)
+             if g.find(".//gzd:itemUrl[@manifestation='xml']", SRU_NS) is not None),
+            None,
+        )
+        expect(record is not None, "no hit with an XML rendition")
+        identifier = record.find(".//dcterms:identifier", SRU_NS).text  # type: ignore[union-attr]
+        xml_url = record.find(".//gzd:itemUrl[@manifestation='xml']", SRU_NS).text  # type: ignore[union-attr]
+        text = await self.fakes.ob_text(xml_url or "")
+        got = structured(await client.call_tool("ob_document", {"id": identifier}), "ob_document")
+        expect_eq((got.get("publication") or {}).get("identifier"), identifier, "publication.identifier")
+        if text:
+            expect_eq(got.get("text"), text, "the XML rendition's text")
+        else:
+            expect(got.get("text") is None, "an empty template has no text")
+
+    async def ob_search_invalid(self, client: Client) -> None:
+        result = await client.call_tool("ob_search", {"query": "omgevingsvisie", "limit": 500})
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        expect("limit" in message.lower(), f"message does not name `limit`: {message[:300]!r}")
+        expect(len(message) < 2_000, f"message is {len(message)} characters long")
+
+
 # ---------------------------------------------------------------------------------------
 # Harness self-checks (no server).
 
@@ -969,6 +1075,13 @@ async def harness_checks(report: Report, fakes: Fakes) -> tuple[str, str, str] |
     await report.run("[harness] fake has a long and a short document", documents)
     await report.run("[harness] fake /api/status readable", status)
     await report.run("[harness] fake Fractie and Commissie (all pages)", tk_lists)
+    async def ob_searches() -> None:
+        root = await fakes.ob_sru(ob_cql(["omgevingsvisie"]))
+        expect(ob_count(root) > 0 and len(ob_identifiers(root)) > 0, "omgevingsvisie has hits")
+        bare = await fakes.ob_sru("stikstof natuur")
+        expect(bare.find("sru:numberOfRecords", SRU_NS) is None, "several bare words are rejected without a count")
+        expect(bare.find(".//{http://docs.oasis-open.org/ns/search-ws/diagnostic}diagnostic") is not None, "a diagnostic")
+
     await report.run("[harness] fake Document search, paging and record", tk_searches)
 
     async def rs_trap() -> None:
@@ -977,6 +1090,7 @@ async def harness_checks(report: Report, fakes: Fakes) -> tuple[str, str, str] |
         expect(ignored == everything > 2000, f"q is ignored: {ignored} vs {everything}")
 
     await report.run("[harness] fake Rechtspraak ignores unknown parameters like the real one", rs_trap)
+    await report.run("[harness] fake SRU search and its strict CQL", ob_searches)
     return docs[0] if docs else None
 
 
@@ -1001,7 +1115,7 @@ async def main(fakes_only: bool) -> int:
                 fakes_proc, urls = await start_fakes(sim_bin, fakes_log)
                 report.ok("fakes started: " + ", ".join(f"{p} {urls[p]}" for p in PLATFORMS))
                 async with httpx2.AsyncClient(headers=HARNESS_HEADERS, timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
-                    fakes = Fakes(urls["obv"], urls["tk"], http, urls["opentk"], urls["ori"], urls["rechtspraak"])
+                    fakes = Fakes(urls["obv"], urls["tk"], http, urls["opentk"], urls["ori"], urls["rechtspraak"], urls["ob"])
                     docs = await harness_checks(report, fakes)
                     if not fakes_only and docs is None:
                         report.fail("server checks", "skipped: the harness could not read the fakes")

@@ -14,6 +14,7 @@
 //! What this module does not do: decide when a call may go (the core path does) or talk
 //! HTTP (the platform clients do).
 
+pub mod ob;
 pub mod obv;
 pub mod opentk;
 pub mod ori;
@@ -81,6 +82,8 @@ pub struct Sample {
     /// The tool asks as BesluitBron's system session whoever calls it (R-L7), so a 429
     /// is an error rather than a second wait in the fair queue.
     pub as_system: bool,
+    /// The platform requests a first call makes (a record and its text: 2).
+    pub requests: u64,
 }
 
 impl Sample {
@@ -90,6 +93,7 @@ impl Sample {
             tool,
             arguments,
             as_system: false,
+            requests: 1,
         }
     }
 
@@ -99,7 +103,14 @@ impl Sample {
             tool,
             arguments,
             as_system: true,
+            requests: 1,
         }
+    }
+
+    /// The same sample, whose first call makes `requests` platform requests.
+    pub const fn asking(mut self, requests: u64) -> Sample {
+        self.requests = requests;
+        self
     }
 }
 
@@ -116,6 +127,7 @@ pub static CONNECTORS: &[ConnectorSpec] = &[
     rechtspraak::CONNECTOR,
     opentk::CONNECTOR,
     ori::CONNECTOR,
+    ob::CONNECTOR,
 ];
 
 /// The connector with this id.

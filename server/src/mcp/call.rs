@@ -122,11 +122,14 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
     }
 }
 
-/// A platform error as the path needs to know it: a 429 to wait out, a failure another
-/// attempt may mend, or a failure.
+/// A platform error as the path needs to know it: a 429 (or an overload the platform
+/// signals its own way, [`PlatformError::Busy`]) to wait out, a failure another attempt
+/// may mend, or a failure.
 pub fn classify(error: PlatformError) -> Outcome<SharedPayload, PlatformError> {
     match error {
-        PlatformError::RateLimited { retry_after, .. } => Outcome::RateLimited { retry_after, error },
+        PlatformError::RateLimited { retry_after, .. } | PlatformError::Busy { retry_after, .. } => {
+            Outcome::RateLimited { retry_after, error }
+        }
         e if e.is_retryable() => Outcome::Retryable {
             retry_after: e.retry_after(),
             error: e,

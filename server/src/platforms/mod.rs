@@ -20,6 +20,7 @@
 //! the other four platforms arrive with their issues.
 
 pub mod http;
+pub mod ob;
 pub mod obv;
 pub mod opentk;
 pub mod ori;
@@ -27,6 +28,7 @@ pub mod rechtspraak;
 pub mod tk;
 
 pub use http::{Attempt, HttpConfig, PlatformError, PlatformRequest};
+pub use ob::{ObClient, ObError};
 pub use obv::{ObvClient, ObvError};
 pub use rechtspraak::{RsClient, RsError};
 pub use tk::{TkClient, TkError};

@@ -89,6 +89,13 @@ pub struct FakeConfig {
     pub rate_limit_per_min: u32,
     /// OpenBesluitvorming only: which search-cost formula the bucket charges.
     pub obv_cost: ObvCost,
+    /// Officiële Bekendmakingen only: answer every n-th search (counted from the fake's
+    /// start, among searches whose query parsed) as the service signals overload: 200
+    /// with a system diagnostic and no count. `None` never.
+    pub ob_overload_every: Option<u32>,
+    /// Officiële Bekendmakingen only: answer every n-th search (counted likewise) with
+    /// its count but no records, an empty page before the end. `None` never.
+    pub ob_empty_page_every: Option<u32>,
     /// Open Raadsinformatie only: answer every request as the switched-off platform
     /// does, in this shape; `None`: the live Elasticsearch API.
     pub retired: Option<Retired>,
@@ -126,6 +133,8 @@ impl Default for FakeConfig {
             retired: None,
             busy: false,
             oversize: None,
+            ob_overload_every: None,
+            ob_empty_page_every: None,
         }
     }
 }

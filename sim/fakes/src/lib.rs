@@ -42,6 +42,9 @@
 mod config;
 mod faults;
 mod handle;
+pub mod ob;
+mod ob_corpus;
+mod ob_cql;
 pub mod obv;
 mod obv_corpus;
 mod odata;
@@ -59,6 +62,7 @@ use axum::http::{Response, StatusCode, header};
 
 pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, Oversize, PlatformFault, Retired};
 pub use handle::FakeHandle;
+pub use ob::{ObCorpus, ob_corpus, serve_ob};
 pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};
 pub use rechtspraak::{RsCorpus, rechtspraak_corpus, serve_rechtspraak};
 pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};

@@ -26,7 +26,7 @@ use tokio::net::TcpListener;
 
 use crate::faults::FakeShared;
 use crate::serve::spawn_router;
-use crate::{FakeConfig, FakeHandle, obv, opentk, ori, rechtspraak, tk};
+use crate::{FakeConfig, FakeHandle, ob, obv, opentk, ori, rechtspraak, tk};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -57,6 +57,7 @@ pub static REGISTRY: &[FakeEntry] = &[
         opentk::router,
     ),
     FakeEntry::new(PlatformId::Ori, "/ori", ori::PREFIX, "/_aliases", ori::router),
+    FakeEntry::new(PlatformId::Ob, "/ob", ob::SRU_PATH, "/", ob::router),
 ];
 
 impl FakeEntry {

@@ -71,53 +71,34 @@ async fn fakes_are_found_by_platform_and_listed_in_registry_order() {
     assert!(fakes.get(PlatformId::Oa).is_none(), "no fake for Open Archivaris");
     let urls = fakes.base_urls();
     let platforms: Vec<PlatformId> = urls.iter().map(|(p, _)| *p).collect();
-    assert_eq!(
-        platforms,
-        [
-            PlatformId::Obv,
-            PlatformId::Tk,
-            PlatformId::Rechtspraak,
-            PlatformId::Opentk,
-            PlatformId::Ori
-        ]
-    );
+    let registered: Vec<PlatformId> = REGISTRY.iter().map(|e| e.platform()).collect();
+    assert_eq!(platforms, registered, "registry order");
     let addr = fakes.local_addr();
     assert_eq!(urls[0].1, format!("http://{addr}/obv"));
     assert_eq!(urls[1].1, format!("http://{addr}/tk/OData/v4/2.0"));
-    assert_eq!(urls[2].1, format!("http://{addr}/rechtspraak"));
-    assert_eq!(urls[3].1, format!("http://{addr}/opentk/tkconv"));
-    assert_eq!(urls[4].1, format!("http://{addr}/ori/v1/elastic"));
+    for (entry, (_, url)) in REGISTRY.iter().zip(&urls) {
+        assert_eq!(url, &format!("http://{addr}{}{}", entry.prefix(), entry.base_suffix()));
+    }
 }
 
 #[tokio::test]
 async fn serve_all_on_and_serve_all_keep_the_registry_layout() {
     let handles = serve_all_on(loopback().await).await.unwrap();
     let platforms: Vec<PlatformId> = handles.iter().map(|h| h.platform()).collect();
-    assert_eq!(
-        platforms,
-        [
-            PlatformId::Obv,
-            PlatformId::Tk,
-            PlatformId::Rechtspraak,
-            PlatformId::Opentk,
-            PlatformId::Ori
-        ]
-    );
+    let registered: Vec<PlatformId> = REGISTRY.iter().map(|e| e.platform()).collect();
+    assert_eq!(platforms, registered);
 
     let free = loopback().await;
     let addr = free.local_addr().unwrap();
     drop(free);
     let urls = serve_all(addr).await.unwrap();
-    assert_eq!(
-        urls,
-        [
-            (PlatformId::Obv, format!("http://{addr}/obv")),
-            (PlatformId::Tk, format!("http://{addr}/tk/OData/v4/2.0")),
-            (PlatformId::Rechtspraak, format!("http://{addr}/rechtspraak")),
-            (PlatformId::Opentk, format!("http://{addr}/opentk/tkconv")),
-            (PlatformId::Ori, format!("http://{addr}/ori/v1/elastic")),
-        ]
-    );
+    let expected: Vec<(PlatformId, String)> = REGISTRY
+        .iter()
+        .map(|e| (e.platform(), format!("http://{addr}{}{}", e.prefix(), e.base_suffix())))
+        .collect();
+    assert_eq!(urls, expected);
+    assert_eq!(urls[0].1, format!("http://{addr}/obv"));
+    assert_eq!(urls[1].1, format!("http://{addr}/tk/OData/v4/2.0"));
     assert_eq!(status_of(&format!("{}/api/sources", urls[0].1)).await, 200);
 }
 

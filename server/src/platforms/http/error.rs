@@ -101,6 +101,19 @@ pub enum PlatformError {
         /// How long it asks to wait.
         retry_after: Duration,
     },
+    /// The platform said in its own way that it is overloaded, without a 429 (Officiële
+    /// Bekendmakingen: an SRU answer without a count, or with a system diagnostic).
+    /// Treated like a 429 by the path: the wait goes back to the platform's queue as a
+    /// back-off and the call waits once more behind it; then this error.
+    #[error("{} is overloaded ({detail}); this is not an empty result: ask again in about {} s, or narrow the question", .platform.display_name(), .retry_after.as_secs_f64().ceil())]
+    Busy {
+        /// The platform.
+        platform: PlatformId,
+        /// How long BesluitBron backs off before it asks again.
+        retry_after: Duration,
+        /// How the platform showed it.
+        detail: String,
+    },
     /// Something went wrong inside BesluitBron while it handled the platform's answer
     /// (the answer could not be encoded for the buffer, the call's task failed).
     #[error("BesluitBron could not handle {}'s answer ({detail}); try again, and report it if it persists", .platform.display_name())]
@@ -188,6 +201,7 @@ impl PlatformError {
             | PlatformError::TooLarge { platform, .. }
             | PlatformError::Upstream { platform, .. }
             | PlatformError::Overloaded { platform, .. }
+            | PlatformError::Busy { platform, .. }
             | PlatformError::Internal { platform, .. }
             | PlatformError::Garbage { platform, .. }
             | PlatformError::ForeignLink { platform, .. }
@@ -213,9 +227,9 @@ impl PlatformError {
     /// The wait the platform asked for before another attempt, if it asked.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
-            PlatformError::Overloaded { retry_after, .. } | PlatformError::RateLimited { retry_after, .. } => {
-                Some(*retry_after)
-            }
+            PlatformError::Overloaded { retry_after, .. }
+            | PlatformError::RateLimited { retry_after, .. }
+            | PlatformError::Busy { retry_after, .. } => Some(*retry_after),
             _ => None,
         }
     }
@@ -233,6 +247,7 @@ impl PlatformError {
             PlatformError::TooLarge { .. } => "too_large",
             PlatformError::Upstream { .. } => "upstream_error",
             PlatformError::Overloaded { .. } => "overloaded",
+            PlatformError::Busy { .. } => "busy",
             PlatformError::Internal { .. } => "internal",
             PlatformError::Garbage { .. } => "garbage",
             PlatformError::ForeignLink { .. } => "foreign_link",

@@ -1,0 +1,569 @@
+//! The Officiële Bekendmakingen connector (`ob`): search every official publication
+//! over SRU 2.0 and read one publication's text.
+//!
+//! Two lanes of one platform path: searches and records go through `ob`'s configured
+//! limit (the main lane), text fetches from the publication host through a limit of
+//! their own ([`TEXT_LANE`], `TextLimit`, default 10 per 30 s); both are fair queues.
+//! Every call costs one unit. Buffer classes: searches are short-lived (and a page with a
+//! platform warning is kept a minute at most), records and text are kept for weeks.
+//! An overloaded service ([`PlatformError::Busy`]) is fed back to the queue as a
+//! back-off and asked once more, then reported with a retry time, never as zero results.
+//! Rendering lives in [`render`], as pure functions of the kept answers.
+
+pub mod render;
+
+use std::sync::Arc;
+
+use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::path::{Feedback, Keep, Served};
+use besluitbron_core::{PlatformId, Units};
+use rmcp::handler::server::tool::Extension;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{ErrorData, schemars, tool, tool_router};
+use serde::Deserialize;
+
+use super::{Client, ConnectorSpec, Sample, http_config};
+use crate::app::TEXT_LANE;
+use crate::config::Config;
+use crate::mcp::call::{CallScope, Structure, Who};
+use crate::mcp::{Besluit, PlatformCall, tool_error};
+use crate::platforms::http::{PlatformError, is_iso_date};
+use crate::platforms::ob::{
+    DEFAULT_LIMIT, DateField, MAX_LIMIT, ObClient, ObSearch, Publication, SortOrder, Term, check_start, cql,
+};
+use crate::text::{Caps, TextError, read_xml};
+use render::{Hit, RecordAnswer, SearchAnswer, TextAnswer, TextSource};
+
+const PLATFORM: PlatformId = PlatformId::Ob;
+
+/// Every SRU request and every rendition fetch counts one call.
+const COST: Units = Units::ONE;
+
+/// A search page with a platform warning is kept at most this long (a clause was dropped:
+/// the answer is not the one asked for).
+const WARNED_KEEP_MS: u64 = 60_000;
+
+/// Longest `query`, in characters.
+pub const MAX_QUERY_CHARS: usize = 500;
+/// Most terms in a `query`.
+pub const MAX_TERMS: usize = 20;
+/// Longest filter value, in characters.
+pub const MAX_FILTER_CHARS: usize = 200;
+/// Longest identifier, in characters.
+pub const MAX_ID_CHARS: usize = 80;
+const DEFAULT_LENGTH: usize = 20_000;
+const MAX_LENGTH: usize = 100_000;
+
+/// The registry's entry.
+pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
+    id: "ob",
+    platform: PLATFORM,
+    instructions: INSTRUCTIONS,
+    tools: Besluit::ob_router,
+    open,
+    maintenance: None,
+    samples: &[
+        Sample::new("ob_search", r#"{"query": "omgevingsvisie", "limit": 5}"#),
+        Sample::new("ob_document", r#"{"id": "gmb-2026-10000"}"#).asking(2),
+    ],
+};
+
+const INSTRUCTIONS: &str = "Officiële Bekendmakingen (ob_* tools): every official publication of Dutch government \
+— Gemeenteblad, Provinciaal blad, Waterschapsblad, Staatscourant, Staatsblad, Tractatenblad, Kamerstukken, \
+Handelingen and Kamervragen — the publication that made a decision law. ob_search finds publications by words and \
+filters (journal, organisation, document type, dossier, dates); ob_document reads one publication's full text, the \
+expensive path, kept for weeks once read.";
+
+fn open(config: &Config) -> Result<Client, PlatformError> {
+    let client = ObClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
+    Ok(Arc::new(client))
+}
+
+/// Which date a range applies to.
+#[derive(Clone, Copy, Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DateFieldArg {
+    /// The publication date (default).
+    #[default]
+    Published,
+    /// The document's own date (dagtekening).
+    Document,
+}
+
+/// The order of the results.
+#[derive(Clone, Copy, Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SortArg {
+    /// Newest publication first (default).
+    #[default]
+    Newest,
+    /// The platform's relevance order.
+    Relevance,
+}
+
+/// Arguments of `ob_search`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Words that must all occur (full text and metadata); a phrase in double quotes stays
+    /// together. At most 20 terms and 500 characters. Empty: every publication the
+    /// filters allow.
+    #[serde(default)]
+    #[schemars(length(max = 500))]
+    pub query: Option<String>,
+    /// Only this journal or series.
+    #[serde(default)]
+    pub publication: Option<Publication>,
+    /// Only organisations of this type, e.g. `gemeente`, `provincie`, `waterschap`,
+    /// `ministerie`, `staten generaal`, `zelfstandig bestuursorgaan`, `regionaal
+    /// samenwerkingsorgaan`.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub organization_type: Option<String>,
+    /// Only publications whose organisation contains this (case- and accent-insensitive
+    /// containment: `Utrecht` also finds `Provincie Utrecht`).
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub organization: Option<String>,
+    /// Only this kind of document, e.g. `Verordening`, `Besluit`, `Regeling`, `Motie`.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub document_type: Option<String>,
+    /// Only this parliamentary dossier number, e.g. `36600`.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    pub dossier: Option<String>,
+    /// First day, YYYY-MM-DD.
+    #[serde(default)]
+    #[schemars(length(max = 10))]
+    pub date_from: Option<String>,
+    /// Last day (inclusive), YYYY-MM-DD.
+    #[serde(default)]
+    #[schemars(length(max = 10))]
+    pub date_to: Option<String>,
+    /// Which date the range applies to: `published` (default) or `document` (the
+    /// document's own date).
+    #[serde(default)]
+    pub date_field: Option<DateFieldArg>,
+    /// `newest` publication first (default) or `relevance`.
+    #[serde(default)]
+    pub sort: Option<SortArg>,
+    /// Publications per page, 1 to 100 (default 10).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Publications to skip (0 to 9998: only the first 9,999 hits are reachable).
+    #[serde(default)]
+    pub offset: Option<u64>,
+}
+
+/// Arguments of `ob_document`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentArgs {
+    /// The publication's identifier from ob_search, e.g. `gmb-2026-104512`,
+    /// `stcrt-2026-10001`, `kst-26100-1`.
+    #[schemars(length(max = 80))]
+    pub id: String,
+    /// First character of the text page (default 0).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Characters in the page, 1 to 100,000 (default 20,000).
+    #[serde(default)]
+    pub length: Option<usize>,
+}
+
+/// A string argument, trimmed, refused when longer than `max` characters (without
+/// echoing it); an empty one is absent.
+fn bounded(name: &str, value: &Option<String>, max: usize) -> Result<Option<String>, String> {
+    match value.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) if v.chars().count() > max => Err(format!("`{name}` is longer than {max} characters")),
+        Some(v) => Ok(Some(v.to_owned())),
+    }
+}
+
+impl SearchArgs {
+    /// The typed search, with its offset and limit, or the message for the assistant.
+    pub fn search(&self) -> Result<(ObSearch, u64, u32), String> {
+        let query = bounded("query", &self.query, MAX_QUERY_CHARS)?;
+        let terms = query.as_deref().map(cql::terms).unwrap_or_default();
+        if terms.len() > MAX_TERMS {
+            return Err(format!("`query` holds {} terms; use at most {MAX_TERMS}", terms.len()));
+        }
+        let mut dates = [None, None];
+        for (i, (name, value)) in [("date_from", &self.date_from), ("date_to", &self.date_to)]
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(d) = bounded(name, value, 10)? {
+                if !is_iso_date(&d) {
+                    return Err(format!("`{name}` must be a real day written YYYY-MM-DD"));
+                }
+                dates[i] = Some(d);
+            }
+        }
+        if let [Some(from), Some(to)] = &dates
+            && from > to
+        {
+            return Err("`date_from` is after `date_to`".to_owned());
+        }
+        let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(format!("`limit` must be between 1 and {MAX_LIMIT}"));
+        }
+        let offset = self.offset.unwrap_or(0);
+        check_start(offset).map_err(|e| match e {
+            PlatformError::BadRequest { message, .. } => message,
+            other => other.to_string(),
+        })?;
+        let [date_from, date_to] = dates;
+        let search = ObSearch {
+            terms,
+            publication: self.publication,
+            organization_type: bounded("organization_type", &self.organization_type, MAX_FILTER_CHARS)?,
+            organization: bounded("organization", &self.organization, MAX_FILTER_CHARS)?,
+            document_type: bounded("document_type", &self.document_type, MAX_FILTER_CHARS)?,
+            dossier: bounded("dossier", &self.dossier, MAX_FILTER_CHARS)?,
+            date_from,
+            date_to,
+            date_field: match self.date_field.unwrap_or_default() {
+                DateFieldArg::Published => DateField::Published,
+                DateFieldArg::Document => DateField::Document,
+            },
+            sort: match self.sort.unwrap_or_default() {
+                SortArg::Newest => SortOrder::Newest,
+                SortArg::Relevance => SortOrder::Relevance,
+            },
+        };
+        Ok((search, offset, limit))
+    }
+}
+
+/// What was searched, in words, for the answer's first line.
+fn describe(search: &ObSearch) -> String {
+    let mut parts = Vec::new();
+    if !search.terms.is_empty() {
+        let terms: Vec<String> = search
+            .terms
+            .iter()
+            .map(|t| match t {
+                Term::Word(w) => w.clone(),
+                Term::Phrase(p) => format!("\"{p}\""),
+            })
+            .collect();
+        parts.push(format!("the words `{}`", terms.join(" ")));
+    } else {
+        parts.push("all publications".to_owned());
+    }
+    if let Some(p) = search.publication {
+        parts.push(format!("in {}", p.as_str()));
+    }
+    for (label, value) in [
+        ("organisation type", &search.organization_type),
+        ("organisation", &search.organization),
+        ("document type", &search.document_type),
+        ("dossier", &search.dossier),
+    ] {
+        if let Some(v) = value {
+            parts.push(format!("{label} `{v}`"));
+        }
+    }
+    let field = match search.date_field {
+        DateField::Published => "published",
+        DateField::Document => "dated",
+    };
+    match (&search.date_from, &search.date_to) {
+        (Some(f), Some(t)) => parts.push(format!("{field} {f} to {t}")),
+        (Some(f), None) => parts.push(format!("{field} from {f}")),
+        (None, Some(t)) => parts.push(format!("{field} until {t}")),
+        (None, None) => {}
+    }
+    parts.join(", ")
+}
+
+/// True for a publication identifier: a letter first, then letters, digits, `-`, `_`
+/// or `.`, with a hyphen somewhere; never a dot segment.
+pub fn is_identifier(id: &str) -> bool {
+    (3..=MAX_ID_CHARS).contains(&id.len())
+        && id.starts_with(|c: char| c.is_ascii_alphabetic())
+        && id.contains('-')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && !id.contains("..")
+}
+
+/// A result made of a rendered text and structure, for an answer that is not one kept
+/// platform answer (a PDF-only publication: its record alone).
+fn own_result(rendered: crate::mcp::Rendered) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(rendered.text)]);
+    if let Structure::Own(v) = rendered.structured {
+        result.structured_content = Some(v);
+    }
+    result
+}
+
+#[tool_router(router = ob_router, vis = "pub(crate)")]
+impl Besluit {
+    /// Search Officiële Bekendmakingen.
+    #[tool(
+        name = "ob_search",
+        description = "Search Officiële Bekendmakingen, every official publication of Dutch government: \
+                       Gemeenteblad, Provinciaal blad, Waterschapsblad, Blad gemeenschappelijke regeling, \
+                       Staatscourant, Staatsblad, Tractatenblad, Kamerstukken, Handelingen, Kamervragen. `query` \
+                       words must all occur (full text and metadata); a phrase in double quotes stays together. \
+                       Narrow with `publication` (the journal), `organization_type` (gemeente, provincie, \
+                       waterschap, ministerie, …), `organization` (containment: `Utrecht` also finds `Provincie \
+                       Utrecht`), `document_type`, `dossier`, and a date range on the publication date or, with \
+                       `date_field: document`, the document's own date. Newest publication first, or `sort: \
+                       relevance`. Up to 100 per page (`limit`, default 10), paged with `offset`; only the first \
+                       9,999 hits of a search are reachable, so narrow with filters instead of paging deep. Each \
+                       hit says whether its text can be read (ob_document). Cheap; a repeat within ten minutes \
+                       comes from BesluitBron's buffer.",
+        annotations(
+            title = "Search Officiële Bekendmakingen",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn ob_search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (search, offset, limit) = match args.search() {
+            Ok(s) => s,
+            Err(message) => return Ok(tool_error(message)),
+        };
+        let query = match search.cql() {
+            Ok(q) => q,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let client = match self.shared().clients.get::<ObClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
+            .param("cql", query)
+            .param("offset", offset.to_string())
+            .param("limit", limit.to_string());
+        let searched: Arc<str> = Arc::from(describe(&search));
+        let search = Arc::new(search);
+        let call = PlatformCall::new(key, COST, move || {
+            let (client, search, searched) = (Arc::clone(&client), Arc::clone(&search), Arc::clone(&searched));
+            async move {
+                let page = client.search(&search, offset, limit).await?;
+                let keep = if page.warnings.is_empty() {
+                    Keep::Normal
+                } else {
+                    Keep::Briefly { ttl_ms: WARNED_KEEP_MS }
+                };
+                let answer = SearchAnswer::new(searched.to_string(), offset, page);
+                Ok((
+                    answer,
+                    Feedback {
+                        keep,
+                        ..Feedback::default()
+                    },
+                ))
+            }
+        });
+        Ok(self.answer_shown(&call_scope, "ob_search", call, render::search).await)
+    }
+
+    /// Read one publication.
+    #[tool(
+        name = "ob_document",
+        description = "Read one publication of Officiële Bekendmakingen by its identifier from ob_search \
+                       (`gmb-2026-104512`, `stcrt-2026-10001`, `kst-26100-1`, …): its metadata and its full text \
+                       from the XML rendition, in pages of `length` characters from `offset`. Full text is the \
+                       expensive path — the publication host keeps a stricter limit than search — so read only \
+                       the publications the answer needs. Once read, a publication is kept in BesluitBron's \
+                       buffer for weeks, so paging and rereading are fast. A publication with only a PDF gives \
+                       its metadata and the PDF link; an empty XML template is reported as having no text \
+                       rendition.",
+        annotations(
+            title = "Read an official publication",
+            read_only_hint = true,
+            open_world_hint = true,
+            idempotent_hint = true,
+            destructive_hint = false
+        )
+    )]
+    pub async fn ob_document(
+        &self,
+        Parameters(args): Parameters<DocumentArgs>,
+        Extension(call_scope): Extension<Arc<CallScope>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let id = args.id.trim().to_owned();
+        if !is_identifier(&id) {
+            return Ok(tool_error(format!(
+                "`id` must be a publication identifier from ob_search, such as gmb-2026-104512 or kst-26100-1 \
+                 (letters, digits and hyphens, at most {MAX_ID_CHARS} characters)"
+            )));
+        }
+        let length = args.length.unwrap_or(DEFAULT_LENGTH);
+        if length == 0 || length > MAX_LENGTH {
+            return Ok(tool_error(format!(
+                "`length` must be between 1 and {MAX_LENGTH} characters"
+            )));
+        }
+        let offset = args.offset.unwrap_or(0);
+        let client = match self.shared().clients.get::<ObClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "record").param("id", id.clone());
+        let shared_id: Arc<str> = Arc::from(id.as_str());
+        let record_call = {
+            let (client, id) = (Arc::clone(&client), Arc::clone(&shared_id));
+            PlatformCall::new(key, COST, move || {
+                let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+                async move {
+                    let record = client.record(&id).await?;
+                    let xml_url = record.rendition("xml").map(str::to_owned);
+                    if let Some(url) = &xml_url {
+                        // Refused now, not when the text is asked for: a record pointing
+                        // elsewhere is not kept, and nothing is fetched from there.
+                        // The refusal's detail names the configured host: not repeated.
+                        client.rendition_url(url).map_err(|_| PlatformError::Garbage {
+                            platform: PLATFORM,
+                            detail: format!("the record of `{id}` puts its XML rendition off the platform's own host"),
+                        })?;
+                    }
+                    let answer = RecordAnswer {
+                        publication: Hit::from(&record),
+                        xml_url,
+                    };
+                    Ok((answer, Feedback::default()))
+                }
+            })
+        };
+        let (record, record_served) = match self
+            .fetch_for(Who::Caller, Some(&call_scope), "ob_document", record_call)
+            .await
+        {
+            Ok(fetched) => fetched,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let Some(xml_url) = record.xml_url.clone() else {
+            return Ok(own_result(render::document(
+                &record,
+                TextSource::None,
+                record_served,
+                offset,
+                length,
+            )));
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "text").param("id", id.clone());
+        let text_call = PlatformCall::new(key, COST, move || {
+            let (client, url, id) = (Arc::clone(&client), xml_url.clone(), Arc::clone(&shared_id));
+            async move {
+                let rendition = client.rendition(&url, &format!("XML rendition of `{id}`")).await?;
+                // The body is already within the platform's cap (the HTTP layer's).
+                let answer = match read_xml(&rendition.body, &Caps::default()) {
+                    Ok(text) => TextAnswer::Text { text: text.text },
+                    Err(TextError::EmptyRendition) => TextAnswer::EmptyTemplate,
+                    Err(e) => {
+                        return Err(PlatformError::Garbage {
+                            platform: PLATFORM,
+                            detail: format!("the XML rendition of `{id}`: {e}"),
+                        });
+                    }
+                };
+                Ok((answer, Feedback::default()))
+            }
+        })
+        .on_lane(TEXT_LANE);
+        Ok(self
+            .answer_for(Who::Caller, &call_scope, "ob_document", text_call, |text, served| {
+                // From the buffer only when both parts were.
+                let served = if served == Served::Cached {
+                    record_served
+                } else {
+                    served
+                };
+                Ok(render::document(
+                    &record,
+                    TextSource::Read(text),
+                    served,
+                    offset,
+                    length,
+                ))
+            })
+            .await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_one_safe_token() {
+        for ok in [
+            "gmb-2026-104512",
+            "stcrt-2026-10001",
+            "kst-26100-1",
+            "h-tk-20242025-42-4",
+            "kst-37020-IX",
+        ] {
+            assert!(is_identifier(ok), "{ok}");
+        }
+        for bad in [
+            ".",
+            "..",
+            "gmb..x-1",
+            "x",
+            "gmb 2026",
+            "gmb/2026-1",
+            "1-2",
+            "gmb-2026-1\"",
+            &"a-".repeat(41),
+        ] {
+            assert!(!is_identifier(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn arguments_are_bounded_and_checked_before_any_call() {
+        let long = SearchArgs {
+            query: Some("x".repeat(MAX_QUERY_CHARS + 1)),
+            ..SearchArgs::default()
+        };
+        let message = long.search().unwrap_err();
+        assert_eq!(message, "`query` is longer than 500 characters");
+        let many = SearchArgs {
+            query: Some((0..21).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ")),
+            ..SearchArgs::default()
+        };
+        assert!(many.search().unwrap_err().contains("21 terms"));
+        let impossible = SearchArgs {
+            date_to: Some("2026-02-29".into()),
+            ..SearchArgs::default()
+        };
+        assert!(impossible.search().unwrap_err().contains("real day"));
+        let deep = SearchArgs {
+            offset: Some(9_999),
+            ..SearchArgs::default()
+        };
+        assert!(deep.search().unwrap_err().contains("narrow the search"));
+        let (search, offset, limit) = SearchArgs {
+            query: Some("parkeren \"betaald parkeren\"".into()),
+            publication: Some(Publication::Gemeenteblad),
+            ..SearchArgs::default()
+        }
+        .search()
+        .unwrap();
+        assert_eq!((offset, limit), (0, DEFAULT_LIMIT));
+        assert_eq!(
+            describe(&search),
+            "the words `parkeren \"betaald parkeren\"`, in Gemeenteblad"
+        );
+        let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
+        assert_eq!(schema["properties"]["query"]["maxLength"], 500, "{schema}");
+    }
+}

@@ -1,0 +1,420 @@
+//! What the Officiële Bekendmakingen tools keep and show: typed answers and pure render
+//! functions, snapshot-tested below (`snapshots/render/ob_*.snap`).
+//!
+//! Invariants: an empty result says what was searched and how to widen it; a warning
+//! from the platform is shown next to the results it came with; a publication without
+//! a text rendition says so and gives the PDF link, never an empty text.
+
+use std::fmt::Write as _;
+
+use besluitbron_core::path::Served;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::mcp::call::Structure;
+use crate::mcp::{Rendered, provenance};
+use crate::platforms::ob::{MAX_START_RECORD, ObRecord, SearchPage};
+
+/// One publication as a search hit (and as the metadata of `ob_document`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hit {
+    /// The identifier, for `ob_document`.
+    pub identifier: String,
+    /// The title.
+    pub title: String,
+    /// The journal (`Gemeenteblad`, `Staatscourant`, `Kamerstuk`, …).
+    pub publication: Option<String>,
+    /// Its number in the journal.
+    pub number: Option<String>,
+    /// The organisations that made it.
+    pub organizations: Vec<String>,
+    /// The organisations' type.
+    pub organization_type: Option<String>,
+    /// The kind of document.
+    pub document_type: Option<String>,
+    /// The parliamentary dossier, for Kamerstukken.
+    pub dossier: Option<String>,
+    /// The publication date.
+    pub published: Option<String>,
+    /// The document's own date (dagtekening).
+    pub document_date: Option<String>,
+    /// Subjects.
+    pub subjects: Vec<String>,
+    /// The page for people at the platform.
+    pub url: Option<String>,
+    /// The PDF.
+    pub pdf_url: Option<String>,
+    /// The renditions that exist (`xml`, `html`, `pdf`, …).
+    pub renditions: Vec<String>,
+}
+
+impl From<&ObRecord> for Hit {
+    fn from(r: &ObRecord) -> Hit {
+        let mut renditions: Vec<String> = r.manifestations.iter().map(|m| m.kind.clone()).collect();
+        renditions.sort();
+        renditions.dedup();
+        Hit {
+            identifier: r.identifier.clone(),
+            title: r.title.clone(),
+            publication: r.publication.clone(),
+            number: r.number.clone(),
+            organizations: r.creators.clone(),
+            organization_type: r.organization_type.clone(),
+            document_type: r.document_type.clone(),
+            dossier: r.dossier.clone(),
+            published: r.available.clone(),
+            document_date: r.date.clone(),
+            subjects: r.subjects.clone(),
+            url: r.preferred_url.clone(),
+            pdf_url: r.pdf_url.clone().or_else(|| r.rendition("pdf").map(str::to_owned)),
+            renditions,
+        }
+    }
+}
+
+impl Hit {
+    fn line(&self) -> String {
+        let mut line = format!("- {}", self.identifier);
+        if let Some(p) = &self.publication {
+            let _ = write!(
+                line,
+                " ({p}{})",
+                self.number.as_deref().map(|n| format!(" {n}")).unwrap_or_default()
+            );
+        }
+        let _ = write!(line, ": {}", self.title);
+        if !self.organizations.is_empty() {
+            let _ = write!(line, " — {}", self.organizations.join(", "));
+        }
+        if let Some(d) = &self.published {
+            let _ = write!(line, "; published {d}");
+        }
+        if let Some(d) = self
+            .document_date
+            .as_ref()
+            .filter(|d| Some(*d) != self.published.as_ref())
+        {
+            let _ = write!(line, ", dated {d}");
+        }
+        let text = if self.renditions.iter().any(|r| r == "xml") {
+            "text"
+        } else if self.renditions.iter().any(|r| r == "pdf") {
+            "PDF only"
+        } else {
+            "no text rendition"
+        };
+        let _ = write!(line, " [{text}]");
+        line
+    }
+}
+
+/// What `ob_search` keeps: one page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchAnswer {
+    /// What was searched, in words (for an empty result).
+    pub searched: String,
+    /// All hits of the search.
+    pub total: u64,
+    /// The offset of this page.
+    pub offset: u64,
+    /// The hits of this page.
+    pub hits: Vec<Hit>,
+    /// The offset of the next page, while hits remain (and are reachable).
+    pub next_offset: Option<u64>,
+    /// What the platform ignored, from its diagnostics.
+    pub warnings: Vec<String>,
+}
+
+impl SearchAnswer {
+    /// The answer for `page`, asked from `offset`.
+    pub fn new(searched: String, offset: u64, page: SearchPage) -> SearchAnswer {
+        let reachable = |o: &u64| o.saturating_add(1) < MAX_START_RECORD;
+        SearchAnswer {
+            searched,
+            total: page.total,
+            offset,
+            hits: page.records.iter().map(Hit::from).collect(),
+            next_offset: page.next_offset.filter(reachable),
+            warnings: page.warnings,
+        }
+    }
+}
+
+/// `ob_search`'s result.
+pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
+    let mut text = if answer.hits.is_empty() && answer.total == 0 {
+        format!(
+            "No publications found for {}{}. Widen the search: fewer or other words, no journal or \
+             organisation filter, a longer date range, or date_field `published` instead of `document`.",
+            answer.searched,
+            provenance(served)
+        )
+    } else if answer.hits.is_empty() {
+        format!(
+            "No publications at offset {} of {} for {}{}; ask again with a smaller offset.",
+            answer.offset,
+            answer.total,
+            answer.searched,
+            provenance(served)
+        )
+    } else {
+        format!(
+            "{}–{} of {} publications for {}{}.",
+            answer.offset + 1,
+            answer.offset + answer.hits.len() as u64,
+            answer.total,
+            answer.searched,
+            provenance(served)
+        )
+    };
+    for w in &answer.warnings {
+        let _ = write!(
+            text,
+            "\nWarning: Officiële Bekendmakingen ignored part of the search ({w}); the results may be broader \
+             than asked."
+        );
+    }
+    for hit in &answer.hits {
+        text.push('\n');
+        text.push_str(&hit.line());
+    }
+    if let Some(next) = answer.next_offset {
+        let _ = write!(text, "\nMore: ask again with offset {next}.");
+    }
+    if answer.total >= MAX_START_RECORD - 1 {
+        let _ = write!(
+            text,
+            "\nOnly the first {} hits of a search can be reached: narrow it (a journal, an organisation, a \
+             document type, a shorter date range) rather than paging deep.",
+            MAX_START_RECORD - 1
+        );
+    }
+    Rendered::answer(text)
+}
+
+/// What `ob_document` keeps of a publication's record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordAnswer {
+    /// The publication.
+    pub publication: Hit,
+    /// Where its XML rendition is, if it has one.
+    pub xml_url: Option<String>,
+}
+
+/// What `ob_document` keeps of a publication's text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TextAnswer {
+    /// The text of the XML rendition, in paragraphs.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The XML rendition is an empty template: the platform has no text rendition.
+    EmptyTemplate,
+}
+
+/// Where a publication's text is.
+#[derive(Clone, Copy, Debug)]
+pub enum TextSource<'a> {
+    /// Read from the XML rendition.
+    Read(&'a TextAnswer),
+    /// There is no XML rendition.
+    None,
+}
+
+/// `ob_document`'s result: the metadata, then the text page (`offset`, `length` in
+/// characters) or why there is none.
+pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, offset: usize, length: usize) -> Rendered {
+    let p = &record.publication;
+    let mut head = format!("{}: {}", p.identifier, p.title);
+    if let Some(j) = &p.publication {
+        let _ = write!(
+            head,
+            " ({j}{})",
+            p.number.as_deref().map(|n| format!(" {n}")).unwrap_or_default()
+        );
+    }
+    if !p.organizations.is_empty() {
+        let _ = write!(head, " — {}", p.organizations.join(", "));
+    }
+    if let Some(d) = &p.published {
+        let _ = write!(head, "; published {d}");
+    }
+    if let Some(d) = &p.document_date {
+        let _ = write!(head, ", dated {d}");
+    }
+    let mut structured = json!({ "publication": p });
+    let pdf = p.pdf_url.as_deref().unwrap_or("no PDF link given");
+    let text = match text {
+        TextSource::Read(TextAnswer::Text { text }) => {
+            let total = text.chars().count();
+            let page: String = text.chars().skip(offset).take(length).collect();
+            let end = offset.saturating_add(length).min(total);
+            let has_more = end < total;
+            structured["text"] = json!(page);
+            structured["text_offset"] = json!(offset);
+            structured["total_length"] = json!(total);
+            structured["has_more"] = json!(has_more);
+            format!(
+                "{head}. Characters {}–{end} of {total}{}{}.\n\n{page}",
+                offset.min(total),
+                if has_more {
+                    "; ask again with a larger offset for the rest"
+                } else {
+                    ""
+                },
+                provenance(served)
+            )
+        }
+        TextSource::Read(TextAnswer::EmptyTemplate) => {
+            structured["text"] = serde_json::Value::Null;
+            structured["note"] = json!("no text rendition: the XML rendition is an empty template");
+            format!(
+                "{head}{}.\nNo text rendition: Officiële Bekendmakingen' XML for this publication is an empty \
+                 template. The publication itself is the PDF: {pdf}",
+                provenance(served)
+            )
+        }
+        TextSource::None => {
+            structured["text"] = serde_json::Value::Null;
+            structured["note"] = json!("PDF only: the text is in the PDF");
+            format!(
+                "{head}{}.\nThis publication has no XML rendition; its text is in the PDF: {pdf}",
+                provenance(served)
+            )
+        }
+    };
+    Rendered {
+        text,
+        structured: Structure::Own(structured),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platforms::ob::Manifestation;
+
+    /// The rendered text and structured content (`answer` is the kept answer, for a
+    /// structure that is the answer itself).
+    fn snapshot(name: &str, r: &Rendered, answer: &impl Serialize) {
+        let payload = crate::driver::Payload::from_bytes(serde_json::to_vec(answer).expect("encodes"));
+        let structured = r.structured_value(&payload).expect("a structure");
+        let text = format!(
+            "{}\n---\n{}",
+            r.text,
+            serde_json::to_string_pretty(&structured).expect("json")
+        );
+        insta::with_settings!({snapshot_path => "../../../../snapshots/render", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!(name, text);
+        });
+    }
+
+    fn record(n: u32, kinds: &[&str]) -> ObRecord {
+        ObRecord {
+            identifier: format!("gmb-2026-{n}"),
+            title: format!("Verordening parkeren {n}"),
+            document_type: Some("Verordening".into()),
+            creators: vec!["Utrecht".into()],
+            date: Some("2026-02-26".into()),
+            available: Some("2026-03-04".into()),
+            subjects: vec!["verkeer".into()],
+            publication: Some("Gemeenteblad".into()),
+            number: Some(n.to_string()),
+            organization_type: Some("gemeente".into()),
+            preferred_url: Some(format!("https://zoek.officielebekendmakingen.nl/gmb-2026-{n}.html")),
+            pdf_url: Some(format!("https://repository.overheid.nl/frbr/gmb-2026-{n}.pdf")),
+            manifestations: kinds
+                .iter()
+                .map(|k| Manifestation {
+                    kind: (*k).to_owned(),
+                    url: format!("https://repository.overheid.nl/frbr/gmb-2026-{n}.{k}"),
+                })
+                .collect(),
+            ..ObRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_search_page_with_a_warning_and_a_next_page() {
+        let page = SearchPage {
+            total: 12_000,
+            records: vec![record(1, &["xml", "pdf"]), record(2, &["pdf"])],
+            next_offset: Some(2),
+            warnings: vec!["Ongeldige zoekterm genegeerd (dt.date<= 2026-02-29) [SEARCH-IGNOREDQTEXT]".into()],
+        };
+        let answer = SearchAnswer::new("the words `parkeren`".into(), 0, page);
+        snapshot("ob_search", &search(&answer, Served::Fetched), &answer);
+    }
+
+    #[test]
+    fn an_empty_search_says_what_was_searched_and_how_to_widen_it() {
+        let page = SearchPage {
+            total: 0,
+            records: vec![],
+            next_offset: None,
+            warnings: vec![],
+        };
+        let answer = SearchAnswer::new("the words `xyzzy` in Gemeenteblad".into(), 0, page);
+        let r = search(&answer, Served::Cached);
+        assert!(
+            r.text.starts_with(
+                "No publications found for the words `xyzzy` in Gemeenteblad (from BesluitBron's buffer). Widen"
+            ),
+            "{}",
+            r.text
+        );
+    }
+
+    #[test]
+    fn the_last_reachable_page_offers_no_next_one() {
+        let page = SearchPage {
+            total: 50_000,
+            records: vec![record(1, &["xml"])],
+            next_offset: Some(9_999),
+            warnings: vec![],
+        };
+        let answer = SearchAnswer::new("all publications".into(), 9_998, page);
+        assert_eq!(answer.next_offset, None);
+        assert!(
+            search(&answer, Served::Fetched)
+                .text
+                .contains("Only the first 9999 hits")
+        );
+    }
+
+    #[test]
+    fn a_document_with_text_an_empty_template_and_a_pdf_only_item() {
+        let with_text = RecordAnswer {
+            publication: Hit::from(&record(7, &["xml", "html", "pdf"])),
+            xml_url: Some("https://repository.overheid.nl/frbr/gmb-2026-7.xml".into()),
+        };
+        let text = TextAnswer::Text {
+            text: "Verordening parkeren 7\n\nArtikel 1. Parkeren is alleen toegestaan in vakken.".into(),
+        };
+        snapshot(
+            "ob_document",
+            &document(&with_text, TextSource::Read(&text), Served::Fetched, 0, 30),
+            &text,
+        );
+        let empty = document(
+            &with_text,
+            TextSource::Read(&TextAnswer::EmptyTemplate),
+            Served::Fetched,
+            0,
+            30,
+        );
+        assert!(empty.text.contains("No text rendition"), "{}", empty.text);
+        assert!(empty.text.contains("gmb-2026-7.pdf"), "{}", empty.text);
+        let pdf_only = RecordAnswer {
+            publication: Hit::from(&record(8, &["pdf"])),
+            xml_url: None,
+        };
+        snapshot(
+            "ob_document_pdf_only",
+            &document(&pdf_only, TextSource::None, Served::Cached, 0, 30),
+            &pdf_only,
+        );
+    }
+}
