@@ -47,7 +47,9 @@ enum Command {
     List,
     /// Serve the fake OpenBesluitvorming and Tweede Kamer on one address until SIGTERM or
     /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order: obv, tk)
-    /// once it accepts connections.
+    /// once it accepts connections. Faults can be switched while they run, from loopback:
+    /// `POST http://ADDR/_control/faults` with settings as --fault takes them, and
+    /// `GET http://ADDR/_control/state` for the counters.
     Fakes(FakesArgs),
 }
 
