@@ -416,3 +416,18 @@ async fn metrics_show_a_flight_and_its_waiters_while_at_the_platform_and_none_af
     f.obv.set_latency(std::time::Duration::ZERO);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_over_the_request_time_out_names_the_platform_it_waited_for() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("request-timeout"));
+    cfg.request_timeout_secs = 1;
+    let server = Server::start(cfg).await;
+    f.obv.set_latency(std::time::Duration::from_millis(2_500));
+    let c = Mcp::modern(server.url("/mcp"));
+    let text = support::tool_error_text(&c.call_with_id(1, "obv_search", json!({"query": "haven"})).await);
+    assert!(text.contains("gave up after 1 s"), "{text}");
+    assert!(text.contains("OpenBesluitvorming"), "the platform is named: {text}");
+    f.obv.set_latency(std::time::Duration::ZERO);
+    server.stop().await;
+}
