@@ -222,7 +222,7 @@ impl PlatformHttp {
                     idempotent,
                     PlatformError::Unreachable {
                         platform,
-                        detail: describe(&e),
+                        detail: describe(e),
                     },
                     None,
                 )
@@ -239,7 +239,7 @@ impl PlatformHttp {
             } else if e.is_builder() {
                 Attempt::Failed(PlatformError::Config {
                     platform,
-                    detail: format!("cannot build the request: {}", describe(&e)),
+                    detail: format!("cannot build the request: {}", describe(e)),
                 })
             } else {
                 // Resets and truncated bodies: the connection failed mid-answer.
@@ -247,7 +247,7 @@ impl PlatformHttp {
                     idempotent,
                     PlatformError::Unreachable {
                         platform,
-                        detail: describe(&e),
+                        detail: describe(e),
                     },
                     None,
                 )
@@ -327,9 +327,12 @@ fn retryable_if(idempotent: bool, error: PlatformError, retry_after: Option<Dura
 }
 
 /// The error chain of a reqwest error in one line (the top level alone says little).
-fn describe(error: &reqwest::Error) -> String {
+fn describe(error: reqwest::Error) -> String {
+    // Without the URL: the detail reaches the assistant's tool error, and the URL names
+    // BesluitBron's configured base (an internal address, perhaps) and the whole input.
+    let error = error.without_url();
     let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
+    let mut source = std::error::Error::source(&error);
     while let Some(s) = source {
         text.push_str(": ");
         text.push_str(&s.to_string());
