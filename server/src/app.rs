@@ -448,11 +448,15 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
         let Some(snap) = handle.snapshot(false).await else {
             continue;
         };
-        let Some(lane) = snap.lanes.first().filter(|l| l.limited) else {
-            continue;
-        };
         let label = PlatformLabel {
             platform: platform.as_str(),
+        };
+        let gauge = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        m.in_flight.get_or_create(&label).set(gauge(snap.in_flight));
+        m.flight_waiters.get_or_create(&label).set(gauge(snap.waiting));
+        m.pending_writes.get_or_create(&label).set(gauge(snap.pending_writes));
+        let Some(lane) = snap.lanes.first().filter(|l| l.limited) else {
+            continue;
         };
         m.queue_length
             .get_or_create(&label)

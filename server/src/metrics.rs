@@ -69,6 +69,12 @@ pub struct Metrics {
     pub waiting_sessions: Family<PlatformLabel, Gauge>,
     /// Units left in the local bucket (refreshed at scrape).
     pub bucket_units: Family<PlatformLabel, Gauge<f64, AtomicU64>>,
+    /// Flights under way at a platform, limited or not (refreshed at scrape).
+    pub in_flight: Family<PlatformLabel, Gauge>,
+    /// Requests waiting for a flight, its leader included (refreshed at scrape).
+    pub flight_waiters: Family<PlatformLabel, Gauge>,
+    /// Buffer writes not yet finished (refreshed at scrape).
+    pub pending_writes: Family<PlatformLabel, Gauge>,
     /// Tool requests by the kind of duplicate they were.
     pub requests: Family<RequestLabels, Counter>,
     /// Duplicate-rate warnings logged.
@@ -90,6 +96,9 @@ impl Metrics {
             queue_length: Family::default(),
             waiting_sessions: Family::default(),
             bucket_units: Family::default(),
+            in_flight: Family::default(),
+            flight_waiters: Family::default(),
+            pending_writes: Family::default(),
             requests: Family::default(),
             duplicate_spikes: Counter::default(),
             sessions_open: Gauge::default(),
@@ -124,6 +133,21 @@ impl Metrics {
             "platform_bucket_units",
             "Units left in the local bucket",
             m.bucket_units.clone(),
+        );
+        registry.register(
+            "platform_in_flight",
+            "Flights under way at a platform (one per distinct request)",
+            m.in_flight.clone(),
+        );
+        registry.register(
+            "platform_flight_waiters",
+            "Requests waiting for a flight at a platform",
+            m.flight_waiters.clone(),
+        );
+        registry.register(
+            "buffer_pending_writes",
+            "Buffer writes not yet finished",
+            m.pending_writes.clone(),
         );
         registry.register(
             "requests",

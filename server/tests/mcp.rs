@@ -363,3 +363,84 @@ async fn only_what_is_safe_to_fold_makes_two_requests_one() {
     assert_eq!(f.obv.requests(), before + 2, "letter case is not folded");
     server.stop().await;
 }
+
+/// The value of the metric line that starts with `series` (name and labels), if any.
+fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series))
+        .and_then(|rest| rest.trim().parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_show_a_flight_and_its_waiters_while_at_the_platform_and_none_after() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("flight-gauges"))).await;
+    let scrape = || async {
+        reqwest::get(server.url("/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let gauges = |text: &str| {
+        [
+            "besluitbron_platform_in_flight{platform=\"obv\"}",
+            "besluitbron_platform_flight_waiters{platform=\"obv\"}",
+        ]
+        .map(|series| metric(text, series))
+    };
+    assert_eq!(gauges(&scrape().await), [Some(0.0), Some(0.0)], "idle at the start");
+    f.obv.set_latency(std::time::Duration::from_millis(600));
+    let asked = f.obv.requests();
+    let calls: Vec<_> = (0..2)
+        .map(|_| {
+            let c = Mcp::modern(server.url("/mcp/obv"));
+            tokio::spawn(async move { c.call_with_id(1, "obv_search", json!({"query": "haven"})).await })
+        })
+        .collect();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = scrape().await;
+        if gauges(&text) == [Some(1.0), Some(2.0)] {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never one flight with two waiters: {:?}",
+            gauges(&text)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for call in calls {
+        structured(&call.await.unwrap());
+    }
+    assert_eq!(f.obv.requests(), asked + 1, "the two calls were one flight");
+    let text = scrape().await;
+    assert_eq!(gauges(&text), [Some(0.0), Some(0.0)], "nothing left behind");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while metric(&scrape().await, "besluitbron_buffer_pending_writes{platform=\"obv\"}") != Some(0.0) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the buffer write never finished"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    f.obv.set_latency(std::time::Duration::ZERO);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_over_the_request_time_out_names_the_platform_it_waited_for() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("request-timeout"));
+    cfg.request_timeout_secs = 1;
+    let server = Server::start(cfg).await;
+    f.obv.set_latency(std::time::Duration::from_millis(2_500));
+    let c = Mcp::modern(server.url("/mcp"));
+    let text = support::tool_error_text(&c.call_with_id(1, "obv_search", json!({"query": "haven"})).await);
+    assert!(text.contains("gave up after 1 s"), "{text}");
+    assert!(text.contains("OpenBesluitvorming"), "the platform is named: {text}");
+    f.obv.set_latency(std::time::Duration::ZERO);
+    server.stop().await;
+}

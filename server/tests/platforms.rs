@@ -568,6 +568,10 @@ async fn a_dropped_connection_is_one_attempt_reported_unreachable() {
             Err(PlatformError::Unreachable { platform, detail }) => {
                 assert_eq!(platform, fake.platform());
                 assert!(detail.contains("connection closed"), "{detail}");
+                // Found by the soak: the detail reaches the assistant, and reqwest's text
+                // carried the whole request URL, BesluitBron's internal base included.
+                let host = fake.base_url().trim_start_matches("http://").split('/').next().unwrap();
+                assert!(!detail.contains(host), "the detail echoes the URL: {detail}");
             }
             other => panic!("{}: expected Unreachable, got {other:?}", fake.platform()),
         }

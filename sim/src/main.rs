@@ -48,6 +48,9 @@ enum Command {
     /// Serve the fake platforms (obv, tk, rechtspraak, opentk, ori) on one address until SIGTERM or
     /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order)
     /// once it accepts connections.
+    /// Faults can be switched while they run, from loopback:
+    /// `POST http://ADDR/_control/faults` with settings as --fault takes them, and
+    /// `GET http://ADDR/_control/state` for the counters.
     Fakes(FakesArgs),
 }
 

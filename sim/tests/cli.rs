@@ -313,7 +313,7 @@ fn fakes_refuse_a_fault_they_cannot_parse_with_usage_exit_code_2() {
     for (fault, says) in [
         ("obv:fail-every=x", "whole number"),
         ("obv:slow=1", "unknown fault `slow`"),
-        ("ob:garbage=true", "no fake for `ob`"),
+        ("oa:garbage=true", "no fake for `oa`"),
         ("garbage=true", "PLATFORM:NAME=VALUE"),
     ] {
         let out = bin()

@@ -22,6 +22,7 @@
 //! in microseconds. Its writes commit with fsync and run on the blocking pool.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use besluitbron_core::cache::{CacheKey, CacheStore, Lookup, PlatformCachePolicy, StaleLookup, Success};
@@ -48,7 +49,19 @@ pub struct ServerBuffer {
     /// Answers whose write has not finished: (write number, answer, expiry).
     pending: HashMap<CacheKey, (u64, SharedPayload, WallTime)>,
     writes: JoinSet<(CacheKey, u64)>,
+    /// Writes whose commit has not returned yet. `writes` also holds finished writes
+    /// until they are reaped (at the next lookup or store), so it cannot say this.
+    unfinished: Arc<AtomicUsize>,
     next_write: u64,
+}
+
+/// Counts one write as finished when dropped: after its commit, or if it panicked.
+struct WriteDone(Arc<AtomicUsize>);
+
+impl Drop for WriteDone {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The memory layer of one platform's buffer, shared by its task and its handles.
@@ -185,6 +198,7 @@ impl ServerBuffer {
             hot: MemoryLayer::new(),
             pending: HashMap::new(),
             writes: JoinSet::new(),
+            unfinished: Arc::new(AtomicUsize::new(0)),
             next_write: 0,
         }
     }
@@ -194,9 +208,9 @@ impl ServerBuffer {
         self.hot.clone()
     }
 
-    /// Writes not yet reported done.
+    /// Writes whose commit has not returned yet (0 once every answer stored is on disk).
     pub fn pending_writes(&self) -> usize {
-        self.writes.len()
+        self.unfinished.load(Ordering::SeqCst)
     }
 
     /// Waits for every write under way.
@@ -311,7 +325,10 @@ impl Buffer for ServerBuffer {
         self.pending.insert(key.clone(), (seq, Arc::clone(payload), expires_at));
         let key = key.clone();
         let platform = self.platform;
+        self.unfinished.fetch_add(1, Ordering::SeqCst);
+        let done = WriteDone(Arc::clone(&self.unfinished));
         self.writes.spawn_blocking(move || {
+            let _done = done;
             if let Err(error) = store.put(&key, &success, now) {
                 tracing::warn!(%platform, %error, "could not buffer an answer");
             }

@@ -234,6 +234,9 @@ impl ServerHandler for Besluit {
         // Only a request with a replay key is compared with an earlier one.
         let keyed = replay::keys(&caller, &context.id).map(|key| (key, replay::fingerprint(&request)));
         let tool = self.tool_router.get(&request.name).map(|t| t.name.clone());
+        let platform = tool
+            .as_ref()
+            .and_then(|t| self.shared.tool_platforms.get(t.as_ref()).copied());
         let (result, replayed) = self
             .shared
             .replays
@@ -244,10 +247,13 @@ impl ServerHandler for Besluit {
                 let limit = self.shared.request_timeout;
                 match tokio::time::timeout(limit, self.tool_router.call(tcc)).await {
                     Ok(result) => result,
+                    // The assistant learns which platform held the call up, as every
+                    // other failure of a platform call says.
                     Err(_) => Ok(tool_error(format!(
-                        "BesluitBron gave up after {} s: the platform is slow or its queue is long; try a narrower \
-                         question or try again later",
-                        limit.as_secs()
+                        "BesluitBron gave up after {} s waiting for {}: the platform is slow or its queue is \
+                         long; try a narrower question or try again later",
+                        limit.as_secs(),
+                        platform.map_or("the platform", |p| p.display_name())
                     ))
                     .into()),
                 }

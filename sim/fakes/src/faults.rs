@@ -66,6 +66,7 @@ pub(crate) struct FakeShared {
     pub(crate) requests: AtomicU64,
     passed: AtomicU64,
     pub(crate) rate_limited: AtomicU64,
+    pub(crate) storm_rate_limited: AtomicU64,
     pub(crate) failures_injected: AtomicU64,
     pub(crate) units_charged_milli: AtomicU64,
     pub(crate) connections_reset: AtomicU64,
@@ -141,6 +142,7 @@ impl FakeShared {
         }
         let mut refusal = (replies.storm)(&config);
         self.count_rate_limited();
+        self.storm_rate_limited.fetch_add(1, Ordering::Relaxed);
         refusal.headers_mut().insert("retry-after", STORM_RETRY_AFTER_S.into());
         Some(refusal)
     }

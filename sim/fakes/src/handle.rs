@@ -73,6 +73,12 @@ impl FakeHandle {
         self.shared.rate_limited.load(Ordering::Relaxed)
     }
 
+    /// Of [`FakeHandle::rate_limited`], the 429s a rate-limit storm sent: the rest were
+    /// the platform's own limit refusing a caller whose bucket was empty.
+    pub fn storm_rate_limited(&self) -> u64 {
+        self.shared.storm_rate_limited.load(Ordering::Relaxed)
+    }
+
     /// Requests answered with a deliberate 500 (see [`FakeConfig::fail_every`]).
     pub fn failures_injected(&self) -> u64 {
         self.shared.failures_injected.load(Ordering::Relaxed)

@@ -17,7 +17,8 @@
 //!   [`FakeHandle`], so a test can make a platform slow or down mid-run. Faults strike by
 //!   count, never at random.
 //! - Every request is counted; every 429, every unit charged and every injected fault is
-//!   counted ([`FakeHandle::requests`], [`FakeHandle::rate_limited`],
+//!   counted ([`FakeHandle::requests`], [`FakeHandle::rate_limited`] — of which
+//!   [`FakeHandle::storm_rate_limited`] a storm sent —
 //!   [`FakeHandle::units_charged`], [`FakeHandle::failures_injected`],
 //!   [`FakeHandle::connections_reset`], [`FakeHandle::stalled`]), so a test can assert that
 //!   BesluitBron never made the platform refuse it.
@@ -34,12 +35,18 @@
 //! `http://ADDR/tk/OData/v4/2.0`) and Rechtspraak under `/rechtspraak`. [`serve_obv`] and [`serve_tk`] serve one fake alone at
 //! the root of a listener of its own.
 //!
+//! The shared listener also serves a control route under [`CONTROL_PREFIX`]
+//! (`/_control/state`, `POST /_control/faults`; loopback peers only), so a process
+//! outside the fakes can switch faults and read the counters while they run.
+//!
 //! Code map: `registry.rs` the table of fakes and the functions that serve them;
+//! `control.rs` the control route;
 //! `config.rs` what a fake does ([`FakeConfig`]); `faults.rs` the shared state and the
 //! faults every fake applies; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop;
 //! [`obv`] and [`tk`] (with their corpora and `odata.rs`) the platforms themselves.
 
 mod config;
+mod control;
 mod faults;
 mod handle;
 pub mod ob;
@@ -61,6 +68,7 @@ use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
 
 pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, Oversize, PlatformFault, Retired};
+pub use control::CONTROL_PREFIX;
 pub use handle::FakeHandle;
 pub use ob::{ObCorpus, ob_corpus, serve_ob};
 pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};

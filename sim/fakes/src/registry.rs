@@ -26,7 +26,7 @@ use tokio::net::TcpListener;
 
 use crate::faults::FakeShared;
 use crate::serve::spawn_router;
-use crate::{FakeConfig, FakeHandle, ob, obv, opentk, ori, rechtspraak, tk};
+use crate::{FakeConfig, FakeHandle, control, ob, obv, opentk, ori, rechtspraak, tk};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -171,7 +171,9 @@ impl<'a> IntoIterator for &'a Fakes {
 }
 
 /// Serves every fake of the [`REGISTRY`] on one listener, each under its prefix, with
-/// default configurations; the servers run until the runtime ends or they are stopped.
+/// default configurations, and the control route under [`CONTROL_PREFIX`](crate::CONTROL_PREFIX)
+/// (faults switched and counters read over HTTP, loopback peers only); the servers run
+/// until the runtime ends or they are stopped.
 pub async fn serve_registry_on(listener: TcpListener) -> std::io::Result<Fakes> {
     let addr = listener.local_addr()?;
     let mut router = Router::new();
@@ -182,6 +184,11 @@ pub async fn serve_registry_on(listener: TcpListener) -> std::io::Result<Fakes> 
         router = router.nest(entry.prefix, (entry.router)(shared.clone(), base_url.clone()));
         parts.push((entry.platform, base_url, shared));
     }
+    let control = parts
+        .iter()
+        .map(|(platform, _, shared)| (*platform, shared.clone()))
+        .collect();
+    router = router.nest(control::CONTROL_PREFIX, control::router(control));
     let (local_addr, task) = spawn_router(listener, router)?;
     let handles = parts
         .into_iter()

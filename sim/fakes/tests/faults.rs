@@ -178,6 +178,12 @@ async fn a_rate_limit_storm_refuses_everything_with_retry_after_1_and_charges_no
             }
         }
         assert_eq!(fake.rate_limited(), 3, "{}", entry.platform());
+        assert_eq!(
+            fake.storm_rate_limited(),
+            3,
+            "{}: each counted as the storm's",
+            entry.platform()
+        );
         assert_eq!(fake.units_charged(), Units::ZERO, "{}", entry.platform());
         fake.set_rate_limit_storm(false);
         let response = client.get(probe_url(entry, fake)).send().await.unwrap();
@@ -220,6 +226,11 @@ async fn an_obv_storm_429_has_the_shape_of_its_real_429_and_leaves_the_bucket_al
     assert_eq!(client.get(&tight_url).send().await.unwrap().status(), 200);
     let real = client.get(&tight_url).send().await.unwrap();
     assert_eq!(real.status(), 429);
+    assert_eq!(
+        (tight.rate_limited(), tight.storm_rate_limited()),
+        (1, 0),
+        "the bucket's 429, not a storm's"
+    );
     let real = json(real).await;
 
     obv.set_rate_limit_storm(true);
@@ -240,7 +251,7 @@ async fn an_obv_storm_429_has_the_shape_of_its_real_429_and_leaves_the_bucket_al
     assert_eq!(after.status(), 200);
     assert_eq!(after.headers()["ratelimit-remaining"], "59");
     assert_eq!(obv.units_charged(), Units::ONE);
-    assert_eq!(obv.rate_limited(), 1);
+    assert_eq!((obv.rate_limited(), obv.storm_rate_limited()), (1, 1));
 }
 
 #[tokio::test]
