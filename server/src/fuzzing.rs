@@ -52,6 +52,71 @@ pub fn rechtspraak_answer(data: &[u8]) -> usize {
         + usize::from(rs::parse_procedures(data).is_ok())
 }
 
+/// Reads `data` as an Officiële Bekendmakingen SRU answer and classifies it as the
+/// client does (results, warning, rejection, overload): whether it gave results.
+pub fn ob_answer(data: &[u8]) -> bool {
+    use crate::platforms::ob;
+    ob::parse_sru(data).is_ok_and(|answer| ob::read_answer(answer, 1).is_ok())
+}
+
+/// The CQL query for these words and filters (any text): `None` when the builder
+/// refuses them.
+pub fn ob_cql(
+    query: &str,
+    organization_type: Option<String>,
+    organization: Option<String>,
+    document_type: Option<String>,
+    dossier: Option<String>,
+    date_from: Option<String>,
+) -> Option<String> {
+    use crate::platforms::ob;
+    let search = ob::ObSearch {
+        terms: ob::cql::terms(query),
+        organization_type,
+        organization,
+        document_type,
+        dossier,
+        date_from,
+        ..ob::ObSearch::default()
+    };
+    search.cql().ok()
+}
+
+/// Reads `data` as every OpenTK answer (search, activity, harvesters, document HTML,
+/// the 200-not-found test): how many of them it is.
+pub fn opentk_answer(data: &[u8]) -> usize {
+    use crate::platforms::opentk as o;
+    usize::from(o::parse_search(data).is_ok())
+        + usize::from(o::parse_activity(data).is_ok())
+        + usize::from(o::parse_last_updates(data).is_ok())
+        + usize::from(o::parse_document_html(data).is_ok())
+        + usize::from(o::is_not_found(200, Some("text/plain"), data))
+}
+
+/// Reads `data` as every Open Raadsinformatie (Elasticsearch) answer: how many of them
+/// it is.
+pub fn ori_answer(data: &[u8]) -> usize {
+    use crate::platforms::ori as o;
+    usize::from(o::parse_search(data).is_ok())
+        + usize::from(o::parse_doc(data).is_ok())
+        + usize::from(o::parse_cat_indices(data).is_ok())
+        + usize::from(o::parse_aliases(data).is_ok())
+}
+
+/// Sniffs and extracts the text of a document file under small caps (2 s, 4 MiB in,
+/// 200 pages), as the text pool does: a panic inside a file reader is caught and is an
+/// error, as it is in the pool. Returns whether a text came out.
+pub fn text_extract(data: &[u8]) -> bool {
+    let caps = crate::text::Caps {
+        max_input_bytes: 4 * 1024 * 1024,
+        max_millis: 2_000,
+        max_pages: 200,
+        max_expanded_bytes: 64 * 1024 * 1024,
+        ..crate::text::Caps::default()
+    };
+    std::panic::catch_unwind(|| crate::text::extract(data, &caps)).is_ok_and(|r| r.is_ok())
+}
+
 /// The Tweede Kamer `$filter` for these search words, type and dates.
 pub fn odata_filter(
     words: Vec<String>,

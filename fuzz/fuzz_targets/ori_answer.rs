@@ -1,0 +1,7 @@
+//! Every Open Raadsinformatie answer reader: never panics, whatever the bytes.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = besluitbron_server::fuzzing::ori_answer(data);
+});
