@@ -118,6 +118,9 @@ fn config(fakes: &Fakes, data_dir: &std::path::Path) -> anyhow::Result<Config> {
     c.mcp_rate_limit.process = unlimited;
     c.mcp_rate_limit.per_connector = unlimited;
     c.mcp_rate_limit.per_address = unlimited;
+    // The clients keep their connections across the servers' turns (idle for the other
+    // servers' turns and warm-ups): longer than the default idle time-out of 5 s.
+    c.connections.header_read_timeout_secs = 3_600;
     c.mcp_rate_limit.per_session = unlimited;
     c.sessions.initialize_per_minute = u32::MAX / 2;
     Ok(c.validated()?)
