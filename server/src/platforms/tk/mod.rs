@@ -161,13 +161,17 @@ struct PageToken {
 const TOKEN_PREFIX: &str = "tk1.";
 
 impl Continuation {
-    fn new(page: PageToken) -> Continuation {
-        // Serializing plain strings, numbers and booleans cannot fail.
-        let json = serde_json::to_vec(&page).unwrap_or_default();
-        Continuation {
+    /// The token for `page`; a position that cannot be written is an error, never an
+    /// empty token.
+    fn new(page: PageToken) -> Result<Continuation, TkError> {
+        let json = serde_json::to_vec(&page).map_err(|e| PlatformError::Garbage {
+            platform: PLATFORM,
+            detail: format!("the next page's position could not be written as a continuation ({e})"),
+        })?;
+        Ok(Continuation {
             token: format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(json)),
             page,
-        }
+        })
     }
 
     /// Reads a token handed back by an assistant: only a token exactly as BesluitBron
@@ -212,7 +216,8 @@ impl Continuation {
         if !position_ok {
             return Err(refuse("the continuation names no page BesluitBron issued"));
         }
-        let continuation = Continuation::new(page);
+        let continuation =
+            Continuation::new(page).map_err(|_| refuse("this is not a continuation BesluitBron issued"))?;
         if continuation.token != token {
             return Err(refuse("this is not a continuation BesluitBron issued"));
         }
@@ -520,7 +525,7 @@ impl TkClient {
         let (page, next_link) = self.page_with_link::<T>(url).await?;
         let next = match next_link {
             None => None,
-            Some(link) => Some(Continuation::new(self.position::<T>(search, &link)?)),
+            Some(link) => Some(Continuation::new(self.position::<T>(search, &link)?)?),
         };
         Ok(TkPage { next, ..page })
     }
@@ -731,7 +736,8 @@ mod tests {
             },
             skip: Some(250),
             skiptoken: None,
-        });
+        })
+        .expect("a continuation");
         assert_eq!(Continuation::parse(issued.as_str()), Ok(issued.clone()));
         assert_eq!(issued.entity_set(), "Zaak");
         let json = r#"{"set":"Zaak","search":{"words":["stikstof"],"soort":null,"date_from":null,"date_to":null,"include_deleted":false,"count":true},"skip":250}"#;
