@@ -223,7 +223,8 @@ impl ServerHandler for Besluit {
     ) -> Result<CallToolResponse, ErrorData> {
         // Arguments longer than their schema allows are refused here, for every tool,
         // before anything is parsed or asked (no platform call, no replay slot).
-        if let Some(tool) = self.tool_router.get(&request.name)
+        let route = self.tool_router.get(&request.name);
+        if let Some(tool) = route
             && let Err(message) = arguments::check(&tool.input_schema, request.arguments.as_ref())
         {
             return Ok(tool_error(message).into());
@@ -233,7 +234,7 @@ impl ServerHandler for Besluit {
         let caller = Caller::of_call(&context, &self.shared.trusted_proxies);
         // Only a request with a replay key is compared with an earlier one.
         let keyed = replay::keys(&caller, &context.id).map(|key| (key, replay::fingerprint(&request)));
-        let tool = self.tool_router.get(&request.name).map(|t| t.name.clone());
+        let tool = route.map(|t| t.name.clone());
         let platform = tool
             .as_ref()
             .and_then(|t| self.shared.tool_platforms.get(t.as_ref()).copied());
