@@ -19,6 +19,8 @@ pub mod obv;
 pub mod opentk;
 pub mod ori;
 pub mod rechtspraak;
+#[cfg(test)]
+mod render_test;
 pub mod tk;
 
 use std::any::Any;

@@ -426,7 +426,6 @@ pub fn status(answer: &StatusAnswer, served: Served, source: Option<&str>) -> Op
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
 
     use super::*;
 
@@ -442,22 +441,7 @@ mod tests {
         }
     }
 
-    /// The structured content for `answer` as the tool gives it.
-    fn structured(r: &Rendered, answer: &impl Serialize) -> Value {
-        let payload = crate::driver::Payload::from_bytes(serde_json::to_vec(answer).expect("encodes"));
-        r.structured_value(&payload).expect("a structure")
-    }
-
-    fn snapshot(name: &str, r: &Rendered, answer: &impl Serialize) {
-        let text = format!(
-            "{}\n---\n{}",
-            r.text,
-            serde_json::to_string_pretty(&structured(r, answer)).expect("json")
-        );
-        insta::with_settings!({snapshot_path => "../../../../snapshots/render", prepend_module_to_snapshot => false}, {
-            insta::assert_snapshot!(name, text);
-        });
-    }
+    use crate::connectors::render_test::{snapshot, structured};
 
     #[test]
     fn search_lists_ten_hits_and_says_where_the_answer_came_from() {

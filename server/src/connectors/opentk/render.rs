@@ -300,21 +300,7 @@ pub fn status(answer: &StatusAnswer, served: Served) -> Rendered {
 mod tests {
     use super::*;
 
-    fn structured(r: &Rendered, answer: &impl Serialize) -> Value {
-        let payload = crate::driver::Payload::from_bytes(serde_json::to_vec(answer).expect("encodes"));
-        r.structured_value(&payload).expect("a structure")
-    }
-
-    fn snapshot(name: &str, r: &Rendered, answer: &impl Serialize) {
-        let text = format!(
-            "{}\n---\n{}",
-            r.text,
-            serde_json::to_string_pretty(&structured(r, answer)).expect("json")
-        );
-        insta::with_settings!({snapshot_path => "../../../../snapshots/render", prepend_module_to_snapshot => false}, {
-            insta::assert_snapshot!(name, text);
-        });
-    }
+    use crate::connectors::render_test::{snapshot, structured};
 
     fn hit(n: u32) -> Hit {
         Hit {

@@ -167,26 +167,10 @@ fn reference<'a>(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
 
     use super::*;
 
-    /// The structured content for `answer` as the tool gives it.
-    fn structured(r: &Rendered, answer: &impl Serialize) -> Value {
-        let payload = crate::driver::Payload::from_bytes(serde_json::to_vec(answer).expect("encodes"));
-        r.structured_value(&payload).expect("a structure")
-    }
-
-    fn snapshot(name: &str, r: &Rendered, answer: &impl Serialize) {
-        let text = format!(
-            "{}\n---\n{}",
-            r.text,
-            serde_json::to_string_pretty(&structured(r, answer)).expect("json")
-        );
-        insta::with_settings!({snapshot_path => "../../../../snapshots/render", prepend_module_to_snapshot => false}, {
-            insta::assert_snapshot!(name, text);
-        });
-    }
+    use crate::connectors::render_test::{snapshot, structured};
 
     fn doc(n: u32) -> Document {
         Document {
