@@ -247,7 +247,11 @@ pub fn parse_document_html(body: &[u8]) -> Result<(Option<String>, String), Plat
     let html = std::str::from_utf8(body).map_err(|_| garbage("the document is not UTF-8 HTML".to_owned()))?;
     // A rendition is a whole page; a bare fragment is an error page of some proxy
     // (an assumption: tkconv's pages carry a head; verify against the live service).
-    let lower = html[..html.len().min(4096)].to_ascii_lowercase();
+    let mut head = html.len().min(4096);
+    while !html.is_char_boundary(head) {
+        head -= 1;
+    }
+    let lower = html[..head].to_ascii_lowercase();
     if !(lower.contains("<head") || lower.contains("<title")) {
         return Err(garbage(
             "the answer is not a document rendition (an HTML page without a head)".to_owned(),
@@ -469,6 +473,24 @@ mod tests {
     use quickcheck::quickcheck;
 
     use super::*;
+
+    #[test]
+    fn regression_a_rendition_with_a_character_across_the_sniffed_head_is_read() {
+        // Found by the `opentk_answer` fuzz target: the head sniff cut the page at
+        // byte 4096, inside a two-byte character, and panicked.
+        let mut page = String::from("<html><head><title>Motie</title></head><body>");
+        while page.len() < 4095 {
+            page.push('a');
+        }
+        page.push_str("é tekst</body></html>");
+        assert!(!page.is_char_boundary(4096));
+        let (title, text) = parse_document_html(page.as_bytes()).unwrap();
+        assert_eq!(title.as_deref(), Some("Motie"));
+        assert!(text.ends_with("é tekst"), "{text:?}");
+        // A fragment whose sniffed head ends inside a character is still refused.
+        let fragment = format!("{}é", "b".repeat(4095));
+        assert!(parse_document_html(fragment.as_bytes()).is_err());
+    }
 
     #[test]
     fn not_found_is_recognised_in_every_shape_opentk_uses() {
