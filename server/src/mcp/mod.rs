@@ -22,6 +22,7 @@
 pub mod arguments;
 pub mod call;
 pub mod replay;
+pub mod schema;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,0 +1,177 @@
+//! What an assistant receives, for every connector's tools on the fakes (issue 16):
+//! - **answer budgets**: a tool's default answer — its sample call with every paging and
+//!   size argument left out, and the call with no arguments where the tool accepts one —
+//!   is at most [`ANSWER_BUDGET_BYTES`] of compact JSON for the whole result, text and
+//!   structured content together;
+//! - **exact schemas**: every tool declares an object `outputSchema`, and every answer's
+//!   `structuredContent` validates against it (a JSON Schema 2020-12 validator), both in
+//!   the default call and in the sample call as the registry writes it.
+//!
+//! Runs over the registry (`CONNECTORS`), so a new connector's tools are held to it by
+//! their samples.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use besluitbron_server::connectors::{CONNECTORS, Sample};
+use besluitbron_server::mcp::schema::ANSWER_BUDGET_BYTES;
+use serde_json::{Value, json};
+use support::{Mcp, Server, config, fakes, temp_dir};
+
+/// Arguments that page or size an answer: left out, the tool's defaults apply.
+const SIZING: &[&str] = &["limit", "length", "offset", "page_size", "top", "skip", "continuation"];
+
+fn sample_arguments(sample: &Sample) -> Value {
+    serde_json::from_str(sample.arguments).unwrap_or_else(|e| panic!("{}: sample arguments: {e}", sample.tool))
+}
+
+/// The sample's arguments without any paging or size argument.
+fn default_arguments(sample: &Sample) -> Value {
+    let mut v = sample_arguments(sample);
+    if let Some(o) = v.as_object_mut() {
+        o.retain(|k, _| !SIZING.contains(&k.as_str()));
+    }
+    v
+}
+
+/// The listed tools' output schemas, compiled, by tool name; fails for one that is not
+/// an object schema or does not compile.
+fn output_validators(tools: &[Value]) -> BTreeMap<String, jsonschema::Validator> {
+    let mut out = BTreeMap::new();
+    for t in tools {
+        let name = t["name"].as_str().unwrap_or("").to_owned();
+        let schema = t
+            .get("outputSchema")
+            .unwrap_or_else(|| panic!("{name}: declares an outputSchema"));
+        assert_eq!(
+            schema["type"],
+            json!("object"),
+            "{name}: an object output schema: {schema}"
+        );
+        let validator = jsonschema::draft202012::new(schema)
+            .unwrap_or_else(|e| panic!("{name}: the output schema compiles: {e}\n{schema}"));
+        out.insert(name, validator);
+    }
+    out
+}
+
+/// Calls `tool` with `args`; returns the whole JSON-RPC result, or `None` for a tool
+/// error (the caller decides whether that is allowed).
+async fn call(mcp: &mut Mcp, tool: &str, args: Value) -> Option<Value> {
+    let r = mcp.call(tool, args.clone()).await;
+    let m = r
+        .message
+        .unwrap_or_else(|| panic!("{tool} {args}: no JSON-RPC answer: {} {}", r.status, r.text));
+    assert!(m.get("error").is_none(), "{tool} {args}: a JSON-RPC error: {m}");
+    let result = m["result"].clone();
+    (result["isError"] != json!(true)).then_some(result)
+}
+
+/// Checks one answer against the budget (when `budgeted`) and its tool's schema.
+fn check(
+    tool: &str,
+    args: &Value,
+    result: &Value,
+    budgeted: bool,
+    validators: &BTreeMap<String, jsonschema::Validator>,
+    problems: &mut Vec<String>,
+) {
+    let size = serde_json::to_vec(result).expect("JSON").len();
+    if budgeted && size > ANSWER_BUDGET_BYTES {
+        problems.push(format!(
+            "{tool} {args}: the default answer is {size} bytes, over the {ANSWER_BUDGET_BYTES}-byte budget"
+        ));
+    }
+    let Some(structured) = result.get("structuredContent") else {
+        problems.push(format!("{tool} {args}: no structuredContent"));
+        return;
+    };
+    let Some(validator) = validators.get(tool) else {
+        return; // reported once, above
+    };
+    let errors: Vec<String> = validator
+        .iter_errors(structured)
+        .take(5)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    if !errors.is_empty() {
+        problems.push(format!(
+            "{tool} {args}: structuredContent does not match its outputSchema: {}",
+            errors.join("; ")
+        ));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema() {
+    let f = fakes().await;
+    let dir = temp_dir("answers");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut mcp = Mcp::initialize(server.url("/mcp")).await;
+    let tools = mcp.list_tools().await;
+    let mut problems = Vec::new();
+    for t in &tools {
+        if t.get("outputSchema").is_none() {
+            problems.push(format!(
+                "{}: declares no outputSchema",
+                t["name"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    let with_schema: Vec<Value> = tools
+        .iter()
+        .filter(|t| t.get("outputSchema").is_some())
+        .cloned()
+        .collect();
+    let validators = output_validators(&with_schema);
+    let mut answered = 0;
+    for c in CONNECTORS {
+        for sample in c.samples {
+            let (tool, given) = (sample.tool, sample_arguments(sample));
+            let defaults = default_arguments(sample);
+            match call(&mut mcp, tool, defaults.clone()).await {
+                Some(result) => check(tool, &defaults, &result, true, &validators, &mut problems),
+                None => problems.push(format!("{tool} {defaults}: the default call is a tool error")),
+            }
+            // With no arguments, where the tool takes none (a list, a status): the
+            // broadest default answer there is.
+            if defaults != json!({}) {
+                if let Some(result) = call(&mut mcp, tool, json!({})).await {
+                    check(tool, &json!({}), &result, true, &validators, &mut problems);
+                }
+            }
+            if given != defaults {
+                match call(&mut mcp, tool, given.clone()).await {
+                    Some(result) => check(tool, &given, &result, false, &validators, &mut problems),
+                    None => problems.push(format!("{tool} {given}: the sample call is a tool error")),
+                }
+            }
+            answered += 1;
+        }
+    }
+    assert!(
+        answered >= tools.len(),
+        "every listed tool was asked ({answered} of {})",
+        tools.len()
+    );
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    server.stop().await;
+}
+
+#[test]
+fn the_validator_refuses_what_does_not_match() {
+    // The check above could fail: a schema with a required field refuses an answer
+    // without it, and one with an enum refuses another value.
+    let schema = json!({"type": "object", "required": ["hits"], "properties": {
+        "hits": {"type": "array"}, "sort": {"enum": ["date_desc", "date_asc"]}}});
+    let v = jsonschema::draft202012::new(&schema).expect("compiles");
+    assert!(v.is_valid(&json!({"hits": []})));
+    assert!(!v.is_valid(&json!({})));
+    assert!(!v.is_valid(&json!({"hits": [], "sort": "newest"})));
+}
