@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
@@ -36,7 +37,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::call::{AnswerError, CallScope};
-use super::{Besluit, Caller, arguments};
+use super::{Besluit, Caller, RunningCall, arguments};
 use crate::platforms::http::brief;
 
 /// How long a client may keep a list that never changes while the server runs (the tool,
@@ -522,6 +523,9 @@ impl Besluit {
             None => Vec::new(),
             Some(Values::Fixed(list)) => list(),
             Some(Values::Fetched(fetch)) => {
+                // A platform call: the shutdown drain waits for it, as for a tool call.
+                self.shared().in_flight.fetch_add(1, Ordering::SeqCst);
+                let _running = RunningCall(&self.shared().in_flight);
                 let caller = Caller::of_call(&context, &self.shared().trusted_proxies);
                 let scope = Arc::new(CallScope::of(&context, caller, None));
                 let limit = self.shared().request_timeout;
