@@ -16,7 +16,12 @@ metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk`, `/mcp/rechts
   process with `--fault ori:retired=html` behind a second server, whose ORI tools must
   say that ORI was retired and point to `obv_search`;
 - an unknown tool (or a tool of the other platform) raises an MCP error, and invalid
-  arguments give a result with `isError: true` and a readable message.
+  arguments give a result with `isError: true` and a readable message;
+- at `/mcp`: the resource, template and prompt lists (with their caching hints in the
+  2026-07-28 era), a resource (`besluitbron://tk/factions`, compared with the fake) and a
+  resource template (a ruling, compared with its tool) read, a prompt listed and got (and
+  refused without a required argument), completions of OpenBesluitvorming keys (compared
+  with the fake's sources) and of a court.
 
 Prints one line per check and, last, `N passed, M failed`; exits 1 on any failure.
 Builds nothing: the binaries come from `BESLUITBRON_BIN` and `BESLUITBRON_SIM_BIN`
@@ -52,6 +57,7 @@ from typing import Any
 import anyio
 import httpx2
 from mcp import Client, MCPError
+from mcp_types import PromptReference, ResourceTemplateReference
 
 RUN_TIMEOUT_S = 130.0
 FAKES_START_TIMEOUT_S = 15.0
@@ -82,6 +88,24 @@ SRU_NS = {
     "dcterms": "http://purl.org/dc/terms/",
 }
 MODES = ("legacy", "2026-07-28")
+LIST_TTL_MS = 3_600_000
+RESOURCES = [
+    "besluitbron://obv/sources",
+    "besluitbron://tk/factions",
+    "besluitbron://tk/committees",
+    "besluitbron://rechtspraak/courts",
+    "besluitbron://rechtspraak/areas",
+    "besluitbron://rechtspraak/procedures",
+    "besluitbron://ori/sources",
+]
+TEMPLATES = [
+    "besluitbron://obv/document/{id}",
+    "besluitbron://tk/document/{id}",
+    "besluitbron://rechtspraak/ruling/{ecli}",
+    "besluitbron://opentk/document/{id}",
+    "besluitbron://ob/publication/{id}",
+]
+PROMPTS = ["gemeenteraad_besluit", "volg_kamerdossier", "rechtspraak_sinds", "officiele_bekendmaking"]
 HARNESS_HEADERS = {"X-Forwarded-For": "e2e-harness", "Accept": "application/json"}
 
 
@@ -622,6 +646,15 @@ class McpChecks:
             ("ori_sources matches _aliases", self.ori_sources),
             ("ob_search matches the SRU answer", self.ob_search),
             ("unknown tool raises an MCP error", self.unknown_tool),
+            ("tools/list, resources/list, resources/templates/list, prompts/list (public caching hints in 2026-07-28)",
+             self.lists_cached),
+            ("resources/read besluitbron://tk/factions matches Fractie", self.resource_factions),
+            ("resources/read of the ruling template gives the ruling's text", self.resource_ruling),
+            ("resources/read of an unknown URI raises an MCP error", self.resource_unknown),
+            ("prompts/get gemeenteraad_besluit gives a plan naming obv_search first", self.prompt_council),
+            ("prompts/get without a required argument raises invalid params", self.prompt_missing),
+            ("completion of organization 'utr' offers the Utrecht sources of /api/sources", self.complete_obv),
+            ("completion of instantie 'hoge' offers the Hoge Raad", self.complete_court),
         ]
         await self.endpoint("/mcp/obv", OBV_TOOLS, obv_calls)
         await self.endpoint("/mcp/tk", TK_TOOLS, tk_calls)
@@ -834,6 +867,83 @@ class McpChecks:
             expect(bool(e.message), "the MCP error has no message")
             return
         raise CheckFailed(f"no MCP error; got isError={result.is_error} {error_text(result)[:200]!r}")
+
+    # Resources, prompts, completions -----------------------------------------------------
+
+    async def lists_cached(self, client: Client) -> None:
+        tools = await client.list_tools(cache_mode="bypass")
+        resources = await client.list_resources(cache_mode="bypass")
+        templates = await client.list_resource_templates(cache_mode="bypass")
+        prompts = await client.list_prompts(cache_mode="bypass")
+        # The hints are of the 2026-07-28 era (SEP-2549); the SDK's legacy models carry none.
+        if self.mode != "legacy":
+            for what, result in (("tools", tools), ("resources", resources), ("templates", templates), ("prompts", prompts)):
+                expect_eq((result.ttl_ms, result.cache_scope), (LIST_TTL_MS, "public"), f"{what} caching hints")
+        expect_eq([r.uri for r in resources.resources], RESOURCES, "resource URIs")
+        expect_eq([t.uri_template for t in templates.resource_templates], TEMPLATES, "template URIs")
+        expect_eq([p.name for p in prompts.prompts], PROMPTS, "prompt names")
+        for p in prompts.prompts:
+            expect(bool(p.title and p.description), f"{p.name} has a title and a description")
+
+    async def resource_factions(self, client: Client) -> None:
+        result = await client.read_resource("besluitbron://tk/factions", cache_mode="bypass")
+        expect_eq(len(result.contents), 1, "contents")
+        content = result.contents[0]
+        expect_eq(content.mime_type, "application/json", "mimeType")
+        got = json.loads(content.text)
+        fake = await self.fakes.tk_all("Fractie", "Verwijderd eq false")
+        expect_eq(sorted(ids_of(got.get("factions", []))), sorted(ids_of(fake)), "faction ids")
+
+    async def resource_ruling(self, client: Client) -> None:
+        uri = f"besluitbron://rechtspraak/ruling/{RS_FOOTNOTES_ECLI}"
+        result = await client.read_resource(uri, cache_mode="bypass")
+        content = result.contents[0]
+        expect_eq((content.uri, content.mime_type), (uri, "text/plain"), "uri and mimeType")
+        tool = await client.call_tool("rechtspraak_ruling", {"ecli": RS_FOOTNOTES_ECLI})
+        expect_eq(content.text.strip(), error_text(tool), "the text of rechtspraak_ruling")
+        expect(RS_FOOTNOTES_ECLI in content.text, "the ECLI is in the text")
+
+    async def resource_unknown(self, client: Client) -> None:
+        try:
+            result = await client.read_resource("besluitbron://tk/nothing", cache_mode="bypass")
+        except MCPError as e:
+            expect(e.code in (-32002, -32602), f"code {e.code}")
+            expect("resources/list" in e.message, f"message {e.message!r}")
+            return
+        raise CheckFailed(f"no MCP error; got {short(result)}")
+
+    async def prompt_council(self, client: Client) -> None:
+        listed = {p.name: p for p in (await client.list_prompts()).prompts}
+        arguments = {a.name: a.required for a in listed["gemeenteraad_besluit"].arguments or []}
+        expect_eq(arguments, {"organization": True, "onderwerp": True, "sinds": False}, "arguments")
+        result = await client.get_prompt("gemeenteraad_besluit", {"organization": self.source_key, "onderwerp": "woningbouw"})
+        text = result.messages[0].content.text
+        expect(self.source_key in text and "woningbouw" in text, f"the arguments are in the plan: {text[:200]!r}")
+        expect(text.index("obv_search") < text.index("obv_document"), "obv_search before obv_document")
+
+    async def prompt_missing(self, client: Client) -> None:
+        try:
+            result = await client.get_prompt("gemeenteraad_besluit", {"organization": self.source_key})
+        except MCPError as e:
+            expect_eq(e.code, -32602, "code")
+            expect("onderwerp" in e.message, f"message {e.message!r}")
+            return
+        raise CheckFailed(f"no MCP error; got {short(result)}")
+
+    async def complete_obv(self, client: Client) -> None:
+        result = await client.complete(PromptReference(name="gemeenteraad_besluit"), {"name": "organization", "value": "utr"})
+        fake = await self.fakes.obv_sources()
+        expected = {s["key"] for s in fake if "utr" in s["key"].lower() or "utr" in s["label"].lower()}
+        expect(0 < len(expected) <= 100, f"{len(expected)} Utrecht sources in the fake")
+        expect_eq(set(result.completion.values), expected, "completion values")
+        expect_eq((result.completion.total, result.completion.has_more), (len(expected), False), "total, hasMore")
+        expect("gemeente-utrecht" in result.completion.values, "gemeente-utrecht is offered")
+
+    async def complete_court(self, client: Client) -> None:
+        result = await client.complete(PromptReference(name="rechtspraak_sinds"), {"name": "instantie", "value": "hoge"})
+        expect(result.completion.values[:1] == ["Hoge Raad"], f"values {short(result.completion.values)}")
+        none = await client.complete(ResourceTemplateReference(uri="besluitbron://tk/document/{id}"), {"name": "id", "value": "7"})
+        expect_eq(none.completion.values, [], "a document id has no completion")
 
     # Tweede Kamer ------------------------------------------------------------------------
 

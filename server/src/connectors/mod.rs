@@ -36,6 +36,7 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use crate::config::Config;
 use crate::mcp::Besluit;
 use crate::mcp::call::AnswerError;
+pub use crate::mcp::offers::Offers;
 use crate::platforms::http::{HttpConfig, PlatformError};
 
 /// A platform client, opened from configuration.
@@ -72,6 +73,8 @@ pub struct ConnectorSpec {
     /// One sample call of each of its tools, answerable by its fake: the contract test
     /// asks each one (and fails for a tool without a sample), the load bench sends them.
     pub samples: &'static [Sample],
+    /// Its resources, resource templates and prompts (`Offers::NONE` for none).
+    pub offers: &'static Offers,
 }
 
 /// A sample call of one tool.

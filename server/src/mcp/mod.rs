@@ -21,6 +21,7 @@
 
 pub mod arguments;
 pub mod call;
+pub mod offers;
 pub mod replay;
 pub mod schema;
 
@@ -35,8 +36,10 @@ use besluitbron_core::{PlatformId, SessionKey};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -200,7 +203,18 @@ pub fn duplicate_kind(served: Served) -> DuplicateKind {
 
 impl ServerHandler for Besluit {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let (resources, prompts, completions) = self.offered();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        if resources {
+            capabilities.resources = Some(Default::default());
+        }
+        if prompts {
+            capabilities.prompts = Some(Default::default());
+        }
+        if completions {
+            capabilities.completions = Some(Default::default());
+        }
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("besluitbron", env!("CARGO_PKG_VERSION")))
             .with_instructions(self.instructions.to_string())
     }
@@ -210,7 +224,58 @@ impl ServerHandler for Besluit {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+        // The list never changes while the server runs and holds nothing of the caller.
+        Ok(ListToolsResult::with_all_items(self.tool_router.list_all())
+            .with_ttl_ms(offers::LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(self.resource_list())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(self.template_list())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.resource_read(request, context).await.map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(self.prompt_list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.prompt_get(&request).map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.completion(request, context).await
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {

@@ -188,7 +188,11 @@ impl Mcp {
             return self.post_raw(body.to_string().into_bytes()).await;
         }
         let method = body["method"].as_str().unwrap_or("").to_owned();
-        let name = body["params"]["name"].as_str().map(str::to_owned);
+        // The routing header names the tool or prompt, or the resource read.
+        let name = body["params"]["name"]
+            .as_str()
+            .or_else(|| body["params"]["uri"].as_str().filter(|_| method == "resources/read"))
+            .map(str::to_owned);
         if body.get("id").is_some() {
             let params = body
                 .as_object_mut()
@@ -255,6 +259,14 @@ impl Mcp {
             json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args}}),
         )
         .await
+    }
+
+    /// A request `method` with `params` and a fresh id; returns the reply.
+    pub async fn request(&mut self, method: &str, params: Value) -> Reply {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await
     }
 
     pub async fn list_tools(&mut self) -> Vec<Value> {

@@ -10,6 +10,7 @@
 //! back-off and asked once more, then reported with a retry time, never as zero results.
 //! Rendering lives in [`render`], as pure functions of the kept answers.
 
+pub mod offers;
 pub mod render;
 
 use std::sync::Arc;
@@ -67,6 +68,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("ob_search", r#"{"query": "omgevingsvisie", "limit": 5}"#),
         Sample::new("ob_document", r#"{"id": "gmb-2026-10000"}"#).asking(2),
     ],
+    offers: &offers::OFFERS,
 };
 
 const INSTRUCTIONS: &str = "Officiële Bekendmakingen (ob_* tools): every official publication of Dutch government \

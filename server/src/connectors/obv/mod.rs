@@ -8,6 +8,7 @@
 //! short-lived, documents are kept for weeks. Rendering lives in [`render`], as pure
 //! functions of the kept answers.
 
+pub mod offers;
 pub mod render;
 
 use std::sync::Arc;
@@ -55,6 +56,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("obv_sources", r#"{"organization_type": "province"}"#),
         Sample::system("obv_status", "{}"),
     ],
+    offers: &offers::OFFERS,
 };
 
 const INSTRUCTIONS: &str = "OpenBesluitvorming (obv_* tools): council and provincial decision making of 331 \
@@ -205,6 +207,18 @@ pub struct StatusArgs {
 const DEFAULT_LENGTH: usize = 20_000;
 const MAX_LENGTH: usize = 100_000;
 
+/// The sources' call, shared by `obv_sources` and the completion of organisation keys.
+pub(crate) fn sources_call(client: Arc<ObvClient>) -> PlatformCall<SourcesAnswer> {
+    let key = CacheKey::new(PLATFORM, DataClass::Reference, "sources");
+    PlatformCall::new(key, OTHER_CALL_COST, move || {
+        let client = Arc::clone(&client);
+        async move {
+            let (sources, rate) = client.sources().await?;
+            Ok((SourcesAnswer::from(sources), feedback(rate)))
+        }
+    })
+}
+
 #[tool_router(router = obv_router, vis = "pub(crate)")]
 impl Besluit {
     /// Search OpenBesluitvorming.
@@ -331,14 +345,7 @@ impl Besluit {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
         };
-        let key = CacheKey::new(PLATFORM, DataClass::Reference, "sources");
-        let call = PlatformCall::new(key, OTHER_CALL_COST, move || {
-            let client = Arc::clone(&client);
-            async move {
-                let (sources, rate) = client.sources().await?;
-                Ok((SourcesAnswer::from(sources), feedback(rate)))
-            }
-        });
+        let call = sources_call(client);
         let wanted = args.organization_type;
         Ok(self
             .answer(&call_scope, "obv_sources", call, |answer, served| {

@@ -9,6 +9,7 @@
 //! short silently under load: an answer that may be incomplete says so and is kept only
 //! briefly. Rendering lives in [`render`], as pure functions of the kept answers.
 
+pub mod offers;
 pub mod render;
 
 use std::sync::Arc;
@@ -60,6 +61,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("opentk_activity", r#"{"id": "2026A00001"}"#),
         Sample::new("opentk_status", "{}"),
     ],
+    offers: &offers::OFFERS,
 };
 
 const INSTRUCTIONS: &str = "OpenTK (opentk_* tools): full-text search over Tweede Kamer documents and reports \

@@ -10,6 +10,7 @@
 //! a still-running ORI-compatible proxy, the tools work: search, one document with its
 //! text, and the sources with their live index, size and freshness.
 
+pub mod offers;
 pub mod render;
 
 use std::sync::Arc;
@@ -54,6 +55,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("ori_document", r#"{"id": "ori_heemskerk_20250506181303/1001"}"#),
         Sample::new("ori_sources", "{}"),
     ],
+    offers: &offers::OFFERS,
 };
 
 const INSTRUCTIONS: &str = "Open Raadsinformatie (ori_* tools): the classic ORI search over council documents. \

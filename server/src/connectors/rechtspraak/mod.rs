@@ -14,6 +14,7 @@
 //! text and metadata are documents (the expensive path, R-U2). Every call costs one
 //! unit of the limit configured for `rechtspraak`, through its fair queue.
 
+pub mod offers;
 pub mod render;
 pub mod resolve;
 
@@ -82,6 +83,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         ),
         Sample::new("rechtspraak_ruling", r#"{"ecli": "ECLI:NL:HR:2026:1500"}"#),
     ],
+    offers: &offers::OFFERS,
 };
 
 const INSTRUCTIONS: &str = "Rechtspraak (rechtspraak_* tools): Dutch court rulings (uitspraken) and advocate \

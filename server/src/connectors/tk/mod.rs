@@ -7,6 +7,7 @@
 //! `@odata.nextLink` (the API drops it when `$top` is set), handed to the assistant as an
 //! opaque `continuation`.
 
+pub mod offers;
 pub mod render;
 pub mod text;
 
@@ -50,6 +51,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("tk_committees", "{}"),
         Sample::new("tk_document_text", r#"{"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}"#),
     ],
+    offers: &offers::OFFERS,
 };
 
 fn tools() -> rmcp::handler::server::router::tool::ToolRouter<Besluit> {
@@ -143,6 +145,30 @@ fn search_words(text: &str) -> Result<Vec<String>, String> {
         return Err(format!("`words` must hold 1 to {MAX_WORDS} words, not {}", words.len()));
     }
     Ok(words)
+}
+
+/// The factions' call, shared by `tk_factions` and the completion of faction names.
+pub(crate) fn factions_call(client: Arc<TkClient>) -> PlatformCall<FactionsAnswer> {
+    let key = CacheKey::new(PLATFORM, DataClass::Reference, "factions");
+    PlatformCall::new(key, COST, move || {
+        let client = Arc::clone(&client);
+        async move {
+            let factions = client.factions().await?;
+            Ok((FactionsAnswer { factions }, Feedback::default()))
+        }
+    })
+}
+
+/// The committees' call, shared by `tk_committees` and the completion of committee names.
+pub(crate) fn committees_call(client: Arc<TkClient>) -> PlatformCall<CommitteesAnswer> {
+    let key = CacheKey::new(PLATFORM, DataClass::Reference, "committees");
+    PlatformCall::new(key, COST, move || {
+        let client = Arc::clone(&client);
+        async move {
+            let committees = client.committees().await?;
+            Ok((CommitteesAnswer { committees }, Feedback::default()))
+        }
+    })
 }
 
 #[tool_router(router = tk_router, vis = "pub(crate)")]
@@ -331,14 +357,7 @@ impl Besluit {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
         };
-        let key = CacheKey::new(PLATFORM, DataClass::Reference, "factions");
-        let call = PlatformCall::new(key, COST, move || {
-            let client = Arc::clone(&client);
-            async move {
-                let factions = client.factions().await?;
-                Ok((FactionsAnswer { factions }, Feedback::default()))
-            }
-        });
+        let call = factions_call(client);
         Ok(self
             .answer_shown(&call_scope, "tk_factions", call, render::factions)
             .await)
@@ -366,14 +385,7 @@ impl Besluit {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
         };
-        let key = CacheKey::new(PLATFORM, DataClass::Reference, "committees");
-        let call = PlatformCall::new(key, COST, move || {
-            let client = Arc::clone(&client);
-            async move {
-                let committees = client.committees().await?;
-                Ok((CommitteesAnswer { committees }, Feedback::default()))
-            }
-        });
+        let call = committees_call(client);
         Ok(self
             .answer(&call_scope, "tk_committees", call, render::committees)
             .await)

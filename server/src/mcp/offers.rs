@@ -1,0 +1,681 @@
+//! What a connector offers besides its tools: resources, resource templates, prompts and
+//! the completion of their arguments — declared in the connector's own module (its
+//! [`Offers`], a field of its `ConnectorSpec`), served here for every address.
+//!
+//! **A resource is read through its tool.** Every resource and resource template names
+//! the tool that answers it; `resources/read` calls that tool through the handler's own
+//! `call_tool` (argument checks, caller identity, replay, time limit), so a read has the
+//! tool's buffer key, fair queue, coalescing, limits and metrics — there is no second
+//! fetch path. A tool error becomes an MCP error with the tool's message (it names the
+//! platform); nothing is kept for it. A reference list is read as the tool's structured
+//! content (`application/json`), a document as the tool's text (`text/plain`: the first
+//! page, which says how to read on with the tool's `offset`).
+//!
+//! **A completion reads its list through the same path.** A completion source either
+//! lists fixed values or fetches its reference list with the very `PlatformCall` its
+//! tool uses (the same buffer key), asked as the caller: the list is fetched once per
+//! its buffer lifetime, whoever asks first (a tool or a completion), and concurrent
+//! askers share one flight.
+//!
+//! What this module does not do: decide what a tool asks (the connectors do) or how a
+//! call goes (the platform path does).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
+    GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResult,
+    Reference, Resource, ResourceContents, ResourceTemplate, Role,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use super::call::{AnswerError, CallScope};
+use super::{Besluit, Caller, RunningCall, arguments};
+use crate::platforms::http::brief;
+
+/// How long a client may keep a list that never changes while the server runs (the tool,
+/// prompt, resource and template lists): an hour, so a new release is seen soon.
+pub const LIST_TTL_MS: u64 = 3_600_000;
+
+/// How long a client may keep a resource it read: platform data that BesluitBron itself
+/// keeps for days to weeks; an hour keeps a client from holding a corrected record long.
+pub const READ_TTL_MS: u64 = 3_600_000;
+
+/// The most completion values in one answer (the protocol's bound).
+pub const MAX_COMPLETIONS: usize = CompletionInfo::MAX_VALUES;
+
+/// Longest resource URI accepted, in characters.
+pub const MAX_URI_CHARS: usize = 300;
+
+/// Longest prompt argument or completion value accepted, in characters.
+pub const MAX_VALUE_CHARS: usize = 200;
+
+/// What one connector offers besides its tools.
+#[derive(Debug)]
+pub struct Offers {
+    /// Fixed resources (the reference lists).
+    pub resources: &'static [ResourceOffer],
+    /// Resource templates (documents by id).
+    pub templates: &'static [TemplateOffer],
+    /// Prompts: research workflows.
+    pub prompts: &'static [PromptOffer],
+}
+
+impl Offers {
+    /// A connector that offers nothing besides its tools.
+    pub const NONE: Offers = Offers {
+        resources: &[],
+        templates: &[],
+        prompts: &[],
+    };
+}
+
+/// How a resource shows its tool's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// The structured content, as `application/json` (a reference list).
+    Json,
+    /// The text, as `text/plain` (a document: its first page).
+    Text,
+}
+
+/// A fixed resource, answered by a tool with fixed arguments.
+#[derive(Debug)]
+pub struct ResourceOffer {
+    /// `besluitbron://<connector>/<name>`.
+    pub uri: &'static str,
+    /// Its short name.
+    pub name: &'static str,
+    /// What a person sees.
+    pub title: &'static str,
+    /// What it holds.
+    pub description: &'static str,
+    /// The tool that answers it.
+    pub tool: &'static str,
+    /// The tool's arguments, a JSON object.
+    pub arguments: &'static str,
+    /// How the answer is shown.
+    pub shape: Shape,
+}
+
+/// A resource template with one variable, which is the same-named argument of its tool.
+#[derive(Debug)]
+pub struct TemplateOffer {
+    /// E.g. `besluitbron://tk/document/{id}`: one variable, the URI's last segment.
+    pub uri_template: &'static str,
+    /// Its short name.
+    pub name: &'static str,
+    /// What a person sees.
+    pub title: &'static str,
+    /// What it holds and where the variable's values come from.
+    pub description: &'static str,
+    /// The tool that answers it.
+    pub tool: &'static str,
+    /// How the answer is shown.
+    pub shape: Shape,
+    /// Completion of the variable, when it takes a reference-list value.
+    pub values: Option<Values>,
+}
+
+impl TemplateOffer {
+    /// The variable's name (between the braces).
+    pub fn variable(&self) -> &'static str {
+        let (_, rest) = self.uri_template.split_once('{').unwrap_or(("", "}"));
+        rest.split_once('}').map_or("", |(name, _)| name)
+    }
+
+    fn prefix(&self) -> &'static str {
+        self.uri_template.split_once('{').map_or(self.uri_template, |(p, _)| p)
+    }
+
+    /// The variable's value in `uri`, when `uri` is of this template: exactly one
+    /// percent-decoded segment, neither `.` nor `..`. `Err` for a URI of this template
+    /// with a value that is not one.
+    fn matches(&self, uri: &str) -> Option<Result<String, String>> {
+        let raw = uri.strip_prefix(self.prefix())?;
+        if raw.is_empty() || raw.contains(['/', '?', '#']) {
+            return Some(Err(format!(
+                "the {} of {} is one URI segment (percent-encode a `/` as %2F)",
+                self.variable(),
+                self.uri_template
+            )));
+        }
+        let decoded = match percent_encoding::percent_decode_str(raw).decode_utf8() {
+            Ok(d) => d.into_owned(),
+            Err(_) => return Some(Err("the URI's percent-encoding is not UTF-8".to_owned())),
+        };
+        if decoded == "." || decoded == ".." || decoded.trim().is_empty() {
+            return Some(Err(format!("`{}` is not a {}", brief(&decoded), self.variable())));
+        }
+        Some(Ok(decoded))
+    }
+}
+
+/// A prompt: a research workflow, a short plan that names the cheap tools first.
+#[derive(Debug)]
+pub struct PromptOffer {
+    /// Its name.
+    pub name: &'static str,
+    /// What a person picks from a menu (Dutch).
+    pub title: &'static str,
+    /// What it does (English).
+    pub description: &'static str,
+    /// Its arguments.
+    pub arguments: &'static [PromptArg],
+    /// The plan, from the arguments given (required ones are present and non-empty).
+    pub plan: fn(&PromptArgs) -> String,
+}
+
+/// One argument of a prompt.
+#[derive(Debug)]
+pub struct PromptArg {
+    /// Its name.
+    pub name: &'static str,
+    /// What it is.
+    pub description: &'static str,
+    /// Whether `prompts/get` needs it.
+    pub required: bool,
+    /// Completion of its value, when it takes a reference-list value.
+    pub values: Option<Values>,
+}
+
+/// The arguments a prompt was given, checked.
+#[derive(Debug, Default)]
+pub struct PromptArgs(BTreeMap<&'static str, String>);
+
+impl PromptArgs {
+    /// The value of `name`, if given and not empty.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    /// The value of a required argument (present after the check).
+    pub fn required(&self, name: &str) -> &str {
+        self.get(name).unwrap_or_default()
+    }
+}
+
+/// One value an argument may take: what is filled in, and a label that is matched too
+/// (a source's name, a court's abbreviation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// The value.
+    pub value: String,
+    /// What else it is called.
+    pub label: String,
+}
+
+/// The future of a fetched completion list.
+pub type ChoicesFuture = Pin<Box<dyn Future<Output = Result<Vec<Choice>, AnswerError>> + Send>>;
+
+/// Where a completion's values come from.
+#[derive(Clone, Copy)]
+pub enum Values {
+    /// A list BesluitBron knows (no platform call).
+    Fixed(fn() -> Vec<Choice>),
+    /// A reference list fetched through the platform path as the caller, with the
+    /// `PlatformCall` of the tool that lists it (the same buffer key).
+    Fetched(fn(Besluit, Arc<CallScope>) -> ChoicesFuture),
+}
+
+impl std::fmt::Debug for Values {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Values::Fixed(_) => "fixed values",
+            Values::Fetched(_) => "fetched values",
+        })
+    }
+}
+
+/// The choices matching what was typed, best first: values starting with it, then
+/// values containing it, then labels containing it (case-insensitive); the list's
+/// order within each. At most [`MAX_COMPLETIONS`], with the total and whether there
+/// are more.
+pub fn complete_choices(choices: &[Choice], typed: &str) -> CompletionInfo {
+    let typed = typed.trim().to_lowercase();
+    let mut ranked: Vec<(u8, usize, &str)> = choices
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let value = c.value.to_lowercase();
+            let rank = if value.starts_with(&typed) {
+                0
+            } else if value.contains(&typed) {
+                1
+            } else if c.label.to_lowercase().contains(&typed) {
+                2
+            } else {
+                return None;
+            };
+            Some((rank, i, c.value.as_str()))
+        })
+        .collect();
+    ranked.sort_unstable();
+    let mut values: Vec<String> = Vec::new();
+    for (_, _, v) in &ranked {
+        if !values.iter().any(|seen| seen == v) {
+            values.push((*v).to_owned());
+        }
+    }
+    let total = values.len();
+    values.truncate(MAX_COMPLETIONS);
+    CompletionInfo::with_pagination(
+        values,
+        Some(u32::try_from(total).unwrap_or(u32::MAX)),
+        total > MAX_COMPLETIONS,
+    )
+    .unwrap_or_default()
+}
+
+/// The choices of a fixed list of strings, each its own label.
+pub fn plain_choices(values: &[&str]) -> Vec<Choice> {
+    values
+        .iter()
+        .map(|v| Choice {
+            value: (*v).to_owned(),
+            label: String::new(),
+        })
+        .collect()
+}
+
+fn invalid(message: impl Into<String>) -> ErrorData {
+    ErrorData::invalid_params(message.into(), None)
+}
+
+impl Besluit {
+    fn offers(&self) -> impl Iterator<Item = &'static Offers> {
+        self.scope().connectors().into_iter().map(|c| c.offers)
+    }
+
+    /// Whether this address offers resources, prompts and completions.
+    pub(crate) fn offered(&self) -> (bool, bool, bool) {
+        let (mut resources, mut prompts, mut completions) = (false, false, false);
+        for o in self.offers() {
+            resources |= !o.resources.is_empty() || !o.templates.is_empty();
+            prompts |= !o.prompts.is_empty();
+            completions |= o.templates.iter().any(|t| t.values.is_some())
+                || o.prompts.iter().any(|p| p.arguments.iter().any(|a| a.values.is_some()));
+        }
+        (resources, prompts, completions)
+    }
+
+    pub(crate) fn resource_list(&self) -> ListResourcesResult {
+        let resources = self
+            .offers()
+            .flat_map(|o| o.resources)
+            .map(|r| {
+                Resource::new(r.uri, r.name)
+                    .with_title(r.title)
+                    .with_description(r.description)
+                    .with_mime_type(mime(r.shape))
+            })
+            .collect();
+        ListResourcesResult::with_all_items(resources)
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public)
+    }
+
+    pub(crate) fn template_list(&self) -> ListResourceTemplatesResult {
+        let templates = self
+            .offers()
+            .flat_map(|o| o.templates)
+            .map(|t| {
+                ResourceTemplate::new(t.uri_template, t.name)
+                    .with_title(t.title)
+                    .with_description(t.description)
+                    .with_mime_type(mime(t.shape))
+            })
+            .collect();
+        ListResourceTemplatesResult::with_all_items(templates)
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public)
+    }
+
+    pub(crate) fn prompt_list(&self) -> ListPromptsResult {
+        let prompts = self
+            .offers()
+            .flat_map(|o| o.prompts)
+            .map(|p| {
+                let arguments = p
+                    .arguments
+                    .iter()
+                    .map(|a| {
+                        PromptArgument::new(a.name)
+                            .with_description(a.description)
+                            .with_required(a.required)
+                    })
+                    .collect();
+                Prompt::new(p.name, Some(p.description), Some(arguments)).with_title(p.title)
+            })
+            .collect();
+        ListPromptsResult::with_all_items(prompts)
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public)
+    }
+
+    fn prompt(&self, name: &str) -> Option<&'static PromptOffer> {
+        self.offers().flat_map(|o| o.prompts).find(|p| p.name == name)
+    }
+
+    /// `prompts/get`: the plan for the arguments given; an unknown prompt, an unknown or
+    /// over-long argument or a missing required one is invalid params.
+    pub(crate) fn prompt_get(&self, request: &GetPromptRequestParams) -> Result<GetPromptResult, ErrorData> {
+        let prompt = self
+            .prompt(&request.name)
+            .ok_or_else(|| invalid(format!("no prompt `{}`; prompts/list names them", brief(&request.name))))?;
+        let mut args = PromptArgs::default();
+        for (name, value) in request.arguments.iter().flatten() {
+            let arg = prompt.arguments.iter().find(|a| a.name == name).ok_or_else(|| {
+                invalid(format!(
+                    "prompt `{}` has no argument `{}`; it takes {}",
+                    prompt.name,
+                    brief(name),
+                    names(prompt)
+                ))
+            })?;
+            let text = match value {
+                Value::String(s) => s.trim().to_owned(),
+                Value::Null => continue,
+                _ => return Err(invalid(format!("argument `{}` is a string", arg.name))),
+            };
+            if text.chars().count() > MAX_VALUE_CHARS {
+                return Err(invalid(format!(
+                    "argument `{}` is longer than {MAX_VALUE_CHARS} characters",
+                    arg.name
+                )));
+            }
+            args.0.insert(arg.name, text);
+        }
+        if let Some(missing) = prompt
+            .arguments
+            .iter()
+            .find(|a| a.required && args.get(a.name).is_none())
+        {
+            return Err(invalid(format!(
+                "prompt `{}` needs the argument `{}` ({})",
+                prompt.name, missing.name, missing.description
+            )));
+        }
+        let text = (prompt.plan)(&args);
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).with_description(prompt.description))
+    }
+
+    /// `resources/read`: the resource's tool, called as a `tools/call` of this request.
+    pub(crate) async fn resource_read(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResult, ErrorData> {
+        let uri = request.uri;
+        if uri.chars().count() > MAX_URI_CHARS {
+            return Err(invalid(format!("a resource URI is at most {MAX_URI_CHARS} characters")));
+        }
+        let (tool, arguments, shape) = self.resolve(&uri)?;
+        let call = CallToolRequestParams::new(tool).with_arguments(arguments);
+        let result = match self.call_tool(call, context).await? {
+            CallToolResponse::Complete(result) => result,
+            _ => return Err(ErrorData::internal_error("the resource's tool did not answer", None)),
+        };
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if result.is_error == Some(true) {
+            // The tool's message names the platform and what to do; it is bounded.
+            return Err(ErrorData::internal_error(arguments::bounded_text(&text), None));
+        }
+        let contents = match shape {
+            Shape::Text => ResourceContents::text(text, uri.clone()),
+            Shape::Json => {
+                let structured = result.structured_content.unwrap_or(Value::Null);
+                ResourceContents::text(structured.to_string(), uri.clone())
+            }
+        }
+        .with_mime_type(mime(shape));
+        Ok(ReadResourceResult::new(vec![contents])
+            .with_ttl_ms(READ_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
+    }
+
+    /// The tool, its arguments and the shape of the resource at `uri`.
+    fn resolve(&self, uri: &str) -> Result<(&'static str, JsonObject, Shape), ErrorData> {
+        for o in self.offers() {
+            if let Some(r) = o.resources.iter().find(|r| r.uri == uri) {
+                let arguments = serde_json::from_str(r.arguments)
+                    .map_err(|e| ErrorData::internal_error(format!("resource arguments: {e}"), None))?;
+                return Ok((r.tool, arguments, r.shape));
+            }
+            for t in o.templates {
+                if let Some(value) = t.matches(uri) {
+                    let value = value.map_err(invalid)?;
+                    let mut arguments = JsonObject::new();
+                    arguments.insert(t.variable().to_owned(), Value::String(value));
+                    return Ok((t.tool, arguments, t.shape));
+                }
+            }
+        }
+        Err(ErrorData::resource_not_found(
+            format!(
+                "BesluitBron has no resource `{}` here; resources/list and resources/templates/list name them",
+                brief(uri)
+            ),
+            None,
+        ))
+    }
+
+    /// `completion/complete`: the values of a prompt argument or template variable that
+    /// takes a reference-list value, matching what was typed.
+    pub(crate) async fn completion(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let typed = &request.argument.value;
+        if typed.chars().count() > MAX_VALUE_CHARS {
+            return Err(invalid(format!(
+                "a value to complete is at most {MAX_VALUE_CHARS} characters"
+            )));
+        }
+        let name = request.argument.name.as_str();
+        let values = match &request.r#ref {
+            Reference::Prompt(p) => {
+                let prompt = self
+                    .prompt(&p.name)
+                    .ok_or_else(|| invalid(format!("no prompt `{}`; prompts/list names them", brief(&p.name))))?;
+                let arg =
+                    prompt.arguments.iter().find(|a| a.name == name).ok_or_else(|| {
+                        invalid(format!("prompt `{}` has no argument `{}`", prompt.name, brief(name)))
+                    })?;
+                arg.values
+            }
+            Reference::Resource(r) => {
+                let template = self
+                    .offers()
+                    .flat_map(|o| o.templates)
+                    .find(|t| t.uri_template == r.uri)
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "no resource template `{}`; resources/templates/list names them",
+                            brief(&r.uri)
+                        ))
+                    })?;
+                if template.variable() != name {
+                    return Err(invalid(format!(
+                        "{} has no variable `{}`",
+                        template.uri_template,
+                        brief(name)
+                    )));
+                }
+                template.values
+            }
+            _ => return Err(invalid("completion is offered for prompts and resource templates")),
+        };
+        let choices = match values {
+            None => Vec::new(),
+            Some(Values::Fixed(list)) => list(),
+            Some(Values::Fetched(fetch)) => {
+                // A platform call: the shutdown drain waits for it, as for a tool call.
+                self.shared().in_flight.fetch_add(1, Ordering::SeqCst);
+                let _running = RunningCall(&self.shared().in_flight);
+                let caller = Caller::of_call(&context, &self.shared().trusted_proxies);
+                let scope = Arc::new(CallScope::of(&context, caller, None));
+                let limit = self.shared().request_timeout;
+                match tokio::time::timeout(limit, fetch(self.clone(), scope)).await {
+                    Ok(Ok(choices)) => choices,
+                    Ok(Err(e)) => return Err(ErrorData::internal_error(arguments::bounded_text(&e.to_string()), None)),
+                    Err(_) => {
+                        return Err(ErrorData::internal_error(
+                            format!(
+                                "BesluitBron gave up after {} s waiting for the list to complete from; try again \
+                                 later",
+                                limit.as_secs()
+                            ),
+                            None,
+                        ));
+                    }
+                }
+            }
+        };
+        Ok(CompleteResult::new(complete_choices(&choices, typed)))
+    }
+}
+
+fn names(prompt: &PromptOffer) -> String {
+    let names: Vec<String> = prompt.arguments.iter().map(|a| format!("`{}`", a.name)).collect();
+    names.join(", ")
+}
+
+fn mime(shape: Shape) -> &'static str {
+    match shape {
+        Shape::Json => "application/json",
+        Shape::Text => "text/plain",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choices(values: &[(&str, &str)]) -> Vec<Choice> {
+        values
+            .iter()
+            .map(|(v, l)| Choice {
+                value: (*v).to_owned(),
+                label: (*l).to_owned(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn prefixes_first_then_containment_then_labels() {
+        let list = choices(&[
+            ("provincie-utrecht", "Provincie Utrecht"),
+            ("gemeente-soest", "Gemeente Soest"),
+            ("utrechtse-heuvelrug", "Gemeente Utrechtse Heuvelrug"),
+            ("gemeente-utrecht", "Gemeente Utrecht"),
+            ("ws-hdsr", "Hoogheemraadschap De Stichtse Rijnlanden (Utrecht)"),
+        ]);
+        let info = complete_choices(&list, "UTR");
+        assert_eq!(
+            info.values,
+            [
+                "utrechtse-heuvelrug",
+                "provincie-utrecht",
+                "gemeente-utrecht",
+                "ws-hdsr"
+            ]
+        );
+        assert_eq!(info.total, Some(4));
+        assert_eq!(info.has_more, Some(false));
+        assert!(complete_choices(&list, "zzz").values.is_empty());
+        assert_eq!(complete_choices(&list, "").total, Some(5));
+    }
+
+    #[test]
+    fn at_most_a_hundred_with_the_total() {
+        let list: Vec<Choice> = (0..250)
+            .map(|i| Choice {
+                value: format!("v{i:03}"),
+                label: String::new(),
+            })
+            .collect();
+        let info = complete_choices(&list, "v");
+        assert_eq!(info.values.len(), MAX_COMPLETIONS);
+        assert_eq!(info.total, Some(250));
+        assert_eq!(info.has_more, Some(true));
+        // Duplicate values are offered once.
+        let twice = choices(&[("a", "x"), ("a", "y")]);
+        assert_eq!(complete_choices(&twice, "a").values, ["a"]);
+    }
+
+    /// The reference model: every distinct value whose value or label contains what was
+    /// typed, case-insensitively, in the order prefix / containment / label.
+    fn model(list: &[Choice], typed: &str) -> Vec<String> {
+        let typed = typed.trim().to_lowercase();
+        let mut out: Vec<String> = Vec::new();
+        for rank in 0..3 {
+            for c in list {
+                let v = c.value.to_lowercase();
+                let hit = match rank {
+                    0 => v.starts_with(&typed),
+                    1 => !v.starts_with(&typed) && v.contains(&typed),
+                    _ => !v.contains(&typed) && c.label.to_lowercase().contains(&typed),
+                };
+                if hit && !out.contains(&c.value) {
+                    out.push(c.value.clone());
+                }
+            }
+        }
+        out
+    }
+
+    quickcheck::quickcheck! {
+        fn completion_is_the_models_first_hundred(pairs: Vec<(String, String)>, typed: String) -> bool {
+            // Short strings over a small alphabet, so matches happen.
+            let squash = |s: &str| s.chars().filter_map(|c| "abAB-".chars().nth(c as usize % 5)).take(4).collect::<String>();
+            let list: Vec<Choice> = pairs
+                .iter()
+                .map(|(v, l)| Choice { value: squash(v), label: squash(l) })
+                .collect();
+            let typed = squash(&typed);
+            let expected = model(&list, &typed);
+            let info = complete_choices(&list, &typed);
+            let first: Vec<String> = expected.iter().take(MAX_COMPLETIONS).cloned().collect();
+            info.values == first
+                && info.total == Some(u32::try_from(expected.len()).unwrap())
+                && info.has_more == Some(expected.len() > MAX_COMPLETIONS)
+        }
+    }
+
+    #[test]
+    fn a_template_takes_exactly_one_segment() {
+        let t = TemplateOffer {
+            uri_template: "besluitbron://ori/document/{id}",
+            name: "d",
+            title: "d",
+            description: "d",
+            tool: "ori_document",
+            shape: Shape::Text,
+            values: None,
+        };
+        assert_eq!(t.variable(), "id");
+        assert_eq!(
+            t.matches("besluitbron://ori/document/ori_x%2F1001"),
+            Some(Ok("ori_x/1001".to_owned()))
+        );
+        assert!(t.matches("besluitbron://tk/document/x").is_none());
+        for bad in ["", "a/b", "..", "%2E%2E", ".", "a?b", "%FF"] {
+            let uri = format!("besluitbron://ori/document/{bad}");
+            assert!(matches!(t.matches(&uri), Some(Err(_))), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,487 @@
+//! Resources, resource templates, prompts and completions end to end: the fake
+//! platforms, the real server, a hand-rolled JSON-RPC client, in both protocol eras.
+//! A read and a completion go through the tools' own path: a repeat is served from the
+//! buffer (the fake sees no second request), a failing platform is an error that names
+//! it and keeps nothing.
+
+mod support;
+
+use besluitbron_core::PlatformId;
+use serde_json::{Value, json};
+use support::{Mcp, Reply, Server, config, fakes, temp_dir};
+
+const TK_DOC: &str = "72f7ab9b-dc59-4e67-8a04-798a744c256e";
+
+async fn client(server: &Server, path: &str, modern: bool) -> Mcp {
+    if modern {
+        Mcp::modern(server.url(path))
+    } else {
+        Mcp::initialize(server.url(path)).await
+    }
+}
+
+fn result(r: &Reply) -> &Value {
+    let m = r
+        .message
+        .as_ref()
+        .unwrap_or_else(|| panic!("no JSON-RPC message: {} {}", r.status, r.text));
+    assert!(m.get("error").is_none(), "an error: {m}");
+    &m["result"]
+}
+
+fn error(r: &Reply) -> (i64, String) {
+    let m = r.message.as_ref().expect("a JSON-RPC message");
+    let e = m.get("error").unwrap_or_else(|| panic!("expected an error: {m}"));
+    (
+        e["code"].as_i64().expect("a code"),
+        e["message"].as_str().unwrap_or("").to_owned(),
+    )
+}
+
+fn strings(v: &Value, field: &str) -> Vec<String> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|x| x[field].as_str().expect("a string").to_owned())
+        .collect()
+}
+
+async fn read(c: &mut Mcp, uri: &str) -> Reply {
+    c.request("resources/read", json!({"uri": uri})).await
+}
+
+async fn complete_prompt(c: &mut Mcp, prompt: &str, argument: &str, value: &str) -> Reply {
+    c.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": prompt}, "argument": {"name": argument, "value": value}}),
+    )
+    .await
+}
+
+fn values(r: &Reply) -> Vec<String> {
+    result(r)["completion"]["values"]
+        .as_array()
+        .expect("values")
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-lists"))).await;
+    for modern in [false, true] {
+        let mut c = client(&server, "/mcp", modern).await;
+        let tools = c.request("tools/list", json!({})).await;
+        let resources = c.request("resources/list", json!({})).await;
+        let templates = c.request("resources/templates/list", json!({})).await;
+        let prompts = c.request("prompts/list", json!({})).await;
+        for (what, r) in [
+            ("tools", &tools),
+            ("resources", &resources),
+            ("templates", &templates),
+            ("prompts", &prompts),
+        ] {
+            let r = result(r);
+            assert_eq!(r["ttlMs"], json!(3_600_000), "{what} ({modern}): {r}");
+            assert_eq!(r["cacheScope"], "public", "{what} ({modern})");
+        }
+        assert_eq!(
+            strings(&result(&resources)["resources"], "uri"),
+            [
+                "besluitbron://obv/sources",
+                "besluitbron://tk/factions",
+                "besluitbron://tk/committees",
+                "besluitbron://rechtspraak/courts",
+                "besluitbron://rechtspraak/areas",
+                "besluitbron://rechtspraak/procedures",
+                "besluitbron://ori/sources",
+            ]
+        );
+        assert_eq!(
+            strings(&result(&templates)["resourceTemplates"], "uriTemplate"),
+            [
+                "besluitbron://obv/document/{id}",
+                "besluitbron://tk/document/{id}",
+                "besluitbron://rechtspraak/ruling/{ecli}",
+                "besluitbron://opentk/document/{id}",
+                "besluitbron://ob/publication/{id}",
+            ]
+        );
+        let prompts = &result(&prompts)["prompts"];
+        assert_eq!(
+            strings(prompts, "name"),
+            [
+                "gemeenteraad_besluit",
+                "volg_kamerdossier",
+                "rechtspraak_sinds",
+                "officiele_bekendmaking"
+            ]
+        );
+        for p in prompts.as_array().unwrap() {
+            assert!(p["title"].as_str().is_some_and(|t| !t.is_empty()), "{p}");
+            assert!(p["description"].as_str().is_some_and(|d| d.len() > 60), "{p}");
+        }
+        let org = &prompts[0]["arguments"][0];
+        assert_eq!(org["name"], "organization");
+        assert_eq!(org["required"], true);
+        assert!(org["description"].as_str().unwrap().contains("gemeente-utrecht"));
+    }
+    // Capabilities: what the address offers.
+    let init = |path: &str| {
+        let url = server.url(path);
+        async move {
+            let c = Mcp::new(url);
+            let r = c
+                .post(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"}}}))
+                .await;
+            result(&r)["capabilities"].clone()
+        }
+    };
+    let all = init("/mcp").await;
+    for capability in ["tools", "resources", "prompts", "completions"] {
+        assert!(all.get(capability).is_some(), "/mcp {capability}: {all}");
+    }
+    let opentk = init("/mcp/opentk").await;
+    assert!(opentk.get("resources").is_some(), "{opentk}");
+    assert!(opentk.get("prompts").is_none(), "{opentk}");
+    assert!(opentk.get("completions").is_none(), "{opentk}");
+    // A connector's address lists its own.
+    let mut tk = Mcp::initialize(server.url("/mcp/tk")).await;
+    let r = tk.request("resources/list", json!({})).await;
+    assert_eq!(
+        strings(&result(&r)["resources"], "uri"),
+        ["besluitbron://tk/factions", "besluitbron://tk/committees"]
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reference_list_is_read_once_through_the_tools_buffer() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-read"))).await;
+    for modern in [false, true] {
+        let mut c = client(&server, "/mcp", modern).await;
+        let before = f.tk.requests();
+        let r = read(&mut c, "besluitbron://tk/factions").await;
+        let contents = &result(&r)["contents"];
+        assert_eq!(contents[0]["uri"], "besluitbron://tk/factions");
+        assert_eq!(contents[0]["mimeType"], "application/json");
+        let list: Value = serde_json::from_str(contents[0]["text"].as_str().unwrap()).expect("JSON");
+        assert!(list["factions"].as_array().is_some_and(|a| !a.is_empty()), "{list}");
+        assert_eq!(result(&r)["ttlMs"], json!(3_600_000));
+        assert_eq!(result(&r)["cacheScope"], "public");
+        // Asked once (the first era), then from the buffer: a repeat read and the tool.
+        assert!(f.tk.requests() <= before + 1);
+        let asked = f.tk.requests();
+        let again = read(&mut c, "besluitbron://tk/factions").await;
+        assert_eq!(result(&again)["contents"], *contents);
+        let tool = c.call("tk_factions", json!({})).await;
+        assert!(result(&tool).get("structuredContent").is_some());
+        assert_eq!(f.tk.requests(), asked, "no second request");
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn templates_read_documents_of_every_connector() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-templates"))).await;
+    let mut c = Mcp::initialize(server.url("/mcp")).await;
+    for (uri, expect) in [
+        (format!("besluitbron://tk/document/{TK_DOC}"), ""),
+        (
+            "besluitbron://obv/document/motion%3Anotubiz%3Aprovincie%3Anoord-brabant%3A80501".to_owned(),
+            "",
+        ),
+        (
+            "besluitbron://rechtspraak/ruling/ECLI:NL:HR:2026:1500".to_owned(),
+            "ECLI:NL:HR:2026:1500",
+        ),
+        (
+            "besluitbron://ob/publication/gmb-2026-10000".to_owned(),
+            "gmb-2026-10000",
+        ),
+        ("besluitbron://opentk/document/2026D10001".to_owned(), ""),
+    ] {
+        let r = read(&mut c, &uri).await;
+        let contents = &result(&r)["contents"];
+        assert_eq!(contents[0]["uri"].as_str(), Some(uri.as_str()));
+        assert_eq!(contents[0]["mimeType"], "text/plain");
+        let text = contents[0]["text"].as_str().unwrap();
+        assert!(text.len() > 40 && text.contains(expect), "{uri}: {text}");
+    }
+    // The tk template is the document's text, as tk_document_text gives it.
+    let r = read(&mut c, &format!("besluitbron://tk/document/{TK_DOC}")).await;
+    let tool = c.call("tk_document_text", json!({"id": TK_DOC})).await;
+    assert_eq!(result(&r)["contents"][0]["text"], result(&tool)["content"][0]["text"]);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_and_malformed_uris_are_errors_before_any_platform_call() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-unknown"))).await;
+    let before: u64 = f.all.iter().map(|h| h.requests()).sum();
+    for modern in [false, true] {
+        let mut c = client(&server, "/mcp", modern).await;
+        for uri in [
+            "besluitbron://tk/nothing",
+            "besluitbron://tk/document",
+            "https://example.org/x",
+            "besluitbron://obv/sources/",
+        ] {
+            // Resource not found: -32002, which the 2026-07-28 era spells invalid params.
+            let (code, message) = error(&read(&mut c, uri).await);
+            assert_eq!(code, if modern { -32602 } else { -32002 }, "{uri}: {message}");
+            assert!(message.contains("resources/list"), "{message}");
+        }
+        for uri in [
+            "besluitbron://tk/document/",
+            "besluitbron://tk/document/a/b",
+            "besluitbron://tk/document/..",
+            "besluitbron://tk/document/%2e%2E",
+        ] {
+            let (code, _) = error(&read(&mut c, uri).await);
+            assert_eq!(code, -32602, "{uri}");
+        }
+        let long = format!("besluitbron://tk/document/{}", "x".repeat(5000));
+        let (code, message) = error(&read(&mut c, &long).await);
+        assert_eq!(code, -32602);
+        assert!(message.len() < 200, "{message}");
+        // An id the tool refuses: its message, never the whole input, no platform call.
+        let (code, message) = error(&read(&mut c, "besluitbron://tk/document/not-a-guid").await);
+        assert_eq!(code, -32603);
+        assert!(message.contains("not a document Id"), "{message}");
+        // Another connector's resource is not at its address.
+        let mut ob = client(&server, "/mcp/ob", modern).await;
+        let (code, message) = error(&read(&mut ob, "besluitbron://tk/factions").await);
+        assert_eq!(code, if modern { -32602 } else { -32002 });
+        assert!(message.contains("no resource"), "{message}");
+    }
+    let after: u64 = f.all.iter().map(|h| h.requests()).sum();
+    assert_eq!(after, before, "no platform was asked");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_platform_is_an_error_naming_it_and_nothing_is_kept() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-fail"))).await;
+    let mut c = Mcp::initialize(server.url("/mcp")).await;
+    f.tk.set_fail_every(Some(1));
+    let r = read(&mut c, "besluitbron://tk/committees").await;
+    let (code, message) = error(&r);
+    assert_eq!(code, -32603);
+    assert!(message.contains("Tweede Kamer"), "{message}");
+    assert!(!message.contains("127.0.0.1"), "{message}");
+    // A completion from the same list fails the same way.
+    let (code, message) = error(&complete_prompt(&mut c, "volg_kamerdossier", "commissie", "").await);
+    assert_eq!(code, -32603);
+    assert!(message.contains("Tweede Kamer"), "{message}");
+    f.tk.set_fail_every(None);
+    let before = f.tk.requests();
+    let r = read(&mut c, "besluitbron://tk/committees").await;
+    let text = result(&r)["contents"][0]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains("committees"), "{text}");
+    assert!(f.tk.requests() > before, "asked again: the failure was not kept");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_give_a_plan_and_refuse_bad_arguments() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-prompts"))).await;
+    for modern in [false, true] {
+        let mut c = client(&server, "/mcp", modern).await;
+        let r = c
+            .request(
+                "prompts/get",
+                json!({"name": "gemeenteraad_besluit",
+                       "arguments": {"organization": "gemeente-utrecht", "onderwerp": "woningbouw"}}),
+            )
+            .await;
+        let r = result(&r);
+        assert!(r["description"].as_str().is_some_and(|d| d.contains("council")));
+        let message = &r["messages"][0];
+        assert_eq!(message["role"], "user");
+        let text = message["content"]["text"].as_str().unwrap();
+        assert!(
+            text.contains("gemeente-utrecht") && text.contains("woningbouw"),
+            "{text}"
+        );
+        // The cheap search before the read.
+        let (search, read) = (text.find("obv_search").unwrap(), text.find("obv_document").unwrap());
+        assert!(search < read, "{text}");
+        for (name, arguments, needle) in [
+            (
+                "gemeenteraad_besluit",
+                json!({"organization": "gemeente-utrecht"}),
+                "onderwerp",
+            ),
+            (
+                "gemeenteraad_besluit",
+                json!({"organization": "x", "onderwerp": "  "}),
+                "onderwerp",
+            ),
+            (
+                "gemeenteraad_besluit",
+                json!({"organization": "x", "onderwerp": "y", "z": "1"}),
+                "no argument",
+            ),
+            (
+                "gemeenteraad_besluit",
+                json!({"organization": "x".repeat(300), "onderwerp": "y"}),
+                "longer",
+            ),
+            ("nope", json!({}), "no prompt"),
+        ] {
+            let r = c
+                .request("prompts/get", json!({"name": name, "arguments": arguments}))
+                .await;
+            let (code, message) = error(&r);
+            assert_eq!(code, -32602, "{message}");
+            assert!(message.contains(needle), "{message}");
+            assert!(message.len() < 300, "{message}");
+        }
+        for (name, arguments, needle) in [
+            (
+                "volg_kamerdossier",
+                json!({"onderwerp": "stikstof", "fractie": "VVD"}),
+                "tk_search",
+            ),
+            (
+                "rechtspraak_sinds",
+                json!({"onderwerp": "huur", "sinds": "2026-01-01"}),
+                "rechtspraak_search",
+            ),
+            (
+                "officiele_bekendmaking",
+                json!({"onderwerp": "omgevingsvisie"}),
+                "ob_search",
+            ),
+        ] {
+            let r = c
+                .request("prompts/get", json!({"name": name, "arguments": arguments}))
+                .await;
+            let text = result(&r)["messages"][0]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            assert!(text.contains(needle), "{name}: {text}");
+        }
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completions_fetch_a_list_at_most_once() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-complete"))).await;
+    for modern in [false, true] {
+        let mut c = client(&server, "/mcp", modern).await;
+        let before = f.obv.requests();
+        let r = complete_prompt(&mut c, "gemeenteraad_besluit", "organization", "utr").await;
+        let offered = values(&r);
+        assert!(offered.contains(&"gemeente-utrecht".to_owned()), "{offered:?}");
+        assert!(offered.iter().all(|v| v.contains("utr")), "{offered:?}");
+        let completion = &result(&r)["completion"];
+        assert_eq!(completion["total"], json!(offered.len()));
+        assert_eq!(completion["hasMore"], false);
+        // Everything: at most 100, with the total.
+        let all = complete_prompt(&mut c, "gemeenteraad_besluit", "organization", "").await;
+        assert_eq!(values(&all).len(), 100);
+        assert!(result(&all)["completion"]["total"].as_u64().unwrap() > 100);
+        assert_eq!(result(&all)["completion"]["hasMore"], true);
+        // The tool's list is the same buffer entry.
+        let tool = c.call("obv_sources", json!({})).await;
+        assert!(result(&tool).get("structuredContent").is_some());
+        let fetched = if modern { 0 } else { 1 };
+        assert_eq!(
+            f.obv.requests(),
+            before + fetched,
+            "one fetch of the list, in the first era"
+        );
+    }
+    let mut c = Mcp::initialize(server.url("/mcp")).await;
+    // Courts and areas of law, factions and committees.
+    let rs = f.all.get(PlatformId::Rechtspraak).unwrap().clone();
+    let before = rs.requests();
+    let courts = values(&complete_prompt(&mut c, "rechtspraak_sinds", "instantie", "hoge").await);
+    assert_eq!(courts.first().map(String::as_str), Some("Hoge Raad"), "{courts:?}");
+    // An abbreviation finds its court.
+    let by_abbreviation = values(&complete_prompt(&mut c, "rechtspraak_sinds", "instantie", "RBAMS").await);
+    assert!(
+        by_abbreviation.iter().any(|v| v.contains("Amsterdam")),
+        "{by_abbreviation:?}"
+    );
+    let areas = values(&complete_prompt(&mut c, "rechtspraak_sinds", "rechtsgebied", "straf").await);
+    assert!(
+        areas.iter().any(|v| v.to_lowercase().contains("strafrecht")),
+        "{areas:?}"
+    );
+    assert_eq!(rs.requests(), before + 2, "one fetch per list");
+    let factions = values(&complete_prompt(&mut c, "volg_kamerdossier", "fractie", "").await);
+    assert!(!factions.is_empty());
+    let committees = values(&complete_prompt(&mut c, "volg_kamerdossier", "commissie", "").await);
+    assert!(!committees.is_empty());
+    // Fixed lists ask no platform.
+    let ob = f.all.get(PlatformId::Ob).unwrap().clone();
+    let before = ob.requests();
+    let journals = values(&complete_prompt(&mut c, "officiele_bekendmaking", "publicatie", "blad").await);
+    // A prefix first, then the names that contain it.
+    assert_eq!(
+        journals[..2],
+        ["Blad gemeenschappelijke regeling", "Gemeenteblad"],
+        "{journals:?}"
+    );
+    assert!(journals.contains(&"Provinciaal blad".to_owned()));
+    let types = values(&complete_prompt(&mut c, "officiele_bekendmaking", "organisatietype", "water").await);
+    assert_eq!(types, ["waterschap"]);
+    assert_eq!(ob.requests(), before);
+    // An argument without a list completes to nothing; unknown references are invalid.
+    assert!(values(&complete_prompt(&mut c, "gemeenteraad_besluit", "onderwerp", "x").await).is_empty());
+    assert_eq!(error(&complete_prompt(&mut c, "nope", "x", "").await).0, -32602);
+    assert_eq!(
+        error(&complete_prompt(&mut c, "gemeenteraad_besluit", "nope", "").await).0,
+        -32602
+    );
+    let r = c
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "besluitbron://tk/document/{id}"},
+                   "argument": {"name": "id", "value": "7"}}),
+        )
+        .await;
+    assert!(values(&r).is_empty());
+    let long = "x".repeat(1000);
+    let (code, message) = error(&complete_prompt(&mut c, "gemeenteraad_besluit", "organization", &long).await);
+    assert_eq!(code, -32602);
+    assert!(!message.contains(&long));
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_completions_share_one_fetch() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-coalesce"))).await;
+    // A slow platform: a completion either joins the first flight or finds its answer kept.
+    let rs = f.all.get(PlatformId::Rechtspraak).unwrap().clone();
+    rs.set_latency(std::time::Duration::from_millis(300));
+    let before = rs.requests();
+    let mut asks = tokio::task::JoinSet::new();
+    for i in 0..6 {
+        let mut c = Mcp::modern(server.url("/mcp/rechtspraak"));
+        let typed = if i % 2 == 0 { "hoge" } else { "raad" };
+        asks.spawn(async move { complete_prompt(&mut c, "rechtspraak_sinds", "instantie", typed).await });
+    }
+    let replies = asks.join_all().await;
+    for r in &replies {
+        assert!(!values(r).is_empty(), "{}", r.text);
+    }
+    assert_eq!(rs.requests(), before + 1, "one flight for six completions");
+    server.stop().await;
+}
