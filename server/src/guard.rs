@@ -118,7 +118,7 @@ pub(crate) struct RouteGuard {
 /// The checks every MCP request passes before rmcp sees it. Who the request is, is
 /// decided here once: an existing MCP session of this route (session era), otherwise its
 /// client address; the [`Caller`] travels on in the request's extensions.
-async fn guard<S, B>(route: RouteGuard, request: Request, inner: S) -> Response
+async fn guard<S, B>(route: RouteGuard, mut request: Request, inner: S) -> Response
 where
     S: Service<Request, Response = axum::http::Response<B>, Error = Infallible>,
     B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
@@ -142,6 +142,16 @@ where
             Some(5),
         );
     }
+    // A page of this server's own loopback address is no cross-origin caller: its Origin
+    // has been judged here, so rmcp's Origin check (configured origins, or none) does not
+    // see it. Every other Origin goes on to that check unchanged.
+    let listening = request
+        .extensions()
+        .get::<crate::listen::Listening>()
+        .map_or(state.config.listen, |l| l.0);
+    if own_loopback_origin(request.headers(), listening) {
+        request.headers_mut().remove(header::ORIGIN);
+    }
     let address = identity::client_address(peer, request.headers(), &state.config.trusted_proxies);
     let named_session = identity::session_id(request.headers()).map(str::to_owned);
     // Ending a session that does not exist here (never did, or already ended) is a 404,
@@ -162,6 +172,7 @@ where
     // protocol era the request speaks, and to spot `initialize`, which is limited per
     // address and by the session cap.
     let (parts, body) = request.into_parts();
+    let ending_session = parts.method == Method::DELETE;
     let mut json_body = false;
     let (bytes, envelope_facts) = if parts.method == Method::POST {
         let limit = state.config.max_body_bytes;
@@ -291,6 +302,12 @@ where
     // that is a bad request, answered as JSON-RPC.
     if json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         return envelope_facts.unreadable_message();
+    }
+    // rmcp answers the end of a session with 202; the reference servers, and the clients
+    // written against them (the Python SDK reports "Session termination failed: 202"),
+    // expect 200.
+    if ending_session && response.status() == StatusCode::ACCEPTED {
+        return StatusCode::OK.into_response();
     }
     match stream {
         // The permit lives as long as the stream's body: released when the client
@@ -434,6 +451,52 @@ pub(crate) fn host_allowed(headers: &axum::http::HeaderMap, allowed: &[String]) 
         .iter()
         .filter_map(|a| authority(a))
         .any(|(allowed_name, allowed_port)| allowed_name == name && allowed_port.is_none_or(|p| port == Some(p)))
+}
+
+/// True when `headers` carry the Origin of a page served by this very server on loopback:
+/// the server listens on a loopback address (`listening`), and the Origin is
+/// `http://NAME:PORT` with a loopback NAME (`localhost`, `127.0.0.1`, `[::1]`) and the
+/// listening PORT, the same origin the Host header names. A page of another site (DNS
+/// rebinding), of another port on this machine, over `https`, or reaching a server that
+/// listens on a public address is not.
+pub(crate) fn own_loopback_origin(headers: &axum::http::HeaderMap, listening: SocketAddr) -> bool {
+    if !listening.ip().is_loopback() {
+        return false;
+    }
+    let (Some(origin), Some(host)) = (
+        headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()),
+        headers.get(header::HOST).and_then(|v| v.to_str().ok()),
+    ) else {
+        return false;
+    };
+    let origin = origin.trim();
+    let Some(rest) = origin
+        .get(..7)
+        .filter(|scheme| scheme.eq_ignore_ascii_case("http://"))
+        .and_then(|_| origin.get(7..))
+    else {
+        return false;
+    };
+    // An origin is a scheme, a host and a port: nothing else may follow or precede them.
+    if rest.contains(['/', '@', '?', '#']) {
+        return false;
+    }
+    let (Some((name, port)), Some((host_name, host_port))) = (strict_authority(rest), strict_authority(host)) else {
+        return false;
+    };
+    let (port, host_port) = (port.unwrap_or(80), host_port.unwrap_or(80));
+    let loopback = name == "localhost" || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    loopback && name == host_name && port == host_port && port == listening.port()
+}
+
+/// A `host[:port]` that parses as an authority without user information, as its lower-case
+/// name without brackets and its port.
+fn strict_authority(text: &str) -> Option<(String, Option<u16>)> {
+    let a = axum::http::uri::Authority::try_from(text.trim()).ok()?;
+    if a.as_str().contains('@') || a.host().is_empty() {
+        return None;
+    }
+    Some((a.host().trim_matches(['[', ']']).to_ascii_lowercase(), a.port_u16()))
 }
 
 /// A `host[:port]` as its lower-case name without brackets and its port.
@@ -679,6 +742,62 @@ mod tests {
     fn regression_invalid_utf8_anywhere_in_the_body_is_not_json() {
         let body = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"clientInfo\":{\"version\":\"1\xee\"}}}";
         assert_eq!(envelope_of(body), Err(-32700));
+    }
+
+    fn host_and_origin(host: &str, origin: &str) -> axum::http::HeaderMap {
+        let mut h = axum::http::HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_str(host).expect("host"));
+        h.insert(header::ORIGIN, HeaderValue::from_str(origin).expect("origin"));
+        h
+    }
+
+    #[test]
+    fn the_own_origin_is_the_listening_loopback_address_as_the_host_names_it() {
+        let v4: SocketAddr = "127.0.0.1:8080".parse().expect("addr");
+        let v6: SocketAddr = "[::1]:8080".parse().expect("addr");
+        for listening in [v4, v6] {
+            for (host, origin) in [
+                ("127.0.0.1:8080", "http://127.0.0.1:8080"),
+                ("localhost:8080", "http://localhost:8080"),
+                ("[::1]:8080", "http://[::1]:8080"),
+                ("LocalHost:8080", "HTTP://localhost:8080"),
+            ] {
+                assert!(
+                    own_loopback_origin(&host_and_origin(host, origin), listening),
+                    "{host} {origin}"
+                );
+            }
+        }
+        // Port 80 may be left out on both sides.
+        let eighty: SocketAddr = "127.0.0.1:80".parse().expect("addr");
+        assert!(own_loopback_origin(
+            &host_and_origin("localhost", "http://localhost:80"),
+            eighty
+        ));
+        for (host, origin) in [
+            ("127.0.0.1:8080", "http://127.0.0.1:8081"),
+            ("127.0.0.1:8081", "http://127.0.0.1:8081"),
+            ("127.0.0.1:8080", "http://localhost:8080"),
+            ("127.0.0.1:8080", "https://127.0.0.1:8080"),
+            ("evil.example:8080", "http://evil.example:8080"),
+            ("127.0.0.1:8080", "http://127.0.0.1:8080/"),
+            ("127.0.0.1:8080", "http://a@127.0.0.1:8080"),
+            ("127.0.0.1:8080", "null"),
+            ("127.0.0.1:8080", "http://"),
+        ] {
+            assert!(
+                !own_loopback_origin(&host_and_origin(host, origin), v4),
+                "{host} {origin}"
+            );
+        }
+        // A server listening on every address, or on a public one, keeps to the
+        // configured origins only.
+        for listening in ["0.0.0.0:8080", "[::]:8080", "192.0.2.7:8080"] {
+            let listening: SocketAddr = listening.parse().expect("addr");
+            let own = host_and_origin("127.0.0.1:8080", "http://127.0.0.1:8080");
+            assert!(!own_loopback_origin(&own, listening), "{listening}");
+        }
+        assert!(!own_loopback_origin(&axum::http::HeaderMap::new(), v4));
     }
 
     #[test]

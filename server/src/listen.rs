@@ -39,6 +39,12 @@ use tower::ServiceExt;
 
 use crate::config::ConnectionConfig;
 
+/// The address the server listens on, as the listener was bound (port included), on
+/// every request it accepts: the guard accepts a browser page of this very address when
+/// it is loopback (`guard::own_loopback_origin`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Listening(pub(crate) std::net::SocketAddr);
+
 /// How long a refused connection may take to send the request it is refused for.
 const REFUSAL_READ: Duration = Duration::from_secs(1);
 /// Most refusals answered at once; beyond, a connection over a cap is closed unanswered.
@@ -171,6 +177,7 @@ async fn accept_loop(
 ) {
     let mut tasks = JoinSet::new();
     let mut accept_errors = 0u64;
+    let listening = listener.local_addr().ok().map(Listening);
     loop {
         let accepted = tokio::select! {
             biased;
@@ -201,6 +208,9 @@ async fn accept_loop(
             Ok(permit) => {
                 let service = router.clone().map_request(move |mut r: Request<Incoming>| {
                     r.extensions_mut().insert(ConnectInfo(peer));
+                    if let Some(listening) = listening {
+                        r.extensions_mut().insert(listening);
+                    }
                     r
                 });
                 let graceful = connections.graceful.clone();

@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import socket
 import sys
@@ -133,6 +134,28 @@ def describe(e: BaseException) -> str:
 def short(value: Any, limit: int = 300) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+class SessionEnds(logging.Handler):
+    """Keeps the SDK's "Session termination failed" warnings: its DELETE at the end of a
+    session was not answered 200/204 (or not at all)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.failures: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "Session termination failed" in message:
+            self.failures.append(message)
+
+    def take(self) -> list[str]:
+        taken, self.failures = self.failures, []
+        return taken
+
+
+SESSION_ENDS = SessionEnds()
+logging.getLogger("mcp.client.streamable_http").addHandler(SESSION_ENDS)
 
 
 class Report:
@@ -572,6 +595,13 @@ class McpChecks:
                                           lambda: self.tools_listed(client, tools))
                     for name, call in calls:
                         await self.report.run(f"{prefix} {name}", lambda call=call: call(client))
+            # Leaving the client ended the session (DELETE), in the session era.
+            failures = SESSION_ENDS.take()
+            if self.mode == "legacy":
+                if failures:
+                    self.report.fail(f"{prefix} session end", "; ".join(failures))
+                else:
+                    self.report.ok(f"{prefix} session end: the SDK's DELETE reports no failure")
         except TimeoutError:
             self.report.fail(f"{prefix} session", f"not finished within {ENDPOINT_TIMEOUT_S:.0f} s")
         except Exception as e:  # connecting or closing failed
