@@ -137,6 +137,26 @@ pub fn list_limit(tool: &str, limit: Option<u32>, default: usize, max: usize) ->
     Ok(limit)
 }
 
+/// Reads an optional argument of a closed value set (an enum), so that a value outside
+/// it is refused with the argument's name and the allowed values (serde's own message
+/// names neither the argument nor, for a wrong type, the choices):
+/// "`kind`: unknown variant `motie`, expected one of `alles`, `moties`, …".
+/// A field uses it through a one-line function naming the field, with
+/// `#[schemars(with = "Option<T>")]` so its schema stays the enum's.
+pub fn choice<'de, D, T>(name: &'static str, deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::de::Error as _;
+    match Option::<serde_json::Value>::deserialize(deserializer)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(value) => serde_json::from_value(value)
+            .map(Some)
+            .map_err(|e| D::Error::custom(format!("`{name}`: {e}"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

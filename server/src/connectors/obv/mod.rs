@@ -143,7 +143,8 @@ pub struct SearchArgs {
     #[serde(default)]
     pub organization: Option<String>,
     /// Only this kind of entity.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "entity_type_arg")]
+    #[schemars(with = "Option<EntityTypeArg>")]
     pub entity_type: Option<EntityTypeArg>,
     /// First day, YYYY-MM-DD (e.g. 2025-01-01).
     #[schemars(length(max = 10), extend("format" = "date"))]
@@ -154,7 +155,8 @@ pub struct SearchArgs {
     #[serde(default)]
     pub date_to: Option<String>,
     /// The order of the hits (default date_desc, newest first).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "sort_arg")]
+    #[schemars(with = "Option<SortArg>")]
     pub sort: Option<SortArg>,
     /// Hits per page, 1 to 100 (default 24). Above 24 costs more platform capacity.
     #[schemars(range(min = 1, max = 100))]
@@ -268,7 +270,8 @@ impl OrganizationTypeArg {
 #[serde(deny_unknown_fields)]
 pub struct SourcesArgs {
     /// Only sources of this organisation type.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "organization_type_arg")]
+    #[schemars(with = "Option<OrganizationTypeArg>")]
     pub organization_type: Option<OrganizationTypeArg>,
     /// Only sources whose name or key contains this text (any case), e.g. `utrecht`.
     #[schemars(length(max = 100))]
@@ -332,7 +335,8 @@ pub struct StatusArgs {
     #[serde(default)]
     pub source: Option<String>,
     /// Only sources in this state (default not_ok: every source with a problem).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "state_arg")]
+    #[schemars(with = "Option<StateArg>")]
     pub state: Option<StateArg>,
     /// Sources to show, 1 to 100 (default 25).
     #[schemars(range(min = 1, max = 100))]
@@ -341,6 +345,22 @@ pub struct StatusArgs {
     /// Sources to skip, for the next part of the list (the answer gives `next_offset`).
     #[serde(default)]
     pub offset: Option<usize>,
+}
+
+fn entity_type_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<EntityTypeArg>, D::Error> {
+    super::pages::choice("entity_type", d)
+}
+
+fn sort_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<SortArg>, D::Error> {
+    super::pages::choice("sort", d)
+}
+
+fn organization_type_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<OrganizationTypeArg>, D::Error> {
+    super::pages::choice("organization_type", d)
+}
+
+fn state_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<StateArg>, D::Error> {
+    super::pages::choice("state", d)
 }
 
 #[tool_router(router = obv_router, vis = "pub(crate)")]

@@ -82,7 +82,8 @@ pub struct SearchArgs {
     #[schemars(length(max = 500))]
     pub query: String,
     /// What to search (default alles).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "kind_arg")]
+    #[schemars(with = "Option<KindArg>")]
     pub kind: Option<KindArg>,
     /// Only the last two months.
     #[serde(default)]
@@ -283,6 +284,10 @@ fn activity_answer(number: &str, reply: ActivityReply) -> ActivityAnswer {
         video_url: reply.videourl.filter(|v| !v.is_empty()),
         record: meta,
     }
+}
+
+fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D::Error> {
+    super::pages::choice("kind", d)
 }
 
 #[tool_router(router = opentk_router, vis = "pub(crate)")]
@@ -582,7 +587,11 @@ mod tests {
         assert!(e.len() < 120, "{e}");
         // A kind outside the list is refused by deserializing, naming the allowed ones.
         let e = serde_json::from_value::<SearchArgs>(serde_json::json!({"query": "a", "kind": "motie"})).unwrap_err();
-        assert!(e.to_string().contains("expected one of `alles`, `moties`"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("`kind`: unknown variant `motie`, expected one of `alles`, `moties`"),
+            "{e}"
+        );
         assert!(search_of(&args("  ", None, None)).is_err());
         assert!(search_of(&args("a", None, Some(0))).is_err());
         assert!(search_of(&args("a", None, Some(101))).is_err());

@@ -78,7 +78,8 @@ pub struct SearchArgs {
     pub words: String,
     /// `documents` (default: Kamerstukken, brieven, moties as documents) or `cases`
     /// (zaken: the parliamentary items documents belong to).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "kind_arg")]
+    #[schemars(with = "Option<KindArg>")]
     pub kind: Option<KindArg>,
     /// Only this kind of record (`Soort`, matched exactly), e.g. `Motie`, `Brief regering`,
     /// `Schriftelijke vragen`.
@@ -253,6 +254,10 @@ fn search_words(text: &str) -> Result<Vec<String>, String> {
         return Err(format!("`words` must hold 1 to {MAX_WORDS} words, not {}", words.len()));
     }
     Ok(words)
+}
+
+fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D::Error> {
+    super::pages::choice("kind", d)
 }
 
 #[tool_router(router = tk_router, vis = "pub(crate)")]
