@@ -6,7 +6,23 @@ mod support;
 
 use besluitbron_fakes::tk::{FileKind, has_xml_rendition, tk_corpus};
 use serde_json::{Value, json};
-use support::{Mcp, Server, config, fakes, structured, temp_dir, tool_error_text};
+use support::{Mcp, Reply, Server, config, fakes, temp_dir, tool_error_text};
+
+/// A document tool's structured content with the page of text its text content holds
+/// (after the summary line and a blank line) as `text`: the text is not repeated in the
+/// structured content.
+fn structured(r: &Reply) -> Value {
+    let mut v = support::structured(r);
+    let content = r.message.as_ref().expect("message")["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    if v.get("text_offset").is_some() && v.get("text").is_none() {
+        let page = content.split_once("\n\n").map_or("", |(_, page)| page).to_owned();
+        v["text"] = Value::String(page);
+    }
+    v
+}
 
 /// The id of the first document (not deleted) whose file is `kind` and whose XML
 /// rendition is present or not as asked.
@@ -126,11 +142,44 @@ async fn pages_come_from_the_buffer_and_bad_arguments_are_refused_locally() {
     for (args, says) in [
         (json!({"id": "../../etc"}), "not a document Id"),
         (json!({"id": "x".repeat(10_000)}), "at most 64 are accepted"),
-        (json!({"id": id, "length": 0}), "`length` must be between 1 and 100000"),
+        (json!({"id": id, "length": 0}), "`length` must be 1 to 100000"),
     ] {
         let e = tool_error_text(&c.call("tk_document_text", args).await);
         assert!(e.contains(says) && e.len() < 200, "{e}");
     }
     assert_eq!(f.tk.requests(), requests, "refused before any platform call");
+    server.stop().await;
+}
+
+/// tk_search shows a window of the platform's 250-record page: the continuation first
+/// walks the kept page (no request), then asks the platform's next page once.
+#[tokio::test]
+async fn tk_search_pages_through_a_kept_page_before_asking_the_next() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("tk-window"))).await;
+    let mut c = Mcp::initialize(server.url("/mcp/tk")).await;
+    let before = f.tk.requests();
+    let first = support::structured(&c.call("tk_search", json!({"words": "stikstof"})).await);
+    assert_eq!(first["items"].as_array().map(Vec::len), Some(20), "the default limit");
+    assert!(first["count"].as_u64().unwrap_or(0) > 250, "{first}");
+    assert_eq!(f.tk.requests(), before + 1);
+    let mut seen: Vec<Value> = first["items"].as_array().cloned().unwrap_or_default();
+    let mut token = first["continuation"].as_str().expect("a continuation").to_owned();
+    while seen.len() < 250 {
+        let next = support::structured(
+            &c.call("tk_search", json!({"words": "x", "continuation": token, "limit": 100}))
+                .await,
+        );
+        seen.extend(next["items"].as_array().cloned().unwrap_or_default());
+        token = next["continuation"].as_str().expect("a continuation").to_owned();
+    }
+    assert_eq!(seen.len(), 250, "windows of one page, none repeated");
+    assert_eq!(f.tk.requests(), before + 1, "the kept page answered every window");
+    let later = support::structured(&c.call("tk_search", json!({"words": "x", "continuation": token})).await);
+    assert_eq!(f.tk.requests(), before + 2, "the next page asked once");
+    assert_ne!(later["items"][0], seen[0]);
+    // A kind outside the list is a tool error naming the allowed values.
+    let e = tool_error_text(&c.call("tk_search", json!({"words": "a", "kind": "motions"})).await);
+    assert!(e.contains("`documents`") && e.contains("`cases`"), "{e}");
     server.stop().await;
 }

@@ -192,12 +192,16 @@ async fn regression_issue_11_item_8_tk_search_accepts_only_continuations_it_issu
         assert!(!text.contains("http"), "{forged}: {text}");
         assert_eq!(f.tk.requests(), before, "{forged}: nothing sent");
     }
-    let first = structured(&mcp.call("tk_search", json!({"words": "stikstof"})).await);
+    // The whole first page shown, so the continuation is the platform's next page.
+    let first = structured(&mcp.call("tk_search", json!({"words": "stikstof", "limit": 250})).await);
     let token = first["continuation"].as_str().expect("a continuation").to_owned();
     assert!(token.starts_with("tk1."), "{token}");
     let second = structured(
-        &mcp.call("tk_search", json!({"words": "ignored", "continuation": token}))
-            .await,
+        &mcp.call(
+            "tk_search",
+            json!({"words": "ignored", "continuation": token, "limit": 250}),
+        )
+        .await,
     );
     assert_ne!(first["items"], second["items"], "the next page");
     let asked = f.tk.recent_paths().pop().expect("a request");

@@ -13,7 +13,23 @@ use besluitbron_fakes::{Retired, opentk, ori};
 use besluitbron_server::clock::wall_now;
 use besluitbron_server::config::Config;
 use serde_json::{Value, json};
-use support::{Mcp, Server, config, fakes, structured, temp_dir, tool_error_text};
+use support::{Mcp, Reply, Server, config, fakes, temp_dir, tool_error_text};
+
+/// A document tool's structured content with the page of text its text content holds
+/// (after the summary line and a blank line) as `text`: the text is not repeated in the
+/// structured content.
+fn structured(r: &Reply) -> Value {
+    let mut v = support::structured(r);
+    let content = r.message.as_ref().expect("message")["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    if v.get("text_offset").is_some() && v.get("text").is_none() {
+        let page = content.split_once("\n\n").map_or("", |(_, page)| page).to_owned();
+        v["text"] = Value::String(page);
+    }
+    v
+}
 
 async fn server(f: &support::Fakes, name: &str, adjust: impl FnOnce(&mut Config)) -> Server {
     let mut cfg = config(f, &temp_dir(name));

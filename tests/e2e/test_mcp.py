@@ -519,6 +519,15 @@ def structured(result: Any, tool: str) -> dict[str, Any]:
     return result.structured_content
 
 
+def with_page(result: Any, tool: str) -> dict[str, Any]:
+    """A document tool's structured content with its page of text, which the answer gives
+    as text content only (after the summary and a blank line), as `text`."""
+    got = dict(structured(result, tool))
+    content = "".join(getattr(c, "text", "") for c in result.content)
+    got["text"] = content.split("\n\n", 1)[1] if "\n\n" in content else ""
+    return got
+
+
 def error_text(result: Any) -> str:
     return " ".join(getattr(c, "text", "") for c in result.content).strip()
 
@@ -726,7 +735,7 @@ class McpChecks:
     async def opentk_document(self, client: Client) -> None:
         status, html = await self.fakes.opentk_text("getdoc/2026D10005")
         expect(status == 200, f"getdoc answered {status}")
-        got = structured(await client.call_tool("opentk_document", {"id": "2026D10005"}), "opentk_document")
+        got = with_page(await client.call_tool("opentk_document", {"id": "2026D10005"}), "opentk_document")
         expect_eq(got.get("number"), "2026D10005", "number")
         title = html.split("<title>", 1)[1].split("</title>", 1)[0]
         expect_eq(got.get("title"), title, "title")
@@ -802,7 +811,7 @@ class McpChecks:
     # OpenBesluitvorming ----------------------------------------------------------------
 
     async def obv_sources(self, client: Client) -> None:
-        got = structured(await client.call_tool("obv_sources", {}), "obv_sources")
+        got = structured(await client.call_tool("obv_sources", {"limit": 400}), "obv_sources")
         fake = await self.fakes.obv_sources()
         expect_eq(got.get("count"), len(fake), "count")
         expect_eq(sorted(s.get("key") for s in got.get("sources", [])), sorted(s["key"] for s in fake), "source keys")
@@ -820,12 +829,20 @@ class McpChecks:
         expect_eq(sorted(s.get("key") for s in got.get("sources", [])), sorted(s["key"] for s in fake), "source keys")
 
     async def obv_status(self, client: Client) -> None:
-        got = structured(await client.call_tool("obv_status", {}), "obv_status")
         fake = await self.fakes.obv_status()
+        states: dict[str, Any] = {}
+        offset: Any = 0
+        while offset is not None:
+            got = structured(
+                await client.call_tool("obv_status", {"state": "any", "limit": 100, "offset": offset}), "obv_status"
+            )
+            states.update({s.get("source_key"): (s.get("state"), s.get("last_success_at")) for s in got["sources"]})
+            offset = got.get("next_offset")
         expect_eq(got.get("generated_at"), fake["generatedAt"], "generated_at")
-        states = {s.get("source_key"): (s.get("state"), s.get("last_success_at")) for s in got.get("sources", [])}
         expect_eq(states, {s["sourceKey"]: (s["state"], s["lastSuccessAt"]) for s in fake["sources"]},
                   "state and last_success_at per source")
+        default = structured(await client.call_tool("obv_status", {}), "obv_status")
+        expect_eq(default.get("count"), sum(1 for s in fake["sources"] if s["state"] != "ok"), "not ok by default")
         expect_eq(len(got.get("suppliers", [])), len(fake["suppliers"]), "supplier count")
         one = structured(await client.call_tool("obv_status", {"source": self.source_key}), "obv_status")
         expect_eq([s.get("source_key") for s in one.get("sources", [])], [self.source_key], "sources with source=")
@@ -856,28 +873,31 @@ class McpChecks:
         entity = await self.fakes.obv_entity(self.long_doc)
         text = entity["markdownText"]
         expect(len(text) > 100_000, f"the long document has only {len(text)} characters")
-        first = structured(await client.call_tool("obv_document", {"id": self.long_doc}), "obv_document")
+        first = with_page(await client.call_tool("obv_document", {"id": self.long_doc}), "obv_document")
         expect_eq(first.get("entity_id"), self.long_doc, "entity_id")
         expect_eq(first.get("entity_type"), "Document", "entity_type")
         expect_eq(first.get("title"), entity["title"], "title")
         expect_eq(first.get("total_length"), len(text), "total_length (characters)")
         expect_eq(first.get("text_offset"), 0, "text_offset")
-        expect_eq(first.get("text"), text[:20_000], "text of the default first page (20000 characters)")
+        expect_eq(first.get("text"), text[:8_000], "text of the default first page (8000 characters)")
         expect_eq(first.get("has_more"), True, "has_more")
+        expect_eq(first.get("next_offset"), 8_000, "next_offset")
         args = {"id": self.long_doc, "offset": 20_000, "length": 1_000}
-        second = structured(await client.call_tool("obv_document", args), "obv_document")
+        second = with_page(await client.call_tool("obv_document", args), "obv_document")
         expect_eq(second.get("text_offset"), 20_000, "text_offset")
         expect_eq(second.get("text"), text[20_000:21_000], "text at offset 20000, length 1000")
         expect_eq(second.get("has_more"), True, "has_more")
         tail_args = {"id": self.long_doc, "offset": len(text) - 10, "length": 100}
-        last = structured(await client.call_tool("obv_document", tail_args), "obv_document")
+        last = with_page(await client.call_tool("obv_document", tail_args), "obv_document")
         expect_eq(last.get("text"), text[-10:], "the last 10 characters")
         expect_eq(last.get("has_more"), False, "has_more at the end")
 
     async def obv_document_short(self, client: Client) -> None:
         entity = await self.fakes.obv_entity(self.short_doc)
         text = entity["markdownText"]
-        got = structured(await client.call_tool("obv_document", {"id": self.short_doc}), "obv_document")
+        got = with_page(
+            await client.call_tool("obv_document", {"id": self.short_doc, "length": 100_000}), "obv_document"
+        )
         expect_eq(got.get("entity_id"), self.short_doc, "entity_id")
         expect_eq(got.get("text"), text, "whole markdownText")
         expect_eq(got.get("total_length"), len(text), "total_length")
@@ -986,7 +1006,7 @@ class McpChecks:
         expect_eq(names, {str(f["Id"]).lower(): f["Afkorting"] for f in fake}, "Afkorting per faction")
 
     async def tk_committees(self, client: Client) -> None:
-        got = structured(await client.call_tool("tk_committees", {}), "tk_committees")
+        got = structured(await client.call_tool("tk_committees", {"limit": 300}), "tk_committees")
         fake = await self.fakes.tk_all("Commissie", "Verwijderd eq false")
         expect(len(fake) > 250, f"the fake's committees fit one page ({len(fake)})")
         expect_eq(got.get("count"), len(fake), "count")
@@ -996,13 +1016,13 @@ class McpChecks:
         odata_filter = tk_words_filter(["stikstof"]) + " and Verwijderd eq false"
         fake = await self.fakes.tk_page("Document", odata_filter, "Datum desc")
         expect("@odata.nextLink" in fake, "the fake's stikstof documents fit one page")
-        got = structured(await client.call_tool("tk_search", {"words": "stikstof"}), "tk_search")
+        got = structured(await client.call_tool("tk_search", {"words": "stikstof", "limit": 250}), "tk_search")
         expect_eq(ids_of(got.get("items", [])), ids_of(fake["value"]), "ids of the first page, newest first")
         first = got["items"][0]
         expect_eq(field(first, "Onderwerp"), fake["value"][0]["Onderwerp"], "Onderwerp of the first item")
         token = got.get("continuation")
         expect(isinstance(token, str) and token != "", f"no continuation: {short(token)}")
-        args = {"words": "stikstof", "continuation": token}
+        args = {"words": "stikstof", "continuation": token, "limit": 250}
         second = structured(await client.call_tool("tk_search", args), "tk_search")
         fake_next = await self.fakes.tk_next(fake["@odata.nextLink"])
         expect_eq(ids_of(second.get("items", [])), ids_of(fake_next["value"]), "ids of the second page")
@@ -1108,11 +1128,11 @@ class McpChecks:
         # is a PDF letter, the 4th a scan; the first (deleted) is left out by the filter.
         page = await self.fakes.tk_page("Document", "Verwijderd eq false")
         pdf, scan = page["value"][5]["Id"], page["value"][2]["Id"]
-        first = structured(await client.call_tool("tk_document_text", {"id": pdf, "length": 400}), "tk_document_text")
+        first = with_page(await client.call_tool("tk_document_text", {"id": pdf, "length": 400}), "tk_document_text")
         expect_eq(first.get("format"), "pdf", "format")
         expect("financiële gevolgen voor gemeenten" in (first.get("text") or ""), f"text is {short(first.get('text'))}")
         expect_eq(first.get("has_more"), True, "has_more")
-        rest = structured(
+        rest = with_page(
             await client.call_tool("tk_document_text", {"id": pdf, "offset": 400, "length": 100000}), "tk_document_text"
         )
         expect_eq(rest.get("has_more"), False, "has_more of the rest")

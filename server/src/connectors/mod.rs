@@ -18,6 +18,7 @@ pub mod ob;
 pub mod obv;
 pub mod opentk;
 pub mod ori;
+pub mod pages;
 pub mod rechtspraak;
 #[cfg(test)]
 mod render_test;

@@ -86,6 +86,30 @@ pub struct OpenTkCorpus {
     pub documents: Vec<OpenTkDocument>,
 }
 
+/// Every n-th document (the first among them) has a long text, far longer than a page of
+/// a document tool's answer, for paging and answer-budget tests.
+pub const LONG_DOCUMENT_EVERY: usize = 50;
+/// A long document's text is at least this many characters.
+pub const LONG_DOCUMENT_CHARS: usize = 60_000;
+
+/// `opening`, and for every [`LONG_DOCUMENT_EVERY`]-th document numbered paragraphs after
+/// it up to [`LONG_DOCUMENT_CHARS`].
+fn long_text(i: usize, opening: String) -> String {
+    if !i.is_multiple_of(LONG_DOCUMENT_EVERY) {
+        return opening;
+    }
+    let mut text = opening;
+    let mut n = 1;
+    while text.len() < LONG_DOCUMENT_CHARS {
+        text.push_str(&format!(
+            " {n}. De Kamer overweegt dat de regering de gevolgen van het voorstel voor burgers, bedrijven en \
+             gemeenten in kaart brengt en de Kamer daarover voor het einde van het jaar informeert."
+        ));
+        n += 1;
+    }
+    text
+}
+
 /// The fake's corpus, generated once per process.
 pub fn opentk_corpus() -> &'static OpenTkCorpus {
     static CORPUS: OnceLock<OpenTkCorpus> = OnceLock::new();
@@ -106,10 +130,13 @@ pub fn opentk_corpus() -> &'static OpenTkCorpus {
                     datum: format!("{y:04}-{m:02}-{d:02}"),
                     category: category.to_owned(),
                     onderwerp: format!("{category} over {topic} ({})", mix64(i as u64) % 1000),
-                    text: format!(
-                        "De Tweede Kamer spreekt over {topic}. Nummer {} van de kamer, punt {}.",
-                        10_001 + i,
-                        i % 7
+                    text: long_text(
+                        i,
+                        format!(
+                            "De Tweede Kamer spreekt over {topic}. Nummer {} van de kamer, punt {}.",
+                            10_001 + i,
+                            i % 7
+                        ),
                     ),
                     kamerstuk: (i < 100).then(|| format!("kst-36200-{}", i + 1)),
                 }

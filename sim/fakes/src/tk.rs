@@ -37,7 +37,8 @@ use tokio::net::TcpListener;
 
 use crate::faults::{self, FakeShared, FaultReplies, Faults};
 pub use crate::tk_corpus::{
-    DOCUMENT_COUNT, FileKind, HISTORICAL_COMMISSIE_COUNT, TkCorpus, ZAAK_COUNT, has_xml_rendition,
+    DOCUMENT_COUNT, FileKind, HISTORICAL_COMMISSIE_COUNT, LONG_RENDITION_CHARS, TkCorpus, ZAAK_COUNT,
+    has_long_rendition, has_xml_rendition,
 };
 use crate::{FakeConfig, FakeHandle, encode_component, odata, raw_response, registry};
 
@@ -305,6 +306,21 @@ pub fn rendition_xml(document: &Map<String, Value>) -> String {
     )
 }
 
+/// A rendition made long: numbered paragraphs added to its `algemeen` part up to
+/// [`LONG_RENDITION_CHARS`], far longer than a page of `tk_document_text`'s answer.
+fn lengthen_rendition(xml: &str) -> String {
+    let mut paragraphs = String::new();
+    let mut n = 1;
+    while paragraphs.len() < LONG_RENDITION_CHARS {
+        paragraphs.push_str(&format!(
+            "<al>{n}. De regering zet de maatregelen voort en informeert de Kamer over de voortgang, de kosten en \
+             de gevolgen voor gemeenten, provincies en waterschappen.</al>"
+        ));
+        n += 1;
+    }
+    xml.replacen("</algemeen>", &format!("{paragraphs}</algemeen>"), 1)
+}
+
 async fn resource(Path(segment): Path<String>) -> Response<Body> {
     let corpus = tk_corpus();
     match split_segment(&segment) {
@@ -333,7 +349,13 @@ async fn resource(Path(segment): Path<String>) -> Response<Body> {
             match found {
                 // The platform's own wrong type for its XML renditions is not known; a
                 // generic one keeps the client honest about sniffing.
-                Some((_, d)) => raw_response(StatusCode::OK, "application/octet-stream", rendition_xml(d)),
+                Some((i, d)) => {
+                    let mut xml = rendition_xml(d);
+                    if has_long_rendition(i) {
+                        xml = lengthen_rendition(&xml);
+                    }
+                    raw_response(StatusCode::OK, "application/octet-stream", xml)
+                }
                 None => odata_error(StatusCode::NOT_FOUND, "No resource was found."),
             }
         }

@@ -399,6 +399,15 @@ pub fn has_xml_rendition(i: usize) -> bool {
     i.is_multiple_of(4)
 }
 
+/// Whether the document at index `i` has a long XML rendition (every 40th; each also has
+/// a rendition): at least [`LONG_RENDITION_CHARS`] characters of text.
+pub fn has_long_rendition(i: usize) -> bool {
+    i.is_multiple_of(40)
+}
+
+/// A long rendition's text is at least this many characters.
+pub const LONG_RENDITION_CHARS: usize = 60_000;
+
 fn zaak(i: usize) -> Map<String, Value> {
     let s = 23;
     let (_, phrase, title) = TOPICS[pick(s, i as u64 * 3, TOPICS.len())];

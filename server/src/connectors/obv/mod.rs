@@ -31,7 +31,7 @@ use crate::mcp::call::Who;
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
 use crate::platforms::obv::{EntityType, OTHER_CALL_COST, ObvClient, RateInfo, SearchParams, SortOrder};
-use render::{DocumentAnswer, SearchAnswer, SourcesAnswer, StatusAnswer};
+use render::{DocumentAnswer, SearchAnswer, Searched, SourcesAnswer, StatusAnswer};
 
 const PLATFORM: PlatformId = PlatformId::Obv;
 
@@ -81,40 +81,90 @@ fn feedback(rate: RateInfo) -> Feedback {
     }
 }
 
+/// Kinds of entity a search can be restricted to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+pub enum EntityTypeArg {
+    /// Meetings (a recording matches as its meeting).
+    Meeting,
+    /// Documents.
+    Document,
+    /// Motions.
+    Motion,
+    /// Recordings.
+    Recording,
+}
+
+impl From<EntityTypeArg> for EntityType {
+    fn from(t: EntityTypeArg) -> EntityType {
+        match t {
+            EntityTypeArg::Meeting => EntityType::Meeting,
+            EntityTypeArg::Document => EntityType::Document,
+            EntityTypeArg::Motion => EntityType::Motion,
+            EntityTypeArg::Recording => EntityType::Recording,
+        }
+    }
+}
+
+/// Orders of a search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SortArg {
+    /// Newest first (the default).
+    DateDesc,
+    /// Oldest first.
+    DateAsc,
+    /// By title.
+    TitleAsc,
+    /// Best match first.
+    Relevance,
+}
+
+impl From<SortArg> for SortOrder {
+    fn from(s: SortArg) -> SortOrder {
+        match s {
+            SortArg::DateDesc => SortOrder::DateDesc,
+            SortArg::DateAsc => SortOrder::DateAsc,
+            SortArg::TitleAsc => SortOrder::TitleAsc,
+            SortArg::Relevance => SortOrder::Relevance,
+        }
+    }
+}
+
 /// Arguments of `obv_search`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Words that must all occur (a "quoted phrase" is allowed). Required unless
-    /// `organization` is given.
+    /// Words that must all occur (a "quoted phrase" is allowed), e.g. `woningbouw` or
+    /// `"sociale huur"`. Required unless `organization` is given.
     #[schemars(length(max = 500))]
     #[serde(default)]
     pub query: Option<String>,
-    /// Restrict to one source: a key from obv_sources, e.g. `gemeente_utrecht`. Much
-    /// faster than searching all 331 sources.
+    /// Restrict to one source: a key from obv_sources, e.g. `gemeente-utrecht`,
+    /// `provincie-noord-brabant`. Much faster than searching all 331 sources.
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub organization: Option<String>,
-    /// Only this kind: Meeting, Document, Motion or Recording.
-    #[schemars(length(max = 20))]
-    #[serde(default)]
-    pub entity_type: Option<String>,
-    /// First day, YYYY-MM-DD.
-    #[schemars(length(max = 10))]
+    /// Only this kind of entity.
+    #[serde(default, deserialize_with = "entity_type_arg")]
+    #[schemars(with = "Option<EntityTypeArg>")]
+    pub entity_type: Option<EntityTypeArg>,
+    /// First day, YYYY-MM-DD (e.g. 2025-01-01).
+    #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_from: Option<String>,
     /// Last day (inclusive), YYYY-MM-DD.
-    #[schemars(length(max = 10))]
+    #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_to: Option<String>,
-    /// date_desc (default), date_asc, title_asc or relevance.
-    #[schemars(length(max = 20))]
-    #[serde(default)]
-    pub sort: Option<String>,
+    /// The order of the hits (default date_desc, newest first).
+    #[serde(default, deserialize_with = "sort_arg")]
+    #[schemars(with = "Option<SortArg>")]
+    pub sort: Option<SortArg>,
     /// Hits per page, 1 to 100 (default 24). Above 24 costs more platform capacity.
+    #[schemars(range(min = 1, max = 100))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Hits to skip, for the next page.
+    /// Hits to skip, for the next page (the answer gives `next_offset`).
     #[serde(default)]
     pub offset: Option<u32>,
 }
@@ -130,19 +180,13 @@ impl SearchArgs {
             .map(|q| Fold::Whitespace.apply(q))
             .filter(|q| !q.is_empty());
         p.organization = self.organization.clone().filter(|o| !o.is_empty());
-        p.entity_type = match &self.entity_type {
-            Some(t) => Some(t.parse::<EntityType>().map_err(|e| e.to_string())?),
-            None => None,
-        };
-        p.sort = match &self.sort {
-            Some(s) => s.parse::<SortOrder>().map_err(|e| e.to_string())?,
-            None => SortOrder::default(),
-        };
+        p.entity_type = self.entity_type.map(EntityType::from);
+        p.sort = self.sort.map(SortOrder::from).unwrap_or_default();
         p.date_from = self.date_from.clone();
         p.date_to = self.date_to.clone();
         p.limit = self.limit.unwrap_or(24);
         p.offset = self.offset.unwrap_or(0);
-        p.validate().map_err(|e| e.to_string())?;
+        p.validate().map_err(|e| format!("obv_search: {e}"))?;
         Ok(p)
     }
 }
@@ -169,6 +213,20 @@ fn search_key(params: &SearchParams) -> CacheKey {
     key
 }
 
+/// What a search asked, as its answer reports it.
+fn searched(params: &SearchParams) -> Searched {
+    Searched {
+        query: params.query.clone(),
+        organization: params.organization.clone(),
+        entity_type: params.entity_type.map(|t| t.as_str().to_owned()),
+        date_from: params.date_from.clone(),
+        date_to: params.date_to.clone(),
+        sort: params.sort.as_str().to_owned(),
+        offset: params.offset,
+        limit: params.limit,
+    }
+}
+
 /// Arguments of `obv_document`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -176,36 +234,136 @@ pub struct DocumentArgs {
     /// The entity id from a search hit, e.g. `document:notubiz:gemeente:soest:12345`.
     #[schemars(length(max = 512))]
     pub id: String,
-    /// Where to start in the text, in characters (default 0).
+    /// Where to start in the text, in characters (default 0; the answer gives
+    /// `next_offset`).
     #[serde(default)]
     pub offset: Option<usize>,
-    /// How many characters to return (default 20000, at most 100000).
+    /// How many characters to return (default 8000, at most 100000).
+    #[schemars(range(min = 1, max = 100_000))]
     #[serde(default)]
     pub length: Option<usize>,
+}
+
+/// Organisation types of the sources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OrganizationTypeArg {
+    /// Municipalities (gemeenten).
+    Municipality,
+    /// Provinces.
+    Province,
+    /// Water boards (waterschappen).
+    WaterBoard,
+}
+
+impl OrganizationTypeArg {
+    /// The platform's `organizationType`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            OrganizationTypeArg::Municipality => "municipality",
+            OrganizationTypeArg::Province => "province",
+            OrganizationTypeArg::WaterBoard => "water_board",
+        }
+    }
 }
 
 /// Arguments of `obv_sources`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourcesArgs {
-    /// Only sources of this organisation type, e.g. `municipality`, `province`, `water`.
-    #[schemars(length(max = 50))]
+    /// Only sources of this organisation type.
+    #[serde(default, deserialize_with = "organization_type_arg")]
+    #[schemars(with = "Option<OrganizationTypeArg>")]
+    pub organization_type: Option<OrganizationTypeArg>,
+    /// Only sources whose name or key contains this text (any case), e.g. `utrecht`.
+    #[schemars(length(max = 100))]
     #[serde(default)]
-    pub organization_type: Option<String>,
+    pub name: Option<String>,
+    /// Sources to show, 1 to 400 (default 50).
+    #[schemars(range(min = 1, max = 400))]
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Sources to skip, for the next part of the list (the answer gives `next_offset`).
+    #[serde(default)]
+    pub offset: Option<usize>,
+}
+
+/// Which sources a load-status answer shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StateArg {
+    /// Every source whose state is not `ok` (the default).
+    #[default]
+    NotOk,
+    /// Every source.
+    Any,
+    /// Importing normally.
+    Ok,
+    /// Imports succeed but the content is old.
+    Stale,
+    /// Imports fail.
+    Failing,
+    /// Never imported.
+    NeverImported,
+    /// Not implemented by the platform.
+    NotImplemented,
+    /// The organisation no longer exists (merged).
+    Discontinued,
+}
+
+impl StateArg {
+    /// The argument's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StateArg::NotOk => "not_ok",
+            StateArg::Any => "any",
+            StateArg::Ok => "ok",
+            StateArg::Stale => "stale",
+            StateArg::Failing => "failing",
+            StateArg::NeverImported => "never_imported",
+            StateArg::NotImplemented => "not_implemented",
+            StateArg::Discontinued => "discontinued",
+        }
+    }
 }
 
 /// Arguments of `obv_status`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {
-    /// Only this source key.
+    /// Only this source key (from obv_sources), e.g. `gemeente-utrecht`; `state` is then
+    /// ignored.
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub source: Option<String>,
+    /// Only sources in this state (default not_ok: every source with a problem).
+    #[serde(default, deserialize_with = "state_arg")]
+    #[schemars(with = "Option<StateArg>")]
+    pub state: Option<StateArg>,
+    /// Sources to show, 1 to 100 (default 25).
+    #[schemars(range(min = 1, max = 100))]
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Sources to skip, for the next part of the list (the answer gives `next_offset`).
+    #[serde(default)]
+    pub offset: Option<usize>,
 }
 
-const DEFAULT_LENGTH: usize = 20_000;
-const MAX_LENGTH: usize = 100_000;
+fn entity_type_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<EntityTypeArg>, D::Error> {
+    super::pages::choice("entity_type", d)
+}
+
+fn sort_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<SortArg>, D::Error> {
+    super::pages::choice("sort", d)
+}
+
+fn organization_type_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<OrganizationTypeArg>, D::Error> {
+    super::pages::choice("organization_type", d)
+}
+
+fn state_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<StateArg>, D::Error> {
+    super::pages::choice("state", d)
+}
 
 /// The sources' call, shared by `obv_sources` and the completion of organisation keys.
 pub(crate) fn sources_call(client: Arc<ObvClient>) -> PlatformCall<SourcesAnswer> {
@@ -229,7 +387,9 @@ impl Besluit {
                        `organization` (a key from obv_sources) whenever the question is about one municipality, \
                        province or water board: searching all 331 sources is slower. A first search on a subject \
                        is slower than a repeat, which is answered from BesluitBron's buffer for ten minutes. \
-                       limit above 24 costs extra platform capacity.",
+                       `limit` 1-100 (default 24; above 24 costs extra platform capacity); page with `offset` (the \
+                       answer gives `next_offset`). An empty answer says what was searched and how to widen it.",
+        output_schema = crate::mcp::schema::output::<render::SearchShown>(),
         annotations(
             title = "Search OpenBesluitvorming",
             read_only_hint = true,
@@ -252,6 +412,7 @@ impl Besluit {
             Err(e) => return Ok(tool_error(e)),
         };
         let (key, cost) = (search_key(&params), params.cost());
+        let asked = searched(&params);
         let params = Arc::new(params);
         let call = PlatformCall::new(key, cost, move || {
             let (client, params) = (Arc::clone(&client), Arc::clone(&params));
@@ -260,7 +421,11 @@ impl Besluit {
                 Ok((SearchAnswer::from(page), feedback(rate)))
             }
         });
-        Ok(self.answer_shown(&call_scope, "obv_search", call, render::search).await)
+        Ok(self
+            .answer(&call_scope, "obv_search", call, |answer, served| {
+                render::search(answer, served, &asked)
+            })
+            .await)
     }
 
     /// Read one document or meeting.
@@ -269,8 +434,11 @@ impl Besluit {
         description = "Read one OpenBesluitvorming document, meeting or motion by its id (from obv_search): \
                        metadata plus the full text, in pages of `length` characters from `offset`. Full text is \
                        slow and the most expensive call BesluitBron makes; use it only for documents the answer \
-                       needs, and prefer search summaries when they suffice. Once read, a document is kept in \
-                       BesluitBron's buffer for weeks, so rereading and paging are fast.",
+                       needs, and prefer search summaries when they suffice. A page is 8000 characters by default \
+                       (`length` up to 100000); the text is the answer's text content only, its structured content \
+                       gives the metadata and where the page is (`next_offset` reads on). Once read, a document is \
+                       kept in BesluitBron's buffer for weeks, so rereading and paging are fast.",
+        output_schema = crate::mcp::schema::output::<render::DocumentShown>(),
         annotations(
             title = "Read an OpenBesluitvorming document",
             read_only_hint = true,
@@ -287,7 +455,7 @@ impl Besluit {
         let id = args.id.trim().to_owned();
         if id.is_empty() || id.len() > 512 {
             return Ok(tool_error(
-                "`id` must be an entity id from obv_search (1 to 512 characters)",
+                "obv_document: `id` must be an entity id from obv_search (its `entity_id`, 1 to 512 characters)",
             ));
         }
         // The id becomes one path segment; `.` and `..` cannot be one. Refused here, before
@@ -295,12 +463,10 @@ impl Besluit {
         if let Err(e) = crate::platforms::http::path_segment(PLATFORM, &id) {
             return Ok(tool_error(e));
         }
-        let length = args.length.unwrap_or(DEFAULT_LENGTH);
-        if length == 0 || length > MAX_LENGTH {
-            return Ok(tool_error(format!(
-                "`length` must be between 1 and {MAX_LENGTH} characters"
-            )));
-        }
+        let length = match super::pages::text_length("obv_document", args.length) {
+            Ok(length) => length,
+            Err(message) => return Ok(tool_error(message)),
+        };
         let offset = args.offset.unwrap_or(0);
         let client = match self.shared().clients.get::<ObvClient>(PLATFORM) {
             Ok(c) => c,
@@ -326,8 +492,11 @@ impl Besluit {
     #[tool(
         name = "obv_sources",
         description = "List OpenBesluitvorming's 331 sources (municipalities, provinces, water boards) with the \
-                       key to pass as `organization` to obv_search. A reference list that changes over months: \
-                       answered from BesluitBron's buffer almost always.",
+                       key to pass as `organization` to obv_search (e.g. `gemeente-utrecht`). Narrow with `name` \
+                       (part of the name or key, e.g. `utrecht`) and `organization_type`; shows `limit` sources \
+                       (default 50, up to 400) from `offset`. A reference list that changes over months: answered \
+                       from BesluitBron's buffer almost always.",
+        output_schema = crate::mcp::schema::output::<render::SourcesShown>(),
         annotations(
             title = "OpenBesluitvorming sources",
             read_only_hint = true,
@@ -346,10 +515,19 @@ impl Besluit {
             Err(e) => return Ok(tool_error(e)),
         };
         let call = sources_call(client);
-        let wanted = args.organization_type;
+        let limit = match super::pages::list_limit("obv_sources", args.limit, 50, 400) {
+            Ok(limit) => limit,
+            Err(message) => return Ok(tool_error(message)),
+        };
+        let filter = render::SourcesFilter {
+            organization_type: args.organization_type.map(|t| t.as_str()),
+            name: args.name.filter(|n| !n.trim().is_empty()),
+            offset: args.offset.unwrap_or(0),
+            limit,
+        };
         Ok(self
             .answer(&call_scope, "obv_sources", call, |answer, served| {
-                render::sources(answer, served, wanted.as_deref())
+                render::sources(answer, served, &filter)
             })
             .await)
     }
@@ -359,7 +537,10 @@ impl Besluit {
         name = "obv_status",
         description = "OpenBesluitvorming's load status (Laadstatus): per source whether its imports succeed, \
                        when it last did, and how current its content is. Use it to judge whether a source's \
-                       results are complete and up to date. BesluitBron refreshes it itself every ten minutes.",
+                       results are complete and up to date. By default the sources with a problem (`state` \
+                       not_ok), `limit` 25 at a time (up to 100) from `offset`; `source` gives one source. \
+                       BesluitBron refreshes it itself every ten minutes.",
+        output_schema = crate::mcp::schema::output::<render::StatusShown>(),
         annotations(
             title = "OpenBesluitvorming load status",
             read_only_hint = true,
@@ -379,13 +560,22 @@ impl Besluit {
         };
         // The load status is BesluitBron's own maintenance: asked as the system session,
         // whoever asks (R-L7).
-        let source = args.source;
+        let limit = match super::pages::list_limit("obv_status", args.limit, 25, 100) {
+            Ok(limit) => limit,
+            Err(message) => return Ok(tool_error(message)),
+        };
+        let filter = render::StatusFilter {
+            source: args.source.filter(|s| !s.trim().is_empty()),
+            state: args.state.unwrap_or_default().as_str(),
+            offset: args.offset.unwrap_or(0),
+            limit,
+        };
         Ok(self
             .answer_for(Who::System, &call_scope, "obv_status", call, |answer, served| {
-                render::status(answer, served, source.as_deref()).ok_or_else(|| {
+                render::status(answer, served, &filter).ok_or_else(|| {
                     format!(
-                        "OpenBesluitvorming reports no source `{}`; obv_sources lists the keys",
-                        source.as_deref().unwrap_or_default()
+                        "OpenBesluitvorming's load status has no source `{}`; obv_sources (with `name`) lists the keys",
+                        crate::platforms::http::brief(filter.source.as_deref().unwrap_or_default())
                     )
                 })
             })

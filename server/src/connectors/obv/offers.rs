@@ -19,9 +19,9 @@ pub const OFFERS: Offers = Offers {
         name: "obv-sources",
         title: "OpenBesluitvorming: bronnen",
         description: "OpenBesluitvorming's sources (municipalities, provinces, water boards) with the key to pass \
-                      as `organization` to obv_search, as obv_sources gives them.",
+                      as `organization` to obv_search: the whole list (up to 400), as obv_sources gives them.",
         tool: "obv_sources",
-        arguments: "{}",
+        arguments: r#"{"limit": 400}"#,
         shape: Shape::Json,
     }],
     templates: &[TemplateOffer {

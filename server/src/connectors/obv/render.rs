@@ -5,15 +5,17 @@
 use std::fmt::Write as _;
 
 use besluitbron_core::path::Served;
+use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::connectors::pages::{TextPage, Window, text_page};
 use crate::mcp::call::Structure;
 use crate::mcp::{Rendered, provenance};
 use crate::platforms::obv::{Entity, SearchPage, Source, Status};
 
 /// One hit of `obv_search`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Hit {
     /// Composite id, for obv_document.
     pub entity_id: String,
@@ -32,7 +34,7 @@ pub struct Hit {
 }
 
 /// What `obv_search` keeps: one page of hits.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchAnswer {
     /// The hits.
     pub results: Vec<Hit>,
@@ -67,15 +69,113 @@ impl From<SearchPage> for SearchAnswer {
     }
 }
 
-/// `obv_search`'s result.
-pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
-    let mut text = format!(
-        "{} of about {} hits{}.",
-        answer.results.len(),
-        answer.total_count,
-        provenance(served)
-    );
-    for hit in answer.results.iter().take(10) {
+/// What a search asked (its answer says so, and an empty one says how to widen it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Searched {
+    /// The words.
+    pub query: Option<String>,
+    /// The source key.
+    pub organization: Option<String>,
+    /// The kind of entity.
+    pub entity_type: Option<String>,
+    /// First day.
+    pub date_from: Option<String>,
+    /// Last day.
+    pub date_to: Option<String>,
+    /// The order.
+    pub sort: String,
+    /// Hits skipped.
+    pub offset: u32,
+    /// Hits per page.
+    pub limit: u32,
+}
+
+impl Searched {
+    /// The search in words: "`woningbouw` in gemeente-utrecht, motions, from … to …".
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(q) = &self.query {
+            parts.push(format!("`{q}`"));
+        }
+        parts.push(match &self.organization {
+            Some(o) => format!("in source `{o}`"),
+            None => "in all 331 sources".to_owned(),
+        });
+        if let Some(t) = &self.entity_type {
+            parts.push(format!("entity_type {t}"));
+        }
+        match (&self.date_from, &self.date_to) {
+            (Some(f), Some(t)) => parts.push(format!("from {f} to {t}")),
+            (Some(f), None) => parts.push(format!("from {f}")),
+            (None, Some(t)) => parts.push(format!("until {t}")),
+            (None, None) => {}
+        }
+        parts.join(", ")
+    }
+
+    /// How to find more when nothing matched.
+    fn widen(&self) -> String {
+        let mut steps = Vec::new();
+        if self.offset > 0 {
+            steps.push("lower `offset` (the search has fewer hits than that)".to_owned());
+        }
+        if self.entity_type.is_some() {
+            steps.push("drop `entity_type`".to_owned());
+        }
+        if self.date_from.is_some() || self.date_to.is_some() {
+            steps.push("widen or drop `date_from`/`date_to`".to_owned());
+        }
+        if self.organization.is_some() {
+            steps.push("drop `organization` to search all sources (check the key with obv_sources)".to_owned());
+        }
+        if self.query.is_some() {
+            steps.push("use fewer or other words (all words must occur)".to_owned());
+        }
+        steps.push(
+            "for the Tweede Kamer use tk_search or opentk_search, for official publications ob_search, for older \
+             council records ori_search"
+                .to_owned(),
+        );
+        steps.join("; ")
+    }
+}
+
+/// `obv_search`'s structured content: the kept page, what was asked, and where the next
+/// page starts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchShown {
+    /// The page.
+    #[serde(flatten)]
+    pub answer: SearchAnswer,
+    /// What was searched.
+    pub searched: Searched,
+    /// The `offset` of the next page, when there is one.
+    pub next_offset: Option<u32>,
+}
+
+/// `obv_search`'s result: every hit of the page as a line, what was searched, and how to
+/// get the next page (or, for no hits, how to widen the search).
+pub fn search(answer: &SearchAnswer, served: Served, searched: &Searched) -> Rendered {
+    let shown = u32::try_from(answer.results.len()).unwrap_or(u32::MAX);
+    let next_offset = answer.has_more.then(|| searched.offset.saturating_add(shown));
+    let mut text = if answer.results.is_empty() {
+        format!(
+            "OpenBesluitvorming found nothing for {}{}. To widen: {}.",
+            searched.describe(),
+            provenance(served),
+            searched.widen()
+        )
+    } else {
+        format!(
+            "Hits {}–{} of about {} for {}{}.",
+            searched.offset + 1,
+            searched.offset.saturating_add(shown),
+            answer.total_count,
+            searched.describe(),
+            provenance(served)
+        )
+    };
+    for hit in &answer.results {
         for (before, part) in [
             ("\n- ", hit.title.as_str()),
             (" (", hit.organization.as_str()),
@@ -86,11 +186,17 @@ pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
             text.push_str(part);
         }
     }
-    Rendered::answer(text)
+    if let Some(next) = next_offset {
+        let _ = write!(text, "\nMore hits: call again with `offset` {next}.");
+    }
+    Rendered {
+        text,
+        structured: Structure::Answer(vec![("searched", json!(searched)), ("next_offset", json!(next_offset))]),
+    }
 }
 
 /// An agenda item of a meeting, as `obv_document` keeps it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AgendaEntry {
     /// Id.
     pub id: String,
@@ -103,7 +209,7 @@ pub struct AgendaEntry {
 }
 
 /// A document on an agenda item.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AgendaDocumentEntry {
     /// Id, for obv_document.
     pub id: String,
@@ -112,7 +218,7 @@ pub struct AgendaDocumentEntry {
 }
 
 /// A motion of a meeting, as `obv_document` keeps it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MotionEntry {
     /// Id.
     pub id: String,
@@ -127,7 +233,7 @@ pub struct MotionEntry {
 }
 
 /// The motion an entity is.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MotionSummary {
     /// Name.
     pub name: String,
@@ -142,7 +248,7 @@ pub struct MotionSummary {
 }
 
 /// What `obv_document` keeps: an entity with its whole text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DocumentAnswer {
     /// Composite id.
     pub entity_id: String,
@@ -218,39 +324,76 @@ impl From<Entity> for DocumentAnswer {
     }
 }
 
-/// `obv_document`'s result: the characters `offset..offset + length` of the text.
+/// `obv_document`'s structured content: the entity without its text, and where the
+/// page shown as text content is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DocumentShown {
+    /// Composite id.
+    pub entity_id: String,
+    /// Its type.
+    pub entity_type: String,
+    /// Title.
+    pub title: String,
+    /// The organisation's name.
+    pub organization: String,
+    /// The date, as the platform writes it.
+    pub date: String,
+    /// Where the file is.
+    pub download_url: Option<String>,
+    /// The PDF.
+    pub pdf_url: Option<String>,
+    /// The meeting it belongs to.
+    pub meeting_id: Option<String>,
+    /// A meeting's agenda.
+    pub agenda: Vec<AgendaEntry>,
+    /// A meeting's motions.
+    pub motions: Vec<MotionEntry>,
+    /// A motion's own result.
+    pub motion: Option<MotionSummary>,
+    /// Where the page of text is.
+    #[serde(flatten)]
+    pub page: TextPage,
+}
+
+/// `obv_document`'s result: the characters `offset..offset + length` of the text as the
+/// text content, the metadata and the page's place as structured content.
 pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: usize) -> Rendered {
-    let total = answer.text.chars().count();
-    let page: String = answer.text.chars().skip(offset).take(length).collect();
-    let has_more = offset.saturating_add(length) < total;
+    let (page, at) = text_page(&answer.text, offset, length);
     let summary = format!(
-        "{} — {} ({}), characters {}–{} of {}{}{}.",
+        "{} — {} ({}), {}{}.",
         answer.title,
         answer.organization,
         answer.date,
-        offset.min(total),
-        (offset + length).min(total),
-        total,
-        if has_more {
-            "; ask again with a larger offset for the rest"
-        } else {
-            ""
-        },
+        at.note(),
         provenance(served)
     );
+    let body = if answer.text.is_empty() {
+        "OpenBesluitvorming holds no text for this entity; its file (download_url / pdf_url) may have it.".to_owned()
+    } else {
+        page
+    };
+    let shown = DocumentShown {
+        entity_id: answer.entity_id.clone(),
+        entity_type: answer.entity_type.clone(),
+        title: answer.title.clone(),
+        organization: answer.organization.clone(),
+        date: answer.date.clone(),
+        download_url: answer.download_url.clone(),
+        pdf_url: answer.pdf_url.clone(),
+        meeting_id: answer.meeting_id.clone(),
+        agenda: answer.agenda.clone(),
+        motions: answer.motions.clone(),
+        motion: answer.motion.clone(),
+        page: at,
+    };
     Rendered {
-        text: format!("{summary}\n\n{page}"),
-        structured: Structure::Answer(vec![
-            ("text", json!(page)),
-            ("text_offset", json!(offset)),
-            ("total_length", json!(total)),
-            ("has_more", json!(has_more)),
-        ]),
+        text: format!("{summary}\n\n{body}"),
+        structured: Structure::Own(json!(shown)),
     }
 }
 
 /// One source, as `obv_sources` keeps it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SourceEntry {
     /// The key to pass as `organization`.
     pub key: String,
@@ -265,7 +408,7 @@ pub struct SourceEntry {
 }
 
 /// What `obv_sources` keeps: the whole list.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SourcesAnswer {
     /// The sources, in the platform's order.
     pub sources: Vec<SourceEntry>,
@@ -288,34 +431,92 @@ impl From<Vec<Source>> for SourcesAnswer {
     }
 }
 
-/// `obv_sources`'s result, only sources of `organization_type` when given (any case).
-pub fn sources(answer: &SourcesAnswer, served: Served, organization_type: Option<&str>) -> Rendered {
-    let wanted = organization_type.map(str::to_lowercase);
-    let chosen: Vec<&SourceEntry> = answer
+/// Which sources `obv_sources` shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourcesFilter {
+    /// Only this `organizationType`.
+    pub organization_type: Option<&'static str>,
+    /// Only names or keys containing this (any case).
+    pub name: Option<String>,
+    /// Matching sources skipped.
+    pub offset: usize,
+    /// The most shown.
+    pub limit: usize,
+}
+
+/// `obv_sources`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SourcesShown {
+    /// The sources shown, in the platform's order.
+    pub sources: Vec<SourceEntry>,
+    /// How many sources the platform has in all.
+    pub total: usize,
+    /// Which of the matching sources are shown.
+    #[serde(flatten)]
+    pub window: Window,
+}
+
+/// `obv_sources`'s result: the sources that match `filter`, a window of them.
+pub fn sources(answer: &SourcesAnswer, served: Served, filter: &SourcesFilter) -> Rendered {
+    let name = filter.name.as_deref().map(str::to_lowercase);
+    let matching: Vec<&SourceEntry> = answer
         .sources
         .iter()
         .filter(|s| {
-            wanted
-                .as_deref()
-                .is_none_or(|w| s.organization_type.to_lowercase() == w)
+            filter
+                .organization_type
+                .is_none_or(|t| s.organization_type.eq_ignore_ascii_case(t))
+        })
+        .filter(|s| {
+            name.as_deref()
+                .is_none_or(|n| s.label.to_lowercase().contains(n) || s.key.to_lowercase().contains(n))
         })
         .collect();
-    let count = chosen.len();
-    let mut text = format!("{count} sources{}.", provenance(served));
-    for s in chosen.iter().take(20) {
+    let window = Window::new(matching.len(), filter.offset, filter.limit);
+    let shown: Vec<SourceEntry> = window.of(&matching).iter().map(|s| (*s).clone()).collect();
+    let mut asked = Vec::new();
+    if let Some(t) = filter.organization_type {
+        asked.push(format!("organization_type {t}"));
+    }
+    if let Some(n) = &filter.name {
+        asked.push(format!("name containing `{n}`"));
+    }
+    let mut text = if matching.is_empty() {
+        format!(
+            "No OpenBesluitvorming source matches {}{} (of {} sources). To widen: use a shorter part of the name \
+             (e.g. `utrecht`), or drop `name` or `organization_type`.",
+            asked.join(" and "),
+            provenance(served),
+            answer.sources.len()
+        )
+    } else {
+        format!(
+            "OpenBesluitvorming sources{}{}: {}. Pass a key as `organization` to obv_search.",
+            if asked.is_empty() {
+                String::new()
+            } else {
+                format!(" matching {}", asked.join(" and "))
+            },
+            provenance(served),
+            window.note()
+        )
+    };
+    for s in &shown {
         let _ = write!(text, "\n- {} ({})", s.label, s.key);
     }
-    // The whole list is the kept answer itself; a selection is a value of its own.
-    let structured = if wanted.is_none() {
-        Structure::Answer(vec![("count", json!(count))])
-    } else {
-        Structure::Own(json!({ "sources": chosen, "count": count }))
+    let value = SourcesShown {
+        sources: shown,
+        total: answer.sources.len(),
+        window,
     };
-    Rendered { text, structured }
+    Rendered {
+        text,
+        structured: Structure::Own(json!(value)),
+    }
 }
 
 /// One supplier's load status, as `obv_status` keeps it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SupplierEntry {
     /// Supplier id.
     pub supplier: String,
@@ -330,7 +531,7 @@ pub struct SupplierEntry {
 }
 
 /// One source's load status, as `obv_status` keeps it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SourceStatusEntry {
     /// The source key.
     pub source_key: String,
@@ -347,7 +548,7 @@ pub struct SourceStatusEntry {
 }
 
 /// What `obv_status` keeps: the load status (Laadstatus).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct StatusAnswer {
     /// When the platform computed it.
     pub generated_at: String,
@@ -388,40 +589,115 @@ impl From<Status> for StatusAnswer {
     }
 }
 
-/// `obv_status`'s result, only the source `source` when given; `None` when that
-/// source is not in the status.
-pub fn status(answer: &StatusAnswer, served: Served, source: Option<&str>) -> Option<Rendered> {
-    let sources: Vec<&SourceStatusEntry> = answer
-        .sources
-        .iter()
-        .filter(|s| source.is_none_or(|k| s.source_key == k))
-        .collect();
-    if source.is_some() && sources.is_empty() {
+/// Which sources `obv_status` shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusFilter {
+    /// Only this source key (then `state` is not applied).
+    pub source: Option<String>,
+    /// Only sources in this state (`not_ok`, `any` or a state name).
+    pub state: &'static str,
+    /// Matching sources skipped.
+    pub offset: usize,
+    /// The most shown.
+    pub limit: usize,
+}
+
+/// `obv_status`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusShown {
+    /// When the platform computed it.
+    pub generated_at: String,
+    /// Per supplier.
+    pub suppliers: Vec<SupplierEntry>,
+    /// The sources shown.
+    pub sources: Vec<SourceStatusEntry>,
+    /// The state asked for (`not_ok`, `any`, a state name), or `source` for one source.
+    pub state: String,
+    /// Sources in the status in all.
+    pub total: usize,
+    /// Sources whose state is not `ok`.
+    pub not_ok: usize,
+    /// Which of the matching sources are shown.
+    #[serde(flatten)]
+    pub window: Window,
+}
+
+/// `obv_status`'s result for `filter`; `None` when the one source asked for is not in the
+/// status.
+pub fn status(answer: &StatusAnswer, served: Served, filter: &StatusFilter) -> Option<Rendered> {
+    let state = StatusFilterState::of(filter);
+    let matching: Vec<&SourceStatusEntry> = answer.sources.iter().filter(|s| state.admits(s)).collect();
+    if filter.source.is_some() && matching.is_empty() {
         return None;
     }
-    let not_ok: Vec<&&SourceStatusEntry> = sources.iter().filter(|s| s.state != "ok").collect();
+    let not_ok = answer.sources.iter().filter(|s| s.state != "ok").count();
+    let window = Window::new(matching.len(), filter.offset, filter.limit);
+    let shown: Vec<SourceStatusEntry> = window.of(&matching).iter().map(|s| (*s).clone()).collect();
+    let generated = if answer.generated_at.is_empty() {
+        "?"
+    } else {
+        &answer.generated_at
+    };
     let mut text = format!(
-        "Status of {}: {} sources, {} not ok{}.",
-        if answer.generated_at.is_empty() {
-            "?"
-        } else {
-            &answer.generated_at
-        },
-        sources.len(),
-        not_ok.len(),
+        "Status of {generated}: {} sources, {not_ok} not ok{}.",
+        answer.sources.len(),
         provenance(served)
     );
-    for s in not_ok.iter().take(15) {
-        let _ = write!(text, "\n- {} ({}): {}", s.label, s.source_key, s.state);
+    let label = filter
+        .source
+        .as_deref()
+        .map_or_else(|| format!("state {}", filter.state), |s| format!("source `{s}`"));
+    if matching.is_empty() {
+        let _ = write!(
+            text,
+            "\nNo source has {label}. Use `state` any (or another state) to see others."
+        );
+    } else {
+        let _ = write!(text, "\nSources with {label}: {}.", window.note());
     }
+    for s in &shown {
+        let _ = write!(text, "\n- {} ({}): {}", s.label, s.source_key, s.state);
+        if let Some(e) = s.last_error_message.as_deref().filter(|e| !e.is_empty()) {
+            let _ = write!(text, " — {e}");
+        }
+    }
+    let value = StatusShown {
+        generated_at: answer.generated_at.clone(),
+        suppliers: answer.suppliers.clone(),
+        sources: shown,
+        state: filter.source.as_ref().map_or(filter.state, |_| "source").to_owned(),
+        total: answer.sources.len(),
+        not_ok,
+        window,
+    };
     Some(Rendered {
         text,
-        structured: Structure::Own(json!({
-            "generated_at": answer.generated_at,
-            "suppliers": answer.suppliers,
-            "sources": sources,
-        })),
+        structured: Structure::Own(json!(value)),
     })
+}
+
+/// The one test a status source passes to be shown.
+enum StatusFilterState<'a> {
+    Source(&'a str),
+    State(&'a str),
+}
+
+impl<'a> StatusFilterState<'a> {
+    fn of(filter: &'a StatusFilter) -> StatusFilterState<'a> {
+        match &filter.source {
+            Some(s) => StatusFilterState::Source(s),
+            None => StatusFilterState::State(filter.state),
+        }
+    }
+
+    fn admits(&self, s: &SourceStatusEntry) -> bool {
+        match self {
+            StatusFilterState::Source(key) => s.source_key == *key,
+            StatusFilterState::State("any") => true,
+            StatusFilterState::State("not_ok") => s.state != "ok",
+            StatusFilterState::State(state) => s.state == *state,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -443,15 +719,56 @@ mod tests {
 
     use crate::connectors::render_test::{snapshot, structured};
 
+    fn searched(query: Option<&str>, organization: Option<&str>) -> Searched {
+        Searched {
+            query: query.map(str::to_owned),
+            organization: organization.map(str::to_owned),
+            entity_type: None,
+            date_from: None,
+            date_to: None,
+            sort: "date_desc".into(),
+            offset: 0,
+            limit: 24,
+        }
+    }
+
     #[test]
-    fn search_lists_ten_hits_and_says_where_the_answer_came_from() {
+    fn search_lists_every_hit_and_says_how_to_get_the_next_page() {
         let answer = SearchAnswer {
             results: (1..=12).map(hit).collect(),
             total_count: 140,
             total_is_approximate: true,
             has_more: true,
         };
-        snapshot("obv_search", &search(&answer, Served::Cached), &answer);
+        let r = search(
+            &answer,
+            Served::Cached,
+            &searched(Some("begroting"), Some("gemeente-soest")),
+        );
+        assert_eq!(structured(&r, &answer)["next_offset"], 12);
+        snapshot("obv_search", &r, &answer);
+    }
+
+    #[test]
+    fn an_empty_search_says_what_was_searched_and_how_to_widen_it() {
+        let answer = SearchAnswer {
+            results: Vec::new(),
+            total_count: 0,
+            total_is_approximate: false,
+            has_more: false,
+        };
+        let asked = Searched {
+            entity_type: Some("Motion".into()),
+            date_from: Some("2026-01-01".into()),
+            ..searched(Some("windmolens"), Some("gemeente-utrecht"))
+        };
+        let r = search(&answer, Served::Fetched, &asked);
+        assert!(
+            r.text.contains("drop `organization`") && r.text.contains("ori_search"),
+            "{}",
+            r.text
+        );
+        snapshot("obv_search_empty", &r, &answer);
     }
 
     #[test]
@@ -471,8 +788,13 @@ mod tests {
             motion: None,
         };
         let r = document(&answer, Served::Fetched, 4, 9);
-        assert_eq!(structured(&r, &answer)["text"], "twee drie");
+        assert!(r.text.ends_with("\n\ntwee drie"), "{}", r.text);
         assert_eq!(structured(&r, &answer)["total_length"], 23);
+        assert_eq!(structured(&r, &answer)["next_offset"], 13);
+        assert!(
+            structured(&r, &answer).get("text").is_none(),
+            "the text is not repeated"
+        );
         snapshot("obv_document", &r, &answer);
     }
 
@@ -491,9 +813,29 @@ mod tests {
                 })
                 .collect(),
         };
-        let r = sources(&answer, Served::Cached, Some("MUNICIPALITY"));
+        let filter = SourcesFilter {
+            organization_type: Some("municipality"),
+            name: None,
+            offset: 0,
+            limit: 1,
+        };
+        let r = sources(&answer, Served::Cached, &filter);
         assert_eq!(structured(&r, &answer)["count"], 2);
+        assert_eq!(structured(&r, &answer)["next_offset"], 1);
         snapshot("obv_sources", &r, &answer);
+        let none = sources(
+            &answer,
+            Served::Cached,
+            &SourcesFilter {
+                name: Some("utrecht".into()),
+                ..filter
+            },
+        );
+        assert!(
+            none.text.starts_with("No OpenBesluitvorming source matches"),
+            "{}",
+            none.text
+        );
         let status_answer = StatusAnswer {
             generated_at: "2026-11-30T10:00:00Z".into(),
             suppliers: Vec::new(),
@@ -506,8 +848,14 @@ mod tests {
                 last_error_message: None,
             }],
         };
-        assert!(status(&status_answer, Served::Fetched, Some("gemeente-zeist")).is_none());
-        let r = status(&status_answer, Served::Fetched, None).expect("all sources");
+        let filter = |source: Option<&str>| StatusFilter {
+            source: source.map(str::to_owned),
+            state: "not_ok",
+            offset: 0,
+            limit: 25,
+        };
+        assert!(status(&status_answer, Served::Fetched, &filter(Some("gemeente-zeist"))).is_none());
+        let r = status(&status_answer, Served::Fetched, &filter(None)).expect("all sources");
         snapshot("obv_status", &r, &status_answer);
     }
 }

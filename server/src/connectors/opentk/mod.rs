@@ -47,6 +47,9 @@ const ACTIVITY_KEEP_MS: u64 = 3_600_000;
 /// Most hits an answer shows.
 const MAX_LIMIT: u32 = 100;
 
+/// Most hits OpenTK returns for a search.
+const MAX_HITS: u32 = 280;
+
 /// The registry's entry.
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "opentk",
@@ -80,10 +83,10 @@ pub struct SearchArgs {
     /// The query, in OpenTK's syntax (at most 500 characters).
     #[schemars(length(max = 500))]
     pub query: String,
-    /// `alles` (default), `moties`, `vragenantwoorden` or `activiteiten`.
-    #[serde(default)]
-    #[schemars(length(max = 20))]
-    pub kind: Option<String>,
+    /// What to search (default alles).
+    #[serde(default, deserialize_with = "kind_arg")]
+    #[schemars(with = "Option<KindArg>")]
+    pub kind: Option<KindArg>,
     /// Only the last two months.
     #[serde(default)]
     pub recent: bool,
@@ -91,6 +94,35 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
+    /// Hits to skip, for the next ones (the answer gives `next_offset`; 0 to 279).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 279))]
+    pub offset: Option<u32>,
+}
+
+/// What `opentk_search` searches (OpenTK's `soorten`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum KindArg {
+    /// Documents and reports (the default).
+    Alles,
+    /// Motions only (OpenTK applies it after its 280-hit cap).
+    Moties,
+    /// Written questions and their answers (after the cap too).
+    Vragenantwoorden,
+    /// Activities only.
+    Activiteiten,
+}
+
+impl From<KindArg> for SearchKind {
+    fn from(k: KindArg) -> SearchKind {
+        match k {
+            KindArg::Alles => SearchKind::Alles,
+            KindArg::Moties => SearchKind::Moties,
+            KindArg::Vragenantwoorden => SearchKind::Vragenantwoorden,
+            KindArg::Activiteiten => SearchKind::Activiteiten,
+        }
+    }
 }
 
 /// Arguments of `opentk_document`.
@@ -100,6 +132,14 @@ pub struct DocumentArgs {
     /// A document number (`2026D12345`, from opentk_search) or a kamerstuk id (`kst-36200-12`).
     #[schemars(length(max = 64))]
     pub id: String,
+    /// Where to start in the text, in characters (default 0; the answer gives
+    /// `next_offset`).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// How many characters to return (default 8000, at most 100000).
+    #[schemars(range(min = 1, max = 100_000))]
+    #[serde(default)]
+    pub length: Option<usize>,
 }
 
 /// Arguments of `opentk_activity`.
@@ -125,8 +165,8 @@ fn short(text: &str) -> String {
     s
 }
 
-/// The search asked, or the tool's error message.
-fn search_of(args: &SearchArgs) -> Result<(OpenTkSearch, usize), String> {
+/// The search asked with the hits to show (offset, limit), or the tool's error message.
+fn search_of(args: &SearchArgs) -> Result<(OpenTkSearch, usize, usize), String> {
     let query = args.query.trim();
     if query.is_empty() {
         return Err("`query` is empty: give the words to search for".to_owned());
@@ -136,18 +176,18 @@ fn search_of(args: &SearchArgs) -> Result<(OpenTkSearch, usize), String> {
             "`query` is longer than {MAX_QUERY_CHARS} characters; use the few words that matter"
         ));
     }
-    let kind = match args.kind.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
-        None => SearchKind::Alles,
-        Some(k) => SearchKind::parse(k).ok_or_else(|| {
-            format!(
-                "`kind` must be alles, moties, vragenantwoorden or activiteiten, not `{}`",
-                short(k)
-            )
-        })?,
-    };
+    let kind = args.kind.map_or(SearchKind::Alles, SearchKind::from);
     let limit = args.limit.unwrap_or(20);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(format!("`limit` must be 1 to {MAX_LIMIT}, not {limit}"));
+        return Err(format!("opentk_search: `limit` must be 1 to {MAX_LIMIT}, not {limit}"));
+    }
+    let offset = args.offset.unwrap_or(0);
+    if offset >= MAX_HITS {
+        return Err(format!(
+            "opentk_search: `offset` must be 0 to {}, not {offset}: OpenTK returns at most {MAX_HITS} hits; \
+             narrow the query (more words, a phrase, `recent`) to reach older ones",
+            MAX_HITS - 1
+        ));
     }
     Ok((
         OpenTkSearch {
@@ -155,6 +195,7 @@ fn search_of(args: &SearchArgs) -> Result<(OpenTkSearch, usize), String> {
             kind,
             recent: args.recent,
         },
+        offset as usize,
         limit as usize,
     ))
 }
@@ -247,6 +288,10 @@ fn activity_answer(number: &str, reply: ActivityReply) -> ActivityAnswer {
     }
 }
 
+fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D::Error> {
+    super::pages::choice("kind", d)
+}
+
 #[tool_router(router = opentk_router, vis = "pub(crate)")]
 impl Besluit {
     /// Full-text search over Tweede Kamer documents (OpenTK).
@@ -258,8 +303,10 @@ impl Besluit {
                        hyphenated words (\"F-35\"). `kind`: alles (default), moties, vragenantwoorden, activiteiten. \
                        `recent`: only the last two months. Newest first; OpenTK returns at most 280 hits and cuts \
                        searches short when busy — the answer says when it may be incomplete; make queries specific. \
-                       Shows `limit` hits (default 20, max 100). Repeats within ten minutes come from BesluitBron's \
-                       buffer.",
+                       Shows `limit` hits (default 20, max 100) from `offset` (the answer gives `next_offset`; the \
+                       hits are kept, so paging asks OpenTK nothing). Repeats within ten minutes come from \
+                       BesluitBron's buffer.",
+        output_schema = crate::mcp::schema::output::<render::SearchShown>(),
         annotations(
             title = "Full-text search of Tweede Kamer documents",
             read_only_hint = true,
@@ -273,7 +320,7 @@ impl Besluit {
         Parameters(args): Parameters<SearchArgs>,
         Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let (search, limit) = match search_of(&args) {
+        let (search, offset, limit) = match search_of(&args) {
             Ok(s) => s,
             Err(message) => return Ok(tool_error(message)),
         };
@@ -304,7 +351,7 @@ impl Besluit {
         });
         Ok(self
             .answer(&call_scope, "opentk_search", call, |a, served| {
-                render::search(a, served, limit)
+                render::search(a, served, offset, limit)
             })
             .await)
     }
@@ -313,9 +360,13 @@ impl Besluit {
     #[tool(
         name = "opentk_document",
         description = "One Tweede Kamer document by number (2026D12345, from opentk_search) or kamerstuk id \
-                       (kst-36200-12): its title, the text of OpenTK's HTML rendition (up to 200,000 characters), \
-                       and links to its page and its original file (PDF or Word). Full text is the expensive part: \
-                       use opentk_search's snippets when they suffice. Kept in BesluitBron's buffer for weeks.",
+                       (kst-36200-12): its title, the text of OpenTK's HTML rendition in pages of `length` \
+                       characters (default 8000, up to 100000) from `offset`, and links to its page and its original \
+                       file (PDF or Word). The text is the answer's text content only; its structured content gives \
+                       the metadata and where the page is (`next_offset` reads on). Full text is the expensive part: \
+                       use opentk_search's snippets when they suffice. Kept in BesluitBron's buffer for weeks, so \
+                       paging is fast.",
+        output_schema = crate::mcp::schema::output::<render::DocumentShown>(),
         annotations(
             title = "Tweede Kamer document text (OpenTK)",
             read_only_hint = true,
@@ -331,10 +382,16 @@ impl Besluit {
     ) -> Result<CallToolResult, ErrorData> {
         let Some(id) = DocumentId::parse(&args.id) else {
             return Ok(tool_error(format!(
-                "`{}` is not a document number (2026D12345) or kamerstuk id (kst-36200-12)",
+                "opentk_document: `{}` is not a document number (2026D12345, from opentk_search) or kamerstuk id \
+                 (kst-36200-12); for a Tweede Kamer GUID use tk_document_text",
                 short(&args.id)
             )));
         };
+        let length = match super::pages::text_length("opentk_document", args.length) {
+            Ok(length) => length,
+            Err(message) => return Ok(tool_error(message)),
+        };
+        let offset = args.offset.unwrap_or(0);
         let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
@@ -386,7 +443,9 @@ impl Besluit {
             }
         });
         Ok(self
-            .answer_shown(&call_scope, "opentk_document", call, render::document)
+            .answer(&call_scope, "opentk_document", call, |answer, served| {
+                render::document(answer, served, offset, length)
+            })
             .await)
     }
 
@@ -397,6 +456,7 @@ impl Besluit {
                        subject, time and room, committees, the agenda with its documents, the activity's \
                        documents, commitments made by ministers (toezeggingen) and the video link. Kept for an \
                        hour (agendas change until the meeting).",
+        output_schema = crate::mcp::schema::output::<ActivityAnswer>(),
         annotations(
             title = "Tweede Kamer activity (OpenTK)",
             read_only_hint = true,
@@ -448,6 +508,7 @@ impl Besluit {
         name = "opentk_status",
         description = "When OpenTK's harvesters last updated its copy of the Tweede Kamer's data (/lastupdates), so \
                        you can judge how fresh opentk_search results are. Cheap; kept ten minutes.",
+        output_schema = crate::mcp::schema::output::<StatusAnswer>(),
         annotations(
             title = "OpenTK freshness",
             read_only_hint = true,
@@ -515,22 +576,33 @@ mod tests {
 
     #[test]
     fn arguments_are_refused_before_any_call_without_echoing_them() {
-        let args = |query: &str, kind: Option<&str>, limit: Option<u32>| SearchArgs {
+        let args = |query: &str, kind: Option<KindArg>, limit: Option<u32>| SearchArgs {
             query: query.to_owned(),
-            kind: kind.map(str::to_owned),
+            kind,
             recent: false,
             limit,
+            offset: None,
         };
         assert!(search_of(&args("stikstof", None, None)).is_ok());
         let long = "x".repeat(10_000);
         let e = search_of(&args(&long, None, None)).unwrap_err();
         assert!(e.len() < 120, "{e}");
-        let e = search_of(&args("a", Some(&long), None)).unwrap_err();
-        assert!(e.len() < 160 && e.contains("kind"), "{e}");
+        // A kind outside the list is refused by deserializing, naming the allowed ones.
+        let e = serde_json::from_value::<SearchArgs>(serde_json::json!({"query": "a", "kind": "motie"})).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("`kind`: unknown variant `motie`, expected one of `alles`, `moties`"),
+            "{e}"
+        );
         assert!(search_of(&args("  ", None, None)).is_err());
         assert!(search_of(&args("a", None, Some(0))).is_err());
         assert!(search_of(&args("a", None, Some(101))).is_err());
-        assert_eq!(search_of(&args("a", Some("moties"), Some(100))).unwrap().1, 100);
+        assert_eq!(search_of(&args("a", Some(KindArg::Moties), Some(100))).unwrap().2, 100);
+        let past = SearchArgs {
+            offset: Some(280),
+            ..args("a", None, None)
+        };
+        assert!(search_of(&past).unwrap_err().contains("at most 280"));
         let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
         assert_eq!(schema["properties"]["query"]["maxLength"], 500);
     }

@@ -4,14 +4,16 @@
 use std::fmt::Write as _;
 
 use besluitbron_core::path::Served;
+use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::connectors::pages::{TextPage, text_page};
 use crate::mcp::call::Structure;
 use crate::mcp::{Rendered, provenance};
 
 /// One search hit as BesluitBron keeps it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Hit {
     /// Document number, e.g. `2026D12345` (the id for `opentk_document`).
     pub number: String,
@@ -28,7 +30,7 @@ pub struct Hit {
 }
 
 /// What `opentk_search` keeps: every hit OpenTK gave (at most 280).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchAnswer {
     /// The query as sent.
     pub query: String,
@@ -53,9 +55,35 @@ pub fn readable_snippet(snip: &str, open: &str, close: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// `opentk_search`'s result: the first `limit` hits.
-pub fn search(answer: &SearchAnswer, served: Served, limit: usize) -> Rendered {
-    let shown: Vec<&Hit> = answer.hits.iter().take(limit).collect();
+/// `opentk_search`'s structured content.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchShown {
+    /// The query as sent.
+    pub query: String,
+    /// The kind searched.
+    pub kind: String,
+    /// Whether only the last two months were searched.
+    pub recent: bool,
+    /// Hits OpenTK gave in all (at most 280).
+    pub total: usize,
+    /// The first hit shown (0-based).
+    pub offset: usize,
+    /// The hits shown.
+    pub hits: Vec<Hit>,
+    /// The `offset` of the next hits, when there are more.
+    pub next_offset: Option<usize>,
+    /// How long OpenTK took, in milliseconds.
+    pub milliseconds: Option<f64>,
+    /// Why the answer may be incomplete, if it may be.
+    pub incomplete: Option<String>,
+}
+
+/// `opentk_search`'s result: the hits `offset..offset + limit`.
+pub fn search(answer: &SearchAnswer, served: Served, offset: usize, limit: usize) -> Rendered {
+    let start = offset.min(answer.hits.len());
+    let shown: Vec<Hit> = answer.hits.iter().skip(start).take(limit).cloned().collect();
+    let end = start + shown.len();
+    let next_offset = (end < answer.hits.len()).then_some(end);
     let scope = format!(
         "`{}` (kind {}{})",
         answer.query,
@@ -65,13 +93,21 @@ pub fn search(answer: &SearchAnswer, served: Served, limit: usize) -> Rendered {
     let mut text = if answer.hits.is_empty() {
         format!(
             "OpenTK found nothing for {scope}{}. To widen: drop `recent`, use kind `alles`, use fewer words, \
-             a prefix (`stikst*`) or `OR` between alternatives; hyphenated words belong in quotes.",
+             a prefix (`stikst*`) or `OR` between alternatives; hyphenated words belong in quotes. tk_search \
+             finds Tweede Kamer records by title and subject; ob_search finds the official publications.",
             provenance(served)
+        )
+    } else if shown.is_empty() {
+        format!(
+            "OpenTK gave {} hits for {scope}{}; `offset` {offset} is past them: use an `offset` below {}.",
+            answer.hits.len(),
+            provenance(served),
+            answer.hits.len()
         )
     } else {
         format!(
-            "{} of {} hits for {scope}{}.",
-            shown.len(),
+            "Hits {}–{end} of {} for {scope}{}.",
+            start + 1,
             answer.hits.len(),
             provenance(served)
         )
@@ -95,29 +131,32 @@ pub fn search(answer: &SearchAnswer, served: Served, limit: usize) -> Rendered {
             let _ = write!(text, "\n  {s}");
         }
     }
-    if shown.len() < answer.hits.len() {
+    if let Some(next) = next_offset {
         let _ = write!(
             text,
-            "\nRaise `limit` (up to 100) for more of the {} hits.",
-            answer.hits.len()
+            "\n{} more hits: call again with `offset` {next} (and a `limit` up to 100).",
+            answer.hits.len() - next
         );
     }
+    let value = SearchShown {
+        query: answer.query.clone(),
+        kind: answer.kind.clone(),
+        recent: answer.recent,
+        total: answer.hits.len(),
+        offset: start,
+        hits: shown,
+        next_offset,
+        milliseconds: answer.milliseconds,
+        incomplete: answer.incomplete.clone(),
+    };
     Rendered {
         text,
-        structured: Structure::Own(json!({
-            "query": answer.query,
-            "kind": answer.kind,
-            "recent": answer.recent,
-            "total": answer.hits.len(),
-            "hits": shown,
-            "milliseconds": answer.milliseconds,
-            "incomplete": answer.incomplete,
-        })),
+        structured: Structure::Own(json!(value)),
     }
 }
 
 /// What `opentk_document` keeps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DocumentAnswer {
     /// The document number.
     pub number: String,
@@ -148,15 +187,42 @@ pub const MAX_TEXT_CHARS: usize = 200_000;
 pub const RAW_NOTE: &str = "The text above is OpenTK's HTML rendition. The original file (PDF or Word) is at \
 `raw_url`; BesluitBron does not extract its text here.";
 
-/// `opentk_document`'s result.
-pub fn document(answer: &DocumentAnswer, served: Served) -> Rendered {
+/// `opentk_document`'s structured content: the document without its text (the page is
+/// the text content), and where the page is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DocumentShown {
+    /// The document number.
+    pub number: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// Characters of the rendition's text (before any cut at 200,000).
+    pub text_chars: usize,
+    /// True when BesluitBron kept only the first 200,000 characters.
+    pub truncated: bool,
+    /// The document's page.
+    pub page_url: String,
+    /// The HTML rendition.
+    pub html_url: String,
+    /// The original file (PDF or DOCX).
+    pub raw_url: String,
+    /// What to know about the original file.
+    pub raw_note: String,
+    /// Where the page of text is.
+    #[serde(flatten)]
+    pub page: TextPage,
+}
+
+/// `opentk_document`'s result: the characters `offset..offset + length` of the kept text.
+pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: usize) -> Rendered {
+    let (page, at) = text_page(&answer.text, offset, length);
     let mut text = format!(
-        "{} — {}{} ({} characters of text{}).\nPage: {}\nOriginal file: {}\n{}",
+        "{} — {}{} ({} characters of text{}; {}).\nPage: {}\nOriginal file: {}\n{}",
         answer.number,
         answer.title.as_deref().unwrap_or("(no title)"),
         provenance(served),
         answer.text_chars,
-        if answer.truncated { ", cut at 200,000" } else { "" },
+        if answer.truncated { ", kept up to 200,000" } else { "" },
+        at.note(),
         answer.page_url,
         answer.raw_url,
         answer.raw_note,
@@ -164,13 +230,27 @@ pub fn document(answer: &DocumentAnswer, served: Served) -> Rendered {
     if answer.text.is_empty() {
         text.push_str("\nThe HTML rendition holds no text; try the original file.");
     } else {
-        let _ = write!(text, "\n\n{}", answer.text);
+        let _ = write!(text, "\n\n{page}");
     }
-    Rendered::answer(text)
+    let shown = DocumentShown {
+        number: answer.number.clone(),
+        title: answer.title.clone(),
+        text_chars: answer.text_chars,
+        truncated: answer.truncated,
+        page_url: answer.page_url.clone(),
+        html_url: answer.html_url.clone(),
+        raw_url: answer.raw_url.clone(),
+        raw_note: answer.raw_note.clone(),
+        page: at,
+    };
+    Rendered {
+        text,
+        structured: Structure::Own(json!(shown)),
+    }
 }
 
 /// A document linked from an activity.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DocRef {
     /// Its number.
     pub number: Option<String>,
@@ -181,7 +261,7 @@ pub struct DocRef {
 }
 
 /// An agenda point.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgendaPoint {
     /// Its subject.
     pub subject: Option<String>,
@@ -190,7 +270,7 @@ pub struct AgendaPoint {
 }
 
 /// What `opentk_activity` keeps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ActivityAnswer {
     /// The activity's number.
     pub number: String,
@@ -261,7 +341,7 @@ pub fn activity(answer: &ActivityAnswer, served: Served) -> Rendered {
 }
 
 /// One harvester's last update.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Harvester {
     /// Its name, e.g. `tkgetxml`.
     pub name: String,
@@ -272,7 +352,7 @@ pub struct Harvester {
 }
 
 /// What `opentk_status` keeps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StatusAnswer {
     /// The harvesters, by name.
     pub harvesters: Vec<Harvester>,
@@ -331,15 +411,16 @@ mod tests {
             milliseconds: Some(42.0),
             incomplete: Some("OpenTK applies the kind `moties` after cutting the hits at 280".into()),
         };
-        let r = search(&answer, Served::Fetched, 2);
+        let r = search(&answer, Served::Fetched, 0, 2);
         assert_eq!(structured(&r, &answer)["hits"].as_array().map(Vec::len), Some(2));
+        assert_eq!(structured(&r, &answer)["next_offset"], 2);
         snapshot("opentk_search", &r, &answer);
         let empty = SearchAnswer {
             hits: Vec::new(),
             incomplete: None,
             ..answer
         };
-        let text = search(&empty, Served::Fetched, 20).text;
+        let text = search(&empty, Served::Fetched, 0, 20).text;
         assert!(
             text.contains("found nothing for `stikstof`") && text.contains("drop `recent`"),
             "{text}"
@@ -360,7 +441,9 @@ mod tests {
             raw_url: "https://example.invalid/getraw/2026D12345".into(),
             raw_note: RAW_NOTE.into(),
         };
-        snapshot("opentk_document", &document(&doc, Served::Cached), &doc);
+        let r = document(&doc, Served::Cached, 0, 8_000);
+        assert!(structured(&r, &doc).get("text").is_none(), "the text is not repeated");
+        snapshot("opentk_document", &r, &doc);
         let act = ActivityAnswer {
             number: "2026A01234".into(),
             kind: Some("Commissiedebat".into()),

@@ -80,26 +80,63 @@ pub struct SearchArgs {
     pub words: String,
     /// `documents` (default: Kamerstukken, brieven, moties as documents) or `cases`
     /// (zaken: the parliamentary items documents belong to).
-    #[schemars(length(max = 20))]
-    #[serde(default)]
-    pub kind: Option<String>,
-    /// Only this kind of record (`Soort`), e.g. `Motie`, `Brief regering`, `Schriftelijke vragen`.
+    #[serde(default, deserialize_with = "kind_arg")]
+    #[schemars(with = "Option<KindArg>")]
+    pub kind: Option<KindArg>,
+    /// Only this kind of record (`Soort`, matched exactly), e.g. `Motie`, `Brief regering`,
+    /// `Schriftelijke vragen`.
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub soort: Option<String>,
-    /// First day, YYYY-MM-DD.
-    #[schemars(length(max = 10))]
+    /// First day, YYYY-MM-DD (e.g. 2025-01-01).
+    #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_from: Option<String>,
     /// Last day (inclusive), YYYY-MM-DD.
-    #[schemars(length(max = 10))]
+    #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_to: Option<String>,
-    /// The `continuation` of a previous answer, exactly as given, for its next page
-    /// (other arguments are then ignored).
+    /// Records to show, 1 to 250 (default 20).
+    #[schemars(range(min = 1, max = 250))]
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The `continuation` of a previous answer, exactly as given, for the records that
+    /// follow (the other search arguments are then taken from it; `limit` still applies).
     #[schemars(length(max = 2000))]
     #[serde(default)]
     pub continuation: Option<String>,
+}
+
+/// What `tk_search` searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KindArg {
+    /// Documents (Kamerstukken, letters, motions, questions).
+    Documents,
+    /// Cases (zaken).
+    Cases,
+}
+
+/// Records `tk_search` shows by default, and at most (one platform page).
+const DEFAULT_SEARCH_LIMIT: usize = 20;
+const MAX_SEARCH_LIMIT: usize = crate::platforms::tk::PAGE_ROWS as usize;
+
+/// Arguments of `tk_committees`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommitteesArgs {
+    /// Only committees whose name or abbreviation contains this (any case), e.g.
+    /// `landbouw` or `LVVN`.
+    #[schemars(length(max = 100))]
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Committees to show, 1 to 300 (default 50).
+    #[schemars(range(min = 1, max = 300))]
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Committees to skip, for the next part of the list (the answer gives `next_offset`).
+    #[serde(default)]
+    pub offset: Option<usize>,
 }
 
 /// Arguments of `tk_document`.
@@ -129,12 +166,86 @@ impl Kind {
             Kind::Cases => "cases",
         }
     }
+
+    fn set(self) -> &'static str {
+        match self {
+            Kind::Documents => "Document",
+            Kind::Cases => "Zaak",
+        }
+    }
 }
 
 /// What a search asks: words with filters, or the next page of an earlier search.
 enum Asked {
     First(TkSearch),
     Next(Continuation),
+}
+
+/// The buffer key of a search's first page.
+fn first_page_key(kind: Kind, search: &TkSearch) -> CacheKey {
+    let mut key = CacheKey::new(PLATFORM, DataClass::Search, format!("search_{}", kind.as_str()))
+        .param("words", search.words.join(" "));
+    for (name, value) in [
+        ("soort", &search.soort),
+        ("date_from", &search.date_from),
+        ("date_to", &search.date_to),
+    ] {
+        if let Some(v) = value {
+            key = key.param(name, v.clone());
+        }
+    }
+    key
+}
+
+/// Where the shown records are: the platform page asked (`None`: the search's first)
+/// and the window of it.
+struct Here {
+    kind: Kind,
+    search: TkSearch,
+    page: Option<Continuation>,
+    from: usize,
+    limit: usize,
+}
+
+impl Here {
+    /// The window shown of a kept page of `len` records whose platform `next` page is
+    /// given: the records' range and the continuation for the records that follow.
+    fn view(&self, len: usize, next: Option<&str>) -> render::SearchView {
+        let end = self.from.saturating_add(self.limit).min(len);
+        let within = u32::try_from(end).ok().filter(|_| end < len);
+        let continuation = match within {
+            Some(from) => match &self.page {
+                Some(page) => page.within(from).ok().map(|c| c.as_str().to_owned()),
+                None => Continuation::first_page(self.kind.set(), &self.search, from)
+                    .ok()
+                    .map(|c| c.as_str().to_owned()),
+            },
+            None => next.map(str::to_owned),
+        };
+        render::SearchView {
+            kind: self.kind.as_str(),
+            searched: describe(&self.search),
+            from: self.from.min(len),
+            to: end.max(self.from.min(len)),
+            continuation,
+            later_page: self.page.is_some(),
+        }
+    }
+}
+
+/// A search in words: "words `a b`, soort Motie, from … to …".
+fn describe(search: &TkSearch) -> String {
+    let mut parts = vec![format!("words `{}`", search.words.join(" "))];
+    if let Some(s) = &search.soort {
+        parts.push(format!("soort `{s}`"));
+    }
+    match (&search.date_from, &search.date_to) {
+        (Some(f), Some(t)) => parts.push(format!("from {f} to {t}")),
+        (Some(f), None) => parts.push(format!("from {f}")),
+        (None, Some(t)) => parts.push(format!("until {t}")),
+        (None, None) => {}
+    }
+    parts.join(", ")
 }
 
 /// The words of a search, split on whitespace: 1 to [`MAX_WORDS`] (the client's bound,
@@ -171,15 +282,23 @@ pub(crate) fn committees_call(client: Arc<TkClient>) -> PlatformCall<CommitteesA
     })
 }
 
+fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D::Error> {
+    super::pages::choice("kind", d)
+}
+
 #[tool_router(router = tk_router, vis = "pub(crate)")]
 impl Besluit {
     /// Search Tweede Kamer documents or cases.
     #[tool(
         name = "tk_search",
         description = "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) \
-                       by words in their title or subject, optionally by kind (`soort`) and date range. Not a \
-                       full-text search. Up to 250 records per page, newest first; pass `continuation` for the \
-                       next page. Repeats within ten minutes come from BesluitBron's buffer.",
+                       by words in their title or subject (`words`: all must occur, e.g. `stikstof landbouw`), \
+                       optionally by kind (`soort`, exactly as the Kamer writes it: `Motie`, `Brief regering`) and \
+                       date range. Not a full-text search (opentk_search is). Newest first; shows `limit` records \
+                       (default 20, up to 250); the answer says how many match and gives a `continuation` for the \
+                       records that follow. The platform sends 250 records per request, which BesluitBron keeps, \
+                       so paging through them is answered from its buffer; repeats within ten minutes too.",
+        output_schema = crate::mcp::schema::output::<render::SearchShown>(),
         annotations(
             title = "Search the Tweede Kamer",
             read_only_hint = true,
@@ -202,50 +321,70 @@ impl Besluit {
             },
             None => None,
         };
-        let kind = match (&next, args.kind.as_deref()) {
+        let limit = match super::pages::list_limit("tk_search", args.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT) {
+            Ok(limit) => limit,
+            Err(message) => return Ok(tool_error(message)),
+        };
+        let kind = match (&next, args.kind) {
             (Some(next), _) if next.entity_set() == "Zaak" => Kind::Cases,
-            (Some(_), _) | (None, None | Some("documents")) => Kind::Documents,
-            (None, Some("cases")) => Kind::Cases,
-            (None, Some(other)) => {
-                return Ok(tool_error(format!(
-                    "`kind` must be documents or cases, not `{}`",
-                    crate::platforms::http::brief(other)
-                )));
-            }
+            (Some(_), _) | (None, None | Some(KindArg::Documents)) => Kind::Documents,
+            (None, Some(KindArg::Cases)) => Kind::Cases,
         };
         let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
         };
-        let operation = format!("search_{}", kind.as_str());
-        let (key, asked) = if let Some(next) = next {
-            let key =
-                CacheKey::new(PLATFORM, DataClass::Search, operation).param("continuation", next.as_str().to_owned());
-            (key, Asked::Next(next))
-        } else {
-            let words = match search_words(&args.words) {
-                Ok(words) => words,
-                Err(message) => return Ok(tool_error(message)),
-            };
-            let mut search = TkSearch::words(words.clone());
-            search.soort = args.soort.clone().filter(|s| !s.is_empty());
-            search.date_from = args.date_from.clone();
-            search.date_to = args.date_to.clone();
-            search.count = true;
-            if let Err(e) = search.filter("Datum") {
-                return Ok(tool_error(e));
+        let (key, asked, here) = match next {
+            // Further into the first page: the first page's own key, so it is asked once.
+            Some(next) if next.is_first_page() => {
+                let search = next.search().clone();
+                let here = Here {
+                    kind,
+                    search: search.clone(),
+                    page: None,
+                    from: next.from() as usize,
+                    limit,
+                };
+                (first_page_key(kind, &search), Asked::First(search), here)
             }
-            let mut key = CacheKey::new(PLATFORM, DataClass::Search, operation).param("words", words.join(" "));
-            for (name, value) in [
-                ("soort", &search.soort),
-                ("date_from", &search.date_from),
-                ("date_to", &search.date_to),
-            ] {
-                if let Some(v) = value {
-                    key = key.param(name, v.clone());
+            Some(next) => {
+                let page = match next.page_token() {
+                    Ok(page) => page,
+                    Err(e) => return Ok(tool_error(e)),
+                };
+                let key = CacheKey::new(PLATFORM, DataClass::Search, format!("search_{}", kind.as_str()))
+                    .param("continuation", page);
+                let here = Here {
+                    kind,
+                    search: next.search().clone(),
+                    page: Some(next.clone()),
+                    from: next.from() as usize,
+                    limit,
+                };
+                (key, Asked::Next(next), here)
+            }
+            None => {
+                let words = match search_words(&args.words) {
+                    Ok(words) => words,
+                    Err(message) => return Ok(tool_error(format!("tk_search: {message}"))),
+                };
+                let mut search = TkSearch::words(words);
+                search.soort = args.soort.clone().filter(|s| !s.is_empty());
+                search.date_from = args.date_from.clone();
+                search.date_to = args.date_to.clone();
+                search.count = true;
+                if let Err(e) = search.filter("Datum") {
+                    return Ok(tool_error(e));
                 }
+                let here = Here {
+                    kind,
+                    search: search.clone(),
+                    page: None,
+                    from: 0,
+                    limit,
+                };
+                (first_page_key(kind, &search), Asked::First(search), here)
             }
-            (key, Asked::First(search))
         };
         let asked = Arc::new(asked);
         Ok(match kind {
@@ -261,7 +400,7 @@ impl Besluit {
                     }
                 });
                 self.answer(&call_scope, "tk_search", call, |a, served| {
-                    render::search(a, served, "documents")
+                    render::search(a, served, &here.view(a.items.len(), a.continuation.as_deref()))
                 })
                 .await
             }
@@ -277,7 +416,7 @@ impl Besluit {
                     }
                 });
                 self.answer(&call_scope, "tk_search", call, |a, served| {
-                    render::search(a, served, "cases")
+                    render::search(a, served, &here.view(a.items.len(), a.continuation.as_deref()))
                 })
                 .await
             }
@@ -289,7 +428,8 @@ impl Besluit {
         name = "tk_document",
         description = "One Tweede Kamer document's metadata (kind, number, title, subject, date, parliamentary \
                        year) and its links: the record and the file (PDF or Word). Cheap; kept in BesluitBron's \
-                       buffer for weeks.",
+                       buffer for weeks. Its text: tk_document_text.",
+        output_schema = crate::mcp::schema::output::<DocumentAnswer>(),
         annotations(
             title = "Tweede Kamer document",
             read_only_hint = true,
@@ -306,7 +446,8 @@ impl Besluit {
         let id = args.id.trim().to_lowercase();
         if !is_guid(&id) {
             return Ok(tool_error(format!(
-                "`{}` is not a document Id (a GUID from tk_search)",
+                "tk_document: `{}` is not a document Id (a GUID such as 72f7ab9b-dc59-4e67-8a04-798a744c256e, \
+                 from tk_search's `Id`); for a document number such as 2024D39058 use opentk_document",
                 crate::platforms::http::brief(&args.id)
             )));
         }
@@ -340,6 +481,7 @@ impl Besluit {
         name = "tk_factions",
         description = "The current factions (fracties) of the Tweede Kamer with their abbreviations and seats. A \
                        reference list that changes over months: answered from BesluitBron's buffer almost always.",
+        output_schema = crate::mcp::schema::output::<render::FactionsShown>(),
         annotations(
             title = "Tweede Kamer factions",
             read_only_hint = true,
@@ -366,8 +508,11 @@ impl Besluit {
     /// The committees.
     #[tool(
         name = "tk_committees",
-        description = "The current committees (commissies) of the Tweede Kamer. A reference list that changes \
-                       over months: answered from BesluitBron's buffer almost always.",
+        description = "The committees (commissies) of the Tweede Kamer with their abbreviations, standing and \
+                       temporary ones (about 300), `limit` 50 at a time (up to 300) from `offset`; narrow with \
+                       `name` (part of the name or abbreviation, e.g. `landbouw` or `LVVN`). A reference list that changes over months: answered from BesluitBron's \
+                       buffer almost always.",
+        output_schema = crate::mcp::schema::output::<render::CommitteesShown>(),
         annotations(
             title = "Tweede Kamer committees",
             read_only_hint = true,
@@ -378,16 +523,27 @@ impl Besluit {
     )]
     pub async fn tk_committees(
         &self,
-        Parameters(_args): Parameters<NoArgs>,
+        Parameters(args): Parameters<CommitteesArgs>,
         Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
+        let limit = match super::pages::list_limit("tk_committees", args.limit, 50, 300) {
+            Ok(limit) => limit,
+            Err(message) => return Ok(tool_error(message)),
+        };
+        let filter = render::CommitteesFilter {
+            name: args.name.filter(|n| !n.trim().is_empty()),
+            offset: args.offset.unwrap_or(0),
+            limit,
+        };
         let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
         };
         let call = committees_call(client);
         Ok(self
-            .answer(&call_scope, "tk_committees", call, render::committees)
+            .answer(&call_scope, "tk_committees", call, |answer, served| {
+                render::committees(answer, served, &filter)
+            })
             .await)
     }
 }

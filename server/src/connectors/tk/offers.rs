@@ -30,9 +30,10 @@ pub const OFFERS: Offers = Offers {
             uri: "besluitbron://tk/committees",
             name: "tk-committees",
             title: "Tweede Kamer: commissies",
-            description: "The current committees of the Tweede Kamer, as tk_committees gives them.",
+            description: "Every committee of the Tweede Kamer (standing and temporary, up to 300), as tk_committees \
+                          gives them.",
             tool: "tk_committees",
-            arguments: "{}",
+            arguments: r#"{"limit": 300}"#,
             shape: Shape::Json,
         },
     ],

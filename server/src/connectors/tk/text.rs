@@ -25,6 +25,8 @@ use rmcp::{ErrorData, schemars, tool, tool_router};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::connectors::pages::{TextPage, text_page};
+
 use crate::mcp::call::{CallScope, Rendered, Structure, Who, provenance};
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
@@ -33,10 +35,6 @@ use crate::text::{ExtractPool, Format, TextError};
 
 const PLATFORM: PlatformId = PlatformId::Tk;
 
-/// Characters per page of text by default, and at most.
-pub const DEFAULT_LENGTH: usize = 20_000;
-/// The longest page asked for.
-pub const MAX_LENGTH: usize = 100_000;
 /// The record that names the version is kept this long.
 const VERSION_TTL_MS: u64 = 10 * 60 * 1000;
 /// A Word file where a PDF is promised, or an unsupported format, is kept this long.
@@ -49,10 +47,11 @@ pub struct TextArgs {
     /// The document's `Id` (a GUID) from tk_search.
     #[schemars(length(max = 64))]
     pub id: String,
-    /// First character to return (default 0).
+    /// First character to return (default 0; the answer gives `next_offset`).
     #[serde(default)]
     pub offset: Option<usize>,
-    /// Characters to return (default 20000, at most 100000).
+    /// Characters to return (default 8000, at most 100000).
+    #[schemars(range(min = 1, max = 100_000))]
     #[serde(default)]
     pub length: Option<usize>,
 }
@@ -91,8 +90,12 @@ impl Besluit {
                        questions), in pages of `length` characters from `offset`. Read from the clean XML \
                        rendition when the Kamer has one, else from the file (PDF, Word, RTF). Expensive the \
                        first time (the file is fetched and read: seconds for a long PDF), then kept for weeks; \
-                       use tk_document first when the metadata is enough. A scanned PDF has no text layer and \
-                       legacy .doc files are not read: the answer then says so with the file's link.",
+                       use tk_document first when the metadata is enough. A page is 8000 characters by default \
+                       (`length` up to 100000): the text is the answer's text content only, its structured content \
+                       gives the document's metadata and where the page is (`next_offset` reads on). A scanned PDF \
+                       has no text layer and legacy .doc files are not read: the answer then says so with the \
+                       file's link.",
+        output_schema = crate::mcp::schema::output::<TextShown>(),
         annotations(
             title = "Tweede Kamer document text",
             read_only_hint = true,
@@ -108,14 +111,15 @@ impl Besluit {
     ) -> Result<CallToolResult, ErrorData> {
         let id = args.id.trim().to_lowercase();
         if !is_guid(&id) {
-            return Ok(tool_error("`id` is not a document Id (a GUID from tk_search)"));
+            return Ok(tool_error(
+                "tk_document_text: `id` is not a document Id (a GUID such as 72f7ab9b-dc59-4e67-8a04-798a744c256e, \
+                 from tk_search's `Id`); for a document number such as 2024D39058 use opentk_document",
+            ));
         }
-        let length = args.length.unwrap_or(DEFAULT_LENGTH);
-        if length == 0 || length > MAX_LENGTH {
-            return Ok(tool_error(format!(
-                "`length` must be between 1 and {MAX_LENGTH} characters"
-            )));
-        }
+        let length = match crate::connectors::pages::text_length("tk_document_text", args.length) {
+            Ok(length) => length,
+            Err(message) => return Ok(tool_error(message)),
+        };
         let offset = args.offset.unwrap_or(0);
         let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
             Ok(c) => c,
@@ -244,6 +248,31 @@ async fn read_text(
     }
 }
 
+/// `tk_document_text`'s structured content: the document's metadata without its text
+/// (the page is the text content), and where the page is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TextShown {
+    /// The document's GUID.
+    pub id: String,
+    /// Its number, e.g. `2024D39058`.
+    pub number: Option<String>,
+    /// Its subject.
+    pub subject: Option<String>,
+    /// The version read (`GewijzigdOp`).
+    pub changed_at: Option<String>,
+    /// `xml rendition` or `file`.
+    pub source: String,
+    /// The format read: `pdf`, `docx`, `doc`, `rtf` or `xml`.
+    pub format: String,
+    /// Pages, for a PDF.
+    pub pages: Option<u32>,
+    /// The file's link at the platform.
+    pub file_url: String,
+    /// Where the page of text is.
+    #[serde(flatten)]
+    pub page: TextPage,
+}
+
 /// One page of the kept text, or the reason there is none (a tool error).
 pub fn render(answer: &TextAnswer, served: Served, offset: usize, length: usize) -> Result<Rendered, String> {
     let name = answer.number.as_deref().unwrap_or(&answer.id);
@@ -253,35 +282,32 @@ pub fn render(answer: &TextAnswer, served: Served, offset: usize, length: usize)
             answer.file_url
         ));
     }
-    let total = answer.text.chars().count();
-    let page: String = answer.text.chars().skip(offset).take(length).collect();
-    let has_more = offset.saturating_add(length) < total;
+    let (page, at) = text_page(&answer.text, offset, length);
     let from = match (answer.source.as_str(), answer.pages) {
         ("xml rendition", _) => "its XML rendition".to_owned(),
         (_, Some(pages)) => format!("its {} file, {pages} page(s)", answer.format.as_str()),
         _ => format!("its {} file", answer.format.as_str()),
     };
     let summary = format!(
-        "Tweede Kamer document {name}{} — text from {from}, characters {}–{} of {}{}{}.",
+        "Tweede Kamer document {name}{} — text from {from}, {}{}.",
         answer.subject.as_deref().map(|s| format!(" ({s})")).unwrap_or_default(),
-        offset.min(total),
-        offset.saturating_add(length).min(total),
-        total,
-        if has_more {
-            "; ask again with a larger offset for the rest"
-        } else {
-            ""
-        },
+        at.note(),
         provenance(served)
     );
+    let shown = TextShown {
+        id: answer.id.clone(),
+        number: answer.number.clone(),
+        subject: answer.subject.clone(),
+        changed_at: answer.changed_at.clone(),
+        source: answer.source.clone(),
+        format: json!(answer.format).as_str().unwrap_or_default().to_owned(),
+        pages: answer.pages,
+        file_url: answer.file_url.clone(),
+        page: at,
+    };
     Ok(Rendered {
         text: format!("{summary}\n\n{page}"),
-        structured: Structure::Answer(vec![
-            ("text", json!(page)),
-            ("text_offset", json!(offset)),
-            ("total_length", json!(total)),
-            ("has_more", json!(has_more)),
-        ]),
+        structured: Structure::Own(json!(shown)),
     })
 }
 
@@ -310,7 +336,7 @@ mod tests {
         assert!(
             r.text.starts_with(
                 "Tweede Kamer document 2024D39058 (Brief van de minister) — text from its PDF file, 2 page(s), \
-             characters 4–8 of 13; ask again with a larger offset for the rest."
+             characters 4–8 of 13; 5 more: call again with `offset` 8"
             ),
             "{}",
             r.text

@@ -155,7 +155,18 @@ struct PageToken {
     skip: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     skiptoken: Option<String>,
+    /// The first record of the platform's page an answer shows (BesluitBron shows a
+    /// window of the page the platform sent; the page itself is asked once).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    from: u32,
 }
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The most records the platform sends in one page (and so the largest `from`, less one).
+pub const PAGE_ROWS: u32 = 250;
 
 /// The token prefix (a new format gets a new one, and old tokens are refused).
 const TOKEN_PREFIX: &str = "tk1.";
@@ -208,11 +219,14 @@ impl Continuation {
         {
             return Err(refuse("the continuation holds a search BesluitBron does not make"));
         }
-        let position_ok = match (&page.skip, &page.skiptoken) {
-            (Some(skip), None) => *skip > 0 && *skip <= MAX_SKIP,
-            (None, Some(token)) => is_skiptoken(token),
-            _ => false,
-        };
+        let position_ok = page.from < PAGE_ROWS
+            && match (&page.skip, &page.skiptoken) {
+                (Some(skip), None) => *skip > 0 && *skip <= MAX_SKIP,
+                (None, Some(token)) => is_skiptoken(token),
+                // Further into the first page.
+                (None, None) => page.from > 0,
+                _ => false,
+            };
         if !position_ok {
             return Err(refuse("the continuation names no page BesluitBron issued"));
         }
@@ -232,6 +246,51 @@ impl Continuation {
     /// The entity set it pages: `Document` or `Zaak`.
     pub fn entity_set(&self) -> &str {
         &self.page.set
+    }
+
+    /// The search it continues.
+    pub fn search(&self) -> &TkSearch {
+        &self.page.search
+    }
+
+    /// The first record of the platform's page to show.
+    pub fn from(&self) -> u32 {
+        self.page.from
+    }
+
+    /// True when it points into the search's first page (no position at the platform).
+    pub fn is_first_page(&self) -> bool {
+        self.page.skip.is_none() && self.page.skiptoken.is_none()
+    }
+
+    /// The platform page it names, as a token without `from`: the same for every window
+    /// of one page, so the page is asked once and kept once.
+    pub fn page_token(&self) -> Result<String, TkError> {
+        Continuation::new(PageToken {
+            from: 0,
+            ..self.page.clone()
+        })
+        .map(|c| c.token)
+    }
+
+    /// The same platform page, shown from record `from`.
+    pub fn within(&self, from: u32) -> Result<Continuation, TkError> {
+        Continuation::new(PageToken {
+            from,
+            ..self.page.clone()
+        })
+    }
+
+    /// The first page of `search` in `set` (`Document` or `Zaak`), shown from record
+    /// `from` (more than 0).
+    pub fn first_page(set: &str, search: &TkSearch, from: u32) -> Result<Continuation, TkError> {
+        Continuation::new(PageToken {
+            set: set.to_owned(),
+            search: search.clone(),
+            skip: None,
+            skiptoken: None,
+            from,
+        })
     }
 }
 
@@ -564,6 +623,7 @@ impl TkClient {
             search: search.clone(),
             skip,
             skiptoken,
+            from: 0,
         })
     }
 
@@ -722,6 +782,34 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_window_into_a_page_is_a_continuation_of_the_same_page() {
+        let search = TkSearch {
+            count: true,
+            ..TkSearch::words(["stikstof"])
+        };
+        let first = Continuation::first_page("Document", &search, 20).expect("a continuation");
+        let read = Continuation::parse(first.as_str()).expect("issued, so accepted");
+        assert!(read.is_first_page() && read.from() == 20 && read.search() == &search);
+        // The first page from its start is the search itself, never a continuation; a
+        // window past the platform's page is none BesluitBron issues.
+        for from in [0, PAGE_ROWS] {
+            let t = Continuation::first_page("Document", &search, from).expect("written");
+            assert!(Continuation::parse(t.as_str()).is_err(), "from {from}");
+        }
+        let later = Continuation::new(PageToken {
+            set: "Document".into(),
+            search: search.clone(),
+            skip: Some(250),
+            skiptoken: None,
+            from: 0,
+        })
+        .expect("a continuation");
+        let window = later.within(40).expect("a window");
+        assert_eq!(Continuation::parse(window.as_str()), Ok(window.clone()));
+        assert_eq!(window.page_token().as_deref(), Ok(later.as_str()));
+    }
+
     fn token_of(json: &str) -> String {
         format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(json))
     }
@@ -736,6 +824,7 @@ mod tests {
             },
             skip: Some(250),
             skiptoken: None,
+            from: 0,
         })
         .expect("a continuation");
         assert_eq!(Continuation::parse(issued.as_str()), Ok(issued.clone()));

@@ -5,12 +5,13 @@
 //! where text is expected (the API is not consistent), so a change in the platform's
 //! model does not break reading. Field names are the platform's (PascalCase).
 
+use rmcp::schemars::{self, JsonSchema};
 use serde::Deserialize;
 
 use crate::platforms::http;
 
 /// A parliamentary document (`Document`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Document {
     /// GUID.
@@ -65,7 +66,7 @@ pub struct DocumentPublicatie {
 }
 
 /// A case (`Zaak`): a motion, bill, set of questions, ...
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Zaak {
     /// GUID.
@@ -97,7 +98,7 @@ pub struct Zaak {
 }
 
 /// A parliamentary group (`Fractie`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Fractie {
     /// GUID.
@@ -125,7 +126,7 @@ pub struct Fractie {
 }
 
 /// A committee (`Commissie`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Commissie {
     /// GUID.
