@@ -1027,12 +1027,13 @@ class McpChecks:
         identifier = record.find(".//dcterms:identifier", SRU_NS).text  # type: ignore[union-attr]
         xml_url = record.find(".//gzd:itemUrl[@manifestation='xml']", SRU_NS).text  # type: ignore[union-attr]
         text = await self.fakes.ob_text(xml_url or "")
-        got = structured(await client.call_tool("ob_document", {"id": identifier}), "ob_document")
+        result = await client.call_tool("ob_document", {"id": identifier, "length": 100000})
+        got = structured(result, "ob_document")
         expect_eq((got.get("publication") or {}).get("identifier"), identifier, "publication.identifier")
         if text:
-            expect_eq(got.get("text"), text, "the XML rendition's text")
+            expect_eq(page_text(result), text[:100000], "the XML rendition's text")
         else:
-            expect(got.get("text") is None, "an empty template has no text")
+            expect(got.get("has_text") is False, "an empty template has no text")
 
     async def ob_search_invalid(self, client: Client) -> None:
         result = await client.call_tool("ob_search", {"query": "omgevingsvisie", "limit": 500})
