@@ -226,7 +226,8 @@ impl SearchArgs {
             ),
         ]
         .into_iter()
-        .filter_map(|(name, given)| given.then(|| name.to_owned()))
+        .filter(|(_, given)| *given)
+        .map(|(name, _)| name.to_owned())
         .collect()
     }
 
