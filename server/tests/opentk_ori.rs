@@ -264,8 +264,27 @@ async fn ori_live_mode_searches_reads_and_lists_sources() {
         first["highlights"][0].as_str().unwrap_or("").contains("**woningbouw**"),
         "{first}"
     );
-    let doc = structured(&mcp.call("ori_document", json!({"id": ids[0]})).await);
-    assert!(doc["text"].as_str().unwrap_or("").contains("woningbouw"), "{doc}");
+    let reply = mcp.call("ori_document", json!({"id": ids[0]})).await;
+    let doc = structured(&reply);
+    assert!(
+        doc.get("text").is_none(),
+        "the text is not repeated in the structured content"
+    );
+    assert!(text(&reply).contains("woningbouw"), "{doc}");
+    // The long one pages: the first page is 10000 characters, within the answer budget.
+    let long = mcp
+        .call("ori_document", json!({"id": "ori_heemskerk_20250506181303/1001"}))
+        .await;
+    let size = serde_json::to_vec(&long.message.as_ref().unwrap()["result"])
+        .unwrap()
+        .len();
+    assert!(size <= besluitbron_server::mcp::schema::ANSWER_BUDGET_BYTES, "{size}");
+    let head = structured(&long);
+    assert!(head["total_length"].as_u64().unwrap() > 30_000, "{head}");
+    assert_eq!(
+        (head["text_length"].as_u64(), head["next_offset"].as_u64()),
+        (Some(10_000), Some(10_000))
+    );
     let bare = structured(&mcp.call("ori_document", json!({"id": want[0].id})).await);
     assert!(bare["id"].as_str().is_some());
     let missing = tool_error_text(

@@ -5,7 +5,7 @@ mod support;
 
 use besluitbron_core::PlatformId;
 use besluitbron_fakes::FakeHandle;
-use besluitbron_fakes::rechtspraak::{BUSY_DAY, FOOTNOTES_ECLI, METADATA_ONLY_ECLI, RsQuery, RsRuling};
+use besluitbron_fakes::rechtspraak::{BUSY_DAY, FOOTNOTES_ECLI, LONG_ECLI, METADATA_ONLY_ECLI, RsQuery, RsRuling};
 use besluitbron_fakes::rechtspraak_corpus;
 use serde_json::{Value, json};
 use support::{Mcp, Server, config, fakes, structured, temp_dir, tool_error_text};
@@ -205,8 +205,12 @@ async fn errors_that_look_like_success_are_tool_errors_and_never_kept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ruling_with_footnotes_and_a_table_pages_and_a_metadata_only_ecli_says_so() {
     let mut s = setup("rs-ruling").await;
-    let whole = structured(&s.mcp.call("rechtspraak_ruling", json!({"ecli": FOOTNOTES_ECLI})).await);
-    let text = whole["text"].as_str().unwrap();
+    let reply = s.mcp.call("rechtspraak_ruling", json!({"ecli": FOOTNOTES_ECLI})).await;
+    let (whole, text) = (structured(&reply), page_text(&reply));
+    assert!(
+        whole.get("text").is_none(),
+        "the text is not repeated in the structured content"
+    );
     for part in [
         "## 1 Het geding in cassatie",
         "1.1 Eiseres heeft beroep in cassatie ingesteld[^1] tegen",
@@ -226,25 +230,21 @@ async fn a_ruling_with_footnotes_and_a_table_pages_and_a_metadata_only_ecli_says
     assert_eq!(whole["has_more"], false);
     // Paging: two pages put together are the whole text, and the second came from the buffer.
     let before = s.fake.requests();
-    let first = structured(
-        &s.mcp
-            .call("rechtspraak_ruling", json!({"ecli": FOOTNOTES_ECLI, "length": 300}))
-            .await,
-    );
-    let rest = structured(
-        &s.mcp
-            .call(
-                "rechtspraak_ruling",
-                json!({"ecli": FOOTNOTES_ECLI, "offset": 300, "length": 100000}),
-            )
-            .await,
-    );
+    let first = s
+        .mcp
+        .call("rechtspraak_ruling", json!({"ecli": FOOTNOTES_ECLI, "length": 300}))
+        .await;
+    let rest = s
+        .mcp
+        .call(
+            "rechtspraak_ruling",
+            json!({"ecli": FOOTNOTES_ECLI, "offset": 300, "length": 100000}),
+        )
+        .await;
     assert_eq!(s.fake.requests(), before);
-    assert_eq!(first["has_more"], true);
-    assert_eq!(
-        format!("{}{}", first["text"].as_str().unwrap(), rest["text"].as_str().unwrap()),
-        text
-    );
+    assert_eq!(structured(&first)["has_more"], true);
+    assert_eq!(structured(&first)["next_offset"], 300);
+    assert_eq!(format!("{}{}", page_text(&first), page_text(&rest)), text);
     let bare = s
         .mcp
         .call("rechtspraak_ruling", json!({"ecli": METADATA_ONLY_ECLI}))
@@ -314,7 +314,32 @@ async fn a_sub_area_and_a_procedure_are_checked_on_each_results_metadata() {
 async fn value_lists_filter_and_keep_historic_identifiers() {
     let mut s = setup("rs-lists").await;
     let all = structured(&s.mcp.call("rechtspraak_courts", json!({"include_ended": true})).await);
-    assert_eq!(all["count"], json!(rechtspraak_corpus().courts.len()));
+    let every = rechtspraak_corpus().courts.len();
+    assert_eq!(all["matching"], json!(every));
+    // One page by default; following next_offset lists every court once, in order.
+    assert_eq!(all["courts"].as_array().unwrap().len(), 40);
+    let mut names: Vec<String> = Vec::new();
+    let mut offset = Some(0);
+    while let Some(o) = offset {
+        let page = structured(
+            &s.mcp
+                .call(
+                    "rechtspraak_courts",
+                    json!({"include_ended": true, "offset": o, "limit": 200}),
+                )
+                .await,
+        );
+        names.extend(
+            page["courts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap().to_owned()),
+        );
+        offset = page["next_offset"].as_u64();
+    }
+    let fake: Vec<String> = rechtspraak_corpus().courts.iter().map(|c| c.name.clone()).collect();
+    assert_eq!(names, fake);
     let ag = structured(
         &s.mcp
             .call(
@@ -325,8 +350,71 @@ async fn value_lists_filter_and_keep_historic_identifiers() {
     );
     assert_eq!(ag["courts"][0]["identifier"], "http://psi.rechtspraak.nl/AG DH");
     let current = structured(&s.mcp.call("rechtspraak_courts", json!({"filter": "Gerechtshof"})).await);
-    assert_eq!(current["count"], 4, "ended courts are left out unless asked");
+    assert_eq!(current["matching"], 4, "ended courts are left out unless asked");
     let areas = structured(&s.mcp.call("rechtspraak_areas", json!({"filter": "strafrecht"})).await);
-    assert!(areas["count"].as_u64().unwrap() >= 4);
+    assert!(areas["matching"].as_u64().unwrap() >= 4);
+    let none = s.mcp.call("rechtspraak_areas", json!({"filter": "zeerecht-xyz"})).await;
+    let m = none.message.as_ref().unwrap();
+    let shown = m["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(shown.starts_with("0 of "), "{shown}");
+    assert!(shown.contains("try a shorter part of the name"), "{shown}");
+    s.server.stop().await;
+}
+
+/// The page of text a `rechtspraak_ruling` answer holds: the last `text_length`
+/// characters of its text content.
+fn page_text(reply: &support::Reply) -> String {
+    let length = structured(reply)["text_length"].as_u64().expect("text_length") as usize;
+    let m = reply.message.as_ref().expect("an answer");
+    let shown = m["result"]["content"][0]["text"].as_str().expect("a text");
+    let total = shown.chars().count();
+    shown.chars().skip(total - length).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_ruling_comes_in_pages_that_fit_the_answer_budget_and_add_up_to_the_text() {
+    let mut s = setup("rs-long").await;
+    let first = s.mcp.call("rechtspraak_ruling", json!({"ecli": LONG_ECLI})).await;
+    let size = serde_json::to_vec(&first.message.as_ref().unwrap()["result"])
+        .unwrap()
+        .len();
+    assert!(
+        size <= besluitbron_server::mcp::schema::ANSWER_BUDGET_BYTES,
+        "{size} bytes"
+    );
+    let head = structured(&first);
+    let total = head["total_length"].as_u64().unwrap() as usize;
+    assert!(total > 40_000, "{total}");
+    assert_eq!(head["text_length"], 10_000);
+    assert_eq!(head["next_offset"], 10_000);
+    let shown = first.message.as_ref().unwrap()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        shown.contains(&format!("{} more: ask again with `offset` 10000", total - 10_000)),
+        "{shown}"
+    );
+    // Following next_offset reads the whole text, page by page, from the buffer.
+    let before = s.fake.requests();
+    let mut text = page_text(&first);
+    let mut next = head["next_offset"].as_u64();
+    while let Some(offset) = next {
+        let page = s
+            .mcp
+            .call(
+                "rechtspraak_ruling",
+                json!({"ecli": LONG_ECLI, "offset": offset, "length": 20000}),
+            )
+            .await;
+        text.push_str(&page_text(&page));
+        next = structured(&page)["next_offset"].as_u64();
+    }
+    assert_eq!(s.fake.requests(), before);
+    assert_eq!(text.chars().count(), total);
+    assert!(
+        text.contains("1.120. Onderdeel 120 van het middel"),
+        "the last paragraph"
+    );
     s.server.stop().await;
 }

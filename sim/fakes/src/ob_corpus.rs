@@ -5,7 +5,8 @@
 //! their generation order (the fake's relevance order); identifiers are unique; a
 //! publication's own date (dagtekening) is never after its publication date; one in ten
 //! publications is PDF-only and one in ten has an XML rendition that is an empty
-//! template, spread over the journals, so tests find each kind by [`Renditions`].
+//! template, spread over the journals, so tests find each kind by [`Renditions`]; the
+//! first publication ([`LONG_PUBLICATION`]) has a long text, many pages of it.
 //!
 //! What this module does not do: model versions of a publication (always `1`), the
 //! `odt` and `metadata` manifestations, or geographic markings.
@@ -14,6 +15,10 @@ use crate::{civil_from_days, days_from_civil, mix64, pick};
 
 /// Publications generated.
 pub const PUBLICATION_COUNT: usize = 360;
+/// The publication (by generation order) whose text is long: the first, `gmb-…-10000`.
+pub const LONG_PUBLICATION: usize = 0;
+/// Articles of the long publication's text (about 40,000 characters).
+pub const LONG_ARTICLES: usize = 150;
 
 /// Which renditions a publication has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -288,7 +293,7 @@ impl ObCorpus {
                 _ => Renditions::Full,
             };
             let title = format!("{document_type} {topic} {creator} {ay}");
-            let paragraphs = if renditions == Renditions::Full {
+            let mut paragraphs = if renditions == Renditions::Full {
                 vec![
                     title.clone(),
                     format!("{creator} maakt bekend: {sentence}"),
@@ -298,6 +303,21 @@ impl ObCorpus {
             } else {
                 Vec::new()
             };
+            if i == LONG_PUBLICATION {
+                // A long regulation: many pages of text.
+                for n in 2..=LONG_ARTICLES {
+                    paragraphs.insert(
+                        paragraphs.len() - 1,
+                        format!(
+                            "Artikel {n}. Het college kan voor {topic} nadere regels stellen over de aanvraag, de \
+                             termijnen en de voorschriften; een ontheffing als bedoeld in artikel {} kan onder \
+                             beperkingen worden verleend en wordt ingetrokken wanneer de voorschriften niet worden \
+                             nageleefd.",
+                            n - 1
+                        ),
+                    );
+                }
+            }
             publications.push(ObPublication {
                 identifier,
                 kind: journal.kind,

@@ -79,7 +79,7 @@ pub fn ori_corpus() -> &'static [OriDocument] {
                         "last_discussed_at": date,
                         "has_organization_name": org,
                         "original_url": format!("https://example.invalid/{org}/{}.pdf", 1001 + i),
-                        "text": [format!("De raad van {org} besluit over {topic}."), format!("Punt {i} van de agenda.")],
+                        "text": text_of(k, i, org, topic),
                     }),
                 });
             }
@@ -87,6 +87,30 @@ pub fn ori_corpus() -> &'static [OriDocument] {
         out
     })
 }
+
+/// The text pages of document `i` of index `k`: two short pages, and many long ones for
+/// the first document of the first index (`ori_heemskerk_…/1001`, a long council
+/// proposal).
+fn text_of(k: usize, i: usize, org: &str, topic: &str) -> Vec<String> {
+    let mut pages = vec![
+        format!("De raad van {org} besluit over {topic}."),
+        format!("Punt {i} van de agenda."),
+    ];
+    if k == 0 && i == 0 {
+        for n in 1..=LONG_PAGES {
+            pages.push(format!(
+                "Pagina {n}. Het college stelt voor het plan voor {topic} vast te stellen. De kosten worden gedekt \
+                 uit de reserve; de raad wordt over de voortgang per kwartaal ingelicht. De commissie heeft het \
+                 voorstel besproken en adviseert het als hamerstuk te behandelen, met de toezeggingen die de \
+                 wethouder in de vergadering heeft gedaan over de planning en de participatie."
+            ));
+        }
+    }
+    pages
+}
+
+/// Long pages of the first document's text (about 40,000 characters in all).
+pub const LONG_PAGES: usize = 100;
 
 /// The index names a comma-separated pattern list covers (names, aliases, `*`).
 pub fn resolve(patterns: &str) -> Vec<&'static str> {

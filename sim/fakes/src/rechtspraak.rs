@@ -37,8 +37,8 @@ use tokio::net::TcpListener;
 use crate::faults::{self, FakeShared, FaultReplies, Faults};
 use crate::rechtspraak_corpus::esc;
 pub use crate::rechtspraak_corpus::{
-    BUSY_DAY, BUSY_DAY_RULINGS, FOOTNOTES_ECLI, METADATA_ONLY_ECLI, RsArea, RsCorpus, RsCourt, RsProcedure, RsQuery,
-    RsRelation, RsRuling, dutch_date,
+    BUSY_DAY, BUSY_DAY_RULINGS, FOOTNOTES_ECLI, LONG_ECLI, METADATA_ONLY_ECLI, RsArea, RsCorpus, RsCourt, RsProcedure,
+    RsQuery, RsRelation, RsRuling, dutch_date,
 };
 use crate::{FakeConfig, FakeHandle, parse_date, raw_response, registry};
 

@@ -7,6 +7,8 @@
 //! - [`BUSY_DAY`] has [`BUSY_DAY_RULINGS`] rulings (more than one page of 1000);
 //! - [`FOOTNOTES_ECLI`] is a Hoge Raad judgment with footnotes, a table, lists, a quote,
 //!   an image and an element the reader does not know; [`METADATA_ONLY_ECLI`] has no text;
+//!   [`LONG_ECLI`], the advocate general's conclusie to it, is long (about 45,000
+//!   characters: many pages of a ruling's text);
 //! - courts tag every ruling with a top-level area, and only some also with a sub-area
 //!   (the platform's quirk: a sub-area filter misses most rulings);
 //! - some entries are withdrawn (`deleted="doc"` or `deleted="ecli"`), some rulings have
@@ -28,6 +30,10 @@ pub const OTHER_RULINGS: usize = 1_400;
 pub const FOOTNOTES_ECLI: &str = "ECLI:NL:HR:2026:1500";
 /// A ruling published without a text.
 pub const METADATA_ONLY_ECLI: &str = "ECLI:NL:RBAMS:2026:9999";
+/// A long conclusie (many pages of text), the one [`FOOTNOTES_ECLI`] relates to.
+pub const LONG_ECLI: &str = "ECLI:NL:PHR:2026:400";
+/// Numbered paragraphs of [`LONG_ECLI`]'s text.
+pub const LONG_PARAGRAPHS: usize = 120;
 
 const OWMS: &str = "http://standaarden.overheid.nl/owms/terms/";
 const PSI: &str = "http://psi.rechtspraak.nl/";
@@ -816,6 +822,19 @@ impl RsCorpus {
         );
         if r.ecli == FOOTNOTES_ECLI {
             x.push_str(FOOTNOTES_BODY);
+        } else if r.ecli == LONG_ECLI {
+            x.push_str("    <section role=\"overwegingen\"><title><nr>1</nr>Beoordeling</title>\n");
+            for n in 1..=LONG_PARAGRAPHS {
+                let _ = writeln!(
+                    x,
+                    "      <parablock><nr>1.{n}.</nr><para>Onderdeel {n} van het middel klaagt dat het hof bij de \
+                     begroting van de schade is uitgegaan van een onjuiste maatstaf. De klacht faalt: het hof heeft \
+                     de stellingen van partijen in hun onderlinge samenhang beoordeeld en zijn oordeel toereikend \
+                     gemotiveerd; zie ook de conclusie onder {n}.2 en de daar genoemde rechtspraak over artikel \
+                     6:97 BW en de schatting van schade.</para></parablock>"
+                );
+            }
+            x.push_str("    </section>\n    <section role=\"beslissing\"><title><nr>2</nr>Conclusie</title><para>De conclusie strekt tot verwerping van het beroep.</para></section>\n");
         } else {
             let _ = write!(
                 x,
@@ -1111,6 +1130,9 @@ mod tests {
         );
         assert!(c.ruling(FOOTNOTES_ECLI).is_some_and(|r| r.has_text));
         assert!(c.ruling(METADATA_ONLY_ECLI).is_some_and(|r| !r.has_text));
+        let long = c.ruling(LONG_ECLI).expect("the long conclusie");
+        assert!(long.has_text && long.kind == "Conclusie");
+        assert!(c.content_xml(long, false).len() > 50_000, "far longer than a page");
         let eclis: std::collections::BTreeSet<&str> = c.rulings.iter().map(|r| r.ecli.as_str()).collect();
         assert_eq!(eclis.len(), c.rulings.len(), "ECLIs are unique");
         let ids: std::collections::BTreeSet<&str> = c.courts.iter().map(|c| c.identifier.as_str()).collect();

@@ -53,7 +53,9 @@ pub const MAX_TERMS: usize = 20;
 pub const MAX_FILTER_CHARS: usize = 200;
 /// Longest identifier, in characters.
 pub const MAX_ID_CHARS: usize = 80;
-const DEFAULT_LENGTH: usize = 20_000;
+/// Text characters per `ob_document` call by default (the default answer stays within
+/// the answer budget), and at most.
+const DEFAULT_LENGTH: usize = 10_000;
 const MAX_LENGTH: usize = 100_000;
 
 /// The registry's entry.
@@ -82,26 +84,34 @@ fn open(config: &Config) -> Result<Client, PlatformError> {
     Ok(Arc::new(client))
 }
 
-/// Which date a range applies to.
-#[derive(Clone, Copy, Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum DateFieldArg {
-    /// The publication date (default).
-    #[default]
-    Published,
-    /// The document's own date (dagtekening).
-    Document,
-}
+/// The journals by name, as `publication` takes them (the platform's own spelling).
+const PUBLICATIONS: [&str; 13] = [
+    "Gemeenteblad",
+    "Provinciaal blad",
+    "Waterschapsblad",
+    "Blad gemeenschappelijke regeling",
+    "Staatscourant",
+    "Staatsblad",
+    "Tractatenblad",
+    "Kamerstuk",
+    "Handelingen",
+    "Kamervragen (Aanhangsel)",
+    "Kamervragen zonder antwoord",
+    "Niet-dossierstuk",
+    "Agenda",
+];
 
-/// The order of the results.
-#[derive(Clone, Copy, Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum SortArg {
-    /// Newest publication first (default).
-    #[default]
-    Newest,
-    /// The platform's relevance order.
-    Relevance,
+/// `value` of argument `name` as one of `choices` (case-insensitive), or the message
+/// listing them.
+fn one_of<T: Copy>(name: &str, value: &str, choices: &[(&str, T)]) -> Result<T, String> {
+    choices
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(value.trim()))
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            let names: Vec<String> = choices.iter().map(|(n, _)| format!("`{n}`")).collect();
+            format!("`{name}` must be one of {}", names.join(", "))
+        })
 }
 
 /// Arguments of `ob_search`.
@@ -114,9 +124,14 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(length(max = 500))]
     pub query: Option<String>,
-    /// Only this journal or series.
+    /// Only this journal or series, spelled as listed (e.g. `Gemeenteblad`,
+    /// `Staatscourant`, `Kamerstuk`).
     #[serde(default)]
-    pub publication: Option<Publication>,
+    #[schemars(length(max = 40), extend("enum" = ["Gemeenteblad", "Provinciaal blad", "Waterschapsblad",
+        "Blad gemeenschappelijke regeling", "Staatscourant", "Staatsblad", "Tractatenblad", "Kamerstuk",
+        "Handelingen", "Kamervragen (Aanhangsel)", "Kamervragen zonder antwoord", "Niet-dossierstuk", "Agenda",
+        null]))]
+    pub publication: Option<String>,
     /// Only organisations of this type, e.g. `gemeente`, `provincie`, `waterschap`,
     /// `ministerie`, `staten generaal`, `zelfstandig bestuursorgaan`, `regionaal
     /// samenwerkingsorgaan`.
@@ -136,26 +151,31 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(length(max = 200))]
     pub dossier: Option<String>,
-    /// First day, YYYY-MM-DD.
+    /// First day, YYYY-MM-DD, e.g. `2026-01-01`.
     #[serde(default)]
-    #[schemars(length(max = 10))]
+    #[schemars(length(max = 10), extend("format" = "date"))]
     pub date_from: Option<String>,
-    /// Last day (inclusive), YYYY-MM-DD.
+    /// Last day (inclusive), YYYY-MM-DD, e.g. `2026-03-31`.
     #[serde(default)]
-    #[schemars(length(max = 10))]
+    #[schemars(length(max = 10), extend("format" = "date"))]
     pub date_to: Option<String>,
     /// Which date the range applies to: `published` (default) or `document` (the
     /// document's own date).
     #[serde(default)]
-    pub date_field: Option<DateFieldArg>,
+    #[schemars(length(max = 16), extend("enum" = ["published", "document", null]))]
+    pub date_field: Option<String>,
     /// `newest` publication first (default) or `relevance`.
     #[serde(default)]
-    pub sort: Option<SortArg>,
+    #[schemars(length(max = 16), extend("enum" = ["newest", "relevance", null]))]
+    pub sort: Option<String>,
     /// Publications per page, 1 to 100 (default 10).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// Publications to skip (0 to 9998: only the first 9,999 hits are reachable).
+    /// Publications to skip (0 to 9998: only the first 9,999 hits are reachable): the
+    /// answer's `next_offset` for the next page.
     #[serde(default)]
+    #[schemars(range(max = 9998))]
     pub offset: Option<u64>,
 }
 
@@ -167,11 +187,13 @@ pub struct DocumentArgs {
     /// `stcrt-2026-10001`, `kst-26100-1`.
     #[schemars(length(max = 80))]
     pub id: String,
-    /// First character of the text page (default 0).
+    /// First character of the text page (default 0): the answer's `next_offset` for the
+    /// next page.
     #[serde(default)]
     pub offset: Option<usize>,
-    /// Characters in the page, 1 to 100,000 (default 20,000).
+    /// Characters in the page, 1 to 100,000 (default 10,000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100_000))]
     pub length: Option<usize>,
 }
 
@@ -186,6 +208,31 @@ fn bounded(name: &str, value: &Option<String>, max: usize) -> Result<Option<Stri
 }
 
 impl SearchArgs {
+    /// The filter arguments given, by name.
+    pub fn filters(&self) -> Vec<String> {
+        let given = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.trim().is_empty());
+        [
+            ("query", given(&self.query)),
+            ("publication", given(&self.publication)),
+            ("organization_type", given(&self.organization_type)),
+            ("organization", given(&self.organization)),
+            ("document_type", given(&self.document_type)),
+            ("dossier", given(&self.dossier)),
+            ("date_from", given(&self.date_from)),
+            ("date_to", given(&self.date_to)),
+            (
+                "date_field",
+                self.date_field
+                    .as_deref()
+                    .is_some_and(|f| f.trim().eq_ignore_ascii_case("document")),
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, given)| *given)
+        .map(|(name, _)| name.to_owned())
+        .collect()
+    }
+
     /// The typed search, with its offset and limit, or the message for the assistant.
     pub fn search(&self) -> Result<(ObSearch, u64, u32), String> {
         let query = bounded("query", &self.query, MAX_QUERY_CHARS)?;
@@ -220,23 +267,40 @@ impl SearchArgs {
             other => other.to_string(),
         })?;
         let [date_from, date_to] = dates;
+        let publication = match bounded("publication", &self.publication, 40)? {
+            None => None,
+            Some(p) => {
+                let choices: Vec<(&str, Publication)> = PUBLICATIONS.iter().copied().zip(Publication::ALL).collect();
+                Some(one_of("publication", &p, &choices)?)
+            }
+        };
+        let date_field = match bounded("date_field", &self.date_field, 16)? {
+            None => DateField::Published,
+            Some(f) => one_of(
+                "date_field",
+                &f,
+                &[("published", DateField::Published), ("document", DateField::Document)],
+            )?,
+        };
+        let sort = match bounded("sort", &self.sort, 16)? {
+            None => SortOrder::Newest,
+            Some(f) => one_of(
+                "sort",
+                &f,
+                &[("newest", SortOrder::Newest), ("relevance", SortOrder::Relevance)],
+            )?,
+        };
         let search = ObSearch {
             terms,
-            publication: self.publication,
+            publication,
             organization_type: bounded("organization_type", &self.organization_type, MAX_FILTER_CHARS)?,
             organization: bounded("organization", &self.organization, MAX_FILTER_CHARS)?,
             document_type: bounded("document_type", &self.document_type, MAX_FILTER_CHARS)?,
             dossier: bounded("dossier", &self.dossier, MAX_FILTER_CHARS)?,
             date_from,
             date_to,
-            date_field: match self.date_field.unwrap_or_default() {
-                DateFieldArg::Published => DateField::Published,
-                DateFieldArg::Document => DateField::Document,
-            },
-            sort: match self.sort.unwrap_or_default() {
-                SortArg::Newest => SortOrder::Newest,
-                SortArg::Relevance => SortOrder::Relevance,
-            },
+            date_field,
+            sort,
         };
         Ok((search, offset, limit))
     }
@@ -311,13 +375,15 @@ impl Besluit {
     /// Search Officiële Bekendmakingen.
     #[tool(
         name = "ob_search",
+        output_schema = crate::mcp::schema::output::<SearchAnswer>(),
         description = "Search Officiële Bekendmakingen, every official publication of Dutch government: \
                        Gemeenteblad, Provinciaal blad, Waterschapsblad, Blad gemeenschappelijke regeling, \
                        Staatscourant, Staatsblad, Tractatenblad, Kamerstukken, Handelingen, Kamervragen. `query` \
                        words must all occur (full text and metadata); a phrase in double quotes stays together. \
                        Narrow with `publication` (the journal), `organization_type` (gemeente, provincie, \
                        waterschap, ministerie, …), `organization` (containment: `Utrecht` also finds `Provincie \
-                       Utrecht`), `document_type`, `dossier`, and a date range on the publication date or, with \
+                       Utrecht`), `document_type` (e.g. `Verordening`, `Besluit`), `dossier` (e.g. `36600`), and a \
+                       date range (YYYY-MM-DD) on the publication date or, with \
                        `date_field: document`, the document's own date. Newest publication first, or `sort: \
                        relevance`. Up to 100 per page (`limit`, default 10), paged with `offset`; only the first \
                        9,999 hits of a search are reachable, so narrow with filters instead of paging deep. Each \
@@ -353,9 +419,15 @@ impl Besluit {
             .param("offset", offset.to_string())
             .param("limit", limit.to_string());
         let searched: Arc<str> = Arc::from(describe(&search));
+        let filters = Arc::new(args.filters());
         let search = Arc::new(search);
         let call = PlatformCall::new(key, COST, move || {
-            let (client, search, searched) = (Arc::clone(&client), Arc::clone(&search), Arc::clone(&searched));
+            let (client, search, searched, filters) = (
+                Arc::clone(&client),
+                Arc::clone(&search),
+                Arc::clone(&searched),
+                Arc::clone(&filters),
+            );
             async move {
                 let page = client.search(&search, offset, limit).await?;
                 let keep = if page.warnings.is_empty() {
@@ -363,7 +435,7 @@ impl Besluit {
                 } else {
                     Keep::Briefly { ttl_ms: WARNED_KEEP_MS }
                 };
-                let answer = SearchAnswer::new(searched.to_string(), offset, page);
+                let answer = SearchAnswer::new(searched.to_string(), offset, page).with_filters(filters.to_vec());
                 Ok((
                     answer,
                     Feedback {
@@ -379,9 +451,13 @@ impl Besluit {
     /// Read one publication.
     #[tool(
         name = "ob_document",
+        output_schema = crate::mcp::schema::output::<render::DocumentOutput>(),
         description = "Read one publication of Officiële Bekendmakingen by its identifier from ob_search \
                        (`gmb-2026-104512`, `stcrt-2026-10001`, `kst-26100-1`, …): its metadata and its full text \
-                       from the XML rendition, in pages of `length` characters from `offset`. Full text is the \
+                       from the XML rendition, in pages of `length` characters from `offset` (10000 by default, up \
+                       to 100000; the answer says how many remain and the next `offset`). The page of text is in \
+                       the text content only, never twice: the structured content holds the metadata and where \
+                       the page is (`text_offset`, `text_length`, `total_length`). Full text is the \
                        expensive path — the publication host keeps a stricter limit than search — so read only \
                        the publications the answer needs. Once read, a publication is kept in BesluitBron's \
                        buffer for weeks, so paging and rereading are fast. A publication with only a PDF gives \
@@ -555,7 +631,7 @@ mod tests {
         assert!(deep.search().unwrap_err().contains("narrow the search"));
         let (search, offset, limit) = SearchArgs {
             query: Some("parkeren \"betaald parkeren\"".into()),
-            publication: Some(Publication::Gemeenteblad),
+            publication: Some("gemeenteblad".into()),
             ..SearchArgs::default()
         }
         .search()
@@ -567,5 +643,27 @@ mod tests {
         );
         let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
         assert_eq!(schema["properties"]["query"]["maxLength"], 500, "{schema}");
+        let schema = rmcp::handler::server::tool::schema_for_type::<SearchArgs>();
+        let p = &schema["properties"];
+        assert_eq!(
+            p["publication"]["enum"].as_array().map(Vec::len),
+            Some(14),
+            "13 journals and null"
+        );
+        assert_eq!(p["date_from"]["format"], "date");
+        assert_eq!(p["limit"]["maximum"], 100);
+        let wrong = SearchArgs {
+            sort: Some("oldest".into()),
+            ..SearchArgs::default()
+        };
+        assert_eq!(
+            wrong.search().unwrap_err(),
+            "`sort` must be one of `newest`, `relevance`"
+        );
+        let journal = SearchArgs {
+            publication: Some("Gemeentebald".into()),
+            ..SearchArgs::default()
+        };
+        assert!(journal.search().unwrap_err().contains("`Provinciaal blad`"));
     }
 }

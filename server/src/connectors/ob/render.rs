@@ -8,15 +8,15 @@
 use std::fmt::Write as _;
 
 use besluitbron_core::path::Served;
+use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::mcp::call::Structure;
 use crate::mcp::{Rendered, provenance};
 use crate::platforms::ob::{MAX_START_RECORD, ObRecord, SearchPage};
 
 /// One publication as a search hit (and as the metadata of `ob_document`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Hit {
     /// The identifier, for `ob_document`.
     pub identifier: String,
@@ -108,8 +108,8 @@ impl Hit {
     }
 }
 
-/// What `ob_search` keeps: one page.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// What `ob_search` keeps: one page (its structured content, as it is).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchAnswer {
     /// What was searched, in words (for an empty result).
     pub searched: String,
@@ -123,6 +123,10 @@ pub struct SearchAnswer {
     pub next_offset: Option<u64>,
     /// What the platform ignored, from its diagnostics.
     pub warnings: Vec<String>,
+    /// The filter arguments the search was given, by name (for the advice on an empty
+    /// result).
+    #[serde(default)]
+    pub filters: Vec<String>,
 }
 
 impl SearchAnswer {
@@ -136,22 +140,73 @@ impl SearchAnswer {
             hits: page.records.iter().map(Hit::from).collect(),
             next_offset: page.next_offset.filter(reachable),
             warnings: page.warnings,
+            filters: Vec::new(),
         }
     }
+
+    /// The same answer, naming the filter arguments it was searched with.
+    pub fn with_filters(mut self, filters: Vec<String>) -> SearchAnswer {
+        self.filters = filters;
+        self
+    }
+}
+
+/// How to widen a search that found nothing, naming the arguments it was given.
+fn widen(filters: &[String]) -> String {
+    let given = |kinds: &[&str]| -> Vec<String> {
+        filters
+            .iter()
+            .filter(|f| kinds.contains(&f.as_str()))
+            .map(|f| format!("`{f}`"))
+            .collect()
+    };
+    let mut steps = Vec::new();
+    let words = given(&["query"]);
+    if !words.is_empty() {
+        steps.push(
+            "fewer or other words in `query` (all must occur; a phrase in quotes must occur as it is)".to_owned(),
+        );
+    }
+    let dropped = given(&[
+        "publication",
+        "organization_type",
+        "organization",
+        "document_type",
+        "dossier",
+    ]);
+    if !dropped.is_empty() {
+        steps.push(format!("leave out {}", dropped.join(" or ")));
+    }
+    let dates = given(&["date_from", "date_to"]);
+    if !dates.is_empty() {
+        steps.push(format!("widen {}", dates.join(" and ")));
+    }
+    if filters.iter().any(|f| f == "date_field") {
+        steps.push("`date_field` `published` instead of `document`".to_owned());
+    }
+    let steps = if steps.is_empty() {
+        String::new()
+    } else {
+        format!("To widen: {}. ", steps.join("; "))
+    };
+    format!(
+        "{steps}Council documents (agendas, minutes, proposals) are found with obv_search, parliamentary \
+         documents also with tk_search, court rulings with rechtspraak_search."
+    )
 }
 
 /// `ob_search`'s result.
 pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
     let mut text = if answer.hits.is_empty() && answer.total == 0 {
         format!(
-            "No publications found for {}{}. Widen the search: fewer or other words, no journal or \
-             organisation filter, a longer date range, or date_field `published` instead of `document`.",
+            "No publications found at Officiële Bekendmakingen for {}{}. {}",
             answer.searched,
-            provenance(served)
+            provenance(served),
+            widen(&answer.filters)
         )
     } else if answer.hits.is_empty() {
         format!(
-            "No publications at offset {} of {} for {}{}; ask again with a smaller offset.",
+            "No publications at offset {} of {} for {}{}; ask again with a smaller `offset` (0 for the first page).",
             answer.offset,
             answer.total,
             answer.searched,
@@ -179,7 +234,11 @@ pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
         text.push_str(&hit.line());
     }
     if let Some(next) = answer.next_offset {
-        let _ = write!(text, "\nMore: ask again with offset {next}.");
+        let _ = write!(
+            text,
+            "\n{} more: ask again with `offset` {next} for the next page.",
+            answer.total.saturating_sub(next)
+        );
     }
     if answer.total >= MAX_START_RECORD - 1 {
         let _ = write!(
@@ -223,8 +282,32 @@ pub enum TextSource<'a> {
     None,
 }
 
+/// `ob_document`'s structured content: the metadata and where the page of text is. The
+/// page itself is in the text content only (never twice): its last `text_length`
+/// characters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DocumentOutput {
+    /// The publication's metadata.
+    pub publication: Hit,
+    /// True when its text was read from the XML rendition.
+    pub has_text: bool,
+    /// The character offset the page of text starts at.
+    pub text_offset: usize,
+    /// Characters of text in this answer: the last `text_length` characters of the text
+    /// content.
+    pub text_length: usize,
+    /// Characters of text in the whole publication.
+    pub total_length: usize,
+    /// The `offset` that asks for the rest of the text, when there is more.
+    pub next_offset: Option<usize>,
+    /// True when more text follows this page.
+    pub has_more: bool,
+    /// Why there is no text (PDF only, or an empty XML template).
+    pub note: Option<String>,
+}
+
 /// `ob_document`'s result: the metadata, then the text page (`offset`, `length` in
-/// characters) or why there is none.
+/// characters) at the end of the text content, or why there is none.
 pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, offset: usize, length: usize) -> Rendered {
     let p = &record.publication;
     let mut head = format!("{}: {}", p.identifier, p.title);
@@ -244,32 +327,46 @@ pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, off
     if let Some(d) = &p.document_date {
         let _ = write!(head, ", dated {d}");
     }
-    let mut structured = json!({ "publication": p });
+    let mut out = DocumentOutput {
+        publication: p.clone(),
+        has_text: false,
+        text_offset: 0,
+        text_length: 0,
+        total_length: 0,
+        next_offset: None,
+        has_more: false,
+        note: None,
+    };
     let pdf = p.pdf_url.as_deref().unwrap_or("no PDF link given");
     let text = match text {
         TextSource::Read(TextAnswer::Text { text }) => {
             let total = text.chars().count();
-            let page: String = text.chars().skip(offset).take(length).collect();
-            let end = offset.saturating_add(length).min(total);
-            let has_more = end < total;
-            structured["text"] = json!(page);
-            structured["text_offset"] = json!(offset);
-            structured["total_length"] = json!(total);
-            structured["has_more"] = json!(has_more);
+            let start = offset.min(total);
+            let page: String = text.chars().skip(start).take(length).collect();
+            let shown = page.chars().count();
+            let end = start + shown;
+            let next = (end < total).then_some(end);
+            out.has_text = true;
+            out.text_offset = start;
+            out.text_length = shown;
+            out.total_length = total;
+            out.next_offset = next;
+            out.has_more = next.is_some();
             format!(
-                "{head}. Characters {}–{end} of {total}{}{}.\n\n{page}",
-                offset.min(total),
-                if has_more {
-                    "; ask again with a larger offset for the rest"
-                } else {
-                    ""
+                "{head}{}. Characters {start}–{end} of {total}{}:\n\n{page}",
+                provenance(served),
+                match next {
+                    Some(next) => format!(
+                        "; {} more: ask again with `offset` {next} (and a `length` up to 100000)",
+                        total - end
+                    ),
+                    None if start >= total && total > 0 => format!("; the text ends before `offset` {offset}"),
+                    None => String::new(),
                 },
-                provenance(served)
             )
         }
         TextSource::Read(TextAnswer::EmptyTemplate) => {
-            structured["text"] = serde_json::Value::Null;
-            structured["note"] = json!("no text rendition: the XML rendition is an empty template");
+            out.note = Some("no text rendition: the XML rendition is an empty template".to_owned());
             format!(
                 "{head}{}.\nNo text rendition: Officiële Bekendmakingen' XML for this publication is an empty \
                  template. The publication itself is the PDF: {pdf}",
@@ -277,8 +374,7 @@ pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, off
             )
         }
         TextSource::None => {
-            structured["text"] = serde_json::Value::Null;
-            structured["note"] = json!("PDF only: the text is in the PDF");
+            out.note = Some("PDF only: the text is in the PDF".to_owned());
             format!(
                 "{head}{}.\nThis publication has no XML rendition; its text is in the PDF: {pdf}",
                 provenance(served)
@@ -287,7 +383,8 @@ pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, off
     };
     Rendered {
         text,
-        structured: Structure::Own(structured),
+        // A plain struct of strings and numbers: serializing it cannot fail.
+        structured: Structure::Own(serde_json::to_value(&out).unwrap_or_default()),
     }
 }
 
@@ -356,15 +453,27 @@ mod tests {
             next_offset: None,
             warnings: vec![],
         };
-        let answer = SearchAnswer::new("the words `xyzzy` in Gemeenteblad".into(), 0, page);
+        let answer = SearchAnswer::new("the words `xyzzy`, in Gemeenteblad".into(), 0, page).with_filters(vec![
+            "query".into(),
+            "publication".into(),
+            "date_from".into(),
+        ]);
         let r = search(&answer, Served::Cached);
         assert!(
             r.text.starts_with(
-                "No publications found for the words `xyzzy` in Gemeenteblad (from BesluitBron's buffer). Widen"
+                "No publications found at Officiële Bekendmakingen for the words `xyzzy`, in Gemeenteblad (from \
+                 BesluitBron's buffer). To widen: fewer or other words in `query`"
             ),
             "{}",
             r.text
         );
+        assert!(
+            r.text.contains("leave out `publication`; widen `date_from`"),
+            "{}",
+            r.text
+        );
+        assert!(r.text.contains("obv_search"), "{}", r.text);
+        snapshot("ob_search_empty", &r, &answer);
     }
 
     #[test]

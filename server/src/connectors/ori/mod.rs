@@ -28,11 +28,19 @@ use serde_json::Value;
 
 use super::{Client, ConnectorSpec, Sample, http_config};
 use crate::config::Config;
-use crate::mcp::call::CallScope;
+use crate::mcp::call::{CallScope, Who};
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::{self, PlatformError};
 use crate::platforms::ori::{self, ALL_SOURCES, OriClient, OriSearch};
-use render::{DocumentAnswer, Hit, SearchAnswer, SourcesAnswer};
+use render::{DocumentAnswer, DocumentOutput, Hit, SearchAnswer, SourcesAnswer, SourcesOutput};
+
+/// Text characters per `ori_document` call by default (the default answer stays within
+/// the answer budget), and at most.
+const DEFAULT_LENGTH: usize = 10_000;
+const MAX_LENGTH: usize = 100_000;
+/// Sources per `ori_sources` answer by default, and at most.
+const DEFAULT_SOURCES: usize = 50;
+const MAX_SOURCES: usize = 500;
 
 const PLATFORM: PlatformId = PlatformId::Ori;
 
@@ -84,19 +92,19 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(length(max = 100))]
     pub source: Option<String>,
-    /// First day (of `last_discussed_at`), YYYY-MM-DD.
+    /// First day (of `last_discussed_at`), YYYY-MM-DD, e.g. `2025-01-01`.
     #[serde(default)]
-    #[schemars(length(max = 10))]
+    #[schemars(length(max = 10), extend("format" = "date"))]
     pub date_from: Option<String>,
-    /// Last day (inclusive), YYYY-MM-DD.
+    /// Last day (inclusive), YYYY-MM-DD, e.g. `2025-12-31`.
     #[serde(default)]
-    #[schemars(length(max = 10))]
+    #[schemars(length(max = 10), extend("format" = "date"))]
     pub date_to: Option<String>,
     /// Hits per page, 1 to 50 (default 10).
     #[serde(default)]
     #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
-    /// Hits to skip (paging), up to 9,950.
+    /// Hits to skip (paging), up to 9,950: the `offset` the answer names for the next page.
     #[serde(default)]
     #[schemars(range(max = 9950))]
     pub offset: Option<u32>,
@@ -106,15 +114,37 @@ pub struct SearchArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocumentArgs {
-    /// The id from ori_search (`index/id`), or a bare document id.
+    /// The id from ori_search (`index/id`, e.g. `ori_heemskerk_20250506181303/1001`), or a
+    /// bare document id.
     #[schemars(length(max = 170))]
     pub id: String,
+    /// Where to start in the text, in characters (default 0): the answer's `next_offset`
+    /// for the next page.
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// How many characters of text to return, 1 to 100000 (default 10000).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100_000))]
+    pub length: Option<usize>,
 }
 
-/// Arguments of `ori_sources` (none).
+/// Arguments of `ori_sources`.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+pub struct SourcesArgs {
+    /// Only sources whose name contains this, e.g. `utrecht`, `ori_`.
+    #[serde(default)]
+    #[schemars(length(max = 100))]
+    pub filter: Option<String>,
+    /// Sources per answer, 1 to 500 (default 50).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<usize>,
+    /// Matching sources to skip: the answer's `next_offset` for the next page.
+    #[serde(default)]
+    #[schemars(range(max = 100_000))]
+    pub offset: Option<usize>,
+}
 
 fn short(text: &str) -> String {
     let mut s: String = text.chars().take(40).collect();
@@ -208,6 +238,7 @@ impl Besluit {
     /// Search Open Raadsinformatie (retired; a mirror only).
     #[tool(
         name = "ori_search",
+        output_schema = crate::mcp::schema::output::<SearchAnswer>(),
         description = "Search the classic Open Raadsinformatie (council, provincial and water-board documents and \
                        meetings) by words over text, title, description and name, optionally in one source and a \
                        date range (last_discussed_at), with highlights; paged by `offset`/`limit` (up to 50). ORI was \
@@ -268,8 +299,11 @@ impl Besluit {
     /// One Open Raadsinformatie document (retired; a mirror only).
     #[tool(
         name = "ori_document",
+        output_schema = crate::mcp::schema::output::<DocumentOutput>(),
         description = "One Open Raadsinformatie document or meeting by its id from ori_search (`index/id`): its \
-                       record and full text. ORI was retired on 1 November 2026: unless BesluitBron's operator runs it \
+                       record and its text in pages of `length` characters from `offset` (10000 by default, up to 100000; \
+                       the answer says how many remain and the next `offset`; the page is in the text content \
+                       only, the structured content says where it is). ORI was retired on 1 November 2026: unless BesluitBron's operator runs it \
                        against a mirror, this tool says so — use obv_document instead. Kept for weeks.",
         annotations(
             title = "Open Raadsinformatie document (retired)",
@@ -284,6 +318,13 @@ impl Besluit {
         Parameters(args): Parameters<DocumentArgs>,
         Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
+        let length = args.length.unwrap_or(DEFAULT_LENGTH);
+        if length == 0 || length > MAX_LENGTH {
+            return Ok(tool_error(format!(
+                "`length` must be between 1 and {MAX_LENGTH} characters"
+            )));
+        }
+        let offset = args.offset.unwrap_or(0);
         let Some((index, id)) = ori::parse_doc_ref(&args.id) else {
             return Ok(tool_error(format!(
                 "`{}` is not an ORI document id (`index/id` from ori_search)",
@@ -323,16 +364,20 @@ impl Besluit {
             }
         });
         Ok(self
-            .answer_shown(&call_scope, "ori_document", call, render::document)
+            .answer_for(Who::Caller, &call_scope, "ori_document", call, |answer, served| {
+                Ok(render::document(answer, served, offset, length))
+            })
             .await)
     }
 
     /// Open Raadsinformatie's sources (retired; a mirror only).
     #[tool(
         name = "ori_sources",
+        output_schema = crate::mcp::schema::output::<SourcesOutput>(),
         description = "The sources (municipalities ori_, provinces osi_, water boards owi_) of Open Raadsinformatie \
                        with their live index, document count and when it was last rebuilt (a freshness hint), \
-                       and older copies still present. ORI was retired on 1 November 2026: unless BesluitBron's \
+                       and older copies still present; 50 per answer by default (`limit` up to 500, `offset` pages \
+                       on, `filter` narrows by name). ORI was retired on 1 November 2026: unless BesluitBron's \
                        operator runs it against a mirror, this tool says so — use obv_sources instead.",
         annotations(
             title = "Open Raadsinformatie sources (retired)",
@@ -344,9 +389,15 @@ impl Besluit {
     )]
     pub async fn ori_sources(
         &self,
-        Parameters(_args): Parameters<NoArgs>,
+        Parameters(args): Parameters<SourcesArgs>,
         Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
+        let limit = args.limit.unwrap_or(DEFAULT_SOURCES);
+        if !(1..=MAX_SOURCES).contains(&limit) {
+            return Ok(tool_error(format!("`limit` must be 1 to {MAX_SOURCES}, not {limit}")));
+        }
+        let offset = args.offset.unwrap_or(0);
+        let filter = args.filter.map(|f| f.trim().to_owned()).filter(|f| !f.is_empty());
         let client = match self.shared().clients.get::<OriClient>(PLATFORM) {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
@@ -363,7 +414,9 @@ impl Besluit {
             }
         });
         Ok(self
-            .answer_shown(&call_scope, "ori_sources", call, render::sources)
+            .answer_for(Who::Caller, &call_scope, "ori_sources", call, |answer, served| {
+                Ok(render::sources(answer, served, filter.as_deref(), offset, limit))
+            })
             .await)
     }
 }

@@ -4,14 +4,16 @@
 use std::fmt::Write as _;
 
 use besluitbron_core::path::Served;
+use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::mcp::call::Structure;
 use crate::mcp::{Rendered, provenance};
 use crate::platforms::ori::SourceIndex;
 
 /// One hit as BesluitBron keeps it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Hit {
     /// `index/id`, the id for `ori_document`.
     pub id: String,
@@ -27,8 +29,8 @@ pub struct Hit {
     pub highlights: Vec<String>,
 }
 
-/// What `ori_search` keeps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What `ori_search` keeps (its structured content, as it is).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchAnswer {
     /// The query.
     pub query: String,
@@ -85,10 +87,11 @@ pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
     if let Some(total) = answer.total
         && u64::from(answer.offset) + (answer.hits.len() as u64) < total
     {
+        let next = u64::from(answer.offset) + answer.hits.len() as u64;
         let _ = write!(
             text,
-            "\nMore: pass `offset` {} for the next page.",
-            answer.offset as usize + answer.hits.len()
+            "\n{} more: ask again with `offset` {next} for the next page.",
+            total - next
         );
     }
     Rendered::answer(text)
@@ -113,15 +116,51 @@ pub struct DocumentAnswer {
     pub record: Value,
 }
 
-/// `ori_document`'s result.
-pub fn document(answer: &DocumentAnswer, served: Served) -> Rendered {
+/// `ori_document`'s structured content: the record and where the page of text is. The
+/// page itself is in the text content only (never twice): its last `text_length`
+/// characters.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct DocumentOutput {
+    /// `index/id`.
+    pub id: String,
+    /// `@type`.
+    pub kind: Option<String>,
+    /// Its name.
+    pub name: Option<String>,
+    /// `last_discussed_at`.
+    pub date: Option<String>,
+    /// The original file.
+    pub original_url: Option<String>,
+    /// The record without its text fields.
+    pub record: Value,
+    /// The character offset the page of text starts at.
+    pub text_offset: usize,
+    /// Characters of text in this answer: the last `text_length` characters of the text
+    /// content.
+    pub text_length: usize,
+    /// Characters of text in the whole document.
+    pub total_length: usize,
+    /// The `offset` that asks for the rest of the text, when there is more.
+    pub next_offset: Option<usize>,
+    /// True when more text follows this page.
+    pub has_more: bool,
+}
+
+/// `ori_document`'s result: the record, then `length` characters of the text from
+/// `offset`, at the end of the text content.
+pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: usize) -> Rendered {
+    let total = answer.text.chars().count();
+    let start = offset.min(total);
+    let page: String = answer.text.chars().skip(start).take(length).collect();
+    let shown = page.chars().count();
+    let end = start + shown;
+    let next = (end < total).then_some(end);
     let mut text = format!(
-        "{} {} — {}{} ({} characters of text).",
+        "{} {} — {}{}.",
         answer.kind.as_deref().unwrap_or(""),
         answer.id,
         answer.name.as_deref().unwrap_or("(no name)"),
         provenance(served),
-        answer.text.chars().count()
     );
     if let Some(url) = &answer.original_url {
         let _ = write!(text, "\nOriginal file: {url}");
@@ -129,9 +168,37 @@ pub fn document(answer: &DocumentAnswer, served: Served) -> Rendered {
     if answer.text.is_empty() {
         text.push_str("\nThe record holds no extracted text.");
     } else {
-        let _ = write!(text, "\n\n{}", answer.text);
+        let _ = write!(
+            text,
+            "\nText, characters {start}–{end} of {total}{}:\n\n{page}",
+            match next {
+                Some(next) => format!(
+                    "; {} more: ask again with `offset` {next} (and a `length` up to 100000)",
+                    total - end
+                ),
+                None if start >= total => format!("; the text ends before `offset` {offset}"),
+                None => String::new(),
+            }
+        );
     }
-    Rendered::answer(text)
+    let out = DocumentOutput {
+        id: answer.id.clone(),
+        kind: answer.kind.clone(),
+        name: answer.name.clone(),
+        date: answer.date.clone(),
+        original_url: answer.original_url.clone(),
+        record: answer.record.clone(),
+        text_offset: start,
+        text_length: shown,
+        total_length: total,
+        next_offset: next,
+        has_more: next.is_some(),
+    };
+    Rendered {
+        text,
+        // A plain struct of strings, numbers and a JSON value: serializing it cannot fail.
+        structured: Structure::Own(serde_json::to_value(&out).unwrap_or_default()),
+    }
 }
 
 /// What `ori_sources` keeps.
@@ -141,10 +208,40 @@ pub struct SourcesAnswer {
     pub sources: Vec<SourceIndex>,
 }
 
-/// `ori_sources`'s result.
-pub fn sources(answer: &SourcesAnswer, served: Served) -> Rendered {
-    let mut text = format!("{} sources{}:", answer.sources.len(), provenance(served));
-    for s in answer.sources.iter().take(50) {
+/// `ori_sources`'s structured content.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct SourcesOutput {
+    /// Sources matching the filter (all pages).
+    pub matching: usize,
+    /// The offset of this page among them.
+    pub offset: usize,
+    /// The `offset` that asks for the next page, when there are more.
+    pub next_offset: Option<usize>,
+    /// The sources of this page; ori_search's `source` takes a `source`.
+    pub sources: Vec<SourceIndex>,
+}
+
+/// `ori_sources`'s result: the sources whose name contains `filter`, `limit` of them
+/// from `offset`.
+pub fn sources(answer: &SourcesAnswer, served: Served, filter: Option<&str>, offset: usize, limit: usize) -> Rendered {
+    let needle = filter.map(str::to_lowercase);
+    let matching: Vec<&SourceIndex> = answer
+        .sources
+        .iter()
+        .filter(|s| needle.as_deref().is_none_or(|n| s.source.to_lowercase().contains(n)))
+        .collect();
+    let start = offset.min(matching.len());
+    let end = start.saturating_add(limit).min(matching.len());
+    let shown = &matching[start..end];
+    let next = (end < matching.len()).then_some(end);
+    let mut text = format!(
+        "{} of {} Open Raadsinformatie sources{}{}:",
+        matching.len(),
+        answer.sources.len(),
+        filter.map(|f| format!(" match `{}`", short(f))).unwrap_or_default(),
+        provenance(served)
+    );
+    for s in shown {
         let _ = write!(
             text,
             "\n- {} ({} documents, built {}{})",
@@ -158,10 +255,37 @@ pub fn sources(answer: &SourcesAnswer, served: Served) -> Rendered {
             }
         );
     }
-    if answer.sources.len() > 50 {
-        text.push_str("\n(more in the structured content)");
+    if let Some(next) = next {
+        let _ = write!(
+            text,
+            "\n{} more: ask again with `offset` {next}, or pass `filter` (e.g. `utrecht`) to narrow.",
+            matching.len() - next
+        );
+    } else if matching.is_empty() && filter.is_some() {
+        text.push_str(
+            "\nNo source matches: try a shorter part of the name, or leave out `filter`; the same councils are \
+             listed by obv_sources (OpenBesluitvorming).",
+        );
     }
-    Rendered::answer(text)
+    let out = SourcesOutput {
+        matching: matching.len(),
+        offset,
+        next_offset: next,
+        sources: shown.iter().map(|s| (*s).clone()).collect(),
+    };
+    Rendered {
+        text,
+        structured: Structure::Own(serde_json::to_value(&out).unwrap_or_default()),
+    }
+}
+
+/// At most 40 characters of an assistant's text, for a message.
+fn short(text: &str) -> String {
+    let mut s: String = text.chars().take(40).collect();
+    if text.chars().count() > 40 {
+        s.push('…');
+    }
+    s
 }
 
 #[cfg(test)]
@@ -205,7 +329,9 @@ mod tests {
             total: Some(0),
             ..answer
         };
-        assert!(search(&empty, Served::Fetched).text.contains("`obv_search`"));
+        let r = search(&empty, Served::Fetched);
+        assert!(r.text.contains("`obv_search`"), "{}", r.text);
+        snapshot("ori_search_empty", &r, &empty);
         let doc = DocumentAnswer {
             id: "ori_heemskerk_20250506181303/1001".into(),
             kind: Some("MediaObject".into()),
@@ -215,7 +341,7 @@ mod tests {
             text: "De raad besluit ...".into(),
             record: json!({"name": "Raadsvoorstel woningbouw"}),
         };
-        snapshot("ori_document", &document(&doc, Served::Cached), &doc);
+        snapshot("ori_document", &document(&doc, Served::Cached, 3, 10), &doc);
         let list = SourcesAnswer {
             sources: vec![SourceIndex {
                 source: "ori_heemskerk".into(),
@@ -225,6 +351,8 @@ mod tests {
                 older_copies: vec!["ori_heemskerk_20240101000000".into()],
             }],
         };
-        snapshot("ori_sources", &sources(&list, Served::Fetched), &list);
+        snapshot("ori_sources", &sources(&list, Served::Fetched, None, 0, 50), &list);
+        let none = sources(&list, Served::Fetched, Some("nergensdorp"), 0, 50);
+        assert!(none.text.contains("obv_sources"), "{}", none.text);
     }
 }

@@ -35,7 +35,10 @@ use crate::mcp::call::{CallScope, Structure, Who};
 use crate::mcp::{Besluit, PlatformCall, Rendered, tool_error};
 use crate::platforms::http::PlatformError;
 use crate::platforms::rechtspraak::{Day, Ecli, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
-use render::{AreasAnswer, CourtsAnswer, Hit, ProceduresAnswer, SearchPage};
+use render::{
+    AreasAnswer, AreasOutput, CourtsAnswer, CourtsOutput, DEFAULT_LIST_LIMIT, Hit, ListPage, MAX_LIST_LIMIT,
+    ProceduresAnswer, ProceduresOutput, RulingOutput, SearchOutput, SearchPage,
+};
 
 const PLATFORM: PlatformId = PlatformId::Rechtspraak;
 
@@ -50,8 +53,9 @@ const MAX_LIMIT: u32 = 100;
 const MAX_CHECKED_LIMIT: u32 = 25;
 /// The largest offset accepted.
 const MAX_OFFSET: u32 = 10_000_000;
-/// Text characters per `rechtspraak_ruling` call by default, and at most.
-const DEFAULT_LENGTH: usize = 20_000;
+/// Text characters per `rechtspraak_ruling` call by default (the default answer stays
+/// within the answer budget), and at most.
+const DEFAULT_LENGTH: usize = 10_000;
 const MAX_LENGTH: usize = 100_000;
 
 /// Longest court, area or procedure name accepted.
@@ -81,7 +85,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
             "rechtspraak_search",
             r#"{"area": "strafrecht", "date_from": "2026-06-01", "date_to": "2026-06-30"}"#,
         ),
-        Sample::new("rechtspraak_ruling", r#"{"ecli": "ECLI:NL:HR:2026:1500"}"#),
+        // The longest ruling of the fake: its default answer is one page of many.
+        Sample::new("rechtspraak_ruling", r#"{"ecli": "ECLI:NL:PHR:2026:400"}"#),
     ],
     offers: &offers::OFFERS,
 };
@@ -121,18 +126,19 @@ pub struct SearchArgs {
     /// `Uitspraak` (a judgment) or `Conclusie` (an advocate general's opinion); both
     /// when left out.
     #[serde(default, rename = "type")]
-    #[schemars(length(max = 20))]
+    #[schemars(length(max = 20), extend("enum" = ["Uitspraak", "Conclusie", null]))]
     pub kind: Option<String>,
-    /// First decision day, YYYY-MM-DD.
+    /// First decision day, YYYY-MM-DD, e.g. `2026-06-01`.
     #[serde(default)]
-    #[schemars(length(max = 32))]
+    #[schemars(length(max = 32), extend("format" = "date"))]
     pub date_from: Option<String>,
-    /// Last decision day (inclusive), YYYY-MM-DD.
+    /// Last decision day (inclusive), YYYY-MM-DD, e.g. `2026-06-30`.
     #[serde(default)]
-    #[schemars(length(max = 32))]
+    #[schemars(length(max = 32), extend("format" = "date"))]
     pub date_to: Option<String>,
     /// Only rulings modified since this day or moment (YYYY-MM-DD or
-    /// YYYY-MM-DDThh:mm:ss): what is new or changed.
+    /// YYYY-MM-DDThh:mm:ss, e.g. `2026-06-01` or `2026-06-01T08:00:00`): what is new or
+    /// changed.
     #[serde(default)]
     #[schemars(length(max = 32))]
     pub modified_since: Option<String>,
@@ -142,14 +148,16 @@ pub struct SearchArgs {
     /// `newest` (default) or `oldest`, by the date a ruling was last modified (the only
     /// order the service offers).
     #[serde(default)]
-    #[schemars(length(max = 16))]
+    #[schemars(length(max = 16), extend("enum" = ["newest", "oldest", null]))]
     pub sort: Option<String>,
     /// Results per page, 1 to 100 (default 10; at most 25 when a sub-area or procedure
     /// is checked on the metadata).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// Results to skip (0-based), for the next page: the answer's `next_offset`.
     #[serde(default)]
+    #[schemars(range(max = 10_000_000))]
     pub offset: Option<u32>,
     /// Not supported: the service has no keyword search. Words here are refused with
     /// advice, never sent (the service would ignore them and return every ruling).
@@ -165,11 +173,13 @@ pub struct RulingArgs {
     /// The ECLI, e.g. `ECLI:NL:HR:2026:1500`.
     #[schemars(length(max = 64))]
     pub ecli: String,
-    /// Where to start in the text, in characters (default 0).
+    /// Where to start in the text, in characters (default 0): the answer's
+    /// `next_offset` for the next page.
     #[serde(default)]
     pub offset: Option<usize>,
-    /// How many characters of text to return (default 20000, at most 100000).
+    /// How many characters of text to return, 1 to 100000 (default 10000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100_000))]
     pub length: Option<usize>,
 }
 
@@ -185,16 +195,50 @@ pub struct CourtsArgs {
     /// Also list courts that no longer exist (default false; the search still resolves them).
     #[serde(default)]
     pub include_ended: Option<bool>,
+    /// Courts per answer, 1 to 200 (default 40).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<usize>,
+    /// Matching courts to skip: the answer's `next_offset` for the next page.
+    #[serde(default)]
+    #[schemars(range(max = 100_000))]
+    pub offset: Option<usize>,
 }
 
 /// Arguments of `rechtspraak_areas` and `rechtspraak_procedures`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
-    /// Only entries whose name contains this.
+    /// Only entries whose name contains this, e.g. `straf`, `beroep`.
     #[serde(default)]
     #[schemars(length(max = 100))]
     pub filter: Option<String>,
+    /// Entries per answer, 1 to 200 (default 40).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    pub limit: Option<usize>,
+    /// Matching entries to skip: the answer's `next_offset` for the next page.
+    #[serde(default)]
+    #[schemars(range(max = 100_000))]
+    pub offset: Option<usize>,
+}
+
+/// The page of a value list the arguments ask for, or the message refusing them.
+fn list_page<'a>(filter: Option<&'a str>, limit: Option<usize>, offset: Option<usize>) -> Result<ListPage<'a>, String> {
+    bounded("filter", filter, MAX_FILTER)?;
+    let limit = limit.unwrap_or(DEFAULT_LIST_LIMIT);
+    if !(1..=MAX_LIST_LIMIT).contains(&limit) {
+        return Err(format!("`limit` must be between 1 and {MAX_LIST_LIMIT}"));
+    }
+    let offset = offset.unwrap_or(0);
+    if offset > 100_000 {
+        return Err("`offset` must be at most 100000".to_owned());
+    }
+    Ok(ListPage {
+        filter: filter.map(str::trim).filter(|f| !f.is_empty()),
+        offset,
+        limit,
+    })
 }
 
 /// Refuses `value` of argument `name` over `max` characters, without repeating it.
@@ -253,6 +297,8 @@ struct Asked {
     area: Option<String>,
     procedure: Option<String>,
     limit: u32,
+    /// The filter arguments given, by name.
+    filters: Vec<&'static str>,
 }
 
 impl SearchArgs {
@@ -282,7 +328,10 @@ impl SearchArgs {
         let present = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
         let kind = match present(&self.kind) {
             None => None,
-            Some(k) => Some(RulingType::parse(&k).ok_or("`type` must be Uitspraak or Conclusie")?),
+            Some(k) => Some(
+                RulingType::parse(&k)
+                    .ok_or("`type` must be Uitspraak (a judgment) or Conclusie (an advocate general's opinion)")?,
+            ),
         };
         let day = |name: &str, v: &Option<String>| -> Result<Option<Day>, String> {
             match present(v) {
@@ -306,7 +355,7 @@ impl SearchArgs {
         let sort = match present(&self.sort).as_deref() {
             None | Some("newest") => Sort::NewestFirst,
             Some("oldest") => Sort::OldestFirst,
-            Some(_) => return Err("`sort` must be newest or oldest".to_owned()),
+            Some(_) => return Err("`sort` must be `newest` or `oldest` (by last modification)".to_owned()),
         };
         let limit = self.limit.unwrap_or(DEFAULT_LIMIT);
         if !(1..=MAX_LIMIT).contains(&limit) {
@@ -316,6 +365,19 @@ impl SearchArgs {
         if offset > MAX_OFFSET {
             return Err(format!("`offset` must be at most {MAX_OFFSET}"));
         }
+        let filters = [
+            ("court", present(&self.court).is_some()),
+            ("area", present(&self.area).is_some()),
+            ("procedure", present(&self.procedure).is_some()),
+            ("type", kind.is_some()),
+            ("date_from", date_from.is_some()),
+            ("date_to", date_to.is_some()),
+            ("modified_since", modified_since.is_some()),
+            ("with_text", self.with_text.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect();
         Ok(Asked {
             search: RsSearch {
                 types: kind.into_iter().collect(),
@@ -333,6 +395,7 @@ impl SearchArgs {
             area: present(&self.area),
             procedure: present(&self.procedure),
             limit,
+            filters,
         })
     }
 }
@@ -449,6 +512,7 @@ impl Besluit {
     /// Search Dutch court rulings.
     #[tool(
         name = "rechtspraak_search",
+        output_schema = crate::mcp::schema::output::<SearchOutput>(),
         description = "Find Dutch court rulings at the judiciary's open-data service by court, area of law, \
                        procedure, type (Uitspraak or Conclusie) and decision or modification dates. This service \
                        has NO keyword search: pick filters, read the summaries (inhoudsindicatie) it returns, then \
@@ -564,6 +628,7 @@ impl Besluit {
             searched.join(", ")
         };
         let (offset, kind) = (s.from, asked.kind.map(RulingType::as_str));
+        let filters = asked.filters;
         let key = search_key(s);
         let search = Arc::new(asked.search);
         let fetch = {
@@ -579,7 +644,7 @@ impl Besluit {
                 .answer_for(Who::Caller, &call_scope, tool, call, |feed, served| {
                     let hits = feed.entries.iter().map(|e| Hit::from_entry(e, kind)).collect();
                     Ok(render::search(
-                        &SearchPage::new(feed, searched, offset, hits, None),
+                        &SearchPage::new(feed, searched, offset, hits, None).with_filters(filters),
                         served,
                     ))
                 })
@@ -610,20 +675,24 @@ impl Besluit {
             }
         }
         let note = check.note(checked, hits.len());
-        let page = SearchPage::new(&feed, searched, offset, hits, Some(note));
+        let page = SearchPage::new(&feed, searched, offset, hits, Some(note)).with_filters(filters);
         Ok(own_result(render::search(&page, served)))
     }
 
     /// Read one ruling.
     #[tool(
         name = "rechtspraak_ruling",
+        output_schema = crate::mcp::schema::output::<RulingOutput>(),
         description = "Read one Dutch court ruling by its ECLI (from rechtspraak_search): the court, dates, case \
                        numbers, type, procedure, areas of law, formal relations to other ECLIs (conclusie, \
                        cassatie, appeal), where it is published (vindplaatsen), the LJN it replaces, the \
                        inhoudsindicatie, and the full text in pages of `length` characters from `offset`, with \
                        headings, numbered paragraphs, tables and footnotes kept readable (images are mentioned, \
-                       not shown). Full text is the slow, expensive call: use the search summaries when they \
-                       suffice. Once read, a ruling is kept in BesluitBron's buffer for weeks, so paging is fast. \
+                       not shown). 10000 characters by default (`length` up to 100000); the answer says how many \
+                       remain and the `offset` for the next page (`next_offset`). The page of text is in the text \
+                       content only, never twice: the structured content holds the metadata and where the page \
+                       is (`text_offset`, `text_length`, `total_length`). Full text is the slow, expensive call: \
+                       use the search summaries when they suffice. Once read, a ruling is kept in BesluitBron's buffer for weeks, so paging is fast. \
                        Some ECLIs are published with metadata only and say so.",
         annotations(
             title = "Read a Dutch court ruling",
@@ -666,11 +735,13 @@ impl Besluit {
     /// The courts.
     #[tool(
         name = "rechtspraak_courts",
+        output_schema = crate::mcp::schema::output::<CourtsOutput>(),
         description = "The courts of the Rechtspraak value list (Instanties: Hoge Raad, Raad van State, \
                        gerechtshoven, rechtbanken, tuchtcolleges, and many that no longer exist) with their \
                        abbreviations; pass `filter` (e.g. \"Amsterdam\", \"Gerechtshof\") instead of pulling all \
-                       of them. rechtspraak_search takes a name or abbreviation from here. A reference list that \
-                       changes over months: answered from BesluitBron's buffer almost always.",
+                       of them. 40 per answer by default (`limit` up to 200, `offset` pages on). rechtspraak_search \
+                       takes a name or abbreviation from here. A reference list that changes over months: \
+                       answered from BesluitBron's buffer almost always.",
         annotations(
             title = "Rechtspraak courts",
             read_only_hint = true,
@@ -684,21 +755,22 @@ impl Besluit {
         Parameters(args): Parameters<CourtsArgs>,
         Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
-        if let Err(message) = bounded("filter", args.filter.as_deref(), MAX_FILTER) {
-            return Ok(tool_error(message));
-        }
+        let page = match list_page(args.filter.as_deref(), args.limit, args.offset) {
+            Ok(page) => page,
+            Err(message) => return Ok(tool_error(message)),
+        };
         let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
         };
-        let (filter, ended) = (args.filter, args.include_ended.unwrap_or(false));
+        let ended = args.include_ended.unwrap_or(false);
         Ok(self
             .answer_for(
                 Who::Caller,
                 &call_scope,
                 "rechtspraak_courts",
                 courts_call(&client),
-                |a, served| Ok(render::courts(a, served, filter.as_deref(), ended)),
+                |a, served| Ok(render::courts(a, served, page, ended)),
             )
             .await)
     }
@@ -706,9 +778,10 @@ impl Besluit {
     /// The areas of law.
     #[tool(
         name = "rechtspraak_areas",
+        output_schema = crate::mcp::schema::output::<AreasOutput>(),
         description = "The areas of law of the Rechtspraak value list (Rechtsgebieden: Bestuursrecht, Civiel \
                        recht, Internationaal publiekrecht, Strafrecht and their sub-areas), with `filter` to \
-                       narrow. Courts often tag only the top level, so search by a top-level area where you can. \
+                       narrow (e.g. \"straf\"); 40 per answer by default (`limit` up to 200, `offset` pages on). Courts often tag only the top level, so search by a top-level area where you can. \
                        A reference list: answered from BesluitBron's buffer almost always.",
         annotations(
             title = "Rechtspraak areas of law",
@@ -723,21 +796,21 @@ impl Besluit {
         Parameters(args): Parameters<ListArgs>,
         Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
-        if let Err(message) = bounded("filter", args.filter.as_deref(), MAX_FILTER) {
-            return Ok(tool_error(message));
-        }
+        let page = match list_page(args.filter.as_deref(), args.limit, args.offset) {
+            Ok(page) => page,
+            Err(message) => return Ok(tool_error(message)),
+        };
         let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
         };
-        let filter = args.filter;
         Ok(self
             .answer_for(
                 Who::Caller,
                 &call_scope,
                 "rechtspraak_areas",
                 areas_call(&client),
-                |a, served| Ok(render::areas(a, served, filter.as_deref())),
+                |a, served| Ok(render::areas(a, served, page)),
             )
             .await)
     }
@@ -745,8 +818,10 @@ impl Besluit {
     /// The kinds of procedure.
     #[tool(
         name = "rechtspraak_procedures",
+        output_schema = crate::mcp::schema::output::<ProceduresOutput>(),
         description = "The kinds of procedure of the Rechtspraak value list (Proceduresoorten: Hoger beroep, \
-                       Cassatie, Kort geding, …), with `filter` to narrow. rechtspraak_search takes one by name \
+                       Cassatie, Kort geding, …), with `filter` to narrow (e.g. \"beroep\"); 40 per answer by \
+                       default (`limit` up to 200, `offset` pages on). rechtspraak_search takes one by name \
                        and checks it on each result's metadata. A reference list: answered from BesluitBron's \
                        buffer almost always.",
         annotations(
@@ -762,21 +837,21 @@ impl Besluit {
         Parameters(args): Parameters<ListArgs>,
         Extension(call_scope): Extension<Arc<CallScope>>,
     ) -> Result<CallToolResult, ErrorData> {
-        if let Err(message) = bounded("filter", args.filter.as_deref(), MAX_FILTER) {
-            return Ok(tool_error(message));
-        }
+        let page = match list_page(args.filter.as_deref(), args.limit, args.offset) {
+            Ok(page) => page,
+            Err(message) => return Ok(tool_error(message)),
+        };
         let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
             Ok(c) => c,
             Err(e) => return Ok(tool_error(e)),
         };
-        let filter = args.filter;
         Ok(self
             .answer_for(
                 Who::Caller,
                 &call_scope,
                 "rechtspraak_procedures",
                 procedures_call(&client),
-                |a, served| Ok(render::procedures(a, served, filter.as_deref())),
+                |a, served| Ok(render::procedures(a, served, page)),
             )
             .await)
     }
@@ -848,5 +923,31 @@ mod tests {
         }
         let schema = serde_json::to_value(schemars::schema_for!(RulingArgs)).unwrap();
         assert_eq!(schema["properties"]["ecli"]["maxLength"], 64);
+    }
+
+    #[test]
+    fn schemas_name_closed_sets_ranges_and_dates() {
+        // As rmcp publishes them in tools/list.
+        let schema = rmcp::handler::server::tool::schema_for_type::<SearchArgs>();
+        let p = &schema["properties"];
+        assert_eq!(
+            p["type"]["enum"],
+            serde_json::json!(["Uitspraak", "Conclusie", null]),
+            "{p}"
+        );
+        assert_eq!(p["sort"]["enum"], serde_json::json!(["newest", "oldest", null]), "{p}");
+        assert_eq!(p["date_from"]["format"], "date");
+        assert_eq!(p["date_to"]["format"], "date");
+        assert_eq!(
+            (p["limit"]["minimum"].as_u64(), p["limit"]["maximum"].as_u64()),
+            (Some(1), Some(100))
+        );
+        let schema = rmcp::handler::server::tool::schema_for_type::<RulingArgs>();
+        assert_eq!(schema["properties"]["length"]["maximum"], 100_000);
+        let schema = rmcp::handler::server::tool::schema_for_type::<CourtsArgs>();
+        assert_eq!(schema["properties"]["limit"]["maximum"], 200);
+        // A value outside the set is refused by the tool with the allowed ones.
+        let e = args(r#"{"type": "vonnis"}"#).asked().err().unwrap();
+        assert!(e.contains("Uitspraak") && e.contains("Conclusie"), "{e}");
     }
 }

@@ -4,18 +4,19 @@
 use std::fmt::Write as _;
 
 use besluitbron_core::path::Served;
+use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::resolve::passes;
 use crate::mcp::call::Structure;
 use crate::mcp::{Rendered, provenance};
-use crate::platforms::rechtspraak::{Area, Court, Feed, FeedEntry, Procedure, Ruling};
+use crate::platforms::rechtspraak::{Area, Court, Feed, FeedEntry, Labeled, Procedure, Relation, Ruling};
 
 /// Characters of an inhoudsindicatie shown in a search hit.
 pub const SUMMARY_CHARS: usize = 300;
-/// Entries of a value list shown in the text (the structured content holds all matches).
-pub const LIST_LINES: usize = 60;
+/// Entries of a value list per answer by default, and at most.
+pub const DEFAULT_LIST_LIMIT: usize = 40;
+pub const MAX_LIST_LIMIT: usize = 200;
 
 /// What `rechtspraak_courts` keeps: the whole list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,7 +40,7 @@ pub struct ProceduresAnswer {
 }
 
 /// One search hit as shown.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Hit {
     /// The ECLI (pass it to `rechtspraak_ruling`).
     pub ecli: String,
@@ -93,6 +94,8 @@ pub struct SearchPage {
     pub next_offset: Option<u32>,
     /// A note on a check made on each result's metadata.
     pub note: Option<String>,
+    /// The filter arguments the search was given (for the advice on an empty result).
+    pub filters: Vec<&'static str>,
 }
 
 impl SearchPage {
@@ -111,8 +114,40 @@ impl SearchPage {
             returned,
             next_offset,
             note,
+            filters: Vec::new(),
         }
     }
+
+    /// The same page, naming the filter arguments it was searched with.
+    pub fn with_filters(mut self, filters: Vec<&'static str>) -> SearchPage {
+        self.filters = filters;
+        self
+    }
+}
+
+/// `rechtspraak_search`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SearchOutput {
+    /// What was searched, in words.
+    pub searched: String,
+    /// All matches at the platform (before any check on the metadata), when it says.
+    pub total: Option<u64>,
+    /// The offset asked.
+    pub offset: u32,
+    /// Entries the platform returned on this page (before any check).
+    pub returned: usize,
+    /// The `offset` that asks for the next page, when there are more.
+    pub next_offset: Option<u32>,
+    /// A note on a check made on each result's metadata.
+    pub note: Option<String>,
+    /// The rulings shown; pass an `ecli` to rechtspraak_ruling.
+    pub rulings: Vec<Hit>,
+}
+
+/// Structured content of its own, from a value the output schema describes.
+fn own<T: Serialize>(value: &T) -> Structure {
+    // These are plain structs of strings and numbers: serializing them cannot fail.
+    Structure::Own(serde_json::to_value(value).unwrap_or_default())
 }
 
 /// `rechtspraak_search`'s result.
@@ -121,7 +156,8 @@ pub fn search(page: &SearchPage, served: Served) -> Rendered {
     let mut text = if page.hits.is_empty() {
         let mut t = if page.total.is_some_and(|t| u64::from(page.offset) >= t && t > 0) {
             format!(
-                "No rulings at offset {} for {}: the service found {} in all{}. Ask with a smaller offset.",
+                "No rulings at offset {} for {}: Rechtspraak found {} in all{}. Ask with a smaller `offset` \
+                 (0 for the first page).",
                 page.offset,
                 page.searched,
                 page.total.unwrap_or(0),
@@ -129,10 +165,10 @@ pub fn search(page: &SearchPage, served: Served) -> Rendered {
             )
         } else {
             format!(
-                "No rulings found for {}{}. Widen the search: drop a filter, widen the dates, or set with_text to \
-                 false to include rulings published without a text.",
+                "No rulings found at Rechtspraak for {}{}. {}",
                 page.searched,
-                provenance(served)
+                provenance(served),
+                widen(&page.filters)
             )
         };
         if page.returned > 0 {
@@ -172,24 +208,113 @@ pub fn search(page: &SearchPage, served: Served) -> Rendered {
         let _ = write!(text, "\n{note}");
     }
     if let Some(next) = page.next_offset {
-        let _ = write!(text, "\nMore results: ask again with offset {next}.");
+        let more = page
+            .total
+            .map(|t| format!("{} more", t.saturating_sub(u64::from(next))))
+            .unwrap_or_else(|| "more".to_owned());
+        let _ = write!(
+            text,
+            "\n{more} at the platform: ask again with `offset` {next} for the next page."
+        );
     }
     Rendered {
         text,
-        structured: Structure::Own(json!({
-            "searched": page.searched,
-            "total": page.total,
-            "offset": page.offset,
-            "returned": page.returned,
-            "next_offset": page.next_offset,
-            "note": page.note,
-            "rulings": page.hits,
-        })),
+        structured: own(&SearchOutput {
+            searched: page.searched.clone(),
+            total: page.total,
+            offset: page.offset,
+            returned: page.returned,
+            next_offset: page.next_offset,
+            note: page.note.clone(),
+            rulings: page.hits.clone(),
+        }),
     }
 }
 
+/// How to widen a search that found nothing, naming the arguments it was given.
+fn widen(filters: &[&str]) -> String {
+    let names = |kinds: &[&str]| -> Vec<String> {
+        filters
+            .iter()
+            .filter(|f| kinds.contains(f))
+            .map(|f| format!("`{f}`"))
+            .collect()
+    };
+    let mut steps = Vec::new();
+    let dropped = names(&["court", "area", "procedure", "type", "modified_since"]);
+    if !dropped.is_empty() {
+        steps.push(format!("leave out {}", dropped.join(" or ")));
+    }
+    let dates = names(&["date_from", "date_to"]);
+    if !dates.is_empty() {
+        steps.push(format!("widen {}", dates.join(" and ")));
+    }
+    if filters.contains(&"with_text") {
+        steps.push("leave `with_text` out".to_owned());
+    } else {
+        steps.push("set `with_text` false to include rulings published without a text".to_owned());
+    }
+    if filters.contains(&"court") {
+        steps.push("check the court's name with rechtspraak_courts".to_owned());
+    }
+    format!(
+        "To widen: {}. The service has no keyword search; publications in the official journals are found with \
+         ob_search.",
+        steps.join("; ")
+    )
+}
+
+/// `rechtspraak_ruling`'s structured content: the metadata and where the page of text
+/// is. The page itself is in the text content only (never twice): its last
+/// `text_length` characters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RulingOutput {
+    /// The ECLI.
+    pub ecli: String,
+    /// `Uitspraak` or `Conclusie`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// The court.
+    pub court: Option<Labeled>,
+    /// The decision date.
+    pub date: Option<String>,
+    /// The publication date.
+    pub issued: Option<String>,
+    /// Last modified.
+    pub modified: Option<String>,
+    /// Case numbers.
+    pub case_numbers: Vec<String>,
+    /// Procedures.
+    pub procedures: Vec<Labeled>,
+    /// Areas of law.
+    pub areas: Vec<Labeled>,
+    /// Formal relations to other ECLIs.
+    pub relations: Vec<Relation>,
+    /// Where it is published.
+    pub vindplaatsen: Vec<String>,
+    /// The LJNs it replaces.
+    pub replaces: Vec<String>,
+    /// The inhoudsindicatie.
+    pub summary: Option<String>,
+    /// False when the ECLI is published with its metadata only.
+    pub has_text: bool,
+    /// The character offset the page of text starts at.
+    pub text_offset: usize,
+    /// Characters of text in this answer: the last `text_length` characters of the text
+    /// content.
+    pub text_length: usize,
+    /// Characters of text in the whole ruling.
+    pub total_length: usize,
+    /// The `offset` that asks for the rest of the text, when there is more.
+    pub next_offset: Option<usize>,
+    /// True when more text follows this page (`next_offset` asks for it).
+    pub has_more: bool,
+    /// Images the text mentions (not shown).
+    pub images: u32,
+}
+
 /// `rechtspraak_ruling`'s result: the metadata, the inhoudsindicatie, and `length`
-/// characters of the text from `offset`.
+/// characters of the text from `offset`, at the end of the text content.
 pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rendered {
     let court = r.court.as_ref().map_or("unknown court", |c| c.name.as_str());
     let mut text = format!(
@@ -207,8 +332,7 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
     if !r.case_numbers.is_empty() {
         let _ = write!(text, "\nCase number(s): {}", r.case_numbers.join(", "));
     }
-    let names =
-        |v: &[crate::platforms::rechtspraak::Labeled]| v.iter().map(|l| l.name.clone()).collect::<Vec<_>>().join("; ");
+    let names = |v: &[Labeled]| v.iter().map(|l| l.name.clone()).collect::<Vec<_>>().join("; ");
     if !r.procedures.is_empty() {
         let _ = write!(text, "\nProcedure: {}", names(&r.procedures));
     }
@@ -233,69 +357,141 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
     if let Some(s) = &r.summary {
         let _ = write!(text, "\n\nInhoudsindicatie: {s}");
     }
-    let (page, total, has_more, images) = match &r.text {
+    let (start, shown, total, next_offset, images) = match &r.text {
         None => {
             text.push_str("\n\nNo published text: this ECLI is published with its metadata only.");
-            (String::new(), 0, false, 0)
+            (0, 0, 0, None, 0)
         }
         Some(t) => {
             let total = t.text.chars().count();
-            let page: String = t.text.chars().skip(offset).take(length).collect();
-            let end = offset.saturating_add(length).min(total);
-            let has_more = end < total;
+            let start = offset.min(total);
+            let page: String = t.text.chars().skip(start).take(length).collect();
+            let shown = page.chars().count();
+            let end = start + shown;
+            let next_offset = (end < total).then_some(end);
             let _ = write!(
                 text,
-                "\n\nText ({}), characters {}–{} of {}{}:\n\n{}",
+                "\n\nText ({}), characters {start}–{end} of {total}{}:\n\n{page}",
                 t.element,
-                offset.min(total),
-                end,
-                total,
-                if has_more {
-                    format!("; ask again with offset {end} for the rest")
-                } else {
-                    String::new()
+                match next_offset {
+                    Some(next) => format!(
+                        "; {} more: ask again with `offset` {next} (and a `length` up to 100000)",
+                        total - end
+                    ),
+                    None if start >= total && total > 0 => format!("; the text ends before `offset` {offset}"),
+                    None => String::new(),
                 },
-                page
             );
-            (page, total, has_more, t.images)
+            (start, shown, total, next_offset, t.images)
         }
     };
     Rendered {
         text,
-        structured: Structure::Own(json!({
-            "ecli": r.ecli,
-            "type": r.kind,
-            "court": r.court,
-            "date": r.date,
-            "issued": r.issued,
-            "modified": r.modified,
-            "case_numbers": r.case_numbers,
-            "procedures": r.procedures,
-            "areas": r.areas,
-            "relations": r.relations,
-            "vindplaatsen": r.vindplaatsen,
-            "replaces": r.replaces,
-            "summary": r.summary,
-            "has_text": r.text.is_some(),
-            "text": page,
-            "text_offset": offset,
-            "total_length": total,
-            "has_more": has_more,
-            "images": images,
-        })),
+        structured: own(&RulingOutput {
+            ecli: r.ecli.clone(),
+            kind: r.kind.clone(),
+            court: r.court.clone(),
+            date: r.date.clone(),
+            issued: r.issued.clone(),
+            modified: r.modified.clone(),
+            case_numbers: r.case_numbers.clone(),
+            procedures: r.procedures.clone(),
+            areas: r.areas.clone(),
+            relations: r.relations.clone(),
+            vindplaatsen: r.vindplaatsen.clone(),
+            replaces: r.replaces.clone(),
+            summary: r.summary.clone(),
+            has_text: r.text.is_some(),
+            text_offset: start,
+            text_length: shown,
+            total_length: total,
+            next_offset,
+            has_more: next_offset.is_some(),
+            images,
+        }),
     }
 }
 
+/// Which part of a value list an answer shows: the entries matching `filter`, from
+/// `offset`, at most `limit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListPage<'a> {
+    /// Only entries whose name contains this.
+    pub filter: Option<&'a str>,
+    /// Matching entries to skip.
+    pub offset: usize,
+    /// Entries to show.
+    pub limit: usize,
+}
+
+impl Default for ListPage<'_> {
+    fn default() -> Self {
+        ListPage {
+            filter: None,
+            offset: 0,
+            limit: DEFAULT_LIST_LIMIT,
+        }
+    }
+}
+
+impl ListPage<'_> {
+    /// The shown part of `matching`, and the `offset` of the next part when there is one.
+    fn cut<'t, T>(&self, matching: &'t [T]) -> (&'t [T], Option<usize>) {
+        let start = self.offset.min(matching.len());
+        let end = start.saturating_add(self.limit).min(matching.len());
+        (&matching[start..end], (end < matching.len()).then_some(end))
+    }
+
+    /// ` match `filter`` for the first line.
+    fn matching(&self) -> String {
+        self.filter
+            .map(|f| format!(" match `{}`", super::resolve::echo(f)))
+            .unwrap_or_default()
+    }
+
+    /// The last lines: how to get the rest, or how to widen an empty answer.
+    fn close(&self, text: &mut String, list: &str, shown: usize, matching: usize, next: Option<usize>, example: &str) {
+        if let Some(next) = next {
+            let _ = write!(
+                text,
+                "\n{} more: ask again with `offset` {next}, or pass `filter` to narrow (e.g. {example}).",
+                matching - next
+            );
+        } else if matching == 0 && self.filter.is_some() {
+            let _ = write!(
+                text,
+                "\nNothing in the {list} matches: try a shorter part of the name (e.g. {example}), or leave out \
+                 `filter` to page through all of them."
+            );
+        } else if shown == 0 && matching > 0 {
+            let _ = write!(text, "\n`offset` {} is past the end: ask with `offset` 0.", self.offset);
+        }
+    }
+}
+
+/// `rechtspraak_courts`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CourtsOutput {
+    /// Courts matching the filter (all pages).
+    pub matching: usize,
+    /// The offset of this page among them.
+    pub offset: usize,
+    /// The `offset` that asks for the next page, when there are more.
+    pub next_offset: Option<usize>,
+    /// The courts of this page; rechtspraak_search takes a `name` or `abbreviation`.
+    pub courts: Vec<Court>,
+}
+
 /// `rechtspraak_courts`'s result: the courts passing `filter` (ended ones only when
-/// `include_ended`).
-pub fn courts(answer: &CourtsAnswer, served: Served, filter: Option<&str>, include_ended: bool) -> Rendered {
+/// `include_ended`), one page of them.
+pub fn courts(answer: &CourtsAnswer, served: Served, page: ListPage<'_>, include_ended: bool) -> Rendered {
     let matching: Vec<&Court> = answer
         .courts
         .iter()
         .filter(|c| include_ended || c.end.is_none())
         .filter(|c| {
             passes(
-                filter,
+                page.filter,
                 &[
                     &c.name,
                     c.abbreviation.as_deref().unwrap_or(""),
@@ -304,22 +500,22 @@ pub fn courts(answer: &CourtsAnswer, served: Served, filter: Option<&str>, inclu
             )
         })
         .collect();
+    let (shown, next) = page.cut(&matching);
     let ended = answer.courts.iter().filter(|c| c.end.is_some()).count();
     let mut text = format!(
-        "{} of {} courts{}{}{}.",
+        "{} of {} Rechtspraak courts{}{}{}{}.",
         matching.len(),
         answer.courts.len(),
-        filter
-            .map(|f| format!(" match `{}`", super::resolve::echo(f)))
-            .unwrap_or_default(),
+        page.matching(),
         if include_ended {
             String::new()
         } else {
             format!(" ({ended} ended courts left out; include_ended shows them)")
         },
+        showing(page.offset, shown.len(), matching.len()),
         provenance(served)
     );
-    for c in matching.iter().take(LIST_LINES) {
+    for c in shown {
         let _ = write!(
             text,
             "\n- {} ({}){}",
@@ -328,39 +524,93 @@ pub fn courts(answer: &CourtsAnswer, served: Served, filter: Option<&str>, inclu
             c.end.as_deref().map(|e| format!(", ended {e}")).unwrap_or_default()
         );
     }
-    more(&mut text, matching.len());
+    page.close(
+        &mut text,
+        "courts",
+        shown.len(),
+        matching.len(),
+        next,
+        "`Amsterdam`, `Gerechtshof`, `RBAMS`",
+    );
     Rendered {
         text,
-        structured: Structure::Own(json!({"count": matching.len(), "courts": matching})),
+        structured: own(&CourtsOutput {
+            matching: matching.len(),
+            offset: page.offset,
+            next_offset: next,
+            courts: shown.iter().map(|c| (*c).clone()).collect(),
+        }),
     }
 }
 
+/// `, showing a–b` when a page shows part of the matches.
+fn showing(offset: usize, shown: usize, matching: usize) -> String {
+    if shown == matching || shown == 0 {
+        String::new()
+    } else {
+        format!(", showing {}–{}", offset + 1, offset + shown)
+    }
+}
+
+/// One area of law as `rechtspraak_areas` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct AreaEntry {
+    /// The identifier the search sends.
+    pub identifier: String,
+    /// Its name; rechtspraak_search's `area` takes it.
+    pub name: String,
+    /// The name of the top-level area it belongs to; `null` for a top-level area.
+    pub parent: Option<String>,
+}
+
+/// `rechtspraak_areas`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct AreasOutput {
+    /// Areas matching the filter (all pages).
+    pub matching: usize,
+    /// The offset of this page among them.
+    pub offset: usize,
+    /// The `offset` that asks for the next page, when there are more.
+    pub next_offset: Option<usize>,
+    /// The areas of this page, parents before their sub-areas.
+    pub areas: Vec<AreaEntry>,
+}
+
 /// `rechtspraak_areas`'s result: the areas passing `filter`, with their parent's name.
-pub fn areas(answer: &AreasAnswer, served: Served, filter: Option<&str>) -> Rendered {
+pub fn areas(answer: &AreasAnswer, served: Served, page: ListPage<'_>) -> Rendered {
     let parent_name = |a: &Area| {
         a.parent
             .as_ref()
             .and_then(|p| answer.areas.iter().find(|x| &x.identifier == p))
             .map(|p| p.name.clone())
     };
-    let matching: Vec<(&Area, Option<String>)> = answer
+    let matching: Vec<AreaEntry> = answer
         .areas
         .iter()
-        .map(|a| (a, parent_name(a)))
-        .filter(|(a, parent)| passes(filter, &[&a.name, parent.as_deref().unwrap_or(""), &a.identifier]))
+        .map(|a| AreaEntry {
+            identifier: a.identifier.clone(),
+            name: a.name.clone(),
+            parent: parent_name(a),
+        })
+        .filter(|a| {
+            passes(
+                page.filter,
+                &[&a.name, a.parent.as_deref().unwrap_or(""), &a.identifier],
+            )
+        })
         .collect();
+    let (shown, next) = page.cut(&matching);
     let mut text = format!(
-        "{} of {} areas of law{}{}. Search by a top-level area: courts often tag only the top level, so \
-         rechtspraak_search sends the top level and checks a sub-area on each result's metadata.",
+        "{} of {} Rechtspraak areas of law{}{}{}. Search by a top-level area: courts often tag only the top level, \
+         so rechtspraak_search sends the top level and checks a sub-area on each result's metadata.",
         matching.len(),
         answer.areas.len(),
-        filter
-            .map(|f| format!(" match `{}`", super::resolve::echo(f)))
-            .unwrap_or_default(),
+        page.matching(),
+        showing(page.offset, shown.len(), matching.len()),
         provenance(served)
     );
-    for (a, parent) in matching.iter().take(LIST_LINES) {
-        match parent {
+    for a in shown {
+        match &a.parent {
             Some(p) => {
                 let _ = write!(text, "\n  - {} (under {p})", a.name);
             }
@@ -369,50 +619,73 @@ pub fn areas(answer: &AreasAnswer, served: Served, filter: Option<&str>) -> Rend
             }
         }
     }
-    more(&mut text, matching.len());
-    let list: Vec<serde_json::Value> = matching
-        .iter()
-        .map(|(a, parent)| json!({"identifier": a.identifier, "name": a.name, "parent": parent}))
-        .collect();
+    page.close(
+        &mut text,
+        "areas of law",
+        shown.len(),
+        matching.len(),
+        next,
+        "`straf`, `omgeving`",
+    );
     Rendered {
         text,
-        structured: Structure::Own(json!({"count": list.len(), "areas": list})),
+        structured: own(&AreasOutput {
+            matching: matching.len(),
+            offset: page.offset,
+            next_offset: next,
+            areas: shown.to_vec(),
+        }),
     }
+}
+
+/// `rechtspraak_procedures`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ProceduresOutput {
+    /// Procedures matching the filter (all pages).
+    pub matching: usize,
+    /// The offset of this page among them.
+    pub offset: usize,
+    /// The `offset` that asks for the next page, when there are more.
+    pub next_offset: Option<usize>,
+    /// The procedures of this page; rechtspraak_search's `procedure` takes a `name`.
+    pub procedures: Vec<Procedure>,
 }
 
 /// `rechtspraak_procedures`'s result.
-pub fn procedures(answer: &ProceduresAnswer, served: Served, filter: Option<&str>) -> Rendered {
+pub fn procedures(answer: &ProceduresAnswer, served: Served, page: ListPage<'_>) -> Rendered {
     let matching: Vec<&Procedure> = answer
         .procedures
         .iter()
-        .filter(|p| passes(filter, &[&p.name, &p.identifier]))
+        .filter(|p| passes(page.filter, &[&p.name, &p.identifier]))
         .collect();
+    let (shown, next) = page.cut(&matching);
     let mut text = format!(
-        "{} of {} kinds of procedure{}{}.",
+        "{} of {} Rechtspraak kinds of procedure{}{}{}.",
         matching.len(),
         answer.procedures.len(),
-        filter
-            .map(|f| format!(" match `{}`", super::resolve::echo(f)))
-            .unwrap_or_default(),
+        page.matching(),
+        showing(page.offset, shown.len(), matching.len()),
         provenance(served)
     );
-    for p in matching.iter().take(LIST_LINES) {
+    for p in shown {
         let _ = write!(text, "\n- {}", p.name);
     }
-    more(&mut text, matching.len());
+    page.close(
+        &mut text,
+        "kinds of procedure",
+        shown.len(),
+        matching.len(),
+        next,
+        "`beroep`, `kort`",
+    );
     Rendered {
         text,
-        structured: Structure::Own(json!({"count": matching.len(), "procedures": matching})),
-    }
-}
-
-fn more(text: &mut String, matching: usize) {
-    if matching > LIST_LINES {
-        let _ = write!(
-            text,
-            "\n… and {} more in the structured content; pass `filter` to narrow.",
-            matching - LIST_LINES
-        );
+        structured: own(&ProceduresOutput {
+            matching: matching.len(),
+            offset: page.offset,
+            next_offset: next,
+            procedures: shown.iter().map(|p| (*p).clone()).collect(),
+        }),
     }
 }
 
@@ -489,13 +762,32 @@ mod tests {
             total: Some(0),
             entries: Vec::new(),
         };
-        let page = SearchPage::new(&feed, "area Strafrecht".into(), 0, Vec::new(), None);
+        let page = SearchPage::new(
+            &feed,
+            "court Hoge Raad, area Strafrecht, decided 2026-06-01 to 2026-06-30, with a published text".into(),
+            0,
+            Vec::new(),
+            None,
+        )
+        .with_filters(vec!["court", "area", "date_from", "date_to"]);
         let r = search(&page, Served::Cached);
         assert!(
+            r.text.starts_with(
+                "No rulings found at Rechtspraak for court Hoge Raad, area Strafrecht, decided 2026-06-01 to \
+                 2026-06-30, with a published text (from BesluitBron's buffer). To widen: leave out `court` or `area`"
+            ),
+            "{}",
             r.text
-                .starts_with("No rulings found for area Strafrecht (from BesluitBron's buffer). Widen")
         );
         assert_eq!(page.next_offset, None);
+        snapshot("rechtspraak_search_empty", &r);
+        // Nothing to leave out: the advice is about the text and other sources only.
+        let bare = search(
+            &SearchPage::new(&feed, "all rulings".into(), 0, Vec::new(), None),
+            Served::Fetched,
+        );
+        assert!(!bare.text.contains("leave out"), "{}", bare.text);
+        assert!(bare.text.contains("set `with_text` false"), "{}", bare.text);
     }
 
     #[test]
@@ -567,9 +859,13 @@ mod tests {
                 },
             ],
         };
-        let r = courts(&answer, Served::Cached, Some("rechtbank"), false);
+        let page = ListPage {
+            filter: Some("rechtbank"),
+            ..ListPage::default()
+        };
+        let r = courts(&answer, Served::Cached, page, false);
         snapshot("rechtspraak_courts", &r);
-        let all = courts(&answer, Served::Cached, Some("rechtbank"), true);
-        assert!(all.text.starts_with("2 of 2 courts match"));
+        let all = courts(&answer, Served::Cached, page, true);
+        assert!(all.text.starts_with("2 of 2 Rechtspraak courts match"), "{}", all.text);
     }
 }

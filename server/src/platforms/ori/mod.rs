@@ -224,7 +224,8 @@ fn garbage(detail: String) -> PlatformError {
 }
 
 /// One source as `ori_sources` lists it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, rmcp::schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
 pub struct SourceIndex {
     /// The stable alias (`ori_heemskerk`), or the index itself when it has none.
     pub source: String,

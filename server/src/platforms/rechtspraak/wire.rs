@@ -9,6 +9,7 @@
 //! folded to one space, so the historic `…/AG DH` keeps its single space; an empty value
 //! list is an error, never an empty success; an Atom summary of `-` means "none".
 
+use rmcp::schemars;
 use serde::{Deserialize, Serialize};
 
 use super::body;
@@ -45,7 +46,7 @@ pub struct FeedEntry {
 }
 
 /// A court from `/Waardelijst/Instanties`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Court {
     /// The identifier the search's `creator` takes (OWMS URI, or a historic psi form).
     pub identifier: String,
@@ -62,7 +63,7 @@ pub struct Court {
 }
 
 /// An area of law from `/Waardelijst/Rechtsgebieden`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Area {
     /// The identifier the search's `subject` takes.
     pub identifier: String,
@@ -73,7 +74,7 @@ pub struct Area {
 }
 
 /// A kind of procedure from `/Waardelijst/Proceduresoorten`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Procedure {
     /// Its identifier, as rulings' metadata name it.
     pub identifier: String,
@@ -82,7 +83,7 @@ pub struct Procedure {
 }
 
 /// A metadata value with the identifier the platform gives it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Labeled {
     /// The `resourceIdentifier`, when given.
     pub id: Option<String>,
@@ -91,7 +92,7 @@ pub struct Labeled {
 }
 
 /// A formal relation to another ECLI.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Relation {
     /// The other ECLI.
     pub ecli: String,
