@@ -13,7 +13,7 @@ pub const OFFERS: Offers = Offers {
                       2026: unless BesluitBron's operator runs it against a mirror, reading this is an error that \
                       points to besluitbron://obv/sources.",
         tool: "ori_sources",
-        arguments: "{}",
+        arguments: r#"{"limit": 500}"#,
         shape: Shape::Json,
     }],
     templates: &[],

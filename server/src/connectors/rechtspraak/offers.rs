@@ -23,7 +23,7 @@ pub const OFFERS: Offers = Offers {
             description: "The current courts of the Rechtspraak value list with their abbreviations, as \
                           rechtspraak_courts gives them.",
             tool: "rechtspraak_courts",
-            arguments: "{}",
+            arguments: r#"{"limit": 200}"#,
             shape: Shape::Json,
         },
         ResourceOffer {
@@ -33,7 +33,7 @@ pub const OFFERS: Offers = Offers {
             description: "The areas of law of the Rechtspraak value list, parents before their sub-areas, as \
                           rechtspraak_areas gives them.",
             tool: "rechtspraak_areas",
-            arguments: "{}",
+            arguments: r#"{"limit": 200}"#,
             shape: Shape::Json,
         },
         ResourceOffer {
@@ -42,7 +42,7 @@ pub const OFFERS: Offers = Offers {
             title: "Rechtspraak: proceduresoorten",
             description: "The kinds of procedure of the Rechtspraak value list, as rechtspraak_procedures gives them.",
             tool: "rechtspraak_procedures",
-            arguments: "{}",
+            arguments: r#"{"limit": 200}"#,
             shape: Shape::Json,
         },
     ],
