@@ -111,7 +111,8 @@ async fn regression_issue_11_item_6_long_arguments_are_refused_locally_and_error
     let text = tool_error_text(&reply);
     assert_eq!(
         text,
-        "`query` is 1000000 characters long; at most 500 are accepted: shorten it"
+        "obv_search: `query` is 1000000 characters long; at most 500 are accepted: shorten it (nothing asked of \
+         OpenBesluitvorming; see the tool's inputSchema)"
     );
     assert_eq!(f.obv.requests(), requests, "no platform request");
     assert_eq!(platform_call_lines(&server), calls, "not counted as a platform call");

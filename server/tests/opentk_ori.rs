@@ -265,7 +265,8 @@ async fn ori_live_mode_searches_reads_and_lists_sources() {
         "{first}"
     );
     let reply = mcp.call("ori_document", json!({"id": ids[0]})).await;
-    let doc = structured(&reply);
+    // As sent (this file's `structured` adds the page back for the OpenTK checks).
+    let doc = support::structured(&reply);
     assert!(
         doc.get("text").is_none(),
         "the text is not repeated in the structured content"

@@ -6,7 +6,10 @@
 //!   protocol eras, while every foreign origin is still refused (DNS rebinding), and
 //!   configured origins work as before;
 //! - `DELETE` of a live session answers 200, as the reference servers do (rmcp's 202 made
-//!   the Python SDK report "Session termination failed: 202"); the session is gone after it.
+//!   the Python SDK report "Session termination failed: 202"); the session is gone after it;
+//! - arguments of a known tool that do not deserialize are a tool error the assistant can
+//!   mend (naming the tool, what is wrong, and that no platform was asked), in both eras;
+//!   an unknown tool stays a protocol error.
 
 mod support;
 
@@ -143,6 +146,69 @@ async fn regression_issue_16_delete_of_a_live_session_answers_200_and_ends_it() 
             after.text
         );
         assert_eq!(delete().await.status().as_u16(), 404, "{path}: DELETE once more");
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_issue_16_arguments_that_do_not_deserialize_are_a_tool_error_naming_the_tool() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("bad-arguments"))).await;
+    for modern in [false, true] {
+        let url = server.url("/mcp");
+        let mut mcp = if modern {
+            Mcp::modern(url)
+        } else {
+            Mcp::initialize(url).await
+        };
+        let before = f.obv.requests();
+        for (what, args, says) in [
+            ("a negative limit", json!({"query": "woningbouw", "limit": -1}), "limit"),
+            (
+                "a string limit",
+                json!({"query": "woningbouw", "limit": "ten"}),
+                "limit",
+            ),
+            (
+                "an unknown argument",
+                json!({"query": "woningbouw", "colour": "red"}),
+                "colour",
+            ),
+        ] {
+            let reply = mcp.call("obv_search", args).await;
+            let message = reply
+                .message
+                .unwrap_or_else(|| panic!("{what}: an answer: {}", reply.text));
+            assert!(
+                message.get("error").is_none(),
+                "{what}: a tool error, not a protocol error: {message}"
+            );
+            let result = &message["result"];
+            assert_eq!(result["isError"], json!(true), "{what}: {result}");
+            let text = result["content"][0]["text"].as_str().unwrap_or("");
+            assert!(text.starts_with("obv_search: "), "{what}: names the tool: {text}");
+            assert!(text.contains(says), "{what}: says what is wrong: {text}");
+            assert!(
+                text.contains("inputSchema"),
+                "{what}: says where the right form is: {text}"
+            );
+            assert!(
+                text.contains("nothing asked of OpenBesluitvorming"),
+                "{what}: says nothing was asked of the platform: {text}"
+            );
+        }
+        assert_eq!(
+            f.obv.requests(),
+            before,
+            "no platform request for arguments that do not fit"
+        );
+        // An unknown tool is the protocol's error.
+        let reply = mcp.call("obv_nothing", json!({})).await;
+        let message = reply.message.expect("an answer");
+        assert!(
+            message.get("error").is_some(),
+            "an unknown tool is a protocol error: {message}"
+        );
     }
     server.stop().await;
 }

@@ -14,8 +14,11 @@
 //! replaced by `<address>`, so neither a platform's base URL nor a request URL nor an
 //! assistant's unbounded input reaches an error text, whichever error carried them.
 //!
-//! What this module does not do: check types, ranges or formats (serde and the tools
-//! do), or validate anything but lengths and the shape of argument names.
+//! The same pass holds each declared argument to its schema's JSON type and a number to
+//! its `minimum`/`maximum`, so the assistant reads which argument is wrong and why (serde's
+//! own message for `-1` names no argument).
+//!
+//! What this module does not do: check formats or enums (serde and the tools do).
 
 use rmcp::model::JsonObject;
 use serde_json::Value;
@@ -99,9 +102,81 @@ fn check_value(name: &str, schema: Option<&Value>, value: &Value) -> Result<(), 
                 check_value(name, None, field)?;
             }
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        Value::Number(n) => {
+            if let Some(schema) = schema {
+                check_number(name, schema, n)?;
+            }
+        }
+        Value::Null | Value::Bool(_) => {}
+    }
+    if let Some(wanted) = schema.and_then(|s| s.get("type"))
+        && !value.is_null()
+        && !admits(wanted, value)
+    {
+        return Err(format!(
+            "`{name}` must be {}, not {}",
+            type_names(wanted),
+            json_type(value)
+        ));
     }
     Ok(())
+}
+
+/// Checks a number against its schema's `type` (a whole number for `integer`) and its
+/// `minimum` / `maximum`, saying the bound and the value (a number is short).
+fn check_number(name: &str, schema: &Value, n: &serde_json::Number) -> Result<(), String> {
+    let integer_only = match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "integer") && !types.iter().any(|t| t == "number"),
+        _ => false,
+    };
+    if integer_only && n.as_i64().is_none() && n.as_u64().is_none() {
+        return Err(format!("`{name}` must be a whole number, not {n}"));
+    }
+    let Some(x) = n.as_f64() else {
+        return Ok(());
+    };
+    if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+        && x < min
+    {
+        return Err(format!("`{name}` must be at least {min}, not {n}"));
+    }
+    if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+        && x > max
+    {
+        return Err(format!("`{name}` must be at most {max}, not {n}"));
+    }
+    Ok(())
+}
+
+/// True when a schema's `type` admits `value`'s JSON type (`integer` is a `number`; a
+/// number's whole-ness is [`check_number`]'s).
+fn admits(types: &Value, value: &Value) -> bool {
+    let one = |t: &str| match value {
+        Value::Null => t == "null",
+        Value::Bool(_) => t == "boolean",
+        Value::Number(_) => t == "number" || t == "integer",
+        Value::String(_) => t == "string",
+        Value::Array(_) => t == "array",
+        Value::Object(_) => t == "object",
+    };
+    match types {
+        Value::String(t) => one(t),
+        Value::Array(list) => list.iter().filter_map(Value::as_str).any(one),
+        _ => true,
+    }
+}
+
+/// A value's JSON type, as an error names it.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// True when `schema` names its types and a string is not among them.
@@ -211,6 +286,33 @@ mod tests {
         assert!(check(&schema(), Some(&nested)).is_err());
         let fine = object(json!({"colour": "red"}));
         assert_eq!(check(&schema(), Some(&fine)), Ok(()), "serde names unknown arguments");
+    }
+
+    #[test]
+    fn numbers_are_held_to_their_type_and_range_naming_the_argument() {
+        let schema = object(json!({"type": "object", "properties": {
+            "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
+            "score": {"type": "number", "minimum": 0.5},
+            "flag": {"type": "boolean"}
+        }}));
+        let ok = object(json!({"limit": 100, "score": 0.5, "flag": true}));
+        assert_eq!(check(&schema, Some(&ok)), Ok(()));
+        assert_eq!(check(&schema, Some(&object(json!({"limit": null})))), Ok(()));
+        for (args, said) in [
+            (json!({"limit": -1}), "`limit` must be at least 1, not -1"),
+            (json!({"limit": 101}), "`limit` must be at most 100, not 101"),
+            (json!({"limit": 2.5}), "`limit` must be a whole number, not 2.5"),
+            (json!({"score": 0.1}), "`score` must be at least 0.5, not 0.1"),
+            (json!({"limit": true}), "`limit` must be integer or null, not a boolean"),
+            (json!({"limit": [1]}), "`limit` must be integer or null, not an array"),
+            (json!({"flag": 1}), "`flag` must be boolean, not a number"),
+        ] {
+            assert_eq!(
+                check(&schema, Some(&object(args.clone()))),
+                Err(said.to_owned()),
+                "{args}"
+            );
+        }
     }
 
     #[test]

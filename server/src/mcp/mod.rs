@@ -293,7 +293,8 @@ impl ServerHandler for Besluit {
         if let Some(tool) = route
             && let Err(message) = arguments::check(&tool.input_schema, request.arguments.as_ref())
         {
-            return Ok(tool_error(message).into());
+            let platform = self.shared.tool_platforms.get(tool.name.as_ref()).copied();
+            return Ok(tool_error(invalid_arguments(&tool.name, platform, &message)).into());
         }
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         let _running = RunningCall(&self.shared.in_flight);
@@ -329,10 +330,21 @@ impl ServerHandler for Besluit {
         // rmcp's own errors (arguments that do not deserialize, an unknown tool) quote
         // what they were given; the assistant gets them bounded.
         let result = match result {
-            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Ok(CallToolResponse::Complete(
-                CallToolResult::error(r.content.iter().map(bounded_block).collect()),
-            )),
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
+                let name = tool.as_deref().unwrap_or_default();
+                Ok(CallToolResponse::Complete(CallToolResult::error(
+                    r.content.iter().map(|b| bounded_block(name, platform, b)).collect(),
+                )))
+            }
             Ok(other) => Ok(other),
+            // Arguments of a known tool that do not deserialize (a wrong type, a number
+            // out of range, an unknown name) are the assistant's to mend: a tool error it
+            // reads, as the protocol asks for input validation errors, not a protocol
+            // error. An unknown tool stays a protocol error.
+            Err(e) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS && tool.is_some() => {
+                let name = tool.as_deref().unwrap_or_default();
+                Ok(tool_error(invalid_arguments(name, platform, &e.message)).into())
+            }
             Err(mut e) => {
                 e.message = arguments::bounded_text(&e.message).into();
                 Err(e)
@@ -353,9 +365,25 @@ impl ServerHandler for Besluit {
     }
 }
 
+/// The tool error for arguments of `tool` that did not deserialize (rmcp's `message`
+/// says which and why): what is wrong and where the right form is written.
+fn invalid_arguments(tool: &str, platform: Option<PlatformId>, message: &str) -> String {
+    let detail = message
+        .trim_start_matches("failed to deserialize parameters: ")
+        .trim_start_matches("failed to deserialize parameters:");
+    let asked = platform.map_or(String::new(), |p| format!("nothing asked of {}; ", p.display_name()));
+    format!("{tool}: {detail} ({asked}see the tool's inputSchema)")
+}
+
 /// A content block of a tool error, its text bounded ([`arguments::bounded_text`]).
-fn bounded_block(block: &ContentBlock) -> ContentBlock {
+///
+/// rmcp's own tool error for arguments that did not deserialize says only serde's words;
+/// it is told as [`invalid_arguments`] (naming the tool and where the right form is).
+fn bounded_block(tool: &str, platform: Option<PlatformId>, block: &ContentBlock) -> ContentBlock {
     match block.as_text() {
+        Some(text) if text.text.starts_with("failed to deserialize parameters:") => {
+            ContentBlock::text(arguments::bounded_text(&invalid_arguments(tool, platform, &text.text)))
+        }
         Some(text) => ContentBlock::text(arguments::bounded_text(&text.text)),
         None => block.clone(),
     }
