@@ -296,3 +296,65 @@ async fn the_client_limits_per_address_apply_to_the_page() {
     assert!(headers["content-type"].to_str().unwrap().starts_with("text/css") && css.len() > 100);
     server.stop().await;
 }
+
+/// A flood of page searches from many addresses while an MCP session searches the same
+/// platform: the page asks as the one system session (weight 1, R-L7), so the MCP
+/// session's wait stays within the starvation bound `W + c × W / C` (R-L4), and the
+/// platform never answers 429.
+#[tokio::test]
+async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
+    use besluitbron_server::config::LimitSetting;
+    let fakes = fakes().await;
+    let dir = temp_dir("page-fair");
+    let mut c = config(&fakes, &dir);
+    c.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];
+    // A small window keeps the bound short: 10 units per 10 s (the fake allows 60 a minute
+    // with a burst of 60, so BesluitBron's bucket is the tighter one).
+    let (capacity, window) = (10u32, 10.0f64);
+    c.platforms.get_mut("obv").expect("obv").limit = Some(LimitSetting {
+        capacity: besluitbron_core::Units::whole(u64::from(capacity)),
+        window_secs: window,
+        margin_secs: 1.0,
+    });
+    let server = Server::start(c).await;
+
+    // 40 searches from 20 addresses, each a query of its own (no buffer hit).
+    let http = reqwest::Client::new();
+    let mut flood = Vec::new();
+    for i in 0..40u32 {
+        let url = server.url(&format!("/?q=stikstof+flood{i}"));
+        let request = http.get(url).header("x-forwarded-for", format!("127.0.0.{}", 10 + i % 20));
+        flood.push(tokio::spawn(async move { request.send().await.map(|r| r.status().as_u16()) }));
+    }
+    // Wait until the flood has emptied the bucket and queues at the platform.
+    let handle = server.state.platforms().get(PlatformId::Obv).expect("obv task").clone();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let snap = handle.snapshot(false).await.expect("snapshot");
+        if snap.lanes[0].queued > 0 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the flood never queued");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let mut mcp = support::Mcp::initialize(server.url("/mcp/obv")).await;
+    let started = std::time::Instant::now();
+    let reply = mcp
+        .call("obv_search", serde_json::json!({"query": "woningbouw", "limit": 10}))
+        .await;
+    let waited = started.elapsed();
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    assert!(!support::structured(&reply)["results"].is_null(), "{}", reply.text);
+    // The bound for a head call of cost 1, plus a second for HTTP and the margin.
+    let bound = Duration::from_secs_f64(window + window / f64::from(capacity) + 1.0);
+    assert!(waited <= bound, "the MCP session waited {waited:?}, more than {bound:?}");
+
+    for f in flood {
+        let status = f.await.expect("flood task").expect("page answered");
+        assert!(status == 200 || status == 429, "{status}");
+    }
+    assert_eq!(fakes.obv.rate_limited(), 0, "the platform never answered 429");
+    assert!(fakes.obv.requests() > u64::from(capacity), "the flood used the whole bucket");
+    server.stop().await;
+}
