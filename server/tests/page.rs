@@ -82,6 +82,10 @@ async fn a_search_shows_each_platform_with_escaped_hostile_data() {
     assert_eq!(fakes.obv.requests(), before, "the repeat came from the buffer");
     assert_eq!(hit_count(section(&again, "obv")), hit_count(obv));
 
+    // The page's weight: HTML and the style sheet under 50 KB (benches/README.md).
+    let (_, _, css) = get(&server.url("/assets/page.css")).await;
+    assert!(page.len() + css.len() < 50_000, "{} + {} bytes", page.len(), css.len());
+
     // English labels.
     let (_, _, en) = get(&server.url("/?q=stikstof&lang=en")).await;
     assert!(en.contains("lang=\"en\"") && en.contains("Search words") && en.contains("no keyword search"));
@@ -323,8 +327,12 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     let mut flood = Vec::new();
     for i in 0..40u32 {
         let url = server.url(&format!("/?q=stikstof+flood{i}"));
-        let request = http.get(url).header("x-forwarded-for", format!("127.0.0.{}", 10 + i % 20));
-        flood.push(tokio::spawn(async move { request.send().await.map(|r| r.status().as_u16()) }));
+        let request = http
+            .get(url)
+            .header("x-forwarded-for", format!("127.0.0.{}", 10 + i % 20));
+        flood.push(tokio::spawn(async move {
+            request.send().await.map(|r| r.status().as_u16())
+        }));
     }
     // Wait until the flood has emptied the bucket and queues at the platform.
     let handle = server.state.platforms().get(PlatformId::Obv).expect("obv task").clone();
@@ -348,13 +356,19 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     assert!(!support::structured(&reply)["results"].is_null(), "{}", reply.text);
     // The bound for a head call of cost 1, plus a second for HTTP and the margin.
     let bound = Duration::from_secs_f64(window + window / f64::from(capacity) + 1.0);
-    assert!(waited <= bound, "the MCP session waited {waited:?}, more than {bound:?}");
+    assert!(
+        waited <= bound,
+        "the MCP session waited {waited:?}, more than {bound:?}"
+    );
 
     for f in flood {
         let status = f.await.expect("flood task").expect("page answered");
         assert!(status == 200 || status == 429, "{status}");
     }
     assert_eq!(fakes.obv.rate_limited(), 0, "the platform never answered 429");
-    assert!(fakes.obv.requests() > u64::from(capacity), "the flood used the whole bucket");
+    assert!(
+        fakes.obv.requests() > u64::from(capacity),
+        "the flood used the whole bucket"
+    );
     server.stop().await;
 }

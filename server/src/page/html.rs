@@ -87,7 +87,7 @@ pub fn frame(lang: Lang, title: &str, body: Markup) -> Markup {
                 a.skip href="#main" { (if lang == Lang::En { "Skip to content" } else { "Naar de inhoud" }) }
                 header {
                     p.brand { a href=(home(lang)) { "BesluitBron" } }
-                    nav aria-label=(if lang == Lang::En { "Site" } else { "Site" }) {
+                    nav aria-label=(if lang == Lang::En { "Site" } else { "Website" }) {
                         a href=(if lang == Lang::En { "/status?lang=en" } else { "/status" }) { (t(lang, "status")) }
                         " · "
                         a href=(if lang == Lang::En { "/" } else { "/?lang=en" }) lang=(if lang == Lang::En { "nl" } else { "en" }) {

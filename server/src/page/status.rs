@@ -315,7 +315,7 @@ fn render(lang: Lang, s: &Status, want_state: Option<&str>, want_type: Option<&s
     let l = |nl: &'static str, e: &'static str| if en { e } else { nl };
     let body = html! {
         h1 { (t(lang, "status")) }
-        p { (l("Bijgewerkt", "As of")) " " (when(Some(s.generated_at_ms))) ". " a href=(if en { "/status.json" } else { "/status.json" }) { "JSON" } }
+        p { (l("Bijgewerkt", "As of")) " " (when(Some(s.generated_at_ms))) ". " a href="/status.json" { "JSON" } }
         div.table {
             table {
                 caption { (l("Per platform, het afgelopen uur", "Per platform, the last hour")) }
