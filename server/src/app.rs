@@ -60,6 +60,8 @@ pub struct AppState {
     pub(crate) streams: Mutex<crate::guard::StreamCounts>,
     /// The accept loop's handle, once serving.
     pub(crate) connections: std::sync::OnceLock<crate::listen::Connections>,
+    /// The search page's tool calls, as the system session.
+    pub(crate) page: crate::page::system::SystemCalls,
 }
 
 /// Test and operator hooks into a server being built.
@@ -306,11 +308,12 @@ impl App {
             limits: Mutex::new(limits),
             initializes: Mutex::new(initializes),
             session_managers,
-            shared,
+            shared: Arc::clone(&shared),
             stores,
             accepting: AtomicBool::new(true),
             streams: Mutex::default(),
             connections: std::sync::OnceLock::new(),
+            page: crate::page::system::SystemCalls::new(Arc::clone(&shared)),
         });
 
         let mut router = Router::new();
@@ -333,7 +336,10 @@ impl App {
                 Arc::clone(&state),
                 crate::guard::host_check,
             ));
-        let router = router.merge(others).with_state(Arc::clone(&state));
+        let router = router
+            .merge(others)
+            .merge(crate::page::routes(&state))
+            .with_state(Arc::clone(&state));
 
         for c in CONNECTORS {
             if let Some(m) = c.maintenance

@@ -28,6 +28,7 @@ pub mod identity;
 pub mod listen;
 pub mod mcp;
 pub mod metrics;
+pub mod page;
 pub mod platforms;
 pub mod store;
 pub mod text;

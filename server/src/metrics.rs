@@ -81,6 +81,8 @@ pub struct Metrics {
     pub duplicate_spikes: Counter,
     /// Open MCP sessions (refreshed at scrape).
     pub sessions_open: Gauge,
+    /// Each platform's last hour, for the status page (not exported).
+    pub activity: crate::page::activity::Activity,
 }
 
 impl Metrics {
@@ -102,6 +104,7 @@ impl Metrics {
             requests: Family::default(),
             duplicate_spikes: Counter::default(),
             sessions_open: Gauge::default(),
+            activity: Default::default(),
             registry: Registry::default(),
         };
         registry.register(

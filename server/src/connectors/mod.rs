@@ -76,6 +76,9 @@ pub struct ConnectorSpec {
     pub samples: &'static [Sample],
     /// Its resources, resource templates and prompts (`Offers::NONE` for none).
     pub offers: &'static Offers,
+    /// Its part in the search page (`crate::page`): its search and document tools, or
+    /// why it has none.
+    pub page: &'static crate::page::spec::PageSpec,
 }
 
 /// A sample call of one tool.

@@ -547,6 +547,8 @@ impl Driver {
                     platform: self.platform.as_str(),
                 })
                 .observe(a.waited().as_secs_f64());
+            let wall = self.options.clock.wall();
+            self.options.metrics.activity.waited(self.platform, wall, a.waited());
         }
         if let Some(observer) = &self.options.observer {
             observer(&SentCall {
@@ -572,7 +574,9 @@ impl Driver {
         };
         let control = self.control.clone();
         let limit = self.options.attempt_timeout;
+        let (metrics, clock) = (Arc::clone(&self.options.metrics), self.options.clock);
         tokio::spawn(async move {
+            let started = tokio::time::Instant::now();
             let mut task = tokio::spawn(upstream(previous));
             let outcome = tokio::select! {
                 joined = &mut task => match joined {
@@ -594,6 +598,9 @@ impl Driver {
                     }
                 }
             };
+            metrics
+                .activity
+                .attempt(platform, clock.wall(), started.elapsed(), &outcome);
             let _ = control.send(Control::Outcome { attempt, outcome });
         });
     }

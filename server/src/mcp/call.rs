@@ -262,6 +262,18 @@ impl CallScope {
 /// The client address the system session's requests are counted under (R-D9).
 const SYSTEM_ADDRESS: &str = "besluitbron";
 
+impl Caller {
+    /// BesluitBron's own system session: its maintenance and the search page (R-L7).
+    pub fn system() -> Caller {
+        Caller {
+            session: SessionKey::System,
+            session_id: None,
+            address: SYSTEM_ADDRESS.to_owned(),
+            idempotency_key: None,
+        }
+    }
+}
+
 /// Why a tool got no answer to render.
 #[derive(Debug, thiserror::Error)]
 pub enum AnswerError {
@@ -417,12 +429,7 @@ impl Besluit {
         }
         let caller = match (who, scope) {
             (Who::Caller, Some(scope)) => Arc::clone(&scope.caller),
-            _ => Arc::new(Caller {
-                session: SessionKey::System,
-                session_id: None,
-                address: SYSTEM_ADDRESS.to_owned(),
-                idempotency_key: None,
-            }),
+            _ => Arc::new(Caller::system()),
         };
         let handle = self
             .shared

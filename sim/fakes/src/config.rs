@@ -108,6 +108,10 @@ pub struct FakeConfig {
     /// ([`FakeHandle::oversize_bytes_sent`](crate::FakeHandle::oversize_bytes_sent)).
     /// `None` never.
     pub oversize: Option<Oversize>,
+    /// OpenBesluitvorming only: hostile platform data — every search hit's title carries
+    /// HTML markup with a `<script>`, and its download link is a `javascript:` URL (for
+    /// the search page's escaping tests).
+    pub hostile_titles: bool,
 }
 
 /// An answer larger than any client should read ([`FakeConfig::oversize`]).
@@ -135,6 +139,7 @@ impl Default for FakeConfig {
             oversize: None,
             ob_overload_every: None,
             ob_empty_page_every: None,
+            hostile_titles: false,
         }
     }
 }

@@ -380,6 +380,7 @@ async fn search(State(state): State<Arc<ObvState>>, Query(params): Query<Vec<(St
         Err((code, message)) => return error(StatusCode::BAD_REQUEST, code, message),
     };
     let corpus = obv_corpus();
+    let hostile = state.shared.config().hostile_titles;
     let mut hits: Vec<(usize, &ObvEntity)> = corpus
         .entities()
         .iter()
@@ -410,6 +411,17 @@ async fn search(State(state): State<Arc<ObvState>>, Query(params): Query<Vec<(St
         .skip(q.offset)
         .take(q.limit)
         .map(|(_, e)| hit_json(&state.base_url, corpus, e, &q.terms))
+        .map(|mut h| {
+            if hostile {
+                let title = format!(
+                    "{} <script>alert('x')</script><img src=x onerror=alert(1)>",
+                    h["title"].as_str().unwrap_or("")
+                );
+                h["title"] = Value::from(title);
+                h["downloadUrl"] = Value::from("javascript:alert(1)");
+            }
+            h
+        })
         .collect();
     json_response(
         StatusCode::OK,

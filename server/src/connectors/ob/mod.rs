@@ -11,6 +11,7 @@
 //! Rendering lives in [`render`], as pure functions of the kept answers.
 
 pub mod offers;
+pub mod page;
 pub mod render;
 
 use std::sync::Arc;
@@ -71,6 +72,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("ob_document", r#"{"id": "gmb-2026-10000"}"#).asking(2),
     ],
     offers: &offers::OFFERS,
+    page: &page::PAGE,
 };
 
 const INSTRUCTIONS: &str = "Officiële Bekendmakingen (ob_* tools): every official publication of Dutch government \

@@ -9,6 +9,7 @@
 //! functions of the kept answers.
 
 pub mod offers;
+pub mod page;
 pub mod render;
 
 use std::sync::Arc;
@@ -57,6 +58,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::system("obv_status", "{}"),
     ],
     offers: &offers::OFFERS,
+    page: &page::PAGE,
 };
 
 const INSTRUCTIONS: &str = "OpenBesluitvorming (obv_* tools): council and provincial decision making of 331 \

@@ -10,6 +10,7 @@
 //! briefly. Rendering lives in [`render`], as pure functions of the kept answers.
 
 pub mod offers;
+pub mod page;
 pub mod render;
 
 use std::sync::Arc;
@@ -65,6 +66,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("opentk_status", "{}"),
     ],
     offers: &offers::OFFERS,
+    page: &page::PAGE,
 };
 
 const INSTRUCTIONS: &str = "OpenTK (opentk_* tools): full-text search over Tweede Kamer documents and reports \

@@ -64,6 +64,10 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("ori_sources", "{}"),
     ],
     offers: &offers::OFFERS,
+    page: &crate::page::spec::PageSpec::Without {
+        nl: "Open Raadsinformatie is uitgezet (1 november 2026); de raadsinformatie staat nu bij OpenBesluitvorming.",
+        en: "Open Raadsinformatie was switched off (1 November 2026); council information is now at OpenBesluitvorming.",
+    },
 };
 
 const INSTRUCTIONS: &str = "Open Raadsinformatie (ori_* tools): the classic ORI search over council documents. \

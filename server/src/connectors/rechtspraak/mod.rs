@@ -89,6 +89,10 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("rechtspraak_ruling", r#"{"ecli": "ECLI:NL:PHR:2026:400"}"#),
     ],
     offers: &offers::OFFERS,
+    page: &crate::page::spec::PageSpec::Without {
+        nl: "De Rechtspraak heeft geen zoekfunctie op woorden; zoek uitspraken per instantie en datum met de MCP-tool rechtspraak_search.",
+        en: "Rechtspraak has no keyword search; find rulings by court and date with the MCP tool rechtspraak_search.",
+    },
 };
 
 const INSTRUCTIONS: &str = "Rechtspraak (rechtspraak_* tools): Dutch court rulings (uitspraken) and advocate \

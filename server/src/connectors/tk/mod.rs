@@ -8,6 +8,7 @@
 //! opaque `continuation`.
 
 pub mod offers;
+pub mod page;
 pub mod render;
 pub mod text;
 
@@ -52,6 +53,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("tk_document_text", r#"{"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}"#),
     ],
     offers: &offers::OFFERS,
+    page: &page::PAGE,
 };
 
 fn tools() -> rmcp::handler::server::router::tool::ToolRouter<Besluit> {

@@ -1,0 +1,116 @@
+//! OpenTK on the search page: `opentk_search` (words only: OpenTK has no date or
+//! organisation filter) paged over the one kept answer, and `opentk_document` for the
+//! document view, its text paged on the page.
+
+use serde_json::{Value, json};
+
+use super::render::{DocumentAnswer, Hit};
+use crate::connectors::Clients;
+use crate::page::spec::{
+    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, non_empty, object, offset_token,
+};
+
+/// Hits per page.
+const PER_PAGE: u64 = 10;
+
+/// The most hits the tool shows (its `limit`).
+const MAX_SHOWN: u64 = 100;
+
+/// Characters of text per page of the document view.
+const TEXT_PAGE: usize = 6_000;
+
+/// The registry's entry.
+pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
+    tool: "opentk_search",
+    organisation: false,
+    dates: false,
+    arguments,
+    hits,
+    document: Some(PageDocument {
+        tool: "opentk_document",
+        arguments: document_arguments,
+        view,
+    }),
+});
+
+/// The hits already shown on earlier pages.
+fn skip(q: &PageQuery) -> Result<u64, String> {
+    let skip = offset_token(&q.next)?.unwrap_or(0);
+    if skip >= MAX_SHOWN {
+        return Err(format!(
+            "OpenTK shows at most {MAX_SHOWN} hits of a search; narrow the words"
+        ));
+    }
+    Ok(skip)
+}
+
+fn arguments(q: &PageQuery) -> Result<rmcp::model::JsonObject, String> {
+    let limit = (skip(q)? + PER_PAGE).min(MAX_SHOWN);
+    Ok(object([
+        ("query", Some(Value::String(q.q.trim().to_owned()))),
+        ("limit", Some(json!(limit))),
+    ]))
+}
+
+#[derive(serde::Deserialize)]
+struct Shown {
+    hits: Vec<Hit>,
+    #[serde(default)]
+    total: Option<u64>,
+    #[serde(default)]
+    incomplete: Option<String>,
+}
+
+fn hits(v: Value, q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
+    let shown: Shown = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let skip = skip(q)?;
+    let end = skip + shown.hits.len().saturating_sub(skip as usize) as u64;
+    let more = shown.total.is_some_and(|t| t > end) && end < MAX_SHOWN;
+    Ok(Hits {
+        items: shown
+            .hits
+            .into_iter()
+            .skip(skip as usize)
+            .map(|h| PageHit {
+                title: h.subject.clone().unwrap_or_else(|| h.number.clone()),
+                organisation: Some("Tweede Kamer".to_owned()),
+                date: h.date,
+                kind: h.kind,
+                source_url: h.link,
+                doc_id: non_empty(&h.number),
+            })
+            .collect(),
+        total: shown.total,
+        next: more.then(|| end.to_string()),
+        note: shown.incomplete,
+    })
+}
+
+fn document_arguments(id: &str, _offset: usize) -> rmcp::model::JsonObject {
+    object([("id", Some(json!(id)))])
+}
+
+/// The text page at `offset` (characters) of `text`.
+pub fn text_page(text: &str, offset: usize) -> (String, Option<usize>) {
+    let page: String = text.chars().skip(offset).take(TEXT_PAGE).collect();
+    let end = offset + page.chars().count();
+    (page, (end < text.chars().count()).then_some(end))
+}
+
+fn view(v: Value, offset: usize, _clients: &Clients) -> Result<DocView, String> {
+    let d: DocumentAnswer = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let (text, next_offset) = text_page(&d.text, offset);
+    let mut meta = vec![("number", d.number.clone())];
+    if d.truncated {
+        meta.push(("note", format!("text cut at {} characters", d.text.chars().count())));
+    }
+    Ok(DocView {
+        title: d.title.unwrap_or(d.number),
+        meta,
+        text,
+        offset,
+        total: Some(d.text_chars),
+        next_offset,
+        source_url: Some(d.page_url),
+    })
+}

@@ -1,0 +1,131 @@
+//! The Tweede Kamer on the search page: `tk_search` (words in title or subject, dates;
+//! documents), ten hits a page within the tool's page of up to 250, then its
+//! continuation; `tk_document_text` for the document view.
+
+use serde_json::{Value, json};
+
+use super::render::{Listed, PageAnswer};
+use super::text::TextAnswer;
+use crate::connectors::Clients;
+use crate::page::spec::{
+    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, object, some_str,
+};
+use crate::platforms::tk::{Document, TkClient};
+
+/// Hits per page.
+const PER_PAGE: usize = 10;
+
+/// Characters of text per page of the document view.
+const TEXT_PAGE: usize = 6_000;
+
+/// The registry's entry.
+pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
+    tool: "tk_search",
+    organisation: false,
+    dates: true,
+    arguments,
+    hits,
+    document: Some(PageDocument {
+        tool: "tk_document_text",
+        arguments: document_arguments,
+        view,
+    }),
+});
+
+/// A page token: the hits of the tool's page already shown, and the tool's continuation
+/// of that page (`skip` or `skip.continuation`; the tool itself checks the continuation).
+fn token(q: &PageQuery) -> Result<(usize, Option<String>), String> {
+    let Some(t) = q.next.as_deref().filter(|t| !t.is_empty()) else {
+        return Ok((0, None));
+    };
+    let (skip, continuation) = match t.split_once('.') {
+        Some((s, c)) => (s, Some(c.to_owned())),
+        None => (t, None),
+    };
+    let skip = skip
+        .parse::<usize>()
+        .map_err(|_| "this next-page link was not made by BesluitBron".to_owned())?;
+    Ok((skip, continuation))
+}
+
+fn arguments(q: &PageQuery) -> Result<rmcp::model::JsonObject, String> {
+    let (_, continuation) = token(q)?;
+    if let Some(c) = continuation {
+        return Ok(object([("continuation", Some(json!(c)))]));
+    }
+    Ok(object([
+        ("words", Some(Value::String(q.q.trim().to_owned()))),
+        ("kind", Some(json!("documents"))),
+        ("date_from", some_str(&q.date_from)),
+        ("date_to", some_str(&q.date_to)),
+    ]))
+}
+
+fn hits(v: Value, q: &PageQuery, clients: &Clients) -> Result<Hits, String> {
+    let (skip, continuation) = token(q)?;
+    let answer: PageAnswer<Document> = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let client = clients.get::<TkClient>(super::PLATFORM).ok();
+    let end = (skip + PER_PAGE).min(answer.items.len());
+    let next = if end < answer.items.len() {
+        Some(match &continuation {
+            Some(c) => format!("{end}.{c}"),
+            None => end.to_string(),
+        })
+    } else {
+        answer.continuation.as_ref().map(|c| format!("0.{c}"))
+    };
+    Ok(Hits {
+        items: answer
+            .items
+            .iter()
+            .skip(skip)
+            .take(PER_PAGE)
+            .map(|d| PageHit {
+                title: d.title().to_owned(),
+                organisation: Some(d.kamer.clone().unwrap_or_else(|| "Tweede Kamer".to_owned())),
+                date: d.datum.as_deref().map(|s| s.chars().take(10).collect()),
+                kind: d.soort.clone(),
+                source_url: client
+                    .as_ref()
+                    .and_then(|c| c.document_links(d.id()).ok())
+                    .map(|l| l.resource_url),
+                doc_id: Some(d.id().to_owned()),
+            })
+            .collect(),
+        total: answer.count,
+        next,
+        note: None,
+    })
+}
+
+fn document_arguments(id: &str, offset: usize) -> rmcp::model::JsonObject {
+    object([
+        ("id", Some(json!(id))),
+        ("offset", Some(json!(offset))),
+        ("length", Some(json!(TEXT_PAGE))),
+    ])
+}
+
+fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String> {
+    let page: TextPage = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+    let d: TextAnswer = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let mut meta = Vec::new();
+    if let Some(n) = &d.number {
+        meta.push(("number", n.clone()));
+    }
+    if let Some(c) = &d.changed_at {
+        meta.push(("date", c.chars().take(10).collect()));
+    }
+    if let Some(u) = &d.unreadable {
+        meta.push(("note", u.clone()));
+    }
+    Ok(DocView {
+        title: d.subject.clone().or(d.number.clone()).unwrap_or(d.id),
+        meta,
+        next_offset: page.next_offset(),
+        offset: page.text_offset,
+        total: page.total_length,
+        text: page.text,
+        source_url: Some(d.file_url),
+    })
+}

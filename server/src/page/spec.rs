@@ -1,0 +1,171 @@
+//! What a connector declares for the search page (`ConnectorSpec::page`): which of its
+//! tools a page search calls, with which arguments, and how the tool's structured
+//! content — deserialized into the connector's own render types, so a shape change is a
+//! compile error or a visible failure, never a silent blank — becomes page hits; the same
+//! for its document view. A connector without a keyword search says why.
+
+use rmcp::model::JsonObject;
+use serde_json::Value;
+
+use crate::connectors::Clients;
+
+/// A connector's part in the search page.
+#[derive(Debug)]
+pub enum PageSpec {
+    /// It is searched on the page.
+    Search(PageSearch),
+    /// It is not, and this is why (Dutch, English).
+    Without {
+        /// Dutch.
+        nl: &'static str,
+        /// English.
+        en: &'static str,
+    },
+}
+
+/// Filters every platform of the page understands, as a person typed them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageQuery {
+    /// The words.
+    pub q: String,
+    /// `YYYY-MM-DD`, checked.
+    pub date_from: Option<String>,
+    /// `YYYY-MM-DD`, checked.
+    pub date_to: Option<String>,
+    /// An organisation (a source key, an organisation's name), where the platform has one.
+    pub organisation: Option<String>,
+    /// This platform's next-page token, as the page issued it (a connector checks it).
+    pub next: Option<String>,
+}
+
+/// How a connector is searched from the page.
+#[derive(Debug)]
+pub struct PageSearch {
+    /// The search tool.
+    pub tool: &'static str,
+    /// Whether it takes the organisation filter.
+    pub organisation: bool,
+    /// Whether it takes the date range.
+    pub dates: bool,
+    /// The tool's arguments for a query; `Err` for a query it cannot take (a next-page
+    /// token it did not issue), said on the page.
+    pub arguments: fn(&PageQuery) -> Result<JsonObject, String>,
+    /// The hits in the tool's structured content.
+    pub hits: fn(Value, &PageQuery, &Clients) -> Result<Hits, String>,
+    /// Its document view, if it has one.
+    pub document: Option<PageDocument>,
+}
+
+/// How a connector's document is shown.
+#[derive(Debug)]
+pub struct PageDocument {
+    /// The document tool.
+    pub tool: &'static str,
+    /// The tool's arguments for a document id and a text offset.
+    pub arguments: fn(&str, usize) -> JsonObject,
+    /// The view in the tool's structured content.
+    pub view: fn(Value, usize, &Clients) -> Result<DocView, String>,
+}
+
+/// One platform's page of hits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Hits {
+    /// The hits shown.
+    pub items: Vec<PageHit>,
+    /// Total matches, when the platform says.
+    pub total: Option<u64>,
+    /// The next page's token, when there is one.
+    pub next: Option<String>,
+    /// What the platform noted (a warning, an incomplete answer).
+    pub note: Option<String>,
+}
+
+/// One hit.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PageHit {
+    /// Its title.
+    pub title: String,
+    /// The organisation, the court or the chamber.
+    pub organisation: Option<String>,
+    /// Its date.
+    pub date: Option<String>,
+    /// Its kind.
+    pub kind: Option<String>,
+    /// The original at the platform.
+    pub source_url: Option<String>,
+    /// The id for BesluitBron's document view, when it has one.
+    pub doc_id: Option<String>,
+}
+
+/// A document as the page shows it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DocView {
+    /// Its title.
+    pub title: String,
+    /// Metadata: (label, value).
+    pub meta: Vec<(&'static str, String)>,
+    /// This page of its text.
+    pub text: String,
+    /// Where this page starts and how long the whole text is, in characters.
+    pub offset: usize,
+    /// The whole text's length, when known.
+    pub total: Option<usize>,
+    /// The next page's offset, when there is more.
+    pub next_offset: Option<usize>,
+    /// The original at the platform.
+    pub source_url: Option<String>,
+}
+
+/// The paged-text fields every document tool sets beside its answer.
+#[derive(Debug, serde::Deserialize)]
+pub struct TextPage {
+    /// This page of the text.
+    #[serde(default)]
+    pub text: String,
+    /// Where it starts.
+    #[serde(default)]
+    pub text_offset: usize,
+    /// The whole text's length.
+    #[serde(default)]
+    pub total_length: Option<usize>,
+    /// Whether there is more.
+    #[serde(default)]
+    pub has_more: bool,
+}
+
+impl TextPage {
+    /// The next page's offset.
+    pub fn next_offset(&self) -> Option<usize> {
+        self.has_more.then(|| self.text_offset + self.text.chars().count())
+    }
+}
+
+/// A JSON object from pairs, leaving out `None`s.
+pub fn object<const N: usize>(pairs: [(&str, Option<Value>); N]) -> JsonObject {
+    pairs
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v)))
+        .collect()
+}
+
+/// A non-empty string as a JSON value.
+pub fn some_str(s: &Option<String>) -> Option<Value> {
+    s.as_ref().filter(|s| !s.is_empty()).map(|s| Value::String(s.clone()))
+}
+
+/// The offset in a page-issued token: a plain number.
+pub fn offset_token(next: &Option<String>) -> Result<Option<u64>, String> {
+    match next.as_deref() {
+        None | Some("") => Ok(None),
+        Some(t) => t
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| "this next-page link was not made by BesluitBron".to_owned()),
+    }
+}
+
+/// A value that is not empty.
+pub fn non_empty(s: &str) -> Option<String> {
+    let s = s.trim();
+    (!s.is_empty()).then(|| s.to_owned())
+}

@@ -1,0 +1,206 @@
+//! The search page in a real headless Chromium (Debian's `chromium` and `chromedriver`,
+//! installed by `scripts/browser-deps`), driven over WebDriver with fantoccini: load `/`,
+//! search, see results of at least two platforms (one of them filled in by the page's
+//! script after it was still searching), open a result, page its text, load `/status`.
+//! Screenshots go to `target/browser/`. Every step waits on a condition, never a sleep.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use besluitbron_core::PlatformId;
+use fantoccini::{Client, ClientBuilder, Locator};
+use support::{Server, config, fakes, temp_dir};
+
+/// How long any one condition may take.
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Driver {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Driver {
+    /// Starts chromedriver on a free loopback port and waits until it answers.
+    async fn start() -> Driver {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+            l.local_addr().expect("addr").port()
+        };
+        let child = std::process::Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver runs (scripts/browser-deps installs Debian's chromium-driver)");
+        let url = format!("http://127.0.0.1:{port}");
+        let status = format!("{url}/status");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let http = reqwest::Client::new();
+        // Ready when its status says so; each try is a request, not a sleep.
+        loop {
+            if let Ok(r) = http.get(&status).timeout(Duration::from_secs(2)).send().await
+                && let Ok(text) = r.text().await
+                && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+                && v["value"]["ready"] == true
+            {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "chromedriver did not start");
+            tokio::task::yield_now().await;
+        }
+        Driver { child, url }
+    }
+
+    async fn browser(&self) -> Client {
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({
+                "binary": "/usr/bin/chromium",
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1280,1600", "--no-proxy-server"]
+            }),
+        );
+        ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps)
+            .connect(&self.url)
+            .await
+            .expect("a Chromium session")
+    }
+}
+
+fn shots() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/browser");
+    std::fs::create_dir_all(&dir).expect("screenshot dir");
+    dir
+}
+
+async fn shot(c: &Client, name: &str) {
+    let png = c.screenshot().await.expect("screenshot");
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    std::fs::write(shots().join(name), png).expect("write screenshot");
+}
+
+#[tokio::test]
+async fn the_search_page_works_in_a_real_browser() {
+    let fakes = fakes().await;
+    // Officiële Bekendmakingen is slow: the page shows it as still searching and its
+    // script fills it in.
+    let ob = fakes.all.get(PlatformId::Ob).expect("ob").clone();
+    ob.set_latency(Duration::from_secs(4));
+    let dir = temp_dir("browser");
+    let server = Server::start(config(&fakes, &dir)).await;
+    let driver = Driver::start().await;
+    let c = driver.browser().await;
+
+    c.goto(&server.url("/")).await.expect("load /");
+    let q = c
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("input#q"))
+        .await
+        .expect("the search box");
+    // The box has its label.
+    let label = c
+        .find(Locator::Css("label[for=q]"))
+        .await
+        .expect("label")
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(label, "Zoekwoorden");
+    q.send_keys("stikstof").await.expect("type");
+    shot(&c, "1-home.png").await;
+    c.find(Locator::Css("form.search button[type=submit]"))
+        .await
+        .expect("the button")
+        .click()
+        .await
+        .expect("search");
+
+    // Results of at least two platforms, as sent.
+    for id in ["obv", "tk", "opentk"] {
+        c.wait()
+            .at_most(WAIT)
+            .for_element(Locator::Css(&format!("section#p-{id} ol.hits li h3 a")))
+            .await
+            .unwrap_or_else(|e| panic!("hits of {id}: {e}"));
+    }
+    // The slow one was still searching, and the script filled it in.
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("section#p-ob[aria-busy=false] ol.hits li"))
+        .await
+        .expect("the slow platform's hits, filled in by the script");
+    let url = c.current_url().await.unwrap();
+    assert!(url.as_str().contains("q=stikstof"), "a search is a link: {url}");
+    shot(&c, "2-results.png").await;
+
+    // Open results until one has a second page of text, and page it.
+    let links: Vec<String> = {
+        let mut v = Vec::new();
+        for a in c.find_all(Locator::Css("section.platform ol.hits h3 a")).await.unwrap() {
+            if let Some(h) = a.attr("href").await.unwrap() {
+                v.push(h);
+            }
+        }
+        v
+    };
+    assert!(links.len() >= 6, "{links:?}");
+    let mut paged = false;
+    for href in &links {
+        c.goto(&server.url(href)).await.expect("open a result");
+        c.wait()
+            .at_most(WAIT)
+            .for_element(Locator::Css("main h1"))
+            .await
+            .expect("the document view");
+        let next = c.find_all(Locator::Css("a.next")).await.unwrap();
+        let Some(next) = next.into_iter().next() else {
+            continue;
+        };
+        assert!(c.find(Locator::Css("dl.meta")).await.is_ok(), "metadata");
+        shot(&c, "3-document.png").await;
+        next.click().await.expect("read on");
+        let range = c
+            .wait()
+            .at_most(WAIT)
+            .for_element(Locator::XPath(
+                "//p[@class='range'][starts-with(normalize-space(.), 'Tekens 6000')]",
+            ))
+            .await
+            .expect("the second page of text");
+        assert!(range.text().await.unwrap().starts_with("Tekens 6000"));
+        shot(&c, "4-document-page-2.png").await;
+        paged = true;
+        break;
+    }
+    assert!(paged, "some result has a second page of text");
+
+    c.goto(&server.url("/status")).await.expect("load /status");
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("svg.chart"))
+        .await
+        .expect("a chart of waits");
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("#laadstatus"))
+        .await
+        .expect("the Laadstatus");
+    shot(&c, "5-status.png").await;
+
+    c.close().await.expect("close the browser");
+    drop(driver);
+    server.stop().await;
+}
