@@ -71,8 +71,29 @@ impl SystemCalls {
                 .collect();
             return Err(crate::mcp::arguments::bounded_text(&text.join(" ")));
         }
-        result
+        let mut structured = result
             .structured_content
-            .ok_or_else(|| format!("{tool} gave no structured answer"))
+            .ok_or_else(|| format!("{tool} gave no structured answer"))?;
+        with_page_text(&mut structured, &result.content);
+        Ok(structured)
     }
+}
+
+/// A document tool sends its page of text once, as the last `text_length` characters of
+/// its text content (the structured content says where the page is); the page's views
+/// read it as the structured content's `text`.
+fn with_page_text(structured: &mut Value, content: &[rmcp::model::ContentBlock]) {
+    let Some(length) = structured.get("text_length").and_then(Value::as_u64) else {
+        return;
+    };
+    let Some(object) = structured.as_object_mut().filter(|o| !o.contains_key("text")) else {
+        return;
+    };
+    let text: String = content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    let chars = text.chars().count();
+    let skip = chars.saturating_sub(usize::try_from(length).unwrap_or(usize::MAX));
+    object.insert("text".to_owned(), Value::String(text.chars().skip(skip).collect()));
 }

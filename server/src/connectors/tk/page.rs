@@ -1,5 +1,5 @@
 //! The Tweede Kamer on the search page: `tk_search` (words in title or subject, dates;
-//! documents), ten hits a page within the tool's page of up to 250, then its
+//! documents), ten hits a page (`limit` 10), the next page by the tool's own
 //! continuation; `tk_document_text` for the document view.
 
 use serde_json::{Value, json};
@@ -32,54 +32,31 @@ pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
     }),
 });
 
-/// A page token: the hits of the tool's page already shown, and the tool's continuation
-/// of that page (`skip` or `skip.continuation`; the tool itself checks the continuation).
-fn token(q: &PageQuery) -> Result<(usize, Option<String>), String> {
-    let Some(t) = q.next.as_deref().filter(|t| !t.is_empty()) else {
-        return Ok((0, None));
-    };
-    let (skip, continuation) = match t.split_once('.') {
-        Some((s, c)) => (s, Some(c.to_owned())),
-        None => (t, None),
-    };
-    let skip = skip
-        .parse::<usize>()
-        .map_err(|_| "this next-page link was not made by BesluitBron".to_owned())?;
-    Ok((skip, continuation))
-}
-
 fn arguments(q: &PageQuery) -> Result<rmcp::model::JsonObject, String> {
-    let (_, continuation) = token(q)?;
-    if let Some(c) = continuation {
-        return Ok(object([("continuation", Some(json!(c)))]));
+    // The next-page link carries the tool's own continuation, which the tool checks.
+    if let Some(c) = q.next.as_deref().filter(|t| !t.is_empty()) {
+        return Ok(object([
+            ("continuation", Some(json!(c))),
+            ("limit", Some(json!(PER_PAGE))),
+        ]));
     }
     Ok(object([
         ("words", Some(Value::String(q.q.trim().to_owned()))),
         ("kind", Some(json!("documents"))),
         ("date_from", some_str(&q.date_from)),
         ("date_to", some_str(&q.date_to)),
+        ("limit", Some(json!(PER_PAGE))),
     ]))
 }
 
-fn hits(v: Value, q: &PageQuery, clients: &Clients) -> Result<Hits, String> {
-    let (skip, continuation) = token(q)?;
+fn hits(v: Value, _q: &PageQuery, clients: &Clients) -> Result<Hits, String> {
     let answer: PageAnswer<Document> = serde_json::from_value(v).map_err(|e| e.to_string())?;
     let client = clients.get::<TkClient>(super::PLATFORM).ok();
-    let end = (skip + PER_PAGE).min(answer.items.len());
-    let next = if end < answer.items.len() {
-        Some(match &continuation {
-            Some(c) => format!("{end}.{c}"),
-            None => end.to_string(),
-        })
-    } else {
-        answer.continuation.as_ref().map(|c| format!("0.{c}"))
-    };
+    let next = answer.continuation.clone();
     Ok(Hits {
         items: answer
             .items
             .iter()
-            .skip(skip)
-            .take(PER_PAGE)
             .map(|d| PageHit {
                 title: d.title().to_owned(),
                 organisation: Some(d.kamer.clone().unwrap_or_else(|| "Tweede Kamer".to_owned())),
