@@ -346,7 +346,7 @@ fn first_log_lines(args: &[&str], n: usize) -> Vec<String> {
         .args(["--platform-url", "obv=http://127.0.0.1:1/obv"])
         .args(["--platform-url", "tk=http://127.0.0.1:1/tk/OData/v4/2.0"])
         .env("BesluitBron__StatusRefreshSecs", "0")
-        .env("RUST_LOG", "info")
+        .env("RUST_LOG", "info,rmcp=warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -14,9 +14,10 @@
 //! replaced by `<address>`, so neither a platform's base URL nor a request URL nor an
 //! assistant's unbounded input reaches an error text, whichever error carried them.
 //!
-//! The same pass holds each declared argument to its schema's JSON type and a number to
-//! its `minimum`/`maximum`, so the assistant reads which argument is wrong and why (serde's
-//! own message for `-1` names no argument).
+//! The same pass holds each declared argument to its schema's JSON type, and a number to
+//! what its Rust type can hold (a whole number, not below zero for an unsigned one), so
+//! the assistant reads which argument is wrong and why (serde's own message for `-1`
+//! names no argument); the tools refuse values outside their declared ranges themselves.
 //!
 //! What this module does not do: check formats or enums (serde and the tools do).
 
@@ -122,8 +123,11 @@ fn check_value(name: &str, schema: Option<&Value>, value: &Value) -> Result<(), 
     Ok(())
 }
 
-/// Checks a number against its schema's `type` (a whole number for `integer`) and its
-/// `minimum` / `maximum`, saying the bound and the value (a number is short).
+/// Checks a number against what its Rust type can hold, as the schema says it: a whole
+/// number for `integer`, and for an unsigned `format` (`uint32`, …) no value below zero
+/// or above the type's range — serde's own words for those name no argument. A value
+/// inside the type but outside the tool's declared `minimum`/`maximum` is the tool's to
+/// refuse, with its own advice (e.g. Officiële Bekendmakingen's 9,999-hit wall).
 fn check_number(name: &str, schema: &Value, n: &serde_json::Number) -> Result<(), String> {
     let integer_only = match schema.get("type") {
         Some(Value::String(t)) => t == "integer",
@@ -133,17 +137,20 @@ fn check_number(name: &str, schema: &Value, n: &serde_json::Number) -> Result<()
     if integer_only && n.as_i64().is_none() && n.as_u64().is_none() {
         return Err(format!("`{name}` must be a whole number, not {n}"));
     }
-    let Some(x) = n.as_f64() else {
-        return Ok(());
+    let ceiling = match schema.get("format").and_then(Value::as_str) {
+        Some("uint8") => u64::from(u8::MAX),
+        Some("uint16") => u64::from(u16::MAX),
+        Some("uint32") => u64::from(u32::MAX),
+        Some("uint64" | "uint") => u64::MAX,
+        _ => return Ok(()),
     };
-    if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
-        && x < min
-    {
+    let declared = |key: &str| schema.get(key).and_then(Value::as_u64);
+    if n.as_u64().is_none() {
+        let min = declared("minimum").unwrap_or(0);
         return Err(format!("`{name}` must be at least {min}, not {n}"));
     }
-    if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
-        && x > max
-    {
+    if n.as_u64().is_some_and(|x| x > ceiling) {
+        let max = declared("maximum").unwrap_or(ceiling).min(ceiling);
         return Err(format!("`{name}` must be at most {max}, not {n}"));
     }
     Ok(())
@@ -289,20 +296,30 @@ mod tests {
     }
 
     #[test]
-    fn numbers_are_held_to_their_type_and_range_naming_the_argument() {
+    fn numbers_are_held_to_their_type_naming_the_argument() {
         let schema = object(json!({"type": "object", "properties": {
-            "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
+            "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 1, "maximum": 100},
+            "offset": {"type": "integer", "format": "uint64"},
             "score": {"type": "number", "minimum": 0.5},
             "flag": {"type": "boolean"}
         }}));
-        let ok = object(json!({"limit": 100, "score": 0.5, "flag": true}));
+        let ok = object(json!({"limit": 100, "offset": 0, "score": 0.5, "flag": true}));
         assert_eq!(check(&schema, Some(&ok)), Ok(()));
         assert_eq!(check(&schema, Some(&object(json!({"limit": null})))), Ok(()));
+        // Inside the type, the tool's own bounds are the tool's to refuse, with its advice.
+        assert_eq!(
+            check(&schema, Some(&object(json!({"limit": 101, "score": 0.1})))),
+            Ok(())
+        );
         for (args, said) in [
             (json!({"limit": -1}), "`limit` must be at least 1, not -1"),
-            (json!({"limit": 101}), "`limit` must be at most 100, not 101"),
+            (json!({"offset": -5}), "`offset` must be at least 0, not -5"),
+            (
+                json!({"limit": 5_000_000_000_u64}),
+                "`limit` must be at most 100, not 5000000000",
+            ),
             (json!({"limit": 2.5}), "`limit` must be a whole number, not 2.5"),
-            (json!({"score": 0.1}), "`score` must be at least 0.5, not 0.1"),
+            (json!({"offset": -1.5}), "`offset` must be a whole number, not -1.5"),
             (json!({"limit": true}), "`limit` must be integer or null, not a boolean"),
             (json!({"limit": [1]}), "`limit` must be integer or null, not an array"),
             (json!({"flag": 1}), "`flag` must be boolean, not a number"),

@@ -17,15 +17,17 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cache::CacheStore;
 use maud::{Markup, html};
 use serde::Serialize;
+use serde_json::json;
 
 use super::Lang;
 use super::activity::RecentSummary;
 use super::html::{frame, t, trusted};
 use crate::app::AppState;
 use crate::connectors::CONNECTORS;
-use crate::connectors::obv::render::{SourcesAnswer, StatusAnswer as ObvStatus};
+use crate::connectors::obv::render::{SourcesShown, StatusShown as ObvStatus};
 use crate::connectors::opentk::render::StatusAnswer as OpenTkStatus;
 use crate::metrics::RequestLabels;
+use crate::page::spec::object;
 
 /// One platform's state.
 #[derive(Clone, Debug, Serialize)]
@@ -92,6 +94,8 @@ pub struct SourceRow {
     pub last_success_at: Option<String>,
     /// The latest content date.
     pub latest_content_date: Option<String>,
+    /// Documents held of the supplier's, when the platform checked (`coverage`).
+    pub coverage: Option<String>,
     /// The last error.
     pub last_error: Option<String>,
 }
@@ -184,20 +188,37 @@ async fn platforms(state: &Arc<AppState>) -> Vec<PlatformStatus> {
 }
 
 async fn obv_sources(state: &Arc<AppState>) -> Result<Vec<SourceRow>, String> {
-    let status: ObvStatus = serde_json::from_value(state.page.call("obv_status", Default::default()).await?)
-        .map_err(|e| format!("the Laadstatus could not be read ({e})"))?;
-    // The organisation types come from the source list (kept for days).
-    let types: HashMap<String, String> = match state.page.call("obv_sources", Default::default()).await {
-        Ok(v) => serde_json::from_value::<SourcesAnswer>(v)
+    // Every source, in windows of the largest `limit` obv_status takes: one platform
+    // answer (the kept status), read as often as it has windows.
+    let mut sources = Vec::new();
+    let mut offset = 0;
+    loop {
+        let arguments = object([
+            ("state", Some(json!("any"))),
+            ("limit", Some(json!(100))),
+            ("offset", Some(json!(offset))),
+        ]);
+        let window: ObvStatus = serde_json::from_value(state.page.call("obv_status", arguments).await?)
+            .map_err(|e| format!("the Laadstatus could not be read ({e})"))?;
+        sources.extend(window.sources);
+        match window.window.next_offset {
+            Some(next) if next > offset => offset = next,
+            _ => break,
+        }
+    }
+    // The organisation types come from the source list (kept for days), all of it.
+    let all = object([("limit", Some(json!(400)))]);
+    let types: HashMap<String, String> = match state.page.call("obv_sources", all).await {
+        Ok(v) => serde_json::from_value::<SourcesShown>(v)
             .map(|s| s.sources.into_iter().map(|s| (s.key, s.organization_type)).collect())
             .unwrap_or_default(),
         Err(_) => HashMap::new(),
     };
-    Ok(status
-        .sources
+    Ok(sources
         .into_iter()
         .map(|s| SourceRow {
             organisation_type: types.get(&s.source_key).cloned(),
+            coverage: coverage(s.held_documents, s.supplier_documents),
             key: s.source_key,
             label: s.label,
             state: s.state,
@@ -206,6 +227,16 @@ async fn obv_sources(state: &Arc<AppState>) -> Result<Vec<SourceRow>, String> {
             last_error: s.last_error_message,
         })
         .collect())
+}
+
+/// "held of the supplier's (percent)", when the platform checked it.
+fn coverage(held: Option<u64>, supplier: Option<u64>) -> Option<String> {
+    let (held, supplier) = (held?, supplier?);
+    if supplier == 0 {
+        return Some(format!("{held} / 0"));
+    }
+    let percent = (held as f64 / supplier as f64 * 100.0).round();
+    Some(format!("{held} / {supplier} ({percent} %)"))
 }
 
 async fn opentk_harvesters(state: &Arc<AppState>) -> Result<Vec<HarvesterRow>, String> {
@@ -400,6 +431,7 @@ fn render(lang: Lang, s: &Status, want_state: Option<&str>, want_type: Option<&s
                         th scope="col" { (l("status", "state")) }
                         th scope="col" { (l("laatste succes", "last success")) }
                         th scope="col" { (l("nieuwste inhoud", "latest content")) }
+                        th scope="col" { (l("dekking", "coverage")) }
                         th scope="col" { (l("laatste fout", "last error")) }
                     } }
                     tbody { @for r in shown { tr {
@@ -408,6 +440,7 @@ fn render(lang: Lang, s: &Status, want_state: Option<&str>, want_type: Option<&s
                         td { (r.state) }
                         td { (r.last_success_at.as_deref().unwrap_or("—")) }
                         td { (r.latest_content_date.as_deref().unwrap_or("—")) }
+                        td { (r.coverage.as_deref().unwrap_or("—")) }
                         td { (r.last_error.as_deref().unwrap_or("")) }
                     } } }
                 } }

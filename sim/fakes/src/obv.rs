@@ -665,6 +665,9 @@ pub fn status_json() -> Value {
                 "lastErrorMessage": if s.state == "failing" { Value::from("HTTP 403 from supplier") } else { Value::Null },
                 "latestContentDate": if s.state == "stale" { Value::from("2025-11-30") } else if imported { Value::from("2026-08-31") } else { Value::Null },
                 "lastIndexedAt": if imported { Value::from("2026-09-01T04:10:00Z") } else { Value::Null },
+                // The completeness check, for imported sources only (optional on the
+                // platform): a stale source misses a tenth of its supplier's documents.
+                "coverage": if imported { coverage(s.key.len(), s.state == "stale") } else { Value::Null },
             })
         })
         .collect();
@@ -674,6 +677,25 @@ pub fn status_json() -> Value {
         "indexActivityAvailable": true,
         "suppliers": suppliers,
         "sources": sources,
+    })
+}
+
+/// A source's `coverage` object, as `/api/status` writes it, from a stable seed.
+fn coverage(seed: usize, stale: bool) -> Value {
+    let supplier = 800 + (seed * 37) % 400;
+    let missing = if stale { supplier / 10 } else { seed % 3 };
+    let held = supplier - missing;
+    json!({
+        "supplierDocuments": supplier,
+        "heldDocuments": held,
+        "missingDocuments": missing,
+        "ratio": held as f64 / supplier as f64,
+        "windowFrom": "2026-06-01",
+        "windowTo": "2026-08-31",
+        "checkedAt": "2026-09-01T04:20:00Z",
+        "missingSample": [],
+        "lowerBound": false,
+        "error": null,
     })
 }
 

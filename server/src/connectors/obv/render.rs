@@ -545,6 +545,12 @@ pub struct SourceStatusEntry {
     pub latest_content_date: Option<String>,
     /// Last error.
     pub last_error_message: Option<String>,
+    /// Documents the platform holds of the supplier's, when it checked (`coverage`).
+    #[serde(default)]
+    pub held_documents: Option<u64>,
+    /// Documents the supplier has, when the platform checked.
+    #[serde(default)]
+    pub supplier_documents: Option<u64>,
 }
 
 /// What `obv_status` keeps: the load status (Laadstatus).
@@ -583,6 +589,8 @@ impl From<Status> for StatusAnswer {
                     last_success_at: s.last_success_at,
                     latest_content_date: s.latest_content_date,
                     last_error_message: s.last_error_message,
+                    held_documents: s.coverage.as_ref().and_then(|c| c.held_documents),
+                    supplier_documents: s.coverage.as_ref().and_then(|c| c.supplier_documents),
                 })
                 .collect(),
         }
@@ -657,6 +665,14 @@ pub fn status(answer: &StatusAnswer, served: Served, filter: &StatusFilter) -> O
     }
     for s in &shown {
         let _ = write!(text, "\n- {} ({}): {}", s.label, s.source_key, s.state);
+        if let Some(date) = s.latest_content_date.as_deref().filter(|_| s.state == "stale") {
+            let _ = write!(text, ", newest content {date}");
+        }
+        if let (Some(held), Some(of)) = (s.held_documents, s.supplier_documents)
+            && held < of
+        {
+            let _ = write!(text, ", holds {held} of the supplier's {of} documents");
+        }
         if let Some(e) = s.last_error_message.as_deref().filter(|e| !e.is_empty()) {
             let _ = write!(text, " — {e}");
         }
@@ -846,6 +862,8 @@ mod tests {
                 last_success_at: None,
                 latest_content_date: Some("2026-10-01".into()),
                 last_error_message: None,
+                held_documents: Some(950),
+                supplier_documents: Some(1000),
             }],
         };
         let filter = |source: Option<&str>| StatusFilter {
