@@ -2,7 +2,7 @@
 //! the tools answer is what the fake's corpus says, each class of SRU answer is read
 //! for what it is (rejected, warning, overload, an empty page before the end), the
 //! 10,000-hit wall is ours to refuse, paging reaches the last page, and text comes from
-//! the XML rendition (an empty template and a PDF-only item said as such).
+//! the XML rendition (an empty template said as such; a PDF-only item read from its PDF).
 //!
 //! Expected answers are computed from the fake's own corpus and its CQL parser
 //! (`besluitbron_fakes::ob`), so a test compares against the data, not a copy of it.
@@ -410,15 +410,35 @@ async fn an_empty_template_and_a_pdf_only_item_say_where_the_text_is() {
         (json!(false), json!(0))
     );
     assert!(v["note"].as_str().is_some_and(|n| n.contains("empty template")), "{v}");
+    // A PDF-only publication: its PDF is read through the document-text extractor.
     let pdf = first(Renditions::PdfOnly);
     let before = fake.requests();
     let (text, v) = ok(&mcp.call("ob_document", json!({"id": pdf.identifier})).await);
-    assert_eq!(fake.requests(), before + 1, "the record only: there is no XML to read");
+    assert_eq!(
+        fake.requests(),
+        before + 2,
+        "the record, then its PDF: there is no XML to read"
+    );
     assert!(
-        text.contains("its text is in the PDF") && text.contains(&pdf.rendition_path("pdf")),
+        text.contains("read from the PDF") && text.contains(&pdf.rendition_path("pdf")),
         "{text}"
     );
+    assert!(
+        text.contains("Brief van de minister over klimaatbeleid"),
+        "the PDF's own text: {text}"
+    );
+    assert!(text.contains("geëvalueerd"), "Dutch characters survive: {text}");
     assert_eq!(v["publication"]["renditions"], json!(["pdf"]));
+    assert_eq!(v["has_text"], json!(true), "{v}");
+    assert!(
+        v["note"].as_str().is_some_and(|n| n.contains("read from the PDF")),
+        "{v}"
+    );
+    // Kept as a text is: a repeat asks nothing.
+    let asked = fake.requests();
+    let (again, _) = ok(&mcp.call("ob_document", json!({"id": pdf.identifier})).await);
+    assert_eq!(fake.requests(), asked, "the repeat came from the buffer");
+    assert!(again.contains("Brief van de minister"), "{again}");
     drop(f);
     server.stop().await;
 }

@@ -445,6 +445,11 @@ async fn rendition(
                     .collect::<String>()
             ),
         ),
+        // A PDF-only publication's PDF is a real one with a text layer (its text is read
+        // from it); the others' PDFs are never read, a marker file stands in.
+        _ if p.renditions == Renditions::PdfOnly => {
+            raw_response(StatusCode::OK, "application/pdf", PDF_ONLY_PDF.to_vec())
+        }
         _ => raw_response(
             StatusCode::OK,
             "application/pdf",
@@ -452,6 +457,10 @@ async fn rendition(
         ),
     }
 }
+
+/// The PDF every PDF-only publication serves: the text corpus's letter (its text is
+/// `server/tests/corpus/brief.txt`).
+pub const PDF_ONLY_PDF: &[u8] = include_bytes!("../../../server/tests/corpus/brief.pdf");
 
 #[cfg(test)]
 mod tests {

@@ -82,7 +82,9 @@ filters (journal, organisation, document type, dossier, dates); ob_document read
 expensive path, kept for weeks once read.";
 
 fn open(config: &Config) -> Result<Client, PlatformError> {
-    let client = ObClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
+    let pool = crate::text::ExtractPool::shared(config.text.workers, config.text.caps());
+    let client =
+        ObClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?.with_text_pool(pool);
     Ok(Arc::new(client))
 }
 
@@ -462,9 +464,9 @@ impl Besluit {
                        the page is (`text_offset`, `text_length`, `total_length`). Full text is the \
                        expensive path — the publication host keeps a stricter limit than search — so read only \
                        the publications the answer needs. Once read, a publication is kept in BesluitBron's \
-                       buffer for weeks, so paging and rereading are fast. A publication with only a PDF gives \
-                       its metadata and the PDF link; an empty XML template is reported as having no text \
-                       rendition.",
+                       buffer for weeks, so paging and rereading are fast. A publication with only a PDF has its \
+                       text read from the PDF (a scan without a text layer is said as such, with the PDF link); \
+                       an empty XML template is reported as having no text rendition.",
         annotations(
             title = "Read an official publication",
             read_only_hint = true,
@@ -514,9 +516,19 @@ impl Besluit {
                             detail: format!("the record of `{id}` puts its XML rendition off the platform's own host"),
                         })?;
                     }
+                    // A PDF-only publication's text is its PDF, read when it is on the
+                    // platform's own host (an address elsewhere is only shown).
+                    let pdf_item_url = match &xml_url {
+                        Some(_) => None,
+                        None => record
+                            .rendition("pdf")
+                            .filter(|url| client.rendition_url(url).is_ok())
+                            .map(str::to_owned),
+                    };
                     let answer = RecordAnswer {
                         publication: Hit::from(&record),
                         xml_url,
+                        pdf_item_url,
                     };
                     Ok((answer, Feedback::default()))
                 }
@@ -530,13 +542,55 @@ impl Besluit {
             Err(e) => return Ok(tool_error(e)),
         };
         let Some(xml_url) = record.xml_url.clone() else {
-            return Ok(own_result(render::document(
-                &record,
-                TextSource::None,
-                record_served,
-                offset,
-                length,
-            )));
+            let Some(pdf_url) = record.pdf_item_url.clone() else {
+                return Ok(own_result(render::document(
+                    &record,
+                    TextSource::None,
+                    record_served,
+                    offset,
+                    length,
+                )));
+            };
+            // A PDF-only publication: its PDF through the document-text extractor, on
+            // the text lane, kept as the text is.
+            let key = CacheKey::new(PLATFORM, DataClass::Document, "pdf-text").param("id", id.clone());
+            let pdf_call = PlatformCall::new(key, COST, move || {
+                let (client, url, id) = (Arc::clone(&client), pdf_url.clone(), Arc::clone(&shared_id));
+                async move {
+                    let file = client.rendition(&url, &format!("PDF of `{id}`")).await?;
+                    let answer = match client.text_pool().extract(Arc::from(file.body)).await {
+                        Ok(text) => TextAnswer::Text {
+                            text: text.text,
+                            from_pdf: true,
+                        },
+                        Err(TextError::NoTextLayer { pages }) => TextAnswer::NoTextLayer { pages },
+                        Err(e) => {
+                            return Err(PlatformError::Garbage {
+                                platform: PLATFORM,
+                                detail: format!("the PDF of `{id}`: {e}"),
+                            });
+                        }
+                    };
+                    Ok((answer, Feedback::default()))
+                }
+            })
+            .on_lane(TEXT_LANE);
+            return Ok(self
+                .answer_for(Who::Caller, &call_scope, "ob_document", pdf_call, |text, served| {
+                    let served = if served == Served::Cached {
+                        record_served
+                    } else {
+                        served
+                    };
+                    Ok(render::document(
+                        &record,
+                        TextSource::Read(text),
+                        served,
+                        offset,
+                        length,
+                    ))
+                })
+                .await);
         };
         let key = CacheKey::new(PLATFORM, DataClass::Document, "text").param("id", id.clone());
         let text_call = PlatformCall::new(key, COST, move || {
@@ -545,7 +599,10 @@ impl Besluit {
                 let rendition = client.rendition(&url, &format!("XML rendition of `{id}`")).await?;
                 // The body is already within the platform's cap (the HTTP layer's).
                 let answer = match read_xml(&rendition.body, &Caps::default()) {
-                    Ok(text) => TextAnswer::Text { text: text.text },
+                    Ok(text) => TextAnswer::Text {
+                        text: text.text,
+                        from_pdf: false,
+                    },
                     Err(TextError::EmptyRendition) => TextAnswer::EmptyTemplate,
                     Err(e) => {
                         return Err(PlatformError::Garbage {

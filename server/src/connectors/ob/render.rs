@@ -258,27 +258,40 @@ pub struct RecordAnswer {
     pub publication: Hit,
     /// Where its XML rendition is, if it has one.
     pub xml_url: Option<String>,
+    /// Where its PDF is on the platform's own host, read for a publication without an
+    /// XML rendition.
+    #[serde(default)]
+    pub pdf_item_url: Option<String>,
 }
 
 /// What `ob_document` keeps of a publication's text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TextAnswer {
-    /// The text of the XML rendition, in paragraphs.
+    /// The text of the XML rendition (or, for a PDF-only publication, of its PDF), in
+    /// paragraphs.
     Text {
         /// The text.
         text: String,
+        /// Read from the PDF (a publication without an XML rendition).
+        #[serde(default)]
+        from_pdf: bool,
     },
     /// The XML rendition is an empty template: the platform has no text rendition.
     EmptyTemplate,
+    /// A PDF-only publication whose PDF has no text layer (a scan).
+    NoTextLayer {
+        /// Its pages.
+        pages: u32,
+    },
 }
 
 /// Where a publication's text is.
 #[derive(Clone, Copy, Debug)]
 pub enum TextSource<'a> {
-    /// Read from the XML rendition.
+    /// Read from the XML rendition, or from the PDF of a PDF-only publication.
     Read(&'a TextAnswer),
-    /// There is no XML rendition.
+    /// There is no XML rendition and no PDF on the platform's host to read.
     None,
 }
 
@@ -289,7 +302,8 @@ pub enum TextSource<'a> {
 pub struct DocumentOutput {
     /// The publication's metadata.
     pub publication: Hit,
-    /// True when its text was read from the XML rendition.
+    /// True when its text was read (from the XML rendition, or from the PDF of a
+    /// PDF-only publication).
     pub has_text: bool,
     /// The character offset the page of text starts at.
     pub text_offset: usize,
@@ -339,7 +353,10 @@ pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, off
     };
     let pdf = p.pdf_url.as_deref().unwrap_or("no PDF link given");
     let text = match text {
-        TextSource::Read(TextAnswer::Text { text }) => {
+        TextSource::Read(TextAnswer::Text { text, from_pdf }) => {
+            if *from_pdf {
+                out.note = Some("PDF only: the text was read from the PDF".to_owned());
+            }
             let total = text.chars().count();
             let start = offset.min(total);
             let page: String = text.chars().skip(start).take(length).collect();
@@ -353,8 +370,13 @@ pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, off
             out.next_offset = next;
             out.has_more = next.is_some();
             format!(
-                "{head}{}. Characters {start}–{end} of {total}{}:\n\n{page}",
+                "{head}{}. {}Characters {start}–{end} of {total}{}:\n\n{page}",
                 provenance(served),
+                if *from_pdf {
+                    format!("No XML rendition; the text is read from the PDF ({pdf}). ")
+                } else {
+                    String::new()
+                },
                 match next {
                     Some(next) => format!(
                         "; {} more: ask again with `offset` {next} (and a `length` up to 100000)",
@@ -370,6 +392,16 @@ pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, off
             format!(
                 "{head}{}.\nNo text rendition: Officiële Bekendmakingen' XML for this publication is an empty \
                  template. The publication itself is the PDF: {pdf}",
+                provenance(served)
+            )
+        }
+        TextSource::Read(TextAnswer::NoTextLayer { pages }) => {
+            out.note = Some(format!(
+                "PDF only, and the PDF has no text layer ({pages} pages, a scan)"
+            ));
+            format!(
+                "{head}{}.\nThis publication has no XML rendition, and its PDF ({pages} pages) has no text layer \
+                 (a scan): BesluitBron cannot read it. The PDF: {pdf}",
                 provenance(served)
             )
         }
@@ -498,9 +530,11 @@ mod tests {
         let with_text = RecordAnswer {
             publication: Hit::from(&record(7, &["xml", "html", "pdf"])),
             xml_url: Some("https://repository.overheid.nl/frbr/gmb-2026-7.xml".into()),
+            pdf_item_url: None,
         };
         let text = TextAnswer::Text {
             text: "Verordening parkeren 7\n\nArtikel 1. Parkeren is alleen toegestaan in vakken.".into(),
+            from_pdf: false,
         };
         snapshot(
             "ob_document",
@@ -519,11 +553,44 @@ mod tests {
         let pdf_only = RecordAnswer {
             publication: Hit::from(&record(8, &["pdf"])),
             xml_url: None,
+            pdf_item_url: None,
         };
         snapshot(
             "ob_document_pdf_only",
             &document(&pdf_only, TextSource::None, Served::Cached, 0, 30),
             &pdf_only,
+        );
+        // A PDF-only publication whose PDF was read, and one that is a scan.
+        let read = TextAnswer::Text {
+            text: "Besluit 8\n\nArtikel 1. Dit besluit treedt in werking.".into(),
+            from_pdf: true,
+        };
+        let from_pdf = document(&pdf_only, TextSource::Read(&read), Served::Fetched, 0, 30);
+        assert!(
+            from_pdf.text.contains("read from the PDF") && from_pdf.text.ends_with("Besluit 8\n\nArtikel 1. Dit besl"),
+            "{}",
+            from_pdf.text
+        );
+        let scan = document(
+            &pdf_only,
+            TextSource::Read(&TextAnswer::NoTextLayer { pages: 2 }),
+            Served::Fetched,
+            0,
+            30,
+        );
+        assert!(
+            scan.text.contains("no text layer") && scan.text.contains("gmb-2026-8"),
+            "{}",
+            scan.text
+        );
+        // A text kept before PDFs were read decodes as an XML rendition's.
+        let old: TextAnswer = serde_json::from_str(r#"{"kind":"text","text":"x"}"#).expect("decodes");
+        assert_eq!(
+            old,
+            TextAnswer::Text {
+                text: "x".into(),
+                from_pdf: false
+            }
         );
     }
 }

@@ -143,6 +143,7 @@ pub struct ObClient {
     http: PlatformHttp,
     base: Url,
     text_root: Url,
+    text_pool: Option<&'static crate::text::ExtractPool>,
 }
 
 impl ObClient {
@@ -161,6 +162,7 @@ impl ObClient {
             http: PlatformHttp::new(PLATFORM, config, "application/xml")?,
             base,
             text_root,
+            text_pool: None,
         })
     }
 
@@ -199,6 +201,18 @@ impl ObClient {
                 platform: PLATFORM,
                 what: format!("publication `{id}`"),
             })
+    }
+
+    /// The same client reading PDF-only publications in `pool` (the process's one pool).
+    pub fn with_text_pool(mut self, pool: &'static crate::text::ExtractPool) -> ObClient {
+        self.text_pool = Some(pool);
+        self
+    }
+
+    /// The pool a PDF's text is read in: the one given, else the process's pool.
+    pub fn text_pool(&self) -> &'static crate::text::ExtractPool {
+        self.text_pool
+            .unwrap_or_else(|| crate::text::ExtractPool::shared(0, crate::text::Caps::default()))
     }
 
     /// Accepts a rendition's URL only on the configured host, under the text root.
