@@ -389,3 +389,46 @@ async fn a_retired_answer_is_held_so_it_costs_nothing_per_call_and_readyz_stays_
     );
     server.stop().await;
 }
+
+/// `source` file reads a document's original file through the document-text extractor
+/// (issue 15: the raw file once that extractor exists): the text of the fake's PDF,
+/// kept, a repeat from the buffer; an unknown number is a not-found, nothing kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_original_file_is_read_through_the_document_text_extractor() {
+    let f = fakes().await;
+    let fake = f.all.get(PlatformId::Opentk).expect("opentk fake").clone();
+    let server = server(&f, "opentk-file", |_| ()).await;
+    let mut mcp = Mcp::initialize(server.url("/mcp/opentk")).await;
+    let before = fake.requests();
+    let reply = mcp
+        .call("opentk_document", json!({"id": "2026D10003", "source": "file"}))
+        .await;
+    let doc = support::structured(&reply);
+    assert_eq!(doc["from_file"], json!(true), "{doc}");
+    assert_eq!(fake.requests(), before + 2, "the rendition's record, then the file");
+    let shown = text(&reply);
+    assert!(shown.contains("Brief van de minister over klimaatbeleid"), "{shown}");
+    assert!(
+        shown.contains("geëvalueerd") && shown.contains("read from the original file"),
+        "{shown}"
+    );
+    let asked = fake.requests();
+    let again = mcp
+        .call("opentk_document", json!({"id": "2026D10003", "source": "file"}))
+        .await;
+    assert!(text(&again).contains("from BesluitBron's buffer"), "{}", text(&again));
+    assert_eq!(fake.requests(), asked, "the repeat came from the buffer");
+    // The rendition stays the default, and says how to read the file.
+    let rendition = mcp.call("opentk_document", json!({"id": "2026D10003"})).await;
+    assert_eq!(support::structured(&rendition)["from_file"], json!(false));
+    assert!(text(&rendition).contains("`source` file"), "{}", text(&rendition));
+    let missing = mcp
+        .call("opentk_document", json!({"id": "2026D99999", "source": "file"}))
+        .await;
+    assert!(
+        tool_error_text(&missing).contains("2026D99999"),
+        "{}",
+        tool_error_text(&missing)
+    );
+    server.stop().await;
+}

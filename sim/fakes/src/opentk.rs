@@ -358,9 +358,14 @@ async fn getdoc(
     }
 }
 
+/// The original file every document serves.
+pub const RAW_PDF: &[u8] = include_bytes!("../../../server/tests/corpus/brief.pdf");
+
 async fn getraw(Path(nummer): Path<String>) -> Response<Body> {
     match opentk_corpus().document(&nummer) {
-        Some(d) => raw_response(StatusCode::OK, "application/pdf", format!("%PDF-1.4\n% {}\n", d.nummer)),
+        // Every document's original file is a real PDF with a text layer: the corpus
+        // letter (server/tests/corpus/brief.txt is its text).
+        Some(_) => raw_response(StatusCode::OK, "application/pdf", RAW_PDF.to_vec()),
         None => raw_response(
             StatusCode::OK,
             "text/plain",

@@ -16,6 +16,7 @@ pub mod render;
 use std::sync::Arc;
 
 use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::path::Served;
 use besluitbron_core::path::{Feedback, Keep};
 use besluitbron_core::{PlatformId, Units};
 use rmcp::handler::server::tool::Extension;
@@ -26,7 +27,7 @@ use serde::Deserialize;
 
 use super::{Client, ConnectorSpec, Sample, http_config};
 use crate::config::Config;
-use crate::mcp::call::CallScope;
+use crate::mcp::call::{CallScope, Who};
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
 use crate::platforms::opentk::{
@@ -74,6 +75,9 @@ const INSTRUCTIONS: &str = "OpenTK (opentk_* tools): full-text search over Tweed
 commitments, and how fresh OpenTK's copy is. Searches are expensive for OpenTK: make them specific.";
 
 fn open(config: &Config) -> Result<Client, PlatformError> {
+    // The process's one document-text pool, made from the configuration if no other
+    // connector made it yet (`source` file reads in it).
+    crate::text::ExtractPool::shared(config.text.workers, config.text.caps());
     let client = OpenTkClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
     Ok(Arc::new(client))
 }
@@ -142,6 +146,23 @@ pub struct DocumentArgs {
     #[schemars(range(min = 1, max = 100_000))]
     #[serde(default)]
     pub length: Option<usize>,
+    /// Which text: `rendition` (default: OpenTK's HTML rendition, cheap) or `file` (the
+    /// original PDF or Word file read by BesluitBron's document-text extractor: one more
+    /// request the first time, then kept; for a document whose rendition is empty or
+    /// poor).
+    #[serde(default)]
+    pub source: Option<TextSourceArg>,
+}
+
+/// Which text `opentk_document` reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TextSourceArg {
+    /// OpenTK's HTML rendition.
+    #[default]
+    Rendition,
+    /// The original file, through the document-text extractor.
+    File,
 }
 
 /// Arguments of `opentk_activity`.
@@ -366,7 +387,9 @@ impl Besluit {
                        characters (default 8000, up to 100000) from `offset`, and links to its page and its original \
                        file (PDF or Word). The text is the answer's text content only; its structured content gives \
                        the metadata and where the page is (`next_offset` reads on). Full text is the expensive part: \
-                       use opentk_search's snippets when they suffice. Kept in BesluitBron's buffer for weeks, so \
+                       use opentk_search's snippets when they suffice. `source` file reads the original file's text \
+                       instead (BesluitBron's document-text extractor; one more request the first time), for a \
+                       document whose rendition is empty or poor. Kept in BesluitBron's buffer for weeks, so \
                        paging is fast.",
         output_schema = crate::mcp::schema::output::<render::DocumentShown>(),
         annotations(
@@ -438,16 +461,65 @@ impl Besluit {
                             html_url: doc.html_url,
                             raw_url: doc.raw_url,
                             raw_note: render::RAW_NOTE.to_owned(),
+                            from_file: false,
                         };
                         Ok((answer, Feedback::default()))
                     }
                 }
             }
         });
+        if args.source != Some(TextSourceArg::File) {
+            return Ok(self
+                .answer(&call_scope, "opentk_document", call, |answer, served| {
+                    render::document(answer, served, offset, length)
+                })
+                .await);
+        }
+        // The original file: the document first (its number and links, usually from the
+        // buffer), then the file through the process's document-text pool, kept apart.
+        let (doc, doc_served) = match self
+            .fetch_for(Who::Caller, Some(&call_scope), "opentk_document", call)
+            .await
+        {
+            Ok(fetched) => fetched,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let key = CacheKey::new(PLATFORM, DataClass::Document, "file").param("number", doc.number.as_str());
+        let number: Arc<str> = Arc::from(doc.number.as_str());
+        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
+            Ok(c) => c,
+            Err(e) => return Ok(tool_error(e)),
+        };
+        let file_call = PlatformCall::new(key, COST, move || {
+            let (client, number) = (Arc::clone(&client), Arc::clone(&number));
+            async move {
+                let bytes = client.raw_file(&number).await?;
+                let pool = crate::text::ExtractPool::shared(0, crate::text::Caps::default());
+                let text = match pool.extract(Arc::from(bytes)).await {
+                    Ok(text) => render::FileText::Text { text: text.text },
+                    Err(crate::text::TextError::NoTextLayer { pages }) => render::FileText::NoTextLayer { pages },
+                    Err(e) => {
+                        return Err(PlatformError::Garbage {
+                            platform: PLATFORM,
+                            detail: format!("the original file of document {number}: {e}"),
+                        });
+                    }
+                };
+                Ok((text, Feedback::default()))
+            }
+        });
         Ok(self
-            .answer(&call_scope, "opentk_document", call, |answer, served| {
-                render::document(answer, served, offset, length)
-            })
+            .answer_for(
+                Who::Caller,
+                &call_scope,
+                "opentk_document",
+                file_call,
+                |file, served| {
+                    // From the buffer only when both parts were.
+                    let served = if served == Served::Cached { doc_served } else { served };
+                    Ok(render::document(&doc.with_file_text(file), served, offset, length))
+                },
+            )
             .await)
     }
 

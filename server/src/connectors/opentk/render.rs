@@ -178,14 +178,63 @@ pub struct DocumentAnswer {
     pub raw_url: String,
     /// What to know about the original file.
     pub raw_note: String,
+    /// True when `text` was read from the original file (`source` file), not from the
+    /// HTML rendition.
+    #[serde(default)]
+    pub from_file: bool,
 }
+
+/// What `opentk_document` keeps of a document's original file (`source` file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FileText {
+    /// The file's text, read by the document-text extractor.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A PDF without a text layer (a scan).
+    NoTextLayer {
+        /// Its pages.
+        pages: u32,
+    },
+}
+
+impl DocumentAnswer {
+    /// The same document with the text of its original file instead of the rendition's.
+    pub fn with_file_text(&self, file: &FileText) -> DocumentAnswer {
+        let (text, note) = match file {
+            FileText::Text { text } => (text.clone(), FILE_NOTE.to_owned()),
+            FileText::NoTextLayer { pages } => (
+                String::new(),
+                format!(
+                    "The original file is a PDF of {pages} pages without a text layer (a scan): BesluitBron cannot \
+                     read it; the HTML rendition (`source` rendition) may have its text."
+                ),
+            ),
+        };
+        let text_chars = text.chars().count();
+        DocumentAnswer {
+            text_chars,
+            truncated: false,
+            text,
+            raw_note: note,
+            from_file: true,
+            ..self.clone()
+        }
+    }
+}
+
+/// The note on a text read from the original file.
+pub const FILE_NOTE: &str = "The text above is read from the original file (PDF or Word) at `raw_url` by \
+BesluitBron's document-text extractor.";
 
 /// The most text an answer holds (characters).
 pub const MAX_TEXT_CHARS: usize = 200_000;
 
-/// The note on the raw file (until the document-text extractor reads it).
+/// The note on the raw file, for a text read from the HTML rendition.
 pub const RAW_NOTE: &str = "The text above is OpenTK's HTML rendition. The original file (PDF or Word) is at \
-`raw_url`; BesluitBron does not extract its text here.";
+`raw_url`; `source` file reads its text instead.";
 
 /// `opentk_document`'s structured content: the document without its text (the page is
 /// the text content), and where the page is.
@@ -207,6 +256,9 @@ pub struct DocumentShown {
     pub raw_url: String,
     /// What to know about the original file.
     pub raw_note: String,
+    /// True when the text is the original file's (`source` file), not the rendition's.
+    #[serde(default)]
+    pub from_file: bool,
     /// Where the page of text is.
     #[serde(flatten)]
     pub page: TextPage,
@@ -227,8 +279,10 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
         answer.raw_url,
         answer.raw_note,
     );
-    if answer.text.is_empty() {
-        text.push_str("\nThe HTML rendition holds no text; try the original file.");
+    if answer.text.is_empty() && answer.from_file {
+        text.push_str("\nThe original file holds no text BesluitBron can read.");
+    } else if answer.text.is_empty() {
+        text.push_str("\nThe HTML rendition holds no text; ask again with `source` file to read the original file.");
     } else {
         let _ = write!(text, "\n\n{page}");
     }
@@ -241,6 +295,7 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
         html_url: answer.html_url.clone(),
         raw_url: answer.raw_url.clone(),
         raw_note: answer.raw_note.clone(),
+        from_file: answer.from_file,
         page: at,
     };
     Rendered {
@@ -440,6 +495,7 @@ mod tests {
             html_url: "https://example.invalid/getdoc/2026D12345".into(),
             raw_url: "https://example.invalid/getraw/2026D12345".into(),
             raw_note: RAW_NOTE.into(),
+            from_file: false,
         };
         let r = document(&doc, Served::Cached, 0, 8_000);
         assert!(structured(&r, &doc).get("text").is_none(), "the text is not repeated");

@@ -381,6 +381,19 @@ impl OpenTkClient {
         }))
     }
 
+    /// A document's original file (`/getraw/{number}`, PDF or Word) as bytes, within the
+    /// platform's body cap; OpenTK's 200 "Could not find …" is not-found.
+    pub async fn raw_file(&self, number: &str) -> Result<Vec<u8>, PlatformError> {
+        let url = http::join(
+            PLATFORM,
+            &self.base,
+            &format!("getraw/{}", http::encode_segment(number)),
+        )?;
+        let fetched = self.http.send(&PlatformRequest::get(url).with_accept("*/*")).await?;
+        self.check_found(&fetched, &format!("the original file of document {number}"))?;
+        Ok(fetched.body.to_vec())
+    }
+
     /// The document number a kamerstuk id leads to: `/kst-…` redirects to
     /// `document.html?nummer=…` on the platform itself.
     async fn resolve_kamerstuk(&self, kst: &str) -> Result<String, PlatformError> {
