@@ -143,11 +143,12 @@ enum Ev {
         token: u64,
         back: Option<u64>,
     },
-    /// An answer (or the shell's time-out) reaches the replica.
+    /// An answer (or the shell's time-out) reaches the replica: 0 granted, 1 refused,
+    /// 2 unreachable, 3 + n: held by another for n ms.
     Answer {
         replica: usize,
         id: u64,
-        answer: u8,
+        answer: u64,
     },
     Loss,
     Shutdown(usize),
@@ -195,11 +196,12 @@ fn call_code(c: LeaseCall) -> u8 {
     }
 }
 
-fn answer_of(code: u8) -> LeaseAnswer {
+fn answer_of(code: u64) -> LeaseAnswer {
     match code {
         0 => LeaseAnswer::Granted,
         1 => LeaseAnswer::Refused,
-        _ => LeaseAnswer::Unreachable,
+        2 => LeaseAnswer::Unreachable,
+        n => LeaseAnswer::HeldFor(Duration::from_millis(n - 3)),
     }
 }
 
@@ -305,15 +307,18 @@ fn run(world: &World, config: LeaseConfig) -> Result<Vec<Window>, String> {
                     _ => false,
                 };
                 if let Some(back) = back {
-                    push(
-                        &mut heap,
-                        t + back,
-                        Ev::Answer {
-                            replica,
-                            id,
-                            answer: if granted { 0 } else { 1 },
-                        },
-                    );
+                    // A refused acquisition says when the holder's lease runs out, in the
+                    // engine's time (`PTTL`).
+                    let answer = match (granted, call, key) {
+                        (true, ..) => 0,
+                        (false, 0, Some((_, _, exp))) => {
+                            let left = u128::from(exp.saturating_sub(t));
+                            let engine_ms = left * u128::from(world.engine_rate_ppm) / 1_000_000 / u128::from(MS);
+                            3 + u64::try_from(engine_ms).unwrap()
+                        }
+                        (false, ..) => 1,
+                    };
+                    push(&mut heap, t + back, Ev::Answer { replica, id, answer });
                 }
                 continue;
             }

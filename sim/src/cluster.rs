@@ -1299,6 +1299,7 @@ impl Sim {
             .key
             .is_some_and(|(o, g, tk, _)| o == replica && g == era && tk == token);
         let expiry = t + self.s.ttl_ms * MS;
+        let held_for = self.engine.key.map(|k| Duration::from_nanos(k.3.saturating_sub(t)));
         let granted = match call {
             LeaseCall::Acquire if self.engine.key.is_none() => {
                 self.engine.key = Some((replica, era, token, expiry));
@@ -1329,10 +1330,11 @@ impl Sim {
                     replica,
                     era,
                     id,
-                    answer: if granted {
-                        LeaseAnswer::Granted
-                    } else {
-                        LeaseAnswer::Refused
+                    answer: match (granted, call, held_for) {
+                        (true, ..) => LeaseAnswer::Granted,
+                        // `SET NX` refused: the script answers the holder's `PTTL`.
+                        (false, LeaseCall::Acquire, Some(d)) => LeaseAnswer::HeldFor(d),
+                        (false, ..) => LeaseAnswer::Refused,
                     },
                 },
             );

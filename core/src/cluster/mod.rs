@@ -196,6 +196,11 @@ pub enum LeaseAnswer {
     /// Not done: another replica holds the lease (acquire), or the lease no longer holds
     /// this token (renew, release): it was lost.
     Refused,
+    /// An acquisition not done because another replica holds the lease, which expires in
+    /// the engine in this long (`PTTL`): the follower tries again then (at the latest
+    /// after `TTL / 6`), so a dead owner's lease is taken at once when it runs out. For a
+    /// renewal or release the same as [`LeaseAnswer::Refused`].
+    HeldFor(Duration),
     /// No answer: the engine is unreachable or the request timed out. (Rules 1 and 2 do
     /// not depend on whether it was applied.)
     Unreachable,
@@ -431,9 +436,11 @@ impl Lease {
                 if self.shutting_down {
                     self.stop();
                 } else {
-                    self.phase = Phase::Follower {
-                        try_at: now + c.retry_every(),
+                    let wait = match answer {
+                        LeaseAnswer::HeldFor(d) => d.min(c.retry_every()),
+                        _ => c.retry_every(),
                     };
+                    self.phase = Phase::Follower { try_at: now + wait };
                 }
             }
             (LeaseCall::Renew, LeaseAnswer::Granted, Phase::Held(mut h)) if p.token == h.token => {
@@ -443,7 +450,9 @@ impl Lease {
                 h.renew_at = p.sent_at + c.renew_every();
                 self.phase = Phase::Held(h);
             }
-            (LeaseCall::Renew, LeaseAnswer::Refused, Phase::Held(h)) if p.token == h.token => {
+            (LeaseCall::Renew, LeaseAnswer::Refused | LeaseAnswer::HeldFor(_), Phase::Held(h))
+                if p.token == h.token =>
+            {
                 self.lose(h, now);
             }
             (LeaseCall::Renew, LeaseAnswer::Unreachable, Phase::Held(mut h)) if p.token == h.token => {

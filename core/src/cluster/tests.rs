@@ -215,3 +215,15 @@ fn a_refused_acquisition_retries_after_a_sixth_of_the_ttl() {
     l.on_answer(ms(900), r.id, LeaseAnswer::Granted);
     assert_eq!(l.state(ms(900)), LeaseState::Acquiring);
 }
+
+#[test]
+fn a_follower_tries_again_when_the_holders_lease_runs_out() {
+    let mut l = lease();
+    let r = l.poll_request(ms(0)).unwrap();
+    l.on_answer(ms(2), r.id, LeaseAnswer::HeldFor(Duration::from_millis(300)));
+    assert_eq!(l.poll_timeout(), Some(ms(302)));
+    // A far expiry still retries after TTL/6 (a lost key is noticed that soon).
+    let r = l.poll_request(ms(302)).unwrap();
+    l.on_answer(ms(304), r.id, LeaseAnswer::HeldFor(Duration::from_secs(5)));
+    assert_eq!(l.poll_timeout(), Some(ms(304) + Duration::from_secs(5) / 6));
+}
