@@ -10,6 +10,8 @@
 //! - [`path`]: one platform's whole call path — buffer decision, in-flight coalescing,
 //!   the fair queue per lane, retries, the 429 requeue and refund — as one sans-IO type
 //!   that the server and the simulator both drive.
+//! - [`cluster`]: several replicas, one owner per platform: the lease and handover
+//!   rules as a pure state machine ([`cluster::Lease`]).
 //! - [`limits`]: the three layers of limits on clients (process, connector, session),
 //!   R-I1 to R-I3.
 //! - [`bucket`]: the one exact token bucket (GCRA form) behind both the platforms'
@@ -27,6 +29,7 @@
 
 pub mod bucket;
 pub mod cache;
+pub mod cluster;
 pub mod dedup;
 pub mod limits;
 pub mod path;

@@ -11,6 +11,8 @@
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
 //! - [`platform`]: simulated platforms that enforce their own limit.
 //! - [`check`]: invariants asserted after every event.
+//! - [`cluster`]: several replicas, one owner per platform (the core's lease rules),
+//!   a load balancer, a lease engine with faults; its own checker.
 //! - [`report`], [`plot`], [`trace`]: what a run prints.
 //! - [`rng`]: one root seed, a sub-seed per component.
 //!
@@ -25,6 +27,7 @@
 //! scheduler.
 
 pub mod check;
+pub mod cluster;
 pub mod engine;
 pub mod platform;
 pub mod plot;

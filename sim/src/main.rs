@@ -45,6 +45,16 @@ enum Command {
     },
     /// List the canonical scenarios with their descriptions.
     List,
+    /// Run a cluster scenario (sim/scenarios/cluster/*.toml): replicas, a lease engine,
+    /// faults; prints the report. Exits 1 when an invariant broke or the lease settings
+    /// cannot work.
+    Cluster {
+        /// The scenario.
+        scenario: PathBuf,
+        /// Another root seed than the scenario's.
+        #[arg(long)]
+        seed: Option<u64>,
+    },
     /// Serve the fake platforms (obv, tk, rechtspraak, opentk, ori) on one address until SIGTERM or
     /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order)
     /// once it accepts connections.
@@ -125,6 +135,27 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 writeln!(out, "{name:<20} {description}")?;
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Cluster { scenario, seed } => {
+            let text = std::fs::read_to_string(&scenario)?;
+            let mut parsed = besluitbron_sim::cluster::ClusterScenario::parse(&text).map_err(anyhow::Error::msg)?;
+            if let Some(seed) = seed {
+                parsed.seed = seed;
+            }
+            let name = scenario
+                .file_stem()
+                .map_or_else(|| scenario.display().to_string(), |s| s.to_string_lossy().into_owned());
+            match besluitbron_sim::cluster::run_cluster(&name, &parsed) {
+                Ok(outcome) => {
+                    write!(std::io::stdout().lock(), "{}", outcome.render())?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    // A broken invariant, or a configuration the lease rules cannot keep.
+                    eprintln!("besluitbron-sim cluster: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
         }
         Command::Run { scenario, flags } => {
             let parsed = Scenario::load(&scenario)?;

@@ -1,6 +1,6 @@
 //! The command line end to end: replay honours the JSON Lines formats exactly, a broken
 //! invariant exits non-zero with the seed and the replay command, `list` names the
-//! scenarios, `--trace` prints one line per event, and `fakes` prints its base URLs,
+//! scenarios, `cluster` runs a cluster scenario, `--trace` prints one line per event, and `fakes` prints its base URLs,
 //! answers HTTP on them and applies `--fault` to the platform it names.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -108,6 +108,28 @@ fn list_names_every_canonical_scenario() {
     assert_eq!(text.lines().count(), 13);
     assert!(text.lines().any(|l| l.starts_with("obv-starvation ")));
     assert!(text.lines().any(|l| l.starts_with("coalesced-join ")));
+}
+
+#[test]
+fn cluster_runs_a_cluster_scenario_and_prints_its_report() {
+    let scenario = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/cluster/three-replicas-obv.toml");
+    let out = bin().arg("cluster").arg(&scenario).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("cluster scenario three-replicas-obv (seed 18)"),
+        "{text}"
+    );
+    assert!(text.contains("over its limit 0"), "{text}");
+    // A scenario the rules cannot keep is refused with a clear error.
+    let bad = temp("bad-cluster.toml");
+    let broken = std::fs::read_to_string(&scenario)
+        .unwrap()
+        .replace("ttl_ms = 5_000", "ttl_ms = 1_200");
+    std::fs::write(&bad, broken).unwrap();
+    let out = bin().arg("cluster").arg(&bad).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TTL"));
 }
 
 #[test]

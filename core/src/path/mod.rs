@@ -53,6 +53,7 @@ pub use buffer::{Buffer, Keep, StaleAnswer, StoreBuffer};
 pub use retry::RetryPolicy;
 
 use crate::cache::CacheKey;
+pub use crate::cluster::UsageCheckpoint;
 use crate::dedup::{FlightId, FlightTable, WaiterId};
 use crate::platform::PlatformId;
 use crate::scheduler::{
@@ -654,6 +655,36 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             last_now: Instant::ZERO,
             stats: PathStats::default(),
         })
+    }
+
+    /// Starts this path as a platform's new owner at `now` ([`crate::cluster`] rule 3):
+    /// every limited lane's bucket is taken to be empty (the previous owner may have
+    /// spent all of it), and the sessions' usage comes from `checkpoint` when one is
+    /// given (lane `i` from `checkpoint.lanes[i]`). Call it before the first request.
+    pub fn take_over(&mut self, now: Instant, checkpoint: Option<&UsageCheckpoint>) {
+        let now = self.advance(now);
+        for (i, lane) in self.lanes.iter_mut().enumerate() {
+            let Some(scheduler) = lane.scheduler.as_mut() else {
+                continue;
+            };
+            scheduler.assume_empty(now);
+            if let Some(usage) = checkpoint.and_then(|c| c.lanes.get(i)) {
+                for (session, used) in usage {
+                    scheduler.restore_usage(now, session, *used);
+                }
+            }
+        }
+    }
+
+    /// The sessions' usage at every lane: what a next owner starts from.
+    pub fn usage_checkpoint(&self) -> UsageCheckpoint {
+        UsageCheckpoint {
+            lanes: self
+                .lanes
+                .iter()
+                .map(|l| l.scheduler.as_ref().map(FairScheduler::usage).unwrap_or_default())
+                .collect(),
+        }
     }
 
     /// The platform this path serves.

@@ -791,3 +791,42 @@ fn qc_a_bounded_lane_behaves_as_a_fifo_semaphore() {
         .tests(500)
         .quickcheck(prop as fn(u8, Vec<GateOp>) -> quickcheck::TestResult);
 }
+
+/// A new owner ([`PlatformPath::take_over`]) starts with an empty bucket: its first call
+/// waits a unit's refill instead of going at once, and the sessions' usage from the
+/// previous owner's checkpoint weighs as before.
+#[test]
+fn a_new_owner_starts_with_an_empty_bucket_and_the_checkpointed_usage() {
+    let mut old = path(true);
+    for i in 0..10 {
+        let _ = old.request(at(0), wall(0), req(i, "heavy", &key(&format!("h{i}"))));
+    }
+    let checkpoint = old.usage_checkpoint();
+    assert_eq!(
+        checkpoint.lanes[0],
+        vec![(SessionKey::client("heavy"), Units::whole(10))]
+    );
+
+    let mut new = path(true);
+    new.take_over(at(5_000), Some(&checkpoint));
+    let s = new.scheduler(Lane::MAIN).unwrap();
+    assert_eq!(s.tokens(at(5_000)), Units::ZERO);
+    assert_eq!(s.session_usage(&SessionKey::client("heavy")), Some(Units::whole(10)));
+    match new.request(at(5_000), wall(5_000), req(100, "fresh", &key("f"))) {
+        Arrival::Waiting { led: true, .. } => {}
+        other => panic!("expected a queued lead, got {other:?}"),
+    }
+    assert!(
+        !std::iter::from_fn(|| new.poll_effect()).any(|e| matches!(e, Effect::Send { .. })),
+        "nothing goes before a unit has refilled"
+    );
+    new.handle_timeout(at(6_000));
+    assert!(std::iter::from_fn(|| new.poll_effect()).any(|e| matches!(e, Effect::Send { .. })));
+    new.check_invariants().unwrap();
+
+    // Without a checkpoint only the bucket is emptied.
+    let mut bare = path(true);
+    bare.take_over(at(0), None);
+    assert_eq!(bare.scheduler(Lane::MAIN).unwrap().tracked_sessions(), 0);
+    assert_eq!(bare.scheduler(Lane::MAIN).unwrap().tokens(at(0)), Units::ZERO);
+}

@@ -764,6 +764,40 @@ impl FairScheduler {
         }
     }
 
+    /// The platform's bucket may have been spent by another process (a new owner taking
+    /// over from the previous one, [`crate::cluster`] rule 3): the local bucket is taken
+    /// to be empty at `now` and refills from there.
+    pub fn assume_empty(&mut self, now: Instant) {
+        let now = self.advance(now);
+        self.bucket.cap_at(now, Units::ZERO);
+    }
+
+    /// Sets `session`'s usage to `used`, from a checkpoint of the previous owner, unless
+    /// the session is already tracked here (what this scheduler saw itself wins). The
+    /// session is then idle and forgotten after the usual quiet period.
+    pub fn restore_usage(&mut self, now: Instant, session: &SessionKey, used: Units) {
+        let now = self.advance(now);
+        if self.index.contains_key(session) {
+            return;
+        }
+        let slot = self.slot_for(session, now);
+        self.state_mut(slot).used = used;
+        self.schedule_forget(slot);
+    }
+
+    /// Every tracked session's usage, in session-key order: a checkpoint for the next
+    /// owner ([`FairScheduler::restore_usage`]).
+    pub fn usage(&self) -> Vec<(SessionKey, Units)> {
+        let mut all: Vec<(SessionKey, Units)> = self
+            .sessions
+            .iter()
+            .flatten()
+            .map(|s| (s.key.clone(), s.used))
+            .collect();
+        all.sort();
+        all
+    }
+
     /// The longest a waiting session goes without an admission, counted from its wait
     /// start, when its head call costs `head_cost`: `W + min(head_cost, C) × W / C`.
     ///

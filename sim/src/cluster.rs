@@ -1,0 +1,1510 @@
+//! Several replicas behind one load balancer, on virtual time: one platform, one owner.
+//!
+//! Each replica has its own drifting clock and its own [`Lease`] (the core's handover
+//! rules) against a simulated lease engine with a TTL, which can restart (losing its keys
+//! and its usage checkpoint), lose the key, or pause. The owner runs the platform's
+//! [`PlatformPath`] — the very type the single-process simulator and the server drive —
+//! created at [`LeaseEvent::StartAdmitting`] with [`PlatformPath::take_over`] (an empty
+//! bucket and the last usage checkpoint); every other replica forwards the platform
+//! requests that land on it to the owner (a delay each way), and re-routes a request
+//! whose owner lost the lease or died. Replicas crash (and restart), pause, or shut
+//! down gracefully; an admission not sent within the margin is dropped
+//! ([`Lease::may_send`]).
+//!
+//! The checker runs after every event and proves: at most one replica may admit at any
+//! event instant (by each replica's own clock, paused ones included); every call sent is
+//! allowed by its sender's lease; at most one upstream call per key is out at once across
+//! all replicas; the platform's own bucket (true time) never refused a call as over its
+//! limit; and at the end every call has ended exactly once.
+//!
+//! What this module does not do: model the internal HTTP endpoint or Redis itself
+//! (their timing is a delay), or the client limits and the MCP sessions.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, MemoryStore};
+use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseCall, LeaseConfig, LeaseEvent, UsageCheckpoint};
+use besluitbron_core::dedup::WaiterId;
+use besluitbron_core::path::{
+    Arrival, Attempt, Delivery, Effect, Feedback, Lane, Outcome, PathConfig, PlatformPath, Request, Served, StoreBuffer,
+};
+use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units, WallTime};
+use rand::RngExt;
+use serde::Deserialize;
+
+use crate::platform::{Answer, Refusal, SimPlatform};
+use crate::rng::{Component, SimRng, sim_rng};
+use crate::scenario::{LatencySpec, LimitModel};
+
+/// How the load balancer spreads requests over the replicas that are up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Balancer {
+    /// By a hash of the session (as on `Mcp-Session-Id`).
+    Hash,
+    /// In turn.
+    RoundRobin,
+    /// At random (seeded).
+    Random,
+}
+
+/// A fault of a cluster run. "The owner" is whichever replica owns the platform then.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ClusterFault {
+    /// The owner dies (kill -9) and, optionally, starts again later (a new process).
+    CrashOwner {
+        /// When, in seconds.
+        at_s: f64,
+        /// When it starts again, after the crash.
+        restart_after_s: Option<f64>,
+    },
+    /// The owner's process stops (SIGSTOP, a long GC pause) and resumes.
+    PauseOwner {
+        /// When.
+        at_s: f64,
+        /// How long.
+        for_s: f64,
+    },
+    /// The owner shuts down gracefully (a rolling upgrade) and starts again later.
+    ShutdownOwner {
+        /// When.
+        at_s: f64,
+        /// When the new process starts, after the shutdown.
+        restart_after_s: Option<f64>,
+    },
+    /// The engine restarts: every key and the checkpoint are lost, and it answers
+    /// nothing for `down_s`.
+    EngineRestart {
+        /// When.
+        at_s: f64,
+        /// How long it is down.
+        down_s: f64,
+    },
+    /// The engine loses the lease key (an eviction, a flush) and keeps running.
+    KeyLoss {
+        /// When.
+        at_s: f64,
+    },
+    /// The engine holds every request (`CLIENT PAUSE`) and applies them afterwards;
+    /// nothing expires meanwhile.
+    EnginePause {
+        /// When.
+        at_s: f64,
+        /// How long.
+        for_s: f64,
+    },
+}
+
+/// A cluster scenario (TOML, `sim/scenarios/cluster/`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterScenario {
+    /// One line.
+    pub description: String,
+    /// The root seed.
+    pub seed: u64,
+    /// Replicas.
+    pub replicas: usize,
+    /// Each replica's clock rate drift (ppm, + runs fast); one per replica.
+    pub drift_ppm: Vec<i64>,
+    /// Each replica's clock offset at the start (ms); missing: 0.
+    #[serde(default)]
+    pub offset_ms: Vec<u64>,
+    /// The lease TTL.
+    pub ttl_ms: u64,
+    /// The margin m (also the bucket's margin).
+    pub margin_ms: u64,
+    /// The load balancer.
+    pub balancer: Balancer,
+    /// One way between replicas (a forward and its answer each take this).
+    pub forward_ms: u64,
+    /// One way to the lease engine.
+    pub engine_ms: u64,
+    /// The platform's limit: units per window.
+    pub capacity: u64,
+    /// The platform's window (s).
+    pub window_s: u64,
+    /// The platform's answer latency.
+    pub latency: LatencySpec,
+    /// Sessions, each a closed loop of calls.
+    pub sessions: u32,
+    /// Calls per session.
+    pub calls_per_session: u32,
+    /// A session's pause between an answer and its next call (ms, ± half, seeded).
+    pub think_ms: u64,
+    /// Sessions start within this many seconds.
+    pub ramp_s: f64,
+    /// Calls ask one of this many questions (uniformly): identical questions coalesce.
+    pub key_pool: u32,
+    /// A client gives up on a call after this many seconds.
+    pub give_up_s: u64,
+    /// Faults.
+    #[serde(default)]
+    pub faults: Vec<ClusterFault>,
+}
+
+impl ClusterScenario {
+    /// Parses a scenario.
+    pub fn parse(text: &str) -> Result<ClusterScenario, String> {
+        let s: ClusterScenario = toml::from_str(text).map_err(|e| e.to_string())?;
+        if s.replicas == 0 || s.drift_ppm.len() != s.replicas {
+            return Err("one drift per replica, at least one replica".to_owned());
+        }
+        Ok(s)
+    }
+
+    /// Loads canonical cluster scenario `name` from `sim/scenarios/cluster/`.
+    pub fn canonical(name: &str) -> Result<ClusterScenario, String> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios/cluster")
+            .join(format!("{name}.toml"));
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        ClusterScenario::parse(&text)
+    }
+
+    fn lease_config(&self) -> LeaseConfig {
+        LeaseConfig {
+            ttl: Duration::from_millis(self.ttl_ms),
+            margin: Duration::from_millis(self.margin_ms),
+        }
+    }
+}
+
+/// How a call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CallEnd {
+    /// Answered.
+    Answered(Served),
+    /// Refused by the owner's queue bound.
+    Refused,
+    /// The platform failed it.
+    Failed,
+    /// The client gave up.
+    GaveUp,
+}
+
+/// One ownership period, in true time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ownership {
+    /// The replica.
+    pub replica: usize,
+    /// Its process generation (a restart is a new one) and acquisition.
+    pub epoch: (u32, u64),
+    /// When the lease was granted (ms).
+    pub acquired_ms: u64,
+    /// When it started admitting (ms), if it did.
+    pub admitting_ms: Option<u64>,
+    /// When it ended (ms) and why.
+    pub ended: Option<(u64, &'static str)>,
+}
+
+/// The result of a cluster run.
+#[derive(Debug)]
+pub struct ClusterOutcome {
+    /// The scenario's name.
+    pub name: String,
+    /// The scenario.
+    pub scenario: ClusterScenario,
+    /// Calls made.
+    pub calls: u64,
+    /// How they ended.
+    pub ends: BTreeMap<CallEnd, u64>,
+    /// Forwards from a follower to the owner.
+    pub forwarded: u64,
+    /// Calls asked again at a new owner after theirs lost the lease or died.
+    pub rerouted: u64,
+    /// Admissions dropped because they were older than the margin or the lease was gone.
+    pub dropped: u64,
+    /// Calls sent to the platform.
+    pub upstream: u64,
+    /// Distinct questions sent upstream.
+    pub upstream_keys: u64,
+    /// The platform's accepted calls and its 429s for exceeding its limit.
+    pub accepted: u64,
+    /// 429s over the limit (must be 0).
+    pub over_limit: u64,
+    /// The most units the platform accepted in any window.
+    pub max_units_in_window: Units,
+    /// Ownership periods in order.
+    pub owners: Vec<Ownership>,
+    /// Answer times (ms) of answered calls, sorted.
+    pub latencies_ms: Vec<u64>,
+    /// Events processed, sends checked, instants the overlap check ran.
+    pub events: u64,
+    /// The last event (ms).
+    pub end_ms: u64,
+    /// The most replicas that could admit at one instant (must be ≤ 1).
+    pub max_admitting: usize,
+}
+
+impl ClusterOutcome {
+    /// The report, as snapshotted.
+    pub fn render(&self) -> String {
+        let s = &self.scenario;
+        let mut out = String::new();
+        let _ = writeln!(out, "cluster scenario {} (seed {})", self.name, s.seed);
+        let _ = writeln!(out, "  {}", s.description);
+        let _ = writeln!(
+            out,
+            "replicas: {}, lease TTL {} ms, margin {} ms, drift {:?} ppm (bound {} ppm), balancer {:?}",
+            s.replicas,
+            s.ttl_ms,
+            s.margin_ms,
+            s.drift_ppm,
+            s.lease_config().max_drift_ppm(),
+            s.balancer
+        );
+        let _ = writeln!(out, "faults:");
+        for f in &s.faults {
+            let _ = writeln!(out, "  {f:?}");
+        }
+        let _ = writeln!(out, "calls: {}", self.calls);
+        for (end, n) in &self.ends {
+            let label = match end {
+                CallEnd::Answered(how) => format!("answered ({})", how.as_str()),
+                CallEnd::Refused => "refused (queue full)".to_owned(),
+                CallEnd::Failed => "failed at the platform".to_owned(),
+                CallEnd::GaveUp => "given up by the client".to_owned(),
+            };
+            let _ = writeln!(out, "  {label}: {n}");
+        }
+        let _ = writeln!(
+            out,
+            "forwarded to the owner: {}; re-routed after a handover: {}; admissions dropped: {}",
+            self.forwarded, self.rerouted, self.dropped
+        );
+        let _ = writeln!(
+            out,
+            "upstream: {} calls for {} distinct questions; platform accepted {}, over its limit {}",
+            self.upstream, self.upstream_keys, self.accepted, self.over_limit
+        );
+        let _ = writeln!(
+            out,
+            "most units in any {} s window: {} (limit {})",
+            s.window_s, self.max_units_in_window, s.capacity
+        );
+        let _ = writeln!(out, "ownership:");
+        for o in &self.owners {
+            let admitting = o
+                .admitting_ms
+                .map_or("never admitted".to_owned(), |a| format!("admitting from {}", secs(a)));
+            let ended = o.ended.map_or("to the end".to_owned(), |(at, why)| {
+                format!("until {} ({why})", secs(at))
+            });
+            let _ = writeln!(
+                out,
+                "  replica {} (process {}, lease {}): granted {}, {admitting}, {ended}",
+                o.replica,
+                o.epoch.0,
+                o.epoch.1,
+                secs(o.acquired_ms)
+            );
+        }
+        let pct = |p: usize| {
+            self.latencies_ms
+                .get((self.latencies_ms.len().saturating_sub(1)) * p / 100)
+                .copied()
+                .unwrap_or(0)
+        };
+        let _ = writeln!(
+            out,
+            "answer time: p50 {} ms, p99 {} ms, max {} ms",
+            pct(50),
+            pct(99),
+            self.latencies_ms.last().copied().unwrap_or(0)
+        );
+        let _ = writeln!(
+            out,
+            "checked after {} events (ended {}): at most {} replica admitting at once, one upstream call per \
+             question, the platform's bucket never below zero",
+            self.events,
+            secs(self.end_ms),
+            self.max_admitting
+        );
+        out
+    }
+}
+
+fn secs(ms: u64) -> String {
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}
+
+const MS: u64 = 1_000_000;
+/// A follower waits this long before asking again when no owner admits.
+const REROUTE_BACKOFF: u64 = 250 * MS;
+/// A follower gives a forward up (the owner died) after this long.
+const FORWARD_TIMEOUT: u64 = 2_000 * MS;
+/// A client whose replica died asks again after this long.
+const CLIENT_RETRY: u64 = 1_000 * MS;
+/// The shell's time-out for a lease request.
+const LEASE_TIMEOUT: u64 = 1_000 * MS;
+/// Between an admission and its send at the owner (connection set-up).
+const SEND_DELAY: u64 = 5 * MS;
+
+type SimPath = PlatformPath<StoreBuffer<MemoryStore>, ()>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// A session's next call reaches the load balancer.
+    Arrive {
+        call: u64,
+        era: u32,
+    },
+    /// A call is routed at a replica (its origin).
+    Route {
+        call: u64,
+        at: usize,
+        era: u32,
+    },
+    /// A forwarded call reaches a replica (the owner, as the follower believed).
+    Forwarded {
+        call: u64,
+        to: usize,
+        era: u32,
+    },
+    /// An owner's answer (or refusal) for a call reaches the call's origin.
+    Reply {
+        call: u64,
+        era: u32,
+        end: CallEnd,
+    },
+    /// A forward had no answer (its target died): route again.
+    ForwardTimeout {
+        call: u64,
+        era: u32,
+    },
+    GiveUp(u64),
+    LeaseWake(usize),
+    EngineApply {
+        replica: usize,
+        era: u32,
+        id: u64,
+        call: LeaseCall,
+        token: u64,
+        answer_back: bool,
+        sent: u64,
+    },
+    LeaseAnswer {
+        replica: usize,
+        era: u32,
+        id: u64,
+        answer: LeaseAnswer,
+    },
+    PathWake {
+        replica: usize,
+        era: u32,
+        epoch: u64,
+    },
+    OwnerSend {
+        replica: usize,
+        era: u32,
+        epoch: u64,
+        attempt: Attempt,
+        admitted_at: Instant,
+    },
+    PlatformAnswer {
+        replica: usize,
+        era: u32,
+        epoch: u64,
+        attempt: Attempt,
+        key_id: u64,
+        remaining: Option<(Units, Duration)>,
+    },
+    Fault(usize),
+    Restart(usize),
+    Resume(usize),
+}
+
+#[derive(Clone, Debug)]
+struct Call {
+    session: u32,
+    key: CacheKey,
+    origin: usize,
+    submitted: u64,
+    /// Where it waits as a path's waiter: (replica, generation, epoch).
+    at_owner: Option<(usize, u32, u64)>,
+    /// Bumped on every routing: a stale time-out or reply is ignored.
+    era: u32,
+    end: Option<CallEnd>,
+    answered_ms: Option<u64>,
+}
+
+struct Replica {
+    off_ns: u64,
+    d: i64,
+    alive: bool,
+    /// The process generation: a restart is a new process with a new lease.
+    era: u32,
+    paused_until: u64,
+    lease: Lease,
+    /// The path while this replica owns and admits: (epoch, path).
+    path: Option<(u64, SimPath)>,
+    /// The replica's buffer while it does not own (its redb file: it survives a crash
+    /// and a restart, and serves again when the replica owns again).
+    buffer: Option<StoreBuffer<MemoryStore>>,
+    /// Ownership record index of the current acquisition.
+    owning: Option<usize>,
+    /// The pending wake of the path and of the lease (one each; later ones are stale).
+    path_wake: Option<u64>,
+    lease_wake: Option<u64>,
+}
+
+impl Replica {
+    fn local(&self, t: u64) -> Instant {
+        let l = i128::from(t) * (1_000_000 + i128::from(self.d)) / 1_000_000;
+        Instant::from_nanos(self.off_ns + u64::try_from(l).unwrap_or(0))
+    }
+
+    fn true_at(&self, l: Instant) -> u64 {
+        let since = i128::from(l.as_nanos().saturating_sub(self.off_ns));
+        let den = 1_000_000 + i128::from(self.d);
+        let mut t = u64::try_from((since * 1_000_000 + den - 1) / den).unwrap_or(u64::MAX);
+        while self.local(t) < l {
+            t += 1;
+        }
+        t
+    }
+}
+
+struct Engine {
+    /// (replica, generation, token, expiry true ns).
+    key: Option<(usize, u32, u64, u64)>,
+    checkpoint: Option<UsageCheckpoint>,
+    down_until: u64,
+    paused_until: u64,
+}
+
+struct Sim {
+    s: ClusterScenario,
+    name: String,
+    now: u64,
+    seq: u64,
+    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    replicas: Vec<Replica>,
+    engine: Engine,
+    platform: SimPlatform,
+    calls: Vec<Call>,
+    /// Calls left per session.
+    left: Vec<u32>,
+    /// Calls made and not yet ended.
+    open_calls: u64,
+    keys_rng: SimRng,
+    think_rng: SimRng,
+    lb_rng: SimRng,
+    rr: usize,
+    /// Keys out at the platform: key id → answer time.
+    out: BTreeMap<u64, u64>,
+    upstream_keys: BTreeSet<u64>,
+    /// Attempts out per (replica, era, epoch): what they ask.
+    attempts: BTreeMap<(usize, u32, u64, Attempt), u64>,
+    /// Ownership periods, in order.
+    owners: Vec<Ownership>,
+    forwarded: u64,
+    rerouted: u64,
+    dropped: u64,
+    upstream: u64,
+    events: u64,
+    max_admitting: usize,
+    local_limit: LimitConfig,
+    lease_config: LeaseConfig,
+}
+
+/// Runs cluster scenario `s` (named `name`); an invariant broken ends it with the reason.
+pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, String> {
+    let lease_config = s.lease_config().validate().map_err(|e| e.to_string())?;
+    let limit = LimitConfig::new(Units::whole(s.capacity), Duration::from_secs(s.window_s));
+    let margin = Duration::from_millis(s.margin_ms);
+    let replicas = (0..s.replicas)
+        .map(|r| {
+            let off_ns = s.offset_ms.get(r).copied().unwrap_or(0) * MS;
+            Replica {
+                off_ns,
+                d: s.drift_ppm[r],
+                alive: true,
+                era: 0,
+                paused_until: 0,
+                lease: Lease::new(lease_config, Instant::from_nanos(off_ns)).expect("validated"),
+                path: None,
+                buffer: None,
+                owning: None,
+                path_wake: None,
+                lease_wake: None,
+            }
+        })
+        .collect();
+    let mut sim = Sim {
+        s: s.clone(),
+        name: name.to_owned(),
+        now: 0,
+        seq: 0,
+        heap: BinaryHeap::new(),
+        replicas,
+        engine: Engine {
+            key: None,
+            checkpoint: None,
+            down_until: 0,
+            paused_until: 0,
+        },
+        platform: SimPlatform::new(
+            PlatformId::Obv,
+            Some(limit),
+            LimitModel::TokenBucket,
+            s.latency,
+            Vec::new(),
+            sim_rng(s.seed, Component::Latency(1)),
+        )
+        .with_rate_limit_headers(true),
+        calls: Vec::new(),
+        left: vec![s.calls_per_session; s.sessions as usize],
+        open_calls: 0,
+        keys_rng: sim_rng(s.seed, Component::Keys),
+        think_rng: sim_rng(s.seed, Component::Workload),
+        lb_rng: sim_rng(s.seed, Component::Faults(200)),
+        rr: 0,
+        out: BTreeMap::new(),
+        upstream_keys: BTreeSet::new(),
+        attempts: BTreeMap::new(),
+        owners: Vec::new(),
+        forwarded: 0,
+        rerouted: 0,
+        dropped: 0,
+        upstream: 0,
+        events: 0,
+        max_admitting: 0,
+        local_limit: limit.with_margin(margin),
+        lease_config,
+    };
+    sim.start()?;
+    sim.run()?;
+    sim.finish()
+}
+
+impl Sim {
+    fn push(&mut self, at: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, self.seq, ev)));
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        for r in 0..self.replicas.len() {
+            self.replicas[r].lease_wake = Some(0);
+            self.push(0, Ev::LeaseWake(r));
+        }
+        for session in 0..self.s.sessions {
+            let at = (self.s.ramp_s * 1e9 * f64::from(session) / f64::from(self.s.sessions.max(1))) as u64;
+            let call = self.new_call(session, at);
+            self.push(at, Ev::Arrive { call, era: 0 });
+        }
+        for (i, f) in self.s.faults.clone().iter().enumerate() {
+            let at = match *f {
+                ClusterFault::CrashOwner { at_s, .. }
+                | ClusterFault::PauseOwner { at_s, .. }
+                | ClusterFault::ShutdownOwner { at_s, .. }
+                | ClusterFault::EngineRestart { at_s, .. }
+                | ClusterFault::KeyLoss { at_s }
+                | ClusterFault::EnginePause { at_s, .. } => at_s,
+            };
+            self.push((at * 1e9) as u64, Ev::Fault(i));
+        }
+        Ok(())
+    }
+
+    fn new_call(&mut self, session: u32, at: u64) -> u64 {
+        let key_id = u64::from(self.keys_rng.random_range(0..self.s.key_pool.max(1)));
+        let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("k{key_id}"));
+        self.left[session as usize] -= 1;
+        self.open_calls += 1;
+        self.calls.push(Call {
+            session,
+            key,
+            origin: 0,
+            submitted: at,
+            at_owner: None,
+            era: 0,
+            end: None,
+            answered_ms: None,
+        });
+        let id = (self.calls.len() - 1) as u64;
+        self.push(at + self.s.give_up_s * 1_000 * MS, Ev::GiveUp(id));
+        id
+    }
+
+    fn run(&mut self) -> Result<(), String> {
+        while let Some(Reverse((t, _, ev))) = self.heap.pop() {
+            self.now = t;
+            self.events += 1;
+            if self.events > 5_000_000 {
+                return Err("the run did not settle within 5,000,000 events".to_owned());
+            }
+            self.expire_key(t);
+            self.handle(t, ev)?;
+            self.check(t)?;
+            // The leases would renew for ever: the run ends when every session is done and
+            // nothing is out at the platform.
+            if self.open_calls == 0 && self.left.iter().all(|&n| n == 0) && self.out.is_empty() {
+                return Ok(());
+            }
+            if t > 3_600_000 * MS {
+                return Err(format!("{}: calls still open after an hour", self.name));
+            }
+        }
+        Ok(())
+    }
+
+    fn expire_key(&mut self, t: u64) {
+        if t < self.engine.paused_until {
+            return;
+        }
+        if self.engine.key.is_some_and(|(_, _, _, exp)| exp <= t) {
+            self.engine.key = None;
+        }
+    }
+
+    /// The replica an event is for, if that replica's process must handle it.
+    fn target(ev: &Ev) -> Option<usize> {
+        match *ev {
+            Ev::Route { at, .. } => Some(at),
+            Ev::Forwarded { to, .. } => Some(to),
+            Ev::LeaseWake(r)
+            | Ev::LeaseAnswer { replica: r, .. }
+            | Ev::PathWake { replica: r, .. }
+            | Ev::OwnerSend { replica: r, .. } => Some(r),
+            _ => None,
+        }
+    }
+
+    fn handle(&mut self, t: u64, ev: Ev) -> Result<(), String> {
+        if let Some(r) = Self::target(&ev) {
+            let rep = &self.replicas[r];
+            if rep.alive && t < rep.paused_until {
+                // A paused process handles nothing; it looks when it resumes.
+                let until = rep.paused_until;
+                self.push(until, ev);
+                return Ok(());
+            }
+        }
+        match ev {
+            Ev::Arrive { call, era } => {
+                let c = &self.calls[call as usize];
+                if c.end.is_none() && c.era == era {
+                    match self.balance(c.session) {
+                        Some(r) => {
+                            self.calls[call as usize].origin = r;
+                            self.route(t, call, r)?;
+                        }
+                        None => self.push(t + CLIENT_RETRY, Ev::Arrive { call, era }),
+                    }
+                }
+            }
+            Ev::Route { call, at, era } => {
+                let c = &self.calls[call as usize];
+                if c.end.is_none() && c.era == era {
+                    if self.replicas[at].alive {
+                        self.route(t, call, at)?;
+                    } else {
+                        self.push(t + CLIENT_RETRY, Ev::Arrive { call, era });
+                    }
+                }
+            }
+            Ev::Forwarded { call, to, era } => {
+                if self.calls[call as usize].era == era {
+                    self.at_owner(t, call, to, true)?;
+                }
+            }
+            Ev::Reply { call, era, end } => {
+                let c = &self.calls[call as usize];
+                if c.end.is_none() && c.era == era {
+                    self.end_call(t, call, end);
+                }
+            }
+            Ev::ForwardTimeout { call, era } => {
+                let c = &self.calls[call as usize];
+                if c.end.is_none() && c.era == era {
+                    self.rerouted += 1;
+                    let origin = c.origin;
+                    self.calls[call as usize].at_owner = None;
+                    self.push(t, Ev::Route { call, at: origin, era });
+                }
+            }
+            Ev::GiveUp(call) => {
+                if self.calls[call as usize].end.is_none() {
+                    if let Some((r, era, epoch)) = self.calls[call as usize].at_owner {
+                        // A dropped forward withdraws the call at the owner.
+                        if let Some(local) = self.owner_local(r, era, epoch, t) {
+                            let (_, path) = self.replicas[r].path.as_mut().expect("owner_local checked");
+                            path.leave(local, WaiterId(call));
+                            self.drain(t, r)?;
+                        }
+                    }
+                    self.end_call(t, call, CallEnd::GaveUp);
+                }
+            }
+            Ev::LeaseWake(r) => {
+                let due = self.replicas[r].lease_wake.is_some_and(|w| w <= t);
+                if self.replicas[r].alive && due {
+                    self.replicas[r].lease_wake = None;
+                    let now = self.replicas[r].local(t);
+                    self.replicas[r].lease.handle_timeout(now);
+                    self.lease_step(t, r)?;
+                }
+            }
+            Ev::EngineApply {
+                replica,
+                era,
+                id,
+                call,
+                token,
+                answer_back,
+                sent,
+            } => {
+                if t < self.engine.paused_until {
+                    // Held by the pause; its answer may now come too late for the shell.
+                    let at = self.engine.paused_until;
+                    let in_time = at + self.s.engine_ms * MS <= sent + LEASE_TIMEOUT;
+                    if answer_back && !in_time {
+                        self.push(
+                            (sent + LEASE_TIMEOUT).max(t),
+                            Ev::LeaseAnswer {
+                                replica,
+                                era,
+                                id,
+                                answer: LeaseAnswer::Unreachable,
+                            },
+                        );
+                    }
+                    self.push(
+                        at,
+                        Ev::EngineApply {
+                            replica,
+                            era,
+                            id,
+                            call,
+                            token,
+                            answer_back: answer_back && in_time,
+                            sent,
+                        },
+                    );
+                } else {
+                    self.engine_apply(t, replica, era, id, call, token, answer_back);
+                }
+            }
+            Ev::LeaseAnswer {
+                replica,
+                era,
+                id,
+                answer,
+            } => {
+                let rep = &mut self.replicas[replica];
+                if rep.alive && rep.era == era {
+                    let now = rep.local(t);
+                    rep.lease.on_answer(now, id, answer);
+                    self.lease_step(t, replica)?;
+                }
+            }
+            Ev::PathWake { replica, era, epoch } => {
+                let due = self.replicas[replica].path_wake.is_some_and(|w| w <= t);
+                if due && let Some(local) = self.owner_local(replica, era, epoch, t) {
+                    self.replicas[replica].path_wake = None;
+                    let (_, path) = self.replicas[replica].path.as_mut().expect("owner_local checked");
+                    path.handle_timeout(local);
+                    self.drain(t, replica)?;
+                }
+            }
+            Ev::OwnerSend {
+                replica,
+                era,
+                epoch,
+                attempt,
+                admitted_at,
+            } => self.owner_send(t, replica, era, epoch, attempt, admitted_at)?,
+            Ev::PlatformAnswer {
+                replica,
+                era,
+                epoch,
+                attempt,
+                key_id,
+                remaining,
+            } => {
+                // The platform is done with the call at this true instant, whatever
+                // became of the replica that sent it.
+                self.out.remove(&key_id);
+                let rep = &self.replicas[replica];
+                if rep.alive && t < rep.paused_until {
+                    let until = rep.paused_until;
+                    self.push(
+                        until,
+                        Ev::PlatformAnswer {
+                            replica,
+                            era,
+                            epoch,
+                            attempt,
+                            key_id: u64::MAX,
+                            remaining,
+                        },
+                    );
+                    return Ok(());
+                }
+                self.attempts.remove(&(replica, era, epoch, attempt));
+                if let Some(local) = self.owner_local(replica, era, epoch, t) {
+                    let (_, path) = self.replicas[replica].path.as_mut().expect("owner_local checked");
+                    let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
+                    path.on_outcome(
+                        local,
+                        WallTime(local.as_millis()),
+                        attempt,
+                        Outcome::Success {
+                            payload,
+                            feedback: Feedback {
+                                remaining: remaining.map(|r| r.0),
+                                reset: remaining.map(|r| r.1),
+                                ..Feedback::default()
+                            },
+                        },
+                    );
+                    self.drain(t, replica)?;
+                }
+            }
+            Ev::Fault(i) => self.fault(t, i)?,
+            Ev::Restart(r) => {
+                let rep = &mut self.replicas[r];
+                rep.alive = true;
+                rep.era += 1;
+                rep.paused_until = 0;
+                let now = rep.local(t);
+                rep.lease = Lease::new(self.lease_config, now).expect("validated");
+                rep.path = None;
+                rep.owning = None;
+                rep.path_wake = None;
+                rep.lease_wake = Some(t);
+                self.push(t, Ev::LeaseWake(r));
+            }
+            Ev::Resume(r) => {
+                // Back from a pause: the lease first (it may have lapsed), then the path.
+                if self.replicas[r].alive {
+                    let now = self.replicas[r].local(t);
+                    self.replicas[r].lease.handle_timeout(now);
+                    self.lease_step(t, r)?;
+                    if let Some((_, path)) = self.replicas[r].path.as_mut() {
+                        path.handle_timeout(now);
+                        self.drain(t, r)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The replica's local time if it is alive, of generation `era`, and owns with a path
+    /// of `epoch`.
+    fn owner_local(&self, r: usize, era: u32, epoch: u64, t: u64) -> Option<Instant> {
+        let rep = &self.replicas[r];
+        (rep.alive && rep.era == era && rep.path.as_ref().is_some_and(|(e, _)| *e == epoch)).then(|| rep.local(t))
+    }
+
+    fn balance(&mut self, session: u32) -> Option<usize> {
+        let up: Vec<usize> = (0..self.replicas.len()).filter(|&r| self.replicas[r].alive).collect();
+        if up.is_empty() {
+            return None;
+        }
+        Some(match self.s.balancer {
+            Balancer::Hash => up[(session as usize).wrapping_mul(2_654_435_761) % up.len()],
+            Balancer::RoundRobin => {
+                self.rr += 1;
+                up[self.rr % up.len()]
+            }
+            Balancer::Random => up[self.lb_rng.random_range(0..up.len())],
+        })
+    }
+
+    /// A call at its origin `o`: to its own path when it owns and admits, else forwarded
+    /// to the replica the engine names as the owner, else asked again shortly.
+    fn route(&mut self, t: u64, call: u64, o: usize) -> Result<(), String> {
+        self.calls[call as usize].era += 1;
+        self.calls[call as usize].at_owner = None;
+        if self.replicas[o].path.is_some() {
+            return self.at_owner(t, call, o, false);
+        }
+        let owner = self
+            .engine
+            .key
+            .filter(|_| t >= self.engine.down_until)
+            .map(|(r, ..)| r)
+            .filter(|&r| r != o);
+        match owner {
+            Some(h) => {
+                self.forwarded += 1;
+                let era = self.calls[call as usize].era;
+                self.push(t + self.s.forward_ms * MS, Ev::Forwarded { call, to: h, era });
+                self.push(t + FORWARD_TIMEOUT, Ev::ForwardTimeout { call, era });
+            }
+            None => {
+                let era = self.calls[call as usize].era;
+                self.push(t + REROUTE_BACKOFF, Ev::Route { call, at: o, era });
+            }
+        }
+        Ok(())
+    }
+
+    /// A call reaches replica `h` as its owner (directly or forwarded).
+    fn at_owner(&mut self, t: u64, call: u64, h: usize, forwarded: bool) -> Result<(), String> {
+        let c = &self.calls[call as usize];
+        if c.end.is_some() {
+            return Ok(());
+        }
+        let back = if forwarded { self.s.forward_ms * MS } else { 0 };
+        let era = c.era;
+        let rep = &mut self.replicas[h];
+        if !rep.alive {
+            // No answer: the follower's time-out re-routes it.
+            return Ok(());
+        }
+        let local = rep.local(t);
+        let Some((epoch, path)) = rep.path.as_mut().filter(|_| rep.lease.may_admit(local)) else {
+            // Not (or no longer, or not yet) the owner: the origin asks again.
+            let origin = c.origin;
+            self.calls[call as usize].era = era + 1;
+            self.push(
+                t + back + REROUTE_BACKOFF,
+                Ev::Route {
+                    call,
+                    at: origin,
+                    era: era + 1,
+                },
+            );
+            return Ok(());
+        };
+        let epoch = *epoch;
+        let req = Request {
+            waiter: WaiterId(call),
+            key: c.key.clone(),
+            session: SessionKey::client(&format!("s{}", c.session)),
+            cost: Units::ONE,
+            lane: Lane::MAIN,
+        };
+        match path.request(local, WallTime(local.as_millis()), req) {
+            Arrival::Cached(_) => {
+                self.push(
+                    t + back,
+                    Ev::Reply {
+                        call,
+                        era,
+                        end: CallEnd::Answered(Served::Cached),
+                    },
+                );
+            }
+            Arrival::Waiting { .. } => {
+                let process = rep.era;
+                self.calls[call as usize].at_owner = Some((h, process, epoch));
+                // The forward is answered by the owner: no time-out while it lives.
+                self.calls[call as usize].era += 1;
+            }
+            Arrival::Refused { .. } => self.push(
+                t + back,
+                Ev::Reply {
+                    call,
+                    era,
+                    end: CallEnd::Refused,
+                },
+            ),
+        }
+        self.drain(t, h)
+    }
+
+    /// Drains the owner's path: sends go out after the send delay, deliveries travel back.
+    fn drain(&mut self, t: u64, h: usize) -> Result<(), String> {
+        let rep = &mut self.replicas[h];
+        let era = rep.era;
+        let local = rep.local(t);
+        let Some((epoch, path)) = rep.path.as_mut() else {
+            return Ok(());
+        };
+        let epoch = *epoch;
+        let mut effects = Vec::new();
+        while let Some(e) = path.poll_effect() {
+            effects.push(e);
+        }
+        while path.poll_event().is_some() {}
+        path.check_invariants()
+            .map_err(|e| format!("replica {h}'s path: {e}"))?;
+        let next = path.poll_timeout(local);
+        let wake = next.map(|l| rep.true_at(l).max(t + 1));
+        for e in effects {
+            match e {
+                Effect::Send {
+                    attempt,
+                    key,
+                    admission,
+                    ..
+                } => {
+                    let admitted_at = admission.map_or(Instant::ZERO, |a| a.admitted_at);
+                    let key_id = key_id_of(&key);
+                    self.attempts.insert((h, era, epoch, attempt), key_id);
+                    self.push(
+                        t + SEND_DELAY,
+                        Ev::OwnerSend {
+                            replica: h,
+                            era,
+                            epoch,
+                            attempt,
+                            admitted_at,
+                        },
+                    );
+                }
+                Effect::Deliver { waiter, delivery } => {
+                    let call = waiter.0;
+                    let end = match delivery {
+                        Delivery::Answer { served, .. } => CallEnd::Answered(served),
+                        Delivery::Failed(_) => CallEnd::Failed,
+                    };
+                    let c = &mut self.calls[call as usize];
+                    c.at_owner = None;
+                    let back = if c.origin == h { 0 } else { self.s.forward_ms * MS };
+                    let era = c.era;
+                    self.push(t + back, Ev::Reply { call, era, end });
+                }
+                Effect::Ended { .. } => {}
+            }
+        }
+        if let Some(w) = wake {
+            let rep = &mut self.replicas[h];
+            if rep.path_wake.is_none_or(|p| p <= t || p > w) {
+                rep.path_wake = Some(w);
+                self.push(w, Ev::PathWake { replica: h, era, epoch });
+            }
+        }
+        Ok(())
+    }
+
+    fn owner_send(
+        &mut self,
+        t: u64,
+        h: usize,
+        era: u32,
+        epoch: u64,
+        attempt: Attempt,
+        admitted_at: Instant,
+    ) -> Result<(), String> {
+        let Some(key_id) = self.attempts.get(&(h, era, epoch, attempt)).copied() else {
+            return Ok(());
+        };
+        let rep = &self.replicas[h];
+        if !rep.alive || rep.era != era {
+            self.attempts.remove(&(h, era, epoch, attempt));
+            return Ok(());
+        }
+        let local = rep.local(t);
+        if !rep.lease.may_send(local, admitted_at) {
+            // Too old, or the lease is gone: never sent.
+            self.dropped += 1;
+            self.attempts.remove(&(h, era, epoch, attempt));
+            if let Some(local) = self.owner_local(h, era, epoch, t) {
+                let (_, path) = self.replicas[h].path.as_mut().expect("owner_local checked");
+                path.on_outcome(
+                    local,
+                    WallTime(local.as_millis()),
+                    attempt,
+                    Outcome::Retryable {
+                        error: (),
+                        retry_after: None,
+                    },
+                );
+                self.drain(t, h)?;
+            }
+            return Ok(());
+        }
+        // The checks of a send: its sender alone may admit, and nothing is out for its key.
+        for (r, other) in self.replicas.iter().enumerate() {
+            if r != h && other.alive && other.lease.may_admit(other.local(t)) {
+                return Err(format!(
+                    "t={}: replica {h} sends while replica {r} may admit too",
+                    secs(t / MS)
+                ));
+            }
+        }
+        if self.out.contains_key(&key_id) {
+            return Err(format!(
+                "t={}: two upstream calls for question k{key_id} at once (replica {h})",
+                secs(t / MS)
+            ));
+        }
+        self.upstream += 1;
+        self.upstream_keys.insert(key_id);
+        match self.platform.receive(Instant::from_nanos(t), Units::ONE) {
+            Answer::Ok { latency, remaining } => {
+                let at = t + u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+                self.out.insert(key_id, at);
+                self.push(
+                    at,
+                    Ev::PlatformAnswer {
+                        replica: h,
+                        era,
+                        epoch,
+                        attempt,
+                        key_id,
+                        remaining,
+                    },
+                );
+                Ok(())
+            }
+            Answer::TooMany {
+                refusal: Refusal::OverLimit,
+                ..
+            } => Err(format!(
+                "t={}: the platform refused a call of replica {h} as over its limit",
+                secs(t / MS)
+            )),
+            Answer::TooMany { .. } => Err("the platform throttled, which this scenario never asks".to_owned()),
+        }
+    }
+
+    fn end_call(&mut self, t: u64, call: u64, end: CallEnd) {
+        self.open_calls -= 1;
+        let c = &mut self.calls[call as usize];
+        c.end = Some(end);
+        c.at_owner = None;
+        let session = c.session;
+        c.answered_ms = Some((t - c.submitted) / MS);
+        if self.left[session as usize] > 0 {
+            let half = self.s.think_ms / 2;
+            let think = self.s.think_ms - half + self.think_rng.random_range(0..=self.s.think_ms);
+            let at = t + think * MS;
+            let next = self.new_call(session, at);
+            self.push(at, Ev::Arrive { call: next, era: 0 });
+        }
+    }
+
+    fn lease_step(&mut self, t: u64, r: usize) -> Result<(), String> {
+        let era = self.replicas[r].era;
+        let now = self.replicas[r].local(t);
+        while let Some(req) = self.replicas[r].lease.poll_request(now) {
+            let arrive = t + self.s.engine_ms * MS;
+            let engine_up = arrive >= self.engine.down_until;
+            let apply_at = arrive.max(self.engine.paused_until);
+            let answered = engine_up && apply_at + self.s.engine_ms * MS <= t + LEASE_TIMEOUT;
+            if engine_up {
+                self.push(
+                    apply_at,
+                    Ev::EngineApply {
+                        replica: r,
+                        era,
+                        id: req.id,
+                        call: req.call,
+                        token: req.token,
+                        answer_back: answered,
+                        sent: t,
+                    },
+                );
+            }
+            if !answered {
+                self.push(
+                    t + LEASE_TIMEOUT,
+                    Ev::LeaseAnswer {
+                        replica: r,
+                        era,
+                        id: req.id,
+                        answer: LeaseAnswer::Unreachable,
+                    },
+                );
+            }
+        }
+        while let Some(e) = self.replicas[r].lease.poll_event() {
+            match e {
+                LeaseEvent::Acquired { epoch, .. } => {
+                    self.replicas[r].owning = Some(self.owners.len());
+                    self.owners.push(Ownership {
+                        replica: r,
+                        epoch: (era, epoch),
+                        acquired_ms: t / MS,
+                        admitting_ms: None,
+                        ended: None,
+                    });
+                }
+                LeaseEvent::StartAdmitting { epoch } => {
+                    let buffer = self.replicas[r].buffer.take().unwrap_or_else(new_buffer);
+                    let mut path = new_path(self.local_limit, buffer)?;
+                    path.take_over(now, self.engine.checkpoint.as_ref());
+                    self.replicas[r].path = Some((epoch, path));
+                    if let Some(i) = self.replicas[r].owning {
+                        self.owners[i].admitting_ms = Some(t / MS);
+                    }
+                }
+                LeaseEvent::Lost { .. } => self.end_ownership(t, r, "lease lost, as it noticed"),
+                LeaseEvent::HandingOver { .. } => self.end_ownership(t, r, "shutdown"),
+                LeaseEvent::Stopped => {
+                    self.end_ownership(t, r, "released");
+                    self.replicas[r].alive = false;
+                }
+            }
+        }
+        if let Some(next) = self.replicas[r].lease.poll_timeout() {
+            let rep = &mut self.replicas[r];
+            let at = rep.true_at(next).max(t + 1);
+            if rep.lease_wake.is_none_or(|p| p <= t || p > at) {
+                rep.lease_wake = Some(at);
+                self.push(at, Ev::LeaseWake(r));
+            }
+        }
+        Ok(())
+    }
+
+    /// The replica stops owning: its path goes, and every call waiting there is asked
+    /// again at its origin (the owner tells the followers; its own calls re-route).
+    fn end_ownership(&mut self, t: u64, r: usize, why: &'static str) {
+        if let Some(i) = self.replicas[r].owning.take() {
+            self.owners[i].ended = Some((t / MS, why));
+        }
+        let era = self.replicas[r].era;
+        let Some((epoch, mut path)) = self.replicas[r].path.take() else {
+            return;
+        };
+        self.replicas[r].buffer = Some(std::mem::replace(path.buffer_mut(), new_buffer()));
+        self.reroute_from(t, r, era, epoch, true);
+    }
+
+    fn reroute_from(&mut self, t: u64, r: usize, era: u32, epoch: u64, told: bool) {
+        for call in 0..self.calls.len() as u64 {
+            let c = &self.calls[call as usize];
+            if c.end.is_none() && c.at_owner == Some((r, era, epoch)) {
+                self.rerouted += 1;
+                let origin = c.origin;
+                let c = &mut self.calls[call as usize];
+                c.at_owner = None;
+                c.era += 1;
+                let era = c.era;
+                if origin == r {
+                    // Its own caller: the client asks again (its replica's state is gone).
+                    self.push(t + CLIENT_RETRY, Ev::Arrive { call, era });
+                } else if told {
+                    self.push(t + self.s.forward_ms * MS, Ev::Route { call, at: origin, era });
+                } else {
+                    self.push(t + FORWARD_TIMEOUT, Ev::Route { call, at: origin, era });
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn engine_apply(&mut self, t: u64, replica: usize, era: u32, id: u64, call: LeaseCall, token: u64, back: bool) {
+        if t < self.engine.down_until {
+            return;
+        }
+        let mine = self
+            .engine
+            .key
+            .is_some_and(|(o, g, tk, _)| o == replica && g == era && tk == token);
+        let expiry = t + self.s.ttl_ms * MS;
+        let held_for = self.engine.key.map(|k| Duration::from_nanos(k.3.saturating_sub(t)));
+        let granted = match call {
+            LeaseCall::Acquire if self.engine.key.is_none() => {
+                self.engine.key = Some((replica, era, token, expiry));
+                true
+            }
+            LeaseCall::Renew if mine => {
+                self.engine.key = Some((replica, era, token, expiry));
+                // The owner writes its usage checkpoint with each renewal.
+                let rep = &self.replicas[replica];
+                if rep.alive
+                    && rep.era == era
+                    && let Some((_, path)) = rep.path.as_ref()
+                {
+                    self.engine.checkpoint = Some(path.usage_checkpoint());
+                }
+                true
+            }
+            LeaseCall::Release if mine => {
+                self.engine.key = None;
+                true
+            }
+            _ => false,
+        };
+        if back {
+            self.push(
+                t + self.s.engine_ms * MS,
+                Ev::LeaseAnswer {
+                    replica,
+                    era,
+                    id,
+                    answer: match (granted, call, held_for) {
+                        (true, ..) => LeaseAnswer::Granted,
+                        // `SET NX` refused: the script answers the holder's `PTTL`.
+                        (false, LeaseCall::Acquire, Some(d)) => LeaseAnswer::HeldFor(d),
+                        (false, ..) => LeaseAnswer::Refused,
+                    },
+                },
+            );
+        }
+    }
+
+    fn current_owner(&self) -> Option<usize> {
+        self.engine.key.map(|(r, ..)| r).filter(|&r| self.replicas[r].alive)
+    }
+
+    fn fault(&mut self, t: u64, i: usize) -> Result<(), String> {
+        match self.s.faults[i] {
+            ClusterFault::CrashOwner { restart_after_s, .. } => {
+                let Some(r) = self.current_owner() else { return Ok(()) };
+                if let Some(o) = self.replicas[r].owning.take() {
+                    self.owners[o].ended = Some((t / MS, "crashed"));
+                }
+                let era = self.replicas[r].era;
+                let rep = &mut self.replicas[r];
+                rep.alive = false;
+                let epoch = rep.path.take().map(|(e, mut path)| {
+                    rep.buffer = Some(std::mem::replace(path.buffer_mut(), new_buffer()));
+                    e
+                });
+                // Calls whose origin died: their forwards are dropped (withdrawn at the
+                // owner) and their clients ask again elsewhere.
+                for call in 0..self.calls.len() as u64 {
+                    let c = &self.calls[call as usize];
+                    if c.end.is_some() || c.origin != r {
+                        continue;
+                    }
+                    if let Some((h, g, e)) = c.at_owner
+                        && let Some(local) = self.owner_local(h, g, e, t)
+                    {
+                        let (_, path) = self.replicas[h].path.as_mut().expect("owner_local checked");
+                        path.leave(local, WaiterId(call));
+                        self.drain(t, h)?;
+                    }
+                    let c = &mut self.calls[call as usize];
+                    c.at_owner = None;
+                    c.era += 1;
+                    let era = c.era;
+                    self.push(t + CLIENT_RETRY, Ev::Arrive { call, era });
+                }
+                if let Some(epoch) = epoch {
+                    // Nobody tells the followers: their forwards time out.
+                    self.reroute_from(t, r, era, epoch, false);
+                }
+                if let Some(after) = restart_after_s {
+                    self.push(t + (after * 1e9) as u64, Ev::Restart(r));
+                }
+            }
+            ClusterFault::PauseOwner { for_s, .. } => {
+                if let Some(r) = self.current_owner() {
+                    let until = t + (for_s * 1e9) as u64;
+                    self.replicas[r].paused_until = until;
+                    self.push(until, Ev::Resume(r));
+                }
+            }
+            ClusterFault::ShutdownOwner { restart_after_s, .. } => {
+                if let Some(r) = self.current_owner() {
+                    let now = self.replicas[r].local(t);
+                    self.replicas[r].lease.shutdown(now);
+                    self.lease_step(t, r)?;
+                    if let Some(after) = restart_after_s {
+                        self.push(t + (after * 1e9) as u64, Ev::Restart(r));
+                    }
+                }
+            }
+            ClusterFault::EngineRestart { down_s, .. } => {
+                self.engine.key = None;
+                self.engine.checkpoint = None;
+                self.engine.down_until = t + (down_s * 1e9) as u64;
+            }
+            ClusterFault::KeyLoss { .. } => self.engine.key = None,
+            ClusterFault::EnginePause { for_s, .. } => {
+                let d = (for_s * 1e9) as u64;
+                self.engine.paused_until = t + d;
+                if let Some(k) = self.engine.key.as_mut() {
+                    k.3 += d;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After every event: at most one replica may admit at this instant, and the
+    /// platform never counted a call over its limit.
+    fn check(&mut self, t: u64) -> Result<(), String> {
+        let admitting: Vec<usize> = (0..self.replicas.len())
+            .filter(|&r| {
+                let rep = &self.replicas[r];
+                rep.alive && rep.lease.may_admit(rep.local(t))
+            })
+            .collect();
+        self.max_admitting = self.max_admitting.max(admitting.len());
+        if admitting.len() > 1 {
+            return Err(format!(
+                "{}: t={}: replicas {admitting:?} may all admit",
+                self.name,
+                secs(t / MS)
+            ));
+        }
+        if self.platform.counters.over_limit > 0 {
+            return Err(format!("{}: the platform refused a call as over its limit", self.name));
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<ClusterOutcome, String> {
+        if let Some((i, _)) = self.calls.iter().enumerate().find(|(_, c)| c.end.is_none()) {
+            return Err(format!("call {i} never ended"));
+        }
+        if !self.out.is_empty() {
+            return Err("a call is still out at the platform at the end".to_owned());
+        }
+        let mut ends = BTreeMap::new();
+        let mut latencies_ms = Vec::new();
+        for c in &self.calls {
+            let end = c.end.expect("checked");
+            *ends.entry(end).or_insert(0) += 1;
+            if matches!(end, CallEnd::Answered(_)) {
+                latencies_ms.extend(c.answered_ms);
+            }
+        }
+        latencies_ms.sort_unstable();
+        Ok(ClusterOutcome {
+            name: self.name,
+            calls: self.calls.len() as u64,
+            ends,
+            forwarded: self.forwarded,
+            rerouted: self.rerouted,
+            dropped: self.dropped,
+            upstream: self.upstream,
+            upstream_keys: self.upstream_keys.len() as u64,
+            accepted: self.platform.counters.accepted_calls,
+            over_limit: self.platform.counters.over_limit,
+            max_units_in_window: self.platform.max_units_in_window(Duration::from_secs(self.s.window_s)),
+            owners: self.owners,
+            latencies_ms,
+            events: self.events,
+            end_ms: self.now / MS,
+            max_admitting: self.max_admitting,
+            scenario: self.s,
+        })
+    }
+}
+
+fn key_id_of(key: &CacheKey) -> u64 {
+    key.params()
+        .get("q")
+        .and_then(|q| q.strip_prefix('k'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+fn new_buffer() -> StoreBuffer<MemoryStore> {
+    let id = PlatformId::Obv;
+    StoreBuffer::new(MemoryStore::new(
+        id,
+        CachePolicy::default().for_platform(id),
+        CacheVersion::current(),
+    ))
+}
+
+/// The owner's path: the single-process simulator's, for OpenBesluitvorming, on the
+/// bucket with the margin, over the replica's own buffer.
+fn new_path(local_limit: LimitConfig, buffer: StoreBuffer<MemoryStore>) -> Result<SimPath, String> {
+    let id = PlatformId::Obv;
+    let mut config = PathConfig::single(id, Some(SchedulerConfig::with_limit(local_limit)));
+    config.record_events = false;
+    PlatformPath::new(config, buffer).map_err(|e| e.to_string())
+}
