@@ -365,12 +365,15 @@ impl ServerHandler for Besluit {
     }
 }
 
+/// How rmcp starts its message for tool arguments that did not deserialize.
+const DESERIALIZE_PREFIX: &str = "failed to deserialize parameters:";
+
 /// The tool error for arguments of `tool` that did not deserialize (rmcp's `message`
 /// says which and why): what is wrong and where the right form is written.
 fn invalid_arguments(tool: &str, platform: Option<PlatformId>, message: &str) -> String {
     let detail = message
-        .trim_start_matches("failed to deserialize parameters: ")
-        .trim_start_matches("failed to deserialize parameters:");
+        .strip_prefix(DESERIALIZE_PREFIX)
+        .map_or(message, str::trim_start);
     let asked = platform.map_or(String::new(), |p| format!("nothing asked of {}; ", p.display_name()));
     format!("{tool}: {detail} ({asked}see the tool's inputSchema)")
 }
@@ -381,7 +384,7 @@ fn invalid_arguments(tool: &str, platform: Option<PlatformId>, message: &str) ->
 /// it is told as [`invalid_arguments`] (naming the tool and where the right form is).
 fn bounded_block(tool: &str, platform: Option<PlatformId>, block: &ContentBlock) -> ContentBlock {
     match block.as_text() {
-        Some(text) if text.text.starts_with("failed to deserialize parameters:") => {
+        Some(text) if text.text.starts_with(DESERIALIZE_PREFIX) => {
             ContentBlock::text(arguments::bounded_text(&invalid_arguments(tool, platform, &text.text)))
         }
         Some(text) => ContentBlock::text(arguments::bounded_text(&text.text)),
