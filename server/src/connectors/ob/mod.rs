@@ -541,8 +541,12 @@ impl Besluit {
             Ok(fetched) => fetched,
             Err(e) => return Ok(tool_error(e)),
         };
-        let Some(xml_url) = record.xml_url.clone() else {
-            let Some(pdf_url) = record.pdf_item_url.clone() else {
+        // The text: the XML rendition, else (a PDF-only publication) the PDF through the
+        // document-text extractor; on the text lane, kept as a document.
+        let (kind, url, from_pdf) = match (record.xml_url.clone(), record.pdf_item_url.clone()) {
+            (Some(url), _) => ("text", url, false),
+            (None, Some(url)) => ("pdf-text", url, true),
+            (None, None) => {
                 return Ok(own_result(render::document(
                     &record,
                     TextSource::None,
@@ -550,64 +554,35 @@ impl Besluit {
                     offset,
                     length,
                 )));
-            };
-            // A PDF-only publication: its PDF through the document-text extractor, on
-            // the text lane, kept as the text is.
-            let key = CacheKey::new(PLATFORM, DataClass::Document, "pdf-text").param("id", id.clone());
-            let pdf_call = PlatformCall::new(key, COST, move || {
-                let (client, url, id) = (Arc::clone(&client), pdf_url.clone(), Arc::clone(&shared_id));
-                async move {
-                    let file = client.rendition(&url, &format!("PDF of `{id}`")).await?;
-                    let answer = match client.text_pool().extract(Arc::from(file.body)).await {
-                        Ok(text) => TextAnswer::Text {
-                            text: text.text,
-                            from_pdf: true,
-                        },
-                        Err(TextError::NoTextLayer { pages }) => TextAnswer::NoTextLayer { pages },
-                        Err(e) => {
-                            return Err(PlatformError::Garbage {
-                                platform: PLATFORM,
-                                detail: format!("the PDF of `{id}`: {e}"),
-                            });
-                        }
-                    };
-                    Ok((answer, Feedback::default()))
-                }
-            })
-            .on_lane(TEXT_LANE);
-            return Ok(self
-                .answer_for(Who::Caller, &call_scope, "ob_document", pdf_call, |text, served| {
-                    let served = if served == Served::Cached {
-                        record_served
-                    } else {
-                        served
-                    };
-                    Ok(render::document(
-                        &record,
-                        TextSource::Read(text),
-                        served,
-                        offset,
-                        length,
-                    ))
-                })
-                .await);
+            }
         };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "text").param("id", id.clone());
+        let key = CacheKey::new(PLATFORM, DataClass::Document, kind).param("id", id.clone());
         let text_call = PlatformCall::new(key, COST, move || {
-            let (client, url, id) = (Arc::clone(&client), xml_url.clone(), Arc::clone(&shared_id));
+            let (client, url, id) = (Arc::clone(&client), url.clone(), Arc::clone(&shared_id));
             async move {
-                let rendition = client.rendition(&url, &format!("XML rendition of `{id}`")).await?;
+                let what = if from_pdf {
+                    format!("PDF of `{id}`")
+                } else {
+                    format!("XML rendition of `{id}`")
+                };
                 // The body is already within the platform's cap (the HTTP layer's).
-                let answer = match read_xml(&rendition.body, &Caps::default()) {
+                let body = client.rendition(&url, &what).await?.body;
+                let read = if from_pdf {
+                    client.text_pool().extract(Arc::from(body)).await
+                } else {
+                    read_xml(&body, &Caps::default())
+                };
+                let answer = match read {
                     Ok(text) => TextAnswer::Text {
                         text: text.text,
-                        from_pdf: false,
+                        from_pdf,
                     },
-                    Err(TextError::EmptyRendition) => TextAnswer::EmptyTemplate,
+                    Err(TextError::EmptyRendition) if !from_pdf => TextAnswer::EmptyTemplate,
+                    Err(TextError::NoTextLayer { pages }) if from_pdf => TextAnswer::NoTextLayer { pages },
                     Err(e) => {
                         return Err(PlatformError::Garbage {
                             platform: PLATFORM,
-                            detail: format!("the XML rendition of `{id}`: {e}"),
+                            detail: format!("the {what}: {e}"),
                         });
                     }
                 };
