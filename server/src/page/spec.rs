@@ -140,6 +140,19 @@ impl TextPage {
     }
 }
 
+/// Characters of text per page of the document view.
+pub const TEXT_PAGE: usize = 6_000;
+
+/// A document tool's arguments for the view's page at `offset`: `id`, `offset` and a
+/// `length` of [`TEXT_PAGE`] (every document tool pages its text so).
+pub fn document_page(id: &str, offset: usize) -> JsonObject {
+    object([
+        ("id", Some(Value::from(id))),
+        ("offset", Some(Value::from(offset))),
+        ("length", Some(Value::from(TEXT_PAGE))),
+    ])
+}
+
 /// A JSON object from pairs, leaving out `None`s.
 pub fn object<const N: usize>(pairs: [(&str, Option<Value>); N]) -> JsonObject {
     pairs

@@ -6,15 +6,12 @@ use serde_json::{Value, json};
 use super::render::{Hit, SearchAnswer};
 use crate::connectors::Clients;
 use crate::page::spec::{
-    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, non_empty, object, offset_token,
-    some_str,
+    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, document_page, non_empty, object,
+    offset_token, some_str,
 };
 
 /// Hits per page.
 const PER_PAGE: u64 = 10;
-
-/// Characters of text per page of the document view.
-const TEXT_PAGE: usize = 6_000;
 
 /// The registry's entry.
 pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
@@ -25,7 +22,7 @@ pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
     hits,
     document: Some(PageDocument {
         tool: "ob_document",
-        arguments: document_arguments,
+        arguments: document_page,
         view,
     }),
 });
@@ -61,14 +58,6 @@ fn hits(v: Value, _q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
         note: (!answer.warnings.is_empty()).then(|| answer.warnings.join("; ")),
         items: answer.hits.into_iter().map(page_hit).collect(),
     })
-}
-
-fn document_arguments(id: &str, offset: usize) -> rmcp::model::JsonObject {
-    object([
-        ("id", Some(json!(id))),
-        ("offset", Some(json!(offset))),
-        ("length", Some(json!(TEXT_PAGE))),
-    ])
 }
 
 #[derive(serde::Deserialize)]

@@ -6,15 +6,12 @@ use serde_json::{Value, json};
 use super::render::{DocumentAnswer, SearchAnswer};
 use crate::connectors::Clients;
 use crate::page::spec::{
-    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, non_empty, object, offset_token,
-    some_str,
+    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, document_page, non_empty, object,
+    offset_token, some_str,
 };
 
 /// Hits per page.
 const PER_PAGE: u64 = 10;
-
-/// Characters of text per page of the document view.
-const TEXT_PAGE: usize = 6_000;
 
 /// The registry's entry.
 pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
@@ -25,7 +22,7 @@ pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
     hits,
     document: Some(PageDocument {
         tool: "obv_document",
-        arguments: document_arguments,
+        arguments: document_page,
         view,
     }),
 });
@@ -65,14 +62,6 @@ fn hits(v: Value, q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
             .then(|| (offset.unwrap_or(0) + shown.max(PER_PAGE)).to_string()),
         note: None,
     })
-}
-
-fn document_arguments(id: &str, offset: usize) -> rmcp::model::JsonObject {
-    object([
-        ("id", Some(json!(id))),
-        ("offset", Some(json!(offset))),
-        ("length", Some(json!(TEXT_PAGE))),
-    ])
 }
 
 fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String> {

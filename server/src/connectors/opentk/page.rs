@@ -1,13 +1,14 @@
 //! OpenTK on the search page: `opentk_search` (words only: OpenTK has no date or
 //! organisation filter) paged over the one kept answer, and `opentk_document` for the
-//! document view, its text paged on the page.
+//! document view, its text paged by the tool.
 
 use serde_json::{Value, json};
 
-use super::render::{DocumentAnswer, Hit};
+use super::render::{self, DocumentAnswer, Hit};
 use crate::connectors::Clients;
 use crate::page::spec::{
-    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, non_empty, object, offset_token,
+    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, document_page, non_empty, object,
+    offset_token,
 };
 
 /// Hits per page.
@@ -15,9 +16,6 @@ const PER_PAGE: u64 = 10;
 
 /// The most hits the tool shows (its `limit`).
 const MAX_SHOWN: u64 = 100;
-
-/// Characters of text per page of the document view.
-const TEXT_PAGE: usize = 6_000;
 
 /// The registry's entry.
 pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
@@ -28,7 +26,7 @@ pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
     hits,
     document: Some(PageDocument {
         tool: "opentk_document",
-        arguments: document_arguments,
+        arguments: document_page,
         view,
     }),
 });
@@ -86,31 +84,20 @@ fn hits(v: Value, q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
     })
 }
 
-fn document_arguments(id: &str, _offset: usize) -> rmcp::model::JsonObject {
-    object([("id", Some(json!(id)))])
-}
-
-/// The text page at `offset` (characters) of `text`.
-pub fn text_page(text: &str, offset: usize) -> (String, Option<usize>) {
-    let page: String = text.chars().skip(offset).take(TEXT_PAGE).collect();
-    let end = offset + page.chars().count();
-    (page, (end < text.chars().count()).then_some(end))
-}
-
-fn view(v: Value, offset: usize, _clients: &Clients) -> Result<DocView, String> {
+fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String> {
+    let page: TextPage = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
     let d: DocumentAnswer = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    let (text, next_offset) = text_page(&d.text, offset);
     let mut meta = vec![("number", d.number.clone())];
     if d.truncated {
-        meta.push(("note", format!("text cut at {} characters", d.text.chars().count())));
+        meta.push(("note", format!("text cut at {} characters", render::MAX_TEXT_CHARS)));
     }
     Ok(DocView {
         title: d.title.unwrap_or(d.number),
         meta,
-        text,
-        offset,
+        next_offset: page.next_offset(),
+        offset: page.text_offset,
         total: Some(d.text_chars),
-        next_offset,
+        text: page.text,
         source_url: Some(d.page_url),
     })
 }

@@ -8,15 +8,12 @@ use super::render::{Listed, PageAnswer};
 use super::text::TextAnswer;
 use crate::connectors::Clients;
 use crate::page::spec::{
-    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, object, some_str,
+    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, document_page, object, some_str,
 };
 use crate::platforms::tk::{Document, TkClient};
 
 /// Hits per page.
 const PER_PAGE: usize = 10;
-
-/// Characters of text per page of the document view.
-const TEXT_PAGE: usize = 6_000;
 
 /// The registry's entry.
 pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
@@ -27,7 +24,7 @@ pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
     hits,
     document: Some(PageDocument {
         tool: "tk_document_text",
-        arguments: document_arguments,
+        arguments: document_page,
         view,
     }),
 });
@@ -73,14 +70,6 @@ fn hits(v: Value, _q: &PageQuery, clients: &Clients) -> Result<Hits, String> {
         next,
         note: None,
     })
-}
-
-fn document_arguments(id: &str, offset: usize) -> rmcp::model::JsonObject {
-    object([
-        ("id", Some(json!(id))),
-        ("offset", Some(json!(offset))),
-        ("length", Some(json!(TEXT_PAGE))),
-    ])
 }
 
 fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String> {
