@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use besluitbron_server::text::quality::{similarity, squeeze};
 use besluitbron_server::text::{Caps, extract};
 
 fn main() -> anyhow::Result<()> {
@@ -83,25 +84,4 @@ fn main() -> anyhow::Result<()> {
         (sim_ours - sim_theirs) * 100.0
     );
     Ok(())
-}
-
-/// Whitespace runs as one space, ligatures spelled out (pdftotext keeps them).
-fn squeeze(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// 1 − edit distance / the longer length, over characters.
-fn similarity(a: &str, b: &str) -> f64 {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    1.0 - row[b.len()] as f64 / a.len().max(b.len()).max(1) as f64
 }

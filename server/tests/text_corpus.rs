@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use besluitbron_server::text::quality::{similarity, squeeze};
 use besluitbron_server::text::{Caps, Format, TextError, extract, sniff};
 
 fn corpus(name: &str) -> Vec<u8> {
@@ -15,27 +16,6 @@ fn corpus(name: &str) -> Vec<u8> {
 
 fn source(name: &str) -> String {
     String::from_utf8(corpus(&format!("{name}.txt"))).unwrap()
-}
-
-/// Whitespace runs as one space.
-fn squeeze(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Character-level similarity: 1 − edit distance / the longer length.
-fn similarity(a: &str, b: &str) -> f64 {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    1.0 - row[b.len()] as f64 / a.len().max(b.len()).max(1) as f64
 }
 
 fn check(name: &str, ext: &str, format: Format, min_similarity: f64) {

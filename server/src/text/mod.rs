@@ -28,6 +28,7 @@ mod build;
 pub mod docx;
 pub mod pdf;
 pub mod pool;
+pub mod quality;
 pub mod repair;
 pub mod rtf;
 pub mod xml;
