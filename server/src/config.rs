@@ -69,6 +69,58 @@ pub struct Config {
     pub contact: String,
     /// Document text: the extraction pool and its caps.
     pub text: TextConfig,
+    /// Several replicas on one Redis (see README, "Running several replicas"). Absent:
+    /// one process on its own, nothing shared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterConfig>,
+}
+
+/// Several replicas: the shared engine, the internal endpoint and the platform leases.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// The shared engine: `redis://host:port/db` or `unix:///path/to/redis.sock`.
+    pub redis: String,
+    /// Where this replica's internal endpoint listens (never the MCP listener); the other
+    /// replicas forward platform calls to it when this replica owns the platform.
+    pub internal_listen: SocketAddr,
+    /// How the other replicas reach this one's internal endpoint. Empty: `http://` and
+    /// `InternalListen`.
+    pub internal_url: String,
+    /// Shared by all replicas; every internal request carries it. At least 16 characters.
+    pub secret: String,
+    /// A platform lease's time to live, in milliseconds (renewed every third of it).
+    pub lease_ttl_ms: u64,
+}
+
+impl Default for ClusterConfig {
+    /// Redis on loopback, the internal endpoint on 127.0.0.1:8090, leases of 5 s; the
+    /// secret must be set.
+    fn default() -> Self {
+        ClusterConfig {
+            redis: "redis://127.0.0.1:6379".to_owned(),
+            internal_listen: SocketAddr::from(([127, 0, 0, 1], 8090)),
+            internal_url: String::new(),
+            secret: String::new(),
+            lease_ttl_ms: 5_000,
+        }
+    }
+}
+
+impl ClusterConfig {
+    /// How the other replicas reach this one, without a trailing slash.
+    pub fn internal_url(&self) -> String {
+        if self.internal_url.is_empty() {
+            format!("http://{}", self.internal_listen)
+        } else {
+            self.internal_url.trim_end_matches('/').to_owned()
+        }
+    }
+
+    /// The lease's time to live.
+    pub fn lease_ttl(&self) -> Duration {
+        Duration::from_millis(self.lease_ttl_ms)
+    }
 }
 
 /// Document text extraction (PDF, Word, RTF, XML): how many at once, and the caps.
@@ -299,6 +351,7 @@ impl Default for Config {
             cache_version: String::new(),
             contact: "beheer@besluitbron.invalid".to_owned(),
             text: TextConfig::default(),
+            cluster: None,
         }
     }
 }
@@ -429,6 +482,25 @@ impl Config {
         }
         if self.max_body_bytes < 1024 {
             return Err(invalid("BesluitBron.MaxBodyBytes".to_owned(), "must be at least 1024"));
+        }
+        if let Some(c) = &self.cluster {
+            let path = |name: &str| format!("BesluitBron.Cluster.{name}");
+            if !(c.redis.starts_with("redis://") || c.redis.starts_with("unix://")) {
+                return Err(invalid(path("Redis"), "must be a redis:// or unix:// URL"));
+            }
+            if c.secret.chars().count() < 16 {
+                return Err(invalid(path("Secret"), "must be at least 16 characters"));
+            }
+            let http = c.internal_url.starts_with("http://") || c.internal_url.starts_with("https://");
+            if !c.internal_url.is_empty() && !http {
+                return Err(invalid(path("InternalUrl"), "must be an http(s) URL"));
+            }
+            if c.internal_listen == self.listen {
+                return Err(invalid(path("InternalListen"), "must differ from Listen"));
+            }
+            if !(1_000..=600_000).contains(&c.lease_ttl_ms) {
+                return Err(invalid(path("LeaseTtlMs"), "must be between 1000 and 600000"));
+            }
         }
         Ok(self)
     }
@@ -660,6 +732,38 @@ mod tests {
             format!("{defaults:?}"),
             "the example documents the defaults exactly"
         );
+    }
+
+    #[test]
+    fn several_replicas_are_off_unless_the_cluster_section_is_set() {
+        assert!(Config::load(None, env(&[])).expect("defaults").cluster.is_none());
+        let c = Config::load(
+            None,
+            env(&[
+                ("BesluitBron__Cluster__Redis", "unix:///run/redis/redis.sock"),
+                ("BesluitBron__Cluster__Secret", "0123456789abcdef"),
+                ("BesluitBron__Cluster__InternalListen", "10.0.0.5:8090"),
+            ]),
+        )
+        .expect("valid");
+        let cluster = c.cluster.expect("configured");
+        assert_eq!(cluster.internal_url(), "http://10.0.0.5:8090");
+        assert_eq!(cluster.lease_ttl(), Duration::from_secs(5));
+        for (key, value, path) in [
+            ("BesluitBron__Cluster__Secret", "short", "Cluster.Secret"),
+            ("BesluitBron__Cluster__Redis", "http://x", "Cluster.Redis"),
+            ("BesluitBron__Cluster__LeaseTtlMs", "10", "Cluster.LeaseTtlMs"),
+            (
+                "BesluitBron__Cluster__InternalListen",
+                "127.0.0.1:8080",
+                "Cluster.InternalListen",
+            ),
+        ] {
+            let mut pairs = vec![("BesluitBron__Cluster__Secret", "0123456789abcdef")];
+            pairs.push((key, value));
+            let err = Config::load(None, env(&pairs)).unwrap_err();
+            assert!(err.to_string().contains(path), "{key}={value}: {err}");
+        }
     }
 
     #[test]

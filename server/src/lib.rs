@@ -18,6 +18,7 @@
 
 pub mod app;
 pub mod clock;
+pub mod cluster;
 pub mod config;
 pub mod connectors;
 pub mod driver;

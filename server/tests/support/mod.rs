@@ -13,6 +13,8 @@ use besluitbron_fakes::{FakeHandle, serve_registry_on};
 use besluitbron_server::app::App;
 use besluitbron_server::config::Config;
 use serde_json::{Value, json};
+
+pub mod redis;
 use tokio::sync::oneshot;
 
 /// The fake platforms: every fake of the registry on one listener, with the two the

@@ -1,0 +1,50 @@
+//! Several replicas on one Redis (issue "Several replicas…"): each test starts its own
+//! `redis-server` on a unix socket (support/redis.rs).
+
+mod support;
+
+use std::time::Duration;
+
+use besluitbron_server::cluster::Engine;
+use support::redis::RedisServer;
+
+/// Waits until `f` holds, up to `limit` (on the wall clock: Redis runs outside).
+async fn eventually<F: AsyncFnMut() -> bool>(limit: Duration, mut f: F) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if f().await {
+            return true;
+        }
+        if tokio::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_engine_handle_fails_fast_while_redis_is_down_and_reconnects_after() {
+    let mut redis = RedisServer::start("engine");
+    let engine = Engine::connect(&redis.url()).await.expect("redis answers");
+    engine.ping().await.expect("ping");
+    redis.kill();
+    let started = std::time::Instant::now();
+    let err = engine.ping().await.expect_err("redis is down");
+    assert!(err.to_string().contains("Redis"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a down engine fails within seconds"
+    );
+    redis.restart();
+    assert!(
+        eventually(Duration::from_secs(10), async || engine.ping().await.is_ok()).await,
+        "the handle reconnects to the restarted engine"
+    );
+    redis.pause(Duration::from_millis(2_000));
+    let started = std::time::Instant::now();
+    assert!(engine.ping().await.is_err(), "a paused engine times out");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "within the response time-out"
+    );
+}
