@@ -213,6 +213,12 @@ impl App {
             tasks.push(task);
         }
         let clients = Clients::open(&config)?;
+        let engine = match &config.cluster {
+            Some(c) => Some(
+                crate::cluster::Engine::new(&c.redis).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.Redis: {e}"))?,
+            ),
+            None => None,
+        };
         let mut tool_platforms = HashMap::new();
         for c in CONNECTORS {
             for tool in (c.tools)().list_all() {
@@ -241,6 +247,7 @@ impl App {
             duplicates: Mutex::new(DuplicateMonitor::new(MonitorConfig::default())),
             clock,
             tool_platforms,
+            engine,
         });
 
         let limits = ClientLimits::new(config.mcp_rate_limit);

@@ -23,9 +23,22 @@ async fn eventually<F: AsyncFnMut() -> bool>(limit: Duration, mut f: F) -> bool 
 }
 
 #[tokio::test]
+async fn a_replica_starts_while_redis_is_down_and_connects_when_it_answers() {
+    let mut redis = RedisServer::start("late");
+    redis.kill();
+    let engine = Engine::new(&redis.url()).expect("a valid URL");
+    assert!(engine.ping().await.is_err(), "nothing answers yet");
+    redis.restart();
+    assert!(
+        eventually(Duration::from_secs(10), async || engine.ping().await.is_ok()).await,
+        "the first use after the engine came up connects"
+    );
+}
+
+#[tokio::test]
 async fn the_engine_handle_fails_fast_while_redis_is_down_and_reconnects_after() {
     let mut redis = RedisServer::start("engine");
-    let engine = Engine::connect(&redis.url()).await.expect("redis answers");
+    let engine = Engine::new(&redis.url()).expect("a valid URL");
     engine.ping().await.expect("ping");
     redis.kill();
     let started = std::time::Instant::now();

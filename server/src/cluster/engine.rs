@@ -2,9 +2,11 @@
 //! per process (redis-rs' `ConnectionManager`), with short time-outs, so an engine that
 //! is down or paused makes a call fail within about a second instead of hanging it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::sync::OnceCell;
 
 /// How long one command may take before it counts as a failure.
 pub const RESPONSE_TIMEOUT: Duration = Duration::from_millis(800);
@@ -23,10 +25,13 @@ impl From<redis::RedisError> for EngineError {
     }
 }
 
-/// A handle to the shared engine. Cheap to clone; every clone shares one connection.
+/// A handle to the shared engine. Cheap to clone; every clone shares one connection,
+/// opened on first use (so a replica starts while Redis is down, and fails closed until
+/// it answers) and reconnecting by itself after.
 #[derive(Clone)]
 pub struct Engine {
-    connection: ConnectionManager,
+    client: redis::Client,
+    connection: Arc<OnceCell<ConnectionManager>>,
     url: String,
 }
 
@@ -37,30 +42,40 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// Connects to `url` (`redis://…`, or `unix://…` for a socket, as redis-rs reads it). Fails when the engine cannot be
-    /// reached now; once connected, the handle reconnects by itself.
-    pub async fn connect(url: &str) -> Result<Engine, EngineError> {
-        let client = redis::Client::open(url)?;
-        let config = ConnectionManagerConfig::new()
-            .set_response_timeout(Some(RESPONSE_TIMEOUT))
-            .set_connection_timeout(Some(CONNECT_TIMEOUT))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(500));
-        let connection = ConnectionManager::new_with_config(client, config).await?;
+    /// A handle to `url` (`redis://…`, or `unix://…` for a socket, as redis-rs reads
+    /// it); connects on first use.
+    pub fn new(url: &str) -> Result<Engine, EngineError> {
         Ok(Engine {
-            connection,
+            client: redis::Client::open(url)?,
+            connection: Arc::new(OnceCell::new()),
             url: url.to_owned(),
         })
     }
 
-    /// A connection to send commands on (a clone of the shared one).
-    pub fn connection(&self) -> ConnectionManager {
-        self.connection.clone()
+    /// A connection to send commands on (a clone of the shared one); connects first
+    /// when no connection was made yet.
+    pub async fn connection(&self) -> Result<ConnectionManager, EngineError> {
+        let c = self
+            .connection
+            .get_or_try_init(|| async {
+                let config = ConnectionManagerConfig::new()
+                    .set_response_timeout(Some(RESPONSE_TIMEOUT))
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_number_of_retries(2)
+                    .set_max_delay(Duration::from_millis(500));
+                let connecting = ConnectionManager::new_with_config(self.client.clone(), config);
+                match tokio::time::timeout(CONNECT_TIMEOUT * 2, connecting).await {
+                    Ok(c) => c.map_err(EngineError::from),
+                    Err(_) => Err(EngineError("connecting timed out".to_owned())),
+                }
+            })
+            .await?;
+        Ok(c.clone())
     }
 
     /// Whether the engine answers now.
     pub async fn ping(&self) -> Result<(), EngineError> {
-        let mut c = self.connection();
+        let mut c = self.connection().await?;
         let _: String = redis::cmd("PING").query_async(&mut c).await?;
         Ok(())
     }

@@ -102,6 +102,8 @@ pub struct Shared {
     pub clock: Clock,
     /// Every tool's platform, for metrics of replays that kept no answer.
     pub tool_platforms: HashMap<String, PlatformId>,
+    /// The shared engine, when several replicas are configured (`BesluitBron:Cluster`).
+    pub engine: Option<crate::cluster::Engine>,
 }
 
 /// The MCP handler of one address.
