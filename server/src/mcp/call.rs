@@ -197,9 +197,10 @@ impl Rendered {
 }
 
 /// A buffer hit's finished result, kept with the answer by [`Besluit::answer_shown`]
-/// for the tool that made it.
-struct Shown {
+/// for the tool that made it and what that call asked.
+struct Shown<C> {
     tool: &'static str,
+    asked: C,
     result: CallToolResult,
 }
 
@@ -330,19 +331,55 @@ impl Besluit {
     where
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
     {
+        self.shown(scope, tool, call, (), |answer, served, ()| render(answer, served))
+            .await
+    }
+
+    /// As [`Besluit::answer_shown`] for a render that also reads what the call asked
+    /// (`asked`, e.g. the search's parameters, said in the answer): the kept result is
+    /// handed out again only to a call that asked the same (`asked` compared), any other
+    /// is rendered afresh.
+    pub(crate) async fn answer_shown_for<T, C>(
+        &self,
+        scope: &CallScope,
+        tool: &'static str,
+        call: PlatformCall<T>,
+        asked: C,
+        render: fn(&T, Served, &C) -> Rendered,
+    ) -> CallToolResult
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+        C: PartialEq + Send + Sync + 'static,
+    {
+        self.shown(scope, tool, call, asked, render).await
+    }
+
+    async fn shown<T, C>(
+        &self,
+        scope: &CallScope,
+        tool: &'static str,
+        call: PlatformCall<T>,
+        asked: C,
+        render: impl FnOnce(&T, Served, &C) -> Rendered,
+    ) -> CallToolResult
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+        C: PartialEq + Send + Sync + 'static,
+    {
         let platform = call.key.platform();
         let (payload, served) = match self.fetch_payload(Who::Caller, Some(scope), tool, call).await {
             Ok(fetched) => fetched,
             Err(e) => return tool_error(e),
         };
         if served == Served::Cached
-            && let Some(shown) = payload.shown::<Shown>()
+            && let Some(shown) = payload.shown::<Shown<C>>()
             && shown.tool == tool
+            && shown.asked == asked
         {
             return shown.result.clone();
         }
         let result = decode::<T>(platform, &payload).and_then(|answer| {
-            render(&answer, served)
+            render(&answer, served, &asked)
                 .into_result(&payload)
                 .map_err(|detail| AnswerError::Unreadable { platform, detail })
         });
@@ -351,6 +388,7 @@ impl Besluit {
                 if served == Served::Cached {
                     payload.keep_shown(Shown {
                         tool,
+                        asked,
                         result: result.clone(),
                     });
                 }

@@ -424,9 +424,7 @@ impl Besluit {
             }
         });
         Ok(self
-            .answer(&call_scope, "obv_search", call, |answer, served| {
-                render::search(answer, served, &asked)
-            })
+            .answer_shown_for(&call_scope, "obv_search", call, asked, render::search)
             .await)
     }
 
