@@ -115,7 +115,9 @@ pub struct Besluit {
     /// session and for every stateless request, and building the router means building
     /// every tool's definition and schema.
     tool_router: Arc<ToolRouter<Besluit>>,
-    instructions: Arc<str>,
+    /// What `initialize` and every stateless request are told (capabilities, name,
+    /// instructions): built once per address, as the tools are.
+    info: Arc<ServerConfig>,
 }
 
 impl Besluit {
@@ -127,12 +129,31 @@ impl Besluit {
             router += (c.tools)();
         }
         let instructions: Vec<&str> = connectors.iter().map(|c| c.instructions).collect();
-        Besluit {
+        let mut handler = Besluit {
             shared,
             scope,
             tool_router: Arc::new(router),
-            instructions: Arc::from(instructions.join("\n\n")),
+            info: Arc::new(ServerConfig::new(ServerCapabilities::default())),
+        };
+        handler.info = Arc::new(handler.server_config(instructions.join("\n\n")));
+        handler
+    }
+
+    fn server_config(&self, instructions: String) -> ServerConfig {
+        let (resources, prompts, completions) = self.offered();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
+        if resources {
+            capabilities.resources = Some(Default::default());
         }
+        if prompts {
+            capabilities.prompts = Some(Default::default());
+        }
+        if completions {
+            capabilities.completions = Some(Default::default());
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("besluitbron", env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
     }
 
     /// The tools this handler offers, sorted by name.
@@ -205,20 +226,7 @@ pub fn duplicate_kind(served: Served) -> DuplicateKind {
 
 impl ServerHandler for Besluit {
     fn get_info(&self) -> ServerConfig {
-        let (resources, prompts, completions) = self.offered();
-        let mut capabilities = ServerCapabilities::builder().enable_tools().build();
-        if resources {
-            capabilities.resources = Some(Default::default());
-        }
-        if prompts {
-            capabilities.prompts = Some(Default::default());
-        }
-        if completions {
-            capabilities.completions = Some(Default::default());
-        }
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("besluitbron", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions.to_string())
+        (*self.info).clone()
     }
 
     async fn list_tools(
