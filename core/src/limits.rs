@@ -146,14 +146,20 @@ impl fmt::Display for Throttled {
 }
 
 /// One bucket per key, with bounded state.
+///
+/// Keys are filed by the instant their bucket is full again, lazily: a request only
+/// debits its key's bucket (one hash lookup, no tree touched), so a key's filing may be
+/// earlier than its bucket's real full-again instant, never later. The sweep and the
+/// eviction re-file a key whose filing turns out early when it reaches the front; a key
+/// whose filing is exact is the one closest to full of all.
 #[derive(Clone, Debug)]
 struct Keyed {
     /// A full bucket of the layer's rate, cloned for a key's first request.
     fresh: Bucket,
-    /// Each key's bucket, and the instant it was filed under in `by_full_at` (a
-    /// fixed-key hasher: nothing depends on a random seed).
+    /// Each key's bucket, and the instant it is filed under in `by_full_at` (at most
+    /// the bucket's `full_at`; a fixed-key hasher: nothing depends on a random seed).
     buckets: HashMap<Arc<str>, (Bucket, Instant), BuildHasherDefault<DefaultHasher>>,
-    /// Each key by the instant its bucket is full again.
+    /// Each key, once, by the instant it is filed under.
     by_full_at: BTreeSet<(Instant, Arc<str>)>,
     max_keys: usize,
 }
@@ -168,15 +174,30 @@ impl Keyed {
         }
     }
 
+    /// Takes the front key off the filing if its filing is exact and returns it;
+    /// otherwise files it again under its bucket's real instant and returns `None`.
+    fn pop_exact_front(&mut self) -> Option<(Instant, Arc<str>)> {
+        let (filed, key) = self.by_full_at.pop_first()?;
+        // Every filed key has a bucket: they are added and removed together.
+        let entry = self.buckets.get_mut(&key).expect("a filed key has a bucket");
+        let full_at = entry.0.full_at();
+        if full_at == filed {
+            return Some((filed, key));
+        }
+        entry.1 = full_at;
+        self.by_full_at.insert((full_at, key));
+        None
+    }
+
     /// Drops keys whose bucket is full again at `now`: they carry no information.
     fn sweep(&mut self, now: Instant) {
-        while let Some((full_at, _)) = self.by_full_at.first() {
-            if *full_at > now {
+        while let Some((filed, _)) = self.by_full_at.first() {
+            if *filed > now {
                 break;
             }
-            // Present: just looked at it.
-            let (_, key) = self.by_full_at.pop_first().expect("first key");
-            self.buckets.remove(&key);
+            if let Some((_, key)) = self.pop_exact_front() {
+                self.buckets.remove(&key);
+            }
         }
     }
 
@@ -188,21 +209,15 @@ impl Keyed {
 
     /// Takes one request out of `key`'s bucket at `now`.
     fn commit(&mut self, now: Instant, key: &str) {
-        if let Some((stored, (bucket, filed))) = self.buckets.get_key_value(key).map(|(k, v)| (Arc::clone(k), *v)) {
-            let mut bucket = bucket;
+        if let Some((bucket, _filed)) = self.buckets.get_mut(key) {
+            // Its bucket is full later than before: the filing stays early, as allowed.
             bucket.debit(now, Units::ONE);
-            let full_at = bucket.full_at();
-            if full_at != filed {
-                self.by_full_at.remove(&(filed, Arc::clone(&stored)));
-                self.by_full_at.insert((full_at, Arc::clone(&stored)));
-            }
-            self.buckets.insert(stored, (bucket, full_at));
             return;
         }
-        if self.buckets.len() >= self.max_keys
-            && let Some((_, closest)) = self.by_full_at.pop_first()
-        {
-            self.buckets.remove(&closest);
+        while self.buckets.len() >= self.max_keys && !self.by_full_at.is_empty() {
+            if let Some((_, closest)) = self.pop_exact_front() {
+                self.buckets.remove(&closest);
+            }
         }
         let key: Arc<str> = Arc::from(key);
         let mut bucket = self.fresh;
@@ -210,6 +225,31 @@ impl Keyed {
         let full_at = bucket.full_at();
         self.by_full_at.insert((full_at, Arc::clone(&key)));
         self.buckets.insert(key, (bucket, full_at));
+    }
+
+    /// Checks the filing's invariants: each key filed once, no later than its bucket
+    /// is full again.
+    #[cfg(test)]
+    fn check_invariants(&self) -> Result<(), String> {
+        if self.by_full_at.len() != self.buckets.len() {
+            return Err(format!(
+                "{} filed, {} buckets",
+                self.by_full_at.len(),
+                self.buckets.len()
+            ));
+        }
+        for (filed, key) in &self.by_full_at {
+            let Some((bucket, at)) = self.buckets.get(key) else {
+                return Err(format!("{key} is filed without a bucket"));
+            };
+            if at != filed || *filed > bucket.full_at() {
+                return Err(format!(
+                    "{key} is filed at {filed:?}, its bucket full at {:?}",
+                    bucket.full_at()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -397,6 +437,80 @@ mod tests {
         assert!(l.tracked_sessions() <= 4);
         l.check(Instant::from_secs(3600), "obv", "late", "late").expect("fresh");
         assert_eq!(l.tracked_sessions(), 1, "an hour later only the newcomer holds state");
+    }
+
+    /// The reference for the lazy filing: every key filed eagerly by its bucket's real
+    /// full-again instant (as the store did before), swept and evicted from the front.
+    #[derive(Default)]
+    struct Eager {
+        buckets: BTreeMap<String, Bucket>,
+    }
+
+    impl Eager {
+        fn front(&self) -> Option<String> {
+            self.buckets
+                .iter()
+                .min_by_key(|(k, b)| (b.full_at(), (*k).clone()))
+                .map(|(k, _)| k.clone())
+        }
+
+        fn sweep(&mut self, now: Instant) {
+            self.buckets.retain(|_, b| b.full_at() > now);
+        }
+
+        fn commit(&mut self, fresh: Bucket, max_keys: usize, now: Instant, key: &str) {
+            if !self.buckets.contains_key(key) {
+                while self.buckets.len() >= max_keys {
+                    let Some(k) = self.front() else { break };
+                    self.buckets.remove(&k);
+                }
+                self.buckets.insert(key.to_owned(), fresh);
+            }
+            self.buckets.get_mut(key).expect("present").debit(now, Units::ONE);
+        }
+    }
+
+    #[test]
+    fn qc_lazy_filing_keeps_and_drops_what_eager_filing_does() {
+        fn prop(rate: u8, burst: u8, max_keys: u8, steps: Vec<(u16, u8, bool)>) -> quickcheck::TestResult {
+            let limit = RateLimit {
+                requests_per_minute: [6, 60, 600][usize::from(rate) % 3],
+                burst: u32::from(burst % 4) + 1,
+            };
+            let max_keys = usize::from(max_keys % 5) + 1;
+            let mut lazy = Keyed::new(limit, max_keys);
+            let mut eager = Eager::default();
+            let mut now = Instant::ZERO;
+            for (gap_ms, key, sweep) in steps {
+                now = now + Duration::from_millis(u64::from(gap_ms % 4000));
+                let key = format!("k{}", key % 7);
+                if sweep {
+                    lazy.sweep(now);
+                    eager.sweep(now);
+                }
+                if lazy.probe(now, &key).is_zero() {
+                    lazy.commit(now, &key);
+                    eager.commit(limit.bucket(), max_keys, now, &key);
+                }
+                if let Err(e) = lazy.check_invariants() {
+                    return quickcheck::TestResult::error(e);
+                }
+                let kept: BTreeMap<String, Instant> = lazy
+                    .buckets
+                    .iter()
+                    .map(|(k, (b, _))| (k.to_string(), b.full_at()))
+                    .collect();
+                let want: BTreeMap<String, Instant> =
+                    eager.buckets.iter().map(|(k, b)| (k.clone(), b.full_at())).collect();
+                if kept != want {
+                    return quickcheck::TestResult::error(format!("at {now:?}: kept {kept:?}, eager keeps {want:?}"));
+                }
+            }
+            quickcheck::TestResult::passed()
+        }
+        quickcheck::QuickCheck::new()
+            .tests(500)
+            .quickcheck(prop as fn(u8, u8, u8, Vec<(u16, u8, bool)>) -> quickcheck::TestResult);
     }
 
     /// The reference: a naive token bucket per key in exact integers (a request is
