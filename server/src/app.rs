@@ -73,10 +73,6 @@ pub struct AppState {
 pub struct Hooks {
     /// Told of every platform call that goes out (for logs and tests).
     pub on_send: Option<SendObserver>,
-    /// Sessions restored from the shared engine without the restore gate (rmcp 3.11's
-    /// own behaviour): only the test that shows the race sets it.
-    #[doc(hidden)]
-    pub ungated_sessions: bool,
 }
 
 /// A built server: its router and the handles to stop it.
@@ -198,6 +194,14 @@ impl App {
 
     /// As [`App::build`], with `hooks`.
     pub fn build_with(config: Config, hooks: Hooks) -> anyhow::Result<App> {
+        App::build_gated(config, hooks, true)
+    }
+
+    /// As [`App::build_with`]; `gated: false` restores sessions from the shared engine
+    /// without the restore gate (rmcp 3.11's own behaviour): only the test that shows
+    /// the race asks for that.
+    #[doc(hidden)]
+    pub fn build_gated(config: Config, hooks: Hooks, gated: bool) -> anyhow::Result<App> {
         let clock = Clock::start();
         let metrics = Arc::new(Metrics::new());
         let cancel = CancellationToken::new();
@@ -324,10 +328,10 @@ impl App {
             // stream; a minute of large answers under load is gigabytes. Ten seconds covers
             // a reconnect; a client that missed more retries the call (a replay).
             sm.session_config.completed_cache_ttl = Duration::from_secs(10);
-            let sm = Arc::new(if hooks.ungated_sessions {
-                RestoreGate::ungated(sm)
-            } else {
+            let sm = Arc::new(if gated {
                 RestoreGate::new(sm)
+            } else {
+                RestoreGate::ungated(sm)
             });
             session_managers.push(Arc::clone(&sm));
             let mut mcp_config = StreamableHttpServerConfig::default()

@@ -44,10 +44,10 @@ struct Replica {
 }
 
 impl Replica {
-    async fn start(config: Config, hooks: Hooks) -> Replica {
+    async fn start(config: Config, gated: bool) -> Replica {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let app = App::build_with(config, hooks).expect("build app");
+        let app = App::build_gated(config, Hooks::default(), gated).expect("build app");
         let state = app.state.clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(app.serve(
@@ -104,7 +104,7 @@ async fn replicas(f: &Fakes, redis: &RedisServer, n: usize, edit: impl Fn(&mut C
     for i in 0..n {
         let mut c = replica_config(f, redis, &format!("replica-{i}"));
         edit(&mut c);
-        out.push(Replica::start(c, Hooks::default()).await);
+        out.push(Replica::start(c, true).await);
     }
     out
 }
@@ -405,15 +405,8 @@ async fn regression_concurrent_first_requests_of_a_session_at_a_fresh_replica_al
         c.sessions.initialize_per_minute = 10_000;
         c
     };
-    let a = Replica::start(roomy("race-a"), Hooks::default()).await;
-    let b = Replica::start(
-        roomy("race-b"),
-        Hooks {
-            ungated_sessions: ungated,
-            ..Hooks::default()
-        },
-    )
-    .await;
+    let a = Replica::start(roomy("race-a"), true).await;
+    let b = Replica::start(roomy("race-b"), !ungated).await;
     let (failed, lost) = restore_burst(&a, &b, 40, 32).await;
     assert_eq!(
         (failed, lost),
@@ -490,5 +483,41 @@ async fn qc_the_shared_limits_answer_as_the_local_limits() {
                 .verdict;
             assert_eq!(got, want, "case {case} step {step}: {config:?}");
         }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_on_another_replica_while_the_first_runs_waits_for_its_result() {
+    let redis = RedisServer::start("replay-wait");
+    let f = fakes().await;
+    let rs = replicas(&f, &redis, 2, |_| {}).await;
+    let client = |url: String| {
+        let mut c = Mcp::modern(url);
+        c.extra_headers.push(("idempotency-key".into(), "zoek-elders-1".into()));
+        c
+    };
+    f.obv.set_latency(Duration::from_millis(400));
+    let asked = f.obv.requests();
+    let first = {
+        let c = client(rs[0].url("/mcp/obv"));
+        tokio::spawn(async move { c.call_with_id(1, "obv_search", json!({"query": "begroting"})).await })
+    };
+    assert!(
+        eventually(Duration::from_secs(10), async || f.obv.requests() > asked).await,
+        "the first call reached the platform"
+    );
+    let retry = client(rs[1].url("/mcp/obv"))
+        .call_with_id(2, "obv_search", json!({"query": "begroting"}))
+        .await;
+    let first = first.await.expect("the first call");
+    assert_eq!(
+        retry.message.as_ref().expect("answer")["result"],
+        first.message.as_ref().expect("answer")["result"]
+    );
+    assert_eq!(f.obv.requests(), asked + 1, "one request reached the platform");
+    assert_eq!(rs[1].state.replay_counts().0, 1, "the retry is a replay");
+    f.obv.set_latency(Duration::ZERO);
+    for r in rs {
+        r.stop().await;
     }
 }
