@@ -33,6 +33,8 @@ use besluitbron_core::limits::{ClientLimitConfig, ClientLimits, RateLimit};
 use besluitbron_core::path::{Lane, LaneConfig, PathConfig, RetryPolicy};
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use crate::cluster::sessions::RestoreGate;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -52,7 +54,7 @@ pub struct AppState {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) limits: Mutex<ClientLimits>,
     pub(crate) initializes: Mutex<ClientLimits>,
-    pub(crate) session_managers: Vec<Arc<LocalSessionManager>>,
+    pub(crate) session_managers: Vec<Arc<RestoreGate>>,
     pub(crate) shared: Arc<Shared>,
     pub(crate) stores: BTreeMap<PlatformId, Arc<RedbStore>>,
     pub(crate) accepting: AtomicBool,
@@ -62,6 +64,8 @@ pub struct AppState {
     pub(crate) connections: std::sync::OnceLock<crate::listen::Connections>,
     /// The search page's tool calls, as the system session.
     pub(crate) page: crate::page::system::SystemCalls,
+    /// Client limits on the shared engine, with several replicas.
+    pub(crate) shared_limits: Option<crate::cluster::limits::SharedLimits>,
 }
 
 /// Test and operator hooks into a server being built.
@@ -125,9 +129,21 @@ impl AppState {
     pub async fn open_sessions(&self) -> usize {
         let mut n = 0;
         for sm in &self.session_managers {
-            n += sm.sessions.read().await.len();
+            n += sm.len().await;
         }
         n
+    }
+
+    /// The sessions the session cap counts: over all replicas with several (the local
+    /// count while the shared engine does not answer), else this process's.
+    pub async fn sessions_for_cap(&self) -> usize {
+        if let Some(shared) = &self.shared_limits {
+            match crate::cluster::sessions::count(shared.engine()).await {
+                Ok(n) => return n,
+                Err(_) => self.metrics.shared_state.fell_back("session_count", "session_cap"),
+            }
+        }
+        self.open_sessions().await
     }
 
     /// The metrics registry.
@@ -178,6 +194,14 @@ impl App {
 
     /// As [`App::build`], with `hooks`.
     pub fn build_with(config: Config, hooks: Hooks) -> anyhow::Result<App> {
+        App::build_gated(config, hooks, true)
+    }
+
+    /// As [`App::build_with`]; `gated: false` restores sessions from the shared engine
+    /// without the restore gate (rmcp 3.11's own behaviour): only the test that shows
+    /// the race asks for that.
+    #[doc(hidden)]
+    pub fn build_gated(config: Config, hooks: Hooks, gated: bool) -> anyhow::Result<App> {
         let clock = Clock::start();
         let metrics = Arc::new(Metrics::new());
         let cancel = CancellationToken::new();
@@ -240,7 +264,14 @@ impl App {
                     max_bytes: 64 << 20,
                 },
                 clock,
-            ),
+            )
+            .shared(engine.as_ref().map(|e| {
+                // The same window as the local table; a first attempt holds its key for
+                // the request time-out and a margin at most.
+                let running_for = Duration::from_secs(config.request_timeout_secs.max(1) + 5);
+                crate::cluster::replays::SharedReplays::new(e.clone(), Duration::from_secs(120), running_for)
+            }))
+            .with_metrics(Arc::clone(&metrics)),
             in_flight: Default::default(),
             request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
             metrics: Arc::clone(&metrics),
@@ -252,6 +283,16 @@ impl App {
 
         let limits = ClientLimits::new(config.mcp_rate_limit);
         let per_minute = config.sessions.initialize_per_minute.max(1);
+        let shared_limits = shared.engine.as_ref().map(|e| {
+            crate::cluster::limits::SharedLimits::new(
+                e.clone(),
+                config.mcp_rate_limit,
+                RateLimit {
+                    requests_per_minute: per_minute,
+                    burst: per_minute.div_ceil(4).max(2),
+                },
+            )
+        });
         let initializes = ClientLimits::new(ClientLimitConfig {
             process: RateLimit {
                 requests_per_minute: u32::MAX / 2,
@@ -287,7 +328,11 @@ impl App {
             // stream; a minute of large answers under load is gigabytes. Ten seconds covers
             // a reconnect; a client that missed more retries the call (a replay).
             sm.session_config.completed_cache_ttl = Duration::from_secs(10);
-            let sm = Arc::new(sm);
+            let sm = Arc::new(if gated {
+                RestoreGate::new(sm)
+            } else {
+                RestoreGate::ungated(sm)
+            });
             session_managers.push(Arc::clone(&sm));
             let mut mcp_config = StreamableHttpServerConfig::default()
                 .with_cancellation_token(cancel.child_token())
@@ -301,11 +346,27 @@ impl App {
             if !config.allowed_origins.is_empty() {
                 mcp_config = mcp_config.with_allowed_origins(config.allowed_origins.clone());
             }
+            // With several replicas, legacy sessions live in the shared engine too: a
+            // request of a session another replica opened is restored here.
+            let store = shared.engine.as_ref().map(|e| {
+                let idle = Duration::from_secs(config.sessions.idle_timeout_secs.max(1));
+                Arc::new(
+                    crate::cluster::sessions::RedisSessionStore::new(e.clone(), scope.id(), idle)
+                        .gated_by(sm.restoring()),
+                )
+            });
+            if let Some(store) = &store {
+                mcp_config.session_store =
+                    Some(Arc::clone(store)
+                        as Arc<
+                            dyn rmcp::transport::streamable_http_server::session::SessionStore,
+                        >);
+            }
             // One handler per route; each session and each stateless request gets a
             // clone (two `Arc`s), not a newly built set of tools.
             let handler = Besluit::new(Arc::clone(&shared), scope);
             let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::clone(&sm), mcp_config);
-            services.push((path, scope, sm, service));
+            services.push((path, scope, sm, store, service));
         }
 
         let state = Arc::new(AppState {
@@ -321,14 +382,16 @@ impl App {
             streams: Mutex::default(),
             connections: std::sync::OnceLock::new(),
             page: crate::page::system::SystemCalls::new(Arc::clone(&shared)),
+            shared_limits,
         });
 
         let mut router = Router::new();
-        for (path, scope, sessions, service) in services {
+        for (path, scope, sessions, store, service) in services {
             let route = RouteGuard {
                 state: Arc::clone(&state),
                 connector: scope.id(),
                 sessions,
+                store,
             };
             let guarded = Router::new().nest_service(&path, Guarded::new(route, service));
             router = router.merge(guarded);

@@ -28,11 +28,13 @@ use axum::body::Body;
 use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use serde_json::json;
 use tower::{Service, ServiceExt};
 
 use crate::app::AppState;
+use crate::cluster::limits::{Asking, SessionStatus};
+use crate::cluster::sessions::{RedisSessionStore, RestoreGate};
 use crate::identity;
 use crate::mcp::Caller;
 use crate::metrics::LayerLabel;
@@ -112,7 +114,23 @@ pub(crate) fn json_error(status: StatusCode, code: i64, message: String, retry_a
 pub(crate) struct RouteGuard {
     pub(crate) state: Arc<AppState>,
     pub(crate) connector: &'static str,
-    pub(crate) sessions: Arc<LocalSessionManager>,
+    pub(crate) sessions: Arc<RestoreGate>,
+    /// The route's sessions in the shared engine, with several replicas.
+    pub(crate) store: Option<Arc<RedisSessionStore>>,
+}
+
+/// 503 for a request only the shared engine can decide, while it does not answer.
+fn shared_state_unreachable(state: &AppState, op: &'static str, error: &crate::cluster::EngineError) -> Response {
+    tracing::warn!(%error, "the shared engine is unreachable");
+    state.metrics.shared_state.fell_back(op, "sessions");
+    json_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        -32000,
+        "BesluitBron's shared state (Redis) is unreachable, and this MCP session is held by another replica; \
+         retry in a few seconds"
+            .into(),
+        Some(5),
+    )
 }
 
 /// The checks every MCP request passes before rmcp sees it. Who the request is, is
@@ -158,14 +176,24 @@ where
     // as for any other request naming it; rmcp would accept it.
     if request.method() == Method::DELETE
         && let Some(id) = &named_session
-        && !route.sessions.sessions.read().await.contains_key(id.as_str())
+        && !route.sessions.holds(id).await
     {
-        return json_error(
-            StatusCode::NOT_FOUND,
-            -32600,
-            "no such MCP session at this address (it ended, or never existed)".into(),
-            None,
-        );
+        // With several replicas, a session another replica holds is ended here too.
+        let elsewhere = match &route.store {
+            Some(store) => match store.exists(id).await {
+                Ok(exists) => exists,
+                Err(error) => return shared_state_unreachable(state, "session_exists", &error),
+            },
+            None => false,
+        };
+        if !elsewhere {
+            return json_error(
+                StatusCode::NOT_FOUND,
+                -32600,
+                "no such MCP session at this address (it ended, or never existed)".into(),
+                None,
+            );
+        }
     }
 
     // Read the body once (bounded) to answer malformed JSON-RPC clearly, to see which
@@ -215,23 +243,82 @@ where
             .is_some_and(identity::is_stateless_version);
     // A session is believed only when it exists at this route, and only in the session
     // era: a 2026-07-28 request is served statelessly whatever its header says.
-    let session = match named_session {
-        Some(id) if !stateless && route.sessions.sessions.read().await.contains_key(id.as_str()) => Some(id),
-        _ => None,
+    let named = named_session.filter(|_| !stateless);
+    let held = match &named {
+        Some(id) => route.sessions.holds(id).await,
+        None => false,
+    };
+    let now = state.clock.now();
+    // With several replicas, one round trip to the shared engine both reads the session
+    // (another replica's, to restore here; or ended by a DELETE elsewhere) and takes the
+    // client limits; the local limits answer while the engine does not.
+    let (session, verdict) = match (&state.shared_limits, &route.store) {
+        (Some(shared), Some(store)) => {
+            let asking = Asking {
+                route: store.route(),
+                connector: route.connector,
+                session: named.as_deref(),
+                held,
+                address: &address,
+                idle_ms: store.idle_ms(),
+            };
+            let admitted = shared.admit(now, &asking).await;
+            match admitted {
+                Ok(a) if a.status == SessionStatus::Ended && named.is_some() => {
+                    if let Some(id) = &named
+                        && held
+                    {
+                        let _ = route.sessions.close_session(&SessionId::from(id.as_str())).await;
+                    }
+                    return json_error(
+                        StatusCode::NOT_FOUND,
+                        -32600,
+                        "no such MCP session at this address (it was ended)".into(),
+                        None,
+                    );
+                }
+                Ok(a) => {
+                    let session = named.filter(|_| held || a.status == SessionStatus::Present);
+                    (session, a.verdict)
+                }
+                Err(error) => {
+                    if named.is_some() && !held {
+                        // Only the shared engine knows that session; rmcp would fail on it.
+                        return shared_state_unreachable(state, "admit", &error);
+                    }
+                    if shared.failed() {
+                        tracing::warn!(%error, "the shared engine is unreachable: client limits are this replica's own until it answers");
+                    }
+                    state.metrics.shared_state.fell_back("admit", "limits");
+                    let session = named.filter(|_| held);
+                    let key = identity::fairness_key(session.as_deref(), &address);
+                    let verdict =
+                        state
+                            .limits
+                            .lock()
+                            .expect("limits lock")
+                            .check(now, route.connector, key.as_str(), &address);
+                    (session, verdict)
+                }
+            }
+        }
+        _ => {
+            let session = named.filter(|_| held);
+            let key = identity::fairness_key(session.as_deref(), &address);
+            let verdict = state
+                .limits
+                .lock()
+                .expect("limits lock")
+                .check(now, route.connector, key.as_str(), &address);
+            (session, verdict)
+        }
     };
     let caller = Arc::new(Caller::new(
         session,
         address.clone(),
         identity::idempotency_key(&parts.headers),
     ));
-    let now = state.clock.now();
-    if let Err(t) =
-        state
-            .limits
-            .lock()
-            .expect("limits lock")
-            .check(now, route.connector, caller.session.as_str(), &address)
-    {
+    if let Err(t) = verdict {
         state
             .metrics
             .throttled
@@ -247,12 +334,25 @@ where
         );
     }
     if envelope_facts.initialize && caller.session_id.is_none() {
-        if let Err(t) = state
-            .initializes
-            .lock()
-            .expect("limits lock")
-            .check(now, route.connector, &address, &address)
-        {
+        let shared_initialize = match &state.shared_limits {
+            Some(shared) => match shared.initialize(&address).await {
+                Ok(verdict) => Some(verdict),
+                Err(_) => {
+                    state.metrics.shared_state.fell_back("initialize", "initialize");
+                    None
+                }
+            },
+            None => None,
+        };
+        let initialize = match shared_initialize {
+            Some(verdict) => verdict,
+            None => state
+                .initializes
+                .lock()
+                .expect("limits lock")
+                .check(now, route.connector, &address, &address),
+        };
+        if let Err(t) = initialize {
             state
                 .metrics
                 .throttled
@@ -268,7 +368,7 @@ where
                 Some(t.retry_after_secs),
             );
         }
-        if state.open_sessions().await >= state.config.sessions.max_sessions {
+        if state.sessions_for_cap().await >= state.config.sessions.max_sessions {
             return json_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 -32000,

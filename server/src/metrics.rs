@@ -83,6 +83,8 @@ pub struct Metrics {
     pub sessions_open: Gauge,
     /// Each platform's last hour, for the status page (not exported).
     pub activity: crate::page::activity::Activity,
+    /// Shared-state (Redis) operations that failed, and the fallbacks taken.
+    pub shared_state: SharedStateMetrics,
 }
 
 impl Metrics {
@@ -105,6 +107,7 @@ impl Metrics {
             duplicate_spikes: Counter::default(),
             sessions_open: Gauge::default(),
             activity: Default::default(),
+            shared_state: SharedStateMetrics::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -163,6 +166,7 @@ impl Metrics {
             m.duplicate_spikes.clone(),
         );
         registry.register("sessions_open", "Open MCP sessions", m.sessions_open.clone());
+        m.shared_state.register(&mut registry);
         Metrics { registry, ..m }
     }
 
@@ -178,6 +182,51 @@ impl Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
+    }
+}
+
+/// `{op}` of a shared-state operation.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SharedStateLabel {
+    /// `admit`, `initialize`, `session_count`, `session_exists`, `replay`.
+    pub op: &'static str,
+}
+
+/// `{what}` of a fallback to local state.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FallbackLabel {
+    /// `limits`, `initialize`, `session_cap`, `replays`, `sessions`.
+    pub what: &'static str,
+}
+
+/// Shared state in Redis (several replicas): operations that failed and fallbacks to
+/// the local state taken.
+#[derive(Clone, Debug, Default)]
+pub struct SharedStateMetrics {
+    /// Shared-state operations that failed (the engine unreachable or slow).
+    pub failed: Family<SharedStateLabel, Counter>,
+    /// Requests served with local state instead of the shared one.
+    pub fallbacks: Family<FallbackLabel, Counter>,
+}
+
+impl SharedStateMetrics {
+    fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "shared_state_failed",
+            "Shared-state (Redis) operations that failed, by operation",
+            self.failed.clone(),
+        );
+        registry.register(
+            "shared_state_fallbacks",
+            "Requests served with local state because the shared state was unreachable",
+            self.fallbacks.clone(),
+        );
+    }
+
+    /// Counts a failed `op` and the fallback `to` it led to.
+    pub fn fell_back(&self, op: &'static str, to: &'static str) {
+        self.failed.get_or_create(&SharedStateLabel { op }).inc();
+        self.fallbacks.get_or_create(&FallbackLabel { what: to }).inc();
     }
 }
 

@@ -14,5 +14,8 @@
 //! closed (buffer hits are still served) and client limits fall back to local ones.
 
 pub mod engine;
+pub mod limits;
+pub mod replays;
+pub mod sessions;
 
 pub use engine::{Engine, EngineError};

@@ -39,6 +39,7 @@ use tokio::sync::Notify;
 
 use super::Caller;
 use crate::clock::Clock;
+use crate::cluster::replays::{SharedReplays, SharedStart};
 use crate::driver::SharedPayload;
 
 type Key = (ReplayScope, String);
@@ -128,6 +129,11 @@ pub struct Replays {
     /// Retries waiting for a first attempt; the signal is sent only when there are any.
     waiting: AtomicUsize,
     clock: Clock,
+    /// The table shared by the replicas, with several (`crate::cluster::replays`).
+    shared: Option<SharedReplays>,
+    /// Retries answered from the shared table.
+    shared_replays: std::sync::atomic::AtomicU64,
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 /// The replay key of a request, if it has one.
@@ -209,6 +215,8 @@ fn succeeded(r: &Result<CallToolResponse, ErrorData>) -> bool {
 struct FirstAttempt<'a> {
     replays: &'a Replays,
     key: Option<Key>,
+    /// The shared table's entry this attempt took, released too.
+    token: Option<String>,
 }
 
 impl Drop for FirstAttempt<'_> {
@@ -221,6 +229,14 @@ impl Drop for FirstAttempt<'_> {
                 .expect("replay lock")
                 .complete(now, &key.0, &key.1, None);
             self.replays.signal_end();
+            if let (Some(shared), Some(token)) = (&self.replays.shared, self.token.take())
+                && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            {
+                let shared = shared.clone();
+                runtime.spawn(async move {
+                    let _ = shared.complete(&key.0, &key.1, &token, None).await;
+                });
+            }
         }
     }
 }
@@ -233,6 +249,43 @@ impl Replays {
             ended: Notify::new(),
             waiting: AtomicUsize::new(0),
             clock,
+            shared: None,
+            shared_replays: Default::default(),
+            metrics: None,
+        }
+    }
+
+    /// With `shared`, the replicas' table behind the local one.
+    pub fn shared(self, shared: Option<SharedReplays>) -> Replays {
+        Replays { shared, ..self }
+    }
+
+    /// Counting shared-table failures in `metrics`.
+    pub fn with_metrics(self, metrics: Arc<crate::metrics::Metrics>) -> Replays {
+        Replays {
+            metrics: Some(metrics),
+            ..self
+        }
+    }
+
+    fn shared_failed(&self, error: &crate::cluster::EngineError) {
+        tracing::debug!(%error, "the shared replay table is unreachable: this call uses the local one only");
+        if let Some(m) = &self.metrics {
+            m.shared_state.fell_back("replay", "replays");
+        }
+    }
+
+    /// Completes the shared entry `token` took for `key` with `result` (when it succeeded).
+    async fn complete_shared(&self, key: &Key, token: &str, result: &Result<CallToolResponse, ErrorData>) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        let body = match result {
+            Ok(CallToolResponse::Complete(r)) if succeeded(result) => serde_json::to_vec(r).ok(),
+            _ => None,
+        };
+        if let Err(e) = shared.complete(&key.0, &key.1, token, body.as_deref()).await {
+            self.shared_failed(&e);
         }
     }
 
@@ -248,7 +301,7 @@ impl Replays {
     /// Retries answered and keys reused for other requests, since start.
     pub fn counts(&self) -> (u64, u64) {
         let t = self.table.lock().expect("replay lock");
-        (t.replays(), t.conflicts())
+        (t.replays() + self.shared_replays.load(Ordering::Relaxed), t.conflicts())
     }
 
     /// Runs `call` unless `keyed` — the request's replay key and its fingerprint, when
@@ -316,17 +369,7 @@ impl Replays {
                     Replayed::No,
                 ),
             },
-            IdempotentStart::Conflict => (
-                Err(ErrorData::invalid_request(
-                    format!(
-                        "{} was already used for a different request in this session; use a new request id or \
-                     Idempotency-Key for a new request",
-                        key.1.replacen(':', " ", 1)
-                    ),
-                    None,
-                )),
-                Replayed::No,
-            ),
+            IdempotentStart::Conflict => (Err(conflict(&key)), Replayed::No),
             IdempotentStart::Untracked => (call(None).await, Replayed::No),
             // Waited for above.
             IdempotentStart::InFlight => (call(None).await, Replayed::No),
@@ -334,9 +377,43 @@ impl Replays {
                 let mut first = FirstAttempt {
                     replays: self,
                     key: Some(key.clone()),
+                    token: None,
                 };
+                // With several replicas, the first attempt may have run (or run now) on
+                // another one: its result answers this retry too.
+                if let Some(shared) = &self.shared {
+                    match shared.begin(&key.0, &key.1, &fingerprint).await {
+                        Ok(SharedStart::Fresh(t)) => first.token = Some(t),
+                        Ok(SharedStart::Replay(bytes)) => {
+                            let kept = Arc::<[u8]>::from(bytes.into_boxed_slice());
+                            let Ok(result) = serde_json::from_slice::<CallToolResult>(&kept) else {
+                                // Written by another replica's `serde_json::to_vec` of the
+                                // same type; a replica of another version may differ: run.
+                                return (call(None).await, Replayed::No);
+                            };
+                            first.key = None;
+                            let size = kept.len() as u64;
+                            self.table.lock().expect("replay lock").complete_sized(
+                                self.clock.now(),
+                                &key.0,
+                                &key.1,
+                                Some((Kept::Result(kept), size)),
+                            );
+                            self.signal_end();
+                            self.shared_replays.fetch_add(1, Ordering::Relaxed);
+                            return (Ok(CallToolResponse::Complete(result)), Replayed::Yes(None));
+                        }
+                        Ok(SharedStart::Conflict) => {
+                            return (Err(conflict(&key)), Replayed::No);
+                        }
+                        Err(e) => self.shared_failed(&e),
+                    }
+                }
                 let slot = Arc::new(ReplaySlot::default());
                 let result = call(Some(Arc::clone(&slot))).await;
+                if let Some(token) = first.token.take() {
+                    self.complete_shared(&key, &token, &result).await;
+                }
                 let fetched = slot.take_fetched();
                 first.key = None;
                 let keep = match &result {
@@ -364,6 +441,18 @@ impl Replays {
             }
         }
     }
+}
+
+/// The error for a key reused for another request.
+fn conflict(key: &Key) -> ErrorData {
+    ErrorData::invalid_request(
+        format!(
+            "{} was already used for a different request in this session; use a new request id or Idempotency-Key \
+             for a new request",
+            key.1.replacen(':', " ", 1)
+        ),
+        None,
+    )
 }
 
 /// Whether a call's answer was another request's.
