@@ -14,5 +14,9 @@
 //! closed (buffer hits are still served) and client limits fall back to local ones.
 
 pub mod engine;
+pub mod forward;
+pub mod lease;
 
 pub use engine::{Engine, EngineError};
+
+pub mod setup;

@@ -1,0 +1,491 @@
+//! Several replicas, one owner per platform (issue "Several replicas…", part A): three
+//! in-process replicas on one redis-server of the test's own and the counting fake
+//! platforms. Every platform call any replica sends is checked as it goes: no other
+//! replica may admit at that moment (the leases never overlap in admitting).
+
+mod support;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use besluitbron_core::PlatformId;
+use besluitbron_server::app::{App, AppState, Hooks};
+use besluitbron_server::cluster::forward::Node;
+use besluitbron_server::config::ClusterConfig;
+use serde_json::json;
+use support::redis::RedisServer;
+use support::{Fakes, Mcp, fakes, structured, temp_dir, tool_error_text};
+use tokio_util::sync::CancellationToken;
+
+const TTL_MS: u64 = 1_000;
+const SECRET: &str = "a-test-secret-of-the-cluster";
+
+/// Every replica's node, for the send check; and what it found.
+#[derive(Default)]
+struct World {
+    nodes: Mutex<Vec<Arc<Node>>>,
+    /// Calls sent per replica (index in `nodes` order of start).
+    sent: Mutex<Vec<Arc<AtomicU64>>>,
+    overlaps: AtomicUsize,
+}
+
+struct Replica {
+    addr: std::net::SocketAddr,
+    state: Arc<AppState>,
+    cancel: CancellationToken,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    sent: Arc<AtomicU64>,
+}
+
+impl Replica {
+    async fn start(world: &Arc<World>, f: &Fakes, redis: &str, name: &str) -> Replica {
+        Replica::start_with(world, f, redis, name, |_| {}).await
+    }
+
+    async fn start_with(
+        world: &Arc<World>,
+        f: &Fakes,
+        redis: &str,
+        name: &str,
+        edit: impl FnOnce(&mut ClusterConfig),
+    ) -> Replica {
+        let mut config = support::config(f, &temp_dir(name));
+        // Each session of a test is its own client address (behind a trusted proxy).
+        config.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];
+        let roomy = besluitbron_core::limits::RateLimit {
+            requests_per_minute: 60_000,
+            burst: 10_000,
+        };
+        config.mcp_rate_limit.process = roomy;
+        config.mcp_rate_limit.per_connector = roomy;
+        config.mcp_rate_limit.per_address = roomy;
+        config.mcp_rate_limit.per_session = roomy;
+        // A faster OpenBesluitvorming (600 units a minute, here and at the fake) keeps the
+        // tests short; a new owner starts with an empty bucket.
+        let obv = config.platforms.get_mut("obv").expect("obv");
+        if let Some(limit) = obv.limit.as_mut() {
+            limit.capacity = besluitbron_core::Units::whole(600);
+        }
+        let mut cluster = ClusterConfig {
+            redis: redis.to_owned(),
+            internal_listen: "127.0.0.1:0".parse().unwrap(),
+            internal_url: String::new(),
+            secret: SECRET.to_owned(),
+            lease_ttl_ms: TTL_MS,
+        };
+        edit(&mut cluster);
+        config.cluster = Some(cluster);
+        let sent = Arc::new(AtomicU64::new(0));
+        let me = Arc::clone(&sent);
+        let w = Arc::clone(world);
+        let index = OnceLock::<usize>::new();
+        let index = Arc::new(index);
+        let my_index = Arc::clone(&index);
+        let hooks = Hooks {
+            on_send: Some(Arc::new(move |call| {
+                if call.platform != PlatformId::Obv {
+                    return;
+                }
+                me.fetch_add(1, Ordering::SeqCst);
+                let nodes = w.nodes.lock().unwrap();
+                let mine = my_index.get().copied();
+                for (i, n) in nodes.iter().enumerate() {
+                    if Some(i) != mine && n.owns_now(PlatformId::Obv) {
+                        w.overlaps.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            })),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = App::build_with(config, hooks).expect("build a replica");
+        let state = Arc::clone(&app.state);
+        let cancel = app.cancel.clone();
+        {
+            let mut nodes = world.nodes.lock().unwrap();
+            let _ = index.set(nodes.len());
+            nodes.push(Arc::clone(state.cluster().expect("a cluster node")));
+            world.sent.lock().unwrap().push(Arc::clone(&sent));
+        }
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(app.serve(
+            listener,
+            async {
+                let _ = stopped.await;
+            },
+            Duration::from_secs(2),
+        ));
+        Replica {
+            addr,
+            state,
+            cancel,
+            stop: Some(stop),
+            task: Some(task),
+            sent,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn node(&self) -> &Arc<Node> {
+        self.state.cluster().expect("node")
+    }
+
+    fn owns(&self) -> bool {
+        self.node().owns_now(PlatformId::Obv)
+    }
+
+    /// Dies as a kill -9 would leave it: the leases are not released, the MCP listener
+    /// and the internal endpoint go away, the platforms' tasks stop.
+    fn kill(&mut self) {
+        self.node().kill();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+        self.cancel.cancel();
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+
+    async fn metrics(&self) -> String {
+        reqwest::get(self.url("/metrics")).await.unwrap().text().await.unwrap()
+    }
+}
+
+/// Waits until `f` holds, up to `limit`.
+async fn eventually<F: FnMut() -> bool>(limit: Duration, mut f: F) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn three(world: &Arc<World>, f: &Fakes, redis: &RedisServer, name: &str) -> Vec<Replica> {
+    let mut rs = Vec::new();
+    for i in 0..3 {
+        rs.push(Replica::start(world, f, &redis.url(), &format!("{name}-{i}")).await);
+    }
+    rs
+}
+
+fn owners(rs: &[Replica]) -> Vec<usize> {
+    (0..rs.len()).filter(|&i| rs[i].owns()).collect()
+}
+
+async fn one_owner(rs: &[Replica]) -> usize {
+    assert!(
+        eventually(Duration::from_secs(3 * TTL_MS / 1000 + 5), || owners(rs).len() == 1).await,
+        "one replica owns obv"
+    );
+    owners(rs)[0]
+}
+
+async fn search(url: String, session: usize, query: String) -> support::Reply {
+    let mut c = Mcp::modern(url);
+    c.extra_headers = vec![(
+        "x-forwarded-for".to_owned(),
+        format!("198.51.100.{}", session % 250 + 1),
+    )];
+    c.call("obv_search", json!({"query": query})).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exactly_one_replica_owns_obv_and_the_others_forward_to_it() {
+    let redis = RedisServer::start("own-one");
+    let f = fakes().await;
+    let world = Arc::new(World::default());
+    let rs = three(&world, &f, &redis, "own-one").await;
+    let owner = one_owner(&rs).await;
+    let lease: String = redis.command(&["GET", "besluitbron:lease:obv"]);
+    assert!(
+        lease.contains(rs[owner].node().url()),
+        "the lease names the owner's URL: {lease}"
+    );
+    for (i, r) in rs.iter().enumerate() {
+        let reply = search(r.url("/mcp/obv"), i, format!("eigenaar {i}")).await;
+        structured(&reply);
+    }
+    for (i, r) in rs.iter().enumerate() {
+        let m = r.metrics().await;
+        let owned = format!(
+            "besluitbron_platform_owned{{platform=\"obv\"}} {}",
+            u8::from(i == owner)
+        );
+        assert!(m.contains(&owned), "replica {i}: {owned} in\n{m}");
+        let forwarded = m.contains("besluitbron_forwarded_calls_total{platform=\"obv\"} 1");
+        assert_eq!(
+            forwarded,
+            i != owner,
+            "replica {i} forwarded its call iff it is not the owner"
+        );
+    }
+    assert_eq!(rs[owner].sent.load(Ordering::SeqCst), 3, "the owner sent every call");
+    assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
+    // Every other platform has one owner too (ownership is what makes one call per
+    // question across replicas, limited or not).
+    for p in [PlatformId::Tk, PlatformId::Obv] {
+        assert!(
+            eventually(Duration::from_secs(5), || rs
+                .iter()
+                .filter(|r| r.node().owns_now(p))
+                .count()
+                == 1)
+            .await,
+            "{p} has one owner"
+        );
+    }
+    for r in rs {
+        r.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_over_three_replicas_keeps_the_platforms_limit() {
+    let redis = RedisServer::start("own-flood");
+    let f = fakes().await;
+    f.obv.update(|c| c.rate_limit_per_min = 600);
+    let world = Arc::new(World::default());
+    let rs = three(&world, &f, &redis, "own-flood").await;
+    let owner = one_owner(&rs).await;
+    let before = f.obv.requests();
+    let mut calls = Vec::new();
+    for i in 0..60 {
+        let url = rs[i % 3].url("/mcp/obv");
+        calls.push(tokio::spawn(search(url, i % 20, format!("vloed {i}"))));
+    }
+    for c in calls {
+        structured(&c.await.unwrap());
+    }
+    assert_eq!(
+        f.obv.requests() - before,
+        60,
+        "every distinct search reached the platform once"
+    );
+    assert_eq!(f.obv.rate_limited(), 0, "the platform never had to refuse BesluitBron");
+    assert_eq!(rs[owner].sent.load(Ordering::SeqCst), 60, "only the owner sent");
+    assert_eq!(
+        world.overlaps.load(Ordering::SeqCst),
+        0,
+        "no send while another replica admits"
+    );
+    for r in rs {
+        r.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_questions_on_different_replicas_reach_the_platform_once() {
+    let redis = RedisServer::start("own-same");
+    let f = fakes().await;
+    f.obv.update(|c| c.latency = Duration::from_millis(300));
+    let world = Arc::new(World::default());
+    let rs = three(&world, &f, &redis, "own-same").await;
+    one_owner(&rs).await;
+    let before = f.obv.requests();
+    let mut calls = Vec::new();
+    for i in 0..9 {
+        calls.push(tokio::spawn(search(
+            rs[i % 3].url("/mcp/obv"),
+            i,
+            "dezelfde vraag".to_owned(),
+        )));
+    }
+    for c in calls {
+        structured(&c.await.unwrap());
+    }
+    assert_eq!(
+        f.obv.requests() - before,
+        1,
+        "nine identical questions, one platform call"
+    );
+    for r in rs {
+        r.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_owner_is_replaced_within_two_ttls_and_a_margin() {
+    let redis = RedisServer::start("own-kill");
+    let f = fakes().await;
+    f.obv.update(|c| c.rate_limit_per_min = 600);
+    let world = Arc::new(World::default());
+    let mut rs = three(&world, &f, &redis, "own-kill").await;
+    let owner = one_owner(&rs).await;
+    // The owner spends its budget, then dies without releasing anything.
+    let mut calls = Vec::new();
+    for i in 0..20 {
+        calls.push(tokio::spawn(search(rs[i % 3].url("/mcp/obv"), i, format!("voor {i}"))));
+    }
+    for c in calls {
+        structured(&c.await.unwrap());
+    }
+    let killed = Instant::now();
+    rs[owner].kill();
+    let survivors: Vec<usize> = (0..3).filter(|&i| i != owner).collect();
+    // Calls arriving meanwhile wait for the new owner (or fail closed with a retry time).
+    let mut during = Vec::new();
+    for (n, &i) in survivors.iter().cycle().take(10).enumerate() {
+        during.push(tokio::spawn(search(rs[i].url("/mcp/obv"), n, format!("tijdens {n}"))));
+    }
+    let lease = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
+    let bound = lease.ttl * 2 + lease.margin;
+    assert!(
+        eventually(bound + Duration::from_secs(3), || survivors
+            .iter()
+            .any(|&i| rs[i].owns()))
+        .await,
+        "a survivor owns obv"
+    );
+    let took = killed.elapsed();
+    eprintln!("new owner admitting {took:?} after the kill (bound 2·TTL + m = {bound:?})");
+    assert!(
+        took <= bound + Duration::from_millis(400),
+        "a new owner took {took:?} (2·TTL + m = {bound:?})"
+    );
+    for c in during {
+        let r = c.await.unwrap();
+        let m = r.message.as_ref().expect("an answer");
+        if m["result"]["isError"] == json!(true) {
+            let text = tool_error_text(&r);
+            assert!(
+                text.contains("OpenBesluitvorming") && text.contains("retry in"),
+                "{text}"
+            );
+        }
+    }
+    for n in 0..20 {
+        let i = survivors[n % 2];
+        structured(&search(rs[i].url("/mcp/obv"), n, format!("na {n}")).await);
+    }
+    assert_eq!(f.obv.rate_limited(), 0, "no 429 at the platform after the handover");
+    assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
+    for (i, r) in rs.into_iter().enumerate() {
+        if i != owner {
+            r.stop().await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_gone_misses_fail_closed_and_recover_after_its_restart() {
+    let mut redis = RedisServer::start("own-down");
+    let f = fakes().await;
+    let world = Arc::new(World::default());
+    let rs = three(&world, &f, &redis, "own-down").await;
+    let owner = one_owner(&rs).await;
+    let follower = (owner + 1) % 3;
+    structured(&search(rs[owner].url("/mcp/obv"), 1, "bewaard".to_owned()).await);
+    redis.kill();
+    // The owner's lease lapses by its own clock: nobody admits.
+    assert!(
+        eventually(Duration::from_secs(3), || owners(&rs).is_empty()).await,
+        "without Redis no replica owns obv"
+    );
+    let before = f.obv.requests();
+    for (i, r) in [owner, follower].into_iter().enumerate() {
+        let reply = search(rs[r].url("/mcp/obv"), 10 + i, format!("nieuw {i}")).await;
+        let text = tool_error_text(&reply);
+        assert!(
+            text.contains("cannot agree on who may call OpenBesluitvorming")
+                && text.contains("shared state unreachable")
+                && text.contains("retry in"),
+            "{text}"
+        );
+    }
+    assert_eq!(f.obv.requests(), before, "no call to the platform outside a lease");
+    // What the old owner holds in memory is still answered.
+    structured(&search(rs[owner].url("/mcp/obv"), 1, "bewaard".to_owned()).await);
+    redis.restart();
+    one_owner(&rs).await;
+    structured(&search(rs[follower].url("/mcp/obv"), 12, "nieuw na herstart".to_owned()).await);
+    assert_eq!(f.obv.rate_limited(), 0);
+    assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
+    for r in rs {
+        r.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_redis_stops_every_owner_and_ownership_recovers_after() {
+    let redis = RedisServer::start("own-pause");
+    let f = fakes().await;
+    let world = Arc::new(World::default());
+    let rs = three(&world, &f, &redis, "own-pause").await;
+    one_owner(&rs).await;
+    redis.pause(Duration::from_millis(3_000));
+    let paused = Instant::now();
+    assert!(
+        eventually(Duration::from_secs(3), || owners(&rs).is_empty()).await,
+        "a paused engine answers no renewal: the lease lapses"
+    );
+    let mut during = Vec::new();
+    for i in 0..6 {
+        during.push(tokio::spawn(search(rs[i % 3].url("/mcp/obv"), i, format!("pauze {i}"))));
+    }
+    for c in during {
+        let r = c.await.unwrap();
+        let m = r.message.as_ref().expect("an answer");
+        if m["result"]["isError"] == json!(true) {
+            assert!(tool_error_text(&r).contains("retry in"));
+        }
+    }
+    eprintln!("calls during the pause ended {:?} after it began", paused.elapsed());
+    one_owner(&rs).await;
+    structured(&search(rs[0].url("/mcp/obv"), 9, "na de pauze".to_owned()).await);
+    assert_eq!(world.overlaps.load(Ordering::SeqCst), 0, "no call outside a lease");
+    assert_eq!(f.obv.rate_limited(), 0);
+    for r in rs {
+        r.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_internal_endpoint_wants_the_secret() {
+    let redis = RedisServer::start("own-secret");
+    let f = fakes().await;
+    let world = Arc::new(World::default());
+    let r = Replica::start(&world, &f, &redis.url(), "own-secret").await;
+    let url = format!("{}{}", r.node().url(), besluitbron_server::cluster::forward::CALL_PATH);
+    let http = reqwest::Client::new();
+    for auth in [
+        None,
+        Some("Bearer wrong-secret-of-the-cluster"),
+        Some("Bearer a-test-secret-of-the-cluste"),
+    ] {
+        let mut req = http.post(&url).body("{}");
+        if let Some(a) = auth {
+            req = req.header("authorization", a);
+        }
+        assert_eq!(req.send().await.unwrap().status().as_u16(), 401, "{auth:?}");
+    }
+    let ok = http
+        .post(&url)
+        .header("authorization", format!("Bearer {SECRET}"))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        ok.status().as_u16(),
+        400,
+        "the secret lets a request in (this one is malformed)"
+    );
+    r.stop().await;
+}
