@@ -44,12 +44,28 @@ impl Replica {
         Replica::start_with(world, f, redis, name, |_| {}).await
     }
 
+    /// A replica keeping OpenBesluitvorming's own limit (60 units a minute).
+    async fn start_platform_limit(world: &Arc<World>, f: &Fakes, redis: &str, name: &str) -> Replica {
+        Replica::start_full(world, f, redis, name, |_| {}, false).await
+    }
+
     async fn start_with(
         world: &Arc<World>,
         f: &Fakes,
         redis: &str,
         name: &str,
         edit: impl FnOnce(&mut ClusterConfig),
+    ) -> Replica {
+        Replica::start_full(world, f, redis, name, edit, true).await
+    }
+
+    async fn start_full(
+        world: &Arc<World>,
+        f: &Fakes,
+        redis: &str,
+        name: &str,
+        edit: impl FnOnce(&mut ClusterConfig),
+        fast_obv: bool,
     ) -> Replica {
         let mut config = support::config(f, &temp_dir(name));
         // Each session of a test is its own client address (behind a trusted proxy).
@@ -65,7 +81,7 @@ impl Replica {
         // A faster OpenBesluitvorming (600 units a minute, here and at the fake) keeps the
         // tests short; a new owner starts with an empty bucket.
         let obv = config.platforms.get_mut("obv").expect("obv");
-        if let Some(limit) = obv.limit.as_mut() {
+        if let Some(limit) = obv.limit.as_mut().filter(|_| fast_obv) {
             limit.capacity = besluitbron_core::Units::whole(600);
         }
         let mut cluster = ClusterConfig {
@@ -488,4 +504,245 @@ async fn the_internal_endpoint_wants_the_secret() {
         "the secret lets a request in (this one is malformed)"
     );
     r.stop().await;
+}
+
+/// The owner's OpenBesluitvorming lane, its invariants checked.
+async fn obv_lane(r: &Replica) -> besluitbron_server::driver::LaneSnapshot {
+    let snap = r
+        .state
+        .platforms()
+        .get(PlatformId::Obv)
+        .expect("obv")
+        .snapshot(true)
+        .await
+        .expect("running");
+    assert_eq!(snap.invariants, Ok(()));
+    snap.lanes[0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarded_call_waits_fairly_reports_progress_and_is_withdrawn_when_cancelled() {
+    // OpenBesluitvorming's own limit (60 a minute): the new owner starts with an empty
+    // bucket, so every call waits its turn at one unit a second.
+    let redis = RedisServer::start("own-fair");
+    let f = fakes().await;
+    let world = Arc::new(World::default());
+    let mut rs = Vec::new();
+    for i in 0..3 {
+        rs.push(Replica::start_platform_limit(&world, &f, &redis.url(), &format!("own-fair-{i}")).await);
+    }
+    let owner = one_owner(&rs).await;
+    let (a, b) = ((owner + 1) % 3, (owner + 2) % 3);
+    // A busy session floods through replica a.
+    let busy = Arc::new(Mcp::initialize(rs[a].url("/mcp/obv")).await);
+    let mut flood = Vec::new();
+    for i in 0..12 {
+        let busy = Arc::clone(&busy);
+        flood.push(tokio::spawn(async move {
+            busy.call_with_id(100 + i, "obv_search", json!({"query": format!("druk {i}")}))
+                .await
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A late session on replica b is served within the single-process starvation bound,
+    // and hears where it stands while it waits (progress relayed from the owner).
+    let late = Mcp::initialize(rs[b].url("/mcp/obv")).await;
+    let asked = Instant::now();
+    let r = late
+        .post(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "obv_search", "arguments": {"query": "laat"}, "_meta": {"progressToken": "p-late"}}}))
+        .await;
+    let waited = asked.elapsed();
+    structured(&r);
+    eprintln!("the late session waited {waited:?} behind a flood on another replica");
+    assert!(waited < Duration::from_secs(3), "the late session waited {waited:?}");
+    assert!(
+        r.text.contains("notifications/progress") && r.text.contains("waiting for OpenBesluitvorming"),
+        "progress from the owner reaches the assistant: {}",
+        r.text
+    );
+    // A forwarded call the client cancels is withdrawn at the owner.
+    let before = obv_lane(&rs[owner]).await;
+    let waiting = {
+        let busy = Arc::clone(&busy);
+        tokio::spawn(async move {
+            busy.call_with_id(900, "obv_search", json!({"query": "laat maar"}))
+                .await
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while obv_lane(&rs[owner]).await.queued == before.queued && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        obv_lane(&rs[owner]).await.queued,
+        before.queued + 1,
+        "the forwarded call waits at the owner"
+    );
+    let n = busy
+        .post(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 900}}))
+        .await;
+    assert!(n.status == 202 || n.status == 200, "{}", n.text);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut after = obv_lane(&rs[owner]).await;
+    while after.cancelled_calls == before.cancelled_calls && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        after = obv_lane(&rs[owner]).await;
+    }
+    assert_eq!(
+        after.cancelled_calls,
+        before.cancelled_calls + 1,
+        "the dropped forward was withdrawn at the owner"
+    );
+    waiting.abort();
+    for t in flood {
+        structured(&t.await.unwrap());
+    }
+    assert_eq!(f.obv.rate_limited(), 0);
+    assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
+    rs[owner].kill();
+    for (i, r) in rs.into_iter().enumerate() {
+        if i != owner {
+            r.stop().await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_shutdown_hands_the_lease_over() {
+    let redis = RedisServer::start("own-hand");
+    let f = fakes().await;
+    let world = Arc::new(World::default());
+    let mut rs = three(&world, &f, &redis, "own-hand").await;
+    let owner = one_owner(&rs).await;
+    let old = rs[owner].node().url().to_owned();
+    let state = Arc::clone(&rs[owner].state);
+    let stopping = Instant::now();
+    rs.remove(owner).stop().await;
+    let lease: Option<String> = redis.command(&["GET", "besluitbron:lease:obv"]);
+    assert!(
+        lease.as_deref().is_none_or(|v| !v.contains(&old)),
+        "the stopped owner released its lease: {lease:?}"
+    );
+    let m = state.metrics().render();
+    assert!(
+        m.contains("besluitbron_lease_changes_total{platform=\"obv\",change=\"handed_over\"} 1"),
+        "{m}"
+    );
+    let config = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
+    assert!(
+        eventually(config.ttl * 3, || owners(&rs).len() == 1).await,
+        "another replica owns obv"
+    );
+    eprintln!(
+        "handed over: the next owner admits {:?} after the stop began",
+        stopping.elapsed()
+    );
+    structured(&search(rs[0].url("/mcp/obv"), 1, "na overdracht".to_owned()).await);
+    assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
+    for r in rs {
+        r.stop().await;
+    }
+}
+
+/// A TCP proxy on loopback that delays every chunk by `delay` in both directions.
+async fn slow_proxy(delay: Duration) -> (std::net::SocketAddr, Arc<OnceLock<std::net::SocketAddr>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let target: Arc<OnceLock<std::net::SocketAddr>> = Arc::new(OnceLock::new());
+    let t = Arc::clone(&target);
+    tokio::spawn(async move {
+        loop {
+            let Ok((inbound, _)) = listener.accept().await else {
+                return;
+            };
+            let Some(to) = t.get().copied() else { continue };
+            tokio::spawn(async move {
+                let Ok(outbound) = tokio::net::TcpStream::connect(to).await else {
+                    return;
+                };
+                let (ri, wi) = inbound.into_split();
+                let (ro, wo) = outbound.into_split();
+                tokio::spawn(pipe(ri, wo, delay));
+                tokio::spawn(pipe(ro, wi, delay));
+            });
+        }
+    });
+    (addr, target)
+}
+
+async fn pipe(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp::OwnedWriteHalf, delay: Duration) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => {
+                let _ = to.shutdown().await;
+                return;
+            }
+            Ok(n) => n,
+        };
+        tokio::time::sleep(delay).await;
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_link_between_replicas_slows_forwards_but_keeps_the_rules() {
+    let redis = RedisServer::start("own-slow");
+    let f = fakes().await;
+    f.obv.update(|c| {
+        c.rate_limit_per_min = 600;
+        c.latency = Duration::from_millis(200);
+    });
+    let world = Arc::new(World::default());
+    let mut rs = Vec::new();
+    for i in 0..3 {
+        let (proxy, target) = slow_proxy(Duration::from_millis(150)).await;
+        let r = Replica::start_with(&world, &f, &redis.url(), &format!("own-slow-{i}"), |c| {
+            c.internal_url = format!("http://{proxy}");
+        })
+        .await;
+        let _ = target.set(r.node().internal_addr());
+        rs.push(r);
+    }
+    let owner = one_owner(&rs).await;
+    let before = f.obv.requests();
+    let mut calls = Vec::new();
+    for i in 0..12 {
+        // Half distinct, half the same question: coalescing holds over the slow link.
+        let query = if i % 2 == 0 {
+            format!("traag {i}")
+        } else {
+            "traag gedeeld".to_owned()
+        };
+        let url = rs[i % 3].url("/mcp/obv");
+        calls.push(tokio::spawn(async move {
+            let started = Instant::now();
+            let r = search(url, i, query).await;
+            (r, started.elapsed())
+        }));
+    }
+    let mut forwarded = Vec::new();
+    for (i, c) in calls.into_iter().enumerate() {
+        let (r, took) = c.await.unwrap();
+        structured(&r);
+        if i % 3 != owner {
+            forwarded.push(took);
+        }
+    }
+    forwarded.sort();
+    eprintln!("forwards over a 150 ms link: {forwarded:?}");
+    assert!(
+        forwarded.iter().all(|&d| d >= Duration::from_millis(300)),
+        "a forward crosses the slow link both ways"
+    );
+    assert_eq!(f.obv.requests() - before, 7, "six distinct questions and one shared");
+    assert_eq!(f.obv.rate_limited(), 0);
+    assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
+    for r in rs {
+        r.stop().await;
+    }
 }

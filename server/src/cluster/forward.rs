@@ -135,6 +135,7 @@ pub struct Node {
     engine: Engine,
     clock: crate::clock::Clock,
     url: String,
+    listen: std::net::SocketAddr,
     secret: String,
     replica: String,
     lease: LeaseConfig,
@@ -184,6 +185,7 @@ impl Node {
         engine: Engine,
         clock: crate::clock::Clock,
         url: String,
+        listen: std::net::SocketAddr,
         secret: String,
         lease: LeaseConfig,
         cache_version: String,
@@ -194,6 +196,7 @@ impl Node {
             engine,
             clock,
             url,
+            listen,
             secret,
             replica: replica_id(),
             lease,
@@ -219,6 +222,11 @@ impl Node {
     /// How the other replicas reach this one.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Where the internal endpoint listens (the bound address).
+    pub fn internal_addr(&self) -> std::net::SocketAddr {
+        self.listen
     }
 
     /// The engine.

@@ -24,6 +24,7 @@ pub struct Prepared {
     lease: LeaseConfig,
     gates: BTreeMap<PlatformId, LeaseGate>,
     listener: tokio::net::TcpListener,
+    bound: std::net::SocketAddr,
     url: String,
 }
 
@@ -51,6 +52,7 @@ pub fn prepare(c: &ClusterConfig, clock: Clock) -> anyhow::Result<Prepared> {
         lease,
         gates,
         listener,
+        bound,
         url,
     })
 }
@@ -67,6 +69,7 @@ impl Prepared {
             engine,
             self.clock,
             self.url.clone(),
+            self.bound,
             c.secret.clone(),
             self.lease,
             cache_version,
