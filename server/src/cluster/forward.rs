@@ -111,7 +111,17 @@ enum ForwardLine {
     },
     Result(Box<CallToolResult>),
     NotOwner,
+    /// Sent every [`HEARTBEAT`] while the owner works on the call: a forward that hears
+    /// nothing for [`SILENCE`] is given up (a frozen owner, a half-open link) and routed
+    /// again.
+    Alive,
 }
+
+/// How often the owner says a forwarded call is still being worked on.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// How long a follower waits for any line of a forward's answer.
+const SILENCE: Duration = Duration::from_secs(5);
 
 /// How routing a call ended.
 enum Route {
@@ -522,19 +532,21 @@ impl Node {
             .header(header::AUTHORIZATION, format!("Bearer {}", self.secret))
             .header(header::CONTENT_TYPE, "application/json")
             .body(body)
-            .send()
-            .await;
-        let mut resp = match sent {
-            Ok(r) if r.status().is_success() => r,
-            Ok(r) => return Forward::Broken(format!("the owner answered HTTP {}", r.status().as_u16())),
-            Err(e) => return Forward::Broken(format!("the owner is unreachable: {e}")),
+            .send();
+        // The owner answers its headers at once and streams the rest.
+        let mut resp = match tokio::time::timeout(SILENCE, sent).await {
+            Ok(Ok(r)) if r.status().is_success() => r,
+            Ok(Ok(r)) => return Forward::Broken(format!("the owner answered HTTP {}", r.status().as_u16())),
+            Ok(Err(e)) => return Forward::Broken(format!("the owner is unreachable: {e}")),
+            Err(_) => return Forward::Broken(format!("the owner said nothing for {} s", SILENCE.as_secs())),
         };
         let mut buf: Vec<u8> = Vec::new();
         loop {
-            let chunk = match resp.chunk().await {
-                Ok(Some(c)) => c,
-                Ok(None) => return Forward::Broken("the owner's answer ended early".to_owned()),
-                Err(e) => return Forward::Broken(format!("the owner's answer broke off: {e}")),
+            let chunk = match tokio::time::timeout(SILENCE, resp.chunk()).await {
+                Ok(Ok(Some(c))) => c,
+                Ok(Ok(None)) => return Forward::Broken("the owner's answer ended early".to_owned()),
+                Ok(Err(e)) => return Forward::Broken(format!("the owner's answer broke off: {e}")),
+                Err(_) => return Forward::Broken(format!("the owner said nothing for {} s", SILENCE.as_secs())),
             };
             buf.extend_from_slice(&chunk);
             if buf.len() > MAX_ANSWER_BYTES {
@@ -560,6 +572,7 @@ impl Node {
                     }
                     Ok(ForwardLine::Result(r)) => return Forward::Answer(*r),
                     Ok(ForwardLine::NotOwner) => return Forward::NotOwner,
+                    Ok(ForwardLine::Alive) => {}
                     Err(e) => return Forward::Broken(format!("the owner's answer is unreadable: {e}")),
                 }
             }
@@ -641,6 +654,23 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
     let ep2 = Arc::clone(&ep);
     tokio::spawn(async move {
         let ep = ep2;
+        // The heartbeat, until this task ends (the guard cancels it).
+        let done = CancellationToken::new();
+        let _beating = done.clone().drop_guard();
+        let beat_tx = tx.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+            loop {
+                tokio::select! {
+                    () = done.cancelled() => return,
+                    _ = every.tick() => {
+                        if beat_tx.try_send(encode_line(&ForwardLine::Alive)).is_err() && beat_tx.is_closed() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
         let not_owner = Arc::new(AtomicBool::new(false));
         let progress_tx = tx.clone();
         let relay: ProgressRelay = Arc::new(move |p: QueuePosition| {
