@@ -375,7 +375,7 @@ impl App {
                 && let Some(every) = (m.every)(&state.config)
             {
                 let handler = Besluit::new(Arc::clone(&state.shared), Scope::One(c));
-                tokio::spawn(maintenance(handler, m.name, m.run, every, cancel.child_token()));
+                tokio::spawn(maintenance(handler, c.platform, m.name, m.run, every, cancel.child_token()));
             }
         }
         Ok(App {
@@ -457,12 +457,22 @@ impl App {
 /// Runs a connector's maintenance every `every`, as BesluitBron's own system session.
 async fn maintenance(
     handler: Besluit,
+    platform: PlatformId,
     name: &'static str,
     run: fn(Besluit) -> crate::connectors::MaintenanceFuture,
     every: Duration,
     cancel: CancellationToken,
 ) {
     loop {
+        // Several replicas: the platform's owner does it; the others look again each TTL.
+        if let Some(node) = handler.shared().cluster.clone()
+            && !node.owns_now(platform)
+        {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(node.lease_config().ttl) => continue,
+            }
+        }
         if let Err(error) = run(handler.clone()).await {
             tracing::warn!(%error, "{name} failed");
         }
