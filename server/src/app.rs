@@ -375,7 +375,14 @@ impl App {
                 && let Some(every) = (m.every)(&state.config)
             {
                 let handler = Besluit::new(Arc::clone(&state.shared), Scope::One(c));
-                tokio::spawn(maintenance(handler, c.platform, m.name, m.run, every, cancel.child_token()));
+                tokio::spawn(maintenance(
+                    handler,
+                    c.platform,
+                    m.name,
+                    m.run,
+                    every,
+                    cancel.child_token(),
+                ));
             }
         }
         Ok(App {

@@ -254,6 +254,27 @@ async fn exactly_one_replica_owns_obv_and_the_others_forward_to_it() {
     }
     assert_eq!(rs[owner].sent.load(Ordering::SeqCst), 3, "the owner sent every call");
     assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
+    // A repeated question on a follower is the owner's buffer hit (the owner's buffer is
+    // the shared tier); its latency is one forward.
+    let follower = (owner + 1) % 3;
+    let mut took = Vec::new();
+    for _ in 0..50 {
+        let asked = Instant::now();
+        let reply = search(rs[follower].url("/mcp/obv"), 0, format!("eigenaar {owner}")).await;
+        took.push(asked.elapsed());
+        let text = reply.message.as_ref().expect("answer")["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(text.contains("from BesluitBron's buffer"), "{text}");
+    }
+    took.sort();
+    eprintln!(
+        "a forwarded buffer hit (debug build): p50 {:?}, p99 {:?}",
+        took[took.len() / 2],
+        took[took.len() * 99 / 100]
+    );
+    assert_eq!(rs[owner].sent.load(Ordering::SeqCst), 3, "repeats reach no platform");
     // Every other platform has one owner too (ownership is what makes one call per
     // question across replicas, limited or not).
     for p in [PlatformId::Tk, PlatformId::Obv] {

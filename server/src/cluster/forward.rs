@@ -620,6 +620,11 @@ pub(crate) fn serve_internal(
                 () = killed.cancelled() => {}
             }
         };
+        // Small NDJSON lines (progress, heartbeats, a short result) go out at once: no
+        // Nagle delay on top of the peer's delayed ACK.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
+            let _ = tcp.set_nodelay(true);
+        });
         if let Err(error) = axum::serve(listener, router).with_graceful_shutdown(stop).await {
             tracing::error!(%error, "the internal endpoint stopped");
         }
