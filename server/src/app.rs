@@ -150,6 +150,11 @@ impl AppState {
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
     }
+
+    /// Several replicas: this replica's node (leases, owner lookups, forwards).
+    pub fn cluster(&self) -> Option<&Arc<crate::cluster::forward::Node>> {
+        self.shared.cluster.as_ref()
+    }
 }
 
 /// The lane of a platform's document text, when its configuration keeps a text limit of
@@ -219,6 +224,12 @@ impl App {
         }
         let stores: BTreeMap<PlatformId, Arc<RedbStore>> = stores.into_iter().map(|(p, s)| (p, Arc::new(s))).collect();
 
+        // Several replicas: a lease per platform, shared by the platform's task and its
+        // lease task, and the internal endpoint's listener (its address is advertised).
+        let cluster = match &config.cluster {
+            Some(c) => Some(crate::cluster::setup::prepare(c, clock)?),
+            None => None,
+        };
         // One task per platform, limited or not.
         let mut handles = BTreeMap::new();
         let mut tasks = Vec::new();
@@ -231,7 +242,8 @@ impl App {
                 observer: hooks.on_send.clone(),
                 cancel: cancel.child_token(),
             };
-            let (handle, task) = driver::spawn(path_config(&config, platform), buffer, options)
+            let gate = cluster.as_ref().and_then(|c| c.gate(platform));
+            let (handle, task) = driver::spawn_leased(path_config(&config, platform), buffer, options, gate)
                 .map_err(|e| anyhow::anyhow!("BesluitBron.Platforms.{platform}: {e}"))?;
             handles.insert(platform, handle);
             tasks.push(task);
@@ -242,6 +254,12 @@ impl App {
                 crate::cluster::Engine::new(&c.redis).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.Redis: {e}"))?,
             ),
             None => None,
+        };
+        let node = match (&cluster, &engine, &config.cluster) {
+            (Some(prepared), Some(engine), Some(c)) => {
+                Some(prepared.node(engine.clone(), c, version.to_string(), Arc::clone(&metrics)))
+            }
+            _ => None,
         };
         let mut tool_platforms = HashMap::new();
         for c in CONNECTORS {
@@ -279,7 +297,11 @@ impl App {
             clock,
             tool_platforms,
             engine,
+            cluster: node.clone(),
         });
+        if let (Some(prepared), Some(node)) = (cluster, node) {
+            prepared.start(&shared, &node, cancel.child_token());
+        }
 
         let limits = ClientLimits::new(config.mcp_rate_limit);
         let per_minute = config.sessions.initialize_per_minute.max(1);
@@ -416,7 +438,14 @@ impl App {
                 && let Some(every) = (m.every)(&state.config)
             {
                 let handler = Besluit::new(Arc::clone(&state.shared), Scope::One(c));
-                tokio::spawn(maintenance(handler, m.name, m.run, every, cancel.child_token()));
+                tokio::spawn(maintenance(
+                    handler,
+                    c.platform,
+                    m.name,
+                    m.run,
+                    every,
+                    cancel.child_token(),
+                ));
             }
         }
         Ok(App {
@@ -462,6 +491,10 @@ impl App {
         while state.running_calls() > 0 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        // Several replicas: hand every lease over (after m) before the platforms stop.
+        if let Some(node) = &state.shared.cluster {
+            node.shutdown().await;
+        }
         cancel.cancel();
         connections.close_gracefully();
         let grace = tokio::time::Instant::now() + Duration::from_secs(connections_config.shutdown_grace_secs);
@@ -494,12 +527,22 @@ impl App {
 /// Runs a connector's maintenance every `every`, as BesluitBron's own system session.
 async fn maintenance(
     handler: Besluit,
+    platform: PlatformId,
     name: &'static str,
     run: fn(Besluit) -> crate::connectors::MaintenanceFuture,
     every: Duration,
     cancel: CancellationToken,
 ) {
     loop {
+        // Several replicas: the platform's owner does it; the others look again each TTL.
+        if let Some(node) = handler.shared().cluster.clone()
+            && !node.owns_now(platform)
+        {
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(node.lease_config().ttl) => continue,
+            }
+        }
         if let Err(error) = run(handler.clone()).await {
             tracing::warn!(%error, "{name} failed");
         }

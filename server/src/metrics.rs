@@ -85,6 +85,24 @@ pub struct Metrics {
     pub activity: crate::page::activity::Activity,
     /// Shared-state (Redis) operations that failed, and the fallbacks taken.
     pub shared_state: SharedStateMetrics,
+    /// Several replicas: 1 while this replica owns the platform's lease and admits.
+    pub platform_owned: Family<PlatformLabel, Gauge>,
+    /// Several replicas: tool calls forwarded to the platform's owner.
+    pub forwarded_calls: Family<PlatformLabel, Counter>,
+    /// Several replicas: lease changes of this replica (`acquired`, `admitting`, `lost`,
+    /// `handed_over`).
+    pub lease_changes: Family<LeaseLabels, Counter>,
+    /// Several replicas: admissions never sent because they outlived the lease.
+    pub dropped_admissions: Family<PlatformLabel, Counter>,
+}
+
+/// `{platform, change}` of a lease change.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LeaseLabels {
+    /// The platform id.
+    pub platform: &'static str,
+    /// `acquired`, `admitting`, `lost` or `handed_over`.
+    pub change: &'static str,
 }
 
 impl Metrics {
@@ -108,6 +126,10 @@ impl Metrics {
             sessions_open: Gauge::default(),
             activity: Default::default(),
             shared_state: SharedStateMetrics::default(),
+            platform_owned: Family::default(),
+            forwarded_calls: Family::default(),
+            lease_changes: Family::default(),
+            dropped_admissions: Family::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -167,6 +189,26 @@ impl Metrics {
         );
         registry.register("sessions_open", "Open MCP sessions", m.sessions_open.clone());
         m.shared_state.register(&mut registry);
+        registry.register(
+            "platform_owned",
+            "Whether this replica owns the platform's lease and admits (several replicas)",
+            m.platform_owned.clone(),
+        );
+        registry.register(
+            "forwarded_calls",
+            "Tool calls forwarded to the platform's owner (several replicas)",
+            m.forwarded_calls.clone(),
+        );
+        registry.register(
+            "lease_changes",
+            "Lease changes of this replica by platform and change (several replicas)",
+            m.lease_changes.clone(),
+        );
+        registry.register(
+            "dropped_admissions",
+            "Admissions never sent because they outlived the lease (several replicas)",
+            m.dropped_admissions.clone(),
+        );
         Metrics { registry, ..m }
     }
 

@@ -17,5 +17,9 @@ pub mod engine;
 pub mod limits;
 pub mod replays;
 pub mod sessions;
+pub mod forward;
+pub mod lease;
 
 pub use engine::{Engine, EngineError};
+
+pub mod setup;

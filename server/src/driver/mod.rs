@@ -41,6 +41,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use besluitbron_core::cache::CacheKey;
+use besluitbron_core::cluster::{Lease, UsageCheckpoint};
 use besluitbron_core::dedup::{FlightId, WaiterId};
 use besluitbron_core::path::{
     Arrival, Attempt, Delivery, Effect, Failure, Lane, Outcome, PathConfig, PathStats, PlatformPath, Position,
@@ -117,6 +118,13 @@ pub enum CallError {
     /// The platform's task has stopped (the server is shutting down).
     #[error("{} is not accepting calls: BesluitBron is shutting down; retry shortly", .0.display_name())]
     Closed(PlatformId),
+    /// Several replicas: this replica does not own the platform now (or its lease ended
+    /// while the call waited); the call goes to the owner (`crate::cluster`).
+    #[error(
+        "BesluitBron's replicas cannot agree on who may call {} now (shared state unreachable); retry in a few seconds",
+        .0.display_name()
+    )]
+    NotOwner(PlatformId),
 }
 
 /// One call that went out, for observers (tests, logs).
@@ -189,11 +197,35 @@ enum Msg {
     },
 }
 
+/// The lease of a platform, shared by its lease task (which talks to the engine) and the
+/// platform's task (which asks it, by its own clock, whether it may admit and send).
+pub type LeaseGate = Arc<std::sync::Mutex<Lease>>;
+
+/// What the lease task tells the platform's task (several replicas only).
+#[derive(Debug)]
+pub enum Ownership {
+    /// The lease's start wait is over ([`besluitbron_core::cluster::LeaseEvent::StartAdmitting`]):
+    /// take the path over (an empty bucket, the sessions' usage from `checkpoint`) and admit.
+    Start {
+        /// The acquisition.
+        epoch: u64,
+        /// The sessions' usage the last owner wrote, if any.
+        checkpoint: Option<UsageCheckpoint>,
+    },
+    /// The lease is lost, lapsed or being handed over: admit nothing more; every call
+    /// waiting here goes to the next owner.
+    End,
+}
+
 enum Control {
     Leave(WaiterId),
+    Ownership(Ownership),
+    Checkpoint(oneshot::Sender<UsageCheckpoint>),
     Outcome {
         attempt: Attempt,
         outcome: UpstreamOutcome,
+        /// The attempt was never sent: its admission outlived the lease.
+        dropped: bool,
     },
     Position {
         waiter: WaiterId,
@@ -205,10 +237,17 @@ enum Control {
     },
 }
 
+/// A waiting request's end: its delivery, or word that it must go to another replica.
+enum Delivered {
+    Delivery(Delivery<SharedPayload, PlatformError>),
+    Moved,
+}
+
 enum Arrived {
     Cached(SharedPayload),
-    Waiting(oneshot::Receiver<Delivery<SharedPayload, PlatformError>>),
+    Waiting(oneshot::Receiver<Delivered>),
     Refused { retry_after_secs: u64 },
+    NotOwner,
 }
 
 /// The handle to one platform's task. Cheap to clone.
@@ -298,6 +337,10 @@ impl PlatformHandle {
                 });
             }
             Ok(Arrived::Waiting(rx)) => rx,
+            Ok(Arrived::NotOwner) => {
+                guard.armed = false;
+                return Err(CallError::NotOwner(self.platform));
+            }
             Err(_) => {
                 guard.armed = false;
                 return Err(CallError::Closed(self.platform));
@@ -324,12 +367,15 @@ impl PlatformHandle {
         };
         guard.armed = false;
         match delivered {
-            Ok(Delivery::Answer { payload, served }) => Ok((payload, served)),
-            Ok(Delivery::Failed(Failure::Platform(e))) => Err(CallError::Platform(e)),
-            Ok(Delivery::Failed(Failure::QueueFull { retry_at, .. })) => Err(CallError::QueueFull {
-                platform: self.platform,
-                retry_after_secs: whole_secs(retry_at.saturating_since(self.clock.now())),
-            }),
+            Ok(Delivered::Delivery(Delivery::Answer { payload, served })) => Ok((payload, served)),
+            Ok(Delivered::Delivery(Delivery::Failed(Failure::Platform(e)))) => Err(CallError::Platform(e)),
+            Ok(Delivered::Moved) => Err(CallError::NotOwner(self.platform)),
+            Ok(Delivered::Delivery(Delivery::Failed(Failure::QueueFull { retry_at, .. }))) => {
+                Err(CallError::QueueFull {
+                    platform: self.platform,
+                    retry_after_secs: whole_secs(retry_at.saturating_since(self.clock.now())),
+                })
+            }
             Err(_) => Err(CallError::Closed(self.platform)),
         }
     }
@@ -338,6 +384,25 @@ impl PlatformHandle {
         let (reply, rx) = oneshot::channel();
         self.control.send(Control::Position { waiter, reply }).ok()?;
         rx.await.ok().flatten()
+    }
+
+    /// A fresh answer for `key` in the buffer's memory layer, if it holds one (what a
+    /// replica that does not own the platform still answers itself).
+    pub fn memory_hit(&self, key: &CacheKey) -> Option<SharedPayload> {
+        self.memory.get(key, self.clock.wall())
+    }
+
+    /// Tells the platform's task of a change of its lease (several replicas only).
+    pub fn ownership(&self, change: Ownership) {
+        let _ = self.control.send(Control::Ownership(change));
+    }
+
+    /// The sessions' usage at the platform's lanes, for the checkpoint a next owner
+    /// starts from.
+    pub async fn usage_checkpoint(&self) -> Option<UsageCheckpoint> {
+        let (reply, rx) = oneshot::channel();
+        self.control.send(Control::Checkpoint(reply)).ok()?;
+        rx.await.ok()
     }
 
     /// The platform's state now; with `check`, its invariants checked too.
@@ -371,9 +436,13 @@ struct Driver {
     platform: PlatformId,
     path: PlatformPath<ServerBuffer, PlatformError>,
     upstreams: HashMap<FlightId, Upstream>,
-    waiters: HashMap<WaiterId, oneshot::Sender<Delivery<SharedPayload, PlatformError>>>,
+    waiters: HashMap<WaiterId, oneshot::Sender<Delivered>>,
     control: mpsc::UnboundedSender<Control>,
     options: DriverOptions,
+    /// Several replicas: the platform's lease (None: one process, always the owner).
+    lease: Option<LeaseGate>,
+    /// The acquisition whose start this task has taken over (several replicas only).
+    owning: Option<u64>,
 }
 
 /// Starts `platform`'s task over `buffer` with `config`; returns its handle and the task.
@@ -381,6 +450,19 @@ pub fn spawn(
     config: PathConfig,
     buffer: ServerBuffer,
     options: DriverOptions,
+) -> Result<(PlatformHandle, tokio::task::JoinHandle<()>), besluitbron_core::path::PathConfigError> {
+    spawn_leased(config, buffer, options, None)
+}
+
+/// As [`spawn`], for a replica of several: the task admits only while `lease` lets it
+/// (after it was told [`Ownership::Start`]), sends no admission the lease no longer
+/// allows, and hands its waiting calls back at [`Ownership::End`]. `None`: one process,
+/// exactly as [`spawn`].
+pub fn spawn_leased(
+    config: PathConfig,
+    buffer: ServerBuffer,
+    options: DriverOptions,
+    lease: Option<LeaseGate>,
 ) -> Result<(PlatformHandle, tokio::task::JoinHandle<()>), besluitbron_core::path::PathConfigError> {
     let platform = config.platform;
     let memory = buffer.memory_layer();
@@ -395,6 +477,8 @@ pub fn spawn(
         waiters: HashMap::new(),
         control: control.clone(),
         options,
+        lease,
+        owning: None,
     };
     let task = tokio::spawn(driver.run(requests_rx, control_rx));
     let handle = PlatformHandle {
@@ -444,6 +528,10 @@ impl Driver {
         } = msg;
         let now = self.options.clock.now();
         let wall = self.options.clock.wall();
+        if !self.may_admit(now) {
+            let _ = reply.send(Arrived::NotOwner);
+            return;
+        }
         let req = PathRequest {
             waiter,
             key: request.key,
@@ -475,6 +563,48 @@ impl Driver {
         }
     }
 
+    /// Whether a request may join the path now: always for one process; for a replica
+    /// of several, while it has taken over the lease's current acquisition and the lease
+    /// lets it admit by this replica's clock.
+    fn may_admit(&self, now: besluitbron_core::Instant) -> bool {
+        let Some(gate) = &self.lease else {
+            return true;
+        };
+        let lease = gate.lock().expect("lease lock");
+        self.owning.is_some() && lease.epoch() == self.owning && lease.may_admit(now)
+    }
+
+    /// Whether an admission made at `admitted_at` may go out now (always for one process).
+    fn may_send(&self, now: besluitbron_core::Instant, admitted_at: besluitbron_core::Instant) -> bool {
+        let Some(gate) = &self.lease else {
+            return true;
+        };
+        let lease = gate.lock().expect("lease lock");
+        self.owning.is_some() && lease.epoch() == self.owning && lease.may_send(now, admitted_at)
+    }
+
+    fn ownership(&mut self, change: Ownership) {
+        let now = self.options.clock.now();
+        match change {
+            Ownership::Start { epoch, checkpoint } => {
+                // The new owner's start (rule 3): an empty bucket, the sessions' usage
+                // from the checkpoint. The path is empty: nothing joined it since the
+                // last end.
+                self.path.take_over(now, checkpoint.as_ref());
+                self.owning = Some(epoch);
+            }
+            Ownership::End => {
+                self.owning = None;
+                // Every call waiting here goes to the next owner; its queued entries are
+                // withdrawn. Calls already out stay flights: their answers are still kept.
+                for (waiter, tx) in std::mem::take(&mut self.waiters) {
+                    let _ = tx.send(Delivered::Moved);
+                    self.path.leave(now, waiter);
+                }
+            }
+        }
+    }
+
     fn control(&mut self, c: Control) {
         let now = self.options.clock.now();
         match c {
@@ -482,7 +612,20 @@ impl Driver {
                 self.waiters.remove(&waiter);
                 self.path.leave(now, waiter);
             }
-            Control::Outcome { attempt, outcome } => {
+            Control::Ownership(change) => self.ownership(change),
+            Control::Checkpoint(reply) => {
+                let _ = reply.send(self.path.usage_checkpoint());
+            }
+            Control::Outcome {
+                attempt,
+                outcome,
+                dropped: true,
+            } => {
+                // Never sent: a retry, as the simulator treats a dropped admission.
+                let wall = self.options.clock.wall();
+                self.path.on_outcome(now, wall, attempt, outcome);
+            }
+            Control::Outcome { attempt, outcome, .. } => {
                 let label = match &outcome {
                     // A copy the platform confirmed (HTTP 304): counted apart.
                     Outcome::Success { feedback, .. } if feedback.revalidated => "revalidated",
@@ -522,7 +665,7 @@ impl Driver {
                 Effect::Deliver { waiter, delivery } => {
                     if let Some(tx) = self.waiters.remove(&waiter) {
                         // A waiter gone meanwhile already left the path.
-                        let _ = tx.send(delivery);
+                        let _ = tx.send(Delivered::Delivery(delivery));
                     }
                 }
                 Effect::Ended { flight } => {
@@ -539,6 +682,32 @@ impl Driver {
         admission: Option<AdmissionRecord>,
         previous: Option<SharedPayload>,
     ) {
+        let now = self.options.clock.now();
+        // Several replicas: an admission the lease no longer allows (too old, or the
+        // lease is gone) is never sent (rule 2); the path hears of it as a failure
+        // worth another attempt, as the simulator does.
+        if !self.may_send(now, admission.as_ref().map_or(now, |a| a.admitted_at)) {
+            self.options
+                .metrics
+                .dropped_admissions
+                .get_or_create(&PlatformLabel {
+                    platform: self.platform.as_str(),
+                })
+                .inc();
+            let error = PlatformError::Internal {
+                platform: self.platform,
+                detail: "the call's admission outlived this replica's lease; ask again".into(),
+            };
+            let _ = self.control.send(Control::Outcome {
+                attempt,
+                outcome: Outcome::Retryable {
+                    error,
+                    retry_after: None,
+                },
+                dropped: true,
+            });
+            return;
+        }
         if let Some(a) = &admission {
             self.options
                 .metrics
@@ -569,6 +738,7 @@ impl Driver {
             let _ = self.control.send(Control::Outcome {
                 attempt,
                 outcome: Outcome::Failed { error },
+                dropped: false,
             });
             return;
         };
@@ -601,7 +771,11 @@ impl Driver {
             metrics
                 .activity
                 .attempt(platform, clock.wall(), started.elapsed(), &outcome);
-            let _ = control.send(Control::Outcome { attempt, outcome });
+            let _ = control.send(Control::Outcome {
+                attempt,
+                outcome,
+                dropped: false,
+            });
         });
     }
 

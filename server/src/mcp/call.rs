@@ -246,6 +246,12 @@ pub struct CallScope {
     pub progress: Option<(ProgressToken, Peer<RoleServer>)>,
     /// Cancelled when the client cancels the call or goes away.
     pub ct: CancellationToken,
+    /// Several replicas: where progress goes for a call forwarded from another replica
+    /// (back over the internal endpoint), instead of `progress`.
+    pub relay: Option<crate::cluster::forward::ProgressRelay>,
+    /// Several replicas: the platform this replica found it does not own while the call
+    /// ran (the call then goes to the platform's owner; see `crate::cluster::forward`).
+    pub needs_owner: std::sync::Mutex<Option<PlatformId>>,
 }
 
 impl CallScope {
@@ -256,7 +262,17 @@ impl CallScope {
             slot,
             progress: ctx.meta.get_progress_token().map(|t| (t, ctx.peer.clone())),
             ct: ctx.ct.clone(),
+            relay: ctx
+                .extensions
+                .get::<crate::cluster::forward::Forwarded>()
+                .and_then(|f| f.relay.clone()),
+            needs_owner: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The platform whose owner the call must go to, once (several replicas).
+    pub fn take_needs_owner(&self) -> Option<PlatformId> {
+        self.needs_owner.lock().expect("routing lock").take()
     }
 }
 
@@ -483,15 +499,28 @@ impl Besluit {
         };
         let progress = scope.and_then(|c| progress_sink(c, platform));
         let asked = handle.call(request, || PlatformCall::upstream(fetch, platform), progress);
-        let (payload, served) = match scope {
+        let asked = match scope {
             // The answer first: a buffer hit is ready at once, and the cancellation is
             // then never polled (no waiter registered in the token's tree).
             Some(scope) => tokio::select! {
                 biased;
-                answer = asked => answer?,
+                answer = asked => answer,
                 () = scope.ct.cancelled() => return Err(AnswerError::Cancelled),
             },
-            None => asked.await?,
+            None => asked.await,
+        };
+        let (payload, served) = match asked {
+            Ok(answer) => answer,
+            // Several replicas: another replica owns the platform (or this one's lease
+            // ended while the call waited, or its task is stopping): the tool call goes
+            // to the owner (`Besluit::call_tool`).
+            Err(CallError::NotOwner(p) | CallError::Closed(p)) if self.shared.cluster.is_some() => {
+                if let Some(scope) = scope {
+                    *scope.needs_owner.lock().expect("routing lock") = Some(p);
+                }
+                return Err(AnswerError::Call(CallError::NotOwner(p)));
+            }
+            Err(e) => return Err(e.into()),
         };
         self.count(platform, tool, &caller, served);
         if let Some(slot) = slot {
@@ -535,6 +564,9 @@ fn decode<T: DeserializeOwned + Send + Sync + 'static>(
 
 /// A progress sink that sends MCP progress notifications, if the client asked for them.
 pub fn progress_sink(scope: &CallScope, platform: PlatformId) -> Option<ProgressSink> {
+    if let Some(relay) = scope.relay.clone() {
+        return Some(Box::new(move |p: QueuePosition| relay(p)));
+    }
     let (token, peer) = scope.progress.clone()?;
     let mut step = 0u32;
     let name = platform.display_name();

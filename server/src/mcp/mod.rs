@@ -104,6 +104,8 @@ pub struct Shared {
     pub tool_platforms: HashMap<String, PlatformId>,
     /// The shared engine, when several replicas are configured (`BesluitBron:Cluster`).
     pub engine: Option<crate::cluster::Engine>,
+    /// Several replicas: this replica's leases, owner lookups and forwards.
+    pub cluster: Option<Arc<crate::cluster::forward::Node>>,
 }
 
 /// The MCP handler of one address.
@@ -319,11 +321,27 @@ impl ServerHandler for Besluit {
             .shared
             .replays
             .run(keyed, |slot| async move {
-                let scope = CallScope::of(&context, caller, slot);
-                context.extensions.insert(Arc::new(scope));
+                let scope = Arc::new(CallScope::of(&context, caller, slot));
+                context.extensions.insert(Arc::clone(&scope));
+                // Several replicas: a call that finds a platform owned elsewhere goes to
+                // its owner (`crate::cluster::forward`), within the same time limit.
+                let again = self.shared.cluster.as_ref().map(|_| (request.clone(), context.clone()));
                 let tcc = ToolCallContext::new(self, request, context);
                 let limit = self.shared.request_timeout;
-                match tokio::time::timeout(limit, self.tool_router.call(tcc)).await {
+                let run = async {
+                    let first = self.tool_router.call(tcc).await;
+                    let (Some(node), Some((request, context))) = (&self.shared.cluster, again) else {
+                        return first;
+                    };
+                    let forwarded = context.extensions.get::<crate::cluster::forward::Forwarded>().cloned();
+                    let rerun = || {
+                        let tcc = ToolCallContext::new(self, request.clone(), context.clone());
+                        self.tool_router.call(tcc)
+                    };
+                    node.route_call(&scope, first, &request, forwarded.as_ref(), rerun)
+                        .await
+                };
+                match tokio::time::timeout(limit, run).await {
                     Ok(result) => result,
                     // The assistant learns which platform held the call up, as every
                     // other failure of a platform call says.

@@ -1,0 +1,783 @@
+//! The follower's path and the owner's internal endpoint (several replicas).
+//!
+//! ```text
+//! follower: tools/call ─▶ tool ─▶ fetch: memory-layer hit? answered here
+//!                                      └ NotOwner(platform) ─▶ Node::route
+//!   route: GET besluitbron:lease:<platform> (cached briefly)
+//!          ├ another replica ─▶ POST <its InternalUrl>/internal/v1/call (Secret)
+//!          │                     ◀ {"progress":…}\n … {"result": CallToolResult}\n
+//!          │                     ◀ {"not_owner":true}\n: look up again (bounded)
+//!          ├ this replica (its lease is starting): run the tool here once it admits
+//!          └ no owner / Redis unreachable until the routing time is up: fail closed
+//! owner:   the endpoint runs the tool call through its own handler as that caller
+//!          (its fairness key), so the buffer, coalescing, the fair queue, refunds and
+//!          the travel margin hold at the owner by construction.
+//! ```
+//!
+//! What is forwarded is the **tool call** (tool name, arguments, the caller's fairness
+//! key and address, how long it has been routed, the cache version), not the platform
+//! request: a platform call is a closure a tool builds from its typed arguments, and the
+//! tool call is its serializable recipe (ARCHITECTURE.md, "Several replicas"). A
+//! forward whose client goes away is dropped at the owner too: its request future is
+//! dropped there, which withdraws it from the path.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use besluitbron_core::cluster::{LeaseConfig, LeaseState};
+use besluitbron_core::{PlatformId, SessionKey};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject, NumberOrString};
+use rmcp::service::{Peer, RequestContext, RunningService};
+use rmcp::{RoleServer, ServerHandler};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::Engine;
+use super::lease::{lease_key, owner_url};
+use crate::driver::{LeaseGate, ProgressSink, QueuePosition};
+use crate::mcp::{Besluit, Caller, Scope, Shared, tool_error};
+use crate::metrics::{Metrics, PlatformLabel};
+
+/// Where progress of a forwarded call goes (back over the internal endpoint).
+pub type ProgressRelay = Arc<dyn Fn(QueuePosition) + Send + Sync>;
+
+/// The internal endpoint's path.
+pub const CALL_PATH: &str = "/internal/v1/call";
+
+/// How long an owner lookup is believed.
+const OWNER_CACHE: Duration = Duration::from_millis(250);
+
+/// How often routing looks again while there is no owner to reach.
+const ROUTE_RETRY: Duration = Duration::from_millis(100);
+
+/// Most forwards of one call (each a different owner, or the same after "not owner").
+const MAX_ROUTES: u32 = 32;
+
+/// Most hops a tool call makes (a tool whose platforms have different owners).
+const MAX_HOPS: u8 = 3;
+
+/// The largest answer a forward reads (a tool's result with its structured content).
+const MAX_ANSWER_BYTES: usize = 64 << 20;
+
+/// A tool call forwarded from another replica, as the handler sees it (a request
+/// extension the internal endpoint sets).
+#[derive(Clone)]
+pub struct Forwarded {
+    /// The platform the forwarding replica believed this one owns.
+    pub platform: PlatformId,
+    /// Hops so far (1: forwarded once).
+    pub hops: u8,
+    /// Where the call's progress goes.
+    pub relay: Option<ProgressRelay>,
+    /// Set when this replica does not own `platform` either: the endpoint then answers
+    /// "not owner" and the forwarding replica looks the owner up again.
+    pub not_owner: Arc<AtomicBool>,
+}
+
+/// One forwarded call on the wire.
+#[derive(Debug, Serialize, Deserialize)]
+struct ForwardRequest {
+    platform: String,
+    tool: String,
+    arguments: Option<JsonObject>,
+    /// The caller's fairness key; `None`: BesluitBron's system session.
+    session: Option<String>,
+    address: String,
+    /// How long the call was routed before this forward (informational: the owner's
+    /// path has no arrival time to set).
+    waited_ms: u64,
+    cache_version: String,
+    hops: u8,
+}
+
+/// One line of a forward's answer.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ForwardLine {
+    Progress {
+        ahead_in_session: usize,
+        waiting_sessions: usize,
+        queued_calls: usize,
+        estimated_wait_ms: u64,
+    },
+    Result(Box<CallToolResult>),
+    NotOwner,
+    /// Sent every [`HEARTBEAT`] while the owner works on the call: a forward that hears
+    /// nothing for [`SILENCE`] is given up (a frozen owner, a half-open link) and routed
+    /// again.
+    Alive,
+}
+
+/// How often the owner says a forwarded call is still being worked on.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// How long a follower waits for any line of a forward's answer.
+const SILENCE: Duration = Duration::from_secs(5);
+
+/// How routing a call ended.
+enum Route {
+    /// The owner answered.
+    Answer(CallToolResult),
+    /// This replica owns the platform now: run the call here.
+    Local,
+    /// No owner could be reached in time: fail closed.
+    Closed,
+}
+
+/// What became of one forward.
+enum Forward {
+    Answer(CallToolResult),
+    NotOwner,
+    Broken(String),
+}
+
+/// This replica in a cluster: its identity, its leases, owner lookups and forwards.
+pub struct Node {
+    engine: Engine,
+    clock: crate::clock::Clock,
+    url: String,
+    listen: std::net::SocketAddr,
+    secret: String,
+    replica: String,
+    lease: LeaseConfig,
+    cache_version: String,
+    http: reqwest::Client,
+    metrics: Arc<Metrics>,
+    gates: BTreeMap<PlatformId, LeaseGate>,
+    owners: Mutex<HashMap<PlatformId, (tokio::time::Instant, Option<String>)>>,
+    /// Cancelled for a graceful shutdown: the lease tasks hand over.
+    shutdown: CancellationToken,
+    /// Cancelled when the replica is killed (tests): forwards in progress end at once.
+    killed: CancellationToken,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Node({} at {})", self.replica, self.url)
+    }
+}
+
+/// A fresh random replica id (no RNG crate needed: the std hasher's random keys).
+fn replica_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    format!("{:016x}", h.finish())
+}
+
+/// Compares two secrets in time independent of where they differ.
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    if given.len() != expected.len() {
+        return false;
+    }
+    given.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+impl Node {
+    /// A node advertising `url`, with a lease gate per platform.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        engine: Engine,
+        clock: crate::clock::Clock,
+        url: String,
+        listen: std::net::SocketAddr,
+        secret: String,
+        lease: LeaseConfig,
+        cache_version: String,
+        metrics: Arc<Metrics>,
+        gates: BTreeMap<PlatformId, LeaseGate>,
+    ) -> Node {
+        Node {
+            engine,
+            clock,
+            url,
+            listen,
+            secret,
+            replica: replica_id(),
+            lease,
+            cache_version,
+            http: reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(2))
+                .build()
+                .unwrap_or_default(),
+            metrics,
+            gates,
+            owners: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+            killed: CancellationToken::new(),
+            tasks: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// This replica's id.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// How the other replicas reach this one.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Where the internal endpoint listens (the bound address).
+    pub fn internal_addr(&self) -> std::net::SocketAddr {
+        self.listen
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The lease's timing.
+    pub fn lease_config(&self) -> LeaseConfig {
+        self.lease
+    }
+
+    /// Whether this replica owns `platform` and admits now, by its own clock.
+    pub fn owns(&self, platform: PlatformId, now: besluitbron_core::Instant) -> bool {
+        self.gates
+            .get(&platform)
+            .is_some_and(|g| g.lock().expect("lease lock").may_admit(now))
+    }
+
+    /// Whether this replica owns `platform` and admits now.
+    pub fn owns_now(&self, platform: PlatformId) -> bool {
+        self.owns(platform, self.clock.now())
+    }
+
+    /// Where this replica stands for `platform`.
+    pub fn lease_state(&self, platform: PlatformId, now: besluitbron_core::Instant) -> Option<LeaseState> {
+        self.gates
+            .get(&platform)
+            .map(|g| g.lock().expect("lease lock").state(now))
+    }
+
+    pub(crate) fn add_task(&self, task: tokio::task::JoinHandle<()>) {
+        self.tasks.lock().expect("task lock").push(task);
+    }
+
+    pub(crate) fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Forgets the cached owner of `platform`.
+    pub fn forget_owner(&self, platform: PlatformId) {
+        self.owners.lock().expect("owner cache lock").remove(&platform);
+    }
+
+    /// A graceful shutdown: every lease is handed over (no new admissions, admissions
+    /// made may go for m, then the lease is released), bounded in time.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        let tasks: Vec<_> = std::mem::take(&mut *self.tasks.lock().expect("task lock"));
+        let bound = self.lease.margin + super::engine::CONNECT_TIMEOUT * 2 + super::engine::RESPONSE_TIMEOUT * 2;
+        let all = async {
+            for t in tasks {
+                let _ = t.await;
+            }
+        };
+        if tokio::time::timeout(bound, all).await.is_err() {
+            tracing::warn!("the leases were not all handed over in time; they run out by themselves");
+        }
+    }
+
+    /// Stops this replica's cluster part abruptly, as a crash would (tests): the lease
+    /// tasks end without releasing anything, forwards being answered here break off.
+    pub fn kill(&self) {
+        self.killed.cancel();
+        for t in self.tasks.lock().expect("task lock").drain(..) {
+            t.abort();
+        }
+    }
+
+    /// The owner of `platform` as the engine names it: `Ok(None)` when nobody holds
+    /// the lease.
+    async fn owner(&self, platform: PlatformId) -> Result<Option<String>, super::EngineError> {
+        let now = tokio::time::Instant::now();
+        if let Some((at, owner)) = self.owners.lock().expect("owner cache lock").get(&platform)
+            && now < *at + OWNER_CACHE
+        {
+            return Ok(owner.clone());
+        }
+        let looked = async {
+            let mut c = self.engine.connection().await?;
+            let value: Option<String> = redis::cmd("GET").arg(lease_key(platform)).query_async(&mut c).await?;
+            Ok::<_, super::EngineError>(value)
+        };
+        let value = tokio::time::timeout(super::engine::RESPONSE_TIMEOUT * 2, looked)
+            .await
+            .map_err(|_| super::EngineError("the owner lookup timed out".to_owned()))??;
+        let owner = value.as_deref().and_then(owner_url).map(str::to_owned);
+        self.owners
+            .lock()
+            .expect("owner cache lock")
+            .insert(platform, (now, owner.clone()));
+        Ok(owner)
+    }
+
+    /// How long a call is routed before it fails closed: long enough for a dead owner's
+    /// lease to run out and a new owner's start wait (2·TTL + 2·m).
+    fn routing_budget(&self) -> Duration {
+        self.lease.ttl * 2 + self.lease.margin * 2
+    }
+
+    /// The tool error of a call that found no owner in time (fail closed: never a call
+    /// to the platform outside a lease).
+    pub fn closed_error(&self, platform: PlatformId) -> CallToolResult {
+        let retry = (self.lease.ttl + self.lease.margin).as_secs_f64().ceil();
+        tool_error(format!(
+            "BesluitBron's replicas cannot agree on who may call {} now (shared state unreachable); retry in {retry} s",
+            platform.display_name()
+        ))
+    }
+
+    /// Routes a tool call whose run found that this replica does not own a platform
+    /// (`scope.needs_owner`): to the owner, or here again once this replica owns it
+    /// (`rerun`), or a fail-closed error. `first` is the run's own result.
+    pub(crate) async fn route_call<F, Fut>(
+        &self,
+        scope: &crate::mcp::CallScope,
+        first: Result<CallToolResponse, rmcp::ErrorData>,
+        request: &CallToolRequestParams,
+        forwarded: Option<&Forwarded>,
+        mut rerun: F,
+    ) -> Result<CallToolResponse, rmcp::ErrorData>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<CallToolResponse, rmcp::ErrorData>>,
+    {
+        let Some(mut platform) = scope.take_needs_owner() else {
+            return first;
+        };
+        let started = tokio::time::Instant::now();
+        let mut deadline = started + self.routing_budget();
+        let mut progress = crate::mcp::call::progress_sink(scope, platform);
+        for _ in 0..MAX_ROUTES {
+            if let Some(f) = forwarded
+                && (f.platform == platform || f.hops >= MAX_HOPS)
+            {
+                // Forwarded here in the belief that this replica owns the platform: the
+                // forwarding replica looks again (it holds the caller's time).
+                f.not_owner.store(true, Ordering::SeqCst);
+                return first;
+            }
+            let hops = forwarded.map_or(0, |f| f.hops);
+            match self
+                .route(platform, deadline, request, scope, progress.as_mut(), started, hops)
+                .await
+            {
+                Route::Answer(r) => return Ok(CallToolResponse::Complete(r)),
+                Route::Closed => return Ok(self.closed_error(platform).into()),
+                Route::Local => {
+                    let result = rerun().await;
+                    match scope.take_needs_owner() {
+                        None => return result,
+                        Some(p) => {
+                            // This replica's platform task has not started admitting yet.
+                            tokio::time::sleep(ROUTE_RETRY / 2).await;
+                            if p != platform {
+                                platform = p;
+                                progress = crate::mcp::call::progress_sink(scope, platform);
+                                deadline = tokio::time::Instant::now() + self.routing_budget();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(self.closed_error(platform).into())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn route(
+        &self,
+        platform: PlatformId,
+        deadline: tokio::time::Instant,
+        request: &CallToolRequestParams,
+        scope: &crate::mcp::CallScope,
+        mut progress: Option<&mut ProgressSink>,
+        started: tokio::time::Instant,
+        hops: u8,
+    ) -> Route {
+        let mut forwards = 0;
+        while tokio::time::Instant::now() < deadline && forwards < MAX_ROUTES {
+            let owner = match self.owner(platform).await {
+                Ok(Some(owner)) => owner,
+                Ok(None) | Err(_) => {
+                    self.forget_owner(platform);
+                    tokio::time::sleep(ROUTE_RETRY).await;
+                    continue;
+                }
+            };
+            if owner == self.url {
+                // The lease is this replica's: run here once its start wait is over.
+                if self.wait_until_admitting(platform, deadline).await {
+                    return Route::Local;
+                }
+                // The engine still names this replica for a lease it no longer holds.
+                self.forget_owner(platform);
+                tokio::time::sleep(ROUTE_RETRY).await;
+                continue;
+            }
+            forwards += 1;
+            self.metrics
+                .forwarded_calls
+                .get_or_create(&PlatformLabel {
+                    platform: platform.as_str(),
+                })
+                .inc();
+            let waited = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let forward = self.forward(
+                &owner,
+                platform,
+                request,
+                &scope.caller,
+                waited,
+                hops,
+                progress.as_deref_mut(),
+            );
+            let forward = tokio::select! {
+                biased;
+                f = forward => f,
+                // The client gave up: the forward is dropped, which withdraws it at the owner.
+                () = scope.ct.cancelled() => return Route::Answer(tool_error("the request was cancelled")),
+                () = self.killed.cancelled() => std::future::pending().await,
+            };
+            match forward {
+                Forward::Answer(r) => return Route::Answer(r),
+                Forward::NotOwner => {
+                    self.forget_owner(platform);
+                    tokio::time::sleep(ROUTE_RETRY / 2).await;
+                }
+                Forward::Broken(why) => {
+                    tracing::debug!(%platform, %owner, %why, "forward failed; looking the owner up again");
+                    self.forget_owner(platform);
+                    tokio::time::sleep(ROUTE_RETRY).await;
+                }
+            }
+        }
+        Route::Closed
+    }
+
+    /// Waits (until `deadline`) while this replica holds `platform`'s lease and its start
+    /// wait runs; true once it admits.
+    async fn wait_until_admitting(&self, platform: PlatformId, deadline: tokio::time::Instant) -> bool {
+        let Some(gate) = self.gates.get(&platform) else {
+            return false;
+        };
+        loop {
+            let (admits, state) = {
+                let g = gate.lock().expect("lease lock");
+                let now = self.clock.now();
+                (g.may_admit(now), g.state(now))
+            };
+            if admits {
+                return true;
+            }
+            match state {
+                LeaseState::Waiting { .. } | LeaseState::Owner { .. } if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(ROUTE_RETRY / 2).await;
+                }
+                _ => return false,
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn forward(
+        &self,
+        owner: &str,
+        platform: PlatformId,
+        request: &CallToolRequestParams,
+        caller: &Caller,
+        waited_ms: u64,
+        hops: u8,
+        mut progress: Option<&mut ProgressSink>,
+    ) -> Forward {
+        let body = ForwardRequest {
+            platform: platform.as_str().to_owned(),
+            tool: request.name.to_string(),
+            arguments: request.arguments.clone(),
+            session: match &caller.session {
+                SessionKey::System => None,
+                SessionKey::Client(id) => Some(id.to_string()),
+            },
+            address: caller.address.clone(),
+            waited_ms,
+            cache_version: self.cache_version.clone(),
+            hops: hops.saturating_add(1),
+        };
+        let Ok(body) = serde_json::to_vec(&body) else {
+            return Forward::Broken("the call could not be encoded".to_owned());
+        };
+        let sent = self
+            .http
+            .post(format!("{owner}{CALL_PATH}"))
+            .header(header::AUTHORIZATION, format!("Bearer {}", self.secret))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send();
+        // The owner answers its headers at once and streams the rest.
+        let mut resp = match tokio::time::timeout(SILENCE, sent).await {
+            Ok(Ok(r)) if r.status().is_success() => r,
+            Ok(Ok(r)) => return Forward::Broken(format!("the owner answered HTTP {}", r.status().as_u16())),
+            Ok(Err(e)) => return Forward::Broken(format!("the owner is unreachable: {e}")),
+            Err(_) => return Forward::Broken(format!("the owner said nothing for {} s", SILENCE.as_secs())),
+        };
+        let mut buf: Vec<u8> = Vec::new();
+        loop {
+            let chunk = match tokio::time::timeout(SILENCE, resp.chunk()).await {
+                Ok(Ok(Some(c))) => c,
+                Ok(Ok(None)) => return Forward::Broken("the owner's answer ended early".to_owned()),
+                Ok(Err(e)) => return Forward::Broken(format!("the owner's answer broke off: {e}")),
+                Err(_) => return Forward::Broken(format!("the owner said nothing for {} s", SILENCE.as_secs())),
+            };
+            buf.extend_from_slice(&chunk);
+            if buf.len() > MAX_ANSWER_BYTES {
+                return Forward::Broken("the owner's answer is too large".to_owned());
+            }
+            while let Some(end) = buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=end).collect();
+                match serde_json::from_slice::<ForwardLine>(&line) {
+                    Ok(ForwardLine::Progress {
+                        ahead_in_session,
+                        waiting_sessions,
+                        queued_calls,
+                        estimated_wait_ms,
+                    }) => {
+                        if let Some(sink) = progress.as_deref_mut() {
+                            sink(QueuePosition {
+                                ahead_in_session,
+                                waiting_sessions,
+                                queued_calls,
+                                estimated_wait: Duration::from_millis(estimated_wait_ms),
+                            });
+                        }
+                    }
+                    Ok(ForwardLine::Result(r)) => return Forward::Answer(*r),
+                    Ok(ForwardLine::NotOwner) => return Forward::NotOwner,
+                    Ok(ForwardLine::Alive) => {}
+                    Err(e) => return Forward::Broken(format!("the owner's answer is unreadable: {e}")),
+                }
+            }
+        }
+    }
+}
+
+/// The internal endpoint: the owner's side of a forward.
+struct Endpoint {
+    node: Arc<Node>,
+    handler: Besluit,
+    peer: Peer<RoleServer>,
+    _service: RunningService<RoleServer, Besluit>,
+    _other_end: tokio::io::DuplexStream,
+    next_id: AtomicI64,
+}
+
+/// Serves the internal endpoint on `listener` for `shared` (whose `cluster` is `node`)
+/// until the node is killed or `cancel` is cancelled.
+pub(crate) fn serve_internal(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    node: Arc<Node>,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    let handler = Besluit::new(shared, Scope::All);
+    // A request context needs a peer; progress goes back through the relay instead, so
+    // nothing is ever sent to it.
+    let (ours, other_end) = tokio::io::duplex(1024);
+    let service = rmcp::service::serve_directly(handler.clone(), ours, None);
+    let endpoint = Arc::new(Endpoint {
+        node: Arc::clone(&node),
+        handler,
+        peer: service.peer().clone(),
+        _service: service,
+        _other_end: other_end,
+        next_id: AtomicI64::new(1),
+    });
+    let router = Router::new().route(CALL_PATH, post(call)).with_state(endpoint);
+    let killed = node.killed.clone();
+    tokio::spawn(async move {
+        let stop = async move {
+            tokio::select! {
+                () = cancel.cancelled() => {}
+                () = killed.cancelled() => {}
+            }
+        };
+        // Small NDJSON lines (progress, heartbeats, a short result) go out at once: no
+        // Nagle delay on top of the peer's delayed ACK.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
+            let _ = tcp.set_nodelay(true);
+        });
+        if let Err(error) = axum::serve(listener, router).with_graceful_shutdown(stop).await {
+            tracing::error!(%error, "the internal endpoint stopped");
+        }
+    })
+}
+
+async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) -> Response {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    if !same_secret(given.as_bytes(), ep.node.secret.as_bytes()) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            "the internal endpoint needs the cluster's secret\n",
+        )
+            .into_response();
+    }
+    let Ok(request) = serde_json::from_slice::<ForwardRequest>(&body) else {
+        return (StatusCode::BAD_REQUEST, "not a forwarded call\n").into_response();
+    };
+    let Some(platform) = PlatformId::ALL.into_iter().find(|p| p.as_str() == request.platform) else {
+        return (StatusCode::BAD_REQUEST, "unknown platform\n").into_response();
+    };
+    if request.cache_version != ep.node.cache_version {
+        // A rolling upgrade: this owner answers with its own code and stores under its
+        // own version, never under the forwarding replica's.
+        tracing::debug!(theirs = %request.cache_version, ours = %ep.node.cache_version, "a forward of another cache version");
+    }
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let ep2 = Arc::clone(&ep);
+    tokio::spawn(async move {
+        let ep = ep2;
+        // The heartbeat, until this task ends (the guard cancels it).
+        let done = CancellationToken::new();
+        let _beating = done.clone().drop_guard();
+        let beat_tx = tx.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+            loop {
+                tokio::select! {
+                    () = done.cancelled() => return,
+                    _ = every.tick() => {
+                        if beat_tx.try_send(encode_line(&ForwardLine::Alive)).is_err() && beat_tx.is_closed() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let not_owner = Arc::new(AtomicBool::new(false));
+        let progress_tx = tx.clone();
+        let relay: ProgressRelay = Arc::new(move |p: QueuePosition| {
+            let line = ForwardLine::Progress {
+                ahead_in_session: p.ahead_in_session,
+                waiting_sessions: p.waiting_sessions,
+                queued_calls: p.queued_calls,
+                estimated_wait_ms: u64::try_from(p.estimated_wait.as_millis()).unwrap_or(u64::MAX),
+            };
+            // A full channel drops a progress line, never the answer.
+            let _ = progress_tx.try_send(encode_line(&line));
+        });
+        let forwarded = Forwarded {
+            platform,
+            hops: request.hops,
+            relay: Some(relay),
+            not_owner: Arc::clone(&not_owner),
+        };
+        let caller = Caller {
+            session: request
+                .session
+                .as_deref()
+                .map_or(SessionKey::System, SessionKey::client),
+            session_id: None,
+            address: request.address.clone(),
+            idempotency_key: None,
+        };
+        // A lease whose start wait runs: wait for it rather than send the caller round.
+        if let Some(LeaseState::Waiting { until }) = ep.node.lease_state(platform, ep.handler.shared().clock.now()) {
+            let at = ep.handler.shared().clock.to_tokio(until);
+            tokio::select! {
+                () = tokio::time::sleep_until(at) => {}
+                () = tx.closed() => return,
+            }
+        }
+        let id = ep.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut context = RequestContext::new(NumberOrString::Number(id), ep.peer.clone());
+        let (mut parts, ()) = axum::http::Request::new(()).into_parts();
+        parts.extensions.insert(Arc::new(caller));
+        context.extensions.insert(parts);
+        context.extensions.insert(forwarded);
+        let mut params = CallToolRequestParams::new(request.tool);
+        if let Some(arguments) = request.arguments {
+            params = params.with_arguments(arguments);
+        }
+        let ct = context.ct.clone();
+        let answered = tokio::select! {
+            r = ep.handler.call_tool(params, context) => r,
+            () = tx.closed() => {
+                // The forwarding replica let go: the call is dropped here (its path entry leaves).
+                ct.cancel();
+                return;
+            }
+            () = ep.node.killed.cancelled() => return,
+        };
+        let line = if not_owner.load(Ordering::SeqCst) {
+            ForwardLine::NotOwner
+        } else {
+            match answered {
+                Ok(CallToolResponse::Complete(r)) => ForwardLine::Result(Box::new(r)),
+                Ok(_) => ForwardLine::Result(Box::new(tool_error(format!(
+                    "{} did not answer",
+                    platform.display_name()
+                )))),
+                Err(e) => ForwardLine::Result(Box::new(tool_error(e.message))),
+            }
+        };
+        let _ = tx.send(encode_line(&line)).await;
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<Bytes, std::convert::Infallible>(b), rx))
+    });
+    (
+        [(header::CONTENT_TYPE, "application/x-ndjson")],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+fn encode_line(line: &ForwardLine) -> Bytes {
+    let mut v = serde_json::to_vec(line).unwrap_or_default();
+    v.push(b'\n');
+    Bytes::from(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret(b"0123456789abcdef", b"0123456789abcdef"));
+        assert!(!same_secret(b"0123456789abcdeX", b"0123456789abcdef"));
+        assert!(!same_secret(b"0123456789abcde", b"0123456789abcdef"));
+        assert!(!same_secret(b"", b"0123456789abcdef"));
+    }
+
+    #[test]
+    fn forward_lines_read_back() {
+        let line = encode_line(&ForwardLine::NotOwner);
+        assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::NotOwner)));
+        let line = encode_line(&ForwardLine::Result(Box::new(tool_error("x"))));
+        assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::Result(r)) if r.is_error == Some(true)));
+    }
+}

@@ -1,0 +1,104 @@
+//! Wiring several replicas into a server being built (`App::build_with`): the leases
+//! (one per platform, every platform, limited or not: ownership is also what makes one
+//! upstream call per question across replicas), their tasks, and the internal endpoint.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use besluitbron_core::PlatformId;
+use besluitbron_core::cluster::{Lease, LeaseConfig};
+use tokio_util::sync::CancellationToken;
+
+use super::Engine;
+use super::forward::{Node, serve_internal};
+use super::lease::{LeaseTask, lease_config};
+use crate::clock::Clock;
+use crate::config::ClusterConfig;
+use crate::driver::LeaseGate;
+use crate::mcp::Shared;
+use crate::metrics::Metrics;
+
+/// What is made before the platforms' tasks: the leases and the internal listener.
+pub struct Prepared {
+    clock: Clock,
+    lease: LeaseConfig,
+    gates: BTreeMap<PlatformId, LeaseGate>,
+    listener: tokio::net::TcpListener,
+    bound: std::net::SocketAddr,
+    url: String,
+}
+
+/// Makes the leases and binds the internal endpoint (port 0: the bound port is
+/// advertised when `InternalUrl` is empty).
+pub fn prepare(c: &ClusterConfig, clock: Clock) -> anyhow::Result<Prepared> {
+    let lease = lease_config(c.lease_ttl());
+    let mut gates = BTreeMap::new();
+    for platform in PlatformId::ALL {
+        let l = Lease::new(lease, clock.now()).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.LeaseTtlMs: {e}"))?;
+        gates.insert(platform, Arc::new(Mutex::new(l)));
+    }
+    let std_listener = std::net::TcpListener::bind(c.internal_listen)
+        .map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.InternalListen {}: {e}", c.internal_listen))?;
+    std_listener.set_nonblocking(true)?;
+    let bound = std_listener.local_addr()?;
+    let listener = tokio::net::TcpListener::from_std(std_listener)?;
+    let url = if c.internal_url.is_empty() {
+        format!("http://{bound}")
+    } else {
+        c.internal_url()
+    };
+    Ok(Prepared {
+        clock,
+        lease,
+        gates,
+        listener,
+        bound,
+        url,
+    })
+}
+
+impl Prepared {
+    /// `platform`'s lease, for its task.
+    pub fn gate(&self, platform: PlatformId) -> Option<LeaseGate> {
+        self.gates.get(&platform).cloned()
+    }
+
+    /// This replica's node.
+    pub fn node(&self, engine: Engine, c: &ClusterConfig, cache_version: String, metrics: Arc<Metrics>) -> Arc<Node> {
+        Arc::new(Node::new(
+            engine,
+            self.clock,
+            self.url.clone(),
+            self.bound,
+            c.secret.clone(),
+            self.lease,
+            cache_version,
+            metrics,
+            self.gates.clone(),
+        ))
+    }
+
+    /// Starts the lease tasks and the internal endpoint.
+    pub fn start(self, shared: &Arc<Shared>, node: &Arc<Node>, cancel: CancellationToken) {
+        for (platform, gate) in &self.gates {
+            let Some(handle) = shared.platforms.get(*platform).cloned() else {
+                continue;
+            };
+            let forget = Arc::clone(node);
+            let task = LeaseTask {
+                platform: *platform,
+                engine: node.engine().clone(),
+                gate: Arc::clone(gate),
+                handle,
+                clock: self.clock,
+                metrics: Arc::clone(&shared.metrics),
+                replica: node.replica().to_owned(),
+                url: node.url().to_owned(),
+                shutdown: node.shutdown_token(),
+                on_change: Arc::new(move |p| forget.forget_owner(p)),
+            };
+            node.add_task(tokio::spawn(task.run()));
+        }
+        let _endpoint = serve_internal(self.listener, Arc::clone(shared), Arc::clone(node), cancel);
+    }
+}
