@@ -14,11 +14,11 @@
 //! closed (buffer hits are still served) and client limits fall back to local ones.
 
 pub mod engine;
+pub mod forward;
+pub mod lease;
 pub mod limits;
 pub mod replays;
 pub mod sessions;
-pub mod forward;
-pub mod lease;
 
 pub use engine::{Engine, EngineError};
 
