@@ -971,3 +971,55 @@ mod gated_driver {
         assert!(matches!(r, Err(CallError::NotOwner(_))), "{r:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_alternating_between_replicas_survives_the_owners_death() {
+    let redis = RedisServer::start("own-session");
+    let f = fakes().await;
+    f.obv.update(|c| c.rate_limit_per_min = 600);
+    let world = Arc::new(World::default());
+    let mut rs = three(&world, &f, &redis, "own-session").await;
+    let owner = one_owner(&rs).await;
+    // A 2025-06-18 session opened on the owner, the replica that will die; its requests
+    // go round the three replicas, each a question only the platform can answer.
+    let mut c = Mcp::initialize(rs[owner].url("/mcp/obv")).await;
+    for round in 0..6 {
+        c.url = rs[(owner + round) % 3].url("/mcp/obv");
+        let r = c
+            .call("obv_search", json!({"query": format!("voor {round}"), "limit": 2}))
+            .await;
+        assert_eq!(r.status, 200, "round {round}: {}", r.text);
+        structured(&r);
+    }
+    rs[owner].kill();
+    let survivors: Vec<usize> = (0..3).filter(|&i| i != owner).collect();
+    let lease = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
+    assert!(
+        eventually(lease.ttl * 2 + lease.margin + Duration::from_secs(3), || survivors
+            .iter()
+            .any(|&i| rs[i].owns()))
+        .await,
+        "a survivor owns obv"
+    );
+    // The session goes on at the survivors (restored from Redis where it was never held),
+    // its calls answered by the new owner.
+    for round in 0..8 {
+        c.url = rs[survivors[round % 2]].url("/mcp/obv");
+        let listed = c
+            .post(json!({"jsonrpc": "2.0", "id": 5000 + round, "method": "tools/list"}))
+            .await;
+        assert_eq!(listed.status, 200, "round {round}: {}", listed.text);
+        let r = c
+            .call("obv_search", json!({"query": format!("na {round}"), "limit": 2}))
+            .await;
+        assert_eq!(r.status, 200, "round {round}: {}", r.text);
+        structured(&r);
+    }
+    assert_eq!(f.obv.rate_limited(), 0, "no 429 at the platform");
+    assert_eq!(world.overlaps.load(Ordering::SeqCst), 0, "owners never overlapped");
+    for (i, r) in rs.into_iter().enumerate() {
+        if i != owner {
+            r.stop().await;
+        }
+    }
+}
