@@ -103,7 +103,7 @@ async fn a_sigkilled_owner_process_is_replaced_within_two_ttls_and_a_margin() {
         .into_iter()
         .map(|(id, url)| (id.as_str().to_owned(), url))
         .collect();
-    let mut rs = vec![
+    let mut rs = [
         Replica::spawn("sigkill-a", &redis.url(), &urls),
         Replica::spawn("sigkill-b", &redis.url(), &urls),
     ];
