@@ -303,8 +303,9 @@ async fn the_client_limits_per_address_apply_to_the_page() {
 
 /// A flood of page searches from many addresses while an MCP session searches the same
 /// platform: the page asks as the one system session (weight 1, R-L7), so the MCP
-/// session's wait stays within the starvation bound `W + c × W / C` (R-L4), and the
-/// platform never answers 429.
+/// session's wait stays within the starvation bound `W + c × W / C` (R-L4), it goes ahead
+/// of the flood's queue after the flood had the whole burst, and the platform never
+/// answers 429.
 #[tokio::test]
 async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     use besluitbron_server::config::LimitSetting;
@@ -320,6 +321,9 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
         window_secs: window,
         margin_secs: 1.0,
     });
+    // The burst BesluitBron allows itself: the bucket less its travel margin
+    // (`C - C × MarginSecs / W`, here 9 units), at the same rate.
+    let burst = c.scheduler(PlatformId::Obv).expect("obv keeps a limit").limit.capacity;
     let server = Server::start(c).await;
 
     // 40 searches from 20 addresses, each a query of its own (no buffer hit).
@@ -337,14 +341,19 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     // Wait until the flood has emptied the bucket and queues at the platform.
     let handle = server.state.platforms().get(PlatformId::Obv).expect("obv task").clone();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    let flooded = loop {
         let snap = handle.snapshot(false).await.expect("snapshot");
         if snap.lanes[0].queued > 0 {
-            break;
+            break snap.lanes[0].clone();
         }
         assert!(tokio::time::Instant::now() < deadline, "the flood never queued");
         tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    };
+    // A call queues only when the bucket has no room (R-L2): the flood has had the burst.
+    assert!(
+        flooded.admitted_units >= burst,
+        "the flood queued before it used the whole bucket: {flooded:?}"
+    );
 
     let mut mcp = support::Mcp::initialize(server.url("/mcp/obv")).await;
     let started = std::time::Instant::now();
@@ -361,14 +370,33 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
         "the MCP session waited {waited:?}, more than {bound:?}"
     );
 
+    // The session went ahead of the flood's queue; it did not wait for the flood to drain.
+    let after = handle.snapshot(false).await.expect("snapshot").lanes[0].clone();
+    assert!(after.queued > 0, "the flood was still queued: {after:?}");
+
     for f in flood {
         let status = f.await.expect("flood task").expect("page answered");
         assert!(status == 200 || status == 429, "{status}");
     }
-    assert_eq!(fakes.obv.rate_limited(), 0, "the platform never answered 429");
+    // An admitted call reaches the fake a moment later: wait until every call admitted by
+    // the end of the session's call has arrived (R-L8: each one was counted).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while fakes.obv.requests() < after.admitted_calls {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} calls admitted, {} reached the platform",
+            after.admitted_calls,
+            fakes.obv.requests()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The whole burst went to the flood, and the session's search came on top.
+    let burst_calls = burst.as_milli() / besluitbron_core::Units::ONE.as_milli();
     assert!(
-        fakes.obv.requests() > u64::from(capacity),
-        "the flood used the whole bucket"
+        fakes.obv.requests() > burst_calls,
+        "the platform saw {} searches, not the flood's burst of {burst_calls} and the session's",
+        fakes.obv.requests()
     );
+    assert_eq!(fakes.obv.rate_limited(), 0, "the platform never answered 429");
     server.stop().await;
 }
