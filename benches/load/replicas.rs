@@ -75,6 +75,7 @@ pub(crate) async fn run(args: &Args, n: u16) -> anyhow::Result<()> {
     }
     let upstream_after_warm = single.upstream_requests();
     let forwarded_before: Vec<u64> = (0..n).map(|i| replicas.forwarded(i, platform)).collect();
+    let commands_before = redis.commands_processed();
 
     let interval = interval(args)?;
     let servers = vec![vec![single_clients], groups];
@@ -84,6 +85,10 @@ pub(crate) async fn run(args: &Args, n: u16) -> anyhow::Result<()> {
         .map(|i| replicas.forwarded(i, platform) - forwarded_before[i])
         .collect();
     let owners_after = replicas.owners(platform);
+    let redis_commands = redis
+        .commands_processed()
+        .zip(commands_before)
+        .map(|(after, before)| after.saturating_sub(before));
     let load_after = load_average();
 
     replicas.stop().await?;
@@ -102,6 +107,7 @@ pub(crate) async fn run(args: &Args, n: u16) -> anyhow::Result<()> {
         one: &one,
         per_replica: &per_replica,
         forwarded: &forwarded,
+        redis_commands,
     };
     report.print(&load_before, &load_after);
 
@@ -154,6 +160,8 @@ struct Report<'a> {
     per_replica: &'a [Measured],
     /// How much each replica's forwarded-calls counter grew during the rotation.
     forwarded: &'a [u64],
+    /// Commands redis-server processed during the rotation, if it said.
+    redis_commands: Option<u64>,
 }
 
 impl Report<'_> {
@@ -251,6 +259,13 @@ impl Report<'_> {
                 "replica {i} ({role}, {} clients): {} calls answered, forwarded-calls counter +{f}",
                 clients_on(i),
                 m.answered
+            );
+        }
+        if let Some(commands) = self.redis_commands {
+            println!(
+                "redis-server: {commands} commands during the rotation, {:.1} per call answered on the replicas \
+                 (lease renewals included)",
+                commands as f64 / all.answered.max(1) as f64
             );
         }
         print_stalls("one-process", self.one);
@@ -388,6 +403,28 @@ impl Redis {
     /// The URL the replicas are configured with.
     fn url(&self) -> String {
         format!("unix://{}", socket(self.dir.path()).display())
+    }
+}
+
+impl Redis {
+    /// `total_commands_processed` of `INFO stats`, or `None` when the server does not say.
+    fn commands_processed(&self) -> Option<u64> {
+        use std::io::{BufRead, BufReader, Write};
+        let mut s = std::os::unix::net::UnixStream::connect(socket(self.dir.path())).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+        s.write_all(b"INFO stats\r\n").ok()?;
+        // A bulk string: `$<length>\r\n`, then its lines.
+        let mut lines = BufReader::new(s).lines();
+        let length: usize = lines.next()?.ok()?.strip_prefix('$')?.parse().ok()?;
+        let mut read = 0;
+        while read < length {
+            let line = lines.next()?.ok()?;
+            read += line.len() + 2;
+            if let Some(v) = line.strip_prefix("total_commands_processed:") {
+                return v.trim().parse().ok();
+            }
+        }
+        None
     }
 }
 
