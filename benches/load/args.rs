@@ -48,6 +48,13 @@ pub(crate) struct Args {
     /// difference in requests, give the cost of one request without the start-up.
     #[arg(long, value_parser = ["echo", "rmcp", "besluitbron"])]
     pub(crate) only: Option<String>,
+    /// Several replicas: start a redis-server of the run's own and this many BesluitBron
+    /// replicas (at least 2) sharing it, and drive one process alone and the replicas in
+    /// rotation (no echo, no rmcp alone), each client on one replica (round-robin); report
+    /// both throughputs and the latency of calls answered on the platform's owner apart
+    /// from calls a follower forwarded to it.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(2..=16))]
+    pub(crate) replicas: Option<u16>,
 }
 
 impl Args {
@@ -65,6 +72,12 @@ impl Args {
                 None => bail!("--call must be sources, search, list or a tool of the registry, not {tool}"),
             },
         };
+        if self.replicas.is_some() && tool.is_none() {
+            bail!("--replicas measures a forwarded tool call; --call list makes none");
+        }
+        if self.replicas.is_some() && self.only.is_some() {
+            bail!("--replicas drives one process and the replicas; it takes no --only");
+        }
         let stateless = match self.protocol.as_str() {
             PROTOCOL_VERSION => false,
             STATELESS_VERSION => true,

@@ -91,9 +91,24 @@ pub(crate) struct Target {
     pub(crate) conn: Conn,
     pub(crate) path: &'static str,
     pub(crate) session: Option<String>,
+    /// The JSON-RPC id of this client's next measured request: it goes on across turns,
+    /// since a session's reused id is a retry that BesluitBron answers from its replay
+    /// table (several replicas: from the shared one, without forwarding).
+    pub(crate) next_id: u64,
 }
 
 impl Target {
+    /// A client on `conn` sending to `path`, in `session` if any.
+    pub(crate) fn new(conn: Conn, path: &'static str, session: Option<String>) -> Target {
+        Target {
+            conn,
+            path,
+            session,
+            // Above the ids of the handshake and the warm-up calls.
+            next_id: 1_000,
+        }
+    }
+
     /// Sends `body` once, outside any measurement: the answer must be a 200 with a
     /// JSON-RPC result that is not a tool error (`what` names the server in the error).
     pub(crate) async fn answer_once(&mut self, what: &str, body: Vec<u8>) -> anyhow::Result<Bytes> {
@@ -115,11 +130,7 @@ impl Target {
     pub(crate) async fn mcp(addr: SocketAddr, path: &'static str) -> anyhow::Result<Target> {
         let conn = Conn::open(addr).await?;
         if call().stateless {
-            return Ok(Target {
-                conn,
-                path,
-                session: None,
-            });
+            return Ok(Target::new(conn, path, None));
         }
         Target::open_session(conn, path).await
     }
@@ -152,10 +163,6 @@ impl Target {
                 String::from_utf8_lossy(&body)
             );
         }
-        Ok(Target {
-            conn,
-            path,
-            session: Some(id),
-        })
+        Ok(Target::new(conn, path, Some(id)))
     }
 }

@@ -7,8 +7,6 @@
 //!
 //! What this module does not do: start servers or print.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
@@ -32,6 +30,7 @@ pub(crate) struct Plan {
 }
 
 /// What one server's run measured.
+#[derive(Clone)]
 pub(crate) struct Measured {
     /// Requests started and finished inside the measured window.
     pub(crate) requests: u64,
@@ -67,6 +66,20 @@ impl Measured {
         }
         self.oversleep_us.add(&turn.oversleep_us).expect("histogram add");
     }
+
+    /// Adds another group of the same turns (measured in the same windows, e.g. another
+    /// replica's clients): requests and latencies add up, the windows and the machine's
+    /// stalls are the same ones.
+    pub(crate) fn alongside(&mut self, group: &Measured) {
+        self.requests += group.requests;
+        self.answered += group.answered;
+        // Same bounds on both sides: adding cannot fail.
+        self.latency_us.add(&group.latency_us).expect("histogram add");
+        self.errors += group.errors;
+        if self.first_error.is_none() {
+            self.first_error.clone_from(&group.first_error);
+        }
+    }
 }
 
 /// Sleeps 1 ms at a time on its own OS thread from `from` until `until` and records by how
@@ -89,25 +102,31 @@ fn stall_probe(from: Instant, until: Instant) -> std::thread::JoinHandle<Histogr
     })
 }
 
-/// Runs one task per target until the plan ends; merges their histograms and hands the
-/// targets back for the next turn (a client whose task failed is lost and counted).
-pub(crate) async fn drive(targets: Vec<Target>, plan: Plan) -> (Vec<Target>, Measured) {
+/// Runs one task per target until the plan ends, every group of targets in the same
+/// window (a server's clients in one group, or each replica's clients in a group of
+/// their own); merges each group's histograms and hands the targets back, in their
+/// groups, for the next turn (a client whose task failed is lost and counted). One
+/// [`Measured`] per group, in the groups' order, each with the window's stall probe;
+/// [`Measured::alongside`] adds groups up.
+pub(crate) async fn drive(groups: Vec<Vec<Target>>, plan: Plan) -> (Vec<Vec<Target>>, Vec<Measured>) {
     let start = Instant::now();
     let record_from = start + plan.warmup;
     let end = record_from + plan.measured;
     let probe = stall_probe(record_from, end);
-    let errors = Arc::new(AtomicU64::new(0));
-    let answered = Arc::new(AtomicU64::new(0));
-    let mut tasks = Vec::with_capacity(targets.len());
-    let clients = targets.len() as u32;
-    for (i, mut target) in targets.into_iter().enumerate() {
-        let errors = Arc::clone(&errors);
-        let answered = Arc::clone(&answered);
-        tasks.push(tokio::spawn(async move {
+    let group_count = groups.len();
+    let clients = u32::try_from(groups.iter().map(Vec::len).sum::<usize>()).unwrap_or(u32::MAX);
+    let mut tasks = Vec::with_capacity(clients as usize);
+    let targets = groups
+        .into_iter()
+        .enumerate()
+        .flat_map(|(g, targets)| targets.into_iter().map(move |t| (g, t)));
+    for (i, (group, mut target)) in targets.enumerate() {
+        let task = tokio::spawn(async move {
             // 1 µs to 60 s at 3 significant figures: the bounds are constants that fit.
             let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
             let mut first_error = None;
-            let mut id = 1_000u64;
+            let (mut answered, mut errors) = (0u64, 0u64);
+            let mut id = target.next_id;
             // Open loop: client i's k-th request is due at start + (k + i / clients) × gap.
             let mut due = plan
                 .interval
@@ -142,34 +161,47 @@ pub(crate) async fn drive(targets: Vec<Target>, plan: Plan) -> (Vec<Target>, Mea
                     }
                 };
                 if !ok {
-                    errors.fetch_add(1, Ordering::Relaxed);
+                    errors += 1;
                     continue;
                 }
-                answered.fetch_add(1, Ordering::Relaxed);
+                answered += 1;
                 if sent_at >= record_from && done_at <= end {
                     let us = u64::try_from(done_at.duration_since(sent_at).as_micros()).unwrap_or(u64::MAX);
                     hist.saturating_record(us.max(1));
                 }
             }
-            (target, hist, first_error)
-        }));
+            // The next turn goes on after the last id used (ids are raised before use).
+            target.next_id = id;
+            (target, hist, first_error, answered, errors)
+        });
+        tasks.push((group, task));
     }
-    let mut latency_us = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
-    let mut first_error = None;
-    let mut back = Vec::with_capacity(tasks.len());
-    for task in tasks {
+    let empty = || Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
+    let mut parts: Vec<Part> = (0..group_count)
+        .map(|_| Part {
+            back: Vec::new(),
+            latency_us: empty(),
+            answered: 0,
+            errors: 0,
+            first_error: None,
+        })
+        .collect();
+    for (group, task) in tasks {
+        let part = &mut parts[group];
         match task.await {
-            Ok((target, hist, error)) => {
-                back.push(target);
+            Ok((target, hist, error, answered, errors)) => {
+                part.back.push(target);
                 // Same bounds on both sides: adding cannot fail.
-                latency_us.add(&hist).expect("histogram add");
-                if first_error.is_none() {
-                    first_error = error;
+                part.latency_us.add(&hist).expect("histogram add");
+                part.answered += answered;
+                part.errors += errors;
+                if part.first_error.is_none() {
+                    part.first_error = error;
                 }
             }
             Err(e) => {
-                errors.fetch_add(1, Ordering::Relaxed);
-                first_error.get_or_insert_with(|| format!("client task: {e}"));
+                part.errors += 1;
+                part.first_error.get_or_insert_with(|| format!("client task: {e}"));
             }
         }
     }
@@ -177,15 +209,29 @@ pub(crate) async fn drive(targets: Vec<Target>, plan: Plan) -> (Vec<Target>, Mea
         .await
         .ok()
         .and_then(Result::ok)
-        .unwrap_or_else(|| Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds"));
-    let measured = Measured {
-        requests: latency_us.len(),
-        answered: answered.load(Ordering::Relaxed),
-        latency_us,
-        window: plan.measured,
-        errors: errors.load(Ordering::Relaxed),
-        first_error,
-        oversleep_us,
-    };
-    (back, measured)
+        .unwrap_or_else(empty);
+    parts
+        .into_iter()
+        .map(|p| {
+            let measured = Measured {
+                requests: p.latency_us.len(),
+                answered: p.answered,
+                latency_us: p.latency_us,
+                window: plan.measured,
+                errors: p.errors,
+                first_error: p.first_error,
+                oversleep_us: oversleep_us.clone(),
+            };
+            (p.back, measured)
+        })
+        .unzip()
+}
+
+/// One group's share of a turn, while it is gathered.
+struct Part {
+    back: Vec<Target>,
+    latency_us: Histogram<u64>,
+    answered: u64,
+    errors: u64,
+    first_error: Option<String>,
 }

@@ -46,15 +46,19 @@
 //! check of its answers; `conn.rs` the client (a hyper keep-alive connection, an MCP
 //! address, a session); `servers.rs` the three servers (BesluitBron on the fakes of the
 //! `besluitbron-fakes` registry, rmcp alone, the echo); `drive.rs` one server's turn;
-//! `report.rs` what is printed and the targets.
+//! `report.rs` what is printed and the targets; `replicas.rs` the `--replicas N` run
+//! (a redis-server of its own and N replicas against one process alone, the latency of a
+//! forwarded call apart from one answered on the owner).
 
 mod args;
 mod call;
 mod conn;
 mod drive;
+mod replicas;
 mod report;
 mod servers;
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,6 +66,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Parser;
 use rmcp::model::{CallToolResult, ListToolsResult};
+use serde_json::Value;
 
 use crate::args::Args;
 use crate::call::{Asks, CALL, call, call_body, jsonrpc_message, list_body};
@@ -97,6 +102,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         bail!("--clients and --seconds must be above zero");
     }
     let _ = CALL.set(args.measured_call()?);
+    if let Some(n) = args.replicas {
+        return replicas::run(&args, n).await;
+    }
     let load_before = load_average();
 
     // The fake platforms and the real server.
@@ -104,15 +112,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let mcp_path = call().path;
 
     // One session per client (none when stateless), then one call that fills the buffer.
-    let mut mcp_clients = Vec::with_capacity(args.clients);
-    for _ in 0..args.clients {
-        mcp_clients.push(Target::mcp(besluitbron.addr, mcp_path).await?);
-    }
+    let mut mcp_clients = clients_of(besluitbron.addr, mcp_path, args.clients).await?;
     let first = &mut mcp_clients[0];
-    let body = first.answer_once("warm-up call", call_body(0)).await?;
-    let message = jsonrpc_message(&body).context("warm-up call: no JSON-RPC answer")?;
-    let answer_bytes = body.len();
-    let result = message.get("result").cloned().context("warm-up call: no result")?;
+    let (answer_bytes, result) = warm_up(first, "warm-up call", 0).await?;
     let upstream_after_warm = besluitbron.upstream_requests();
 
     // BesluitBron's tools and answer, for the SDK alone (same names, schemas and result).
@@ -140,62 +142,25 @@ async fn run(args: Args) -> anyhow::Result<()> {
         besluitbron.idle_timeout,
     )
     .await?;
-    let mut sdk_clients = Vec::with_capacity(args.clients);
-    for _ in 0..args.clients {
-        sdk_clients.push(Target::mcp(sdk_addr, mcp_path).await?);
-    }
+    let mut sdk_clients = clients_of(sdk_addr, mcp_path, args.clients).await?;
     sdk_clients[0].answer_once("the SDK alone", call_body(1)).await?;
 
     // The bare baseline: same stack, same request, an answer of the same size.
     let (echo_addr, echo_task) = servers::start_echo(result, answer_bytes).await?;
     let mut echo_clients = Vec::with_capacity(args.clients);
     for _ in 0..args.clients {
-        echo_clients.push(Target {
-            conn: Conn::open(echo_addr).await?,
-            path: ECHO_PATH,
-            session: None,
-        });
+        echo_clients.push(Target::new(Conn::open(echo_addr).await?, ECHO_PATH, None));
     }
     let echoed = echo_clients[0].answer_once("the echo", call_body(1)).await?;
     if echoed.len() != answer_bytes {
         bail!("the echo answers {} bytes, not {answer_bytes}", echoed.len());
     }
 
-    if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        bail!("--rate must be a positive number of requests per second");
-    }
-    // Each client's gap between two scheduled requests.
-    let interval = args.rate.map(|r| Duration::from_secs_f64(args.clients as f64 / r));
-    // The servers take turns, one measured second each, round after round: the machine's
-    // load changes by the minute (other work shares it), and interleaving spreads that
-    // over all three instead of favouring whichever ran in a quiet minute.
-    let mut servers = [echo_clients, sdk_clients, mcp_clients];
-    let mut measured: [Option<Measured>; 3] = [None, None, None];
+    let interval = interval(&args)?;
     let names = ["echo", "rmcp", "besluitbron"];
-    for round in 0..args.seconds {
-        for ((clients, total), name) in servers.iter_mut().zip(measured.iter_mut()).zip(names) {
-            if args.only.as_deref().is_some_and(|only| only != name) {
-                continue;
-            }
-            let plan = Plan {
-                // The first turn warms up as asked; later turns only let the clients'
-                // pipelines fill again before recording.
-                warmup: if round == 0 {
-                    Duration::from_secs(args.warmup_seconds)
-                } else {
-                    TURN_RAMP
-                },
-                measured: TURN,
-                interval,
-            };
-            let (back, turn) = drive(std::mem::take(clients), plan).await;
-            *clients = back;
-            match total {
-                Some(t) => t.absorb(turn),
-                None => *total = Some(turn),
-            }
-        }
-    }
+    let servers = vec![vec![echo_clients], vec![sdk_clients], vec![mcp_clients]];
+    let (_, measured) = rotate(&args, servers, &names, interval).await;
+    let [baseline, sdk, mcp] = measured.map(|m| m.and_then(|groups| groups.into_iter().next()));
     let upstream_moved = besluitbron.upstream_requests() - upstream_after_warm;
     let load_after = load_average();
 
@@ -204,7 +169,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     sdk_task.abort();
 
     if let Some(only) = &args.only {
-        let Some(m) = measured.iter().flatten().next() else {
+        let Some(m) = [&baseline, &sdk, &mcp].into_iter().flatten().next() else {
             bail!("--seconds must be above zero");
         };
         print_only(only, m);
@@ -217,7 +182,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let [Some(baseline), Some(sdk), Some(mcp)] = measured else {
+    let (Some(baseline), Some(sdk), Some(mcp)) = (baseline, sdk, mcp) else {
         bail!("--seconds must be above zero");
     };
 
@@ -240,4 +205,77 @@ async fn run(args: Args) -> anyhow::Result<()> {
         bail!("{upstream_moved} requests reached the fake platform during the run: not all calls were buffer hits");
     }
     Ok(())
+}
+
+/// `n` clients of the MCP address `path` at `addr`, each with its own connection (and
+/// session, unless the run is stateless).
+pub(crate) async fn clients_of(addr: SocketAddr, path: &'static str, n: usize) -> anyhow::Result<Vec<Target>> {
+    let mut clients = Vec::with_capacity(n);
+    for _ in 0..n {
+        clients.push(Target::mcp(addr, path).await?);
+    }
+    Ok(clients)
+}
+
+/// The measured call once through `client`, outside any measurement (`what` names it in
+/// an error; `id` is its JSON-RPC id): the answer's size and its JSON-RPC result.
+pub(crate) async fn warm_up(client: &mut Target, what: &str, id: u64) -> anyhow::Result<(usize, Value)> {
+    let body = client.answer_once(what, call_body(id)).await?;
+    let message = jsonrpc_message(&body).with_context(|| format!("{what}: no JSON-RPC answer"))?;
+    let result = message
+        .get("result")
+        .cloned()
+        .with_context(|| format!("{what}: no result"))?;
+    Ok((body.len(), result))
+}
+
+/// Each client's gap between two scheduled requests (`--rate`, open loop), or `None`.
+pub(crate) fn interval(args: &Args) -> anyhow::Result<Option<Duration>> {
+    if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        bail!("--rate must be a positive number of requests per second");
+    }
+    Ok(args.rate.map(|r| Duration::from_secs_f64(args.clients as f64 / r)))
+}
+
+/// Drives the servers in rotation, `--seconds` rounds of one measured turn each (the
+/// first turn of each warms up as `--warmup-seconds` asks); `servers[i]` is server `i`'s
+/// clients in groups measured apart (e.g. per replica), `names[i]` its name for `--only`.
+/// Hands the clients back and returns each server's measurement per group (`None`: a
+/// server `--only` left out).
+///
+/// The servers take turns, one measured second each, round after round: the machine's
+/// load changes by the minute (other work shares it), and interleaving spreads that over
+/// all of them instead of favouring whichever ran in a quiet minute.
+pub(crate) async fn rotate<const N: usize>(
+    args: &Args,
+    mut servers: Vec<Vec<Vec<Target>>>,
+    names: &[&str; N],
+    interval: Option<Duration>,
+) -> (Vec<Vec<Vec<Target>>>, [Option<Vec<Measured>>; N]) {
+    let mut measured: [Option<Vec<Measured>>; N] = std::array::from_fn(|_| None);
+    for round in 0..args.seconds {
+        for ((groups, total), name) in servers.iter_mut().zip(measured.iter_mut()).zip(names) {
+            if args.only.as_deref().is_some_and(|only| only != *name) {
+                continue;
+            }
+            let plan = Plan {
+                // The first turn warms up as asked; later turns only let the clients'
+                // pipelines fill again before recording.
+                warmup: if round == 0 {
+                    Duration::from_secs(args.warmup_seconds)
+                } else {
+                    TURN_RAMP
+                },
+                measured: TURN,
+                interval,
+            };
+            let (back, turn) = drive(std::mem::take(groups), plan).await;
+            *groups = back;
+            match total {
+                Some(t) => t.iter_mut().zip(turn).for_each(|(t, turn)| t.absorb(turn)),
+                None => *total = Some(turn),
+            }
+        }
+    }
+    (servers, measured)
 }

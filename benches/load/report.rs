@@ -37,7 +37,7 @@ fn peak_rss() -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
-fn ms(us: u64) -> String {
+pub(crate) fn ms(us: u64) -> String {
     format!("{:.2} ms", us as f64 / 1000.0)
 }
 
@@ -55,8 +55,7 @@ pub(crate) fn print_report(
         args.clients, args.protocol, args.warmup_seconds, args.seconds
     );
     println!();
-    println!("| server | requests/s | p50 | p99 | max | failed |");
-    println!("|---|---|---|---|---|---|");
+    print_header();
     let mcp_name = match crate::call::call().tool {
         Some(tool) => format!("BesluitBron `tools/call {tool}` (buffer hit)"),
         None => "BesluitBron `tools/list` (no tool work)".to_owned(),
@@ -71,15 +70,7 @@ pub(crate) fn print_report(
         (sdk_name, sdk),
         (mcp_name.as_str(), mcp),
     ] {
-        let h = &m.latency_us;
-        println!(
-            "| {name} | {:.0} | {} | {} | {} | {} |",
-            m.per_sec(),
-            ms(h.value_at_quantile(0.50)),
-            ms(h.value_at_quantile(0.99)),
-            ms(h.max()),
-            m.errors
-        );
+        print_row(name, m);
     }
     println!();
     let share = |part: &Measured, of: &Measured| {
@@ -123,15 +114,44 @@ pub(crate) fn print_report(
         }
     }
     for (name, m) in [("echo", baseline), ("rmcp-alone", sdk), ("MCP", mcp)] {
-        let h = &m.oversleep_us;
-        let over = |ms: u64| h.count_between(ms * 1000, u64::MAX);
-        println!(
-            "machine during the {name} run: a 1 ms sleep overslept > 2 ms {} times, > 5 ms {} times, worst {}",
-            over(2),
-            over(5),
-            self::ms(h.max())
-        );
+        print_stalls(name, m);
     }
+    print_load(load_before, load_after);
+}
+
+/// The head of the table of servers ([`print_row`] its rows).
+pub(crate) fn print_header() {
+    println!("| server | requests/s | p50 | p99 | max | failed |");
+    println!("|---|---|---|---|---|---|");
+}
+
+/// One server's row: requests/s, p50, p99, max, failed requests.
+pub(crate) fn print_row(name: &str, m: &Measured) {
+    let h = &m.latency_us;
+    println!(
+        "| {name} | {:.0} | {} | {} | {} | {} |",
+        m.per_sec(),
+        ms(h.value_at_quantile(0.50)),
+        ms(h.value_at_quantile(0.99)),
+        ms(h.max()),
+        m.errors
+    );
+}
+
+/// How often the stall probe overslept during `name`'s measured windows.
+pub(crate) fn print_stalls(name: &str, m: &Measured) {
+    let h = &m.oversleep_us;
+    let over = |ms: u64| h.count_between(ms * 1000, u64::MAX);
+    println!(
+        "machine during the {name} run: a 1 ms sleep overslept > 2 ms {} times, > 5 ms {} times, worst {}",
+        over(2),
+        over(5),
+        ms(h.max())
+    );
+}
+
+/// The load average before and after the run, and this process's peak memory.
+pub(crate) fn print_load(load_before: &str, load_after: &str) {
     println!(
         "load average before: {load_before}; after: {load_after}; peak RSS: {}",
         peak_rss()

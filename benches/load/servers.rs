@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing;
 use axum::serve::ListenerExt;
 use besluitbron_fakes::{FakeHandle, Fakes, serve_registry_on};
-use besluitbron_server::app::App;
+use besluitbron_server::app::{App, AppState};
 use besluitbron_server::config::Config;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult, PaginatedRequestParams,
@@ -50,10 +50,7 @@ pub(crate) struct BesluitBron {
     pub(crate) idle_timeout: Duration,
     /// The fake platforms, whose request counters prove every call a buffer hit.
     fakes: Fakes,
-    /// The server's buffers; removed when the server has stopped.
-    data_dir: tempfile::TempDir,
-    stop: oneshot::Sender<()>,
-    serving: JoinHandle<anyhow::Result<()>>,
+    server: Running,
 }
 
 impl BesluitBron {
@@ -62,12 +59,56 @@ impl BesluitBron {
         let fakes_listener = TcpListener::bind("127.0.0.1:0").await.context("bind the fakes")?;
         let fakes = serve_registry_on(fakes_listener).await.context("serve the fakes")?;
         let data_dir = tempfile::tempdir().context("temporary data directory")?;
-        let server = TcpListener::bind("127.0.0.1:0").await.context("bind the server")?;
-        let addr = server.local_addr()?;
         let server_config = config(&fakes, data_dir.path())?;
         let allowed_hosts = server_config.hosts();
         let idle_timeout = Duration::from_secs(server_config.sessions.idle_timeout_secs.max(1));
-        let app = App::build(server_config).context("build the server")?;
+        let server = Running::start(server_config, data_dir).await?;
+        Ok(BesluitBron {
+            addr: server.addr,
+            allowed_hosts,
+            idle_timeout,
+            fakes,
+            server,
+        })
+    }
+
+    /// The configuration of another server on the same fakes (a replica), with its own
+    /// fresh data directory, which it returns too.
+    pub(crate) fn config_on_the_fakes(&self) -> anyhow::Result<(Config, tempfile::TempDir)> {
+        let data_dir = tempfile::tempdir().context("temporary data directory")?;
+        Ok((config(&self.fakes, data_dir.path())?, data_dir))
+    }
+
+    /// Requests the fake platforms have received so far, together.
+    pub(crate) fn upstream_requests(&self) -> u64 {
+        self.fakes.iter().map(FakeHandle::requests).sum()
+    }
+
+    /// Stops the server and waits for it to finish.
+    pub(crate) async fn stop(self) -> anyhow::Result<()> {
+        self.server.stop().await
+    }
+}
+
+/// One BesluitBron server serving on a loopback port of its own, with its data directory.
+pub(crate) struct Running {
+    /// Where the server listens.
+    pub(crate) addr: SocketAddr,
+    /// Its state (the cluster node and the metrics, for the several-replica run).
+    pub(crate) state: Arc<AppState>,
+    /// The server's buffers; removed when the server has stopped.
+    data_dir: tempfile::TempDir,
+    stop: oneshot::Sender<()>,
+    serving: JoinHandle<anyhow::Result<()>>,
+}
+
+impl Running {
+    /// Builds the server from `config` (whose data directory is `data_dir`) and serves it.
+    pub(crate) async fn start(config: Config, data_dir: tempfile::TempDir) -> anyhow::Result<Running> {
+        let server = TcpListener::bind("127.0.0.1:0").await.context("bind the server")?;
+        let addr = server.local_addr()?;
+        let app = App::build(config).context("build the server")?;
+        let state = Arc::clone(&app.state);
         let (stop, stopped) = oneshot::channel::<()>();
         let serving = tokio::spawn(app.serve(
             server,
@@ -76,20 +117,13 @@ impl BesluitBron {
             },
             Duration::from_secs(5),
         ));
-        Ok(BesluitBron {
+        Ok(Running {
             addr,
-            allowed_hosts,
-            idle_timeout,
-            fakes,
+            state,
             data_dir,
             stop,
             serving,
         })
-    }
-
-    /// Requests the fake platforms have received so far, together.
-    pub(crate) fn upstream_requests(&self) -> u64 {
-        self.fakes.iter().map(FakeHandle::requests).sum()
     }
 
     /// Stops the server and waits for it to finish.
