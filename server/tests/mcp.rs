@@ -60,6 +60,53 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
     server.stop().await;
 }
 
+/// A buffer hit's finished answer is kept and handed out again, but only to a call that
+/// asked the same: another page or filter of the same kept list is rendered for itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_answer_is_handed_out_again_only_to_the_same_question() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("shown"))).await;
+    let c = Mcp::modern(server.url("/mcp/obv"));
+    let first = structured(&c.call_with_id(1, "obv_sources", json!({})).await);
+    let before = f.obv.requests();
+    // The first buffer hit keeps its result; the second is that result again.
+    let hit = structured(&c.call_with_id(2, "obv_sources", json!({})).await);
+    assert_eq!(structured(&c.call_with_id(3, "obv_sources", json!({})).await), hit);
+    assert_eq!(hit["sources"], first["sources"]);
+    let next = structured(
+        &c.call_with_id(4, "obv_sources", json!({"offset": 10, "limit": 5}))
+            .await,
+    );
+    assert_eq!(next["sources"].as_array().map(Vec::len), Some(5), "{next}");
+    assert_eq!(
+        next["sources"][0], first["sources"][10],
+        "the page asked for, not the kept one"
+    );
+    let utrecht = structured(&c.call_with_id(5, "obv_sources", json!({"name": "utrecht"})).await);
+    let names = utrecht["sources"].as_array().expect("sources");
+    assert!(!names.is_empty() && names.len() < 50, "{utrecht}");
+    for s in names {
+        let text = s.to_string().to_lowercase();
+        assert!(text.contains("utrecht"), "{s}");
+    }
+    // Searches alike: two different questions on one kept answer each get their own.
+    let a = structured(
+        &c.call_with_id(6, "obv_search", json!({"query": "begroting", "limit": 3}))
+            .await,
+    );
+    let a_hit = structured(
+        &c.call_with_id(7, "obv_search", json!({"query": "begroting", "limit": 3}))
+            .await,
+    );
+    assert_eq!(a_hit["searched"], a["searched"]);
+    assert_eq!(
+        f.obv.requests(),
+        before + 1,
+        "only the first search reached the platform"
+    );
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_matches_the_platform_and_a_repeat_comes_from_the_buffer() {
     let f = fakes().await;

@@ -526,9 +526,7 @@ impl Besluit {
             limit,
         };
         Ok(self
-            .answer(&call_scope, "obv_sources", call, |answer, served| {
-                render::sources(answer, served, &filter)
-            })
+            .answer_shown_for(&call_scope, "obv_sources", call, filter, render::sources)
             .await)
     }
 
