@@ -257,7 +257,7 @@ impl App {
         };
         let node = match (&cluster, &engine, &config.cluster) {
             (Some(prepared), Some(engine), Some(c)) => {
-                Some(prepared.node(engine.clone(), c, version.to_string(), Arc::clone(&metrics)))
+                Some(prepared.node(engine.clone(), c, version.to_string(), Arc::clone(&metrics))?)
             }
             _ => None,
         };

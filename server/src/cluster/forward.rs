@@ -189,7 +189,8 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
 }
 
 impl Node {
-    /// A node advertising `url`, with a lease gate per platform.
+    /// A node advertising `url`, with a lease gate per platform; an error when its HTTP
+    /// client for forwards cannot be built (never a client without its time-out).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         engine: Engine,
@@ -201,8 +202,11 @@ impl Node {
         cache_version: String,
         metrics: Arc<Metrics>,
         gates: BTreeMap<PlatformId, LeaseGate>,
-    ) -> Node {
-        Node {
+    ) -> Result<Node, reqwest::Error> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(2))
+            .build()?;
+        Ok(Node {
             engine,
             clock,
             url,
@@ -211,17 +215,14 @@ impl Node {
             replica: replica_id(),
             lease,
             cache_version,
-            http: reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(2))
-                .build()
-                .unwrap_or_default(),
+            http,
             metrics,
             gates,
             owners: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             killed: CancellationToken::new(),
             tasks: Mutex::new(Vec::new()),
-        }
+        })
     }
 
     /// This replica's id.
@@ -669,7 +670,8 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
                 tokio::select! {
                     () = done.cancelled() => return,
                     _ = every.tick() => {
-                        if beat_tx.try_send(encode_line(&ForwardLine::Alive)).is_err() && beat_tx.is_closed() {
+                        let Ok(alive) = encode_line(&ForwardLine::Alive) else { return };
+                        if beat_tx.try_send(alive).is_err() && beat_tx.is_closed() {
                             return;
                         }
                     }
@@ -685,8 +687,11 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
                 queued_calls: p.queued_calls,
                 estimated_wait_ms: u64::try_from(p.estimated_wait.as_millis()).unwrap_or(u64::MAX),
             };
-            // A full channel drops a progress line, never the answer.
-            let _ = progress_tx.try_send(encode_line(&line));
+            // A full channel drops a progress line, never the answer; so does one that
+            // does not encode.
+            if let Ok(line) = encode_line(&line) {
+                let _ = progress_tx.try_send(line);
+            }
         });
         let forwarded = Forwarded {
             platform,
@@ -743,7 +748,18 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
                 Err(e) => ForwardLine::Result(Box::new(tool_error(e.message))),
             }
         };
-        let _ = tx.send(encode_line(&line)).await;
+        // An answer that does not encode is an error naming the platform, never an
+        // empty line; if even that does not encode, the stream ends early and the
+        // forwarding replica reports a broken forward.
+        let encoded = encode_line(&line).or_else(|error| {
+            encode_line(&ForwardLine::Result(Box::new(tool_error(format!(
+                "BesluitBron could not pass on {}'s answer between its replicas ({error}); try again",
+                platform.display_name()
+            )))))
+        });
+        if let Ok(encoded) = encoded {
+            let _ = tx.send(encoded).await;
+        }
     });
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<Bytes, std::convert::Infallible>(b), rx))
@@ -755,10 +771,12 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
         .into_response()
 }
 
-fn encode_line(line: &ForwardLine) -> Bytes {
-    let mut v = serde_json::to_vec(line).unwrap_or_default();
+/// One line of a forward's answer; an error when the line does not encode (never an
+/// empty line the forwarding replica would have to guess at).
+fn encode_line(line: &ForwardLine) -> Result<Bytes, serde_json::Error> {
+    let mut v = serde_json::to_vec(line)?;
     v.push(b'\n');
-    Bytes::from(v)
+    Ok(Bytes::from(v))
 }
 
 #[cfg(test)]
@@ -775,9 +793,9 @@ mod tests {
 
     #[test]
     fn forward_lines_read_back() {
-        let line = encode_line(&ForwardLine::NotOwner);
+        let line = encode_line(&ForwardLine::NotOwner).expect("encodes");
         assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::NotOwner)));
-        let line = encode_line(&ForwardLine::Result(Box::new(tool_error("x"))));
+        let line = encode_line(&ForwardLine::Result(Box::new(tool_error("x")))).expect("encodes");
         assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::Result(r)) if r.is_error == Some(true)));
     }
 }

@@ -233,7 +233,15 @@ impl LeaseTask {
             let Some(usage) = handle.usage_checkpoint().await else {
                 return;
             };
-            let text = encode_checkpoint(&usage);
+            // A checkpoint that does not encode is not written (a next owner starts from
+            // the last one, or none), never an empty one.
+            let text = match encode_checkpoint(&usage) {
+                Ok(text) => text,
+                Err(error) => {
+                    tracing::warn!(%platform, %error, "usage checkpoint not encoded");
+                    return;
+                }
+            };
             let written = async {
                 let mut c = engine.connection().await?;
                 let keep = u64::try_from(CHECKPOINT_KEEP.as_millis()).unwrap_or(u64::MAX);
@@ -341,7 +349,7 @@ async fn read_checkpoint(engine: &Engine, platform: PlatformId) -> Option<UsageC
 
 /// A checkpoint as JSON: per lane, `[session, milli-units]` pairs; the system session
 /// as `null`.
-pub fn encode_checkpoint(usage: &UsageCheckpoint) -> String {
+pub fn encode_checkpoint(usage: &UsageCheckpoint) -> Result<String, serde_json::Error> {
     let lanes: Vec<Vec<(Option<&str>, u64)>> = usage
         .lanes
         .iter()
@@ -357,7 +365,7 @@ pub fn encode_checkpoint(usage: &UsageCheckpoint) -> String {
                 .collect()
         })
         .collect();
-    serde_json::to_string(&lanes).unwrap_or_default()
+    serde_json::to_string(&lanes)
 }
 
 /// The checkpoint [`encode_checkpoint`] wrote; `None` for anything else.
@@ -400,7 +408,10 @@ mod tests {
                 vec![],
             ],
         };
-        assert_eq!(decode_checkpoint(&encode_checkpoint(&usage)), Some(usage));
+        assert_eq!(
+            decode_checkpoint(&encode_checkpoint(&usage).expect("encodes")),
+            Some(usage)
+        );
         assert_eq!(decode_checkpoint("not json"), None);
     }
 

@@ -64,8 +64,14 @@ impl Prepared {
     }
 
     /// This replica's node.
-    pub fn node(&self, engine: Engine, c: &ClusterConfig, cache_version: String, metrics: Arc<Metrics>) -> Arc<Node> {
-        Arc::new(Node::new(
+    pub fn node(
+        &self,
+        engine: Engine,
+        c: &ClusterConfig,
+        cache_version: String,
+        metrics: Arc<Metrics>,
+    ) -> anyhow::Result<Arc<Node>> {
+        let node = Node::new(
             engine,
             self.clock,
             self.url.clone(),
@@ -75,7 +81,9 @@ impl Prepared {
             cache_version,
             metrics,
             self.gates.clone(),
-        ))
+        )
+        .map_err(|e| anyhow::anyhow!("BesluitBron.Cluster: the client for forwards: {e}"))?;
+        Ok(Arc::new(node))
     }
 
     /// Starts the lease tasks and the internal endpoint.
