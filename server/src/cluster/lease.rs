@@ -261,6 +261,10 @@ impl LeaseTask {
     }
 }
 
+/// The scripts, hashed once (a renewal every TTL/3 would hash its script anew).
+static RENEW_SCRIPT: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| redis::Script::new(RENEW));
+static RELEASE_SCRIPT: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| redis::Script::new(RELEASE));
+
 /// One lease request to Redis, and its answer.
 async fn ask(
     engine: Engine,
@@ -293,25 +297,18 @@ async fn ask(
                     }
                 }
             }
-            LeaseCall::Renew => {
-                let done: i64 = redis::Script::new(RENEW)
-                    .key(&key)
-                    .arg(&value)
-                    .arg(ttl_ms)
-                    .invoke_async(&mut c)
-                    .await?;
-                if done == 1 {
-                    LeaseAnswer::Granted
-                } else {
-                    LeaseAnswer::Refused
+            // Both compare the value first: only the holder of this acquisition renews or
+            // releases it.
+            LeaseCall::Renew | LeaseCall::Release => {
+                let mut invocation = match request.call {
+                    LeaseCall::Renew => RENEW_SCRIPT.key(&key),
+                    _ => RELEASE_SCRIPT.key(&key),
+                };
+                invocation.arg(&value);
+                if request.call == LeaseCall::Renew {
+                    invocation.arg(ttl_ms);
                 }
-            }
-            LeaseCall::Release => {
-                let done: i64 = redis::Script::new(RELEASE)
-                    .key(&key)
-                    .arg(&value)
-                    .invoke_async(&mut c)
-                    .await?;
+                let done: i64 = invocation.invoke_async(&mut c).await?;
                 if done == 1 {
                     LeaseAnswer::Granted
                 } else {
