@@ -6,21 +6,8 @@ mod support;
 use std::time::Duration;
 
 use besluitbron_server::cluster::Engine;
+use support::eventually;
 use support::redis::RedisServer;
-
-/// Waits until `f` holds, up to `limit` (on the wall clock: Redis runs outside).
-async fn eventually<F: AsyncFnMut() -> bool>(limit: Duration, mut f: F) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        if f().await {
-            return true;
-        }
-        if tokio::time::Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 #[tokio::test]
 async fn a_replica_starts_while_redis_is_down_and_connects_when_it_answers() {

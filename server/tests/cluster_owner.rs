@@ -15,7 +15,7 @@ use besluitbron_server::cluster::forward::Node;
 use besluitbron_server::config::ClusterConfig;
 use serde_json::json;
 use support::redis::RedisServer;
-use support::{Fakes, Mcp, fakes, structured, temp_dir, tool_error_text};
+use support::{Fakes, Mcp, eventually, fakes, structured, temp_dir, tool_error_text};
 use tokio_util::sync::CancellationToken;
 
 const TTL_MS: u64 = 1_000;
@@ -179,20 +179,6 @@ impl Replica {
     }
 }
 
-/// Waits until `f` holds, up to `limit`.
-async fn eventually<F: FnMut() -> bool>(limit: Duration, mut f: F) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if f() {
-            return true;
-        }
-        if Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 async fn three(world: &Arc<World>, f: &Fakes, redis: &RedisServer, name: &str) -> Vec<Replica> {
     let mut rs = Vec::new();
     for i in 0..3 {
@@ -207,7 +193,9 @@ fn owners(rs: &[Replica]) -> Vec<usize> {
 
 async fn one_owner(rs: &[Replica]) -> usize {
     assert!(
-        eventually(Duration::from_secs(3 * TTL_MS / 1000 + 5), || owners(rs).len() == 1).await,
+        eventually(Duration::from_secs(3 * TTL_MS / 1000 + 5), async || owners(rs).len()
+            == 1)
+        .await,
         "one replica owns obv"
     );
     owners(rs)[0]
@@ -279,7 +267,7 @@ async fn exactly_one_replica_owns_obv_and_the_others_forward_to_it() {
     // question across replicas, limited or not).
     for p in [PlatformId::Tk, PlatformId::Obv] {
         assert!(
-            eventually(Duration::from_secs(5), || rs
+            eventually(Duration::from_secs(5), async || rs
                 .iter()
                 .filter(|r| r.node().owns_now(p))
                 .count()
@@ -384,7 +372,7 @@ async fn a_dead_owner_is_replaced_within_two_ttls_and_a_margin() {
     let lease = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
     let bound = lease.ttl * 2 + lease.margin;
     assert!(
-        eventually(bound + Duration::from_secs(3), || survivors
+        eventually(bound + Duration::from_secs(3), async || survivors
             .iter()
             .any(|&i| rs[i].owns()))
         .await,
@@ -432,7 +420,7 @@ async fn with_redis_gone_misses_fail_closed_and_recover_after_its_restart() {
     redis.kill();
     // The owner's lease lapses by its own clock: nobody admits.
     assert!(
-        eventually(Duration::from_secs(3), || owners(&rs).is_empty()).await,
+        eventually(Duration::from_secs(3), async || owners(&rs).is_empty()).await,
         "without Redis no replica owns obv"
     );
     let before = f.obv.requests();
@@ -469,7 +457,7 @@ async fn a_paused_redis_stops_every_owner_and_ownership_recovers_after() {
     redis.pause(Duration::from_millis(3_000));
     let paused = Instant::now();
     assert!(
-        eventually(Duration::from_secs(3), || owners(&rs).is_empty()).await,
+        eventually(Duration::from_secs(3), async || owners(&rs).is_empty()).await,
         "a paused engine answers no renewal: the lease lapses"
     );
     let mut during = Vec::new();
@@ -652,7 +640,7 @@ async fn a_graceful_shutdown_hands_the_lease_over() {
     );
     let config = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
     assert!(
-        eventually(config.ttl * 3, || owners(&rs).len() == 1).await,
+        eventually(config.ttl * 3, async || owners(&rs).len() == 1).await,
         "another replica owns obv"
     );
     eprintln!(
@@ -995,9 +983,9 @@ async fn a_legacy_session_alternating_between_replicas_survives_the_owners_death
     let survivors: Vec<usize> = (0..3).filter(|&i| i != owner).collect();
     let lease = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
     assert!(
-        eventually(lease.ttl * 2 + lease.margin + Duration::from_secs(3), || survivors
-            .iter()
-            .any(|&i| rs[i].owns()))
+        eventually(lease.ttl * 2 + lease.margin + Duration::from_secs(3), async || {
+            survivors.iter().any(|&i| rs[i].owns())
+        })
         .await,
         "a survivor owns obv"
     );

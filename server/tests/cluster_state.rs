@@ -12,79 +12,30 @@ use std::time::Duration;
 
 use besluitbron_core::limits::{ClientLimitConfig, ClientLimits, RateLimit};
 use besluitbron_core::time::Instant;
-use besluitbron_server::app::{App, AppState, Hooks};
+use besluitbron_server::app::{App, Hooks};
 use besluitbron_server::cluster::Engine;
 use besluitbron_server::cluster::limits::{Asking, SharedLimits};
 use besluitbron_server::config::{ClusterConfig, Config};
 use serde_json::json;
 use support::redis::RedisServer;
-use support::{Fakes, Mcp, config, fakes, structured, temp_dir};
-use tokio::sync::oneshot;
-
-/// Waits until `f` holds, up to `limit`.
-async fn eventually<F: AsyncFnMut() -> bool>(limit: Duration, mut f: F) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        if f().await {
-            return true;
-        }
-        if tokio::time::Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+use support::{Fakes, Mcp, Server, config, eventually, fakes, structured, temp_dir};
 
 /// One in-process replica.
-struct Replica {
-    addr: SocketAddr,
-    state: Arc<AppState>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+type Replica = Server;
+
+/// Starts a replica of `config`; `gated: false` leaves rmcp's restore race open.
+async fn replica(config: Config, gated: bool) -> Replica {
+    let app = App::build_gated(config, Hooks::default(), gated).expect("build app");
+    Server::serve(app, Duration::from_secs(2)).await
 }
 
-impl Replica {
-    async fn start(config: Config, gated: bool) -> Replica {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let app = App::build_gated(config, Hooks::default(), gated).expect("build app");
-        let state = app.state.clone();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(app.serve(
-            listener,
-            async {
-                let _ = stopped.await;
-            },
-            Duration::from_secs(2),
-        ));
-        Replica {
-            addr,
-            state,
-            stop: Some(stop),
-            task: Some(task),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-
-    fn metric(&self, needle: &str) -> f64 {
-        let text = self.state.metrics().render();
-        text.lines()
-            .filter(|l| l.starts_with(needle))
-            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .sum()
-    }
+/// The sum of the metric lines of `r` that start with `needle`.
+fn metric(r: &Replica, needle: &str) -> f64 {
+    let text = r.state.metrics().render();
+    text.lines()
+        .filter(|l| l.starts_with(needle))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
 
 /// A replica's configuration: the fakes, its own data directory, the test's Redis.
@@ -104,7 +55,7 @@ async fn replicas(f: &Fakes, redis: &RedisServer, n: usize, edit: impl Fn(&mut C
     for i in 0..n {
         let mut c = replica_config(f, redis, &format!("replica-{i}"));
         edit(&mut c);
-        out.push(Replica::start(c, true).await);
+        out.push(replica(c, true).await);
     }
     out
 }
@@ -320,7 +271,7 @@ async fn with_redis_killed_limits_fall_back_to_local_ones_and_recover_after_a_re
         assert_eq!(r.status, 200, "served with the local limits: {}", r.text);
     }
     assert!(
-        rs[0].metric("besluitbron_shared_state_fallbacks_total{what=\"limits\"}") >= 3.0,
+        metric(&rs[0], "besluitbron_shared_state_fallbacks_total{what=\"limits\"}") >= 3.0,
         "{}",
         rs[0].state.metrics().render()
     );
@@ -334,10 +285,10 @@ async fn with_redis_killed_limits_fall_back_to_local_ones_and_recover_after_a_re
         .await,
         "the shared limits are used again after the restart"
     );
-    let fallbacks = rs[0].metric("besluitbron_shared_state_fallbacks_total{what=\"limits\"}");
+    let fallbacks = metric(&rs[0], "besluitbron_shared_state_fallbacks_total{what=\"limits\"}");
     assert_eq!(tools_list(&c, 100).await.status, 200);
     assert_eq!(
-        rs[0].metric("besluitbron_shared_state_fallbacks_total{what=\"limits\"}"),
+        metric(&rs[0], "besluitbron_shared_state_fallbacks_total{what=\"limits\"}"),
         fallbacks,
         "no fallback once Redis answers"
     );
@@ -405,8 +356,8 @@ async fn regression_concurrent_first_requests_of_a_session_at_a_fresh_replica_al
         c.sessions.initialize_per_minute = 10_000;
         c
     };
-    let a = Replica::start(roomy("race-a"), true).await;
-    let b = Replica::start(roomy("race-b"), !ungated).await;
+    let a = replica(roomy("race-a"), true).await;
+    let b = replica(roomy("race-b"), !ungated).await;
     let (failed, lost) = restore_burst(&a, &b, 40, 32).await;
     assert_eq!(
         (failed, lost),

@@ -63,9 +63,13 @@ pub struct Server {
 
 impl Server {
     pub async fn start(config: Config) -> Server {
+        Server::serve(App::build(config).expect("build app"), Duration::from_secs(5)).await
+    }
+
+    /// Serves a built `app` on a fresh loopback port; a shutdown drains for `drain`.
+    pub async fn serve(app: App, drain: Duration) -> Server {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind server");
         let addr = listener.local_addr().expect("addr");
-        let app = App::build(config).expect("build app");
         let state = app.state.clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(app.serve(
@@ -73,7 +77,7 @@ impl Server {
             async {
                 let _ = stopped.await;
             },
-            Duration::from_secs(5),
+            drain,
         ));
         Server {
             addr,
@@ -98,6 +102,20 @@ impl Server {
         drop(self.state);
         // Background tasks holding the buffers end with the cancellation.
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until `f` holds, up to `limit` (on the wall clock), polling every 20 ms.
+pub async fn eventually<F: AsyncFnMut() -> bool>(limit: Duration, mut f: F) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if f().await {
+            return true;
+        }
+        if tokio::time::Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
