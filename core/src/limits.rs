@@ -20,10 +20,8 @@
 //! information and is dropped, and at most `max_keys` keys are held (the one closest to
 //! full goes first).
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
-use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -157,8 +155,10 @@ struct Keyed {
     /// A full bucket of the layer's rate, cloned for a key's first request.
     fresh: Bucket,
     /// Each key's bucket, and the instant it is filed under in `by_full_at` (at most
-    /// the bucket's `full_at`; a fixed-key hasher: nothing depends on a random seed).
-    buckets: HashMap<Arc<str>, (Bucket, Instant), BuildHasherDefault<DefaultHasher>>,
+    /// the bucket's `full_at`). The hasher has a fixed seed, so nothing depends on a
+    /// random one, and is foldhash's: every request looks up each layer's key twice,
+    /// and SipHash cost more than the rest of the check.
+    buckets: HashMap<Arc<str>, (Bucket, Instant), foldhash::fast::FixedState>,
     /// Each key, once, by the instant it is filed under.
     by_full_at: BTreeSet<(Instant, Arc<str>)>,
     max_keys: usize,

@@ -16,7 +16,7 @@
 //! drain time), then close the MCP streams and sessions, stop the platforms' tasks and
 //! wait (bounded) for their buffer writes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -261,12 +261,6 @@ impl App {
             }
             _ => None,
         };
-        let mut tool_platforms = HashMap::new();
-        for c in CONNECTORS {
-            for tool in (c.tools)().list_all() {
-                tool_platforms.insert(tool.name.to_string(), c.platform);
-            }
-        }
         let shared = Arc::new(Shared {
             clients,
             platforms: Platforms::new(handles),
@@ -295,7 +289,7 @@ impl App {
             metrics: Arc::clone(&metrics),
             duplicates: Mutex::new(DuplicateMonitor::new(MonitorConfig::default())),
             clock,
-            tool_platforms,
+            tools: crate::mcp::tools::ToolTable::new(CONNECTORS),
             engine,
             cluster: node.clone(),
         });

@@ -252,7 +252,7 @@ where
     // With several replicas, one round trip to the shared engine both reads the session
     // (another replica's, to restore here; or ended by a DELETE elsewhere) and takes the
     // client limits; the local limits answer while the engine does not.
-    let (session, verdict) = match (&state.shared_limits, &route.store) {
+    let (session, verdict, key) = match (&state.shared_limits, &route.store) {
         (Some(shared), Some(store)) => {
             let asking = Asking {
                 route: store.route(),
@@ -279,7 +279,7 @@ where
                 }
                 Ok(a) => {
                     let session = named.filter(|_| held || a.status == SessionStatus::Present);
-                    (session, a.verdict)
+                    (session, a.verdict, None)
                 }
                 Err(error) => {
                     if named.is_some() && !held {
@@ -298,7 +298,7 @@ where
                             .lock()
                             .expect("limits lock")
                             .check(now, route.connector, key.as_str(), &address);
-                    (session, verdict)
+                    (session, verdict, Some(key))
                 }
             }
         }
@@ -310,14 +310,16 @@ where
                 .lock()
                 .expect("limits lock")
                 .check(now, route.connector, key.as_str(), &address);
-            (session, verdict)
+            (session, verdict, Some(key))
         }
     };
-    let caller = Arc::new(Caller::new(
-        session,
-        address.clone(),
-        identity::idempotency_key(&parts.headers),
-    ));
+    let idempotency_key = identity::idempotency_key(&parts.headers);
+    let caller = Arc::new(match key {
+        // The limits were asked with this key: it is the caller's.
+        Some(key) => Caller::keyed(session, address, idempotency_key, key),
+        None => Caller::new(session, address, idempotency_key),
+    });
+    let address = &caller.address;
     if let Err(t) = verdict {
         state
             .metrics

@@ -100,7 +100,9 @@ struct Hot {
     /// The most payload bytes held, and the largest one payload taken.
     max_bytes: usize,
     max_entry: usize,
-    entries: HashMap<CacheKey, HotEntry>,
+    /// foldhash, not SipHash: a hit hashes its key (platform, operation and every
+    /// parameter) once, and this lookup is on every cached call.
+    entries: HashMap<CacheKey, HotEntry, foldhash::fast::RandomState>,
     /// Keys by the use they were filed under; a key used since is filed again, lazily,
     /// when it reaches the front (so a hit touches no tree and clones no key).
     order: BTreeMap<u64, CacheKey>,
@@ -122,7 +124,7 @@ impl Hot {
         Hot {
             max_bytes,
             max_entry,
-            entries: HashMap::new(),
+            entries: HashMap::default(),
             order: BTreeMap::new(),
             bytes: 0,
             next: 0,

@@ -35,7 +35,6 @@ use tokio_util::sync::CancellationToken;
 use super::replay::ReplaySlot;
 use super::{Besluit, Caller};
 use crate::driver::{CallError, CallRequest, Payload, ProgressSink, QueuePosition, SharedPayload, Upstream};
-use crate::metrics::RequestLabels;
 use crate::platforms::http::PlatformError;
 
 /// A boxed typed platform call.
@@ -531,15 +530,7 @@ impl Besluit {
 
     fn count(&self, platform: PlatformId, tool: &'static str, caller: &Caller, served: Served) {
         let kind = super::duplicate_kind(served);
-        self.shared
-            .metrics
-            .requests
-            .get_or_create(&RequestLabels {
-                platform: platform.as_str(),
-                tool: tool.into(),
-                kind: kind.as_str(),
-            })
-            .inc();
+        self.shared.tools.count(&self.shared.metrics, tool, platform, kind);
         let spike = self.shared.duplicates.lock().expect("duplicate monitor lock").record(
             self.shared.clock.now(),
             &caller.address,

@@ -24,8 +24,8 @@ pub mod call;
 pub mod offers;
 pub mod replay;
 pub mod schema;
+pub mod tools;
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -50,7 +50,7 @@ use crate::clock::Clock;
 use crate::connectors::{CONNECTORS, Clients, ConnectorSpec};
 use crate::driver::Platforms;
 use crate::identity;
-use crate::metrics::{Metrics, RequestLabels};
+use crate::metrics::Metrics;
 use replay::Replayed;
 
 /// Which connectors an MCP address serves.
@@ -100,8 +100,8 @@ pub struct Shared {
     pub duplicates: Mutex<DuplicateMonitor>,
     /// The clock.
     pub clock: Clock,
-    /// Every tool's platform, for metrics of replays that kept no answer.
-    pub tool_platforms: HashMap<String, PlatformId>,
+    /// Every tool's platform and request counters.
+    pub tools: tools::ToolTable,
     /// The shared engine, when several replicas are configured (`BesluitBron:Cluster`).
     pub engine: Option<crate::cluster::Engine>,
     /// Several replicas: this replica's leases, owner lookups and forwards.
@@ -191,8 +191,21 @@ pub struct Caller {
 impl Caller {
     /// The caller for a request of an existing `session_id` (or none) from `address`.
     pub fn new(session_id: Option<String>, address: String, idempotency_key: Option<String>) -> Caller {
+        let session = identity::fairness_key(session_id.as_deref(), &address);
+        Caller::keyed(session_id, address, idempotency_key, session)
+    }
+
+    /// As [`Caller::new`] with its fairness key already made (by the guard, which asked
+    /// the client limits with it): `session` is `identity::fairness_key` of the two.
+    pub fn keyed(
+        session_id: Option<String>,
+        address: String,
+        idempotency_key: Option<String>,
+        session: SessionKey,
+    ) -> Caller {
+        debug_assert_eq!(session, identity::fairness_key(session_id.as_deref(), &address));
         Caller {
-            session: identity::fairness_key(session_id.as_deref(), &address),
+            session,
             session_id,
             address,
             idempotency_key,
@@ -297,6 +310,21 @@ impl ServerHandler for Besluit {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        // The call's state (replay slot, time limit, tool future, several replicas'
+        // forwarding) is several KB; rmcp moves the future it gets from here into each
+        // request's task and through its stages, so it gets a pointer, not the state.
+        Box::pin(self.run_tool_call(request, context)).await
+    }
+}
+
+impl Besluit {
+    /// A tool call: arguments checked against the schema, replay table, time limit, the
+    /// tool itself and, with several replicas, its forwarding to the platform's owner.
+    async fn run_tool_call(
+        &self,
+        request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         // Arguments longer than their schema allows are refused here, for every tool,
@@ -305,7 +333,7 @@ impl ServerHandler for Besluit {
         if let Some(tool) = route
             && let Err(message) = arguments::check(&tool.input_schema, request.arguments.as_ref())
         {
-            let platform = self.shared.tool_platforms.get(tool.name.as_ref()).copied();
+            let platform = self.shared.tools.platform(&tool.name);
             return Ok(tool_error(invalid_arguments(&tool.name, platform, &message)).into());
         }
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
@@ -316,7 +344,7 @@ impl ServerHandler for Besluit {
         let tool = route.map(|t| t.name.clone());
         let platform = tool
             .as_ref()
-            .and_then(|t| self.shared.tool_platforms.get(t.as_ref()).copied());
+            .and_then(|t| self.shared.tools.platform(t));
         let (result, replayed) = self
             .shared
             .replays
@@ -379,14 +407,11 @@ impl ServerHandler for Besluit {
             }
         };
         if let (Replayed::Yes(platform), Some(tool)) = (replayed, tool) {
-            let platform = platform.or_else(|| self.shared.tool_platforms.get(tool.as_ref()).copied());
+            let platform = platform.or_else(|| self.shared.tools.platform(&tool));
             if let Some(platform) = platform {
-                let labels = RequestLabels {
-                    platform: platform.as_str(),
-                    tool: tool.clone(),
-                    kind: DuplicateKind::Replay.as_str(),
-                };
-                self.shared.metrics.requests.get_or_create(&labels).inc();
+                self.shared
+                    .tools
+                    .count(&self.shared.metrics, &tool, platform, DuplicateKind::Replay);
             }
         }
         result

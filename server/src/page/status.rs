@@ -119,8 +119,8 @@ async fn platforms(state: &Arc<AppState>) -> Vec<PlatformStatus> {
         .map(|s| (s.platform, s.classes.iter().map(|c| c.entries).sum()))
         .collect();
     let mut tools: BTreeMap<PlatformId, Vec<&str>> = BTreeMap::new();
-    for (tool, p) in &state.shared.tool_platforms {
-        tools.entry(*p).or_default().push(tool);
+    for (tool, p) in state.shared.tools.iter() {
+        tools.entry(p).or_default().push(tool);
     }
     let wall = state.clock.wall();
     let mut out = Vec::new();
