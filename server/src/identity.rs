@@ -39,13 +39,32 @@ pub fn client_address(peer: SocketAddr, headers: &HeaderMap, trusted_proxies: &[
         }
     }
     match ip {
-        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V4(v4) => dotted(v4),
         IpAddr::V6(v6) => {
             let s = v6.segments();
             let prefix = Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0);
             format!("{prefix}/64")
         }
     }
+}
+
+/// `v4` as `a.b.c.d`, as its `Display` writes it, without the formatting machinery
+/// (this runs for every request).
+fn dotted(v4: std::net::Ipv4Addr) -> String {
+    let mut out = String::with_capacity(15);
+    for (i, octet) in v4.octets().into_iter().enumerate() {
+        if i > 0 {
+            out.push('.');
+        }
+        if octet >= 100 {
+            out.push(char::from(b'0' + octet / 100));
+        }
+        if octet >= 10 {
+            out.push(char::from(b'0' + octet / 10 % 10));
+        }
+        out.push(char::from(b'0' + octet % 10));
+    }
+    out
 }
 
 fn canonical(ip: IpAddr) -> IpAddr {
@@ -85,10 +104,14 @@ pub fn is_stateless_version(version: &str) -> bool {
 
 /// The fairness key: the session when there is one, else the client address.
 pub fn fairness_key(session: Option<&str>, address: &str) -> SessionKey {
-    match session {
-        Some(id) => SessionKey::client(&format!("session:{id}")),
-        None => SessionKey::client(&format!("addr:{address}")),
-    }
+    let (prefix, rest) = match session {
+        Some(id) => ("session:", id),
+        None => ("addr:", address),
+    };
+    let mut key = String::with_capacity(prefix.len() + rest.len());
+    key.push_str(prefix);
+    key.push_str(rest);
+    SessionKey::client(&key)
 }
 
 #[cfg(test)]
@@ -101,6 +124,24 @@ mod tests {
             h.append("x-forwarded-for", v.parse().unwrap());
         }
         h
+    }
+
+    #[test]
+    fn an_ipv4_address_is_written_as_its_display_writes_it() {
+        for octets in [
+            [0, 0, 0, 0],
+            [127, 0, 0, 1],
+            [10, 9, 99, 100],
+            [255, 254, 200, 1],
+            [1, 20, 109, 250],
+        ] {
+            let v4 = std::net::Ipv4Addr::from(octets);
+            assert_eq!(dotted(v4), v4.to_string());
+        }
+        for n in (0..=u32::MAX).step_by(65_521) {
+            let v4 = std::net::Ipv4Addr::from(n);
+            assert_eq!(dotted(v4), v4.to_string());
+        }
     }
 
     #[test]

@@ -342,9 +342,7 @@ impl Besluit {
         // Only a request with a replay key is compared with an earlier one.
         let keyed = replay::keys(&caller, &context.id).map(|key| (key, replay::fingerprint(&request)));
         let tool = route.map(|t| t.name.clone());
-        let platform = tool
-            .as_ref()
-            .and_then(|t| self.shared.tools.platform(t));
+        let platform = tool.as_ref().and_then(|t| self.shared.tools.platform(t));
         let (result, replayed) = self
             .shared
             .replays

@@ -105,7 +105,10 @@ mod tests {
     fn every_count_reaches_the_familys_series_of_its_labels() {
         let table = ToolTable::new(CONNECTORS);
         let metrics = Metrics::new();
-        let (tool, platform) = table.iter().find(|(t, _)| *t == "obv_search").expect("obv_search listed");
+        let (tool, platform) = table
+            .iter()
+            .find(|(t, _)| *t == "obv_search")
+            .expect("obv_search listed");
         for _ in 0..3 {
             table.count(&metrics, tool, platform, DuplicateKind::CacheHit);
         }
