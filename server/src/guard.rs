@@ -337,7 +337,7 @@ where
     }
     if envelope_facts.initialize && caller.session_id.is_none() {
         let shared_initialize = match &state.shared_limits {
-            Some(shared) => match shared.initialize(&address).await {
+            Some(shared) => match shared.initialize(address).await {
                 Ok(verdict) => Some(verdict),
                 Err(_) => {
                     state.metrics.shared_state.fell_back("initialize", "initialize");
@@ -352,7 +352,7 @@ where
                 .initializes
                 .lock()
                 .expect("limits lock")
-                .check(now, route.connector, &address, &address),
+                .check(now, route.connector, address, address),
         };
         if let Err(t) = initialize {
             state
@@ -383,7 +383,7 @@ where
     // A standalone event stream (GET) holds a connection for as long as it is open: a
     // few per session (a reconnect may overlap the old one) and per address.
     let stream = if parts.method == Method::GET {
-        match StreamPermit::take(state, caller.session_id.as_deref(), &address) {
+        match StreamPermit::take(state, caller.session_id.as_deref(), address) {
             Ok(permit) => Some(permit),
             Err(message) => return json_error(StatusCode::TOO_MANY_REQUESTS, -32000, message, Some(5)),
         }
