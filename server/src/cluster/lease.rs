@@ -36,7 +36,8 @@ use crate::metrics::{LeaseLabels, Metrics, PlatformLabel};
 const RENEW: &str =
     r"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end";
 
-/// Deletes the lease if it still holds this acquisition's value.
+/// Deletes the lease if it still holds this acquisition's value (it is given the TTL as
+/// `ARGV[2]` too, as [`RENEW`] is, and does not read it).
 const RELEASE: &str =
     r"if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
@@ -300,15 +301,12 @@ async fn ask(
             // Both compare the value first: only the holder of this acquisition renews or
             // releases it.
             LeaseCall::Renew | LeaseCall::Release => {
-                let mut invocation = match request.call {
-                    LeaseCall::Renew => RENEW_SCRIPT.key(&key),
-                    _ => RELEASE_SCRIPT.key(&key),
+                let script = if request.call == LeaseCall::Renew {
+                    &RENEW_SCRIPT
+                } else {
+                    &RELEASE_SCRIPT
                 };
-                invocation.arg(&value);
-                if request.call == LeaseCall::Renew {
-                    invocation.arg(ttl_ms);
-                }
-                let done: i64 = invocation.invoke_async(&mut c).await?;
+                let done: i64 = script.key(&key).arg(&value).arg(ttl_ms).invoke_async(&mut c).await?;
                 if done == 1 {
                     LeaseAnswer::Granted
                 } else {

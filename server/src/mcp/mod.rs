@@ -330,10 +330,10 @@ impl Besluit {
         // Arguments longer than their schema allows are refused here, for every tool,
         // before anything is parsed or asked (no platform call, no replay slot).
         let route = self.tool_router.get(&request.name);
+        let platform = route.and_then(|t| self.shared.tools.platform(&t.name));
         if let Some(tool) = route
             && let Err(message) = arguments::check(&tool.input_schema, request.arguments.as_ref())
         {
-            let platform = self.shared.tools.platform(&tool.name);
             return Ok(tool_error(invalid_arguments(&tool.name, platform, &message)).into());
         }
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
@@ -342,7 +342,6 @@ impl Besluit {
         // Only a request with a replay key is compared with an earlier one.
         let keyed = replay::keys(&caller, &context.id).map(|key| (key, replay::fingerprint(&request)));
         let tool = route.map(|t| t.name.clone());
-        let platform = tool.as_ref().and_then(|t| self.shared.tools.platform(t));
         let (result, replayed) = self
             .shared
             .replays
@@ -404,9 +403,9 @@ impl Besluit {
                 Err(e)
             }
         };
-        if let (Replayed::Yes(platform), Some(tool)) = (replayed, tool) {
-            let platform = platform.or_else(|| self.shared.tools.platform(&tool));
-            if let Some(platform) = platform {
+        if let (Replayed::Yes(kept), Some(tool)) = (replayed, tool) {
+            // The platform of the answer the first attempt kept, else the tool's own.
+            if let Some(platform) = kept.or(platform) {
                 self.shared
                     .tools
                     .count(&self.shared.metrics, &tool, platform, DuplicateKind::Replay);

@@ -23,13 +23,15 @@ use prometheus_client::metrics::counter::Counter;
 use crate::connectors::ConnectorSpec;
 use crate::metrics::{Metrics, RequestLabels};
 
-/// The duplicate kinds, in the order of a tool's counters.
-const KINDS: [DuplicateKind; 4] = [
-    DuplicateKind::Fresh,
-    DuplicateKind::Coalesced,
-    DuplicateKind::CacheHit,
-    DuplicateKind::Replay,
-];
+/// Where a tool's counter of `kind` is kept.
+const fn slot(kind: DuplicateKind) -> usize {
+    match kind {
+        DuplicateKind::Fresh => 0,
+        DuplicateKind::Coalesced => 1,
+        DuplicateKind::CacheHit => 2,
+        DuplicateKind::Replay => 3,
+    }
+}
 
 /// One tool: its platform and its counters, one per duplicate kind.
 struct ToolEntry {
@@ -75,9 +77,8 @@ impl ToolTable {
             tool: Cow::Owned(tool.to_owned()),
             kind: kind.as_str(),
         };
-        let slot = KINDS.iter().position(|k| *k == kind);
-        match (self.0.get(tool), slot) {
-            (Some(entry), Some(slot)) if entry.platform == platform => entry.counters[slot]
+        match self.0.get(tool) {
+            Some(entry) if entry.platform == platform => entry.counters[slot(kind)]
                 .get_or_init(|| metrics.requests.get_or_create(&labels()).clone())
                 .inc(),
             _ => metrics.requests.get_or_create(&labels()).inc(),
