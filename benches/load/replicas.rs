@@ -390,7 +390,7 @@ impl Redis {
             if let Some(status) = redis.child.try_wait()? {
                 bail!("redis-server exited at start: {status}");
             }
-            if ping(&socket(redis.dir.path())) {
+            if redis.ping() {
                 return Ok(redis);
             }
             if Instant::now() > deadline {
@@ -407,24 +407,25 @@ impl Redis {
 }
 
 impl Redis {
+    /// A connection to the server, or `None` when it does not answer within 200 ms.
+    fn connection(&self) -> Option<redis::Connection> {
+        let client = redis::Client::open(self.url()).ok()?;
+        client.get_connection_with_timeout(Duration::from_millis(200)).ok()
+    }
+
+    /// Whether the server answers `PING` now.
+    fn ping(&self) -> bool {
+        self.connection()
+            .is_some_and(|mut c| redis::cmd("PING").query::<String>(&mut c).is_ok())
+    }
+
     /// `total_commands_processed` of `INFO stats`, or `None` when the server does not say.
     fn commands_processed(&self) -> Option<u64> {
-        use std::io::{BufRead, BufReader, Write};
-        let mut s = std::os::unix::net::UnixStream::connect(socket(self.dir.path())).ok()?;
-        s.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
-        s.write_all(b"INFO stats\r\n").ok()?;
-        // A bulk string: `$<length>\r\n`, then its lines.
-        let mut lines = BufReader::new(s).lines();
-        let length: usize = lines.next()?.ok()?.strip_prefix('$')?.parse().ok()?;
-        let mut read = 0;
-        while read < length {
-            let line = lines.next()?.ok()?;
-            read += line.len() + 2;
-            if let Some(v) = line.strip_prefix("total_commands_processed:") {
-                return v.trim().parse().ok();
-            }
-        }
-        None
+        let mut c = self.connection()?;
+        let info: String = redis::cmd("INFO").arg("stats").query(&mut c).ok()?;
+        info.lines()
+            .find_map(|line| line.strip_prefix("total_commands_processed:"))
+            .and_then(|v| v.trim().parse().ok())
     }
 }
 
@@ -437,19 +438,4 @@ impl Drop for Redis {
 
 fn socket(dir: &Path) -> PathBuf {
     dir.join("redis.sock")
-}
-
-/// Whether a redis-server answers `PING` on `socket` now (an inline command; RESP's
-/// answer is `+PONG`).
-fn ping(socket: &Path) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut s) = std::os::unix::net::UnixStream::connect(socket) else {
-        return false;
-    };
-    let timeout = Some(Duration::from_millis(200));
-    if s.set_read_timeout(timeout).is_err() || s.set_write_timeout(timeout).is_err() {
-        return false;
-    }
-    let mut answer = [0u8; 7];
-    s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut answer).is_ok() && answer == *b"+PONG\r\n"
 }
