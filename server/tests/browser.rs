@@ -32,10 +32,7 @@ impl Drop for Driver {
 impl Driver {
     /// Starts chromedriver on a free loopback port and waits until it answers.
     async fn start() -> Driver {
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-            l.local_addr().expect("addr").port()
-        };
+        let port = support::free_port();
         let child = std::process::Command::new("chromedriver")
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())

@@ -12,18 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::redis::RedisServer;
-use support::{Mcp, eventually, fakes, structured, temp_dir};
+use support::{Mcp, eventually, fakes, free_port, structured, temp_dir};
 
 const TTL_MS: u64 = 1_000;
-
-/// A free loopback port (bound, then released for the child to take).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
 
 struct Replica {
     child: Child,

@@ -12,10 +12,7 @@ use support::{Mcp, fakes, structured, temp_dir};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_a_running_call_finish_and_exits_cleanly() {
     let f = fakes().await;
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = support::free_port();
     let dir = temp_dir("sigterm");
     let mut child = Command::new(env!("CARGO_BIN_EXE_besluitbron"))
         .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])

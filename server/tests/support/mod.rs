@@ -119,6 +119,15 @@ pub async fn eventually<F: AsyncFnMut() -> bool>(limit: Duration, mut f: F) -> b
     }
 }
 
+/// A free loopback port: bound, then released for a child process to take.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind a free port")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
 /// A fresh temporary directory.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
