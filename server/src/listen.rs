@@ -2,9 +2,11 @@
 //! bounded in time and in number, and shutdown is bounded too.
 //!
 //! - A connection must send a request's headers within `HeaderReadTimeoutSecs` of its
-//!   opening or of the previous answer (hyper's header-read timer, which needs a timer
-//!   that `axum::serve` does not install); idle keep-alive connections close the same way.
-//!   The body's time-out is the guard's (`BodyReadTimeoutSecs`, HTTP 408).
+//!   opening or of the previous answer; idle keep-alive connections close the same way.
+//!   One timer per connection keeps this ([`Activity`]): it is set again only when it
+//!   fires, so a request costs no timer of its own (hyper's header-read timer made and
+//!   dropped one per request, under the runtime's timer lock). The body's time-out is
+//!   the guard's (`BodyReadTimeoutSecs`, HTTP 408).
 //! - At most `MaxConnections` connections are open, at most `MaxConnectionsPerAddress`
 //!   from one address (a trusted proxy is exempt: its clients are counted by the limits
 //!   on `X-Forwarded-For`). A connection over a cap gets one clear HTTP 503 with
@@ -20,8 +22,12 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -34,6 +40,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
@@ -213,7 +220,10 @@ async fn accept_loop(
                     }
                     r
                 });
-                let graceful = connections.graceful.clone();
+                // A token of the connection's own: every wake-up of the connection
+                // asks it whether to finish, and the shared token's lock would be
+                // taken by every connection on every wake-up.
+                let graceful = connections.graceful.child_token();
                 let header_timeout = Duration::from_secs(config.header_read_timeout_secs);
                 tasks.spawn(async move {
                     let _permit = permit;
@@ -245,31 +255,191 @@ async fn accept_loop(
     tasks.shutdown().await;
 }
 
+/// One connection's requests, as its idle timer reads them: how many are being
+/// answered now, and when the last answer was done (or the connection opened).
+///
+/// Invariant: `answering` counts the answers whose body has not been dropped yet; an
+/// answer's end moves `idle_since` forward, never back.
+struct Activity {
+    opened: Instant,
+    answering: AtomicUsize,
+    /// Nanoseconds from `opened` to the end of the last answer.
+    idle_since: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            opened: Instant::now(),
+            answering: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(0),
+        }
+    }
+
+    /// A request's headers are in and its answer begins.
+    fn begin(&self) {
+        self.answering.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An answer is done (its body dropped).
+    fn end(&self) {
+        let since = u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.idle_since.fetch_max(since, Ordering::Relaxed);
+        self.answering.fetch_sub(1, Ordering::Release);
+    }
+
+    /// When the connection must have sent its next request's headers, if it has to
+    /// now (`None` while an answer is under way).
+    fn headers_due(&self, timeout: Duration) -> Option<Instant> {
+        if self.answering.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        let since = Duration::from_nanos(self.idle_since.load(Ordering::Relaxed));
+        Some(self.opened + since + timeout)
+    }
+}
+
+/// An answer's body, which tells the connection's [`Activity`] when it is done.
+struct Answer<B> {
+    inner: B,
+    activity: Arc<Activity>,
+}
+
+impl<B> Drop for Answer<B> {
+    fn drop(&mut self) {
+        self.activity.end();
+    }
+}
+
+impl<B> axum::body::HttpBody for Answer<B>
+where
+    B: axum::body::HttpBody + Unpin,
+{
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The connection's service: each request begins an answer in its [`Activity`], which
+/// its response's body (or the request's end, if it has none yet) ends.
+#[derive(Clone)]
+struct Tracked<S> {
+    inner: S,
+    activity: Arc<Activity>,
+}
+
+impl<S> tower::Service<Request<Incoming>> for Tracked<S>
+where
+    S: tower::Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>,
+{
+    type Response = Response<Answer<Body>>;
+    type Error = Infallible;
+    type Future = Answering<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Incoming>) -> Self::Future {
+        self.activity.begin();
+        Answering {
+            inner: self.inner.call(request),
+            activity: Some(Arc::clone(&self.activity)),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request being answered; its answer ends when the response's body is dropped,
+    /// or here, if the request goes before it has a response.
+    struct Answering<F> {
+        #[pin]
+        inner: F,
+        activity: Option<Arc<Activity>>,
+    }
+
+    impl<F> PinnedDrop for Answering<F> {
+        fn drop(this: Pin<&mut Self>) {
+            if let Some(activity) = this.project().activity.take() {
+                activity.end();
+            }
+        }
+    }
+}
+
+impl<F> Future for Answering<F>
+where
+    F: Future<Output = Result<Response<Body>, Infallible>>,
+{
+    type Output = Result<Response<Answer<Body>>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Ok(response) = std::task::ready!(this.inner.poll(cx));
+        let activity = this
+            .activity
+            .take()
+            .expect("an answer is polled until it is ready, once");
+        Poll::Ready(Ok(response.map(|inner| Answer { inner, activity })))
+    }
+}
+
 async fn serve_one<S>(tcp: tokio::net::TcpStream, service: S, header_timeout: Duration, graceful: CancellationToken)
 where
     S: tower::Service<Request<Incoming>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
-    let mut builder = http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
-    let conn = builder.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
+    let activity = Arc::new(Activity::new());
+    let service = Tracked {
+        inner: service,
+        activity: Arc::clone(&activity),
+    };
+    let conn = http1::Builder::new().serve_connection(TokioIo::new(tcp), TowerToHyperService::new(service));
     tokio::pin!(conn);
+    let idle = tokio::time::sleep(header_timeout);
+    tokio::pin!(idle);
+    let mut draining = false;
     if graceful.is_cancelled() {
         conn.as_mut().graceful_shutdown();
+        draining = true;
     }
-    let finished = tokio::select! {
-        result = conn.as_mut() => Some(result),
-        () = graceful.cancelled() => None,
-    };
-    let result = match finished {
-        Some(result) => result,
-        None => {
-            conn.as_mut().graceful_shutdown();
-            conn.await
+    let result = loop {
+        tokio::select! {
+            biased;
+            result = conn.as_mut() => break Some(result),
+            () = graceful.cancelled(), if !draining => {
+                conn.as_mut().graceful_shutdown();
+                draining = true;
+            }
+            () = idle.as_mut() => match activity.headers_due(header_timeout) {
+                // Silent for too long since the last answer (or since it opened), or
+                // still sending the next request's headers: closed, as hyper's
+                // header-read time-out closes it.
+                Some(due) if due <= Instant::now() => break None,
+                Some(due) => idle.as_mut().reset(due),
+                // An answer is under way; its body decides when it is done.
+                None => idle.as_mut().reset(Instant::now() + header_timeout),
+            },
         }
     };
-    if let Err(error) = result {
-        tracing::debug!(%error, "connection ended with an error");
+    match result {
+        Some(Err(error)) => tracing::debug!(%error, "connection ended with an error"),
+        Some(Ok(())) => {}
+        None => tracing::debug!("connection closed: no request headers within the time-out"),
     }
 }
 

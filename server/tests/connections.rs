@@ -58,6 +58,48 @@ async fn regression_silent_and_half_sent_headers_are_closed_after_the_header_tim
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_header_time_out_counts_from_the_last_answer_and_spares_a_long_one() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("idle-timer"));
+    cfg.connections.header_read_timeout_secs = 1;
+    let server = Server::start(cfg).await;
+
+    // An event stream is one long answer: open for longer than the time-out, it stays.
+    let url = server.url("/mcp/obv");
+    let session = Mcp::initialize(url.clone()).await;
+    let stream = reqwest::Client::new()
+        .get(&session.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session.session.clone().unwrap())
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    wait_for(|| server.state.open_streams() == 1).await;
+
+    // A keep-alive connection that asks again within the time-out of each answer is
+    // served for well past the time-out since it opened.
+    let mut tcp = TcpStream::connect(server.addr).await.unwrap();
+    let ask = format!("GET /healthz HTTP/1.1\r\n{}\r\n", host(&server));
+    let mut answered = 0;
+    for _ in 0..4 {
+        tcp.write_all(ask.as_bytes()).await.unwrap();
+        let mut buf = [0u8; 512];
+        let n = tokio::time::timeout(HANG, tcp.read(&mut buf)).await.unwrap().unwrap();
+        assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+        answered += 1;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+    }
+    assert_eq!(answered, 4);
+    // Then silent: closed after the time-out.
+    assert!(read_to_close(&mut tcp).await.is_empty());
+    assert_eq!(server.state.open_streams(), 1, "the stream outlived the time-out");
+    drop(stream);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn regression_a_body_without_its_last_chunk_is_answered_408() {
     let f = fakes().await;
     let mut cfg = config(&f, &temp_dir("chunked"));
