@@ -3,8 +3,9 @@
 //!
 //! Every string argument of every tool declares a maximum length in its JSON schema
 //! (`#[schemars(length(max = N))]`; the contract test fails for one that does not).
-//! [`check`] enforces those lengths for every tool at once, in the handler, before the
-//! tool's arguments are even deserialized: an over-long value is refused with a short
+//! [`Rules::check`] enforces those lengths for every tool at once, in the handler, before
+//! the tool's arguments are even deserialized (each tool's [`Rules`] are read from its
+//! schema once, at start-up): an over-long value is refused with a short
 //! message naming the argument and the limit, never echoing the value, and no platform
 //! is asked (so nothing is counted against a platform either). A connector only writes
 //! the `length` attribute; it never checks lengths itself.
@@ -35,82 +36,211 @@ pub const MAX_NAME_CHARS: usize = 64;
 /// The longest tool error text an assistant is sent, in characters.
 pub const MAX_ERROR_CHARS: usize = 1000;
 
-/// Checks `arguments` against the string lengths `schema` declares: each property's
-/// `maxLength` (for an array, its `items`' `maxLength`), and [`MAX_ANY_STRING_CHARS`] for
-/// every other string and [`MAX_NAME_CHARS`] for every object key. Lengths are counted
-/// in characters (Unicode scalar values), as JSON Schema counts them.
+/// What the argument check reads of one tool's input schema, read once (the tool table
+/// keeps each tool's): per declared argument its type, length and number bounds, so a
+/// call's check looks up no schema keys.
 ///
-/// Returns the message for the assistant: it names the argument (only a name the schema
-/// declares) and the limit, never the value.
-pub fn check(schema: &JsonObject, arguments: Option<&JsonObject>) -> Result<(), String> {
-    let Some(arguments) = arguments else {
-        return Ok(());
-    };
-    let properties = schema.get("properties").and_then(Value::as_object);
-    for (name, value) in arguments {
-        let declared = properties.and_then(|p| p.get(name));
-        if declared.is_none() && name.chars().count() > MAX_NAME_CHARS {
-            return Err(format!(
-                "an argument name is longer than {MAX_NAME_CHARS} characters; use the names the tool's schema lists"
-            ));
-        }
-        let label = if declared.is_some() {
-            name.as_str()
-        } else {
-            "an unknown argument"
-        };
-        check_value(label, declared, value)?;
-    }
-    Ok(())
+/// Invariant: `Rules::of(schema).check(args)` is what reading `schema` afresh for every
+/// value says (`tests::reference`, `tests::qc_rules_read_once_check_as_the_schema_does`).
+#[derive(Debug, Clone, Default)]
+pub struct Rules {
+    /// The declared arguments, sorted by name.
+    properties: Vec<(String, Rule)>,
 }
 
-/// Checks one value against its schema (`None`: no schema of its own).
-fn check_value(name: &str, schema: Option<&Value>, value: &Value) -> Result<(), String> {
-    let max_length = |schema: Option<&Value>| {
-        schema
-            .and_then(|s| s.get("maxLength"))
-            .and_then(Value::as_u64)
-            .map_or(MAX_ANY_STRING_CHARS, |n| usize::try_from(n).unwrap_or(usize::MAX))
-    };
+/// What one schema (a property's, or its `items`') says about a value.
+#[derive(Debug, Clone)]
+struct Rule {
+    /// The JSON types its `type` admits ([`ANY_TYPE`] without a `type`, or one that
+    /// is neither a string nor a list), and the words an error names them with.
+    types: u8,
+    type_words: String,
+    /// Its `maxLength`, else [`MAX_ANY_STRING_CHARS`].
+    max_chars: usize,
+    /// The rule for each item of an array (`None`: items without a schema).
+    items: Option<Box<Rule>>,
+    /// `integer` without `number` among its types.
+    integer_only: bool,
+    /// The unsigned `format`'s largest value, with the declared `minimum` and `maximum`.
+    unsigned: Option<Unsigned>,
+}
+
+/// An unsigned number's bounds as its schema declares them.
+#[derive(Debug, Clone, Copy)]
+struct Unsigned {
+    ceiling: u64,
+    minimum: Option<u64>,
+    maximum: Option<u64>,
+}
+
+const NULL: u8 = 1;
+const BOOLEAN: u8 = 2;
+const NUMBER: u8 = 4;
+const STRING: u8 = 8;
+const ARRAY: u8 = 16;
+const OBJECT: u8 = 32;
+/// Every JSON type.
+const ANY_TYPE: u8 = NULL | BOOLEAN | NUMBER | STRING | ARRAY | OBJECT;
+
+impl Rules {
+    /// The rules of the tool whose input schema is `schema`.
+    pub fn of(schema: &JsonObject) -> Rules {
+        let mut properties: Vec<(String, Rule)> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.iter().map(|(name, s)| (name.clone(), Rule::of(s))).collect())
+            .unwrap_or_default();
+        properties.sort_by(|a, b| a.0.cmp(&b.0));
+        Rules { properties }
+    }
+
+    fn declared(&self, name: &str) -> Option<&Rule> {
+        self.properties
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.properties[i].1)
+    }
+
+    /// Checks `arguments` against the string lengths the schema declares: each
+    /// property's `maxLength` (for an array, its `items`' `maxLength`), and
+    /// [`MAX_ANY_STRING_CHARS`] for every other string and [`MAX_NAME_CHARS`] for every
+    /// object key. Lengths are counted in characters (Unicode scalar values), as JSON
+    /// Schema counts them.
+    ///
+    /// Returns the message for the assistant: it names the argument (only a name the
+    /// schema declares) and the limit, never the value.
+    pub fn check(&self, arguments: Option<&JsonObject>) -> Result<(), String> {
+        let Some(arguments) = arguments else {
+            return Ok(());
+        };
+        for (name, value) in arguments {
+            let declared = self.declared(name);
+            if declared.is_none() && name.len() > MAX_NAME_CHARS && name.chars().count() > MAX_NAME_CHARS {
+                return Err(format!(
+                    "an argument name is longer than {MAX_NAME_CHARS} characters; use the names the tool's schema lists"
+                ));
+            }
+            let label = if declared.is_some() {
+                name.as_str()
+            } else {
+                "an unknown argument"
+            };
+            check_value(label, declared, value)?;
+        }
+        Ok(())
+    }
+}
+
+impl Rule {
+    /// What `schema` says about a value (a schema that is no object says nothing).
+    fn of(schema: &Value) -> Rule {
+        let types = schema.get("type");
+        let (mask, type_words) = match types {
+            Some(Value::String(t)) => (type_bit(t), t.clone()),
+            Some(Value::Array(list)) => (
+                list.iter().filter_map(Value::as_str).fold(0, |m, t| m | type_bit(t)),
+                list.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" or "),
+            ),
+            Some(_) => (ANY_TYPE, "another type".to_owned()),
+            None => (ANY_TYPE, String::new()),
+        };
+        let integer_only = match types {
+            Some(Value::String(t)) => t == "integer",
+            Some(Value::Array(list)) => list.iter().any(|t| t == "integer") && !list.iter().any(|t| t == "number"),
+            _ => false,
+        };
+        let ceiling = match schema.get("format").and_then(Value::as_str) {
+            Some("uint8") => Some(u64::from(u8::MAX)),
+            Some("uint16") => Some(u64::from(u16::MAX)),
+            Some("uint32") => Some(u64::from(u32::MAX)),
+            Some("uint64" | "uint") => Some(u64::MAX),
+            _ => None,
+        };
+        let declared = |key: &str| schema.get(key).and_then(Value::as_u64);
+        Rule {
+            types: mask,
+            type_words,
+            max_chars: declared("maxLength").map_or(MAX_ANY_STRING_CHARS, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+            items: schema.get("items").map(|items| Box::new(Rule::of(items))),
+            integer_only,
+            unsigned: ceiling.map(|ceiling| Unsigned {
+                ceiling,
+                minimum: declared("minimum"),
+                maximum: declared("maximum"),
+            }),
+        }
+    }
+}
+
+/// The bit of a JSON Schema type name (`integer` is a `number`; an unknown name none).
+fn type_bit(t: &str) -> u8 {
+    match t {
+        "null" => NULL,
+        "boolean" => BOOLEAN,
+        "number" | "integer" => NUMBER,
+        "string" => STRING,
+        "array" => ARRAY,
+        "object" => OBJECT,
+        _ => 0,
+    }
+}
+
+/// A value's JSON type as a [`type_bit`].
+fn value_bit(value: &Value) -> u8 {
+    match value {
+        Value::Null => NULL,
+        Value::Bool(_) => BOOLEAN,
+        Value::Number(_) => NUMBER,
+        Value::String(_) => STRING,
+        Value::Array(_) => ARRAY,
+        Value::Object(_) => OBJECT,
+    }
+}
+
+/// Checks one value against its rule (`None`: no schema of its own).
+fn check_value(name: &str, rule: Option<&Rule>, value: &Value) -> Result<(), String> {
     // The declared type first: a value of another type is refused without its content
     // (serde would quote a whole string in its error), before anything inside it is read.
-    if let Some(wanted) = schema.and_then(|s| s.get("type"))
+    if let Some(rule) = rule
         && !value.is_null()
-        && !admits(wanted, value)
+        && rule.types & value_bit(value) == 0
     {
         return Err(format!(
             "`{name}` must be {}, not {}",
-            type_names(wanted),
+            rule.type_words,
             json_type(value)
         ));
     }
     match value {
         Value::String(s) => {
-            let max = max_length(schema);
-            let chars = s.chars().count();
-            if chars > max {
-                return Err(format!(
-                    "`{name}` is {chars} characters long; at most {max} are accepted: shorten it"
-                ));
+            let max = rule.map_or(MAX_ANY_STRING_CHARS, |r| r.max_chars);
+            // A string of at most `max` bytes has at most `max` characters.
+            if s.len() > max {
+                let chars = s.chars().count();
+                if chars > max {
+                    return Err(format!(
+                        "`{name}` is {chars} characters long; at most {max} are accepted: shorten it"
+                    ));
+                }
             }
         }
         Value::Array(items) => {
-            let item_schema = schema.and_then(|s| s.get("items"));
+            let item_rule = rule.and_then(|r| r.items.as_deref());
             for item in items {
-                check_value(name, item_schema, item)?;
+                check_value(name, item_rule, item)?;
             }
         }
         Value::Object(fields) => {
             for (key, field) in fields {
-                if key.chars().count() > MAX_NAME_CHARS {
+                if key.len() > MAX_NAME_CHARS && key.chars().count() > MAX_NAME_CHARS {
                     return Err(format!("`{name}` holds a name longer than {MAX_NAME_CHARS} characters"));
                 }
                 check_value(name, None, field)?;
             }
         }
         Value::Number(n) => {
-            if let Some(schema) = schema {
-                check_number(name, schema, n)?;
+            if let Some(rule) = rule {
+                check_number(name, rule, n)?;
             }
         }
         Value::Null | Value::Bool(_) => {}
@@ -123,49 +253,23 @@ fn check_value(name: &str, schema: Option<&Value>, value: &Value) -> Result<(), 
 /// or above the type's range — serde's own words for those name no argument. A value
 /// inside the type but outside the tool's declared `minimum`/`maximum` is the tool's to
 /// refuse, with its own advice (e.g. Officiële Bekendmakingen's 9,999-hit wall).
-fn check_number(name: &str, schema: &Value, n: &serde_json::Number) -> Result<(), String> {
-    let integer_only = match schema.get("type") {
-        Some(Value::String(t)) => t == "integer",
-        Some(Value::Array(types)) => types.iter().any(|t| t == "integer") && !types.iter().any(|t| t == "number"),
-        _ => false,
-    };
-    if integer_only && n.as_i64().is_none() && n.as_u64().is_none() {
+fn check_number(name: &str, rule: &Rule, n: &serde_json::Number) -> Result<(), String> {
+    if rule.integer_only && n.as_i64().is_none() && n.as_u64().is_none() {
         return Err(format!("`{name}` must be a whole number, not {n}"));
     }
-    let ceiling = match schema.get("format").and_then(Value::as_str) {
-        Some("uint8") => u64::from(u8::MAX),
-        Some("uint16") => u64::from(u16::MAX),
-        Some("uint32") => u64::from(u32::MAX),
-        Some("uint64" | "uint") => u64::MAX,
-        _ => return Ok(()),
+    let Some(unsigned) = rule.unsigned else {
+        return Ok(());
     };
-    let declared = |key: &str| schema.get(key).and_then(Value::as_u64);
-    if n.as_u64().is_none() {
-        let min = declared("minimum").unwrap_or(0);
-        return Err(format!("`{name}` must be at least {min}, not {n}"));
-    }
-    if n.as_u64().is_some_and(|x| x > ceiling) {
-        let max = declared("maximum").unwrap_or(ceiling).min(ceiling);
-        return Err(format!("`{name}` must be at most {max}, not {n}"));
-    }
-    Ok(())
-}
-
-/// True when a schema's `type` admits `value`'s JSON type (`integer` is a `number`; a
-/// number's whole-ness is [`check_number`]'s).
-fn admits(types: &Value, value: &Value) -> bool {
-    let one = |t: &str| match value {
-        Value::Null => t == "null",
-        Value::Bool(_) => t == "boolean",
-        Value::Number(_) => t == "number" || t == "integer",
-        Value::String(_) => t == "string",
-        Value::Array(_) => t == "array",
-        Value::Object(_) => t == "object",
-    };
-    match types {
-        Value::String(t) => one(t),
-        Value::Array(list) => list.iter().filter_map(Value::as_str).any(one),
-        _ => true,
+    match n.as_u64() {
+        None => {
+            let min = unsigned.minimum.unwrap_or(0);
+            Err(format!("`{name}` must be at least {min}, not {n}"))
+        }
+        Some(x) if x > unsigned.ceiling => {
+            let max = unsigned.maximum.unwrap_or(unsigned.ceiling).min(unsigned.ceiling);
+            Err(format!("`{name}` must be at most {max}, not {n}"))
+        }
+        Some(_) => Ok(()),
     }
 }
 
@@ -178,15 +282,6 @@ fn json_type(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
-    }
-}
-
-/// A schema's `type` as words: `integer`, `integer or null`.
-fn type_names(types: &Value) -> String {
-    match types {
-        Value::String(t) => t.clone(),
-        Value::Array(types) => types.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" or "),
-        _ => "another type".to_owned(),
     }
 }
 
@@ -228,6 +323,7 @@ fn find_address(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quickcheck::Arbitrary;
     use serde_json::json;
 
     fn object(v: Value) -> JsonObject {
@@ -245,40 +341,335 @@ mod tests {
         }))
     }
 
+    /// The reference model of [`check`]: the schema's JSON read afresh for every value,
+    /// as the check did before [`Rules`] read it once.
+    mod reference {
+        use super::super::{MAX_ANY_STRING_CHARS, MAX_NAME_CHARS, json_type};
+        use rmcp::model::JsonObject;
+        use serde_json::Value;
+
+        pub fn check(schema: &JsonObject, arguments: Option<&JsonObject>) -> Result<(), String> {
+            let Some(arguments) = arguments else {
+                return Ok(());
+            };
+            let properties = schema.get("properties").and_then(Value::as_object);
+            for (name, value) in arguments {
+                let declared = properties.and_then(|p| p.get(name));
+                if declared.is_none() && name.chars().count() > MAX_NAME_CHARS {
+                    return Err(format!(
+                        "an argument name is longer than {MAX_NAME_CHARS} characters; use the names the tool's schema lists"
+                    ));
+                }
+                let label = if declared.is_some() {
+                    name.as_str()
+                } else {
+                    "an unknown argument"
+                };
+                check_value(label, declared, value)?;
+            }
+            Ok(())
+        }
+
+        fn check_value(name: &str, schema: Option<&Value>, value: &Value) -> Result<(), String> {
+            if let Some(wanted) = schema.and_then(|s| s.get("type"))
+                && !value.is_null()
+                && !admits(wanted, value)
+            {
+                return Err(format!(
+                    "`{name}` must be {}, not {}",
+                    type_names(wanted),
+                    json_type(value)
+                ));
+            }
+            match value {
+                Value::String(s) => {
+                    let max = schema
+                        .and_then(|s| s.get("maxLength"))
+                        .and_then(Value::as_u64)
+                        .map_or(MAX_ANY_STRING_CHARS, |n| usize::try_from(n).unwrap_or(usize::MAX));
+                    let chars = s.chars().count();
+                    if chars > max {
+                        return Err(format!(
+                            "`{name}` is {chars} characters long; at most {max} are accepted: shorten it"
+                        ));
+                    }
+                }
+                Value::Array(items) => {
+                    for item in items {
+                        check_value(name, schema.and_then(|s| s.get("items")), item)?;
+                    }
+                }
+                Value::Object(fields) => {
+                    for (key, field) in fields {
+                        if key.chars().count() > MAX_NAME_CHARS {
+                            return Err(format!("`{name}` holds a name longer than {MAX_NAME_CHARS} characters"));
+                        }
+                        check_value(name, None, field)?;
+                    }
+                }
+                Value::Number(n) => {
+                    if let Some(schema) = schema {
+                        check_number(name, schema, n)?;
+                    }
+                }
+                Value::Null | Value::Bool(_) => {}
+            }
+            Ok(())
+        }
+
+        fn check_number(name: &str, schema: &Value, n: &serde_json::Number) -> Result<(), String> {
+            let integer_only = match schema.get("type") {
+                Some(Value::String(t)) => t == "integer",
+                Some(Value::Array(types)) => {
+                    types.iter().any(|t| t == "integer") && !types.iter().any(|t| t == "number")
+                }
+                _ => false,
+            };
+            if integer_only && n.as_i64().is_none() && n.as_u64().is_none() {
+                return Err(format!("`{name}` must be a whole number, not {n}"));
+            }
+            let ceiling = match schema.get("format").and_then(Value::as_str) {
+                Some("uint8") => u64::from(u8::MAX),
+                Some("uint16") => u64::from(u16::MAX),
+                Some("uint32") => u64::from(u32::MAX),
+                Some("uint64" | "uint") => u64::MAX,
+                _ => return Ok(()),
+            };
+            let declared = |key: &str| schema.get(key).and_then(Value::as_u64);
+            if n.as_u64().is_none() {
+                let min = declared("minimum").unwrap_or(0);
+                return Err(format!("`{name}` must be at least {min}, not {n}"));
+            }
+            if n.as_u64().is_some_and(|x| x > ceiling) {
+                let max = declared("maximum").unwrap_or(ceiling).min(ceiling);
+                return Err(format!("`{name}` must be at most {max}, not {n}"));
+            }
+            Ok(())
+        }
+
+        fn admits(types: &Value, value: &Value) -> bool {
+            let one = |t: &str| match value {
+                Value::Null => t == "null",
+                Value::Bool(_) => t == "boolean",
+                Value::Number(_) => t == "number" || t == "integer",
+                Value::String(_) => t == "string",
+                Value::Array(_) => t == "array",
+                Value::Object(_) => t == "object",
+            };
+            match types {
+                Value::String(t) => one(t),
+                Value::Array(list) => list.iter().filter_map(Value::as_str).any(one),
+                _ => true,
+            }
+        }
+
+        fn type_names(types: &Value) -> String {
+            match types {
+                Value::String(t) => t.clone(),
+                Value::Array(types) => types.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" or "),
+                _ => "another type".to_owned(),
+            }
+        }
+    }
+
+    /// A schema and arguments for it: property names, types, formats, bounds and
+    /// lengths drawn near the edges the check cares about.
+    #[derive(Clone, Debug)]
+    struct Case {
+        schema: JsonObject,
+        arguments: Option<JsonObject>,
+    }
+
+    const NAMES: [&str; 5] = ["query", "limit", "ids", "é", "from"];
+    const TYPES: [&str; 8] = [
+        "string", "integer", "number", "boolean", "array", "object", "null", "date",
+    ];
+    const FORMATS: [&str; 6] = ["uint8", "uint16", "uint32", "uint64", "uint", "date"];
+
+    fn pick<'a, T>(g: &mut quickcheck::Gen, items: &'a [T]) -> &'a T {
+        g.choose(items).expect("a non-empty list")
+    }
+
+    /// A string of [`length`] characters, at most `cap`.
+    fn string_of(g: &mut quickcheck::Gen, cap: usize) -> String {
+        let chars = length(g).min(cap);
+        (0..chars).map(|_| *pick(g, &['a', 'é', '𝄞', ' '])).collect()
+    }
+
+    /// A length near 3, near 8, or near a general bound.
+    fn length(g: &mut quickcheck::Gen) -> usize {
+        let around = *pick(g, &[0usize, 3, 8, MAX_NAME_CHARS, MAX_ANY_STRING_CHARS]);
+        (around + usize::from(u8::arbitrary(g) % 3)).saturating_sub(1)
+    }
+
+    fn schema_of(g: &mut quickcheck::Gen, depth: u8) -> Value {
+        let mut s = serde_json::Map::new();
+        match u8::arbitrary(g) % 4 {
+            0 => {}
+            1 => {
+                s.insert("type".into(), json!(pick(g, &TYPES)));
+            }
+            2 => {
+                let n = usize::from(u8::arbitrary(g) % 3) + 1;
+                let list: Vec<Value> = (0..n).map(|_| json!(pick(g, &TYPES))).collect();
+                s.insert("type".into(), Value::Array(list));
+            }
+            _ => {
+                s.insert("type".into(), json!(u8::arbitrary(g)));
+            }
+        }
+        if bool::arbitrary(g) {
+            s.insert("maxLength".into(), json!(*pick(g, &[0u64, 3, 8, 100])));
+        }
+        if bool::arbitrary(g) {
+            s.insert("format".into(), json!(pick(g, &FORMATS)));
+        }
+        if bool::arbitrary(g) {
+            s.insert("minimum".into(), json!(*pick(g, &[0u64, 1, 5])));
+        }
+        if bool::arbitrary(g) {
+            s.insert("maximum".into(), json!(*pick(g, &[10u64, 100, 1_000_000])));
+        }
+        if depth < 2 && bool::arbitrary(g) {
+            s.insert("items".into(), schema_of(g, depth + 1));
+        }
+        Value::Object(s)
+    }
+
+    fn value_of(g: &mut quickcheck::Gen, depth: u8) -> Value {
+        let kinds = if depth < 2 { 8 } else { 6 };
+        match u8::arbitrary(g) % kinds {
+            0 => Value::Null,
+            1 => json!(bool::arbitrary(g)),
+            2 => json!(*pick(g, &[0i64, 1, -1, 255, 256, 65_536, 4_294_967_296, i64::MIN])),
+            3 => json!(*pick(g, &[2.5f64, -1.5, 1e30, 0.0])),
+            4 => json!(u64::MAX),
+            5 => Value::String(string_of(g, usize::MAX)),
+            6 => Value::Array((0..u8::arbitrary(g) % 4).map(|_| value_of(g, depth + 1)).collect()),
+            _ => Value::Object(
+                (0..u8::arbitrary(g) % 3)
+                    .map(|_| (string_of(g, MAX_NAME_CHARS + 2), value_of(g, depth + 1)))
+                    .collect(),
+            ),
+        }
+    }
+
+    impl quickcheck::Arbitrary for Case {
+        fn arbitrary(g: &mut quickcheck::Gen) -> Case {
+            let mut properties = serde_json::Map::new();
+            for name in NAMES {
+                if bool::arbitrary(g) {
+                    properties.insert(name.into(), schema_of(g, 0));
+                }
+            }
+            let schema = object(json!({"type": "object", "properties": properties}));
+            let arguments = bool::arbitrary(g).then(|| {
+                (0..u8::arbitrary(g) % 4)
+                    .map(|_| {
+                        let name = if bool::arbitrary(g) {
+                            (*pick(g, &NAMES)).to_owned()
+                        } else {
+                            string_of(g, MAX_NAME_CHARS + 2)
+                        };
+                        (name, value_of(g, 0))
+                    })
+                    .collect()
+            });
+            Case { schema, arguments }
+        }
+    }
+
+    #[test]
+    fn qc_rules_read_once_check_as_the_schema_does() {
+        fn prop(case: Case) -> bool {
+            Rules::of(&case.schema).check(case.arguments.as_ref())
+                == reference::check(&case.schema, case.arguments.as_ref())
+        }
+        quickcheck::QuickCheck::new()
+            .tests(2_000)
+            .quickcheck(prop as fn(Case) -> bool);
+    }
+
+    #[test]
+    fn every_registry_tool_checks_as_its_schema_does() {
+        for c in crate::connectors::CONNECTORS {
+            for tool in (c.tools)().list_all() {
+                let rules = Rules::of(&tool.input_schema);
+                for sample in c.samples.iter().filter(|s| s.tool == tool.name) {
+                    let arguments: JsonObject = serde_json::from_str(sample.arguments).expect("sample arguments");
+                    assert_eq!(rules.check(Some(&arguments)), Ok(()), "{}", tool.name);
+                }
+                // Every declared argument, given a value of every type, is judged alike.
+                let properties = tool.input_schema.get("properties").and_then(Value::as_object);
+                for name in properties.into_iter().flat_map(|p| p.keys()) {
+                    let values = [
+                        json!(null),
+                        json!(true),
+                        json!(-1),
+                        json!(2.5),
+                        json!(u64::MAX),
+                        json!("é".repeat(MAX_ANY_STRING_CHARS + 1)),
+                        json!(["x", "yyyy", "é"]),
+                        json!({"k": 1}),
+                    ];
+                    for value in values {
+                        let one: JsonObject = [(name.clone(), value)].into_iter().collect();
+                        assert_eq!(
+                            rules.check(Some(&one)),
+                            reference::check(&tool.input_schema, Some(&one)),
+                            "{} {name}",
+                            tool.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn declared_lengths_are_enforced_in_characters_without_echoing_the_value() {
         let ok = object(json!({"query": "ééééé", "ids": ["abc"], "limit": 3}));
-        assert_eq!(check(&schema(), Some(&ok)), Ok(()));
-        assert_eq!(check(&schema(), None), Ok(()));
+        assert_eq!(Rules::of(&schema()).check(Some(&ok)), Ok(()));
+        assert_eq!(Rules::of(&schema()).check(None), Ok(()));
         let long = object(json!({"query": "secret"}));
         assert_eq!(
-            check(&schema(), Some(&long)),
+            Rules::of(&schema()).check(Some(&long)),
             Err("`query` is 6 characters long; at most 5 are accepted: shorten it".to_owned())
         );
         let item = object(json!({"ids": ["abcd"]}));
-        assert!(check(&schema(), Some(&item)).unwrap_err().contains("at most 3"));
+        assert!(
+            Rules::of(&schema())
+                .check(Some(&item))
+                .unwrap_err()
+                .contains("at most 3")
+        );
     }
 
     #[test]
     fn undeclared_strings_and_names_have_the_general_bounds() {
         let wrong_type = object(json!({"limit": "9".repeat(10)}));
         assert_eq!(
-            check(&schema(), Some(&wrong_type)),
+            Rules::of(&schema()).check(Some(&wrong_type)),
             Err("`limit` must be integer, not a string".to_owned())
         );
         let unknown = object(json!({"colour": "r".repeat(MAX_ANY_STRING_CHARS + 1)}));
         assert!(
-            check(&schema(), Some(&unknown))
+            Rules::of(&schema())
+                .check(Some(&unknown))
                 .unwrap_err()
                 .starts_with("`an unknown argument`")
         );
         let long_name = object(json!({"n".repeat(MAX_NAME_CHARS + 1): 1}));
-        let message = check(&schema(), Some(&long_name)).unwrap_err();
+        let message = Rules::of(&schema()).check(Some(&long_name)).unwrap_err();
         assert!(!message.contains(&"n".repeat(MAX_NAME_CHARS)), "{message}");
         let nested = object(json!({"limit": {"k".repeat(MAX_NAME_CHARS + 1): 1}}));
-        assert!(check(&schema(), Some(&nested)).is_err());
+        assert!(Rules::of(&schema()).check(Some(&nested)).is_err());
         let fine = object(json!({"colour": "red"}));
-        assert_eq!(check(&schema(), Some(&fine)), Ok(()), "serde names unknown arguments");
+        assert_eq!(
+            Rules::of(&schema()).check(Some(&fine)),
+            Ok(()),
+            "serde names unknown arguments"
+        );
     }
 
     #[test]
@@ -290,11 +681,11 @@ mod tests {
             "flag": {"type": "boolean"}
         }}));
         let ok = object(json!({"limit": 100, "offset": 0, "score": 0.5, "flag": true}));
-        assert_eq!(check(&schema, Some(&ok)), Ok(()));
-        assert_eq!(check(&schema, Some(&object(json!({"limit": null})))), Ok(()));
+        assert_eq!(Rules::of(&schema).check(Some(&ok)), Ok(()));
+        assert_eq!(Rules::of(&schema).check(Some(&object(json!({"limit": null})))), Ok(()));
         // Inside the type, the tool's own bounds are the tool's to refuse, with its advice.
         assert_eq!(
-            check(&schema, Some(&object(json!({"limit": 101, "score": 0.1})))),
+            Rules::of(&schema).check(Some(&object(json!({"limit": 101, "score": 0.1})))),
             Ok(())
         );
         for (args, said) in [
@@ -311,7 +702,7 @@ mod tests {
             (json!({"flag": 1}), "`flag` must be boolean, not a number"),
         ] {
             assert_eq!(
-                check(&schema, Some(&object(args.clone()))),
+                Rules::of(&schema).check(Some(&object(args.clone()))),
                 Err(said.to_owned()),
                 "{args}"
             );

@@ -71,6 +71,14 @@ impl Scope {
         }
     }
 
+    /// True when the connector `id`'s tools are served here.
+    pub fn serves(self, id: &str) -> bool {
+        match self {
+            Scope::One(c) => c.id == id,
+            Scope::All => true,
+        }
+    }
+
     /// The connectors served.
     pub fn connectors(self) -> Vec<&'static ConnectorSpec> {
         match self {
@@ -276,7 +284,9 @@ impl ServerHandler for Besluit {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.resource_read(request, context).await.map(Into::into)
+        // Boxed, as `call_tool` is: rmcp awaits every handler inline in one request
+        // future, as large as the largest of them, and moves that future around.
+        Box::pin(self.resource_read(request, context)).await.map(Into::into)
     }
 
     async fn list_prompts(
@@ -300,7 +310,7 @@ impl ServerHandler for Besluit {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.completion(request, context).await
+        Box::pin(self.completion(request, context)).await
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -329,19 +339,25 @@ impl Besluit {
     ) -> Result<CallToolResponse, ErrorData> {
         // Arguments longer than their schema allows are refused here, for every tool,
         // before anything is parsed or asked (no platform call, no replay slot).
-        let route = self.tool_router.get(&request.name);
-        let platform = route.and_then(|t| self.shared.tools.platform(&t.name));
+        // The tool, if this address serves it (its router holds exactly the tools of
+        // its connectors); an unknown one is rmcp's to refuse.
+        let route = self
+            .shared
+            .tools
+            .get(&request.name)
+            .filter(|t| self.scope.serves(t.connector));
+        let platform = route.map(|t| t.platform);
         if let Some(tool) = route
-            && let Err(message) = arguments::check(&tool.input_schema, request.arguments.as_ref())
+            && let Err(message) = tool.rules.check(request.arguments.as_ref())
         {
-            return Ok(tool_error(invalid_arguments(&tool.name, platform, &message)).into());
+            return Ok(tool_error(invalid_arguments(tool.name, platform, &message)).into());
         }
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         let _running = RunningCall(&self.shared.in_flight);
         let caller = Caller::of_call(&context, &self.shared.trusted_proxies);
         // Only a request with a replay key is compared with an earlier one.
         let keyed = replay::keys(&caller, &context.id).map(|key| (key, replay::fingerprint(&request)));
-        let tool = route.map(|t| t.name.clone());
+        let tool = route.map(|t| t.name);
         let (result, replayed) = self
             .shared
             .replays
@@ -384,7 +400,7 @@ impl Besluit {
         // what they were given; the assistant gets them bounded.
         let result = match result {
             Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
-                let name = tool.as_deref().unwrap_or_default();
+                let name = tool.unwrap_or_default();
                 Ok(CallToolResponse::Complete(CallToolResult::error(
                     r.content.iter().map(|b| bounded_block(name, platform, b)).collect(),
                 )))
@@ -395,7 +411,7 @@ impl Besluit {
             // reads, as the protocol asks for input validation errors, not a protocol
             // error. An unknown tool stays a protocol error.
             Err(e) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS && tool.is_some() => {
-                let name = tool.as_deref().unwrap_or_default();
+                let name = tool.unwrap_or_default();
                 Ok(tool_error(invalid_arguments(name, platform, &e.message)).into())
             }
             Err(mut e) => {
@@ -408,7 +424,7 @@ impl Besluit {
             if let Some(platform) = kept.or(platform) {
                 self.shared
                     .tools
-                    .count(&self.shared.metrics, &tool, platform, DuplicateKind::Replay);
+                    .count(&self.shared.metrics, tool, platform, DuplicateKind::Replay);
             }
         }
         result

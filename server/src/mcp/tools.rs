@@ -1,5 +1,6 @@
-//! [`ToolTable`]: every tool of the connector registry, by name — its platform, and its
-//! request counters once they exist.
+//! [`ToolTable`]: every tool of the connector registry, by name — its connector, its
+//! platform, the rules its arguments are checked by, and its request counters once they
+//! exist.
 //!
 //! Every tool call counts itself (R-D9: `besluitbron_requests_total{platform, tool,
 //! kind}`). Finding the series in the metric family hashes its three labels and takes
@@ -21,6 +22,7 @@ use besluitbron_core::dedup::DuplicateKind;
 use prometheus_client::metrics::counter::Counter;
 
 use crate::connectors::ConnectorSpec;
+use crate::mcp::arguments::Rules;
 use crate::metrics::{Metrics, RequestLabels};
 
 /// Where a tool's counter of `kind` is kept.
@@ -33,10 +35,27 @@ const fn slot(kind: DuplicateKind) -> usize {
     }
 }
 
-/// One tool: its platform and its counters, one per duplicate kind.
+/// One tool: its connector, platform, argument rules and its counters, one per
+/// duplicate kind.
 struct ToolEntry {
+    name: String,
+    connector: &'static str,
     platform: PlatformId,
+    rules: Rules,
     counters: [OnceLock<Counter>; 4],
+}
+
+/// What a tool call needs to know of its tool, found with one lookup.
+#[derive(Clone, Copy)]
+pub struct ToolInfo<'a> {
+    /// The tool's name.
+    pub name: &'a str,
+    /// The id of the connector it belongs to.
+    pub connector: &'static str,
+    /// The platform it asks.
+    pub platform: PlatformId,
+    /// Its input schema, read for the argument check.
+    pub rules: &'a Rules,
 }
 
 /// Every tool of the registry, by name.
@@ -48,13 +67,15 @@ impl ToolTable {
         let mut tools = HashMap::default();
         for c in connectors {
             for tool in (c.tools)().list_all() {
-                tools.insert(
-                    tool.name.to_string(),
-                    ToolEntry {
-                        platform: c.platform,
-                        counters: Default::default(),
-                    },
-                );
+                let entry = ToolEntry {
+                    name: tool.name.to_string(),
+                    connector: c.id,
+                    platform: c.platform,
+                    rules: Rules::of(&tool.input_schema),
+                    counters: Default::default(),
+                };
+                let earlier = tools.insert(tool.name.to_string(), entry);
+                debug_assert!(earlier.is_none(), "two tools named {}", tool.name);
             }
         }
         ToolTable(tools)
@@ -63,6 +84,16 @@ impl ToolTable {
     /// The platform `tool` asks, if it is one of the registry's tools.
     pub fn platform(&self, tool: &str) -> Option<PlatformId> {
         self.0.get(tool).map(|t| t.platform)
+    }
+
+    /// `tool`, if it is one of the registry's tools.
+    pub fn get(&self, tool: &str) -> Option<ToolInfo<'_>> {
+        self.0.get(tool).map(|t| ToolInfo {
+            name: &t.name,
+            connector: t.connector,
+            platform: t.platform,
+            rules: &t.rules,
+        })
     }
 
     /// Every tool and its platform.
@@ -126,6 +157,24 @@ mod tests {
         table.count(&metrics, tool, other, DuplicateKind::CacheHit);
         assert_eq!(value(&metrics, tool, other, DuplicateKind::CacheHit), 1);
         assert_eq!(value(&metrics, tool, platform, DuplicateKind::CacheHit), 3);
+    }
+
+    #[test]
+    fn every_tool_of_every_connector_is_found_under_its_own_connector() {
+        let table = ToolTable::new(CONNECTORS);
+        let mut listed = 0;
+        for c in CONNECTORS {
+            for tool in (c.tools)().list_all() {
+                listed += 1;
+                let info = table.get(&tool.name).expect("in the table");
+                assert_eq!(
+                    (info.name, info.connector, info.platform),
+                    (&*tool.name, c.id, c.platform)
+                );
+            }
+        }
+        assert_eq!(table.iter().count(), listed, "no two tools share a name");
+        assert!(table.get("no_such_tool").is_none());
     }
 
     #[test]
