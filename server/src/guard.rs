@@ -237,10 +237,8 @@ where
     };
     let stateless = !envelope_facts.initialize
         && envelope_facts
-            .protocol_version
-            .as_deref()
-            .or_else(|| identity::protocol_version(&parts.headers))
-            .is_some_and(identity::is_stateless_version);
+            .stateless_version
+            .unwrap_or_else(|| identity::protocol_version(&parts.headers).is_some_and(identity::is_stateless_version));
     // A session is believed only when it exists at this route, and only in the session
     // era: a 2026-07-28 request is served statelessly whatever its header says.
     let named = named_session.filter(|_| !stateless);
@@ -390,6 +388,8 @@ where
     } else {
         None
     };
+    // The body again for the rare answer below (a clone of `Bytes` shares them).
+    let sent = bytes.clone().filter(|_| json_body);
     let mut request = match bytes {
         Some(bytes) => Request::from_parts(parts, Body::from(bytes)),
         None => Request::from_parts(parts, Body::empty()),
@@ -402,8 +402,10 @@ where
     // rmcp answers a JSON body it cannot read as one of its messages (an id of another
     // type, params of the wrong type) with 415 and plain text; for a body sent as JSON
     // that is a bad request, answered as JSON-RPC.
-    if json_body && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        return envelope_facts.unreadable_message();
+    if let Some(sent) = sent
+        && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+    {
+        return unreadable_message(&sent);
     }
     // rmcp answers the end of a session with 202; the reference servers, and the clients
     // written against them (the Python SDK reports "Session termination failed: 202"),
@@ -663,66 +665,66 @@ struct MetaVersion<'a> {
     protocol_version: Option<std::borrow::Cow<'a, str>>,
 }
 
-/// What the guard takes from a message.
-#[derive(Default)]
+/// What the guard takes from a message on every request (nothing of it is copied).
+#[derive(Clone, Copy, Default)]
 struct EnvelopeFacts {
     initialize: bool,
-    protocol_version: Option<String>,
-    /// The method, when it is short enough to name in an error.
-    method: Option<String>,
-    /// The id, when it is one JSON-RPC allows (a string of at most 200 characters, or an
-    /// integer).
-    id: Option<serde_json::Value>,
-    /// The message has an id of another type.
-    bad_id: bool,
+    /// Whether the request's own protocol version (its `_meta`'s, 2026-07-28) is one of
+    /// the stateless era; `None` when it names none.
+    stateless_version: Option<bool>,
 }
 
 impl EnvelopeFacts {
     fn of(envelope: &Envelope<'_>) -> EnvelopeFacts {
-        let (id, bad_id) = match &envelope.id {
-            None | Some(serde_json::Value::Null) => (None, false),
-            Some(serde_json::Value::String(s)) if s.chars().count() <= 200 => (envelope.id.clone(), false),
-            Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => (envelope.id.clone(), false),
-            Some(_) => (None, true),
-        };
         EnvelopeFacts {
-            method: envelope.method.as_deref().filter(|m| m.len() <= 64).map(str::to_owned),
-            id,
-            bad_id,
             initialize: envelope.method.as_deref() == Some("initialize"),
-            protocol_version: envelope
-                .params
-                .as_ref()
-                .and_then(|p| p.meta.as_ref())
-                .and_then(|m| m.protocol_version.as_deref())
-                .map(str::to_owned),
+            stateless_version: protocol_version(envelope).map(identity::is_stateless_version),
         }
     }
 }
 
-impl EnvelopeFacts {
-    /// The answer to a JSON-RPC message whose envelope is sound but which rmcp cannot
-    /// read: 400 with -32600 for an id of a type JSON-RPC does not allow, else -32602
-    /// (the params do not fit the method), with the id when it is one.
-    fn unreadable_message(&self) -> Response {
-        let id = self.id.clone().unwrap_or(serde_json::Value::Null);
-        let (code, message) = match (self.bad_id, &self.method) {
-            (true, _) => (
-                -32600,
-                "invalid request: `id` must be a string or an integer".to_owned(),
-            ),
-            (false, Some(method)) => (
-                -32602,
-                format!("invalid params: `params` does not have the shape `{method}` takes"),
-            ),
-            (false, None) => (
-                -32600,
-                "invalid request: not a JSON-RPC request, notification or response BesluitBron reads".to_owned(),
-            ),
-        };
-        let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-        (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
-    }
+/// The protocol version a message's `_meta` names.
+fn protocol_version<'a>(envelope: &'a Envelope<'_>) -> Option<&'a str> {
+    envelope
+        .params
+        .as_ref()
+        .and_then(|p| p.meta.as_ref())
+        .and_then(|m| m.protocol_version.as_deref())
+}
+
+/// The answer to a JSON-RPC message (`body`) whose envelope is sound but which rmcp
+/// cannot read: 400 with -32600 for an id of a type JSON-RPC does not allow, else -32602
+/// (the params do not fit the method), with the id when it is one (a string of at most
+/// 200 characters, or an integer). The envelope is read again here, on this rare path,
+/// so that the common one copies nothing out of it.
+fn unreadable_message(body: &[u8]) -> Response {
+    let envelope = match read_envelope(body) {
+        Ok(envelope) => envelope,
+        Err(bad) => return bad.response(),
+    };
+    let (id, bad_id) = match &envelope.id {
+        None | Some(serde_json::Value::Null) => (serde_json::Value::Null, false),
+        Some(serde_json::Value::String(s)) if s.chars().count() <= 200 => (json!(s), false),
+        Some(serde_json::Value::Number(n)) if n.is_i64() || n.is_u64() => (json!(n), false),
+        Some(_) => (serde_json::Value::Null, true),
+    };
+    let method = envelope.method.as_deref().filter(|m| m.len() <= 64);
+    let (code, message) = match (bad_id, method) {
+        (true, _) => (
+            -32600,
+            "invalid request: `id` must be a string or an integer".to_owned(),
+        ),
+        (false, Some(method)) => (
+            -32602,
+            format!("invalid params: `params` does not have the shape `{method}` takes"),
+        ),
+        (false, None) => (
+            -32600,
+            "invalid request: not a JSON-RPC request, notification or response BesluitBron reads".to_owned(),
+        ),
+    };
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
 }
 
 /// Why a body is not one JSON-RPC 2.0 message object.
@@ -766,10 +768,10 @@ impl BadBody {
 /// the JSON-RPC error code it answers with (the fuzz target's entry point).
 pub(crate) fn envelope_of(bytes: &[u8]) -> Result<(bool, Option<String>), i64> {
     match read_envelope(bytes) {
-        Ok(envelope) => {
-            let facts = EnvelopeFacts::of(&envelope);
-            Ok((facts.initialize, facts.protocol_version))
-        }
+        Ok(envelope) => Ok((
+            EnvelopeFacts::of(&envelope).initialize,
+            protocol_version(&envelope).map(str::to_owned),
+        )),
         Err(BadBody::NotJson(_) | BadBody::NotUtf8(_)) => Err(-32700),
         Err(BadBody::NotJsonRpc) => Err(-32600),
     }
@@ -808,12 +810,13 @@ mod tests {
     #[test]
     fn the_envelope_names_the_method_and_the_requests_own_protocol_version() {
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        assert_eq!(envelope_of(body), Ok((false, Some("2026-07-28".to_owned()))));
         let facts = EnvelopeFacts::of(&read_envelope(body).ok().expect("valid"));
-        assert!(!facts.initialize);
-        assert_eq!(facts.protocol_version.as_deref(), Some("2026-07-28"));
+        assert_eq!((facts.initialize, facts.stateless_version), (false, Some(true)));
         let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
+        assert_eq!(envelope_of(init), Ok((true, None)));
         let facts = EnvelopeFacts::of(&read_envelope(init).ok().expect("valid"));
-        assert!(facts.initialize && facts.protocol_version.is_none());
+        assert_eq!((facts.initialize, facts.stateless_version), (true, None));
         assert!(matches!(
             read_envelope(br#"{"jsonrpc":"2.0","params":[1]}"#),
             Err(BadBody::NotJsonRpc)
