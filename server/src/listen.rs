@@ -302,12 +302,14 @@ impl Activity {
 /// An answer's body, which tells the connection's [`Activity`] when it is done.
 struct Answer<B> {
     inner: B,
-    activity: Arc<Activity>,
+    activity: Option<Arc<Activity>>,
 }
 
 impl<B> Drop for Answer<B> {
     fn drop(&mut self) {
-        self.activity.end();
+        if let Some(activity) = self.activity.take() {
+            activity.end();
+        }
     }
 }
 
@@ -390,10 +392,8 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let Ok(response) = std::task::ready!(this.inner.poll(cx));
-        let activity = this
-            .activity
-            .take()
-            .expect("an answer is polled until it is ready, once");
+        // Ready once: the answer's end passes to its body.
+        let activity = this.activity.take();
         Poll::Ready(Ok(response.map(|inner| Answer { inner, activity })))
     }
 }
