@@ -417,9 +417,9 @@ where
         // The permit lives as long as the stream's body: released when the client
         // goes or the stream ends.
         Some(permit) if response.status().is_success() => response.map(|body| {
-            Body::new(PermitBody {
+            Body::new(crate::listen::Holding {
                 inner: Body::new(body),
-                _permit: permit,
+                _held: permit,
             })
         }),
         _ => response.map(Body::new),
@@ -494,35 +494,6 @@ impl Drop for StreamPermit {
                 }
             }
         }
-    }
-}
-
-/// A response body that holds a [`StreamPermit`] until it is dropped.
-struct PermitBody<B> {
-    inner: B,
-    _permit: StreamPermit,
-}
-
-impl<B> axum::body::HttpBody for PermitBody<B>
-where
-    B: axum::body::HttpBody + Unpin,
-{
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        self.inner.size_hint()
     }
 }
 

@@ -299,23 +299,16 @@ impl Activity {
     }
 }
 
-/// An answer's body, which tells the connection's [`Activity`] when it is done.
-struct Answer<B> {
-    inner: B,
-    activity: Option<Arc<Activity>>,
+/// A response body that holds `T` until it is dropped (a permit, the end of an answer).
+pub(crate) struct Holding<B, T> {
+    pub(crate) inner: B,
+    pub(crate) _held: T,
 }
 
-impl<B> Drop for Answer<B> {
-    fn drop(&mut self) {
-        if let Some(activity) = self.activity.take() {
-            activity.end();
-        }
-    }
-}
-
-impl<B> axum::body::HttpBody for Answer<B>
+impl<B, T> axum::body::HttpBody for Holding<B, T>
 where
     B: axum::body::HttpBody + Unpin,
+    T: Unpin,
 {
     type Data = B::Data;
     type Error = B::Error;
@@ -335,6 +328,19 @@ where
         self.inner.size_hint()
     }
 }
+
+/// One answer under way in its connection's [`Activity`]; dropping it ends the answer.
+struct AnswerEnd(Arc<Activity>);
+
+impl Drop for AnswerEnd {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+/// An answer's body: it ends the answer when it is dropped (the end is always there; the
+/// future that hands it on holds it as an `Option`).
+type Answer<B> = Holding<B, Option<AnswerEnd>>;
 
 /// The connection's service: each request begins an answer in its [`Activity`], which
 /// its response's body (or the request's end, if it has none yet) ends.
@@ -360,26 +366,18 @@ where
         self.activity.begin();
         Answering {
             inner: self.inner.call(request),
-            activity: Some(Arc::clone(&self.activity)),
+            end: Some(AnswerEnd(Arc::clone(&self.activity))),
         }
     }
 }
 
 pin_project_lite::pin_project! {
     /// A request being answered; its answer ends when the response's body is dropped,
-    /// or here, if the request goes before it has a response.
+    /// or with this future, if the request goes before it has a response.
     struct Answering<F> {
         #[pin]
         inner: F,
-        activity: Option<Arc<Activity>>,
-    }
-
-    impl<F> PinnedDrop for Answering<F> {
-        fn drop(this: Pin<&mut Self>) {
-            if let Some(activity) = this.project().activity.take() {
-                activity.end();
-            }
-        }
+        end: Option<AnswerEnd>,
     }
 }
 
@@ -393,8 +391,8 @@ where
         let this = self.project();
         let Ok(response) = std::task::ready!(this.inner.poll(cx));
         // Ready once: the answer's end passes to its body.
-        let activity = this.activity.take();
-        Poll::Ready(Ok(response.map(|inner| Answer { inner, activity })))
+        let end = this.end.take();
+        Poll::Ready(Ok(response.map(|inner| Holding { inner, _held: end })))
     }
 }
 

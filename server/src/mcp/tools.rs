@@ -38,7 +38,6 @@ const fn slot(kind: DuplicateKind) -> usize {
 /// One tool: its connector, platform, argument rules and its counters, one per
 /// duplicate kind.
 struct ToolEntry {
-    name: String,
     connector: &'static str,
     platform: PlatformId,
     rules: Rules,
@@ -68,7 +67,6 @@ impl ToolTable {
         for c in connectors {
             for tool in (c.tools)().list_all() {
                 let entry = ToolEntry {
-                    name: tool.name.to_string(),
                     connector: c.id,
                     platform: c.platform,
                     rules: Rules::of(&tool.input_schema),
@@ -81,15 +79,10 @@ impl ToolTable {
         ToolTable(tools)
     }
 
-    /// The platform `tool` asks, if it is one of the registry's tools.
-    pub fn platform(&self, tool: &str) -> Option<PlatformId> {
-        self.0.get(tool).map(|t| t.platform)
-    }
-
     /// `tool`, if it is one of the registry's tools.
     pub fn get(&self, tool: &str) -> Option<ToolInfo<'_>> {
-        self.0.get(tool).map(|t| ToolInfo {
-            name: &t.name,
+        self.0.get_key_value(tool).map(|(name, t)| ToolInfo {
+            name,
             connector: t.connector,
             platform: t.platform,
             rules: &t.rules,
