@@ -274,6 +274,9 @@ impl App {
                     window: Duration::from_secs(120),
                     max_entries: 10_000,
                     max_bytes: 64 << 20,
+                    // A seed of this process's own (std's random hash keys), unknown
+                    // to the clients whose request ids are the table's keys.
+                    seed: std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), 0u8),
                 },
                 clock,
             )
