@@ -15,11 +15,18 @@
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderName};
 use besluitbron_core::SessionKey;
 
 /// The MCP session header.
-pub const SESSION_HEADER: &str = "mcp-session-id";
+pub static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+
+/// The `Idempotency-Key` header. The names are made once: a lookup by text parses the
+/// name again on every request.
+static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// The `MCP-Protocol-Version` header.
+static PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// The client address a request is counted under, as text (`192.0.2.7`,
 /// `2001:db8:1:2::/64`).
@@ -77,7 +84,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 /// The MCP session id of a request, if it has a usable one.
 pub fn session_id(headers: &HeaderMap) -> Option<&str> {
     headers
-        .get(SESSION_HEADER)
+        .get(&SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .filter(|s| !s.is_empty() && s.len() <= 256)
 }
@@ -85,7 +92,7 @@ pub fn session_id(headers: &HeaderMap) -> Option<&str> {
 /// The `Idempotency-Key` header, if it has a usable one (1 to 256 bytes of text).
 pub fn idempotency_key(headers: &HeaderMap) -> Option<String> {
     headers
-        .get("idempotency-key")
+        .get(&IDEMPOTENCY_KEY)
         .and_then(|v| v.to_str().ok())
         .filter(|k| !k.is_empty() && k.len() <= 256)
         .map(str::to_owned)
@@ -93,7 +100,7 @@ pub fn idempotency_key(headers: &HeaderMap) -> Option<String> {
 
 /// The `MCP-Protocol-Version` header, if any.
 pub fn protocol_version(headers: &HeaderMap) -> Option<&str> {
-    headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok())
+    headers.get(&PROTOCOL_VERSION).and_then(|v| v.to_str().ok())
 }
 
 /// Whether requests of this protocol version are served statelessly (2026-07-28 on;
@@ -186,7 +193,7 @@ mod tests {
     fn the_session_wins_over_the_address() {
         let mut h = HeaderMap::new();
         assert_eq!(session_id(&h), None);
-        h.insert(SESSION_HEADER, "abc".parse().unwrap());
+        h.insert(SESSION_HEADER.clone(), "abc".parse().unwrap());
         assert_eq!(session_id(&h), Some("abc"));
         assert_eq!(
             fairness_key(session_id(&h), "192.0.2.1"),

@@ -27,6 +27,7 @@
 //! session early and none starts a second restore.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -255,6 +256,10 @@ type RestoreMark = (watch::Sender<Option<bool>>, std::time::Instant);
 #[derive(Debug, Default)]
 pub struct Restoring {
     sessions: Mutex<HashMap<String, RestoreMark>>,
+    /// How many entries `sessions` holds, set under its lock: every request of a
+    /// session asks whether it is being restored, and almost always none is, which this
+    /// answers without the lock that all requests would otherwise share.
+    held: AtomicUsize,
 }
 
 impl Restoring {
@@ -264,15 +269,24 @@ impl Restoring {
         if !fresh {
             sessions.insert(id.to_owned(), (watch::channel(None).0, std::time::Instant::now()));
         }
+        self.held.store(sessions.len(), Ordering::Release);
     }
 
     fn end(&self, id: &str, ok: bool) {
-        if let Some((signal, _)) = self.sessions.lock().expect("restoring lock").remove(id) {
+        let mut sessions = self.sessions.lock().expect("restoring lock");
+        let ended = sessions.remove(id);
+        self.held.store(sessions.len(), Ordering::Release);
+        drop(sessions);
+        if let Some((signal, _)) = ended {
             let _ = signal.send(Some(ok));
         }
     }
 
+    /// False when no restore is under way at all (no lock taken); else whether `id`'s is.
     fn contains(&self, id: &str) -> bool {
+        if self.held.load(Ordering::Acquire) == 0 {
+            return false;
+        }
         self.sessions
             .lock()
             .expect("restoring lock")
@@ -281,6 +295,9 @@ impl Restoring {
     }
 
     async fn wait(&self, id: &str) {
+        if self.held.load(Ordering::Acquire) == 0 {
+            return;
+        }
         let waiting = self
             .sessions
             .lock()
