@@ -21,7 +21,9 @@
 //!
 //! Layout: keys in a hash map (one lookup per request, whatever the table's size; its
 //! hash seed is [`IdempotencyConfig::seed`], so keys a client picks cannot be aimed at
-//! one bucket), and
+//! one bucket), each key with its scope and fingerprint in one shared allocation (the
+//! map and the queue hold the same one; a lookup composes the key in a reused buffer),
+//! and
 //! the completed ones in a queue by the end of their window. Windows are all equally
 //! long, so completions arrive in order of their end; an entry completed again or
 //! released leaves a stale place in the queue, skipped when it reaches the front (and
@@ -100,13 +102,83 @@ enum State<V> {
     },
 }
 
+/// A remembered key, in one allocation shared by the map and the expiry queue: the
+/// scope and the key written as one text ([`compose`]), then the fingerprint. The map
+/// compares and hashes the key part only, so it is found by that text alone.
 #[derive(Clone, Debug)]
-struct Entry<V> {
-    fingerprint: String,
-    state: State<V>,
+struct Stored {
+    text: Arc<str>,
+    key_len: usize,
 }
 
-type Key = (ReplayScope, String);
+impl Stored {
+    fn new(key: &str, fingerprint: &str) -> Stored {
+        let mut text = String::with_capacity(key.len() + fingerprint.len());
+        text.push_str(key);
+        text.push_str(fingerprint);
+        Stored {
+            text: Arc::from(text),
+            key_len: key.len(),
+        }
+    }
+
+    fn key(&self) -> &str {
+        &self.text[..self.key_len]
+    }
+
+    fn fingerprint(&self) -> &str {
+        &self.text[self.key_len..]
+    }
+}
+
+impl PartialEq for Stored {
+    fn eq(&self, other: &Stored) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Stored {}
+
+impl std::hash::Hash for Stored {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // As `str` hashes: the map is searched with the key's text.
+        self.key().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<str> for Stored {
+    fn borrow(&self) -> &str {
+        self.key()
+    }
+}
+
+/// Writes `scope` and `key` as one text into `out`: the scope's kind, its length, the
+/// scope, the key (the length keeps two pairs from writing the same text).
+fn compose(scope: &ReplayScope, key: &str, out: &mut String) {
+    let (kind, id) = match scope {
+        ReplayScope::Session(s) => ('s', s),
+        ReplayScope::Client(a) => ('c', a),
+    };
+    out.clear();
+    out.push(kind);
+    // The length in decimal, without the formatting machinery (this runs twice for
+    // every call that has a replay key).
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = id.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+    out.push(':');
+    out.push_str(id);
+    out.push_str(key);
+}
 
 /// Request keys per scope, with their fingerprints and results.
 #[derive(Clone, Debug)]
@@ -114,10 +186,10 @@ pub struct IdempotencyTable<V: Clone> {
     config: IdempotencyConfig,
     /// foldhash, seeded from the configuration (SipHash cost more than the rest of a
     /// request's bookkeeping here, and its fixed keys were no secret either).
-    entries: HashMap<Key, Entry<V>, foldhash::fast::FixedState>,
+    entries: HashMap<Stored, State<V>, foldhash::fast::FixedState>,
     /// Completed entries by the end of their window, then by completion: (end, place,
     /// key). A place whose entry is gone or completed again since is stale.
-    expiry: VecDeque<(Instant, u64, Key)>,
+    expiry: VecDeque<(Instant, u64, Stored)>,
     /// Completions so far: the next place.
     completions: u64,
     /// Completed entries now (live places in `expiry`).
@@ -126,6 +198,8 @@ pub struct IdempotencyTable<V: Clone> {
     bytes: u64,
     replays: u64,
     conflicts: u64,
+    /// Where a request's key is composed (reused: a lookup allocates nothing).
+    scratch: String,
 }
 
 impl<V: Clone> IdempotencyTable<V> {
@@ -140,6 +214,7 @@ impl<V: Clone> IdempotencyTable<V> {
             bytes: 0,
             replays: 0,
             conflicts: 0,
+            scratch: String::new(),
         }
     }
 
@@ -158,12 +233,19 @@ impl<V: Clone> IdempotencyTable<V> {
     /// the same request in flight: decides the same way, counts nothing again.
     pub fn look(&mut self, now: Instant, scope: &ReplayScope, key: &str, fingerprint: &str) -> IdempotentStart<V> {
         self.expire(now);
-        let k = (scope.clone(), key.to_owned());
-        if let Some(e) = self.entries.get(&k) {
-            if e.fingerprint != fingerprint {
+        let mut k = std::mem::take(&mut self.scratch);
+        compose(scope, key, &mut k);
+        let start = self.look_composed(&k, fingerprint);
+        self.scratch = k;
+        start
+    }
+
+    fn look_composed(&mut self, k: &str, fingerprint: &str) -> IdempotentStart<V> {
+        if let Some((stored, state)) = self.entries.get_key_value(k) {
+            if stored.fingerprint() != fingerprint {
                 return IdempotentStart::Conflict;
             }
-            return match &e.state {
+            return match state {
                 State::InFlight => IdempotentStart::InFlight,
                 State::Done { value, .. } => IdempotentStart::Replay(value.clone()),
             };
@@ -174,13 +256,7 @@ impl<V: Clone> IdempotencyTable<V> {
                 return IdempotentStart::Untracked;
             }
         }
-        self.entries.insert(
-            k,
-            Entry {
-                fingerprint: fingerprint.to_owned(),
-                state: State::InFlight,
-            },
-        );
+        self.entries.insert(Stored::new(k, fingerprint), State::InFlight);
         IdempotentStart::Fresh
     }
 
@@ -194,11 +270,21 @@ impl<V: Clone> IdempotencyTable<V> {
     /// kept results weigh more than `max_bytes`, the oldest completed entries go (this
     /// one too, if it alone is too large — its retries then run again).
     pub fn complete_sized(&mut self, now: Instant, scope: &ReplayScope, key: &str, outcome: Option<(V, u64)>) {
-        let k = (scope.clone(), key.to_owned());
-        let Some(entry) = self.entries.get_mut(&k) else {
+        let mut k = std::mem::take(&mut self.scratch);
+        compose(scope, key, &mut k);
+        self.complete_composed(now, &k, outcome);
+        self.scratch = k;
+    }
+
+    fn complete_composed(&mut self, now: Instant, k: &str, outcome: Option<(V, u64)>) {
+        let Some((stored, _)) = self.entries.get_key_value(k) else {
             return;
         };
-        if let State::Done { bytes, .. } = entry.state {
+        let stored = stored.clone();
+        let Some(state) = self.entries.get_mut(k) else {
+            return;
+        };
+        if let State::Done { bytes, .. } = *state {
             // Completed again: its old place in the queue goes stale.
             self.bytes -= bytes;
             self.done -= 1;
@@ -208,7 +294,7 @@ impl<V: Clone> IdempotencyTable<V> {
                 let expires_at = now + self.config.window;
                 let place = self.completions;
                 self.completions += 1;
-                entry.state = State::Done { value, bytes, place };
+                *state = State::Done { value, bytes, place };
                 // In order of the end, then of completion: at the back unless a caller's
                 // clock went backwards.
                 let at = match self.expiry.back() {
@@ -217,13 +303,13 @@ impl<V: Clone> IdempotencyTable<V> {
                         .partition_point(|(end, p, _)| (*end, *p) <= (expires_at, place)),
                     _ => self.expiry.len(),
                 };
-                self.expiry.insert(at, (expires_at, place, k));
+                self.expiry.insert(at, (expires_at, place, stored));
                 self.bytes += bytes;
                 self.done += 1;
                 while self.bytes > self.config.max_bytes && self.drop_oldest_done() {}
             }
             None => {
-                self.entries.remove(&k);
+                self.entries.remove(k);
             }
         }
         self.compact();
@@ -268,8 +354,8 @@ impl<V: Clone> IdempotencyTable<V> {
     }
 
     /// Whether `place` is `key`'s current place in the queue.
-    fn live(&self, place: u64, key: &Key) -> bool {
-        matches!(self.entries.get(key), Some(Entry { state: State::Done { place: p, .. }, .. }) if *p == place)
+    fn live(&self, place: u64, key: &Stored) -> bool {
+        matches!(self.entries.get(key.key()), Some(State::Done { place: p, .. }) if *p == place)
     }
 
     /// Drops the completed entry closest to its end; false when there is none.
@@ -278,11 +364,7 @@ impl<V: Clone> IdempotencyTable<V> {
             if !self.live(place, &k) {
                 continue;
             }
-            if let Some(Entry {
-                state: State::Done { bytes, .. },
-                ..
-            }) = self.entries.remove(&k)
-            {
+            if let Some(State::Done { bytes, .. }) = self.entries.remove(k.key()) {
                 self.bytes -= bytes;
                 self.done -= 1;
             }
@@ -307,7 +389,7 @@ impl<V: Clone> IdempotencyTable<V> {
         let done: Vec<u64> = self
             .entries
             .values()
-            .filter_map(|e| match e.state {
+            .filter_map(|state| match *state {
                 State::Done { bytes, .. } => Some(bytes),
                 State::InFlight => None,
             })
@@ -382,6 +464,42 @@ mod tests {
         assert_eq!(t.begin(Instant::ZERO, &session("b"), "1", "y"), IdempotentStart::Fresh);
         let client = ReplayScope::Client(Arc::from("192.0.2.1"));
         assert_eq!(t.begin(Instant::ZERO, &client, "1", "z"), IdempotentStart::Fresh);
+    }
+
+    #[test]
+    fn a_scope_and_a_key_never_run_together() {
+        // Each pair is its own key, though the scope and key texts joined are the same.
+        let mut t: IdempotencyTable<u32> = IdempotencyTable::new(IdempotencyConfig::default());
+        let pairs = [
+            (session("a"), "bc"),
+            (session("ab"), "c"),
+            (session("a1:"), "x"),
+            (session("a"), "1:x"),
+            (ReplayScope::Client(Arc::from("ab")), "c"),
+        ];
+        for (scope, key) in &pairs {
+            assert_eq!(
+                t.begin(Instant::ZERO, scope, key, "f"),
+                IdempotentStart::Fresh,
+                "{scope:?} {key}"
+            );
+        }
+        for (i, (scope, key)) in pairs.iter().enumerate() {
+            t.complete(Instant::ZERO, scope, key, Some(i as u32));
+        }
+        for (i, (scope, key)) in pairs.iter().enumerate() {
+            assert_eq!(
+                t.begin(Instant::ZERO, scope, key, "f"),
+                IdempotentStart::Replay(i as u32)
+            );
+        }
+        let mut text = String::new();
+        compose(&session(&"x".repeat(1234)), "k", &mut text);
+        assert!(
+            text.starts_with("s1234:x") && text.ends_with("xk"),
+            "the length in decimal"
+        );
+        t.check_invariants().expect("invariants");
     }
 
     #[test]
