@@ -233,11 +233,16 @@ impl<V: Clone> IdempotencyTable<V> {
     /// the same request in flight: decides the same way, counts nothing again.
     pub fn look(&mut self, now: Instant, scope: &ReplayScope, key: &str, fingerprint: &str) -> IdempotentStart<V> {
         self.expire(now);
+        self.composed(scope, key, |table, k| table.look_composed(k, fingerprint))
+    }
+
+    /// Runs `f` with `scope` and `key` composed ([`compose`]) in the reused buffer.
+    fn composed<R>(&mut self, scope: &ReplayScope, key: &str, f: impl FnOnce(&mut Self, &str) -> R) -> R {
         let mut k = std::mem::take(&mut self.scratch);
         compose(scope, key, &mut k);
-        let start = self.look_composed(&k, fingerprint);
+        let out = f(self, &k);
         self.scratch = k;
-        start
+        out
     }
 
     fn look_composed(&mut self, k: &str, fingerprint: &str) -> IdempotentStart<V> {
@@ -270,10 +275,7 @@ impl<V: Clone> IdempotencyTable<V> {
     /// kept results weigh more than `max_bytes`, the oldest completed entries go (this
     /// one too, if it alone is too large — its retries then run again).
     pub fn complete_sized(&mut self, now: Instant, scope: &ReplayScope, key: &str, outcome: Option<(V, u64)>) {
-        let mut k = std::mem::take(&mut self.scratch);
-        compose(scope, key, &mut k);
-        self.complete_composed(now, &k, outcome);
-        self.scratch = k;
+        self.composed(scope, key, |table, k| table.complete_composed(now, k, outcome));
     }
 
     fn complete_composed(&mut self, now: Instant, k: &str, outcome: Option<(V, u64)>) {

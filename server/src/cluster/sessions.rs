@@ -265,8 +265,7 @@ pub struct Restoring {
 impl Restoring {
     fn begin(&self, id: &str) {
         let mut sessions = self.sessions.lock().expect("restoring lock");
-        let fresh = sessions.get(id).is_some_and(|(_, at)| at.elapsed() < RESTORE_WAIT);
-        if !fresh {
+        if !sessions.get(id).is_some_and(fresh) {
             sessions.insert(id.to_owned(), (watch::channel(None).0, std::time::Instant::now()));
         }
         self.held.store(sessions.len(), Ordering::Release);
@@ -282,33 +281,35 @@ impl Restoring {
         }
     }
 
-    /// False when no restore is under way at all (no lock taken); else whether `id`'s is.
-    fn contains(&self, id: &str) -> bool {
+    /// The signal of `id`'s restore, if one is under way: none at all without the lock
+    /// when no restore is.
+    fn signal(&self, id: &str) -> Option<watch::Receiver<Option<bool>>> {
         if self.held.load(Ordering::Acquire) == 0 {
-            return false;
+            return None;
         }
         self.sessions
             .lock()
             .expect("restoring lock")
             .get(id)
-            .is_some_and(|(_, at)| at.elapsed() < RESTORE_WAIT)
+            .filter(|mark| fresh(mark))
+            .map(|(signal, _)| signal.subscribe())
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        self.signal(id).is_some()
     }
 
     async fn wait(&self, id: &str) {
-        if self.held.load(Ordering::Acquire) == 0 {
-            return;
-        }
-        let waiting = self
-            .sessions
-            .lock()
-            .expect("restoring lock")
-            .get(id)
-            .filter(|(_, at)| at.elapsed() < RESTORE_WAIT)
-            .map(|(signal, _)| signal.subscribe());
-        if let Some(mut rx) = waiting {
+        if let Some(mut rx) = self.signal(id) {
             let _ = tokio::time::timeout(RESTORE_WAIT, rx.wait_for(Option::is_some)).await;
         }
     }
+}
+
+/// A restore mark younger than [`RESTORE_WAIT`] (an older one is stale: a restore rmcp
+/// abandoned before `restore_session`).
+fn fresh((_, at): &RestoreMark) -> bool {
+    at.elapsed() < RESTORE_WAIT
 }
 
 impl<M> RestoreGate<M> {

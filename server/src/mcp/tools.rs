@@ -53,7 +53,7 @@ pub struct ToolInfo<'a> {
     pub connector: &'static str,
     /// The platform it asks.
     pub platform: PlatformId,
-    /// Its input schema, read for the argument check.
+    /// The rules its arguments are checked by (read from its input schema once).
     pub rules: &'a Rules,
 }
 
