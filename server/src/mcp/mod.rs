@@ -379,8 +379,9 @@ impl Besluit {
                         let tcc = ToolCallContext::new(self, request.clone(), context.clone());
                         self.tool_router.call(tcc)
                     };
-                    node.route_call(&scope, first, &request, forwarded.as_ref(), rerun)
-                        .await
+                    // Boxed: the forwarding's state (2 KB) would otherwise sit in every
+                    // call's future, moved with it, for the few calls that need it.
+                    Box::pin(node.route_call(&scope, first, &request, forwarded.as_ref(), rerun)).await
                 };
                 match tokio::time::timeout(limit, run).await {
                     Ok(result) => result,
