@@ -12,12 +12,12 @@
 //! the connector registry (`crate::connectors`). Also `/healthz` (the process runs),
 //! `/readyz` (it accepts calls: not shutting down) and `/metrics` (Prometheus text).
 //!
-//! Shutdown ([`App::serve`]): stop accepting, let running tool calls finish (up to a
-//! drain time), then close the MCP streams and sessions, stop the platforms' tasks and
+//! Shutdown ([`App::serve`]): stop accepting, let running tool calls finish and their
+//! answers reach the client (up to a drain time), then close the MCP streams and sessions, stop the platforms' tasks and
 //! wait (bounded) for their buffer writes.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -58,6 +58,9 @@ pub struct AppState {
     pub(crate) shared: Arc<Shared>,
     pub(crate) stores: BTreeMap<PlatformId, Arc<RedbStore>>,
     pub(crate) accepting: AtomicBool,
+    /// MCP messages (POSTs) under way, from the guard's admission to their answer's last
+    /// byte: the drain waits for these, so no answer is cut off after its call ended.
+    pub(crate) answering: AtomicUsize,
     /// Standalone event streams open now, per session and per client address.
     pub(crate) streams: Mutex<crate::guard::StreamCounts>,
     /// The accept loop's handle, once serving.
@@ -123,6 +126,12 @@ impl AppState {
     /// Tool calls running now.
     pub fn running_calls(&self) -> usize {
         self.shared.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// MCP messages (POSTs) under way now: admitted by the guard, their answer not yet
+    /// sent to its last byte. A tool call's answer is still under way after the call.
+    pub fn answers_under_way(&self) -> usize {
+        self.answering.load(Ordering::SeqCst)
     }
 
     /// Open MCP sessions over all routes.
@@ -398,6 +407,7 @@ impl App {
             shared: Arc::clone(&shared),
             stores,
             accepting: AtomicBool::new(true),
+            answering: AtomicUsize::new(0),
             streams: Mutex::default(),
             connections: std::sync::OnceLock::new(),
             page: crate::page::system::SystemCalls::new(Arc::clone(&shared)),
@@ -454,8 +464,8 @@ impl App {
     }
 
     /// Serves on `listener` until `stop` resolves, then drains: new requests are answered
-    /// 503 with `Retry-After` (and `/readyz` 503) while running tool calls get up to
-    /// `drain` to finish; then the MCP streams are closed, every connection is asked to
+    /// 503 with `Retry-After` (and `/readyz` 503) while running tool calls, and the
+    /// messages under way, get up to `drain` to finish and be answered; then the MCP streams are closed, every connection is asked to
     /// finish, and after `Connections.ShutdownGraceSecs` whatever is left is dropped —
     /// a client holding a half-sent request cannot hold the exit.
     pub async fn serve(
@@ -485,7 +495,9 @@ impl App {
             "shutting down: draining running tool calls"
         );
         let deadline = tokio::time::Instant::now() + drain;
-        while state.running_calls() > 0 && tokio::time::Instant::now() < deadline {
+        // A call's answer is sent after the call ends; cancelling before its last byte
+        // would cut it off, so the drain waits for the answers as well as the calls.
+        while (state.running_calls() > 0 || state.answers_under_way() > 0) && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         // Several replicas: hand every lease over (after m) before the platforms stop.

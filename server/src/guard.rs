@@ -75,7 +75,7 @@ impl<S, B> Service<Request> for Guarded<S>
 where
     S: Service<Request, Response = axum::http::Response<B>, Error = Infallible> + Clone + Send + Sync + 'static,
     S::Future: Send + 'static,
-    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + Unpin + 'static,
     B::Error: Into<axum::BoxError>,
 {
     type Response = Response;
@@ -139,7 +139,7 @@ fn shared_state_unreachable(state: &AppState, op: &'static str, error: &crate::c
 async fn guard<S, B>(route: RouteGuard, mut request: Request, inner: S) -> Response
 where
     S: Service<Request, Response = axum::http::Response<B>, Error = Infallible>,
-    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + Unpin + 'static,
     B::Error: Into<axum::BoxError>,
 {
     let state = &route.state;
@@ -160,6 +160,8 @@ where
             Some(5),
         );
     }
+    // A message admitted before the drain is answered in full: the drain waits for it.
+    let under_way = (request.method() == Method::POST).then(|| AnswerUnderWay::begin(state));
     // A page of this server's own loopback address is no cross-origin caller: its Origin
     // has been judged here, so rmcp's Origin check (configured origins, or none) does not
     // see it. Every other Origin goes on to that check unchanged.
@@ -413,16 +415,40 @@ where
     if ending_session && response.status() == StatusCode::ACCEPTED {
         return StatusCode::OK.into_response();
     }
-    match stream {
+    match (stream, under_way) {
         // The permit lives as long as the stream's body: released when the client
         // goes or the stream ends.
-        Some(permit) if response.status().is_success() => response.map(|body| {
+        (Some(permit), _) if response.status().is_success() => response.map(|body| {
             Body::new(crate::listen::Holding {
-                inner: Body::new(body),
+                inner: body,
                 _held: permit,
             })
         }),
+        // The answer is under way until its body has been sent (or the client went).
+        (_, Some(under_way)) => response.map(|body| {
+            Body::new(crate::listen::Holding {
+                inner: body,
+                _held: under_way,
+            })
+        }),
         _ => response.map(Body::new),
+    }
+}
+
+/// One MCP message under way (a POST), from the guard's admission to its answer's last
+/// byte; counted in `AppState::answering`, which the shutdown's drain waits on.
+struct AnswerUnderWay(Arc<AppState>);
+
+impl AnswerUnderWay {
+    fn begin(state: &Arc<AppState>) -> AnswerUnderWay {
+        state.answering.fetch_add(1, Ordering::SeqCst);
+        AnswerUnderWay(Arc::clone(state))
+    }
+}
+
+impl Drop for AnswerUnderWay {
+    fn drop(&mut self) {
+        self.0.answering.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

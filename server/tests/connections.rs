@@ -232,6 +232,57 @@ async fn during_the_drain_new_requests_get_503_with_retry_after_and_readyz_fails
         .unwrap();
 }
 
+/// The drain once ended as soon as no tool call ran; a message admitted before it, whose
+/// answer was not yet sent (its call just ended, or its body still arriving), was then
+/// cut off by the shutdown with rmcp's 500 "no response message received from handler".
+/// A CI run hit the first case; the second one fails without the wait every time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_a_message_admitted_before_the_drain_is_answered_in_full() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("drainbody"))).await;
+    let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+        "name": "obv_search", "arguments": {"query": "onderweg"},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let (first, rest) = body.split_at(body.len() / 2);
+    let mut tcp = TcpStream::connect(server.addr).await.unwrap();
+    tcp.write_all(
+        format!(
+            "POST /mcp/obv HTTP/1.1\r\n{}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: obv_search\r\n\
+             Connection: close\r\nContent-Length: {}\r\n\r\n{first}",
+            host(&server),
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    wait_for(|| server.state.answers_under_way() == 1).await;
+    assert_eq!(
+        server.state.running_calls(),
+        0,
+        "the call has not begun: its body is on its way"
+    );
+    let state = std::sync::Arc::clone(&server.state);
+    let stopping = tokio::spawn(server.stop());
+    wait_for(|| !state.is_accepting()).await;
+    tcp.write_all(rest.as_bytes()).await.unwrap();
+    let answer = read_to_close(&mut tcp).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.contains("\"result\"") && !answer.contains("\"error\""),
+        "{answer}"
+    );
+    assert!(answer.contains("onderweg"), "the answer is the search's own: {answer}");
+    tokio::time::timeout(HANG, stopping)
+        .await
+        .expect("shutdown ended")
+        .unwrap();
+    assert_eq!(state.answers_under_way(), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn regression_event_streams_are_capped_per_session_and_per_address() {
     let f = fakes().await;
