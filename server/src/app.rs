@@ -128,6 +128,11 @@ impl AppState {
         self.shared.in_flight.load(Ordering::SeqCst)
     }
 
+    /// Repeats of tool calls kept now (`mcp::memo`).
+    pub fn repeats_kept(&self) -> usize {
+        self.shared.repeats.len()
+    }
+
     /// MCP messages (POSTs) under way now: admitted by the guard, their answer not yet
     /// sent to its last byte. A tool call's answer is still under way after the call.
     pub fn answers_under_way(&self) -> usize {
@@ -296,6 +301,7 @@ impl App {
                 crate::cluster::replays::SharedReplays::new(e.clone(), Duration::from_secs(120), running_for)
             }))
             .with_metrics(Arc::clone(&metrics)),
+            repeats: Default::default(),
             in_flight: Default::default(),
             request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
             metrics: Arc::clone(&metrics),

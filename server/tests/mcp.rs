@@ -3,8 +3,17 @@
 
 mod support;
 
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::Request;
+use besluitbron_server::app::App;
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use support::{Mcp, Server, config, fakes, structured, temp_dir};
+use tower::ServiceExt;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotations() {
@@ -490,4 +499,110 @@ async fn a_call_over_the_request_time_out_names_the_platform_it_waited_for() {
     assert!(text.contains("OpenBesluitvorming"), "the platform is named: {text}");
     f.obv.set_latency(std::time::Duration::ZERO);
     server.stop().await;
+}
+
+/// One 2026-07-28 `tools/call` straight into `router` (no socket); the JSON-RPC result.
+async fn call_in(router: &axum::Router, tool: &str, arguments: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": tool, "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let mut request = Request::post("/mcp/obv")
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+        .body(Body::from(body.to_string()))
+        .expect("a request");
+    request
+        .extensions_mut()
+        .insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40_000))));
+    let response = router.clone().oneshot(request).await.expect("the router answers");
+    assert!(response.status().is_success(), "{}", response.status());
+    let bytes = response.into_body().collect().await.expect("a body").to_bytes();
+    let mut message: Value = serde_json::from_slice(&bytes).expect("a JSON-RPC answer");
+    assert_ne!(message["result"]["isError"], Value::Bool(true), "{message}");
+    message["result"].take()
+}
+
+/// A repeat of a call whose answer is fresh in the buffer is answered with the result
+/// kept for it (`mcp::memo`) without running the tool, word for word what the tool
+/// gives and counted as a buffer hit; another question on the same kept answer is the
+/// tool's own; once the answer expires, the platform is asked again.
+#[tokio::test(start_paused = true)]
+async fn a_repeat_is_its_kept_result_until_the_answer_expires() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("repeats"));
+    // Under the paused clock a waiting socket lets time run on: no limit may lapse.
+    cfg.request_timeout_secs = 3_600;
+    for p in cfg.platforms.values_mut() {
+        p.timeout_ms = 600_000;
+    }
+    let app = App::build(cfg).expect("build app");
+    let (router, state) = (app.router.clone(), app.state.clone());
+    let counted = async || {
+        let request = Request::get("/metrics")
+            .header("host", "127.0.0.1")
+            .body(Body::empty())
+            .unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        let text = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+        let line = "besluitbron_requests_total{platform=\"obv\",tool=\"obv_search\",kind=\"cache_hit\"} ";
+        text.lines()
+            .find_map(|l| l.strip_prefix(line))
+            .map_or(0.0, |n| n.parse::<f64>().unwrap())
+    };
+    let asked = json!({"query": "begroting", "limit": 3});
+    let fetched = call_in(&router, "obv_search", asked.clone()).await;
+    let requests = f.obv.requests();
+    assert_eq!(state.repeats_kept(), 0, "a fetched answer leaves no repeat");
+    let hit = call_in(&router, "obv_search", asked.clone()).await;
+    assert_eq!(state.repeats_kept(), 1, "the tool's buffer hit leaves its repeat");
+    assert_eq!(
+        hit["structuredContent"]["results"],
+        fetched["structuredContent"]["results"]
+    );
+    assert_eq!(counted().await, 1.0);
+    // The same call, its arguments in another order: the repeat, the tool's result.
+    let repeat = call_in(&router, "obv_search", json!({"limit": 3, "query": "begroting"})).await;
+    assert_eq!(repeat, hit, "word for word the tool's own result");
+    assert_eq!(counted().await, 2.0, "counted as a buffer hit");
+    assert_eq!(f.obv.requests(), requests, "nothing asked of the platform");
+    // Another question on the same kept list is rendered for itself.
+    let all = call_in(&router, "obv_sources", json!({})).await;
+    call_in(&router, "obv_sources", json!({})).await;
+    assert_eq!(
+        call_in(&router, "obv_sources", json!({})).await["structuredContent"]["sources"],
+        all["structuredContent"]["sources"]
+    );
+    let page = call_in(&router, "obv_sources", json!({"offset": 10, "limit": 5})).await;
+    assert_eq!(
+        page["structuredContent"]["sources"].as_array().map(Vec::len),
+        Some(5),
+        "{page}"
+    );
+    assert_eq!(
+        page["structuredContent"]["sources"][0],
+        all["structuredContent"]["sources"][10]
+    );
+    // Its repeat too: the answer's kept result is the first question's, not this one's.
+    for _ in 0..2 {
+        let again = call_in(&router, "obv_sources", json!({"offset": 10, "limit": 5})).await;
+        assert_eq!(again, page);
+    }
+    // Past the search's ten minutes the answer is gone: the platform is asked again,
+    // and the answer no longer says it came from the buffer.
+    tokio::time::advance(Duration::from_secs(11 * 60)).await;
+    let again = call_in(&router, "obv_search", asked.clone()).await;
+    assert_eq!(
+        f.obv.requests(),
+        requests + 2,
+        "the expired search (and only it, with the sources) asked again"
+    );
+    assert!(
+        !again["content"][0]["text"].as_str().unwrap().contains("buffer"),
+        "{again}"
+    );
 }

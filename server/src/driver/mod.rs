@@ -290,6 +290,12 @@ impl PlatformHandle {
         self.platform
     }
 
+    /// A fresh answer to `key` in the memory layer, if it holds one (the first step of
+    /// [`PlatformHandle::call`], which changes nothing in the path).
+    pub fn cached(&self, key: &CacheKey) -> Option<SharedPayload> {
+        self.memory.get(key, self.clock.wall())
+    }
+
     /// Answers `request` from the buffer, a flight in progress, or the platform through
     /// `upstream` (called once per attempt of this request's flight, if it leads one).
     /// While the call waits in a queue, `progress` hears where it stands, at once and

@@ -32,6 +32,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::memo::Repeat;
 use super::replay::ReplaySlot;
 use super::{Besluit, Caller};
 use crate::driver::{CallError, CallRequest, Payload, ProgressSink, QueuePosition, SharedPayload, Upstream};
@@ -251,6 +252,11 @@ pub struct CallScope {
     /// Several replicas: the platform this replica found it does not own while the call
     /// ran (the call then goes to the platform's owner; see `crate::cluster::forward`).
     pub needs_owner: std::sync::Mutex<Option<PlatformId>>,
+    /// The handler keeps a repeat of this call (`super::memo`): a tool that shows a
+    /// buffer hit leaves it in `repeat`.
+    pub wants_repeat: bool,
+    /// What the tool's buffer hit left for a repeat of this call.
+    pub repeat: std::sync::Mutex<Option<Repeat>>,
 }
 
 impl CallScope {
@@ -266,13 +272,31 @@ impl CallScope {
                 .get::<crate::cluster::forward::Forwarded>()
                 .and_then(|f| f.relay.clone()),
             needs_owner: std::sync::Mutex::new(None),
+            wants_repeat: false,
+            repeat: std::sync::Mutex::new(None),
         }
+    }
+
+    /// What the tool left for a repeat of this call, once.
+    pub fn take_repeat(&self) -> Option<Repeat> {
+        self.repeat.lock().expect("repeat lock").take()
     }
 
     /// The platform whose owner the call must go to, once (several replicas).
     pub fn take_needs_owner(&self) -> Option<PlatformId> {
         self.needs_owner.lock().expect("routing lock").take()
     }
+}
+
+/// What [`Besluit::repeat`] found for a call.
+pub(crate) enum Repeated {
+    /// The result kept for the call, with its answer fresh in the buffer.
+    Answered(CallToolResult),
+    /// A repeat is kept for the call, but gives no answer now (none fresh in the
+    /// buffer, or none shown for this question yet): the tool runs.
+    Kept,
+    /// None is kept for the call: the tool runs, and may leave one.
+    NotKept,
 }
 
 /// The client address the system session's requests are counted under (R-D9).
@@ -364,7 +388,7 @@ impl Besluit {
     ) -> CallToolResult
     where
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
-        C: PartialEq + Send + Sync + 'static,
+        C: PartialEq + Clone + Send + Sync + 'static,
     {
         self.shown(scope, tool, call, asked, render).await
     }
@@ -379,13 +403,32 @@ impl Besluit {
     ) -> CallToolResult
     where
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
-        C: PartialEq + Send + Sync + 'static,
+        C: PartialEq + Clone + Send + Sync + 'static,
     {
         let platform = call.key.platform();
+        let key = scope.wants_repeat.then(|| call.key.clone());
         let (payload, served) = match self.fetch_payload(Who::Caller, Some(scope), tool, call).await {
             Ok(fetched) => fetched,
             Err(e) => return tool_error(e),
         };
+        // A buffer hit: a repeat of this call may be answered with the result shown
+        // for it, while the answer stays fresh (`super::memo`).
+        if served == Served::Cached
+            && let Some(key) = key
+        {
+            let question = asked.clone();
+            *scope.repeat.lock().expect("repeat lock") = Some(Repeat {
+                key,
+                platform,
+                tool,
+                pick: Box::new(move |payload| {
+                    payload
+                        .shown::<Shown<C>>()
+                        .filter(|shown| shown.tool == tool && shown.asked == question)
+                        .map(|shown| shown.result.clone())
+                }),
+            });
+        }
         if served == Served::Cached
             && let Some(shown) = payload.shown::<Shown<C>>()
             && shown.tool == tool
@@ -526,6 +569,32 @@ impl Besluit {
             slot.record(platform, &payload, served);
         }
         Ok((payload, served))
+    }
+
+    /// A repeat of the call of canonical `form` (`super::memo`): the result shown for it
+    /// with the answer fresh in the buffer, counted and recorded in the call's replay
+    /// `slot` as the tool's own buffer hit is; else whether a repeat is kept for `form`
+    /// (the tool then runs, and leaves one only when none is kept).
+    pub(crate) fn repeat(&self, form: &str, caller: &Caller, slot: Option<&Arc<ReplaySlot>>) -> Repeated {
+        let Some(repeat) = self.shared.repeats.get(form) else {
+            return Repeated::NotKept;
+        };
+        let Some(payload) = self
+            .shared
+            .platforms
+            .get(repeat.platform)
+            .and_then(|handle| handle.cached(&repeat.key))
+        else {
+            return Repeated::Kept;
+        };
+        let Some(result) = (repeat.pick)(&payload) else {
+            return Repeated::Kept;
+        };
+        self.count(repeat.platform, repeat.tool, caller, Served::Cached);
+        if let Some(slot) = slot {
+            slot.record(repeat.platform, &payload, Served::Cached);
+        }
+        Repeated::Answered(result)
     }
 
     fn count(&self, platform: PlatformId, tool: &'static str, caller: &Caller, served: Served) {

@@ -21,6 +21,7 @@
 
 pub mod arguments;
 pub mod call;
+pub mod memo;
 pub mod offers;
 pub mod replay;
 pub mod schema;
@@ -98,6 +99,8 @@ pub struct Shared {
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Client retries (R-D2).
     pub replays: replay::Replays,
+    /// Repeats of a call whose answer is fresh in the buffer.
+    pub repeats: memo::Repeats,
     /// Tool calls running now (the shutdown drain waits for them).
     pub in_flight: AtomicUsize,
     /// The longest one tool call may take.
@@ -355,14 +358,32 @@ impl Besluit {
         self.shared.in_flight.fetch_add(1, Ordering::SeqCst);
         let _running = RunningCall(&self.shared.in_flight);
         let caller = Caller::of_call(&context, &self.shared.trusted_proxies);
-        // Only a request with a replay key is compared with an earlier one.
-        let keyed = replay::keys(&caller, &context.id).map(|key| (key, replay::fingerprint(&request)));
+        // The call's canonical form, for a tool this address serves: a request with a
+        // replay key is compared with an earlier one by it, and a repeat is found by it.
+        let form = route.map(|_| replay::fingerprint(&request));
+        let form = form.as_deref();
+        let keyed = replay::keys(&caller, &context.id).zip(form);
         let tool = route.map(|t| t.name);
         let (result, replayed) = self
             .shared
             .replays
             .run(keyed, |slot| async move {
-                let scope = Arc::new(CallScope::of(&context, caller, slot));
+                // A repeat of a call whose answer is fresh in the buffer, and shown for
+                // this very question: its kept result (`memo`), without the tool. A retry
+                // that replays its first attempt's answer runs the tool with it.
+                let form = form.filter(|f| f.len() <= memo::MAX_FORM_BYTES);
+                let repeated = match form {
+                    Some(form) if slot.as_ref().is_none_or(|s| !s.replays()) => {
+                        self.repeat(form, &caller, slot.as_ref())
+                    }
+                    _ => call::Repeated::Kept,
+                };
+                if let call::Repeated::Answered(result) = repeated {
+                    return Ok(result.into());
+                }
+                let mut scope = CallScope::of(&context, caller, slot);
+                scope.wants_repeat = matches!(repeated, call::Repeated::NotKept);
+                let scope = Arc::new(scope);
                 context.extensions.insert(Arc::clone(&scope));
                 // Several replicas: a call that finds a platform owned elsewhere goes to
                 // its owner (`crate::cluster::forward`), within the same time limit.
@@ -383,7 +404,7 @@ impl Besluit {
                     // call's future, moved with it, for the few calls that need it.
                     Box::pin(node.route_call(&scope, first, &request, forwarded.as_ref(), rerun)).await
                 };
-                match tokio::time::timeout(limit, run).await {
+                let result = match tokio::time::timeout(limit, run).await {
                     Ok(result) => result,
                     // The assistant learns which platform held the call up, as every
                     // other failure of a platform call says.
@@ -394,7 +415,13 @@ impl Besluit {
                         platform.map_or("the platform", |p| p.display_name())
                     ))
                     .into()),
+                };
+                if let Some(form) = form
+                    && let Some(repeat) = scope.take_repeat()
+                {
+                    self.shared.repeats.keep(form.to_owned(), repeat);
                 }
+                result
             })
             .await;
         // rmcp's own errors (arguments that do not deserialize, an unknown tool) quote

@@ -103,6 +103,11 @@ impl ReplaySlot {
         self.inner.lock().expect("replay slot lock").replay.clone()
     }
 
+    /// True when this run is a retry, given its first attempt's kept answer.
+    pub fn replays(&self) -> bool {
+        self.inner.lock().expect("replay slot lock").replay.is_some()
+    }
+
     /// For a tool's fetch: records the answer the tool is about to render from.
     pub fn record(&self, platform: PlatformId, payload: &SharedPayload, served: Served) {
         self.inner.lock().expect("replay slot lock").fetched.push(KeptAnswer {
@@ -312,7 +317,7 @@ impl Replays {
     /// answer, `call` (the retry's own) runs with that answer in place of its fetch.
     pub async fn run<F, Fut>(
         &self,
-        keyed: Option<(Key, String)>,
+        keyed: Option<(Key, &str)>,
         call: F,
     ) -> (Result<CallToolResponse, ErrorData>, Replayed)
     where
@@ -326,7 +331,7 @@ impl Replays {
             .table
             .lock()
             .expect("replay lock")
-            .begin(self.clock.now(), &key.0, &key.1, &fingerprint);
+            .begin(self.clock.now(), &key.0, &key.1, fingerprint);
         // A retry of a request still running waits for it to end, then looks again: the
         // first attempt's kept answer, or (it failed or was cancelled) a free key, and
         // this retry runs itself.
@@ -339,14 +344,14 @@ impl Replays {
                 .table
                 .lock()
                 .expect("replay lock")
-                .look(self.clock.now(), &key.0, &key.1, &fingerprint);
+                .look(self.clock.now(), &key.0, &key.1, fingerprint);
             if matches!(again, IdempotentStart::InFlight) {
                 ended.await;
                 start = self
                     .table
                     .lock()
                     .expect("replay lock")
-                    .look(self.clock.now(), &key.0, &key.1, &fingerprint);
+                    .look(self.clock.now(), &key.0, &key.1, fingerprint);
             } else {
                 start = again;
             }
@@ -382,7 +387,7 @@ impl Replays {
                 // With several replicas, the first attempt may have run (or run now) on
                 // another one: its result answers this retry too.
                 if let Some(shared) = &self.shared {
-                    match shared.begin(&key.0, &key.1, &fingerprint).await {
+                    match shared.begin(&key.0, &key.1, fingerprint).await {
                         Ok(SharedStart::Fresh(t)) => first.token = Some(t),
                         Ok(SharedStart::Replay(bytes)) => {
                             let kept = Arc::<[u8]>::from(bytes.into_boxed_slice());
