@@ -257,6 +257,9 @@ pub struct CallScope {
     pub wants_repeat: bool,
     /// What the tool's buffer hit left for a repeat of this call.
     pub repeat: std::sync::Mutex<Option<Repeat>>,
+    /// The platform answers the call has asked for so far: a repeat stands for the call
+    /// only when its one answer is all the call asked.
+    pub fetches: std::sync::atomic::AtomicU32,
 }
 
 impl CallScope {
@@ -274,12 +277,16 @@ impl CallScope {
             needs_owner: std::sync::Mutex::new(None),
             wants_repeat: false,
             repeat: std::sync::Mutex::new(None),
+            fetches: std::sync::atomic::AtomicU32::new(0),
         }
     }
 
-    /// What the tool left for a repeat of this call, once.
+    /// What the tool left for a repeat of this call, once; nothing when the call asked
+    /// for more than the one answer the repeat picks from (its other answers, and what
+    /// it made of them, are no part of the repeat).
     pub fn take_repeat(&self) -> Option<Repeat> {
-        self.repeat.lock().expect("repeat lock").take()
+        let repeat = self.repeat.lock().expect("repeat lock").take();
+        repeat.filter(|_| self.fetches.load(std::sync::atomic::Ordering::Relaxed) == 1)
     }
 
     /// The platform whose owner the call must go to, once (several replicas).
@@ -518,6 +525,9 @@ impl Besluit {
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
     {
         let platform = call.key.platform();
+        if let Some(scope) = scope {
+            scope.fetches.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let slot = scope.and_then(|c| c.slot.as_ref());
         // A retry of a call whose answer was kept renders that answer again.
         if let Some(kept) = slot.and_then(|s| s.replay()) {
@@ -644,4 +654,42 @@ pub fn progress_sink(scope: &CallScope, platform: PlatformId) -> Option<Progress
             let _ = peer.notify_progress(param).await;
         });
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicU32;
+
+    use besluitbron_core::cache::DataClass;
+
+    use super::*;
+
+    fn scope(fetches: u32) -> CallScope {
+        CallScope {
+            caller: Arc::new(Caller::system()),
+            slot: None,
+            progress: None,
+            ct: CancellationToken::new(),
+            relay: None,
+            needs_owner: std::sync::Mutex::new(None),
+            wants_repeat: true,
+            repeat: std::sync::Mutex::new(Some(Repeat {
+                key: CacheKey::new(PlatformId::Obv, DataClass::Search, "search"),
+                platform: PlatformId::Obv,
+                tool: "obv_search",
+                pick: Box::new(|_| None),
+            })),
+            fetches: AtomicU32::new(fetches),
+        }
+    }
+
+    #[test]
+    fn a_repeat_stands_for_a_call_only_when_its_answer_was_all_the_call_asked() {
+        assert!(scope(1).take_repeat().is_some(), "one answer, the repeat's own");
+        assert!(scope(2).take_repeat().is_none(), "another answer made the call too");
+        assert!(scope(0).take_repeat().is_none());
+        let once = scope(1);
+        assert!(once.take_repeat().is_some());
+        assert!(once.take_repeat().is_none(), "taken once");
+    }
 }

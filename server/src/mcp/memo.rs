@@ -13,9 +13,11 @@
 //! runs the tool as before.
 //!
 //! Invariants: a repeat is made only by the tool itself, from arguments it accepted, and
-//! the key and question it holds are what those arguments make: a tool whose key read
-//! anything but its arguments (the clock, the caller) could not leave one. The table is
-//! bounded in entries and in the size of a canonical form.
+//! the key and question it holds are what those arguments make (none of the seven tools'
+//! keys reads the clock or the caller); it is kept only for a call whose one platform
+//! answer is the one it picks from (`CallScope::take_repeat`), so a call that built its
+//! key from another answer leaves none. The table is bounded in entries and in the size
+//! of a canonical form.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
