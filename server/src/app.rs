@@ -13,8 +13,8 @@
 //! `/readyz` (it accepts calls: not shutting down) and `/metrics` (Prometheus text).
 //!
 //! Shutdown ([`App::serve`]): stop accepting, let running tool calls finish and their
-//! answers reach the client (up to a drain time), then close the MCP streams and sessions, stop the platforms' tasks and
-//! wait (bounded) for their buffer writes.
+//! answers reach the client (up to a drain time), then close the MCP streams and
+//! sessions, stop the platforms' tasks and wait (bounded) for their buffer writes.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -471,8 +471,8 @@ impl App {
 
     /// Serves on `listener` until `stop` resolves, then drains: new requests are answered
     /// 503 with `Retry-After` (and `/readyz` 503) while running tool calls, and the
-    /// messages under way, get up to `drain` to finish and be answered; then the MCP streams are closed, every connection is asked to
-    /// finish, and after `Connections.ShutdownGraceSecs` whatever is left is dropped —
+    /// messages under way, get up to `drain` to finish and be answered; then the MCP
+    /// streams are closed, every connection is asked to finish, and after `Connections.ShutdownGraceSecs` whatever is left is dropped —
     /// a client holding a half-sent request cannot hold the exit.
     pub async fn serve(
         self,
@@ -503,7 +503,8 @@ impl App {
         let deadline = tokio::time::Instant::now() + drain;
         // A call's answer is sent after the call ends; cancelling before its last byte
         // would cut it off, so the drain waits for the answers as well as the calls.
-        while (state.running_calls() > 0 || state.answers_under_way() > 0) && tokio::time::Instant::now() < deadline {
+        let busy = || state.running_calls() > 0 || state.answers_under_way() > 0;
+        while busy() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         // Several replicas: hand every lease over (after m) before the platforms stop.

@@ -17,14 +17,12 @@
 //! Calls of a script never share an instant (ties between concurrent requests would be
 //! ordered by the runtime in the server and by the script in the simulator).
 
+mod support;
+
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::ConnectInfo;
-use axum::http::Request;
 use besluitbron_core::PlatformId;
 use besluitbron_fakes::serve_registry_on;
 use besluitbron_server::app::{App, Hooks};
@@ -193,25 +191,13 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         let (router, address, key, at) = (router.clone(), addresses[session].clone(), key.clone(), *at);
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep_until(origin + Duration::from_millis(at)).await;
-            let body = json!({
-                "jsonrpc": "2.0", "id": i, "method": "tools/call",
-                "params": {"name": "obv_search", "arguments": {"query": key},
-                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                              "io.modelcontextprotocol/clientCapabilities": {}}}
-            });
-            let mut request = Request::post("/mcp/obv")
-                .header("host", "127.0.0.1")
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2026-07-28")
-                .header("mcp-method", "tools/call")
-                .header("mcp-name", "obv_search")
-                .header("x-forwarded-for", address)
-                .body(Body::from(body.to_string()))
-                .expect("a request");
-            request
-                .extensions_mut()
-                .insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40_000))));
+            let request = support::stateless_call(
+                "/mcp/obv",
+                i,
+                "obv_search",
+                json!({"query": key}),
+                &[("x-forwarded-for", &address)],
+            );
             let response = router.oneshot(request).await.expect("the router answers");
             let status = response.status();
             let text = response.into_body().collect().await.expect("a body").to_bytes();

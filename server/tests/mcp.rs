@@ -3,11 +3,9 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::ConnectInfo;
 use axum::http::Request;
 use besluitbron_server::app::App;
 use http_body_util::BodyExt;
@@ -503,22 +501,7 @@ async fn a_call_over_the_request_time_out_names_the_platform_it_waited_for() {
 
 /// One 2026-07-28 `tools/call` straight into `router` (no socket); the JSON-RPC result.
 async fn call_in(router: &axum::Router, tool: &str, arguments: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": tool, "arguments": arguments,
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let mut request = Request::post("/mcp/obv")
-        .header("host", "127.0.0.1")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", tool)
-        .body(Body::from(body.to_string()))
-        .expect("a request");
-    request
-        .extensions_mut()
-        .insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40_000))));
+    let request = support::stateless_call("/mcp/obv", 1, tool, arguments, &[]);
     let response = router.clone().oneshot(request).await.expect("the router answers");
     assert!(response.status().is_success(), "{}", response.status());
     let bytes = response.into_body().collect().await.expect("a body").to_bytes();

@@ -204,6 +204,16 @@ struct Shown<C> {
     result: CallToolResult,
 }
 
+impl<C: PartialEq + Send + Sync + 'static> Shown<C> {
+    /// The result kept with `payload` for `tool` asked `asked`, if that is what it keeps.
+    fn kept(payload: &SharedPayload, tool: &str, asked: &C) -> Option<CallToolResult> {
+        payload
+            .shown::<Shown<C>>()
+            .filter(|shown| shown.tool == tool && shown.asked == *asked)
+            .map(|shown| shown.result.clone())
+    }
+}
+
 /// A tool error the assistant reads: `isError: true` with the message as text, bounded
 /// and without addresses ([`super::arguments::bounded_text`]): whatever error carried a
 /// base URL, a request URL or an assistant's long input, none of it is shown.
@@ -426,22 +436,14 @@ impl Besluit {
             let question = asked.clone();
             *scope.repeat.lock().expect("repeat lock") = Some(Repeat {
                 key,
-                platform,
                 tool,
-                pick: Box::new(move |payload| {
-                    payload
-                        .shown::<Shown<C>>()
-                        .filter(|shown| shown.tool == tool && shown.asked == question)
-                        .map(|shown| shown.result.clone())
-                }),
+                pick: Box::new(move |payload| Shown::kept(payload, tool, &question)),
             });
         }
         if served == Served::Cached
-            && let Some(shown) = payload.shown::<Shown<C>>()
-            && shown.tool == tool
-            && shown.asked == asked
+            && let Some(result) = Shown::kept(&payload, tool, &asked)
         {
-            return shown.result.clone();
+            return result;
         }
         let result = decode::<T>(platform, &payload).and_then(|answer| {
             render(&answer, served, &asked)
@@ -589,10 +591,11 @@ impl Besluit {
         let Some(repeat) = self.shared.repeats.get(form) else {
             return Repeated::NotKept;
         };
+        let platform = repeat.key.platform();
         let Some(payload) = self
             .shared
             .platforms
-            .get(repeat.platform)
+            .get(platform)
             .and_then(|handle| handle.cached(&repeat.key))
         else {
             return Repeated::Kept;
@@ -600,9 +603,9 @@ impl Besluit {
         let Some(result) = (repeat.pick)(&payload) else {
             return Repeated::Kept;
         };
-        self.count(repeat.platform, repeat.tool, caller, Served::Cached);
+        self.count(platform, repeat.tool, caller, Served::Cached);
         if let Some(slot) = slot {
-            slot.record(repeat.platform, &payload, Served::Cached);
+            slot.record(platform, &payload, Served::Cached);
         }
         Repeated::Answered(result)
     }
@@ -675,7 +678,6 @@ mod tests {
             wants_repeat: true,
             repeat: std::sync::Mutex::new(Some(Repeat {
                 key: CacheKey::new(PlatformId::Obv, DataClass::Search, "search"),
-                platform: PlatformId::Obv,
                 tool: "obv_search",
                 pick: Box::new(|_| None),
             })),

@@ -22,7 +22,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::cache::CacheKey;
 use rmcp::model::CallToolResult;
 
@@ -39,10 +38,8 @@ pub type Pick = Box<dyn Fn(&SharedPayload) -> Option<CallToolResult> + Send + Sy
 
 /// What a tool's buffer hit leaves for a repeat of the same call.
 pub struct Repeat {
-    /// The buffer key the call's arguments made.
+    /// The buffer key the call's arguments made (it names the platform).
     pub key: CacheKey,
-    /// The platform asked.
-    pub platform: PlatformId,
     /// The tool.
     pub tool: &'static str,
     /// The result kept with the answer for the call's question, if any.
@@ -85,6 +82,7 @@ impl Repeats {
 
 #[cfg(test)]
 mod tests {
+    use besluitbron_core::PlatformId;
     use besluitbron_core::cache::DataClass;
 
     use super::*;
@@ -92,7 +90,6 @@ mod tests {
     fn repeat(id: &str) -> Repeat {
         Repeat {
             key: CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", id),
-            platform: PlatformId::Obv,
             tool: "obv_search",
             pick: Box::new(|_| None),
         }

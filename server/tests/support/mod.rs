@@ -17,6 +17,41 @@ use serde_json::{Value, json};
 pub mod redis;
 use tokio::sync::oneshot;
 
+/// A 2026-07-28 `tools/call` of `tool` with `arguments` to `path`, as a request for the
+/// router itself (no socket: the client address is loopback, as the listener would
+/// set it), with `headers` added.
+pub fn stateless_call(
+    path: &str,
+    id: usize,
+    tool: &str,
+    arguments: Value,
+    headers: &[(&str, &str)],
+) -> axum::http::Request<axum::body::Body> {
+    let body = json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments,
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}}}
+    });
+    let mut request = axum::http::Request::post(path)
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut request = request
+        .body(axum::body::Body::from(body.to_string()))
+        .expect("a request");
+    request
+        .extensions_mut()
+        .insert(axum::extract::ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40_000))));
+    request
+}
+
 /// The fake platforms: every fake of the registry on one listener, with the two the
 /// tests talk to by name.
 pub struct Fakes {
