@@ -121,6 +121,58 @@ pub fn fairness_key(session: Option<&str>, address: &str) -> SessionKey {
     SessionKey::client(&key)
 }
 
+/// Who made a request. Decided once, by the request guard, from what it can check: an
+/// MCP session that exists at this address (session era), otherwise the client address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The fairness key: the MCP session, else the client address.
+    pub session: SessionKey,
+    /// The MCP session id, when the request belongs to an existing session.
+    pub session_id: Option<String>,
+    /// The client address (IPv6 per /64).
+    pub address: String,
+    /// The `Idempotency-Key` header, if sent.
+    pub idempotency_key: Option<String>,
+}
+
+/// The client address the system session's requests are counted under (R-D9).
+const SYSTEM_ADDRESS: &str = "besluitbron";
+
+impl Caller {
+    /// The caller for a request of an existing `session_id` (or none) from `address`.
+    pub fn new(session_id: Option<String>, address: String, idempotency_key: Option<String>) -> Caller {
+        let session = fairness_key(session_id.as_deref(), &address);
+        Caller::keyed(session_id, address, idempotency_key, session)
+    }
+
+    /// As [`Caller::new`] with its fairness key already made (by the guard, which asked
+    /// the client limits with it): `session` is [`fairness_key`] of the two.
+    pub fn keyed(
+        session_id: Option<String>,
+        address: String,
+        idempotency_key: Option<String>,
+        session: SessionKey,
+    ) -> Caller {
+        debug_assert_eq!(session, fairness_key(session_id.as_deref(), &address));
+        Caller {
+            session,
+            session_id,
+            address,
+            idempotency_key,
+        }
+    }
+
+    /// BesluitBron's own system session: its maintenance and the search page (R-L7).
+    pub fn system() -> Caller {
+        Caller {
+            session: SessionKey::System,
+            session_id: None,
+            address: SYSTEM_ADDRESS.to_owned(),
+            idempotency_key: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,6 +91,7 @@ fn always_503(_: usize) -> Option<PlatformError> {
     Some(PlatformError::Upstream {
         platform: PlatformId::Obv,
         status: 503,
+        retry: besluitbron_server::platforms::http::Retry::Yes { after: None },
     })
 }
 

@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use besluitbron_core::PlatformId;
 use besluitbron_server::platforms::http::{
-    Attempt, HttpConfig, PlatformError, PlatformHttp, PlatformRequest, with_query,
+    Fetched, HttpConfig, PlatformError, PlatformHttp, PlatformRequest, Retry, with_query,
 };
 use http_body_util::channel::Channel;
 use reqwest::Url;
@@ -214,17 +214,17 @@ async fn redirect(State(s): State<Arc<Shared>>, Path(to): Path<String>) -> Respo
 // ---- the body cap ----
 
 /// An attempt for a failure message: an answer by its status and size (a body can be
-/// hundreds of MiB when the cap is broken), anything else as it is.
-fn summary(attempt: &Attempt) -> String {
+/// hundreds of MiB when the cap is broken), an error as it is.
+fn summary(attempt: &Result<Fetched, PlatformError>) -> String {
     match attempt {
-        Attempt::Answer(f) => format!("Answer({}, {} bytes from {})", f.status, f.body.len(), f.url),
-        other => format!("{other:?}"),
+        Ok(f) => format!("Answer({}, {} bytes from {})", f.status, f.body.len(), f.url),
+        Err(e) => format!("{e:?}"),
     }
 }
 
-fn too_large(attempt: Attempt) {
+fn too_large(attempt: Result<Fetched, PlatformError>) {
     match attempt {
-        Attempt::Failed(PlatformError::TooLarge {
+        Err(PlatformError::TooLarge {
             platform, limit_bytes, ..
         }) => {
             assert_eq!((platform, limit_bytes), (PLATFORM, CAP));
@@ -233,9 +233,9 @@ fn too_large(attempt: Attempt) {
     }
 }
 
-fn answer(attempt: Attempt) -> besluitbron_server::platforms::http::Fetched {
+fn answer(attempt: Result<Fetched, PlatformError>) -> Fetched {
     match attempt {
-        Attempt::Answer(fetched) => fetched,
+        Ok(fetched) => fetched,
         other => panic!("expected an answer, got {}", summary(&other)),
     }
 }
@@ -246,13 +246,13 @@ async fn bodies_up_to_the_cap_are_read_and_one_byte_more_is_refused() {
     let http = client();
     for n in [CAP - 1, CAP] {
         let sized = answer(
-            http.send_once(&PlatformRequest::get(server.url(&format!("bytes/{n}"))))
+            http.send(&PlatformRequest::get(server.url(&format!("bytes/{n}"))))
                 .await,
         );
         assert_eq!(sized.headers[header::CONTENT_LENGTH], n.to_string().as_str());
         assert_eq!(sized.body.len() as u64, n);
         let chunked = answer(
-            http.send_once(&PlatformRequest::get(server.url(&format!("chunked/{n}"))))
+            http.send(&PlatformRequest::get(server.url(&format!("chunked/{n}"))))
                 .await,
         );
         assert!(!chunked.headers.contains_key(header::CONTENT_LENGTH), "sent chunked");
@@ -260,11 +260,11 @@ async fn bodies_up_to_the_cap_are_read_and_one_byte_more_is_refused() {
         assert_eq!(server.stream_end().await, StreamEnd::Completed { sent_bytes: n });
     }
     too_large(
-        http.send_once(&PlatformRequest::get(server.url(&format!("bytes/{}", CAP + 1))))
+        http.send(&PlatformRequest::get(server.url(&format!("bytes/{}", CAP + 1))))
             .await,
     );
     too_large(
-        http.send_once(&PlatformRequest::get(server.url(&format!("chunked/{}", CAP + 1))))
+        http.send(&PlatformRequest::get(server.url(&format!("chunked/{}", CAP + 1))))
             .await,
     );
 }
@@ -274,7 +274,7 @@ async fn a_too_large_content_length_is_refused_before_the_body_is_read() {
     let mut server = TestServer::start().await;
     let http = client();
     let started = std::time::Instant::now();
-    too_large(http.send_once(&PlatformRequest::get(server.url("announced"))).await);
+    too_large(http.send(&PlatformRequest::get(server.url("announced"))).await);
     assert!(
         started.elapsed() < Duration::from_millis(1_000),
         "refused at once, not after waiting for the body ({:?})",
@@ -287,7 +287,7 @@ async fn a_too_large_content_length_is_refused_before_the_body_is_read() {
 async fn reading_a_huge_chunked_body_stops_at_the_cap_and_closes_the_connection() {
     let mut server = TestServer::start().await;
     let http = client();
-    too_large(http.send_once(&PlatformRequest::get(server.url("endless"))).await);
+    too_large(http.send(&PlatformRequest::get(server.url("endless"))).await);
     match server.stream_end().await {
         StreamEnd::Closed { sent_bytes } => assert!(
             sent_bytes < 32 * 1024 * 1024,
@@ -313,38 +313,52 @@ async fn one_attempt_is_classified_by_status() {
     let once = |path: &str| {
         let request = PlatformRequest::get(server.url(path));
         let http = &http;
-        async move { http.send_once(&request).await }
+        async move { http.send(&request).await }
     };
     assert_eq!(answer(once("status/200").await).status, 200);
     assert_eq!(answer(once("status/404").await).status, 404);
     assert_eq!(answer(once("status/400").await).body, b"status 400");
     match once("status/429").await {
-        Attempt::RateLimited { retry_after } => assert_eq!(retry_after, Duration::from_secs(7)),
+        Err(e @ PlatformError::RateLimited { .. }) => assert_eq!(
+            e.retry(),
+            Retry::Wait {
+                after: Duration::from_secs(7)
+            }
+        ),
         other => panic!("expected RateLimited, got {}", summary(&other)),
     }
     match once("status/503").await {
-        Attempt::Retryable {
-            error: PlatformError::Upstream { platform, status },
+        Err(PlatformError::Overloaded {
+            platform,
+            signal,
             retry_after,
-        } => {
-            assert_eq!((platform, status, retry_after), (PLATFORM, 503, Some(Duration::ZERO)));
-        }
-        other => panic!("expected Retryable, got {}", summary(&other)),
-    }
-    match once("status/500").await {
-        Attempt::Retryable { error, retry_after } => {
+            retry,
+        }) => {
             assert_eq!(
-                error,
-                PlatformError::Upstream {
-                    platform: PLATFORM,
-                    status: 500
+                (platform, signal.as_str(), retry_after),
+                (PLATFORM, "HTTP 503", Duration::ZERO)
+            );
+            assert_eq!(
+                retry,
+                Retry::Yes {
+                    after: Some(Duration::ZERO)
                 }
             );
-            assert_eq!(retry_after, None);
         }
-        other => panic!("expected Retryable, got {}", summary(&other)),
+        other => panic!("expected Overloaded, got {}", summary(&other)),
     }
-    assert_eq!(server.hits(), 6, "send_once never retries");
+    match once("status/500").await {
+        Err(error) => assert_eq!(
+            error,
+            PlatformError::Upstream {
+                platform: PLATFORM,
+                status: 500,
+                retry: Retry::Yes { after: None }
+            }
+        ),
+        other => panic!("expected Upstream, got {}", summary(&other)),
+    }
+    assert_eq!(server.hits(), 6, "send never retries");
 }
 
 #[tokio::test]
@@ -353,31 +367,36 @@ async fn a_failing_post_is_retryable_only_when_marked_idempotent() {
     let http = client();
     let post = PlatformRequest::post_multipart(server.url("status/500"), [("q", "stikstof")]);
     assert!(matches!(
-        http.send_once(&post).await,
-        Attempt::Failed(PlatformError::Upstream { status: 500, .. })
+        http.send(&post).await,
+        Err(PlatformError::Upstream {
+            status: 500,
+            retry: Retry::No,
+            ..
+        })
     ));
     assert!(matches!(
-        http.send_once(&post.clone().idempotent()).await,
-        Attempt::Retryable {
-            error: PlatformError::Upstream { status: 500, .. },
+        http.send(&post.clone().idempotent()).await,
+        Err(PlatformError::Upstream {
+            status: 500,
+            retry: Retry::Yes { .. },
             ..
-        }
+        })
     ));
 
     let refused = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         Url::parse(&format!("http://{}/search", listener.local_addr().unwrap())).unwrap()
     };
-    match http.send_once(&PlatformRequest::get(refused.clone())).await {
-        Attempt::Retryable {
-            error: PlatformError::Unreachable { .. },
-            retry_after: None,
-        } => {}
+    match http.send(&PlatformRequest::get(refused.clone())).await {
+        Err(PlatformError::Unreachable {
+            retry: Retry::Yes { after: None },
+            ..
+        }) => {}
         other => panic!("expected a retryable Unreachable, got {}", summary(&other)),
     }
-    match http.send_once(&PlatformRequest::post_form(refused, [("q", "x")])).await {
-        Attempt::Failed(PlatformError::Unreachable { .. }) => {}
-        other => panic!("expected a failed Unreachable, got {}", summary(&other)),
+    match http.send(&PlatformRequest::post_form(refused, [("q", "x")])).await {
+        Err(PlatformError::Unreachable { retry: Retry::No, .. }) => {}
+        other => panic!("expected a final Unreachable, got {}", summary(&other)),
     }
 }
 
@@ -393,8 +412,8 @@ async fn a_time_out_fails_without_retry() {
         "application/json",
     )
     .unwrap();
-    match http.send_once(&PlatformRequest::get(server.url("slow"))).await {
-        Attempt::Failed(PlatformError::Timeout { platform, after_ms }) => {
+    match http.send(&PlatformRequest::get(server.url("slow"))).await {
+        Err(PlatformError::Timeout { platform, after_ms }) => {
             assert_eq!((platform, after_ms), (PLATFORM, 100))
         }
         other => panic!("expected Timeout, got {}", summary(&other)),
@@ -415,8 +434,8 @@ async fn bot_challenges_stop_at_once_and_are_never_retried() {
         ("aws", "x-amzn-waf-action: challenge"),
     ] {
         let url = server.url(&format!("challenge/{kind}"));
-        match http.send_once(&PlatformRequest::get(url.clone())).await {
-            Attempt::Failed(PlatformError::Challenge { platform, signal: got }) => {
+        match http.send(&PlatformRequest::get(url.clone())).await {
+            Err(PlatformError::Challenge { platform, signal: got }) => {
                 assert_eq!((platform, got), (PLATFORM, signal));
             }
             other => panic!("{kind}: expected Challenge, got {}", summary(&other)),
@@ -439,8 +458,8 @@ async fn send_makes_one_attempt_and_says_whether_another_may_mend_it() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error, PlatformError::Upstream { status: 503, .. }),
-        "{error:?}"
+        matches!(error, PlatformError::Overloaded { retry: Retry::No, .. }),
+        "a non-idempotent POST is never retried, even when the platform asks to wait: {error:?}"
     );
     assert_eq!(server.hits(), 1, "a non-idempotent POST is sent once");
     let error = http
@@ -452,11 +471,11 @@ async fn send_makes_one_attempt_and_says_whether_another_may_mend_it() {
         2,
         "an idempotent POST is sent once too: the path retries"
     );
-    assert!(error.is_retryable(), "{error:?}");
+    assert!(matches!(error.retry(), Retry::Yes { .. }), "{error:?}");
     let error = http.get(url).await.unwrap_err();
     assert_eq!(server.hits(), 3, "so is a GET");
     assert!(
-        error.is_retryable() && error.retry_after().is_some(),
+        matches!(error.retry(), Retry::Yes { after: Some(_) }),
         "the 503's Retry-After travels: {error:?}"
     );
     match http.get(server.url("status/429")).await {
@@ -468,10 +487,88 @@ async fn send_makes_one_attempt_and_says_whether_another_may_mend_it() {
     assert_eq!(server.hits(), 4, "a 429 is not retried");
 }
 
+/// The platform's task for `PLATFORM` with three attempts per call and short backoffs,
+/// over a buffer of its own in memory.
+fn retrying_task() -> besluitbron_server::driver::PlatformHandle {
+    use besluitbron_core::cache::CachePolicy;
+    use besluitbron_core::path::{PathConfig, RetryPolicy};
+    use besluitbron_server::driver::{self, DriverOptions, ServerBuffer};
+    let policy = CachePolicy::default().for_platform(PLATFORM);
+    let mut config = PathConfig::single(PLATFORM, None);
+    config.retry = RetryPolicy {
+        max_attempts: 3,
+        backoff_base_ms: 10,
+        backoff_max_ms: 20,
+        ..RetryPolicy::default()
+    };
+    let options = DriverOptions {
+        clock: besluitbron_server::clock::Clock::start(),
+        metrics: Arc::new(besluitbron_server::metrics::Metrics::new()),
+        attempt_timeout: Duration::from_secs(30),
+        observer: None,
+        cancel: tokio_util::sync::CancellationToken::new(),
+    };
+    driver::spawn(config, ServerBuffer::new(PLATFORM, None, policy), options)
+        .expect("a valid path")
+        .0
+}
+
+/// Issue 26, item 3: the HTTP layer knows whether a request may be sent twice, and its
+/// classification reaches the platform path unchanged. Before, the path guessed again
+/// from the status (any 5xx retryable) and would have sent a POST that is not
+/// idempotent three times.
+#[tokio::test]
+async fn regression_issue_26_a_5xx_to_a_request_that_is_not_idempotent_is_not_retried() {
+    use besluitbron_core::cache::{CacheKey, DataClass};
+    use besluitbron_core::path::{Lane, Outcome};
+    use besluitbron_core::{SessionKey, Units};
+    use besluitbron_server::driver::{CallError, CallRequest, Payload, Upstream};
+    let server = TestServer::start().await;
+    let task = retrying_task();
+    let http = Arc::new(client());
+    let ask = |post: PlatformRequest, n: u32| {
+        let (task, http) = (task.clone(), Arc::clone(&http));
+        async move {
+            let upstream: Upstream = Arc::new(move |_previous| {
+                let (http, post) = (Arc::clone(&http), post.clone());
+                Box::pin(async move {
+                    match http.send(&post).await {
+                        Ok(fetched) => Outcome::Success {
+                            payload: Payload::from_bytes(fetched.body),
+                            feedback: Default::default(),
+                        },
+                        Err(error) => besluitbron_server::mcp::call::classify(error),
+                    }
+                })
+            });
+            let request = CallRequest {
+                key: CacheKey::new(PLATFORM, DataClass::Search, "search").param("n", n.to_string()),
+                session: SessionKey::client("a"),
+                cost: Units::ONE,
+                lane: Lane::MAIN,
+            };
+            task.call(request, move || upstream, None).await
+        }
+    };
+    let post = PlatformRequest::post_multipart(server.url("status/500"), [("q", "stikstof")]);
+    let answer = ask(post.clone(), 1).await;
+    assert!(
+        matches!(
+            answer,
+            Err(CallError::Platform(PlatformError::Upstream { status: 500, .. }))
+        ),
+        "{answer:?}"
+    );
+    assert_eq!(server.hits(), 1, "a POST that is not idempotent is sent once");
+    let answer = ask(post.idempotent(), 2).await;
+    assert!(answer.is_err(), "{answer:?}");
+    assert_eq!(server.hits(), 4, "an idempotent one is tried three times");
+}
+
 // ---- what goes on the wire ----
 
 async fn echoed(http: &PlatformHttp, request: PlatformRequest) -> serde_json::Value {
-    let fetched = answer(http.send_once(&request).await);
+    let fetched = answer(http.send(&request).await);
     serde_json::from_slice(&fetched.body).unwrap()
 }
 
@@ -544,12 +641,9 @@ async fn requests_carry_their_method_body_and_accept() {
 async fn the_answer_says_where_same_host_redirects_led_and_other_hosts_are_not_followed() {
     let server = TestServer::start().await;
     let http = client();
-    let followed = answer(http.send_once(&PlatformRequest::get(server.url("redirect/same"))).await);
+    let followed = answer(http.send(&PlatformRequest::get(server.url("redirect/same"))).await);
     assert_eq!((followed.status.as_u16(), followed.url.path()), (200, "/echo"));
-    let stopped = answer(
-        http.send_once(&PlatformRequest::get(server.url("redirect/other")))
-            .await,
-    );
+    let stopped = answer(http.send(&PlatformRequest::get(server.url("redirect/other"))).await);
     assert_eq!((stopped.status.as_u16(), stopped.url.path()), (302, "/redirect/other"));
     assert_eq!(server.hits(), 3, "the other host's echo was never asked");
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 use besluitbron_fakes::ob::{ObPublication, Renditions, ob_corpus, parse_cql};
 use besluitbron_server::platforms::HttpConfig;
-use besluitbron_server::platforms::http::PlatformError;
+use besluitbron_server::platforms::http::{PlatformError, Retry};
 use besluitbron_server::platforms::ob::{ObClient, ObSearch, Publication, Term, cql};
 use quickcheck::{QuickCheck, TestResult};
 use serde_json::{Value, json};
@@ -196,13 +196,22 @@ async fn each_class_of_sru_answer_is_read_for_what_it_is() {
     // Overload: 200 with a system diagnostic and no count.
     fake.update(|c| c.ob_overload_every = Some(1));
     let busy = client.search_cql(cql::COLLECTION, 0, 10).await.unwrap_err();
-    assert!(matches!(busy, PlatformError::Busy { .. }), "{busy:?}");
+    assert!(
+        matches!(
+            busy,
+            PlatformError::Overloaded {
+                retry: Retry::Wait { .. },
+                ..
+            }
+        ),
+        "an overload said in the service's own words is waited out as a 429: {busy:?}"
+    );
     fake.update(|c| c.ob_overload_every = None);
     // An empty page before the end is never the end.
     fake.update(|c| c.ob_empty_page_every = Some(1));
     let empty = client.search_cql(cql::COLLECTION, 0, 10).await.unwrap_err();
     assert!(
-        matches!(&empty, PlatformError::Busy { detail, .. } if detail.contains("came back empty")),
+        matches!(&empty, PlatformError::Overloaded { signal, .. } if signal.contains("came back empty")),
         "{empty:?}"
     );
     fake.update(|c| c.ob_empty_page_every = None);

@@ -505,8 +505,13 @@ async fn a_500_is_one_attempt_reported_as_a_retryable_upstream_error() {
         fake.set_fail_every(Some(1));
         match call(&fake, &test_http()).await {
             Err(e @ PlatformError::Upstream { .. }) => {
-                assert!(matches!(e, PlatformError::Upstream { platform, status: 500 } if platform == fake.platform()));
-                assert!(e.is_retryable(), "the path may try it again");
+                assert!(
+                    matches!(e, PlatformError::Upstream { platform, status: 500, .. } if platform == fake.platform())
+                );
+                assert!(
+                    matches!(e.retry(), besluitbron_server::platforms::http::Retry::Yes { .. }),
+                    "the path may try it again"
+                );
             }
             other => panic!("{}: expected Upstream, got {other:?}", fake.platform()),
         }
@@ -565,7 +570,7 @@ async fn a_dropped_connection_is_one_attempt_reported_unreachable() {
     for fake in both_fakes().await {
         fake.set_reset_every(Some(1));
         match call(&fake, &test_http()).await {
-            Err(PlatformError::Unreachable { platform, detail }) => {
+            Err(PlatformError::Unreachable { platform, detail, .. }) => {
                 assert_eq!(platform, fake.platform());
                 assert!(detail.contains("connection closed"), "{detail}");
                 // Found by the soak: the detail reaches the assistant, and reqwest's text

@@ -55,8 +55,9 @@ pub use buffer::{MemoryLayer, ServerBuffer};
 pub use payload::{Payload, SharedPayload};
 
 use crate::clock::Clock;
+use crate::metrics::activity::AttemptEnd;
 use crate::metrics::{CallLabels, Metrics, PlatformLabel};
-use crate::platforms::http::PlatformError;
+use crate::platforms::http::{PlatformError, bounded_text};
 
 /// What a platform call returns, as the path wants it.
 pub type UpstreamOutcome = Outcome<SharedPayload, PlatformError>;
@@ -776,7 +777,7 @@ impl Driver {
             };
             metrics
                 .activity
-                .attempt(platform, clock.wall(), started.elapsed(), &outcome);
+                .attempt(platform, clock.wall(), started.elapsed(), attempt_end(&outcome));
             let _ = control.send(Control::Outcome {
                 attempt,
                 outcome,
@@ -821,6 +822,28 @@ impl Driver {
             pending_writes: self.path.buffer().pending_writes(),
             invariants: if check { self.path.check_invariants() } else { Ok(()) },
         }
+    }
+}
+
+/// How an attempt ended, for the status page's activity.
+fn attempt_end(outcome: &UpstreamOutcome) -> AttemptEnd {
+    let (reached, failure, rate_limited) = match outcome {
+        Outcome::Success { .. } => (true, None, false),
+        Outcome::RateLimited { error, .. } => (true, Some(error), true),
+        Outcome::Retryable { error, .. } | Outcome::Failed { error } => (
+            !matches!(
+                error,
+                PlatformError::Unreachable { .. } | PlatformError::Timeout { .. } | PlatformError::Internal { .. }
+            ),
+            Some(error),
+            false,
+        ),
+    };
+    AttemptEnd {
+        reached,
+        // Bounded and without addresses, as every error a person reads.
+        failure: failure.map(|e| bounded_text(&e.to_string())),
+        rate_limited,
     }
 }
 

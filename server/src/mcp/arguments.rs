@@ -1,5 +1,4 @@
-//! Tool arguments held to their tool's own input schema before the tool runs, and tool
-//! error texts held short and free of addresses.
+//! Tool arguments held to their tool's own input schema before the tool runs.
 //!
 //! Every string argument of every tool declares a maximum length in its JSON schema
 //! (`#[schemars(length(max = N))]`; the contract test fails for one that does not).
@@ -9,11 +8,6 @@
 //! message naming the argument and the limit, never echoing the value, and no platform
 //! is asked (so nothing is counted against a platform either). A connector only writes
 //! the `length` attribute; it never checks lengths itself.
-//!
-//! [`bounded_text`] is what every tool error passes through ([`super::tool_error`]): at
-//! most [`MAX_ERROR_CHARS`] characters, with any `http://` or `https://` address
-//! replaced by `<address>`, so neither a platform's base URL nor a request URL nor an
-//! assistant's unbounded input reaches an error text, whichever error carried them.
 //!
 //! The same pass holds each declared argument to its schema's JSON type, and a number to
 //! what its Rust type can hold (a whole number, not below zero for an unsigned one), so
@@ -32,9 +26,6 @@ pub const MAX_ANY_STRING_CHARS: usize = 4096;
 
 /// The longest argument name accepted (every real one is a short identifier).
 pub const MAX_NAME_CHARS: usize = 64;
-
-/// The longest tool error text an assistant is sent, in characters.
-pub const MAX_ERROR_CHARS: usize = 1000;
 
 /// What the argument check reads of one tool's input schema, read once (the tool table
 /// keeps each tool's): per declared argument its type, length and number bounds, so a
@@ -283,41 +274,6 @@ fn json_type(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-/// `text` as a tool error may show it: every `http://` or `https://` address replaced by
-/// `<address>`, and cut to [`MAX_ERROR_CHARS`] characters (ending in `…`).
-pub fn bounded_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len().min(MAX_ERROR_CHARS * 4));
-    let mut rest = text;
-    while let Some(start) = find_address(rest) {
-        out.push_str(&rest[..start]);
-        out.push_str("<address>");
-        let after = &rest[start..];
-        let end = after
-            .find(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"' | ')' | ']' | '>' | '<' | ','))
-            .unwrap_or(after.len());
-        rest = &after[end..];
-        if out.len() > MAX_ERROR_CHARS * 4 {
-            break;
-        }
-    }
-    out.push_str(rest);
-    if out.chars().count() > MAX_ERROR_CHARS {
-        let cut: String = out.chars().take(MAX_ERROR_CHARS - 1).collect();
-        return cut + "…";
-    }
-    out
-}
-
-/// Where the first `http://` or `https://` (any case) starts in `text`.
-fn find_address(text: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    (0..bytes.len()).find(|&i| {
-        let rest = &bytes[i..];
-        let starts = |p: &[u8]| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p);
-        starts(b"http://") || starts(b"https://")
-    })
 }
 
 #[cfg(test)]
@@ -707,28 +663,5 @@ mod tests {
                 "{args}"
             );
         }
-    }
-
-    #[test]
-    fn error_texts_lose_their_addresses_and_their_length() {
-        assert_eq!(
-            bounded_text(
-                "Tweede Kamer is unreachable (error sending request for url (http://10.0.0.7:9/OData/v4/2.0/Document?$filter=x)): refused"
-            ),
-            "Tweede Kamer is unreachable (error sending request for url (<address>)): refused"
-        );
-        assert_eq!(
-            bounded_text("see `HTTPS://a.example/b` and https://c"),
-            "see `<address>` and <address>"
-        );
-        assert_eq!(bounded_text("no address here"), "no address here");
-        let long = bounded_text(&"x".repeat(1_000_000));
-        assert_eq!(long.chars().count(), MAX_ERROR_CHARS);
-        assert!(long.ends_with('…'));
-        assert_eq!(
-            bounded_text("httpé://x"),
-            "httpé://x",
-            "not an address, and no panic on a boundary"
-        );
     }
 }

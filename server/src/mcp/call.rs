@@ -36,7 +36,7 @@ use super::memo::Repeat;
 use super::replay::ReplaySlot;
 use super::{Besluit, Caller};
 use crate::driver::{CallError, CallRequest, Payload, ProgressSink, QueuePosition, SharedPayload, Upstream};
-use crate::platforms::http::PlatformError;
+use crate::platforms::http::{PlatformError, Retry};
 
 /// A boxed typed platform call.
 pub type TypedFuture<T> = Pin<Box<dyn Future<Output = Result<(T, Feedback), PlatformError>> + Send>>;
@@ -122,19 +122,20 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
     }
 }
 
-/// A platform error as the path needs to know it: a 429 (or an overload the platform
-/// signals its own way, [`PlatformError::Busy`]) to wait out, a failure another attempt
-/// may mend, or a failure.
+/// A platform error as the path needs to know it, as its producer classified it
+/// ([`PlatformError::retry`]): a wait in the fair queue (a 429, or an overload the
+/// platform signals its own way), a failure another attempt may mend, or a failure.
 pub fn classify(error: PlatformError) -> Outcome<SharedPayload, PlatformError> {
-    match error {
-        PlatformError::RateLimited { retry_after, .. } | PlatformError::Busy { retry_after, .. } => {
-            Outcome::RateLimited { retry_after, error }
-        }
-        e if e.is_retryable() => Outcome::Retryable {
-            retry_after: e.retry_after(),
-            error: e,
+    match error.retry() {
+        Retry::Wait { after } => Outcome::RateLimited {
+            retry_after: after,
+            error,
         },
-        e => Outcome::Failed { error: e },
+        Retry::Yes { after } => Outcome::Retryable {
+            retry_after: after,
+            error,
+        },
+        Retry::No => Outcome::Failed { error },
     }
 }
 
@@ -215,10 +216,10 @@ impl<C: PartialEq + Send + Sync + 'static> Shown<C> {
 }
 
 /// A tool error the assistant reads: `isError: true` with the message as text, bounded
-/// and without addresses ([`super::arguments::bounded_text`]): whatever error carried a
+/// and without addresses ([`crate::platforms::http::bounded_text`]): whatever error carried a
 /// base URL, a request URL or an assistant's long input, none of it is shown.
 pub fn tool_error(message: impl std::fmt::Display) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(super::arguments::bounded_text(
+    CallToolResult::error(vec![ContentBlock::text(crate::platforms::http::bounded_text(
         &message.to_string(),
     ))])
 }

@@ -443,7 +443,7 @@ impl Besluit {
                 Ok(tool_error(invalid_arguments(name, platform, &e.message)).into())
             }
             Err(mut e) => {
-                e.message = arguments::bounded_text(&e.message).into();
+                e.message = crate::platforms::http::bounded_text(&e.message).into();
                 Err(e)
             }
         };
@@ -472,16 +472,16 @@ fn invalid_arguments(tool: &str, platform: Option<PlatformId>, message: &str) ->
     format!("{tool}: {detail} ({asked}see the tool's inputSchema)")
 }
 
-/// A content block of a tool error, its text bounded ([`arguments::bounded_text`]).
+/// A content block of a tool error, its text bounded ([`crate::platforms::http::bounded_text`]).
 ///
 /// rmcp's own tool error for arguments that did not deserialize says only serde's words;
 /// it is told as [`invalid_arguments`] (naming the tool and where the right form is).
 fn bounded_block(tool: &str, platform: Option<PlatformId>, block: &ContentBlock) -> ContentBlock {
     match block.as_text() {
-        Some(text) if text.text.starts_with(DESERIALIZE_PREFIX) => {
-            ContentBlock::text(arguments::bounded_text(&invalid_arguments(tool, platform, &text.text)))
-        }
-        Some(text) => ContentBlock::text(arguments::bounded_text(&text.text)),
+        Some(text) if text.text.starts_with(DESERIALIZE_PREFIX) => ContentBlock::text(
+            crate::platforms::http::bounded_text(&invalid_arguments(tool, platform, &text.text)),
+        ),
+        Some(text) => ContentBlock::text(crate::platforms::http::bounded_text(&text.text)),
         None => block.clone(),
     }
 }

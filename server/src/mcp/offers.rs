@@ -37,7 +37,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::call::{AnswerError, CallScope};
-use super::{Besluit, Caller, RunningCall, arguments};
+use super::{Besluit, Caller, RunningCall};
 use crate::platforms::http::brief;
 
 /// How long a client may keep a list that never changes while the server runs (the tool,
@@ -431,7 +431,10 @@ impl Besluit {
             .join("\n");
         if result.is_error == Some(true) {
             // The tool's message names the platform and what to do; it is bounded.
-            return Err(ErrorData::internal_error(arguments::bounded_text(&text), None));
+            return Err(ErrorData::internal_error(
+                crate::platforms::http::bounded_text(&text),
+                None,
+            ));
         }
         let contents = match shape {
             Shape::Text => ResourceContents::text(text, uri.clone()),
@@ -531,7 +534,12 @@ impl Besluit {
                 let limit = self.shared().request_timeout;
                 match tokio::time::timeout(limit, fetch(self.clone(), scope)).await {
                     Ok(Ok(choices)) => choices,
-                    Ok(Err(e)) => return Err(ErrorData::internal_error(arguments::bounded_text(&e.to_string()), None)),
+                    Ok(Err(e)) => {
+                        return Err(ErrorData::internal_error(
+                            crate::platforms::http::bounded_text(&e.to_string()),
+                            None,
+                        ));
+                    }
                     Err(_) => {
                         return Err(ErrorData::internal_error(
                             format!(

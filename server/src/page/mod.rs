@@ -16,7 +16,6 @@
 //! What this module does not do: decide a platform call (the path does) or know a
 //! connector's answer shape (its `page.rs` does).
 
-pub mod activity;
 mod html;
 pub mod spec;
 mod status;

@@ -20,13 +20,13 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::Lang;
-use super::activity::RecentSummary;
 use super::html::{frame, t, trusted};
 use crate::app::AppState;
 use crate::connectors::CONNECTORS;
 use crate::connectors::obv::render::{SourcesShown, StatusShown as ObvStatus};
 use crate::connectors::opentk::render::StatusAnswer as OpenTkStatus;
 use crate::metrics::RequestLabels;
+use crate::metrics::activity::RecentSummary;
 use crate::page::spec::object;
 
 /// One platform's state.
@@ -328,7 +328,7 @@ pub fn wait_chart(p: &PlatformStatus, now_ms: u64) -> String {
     );
     for (at, wait) in &p.recent.waits {
         let age = now_ms.saturating_sub(*at) as f64;
-        let x = W - age / super::activity::WINDOW_MS as f64 * W;
+        let x = W - age / crate::metrics::activity::WINDOW_MS as f64 * W;
         let h = (f64::from(*wait) / max * (H - 2.0)).max(1.0);
         let _ = write!(
             svg,

@@ -69,7 +69,7 @@ impl SystemCalls {
                 .iter()
                 .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
                 .collect();
-            return Err(crate::mcp::arguments::bounded_text(&text.join(" ")));
+            return Err(crate::platforms::http::bounded_text(&text.join(" ")));
         }
         let mut structured = result
             .structured_content

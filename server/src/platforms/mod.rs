@@ -27,7 +27,7 @@ pub mod ori;
 pub mod rechtspraak;
 pub mod tk;
 
-pub use http::{Attempt, HttpConfig, PlatformError, PlatformRequest};
+pub use http::{HttpConfig, PlatformError, PlatformRequest, Retry};
 pub use ob::{ObClient, ObError};
 pub use obv::{ObvClient, ObvError};
 pub use rechtspraak::{RsClient, RsError};

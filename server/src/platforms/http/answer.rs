@@ -11,10 +11,10 @@ use reqwest::header::{self, HeaderMap};
 use reqwest::{StatusCode, Url};
 use serde::de::DeserializeOwned;
 
-use super::PlatformError;
+use super::{PlatformError, Retry};
 
 /// A platform's answer that a connector reads: any status but 429 and 5xx (those are
-/// classified by [`super::PlatformHttp::send_once`]), with its headers, the URL it
+/// classified by [`super::PlatformHttp::send`]), with its headers, the URL it
 /// came from and the whole body, which is never larger than the client's
 /// [`super::HttpConfig::max_body_bytes`].
 #[derive(Debug, Clone)]
@@ -163,7 +163,7 @@ impl<'a> From<&'a String> for Asked<'a> {
 /// | 404 | [`PlatformError::NotFound`] naming the record when `asked` is [`Asked::Record`]; [`PlatformError::Upstream`] for a listing |
 /// | anything else (3xx not followed, other 4xx, 5xx; a 2xx if asked) | [`PlatformError::Upstream`] |
 ///
-/// A 429 does not reach a connector ([`super::Attempt::RateLimited`]); a bot challenge
+/// A 429 does not reach a connector ([`PlatformError::RateLimited`] first); a bot challenge
 /// neither ([`PlatformError::Challenge`]).
 pub fn status_error<'a>(
     platform: PlatformId,
@@ -196,11 +196,18 @@ pub fn status_error<'a>(
                 platform,
                 what: what.to_owned(),
             },
-            Asked::Listing => PlatformError::Upstream { platform, status: 404 },
+            Asked::Listing => PlatformError::Upstream {
+                platform,
+                status: 404,
+                retry: Retry::No,
+            },
         },
+        // An answer the connector read: whatever its status, asking again would get it
+        // again (a 5xx never gets here: the HTTP layer classified it).
         status => PlatformError::Upstream {
             platform,
             status: status.as_u16(),
+            retry: Retry::No,
         },
     }
 }
@@ -379,14 +386,19 @@ mod tests {
             ),
             PlatformError::Upstream {
                 platform: p,
-                status: 404
+                status: 404,
+                retry: Retry::No
             },
             "a 404 answering a search is not a missing record"
         );
         for status in [301, 410, 418, 500, 503] {
             assert_eq!(
                 status_error(p, &answer(status, None, b""), "x", &CODED),
-                PlatformError::Upstream { platform: p, status }
+                PlatformError::Upstream {
+                    platform: p,
+                    status,
+                    retry: Retry::No
+                }
             );
         }
     }

@@ -1,15 +1,14 @@
-//! One platform's reqwest client: [`PlatformHttp::send_once`] makes exactly one
-//! attempt and classifies it ([`Attempt`]); [`PlatformHttp::send`] and
-//! [`PlatformHttp::get`] make one attempt and report it as a result.
+//! One platform's reqwest client: [`PlatformHttp::send`] (and [`PlatformHttp::get`])
+//! makes exactly one attempt and classifies it: the answer, or an error that carries
+//! what another attempt may do ([`super::Retry`]).
 //!
 //! Nothing here retries or sleeps: another attempt is the platform path's decision
 //! (`besluitbron_core::path`), taken through the platform's fair queue, so every
-//! attempt that leaves is an admission (R-L8). The error says whether another attempt
-//! may mend it ([`PlatformError::is_retryable`]).
+//! attempt that leaves is an admission (R-L8).
 //!
 //! Invariants: a body is read in chunks and never buffered past
 //! [`HttpConfig::max_body_bytes`]; only an idempotent request is ever classified
-//! [`Attempt::Retryable`].
+//! retryable ([`super::Retry::Yes`]): a failure of any other may have been acted on.
 
 use std::time::{Duration, SystemTime};
 
@@ -17,7 +16,9 @@ use besluitbron_core::PlatformId;
 use reqwest::Url;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 
-use super::{Fetched, PlatformError, PlatformRequest, challenge_signal, header_u64, rate_limited_wait, retry_after};
+use super::{
+    Fetched, PlatformError, PlatformRequest, Retry, challenge_signal, header_u64, rate_limited_wait, retry_after,
+};
 
 /// The default [`HttpConfig::max_body_bytes`]: 16 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
@@ -62,65 +63,6 @@ impl Default for HttpConfig {
             pool_idle_timeout_ms: 90_000,
             pool_max_idle_per_host: 8,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-        }
-    }
-}
-
-/// The outcome of exactly one HTTP exchange with a platform, classified for whoever
-/// decides about the next one: the platform path, through its fair queue (R-L8).
-#[derive(Debug)]
-pub enum Attempt {
-    /// The platform answered and the answer is the connector's to read: a 2xx, a 3xx
-    /// (a redirect to another host, or past the third, which is not followed) or a 4xx
-    /// other than 429, with the whole body within the cap. A non-2xx still means
-    /// something to the connector; [`super::status_error`] turns it into the shared error.
-    Answer(Fetched),
-    /// HTTP 429: the platform's limit is used up and the request was not served.
-    /// `retry_after` is the wait it asks for (`Retry-After`, else `RateLimit-Reset`,
-    /// else [`super::RATE_LIMITED_FALLBACK`]; never under one second). Feed it to the
-    /// platform's scheduler; the request may go again after it as a new admission.
-    /// Given for every request, idempotent or not: the platform did not act on it.
-    RateLimited {
-        /// How long the platform asks to wait.
-        retry_after: Duration,
-    },
-    /// A failure that sending the same request again may cure, and only for an
-    /// idempotent request: a 5xx answer ([`PlatformError::Upstream`]) or a connection
-    /// that failed or broke mid-answer ([`PlatformError::Unreachable`]). `retry_after`
-    /// is the 5xx's `Retry-After` when it sent one; otherwise the caller picks a backoff.
-    Retryable {
-        /// What went wrong (what to report when no retry is made).
-        error: PlatformError,
-        /// The wait the platform asked for, if any.
-        retry_after: Option<Duration>,
-    },
-    /// A failure that must not or need not be retried: the attempt's time-out
-    /// ([`PlatformError::Timeout`]: don't pile requests onto a slow platform), a body
-    /// over the cap ([`PlatformError::TooLarge`]), a bot challenge
-    /// ([`PlatformError::Challenge`]), a redirect reqwest refused, a request that could
-    /// not be built ([`PlatformError::Config`]), and any 5xx or connection failure of a
-    /// non-idempotent request (it may have been acted on).
-    Failed(PlatformError),
-}
-
-impl Attempt {
-    /// The attempt as the answer or the error: [`Attempt::RateLimited`] becomes
-    /// [`PlatformError::RateLimited`] for `platform`, a 5xx that asked for a wait becomes
-    /// [`PlatformError::Overloaded`] (which carries the wait), every other error is
-    /// returned as it is.
-    pub fn into_result(self, platform: PlatformId) -> Result<Fetched, PlatformError> {
-        match self {
-            Attempt::Answer(fetched) => Ok(fetched),
-            Attempt::RateLimited { retry_after } => Err(PlatformError::RateLimited { platform, retry_after }),
-            Attempt::Retryable {
-                error: PlatformError::Upstream { platform, status },
-                retry_after: Some(retry_after),
-            } => Err(PlatformError::Overloaded {
-                platform,
-                status,
-                retry_after,
-            }),
-            Attempt::Retryable { error, .. } | Attempt::Failed(error) => Err(error),
         }
     }
 }
@@ -195,33 +137,32 @@ impl PlatformHttp {
         self.send(&PlatformRequest::get(url)).await
     }
 
-    /// Sends `request` once ([`PlatformHttp::send_once`]) and reports the attempt as a
-    /// result ([`Attempt::into_result`]).
+    /// Exactly one attempt at `request` within the configured request time-out. Nothing
+    /// is retried or slept here.
     ///
     /// Returns the answer for any status but 429 and 5xx (the connector reads it, e.g.
-    /// with [`super::read_json`]). Errors: a 429 is [`PlatformError::RateLimited`]; a
-    /// 5xx is [`PlatformError::Upstream`], or [`PlatformError::Overloaded`] when it asked
-    /// for a wait; a connection error is [`PlatformError::Unreachable`]; running out of
-    /// time is [`PlatformError::Timeout`]; and every [`Attempt::Failed`] error is
-    /// returned as it is.
+    /// with [`super::read_json`]: a 2xx, a 3xx that is not followed, a 4xx other than
+    /// 429, the whole body within the cap). Errors: a 429 is
+    /// [`PlatformError::RateLimited`] (the platform did not act on it; wait and ask
+    /// again); a 5xx is [`PlatformError::Upstream`], or [`PlatformError::Overloaded`]
+    /// when it asked for a wait; a connection that failed or broke mid-answer is
+    /// [`PlatformError::Unreachable`] — those three retryable only for an idempotent
+    /// request. Never retryable: running out of time ([`PlatformError::Timeout`]: don't
+    /// pile requests onto a slow platform), a body over the cap
+    /// ([`PlatformError::TooLarge`]), a bot challenge ([`PlatformError::Challenge`]), a
+    /// redirect reqwest refused, a request that could not be built
+    /// ([`PlatformError::Config`]).
     pub async fn send(&self, request: &PlatformRequest) -> Result<Fetched, PlatformError> {
-        self.send_once(request).await.into_result(self.platform)
-    }
-
-    /// Exactly one attempt at `request` within the configured request time-out, its
-    /// outcome classified (see [`Attempt`] for what each variant means). Nothing is
-    /// retried or slept here.
-    pub async fn send_once(&self, request: &PlatformRequest) -> Attempt {
         self.attempt(request, self.request_timeout).await
     }
 
     /// One attempt bounded by `timeout` (from sending to the last byte of the body).
-    async fn attempt(&self, request: &PlatformRequest, timeout: Duration) -> Attempt {
+    async fn attempt(&self, request: &PlatformRequest, timeout: Duration) -> Result<Fetched, PlatformError> {
         let platform = self.platform;
         let idempotent = request.is_idempotent();
         let url_bytes = request.url().as_str().len();
         if url_bytes > MAX_REQUEST_URL_BYTES {
-            return Attempt::Failed(PlatformError::BadRequest {
+            return Err(PlatformError::BadRequest {
                 platform,
                 code: "request_too_long".to_owned(),
                 message: format!(
@@ -230,70 +171,70 @@ impl PlatformHttp {
                 ),
             });
         }
+        // A failure another attempt may mend, for an idempotent request only.
+        let retry = |after: Option<Duration>| if idempotent { Retry::Yes { after } } else { Retry::No };
         // A transport failure: a broken connection may be retried (idempotent only),
         // the rest never.
         let transport = |e: reqwest::Error| {
-            if e.is_connect() {
-                retryable_if(
-                    idempotent,
-                    PlatformError::Unreachable {
-                        platform,
-                        detail: describe(e),
-                    },
-                    None,
-                )
-            } else if e.is_timeout() {
-                Attempt::Failed(PlatformError::Timeout {
+            if e.is_timeout() {
+                PlatformError::Timeout {
                     platform,
                     after_ms: timeout.as_millis() as u64,
-                })
+                }
             } else if e.is_redirect() {
-                Attempt::Failed(PlatformError::Garbage {
+                PlatformError::Garbage {
                     platform,
                     detail: "a redirect BesluitBron does not follow".into(),
-                })
+                }
             } else if e.is_builder() {
-                Attempt::Failed(PlatformError::Config {
+                PlatformError::Config {
                     platform,
                     detail: format!("cannot build the request: {}", describe(e)),
-                })
+                }
             } else {
-                // Resets and truncated bodies: the connection failed mid-answer.
-                retryable_if(
-                    idempotent,
-                    PlatformError::Unreachable {
-                        platform,
-                        detail: describe(e),
-                    },
-                    None,
-                )
+                // Refused connections, resets and truncated bodies: the connection
+                // failed, or failed mid-answer.
+                PlatformError::Unreachable {
+                    platform,
+                    detail: describe(e),
+                    retry: retry(None),
+                }
             }
         };
         let mut response = match request.builder(&self.client).timeout(timeout).send().await {
             Ok(response) => response,
-            Err(e) => return transport(e),
+            Err(e) => return Err(transport(e)),
         };
         let status = response.status();
         if let Some(signal) = challenge_signal(response.headers()) {
-            return Attempt::Failed(PlatformError::Challenge { platform, signal });
+            return Err(PlatformError::Challenge { platform, signal });
         }
         if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-            return Attempt::RateLimited {
+            // Given for every request, idempotent or not: the platform did not act on it.
+            return Err(PlatformError::RateLimited {
+                platform,
                 retry_after: rate_limited_wait(response.headers(), SystemTime::now()),
-            };
+            });
         }
         if status.is_server_error() {
             // The body of a 5xx is not read: nobody uses it, and dropping the response
             // closes its connection rather than keeping a troubled one in the pool.
-            let wait = retry_after(response.headers(), SystemTime::now());
-            let error = PlatformError::Upstream {
-                platform,
-                status: status.as_u16(),
-            };
-            return retryable_if(idempotent, error, wait);
+            return Err(match retry_after(response.headers(), SystemTime::now()) {
+                Some(wait) => PlatformError::Overloaded {
+                    platform,
+                    signal: format!("HTTP {}", status.as_u16()),
+                    retry_after: wait,
+                    retry: retry(Some(wait)),
+                },
+                None => PlatformError::Upstream {
+                    platform,
+                    status: status.as_u16(),
+                    retry: retry(None),
+                },
+            });
         }
         let too_large = |size_bytes: Option<u64>| {
-            Attempt::Failed(PlatformError::TooLarge {
+            Err(PlatformError::TooLarge {
                 platform,
                 limit_bytes: self.max_body_bytes,
                 size_bytes,
@@ -323,24 +264,15 @@ impl PlatformHttp {
                     body.extend_from_slice(&chunk);
                 }
                 Ok(None) => break,
-                Err(e) => return transport(e),
+                Err(e) => return Err(transport(e)),
             }
         }
-        Attempt::Answer(Fetched {
+        Ok(Fetched {
             status,
             url: response.url().clone(),
             headers: std::mem::take(response.headers_mut()),
             body,
         })
-    }
-}
-
-/// [`Attempt::Retryable`] for an idempotent request, [`Attempt::Failed`] otherwise.
-fn retryable_if(idempotent: bool, error: PlatformError, retry_after: Option<Duration>) -> Attempt {
-    if idempotent {
-        Attempt::Retryable { error, retry_after }
-    } else {
-        Attempt::Failed(error)
     }
 }
 

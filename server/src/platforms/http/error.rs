@@ -1,19 +1,55 @@
-//! The typed error every platform client returns.
+//! The typed error every platform client returns, with what another attempt may do.
+//!
+//! **Classified once, where the facts are known.** Whether a failure is worth another
+//! attempt ([`Retry`]) is decided by whoever saw it happen: the HTTP layer, which knows
+//! whether the request was idempotent, or a platform's reader, which knows what the
+//! platform's own words mean (an overload said inside a 200). The error carries that
+//! decision to the platform path unchanged; nothing downstream guesses it again from a
+//! status code.
+//!
+//! What this module does not do: name a platform's particulars. A platform's own words
+//! (an overload signal, the notice that it was switched off) are text its client puts
+//! into a generic variant.
 
 use std::time::Duration;
 
 use besluitbron_core::PlatformId;
 
+/// What another attempt may do for a failed request: decided where the failure was
+/// seen, carried unchanged to the platform path (which makes each attempt an admission
+/// of its fair queue, R-L8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Retry {
+    /// Another attempt would not mend it (or might act twice: a request that is not
+    /// idempotent).
+    #[default]
+    No,
+    /// Another attempt may mend it: a broken connection or a 5xx answer of an idempotent
+    /// request; `after` is the platform's `Retry-After`, when it sent one.
+    Yes {
+        /// The platform's wait before another attempt, if it asked for one.
+        after: Option<Duration>,
+    },
+    /// The platform refused for its limit or its load (HTTP 429, or its own overload
+    /// signal): the call waits this long in the fair queue, once, then fails.
+    Wait {
+        /// How long the platform asks to wait.
+        after: Duration,
+    },
+}
+
 /// Why a platform call failed, naming the platform and what the assistant can do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlatformError {
-    /// No connection could be made (refused, DNS, reset), after the retries.
+    /// No connection could be made (refused, DNS, reset).
     #[error("{} is unreachable ({detail}); try again later or use another platform", .platform.display_name())]
     Unreachable {
         /// The platform.
         platform: PlatformId,
         /// What the connection attempt reported.
         detail: String,
+        /// What another attempt may do (only an idempotent request may be retried).
+        retry: Retry,
     },
     /// The platform did not answer in time.
     #[error("{} did not answer within {after_ms} ms; try a narrower question or try again later", .platform.display_name())]
@@ -82,37 +118,32 @@ pub enum PlatformError {
         /// none and reading stopped at the limit.
         size_bytes: Option<u64>,
     },
-    /// The platform answered with an unexpected HTTP status (5xx after the retries, a
-    /// redirect BesluitBron does not follow, or a 4xx without a meaning of its own).
+    /// The platform answered with an unexpected HTTP status (a 5xx, a redirect
+    /// BesluitBron does not follow, or a 4xx without a meaning of its own).
     #[error("{} answered HTTP {status}; it may be having trouble, try again later", .platform.display_name())]
     Upstream {
         /// The platform.
         platform: PlatformId,
         /// The HTTP status.
         status: u16,
+        /// What another attempt may do (only a 5xx of an idempotent request may be retried).
+        retry: Retry,
     },
-    /// The platform answered 5xx and asked to wait (`Retry-After`): it is overloaded.
-    #[error("{} is overloaded (HTTP {status}) and asks to wait {} s; the call waits that long before it is tried again", .platform.display_name(), .retry_after.as_secs_f64().ceil())]
+    /// The platform is overloaded and asked to wait: a 5xx with `Retry-After`, or its own
+    /// signal inside an answer (`signal` says which, e.g. `HTTP 503` or a platform's
+    /// diagnostic). Never an empty result.
+    #[error("{} is overloaded ({signal}); this is not an empty result: ask again in about {} s, or narrow the question", .platform.display_name(), .retry_after.as_secs_f64().ceil())]
     Overloaded {
         /// The platform.
         platform: PlatformId,
-        /// The HTTP status.
-        status: u16,
+        /// How the platform showed it, e.g. `HTTP 503`.
+        signal: String,
         /// How long it asks to wait.
         retry_after: Duration,
-    },
-    /// The platform said in its own way that it is overloaded, without a 429 (Officiële
-    /// Bekendmakingen: an SRU answer without a count, or with a system diagnostic).
-    /// Treated like a 429 by the path: the wait goes back to the platform's queue as a
-    /// back-off and the call waits once more behind it; then this error.
-    #[error("{} is overloaded ({detail}); this is not an empty result: ask again in about {} s, or narrow the question", .platform.display_name(), .retry_after.as_secs_f64().ceil())]
-    Busy {
-        /// The platform.
-        platform: PlatformId,
-        /// How long BesluitBron backs off before it asks again.
-        retry_after: Duration,
-        /// How the platform showed it.
-        detail: String,
+        /// What another attempt may do: after the wait (a 5xx of an idempotent request),
+        /// once more behind the wait in the fair queue (an overload said in the platform's
+        /// own words), or not at all.
+        retry: Retry,
     },
     /// Something went wrong inside BesluitBron while it handled the platform's answer
     /// (the answer could not be encoded for the buffer, the call's task failed).
@@ -167,15 +198,14 @@ pub enum PlatformError {
         detail: String,
     },
     /// The platform was switched off by its maintainers (it answers nothing, or nothing
-    /// that is its API); `instead` names the tools that serve its data now.
-    #[error("{} was retired on {since}; {instead}", .platform.display_name())]
-    Retired {
+    /// that is its API); `notice` is its client's text for the assistant: since when,
+    /// and where its data lives on.
+    #[error("{} {notice}", .platform.display_name())]
+    Gone {
         /// The platform.
         platform: PlatformId,
-        /// When it was switched off, e.g. `1 November 2026`.
-        since: &'static str,
-        /// Where its data lives on, for the assistant.
-        instead: &'static str,
+        /// E.g. `was retired on 1 November 2026; use …`.
+        notice: &'static str,
     },
 }
 
@@ -201,36 +231,26 @@ impl PlatformError {
             | PlatformError::TooLarge { platform, .. }
             | PlatformError::Upstream { platform, .. }
             | PlatformError::Overloaded { platform, .. }
-            | PlatformError::Busy { platform, .. }
             | PlatformError::Internal { platform, .. }
             | PlatformError::Garbage { platform, .. }
             | PlatformError::ForeignLink { platform, .. }
             | PlatformError::TooManyPages { platform, .. }
             | PlatformError::Config { platform, .. }
             | PlatformError::Unreadable { platform, .. }
-            | PlatformError::Retired { platform, .. } => *platform,
+            | PlatformError::Gone { platform, .. } => *platform,
         }
     }
 
-    /// Whether another attempt may mend it: a connection failure or a 5xx answer. Only
-    /// an idempotent request gets these errors from the HTTP layer as retryable ones
-    /// (see [`super::Attempt`]). A time-out is not: a platform that is slow now is not
-    /// asked again at once.
-    pub fn is_retryable(&self) -> bool {
+    /// What another attempt may do, as decided where the failure was seen: a 429 waits
+    /// its `Retry-After`; a connection failure, a 5xx or an overload as their producer
+    /// classified them; everything else is final.
+    pub fn retry(&self) -> Retry {
         match self {
-            PlatformError::Unreachable { .. } | PlatformError::Overloaded { .. } => true,
-            PlatformError::Upstream { status, .. } => (500..600).contains(status),
-            _ => false,
-        }
-    }
-
-    /// The wait the platform asked for before another attempt, if it asked.
-    pub fn retry_after(&self) -> Option<Duration> {
-        match self {
-            PlatformError::Overloaded { retry_after, .. }
-            | PlatformError::RateLimited { retry_after, .. }
-            | PlatformError::Busy { retry_after, .. } => Some(*retry_after),
-            _ => None,
+            PlatformError::RateLimited { retry_after, .. } => Retry::Wait { after: *retry_after },
+            PlatformError::Unreachable { retry, .. }
+            | PlatformError::Upstream { retry, .. }
+            | PlatformError::Overloaded { retry, .. } => *retry,
+            _ => Retry::No,
         }
     }
 
@@ -247,14 +267,13 @@ impl PlatformError {
             PlatformError::TooLarge { .. } => "too_large",
             PlatformError::Upstream { .. } => "upstream_error",
             PlatformError::Overloaded { .. } => "overloaded",
-            PlatformError::Busy { .. } => "busy",
             PlatformError::Internal { .. } => "internal",
             PlatformError::Garbage { .. } => "garbage",
             PlatformError::ForeignLink { .. } => "foreign_link",
             PlatformError::TooManyPages { .. } => "too_many_pages",
             PlatformError::Unreadable { .. } => "unreadable",
             PlatformError::Config { .. } => "config",
-            PlatformError::Retired { .. } => "retired",
+            PlatformError::Gone { .. } => "gone",
         }
     }
 }
@@ -276,6 +295,7 @@ mod tests {
         let e = PlatformError::Unreachable {
             platform: PlatformId::Tk,
             detail: "connection refused".into(),
+            retry: Retry::Yes { after: None },
         };
         assert!(e.to_string().starts_with("Tweede Kamer is unreachable"));
         let e = PlatformError::Challenge {

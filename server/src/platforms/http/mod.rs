@@ -2,18 +2,20 @@
 //! own connection pool, a User-Agent naming BesluitBron and a contact address, explicit
 //! `Accept`, connect and per-attempt time-outs, a body cap), explicit requests
 //! ([`PlatformRequest`]: GET, or POST with a form, multipart or JSON body), exactly one
-//! classified attempt ([`PlatformHttp::send_once`] → [`Attempt`]), the one status →
-//! error mapping ([`status_error`]) and the typed [`PlatformError`] every client returns.
+//! classified attempt ([`PlatformHttp::send`]), the one status → error mapping
+//! ([`status_error`]) and the typed [`PlatformError`] every client returns, which carries
+//! what another attempt may do ([`Retry`]).
 //!
 //! Invariants:
 //! - Nothing here retries: another attempt is the platform path's decision, made
 //!   through the fair queue so that every attempt is counted (R-L8). Only an
 //!   idempotent request can be classified retryable: every GET, and a POST its
 //!   connector marked ([`PlatformRequest::idempotent`], for a search that only takes a
-//!   POST); then a connection error or a 5xx answer is [`Attempt::Retryable`], with
-//!   the 5xx's `Retry-After` when it sent one ([`PlatformError::Overloaded`]).
-//! - A 429 becomes [`Attempt::RateLimited`] (and [`PlatformError::RateLimited`])
-//!   carrying the platform's `Retry-After`, so the caller can feed the platform's queue.
+//!   POST); then a connection error or a 5xx answer is [`Retry::Yes`], with the 5xx's
+//!   `Retry-After` when it sent one ([`PlatformError::Overloaded`]). The class is
+//!   decided here, where idempotency is known, and travels in the error unchanged.
+//! - A 429 becomes [`PlatformError::RateLimited`] ([`Retry::Wait`]) carrying the
+//!   platform's `Retry-After`, so the path can feed the platform's queue.
 //! - A time-out is not retryable: a platform that is slow now is not asked again at
 //!   once, piling more requests onto it.
 //! - A bot challenge (`cf-mitigated: challenge`, `x-amzn-waf-action: challenge`) is
@@ -43,8 +45,8 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{self, HeaderMap};
 
 pub use answer::{Asked, Fetched, Refusal, RefusalFormat, challenge_signal, decode_json, read_json, status_error};
-pub use client::{Attempt, DEFAULT_MAX_BODY_BYTES, HttpConfig, MAX_REQUEST_URL_BYTES, PlatformHttp, user_agent};
-pub use error::PlatformError;
+pub use client::{DEFAULT_MAX_BODY_BYTES, HttpConfig, MAX_REQUEST_URL_BYTES, PlatformHttp, user_agent};
+pub use error::{PlatformError, Retry};
 pub use request::{Method, PlatformRequest, RequestBody};
 pub use urls::{encode_segment, join, link_on_base, parse_base_url, path_segment, with_query};
 
@@ -84,6 +86,44 @@ pub fn brief(text: &str) -> String {
 
 /// The longest quotation [`brief`] makes.
 pub const BRIEF_CHARS: usize = 120;
+
+/// The longest error text an assistant or a person is sent, in characters.
+pub const MAX_ERROR_CHARS: usize = 1000;
+
+/// `text` as a tool error may show it: every `http://` or `https://` address replaced by
+/// `<address>`, and cut to [`MAX_ERROR_CHARS`] characters (ending in `…`).
+pub fn bounded_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(MAX_ERROR_CHARS * 4));
+    let mut rest = text;
+    while let Some(start) = find_address(rest) {
+        out.push_str(&rest[..start]);
+        out.push_str("<address>");
+        let after = &rest[start..];
+        let end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"' | ')' | ']' | '>' | '<' | ','))
+            .unwrap_or(after.len());
+        rest = &after[end..];
+        if out.len() > MAX_ERROR_CHARS * 4 {
+            break;
+        }
+    }
+    out.push_str(rest);
+    if out.chars().count() > MAX_ERROR_CHARS {
+        let cut: String = out.chars().take(MAX_ERROR_CHARS - 1).collect();
+        return cut + "…";
+    }
+    out
+}
+
+/// Where the first `http://` or `https://` (any case) starts in `text`.
+fn find_address(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    (0..bytes.len()).find(|&i| {
+        let rest = &bytes[i..];
+        let starts = |p: &[u8]| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p);
+        starts(b"http://") || starts(b"https://")
+    })
+}
 
 /// A header holding a non-negative integer.
 pub fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
@@ -158,6 +198,29 @@ mod tests {
         assert_eq!(rate_limited_wait(&h, now), Duration::from_secs(12));
         h.insert(header::RETRY_AFTER, HeaderValue::from_static("0"));
         assert_eq!(rate_limited_wait(&h, now), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn error_texts_lose_their_addresses_and_their_length() {
+        assert_eq!(
+            bounded_text(
+                "Tweede Kamer is unreachable (error sending request for url (http://10.0.0.7:9/OData/v4/2.0/Document?$filter=x)): refused"
+            ),
+            "Tweede Kamer is unreachable (error sending request for url (<address>)): refused"
+        );
+        assert_eq!(
+            bounded_text("see `HTTPS://a.example/b` and https://c"),
+            "see `<address>` and <address>"
+        );
+        assert_eq!(bounded_text("no address here"), "no address here");
+        let long = bounded_text(&"x".repeat(1_000_000));
+        assert_eq!(long.chars().count(), MAX_ERROR_CHARS);
+        assert!(long.ends_with('…'));
+        assert_eq!(
+            bounded_text("httpé://x"),
+            "httpé://x",
+            "not an address, and no panic on a boundary"
+        );
     }
 
     #[test]

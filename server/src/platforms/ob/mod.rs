@@ -13,7 +13,8 @@
 //!   ([`PlatformError::BadRequest`] with the platform's message); diagnostics next to a
 //!   count are warnings that travel with the results; no count at all, a system
 //!   diagnostic, or an empty page before `numberOfRecords` is an overload
-//!   ([`PlatformError::Busy`], which the path feeds back to the queue as a back-off).
+//!   ([`PlatformError::Overloaded`] with [`Retry::Wait`], which the path feeds back to
+//!   the queue as a back-off).
 //! - Renditions are fetched only from the configured host, under the parent of the SRU
 //!   path (`link_on_base` on the text root), so `--platform-url ob=URL` moves searches
 //!   and text together and a record cannot send BesluitBron elsewhere.
@@ -29,7 +30,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 use reqwest::Url;
 
-use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
+use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat, Retry};
 pub use cql::{CqlError, DateField, ObSearch, Publication, SortOrder, Term};
 pub use wire::{Diagnostic, Manifestation, ObRecord, SruError, SruResponse, parse_sru};
 
@@ -68,15 +69,21 @@ pub struct SearchPage {
 /// - diagnostics and no count: the query was rejected ([`PlatformError::BadRequest`],
 ///   code `query_rejected`, quoting the platform), unless a diagnostic is a system one
 ///   (`info:srw/diagnostic/1/1` or `/1/2`): then the platform is overloaded;
-/// - no count and no diagnostics: overload ([`PlatformError::Busy`]);
+/// - no count and no diagnostics: overload ([`PlatformError::Overloaded`], waited out
+///   in the fair queue as a 429 is: [`Retry::Wait`]);
 /// - a count with diagnostics: the results, with each diagnostic as a warning;
 /// - a count above `start_record - 1` but no records: an empty page before the end,
 ///   which is never the end: overload.
 pub fn read_answer(answer: SruResponse, start_record: u64) -> Result<SearchPage, PlatformError> {
-    let busy = |detail: String| PlatformError::Busy {
+    // An overload said in the service's own words: waited out in the fair queue once,
+    // as a 429 is (the charge refunded), then this error.
+    let busy = |signal: String| PlatformError::Overloaded {
         platform: PLATFORM,
+        signal,
         retry_after: OVERLOAD_BACKOFF,
-        detail,
+        retry: Retry::Wait {
+            after: OVERLOAD_BACKOFF,
+        },
     };
     let Some(total) = answer.number_of_records else {
         if let Some(system) = answer
@@ -350,7 +357,7 @@ mod tests {
             answer(None, 0, vec![diag("info:srw/diagnostic/1/1")]),
             answer(None, 0, vec![]),
         ] {
-            assert!(matches!(read_answer(a, 1), Err(PlatformError::Busy { .. })));
+            assert!(matches!(read_answer(a, 1), Err(PlatformError::Overloaded { .. })));
         }
         // A warning: a count with diagnostics.
         let warned = read_answer(answer(Some(5), 5, vec![diag("SEARCH-IGNOREDQTEXT")]), 1).unwrap();
@@ -359,7 +366,7 @@ mod tests {
         // An empty page before the end is never the end.
         assert!(matches!(
             read_answer(answer(Some(50), 0, vec![]), 21),
-            Err(PlatformError::Busy { .. })
+            Err(PlatformError::Overloaded { .. })
         ));
         // An empty result is an empty result; a page past the end too.
         assert_eq!(read_answer(answer(Some(0), 0, vec![]), 1).unwrap().total, 0);

@@ -4,7 +4,7 @@
 //! Two ways it can answer, both handled here:
 //! - **retired** (the real platform since 1 November 2026): a connection or DNS failure,
 //!   a 404/410/5xx without an Elasticsearch body, or a body that is not an Elasticsearch
-//!   answer all become [`PlatformError::Retired`], naming `obv_search` (the same councils
+//!   answer all become [`PlatformError::Gone`], naming `obv_search` (the same councils
 //!   on OpenBesluitvorming). The client then holds that answer for a while
 //!   ([`OriClient::held_retired`]), so a retired platform costs nothing per call.
 //! - **live**: an operator points the base URL at a still-running ORI-compatible proxy;
@@ -38,9 +38,9 @@ const PLATFORM: PlatformId = PlatformId::Ori;
 /// When the classic API was switched off.
 pub const RETIRED_ON: &str = "1 November 2026";
 
-/// What the assistant is told to use instead.
-pub const INSTEAD: &str = "its data lives on at OpenBesluitvorming: search the same councils, provinces and \
-water boards with `obv_search` (and read documents with `obv_document`)";
+/// What the assistant reads when the platform is found switched off (after its name).
+pub const RETIRED_NOTICE: &str = "was retired on 1 November 2026; its data lives on at OpenBesluitvorming: search \
+the same councils, provinces and water boards with `obv_search` (and read documents with `obv_document`)";
 
 /// The indices searched when no source is named: every municipality, province and
 /// water board.
@@ -51,10 +51,9 @@ pub const SEARCH_FIELDS: [&str; 4] = ["text", "title", "description", "name"];
 
 /// The retired answer.
 pub fn retired() -> PlatformError {
-    PlatformError::Retired {
+    PlatformError::Gone {
         platform: PLATFORM,
-        since: RETIRED_ON,
-        instead: INSTEAD,
+        notice: RETIRED_NOTICE,
     }
 }
 
@@ -66,7 +65,7 @@ pub fn means_retired(error: &PlatformError) -> bool {
         PlatformError::Unreachable { .. }
         | PlatformError::Garbage { .. }
         | PlatformError::Overloaded { .. }
-        | PlatformError::Retired { .. } => true,
+        | PlatformError::Gone { .. } => true,
         PlatformError::Upstream { status, .. } => *status == 404 || *status == 410 || *status >= 500,
         _ => false,
     }
@@ -429,6 +428,7 @@ impl OriClient {
             404 | 410 => Err(PlatformError::Upstream {
                 platform: PLATFORM,
                 status: fetched.status.as_u16(),
+                retry: http::Retry::No,
             }),
             _ => Err(http::status_error(
                 PLATFORM,
@@ -453,18 +453,22 @@ mod tests {
             PlatformError::Unreachable {
                 platform: p,
                 detail: "dns error".into(),
+                retry: http::Retry::Yes { after: None },
             },
             PlatformError::Upstream {
                 platform: p,
                 status: 404,
+                retry: http::Retry::No,
             },
             PlatformError::Upstream {
                 platform: p,
                 status: 410,
+                retry: http::Retry::No,
             },
             PlatformError::Upstream {
                 platform: p,
                 status: 502,
+                retry: http::Retry::No,
             },
             PlatformError::Garbage {
                 platform: p,

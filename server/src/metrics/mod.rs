@@ -9,6 +9,8 @@
 //! fixed sets. Clients are deliberately not a label (unbounded cardinality); the
 //! per-client duplicate rate is watched by the dedup monitor, which logs a warning.
 
+pub mod activity;
+
 use std::borrow::Cow;
 use std::sync::atomic::AtomicU64;
 
@@ -82,7 +84,7 @@ pub struct Metrics {
     /// Open MCP sessions (refreshed at scrape).
     pub sessions_open: Gauge,
     /// Each platform's last hour, for the status page (not exported).
-    pub activity: crate::page::activity::Activity,
+    pub activity: activity::Activity,
     /// Shared-state (Redis) operations that failed, and the fallbacks taken.
     pub shared_state: SharedStateMetrics,
     /// Several replicas: 1 while this replica owns the platform's lease and admits.

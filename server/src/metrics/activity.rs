@@ -12,10 +12,19 @@ use std::time::Duration;
 
 use besluitbron_core::PlatformId;
 use besluitbron_core::WallTime;
-use besluitbron_core::path::Outcome;
 
-use crate::driver::SharedPayload;
-use crate::platforms::http::PlatformError;
+/// How an attempt ended, as the status page tells it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AttemptEnd {
+    /// The platform answered (anything, a refusal included): not a connection failure,
+    /// a time-out or a failure inside BesluitBron.
+    pub reached: bool,
+    /// Why it failed, as a person may read it (bounded, without addresses); `None` for
+    /// a success.
+    pub failure: Option<String>,
+    /// The platform refused it for its limit (HTTP 429 or its own overload signal).
+    pub rate_limited: bool,
+}
 
 /// The window of latencies and waits: an hour.
 pub const WINDOW_MS: u64 = 3_600_000;
@@ -110,39 +119,23 @@ impl Activity {
         });
     }
 
-    /// An attempt of `platform` that ended at `now` after `took`, with `outcome`.
-    pub fn attempt(
-        &self,
-        platform: PlatformId,
-        now: WallTime,
-        took: Duration,
-        outcome: &Outcome<SharedPayload, PlatformError>,
-    ) {
+    /// An attempt of `platform` that ended at `now` after `took`, as `end` says.
+    pub fn attempt(&self, platform: PlatformId, now: WallTime, took: Duration, end: AttemptEnd) {
         let now = now.unix_millis();
-        let (reached, failure, limited) = match outcome {
-            Outcome::Success { .. } => (true, None, false),
-            Outcome::RateLimited { error, .. } => (true, Some(error), true),
-            Outcome::Retryable { error, .. } | Outcome::Failed { error } => (
-                !matches!(
-                    error,
-                    PlatformError::Unreachable { .. } | PlatformError::Timeout { .. } | PlatformError::Internal { .. }
-                ),
-                Some(error),
-                false,
-            ),
-        };
+        let AttemptEnd {
+            reached,
+            failure,
+            rate_limited,
+        } = end;
         self.with(platform, |r| {
             r.attempts.push_back((now, millis(took), reached));
             prune(&mut r.attempts, |e| e.0, now);
             r.last_reached = Some(reached);
             match failure {
                 None => r.last_success = Some(now),
-                Some(e) => {
-                    // Bounded and without addresses, as every error a person reads.
-                    r.last_failure = Some((now, crate::mcp::arguments::bounded_text(&e.to_string())));
-                }
+                Some(text) => r.last_failure = Some((now, text)),
             }
-            if limited {
+            if rate_limited {
                 r.rate_limited += 1;
             }
         });
@@ -192,13 +185,12 @@ mod tests {
         let a = Activity::default();
         let p = PlatformId::Obv;
         a.waited(p, WallTime(1_000), Duration::from_millis(1500));
-        let failed: Outcome<SharedPayload, PlatformError> = Outcome::Failed {
-            error: PlatformError::Upstream {
-                platform: p,
-                status: 500,
-            },
+        let failed = AttemptEnd {
+            reached: true,
+            failure: Some("OpenBesluitvorming answered HTTP 500".to_owned()),
+            rate_limited: false,
         };
-        a.attempt(p, WallTime(2_000), Duration::from_millis(40), &failed);
+        a.attempt(p, WallTime(2_000), Duration::from_millis(40), failed);
         let s = a.summary(p, WallTime(3_000));
         assert_eq!(s.waits, vec![(1_000, 1500)]);
         assert_eq!(s.reachable, Some(true));
