@@ -138,7 +138,7 @@ impl Running {
 /// The server's configuration: the fakes, a fresh data directory, no maintenance
 /// traffic, and client limits far above anything the run can send.
 fn config(fakes: &Fakes, data_dir: &std::path::Path) -> anyhow::Result<Config> {
-    let mut c = Config::load(None, Vec::new())?;
+    let mut c = besluitbron_server::connectors::load_config(None, Vec::new())?;
     c.data_dir = data_dir.to_path_buf();
     c.status_refresh_secs = 0;
     for (id, url) in fakes.base_urls() {

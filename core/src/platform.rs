@@ -81,7 +81,7 @@ impl PlatformId {
     /// - `ob`: a limit exists but its numbers are unpublished; 30 calls refilled at one
     ///   per second, close to the pacing careful harvesters use (0.5–1 s per page).
     /// - `rechtspraak`: "don't hammer"; 60 calls refilled at two per second.
-    pub fn default_limit(self) -> Option<LimitConfig> {
+    pub const fn default_limit(self) -> Option<LimitConfig> {
         match self {
             PlatformId::Obv => Some(LimitConfig::new(Units::whole(60), Duration::from_secs(60))),
             PlatformId::Oa => Some(LimitConfig::new(Units::whole(120), Duration::from_secs(60))),
@@ -95,7 +95,7 @@ impl PlatformId {
     /// its text host keeps one of its own, or `None` (text then shares the main limit).
     ///
     /// - `ob`: the publication host reportedly states 10 requests per 30 s.
-    pub fn default_text_limit(self) -> Option<LimitConfig> {
+    pub const fn default_text_limit(self) -> Option<LimitConfig> {
         match self {
             PlatformId::Ob => Some(LimitConfig::new(Units::whole(10), Duration::from_secs(30))),
             _ => None,

@@ -30,8 +30,6 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheVersion};
 use besluitbron_core::dedup::{DuplicateMonitor, IdempotencyConfig, MonitorConfig};
 use besluitbron_core::limits::{ClientLimitConfig, ClientLimits, RateLimit};
-use besluitbron_core::path::{Lane, LaneConfig, PathConfig, RetryPolicy};
-use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use crate::cluster::sessions::RestoreGate;
@@ -171,39 +169,6 @@ impl AppState {
     }
 }
 
-/// The lane of a platform's document text, when its configuration keeps a text limit of
-/// its own (`TextLimit`); without one, the path serves it on the main lane.
-pub const TEXT_LANE: Lane = Lane(1);
-
-/// The path configuration of `platform`: its lanes and limits, retries and the requeue
-/// rule, from the server's configuration.
-pub fn path_config(config: &Config, platform: PlatformId) -> PathConfig {
-    let pc = config.platform(platform);
-    let mut lanes = vec![LaneConfig {
-        name: "main",
-        scheduler: config.scheduler(platform),
-        max_in_flight: pc.max_concurrent,
-    }];
-    if let Some(text) = config.text_scheduler(platform) {
-        lanes.push(LaneConfig {
-            name: "text",
-            scheduler: Some(text),
-            max_in_flight: None,
-        });
-    }
-    PathConfig {
-        platform,
-        lanes,
-        retry: RetryPolicy {
-            max_attempts: pc.attempts,
-            deadline_ms: pc.timeout_ms.saturating_mul(3),
-            ..RetryPolicy::default()
-        },
-        requeue_wait_max: MAX_REQUEUE_WAIT,
-        record_events: false,
-    }
-}
-
 impl App {
     /// Builds the server from `config`: opens the buffers, starts the platforms' tasks
     /// and the maintenance tasks. Must run inside a tokio runtime.
@@ -257,7 +222,7 @@ impl App {
                 cancel: cancel.child_token(),
             };
             let gate = cluster.as_ref().and_then(|c| c.gate(platform));
-            let (handle, task) = driver::spawn_leased(path_config(&config, platform), buffer, options, gate)
+            let (handle, task) = driver::spawn_leased(driver::path_config(&config, platform), buffer, options, gate)
                 .map_err(|e| anyhow::anyhow!("BesluitBron.Platforms.{platform}: {e}"))?;
             handles.insert(platform, handle);
             tasks.push(task);

@@ -10,6 +10,12 @@
 //!
 //! Invariants: a loaded [`Config`] is valid — unknown platform ids, zero limits and
 //! malformed URLs are refused at load time with the setting's path in the message.
+//!
+//! **What differs per platform is its connector's.** This module names no platform: the
+//! defaults of each platform's settings (its real base URL, a limit kept for its text
+//! host, a bound on calls in flight) come from its connector ([`PlatformDefaults`],
+//! handed to [`Config::load`] by whoever knows the registry), and the file and the
+//! environment override them setting by setting.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -140,24 +146,11 @@ pub struct TextConfig {
 impl Default for TextConfig {
     /// One per core, 16 MiB, 2,000 pages, 20 s.
     fn default() -> Self {
-        let caps = crate::text::Caps::default();
         TextConfig {
             workers: 0,
-            max_file_bytes: caps.max_input_bytes,
-            max_pages: caps.max_pages,
-            max_millis: caps.max_millis,
-        }
-    }
-}
-
-impl TextConfig {
-    /// The caps every extraction keeps.
-    pub fn caps(&self) -> crate::text::Caps {
-        crate::text::Caps {
-            max_input_bytes: self.max_file_bytes,
-            max_pages: self.max_pages,
-            max_millis: self.max_millis,
-            ..crate::text::Caps::default()
+            max_file_bytes: 16 * 1024 * 1024,
+            max_pages: 2_000,
+            max_millis: 20_000,
         }
     }
 }
@@ -290,51 +283,71 @@ impl Default for PlatformConfig {
             text_limit: None,
             max_queued: 10_000,
             max_queued_per_session: 256,
-            max_body_bytes: crate::platforms::http::DEFAULT_MAX_BODY_BYTES,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_concurrent: None,
             retired_hold_secs: None,
         }
     }
 }
 
-/// The real platforms' addresses (PLATFORMS.md).
-pub fn default_base_url(p: PlatformId) -> &'static str {
-    match p {
-        PlatformId::Ori => "https://api.openraadsinformatie.nl/v1/elastic",
-        PlatformId::Obv => "https://openbesluitvorming.nl",
-        PlatformId::Tk => "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0",
-        PlatformId::Opentk => "https://berthub.eu/tkconv",
-        PlatformId::Ob => "https://repository.overheid.nl/sru",
-        PlatformId::Rechtspraak => "https://data.rechtspraak.nl",
-        PlatformId::Oa => "https://openarchivaris.nl",
+/// The largest answer read from a platform unless its settings say otherwise: 16 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A platform's settings as its connector sets them, before the file and the
+/// environment: its real address and what it needs beyond the shared defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlatformDefaults {
+    /// The platform.
+    pub platform: PlatformId,
+    /// Its real base URL (PLATFORMS.md).
+    pub base_url: &'static str,
+    /// The limit BesluitBron keeps there, if any.
+    pub limit: Option<LimitConfig>,
+    /// The limit of its text host, if it keeps one of its own.
+    pub text_limit: Option<LimitConfig>,
+    /// Most calls queued or out at once, if bounded.
+    pub max_concurrent: Option<usize>,
+    /// How long a switched-off platform is answered as such without asking, if held.
+    pub retired_hold_secs: Option<u64>,
+}
+
+impl PlatformDefaults {
+    /// A platform at `base_url` with the limit the core keeps for it
+    /// ([`PlatformId::default_limit`], [`PlatformId::default_text_limit`]) and nothing
+    /// else of its own.
+    pub const fn new(platform: PlatformId, base_url: &'static str) -> PlatformDefaults {
+        PlatformDefaults {
+            platform,
+            base_url,
+            limit: platform.default_limit(),
+            text_limit: platform.default_text_limit(),
+            max_concurrent: None,
+            retired_hold_secs: None,
+        }
+    }
+
+    /// The settings these defaults make.
+    fn settings(&self) -> PlatformConfig {
+        let setting = |l: LimitConfig| LimitSetting {
+            capacity: l.capacity,
+            window_secs: l.window.as_secs_f64(),
+            margin_secs: default_margin_secs(),
+        };
+        PlatformConfig {
+            base_url: self.base_url.to_owned(),
+            limit: self.limit.map(setting),
+            text_limit: self.text_limit.map(setting),
+            max_concurrent: self.max_concurrent,
+            retired_hold_secs: self.retired_hold_secs,
+            ..PlatformConfig::default()
+        }
     }
 }
 
 impl Default for Config {
+    /// Every setting's default, and no platform's: [`Config::load`] adds the
+    /// connectors' [`PlatformDefaults`].
     fn default() -> Self {
-        let platforms = PlatformId::ALL
-            .into_iter()
-            .map(|p| {
-                let setting = |l: LimitConfig| LimitSetting {
-                    capacity: l.capacity,
-                    window_secs: l.window.as_secs_f64(),
-                    margin_secs: default_margin_secs(),
-                };
-                let limit = p.default_limit().map(setting);
-                let text_limit = p.default_text_limit().map(setting);
-                (
-                    p.as_str().to_owned(),
-                    PlatformConfig {
-                        base_url: default_base_url(p).to_owned(),
-                        limit,
-                        max_concurrent: (p == PlatformId::Opentk).then_some(3),
-                        retired_hold_secs: (p == PlatformId::Ori).then_some(60),
-                        text_limit,
-                        ..Default::default()
-                    },
-                )
-            })
-            .collect();
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             data_dir: PathBuf::from("data"),
@@ -346,7 +359,7 @@ impl Default for Config {
             mcp_rate_limit: ClientLimitConfig::default(),
             sessions: SessionConfig::default(),
             connections: ConnectionConfig::default(),
-            platforms,
+            platforms: BTreeMap::new(),
             status_refresh_secs: 600,
             cache_version: String::new(),
             contact: "beheer@besluitbron.invalid".to_owned(),
@@ -373,10 +386,26 @@ pub enum ConfigError {
 }
 
 impl Config {
-    /// Defaults, then `file` (if given), then environment variables `BesluitBron__…`
-    /// from `env` (pass `std::env::vars()`; tests pass their own).
-    pub fn load(file: Option<&Path>, env: impl IntoIterator<Item = (String, String)>) -> Result<Config, ConfigError> {
-        let mut figment = Figment::from(Serialized::defaults(Root::default()));
+    /// The defaults with `platforms`' settings, before any file or environment.
+    pub fn with_platforms(platforms: &[PlatformDefaults]) -> Config {
+        let mut config = Config::default();
+        for p in platforms {
+            config.platforms.insert(p.platform.as_str().to_owned(), p.settings());
+        }
+        config
+    }
+
+    /// Defaults (`platforms`' from their connectors), then `file` (if given), then
+    /// environment variables `BesluitBron__…` from `env` (pass `std::env::vars()`; tests
+    /// pass their own).
+    pub fn load(
+        platforms: &[PlatformDefaults],
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        let mut figment = Figment::from(Serialized::defaults(Root {
+            besluitbron: Config::with_platforms(platforms),
+        }));
         if let Some(file) = file {
             if !file.exists() {
                 return Err(ConfigError::Invalid {
@@ -401,17 +430,23 @@ impl Config {
     /// Defaults, then the configuration file's `text` (TOML), then `env` as in
     /// [`Config::load`]: the fuzz target's entry point, and for tools that hold the file
     /// in memory.
-    pub fn from_toml_str(text: &str, env: impl IntoIterator<Item = (String, String)>) -> Result<Config, ConfigError> {
+    pub fn from_toml_str(
+        platforms: &[PlatformDefaults],
+        text: &str,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
         let pairs: Vec<(String, String)> = env
             .into_iter()
             .filter(|(k, _)| k.starts_with("BesluitBron__"))
             .collect();
         let env_toml = env_as_toml(&pairs)?;
-        let root: Root = Figment::from(Serialized::defaults(Root::default()))
-            .merge(Toml::string(text))
-            .merge(Toml::string(&env_toml))
-            .extract()
-            .map_err(Box::new)?;
+        let root: Root = Figment::from(Serialized::defaults(Root {
+            besluitbron: Config::with_platforms(platforms),
+        }))
+        .merge(Toml::string(text))
+        .merge(Toml::string(&env_toml))
+        .extract()
+        .map_err(Box::new)?;
         root.besluitbron.validated()
     }
 
@@ -505,15 +540,10 @@ impl Config {
         Ok(self)
     }
 
-    /// One platform's settings (defaults for a platform the file does not mention).
+    /// One platform's settings (the shared defaults for a platform neither a connector
+    /// nor the file mentions: no address, no limit).
     pub fn platform(&self, p: PlatformId) -> PlatformConfig {
-        self.platforms
-            .get(p.as_str())
-            .cloned()
-            .unwrap_or_else(|| PlatformConfig {
-                base_url: default_base_url(p).to_owned(),
-                ..Default::default()
-            })
+        self.platforms.get(p.as_str()).cloned().unwrap_or_default()
     }
 
     /// The scheduler for a platform whose limit BesluitBron keeps, or `None`.
@@ -658,13 +688,22 @@ mod toml_edit_free {
 mod tests {
     use super::*;
 
+    /// Two platforms as connectors would declare them.
+    const PLATFORMS: &[PlatformDefaults] = &[
+        PlatformDefaults::new(PlatformId::Obv, "https://openbesluitvorming.nl"),
+        PlatformDefaults {
+            max_concurrent: Some(3),
+            ..PlatformDefaults::new(PlatformId::Tk, "https://tk.example/OData/v4/2.0")
+        },
+    ];
+
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
     }
 
     #[test]
-    fn defaults_point_at_the_real_platforms_on_loopback() {
-        let c = Config::load(None, env(&[])).expect("defaults are valid");
+    fn defaults_listen_on_loopback_and_take_the_connectors_platform_settings() {
+        let c = Config::load(PLATFORMS, None, env(&[])).expect("defaults are valid");
         assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
         assert_eq!(c.platform(PlatformId::Obv).base_url, "https://openbesluitvorming.nl");
         let obv = c.scheduler(PlatformId::Obv).expect("obv keeps a limit");
@@ -672,6 +711,26 @@ mod tests {
         assert_eq!(obv.limit.capacity, Units::whole(59));
         assert_eq!(obv.limit.window, Duration::from_secs(59));
         assert!(c.scheduler(PlatformId::Tk).is_none());
+        assert_eq!(c.platform(PlatformId::Tk).max_concurrent, Some(3));
+        assert_eq!(
+            c.platform(PlatformId::Ob),
+            PlatformConfig::default(),
+            "a platform no connector declares has no address and no limit"
+        );
+        let c = Config::load(
+            PLATFORMS,
+            None,
+            env(&[("BesluitBron__Platforms__tk__MaxConcurrent", "1")]),
+        )
+        .expect("valid");
+        assert_eq!(c.platform(PlatformId::Tk).max_concurrent, Some(1));
+        let err = Config::load(
+            PLATFORMS,
+            None,
+            env(&[("BesluitBron__Platforms__tk__MaxConcurrent", "0")]),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("Platforms.tk.MaxConcurrent"), "{err}");
     }
 
     #[test]
@@ -685,6 +744,7 @@ mod tests {
         )
         .unwrap();
         let c = Config::load(
+            PLATFORMS,
             Some(&file),
             env(&[
                 ("BesluitBron__McpRateLimit__PerSession__RequestsPerMinute", "1200"),
@@ -703,41 +763,21 @@ mod tests {
         assert_eq!(obv.limit.unwrap().margin_secs, 1.0, "an omitted margin is the default");
         assert_eq!(
             c.platform(PlatformId::Tk).base_url,
-            default_base_url(PlatformId::Tk),
-            "others keep defaults"
-        );
-    }
-
-    #[test]
-    fn opentk_searches_are_bounded_and_a_retired_ori_is_held_by_default() {
-        let c = Config::load(None, env(&[])).expect("defaults");
-        assert_eq!(c.platform(PlatformId::Opentk).max_concurrent, Some(3));
-        assert_eq!(c.platform(PlatformId::Ori).retired_hold_secs, Some(60));
-        assert_eq!(c.platform(PlatformId::Obv).max_concurrent, None);
-        let path = crate::app::path_config(&c, PlatformId::Opentk);
-        assert_eq!(path.lanes[0].max_in_flight, Some(3), "the bound reaches the path");
-        let c = Config::load(None, env(&[("BesluitBron__Platforms__opentk__MaxConcurrent", "1")])).expect("valid");
-        assert_eq!(c.platform(PlatformId::Opentk).max_concurrent, Some(1));
-        let err = Config::load(None, env(&[("BesluitBron__Platforms__opentk__MaxConcurrent", "0")])).unwrap_err();
-        assert!(err.to_string().contains("Platforms.opentk.MaxConcurrent"), "{err}");
-    }
-
-    #[test]
-    fn the_example_file_loads_and_equals_the_defaults() {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../besluitbron.example.toml");
-        let example = Config::load(Some(&file), env(&[])).expect("the example is valid");
-        let defaults = Config::load(None, env(&[])).expect("defaults");
-        assert_eq!(
-            format!("{example:?}"),
-            format!("{defaults:?}"),
-            "the example documents the defaults exactly"
+            "https://tk.example/OData/v4/2.0",
+            "others keep their connector's defaults"
         );
     }
 
     #[test]
     fn several_replicas_are_off_unless_the_cluster_section_is_set() {
-        assert!(Config::load(None, env(&[])).expect("defaults").cluster.is_none());
+        assert!(
+            Config::load(PLATFORMS, None, env(&[]))
+                .expect("defaults")
+                .cluster
+                .is_none()
+        );
         let c = Config::load(
+            PLATFORMS,
             None,
             env(&[
                 ("BesluitBron__Cluster__Redis", "unix:///run/redis/redis.sock"),
@@ -761,28 +801,44 @@ mod tests {
         ] {
             let mut pairs = vec![("BesluitBron__Cluster__Secret", "0123456789abcdef")];
             pairs.push((key, value));
-            let err = Config::load(None, env(&pairs)).unwrap_err();
+            let err = Config::load(PLATFORMS, None, env(&pairs)).unwrap_err();
             assert!(err.to_string().contains(path), "{key}={value}: {err}");
         }
     }
 
     #[test]
     fn bad_settings_are_refused_with_their_path() {
-        let err = Config::load(None, env(&[("BesluitBron__McpRateLimit__Process__Burst", "0")])).unwrap_err();
+        let err = Config::load(
+            PLATFORMS,
+            None,
+            env(&[("BesluitBron__McpRateLimit__Process__Burst", "0")]),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("McpRateLimit.Process"), "{err}");
-        let err = Config::load(None, env(&[("BesluitBron__Platforms__obv__BaseUrl", "ftp://x")])).unwrap_err();
+        let err = Config::load(
+            PLATFORMS,
+            None,
+            env(&[("BesluitBron__Platforms__obv__BaseUrl", "ftp://x")]),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("Platforms.obv.BaseUrl"), "{err}");
-        let err = Config::load(None, env(&[("BesluitBron__Platforms__obv__Limit__MarginSecs", "61")])).unwrap_err();
+        let err = Config::load(
+            PLATFORMS,
+            None,
+            env(&[("BesluitBron__Platforms__obv__Limit__MarginSecs", "61")]),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("Platforms.obv.Limit.MarginSecs"), "{err}");
         let err = Config::load(
+            PLATFORMS,
             None,
             env(&[("BesluitBron__Platforms__nope__BaseUrl", "http://127.0.0.1:1")]),
         )
         .unwrap_err();
         assert!(err.to_string().contains("unknown platform"), "{err}");
-        let err = Config::load(None, env(&[("BesluitBron__Listen", "not an address")])).unwrap_err();
+        let err = Config::load(PLATFORMS, None, env(&[("BesluitBron__Listen", "not an address")])).unwrap_err();
         assert!(matches!(err, ConfigError::Parse(_)), "{err}");
-        let err = Config::load(None, env(&[("BesluitBron__Typo", "1")])).unwrap_err();
+        let err = Config::load(PLATFORMS, None, env(&[("BesluitBron__Typo", "1")])).unwrap_err();
         assert!(err.to_string().contains("Typo"), "unknown settings are named: {err}");
     }
 }

@@ -165,7 +165,7 @@ pub fn odata_is_well_formed(filter: &str) -> bool {
 
 /// A configuration file's text, loaded as `besluitbron --config` would (no environment).
 pub fn config(text: &str) -> Result<Config, String> {
-    Config::from_toml_str(text, std::iter::empty()).map_err(|e| e.to_string())
+    Config::from_toml_str(&crate::connectors::platform_defaults(), text, std::iter::empty()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheStats, CacheStore, CacheVersion, DataClass, Success};
 use besluitbron_server::app::App;
 use besluitbron_server::clock::wall_now;
-use besluitbron_server::config::Config;
 use besluitbron_server::store::{RedbStore, store_path, stress};
 use clap::{Parser, Subcommand};
 
@@ -224,7 +223,7 @@ async fn serve(
     data_dir: Option<PathBuf>,
     platform_urls: &[String],
 ) -> anyhow::Result<()> {
-    let mut config = Config::load(file, std::env::vars())?;
+    let mut config = besluitbron_server::connectors::load_config(file, std::env::vars())?;
     if let Some(listen) = listen {
         config.listen = listen;
     }

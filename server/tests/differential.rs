@@ -26,7 +26,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 use besluitbron_fakes::serve_registry_on;
 use besluitbron_server::app::{App, Hooks};
-use besluitbron_server::config::{Config, LimitSetting};
+use besluitbron_server::config::LimitSetting;
 use besluitbron_server::driver::SentCall;
 use besluitbron_sim::engine::AdmissionLine;
 use besluitbron_sim::scenario::{LatencySpec, PlatformSpec, ThrottleSpec, parse_trace};
@@ -133,7 +133,7 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
     obv.set_latency(Duration::from_millis(LATENCY_MS));
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut config = Config::load(None, Vec::new()).expect("defaults");
+    let mut config = besluitbron_server::connectors::load_config(None, Vec::new()).expect("defaults");
     config.data_dir = dir.path().to_path_buf();
     config.status_refresh_secs = 0;
     config.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];

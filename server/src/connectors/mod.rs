@@ -34,7 +34,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 use rmcp::handler::server::router::tool::ToolRouter;
 
-use crate::config::Config;
+use crate::config::{Config, PlatformDefaults};
 use crate::mcp::Besluit;
 use crate::mcp::call::AnswerError;
 pub use crate::mcp::offers::Offers;
@@ -63,6 +63,9 @@ pub struct ConnectorSpec {
     pub id: &'static str,
     /// The platform its tools call.
     pub platform: PlatformId,
+    /// Its platform's settings unless the configuration says otherwise: the real
+    /// address, and what the platform needs beyond the shared defaults.
+    pub defaults: PlatformDefaults,
     /// What an assistant is told about these tools (the server's instructions).
     pub instructions: &'static str,
     /// Its tools.
@@ -139,6 +142,20 @@ pub static CONNECTORS: &[ConnectorSpec] = &[
     ob::CONNECTOR,
 ];
 
+/// Every connector's platform settings, as [`Config::load`] takes them.
+pub fn platform_defaults() -> Vec<PlatformDefaults> {
+    CONNECTORS.iter().map(|c| c.defaults).collect()
+}
+
+/// The configuration: the connectors' platform defaults, then `file`, then `env`
+/// ([`Config::load`]).
+pub fn load_config(
+    file: Option<&std::path::Path>,
+    env: impl IntoIterator<Item = (String, String)>,
+) -> Result<Config, crate::config::ConfigError> {
+    Config::load(&platform_defaults(), file, env)
+}
+
 /// The connector with this id.
 pub fn by_id(id: &str) -> Option<&'static ConnectorSpec> {
     CONNECTORS.iter().find(|c| c.id == id)
@@ -178,5 +195,46 @@ impl Clients {
             .get(&platform)
             .and_then(|c| Arc::clone(c).downcast::<T>().ok())
             .ok_or(AnswerError::NoPlatform(platform))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use besluitbron_core::PlatformId;
+
+    use super::*;
+
+    #[test]
+    fn the_example_file_loads_and_equals_the_defaults() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../besluitbron.example.toml");
+        let example = load_config(Some(&file), Vec::new()).expect("the example is valid");
+        let defaults = load_config(None, Vec::new()).expect("defaults");
+        assert_eq!(
+            format!("{example:?}"),
+            format!("{defaults:?}"),
+            "the example documents the defaults exactly"
+        );
+    }
+
+    #[test]
+    fn each_platform_gets_its_connectors_defaults() {
+        let c = load_config(None, Vec::new()).expect("defaults");
+        for connector in CONNECTORS {
+            let settings = c.platform(connector.platform);
+            assert_eq!(settings.base_url, connector.defaults.base_url, "{connector:?}");
+            assert!(
+                settings.base_url.starts_with("https://"),
+                "the real platform: {connector:?}"
+            );
+        }
+        assert_eq!(c.platform(PlatformId::Opentk).max_concurrent, Some(3));
+        assert_eq!(c.platform(PlatformId::Ori).retired_hold_secs, Some(60));
+        assert_eq!(c.platform(PlatformId::Obv).max_concurrent, None);
+        let path = crate::driver::path_config(&c, PlatformId::Opentk);
+        assert_eq!(path.lanes[0].max_in_flight, Some(3), "the bound reaches the path");
+        let ob = crate::driver::path_config(&c, PlatformId::Ob);
+        assert_eq!(ob.lanes.len(), 2, "ob's text host keeps a lane of its own");
     }
 }

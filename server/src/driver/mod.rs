@@ -32,6 +32,7 @@
 
 pub mod buffer;
 pub mod payload;
+mod setup;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -53,6 +54,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use buffer::{MemoryLayer, ServerBuffer};
 pub use payload::{Payload, SharedPayload};
+pub use setup::{TEXT_LANE, path_config};
 
 use crate::clock::Clock;
 use crate::metrics::activity::AttemptEnd;

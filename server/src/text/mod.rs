@@ -144,6 +144,18 @@ pub struct Caps {
     pub max_expanded_bytes: u64,
 }
 
+impl Caps {
+    /// The caps an operator configured ([`crate::config::TextConfig`]); the rest default.
+    pub fn configured(config: &crate::config::TextConfig) -> Caps {
+        Caps {
+            max_input_bytes: config.max_file_bytes,
+            max_pages: config.max_pages,
+            max_millis: config.max_millis,
+            ..Caps::default()
+        }
+    }
+}
+
 impl Default for Caps {
     fn default() -> Caps {
         Caps {

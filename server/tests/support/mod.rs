@@ -70,7 +70,7 @@ pub async fn fakes() -> Fakes {
 
 /// A configuration pointing at the fakes, with a fresh data directory.
 pub fn config(fakes: &Fakes, data_dir: &std::path::Path) -> Config {
-    let mut c = Config::load(None, Vec::new()).expect("defaults");
+    let mut c = besluitbron_server::connectors::load_config(None, Vec::new()).expect("defaults");
     c.data_dir = data_dir.to_path_buf();
     c.status_refresh_secs = 0;
     for (id, url) in fakes.all.base_urls() {

@@ -26,8 +26,8 @@ use rmcp::{ErrorData, schemars, tool, tool_router};
 use serde::Deserialize;
 
 use super::{Client, ConnectorSpec, Sample, http_config};
-use crate::app::TEXT_LANE;
-use crate::config::Config;
+use crate::config::{Config, PlatformDefaults};
+use crate::driver::TEXT_LANE;
 use crate::mcp::call::{CallScope, Structure, Who};
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::{PlatformError, is_iso_date};
@@ -63,6 +63,7 @@ const MAX_LENGTH: usize = 100_000;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "ob",
     platform: PLATFORM,
+    defaults: PlatformDefaults::new(PLATFORM, "https://repository.overheid.nl/sru"),
     instructions: INSTRUCTIONS,
     tools: Besluit::ob_router,
     open,
@@ -82,7 +83,7 @@ filters (journal, organisation, document type, dossier, dates); ob_document read
 expensive path, kept for weeks once read.";
 
 fn open(config: &Config) -> Result<Client, PlatformError> {
-    let pool = crate::text::ExtractPool::shared(config.text.workers, config.text.caps());
+    let pool = crate::text::ExtractPool::shared(config.text.workers, crate::text::Caps::configured(&config.text));
     let client =
         ObClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?.with_text_pool(pool);
     Ok(Arc::new(client))

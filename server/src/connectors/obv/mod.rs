@@ -26,7 +26,7 @@ use rmcp::{ErrorData, schemars, tool, tool_router};
 use serde::Deserialize;
 
 use super::{Client, ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
-use crate::config::Config;
+use crate::config::{Config, PlatformDefaults};
 use crate::mcp::call::CallScope;
 use crate::mcp::call::Who;
 use crate::mcp::{Besluit, PlatformCall, tool_error};
@@ -40,6 +40,7 @@ const PLATFORM: PlatformId = PlatformId::Obv;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "obv",
     platform: PLATFORM,
+    defaults: PlatformDefaults::new(PLATFORM, "https://openbesluitvorming.nl"),
     instructions: INSTRUCTIONS,
     tools: Besluit::obv_router,
     open,

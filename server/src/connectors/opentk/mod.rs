@@ -26,7 +26,7 @@ use rmcp::{ErrorData, schemars, tool, tool_router};
 use serde::Deserialize;
 
 use super::{Client, ConnectorSpec, Sample, http_config};
-use crate::config::Config;
+use crate::config::{Config, PlatformDefaults};
 use crate::mcp::call::{CallScope, Who};
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
@@ -56,6 +56,12 @@ const MAX_HITS: u32 = 280;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "opentk",
     platform: PLATFORM,
+    defaults: PlatformDefaults {
+        // Its searches are expensive for the platform (PLATFORMS.md §10.3): at most three
+        // queued or out at once, the rest wait in arrival order.
+        max_concurrent: Some(3),
+        ..PlatformDefaults::new(PLATFORM, "https://berthub.eu/tkconv")
+    },
     instructions: INSTRUCTIONS,
     tools: Besluit::opentk_router,
     open,
@@ -77,7 +83,7 @@ commitments, and how fresh OpenTK's copy is. Searches are expensive for OpenTK: 
 fn open(config: &Config) -> Result<Client, PlatformError> {
     // The process's one document-text pool, made from the configuration if no other
     // connector made it yet (`source` file reads in it).
-    crate::text::ExtractPool::shared(config.text.workers, config.text.caps());
+    crate::text::ExtractPool::shared(config.text.workers, crate::text::Caps::configured(&config.text));
     let client = OpenTkClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
     Ok(Arc::new(client))
 }

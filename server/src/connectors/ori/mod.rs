@@ -27,7 +27,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Client, ConnectorSpec, Sample, http_config};
-use crate::config::Config;
+use crate::config::{Config, PlatformDefaults};
 use crate::mcp::call::{CallScope, Who};
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::{self, PlatformError};
@@ -54,6 +54,12 @@ const MAX_WINDOW: u32 = 10_000;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "ori",
     platform: PLATFORM,
+    defaults: PlatformDefaults {
+        // Retired on 1 November 2026: once found switched off, said so for a minute
+        // without asking again.
+        retired_hold_secs: Some(60),
+        ..PlatformDefaults::new(PLATFORM, "https://api.openraadsinformatie.nl/v1/elastic")
+    },
     instructions: INSTRUCTIONS,
     tools: Besluit::ori_router,
     open,

@@ -30,7 +30,7 @@ use rmcp::{ErrorData, schemars, tool, tool_router};
 use serde::Deserialize;
 
 use super::{Client, ConnectorSpec, Sample, http_config};
-use crate::config::Config;
+use crate::config::{Config, PlatformDefaults};
 use crate::mcp::call::{CallScope, Structure, Who};
 use crate::mcp::{Besluit, PlatformCall, Rendered, tool_error};
 use crate::platforms::http::PlatformError;
@@ -71,6 +71,7 @@ const MAX_QUERY: usize = 500;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "rechtspraak",
     platform: PLATFORM,
+    defaults: PlatformDefaults::new(PLATFORM, "https://data.rechtspraak.nl"),
     instructions: INSTRUCTIONS,
     tools: Besluit::rechtspraak_router,
     open,

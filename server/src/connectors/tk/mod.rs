@@ -24,7 +24,7 @@ use rmcp::{ErrorData, schemars, tool, tool_router};
 use serde::Deserialize;
 
 use super::{Client, ConnectorSpec, Sample, http_config};
-use crate::config::Config;
+use crate::config::{Config, PlatformDefaults};
 use crate::mcp::call::CallScope;
 use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
@@ -41,6 +41,7 @@ const COST: Units = Units::ONE;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "tk",
     platform: PLATFORM,
+    defaults: PlatformDefaults::new(PLATFORM, "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0"),
     instructions: INSTRUCTIONS,
     tools,
     open,
@@ -66,7 +67,7 @@ title or subject (no full-text search); tk_document gives one document's metadat
 (expensive the first time, then kept); tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
 
 fn open(config: &Config) -> Result<Client, PlatformError> {
-    let pool = crate::text::ExtractPool::shared(config.text.workers, config.text.caps());
+    let pool = crate::text::ExtractPool::shared(config.text.workers, crate::text::Caps::configured(&config.text));
     let client =
         TkClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?.with_text_pool(pool);
     Ok(Arc::new(client))

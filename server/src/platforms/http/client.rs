@@ -20,8 +20,8 @@ use super::{
     Fetched, PlatformError, PlatformRequest, Retry, challenge_signal, header_u64, rate_limited_wait, retry_after,
 };
 
-/// The default [`HttpConfig::max_body_bytes`]: 16 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
+/// The default [`HttpConfig::max_body_bytes`]: 16 MiB, as a platform's settings default.
+pub use crate::config::DEFAULT_MAX_BODY_BYTES;
 
 /// Largest buffer reserved up front from a `Content-Length`, so a platform that
 /// announces much and sends little does not make BesluitBron allocate the whole cap.
