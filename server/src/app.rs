@@ -5,12 +5,15 @@
 //!            connector, session/address; JSON-RPC shape; body size; initialize per
 //!            address; session cap)
 //!        ─▶ /mcp/<connector> | /mcp  (rmcp Streamable HTTP, one service per route)
-//!        ─▶ tools ─▶ the per-call helper ─▶ the platform's task (core path) ─▶ clients
+//!        ─▶ the tool call's stack (crate::mcp) ─▶ the tool ─▶ the call layer
+//!        ─▶ the platform's task (core path) ─▶ clients
 //! ```
 //!
-//! Routes, the guards' connector layer, maintenance tasks and tool lists all come from
-//! the connector registry (`crate::connectors`). Also `/healthz` (the process runs),
-//! `/readyz` (it accepts calls: not shutting down) and `/metrics` (Prometheus text).
+//! The one module that imports every other and is imported by none: it wires the
+//! layers. Routes, the guards' connector layer, maintenance tasks and tool lists all
+//! come from the connector registry (`crate::connectors`). Also `/healthz` (the process
+//! runs), `/readyz` (it accepts calls: not shutting down) and `/metrics` (Prometheus
+//! text).
 //!
 //! Shutdown ([`App::serve`]): stop accepting, let running tool calls finish and their
 //! answers reach the client (up to a drain time), then close the MCP streams and
@@ -28,45 +31,42 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheVersion};
-use besluitbron_core::dedup::{DuplicateMonitor, IdempotencyConfig, MonitorConfig};
+use besluitbron_core::dedup::IdempotencyConfig;
 use besluitbron_core::limits::{ClientLimitConfig, ClientLimits, RateLimit};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-
-use crate::cluster::sessions::RestoreGate;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::call::Context;
 use crate::clock::Clock;
+use crate::cluster::forward::Node;
 use crate::config::Config;
-use crate::connectors::{CONNECTORS, Clients};
+use crate::connectors::{CONNECTORS, ConnectorSpec};
 use crate::driver::{self, DriverOptions, Platforms, SendObserver, ServerBuffer};
-use crate::guard::{Guarded, RouteGuard};
-use crate::mcp::{Besluit, Scope, Shared, replay::Replays};
+use crate::engine::Engine;
+use crate::engine::limits::SharedLimits;
+use crate::engine::sessions::RestoreGate;
+use crate::guard::{GuardState, Guarded, RouteGuard};
+use crate::mcp::replay::Replays;
+use crate::mcp::{Calls, Handler, Scope};
 use crate::metrics::{Metrics, PlatformLabel};
+use crate::page::PageState;
 use crate::store::{self, RedbStore};
 
-/// The server's shared state.
+/// The server's state: every layer's, as the wiring made it.
 pub struct AppState {
-    pub(crate) config: Config,
-    pub(crate) clock: Clock,
-    pub(crate) metrics: Arc<Metrics>,
-    pub(crate) limits: Mutex<ClientLimits>,
-    pub(crate) initializes: Mutex<ClientLimits>,
-    pub(crate) session_managers: Vec<Arc<RestoreGate>>,
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) stores: BTreeMap<PlatformId, Arc<RedbStore>>,
-    pub(crate) accepting: AtomicBool,
-    /// MCP messages (POSTs) under way, from the guard's admission to their answer's last
-    /// byte: the drain waits for these, so no answer is cut off after its call ended.
-    pub(crate) answering: AtomicUsize,
-    /// Standalone event streams open now, per session and per client address.
-    pub(crate) streams: Mutex<crate::guard::StreamCounts>,
+    /// What the request guards share (settings, limits, the drain's counters).
+    pub guard: Arc<GuardState>,
+    /// Every tool call's shared state.
+    pub calls: Arc<Calls>,
+    /// The pages' state.
+    pub page: Arc<PageState>,
+    /// The buffers that opened.
+    stores: BTreeMap<PlatformId, Arc<RedbStore>>,
     /// The accept loop's handle, once serving.
-    pub(crate) connections: std::sync::OnceLock<crate::listen::Connections>,
-    /// The search page's tool calls, as the system session.
-    pub(crate) page: crate::page::system::SystemCalls,
-    /// Client limits on the shared engine, with several replicas.
-    pub(crate) shared_limits: Option<crate::cluster::limits::SharedLimits>,
+    connections: std::sync::OnceLock<crate::listen::Connections>,
+    /// Several replicas: this replica's node.
+    node: Option<Arc<Node>>,
 }
 
 /// Test and operator hooks into a server being built.
@@ -92,7 +92,7 @@ pub struct App {
 impl AppState {
     /// Every platform's task.
     pub fn platforms(&self) -> &Platforms {
-        &self.shared.platforms
+        &self.calls.ctx.platforms
     }
 
     /// The buffers that opened.
@@ -103,7 +103,7 @@ impl AppState {
     /// Client retries answered from the first result, and request keys reused for other
     /// requests, since start.
     pub fn replay_counts(&self) -> (u64, u64) {
-        self.shared.replays.counts()
+        self.calls.replays.counts()
     }
 
     /// Client connections open now; `None` before the server serves.
@@ -113,59 +113,49 @@ impl AppState {
 
     /// Standalone event streams open now.
     pub fn open_streams(&self) -> usize {
-        self.streams.lock().expect("stream counts lock").total()
+        self.guard.open_streams()
     }
 
     /// False once shutdown has begun: new requests are answered 503.
     pub fn is_accepting(&self) -> bool {
-        self.accepting.load(Ordering::SeqCst)
+        self.guard.is_accepting()
     }
 
     /// Tool calls running now.
     pub fn running_calls(&self) -> usize {
-        self.shared.in_flight.load(Ordering::SeqCst)
+        self.calls.running()
     }
 
-    /// Repeats of tool calls kept now (`mcp::memo`).
-    pub fn repeats_kept(&self) -> usize {
-        self.shared.repeats.len()
+    /// Buffer hits' rendered results kept now (`call::shown`).
+    pub fn shown_kept(&self) -> usize {
+        self.calls.ctx.shown().len()
     }
 
     /// MCP messages (POSTs) under way now: admitted by the guard, their answer not yet
     /// sent to its last byte. A tool call's answer is still under way after the call.
     pub fn answers_under_way(&self) -> usize {
-        self.answering.load(Ordering::SeqCst)
+        self.guard.answers_under_way()
     }
 
     /// Open MCP sessions over all routes.
     pub async fn open_sessions(&self) -> usize {
-        let mut n = 0;
-        for sm in &self.session_managers {
-            n += sm.len().await;
-        }
-        n
+        self.guard.open_sessions().await
     }
 
     /// The sessions the session cap counts: over all replicas with several (the local
     /// count while the shared engine does not answer), else this process's.
     pub async fn sessions_for_cap(&self) -> usize {
-        if let Some(shared) = &self.shared_limits {
-            match crate::cluster::sessions::count(shared.engine()).await {
-                Ok(n) => return n,
-                Err(_) => self.metrics.shared_state.fell_back("session_count", "session_cap"),
-            }
-        }
-        self.open_sessions().await
+        self.guard.sessions_for_cap().await
     }
 
     /// The metrics registry.
     pub fn metrics(&self) -> &Arc<Metrics> {
-        &self.metrics
+        &self.guard.metrics
     }
 
     /// Several replicas: this replica's node (leases, owner lookups, forwards).
-    pub fn cluster(&self) -> Option<&Arc<crate::cluster::forward::Node>> {
-        self.shared.cluster.as_ref()
+    pub fn cluster(&self) -> Option<&Arc<Node>> {
+        self.node.as_ref()
     }
 }
 
@@ -186,6 +176,7 @@ impl App {
     /// the race asks for that.
     #[doc(hidden)]
     pub fn build_gated(config: Config, hooks: Hooks, gated: bool) -> anyhow::Result<App> {
+        let registry: &'static [ConnectorSpec] = CONNECTORS;
         let clock = Clock::start();
         let metrics = Arc::new(Metrics::new());
         let cancel = CancellationToken::new();
@@ -227,11 +218,9 @@ impl App {
             handles.insert(platform, handle);
             tasks.push(task);
         }
-        let clients = Clients::open(&config)?;
+        let clients = crate::connectors::open_clients(&config)?;
         let engine = match &config.cluster {
-            Some(c) => Some(
-                crate::cluster::Engine::new(&c.redis).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.Redis: {e}"))?,
-            ),
+            Some(c) => Some(Engine::new(&c.redis).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.Redis: {e}"))?),
             None => None,
         };
         let node = match (&cluster, &engine, &config.cluster) {
@@ -240,50 +229,50 @@ impl App {
             }
             _ => None,
         };
-        let shared = Arc::new(Shared {
+        let ctx = Arc::new(Context::new(
             clients,
-            platforms: Platforms::new(handles),
-            trusted_proxies: config.trusted_proxies.clone(),
-            // Retries come within seconds to a minute; two minutes, 10,000 results and
-            // 64 MiB keep the memory a busy server spends on them bounded (with 45 KB
-            // answers, 10,000 results alone were 450 MB). Under more load than that, the
-            // oldest results go first and a late retry runs again.
-            replays: Replays::new(
-                IdempotencyConfig {
-                    window: Duration::from_secs(120),
-                    max_entries: 10_000,
-                    max_bytes: 64 << 20,
-                    // A seed of this process's own (std's random hash keys), unknown
-                    // to the clients whose request ids are the table's keys.
-                    seed: std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), 0u8),
-                },
-                clock,
-            )
-            .shared(engine.as_ref().map(|e| {
-                // The same window as the local table; a first attempt holds its key for
-                // the request time-out and a margin at most.
-                let running_for = Duration::from_secs(config.request_timeout_secs.max(1) + 5);
-                crate::cluster::replays::SharedReplays::new(e.clone(), Duration::from_secs(120), running_for)
-            }))
-            .with_metrics(Arc::clone(&metrics)),
-            repeats: Default::default(),
-            in_flight: Default::default(),
-            request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
-            metrics: Arc::clone(&metrics),
-            duplicates: Mutex::new(DuplicateMonitor::new(MonitorConfig::default())),
+            Platforms::new(handles),
+            Arc::clone(&metrics),
             clock,
-            tools: crate::mcp::tools::ToolTable::new(CONNECTORS),
-            engine,
-            cluster: node.clone(),
-        });
-        if let (Some(prepared), Some(node)) = (cluster, node) {
-            prepared.start(&shared, &node, cancel.child_token());
+            crate::connectors::tools().map(|(c, t)| (t.name, c.platform)),
+            node.is_some(),
+        ));
+        // Retries come within seconds to a minute; two minutes, 10,000 results and 64 MiB
+        // keep the memory a busy server spends on them bounded. Under more load than that,
+        // the oldest results go first and a late retry runs again.
+        let replays = Replays::new(
+            IdempotencyConfig {
+                window: Duration::from_secs(120),
+                max_entries: 10_000,
+                max_bytes: 64 << 20,
+                // A seed of this process's own (std's random hash keys), unknown to the
+                // clients whose request ids are the table's keys.
+                seed: std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), 0u8),
+            },
+            clock,
+        )
+        .shared(engine.as_ref().map(|e| {
+            // The same window as the local table; a first attempt holds its key for the
+            // request time-out and a margin at most.
+            let running_for = Duration::from_secs(config.request_timeout_secs.max(1) + 5);
+            crate::engine::replays::SharedReplays::new(e.clone(), Duration::from_secs(120), running_for)
+        }))
+        .with_metrics(Arc::clone(&metrics));
+        let calls = Arc::new(Calls::new(
+            Arc::clone(&ctx),
+            registry,
+            replays,
+            Duration::from_secs(config.request_timeout_secs.max(1)),
+            config.trusted_proxies.clone(),
+        ));
+        if let (Some(prepared), Some(node)) = (cluster, &node) {
+            prepared.start(&calls, node, cancel.child_token());
         }
 
         let limits = ClientLimits::new(config.mcp_rate_limit);
         let per_minute = config.sessions.initialize_per_minute.max(1);
-        let shared_limits = shared.engine.as_ref().map(|e| {
-            crate::cluster::limits::SharedLimits::new(
+        let shared_limits = engine.as_ref().map(|e| {
+            SharedLimits::new(
                 e.clone(),
                 config.mcp_rate_limit,
                 RateLimit {
@@ -313,7 +302,7 @@ impl App {
         });
 
         // One MCP service per route: each connector, and all of them at `/mcp`.
-        let routes: Vec<(String, Scope)> = CONNECTORS
+        let routes: Vec<(String, Scope)> = registry
             .iter()
             .map(|c| (format!("/mcp/{}", c.id), Scope::One(c)))
             .chain([("/mcp".to_owned(), Scope::All)])
@@ -347,10 +336,10 @@ impl App {
             }
             // With several replicas, legacy sessions live in the shared engine too: a
             // request of a session another replica opened is restored here.
-            let store = shared.engine.as_ref().map(|e| {
+            let store = engine.as_ref().map(|e| {
                 let idle = Duration::from_secs(config.sessions.idle_timeout_secs.max(1));
                 Arc::new(
-                    crate::cluster::sessions::RedisSessionStore::new(e.clone(), scope.id(), idle)
+                    crate::engine::sessions::RedisSessionStore::new(e.clone(), scope.id(), idle)
                         .gated_by(sm.restoring()),
                 )
             });
@@ -363,32 +352,37 @@ impl App {
             }
             // One handler per route; each session and each stateless request gets a
             // clone (two `Arc`s), not a newly built set of tools.
-            let handler = Besluit::new(Arc::clone(&shared), scope);
+            let handler = Handler::new(Arc::clone(&calls), scope);
             let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::clone(&sm), mcp_config);
             services.push((path, scope, sm, store, service));
         }
 
-        let state = Arc::new(AppState {
+        let guard = Arc::new(GuardState {
             config,
             clock,
             metrics,
             limits: Mutex::new(limits),
             initializes: Mutex::new(initializes),
+            shared_limits,
             session_managers,
-            shared: Arc::clone(&shared),
-            stores,
             accepting: AtomicBool::new(true),
             answering: AtomicUsize::new(0),
             streams: Mutex::default(),
+        });
+        let page = Arc::new(PageState::new(Arc::clone(&guard), Arc::clone(&calls), stores.clone()));
+        let state = Arc::new(AppState {
+            guard: Arc::clone(&guard),
+            calls: Arc::clone(&calls),
+            page: Arc::clone(&page),
+            stores,
             connections: std::sync::OnceLock::new(),
-            page: crate::page::system::SystemCalls::new(Arc::clone(&shared)),
-            shared_limits,
+            node,
         });
 
         let mut router = Router::new();
         for (path, scope, sessions, store, service) in services {
             let route = RouteGuard {
-                state: Arc::clone(&state),
+                state: Arc::clone(&guard),
                 connector: scope.id(),
                 sessions,
                 store,
@@ -403,24 +397,21 @@ impl App {
             .route("/readyz", get(readyz))
             .route("/metrics", get(metrics_text))
             .route_layer(axum::middleware::from_fn_with_state(
-                Arc::clone(&state),
+                Arc::clone(&guard),
                 crate::guard::host_check,
-            ));
-        let router = router
-            .merge(others)
-            .merge(crate::page::routes(&state))
+            ))
             .with_state(Arc::clone(&state));
+        let router = router.merge(others).merge(crate::page::routes(&page));
 
-        for c in CONNECTORS {
+        for c in registry {
             if let Some(m) = c.maintenance
-                && let Some(every) = (m.every)(&state.config)
+                && let Some(every) = (m.every)(&guard.config)
             {
-                let handler = Besluit::new(Arc::clone(&state.shared), Scope::One(c));
                 tokio::spawn(maintenance(
-                    handler,
+                    Arc::clone(&ctx),
+                    state.node.clone(),
                     c.platform,
-                    m.name,
-                    m.run,
+                    m,
                     every,
                     cancel.child_token(),
                 ));
@@ -451,16 +442,16 @@ impl App {
             cancel,
             tasks,
         } = self;
-        let connections_config = state.config.connections;
+        let connections_config = state.guard.config.connections;
         let (connections, accepting) = crate::listen::spawn(
             listener,
             router,
             connections_config,
-            state.config.trusted_proxies.clone(),
+            state.guard.config.trusted_proxies.clone(),
         );
         let _ = state.connections.set(connections.clone());
         stop.await;
-        state.accepting.store(false, Ordering::SeqCst);
+        state.guard.accepting.store(false, Ordering::SeqCst);
         tracing::info!(
             running = state.running_calls(),
             "shutting down: draining running tool calls"
@@ -473,7 +464,7 @@ impl App {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         // Several replicas: hand every lease over (after m) before the platforms stop.
-        if let Some(node) = &state.shared.cluster {
+        if let Some(node) = &state.node {
             node.shutdown().await;
         }
         cancel.cancel();
@@ -507,16 +498,16 @@ impl App {
 
 /// Runs a connector's maintenance every `every`, as BesluitBron's own system session.
 async fn maintenance(
-    handler: Besluit,
+    ctx: Arc<Context>,
+    node: Option<Arc<Node>>,
     platform: PlatformId,
-    name: &'static str,
-    run: fn(Besluit) -> crate::connectors::MaintenanceFuture,
+    m: crate::connectors::Maintenance,
     every: Duration,
     cancel: CancellationToken,
 ) {
     loop {
         // Several replicas: the platform's owner does it; the others look again each TTL.
-        if let Some(node) = handler.shared().cluster.clone()
+        if let Some(node) = &node
             && !node.owns_now(platform)
         {
             tokio::select! {
@@ -524,8 +515,8 @@ async fn maintenance(
                 () = tokio::time::sleep(node.lease_config().ttl) => continue,
             }
         }
-        if let Err(error) = run(handler.clone()).await {
-            tracing::warn!(%error, "{name} failed");
+        if let Err(error) = (m.run)(&ctx).await {
+            tracing::warn!(%error, "{} failed", m.name);
         }
         tokio::select! {
             () = cancel.cancelled() => return,
@@ -535,7 +526,7 @@ async fn maintenance(
 }
 
 async fn readyz(State(state): State<Arc<AppState>>) -> Response {
-    if state.accepting.load(Ordering::SeqCst) {
+    if state.is_accepting() {
         (StatusCode::OK, "ready\n").into_response()
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response()
@@ -543,8 +534,8 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 }
 
 async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
-    let m = &state.metrics;
-    for (platform, handle) in state.shared.platforms.iter() {
+    let m = state.metrics();
+    for (platform, handle) in state.platforms().iter() {
         let Some(snap) = handle.snapshot(false).await else {
             continue;
         };

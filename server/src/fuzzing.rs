@@ -1,6 +1,10 @@
 //! Entry points for the fuzz targets in `fuzz/` (not an API: hidden from the docs, kept
 //! small, each a thin call into the code it exercises). Each returns what it read so a
 //! target can check a property beyond "no panic".
+//!
+//! Built only with `--cfg fuzzing` (as `cargo fuzz` builds): none of it is in the
+//! production library. The oracles the targets check against live beside the code they
+//! judge, where the ordinary tests run them too (`tk::odata_is_well_formed`).
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
@@ -131,80 +135,13 @@ pub fn odata_filter(
     search.filter("GewijzigdOp").ok().flatten()
 }
 
-/// Whether `filter` is well-formed as BesluitBron writes OData filters: every literal
-/// quoted (`'…'`, a quote inside doubled), and outside literals only names, numbers,
-/// dates, parentheses, commas and spaces — no operator can come from the input.
+/// Whether `filter` is well-formed as BesluitBron writes OData filters
+/// ([`tk::odata_is_well_formed`]).
 pub fn odata_is_well_formed(filter: &str) -> bool {
-    let mut chars = filter.chars().peekable();
-    let mut depth = 0i64;
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => loop {
-                match chars.next() {
-                    None => return false,
-                    Some('\'') if chars.peek() == Some(&'\'') => {
-                        chars.next();
-                    }
-                    Some('\'') => break,
-                    Some(_) => {}
-                }
-            },
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth < 0 {
-                    return false;
-                }
-            }
-            c if c.is_ascii_alphanumeric() || " ,-:".contains(c) => {}
-            _ => return false,
-        }
-    }
-    depth == 0
+    tk::odata_is_well_formed(filter)
 }
 
 /// A configuration file's text, loaded as `besluitbron --config` would (no environment).
 pub fn config(text: &str) -> Result<Config, String> {
     Config::from_toml_str(&crate::connectors::platform_defaults(), text, std::iter::empty()).map_err(|e| e.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_well_formed_check_accepts_what_the_builder_writes_and_refuses_injections() {
-        let f = odata_filter(
-            vec!["motie".into(), "O'Brien".into(), "a) or (true".into()],
-            Some("Brief".into()),
-            Some("2026-01-01".into()),
-            None,
-        )
-        .expect("a filter");
-        assert!(odata_is_well_formed(&f), "{f}");
-        assert!(f.contains("'O''Brien'"), "{f}");
-        assert!(!odata_is_well_formed("Titel eq 'x' or 1 eq 1;"));
-        assert!(!odata_is_well_formed("contains(Titel,'open"));
-        assert!(!odata_is_well_formed("(a))"));
-    }
-
-    #[test]
-    fn garbage_is_an_answer_of_no_kind_and_a_bad_config_an_error() {
-        assert_eq!(obv_answer(b"\x00<html>not json</html>"), 0);
-        assert_eq!(tk_answer(b"\x00<html>not json</html>"), 0);
-        assert!(envelope(b"{\"jsonrpc\":\"2.0\",\"method\":\"initialize\",\"id\":1}").is_ok_and(|(init, _)| init));
-        assert_eq!(envelope(b"[1,2"), Err(-32700));
-        assert!(config("[BesluitBron]\nListen = 3").is_err());
-        assert!(config("").is_ok());
-    }
-
-    #[test]
-    fn qc_whatever_goes_into_the_odata_builder_what_comes_out_is_well_formed() {
-        fn prop(words: Vec<String>, soort: Option<String>) -> bool {
-            odata_filter(words, soort, None, None).is_none_or(|f| odata_is_well_formed(&f))
-        }
-        quickcheck::QuickCheck::new()
-            .tests(2_000)
-            .quickcheck(prop as fn(Vec<String>, Option<String>) -> bool);
-    }
 }

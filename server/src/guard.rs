@@ -32,19 +32,85 @@ use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use serde_json::json;
 use tower::{Service, ServiceExt};
 
-use crate::app::AppState;
-use crate::cluster::limits::{Asking, SessionStatus};
-use crate::cluster::sessions::{RedisSessionStore, RestoreGate};
-use crate::identity;
-use crate::mcp::Caller;
-use crate::metrics::LayerLabel;
+use besluitbron_core::limits::ClientLimits;
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::engine::limits::{Asking, SessionStatus, SharedLimits};
+use crate::engine::sessions::{RedisSessionStore, RestoreGate};
+use crate::identity::{self, Caller};
+use crate::metrics::{LayerLabel, Metrics};
+
+/// What the guards of every route share: the settings, the client limits, the sessions
+/// the cap counts, and what the shutdown drain reads.
+pub struct GuardState {
+    /// The server's settings.
+    pub config: Config,
+    /// The clock of the limits.
+    pub clock: Clock,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// The client limits (R-I1): process, connector, client address, session.
+    pub limits: std::sync::Mutex<ClientLimits>,
+    /// `initialize` per client address.
+    pub initializes: std::sync::Mutex<ClientLimits>,
+    /// Client limits on the shared engine, with several replicas.
+    pub shared_limits: Option<SharedLimits>,
+    /// Every route's MCP sessions (the session cap counts them).
+    pub session_managers: Vec<Arc<RestoreGate>>,
+    /// False once shutdown has begun: new requests are answered 503.
+    pub accepting: std::sync::atomic::AtomicBool,
+    /// MCP messages (POSTs) under way, from the guard's admission to their answer's last
+    /// byte: the drain waits for these, so no answer is cut off after its call ended.
+    pub answering: std::sync::atomic::AtomicUsize,
+    /// Standalone event streams open now, per session and per client address.
+    pub streams: std::sync::Mutex<StreamCounts>,
+}
+
+impl GuardState {
+    /// False once shutdown has begun.
+    pub fn is_accepting(&self) -> bool {
+        self.accepting.load(Ordering::SeqCst)
+    }
+
+    /// MCP messages (POSTs) under way now.
+    pub fn answers_under_way(&self) -> usize {
+        self.answering.load(Ordering::SeqCst)
+    }
+
+    /// Standalone event streams open now.
+    pub fn open_streams(&self) -> usize {
+        self.streams.lock().expect("stream counts lock").total()
+    }
+
+    /// Open MCP sessions over all routes of this process.
+    pub async fn open_sessions(&self) -> usize {
+        let mut n = 0;
+        for sm in &self.session_managers {
+            n += sm.len().await;
+        }
+        n
+    }
+
+    /// The sessions the session cap counts: over all replicas with several (the local
+    /// count while the shared engine does not answer), else this process's.
+    pub async fn sessions_for_cap(&self) -> usize {
+        if let Some(shared) = &self.shared_limits {
+            match crate::engine::sessions::count(shared.engine()).await {
+                Ok(n) => return n,
+                Err(_) => self.metrics.shared_state.fell_back("session_count", "session_cap"),
+            }
+        }
+        self.open_sessions().await
+    }
+}
 
 /// A route's MCP service behind its guard.
 ///
 /// axum clones the service it routes to for every request; this one clones only an
 /// `Arc` then, and the inner service once, when it is made ready, the same one clone
 /// axum makes of an unguarded service.
-pub(crate) struct Guarded<S> {
+pub struct Guarded<S> {
     route: RouteGuard,
     template: Arc<S>,
     ready: Option<S>,
@@ -52,7 +118,7 @@ pub(crate) struct Guarded<S> {
 
 impl<S> Guarded<S> {
     /// `inner` behind `route`'s guard.
-    pub(crate) fn new(route: RouteGuard, inner: S) -> Guarded<S> {
+    pub fn new(route: RouteGuard, inner: S) -> Guarded<S> {
         Guarded {
             route,
             template: Arc::new(inner),
@@ -97,7 +163,7 @@ where
     }
 }
 
-pub(crate) fn json_error(status: StatusCode, code: i64, message: String, retry_after: Option<u64>) -> Response {
+pub fn json_error(status: StatusCode, code: i64, message: String, retry_after: Option<u64>) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
     let mut response = (status, axum::Json(body)).into_response();
     if let Some(secs) = retry_after
@@ -111,16 +177,16 @@ pub(crate) fn json_error(status: StatusCode, code: i64, message: String, retry_a
 /// What a route's guard knows: the server, its connector's name in the limits, and the
 /// sessions of its MCP service.
 #[derive(Clone)]
-pub(crate) struct RouteGuard {
-    pub(crate) state: Arc<AppState>,
-    pub(crate) connector: &'static str,
-    pub(crate) sessions: Arc<RestoreGate>,
+pub struct RouteGuard {
+    pub state: Arc<GuardState>,
+    pub connector: &'static str,
+    pub sessions: Arc<RestoreGate>,
     /// The route's sessions in the shared engine, with several replicas.
-    pub(crate) store: Option<Arc<RedisSessionStore>>,
+    pub store: Option<Arc<RedisSessionStore>>,
 }
 
 /// 503 for a request only the shared engine can decide, while it does not answer.
-fn shared_state_unreachable(state: &AppState, op: &'static str, error: &crate::cluster::EngineError) -> Response {
+fn shared_state_unreachable(state: &GuardState, op: &'static str, error: &crate::engine::EngineError) -> Response {
     tracing::warn!(%error, "the shared engine is unreachable");
     state.metrics.shared_state.fell_back(op, "sessions");
     json_error(
@@ -436,11 +502,11 @@ where
 }
 
 /// One MCP message under way (a POST), from the guard's admission to its answer's last
-/// byte; counted in `AppState::answering`, which the shutdown's drain waits on.
-struct AnswerUnderWay(Arc<AppState>);
+/// byte; counted in `GuardState::answering`, which the shutdown's drain waits on.
+struct AnswerUnderWay(Arc<GuardState>);
 
 impl AnswerUnderWay {
-    fn begin(state: &Arc<AppState>) -> AnswerUnderWay {
+    fn begin(state: &Arc<GuardState>) -> AnswerUnderWay {
         state.answering.fetch_add(1, Ordering::SeqCst);
         AnswerUnderWay(Arc::clone(state))
     }
@@ -454,7 +520,7 @@ impl Drop for AnswerUnderWay {
 
 /// Standalone event streams open now.
 #[derive(Default)]
-pub(crate) struct StreamCounts {
+pub struct StreamCounts {
     per_session: HashMap<String, usize>,
     per_address: HashMap<String, usize>,
 }
@@ -468,13 +534,13 @@ impl StreamCounts {
 
 /// One open event stream's place in [`StreamCounts`]; released on drop.
 struct StreamPermit {
-    state: Arc<AppState>,
+    state: Arc<GuardState>,
     session: Option<String>,
     address: String,
 }
 
 impl StreamPermit {
-    fn take(state: &Arc<AppState>, session: Option<&str>, address: &str) -> Result<StreamPermit, String> {
+    fn take(state: &Arc<GuardState>, session: Option<&str>, address: &str) -> Result<StreamPermit, String> {
         let caps = state.config.connections;
         let mut counts = state.streams.lock().expect("stream counts lock");
         if counts.per_address.get(address).copied().unwrap_or(0) >= caps.max_streams_per_address {
@@ -541,7 +607,7 @@ fn is_json_content_type(headers: &axum::http::HeaderMap) -> bool {
 /// `/metrics`): a page on another site that rebinds its name to this address must not
 /// read them. Same rule as rmcp's: the Host's name (any case, IPv6 without brackets) is
 /// one of `allowed`, and its port too when that entry names one.
-pub(crate) fn host_allowed(headers: &axum::http::HeaderMap, allowed: &[String]) -> bool {
+pub fn host_allowed(headers: &axum::http::HeaderMap, allowed: &[String]) -> bool {
     let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
         return false;
     };
@@ -560,7 +626,7 @@ pub(crate) fn host_allowed(headers: &axum::http::HeaderMap, allowed: &[String]) 
 /// listening PORT, the same origin the Host header names. A page of another site (DNS
 /// rebinding), of another port on this machine, over `https`, or reaching a server that
 /// listens on a public address is not.
-pub(crate) fn own_loopback_origin(headers: &axum::http::HeaderMap, listening: SocketAddr) -> bool {
+pub fn own_loopback_origin(headers: &axum::http::HeaderMap, listening: SocketAddr) -> bool {
     if !listening.ip().is_loopback() {
         return false;
     }
@@ -614,8 +680,8 @@ fn authority(text: &str) -> Option<(String, Option<u16>)> {
 }
 
 /// The layer of [`host_allowed`] around the routes that are not MCP's.
-pub(crate) async fn host_check(
-    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+pub async fn host_check(
+    axum::extract::State(state): axum::extract::State<Arc<GuardState>>,
     request: Request,
     next: axum::middleware::Next,
 ) -> Response {
@@ -763,7 +829,8 @@ impl BadBody {
 /// the whole body (rmcp parses it next).
 /// What the guard reads of a request body: `Ok((initialize, protocol version))`, or
 /// the JSON-RPC error code it answers with (the fuzz target's entry point).
-pub(crate) fn envelope_of(bytes: &[u8]) -> Result<(bool, Option<String>), i64> {
+#[cfg(any(test, fuzzing))]
+pub fn envelope_of(bytes: &[u8]) -> Result<(bool, Option<String>), i64> {
     match read_envelope(bytes) {
         Ok(envelope) => Ok((
             EnvelopeFacts::of(&envelope).initialize,

@@ -14,8 +14,8 @@ mod support;
 
 use std::collections::BTreeMap;
 
+use besluitbron_server::connectors::schema::ANSWER_BUDGET_BYTES;
 use besluitbron_server::connectors::{CONNECTORS, Sample};
-use besluitbron_server::mcp::schema::ANSWER_BUDGET_BYTES;
 use serde_json::{Value, json};
 use support::{Mcp, Server, config, fakes, temp_dir};
 

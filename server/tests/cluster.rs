@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use besluitbron_server::cluster::Engine;
+use besluitbron_server::engine::Engine;
 use support::eventually;
 use support::redis::RedisServer;
 

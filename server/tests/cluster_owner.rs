@@ -369,7 +369,7 @@ async fn a_dead_owner_is_replaced_within_two_ttls_and_a_margin() {
     for (n, &i) in survivors.iter().cycle().take(10).enumerate() {
         during.push(tokio::spawn(search(rs[i].url("/mcp/obv"), n, format!("tijdens {n}"))));
     }
-    let lease = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
+    let lease = besluitbron_server::driver::lease::lease_config(Duration::from_millis(TTL_MS));
     let bound = lease.ttl * 2 + lease.margin;
     assert!(
         eventually(bound + Duration::from_secs(3), async || survivors
@@ -638,7 +638,7 @@ async fn a_graceful_shutdown_hands_the_lease_over() {
         m.contains("besluitbron_lease_changes_total{platform=\"obv\",change=\"handed_over\"} 1"),
         "{m}"
     );
-    let config = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
+    let config = besluitbron_server::driver::lease::lease_config(Duration::from_millis(TTL_MS));
     assert!(
         eventually(config.ttl * 3, async || owners(&rs).len() == 1).await,
         "another replica owns obv"
@@ -807,7 +807,7 @@ mod gated_driver {
     use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig};
     use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units};
     use besluitbron_server::clock::Clock;
-    use besluitbron_server::cluster::lease::lease_config;
+    use besluitbron_server::driver::lease::lease_config;
     use besluitbron_server::driver::{
         self, CallError, CallRequest, DriverOptions, LeaseGate, Ownership, Payload, PlatformHandle, ServerBuffer,
         Upstream,
@@ -981,7 +981,7 @@ async fn a_legacy_session_alternating_between_replicas_survives_the_owners_death
     }
     rs[owner].kill();
     let survivors: Vec<usize> = (0..3).filter(|&i| i != owner).collect();
-    let lease = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
+    let lease = besluitbron_server::driver::lease::lease_config(Duration::from_millis(TTL_MS));
     assert!(
         eventually(lease.ttl * 2 + lease.margin + Duration::from_secs(3), async || {
             survivors.iter().any(|&i| rs[i].owns())

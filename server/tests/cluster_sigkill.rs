@@ -108,7 +108,7 @@ async fn a_sigkilled_owner_process_is_replaced_within_two_ttls_and_a_margin() {
     assert_eq!(status.signal(), Some(9), "the owner died of SIGKILL: {status:?}");
     let killed = Instant::now();
 
-    let lease = besluitbron_server::cluster::lease::lease_config(Duration::from_millis(TTL_MS));
+    let lease = besluitbron_server::driver::lease::lease_config(Duration::from_millis(TTL_MS));
     let bound = lease.ttl * 2 + lease.margin;
     let owned = eventually(bound + Duration::from_secs(5), async || {
         rs[other].owns_obv().await == Some(true)

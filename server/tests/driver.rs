@@ -73,7 +73,7 @@ fn upstream(calls: &Arc<AtomicUsize>, delay: Duration, fail: fn(usize) -> Option
             let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
             tokio::time::sleep(delay).await;
             match fail(n) {
-                Some(error) => besluitbron_server::mcp::call::classify(error),
+                Some(error) => besluitbron_server::call::classify(error),
                 None => Outcome::Success {
                     payload: Payload::from_bytes(b"{\"answer\":42}".to_vec()),
                     feedback: Feedback::default(),

@@ -537,7 +537,7 @@ async fn regression_issue_26_a_5xx_to_a_request_that_is_not_idempotent_is_not_re
                             payload: Payload::from_bytes(fetched.body),
                             feedback: Default::default(),
                         },
-                        Err(error) => besluitbron_server::mcp::call::classify(error),
+                        Err(error) => besluitbron_server::call::classify(error),
                     }
                 })
             });

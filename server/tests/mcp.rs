@@ -511,9 +511,9 @@ async fn call_in(router: &axum::Router, tool: &str, arguments: Value) -> Value {
 }
 
 /// A repeat of a call whose answer is fresh in the buffer is answered with the result
-/// kept for it (`mcp::memo`) without running the tool, word for word what the tool
-/// gives and counted as a buffer hit; another question on the same kept answer is the
-/// tool's own; once the answer expires, the platform is asked again.
+/// rendered for it the first time (`call::shown`), word for word what the tool gives
+/// and counted as a buffer hit; another question on the same kept answer is rendered
+/// for itself; once the answer expires, the platform is asked again.
 #[tokio::test(start_paused = true)]
 async fn a_repeat_is_its_kept_result_until_the_answer_expires() {
     let f = fakes().await;
@@ -540,9 +540,9 @@ async fn a_repeat_is_its_kept_result_until_the_answer_expires() {
     let asked = json!({"query": "begroting", "limit": 3});
     let fetched = call_in(&router, "obv_search", asked.clone()).await;
     let requests = f.obv.requests();
-    assert_eq!(state.repeats_kept(), 0, "a fetched answer leaves no repeat");
+    assert_eq!(state.shown_kept(), 0, "a fetched answer's result is not kept");
     let hit = call_in(&router, "obv_search", asked.clone()).await;
-    assert_eq!(state.repeats_kept(), 1, "the tool's buffer hit leaves its repeat");
+    assert_eq!(state.shown_kept(), 1, "a buffer hit's result is kept");
     assert_eq!(
         hit["structuredContent"]["results"],
         fetched["structuredContent"]["results"]

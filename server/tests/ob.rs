@@ -354,7 +354,7 @@ async fn text_comes_from_the_xml_rendition_and_is_paged() {
         .unwrap()
         .len();
     assert!(
-        first_size <= besluitbron_server::mcp::schema::ANSWER_BUDGET_BYTES,
+        first_size <= besluitbron_server::connectors::schema::ANSWER_BUDGET_BYTES,
         "{first_size}"
     );
     let mut whole = page_text(&text, &v);

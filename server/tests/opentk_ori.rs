@@ -279,7 +279,10 @@ async fn ori_live_mode_searches_reads_and_lists_sources() {
     let size = serde_json::to_vec(&long.message.as_ref().unwrap()["result"])
         .unwrap()
         .len();
-    assert!(size <= besluitbron_server::mcp::schema::ANSWER_BUDGET_BYTES, "{size}");
+    assert!(
+        size <= besluitbron_server::connectors::schema::ANSWER_BUDGET_BYTES,
+        "{size}"
+    );
     let head = structured(&long);
     assert!(head["total_length"].as_u64().unwrap() > 30_000, "{head}");
     assert_eq!(

@@ -379,7 +379,7 @@ async fn a_long_ruling_comes_in_pages_that_fit_the_answer_budget_and_add_up_to_t
         .unwrap()
         .len();
     assert!(
-        size <= besluitbron_server::mcp::schema::ANSWER_BUDGET_BYTES,
+        size <= besluitbron_server::connectors::schema::ANSWER_BUDGET_BYTES,
         "{size} bytes"
     );
     let head = structured(&first);

@@ -2,16 +2,18 @@
 //!
 //! ```text
 //! follower: tools/call ─▶ tool ─▶ fetch: memory-layer hit? answered here
-//!                                      └ NotOwner(platform) ─▶ Node::route
+//!                                      └ Reply::Elsewhere(platform) ─▶ route layer ─▶ Node (a Route)
 //!   route: GET besluitbron:lease:<platform> (cached briefly)
 //!          ├ another replica ─▶ POST <its InternalUrl>/internal/v1/call (Secret)
 //!          │                     ◀ {"progress":…}\n … {"result": CallToolResult}\n
 //!          │                     ◀ {"not_owner":true}\n: look up again (bounded)
 //!          ├ this replica (its lease is starting): run the tool here once it admits
 //!          └ no owner / Redis unreachable until the routing time is up: fail closed
-//! owner:   the endpoint runs the tool call through its own handler as that caller
-//!          (its fairness key), so the buffer, coalescing, the fair queue, refunds and
-//!          the travel margin hold at the owner by construction.
+//! owner:   the endpoint runs the tool call through its own stack below the route
+//!          (`Calls::call_here`: arguments, time-out, the tool) as that caller (its
+//!          fairness key), so the buffer, coalescing, the fair queue, refunds and the
+//!          travel margin hold at the owner by construction; a forward is never
+//!          forwarded on.
 //! ```
 //!
 //! What is forwarded is the **tool call** (tool name, arguments, the caller's fairness
@@ -22,7 +24,7 @@
 //! dropped there, which withdraws it from the path.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -34,21 +36,19 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use besluitbron_core::cluster::{LeaseConfig, LeaseState};
 use besluitbron_core::{PlatformId, SessionKey};
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject, NumberOrString};
-use rmcp::service::{Peer, RequestContext, RunningService};
-use rmcp::{RoleServer, ServerHandler};
+use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::Engine;
-use super::lease::{lease_key, owner_url};
-use crate::driver::{LeaseGate, ProgressSink, QueuePosition};
-use crate::mcp::{Besluit, Caller, Scope, Shared, tool_error};
+use crate::call::{Call, Progress, Reply, tool_error};
+use crate::driver::lease::{lease_key, owner_url};
+use crate::driver::{LeaseGate, QueuePosition};
+use crate::engine::{Engine, EngineError};
+use crate::identity::Caller;
+use crate::mcp::route::{Rerun, Route, RouteFuture};
+use crate::mcp::{Calls, ToolRequest};
 use crate::metrics::{Metrics, PlatformLabel};
-
-/// Where progress of a forwarded call goes (back over the internal endpoint).
-pub type ProgressRelay = Arc<dyn Fn(QueuePosition) + Send + Sync>;
 
 /// The internal endpoint's path.
 pub const CALL_PATH: &str = "/internal/v1/call";
@@ -62,26 +62,8 @@ const ROUTE_RETRY: Duration = Duration::from_millis(100);
 /// Most forwards of one call (each a different owner, or the same after "not owner").
 const MAX_ROUTES: u32 = 32;
 
-/// Most hops a tool call makes (a tool whose platforms have different owners).
-const MAX_HOPS: u8 = 3;
-
 /// The largest answer a forward reads (a tool's result with its structured content).
 const MAX_ANSWER_BYTES: usize = 64 << 20;
-
-/// A tool call forwarded from another replica, as the handler sees it (a request
-/// extension the internal endpoint sets).
-#[derive(Clone)]
-pub struct Forwarded {
-    /// The platform the forwarding replica believed this one owns.
-    pub platform: PlatformId,
-    /// Hops so far (1: forwarded once).
-    pub hops: u8,
-    /// Where the call's progress goes.
-    pub relay: Option<ProgressRelay>,
-    /// Set when this replica does not own `platform` either: the endpoint then answers
-    /// "not owner" and the forwarding replica looks the owner up again.
-    pub not_owner: Arc<AtomicBool>,
-}
 
 /// One forwarded call on the wire.
 #[derive(Debug, Serialize, Deserialize)]
@@ -96,6 +78,9 @@ struct ForwardRequest {
     /// path has no arrival time to set).
     waited_ms: u64,
     cache_version: String,
+    /// Always 1: a forward is never forwarded on. On the wire for replicas of the
+    /// previous release, which require it.
+    #[serde(default)]
     hops: u8,
 }
 
@@ -123,8 +108,8 @@ const HEARTBEAT: Duration = Duration::from_secs(1);
 /// How long a follower waits for any line of a forward's answer.
 const SILENCE: Duration = Duration::from_secs(5);
 
-/// How routing a call ended.
-enum Route {
+/// How one round of routing a call ended.
+enum Routed {
     /// The owner answered.
     Answer(CallToolResult),
     /// This replica owns the platform now: run the call here.
@@ -287,7 +272,7 @@ impl Node {
     pub async fn shutdown(&self) {
         self.shutdown.cancel();
         let tasks: Vec<_> = std::mem::take(&mut *self.tasks.lock().expect("task lock"));
-        let bound = self.lease.margin + super::engine::CONNECT_TIMEOUT * 2 + super::engine::RESPONSE_TIMEOUT * 2;
+        let bound = self.lease.margin + crate::engine::CONNECT_TIMEOUT * 2 + crate::engine::RESPONSE_TIMEOUT * 2;
         let all = async {
             for t in tasks {
                 let _ = t.await;
@@ -309,7 +294,7 @@ impl Node {
 
     /// The owner of `platform` as the engine names it: `Ok(None)` when nobody holds
     /// the lease.
-    async fn owner(&self, platform: PlatformId) -> Result<Option<String>, super::EngineError> {
+    async fn owner(&self, platform: PlatformId) -> Result<Option<String>, EngineError> {
         let now = tokio::time::Instant::now();
         if let Some((at, owner)) = self.owners.lock().expect("owner cache lock").get(&platform)
             && now < *at + OWNER_CACHE
@@ -319,11 +304,11 @@ impl Node {
         let looked = async {
             let mut c = self.engine.connection().await?;
             let value: Option<String> = redis::cmd("GET").arg(lease_key(platform)).query_async(&mut c).await?;
-            Ok::<_, super::EngineError>(value)
+            Ok::<_, EngineError>(value)
         };
-        let value = tokio::time::timeout(super::engine::RESPONSE_TIMEOUT * 2, looked)
+        let value = tokio::time::timeout(crate::engine::RESPONSE_TIMEOUT * 2, looked)
             .await
-            .map_err(|_| super::EngineError("the owner lookup timed out".to_owned()))??;
+            .map_err(|_| EngineError("the owner lookup timed out".to_owned()))??;
         let owner = value.as_deref().and_then(owner_url).map(str::to_owned);
         self.owners
             .lock()
@@ -348,74 +333,16 @@ impl Node {
         ))
     }
 
-    /// Routes a tool call whose run found that this replica does not own a platform
-    /// (`scope.needs_owner`): to the owner, or here again once this replica owns it
-    /// (`rerun`), or a fail-closed error. `first` is the run's own result.
-    pub(crate) async fn route_call<F, Fut>(
-        &self,
-        scope: &crate::mcp::CallScope,
-        first: Result<CallToolResponse, rmcp::ErrorData>,
-        request: &CallToolRequestParams,
-        forwarded: Option<&Forwarded>,
-        mut rerun: F,
-    ) -> Result<CallToolResponse, rmcp::ErrorData>
-    where
-        F: FnMut() -> Fut,
-        Fut: std::future::Future<Output = Result<CallToolResponse, rmcp::ErrorData>>,
-    {
-        let Some(mut platform) = scope.take_needs_owner() else {
-            return first;
-        };
-        let started = tokio::time::Instant::now();
-        let mut deadline = started + self.routing_budget();
-        let mut progress = crate::mcp::call::progress_sink(scope, platform);
-        for _ in 0..MAX_ROUTES {
-            if let Some(f) = forwarded
-                && (f.platform == platform || f.hops >= MAX_HOPS)
-            {
-                // Forwarded here in the belief that this replica owns the platform: the
-                // forwarding replica looks again (it holds the caller's time).
-                f.not_owner.store(true, Ordering::SeqCst);
-                return first;
-            }
-            let hops = forwarded.map_or(0, |f| f.hops);
-            match self
-                .route(platform, deadline, request, scope, progress.as_mut(), started, hops)
-                .await
-            {
-                Route::Answer(r) => return Ok(CallToolResponse::Complete(r)),
-                Route::Closed => return Ok(self.closed_error(platform).into()),
-                Route::Local => {
-                    let result = rerun().await;
-                    match scope.take_needs_owner() {
-                        None => return result,
-                        Some(p) => {
-                            // This replica's platform task has not started admitting yet.
-                            tokio::time::sleep(ROUTE_RETRY / 2).await;
-                            if p != platform {
-                                platform = p;
-                                progress = crate::mcp::call::progress_sink(scope, platform);
-                                deadline = tokio::time::Instant::now() + self.routing_budget();
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        Ok(self.closed_error(platform).into())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn route(
+    /// One round of routing: the owner's answer, word that this replica owns the
+    /// platform now, or that no owner could be reached by `deadline`.
+    async fn route_once(
         &self,
         platform: PlatformId,
         deadline: tokio::time::Instant,
-        request: &CallToolRequestParams,
-        scope: &crate::mcp::CallScope,
-        mut progress: Option<&mut ProgressSink>,
+        call: &Call,
+        arguments: &JsonObject,
         started: tokio::time::Instant,
-        hops: u8,
-    ) -> Route {
+    ) -> Routed {
         let mut forwards = 0;
         while tokio::time::Instant::now() < deadline && forwards < MAX_ROUTES {
             let owner = match self.owner(platform).await {
@@ -429,7 +356,7 @@ impl Node {
             if owner == self.url {
                 // The lease is this replica's: run here once its start wait is over.
                 if self.wait_until_admitting(platform, deadline).await {
-                    return Route::Local;
+                    return Routed::Local;
                 }
                 // The engine still names this replica for a lease it no longer holds.
                 self.forget_owner(platform);
@@ -444,24 +371,16 @@ impl Node {
                 })
                 .inc();
             let waited = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            let forward = self.forward(
-                &owner,
-                platform,
-                request,
-                &scope.caller,
-                waited,
-                hops,
-                progress.as_deref_mut(),
-            );
+            let forward = self.forward(&owner, platform, call, arguments, waited);
             let forward = tokio::select! {
                 biased;
                 f = forward => f,
                 // The client gave up: the forward is dropped, which withdraws it at the owner.
-                () = scope.ct.cancelled() => return Route::Answer(tool_error("the request was cancelled")),
+                () = call.ct.cancelled() => return Routed::Answer(tool_error("the request was cancelled")),
                 () = self.killed.cancelled() => std::future::pending().await,
             };
             match forward {
-                Forward::Answer(r) => return Route::Answer(r),
+                Forward::Answer(r) => return Routed::Answer(r),
                 Forward::NotOwner => {
                     self.forget_owner(platform);
                     tokio::time::sleep(ROUTE_RETRY / 2).await;
@@ -473,7 +392,7 @@ impl Node {
                 }
             }
         }
-        Route::Closed
+        Routed::Closed
     }
 
     /// Waits (until `deadline`) while this replica holds `platform`'s lease and its start
@@ -500,29 +419,26 @@ impl Node {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn forward(
         &self,
         owner: &str,
         platform: PlatformId,
-        request: &CallToolRequestParams,
-        caller: &Caller,
+        call: &Call,
+        arguments: &JsonObject,
         waited_ms: u64,
-        hops: u8,
-        mut progress: Option<&mut ProgressSink>,
     ) -> Forward {
         let body = ForwardRequest {
             platform: platform.as_str().to_owned(),
-            tool: request.name.to_string(),
-            arguments: request.arguments.clone(),
-            session: match &caller.session {
+            tool: call.tool.to_owned(),
+            arguments: Some(arguments.clone()),
+            session: match &call.caller.session {
                 SessionKey::System => None,
                 SessionKey::Client(id) => Some(id.to_string()),
             },
-            address: caller.address.clone(),
+            address: call.caller.address.clone(),
             waited_ms,
             cache_version: self.cache_version.clone(),
-            hops: hops.saturating_add(1),
+            hops: 1,
         };
         let Ok(body) = serde_json::to_vec(&body) else {
             return Forward::Broken("the call could not be encoded".to_owned());
@@ -562,13 +478,16 @@ impl Node {
                         queued_calls,
                         estimated_wait_ms,
                     }) => {
-                        if let Some(sink) = progress.as_deref_mut() {
-                            sink(QueuePosition {
-                                ahead_in_session,
-                                waiting_sessions,
-                                queued_calls,
-                                estimated_wait: Duration::from_millis(estimated_wait_ms),
-                            });
+                        if let Some(progress) = &call.progress {
+                            progress(
+                                platform,
+                                QueuePosition {
+                                    ahead_in_session,
+                                    waiting_sessions,
+                                    queued_calls,
+                                    estimated_wait: Duration::from_millis(estimated_wait_ms),
+                                },
+                            );
                         }
                     }
                     Ok(ForwardLine::Result(r)) => return Forward::Answer(*r),
@@ -584,33 +503,20 @@ impl Node {
 /// The internal endpoint: the owner's side of a forward.
 struct Endpoint {
     node: Arc<Node>,
-    handler: Besluit,
-    peer: Peer<RoleServer>,
-    _service: RunningService<RoleServer, Besluit>,
-    _other_end: tokio::io::DuplexStream,
-    next_id: AtomicI64,
+    calls: Arc<Calls>,
 }
 
-/// Serves the internal endpoint on `listener` for `shared` (whose `cluster` is `node`)
+/// Serves the internal endpoint on `listener`, running forwarded calls through `calls`,
 /// until the node is killed or `cancel` is cancelled.
 pub(crate) fn serve_internal(
     listener: tokio::net::TcpListener,
-    shared: Arc<Shared>,
+    calls: Arc<Calls>,
     node: Arc<Node>,
     cancel: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
-    let handler = Besluit::new(shared, Scope::All);
-    // A request context needs a peer; progress goes back through the relay instead, so
-    // nothing is ever sent to it.
-    let (ours, other_end) = tokio::io::duplex(1024);
-    let service = rmcp::service::serve_directly(handler.clone(), ours, None);
     let endpoint = Arc::new(Endpoint {
         node: Arc::clone(&node),
-        handler,
-        peer: service.peer().clone(),
-        _service: service,
-        _other_end: other_end,
-        next_id: AtomicI64::new(1),
+        calls,
     });
     let router = Router::new().route(CALL_PATH, post(call)).with_state(endpoint);
     let killed = node.killed.clone();
@@ -678,9 +584,8 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
                 }
             }
         });
-        let not_owner = Arc::new(AtomicBool::new(false));
         let progress_tx = tx.clone();
-        let relay: ProgressRelay = Arc::new(move |p: QueuePosition| {
+        let relay: Progress = Arc::new(move |_platform, p: QueuePosition| {
             let line = ForwardLine::Progress {
                 ahead_in_session: p.ahead_in_session,
                 waiting_sessions: p.waiting_sessions,
@@ -693,12 +598,6 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
                 let _ = progress_tx.try_send(line);
             }
         });
-        let forwarded = Forwarded {
-            platform,
-            hops: request.hops,
-            relay: Some(relay),
-            not_owner: Arc::clone(&not_owner),
-        };
         let caller = Caller {
             session: request
                 .session
@@ -709,26 +608,24 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
             idempotency_key: None,
         };
         // A lease whose start wait runs: wait for it rather than send the caller round.
-        if let Some(LeaseState::Waiting { until }) = ep.node.lease_state(platform, ep.handler.shared().clock.now()) {
-            let at = ep.handler.shared().clock.to_tokio(until);
+        if let Some(LeaseState::Waiting { until }) = ep.node.lease_state(platform, ep.calls.ctx.clock.now()) {
+            let at = ep.calls.ctx.clock.to_tokio(until);
             tokio::select! {
                 () = tokio::time::sleep_until(at) => {}
                 () = tx.closed() => return,
             }
         }
-        let id = ep.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut context = RequestContext::new(NumberOrString::Number(id), ep.peer.clone());
-        let (mut parts, ()) = axum::http::Request::new(()).into_parts();
-        parts.extensions.insert(Arc::new(caller));
-        context.extensions.insert(parts);
-        context.extensions.insert(forwarded);
-        let mut params = CallToolRequestParams::new(request.tool);
-        if let Some(arguments) = request.arguments {
-            params = params.with_arguments(arguments);
-        }
-        let ct = context.ct.clone();
+        let ct = CancellationToken::new();
+        let call = ToolRequest {
+            name: request.tool.into(),
+            arguments: request.arguments,
+            caller: Arc::new(caller),
+            replay: None,
+            progress: Some(relay),
+            ct: ct.clone(),
+        };
         let answered = tokio::select! {
-            r = ep.handler.call_tool(params, context) => r,
+            r = ep.calls.call_here(call) => r,
             () = tx.closed() => {
                 // The forwarding replica let go: the call is dropped here (its path entry leaves).
                 ct.cancel();
@@ -736,17 +633,12 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
             }
             () = ep.node.killed.cancelled() => return,
         };
-        let line = if not_owner.load(Ordering::SeqCst) {
-            ForwardLine::NotOwner
-        } else {
-            match answered {
-                Ok(CallToolResponse::Complete(r)) => ForwardLine::Result(Box::new(r)),
-                Ok(_) => ForwardLine::Result(Box::new(tool_error(format!(
-                    "{} did not answer",
-                    platform.display_name()
-                )))),
-                Err(e) => ForwardLine::Result(Box::new(tool_error(e.message))),
-            }
+        let line = match answered {
+            Ok(Reply::Result(r)) => ForwardLine::Result(Box::new(r)),
+            // This replica does not own the platform either: the forwarding replica
+            // looks the owner up again (it holds the caller's time).
+            Ok(Reply::Elsewhere(_)) => ForwardLine::NotOwner,
+            Err(e) => ForwardLine::Result(Box::new(tool_error(e.message))),
         };
         // An answer that does not encode is an error naming the platform, never an
         // empty line; if even that does not encode, the stream ends early and the
@@ -777,6 +669,42 @@ fn encode_line(line: &ForwardLine) -> Result<Bytes, serde_json::Error> {
     let mut v = serde_json::to_vec(line)?;
     v.push(b'\n');
     Ok(Bytes::from(v))
+}
+
+impl Route for Node {
+    /// To the owner, or here again once this replica owns the platform (`rerun`), or a
+    /// fail-closed error: never a platform call outside a lease.
+    fn route<'a>(
+        &'a self,
+        call: &'a Call,
+        arguments: &'a JsonObject,
+        platform: PlatformId,
+        rerun: Rerun<'a>,
+    ) -> RouteFuture<'a, CallToolResult> {
+        Box::pin(async move {
+            let mut platform = platform;
+            let started = tokio::time::Instant::now();
+            let mut deadline = started + self.routing_budget();
+            for _ in 0..MAX_ROUTES {
+                match self.route_once(platform, deadline, call, arguments, started).await {
+                    Routed::Answer(r) => return r,
+                    Routed::Closed => return self.closed_error(platform),
+                    Routed::Local => match rerun().await {
+                        Reply::Result(r) => return r,
+                        Reply::Elsewhere(p) => {
+                            // This replica's platform task has not started admitting yet.
+                            tokio::time::sleep(ROUTE_RETRY / 2).await;
+                            if p != platform {
+                                platform = p;
+                                deadline = tokio::time::Instant::now() + self.routing_budget();
+                            }
+                        }
+                    },
+                }
+            }
+            self.closed_error(platform)
+        })
+    }
 }
 
 #[cfg(test)]

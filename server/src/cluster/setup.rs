@@ -9,13 +9,13 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cluster::{Lease, LeaseConfig};
 use tokio_util::sync::CancellationToken;
 
-use super::Engine;
 use super::forward::{Node, serve_internal};
-use super::lease::{LeaseTask, lease_config};
 use crate::clock::Clock;
 use crate::config::ClusterConfig;
 use crate::driver::LeaseGate;
-use crate::mcp::Shared;
+use crate::driver::lease::{LeaseTask, lease_config};
+use crate::engine::Engine;
+use crate::mcp::Calls;
 use crate::metrics::Metrics;
 
 /// What is made before the platforms' tasks: the leases and the internal listener.
@@ -86,10 +86,13 @@ impl Prepared {
         Ok(Arc::new(node))
     }
 
-    /// Starts the lease tasks and the internal endpoint.
-    pub fn start(self, shared: &Arc<Shared>, node: &Arc<Node>, cancel: CancellationToken) {
+    /// Routes `calls` whose platform another replica owns through `node`, and starts
+    /// the lease tasks and the internal endpoint (which serves forwards with `calls`).
+    pub fn start(self, calls: &Arc<Calls>, node: &Arc<Node>, cancel: CancellationToken) {
+        // Set once, here, before anything is served.
+        let _ = calls.set_route(Arc::clone(node) as Arc<dyn crate::mcp::route::Route>);
         for (platform, gate) in &self.gates {
-            let Some(handle) = shared.platforms.get(*platform).cloned() else {
+            let Some(handle) = calls.ctx.platforms.get(*platform).cloned() else {
                 continue;
             };
             let forget = Arc::clone(node);
@@ -99,7 +102,7 @@ impl Prepared {
                 gate: Arc::clone(gate),
                 handle,
                 clock: self.clock,
-                metrics: Arc::clone(&shared.metrics),
+                metrics: Arc::clone(&calls.ctx.metrics),
                 replica: node.replica().to_owned(),
                 url: node.url().to_owned(),
                 shutdown: node.shutdown_token(),
@@ -107,6 +110,6 @@ impl Prepared {
             };
             node.add_task(tokio::spawn(task.run()));
         }
-        let _endpoint = serve_internal(self.listener, Arc::clone(shared), Arc::clone(node), cancel);
+        let _endpoint = serve_internal(self.listener, Arc::clone(calls), Arc::clone(node), cancel);
     }
 }

@@ -16,35 +16,33 @@
 
 pub mod ob;
 pub mod obv;
+pub mod offers;
 pub mod opentk;
 pub mod ori;
+pub mod page_spec;
 pub mod pages;
 pub mod rechtspraak;
 #[cfg(test)]
 mod render_test;
+pub mod schema;
 pub mod tk;
+pub mod tool;
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use besluitbron_core::PlatformId;
-use rmcp::handler::server::router::tool::ToolRouter;
 
+use crate::call::{Client, Clients, Context};
 use crate::config::{Config, PlatformDefaults};
-use crate::mcp::Besluit;
-use crate::mcp::call::AnswerError;
-pub use crate::mcp::offers::Offers;
 use crate::platforms::http::{HttpConfig, PlatformError};
-
-/// A platform client, opened from configuration.
-pub type Client = Arc<dyn Any + Send + Sync>;
+pub use offers::Offers;
+pub use tool::ToolSpec;
 
 /// A maintenance round's future.
-pub type MaintenanceFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+pub type MaintenanceFuture<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + Send + 'a>>;
 
 /// Work a connector does on its own, periodically, as BesluitBron's system session.
 #[derive(Clone, Copy)]
@@ -53,8 +51,8 @@ pub struct Maintenance {
     pub name: &'static str,
     /// How often, from configuration; `None` turns it off.
     pub every: fn(&Config) -> Option<Duration>,
-    /// One round.
-    pub run: fn(Besluit) -> MaintenanceFuture,
+    /// One round, as BesluitBron's system session.
+    pub run: for<'a> fn(&'a Context) -> MaintenanceFuture<'a>,
 }
 
 /// One connector.
@@ -69,7 +67,7 @@ pub struct ConnectorSpec {
     /// What an assistant is told about these tools (the server's instructions).
     pub instructions: &'static str,
     /// Its tools.
-    pub tools: fn() -> ToolRouter<Besluit>,
+    pub tools: &'static [ToolSpec],
     /// Opens its platform client from configuration.
     pub open: fn(&Config) -> Result<Client, PlatformError>,
     /// Work it does on its own.
@@ -81,7 +79,9 @@ pub struct ConnectorSpec {
     pub offers: &'static Offers,
     /// Its part in the search page (`crate::page`): its search and document tools, or
     /// why it has none.
-    pub page: &'static crate::page::spec::PageSpec,
+    pub page: &'static page_spec::PageSpec,
+    /// Its section of the status page, if it has one.
+    pub status: Option<&'static page_spec::StatusSection>,
 }
 
 /// A sample call of one tool.
@@ -174,28 +174,18 @@ pub fn http_config(config: &Config, platform: PlatformId) -> HttpConfig {
     }
 }
 
-/// The platform clients, one per connector.
-pub struct Clients {
-    by_platform: BTreeMap<PlatformId, Client>,
+/// Opens every connector's platform client.
+pub fn open_clients(config: &Config) -> Result<Clients, PlatformError> {
+    let mut by_platform = BTreeMap::new();
+    for c in CONNECTORS {
+        by_platform.insert(c.platform, (c.open)(config)?);
+    }
+    Ok(Clients::new(by_platform))
 }
 
-impl Clients {
-    /// Opens every connector's client.
-    pub fn open(config: &Config) -> Result<Clients, PlatformError> {
-        let mut by_platform = BTreeMap::new();
-        for c in CONNECTORS {
-            by_platform.insert(c.platform, (c.open)(config)?);
-        }
-        Ok(Clients { by_platform })
-    }
-
-    /// The client of `platform`, as its connector's type.
-    pub fn get<T: Send + Sync + 'static>(&self, platform: PlatformId) -> Result<Arc<T>, AnswerError> {
-        self.by_platform
-            .get(&platform)
-            .and_then(|c| Arc::clone(c).downcast::<T>().ok())
-            .ok_or(AnswerError::NoPlatform(platform))
-    }
+/// Every tool of every connector, with its connector.
+pub fn tools() -> impl Iterator<Item = (&'static ConnectorSpec, &'static ToolSpec)> {
+    CONNECTORS.iter().flat_map(|c| c.tools.iter().map(move |t| (c, t)))
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Paging the connectors' tools share, so every default answer fits the answer budget
-//! ([`crate::mcp::schema::ANSWER_BUDGET_BYTES`]) and says exactly how to get the rest:
+//! ([`super::schema::ANSWER_BUDGET_BYTES`]) and says exactly how to get the rest:
 //! - a document's text by characters ([`text_page`]): the page is the tool's text content
 //!   only — the structured content carries where the page is ([`TextPage`]) and the
 //!   document's metadata, never the text a second time;

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::mcp::Rendered;
+use crate::call::Rendered;
 
 /// The structured content for `answer` as the tool gives it.
 pub(crate) fn structured(r: &Rendered, answer: &impl Serialize) -> Value {

@@ -31,6 +31,7 @@
 //! tokio's paused test clock the whole path runs in virtual time.
 
 pub mod buffer;
+pub mod lease;
 pub mod payload;
 mod setup;
 

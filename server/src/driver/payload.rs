@@ -6,9 +6,11 @@
 //! next ones get the same `Arc` without parsing. The answer as a JSON value (a tool's
 //! structured content) is memoised the same way, so a repeat answered from the buffer
 //! clones a value instead of encoding the typed answer again. Answers are immutable
-//! once made.
+//! once made, and each has an [`id`](Payload::id) of its own, so what is derived from
+//! one (a rendered result) can be kept beside it by whoever derives it.
 
 use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
@@ -19,10 +21,17 @@ pub type SharedPayload = Arc<Payload>;
 
 /// One answer: its bytes and, once read, its typed form.
 pub struct Payload {
+    id: u64,
     bytes: Vec<u8>,
     typed: OnceLock<Arc<dyn Any + Send + Sync>>,
     value: OnceLock<serde_json::Value>,
-    shown: OnceLock<Arc<dyn Any + Send + Sync>>,
+}
+
+/// The next payload's id: ids are never reused while the process runs.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
 impl std::fmt::Debug for Payload {
@@ -35,10 +44,10 @@ impl Payload {
     /// An answer read back from storage.
     pub fn from_bytes(bytes: Vec<u8>) -> SharedPayload {
         Arc::new(Payload {
+            id: next_id(),
             bytes,
             typed: OnceLock::new(),
             value: OnceLock::new(),
-            shown: OnceLock::new(),
         })
     }
 
@@ -47,11 +56,17 @@ impl Payload {
         let bytes = serde_json::to_vec(&value)?;
         let typed: Arc<dyn Any + Send + Sync> = Arc::new(value);
         Ok(Arc::new(Payload {
+            id: next_id(),
             bytes,
             typed: OnceLock::from(typed),
             value: OnceLock::new(),
-            shown: OnceLock::new(),
         }))
+    }
+
+    /// This answer's id: two payloads with one id are the same answer (the same bytes,
+    /// read or fetched once), for as long as the process runs.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The stored bytes.
@@ -75,17 +90,6 @@ impl Payload {
 }
 
 impl Payload {
-    /// The memo of how the answer is shown (a tool's finished result for a buffer hit),
-    /// when one was kept and is an `M`.
-    pub fn shown<M: Send + Sync + 'static>(&self) -> Option<&M> {
-        self.shown.get().and_then(|any| any.downcast_ref::<M>())
-    }
-
-    /// Keeps `memo` as how the answer is shown; the first one kept stays.
-    pub fn keep_shown<M: Send + Sync + 'static>(&self, memo: M) {
-        let _ = self.shown.set(Arc::new(memo));
-    }
-
     /// The answer as a JSON value (the bytes are its encoding): parsed once, then a
     /// clone of the memo.
     pub fn value(&self) -> Result<serde_json::Value, serde_json::Error> {

@@ -549,7 +549,8 @@ mod tests {
     #[test]
     fn every_registry_tool_checks_as_its_schema_does() {
         for c in crate::connectors::CONNECTORS {
-            for tool in (c.tools)().list_all() {
+            for spec in c.tools {
+                let tool = (spec.definition)();
                 let rules = Rules::of(&tool.input_schema);
                 for sample in c.samples.iter().filter(|s| s.tool == tool.name) {
                     let arguments: JsonObject = serde_json::from_str(sample.arguments).expect("sample arguments");

@@ -1,10 +1,10 @@
-//! What a connector offers besides its tools: resources, resource templates, prompts and
-//! the completion of their arguments — declared in the connector's own module (its
-//! [`Offers`], a field of its `ConnectorSpec`), served here for every address.
+//! What a connector offers besides its tools — resources, resource templates, prompts and
+//! the completion of their arguments, declared in the connector's own module
+//! ([`crate::connectors::offers`]) — served here for every address.
 //!
 //! **A resource is read through its tool.** Every resource and resource template names
-//! the tool that answers it; `resources/read` calls that tool through the handler's own
-//! `call_tool` (argument checks, caller identity, replay, time limit), so a read has the
+//! the tool that answers it; `resources/read` calls that tool through the one entry point
+//! for tools ([`super::Calls::call`]: argument checks, replay, time limit), so a read has the
 //! tool's buffer key, fair queue, coalescing, limits and metrics — there is no second
 //! fetch path. A tool error becomes an MCP error with the tool's message (it names the
 //! platform); nothing is kept for it. A reference list is read as the tool's structured
@@ -20,24 +20,21 @@
 //! What this module does not do: decide what a tool asks (the connectors do) or how a
 //! call goes (the platform path does).
 
-use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-    GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResult,
-    Reference, Resource, ResourceContents, ResourceTemplate, Role,
+    CacheScope, CallToolRequestParams, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+    GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, Prompt,
+    PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResult, Reference, Resource,
+    ResourceContents, ResourceTemplate, Role,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
-use super::call::{AnswerError, CallScope};
-use super::{Besluit, Caller, RunningCall};
+use super::Handler;
+use crate::call::Call;
+use crate::connectors::offers::{Choice, Offers, PromptArgs, PromptOffer, Shape, Values};
 use crate::platforms::http::brief;
 
 /// How long a client may keep a list that never changes while the server runs (the tool,
@@ -56,183 +53,6 @@ pub const MAX_URI_CHARS: usize = 300;
 
 /// Longest prompt argument or completion value accepted, in characters.
 pub const MAX_VALUE_CHARS: usize = 200;
-
-/// What one connector offers besides its tools.
-#[derive(Debug)]
-pub struct Offers {
-    /// Fixed resources (the reference lists).
-    pub resources: &'static [ResourceOffer],
-    /// Resource templates (documents by id).
-    pub templates: &'static [TemplateOffer],
-    /// Prompts: research workflows.
-    pub prompts: &'static [PromptOffer],
-}
-
-impl Offers {
-    /// A connector that offers nothing besides its tools.
-    pub const NONE: Offers = Offers {
-        resources: &[],
-        templates: &[],
-        prompts: &[],
-    };
-}
-
-/// How a resource shows its tool's answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shape {
-    /// The structured content, as `application/json` (a reference list).
-    Json,
-    /// The text, as `text/plain` (a document: its first page).
-    Text,
-}
-
-/// A fixed resource, answered by a tool with fixed arguments.
-#[derive(Debug)]
-pub struct ResourceOffer {
-    /// `besluitbron://<connector>/<name>`.
-    pub uri: &'static str,
-    /// Its short name.
-    pub name: &'static str,
-    /// What a person sees.
-    pub title: &'static str,
-    /// What it holds.
-    pub description: &'static str,
-    /// The tool that answers it.
-    pub tool: &'static str,
-    /// The tool's arguments, a JSON object.
-    pub arguments: &'static str,
-    /// How the answer is shown.
-    pub shape: Shape,
-}
-
-/// A resource template with one variable, which is the same-named argument of its tool.
-#[derive(Debug)]
-pub struct TemplateOffer {
-    /// E.g. `besluitbron://tk/document/{id}`: one variable, the URI's last segment.
-    pub uri_template: &'static str,
-    /// Its short name.
-    pub name: &'static str,
-    /// What a person sees.
-    pub title: &'static str,
-    /// What it holds and where the variable's values come from.
-    pub description: &'static str,
-    /// The tool that answers it.
-    pub tool: &'static str,
-    /// How the answer is shown.
-    pub shape: Shape,
-    /// Completion of the variable, when it takes a reference-list value.
-    pub values: Option<Values>,
-}
-
-impl TemplateOffer {
-    /// The variable's name (between the braces).
-    pub fn variable(&self) -> &'static str {
-        let (_, rest) = self.uri_template.split_once('{').unwrap_or(("", "}"));
-        rest.split_once('}').map_or("", |(name, _)| name)
-    }
-
-    fn prefix(&self) -> &'static str {
-        self.uri_template.split_once('{').map_or(self.uri_template, |(p, _)| p)
-    }
-
-    /// The variable's value in `uri`, when `uri` is of this template: exactly one
-    /// percent-decoded segment, neither `.` nor `..`. `Err` for a URI of this template
-    /// with a value that is not one.
-    fn matches(&self, uri: &str) -> Option<Result<String, String>> {
-        let raw = uri.strip_prefix(self.prefix())?;
-        if raw.is_empty() || raw.contains(['/', '?', '#']) {
-            return Some(Err(format!(
-                "the {} of {} is one URI segment (percent-encode a `/` as %2F)",
-                self.variable(),
-                self.uri_template
-            )));
-        }
-        let decoded = match percent_encoding::percent_decode_str(raw).decode_utf8() {
-            Ok(d) => d.into_owned(),
-            Err(_) => return Some(Err("the URI's percent-encoding is not UTF-8".to_owned())),
-        };
-        if decoded == "." || decoded == ".." || decoded.trim().is_empty() {
-            return Some(Err(format!("`{}` is not a {}", brief(&decoded), self.variable())));
-        }
-        Some(Ok(decoded))
-    }
-}
-
-/// A prompt: a research workflow, a short plan that names the cheap tools first.
-#[derive(Debug)]
-pub struct PromptOffer {
-    /// Its name.
-    pub name: &'static str,
-    /// What a person picks from a menu (Dutch).
-    pub title: &'static str,
-    /// What it does (English).
-    pub description: &'static str,
-    /// Its arguments.
-    pub arguments: &'static [PromptArg],
-    /// The plan, from the arguments given (required ones are present and non-empty).
-    pub plan: fn(&PromptArgs) -> String,
-}
-
-/// One argument of a prompt.
-#[derive(Debug)]
-pub struct PromptArg {
-    /// Its name.
-    pub name: &'static str,
-    /// What it is.
-    pub description: &'static str,
-    /// Whether `prompts/get` needs it.
-    pub required: bool,
-    /// Completion of its value, when it takes a reference-list value.
-    pub values: Option<Values>,
-}
-
-/// The arguments a prompt was given, checked.
-#[derive(Debug, Default)]
-pub struct PromptArgs(BTreeMap<&'static str, String>);
-
-impl PromptArgs {
-    /// The value of `name`, if given and not empty.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
-    }
-
-    /// The value of a required argument (present after the check).
-    pub fn required(&self, name: &str) -> &str {
-        self.get(name).unwrap_or_default()
-    }
-}
-
-/// One value an argument may take: what is filled in, and a label that is matched too
-/// (a source's name, a court's abbreviation).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Choice {
-    /// The value.
-    pub value: String,
-    /// What else it is called.
-    pub label: String,
-}
-
-/// The future of a fetched completion list.
-pub type ChoicesFuture = Pin<Box<dyn Future<Output = Result<Vec<Choice>, AnswerError>> + Send>>;
-
-/// Where a completion's values come from.
-#[derive(Clone, Copy)]
-pub enum Values {
-    /// A list BesluitBron knows (no platform call).
-    Fixed(fn() -> Vec<Choice>),
-    /// A reference list fetched through the platform path as the caller, with the
-    /// `PlatformCall` of the tool that lists it (the same buffer key).
-    Fetched(fn(Besluit, Arc<CallScope>) -> ChoicesFuture),
-}
-
-impl std::fmt::Debug for Values {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Values::Fixed(_) => "fixed values",
-            Values::Fetched(_) => "fetched values",
-        })
-    }
-}
 
 /// The choices matching what was typed, best first: values starting with it, then
 /// values containing it, then labels containing it (case-insensitive); the list's
@@ -274,24 +94,16 @@ pub fn complete_choices(choices: &[Choice], typed: &str) -> CompletionInfo {
     .unwrap_or_default()
 }
 
-/// The choices of a fixed list of strings, each its own label.
-pub fn plain_choices(values: &[&str]) -> Vec<Choice> {
-    values
-        .iter()
-        .map(|v| Choice {
-            value: (*v).to_owned(),
-            label: String::new(),
-        })
-        .collect()
-}
-
 fn invalid(message: impl Into<String>) -> ErrorData {
     ErrorData::invalid_params(message.into(), None)
 }
 
-impl Besluit {
+impl Handler {
     fn offers(&self) -> impl Iterator<Item = &'static Offers> {
-        self.scope().connectors().into_iter().map(|c| c.offers)
+        self.scope()
+            .connectors(self.calls().registry())
+            .into_iter()
+            .map(|c| c.offers)
     }
 
     /// Whether this address offers resources, prompts and completions.
@@ -418,11 +230,8 @@ impl Besluit {
             return Err(invalid(format!("a resource URI is at most {MAX_URI_CHARS} characters")));
         }
         let (tool, arguments, shape) = self.resolve(&uri)?;
-        let call = CallToolRequestParams::new(tool).with_arguments(arguments);
-        let result = match self.call_tool(call, context).await? {
-            CallToolResponse::Complete(result) => result,
-            _ => return Err(ErrorData::internal_error("the resource's tool did not answer", None)),
-        };
+        let request = self.request(CallToolRequestParams::new(tool).with_arguments(arguments), &context);
+        let result = self.calls().call(self.scope(), request).await?;
         let text = result
             .content
             .iter()
@@ -525,14 +334,25 @@ impl Besluit {
         let choices = match values {
             None => Vec::new(),
             Some(Values::Fixed(list)) => list(),
-            Some(Values::Fetched(fetch)) => {
+            Some(Values::Fetched { tool, fetch }) => {
                 // A platform call: the shutdown drain waits for it, as for a tool call.
-                self.shared().in_flight.fetch_add(1, Ordering::SeqCst);
-                let _running = RunningCall(&self.shared().in_flight);
-                let caller = Caller::of_call(&context, &self.shared().trusted_proxies);
-                let scope = Arc::new(CallScope::of(&context, caller, None));
-                let limit = self.shared().request_timeout;
-                match tokio::time::timeout(limit, fetch(self.clone(), scope)).await {
+                let calls = self.calls();
+                let _running = calls.running_guard();
+                let platform = calls
+                    .tools()
+                    .get(tool)
+                    .map(|t| t.platform)
+                    .ok_or_else(|| ErrorData::internal_error(format!("no tool {tool} to complete from"), None))?;
+                let call = Call {
+                    tool,
+                    platform,
+                    caller: super::caller_of(&context, &calls.trusted_proxies),
+                    form: Arc::from(tool),
+                    progress: super::progress_of(&context),
+                    ct: context.ct.clone(),
+                };
+                let limit = calls.request_timeout();
+                match tokio::time::timeout(limit, fetch(&calls.ctx, &call)).await {
                     Ok(Ok(choices)) => choices,
                     Ok(Err(e)) => {
                         return Err(ErrorData::internal_error(
@@ -661,29 +481,6 @@ mod tests {
             info.values == first
                 && info.total == Some(u32::try_from(expected.len()).unwrap())
                 && info.has_more == Some(expected.len() > MAX_COMPLETIONS)
-        }
-    }
-
-    #[test]
-    fn a_template_takes_exactly_one_segment() {
-        let t = TemplateOffer {
-            uri_template: "besluitbron://ori/document/{id}",
-            name: "d",
-            title: "d",
-            description: "d",
-            tool: "ori_document",
-            shape: Shape::Text,
-            values: None,
-        };
-        assert_eq!(t.variable(), "id");
-        assert_eq!(
-            t.matches("besluitbron://ori/document/ori_x%2F1001"),
-            Some(Ok("ori_x/1001".to_owned()))
-        );
-        assert!(t.matches("besluitbron://tk/document/x").is_none());
-        for bad in ["", "a/b", "..", "%2E%2E", ".", "a?b", "%FF"] {
-            let uri = format!("besluitbron://ori/document/{bad}");
-            assert!(matches!(t.matches(&uri), Some(Err(_))), "{bad}");
         }
     }
 }

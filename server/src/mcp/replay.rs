@@ -15,112 +15,33 @@
 //! failed first attempt (a tool error, a protocol error, or a cancelled request) releases
 //! the key, so the retry really runs (also one that was waiting for it).
 //!
-//! What is kept of a completed call: when the tool made exactly one platform request, the
-//! answer it got (the buffer's bytes and typed form, shared by `Arc`, no copy); a retry
-//! runs the tool again with that answer in place of the fetch, and the tool's rendering
-//! — a pure function of its arguments (equal, by the fingerprint), the answer and how it
-//! was served — gives the first result again. Otherwise the result itself, serialized.
+//! What is kept of a completed call is its result, serialized: a retry gets the first
+//! result word for word, its provenance note included. The table bounds what it keeps
+//! by count, bytes and time ([`IdempotencyConfig`]); under more load than that, the
+//! oldest results go first and a late retry runs again.
 //!
-//! The scope is explicit: [`Replays::run`] hands the call a [`ReplaySlot`], which the tool
-//! call carries in its [`CallScope`](crate::mcp::CallScope) to the per-call helper
-//! (`crate::mcp::call`). Each kept answer names its platform, so a replay is counted
-//! under the platform that answered (never guessed from the tool's name).
+//! A layer of the tool call's stack (`crate::mcp::call`): [`Replays::run`] takes the
+//! rest of the stack as a function and returns its result; nothing is handed down.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::dedup::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};
-use besluitbron_core::path::Served;
 use rmcp::ErrorData;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, RequestId};
+use rmcp::model::{CallToolResult, JsonObject, RequestId};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use super::Caller;
 use crate::clock::Clock;
-use crate::cluster::replays::{SharedReplays, SharedStart};
-use crate::driver::SharedPayload;
+use crate::engine::replays::{SharedReplays, SharedStart};
+use crate::identity::Caller;
 
-type Key = (ReplayScope, String);
+/// A request's replay key: its scope (the MCP session, else the client address) and
+/// the key within it.
+pub type Key = (ReplayScope, String);
 
-/// One platform answer a call rendered from.
-#[derive(Clone, Debug)]
-pub struct KeptAnswer {
-    /// The platform that answered.
-    pub platform: PlatformId,
-    /// The answer.
-    pub payload: SharedPayload,
-    /// How it was served the first time.
-    pub served: Served,
-}
-
-/// What a completed call leaves for its retries.
-#[derive(Clone)]
-pub enum Kept {
-    /// The one platform answer the tool rendered its result from.
-    Answer(KeptAnswer),
-    /// The result, serialized.
-    Result(Arc<[u8]>),
-}
-
-impl Kept {
-    /// About the memory it holds: the answer's bytes (shared with the buffer's memory
-    /// layer, so this counts high) or the serialized result.
-    fn bytes(&self) -> u64 {
-        match self {
-            Kept::Answer(a) => a.payload.bytes().len() as u64,
-            Kept::Result(b) => b.len() as u64,
-        }
-    }
-}
-
-/// A tool call's side of replay: which answers its fetches got (first run), or the
-/// answer its fetch must return (a retry). Carried in the request's extensions.
-#[derive(Default)]
-pub struct ReplaySlot {
-    inner: Mutex<SlotState>,
-}
-
-#[derive(Default)]
-struct SlotState {
-    fetched: Vec<KeptAnswer>,
-    replay: Option<KeptAnswer>,
-}
-
-impl ReplaySlot {
-    fn replaying(answer: KeptAnswer) -> ReplaySlot {
-        ReplaySlot {
-            inner: Mutex::new(SlotState {
-                fetched: Vec::new(),
-                replay: Some(answer),
-            }),
-        }
-    }
-
-    /// For a tool's fetch: the answer to use instead of asking, when this run is a retry.
-    pub fn replay(&self) -> Option<KeptAnswer> {
-        self.inner.lock().expect("replay slot lock").replay.clone()
-    }
-
-    /// True when this run is a retry, given its first attempt's kept answer.
-    pub fn replays(&self) -> bool {
-        self.inner.lock().expect("replay slot lock").replay.is_some()
-    }
-
-    /// For a tool's fetch: records the answer the tool is about to render from.
-    pub fn record(&self, platform: PlatformId, payload: &SharedPayload, served: Served) {
-        self.inner.lock().expect("replay slot lock").fetched.push(KeptAnswer {
-            platform,
-            payload: Arc::clone(payload),
-            served,
-        });
-    }
-
-    fn take_fetched(&self) -> Vec<KeptAnswer> {
-        std::mem::take(&mut self.inner.lock().expect("replay slot lock").fetched)
-    }
-}
+/// A completed call's result, serialized.
+type Kept = Arc<[u8]>;
 
 /// The replay table, and a signal for retries waiting for their first attempt.
 ///
@@ -155,10 +76,10 @@ pub fn keys(caller: &Caller, id: &RequestId) -> Option<Key> {
 }
 
 /// The request's canonical form: tool name and arguments with object keys sorted.
-pub fn fingerprint(request: &CallToolRequestParams) -> String {
+pub fn fingerprint(tool: &str, arguments: Option<&JsonObject>) -> String {
     let mut out = Vec::with_capacity(64);
-    out.extend_from_slice(request.name.as_bytes());
-    match &request.arguments {
+    out.extend_from_slice(tool.as_bytes());
+    match arguments {
         Some(args) => canonical_object(args.iter(), &mut out),
         None => out.extend_from_slice(b"null"),
     }
@@ -209,11 +130,8 @@ fn canonical_object<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, 
     out.push(b'}');
 }
 
-fn succeeded(r: &Result<CallToolResponse, ErrorData>) -> bool {
-    match r {
-        Ok(CallToolResponse::Complete(result)) => result.is_error != Some(true),
-        _ => false,
-    }
+fn succeeded(result: &CallToolResult) -> bool {
+    result.is_error != Some(true)
 }
 
 /// Releases the key if the first attempt ends without an outcome (it was cancelled).
@@ -273,23 +191,21 @@ impl Replays {
         }
     }
 
-    fn shared_failed(&self, error: &crate::cluster::EngineError) {
+    fn shared_failed(&self, error: &crate::engine::EngineError) {
         tracing::debug!(%error, "the shared replay table is unreachable: this call uses the local one only");
         if let Some(m) = &self.metrics {
             m.shared_state.fell_back("replay", "replays");
         }
     }
 
-    /// Completes the shared entry `token` took for `key` with `result` (when it succeeded).
-    async fn complete_shared(&self, key: &Key, token: &str, result: &Result<CallToolResponse, ErrorData>) {
+    /// Completes the shared entry `token` took for `key` with `kept` (the result, when
+    /// it succeeded).
+    async fn complete_shared(&self, key: &Key, token: &str, kept: Option<&[u8]>) {
         let Some(shared) = &self.shared else {
             return;
         };
-        let body = match result {
-            Ok(CallToolResponse::Complete(r)) if succeeded(result) => serde_json::to_vec(r).ok(),
-            _ => None,
-        };
-        if let Err(e) = shared.complete(&key.0, &key.1, token, body.as_deref()).await {
+        let body = kept;
+        if let Err(e) = shared.complete(&key.0, &key.1, token, body).await {
             self.shared_failed(&e);
         }
     }
@@ -310,22 +226,19 @@ impl Replays {
     }
 
     /// Runs `call` unless `keyed` — the request's replay key and its fingerprint, when
-    /// it has a key — says this is a retry of a request already run or running. `call`
-    /// gets the slot its tool's fetches use (none for a request without a key). The
-    /// second value says whether the answer is another request's (a replay), and under
-    /// which platform's answer when that is known. On a retry whose first call kept its
-    /// answer, `call` (the retry's own) runs with that answer in place of its fetch.
+    /// it has a key — says this is a retry of a request already run or running. The
+    /// second value says whether the result is another request's (a replay).
     pub async fn run<F, Fut>(
         &self,
         keyed: Option<(Key, &str)>,
         call: F,
-    ) -> (Result<CallToolResponse, ErrorData>, Replayed)
+    ) -> (Result<CallToolResult, ErrorData>, Replayed)
     where
-        F: FnOnce(Option<Arc<ReplaySlot>>) -> Fut,
-        Fut: std::future::Future<Output = Result<CallToolResponse, ErrorData>>,
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = CallToolResult>,
     {
         let Some((key, fingerprint)) = keyed else {
-            return (call(None).await, Replayed::No);
+            return (Ok(call().await), Replayed::No);
         };
         let mut start = self
             .table
@@ -333,7 +246,7 @@ impl Replays {
             .expect("replay lock")
             .begin(self.clock.now(), &key.0, &key.1, fingerprint);
         // A retry of a request still running waits for it to end, then looks again: the
-        // first attempt's kept answer, or (it failed or was cancelled) a free key, and
+        // first attempt's kept result, or (it failed or was cancelled) a free key, and
         // this retry runs itself.
         while matches!(start, IdempotentStart::InFlight) {
             self.waiting.fetch_add(1, Ordering::SeqCst);
@@ -358,26 +271,10 @@ impl Replays {
             self.waiting.fetch_sub(1, Ordering::SeqCst);
         }
         match start {
-            IdempotentStart::Replay(Kept::Answer(answer)) => {
-                let platform = answer.platform;
-                let slot = Arc::new(ReplaySlot::replaying(answer));
-                (call(Some(slot)).await, Replayed::Yes(Some(platform)))
-            }
-            IdempotentStart::Replay(Kept::Result(bytes)) => match serde_json::from_slice::<CallToolResult>(&bytes) {
-                Ok(result) => (Ok(CallToolResponse::Complete(result)), Replayed::Yes(None)),
-                // Written by `serde_json::to_vec` of the same type: cannot fail to read back.
-                Err(e) => (
-                    Err(ErrorData::internal_error(
-                        format!("a kept result could not be read: {e}"),
-                        None,
-                    )),
-                    Replayed::No,
-                ),
-            },
+            IdempotentStart::Replay(kept) => (read_back(&kept), Replayed::Yes),
             IdempotentStart::Conflict => (Err(conflict(&key)), Replayed::No),
-            IdempotentStart::Untracked => (call(None).await, Replayed::No),
             // Waited for above.
-            IdempotentStart::InFlight => (call(None).await, Replayed::No),
+            IdempotentStart::Untracked | IdempotentStart::InFlight => (Ok(call().await), Replayed::No),
             IdempotentStart::Fresh => {
                 let mut first = FirstAttempt {
                     replays: self,
@@ -390,11 +287,11 @@ impl Replays {
                     match shared.begin(&key.0, &key.1, fingerprint).await {
                         Ok(SharedStart::Fresh(t)) => first.token = Some(t),
                         Ok(SharedStart::Replay(bytes)) => {
-                            let kept = Arc::<[u8]>::from(bytes.into_boxed_slice());
+                            let kept: Kept = Arc::from(bytes.into_boxed_slice());
                             let Ok(result) = serde_json::from_slice::<CallToolResult>(&kept) else {
                                 // Written by another replica's `serde_json::to_vec` of the
                                 // same type; a replica of another version may differ: run.
-                                return (call(None).await, Replayed::No);
+                                return (Ok(call().await), Replayed::No);
                             };
                             first.key = None;
                             let size = kept.len() as u64;
@@ -402,11 +299,11 @@ impl Replays {
                                 self.clock.now(),
                                 &key.0,
                                 &key.1,
-                                Some((Kept::Result(kept), size)),
+                                Some((kept, size)),
                             );
                             self.signal_end();
                             self.shared_replays.fetch_add(1, Ordering::Relaxed);
-                            return (Ok(CallToolResponse::Complete(result)), Replayed::Yes(None));
+                            return (Ok(result), Replayed::Yes);
                         }
                         Ok(SharedStart::Conflict) => {
                             return (Err(conflict(&key)), Replayed::No);
@@ -414,38 +311,37 @@ impl Replays {
                         Err(e) => self.shared_failed(&e),
                     }
                 }
-                let slot = Arc::new(ReplaySlot::default());
-                let result = call(Some(Arc::clone(&slot))).await;
+                let result = call().await;
+                // A result that does not encode is not kept: the retry runs again.
+                let kept: Option<Kept> = succeeded(&result)
+                    .then(|| serde_json::to_vec(&result).ok())
+                    .flatten()
+                    .map(|b| Arc::from(b.into_boxed_slice()));
                 if let Some(token) = first.token.take() {
-                    self.complete_shared(&key, &token, &result).await;
+                    self.complete_shared(&key, &token, kept.as_deref()).await;
                 }
-                let fetched = slot.take_fetched();
                 first.key = None;
-                let keep = match &result {
-                    Ok(CallToolResponse::Complete(r)) if succeeded(&result) => {
-                        match <[KeptAnswer; 1]>::try_from(fetched) {
-                            Ok([answer]) => Some(Kept::Answer(answer)),
-                            Err(_) => serde_json::to_vec(r)
-                                .ok()
-                                .map(|b| Kept::Result(Arc::<[u8]>::from(b.into_boxed_slice()))),
-                        }
-                    }
-                    _ => None,
-                };
                 self.table.lock().expect("replay lock").complete_sized(
                     self.clock.now(),
                     &key.0,
                     &key.1,
-                    keep.map(|k| {
-                        let bytes = k.bytes();
+                    kept.map(|k| {
+                        let bytes = k.len() as u64;
                         (k, bytes)
                     }),
                 );
                 self.signal_end();
-                (result, Replayed::No)
+                (Ok(result), Replayed::No)
             }
         }
     }
+}
+
+/// A kept result, read back.
+fn read_back(kept: &[u8]) -> Result<CallToolResult, ErrorData> {
+    // Written by `serde_json::to_vec` of the same type: it reads back.
+    serde_json::from_slice::<CallToolResult>(kept)
+        .map_err(|e| ErrorData::internal_error(format!("a kept result could not be read: {e}"), None))
 }
 
 /// The error for a key reused for another request.
@@ -460,14 +356,13 @@ fn conflict(key: &Key) -> ErrorData {
     )
 }
 
-/// Whether a call's answer was another request's.
+/// Whether a call's result was another request's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Replayed {
     /// It ran (or tried to).
     No,
-    /// A retry answered from the first request; the platform of the kept answer when
-    /// the first request kept one.
-    Yes(Option<PlatformId>),
+    /// A retry answered with the first request's result.
+    Yes,
 }
 
 #[cfg(test)]
@@ -486,11 +381,10 @@ mod tests {
     #[test]
     fn the_fingerprint_is_the_name_and_compact_sorted_arguments() {
         let args = serde_json::json!({"q": "a\"b", "n": [1, 2.5, null, true], "o": {"z": 1, "a": "x"}});
-        let request = CallToolRequestParams::new("obv_search").with_arguments(args.as_object().cloned().unwrap());
         assert_eq!(
-            fingerprint(&request),
+            fingerprint("obv_search", args.as_object()),
             r#"obv_search{"n":[1,2.5,null,true],"o":{"a":"x","z":1},"q":"a\"b"}"#
         );
-        assert_eq!(fingerprint(&CallToolRequestParams::new("obv_status")), "obv_statusnull");
+        assert_eq!(fingerprint("obv_status", None), "obv_statusnull");
     }
 }

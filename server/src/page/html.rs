@@ -5,9 +5,9 @@ use std::collections::HashMap;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use super::spec::{DocView, PageQuery};
 use super::{Group, Lang};
 use crate::connectors::ConnectorSpec;
+use crate::connectors::page_spec::{DocView, PageQuery};
 
 /// A label in `lang`.
 pub fn t(lang: Lang, key: &str) -> &'static str {

@@ -5,7 +5,7 @@
 //! ```text
 //! GET /?q=…            ─▶ page guard (Host, URL cap, client limits per address, headers)
 //!                      ─▶ each connector's page search (its `PageSpec`, in parallel)
-//!                      ─▶ SystemCalls: a tools/call of the handler as the system session
+//!                      ─▶ SystemCalls: a tools/call through the one entry point, as the system session
 //!                      ─▶ the one path (buffer, dedup, fair queue, limits, metrics)
 //! ```
 //!
@@ -17,7 +17,6 @@
 //! connector's answer shape (its `page.rs` does).
 
 mod html;
-pub mod spec;
 mod status;
 pub mod system;
 
@@ -32,11 +31,47 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 
-use crate::app::AppState;
-use crate::connectors::{CONNECTORS, ConnectorSpec};
+use crate::connectors::ConnectorSpec;
+use crate::connectors::page_spec::{DocView, Hits, PageQuery, PageSearch, PageSpec};
+use crate::guard::GuardState;
 use crate::identity;
+use crate::mcp::Calls;
 use crate::metrics::LayerLabel;
-use spec::{DocView, Hits, PageQuery, PageSearch, PageSpec};
+use crate::store::RedbStore;
+use system::SystemCalls;
+
+/// What the pages read: the guards' state (settings, limits, the clock, metrics), the
+/// tool calls, and the buffers (for their sizes).
+pub struct PageState {
+    /// The guards' state.
+    pub guard: Arc<GuardState>,
+    /// Every tool call's shared state.
+    pub calls: Arc<Calls>,
+    /// The page's tool calls, as the system session.
+    pub system: SystemCalls,
+    /// The buffers that opened.
+    pub stores: std::collections::BTreeMap<besluitbron_core::PlatformId, Arc<RedbStore>>,
+}
+
+impl PageState {
+    /// The pages' state over `guard`, `calls` and `stores`.
+    pub fn new(
+        guard: Arc<GuardState>,
+        calls: Arc<Calls>,
+        stores: std::collections::BTreeMap<besluitbron_core::PlatformId, Arc<RedbStore>>,
+    ) -> PageState {
+        PageState {
+            guard,
+            system: SystemCalls::new(Arc::clone(&calls)),
+            calls,
+            stores,
+        }
+    }
+
+    fn connector(&self, id: &str) -> Option<&'static ConnectorSpec> {
+        self.calls.registry().iter().find(|c| c.id == id)
+    }
+}
 
 /// How long the page waits for a platform before showing it as still searching.
 pub const GROUP_DEADLINE: Duration = Duration::from_millis(2_500);
@@ -92,7 +127,7 @@ pub enum Group {
 }
 
 /// The routes of the pages, behind the page guard.
-pub fn routes(state: &Arc<AppState>) -> Router<Arc<AppState>> {
+pub fn routes(state: &Arc<PageState>) -> Router {
     let guarded = Router::new()
         .route("/", get(search_page))
         .route("/zoek/groep/{connector}", get(group_fragment))
@@ -113,9 +148,10 @@ pub fn routes(state: &Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(assets)
         .route_layer(axum::middleware::from_fn(security_headers))
         .route_layer(axum::middleware::from_fn_with_state(
-            Arc::clone(state),
+            Arc::clone(&state.guard),
             crate::guard::host_check,
         ))
+        .with_state(Arc::clone(state))
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> Response {
@@ -142,7 +178,8 @@ async fn security_headers(request: Request, next: axum::middleware::Next) -> Res
 
 /// The page guard: the URL cap and the client limits per address (the page's connector
 /// layer is `page`), as the MCP addresses have them.
-async fn page_guard(State(state): State<Arc<AppState>>, request: Request, next: axum::middleware::Next) -> Response {
+async fn page_guard(State(state): State<Arc<PageState>>, request: Request, next: axum::middleware::Next) -> Response {
+    let state = &state.guard;
     if !state.is_accepting() {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -248,7 +285,7 @@ fn search_of(c: &'static ConnectorSpec) -> Option<&'static PageSearch> {
 }
 
 /// One connector's search, run to its end (so a late answer lands in the buffer).
-async fn run_search(state: Arc<AppState>, c: &'static ConnectorSpec, query: PageQuery) -> Group {
+async fn run_search(state: Arc<PageState>, c: &'static ConnectorSpec, query: PageQuery) -> Group {
     let Some(search) = search_of(c) else {
         return Group::Failed(String::new());
     };
@@ -267,8 +304,8 @@ async fn run_search(state: Arc<AppState>, c: &'static ConnectorSpec, query: Page
         Ok(a) => a,
         Err(e) => return Group::Failed(e),
     };
-    match state.page.call(search.tool, arguments).await {
-        Ok(v) => match (search.hits)(v, &query, &state.shared.clients) {
+    match state.system.call(search.tool, arguments).await {
+        Ok(v) => match (search.hits)(v, &query, &state.calls.ctx.clients) {
             Ok(hits) => Group::Done(hits),
             Err(e) => Group::Failed(format!(
                 "the answer of {} could not be read ({})",
@@ -282,14 +319,14 @@ async fn run_search(state: Arc<AppState>, c: &'static ConnectorSpec, query: Page
 
 /// Every connector's group for `params`, each waited for up to `deadline`.
 async fn groups(
-    state: &Arc<AppState>,
+    state: &Arc<PageState>,
     params: &HashMap<String, String>,
     query: &PageQuery,
     deadline: Duration,
 ) -> Vec<(&'static ConnectorSpec, Group)> {
     let lang = Lang::of(params);
     let mut running = Vec::new();
-    for c in CONNECTORS {
+    for c in state.calls.registry() {
         let group = match c.page {
             PageSpec::Without { nl, en } => Some(Group::Without(if lang == Lang::En { en } else { nl })),
             PageSpec::Search(_) => None,
@@ -325,7 +362,7 @@ async fn groups(
     out
 }
 
-async fn search_page(State(state): State<Arc<AppState>>, Query(params): Query<HashMap<String, String>>) -> Response {
+async fn search_page(State(state): State<Arc<PageState>>, Query(params): Query<HashMap<String, String>>) -> Response {
     let lang = Lang::of(&params);
     let query = match page_query(&params) {
         Ok(q) => q,
@@ -345,12 +382,12 @@ async fn search_page(State(state): State<Arc<AppState>>, Query(params): Query<Ha
 }
 
 async fn group_fragment(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<PageState>>,
     Path(connector): Path<String>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Response {
     let lang = Lang::of(&params);
-    let Some(c) = crate::connectors::by_id(&connector).filter(|c| search_of(c).is_some()) else {
+    let Some(c) = state.connector(&connector).filter(|c| search_of(c).is_some()) else {
         return (StatusCode::NOT_FOUND, "no such platform on the page\n").into_response();
     };
     let query = match page_query(&params) {
@@ -367,12 +404,12 @@ async fn group_fragment(
 }
 
 async fn document_page(
-    State(state): State<Arc<AppState>>,
+    State(state): State<Arc<PageState>>,
     Path((connector, id)): Path<(String, String)>,
     Query(params): Query<HashMap<String, String>>,
 ) -> Response {
     let lang = Lang::of(&params);
-    let c = crate::connectors::by_id(&connector);
+    let c = state.connector(&connector);
     let doc = c.and_then(search_of).and_then(|s| s.document.as_ref());
     let (Some(c), Some(doc)) = (c, doc) else {
         return (
@@ -399,8 +436,8 @@ async fn document_page(
                 .into_response();
         }
     };
-    let view: Result<DocView, String> = match state.page.call(doc.tool, (doc.arguments)(&id, offset)).await {
-        Ok(v) => (doc.view)(v, offset, &state.shared.clients),
+    let view: Result<DocView, String> = match state.system.call(doc.tool, (doc.arguments)(&id, offset)).await {
+        Ok(v) => (doc.view)(v, offset, &state.calls.ctx.clients),
         Err(e) => Err(e),
     };
     let status = if view.is_ok() {

@@ -3,8 +3,9 @@
 //! queue, the estimated wait for a new call, the buffer and its hit rate, the duplicate
 //! rate (R-D9) and the 429s received — read from the state the server keeps (the
 //! platforms' tasks, the metrics, the buffers), nothing asked of a platform for it. Then
-//! OpenBesluitvorming's Laadstatus per source and OpenTK's harvester freshness, through
-//! their tools as the system session (answered from the buffer the maintenance keeps).
+//! each connector's own section ([`StatusSection`]: OpenBesluitvorming's Laadstatus per
+//! source, OpenTK's harvester freshness), made by its tools as the system session
+//! (answered from the buffer the maintenance keeps). Nothing here names a connector.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -17,17 +18,13 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cache::CacheStore;
 use maud::{Markup, html};
 use serde::Serialize;
-use serde_json::json;
+use serde_json::Value;
 
-use super::Lang;
 use super::html::{frame, t, trusted};
-use crate::app::AppState;
-use crate::connectors::CONNECTORS;
-use crate::connectors::obv::render::{SourcesShown, StatusShown as ObvStatus};
-use crate::connectors::opentk::render::StatusAnswer as OpenTkStatus;
+use super::{Lang, PageState};
+use crate::connectors::page_spec::{StatusColumn, StatusSection};
 use crate::metrics::RequestLabels;
 use crate::metrics::activity::RecentSummary;
-use crate::page::spec::object;
 
 /// One platform's state.
 #[derive(Clone, Debug, Serialize)]
@@ -73,43 +70,12 @@ pub struct Status {
     pub generated_at_ms: u64,
     /// Per platform.
     pub platforms: Vec<PlatformStatus>,
-    /// OpenBesluitvorming's Laadstatus per source.
-    pub obv_sources: Result<Vec<SourceRow>, String>,
-    /// OpenTK's harvesters.
-    pub opentk_harvesters: Result<Vec<HarvesterRow>, String>,
+    /// Each connector's section, under its id: its rows, or why there are none.
+    #[serde(flatten)]
+    pub sections: BTreeMap<&'static str, Result<Vec<Value>, String>>,
 }
 
-/// One source of OpenBesluitvorming's Laadstatus.
-#[derive(Clone, Debug, Serialize)]
-pub struct SourceRow {
-    /// The key.
-    pub key: String,
-    /// The name.
-    pub label: String,
-    /// The organisation type.
-    pub organisation_type: Option<String>,
-    /// The load state.
-    pub state: String,
-    /// The last successful load.
-    pub last_success_at: Option<String>,
-    /// The latest content date.
-    pub latest_content_date: Option<String>,
-    /// Documents held of the supplier's, when the platform checked (`coverage`).
-    pub coverage: Option<String>,
-    /// The last error.
-    pub last_error: Option<String>,
-}
-
-/// One OpenTK harvester.
-#[derive(Clone, Debug, Serialize)]
-pub struct HarvesterRow {
-    /// Its name.
-    pub name: String,
-    /// Seconds since it last updated.
-    pub seconds_ago: Option<i64>,
-}
-
-async fn platforms(state: &Arc<AppState>) -> Vec<PlatformStatus> {
+async fn platforms(state: &PageState) -> Vec<PlatformStatus> {
     let stores: Vec<_> = state.stores.values().cloned().collect();
     let stats = tokio::task::spawn_blocking(move || stores.iter().filter_map(|s| s.stats().ok()).collect::<Vec<_>>())
         .await
@@ -119,24 +85,25 @@ async fn platforms(state: &Arc<AppState>) -> Vec<PlatformStatus> {
         .map(|s| (s.platform, s.classes.iter().map(|c| c.entries).sum()))
         .collect();
     let mut tools: BTreeMap<PlatformId, Vec<&str>> = BTreeMap::new();
-    for (tool, p) in state.shared.tools.iter() {
-        tools.entry(p).or_default().push(tool);
+    for t in state.calls.tools().iter() {
+        tools.entry(t.platform).or_default().push(t.spec.name);
     }
-    let wall = state.clock.wall();
+    let wall = state.guard.clock.wall();
     let mut out = Vec::new();
-    for (platform, handle) in state.shared.platforms.iter() {
-        if !CONNECTORS.iter().any(|c| c.platform == platform) {
+    for (platform, handle) in state.calls.ctx.platforms.iter() {
+        if !state.calls.registry().iter().any(|c| c.platform == platform) {
             continue;
         }
         let snap = handle.snapshot(false).await;
         let lane = snap
             .as_ref()
             .and_then(|s| s.lanes.first().filter(|l| l.limited).cloned());
-        let limit = state.config.platform(platform).limit;
+        let limit = state.guard.config.platform(platform).limit;
         let (mut fresh, mut hits, mut dup) = (0u64, 0u64, 0u64);
         for tool in tools.get(&platform).into_iter().flatten() {
             for kind in ["fresh", "cache_hit", "coalesced", "replay"] {
                 let n = state
+                    .guard
                     .metrics
                     .requests
                     .get_or_create(&RequestLabels {
@@ -181,99 +148,44 @@ async fn platforms(state: &Arc<AppState>) -> Vec<PlatformStatus> {
             hit_rate: rate(hits),
             duplicate_rate: rate(dup),
             requests: total,
-            recent: state.metrics.activity.summary(platform, wall),
+            recent: state.guard.metrics.activity.summary(platform, wall),
         });
     }
     out
 }
 
-async fn obv_sources(state: &Arc<AppState>) -> Result<Vec<SourceRow>, String> {
-    // Every source, in windows of the largest `limit` obv_status takes: one platform
-    // answer (the kept status), read as often as it has windows.
-    let mut sources = Vec::new();
-    let mut offset = 0;
-    loop {
-        let arguments = object([
-            ("state", Some(json!("any"))),
-            ("limit", Some(json!(100))),
-            ("offset", Some(json!(offset))),
-        ]);
-        let window: ObvStatus = serde_json::from_value(state.page.call("obv_status", arguments).await?)
-            .map_err(|e| format!("the Laadstatus could not be read ({e})"))?;
-        sources.extend(window.sources);
-        match window.window.next_offset {
-            Some(next) if next > offset => offset = next,
-            _ => break,
-        }
-    }
-    // The organisation types come from the source list (kept for days), all of it.
-    let all = object([("limit", Some(json!(400)))]);
-    let types: HashMap<String, String> = match state.page.call("obv_sources", all).await {
-        Ok(v) => serde_json::from_value::<SourcesShown>(v)
-            .map(|s| s.sources.into_iter().map(|s| (s.key, s.organization_type)).collect())
-            .unwrap_or_default(),
-        Err(_) => HashMap::new(),
-    };
-    Ok(sources
-        .into_iter()
-        .map(|s| SourceRow {
-            organisation_type: types.get(&s.source_key).cloned(),
-            coverage: coverage(s.held_documents, s.supplier_documents),
-            key: s.source_key,
-            label: s.label,
-            state: s.state,
-            last_success_at: s.last_success_at,
-            latest_content_date: s.latest_content_date,
-            last_error: s.last_error_message,
-        })
-        .collect())
+/// Every connector's section, gathered at once.
+async fn sections(state: &PageState) -> BTreeMap<&'static str, Result<Vec<Value>, String>> {
+    let gathering = state
+        .calls
+        .registry()
+        .iter()
+        .filter_map(|c| c.status)
+        .map(|section| async move { (section.id, (section.rows)(&state.system).await) });
+    futures::future::join_all(gathering).await.into_iter().collect()
 }
 
-/// "held of the supplier's (percent)", when the platform checked it.
-fn coverage(held: Option<u64>, supplier: Option<u64>) -> Option<String> {
-    let (held, supplier) = (held?, supplier?);
-    if supplier == 0 {
-        return Some(format!("{held} / 0"));
-    }
-    let percent = (held as f64 / supplier as f64 * 100.0).round();
-    Some(format!("{held} / {supplier} ({percent} %)"))
-}
-
-async fn opentk_harvesters(state: &Arc<AppState>) -> Result<Vec<HarvesterRow>, String> {
-    let status: OpenTkStatus = serde_json::from_value(state.page.call("opentk_status", Default::default()).await?)
-        .map_err(|e| format!("the harvester status could not be read ({e})"))?;
-    Ok(status
-        .harvesters
-        .into_iter()
-        .map(|h| HarvesterRow {
-            name: h.name,
-            seconds_ago: h.seconds_ago,
-        })
-        .collect())
-}
-
-async fn gather(state: &Arc<AppState>) -> Status {
-    let (platforms, obv, opentk) = tokio::join!(platforms(state), obv_sources(state), opentk_harvesters(state));
+async fn gather(state: &PageState) -> Status {
+    let (platforms, sections) = tokio::join!(platforms(state), sections(state));
     Status {
-        generated_at_ms: state.clock.wall().unix_millis(),
+        generated_at_ms: state.guard.clock.wall().unix_millis(),
         platforms,
-        obv_sources: obv,
-        opentk_harvesters: opentk,
+        sections,
     }
 }
 
 /// `GET /status.json`.
-pub async fn json(State(state): State<Arc<AppState>>) -> Response {
+pub async fn json(State(state): State<Arc<PageState>>) -> Response {
     axum::Json(gather(&state).await).into_response()
 }
 
-/// `GET /status`, with `state` and `type` filters on the Laadstatus.
-pub async fn page(State(state): State<Arc<AppState>>, Query(params): Query<HashMap<String, String>>) -> Response {
+/// `GET /status`, with the filters a section offers (e.g. `state` and `type` on the
+/// Laadstatus).
+pub async fn page(State(state): State<Arc<PageState>>, Query(params): Query<HashMap<String, String>>) -> Response {
     let lang = Lang::of(&params);
     let status = gather(&state).await;
-    let want_state = params.get("state").map(|s| s.trim()).filter(|s| !s.is_empty());
-    let want_type = params.get("type").map(|s| s.trim()).filter(|s| !s.is_empty());
-    Html(render(lang, &status, want_state, want_type).into_string()).into_response()
+    let sections: Vec<&'static StatusSection> = state.calls.registry().iter().filter_map(|c| c.status).collect();
+    Html(render(lang, &status, &sections, &params).into_string()).into_response()
 }
 
 fn when(ms: Option<u64>) -> String {
@@ -341,7 +253,7 @@ pub fn wait_chart(p: &PlatformStatus, now_ms: u64) -> String {
     svg
 }
 
-fn render(lang: Lang, s: &Status, want_state: Option<&str>, want_type: Option<&str>) -> Markup {
+fn render(lang: Lang, s: &Status, sections: &[&'static StatusSection], params: &HashMap<String, String>) -> Markup {
     let en = lang == Lang::En;
     let l = |nl: &'static str, e: &'static str| if en { e } else { nl };
     let body = html! {
@@ -393,72 +305,76 @@ fn render(lang: Lang, s: &Status, want_state: Option<&str>, want_type: Option<&s
                 }
             }
         }
-        h2 #laadstatus { "OpenBesluitvorming — Laadstatus" }
-        @match &s.obv_sources {
-            Err(e) => p.error { (e) }
-            Ok(rows) => {
-                form.filters method="get" action="/status#laadstatus" {
-                    @if en { input type="hidden" name="lang" value="en"; }
-                    div.field {
-                        label for="state" { (l("Status", "State")) }
-                        select #state name="state" {
-                            option value="" { (l("alle", "all")) }
-                            @for st in distinct(rows.iter().map(|r| r.state.as_str())) {
-                                option value=(st) selected[want_state == Some(st)] { (st) }
-                            }
-                        }
-                    }
-                    div.field {
-                        label for="type" { (l("Soort organisatie", "Organisation type")) }
-                        select #type name="type" {
-                            option value="" { (l("alle", "all")) }
-                            @for ty in distinct(rows.iter().filter_map(|r| r.organisation_type.as_deref())) {
-                                option value=(ty) selected[want_type == Some(ty)] { (ty) }
-                            }
-                        }
-                    }
-                    div.field { button type="submit" { (l("Filteren", "Filter")) } }
-                }
-                @let shown: Vec<&SourceRow> = rows.iter()
-                    .filter(|r| want_state.is_none_or(|w| r.state == w))
-                    .filter(|r| want_type.is_none_or(|w| r.organisation_type.as_deref() == Some(w)))
-                    .collect();
-                p { (shown.len()) " " (l("van", "of")) " " (rows.len()) " " (l("bronnen", "sources")) }
-                div.table { table {
-                    thead { tr {
-                        th scope="col" { (l("bron", "source")) }
-                        th scope="col" { (l("soort", "type")) }
-                        th scope="col" { (l("status", "state")) }
-                        th scope="col" { (l("laatste succes", "last success")) }
-                        th scope="col" { (l("nieuwste inhoud", "latest content")) }
-                        th scope="col" { (l("dekking", "coverage")) }
-                        th scope="col" { (l("laatste fout", "last error")) }
-                    } }
-                    tbody { @for r in shown { tr {
-                        th scope="row" { (r.label) }
-                        td { (r.organisation_type.as_deref().unwrap_or("—")) }
-                        td { (r.state) }
-                        td { (r.last_success_at.as_deref().unwrap_or("—")) }
-                        td { (r.latest_content_date.as_deref().unwrap_or("—")) }
-                        td { (r.coverage.as_deref().unwrap_or("—")) }
-                        td { (r.last_error.as_deref().unwrap_or("")) }
-                    } } }
-                } }
-            }
-        }
-        h2 { (l("OpenTK — versheid van de verzamelaars", "OpenTK — harvester freshness")) }
-        @match &s.opentk_harvesters {
-            Err(e) => p.error { (e) }
-            Ok(rows) => ul { @for h in rows {
-                li { (h.name) ": " @if let Some(s) = h.seconds_ago { (s) " s " (l("geleden", "ago")) } @else { "—" } }
-            } }
+        @for section in sections {
+            (render_section(lang, section, s.sections.get(section.id), params))
         }
     };
     frame(lang, t(lang, "status"), body)
 }
 
-fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut v: Vec<&str> = values.collect();
+/// A cell of a section's row: the field's text, a number as written, `—` for none.
+fn cell(row: &Value, field: &str) -> String {
+    match row.get(field) {
+        None | Some(Value::Null) => "—".to_owned(),
+        Some(Value::String(text)) if text.is_empty() => "—".to_owned(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// A connector's section: its table, with a filter on each column that offers one.
+fn render_section(
+    lang: Lang,
+    section: &StatusSection,
+    rows: Option<&Result<Vec<Value>, String>>,
+    params: &HashMap<String, String>,
+) -> Markup {
+    let en = lang == Lang::En;
+    let l = |(nl, e): (&'static str, &'static str)| if en { e } else { nl };
+    let wanted = |name: &str| params.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+    html! {
+        h2 id=(section.anchor) { (l(section.title)) }
+        @match rows {
+            None => p.error { (l(("niet gevraagd", "not asked"))) }
+            Some(Err(e)) => p.error { (e) }
+            Some(Ok(rows)) => {
+                @let filters: Vec<(&str, &StatusColumn)> = section.columns.iter().filter_map(|c| c.filter.map(|f| (f, c))).collect();
+                @if !filters.is_empty() {
+                    form.filters method="get" action=(format!("/status#{}", section.anchor)) {
+                        @if en { input type="hidden" name="lang" value="en"; }
+                        @for (name, column) in &filters {
+                            div.field {
+                                label for=(name) { (l(column.title)) }
+                                select id=(name) name=(name) {
+                                    option value="" { (l(("alle", "all"))) }
+                                    @for value in distinct(rows.iter().map(|r| cell(r, column.field))) {
+                                        option value=(value) selected[wanted(name) == Some(value.as_str())] { (value) }
+                                    }
+                                }
+                            }
+                        }
+                        div.field { button type="submit" { (l(("Filteren", "Filter"))) } }
+                    }
+                }
+                @let shown: Vec<&Value> = rows.iter()
+                    .filter(|r| filters.iter().all(|(name, c)| wanted(name).is_none_or(|w| cell(r, c.field) == w)))
+                    .collect();
+                p { (shown.len()) " " (l(("van", "of"))) " " (rows.len()) " " (l(section.noun)) }
+                div.table { table {
+                    thead { tr { @for c in section.columns { th scope="col" { (l(c.title)) } } } }
+                    tbody { @for r in shown { tr {
+                        @for (i, c) in section.columns.iter().enumerate() {
+                            @if i == 0 { th scope="row" { (cell(r, c.field)) } } @else { td { (cell(r, c.field)) } }
+                        }
+                    } } }
+                } }
+            }
+        }
+    }
+}
+
+fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = values.filter(|v| v != "—").collect();
     v.sort_unstable();
     v.dedup();
     v

@@ -1,28 +1,23 @@
-//! The page's tool calls: a `tools/call` of the handler itself (as `resources/read` is),
-//! asked as BesluitBron's system session (R-L7). So a page search has the tool's
-//! argument checks, buffer key, coalescing, fair queue, limits, time limit and metrics;
-//! there is no second way to a platform.
+//! The page's tool calls: a `tools/call` through the one entry point for tools
+//! ([`Calls::call`]), as a resource read is, asked as BesluitBron's system session
+//! (R-L7). So a page search has the tool's argument checks, buffer key, coalescing, fair
+//! queue, limits, time limit and metrics; there is no second way to a platform.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, NumberOrString};
-use rmcp::service::{Peer, RequestContext, RunningService};
-use rmcp::{RoleServer, ServerHandler};
+use rmcp::model::JsonObject;
 use serde_json::Value;
-use tokio::io::DuplexStream;
 
-use crate::mcp::{Besluit, Caller, Scope, Shared};
+use crate::connectors::page_spec::SystemTools;
+use crate::identity::Caller;
+use crate::mcp::{Calls, Scope, ToolRequest};
 
 /// Calls tools for the page.
 pub struct SystemCalls {
-    handler: Besluit,
-    /// A request context needs a peer. The page asks for no progress, so nothing is ever
-    /// sent to it; the idle service behind it holds the peer's channel open.
-    peer: Peer<RoleServer>,
-    _service: RunningService<RoleServer, Besluit>,
-    _other_end: DuplexStream,
-    next_id: AtomicI64,
+    calls: Arc<Calls>,
+    system: Arc<Caller>,
 }
 
 /// A tool's answer as the page reads it: its structured content, or the tool's error
@@ -30,37 +25,24 @@ pub struct SystemCalls {
 pub type ToolAnswer = Result<Value, String>;
 
 impl SystemCalls {
-    /// Calls over every connector's tools. Must run inside a tokio runtime.
-    pub fn new(shared: Arc<Shared>) -> SystemCalls {
-        let handler = Besluit::new(shared, Scope::All);
-        let (ours, other_end) = tokio::io::duplex(1024);
-        let service = rmcp::service::serve_directly(handler.clone(), ours, None);
-        let peer = service.peer().clone();
+    /// Calls over every connector's tools.
+    pub fn new(calls: Arc<Calls>) -> SystemCalls {
         SystemCalls {
-            handler,
-            peer,
-            _service: service,
-            _other_end: other_end,
-            next_id: AtomicI64::new(1),
+            calls,
+            system: Arc::new(Caller::system()),
         }
     }
 
-    /// The handler's tools.
-    pub fn handler(&self) -> &Besluit {
-        &self.handler
+    /// The calls.
+    pub fn calls(&self) -> &Arc<Calls> {
+        &self.calls
     }
 
     /// Calls `tool` with `arguments` as the system session.
-    pub async fn call(&self, tool: &'static str, arguments: JsonObject) -> ToolAnswer {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut context = RequestContext::new(NumberOrString::Number(id), self.peer.clone());
-        let (mut parts, ()) = axum::http::Request::new(()).into_parts();
-        parts.extensions.insert(Arc::new(Caller::system()));
-        context.extensions.insert(parts);
-        let request = CallToolRequestParams::new(tool).with_arguments(arguments);
-        let result = match self.handler.call_tool(request, context).await {
-            Ok(CallToolResponse::Complete(result)) => result,
-            Ok(_) => return Err(format!("{tool} did not answer")),
+    pub async fn call(&self, tool: &str, arguments: JsonObject) -> ToolAnswer {
+        let request = ToolRequest::internal(tool, arguments, Arc::clone(&self.system));
+        let result = match self.calls.call(Scope::All, request).await {
+            Ok(result) => result,
             Err(e) => return Err(e.message.to_string()),
         };
         if result.is_error == Some(true) {
@@ -76,6 +58,16 @@ impl SystemCalls {
             .ok_or_else(|| format!("{tool} gave no structured answer"))?;
         with_page_text(&mut structured, &result.content);
         Ok(structured)
+    }
+}
+
+impl SystemTools for SystemCalls {
+    fn call<'a>(
+        &'a self,
+        tool: &'static str,
+        arguments: JsonObject,
+    ) -> Pin<Box<dyn Future<Output = ToolAnswer> + Send + 'a>> {
+        Box::pin(SystemCalls::call(self, tool, arguments))
     }
 }
 

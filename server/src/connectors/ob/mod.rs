@@ -19,17 +19,15 @@ use std::sync::Arc;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::{Feedback, Keep, Served};
 use besluitbron_core::{PlatformId, Units};
-use rmcp::handler::server::tool::Extension;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::{ErrorData, schemars, tool, tool_router};
+use rmcp::schemars;
 use serde::Deserialize;
 
-use super::{Client, ConnectorSpec, Sample, http_config};
+use super::tool::ToolSpec;
+use super::{ConnectorSpec, Sample, http_config};
+use crate::call::{Call, Client, Context, PlatformCall, Reply, Structure, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::driver::TEXT_LANE;
-use crate::mcp::call::{CallScope, Structure, Who};
-use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::{PlatformError, is_iso_date};
 use crate::platforms::ob::{
     DEFAULT_LIMIT, DateField, MAX_LIMIT, ObClient, ObSearch, Publication, SortOrder, Term, check_start, cql,
@@ -65,7 +63,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://repository.overheid.nl/sru"),
     instructions: INSTRUCTIONS,
-    tools: Besluit::ob_router,
+    tools: TOOLS,
     open,
     maintenance: None,
     samples: &[
@@ -74,6 +72,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ],
     offers: &offers::OFFERS,
     page: &page::PAGE,
+    status: None,
 };
 
 const INSTRUCTIONS: &str = "Officiële Bekendmakingen (ob_* tools): every official publication of Dutch government \
@@ -367,7 +366,7 @@ pub fn is_identifier(id: &str) -> bool {
 
 /// A result made of a rendered text and structure, for an answer that is not one kept
 /// platform answer (a PDF-only publication: its record alone).
-fn own_result(rendered: crate::mcp::Rendered) -> CallToolResult {
+fn own_result(rendered: crate::call::Rendered) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(rendered.text)]);
     if let Structure::Own(v) = rendered.structured {
         result.structured_content = Some(v);
@@ -375,240 +374,221 @@ fn own_result(rendered: crate::mcp::Rendered) -> CallToolResult {
     result
 }
 
-#[tool_router(router = ob_router, vis = "pub(crate)")]
-impl Besluit {
-    /// Search Officiële Bekendmakingen.
-    #[tool(
-        name = "ob_search",
-        output_schema = crate::mcp::schema::output::<SearchAnswer>(),
-        description = "Search Officiële Bekendmakingen, every official publication of Dutch government: \
-                       Gemeenteblad, Provinciaal blad, Waterschapsblad, Blad gemeenschappelijke regeling, \
-                       Staatscourant, Staatsblad, Tractatenblad, Kamerstukken, Handelingen, Kamervragen. `query` \
-                       words must all occur (full text and metadata); a phrase in double quotes stays together. \
-                       Narrow with `publication` (the journal), `organization_type` (gemeente, provincie, \
-                       waterschap, ministerie, …), `organization` (containment: `Utrecht` also finds `Provincie \
-                       Utrecht`), `document_type` (e.g. `Verordening`, `Besluit`), `dossier` (e.g. `36600`), and a \
-                       date range (YYYY-MM-DD) on the publication date or, with \
-                       `date_field: document`, the document's own date. Newest publication first, or `sort: \
-                       relevance`. Up to 100 per page (`limit`, default 10), paged with `offset`; only the first \
-                       9,999 hits of a search are reachable, so narrow with filters instead of paging deep. Each \
-                       hit says whether its text can be read (ob_document). Cheap; a repeat within ten minutes \
-                       comes from BesluitBron's buffer.",
-        annotations(
-            title = "Search Officiële Bekendmakingen",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn ob_search(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let (search, offset, limit) = match args.search() {
-            Ok(s) => s,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let query = match search.cql() {
-            Ok(q) => q,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let client = match self.shared().clients.get::<ObClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
-            .param("cql", query)
-            .param("offset", offset.to_string())
-            .param("limit", limit.to_string());
-        let searched: Arc<str> = Arc::from(describe(&search));
-        let filters = Arc::new(args.filters());
-        let search = Arc::new(search);
-        let call = PlatformCall::new(key, COST, move || {
-            let (client, search, searched, filters) = (
-                Arc::clone(&client),
-                Arc::clone(&search),
-                Arc::clone(&searched),
-                Arc::clone(&filters),
-            );
-            async move {
-                let page = client.search(&search, offset, limit).await?;
-                let keep = if page.warnings.is_empty() {
-                    Keep::Normal
-                } else {
-                    Keep::Briefly { ttl_ms: WARNED_KEEP_MS }
-                };
-                let answer = SearchAnswer::new(searched.to_string(), offset, page).with_filters(filters.to_vec());
-                Ok((
-                    answer,
-                    Feedback {
-                        keep,
-                        ..Feedback::default()
-                    },
-                ))
-            }
-        });
-        Ok(self.answer_shown(&call_scope, "ob_search", call, render::search).await)
-    }
+/// The tools.
+const TOOLS: &[ToolSpec] = &[
+    crate::tool! {
+        name: "ob_search",
+        title: "Search Officiële Bekendmakingen",
+        description: "Search Officiële Bekendmakingen, every official publication of Dutch government: \
+                      Gemeenteblad, Provinciaal blad, Waterschapsblad, Blad gemeenschappelijke regeling, \
+                      Staatscourant, Staatsblad, Tractatenblad, Kamerstukken, Handelingen, Kamervragen. `query` \
+                      words must all occur (full text and metadata); a phrase in double quotes stays together. \
+                      Narrow with `publication` (the journal), `organization_type` (gemeente, provincie, \
+                      waterschap, ministerie, …), `organization` (containment: `Utrecht` also finds `Provincie \
+                      Utrecht`), `document_type` (e.g. `Verordening`, `Besluit`), `dossier` (e.g. `36600`), and a \
+                      date range (YYYY-MM-DD) on the publication date or, with \
+                      `date_field: document`, the document's own date. Newest publication first, or `sort: \
+                      relevance`. Up to 100 per page (`limit`, default 10), paged with `offset`; only the first \
+                      9,999 hits of a search are reachable, so narrow with filters instead of paging deep. Each \
+                      hit says whether its text can be read (ob_document). Cheap; a repeat within ten minutes \
+                      comes from BesluitBron's buffer.",
+        arguments: SearchArgs,
+        output: SearchAnswer,
+        run: ob_search,
+    },
+    crate::tool! {
+        name: "ob_document",
+        title: "Read an official publication",
+        description: "Read one publication of Officiële Bekendmakingen by its identifier from ob_search \
+                      (`gmb-2026-104512`, `stcrt-2026-10001`, `kst-26100-1`, …): its metadata and its full text \
+                      from the XML rendition, in pages of `length` characters from `offset` (10000 by default, up \
+                      to 100000; the answer says how many remain and the next `offset`). The page of text is in \
+                      the text content only, never twice: the structured content holds the metadata and where \
+                      the page is (`text_offset`, `text_length`, `total_length`). Full text is the \
+                      expensive path — the publication host keeps a stricter limit than search — so read only \
+                      the publications the answer needs. Once read, a publication is kept in BesluitBron's \
+                      buffer for weeks, so paging and rereading are fast. A publication with only a PDF has its \
+                      text read from the PDF (a scan without a text layer is said as such, with the PDF link); \
+                      an empty XML template is reported as having no text rendition.",
+        arguments: DocumentArgs,
+        output: render::DocumentOutput,
+        run: ob_document,
+    },
+];
 
-    /// Read one publication.
-    #[tool(
-        name = "ob_document",
-        output_schema = crate::mcp::schema::output::<render::DocumentOutput>(),
-        description = "Read one publication of Officiële Bekendmakingen by its identifier from ob_search \
-                       (`gmb-2026-104512`, `stcrt-2026-10001`, `kst-26100-1`, …): its metadata and its full text \
-                       from the XML rendition, in pages of `length` characters from `offset` (10000 by default, up \
-                       to 100000; the answer says how many remain and the next `offset`). The page of text is in \
-                       the text content only, never twice: the structured content holds the metadata and where \
-                       the page is (`text_offset`, `text_length`, `total_length`). Full text is the \
-                       expensive path — the publication host keeps a stricter limit than search — so read only \
-                       the publications the answer needs. Once read, a publication is kept in BesluitBron's \
-                       buffer for weeks, so paging and rereading are fast. A publication with only a PDF has its \
-                       text read from the PDF (a scan without a text layer is said as such, with the PDF link); \
-                       an empty XML template is reported as having no text rendition.",
-        annotations(
-            title = "Read an official publication",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn ob_document(
-        &self,
-        Parameters(args): Parameters<DocumentArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let id = args.id.trim().to_owned();
-        if !is_identifier(&id) {
-            return Ok(tool_error(format!(
-                "`id` must be a publication identifier from ob_search, such as gmb-2026-104512 or kst-26100-1 \
-                 (letters, digits and hyphens, at most {MAX_ID_CHARS} characters)"
-            )));
+/// Search Officiële Bekendmakingen.
+async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    let (search, offset, limit) = match args.search() {
+        Ok(s) => s,
+        Err(message) => return tool_error(message).into(),
+    };
+    let query = match search.cql() {
+        Ok(q) => q,
+        Err(e) => return tool_error(e).into(),
+    };
+    let client = match ctx.clients.get::<ObClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
+        .param("cql", query)
+        .param("offset", offset.to_string())
+        .param("limit", limit.to_string());
+    let searched: Arc<str> = Arc::from(describe(&search));
+    let filters = Arc::new(args.filters());
+    let search = Arc::new(search);
+    let pc = PlatformCall::new(key, COST, move || {
+        let (client, search, searched, filters) = (
+            Arc::clone(&client),
+            Arc::clone(&search),
+            Arc::clone(&searched),
+            Arc::clone(&filters),
+        );
+        async move {
+            let page = client.search(&search, offset, limit).await?;
+            let keep = if page.warnings.is_empty() {
+                Keep::Normal
+            } else {
+                Keep::Briefly { ttl_ms: WARNED_KEEP_MS }
+            };
+            let answer = SearchAnswer::new(searched.to_string(), offset, page).with_filters(filters.to_vec());
+            Ok((
+                answer,
+                Feedback {
+                    keep,
+                    ..Feedback::default()
+                },
+            ))
         }
-        let length = args.length.unwrap_or(DEFAULT_LENGTH);
-        if length == 0 || length > MAX_LENGTH {
-            return Ok(tool_error(format!(
-                "`length` must be between 1 and {MAX_LENGTH} characters"
-            )));
-        }
-        let offset = args.offset.unwrap_or(0);
-        let client = match self.shared().clients.get::<ObClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "record").param("id", id.clone());
-        let shared_id: Arc<str> = Arc::from(id.as_str());
-        let record_call = {
-            let (client, id) = (Arc::clone(&client), Arc::clone(&shared_id));
-            PlatformCall::new(key, COST, move || {
-                let (client, id) = (Arc::clone(&client), Arc::clone(&id));
-                async move {
-                    let record = client.record(&id).await?;
-                    let xml_url = record.rendition("xml").map(str::to_owned);
-                    if let Some(url) = &xml_url {
-                        // Refused now, not when the text is asked for: a record pointing
-                        // elsewhere is not kept, and nothing is fetched from there.
-                        // The refusal's detail names the configured host: not repeated.
-                        client.rendition_url(url).map_err(|_| PlatformError::Garbage {
-                            platform: PLATFORM,
-                            detail: format!("the record of `{id}` puts its XML rendition off the platform's own host"),
-                        })?;
-                    }
-                    // A PDF-only publication's text is its PDF, read when it is on the
-                    // platform's own host (an address elsewhere is only shown).
-                    let pdf_item_url = match &xml_url {
-                        Some(_) => None,
-                        None => record
-                            .rendition("pdf")
-                            .filter(|url| client.rendition_url(url).is_ok())
-                            .map(str::to_owned),
-                    };
-                    let answer = RecordAnswer {
-                        publication: Hit::from(&record),
-                        xml_url,
-                        pdf_item_url,
-                    };
-                    Ok((answer, Feedback::default()))
-                }
-            })
-        };
-        let (record, record_served) = match self
-            .fetch_for(Who::Caller, Some(&call_scope), "ob_document", record_call)
-            .await
-        {
-            Ok(fetched) => fetched,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        // The text: the XML rendition, else (a PDF-only publication) the PDF through the
-        // document-text extractor; on the text lane, kept as a document.
-        let (kind, url, from_pdf) = match (record.xml_url.clone(), record.pdf_item_url.clone()) {
-            (Some(url), _) => ("text", url, false),
-            (None, Some(url)) => ("pdf-text", url, true),
-            (None, None) => {
-                return Ok(own_result(render::document(
-                    &record,
-                    TextSource::None,
-                    record_served,
-                    offset,
-                    length,
-                )));
-            }
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, kind).param("id", id.clone());
-        let text_call = PlatformCall::new(key, COST, move || {
-            let (client, url, id) = (Arc::clone(&client), url.clone(), Arc::clone(&shared_id));
+    });
+    ctx.answer_shown(call, pc, render::search).await
+}
+
+/// Read one publication.
+async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
+    let id = args.id.trim().to_owned();
+    if !is_identifier(&id) {
+        return tool_error(format!(
+            "`id` must be a publication identifier from ob_search, such as gmb-2026-104512 or kst-26100-1 \
+             (letters, digits and hyphens, at most {MAX_ID_CHARS} characters)"
+        ))
+        .into();
+    }
+    let length = args.length.unwrap_or(DEFAULT_LENGTH);
+    if length == 0 || length > MAX_LENGTH {
+        return tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into();
+    }
+    let offset = args.offset.unwrap_or(0);
+    let client = match ctx.clients.get::<ObClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "record").param("id", id.clone());
+    let shared_id: Arc<str> = Arc::from(id.as_str());
+    let record_call = {
+        let (client, id) = (Arc::clone(&client), Arc::clone(&shared_id));
+        PlatformCall::new(key, COST, move || {
+            let (client, id) = (Arc::clone(&client), Arc::clone(&id));
             async move {
-                let what = if from_pdf {
-                    format!("PDF of `{id}`")
-                } else {
-                    format!("XML rendition of `{id}`")
+                let record = client.record(&id).await?;
+                let xml_url = record.rendition("xml").map(str::to_owned);
+                if let Some(url) = &xml_url {
+                    // Refused now, not when the text is asked for: a record pointing
+                    // elsewhere is not kept, and nothing is fetched from there.
+                    // The refusal's detail names the configured host: not repeated.
+                    client.rendition_url(url).map_err(|_| PlatformError::Garbage {
+                        platform: PLATFORM,
+                        detail: format!("the record of `{id}` puts its XML rendition off the platform's own host"),
+                    })?;
+                }
+                // A PDF-only publication's text is its PDF, read when it is on the
+                // platform's own host (an address elsewhere is only shown).
+                let pdf_item_url = match &xml_url {
+                    Some(_) => None,
+                    None => record
+                        .rendition("pdf")
+                        .filter(|url| client.rendition_url(url).is_ok())
+                        .map(str::to_owned),
                 };
-                // The body is already within the platform's cap (the HTTP layer's).
-                let body = client.rendition(&url, &what).await?.body;
-                let read = if from_pdf {
-                    client.text_pool().extract(Arc::from(body)).await
-                } else {
-                    read_xml(&body, &Caps::default())
-                };
-                let answer = match read {
-                    Ok(text) => TextAnswer::Text {
-                        text: text.text,
-                        from_pdf,
-                    },
-                    Err(TextError::EmptyRendition) if !from_pdf => TextAnswer::EmptyTemplate,
-                    Err(TextError::NoTextLayer { pages }) if from_pdf => TextAnswer::NoTextLayer { pages },
-                    Err(e) => {
-                        return Err(PlatformError::Garbage {
-                            platform: PLATFORM,
-                            detail: format!("the {what}: {e}"),
-                        });
-                    }
+                let answer = RecordAnswer {
+                    publication: Hit::from(&record),
+                    xml_url,
+                    pdf_item_url,
                 };
                 Ok((answer, Feedback::default()))
             }
         })
-        .on_lane(TEXT_LANE);
-        Ok(self
-            .answer_for(Who::Caller, &call_scope, "ob_document", text_call, |text, served| {
-                // From the buffer only when both parts were.
-                let served = if served == Served::Cached {
-                    record_served
-                } else {
-                    served
-                };
-                Ok(render::document(
-                    &record,
-                    TextSource::Read(text),
-                    served,
-                    offset,
-                    length,
-                ))
-            })
-            .await)
-    }
+    };
+    let (record, record_served) = match ctx.fetch(Who::Caller, call, record_call).await {
+        Ok(fetched) => fetched,
+        Err(e) => return e.into(),
+    };
+    // The text: the XML rendition, else (a PDF-only publication) the PDF through the
+    // document-text extractor; on the text lane, kept as a document.
+    let (kind, url, from_pdf) = match (record.xml_url.clone(), record.pdf_item_url.clone()) {
+        (Some(url), _) => ("text", url, false),
+        (None, Some(url)) => ("pdf-text", url, true),
+        (None, None) => {
+            return own_result(render::document(
+                &record,
+                TextSource::None,
+                record_served,
+                offset,
+                length,
+            ))
+            .into();
+        }
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, kind).param("id", id.clone());
+    let text_call = PlatformCall::new(key, COST, move || {
+        let (client, url, id) = (Arc::clone(&client), url.clone(), Arc::clone(&shared_id));
+        async move {
+            let what = if from_pdf {
+                format!("PDF of `{id}`")
+            } else {
+                format!("XML rendition of `{id}`")
+            };
+            // The body is already within the platform's cap (the HTTP layer's).
+            let body = client.rendition(&url, &what).await?.body;
+            let read = if from_pdf {
+                client.text_pool().extract(Arc::from(body)).await
+            } else {
+                read_xml(&body, &Caps::default())
+            };
+            let answer = match read {
+                Ok(text) => TextAnswer::Text {
+                    text: text.text,
+                    from_pdf,
+                },
+                Err(TextError::EmptyRendition) if !from_pdf => TextAnswer::EmptyTemplate,
+                Err(TextError::NoTextLayer { pages }) if from_pdf => TextAnswer::NoTextLayer { pages },
+                Err(e) => {
+                    return Err(PlatformError::Garbage {
+                        platform: PLATFORM,
+                        detail: format!("the {what}: {e}"),
+                    });
+                }
+            };
+            Ok((answer, Feedback::default()))
+        }
+    })
+    .on_lane(TEXT_LANE);
+    ctx.answer_for(Who::Caller, call, text_call, |text, served| {
+        // From the buffer only when both parts were.
+        let served = if served == Served::Cached {
+            record_served
+        } else {
+            served
+        };
+        Ok(render::document(
+            &record,
+            TextSource::Read(text),
+            served,
+            offset,
+            length,
+        ))
+    })
+    .await
 }
 
 #[cfg(test)]

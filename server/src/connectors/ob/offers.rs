@@ -2,7 +2,7 @@
 //! "find the official publication" prompt, and the completion of journals and
 //! organisation types (fixed lists: the platform has no list to fetch).
 
-use crate::mcp::offers::{
+use crate::connectors::offers::{
     Choice, Offers, PromptArg, PromptArgs, PromptOffer, Shape, TemplateOffer, Values, plain_choices,
 };
 use crate::platforms::ob::Publication;

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use super::render::{Hit, SearchAnswer};
-use crate::connectors::Clients;
-use crate::page::spec::{
+use crate::call::Clients;
+use crate::connectors::page_spec::{
     DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, document_page, non_empty, object,
     offset_token, some_str,
 };

@@ -11,8 +11,8 @@ use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::call::Structure;
-use crate::mcp::{Rendered, provenance};
+use crate::call::Structure;
+use crate::call::{Rendered, provenance};
 use crate::platforms::ob::{MAX_START_RECORD, ObRecord, SearchPage};
 
 /// One publication as a search hit (and as the metadata of `ob_document`).

@@ -19,17 +19,13 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::Fold;
 use besluitbron_core::path::{Feedback, Keep};
-use rmcp::handler::server::tool::Extension;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
-use rmcp::{ErrorData, schemars, tool, tool_router};
+use rmcp::schemars;
 use serde::Deserialize;
 
-use super::{Client, ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
+use super::tool::{ToolSpec, client};
+use super::{ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
+use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::mcp::call::CallScope;
-use crate::mcp::call::Who;
-use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
 use crate::platforms::obv::{EntityType, OTHER_CALL_COST, ObvClient, RateInfo, SearchParams, SortOrder};
 use render::{DocumentAnswer, SearchAnswer, Searched, SourcesAnswer, StatusAnswer};
@@ -42,7 +38,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://openbesluitvorming.nl"),
     instructions: INSTRUCTIONS,
-    tools: Besluit::obv_router,
+    tools: TOOLS,
     open,
     maintenance: Some(Maintenance {
         name: "OpenBesluitvorming load status refresh",
@@ -60,6 +56,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ],
     offers: &offers::OFFERS,
     page: &page::PAGE,
+    status: Some(&page::STATUS),
 };
 
 const INSTRUCTIONS: &str = "OpenBesluitvorming (obv_* tools): council and provincial decision making of 331 \
@@ -380,215 +377,175 @@ pub(crate) fn sources_call(client: Arc<ObvClient>) -> PlatformCall<SourcesAnswer
     })
 }
 
-#[tool_router(router = obv_router, vis = "pub(crate)")]
-impl Besluit {
-    /// Search OpenBesluitvorming.
-    #[tool(
-        name = "obv_search",
-        description = "Search council, provincial and water-board decision making (meetings, documents, motions, \
-                       recordings) at OpenBesluitvorming. Returns titles and short summaries (cheap). Give \
-                       `organization` (a key from obv_sources) whenever the question is about one municipality, \
-                       province or water board: searching all 331 sources is slower. A first search on a subject \
-                       is slower than a repeat, which is answered from BesluitBron's buffer for ten minutes. \
-                       `limit` 1-100 (default 24; above 24 costs extra platform capacity); page with `offset` (the \
-                       answer gives `next_offset`). An empty answer says what was searched and how to widen it.",
-        output_schema = crate::mcp::schema::output::<render::SearchShown>(),
-        annotations(
-            title = "Search OpenBesluitvorming",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn obv_search(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let params = match args.params() {
-            Ok(p) => p,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let client = match self.shared().clients.get::<ObvClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let (key, cost) = (search_key(&params), params.cost());
-        let asked = searched(&params);
-        let params = Arc::new(params);
-        let call = PlatformCall::new(key, cost, move || {
-            let (client, params) = (Arc::clone(&client), Arc::clone(&params));
-            async move {
-                let (page, rate) = client.search(&params).await?;
-                Ok((SearchAnswer::from(page), feedback(rate)))
-            }
-        });
-        Ok(self
-            .answer_shown_for(&call_scope, "obv_search", call, asked, render::search)
-            .await)
-    }
+/// The tools.
+const TOOLS: &[ToolSpec] = &[
+    crate::tool! {
+        name: "obv_search",
+        title: "Search OpenBesluitvorming",
+        description: "Search council, provincial and water-board decision making (meetings, documents, motions, \
+                      recordings) at OpenBesluitvorming. Returns titles and short summaries (cheap). Give \
+                      `organization` (a key from obv_sources) whenever the question is about one municipality, \
+                      province or water board: searching all 331 sources is slower. A first search on a subject \
+                      is slower than a repeat, which is answered from BesluitBron's buffer for ten minutes. \
+                      `limit` 1-100 (default 24; above 24 costs extra platform capacity); page with `offset` (the \
+                      answer gives `next_offset`). An empty answer says what was searched and how to widen it.",
+        arguments: SearchArgs,
+        output: render::SearchShown,
+        run: obv_search,
+    },
+    crate::tool! {
+        name: "obv_document",
+        title: "Read an OpenBesluitvorming document",
+        description: "Read one OpenBesluitvorming document, meeting or motion by its id (from obv_search): \
+                      metadata plus the full text, in pages of `length` characters from `offset`. Full text is \
+                      slow and the most expensive call BesluitBron makes; use it only for documents the answer \
+                      needs, and prefer search summaries when they suffice. A page is 8000 characters by default \
+                      (`length` up to 100000); the text is the answer's text content only, its structured content \
+                      gives the metadata and where the page is (`next_offset` reads on). Once read, a document is \
+                      kept in BesluitBron's buffer for weeks, so rereading and paging are fast.",
+        arguments: DocumentArgs,
+        output: render::DocumentShown,
+        run: obv_document,
+    },
+    crate::tool! {
+        name: "obv_sources",
+        title: "OpenBesluitvorming sources",
+        description: "List OpenBesluitvorming's 331 sources (municipalities, provinces, water boards) with the \
+                      key to pass as `organization` to obv_search (e.g. `gemeente-utrecht`). Narrow with `name` \
+                      (part of the name or key, e.g. `utrecht`) and `organization_type`; shows `limit` sources \
+                      (default 50, up to 400) from `offset`. A reference list that changes over months: answered \
+                      from BesluitBron's buffer almost always.",
+        arguments: SourcesArgs,
+        output: render::SourcesShown,
+        run: obv_sources,
+    },
+    crate::tool! {
+        name: "obv_status",
+        title: "OpenBesluitvorming load status",
+        description: "OpenBesluitvorming's load status (Laadstatus): per source whether its imports succeed, \
+                      when it last did, and how current its content is. Use it to judge whether a source's \
+                      results are complete and up to date. By default the sources with a problem (`state` \
+                      not_ok), `limit` 25 at a time (up to 100) from `offset`; `source` gives one source. \
+                      BesluitBron refreshes it itself every ten minutes.",
+        arguments: StatusArgs,
+        output: render::StatusShown,
+        run: obv_status,
+    },
+];
 
-    /// Read one document or meeting.
-    #[tool(
-        name = "obv_document",
-        description = "Read one OpenBesluitvorming document, meeting or motion by its id (from obv_search): \
-                       metadata plus the full text, in pages of `length` characters from `offset`. Full text is \
-                       slow and the most expensive call BesluitBron makes; use it only for documents the answer \
-                       needs, and prefer search summaries when they suffice. A page is 8000 characters by default \
-                       (`length` up to 100000); the text is the answer's text content only, its structured content \
-                       gives the metadata and where the page is (`next_offset` reads on). Once read, a document is \
-                       kept in BesluitBron's buffer for weeks, so rereading and paging are fast.",
-        output_schema = crate::mcp::schema::output::<render::DocumentShown>(),
-        annotations(
-            title = "Read an OpenBesluitvorming document",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn obv_document(
-        &self,
-        Parameters(args): Parameters<DocumentArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let id = args.id.trim().to_owned();
-        if id.is_empty() || id.len() > 512 {
-            return Ok(tool_error(
-                "obv_document: `id` must be an entity id from obv_search (its `entity_id`, 1 to 512 characters)",
-            ));
+/// Search OpenBesluitvorming.
+async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    let params = match args.params() {
+        Ok(p) => p,
+        Err(e) => return tool_error(e).into(),
+    };
+    let client = match client::<ObvClient>(ctx, PLATFORM) {
+        Ok(c) => c,
+        Err(reply) => return reply,
+    };
+    let (key, cost) = (search_key(&params), params.cost());
+    let asked = searched(&params);
+    let params = Arc::new(params);
+    let pc = PlatformCall::new(key, cost, move || {
+        let (client, params) = (Arc::clone(&client), Arc::clone(&params));
+        async move {
+            let (page, rate) = client.search(&params).await?;
+            Ok((SearchAnswer::from(page), feedback(rate)))
         }
-        // The id becomes one path segment; `.` and `..` cannot be one. Refused here, before
-        // the call is queued, so it costs no unit of the platform's limit.
-        if let Err(e) = crate::platforms::http::path_segment(PLATFORM, &id) {
-            return Ok(tool_error(e));
+    });
+    ctx.answer_shown_for(call, pc, asked, render::search).await
+}
+
+/// Read one document or meeting.
+async fn obv_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
+    let id = args.id.trim().to_owned();
+    if id.is_empty() || id.len() > 512 {
+        return tool_error(
+            "obv_document: `id` must be an entity id from obv_search (its `entity_id`, 1 to 512 characters)",
+        )
+        .into();
+    }
+    // The id becomes one path segment; `.` and `..` cannot be one. Refused here, before
+    // the call is queued, so it costs no unit of the platform's limit.
+    if let Err(e) = crate::platforms::http::path_segment(PLATFORM, &id) {
+        return tool_error(e).into();
+    }
+    let length = match super::pages::text_length("obv_document", args.length) {
+        Ok(length) => length,
+        Err(message) => return tool_error(message).into(),
+    };
+    let offset = args.offset.unwrap_or(0);
+    let client = match client::<ObvClient>(ctx, PLATFORM) {
+        Ok(c) => c,
+        Err(reply) => return reply,
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "entity").param("id", id.clone());
+    let id: Arc<str> = Arc::from(id);
+    let pc = PlatformCall::new(key, OTHER_CALL_COST, move || {
+        let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+        async move {
+            let (entity, rate) = client.entity(&id).await?;
+            Ok((DocumentAnswer::from(entity), feedback(rate)))
         }
-        let length = match super::pages::text_length("obv_document", args.length) {
-            Ok(length) => length,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let offset = args.offset.unwrap_or(0);
-        let client = match self.shared().clients.get::<ObvClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "entity").param("id", id.clone());
-        let id: Arc<str> = Arc::from(id);
-        let call = PlatformCall::new(key, OTHER_CALL_COST, move || {
-            let (client, id) = (Arc::clone(&client), Arc::clone(&id));
-            async move {
-                let (entity, rate) = client.entity(&id).await?;
-                Ok((DocumentAnswer::from(entity), feedback(rate)))
-            }
-        });
-        Ok(self
-            .answer(&call_scope, "obv_document", call, |answer, served| {
-                render::document(answer, served, offset, length)
-            })
-            .await)
-    }
+    });
+    ctx.answer(call, pc, |answer, served| {
+        render::document(answer, served, offset, length)
+    })
+    .await
+}
 
-    /// The list of sources.
-    #[tool(
-        name = "obv_sources",
-        description = "List OpenBesluitvorming's 331 sources (municipalities, provinces, water boards) with the \
-                       key to pass as `organization` to obv_search (e.g. `gemeente-utrecht`). Narrow with `name` \
-                       (part of the name or key, e.g. `utrecht`) and `organization_type`; shows `limit` sources \
-                       (default 50, up to 400) from `offset`. A reference list that changes over months: answered \
-                       from BesluitBron's buffer almost always.",
-        output_schema = crate::mcp::schema::output::<render::SourcesShown>(),
-        annotations(
-            title = "OpenBesluitvorming sources",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn obv_sources(
-        &self,
-        Parameters(args): Parameters<SourcesArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let client = match self.shared().clients.get::<ObvClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let call = sources_call(client);
-        let limit = match super::pages::list_limit("obv_sources", args.limit, 50, 400) {
-            Ok(limit) => limit,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let filter = render::SourcesFilter {
-            organization_type: args.organization_type.map(|t| t.as_str()),
-            name: args.name.filter(|n| !n.trim().is_empty()),
-            offset: args.offset.unwrap_or(0),
-            limit,
-        };
-        Ok(self
-            .answer_shown_for(&call_scope, "obv_sources", call, filter, render::sources)
-            .await)
-    }
+/// The list of sources.
+async fn obv_sources(ctx: &Context, call: &Call, args: SourcesArgs) -> Reply {
+    let client = match client::<ObvClient>(ctx, PLATFORM) {
+        Ok(c) => c,
+        Err(reply) => return reply,
+    };
+    let pc = sources_call(client);
+    let limit = match super::pages::list_limit("obv_sources", args.limit, 50, 400) {
+        Ok(limit) => limit,
+        Err(message) => return tool_error(message).into(),
+    };
+    let filter = render::SourcesFilter {
+        organization_type: args.organization_type.map(|t| t.as_str()),
+        name: args.name.filter(|n| !n.trim().is_empty()),
+        offset: args.offset.unwrap_or(0),
+        limit,
+    };
+    ctx.answer_shown_for(call, pc, filter, render::sources).await
+}
 
-    /// The load status.
-    #[tool(
-        name = "obv_status",
-        description = "OpenBesluitvorming's load status (Laadstatus): per source whether its imports succeed, \
-                       when it last did, and how current its content is. Use it to judge whether a source's \
-                       results are complete and up to date. By default the sources with a problem (`state` \
-                       not_ok), `limit` 25 at a time (up to 100) from `offset`; `source` gives one source. \
-                       BesluitBron refreshes it itself every ten minutes.",
-        output_schema = crate::mcp::schema::output::<render::StatusShown>(),
-        annotations(
-            title = "OpenBesluitvorming load status",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn obv_status(
-        &self,
-        Parameters(args): Parameters<StatusArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let call = match status_call(self) {
-            Ok(c) => c,
-            Err(e) => return Ok(e),
-        };
-        // The load status is BesluitBron's own maintenance: asked as the system session,
-        // whoever asks (R-L7).
-        let limit = match super::pages::list_limit("obv_status", args.limit, 25, 100) {
-            Ok(limit) => limit,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let filter = render::StatusFilter {
-            source: args.source.filter(|s| !s.trim().is_empty()),
-            state: args.state.unwrap_or_default().as_str(),
-            offset: args.offset.unwrap_or(0),
-            limit,
-        };
-        Ok(self
-            .answer_for(Who::System, &call_scope, "obv_status", call, |answer, served| {
-                render::status(answer, served, &filter).ok_or_else(|| {
-                    format!(
-                        "OpenBesluitvorming's load status has no source `{}`; obv_sources (with `name`) lists the keys",
-                        crate::platforms::http::brief(filter.source.as_deref().unwrap_or_default())
-                    )
-                })
-            })
-            .await)
-    }
+/// The load status.
+async fn obv_status(ctx: &Context, call: &Call, args: StatusArgs) -> Reply {
+    let pc = match status_call(ctx) {
+        Ok(c) => c,
+        Err(reply) => return reply,
+    };
+    // The load status is BesluitBron's own maintenance: asked as the system session,
+    // whoever asks (R-L7).
+    let limit = match super::pages::list_limit("obv_status", args.limit, 25, 100) {
+        Ok(limit) => limit,
+        Err(message) => return tool_error(message).into(),
+    };
+    let filter = render::StatusFilter {
+        source: args.source.filter(|s| !s.trim().is_empty()),
+        state: args.state.unwrap_or_default().as_str(),
+        offset: args.offset.unwrap_or(0),
+        limit,
+    };
+    ctx.answer_for(Who::System, call, pc, |answer, served| {
+        render::status(answer, served, &filter).ok_or_else(|| {
+            format!(
+                "OpenBesluitvorming's load status has no source `{}`; obv_sources (with `name`) lists the keys",
+                crate::platforms::http::brief(filter.source.as_deref().unwrap_or_default())
+            )
+        })
+    })
+    .await
 }
 
 /// The load-status request, as the system session asks it.
-fn status_call(handler: &Besluit) -> Result<PlatformCall<StatusAnswer>, CallToolResult> {
-    let client = handler
-        .shared()
-        .clients
-        .get::<ObvClient>(PLATFORM)
-        .map_err(tool_error)?;
+fn status_call(ctx: &Context) -> Result<PlatformCall<StatusAnswer>, Reply> {
+    let client = client::<ObvClient>(ctx, PLATFORM)?;
     let key = CacheKey::new(PLATFORM, DataClass::Search, "status");
     Ok(PlatformCall::new(key, OTHER_CALL_COST, move || {
         let client = Arc::clone(&client);
@@ -601,11 +558,10 @@ fn status_call(handler: &Besluit) -> Result<PlatformCall<StatusAnswer>, CallTool
 
 /// One round of the periodic refresh: the load status, as the system session, so
 /// `obv_status` answers from the buffer.
-fn refresh_status(handler: Besluit) -> MaintenanceFuture {
+fn refresh_status(ctx: &Context) -> MaintenanceFuture<'_> {
     Box::pin(async move {
-        let call = status_call(&handler).map_err(|_| "OpenBesluitvorming has no client".to_owned())?;
-        handler
-            .fetch_for(Who::System, None, "obv_status", call)
+        let pc = status_call(ctx).map_err(|_| "OpenBesluitvorming has no client".to_owned())?;
+        ctx.fetch(Who::System, &Call::system("obv_status", PLATFORM), pc)
             .await
             .map(|_| ())
             .map_err(|e| e.to_string())

@@ -2,12 +2,9 @@
 //! a resource template, the council-decision prompt, and the completion of organisation
 //! keys from the sources list (fetched with `obv_sources`'s own call).
 
-use std::sync::Arc;
-
 use super::{PLATFORM, sources_call};
-use crate::mcp::Besluit;
-use crate::mcp::call::{CallScope, Who};
-use crate::mcp::offers::{
+use crate::call::{Call, Context, Who};
+use crate::connectors::offers::{
     Choice, ChoicesFuture, Offers, PromptArg, PromptArgs, PromptOffer, ResourceOffer, Shape, TemplateOffer, Values,
 };
 use crate::platforms::obv::ObvClient;
@@ -64,14 +61,15 @@ pub const OFFERS: Offers = Offers {
 };
 
 /// OpenBesluitvorming's organisation keys, with their names.
-pub const ORGANIZATIONS: Values = Values::Fetched(organizations);
+pub const ORGANIZATIONS: Values = Values::Fetched {
+    tool: "obv_sources",
+    fetch: organizations,
+};
 
-fn organizations(besluit: Besluit, scope: Arc<CallScope>) -> ChoicesFuture {
+fn organizations<'a>(ctx: &'a Context, call: &'a Call) -> ChoicesFuture<'a> {
     Box::pin(async move {
-        let client = besluit.shared().clients.get::<ObvClient>(PLATFORM)?;
-        let (answer, _) = besluit
-            .fetch_for(Who::Caller, Some(&scope), "obv_sources", sources_call(client))
-            .await?;
+        let client = ctx.clients.get::<ObvClient>(PLATFORM)?;
+        let (answer, _) = ctx.fetch(Who::Caller, call, sources_call(client)).await?;
         Ok(answer
             .sources
             .iter()

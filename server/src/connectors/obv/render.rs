@@ -9,9 +9,9 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::call::Structure;
+use crate::call::{Rendered, provenance};
 use crate::connectors::pages::{TextPage, Window, text_page};
-use crate::mcp::call::Structure;
-use crate::mcp::{Rendered, provenance};
 use crate::platforms::obv::{Entity, SearchPage, Source, Status};
 
 /// One hit of `obv_search`.

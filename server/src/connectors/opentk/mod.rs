@@ -19,16 +19,13 @@ use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Served;
 use besluitbron_core::path::{Feedback, Keep};
 use besluitbron_core::{PlatformId, Units};
-use rmcp::handler::server::tool::Extension;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
-use rmcp::{ErrorData, schemars, tool, tool_router};
+use rmcp::schemars;
 use serde::Deserialize;
 
-use super::{Client, ConnectorSpec, Sample, http_config};
+use super::tool::ToolSpec;
+use super::{ConnectorSpec, Sample, http_config};
+use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::mcp::call::{CallScope, Who};
-use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
 use crate::platforms::opentk::{
     self, ActivityReply, DocumentId, Fetch, MAX_QUERY_CHARS, OpenTkClient, OpenTkSearch, SearchKind, field,
@@ -63,7 +60,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         ..PlatformDefaults::new(PLATFORM, "https://berthub.eu/tkconv")
     },
     instructions: INSTRUCTIONS,
-    tools: Besluit::opentk_router,
+    tools: TOOLS,
     open,
     maintenance: None,
     samples: &[
@@ -74,6 +71,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ],
     offers: &offers::OFFERS,
     page: &page::PAGE,
+    status: Some(&page::STATUS),
 };
 
 const INSTRUCTIONS: &str = "OpenTK (opentk_* tools): full-text search over Tweede Kamer documents and reports \
@@ -321,312 +319,266 @@ fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D
     super::pages::choice("kind", d)
 }
 
-#[tool_router(router = opentk_router, vis = "pub(crate)")]
-impl Besluit {
-    /// Full-text search over Tweede Kamer documents (OpenTK).
-    #[tool(
-        name = "opentk_search",
-        description = "Full-text search over Tweede Kamer documents and reports through OpenTK (the only full-text \
-                       search; tk_search matches titles only). Query syntax: separate words must all appear; \
-                       \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; prefix with * (stikst*); quote \
-                       hyphenated words (\"F-35\"). `kind`: alles (default), moties, vragenantwoorden, activiteiten. \
-                       `recent`: only the last two months. Newest first; OpenTK returns at most 280 hits and cuts \
-                       searches short when busy — the answer says when it may be incomplete; make queries specific. \
-                       Shows `limit` hits (default 20, max 100) from `offset` (the answer gives `next_offset`; the \
-                       hits are kept, so paging asks OpenTK nothing). Repeats within ten minutes come from \
-                       BesluitBron's buffer.",
-        output_schema = crate::mcp::schema::output::<render::SearchShown>(),
-        annotations(
-            title = "Full-text search of Tweede Kamer documents",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn opentk_search(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let (search, offset, limit) = match search_of(&args) {
-            Ok(s) => s,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
-            .param("query", search.query.clone())
-            .param("kind", search.kind.as_str())
-            .param("recent", search.recent.to_string());
-        let base = client.base_url().to_owned();
-        let search = Arc::new(search);
-        let call = PlatformCall::new(key, COST, move || {
-            let (client, search, base) = (Arc::clone(&client), Arc::clone(&search), base.clone());
-            async move {
-                let reply = client.search(&search).await?;
-                let answer = search_answer(&search, reply, &base);
-                let keep = keep_for(&answer);
-                Ok((
-                    answer,
-                    Feedback {
-                        keep,
-                        ..Feedback::default()
-                    },
-                ))
-            }
-        });
-        Ok(self
-            .answer(&call_scope, "opentk_search", call, |a, served| {
-                render::search(a, served, offset, limit)
-            })
-            .await)
-    }
+/// The tools.
+const TOOLS: &[ToolSpec] = &[
+    crate::tool! {
+        name: "opentk_search",
+        title: "Full-text search of Tweede Kamer documents",
+        description: "Full-text search over Tweede Kamer documents and reports through OpenTK (the only full-text \
+                      search; tk_search matches titles only). Query syntax: separate words must all appear; \
+                      \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; prefix with * (stikst*); quote \
+                      hyphenated words (\"F-35\"). `kind`: alles (default), moties, vragenantwoorden, activiteiten. \
+                      `recent`: only the last two months. Newest first; OpenTK returns at most 280 hits and cuts \
+                      searches short when busy — the answer says when it may be incomplete; make queries specific. \
+                      Shows `limit` hits (default 20, max 100) from `offset` (the answer gives `next_offset`; the \
+                      hits are kept, so paging asks OpenTK nothing). Repeats within ten minutes come from \
+                      BesluitBron's buffer.",
+        arguments: SearchArgs,
+        output: render::SearchShown,
+        run: opentk_search,
+    },
+    crate::tool! {
+        name: "opentk_document",
+        title: "Tweede Kamer document text (OpenTK)",
+        description: "One Tweede Kamer document by number (2026D12345, from opentk_search) or kamerstuk id \
+                      (kst-36200-12): its title, the text of OpenTK's HTML rendition in pages of `length` \
+                      characters (default 8000, up to 100000) from `offset`, and links to its page and its original \
+                      file (PDF or Word). The text is the answer's text content only; its structured content gives \
+                      the metadata and where the page is (`next_offset` reads on). Full text is the expensive part: \
+                      use opentk_search's snippets when they suffice. `source` file reads the original file's text \
+                      instead (BesluitBron's document-text extractor; one more request the first time), for a \
+                      document whose rendition is empty or poor. Kept in BesluitBron's buffer for weeks, so \
+                      paging is fast.",
+        arguments: DocumentArgs,
+        output: render::DocumentShown,
+        run: opentk_document,
+    },
+    crate::tool! {
+        name: "opentk_activity",
+        title: "Tweede Kamer activity (OpenTK)",
+        description: "One Tweede Kamer activity (committee meeting, debate) by its number (2026A01234): kind, \
+                      subject, time and room, committees, the agenda with its documents, the activity's \
+                      documents, commitments made by ministers (toezeggingen) and the video link. Kept for an \
+                      hour (agendas change until the meeting).",
+        arguments: ActivityArgs,
+        output: ActivityAnswer,
+        run: opentk_activity,
+    },
+    crate::tool! {
+        name: "opentk_status",
+        title: "OpenTK freshness",
+        description: "When OpenTK's harvesters last updated its copy of the Tweede Kamer's data (/lastupdates), so \
+                      you can judge how fresh opentk_search results are. Cheap; kept ten minutes.",
+        arguments: NoArgs,
+        output: StatusAnswer,
+        run: opentk_status,
+    },
+];
 
-    /// One document's text (OpenTK).
-    #[tool(
-        name = "opentk_document",
-        description = "One Tweede Kamer document by number (2026D12345, from opentk_search) or kamerstuk id \
-                       (kst-36200-12): its title, the text of OpenTK's HTML rendition in pages of `length` \
-                       characters (default 8000, up to 100000) from `offset`, and links to its page and its original \
-                       file (PDF or Word). The text is the answer's text content only; its structured content gives \
-                       the metadata and where the page is (`next_offset` reads on). Full text is the expensive part: \
-                       use opentk_search's snippets when they suffice. `source` file reads the original file's text \
-                       instead (BesluitBron's document-text extractor; one more request the first time), for a \
-                       document whose rendition is empty or poor. Kept in BesluitBron's buffer for weeks, so \
-                       paging is fast.",
-        output_schema = crate::mcp::schema::output::<render::DocumentShown>(),
-        annotations(
-            title = "Tweede Kamer document text (OpenTK)",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn opentk_document(
-        &self,
-        Parameters(args): Parameters<DocumentArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let Some(id) = DocumentId::parse(&args.id) else {
-            return Ok(tool_error(format!(
-                "opentk_document: `{}` is not a document number (2026D12345, from opentk_search) or kamerstuk id \
-                 (kst-36200-12); for a Tweede Kamer GUID use tk_document_text",
-                short(&args.id)
-            )));
-        };
-        let length = match super::pages::text_length("opentk_document", args.length) {
-            Ok(length) => length,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let offset = args.offset.unwrap_or(0);
-        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "document").param("id", id.as_str());
-        let id = Arc::new(id);
-        let call = PlatformCall::revalidating(key, COST, move |previous: Option<Arc<DocumentAnswer>>| {
-            let (client, id) = (Arc::clone(&client), Arc::clone(&id));
-            async move {
-                let etag = previous.as_ref().and_then(|p| p.etag.clone());
-                match client.document(&id, etag.as_deref()).await? {
-                    Fetch::NotModified => match previous {
-                        Some(previous) => Ok((
-                            DocumentAnswer::clone(&previous),
-                            Feedback {
-                                revalidated: true,
-                                ..Feedback::default()
-                            },
-                        )),
-                        // Asked without a copy, a 304 is nonsense.
-                        None => Err(PlatformError::Garbage {
-                            platform: PLATFORM,
-                            detail: "HTTP 304 to a request that was not conditional".into(),
-                        }),
-                    },
-                    Fetch::Fresh(doc) => {
-                        let text_chars = doc.text.chars().count();
-                        let truncated = text_chars > render::MAX_TEXT_CHARS;
-                        let text = if truncated {
-                            doc.text.chars().take(render::MAX_TEXT_CHARS).collect()
-                        } else {
-                            doc.text
-                        };
-                        let answer = DocumentAnswer {
-                            number: doc.number,
-                            title: doc.title,
-                            text,
-                            text_chars,
-                            truncated,
-                            etag: doc.etag,
-                            page_url: doc.page_url,
-                            html_url: doc.html_url,
-                            raw_url: doc.raw_url,
-                            raw_note: render::RAW_NOTE.to_owned(),
-                            from_file: false,
-                        };
-                        Ok((answer, Feedback::default()))
-                    }
+/// Full-text search over Tweede Kamer documents (OpenTK).
+async fn opentk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    let (search, offset, limit) = match search_of(&args) {
+        Ok(s) => s,
+        Err(message) => return tool_error(message).into(),
+    };
+    let client = match ctx.clients.get::<OpenTkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
+        .param("query", search.query.clone())
+        .param("kind", search.kind.as_str())
+        .param("recent", search.recent.to_string());
+    let base = client.base_url().to_owned();
+    let search = Arc::new(search);
+    let pc = PlatformCall::new(key, COST, move || {
+        let (client, search, base) = (Arc::clone(&client), Arc::clone(&search), base.clone());
+        async move {
+            let reply = client.search(&search).await?;
+            let answer = search_answer(&search, reply, &base);
+            let keep = keep_for(&answer);
+            Ok((
+                answer,
+                Feedback {
+                    keep,
+                    ..Feedback::default()
+                },
+            ))
+        }
+    });
+    ctx.answer(call, pc, |a, served| render::search(a, served, offset, limit))
+        .await
+}
+
+/// One document's text (OpenTK).
+async fn opentk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
+    let Some(id) = DocumentId::parse(&args.id) else {
+        return tool_error(format!(
+            "opentk_document: `{}` is not a document number (2026D12345, from opentk_search) or kamerstuk id \
+             (kst-36200-12); for a Tweede Kamer GUID use tk_document_text",
+            short(&args.id)
+        ))
+        .into();
+    };
+    let length = match super::pages::text_length("opentk_document", args.length) {
+        Ok(length) => length,
+        Err(message) => return tool_error(message).into(),
+    };
+    let offset = args.offset.unwrap_or(0);
+    let client = match ctx.clients.get::<OpenTkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "document").param("id", id.as_str());
+    let id = Arc::new(id);
+    let pc = PlatformCall::revalidating(key, COST, move |previous: Option<Arc<DocumentAnswer>>| {
+        let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+        async move {
+            let etag = previous.as_ref().and_then(|p| p.etag.clone());
+            match client.document(&id, etag.as_deref()).await? {
+                Fetch::NotModified => match previous {
+                    Some(previous) => Ok((
+                        DocumentAnswer::clone(&previous),
+                        Feedback {
+                            revalidated: true,
+                            ..Feedback::default()
+                        },
+                    )),
+                    // Asked without a copy, a 304 is nonsense.
+                    None => Err(PlatformError::Garbage {
+                        platform: PLATFORM,
+                        detail: "HTTP 304 to a request that was not conditional".into(),
+                    }),
+                },
+                Fetch::Fresh(doc) => {
+                    let text_chars = doc.text.chars().count();
+                    let truncated = text_chars > render::MAX_TEXT_CHARS;
+                    let text = if truncated {
+                        doc.text.chars().take(render::MAX_TEXT_CHARS).collect()
+                    } else {
+                        doc.text
+                    };
+                    let answer = DocumentAnswer {
+                        number: doc.number,
+                        title: doc.title,
+                        text,
+                        text_chars,
+                        truncated,
+                        etag: doc.etag,
+                        page_url: doc.page_url,
+                        html_url: doc.html_url,
+                        raw_url: doc.raw_url,
+                        raw_note: render::RAW_NOTE.to_owned(),
+                        from_file: false,
+                    };
+                    Ok((answer, Feedback::default()))
                 }
             }
-        });
-        if args.source != Some(TextSourceArg::File) {
-            return Ok(self
-                .answer(&call_scope, "opentk_document", call, |answer, served| {
-                    render::document(answer, served, offset, length)
-                })
-                .await);
         }
-        // The original file: the document first (its number and links, usually from the
-        // buffer), then the file through the process's document-text pool, kept apart.
-        let (doc, doc_served) = match self
-            .fetch_for(Who::Caller, Some(&call_scope), "opentk_document", call)
-            .await
-        {
-            Ok(fetched) => fetched,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "file").param("number", doc.number.as_str());
-        let number: Arc<str> = Arc::from(doc.number.as_str());
-        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let file_call = PlatformCall::new(key, COST, move || {
-            let (client, number) = (Arc::clone(&client), Arc::clone(&number));
-            async move {
-                let bytes = client.raw_file(&number).await?;
-                let pool = crate::text::ExtractPool::shared(0, crate::text::Caps::default());
-                let text = match pool.extract(Arc::from(bytes)).await {
-                    Ok(text) => render::FileText::Text { text: text.text },
-                    Err(crate::text::TextError::NoTextLayer { pages }) => render::FileText::NoTextLayer { pages },
-                    Err(e) => {
-                        return Err(PlatformError::Garbage {
-                            platform: PLATFORM,
-                            detail: format!("the original file of document {number}: {e}"),
-                        });
-                    }
-                };
-                Ok((text, Feedback::default()))
-            }
-        });
-        Ok(self
-            .answer_for(
-                Who::Caller,
-                &call_scope,
-                "opentk_document",
-                file_call,
-                |file, served| {
-                    // From the buffer only when both parts were.
-                    let served = if served == Served::Cached { doc_served } else { served };
-                    Ok(render::document(&doc.with_file_text(file), served, offset, length))
+    });
+    if args.source != Some(TextSourceArg::File) {
+        return ctx
+            .answer(call, pc, |answer, served| {
+                render::document(answer, served, offset, length)
+            })
+            .await;
+    }
+    // The original file: the document first (its number and links, usually from the
+    // buffer), then the file through the process's document-text pool, kept apart.
+    let (doc, doc_served) = match ctx.fetch(Who::Caller, call, pc).await {
+        Ok(fetched) => fetched,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "file").param("number", doc.number.as_str());
+    let number: Arc<str> = Arc::from(doc.number.as_str());
+    let client = match ctx.clients.get::<OpenTkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let file_call = PlatformCall::new(key, COST, move || {
+        let (client, number) = (Arc::clone(&client), Arc::clone(&number));
+        async move {
+            let bytes = client.raw_file(&number).await?;
+            let pool = crate::text::ExtractPool::shared(0, crate::text::Caps::default());
+            let text = match pool.extract(Arc::from(bytes)).await {
+                Ok(text) => render::FileText::Text { text: text.text },
+                Err(crate::text::TextError::NoTextLayer { pages }) => render::FileText::NoTextLayer { pages },
+                Err(e) => {
+                    return Err(PlatformError::Garbage {
+                        platform: PLATFORM,
+                        detail: format!("the original file of document {number}: {e}"),
+                    });
+                }
+            };
+            Ok((text, Feedback::default()))
+        }
+    });
+    ctx.answer_for(Who::Caller, call, file_call, |file, served| {
+        // From the buffer only when both parts were.
+        let served = if served == Served::Cached { doc_served } else { served };
+        Ok(render::document(&doc.with_file_text(file), served, offset, length))
+    })
+    .await
+}
+
+/// A committee meeting or debate (OpenTK).
+async fn opentk_activity(ctx: &Context, call: &Call, args: ActivityArgs) -> Reply {
+    let Some(number) = opentk::parse_number(&args.id) else {
+        return tool_error(format!(
+            "`{}` is not an activity number (such as 2026A01234)",
+            short(&args.id)
+        ))
+        .into();
+    };
+    let client = match ctx.clients.get::<OpenTkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "activity").param("id", number.clone());
+    let number: Arc<str> = Arc::from(number);
+    let pc = PlatformCall::new(key, COST, move || {
+        let (client, number) = (Arc::clone(&client), Arc::clone(&number));
+        async move {
+            let reply = client.activity(&number).await?;
+            let keep = Keep::Briefly {
+                ttl_ms: ACTIVITY_KEEP_MS,
+            };
+            Ok((
+                activity_answer(&number, reply),
+                Feedback {
+                    keep,
+                    ..Feedback::default()
                 },
-            )
-            .await)
-    }
+            ))
+        }
+    });
+    ctx.answer_shown(call, pc, render::activity).await
+}
 
-    /// A committee meeting or debate (OpenTK).
-    #[tool(
-        name = "opentk_activity",
-        description = "One Tweede Kamer activity (committee meeting, debate) by its number (2026A01234): kind, \
-                       subject, time and room, committees, the agenda with its documents, the activity's \
-                       documents, commitments made by ministers (toezeggingen) and the video link. Kept for an \
-                       hour (agendas change until the meeting).",
-        output_schema = crate::mcp::schema::output::<ActivityAnswer>(),
-        annotations(
-            title = "Tweede Kamer activity (OpenTK)",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn opentk_activity(
-        &self,
-        Parameters(args): Parameters<ActivityArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let Some(number) = opentk::parse_number(&args.id) else {
-            return Ok(tool_error(format!(
-                "`{}` is not an activity number (such as 2026A01234)",
-                short(&args.id)
-            )));
-        };
-        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "activity").param("id", number.clone());
-        let number: Arc<str> = Arc::from(number);
-        let call = PlatformCall::new(key, COST, move || {
-            let (client, number) = (Arc::clone(&client), Arc::clone(&number));
-            async move {
-                let reply = client.activity(&number).await?;
-                let keep = Keep::Briefly {
-                    ttl_ms: ACTIVITY_KEEP_MS,
-                };
-                Ok((
-                    activity_answer(&number, reply),
-                    Feedback {
-                        keep,
-                        ..Feedback::default()
-                    },
-                ))
-            }
-        });
-        Ok(self
-            .answer_shown(&call_scope, "opentk_activity", call, render::activity)
-            .await)
-    }
-
-    /// When OpenTK's harvesters last ran.
-    #[tool(
-        name = "opentk_status",
-        description = "When OpenTK's harvesters last updated its copy of the Tweede Kamer's data (/lastupdates), so \
-                       you can judge how fresh opentk_search results are. Cheap; kept ten minutes.",
-        output_schema = crate::mcp::schema::output::<StatusAnswer>(),
-        annotations(
-            title = "OpenTK freshness",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn opentk_status(
-        &self,
-        Parameters(_args): Parameters<NoArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let client = match self.shared().clients.get::<OpenTkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Search, "lastupdates");
-        let call = PlatformCall::new(key, COST, move || {
-            let client = Arc::clone(&client);
-            async move {
-                let harvesters = client
-                    .last_updates()
-                    .await?
-                    .into_iter()
-                    .map(|(name, u)| Harvester {
-                        name,
-                        updated_at_unix: u.absolute.map(|a| a as i64),
-                        seconds_ago: u.relative.map(|r| r as i64),
-                    })
-                    .collect();
-                Ok((StatusAnswer { harvesters }, Feedback::default()))
-            }
-        });
-        Ok(self
-            .answer_shown(&call_scope, "opentk_status", call, render::status)
-            .await)
-    }
+/// When OpenTK's harvesters last ran.
+async fn opentk_status(ctx: &Context, call: &Call, _args: NoArgs) -> Reply {
+    let client = match ctx.clients.get::<OpenTkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Search, "lastupdates");
+    let pc = PlatformCall::new(key, COST, move || {
+        let client = Arc::clone(&client);
+        async move {
+            let harvesters = client
+                .last_updates()
+                .await?
+                .into_iter()
+                .map(|(name, u)| Harvester {
+                    name,
+                    updated_at_unix: u.absolute.map(|a| a as i64),
+                    seconds_ago: u.relative.map(|r| r as i64),
+                })
+                .collect();
+            Ok((StatusAnswer { harvesters }, Feedback::default()))
+        }
+    });
+    ctx.answer_shown(call, pc, render::status).await
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! What `opentk` offers besides its tools: a document by its number as a resource
 //! template.
 
-use crate::mcp::offers::{Offers, Shape, TemplateOffer};
+use crate::connectors::offers::{Offers, Shape, TemplateOffer};
 
 /// The offers of `opentk`.
 pub const OFFERS: Offers = Offers {

@@ -5,10 +5,10 @@
 use serde_json::{Value, json};
 
 use super::render::{self, DocumentAnswer, Hit};
-use crate::connectors::Clients;
-use crate::page::spec::{
-    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, document_page, non_empty, object,
-    offset_token,
+use crate::call::Clients;
+use crate::connectors::page_spec::{
+    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, StatusColumn, StatusRows, StatusSection,
+    SystemTools, TextPage, document_page, non_empty, object, offset_token,
 };
 
 /// Hits per page.
@@ -99,5 +99,39 @@ fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String>
         total: Some(d.text_chars),
         text: page.text,
         source_url: Some(d.page_url),
+    })
+}
+
+/// OpenTK's section of the status page: when each of its harvesters last ran.
+pub const STATUS: StatusSection = StatusSection {
+    id: "opentk_harvesters",
+    anchor: "opentk",
+    title: ("OpenTK — versheid van de verzamelaars", "OpenTK — harvester freshness"),
+    noun: ("verzamelaars", "harvesters"),
+    columns: &[
+        StatusColumn {
+            field: "name",
+            title: ("verzamelaar", "harvester"),
+            filter: None,
+        },
+        StatusColumn {
+            field: "seconds_ago",
+            title: ("seconden geleden", "seconds ago"),
+            filter: None,
+        },
+    ],
+    rows: harvesters,
+};
+
+fn harvesters(tools: &dyn SystemTools) -> StatusRows<'_> {
+    Box::pin(async move {
+        let status: render::StatusAnswer =
+            serde_json::from_value(tools.call("opentk_status", Default::default()).await?)
+                .map_err(|e| format!("the harvester status could not be read ({e})"))?;
+        Ok(status
+            .harvesters
+            .into_iter()
+            .map(|h| json!({"name": h.name, "seconds_ago": h.seconds_ago}))
+            .collect())
     })
 }

@@ -8,9 +8,9 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::call::Structure;
+use crate::call::{Rendered, provenance};
 use crate::connectors::pages::{TextPage, text_page};
-use crate::mcp::call::Structure;
-use crate::mcp::{Rendered, provenance};
 
 /// One search hit as BesluitBron keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -19,17 +19,14 @@ use std::time::Duration;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
 use besluitbron_core::{PlatformId, Units};
-use rmcp::handler::server::tool::Extension;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
-use rmcp::{ErrorData, schemars, tool, tool_router};
+use rmcp::schemars;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Client, ConnectorSpec, Sample, http_config};
+use super::tool::ToolSpec;
+use super::{ConnectorSpec, Sample, http_config};
+use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::mcp::call::{CallScope, Who};
-use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::{self, PlatformError};
 use crate::platforms::ori::{self, ALL_SOURCES, OriClient, OriSearch};
 use render::{DocumentAnswer, DocumentOutput, Hit, SearchAnswer, SourcesAnswer, SourcesOutput};
@@ -61,7 +58,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         ..PlatformDefaults::new(PLATFORM, "https://api.openraadsinformatie.nl/v1/elastic")
     },
     instructions: INSTRUCTIONS,
-    tools: Besluit::ori_router,
+    tools: TOOLS,
     open,
     maintenance: None,
     samples: &[
@@ -70,10 +67,11 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("ori_sources", "{}"),
     ],
     offers: &offers::OFFERS,
-    page: &crate::page::spec::PageSpec::Without {
+    page: &crate::connectors::page_spec::PageSpec::Without {
         nl: "Open Raadsinformatie is uitgezet (1 november 2026); de raadsinformatie staat nu bij OpenBesluitvorming.",
         en: "Open Raadsinformatie was switched off (1 November 2026); council information is now at OpenBesluitvorming.",
     },
+    status: None,
 };
 
 const INSTRUCTIONS: &str = "Open Raadsinformatie (ori_* tools): the classic ORI search over council documents. \
@@ -243,192 +241,166 @@ fn search_answer(search: &OriSearch, reply: ori::SearchReply) -> SearchAnswer {
     }
 }
 
-#[tool_router(router = ori_router, vis = "pub(crate)")]
-impl Besluit {
-    /// Search Open Raadsinformatie (retired; a mirror only).
-    #[tool(
-        name = "ori_search",
-        output_schema = crate::mcp::schema::output::<SearchAnswer>(),
-        description = "Search the classic Open Raadsinformatie (council, provincial and water-board documents and \
-                       meetings) by words over text, title, description and name, optionally in one source and a \
-                       date range (last_discussed_at), with highlights; paged by `offset`/`limit` (up to 50). ORI was \
-                       retired on 1 November 2026: unless BesluitBron's operator runs it against a mirror, this tool \
-                       says so — use obv_search (OpenBesluitvorming, the same councils) instead.",
-        annotations(
-            title = "Search Open Raadsinformatie (retired)",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn ori_search(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let search = match search_of(&args) {
-            Ok(s) => s,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let client = match self.shared().clients.get::<OriClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        if let Some(retired) = client.held_retired() {
-            return Ok(tool_error(retired));
-        }
-        let mut key = CacheKey::new(PLATFORM, DataClass::Search, "search")
-            .param("query", search.query.clone())
-            .param("indices", search.indices.clone())
-            .param("size", search.size.to_string())
-            .param("from", search.from.to_string());
-        for (name, v) in [("date_from", &search.date_from), ("date_to", &search.date_to)] {
-            if let Some(v) = v {
-                key = key.param(name, v.clone());
-            }
-        }
-        let named = args.source.is_some();
-        let search = Arc::new(search);
-        let call = PlatformCall::new(key, COST, move || {
-            let (client, search) = (Arc::clone(&client), Arc::clone(&search));
-            async move {
-                let reply = client.judge(client.search(&search).await)?;
-                if named && reply.shards.total == 0 {
-                    return Err(PlatformError::NotFound {
-                        platform: PLATFORM,
-                        what: format!("source `{}` (see ori_sources)", search.indices),
-                    });
-                }
-                Ok((search_answer(&search, reply), Feedback::default()))
-            }
-        });
-        Ok(self.answer(&call_scope, "ori_search", call, render::search).await)
-    }
+/// The tools.
+const TOOLS: &[ToolSpec] = &[
+    crate::tool! {
+        name: "ori_search",
+        title: "Search Open Raadsinformatie (retired)",
+        description: "Search the classic Open Raadsinformatie (council, provincial and water-board documents and \
+                      meetings) by words over text, title, description and name, optionally in one source and a \
+                      date range (last_discussed_at), with highlights; paged by `offset`/`limit` (up to 50). ORI was \
+                      retired on 1 November 2026: unless BesluitBron's operator runs it against a mirror, this tool \
+                      says so — use obv_search (OpenBesluitvorming, the same councils) instead.",
+        arguments: SearchArgs,
+        output: SearchAnswer,
+        run: ori_search,
+    },
+    crate::tool! {
+        name: "ori_document",
+        title: "Open Raadsinformatie document (retired)",
+        description: "One Open Raadsinformatie document or meeting by its id from ori_search (`index/id`): its \
+                      record and its text in pages of `length` characters from `offset` (10000 by default, up to 100000; \
+                      the answer says how many remain and the next `offset`; the page is in the text content \
+                      only, the structured content says where it is). ORI was retired on 1 November 2026: unless BesluitBron's operator runs it \
+                      against a mirror, this tool says so — use obv_document instead. Kept for weeks.",
+        arguments: DocumentArgs,
+        output: DocumentOutput,
+        run: ori_document,
+    },
+    crate::tool! {
+        name: "ori_sources",
+        title: "Open Raadsinformatie sources (retired)",
+        description: "The sources (municipalities ori_, provinces osi_, water boards owi_) of Open Raadsinformatie \
+                      with their live index, document count and when it was last rebuilt (a freshness hint), \
+                      and older copies still present; 50 per answer by default (`limit` up to 500, `offset` pages \
+                      on, `filter` narrows by name). ORI was retired on 1 November 2026: unless BesluitBron's \
+                      operator runs it against a mirror, this tool says so — use obv_sources instead.",
+        arguments: SourcesArgs,
+        output: SourcesOutput,
+        run: ori_sources,
+    },
+];
 
-    /// One Open Raadsinformatie document (retired; a mirror only).
-    #[tool(
-        name = "ori_document",
-        output_schema = crate::mcp::schema::output::<DocumentOutput>(),
-        description = "One Open Raadsinformatie document or meeting by its id from ori_search (`index/id`): its \
-                       record and its text in pages of `length` characters from `offset` (10000 by default, up to 100000; \
-                       the answer says how many remain and the next `offset`; the page is in the text content \
-                       only, the structured content says where it is). ORI was retired on 1 November 2026: unless BesluitBron's operator runs it \
-                       against a mirror, this tool says so — use obv_document instead. Kept for weeks.",
-        annotations(
-            title = "Open Raadsinformatie document (retired)",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn ori_document(
-        &self,
-        Parameters(args): Parameters<DocumentArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let length = args.length.unwrap_or(DEFAULT_LENGTH);
-        if length == 0 || length > MAX_LENGTH {
-            return Ok(tool_error(format!(
-                "`length` must be between 1 and {MAX_LENGTH} characters"
-            )));
-        }
-        let offset = args.offset.unwrap_or(0);
-        let Some((index, id)) = ori::parse_doc_ref(&args.id) else {
-            return Ok(tool_error(format!(
-                "`{}` is not an ORI document id (`index/id` from ori_search)",
-                short(&args.id)
-            )));
-        };
-        let client = match self.shared().clients.get::<OriClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        if let Some(retired) = client.held_retired() {
-            return Ok(tool_error(retired));
-        }
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "document")
-            .param("index", index.clone().unwrap_or_default())
-            .param("id", id.clone());
-        let asked = Arc::new((index, id));
-        let call = PlatformCall::new(key, COST, move || {
-            let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
-            async move {
-                let doc = client.judge(client.document(asked.0.as_deref(), &asked.1).await)?;
-                let text = ori::document_text(&doc.source);
-                let mut record = doc.source.clone();
-                for big in ["text", "md_text", "text_pages"] {
-                    record.remove(big);
-                }
-                let answer = DocumentAnswer {
-                    id: format!("{}/{}", doc.index, doc.id),
-                    kind: text_field(&doc.source, &["@type"]),
-                    name: text_field(&doc.source, &["name", "title"]),
-                    date: text_field(&doc.source, &["last_discussed_at", "start_date"]),
-                    original_url: text_field(&doc.source, &["original_url", "url"]),
-                    text,
-                    record: Value::Object(record),
-                };
-                Ok((answer, Feedback::default()))
-            }
-        });
-        Ok(self
-            .answer_for(Who::Caller, &call_scope, "ori_document", call, |answer, served| {
-                Ok(render::document(answer, served, offset, length))
-            })
-            .await)
+/// Search Open Raadsinformatie (retired; a mirror only).
+async fn ori_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    let search = match search_of(&args) {
+        Ok(s) => s,
+        Err(message) => return tool_error(message).into(),
+    };
+    let client = match ctx.clients.get::<OriClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    if let Some(retired) = client.held_retired() {
+        return tool_error(retired).into();
     }
+    let mut key = CacheKey::new(PLATFORM, DataClass::Search, "search")
+        .param("query", search.query.clone())
+        .param("indices", search.indices.clone())
+        .param("size", search.size.to_string())
+        .param("from", search.from.to_string());
+    for (name, v) in [("date_from", &search.date_from), ("date_to", &search.date_to)] {
+        if let Some(v) = v {
+            key = key.param(name, v.clone());
+        }
+    }
+    let named = args.source.is_some();
+    let search = Arc::new(search);
+    let pc = PlatformCall::new(key, COST, move || {
+        let (client, search) = (Arc::clone(&client), Arc::clone(&search));
+        async move {
+            let reply = client.judge(client.search(&search).await)?;
+            if named && reply.shards.total == 0 {
+                return Err(PlatformError::NotFound {
+                    platform: PLATFORM,
+                    what: format!("source `{}` (see ori_sources)", search.indices),
+                });
+            }
+            Ok((search_answer(&search, reply), Feedback::default()))
+        }
+    });
+    ctx.answer(call, pc, render::search).await
+}
 
-    /// Open Raadsinformatie's sources (retired; a mirror only).
-    #[tool(
-        name = "ori_sources",
-        output_schema = crate::mcp::schema::output::<SourcesOutput>(),
-        description = "The sources (municipalities ori_, provinces osi_, water boards owi_) of Open Raadsinformatie \
-                       with their live index, document count and when it was last rebuilt (a freshness hint), \
-                       and older copies still present; 50 per answer by default (`limit` up to 500, `offset` pages \
-                       on, `filter` narrows by name). ORI was retired on 1 November 2026: unless BesluitBron's \
-                       operator runs it against a mirror, this tool says so — use obv_sources instead.",
-        annotations(
-            title = "Open Raadsinformatie sources (retired)",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn ori_sources(
-        &self,
-        Parameters(args): Parameters<SourcesArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let limit = args.limit.unwrap_or(DEFAULT_SOURCES);
-        if !(1..=MAX_SOURCES).contains(&limit) {
-            return Ok(tool_error(format!("`limit` must be 1 to {MAX_SOURCES}, not {limit}")));
-        }
-        let offset = args.offset.unwrap_or(0);
-        let filter = args.filter.map(|f| f.trim().to_owned()).filter(|f| !f.is_empty());
-        let client = match self.shared().clients.get::<OriClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        if let Some(retired) = client.held_retired() {
-            return Ok(tool_error(retired));
-        }
-        let key = CacheKey::new(PLATFORM, DataClass::Reference, "sources");
-        let call = PlatformCall::new(key, COST, move || {
-            let client = Arc::clone(&client);
-            async move {
-                let sources = client.judge(client.sources().await)?;
-                Ok((SourcesAnswer { sources }, Feedback::default()))
-            }
-        });
-        Ok(self
-            .answer_for(Who::Caller, &call_scope, "ori_sources", call, |answer, served| {
-                Ok(render::sources(answer, served, filter.as_deref(), offset, limit))
-            })
-            .await)
+/// One Open Raadsinformatie document (retired; a mirror only).
+async fn ori_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
+    let length = args.length.unwrap_or(DEFAULT_LENGTH);
+    if length == 0 || length > MAX_LENGTH {
+        return tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into();
     }
+    let offset = args.offset.unwrap_or(0);
+    let Some((index, id)) = ori::parse_doc_ref(&args.id) else {
+        return tool_error(format!(
+            "`{}` is not an ORI document id (`index/id` from ori_search)",
+            short(&args.id)
+        ))
+        .into();
+    };
+    let client = match ctx.clients.get::<OriClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    if let Some(retired) = client.held_retired() {
+        return tool_error(retired).into();
+    }
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "document")
+        .param("index", index.clone().unwrap_or_default())
+        .param("id", id.clone());
+    let asked = Arc::new((index, id));
+    let pc = PlatformCall::new(key, COST, move || {
+        let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
+        async move {
+            let doc = client.judge(client.document(asked.0.as_deref(), &asked.1).await)?;
+            let text = ori::document_text(&doc.source);
+            let mut record = doc.source.clone();
+            for big in ["text", "md_text", "text_pages"] {
+                record.remove(big);
+            }
+            let answer = DocumentAnswer {
+                id: format!("{}/{}", doc.index, doc.id),
+                kind: text_field(&doc.source, &["@type"]),
+                name: text_field(&doc.source, &["name", "title"]),
+                date: text_field(&doc.source, &["last_discussed_at", "start_date"]),
+                original_url: text_field(&doc.source, &["original_url", "url"]),
+                text,
+                record: Value::Object(record),
+            };
+            Ok((answer, Feedback::default()))
+        }
+    });
+    ctx.answer_for(Who::Caller, call, pc, |answer, served| {
+        Ok(render::document(answer, served, offset, length))
+    })
+    .await
+}
+
+/// Open Raadsinformatie's sources (retired; a mirror only).
+async fn ori_sources(ctx: &Context, call: &Call, args: SourcesArgs) -> Reply {
+    let limit = args.limit.unwrap_or(DEFAULT_SOURCES);
+    if !(1..=MAX_SOURCES).contains(&limit) {
+        return tool_error(format!("`limit` must be 1 to {MAX_SOURCES}, not {limit}")).into();
+    }
+    let offset = args.offset.unwrap_or(0);
+    let filter = args.filter.map(|f| f.trim().to_owned()).filter(|f| !f.is_empty());
+    let client = match ctx.clients.get::<OriClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    if let Some(retired) = client.held_retired() {
+        return tool_error(retired).into();
+    }
+    let key = CacheKey::new(PLATFORM, DataClass::Reference, "sources");
+    let pc = PlatformCall::new(key, COST, move || {
+        let client = Arc::clone(&client);
+        async move {
+            let sources = client.judge(client.sources().await)?;
+            Ok((SourcesAnswer { sources }, Feedback::default()))
+        }
+    });
+    ctx.answer_for(Who::Caller, call, pc, |answer, served| {
+        Ok(render::sources(answer, served, filter.as_deref(), offset, limit))
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! What `ori` offers besides its tools: its sources as a resource (ORI is retired; the
 //! read says so, as `ori_sources` does, unless a mirror is configured).
 
-use crate::mcp::offers::{Offers, ResourceOffer, Shape};
+use crate::connectors::offers::{Offers, ResourceOffer, Shape};
 
 /// The offers of `ori`.
 pub const OFFERS: Offers = Offers {

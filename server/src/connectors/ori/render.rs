@@ -8,8 +8,8 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::mcp::call::Structure;
-use crate::mcp::{Rendered, provenance};
+use crate::call::Structure;
+use crate::call::{Rendered, provenance};
 use crate::platforms::ori::SourceIndex;
 
 /// One hit as BesluitBron keeps it.

@@ -23,16 +23,14 @@ use std::sync::Arc;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
 use besluitbron_core::{PlatformId, Units};
-use rmcp::handler::server::tool::Extension;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::{ErrorData, schemars, tool, tool_router};
+use rmcp::schemars;
 use serde::Deserialize;
 
-use super::{Client, ConnectorSpec, Sample, http_config};
+use super::tool::ToolSpec;
+use super::{ConnectorSpec, Sample, http_config};
+use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Structure, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::mcp::call::{CallScope, Structure, Who};
-use crate::mcp::{Besluit, PlatformCall, Rendered, tool_error};
 use crate::platforms::http::PlatformError;
 use crate::platforms::rechtspraak::{Day, Ecli, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
 use render::{
@@ -73,7 +71,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://data.rechtspraak.nl"),
     instructions: INSTRUCTIONS,
-    tools: Besluit::rechtspraak_router,
+    tools: TOOLS,
     open,
     maintenance: None,
     // The value lists come first: a search that names an area reads its list from the
@@ -90,10 +88,11 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("rechtspraak_ruling", r#"{"ecli": "ECLI:NL:PHR:2026:400"}"#),
     ],
     offers: &offers::OFFERS,
-    page: &crate::page::spec::PageSpec::Without {
+    page: &crate::connectors::page_spec::PageSpec::Without {
         nl: "De Rechtspraak heeft geen zoekfunctie op woorden; zoek uitspraken per instantie en datum met de MCP-tool rechtspraak_search.",
         en: "Rechtspraak has no keyword search; find rulings by court and date with the MCP tool rechtspraak_search.",
     },
+    status: None,
 };
 
 const INSTRUCTIONS: &str = "Rechtspraak (rechtspraak_* tools): Dutch court rulings (uitspraken) and advocate \
@@ -512,354 +511,285 @@ fn own_result(rendered: Rendered) -> CallToolResult {
     result
 }
 
-#[tool_router(router = rechtspraak_router, vis = "pub(crate)")]
-impl Besluit {
-    /// Search Dutch court rulings.
-    #[tool(
-        name = "rechtspraak_search",
-        output_schema = crate::mcp::schema::output::<SearchOutput>(),
-        description = "Find Dutch court rulings at the judiciary's open-data service by court, area of law, \
-                       procedure, type (Uitspraak or Conclusie) and decision or modification dates. This service \
-                       has NO keyword search: pick filters, read the summaries (inhoudsindicatie) it returns, then \
-                       read a ruling with rechtspraak_ruling; words in `query` are refused, never sent. Courts, \
-                       areas and procedures are given by name or abbreviation (\"Hoge Raad\", \"HR\", \"Rechtbank \
-                       Amsterdam\", \"strafrecht\", \"omgevingsrecht\"); an unknown name gives the closest ones. \
-                       Sub-area filters are unreliable at the platform (courts often tag only the top level): a \
-                       sub-area is searched by its top-level area and checked on each result's metadata, as is a \
-                       procedure, one extra call per result (at most 25 per page). Newest first by default; 10 \
-                       results per page (at most 100), `offset` pages on. Repeats within ten minutes come from \
-                       BesluitBron's buffer.",
-        annotations(
-            title = "Search Dutch court rulings",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn rechtspraak_search(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let mut asked = match args.asked() {
-            Ok(asked) => asked,
-            Err(message) => return Ok(tool_error(message)),
+/// The tools.
+const TOOLS: &[ToolSpec] = &[
+    crate::tool! {
+        name: "rechtspraak_search",
+        title: "Search Dutch court rulings",
+        description: "Find Dutch court rulings at the judiciary's open-data service by court, area of law, \
+                      procedure, type (Uitspraak or Conclusie) and decision or modification dates. This service \
+                      has NO keyword search: pick filters, read the summaries (inhoudsindicatie) it returns, then \
+                      read a ruling with rechtspraak_ruling; words in `query` are refused, never sent. Courts, \
+                      areas and procedures are given by name or abbreviation (\"Hoge Raad\", \"HR\", \"Rechtbank \
+                      Amsterdam\", \"strafrecht\", \"omgevingsrecht\"); an unknown name gives the closest ones. \
+                      Sub-area filters are unreliable at the platform (courts often tag only the top level): a \
+                      sub-area is searched by its top-level area and checked on each result's metadata, as is a \
+                      procedure, one extra call per result (at most 25 per page). Newest first by default; 10 \
+                      results per page (at most 100), `offset` pages on. Repeats within ten minutes come from \
+                      BesluitBron's buffer.",
+        arguments: SearchArgs,
+        output: SearchOutput,
+        run: rechtspraak_search,
+    },
+    crate::tool! {
+        name: "rechtspraak_ruling",
+        title: "Read a Dutch court ruling",
+        description: "Read one Dutch court ruling by its ECLI (from rechtspraak_search): the court, dates, case \
+                      numbers, type, procedure, areas of law, formal relations to other ECLIs (conclusie, \
+                      cassatie, appeal), where it is published (vindplaatsen), the LJN it replaces, the \
+                      inhoudsindicatie, and the full text in pages of `length` characters from `offset`, with \
+                      headings, numbered paragraphs, tables and footnotes kept readable (images are mentioned, \
+                      not shown). 10000 characters by default (`length` up to 100000); the answer says how many \
+                      remain and the `offset` for the next page (`next_offset`). The page of text is in the text \
+                      content only, never twice: the structured content holds the metadata and where the page \
+                      is (`text_offset`, `text_length`, `total_length`). Full text is the slow, expensive call: \
+                      use the search summaries when they suffice. Once read, a ruling is kept in BesluitBron's buffer for weeks, so paging is fast. \
+                      Some ECLIs are published with metadata only and say so.",
+        arguments: RulingArgs,
+        output: RulingOutput,
+        run: rechtspraak_ruling,
+    },
+    crate::tool! {
+        name: "rechtspraak_courts",
+        title: "Rechtspraak courts",
+        description: "The courts of the Rechtspraak value list (Instanties: Hoge Raad, Raad van State, \
+                      gerechtshoven, rechtbanken, tuchtcolleges, and many that no longer exist) with their \
+                      abbreviations; pass `filter` (e.g. \"Amsterdam\", \"Gerechtshof\") instead of pulling all \
+                      of them. 40 per answer by default (`limit` up to 200, `offset` pages on). rechtspraak_search \
+                      takes a name or abbreviation from here. A reference list that changes over months: \
+                      answered from BesluitBron's buffer almost always.",
+        arguments: CourtsArgs,
+        output: CourtsOutput,
+        run: rechtspraak_courts,
+    },
+    crate::tool! {
+        name: "rechtspraak_areas",
+        title: "Rechtspraak areas of law",
+        description: "The areas of law of the Rechtspraak value list (Rechtsgebieden: Bestuursrecht, Civiel \
+                      recht, Internationaal publiekrecht, Strafrecht and their sub-areas), with `filter` to \
+                      narrow (e.g. \"straf\"); 40 per answer by default (`limit` up to 200, `offset` pages on). Courts often tag only the top level, so search by a top-level area where you can. \
+                      A reference list: answered from BesluitBron's buffer almost always.",
+        arguments: ListArgs,
+        output: AreasOutput,
+        run: rechtspraak_areas,
+    },
+    crate::tool! {
+        name: "rechtspraak_procedures",
+        title: "Rechtspraak procedures",
+        description: "The kinds of procedure of the Rechtspraak value list (Proceduresoorten: Hoger beroep, \
+                      Cassatie, Kort geding, …), with `filter` to narrow (e.g. \"beroep\"); 40 per answer by \
+                      default (`limit` up to 200, `offset` pages on). rechtspraak_search takes one by name \
+                      and checks it on each result's metadata. A reference list: answered from BesluitBron's \
+                      buffer almost always.",
+        arguments: ListArgs,
+        output: ProceduresOutput,
+        run: rechtspraak_procedures,
+    },
+];
+
+/// Search Dutch court rulings.
+async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    let mut asked = match args.asked() {
+        Ok(asked) => asked,
+        Err(message) => return tool_error(message).into(),
+    };
+    let client = match ctx.clients.get::<RsClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let mut searched = Vec::new();
+    let mut check = Check::default();
+    if let Some(name) = &asked.court {
+        let courts = match ctx.fetch(Who::Caller, call, courts_call(&client)).await {
+            Ok((list, _)) => list,
+            Err(e) => return e.into(),
         };
-        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let tool = "rechtspraak_search";
-        let mut searched = Vec::new();
-        let mut check = Check::default();
-        if let Some(name) = &asked.court {
-            let courts = match self
-                .fetch_for(Who::Caller, Some(&call_scope), tool, courts_call(&client))
-                .await
-            {
-                Ok((list, _)) => list,
-                Err(e) => return Ok(tool_error(e)),
-            };
-            match resolve::court(&courts.courts, name) {
-                Ok(court) => {
-                    asked.search.creators.push(court.identifier.clone());
-                    searched.push(format!("court {}", court.name));
-                }
-                Err(message) => return Ok(tool_error(message)),
+        match resolve::court(&courts.courts, name) {
+            Ok(court) => {
+                asked.search.creators.push(court.identifier.clone());
+                searched.push(format!("court {}", court.name));
             }
+            Err(message) => return tool_error(message).into(),
         }
-        if let Some(name) = &asked.area {
-            let areas = match self
-                .fetch_for(Who::Caller, Some(&call_scope), tool, areas_call(&client))
-                .await
-            {
-                Ok((list, _)) => list,
-                Err(e) => return Ok(tool_error(e)),
-            };
-            match resolve::area(&areas.areas, name) {
-                Ok(choice) => {
-                    asked.search.subjects.push(choice.top.identifier.clone());
-                    match choice.sub {
-                        None => searched.push(format!("area {}", choice.top.name)),
-                        Some(sub) => {
-                            searched.push(format!("area {} (within {})", sub.name, choice.top.name));
-                            check.area = Some((sub.identifier.clone(), sub.name.clone()));
-                        }
+    }
+    if let Some(name) = &asked.area {
+        let areas = match ctx.fetch(Who::Caller, call, areas_call(&client)).await {
+            Ok((list, _)) => list,
+            Err(e) => return e.into(),
+        };
+        match resolve::area(&areas.areas, name) {
+            Ok(choice) => {
+                asked.search.subjects.push(choice.top.identifier.clone());
+                match choice.sub {
+                    None => searched.push(format!("area {}", choice.top.name)),
+                    Some(sub) => {
+                        searched.push(format!("area {} (within {})", sub.name, choice.top.name));
+                        check.area = Some((sub.identifier.clone(), sub.name.clone()));
                     }
                 }
-                Err(message) => return Ok(tool_error(message)),
             }
+            Err(message) => return tool_error(message).into(),
         }
-        if let Some(name) = &asked.procedure {
-            let procedures = match self
-                .fetch_for(Who::Caller, Some(&call_scope), tool, procedures_call(&client))
-                .await
-            {
-                Ok((list, _)) => list,
-                Err(e) => return Ok(tool_error(e)),
-            };
-            match resolve::procedure(&procedures.procedures, name) {
-                Ok(p) => {
-                    searched.push(format!("procedure {}", p.name));
-                    check.procedure = Some((p.identifier.clone(), p.name.clone()));
-                }
-                Err(message) => return Ok(tool_error(message)),
-            }
-        }
-        if check.any() && asked.limit > MAX_CHECKED_LIMIT {
-            asked.search.max = Some(PageSize::clamped(MAX_CHECKED_LIMIT));
-        }
-        if let Some(k) = asked.kind {
-            searched.push(format!("type {}", k.as_str()));
-        }
-        let s = &asked.search;
-        match (&s.date_from, &s.date_to) {
-            (Some(f), Some(t)) if f == t => searched.push(format!("decided {}", f.as_str())),
-            (Some(f), Some(t)) => searched.push(format!("decided {} to {}", f.as_str(), t.as_str())),
-            (Some(f), None) => searched.push(format!("decided from {}", f.as_str())),
-            (None, Some(t)) => searched.push(format!("decided until {}", t.as_str())),
-            (None, None) => {}
-        }
-        if let Some(m) = &s.modified_since {
-            searched.push(format!("modified since {}", m.as_str()));
-        }
-        if s.with_text {
-            searched.push("with a published text".to_owned());
-        }
-        let searched = if searched.is_empty() {
-            "all rulings".to_owned()
-        } else {
-            searched.join(", ")
+    }
+    if let Some(name) = &asked.procedure {
+        let procedures = match ctx.fetch(Who::Caller, call, procedures_call(&client)).await {
+            Ok((list, _)) => list,
+            Err(e) => return e.into(),
         };
-        let (offset, kind) = (s.from, asked.kind.map(RulingType::as_str));
-        let filters = asked.filters;
-        let key = search_key(s);
-        let search = Arc::new(asked.search);
-        let fetch = {
+        match resolve::procedure(&procedures.procedures, name) {
+            Ok(p) => {
+                searched.push(format!("procedure {}", p.name));
+                check.procedure = Some((p.identifier.clone(), p.name.clone()));
+            }
+            Err(message) => return tool_error(message).into(),
+        }
+    }
+    if check.any() && asked.limit > MAX_CHECKED_LIMIT {
+        asked.search.max = Some(PageSize::clamped(MAX_CHECKED_LIMIT));
+    }
+    if let Some(k) = asked.kind {
+        searched.push(format!("type {}", k.as_str()));
+    }
+    let s = &asked.search;
+    match (&s.date_from, &s.date_to) {
+        (Some(f), Some(t)) if f == t => searched.push(format!("decided {}", f.as_str())),
+        (Some(f), Some(t)) => searched.push(format!("decided {} to {}", f.as_str(), t.as_str())),
+        (Some(f), None) => searched.push(format!("decided from {}", f.as_str())),
+        (None, Some(t)) => searched.push(format!("decided until {}", t.as_str())),
+        (None, None) => {}
+    }
+    if let Some(m) = &s.modified_since {
+        searched.push(format!("modified since {}", m.as_str()));
+    }
+    if s.with_text {
+        searched.push("with a published text".to_owned());
+    }
+    let searched = if searched.is_empty() {
+        "all rulings".to_owned()
+    } else {
+        searched.join(", ")
+    };
+    let (offset, kind) = (s.from, asked.kind.map(RulingType::as_str));
+    let filters = asked.filters;
+    let key = search_key(s);
+    let search = Arc::new(asked.search);
+    let fetch = {
+        let (client, search) = (Arc::clone(&client), Arc::clone(&search));
+        move || {
             let (client, search) = (Arc::clone(&client), Arc::clone(&search));
-            move || {
-                let (client, search) = (Arc::clone(&client), Arc::clone(&search));
-                async move { Ok((client.search(&search).await?, Feedback::default())) }
-            }
-        };
-        let call = PlatformCall::new(key, COST, fetch);
-        if !check.any() {
-            return Ok(self
-                .answer_for(Who::Caller, &call_scope, tool, call, |feed, served| {
-                    let hits = feed.entries.iter().map(|e| Hit::from_entry(e, kind)).collect();
-                    Ok(render::search(
-                        &SearchPage::new(feed, searched, offset, hits, None).with_filters(filters),
-                        served,
-                    ))
-                })
-                .await);
+            async move { Ok((client.search(&search).await?, Feedback::default())) }
         }
-        let (feed, served) = match self.fetch_for(Who::Caller, Some(&call_scope), tool, call).await {
-            Ok(fetched) => fetched,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let mut hits = Vec::new();
-        let mut checked = 0;
-        for entry in feed.entries.iter().filter(|e| e.deleted.is_none()) {
-            let Some(ecli) = Ecli::parse(&entry.ecli) else {
-                continue;
-            };
-            checked += 1;
-            let meta = match self
-                .fetch_for(Who::Caller, Some(&call_scope), tool, ruling_call(&client, ecli, true))
-                .await
-            {
-                Ok((meta, _)) => meta,
-                Err(e) => return Ok(tool_error(e)),
-            };
-            if check.passes(&meta) {
-                let mut hit = Hit::from_entry(entry, kind);
-                hit.kind = hit.kind.or_else(|| meta.kind.clone());
-                hits.push(hit);
-            }
-        }
-        let note = check.note(checked, hits.len());
-        let page = SearchPage::new(&feed, searched, offset, hits, Some(note)).with_filters(filters);
-        Ok(own_result(render::search(&page, served)))
-    }
-
-    /// Read one ruling.
-    #[tool(
-        name = "rechtspraak_ruling",
-        output_schema = crate::mcp::schema::output::<RulingOutput>(),
-        description = "Read one Dutch court ruling by its ECLI (from rechtspraak_search): the court, dates, case \
-                       numbers, type, procedure, areas of law, formal relations to other ECLIs (conclusie, \
-                       cassatie, appeal), where it is published (vindplaatsen), the LJN it replaces, the \
-                       inhoudsindicatie, and the full text in pages of `length` characters from `offset`, with \
-                       headings, numbered paragraphs, tables and footnotes kept readable (images are mentioned, \
-                       not shown). 10000 characters by default (`length` up to 100000); the answer says how many \
-                       remain and the `offset` for the next page (`next_offset`). The page of text is in the text \
-                       content only, never twice: the structured content holds the metadata and where the page \
-                       is (`text_offset`, `text_length`, `total_length`). Full text is the slow, expensive call: \
-                       use the search summaries when they suffice. Once read, a ruling is kept in BesluitBron's buffer for weeks, so paging is fast. \
-                       Some ECLIs are published with metadata only and say so.",
-        annotations(
-            title = "Read a Dutch court ruling",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn rechtspraak_ruling(
-        &self,
-        Parameters(args): Parameters<RulingArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let Some(ecli) = Ecli::parse(&args.ecli) else {
-            return Ok(tool_error(format!(
-                "`{}` is not an ECLI (ECLI:NL:court:year:number, e.g. ECLI:NL:HR:2026:1500)",
-                resolve::echo(&args.ecli)
-            )));
-        };
-        let length = args.length.unwrap_or(DEFAULT_LENGTH);
-        if length == 0 || length > MAX_LENGTH {
-            return Ok(tool_error(format!(
-                "`length` must be between 1 and {MAX_LENGTH} characters"
-            )));
-        }
-        let offset = args.offset.unwrap_or(0);
-        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let call = ruling_call(&client, ecli, false);
-        Ok(self
-            .answer_for(Who::Caller, &call_scope, "rechtspraak_ruling", call, |r, served| {
-                Ok(render::ruling(r, served, offset, length))
+    };
+    let pc = PlatformCall::new(key, COST, fetch);
+    if !check.any() {
+        return ctx
+            .answer_for(Who::Caller, call, pc, |feed, served| {
+                let hits = feed.entries.iter().map(|e| Hit::from_entry(e, kind)).collect();
+                Ok(render::search(
+                    &SearchPage::new(feed, searched, offset, hits, None).with_filters(filters),
+                    served,
+                ))
             })
-            .await)
+            .await;
     }
+    let (feed, served) = match ctx.fetch(Who::Caller, call, pc).await {
+        Ok(fetched) => fetched,
+        Err(e) => return e.into(),
+    };
+    let mut hits = Vec::new();
+    let mut checked = 0;
+    for entry in feed.entries.iter().filter(|e| e.deleted.is_none()) {
+        let Some(ecli) = Ecli::parse(&entry.ecli) else {
+            continue;
+        };
+        checked += 1;
+        let meta = match ctx.fetch(Who::Caller, call, ruling_call(&client, ecli, true)).await {
+            Ok((meta, _)) => meta,
+            Err(e) => return e.into(),
+        };
+        if check.passes(&meta) {
+            let mut hit = Hit::from_entry(entry, kind);
+            hit.kind = hit.kind.or_else(|| meta.kind.clone());
+            hits.push(hit);
+        }
+    }
+    let note = check.note(checked, hits.len());
+    let page = SearchPage::new(&feed, searched, offset, hits, Some(note)).with_filters(filters);
+    own_result(render::search(&page, served)).into()
+}
 
-    /// The courts.
-    #[tool(
-        name = "rechtspraak_courts",
-        output_schema = crate::mcp::schema::output::<CourtsOutput>(),
-        description = "The courts of the Rechtspraak value list (Instanties: Hoge Raad, Raad van State, \
-                       gerechtshoven, rechtbanken, tuchtcolleges, and many that no longer exist) with their \
-                       abbreviations; pass `filter` (e.g. \"Amsterdam\", \"Gerechtshof\") instead of pulling all \
-                       of them. 40 per answer by default (`limit` up to 200, `offset` pages on). rechtspraak_search \
-                       takes a name or abbreviation from here. A reference list that changes over months: \
-                       answered from BesluitBron's buffer almost always.",
-        annotations(
-            title = "Rechtspraak courts",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn rechtspraak_courts(
-        &self,
-        Parameters(args): Parameters<CourtsArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let page = match list_page(args.filter.as_deref(), args.limit, args.offset) {
-            Ok(page) => page,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let ended = args.include_ended.unwrap_or(false);
-        Ok(self
-            .answer_for(
-                Who::Caller,
-                &call_scope,
-                "rechtspraak_courts",
-                courts_call(&client),
-                |a, served| Ok(render::courts(a, served, page, ended)),
-            )
-            .await)
+/// Read one ruling.
+async fn rechtspraak_ruling(ctx: &Context, call: &Call, args: RulingArgs) -> Reply {
+    let Some(ecli) = Ecli::parse(&args.ecli) else {
+        return tool_error(format!(
+            "`{}` is not an ECLI (ECLI:NL:court:year:number, e.g. ECLI:NL:HR:2026:1500)",
+            resolve::echo(&args.ecli)
+        ))
+        .into();
+    };
+    let length = args.length.unwrap_or(DEFAULT_LENGTH);
+    if length == 0 || length > MAX_LENGTH {
+        return tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into();
     }
+    let offset = args.offset.unwrap_or(0);
+    let client = match ctx.clients.get::<RsClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let pc = ruling_call(&client, ecli, false);
+    ctx.answer_for(Who::Caller, call, pc, |r, served| {
+        Ok(render::ruling(r, served, offset, length))
+    })
+    .await
+}
 
-    /// The areas of law.
-    #[tool(
-        name = "rechtspraak_areas",
-        output_schema = crate::mcp::schema::output::<AreasOutput>(),
-        description = "The areas of law of the Rechtspraak value list (Rechtsgebieden: Bestuursrecht, Civiel \
-                       recht, Internationaal publiekrecht, Strafrecht and their sub-areas), with `filter` to \
-                       narrow (e.g. \"straf\"); 40 per answer by default (`limit` up to 200, `offset` pages on). Courts often tag only the top level, so search by a top-level area where you can. \
-                       A reference list: answered from BesluitBron's buffer almost always.",
-        annotations(
-            title = "Rechtspraak areas of law",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn rechtspraak_areas(
-        &self,
-        Parameters(args): Parameters<ListArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let page = match list_page(args.filter.as_deref(), args.limit, args.offset) {
-            Ok(page) => page,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        Ok(self
-            .answer_for(
-                Who::Caller,
-                &call_scope,
-                "rechtspraak_areas",
-                areas_call(&client),
-                |a, served| Ok(render::areas(a, served, page)),
-            )
-            .await)
-    }
+/// The courts.
+async fn rechtspraak_courts(ctx: &Context, call: &Call, args: CourtsArgs) -> Reply {
+    let page = match list_page(args.filter.as_deref(), args.limit, args.offset) {
+        Ok(page) => page,
+        Err(message) => return tool_error(message).into(),
+    };
+    let client = match ctx.clients.get::<RsClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let ended = args.include_ended.unwrap_or(false);
+    ctx.answer_for(Who::Caller, call, courts_call(&client), |a, served| {
+        Ok(render::courts(a, served, page, ended))
+    })
+    .await
+}
 
-    /// The kinds of procedure.
-    #[tool(
-        name = "rechtspraak_procedures",
-        output_schema = crate::mcp::schema::output::<ProceduresOutput>(),
-        description = "The kinds of procedure of the Rechtspraak value list (Proceduresoorten: Hoger beroep, \
-                       Cassatie, Kort geding, …), with `filter` to narrow (e.g. \"beroep\"); 40 per answer by \
-                       default (`limit` up to 200, `offset` pages on). rechtspraak_search takes one by name \
-                       and checks it on each result's metadata. A reference list: answered from BesluitBron's \
-                       buffer almost always.",
-        annotations(
-            title = "Rechtspraak procedures",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn rechtspraak_procedures(
-        &self,
-        Parameters(args): Parameters<ListArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let page = match list_page(args.filter.as_deref(), args.limit, args.offset) {
-            Ok(page) => page,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let client = match self.shared().clients.get::<RsClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        Ok(self
-            .answer_for(
-                Who::Caller,
-                &call_scope,
-                "rechtspraak_procedures",
-                procedures_call(&client),
-                |a, served| Ok(render::procedures(a, served, page)),
-            )
-            .await)
-    }
+/// The areas of law.
+async fn rechtspraak_areas(ctx: &Context, call: &Call, args: ListArgs) -> Reply {
+    let page = match list_page(args.filter.as_deref(), args.limit, args.offset) {
+        Ok(page) => page,
+        Err(message) => return tool_error(message).into(),
+    };
+    let client = match ctx.clients.get::<RsClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    ctx.answer_for(Who::Caller, call, areas_call(&client), |a, served| {
+        Ok(render::areas(a, served, page))
+    })
+    .await
+}
+
+/// The kinds of procedure.
+async fn rechtspraak_procedures(ctx: &Context, call: &Call, args: ListArgs) -> Reply {
+    let page = match list_page(args.filter.as_deref(), args.limit, args.offset) {
+        Ok(page) => page,
+        Err(message) => return tool_error(message).into(),
+    };
+    let client = match ctx.clients.get::<RsClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    ctx.answer_for(Who::Caller, call, procedures_call(&client), |a, served| {
+        Ok(render::procedures(a, served, page))
+    })
+    .await
 }
 
 #[cfg(test)]

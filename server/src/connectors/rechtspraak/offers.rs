@@ -3,12 +3,9 @@
 //! and the completion of court and area names from the value lists (fetched with the
 //! tools' own calls).
 
-use std::sync::Arc;
-
 use super::{PLATFORM, areas_call, courts_call};
-use crate::mcp::Besluit;
-use crate::mcp::call::{CallScope, Who};
-use crate::mcp::offers::{
+use crate::call::{Call, Context, Who};
+use crate::connectors::offers::{
     Choice, ChoicesFuture, Offers, PromptArg, PromptArgs, PromptOffer, ResourceOffer, Shape, TemplateOffer, Values,
 };
 use crate::platforms::rechtspraak::RsClient;
@@ -93,17 +90,21 @@ pub const OFFERS: Offers = Offers {
 };
 
 /// The courts' names, with their abbreviations.
-pub const COURTS: Values = Values::Fetched(courts);
+pub const COURTS: Values = Values::Fetched {
+    tool: "rechtspraak_courts",
+    fetch: courts,
+};
 
 /// The areas of law's names.
-pub const AREAS: Values = Values::Fetched(areas);
+pub const AREAS: Values = Values::Fetched {
+    tool: "rechtspraak_areas",
+    fetch: areas,
+};
 
-fn courts(besluit: Besluit, scope: Arc<CallScope>) -> ChoicesFuture {
+fn courts<'a>(ctx: &'a Context, call: &'a Call) -> ChoicesFuture<'a> {
     Box::pin(async move {
-        let client = besluit.shared().clients.get::<RsClient>(PLATFORM)?;
-        let (answer, _) = besluit
-            .fetch_for(Who::Caller, Some(&scope), "rechtspraak_courts", courts_call(&client))
-            .await?;
+        let client = ctx.clients.get::<RsClient>(PLATFORM)?;
+        let (answer, _) = ctx.fetch(Who::Caller, call, courts_call(&client)).await?;
         // Courts that still exist first: the ones an assistant means.
         let (current, ended): (Vec<_>, Vec<_>) = answer.courts.iter().partition(|c| c.end.is_none());
         Ok(current
@@ -117,12 +118,10 @@ fn courts(besluit: Besluit, scope: Arc<CallScope>) -> ChoicesFuture {
     })
 }
 
-fn areas(besluit: Besluit, scope: Arc<CallScope>) -> ChoicesFuture {
+fn areas<'a>(ctx: &'a Context, call: &'a Call) -> ChoicesFuture<'a> {
     Box::pin(async move {
-        let client = besluit.shared().clients.get::<RsClient>(PLATFORM)?;
-        let (answer, _) = besluit
-            .fetch_for(Who::Caller, Some(&scope), "rechtspraak_areas", areas_call(&client))
-            .await?;
+        let client = ctx.clients.get::<RsClient>(PLATFORM)?;
+        let (answer, _) = ctx.fetch(Who::Caller, call, areas_call(&client)).await?;
         Ok(answer
             .areas
             .iter()

@@ -8,8 +8,8 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 
 use super::resolve::passes;
-use crate::mcp::call::Structure;
-use crate::mcp::{Rendered, provenance};
+use crate::call::Structure;
+use crate::call::{Rendered, provenance};
 use crate::platforms::rechtspraak::{Area, Court, Feed, FeedEntry, Labeled, Procedure, Relation, Ruling};
 
 /// Characters of an inhoudsindicatie shown in a search hit.

@@ -17,16 +17,13 @@ use std::sync::Arc;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
 use besluitbron_core::{PlatformId, Units};
-use rmcp::handler::server::tool::Extension;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
-use rmcp::{ErrorData, schemars, tool, tool_router};
+use rmcp::schemars;
 use serde::Deserialize;
 
-use super::{Client, ConnectorSpec, Sample, http_config};
+use super::tool::ToolSpec;
+use super::{ConnectorSpec, Sample, http_config};
+use crate::call::{Call, Client, Context, PlatformCall, Reply, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::mcp::call::CallScope;
-use crate::mcp::{Besluit, PlatformCall, tool_error};
 use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Continuation, MAX_WORDS, TkClient, TkSearch, is_guid};
 use render::{CommitteesAnswer, DocumentAnswer, FactionsAnswer, Links, PageAnswer};
@@ -43,7 +40,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0"),
     instructions: INSTRUCTIONS,
-    tools,
+    tools: TOOLS,
     open,
     maintenance: None,
     samples: &[
@@ -55,11 +52,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ],
     offers: &offers::OFFERS,
     page: &page::PAGE,
+    status: None,
 };
-
-fn tools() -> rmcp::handler::server::router::tool::ToolRouter<Besluit> {
-    Besluit::tk_router() + Besluit::tk_text_router()
-}
 
 const INSTRUCTIONS: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
 moties, vragen) from the Tweede Kamer's open data portal. tk_search finds documents or cases by words in their \
@@ -289,266 +283,230 @@ fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D
     super::pages::choice("kind", d)
 }
 
-#[tool_router(router = tk_router, vis = "pub(crate)")]
-impl Besluit {
-    /// Search Tweede Kamer documents or cases.
-    #[tool(
-        name = "tk_search",
-        description = "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) \
-                       by words in their title or subject (`words`: all must occur, e.g. `stikstof landbouw`), \
-                       optionally by kind (`soort`, exactly as the Kamer writes it: `Motie`, `Brief regering`) and \
-                       date range. Not a full-text search (opentk_search is). Newest first; shows `limit` records \
-                       (default 20, up to 250); the answer says how many match and gives a `continuation` for the \
-                       records that follow. The platform sends 250 records per request, which BesluitBron keeps, \
-                       so paging through them is answered from its buffer; repeats within ten minutes too.",
-        output_schema = crate::mcp::schema::output::<render::SearchShown>(),
-        annotations(
-            title = "Search the Tweede Kamer",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn tk_search(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        // A continuation is read before anything else: only one BesluitBron issued is
-        // accepted, and it names the kind of search it continues.
-        let next = match args.continuation.as_deref().filter(|t| !t.is_empty()) {
-            Some(token) => match Continuation::parse(token) {
-                Ok(next) => Some(next),
-                Err(e) => return Ok(tool_error(e)),
-            },
-            None => None,
-        };
-        let limit = match super::pages::list_limit("tk_search", args.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT) {
-            Ok(limit) => limit,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let kind = match (&next, args.kind) {
-            (Some(next), _) if next.entity_set() == "Zaak" => Kind::Cases,
-            (Some(_), _) | (None, None | Some(KindArg::Documents)) => Kind::Documents,
-            (None, Some(KindArg::Cases)) => Kind::Cases,
-        };
-        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let (key, asked, here) = match next {
-            // Further into the first page: the first page's own key, so it is asked once.
-            Some(next) if next.is_first_page() => {
-                let search = next.search().clone();
-                let here = Here {
-                    kind,
-                    search: search.clone(),
-                    page: None,
-                    from: next.from() as usize,
-                    limit,
-                };
-                (first_page_key(kind, &search), Asked::First(search), here)
-            }
-            Some(next) => {
-                let page = match next.page_token() {
-                    Ok(page) => page,
-                    Err(e) => return Ok(tool_error(e)),
-                };
-                let key = CacheKey::new(PLATFORM, DataClass::Search, format!("search_{}", kind.as_str()))
-                    .param("continuation", page);
-                let here = Here {
-                    kind,
-                    search: next.search().clone(),
-                    page: Some(next.clone()),
-                    from: next.from() as usize,
-                    limit,
-                };
-                (key, Asked::Next(next), here)
-            }
-            None => {
-                let words = match search_words(&args.words) {
-                    Ok(words) => words,
-                    Err(message) => return Ok(tool_error(format!("tk_search: {message}"))),
-                };
-                let mut search = TkSearch::words(words);
-                search.soort = args.soort.clone().filter(|s| !s.is_empty());
-                search.date_from = args.date_from.clone();
-                search.date_to = args.date_to.clone();
-                search.count = true;
-                if let Err(e) = search.filter("Datum") {
-                    return Ok(tool_error(e));
-                }
-                let here = Here {
-                    kind,
-                    search: search.clone(),
-                    page: None,
-                    from: 0,
-                    limit,
-                };
-                (first_page_key(kind, &search), Asked::First(search), here)
-            }
-        };
-        let asked = Arc::new(asked);
-        Ok(match kind {
-            Kind::Documents => {
-                let call = PlatformCall::new(key, COST, move || {
-                    let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
-                    async move {
-                        let page = match &*asked {
-                            Asked::First(search) => client.search_documents(search).await?,
-                            Asked::Next(next) => client.next_documents(next).await?,
-                        };
-                        Ok((PageAnswer::from(page), Feedback::default()))
-                    }
-                });
-                self.answer(&call_scope, "tk_search", call, |a, served| {
-                    render::search(a, served, &here.view(a.items.len(), a.continuation.as_deref()))
-                })
-                .await
-            }
-            Kind::Cases => {
-                let call = PlatformCall::new(key, COST, move || {
-                    let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
-                    async move {
-                        let page = match &*asked {
-                            Asked::First(search) => client.search_cases(search).await?,
-                            Asked::Next(next) => client.next_cases(next).await?,
-                        };
-                        Ok((PageAnswer::from(page), Feedback::default()))
-                    }
-                });
-                self.answer(&call_scope, "tk_search", call, |a, served| {
-                    render::search(a, served, &here.view(a.items.len(), a.continuation.as_deref()))
-                })
-                .await
-            }
-        })
-    }
+/// The tools.
+const TOOLS: &[ToolSpec] = &[
+    crate::tool! {
+        name: "tk_search",
+        title: "Search the Tweede Kamer",
+        description: "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) \
+                      by words in their title or subject (`words`: all must occur, e.g. `stikstof landbouw`), \
+                      optionally by kind (`soort`, exactly as the Kamer writes it: `Motie`, `Brief regering`) and \
+                      date range. Not a full-text search (opentk_search is). Newest first; shows `limit` records \
+                      (default 20, up to 250); the answer says how many match and gives a `continuation` for the \
+                      records that follow. The platform sends 250 records per request, which BesluitBron keeps, \
+                      so paging through them is answered from its buffer; repeats within ten minutes too.",
+        arguments: SearchArgs,
+        output: render::SearchShown,
+        run: tk_search,
+    },
+    crate::tool! {
+        name: "tk_document",
+        title: "Tweede Kamer document",
+        description: "One Tweede Kamer document's metadata (kind, number, title, subject, date, parliamentary \
+                      year) and its links: the record and the file (PDF or Word). Cheap; kept in BesluitBron's \
+                      buffer for weeks. Its text: tk_document_text.",
+        arguments: DocumentArgs,
+        output: DocumentAnswer,
+        run: tk_document,
+    },
+    crate::tool! {
+        name: "tk_factions",
+        title: "Tweede Kamer factions",
+        description: "The current factions (fracties) of the Tweede Kamer with their abbreviations and seats. A \
+                      reference list that changes over months: answered from BesluitBron's buffer almost always.",
+        arguments: NoArgs,
+        output: render::FactionsShown,
+        run: tk_factions,
+    },
+    crate::tool! {
+        name: "tk_committees",
+        title: "Tweede Kamer committees",
+        description: "The committees (commissies) of the Tweede Kamer with their abbreviations, standing and \
+                      temporary ones (about 300), `limit` 50 at a time (up to 300) from `offset`; narrow with \
+                      `name` (part of the name or abbreviation, e.g. `landbouw` or `LVVN`). A reference list that changes over months: answered from BesluitBron's \
+                      buffer almost always.",
+        arguments: CommitteesArgs,
+        output: render::CommitteesShown,
+        run: tk_committees,
+    },
+    text::TOOL,
+];
 
-    /// One Tweede Kamer document's metadata.
-    #[tool(
-        name = "tk_document",
-        description = "One Tweede Kamer document's metadata (kind, number, title, subject, date, parliamentary \
-                       year) and its links: the record and the file (PDF or Word). Cheap; kept in BesluitBron's \
-                       buffer for weeks. Its text: tk_document_text.",
-        output_schema = crate::mcp::schema::output::<DocumentAnswer>(),
-        annotations(
-            title = "Tweede Kamer document",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn tk_document(
-        &self,
-        Parameters(args): Parameters<DocumentArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let id = args.id.trim().to_lowercase();
-        if !is_guid(&id) {
-            return Ok(tool_error(format!(
-                "tk_document: `{}` is not a document Id (a GUID such as 72f7ab9b-dc59-4e67-8a04-798a744c256e, \
-                 from tk_search's `Id`); for a document number such as 2024D39058 use opentk_document",
-                crate::platforms::http::brief(&args.id)
-            )));
+/// Search Tweede Kamer documents or cases.
+async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    // A continuation is read before anything else: only one BesluitBron issued is
+    // accepted, and it names the kind of search it continues.
+    let next = match args.continuation.as_deref().filter(|t| !t.is_empty()) {
+        Some(token) => match Continuation::parse(token) {
+            Ok(next) => Some(next),
+            Err(e) => return tool_error(e).into(),
+        },
+        None => None,
+    };
+    let limit = match super::pages::list_limit("tk_search", args.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT) {
+        Ok(limit) => limit,
+        Err(message) => return tool_error(message).into(),
+    };
+    let kind = match (&next, args.kind) {
+        (Some(next), _) if next.entity_set() == "Zaak" => Kind::Cases,
+        (Some(_), _) | (None, None | Some(KindArg::Documents)) => Kind::Documents,
+        (None, Some(KindArg::Cases)) => Kind::Cases,
+    };
+    let client = match ctx.clients.get::<TkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let (key, asked, here) = match next {
+        // Further into the first page: the first page's own key, so it is asked once.
+        Some(next) if next.is_first_page() => {
+            let search = next.search().clone();
+            let here = Here {
+                kind,
+                search: search.clone(),
+                page: None,
+                from: next.from() as usize,
+                limit,
+            };
+            (first_page_key(kind, &search), Asked::First(search), here)
         }
-        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "document").param("id", id.clone());
-        let id: Arc<str> = Arc::from(id);
-        let call = PlatformCall::new(key, COST, move || {
-            let (client, id) = (Arc::clone(&client), Arc::clone(&id));
-            async move {
-                let doc = client.document(&id).await?;
-                let answer = DocumentAnswer {
-                    document: doc.document,
-                    links: Links {
-                        record_url: doc.links.record_url,
-                        resource_url: doc.links.resource_url,
-                    },
-                };
-                Ok((answer, Feedback::default()))
+        Some(next) => {
+            let page = match next.page_token() {
+                Ok(page) => page,
+                Err(e) => return tool_error(e).into(),
+            };
+            let key = CacheKey::new(PLATFORM, DataClass::Search, format!("search_{}", kind.as_str()))
+                .param("continuation", page);
+            let here = Here {
+                kind,
+                search: next.search().clone(),
+                page: Some(next.clone()),
+                from: next.from() as usize,
+                limit,
+            };
+            (key, Asked::Next(next), here)
+        }
+        None => {
+            let words = match search_words(&args.words) {
+                Ok(words) => words,
+                Err(message) => return tool_error(format!("tk_search: {message}")).into(),
+            };
+            let mut search = TkSearch::words(words);
+            search.soort = args.soort.clone().filter(|s| !s.is_empty());
+            search.date_from = args.date_from.clone();
+            search.date_to = args.date_to.clone();
+            search.count = true;
+            if let Err(e) = search.filter("Datum") {
+                return tool_error(e).into();
             }
-        });
-        Ok(self
-            .answer_shown(&call_scope, "tk_document", call, render::document)
-            .await)
-    }
-
-    /// The factions.
-    #[tool(
-        name = "tk_factions",
-        description = "The current factions (fracties) of the Tweede Kamer with their abbreviations and seats. A \
-                       reference list that changes over months: answered from BesluitBron's buffer almost always.",
-        output_schema = crate::mcp::schema::output::<render::FactionsShown>(),
-        annotations(
-            title = "Tweede Kamer factions",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn tk_factions(
-        &self,
-        Parameters(_args): Parameters<NoArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let call = factions_call(client);
-        Ok(self
-            .answer_shown(&call_scope, "tk_factions", call, render::factions)
-            .await)
-    }
-
-    /// The committees.
-    #[tool(
-        name = "tk_committees",
-        description = "The committees (commissies) of the Tweede Kamer with their abbreviations, standing and \
-                       temporary ones (about 300), `limit` 50 at a time (up to 300) from `offset`; narrow with \
-                       `name` (part of the name or abbreviation, e.g. `landbouw` or `LVVN`). A reference list that changes over months: answered from BesluitBron's \
-                       buffer almost always.",
-        output_schema = crate::mcp::schema::output::<render::CommitteesShown>(),
-        annotations(
-            title = "Tweede Kamer committees",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
-        )
-    )]
-    pub async fn tk_committees(
-        &self,
-        Parameters(args): Parameters<CommitteesArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let limit = match super::pages::list_limit("tk_committees", args.limit, 50, 300) {
-            Ok(limit) => limit,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let filter = render::CommitteesFilter {
-            name: args.name.filter(|n| !n.trim().is_empty()),
-            offset: args.offset.unwrap_or(0),
-            limit,
-        };
-        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let call = committees_call(client);
-        Ok(self
-            .answer(&call_scope, "tk_committees", call, |answer, served| {
-                render::committees(answer, served, &filter)
+            let here = Here {
+                kind,
+                search: search.clone(),
+                page: None,
+                from: 0,
+                limit,
+            };
+            (first_page_key(kind, &search), Asked::First(search), here)
+        }
+    };
+    let asked = Arc::new(asked);
+    match kind {
+        Kind::Documents => {
+            let pc = PlatformCall::new(key, COST, move || {
+                let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
+                async move {
+                    let page = match &*asked {
+                        Asked::First(search) => client.search_documents(search).await?,
+                        Asked::Next(next) => client.next_documents(next).await?,
+                    };
+                    Ok((PageAnswer::from(page), Feedback::default()))
+                }
+            });
+            ctx.answer(call, pc, |a, served| {
+                render::search(a, served, &here.view(a.items.len(), a.continuation.as_deref()))
             })
-            .await)
+            .await
+        }
+        Kind::Cases => {
+            let pc = PlatformCall::new(key, COST, move || {
+                let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
+                async move {
+                    let page = match &*asked {
+                        Asked::First(search) => client.search_cases(search).await?,
+                        Asked::Next(next) => client.next_cases(next).await?,
+                    };
+                    Ok((PageAnswer::from(page), Feedback::default()))
+                }
+            });
+            ctx.answer(call, pc, |a, served| {
+                render::search(a, served, &here.view(a.items.len(), a.continuation.as_deref()))
+            })
+            .await
+        }
     }
+}
+
+/// One Tweede Kamer document's metadata.
+async fn tk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
+    let id = args.id.trim().to_lowercase();
+    if !is_guid(&id) {
+        return tool_error(format!(
+            "tk_document: `{}` is not a document Id (a GUID such as 72f7ab9b-dc59-4e67-8a04-798a744c256e, \
+             from tk_search's `Id`); for a document number such as 2024D39058 use opentk_document",
+            crate::platforms::http::brief(&args.id)
+        ))
+        .into();
+    }
+    let client = match ctx.clients.get::<TkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "document").param("id", id.clone());
+    let id: Arc<str> = Arc::from(id);
+    let pc = PlatformCall::new(key, COST, move || {
+        let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+        async move {
+            let doc = client.document(&id).await?;
+            let answer = DocumentAnswer {
+                document: doc.document,
+                links: Links {
+                    record_url: doc.links.record_url,
+                    resource_url: doc.links.resource_url,
+                },
+            };
+            Ok((answer, Feedback::default()))
+        }
+    });
+    ctx.answer_shown(call, pc, render::document).await
+}
+
+/// The factions.
+async fn tk_factions(ctx: &Context, call: &Call, _args: NoArgs) -> Reply {
+    let client = match ctx.clients.get::<TkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let pc = factions_call(client);
+    ctx.answer_shown(call, pc, render::factions).await
+}
+
+/// The committees.
+async fn tk_committees(ctx: &Context, call: &Call, args: CommitteesArgs) -> Reply {
+    let limit = match super::pages::list_limit("tk_committees", args.limit, 50, 300) {
+        Ok(limit) => limit,
+        Err(message) => return tool_error(message).into(),
+    };
+    let filter = render::CommitteesFilter {
+        name: args.name.filter(|n| !n.trim().is_empty()),
+        offset: args.offset.unwrap_or(0),
+        limit,
+    };
+    let client = match ctx.clients.get::<TkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let pc = committees_call(client);
+    ctx.answer(call, pc, |answer, served| render::committees(answer, served, &filter))
+        .await
 }
 
 #[cfg(test)]

@@ -3,12 +3,9 @@
 //! completion of faction and committee names from those lists (fetched with the tools'
 //! own calls).
 
-use std::sync::Arc;
-
 use super::{PLATFORM, committees_call, factions_call};
-use crate::mcp::Besluit;
-use crate::mcp::call::{CallScope, Who};
-use crate::mcp::offers::{
+use crate::call::{Call, Context, Who};
+use crate::connectors::offers::{
     Choice, ChoicesFuture, Offers, PromptArg, PromptArgs, PromptOffer, ResourceOffer, Shape, TemplateOffer, Values,
 };
 use crate::platforms::tk::TkClient;
@@ -79,17 +76,21 @@ pub const OFFERS: Offers = Offers {
 };
 
 /// The factions' abbreviations, with their names.
-pub const FACTIONS: Values = Values::Fetched(factions);
+pub const FACTIONS: Values = Values::Fetched {
+    tool: "tk_factions",
+    fetch: factions,
+};
 
 /// The committees' names, with their abbreviations.
-pub const COMMITTEES: Values = Values::Fetched(committees);
+pub const COMMITTEES: Values = Values::Fetched {
+    tool: "tk_committees",
+    fetch: committees,
+};
 
-fn factions(besluit: Besluit, scope: Arc<CallScope>) -> ChoicesFuture {
+fn factions<'a>(ctx: &'a Context, call: &'a Call) -> ChoicesFuture<'a> {
     Box::pin(async move {
-        let client = besluit.shared().clients.get::<TkClient>(PLATFORM)?;
-        let (answer, _) = besluit
-            .fetch_for(Who::Caller, Some(&scope), "tk_factions", factions_call(client))
-            .await?;
+        let client = ctx.clients.get::<TkClient>(PLATFORM)?;
+        let (answer, _) = ctx.fetch(Who::Caller, call, factions_call(client)).await?;
         Ok(answer
             .factions
             .iter()
@@ -104,12 +105,10 @@ fn factions(besluit: Besluit, scope: Arc<CallScope>) -> ChoicesFuture {
     })
 }
 
-fn committees(besluit: Besluit, scope: Arc<CallScope>) -> ChoicesFuture {
+fn committees<'a>(ctx: &'a Context, call: &'a Call) -> ChoicesFuture<'a> {
     Box::pin(async move {
-        let client = besluit.shared().clients.get::<TkClient>(PLATFORM)?;
-        let (answer, _) = besluit
-            .fetch_for(Who::Caller, Some(&scope), "tk_committees", committees_call(client))
-            .await?;
+        let client = ctx.clients.get::<TkClient>(PLATFORM)?;
+        let (answer, _) = ctx.fetch(Who::Caller, call, committees_call(client)).await?;
         Ok(answer
             .committees
             .iter()

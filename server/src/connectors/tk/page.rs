@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::render::{Listed, PageAnswer};
 use super::text::TextAnswer;
-use crate::connectors::Clients;
-use crate::page::spec::{
+use crate::call::Clients;
+use crate::connectors::page_spec::{
     DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, document_page, object, some_str,
 };
 use crate::platforms::tk::{Document, TkClient};

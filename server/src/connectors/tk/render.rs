@@ -8,9 +8,9 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::call::Structure;
+use crate::call::{Rendered, provenance};
 use crate::connectors::pages::Window;
-use crate::mcp::call::Structure;
-use crate::mcp::{Rendered, provenance};
 use crate::platforms::tk::{Commissie, Document, Fractie, TkPage, Zaak};
 
 /// What `tk_search` keeps: one page of records, with the opaque continuation.

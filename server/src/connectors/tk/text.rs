@@ -18,17 +18,14 @@ use std::sync::Arc;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::{Feedback, Keep, Served};
 use besluitbron_core::{PlatformId, Units};
-use rmcp::handler::server::tool::Extension;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::CallToolResult;
-use rmcp::{ErrorData, schemars, tool, tool_router};
+use rmcp::schemars;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::connectors::pages::{TextPage, text_page};
 
-use crate::mcp::call::{CallScope, Rendered, Structure, Who, provenance};
-use crate::mcp::{Besluit, PlatformCall, tool_error};
+use crate::call::{Call, Context, PlatformCall, Rendered, Reply, Structure, Who, provenance, tool_error};
+use crate::connectors::tool::ToolSpec;
 use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Document, TkClient, is_guid};
 use crate::text::{ExtractPool, Format, TextError};
@@ -81,91 +78,79 @@ pub struct TextAnswer {
     pub unreadable: Option<String>,
 }
 
-#[tool_router(router = tk_text_router, vis = "pub(crate)")]
-impl Besluit {
-    /// The text of one Tweede Kamer document.
-    #[tool(
-        name = "tk_document_text",
-        description = "The full text of one Tweede Kamer document (a letter, motion, report, answer to \
-                       questions), in pages of `length` characters from `offset`. Read from the clean XML \
-                       rendition when the Kamer has one, else from the file (PDF, Word, RTF). Expensive the \
-                       first time (the file is fetched and read: seconds for a long PDF), then kept for weeks; \
-                       use tk_document first when the metadata is enough. A page is 8000 characters by default \
-                       (`length` up to 100000): the text is the answer's text content only, its structured content \
-                       gives the document's metadata and where the page is (`next_offset` reads on). A scanned PDF \
-                       has no text layer and legacy .doc files are not read: the answer then says so with the \
-                       file's link.",
-        output_schema = crate::mcp::schema::output::<TextShown>(),
-        annotations(
-            title = "Tweede Kamer document text",
-            read_only_hint = true,
-            open_world_hint = true,
-            idempotent_hint = true,
-            destructive_hint = false
+/// The tool.
+pub(super) const TOOL: ToolSpec = crate::tool! {
+    name: "tk_document_text",
+    title: "Tweede Kamer document text",
+    description: "The full text of one Tweede Kamer document (a letter, motion, report, answer to \
+                  questions), in pages of `length` characters from `offset`. Read from the clean XML \
+                  rendition when the Kamer has one, else from the file (PDF, Word, RTF). Expensive the \
+                  first time (the file is fetched and read: seconds for a long PDF), then kept for weeks; \
+                  use tk_document first when the metadata is enough. A page is 8000 characters by default \
+                  (`length` up to 100000): the text is the answer's text content only, its structured content \
+                  gives the document's metadata and where the page is (`next_offset` reads on). A scanned PDF \
+                  has no text layer and legacy .doc files are not read: the answer then says so with the \
+                  file's link.",
+    arguments: TextArgs,
+    output: TextShown,
+    run: tk_document_text,
+};
+
+/// The text of one Tweede Kamer document.
+async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs) -> Reply {
+    let id = args.id.trim().to_lowercase();
+    if !is_guid(&id) {
+        return tool_error(
+            "tk_document_text: `id` is not a document Id (a GUID such as 72f7ab9b-dc59-4e67-8a04-798a744c256e, \
+             from tk_search's `Id`); for a document number such as 2024D39058 use opentk_document",
         )
-    )]
-    pub async fn tk_document_text(
-        &self,
-        Parameters(args): Parameters<TextArgs>,
-        Extension(call_scope): Extension<Arc<CallScope>>,
-    ) -> Result<CallToolResult, ErrorData> {
-        let id = args.id.trim().to_lowercase();
-        if !is_guid(&id) {
-            return Ok(tool_error(
-                "tk_document_text: `id` is not a document Id (a GUID such as 72f7ab9b-dc59-4e67-8a04-798a744c256e, \
-                 from tk_search's `Id`); for a document number such as 2024D39058 use opentk_document",
-            ));
-        }
-        let length = match crate::connectors::pages::text_length("tk_document_text", args.length) {
-            Ok(length) => length,
-            Err(message) => return Ok(tool_error(message)),
-        };
-        let offset = args.offset.unwrap_or(0);
-        let client = match self.shared().clients.get::<TkClient>(PLATFORM) {
-            Ok(c) => c,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "document_version").param("id", id.clone());
-        let shared_id: Arc<str> = Arc::from(id.as_str());
-        let version = {
-            let (client, id) = (Arc::clone(&client), Arc::clone(&shared_id));
-            PlatformCall::new(key, Units::ONE, move || {
-                let (client, id) = (Arc::clone(&client), Arc::clone(&id));
-                async move {
-                    let doc = client.document(&id).await?;
-                    let keep = Keep::Briefly { ttl_ms: VERSION_TTL_MS };
-                    Ok((
-                        doc.document,
-                        Feedback {
-                            keep,
-                            ..Feedback::default()
-                        },
-                    ))
-                }
-            })
-        };
-        let document = match self
-            .fetch_for(Who::Caller, Some(&call_scope), "tk_document_text", version)
-            .await
-        {
-            Ok((document, _)) => document,
-            Err(e) => return Ok(tool_error(e)),
-        };
-        let key = CacheKey::new(PLATFORM, DataClass::Document, "document_text")
-            .param("id", id.clone())
-            .param("changed_at", document.gewijzigd_op.clone().unwrap_or_default());
-        let pool = client.text_pool();
-        // A rendition lookup, its file and the document's file: up to three requests.
-        let call = PlatformCall::new(key, Units::whole(3), move || {
-            let (client, document) = (Arc::clone(&client), Arc::clone(&document));
-            async move { read_text(&client, &document, pool).await }
-        });
-        Ok(self
-            .answer_for(Who::Caller, &call_scope, "tk_document_text", call, |answer, served| {
-                render(answer, served, offset, length)
-            })
-            .await)
+        .into();
     }
+    let length = match crate::connectors::pages::text_length("tk_document_text", args.length) {
+        Ok(length) => length,
+        Err(message) => return tool_error(message).into(),
+    };
+    let offset = args.offset.unwrap_or(0);
+    let client = match ctx.clients.get::<TkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "document_version").param("id", id.clone());
+    let shared_id: Arc<str> = Arc::from(id.as_str());
+    let version = {
+        let (client, id) = (Arc::clone(&client), Arc::clone(&shared_id));
+        PlatformCall::new(key, Units::ONE, move || {
+            let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+            async move {
+                let doc = client.document(&id).await?;
+                let keep = Keep::Briefly { ttl_ms: VERSION_TTL_MS };
+                Ok((
+                    doc.document,
+                    Feedback {
+                        keep,
+                        ..Feedback::default()
+                    },
+                ))
+            }
+        })
+    };
+    let document = match ctx.fetch(Who::Caller, call, version).await {
+        Ok((document, _)) => document,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "document_text")
+        .param("id", id.clone())
+        .param("changed_at", document.gewijzigd_op.clone().unwrap_or_default());
+    let pool = client.text_pool();
+    // A rendition lookup, its file and the document's file: up to three requests.
+    let pc = PlatformCall::new(key, Units::whole(3), move || {
+        let (client, document) = (Arc::clone(&client), Arc::clone(&document));
+        async move { read_text(&client, &document, pool).await }
+    });
+    ctx.answer_for(Who::Caller, call, pc, |answer, served| {
+        render(answer, served, offset, length)
+    })
+    .await
 }
 
 /// The document's text: its XML rendition if it has a readable one, else its file.

@@ -701,6 +701,7 @@ fn read_refusal(body: &[u8]) -> Option<Refusal> {
 /// factions, committees; one document): how many of them it is. The fuzz targets' entry
 /// point; never panics, whatever `fetched` holds.
 #[doc(hidden)]
+#[cfg(fuzzing)]
 pub fn read_every_answer(fetched: &Fetched) -> usize {
     fn page<T: DeserializeOwned>(fetched: &Fetched) -> usize {
         usize::from(http::read_json::<ODataPage<T>>(PLATFORM, fetched, "page", &REFUSALS).is_ok())
@@ -710,6 +711,39 @@ pub fn read_every_answer(fetched: &Fetched) -> usize {
         + page::<Fractie>(fetched)
         + page::<Commissie>(fetched)
         + usize::from(http::read_json::<Document>(PLATFORM, fetched, "document", &REFUSALS).is_ok())
+}
+
+/// Whether `filter` is well-formed as BesluitBron writes OData filters: every literal
+/// quoted (`'…'`, a quote inside doubled), and outside literals only names, numbers,
+/// dates, parentheses, commas and spaces — no operator can come from the input.
+#[cfg(any(test, fuzzing))]
+pub fn odata_is_well_formed(filter: &str) -> bool {
+    let mut chars = filter.chars().peekable();
+    let mut depth = 0i64;
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => loop {
+                match chars.next() {
+                    None => return false,
+                    Some('\'') if chars.peek() == Some(&'\'') => {
+                        chars.next();
+                    }
+                    Some('\'') => break,
+                    Some(_) => {}
+                }
+            },
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            c if c.is_ascii_alphanumeric() || " ,-:".contains(c) => {}
+            _ => return false,
+        }
+    }
+    depth == 0
 }
 
 #[cfg(test)]
@@ -865,5 +899,34 @@ mod tests {
         assert!(
             matches!(c.document_links("2024D39058"), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_guid")
         );
+    }
+
+    #[test]
+    fn the_well_formed_check_accepts_what_the_builder_writes_and_refuses_injections() {
+        let mut search = TkSearch::words(vec!["motie".to_owned(), "O'Brien".to_owned(), "a) or (true".to_owned()]);
+        search.soort = Some("Brief".into());
+        search.date_from = Some("2026-01-01".into());
+        let f = search.filter("GewijzigdOp").ok().flatten().expect("a filter");
+        assert!(odata_is_well_formed(&f), "{f}");
+        assert!(f.contains("'O''Brien'"), "{f}");
+        assert!(!odata_is_well_formed("Titel eq 'x' or 1 eq 1;"));
+        assert!(!odata_is_well_formed("contains(Titel,'open"));
+        assert!(!odata_is_well_formed("(a))"));
+    }
+
+    #[test]
+    fn qc_whatever_goes_into_the_odata_builder_what_comes_out_is_well_formed() {
+        fn prop(words: Vec<String>, soort: Option<String>) -> bool {
+            let mut search = TkSearch::words(words);
+            search.soort = soort;
+            search
+                .filter("GewijzigdOp")
+                .ok()
+                .flatten()
+                .is_none_or(|f| odata_is_well_formed(&f))
+        }
+        quickcheck::QuickCheck::new()
+            .tests(2_000)
+            .quickcheck(prop as fn(Vec<String>, Option<String>) -> bool);
     }
 }

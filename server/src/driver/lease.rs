@@ -27,9 +27,9 @@ use besluitbron_core::cluster::{LeaseAnswer, LeaseCall, LeaseConfig, LeaseEvent,
 use besluitbron_core::{PlatformId, SessionKey, Units};
 use tokio_util::sync::CancellationToken;
 
-use super::Engine;
+use super::{LeaseGate, Ownership, PlatformHandle};
 use crate::clock::Clock;
-use crate::driver::{LeaseGate, Ownership, PlatformHandle};
+use crate::engine::Engine;
 use crate::metrics::{LeaseLabels, Metrics, PlatformLabel};
 
 /// Renews the lease if it still holds this acquisition's value.
@@ -253,7 +253,7 @@ impl LeaseTask {
                     .arg(keep)
                     .query_async(&mut c)
                     .await?;
-                Ok::<(), super::EngineError>(())
+                Ok::<(), crate::engine::EngineError>(())
             };
             if let Err(error) = written.await {
                 tracing::debug!(%platform, %error, "usage checkpoint not written");
@@ -314,10 +314,10 @@ async fn ask(
                 }
             }
         };
-        Ok::<LeaseAnswer, super::EngineError>(answer)
+        Ok::<LeaseAnswer, crate::engine::EngineError>(answer)
     };
     // The engine's own time-outs bound each command; this bounds the whole exchange.
-    let bound = super::engine::CONNECT_TIMEOUT * 2 + super::engine::RESPONSE_TIMEOUT * 2;
+    let bound = crate::engine::CONNECT_TIMEOUT * 2 + crate::engine::RESPONSE_TIMEOUT * 2;
     let answer = match tokio::time::timeout(bound, asked).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(error)) => {
@@ -333,9 +333,9 @@ async fn read_checkpoint(engine: &Engine, platform: PlatformId) -> Option<UsageC
     let read = async {
         let mut c = engine.connection().await?;
         let text: Option<String> = redis::cmd("GET").arg(usage_key(platform)).query_async(&mut c).await?;
-        Ok::<Option<String>, super::EngineError>(text)
+        Ok::<Option<String>, crate::engine::EngineError>(text)
     };
-    let text = tokio::time::timeout(super::engine::RESPONSE_TIMEOUT * 2, read)
+    let text = tokio::time::timeout(crate::engine::RESPONSE_TIMEOUT * 2, read)
         .await
         .ok()?
         .ok()??;

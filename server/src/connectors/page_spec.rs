@@ -2,12 +2,60 @@
 //! tools a page search calls, with which arguments, and how the tool's structured
 //! content — deserialized into the connector's own render types, so a shape change is a
 //! compile error or a visible failure, never a silent blank — becomes page hits; the same
-//! for its document view. A connector without a keyword search says why.
+//! for its document view. A connector without a keyword search says why. A connector may
+//! also add a section of its own to the status page ([`StatusSection`]): a table made
+//! from its own tools' answers.
+
+use std::future::Future;
+use std::pin::Pin;
 
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
-use crate::connectors::Clients;
+use crate::call::Clients;
+
+/// The page's way to the tools: a call as BesluitBron's system session (R-L7), the
+/// tool's structured content or its error message.
+pub trait SystemTools: Sync {
+    /// Calls `tool` with `arguments`.
+    fn call<'a>(
+        &'a self,
+        tool: &'static str,
+        arguments: JsonObject,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
+}
+
+/// The rows of a status section, or why there are none.
+pub type StatusRows<'a> = Pin<Box<dyn Future<Output = Result<Vec<Value>, String>> + Send + 'a>>;
+
+/// A connector's section of the status page (`/status`, and `/status.json` under
+/// [`StatusSection::id`]): a table whose rows it makes from its own tools' answers.
+#[derive(Debug)]
+pub struct StatusSection {
+    /// Its key in `/status.json`, e.g. `obv_sources`.
+    pub id: &'static str,
+    /// Its anchor on the page, e.g. `laadstatus`.
+    pub anchor: &'static str,
+    /// Its heading (Dutch, English).
+    pub title: (&'static str, &'static str),
+    /// What a row counts, for "12 of 331 sources" (Dutch, English).
+    pub noun: (&'static str, &'static str),
+    /// Its columns: each a field of the rows.
+    pub columns: &'static [StatusColumn],
+    /// Its rows (JSON objects), from calls of its tools.
+    pub rows: for<'a> fn(&'a dyn SystemTools) -> StatusRows<'a>,
+}
+
+/// One column of a status section.
+#[derive(Debug)]
+pub struct StatusColumn {
+    /// The row field it shows.
+    pub field: &'static str,
+    /// Its heading (Dutch, English).
+    pub title: (&'static str, &'static str),
+    /// The page offers a filter on it, under this query parameter (e.g. `state`).
+    pub filter: Option<&'static str>,
+}
 
 /// A connector's part in the search page.
 #[derive(Debug)]

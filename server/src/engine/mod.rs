@@ -1,6 +1,22 @@
-//! The connection to the shared engine: one multiplexed, reconnecting Redis connection
-//! per process (redis-rs' `ConnectionManager`), with short time-outs, so an engine that
-//! is down or paused makes a call fail within about a second instead of hanging it.
+//! The shared engine of several replicas (Redis, with `BesluitBron:Cluster`): the
+//! connection, and the state the replicas share in it — client limits ([`limits`]), the
+//! replay table ([`replays`]) and legacy MCP sessions ([`sessions`]). The platforms'
+//! leases are the driver's (`crate::driver::lease`); forwarding a call to a platform's
+//! owner is `crate::cluster`'s. Nothing here runs with one process.
+//!
+//! The connection: one multiplexed, reconnecting Redis connection per process
+//! (redis-rs' `ConnectionManager`), with short time-outs, so an engine that is down or
+//! paused makes a call fail within about a second instead of hanging it.
+//!
+//! Redis is soft state: a lost key or a restarted engine can make two replicas believe
+//! they own a platform, and the lease rules keep them apart anyway (ARCHITECTURE.md,
+//! "Several replicas"). When the engine cannot be reached, platform calls that need
+//! their platform's owner fail closed (buffer hits are still served) and client limits
+//! fall back to local ones.
+
+pub mod limits;
+pub mod replays;
+pub mod sessions;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,0 +1,415 @@
+//! The call layer: what a tool does with its platforms, written once for every tool.
+//!
+//! A tool gets the shared [`Context`] (platform clients and tasks, metrics) and its own
+//! [`Call`] (who asks, its canonical arguments, where progress goes, its cancellation),
+//! and asks its platform through one of the `answer` functions with a [`PlatformCall`]
+//! — the buffer key, the cost as the platform counts it, the lane, and a typed attempt —
+//! and a pure render function from the typed answer to text and structured content.
+//! This layer owns everything else:
+//! - the fairness key (the caller's, or BesluitBron's own system session, R-L7);
+//! - encoding the answer for the buffer (a failure to encode is an error, never an
+//!   empty success, R-C5) and decoding it back into the tool's type;
+//! - the platform's path (buffer, coalescing, fair queue, retries, the 429 requeue,
+//!   refunds — all in the core, driven by the platform's task);
+//! - progress while the call waits in a queue, and cancellation;
+//! - the request counters and the duplicate-rate monitor (R-D9);
+//! - a buffer hit's rendered result, kept for the same question ([`shown`]);
+//! - errors an assistant can act on: every failure names the platform and what to do.
+//!
+//! **What a tool says travels back in its value.** A tool's [`Reply`] is its result, or
+//! word that its platform is owned by another replica (several replicas only): the
+//! layer above routes it there. Nothing is written into shared state for an outer
+//! layer to read afterwards.
+//!
+//! What this module does not do: check or parse arguments, replay client retries or
+//! route between replicas (the MCP layer does), render (the tools do, as pure
+//! functions), or talk HTTP to a platform (the clients do).
+
+pub mod counters;
+mod platform_call;
+mod rendered;
+pub mod shown;
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use besluitbron_core::PlatformId;
+use besluitbron_core::dedup::{DuplicateKind, DuplicateMonitor};
+use besluitbron_core::path::Served;
+use rmcp::model::CallToolResult;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+pub use platform_call::{PlatformCall, TypedFuture, classify};
+pub use rendered::{Rendered, Structure, provenance, tool_error};
+
+use crate::clock::Clock;
+use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePosition, SharedPayload};
+use crate::identity::Caller;
+use crate::metrics::Metrics;
+use counters::RequestCounters;
+use shown::Shown;
+
+/// A platform client, opened from configuration by its connector.
+pub type Client = Arc<dyn Any + Send + Sync>;
+
+/// The platform clients, one per connector.
+pub struct Clients {
+    by_platform: BTreeMap<PlatformId, Client>,
+}
+
+impl Clients {
+    /// The clients given, by platform.
+    pub fn new(by_platform: BTreeMap<PlatformId, Client>) -> Clients {
+        Clients { by_platform }
+    }
+
+    /// The client of `platform`, as its connector's type.
+    pub fn get<T: Send + Sync + 'static>(&self, platform: PlatformId) -> Result<Arc<T>, AnswerError> {
+        self.by_platform
+            .get(&platform)
+            .and_then(|c| Arc::clone(c).downcast::<T>().ok())
+            .ok_or(AnswerError::NoPlatform(platform))
+    }
+}
+
+/// Where a waiting call's place in a platform's queue goes (an MCP progress
+/// notification, or a forward's progress line back to another replica).
+pub type Progress = Arc<dyn Fn(PlatformId, QueuePosition) + Send + Sync>;
+
+/// One tool call, as its tool and its platform requests see it.
+pub struct Call {
+    /// The tool.
+    pub tool: &'static str,
+    /// The platform the tool asks.
+    pub platform: PlatformId,
+    /// Who asks (as the request guard decided).
+    pub caller: Arc<Caller>,
+    /// The tool and its arguments in canonical form (object keys sorted): what makes two
+    /// calls the same question.
+    pub form: Arc<str>,
+    /// Where progress goes, when the client asked for it.
+    pub progress: Option<Progress>,
+    /// Cancelled when the client cancels the call or goes away.
+    pub ct: CancellationToken,
+}
+
+impl Call {
+    /// A call BesluitBron makes itself (its maintenance): the system session (R-L7), no
+    /// progress, never cancelled.
+    pub fn system(tool: &'static str, platform: PlatformId) -> Call {
+        Call {
+            tool,
+            platform,
+            caller: Arc::new(Caller::system()),
+            form: Arc::from(tool),
+            progress: None,
+            ct: CancellationToken::new(),
+        }
+    }
+}
+
+/// What a tool gives back.
+#[derive(Debug)]
+pub enum Reply {
+    /// Its result (a tool error included).
+    Result(CallToolResult),
+    /// Several replicas: this replica does not own the platform now (or its lease ended
+    /// while the call waited); the call belongs with the platform's owner.
+    Elsewhere(PlatformId),
+}
+
+impl From<CallToolResult> for Reply {
+    fn from(result: CallToolResult) -> Reply {
+        Reply::Result(result)
+    }
+}
+
+impl From<AnswerError> for Reply {
+    /// The call moves to the platform's owner, or the error is the tool's result.
+    fn from(error: AnswerError) -> Reply {
+        match error {
+            AnswerError::Elsewhere(platform) => Reply::Elsewhere(platform),
+            other => Reply::Result(tool_error(other)),
+        }
+    }
+}
+
+/// For whom a platform request is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    /// The tool call's caller, as the request guard decided it.
+    Caller,
+    /// BesluitBron's own maintenance and the search page: one session whose usage is not
+    /// counted (R-L7).
+    System,
+}
+
+/// Why a tool got no answer to render.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// The path's failure.
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The request was cancelled by the client.
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// The kept answer is not what the tool expects (a buffer entry of an older shape).
+    #[error("a buffered answer of {} could not be read ({detail}); ask again", .platform.display_name())]
+    Unreadable {
+        /// The platform.
+        platform: PlatformId,
+        /// Why.
+        detail: String,
+    },
+    /// No platform task or client for the platform (a wiring bug).
+    #[error("{} is not configured in this BesluitBron", .0.display_name())]
+    NoPlatform(PlatformId),
+    /// Several replicas: the platform is owned by another replica now (see [`Reply`]).
+    #[error(
+        "BesluitBron's replicas cannot agree on who may call {} now (shared state unreachable); retry in a few seconds",
+        .0.display_name()
+    )]
+    Elsewhere(PlatformId),
+}
+
+/// What every tool call shares: the platforms' clients and tasks, metrics, the clock.
+pub struct Context {
+    /// The platform clients, opened from the registry.
+    pub clients: Clients,
+    /// Every platform's task (buffer, coalescing, fair queues).
+    pub platforms: Platforms,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// The clock.
+    pub clock: Clock,
+    /// The duplicate rate per client (R-D9).
+    duplicates: Mutex<DuplicateMonitor>,
+    /// Every tool's request counters.
+    counters: RequestCounters,
+    /// Buffer hits' rendered results.
+    shown: Shown,
+    /// Several replicas run: a platform owned elsewhere moves the call there.
+    replicas: bool,
+    /// BesluitBron's own system session.
+    system: Arc<Caller>,
+}
+
+impl Context {
+    /// The context of `tools` (each with its platform) over `clients` and `platforms`;
+    /// `replicas` when several replicas share the platforms (a call that finds its
+    /// platform owned elsewhere moves there instead of failing).
+    pub fn new(
+        clients: Clients,
+        platforms: Platforms,
+        metrics: Arc<Metrics>,
+        clock: Clock,
+        tools: impl IntoIterator<Item = (&'static str, PlatformId)>,
+        replicas: bool,
+    ) -> Context {
+        Context {
+            clients,
+            platforms,
+            metrics,
+            clock,
+            duplicates: Mutex::new(DuplicateMonitor::new(Default::default())),
+            counters: RequestCounters::new(tools),
+            shown: Shown::default(),
+            replicas,
+            system: Arc::new(Caller::system()),
+        }
+    }
+
+    /// Buffer hits' rendered results kept now.
+    pub fn shown(&self) -> &Shown {
+        &self.shown
+    }
+
+    /// Runs `pc` for `call` and renders its answer with `render`; every failure becomes
+    /// a tool error that names the platform and what the assistant can do.
+    pub async fn answer<T, R>(&self, call: &Call, pc: PlatformCall<T>, render: R) -> Reply
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+        R: FnOnce(&T, Served) -> Rendered,
+    {
+        self.answer_for(Who::Caller, call, pc, |answer, served| Ok(render(answer, served)))
+            .await
+    }
+
+    /// As [`Context::answer`] for a render that is a plain function of the answer and
+    /// how it was served (a `fn`, so it captures nothing): a buffer hit's result is kept
+    /// ([`shown`]) and handed out again, as a clone, to the same question.
+    pub async fn answer_shown<T>(&self, call: &Call, pc: PlatformCall<T>, render: fn(&T, Served) -> Rendered) -> Reply
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        self.answer_shown_for(call, pc, render, |answer, served, render| render(answer, served))
+            .await
+    }
+
+    /// As [`Context::answer_shown`] for a render that also reads what the call asked
+    /// (`asked`, made from its arguments: the search's parameters, a list's filter). The
+    /// kept result is found by the call's canonical arguments, which `asked` is a
+    /// function of.
+    pub async fn answer_shown_for<T, C>(
+        &self,
+        call: &Call,
+        pc: PlatformCall<T>,
+        asked: C,
+        render: fn(&T, Served, &C) -> Rendered,
+    ) -> Reply
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+        C: Send + Sync,
+    {
+        let platform = pc.platform();
+        let (payload, served) = match self.fetch_payload(Who::Caller, call, pc).await {
+            Ok(fetched) => fetched,
+            Err(e) => return e.into(),
+        };
+        if served == Served::Cached
+            && let Some(result) = self.shown.get(payload.id(), call.tool, &call.form)
+        {
+            return result.into();
+        }
+        let result = decode::<T>(platform, &payload).and_then(|answer| {
+            render(&answer, served, &asked)
+                .into_result(&payload)
+                .map_err(|detail| AnswerError::Unreadable { platform, detail })
+        });
+        match result {
+            Ok(result) => {
+                if served == Served::Cached {
+                    self.shown.keep(payload.id(), call.tool, &call.form, &result);
+                }
+                result.into()
+            }
+            Err(e) => e.into(),
+        }
+    }
+
+    /// As [`Context::answer`], asked for `who`; `render` may refuse the answer with a
+    /// message for the assistant (e.g. a selection the answer does not hold).
+    pub async fn answer_for<T, R>(&self, who: Who, call: &Call, pc: PlatformCall<T>, render: R) -> Reply
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+        R: FnOnce(&T, Served) -> Result<Rendered, String>,
+    {
+        let platform = pc.platform();
+        let (payload, served) = match self.fetch_payload(who, call, pc).await {
+            Ok(fetched) => fetched,
+            Err(e) => return e.into(),
+        };
+        let answer = match decode::<T>(platform, &payload) {
+            Ok(answer) => answer,
+            Err(e) => return e.into(),
+        };
+        let rendered = match render(&answer, served) {
+            Ok(rendered) => rendered,
+            Err(message) => return tool_error(message).into(),
+        };
+        rendered
+            .into_result(&payload)
+            .unwrap_or_else(|detail| tool_error(AnswerError::Unreadable { platform, detail }))
+            .into()
+    }
+
+    /// The typed answer to `pc`, asked for `who` within `call` (its progress and
+    /// cancellation), and how it was served.
+    pub async fn fetch<T>(&self, who: Who, call: &Call, pc: PlatformCall<T>) -> Result<(Arc<T>, Served), AnswerError>
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        let platform = pc.platform();
+        let (payload, served) = self.fetch_payload(who, call, pc).await?;
+        decode(platform, &payload).map(|t| (t, served))
+    }
+
+    /// The kept answer to `pc` asked for `who` within `call`, and how it was served.
+    async fn fetch_payload<T>(
+        &self,
+        who: Who,
+        call: &Call,
+        pc: PlatformCall<T>,
+    ) -> Result<(SharedPayload, Served), AnswerError>
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        let platform = pc.platform();
+        let caller = match who {
+            Who::Caller => &call.caller,
+            Who::System => &self.system,
+        };
+        let handle = self.platforms.get(platform).ok_or(AnswerError::NoPlatform(platform))?;
+        let request = CallRequest {
+            key: pc.key.clone(),
+            session: caller.session.clone(),
+            cost: pc.cost,
+            lane: pc.lane,
+        };
+        let progress = call.progress.as_ref().map(|progress| {
+            let progress = Arc::clone(progress);
+            Box::new(move |position: QueuePosition| progress(platform, position)) as ProgressSink
+        });
+        let asked = handle.call(request, || pc.upstream(), progress);
+        // The answer first: a buffer hit is ready at once, and the cancellation is then
+        // never polled (no waiter registered in the token's tree).
+        let asked = tokio::select! {
+            biased;
+            answer = asked => answer,
+            () = call.ct.cancelled() => return Err(AnswerError::Cancelled),
+        };
+        let (payload, served) = match asked {
+            Ok(answer) => answer,
+            // Several replicas: another replica owns the platform (or this one's lease
+            // ended while the call waited, or its task is stopping): the call moves.
+            Err(CallError::NotOwner(p) | CallError::Closed(p)) if self.replicas => {
+                return Err(AnswerError::Elsewhere(p));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.count(platform, call.tool, caller, served);
+        Ok((payload, served))
+    }
+
+    /// Counts a request of `tool` at `platform` of `kind` (a replay is counted by the
+    /// layer that replays it).
+    pub fn count_request(&self, tool: &str, platform: PlatformId, kind: DuplicateKind) {
+        self.counters.count(&self.metrics, tool, platform, kind);
+    }
+
+    fn count(&self, platform: PlatformId, tool: &'static str, caller: &Caller, served: Served) {
+        let kind = duplicate_kind(served);
+        self.count_request(tool, platform, kind);
+        let spike =
+            self.duplicates
+                .lock()
+                .expect("duplicate monitor lock")
+                .record(self.clock.now(), &caller.address, kind);
+        if let Some(spike) = spike {
+            self.metrics.duplicate_spikes.inc();
+            tracing::warn!(client = %spike.client, requests = spike.requests, duplicates = spike.duplicates, "{spike}");
+        }
+    }
+}
+
+/// The duplicate kind of an answer (R-D9).
+pub fn duplicate_kind(served: Served) -> DuplicateKind {
+    match served {
+        Served::Cached | Served::Stale => DuplicateKind::CacheHit,
+        Served::Fetched => DuplicateKind::Fresh,
+        Served::Coalesced => DuplicateKind::Coalesced,
+    }
+}
+
+fn decode<T: DeserializeOwned + Send + Sync + 'static>(
+    platform: PlatformId,
+    payload: &SharedPayload,
+) -> Result<Arc<T>, AnswerError> {
+    payload.typed::<T>().map_err(|e| AnswerError::Unreadable {
+        platform,
+        detail: e.to_string(),
+    })
+}
