@@ -294,12 +294,6 @@ impl PlatformHandle {
         self.platform
     }
 
-    /// A fresh answer to `key` in the memory layer, if it holds one (the first step of
-    /// [`PlatformHandle::call`], which changes nothing in the path).
-    pub fn cached(&self, key: &CacheKey) -> Option<SharedPayload> {
-        self.memory.get(key, self.clock.wall())
-    }
-
     /// Answers `request` from the buffer, a flight in progress, or the platform through
     /// `upstream` (called once per attempt of this request's flight, if it leads one).
     /// While the call waits in a queue, `progress` hears where it stands, at once and
@@ -394,12 +388,6 @@ impl PlatformHandle {
         let (reply, rx) = oneshot::channel();
         self.control.send(Control::Position { waiter, reply }).ok()?;
         rx.await.ok().flatten()
-    }
-
-    /// A fresh answer for `key` in the buffer's memory layer, if it holds one (what a
-    /// replica that does not own the platform still answers itself).
-    pub fn memory_hit(&self, key: &CacheKey) -> Option<SharedPayload> {
-        self.memory.get(key, self.clock.wall())
     }
 
     /// Tells the platform's task of a change of its lease (several replicas only).
