@@ -44,7 +44,7 @@ pub use crate::ob_corpus::{ObCorpus, ObPublication, PUBLICATION_COUNT, Rendition
 pub use crate::ob_cql::{CqlFault, CqlQuery, Node, Relation, parse_cql, words};
 use crate::own::Shared;
 use crate::registry::FakePlatform;
-use crate::{FakeConfig, FakeHandle, FaultParseError, OwnChange, OwnSettings, raw_response, registry};
+use crate::{FakeConfig, FakeHandle, OwnSettings, raw_response, registry};
 
 /// Where the SRU service lives under the fake's root (the base-URL suffix).
 pub const SRU_PATH: &str = "/sru";
@@ -84,13 +84,8 @@ pub struct ObSettings {
     pub empty_page_every: Option<u32>,
 }
 
-impl OwnSettings for ObSettings {
-    const NAMES: &'static [&'static str] = &[];
-
-    fn parse(_name: &str, _value: &str) -> Option<Result<OwnChange<ObSettings>, FaultParseError>> {
-        None
-    }
-}
+/// No textual names: the fake's settings are reached through its handle only.
+impl OwnSettings for ObSettings {}
 
 /// The Officiële Bekendmakingen fake, as its registry line names it.
 pub(crate) struct Fake;

@@ -52,7 +52,7 @@ use crate::obv_corpus::suppliers;
 pub use crate::obv_corpus::{LONG_DOCUMENT_BYTES, LONG_DOCUMENT_EVERY, ObvCorpus, ObvEntity, ObvSource, normalise};
 use crate::own::Shared;
 use crate::registry::FakePlatform;
-use crate::{FakeConfig, FakeHandle, FaultParseError, OwnChange, OwnSettings, encode_component, parse_date, registry};
+use crate::{FakeConfig, FakeHandle, OwnSettings, encode_component, parse_date, registry};
 
 /// Client buckets kept at most; beyond this, buckets that have refilled are dropped.
 pub const MAX_CLIENTS: usize = 10_000;
@@ -96,13 +96,8 @@ impl Default for ObvSettings {
     }
 }
 
-impl OwnSettings for ObvSettings {
-    const NAMES: &'static [&'static str] = &[];
-
-    fn parse(_name: &str, _value: &str) -> Option<Result<OwnChange<ObvSettings>, FaultParseError>> {
-        None
-    }
-}
+/// No textual names: the fake's settings are reached through its handle only.
+impl OwnSettings for ObvSettings {}
 
 /// How OpenBesluitvorming's fake weighs a search (PLATFORMS.md §2 documents two formulas).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -44,21 +44,19 @@ use crate::{FakeConfig, FakeSetting, FaultParseError};
 /// ([`FaultSetting::NAMES`](crate::FaultSetting::NAMES)) are never a fake's own.
 pub trait OwnSettings: Clone + Default + fmt::Debug + Send + 'static {
     /// Every `NAME` the textual form takes for these settings, in the order the fake
-    /// documents them.
-    const NAMES: &'static [&'static str];
-
-    /// The change `NAME=VALUE` makes; `None` when `name` is not one of [`OwnSettings::NAMES`].
-    fn parse(name: &str, value: &str) -> Option<Result<OwnChange<Self>, FaultParseError>>;
-}
-
-/// A fake with nothing of its own.
-impl OwnSettings for () {
+    /// documents them; none unless the fake says so (its settings are then reached
+    /// through [`FakeHandle::update_own`](crate::FakeHandle::update_own) only).
     const NAMES: &'static [&'static str] = &[];
 
-    fn parse(_name: &str, _value: &str) -> Option<Result<OwnChange<()>, FaultParseError>> {
+    /// The change `NAME=VALUE` makes; `None` when `name` is not one of [`OwnSettings::NAMES`].
+    fn parse(name: &str, value: &str) -> Option<Result<OwnChange<Self>, FaultParseError>> {
+        let _ = (name, value);
         None
     }
 }
+
+/// A fake with nothing of its own.
+impl OwnSettings for () {}
 
 /// A parsed change to a fake's own settings `S` ([`OwnSettings::parse`]).
 pub struct OwnChange<S>(Box<dyn Fn(&mut S) + Send + Sync>);
