@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use besluitbron_core::PlatformId;
+use besluitbron_fakes::ObvSettings;
 use besluitbron_server::app::{App, AppState, Hooks};
 use besluitbron_server::cluster::forward::Node;
 use besluitbron_server::config::ClusterConfig;
@@ -285,7 +286,7 @@ async fn exactly_one_replica_owns_obv_and_the_others_forward_to_it() {
 async fn a_flood_over_three_replicas_keeps_the_platforms_limit() {
     let redis = RedisServer::start("own-flood");
     let f = fakes().await;
-    f.obv.update(|c| c.rate_limit_per_min = 600);
+    f.obv.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 600);
     let world = Arc::new(World::default());
     let rs = three(&world, &f, &redis, "own-flood").await;
     let owner = one_owner(&rs).await;
@@ -349,7 +350,7 @@ async fn identical_questions_on_different_replicas_reach_the_platform_once() {
 async fn a_dead_owner_is_replaced_within_two_ttls_and_a_margin() {
     let redis = RedisServer::start("own-kill");
     let f = fakes().await;
-    f.obv.update(|c| c.rate_limit_per_min = 600);
+    f.obv.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 600);
     let world = Arc::new(World::default());
     let mut rs = three(&world, &f, &redis, "own-kill").await;
     let owner = one_owner(&rs).await;
@@ -720,10 +721,8 @@ async fn pipe(
 async fn a_slow_link_between_replicas_slows_forwards_but_keeps_the_rules() {
     let redis = RedisServer::start("own-slow");
     let f = fakes().await;
-    f.obv.update(|c| {
-        c.rate_limit_per_min = 600;
-        c.latency = Duration::from_millis(200);
-    });
+    f.obv.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 600);
+    f.obv.set_latency(Duration::from_millis(200));
     let world = Arc::new(World::default());
     let mut rs = Vec::new();
     let mut proxies = Vec::new();
@@ -964,7 +963,7 @@ mod gated_driver {
 async fn a_legacy_session_alternating_between_replicas_survives_the_owners_death() {
     let redis = RedisServer::start("own-session");
     let f = fakes().await;
-    f.obv.update(|c| c.rate_limit_per_min = 600);
+    f.obv.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 600);
     let world = Arc::new(World::default());
     let mut rs = three(&world, &f, &redis, "own-session").await;
     let owner = one_owner(&rs).await;

@@ -6,6 +6,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use besluitbron_core::limits::RateLimit;
+use besluitbron_fakes::ObvSettings;
 use serde_json::json;
 use support::{Mcp, Server, config, fakes, structured, temp_dir};
 
@@ -377,7 +378,7 @@ async fn a_platform_refusal_queues_the_call_once_more_instead_of_failing() {
     let f = fakes().await;
     // A platform limit of 6 per minute (one unit per 10 s): the bucket stays empty long
     // after the other client drained it, however slow the machine is.
-    f.obv.update(|c| c.rate_limit_per_min = 6);
+    f.obv.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 6);
     let server = Server::start(config(&f, &temp_dir("refusal"))).await;
     let other = reqwest::Client::new();
     for _ in 0..6 {

@@ -12,7 +12,7 @@ mod support;
 use std::time::Duration;
 
 use besluitbron_core::PlatformId;
-use besluitbron_fakes::ob::{ObPublication, Renditions, ob_corpus, parse_cql};
+use besluitbron_fakes::ob::{ObPublication, ObSettings, Renditions, ob_corpus, parse_cql};
 use besluitbron_server::platforms::HttpConfig;
 use besluitbron_server::platforms::http::{PlatformError, Retry};
 use besluitbron_server::platforms::ob::{ObClient, ObSearch, Publication, Term, cql};
@@ -194,7 +194,7 @@ async fn each_class_of_sru_answer_is_read_for_what_it_is() {
     assert_eq!(warned.warnings.len(), 1);
     assert!(warned.warnings[0].contains("SEARCH-IGNOREDQTEXT") && warned.warnings[0].contains("2026-02-29"));
     // Overload: 200 with a system diagnostic and no count.
-    fake.update(|c| c.ob_overload_every = Some(1));
+    fake.update_own::<ObSettings>(|s| s.overload_every = Some(1));
     let busy = client.search_cql(cql::COLLECTION, 0, 10).await.unwrap_err();
     assert!(
         matches!(
@@ -206,15 +206,15 @@ async fn each_class_of_sru_answer_is_read_for_what_it_is() {
         ),
         "an overload said in the service's own words is waited out as a 429: {busy:?}"
     );
-    fake.update(|c| c.ob_overload_every = None);
+    fake.update_own::<ObSettings>(|s| s.overload_every = None);
     // An empty page before the end is never the end.
-    fake.update(|c| c.ob_empty_page_every = Some(1));
+    fake.update_own::<ObSettings>(|s| s.empty_page_every = Some(1));
     let empty = client.search_cql(cql::COLLECTION, 0, 10).await.unwrap_err();
     assert!(
         matches!(&empty, PlatformError::Overloaded { signal, .. } if signal.contains("came back empty")),
         "{empty:?}"
     );
-    fake.update(|c| c.ob_empty_page_every = None);
+    fake.update_own::<ObSettings>(|s| s.empty_page_every = None);
     // A brace is the platform's 500, so the builder never sends one.
     let braces = client.search_cql("{x}", 0, 10).await.unwrap_err();
     assert!(
@@ -228,7 +228,7 @@ async fn overload_is_backed_off_asked_once_more_and_never_zero_results() {
     let (f, server) = start("ob-overload").await;
     let fake = ob_fake(&f);
     let mut mcp = Mcp::initialize(server.url("/mcp/ob")).await;
-    fake.update(|c| c.ob_overload_every = Some(1));
+    fake.update_own::<ObSettings>(|s| s.overload_every = Some(1));
     let before = fake.requests();
     let started = std::time::Instant::now();
     let text = err(&mcp.call("ob_search", json!({"query": "stikstof"})).await);
@@ -247,12 +247,12 @@ async fn overload_is_backed_off_asked_once_more_and_never_zero_results() {
         "the second request waited out the back-off"
     );
     // Nothing failed was kept: once the service answers, so does the tool.
-    fake.update(|c| c.ob_overload_every = None);
+    fake.update_own::<ObSettings>(|s| s.overload_every = None);
     let (text, v) = ok(&mcp.call("ob_search", json!({"query": "stikstof"})).await);
     assert!(v["total"].as_u64().unwrap() > 0, "{text}");
     assert!(!text.contains("buffer"), "asked the platform again: {text}");
     // An empty page before the end is an overload too, not the end of the results.
-    fake.update(|c| c.ob_empty_page_every = Some(1));
+    fake.update_own::<ObSettings>(|s| s.empty_page_every = Some(1));
     let text = err(&mcp.call("ob_search", json!({"query": "parkeren"})).await);
     assert!(text.contains("came back empty"), "{text}");
     drop(f);

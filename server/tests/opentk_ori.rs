@@ -9,7 +9,7 @@ mod support;
 use besluitbron_core::PlatformId;
 use besluitbron_core::WallTime;
 use besluitbron_core::cache::{CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Success};
-use besluitbron_fakes::{Retired, opentk, ori};
+use besluitbron_fakes::{OpenTkSettings, OriSettings, Retired, opentk, ori};
 use besluitbron_server::clock::wall_now;
 use besluitbron_server::config::Config;
 use serde_json::{Value, json};
@@ -105,10 +105,10 @@ async fn an_answer_that_may_be_incomplete_says_so() {
     assert_eq!(all["total"], 280);
     assert!(all["incomplete"].as_str().is_some_and(|r| r.contains("at most 280")));
     // Under load the platform cuts the search short near its time budget.
-    fake.update(|c| c.busy = true);
+    fake.update_own::<OpenTkSettings>(|s| s.busy = true);
     let busy = mcp.call("opentk_search", json!({"query": "klimaat"})).await;
     assert!(text(&busy).contains("time budget"), "{}", text(&busy));
-    fake.update(|c| c.busy = false);
+    fake.update_own::<OpenTkSettings>(|s| s.busy = false);
     server.stop().await;
 }
 
@@ -326,7 +326,7 @@ async fn every_failure_shape_of_the_retired_ori_says_retired_and_points_to_obv()
         .into_iter()
         .enumerate()
     {
-        fake.update(|c| c.retired = Some(shape));
+        fake.update_own::<OriSettings>(|s| s.retired = Some(shape));
         for (tool, args) in [
             ("ori_search", json!({"query": format!("retired {i}")})),
             ("ori_document", json!({"id": format!("ori_a/{i}")})),
@@ -341,7 +341,7 @@ async fn every_failure_shape_of_the_retired_ori_says_retired_and_points_to_obv()
             assert_eq!(fake.requests(), before + 1, "{tool} {shape:?}: asked once, not retried");
         }
     }
-    fake.update(|c| c.retired = None);
+    fake.update_own::<OriSettings>(|s| s.retired = None);
     // Nothing retired was kept: the live mirror answers again at once.
     structured(&mcp.call("ori_sources", json!({})).await);
     server.stop().await;
@@ -369,7 +369,7 @@ async fn server_with_ori(f: &support::Fakes, name: &str, url: &str, hold: Option
 async fn a_retired_answer_is_held_so_it_costs_nothing_per_call_and_readyz_stays_ready() {
     let f = fakes().await;
     let fake = f.all.get(PlatformId::Ori).expect("ori fake").clone();
-    fake.update(|c| c.retired = Some(Retired::Html));
+    fake.update_own::<OriSettings>(|s| s.retired = Some(Retired::Html));
     let server = server_with_ori(&f, "ori-hold", fake.base_url(), Some(60)).await;
     let mut mcp = Mcp::initialize(server.url("/mcp/ori")).await;
     let before = fake.requests();

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use besluitbron_core::PlatformId;
 use besluitbron_core::limits::RateLimit;
+use besluitbron_fakes::ObvSettings;
 use support::{Server, config, fakes, temp_dir};
 
 async fn get(url: &str) -> (u16, reqwest::header::HeaderMap, String) {
@@ -42,7 +43,7 @@ fn documents(section: &str) -> Vec<String> {
 #[tokio::test]
 async fn a_search_shows_each_platform_with_escaped_hostile_data() {
     let fakes = fakes().await;
-    fakes.obv.update(|c| c.hostile_titles = true);
+    fakes.obv.update_own::<ObvSettings>(|s| s.hostile_titles = true);
     let dir = temp_dir("page-search");
     let server = Server::start(config(&fakes, &dir)).await;
 

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use besluitbron_core::{PlatformId, Units};
-use besluitbron_fakes::{self as fakes, FakeConfig, FakeHandle, ObvCost, obv_corpus, tk_corpus};
+use besluitbron_fakes::{self as fakes, FakeConfig, FakeHandle, ObvCost, ObvSettings, obv_corpus, tk_corpus};
 use besluitbron_server::platforms::http::{HttpConfig, PlatformError};
 use besluitbron_server::platforms::obv::{self, EntityType, ObvClient, SearchParams, SortOrder};
 use besluitbron_server::platforms::tk::{Continuation, TkClient, TkSearch};
@@ -197,11 +197,8 @@ async fn obv_rate_headers_are_parsed_and_a_limit_100_search_costs_5() {
 
 #[tokio::test]
 async fn obv_documented_cost_formula_charges_fractions_when_selected() {
-    let (fake, client) = obv_fake(FakeConfig {
-        obv_cost: ObvCost::Doc,
-        ..FakeConfig::default()
-    })
-    .await;
+    let (fake, client) = obv_fake(FakeConfig::default()).await;
+    fake.update_own::<ObvSettings>(|s| s.cost = ObvCost::Doc);
     let params = SearchParams {
         limit: 100,
         ..SearchParams::query("stikstof")

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use besluitbron_fakes::{PlatformFault, serve_registry_on};
+use besluitbron_fakes::{FakeSetting, FaultSetting, PlatformFault, serve_registry_on};
 use besluitbron_sim::report::write_admissions;
 use besluitbron_sim::scenario::{load_trace, scenarios_dir_entries};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};
@@ -79,9 +79,10 @@ struct FakesArgs {
     /// --fail-every. NAME=VALUE is one of latency-ms=MS, stall-ms=MS (hold each request on
     /// arrival), fail-every=N (500), reset-every=N (drop the connection without an answer),
     /// garbage=true|false (a 200 that is not JSON), rate-limit-storm=true|false (429 with
-    /// Retry-After: 1 to everything); 0 turns a count or a stall off. Examples:
-    /// `--fault obv:fail-every=2`, `--fault tk:latency-ms=200`,
-    /// `--fault obv:rate-limit-storm=true`.
+    /// Retry-After: 1 to everything); 0 turns a count or a stall off. A fake may take
+    /// settings of its own: ori:retired=404|410|502|html|off, opentk:busy=true|false (an
+    /// unknown NAME lists what that fake takes). Examples: `--fault obv:fail-every=2`,
+    /// `--fault tk:latency-ms=200`, `--fault obv:rate-limit-storm=true`.
     #[arg(long = "fault", value_name = "PLATFORM:NAME=VALUE")]
     faults: Vec<PlatformFault>,
 }
@@ -196,13 +197,17 @@ fn serve_fakes(args: &FakesArgs) -> Result<ExitCode> {
         let mut out = std::io::stdout().lock();
         // In registry order: obv, tk, opentk, ori.
         for handle in &fakes {
-            handle.update(|c| {
-                c.latency = latency;
-                c.fail_every = args.fail_every;
-                for fault in args.faults.iter().filter(|f| f.platform == handle.platform()) {
-                    fault.setting.apply(c);
-                }
-            });
+            // One list applied under one lock: a request sees all of it or none.
+            let common = [FaultSetting::Latency(latency), FaultSetting::FailEvery(args.fail_every)];
+            let settings: Vec<PlatformFault> = common
+                .map(|setting| PlatformFault {
+                    platform: handle.platform(),
+                    setting: FakeSetting::Common(setting),
+                })
+                .into_iter()
+                .chain(args.faults.iter().cloned())
+                .collect();
+            handle.apply(&settings);
             // One line per platform, flushed at once: scripts wait for these lines.
             writeln!(out, "{} {}", handle.platform(), handle.base_url())?;
         }

@@ -305,6 +305,8 @@ fn fakes_apply_fault_flags_to_the_platform_they_name() {
         "tk:fail-every=1",
         "--fault",
         "tk:latency-ms=1",
+        "--fault",
+        "ori:retired=410",
     ]);
     let host_port = fakes_host_port(&lines);
 
@@ -315,6 +317,9 @@ fn fakes_apply_fault_flags_to_the_platform_they_name() {
 
     let (status, _) = http_get(&host_port, "/tk/OData/v4/2.0/Fractie");
     assert!(status.starts_with("HTTP/1.1 500"), "{status}");
+
+    let (status, _) = http_get(&host_port, "/ori/v1/elastic/_aliases");
+    assert!(status.starts_with("HTTP/1.1 410"), "ori's own setting: {status}");
 }
 
 #[test]
@@ -335,6 +340,7 @@ fn fakes_refuse_a_fault_they_cannot_parse_with_usage_exit_code_2() {
     for (fault, says) in [
         ("obv:fail-every=x", "whole number"),
         ("obv:slow=1", "unknown fault `slow`"),
+        ("tk:retired=html", "unknown fault `retired`; one of latency-ms"),
         ("oa:garbage=true", "no fake for `oa`"),
         ("garbage=true", "PLATFORM:NAME=VALUE"),
     ] {

@@ -1,61 +1,41 @@
-//! What a fake platform does: its faults and, for OpenBesluitvorming, its limit; and the
-//! textual form of one fault setting (`obv:fail-every=2`), as `besluitbron-sim fakes
-//! --fault` takes it.
+//! What every fake platform does alike: the faults all of them apply ([`FakeConfig`]),
+//! and the textual form of one setting of one fake (`obv:fail-every=2`,
+//! `ori:retired=html`), as `besluitbron-sim fakes --fault` and the control route take it.
 //!
-//! Invariants: the default configuration is a healthy platform (no fault on, the real
-//! platform's limit), and every field can be changed while the fake runs
+//! A fake's own settings (OpenBesluitvorming's limit, Open Raadsinformatie's retired
+//! shapes, …) are not here: each fake declares them in its own module, as a type with
+//! [`OwnSettings`](crate::OwnSettings) (e.g. [`ObvSettings`](crate::ObvSettings) in
+//! `obv.rs`), and its registry line names that type. So [`PlatformFault`] parses the
+//! common names here and hands every other name to the fake's own parser, found through
+//! the [`REGISTRY`](crate::REGISTRY); adding a fake, or a setting of one fake, never
+//! touches this module.
+//!
+//! Invariants: the default configuration is a healthy platform (no fault on), and every
+//! field can be changed while the fake runs
 //! ([`FakeHandle::update`](crate::FakeHandle::update)); the next request sees the change.
-//! A fault setting is parsed whole into a typed value before anything is applied, so a
-//! bad one changes nothing.
+//! A setting is parsed whole into a typed value before anything is applied, so a bad one
+//! changes nothing.
 //!
-//! What this module does not do: apply the faults (see `faults.rs`) or keep counters.
+//! What this module does not do: apply the faults (see `faults.rs`), keep counters, or
+//! know any fake's own settings.
 
 use std::str::FromStr;
 use std::time::Duration;
 
-use besluitbron_core::{PlatformId, Units};
+use besluitbron_core::PlatformId;
 
-/// How OpenBesluitvorming's fake weighs a search (PLATFORMS.md §2 documents two formulas).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ObvCost {
-    /// The code of 2026-08-21: `max(1, ceil(limit / 24))`, so `limit=100` costs 5.
-    #[default]
-    Code,
-    /// The later API.md revision: `1 + (limit - 24) / 250` (exact thousandths), so
-    /// `limit=100` costs 1.304.
-    Doc,
-}
+use crate::own::OwnSetting;
 
-impl ObvCost {
-    /// The cost of one search with this (already capped) `limit`.
-    pub fn search_cost(self, limit: u32) -> Units {
-        match self {
-            ObvCost::Code => Units::whole(u64::from(limit.div_ceil(24).max(1))),
-            ObvCost::Doc => Units::from_milli(1000 + u64::from(limit.saturating_sub(24)) * 1000 / 250),
-        }
-    }
-}
-
-/// How a switched-off platform answers (Open Raadsinformatie since 1 November 2026).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Retired {
-    /// 404 with an HTML page (a web server without the API behind it).
-    NotFound,
-    /// 410 Gone.
-    Gone,
-    /// 502 Bad Gateway (a proxy whose backend is gone).
-    BadGateway,
-    /// 200 with an HTML page saying the service ended.
-    Html,
-}
-
-/// The behaviour of one fake platform; change it while running with [`FakeHandle::update`](crate::FakeHandle::update).
+/// The faults every fake applies; change them while running with [`FakeHandle::update`](crate::FakeHandle::update).
 ///
 /// Every fault is off by default. The faults of an answer (`latency`, `fail_every`,
 /// `garbage`) model a platform that works but badly; the faults of arrival (`stall`,
 /// `reset_every`, `rate_limit_storm`) model one that does not, and strike before the
 /// platform looks at the request, so they charge nothing to OpenBesluitvorming's bucket.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// What one fake does beyond these is its own ([`OwnSettings`](crate::OwnSettings)):
+/// see [`FakeHandle::update_own`](crate::FakeHandle::update_own).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FakeConfig {
     /// Normal slowness: added before every answer the platform gives (after the rate
     /// limit has been applied, so a 429 of the bucket comes at once). Zero: none.
@@ -85,33 +65,12 @@ pub struct FakeConfig {
     /// error). Nothing is charged; each refusal is counted in
     /// [`FakeHandle::rate_limited`](crate::FakeHandle::rate_limited).
     pub rate_limit_storm: bool,
-    /// OpenBesluitvorming only: bucket capacity, refilled over one minute (default 60).
-    pub rate_limit_per_min: u32,
-    /// OpenBesluitvorming only: which search-cost formula the bucket charges.
-    pub obv_cost: ObvCost,
-    /// Officiële Bekendmakingen only: answer every n-th search (counted from the fake's
-    /// start, among searches whose query parsed) as the service signals overload: 200
-    /// with a system diagnostic and no count. `None` never.
-    pub ob_overload_every: Option<u32>,
-    /// Officiële Bekendmakingen only: answer every n-th search (counted likewise) with
-    /// its count but no records, an empty page before the end. `None` never.
-    pub ob_empty_page_every: Option<u32>,
-    /// Open Raadsinformatie only: answer every request as the switched-off platform
-    /// does, in this shape; `None`: the live Elasticsearch API.
-    pub retired: Option<Retired>,
-    /// OpenTK only: searches are cut short by the platform's time budget (as under
-    /// load): a few hits and `milliseconds` close to the 2-second budget.
-    pub busy: bool,
     /// A platform gone wrong in size: answer every accepted request with a 200 of this
     /// many bytes, made as it is sent (the fake holds one 64 KiB chunk, whatever the
     /// size), so a test sees how much a client actually read
     /// ([`FakeHandle::oversize_bytes_sent`](crate::FakeHandle::oversize_bytes_sent)).
     /// `None` never.
     pub oversize: Option<Oversize>,
-    /// OpenBesluitvorming only: hostile platform data — every search hit's title carries
-    /// HTML markup with a `<script>`, and its download link is a `javascript:` URL (for
-    /// the search page's escaping tests).
-    pub hostile_titles: bool,
 }
 
 /// An answer larger than any client should read ([`FakeConfig::oversize`]).
@@ -121,27 +80,6 @@ pub struct Oversize {
     pub bytes: u64,
     /// Announce the size in `Content-Length` (else the body is chunked, size unknown).
     pub announce_length: bool,
-}
-
-impl Default for FakeConfig {
-    fn default() -> FakeConfig {
-        FakeConfig {
-            latency: Duration::ZERO,
-            fail_every: None,
-            garbage: false,
-            reset_every: None,
-            stall: None,
-            rate_limit_storm: false,
-            rate_limit_per_min: 60,
-            obv_cost: ObvCost::Code,
-            retired: None,
-            busy: false,
-            oversize: None,
-            ob_overload_every: None,
-            ob_empty_page_every: None,
-            hostile_titles: false,
-        }
-    }
 }
 
 /// One fault of [`FakeConfig`] with its value, parsed from `NAME=VALUE`.
@@ -154,6 +92,9 @@ impl Default for FakeConfig {
 /// | `reset-every` | N, `0` off | [`FakeConfig::reset_every`] |
 /// | `garbage` | `true` or `false` | [`FakeConfig::garbage`] |
 /// | `rate-limit-storm` | `true` or `false` | [`FakeConfig::rate_limit_storm`] |
+///
+/// A fake's own names (`ori:retired=html`, `opentk:busy=true`) are its
+/// [`OwnSettings::NAMES`](crate::OwnSettings::NAMES), parsed by [`PlatformFault`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultSetting {
     /// `latency-ms=N`.
@@ -168,23 +109,17 @@ pub enum FaultSetting {
     Garbage(bool),
     /// `rate-limit-storm=BOOL`.
     RateLimitStorm(bool),
-    /// `retired=404|410|502|html|off` (Open Raadsinformatie).
-    Retired(Option<Retired>),
-    /// `busy=BOOL` (OpenTK).
-    Busy(bool),
 }
 
 impl FaultSetting {
     /// Every `NAME` a setting may have, in the order of the table above.
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 6] = [
         "latency-ms",
         "stall-ms",
         "fail-every",
         "reset-every",
         "garbage",
         "rate-limit-storm",
-        "retired",
-        "busy",
     ];
 
     /// Sets this fault in `config`.
@@ -196,8 +131,21 @@ impl FaultSetting {
             FaultSetting::ResetEvery(every) => config.reset_every = every,
             FaultSetting::Garbage(on) => config.garbage = on,
             FaultSetting::RateLimitStorm(on) => config.rate_limit_storm = on,
-            FaultSetting::Retired(shape) => config.retired = shape,
-            FaultSetting::Busy(on) => config.busy = on,
+        }
+    }
+
+    /// Parses `value` for the fault `name`; `None` when no common fault has that name
+    /// (it may still be one of a fake's own).
+    fn parse(name: &str, value: &str) -> Option<Result<FaultSetting, FaultParseError>> {
+        let setting = |parsed: Result<FaultSetting, FaultParseError>| Some(parsed);
+        match name {
+            "latency-ms" => setting(millis(name, value).map(FaultSetting::Latency)),
+            "stall-ms" => setting(millis(name, value).map(|d| FaultSetting::Stall(Some(d).filter(|d| !d.is_zero())))),
+            "fail-every" => setting(every(name, value).map(FaultSetting::FailEvery)),
+            "reset-every" => setting(every(name, value).map(FaultSetting::ResetEvery)),
+            "garbage" => setting(flag(name, value).map(FaultSetting::Garbage)),
+            "rate-limit-storm" => setting(flag(name, value).map(FaultSetting::RateLimitStorm)),
+            _ => None,
         }
     }
 }
@@ -207,63 +155,84 @@ impl FaultSetting {
 #[error("{0}")]
 pub struct FaultParseError(String);
 
-impl FromStr for FaultSetting {
-    type Err = FaultParseError;
-
-    fn from_str(text: &str) -> Result<FaultSetting, FaultParseError> {
-        let bad = |why: String| Err(FaultParseError(why));
-        let Some((name, value)) = text.split_once('=') else {
-            return bad(format!("`{text}` is not NAME=VALUE"));
-        };
-        let number = || {
-            value
-                .parse::<u64>()
-                .map_err(|_| FaultParseError(format!("{name} takes a whole number, not `{value}`")))
-        };
-        let count = || {
-            let n = number()?;
-            let n = u32::try_from(n).map_err(|_| FaultParseError(format!("{name}: {n} is too large")))?;
-            Ok::<_, FaultParseError>((n > 0).then_some(n))
-        };
-        let flag = || match value {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            _ => Err(FaultParseError(format!("{name} takes true or false, not `{value}`"))),
-        };
-        Ok(match name {
-            "latency-ms" => FaultSetting::Latency(Duration::from_millis(number()?)),
-            "stall-ms" => FaultSetting::Stall(Some(Duration::from_millis(number()?)).filter(|d| !d.is_zero())),
-            "fail-every" => FaultSetting::FailEvery(count()?),
-            "reset-every" => FaultSetting::ResetEvery(count()?),
-            "garbage" => FaultSetting::Garbage(flag()?),
-            "rate-limit-storm" => FaultSetting::RateLimitStorm(flag()?),
-            "busy" => FaultSetting::Busy(flag()?),
-            "retired" => FaultSetting::Retired(match value {
-                "404" => Some(Retired::NotFound),
-                "410" => Some(Retired::Gone),
-                "502" => Some(Retired::BadGateway),
-                "html" => Some(Retired::Html),
-                "off" => None,
-                _ => return bad(format!("retired takes 404, 410, 502, html or off, not `{value}`")),
-            }),
-            _ => {
-                return bad(format!(
-                    "unknown fault `{name}`; one of {}",
-                    FaultSetting::NAMES.join(", ")
-                ));
-            }
-        })
+impl FaultParseError {
+    /// An error that says `why`, in a sentence meant to be shown as is.
+    pub(crate) fn new(why: impl Into<String>) -> FaultParseError {
+        FaultParseError(why.into())
     }
 }
 
-/// A fault setting for one fake of the registry, parsed from `PLATFORM:NAME=VALUE`
-/// (e.g. `obv:fail-every=2`, `tk:latency-ms=200`, `obv:rate-limit-storm=true`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A whole number of milliseconds, as `NAME=VALUE` gives it.
+pub(crate) fn millis(name: &str, value: &str) -> Result<Duration, FaultParseError> {
+    whole(name, value).map(Duration::from_millis)
+}
+
+/// A count `N` that strikes every n-th event, `0` for never (`None`).
+pub(crate) fn every(name: &str, value: &str) -> Result<Option<u32>, FaultParseError> {
+    let n = whole(name, value)?;
+    let n = u32::try_from(n).map_err(|_| FaultParseError(format!("{name}: {n} is too large")))?;
+    Ok((n > 0).then_some(n))
+}
+
+/// `true` or `false`.
+pub(crate) fn flag(name: &str, value: &str) -> Result<bool, FaultParseError> {
+    match value {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(FaultParseError(format!("{name} takes true or false, not `{value}`"))),
+    }
+}
+
+/// A whole number.
+pub(crate) fn whole(name: &str, value: &str) -> Result<u64, FaultParseError> {
+    value
+        .parse::<u64>()
+        .map_err(|_| FaultParseError(format!("{name} takes a whole number, not `{value}`")))
+}
+
+/// Splits `NAME=VALUE`.
+fn name_value(text: &str) -> Result<(&str, &str), FaultParseError> {
+    text.split_once('=')
+        .ok_or_else(|| FaultParseError(format!("`{text}` is not NAME=VALUE")))
+}
+
+impl FromStr for FaultSetting {
+    type Err = FaultParseError;
+
+    /// Parses one of the common faults (a fake's own names are refused here; see
+    /// [`PlatformFault`]).
+    fn from_str(text: &str) -> Result<FaultSetting, FaultParseError> {
+        let (name, value) = name_value(text)?;
+        FaultSetting::parse(name, value).unwrap_or_else(|| Err(unknown(name, &[])))
+    }
+}
+
+/// The error for a `name` that is neither a common fault nor one of `own`.
+fn unknown(name: &str, own: &[&str]) -> FaultParseError {
+    let names: Vec<&str> = FaultSetting::NAMES.iter().chain(own).copied().collect();
+    FaultParseError(format!("unknown fault `{name}`; one of {}", names.join(", ")))
+}
+
+/// One setting of one fake: a fault every fake applies, or one of the fake's own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FakeSetting {
+    /// A fault of [`FakeConfig`].
+    Common(FaultSetting),
+    /// One of the fake's own settings, parsed by that fake (see
+    /// [`OwnSettings`](crate::OwnSettings)); it applies to that fake only.
+    Own(OwnSetting),
+}
+
+/// A setting for one fake of the registry, parsed from `PLATFORM:NAME=VALUE`
+/// (e.g. `obv:fail-every=2`, `tk:latency-ms=200`, `obv:rate-limit-storm=true`,
+/// `ori:retired=html`). Apply it with [`FakeHandle::apply`](crate::FakeHandle::apply).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlatformFault {
     /// A platform the [`REGISTRY`](crate::REGISTRY) has a fake for.
     pub platform: PlatformId,
-    /// What to set in its configuration.
-    pub setting: FaultSetting,
+    /// What to set in its configuration. An [`FakeSetting::Own`] belongs to this
+    /// platform's fake: applying it to another one panics.
+    pub setting: FakeSetting,
 }
 
 impl FromStr for PlatformFault {
@@ -280,14 +249,22 @@ impl FromStr for PlatformFault {
         let Some((platform, setting)) = text.split_once(':') else {
             return Err(FaultParseError(format!("`{text}` is not PLATFORM:NAME=VALUE")));
         };
-        let platform = platform
+        let entry = platform
             .parse::<PlatformId>()
             .ok()
-            .filter(|&p| crate::entry(p).is_some())
+            .and_then(crate::entry)
             .ok_or_else(|| FaultParseError(format!("no fake for `{platform}`; one of {}", fakes())))?;
+        let (name, value) = name_value(setting)?;
+        let setting = match FaultSetting::parse(name, value) {
+            Some(common) => FakeSetting::Common(common?),
+            None => match entry.parse_own(name, value) {
+                Some(own) => FakeSetting::Own(own?),
+                None => return Err(unknown(name, entry.own_names())),
+            },
+        };
         Ok(PlatformFault {
-            platform,
-            setting: setting.parse()?,
+            platform: entry.platform(),
+            setting,
         })
     }
 }
@@ -308,8 +285,6 @@ mod tests {
             ("reset-every=3", FaultSetting::ResetEvery(Some(3))),
             ("garbage=true", FaultSetting::Garbage(true)),
             ("rate-limit-storm=true", FaultSetting::RateLimitStorm(true)),
-            ("retired=410", FaultSetting::Retired(Some(Retired::Gone))),
-            ("busy=true", FaultSetting::Busy(true)),
         ] {
             let parsed: FaultSetting = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(parsed, expected, "{text}");
@@ -322,16 +297,13 @@ mod tests {
             reset_every: Some(3),
             garbage: true,
             rate_limit_storm: true,
-            retired: Some(Retired::Gone),
-            busy: true,
             ..FakeConfig::default()
         };
         assert_eq!(config, expected);
         // Every name in NAMES parses with some value.
         for name in FaultSetting::NAMES {
             let value = match name {
-                "garbage" | "rate-limit-storm" | "busy" => "false",
-                "retired" => "off",
+                "garbage" | "rate-limit-storm" => "false",
                 _ => "1",
             };
             assert!(format!("{name}={value}").parse::<FaultSetting>().is_ok(), "{name}");
@@ -355,18 +327,32 @@ mod tests {
             ok,
             PlatformFault {
                 platform: PlatformId::Tk,
-                setting: FaultSetting::Latency(Duration::from_millis(5)),
+                setting: FakeSetting::Common(FaultSetting::Latency(Duration::from_millis(5))),
             }
         );
     }
 
     #[test]
-    fn both_cost_formulas_match_platforms_md() {
-        assert_eq!(ObvCost::Code.search_cost(100), Units::whole(5));
-        assert_eq!(ObvCost::Code.search_cost(24), Units::whole(1));
-        assert_eq!(ObvCost::Code.search_cost(25), Units::whole(2));
-        assert_eq!(ObvCost::Code.search_cost(1), Units::whole(1));
-        assert_eq!(ObvCost::Doc.search_cost(100), Units::from_milli(1304));
-        assert_eq!(ObvCost::Doc.search_cost(10), Units::whole(1));
+    fn an_unknown_name_lists_the_common_names_and_the_fakes_own() {
+        let error = |text: &str| text.parse::<PlatformFault>().unwrap_err().to_string();
+        let common = FaultSetting::NAMES.join(", ");
+        assert_eq!(
+            error("tk:slow=1"),
+            format!("unknown fault `slow`; one of {common}"),
+            "the Tweede Kamer has nothing of its own"
+        );
+        assert_eq!(
+            error("ori:slow=1"),
+            format!("unknown fault `slow`; one of {common}, retired")
+        );
+        assert_eq!(
+            error("opentk:slow=1"),
+            format!("unknown fault `slow`; one of {common}, busy")
+        );
+        // A fake's own name is its own: no other fake takes it.
+        assert!(error("tk:busy=true").contains("unknown fault `busy`"));
+        assert!(error("obv:retired=410").contains("unknown fault `retired`"));
+        let common_only = "busy=true".parse::<FaultSetting>().unwrap_err().to_string();
+        assert_eq!(common_only, format!("unknown fault `busy`; one of {common}"));
     }
 }

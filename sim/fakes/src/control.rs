@@ -5,7 +5,8 @@
 //! - `GET /_control/state`: every fake's configuration and counters as one JSON object,
 //!   keyed by platform id;
 //! - `POST /_control/faults`: a body of fault settings `PLATFORM:NAME=VALUE` (the form
-//!   `besluitbron-sim fakes --fault` takes), separated by white space; answers the new
+//!   `besluitbron-sim fakes --fault` takes: the common faults and each fake's own
+//!   settings, such as `ori:retired=html`), separated by white space; answers the new
 //!   state.
 //!
 //! Invariants:
@@ -79,14 +80,9 @@ async fn faults(State(fakes): State<Fakes>, body: String) -> Response<Body> {
         Err(e) => return raw_response(StatusCode::BAD_REQUEST, "text/plain", format!("{e}\n")),
     };
     for (platform, shared) in fakes.iter() {
-        let mine: Vec<&PlatformFault> = settings.iter().filter(|s| s.platform == *platform).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let mut config = shared.config();
-        for setting in mine {
-            setting.setting.apply(&mut config);
-        }
+        // Parsing checked each fake's own settings against that fake, so applying them
+        // to the fake of their platform cannot meet another fake's type.
+        shared.apply(settings.iter().filter(|s| s.platform == *platform).map(|s| &s.setting));
     }
     json_ok(&snapshot(&fakes))
 }
@@ -100,7 +96,7 @@ fn json_ok(value: &Value) -> Response<Body> {
 fn snapshot(fakes: &Fakes) -> Value {
     let mut out = Map::new();
     for (platform, shared) in fakes.iter() {
-        let c = shared.config().clone();
+        let c = shared.config();
         let millis = |d: Option<std::time::Duration>| d.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let load = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
         out.insert(

@@ -1,5 +1,6 @@
 //! The state a running fake shares with its [`FakeHandle`](crate::FakeHandle): its
-//! configuration, its counters, and the faults applied from that configuration.
+//! settings (the common [`FakeConfig`] and the fake's own, see `own.rs`), its counters,
+//! and the faults applied from the common configuration.
 //!
 //! Every fake's router runs two layers from here around its own routes:
 //! - [`on_arrival`] (outermost): counts the request, then the pathological faults that
@@ -40,8 +41,9 @@ use axum::middleware::Next;
 use besluitbron_core::Units;
 use hyper::body::{Frame, SizeHint};
 
+use crate::own::{OwnSettings, Settings, Shared};
 use crate::serve::dropped_connection;
-use crate::{FakeConfig, Oversize, raw_response};
+use crate::{FakeConfig, FakeSetting, Oversize, raw_response};
 
 /// How many requests' paths the arrival layer keeps.
 pub(crate) const RECENT_PATHS: usize = 64;
@@ -49,20 +51,21 @@ pub(crate) const RECENT_PATHS: usize = 64;
 /// The `Retry-After` of a rate-limit storm's 429s, in seconds.
 pub(crate) const STORM_RETRY_AFTER_S: u64 = 1;
 
-/// How one fake words the answers its faults give, in its platform's own error shapes.
+/// How one fake (with the own settings `S`) words the answers its faults give, in its
+/// platform's own error shapes.
 #[derive(Debug)]
-pub(crate) struct FaultReplies {
+pub(crate) struct FaultReplies<S> {
     /// The JSON body of a deliberate 500.
     pub(crate) failure: &'static str,
     /// A storm's 429 (body and headers; `Retry-After` is set by the caller) under the
-    /// fake's current configuration.
-    pub(crate) storm: fn(&FakeConfig) -> Response<Body>,
+    /// fake's settings at the request's arrival.
+    pub(crate) storm: fn(&FakeConfig, &S) -> Response<Body>,
 }
 
 /// State shared between a running fake and its [`FakeHandle`](crate::FakeHandle).
 #[derive(Debug, Default)]
 pub(crate) struct FakeShared {
-    config: Mutex<FakeConfig>,
+    settings: Mutex<Settings>,
     pub(crate) requests: AtomicU64,
     passed: AtomicU64,
     pub(crate) rate_limited: AtomicU64,
@@ -86,17 +89,32 @@ pub(crate) struct FakeShared {
 }
 
 impl FakeShared {
-    pub(crate) fn new(config: FakeConfig) -> FakeShared {
+    pub(crate) fn new(settings: Settings) -> FakeShared {
         FakeShared {
-            config: Mutex::new(config),
+            settings: Mutex::new(settings),
             ..FakeShared::default()
         }
     }
 
-    pub(crate) fn config(&self) -> MutexGuard<'_, FakeConfig> {
+    /// The fake's settings, locked: what the next request will see.
+    pub(crate) fn settings(&self) -> MutexGuard<'_, Settings> {
         // A panic while holding this lock can only come from a bug in a test closure;
-        // the configuration itself is always valid, so recover it.
-        self.config.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        // the settings themselves are always valid, so recover them.
+        self.settings.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A copy of the common configuration now.
+    pub(crate) fn config(&self) -> FakeConfig {
+        self.settings().common.clone()
+    }
+
+    /// Applies `settings` in order under one lock, so a request sees all of them or none.
+    /// Panics on another fake's own setting (see [`Settings::apply`]).
+    pub(crate) fn apply<'a>(&self, settings: impl IntoIterator<Item = &'a FakeSetting>) {
+        let mut current = self.settings();
+        for setting in settings {
+            current.apply(setting);
+        }
     }
 
     /// Keeps `path_and_query` as the newest of the [`RECENT_PATHS`].
@@ -122,38 +140,13 @@ impl FakeShared {
         self.units_charged_milli.fetch_add(cost.as_milli(), Ordering::Relaxed);
     }
 
-    /// Counts a request as it arrives and applies the faults that strike before the
-    /// platform looks at it: `Some(response)` replaces everything the platform would do
-    /// (a [`dropped_connection`] marker, or a storm's 429).
-    pub(crate) async fn faults_on_arrival(&self, replies: &FaultReplies) -> Option<Response<Body>> {
-        let n = self.requests.fetch_add(1, Ordering::Relaxed) + 1;
-        // The request sees the configuration of its arrival, even if it changes during a stall.
-        let config = self.config().clone();
-        if let Some(stall) = config.stall.filter(|s| !s.is_zero()) {
-            self.stalled.fetch_add(1, Ordering::Relaxed);
-            tokio::time::sleep(stall).await;
-        }
-        if every_nth(n, config.reset_every) {
-            self.connections_reset.fetch_add(1, Ordering::Relaxed);
-            return Some(dropped_connection());
-        }
-        if !config.rate_limit_storm {
-            return None;
-        }
-        let mut refusal = (replies.storm)(&config);
-        self.count_rate_limited();
-        self.storm_rate_limited.fetch_add(1, Ordering::Relaxed);
-        refusal.headers_mut().insert("retry-after", STORM_RETRY_AFTER_S.into());
-        Some(refusal)
-    }
-
     /// Applies latency and the ordinary faults to a request the platform accepted (for
     /// OpenBesluitvorming: one that passed the rate limit): `Some(response)` replaces the
     /// real answer.
-    pub(crate) async fn faults(self: &Arc<Self>, replies: &FaultReplies) -> Option<Response<Body>> {
+    pub(crate) async fn faults(self: &Arc<Self>, failure: &'static str) -> Option<Response<Body>> {
         let n = self.passed.fetch_add(1, Ordering::Relaxed) + 1;
         let (latency, fail_every, garbage, oversize) = {
-            let c = self.config();
+            let c = &self.settings().common;
             (c.latency, c.fail_every, c.garbage, c.oversize)
         };
         if !latency.is_zero() {
@@ -164,7 +157,7 @@ impl FakeShared {
             return Some(raw_response(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "application/json",
-                replies.failure,
+                failure,
             ));
         }
         if garbage {
@@ -183,6 +176,33 @@ impl FakeShared {
             return Some(response);
         }
         None
+    }
+}
+
+impl<S: OwnSettings> Shared<S> {
+    /// Counts a request as it arrives and applies the faults that strike before the
+    /// platform looks at it: `Some(response)` replaces everything the platform would do
+    /// (a [`dropped_connection`] marker, or a storm's 429).
+    pub(crate) async fn faults_on_arrival(&self, replies: &FaultReplies<S>) -> Option<Response<Body>> {
+        let n = self.requests.fetch_add(1, Ordering::Relaxed) + 1;
+        // The request sees the settings of its arrival, even if they change during a stall.
+        let (config, own) = self.snapshot();
+        if let Some(stall) = config.stall.filter(|s| !s.is_zero()) {
+            self.stalled.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(stall).await;
+        }
+        if every_nth(n, config.reset_every) {
+            self.connections_reset.fetch_add(1, Ordering::Relaxed);
+            return Some(dropped_connection());
+        }
+        if !config.rate_limit_storm {
+            return None;
+        }
+        let mut refusal = (replies.storm)(&config, &own);
+        self.count_rate_limited();
+        self.storm_rate_limited.fetch_add(1, Ordering::Relaxed);
+        refusal.headers_mut().insert("retry-after", STORM_RETRY_AFTER_S.into());
+        Some(refusal)
     }
 }
 
@@ -247,20 +267,32 @@ fn every_nth(n: u64, every: Option<u32>) -> bool {
 }
 
 /// The state of the two fault layers: the fake's shared state and its replies.
-#[derive(Clone)]
-pub(crate) struct Faults {
-    shared: Arc<FakeShared>,
-    replies: &'static FaultReplies,
+pub(crate) struct Faults<S: 'static> {
+    shared: Shared<S>,
+    replies: &'static FaultReplies<S>,
 }
 
-impl Faults {
-    pub(crate) fn new(shared: Arc<FakeShared>, replies: &'static FaultReplies) -> Faults {
+impl<S: 'static> Clone for Faults<S> {
+    fn clone(&self) -> Faults<S> {
+        Faults {
+            shared: self.shared.clone(),
+            replies: self.replies,
+        }
+    }
+}
+
+impl<S: OwnSettings> Faults<S> {
+    pub(crate) fn new(shared: Shared<S>, replies: &'static FaultReplies<S>) -> Faults<S> {
         Faults { shared, replies }
     }
 }
 
 /// The outer fault layer (see the module documentation): every fake's outermost middleware.
-pub(crate) async fn on_arrival(State(faults): State<Faults>, request: Request, next: Next) -> Response<Body> {
+pub(crate) async fn on_arrival<S: OwnSettings>(
+    State(faults): State<Faults<S>>,
+    request: Request,
+    next: Next,
+) -> Response<Body> {
     let path = request.uri().path_and_query().map_or("", |p| p.as_str());
     faults.shared.record_path(path);
     match faults.shared.faults_on_arrival(faults.replies).await {
@@ -270,8 +302,12 @@ pub(crate) async fn on_arrival(State(faults): State<Faults>, request: Request, n
 }
 
 /// The inner fault layer (see the module documentation): right around the fake's routes.
-pub(crate) async fn on_accepted(State(faults): State<Faults>, request: Request, next: Next) -> Response<Body> {
-    match faults.shared.faults(faults.replies).await {
+pub(crate) async fn on_accepted<S: OwnSettings>(
+    State(faults): State<Faults<S>>,
+    request: Request,
+    next: Next,
+) -> Response<Body> {
+    match faults.shared.erased().faults(faults.replies.failure).await {
         Some(response) => response,
         None => next.run(request).await,
     }

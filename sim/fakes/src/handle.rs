@@ -1,10 +1,14 @@
-//! [`FakeHandle`]: a running fake's address, counters and run-time controls.
+//! [`FakeHandle`]: a running fake's address, counters and run-time controls — the faults
+//! every fake applies ([`FakeHandle::update`]), the fake's own settings, typed by the
+//! caller with the type the fake's module declares ([`FakeHandle::update_own`]), and
+//! settings in their textual form ([`FakeHandle::apply`]).
 //!
 //! Invariants: a handle never owns the server — dropping it leaves the fake running — and
 //! every change made through it is seen by the next request.
 //!
 //! What this module does not do: start a fake (see `registry.rs`).
 
+use std::any::type_name;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -13,8 +17,8 @@ use std::time::Duration;
 use besluitbron_core::{PlatformId, Units};
 use tokio::task::AbortHandle;
 
-use crate::FakeConfig;
 use crate::faults::FakeShared;
+use crate::{FakeConfig, OwnSettings, PlatformFault};
 
 /// A running fake platform: its address, its counters and its run-time controls.
 ///
@@ -132,14 +136,56 @@ impl FakeHandle {
         self.shared.unreadable_bodies.load(Ordering::Relaxed)
     }
 
-    /// A copy of the current configuration.
+    /// A copy of the current configuration (the faults every fake applies).
     pub fn config(&self) -> FakeConfig {
-        self.shared.config().clone()
+        self.shared.config()
     }
 
     /// Changes the configuration while the fake runs; the next request sees the change.
     pub fn update(&self, change: impl FnOnce(&mut FakeConfig)) {
-        change(&mut self.shared.config());
+        change(&mut self.shared.settings().common);
+    }
+
+    /// A copy of this fake's own settings, of the type its module declares
+    /// (`handle.own::<ObvSettings>()`).
+    ///
+    /// Panics when `S` is not that type (asking the Tweede Kamer's fake for
+    /// [`ObvSettings`](crate::ObvSettings) is a bug of the test).
+    pub fn own<S: OwnSettings>(&self) -> S {
+        let settings = self.shared.settings();
+        match settings.own::<S>() {
+            Some(own) => own.clone(),
+            None => self.wrong_type::<S>(settings.own_type()),
+        }
+    }
+
+    /// Changes this fake's own settings while it runs
+    /// (`handle.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 6)`); the next
+    /// request sees the change.
+    ///
+    /// Panics when `S` is not the type the fake's module declares.
+    pub fn update_own<S: OwnSettings>(&self, change: impl FnOnce(&mut S)) {
+        let mut settings = self.shared.settings();
+        let own_type = settings.own_type();
+        match settings.own_mut::<S>() {
+            Some(own) => change(own),
+            None => self.wrong_type::<S>(own_type),
+        }
+    }
+
+    /// Applies the settings of `faults` that are for this fake's platform, in order and
+    /// under one lock (the next request sees all of them); the others are skipped.
+    pub fn apply(&self, faults: &[PlatformFault]) {
+        let mine = faults.iter().filter(|f| f.platform == self.platform);
+        self.shared.apply(mine.map(|f| &f.setting));
+    }
+
+    fn wrong_type<S>(&self, own_type: &str) -> ! {
+        panic!(
+            "the {} fake's own settings are `{own_type}`, not `{}`",
+            self.platform,
+            type_name::<S>()
+        )
     }
 
     /// Sets the latency added before every answer.

@@ -16,6 +16,13 @@
 //!   every n-th request, a storm of 429s. They can be changed while the fake runs through
 //!   [`FakeHandle`], so a test can make a platform slow or down mid-run. Faults strike by
 //!   count, never at random.
+//! - What one fake does beyond that is its own, declared in its module as an
+//!   [`OwnSettings`] type whose default is the healthy real platform ([`ObvSettings`],
+//!   [`ObSettings`], [`OriSettings`], [`OpenTkSettings`]) and named by its registry line;
+//!   it changes while the fake runs through [`FakeHandle::update_own`] and, in the
+//!   textual form `PLATFORM:NAME=VALUE`, through names the fake parses itself
+//!   (`ori:retired=html`). No shared module (`config.rs`, `own.rs`, `faults.rs`,
+//!   `handle.rs`, `control.rs`, `registry.rs` beyond its table) names a fake's setting.
 //! - Every request is counted; every 429, every unit charged and every injected fault is
 //!   counted ([`FakeHandle::requests`], [`FakeHandle::rate_limited`] — of which
 //!   [`FakeHandle::storm_rate_limited`] a storm sent —
@@ -39,11 +46,13 @@
 //! (`/_control/state`, `POST /_control/faults`; loopback peers only), so a process
 //! outside the fakes can switch faults and read the counters while they run.
 //!
-//! Code map: `registry.rs` the table of fakes and the functions that serve them;
-//! `control.rs` the control route;
-//! `config.rs` what a fake does ([`FakeConfig`]); `faults.rs` the shared state and the
+//! Code map: `registry.rs` the table of fakes (one line per fake) and the functions that
+//! serve them; `control.rs` the control route; `config.rs` what every fake does alike
+//! ([`FakeConfig`]) and the textual form of a setting ([`PlatformFault`]); `own.rs` how a
+//! fake's own settings travel ([`OwnSettings`]); `faults.rs` the shared state and the
 //! faults every fake applies; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop;
-//! [`obv`] and [`tk`] (with their corpora and `odata.rs`) the platforms themselves.
+//! [`obv`], [`tk`], [`rechtspraak`], [`opentk`], [`ori`] and [`ob`] (with their corpora
+//! and `odata.rs`) the platforms themselves, each with its own settings.
 
 mod config;
 mod control;
@@ -57,6 +66,7 @@ mod obv_corpus;
 mod odata;
 pub mod opentk;
 pub mod ori;
+mod own;
 pub mod rechtspraak;
 mod rechtspraak_corpus;
 mod registry;
@@ -67,11 +77,14 @@ mod tk_corpus;
 use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
 
-pub use config::{FakeConfig, FaultParseError, FaultSetting, ObvCost, Oversize, PlatformFault, Retired};
+pub use config::{FakeConfig, FakeSetting, FaultParseError, FaultSetting, Oversize, PlatformFault};
 pub use control::CONTROL_PREFIX;
 pub use handle::FakeHandle;
-pub use ob::{ObCorpus, ob_corpus, serve_ob};
-pub use obv::{ObvCorpus, ObvEntity, ObvSource, obv_corpus, serve_obv};
+pub use ob::{ObCorpus, ObSettings, ob_corpus, serve_ob};
+pub use obv::{ObvCorpus, ObvCost, ObvEntity, ObvSettings, ObvSource, obv_corpus, serve_obv};
+pub use opentk::OpenTkSettings;
+pub use ori::{OriSettings, Retired};
+pub use own::{OwnChange, OwnSetting, OwnSettings};
 pub use rechtspraak::{RsCorpus, rechtspraak_corpus, serve_rechtspraak};
 pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};
 pub use tk::{TkCorpus, serve_tk, tk_corpus};

@@ -15,10 +15,11 @@
 //! - `startRecord >= 10000` is HTTP 504; `version` other than 2.0, a `recordSchema`
 //!   other than `gzd` and a `maximumRecords` over 100 are diagnostics; a client that
 //!   asks `Accept: application/json` only gets JSON (the service negotiates).
-//! - Faults of its own, by count of searches ([`FakeConfig::ob_overload_every`],
-//!   [`FakeConfig::ob_empty_page_every`]): the overload signal third parties saw (200, a
-//!   system diagnostic, no count) and an empty page before the end. The shared faults
-//!   (latency, 500, garbage, stall, reset, 429 storm) apply to every path.
+//! - Faults of its own, by count of searches, in its own settings ([`ObSettings`],
+//!   declared here and named by its registry line through `Fake`): the overload signal
+//!   third parties saw (200, a system diagnostic, no count) and an empty page before the
+//!   end. The shared faults (latency, 500, garbage, stall, reset, 429 storm) apply to
+//!   every path.
 //! - Renditions: XML (a KOOP publication; an empty template for some), HTML and PDF as
 //!   the corpus says; anything else is 404. No rate limit is enforced (its numbers are
 //!   unpublished); the 429 storm stands in for one.
@@ -38,10 +39,12 @@ use axum::routing::get;
 use besluitbron_core::PlatformId;
 use tokio::net::TcpListener;
 
-use crate::faults::{self, FakeShared, FaultReplies, Faults};
+use crate::faults::{self, FaultReplies, Faults};
 pub use crate::ob_corpus::{ObCorpus, ObPublication, PUBLICATION_COUNT, Renditions};
 pub use crate::ob_cql::{CqlFault, CqlQuery, Node, Relation, parse_cql, words};
-use crate::{FakeConfig, FakeHandle, raw_response, registry};
+use crate::own::Shared;
+use crate::registry::FakePlatform;
+use crate::{FakeConfig, FakeHandle, OwnSettings, raw_response, registry};
 
 /// Where the SRU service lives under the fake's root (the base-URL suffix).
 pub const SRU_PATH: &str = "/sru";
@@ -66,16 +69,45 @@ pub async fn serve_ob(listener: TcpListener, config: FakeConfig) -> std::io::Res
     entry.serve_alone_on(listener, config).await
 }
 
+/// What the Officiële Bekendmakingen fake does beyond the faults every fake applies: the
+/// service's own trouble, by count of searches (counted from the fake's start, among
+/// searches whose query parsed, whatever the settings were). The default is the healthy
+/// service. Change it while running with
+/// [`FakeHandle::update_own`](crate::FakeHandle::update_own)`::<ObSettings>`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ObSettings {
+    /// Answer every n-th search as the service signals overload: 200 with a system
+    /// diagnostic and no count. `None` never.
+    pub overload_every: Option<u32>,
+    /// Answer every n-th search with its count but no records, an empty page before the
+    /// end. `None` never.
+    pub empty_page_every: Option<u32>,
+}
+
+/// No textual names: the fake's settings are reached through its handle only.
+impl OwnSettings for ObSettings {}
+
+/// The Officiële Bekendmakingen fake, as its registry line names it.
+pub(crate) struct Fake;
+
+impl FakePlatform for Fake {
+    type Own = ObSettings;
+
+    fn router(shared: Shared<ObSettings>, base_url: String) -> Router {
+        router(shared, base_url)
+    }
+}
+
 struct ObState {
-    shared: Arc<FakeShared>,
+    shared: Shared<ObSettings>,
     /// The fake's root (`http://ADDR` or `http://ADDR/ob`), for the renditions' URLs.
     root: String,
     searches: AtomicU64,
 }
 
 /// The Officiële Bekendmakingen routes, to be served at the root or nested under a prefix.
-pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
-    let faults = Faults::new(Arc::clone(&shared), &REPLIES);
+fn router(shared: Shared<ObSettings>, base_url: String) -> Router {
+    let faults = Faults::new(shared.clone(), &REPLIES);
     let root = base_url.strip_suffix(SRU_PATH).unwrap_or(&base_url).to_owned();
     let state = Arc::new(ObState {
         shared,
@@ -98,9 +130,9 @@ pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
 /// Officiële Bekendmakingen's words for the shared faults. No 429 of the service is
 /// documented (PLATFORMS.md §5): the storm's is a small JSON error, as the shared faults
 /// give every fake without a shape of its own.
-static REPLIES: FaultReplies = FaultReplies {
+static REPLIES: FaultReplies<ObSettings> = FaultReplies {
     failure: r#"{"error":"Internal Server Error"}"#,
-    storm: |_| {
+    storm: |_, _| {
         raw_response(
             StatusCode::TOO_MANY_REQUESTS,
             "application/json",
@@ -250,10 +282,8 @@ async fn sru(
     };
     // The service's own trouble, by count of searches that got this far.
     let n = state.searches.fetch_add(1, Ordering::Relaxed) + 1;
-    let (overload, empty) = {
-        let c = state.shared.config();
-        (every_nth(n, c.ob_overload_every), every_nth(n, c.ob_empty_page_every))
-    };
+    let own = state.shared.own();
+    let (overload, empty) = (every_nth(n, own.overload_every), every_nth(n, own.empty_page_every));
     if overload {
         return diagnostics_only("info:srw/diagnostic/1/1", "Query timeout", "General system error");
     }

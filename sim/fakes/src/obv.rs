@@ -7,11 +7,11 @@
 //!   `RateLimit-Remaining` (floor of the tokens left) and `RateLimit-Reset` (seconds
 //!   until the bucket is full).
 //! - A request is charged before it is answered: a search costs
-//!   [`ObvCost::search_cost`](crate::ObvCost::search_cost) of its (capped) limit, every
-//!   other call 1 unit. Over the limit the answer is 429 with `Retry-After` ≥ 1 and the
-//!   documented JSON body (which has no `code` field), and nothing is charged. A
-//!   rate-limit storm ([`FakeConfig::rate_limit_storm`](crate::FakeConfig::rate_limit_storm))
-//!   answers the same 429 with `Retry-After: 1` before the bucket is consulted.
+//!   [`ObvCost::search_cost`] of its (capped) limit, every other call 1 unit. Over the
+//!   limit the answer is 429 with `Retry-After` ≥ 1 and the documented JSON body (which
+//!   has no `code` field), and nothing is charged. A rate-limit storm
+//!   ([`FakeConfig::rate_limit_storm`](crate::FakeConfig::rate_limit_storm)) answers the
+//!   same 429 with `Retry-After: 1` before the bucket is consulted.
 //! - Buckets are kept per client: the rightmost `X-Forwarded-For` entry, else the peer's
 //!   IP address. At most [`MAX_CLIENTS`] buckets are kept; full buckets are forgotten first.
 //! - Each bucket is exact arithmetic on tokio's clock (the core's GCRA bucket,
@@ -19,6 +19,10 @@
 //!   under tokio's paused clock the fake counts exactly as the simulator's platform model
 //!   does: what the differential test relies on.
 //! - Invalid parameters give 400 with `{code, error}`; they are never silently ignored.
+//!
+//! Its own settings ([`ObvSettings`], declared here and named by its registry line through
+//! `Fake`): the bucket's size, the cost formula, and hostile titles for escaping tests;
+//! change them with [`FakeHandle::update_own`](crate::FakeHandle::update_own).
 //!
 //! What this fake does not do: PDF page images, exports, stats, the raw search
 //! endpoint, or a relevance model beyond counting matched words. A query matches the
@@ -43,10 +47,12 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
-use crate::faults::{self, FakeShared, FaultReplies, Faults, STORM_RETRY_AFTER_S};
+use crate::faults::{self, FaultReplies, Faults, STORM_RETRY_AFTER_S};
 use crate::obv_corpus::suppliers;
 pub use crate::obv_corpus::{LONG_DOCUMENT_BYTES, LONG_DOCUMENT_EVERY, ObvCorpus, ObvEntity, ObvSource, normalise};
-use crate::{FakeConfig, FakeHandle, encode_component, parse_date, registry};
+use crate::own::Shared;
+use crate::registry::FakePlatform;
+use crate::{FakeConfig, FakeHandle, OwnSettings, encode_component, parse_date, registry};
 
 /// Client buckets kept at most; beyond this, buckets that have refilled are dropped.
 pub const MAX_CLIENTS: usize = 10_000;
@@ -64,9 +70,70 @@ pub async fn serve_obv(listener: TcpListener, config: FakeConfig) -> std::io::Re
     entry.serve_alone_on(listener, config).await
 }
 
+/// What the OpenBesluitvorming fake does beyond the faults every fake applies; the
+/// default is the real platform. Change it while running with
+/// [`FakeHandle::update_own`](crate::FakeHandle::update_own)`::<ObvSettings>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObvSettings {
+    /// The bucket's capacity, refilled over one minute (default 60). A change starts
+    /// every client's bucket full again.
+    pub rate_limit_per_min: u32,
+    /// Which search-cost formula the bucket charges.
+    pub cost: ObvCost,
+    /// Hostile platform data: every search hit's title carries HTML markup with a
+    /// `<script>`, and its download link is a `javascript:` URL (for the search page's
+    /// escaping tests).
+    pub hostile_titles: bool,
+}
+
+impl Default for ObvSettings {
+    fn default() -> ObvSettings {
+        ObvSettings {
+            rate_limit_per_min: 60,
+            cost: ObvCost::Code,
+            hostile_titles: false,
+        }
+    }
+}
+
+/// No textual names: the fake's settings are reached through its handle only.
+impl OwnSettings for ObvSettings {}
+
+/// How OpenBesluitvorming's fake weighs a search (PLATFORMS.md §2 documents two formulas).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ObvCost {
+    /// The code of 2026-08-21: `max(1, ceil(limit / 24))`, so `limit=100` costs 5.
+    #[default]
+    Code,
+    /// The later API.md revision: `1 + (limit - 24) / 250` (exact thousandths), so
+    /// `limit=100` costs 1.304.
+    Doc,
+}
+
+impl ObvCost {
+    /// The cost of one search with this (already capped) `limit`.
+    pub fn search_cost(self, limit: u32) -> Units {
+        match self {
+            ObvCost::Code => Units::whole(u64::from(limit.div_ceil(24).max(1))),
+            ObvCost::Doc => Units::from_milli(1000 + u64::from(limit.saturating_sub(24)) * 1000 / 250),
+        }
+    }
+}
+
+/// The OpenBesluitvorming fake, as its registry line names it.
+pub(crate) struct Fake;
+
+impl FakePlatform for Fake {
+    type Own = ObvSettings;
+
+    fn router(shared: Shared<ObvSettings>, base_url: String) -> Router {
+        router(shared, base_url)
+    }
+}
+
 /// State of one running OpenBesluitvorming fake.
 struct ObvState {
-    shared: Arc<FakeShared>,
+    shared: Shared<ObvSettings>,
     base_url: String,
     buckets: Mutex<Buckets>,
     /// The fake's epoch: its buckets run on tokio's clock from here (virtual time under
@@ -75,14 +142,14 @@ struct ObvState {
 }
 
 /// Every client's bucket, for one setting of the limit (a change of
-/// `rate_limit_per_min` starts them all full again).
+/// [`ObvSettings::rate_limit_per_min`] starts them all full again).
 struct Buckets {
     per_min: u32,
     by_client: BTreeMap<String, Bucket>,
 }
 
 /// The OpenBesluitvorming routes, to be served at the root or nested under a prefix.
-pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
+fn router(shared: Shared<ObvSettings>, base_url: String) -> Router {
     let faults = Faults::new(shared.clone(), &REPLIES);
     let state = Arc::new(ObvState {
         shared,
@@ -106,7 +173,7 @@ pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
 }
 
 /// OpenBesluitvorming's words for the faults of `faults.rs`.
-static REPLIES: FaultReplies = FaultReplies {
+static REPLIES: FaultReplies<ObvSettings> = FaultReplies {
     failure: r#"{"code":"search_failed","error":"Zoeken is mislukt.","request_id":"fake-0001"}"#,
     storm: storm_reply,
 };
@@ -114,8 +181,8 @@ static REPLIES: FaultReplies = FaultReplies {
 /// A storm's 429: the platform's own 429, with `RateLimit-*` headers claiming an empty
 /// bucket that is worth asking again after the storm's `Retry-After` (the caller's real
 /// bucket is neither read nor charged).
-fn storm_reply(config: &FakeConfig) -> Response<Body> {
-    let per_min = config.rate_limit_per_min.max(1);
+fn storm_reply(_config: &FakeConfig, own: &ObvSettings) -> Response<Body> {
+    let per_min = own.rate_limit_per_min.max(1);
     let mut response = too_many_requests(per_min, STORM_RETRY_AFTER_S);
     let headers = response.headers_mut();
     headers.insert("ratelimit-limit", HeaderValue::from(per_min));
@@ -156,10 +223,8 @@ async fn rate_limit(State(state): State<Arc<ObvState>>, request: Request, next: 
     if !path.starts_with("/api/") || path.starts_with("/api/admin/") {
         return next.run(request).await;
     }
-    let (per_min, cost_formula) = {
-        let c = state.shared.config();
-        (c.rate_limit_per_min.max(1), c.obv_cost)
-    };
+    let own = state.shared.own();
+    let (per_min, cost_formula) = (own.rate_limit_per_min.max(1), own.cost);
     let limit = LimitConfig::new(Units::whole(u64::from(per_min)), Duration::from_secs(60));
     let cost = if path == "/api/search" {
         cost_formula.search_cost(search_limit_for_cost(request.uri().query().unwrap_or("")))
@@ -380,7 +445,7 @@ async fn search(State(state): State<Arc<ObvState>>, Query(params): Query<Vec<(St
         Err((code, message)) => return error(StatusCode::BAD_REQUEST, code, message),
     };
     let corpus = obv_corpus();
-    let hostile = state.shared.config().hostile_titles;
+    let hostile = state.shared.own().hostile_titles;
     let mut hits: Vec<(usize, &ObvEntity)> = corpus
         .entities()
         .iter()
@@ -728,5 +793,15 @@ mod tests {
         assert_eq!(client_key(&headers, None), "10.0.0.2");
         let peer = ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 4000)));
         assert_eq!(client_key(&HeaderMap::new(), Some(&peer)), "127.0.0.1");
+    }
+
+    #[test]
+    fn both_cost_formulas_match_platforms_md() {
+        assert_eq!(ObvCost::Code.search_cost(100), Units::whole(5));
+        assert_eq!(ObvCost::Code.search_cost(24), Units::whole(1));
+        assert_eq!(ObvCost::Code.search_cost(25), Units::whole(2));
+        assert_eq!(ObvCost::Code.search_cost(1), Units::whole(1));
+        assert_eq!(ObvCost::Doc.search_cost(100), Units::from_milli(1304));
+        assert_eq!(ObvCost::Doc.search_cost(10), Units::whole(1));
     }
 }

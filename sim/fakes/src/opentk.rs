@@ -15,8 +15,9 @@
 //!   `If-None-Match` gets a bodiless 304. Full bodies and 304s are counted
 //!   ([`FakeHandle::downloads`](crate::FakeHandle::downloads),
 //!   [`FakeHandle::not_modified`](crate::FakeHandle::not_modified)).
-//! - [`FakeConfig::busy`](crate::FakeConfig::busy) cuts every search short: three hits
-//!   and `milliseconds` near the 2-second budget.
+//! - Its own setting [`OpenTkSettings::busy`] (declared here and named by its registry
+//!   line through `Fake`; `opentk:busy=true` in the textual form) cuts every search
+//!   short: three hits and `milliseconds` near the 2-second budget.
 //! - No rate limit (none is published).
 //!
 //! The corpus is generated from a fixed seed: documents `2026D10001`…, activities
@@ -32,8 +33,10 @@ use axum::middleware;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use crate::faults::{self, FakeShared, FaultReplies, Faults};
-use crate::{mix64, pick, raw_response};
+use crate::faults::{self, FaultReplies, Faults};
+use crate::own::Shared;
+use crate::registry::FakePlatform;
+use crate::{FaultParseError, OwnChange, OwnSettings, mix64, pick, raw_response};
 
 /// The path OpenTK lives under.
 pub const PREFIX: &str = "/tkconv";
@@ -182,13 +185,47 @@ impl OpenTkCorpus {
     }
 }
 
+/// What the OpenTK fake does beyond the faults every fake applies; the default is the
+/// platform at rest. Change it while running with
+/// [`FakeHandle::update_own`](crate::FakeHandle::update_own)`::<OpenTkSettings>`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenTkSettings {
+    /// Searches are cut short by the platform's time budget (as under load): a few hits
+    /// and `milliseconds` close to the 2-second budget. Textual form: `busy=true|false`.
+    pub busy: bool,
+}
+
+impl OwnSettings for OpenTkSettings {
+    const NAMES: &'static [&'static str] = &["busy"];
+
+    fn parse(name: &str, value: &str) -> Option<Result<OwnChange<OpenTkSettings>, FaultParseError>> {
+        match name {
+            "busy" => Some(
+                crate::config::flag(name, value).map(|on| OwnChange::new(move |s: &mut OpenTkSettings| s.busy = on)),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// The OpenTK fake, as its registry line names it.
+pub(crate) struct Fake;
+
+impl FakePlatform for Fake {
+    type Own = OpenTkSettings;
+
+    fn router(shared: Shared<OpenTkSettings>, base_url: String) -> Router {
+        router(shared, base_url)
+    }
+}
+
 struct OpenTkState {
-    shared: Arc<FakeShared>,
+    shared: Shared<OpenTkSettings>,
     base_url: String,
 }
 
 /// The OpenTK routes, to be served at the root or nested under a prefix.
-pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
+fn router(shared: Shared<OpenTkSettings>, base_url: String) -> Router {
     let faults = Faults::new(shared.clone(), &REPLIES);
     let state = Arc::new(OpenTkState { shared, base_url });
     Router::new()
@@ -206,10 +243,10 @@ pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
         .with_state(state)
 }
 
-static REPLIES: FaultReplies = FaultReplies {
+static REPLIES: FaultReplies<OpenTkSettings> = FaultReplies {
     failure: r#"{"error":"Internal server error"}"#,
     // OpenTK sends no 429 of its own; a storm's is worded as its other JSON.
-    storm: |_| {
+    storm: |_, _| {
         raw_response(
             StatusCode::TOO_MANY_REQUESTS,
             "application/json",
@@ -286,7 +323,7 @@ async fn search(State(state): State<Arc<OpenTkState>>, request: Request) -> Resp
             .unreadable_bodies
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    let busy = state.shared.config().busy;
+    let busy = state.shared.own().busy;
     let mut hits = opentk_corpus().search(&q, twomonths, &soorten);
     let milliseconds = if busy {
         hits.truncate(3);

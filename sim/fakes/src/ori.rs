@@ -2,8 +2,9 @@
 //! proxy under `/v1/elastic` — `{indices}/_search` (GET or POST, a JSON body with a
 //! `simple_query_string` or an `ids` query, a `range` on `last_discussed_at`,
 //! `from`/`size`, `<mark>` highlights), `{index}/_doc/{id}`, `_cat/indices` and
-//! `_aliases` — and, with [`FakeConfig::retired`](crate::FakeConfig::retired), the
-//! switched-off platform in one of its shapes.
+//! `_aliases` — and, with its own setting [`OriSettings::retired`] (declared here and
+//! named by its registry line through `Fake`; `ori:retired=html` in the textual form),
+//! the switched-off platform in one of its shapes.
 //!
 //! Invariants:
 //! - Index patterns are comma-separated names or aliases with `*` wildcards; a pattern
@@ -14,7 +15,7 @@
 //! - One source carries an older copy without alias (`ori_heemskerk_20240101000000`)
 //!   next to its live, aliased one, as re-ingested sources do.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use axum::Router;
 use axum::body::{Body, to_bytes};
@@ -23,9 +24,10 @@ use axum::http::{Method, Response, StatusCode};
 use axum::middleware::{self, Next};
 use serde_json::{Value, json};
 
-use crate::config::Retired;
-use crate::faults::{self, FakeShared, FaultReplies, Faults};
-use crate::{pick, raw_response};
+use crate::faults::{self, FaultReplies, Faults};
+use crate::own::Shared;
+use crate::registry::FakePlatform;
+use crate::{FaultParseError, OwnChange, OwnSettings, pick, raw_response};
 
 /// The path the proxy lives under.
 pub const PREFIX: &str = "/v1/elastic";
@@ -179,8 +181,65 @@ pub fn search(indices: &[&str], body: &Value) -> (usize, Vec<&'static OriDocumen
     (total, matched.into_iter().skip(from).take(size).collect())
 }
 
+/// What the Open Raadsinformatie fake does beyond the faults every fake applies; the
+/// default is the live platform. Change it while running with
+/// [`FakeHandle::update_own`](crate::FakeHandle::update_own)`::<OriSettings>`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OriSettings {
+    /// Answer every request as the switched-off platform does, in this shape; `None`:
+    /// the live Elasticsearch API. Textual form: `retired=404|410|502|html|off`.
+    pub retired: Option<Retired>,
+}
+
+impl OwnSettings for OriSettings {
+    const NAMES: &'static [&'static str] = &["retired"];
+
+    fn parse(name: &str, value: &str) -> Option<Result<OwnChange<OriSettings>, FaultParseError>> {
+        if name != "retired" {
+            return None;
+        }
+        let shape = match value {
+            "404" => Some(Retired::NotFound),
+            "410" => Some(Retired::Gone),
+            "502" => Some(Retired::BadGateway),
+            "html" => Some(Retired::Html),
+            "off" => None,
+            _ => {
+                return Some(Err(FaultParseError::new(format!(
+                    "retired takes 404, 410, 502, html or off, not `{value}`"
+                ))));
+            }
+        };
+        Some(Ok(OwnChange::new(move |s: &mut OriSettings| s.retired = shape)))
+    }
+}
+
+/// How a switched-off platform answers (Open Raadsinformatie since 1 November 2026).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retired {
+    /// 404 with an HTML page (a web server without the API behind it).
+    NotFound,
+    /// 410 Gone.
+    Gone,
+    /// 502 Bad Gateway (a proxy whose backend is gone).
+    BadGateway,
+    /// 200 with an HTML page saying the service ended.
+    Html,
+}
+
+/// The Open Raadsinformatie fake, as its registry line names it.
+pub(crate) struct Fake;
+
+impl FakePlatform for Fake {
+    type Own = OriSettings;
+
+    fn router(shared: Shared<OriSettings>, base_url: String) -> Router {
+        router(shared, base_url)
+    }
+}
+
 /// The ORI routes, to be served at the root or nested under a prefix.
-pub(crate) fn router(shared: Arc<FakeShared>, _base_url: String) -> Router {
+fn router(shared: Shared<OriSettings>, _base_url: String) -> Router {
     let faults = Faults::new(shared.clone(), &REPLIES);
     Router::new()
         .fallback(elastic)
@@ -189,9 +248,9 @@ pub(crate) fn router(shared: Arc<FakeShared>, _base_url: String) -> Router {
         .layer(middleware::from_fn_with_state(faults, faults::on_arrival))
 }
 
-static REPLIES: FaultReplies = FaultReplies {
+static REPLIES: FaultReplies<OriSettings> = FaultReplies {
     failure: r#"{"error":{"type":"internal_error","reason":"fake failure"},"status":500}"#,
-    storm: |_| {
+    storm: |_, _| {
         raw_response(
             StatusCode::TOO_MANY_REQUESTS,
             "application/json",
@@ -201,8 +260,8 @@ static REPLIES: FaultReplies = FaultReplies {
 };
 
 /// The switched-off platform: every request gets the configured shape.
-async fn retired(State(shared): State<Arc<FakeShared>>, request: Request, next: Next) -> Response<Body> {
-    let shape = shared.config().retired;
+async fn retired(State(shared): State<Shared<OriSettings>>, request: Request, next: Next) -> Response<Body> {
+    let shape = shared.own().retired;
     let page = "<!DOCTYPE html><html><head><title>Open Raadsinformatie</title></head><body>Deze dienst is \
                 beëindigd. Gebruik OpenBesluitvorming.</body></html>";
     match shape {

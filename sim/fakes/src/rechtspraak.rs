@@ -20,10 +20,13 @@
 //! - No rate limit and no rate-limit headers (none are published); a storm's 429 is a
 //!   bare HTML page.
 //!
+//! Settings: only the faults every fake applies; it has none of its own (its `Fake`,
+//! which its registry line names, declares `()`).
+//!
 //! What this fake does not do: images (`/uitspraken/image`), the other value lists, or
 //! the website's `api/zoek`.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use axum::Router;
 use axum::body::Body;
@@ -34,12 +37,14 @@ use axum::routing::get;
 use besluitbron_core::PlatformId;
 use tokio::net::TcpListener;
 
-use crate::faults::{self, FakeShared, FaultReplies, Faults};
+use crate::faults::{self, FaultReplies, Faults};
+use crate::own::Shared;
 use crate::rechtspraak_corpus::esc;
 pub use crate::rechtspraak_corpus::{
     BUSY_DAY, BUSY_DAY_RULINGS, FOOTNOTES_ECLI, LONG_ECLI, METADATA_ONLY_ECLI, RsArea, RsCorpus, RsCourt, RsProcedure,
     RsQuery, RsRelation, RsRuling, dutch_date,
 };
+use crate::registry::FakePlatform;
 use crate::{FakeConfig, FakeHandle, parse_date, raw_response, registry};
 
 /// The most entries one page holds.
@@ -60,8 +65,19 @@ pub async fn serve_rechtspraak(listener: TcpListener, config: FakeConfig) -> std
     entry.serve_alone_on(listener, config).await
 }
 
+/// The Rechtspraak fake, as its registry line names it: it has nothing of its own to set.
+pub(crate) struct Fake;
+
+impl FakePlatform for Fake {
+    type Own = ();
+
+    fn router(shared: Shared<()>, base_url: String) -> Router {
+        router(shared, base_url)
+    }
+}
+
 /// The Rechtspraak routes, to be served at the root or nested under a prefix.
-pub(crate) fn router(shared: Arc<FakeShared>, _base_url: String) -> Router {
+fn router(shared: Shared<()>, _base_url: String) -> Router {
     let faults = Faults::new(shared, &REPLIES);
     Router::new()
         .route("/uitspraken/zoeken", get(search))
@@ -84,9 +100,9 @@ pub(crate) fn router(shared: Arc<FakeShared>, _base_url: String) -> Router {
 }
 
 /// Rechtspraak's words for the faults of `faults.rs`.
-static REPLIES: FaultReplies = FaultReplies {
+static REPLIES: FaultReplies<()> = FaultReplies {
     failure: "<html><body><h1>500 - Internal server error.</h1></body></html>",
-    storm: |_| html(StatusCode::TOO_MANY_REQUESTS, "Te veel verzoeken."),
+    storm: |_, ()| html(StatusCode::TOO_MANY_REQUESTS, "Te veel verzoeken."),
 };
 
 fn xml(body: String) -> Response<Body> {

@@ -1,10 +1,17 @@
 //! The registry: one table of every fake platform, and the functions that serve them.
 //!
-//! Adding a fake is its module plus one line in [`REGISTRY`]: its platform, its path
-//! prefix on the shared listener, the base-URL suffix a client uses, a path it answers
-//! with 200, and the function that builds its routes. Everything else — the combined
-//! router of [`serve_registry_on`], the handles, the printed base URLs of
+//! Adding a fake is its module plus one line in [`REGISTRY`]:
+//! `FakeEntry::of::<module::Fake>(platform, prefix, base_suffix, probe_path)` — the fake
+//! (a type of its module with [`FakePlatform`]: its routes and the type of its own
+//! settings), its platform, its path prefix on the shared listener, the base-URL suffix a
+//! client uses, and a path it answers with 200. Everything else — the combined router of
+//! [`serve_registry_on`], the handles, the textual form of the fake's own settings
+//! (`ori:retired=html`, parsed by the fake through its line), the printed base URLs of
 //! `besluitbron-sim fakes`, the tests over every entry — follows from the table.
+//!
+//! A fake's own settings live in its module, as an [`OwnSettings`] type
+//! (`obv::ObvSettings`, …; `()` for none) that its [`FakePlatform::Own`] names; shared
+//! code names no fake and no fake's setting.
 //!
 //! Invariants:
 //! - Platforms and prefixes are unique in the table (a test checks it), so
@@ -12,10 +19,13 @@
 //! - [`Fakes`] and every `Vec` of handles or base URLs keep table order.
 //! - A fake's base URL is `http://ADDR` + prefix + suffix on the shared listener, and
 //!   `http://ADDR` + suffix when it is served alone.
+//! - A fake's own settings are made for the type its line names, and its routes get them
+//!   typed as that same type ([`FakePlatform::router`]): the compiler keeps the line and
+//!   the fake in agreement.
 //!
 //! What this module does not do: configure the fakes (they start with
-//! [`FakeConfig::default`]; change them through their handles) or bind an address it was
-//! not given.
+//! [`FakeConfig::default`] and their own settings' defaults; change them through their
+//! handles) or bind an address it was not given.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,8 +35,21 @@ use besluitbron_core::PlatformId;
 use tokio::net::TcpListener;
 
 use crate::faults::FakeShared;
+use crate::own::{OwnSetting, OwnSettings, Shared};
 use crate::serve::spawn_router;
-use crate::{FakeConfig, FakeHandle, control, ob, obv, opentk, ori, rechtspraak, tk};
+use crate::{FakeConfig, FakeHandle, FaultParseError, control, ob, obv, opentk, ori, rechtspraak, tk};
+
+/// One fake platform's code, as its registry line names it: the settings it has of its
+/// own and its routes. Each fake module has one such type, called `Fake`.
+pub(crate) trait FakePlatform {
+    /// What this fake can be set to do beyond [`FakeConfig`], declared in its module
+    /// (`()`: nothing); the default is the healthy real platform.
+    type Own: OwnSettings;
+
+    /// The fake's routes over its shared state, to be served at the root or nested under
+    /// a prefix; `base_url` is the URL its clients are given.
+    fn router(shared: Shared<Self::Own>, base_url: String) -> Router;
+}
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -35,45 +58,52 @@ pub struct FakeEntry {
     prefix: &'static str,
     base_suffix: &'static str,
     probe_path: &'static str,
-    router: fn(Arc<FakeShared>, String) -> Router,
+    /// Makes the fake's shared state (with this configuration and its own settings'
+    /// defaults) and its routes for this base URL.
+    start: fn(FakeConfig, String) -> (Arc<FakeShared>, Router),
+    /// The names of the fake's own settings ([`OwnSettings::NAMES`]).
+    own_names: &'static [&'static str],
+    /// Parses one of the fake's own settings ([`OwnSettings::parse`]).
+    parse_own: fn(&str, &str) -> Option<Result<OwnSetting, FaultParseError>>,
 }
 
 /// Every fake platform, in the order they are served, printed and returned.
 pub static REGISTRY: &[FakeEntry] = &[
-    FakeEntry::new(PlatformId::Obv, "/obv", "", "/api/sources", obv::router),
-    FakeEntry::new(PlatformId::Tk, "/tk", tk::ODATA_PREFIX, "/Fractie", tk::router),
-    FakeEntry::new(
+    FakeEntry::of::<obv::Fake>(PlatformId::Obv, "/obv", "", "/api/sources"),
+    FakeEntry::of::<tk::Fake>(PlatformId::Tk, "/tk", tk::ODATA_PREFIX, "/Fractie"),
+    FakeEntry::of::<rechtspraak::Fake>(
         PlatformId::Rechtspraak,
         "/rechtspraak",
         "",
         "/Waardelijst/Proceduresoorten",
-        rechtspraak::router,
     ),
-    FakeEntry::new(
-        PlatformId::Opentk,
-        "/opentk",
-        opentk::PREFIX,
-        "/lastupdates",
-        opentk::router,
-    ),
-    FakeEntry::new(PlatformId::Ori, "/ori", ori::PREFIX, "/_aliases", ori::router),
-    FakeEntry::new(PlatformId::Ob, "/ob", ob::SRU_PATH, "/", ob::router),
+    FakeEntry::of::<opentk::Fake>(PlatformId::Opentk, "/opentk", opentk::PREFIX, "/lastupdates"),
+    FakeEntry::of::<ori::Fake>(PlatformId::Ori, "/ori", ori::PREFIX, "/_aliases"),
+    FakeEntry::of::<ob::Fake>(PlatformId::Ob, "/ob", ob::SRU_PATH, "/"),
 ];
 
+/// Makes the shared state and the routes of the fake `F` (see [`FakeEntry::start`]).
+fn start<F: FakePlatform>(config: FakeConfig, base_url: String) -> (Arc<FakeShared>, Router) {
+    let shared = Shared::<F::Own>::new(config);
+    (Arc::clone(shared.erased()), F::router(shared, base_url))
+}
+
 impl FakeEntry {
-    const fn new(
+    /// The line of the fake `F`.
+    const fn of<F: FakePlatform>(
         platform: PlatformId,
         prefix: &'static str,
         base_suffix: &'static str,
         probe_path: &'static str,
-        router: fn(Arc<FakeShared>, String) -> Router,
     ) -> FakeEntry {
         FakeEntry {
             platform,
             prefix,
             base_suffix,
             probe_path,
-            router,
+            start: start::<F>,
+            own_names: <F::Own as OwnSettings>::NAMES,
+            parse_own: OwnSetting::parse::<F::Own>,
         }
     }
 
@@ -98,12 +128,24 @@ impl FakeEntry {
         self.probe_path
     }
 
+    /// The names of the fake's own settings in the textual form (`retired` for Open
+    /// Raadsinformatie), besides the common [`FaultSetting::NAMES`](crate::FaultSetting::NAMES).
+    pub fn own_names(&self) -> &'static [&'static str] {
+        self.own_names
+    }
+
+    /// Parses `name=value` as one of the fake's own settings; `None` when it has no
+    /// setting called `name`.
+    pub(crate) fn parse_own(&self, name: &str, value: &str) -> Option<Result<OwnSetting, FaultParseError>> {
+        (self.parse_own)(name, value)
+    }
+
     /// Serves this fake alone at the root of `listener` (base URL `http://ADDR` + suffix)
-    /// with `config`; it runs until the runtime ends or it is stopped.
+    /// with `config` and its own settings' defaults; it runs until the runtime ends or it is
+    /// stopped.
     pub async fn serve_alone_on(&self, listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
         let base_url = format!("http://{}{}", listener.local_addr()?, self.base_suffix);
-        let shared = Arc::new(FakeShared::new(config));
-        let router = (self.router)(shared.clone(), base_url.clone());
+        let (shared, router) = (self.start)(config, base_url.clone());
         let (local_addr, task) = spawn_router(listener, router)?;
         Ok(FakeHandle::new(self.platform, local_addr, base_url, shared, task))
     }
@@ -179,9 +221,9 @@ pub async fn serve_registry_on(listener: TcpListener) -> std::io::Result<Fakes> 
     let mut router = Router::new();
     let mut parts = Vec::with_capacity(REGISTRY.len());
     for entry in REGISTRY {
-        let shared = Arc::new(FakeShared::new(FakeConfig::default()));
         let base_url = format!("http://{addr}{}{}", entry.prefix, entry.base_suffix);
-        router = router.nest(entry.prefix, (entry.router)(shared.clone(), base_url.clone()));
+        let (shared, routes) = (entry.start)(FakeConfig::default(), base_url.clone());
+        router = router.nest(entry.prefix, routes);
         parts.push((entry.platform, base_url, shared));
     }
     let control = parts
@@ -239,6 +281,25 @@ mod tests {
             );
             assert!(e.probe_path.starts_with('/'), "{}", e.probe_path);
             assert_eq!(entry(e.platform).map(|found| found.prefix), Some(e.prefix));
+        }
+    }
+
+    #[test]
+    fn every_own_name_is_the_fakes_alone_and_parsed_by_it() {
+        for e in REGISTRY {
+            for name in e.own_names() {
+                assert!(
+                    !crate::FaultSetting::NAMES.contains(name),
+                    "{}: `{name}` is a common name",
+                    e.platform
+                );
+                assert!(
+                    e.parse_own(name, "").is_some(),
+                    "{}: `{name}` is listed but its parser does not know it",
+                    e.platform
+                );
+            }
+            assert!(e.parse_own("no-such-setting", "1").is_none(), "{}", e.platform);
         }
     }
 }

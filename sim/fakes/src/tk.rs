@@ -20,6 +20,9 @@
 //! DocumentType eq 'Xml' and DocumentVersie/Document/Nummer eq '…'`) and served at
 //! `/DocumentPublicatie({guid})/resource`.
 //!
+//! Settings: only the faults every fake applies; it has none of its own (its `Fake`,
+//! which its registry line names, declares `()`).
+//!
 //! What this fake does not do: `$select`, `$expand`, `$count` as a path segment, the
 //! SyncFeed, or any entity set beyond these.
 
@@ -35,7 +38,9 @@ use besluitbron_core::PlatformId;
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 
-use crate::faults::{self, FakeShared, FaultReplies, Faults};
+use crate::faults::{self, FaultReplies, Faults};
+use crate::own::Shared;
+use crate::registry::FakePlatform;
 pub use crate::tk_corpus::{
     DOCUMENT_COUNT, FileKind, HISTORICAL_COMMISSIE_COUNT, LONG_RENDITION_CHARS, TkCorpus, ZAAK_COUNT,
     has_long_rendition, has_xml_rendition,
@@ -65,8 +70,19 @@ struct TkState {
     base_url: String,
 }
 
+/// The Tweede Kamer fake, as its registry line names it: it has nothing of its own to set.
+pub(crate) struct Fake;
+
+impl FakePlatform for Fake {
+    type Own = ();
+
+    fn router(shared: Shared<()>, base_url: String) -> Router {
+        router(shared, base_url)
+    }
+}
+
 /// The Tweede Kamer routes, to be served at the root or nested under a prefix.
-pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
+fn router(shared: Shared<()>, base_url: String) -> Router {
     let faults = Faults::new(shared, &REPLIES);
     let state = Arc::new(TkState { base_url });
     Router::new()
@@ -85,9 +101,9 @@ pub(crate) fn router(shared: Arc<FakeShared>, base_url: String) -> Router {
 
 /// The Tweede Kamer's words for the faults of `faults.rs` (the platform publishes no
 /// rate limit; a storm's 429 is worded as its other OData errors).
-static REPLIES: FaultReplies = FaultReplies {
+static REPLIES: FaultReplies<()> = FaultReplies {
     failure: r#"{"error":{"code":"","message":"An error has occurred."}}"#,
-    storm: |_| odata_error(StatusCode::TOO_MANY_REQUESTS, "Too many requests; try again later."),
+    storm: |_, ()| odata_error(StatusCode::TOO_MANY_REQUESTS, "Too many requests; try again later."),
 };
 
 /// An OData error body with its status.

@@ -3,7 +3,7 @@
 //! route itself is never counted by a fake.
 
 use besluitbron_core::PlatformId;
-use besluitbron_fakes::{CONTROL_PREFIX, Fakes, REGISTRY, serve_registry_on};
+use besluitbron_fakes::{CONTROL_PREFIX, Fakes, OpenTkSettings, OriSettings, REGISTRY, Retired, serve_registry_on};
 use serde_json::Value;
 use tokio::net::TcpListener;
 
@@ -117,4 +117,39 @@ async fn one_bad_setting_changes_nothing_and_says_why() {
         "obv's good setting was not applied either"
     );
     assert!(!fakes.get(PlatformId::Obv).unwrap().config().garbage);
+}
+
+#[tokio::test]
+async fn a_fakes_own_settings_are_switched_by_their_own_names() {
+    let fakes = fakes().await;
+    let client = reqwest::Client::new();
+    let ori = fakes.get(PlatformId::Ori).unwrap();
+    let status = |url: String| {
+        let client = client.clone();
+        async move { client.get(url).send().await.unwrap().status() }
+    };
+    assert_eq!(status(probe(&fakes, PlatformId::Ori)).await, 200);
+
+    let response = set(&client, &fakes, "ori:retired=410 opentk:busy=true").await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(ori.own::<OriSettings>().retired, Some(Retired::Gone));
+    let opentk = fakes.get(PlatformId::Opentk).unwrap();
+    assert!(opentk.own::<OpenTkSettings>().busy);
+    assert_eq!(status(probe(&fakes, PlatformId::Ori)).await, 410);
+
+    // Another fake does not take them, and says what it does take.
+    let before = state(&client, &fakes).await;
+    let refused = set(&client, &fakes, "ori:retired=off tk:retired=off").await;
+    assert_eq!(refused.status(), 400);
+    let reason = refused.text().await.unwrap();
+    assert!(
+        reason.contains("unknown fault `retired`; one of latency-ms") && !reason.contains("busy"),
+        "{reason}"
+    );
+    assert_eq!(state(&client, &fakes).await, before);
+    assert_eq!(ori.own::<OriSettings>().retired, Some(Retired::Gone), "nothing applied");
+
+    assert_eq!(set(&client, &fakes, "ori:retired=off").await.status(), 200);
+    assert_eq!(status(probe(&fakes, PlatformId::Ori)).await, 200);
+    assert_eq!(ori.requests(), 3, "every request counted, retired or not");
 }

@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use besluitbron_core::{PlatformId, Units};
-use besluitbron_fakes::{FakeConfig, FakeEntry, FakeHandle, Fakes, REGISTRY, serve_registry_on};
+use besluitbron_fakes::{FakeConfig, FakeEntry, FakeHandle, Fakes, ObvSettings, REGISTRY, serve_registry_on};
 use serde_json::Value;
 use tokio::net::TcpListener;
 
@@ -213,15 +213,10 @@ async fn an_obv_storm_429_has_the_shape_of_its_real_429_and_leaves_the_bucket_al
 
     // A real 429 from a fake whose bucket holds one unit.
     let tight = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let tight = besluitbron_fakes::serve_obv(
-        tight,
-        FakeConfig {
-            rate_limit_per_min: 1,
-            ..FakeConfig::default()
-        },
-    )
-    .await
-    .unwrap();
+    let tight = besluitbron_fakes::serve_obv(tight, FakeConfig::default())
+        .await
+        .unwrap();
+    tight.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 1);
     let tight_url = format!("{}/api/sources", tight.base_url());
     assert_eq!(client.get(&tight_url).send().await.unwrap().status(), 200);
     let real = client.get(&tight_url).send().await.unwrap();

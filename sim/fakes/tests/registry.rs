@@ -2,7 +2,7 @@
 //! and the `Fakes` type finds, orders and names them as the table does.
 
 use besluitbron_core::PlatformId;
-use besluitbron_fakes::{FakeConfig, REGISTRY, serve_all, serve_all_on, serve_registry_on};
+use besluitbron_fakes::{FakeConfig, ObvSettings, REGISTRY, serve_all, serve_all_on, serve_registry_on};
 use tokio::net::TcpListener;
 
 async fn loopback() -> TcpListener {
@@ -112,4 +112,21 @@ async fn stopping_the_fakes_refuses_new_connections() {
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     let fresh = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
     assert!(fresh.get(&url).send().await.is_err(), "nothing answers after stop");
+}
+
+#[tokio::test]
+async fn own_settings_change_through_the_handle_and_are_typed_by_their_fake() {
+    let fakes = serve_registry_on(loopback().await).await.unwrap();
+    let obv = fakes.get(PlatformId::Obv).unwrap();
+    assert_eq!(obv.own::<ObvSettings>(), ObvSettings::default());
+    obv.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 6);
+    assert_eq!(obv.own::<ObvSettings>().rate_limit_per_min, 6);
+    let tk = fakes.get(PlatformId::Tk).unwrap();
+    let asked_wrongly = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tk.own::<ObvSettings>()));
+    let message = asked_wrongly.expect_err("the Tweede Kamer has no ObvSettings");
+    let message = message.downcast_ref::<String>().expect("a formatted panic message");
+    assert!(
+        message.contains("the tk fake's own settings are `()`, not `besluitbron_fakes::obv::ObvSettings`"),
+        "{message}"
+    );
 }

@@ -1,0 +1,299 @@
+//! A fake's own settings: what one fake does beyond the faults every fake applies
+//! ([`FakeConfig`]) — OpenBesluitvorming's limit, Open Raadsinformatie's retired shapes,
+//! OpenTK's busy searches, Officiële Bekendmakingen's overload signal.
+//!
+//! Where they live: each fake declares its own in its module, as a type with
+//! [`OwnSettings`] whose `Default` is the healthy real platform
+//! ([`ObvSettings`](crate::ObvSettings), [`ObSettings`](crate::ObSettings),
+//! [`OriSettings`](crate::OriSettings), [`OpenTkSettings`](crate::OpenTkSettings); `()` for
+//! a fake with none), and its registry line names that type (through the fake's
+//! `FakePlatform::Own`, see `registry.rs`). From there they travel:
+//! - with the fake's shared state: [`Settings`] holds the common configuration and the
+//!   fake's own settings under one lock, the own ones with their type erased; the fake
+//!   reads them typed through its [`Shared<S>`];
+//! - through its handle, typed by the caller:
+//!   [`FakeHandle::update_own`](crate::FakeHandle::update_own) and
+//!   [`FakeHandle::own`](crate::FakeHandle::own);
+//! - in text (`ori:retired=html`): [`OwnSettings::parse`] turns one `NAME=VALUE` into an
+//!   [`OwnChange`], carried type-erased as an [`OwnSetting`] until it is applied.
+//!
+//! Invariants:
+//! - A fake's own settings are made once, as `S::default()`, for the `S` its registry line
+//!   names, and a [`Shared<S>`] is made only together with them: the fake's own reads
+//!   cannot find another type.
+//! - The common and the own settings sit under one lock: a change is seen by the next
+//!   request, and several changes applied together are seen all or none.
+//!
+//! What this module does not do: know any fake or any setting's name (each fake does), or
+//! apply faults (`faults.rs`).
+
+use std::any::{Any, type_name};
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::faults::FakeShared;
+use crate::{FakeConfig, FakeSetting, FaultParseError};
+
+/// The settings one fake has of its own, declared in that fake's module.
+///
+/// `Default` is the healthy real platform. The textual form (`PLATFORM:NAME=VALUE`, as
+/// `besluitbron-sim fakes --fault` and the control route take it) reaches them through
+/// [`OwnSettings::NAMES`] and [`OwnSettings::parse`]; the common names
+/// ([`FaultSetting::NAMES`](crate::FaultSetting::NAMES)) are never a fake's own.
+pub trait OwnSettings: Clone + Default + fmt::Debug + Send + 'static {
+    /// Every `NAME` the textual form takes for these settings, in the order the fake
+    /// documents them; none unless the fake says so (its settings are then reached
+    /// through [`FakeHandle::update_own`](crate::FakeHandle::update_own) only).
+    const NAMES: &'static [&'static str] = &[];
+
+    /// The change `NAME=VALUE` makes; `None` when `name` is not one of [`OwnSettings::NAMES`].
+    fn parse(name: &str, value: &str) -> Option<Result<OwnChange<Self>, FaultParseError>> {
+        let _ = (name, value);
+        None
+    }
+}
+
+/// A fake with nothing of its own.
+impl OwnSettings for () {}
+
+/// A parsed change to a fake's own settings `S` ([`OwnSettings::parse`]).
+pub struct OwnChange<S>(Box<dyn Fn(&mut S) + Send + Sync>);
+
+impl<S> OwnChange<S> {
+    /// The change `change` makes (it may be applied more than once, always alike).
+    pub fn new(change: impl Fn(&mut S) + Send + Sync + 'static) -> OwnChange<S> {
+        OwnChange(Box::new(change))
+    }
+}
+
+/// One of a fake's own settings, parsed from `NAME=VALUE` by that fake
+/// ([`OwnSettings::parse`]), with the type of the settings it changes erased so that it
+/// travels in a [`PlatformFault`](crate::PlatformFault) next to the common ones.
+///
+/// Two are equal when they are the same `NAME=VALUE` for the same settings type.
+#[derive(Clone)]
+pub struct OwnSetting {
+    /// `NAME=VALUE` as it was parsed.
+    text: String,
+    /// The type of the settings it changes.
+    settings_type: &'static str,
+    change: Arc<ErasedChange>,
+}
+
+/// An [`OwnChange`] with its settings' type erased: applies the change to settings of that
+/// type, and answers `false` (nothing changed) for any other.
+type ErasedChange = dyn Fn(&mut dyn Any) -> bool + Send + Sync;
+
+impl OwnSetting {
+    /// Parses `name=value` as one of the own settings `S`; `None` when `S` has no setting
+    /// called `name`.
+    pub(crate) fn parse<S: OwnSettings>(name: &str, value: &str) -> Option<Result<OwnSetting, FaultParseError>> {
+        let change = match S::parse(name, value)? {
+            Ok(change) => change,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(Ok(OwnSetting {
+            text: format!("{name}={value}"),
+            settings_type: type_name::<S>(),
+            change: Arc::new(move |own: &mut dyn Any| match own.downcast_mut::<S>() {
+                Some(own) => {
+                    (change.0)(own);
+                    true
+                }
+                None => false,
+            }),
+        }))
+    }
+}
+
+impl fmt::Debug for OwnSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("OwnSetting").field(&self.text).finish()
+    }
+}
+
+impl PartialEq for OwnSetting {
+    fn eq(&self, other: &OwnSetting) -> bool {
+        self.text == other.text && self.settings_type == other.settings_type
+    }
+}
+
+impl Eq for OwnSetting {}
+
+/// What a fake's own settings are stored as: any [`OwnSettings`] type, erased.
+trait OwnAny: Any + fmt::Debug + Send {}
+
+impl<T: Any + fmt::Debug + Send> OwnAny for T {}
+
+/// What a running fake does now: the faults every fake applies and the fake's own
+/// settings, under the one lock of its [`FakeShared`].
+#[derive(Debug)]
+pub(crate) struct Settings {
+    /// The faults every fake applies.
+    pub(crate) common: FakeConfig,
+    /// The fake's own settings (an `S: OwnSettings`, named by `own_type`).
+    own: Box<dyn OwnAny>,
+    own_type: &'static str,
+}
+
+impl Default for Settings {
+    /// The settings of a healthy fake with nothing of its own.
+    fn default() -> Settings {
+        Settings::new::<()>(FakeConfig::default())
+    }
+}
+
+impl Settings {
+    /// `common` with the own settings `S` of the healthy real platform.
+    pub(crate) fn new<S: OwnSettings>(common: FakeConfig) -> Settings {
+        Settings {
+            common,
+            own: Box::new(S::default()),
+            own_type: type_name::<S>(),
+        }
+    }
+
+    /// The fake's own settings, if they are an `S`.
+    pub(crate) fn own<S: OwnSettings>(&self) -> Option<&S> {
+        let own: &dyn Any = &*self.own;
+        own.downcast_ref::<S>()
+    }
+
+    /// The fake's own settings to change, if they are an `S`.
+    pub(crate) fn own_mut<S: OwnSettings>(&mut self) -> Option<&mut S> {
+        let own: &mut dyn Any = &mut *self.own;
+        own.downcast_mut::<S>()
+    }
+
+    /// The name of the own settings' type (for messages).
+    pub(crate) fn own_type(&self) -> &'static str {
+        self.own_type
+    }
+
+    /// Applies one parsed setting.
+    ///
+    /// Panics when `setting` is another fake's own setting: a [`PlatformFault`](crate::PlatformFault)
+    /// applied to a fake of another platform is a bug of the caller.
+    pub(crate) fn apply(&mut self, setting: &FakeSetting) {
+        match setting {
+            FakeSetting::Common(fault) => fault.apply(&mut self.common),
+            FakeSetting::Own(own) => {
+                let target: &mut dyn Any = &mut *self.own;
+                assert!(
+                    (own.change)(target),
+                    "`{}` is a setting of `{}`, not of `{}`",
+                    own.text,
+                    own.settings_type,
+                    self.own_type
+                );
+            }
+        }
+    }
+}
+
+/// A fake's [`FakeShared`] as the fake itself holds it: with its own settings typed `S`.
+///
+/// It dereferences to the [`FakeShared`] (counters, common configuration).
+pub(crate) struct Shared<S> {
+    shared: Arc<FakeShared>,
+    own: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for Shared<S> {
+    fn clone(&self) -> Shared<S> {
+        Shared {
+            shared: Arc::clone(&self.shared),
+            own: PhantomData,
+        }
+    }
+}
+
+impl<S: OwnSettings> Shared<S> {
+    /// New shared state: `config`, and the own settings `S` of the healthy real platform.
+    pub(crate) fn new(config: FakeConfig) -> Shared<S> {
+        Shared {
+            shared: Arc::new(FakeShared::new(Settings::new::<S>(config))),
+            own: PhantomData,
+        }
+    }
+
+    /// The shared state with the own settings' type erased (for the handle and the
+    /// control route).
+    pub(crate) fn erased(&self) -> &Arc<FakeShared> {
+        &self.shared
+    }
+
+    /// A copy of the fake's own settings now.
+    pub(crate) fn own(&self) -> S {
+        self.snapshot().1
+    }
+
+    /// A copy of the common configuration and the own settings, taken together.
+    pub(crate) fn snapshot(&self) -> (FakeConfig, S) {
+        let settings = self.shared.settings();
+        // `new` is the only maker of a `Shared<S>`, and it stored an `S`.
+        let own = settings.own::<S>().expect("a Shared<S> holds settings of type S");
+        (settings.common.clone(), own.clone())
+    }
+}
+
+impl<S> Deref for Shared<S> {
+    type Target = FakeShared;
+
+    fn deref(&self) -> &FakeShared {
+        &self.shared
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FaultSetting;
+
+    #[derive(Clone, Debug, Default, PartialEq)]
+    struct Dial {
+        level: u32,
+    }
+
+    impl OwnSettings for Dial {
+        const NAMES: &'static [&'static str] = &["level"];
+
+        fn parse(name: &str, value: &str) -> Option<Result<OwnChange<Dial>, FaultParseError>> {
+            match name {
+                "level" => Some(crate::config::every(name, value).map(|n| {
+                    let level = n.unwrap_or(0);
+                    OwnChange::new(move |d: &mut Dial| d.level = level)
+                })),
+                _ => None,
+            }
+        }
+    }
+
+    #[test]
+    fn an_own_setting_applies_to_its_own_type_under_the_common_lock() {
+        let shared = Shared::<Dial>::new(FakeConfig::default());
+        let level = OwnSetting::parse::<Dial>("level", "3").unwrap().unwrap();
+        assert_eq!(level, OwnSetting::parse::<Dial>("level", "3").unwrap().unwrap());
+        assert_ne!(level, OwnSetting::parse::<Dial>("level", "4").unwrap().unwrap());
+        assert!(OwnSetting::parse::<Dial>("volume", "3").is_none());
+        assert!(OwnSetting::parse::<Dial>("level", "high").unwrap().is_err());
+        shared.apply([
+            &FakeSetting::Own(level),
+            &FakeSetting::Common(FaultSetting::Garbage(true)),
+        ]);
+        let (common, own) = shared.snapshot();
+        assert_eq!(own, Dial { level: 3 });
+        assert!(common.garbage);
+        assert_eq!(shared.own(), Dial { level: 3 });
+    }
+
+    #[test]
+    #[should_panic(expected = "is a setting of")]
+    fn another_fakes_own_setting_is_refused_loudly() {
+        let shared = Shared::<()>::new(FakeConfig::default());
+        let level = OwnSetting::parse::<Dial>("level", "3").unwrap().unwrap();
+        shared.apply([&FakeSetting::Own(level)]);
+    }
+}
