@@ -1,6 +1,8 @@
 //! `besluitbron-fakes`: fake platforms over real HTTP. Loopback servers that imitate
-//! OpenBesluitvorming ([`obv`]), the Tweede Kamer OData API ([`tk`]) and the Rechtspraak
-//! open-data service ([`rechtspraak`]) closely enough
+//! every platform BesluitBron serves — OpenBesluitvorming ([`obv`]), the Tweede Kamer
+//! OData API ([`tk`]), the Rechtspraak open-data service ([`rechtspraak`]), OpenTK
+//! ([`opentk`]), Open Raadsinformatie ([`ori`]) and Officiële Bekendmakingen' SRU
+//! service ([`ob`]) — closely enough
 //! that the server's platform clients can be tested against them, that the end-to-end
 //! test can drive the real server against them, and that a developer can point a local
 //! BesluitBron at them (`besluitbron-sim fakes --listen 127.0.0.1:PORT`).
@@ -31,7 +33,7 @@
 //!   BesluitBron never made the platform refuse it.
 //! - The fakes only ever bind the address they are given; they never contact anything.
 //!
-//! What this crate does not do: imitate the two other platforms, the PDF page
+//! What this crate does not do: imitate Open Archivaris (it publishes no interface), the PDF page
 //! renderer or OpenBesluitvorming's export feeds, or run in virtual time — these are
 //! real tokio servers on the wall clock. The discrete-event simulator's platform models
 //! live in `besluitbron-sim`, which knows nothing of HTTP.
