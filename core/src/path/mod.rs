@@ -41,6 +41,7 @@
 
 pub mod buffer;
 mod retry;
+pub mod shell;
 
 #[cfg(test)]
 mod tests;
@@ -51,6 +52,7 @@ use std::time::Duration;
 
 pub use buffer::{Buffer, Keep, StaleAnswer, StoreBuffer};
 pub use retry::RetryPolicy;
+pub use shell::{Action, NotOwner, Outgoing, PendingSend, Shell, ShellStats, Unsent, UnsentWhy};
 
 use crate::cache::CacheKey;
 pub use crate::cluster::UsageCheckpoint;
@@ -435,6 +437,8 @@ pub enum PathEvent {
         lane: Lane,
         /// When.
         at: Instant,
+        /// The flight whose attempt the platform refused.
+        flight: FlightId,
         /// The session.
         session: SessionKey,
         /// Units given back.
@@ -1073,6 +1077,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                     self.event(|| PathEvent::Refund {
                         lane: lane_id,
                         at: now,
+                        flight: id,
                         session,
                         cost,
                     });
@@ -1366,6 +1371,11 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
         }
     }
 
+    /// The flight `waiter` waits for, while it waits.
+    pub fn flight_of(&self, waiter: WaiterId) -> Option<FlightId> {
+        self.flights.flight_of_waiter(waiter)
+    }
+
     /// Where `waiter`'s call stands; `None` when it is not waiting in a queue or backoff.
     pub fn position(&self, now: Instant, waiter: WaiterId) -> Option<Position> {
         let id = self.flights.flight_of_waiter(waiter)?;
@@ -1401,6 +1411,11 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             }),
             CallState::Sent { .. } => None,
         }
+    }
+
+    /// Whether effects wait to be taken with [`PlatformPath::poll_effect`].
+    pub fn has_effects(&self) -> bool {
+        !self.effects.is_empty()
     }
 
     /// The next thing the shell must do, in order.
