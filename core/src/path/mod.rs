@@ -889,6 +889,25 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
     /// The request `waiter` gives up (cancelled, timed out, disconnected).
     pub fn leave(&mut self, now: Instant, waiter: WaiterId) {
         let now = self.advance(now);
+        self.withdraw(now, waiter);
+        self.drive(now);
+    }
+
+    /// The requests `waiters` all give up at once (a replica's ownership ended: they go
+    /// to the next owner). Unlike one [`PlatformPath::leave`] after another, nothing is
+    /// admitted until all are gone: a call queued for a waiter still to be withdrawn
+    /// never goes.
+    pub fn leave_all(&mut self, now: Instant, waiters: impl IntoIterator<Item = WaiterId>) {
+        let now = self.advance(now);
+        for waiter in waiters {
+            self.withdraw(now, waiter);
+        }
+        self.drive(now);
+    }
+
+    /// `waiter` leaves its flight; what nobody waits for any more is withdrawn. Admits
+    /// nothing (the caller drives).
+    fn withdraw(&mut self, now: Instant, waiter: WaiterId) {
         let Some((id, gone)) = self.flights.leave(waiter) else {
             return;
         };
@@ -932,7 +951,6 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                 }
             }
         }
-        self.drive(now);
     }
 
     /// The leaver's `entry` of the queued `call` stands for nobody unless another waiter of

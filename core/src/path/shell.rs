@@ -333,9 +333,11 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
     pub fn end_ownership(&mut self, now: Instant) {
         self.owning = None;
         let waiters = std::mem::take(&mut self.waiters);
+        // All at once: leaving one by one would admit (and then drop) the calls of the
+        // waiters still to go, whenever the bucket has room.
+        self.path.leave_all(now, waiters.keys().copied());
         for (waiter, (flight, value)) in waiters {
             self.unlist(flight, waiter);
-            self.path.leave(now, waiter);
             self.stats.moved += 1;
             self.actions.push_back(Action::Moved { waiter, value });
         }

@@ -332,3 +332,26 @@ fn a_release_build_checks_rarely_and_a_debug_build_always() {
     let expected = if cfg!(debug_assertions) { 1 } else { RELEASE_CHECK_EVERY };
     assert_eq!(DEFAULT_CHECK_EVERY, expected);
 }
+
+#[test]
+fn the_end_of_ownership_admits_nothing_for_the_waiters_it_moves() {
+    let mut s = shell(true);
+    let (mut l, _) = lease();
+    let start = at(0) + LEASE.start_wait();
+    s.take_over(start, 1, None);
+    for (i, session) in ["a", "b", "c"].into_iter().enumerate() {
+        s.request(start, wall(0), Some(&l), req(i as u64, session, session), "w", "f")
+            .expect("admitted");
+    }
+    assert!(texts(&mut s).is_empty(), "an empty bucket: all three queue");
+    // Five units refill before the task hears that the lease is gone (it was paused).
+    let end = start + Duration::from_secs(5);
+    keep(&mut l, end, end);
+    s.end_ownership(end);
+    assert_eq!(
+        texts(&mut s),
+        ["moved w", "moved w", "moved w"],
+        "nothing admitted, nothing sent"
+    );
+    assert_eq!(s.path().stats().attempts, 0);
+}
