@@ -272,6 +272,12 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
         &self.path
     }
 
+    /// The path alone, the shell's waiters and flight data dropped (a shell that stops:
+    /// its waiters' values go with it).
+    pub fn into_path(self) -> PlatformPath<B, E> {
+        self.path
+    }
+
     /// The buffer, to flush it.
     pub fn buffer_mut(&mut self) -> &mut B {
         self.path.buffer_mut()
