@@ -50,7 +50,7 @@ use crate::check::{CallView, Checker};
 use crate::platform::{Answer, PlatformCounters, Refusal, SimPlatform};
 use crate::policy::{CallId, Gate, GateEvent, LegacyGate, PolicyKind};
 use crate::rng::{Component, SimRng, sim_rng};
-use crate::scenario::{LimitModel, PlatformSpec, SessionPlan, Workload};
+use crate::scenario::{FollowUp, LimitModel, PlatformSpec, SessionPlan, Workload};
 use crate::trace::Trace;
 
 /// How to run.
@@ -121,6 +121,8 @@ pub struct CallRecord {
     /// It waited once more after its flight was refused with 429 (it does so only once).
     pub requeued: bool,
     agent: Option<u32>,
+    /// The call its session makes when this one is answered.
+    then: Option<FollowUp>,
 }
 
 /// One platform's results.
@@ -662,6 +664,7 @@ impl Engine<'_> {
             paid: false,
             requeued: false,
             agent: None,
+            then: None,
         });
         CallId::try_from(self.calls.len() - 1).expect("fewer than 2^32 calls")
     }
@@ -677,6 +680,7 @@ impl Engine<'_> {
                 oc.op.clone(),
                 oc.key.as_deref(),
             );
+            self.calls[call as usize].then = oc.then.clone();
             self.schedule(oc.at, Event::Arrive(call));
         }
         for (a, plan) in w.agents.iter().enumerate() {
@@ -1419,6 +1423,17 @@ impl Engine<'_> {
     }
 
     fn finish_call(&mut self, call: CallId) {
+        if self.calls[call as usize].state == CallState::Done
+            && let Some(then) = self.calls[call as usize].then.take()
+        {
+            // The request's second call: asked once the current event is done, as a tool
+            // asks its platform again once its first answer reached it.
+            let (session, platform) = (self.calls[call as usize].session, self.calls[call as usize].platform);
+            let index = self.next_agent_index;
+            self.next_agent_index += 1;
+            let next = self.new_call(index, session, platform, then.cost, then.op, then.key.as_deref());
+            self.schedule(self.now, Event::Arrive(next));
+        }
         let Some(a) = self.calls[call as usize].agent else {
             return;
         };
