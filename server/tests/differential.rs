@@ -9,10 +9,14 @@
 //!   latency, headers and throttling.
 //!
 //! Both give the same admission log: which session's call went to the platform at which
-//! instant, to the millisecond. Both shells drive the same `PlatformPath`, so any
-//! difference is a second implementation somewhere — a shell deciding something the
-//! core should. Three workloads: the 106-second case, a coalesced join across sessions,
-//! and a 429 during a burst (the platform throttled by someone else for a moment).
+//! instant, to the millisecond. Both shells drive the same `PlatformPath` through the
+//! same `Shell`, so any difference is a second implementation somewhere — a shell
+//! deciding something the core should. The workloads: the 106-second case, a coalesced
+//! join across sessions, a 429 during a burst (the platform throttled by someone else for
+//! a moment), and Officiële Bekendmakingen's two lanes (searches on one, publication
+//! text on the other with its own `TextLimit`; `ob_document` asks for a record, then its
+//! text: a trace line with a follow-up in the simulator). A lease handover between two
+//! replicas is in `mod handover` below.
 //!
 //! Calls of a script never share an instant (ties between concurrent requests would be
 //! ordered by the runtime in the server and by the script in the simulator).
@@ -24,6 +28,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use besluitbron_core::PlatformId;
+use besluitbron_core::cache::CacheKey;
+use besluitbron_fakes::ob::{ObPublication, Renditions, ob_corpus};
 use besluitbron_fakes::serve_registry_on;
 use besluitbron_server::app::{App, Hooks};
 use besluitbron_server::config::{Config, LimitSetting};
@@ -35,11 +41,46 @@ use http_body_util::BodyExt;
 use serde_json::json;
 use tower::ServiceExt;
 
-/// A scripted workload: JSON Lines calls (`at_ms`, `session`, `key`), and the periods
-/// in which someone else's traffic makes the platform answer 429.
+/// What a scripted call asks.
+#[derive(Clone, Debug)]
+enum Ask {
+    /// `obv_search` for this query.
+    Obv(String),
+    /// `ob_search` for this word.
+    ObSearch(String),
+    /// `ob_document` of this publication: its record (search lane), then its text (text
+    /// lane).
+    ObDocument(String),
+}
+
+impl Ask {
+    /// The trace line's platform, operation, key and follow-up.
+    fn trace(&self) -> serde_json::Value {
+        match self {
+            Ask::Obv(key) => json!({"platform": "obv", "key": key}),
+            Ask::ObSearch(word) => json!({"platform": "ob", "key": word}),
+            Ask::ObDocument(id) => json!({
+                "platform": "ob", "op": "record", "key": format!("record:{id}"),
+                "then": {"cost": 1, "op": "text", "key": format!("text:{id}")},
+            }),
+        }
+    }
+
+    /// The route, tool and arguments of the MCP call.
+    fn tool(&self) -> (&'static str, &'static str, serde_json::Value) {
+        match self {
+            Ask::Obv(key) => ("/mcp/obv", "obv_search", json!({"query": key})),
+            Ask::ObSearch(word) => ("/mcp/ob", "ob_search", json!({"query": word})),
+            Ask::ObDocument(id) => ("/mcp/ob", "ob_document", json!({"id": id})),
+        }
+    }
+}
+
+/// A scripted workload: calls (`at_ms`, `session`, what they ask), and the periods in
+/// which someone else's traffic makes OpenBesluitvorming answer 429.
 struct Script {
     name: &'static str,
-    calls: Vec<(u64, &'static str, String)>,
+    calls: Vec<(u64, &'static str, Ask)>,
     throttle: Vec<(u64, u64)>,
 }
 
@@ -49,8 +90,12 @@ impl Script {
     fn trace(&self) -> String {
         self.calls
             .iter()
-            .map(|(at, session, key)| {
-                json!({"at_ms": at, "session": session, "platform": "obv", "cost": 1, "key": key}).to_string() + "\n"
+            .map(|(at, session, ask)| {
+                let mut line = ask.trace();
+                line["at_ms"] = json!(at);
+                line["session"] = json!(session);
+                line["cost"] = json!(1);
+                line.to_string() + "\n"
             })
             .collect()
     }
@@ -64,12 +109,36 @@ impl Script {
         }
         out
     }
+
+    /// The name of what `key` asks, as the simulator's admission log names it (its `q`).
+    fn label(&self, key: &CacheKey) -> String {
+        let params = key.params();
+        match (key.platform(), key.operation()) {
+            (PlatformId::Ob, "record") => format!("record:{}", params["id"]),
+            (PlatformId::Ob, "text" | "pdf-text") => format!("text:{}", params["id"]),
+            (PlatformId::Ob, _) => {
+                let cql = params.get("cql").map_or("", String::as_str);
+                self.calls
+                    .iter()
+                    .find_map(|(_, _, ask)| match ask {
+                        Ask::ObSearch(word) if cql.contains(word.as_str()) => Some(word.clone()),
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| format!("unscripted {key:?}"))
+            }
+            _ => params.get("query").cloned().unwrap_or_default(),
+        }
+    }
+}
+
+fn obv(key: String) -> Ask {
+    Ask::Obv(key)
 }
 
 /// The 106-second case (R-L9): a busy session fires 166 searches, a second session one.
 fn starvation() -> Script {
-    let mut calls: Vec<(u64, &'static str, String)> = (0..166).map(|i| (i, "busy", format!("busy-{i}"))).collect();
-    calls.push((500, "second", "second-0".into()));
+    let mut calls: Vec<(u64, &'static str, Ask)> = (0..166).map(|i| (i, "busy", obv(format!("busy-{i}")))).collect();
+    calls.push((500, "second", obv("second-0".into())));
     Script {
         name: "106-second case",
         calls,
@@ -79,9 +148,9 @@ fn starvation() -> Script {
 
 /// A fresh session asks what a heavy session has queued: one call, at the best position.
 fn coalesced_join() -> Script {
-    let mut calls: Vec<(u64, &'static str, String)> = (0..75).map(|i| (i, "heavy", format!("heavy-{i}"))).collect();
-    calls.push((1_500, "fresh", "heavy-70".into()));
-    calls.push((2_500, "late", "heavy-72".into()));
+    let mut calls: Vec<(u64, &'static str, Ask)> = (0..75).map(|i| (i, "heavy", obv(format!("heavy-{i}")))).collect();
+    calls.push((1_500, "fresh", obv("heavy-70".into())));
+    calls.push((2_500, "late", obv("heavy-72".into())));
     Script {
         name: "coalesced join",
         calls,
@@ -92,8 +161,8 @@ fn coalesced_join() -> Script {
 /// A burst meets a platform that someone else's traffic has used up for a moment: its
 /// 429 is fed back, refunded, and the call waits once more behind the Retry-After.
 fn burst_with_429() -> Script {
-    let mut calls: Vec<(u64, &'static str, String)> = (0..70).map(|i| (i, "a", format!("a-{i}"))).collect();
-    calls.extend((0..6).map(|i| (2_000 + i, "b", format!("b-{i}"))));
+    let mut calls: Vec<(u64, &'static str, Ask)> = (0..70).map(|i| (i, "a", obv(format!("a-{i}")))).collect();
+    calls.extend((0..6).map(|i| (2_000 + i, "b", obv(format!("b-{i}")))));
     Script {
         name: "429 during a burst",
         calls,
@@ -101,18 +170,50 @@ fn burst_with_429() -> Script {
     }
 }
 
+/// Officiële Bekendmakingen's two lanes: a harvester reads 14 publications' text (records
+/// on the search lane, 30 a half minute, then text on the text lane, 10 a half minute), a
+/// searcher fires 25 searches into what is left of the search lane, and a reader asks
+/// for 3 more publications while both lanes queue: its records and its text go first
+/// on each lane (it has used neither).
+fn ob_two_lanes() -> Script {
+    let readable: Vec<&ObPublication> = ob_corpus()
+        .publications
+        .iter()
+        .filter(|p| p.renditions == Renditions::Full)
+        .take(17)
+        .collect();
+    assert_eq!(readable.len(), 17, "the fake's corpus has publications with text");
+    let document = |p: &ObPublication| Ask::ObDocument(p.identifier.clone());
+    let mut calls: Vec<(u64, &'static str, Ask)> = (0..14)
+        .map(|i| (i, "harvester", document(readable[i as usize])))
+        .collect();
+    calls.extend((0..25).map(|i| (200 + i, "searcher", Ask::ObSearch(format!("zoek{i:02}")))));
+    calls.extend((0..3).map(|i| (1_500 + i, "reader", document(readable[14 + i as usize]))));
+    Script {
+        name: "ob search and text lanes",
+        calls,
+        throttle: Vec::new(),
+    }
+}
+
 fn sim_log(script: &Script) -> Vec<AdmissionLine> {
     let mut workload = parse_trace(&script.trace(), script.name).expect("the script is a trace");
-    workload.platforms = vec![PlatformSpec {
-        latency: LatencySpec::Fixed { ms: LATENCY_MS },
-        throttle: script
-            .throttle
-            .iter()
-            .map(|&(from_ms, to_ms)| ThrottleSpec { from_ms, to_ms })
-            .collect(),
-        rate_limit_headers: Some(true),
-        ..PlatformSpec::default_for(PlatformId::Obv)
-    }];
+    workload.platforms = vec![
+        PlatformSpec {
+            latency: LatencySpec::Fixed { ms: LATENCY_MS },
+            throttle: script
+                .throttle
+                .iter()
+                .map(|&(from_ms, to_ms)| ThrottleSpec { from_ms, to_ms })
+                .collect(),
+            rate_limit_headers: Some(true),
+            ..PlatformSpec::default_for(PlatformId::Obv)
+        },
+        PlatformSpec {
+            latency: LatencySpec::Fixed { ms: LATENCY_MS },
+            ..PlatformSpec::default_for(PlatformId::Ob)
+        },
+    ];
     let opts = RunOptions {
         policy: PolicyKind::Fair,
         seed: 1,
@@ -131,6 +232,8 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
     let fakes = serve_registry_on(listener).await.expect("serve the fakes");
     let obv = fakes.get(PlatformId::Obv).expect("the obv fake").clone();
     obv.set_latency(Duration::from_millis(LATENCY_MS));
+    let ob = fakes.get(PlatformId::Ob).expect("the ob fake").clone();
+    ob.set_latency(Duration::from_millis(LATENCY_MS));
 
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = Config::load(None, Vec::new()).expect("defaults");
@@ -151,12 +254,16 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         p.base_url = url;
         p.timeout_ms = 600_000;
     }
-    // The simulator's platform counts calls as they leave (no travel time): no margin.
-    config.platforms.get_mut("obv").expect("obv").limit = Some(LimitSetting {
-        capacity: besluitbron_core::Units::whole(60),
-        window_secs: 60.0,
+    // The simulator's platforms count calls as they leave (no travel time): no margin.
+    let setting = |capacity: u64, window_secs: f64| LimitSetting {
+        capacity: besluitbron_core::Units::whole(capacity),
+        window_secs,
         margin_secs: 0.0,
-    });
+    };
+    config.platforms.get_mut("obv").expect("obv").limit = Some(setting(60, 60.0));
+    let ob = config.platforms.get_mut("ob").expect("ob");
+    ob.limit = Some(setting(30, 30.0));
+    ob.text_limit = Some(setting(10, 30.0));
 
     let addresses = script.addresses();
     let names: BTreeMap<String, &'static str> = addresses
@@ -164,6 +271,11 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         .map(|(name, addr)| (format!("addr:{addr}"), *name))
         .collect();
     let log: Arc<Mutex<Vec<AdmissionLine>>> = Arc::default();
+    let labels: Arc<Script> = Arc::new(Script {
+        name: script.name,
+        calls: script.calls.clone(),
+        throttle: Vec::new(),
+    });
     let hooks = Hooks {
         on_send: Some({
             let log = Arc::clone(&log);
@@ -176,7 +288,7 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
                         at_ms: a.admitted_at.as_millis(),
                         platform: sent.platform,
                         session,
-                        call: sent.key.params().get("query").cloned().unwrap_or_default(),
+                        call: labels.label(&sent.key),
                     });
                 }
             })
@@ -187,24 +299,19 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
     let origin = tokio::time::Instant::now();
 
     let mut tasks = Vec::new();
-    for (i, (at, session, key)) in script.calls.iter().enumerate() {
-        let (router, address, key, at) = (router.clone(), addresses[session].clone(), key.clone(), *at);
+    for (i, (at, session, ask)) in script.calls.iter().enumerate() {
+        let (router, address, ask, at) = (router.clone(), addresses[session].clone(), ask.clone(), *at);
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep_until(origin + Duration::from_millis(at)).await;
-            let request = support::stateless_call(
-                "/mcp/obv",
-                i,
-                "obv_search",
-                json!({"query": key}),
-                &[("x-forwarded-for", &address)],
-            );
+            let (route, tool, arguments) = ask.tool();
+            let request = support::stateless_call(route, i, tool, arguments, &[("x-forwarded-for", &address)]);
             let response = router.oneshot(request).await.expect("the router answers");
             let status = response.status();
             let text = response.into_body().collect().await.expect("a body").to_bytes();
             let text = String::from_utf8_lossy(&text).into_owned();
             assert!(
                 status.is_success() && !text.contains("\"isError\":true"),
-                "{key}: {status} {text}"
+                "{ask:?}: {status} {text}"
             );
         }));
     }
@@ -221,6 +328,12 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         t.await.expect("a scripted call");
     }
     assert_eq!(obv.rate_limited() > 0, !script.throttle.is_empty(), "{}", script.name);
+    let metrics = app.state.metrics().render();
+    assert!(
+        !metrics.contains("besluitbron_path_invariant_failures_total{"),
+        "{}: a path's invariants broke: {metrics}",
+        script.name
+    );
     log.lock().unwrap().clone()
 }
 
@@ -255,11 +368,20 @@ fn compare(script: &Script, server: &[AdmissionLine], sim: &[AdmissionLine]) {
 async fn check(script: Script) {
     let sim = sim_log(&script);
     let server = server_log(&script).await;
-    let keys: std::collections::BTreeSet<&String> = script.calls.iter().map(|(_, _, key)| key).collect();
+    let asked: std::collections::BTreeSet<String> = script
+        .calls
+        .iter()
+        .flat_map(|(_, _, ask)| match ask {
+            Ask::Obv(key) | Ask::ObSearch(key) => vec![key.clone()],
+            Ask::ObDocument(id) => vec![format!("record:{id}"), format!("text:{id}")],
+        })
+        .collect();
+    let admitted: std::collections::BTreeSet<String> = sim.iter().map(|l| l.call.clone()).collect();
     assert!(
-        sim.len() >= keys.len(),
-        "{}: every distinct call was admitted",
-        script.name
+        asked.is_subset(&admitted),
+        "{}: every distinct call was admitted: {:?}",
+        script.name,
+        asked.difference(&admitted).collect::<Vec<_>>()
     );
     compare(&script, &server, &sim);
 }
@@ -277,4 +399,9 @@ async fn a_coalesced_join_is_admitted_alike_by_server_and_simulator() {
 #[tokio::test(start_paused = true)]
 async fn a_429_during_a_burst_is_admitted_alike_by_server_and_simulator() {
     check(burst_with_429()).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn obs_search_and_text_lanes_are_admitted_alike_by_server_and_simulator() {
+    check(ob_two_lanes()).await;
 }
