@@ -25,7 +25,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +41,7 @@ use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, Sessio
 use rand::RngExt;
 use serde::Deserialize;
 
+use crate::engine::AdmissionLine;
 use crate::platform::{Answer, Refusal, SimPlatform};
 use crate::rng::{Component, SimRng, sim_rng};
 use crate::scenario::{LatencySpec, LimitModel};
@@ -151,6 +152,47 @@ pub struct ClusterScenario {
     /// Faults.
     #[serde(default)]
     pub faults: Vec<ClusterFault>,
+    /// Between an owner's admission and its send (the connection's set-up), in ms.
+    #[serde(default = "default_send_delay_ms")]
+    pub send_delay_ms: u64,
+    /// Scripted calls, besides the sessions' closed loops (`sessions` may be 0): each
+    /// lands at its own replica and is asked once.
+    #[serde(default)]
+    pub calls: Vec<ScriptedCall>,
+}
+
+fn default_send_delay_ms() -> u64 {
+    5
+}
+
+/// A call of a cluster script.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    /// When it reaches its replica, in ms.
+    pub at_ms: u64,
+    /// Its session (fairness), by name.
+    pub session: String,
+    /// The question it asks (`q = k<key>`): equal keys are identical requests.
+    pub key: u64,
+    /// The replica the load balancer gives it (and its client asks again, after a
+    /// replica's state was lost).
+    pub replica: usize,
+}
+
+/// One admission a replica sent, as the differential test compares it with the server's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterAdmission {
+    /// The replica that sent it.
+    pub replica: usize,
+    /// When it was admitted (by the replica's clock), the session charged, what it asks.
+    pub line: AdmissionLine,
+}
+
+impl fmt::Display for ClusterAdmission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "replica={} {}", self.replica, self.line)
+    }
 }
 
 impl ClusterScenario {
@@ -159,6 +201,9 @@ impl ClusterScenario {
         let s: ClusterScenario = toml::from_str(text).map_err(|e| e.to_string())?;
         if s.replicas == 0 || s.drift_ppm.len() != s.replicas {
             return Err("one drift per replica, at least one replica".to_owned());
+        }
+        if s.calls.iter().any(|c| c.replica >= s.replicas) {
+            return Err("a scripted call lands at a replica that does not exist".to_owned());
         }
         Ok(s)
     }
@@ -245,6 +290,8 @@ pub struct ClusterOutcome {
     pub end_ms: u64,
     /// The most replicas that could admit at one instant (must be ≤ 1).
     pub max_admitting: usize,
+    /// Every admission sent, in order.
+    pub admissions: Vec<ClusterAdmission>,
 }
 
 impl ClusterOutcome {
@@ -340,16 +387,18 @@ fn secs(ms: u64) -> String {
 }
 
 const MS: u64 = 1_000_000;
-/// A follower waits this long before asking again when no owner admits.
-const REROUTE_BACKOFF: u64 = 250 * MS;
+/// A follower waits this long before asking again when no owner admits (the engine names
+/// none, or itself during its start wait, or the replica it asked refused the call).
+pub const REROUTE_BACKOFF_MS: u64 = 250;
+const REROUTE_BACKOFF: u64 = REROUTE_BACKOFF_MS * MS;
 /// A follower gives a forward up (the owner died) after this long.
 const FORWARD_TIMEOUT: u64 = 2_000 * MS;
-/// A client whose replica died asks again after this long.
-const CLIENT_RETRY: u64 = 1_000 * MS;
+/// A client whose replica's state is gone (it died, or the call waited at its own
+/// replica when that replica's ownership ended) asks again after this long.
+pub const CLIENT_RETRY_MS: u64 = 1_000;
+const CLIENT_RETRY: u64 = CLIENT_RETRY_MS * MS;
 /// The shell's time-out for a lease request.
 const LEASE_TIMEOUT: u64 = 1_000 * MS;
-/// Between an admission and its send at the owner (connection set-up).
-const SEND_DELAY: u64 = 5 * MS;
 
 /// A replica's path in the core's shell (as the server's platform task): waiters are
 /// calls (their id is the waiter id).
@@ -428,7 +477,10 @@ enum Ev {
 
 #[derive(Clone, Debug)]
 struct Call {
+    /// Its session: an index into `Sim::session_names`.
     session: u32,
+    /// A scripted call's replica (else the load balancer's choice).
+    replica: Option<usize>,
     key: CacheKey,
     origin: usize,
     submitted: u64,
@@ -493,6 +545,8 @@ struct Sim {
     engine: Engine,
     platform: SimPlatform,
     calls: Vec<Call>,
+    /// Each session's name: `s<i>` for the closed loops, then the script's.
+    session_names: Vec<String>,
     /// Calls left per session.
     left: Vec<u32>,
     /// Calls made and not yet ended.
@@ -514,6 +568,7 @@ struct Sim {
     upstream: u64,
     events: u64,
     max_admitting: usize,
+    admissions: Vec<ClusterAdmission>,
     local_limit: LimitConfig,
     lease_config: LeaseConfig,
 }
@@ -563,6 +618,7 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
         )
         .with_rate_limit_headers(true),
         calls: Vec::new(),
+        session_names: (0..s.sessions).map(|i| format!("s{i}")).collect(),
         left: vec![s.calls_per_session; s.sessions as usize],
         open_calls: 0,
         keys_rng: sim_rng(s.seed, Component::Keys),
@@ -579,6 +635,7 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
         upstream: 0,
         events: 0,
         max_admitting: 0,
+        admissions: Vec::new(),
         local_limit: limit.with_margin(margin),
         lease_config,
     };
@@ -603,6 +660,10 @@ impl Sim {
             let call = self.new_call(session, at);
             self.push(at, Ev::Arrive { call, era: 0 });
         }
+        for scripted in self.s.calls.clone() {
+            let call = self.new_scripted_call(&scripted);
+            self.push(scripted.at_ms * MS, Ev::Arrive { call, era: 0 });
+        }
         for (i, f) in self.s.faults.clone().iter().enumerate() {
             let at = match *f {
                 ClusterFault::CrashOwner { at_s, .. }
@@ -621,9 +682,29 @@ impl Sim {
         let key_id = u64::from(self.keys_rng.random_range(0..self.s.key_pool.max(1)));
         let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("k{key_id}"));
         self.left[session as usize] -= 1;
+        self.push_call(session, None, key, at)
+    }
+
+    /// A scripted call (its session gets a name of its own, and nothing follows it).
+    fn new_scripted_call(&mut self, c: &ScriptedCall) -> u64 {
+        let session = match self.session_names.iter().position(|n| *n == c.session) {
+            Some(i) => i,
+            None => {
+                self.session_names.push(c.session.clone());
+                self.left.push(0);
+                self.session_names.len() - 1
+            }
+        };
+        let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("k{}", c.key));
+        let session = u32::try_from(session).expect("fewer than 2^32 sessions");
+        self.push_call(session, Some(c.replica), key, c.at_ms * MS)
+    }
+
+    fn push_call(&mut self, session: u32, replica: Option<usize>, key: CacheKey, at: u64) -> u64 {
         self.open_calls += 1;
         self.calls.push(Call {
             session,
+            replica,
             key,
             origin: 0,
             submitted: at,
@@ -695,7 +776,11 @@ impl Sim {
             Ev::Arrive { call, era } => {
                 let c = &self.calls[call as usize];
                 if c.end.is_none() && c.era == era {
-                    match self.balance(c.session) {
+                    let target = match c.replica {
+                        Some(r) => self.replicas[r].alive.then_some(r),
+                        None => self.balance(c.session),
+                    };
+                    match target {
                         Some(r) => {
                             self.calls[call as usize].origin = r;
                             self.route(t, call, r)?;
@@ -962,7 +1047,7 @@ impl Sim {
         let req = Request {
             waiter: WaiterId(call),
             key: c.key.clone(),
-            session: SessionKey::client(&format!("s{}", c.session)),
+            session: SessionKey::client(&self.session_names[c.session as usize]),
             cost: Units::ONE,
             lane: Lane::MAIN,
         };
@@ -1020,7 +1105,7 @@ impl Sim {
                     let attempt = pending.attempt();
                     self.pending.insert((h, era, attempt), pending);
                     self.push(
-                        t + SEND_DELAY,
+                        t + self.s.send_delay_ms * MS,
                         Ev::OwnerSend {
                             replica: h,
                             era,
@@ -1067,10 +1152,21 @@ impl Sim {
         let key_id = key_id_of(pending.key());
         let rep = &mut self.replicas[h];
         let wall = WallTime(local.as_millis());
-        if rep.shell.confirm_send(local, wall, Some(&rep.lease), pending).is_none() {
+        let Some(out) = rep.shell.confirm_send(local, wall, Some(&rep.lease), pending) else {
             // Too old, or the lease is gone: never sent; the path heard of it.
             self.dropped += 1;
             return self.drain(t, h);
+        };
+        if let Some(a) = out.admission {
+            self.admissions.push(ClusterAdmission {
+                replica: h,
+                line: AdmissionLine {
+                    at_ms: a.admitted_at.as_millis(),
+                    platform: PlatformId::Obv,
+                    session: a.session.to_string(),
+                    call: out.key.params().get("q").cloned().unwrap_or_default(),
+                },
+            });
         }
         // The checks of a send: its sender alone may admit, and nothing is out for its key.
         for (r, other) in self.replicas.iter().enumerate() {
@@ -1426,6 +1522,7 @@ impl Sim {
             events: self.events,
             end_ms: self.now / MS,
             max_admitting: self.max_admitting,
+            admissions: self.admissions,
             scenario: self.s,
         })
     }
