@@ -22,6 +22,9 @@
 //! [`Effect`]s drained with [`PlatformPath::poll_effect`], and
 //! [`PlatformPath::poll_timeout`] says when to call again. The server drives one path
 //! per platform from one task; the simulator drives the very same type on virtual time.
+//! Both do so through [`Shell`] ([`shell`]): the lease gate, the waiters' values, the
+//! effects turned into sends and deliveries, the invariant checks — what every shell
+//! would otherwise write around the path itself.
 //! Every input admits whatever became due at its `now` before returning, so a shell only
 //! has to call [`PlatformPath::handle_timeout`] when its timer fires.
 //!
@@ -664,7 +667,9 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
     /// Starts this path as a platform's new owner at `now` ([`crate::cluster`] rule 3):
     /// every limited lane's bucket is taken to be empty (the previous owner may have
     /// spent all of it), and the sessions' usage comes from `checkpoint` when one is
-    /// given (lane `i` from `checkpoint.lanes[i]`). Call it before the first request.
+    /// given (lane `i` from `checkpoint.lanes[i]`). Call it at the start of each ownership,
+    /// before its first request (a replica that owns again keeps its path: the usage it saw
+    /// itself wins over the checkpoint's).
     pub fn take_over(&mut self, now: Instant, checkpoint: Option<&UsageCheckpoint>) {
         let now = self.advance(now);
         for (i, lane) in self.lanes.iter_mut().enumerate() {
