@@ -1,8 +1,9 @@
 //! Property tests of the shell around the path (`besluitbron_core::path::Shell`) against
 //! a simple model of the lease gate and the requests' lives: random requests, give-ups,
-//! platform answers, sends made late, a lease engine that refuses for a while, and
+//! platform answers, sends made late, a lease engine that refuses for a while,
 //! ownership messages that reach the shell late (the server's lease task talks to its
-//! platform task over a channel) — in one process (no lease) or as a replica.
+//! platform task over a channel) and pauses of the whole process — in one process (no
+//! lease) or as a replica.
 //!
 //! After every step the shell's invariants hold (checked after each step, no
 //! `InvariantBroken` action), and against the model:
@@ -14,7 +15,8 @@
 //! - every attempt carries the data of the request that led its flight;
 //! - every request ends exactly once: refused or answered at arrival, one delivery, one
 //!   move at the end of an ownership, or its own give-up first; a move comes only with
-//!   the end of an ownership, and then every request still waiting moves;
+//!   the end of an ownership, and then every request still waiting moves, and nothing is
+//!   admitted for them meanwhile;
 //! - when everything has come back and the ownership ended, nothing is left.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -54,6 +56,9 @@ enum Op {
     Engine { up: bool },
     /// The lease's events so far reach the shell (the ownership channel).
     Tell,
+    /// The process stops for `ms` (nothing is driven meanwhile), then looks at its
+    /// lease first and tells the shell, before its path.
+    Pause { ms: u32 },
 }
 
 #[derive(Clone, Debug)]
@@ -66,7 +71,7 @@ struct Workload {
 
 impl Arbitrary for Op {
     fn arbitrary(g: &mut Gen) -> Op {
-        match u8::arbitrary(g) % 14 {
+        match u8::arbitrary(g) % 15 {
             0..=4 => Op::Request {
                 key: u8::arbitrary(g) % 5,
                 session: u8::arbitrary(g) % 3,
@@ -79,7 +84,10 @@ impl Arbitrary for Op {
             11 => Op::Engine {
                 up: u8::arbitrary(g) % 3 != 0,
             },
-            _ => Op::Tell,
+            12 | 13 => Op::Tell,
+            _ => Op::Pause {
+                ms: *g.choose(&[2_000, 6_000, 9_000]).expect("menu"),
+            },
         }
     }
 }
@@ -202,7 +210,11 @@ impl World {
                 LeaseEvent::Lost { .. } | LeaseEvent::HandingOver { .. } | LeaseEvent::Stopped => {
                     self.shell.end_ownership(self.now);
                     self.owning = None;
+                    let sends = self.pending.len();
                     self.take_actions()?;
+                    if self.pending.len() > sends {
+                        return Err("the end of the ownership admitted a call".to_owned());
+                    }
                     if let Some((w, _)) = self.lives.iter().find(|(_, l)| **l == Life::Waiting) {
                         return Err(format!("request {w} still waits after the end of the ownership"));
                     }
@@ -403,6 +415,11 @@ fn run(w: &Workload) -> Result<(), String> {
             Op::Confirm => world.confirm()?,
             Op::Engine { up } => world.engine_up = up,
             Op::Tell => world.tell()?,
+            Op::Pause { ms } => {
+                world.now = world.now + Duration::from_millis(u64::from(ms));
+                world.drive_lease();
+                world.tell()?;
+            }
         }
     }
     // The end: every message told, the ownership ended, everything sent or dropped and
@@ -472,6 +489,29 @@ fn a_replica_whose_ownership_message_comes_late_admits_nothing_meanwhile() {
         leased: true,
         limited: true,
         ops,
+    };
+    run(&w).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Found by the cluster simulator (a replica paused past its lease) and then by
+/// `qc_the_shell_gates_sends_and_ends_every_request_as_the_model_says` once it paused
+/// processes: withdrawing the waiters one leave at a time drove the path after each, and
+/// with units refilled during the pause the first leaves admitted the calls of the waiters
+/// still to go (which the lease then dropped). `PlatformPath::leave_all` withdraws them
+/// all first.
+#[test]
+fn regression_a_paused_replica_admitted_calls_for_the_waiters_it_handed_back() {
+    let w = Workload {
+        leased: true,
+        limited: true,
+        ops: vec![
+            (0, Op::Request { key: 0, session: 2 }),
+            (3_000, Op::Request { key: 0, session: 1 }),
+            (4_000, Op::Tell),
+            (0, Op::Request { key: 0, session: 0 }),
+            (0, Op::Request { key: 0, session: 0 }),
+            (0, Op::Pause { ms: 6_000 }),
+        ],
     };
     run(&w).unwrap_or_else(|e| panic!("{e}"));
 }
