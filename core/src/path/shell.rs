@@ -35,16 +35,18 @@
 //! worth another attempt (by then nobody waits here, or the new owner's rules apply).
 //!
 //! **Ownership end** ([`Shell::end_ownership`]): the path and its buffer stay; every
-//! waiting request is withdrawn from the path (a queued call nobody waits for costs
-//! nothing) and handed back as [`Action::Moved`], for the shell to send to the next
-//! owner; attempts already out finish, and a success is still kept in the buffer. The
-//! next [`Shell::take_over`] starts the next ownership on the same path.
+//! waiting request is withdrawn from the path, all at once (nothing is admitted for them
+//! meanwhile; a queued call nobody waits for costs nothing), and handed back as
+//! [`Action::Moved`], for the shell to send to the next owner; attempts already out
+//! finish, and a success is still kept in the buffer. The next [`Shell::take_over`]
+//! starts the next ownership on the same path.
 //!
 //! **Invariant checks**: after every step in debug builds and tests; in release builds
 //! every [`RELEASE_CHECK_EVERY`]-th step and whenever the shell says it is idle while the
-//! path holds no request ([`Shell::idle`]). A check runs once the step's effects are all taken
-//! ([`Shell::poll_action`] answered `None`): only then do the shell and the path agree. A broken invariant is an [`Action::InvariantBroken`] for the shell
-//! to count and log (the simulators stop the run), never a panic.
+//! path holds no request ([`Shell::idle`]). A check runs once the step's effects are all
+//! taken ([`Shell::poll_action`] answered `None`): only then do the shell and the path
+//! agree. A broken invariant is an [`Action::InvariantBroken`] for the shell to count and
+//! log (the simulators stop the run), never a panic.
 //!
 //! Invariants (checked by [`Shell::check_invariants`], with the path's own):
 //! - the waiters kept here are exactly the requests waiting in the path, each under the

@@ -10,11 +10,11 @@
 //! ```text
 //! tool ─▶ PlatformHandle::call ─(fresh in the memory layer: answered here)
 //!          │
-//!          └──bounded channel──▶ platform task: path.request
-//!          ◀── Cached | Refused | Waiting(rx) ───┘        │ Effect::Send
-//!          (progress: position queries each second)       ▼
-//!                                            spawned upstream call ──outcome──▶ path.on_outcome
-//!          ◀──────────── Effect::Deliver (answer or error) ───────────────────┘
+//!          └──bounded channel──▶ platform task: shell.request (gated on the lease)
+//!          ◀── Cached | Refused | NotOwner | Waiting(rx) ───┘    │ Action::Send, confirm_send
+//!          (progress: position queries each second)             ▼
+//!                                            spawned upstream call ──outcome──▶ shell.on_outcome
+//!          ◀──────────── Action::Deliver (answer or error) | Action::Moved ────────┘
 //! ```
 //!
 //! Invariants:
@@ -657,7 +657,12 @@ impl Driver {
                             platform: self.platform.as_str(),
                         })
                         .inc();
-                    tracing::error!(platform = %self.platform, step, %what, "the platform path's invariants are broken");
+                    tracing::error!(
+                        platform = %self.platform,
+                        step,
+                        %what,
+                        "the platform path's invariants are broken"
+                    );
                 }
             }
         }
