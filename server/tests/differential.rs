@@ -9,10 +9,14 @@
 //!   latency, headers and throttling.
 //!
 //! Both give the same admission log: which session's call went to the platform at which
-//! instant, to the millisecond. Both shells drive the same `PlatformPath`, so any
-//! difference is a second implementation somewhere — a shell deciding something the
-//! core should. Three workloads: the 106-second case, a coalesced join across sessions,
-//! and a 429 during a burst (the platform throttled by someone else for a moment).
+//! instant, to the millisecond. Both shells drive the same `PlatformPath` through the
+//! same `Shell`, so any difference is a second implementation somewhere — a shell
+//! deciding something the core should. The workloads: the 106-second case, a coalesced
+//! join across sessions, a 429 during a burst (the platform throttled by someone else for
+//! a moment), and Officiële Bekendmakingen's two lanes (searches on one, publication
+//! text on the other with its own `TextLimit`; `ob_document` asks for a record, then its
+//! text: a trace line with a follow-up in the simulator). A lease handover between two
+//! replicas is in `mod handover` below.
 //!
 //! Calls of a script never share an instant (ties between concurrent requests would be
 //! ordered by the runtime in the server and by the script in the simulator).
@@ -24,6 +28,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use besluitbron_core::PlatformId;
+use besluitbron_core::cache::CacheKey;
+use besluitbron_fakes::ob::{ObPublication, Renditions, ob_corpus};
 use besluitbron_fakes::serve_registry_on;
 use besluitbron_server::app::{App, Hooks};
 use besluitbron_server::config::LimitSetting;
@@ -35,11 +41,46 @@ use http_body_util::BodyExt;
 use serde_json::json;
 use tower::ServiceExt;
 
-/// A scripted workload: JSON Lines calls (`at_ms`, `session`, `key`), and the periods
-/// in which someone else's traffic makes the platform answer 429.
+/// What a scripted call asks.
+#[derive(Clone, Debug)]
+enum Ask {
+    /// `obv_search` for this query.
+    Obv(String),
+    /// `ob_search` for this word.
+    ObSearch(String),
+    /// `ob_document` of this publication: its record (search lane), then its text (text
+    /// lane).
+    ObDocument(String),
+}
+
+impl Ask {
+    /// The trace line's platform, operation, key and follow-up.
+    fn trace(&self) -> serde_json::Value {
+        match self {
+            Ask::Obv(key) => json!({"platform": "obv", "key": key}),
+            Ask::ObSearch(word) => json!({"platform": "ob", "key": word}),
+            Ask::ObDocument(id) => json!({
+                "platform": "ob", "op": "record", "key": format!("record:{id}"),
+                "then": {"cost": 1, "op": "text", "key": format!("text:{id}")},
+            }),
+        }
+    }
+
+    /// The route, tool and arguments of the MCP call.
+    fn tool(&self) -> (&'static str, &'static str, serde_json::Value) {
+        match self {
+            Ask::Obv(key) => ("/mcp/obv", "obv_search", json!({"query": key})),
+            Ask::ObSearch(word) => ("/mcp/ob", "ob_search", json!({"query": word})),
+            Ask::ObDocument(id) => ("/mcp/ob", "ob_document", json!({"id": id})),
+        }
+    }
+}
+
+/// A scripted workload: calls (`at_ms`, `session`, what they ask), and the periods in
+/// which someone else's traffic makes OpenBesluitvorming answer 429.
 struct Script {
     name: &'static str,
-    calls: Vec<(u64, &'static str, String)>,
+    calls: Vec<(u64, &'static str, Ask)>,
     throttle: Vec<(u64, u64)>,
 }
 
@@ -49,8 +90,12 @@ impl Script {
     fn trace(&self) -> String {
         self.calls
             .iter()
-            .map(|(at, session, key)| {
-                json!({"at_ms": at, "session": session, "platform": "obv", "cost": 1, "key": key}).to_string() + "\n"
+            .map(|(at, session, ask)| {
+                let mut line = ask.trace();
+                line["at_ms"] = json!(at);
+                line["session"] = json!(session);
+                line["cost"] = json!(1);
+                line.to_string() + "\n"
             })
             .collect()
     }
@@ -64,12 +109,36 @@ impl Script {
         }
         out
     }
+
+    /// The name of what `key` asks, as the simulator's admission log names it (its `q`).
+    fn label(&self, key: &CacheKey) -> String {
+        let params = key.params();
+        match (key.platform(), key.operation()) {
+            (PlatformId::Ob, "record") => format!("record:{}", params["id"]),
+            (PlatformId::Ob, "text" | "pdf-text") => format!("text:{}", params["id"]),
+            (PlatformId::Ob, _) => {
+                let cql = params.get("cql").map_or("", String::as_str);
+                self.calls
+                    .iter()
+                    .find_map(|(_, _, ask)| match ask {
+                        Ask::ObSearch(word) if cql.contains(word.as_str()) => Some(word.clone()),
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| format!("unscripted {key:?}"))
+            }
+            _ => params.get("query").cloned().unwrap_or_default(),
+        }
+    }
+}
+
+fn obv(key: String) -> Ask {
+    Ask::Obv(key)
 }
 
 /// The 106-second case (R-L9): a busy session fires 166 searches, a second session one.
 fn starvation() -> Script {
-    let mut calls: Vec<(u64, &'static str, String)> = (0..166).map(|i| (i, "busy", format!("busy-{i}"))).collect();
-    calls.push((500, "second", "second-0".into()));
+    let mut calls: Vec<(u64, &'static str, Ask)> = (0..166).map(|i| (i, "busy", obv(format!("busy-{i}")))).collect();
+    calls.push((500, "second", obv("second-0".into())));
     Script {
         name: "106-second case",
         calls,
@@ -79,9 +148,9 @@ fn starvation() -> Script {
 
 /// A fresh session asks what a heavy session has queued: one call, at the best position.
 fn coalesced_join() -> Script {
-    let mut calls: Vec<(u64, &'static str, String)> = (0..75).map(|i| (i, "heavy", format!("heavy-{i}"))).collect();
-    calls.push((1_500, "fresh", "heavy-70".into()));
-    calls.push((2_500, "late", "heavy-72".into()));
+    let mut calls: Vec<(u64, &'static str, Ask)> = (0..75).map(|i| (i, "heavy", obv(format!("heavy-{i}")))).collect();
+    calls.push((1_500, "fresh", obv("heavy-70".into())));
+    calls.push((2_500, "late", obv("heavy-72".into())));
     Script {
         name: "coalesced join",
         calls,
@@ -92,8 +161,8 @@ fn coalesced_join() -> Script {
 /// A burst meets a platform that someone else's traffic has used up for a moment: its
 /// 429 is fed back, refunded, and the call waits once more behind the Retry-After.
 fn burst_with_429() -> Script {
-    let mut calls: Vec<(u64, &'static str, String)> = (0..70).map(|i| (i, "a", format!("a-{i}"))).collect();
-    calls.extend((0..6).map(|i| (2_000 + i, "b", format!("b-{i}"))));
+    let mut calls: Vec<(u64, &'static str, Ask)> = (0..70).map(|i| (i, "a", obv(format!("a-{i}")))).collect();
+    calls.extend((0..6).map(|i| (2_000 + i, "b", obv(format!("b-{i}")))));
     Script {
         name: "429 during a burst",
         calls,
@@ -101,18 +170,50 @@ fn burst_with_429() -> Script {
     }
 }
 
+/// Officiële Bekendmakingen's two lanes: a harvester reads 14 publications' text (records
+/// on the search lane, 30 a half minute, then text on the text lane, 10 a half minute), a
+/// searcher fires 25 searches into what is left of the search lane, and a reader asks
+/// for 3 more publications while both lanes queue: its records and its text go first
+/// on each lane (it has used neither).
+fn ob_two_lanes() -> Script {
+    let readable: Vec<&ObPublication> = ob_corpus()
+        .publications
+        .iter()
+        .filter(|p| p.renditions == Renditions::Full)
+        .take(17)
+        .collect();
+    assert_eq!(readable.len(), 17, "the fake's corpus has publications with text");
+    let document = |p: &ObPublication| Ask::ObDocument(p.identifier.clone());
+    let mut calls: Vec<(u64, &'static str, Ask)> = (0..14)
+        .map(|i| (i, "harvester", document(readable[i as usize])))
+        .collect();
+    calls.extend((0..25).map(|i| (200 + i, "searcher", Ask::ObSearch(format!("zoek{i:02}")))));
+    calls.extend((0..3).map(|i| (1_500 + i, "reader", document(readable[14 + i as usize]))));
+    Script {
+        name: "ob search and text lanes",
+        calls,
+        throttle: Vec::new(),
+    }
+}
+
 fn sim_log(script: &Script) -> Vec<AdmissionLine> {
     let mut workload = parse_trace(&script.trace(), script.name).expect("the script is a trace");
-    workload.platforms = vec![PlatformSpec {
-        latency: LatencySpec::Fixed { ms: LATENCY_MS },
-        throttle: script
-            .throttle
-            .iter()
-            .map(|&(from_ms, to_ms)| ThrottleSpec { from_ms, to_ms })
-            .collect(),
-        rate_limit_headers: Some(true),
-        ..PlatformSpec::default_for(PlatformId::Obv)
-    }];
+    workload.platforms = vec![
+        PlatformSpec {
+            latency: LatencySpec::Fixed { ms: LATENCY_MS },
+            throttle: script
+                .throttle
+                .iter()
+                .map(|&(from_ms, to_ms)| ThrottleSpec { from_ms, to_ms })
+                .collect(),
+            rate_limit_headers: Some(true),
+            ..PlatformSpec::default_for(PlatformId::Obv)
+        },
+        PlatformSpec {
+            latency: LatencySpec::Fixed { ms: LATENCY_MS },
+            ..PlatformSpec::default_for(PlatformId::Ob)
+        },
+    ];
     let opts = RunOptions {
         policy: PolicyKind::Fair,
         seed: 1,
@@ -131,6 +232,8 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
     let fakes = serve_registry_on(listener).await.expect("serve the fakes");
     let obv = fakes.get(PlatformId::Obv).expect("the obv fake").clone();
     obv.set_latency(Duration::from_millis(LATENCY_MS));
+    let ob = fakes.get(PlatformId::Ob).expect("the ob fake").clone();
+    ob.set_latency(Duration::from_millis(LATENCY_MS));
 
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = besluitbron_server::connectors::load_config(None, Vec::new()).expect("defaults");
@@ -151,12 +254,16 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         p.base_url = url;
         p.timeout_ms = 600_000;
     }
-    // The simulator's platform counts calls as they leave (no travel time): no margin.
-    config.platforms.get_mut("obv").expect("obv").limit = Some(LimitSetting {
-        capacity: besluitbron_core::Units::whole(60),
-        window_secs: 60.0,
+    // The simulator's platforms count calls as they leave (no travel time): no margin.
+    let setting = |capacity: u64, window_secs: f64| LimitSetting {
+        capacity: besluitbron_core::Units::whole(capacity),
+        window_secs,
         margin_secs: 0.0,
-    });
+    };
+    config.platforms.get_mut("obv").expect("obv").limit = Some(setting(60, 60.0));
+    let ob = config.platforms.get_mut("ob").expect("ob");
+    ob.limit = Some(setting(30, 30.0));
+    ob.text_limit = Some(setting(10, 30.0));
 
     let addresses = script.addresses();
     let names: BTreeMap<String, &'static str> = addresses
@@ -164,6 +271,11 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         .map(|(name, addr)| (format!("addr:{addr}"), *name))
         .collect();
     let log: Arc<Mutex<Vec<AdmissionLine>>> = Arc::default();
+    let labels: Arc<Script> = Arc::new(Script {
+        name: script.name,
+        calls: script.calls.clone(),
+        throttle: Vec::new(),
+    });
     let hooks = Hooks {
         on_send: Some({
             let log = Arc::clone(&log);
@@ -176,7 +288,7 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
                         at_ms: a.admitted_at.as_millis(),
                         platform: sent.platform,
                         session,
-                        call: sent.key.params().get("query").cloned().unwrap_or_default(),
+                        call: labels.label(&sent.key),
                     });
                 }
             })
@@ -187,24 +299,19 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
     let origin = tokio::time::Instant::now();
 
     let mut tasks = Vec::new();
-    for (i, (at, session, key)) in script.calls.iter().enumerate() {
-        let (router, address, key, at) = (router.clone(), addresses[session].clone(), key.clone(), *at);
+    for (i, (at, session, ask)) in script.calls.iter().enumerate() {
+        let (router, address, ask, at) = (router.clone(), addresses[session].clone(), ask.clone(), *at);
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep_until(origin + Duration::from_millis(at)).await;
-            let request = support::stateless_call(
-                "/mcp/obv",
-                i,
-                "obv_search",
-                json!({"query": key}),
-                &[("x-forwarded-for", &address)],
-            );
+            let (route, tool, arguments) = ask.tool();
+            let request = support::stateless_call(route, i, tool, arguments, &[("x-forwarded-for", &address)]);
             let response = router.oneshot(request).await.expect("the router answers");
             let status = response.status();
             let text = response.into_body().collect().await.expect("a body").to_bytes();
             let text = String::from_utf8_lossy(&text).into_owned();
             assert!(
                 status.is_success() && !text.contains("\"isError\":true"),
-                "{key}: {status} {text}"
+                "{ask:?}: {status} {text}"
             );
         }));
     }
@@ -221,6 +328,12 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         t.await.expect("a scripted call");
     }
     assert_eq!(obv.rate_limited() > 0, !script.throttle.is_empty(), "{}", script.name);
+    let metrics = app.state.metrics().render();
+    assert!(
+        !metrics.contains("besluitbron_path_invariant_failures_total{"),
+        "{}: a path's invariants broke: {metrics}",
+        script.name
+    );
     log.lock().unwrap().clone()
 }
 
@@ -255,11 +368,20 @@ fn compare(script: &Script, server: &[AdmissionLine], sim: &[AdmissionLine]) {
 async fn check(script: Script) {
     let sim = sim_log(&script);
     let server = server_log(&script).await;
-    let keys: std::collections::BTreeSet<&String> = script.calls.iter().map(|(_, _, key)| key).collect();
+    let asked: std::collections::BTreeSet<String> = script
+        .calls
+        .iter()
+        .flat_map(|(_, _, ask)| match ask {
+            Ask::Obv(key) | Ask::ObSearch(key) => vec![key.clone()],
+            Ask::ObDocument(id) => vec![format!("record:{id}"), format!("text:{id}")],
+        })
+        .collect();
+    let admitted: std::collections::BTreeSet<String> = sim.iter().map(|l| l.call.clone()).collect();
     assert!(
-        sim.len() >= keys.len(),
-        "{}: every distinct call was admitted",
-        script.name
+        asked.is_subset(&admitted),
+        "{}: every distinct call was admitted: {:?}",
+        script.name,
+        asked.difference(&admitted).collect::<Vec<_>>()
     );
     compare(&script, &server, &sim);
 }
@@ -277,4 +399,480 @@ async fn a_coalesced_join_is_admitted_alike_by_server_and_simulator() {
 #[tokio::test(start_paused = true)]
 async fn a_429_during_a_burst_is_admitted_alike_by_server_and_simulator() {
     check(burst_with_429()).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn obs_search_and_text_lanes_are_admitted_alike_by_server_and_simulator() {
+    check(ob_two_lanes()).await;
+}
+
+mod handover {
+    //! A lease handover in the middle of a burst: two replicas' platform tasks in one
+    //! process (`driver::spawn_leased`, each with its own `LeaseGate`), fed by one
+    //! scripted lease engine and asked by the followers' routing, against the cluster
+    //! simulator (`sim/src/cluster.rs`) on the same script.
+    //!
+    //! Replica 0 takes the lease at once; replica 1's acquisitions are refused (the
+    //! engine answers the holder's remaining time) until the engine loses the key in the
+    //! middle of a burst. Replica 1 then takes it, replica 0's next renewal is refused:
+    //! its waiting calls are handed back and asked again, and replica 1 admits them once
+    //! its start wait is over, from an empty bucket and replica 0's usage checkpoint.
+    //! Every call lands at replica 1, which forwards it while it does not own.
+    //!
+    //! The lease engine, the lease tasks and the routing here follow the simulator's
+    //! rules step by step (the engine: `SET NX` with the holder's `PTTL` on a refusal,
+    //! renewals that write the owner's checkpoint; a follower: ask the owner the engine
+    //! names, again after 250 ms when nobody admits or the owner refused the call, at
+    //! once when the owner handed it back); the platform tasks are the server's own.
+    //! No call reaches a replica at the instant its lease or its path changes.
+
+    use std::cmp::Reverse;
+    use std::collections::{BTreeMap, BinaryHeap};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use besluitbron_core::cache::{CacheKey, CachePolicy, DataClass};
+    use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseCall, LeaseEvent, UsageCheckpoint};
+    use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig};
+    use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units};
+    use besluitbron_fakes::serve_registry_on;
+    use besluitbron_server::clock::Clock;
+    use besluitbron_server::cluster::lease::lease_config;
+    use besluitbron_server::driver::{
+        self, CallError, CallRequest, DriverOptions, LeaseGate, Ownership, Payload, PlatformHandle, SentCall,
+        ServerBuffer, Upstream,
+    };
+    use besluitbron_server::mcp::call::classify;
+    use besluitbron_server::metrics::Metrics;
+    use besluitbron_server::platforms::http::HttpConfig;
+    use besluitbron_server::platforms::obv::{ObvClient, SearchParams};
+    use besluitbron_sim::cluster::{
+        Balancer, CLIENT_RETRY_MS, ClusterAdmission, ClusterFault, ClusterScenario, REROUTE_BACKOFF_MS, ScriptedCall,
+        run_cluster,
+    };
+    use besluitbron_sim::engine::AdmissionLine;
+    use besluitbron_sim::scenario::LatencySpec;
+    use tokio_util::sync::CancellationToken;
+
+    const REPLICAS: usize = 2;
+    /// A TTL whose thirds and sixths are whole milliseconds (renewals every 2,100 ms,
+    /// refused acquisitions tried again after 1,050 ms), m = 1 s as the server takes it.
+    const TTL_MS: u64 = 6_300;
+    const ENGINE_MS: u64 = 1;
+    const KEY_LOSS_MS: u64 = 13_600;
+    const LATENCY_MS: u64 = 100;
+    const MS: u64 = 1_000_000;
+
+    /// Sessions a, b, c and d: a burst while replica 0 waits to start, more while it
+    /// admits (c asking one question a has queued: a join), and more after the key loss.
+    fn script() -> Vec<ScriptedCall> {
+        let call = |at_ms: u64, session: &str, key: u64| ScriptedCall {
+            at_ms,
+            session: session.to_owned(),
+            key,
+            replica: 1,
+        };
+        let mut calls: Vec<ScriptedCall> = (0..30).map(|i| call(1_017 + i, "a", i)).collect();
+        calls.extend((0..10).map(|i| call(9_031 + i, "b", 100 + i)));
+        calls.extend((0..5).map(|i| call(12_541 + i, "c", 200 + i)));
+        calls.push(call(12_551, "c", 29));
+        calls.extend((0..5).map(|i| call(16_007 + i, "d", 300 + i)));
+        calls
+    }
+
+    fn scenario() -> ClusterScenario {
+        ClusterScenario {
+            description: "a lease handover in the middle of a burst (the differential test)".to_owned(),
+            seed: 1,
+            replicas: REPLICAS,
+            drift_ppm: vec![0; REPLICAS],
+            offset_ms: Vec::new(),
+            ttl_ms: TTL_MS,
+            margin_ms: lease_config(Duration::from_millis(TTL_MS)).margin.as_millis() as u64,
+            balancer: Balancer::Hash,
+            forward_ms: 0,
+            engine_ms: ENGINE_MS,
+            capacity: 60,
+            window_s: 60,
+            latency: LatencySpec::Fixed { ms: LATENCY_MS },
+            sessions: 0,
+            calls_per_session: 0,
+            think_ms: 0,
+            ramp_s: 0.0,
+            key_pool: 1,
+            give_up_s: 3_600,
+            faults: vec![ClusterFault::KeyLoss {
+                at_s: KEY_LOSS_MS as f64 / 1_000.0,
+            }],
+            send_delay_ms: 0,
+            calls: script(),
+        }
+    }
+
+    /// The lease engine: one key (its holder, token and expiry, in ns) and the usage
+    /// checkpoint the owner writes with each renewal.
+    #[derive(Default)]
+    struct Engine {
+        key: Option<(usize, u64, u64)>,
+        checkpoint: Option<UsageCheckpoint>,
+    }
+
+    impl Engine {
+        /// The replica the engine names as the owner at `t`.
+        fn holder(&self, t: u64) -> Option<usize> {
+            self.key.filter(|k| k.2 > t).map(|k| k.0)
+        }
+    }
+
+    /// What the followers' routing reads: the engine, and which replicas own (their
+    /// platform task was told to start and not yet to end).
+    struct World {
+        engine: Mutex<Engine>,
+        owning: Mutex<[bool; REPLICAS]>,
+        handles: Vec<PlatformHandle>,
+        origin: tokio::time::Instant,
+    }
+
+    impl World {
+        fn now_ns(&self) -> u64 {
+            u64::try_from(self.origin.elapsed().as_nanos()).expect("a short test")
+        }
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+    enum Ev {
+        Wake(usize),
+        Apply {
+            replica: usize,
+            id: u64,
+            call: LeaseCall,
+            token: u64,
+        },
+        Answer {
+            replica: usize,
+            id: u64,
+            answer: LeaseAnswer,
+        },
+        KeyLoss,
+    }
+
+    /// The replicas' lease tasks and the engine, as the simulator runs them: events in
+    /// (instant, order of scheduling), each replica's lease told at each of its events,
+    /// its changes told to its platform task.
+    async fn leases(world: Arc<World>, gates: Vec<LeaseGate>) {
+        let ttl = TTL_MS * MS;
+        let mut heap: BinaryHeap<Reverse<(u64, u64, Ev)>> = BinaryHeap::new();
+        let mut seq = 0;
+        let mut push = |heap: &mut BinaryHeap<Reverse<(u64, u64, Ev)>>, at: u64, ev: Ev| {
+            seq += 1;
+            heap.push(Reverse((at, seq, ev)));
+        };
+        let mut wakes: [Option<u64>; REPLICAS] = [Some(0); REPLICAS];
+        for r in 0..REPLICAS {
+            push(&mut heap, 0, Ev::Wake(r));
+        }
+        push(&mut heap, KEY_LOSS_MS * MS, Ev::KeyLoss);
+        while let Some(Reverse((t, _, ev))) = heap.pop() {
+            tokio::time::sleep_until(world.origin + Duration::from_nanos(t)).await;
+            let now = Instant::from_nanos(t);
+            {
+                let mut engine = world.engine.lock().unwrap();
+                if engine.key.is_some_and(|k| k.2 <= t) {
+                    engine.key = None;
+                }
+            }
+            let stepped = match ev {
+                Ev::Wake(r) => {
+                    if wakes[r].is_some_and(|w| w <= t) {
+                        wakes[r] = None;
+                        gates[r].lock().unwrap().handle_timeout(now);
+                        Some(r)
+                    } else {
+                        None
+                    }
+                }
+                Ev::Apply {
+                    replica,
+                    id,
+                    call,
+                    token,
+                } => {
+                    let owning = world.owning.lock().unwrap()[replica];
+                    let checkpoint = if owning && call == LeaseCall::Renew {
+                        world.handles[replica].usage_checkpoint().await
+                    } else {
+                        None
+                    };
+                    let mut engine = world.engine.lock().unwrap();
+                    let mine = engine.key.is_some_and(|k| k.0 == replica && k.1 == token);
+                    let held_for = engine.key.map(|k| Duration::from_nanos(k.2.saturating_sub(t)));
+                    let granted = match call {
+                        LeaseCall::Acquire if engine.key.is_none() => {
+                            engine.key = Some((replica, token, t + ttl));
+                            true
+                        }
+                        LeaseCall::Renew if mine => {
+                            engine.key = Some((replica, token, t + ttl));
+                            if owning {
+                                engine.checkpoint = checkpoint;
+                            }
+                            true
+                        }
+                        LeaseCall::Release if mine => {
+                            engine.key = None;
+                            true
+                        }
+                        _ => false,
+                    };
+                    let answer = match (granted, call, held_for) {
+                        (true, ..) => LeaseAnswer::Granted,
+                        (false, LeaseCall::Acquire, Some(d)) => LeaseAnswer::HeldFor(d),
+                        (false, ..) => LeaseAnswer::Refused,
+                    };
+                    drop(engine);
+                    push(&mut heap, t + ENGINE_MS * MS, Ev::Answer { replica, id, answer });
+                    None
+                }
+                Ev::Answer { replica, id, answer } => {
+                    gates[replica].lock().unwrap().on_answer(now, id, answer);
+                    Some(replica)
+                }
+                Ev::KeyLoss => {
+                    world.engine.lock().unwrap().key = None;
+                    None
+                }
+            };
+            let Some(r) = stepped else { continue };
+            // The lease task's step: requests to the engine, changes to the platform task.
+            let (requests, events, next) = {
+                let mut gate = gates[r].lock().unwrap();
+                let requests: Vec<_> = std::iter::from_fn(|| gate.poll_request(now)).collect();
+                let events: Vec<_> = std::iter::from_fn(|| gate.poll_event()).collect();
+                (requests, events, gate.poll_timeout())
+            };
+            for request in requests {
+                push(
+                    &mut heap,
+                    t + ENGINE_MS * MS,
+                    Ev::Apply {
+                        replica: r,
+                        id: request.id,
+                        call: request.call,
+                        token: request.token,
+                    },
+                );
+            }
+            for event in events {
+                match event {
+                    LeaseEvent::StartAdmitting { epoch } => {
+                        let checkpoint = world.engine.lock().unwrap().checkpoint.clone();
+                        world.handles[r].ownership(Ownership::Start { epoch, checkpoint });
+                        world.owning.lock().unwrap()[r] = true;
+                    }
+                    LeaseEvent::Lost { .. } | LeaseEvent::HandingOver { .. } | LeaseEvent::Stopped => {
+                        world.handles[r].ownership(Ownership::End);
+                        world.owning.lock().unwrap()[r] = false;
+                    }
+                    LeaseEvent::Acquired { .. } => {}
+                }
+            }
+            if let Some(next) = next {
+                let at = next.as_nanos().max(t + 1);
+                if wakes[r].is_none_or(|p| p <= t || p > at) {
+                    wakes[r] = Some(at);
+                    push(&mut heap, at, Ev::Wake(r));
+                }
+            }
+        }
+    }
+
+    /// The platform call: an OpenBesluitvorming search for `k<key>` by the server's
+    /// client, its `RateLimit-*` headers as feedback.
+    fn upstream(client: Arc<ObvClient>, key: u64) -> Upstream {
+        Arc::new(move |_previous| {
+            let client = Arc::clone(&client);
+            Box::pin(async move {
+                match client.search(&SearchParams::query(format!("k{key}"))).await {
+                    Ok((_page, rate)) => Outcome::Success {
+                        payload: Payload::from_bytes(b"{\"answer\":1}".to_vec()),
+                        feedback: Feedback {
+                            remaining: rate.remaining,
+                            reset: rate.reset,
+                            ..Feedback::default()
+                        },
+                    },
+                    Err(error) => classify(error),
+                }
+            })
+        })
+    }
+
+    /// One scripted call, routed as the simulator's followers route it.
+    async fn ask(world: Arc<World>, client: Arc<ObvClient>, call: ScriptedCall) {
+        tokio::time::sleep_until(world.origin + Duration::from_millis(call.at_ms)).await;
+        let request = CallRequest {
+            key: CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("k{}", call.key)),
+            session: SessionKey::client(&call.session),
+            cost: Units::ONE,
+            lane: Lane::MAIN,
+        };
+        let origin = call.replica;
+        loop {
+            let target = if world.owning.lock().unwrap()[origin] {
+                Some(origin)
+            } else {
+                let t = world.now_ns();
+                world.engine.lock().unwrap().holder(t).filter(|&h| h != origin)
+            };
+            let Some(h) = target else {
+                tokio::time::sleep(Duration::from_millis(REROUTE_BACKOFF_MS)).await;
+                continue;
+            };
+            let asked_at = tokio::time::Instant::now();
+            let client = Arc::clone(&client);
+            match world.handles[h]
+                .call(request.clone(), || upstream(client, call.key), None)
+                .await
+            {
+                Ok(_) => return,
+                // Refused as it arrived: not (or not yet) admitting.
+                Err(CallError::NotOwner(_)) if tokio::time::Instant::now() == asked_at => {
+                    tokio::time::sleep(Duration::from_millis(REROUTE_BACKOFF_MS)).await;
+                }
+                // Handed back at the end of the ownership: its own client asks again, a
+                // follower at once.
+                Err(CallError::NotOwner(_)) => {
+                    if h == origin {
+                        tokio::time::sleep(Duration::from_millis(CLIENT_RETRY_MS)).await;
+                    }
+                }
+                Err(e) => panic!("k{}: {e}", call.key),
+            }
+        }
+    }
+
+    async fn server_log() -> Vec<ClusterAdmission> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the fakes");
+        let fakes = serve_registry_on(listener).await.expect("serve the fakes");
+        let obv = fakes.get(PlatformId::Obv).expect("the obv fake").clone();
+        obv.set_latency(Duration::from_millis(LATENCY_MS));
+        let base_url = fakes
+            .base_urls()
+            .into_iter()
+            .find(|(p, _)| *p == PlatformId::Obv)
+            .expect("obv's URL")
+            .1;
+        let client = Arc::new(ObvClient::new(&base_url, &HttpConfig::default()).expect("a client"));
+
+        let clock = Clock::start();
+        let origin = tokio::time::Instant::now();
+        let lease = lease_config(Duration::from_millis(TTL_MS));
+        let limit = LimitConfig::new(Units::whole(60), Duration::from_secs(60)).with_margin(lease.margin);
+        let metrics = Arc::new(Metrics::new());
+        let log: Arc<Mutex<Vec<ClusterAdmission>>> = Arc::default();
+        let mut gates = Vec::new();
+        let mut handles = Vec::new();
+        for replica in 0..REPLICAS {
+            let gate: LeaseGate = Arc::new(Mutex::new(Lease::new(lease, clock.now()).expect("valid")));
+            let log = Arc::clone(&log);
+            let options = DriverOptions {
+                clock,
+                metrics: Arc::clone(&metrics),
+                attempt_timeout: Duration::from_secs(30),
+                observer: Some(Arc::new(move |sent: &SentCall| {
+                    if let Some(a) = &sent.admission {
+                        log.lock().unwrap().push(ClusterAdmission {
+                            replica,
+                            line: AdmissionLine {
+                                at_ms: a.admitted_at.as_millis(),
+                                platform: sent.platform,
+                                session: a.session.to_string(),
+                                call: sent.key.params().get("q").cloned().unwrap_or_default(),
+                            },
+                        });
+                    }
+                })),
+                cancel: CancellationToken::new(),
+            };
+            let (handle, _task) = driver::spawn_leased(
+                PathConfig::single(PlatformId::Obv, Some(SchedulerConfig::with_limit(limit))),
+                ServerBuffer::new(
+                    PlatformId::Obv,
+                    None,
+                    CachePolicy::default().for_platform(PlatformId::Obv),
+                ),
+                options,
+                Some(Arc::clone(&gate)),
+            )
+            .expect("valid");
+            gates.push(gate);
+            handles.push(handle);
+        }
+        let world = Arc::new(World {
+            engine: Mutex::new(Engine::default()),
+            owning: Mutex::new([false; REPLICAS]),
+            handles,
+            origin,
+        });
+        let leases = tokio::spawn(leases(Arc::clone(&world), gates));
+        let calls: Vec<_> = script()
+            .into_iter()
+            .map(|call| tokio::spawn(ask(Arc::clone(&world), Arc::clone(&client), call)))
+            .collect();
+        for call in calls {
+            call.await.expect("a scripted call");
+        }
+        leases.abort();
+        let text = metrics.render();
+        assert!(
+            !text.contains("besluitbron_path_invariant_failures_total{"),
+            "a path's invariants broke: {text}"
+        );
+        log.lock().unwrap().clone()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lease_handover_in_a_burst_is_admitted_alike_by_two_server_replicas_and_the_cluster_simulator() {
+        let sim = run_cluster("handover", &scenario()).unwrap_or_else(|e| panic!("{e}"));
+        // The script does what it says: a refused acquisition, an owner change.
+        assert_eq!(sim.owners.len(), 2, "{:#?}", sim.owners);
+        assert_eq!(
+            (sim.owners[0].replica, sim.owners[1].replica),
+            (0, 1),
+            "{:#?}",
+            sim.owners
+        );
+        assert!(sim.rerouted > 0, "calls waiting at replica 0 went to replica 1");
+        let replicas: BTreeMap<usize, usize> = sim.admissions.iter().fold(BTreeMap::new(), |mut m, a| {
+            *m.entry(a.replica).or_default() += 1;
+            m
+        });
+        assert!(replicas.len() == 2, "both replicas admitted: {replicas:?}");
+        let server = server_log().await;
+        if server != sim.admissions {
+            let first = server
+                .iter()
+                .zip(&sim.admissions)
+                .position(|(a, b)| a != b)
+                .unwrap_or(server.len().min(sim.admissions.len()));
+            let show = |log: &[ClusterAdmission]| {
+                log.iter()
+                    .skip(first.saturating_sub(3))
+                    .take(8)
+                    .map(|l| format!("  {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            panic!(
+                "the server's replicas and the cluster simulator admitted differently from line {first} ({} vs \
+                 {} admissions)\nserver:\n{}\nsimulator:\n{}",
+                server.len(),
+                sim.admissions.len(),
+                show(&server),
+                show(&sim.admissions)
+            );
+        }
+    }
 }

@@ -2,14 +2,17 @@
 //!
 //! Each replica has its own drifting clock and its own [`Lease`] (the core's handover
 //! rules) against a simulated lease engine with a TTL, which can restart (losing its keys
-//! and its usage checkpoint), lose the key, or pause. The owner runs the platform's
-//! [`PlatformPath`] — the very type the single-process simulator and the server drive —
-//! created at [`LeaseEvent::StartAdmitting`] with [`PlatformPath::take_over`] (an empty
-//! bucket and the last usage checkpoint); every other replica forwards the platform
-//! requests that land on it to the owner (a delay each way), and re-routes a request
-//! whose owner lost the lease or died. Replicas crash (and restart), pause, or shut
-//! down gracefully; an admission not sent within the margin is dropped
-//! ([`Lease::may_send`]).
+//! and its usage checkpoint), lose the key, or pause. Each replica's process runs the
+//! platform's [`PlatformPath`] — the very type the single-process simulator and the
+//! server drive — inside the core's [`Shell`], as the server's platform task does: at
+//! [`LeaseEvent::StartAdmitting`] the shell takes over (an empty bucket and the last
+//! usage checkpoint) and admits while the lease allows; when ownership ends it hands its
+//! waiting calls back to be asked again, while the path, its buffer and the calls already
+//! out stay. Every other replica forwards the platform requests that land on it to the
+//! owner (a delay each way), and re-routes a request whose owner lost the lease or died.
+//! Replicas crash (and restart as a new process over the same buffer), pause, or shut
+//! down gracefully; an admission the lease no longer allows when it is sent (after the
+//! connection set-up) is dropped ([`Lease::may_send`], through [`Shell::confirm_send`]).
 //!
 //! The checker runs after every event and proves: at most one replica may admit at any
 //! event instant (by each replica's own clock, paused ones included); every call sent is
@@ -22,7 +25,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,12 +34,14 @@ use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, Me
 use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseCall, LeaseConfig, LeaseEvent, UsageCheckpoint};
 use besluitbron_core::dedup::WaiterId;
 use besluitbron_core::path::{
-    Arrival, Attempt, Delivery, Effect, Feedback, Lane, Outcome, PathConfig, PlatformPath, Request, Served, StoreBuffer,
+    Action, Arrival, Attempt, Delivery, Feedback, Lane, Outcome, PathConfig, PendingSend, PlatformPath, Request,
+    Served, Shell, StoreBuffer,
 };
 use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units, WallTime};
 use rand::RngExt;
 use serde::Deserialize;
 
+use crate::engine::AdmissionLine;
 use crate::platform::{Answer, Refusal, SimPlatform};
 use crate::rng::{Component, SimRng, sim_rng};
 use crate::scenario::{LatencySpec, LimitModel};
@@ -147,6 +152,47 @@ pub struct ClusterScenario {
     /// Faults.
     #[serde(default)]
     pub faults: Vec<ClusterFault>,
+    /// Between an owner's admission and its send (the connection's set-up), in ms.
+    #[serde(default = "default_send_delay_ms")]
+    pub send_delay_ms: u64,
+    /// Scripted calls, besides the sessions' closed loops (`sessions` may be 0): each
+    /// lands at its own replica and is asked once.
+    #[serde(default)]
+    pub calls: Vec<ScriptedCall>,
+}
+
+fn default_send_delay_ms() -> u64 {
+    5
+}
+
+/// A call of a cluster script.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    /// When it reaches its replica, in ms.
+    pub at_ms: u64,
+    /// Its session (fairness), by name.
+    pub session: String,
+    /// The question it asks (`q = k<key>`): equal keys are identical requests.
+    pub key: u64,
+    /// The replica the load balancer gives it (and its client asks again, after a
+    /// replica's state was lost).
+    pub replica: usize,
+}
+
+/// One admission a replica sent, as the differential test compares it with the server's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterAdmission {
+    /// The replica that sent it.
+    pub replica: usize,
+    /// When it was admitted (by the replica's clock), the session charged, what it asks.
+    pub line: AdmissionLine,
+}
+
+impl fmt::Display for ClusterAdmission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "replica={} {}", self.replica, self.line)
+    }
 }
 
 impl ClusterScenario {
@@ -155,6 +201,9 @@ impl ClusterScenario {
         let s: ClusterScenario = toml::from_str(text).map_err(|e| e.to_string())?;
         if s.replicas == 0 || s.drift_ppm.len() != s.replicas {
             return Err("one drift per replica, at least one replica".to_owned());
+        }
+        if s.calls.iter().any(|c| c.replica >= s.replicas) {
+            return Err("a scripted call lands at a replica that does not exist".to_owned());
         }
         Ok(s)
     }
@@ -241,6 +290,8 @@ pub struct ClusterOutcome {
     pub end_ms: u64,
     /// The most replicas that could admit at one instant (must be ≤ 1).
     pub max_admitting: usize,
+    /// Every admission sent, in order.
+    pub admissions: Vec<ClusterAdmission>,
 }
 
 impl ClusterOutcome {
@@ -336,18 +387,25 @@ fn secs(ms: u64) -> String {
 }
 
 const MS: u64 = 1_000_000;
-/// A follower waits this long before asking again when no owner admits.
-const REROUTE_BACKOFF: u64 = 250 * MS;
+/// A follower waits this long before asking again when no owner admits (the engine names
+/// none, or itself during its start wait, or the replica it asked refused the call).
+pub const REROUTE_BACKOFF_MS: u64 = 250;
+const REROUTE_BACKOFF: u64 = REROUTE_BACKOFF_MS * MS;
 /// A follower gives a forward up (the owner died) after this long.
 const FORWARD_TIMEOUT: u64 = 2_000 * MS;
-/// A client whose replica died asks again after this long.
-const CLIENT_RETRY: u64 = 1_000 * MS;
+/// A client whose replica's state is gone (it died, or the call waited at its own
+/// replica when that replica's ownership ended) asks again after this long.
+pub const CLIENT_RETRY_MS: u64 = 1_000;
+const CLIENT_RETRY: u64 = CLIENT_RETRY_MS * MS;
 /// The shell's time-out for a lease request.
 const LEASE_TIMEOUT: u64 = 1_000 * MS;
-/// Between an admission and its send at the owner (connection set-up).
-const SEND_DELAY: u64 = 5 * MS;
 
-type SimPath = PlatformPath<StoreBuffer<MemoryStore>, ()>;
+/// A replica's path in the core's shell (as the server's platform task): waiters are
+/// calls (their id is the waiter id).
+type SimShell = Shell<StoreBuffer<MemoryStore>, (), (), ()>;
+
+/// An attempt a replica's shell admitted, before it is sent.
+type SimSend = PendingSend<Arc<[u8]>, ()>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -399,19 +457,15 @@ enum Ev {
     PathWake {
         replica: usize,
         era: u32,
-        epoch: u64,
     },
     OwnerSend {
         replica: usize,
         era: u32,
-        epoch: u64,
         attempt: Attempt,
-        admitted_at: Instant,
     },
     PlatformAnswer {
         replica: usize,
         era: u32,
-        epoch: u64,
         attempt: Attempt,
         key_id: u64,
         remaining: Option<(Units, Duration)>,
@@ -423,12 +477,15 @@ enum Ev {
 
 #[derive(Clone, Debug)]
 struct Call {
+    /// Its session: an index into `Sim::session_names`.
     session: u32,
+    /// A scripted call's replica (else the load balancer's choice).
+    replica: Option<usize>,
     key: CacheKey,
     origin: usize,
     submitted: u64,
-    /// Where it waits as a path's waiter: (replica, generation, epoch).
-    at_owner: Option<(usize, u32, u64)>,
+    /// Where it waits as a path's waiter: (replica, generation).
+    at_owner: Option<(usize, u32)>,
     /// Bumped on every routing: a stale time-out or reply is ignored.
     era: u32,
     end: Option<CallEnd>,
@@ -443,11 +500,9 @@ struct Replica {
     era: u32,
     paused_until: u64,
     lease: Lease,
-    /// The path while this replica owns and admits: (epoch, path).
-    path: Option<(u64, SimPath)>,
-    /// The replica's buffer while it does not own (its redb file: it survives a crash
-    /// and a restart, and serves again when the replica owns again).
-    buffer: Option<StoreBuffer<MemoryStore>>,
+    /// The process's path, in the core's shell: it admits while it has taken over the
+    /// lease's acquisition; its buffer (the redb file) survives a crash and a restart.
+    shell: SimShell,
     /// Ownership record index of the current acquisition.
     owning: Option<usize>,
     /// The pending wake of the path and of the lease (one each; later ones are stale).
@@ -490,6 +545,8 @@ struct Sim {
     engine: Engine,
     platform: SimPlatform,
     calls: Vec<Call>,
+    /// Each session's name: `s<i>` for the closed loops, then the script's.
+    session_names: Vec<String>,
     /// Calls left per session.
     left: Vec<u32>,
     /// Calls made and not yet ended.
@@ -501,8 +558,8 @@ struct Sim {
     /// Keys out at the platform: key id → answer time.
     out: BTreeMap<u64, u64>,
     upstream_keys: BTreeSet<u64>,
-    /// Attempts out per (replica, era, epoch): what they ask.
-    attempts: BTreeMap<(usize, u32, u64, Attempt), u64>,
+    /// Attempts admitted per (replica, era), in the connection set-up before they go.
+    pending: BTreeMap<(usize, u32, Attempt), SimSend>,
     /// Ownership periods, in order.
     owners: Vec<Ownership>,
     forwarded: u64,
@@ -511,6 +568,7 @@ struct Sim {
     upstream: u64,
     events: u64,
     max_admitting: usize,
+    admissions: Vec<ClusterAdmission>,
     local_limit: LimitConfig,
     lease_config: LeaseConfig,
 }
@@ -521,23 +579,22 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
     let limit = LimitConfig::new(Units::whole(s.capacity), Duration::from_secs(s.window_s));
     let margin = Duration::from_millis(s.margin_ms);
     let replicas = (0..s.replicas)
-        .map(|r| {
+        .map(|r| -> Result<Replica, String> {
             let off_ns = s.offset_ms.get(r).copied().unwrap_or(0) * MS;
-            Replica {
+            Ok(Replica {
                 off_ns,
                 d: s.drift_ppm[r],
                 alive: true,
                 era: 0,
                 paused_until: 0,
                 lease: Lease::new(lease_config, Instant::from_nanos(off_ns)).expect("validated"),
-                path: None,
-                buffer: None,
+                shell: new_shell(limit.with_margin(margin), new_buffer())?,
                 owning: None,
                 path_wake: None,
                 lease_wake: None,
-            }
+            })
         })
-        .collect();
+        .collect::<Result<Vec<_>, String>>()?;
     let mut sim = Sim {
         s: s.clone(),
         name: name.to_owned(),
@@ -561,6 +618,7 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
         )
         .with_rate_limit_headers(true),
         calls: Vec::new(),
+        session_names: (0..s.sessions).map(|i| format!("s{i}")).collect(),
         left: vec![s.calls_per_session; s.sessions as usize],
         open_calls: 0,
         keys_rng: sim_rng(s.seed, Component::Keys),
@@ -569,7 +627,7 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
         rr: 0,
         out: BTreeMap::new(),
         upstream_keys: BTreeSet::new(),
-        attempts: BTreeMap::new(),
+        pending: BTreeMap::new(),
         owners: Vec::new(),
         forwarded: 0,
         rerouted: 0,
@@ -577,6 +635,7 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
         upstream: 0,
         events: 0,
         max_admitting: 0,
+        admissions: Vec::new(),
         local_limit: limit.with_margin(margin),
         lease_config,
     };
@@ -601,6 +660,10 @@ impl Sim {
             let call = self.new_call(session, at);
             self.push(at, Ev::Arrive { call, era: 0 });
         }
+        for scripted in self.s.calls.clone() {
+            let call = self.new_scripted_call(&scripted);
+            self.push(scripted.at_ms * MS, Ev::Arrive { call, era: 0 });
+        }
         for (i, f) in self.s.faults.clone().iter().enumerate() {
             let at = match *f {
                 ClusterFault::CrashOwner { at_s, .. }
@@ -619,9 +682,29 @@ impl Sim {
         let key_id = u64::from(self.keys_rng.random_range(0..self.s.key_pool.max(1)));
         let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("k{key_id}"));
         self.left[session as usize] -= 1;
+        self.push_call(session, None, key, at)
+    }
+
+    /// A scripted call (its session gets a name of its own, and nothing follows it).
+    fn new_scripted_call(&mut self, c: &ScriptedCall) -> u64 {
+        let session = match self.session_names.iter().position(|n| *n == c.session) {
+            Some(i) => i,
+            None => {
+                self.session_names.push(c.session.clone());
+                self.left.push(0);
+                self.session_names.len() - 1
+            }
+        };
+        let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("k{}", c.key));
+        let session = u32::try_from(session).expect("fewer than 2^32 sessions");
+        self.push_call(session, Some(c.replica), key, c.at_ms * MS)
+    }
+
+    fn push_call(&mut self, session: u32, replica: Option<usize>, key: CacheKey, at: u64) -> u64 {
         self.open_calls += 1;
         self.calls.push(Call {
             session,
+            replica,
             key,
             origin: 0,
             submitted: at,
@@ -693,7 +776,11 @@ impl Sim {
             Ev::Arrive { call, era } => {
                 let c = &self.calls[call as usize];
                 if c.end.is_none() && c.era == era {
-                    match self.balance(c.session) {
+                    let target = match c.replica {
+                        Some(r) => self.replicas[r].alive.then_some(r),
+                        None => self.balance(c.session),
+                    };
+                    match target {
                         Some(r) => {
                             self.calls[call as usize].origin = r;
                             self.route(t, call, r)?;
@@ -734,11 +821,10 @@ impl Sim {
             }
             Ev::GiveUp(call) => {
                 if self.calls[call as usize].end.is_none() {
-                    if let Some((r, era, epoch)) = self.calls[call as usize].at_owner {
+                    if let Some((r, era)) = self.calls[call as usize].at_owner {
                         // A dropped forward withdraws the call at the owner.
-                        if let Some(local) = self.owner_local(r, era, epoch, t) {
-                            let (_, path) = self.replicas[r].path.as_mut().expect("owner_local checked");
-                            path.leave(local, WaiterId(call));
+                        if let Some(local) = self.process_local(r, era, t) {
+                            self.replicas[r].shell.leave(local, WaiterId(call));
                             self.drain(t, r)?;
                         }
                     }
@@ -807,26 +893,18 @@ impl Sim {
                     self.lease_step(t, replica)?;
                 }
             }
-            Ev::PathWake { replica, era, epoch } => {
+            Ev::PathWake { replica, era } => {
                 let due = self.replicas[replica].path_wake.is_some_and(|w| w <= t);
-                if due && let Some(local) = self.owner_local(replica, era, epoch, t) {
+                if due && let Some(local) = self.process_local(replica, era, t) {
                     self.replicas[replica].path_wake = None;
-                    let (_, path) = self.replicas[replica].path.as_mut().expect("owner_local checked");
-                    path.handle_timeout(local);
+                    self.replicas[replica].shell.handle_timeout(local);
                     self.drain(t, replica)?;
                 }
             }
-            Ev::OwnerSend {
-                replica,
-                era,
-                epoch,
-                attempt,
-                admitted_at,
-            } => self.owner_send(t, replica, era, epoch, attempt, admitted_at)?,
+            Ev::OwnerSend { replica, era, attempt } => self.owner_send(t, replica, era, attempt)?,
             Ev::PlatformAnswer {
                 replica,
                 era,
-                epoch,
                 attempt,
                 key_id,
                 remaining,
@@ -842,7 +920,6 @@ impl Sim {
                         Ev::PlatformAnswer {
                             replica,
                             era,
-                            epoch,
                             attempt,
                             key_id: u64::MAX,
                             remaining,
@@ -850,11 +927,11 @@ impl Sim {
                     );
                     return Ok(());
                 }
-                self.attempts.remove(&(replica, era, epoch, attempt));
-                if let Some(local) = self.owner_local(replica, era, epoch, t) {
-                    let (_, path) = self.replicas[replica].path.as_mut().expect("owner_local checked");
+                // The process that sent it takes the answer, whether it still owns or not
+                // (a success is kept in its buffer).
+                if let Some(local) = self.process_local(replica, era, t) {
                     let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
-                    path.on_outcome(
+                    self.replicas[replica].shell.on_outcome(
                         local,
                         WallTime(local.as_millis()),
                         attempt,
@@ -878,7 +955,9 @@ impl Sim {
                 rep.paused_until = 0;
                 let now = rep.local(t);
                 rep.lease = Lease::new(self.lease_config, now).expect("validated");
-                rep.path = None;
+                // A new process: a new path over the buffer the last one left.
+                let buffer = std::mem::replace(rep.shell.buffer_mut(), new_buffer());
+                rep.shell = new_shell(self.local_limit, buffer)?;
                 rep.owning = None;
                 rep.path_wake = None;
                 rep.lease_wake = Some(t);
@@ -890,8 +969,8 @@ impl Sim {
                     let now = self.replicas[r].local(t);
                     self.replicas[r].lease.handle_timeout(now);
                     self.lease_step(t, r)?;
-                    if let Some((_, path)) = self.replicas[r].path.as_mut() {
-                        path.handle_timeout(now);
+                    if self.replicas[r].shell.owning().is_some() {
+                        self.replicas[r].shell.handle_timeout(now);
                         self.drain(t, r)?;
                     }
                 }
@@ -900,11 +979,11 @@ impl Sim {
         Ok(())
     }
 
-    /// The replica's local time if it is alive, of generation `era`, and owns with a path
-    /// of `epoch`.
-    fn owner_local(&self, r: usize, era: u32, epoch: u64, t: u64) -> Option<Instant> {
+    /// The replica's local time if it is alive and of generation `era` (the process whose
+    /// path an event is for).
+    fn process_local(&self, r: usize, era: u32, t: u64) -> Option<Instant> {
         let rep = &self.replicas[r];
-        (rep.alive && rep.era == era && rep.path.as_ref().is_some_and(|(e, _)| *e == epoch)).then(|| rep.local(t))
+        (rep.alive && rep.era == era).then(|| rep.local(t))
     }
 
     fn balance(&mut self, session: u32) -> Option<usize> {
@@ -927,7 +1006,7 @@ impl Sim {
     fn route(&mut self, t: u64, call: u64, o: usize) -> Result<(), String> {
         self.calls[call as usize].era += 1;
         self.calls[call as usize].at_owner = None;
-        if self.replicas[o].path.is_some() {
+        if self.replicas[o].shell.owning().is_some() {
             return self.at_owner(t, call, o, false);
         }
         let owner = self
@@ -965,7 +1044,15 @@ impl Sim {
             return Ok(());
         }
         let local = rep.local(t);
-        let Some((epoch, path)) = rep.path.as_mut().filter(|_| rep.lease.may_admit(local)) else {
+        let req = Request {
+            waiter: WaiterId(call),
+            key: c.key.clone(),
+            session: SessionKey::client(&self.session_names[c.session as usize]),
+            cost: Units::ONE,
+            lane: Lane::MAIN,
+        };
+        let wall = WallTime(local.as_millis());
+        let Ok(arrival) = rep.shell.request(local, wall, Some(&rep.lease), req, (), ()) else {
             // Not (or no longer, or not yet) the owner: the origin asks again.
             let origin = c.origin;
             self.calls[call as usize].era = era + 1;
@@ -979,15 +1066,7 @@ impl Sim {
             );
             return Ok(());
         };
-        let epoch = *epoch;
-        let req = Request {
-            waiter: WaiterId(call),
-            key: c.key.clone(),
-            session: SessionKey::client(&format!("s{}", c.session)),
-            cost: Units::ONE,
-            lane: Lane::MAIN,
-        };
-        match path.request(local, WallTime(local.as_millis()), req) {
+        match arrival {
             Arrival::Cached(_) => {
                 self.push(
                     t + back,
@@ -1000,7 +1079,7 @@ impl Sim {
             }
             Arrival::Waiting { .. } => {
                 let process = rep.era;
-                self.calls[call as usize].at_owner = Some((h, process, epoch));
+                self.calls[call as usize].at_owner = Some((h, process));
                 // The forward is answered by the owner: no time-out while it lives.
                 self.calls[call as usize].era += 1;
             }
@@ -1016,47 +1095,25 @@ impl Sim {
         self.drain(t, h)
     }
 
-    /// Drains the owner's path: sends go out after the send delay, deliveries travel back.
+    /// Takes the actions of replica `h`'s shell: sends go out after the send delay,
+    /// deliveries travel back, calls moved at the end of an ownership are asked again.
     fn drain(&mut self, t: u64, h: usize) -> Result<(), String> {
-        let rep = &mut self.replicas[h];
-        let era = rep.era;
-        let local = rep.local(t);
-        let Some((epoch, path)) = rep.path.as_mut() else {
-            return Ok(());
-        };
-        let epoch = *epoch;
-        let mut effects = Vec::new();
-        while let Some(e) = path.poll_effect() {
-            effects.push(e);
-        }
-        while path.poll_event().is_some() {}
-        path.check_invariants()
-            .map_err(|e| format!("replica {h}'s path: {e}"))?;
-        let next = path.poll_timeout(local);
-        let wake = next.map(|l| rep.true_at(l).max(t + 1));
-        for e in effects {
-            match e {
-                Effect::Send {
-                    attempt,
-                    key,
-                    admission,
-                    ..
-                } => {
-                    let admitted_at = admission.map_or(Instant::ZERO, |a| a.admitted_at);
-                    let key_id = key_id_of(&key);
-                    self.attempts.insert((h, era, epoch, attempt), key_id);
+        let era = self.replicas[h].era;
+        while let Some(action) = self.replicas[h].shell.poll_action() {
+            match action {
+                Action::Send(pending) => {
+                    let attempt = pending.attempt();
+                    self.pending.insert((h, era, attempt), pending);
                     self.push(
-                        t + SEND_DELAY,
+                        t + self.s.send_delay_ms * MS,
                         Ev::OwnerSend {
                             replica: h,
                             era,
-                            epoch,
                             attempt,
-                            admitted_at,
                         },
                     );
                 }
-                Effect::Deliver { waiter, delivery } => {
+                Action::Deliver { waiter, delivery, .. } => {
                     let call = waiter.0;
                     let end = match delivery {
                         Delivery::Answer { served, .. } => CallEnd::Answered(served),
@@ -1068,55 +1125,48 @@ impl Sim {
                     let era = c.era;
                     self.push(t + back, Ev::Reply { call, era, end });
                 }
-                Effect::Ended { .. } => {}
+                // The owner tells the followers; its own calls re-route.
+                Action::Moved { waiter, .. } => self.reroute(t, waiter.0, h, true),
+                Action::InvariantBroken { what, .. } => return Err(format!("replica {h}'s path: {what}")),
             }
         }
-        if let Some(w) = wake {
-            let rep = &mut self.replicas[h];
-            if rep.path_wake.is_none_or(|p| p <= t || p > w) {
-                rep.path_wake = Some(w);
-                self.push(w, Ev::PathWake { replica: h, era, epoch });
-            }
+        let rep = &mut self.replicas[h];
+        let wake = rep.shell.poll_timeout(rep.local(t)).map(|l| rep.true_at(l).max(t + 1));
+        if let Some(w) = wake
+            && rep.path_wake.is_none_or(|p| p <= t || p > w)
+        {
+            rep.path_wake = Some(w);
+            self.push(w, Ev::PathWake { replica: h, era });
         }
         Ok(())
     }
 
-    fn owner_send(
-        &mut self,
-        t: u64,
-        h: usize,
-        era: u32,
-        epoch: u64,
-        attempt: Attempt,
-        admitted_at: Instant,
-    ) -> Result<(), String> {
-        let Some(key_id) = self.attempts.get(&(h, era, epoch, attempt)).copied() else {
+    /// Replica `h`'s admitted `attempt` is sent now, if its lease still allows.
+    fn owner_send(&mut self, t: u64, h: usize, era: u32, attempt: Attempt) -> Result<(), String> {
+        let Some(pending) = self.pending.remove(&(h, era, attempt)) else {
             return Ok(());
         };
-        let rep = &self.replicas[h];
-        if !rep.alive || rep.era != era {
-            self.attempts.remove(&(h, era, epoch, attempt));
+        let Some(local) = self.process_local(h, era, t) else {
             return Ok(());
-        }
-        let local = rep.local(t);
-        if !rep.lease.may_send(local, admitted_at) {
-            // Too old, or the lease is gone: never sent.
+        };
+        let key_id = key_id_of(pending.key());
+        let rep = &mut self.replicas[h];
+        let wall = WallTime(local.as_millis());
+        let Some(out) = rep.shell.confirm_send(local, wall, Some(&rep.lease), pending) else {
+            // Too old, or the lease is gone: never sent; the path heard of it.
             self.dropped += 1;
-            self.attempts.remove(&(h, era, epoch, attempt));
-            if let Some(local) = self.owner_local(h, era, epoch, t) {
-                let (_, path) = self.replicas[h].path.as_mut().expect("owner_local checked");
-                path.on_outcome(
-                    local,
-                    WallTime(local.as_millis()),
-                    attempt,
-                    Outcome::Retryable {
-                        error: (),
-                        retry_after: None,
-                    },
-                );
-                self.drain(t, h)?;
-            }
-            return Ok(());
+            return self.drain(t, h);
+        };
+        if let Some(a) = out.admission {
+            self.admissions.push(ClusterAdmission {
+                replica: h,
+                line: AdmissionLine {
+                    at_ms: a.admitted_at.as_millis(),
+                    platform: PlatformId::Obv,
+                    session: a.session.to_string(),
+                    call: out.key.params().get("q").cloned().unwrap_or_default(),
+                },
+            });
         }
         // The checks of a send: its sender alone may admit, and nothing is out for its key.
         for (r, other) in self.replicas.iter().enumerate() {
@@ -1144,7 +1194,6 @@ impl Sim {
                     Ev::PlatformAnswer {
                         replica: h,
                         era,
-                        epoch,
                         attempt,
                         key_id,
                         remaining,
@@ -1226,18 +1275,16 @@ impl Sim {
                     });
                 }
                 LeaseEvent::StartAdmitting { epoch } => {
-                    let buffer = self.replicas[r].buffer.take().unwrap_or_else(new_buffer);
-                    let mut path = new_path(self.local_limit, buffer)?;
-                    path.take_over(now, self.engine.checkpoint.as_ref());
-                    self.replicas[r].path = Some((epoch, path));
+                    let checkpoint = self.engine.checkpoint.as_ref();
+                    self.replicas[r].shell.take_over(now, epoch, checkpoint);
                     if let Some(i) = self.replicas[r].owning {
                         self.owners[i].admitting_ms = Some(t / MS);
                     }
                 }
-                LeaseEvent::Lost { .. } => self.end_ownership(t, r, "lease lost, as it noticed"),
-                LeaseEvent::HandingOver { .. } => self.end_ownership(t, r, "shutdown"),
+                LeaseEvent::Lost { .. } => self.end_ownership(t, r, "lease lost, as it noticed")?,
+                LeaseEvent::HandingOver { .. } => self.end_ownership(t, r, "shutdown")?,
                 LeaseEvent::Stopped => {
-                    self.end_ownership(t, r, "released");
+                    self.end_ownership(t, r, "released")?;
                     self.replicas[r].alive = false;
                 }
             }
@@ -1253,39 +1300,41 @@ impl Sim {
         Ok(())
     }
 
-    /// The replica stops owning: its path goes, and every call waiting there is asked
-    /// again at its origin (the owner tells the followers; its own calls re-route).
-    fn end_ownership(&mut self, t: u64, r: usize, why: &'static str) {
+    /// The replica stops owning: its shell hands back every call waiting there, to be
+    /// asked again at its origin; the path and its buffer stay, calls out finish.
+    fn end_ownership(&mut self, t: u64, r: usize, why: &'static str) -> Result<(), String> {
         if let Some(i) = self.replicas[r].owning.take() {
             self.owners[i].ended = Some((t / MS, why));
         }
-        let era = self.replicas[r].era;
-        let Some((epoch, mut path)) = self.replicas[r].path.take() else {
-            return;
-        };
-        self.replicas[r].buffer = Some(std::mem::replace(path.buffer_mut(), new_buffer()));
-        self.reroute_from(t, r, era, epoch, true);
+        let rep = &mut self.replicas[r];
+        if rep.shell.owning().is_none() {
+            return Ok(());
+        }
+        let now = rep.local(t);
+        rep.shell.end_ownership(now);
+        self.drain(t, r)
     }
 
-    fn reroute_from(&mut self, t: u64, r: usize, era: u32, epoch: u64, told: bool) {
-        for call in 0..self.calls.len() as u64 {
-            let c = &self.calls[call as usize];
-            if c.end.is_none() && c.at_owner == Some((r, era, epoch)) {
-                self.rerouted += 1;
-                let origin = c.origin;
-                let c = &mut self.calls[call as usize];
-                c.at_owner = None;
-                c.era += 1;
-                let era = c.era;
-                if origin == r {
-                    // Its own caller: the client asks again (its replica's state is gone).
-                    self.push(t + CLIENT_RETRY, Ev::Arrive { call, era });
-                } else if told {
-                    self.push(t + self.s.forward_ms * MS, Ev::Route { call, at: origin, era });
-                } else {
-                    self.push(t + FORWARD_TIMEOUT, Ev::Route { call, at: origin, era });
-                }
-            }
+    /// Call `call`, which waited at replica `r`, is asked again: by its client when it
+    /// waited at its own replica, else by its origin when told (or after its forward's
+    /// time-out, when the owner died).
+    fn reroute(&mut self, t: u64, call: u64, r: usize, told: bool) {
+        if self.calls[call as usize].end.is_some() {
+            return;
+        }
+        self.rerouted += 1;
+        let c = &mut self.calls[call as usize];
+        let origin = c.origin;
+        c.at_owner = None;
+        c.era += 1;
+        let era = c.era;
+        if origin == r {
+            // Its own caller: the client asks again (its replica's state is gone).
+            self.push(t + CLIENT_RETRY, Ev::Arrive { call, era });
+        } else if told {
+            self.push(t + self.s.forward_ms * MS, Ev::Route { call, at: origin, era });
+        } else {
+            self.push(t + FORWARD_TIMEOUT, Ev::Route { call, at: origin, era });
         }
     }
 
@@ -1309,11 +1358,8 @@ impl Sim {
                 self.engine.key = Some((replica, era, token, expiry));
                 // The owner writes its usage checkpoint with each renewal.
                 let rep = &self.replicas[replica];
-                if rep.alive
-                    && rep.era == era
-                    && let Some((_, path)) = rep.path.as_ref()
-                {
-                    self.engine.checkpoint = Some(path.usage_checkpoint());
+                if rep.alive && rep.era == era && rep.shell.owning().is_some() {
+                    self.engine.checkpoint = Some(rep.shell.path().usage_checkpoint());
                 }
                 true
             }
@@ -1353,12 +1399,9 @@ impl Sim {
                     self.owners[o].ended = Some((t / MS, "crashed"));
                 }
                 let era = self.replicas[r].era;
-                let rep = &mut self.replicas[r];
-                rep.alive = false;
-                let epoch = rep.path.take().map(|(e, mut path)| {
-                    rep.buffer = Some(std::mem::replace(path.buffer_mut(), new_buffer()));
-                    e
-                });
+                // The process is gone, its path with it (a restart makes a new one over its
+                // buffer).
+                self.replicas[r].alive = false;
                 // Calls whose origin died: their forwards are dropped (withdrawn at the
                 // owner) and their clients ask again elsewhere.
                 for call in 0..self.calls.len() as u64 {
@@ -1366,11 +1409,10 @@ impl Sim {
                     if c.end.is_some() || c.origin != r {
                         continue;
                     }
-                    if let Some((h, g, e)) = c.at_owner
-                        && let Some(local) = self.owner_local(h, g, e, t)
+                    if let Some((h, g)) = c.at_owner
+                        && let Some(local) = self.process_local(h, g, t)
                     {
-                        let (_, path) = self.replicas[h].path.as_mut().expect("owner_local checked");
-                        path.leave(local, WaiterId(call));
+                        self.replicas[h].shell.leave(local, WaiterId(call));
                         self.drain(t, h)?;
                     }
                     let c = &mut self.calls[call as usize];
@@ -1379,9 +1421,11 @@ impl Sim {
                     let era = c.era;
                     self.push(t + CLIENT_RETRY, Ev::Arrive { call, era });
                 }
-                if let Some(epoch) = epoch {
-                    // Nobody tells the followers: their forwards time out.
-                    self.reroute_from(t, r, era, epoch, false);
+                // Nobody tells the followers: their forwards time out.
+                for call in 0..self.calls.len() as u64 {
+                    if self.calls[call as usize].at_owner == Some((r, era)) {
+                        self.reroute(t, call, r, false);
+                    }
                 }
                 if let Some(after) = restart_after_s {
                     self.push(t + (after * 1e9) as u64, Ev::Restart(r));
@@ -1478,6 +1522,7 @@ impl Sim {
             events: self.events,
             end_ms: self.now / MS,
             max_admitting: self.max_admitting,
+            admissions: self.admissions,
             scenario: self.s,
         })
     }
@@ -1500,11 +1545,13 @@ fn new_buffer() -> StoreBuffer<MemoryStore> {
     ))
 }
 
-/// The owner's path: the single-process simulator's, for OpenBesluitvorming, on the
-/// bucket with the margin, over the replica's own buffer.
-fn new_path(local_limit: LimitConfig, buffer: StoreBuffer<MemoryStore>) -> Result<SimPath, String> {
+/// A replica's path: the single-process simulator's, for OpenBesluitvorming, on the
+/// bucket with the margin, over the replica's own buffer, in the core's shell (which
+/// checks the invariants after every step).
+fn new_shell(local_limit: LimitConfig, buffer: StoreBuffer<MemoryStore>) -> Result<SimShell, String> {
     let id = PlatformId::Obv;
     let mut config = PathConfig::single(id, Some(SchedulerConfig::with_limit(local_limit)));
     config.record_events = false;
-    PlatformPath::new(config, buffer).map_err(|e| e.to_string())
+    let path = PlatformPath::new(config, buffer).map_err(|e| e.to_string())?;
+    Ok(Shell::new(path, |_| ()).with_check_every(1))
 }

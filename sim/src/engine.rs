@@ -8,11 +8,13 @@
 //!
 //! **The fair policy is the server's own path.** Every call goes through the core's
 //! [`PlatformPath`] — the very type the server's platform tasks drive: buffer,
-//! in-flight coalescing, the fair queue, retries, the 429 requeue and refunds. This
-//! module only plays the parts the server's shell plays: it turns [`Effect::Send`] into
-//! a call to a simulated platform, feeds the outcome back with
-//! [`PlatformPath::on_outcome`], hands deliveries to calls, and wakes the path at
-//! [`PlatformPath::poll_timeout`]. A call without a key is a distinct request: it gets a
+//! in-flight coalescing, the fair queue, retries, the 429 requeue and refunds — inside
+//! the core's [`Shell`], as in the server (one process: no lease). This module only does
+//! the I/O and keeps time: it turns [`Action::Send`] into a call to a simulated platform,
+//! feeds the outcome back with [`Shell::on_outcome`], hands deliveries to calls, and
+//! wakes the path at [`Shell::poll_timeout`]. What the path decided — who paid for an
+//! attempt, a refund after a 429, who waits once more — it reads from the path's
+//! [`PathEvent`]s, never derives again. A call without a key is a distinct request: it gets a
 //! key of its own (`q=#<index>`), so it never coalesces and is never answered from the
 //! buffer. The legacy policy (≤ 1.4.5) is a model of the old version and lives in
 //! [`crate::policy`].
@@ -33,8 +35,8 @@ use std::time::Duration;
 use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, MemoryStore};
 use besluitbron_core::dedup::{FlightId, WaiterId};
 use besluitbron_core::path::{
-    Arrival, Attempt, Delivery, Effect, Failure as PathFailure, Feedback, Keep, Lane, LaneConfig, Outcome, OutcomeKind,
-    PathConfig, PathEvent, PathStats, PlatformPath, Request, RetryPolicy, StoreBuffer,
+    Action, Arrival, Attempt, Delivery, Failure as PathFailure, Feedback, Keep, Lane, LaneConfig, Outcome, OutcomeKind,
+    PathConfig, PathEvent, PathStats, PendingSend, PlatformPath, Request, RetryPolicy, Shell, StoreBuffer,
 };
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use besluitbron_core::{
@@ -48,7 +50,7 @@ use crate::check::{CallView, Checker};
 use crate::platform::{Answer, PlatformCounters, Refusal, SimPlatform};
 use crate::policy::{CallId, Gate, GateEvent, LegacyGate, PolicyKind};
 use crate::rng::{Component, SimRng, sim_rng};
-use crate::scenario::{LimitModel, PlatformSpec, SessionPlan, Workload};
+use crate::scenario::{FollowUp, LimitModel, PlatformSpec, SessionPlan, Workload};
 use crate::trace::Trace;
 
 /// How to run.
@@ -119,6 +121,8 @@ pub struct CallRecord {
     /// It waited once more after its flight was refused with 429 (it does so only once).
     pub requeued: bool,
     agent: Option<u32>,
+    /// The call its session makes when this one is answered.
+    then: Option<FollowUp>,
 }
 
 /// One platform's results.
@@ -252,7 +256,9 @@ pub enum SimError {
     Failed,
 }
 
-type SimPath = PlatformPath<StoreBuffer<MemoryStore>, SimError>;
+/// A platform's path and the shell's part around it: waiters are calls (their id is the
+/// waiter id), a flight's data is the call that led it.
+type SimShell = Shell<StoreBuffer<MemoryStore>, SimError, (), CallId>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
@@ -289,12 +295,10 @@ pub fn cache_key(platform: PlatformId, op: Option<&str>, key: &str) -> CacheKey 
     CacheKey::new(platform, DataClass::Search, op.unwrap_or("search")).param("q", key)
 }
 
-/// The fair policy's state: one path per platform, and the engine's own bookkeeping of
-/// which calls wait for which flight (never the path's internals).
+/// The fair policy's state: one path per platform in the core's shell, which keeps which
+/// calls wait for which flight.
 struct FairState {
-    paths: Vec<SimPath>,
-    /// Calls that led or joined each flight, in order.
-    flight_calls: BTreeMap<(usize, FlightId), Vec<CallId>>,
+    shells: Vec<SimShell>,
     /// Attempts out at a platform: what they ask.
     out: BTreeMap<(usize, Attempt), CacheKey>,
     /// Each session's index, by key.
@@ -380,7 +384,7 @@ fn path_for(
     id: PlatformId,
     local: Option<LimitConfig>,
     text: Option<LimitConfig>,
-) -> Result<SimPath, String> {
+) -> Result<SimShell, String> {
     let spec = spec_for(workload, id);
     let scheduler_of = |limit: LimitConfig| {
         let mut config = SchedulerConfig::with_limit(limit);
@@ -419,7 +423,10 @@ fn path_for(
         requeue_wait_max: MAX_REQUEUE_WAIT,
         record_events: true,
     };
-    PlatformPath::new(config, buffer).map_err(|e| format!("platform {id}: {e}"))
+    let path = PlatformPath::new(config, buffer).map_err(|e| format!("platform {id}: {e}"))?;
+    // One process: no lease, so no attempt is ever dropped. The invariants are checked
+    // after every step, as the checker runs after every event.
+    Ok(Shell::new(path, |_| SimError::Failed).with_check_every(1))
 }
 
 /// Runs `workload` under `opts`; `name` names it in reports and failures.
@@ -520,8 +527,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
     }
     let n = stations.len();
     let fair = (opts.policy == PolicyKind::Fair).then(|| FairState {
-        paths,
-        flight_calls: BTreeMap::new(),
+        shells: paths,
         out: BTreeMap::new(),
         session_index: workload
             .sessions
@@ -658,6 +664,7 @@ impl Engine<'_> {
             paid: false,
             requeued: false,
             agent: None,
+            then: None,
         });
         CallId::try_from(self.calls.len() - 1).expect("fewer than 2^32 calls")
     }
@@ -673,6 +680,7 @@ impl Engine<'_> {
                 oc.op.clone(),
                 oc.key.as_deref(),
             );
+            self.calls[call as usize].then = oc.then.clone();
             self.schedule(oc.at, Event::Arrive(call));
         }
         for (a, plan) in w.agents.iter().enumerate() {
@@ -698,7 +706,7 @@ impl Engine<'_> {
         self.checker.at_end().map_err(|e| self.fail(e))?;
         self.checker.flights.at_end().map_err(|e| self.fail(e))?;
         if let Some(fair) = &self.fair {
-            for path in &fair.paths {
+            for path in fair.shells.iter().map(Shell::path) {
                 if path.in_flight() > 0 || path.waiting() > 0 {
                     return Err(self.fail(format!(
                         "{}: {} flights and {} requests are left at the end",
@@ -722,22 +730,19 @@ impl Engine<'_> {
         let now = self.now;
         let verdict = match &self.fair {
             Some(fair) => {
-                for path in &fair.paths {
-                    path.check_invariants()
-                        .map_err(|e| self.fail(format!("{}: {e}", path.platform())))?;
-                }
+                // The paths' own invariants: each shell checks them after every step.
                 let schedulers: Vec<_> = self
                     .stations
                     .iter()
-                    .map(|s| fair.paths[s.platform].scheduler(s.lane))
+                    .map(|s| fair.shells[s.platform].path().scheduler(s.lane))
                     .collect();
                 self.checker.after_event(now, &schedulers, over_limit).and_then(|()| {
                     let used = |p: usize| self.used[p] + self.text_station[p].map_or(0, |s| self.used[s]);
                     let stores: Vec<Option<&MemoryStore>> = fair
-                        .paths
+                        .shells
                         .iter()
                         .enumerate()
-                        .map(|(p, path)| (used(p) > 0).then(|| path.buffer().store()))
+                        .map(|(p, shell)| (used(p) > 0).then(|| shell.path().buffer().store()))
                         .collect();
                     self.checker.flights.after_event(&stores)
                 })
@@ -775,7 +780,7 @@ impl Engine<'_> {
                     // A platform's path (fair), or a station's gate (legacy).
                     let p = usize::from(p);
                     if let Some(fair) = self.fair.as_mut() {
-                        fair.paths[p].handle_timeout(self.now);
+                        fair.shells[p].handle_timeout(self.now);
                         self.settle(p)?;
                     } else {
                         self.settle_legacy(p)?;
@@ -825,7 +830,7 @@ impl Engine<'_> {
                 }
                 let (now, wall) = (self.now, wall(self.now));
                 if let Some(fair) = self.fair.as_mut() {
-                    fair.paths[p].on_outcome(now, wall, attempt, outcome);
+                    fair.shells[p].on_outcome(now, wall, attempt, outcome);
                 }
                 self.settle(p)
             }
@@ -847,7 +852,7 @@ impl Engine<'_> {
                 let p = platform_index(self.calls[call as usize].platform);
                 let now = self.now;
                 if let Some(fair) = self.fair.as_mut() {
-                    fair.paths[p].leave(now, WaiterId(u64::from(call)));
+                    fair.shells[p].leave(now, WaiterId(u64::from(call)));
                     self.calls[call as usize].state = CallState::Cancelled;
                     self.checker.flights.on_left(call);
                     self.finish_call(call);
@@ -910,7 +915,11 @@ impl Engine<'_> {
             lane: self.stations[self.station_of(call)].lane,
         };
         let fair = self.fair.as_mut().expect("the fair policy");
-        match fair.paths[p].request(now, wall(now), request) {
+        // One process: no lease, so every request enters.
+        let Ok(arrival) = fair.shells[p].request(now, wall(now), None, request, (), call) else {
+            return Err(self.fail(format!("{}: a request was refused without a lease", PlatformId::ALL[p])));
+        };
+        match arrival {
             Arrival::Cached(payload) => {
                 let c = &mut self.calls[call as usize];
                 c.served = Some(Served::Cached);
@@ -922,8 +931,7 @@ impl Engine<'_> {
                 self.drain_events(p)?;
                 self.finish_call(call);
             }
-            Arrival::Waiting { flight, led } => {
-                fair.flight_calls.entry((p, flight)).or_default().push(call);
+            Arrival::Waiting { led, .. } => {
                 self.calls[call as usize].served = Some(if led { Served::Fetched } else { Served::Coalesced });
                 self.checker.flights.on_wait(call);
             }
@@ -936,31 +944,30 @@ impl Engine<'_> {
         self.settle(p)
     }
 
-    /// Applies path `p`'s effects and events until it has none, then schedules its wake.
+    /// Takes path `p`'s actions and events until it has none, then schedules its wake.
     fn settle(&mut self, p: usize) -> Result<(), Box<Failure>> {
         // Bounded: each pass sends, delivers or ends at least one flight's step, and a call
         // can only come back (after a 429 or a failure) behind a later instant.
         loop {
             self.drain_events(p)?;
-            let Some(effect) = self.fair.as_mut().and_then(|f| f.paths[p].poll_effect()) else {
+            let Some(action) = self.fair.as_mut().and_then(|f| f.shells[p].poll_action()) else {
                 break;
             };
-            match effect {
-                Effect::Send {
-                    attempt,
-                    key,
-                    admission,
-                    previous: _,
-                } => self.send(p, attempt, key, admission)?,
-                Effect::Deliver { waiter, delivery } => self.deliver(p, waiter, delivery)?,
-                Effect::Ended { flight } => {
-                    if let Some(fair) = self.fair.as_mut() {
-                        fair.flight_calls.remove(&(p, flight));
-                    }
+            match action {
+                Action::Send(pending) => self.send(p, pending)?,
+                Action::Deliver { waiter, delivery, .. } => self.deliver(waiter, delivery)?,
+                Action::Moved { waiter, .. } => {
+                    return Err(self.fail(format!(
+                        "{}: waiter {waiter:?} moved without a lease",
+                        PlatformId::ALL[p]
+                    )));
+                }
+                Action::InvariantBroken { what, .. } => {
+                    return Err(self.fail(format!("{}: {what}", PlatformId::ALL[p])));
                 }
             }
         }
-        let next = self.fair.as_ref().and_then(|f| f.paths[p].poll_timeout(self.now));
+        let next = self.fair.as_ref().and_then(|f| f.shells[p].poll_timeout(self.now));
         self.set_wake(p, next)
     }
 
@@ -981,55 +988,42 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// An attempt goes out to the simulated platform.
-    fn send(
-        &mut self,
-        p: usize,
-        attempt: Attempt,
-        key: CacheKey,
-        admission: Option<besluitbron_core::AdmissionRecord>,
-    ) -> Result<(), Box<Failure>> {
+    /// The first call of `session` still waiting for `flight` of path `p`: the one marked
+    /// as having paid for the flight's attempt (or as refunded).
+    fn payer(&self, p: usize, flight: FlightId, session: &SessionKey) -> Option<CallId> {
+        let fair = self.fair.as_ref()?;
+        let s = fair.session_index.get(session).copied()?;
+        fair.shells[p]
+            .waiters_of(flight)
+            .map(|(w, ())| CallId::try_from(w.0).expect("waiter ids are call ids"))
+            .find(|&c| self.calls[c as usize].session == s)
+    }
+
+    /// An attempt goes out to the simulated platform. Who pays for it, a refund and a
+    /// requeue are the path's decisions, read from its events (`drain_events`).
+    fn send(&mut self, p: usize, pending: PendingSend<Arc<[u8]>, CallId>) -> Result<(), Box<Failure>> {
         let now = self.now;
-        let calls = self
-            .fair
-            .as_ref()
-            .and_then(|f| f.flight_calls.get(&(p, attempt.flight)).cloned())
-            .unwrap_or_default();
-        // Where the attempt is counted: the flight's calls all ask one key, so one station.
-        let station = calls.first().map_or(p, |&c| self.station_of(c));
-        self.upstream[station] += 1;
         let fair = self.fair.as_mut().expect("the fair policy");
-        // The payer: the first call of the admitted entry's session (the leader on a lane
-        // without a kept limit).
-        let payer_session = admission.as_ref().map(|a| fair.session_index.get(&a.session).copied());
-        let payer = match payer_session {
-            Some(Some(s)) => calls.iter().copied().find(|&c| self.calls[c as usize].session == s),
-            Some(None) => None,
-            None => calls.first().copied(),
+        let Some(out) = fair.shells[p].confirm_send(now, wall(now), None, pending) else {
+            return Err(self.fail(format!(
+                "{}: an attempt was dropped without a lease",
+                PlatformId::ALL[p]
+            )));
         };
-        let cost = admission.as_ref().map_or_else(
-            || calls.first().map_or(Units::ZERO, |&c| self.calls[c as usize].cost),
-            |a| a.cost,
-        );
-        if let Some(a) = &admission {
+        let (attempt, key, admission) = (out.attempt, out.key, out.admission);
+        // Where the attempt is counted: the flight's calls all ask one key, so one station,
+        // the leading call's.
+        let leader = out.flight;
+        let station = self.station_of(leader);
+        self.upstream[station] += 1;
+        let cost = admission.as_ref().map_or(self.calls[leader as usize].cost, |a| a.cost);
+        if let (Some(a), Some(fair)) = (&admission, self.fair.as_mut()) {
             fair.admissions.push(AdmissionLine {
                 at_ms: now.as_millis(),
                 platform: PlatformId::ALL[p],
                 session: a.session.to_string(),
                 call: key.params().get("q").cloned().unwrap_or_default(),
             });
-        }
-        if let Some(payer) = payer {
-            let c = &mut self.calls[payer as usize];
-            c.paid = true;
-            c.charged = cost;
-        }
-        for &w in &calls {
-            let c = &mut self.calls[w as usize];
-            if c.state == CallState::Waiting {
-                c.state = CallState::Sent;
-                c.admitted_at = Some(now);
-            }
         }
         self.checker
             .flights
@@ -1053,20 +1047,19 @@ impl Engine<'_> {
                 );
             }
             Answer::TooMany { refusal, retry_after } => {
+                let session = admission.as_ref().map(|a| a.session.clone());
+                let payer = match &session {
+                    Some(s) => self.payer(p, attempt.flight, s),
+                    None => Some(leader),
+                };
                 if let Some(payer) = payer {
-                    let c = &mut self.calls[payer as usize];
-                    c.platform_429s += 1;
-                    // The path gives the charge back: the session did not pay for it.
-                    c.paid = false;
-                    c.charged = Units::ZERO;
+                    self.calls[payer as usize].platform_429s += 1;
                 }
                 let reason = match refusal {
                     Refusal::OverLimit => "over-limit",
                     Refusal::Throttled => "throttled",
                 };
-                let session = admission
-                    .as_ref()
-                    .map_or_else(|| "-".to_owned(), |a| a.session.to_string());
+                let session = session.map_or_else(|| "-".to_owned(), |s| s.to_string());
                 self.trace.push(format!(
                     "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={} flight={} \
                      platform={}",
@@ -1082,28 +1075,14 @@ impl Engine<'_> {
                     error: SimError::RateLimited,
                 };
                 let fair = self.fair.as_mut().expect("the fair policy");
-                fair.paths[p].on_outcome(now, wall(now), attempt, outcome);
-                // The path requeues the waiters that may wait once more.
-                for &w in &calls {
-                    let c = &mut self.calls[w as usize];
-                    if c.state == CallState::Sent {
-                        c.state = CallState::Waiting;
-                        c.queued_at = now;
-                        c.admitted_at = None;
-                    }
-                }
+                fair.shells[p].on_outcome(now, wall(now), attempt, outcome);
             }
         }
         Ok(())
     }
 
     /// A call gets its answer (or its failure) from the path.
-    fn deliver(
-        &mut self,
-        p: usize,
-        waiter: WaiterId,
-        delivery: Delivery<Arc<[u8]>, SimError>,
-    ) -> Result<(), Box<Failure>> {
+    fn deliver(&mut self, waiter: WaiterId, delivery: Delivery<Arc<[u8]>, SimError>) -> Result<(), Box<Failure>> {
         let call = CallId::try_from(waiter.0).expect("waiter ids are call ids");
         let c = &mut self.calls[call as usize];
         match delivery {
@@ -1117,23 +1096,24 @@ impl Engine<'_> {
             Delivery::Failed(PathFailure::QueueFull { .. }) => c.state = CallState::Refused,
         }
         self.checker.flights.on_delivered(call).map_err(|e| self.fail(e))?;
-        let _ = p;
         self.finish_call(call);
         Ok(())
     }
 
-    /// Turns path `p`'s recorded decisions into trace lines and checker notes.
+    /// Turns path `p`'s recorded decisions into trace lines, checker notes and the calls'
+    /// records: who paid for an attempt (the session of `PathEvent::Send`), whose charge
+    /// came back (`PathEvent::Refund`), who waits once more after a 429
+    /// (`PathEvent::Outcome`'s `again`).
     fn drain_events(&mut self, p: usize) -> Result<(), Box<Failure>> {
         let platform = PlatformId::ALL[p];
         let mut failure: Option<String> = None;
-        while let Some(event) = self.fair.as_mut().and_then(|f| f.paths[p].poll_event()) {
+        while let Some(event) = self.fair.as_mut().and_then(|f| f.shells[p].poll_event()) {
+            self.record(p, &event);
             let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
-            let keyed_flight = |fair: &FairState, calls: &[CallRecord], flight: FlightId| {
-                fair.flight_calls
-                    .get(&(p, flight))
-                    .and_then(|c| c.first())
-                    .is_none_or(|&c| calls[c as usize].key.is_some())
-            };
+            // The call that led a flight: its data in the shell while the flight is under way.
+            let leader = |flight: FlightId| fair.shells[p].flight(flight).copied();
+            let keyed_flight =
+                |calls: &[CallRecord], flight: FlightId| leader(flight).is_none_or(|c| calls[c as usize].key.is_some());
             let line = match &event {
                 PathEvent::Hit { at, session, key } => Some(format!(
                     "t={at} session={session} hit key={} platform={platform}",
@@ -1198,7 +1178,7 @@ impl Engine<'_> {
                         let station = self.station(p, *lane);
                         let platform = station_name(self.stations[station]);
                         let s = fair.session_index.get(&a.session).copied();
-                        let scheduler = fair.paths[p].scheduler(*lane);
+                        let scheduler = fair.shells[p].path().scheduler(*lane);
                         if let Err(e) = self.checker.on_admit(station, s, a, scheduler) {
                             failure.get_or_insert(e);
                         }
@@ -1259,7 +1239,7 @@ impl Engine<'_> {
                     waiters,
                     again,
                 } => {
-                    if keyed_flight(fair, &self.calls, *flight) {
+                    if keyed_flight(&self.calls, *flight) {
                         let again = if again.is_empty() {
                             String::new()
                         } else {
@@ -1271,8 +1251,7 @@ impl Engine<'_> {
                             flight.0
                         ))
                     } else {
-                        let first = fair.flight_calls.get(&(p, *flight)).and_then(|c| c.first()).copied();
-                        first.filter(|_| *kind == OutcomeKind::Ok).map(|c| {
+                        leader(*flight).filter(|_| *kind == OutcomeKind::Ok).map(|c| {
                             format!(
                                 "t={at} session={} answer platform={platform}",
                                 self.workload.sessions[self.calls[c as usize].session as usize].key
@@ -1281,12 +1260,6 @@ impl Engine<'_> {
                     }
                 }
             };
-            // The waiters that wait once more after a 429 are marked.
-            if let PathEvent::Outcome { again, .. } = &event {
-                for w in again {
-                    self.calls[usize::try_from(w.0).expect("waiter ids are call ids")].requeued = true;
-                }
-            }
             if let Some(line) = line {
                 self.trace.push(line);
             }
@@ -1294,6 +1267,61 @@ impl Engine<'_> {
         match failure {
             Some(e) => Err(self.fail(e)),
             None => Ok(()),
+        }
+    }
+
+    /// The calls' records after decision `event` of path `p`.
+    fn record(&mut self, p: usize, event: &PathEvent) {
+        match event {
+            PathEvent::Send {
+                at,
+                session,
+                attempt,
+                cost,
+                admission,
+                ..
+            } => {
+                // The payer: the first call of the admitted entry's session (the leader's
+                // on a lane without a kept limit); every call of the flight is out now.
+                if let Some(payer) = self.payer(p, attempt.flight, session) {
+                    let c = &mut self.calls[payer as usize];
+                    c.paid = true;
+                    c.charged = admission.as_ref().map_or(*cost, |a| a.cost);
+                }
+                let Some(fair) = self.fair.as_ref() else { return };
+                let waiting: Vec<CallId> = fair.shells[p]
+                    .waiters_of(attempt.flight)
+                    .map(|(w, ())| CallId::try_from(w.0).expect("waiter ids are call ids"))
+                    .collect();
+                for w in waiting {
+                    let c = &mut self.calls[w as usize];
+                    if c.state == CallState::Waiting {
+                        c.state = CallState::Sent;
+                        c.admitted_at = Some(*at);
+                    }
+                }
+            }
+            PathEvent::Refund { flight, session, .. } => {
+                // The path gave the charge back: the session did not pay for it.
+                if let Some(payer) = self.payer(p, *flight, session) {
+                    let c = &mut self.calls[payer as usize];
+                    c.paid = false;
+                    c.charged = Units::ZERO;
+                }
+            }
+            PathEvent::Outcome { at, again, .. } => {
+                // The waiters that wait once more after a 429.
+                for w in again {
+                    let c = &mut self.calls[usize::try_from(w.0).expect("waiter ids are call ids")];
+                    c.requeued = true;
+                    if c.state == CallState::Sent {
+                        c.state = CallState::Waiting;
+                        c.queued_at = *at;
+                        c.admitted_at = None;
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -1395,6 +1423,17 @@ impl Engine<'_> {
     }
 
     fn finish_call(&mut self, call: CallId) {
+        if self.calls[call as usize].state == CallState::Done
+            && let Some(then) = self.calls[call as usize].then.take()
+        {
+            // The request's second call: asked once the current event is done, as a tool
+            // asks its platform again once its first answer reached it.
+            let (session, platform) = (self.calls[call as usize].session, self.calls[call as usize].platform);
+            let index = self.next_agent_index;
+            self.next_agent_index += 1;
+            let next = self.new_call(index, session, platform, then.cost, then.op, then.key.as_deref());
+            self.schedule(self.now, Event::Arrive(next));
+        }
         let Some(a) = self.calls[call as usize].agent else {
             return;
         };
@@ -1438,7 +1477,7 @@ impl Engine<'_> {
                         .fair
                         .as_ref()
                         .filter(|_| main)
-                        .map(|f| f.paths[station.platform].stats()),
+                        .map(|f| f.shells[station.platform].path().stats()),
                 }
             })
             .collect();

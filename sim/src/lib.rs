@@ -1,18 +1,21 @@
 //! `besluitbron-sim`: BesluitBron's discrete-event simulator.
 //!
 //! It owns virtual time, workloads, simulated platforms and faults, and drives the
-//! *same* core types as the server: the fair policy is `besluitbron_core::FairScheduler`
+//! *same* core types as the server: the fair policy is the server's platform path
+//! (`besluitbron_core::path::PlatformPath` inside `besluitbron_core::path::Shell`)
 //! itself. The legacy policy (BesluitBron ≤ 1.4.5) is a model that lives only here, so
 //! the headline measurement of R-L9 can be repeated at will.
 //!
 //! Code map:
-//! - [`scenario`]: the scenario (TOML) and trace (JSON Lines) formats → a [`Workload`].
+//! - [`scenario`]: the scenario (TOML) and trace (JSON Lines, with follow-up calls)
+//!   formats → a [`Workload`].
 //! - [`engine`]: the event loop over virtual time; [`run`] is the entry point.
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
 //! - [`platform`]: simulated platforms that enforce their own limit.
 //! - [`check`]: invariants asserted after every event.
-//! - [`cluster`]: several replicas, one owner per platform (the core's lease rules),
-//!   a load balancer, a lease engine with faults; its own checker.
+//! - [`cluster`]: several replicas, one owner per platform (the core's lease rules and
+//!   shell), a load balancer or scripted calls, a lease engine with faults; its own
+//!   checker.
 //! - [`report`], [`plot`], [`trace`]: what a run prints.
 //! - [`rng`]: one root seed, a sub-seed per component.
 //!

@@ -468,6 +468,7 @@ impl Scenario {
                         cost: b.cost.unwrap_or(s.cost),
                         op: op.clone(),
                         key,
+                        then: None,
                     });
                 }
             }
@@ -482,6 +483,7 @@ impl Scenario {
                         cost: st.cost.unwrap_or(s.cost),
                         op: op.clone(),
                         key,
+                        then: None,
                     });
                     at += st.every_ms;
                 }
@@ -574,6 +576,26 @@ pub struct TraceLine {
     /// equal keys are identical requests. Without it every call is distinct.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// The call the session makes, on the same platform, as soon as this one is answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then: Option<FollowUp>,
+}
+
+/// A second platform call of one request: made when the first is answered (from the
+/// buffer or the platform), by the same session — as a tool that needs two calls makes
+/// them (Officiële Bekendmakingen's document: its record, then its text). Not made when
+/// the first failed, was refused or was given up.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowUp {
+    /// Cost in units.
+    pub cost: Units,
+    /// Operation label (`text` for a platform's text host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// What it asks; without it the call is distinct.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// Parses a JSON Lines trace. Blank lines are skipped but keep their number, so a call's
@@ -606,6 +628,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
             cost: t.cost,
             op: t.op,
             key: t.key,
+            then: t.then,
         });
     }
     Ok(w)
@@ -650,6 +673,8 @@ pub struct OpenCall {
     pub op: Option<String>,
     /// What the call asks; `None`: a distinct call.
     pub key: Option<String>,
+    /// The call made when this one is answered.
+    pub then: Option<FollowUp>,
 }
 
 /// One round of an agent loop.
@@ -728,7 +753,9 @@ impl Workload {
     /// Whether any call carries a key, so that identical requests exist (deduplication
     /// is simulated, and reports show its columns).
     pub fn has_keys(&self) -> bool {
-        self.open_calls.iter().any(|c| c.key.is_some())
+        self.open_calls
+            .iter()
+            .any(|c| c.key.is_some() || c.then.as_ref().is_some_and(|t| t.key.is_some()))
             || self.agents.iter().any(|a| a.steps.iter().any(|s| !s.keys.is_empty()))
     }
 

@@ -346,3 +346,43 @@ burst = [{{ at_ms = 100, calls = 1 }}]
 "#
     )
 }
+
+/// A trace line's follow-up (`then`) is the request's second platform call: made by the
+/// same session when the first is answered (a document's record, then its text on the
+/// text host's lane), not when the first failed; a repeat of the first from the buffer
+/// still makes it.
+#[test]
+fn a_follow_up_call_goes_when_its_first_call_is_answered() {
+    let trace = concat!(
+        r#"{"at_ms": 0, "session": "reader", "platform": "ob", "cost": 1, "op": "record", "key": "r1", "then": {"cost": 1, "op": "text", "key": "t1"}}"#,
+        "\n",
+        r#"{"at_ms": 5000, "session": "reader", "platform": "ob", "cost": 1, "op": "record", "key": "r1", "then": {"cost": 1, "op": "text", "key": "t2"}}"#,
+        "\n",
+    );
+    let mut workload = parse_trace(trace, "follow-up").unwrap();
+    workload.platforms = vec![besluitbron_sim::scenario::PlatformSpec {
+        latency: besluitbron_sim::scenario::LatencySpec::Fixed { ms: 300 },
+        ..besluitbron_sim::scenario::PlatformSpec::default_for(besluitbron_core::PlatformId::Ob)
+    }];
+    let run = run_workload("follow-up", &workload, PolicyKind::Fair);
+    assert!(run.keyed);
+    let at = |q: &str| {
+        let c = keyed(&run, q);
+        assert_eq!(c.len(), 1, "{q}: {c:?}");
+        (
+            c[0].submitted_at.as_millis(),
+            c[0].admitted_at.map(|a| a.as_millis()),
+            c[0].state,
+        )
+    };
+    assert_eq!(
+        at("t1"),
+        (300, Some(300), CallState::Done),
+        "asked when the record's answer came"
+    );
+    // The second record is a buffer hit: its text is asked at once.
+    assert_eq!(at("t2"), (5_000, Some(5_000), CallState::Done));
+    let texts: Vec<_> = run.platforms.iter().filter(|p| p.lane == Some("text")).collect();
+    assert_eq!(texts.len(), 1, "the text calls went to the text host's lane");
+    assert_eq!(texts[0].calls, 2);
+}

@@ -22,6 +22,9 @@
 //! [`Effect`]s drained with [`PlatformPath::poll_effect`], and
 //! [`PlatformPath::poll_timeout`] says when to call again. The server drives one path
 //! per platform from one task; the simulator drives the very same type on virtual time.
+//! Both do so through [`Shell`] ([`shell`]): the lease gate, the waiters' values, the
+//! effects turned into sends and deliveries, the invariant checks — what every shell
+//! would otherwise write around the path itself.
 //! Every input admits whatever became due at its `now` before returning, so a shell only
 //! has to call [`PlatformPath::handle_timeout`] when its timer fires.
 //!
@@ -41,6 +44,7 @@
 
 pub mod buffer;
 mod retry;
+pub mod shell;
 
 #[cfg(test)]
 mod tests;
@@ -51,6 +55,7 @@ use std::time::Duration;
 
 pub use buffer::{Buffer, Keep, StaleAnswer, StoreBuffer};
 pub use retry::RetryPolicy;
+pub use shell::{Action, NotOwner, Outgoing, PendingSend, Shell, ShellStats, Unsent, UnsentWhy};
 
 use crate::cache::CacheKey;
 pub use crate::cluster::UsageCheckpoint;
@@ -435,6 +440,8 @@ pub enum PathEvent {
         lane: Lane,
         /// When.
         at: Instant,
+        /// The flight whose attempt the platform refused.
+        flight: FlightId,
         /// The session.
         session: SessionKey,
         /// Units given back.
@@ -660,7 +667,9 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
     /// Starts this path as a platform's new owner at `now` ([`crate::cluster`] rule 3):
     /// every limited lane's bucket is taken to be empty (the previous owner may have
     /// spent all of it), and the sessions' usage comes from `checkpoint` when one is
-    /// given (lane `i` from `checkpoint.lanes[i]`). Call it before the first request.
+    /// given (lane `i` from `checkpoint.lanes[i]`). Call it at the start of each ownership,
+    /// before its first request (a replica that owns again keeps its path: the usage it saw
+    /// itself wins over the checkpoint's).
     pub fn take_over(&mut self, now: Instant, checkpoint: Option<&UsageCheckpoint>) {
         let now = self.advance(now);
         for (i, lane) in self.lanes.iter_mut().enumerate() {
@@ -885,6 +894,25 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
     /// The request `waiter` gives up (cancelled, timed out, disconnected).
     pub fn leave(&mut self, now: Instant, waiter: WaiterId) {
         let now = self.advance(now);
+        self.withdraw(now, waiter);
+        self.drive(now);
+    }
+
+    /// The requests `waiters` all give up at once (a replica's ownership ended: they go
+    /// to the next owner). Unlike one [`PlatformPath::leave`] after another, nothing is
+    /// admitted until all are gone: a call queued for a waiter still to be withdrawn
+    /// never goes.
+    pub fn leave_all(&mut self, now: Instant, waiters: impl IntoIterator<Item = WaiterId>) {
+        let now = self.advance(now);
+        for waiter in waiters {
+            self.withdraw(now, waiter);
+        }
+        self.drive(now);
+    }
+
+    /// `waiter` leaves its flight; what nobody waits for any more is withdrawn. Admits
+    /// nothing (the caller drives).
+    fn withdraw(&mut self, now: Instant, waiter: WaiterId) {
         let Some((id, gone)) = self.flights.leave(waiter) else {
             return;
         };
@@ -928,7 +956,6 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                 }
             }
         }
-        self.drive(now);
     }
 
     /// The leaver's `entry` of the queued `call` stands for nobody unless another waiter of
@@ -1073,6 +1100,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
                     self.event(|| PathEvent::Refund {
                         lane: lane_id,
                         at: now,
+                        flight: id,
                         session,
                         cost,
                     });
@@ -1366,6 +1394,11 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
         }
     }
 
+    /// The flight `waiter` waits for, while it waits.
+    pub fn flight_of(&self, waiter: WaiterId) -> Option<FlightId> {
+        self.flights.flight_of_waiter(waiter)
+    }
+
     /// Where `waiter`'s call stands; `None` when it is not waiting in a queue or backoff.
     pub fn position(&self, now: Instant, waiter: WaiterId) -> Option<Position> {
         let id = self.flights.flight_of_waiter(waiter)?;
@@ -1401,6 +1434,11 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             }),
             CallState::Sent { .. } => None,
         }
+    }
+
+    /// Whether effects wait to be taken with [`PlatformPath::poll_effect`].
+    pub fn has_effects(&self) -> bool {
+        !self.effects.is_empty()
     }
 
     /// The next thing the shell must do, in order.

@@ -1,16 +1,20 @@
 //! One task per platform drives that platform's [`PlatformPath`] — the core type that
 //! owns the buffer decision, in-flight coalescing, the fair queues, retries, the 429
-//! requeue and refunds. This module only does what the core cannot: wait for messages
-//! and timers, run the platform calls the path asks for, and hand answers to waiters.
+//! requeue and refunds — inside the core's [`Shell`], which keeps the waiters' answer
+//! channels and the flights' platform requests, turns the path's effects into sends and
+//! deliveries, gates admissions and sends on the platform's lease (several replicas),
+//! hands the waiting calls back when ownership ends, and checks the invariants. This
+//! module only does what the core cannot: wait for messages and timers, run the platform
+//! calls, hand answers to waiters, count and log.
 //!
 //! ```text
 //! tool ─▶ PlatformHandle::call ─(fresh in the memory layer: answered here)
 //!          │
-//!          └──bounded channel──▶ platform task: path.request
-//!          ◀── Cached | Refused | Waiting(rx) ───┘        │ Effect::Send
-//!          (progress: position queries each second)       ▼
-//!                                            spawned upstream call ──outcome──▶ path.on_outcome
-//!          ◀──────────── Effect::Deliver (answer or error) ───────────────────┘
+//!          └──bounded channel──▶ platform task: shell.request (gated on the lease)
+//!          ◀── Cached | Refused | NotOwner | Waiting(rx) ───┘    │ Action::Send, confirm_send
+//!          (progress: position queries each second)             ▼
+//!                                            spawned upstream call ──outcome──▶ shell.on_outcome
+//!          ◀──────────── Action::Deliver (answer or error) | Action::Moved ────────┘
 //! ```
 //!
 //! Invariants:
@@ -25,7 +29,10 @@
 //! - a request that gives up (its future dropped) leaves the path: a queued call nobody
 //!   waits for is withdrawn and costs nothing;
 //! - every attempt's outcome comes back, even when the call's task panics or outlasts
-//!   the attempt deadline (then as a failure), so no flight waits forever.
+//!   the attempt deadline (then as a failure), so no flight waits forever;
+//! - a broken invariant of the path (checked by the shell: after every step in debug
+//!   builds, every 2^20 steps and when idle in release) is counted
+//!   (`besluitbron_path_invariant_failures_total`) and logged, never a panic.
 //!
 //! The clock is tokio's, turned into core instants at this edge ([`Clock`]); under
 //! tokio's paused test clock the whole path runs in virtual time.
@@ -35,7 +42,7 @@ pub mod lease;
 pub mod payload;
 mod setup;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -44,10 +51,10 @@ use std::time::Duration;
 
 use besluitbron_core::cache::CacheKey;
 use besluitbron_core::cluster::{Lease, UsageCheckpoint};
-use besluitbron_core::dedup::{FlightId, WaiterId};
+use besluitbron_core::dedup::WaiterId;
 use besluitbron_core::path::{
-    Arrival, Attempt, Delivery, Effect, Failure, Lane, Outcome, PathConfig, PathStats, PlatformPath, Position,
-    Request as PathRequest, Served,
+    Action, Arrival, Attempt, Delivery, Failure, Lane, NotOwner, Outcome, PathConfig, PathStats, PendingSend,
+    PlatformPath, Position, Request as PathRequest, Served, Shell, Unsent,
 };
 use besluitbron_core::{AdmissionRecord, PlatformId, SessionKey, Units};
 use tokio::sync::{mpsc, oneshot};
@@ -228,8 +235,6 @@ enum Control {
     Outcome {
         attempt: Attempt,
         outcome: UpstreamOutcome,
-        /// The attempt was never sent: its admission outlived the lease.
-        dropped: bool,
     },
     Position {
         waiter: WaiterId,
@@ -430,17 +435,25 @@ pub struct DriverOptions {
     pub cancel: CancellationToken,
 }
 
+/// The platform's path in the core's shell: a waiter's value is the channel its answer
+/// goes down, a flight's data the platform request its leading call brought.
+type DriverShell = Shell<ServerBuffer, PlatformError, oneshot::Sender<Delivered>, Upstream>;
+
 struct Driver {
     platform: PlatformId,
-    path: PlatformPath<ServerBuffer, PlatformError>,
-    upstreams: HashMap<FlightId, Upstream>,
-    waiters: HashMap<WaiterId, oneshot::Sender<Delivered>>,
+    shell: DriverShell,
     control: mpsc::UnboundedSender<Control>,
     options: DriverOptions,
     /// Several replicas: the platform's lease (None: one process, always the owner).
     lease: Option<LeaseGate>,
-    /// The acquisition whose start this task has taken over (several replicas only).
-    owning: Option<u64>,
+}
+
+/// The error the path hears for an attempt the shell never sent.
+fn unsent(u: Unsent) -> PlatformError {
+    PlatformError::Internal {
+        platform: u.platform,
+        detail: u.to_string(),
+    }
 }
 
 /// Starts `platform`'s task over `buffer` with `config`; returns its handle and the task.
@@ -464,19 +477,16 @@ pub fn spawn_leased(
 ) -> Result<(PlatformHandle, tokio::task::JoinHandle<()>), besluitbron_core::path::PathConfigError> {
     let platform = config.platform;
     let memory = buffer.memory_layer();
-    let path = PlatformPath::new(config, buffer)?;
+    let shell = Shell::new(PlatformPath::new(config, buffer)?, unsent);
     let (requests, requests_rx) = mpsc::channel(REQUEST_CHANNEL_BOUND);
     let (control, control_rx) = mpsc::unbounded_channel();
     let clock = options.clock;
     let driver = Driver {
         platform,
-        path,
-        upstreams: HashMap::new(),
-        waiters: HashMap::new(),
+        shell,
         control: control.clone(),
         options,
         lease,
-        owning: None,
     };
     let task = tokio::spawn(driver.run(requests_rx, control_rx));
     let handle = PlatformHandle {
@@ -495,7 +505,7 @@ impl Driver {
         let cancel = self.options.cancel.clone();
         loop {
             let clock = self.options.clock;
-            let wake = self.path.poll_timeout(clock.now()).map(|at| clock.to_tokio(at));
+            let wake = self.shell.poll_timeout(clock.now()).map(|at| clock.to_tokio(at));
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => break,
@@ -508,13 +518,24 @@ impl Driver {
                     // Every handle is gone.
                     None => break,
                 },
-                () = sleep_until(wake) => self.path.handle_timeout(clock.now()),
+                () = sleep_until(wake) => self.shell.handle_timeout(clock.now()),
             }
-            self.apply_effects();
+            self.apply_actions();
+            if requests.is_empty() && control.is_empty() {
+                // Nothing else to do: the shell checks the invariants of a quiet path.
+                self.shell.idle();
+                self.apply_actions();
+            }
         }
-        // Waiters still waiting hear that the task stopped (their channel closes).
-        self.waiters.clear();
-        self.path.buffer_mut().flush().await;
+        // Waiters still waiting hear that the task stopped (their channels close with the
+        // shell); the buffer's writes are finished.
+        let mut path = self.shell.into_path();
+        path.buffer_mut().flush().await;
+    }
+
+    /// The lease, locked, while the shell asks it (several replicas only).
+    fn lease(gate: Option<&LeaseGate>) -> Option<std::sync::MutexGuard<'_, Lease>> {
+        gate.map(|g| g.lock().expect("lease lock"))
     }
 
     fn request(&mut self, msg: Msg) {
@@ -526,10 +547,6 @@ impl Driver {
         } = msg;
         let now = self.options.clock.now();
         let wall = self.options.clock.wall();
-        if !self.may_admit(now) {
-            let _ = reply.send(Arrived::NotOwner);
-            return;
-        }
         let req = PathRequest {
             waiter,
             key: request.key,
@@ -537,69 +554,41 @@ impl Driver {
             cost: request.cost,
             lane: request.lane,
         };
-        match self.path.request(now, wall, req) {
-            Arrival::Cached(payload) => {
+        let (tx, rx) = oneshot::channel();
+        let lease = Self::lease(self.lease.as_ref());
+        let arrival = self.shell.request(now, wall, lease.as_deref(), req, tx, upstream);
+        drop(lease);
+        match arrival {
+            Err(NotOwner) => {
+                let _ = reply.send(Arrived::NotOwner);
+            }
+            Ok(Arrival::Cached(payload)) => {
                 let _ = reply.send(Arrived::Cached(payload));
             }
-            Arrival::Refused { retry_at, .. } => {
+            Ok(Arrival::Refused { retry_at, .. }) => {
                 let _ = reply.send(Arrived::Refused {
                     retry_after_secs: whole_secs(retry_at.saturating_since(now)),
                 });
             }
-            Arrival::Waiting { flight, led } => {
-                if led {
-                    self.upstreams.insert(flight, upstream);
-                }
-                let (tx, rx) = oneshot::channel();
-                self.waiters.insert(waiter, tx);
+            Ok(Arrival::Waiting { .. }) => {
                 if reply.send(Arrived::Waiting(rx)).is_err() {
                     // The caller left before it heard.
-                    self.waiters.remove(&waiter);
-                    self.path.leave(now, waiter);
+                    self.shell.leave(now, waiter);
                 }
             }
         }
     }
 
-    /// Whether a request may join the path now: always for one process; for a replica
-    /// of several, while it has taken over the lease's current acquisition and the lease
-    /// lets it admit by this replica's clock.
-    fn may_admit(&self, now: besluitbron_core::Instant) -> bool {
-        let Some(gate) = &self.lease else {
-            return true;
-        };
-        let lease = gate.lock().expect("lease lock");
-        self.owning.is_some() && lease.epoch() == self.owning && lease.may_admit(now)
-    }
-
-    /// Whether an admission made at `admitted_at` may go out now (always for one process).
-    fn may_send(&self, now: besluitbron_core::Instant, admitted_at: besluitbron_core::Instant) -> bool {
-        let Some(gate) = &self.lease else {
-            return true;
-        };
-        let lease = gate.lock().expect("lease lock");
-        self.owning.is_some() && lease.epoch() == self.owning && lease.may_send(now, admitted_at)
-    }
-
     fn ownership(&mut self, change: Ownership) {
         let now = self.options.clock.now();
         match change {
-            Ownership::Start { epoch, checkpoint } => {
-                // The new owner's start (rule 3): an empty bucket, the sessions' usage
-                // from the checkpoint. The path is empty: nothing joined it since the
-                // last end.
-                self.path.take_over(now, checkpoint.as_ref());
-                self.owning = Some(epoch);
-            }
-            Ownership::End => {
-                self.owning = None;
-                // Every call waiting here goes to the next owner; its queued entries are
-                // withdrawn. Calls already out stay flights: their answers are still kept.
-                for (waiter, tx) in std::mem::take(&mut self.waiters) {
-                    let _ = tx.send(Delivered::Moved);
-                    self.path.leave(now, waiter);
-                }
-            }
+            // The new owner's start (rule 3): an empty bucket, the sessions' usage from
+            // the checkpoint; requests enter while the lease admits under this epoch.
+            Ownership::Start { epoch, checkpoint } => self.shell.take_over(now, epoch, checkpoint.as_ref()),
+            // Every call waiting here goes to the next owner (Action::Moved); its queued
+            // entries are withdrawn. Calls already out stay flights: their answers are
+            // still kept.
+            Ownership::End => self.shell.end_ownership(now),
         }
     }
 
@@ -607,23 +596,13 @@ impl Driver {
         let now = self.options.clock.now();
         match c {
             Control::Leave(waiter) => {
-                self.waiters.remove(&waiter);
-                self.path.leave(now, waiter);
+                self.shell.leave(now, waiter);
             }
             Control::Ownership(change) => self.ownership(change),
             Control::Checkpoint(reply) => {
-                let _ = reply.send(self.path.usage_checkpoint());
+                let _ = reply.send(self.shell.path().usage_checkpoint());
             }
-            Control::Outcome {
-                attempt,
-                outcome,
-                dropped: true,
-            } => {
-                // Never sent: a retry, as the simulator treats a dropped admission.
-                let wall = self.options.clock.wall();
-                self.path.on_outcome(now, wall, attempt, outcome);
-            }
-            Control::Outcome { attempt, outcome, .. } => {
+            Control::Outcome { attempt, outcome } => {
                 let label = match &outcome {
                     // A copy the platform confirmed (HTTP 304): counted apart.
                     Outcome::Success { feedback, .. } if feedback.revalidated => "revalidated",
@@ -640,10 +619,10 @@ impl Driver {
                     })
                     .inc();
                 let wall = self.options.clock.wall();
-                self.path.on_outcome(now, wall, attempt, outcome);
+                self.shell.on_outcome(now, wall, attempt, outcome);
             }
             Control::Position { waiter, reply } => {
-                let _ = reply.send(self.path.position(now, waiter));
+                let _ = reply.send(self.shell.position(now, waiter));
             }
             Control::Snapshot { check, reply } => {
                 let _ = reply.send(self.snapshot(check));
@@ -651,40 +630,46 @@ impl Driver {
         }
     }
 
-    fn apply_effects(&mut self) {
-        while let Some(effect) = self.path.poll_effect() {
-            match effect {
-                Effect::Send {
-                    attempt,
-                    key,
-                    admission,
-                    previous,
-                } => self.send(attempt, key, admission, previous),
-                Effect::Deliver { waiter, delivery } => {
-                    if let Some(tx) = self.waiters.remove(&waiter) {
-                        // A waiter gone meanwhile already left the path.
-                        let _ = tx.send(Delivered::Delivery(delivery));
-                    }
+    fn apply_actions(&mut self) {
+        while let Some(action) = self.shell.poll_action() {
+            match action {
+                Action::Send(pending) => self.send(pending),
+                // A waiter gone meanwhile is a closed channel: nothing to do.
+                Action::Deliver { value, delivery, .. } => {
+                    let _ = value.send(Delivered::Delivery(delivery));
                 }
-                Effect::Ended { flight } => {
-                    self.upstreams.remove(&flight);
+                Action::Moved { value, .. } => {
+                    let _ = value.send(Delivered::Moved);
+                }
+                Action::InvariantBroken { what, step } => {
+                    self.options
+                        .metrics
+                        .path_invariant_failures
+                        .get_or_create(&PlatformLabel {
+                            platform: self.platform.as_str(),
+                        })
+                        .inc();
+                    tracing::error!(
+                        platform = %self.platform,
+                        step,
+                        %what,
+                        "the platform path's invariants are broken"
+                    );
                 }
             }
         }
     }
 
-    fn send(
-        &mut self,
-        attempt: Attempt,
-        key: CacheKey,
-        admission: Option<AdmissionRecord>,
-        previous: Option<SharedPayload>,
-    ) {
+    fn send(&mut self, pending: PendingSend<SharedPayload, Upstream>) {
         let now = self.options.clock.now();
+        let wall = self.options.clock.wall();
         // Several replicas: an admission the lease no longer allows (too old, or the
-        // lease is gone) is never sent (rule 2); the path hears of it as a failure
-        // worth another attempt, as the simulator does.
-        if !self.may_send(now, admission.as_ref().map_or(now, |a| a.admitted_at)) {
+        // lease is gone) is never sent (rule 2); the shell reports it to the path as a
+        // failure worth another attempt, as the simulator does.
+        let lease = Self::lease(self.lease.as_ref());
+        let sent = self.shell.confirm_send(now, wall, lease.as_deref(), pending);
+        drop(lease);
+        let Some(out) = sent else {
             self.options
                 .metrics
                 .dropped_admissions
@@ -692,21 +677,9 @@ impl Driver {
                     platform: self.platform.as_str(),
                 })
                 .inc();
-            let error = PlatformError::Internal {
-                platform: self.platform,
-                detail: "the call's admission outlived this replica's lease; ask again".into(),
-            };
-            let _ = self.control.send(Control::Outcome {
-                attempt,
-                outcome: Outcome::Retryable {
-                    error,
-                    retry_after: None,
-                },
-                dropped: true,
-            });
             return;
-        }
-        if let Some(a) = &admission {
+        };
+        if let Some(a) = &out.admission {
             self.options
                 .metrics
                 .platform_wait
@@ -714,32 +687,18 @@ impl Driver {
                     platform: self.platform.as_str(),
                 })
                 .observe(a.waited().as_secs_f64());
-            let wall = self.options.clock.wall();
             self.options.metrics.activity.waited(self.platform, wall, a.waited());
         }
+        let attempt = out.attempt;
         if let Some(observer) = &self.options.observer {
             observer(&SentCall {
                 platform: self.platform,
-                key,
+                key: out.key,
                 attempt: attempt.number,
-                admission,
+                admission: out.admission,
             });
         }
-        let platform = self.platform;
-        let Some(upstream) = self.upstreams.get(&attempt.flight).cloned() else {
-            // Every flight is led by a request that brought its upstream; a flight
-            // without one is a bug. Report it as a failure rather than wait forever.
-            let error = PlatformError::Internal {
-                platform,
-                detail: "a call was admitted without its platform request".into(),
-            };
-            let _ = self.control.send(Control::Outcome {
-                attempt,
-                outcome: Outcome::Failed { error },
-                dropped: false,
-            });
-            return;
-        };
+        let (platform, upstream, previous) = (self.platform, out.flight, out.previous);
         let control = self.control.clone();
         let limit = self.options.attempt_timeout;
         let (metrics, clock) = (Arc::clone(&self.options.metrics), self.options.clock);
@@ -769,18 +728,14 @@ impl Driver {
             metrics
                 .activity
                 .attempt(platform, clock.wall(), started.elapsed(), attempt_end(&outcome));
-            let _ = control.send(Control::Outcome {
-                attempt,
-                outcome,
-                dropped: false,
-            });
+            let _ = control.send(Control::Outcome { attempt, outcome });
         });
     }
 
     fn snapshot(&self, check: bool) -> PathSnapshot {
         let now = self.options.clock.now();
-        let lanes = self
-            .path
+        let path = self.shell.path();
+        let lanes = path
             .lanes()
             .map(|(_, name, s)| match s {
                 None => LaneSnapshot {
@@ -807,11 +762,11 @@ impl Driver {
             .collect();
         PathSnapshot {
             lanes,
-            stats: self.path.stats(),
-            in_flight: self.path.in_flight(),
-            waiting: self.path.waiting(),
-            pending_writes: self.path.buffer().pending_writes(),
-            invariants: if check { self.path.check_invariants() } else { Ok(()) },
+            stats: path.stats(),
+            in_flight: path.in_flight(),
+            waiting: path.waiting(),
+            pending_writes: path.buffer().pending_writes(),
+            invariants: if check { self.shell.check_invariants() } else { Ok(()) },
         }
     }
 }

@@ -96,6 +96,8 @@ pub struct Metrics {
     pub lease_changes: Family<LeaseLabels, Counter>,
     /// Several replicas: admissions never sent because they outlived the lease.
     pub dropped_admissions: Family<PlatformLabel, Counter>,
+    /// Checks of a platform path's invariants that found one broken (each is logged).
+    pub path_invariant_failures: Family<PlatformLabel, Counter>,
 }
 
 /// `{platform, change}` of a lease change.
@@ -132,6 +134,7 @@ impl Metrics {
             forwarded_calls: Family::default(),
             lease_changes: Family::default(),
             dropped_admissions: Family::default(),
+            path_invariant_failures: Family::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -210,6 +213,11 @@ impl Metrics {
             "dropped_admissions",
             "Admissions never sent because they outlived the lease (several replicas)",
             m.dropped_admissions.clone(),
+        );
+        registry.register(
+            "path_invariant_failures",
+            "Checks of a platform path's invariants that found one broken (logged; a defect)",
+            m.path_invariant_failures.clone(),
         );
         Metrics { registry, ..m }
     }
