@@ -45,7 +45,7 @@
 //! own clock (when it expires a key) is never relied on for safety, only for liveness.
 //! What the rules cannot cover is an engine that brings back a key it had lost (a
 //! restart from an old snapshot, a failover to a lagging copy) while a renewal is in
-//! transit: run the engine without persistence for lease keys (see ARCHITECTURE.md).
+//! transit: run the engine without persistence for lease keys (see `docs/replicas.md`).
 //!
 //! Sans-IO like the rest of the core: inputs take `now` (this replica's monotonic
 //! clock), [`Lease::poll_request`] says what to send to the engine,

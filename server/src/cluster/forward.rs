@@ -19,7 +19,7 @@
 //! What is forwarded is the **tool call** (tool name, arguments, the caller's fairness
 //! key and address, how long it has been routed, the cache version), not the platform
 //! request: a platform call is a closure a tool builds from its typed arguments, and the
-//! tool call is its serializable recipe (ARCHITECTURE.md, "Several replicas"). A
+//! tool call is its serializable recipe (`docs/replicas.md`). A
 //! forward whose client goes away is dropped at the owner too: its request future is
 //! dropped there, which withdraws it from the path.
 
