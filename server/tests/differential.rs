@@ -436,13 +436,13 @@ mod handover {
     use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig};
     use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units};
     use besluitbron_fakes::serve_registry_on;
+    use besluitbron_server::call::classify;
     use besluitbron_server::clock::Clock;
     use besluitbron_server::driver::lease::lease_config;
     use besluitbron_server::driver::{
         self, CallError, CallRequest, DriverOptions, LeaseGate, Ownership, Payload, PlatformHandle, SentCall,
         ServerBuffer, Upstream,
     };
-    use besluitbron_server::call::classify;
     use besluitbron_server::metrics::Metrics;
     use besluitbron_server::platforms::http::HttpConfig;
     use besluitbron_server::platforms::obv::{ObvClient, SearchParams};
