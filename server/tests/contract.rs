@@ -409,3 +409,82 @@ async fn every_string_argument_has_a_maximum_length_and_a_longer_one_is_refused_
     assert!(checked > 0, "some tool has a string argument");
     server.stop().await;
 }
+
+/// The JSON Schema formats every validator knows.
+const REGISTERED_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// What in `schema` (at `at`, any depth) a strict client warns about or refuses.
+fn unportable(at: &str, schema: &Value, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(o) => {
+            for (k, v) in o {
+                let here = format!("{at}/{k}");
+                match (k.as_str(), v) {
+                    ("type", Value::Array(_)) => found.push(format!("{here}: a type array {v}")),
+                    ("format", Value::String(f)) if !REGISTERED_FORMATS.contains(&f.as_str()) => {
+                        found.push(format!("{here}: unknown format {f}"))
+                    }
+                    ("default", Value::Null) => found.push(format!("{here}: default null")),
+                    ("type", Value::String(t)) if t == "null" => found.push(format!("{here}: a null type")),
+                    ("nullable", _) => found.push(format!("{here}: nullable")),
+                    ("enum", Value::Array(values)) if values.iter().any(Value::is_null) => {
+                        found.push(format!("{here}: null in an enum"))
+                    }
+                    _ => {}
+                }
+                // Values under `properties` are schemas; under `default`, `enum`,
+                // `const` and `examples` they are data.
+                if !matches!(k.as_str(), "default" | "enum" | "const" | "examples") {
+                    unportable(&here, v, found);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                unportable(&format!("{at}/{i}"), item, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_schema_is_portable() {
+    let f = fakes().await;
+    let server = server(&f, "contract-portable", |_| ()).await;
+    let tools = Mcp::initialize(server.url("/mcp")).await.list_tools().await;
+    assert!(!tools.is_empty());
+    let mut found = Vec::new();
+    for t in &tools {
+        let name = t["name"].as_str().unwrap_or("");
+        unportable(&format!("{name}/inputSchema"), &t["inputSchema"], &mut found);
+        assert!(t["outputSchema"].is_object(), "{name}: an outputSchema");
+        unportable(&format!("{name}/outputSchema"), &t["outputSchema"], &mut found);
+    }
+    assert!(
+        found.is_empty(),
+        "schemas a strict client warns about:\n{}",
+        found.join("\n")
+    );
+    server.stop().await;
+}

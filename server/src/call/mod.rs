@@ -43,7 +43,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 pub use platform_call::{PlatformCall, TypedFuture, classify};
-pub use rendered::{Rendered, Structure, provenance, tool_error};
+pub use rendered::{Rendered, Structure, provenance, tool_error, without_nulls};
 
 use crate::clock::Clock;
 use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePosition, SharedPayload};

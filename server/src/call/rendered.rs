@@ -38,9 +38,10 @@ impl Rendered {
     }
 
     /// The structured content for the answer kept as `payload`.
+    /// Its fields that are `null` are left out ([`without_nulls`]).
     pub fn structured_value(&self, payload: &Payload) -> Result<Value, String> {
-        match &self.structured {
-            Structure::Own(v) => Ok(v.clone()),
+        let mut v = match &self.structured {
+            Structure::Own(v) => v.clone(),
             Structure::Answer(fields) => {
                 let mut v = payload.value().map_err(|e| e.to_string())?;
                 if !fields.is_empty() {
@@ -49,9 +50,21 @@ impl Rendered {
                         object.insert((*name).to_owned(), value.clone());
                     }
                 }
-                Ok(v)
+                v
             }
+        };
+        without_nulls(&mut v);
+        Ok(v)
+    }
+
+    /// The MCP result of a render whose structure is its own (no kept answer behind it).
+    pub fn into_own_result(self) -> CallToolResult {
+        let mut result = CallToolResult::success(vec![ContentBlock::text(self.text)]);
+        if let Structure::Own(mut value) = self.structured {
+            without_nulls(&mut value);
+            result.structured_content = Some(value);
         }
+        result
     }
 
     /// The MCP result for the answer kept as `payload`: the text as content, the
@@ -81,5 +94,21 @@ pub fn provenance(served: Served) -> &'static str {
         Served::Coalesced => " (shared with an identical request in progress)",
         Served::Stale => " (the platform failed; this is an older copy from BesluitBron's buffer)",
         Served::Fetched => "",
+    }
+}
+
+/// `value` without the fields of its objects (at any depth) that are `null`: what a
+/// tool's structured content is sent as, since `tools/list` declares (see
+/// `connectors::schema::portable`) an optional field
+/// as absent rather than as nullable. A `null` inside a list stays.
+pub fn without_nulls(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(fields) => {
+            fields.retain(|_, v| !v.is_null());
+            fields.values_mut().for_each(without_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_nulls),
+        _ => {}
     }
 }

@@ -25,3 +25,238 @@ pub const ANSWER_BUDGET_BYTES: usize = 16 * 1024;
 pub fn output<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     rmcp::handler::server::tool::schema_for_output::<T>()
 }
+
+/// The JSON Schema `format`s every validator knows (draft 2020-12's registry); any other
+/// (`uint32`, `int64`, …, which schemars writes for Rust's number types) makes clients
+/// print a warning per property, or refuse the schema.
+const REGISTERED_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` rewritten into the subset every major MCP client and model provider
+/// accepts, meaning the same for every value a tool takes or gives:
+///
+/// - only registered `format`s: an unsigned integer's `uint*` becomes `minimum: 0`
+///   (kept if the schema declares its own), any other unknown format is dropped;
+/// - one `type` per schema: an optional value's `["integer", "null"]` becomes
+///   `"integer"`, and `anyOf: [X, {"type": "null"}]` becomes `X`;
+/// - no `default: null` (an optional argument is simply not required) and no `null` in
+///   an `enum`;
+/// - a property that could be `null` is not `required`: the server leaves a null field
+///   out of its structured content
+///   ([`crate::call::without_nulls`]) rather than sending it.
+///
+/// The server itself keeps reading the schemas as the tools declare them (the argument
+/// check needs to know an integer is a `u32`); this is what `tools/list` shows.
+pub fn portable(schema: &mut JsonObject) {
+    // The draft is MCP's default (2020-12); saying so in every schema costs every
+    // `tools/list` a few kilobytes.
+    if schema.get("$schema").and_then(serde_json::Value::as_str) == Some("https://json-schema.org/draft/2020-12/schema")
+    {
+        schema.remove("$schema");
+    }
+    portable_schema(schema);
+}
+
+fn portable_schema(schema: &mut JsonObject) {
+    use serde_json::Value;
+    // One type, without null.
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            schema.insert("type".into(), only);
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        let Some(Value::Array(options)) = schema.get_mut(key) else {
+            continue;
+        };
+        options.retain(|o| !is_null_schema(o));
+        if options.len() == 1 {
+            let Some(Value::Object(only)) = options.pop() else {
+                continue;
+            };
+            schema.remove(key);
+            for (k, v) in only {
+                schema.entry(k).or_insert(v);
+            }
+        }
+    }
+    if let Some(Value::Array(values)) = schema.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    if schema.get("default").is_some_and(Value::is_null) {
+        schema.remove("default");
+    }
+    schema.remove("nullable");
+    if let Some(format) = schema.get("format").and_then(Value::as_str) {
+        if !REGISTERED_FORMATS.contains(&format) {
+            let unsigned = format.starts_with("uint");
+            schema.remove("format");
+            if unsigned && schema.get("minimum").is_none() {
+                schema.insert("minimum".into(), Value::from(0));
+            }
+        }
+    }
+    // A property that may be null is left out instead, so it is not required.
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        let nullable: Vec<String> = properties
+            .iter()
+            .filter(|(_, s)| may_be_null(s))
+            .map(|(name, _)| name.clone())
+            .collect();
+        if !nullable.is_empty()
+            && let Some(Value::Array(required)) = schema.get_mut("required")
+        {
+            required.retain(|r| r.as_str().is_none_or(|r| !nullable.iter().any(|n| n == r)));
+        }
+    }
+    // The schemas inside.
+    for key in ["properties", "$defs", "definitions", "patternProperties"] {
+        if let Some(Value::Object(map)) = schema.get_mut(key) {
+            for sub in map.values_mut() {
+                if let Value::Object(sub) = sub {
+                    portable_schema(sub);
+                }
+            }
+        }
+    }
+    for key in [
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "unevaluatedProperties",
+    ] {
+        if let Some(Value::Object(sub)) = schema.get_mut(key) {
+            portable_schema(sub);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(list)) = schema.get_mut(key) {
+            for sub in list {
+                if let Value::Object(sub) = sub {
+                    portable_schema(sub);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `schema` admits only `null`.
+fn is_null_schema(schema: &serde_json::Value) -> bool {
+    schema.get("type").is_some_and(|t| t == "null") || schema.get("const").is_some_and(serde_json::Value::is_null)
+}
+
+/// Whether `schema` (before [`portable`]) admits `null`.
+fn may_be_null(schema: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match schema.get("type") {
+        Some(Value::Array(types)) if types.iter().any(|t| t == "null") => return true,
+        Some(Value::String(t)) if t == "null" => return true,
+        _ => {}
+    }
+    ["anyOf", "oneOf"].iter().any(|key| {
+        schema
+            .get(*key)
+            .and_then(Value::as_array)
+            .is_some_and(|options| options.iter().any(is_null_schema))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn portable_of(v: Value) -> Value {
+        let mut o = v.as_object().cloned().expect("an object");
+        portable(&mut o);
+        Value::Object(o)
+    }
+
+    #[test]
+    fn an_optional_unsigned_integer_becomes_one_type_with_a_minimum() {
+        let s = portable_of(json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "limit": {"type": ["integer", "null"], "format": "uint32", "default": null, "maximum": 250},
+                "offset": {"type": "integer", "format": "uint32", "minimum": 3},
+                "when": {"type": ["string", "null"], "format": "date"},
+                "signed": {"type": "integer", "format": "int64"}
+            }
+        }));
+        assert_eq!(
+            s,
+            json!({
+                "type": "object",
+                "properties": {
+                    "limit": {"type": "integer", "minimum": 0, "maximum": 250},
+                    "offset": {"type": "integer", "minimum": 3},
+                    "when": {"type": "string", "format": "date"},
+                    "signed": {"type": "integer"}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn a_nullable_reference_becomes_the_reference_and_is_not_required() {
+        let s = portable_of(json!({
+            "type": "object",
+            "properties": {
+                "motion": {"anyOf": [{"$ref": "#/$defs/Motion"}, {"type": "null"}], "description": "d"},
+                "kind": {"type": ["string", "null"], "enum": ["a", "b", null]},
+                "name": {"type": "string"}
+            },
+            "required": ["motion", "kind", "name"],
+            "$defs": {"Motion": {"type": "object", "properties": {"n": {"type": ["integer", "null"], "format": "uint"}}}}
+        }));
+        assert_eq!(
+            s["properties"]["motion"],
+            json!({"$ref": "#/$defs/Motion", "description": "d"})
+        );
+        assert_eq!(s["properties"]["kind"], json!({"type": "string", "enum": ["a", "b"]}));
+        assert_eq!(s["required"], json!(["name"]));
+        assert_eq!(
+            s["$defs"]["Motion"]["properties"]["n"],
+            json!({"type": "integer", "minimum": 0})
+        );
+    }
+
+    #[test]
+    fn a_property_named_like_a_keyword_is_a_property() {
+        let s = portable_of(json!({
+            "type": "object",
+            "properties": {
+                "format": {"type": ["string", "null"]},
+                "default": {"type": "string"}
+            },
+            "required": ["default"]
+        }));
+        assert_eq!(s["properties"]["format"], json!({"type": "string"}));
+        assert_eq!(s["properties"]["default"], json!({"type": "string"}));
+        assert_eq!(s["required"], json!(["default"]));
+    }
+}

@@ -14,6 +14,11 @@
 //! the assistant reads which argument is wrong and why (serde's own message for `-1`
 //! names no argument); the tools refuse values outside their declared ranges themselves.
 //!
+//! Before the check, [`Rules::coerce`] reads a whole number sent as a string (`"3"`)
+//! for an argument declared `integer`, and `"true"`/`"false"` for one declared
+//! `boolean`, as the value it spells: some clients send every argument they took from a
+//! form as a string.
+//!
 //! What this module does not do: check formats or enums (serde and the tools do).
 
 use rmcp::model::JsonObject;
@@ -83,6 +88,27 @@ impl Rules {
             .unwrap_or_default();
         properties.sort_by(|a, b| a.0.cmp(&b.0));
         Rules { properties }
+    }
+
+    /// Replaces, in `arguments`, a string that spells a whole number for an argument
+    /// declared `integer` (and `true`/`false` for one declared `boolean`) by the value it
+    /// spells; any other value stays as it is, for [`Rules::check`] to judge.
+    pub fn coerce(&self, arguments: &mut JsonObject) {
+        for (name, value) in arguments.iter_mut() {
+            let (Some(rule), Value::String(s)) = (self.declared(name), &*value) else {
+                continue;
+            };
+            let s = s.trim();
+            if rule.integer_only && rule.types & STRING == 0 {
+                if let Ok(n) = s.parse::<u64>() {
+                    *value = Value::from(n);
+                } else if let Ok(n) = s.parse::<i64>() {
+                    *value = Value::from(n);
+                }
+            } else if rule.types == BOOLEAN | (rule.types & NULL) && matches!(s, "true" | "false") {
+                *value = Value::Bool(s == "true");
+            }
+        }
     }
 
     fn declared(&self, name: &str) -> Option<&Rule> {
@@ -664,5 +690,41 @@ mod tests {
                 "{args}"
             );
         }
+    }
+
+    #[test]
+    fn numbers_and_booleans_sent_as_strings_read_as_what_they_spell() {
+        let rules = Rules::of(&object(json!({
+            "type": "object",
+            "properties": {
+                "limit": {"type": ["integer", "null"], "format": "uint32"},
+                "offset": {"type": "integer"},
+                "include_ended": {"type": ["boolean", "null"]},
+                "query": {"type": ["string", "null"]},
+                "id": {"type": ["string", "integer"]}
+            }
+        })));
+        let mut args = object(json!({
+            "limit": "3", "offset": " -2 ", "include_ended": "true", "query": "2024", "id": "7", "other": "5"
+        }));
+        rules.coerce(&mut args);
+        assert_eq!(
+            Value::Object(args),
+            json!({"limit": 3, "offset": -2, "include_ended": true, "query": "2024", "id": "7", "other": "5"}),
+            "only arguments declared integer (or boolean) alone change"
+        );
+        let mut args = object(json!({"limit": "three", "include_ended": "yes"}));
+        rules.coerce(&mut args);
+        assert_eq!(
+            Value::Object(args.clone()),
+            json!({"limit": "three", "include_ended": "yes"})
+        );
+        assert!(
+            rules
+                .check(Some(&args))
+                .is_err_and(|e| e.ends_with("must be boolean or null, not a string")
+                    || e.ends_with("must be integer or null, not a string")),
+            "what does not spell a value of its type is still refused by name"
+        );
     }
 }

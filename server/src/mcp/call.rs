@@ -153,12 +153,16 @@ impl Calls {
             progress,
             ct,
         } = request;
-        // Arguments: the tool, if this address serves it; arguments longer than their
-        // schema allows are refused before anything is parsed or asked (no platform
-        // call, no replay slot).
+        let mut arguments = arguments;
+        // Arguments: the tool, if this address serves it; numbers sent as strings read
+        // as numbers; arguments longer than their schema allows are refused before
+        // anything is parsed or asked (no platform call, no replay slot).
         let Some(tool) = self.tools.get(&name).filter(|t| scope.serves(t.connector)) else {
             return Err(ErrorData::invalid_params("tool not found", None));
         };
+        if let Some(arguments) = arguments.as_mut() {
+            tool.rules.coerce(arguments);
+        }
         if let Err(message) = tool.rules.check(arguments.as_ref()) {
             return Ok(tool_error(invalid_arguments(tool.spec.name, tool.platform, &message)));
         }
@@ -222,10 +226,13 @@ impl Calls {
     /// A call forwarded here by another replica: arguments, time-out and the tool, and
     /// [`Reply::Elsewhere`] when this replica does not own the platform either (the
     /// forwarding replica looks again; a forward is never forwarded on).
-    pub async fn call_here(&self, request: ToolRequest) -> Result<Reply, ErrorData> {
+    pub async fn call_here(&self, mut request: ToolRequest) -> Result<Reply, ErrorData> {
         let Some(tool) = self.tools.get(&request.name) else {
             return Err(ErrorData::invalid_params("tool not found", None));
         };
+        if let Some(arguments) = request.arguments.as_mut() {
+            tool.rules.coerce(arguments);
+        }
         if let Err(message) = tool.rules.check(request.arguments.as_ref()) {
             return Ok(tool_error(invalid_arguments(tool.spec.name, tool.platform, &message)).into());
         }

@@ -1,12 +1,18 @@
 //! [`ToolTable`]: every tool of the registry by name — its declaration, its connector,
 //! its platform, and the rules its arguments are checked by (read from its input schema
 //! once, at start-up) — found with one lookup per call.
+//!
+//! What `tools/list` shows of a tool is its declaration made portable
+//! ([`crate::connectors::schema::portable`]); the rules are read from the declaration as
+//! the tool wrote it (which knows, say, that `limit` is a `u32`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use besluitbron_core::PlatformId;
-use rmcp::model::Tool;
+use rmcp::model::{JsonObject, Tool};
 
+use crate::connectors::schema::portable;
 use crate::connectors::{ConnectorSpec, ToolSpec};
 use crate::mcp::arguments::Rules;
 
@@ -20,7 +26,7 @@ pub struct ToolEntry {
     pub platform: PlatformId,
     /// The rules its arguments are checked by.
     pub rules: Rules,
-    /// What `tools/list` says of it.
+    /// What `tools/list` says of it: its schemas made portable.
     pub definition: Tool,
 }
 
@@ -38,13 +44,16 @@ impl ToolTable {
         let mut tools = HashMap::default();
         for c in connectors {
             for spec in c.tools {
-                let definition = (spec.definition)();
+                let mut definition = (spec.definition)();
                 assert_eq!(definition.name, spec.name, "a tool's definition names it");
+                let rules = Rules::of(&definition.input_schema);
+                definition.input_schema = Arc::new(portable_copy(&definition.input_schema));
+                definition.output_schema = definition.output_schema.map(|s| Arc::new(portable_copy(&s)));
                 let entry = ToolEntry {
                     spec,
                     connector: c.id,
                     platform: c.platform,
-                    rules: Rules::of(&definition.input_schema),
+                    rules,
                     definition,
                 };
                 let earlier = tools.insert(spec.name, entry);
@@ -63,6 +72,13 @@ impl ToolTable {
     pub fn iter(&self) -> impl Iterator<Item = &ToolEntry> {
         self.0.values()
     }
+}
+
+/// `schema` made portable.
+fn portable_copy(schema: &JsonObject) -> JsonObject {
+    let mut schema = schema.clone();
+    portable(&mut schema);
+    schema
 }
 
 #[cfg(test)]

@@ -19,13 +19,12 @@ use std::sync::Arc;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::{Feedback, Keep, Served};
 use besluitbron_core::{PlatformId, Units};
-use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::schemars;
 use serde::Deserialize;
 
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Reply, Structure, Who, tool_error};
+use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::driver::TEXT_LANE;
 use crate::platforms::http::{PlatformError, is_iso_date};
@@ -364,16 +363,6 @@ pub fn is_identifier(id: &str) -> bool {
         && !id.contains("..")
 }
 
-/// A result made of a rendered text and structure, for an answer that is not one kept
-/// platform answer (a PDF-only publication: its record alone).
-fn own_result(rendered: crate::call::Rendered) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(rendered.text)]);
-    if let Structure::Own(v) = rendered.structured {
-        result.structured_content = Some(v);
-    }
-    result
-}
-
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -529,14 +518,9 @@ async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
         (Some(url), _) => ("text", url, false),
         (None, Some(url)) => ("pdf-text", url, true),
         (None, None) => {
-            return own_result(render::document(
-                &record,
-                TextSource::None,
-                record_served,
-                offset,
-                length,
-            ))
-            .into();
+            return render::document(&record, TextSource::None, record_served, offset, length)
+                .into_own_result()
+                .into();
         }
     };
     let key = CacheKey::new(PLATFORM, DataClass::Document, kind).param("id", id.clone());

@@ -23,13 +23,12 @@ use std::sync::Arc;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
 use besluitbron_core::{PlatformId, Units};
-use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::schemars;
 use serde::Deserialize;
 
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Structure, Who, tool_error};
+use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::rechtspraak::{Day, Ecli, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
@@ -502,15 +501,6 @@ fn ruling_call(client: &Arc<RsClient>, ecli: Ecli, metadata_only: bool) -> Platf
     })
 }
 
-/// A tool result from a render whose structure is its own.
-fn own_result(rendered: Rendered) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(rendered.text)]);
-    if let Structure::Own(value) = rendered.structured {
-        result.structured_content = Some(value);
-    }
-    result
-}
-
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -715,7 +705,7 @@ async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Rep
     }
     let note = check.note(checked, hits.len());
     let page = SearchPage::new(&feed, searched, offset, hits, Some(note)).with_filters(filters);
-    own_result(render::search(&page, served)).into()
+    render::search(&page, served).into_own_result().into()
 }
 
 /// Read one ruling.
