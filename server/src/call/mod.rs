@@ -111,11 +111,16 @@ impl Call {
     }
 }
 
+/// A tool's result, shared: the buffer hit's result kept for the same question
+/// ([`shown`]) and the replay table's copy ([`crate::mcp`]'s replay layer) are the
+/// same one, so neither is copied nor encoded to be kept.
+pub type SharedResult = Arc<CallToolResult>;
+
 /// What a tool gives back.
 #[derive(Debug)]
 pub enum Reply {
     /// Its result (a tool error included).
-    Result(CallToolResult),
+    Result(SharedResult),
     /// Several replicas: this replica does not own the platform now (or its lease ended
     /// while the call waited); the call belongs with the platform's owner.
     Elsewhere(PlatformId),
@@ -123,6 +128,12 @@ pub enum Reply {
 
 impl From<CallToolResult> for Reply {
     fn from(result: CallToolResult) -> Reply {
+        Reply::Result(Arc::new(result))
+    }
+}
+
+impl From<SharedResult> for Reply {
+    fn from(result: SharedResult) -> Reply {
         Reply::Result(result)
     }
 }
@@ -132,7 +143,7 @@ impl From<AnswerError> for Reply {
     fn from(error: AnswerError) -> Reply {
         match error {
             AnswerError::Elsewhere(platform) => Reply::Elsewhere(platform),
-            other => Reply::Result(tool_error(other)),
+            other => tool_error(other).into(),
         }
     }
 }
@@ -240,7 +251,7 @@ impl Context {
 
     /// As [`Context::answer`] for a render that is a plain function of the answer and
     /// how it was served (a `fn`, so it captures nothing): a buffer hit's result is kept
-    /// ([`shown`]) and handed out again, as a clone, to the same question.
+    /// ([`shown`]) and handed out again, shared, to the same question.
     pub async fn answer_shown<T>(&self, call: &Call, pc: PlatformCall<T>, render: fn(&T, Served) -> Rendered) -> Reply
     where
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
@@ -281,6 +292,7 @@ impl Context {
         });
         match result {
             Ok(result) => {
+                let result = Arc::new(result);
                 if served == Served::Cached {
                     self.shown.keep(payload.id(), call.tool, &call.form, &result);
                 }

@@ -18,7 +18,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::CallToolResult;
+use super::SharedResult;
 
 /// The most results kept (each within a tool's answer budget, 16 KB by default).
 pub const MAX_SHOWN: usize = 1024;
@@ -34,21 +34,21 @@ pub struct Shown {
 
 #[derive(Default)]
 struct Table {
-    results: HashMap<Key, CallToolResult, foldhash::fast::RandomState>,
+    results: HashMap<Key, SharedResult, foldhash::fast::RandomState>,
     /// Keys in the order they were kept: the oldest leaves first.
     order: VecDeque<Key>,
 }
 
 impl Shown {
     /// The result kept for `tool` asked `form` on the answer `payload_id`.
-    pub fn get(&self, payload_id: u64, tool: &'static str, form: &Arc<str>) -> Option<CallToolResult> {
+    pub fn get(&self, payload_id: u64, tool: &'static str, form: &Arc<str>) -> Option<SharedResult> {
         let key = (payload_id, tool, Arc::clone(form));
         self.table.lock().expect("shown lock").results.get(&key).cloned()
     }
 
     /// Keeps `result` for `tool` asked `form` on the answer `payload_id`; the first one
     /// kept for a key stays.
-    pub fn keep(&self, payload_id: u64, tool: &'static str, form: &Arc<str>, result: &CallToolResult) {
+    pub fn keep(&self, payload_id: u64, tool: &'static str, form: &Arc<str>, result: &SharedResult) {
         let key = (payload_id, tool, Arc::clone(form));
         let mut table = self.table.lock().expect("shown lock");
         if table.results.contains_key(&key) {
@@ -60,7 +60,7 @@ impl Shown {
             }
         }
         table.order.push_back(key.clone());
-        table.results.insert(key, result.clone());
+        table.results.insert(key, Arc::clone(result));
     }
 
     /// Results kept now.
@@ -80,8 +80,8 @@ mod tests {
 
     use super::*;
 
-    fn result(text: &str) -> CallToolResult {
-        CallToolResult::success(vec![ContentBlock::text(text)])
+    fn result(text: &str) -> SharedResult {
+        Arc::new(rmcp::model::CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 
     #[test]

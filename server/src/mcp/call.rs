@@ -31,7 +31,7 @@ use super::Scope;
 use super::replay::{self, Replayed, Replays};
 use super::route::{Route, RouteFuture};
 use super::tools::{ToolEntry, ToolTable};
-use crate::call::{AnswerError, Call, Context, Progress, Reply, tool_error};
+use crate::call::{AnswerError, Call, Context, Progress, Reply, SharedResult, tool_error};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::tool::invalid_arguments;
 use crate::identity::Caller;
@@ -184,11 +184,12 @@ impl Calls {
             self.ctx
                 .count_request(tool.spec.name, tool.platform, DuplicateKind::Replay);
         }
-        result
+        // rmcp sends a result it owns: a copy when a table keeps it too.
+        result.map(Arc::unwrap_or_clone)
     }
 
     /// Route: the call, and with several replicas its way to the platform's owner.
-    async fn routed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> CallToolResult {
+    async fn routed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> SharedResult {
         let route = self.route.get();
         // Kept for the owner (a forward carries the arguments), only when one may be asked.
         let again = route.map(|_| arguments.clone());
@@ -198,7 +199,7 @@ impl Calls {
         };
         let (Some(route), Some(arguments)) = (route, again) else {
             // Without replicas no platform is owned elsewhere; said plainly should it be.
-            return tool_error(AnswerError::Elsewhere(platform));
+            return Arc::new(tool_error(AnswerError::Elsewhere(platform)));
         };
         let rerun = || -> RouteFuture<'_, Reply> { Box::pin(self.timed(tool, call, arguments.clone())) };
         // Boxed: the forwarding's state would otherwise sit in every call's future, moved

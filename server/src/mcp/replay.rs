@@ -15,10 +15,12 @@
 //! failed first attempt (a tool error, a protocol error, or a cancelled request) releases
 //! the key, so the retry really runs (also one that was waiting for it).
 //!
-//! What is kept of a completed call is its result, serialized: a retry gets the first
-//! result word for word, its provenance note included. The table bounds what it keeps
-//! by count, bytes and time ([`IdempotencyConfig`]); under more load than that, the
-//! oldest results go first and a late retry runs again.
+//! What is kept of a completed call is its result: a retry gets the first result word
+//! for word, its provenance note included. A result the buffer-hit table already holds
+//! ([`crate::call::shown`]) is kept shared with it, at no cost; any other is kept
+//! serialized (one allocation, freed at once when it expires). The table bounds what it
+//! keeps by count, bytes and time ([`IdempotencyConfig`]); under more load than that,
+//! the oldest results go first and a late retry runs again.
 //!
 //! A layer of the tool call's stack (`crate::mcp::call`): [`Replays::run`] takes the
 //! rest of the stack as a function and returns its result; nothing is handed down.
@@ -32,6 +34,7 @@ use rmcp::model::{CallToolResult, JsonObject, RequestId};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::call::SharedResult;
 use crate::clock::Clock;
 use crate::engine::replays::{SharedReplays, SharedStart};
 use crate::identity::Caller;
@@ -40,14 +43,46 @@ use crate::identity::Caller;
 /// the key within it.
 pub type Key = (ReplayScope, String);
 
-/// A completed call's result, serialized.
-type Kept = Arc<[u8]>;
+/// A completed call's result as it is kept.
+#[derive(Clone)]
+enum Kept {
+    /// Shared with the buffer-hit table, which holds it anyway.
+    Shared(SharedResult),
+    /// Serialized.
+    Bytes(Arc<[u8]>),
+}
+
+impl Kept {
+    /// What `result` is kept as, and about the memory that costs: a result another
+    /// table holds too (a buffer hit's, [`crate::call::shown`]) is shared and counted by
+    /// its text; one of its own is serialized (one allocation each, freed at once when
+    /// it expires) rather than kept as a JSON value tree: thousands of kept trees made
+    /// every call pay in allocator work. `None` for a result that does not encode.
+    fn of(result: &SharedResult) -> Option<(Kept, u64)> {
+        if Arc::strong_count(result) > 1 {
+            let text: usize = result
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.len()))
+                .sum();
+            // The structured content says about what the text says.
+            return Some((Kept::Shared(Arc::clone(result)), 2 * text as u64 + 256));
+        }
+        let bytes: Arc<[u8]> = Arc::from(serde_json::to_vec(&**result).ok()?.into_boxed_slice());
+        let size = bytes.len() as u64;
+        Some((Kept::Bytes(bytes), size))
+    }
+
+    /// The result again (a replay, which is rare, parses a serialized one back).
+    fn result(&self) -> Result<SharedResult, ErrorData> {
+        match self {
+            Kept::Shared(r) => Ok(Arc::clone(r)),
+            Kept::Bytes(b) => read_back(b).map(Arc::new),
+        }
+    }
+}
 
 /// The replay table, and a signal for retries waiting for their first attempt.
-///
-/// Completed results are kept serialized (one allocation each, freed at once when they
-/// expire) rather than as JSON value trees: thousands of kept trees made every call pay in
-/// allocator work. A replay, which is rare, parses its result back.
 pub struct Replays {
     table: Mutex<IdempotencyTable<Kept>>,
     /// Signalled when a first attempt ends (kept, failed or cancelled).
@@ -228,14 +263,10 @@ impl Replays {
     /// Runs `call` unless `keyed` — the request's replay key and its fingerprint, when
     /// it has a key — says this is a retry of a request already run or running. The
     /// second value says whether the result is another request's (a replay).
-    pub async fn run<F, Fut>(
-        &self,
-        keyed: Option<(Key, &str)>,
-        call: F,
-    ) -> (Result<CallToolResult, ErrorData>, Replayed)
+    pub async fn run<F, Fut>(&self, keyed: Option<(Key, &str)>, call: F) -> (Result<SharedResult, ErrorData>, Replayed)
     where
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = CallToolResult>,
+        Fut: std::future::Future<Output = SharedResult>,
     {
         let Some((key, fingerprint)) = keyed else {
             return (Ok(call().await), Replayed::No);
@@ -271,7 +302,7 @@ impl Replays {
             self.waiting.fetch_sub(1, Ordering::SeqCst);
         }
         match start {
-            IdempotentStart::Replay(kept) => (read_back(&kept), Replayed::Yes),
+            IdempotentStart::Replay(kept) => (kept.result(), Replayed::Yes),
             IdempotentStart::Conflict => (Err(conflict(&key)), Replayed::No),
             // Waited for above.
             IdempotentStart::Untracked | IdempotentStart::InFlight => (Ok(call().await), Replayed::No),
@@ -287,23 +318,23 @@ impl Replays {
                     match shared.begin(&key.0, &key.1, fingerprint).await {
                         Ok(SharedStart::Fresh(t)) => first.token = Some(t),
                         Ok(SharedStart::Replay(bytes)) => {
-                            let kept: Kept = Arc::from(bytes.into_boxed_slice());
-                            let Ok(result) = serde_json::from_slice::<CallToolResult>(&kept) else {
+                            let bytes: Arc<[u8]> = Arc::from(bytes.into_boxed_slice());
+                            let Ok(result) = serde_json::from_slice::<CallToolResult>(&bytes) else {
                                 // Written by another replica's `serde_json::to_vec` of the
                                 // same type; a replica of another version may differ: run.
                                 return (Ok(call().await), Replayed::No);
                             };
                             first.key = None;
-                            let size = kept.len() as u64;
+                            let size = bytes.len() as u64;
                             self.table.lock().expect("replay lock").complete_sized(
                                 self.clock.now(),
                                 &key.0,
                                 &key.1,
-                                Some((kept, size)),
+                                Some((Kept::Bytes(bytes), size)),
                             );
                             self.signal_end();
                             self.shared_replays.fetch_add(1, Ordering::Relaxed);
-                            return (Ok(result), Replayed::Yes);
+                            return (Ok(Arc::new(result)), Replayed::Yes);
                         }
                         Ok(SharedStart::Conflict) => {
                             return (Err(conflict(&key)), Replayed::No);
@@ -313,23 +344,23 @@ impl Replays {
                 }
                 let result = call().await;
                 // A result that does not encode is not kept: the retry runs again.
-                let kept: Option<Kept> = succeeded(&result)
-                    .then(|| serde_json::to_vec(&result).ok())
-                    .flatten()
-                    .map(|b| Arc::from(b.into_boxed_slice()));
+                let kept = if succeeded(&result) { Kept::of(&result) } else { None };
                 if let Some(token) = first.token.take() {
-                    self.complete_shared(&key, &token, kept.as_deref()).await;
+                    // The other replicas read it back: serialized, shared or not.
+                    let body = match &kept {
+                        Some((Kept::Bytes(b), _)) => Some(Arc::clone(b)),
+                        Some((Kept::Shared(r), _)) => {
+                            serde_json::to_vec(&**r).ok().map(|b| Arc::from(b.into_boxed_slice()))
+                        }
+                        None => None,
+                    };
+                    self.complete_shared(&key, &token, body.as_deref()).await;
                 }
                 first.key = None;
-                self.table.lock().expect("replay lock").complete_sized(
-                    self.clock.now(),
-                    &key.0,
-                    &key.1,
-                    kept.map(|k| {
-                        let bytes = k.len() as u64;
-                        (k, bytes)
-                    }),
-                );
+                self.table
+                    .lock()
+                    .expect("replay lock")
+                    .complete_sized(self.clock.now(), &key.0, &key.1, kept);
                 self.signal_end();
                 (Ok(result), Replayed::No)
             }

@@ -10,9 +10,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 use besluitbron_core::PlatformId;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::JsonObject;
 
-use crate::call::{Call, Reply};
+use crate::call::{Call, Reply, SharedResult};
 
 /// A boxed future of the route layer.
 pub type RouteFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -33,5 +33,5 @@ pub trait Route: Send + Sync {
         arguments: &'a JsonObject,
         platform: PlatformId,
         rerun: Rerun<'a>,
-    ) -> RouteFuture<'a, CallToolResult>;
+    ) -> RouteFuture<'a, SharedResult>;
 }
