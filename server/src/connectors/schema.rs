@@ -108,13 +108,13 @@ fn portable_schema(schema: &mut JsonObject) {
         schema.remove("default");
     }
     schema.remove("nullable");
-    if let Some(format) = schema.get("format").and_then(Value::as_str) {
-        if !REGISTERED_FORMATS.contains(&format) {
-            let unsigned = format.starts_with("uint");
-            schema.remove("format");
-            if unsigned && schema.get("minimum").is_none() {
-                schema.insert("minimum".into(), Value::from(0));
-            }
+    if let Some(format) = schema.get("format").and_then(Value::as_str)
+        && !REGISTERED_FORMATS.contains(&format)
+    {
+        let unsigned = format.starts_with("uint");
+        schema.remove("format");
+        if unsigned && schema.get("minimum").is_none() {
+            schema.insert("minimum".into(), Value::from(0));
         }
     }
     // A property that may be null is left out instead, so it is not required.
