@@ -28,7 +28,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CachePolicy, CacheVersion};
 use besluitbron_core::dedup::IdempotencyConfig;
@@ -176,7 +176,8 @@ impl App {
     /// the race asks for that.
     #[doc(hidden)]
     pub fn build_gated(config: Config, hooks: Hooks, gated: bool) -> anyhow::Result<App> {
-        let registry: &'static [ConnectorSpec] = CONNECTORS;
+        // The connectors offered: every one, but a switched-off platform's only with a mirror.
+        let registry: Vec<&'static ConnectorSpec> = CONNECTORS.iter().filter(|c| c.defaults.offered(&config)).collect();
         let clock = Clock::start();
         let metrics = Arc::new(Metrics::new());
         let cancel = CancellationToken::new();
@@ -260,7 +261,7 @@ impl App {
         .with_metrics(Arc::clone(&metrics));
         let calls = Arc::new(Calls::new(
             Arc::clone(&ctx),
-            registry,
+            registry.clone(),
             replays,
             Duration::from_secs(config.request_timeout_secs.max(1)),
             config.trusted_proxies.clone(),
@@ -304,7 +305,7 @@ impl App {
         // One MCP service per route: each connector, and all of them at `/mcp`.
         let routes: Vec<(String, Scope)> = registry
             .iter()
-            .map(|c| (format!("/mcp/{}", c.id), Scope::One(c)))
+            .map(|&c| (format!("/mcp/{}", c.id), Scope::One(c)))
             .chain([("/mcp".to_owned(), Scope::All)])
             .collect();
         let mut services = Vec::new();
@@ -379,6 +380,10 @@ impl App {
             node,
         });
 
+        // The addresses served, for the answer to any other under `/mcp/`.
+        let addresses: Arc<str> = Arc::from(unknown_mcp_address_text(
+            &services.iter().map(|(path, ..)| path.as_str()).collect::<Vec<_>>(),
+        ));
         let mut router = Router::new();
         for (path, scope, sessions, store, service) in services {
             let route = RouteGuard {
@@ -387,9 +392,23 @@ impl App {
                 sessions,
                 store,
             };
-            let guarded = Router::new().nest_service(&path, Guarded::new(route, service));
+            // Exactly this address: `/mcp/nope` or `/mcp/obv/extra` is no MCP server.
+            let guarded = Router::new().route_service(&path, Guarded::new(route, service));
             router = router.merge(guarded);
         }
+        router = router.route(
+            "/mcp/{*rest}",
+            any(move || {
+                let addresses = Arc::clone(&addresses);
+                async move {
+                    (
+                        StatusCode::NOT_FOUND,
+                        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                        addresses.to_string(),
+                    )
+                }
+            }),
+        );
         // The routes beside MCP's get the same Host check (DNS rebinding); the MCP routes
         // have rmcp's own.
         let others = Router::new()
@@ -403,7 +422,7 @@ impl App {
             .with_state(Arc::clone(&state));
         let router = router.merge(others).merge(crate::page::routes(&page));
 
-        for c in registry {
+        for c in &registry {
             if let Some(m) = c.maintenance
                 && let Some(every) = (m.every)(&guard.config)
             {
@@ -571,4 +590,15 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     .unwrap_or_default();
     out.push_str(&store::render_prometheus(&stats));
     ([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], out).into_response()
+}
+
+/// The answer to an address under `/mcp/` that serves nothing: which ones do.
+fn unknown_mcp_address_text(paths: &[&str]) -> String {
+    let mut paths = paths.to_vec();
+    paths.sort_unstable();
+    format!(
+        "No MCP server at this address. BesluitBron serves MCP at {} (`/mcp`: every platform's tools; \
+         `/mcp/<id>`: one platform's).\n",
+        paths.join(", ")
+    )
 }

@@ -309,6 +309,10 @@ pub struct PlatformDefaults {
     pub max_concurrent: Option<usize>,
     /// How long a switched-off platform is answered as such without asking, if held.
     pub retired_hold_secs: Option<u64>,
+    /// The platform at `base_url` is switched off: its connector is offered (tools,
+    /// address, resources, hints) only where the configuration points it elsewhere,
+    /// at a mirror.
+    pub switched_off: bool,
 }
 
 impl PlatformDefaults {
@@ -323,7 +327,16 @@ impl PlatformDefaults {
             text_limit: platform.default_text_limit(),
             max_concurrent: None,
             retired_hold_secs: None,
+            switched_off: false,
         }
+    }
+
+    /// True when the connector of a platform with these defaults is offered under
+    /// `config`: always, unless the platform is switched off at its real address and
+    /// the configuration does not name another.
+    pub fn offered(&self, config: &Config) -> bool {
+        !self.switched_off
+            || config.platform(self.platform).base_url.trim_end_matches('/') != self.base_url.trim_end_matches('/')
     }
 
     /// The settings these defaults make.

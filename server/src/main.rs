@@ -247,11 +247,12 @@ async fn serve(
         .await
         .with_context(|| format!("binding {}", config.listen))?;
     let local = listener.local_addr()?;
-    let app = App::build(config)?;
     let routes: Vec<String> = besluitbron_server::connectors::CONNECTORS
         .iter()
+        .filter(|c| c.defaults.offered(&config))
         .map(|c| format!("/mcp/{}", c.id))
         .collect();
+    let app = App::build(config)?;
     tracing::info!(listen = %local, "besluitbron listening: MCP at {} and /mcp", routes.join(", "));
     app.serve(listener, shutdown_signal(), Duration::from_secs(20)).await
 }

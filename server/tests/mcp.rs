@@ -589,3 +589,112 @@ async fn a_repeat_is_its_kept_result_until_the_answer_expires() {
         "{again}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_that_serves_nothing_is_404_with_the_addresses_that_do() {
+    let f = fakes().await;
+    let dir = temp_dir("mcp-unknown-address");
+    let server = Server::start(config(&f, &dir)).await;
+    let http = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+    for path in ["/mcp/nope", "/mcp/OBV", "/mcp/obv/extra", "/mcp/obv/"] {
+        for (era, body) in [("2025-06-18", &init), ("2026-07-28", &list)] {
+            let r = http
+                .post(server.url(path))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", era)
+                .body(body.to_string())
+                .send()
+                .await
+                .expect("answered");
+            assert_eq!(r.status(), 404, "POST {path} ({era})");
+            let text = r.text().await.expect("a body");
+            assert!(
+                text.contains("/mcp/obv") && text.contains("/mcp/tk") && !text.contains("obv_search"),
+                "POST {path}: the addresses, not a tool list: {text}"
+            );
+        }
+        for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+            let r = http
+                .request(method.clone(), server.url(path))
+                .header("accept", "text/event-stream")
+                .send()
+                .await
+                .expect("answered");
+            assert_eq!(r.status(), 404, "{method} {path}");
+        }
+    }
+    // The real addresses still answer.
+    let mut obv = Mcp::initialize(server.url("/mcp/obv")).await;
+    assert!(
+        obv.list_tools()
+            .await
+            .iter()
+            .all(|t| t["name"].as_str().is_some_and(|n| n.starts_with("obv_")))
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_switched_off_ori_is_offered_only_with_a_mirror() {
+    let f = fakes().await;
+    // At its real (switched-off) address: nothing advertises it, and nothing asks it.
+    let dir = temp_dir("mcp-ori-off");
+    let mut c = config(&f, &dir);
+    let real = besluitbron_server::connectors::by_id("ori")
+        .expect("ori")
+        .defaults
+        .base_url;
+    c.platforms.get_mut("ori").expect("ori").base_url = real.to_owned();
+    let server = Server::start(c).await;
+    let mut all = Mcp::initialize(server.url("/mcp")).await;
+    let names: Vec<String> = all
+        .list_tools()
+        .await
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(names.iter().any(|n| n == "obv_search"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("ori_")), "{names:?}");
+    let resources = all.request("resources/list", json!({})).await;
+    let templates = all.request("resources/templates/list", json!({})).await;
+    let offered = format!("{:?} {:?}", resources.message, templates.message);
+    assert!(!offered.contains("besluitbron://ori"), "{offered}");
+    let call = all.call("ori_search", json!({"query": "woningbouw"})).await;
+    assert!(
+        call.message.as_ref().is_some_and(|m| m.get("error").is_some()),
+        "an unknown tool: {:?}",
+        call.message
+    );
+    let r = reqwest::Client::new()
+        .post(server.url("/mcp/ori"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), 404);
+    assert_eq!(
+        f.all
+            .get(besluitbron_core::PlatformId::Ori)
+            .expect("ori fake")
+            .requests(),
+        0
+    );
+    server.stop().await;
+
+    // With a mirror (the fake): listed and served.
+    let dir = temp_dir("mcp-ori-mirror");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut all = Mcp::initialize(server.url("/mcp")).await;
+    let tools = all.list_tools().await;
+    assert!(tools.iter().any(|t| t["name"] == "ori_search"));
+    let mut ori = Mcp::initialize(server.url("/mcp/ori")).await;
+    assert_eq!(ori.list_tools().await.len(), 3);
+    server.stop().await;
+}

@@ -72,8 +72,8 @@ impl ToolRequest {
 pub struct Calls {
     /// The call layer's context: platform clients and tasks, metrics, the clock.
     pub ctx: Arc<Context>,
-    /// The connector registry served.
-    registry: &'static [ConnectorSpec],
+    /// The connectors served: the registry's that the configuration offers.
+    registry: Vec<&'static ConnectorSpec>,
     /// Every tool of the registry.
     tools: ToolTable,
     /// Client retries (R-D2).
@@ -93,15 +93,15 @@ impl Calls {
     /// The calls of `registry`'s tools over `ctx`.
     pub fn new(
         ctx: Arc<Context>,
-        registry: &'static [ConnectorSpec],
+        registry: Vec<&'static ConnectorSpec>,
         replays: Replays,
         request_timeout: Duration,
         trusted_proxies: Vec<IpAddr>,
     ) -> Calls {
         Calls {
             ctx,
+            tools: ToolTable::new(&registry),
             registry,
-            tools: ToolTable::new(registry),
             replays,
             in_flight: AtomicUsize::new(0),
             request_timeout,
@@ -116,9 +116,9 @@ impl Calls {
         self.route.set(route)
     }
 
-    /// The connector registry served.
-    pub fn registry(&self) -> &'static [ConnectorSpec] {
-        self.registry
+    /// The connectors served.
+    pub fn registry(&self) -> &[&'static ConnectorSpec] {
+        &self.registry
     }
 
     /// Every tool.

@@ -67,10 +67,10 @@ impl Scope {
     }
 
     /// The connectors of `registry` served here.
-    pub fn connectors(self, registry: &'static [ConnectorSpec]) -> Vec<&'static ConnectorSpec> {
+    pub fn connectors(self, registry: &[&'static ConnectorSpec]) -> Vec<&'static ConnectorSpec> {
         match self {
             Scope::One(c) => vec![c],
-            Scope::All => registry.iter().collect(),
+            Scope::All => registry.to_vec(),
         }
     }
 }

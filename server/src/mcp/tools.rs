@@ -40,9 +40,9 @@ impl ToolTable {
     ///
     /// When two tools share a name: a defect of the registry, found by every test that
     /// builds a server.
-    pub fn new(connectors: &'static [ConnectorSpec]) -> ToolTable {
+    pub fn new(connectors: &[&'static ConnectorSpec]) -> ToolTable {
         let mut tools = HashMap::default();
-        for c in connectors {
+        for &c in connectors {
             for spec in c.tools {
                 let mut definition = (spec.definition)();
                 assert_eq!(definition.name, spec.name, "a tool's definition names it");
@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn every_tool_of_every_connector_is_found_under_its_own_connector() {
-        let table = ToolTable::new(CONNECTORS);
+        let table = ToolTable::new(&CONNECTORS.iter().collect::<Vec<_>>());
         let mut listed = 0;
         for c in CONNECTORS {
             for tool in c.tools {

@@ -69,7 +69,7 @@ impl PageState {
     }
 
     fn connector(&self, id: &str) -> Option<&'static ConnectorSpec> {
-        self.calls.registry().iter().find(|c| c.id == id)
+        self.calls.registry().iter().find(|c| c.id == id).copied()
     }
 }
 
@@ -326,7 +326,7 @@ async fn groups(
 ) -> Vec<(&'static ConnectorSpec, Group)> {
     let lang = Lang::of(params);
     let mut running = Vec::new();
-    for c in state.calls.registry() {
+    for &c in state.calls.registry() {
         let group = match c.page {
             PageSpec::Without { nl, en } => Some(Group::Without(if lang == Lang::En { en } else { nl })),
             PageSpec::Search(_) => None,

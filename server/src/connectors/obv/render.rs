@@ -132,8 +132,8 @@ impl Searched {
             steps.push("use fewer or other words (all words must occur)".to_owned());
         }
         steps.push(
-            "for the Tweede Kamer use tk_search or opentk_search, for official publications ob_search, for older \
-             council records ori_search"
+            "for the Tweede Kamer use tk_search or opentk_search; a council's decision as published in the \
+             Gemeenteblad (and every other official publication) is found with ob_search"
                 .to_owned(),
         );
         steps.join("; ")
@@ -780,7 +780,7 @@ mod tests {
         };
         let r = search(&answer, Served::Fetched, &asked);
         assert!(
-            r.text.contains("drop `organization`") && r.text.contains("ori_search"),
+            r.text.contains("drop `organization`") && r.text.contains("ob_search") && !r.text.contains("ori_"),
             "{}",
             r.text
         );

@@ -55,6 +55,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         // Retired on 1 November 2026: once found switched off, said so for a minute
         // without asking again.
         retired_hold_secs: Some(60),
+        // Nothing advertises it unless `Platforms.ori.BaseUrl` names a mirror.
+        switched_off: true,
         ..PlatformDefaults::new(PLATFORM, "https://api.openraadsinformatie.nl/v1/elastic")
     },
     instructions: INSTRUCTIONS,
