@@ -159,7 +159,7 @@ async fn tk_search_pages_through_a_kept_page_before_asking_the_next() {
     let server = Server::start(config(&f, &temp_dir("tk-window"))).await;
     let mut c = Mcp::initialize(server.url("/mcp/tk")).await;
     let before = f.tk.requests();
-    let first = support::structured(&c.call("tk_search", json!({"words": "stikstof"})).await);
+    let first = support::structured(&c.call("tk_search", json!({"query": "stikstof"})).await);
     assert_eq!(first["items"].as_array().map(Vec::len), Some(20), "the default limit");
     assert!(first["count"].as_u64().unwrap_or(0) > 250, "{first}");
     assert_eq!(f.tk.requests(), before + 1);
@@ -167,7 +167,7 @@ async fn tk_search_pages_through_a_kept_page_before_asking_the_next() {
     let mut token = first["continuation"].as_str().expect("a continuation").to_owned();
     while seen.len() < 250 {
         let next = support::structured(
-            &c.call("tk_search", json!({"words": "x", "continuation": token, "limit": 100}))
+            &c.call("tk_search", json!({"query": "x", "continuation": token, "limit": 100}))
                 .await,
         );
         seen.extend(next["items"].as_array().cloned().unwrap_or_default());
@@ -175,11 +175,11 @@ async fn tk_search_pages_through_a_kept_page_before_asking_the_next() {
     }
     assert_eq!(seen.len(), 250, "windows of one page, none repeated");
     assert_eq!(f.tk.requests(), before + 1, "the kept page answered every window");
-    let later = support::structured(&c.call("tk_search", json!({"words": "x", "continuation": token})).await);
+    let later = support::structured(&c.call("tk_search", json!({"query": "x", "continuation": token})).await);
     assert_eq!(f.tk.requests(), before + 2, "the next page asked once");
     assert_ne!(later["items"][0], seen[0]);
     // A kind outside the list is a tool error naming the allowed values.
-    let e = tool_error_text(&c.call("tk_search", json!({"words": "a", "kind": "motions"})).await);
+    let e = tool_error_text(&c.call("tk_search", json!({"query": "a", "kind": "motions"})).await);
     assert!(e.contains("`documents`") && e.contains("`cases`"), "{e}");
     server.stop().await;
 }

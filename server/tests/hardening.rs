@@ -133,7 +133,7 @@ async fn regression_issue_11_item_6_long_arguments_are_refused_locally_and_error
     );
 
     // A platform's connection error names neither its address nor the request URL.
-    let text = tool_error_text(&mcp.call("tk_search", json!({"words": "stikstof"})).await);
+    let text = tool_error_text(&mcp.call("tk_search", json!({"query": "stikstof"})).await);
     assert!(text.starts_with("Tweede Kamer is unreachable"), "{text}");
     assert!(!text.contains("127.0.0.1") && !text.contains("http"), "{text}");
     assert!(text.contains("<address>") || !text.contains("url"), "{text}");
@@ -183,7 +183,7 @@ async fn regression_issue_11_item_8_tk_search_accepts_only_continuations_it_issu
     ] {
         let before = f.tk.requests();
         let text = tool_error_text(
-            &mcp.call("tk_search", json!({"words": "stikstof", "continuation": forged}))
+            &mcp.call("tk_search", json!({"query": "stikstof", "continuation": forged}))
                 .await,
         );
         assert!(
@@ -194,13 +194,13 @@ async fn regression_issue_11_item_8_tk_search_accepts_only_continuations_it_issu
         assert_eq!(f.tk.requests(), before, "{forged}: nothing sent");
     }
     // The whole first page shown, so the continuation is the platform's next page.
-    let first = structured(&mcp.call("tk_search", json!({"words": "stikstof", "limit": 250})).await);
+    let first = structured(&mcp.call("tk_search", json!({"query": "stikstof", "limit": 250})).await);
     let token = first["continuation"].as_str().expect("a continuation").to_owned();
     assert!(token.starts_with("tk1."), "{token}");
     let second = structured(
         &mcp.call(
             "tk_search",
-            json!({"words": "ignored", "continuation": token, "limit": 250}),
+            json!({"query": "ignored", "continuation": token, "limit": 250}),
         )
         .await,
     );
@@ -328,7 +328,7 @@ async fn regression_issue_11_item_9_malformed_messages_sessions_hosts_and_search
     // A 404 answering a search is the platform's trouble, not a missing record.
     let mut tk = Mcp::initialize(server.url("/mcp/tk")).await;
     let text = tool_error_text(
-        &tk.call("tk_search", json!({"words": "stikstof", "kind": "cases"}))
+        &tk.call("tk_search", json!({"query": "stikstof", "kind": "cases"}))
             .await,
     );
     assert!(text.contains("Tweede Kamer answered HTTP 404"), "{text}");

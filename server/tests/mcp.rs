@@ -698,3 +698,33 @@ async fn the_switched_off_ori_is_offered_only_with_a_mirror() {
     assert_eq!(ori.list_tools().await.len(), 3);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tk_search_takes_query_and_its_old_name_words_with_a_note() {
+    let f = fakes().await;
+    let dir = temp_dir("mcp-tk-words");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut tk = Mcp::initialize(server.url("/mcp/tk")).await;
+    let by_query = tk.call("tk_search", json!({"query": "stikstof", "limit": "2"})).await;
+    let by_words = tk.call("tk_search", json!({"words": "stikstof", "limit": 2})).await;
+    assert_eq!(
+        structured(&by_query)["items"],
+        structured(&by_words)["items"],
+        "the same search"
+    );
+    let text = |r: &support::Reply| {
+        r.message
+            .as_ref()
+            .map(|m| m["result"]["content"][0]["text"].to_string())
+            .unwrap_or_default()
+    };
+    assert!(!text(&by_query).contains("now called `query`"), "{}", text(&by_query));
+    assert!(
+        text(&by_words).contains("`words` is now called `query`"),
+        "{}",
+        text(&by_words)
+    );
+    let none = support::tool_error_text(&tk.call("tk_search", json!({"limit": 2})).await);
+    assert!(none.contains("give `query`"), "{none}");
+    server.stop().await;
+}

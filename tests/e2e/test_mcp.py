@@ -1025,13 +1025,13 @@ class McpChecks:
         odata_filter = tk_words_filter(["stikstof"]) + " and Verwijderd eq false"
         fake = await self.fakes.tk_page("Document", odata_filter, "Datum desc")
         expect("@odata.nextLink" in fake, "the fake's stikstof documents fit one page")
-        got = structured(await client.call_tool("tk_search", {"words": "stikstof", "limit": 250}), "tk_search")
+        got = structured(await client.call_tool("tk_search", {"query": "stikstof", "limit": 250}), "tk_search")
         expect_eq(ids_of(got.get("items", [])), ids_of(fake["value"]), "ids of the first page, newest first")
         first = got["items"][0]
         expect_eq(field(first, "Onderwerp"), fake["value"][0]["Onderwerp"], "Onderwerp of the first item")
         token = got.get("continuation")
         expect(isinstance(token, str) and token != "", f"no continuation: {short(token)}")
-        args = {"words": "stikstof", "continuation": token, "limit": 250}
+        args = {"query": "stikstof", "continuation": token, "limit": 250}
         second = structured(await client.call_tool("tk_search", args), "tk_search")
         fake_next = await self.fakes.tk_next(fake["@odata.nextLink"])
         expect_eq(ids_of(second.get("items", [])), ids_of(fake_next["value"]), "ids of the second page")
@@ -1043,7 +1043,7 @@ class McpChecks:
         )
         fake = await self.fakes.tk_all("Zaak", odata_filter)
         expect(len(fake) > 0, "the fake has no klimaat motions in 2024")
-        args = {"words": "klimaat", "kind": "cases", "soort": "Motie", "date_from": "2024-01-01", "date_to": "2024-12-31"}
+        args = {"query": "klimaat", "kind": "cases", "soort": "Motie", "date_from": "2024-01-01", "date_to": "2024-12-31"}
         got = structured(await client.call_tool("tk_search", args), "tk_search")
         items = got.get("items", [])
         expect_eq(sorted(ids_of(items)), sorted(ids_of(fake)), "case ids")
@@ -1153,7 +1153,7 @@ class McpChecks:
         expect("no text layer" in message, f"message: {message[:300]!r}")
 
     async def tk_search_invalid(self, client: Client) -> None:
-        result = await client.call_tool("tk_search", {"words": "stikstof", "kind": "bogus"})
+        result = await client.call_tool("tk_search", {"query": "stikstof", "kind": "bogus"})
         message = error_text(result)
         expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
         expect("kind" in message.lower() or "bogus" in message.lower(), f"message names neither: {message[:300]!r}")

@@ -22,7 +22,7 @@ use serde::Deserialize;
 
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Reply, tool_error};
+use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Continuation, MAX_WORDS, TkClient, TkSearch, is_guid};
@@ -44,7 +44,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     open,
     maintenance: None,
     samples: &[
-        Sample::new("tk_search", r#"{"words": "klimaatakkoord", "soort": "Motie"}"#),
+        Sample::new("tk_search", r#"{"query": "klimaatakkoord", "soort": "Motie"}"#),
         Sample::new("tk_document", r#"{"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}"#),
         Sample::new("tk_factions", "{}"),
         Sample::new("tk_committees", "{}"),
@@ -72,9 +72,14 @@ fn open(config: &Config) -> Result<Client, PlatformError> {
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// Words that must all occur in the title or the subject (separated by spaces; at
-    /// most 10).
+    /// most 10). Needed unless `continuation` is given.
     #[schemars(length(max = 500))]
-    pub words: String,
+    #[serde(default)]
+    pub query: Option<String>,
+    /// `query`'s earlier name, accepted for one release (the answer says so).
+    #[schemars(skip)]
+    #[serde(default)]
+    pub words: Option<String>,
     /// `documents` (default: Kamerstukken, brieven, moties as documents) or `cases`
     /// (zaken: the parliamentary items documents belong to).
     #[serde(default, deserialize_with = "kind_arg")]
@@ -289,7 +294,7 @@ const TOOLS: &[ToolSpec] = &[
         name: "tk_search",
         title: "Search the Tweede Kamer",
         description: "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) \
-                      by words in their title or subject (`words`: all must occur, e.g. `stikstof landbouw`), \
+                      by words in their title or subject (`query`: all must occur, e.g. `stikstof landbouw`), \
                       optionally by kind (`soort`, exactly as the Kamer writes it: `Motie`, `Brief regering`) and \
                       date range. Not a full-text search (opentk_search is). Newest first; shows `limit` records \
                       (default 20, up to 250); the answer says how many match and gives a `continuation` for the \
@@ -356,6 +361,18 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         Ok(c) => c,
         Err(e) => return e.into(),
     };
+    // `words` is `query` now; an assistant that used it is told, once per answer.
+    let used_words = args.query.is_none() && args.words.is_some();
+    let renamed = |mut r: Rendered| {
+        if used_words {
+            r.text = format!(
+                "Note: tk_search's `words` is now called `query` (as in every search); `words` is accepted \
+                 until the next release.\n{}",
+                r.text
+            );
+        }
+        r
+    };
     let (key, asked, here) = match next {
         // Further into the first page: the first page's own key, so it is asked once.
         Some(next) if next.is_first_page() => {
@@ -386,7 +403,14 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
             (key, Asked::Next(next), here)
         }
         None => {
-            let words = match search_words(&args.words) {
+            let Some(text) = args.query.as_deref().or(args.words.as_deref()) else {
+                return tool_error(
+                    "tk_search: give `query`, the words that must occur in the title or subject (e.g. `stikstof`), \
+                     or the `continuation` of an earlier answer (nothing asked of the Tweede Kamer)",
+                )
+                .into();
+            };
+            let words = match search_words(text) {
                 Ok(words) => words,
                 Err(message) => return tool_error(format!("tk_search: {message}")).into(),
             };
@@ -422,7 +446,11 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
                 }
             });
             ctx.answer(call, pc, |a, served| {
-                render::search(a, served, &here.view(a.items.len(), a.continuation.as_deref()))
+                renamed(render::search(
+                    a,
+                    served,
+                    &here.view(a.items.len(), a.continuation.as_deref()),
+                ))
             })
             .await
         }
@@ -438,7 +466,11 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
                 }
             });
             ctx.answer(call, pc, |a, served| {
-                render::search(a, served, &here.view(a.items.len(), a.continuation.as_deref()))
+                renamed(render::search(
+                    a,
+                    served,
+                    &here.view(a.items.len(), a.continuation.as_deref()),
+                ))
             })
             .await
         }
