@@ -728,3 +728,57 @@ async fn tk_search_takes_query_and_its_old_name_words_with_a_note() {
     assert!(none.contains("give `query`"), "{none}");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_organization_name_is_resolved_before_openbesluitvorming_is_asked() {
+    let f = fakes().await;
+    let dir = temp_dir("mcp-obv-names");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut obv = Mcp::initialize(server.url("/mcp/obv")).await;
+    // The list of sources, kept.
+    let listed = obv.call("obv_sources", json!({"name": "utrecht"})).await;
+    assert!(structured(&listed)["sources"].as_array().is_some_and(|s| s.len() >= 2));
+    let before = f.obv.requests();
+    let ambiguous = support::tool_error_text(
+        &obv.call(
+            "obv_search",
+            json!({"query": "fietsparkeren", "organization": "Utrecht"}),
+        )
+        .await,
+    );
+    assert!(
+        ambiguous.contains("`gemeente-utrecht` (Gemeente Utrecht)")
+            && ambiguous.contains("`provincie-utrecht` (Provincie Utrecht)")
+            && ambiguous.contains("nothing was asked"),
+        "{ambiguous}"
+    );
+    let unknown = support::tool_error_text(
+        &obv.call(
+            "obv_search",
+            json!({"query": "fietsparkeren", "organization": "gemeente Utrech"}),
+        )
+        .await,
+    );
+    assert!(unknown.contains("`gemeente-utrecht`"), "the nearest: {unknown}");
+    assert_eq!(
+        f.obv.requests(),
+        before,
+        "no platform request for a name it would refuse"
+    );
+    // A name of one source is that source's key.
+    let by_name = obv
+        .call(
+            "obv_search",
+            json!({"query": "begroting", "organization": "Gemeente Utrecht", "limit": 3}),
+        )
+        .await;
+    let by_key = obv
+        .call(
+            "obv_search",
+            json!({"query": "begroting", "organization": "gemeente-utrecht", "limit": 3}),
+        )
+        .await;
+    assert_eq!(structured(&by_name)["results"], structured(&by_key)["results"]);
+    assert_eq!(f.obv.requests(), before + 1, "one search, the second from the buffer");
+    server.stop().await;
+}

@@ -8,6 +8,7 @@
 //! short-lived, documents are kept for weeks. Rendering lives in [`render`], as pure
 //! functions of the kept answers.
 
+pub mod names;
 pub mod offers;
 pub mod page;
 pub mod render;
@@ -24,7 +25,7 @@ use serde::Deserialize;
 
 use super::tool::{ToolSpec, client};
 use super::{ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
+use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::obv::{EntityType, OTHER_CALL_COST, ObvClient, RateInfo, SearchParams, SortOrder};
@@ -139,8 +140,9 @@ pub struct SearchArgs {
     #[schemars(length(max = 500))]
     #[serde(default)]
     pub query: Option<String>,
-    /// Restrict to one source: a key from obv_sources, e.g. `gemeente-utrecht`,
-    /// `provincie-noord-brabant`. Much faster than searching all 331 sources.
+    /// Restrict to one source: a key from obv_sources (`gemeente-utrecht`) or its name
+    /// (`Gemeente Utrecht`, or `Amersfoort` where only one source has it); a name that
+    /// fits several is answered with their keys. Much faster than searching all sources.
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub organization: Option<String>,
@@ -435,7 +437,7 @@ const TOOLS: &[ToolSpec] = &[
 
 /// Search OpenBesluitvorming.
 async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    let params = match args.params() {
+    let mut params = match args.params() {
         Ok(p) => p,
         Err(e) => return tool_error(e).into(),
     };
@@ -443,6 +445,24 @@ async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         Ok(c) => c,
         Err(reply) => return reply,
     };
+    // A name becomes its key, read against the list of sources (kept for a day), so the
+    // platform is never asked for a key it will refuse.
+    if let Some(asked) = params.organization.clone() {
+        match ctx.fetch(Who::Caller, call, sources_call(Arc::clone(&client))).await {
+            Ok((sources, _)) => {
+                let resolved = names::resolve(&sources, &asked);
+                if let Some(message) = names::refusal("obv_search", &asked, &resolved) {
+                    return tool_error(message).into();
+                }
+                if let names::Resolved::Key(key) = resolved {
+                    params.organization = Some(key);
+                }
+            }
+            Err(AnswerError::Elsewhere(platform)) => return Reply::Elsewhere(platform),
+            // The list is out of reach: the platform judges the key itself.
+            Err(_) => {}
+        }
+    }
     let (key, cost) = (search_key(&params), params.cost());
     let asked = searched(&params);
     let params = Arc::new(params);
