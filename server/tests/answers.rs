@@ -150,6 +150,13 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
             answered += 1;
         }
     }
+    // `search` over every platform, with its default limit.
+    let asked = json!({"query": "stikstof"});
+    match call(&mut mcp, "search", asked.clone()).await {
+        Some(result) => check("search", &asked, &result, true, &validators, &mut problems),
+        None => problems.push("search: the default call is a tool error".to_owned()),
+    }
+    answered += 1;
     assert!(
         answered >= tools.len(),
         "every listed tool was asked ({answered} of {})",

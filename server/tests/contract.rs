@@ -162,10 +162,14 @@ async fn every_connector_lists_its_tools_read_only_with_schemas_and_samples() {
         }
         listed += tools.len();
     }
+    assert!(
+        everything.contains("search"),
+        "/mcp lists the search over every platform"
+    );
     assert_eq!(
         everything.len(),
-        listed,
-        "/mcp lists every connector's tools, nothing else"
+        listed + 1,
+        "/mcp lists every connector's tools and `search`, nothing else"
     );
     server.stop().await;
 }
@@ -394,9 +398,15 @@ async fn every_string_argument_has_a_maximum_length_and_a_longer_one_is_refused_
                     calls,
                     "{name}: `{property}` too long: no platform call counted"
                 );
+                // A day is told its form; any other string its limit.
+                let form = if tool["inputSchema"]["properties"][&property]["format"] == json!("date") {
+                    "YYYY-MM-DD".to_owned()
+                } else {
+                    format!("at most {max}")
+                };
                 assert!(
-                    text.contains(&format!("`{property}`")) && text.contains(&format!("at most {max}")),
-                    "{name}: the refusal names `{property}` and its limit: {text}"
+                    text.contains(&format!("`{property}`")) && text.contains(&form),
+                    "{name}: the refusal names `{property}` and {form}: {text}"
                 );
                 assert!(
                     text.len() < 200 && !text.contains("xxxxxxxx"),

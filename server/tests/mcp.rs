@@ -49,8 +49,9 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
         ("/mcp/ori", vec!["ori_document", "ori_search", "ori_sources"]),
         ("/mcp/ob", vec!["ob_document", "ob_search"]),
     ];
-    // `/mcp` serves every connector's tools, in name order.
+    // `/mcp` serves every connector's tools and `search` over them, in name order.
     let mut all: Vec<&str> = per_connector.iter().flat_map(|(_, t)| t.iter().copied()).collect();
+    all.push("search");
     all.sort_unstable();
     for (path, expected) in per_connector.into_iter().chain([("/mcp", all)]) {
         let mut c = Mcp::initialize(server.url(path)).await;
@@ -780,5 +781,124 @@ async fn an_organization_name_is_resolved_before_openbesluitvorming_is_asked() {
         .await;
     assert_eq!(structured(&by_name)["results"], structured(&by_key)["results"]);
     assert_eq!(f.obv.requests(), before + 1, "one search, the second from the buffer");
+    server.stop().await;
+}
+
+/// `search`'s structured results per platform id.
+fn search_groups(r: &support::Reply) -> std::collections::BTreeMap<String, Value> {
+    structured(r)["platforms"]
+        .as_array()
+        .expect("platforms")
+        .iter()
+        .map(|g| (g["platform"].as_str().expect("an id").to_owned(), g.clone()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_asks_every_keyword_platform_once_and_each_result_reads_with_its_tool() {
+    let f = fakes().await;
+    let dir = temp_dir("mcp-search");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut one = Mcp::initialize(server.url("/mcp/obv")).await;
+    assert!(
+        !one.list_tools().await.iter().any(|t| t["name"] == "search"),
+        "only at /mcp"
+    );
+    let mut all = Mcp::initialize(server.url("/mcp")).await;
+    assert!(all.list_tools().await.iter().any(|t| t["name"] == "search"));
+    let before: Vec<u64> = f.all.iter().map(|h| h.requests()).collect();
+    let r = all.call("search", json!({"query": "stikstof", "limit": "3"})).await;
+    let groups = search_groups(&r);
+    let ok: Vec<&String> = groups
+        .iter()
+        .filter(|(_, g)| g["status"] == "ok")
+        .map(|(p, _)| p)
+        .collect();
+    assert!(ok.len() >= 4, "at least four platforms answered: {groups:?}");
+    assert_eq!(groups["rechtspraak"]["status"], "no_keyword_search");
+    assert!(
+        groups["rechtspraak"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("rechtspraak_search"))
+    );
+    let mut read = 0;
+    for (platform, g) in &groups {
+        for item in g["results"].as_array().into_iter().flatten().take(1) {
+            let (tool, id) = (
+                item["tool"].as_str().expect("a tool"),
+                item["id"].as_str().expect("an id"),
+            );
+            let opened = all.call(tool, json!({"id": id})).await;
+            assert!(
+                opened
+                    .message
+                    .as_ref()
+                    .is_some_and(|m| m["result"]["isError"] != json!(true)),
+                "{platform}: {tool} reads `{id}`: {:?}",
+                opened.message
+            );
+            read += 1;
+        }
+    }
+    assert!(read >= 4, "a result of each answering platform was read");
+    // Asked again: every answer from the buffer, nothing asked of any platform.
+    let after_first: Vec<u64> = f.all.iter().map(|h| h.requests()).collect();
+    assert_ne!(before, after_first);
+    let again = all.call("search", json!({"query": "stikstof", "limit": 3})).await;
+    assert_eq!(search_groups(&again).len(), groups.len());
+    let after_second: Vec<u64> = f.all.iter().map(|h| h.requests()).collect();
+    let reads = read as u64;
+    assert!(
+        after_second.iter().sum::<u64>() == after_first.iter().sum::<u64>(),
+        "the repeat is answered from the buffer ({reads} reads in between were before it)"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_reports_a_slow_platform_as_pending_and_a_failing_one_by_name() {
+    let f = fakes().await;
+    let dir = temp_dir("mcp-search-pending");
+    let mut c = config(&f, &dir);
+    c.request_timeout_secs = 3; // search waits 1 s for the slowest
+    let server = Server::start(c).await;
+    f.obv.set_latency(Duration::from_secs(2));
+    f.all
+        .get(besluitbron_core::PlatformId::Ob)
+        .expect("ob")
+        .set_fail_every(Some(1));
+    let mut all = Mcp::initialize(server.url("/mcp")).await;
+    let r = all.call("search", json!({"query": "begroting"})).await;
+    let groups = search_groups(&r);
+    assert_eq!(groups["obv"]["status"], "pending", "{groups:?}");
+    assert!(
+        groups["obv"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("asking again"))
+    );
+    assert_eq!(groups["ob"]["status"], "failed");
+    assert!(
+        groups["ob"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Officiële Bekendmakingen")),
+        "{groups:?}"
+    );
+    assert_eq!(groups["tk"]["status"], "ok");
+    // The slow search went on and landed in the buffer: asked again, it is there.
+    let obv_requests = f.obv.requests();
+    assert!(
+        support::eventually(Duration::from_secs(10), async || {
+            let again = all.call("search", json!({"query": "begroting"})).await;
+            search_groups(&again)["obv"]["status"] == "ok"
+        })
+        .await,
+        "the pending search's answer is served once it arrived"
+    );
+    assert_eq!(f.obv.requests(), obv_requests, "from the buffer, not asked again");
+    let bad = support::tool_error_text(
+        &all.call("search", json!({"query": "x", "date_from": "1 januari 2026"}))
+            .await,
+    );
+    assert!(bad.contains("YYYY-MM-DD"), "{bad}");
     server.stop().await;
 }

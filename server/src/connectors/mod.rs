@@ -25,6 +25,7 @@ pub mod rechtspraak;
 #[cfg(test)]
 mod render_test;
 pub mod schema;
+pub mod search;
 pub mod tk;
 pub mod tool;
 
@@ -82,6 +83,8 @@ pub struct ConnectorSpec {
     pub page: &'static page_spec::PageSpec,
     /// Its section of the status page, if it has one.
     pub status: Option<&'static page_spec::StatusSection>,
+    /// Its part in `search` on `/mcp`: the tool that answers words, or why none does.
+    pub search: search::KeywordSearch,
 }
 
 /// A sample call of one tool.

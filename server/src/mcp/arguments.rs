@@ -59,6 +59,8 @@ struct Rule {
     integer_only: bool,
     /// The unsigned `format`'s largest value, with the declared `minimum` and `maximum`.
     unsigned: Option<Unsigned>,
+    /// `format: date`: a value that does not fit is told the form, not only the length.
+    date: bool,
 }
 
 /// An unsigned number's bounds as its schema declares them.
@@ -185,6 +187,7 @@ impl Rule {
                 minimum: declared("minimum"),
                 maximum: declared("maximum"),
             }),
+            date: schema.get("format").and_then(Value::as_str) == Some("date"),
         }
     }
 }
@@ -234,6 +237,9 @@ fn check_value(name: &str, rule: Option<&Rule>, value: &Value) -> Result<(), Str
             // A string of at most `max` bytes has at most `max` characters.
             if s.len() > max {
                 let chars = s.chars().count();
+                if chars > max && rule.is_some_and(|r| r.date) {
+                    return Err(format!("`{name}` must be a day written YYYY-MM-DD, e.g. 2026-01-31"));
+                }
                 if chars > max {
                     return Err(format!(
                         "`{name}` is {chars} characters long; at most {max} are accepted: shorten it"
@@ -370,6 +376,10 @@ mod tests {
                         .and_then(Value::as_u64)
                         .map_or(MAX_ANY_STRING_CHARS, |n| usize::try_from(n).unwrap_or(usize::MAX));
                     let chars = s.chars().count();
+                    let date = schema.and_then(|s| s.get("format")).and_then(Value::as_str) == Some("date");
+                    if chars > max && date {
+                        return Err(format!("`{name}` must be a day written YYYY-MM-DD, e.g. 2026-01-31"));
+                    }
                     if chars > max {
                         return Err(format!(
                             "`{name}` is {chars} characters long; at most {max} are accepted: shorten it"

@@ -19,6 +19,7 @@ pub mod call;
 pub mod offers;
 pub mod replay;
 pub mod route;
+pub mod search;
 pub mod tools;
 
 use std::net::SocketAddr;
@@ -38,6 +39,7 @@ pub use call::{Calls, ToolRequest};
 
 use crate::call::Progress;
 use crate::connectors::ConnectorSpec;
+use crate::connectors::search::KeywordSearch;
 use crate::identity::{self, Caller};
 
 /// Which connectors an MCP address serves.
@@ -86,6 +88,8 @@ pub struct Handler {
     /// What `initialize` and every stateless request are told (capabilities, name,
     /// instructions): built once per address, as the tools are.
     info: Arc<ServerConfig>,
+    /// `search` over every platform, at `/mcp` only.
+    searcher: Option<Arc<search::Searcher>>,
 }
 
 impl Handler {
@@ -98,13 +102,36 @@ impl Handler {
             .filter(|t| scope.serves(t.connector))
             .map(|t| t.definition.clone())
             .collect();
+        // `/mcp` adds the one search over every platform with a keyword search.
+        let searcher = match scope {
+            Scope::All if connectors.iter().any(|c| matches!(c.search, KeywordSearch::Tool(_))) => {
+                let mut definition = search::definition();
+                let searcher = search::Searcher::new(&definition);
+                let mut input = (*definition.input_schema).clone();
+                crate::connectors::schema::portable(&mut input);
+                definition.input_schema = Arc::new(input);
+                if let Some(output) = &definition.output_schema {
+                    let mut output = (**output).clone();
+                    crate::connectors::schema::portable(&mut output);
+                    definition.output_schema = Some(Arc::new(output));
+                }
+                tools.push(definition);
+                Some(Arc::new(searcher))
+            }
+            _ => None,
+        };
         tools.sort_by(|a, b| a.name.cmp(&b.name));
-        let instructions: Vec<&str> = connectors.iter().map(|c| c.instructions).collect();
+        let mut instructions: Vec<&str> = Vec::new();
+        if searcher.is_some() {
+            instructions.push(SEARCH_INSTRUCTIONS);
+        }
+        instructions.extend(connectors.iter().map(|c| c.instructions));
         let mut handler = Handler {
             calls,
             scope,
             tools: Arc::new(tools),
             info: Arc::new(ServerConfig::new(ServerCapabilities::default())),
+            searcher,
         };
         handler.info = Arc::new(handler.server_config(instructions.join("\n\n")));
         handler
@@ -197,6 +224,27 @@ fn progress_of(context: &RequestContext<RoleServer>) -> Option<Progress> {
     }))
 }
 
+/// Where `search`'s progress goes: one notification as each platform answers, when the
+/// client asked for progress.
+fn search_progress(context: &RequestContext<RoleServer>) -> Option<search::SearchProgress> {
+    let token = context.meta.get_progress_token()?;
+    let peer = context.peer.clone();
+    Some(Arc::new(move |done, total, message| {
+        let param = ProgressNotificationParam::new(token.clone(), f64::from(done))
+            .with_total(f64::from(total))
+            .with_message(message);
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.notify_progress(param).await;
+        });
+    }))
+}
+
+/// What the server's instructions say of `search` at `/mcp`.
+const SEARCH_INSTRUCTIONS: &str = "search asks every platform that searches by words at once (council decisions, \
+parliamentary papers, official publications) and answers per platform with ids and the tool that reads each; start \
+there for a question that may touch several, then go deeper with one platform's own tools.";
+
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
         (*self.info).clone()
@@ -275,6 +323,14 @@ impl ServerHandler for Handler {
         // The call's state (replay, time limit, tool future) is several KB; rmcp moves the
         // future it gets from here into each request's task and through its stages, so
         // it gets a pointer, not the state.
+        if request.name == search::NAME
+            && let Some(searcher) = &self.searcher
+        {
+            let caller = caller_of(&context, &self.calls.trusted_proxies);
+            let progress = search_progress(&context);
+            let result = Box::pin(searcher.run(&self.calls, request.arguments, caller, progress)).await;
+            return Ok(CallToolResponse::Complete(result));
+        }
         let request = self.request(request, &context);
         Box::pin(self.calls.call(self.scope, request))
             .await

@@ -72,6 +72,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     offers: &offers::OFFERS,
     page: &page::PAGE,
     status: None,
+    search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
 const INSTRUCTIONS: &str = "Officiële Bekendmakingen (ob_* tools): every official publication of Dutch government \
@@ -362,6 +363,45 @@ pub fn is_identifier(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
         && !id.contains("..")
 }
+
+/// Its part in `search` on `/mcp`: every official publication, full text.
+const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
+    tool: "ob_search",
+    arguments: |asked| {
+        let mut args = serde_json::Map::new();
+        args.insert("query".into(), asked.query.clone().into());
+        args.insert("limit".into(), asked.limit.into());
+        crate::connectors::search::dates(asked, &mut args);
+        args
+    },
+    read: |v| {
+        use crate::connectors::search::{Found, FoundItem, text};
+        let hits = v.get("hits")?.as_array()?;
+        Some(Found {
+            total: v.get("total").and_then(serde_json::Value::as_u64),
+            total_is_exact: true,
+            results: hits
+                .iter()
+                .filter_map(|h| {
+                    Some(FoundItem {
+                        id: text(h, "identifier")?,
+                        tool: "ob_document",
+                        title: text(h, "title").unwrap_or_default(),
+                        date: text(h, "published"),
+                        kind: text(h, "document_type").or_else(|| text(h, "publication")),
+                        organization: h
+                            .get("organizations")
+                            .and_then(serde_json::Value::as_array)
+                            .and_then(|o| o.first())
+                            .and_then(serde_json::Value::as_str)
+                            .map(str::to_owned),
+                        url: text(h, "url"),
+                    })
+                })
+                .collect(),
+        })
+    },
+};
 
 /// The tools.
 const TOOLS: &[ToolSpec] = &[

@@ -58,6 +58,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     offers: &offers::OFFERS,
     page: &page::PAGE,
     status: Some(&page::STATUS),
+    search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
 const INSTRUCTIONS: &str = "OpenBesluitvorming (obv_* tools): council and provincial decision making of 331 \
@@ -378,6 +379,40 @@ pub(crate) fn sources_call(client: Arc<ObvClient>) -> PlatformCall<SourcesAnswer
         }
     })
 }
+
+/// Its part in `search` on `/mcp`.
+const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
+    tool: "obv_search",
+    arguments: |asked| {
+        let mut args = serde_json::Map::new();
+        args.insert("query".into(), asked.query.clone().into());
+        args.insert("limit".into(), asked.limit.into());
+        crate::connectors::search::dates(asked, &mut args);
+        args
+    },
+    read: |v| {
+        use crate::connectors::search::{Found, FoundItem, text};
+        let results = v.get("results")?.as_array()?;
+        Some(Found {
+            total: v.get("total_count").and_then(serde_json::Value::as_u64),
+            total_is_exact: v.get("total_is_approximate") != Some(&serde_json::Value::Bool(true)),
+            results: results
+                .iter()
+                .filter_map(|h| {
+                    Some(FoundItem {
+                        id: text(h, "entity_id")?,
+                        tool: "obv_document",
+                        title: text(h, "title").unwrap_or_default(),
+                        date: text(h, "date"),
+                        kind: text(h, "entity_type"),
+                        organization: text(h, "organization"),
+                        url: text(h, "download_url"),
+                    })
+                })
+                .collect(),
+        })
+    },
+};
 
 /// The tools.
 const TOOLS: &[ToolSpec] = &[

@@ -72,6 +72,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     offers: &offers::OFFERS,
     page: &page::PAGE,
     status: Some(&page::STATUS),
+    search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
 const INSTRUCTIONS: &str = "OpenTK (opentk_* tools): full-text search over Tweede Kamer documents and reports \
@@ -318,6 +319,40 @@ fn activity_answer(number: &str, reply: ActivityReply) -> ActivityAnswer {
 fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D::Error> {
     super::pages::choice("kind", d)
 }
+
+/// Its part in `search` on `/mcp`: full text of Tweede Kamer documents.
+const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
+    tool: "opentk_search",
+    arguments: |asked| {
+        let mut args = serde_json::Map::new();
+        args.insert("query".into(), asked.query.clone().into());
+        args.insert("limit".into(), asked.limit.into());
+        args
+    },
+    read: |v| {
+        use crate::connectors::search::{Found, FoundItem, text};
+        let hits = v.get("hits")?.as_array()?;
+        Some(Found {
+            total: v.get("total").and_then(serde_json::Value::as_u64),
+            // OpenTK stops at 280 hits and says when it may have cut a search short.
+            total_is_exact: v.get("incomplete").is_none_or(serde_json::Value::is_null),
+            results: hits
+                .iter()
+                .filter_map(|h| {
+                    Some(FoundItem {
+                        id: text(h, "number")?,
+                        tool: "opentk_document",
+                        title: text(h, "subject").unwrap_or_default(),
+                        date: text(h, "date"),
+                        kind: text(h, "kind"),
+                        organization: Some("Tweede Kamer".into()),
+                        url: text(h, "link"),
+                    })
+                })
+                .collect(),
+        })
+    },
+};
 
 /// The tools.
 const TOOLS: &[ToolSpec] = &[

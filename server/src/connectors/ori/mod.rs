@@ -74,6 +74,10 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         en: "Open Raadsinformatie was switched off (1 November 2026); council information is now at OpenBesluitvorming.",
     },
     status: None,
+    search: crate::connectors::search::KeywordSearch::Without(
+        "Open Raadsinformatie was switched off on 1 November 2026; its council records live on at \
+         OpenBesluitvorming, which this search asks",
+    ),
 };
 
 const INSTRUCTIONS: &str = "Open Raadsinformatie (ori_* tools): the classic ORI search over council documents. \

@@ -92,6 +92,11 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         en: "Rechtspraak has no keyword search; find rulings by court and date with the MCP tool rechtspraak_search.",
     },
     status: None,
+    search: crate::connectors::search::KeywordSearch::Without(
+        "Rechtspraak's open data has no search by words: find rulings with rechtspraak_search by court \
+         (rechtspraak_courts), area of law (rechtspraak_areas), procedure and dates, or read one by its ECLI with \
+         rechtspraak_ruling",
+    ),
 };
 
 const INSTRUCTIONS: &str = "Rechtspraak (rechtspraak_* tools): Dutch court rulings (uitspraken) and advocate \

@@ -53,6 +53,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     offers: &offers::OFFERS,
     page: &page::PAGE,
     status: None,
+    search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
 const INSTRUCTIONS: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
@@ -287,6 +288,42 @@ pub(crate) fn committees_call(client: Arc<TkClient>) -> PlatformCall<CommitteesA
 fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D::Error> {
     super::pages::choice("kind", d)
 }
+
+/// Its part in `search` on `/mcp`: documents by words in their title or subject.
+const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
+    tool: "tk_search",
+    arguments: |asked| {
+        let mut args = serde_json::Map::new();
+        // The Kamer's search takes at most this many words; the first ones carry the question.
+        let words: Vec<&str> = asked.query.split_whitespace().take(MAX_WORDS).collect();
+        args.insert("query".into(), words.join(" ").into());
+        args.insert("limit".into(), asked.limit.into());
+        crate::connectors::search::dates(asked, &mut args);
+        args
+    },
+    read: |v| {
+        use crate::connectors::search::{Found, FoundItem, text};
+        let items = v.get("items")?.as_array()?;
+        Some(Found {
+            total: v.get("count").and_then(serde_json::Value::as_u64),
+            total_is_exact: true,
+            results: items
+                .iter()
+                .filter_map(|d| {
+                    Some(FoundItem {
+                        id: text(d, "Id")?,
+                        tool: "tk_document",
+                        title: text(d, "Titel").or_else(|| text(d, "Onderwerp")).unwrap_or_default(),
+                        date: text(d, "Datum"),
+                        kind: text(d, "Soort"),
+                        organization: Some("Tweede Kamer".into()),
+                        url: None,
+                    })
+                })
+                .collect(),
+        })
+    },
+};
 
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
