@@ -698,6 +698,9 @@ class McpChecks:
             ("resources/read besluitbron://tk/factions matches Fractie", self.resource_factions),
             ("resources/read of the ruling template gives the ruling's text", self.resource_ruling),
             ("resources/read of an unknown URI raises an MCP error", self.resource_unknown),
+            ("search answers from four platforms; a result of each reads with the tool it names", self.search_everywhere),
+            ("obv_search organization 'Utrecht' answers with the candidate keys", self.obv_search_name),
+            ("an unknown address under /mcp/ is 404 with the addresses", self.unknown_address),
             ("prompts/get gemeenteraad_besluit gives a plan naming obv_search first", self.prompt_council),
             ("prompts/get without a required argument raises invalid params", self.prompt_missing),
             ("completion of organization 'utr' offers the Utrecht sources of /api/sources", self.complete_obv),
@@ -709,7 +712,7 @@ class McpChecks:
         await self.endpoint("/mcp/opentk", OPENTK_TOOLS, opentk_calls)
         await self.endpoint("/mcp/ori", ORI_TOOLS, ori_calls)
         await self.endpoint("/mcp/ob", OB_TOOLS, ob_calls)
-        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS, all_calls)
+        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | {"search"}, all_calls)
 
     async def run_retired(self) -> None:
         """Against the server whose ORI is the retired fake."""
@@ -918,6 +921,35 @@ class McpChecks:
         expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
         expect("limit" in message.lower(), f"message does not name `limit`: {message[:300]!r}")
         expect(len(message) < 2_000, f"message is {len(message)} characters long")
+
+    async def search_everywhere(self, client: Client) -> None:
+        got = structured(await client.call_tool("search", {"query": "stikstof", "limit": 2}), "search")
+        groups = {g["platform"]: g for g in got.get("platforms", [])}
+        answered = [p for p, g in groups.items() if g.get("status") == "ok" and g.get("results")]
+        expect(len(answered) >= 4, f"platforms with results: {answered}; all: {short(groups, 600)}")
+        expect_eq(groups.get("rechtspraak", {}).get("status"), "no_keyword_search", "rechtspraak")
+        for platform in answered:
+            first = groups[platform]["results"][0]
+            opened = await client.call_tool(first["tool"], {"id": first["id"]})
+            expect(opened.is_error is not True, f"{platform}: {first['tool']} {first['id']}: {error_text(opened)[:200]!r}")
+
+    async def obv_search_name(self, client: Client) -> None:
+        result = await client.call_tool("obv_search", {"query": "fietsparkeren", "organization": "Utrecht"})
+        message = error_text(result)
+        expect(result.is_error is True, "a tool error")
+        expect("gemeente-utrecht" in message and "provincie-utrecht" in message and "nothing was asked" in message,
+               f"{message[:300]!r}")
+        named = structured(await client.call_tool("obv_search", {"query": "begroting", "organization": "Gemeente Utrecht", "limit": 2}),
+                           "obv_search")
+        expect(isinstance(named.get("results"), list), f"a search: {short(named)}")
+
+    async def unknown_address(self, client: Client) -> None:
+        async with httpx2.AsyncClient(timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
+            for path in ("/mcp/nope", "/mcp/OBV", "/mcp/obv/extra"):
+                r = await http.post(f"{self.base}{path}", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                    headers={"Accept": "application/json, text/event-stream"})
+                expect_eq(r.status_code, 404, f"POST {path}")
+                expect("/mcp/obv" in r.text and "/mcp/tk" in r.text, f"{path}: {r.text[:200]!r}")
 
     async def unknown_tool(self, client: Client, name: str = "no_such_tool") -> None:
         try:
