@@ -498,3 +498,41 @@ async fn every_schema_is_portable() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tool_list_at_mcp_is_compact() {
+    let f = fakes().await;
+    // As deployed: ORI at its real (switched-off) address is not offered.
+    let real_ori = besluitbron_server::connectors::by_id("ori")
+        .expect("ori")
+        .defaults
+        .base_url;
+    let server = server(&f, "contract-compact", |c| {
+        c.platforms.get_mut("ori").expect("ori").base_url = real_ori.to_owned();
+    })
+    .await;
+    let tools = Mcp::initialize(server.url("/mcp")).await.list_tools().await;
+    let mut sizes: Vec<(usize, String)> = tools
+        .iter()
+        .map(|t| {
+            (
+                serde_json::to_vec(t).expect("encodes").len(),
+                t["name"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    sizes.sort();
+    let total = serde_json::to_vec(&json!({ "tools": tools })).expect("encodes").len();
+    let over: Vec<_> = sizes.iter().filter(|(s, _)| *s > 4096).collect();
+    assert!(over.is_empty(), "tools over 4 KB in tools/list: {over:?}");
+    assert!(
+        total <= 48 * 1024,
+        "tools/list on /mcp is {total} bytes (at most 49,152); largest: {:?}",
+        sizes.iter().rev().take(5).collect::<Vec<_>>()
+    );
+    assert!(
+        tools.iter().all(|t| t["outputSchema"].is_object()),
+        "every tool keeps its outputSchema"
+    );
+    server.stop().await;
+}

@@ -162,6 +162,28 @@ fn portable_schema(schema: &mut JsonObject) {
     }
 }
 
+/// `schema`, an output schema, without the descriptions of its fields: what `tools/list`
+/// shows. The field names, the tool's description and the answer's text say what the
+/// structured content holds; the descriptions, written for the code, were half of every
+/// output schema and a quarter of `tools/list` (they stay in the source and the docs).
+pub fn without_field_descriptions(schema: &mut JsonObject) {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(o) => {
+                o.retain(|k, v| !(k == "description" && v.is_string()));
+                o.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    for (key, value) in schema.iter_mut() {
+        if key != "description" {
+            strip(value);
+        }
+    }
+}
+
 /// Whether `schema` admits only `null`.
 fn is_null_schema(schema: &serde_json::Value) -> bool {
     schema.get("type").is_some_and(|t| t == "null") || schema.get("const").is_some_and(serde_json::Value::is_null)

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use besluitbron_core::PlatformId;
 use rmcp::model::{JsonObject, Tool};
 
-use crate::connectors::schema::portable;
+use crate::connectors::schema::{portable, without_field_descriptions};
 use crate::connectors::{ConnectorSpec, ToolSpec};
 use crate::mcp::arguments::Rules;
 
@@ -48,7 +48,11 @@ impl ToolTable {
                 assert_eq!(definition.name, spec.name, "a tool's definition names it");
                 let rules = Rules::of(&definition.input_schema);
                 definition.input_schema = Arc::new(portable_copy(&definition.input_schema));
-                definition.output_schema = definition.output_schema.map(|s| Arc::new(portable_copy(&s)));
+                definition.output_schema = definition.output_schema.map(|s| {
+                    let mut s = portable_copy(&s);
+                    without_field_descriptions(&mut s);
+                    Arc::new(s)
+                });
                 let entry = ToolEntry {
                     spec,
                     connector: c.id,

@@ -122,9 +122,8 @@ fn one_of<T: Copy>(name: &str, value: &str, choices: &[(&str, T)]) -> Result<T, 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Words that must all occur (full text and metadata); a phrase in double quotes stays
-    /// together. At most 20 terms and 500 characters. Empty: every publication the
-    /// filters allow.
+    /// Words that must all occur (full text and metadata); a "phrase" stays together; at
+    /// most 20 terms. Empty: every publication the filters allow.
     #[serde(default)]
     #[schemars(length(max = 500))]
     pub query: Option<String>,
@@ -137,8 +136,7 @@ pub struct SearchArgs {
         null]))]
     pub publication: Option<String>,
     /// Only organisations of this type, e.g. `gemeente`, `provincie`, `waterschap`,
-    /// `ministerie`, `staten generaal`, `zelfstandig bestuursorgaan`, `regionaal
-    /// samenwerkingsorgaan`.
+    /// `ministerie`.
     #[serde(default)]
     #[schemars(length(max = 200))]
     pub organization_type: Option<String>,
@@ -176,8 +174,8 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// Publications to skip (0 to 9998: only the first 9,999 hits are reachable): the
-    /// answer's `next_offset` for the next page.
+    /// Publications to skip (the answer's `next_offset`); only the first 9,999 hits are
+    /// reachable.
     #[serde(default)]
     #[schemars(range(max = 9998))]
     pub offset: Option<u64>,
@@ -408,19 +406,13 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "ob_search",
         title: "Search Officiële Bekendmakingen",
-        description: "Search Officiële Bekendmakingen, every official publication of Dutch government: \
-                      Gemeenteblad, Provinciaal blad, Waterschapsblad, Blad gemeenschappelijke regeling, \
-                      Staatscourant, Staatsblad, Tractatenblad, Kamerstukken, Handelingen, Kamervragen. `query` \
-                      words must all occur (full text and metadata); a phrase in double quotes stays together. \
-                      Narrow with `publication` (the journal), `organization_type` (gemeente, provincie, \
-                      waterschap, ministerie, …), `organization` (containment: `Utrecht` also finds `Provincie \
-                      Utrecht`), `document_type` (e.g. `Verordening`, `Besluit`), `dossier` (e.g. `36600`), and a \
-                      date range (YYYY-MM-DD) on the publication date or, with \
-                      `date_field: document`, the document's own date. Newest publication first, or `sort: \
-                      relevance`. Up to 100 per page (`limit`, default 10), paged with `offset`; only the first \
-                      9,999 hits of a search are reachable, so narrow with filters instead of paging deep. Each \
-                      hit says whether its text can be read (ob_document). Cheap; a repeat within ten minutes \
-                      comes from BesluitBron's buffer.",
+        description: "Search Officiële Bekendmakingen: every official publication (Gemeenteblad, Provinciaal blad, \
+                      Waterschapsblad, Staatscourant, Staatsblad, Kamerstukken, Handelingen, Kamervragen, …), full \
+                      text and metadata, newest first. Narrow with the journal, organisation, document type, \
+                      dossier and dates; only the first 9,999 hits of a search are reachable, so narrow rather \
+                      than page deep. A council decision's own meeting records are at obv_search. Each hit says \
+                      whether ob_document can read its text. Cheap; repeats within ten minutes come from \
+                      BesluitBron's buffer.",
         arguments: SearchArgs,
         output: SearchAnswer,
         run: ob_search,
@@ -429,16 +421,11 @@ const TOOLS: &[ToolSpec] = &[
         name: "ob_document",
         title: "Read an official publication",
         description: "Read one publication of Officiële Bekendmakingen by its identifier from ob_search \
-                      (`gmb-2026-104512`, `stcrt-2026-10001`, `kst-26100-1`, …): its metadata and its full text \
-                      from the XML rendition, in pages of `length` characters from `offset` (10000 by default, up \
-                      to 100000; the answer says how many remain and the next `offset`). The page of text is in \
-                      the text content only, never twice: the structured content holds the metadata and where \
-                      the page is (`text_offset`, `text_length`, `total_length`). Full text is the \
-                      expensive path — the publication host keeps a stricter limit than search — so read only \
-                      the publications the answer needs. Once read, a publication is kept in BesluitBron's \
-                      buffer for weeks, so paging and rereading are fast. A publication with only a PDF has its \
-                      text read from the PDF (a scan without a text layer is said as such, with the PDF link); \
-                      an empty XML template is reported as having no text rendition.",
+                      (`gmb-2026-104512`, `kst-26100-1`): its metadata and its full text in pages (from the XML \
+                      rendition, else from the PDF; a scan without text says so). The page of text is in the text \
+                      content only; `next_offset` reads on. Full text is the expensive path (the publication host \
+                      keeps a stricter limit than search): read only what the answer needs. Once read, kept in \
+                      BesluitBron's buffer for weeks.",
         arguments: DocumentArgs,
         output: render::DocumentOutput,
         run: ob_document,

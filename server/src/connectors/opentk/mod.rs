@@ -359,15 +359,12 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "opentk_search",
         title: "Full-text search of Tweede Kamer documents",
-        description: "Full-text search over Tweede Kamer documents and reports through OpenTK (the only full-text \
-                      search; tk_search matches titles only). Query syntax: separate words must all appear; \
-                      \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; prefix with * (stikst*); quote \
-                      hyphenated words (\"F-35\"). `kind`: alles (default), moties, vragenantwoorden, activiteiten. \
-                      `recent`: only the last two months. Newest first; OpenTK returns at most 280 hits and cuts \
-                      searches short when busy — the answer says when it may be incomplete; make queries specific. \
-                      Shows `limit` hits (default 20, max 100) from `offset` (the answer gives `next_offset`; the \
-                      hits are kept, so paging asks OpenTK nothing). Repeats within ten minutes come from \
-                      BesluitBron's buffer.",
+        description: "Full-text search over Tweede Kamer documents through OpenTK (tk_search matches titles only). \
+                      Syntax: all words must appear; \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; \
+                      prefix* ; quote hyphenated words. OpenTK returns at most 280 hits, newest first, and cuts \
+                      busy searches short: the answer says when it may be incomplete, so make queries specific. \
+                      Paging with `offset` asks OpenTK nothing (the hits are kept); repeats within ten minutes \
+                      come from BesluitBron's buffer.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: opentk_search,
@@ -376,14 +373,10 @@ const TOOLS: &[ToolSpec] = &[
         name: "opentk_document",
         title: "Tweede Kamer document text (OpenTK)",
         description: "One Tweede Kamer document by number (2026D12345, from opentk_search) or kamerstuk id \
-                      (kst-36200-12): its title, the text of OpenTK's HTML rendition in pages of `length` \
-                      characters (default 8000, up to 100000) from `offset`, and links to its page and its original \
-                      file (PDF or Word). The text is the answer's text content only; its structured content gives \
-                      the metadata and where the page is (`next_offset` reads on). Full text is the expensive part: \
-                      use opentk_search's snippets when they suffice. `source` file reads the original file's text \
-                      instead (BesluitBron's document-text extractor; one more request the first time), for a \
-                      document whose rendition is empty or poor. Kept in BesluitBron's buffer for weeks, so \
-                      paging is fast.",
+                      (kst-36200-12): its title, its text in pages (OpenTK's HTML rendition, or with `source: \
+                      file` the original file's), and links to its page and file. The page of text is in the text \
+                      content only; `next_offset` reads on. Full text is the expensive part: use opentk_search's \
+                      snippets when they suffice. Kept in BesluitBron's buffer for weeks.",
         arguments: DocumentArgs,
         output: render::DocumentShown,
         run: opentk_document,

@@ -511,17 +511,12 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "rechtspraak_search",
         title: "Search Dutch court rulings",
-        description: "Find Dutch court rulings at the judiciary's open-data service by court, area of law, \
-                      procedure, type (Uitspraak or Conclusie) and decision or modification dates. This service \
-                      has NO keyword search: pick filters, read the summaries (inhoudsindicatie) it returns, then \
-                      read a ruling with rechtspraak_ruling; words in `query` are refused, never sent. Courts, \
-                      areas and procedures are given by name or abbreviation (\"Hoge Raad\", \"HR\", \"Rechtbank \
-                      Amsterdam\", \"strafrecht\", \"omgevingsrecht\"); an unknown name gives the closest ones. \
-                      Sub-area filters are unreliable at the platform (courts often tag only the top level): a \
-                      sub-area is searched by its top-level area and checked on each result's metadata, as is a \
-                      procedure, one extra call per result (at most 25 per page). Newest first by default; 10 \
-                      results per page (at most 100), `offset` pages on. Repeats within ten minutes come from \
-                      BesluitBron's buffer.",
+        description: "Find Dutch court rulings at the judiciary's open data by court, area of law, procedure, type \
+                      and dates. There is NO search by words here (`query` is refused, never sent): pick filters, \
+                      read the summaries it returns, then read a ruling with rechtspraak_ruling. Courts, areas and \
+                      procedures by name or abbreviation (\"Hoge Raad\", \"HR\", \"strafrecht\"); an unknown name \
+                      gives the closest. A sub-area or procedure is checked on each result's metadata (one extra \
+                      call per result). Newest first; repeats within ten minutes come from BesluitBron's buffer.",
         arguments: SearchArgs,
         output: SearchOutput,
         run: rechtspraak_search,
@@ -529,17 +524,13 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "rechtspraak_ruling",
         title: "Read a Dutch court ruling",
-        description: "Read one Dutch court ruling by its ECLI (from rechtspraak_search): the court, dates, case \
-                      numbers, type, procedure, areas of law, formal relations to other ECLIs (conclusie, \
-                      cassatie, appeal), where it is published (vindplaatsen), the LJN it replaces, the \
-                      inhoudsindicatie, and the full text in pages of `length` characters from `offset`, with \
-                      headings, numbered paragraphs, tables and footnotes kept readable (images are mentioned, \
-                      not shown). 10000 characters by default (`length` up to 100000); the answer says how many \
-                      remain and the `offset` for the next page (`next_offset`). The page of text is in the text \
-                      content only, never twice: the structured content holds the metadata and where the page \
-                      is (`text_offset`, `text_length`, `total_length`). Full text is the slow, expensive call: \
-                      use the search summaries when they suffice. Once read, a ruling is kept in BesluitBron's buffer for weeks, so paging is fast. \
-                      Some ECLIs are published with metadata only and say so.",
+        description: "Read one Dutch court ruling by its ECLI (from rechtspraak_search): court, dates, case \
+                      numbers, procedure, areas of law, relations to other ECLIs, where it is published, the \
+                      summary (inhoudsindicatie), and the full text in pages (headings, numbered paragraphs, \
+                      tables and footnotes kept readable). The page of text is in the text content only; \
+                      `next_offset` reads on. Full text is the slow call: use the search summaries when they \
+                      suffice. Once read, kept in BesluitBron's buffer for weeks. Some ECLIs have metadata only, \
+                      and say so.",
         arguments: RulingArgs,
         output: RulingOutput,
         run: rechtspraak_ruling,

@@ -256,7 +256,7 @@ fn describe(search: &TkSearch) -> String {
 fn search_words(text: &str) -> Result<Vec<String>, String> {
     let words: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
     if words.is_empty() || words.len() > MAX_WORDS {
-        return Err(format!("`words` must hold 1 to {MAX_WORDS} words, not {}", words.len()));
+        return Err(format!("`query` must hold 1 to {MAX_WORDS} words, not {}", words.len()));
     }
     Ok(words)
 }
@@ -588,11 +588,11 @@ mod tests {
         assert_eq!(search_words(&words(MAX_WORDS)).unwrap().len(), MAX_WORDS);
         assert_eq!(
             search_words(&words(MAX_WORDS + 1)).unwrap_err(),
-            format!("`words` must hold 1 to {MAX_WORDS} words, not {}", MAX_WORDS + 1)
+            format!("`query` must hold 1 to {MAX_WORDS} words, not {}", MAX_WORDS + 1)
         );
         assert!(search_words("  \t ").unwrap_err().contains("not 0"));
         let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
-        let described: Vec<&str> = schema["properties"]["words"]["description"]
+        let described: Vec<&str> = schema["properties"]["query"]["description"]
             .as_str()
             .unwrap_or_default()
             .split_whitespace()

@@ -82,15 +82,11 @@ pub struct TextAnswer {
 pub(super) const TOOL: ToolSpec = crate::tool! {
     name: "tk_document_text",
     title: "Tweede Kamer document text",
-    description: "The full text of one Tweede Kamer document (a letter, motion, report, answer to \
-                  questions), in pages of `length` characters from `offset`. Read from the clean XML \
-                  rendition when the Kamer has one, else from the file (PDF, Word, RTF). Expensive the \
-                  first time (the file is fetched and read: seconds for a long PDF), then kept for weeks; \
-                  use tk_document first when the metadata is enough. A page is 8000 characters by default \
-                  (`length` up to 100000): the text is the answer's text content only, its structured content \
-                  gives the document's metadata and where the page is (`next_offset` reads on). A scanned PDF \
-                  has no text layer and legacy .doc files are not read: the answer then says so with the \
-                  file's link.",
+    description: "The full text of one Tweede Kamer document (letter, motion, report, answers), in pages: from \
+                      the Kamer's XML rendition when there is one, else from the file (PDF, Word, RTF). Expensive \
+                      the first time (seconds for a long PDF), then kept for weeks; use tk_document when the \
+                      metadata is enough. The page of text is in the text content only; `next_offset` reads on. A \
+                      scan without a text layer or a legacy .doc says so, with the file's link.",
     arguments: TextArgs,
     output: TextShown,
     run: tk_document_text,
