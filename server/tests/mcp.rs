@@ -902,3 +902,40 @@ async fn search_reports_a_slow_platform_as_pending_and_a_failing_one_by_name() {
     assert!(bad.contains("YYYY-MM-DD"), "{bad}");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_refused_by_besluitbron_itself_does_not_blame_the_platform() {
+    let f = fakes().await;
+    let dir = temp_dir("mcp-obv-empty-args");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut obv = Mcp::initialize(server.url("/mcp/obv")).await;
+    let before = f.obv.requests();
+    let text = support::tool_error_text(&obv.call("obv_search", json!({})).await);
+    assert!(
+        text.contains("give a query, an organization, or both")
+            && text.contains("nothing was asked of OpenBesluitvorming")
+            && !text.contains("refused"),
+        "{text}"
+    );
+    assert_eq!(f.obv.requests(), before);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rechtspraak_without_filters_says_it_searched_all_rulings() {
+    let f = fakes().await;
+    let dir = temp_dir("mcp-rs-all");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut rs = Mcp::initialize(server.url("/mcp/rechtspraak")).await;
+    let r = rs.call("rechtspraak_search", json!({})).await;
+    let text = r
+        .message
+        .as_ref()
+        .map(|m| m["result"]["content"][0]["text"].to_string())
+        .unwrap_or_default();
+    assert!(
+        text.contains("for all rulings with a published text") && !text.contains("for with"),
+        "{text}"
+    );
+    server.stop().await;
+}

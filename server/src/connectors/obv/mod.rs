@@ -189,7 +189,13 @@ impl SearchArgs {
         p.date_to = self.date_to.clone();
         p.limit = self.limit.unwrap_or(24);
         p.offset = self.offset.unwrap_or(0);
-        p.validate().map_err(|e| format!("obv_search: {e}"))?;
+        // Checked here, before anything is sent: said as BesluitBron's own check.
+        p.validate().map_err(|e| match e {
+            crate::platforms::http::PlatformError::BadRequest { message, .. } => {
+                format!("obv_search: {message} (nothing was asked of OpenBesluitvorming)")
+            }
+            other => format!("obv_search: {other}"),
+        })?;
         Ok(p)
     }
 }

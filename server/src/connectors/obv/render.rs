@@ -167,9 +167,10 @@ pub fn search(answer: &SearchAnswer, served: Served, searched: &Searched) -> Ren
         )
     } else {
         format!(
-            "Hits {}–{} of about {} for {}{}.",
+            "Hits {}–{} of {}{} for {}{}.",
             searched.offset + 1,
             searched.offset.saturating_add(shown),
+            if answer.total_is_approximate { "about " } else { "" },
             answer.total_count,
             searched.describe(),
             provenance(served)
@@ -763,6 +764,22 @@ mod tests {
         );
         assert_eq!(structured(&r, &answer)["next_offset"], 12);
         snapshot("obv_search", &r, &answer);
+    }
+
+    #[test]
+    fn an_exact_total_is_said_without_about() {
+        let mut answer = SearchAnswer {
+            results: (1..=3).map(hit).collect(),
+            total_count: 3,
+            total_is_approximate: false,
+            has_more: false,
+        };
+        let asked = searched(Some("begroting"), Some("gemeente-soest"));
+        let r = search(&answer, Served::Fetched, &asked);
+        assert!(r.text.starts_with("Hits 1–3 of 3 for"), "{}", r.text);
+        answer.total_is_approximate = true;
+        let r = search(&answer, Served::Fetched, &asked);
+        assert!(r.text.starts_with("Hits 1–3 of about 3 for"), "{}", r.text);
     }
 
     #[test]

@@ -648,7 +648,13 @@ async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Rep
         searched.push(format!("modified since {}", m.as_str()));
     }
     if s.with_text {
-        searched.push("with a published text".to_owned());
+        // "… for all rulings with a published text", not "… for with a published text".
+        let text = if searched.is_empty() {
+            "all rulings with a published text"
+        } else {
+            "with a published text"
+        };
+        searched.push(text.to_owned());
     }
     let searched = if searched.is_empty() {
         "all rulings".to_owned()
