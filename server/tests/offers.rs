@@ -485,3 +485,23 @@ async fn concurrent_completions_share_one_fetch() {
     assert_eq!(rs.requests(), before + 1, "one flight for six completions");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_resource_fits_the_answer_budget() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-budget"))).await;
+    let mut c = client(&server, "/mcp", false).await;
+    let listed = c.request("resources/list", json!({})).await;
+    let resources = result(&listed)["resources"].as_array().expect("resources").clone();
+    assert!(resources.len() >= 6);
+    for r in &resources {
+        let uri = r["uri"].as_str().expect("a uri");
+        let read = read(&mut c, uri).await;
+        let size = serde_json::to_vec(&result(&read)["contents"]).expect("encodes").len();
+        assert!(
+            size <= besluitbron_server::connectors::schema::ANSWER_BUDGET_BYTES,
+            "{uri}: {size} bytes, over the answer budget"
+        );
+    }
+    server.stop().await;
+}

@@ -16,9 +16,10 @@ pub const OFFERS: Offers = Offers {
         name: "obv-sources",
         title: "OpenBesluitvorming: bronnen",
         description: "OpenBesluitvorming's sources (municipalities, provinces, water boards) with the key to pass \
-                      as `organization` to obv_search: the whole list (up to 400), as obv_sources gives them.",
+                      as `organization` to obv_search: the first 100 of the list, with its `total` and `next_offset`; \
+                      obv_sources pages on (`offset`) and narrows it (`name`, `organization_type`).",
         tool: "obv_sources",
-        arguments: r#"{"limit": 400}"#,
+        arguments: r#"{"limit": 100}"#,
         shape: Shape::Json,
     }],
     templates: &[TemplateOffer {

@@ -27,10 +27,10 @@ pub const OFFERS: Offers = Offers {
             uri: "besluitbron://tk/committees",
             name: "tk-committees",
             title: "Tweede Kamer: commissies",
-            description: "Every committee of the Tweede Kamer (standing and temporary, up to 300), as tk_committees \
-                          gives them.",
+            description: "The committees of the Tweede Kamer (standing and temporary): the first 100, with the \
+                          `total`; tk_committees pages on (`offset`) and finds one by `name`.",
             tool: "tk_committees",
-            arguments: r#"{"limit": 300}"#,
+            arguments: r#"{"limit": 100}"#,
             shape: Shape::Json,
         },
     ],
