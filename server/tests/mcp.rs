@@ -939,3 +939,29 @@ async fn rechtspraak_without_filters_says_it_searched_all_rulings() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_activity_found_by_opentk_search_opens_with_opentk_activity() {
+    let f = fakes().await;
+    let dir = temp_dir("mcp-opentk-activities");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut c = Mcp::initialize(server.url("/mcp/opentk")).await;
+    let r = c
+        .call("opentk_search", json!({"query": "Kamer", "kind": "activiteiten"}))
+        .await;
+    let text = r
+        .message
+        .as_ref()
+        .map(|m| m["result"]["content"][0]["text"].to_string())
+        .unwrap_or_default();
+    assert!(text.contains("read with opentk_activity"), "{text}");
+    let hits = structured(&r)["hits"].as_array().expect("hits").clone();
+    assert!(!hits.is_empty(), "{text}");
+    for h in hits.iter().take(2) {
+        let number = h["number"].as_str().expect("a number");
+        assert!(number.contains('A'), "an activity's number: {number}");
+        let opened = c.call("opentk_activity", json!({"id": number})).await;
+        assert_ne!(structured(&opened), Value::Null, "{number} opens: {:?}", opened.message);
+    }
+    server.stop().await;
+}

@@ -129,7 +129,13 @@ pub fn opentk_corpus() -> &'static OpenTkCorpus {
                 let day = 152 + (i * 182 / DOCUMENT_COUNT) as i64;
                 let (y, m, d) = crate::civil_from_days(crate::days_from_civil(2026, 1, 1) + day);
                 OpenTkDocument {
-                    nummer: format!("2026D{:05}", 10_001 + i),
+                    // An activity is numbered as one (`2026A…`, what `/activiteit/{n}` takes),
+                    // a document as a document.
+                    nummer: if category == "Activiteit" {
+                        format!("2026A{:05}", (i + 1) / 25)
+                    } else {
+                        format!("2026D{:05}", 10_001 + i)
+                    },
                     datum: format!("{y:04}-{m:02}-{d:02}"),
                     category: category.to_owned(),
                     onderwerp: format!("{category} over {topic} ({})", mix64(i as u64) % 1000),

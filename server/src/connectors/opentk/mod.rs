@@ -341,7 +341,11 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
                 .filter_map(|h| {
                     Some(FoundItem {
                         id: text(h, "number")?,
-                        tool: "opentk_document",
+                        tool: if text(h, "kind").as_deref() == Some("Activiteit") {
+                            "opentk_activity"
+                        } else {
+                            "opentk_document"
+                        },
                         title: text(h, "subject").unwrap_or_default(),
                         date: text(h, "date"),
                         kind: text(h, "kind"),

@@ -15,7 +15,8 @@ use crate::connectors::pages::{TextPage, text_page};
 /// One search hit as BesluitBron keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Hit {
-    /// Document number, e.g. `2026D12345` (the id for `opentk_document`).
+    /// Document number, e.g. `2026D12345` (the id for `opentk_document`), or an
+    /// activity's, e.g. `2026A01234` (kind `Activiteit`: the id for `opentk_activity`).
     pub number: String,
     /// Date.
     pub date: Option<String>,
@@ -78,6 +79,11 @@ pub struct SearchShown {
     pub incomplete: Option<String>,
 }
 
+/// Whether a hit is an activity (read with `opentk_activity`, not `opentk_document`).
+pub fn is_activity(hit: &Hit) -> bool {
+    hit.kind.as_deref() == Some("Activiteit")
+}
+
 /// `opentk_search`'s result: the hits `offset..offset + limit`.
 pub fn search(answer: &SearchAnswer, served: Served, offset: usize, limit: usize) -> Rendered {
     let start = offset.min(answer.hits.len());
@@ -117,6 +123,9 @@ pub fn search(answer: &SearchAnswer, served: Served, offset: usize, limit: usize
             text,
             "\nMay be incomplete: {why}. Narrow the query (more words, a phrase, `recent`) for a complete list."
         );
+    }
+    if shown.iter().any(is_activity) {
+        text.push_str("\nActivities (kind Activiteit, numbers like 2026A01234) are read with opentk_activity; documents with opentk_document.");
     }
     for h in &shown {
         let _ = write!(
