@@ -505,3 +505,29 @@ async fn every_resource_fits_the_answer_budget() {
     }
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_reads_an_organisation_name_as_its_key() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-prompt-names"))).await;
+    for modern in [false, true] {
+        let mut c = client(&server, "/mcp", modern).await;
+        let get = |organization: &str| {
+            json!({"name": "gemeenteraad_besluit",
+                   "arguments": {"organization": organization, "onderwerp": "fietsparkeren"}})
+        };
+        let r = c.request("prompts/get", get("Gemeente Utrecht")).await;
+        let text = result(&r)["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        assert!(text.contains("organization \"gemeente-utrecht\""), "{text}");
+        let (code, message) = error(&c.request("prompts/get", get("Utrecht")).await);
+        assert_eq!(code, -32602, "invalid params: {message}");
+        assert!(
+            message.contains("`gemeente-utrecht` (Gemeente Utrecht)") && message.contains("`provincie-utrecht`"),
+            "{message}"
+        );
+    }
+    server.stop().await;
+}

@@ -210,6 +210,60 @@ pub fn plain_choices(values: &[&str]) -> Vec<Choice> {
         .collect()
 }
 
+/// Lower case, letters and digits only (accents folded), single spaces.
+pub fn words(text: &str) -> String {
+    let mapped: String = text
+        .chars()
+        .map(|c| match c {
+            'á' | 'à' | 'â' | 'ä' | 'Á' | 'À' | 'Â' | 'Ä' => 'a',
+            'é' | 'è' | 'ê' | 'ë' | 'É' | 'È' | 'Ê' | 'Ë' => 'e',
+            'í' | 'ì' | 'î' | 'ï' | 'Í' | 'Ì' | 'Î' | 'Ï' => 'i',
+            'ó' | 'ò' | 'ô' | 'ö' | 'Ó' | 'Ò' | 'Ô' | 'Ö' => 'o',
+            'ú' | 'ù' | 'û' | 'ü' | 'Ú' | 'Ù' | 'Û' | 'Ü' => 'u',
+            c if c.is_alphanumeric() => c.to_lowercase().next().unwrap_or(c),
+            _ => ' ',
+        })
+        .collect();
+    mapped.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What an asked value of a reference list is: the value itself (any case), or the one
+/// choice whose value or name it spells (case, accents and punctuation aside), or the one
+/// whose name holds its words as whole words. Otherwise the candidates: those that hold
+/// the words (at most 8, shortest name first), or else the nearest names (5).
+pub fn resolve_choice<'a>(choices: &'a [Choice], asked: &str) -> Result<String, Vec<&'a Choice>> {
+    let asked = asked.trim();
+    if let Some(c) = choices.iter().find(|c| c.value.eq_ignore_ascii_case(asked)) {
+        return Ok(c.value.clone());
+    }
+    let wanted = words(asked);
+    let spelled: Vec<&Choice> = choices
+        .iter()
+        .filter(|c| words(&c.value) == wanted || words(&c.label) == wanted)
+        .collect();
+    if let [one] = spelled.as_slice() {
+        return Ok(one.value.clone());
+    }
+    let holds = |hay: &str| !wanted.is_empty() && format!(" {} ", words(hay)).contains(&format!(" {wanted} "));
+    let mut fits: Vec<&Choice> = choices.iter().filter(|c| holds(&c.label) || holds(&c.value)).collect();
+    match fits.len() {
+        1 => Ok(fits[0].value.clone()),
+        0 => {
+            let mut near: Vec<(f64, &Choice)> = choices
+                .iter()
+                .map(|c| (strsim::jaro_winkler(&words(&c.label), &wanted), c))
+                .collect();
+            near.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.value.cmp(&b.1.value)));
+            Err(near.into_iter().take(5).map(|(_, c)| c).collect())
+        }
+        _ => {
+            fits.sort_by_key(|c| (c.label.len(), c.value.clone()));
+            fits.truncate(8);
+            Err(fits)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

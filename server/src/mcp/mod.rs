@@ -299,9 +299,9 @@ impl ServerHandler for Handler {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.prompt_get(&request).map(Into::into)
+        Box::pin(self.prompt_get(&request, &context)).await.map(Into::into)
     }
 
     async fn complete(

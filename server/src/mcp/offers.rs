@@ -34,7 +34,7 @@ use serde_json::Value;
 
 use super::Handler;
 use crate::call::Call;
-use crate::connectors::offers::{Choice, Offers, PromptArgs, PromptOffer, Shape, Values};
+use crate::connectors::offers::{Choice, Offers, PromptArgs, PromptOffer, Shape, Values, resolve_choice};
 use crate::platforms::http::brief;
 
 /// How long a client may keep a list that never changes while the server runs (the tool,
@@ -177,8 +177,15 @@ impl Handler {
     }
 
     /// `prompts/get`: the plan for the arguments given; an unknown prompt, an unknown or
-    /// over-long argument or a missing required one is invalid params.
-    pub(crate) fn prompt_get(&self, request: &GetPromptRequestParams) -> Result<GetPromptResult, ErrorData> {
+    /// over-long argument or a missing required one is invalid params. An argument that
+    /// takes a reference-list value (`gemeente-utrecht`) may be given by name (`Gemeente
+    /// Utrecht`): it is read against the list as the prompt's plan needs it, and a name
+    /// that fits several or none is invalid params listing the candidates.
+    pub(crate) async fn prompt_get(
+        &self,
+        request: &GetPromptRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetPromptResult, ErrorData> {
         let prompt = self
             .prompt(&request.name)
             .ok_or_else(|| invalid(format!("no prompt `{}`; prompts/list names them", brief(&request.name))))?;
@@ -214,6 +221,30 @@ impl Handler {
                 "prompt `{}` needs the argument `{}` ({})",
                 prompt.name, missing.name, missing.description
             )));
+        }
+        for arg in prompt.arguments {
+            let (Some(values), Some(given)) = (arg.values, args.get(arg.name).map(str::to_owned)) else {
+                continue;
+            };
+            let choices = self.choices(Some(values), context).await?;
+            match resolve_choice(&choices, &given) {
+                Ok(value) => {
+                    args.0.insert(arg.name, value);
+                }
+                Err(candidates) => {
+                    let listed: Vec<String> = candidates
+                        .iter()
+                        .map(|c| format!("`{}` ({})", c.value, c.label))
+                        .collect();
+                    return Err(invalid(format!(
+                        "argument `{}`: `{}` is not one value of its list; give one of these (or complete it with \
+                         completion/complete): {}",
+                        arg.name,
+                        brief(&given),
+                        listed.join(", ")
+                    )));
+                }
+            }
         }
         let text = (prompt.plan)(&args);
         Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).with_description(prompt.description))
@@ -284,6 +315,58 @@ impl Handler {
         ))
     }
 
+    /// The values of a prompt argument or template variable that takes a reference
+    /// list (fetched as the caller of `context`, through the list tool's own call).
+    async fn choices(
+        &self,
+        values: Option<Values>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Vec<Choice>, ErrorData> {
+        let choices = match values {
+            None => Vec::new(),
+            Some(Values::Fixed(list)) => list(),
+            Some(Values::Fetched { tool, fetch }) => {
+                // A platform call: the shutdown drain waits for it, as for a tool call.
+                let calls = self.calls();
+                let _running = calls.running_guard();
+                let platform = calls
+                    .tools()
+                    .get(tool)
+                    .map(|t| t.platform)
+                    .ok_or_else(|| ErrorData::internal_error(format!("no tool {tool} to complete from"), None))?;
+                let call = Call {
+                    tool,
+                    platform,
+                    caller: super::caller_of(context, &calls.trusted_proxies),
+                    form: Arc::from(tool),
+                    progress: super::progress_of(context),
+                    ct: context.ct.clone(),
+                };
+                let limit = calls.request_timeout();
+                match tokio::time::timeout(limit, fetch(&calls.ctx, &call)).await {
+                    Ok(Ok(choices)) => choices,
+                    Ok(Err(e)) => {
+                        return Err(ErrorData::internal_error(
+                            crate::platforms::http::bounded_text(&e.to_string()),
+                            None,
+                        ));
+                    }
+                    Err(_) => {
+                        return Err(ErrorData::internal_error(
+                            format!(
+                                "BesluitBron gave up after {} s waiting for the list to complete from; try again \
+                                 later",
+                                limit.as_secs()
+                            ),
+                            None,
+                        ));
+                    }
+                }
+            }
+        };
+        Ok(choices)
+    }
+
     /// `completion/complete`: the values of a prompt argument or template variable that
     /// takes a reference-list value, matching what was typed.
     pub(crate) async fn completion(
@@ -331,48 +414,7 @@ impl Handler {
             }
             _ => return Err(invalid("completion is offered for prompts and resource templates")),
         };
-        let choices = match values {
-            None => Vec::new(),
-            Some(Values::Fixed(list)) => list(),
-            Some(Values::Fetched { tool, fetch }) => {
-                // A platform call: the shutdown drain waits for it, as for a tool call.
-                let calls = self.calls();
-                let _running = calls.running_guard();
-                let platform = calls
-                    .tools()
-                    .get(tool)
-                    .map(|t| t.platform)
-                    .ok_or_else(|| ErrorData::internal_error(format!("no tool {tool} to complete from"), None))?;
-                let call = Call {
-                    tool,
-                    platform,
-                    caller: super::caller_of(&context, &calls.trusted_proxies),
-                    form: Arc::from(tool),
-                    progress: super::progress_of(&context),
-                    ct: context.ct.clone(),
-                };
-                let limit = calls.request_timeout();
-                match tokio::time::timeout(limit, fetch(&calls.ctx, &call)).await {
-                    Ok(Ok(choices)) => choices,
-                    Ok(Err(e)) => {
-                        return Err(ErrorData::internal_error(
-                            crate::platforms::http::bounded_text(&e.to_string()),
-                            None,
-                        ));
-                    }
-                    Err(_) => {
-                        return Err(ErrorData::internal_error(
-                            format!(
-                                "BesluitBron gave up after {} s waiting for the list to complete from; try again \
-                                 later",
-                                limit.as_secs()
-                            ),
-                            None,
-                        ));
-                    }
-                }
-            }
-        };
+        let choices = self.choices(values, &context).await?;
         Ok(CompleteResult::new(complete_choices(&choices, typed)))
     }
 }

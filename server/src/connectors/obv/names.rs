@@ -12,6 +12,7 @@
 //! the closest names. Nothing here asks the platform.
 
 use super::render::{SourceEntry, SourcesAnswer};
+use crate::connectors::offers::words;
 
 /// What an asked organization is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,23 +37,6 @@ const KINDS: &[(&str, &str)] = &[
     ("hoogheemraadschap", "water_board"),
     ("wetterskip", "water_board"),
 ];
-
-/// Lower case, letters and digits only (accents folded), single spaces.
-fn words(text: &str) -> String {
-    let mapped: String = text
-        .chars()
-        .map(|c| match c {
-            'á' | 'à' | 'â' | 'ä' | 'Á' | 'À' | 'Â' | 'Ä' => 'a',
-            'é' | 'è' | 'ê' | 'ë' | 'É' | 'È' | 'Ê' | 'Ë' => 'e',
-            'í' | 'ì' | 'î' | 'ï' | 'Í' | 'Ì' | 'Î' | 'Ï' => 'i',
-            'ó' | 'ò' | 'ô' | 'ö' | 'Ó' | 'Ò' | 'Ô' | 'Ö' => 'o',
-            'ú' | 'ù' | 'û' | 'ü' | 'Ú' | 'Ù' | 'Û' | 'Ü' => 'u',
-            c if c.is_alphanumeric() => c.to_lowercase().next().unwrap_or(c),
-            _ => ' ',
-        })
-        .collect();
-    mapped.split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 /// Whether `needle`'s words occur in `hay` as whole words, in order, together.
 fn holds_words(hay: &str, needle: &str) -> bool {

@@ -40,7 +40,7 @@ pub const OFFERS: Offers = Offers {
         arguments: &[
             PromptArg {
                 name: "organization",
-                description: "De sleutel van de organisatie uit obv_sources, bv. gemeente-utrecht",
+                description: "De organisatie: een sleutel uit obv_sources (bv. gemeente-utrecht) of haar naam (Gemeente Utrecht)",
                 required: true,
                 values: Some(ORGANIZATIONS),
             },
