@@ -90,6 +90,10 @@ pub(crate) struct FakeShared {
     /// Requests that arrived under [`crate::OFF_HOST`]: a client that followed a
     /// hostile redirect to another host.
     pub(crate) off_host_arrivals: AtomicU64,
+    /// Answers replaced by [`FakeConfig::garbage`].
+    pub(crate) garbage_answers: AtomicU64,
+    /// Answers replaced by [`FakeConfig::hostile`].
+    pub(crate) hostile_answers: AtomicU64,
 }
 
 impl FakeShared {
@@ -165,6 +169,7 @@ impl FakeShared {
             ));
         }
         if garbage {
+            self.garbage_answers.fetch_add(1, Ordering::Relaxed);
             return Some(raw_response(
                 StatusCode::OK,
                 "text/html; charset=utf-8",
@@ -317,7 +322,10 @@ pub(crate) async fn on_accepted<S: OwnSettings>(
     }
     let hostile = shared.settings().common.hostile;
     match hostile {
-        Some(kind) => crate::hostile::answer(kind, shared, request, next).await,
+        Some(kind) => {
+            shared.hostile_answers.fetch_add(1, Ordering::Relaxed);
+            crate::hostile::answer(kind, shared, request, next).await
+        }
         None => next.run(request).await,
     }
 }
