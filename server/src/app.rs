@@ -593,6 +593,7 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
         m.in_flight.get_or_create(&label).set(gauge(snap.in_flight));
         m.flight_waiters.get_or_create(&label).set(gauge(snap.waiting));
         m.pending_writes.get_or_create(&label).set(gauge(snap.pending_writes));
+        m.memory_bytes.get_or_create(&label).set(gauge(snap.memory_bytes));
         let Some(lane) = snap.lanes.first().filter(|l| l.limited) else {
             continue;
         };
