@@ -67,6 +67,8 @@ pub struct AppState {
     connections: std::sync::OnceLock<crate::listen::Connections>,
     /// Several replicas: this replica's node.
     node: Option<Arc<Node>>,
+    /// The administrative address, bound (`AdminListen`), when set.
+    admin_addr: Option<std::net::SocketAddr>,
 }
 
 /// Test and operator hooks into a server being built.
@@ -87,6 +89,8 @@ pub struct App {
     pub cancel: CancellationToken,
     /// The platforms' tasks, awaited at the end of shutdown (their buffer writes).
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The administrative address's listener and routes (`AdminListen`), when set.
+    admin: Option<(tokio::net::TcpListener, Router)>,
 }
 
 impl AppState {
@@ -156,6 +160,12 @@ impl AppState {
     /// Several replicas: this replica's node (leases, owner lookups, forwards).
     pub fn cluster(&self) -> Option<&Arc<Node>> {
         self.node.as_ref()
+    }
+
+    /// The administrative address as bound (`AdminListen`; port 0 picks one), when set:
+    /// `/metrics` and `/status.json` are served there and not on `Listen`.
+    pub fn admin_address(&self) -> Option<std::net::SocketAddr> {
+        self.admin_addr
     }
 }
 
@@ -371,6 +381,16 @@ impl App {
             streams: Mutex::default(),
         });
         let page = Arc::new(PageState::new(Arc::clone(&guard), Arc::clone(&calls), stores.clone()));
+        let admin_listener = match guard.config.admin_listen {
+            Some(addr) => {
+                let listener = std::net::TcpListener::bind(addr)
+                    .map_err(|e| anyhow::anyhow!("BesluitBron.AdminListen {addr}: {e}"))?;
+                listener.set_nonblocking(true)?;
+                Some(tokio::net::TcpListener::from_std(listener)?)
+            }
+            None => None,
+        };
+        let admin_addr = admin_listener.as_ref().map(|l| l.local_addr()).transpose()?;
         let state = Arc::new(AppState {
             guard: Arc::clone(&guard),
             calls: Arc::clone(&calls),
@@ -378,6 +398,7 @@ impl App {
             stores,
             connections: std::sync::OnceLock::new(),
             node,
+            admin_addr,
         });
 
         // The addresses served, for the answer to any other under `/mcp/`.
@@ -411,16 +432,29 @@ impl App {
         );
         // The routes beside MCP's get the same Host check (DNS rebinding); the MCP routes
         // have rmcp's own.
-        let others = Router::new()
-            .route("/healthz", get(|| async { "ok\n" }))
-            .route("/readyz", get(readyz))
-            .route("/metrics", get(metrics_text))
-            .route_layer(axum::middleware::from_fn_with_state(
+        // With an administrative address, `/metrics` and `/status.json` are served there
+        // only.
+        let health = || {
+            Router::new()
+                .route("/healthz", get(|| async { "ok\n" }))
+                .route("/readyz", get(readyz))
+        };
+        let host_checked = |r: Router<Arc<AppState>>| {
+            r.route_layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&guard),
                 crate::guard::host_check,
             ))
-            .with_state(Arc::clone(&state));
-        let router = router.merge(others).merge(crate::page::routes(&page));
+            .with_state(Arc::clone(&state))
+        };
+        let with_metrics = || health().route("/metrics", get(metrics_text));
+        let (others, admin) = match admin_listener {
+            Some(listener) => {
+                let admin = host_checked(with_metrics()).merge(crate::page::status_json_route(&page));
+                (host_checked(health()), Some((listener, admin)))
+            }
+            None => (host_checked(with_metrics()), None),
+        };
+        let router = router.merge(others).merge(crate::page::routes(&page, admin.is_none()));
 
         for c in &registry {
             if let Some(m) = c.maintenance
@@ -441,6 +475,7 @@ impl App {
             state,
             cancel,
             tasks,
+            admin,
         })
     }
 
@@ -460,7 +495,19 @@ impl App {
             state,
             cancel,
             tasks,
+            admin,
         } = self;
+        if let Some((listener, routes)) = admin {
+            let stop = cancel.clone();
+            tokio::spawn(async move {
+                let served = axum::serve(listener, routes)
+                    .with_graceful_shutdown(async move { stop.cancelled().await })
+                    .await;
+                if let Err(error) = served {
+                    tracing::error!(%error, "the administrative address stopped");
+                }
+            });
+        }
         let connections_config = state.guard.config.connections;
         let (connections, accepting) = crate::listen::spawn(
             listener,
@@ -565,6 +612,7 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
         m.in_flight.get_or_create(&label).set(gauge(snap.in_flight));
         m.flight_waiters.get_or_create(&label).set(gauge(snap.waiting));
         m.pending_writes.get_or_create(&label).set(gauge(snap.pending_writes));
+        m.memory_bytes.get_or_create(&label).set(gauge(snap.memory_bytes));
         let Some(lane) = snap.lanes.first().filter(|l| l.limited) else {
             continue;
         };

@@ -79,6 +79,11 @@ pub struct Config {
     /// one process on its own, nothing shared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterConfig>,
+    /// The administrative address: when set, `/metrics` and `/status.json` are served
+    /// there only (with `/healthz` and `/readyz`), not on `Listen`, so an operator can
+    /// keep them off the address browsers and clients reach. Absent: on `Listen`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admin_listen: Option<SocketAddr>,
 }
 
 /// Several replicas: the shared engine, the internal endpoint and the platform leases.
@@ -378,6 +383,7 @@ impl Default for Config {
             contact: "beheer@besluitbron.invalid".to_owned(),
             text: TextConfig::default(),
             cluster: None,
+            admin_listen: None,
         }
     }
 }
@@ -530,6 +536,15 @@ impl Config {
         }
         if self.max_body_bytes < 1024 {
             return Err(invalid("BesluitBron.MaxBodyBytes".to_owned(), "must be at least 1024"));
+        }
+        if let Some(admin) = self.admin_listen {
+            let internal = self.cluster.as_ref().map(|c| c.internal_listen);
+            if admin == self.listen || Some(admin) == internal {
+                return Err(invalid(
+                    "BesluitBron.AdminListen".to_owned(),
+                    "must differ from Listen and Cluster.InternalListen",
+                ));
+            }
         }
         if let Some(c) = &self.cluster {
             let path = |name: &str| format!("BesluitBron.Cluster.{name}");

@@ -965,3 +965,101 @@ async fn an_activity_found_by_opentk_search_opens_with_opentk_activity() {
     }
     server.stop().await;
 }
+
+/// Issue 31 (the second probe): a JSON-RPC id or an `Idempotency-Key` reused by another
+/// session or another client address is that caller's own request: it runs (or is
+/// refused for its own reasons) and never gets the first caller's result, while the
+/// first caller's own retry still does. Each first call is held at the platform while the
+/// other caller's comes, so a cross-caller replay would have something to wait for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_issue_31_a_reused_id_or_key_never_crosses_sessions_or_addresses() {
+    let f = fakes().await;
+    let mut cfg = config(&f, &temp_dir("replay-cross"));
+    cfg.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];
+    let server = Server::start(cfg).await;
+    let query = |r: &support::Reply| structured(r)["searched"]["query"].clone();
+    let key = ("idempotency-key".to_owned(), "gedeelde-sleutel".to_owned());
+
+    // Sessions: A's id 5 and key, then B (another session, another address) with both.
+    let mut a = Mcp::initialize(server.url("/mcp/obv")).await;
+    a.extra_headers.push(key.clone());
+    let mut b = Mcp::initialize(server.url("/mcp/obv")).await;
+    b.extra_headers.push(key.clone());
+    b.extra_headers.push(("x-forwarded-for".into(), "192.0.2.20".into()));
+    f.obv.set_latency(Duration::from_millis(400));
+    let asked = f.obv.requests();
+    let first = tokio::spawn(async move {
+        let r = a.call_with_id(5, "obv_search", json!({"query": "woningbouw"})).await;
+        (a, r)
+    });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while f.obv.requests() == asked {
+        assert!(tokio::time::Instant::now() < deadline, "A's call reached the platform");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (replays, _) = server.state.replay_counts();
+    let other = b.call_with_id(5, "obv_search", json!({"query": "stikstof"})).await;
+    assert_eq!(query(&other), json!("stikstof"), "B's own search: {}", other.text);
+    let mut c = Mcp::initialize(server.url("/mcp/obv")).await;
+    c.extra_headers.push(key.clone());
+    let same = c.call_with_id(5, "obv_search", json!({"query": "woningbouw"})).await;
+    let (a, first) = first.await.expect("A's call");
+    assert_eq!(query(&first), json!("woningbouw"));
+    assert_eq!(server.state.replay_counts().0, replays, "B got nothing of A's");
+    // C asked A's question under A's id and key: its own call (it shares the platform's
+    // answer through the flight or the buffer, never A's kept result).
+    assert_eq!(query(&same), json!("woningbouw"));
+    // A's own retry is a replay: the mechanism works, it only never crosses callers.
+    let retry = a.call_with_id(5, "obv_search", json!({"query": "woningbouw"})).await;
+    assert_eq!(
+        retry.message.as_ref().unwrap()["result"],
+        first.message.as_ref().unwrap()["result"]
+    );
+    assert_eq!(server.state.replay_counts().0, replays + 1, "A's retry is a replay");
+
+    // Stateless clients: one key from two addresses.
+    let stateless = |address: &str| {
+        let mut c = Mcp::modern(server.url("/mcp/obv"));
+        c.extra_headers
+            .push(("idempotency-key".into(), "stateless-sleutel".into()));
+        c.extra_headers.push(("x-forwarded-for".into(), address.into()));
+        c
+    };
+    let asked = f.obv.requests();
+    let first = {
+        let c = stateless("192.0.2.30");
+        tokio::spawn(async move { c.call_with_id(1, "obv_search", json!({"query": "begroting"})).await })
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while f.obv.requests() == asked {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the first call reached the platform"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (replays, _) = server.state.replay_counts();
+    let other = stateless("192.0.2.31")
+        .call_with_id(1, "obv_search", json!({"query": "parkeren"}))
+        .await;
+    assert_eq!(query(&other), json!("parkeren"), "{}", other.text);
+    let first = first.await.expect("the first call");
+    assert_eq!(query(&first), json!("begroting"));
+    assert_eq!(server.state.replay_counts().0, replays, "no replay across addresses");
+    // The same address's retry is one.
+    let retry = stateless("192.0.2.30")
+        .call_with_id(2, "obv_search", json!({"query": "begroting"}))
+        .await;
+    assert_eq!(query(&retry), json!("begroting"));
+    assert_eq!(server.state.replay_counts().0, replays + 1);
+    // A session and a stateless client of one address with one key: apart as well.
+    let mut s = Mcp::initialize(server.url("/mcp/obv")).await;
+    s.extra_headers
+        .push(("idempotency-key".into(), "stateless-sleutel".into()));
+    s.extra_headers.push(("x-forwarded-for".into(), "192.0.2.30".into()));
+    let mixed = s.call_with_id(1, "obv_search", json!({"query": "fietspad"})).await;
+    assert_eq!(query(&mixed), json!("fietspad"), "{}", mixed.text);
+    assert_eq!(server.state.replay_counts().0, replays + 1);
+    f.obv.set_latency(Duration::ZERO);
+    server.stop().await;
+}

@@ -531,3 +531,131 @@ async fn a_prompt_reads_an_organisation_name_as_its_key() {
     }
     server.stop().await;
 }
+
+/// Issue 31 (the second probe): traversal in every spelling, 10 KB URIs, unknown schemes
+/// and URIs that are no strings; completions with huge, empty, non-string or control
+/// values and malformed references; prompts with missing, null, extra and non-string
+/// arguments. Each is a clear MCP error (or an empty completion), short and without the
+/// input, in both eras; no platform is asked and the server keeps answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_issue_31_odd_reads_completions_and_prompts_are_clear_errors() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("offers-odd"))).await;
+    let before: u64 = f.all.iter().map(|h| h.requests()).sum();
+    let short = |what: &str, message: &str| {
+        assert!(
+            message.len() < 300 && !message.contains(&"x".repeat(200)),
+            "{}: a short error without the input: {}",
+            what.chars().take(80).collect::<String>(),
+            message.chars().take(400).collect::<String>()
+        );
+    };
+    for modern in [false, true] {
+        let mut c = client(&server, "/mcp", modern).await;
+        let not_found = if modern { -32602 } else { -32002 };
+        let long = format!("besluitbron://tk/document/{}", "x".repeat(10 * 1024));
+        let long_unknown = format!("nope://{}", "x".repeat(10 * 1024));
+        for uri in [
+            "besluitbron://tk/document/%2f",
+            "besluitbron://tk/document/%2F..%2Fetc%2Fpasswd",
+            "besluitbron://tk/document/..%2f..%2fetc%2fpasswd",
+            "besluitbron://tk/document/%2e%2e%2f%2e%2e",
+            "besluitbron://tk/document/.",
+            "besluitbron://tk/document/%2e",
+            "besluitbron://tk/document/%00",
+            "besluitbron://tk/document/%zz",
+            long.as_str(),
+            long_unknown.as_str(),
+        ] {
+            let (code, message) = error(&read(&mut c, uri).await);
+            assert!(code == -32602 || code == -32603, "{uri:.80}: {code} {message}");
+            short(&uri[..uri.len().min(80)], &message);
+        }
+        for uri in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "data:,besluitbron",
+            "besluitbron:/tk/factions",
+            "BESLUITBRON://tk/factions",
+            "besluitbron:///etc/passwd",
+            "besluitbron://../tk/factions",
+            "",
+        ] {
+            let (code, message) = error(&read(&mut c, uri).await);
+            assert_eq!(code, not_found, "{uri:.80}: {message}");
+            short(&uri[..uri.len().min(80)], &message);
+        }
+        for params in [
+            json!({"uri": 7}),
+            json!({"uri": null}),
+            json!({}),
+            json!({"uri": ["a"]}),
+        ] {
+            let r = c.request("resources/read", params.clone()).await;
+            let (code, message) = error(&r);
+            assert!(code == -32602 || code == not_found, "{params}: {code} {message}");
+            short(&params.to_string(), &message);
+        }
+
+        let huge = "x".repeat(100 * 1024);
+        for value in [huge.as_str(), "\u{0}\u{1}\u{7f}", "\u{202e}gnirts", "%2e%2e/"] {
+            let r = complete_prompt(&mut c, "gemeenteraad_besluit", "organization", value).await;
+            let m = r.message.as_ref().expect("an answer");
+            if let Some(e) = m.get("error") {
+                assert_eq!(e["code"], json!(-32602), "{value:.40}: {m}");
+                short(&value[..value.len().min(40)], e["message"].as_str().unwrap_or(""));
+            } else {
+                let offered = values(&r);
+                assert!(offered.len() <= 100, "{value:.40}: {offered:?}");
+            }
+        }
+        for params in [
+            json!({"ref": {"type": "ref/prompt", "name": "gemeenteraad_besluit"}, "argument": {"name": "organization", "value": 7}}),
+            json!({"ref": {"type": "ref/prompt", "name": "gemeenteraad_besluit"}, "argument": {"name": "organization"}}),
+            json!({"ref": {"type": "ref/prompt", "name": "gemeenteraad_besluit"}}),
+            json!({"ref": {"type": "ref/nope", "name": "x"}, "argument": {"name": "a", "value": ""}}),
+            json!({"ref": {"type": "ref/resource", "uri": "file:///etc/passwd"}, "argument": {"name": "id", "value": ""}}),
+            json!({"ref": "gemeenteraad_besluit", "argument": {"name": "organization", "value": ""}}),
+            json!({"ref": {"type": "ref/prompt", "name": "x".repeat(10 * 1024)}, "argument": {"name": "a", "value": ""}}),
+        ] {
+            let r = c.request("completion/complete", params.clone()).await;
+            let m = r.message.as_ref().expect("an answer");
+            if let Some(e) = m.get("error") {
+                assert_eq!(e["code"], json!(-32602), "{params:.120}: {m}");
+                short(&params.to_string(), e["message"].as_str().unwrap_or(""));
+            } else {
+                // An unknown resource template completes to nothing.
+                assert!(values(&r).is_empty(), "{params:.120}: {m}");
+            }
+        }
+
+        for params in [
+            json!({"name": "gemeenteraad_besluit"}),
+            json!({"name": "gemeenteraad_besluit", "arguments": null}),
+            json!({"name": "gemeenteraad_besluit", "arguments": ["gemeente-utrecht", "woningbouw"]}),
+            json!({"name": "gemeenteraad_besluit", "arguments": {"organization": 7, "onderwerp": "woningbouw"}}),
+            json!({"name": "gemeenteraad_besluit", "arguments": {"organization": "gemeente-utrecht", "onderwerp": "woningbouw", "x".repeat(10 * 1024): "1"}}),
+            json!({"name": "x".repeat(10 * 1024), "arguments": {}}),
+            json!({"name": 7}),
+            json!({}),
+        ] {
+            let r = c.request("prompts/get", params.clone()).await;
+            let (code, message) = error(&r);
+            assert_eq!(code, -32602, "{params:.120}: {message}");
+            short(&params.to_string(), &message);
+        }
+        // The server keeps answering.
+        let r = c
+            .request(
+                "prompts/get",
+                json!({"name": "officiele_bekendmaking", "arguments": {"onderwerp": "omgevingsvisie"}}),
+            )
+            .await;
+        assert!(result(&r)["messages"][0]["content"]["text"].is_string());
+    }
+    let after: u64 = f.all.iter().map(|h| h.requests()).sum();
+    // The completions of a sane value fetch OpenBesluitvorming's list of sources, once.
+    assert_eq!(after, before + 1, "no platform was asked but for the one list");
+    assert_eq!(f.obv.requests(), 1, "the list of sources, once");
+    server.stop().await;
+}

@@ -401,3 +401,66 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     assert_eq!(fakes.obv.rate_limited(), 0, "the platform never answered 429");
     server.stop().await;
 }
+
+/// Issue 31 (the second probe): hostile platform data — a `<script>` and an attribute
+/// break-out (`"><img onerror=…>`) in titles, a document's text, the load status's source
+/// names and error messages — is text on `/`, `/document/…` and `/status`, under the
+/// strict CSP; `/status.json` carries it as JSON strings.
+#[tokio::test]
+async fn regression_issue_31_hostile_platform_data_is_escaped_on_every_page() {
+    let fakes = fakes().await;
+    fakes.obv.update_own::<ObvSettings>(|s| s.hostile_titles = true);
+    let dir = temp_dir("page-hostile");
+    let server = Server::start(config(&fakes, &dir)).await;
+    let escaped = |what: &str, page: &str| {
+        assert!(
+            !page.contains("<script>alert") && !page.contains("<img src=x") && !page.contains("\"><img"),
+            "{what}: markup from the platform is text: {page}"
+        );
+        assert!(page.contains("&lt;script&gt;alert("), "{what}: shown escaped: {page}");
+        assert_eq!(page.matches("<script").count(), 1, "{what}: only our script: {page}");
+    };
+    let strict = |what: &str, headers: &reqwest::header::HeaderMap| {
+        let csp = headers["content-security-policy"].to_str().unwrap();
+        assert!(
+            csp.contains("default-src 'none'") && csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+            "{what}: {csp}"
+        );
+    };
+
+    let (status, headers, page) = get(&server.url("/?q=stikstof")).await;
+    assert_eq!(status, 200, "{page}");
+    strict("/", &headers);
+    escaped("/", &page);
+
+    let link = documents(section(&page, "obv"))
+        .into_iter()
+        .next()
+        .expect("an obv result");
+    let (status, headers, doc) = get(&server.url(&link)).await;
+    assert_eq!(status, 200, "{link}: {doc}");
+    strict(&link, &headers);
+    escaped(&link, &doc);
+
+    let (status, headers, page) = get(&server.url("/status")).await;
+    assert_eq!(status, 200, "{page}");
+    strict("/status", &headers);
+    escaped("/status", &page);
+
+    let (status, headers, json) = get(&server.url("/status.json")).await;
+    assert_eq!(status, 200, "{json}");
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json"),
+        "{headers:?}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let label = v["obv_sources"]["Ok"][0]["label"].as_str().unwrap_or("");
+    assert!(
+        label.contains("<script>"),
+        "the label as the platform gave it, in a JSON string: {v}"
+    );
+    server.stop().await;
+}

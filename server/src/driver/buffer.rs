@@ -94,6 +94,11 @@ impl MemoryLayer {
     fn put(&self, key: &CacheKey, payload: SharedPayload, expires_at: WallTime) {
         self.lock().put(key, payload, expires_at);
     }
+
+    /// Payload bytes held now (at most [`HOT_BYTES_MAX`]).
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
 }
 
 struct Hot {

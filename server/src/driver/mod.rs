@@ -194,6 +194,8 @@ pub struct PathSnapshot {
     pub waiting: usize,
     /// Buffer writes not yet finished.
     pub pending_writes: usize,
+    /// Payload bytes the buffer's memory layer holds.
+    pub memory_bytes: usize,
     /// Whether the path's invariants hold (checked on request; see
     /// [`PlatformPath::check_invariants`]).
     pub invariants: Result<(), String>,
@@ -766,6 +768,7 @@ impl Driver {
             in_flight: path.in_flight(),
             waiting: path.waiting(),
             pending_writes: path.buffer().pending_writes(),
+            memory_bytes: path.buffer().memory_layer().bytes(),
             invariants: if check { self.shell.check_invariants() } else { Ok(()) },
         }
     }

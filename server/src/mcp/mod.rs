@@ -27,10 +27,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -316,6 +316,18 @@ impl ServerHandler for Handler {
         self.tools.iter().find(|t| t.name == name).cloned()
     }
 
+    /// rmcp hands a request here when no typed request fits it: an unknown method, or
+    /// one of MCP's methods whose params do not fit it (`resources/read` with a number
+    /// as its `uri`). The latter is invalid params, not an unknown method; neither
+    /// echoes more than 64 characters of the method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(custom_request_error(&request.method))
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -337,4 +349,39 @@ impl ServerHandler for Handler {
             .await
             .map(CallToolResponse::Complete)
     }
+}
+
+/// The methods of MCP a client may send a server (2025-06-18 to 2026-07-28).
+const MCP_METHODS: [&str; 13] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+];
+
+/// The error for a request no typed request of rmcp fits (see
+/// [`ServerHandler::on_custom_request`] on [`Handler`]).
+fn custom_request_error(method: &str) -> ErrorData {
+    if MCP_METHODS.contains(&method) {
+        return ErrorData::invalid_params(
+            format!("invalid params: `params` does not have the shape `{method}` takes"),
+            None,
+        );
+    }
+    let shown: String = method.chars().take(64).collect();
+    let more = if shown.len() < method.len() { "…" } else { "" };
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: `{shown}{more}`"),
+        None,
+    )
 }

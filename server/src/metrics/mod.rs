@@ -77,6 +77,8 @@ pub struct Metrics {
     pub flight_waiters: Family<PlatformLabel, Gauge>,
     /// Buffer writes not yet finished (refreshed at scrape).
     pub pending_writes: Family<PlatformLabel, Gauge>,
+    /// Payload bytes in the buffer's memory layer (refreshed at scrape).
+    pub memory_bytes: Family<PlatformLabel, Gauge>,
     /// Tool requests by the kind of duplicate they were.
     pub requests: Family<RequestLabels, Counter>,
     /// Duplicate-rate warnings logged.
@@ -125,6 +127,7 @@ impl Metrics {
             in_flight: Family::default(),
             flight_waiters: Family::default(),
             pending_writes: Family::default(),
+            memory_bytes: Family::default(),
             requests: Family::default(),
             duplicate_spikes: Counter::default(),
             sessions_open: Gauge::default(),
@@ -181,6 +184,11 @@ impl Metrics {
             "buffer_pending_writes",
             "Buffer writes not yet finished",
             m.pending_writes.clone(),
+        );
+        registry.register(
+            "buffer_memory_bytes",
+            "Payload bytes in the buffer's memory layer (at most 24 MiB per platform)",
+            m.memory_bytes.clone(),
         );
         registry.register(
             "requests",

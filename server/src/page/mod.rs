@@ -126,15 +126,18 @@ pub enum Group {
     Without(&'static str),
 }
 
-/// The routes of the pages, behind the page guard.
-pub fn routes(state: &Arc<PageState>) -> Router {
-    let guarded = Router::new()
+/// The routes of the pages, behind the page guard; `/status.json` among them when
+/// `with_status_json` (else it is on the administrative address, [`status_json_route`]).
+pub fn routes(state: &Arc<PageState>, with_status_json: bool) -> Router {
+    let mut guarded = Router::new()
         .route("/", get(search_page))
         .route("/zoek/groep/{connector}", get(group_fragment))
         .route("/document/{connector}/{id}", get(document_page))
-        .route("/status", get(status::page))
-        .route("/status.json", get(status::json))
-        .route_layer(axum::middleware::from_fn_with_state(Arc::clone(state), page_guard));
+        .route("/status", get(status::page));
+    if with_status_json {
+        guarded = guarded.route("/status.json", get(status::json));
+    }
+    let guarded = guarded.route_layer(axum::middleware::from_fn_with_state(Arc::clone(state), page_guard));
     let assets = Router::new()
         .route(
             "/assets/page.css",
@@ -147,6 +150,18 @@ pub fn routes(state: &Arc<PageState>) -> Router {
     guarded
         .merge(assets)
         .route_layer(axum::middleware::from_fn(security_headers))
+        .route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state.guard),
+            crate::guard::host_check,
+        ))
+        .with_state(Arc::clone(state))
+}
+
+/// `/status.json` alone, for the administrative address (`AdminListen`): the Host check,
+/// no page guard (the address is the operator's, not the clients').
+pub fn status_json_route(state: &Arc<PageState>) -> Router {
+    Router::new()
+        .route("/status.json", get(status::json))
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state.guard),
             crate::guard::host_check,

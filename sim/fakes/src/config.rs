@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use besluitbron_core::PlatformId;
 
+use crate::HostileBody;
 use crate::own::OwnSetting;
 
 /// The faults every fake applies; change them while running with [`FakeHandle::update`](crate::FakeHandle::update).
@@ -71,6 +72,10 @@ pub struct FakeConfig {
     /// ([`FakeHandle::oversize_bytes_sent`](crate::FakeHandle::oversize_bytes_sent)).
     /// `None` never.
     pub oversize: Option<Oversize>,
+    /// A platform attacking its client: answer every accepted request with this hostile
+    /// answer, made from the real one where it can be (see
+    /// [`HostileBody`](crate::HostileBody)). `None` never.
+    pub hostile: Option<HostileBody>,
 }
 
 /// An answer larger than any client should read ([`FakeConfig::oversize`]).
@@ -92,6 +97,7 @@ pub struct Oversize {
 /// | `reset-every` | N, `0` off | [`FakeConfig::reset_every`] |
 /// | `garbage` | `true` or `false` | [`FakeConfig::garbage`] |
 /// | `rate-limit-storm` | `true` or `false` | [`FakeConfig::rate_limit_storm`] |
+/// | `hostile` | a [`HostileBody`] name, `off` | [`FakeConfig::hostile`] |
 ///
 /// A fake's own names (`ori:retired=html`, `opentk:busy=true`) are its
 /// [`OwnSettings::NAMES`](crate::OwnSettings::NAMES), parsed by [`PlatformFault`].
@@ -109,17 +115,20 @@ pub enum FaultSetting {
     Garbage(bool),
     /// `rate-limit-storm=BOOL`.
     RateLimitStorm(bool),
+    /// `hostile=NAME`; `None` for `off`.
+    Hostile(Option<HostileBody>),
 }
 
 impl FaultSetting {
     /// Every `NAME` a setting may have, in the order of the table above.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "latency-ms",
         "stall-ms",
         "fail-every",
         "reset-every",
         "garbage",
         "rate-limit-storm",
+        "hostile",
     ];
 
     /// Sets this fault in `config`.
@@ -131,6 +140,7 @@ impl FaultSetting {
             FaultSetting::ResetEvery(every) => config.reset_every = every,
             FaultSetting::Garbage(on) => config.garbage = on,
             FaultSetting::RateLimitStorm(on) => config.rate_limit_storm = on,
+            FaultSetting::Hostile(hostile) => config.hostile = hostile,
         }
     }
 
@@ -145,6 +155,10 @@ impl FaultSetting {
             "reset-every" => setting(every(name, value).map(FaultSetting::ResetEvery)),
             "garbage" => setting(flag(name, value).map(FaultSetting::Garbage)),
             "rate-limit-storm" => setting(flag(name, value).map(FaultSetting::RateLimitStorm)),
+            "hostile" => setting(match value {
+                "off" => Ok(FaultSetting::Hostile(None)),
+                _ => value.parse().map(|h| FaultSetting::Hostile(Some(h))),
+            }),
             _ => None,
         }
     }
@@ -285,6 +299,8 @@ mod tests {
             ("reset-every=3", FaultSetting::ResetEvery(Some(3))),
             ("garbage=true", FaultSetting::Garbage(true)),
             ("rate-limit-storm=true", FaultSetting::RateLimitStorm(true)),
+            ("hostile=drip", FaultSetting::Hostile(Some(HostileBody::Drip))),
+            ("hostile=off", FaultSetting::Hostile(None)),
         ] {
             let parsed: FaultSetting = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(parsed, expected, "{text}");
@@ -304,6 +320,7 @@ mod tests {
         for name in FaultSetting::NAMES {
             let value = match name {
                 "garbage" | "rate-limit-storm" => "false",
+                "hostile" => "redirect-loop",
                 _ => "1",
             };
             assert!(format!("{name}={value}").parse::<FaultSetting>().is_ok(), "{name}");

@@ -109,6 +109,8 @@ fn snapshot(fakes: &Fakes) -> Value {
                 "connections_reset": load(&shared.connections_reset),
                 "stalled": load(&shared.stalled),
                 "units_charged_milli": load(&shared.units_charged_milli),
+                "garbage_answers": load(&shared.garbage_answers),
+                "hostile_answers": load(&shared.hostile_answers),
                 "config": {
                     "latency_ms": millis(Some(c.latency)),
                     "stall_ms": millis(c.stall),
@@ -116,6 +118,7 @@ fn snapshot(fakes: &Fakes) -> Value {
                     "reset_every": c.reset_every.unwrap_or(0),
                     "garbage": c.garbage,
                     "rate_limit_storm": c.rate_limit_storm,
+                    "hostile": c.hostile.map(crate::HostileBody::name),
                 },
             }),
         );

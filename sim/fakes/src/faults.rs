@@ -8,7 +8,8 @@
 //!   [`FakeConfig::reset_every`], [`FakeConfig::rate_limit_storm`], in that order;
 //! - [`on_accepted`] (innermost, after the platform's own rate limit if it has one): the
 //!   ordinary faults of an answer — [`FakeConfig::latency`], [`FakeConfig::fail_every`],
-//!   [`FakeConfig::garbage`], [`FakeConfig::oversize`], in that order.
+//!   [`FakeConfig::garbage`], [`FakeConfig::oversize`], in that order, then
+//!   [`FakeConfig::hostile`] (`hostile.rs`) around the platform's own answer.
 //!
 //! The arrival layer also keeps the path and query of the last [`RECENT_PATHS`] requests,
 //! so a test can see exactly what a client sent.
@@ -86,6 +87,13 @@ pub(crate) struct FakeShared {
     /// Requests whose body the platform could not read the way it reads bodies (e.g.
     /// an urlencoded search sent to OpenTK, which reads multipart only).
     pub(crate) unreadable_bodies: AtomicU64,
+    /// Requests that arrived under [`crate::OFF_HOST`]: a client that followed a
+    /// hostile redirect to another host.
+    pub(crate) off_host_arrivals: AtomicU64,
+    /// Answers replaced by [`FakeConfig::garbage`].
+    pub(crate) garbage_answers: AtomicU64,
+    /// Answers replaced by [`FakeConfig::hostile`].
+    pub(crate) hostile_answers: AtomicU64,
 }
 
 impl FakeShared {
@@ -161,6 +169,7 @@ impl FakeShared {
             ));
         }
         if garbage {
+            self.garbage_answers.fetch_add(1, Ordering::Relaxed);
             return Some(raw_response(
                 StatusCode::OK,
                 "text/html; charset=utf-8",
@@ -307,8 +316,16 @@ pub(crate) async fn on_accepted<S: OwnSettings>(
     request: Request,
     next: Next,
 ) -> Response<Body> {
-    match faults.shared.erased().faults(faults.replies.failure).await {
-        Some(response) => response,
+    let shared = faults.shared.erased();
+    if let Some(response) = shared.faults(faults.replies.failure).await {
+        return response;
+    }
+    let hostile = shared.settings().common.hostile;
+    match hostile {
+        Some(kind) => {
+            shared.hostile_answers.fetch_add(1, Ordering::Relaxed);
+            crate::hostile::answer(kind, shared, request, next).await
+        }
         None => next.run(request).await,
     }
 }

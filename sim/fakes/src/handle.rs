@@ -224,6 +224,17 @@ impl FakeHandle {
         self.update(|c| c.oversize = oversize);
     }
 
+    /// Answers every accepted request with a hostile answer from now on (`None`: stops).
+    pub fn set_hostile(&self, hostile: Option<crate::HostileBody>) {
+        self.update(|c| c.hostile = hostile);
+    }
+
+    /// Requests that arrived under another host name ([`crate::OFF_HOST`]): a client
+    /// that followed a [`crate::HostileBody::RedirectOffHost`].
+    pub fn off_host_arrivals(&self) -> u64 {
+        self.shared.off_host_arrivals.load(Ordering::SeqCst)
+    }
+
     /// Stops serving; connections are refused once the listener task has ended.
     pub fn stop(&self) {
         self.task.abort();

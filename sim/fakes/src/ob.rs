@@ -44,7 +44,7 @@ pub use crate::ob_corpus::{ObCorpus, ObPublication, PUBLICATION_COUNT, Rendition
 pub use crate::ob_cql::{CqlFault, CqlQuery, Node, Relation, parse_cql, words};
 use crate::own::Shared;
 use crate::registry::FakePlatform;
-use crate::{FakeConfig, FakeHandle, OwnSettings, raw_response, registry};
+use crate::{FakeConfig, FakeHandle, FaultParseError, OwnChange, OwnSettings, raw_response, registry};
 
 /// Where the SRU service lives under the fake's root (the base-URL suffix).
 pub const SRU_PATH: &str = "/sru";
@@ -84,8 +84,22 @@ pub struct ObSettings {
     pub empty_page_every: Option<u32>,
 }
 
-/// No textual names: the fake's settings are reached through its handle only.
-impl OwnSettings for ObSettings {}
+/// Textual forms `overload-every=N` and `empty-page-every=N` (`0`: never), for the
+/// fakes' command line and control route (the soak switches them).
+impl OwnSettings for ObSettings {
+    const NAMES: &'static [&'static str] = &["overload-every", "empty-page-every"];
+
+    fn parse(name: &str, value: &str) -> Option<Result<OwnChange<ObSettings>, FaultParseError>> {
+        let every = || crate::config::every(name, value);
+        match name {
+            "overload-every" => Some(every().map(|n| OwnChange::new(move |s: &mut ObSettings| s.overload_every = n))),
+            "empty-page-every" => {
+                Some(every().map(|n| OwnChange::new(move |s: &mut ObSettings| s.empty_page_every = n)))
+            }
+            _ => None,
+        }
+    }
+}
 
 /// The Officiële Bekendmakingen fake, as its registry line names it.
 pub(crate) struct Fake;

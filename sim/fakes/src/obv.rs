@@ -81,8 +81,9 @@ pub struct ObvSettings {
     /// Which search-cost formula the bucket charges.
     pub cost: ObvCost,
     /// Hostile platform data: every search hit's title carries HTML markup with a
-    /// `<script>`, and its download link is a `javascript:` URL (for the search page's
-    /// escaping tests).
+    /// `<script>` and an attribute break-out (`"><img onerror=…>`), and its download
+    /// link is a `javascript:` URL; so do a document's title and text, and each source's
+    /// label and error message in the load status (for the pages' escaping tests).
     pub hostile_titles: bool,
 }
 
@@ -478,11 +479,7 @@ async fn search(State(state): State<Arc<ObvState>>, Query(params): Query<Vec<(St
         .map(|(_, e)| hit_json(&state.base_url, corpus, e, &q.terms))
         .map(|mut h| {
             if hostile {
-                let title = format!(
-                    "{} <script>alert('x')</script><img src=x onerror=alert(1)>",
-                    h["title"].as_str().unwrap_or("")
-                );
-                h["title"] = Value::from(title);
+                h["title"] = Value::from(hostile_text(h["title"].as_str().unwrap_or("")));
                 h["downloadUrl"] = Value::from("javascript:alert(1)");
             }
             h
@@ -557,12 +554,29 @@ fn hit_json(base_url: &str, corpus: &ObvCorpus, e: &ObvEntity, terms: &[String])
     })
 }
 
+/// `text` with the markup of [`ObvSettings::hostile_titles`] after it.
+fn hostile_text(text: &str) -> String {
+    format!("{text} <script>alert('x')</script>\"><img src=x onerror=alert(1)>")
+}
+
+/// Makes the string `field` of `v` hostile ([`hostile_text`]), if it has one.
+fn make_hostile(v: &mut Value, field: &str) {
+    if let Some(text) = v[field].as_str() {
+        v[field] = Value::from(hostile_text(text));
+    }
+}
+
 async fn entity(State(state): State<Arc<ObvState>>, Path(id): Path<String>) -> Response<Body> {
     let corpus = obv_corpus();
     let Some(e) = corpus.entity(&id) else {
         return error(StatusCode::NOT_FOUND, "entity_not_found", "Dit item bestaat niet.");
     };
-    json_response(StatusCode::OK, &entity_json(&state.base_url, corpus, e))
+    let mut v = entity_json(&state.base_url, corpus, e);
+    if state.shared.own().hostile_titles {
+        make_hostile(&mut v, "title");
+        make_hostile(&mut v, "markdownText");
+    }
+    json_response(StatusCode::OK, &v)
 }
 
 /// The detail document `/api/entities/{id}` answers for an entity.
@@ -679,8 +693,15 @@ async fn sources(Query(params): Query<Vec<(String, String)>>) -> Response<Body> 
 /// The fixed moment the fake's status document claims to describe.
 pub const STATUS_GENERATED_AT: &str = "2026-09-01T06:00:00Z";
 
-async fn status() -> Response<Body> {
-    json_response(StatusCode::OK, &status_json())
+async fn status(State(state): State<Arc<ObvState>>) -> Response<Body> {
+    let mut v = status_json();
+    if state.shared.own().hostile_titles {
+        for source in v["sources"].as_array_mut().into_iter().flatten() {
+            make_hostile(source, "label");
+            make_hostile(source, "lastErrorMessage");
+        }
+    }
+    json_response(StatusCode::OK, &v)
 }
 
 /// The `/api/status` document (load status per supplier and per source).

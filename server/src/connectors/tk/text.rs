@@ -11,7 +11,9 @@
 //! What is kept: a text for weeks — except a Word file served where the metadata
 //! promises a PDF, kept an hour (the platform replaces it by the PDF within hours); a
 //! scan's "no text layer" as a fact (shown as a tool error); an unsupported format an
-//! hour. A file that fails to read (a cap, corrupt, a panic) is an error and never kept.
+//! hour. A file that fails to read (a cap, corrupt, a panic), or bytes of no known format
+//! where the record or the answer promises a format BesluitBron reads, is an error and
+//! never kept.
 
 use std::sync::Arc;
 
@@ -186,10 +188,15 @@ async fn read_text(
         }
     }
     let file = client.document_file(&document.id.to_lowercase()).await?;
-    let promised_pdf = [document.content_type.as_deref(), file.content_type.as_deref()]
-        .iter()
-        .flatten()
-        .any(|t| t.to_ascii_lowercase().contains("pdf"));
+    let promised = |formats: &[&str]| {
+        [document.content_type.as_deref(), file.content_type.as_deref()]
+            .iter()
+            .flatten()
+            .any(|t| formats.iter().any(|f| t.to_ascii_lowercase().contains(f)))
+    };
+    let promised_pdf = promised(&["pdf"]);
+    // The record or the answer says the file is one BesluitBron reads.
+    let promised_readable = promised(&["pdf", "word", "officedocument", "rtf", "xml"]);
     let sniffed = crate::text::sniff(&file.bytes);
     let provisional = Feedback {
         keep: Keep::Briefly {
@@ -216,6 +223,13 @@ async fn read_text(
             kept.unreadable = Some(TextError::NoTextLayer { pages }.to_string());
             Ok((kept, Feedback::default()))
         }
+        // Bytes that are no format at all where the platform promised one it reads: a
+        // broken or hostile answer, not a fact about the document, so never kept.
+        Err(TextError::Unrecognised) if promised_readable => Err(PlatformError::Unreadable {
+            platform: PLATFORM,
+            document: name,
+            detail: "the file is not the PDF, Word, RTF or XML the platform says it is".to_owned(),
+        }),
         Err(e @ (TextError::Unsupported { .. } | TextError::Unrecognised)) => {
             let mut kept = answer("file", sniffed.unwrap_or(Format::Doc));
             kept.unreadable = Some(e.to_string());
