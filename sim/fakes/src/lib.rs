@@ -75,6 +75,7 @@ mod registry;
 mod serve;
 pub mod tk;
 mod tk_corpus;
+mod tk_votes;
 
 use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
