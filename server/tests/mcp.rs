@@ -30,6 +30,7 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
                 "tk_document_text",
                 "tk_factions",
                 "tk_search",
+                "tk_votes",
             ],
         ),
         (

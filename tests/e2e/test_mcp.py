@@ -71,7 +71,8 @@ CHECK_TIMEOUT_S = 25.0
 MAX_LIST_PAGES = 20
 
 OBV_TOOLS = {"obv_search", "obv_document", "obv_sources", "obv_status"}
-TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees"}
+TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees", "tk_votes"}
+TK_VOTED_CASE = "2025Z17647"
 RS_TOOLS = {"rechtspraak_search", "rechtspraak_ruling", "rechtspraak_courts", "rechtspraak_areas", "rechtspraak_procedures"}
 ATOM = "{http://www.w3.org/2005/Atom}"
 DCTERMS = "{http://purl.org/dc/terms/}"
@@ -298,6 +299,32 @@ class Fakes:
 
     async def tk_record(self, entity_set: str, guid: str) -> dict[str, Any]:
         return await self.get_json(f"{self.tk}/{entity_set}({guid})")
+
+    async def tk_votes(self, client: Client) -> None:
+        case = await self.fakes.get_json(
+            f"{self.fakes.tk}/Zaak",
+            params={"$filter": f"Nummer eq '{TK_VOTED_CASE}' and Verwijderd eq false", "$expand": "Besluit"},
+        )
+        expect_eq(len(case["value"]), 1, "cases with the number")
+        decisions = sorted(case["value"][0]["Besluit"], key=lambda d: d["AgendapuntZaakBesluitVolgorde"])
+        clauses = " or ".join(f"Besluit_Id eq {d['Id']}" for d in decisions)
+        rows = await self.fakes.tk_all("Stemming", f"Verwijderd eq false and ({clauses})")
+        got = structured(await client.call_tool("tk_votes", {"id": TK_VOTED_CASE}), "tk_votes")
+        results = got.get("results", [])
+        expect_eq([r["decision_id"] for r in results], [d["Id"] for d in decisions], "one result per decision")
+        for result, decision in zip(results, decisions):
+            mine = [r for r in rows if r["Besluit_Id"] == decision["Id"]]
+            totals = {"voor": 0, "tegen": 0, "niet_deelgenomen": 0}
+            for r in mine:
+                n = 1 if r["Persoon_Id"] else r["FractieGrootte"]
+                totals[{"Voor": "voor", "Tegen": "tegen"}.get(r["Soort"], "niet_deelgenomen")] += n
+            expect_eq(result["totals"], totals, f"totals of {decision['Id']}")
+            expect_eq(result["decision_text"], decision["BesluitTekst"], "BesluitTekst")
+            members = [(m["name"], m["vote"]) for m in result["members"]]
+            expect_eq(members, [(r["ActorNaam"], r["Soort"]) for r in mine if r["Persoon_Id"]], "members' votes")
+            flagged = sorted(f["faction"] for f in result["factions"] if f["mistake"])
+            expect_eq(flagged, sorted({r["ActorFractie"] for r in mine if r["Vergissing"]}), "mistakes flagged")
+        expect(any(r["roll_call"] for r in results), "the case has a roll call")
 
     # Rechtspraak ----------------------------------------------------------------------
 
@@ -646,6 +673,7 @@ class McpChecks:
             ("tk_search documents and its continuation match Document", self.tk_search_documents),
             ("tk_search cases with soort and dates match Zaak", self.tk_search_cases),
             ("tk_document matches Document(id)", self.tk_document),
+            ("tk_votes of a case voted twice matches Zaak?$expand=Besluit and its Stemming rows", self.tk_votes),
             ("tk_document_text reads the PDF in pages and says a scan has no text layer", self.tk_document_text),
             ("unknown tool raises an MCP error", self.unknown_tool),
             ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),

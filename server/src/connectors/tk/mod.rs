@@ -1,6 +1,6 @@
 //! The Tweede Kamer connector (`tk`) over the OData API: search documents and cases by
-//! words in their title or subject, one document's metadata with its links, and the
-//! reference lists of factions and committees.
+//! words in their title or subject, one document's metadata with its links, the votes
+//! on a case (`votes.rs`), and the reference lists of factions and committees.
 //!
 //! No limit is kept for `tk` (none is published), but its answers go through the same
 //! path as every platform's: buffer, coalescing, counted retries. Paging follows
@@ -11,6 +11,7 @@ pub mod offers;
 pub mod page;
 pub mod render;
 pub mod text;
+pub mod votes;
 
 use std::sync::Arc;
 
@@ -49,6 +50,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("tk_factions", "{}"),
         Sample::new("tk_committees", "{}"),
         Sample::new("tk_document_text", r#"{"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}"#),
+        Sample::new("tk_votes", r#"{"id": "2025Z17647"}"#).asking(2),
     ],
     offers: &offers::OFFERS,
     page: &page::PAGE,
@@ -58,7 +60,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 const INSTRUCTIONS: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
 moties, vragen) from the Tweede Kamer's open data portal. tk_search finds documents or cases by words in their \
 title or subject (no full-text search); tk_document gives one document's metadata and the link to its file; tk_document_text its full text \
-(expensive the first time, then kept); tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
+(expensive the first time, then kept); tk_votes how the Kamer voted on a motion, amendment or bill (by case number or \
+words: per faction with seats, members in a roll call, mistakes flagged); tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
 
 fn open(config: &Config) -> Result<Client, PlatformError> {
     let pool = crate::text::ExtractPool::shared(config.text.workers, crate::text::Caps::configured(&config.text));
@@ -330,6 +333,7 @@ const TOOLS: &[ToolSpec] = &[
         run: tk_committees,
     },
     text::TOOL,
+    votes::TOOL,
 ];
 
 /// Search Tweede Kamer documents or cases.
