@@ -300,32 +300,6 @@ class Fakes:
     async def tk_record(self, entity_set: str, guid: str) -> dict[str, Any]:
         return await self.get_json(f"{self.tk}/{entity_set}({guid})")
 
-    async def tk_votes(self, client: Client) -> None:
-        case = await self.fakes.get_json(
-            f"{self.fakes.tk}/Zaak",
-            params={"$filter": f"Nummer eq '{TK_VOTED_CASE}' and Verwijderd eq false", "$expand": "Besluit"},
-        )
-        expect_eq(len(case["value"]), 1, "cases with the number")
-        decisions = sorted(case["value"][0]["Besluit"], key=lambda d: d["AgendapuntZaakBesluitVolgorde"])
-        clauses = " or ".join(f"Besluit_Id eq {d['Id']}" for d in decisions)
-        rows = await self.fakes.tk_all("Stemming", f"Verwijderd eq false and ({clauses})")
-        got = structured(await client.call_tool("tk_votes", {"id": TK_VOTED_CASE}), "tk_votes")
-        results = got.get("results", [])
-        expect_eq([r["decision_id"] for r in results], [d["Id"] for d in decisions], "one result per decision")
-        for result, decision in zip(results, decisions):
-            mine = [r for r in rows if r["Besluit_Id"] == decision["Id"]]
-            totals = {"voor": 0, "tegen": 0, "niet_deelgenomen": 0}
-            for r in mine:
-                n = 1 if r["Persoon_Id"] else r["FractieGrootte"]
-                totals[{"Voor": "voor", "Tegen": "tegen"}.get(r["Soort"], "niet_deelgenomen")] += n
-            expect_eq(result["totals"], totals, f"totals of {decision['Id']}")
-            expect_eq(result["decision_text"], decision["BesluitTekst"], "BesluitTekst")
-            members = [(m["name"], m["vote"]) for m in result["members"]]
-            expect_eq(members, [(r["ActorNaam"], r["Soort"]) for r in mine if r["Persoon_Id"]], "members' votes")
-            flagged = sorted(f["faction"] for f in result["factions"] if f["mistake"])
-            expect_eq(flagged, sorted({r["ActorFractie"] for r in mine if r["Vergissing"]}), "mistakes flagged")
-        expect(any(r["roll_call"] for r in results), "the case has a roll call")
-
     # Rechtspraak ----------------------------------------------------------------------
 
     async def rs_feed(self, params: list[tuple[str, str]]) -> tuple[int, list[str]]:
@@ -1091,6 +1065,32 @@ class McpChecks:
         record_url = f"{self.fakes.tk}/Document({guid})"
         expect_eq(links.get("record_url"), record_url, "links.record_url")
         expect_eq(links.get("resource_url"), record_url + "/resource", "links.resource_url")
+
+    async def tk_votes(self, client: Client) -> None:
+        case = await self.fakes.get_json(
+            f"{self.fakes.tk}/Zaak",
+            params={"$filter": f"Nummer eq '{TK_VOTED_CASE}' and Verwijderd eq false", "$expand": "Besluit"},
+        )
+        expect_eq(len(case["value"]), 1, "cases with the number")
+        decisions = sorted(case["value"][0]["Besluit"], key=lambda d: d["AgendapuntZaakBesluitVolgorde"])
+        clauses = " or ".join(f"Besluit_Id eq {d['Id']}" for d in decisions)
+        rows = await self.fakes.tk_all("Stemming", f"Verwijderd eq false and ({clauses})")
+        got = structured(await client.call_tool("tk_votes", {"id": TK_VOTED_CASE}), "tk_votes")
+        results = got.get("results", [])
+        expect_eq([r["decision_id"] for r in results], [d["Id"] for d in decisions], "one result per decision")
+        for result, decision in zip(results, decisions):
+            mine = [r for r in rows if r["Besluit_Id"] == decision["Id"]]
+            totals = {"voor": 0, "tegen": 0, "niet_deelgenomen": 0}
+            for r in mine:
+                n = 1 if r["Persoon_Id"] else r["FractieGrootte"]
+                totals[{"Voor": "voor", "Tegen": "tegen"}.get(r["Soort"], "niet_deelgenomen")] += n
+            expect_eq(result["totals"], totals, f"totals of {decision['Id']}")
+            expect_eq(result["decision_text"], decision["BesluitTekst"], "BesluitTekst")
+            members = [(m["name"], m["vote"]) for m in result["members"]]
+            expect_eq(members, [(r["ActorNaam"], r["Soort"]) for r in mine if r["Persoon_Id"]], "members' votes")
+            flagged = sorted(f["faction"] for f in result["factions"] if f["mistake"])
+            expect_eq(flagged, sorted({r["ActorFractie"] for r in mine if r["Vergissing"]}), "mistakes flagged")
+        expect(any(r["roll_call"] for r in results), "the case has a roll call")
 
     # Rechtspraak ----------------------------------------------------------------------
 

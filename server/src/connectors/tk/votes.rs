@@ -843,6 +843,90 @@ mod tests {
     }
 
     #[test]
+    fn render_a_show_of_hands_with_a_mistake_then_a_roll_call() {
+        let faction = |name: &str, seats: i64, soort: &str, mistake: bool| Stemming {
+            besluit_id: Some("be500000-0000-4000-8000-000000000001".into()),
+            soort: Some(soort.into()),
+            fractie_grootte: Some(seats),
+            actor_naam: Some(name.into()),
+            actor_fractie: Some(name.into()),
+            vergissing: mistake,
+            ..Stemming::default()
+        };
+        let member = |name: &str, faction: &str, seats: i64, soort: &str| Stemming {
+            persoon_id: Some(format!("9e500000-0000-4000-8000-{:012}", name.len())),
+            actor_naam: Some(name.into()),
+            ..faction_vote(faction, seats, soort)
+        };
+        fn faction_vote(name: &str, seats: i64, soort: &str) -> Stemming {
+            Stemming {
+                besluit_id: Some("be500000-0000-4000-8000-000000000002".into()),
+                soort: Some(soort.into()),
+                fractie_grootte: Some(seats),
+                actor_fractie: Some(name.into()),
+                ..Stemming::default()
+            }
+        }
+        let hands = Besluit {
+            id: "be500000-0000-4000-8000-000000000001".into(),
+            besluit_tekst: Some("Verworpen.".into()),
+            agendapunt_zaak_besluit_volgorde: Some(1),
+            ..decision("Besluit", "Stemmen - verworpen")
+        };
+        let roll = Besluit {
+            id: "be500000-0000-4000-8000-000000000002".into(),
+            stemmings_soort: Some("Hoofdelijk".into()),
+            besluit_tekst: Some("Aangenomen.".into()),
+            agendapunt_zaak_besluit_volgorde: Some(2),
+            ..decision("Besluit", "Stemmen - aangenomen")
+        };
+        let answer = VotesAnswer {
+            cases: vec![CaseVotes {
+                case: Zaak {
+                    id: "2aa00000-0000-4000-8000-000000000001".into(),
+                    nummer: Some("2025Z17647".into()),
+                    soort: Some("Motie".into()),
+                    onderwerp: Some("Motie van het lid Jansen over een landelijk verbod op consumentenvuurwerk".into()),
+                    gestart_op: Some("2025-09-30T00:00:00+02:00".into()),
+                    ..Zaak::default()
+                },
+                url: Some(
+                    "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0/Zaak(2aa00000-0000-4000-8000-000000000001)"
+                        .into(),
+                ),
+                decisions: vec![
+                    DecisionVotes {
+                        decision: hands,
+                        votes: vec![
+                            faction("PVV", 2, "Tegen", false),
+                            faction("NSC", 1, "Tegen", true),
+                            faction("D66", 2, "Voor", false),
+                        ],
+                    },
+                    DecisionVotes {
+                        decision: roll,
+                        votes: vec![
+                            member("Berg", "PVV", 2, "Tegen"),
+                            member("Van Dijk", "PVV", 2, "Niet deelgenomen"),
+                            member("De Vries", "NSC", 1, "Voor"),
+                            member("Bosch", "D66", 2, "Voor"),
+                            member("Van der Meer", "D66", 2, "Tegen"),
+                        ],
+                    },
+                ],
+                other_decisions: Vec::new(),
+            }],
+            matched: Some(1),
+            voted: 1,
+            offset: 0,
+            more: false,
+        };
+        assert!(answer.is_final());
+        let r = render(&answer, Served::Fetched, "case 2025Z17647");
+        crate::connectors::render_test::snapshot("tk_votes", &r, &answer);
+    }
+
+    #[test]
     fn the_paging_arguments_are_plain_integers() {
         let schema = serde_json::to_value(schemars::schema_for!(VotesArgs)).unwrap();
         for name in ["limit", "offset"] {

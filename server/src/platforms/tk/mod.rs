@@ -819,7 +819,7 @@ fn read_refusal(body: &[u8]) -> Option<Refusal> {
 }
 
 /// Reads `fetched` as each answer the Tweede Kamer gives (a page of documents, zaken,
-/// factions, committees; one document): how many of them it is. The fuzz targets' entry
+/// zaken with their decisions, votes, factions, committees; one document): how many of them it is. The fuzz targets' entry
 /// point; never panics, whatever `fetched` holds.
 #[doc(hidden)]
 #[cfg(fuzzing)]
@@ -829,6 +829,8 @@ pub fn read_every_answer(fetched: &Fetched) -> usize {
     }
     page::<Document>(fetched)
         + page::<Zaak>(fetched)
+        + page::<ZaakBesluiten>(fetched)
+        + page::<Stemming>(fetched)
         + page::<Fractie>(fetched)
         + page::<Commissie>(fetched)
         + usize::from(http::read_json::<Document>(PLATFORM, fetched, "document", &REFUSALS).is_ok())
