@@ -166,6 +166,7 @@ async fn an_article_is_asked_by_its_number_and_the_whole_text_pages_by_character
             "Artikel 1:3"
         ]
     );
+    assert_eq!(v["outline_entries"], json!(5));
     // The whole text, 150 characters at a time, reads back whole.
     let mut whole = String::new();
     let mut offset = 0;

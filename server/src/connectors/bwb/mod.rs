@@ -36,8 +36,9 @@ const DEFAULT_LIMIT: usize = 10;
 /// Characters of text per `bwb_read` call by default, and at most.
 const DEFAULT_LENGTH: usize = 10_000;
 const MAX_LENGTH: usize = 100_000;
-/// Entries of the outline shown in the structured content at most.
-const MAX_OUTLINE: usize = 200;
+/// Entries of the outline shown in the structured content at most (a long law's whole
+/// outline would not fit the answer budget; `outline_entries` says how many there are).
+const MAX_OUTLINE: usize = 60;
 
 /// The registry's entry.
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
@@ -297,8 +298,11 @@ pub struct ReadShown {
     pub article: Option<String>,
     /// Articles in the version.
     pub articles: usize,
-    /// Divisions and articles, in order (the first 200).
+    /// Divisions and articles, in order (the first 60).
     pub outline: Vec<OutlineEntry>,
+    /// Entries of the whole outline (more than shown when the law is long: read on by
+    /// `article`, or page the text).
+    pub outline_entries: usize,
     /// Where the page of text is (the text itself is the answer's text content).
     #[serde(flatten)]
     pub page: TextPage,
@@ -616,7 +620,7 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Ren
     }
     text.push_str("\n\n");
     text.push_str(&page);
-    let outline = outline(t);
+    let (outline, outline_entries) = outline(t);
     let shown = ReadShown {
         id: r.identifier.clone(),
         title,
@@ -630,6 +634,7 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Ren
         article,
         articles: t.articles.len(),
         outline,
+        outline_entries,
         page: at,
     };
     Ok(Rendered {
@@ -638,8 +643,8 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Ren
     })
 }
 
-/// Divisions and articles in order, the first [`MAX_OUTLINE`].
-fn outline(t: &Toestand) -> Vec<OutlineEntry> {
+/// Divisions and articles in order, the first [`MAX_OUTLINE`], and how many there are.
+fn outline(t: &Toestand) -> (Vec<OutlineEntry>, usize) {
     let mut out = Vec::new();
     let mut path: Vec<String> = Vec::new();
     for a in &t.articles {
@@ -661,8 +666,9 @@ fn outline(t: &Toestand) -> Vec<OutlineEntry> {
             depth: a.path.len(),
         });
     }
+    let entries = out.len();
     out.truncate(MAX_OUTLINE);
-    out
+    (out, entries)
 }
 
 /// The article `a` as the assistant reads it (for tests).
