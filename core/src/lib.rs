@@ -16,7 +16,7 @@
 //!   R-I1 to R-I3.
 //! - [`bucket`]: the one exact token bucket (GCRA form) behind both the platforms'
 //!   limits in the scheduler and the client limits.
-//! - [`platform`]: the seven platforms and the limits kept for them.
+//! - [`platform`]: the eight platforms and the limits kept for them.
 //! - [`time`] and [`units`]: injected time and exact fixed-point costs.
 //!
 //! **Architecture invariant.** Nothing in this crate reads a clock, the environment,

@@ -1,4 +1,4 @@
-//! The seven platforms BesluitBron reads, and the limits it keeps for them.
+//! The eight platforms BesluitBron reads, and the limits it keeps for them.
 //!
 //! Limits are configuration, never constants buried in code ("not observed" is not
 //! "absent"): [`PlatformId::default_limit`] gives the documented starting point,
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::units::Units;
 
-/// One of the seven public platforms.
+/// One of the eight public platforms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PlatformId {
@@ -28,16 +28,19 @@ pub enum PlatformId {
     Rechtspraak,
     /// Open Archivaris.
     Oa,
+    /// The Basiswettenbestand: national legislation as in force (KOOP SRU,
+    /// `x-connection=BWB`, and its toestand XML).
+    Bwb,
 }
 
-/// A platform id that is not one of the seven.
+/// A platform id that is not one of the eight.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown platform `{0}`: expected one of ori, obv, tk, opentk, ob, rechtspraak, oa")]
+#[error("unknown platform `{0}`: expected one of ori, obv, tk, opentk, ob, rechtspraak, oa, bwb")]
 pub struct UnknownPlatform(pub String);
 
 impl PlatformId {
-    /// All seven, in a fixed order (used wherever output must be deterministic).
-    pub const ALL: [PlatformId; 7] = [
+    /// All eight, in a fixed order (used wherever output must be deterministic).
+    pub const ALL: [PlatformId; 8] = [
         PlatformId::Ori,
         PlatformId::Obv,
         PlatformId::Tk,
@@ -45,6 +48,7 @@ impl PlatformId {
         PlatformId::Ob,
         PlatformId::Rechtspraak,
         PlatformId::Oa,
+        PlatformId::Bwb,
     ];
 
     /// The short id used in configuration, URLs (`/mcp/obv`) and metrics.
@@ -57,6 +61,7 @@ impl PlatformId {
             PlatformId::Ob => "ob",
             PlatformId::Rechtspraak => "rechtspraak",
             PlatformId::Oa => "oa",
+            PlatformId::Bwb => "bwb",
         }
     }
 
@@ -70,6 +75,7 @@ impl PlatformId {
             PlatformId::Ob => "Officiële Bekendmakingen",
             PlatformId::Rechtspraak => "Rechtspraak",
             PlatformId::Oa => "Open Archivaris",
+            PlatformId::Bwb => "Basiswettenbestand",
         }
     }
 
@@ -81,11 +87,13 @@ impl PlatformId {
     /// - `ob`: a limit exists but its numbers are unpublished; 30 calls refilled at one
     ///   per second, close to the pacing careful harvesters use (0.5–1 s per page).
     /// - `rechtspraak`: "don't hammer"; 60 calls refilled at two per second.
+    /// - `bwb`: KOOP's SRU service, like `ob`: a limit exists, its numbers are unpublished;
+    ///   the same 30 calls refilled at one per second, on a lane of its own (another host).
     pub const fn default_limit(self) -> Option<LimitConfig> {
         match self {
             PlatformId::Obv => Some(LimitConfig::new(Units::whole(60), Duration::from_secs(60))),
             PlatformId::Oa => Some(LimitConfig::new(Units::whole(120), Duration::from_secs(60))),
-            PlatformId::Ob => Some(LimitConfig::new(Units::whole(30), Duration::from_secs(30))),
+            PlatformId::Ob | PlatformId::Bwb => Some(LimitConfig::new(Units::whole(30), Duration::from_secs(30))),
             PlatformId::Rechtspraak => Some(LimitConfig::new(Units::whole(60), Duration::from_secs(30))),
             PlatformId::Ori | PlatformId::Tk | PlatformId::Opentk => None,
         }
@@ -214,14 +222,20 @@ mod tests {
     }
 
     #[test]
-    fn exactly_the_four_platforms_of_r_l7_keep_a_limit() {
+    fn the_four_platforms_of_r_l7_and_bwb_keep_a_limit() {
         let limited: Vec<_> = PlatformId::ALL
             .into_iter()
             .filter(|p| p.default_limit().is_some())
             .collect();
         assert_eq!(
             limited,
-            [PlatformId::Obv, PlatformId::Ob, PlatformId::Rechtspraak, PlatformId::Oa]
+            [
+                PlatformId::Obv,
+                PlatformId::Ob,
+                PlatformId::Rechtspraak,
+                PlatformId::Oa,
+                PlatformId::Bwb
+            ]
         );
         let obv = PlatformId::Obv.default_limit().unwrap();
         assert_eq!((obv.capacity, obv.window), (Units::whole(60), Duration::from_secs(60)));

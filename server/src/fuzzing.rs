@@ -56,6 +56,14 @@ pub fn rechtspraak_answer(data: &[u8]) -> usize {
         + usize::from(rs::parse_procedures(data).is_ok())
 }
 
+/// Reads `data` as a Basiswettenbestand SRU answer, classified as the client does, and
+/// as a toestand: how many of the two it was.
+pub fn bwb_answer(data: &[u8]) -> usize {
+    use crate::platforms::bwb;
+    usize::from(bwb::parse_sru(data).is_ok_and(|answer| bwb::read_answer(answer, 1).is_ok()))
+        + usize::from(bwb::read_toestand(data).is_ok())
+}
+
 /// Reads `data` as an Officiële Bekendmakingen SRU answer and classifies it as the
 /// client does (results, warning, rejection, overload): whether it gave results.
 pub fn ob_answer(data: &[u8]) -> bool {

@@ -5,7 +5,7 @@ use besluitbron_core::Instant;
 use besluitbron_sim::engine::CallState;
 use besluitbron_sim::{PolicyKind, Report, RunOutcome, run_canonical};
 
-const CANONICAL: [&str; 13] = [
+const CANONICAL: [&str; 14] = [
     "obv-starvation",
     "equal-sessions",
     "heavy-vs-fresh",
@@ -19,6 +19,7 @@ const CANONICAL: [&str; 13] = [
     "coalesced-join",
     "duplicate-pool",
     "ob-search-and-text",
+    "laws-and-publications",
 ];
 
 fn run_ok(name: &str, policy: PolicyKind) -> RunOutcome {
@@ -77,6 +78,30 @@ fn ob_text_and_search_queue_in_lanes_of_their_own() {
         wait(&legacy, "assistant-text") > 60_000.0,
         "{}",
         wait(&legacy, "assistant-text")
+    );
+}
+
+/// National legislation's lane (`bwb`, KOOP's SRU on its own host): a harvester's burst
+/// of laws never delays publication searches (`ob`, another platform), and under the
+/// fair policy an assistant reading a law is not starved behind the burst, as it is
+/// under the legacy model.
+#[test]
+fn the_bwb_lane_keeps_its_own_limit_and_is_fair_within_it() {
+    let fair = Report::of(&run_ok("laws-and-publications", PolicyKind::Fair));
+    let legacy = Report::of(&run_ok("laws-and-publications", PolicyKind::Legacy));
+    assert_eq!(fair.platforms.len(), 2, "bwb and ob");
+    assert_eq!(fair.violations(), 0);
+    let wait = |r: &Report, name: &str| r.session(name).expect(name).wait_max_ms;
+    assert_eq!(wait(&fair, "searcher"), 0.0, "publication searches never wait for laws");
+    assert!(
+        wait(&fair, "law-assistant") < 10_000.0,
+        "{}",
+        wait(&fair, "law-assistant")
+    );
+    assert!(
+        wait(&legacy, "law-assistant") > 30_000.0,
+        "{}",
+        wait(&legacy, "law-assistant")
     );
 }
 

@@ -5,7 +5,7 @@ Starts `besluitbron-sim fakes` on a free loopback port, starts `besluitbron serv
 it with a temporary data directory, and then, once per protocol era (`legacy`: the
 initialize handshake with an `Mcp-Session-Id`; `2026-07-28`: stateless per-request
 metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk`, `/mcp/rechtspraak`,
-`/mcp/opentk`, `/mcp/ori`, `/mcp/ob` and `/mcp`:
+`/mcp/opentk`, `/mcp/ori`, `/mcp/ob`, `/mcp/bwb` and `/mcp`:
 
 - tools/list names exactly the tools of the endpoint, each with a description and
   `readOnlyHint: true`;
@@ -71,7 +71,8 @@ CHECK_TIMEOUT_S = 25.0
 MAX_LIST_PAGES = 20
 
 OBV_TOOLS = {"obv_search", "obv_document", "obv_sources", "obv_status"}
-TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees"}
+TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees", "tk_votes"}
+TK_VOTED_CASE = "2025Z17647"
 RS_TOOLS = {"rechtspraak_search", "rechtspraak_ruling", "rechtspraak_courts", "rechtspraak_areas", "rechtspraak_procedures"}
 ATOM = "{http://www.w3.org/2005/Atom}"
 DCTERMS = "{http://purl.org/dc/terms/}"
@@ -80,8 +81,11 @@ RS_FOOTNOTES_ECLI = "ECLI:NL:HR:2026:1500"
 RS_METADATA_ONLY_ECLI = "ECLI:NL:RBAMS:2026:9999"
 OPENTK_TOOLS = {"opentk_search", "opentk_document", "opentk_activity", "opentk_status"}
 ORI_TOOLS = {"ori_search", "ori_document", "ori_sources"}
-PLATFORMS = ("obv", "tk", "rechtspraak", "opentk", "ori", "ob")
+PLATFORMS = ("obv", "tk", "rechtspraak", "opentk", "ori", "ob", "bwb")
 OB_TOOLS = {"ob_search", "ob_document"}
+BWB_TOOLS = {"bwb_search", "bwb_read"}
+BWB_LAW = "BWBR0047001"
+SRU12 = "{http://www.loc.gov/zing/srw/}"
 SRU_NS = {
     "sru": "http://docs.oasis-open.org/ns/search-ws/sruResponse",
     "gzd": "http://standaarden.overheid.nl/sru",
@@ -202,7 +206,7 @@ class Fakes:
 
     def __init__(
         self, obv: str, tk: str, http: httpx2.AsyncClient, opentk: str = "", ori: str = "", rs: str = "",
-        ob: str = "",
+        ob: str = "", bwb: str = "",
     ) -> None:
         self.obv = obv
         self.tk = tk
@@ -210,6 +214,7 @@ class Fakes:
         self.ori = ori
         self.rs = rs
         self.ob = ob
+        self.bwb = bwb
         self.http = http
 
     # OpenTK ----------------------------------------------------------------------------
@@ -349,6 +354,35 @@ class Fakes:
         root = ET.fromstring(response.content)
         blocks = ["".join(e.itertext()).strip() for e in root.iter() if e.tag in ("titel", "al")]
         return "\n\n".join(b for b in blocks if b)
+
+
+    async def bwb_sru(self, cql: str) -> ET.Element:
+        """The fake Basiswettenbestand's SRU 1.2 answer to `cql`, as XML."""
+        params = {"operation": "searchRetrieve", "version": "1.2", "x-connection": "BWB", "query": cql,
+                  "startRecord": "1", "maximumRecords": "50"}
+        response = await self.http.get(self.bwb, params=params, headers={"Accept": "application/xml"})
+        expect(response.status_code == 200, f"SRU answered {response.status_code}: {response.text[:200]}")
+        root = ET.fromstring(response.content)
+        expect(root.tag == f"{SRU12}searchRetrieveResponse", f"SRU root is {root.tag}")
+        return root
+
+    async def bwb_article(self, law: str, date: str, number: str) -> str:
+        """Article `number` of `law` as in force on `date`, read from the toestand the
+        search names: `Artikel N`, then each lid as `lidnr al` (or the lone `al`)."""
+        root = await self.bwb_sru(f"dcterms.identifier=={law} and overheidbwb.geldigheidsdatum=={date}")
+        location = next((e.text for e in root.iter() if e.tag.endswith("}locatie_toestand")), None)
+        expect(location is not None, "the record names its toestand")
+        response = await self.http.get(location or "", headers={"Accept": "application/xml"})
+        expect(response.status_code == 200, f"GET toestand answered {response.status_code}")
+        toestand = ET.fromstring(response.content)
+        for artikel in toestand.iter("artikel"):
+            if (artikel.findtext("kop/nr") or "").strip() != number:
+                continue
+            lids = artikel.findall("lid")
+            lines = [f"{(l.findtext('lidnr') or '').strip()} {(l.findtext('al') or '').strip()}" for l in lids] or [
+                (artikel.findtext("al") or "").strip()]
+            return "\n".join([f"Artikel {number}", *lines])
+        raise CheckFailed(f"the toestand of {law} on {date} has no article {number}")
 
 
 def ob_identifiers(root: ET.Element) -> list[str]:
@@ -646,6 +680,7 @@ class McpChecks:
             ("tk_search documents and its continuation match Document", self.tk_search_documents),
             ("tk_search cases with soort and dates match Zaak", self.tk_search_cases),
             ("tk_document matches Document(id)", self.tk_document),
+            ("tk_votes of a case voted twice matches Zaak?$expand=Besluit and its Stemming rows", self.tk_votes),
             ("tk_document_text reads the PDF in pages and says a scan has no text layer", self.tk_document_text),
             ("unknown tool raises an MCP error", self.unknown_tool),
             ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),
@@ -685,6 +720,10 @@ class McpChecks:
             ("ob_search limit 500 gives isError with a readable message", self.ob_search_invalid),
             ("tk_factions is not served here (MCP error)", lambda c: self.unknown_tool(c, "tk_factions")),
         ]
+        bwb_calls = [
+            ("bwb_search matches the SRU answer", self.bwb_search),
+            ("bwb_read of article 2 on two dates matches the two toestanden", self.bwb_read),
+        ]
         all_calls = [
             ("obv_sources matches /api/sources", self.obv_sources),
             ("tk_factions matches Fractie", self.tk_factions),
@@ -712,7 +751,9 @@ class McpChecks:
         await self.endpoint("/mcp/opentk", OPENTK_TOOLS, opentk_calls)
         await self.endpoint("/mcp/ori", ORI_TOOLS, ori_calls)
         await self.endpoint("/mcp/ob", OB_TOOLS, ob_calls)
-        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | {"search"}, all_calls)
+        await self.endpoint("/mcp/bwb", BWB_TOOLS, bwb_calls)
+        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS | {"search"},
+                            all_calls)
 
     async def run_retired(self) -> None:
         """Against the server whose ORI is the retired fake."""
@@ -1096,6 +1137,32 @@ class McpChecks:
         expect_eq(links.get("record_url"), record_url, "links.record_url")
         expect_eq(links.get("resource_url"), record_url + "/resource", "links.resource_url")
 
+    async def tk_votes(self, client: Client) -> None:
+        case = await self.fakes.get_json(
+            f"{self.fakes.tk}/Zaak",
+            params={"$filter": f"Nummer eq '{TK_VOTED_CASE}' and Verwijderd eq false", "$expand": "Besluit"},
+        )
+        expect_eq(len(case["value"]), 1, "cases with the number")
+        decisions = sorted(case["value"][0]["Besluit"], key=lambda d: d["AgendapuntZaakBesluitVolgorde"])
+        clauses = " or ".join(f"Besluit_Id eq {d['Id']}" for d in decisions)
+        rows = await self.fakes.tk_all("Stemming", f"Verwijderd eq false and ({clauses})")
+        got = structured(await client.call_tool("tk_votes", {"id": TK_VOTED_CASE}), "tk_votes")
+        results = got.get("results", [])
+        expect_eq([r["decision_id"] for r in results], [d["Id"] for d in decisions], "one result per decision")
+        for result, decision in zip(results, decisions):
+            mine = [r for r in rows if r["Besluit_Id"] == decision["Id"]]
+            totals = {"voor": 0, "tegen": 0, "niet_deelgenomen": 0}
+            for r in mine:
+                n = 1 if r["Persoon_Id"] else r["FractieGrootte"]
+                totals[{"Voor": "voor", "Tegen": "tegen"}.get(r["Soort"], "niet_deelgenomen")] += n
+            expect_eq(result["totals"], totals, f"totals of {decision['Id']}")
+            expect_eq(result["decision_text"], decision["BesluitTekst"], "BesluitTekst")
+            members = [(m["name"], m["vote"]) for m in result["members"]]
+            expect_eq(members, [(r["ActorNaam"], r["Soort"]) for r in mine if r["Persoon_Id"]], "members' votes")
+            flagged = sorted(f["faction"] for f in result["factions"] if f["mistake"])
+            expect_eq(flagged, sorted({r["ActorFractie"] for r in mine if r["Vergissing"]}), "mistakes flagged")
+        expect(any(r["roll_call"] for r in results), "the case has a roll call")
+
     # Rechtspraak ----------------------------------------------------------------------
 
     async def rs_courts(self, client: Client) -> None:
@@ -1228,6 +1295,27 @@ class McpChecks:
         else:
             expect(got.get("has_text") is False, "an empty template has no text")
 
+    async def bwb_search(self, client: Client) -> None:
+        got = structured(await client.call_tool("bwb_search", {"query": "consumentenvuurwerk", "date": "2025-08-01"}),
+                         "bwb_search")
+        fake = await self.fakes.bwb_sru(
+            'overheidbwb.titel all "consumentenvuurwerk" and overheidbwb.geldigheidsdatum==2025-08-01')
+        ids = [e.text for e in fake.iter() if e.tag == "{http://purl.org/dc/terms/}identifier"]
+        expect(len(ids) > 1, f"the fake has {len(ids)} regulations for consumentenvuurwerk")
+        expect_eq([h.get("id") for h in got.get("results", [])], ids, "ids in order")
+        expect_eq(got.get("total"), int(fake.findtext(f"{SRU12}numberOfRecords") or "-1"), "total")
+
+    async def bwb_read(self, client: Client) -> None:
+        texts = []
+        for date in ("2025-01-01", "2025-08-01"):
+            result = await client.call_tool("bwb_read", {"id": BWB_LAW, "date": date, "article": "2"})
+            structured(result, "bwb_read")
+            content = "".join(getattr(c, "text", "") for c in result.content)
+            page = content.split("\n\n", 1)[1] if "\n\n" in content else ""
+            expect_eq(page, await self.fakes.bwb_article(BWB_LAW, date, "2"), f"article 2 on {date}")
+            texts.append(page)
+        expect(texts[0] != texts[1], "the two versions' article 2 differ")
+
     async def ob_search_invalid(self, client: Client) -> None:
         result = await client.call_tool("ob_search", {"query": "omgevingsvisie", "limit": 500})
         message = error_text(result)
@@ -1318,7 +1406,8 @@ async def main(fakes_only: bool) -> int:
                 fakes_proc, urls = await start_fakes(sim_bin, fakes_log)
                 report.ok("fakes started: " + ", ".join(f"{p} {urls[p]}" for p in PLATFORMS))
                 async with httpx2.AsyncClient(headers=HARNESS_HEADERS, timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
-                    fakes = Fakes(urls["obv"], urls["tk"], http, urls["opentk"], urls["ori"], urls["rechtspraak"], urls["ob"])
+                    fakes = Fakes(urls["obv"], urls["tk"], http, urls["opentk"], urls["ori"], urls["rechtspraak"], urls["ob"],
+                                  urls["bwb"])
                     docs = await harness_checks(report, fakes)
                     if not fakes_only and docs is None:
                         report.fail("server checks", "skipped: the harness could not read the fakes")

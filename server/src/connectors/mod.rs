@@ -14,6 +14,7 @@
 //! What this module does not do: decide when a call may go (the core path does) or talk
 //! HTTP (the platform clients do).
 
+pub mod bwb;
 pub mod ob;
 pub mod obv;
 pub mod offers;
@@ -143,6 +144,7 @@ pub static CONNECTORS: &[ConnectorSpec] = &[
     opentk::CONNECTOR,
     ori::CONNECTOR,
     ob::CONNECTOR,
+    bwb::CONNECTOR,
 ];
 
 /// Every connector's platform settings, as [`Config::load`] takes them.

@@ -78,6 +78,39 @@ pub fn portable(schema: &mut JsonObject) {
 
 fn portable_schema(schema: &mut JsonObject) {
     use serde_json::Value;
+    // A choice of string constants, each described (schemars' form for a Rust enum), is
+    // one `enum` whose description names each value: `oneOf` is what some providers
+    // refuse, and the form took four times the bytes.
+    if let Some(Value::Array(options)) = schema.get("oneOf")
+        && !options.is_empty()
+        && options.iter().all(|o| o.get("const").is_some_and(Value::is_string))
+    {
+        let values: Vec<Value> = options.iter().filter_map(|o| o.get("const").cloned()).collect();
+        let meanings: Vec<String> = options
+            .iter()
+            .filter_map(|o| {
+                let value = o.get("const")?.as_str()?;
+                let meaning = o.get("description").and_then(Value::as_str)?;
+                Some(format!("`{value}`: {}", meaning.trim_end_matches('.')))
+            })
+            .collect();
+        schema.remove("oneOf");
+        schema.insert("type".into(), Value::from("string"));
+        schema.insert("enum".into(), Value::Array(values));
+        if !meanings.is_empty() {
+            let mut description = schema
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            if !description.is_empty() {
+                description.push(' ');
+            }
+            description.push_str(&meanings.join("; "));
+            description.push('.');
+            schema.insert("description".into(), Value::from(description));
+        }
+    }
     // One type, without null.
     if let Some(Value::Array(types)) = schema.get_mut("type") {
         types.retain(|t| t != "null");
@@ -162,15 +195,18 @@ fn portable_schema(schema: &mut JsonObject) {
     }
 }
 
-/// `schema`, an output schema, without the descriptions of its fields: what `tools/list`
-/// shows. The field names, the tool's description and the answer's text say what the
-/// structured content holds; the descriptions, written for the code, were half of every
-/// output schema and a quarter of `tools/list` (they stay in the source and the docs).
-pub fn without_field_descriptions(schema: &mut JsonObject) {
+/// `schema`, an output schema, as `tools/list` shows it: without the descriptions of its
+/// fields and without `required`. The field names, the tool's description and the
+/// answer's text say what the structured content holds; the descriptions, written for
+/// the code, were half of every output schema and a quarter of `tools/list`, and which
+/// fields are always present is checked by the server's own tests against the full
+/// declaration (`server/tests/answers.rs`), not asked of every client (both stay in the
+/// source and the docs).
+pub fn compact_output(schema: &mut JsonObject) {
     fn strip(v: &mut serde_json::Value) {
         match v {
             serde_json::Value::Object(o) => {
-                o.retain(|k, v| !(k == "description" && v.is_string()));
+                o.retain(|k, v| !((k == "description" && v.is_string()) || (k == "required" && v.is_array())));
                 o.values_mut().for_each(strip);
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
@@ -182,6 +218,7 @@ pub fn without_field_descriptions(schema: &mut JsonObject) {
             strip(value);
         }
     }
+    schema.remove("required");
 }
 
 /// Whether `schema` admits only `null`.

@@ -113,7 +113,7 @@ impl Handler {
                 if let Some(output) = &definition.output_schema {
                     let mut output = (**output).clone();
                     crate::connectors::schema::portable(&mut output);
-                    crate::connectors::schema::without_field_descriptions(&mut output);
+                    crate::connectors::schema::compact_output(&mut output);
                     definition.output_schema = Some(Arc::new(output));
                 }
                 tools.push(definition);

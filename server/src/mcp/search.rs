@@ -100,13 +100,12 @@ pub fn definition() -> Tool {
     crate::connectors::tool::definition::<SearchArgs, SearchShown>(
         NAME,
         "Search every platform",
-        "One search over every platform that searches by words, at once: OpenBesluitvorming (council \
-         decisions), the Tweede Kamer (titles) and OpenTK (full text), Officiële Bekendmakingen (every official \
-         publication). Per platform: its results with the `id` and the `tool` that reads each one, and the \
-         total. Rechtspraak has no search by words (the answer says how to find rulings). Costs each platform one \
-         search, answered from BesluitBron's buffer when asked recently; a platform still busy after about 20 s \
-         is reported as pending, and asking again later is answered from the buffer. To go further on one \
-         platform, use its own search tool (filters, `offset`).",
+        "One search over every platform that searches by words, at once: council decisions \
+        (OpenBesluitvorming), the Tweede Kamer (titles; OpenTK full text), official publications and \
+        national legislation. Per platform: results with the `id` and the `tool` that reads each, \
+        and the total; Rechtspraak has no word search (the answer says how to find rulings). A \
+        platform busy after about 20 s is reported as pending; asking again is answered from the \
+        buffer. Go deeper with one platform's own search.",
     )
 }
 

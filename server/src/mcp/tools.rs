@@ -12,7 +12,7 @@ use std::sync::Arc;
 use besluitbron_core::PlatformId;
 use rmcp::model::{JsonObject, Tool};
 
-use crate::connectors::schema::{portable, without_field_descriptions};
+use crate::connectors::schema::{compact_output, portable};
 use crate::connectors::{ConnectorSpec, ToolSpec};
 use crate::mcp::arguments::Rules;
 
@@ -50,7 +50,7 @@ impl ToolTable {
                 definition.input_schema = Arc::new(portable_copy(&definition.input_schema));
                 definition.output_schema = definition.output_schema.map(|s| {
                     let mut s = portable_copy(&s);
-                    without_field_descriptions(&mut s);
+                    compact_output(&mut s);
                     Arc::new(s)
                 });
                 let entry = ToolEntry {

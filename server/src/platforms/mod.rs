@@ -19,6 +19,7 @@
 //! What this module does not do: schedule, cache, deduplicate or speak MCP. Clients for
 //! the other four platforms arrive with their issues.
 
+pub mod bwb;
 pub mod http;
 pub mod ob;
 pub mod obv;

@@ -1,8 +1,8 @@
 //! `besluitbron-fakes`: fake platforms over real HTTP. Loopback servers that imitate
 //! every platform BesluitBron serves — OpenBesluitvorming ([`obv`]), the Tweede Kamer
 //! OData API ([`tk`]), the Rechtspraak open-data service ([`rechtspraak`]), OpenTK
-//! ([`opentk`]), Open Raadsinformatie ([`ori`]) and Officiële Bekendmakingen' SRU
-//! service ([`ob`]) — closely enough
+//! ([`opentk`]), Open Raadsinformatie ([`ori`]), Officiële Bekendmakingen' SRU
+//! service ([`ob`]) and the Basiswettenbestand ([`bwb`]) — closely enough
 //! that the server's platform clients can be tested against them, that the end-to-end
 //! test can drive the real server against them, and that a developer can point a local
 //! BesluitBron at them (`besluitbron-sim fakes --listen 127.0.0.1:PORT`).
@@ -56,6 +56,7 @@
 //! [`obv`], [`tk`], [`rechtspraak`], [`opentk`], [`ori`] and [`ob`] (with their corpora
 //! and `odata.rs`) the platforms themselves, each with its own settings.
 
+pub mod bwb;
 mod config;
 mod control;
 mod faults;
@@ -76,6 +77,7 @@ mod registry;
 mod serve;
 pub mod tk;
 mod tk_corpus;
+mod tk_votes;
 
 use axum::body::Body;
 use axum::http::{Response, StatusCode, header};

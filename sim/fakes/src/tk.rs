@@ -1,10 +1,12 @@
 //! Fake Tweede Kamer OData v4 API (PLATFORMS.md §3): the entity sets `Document`,
-//! `Zaak`, `Fractie` and `Commissie` under `/OData/v4/2.0/`, single records
-//! `/{Set}({guid})` and document files `/Document({guid})/resource`.
+//! `Zaak`, `Fractie`, `Commissie`, `Besluit` and `Stemming` under `/OData/v4/2.0/`,
+//! single records `/{Set}({guid})` and document files `/Document({guid})/resource`.
 //!
 //! Invariants:
 //! - At most [`PAGE_ROWS`] rows per response. Without `$top`, a response that leaves
-//!   rows out carries an absolute `@odata.nextLink` (same options, `$skip` advanced).
+//!   rows out carries an absolute `@odata.nextLink` (same options, `$skip` advanced; for
+//!   [`SKIPTOKEN_SETS`], `$skiptoken=Id-{last row's Id}` instead, the platform's
+//!   server-driven paging).
 //!   With `$top`, there is never a nextLink, even when rows remain — the platform's
 //!   documented "wontfix" behaviour.
 //! - A `$filter` or `$orderby` the engine cannot parse or type-check, or an unknown
@@ -23,8 +25,12 @@
 //! Settings: only the faults every fake applies; it has none of its own (its `Fake`,
 //! which its registry line names, declares `()`).
 //!
-//! What this fake does not do: `$select`, `$expand`, `$count` as a path segment, the
-//! SyncFeed, or any entity set beyond these.
+//! Votes: `Zaak?$expand=Besluit` gives each case its decisions (the one `$expand` the
+//! fake follows; any other is a 400); `Stemming?$filter=Besluit_Id eq …` the votes cast
+//! on them (the data: `tk_votes.rs`).
+//!
+//! What this fake does not do: `$select`, nested `$expand` or any other relation, `$count`
+//! as a path segment, the SyncFeed, or any entity set beyond these.
 
 use std::sync::{Arc, OnceLock};
 
@@ -45,12 +51,16 @@ pub use crate::tk_corpus::{
     DOCUMENT_COUNT, FileKind, HISTORICAL_COMMISSIE_COUNT, LONG_RENDITION_CHARS, TkCorpus, ZAAK_COUNT,
     has_long_rendition, has_xml_rendition,
 };
+pub use crate::tk_votes::{AMENDMENT_NUMBER, BILL_NUMBER, HELD_NUMBER, MOTION_NUMBER, VOTES_WORD, VOTING_FACTIONS};
 use crate::{FakeConfig, FakeHandle, encode_component, odata, raw_response, registry};
 
 /// The path the OData service lives under.
 pub const ODATA_PREFIX: &str = "/OData/v4/2.0";
 /// Rows per response at most.
 pub const PAGE_ROWS: usize = 250;
+/// The sets whose next page the fake names by `$skiptoken` (the last row's key), the
+/// platform's server-driven paging; the others name it by `$skip`.
+pub const SKIPTOKEN_SETS: [&str; 2] = ["Besluit", "Stemming"];
 
 /// The Tweede Kamer fake's data, generated once per process.
 pub fn tk_corpus() -> &'static TkCorpus {
@@ -183,6 +193,8 @@ fn collection(
     let mut top = None;
     let mut skip = 0usize;
     let mut count = false;
+    let mut expand_besluit = false;
+    let mut after: Option<String> = None;
     for (name, value) in params {
         match name.as_str() {
             "$filter" => match odata::parse_filter(value, schema) {
@@ -206,6 +218,18 @@ fn collection(
                 "false" => count = false,
                 _ => return bad(format!("Invalid value '{value}' for $count query option.")),
             },
+            // The one relation the fake follows: a case's decisions.
+            "$expand" if set == "Zaak" && value == "Besluit" => expand_besluit = true,
+            "$expand" => {
+                return bad(format!(
+                    "The query specified in the URI is not valid. Could not find a property named '{value}' on \
+                     type 'Zaak' (the fake expands only Zaak's Besluit)."
+                ));
+            }
+            "$skiptoken" => match value.strip_prefix("Id-") {
+                Some(id) if !id.is_empty() => after = Some(id.to_ascii_lowercase()),
+                _ => return bad(format!("The skip token value '{value}' is invalid.")),
+            },
             other if other.starts_with('$') => {
                 return bad(format!("The query parameter '{other}' is not supported."));
             }
@@ -221,12 +245,32 @@ fn collection(
         rows.sort_by(|a, b| odata::compare(a, b, &orderby));
     }
     let total = rows.len();
+    if let Some(after) = &after {
+        // Server-driven paging: the rows after the one the token names.
+        let at = rows.iter().position(|r| {
+            r.get("Id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| id.eq_ignore_ascii_case(after))
+        });
+        match at {
+            Some(at) => skip = skip.saturating_add(at + 1),
+            None => return bad(format!("The skip token value 'Id-{after}' is invalid.")),
+        }
+    }
     let take = top.map_or(PAGE_ROWS, |t| t.min(PAGE_ROWS));
     let page: Vec<Value> = rows
         .iter()
         .skip(skip)
         .take(take)
-        .map(|r| Value::Object((*r).clone()))
+        .map(|r| {
+            let mut row = (*r).clone();
+            if expand_besluit {
+                let id = r.get("Id").and_then(Value::as_str).unwrap_or("");
+                let besluiten = tk_corpus().besluiten_of(id).into_iter().cloned().map(Value::Object);
+                row.insert("Besluit".into(), Value::Array(besluiten.collect()));
+            }
+            Value::Object(row)
+        })
         .collect();
     let mut body = Map::new();
     body.insert(
@@ -240,10 +284,19 @@ fn collection(
     if top.is_none() && skip.saturating_add(PAGE_ROWS) < total {
         let mut query: Vec<String> = params
             .iter()
-            .filter(|(k, _)| k != "$skip")
+            .filter(|(k, _)| k != "$skip" && k != "$skiptoken")
             .map(|(k, v)| format!("{}={}", encode_component(k), encode_component(v)))
             .collect();
-        query.push(format!("$skip={}", skip + PAGE_ROWS));
+        if SKIPTOKEN_SETS.contains(&set) {
+            // The last row's key, as the platform's server-driven paging writes it.
+            let last = rows[skip + PAGE_ROWS - 1]
+                .get("Id")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            query.push(format!("$skiptoken={}", encode_component(&format!("Id-{last}"))));
+        } else {
+            query.push(format!("$skip={}", skip + PAGE_ROWS));
+        }
         body.insert(
             "@odata.nextLink".into(),
             format!("{}/{set}?{}", state.base_url, query.join("&")).into(),

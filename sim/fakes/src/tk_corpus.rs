@@ -1,16 +1,19 @@
 //! The Tweede Kamer fake's data: documents, cases (Zaak), factions and committees as
 //! OData records, generated from a fixed seed.
 //!
+//! The votes (`Besluit`, `Stemming` and the voted cases) are `tk_votes.rs`'s.
+//!
 //! Invariants: generation reads no clock and no ambient randomness; records keep their
 //! generation order (the order the fake answers in when no `$orderby` is given); every
 //! record has every field of its schema (possibly `null`); ids are unique GUIDs.
 //!
-//! What this module does not do: model relations between entity sets (`$expand`),
-//! document versions or publications.
+//! What this module does not do: model relations between entity sets (`$expand`) beyond
+//! a case's decisions, document versions or publications.
 
 use serde_json::{Map, Value, json};
 
 use crate::odata::{FieldType, Schema};
+use crate::tk_votes::{self, BESLUIT_SCHEMA, STEMMING_SCHEMA};
 use crate::{civil_from_days, days_from_civil, mix64, pick};
 
 /// Fields of `Document`.
@@ -64,7 +67,7 @@ pub const COMMISSIE_SCHEMA: Schema = &[
 
 /// Documents generated.
 pub const DOCUMENT_COUNT: usize = 2_400;
-/// Cases generated.
+/// Cases generated (the voted cases of `tk_votes` follow them).
 pub const ZAAK_COUNT: usize = 900;
 
 /// Subjects: (search word, phrase in subjects, dossier title).
@@ -218,6 +221,10 @@ pub struct TkCorpus {
     zaken: Vec<Map<String, Value>>,
     fracties: Vec<Map<String, Value>>,
     commissies: Vec<Map<String, Value>>,
+    besluiten: Vec<Map<String, Value>>,
+    stemmingen: Vec<Map<String, Value>>,
+    /// (case id, its decisions' ids in order): the relation `Zaak?$expand=Besluit` follows.
+    zaak_besluiten: Vec<(String, Vec<String>)>,
 }
 
 impl TkCorpus {
@@ -228,6 +235,8 @@ impl TkCorpus {
             "Zaak" => Some((&self.zaken, ZAAK_SCHEMA)),
             "Fractie" => Some((&self.fracties, FRACTIE_SCHEMA)),
             "Commissie" => Some((&self.commissies, COMMISSIE_SCHEMA)),
+            "Besluit" => Some((&self.besluiten, BESLUIT_SCHEMA)),
+            "Stemming" => Some((&self.stemmingen, STEMMING_SCHEMA)),
             _ => None,
         }
     }
@@ -245,6 +254,34 @@ impl TkCorpus {
     /// All factions, in generation order.
     pub fn fracties(&self) -> &[Map<String, Value>] {
         &self.fracties
+    }
+
+    /// All decisions (`Besluit`), in generation order.
+    pub fn besluiten(&self) -> &[Map<String, Value>] {
+        &self.besluiten
+    }
+
+    /// All votes (`Stemming`), in the order the platform lists them.
+    pub fn stemmingen(&self) -> &[Map<String, Value>] {
+        &self.stemmingen
+    }
+
+    /// The decisions of the case `zaak_id`, in order (`Zaak?$expand=Besluit`).
+    pub fn besluiten_of(&self, zaak_id: &str) -> Vec<&Map<String, Value>> {
+        let Some((_, ids)) = self
+            .zaak_besluiten
+            .iter()
+            .find(|(z, _)| z.eq_ignore_ascii_case(zaak_id))
+        else {
+            return Vec::new();
+        };
+        ids.iter()
+            .filter_map(|id| {
+                self.besluiten
+                    .iter()
+                    .find(|b| b.get("Id").and_then(Value::as_str) == Some(id))
+            })
+            .collect()
     }
 
     /// All committees, in generation order.
@@ -271,13 +308,20 @@ impl TkCorpus {
     }
 
     pub(crate) fn generate() -> TkCorpus {
+        let fracties: Vec<_> = FRACTIES.iter().enumerate().map(fractie).collect();
+        let votes = tk_votes::generate(&fracties);
+        let mut zaken: Vec<_> = (0..ZAAK_COUNT).map(zaak).collect();
+        zaken.extend(votes.zaken);
         TkCorpus {
             documents: (0..DOCUMENT_COUNT).map(document).collect(),
-            zaken: (0..ZAAK_COUNT).map(zaak).collect(),
-            fracties: FRACTIES.iter().enumerate().map(fractie).collect(),
+            zaken,
+            fracties,
             commissies: (0..COMMISSIES.len() + HISTORICAL_COMMISSIE_COUNT)
                 .map(commissie)
                 .collect(),
+            besluiten: votes.besluiten,
+            stemmingen: votes.stemmingen,
+            zaak_besluiten: votes.relations,
         }
     }
 }
@@ -467,7 +511,7 @@ mod tests {
     #[test]
     fn records_have_every_schema_field_and_unique_ids() {
         let c = TkCorpus::generate();
-        for name in ["Document", "Zaak", "Fractie", "Commissie"] {
+        for name in ["Document", "Zaak", "Fractie", "Commissie", "Besluit", "Stemming"] {
             let (records, schema) = c.set(name).unwrap();
             let mut ids: Vec<&str> = records.iter().map(|r| r["Id"].as_str().unwrap()).collect();
             ids.sort_unstable();

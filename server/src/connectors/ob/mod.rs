@@ -408,11 +408,9 @@ const TOOLS: &[ToolSpec] = &[
         title: "Search Officiële Bekendmakingen",
         description: "Search Officiële Bekendmakingen: every official publication (Gemeenteblad, Provinciaal blad, \
                       Waterschapsblad, Staatscourant, Staatsblad, Kamerstukken, Handelingen, Kamervragen, …), full \
-                      text and metadata, newest first. Narrow with the journal, organisation, document type, \
-                      dossier and dates; only the first 9,999 hits of a search are reachable, so narrow rather \
-                      than page deep. A council decision's own meeting records are at obv_search. Each hit says \
-                      whether ob_document can read its text. Cheap; repeats within ten minutes come from \
-                      BesluitBron's buffer.",
+                      text, newest first. Only the first 9,999 hits of a search are reachable: narrow with filters \
+                      rather than page deep. A council's own meeting records are at obv_search; ob_document reads \
+                      a hit's text. Repeats within ten minutes come from BesluitBron's buffer.",
         arguments: SearchArgs,
         output: SearchAnswer,
         run: ob_search,
@@ -421,11 +419,9 @@ const TOOLS: &[ToolSpec] = &[
         name: "ob_document",
         title: "Read an official publication",
         description: "Read one publication of Officiële Bekendmakingen by its identifier from ob_search \
-                      (`gmb-2026-104512`, `kst-26100-1`): its metadata and its full text in pages (from the XML \
-                      rendition, else from the PDF; a scan without text says so). The page of text is in the text \
-                      content only; `next_offset` reads on. Full text is the expensive path (the publication host \
-                      keeps a stricter limit than search): read only what the answer needs. Once read, kept in \
-                      BesluitBron's buffer for weeks.",
+                      (`gmb-2026-104512`): its metadata and full text in pages (from the XML rendition, else the \
+                      PDF). The text is in the text content; `next_offset` reads on. The publication host keeps a \
+                      stricter limit than search: read only what the answer needs. Kept for weeks once read.",
         arguments: DocumentArgs,
         output: render::DocumentOutput,
         run: ob_document,

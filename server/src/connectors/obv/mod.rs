@@ -141,9 +141,8 @@ pub struct SearchArgs {
     #[schemars(length(max = 500))]
     #[serde(default)]
     pub query: Option<String>,
-    /// Restrict to one source: a key from obv_sources (`gemeente-utrecht`) or its name
-    /// (`Gemeente Utrecht`, or `Amersfoort` where only one source has it); a name that
-    /// fits several is answered with their keys. Much faster than searching all sources.
+    /// One source: its key from obv_sources (`gemeente-utrecht`) or name (`Gemeente
+    /// Utrecht`; one that fits several is answered with their keys).
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub organization: Option<String>,
@@ -426,12 +425,11 @@ const TOOLS: &[ToolSpec] = &[
         name: "obv_search",
         title: "Search OpenBesluitvorming",
         description: "Search council, provincial and water-board decision making (meetings, documents, motions, \
-                      recordings) at OpenBesluitvorming. Returns titles and short summaries (cheap). Give \
-                      `organization` (a key from obv_sources) whenever the question is about one municipality, \
-                      province or water board: searching all 331 sources is slower. A first search on a subject \
-                      is slower than a repeat, which is answered from BesluitBron's buffer for ten minutes. \
-                      `limit` 1-100 (default 24; above 24 costs extra platform capacity); page with `offset` (the \
-                      answer gives `next_offset`). An empty answer says what was searched and how to widen it.",
+                      recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give `organization` \
+                      whenever the question is about one municipality, province or water board: searching all \
+                      sources is slower. Above 24 results costs extra platform capacity. Repeats within ten \
+                      minutes come from BesluitBron's buffer. An empty answer says what was searched and how to \
+                      widen it.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: obv_search,
@@ -440,12 +438,10 @@ const TOOLS: &[ToolSpec] = &[
         name: "obv_document",
         title: "Read an OpenBesluitvorming document",
         description: "Read one OpenBesluitvorming document, meeting or motion by its id (from obv_search): \
-                      metadata plus the full text, in pages of `length` characters from `offset`. Full text is \
-                      slow and the most expensive call BesluitBron makes; use it only for documents the answer \
-                      needs, and prefer search summaries when they suffice. A page is 8000 characters by default \
-                      (`length` up to 100000); the text is the answer's text content only, its structured content \
-                      gives the metadata and where the page is (`next_offset` reads on). Once read, a document is \
-                      kept in BesluitBron's buffer for weeks, so rereading and paging are fast.",
+                      metadata and the full text in pages. Full text is the slowest and most expensive call: read \
+                      only what the answer needs, and prefer search summaries when they suffice. The page of text \
+                      is in the text content only; `next_offset` reads on. Once read, kept in BesluitBron's buffer \
+                      for weeks.",
         arguments: DocumentArgs,
         output: render::DocumentShown,
         run: obv_document,
@@ -453,11 +449,9 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "obv_sources",
         title: "OpenBesluitvorming sources",
-        description: "List OpenBesluitvorming's 331 sources (municipalities, provinces, water boards) with the \
-                      key to pass as `organization` to obv_search (e.g. `gemeente-utrecht`). Narrow with `name` \
-                      (part of the name or key, e.g. `utrecht`) and `organization_type`; shows `limit` sources \
-                      (default 50, up to 400) from `offset`. A reference list that changes over months: answered \
-                      from BesluitBron's buffer almost always.",
+        description: "List OpenBesluitvorming's sources (municipalities, provinces, water boards) with the key \
+                      obv_search takes as `organization` (e.g. `gemeente-utrecht`); narrow with `name` and \
+                      `organization_type`. Answered from BesluitBron's buffer almost always.",
         arguments: SourcesArgs,
         output: render::SourcesShown,
         run: obv_sources,
@@ -465,11 +459,9 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "obv_status",
         title: "OpenBesluitvorming load status",
-        description: "OpenBesluitvorming's load status (Laadstatus): per source whether its imports succeed, \
-                      when it last did, and how current its content is. Use it to judge whether a source's \
-                      results are complete and up to date. By default the sources with a problem (`state` \
-                      not_ok), `limit` 25 at a time (up to 100) from `offset`; `source` gives one source. \
-                      BesluitBron refreshes it itself every ten minutes.",
+        description: "OpenBesluitvorming's load status: per source whether its imports succeed, when they last did \
+                      and how current its content is, to judge whether a source's results are complete. By default \
+                      the sources with a problem; `source` gives one. BesluitBron refreshes it every ten minutes.",
         arguments: StatusArgs,
         output: render::StatusShown,
         run: obv_status,

@@ -151,10 +151,8 @@ pub struct DocumentArgs {
     #[schemars(range(min = 1, max = 100_000))]
     #[serde(default)]
     pub length: Option<usize>,
-    /// Which text: `rendition` (default: OpenTK's HTML rendition, cheap) or `file` (the
-    /// original PDF or Word file read by BesluitBron's document-text extractor: one more
-    /// request the first time, then kept; for a document whose rendition is empty or
-    /// poor).
+    /// Which text: OpenTK's `rendition` (default, cheap) or the original `file` (one more
+    /// request the first time; for a rendition that is empty or poor).
     #[serde(default)]
     pub source: Option<TextSourceArg>,
 }
@@ -365,10 +363,9 @@ const TOOLS: &[ToolSpec] = &[
         title: "Full-text search of Tweede Kamer documents",
         description: "Full-text search over Tweede Kamer documents through OpenTK (tk_search matches titles only). \
                       Syntax: all words must appear; \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; \
-                      prefix* ; quote hyphenated words. OpenTK returns at most 280 hits, newest first, and cuts \
-                      busy searches short: the answer says when it may be incomplete, so make queries specific. \
-                      Paging with `offset` asks OpenTK nothing (the hits are kept); repeats within ten minutes \
-                      come from BesluitBron's buffer.",
+                      prefix*. OpenTK returns at most 280 hits, newest first, and cuts busy searches short: the \
+                      answer says when it may be incomplete. Paging asks OpenTK nothing; repeats within ten \
+                      minutes come from BesluitBron's buffer.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: opentk_search,
@@ -376,11 +373,10 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "opentk_document",
         title: "Tweede Kamer document text (OpenTK)",
-        description: "One Tweede Kamer document by number (2026D12345, from opentk_search) or kamerstuk id \
-                      (kst-36200-12): its title, its text in pages (OpenTK's HTML rendition, or with `source: \
-                      file` the original file's), and links to its page and file. The page of text is in the text \
-                      content only; `next_offset` reads on. Full text is the expensive part: use opentk_search's \
-                      snippets when they suffice. Kept in BesluitBron's buffer for weeks.",
+        description: "One Tweede Kamer document by number (2026D12345) or kamerstuk id (kst-36200-12): title, text \
+                      in pages (OpenTK's rendition, or with `source: file` the original file's) and links to its \
+                      page and file. The text is in the text content; `next_offset` reads on. Use opentk_search's \
+                      snippets when they suffice. Kept for weeks.",
         arguments: DocumentArgs,
         output: render::DocumentShown,
         run: opentk_document,

@@ -120,9 +120,8 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(length(max = 200))]
     pub court: Option<String>,
-    /// An area of law by name: "strafrecht", "bestuursrecht", "omgevingsrecht"
-    /// (rechtspraak_areas lists them). A sub-area is searched by its top level and
-    /// checked on each result's metadata.
+    /// An area of law by name, e.g. "strafrecht", "omgevingsrecht" (rechtspraak_areas
+    /// lists them).
     #[serde(default)]
     #[schemars(length(max = 200))]
     pub area: Option<String>,
@@ -144,9 +143,8 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(length(max = 32), extend("format" = "date"))]
     pub date_to: Option<String>,
-    /// Only rulings modified since this day or moment (YYYY-MM-DD or
-    /// YYYY-MM-DDThh:mm:ss, e.g. `2026-06-01` or `2026-06-01T08:00:00`): what is new or
-    /// changed.
+    /// Only rulings new or changed since this day or moment (YYYY-MM-DD or
+    /// YYYY-MM-DDThh:mm:ss).
     #[serde(default)]
     #[schemars(length(max = 32))]
     pub modified_since: Option<String>,
@@ -167,8 +165,7 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(range(max = 10_000_000))]
     pub offset: Option<u32>,
-    /// Not supported: the service has no keyword search. Words here are refused with
-    /// advice, never sent (the service would ignore them and return every ruling).
+    /// Not supported: the service has no keyword search; words are refused, never sent.
     #[serde(default)]
     #[schemars(length(max = 500))]
     pub query: Option<String>,
@@ -511,12 +508,11 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "rechtspraak_search",
         title: "Search Dutch court rulings",
-        description: "Find Dutch court rulings at the judiciary's open data by court, area of law, procedure, type \
-                      and dates. There is NO search by words here (`query` is refused, never sent): pick filters, \
-                      read the summaries it returns, then read a ruling with rechtspraak_ruling. Courts, areas and \
-                      procedures by name or abbreviation (\"Hoge Raad\", \"HR\", \"strafrecht\"); an unknown name \
-                      gives the closest. A sub-area or procedure is checked on each result's metadata (one extra \
-                      call per result). Newest first; repeats within ten minutes come from BesluitBron's buffer.",
+        description: "Find Dutch court rulings by court, area of law, procedure, type and dates. There is NO \
+                      search by words here (`query` is refused, never sent): pick filters, read the summaries it \
+                      returns, then read a ruling with rechtspraak_ruling. Courts, areas and procedures by name or \
+                      abbreviation (\"HR\", \"strafrecht\"); an unknown name gives the closest. Newest first; \
+                      repeats within ten minutes come from BesluitBron's buffer.",
         arguments: SearchArgs,
         output: SearchOutput,
         run: rechtspraak_search,
@@ -525,12 +521,10 @@ const TOOLS: &[ToolSpec] = &[
         name: "rechtspraak_ruling",
         title: "Read a Dutch court ruling",
         description: "Read one Dutch court ruling by its ECLI (from rechtspraak_search): court, dates, case \
-                      numbers, procedure, areas of law, relations to other ECLIs, where it is published, the \
-                      summary (inhoudsindicatie), and the full text in pages (headings, numbered paragraphs, \
-                      tables and footnotes kept readable). The page of text is in the text content only; \
-                      `next_offset` reads on. Full text is the slow call: use the search summaries when they \
-                      suffice. Once read, kept in BesluitBron's buffer for weeks. Some ECLIs have metadata only, \
-                      and say so.",
+                      numbers, procedure, areas of law, related ECLIs, where it is published, the summary, and the \
+                      full text in pages (headings, paragraphs, tables and footnotes kept readable). The text is \
+                      in the text content; `next_offset` reads on. Full text is the slow call: use the search \
+                      summaries when they suffice. Kept for weeks once read.",
         arguments: RulingArgs,
         output: RulingOutput,
         run: rechtspraak_ruling,
@@ -538,12 +532,10 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "rechtspraak_courts",
         title: "Rechtspraak courts",
-        description: "The courts of the Rechtspraak value list (Instanties: Hoge Raad, Raad van State, \
-                      gerechtshoven, rechtbanken, tuchtcolleges, and many that no longer exist) with their \
-                      abbreviations; pass `filter` (e.g. \"Amsterdam\", \"Gerechtshof\") instead of pulling all \
-                      of them. 40 per answer by default (`limit` up to 200, `offset` pages on). rechtspraak_search \
-                      takes a name or abbreviation from here. A reference list that changes over months: \
-                      answered from BesluitBron's buffer almost always.",
+        description: "The courts of the Rechtspraak value list (Hoge Raad, Raad van State, gerechtshoven, \
+                      rechtbanken, tuchtcolleges, and former ones) with their abbreviations; narrow with `filter` \
+                      (\"Amsterdam\", \"Gerechtshof\") rather than pulling all. rechtspraak_search takes a name or \
+                      abbreviation from here. Answered from BesluitBron's buffer almost always.",
         arguments: CourtsArgs,
         output: CourtsOutput,
         run: rechtspraak_courts,
@@ -551,10 +543,9 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "rechtspraak_areas",
         title: "Rechtspraak areas of law",
-        description: "The areas of law of the Rechtspraak value list (Rechtsgebieden: Bestuursrecht, Civiel \
-                      recht, Internationaal publiekrecht, Strafrecht and their sub-areas), with `filter` to \
-                      narrow (e.g. \"straf\"); 40 per answer by default (`limit` up to 200, `offset` pages on). Courts often tag only the top level, so search by a top-level area where you can. \
-                      A reference list: answered from BesluitBron's buffer almost always.",
+        description: "The areas of law of the Rechtspraak value list (Bestuursrecht, Civiel recht, Strafrecht, … \
+                      and their sub-areas); narrow with `filter`. Courts often tag only the top level, so search \
+                      by a top-level area where you can. Answered from BesluitBron's buffer almost always.",
         arguments: ListArgs,
         output: AreasOutput,
         run: rechtspraak_areas,
@@ -562,11 +553,9 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "rechtspraak_procedures",
         title: "Rechtspraak procedures",
-        description: "The kinds of procedure of the Rechtspraak value list (Proceduresoorten: Hoger beroep, \
-                      Cassatie, Kort geding, …), with `filter` to narrow (e.g. \"beroep\"); 40 per answer by \
-                      default (`limit` up to 200, `offset` pages on). rechtspraak_search takes one by name \
-                      and checks it on each result's metadata. A reference list: answered from BesluitBron's \
-                      buffer almost always.",
+        description: "The kinds of procedure of the Rechtspraak value list (Hoger beroep, Kort geding, Cassatie, \
+                      …); rechtspraak_search takes a name from here. Answered from BesluitBron's buffer almost \
+                      always.",
         arguments: ListArgs,
         output: ProceduresOutput,
         run: rechtspraak_procedures,

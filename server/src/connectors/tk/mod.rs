@@ -1,6 +1,6 @@
 //! The Tweede Kamer connector (`tk`) over the OData API: search documents and cases by
-//! words in their title or subject, one document's metadata with its links, and the
-//! reference lists of factions and committees.
+//! words in their title or subject, one document's metadata with its links, the votes
+//! on a case (`votes.rs`), and the reference lists of factions and committees.
 //!
 //! No limit is kept for `tk` (none is published), but its answers go through the same
 //! path as every platform's: buffer, coalescing, counted retries. Paging follows
@@ -11,6 +11,7 @@ pub mod offers;
 pub mod page;
 pub mod render;
 pub mod text;
+pub mod votes;
 
 use std::sync::Arc;
 
@@ -49,6 +50,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("tk_factions", "{}"),
         Sample::new("tk_committees", "{}"),
         Sample::new("tk_document_text", r#"{"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}"#),
+        Sample::new("tk_votes", r#"{"id": "2025Z17647"}"#).asking(2),
     ],
     offers: &offers::OFFERS,
     page: &page::PAGE,
@@ -59,7 +61,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 const INSTRUCTIONS: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
 moties, vragen) from the Tweede Kamer's open data portal. tk_search finds documents or cases by words in their \
 title or subject (no full-text search); tk_document gives one document's metadata and the link to its file; tk_document_text its full text \
-(expensive the first time, then kept); tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
+(expensive the first time, then kept); tk_votes how the Kamer voted on a motion, amendment or bill (by case number or \
+words: per faction with seats, members in a roll call, mistakes flagged); tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
 
 fn open(config: &Config) -> Result<Client, PlatformError> {
     let pool = crate::text::ExtractPool::shared(config.text.workers, crate::text::Caps::configured(&config.text));
@@ -103,8 +106,7 @@ pub struct SearchArgs {
     #[schemars(range(min = 1, max = 250))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// The `continuation` of a previous answer, exactly as given, for the records that
-    /// follow (the other search arguments are then taken from it; `limit` still applies).
+    /// A previous answer's `continuation`, as given, for the records that follow.
     #[schemars(length(max = 2000))]
     #[serde(default)]
     pub continuation: Option<String>,
@@ -331,12 +333,10 @@ const TOOLS: &[ToolSpec] = &[
         name: "tk_search",
         title: "Search the Tweede Kamer",
         description: "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) \
-                      by words in their title or subject (`query`: all must occur, e.g. `stikstof landbouw`), \
-                      optionally by kind (`soort`, exactly as the Kamer writes it: `Motie`, `Brief regering`) and \
-                      date range. Not a full-text search (opentk_search is). Newest first; shows `limit` records \
-                      (default 20, up to 250); the answer says how many match and gives a `continuation` for the \
-                      records that follow. The platform sends 250 records per request, which BesluitBron keeps, \
-                      so paging through them is answered from its buffer; repeats within ten minutes too.",
+                      by words in their title or subject, optionally by `soort` (as the Kamer writes it: `Motie`) \
+                      and dates. Not full text (opentk_search is). Newest first; the answer says how many match \
+                      and gives a `continuation` for the rest. The platform sends 250 records at once, which \
+                      BesluitBron keeps, so paging is answered from its buffer.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: tk_search,
@@ -372,6 +372,7 @@ const TOOLS: &[ToolSpec] = &[
         run: tk_committees,
     },
     text::TOOL,
+    votes::TOOL,
 ];
 
 /// Search Tweede Kamer documents or cases.

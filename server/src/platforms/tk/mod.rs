@@ -19,7 +19,11 @@
 //! - Deleted records (`Verwijderd`) are left out unless asked for.
 //! - Reference lists are followed to the end, but over at most [`MAX_REFERENCE_PAGES`] pages.
 //!
-//! What this module does not do: `$expand` relations (votes, actors, versions), the
+//! - Votes are read as a case's decisions (`Zaak?$expand=Besluit`, the one relation
+//!   expanded) and then the `Stemming` rows of those decisions, following the platform's
+//!   own `@odata.nextLink` over at most [`MAX_VOTE_PAGES`] pages.
+//!
+//! What this module does not do: other `$expand` relations (actors, versions), the
 //! SyncFeed, download files (it returns their URL), or impose a limit — the platform
 //! publishes none; the scheduler may still pace calls.
 
@@ -34,7 +38,7 @@ use besluitbron_core::PlatformId;
 
 mod wire;
 
-pub use wire::{Commissie, Document, DocumentPublicatie, Fractie, Zaak};
+pub use wire::{Besluit, Commissie, Document, DocumentPublicatie, Fractie, Stemming, Zaak, ZaakBesluiten};
 use wire::{ODataErrorBody, ODataPage};
 
 /// Errors of the Tweede Kamer client (the shared platform error type).
@@ -47,6 +51,31 @@ const PLATFORM: PlatformId = PlatformId::Tk;
 pub const MAX_WORDS: usize = 10;
 /// Pages a reference list is followed over before giving up.
 pub const MAX_REFERENCE_PAGES: usize = 20;
+/// Pages of votes followed for one question (a roll call is 150 rows, a page 250).
+pub const MAX_VOTE_PAGES: usize = 8;
+/// Decisions whose votes one question asks for (each adds a clause to the filter).
+pub const MAX_VOTED_DECISIONS: usize = 40;
+
+/// True for a case number as the Kamer writes it: four digits of the year, `Z`, then
+/// five or six digits (`2025Z17647`).
+pub fn is_case_number(text: &str) -> bool {
+    let b = text.as_bytes();
+    (10..=11).contains(&b.len())
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'Z'
+        && b[5..].iter().all(u8::is_ascii_digit)
+}
+
+/// Cases found with their decisions (`Zaak?$expand=Besluit`): at most one page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CasesWithDecisions {
+    /// The cases, newest first.
+    pub cases: Vec<ZaakBesluiten>,
+    /// Total matches, when asked for.
+    pub count: Option<u64>,
+    /// The platform had more than this page.
+    pub more: bool,
+}
 
 /// Quotes `text` as an OData string literal: `'` becomes `''`, and the whole is put in quotes.
 pub fn quote_literal(text: &str) -> String {
@@ -373,6 +402,14 @@ impl EntitySet for DocumentPublicatie {
     const SET: &'static str = "DocumentPublicatie";
 }
 
+impl EntitySet for ZaakBesluiten {
+    const SET: &'static str = "Zaak";
+}
+
+impl EntitySet for Stemming {
+    const SET: &'static str = "Stemming";
+}
+
 impl EntitySet for Fractie {
     const SET: &'static str = "Fractie";
 }
@@ -527,6 +564,90 @@ impl TkClient {
             url: fetched.url.to_string(),
             bytes: fetched.body,
         })
+    }
+
+    /// The case numbered `number` (e.g. `2025Z17647`, not deleted) with its decisions.
+    pub async fn case_with_decisions(&self, number: &str) -> Result<CasesWithDecisions, TkError> {
+        if !is_case_number(number) {
+            return Err(PlatformError::BadRequest {
+                platform: PLATFORM,
+                code: "invalid_case_number".to_owned(),
+                message: format!("`{}` is not a case number (such as 2025Z17647)", http::brief(number)),
+            });
+        }
+        let filter = format!("Nummer eq {} and Verwijderd eq false", quote_literal(number));
+        self.cases_with_decisions(&filter).await
+    }
+
+    /// The cases matching `search` (words in the title or subject, dates on `GestartOp`),
+    /// most recently started first, with their decisions: the platform's first page only.
+    pub async fn search_cases_with_decisions(&self, search: &TkSearch) -> Result<CasesWithDecisions, TkError> {
+        let filter = search
+            .filter(Zaak::DATE_FIELD)?
+            .unwrap_or_else(|| "Verwijderd eq false".to_owned());
+        self.cases_with_decisions(&filter).await
+    }
+
+    async fn cases_with_decisions(&self, filter: &str) -> Result<CasesWithDecisions, TkError> {
+        let mut url = http::join(PLATFORM, &self.base, ZaakBesluiten::SET)?;
+        url.query_pairs_mut()
+            .append_pair("$filter", filter)
+            .append_pair("$orderby", &format!("{} desc", Zaak::DATE_FIELD))
+            .append_pair("$count", "true")
+            .append_pair("$expand", "Besluit");
+        let (page, next) = self.page_with_link::<ZaakBesluiten>(url).await?;
+        Ok(CasesWithDecisions {
+            cases: page.items,
+            count: page.count,
+            more: next.is_some(),
+        })
+    }
+
+    /// Every vote (not deleted) cast on the decisions `besluit_ids` (GUIDs, at most
+    /// [`MAX_VOTED_DECISIONS`]), following the platform's `@odata.nextLink` over at most
+    /// [`MAX_VOTE_PAGES`] pages.
+    pub async fn votes_on(&self, besluit_ids: &[String]) -> Result<Vec<Stemming>, TkError> {
+        let bad = |message: String| PlatformError::BadRequest {
+            platform: PLATFORM,
+            code: "invalid_decisions".to_owned(),
+            message,
+        };
+        if besluit_ids.is_empty() || besluit_ids.len() > MAX_VOTED_DECISIONS {
+            return Err(bad(format!(
+                "{} decisions asked; ask for 1 to {MAX_VOTED_DECISIONS}",
+                besluit_ids.len()
+            )));
+        }
+        if let Some(id) = besluit_ids.iter().find(|id| !is_guid(id)) {
+            return Err(bad(format!("`{}` is not a decision id (a GUID)", http::brief(id))));
+        }
+        let ids: Vec<String> = besluit_ids.iter().map(|id| format!("Besluit_Id eq {id}")).collect();
+        let mut url = http::join(PLATFORM, &self.base, Stemming::SET)?;
+        url.query_pairs_mut()
+            .append_pair("$filter", &format!("Verwijderd eq false and ({})", ids.join(" or ")));
+        let mut votes = Vec::new();
+        for _ in 0..MAX_VOTE_PAGES {
+            // The platform's own link (`$skip` or `$skiptoken`), checked on the base URL
+            // at the Stemming set.
+            let (page, next): (TkPage<Stemming>, _) = self.page_with_link(url).await?;
+            votes.extend(page.items.into_iter().filter(|v| !v.verwijderd));
+            match next {
+                None => return Ok(votes),
+                Some(next) => url = next,
+            }
+        }
+        Err(PlatformError::TooManyPages {
+            platform: PLATFORM,
+            pages: MAX_VOTE_PAGES,
+        })
+    }
+
+    /// The record address of the case `id` (a GUID), without asking the platform.
+    pub fn case_url(&self, id: &str) -> Option<String> {
+        is_guid(id)
+            .then(|| http::join(PLATFORM, &self.base, &format!("Zaak({id})")).ok())
+            .flatten()
+            .map(String::from)
     }
 
     /// All current factions (not deleted), following every page (bounded).
@@ -698,7 +819,7 @@ fn read_refusal(body: &[u8]) -> Option<Refusal> {
 }
 
 /// Reads `fetched` as each answer the Tweede Kamer gives (a page of documents, zaken,
-/// factions, committees; one document): how many of them it is. The fuzz targets' entry
+/// zaken with their decisions, votes, factions, committees; one document): how many of them it is. The fuzz targets' entry
 /// point; never panics, whatever `fetched` holds.
 #[doc(hidden)]
 #[cfg(fuzzing)]
@@ -708,6 +829,8 @@ pub fn read_every_answer(fetched: &Fetched) -> usize {
     }
     page::<Document>(fetched)
         + page::<Zaak>(fetched)
+        + page::<ZaakBesluiten>(fetched)
+        + page::<Stemming>(fetched)
         + page::<Fractie>(fetched)
         + page::<Commissie>(fetched)
         + usize::from(http::read_json::<Document>(PLATFORM, fetched, "document", &REFUSALS).is_ok())

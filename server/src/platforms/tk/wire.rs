@@ -97,6 +97,84 @@ pub struct Zaak {
     pub verwijderd: bool,
 }
 
+/// A decision on an agenda item (`Besluit`): what was decided, and how it was voted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Besluit {
+    /// GUID.
+    pub id: String,
+    /// How it was voted: `Met handopsteken` (show of hands), `Hoofdelijk` (roll call),
+    /// `Zonder stemming`; `None` when not voted.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub stemmings_soort: Option<String>,
+    /// The kind of decision, e.g. `Stemmen - aangenomen`, `Stemmen - verworpen`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub besluit_soort: Option<String>,
+    /// The decision as the Kamer writes it, e.g. `Aangenomen.`
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub besluit_tekst: Option<String>,
+    /// A remark.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub opmerking: Option<String>,
+    /// `Besluit` once final.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub status: Option<String>,
+    /// Its place among the decisions on the case's agenda item.
+    pub agendapunt_zaak_besluit_volgorde: Option<i64>,
+    /// Last change.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub gewijzigd_op: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// One vote cast on a decision (`Stemming`): a faction's (show of hands) or a member's
+/// (roll call, `Persoon_Id` set).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Stemming {
+    /// GUID.
+    pub id: String,
+    /// The decision voted on.
+    #[serde(rename = "Besluit_Id", deserialize_with = "http::lenient_text")]
+    pub besluit_id: Option<String>,
+    /// `Voor`, `Tegen` or `Niet deelgenomen`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub soort: Option<String>,
+    /// The faction's seats at the vote.
+    pub fractie_grootte: Option<i64>,
+    /// Who voted: the faction, or the member in a roll call.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub actor_naam: Option<String>,
+    /// The faction.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub actor_fractie: Option<String>,
+    /// The vote was cast by mistake (the Kamer recorded it as cast).
+    #[serde(deserialize_with = "http::nullable")]
+    pub vergissing: bool,
+    /// The member, in a roll call.
+    #[serde(rename = "Persoon_Id", deserialize_with = "http::lenient_text")]
+    pub persoon_id: Option<String>,
+    /// The faction's record.
+    #[serde(rename = "Fractie_Id", deserialize_with = "http::lenient_text")]
+    pub fractie_id: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// A case with its decisions (`Zaak?$expand=Besluit`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct ZaakBesluiten {
+    /// The case.
+    #[serde(flatten)]
+    pub zaak: Zaak,
+    /// Its decisions.
+    #[serde(rename = "Besluit", default, deserialize_with = "http::nullable")]
+    pub besluiten: Vec<Besluit>,
+}
+
 /// A parliamentary group (`Fractie`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "PascalCase", default)]

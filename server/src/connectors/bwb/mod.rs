@@ -1,0 +1,770 @@
+//! The Basiswettenbestand connector (`bwb`): national legislation — laws, AMvB's,
+//! ministerial regulations — searched by title words, kind and ministry as in force on a
+//! date, and one regulation read as in force on a date (default today), whole or one
+//! article, paged by characters.
+//!
+//! Two platform calls for a read, each through the one path and its limit (KOOP's SRU
+//! service, `bwb`'s own lane): the version in force on the date (the SRU record: its
+//! validity and the location of its toestand; kept ten minutes, since a new version can
+//! be published for today), then the toestand itself (kept for weeks under the
+//! regulation's id and the version's start date, so a newer version is read anew).
+//! Searches are kept ten minutes.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use besluitbron_core::cache::{CacheKey, DataClass};
+use besluitbron_core::path::{Feedback, Served};
+use besluitbron_core::{PlatformId, Units};
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::tool::ToolSpec;
+use super::{ConnectorSpec, Sample, http_config};
+use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Structure, provenance, tool_error};
+use crate::config::{Config, PlatformDefaults};
+use crate::connectors::pages::{TextPage, text_page};
+use crate::platforms::bwb::{BwbClient, BwbRecord, BwbSearch, MAX_LIMIT, Toestand, is_bwb_id};
+use crate::platforms::http::{PlatformError, is_iso_date};
+
+const PLATFORM: PlatformId = PlatformId::Bwb;
+/// Every SRU request and every toestand counts one call.
+const COST: Units = Units::ONE;
+/// Records `bwb_search` shows by default.
+const DEFAULT_LIMIT: usize = 10;
+/// Characters of text per `bwb_read` call by default, and at most.
+const DEFAULT_LENGTH: usize = 10_000;
+const MAX_LENGTH: usize = 100_000;
+/// Entries of the outline shown in the structured content at most (a long law's whole
+/// outline would not fit the answer budget; `outline_entries` says how many there are).
+const MAX_OUTLINE: usize = 60;
+
+/// The registry's entry.
+pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
+    id: "bwb",
+    platform: PLATFORM,
+    defaults: PlatformDefaults::new(PLATFORM, "https://zoekservice.overheid.nl/sru/Search"),
+    instructions: INSTRUCTIONS,
+    tools: TOOLS,
+    open,
+    maintenance: None,
+    samples: &[
+        Sample::new("bwb_search", r#"{"query": "vuurwerk", "date": "2025-01-01"}"#),
+        Sample::new(
+            "bwb_read",
+            r#"{"id": "BWBR0047001", "date": "2025-01-01", "article": "2"}"#,
+        )
+        .asking(2),
+    ],
+    offers: &super::Offers::NONE,
+    page: &super::page_spec::PageSpec::Without {
+        nl: "Wetgeving (het Basiswettenbestand) is er voor assistenten: bwb_search en bwb_read.",
+        en: "National legislation (the Basiswettenbestand) is for assistants: bwb_search and bwb_read.",
+    },
+    status: None,
+    search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
+};
+
+const INSTRUCTIONS: &str = "Basiswettenbestand (bwb_* tools): Dutch national legislation as in force — laws (wet), \
+AMvB's, ministerial regulations — from wetten.overheid.nl's data. bwb_search finds regulations by words of their \
+title, kind and ministry as in force on a date (default today); bwb_read gives one regulation as in force on a date \
+(default today): its citation title, validity, outline and text, or one article by its number (`2`, `1:3`).";
+
+fn open(config: &Config) -> Result<Client, PlatformError> {
+    let client = BwbClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
+    Ok(Arc::new(client))
+}
+
+/// A plain integer 1–50.
+fn limit_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT})
+}
+
+/// A plain integer from 0.
+fn offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 0, "maximum": 9_998})
+}
+
+/// A plain integer 1–100000.
+fn length_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LENGTH})
+}
+
+/// A plain integer from 0 (characters).
+fn text_offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 0})
+}
+
+/// Arguments of `bwb_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Words that must all occur in the regulation's title, e.g. `vuurwerk` or
+    /// `bestuursrecht`.
+    #[schemars(length(max = 200))]
+    #[serde(default)]
+    pub query: Option<String>,
+    /// The kind, as the Basiswettenbestand writes it: `wet`, `AMvB`,
+    /// `ministeriele-regeling`, `rijkswet`, `KB`, ….
+    #[schemars(length(max = 40))]
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// The ministry responsible (part of its name), e.g. `Justitie en Veiligheid`.
+    #[schemars(length(max = 100))]
+    #[serde(default)]
+    pub organization: Option<String>,
+    /// In force on this day, YYYY-MM-DD (default today).
+    #[schemars(length(max = 10), extend("format" = "date"))]
+    #[serde(default)]
+    pub date: Option<String>,
+    /// Regulations to show, 1 to 50 (default 10).
+    #[schemars(schema_with = "limit_schema")]
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Regulations to skip (the answer gives `next_offset`).
+    #[schemars(schema_with = "offset_schema")]
+    #[serde(default)]
+    pub offset: Option<u32>,
+}
+
+/// Arguments of `bwb_read`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// The regulation's BWB id, e.g. `BWBR0005537` (from bwb_search).
+    #[schemars(length(max = 20))]
+    pub id: String,
+    /// As in force on this day, YYYY-MM-DD (default today).
+    #[schemars(length(max = 10), extend("format" = "date"))]
+    #[serde(default)]
+    pub date: Option<String>,
+    /// Only this article, by its number: `2`, `1:3`, `artikel 2a`.
+    #[schemars(length(max = 30))]
+    #[serde(default)]
+    pub article: Option<String>,
+    /// First character of the text to return (default 0; the answer gives `next_offset`).
+    #[schemars(schema_with = "text_offset_schema")]
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Characters to return (default 10000, at most 100000).
+    #[schemars(schema_with = "length_schema")]
+    #[serde(default)]
+    pub length: Option<usize>,
+}
+
+/// Today's date (UTC), YYYY-MM-DD, from the wall clock read at the edge.
+fn today() -> String {
+    let days = (crate::clock::wall_now().0 / 86_400_000) as i64;
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The date asked, or today; an invalid one is the tool's error message.
+fn date_arg(tool: &str, date: Option<&str>) -> Result<String, String> {
+    match date.map(str::trim).filter(|d| !d.is_empty()) {
+        None => Ok(today()),
+        Some(d) if is_iso_date(d) => Ok(d.to_owned()),
+        Some(d) => Err(format!(
+            "{tool}: `date` must be a day written YYYY-MM-DD, not `{}`",
+            crate::platforms::http::brief(d)
+        )),
+    }
+}
+
+/// The page for people: `https://wetten.overheid.nl/{id}/{date}`.
+fn public_url(id: &str, date: Option<&str>) -> String {
+    match date {
+        Some(d) => format!("https://wetten.overheid.nl/{id}/{d}"),
+        None => format!("https://wetten.overheid.nl/{id}"),
+    }
+}
+
+/// One regulation in a search's results.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Hit {
+    /// The BWB id (`bwb_read` `id`).
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// The day the version in force began, YYYY-MM-DD.
+    pub date: Option<String>,
+    /// Its kind: `wet`, `AMvB`, `ministeriele-regeling`, ….
+    pub kind: Option<String>,
+    /// The ministry responsible.
+    pub organization: Option<String>,
+    /// Its page on wetten.overheid.nl, as in force then.
+    pub url: String,
+    /// `bwb`.
+    pub platform: String,
+    /// The day the version in force ends (`9999-12-31`: no end set).
+    pub valid_until: Option<String>,
+}
+
+impl Hit {
+    fn of(r: &BwbRecord) -> Hit {
+        Hit {
+            id: r.identifier.clone(),
+            title: r.title.clone(),
+            date: r.valid_from.clone(),
+            kind: r.kind.clone(),
+            organization: r.authority.clone(),
+            url: public_url(&r.identifier, r.valid_from.as_deref()),
+            platform: "bwb".to_owned(),
+            valid_until: r.valid_until.clone(),
+        }
+    }
+}
+
+/// What `bwb_search` keeps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchAnswer {
+    /// The records of the page.
+    pub records: Vec<BwbRecord>,
+    /// Matches in all.
+    pub total: u64,
+    /// The next page's offset.
+    pub next_offset: Option<u64>,
+}
+
+/// `bwb_search`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchShown {
+    /// What was searched, in words.
+    pub searched: String,
+    /// The regulations.
+    pub results: Vec<Hit>,
+    /// Matches in all.
+    pub total: u64,
+    /// The `offset` for the regulations that follow.
+    pub next_offset: Option<u64>,
+}
+
+/// What `bwb_read` keeps of the version lookup: the record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionAnswer {
+    /// The version's record.
+    pub record: BwbRecord,
+}
+
+/// What `bwb_read` keeps of the text: the regulation read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextAnswer {
+    /// The toestand.
+    pub toestand: Toestand,
+}
+
+/// One entry of a regulation's outline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OutlineEntry {
+    /// `Artikel 1:3` or a division's heading.
+    pub label: String,
+    /// The article's number, for `article`.
+    pub article: Option<String>,
+    /// How deep it stands (0 outermost).
+    pub depth: usize,
+}
+
+/// `bwb_read`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReadShown {
+    /// The BWB id.
+    pub id: String,
+    /// The citation title (or the record's title).
+    pub title: String,
+    /// The regulation's kind.
+    pub kind: Option<String>,
+    /// The ministry responsible.
+    pub organization: Option<String>,
+    /// The day asked.
+    pub asked_date: String,
+    /// The version read is in force from this day.
+    pub valid_from: Option<String>,
+    /// … until this day (`9999-12-31`: no end set).
+    pub valid_until: Option<String>,
+    /// Its page on wetten.overheid.nl, as in force then.
+    pub url: String,
+    /// `bwb`.
+    pub platform: String,
+    /// The article read, when one was asked.
+    pub article: Option<String>,
+    /// Articles in the version.
+    pub articles: usize,
+    /// Divisions and articles, in order (the first 60).
+    pub outline: Vec<OutlineEntry>,
+    /// Entries of the whole outline (more than shown when the law is long: read on by
+    /// `article`, or page the text).
+    pub outline_entries: usize,
+    /// Where the page of text is (the text itself is the answer's text content).
+    #[serde(flatten)]
+    pub page: TextPage,
+}
+
+/// Its part in `search` on `/mcp`: laws and regulations by words in their title, as in
+/// force today (the shared question's dates are publication dates, which a law's version
+/// is not, so they are not passed on).
+const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
+    tool: "bwb_search",
+    arguments: |asked| {
+        let mut args = serde_json::Map::new();
+        args.insert("query".into(), asked.query.clone().into());
+        args.insert("limit".into(), asked.limit.into());
+        args
+    },
+    read: |v| {
+        use crate::connectors::search::{Found, FoundItem, text};
+        let results = v.get("results")?.as_array()?;
+        Some(Found {
+            total: v.get("total").and_then(serde_json::Value::as_u64),
+            total_is_exact: true,
+            results: results
+                .iter()
+                .filter_map(|h| {
+                    Some(FoundItem {
+                        id: text(h, "id")?,
+                        tool: "bwb_read",
+                        title: text(h, "title").unwrap_or_default(),
+                        date: text(h, "date"),
+                        kind: text(h, "kind"),
+                        organization: text(h, "organization"),
+                        url: text(h, "url"),
+                    })
+                })
+                .collect(),
+        })
+    },
+};
+
+/// The tools.
+const TOOLS: &[ToolSpec] = &[
+    crate::tool! {
+        name: "bwb_search",
+        title: "Search national legislation",
+        description: "Search Dutch national legislation (the Basiswettenbestand: laws, AMvB's, ministerial \
+                      regulations) by words in the title, kind and ministry, as in force on `date` (default \
+                      today). Each result gives the BWB id for bwb_read and the validity of the version in force. \
+                      Kept ten minutes.",
+        arguments: SearchArgs,
+        output: SearchShown,
+        run: bwb_search,
+    },
+    crate::tool! {
+        name: "bwb_read",
+        title: "Read a regulation as in force",
+        description: "One Dutch national regulation as in force on `date` (default today), by its BWB id (e.g. \
+                      `BWBR0005537`): citation title, kind, ministry, the version's validity, its link on \
+                      wetten.overheid.nl, its outline (divisions and numbered articles), and its text in pages, or \
+                      only the `article` asked (`2`, `1:3`). The text is in the text content; `next_offset` reads \
+                      on. Kept for weeks (a newer version is read anew).",
+        arguments: ReadArgs,
+        output: ReadShown,
+        run: bwb_read,
+    },
+];
+
+/// Search national legislation.
+async fn bwb_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    let limit = match super::pages::list_limit("bwb_search", args.limit, DEFAULT_LIMIT, MAX_LIMIT as usize) {
+        Ok(limit) => limit,
+        Err(message) => return tool_error(message).into(),
+    };
+    let date = match date_arg("bwb_search", args.date.as_deref()) {
+        Ok(date) => date,
+        Err(message) => return tool_error(message).into(),
+    };
+    let offset = u64::from(args.offset.unwrap_or(0));
+    let search = BwbSearch {
+        words: args.query.clone(),
+        kind: args.kind.clone(),
+        authority: args.organization.clone(),
+        in_force_on: date,
+    };
+    let cql = match search.cql() {
+        Ok(cql) => cql,
+        Err(PlatformError::BadRequest { code, .. }) if code == "nothing_to_search" => {
+            return tool_error("bwb_search: give `query` (words of the title), `kind` or `organization` (a ministry)")
+                .into();
+        }
+        Err(e) => return tool_error(e).into(),
+    };
+    let client = match ctx.clients.get::<BwbClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
+        .param("cql", cql)
+        .param("offset", offset.to_string())
+        .param("limit", limit.to_string());
+    let searched = describe(&search);
+    let search = Arc::new(search);
+    let pc = PlatformCall::new(key, COST, move || {
+        let (client, search) = (Arc::clone(&client), Arc::clone(&search));
+        async move {
+            let page = client.search(&search, offset, limit as u32).await?;
+            let answer = SearchAnswer {
+                records: page.records,
+                total: page.total,
+                next_offset: page.next_offset,
+            };
+            Ok((answer, Feedback::default()))
+        }
+    });
+    ctx.answer(call, pc, |a, served| render_search(a, served, &searched, offset))
+        .await
+}
+
+/// A search in words.
+fn describe(s: &BwbSearch) -> String {
+    let mut parts = Vec::new();
+    if let Some(w) = s.words.as_deref().filter(|w| !w.trim().is_empty()) {
+        parts.push(format!("title words `{}`", w.trim()));
+    }
+    if let Some(k) = s.kind.as_deref().filter(|w| !w.trim().is_empty()) {
+        parts.push(format!("kind `{}`", k.trim()));
+    }
+    if let Some(a) = s.authority.as_deref().filter(|w| !w.trim().is_empty()) {
+        parts.push(format!("ministry `{}`", a.trim()));
+    }
+    parts.push(format!("in force on {}", s.in_force_on));
+    parts.join(", ")
+}
+
+/// `bwb_search`'s result.
+pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offset: u64) -> Rendered {
+    let hits: Vec<Hit> = answer.records.iter().map(Hit::of).collect();
+    let mut text = if hits.is_empty() && offset == 0 {
+        format!(
+            "The Basiswettenbestand has no regulation for {searched}{}. To widen: use fewer or other title words \
+             (each must occur in the title), drop or correct `kind` (e.g. `wet`, `AMvB`, \
+             `ministeriele-regeling`) or `organization`, or try another date (a regulation not yet or no longer in \
+             force is not found on this one).",
+            provenance(served)
+        )
+    } else if hits.is_empty() {
+        format!(
+            "No more regulations for {searched}{}: {} match, this offset is past them.",
+            provenance(served),
+            answer.total
+        )
+    } else {
+        format!(
+            "Regulations {}–{} of {} for {searched}{}.",
+            offset + 1,
+            offset + hits.len() as u64,
+            answer.total,
+            provenance(served)
+        )
+    };
+    for h in &hits {
+        let _ = write!(
+            text,
+            "\n- {} {} ({}{}; in force from {}{}) — {}",
+            h.id,
+            h.title,
+            h.kind.as_deref().unwrap_or("kind unknown"),
+            h.organization.as_deref().map(|o| format!(", {o}")).unwrap_or_default(),
+            h.date.as_deref().unwrap_or("?"),
+            h.valid_until
+                .as_deref()
+                .filter(|u| *u != "9999-12-31")
+                .map(|u| format!(" until {u}"))
+                .unwrap_or_default(),
+            h.url
+        );
+    }
+    if let Some(next) = answer.next_offset {
+        let _ = write!(text, "\nMore: call bwb_search again with `offset` {next}.");
+    }
+    let shown = SearchShown {
+        searched: searched.to_owned(),
+        results: hits,
+        total: answer.total,
+        next_offset: answer.next_offset,
+    };
+    Rendered {
+        text,
+        structured: Structure::Own(json!(shown)),
+    }
+}
+
+/// Read one regulation as in force on a date.
+async fn bwb_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
+    let id = args.id.trim().to_ascii_uppercase();
+    if !is_bwb_id(&id) {
+        return tool_error(format!(
+            "bwb_read: `{}` is not a BWB id (BWBR and seven digits, such as BWBR0005537; bwb_search finds them)",
+            crate::platforms::http::brief(&args.id)
+        ))
+        .into();
+    }
+    let date = match date_arg("bwb_read", args.date.as_deref()) {
+        Ok(date) => date,
+        Err(message) => return tool_error(message).into(),
+    };
+    let length = args.length.unwrap_or(DEFAULT_LENGTH);
+    if length == 0 || length > MAX_LENGTH {
+        return tool_error(format!(
+            "bwb_read: `length` must be 1 to {MAX_LENGTH} characters (default {DEFAULT_LENGTH})"
+        ))
+        .into();
+    }
+    let offset = args.offset.unwrap_or(0);
+    let article = args
+        .article
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_owned);
+    let client = match ctx.clients.get::<BwbClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    // 1. The version in force on the date.
+    let key = CacheKey::new(PLATFORM, DataClass::Search, "in_force")
+        .param("id", id.clone())
+        .param("date", date.clone());
+    let version = {
+        let (client, id, date) = (
+            Arc::clone(&client),
+            Arc::<str>::from(id.as_str()),
+            Arc::<str>::from(date.as_str()),
+        );
+        PlatformCall::new(key, COST, move || {
+            let (client, id, date) = (Arc::clone(&client), Arc::clone(&id), Arc::clone(&date));
+            async move {
+                let record = client.in_force(&id, &date).await?;
+                Ok((VersionAnswer { record }, Feedback::default()))
+            }
+        })
+    };
+    let (version, _) = match ctx.fetch(crate::call::Who::Caller, call, version).await {
+        Ok(v) => v,
+        Err(e) => return e.into(),
+    };
+    let record = version.record.clone();
+    let Some(location) = record.toestand_url.clone() else {
+        return tool_error(format!(
+            "The Basiswettenbestand lists the version of {id} in force on {date} without the location of its text; \
+             open {} instead",
+            public_url(&id, record.valid_from.as_deref())
+        ))
+        .into();
+    };
+    // 2. Its text, kept under the version's start.
+    let key = CacheKey::new(PLATFORM, DataClass::Document, "toestand")
+        .param("id", id.clone())
+        .param("valid_from", record.valid_from.clone().unwrap_or_default());
+    let text = {
+        let location: Arc<str> = Arc::from(location.as_str());
+        PlatformCall::new(key, COST, move || {
+            let (client, location) = (Arc::clone(&client), Arc::clone(&location));
+            async move {
+                let toestand = client.toestand(&location).await?;
+                Ok((TextAnswer { toestand }, Feedback::default()))
+            }
+        })
+    };
+    let asked = Asked {
+        record,
+        date,
+        article,
+        offset,
+        length,
+    };
+    ctx.answer_for(crate::call::Who::Caller, call, text, |answer, served| {
+        render_read(answer, served, &asked)
+    })
+    .await
+}
+
+/// What `bwb_read` was asked, with the version found.
+struct Asked {
+    record: BwbRecord,
+    date: String,
+    article: Option<String>,
+    offset: usize,
+    length: usize,
+}
+
+/// `bwb_read`'s result: a summary, then the page of text (the article asked, or the
+/// whole regulation); a missing article is the tool's error naming the ones there are.
+fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Rendered, String> {
+    let t = &answer.toestand;
+    let r = &asked.record;
+    let title = t.citation_title.clone().unwrap_or_else(|| r.title.clone());
+    let (body, article) = match &asked.article {
+        Some(number) => match t.article(number) {
+            Some(a) => (
+                format!("{}\n{}", crate::platforms::bwb::toestand::article_heading(a), a.text),
+                Some(a.number.clone()),
+            ),
+            None => {
+                let numbers: Vec<&str> = t.articles.iter().take(40).map(|a| a.number.as_str()).collect();
+                return Err(format!(
+                    "{title} ({}) as in force on {} has no article `{}`; its articles are {}{}",
+                    r.identifier,
+                    asked.date,
+                    crate::platforms::http::brief(number),
+                    numbers.join(", "),
+                    if t.articles.len() > 40 { ", …" } else { "" }
+                ));
+            }
+        },
+        None => (t.full_text(), None),
+    };
+    let (page, at) = text_page(&body, asked.offset, asked.length);
+    let url = public_url(&r.identifier, r.valid_from.as_deref());
+    let until = r
+        .valid_until
+        .as_deref()
+        .filter(|u| *u != "9999-12-31")
+        .map(|u| format!(" until {u}"))
+        .unwrap_or_else(|| " (no end set)".to_owned());
+    let mut text = format!(
+        "{title} ({}, {}{}) as in force on {}: the version valid from {}{until}{}. {} articles. {}",
+        r.identifier,
+        r.kind.as_deref().unwrap_or("kind unknown"),
+        r.authority.as_deref().map(|a| format!(", {a}")).unwrap_or_default(),
+        asked.date,
+        r.valid_from.as_deref().unwrap_or("?"),
+        provenance(served),
+        t.articles.len(),
+        url
+    );
+    match &article {
+        Some(n) => {
+            let _ = write!(text, "\nArticle {n}, {}.", at.note());
+        }
+        None => {
+            let _ = write!(text, "\nThe text, {}.", at.note());
+        }
+    }
+    if at.text_length == 0 && at.total_length > 0 {
+        let _ = write!(text, " This offset is past the end of the text.");
+    }
+    text.push_str("\n\n");
+    text.push_str(&page);
+    let (outline, outline_entries) = outline(t);
+    let shown = ReadShown {
+        id: r.identifier.clone(),
+        title,
+        kind: r.kind.clone(),
+        organization: r.authority.clone(),
+        asked_date: asked.date.clone(),
+        valid_from: r.valid_from.clone(),
+        valid_until: r.valid_until.clone(),
+        url,
+        platform: "bwb".to_owned(),
+        article,
+        articles: t.articles.len(),
+        outline,
+        outline_entries,
+        page: at,
+    };
+    Ok(Rendered {
+        text,
+        structured: Structure::Own(json!(shown)),
+    })
+}
+
+/// Divisions and articles in order, the first [`MAX_OUTLINE`], and how many there are.
+fn outline(t: &Toestand) -> (Vec<OutlineEntry>, usize) {
+    let mut out = Vec::new();
+    let mut path: Vec<String> = Vec::new();
+    for a in &t.articles {
+        for (depth, heading) in a.path.iter().enumerate() {
+            if path.get(depth) != Some(heading) {
+                path.truncate(depth);
+                path.push(heading.clone());
+                out.push(OutlineEntry {
+                    label: heading.clone(),
+                    article: None,
+                    depth,
+                });
+            }
+        }
+        path.truncate(a.path.len());
+        out.push(OutlineEntry {
+            label: crate::platforms::bwb::toestand::article_heading(a),
+            article: Some(a.number.clone()),
+            depth: a.path.len(),
+        });
+    }
+    let entries = out.len();
+    out.truncate(MAX_OUTLINE);
+    (out, entries)
+}
+
+/// The article `a` as the assistant reads it (for tests).
+#[cfg(test)]
+fn article_text(a: &crate::platforms::bwb::Article) -> String {
+    format!("{}\n{}", crate::platforms::bwb::toestand::article_heading(a), a.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platforms::bwb::Article;
+
+    #[test]
+    fn today_is_a_date_and_a_bad_date_is_refused() {
+        assert!(is_iso_date(&today()), "{}", today());
+        assert_eq!(date_arg("t", Some("2025-01-01")).unwrap(), "2025-01-01");
+        assert!(date_arg("t", Some("2025-02-30")).unwrap_err().contains("YYYY-MM-DD"));
+        assert_eq!(date_arg("t", None).unwrap(), today());
+    }
+
+    #[test]
+    fn an_article_missing_from_the_version_is_said_with_the_ones_there_are() {
+        let toestand = Toestand {
+            citation_title: Some("Wet consumentenvuurwerk".into()),
+            articles: vec![Article {
+                number: "1".into(),
+                text: "Tekst.".into(),
+                ..Article::default()
+            }],
+            ..Toestand::default()
+        };
+        let asked = Asked {
+            record: BwbRecord {
+                identifier: "BWBR0047001".into(),
+                ..BwbRecord::default()
+            },
+            date: "2025-01-01".into(),
+            article: Some("7".into()),
+            offset: 0,
+            length: 100,
+        };
+        let e = render_read(
+            &TextAnswer {
+                toestand: toestand.clone(),
+            },
+            Served::Fetched,
+            &asked,
+        )
+        .unwrap_err();
+        assert!(e.contains("has no article `7`; its articles are 1"), "{e}");
+        let asked = Asked {
+            article: Some("artikel 1".into()),
+            ..asked
+        };
+        let r = render_read(
+            &TextAnswer {
+                toestand: toestand.clone(),
+            },
+            Served::Fetched,
+            &asked,
+        )
+        .unwrap();
+        assert!(r.text.ends_with(&article_text(&toestand.articles[0])), "{}", r.text);
+    }
+}
