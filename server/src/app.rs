@@ -42,7 +42,7 @@ use crate::clock::Clock;
 use crate::cluster::forward::Node;
 use crate::config::Config;
 use crate::connectors::{CONNECTORS, ConnectorSpec};
-use crate::driver::{self, DriverOptions, Platforms, SendObserver, ServerBuffer};
+use crate::driver::{self, DriverOptions, Platforms, Recorder, SendObserver, ServerBuffer};
 use crate::engine::Engine;
 use crate::engine::limits::SharedLimits;
 use crate::engine::sessions::RestoreGate;
@@ -67,6 +67,8 @@ pub struct AppState {
     connections: std::sync::OnceLock<crate::listen::Connections>,
     /// Several replicas: this replica's node.
     node: Option<Arc<Node>>,
+    /// Recording the platform calls (the `Recording` setting), when on.
+    recorder: Option<Recorder>,
 }
 
 /// Test and operator hooks into a server being built.
@@ -93,6 +95,11 @@ impl AppState {
     /// Every platform's task.
     pub fn platforms(&self) -> &Platforms {
         &self.calls.ctx.platforms
+    }
+
+    /// The recorder of the platform calls, when recording is on.
+    pub fn recorder(&self) -> Option<&Recorder> {
+        self.recorder.as_ref()
     }
 
     /// The buffers that opened.
@@ -200,6 +207,9 @@ impl App {
             Some(c) => Some(crate::cluster::setup::prepare(c, clock)?),
             None => None,
         };
+        // Recording (off by default): one writer thread, a bounded queue.
+        let recorder = Recorder::start(&config.recording, &config.data_dir, Arc::clone(&metrics))
+            .map_err(|e| anyhow::anyhow!("BesluitBron.Recording: {e}"))?;
         // One task per platform, limited or not.
         let mut handles = BTreeMap::new();
         let mut tasks = Vec::new();
@@ -211,6 +221,7 @@ impl App {
                 attempt_timeout: Duration::from_millis(config.platform(platform).timeout_ms.saturating_mul(2)),
                 observer: hooks.on_send.clone(),
                 cancel: cancel.child_token(),
+                recorder: recorder.clone(),
             };
             let gate = cluster.as_ref().and_then(|c| c.gate(platform));
             let (handle, task) = driver::spawn_leased(driver::path_config(&config, platform), buffer, options, gate)
@@ -377,6 +388,7 @@ impl App {
             stores,
             connections: std::sync::OnceLock::new(),
             node,
+            recorder,
         });
 
         let mut router = Router::new();

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use besluitbron_fakes::{FakeSetting, FaultSetting, PlatformFault, serve_registry_on};
 use besluitbron_sim::report::write_admissions;
-use besluitbron_sim::scenario::{load_trace, scenarios_dir_entries};
+use besluitbron_sim::scenario::{LimitOverride, load_trace, scenarios_dir_entries};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -114,6 +114,20 @@ struct Flags {
     /// Print the one-line-per-event trace before the report.
     #[arg(long)]
     trace: bool,
+    /// What if a platform had another limit: PLATFORM=C/W (`obv=30/60s`; `ob/text=5/30s`
+    /// for a text host). The platform enforces it and BesluitBron keeps it. Repeatable.
+    #[arg(long = "limit", value_name = "PLATFORM=C/W")]
+    limits: Vec<LimitOverride>,
+    /// Platform answers of a recorded trace: `recorded` (its latencies and outcomes,
+    /// the default) or `model` (the platforms' latency model, every answer a success).
+    #[arg(long, value_enum, default_value = "recorded")]
+    latency: LatencyArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LatencyArg {
+    Recorded,
+    Model,
 }
 
 fn main() -> ExitCode {
@@ -164,20 +178,32 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             let name = scenario
                 .file_stem()
                 .map_or_else(|| scenario.display().to_string(), |s| s.to_string_lossy().into_owned());
-            let workload = parsed.workload(seed);
+            let mut workload = parsed.workload(seed);
+            what_if(&mut workload, &flags);
             simulate(&name, "run", &scenario, &workload, seed, &flags)
         }
         Command::Replay {
             trace_file: trace,
             flags,
         } => {
-            let workload = load_trace(&trace)?;
+            let mut workload = load_trace(&trace)?;
+            what_if(&mut workload, &flags);
             let seed = flags.seed.unwrap_or(1);
             let name = trace
                 .file_name()
                 .map_or_else(|| trace.display().to_string(), |s| s.to_string_lossy().into_owned());
             simulate(&name, "replay", &trace, &workload, seed, &flags)
         }
+    }
+}
+
+/// The what-if flags: other limits, the latency model instead of the recording.
+fn what_if(workload: &mut Workload, flags: &Flags) {
+    for &limit in &flags.limits {
+        workload.set_limit(limit);
+    }
+    if flags.latency == LatencyArg::Model {
+        workload.forget_recorded_answers();
     }
 }
 
