@@ -111,6 +111,11 @@ struct Flags {
     /// Write an SVG plot of every session's waits to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Write one self-contained HTML page to FILE: per limited platform, each session's
+    /// calls over time (policies side by side), the waits against the starvation bound,
+    /// and the platform's budget over time.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
     /// Print the one-line-per-event trace before the report.
     #[arg(long)]
     trace: bool,
@@ -269,6 +274,7 @@ fn simulate(name: &str, verb: &str, input: &Path, workload: &Workload, seed: u64
     let both = policies.len() > 1;
     let mut out = std::io::stdout().lock();
     let mut json_reports = Vec::new();
+    let mut kept = Vec::new();
     for &policy in policies {
         let opts = RunOptions {
             policy,
@@ -314,6 +320,14 @@ fn simulate(name: &str, verb: &str, input: &Path, workload: &Workload, seed: u64
             let path = per_policy(path, policy, both);
             plot::write_wait_plot(&outcome, &path).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
         }
+        if flags.report.is_some() {
+            kept.push(outcome);
+        }
+    }
+    if let Some(path) = &flags.report {
+        let runs: Vec<&besluitbron_sim::RunOutcome> = kept.iter().collect();
+        let page = besluitbron_sim::html::render_report(name, &runs);
+        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     }
     if flags.json {
         let text = if both {
