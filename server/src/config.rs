@@ -184,6 +184,17 @@ pub struct RecordingConfig {
     pub salt: String,
 }
 
+impl RecordingConfig {
+    /// Where the files go: `Dir`, or `trace/` in `data_dir`.
+    pub fn dir_in(&self, data_dir: &Path) -> PathBuf {
+        if self.dir.as_os_str().is_empty() {
+            data_dir.join("trace")
+        } else {
+            self.dir.clone()
+        }
+    }
+}
+
 impl Default for RecordingConfig {
     /// Off; `data/trace`, 16 MiB files, 24 of them, 8,192 lines queued, hashes only.
     fn default() -> Self {

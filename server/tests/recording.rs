@@ -217,9 +217,35 @@ async fn record() -> Recording {
         "nothing dropped"
     );
     let mut text = String::new();
-    for file in trace_files(&trace_dir) {
-        text.push_str(&std::fs::read_to_string(&file).expect("a trace file"));
+    let files = trace_files(&trace_dir);
+    for file in &files {
+        text.push_str(&std::fs::read_to_string(file).expect("a trace file"));
     }
+    // `/status` says how to take the last hour to the simulator.
+    let mut request = axum::http::Request::get("/status.json")
+        .header("host", "127.0.0.1")
+        .body(axum::body::Body::empty())
+        .expect("a request");
+    request
+        .extensions_mut()
+        .insert(axum::extract::ConnectInfo(std::net::SocketAddr::from((
+            [127, 0, 0, 1],
+            40_002,
+        ))));
+    let (status, body, _) = answer(&router, request).await;
+    assert_eq!(status, 200, "{body}");
+    let status: Value = serde_json::from_str(&body).expect("status JSON");
+    let command = status["recording"]["replay_command"]
+        .as_str()
+        .expect("a replay command");
+    assert!(
+        command.contains("besluitbron-sim replay") && command.contains(&files[0].display().to_string()),
+        "{command}"
+    );
+    // Kept for `besluitbron-sim replay target/recording/recorded.jsonl …`.
+    let keep = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/recording");
+    std::fs::create_dir_all(&keep).expect("target/recording");
+    std::fs::write(keep.join("recorded.jsonl"), &text).expect("keep the trace");
     let lines = text
         .lines()
         .map(|l| serde_json::from_str::<TraceLine>(l).unwrap_or_else(|e| panic!("{e}: {l}")))

@@ -83,11 +83,7 @@ impl Recorder {
         if !config.enabled {
             return Ok(None);
         }
-        let dir = if config.dir.as_os_str().is_empty() {
-            data_dir.join("trace")
-        } else {
-            config.dir.clone()
-        };
+        let dir = config.dir_in(data_dir);
         std::fs::create_dir_all(&dir)?;
         let salt = if config.salt.is_empty() {
             // std's random hash keys: 128 bits of this process's own.
@@ -313,6 +309,42 @@ impl Writer {
         for old in &files[..excess] {
             let _ = std::fs::remove_file(old);
         }
+    }
+}
+
+/// The command that replays the trace files in `dir` written in the last `within`
+/// (by their modification time; the newest file always), or `None` when there are none.
+pub fn replay_command(dir: &Path, within: std::time::Duration) -> Option<String> {
+    let now = std::time::SystemTime::now();
+    let files = trace_files(dir);
+    let newest = files.last().cloned();
+    let mut recent: Vec<PathBuf> = files
+        .into_iter()
+        .filter(|f| {
+            std::fs::metadata(f)
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| now.duration_since(m).unwrap_or_default() <= within)
+        })
+        .collect();
+    if recent.is_empty() {
+        recent.extend(newest);
+    }
+    if recent.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = recent.iter().map(|f| shell_word(&f.display().to_string())).collect();
+    Some(format!(
+        "cat {} > last-hour.jsonl && besluitbron-sim replay last-hour.jsonl --policy both --report last-hour.html",
+        names.join(" ")
+    ))
+}
+
+/// `s` as one shell word.
+fn shell_word(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:=".contains(c)) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
