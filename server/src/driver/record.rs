@@ -469,3 +469,150 @@ impl Notes {
         self.recorder.write(&line);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use besluitbron_core::cache::DataClass;
+
+    use super::*;
+
+    fn config(dir: &Path, max_file_bytes: u64, max_files: u32) -> RecordingConfig {
+        RecordingConfig {
+            enabled: true,
+            dir: dir.to_path_buf(),
+            max_file_bytes,
+            max_files,
+            salt: "fixed".into(),
+            ..RecordingConfig::default()
+        }
+    }
+
+    fn line(r: &Recorder, i: u64) -> TraceLine {
+        let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("query", format!("stikstof {i}"));
+        let mut l = r.line(
+            i,
+            Some(i),
+            &SessionKey::client("192.0.2.7"),
+            &key,
+            Units::ONE,
+            Lane::MAIN,
+        );
+        l.served = Some(CallEnd::Fetched);
+        l
+    }
+
+    #[test]
+    fn files_rotate_at_the_cap_and_the_oldest_go() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let metrics = Arc::new(Metrics::new());
+        let r = Recorder::start(&config(dir.path(), 4096, 3), dir.path(), Arc::clone(&metrics))
+            .expect("start")
+            .expect("on");
+        for i in 0..400 {
+            r.write(&line(&r, i));
+            if i % 50 == 0 {
+                r.sync();
+            }
+        }
+        r.sync();
+        let files = trace_files(dir.path());
+        assert_eq!(files.len(), 3, "{files:?}");
+        let mut kept = 0;
+        for f in &files {
+            let text = std::fs::read_to_string(f).expect("read");
+            assert!(text.len() <= 4096, "{} bytes", text.len());
+            for l in text.lines() {
+                let parsed: TraceLine = serde_json::from_str(l).expect("a trace line");
+                assert!(!l.contains("stikstof") && !l.contains("192.0.2."), "hashed: {l}");
+                assert_eq!(parsed.session, r.session(&SessionKey::client("192.0.2.7")));
+                kept += 1;
+            }
+        }
+        // The newest lines are kept; the oldest went with their files.
+        let last = std::fs::read_to_string(files.last().unwrap()).expect("read");
+        assert!(last.lines().last().unwrap().contains("\"at_ms\":399"));
+        assert!(kept < 400 && kept > 60);
+        assert_eq!(metrics.trace_lines.get(), 400);
+        assert_eq!(metrics.trace_dropped.get(), 0);
+    }
+
+    #[test]
+    fn a_failing_disk_drops_lines_and_counts_them() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let trace = dir.path().join("trace");
+        let metrics = Arc::new(Metrics::new());
+        let r = Recorder::start(&config(&trace, 4096, 3), dir.path(), Arc::clone(&metrics))
+            .expect("start")
+            .expect("on");
+        // The folder disappears and a file stands where it was: no file can be opened.
+        std::fs::remove_dir_all(&trace).expect("remove");
+        std::fs::write(&trace, b"not a folder").expect("a file in the way");
+        for i in 0..10 {
+            r.write(&line(&r, i));
+        }
+        r.sync();
+        assert_eq!(metrics.trace_dropped.get(), 10);
+        assert_eq!(metrics.trace_lines.get(), 0);
+    }
+
+    #[test]
+    fn with_a_queue_of_one_every_line_is_written_or_counted() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let metrics = Arc::new(Metrics::new());
+        let mut c = config(dir.path(), 1 << 20, 2);
+        c.queue_lines = 1;
+        let r = Recorder::start(&c, dir.path(), Arc::clone(&metrics))
+            .expect("start")
+            .expect("on");
+        // 5,000 lines as fast as they come at a queue of one: a write never waits for the
+        // writer (`try_send`), and each line is either written or counted as dropped.
+        for i in 0..5_000 {
+            r.write(&line(&r, i));
+        }
+        r.sync();
+        assert_eq!(metrics.trace_lines.get() + metrics.trace_dropped.get(), 5_000);
+        let written: usize = trace_files(dir.path())
+            .iter()
+            .map(|f| std::fs::read_to_string(f).expect("read").lines().count())
+            .sum();
+        assert_eq!(
+            written as u64,
+            metrics.trace_lines.get(),
+            "the count is what the files hold"
+        );
+    }
+
+    #[test]
+    fn recording_off_starts_nothing_and_the_salt_decides_the_hashes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let metrics = Arc::new(Metrics::new());
+        let off = RecordingConfig::default();
+        assert!(
+            Recorder::start(&off, dir.path(), Arc::clone(&metrics))
+                .expect("start")
+                .is_none()
+        );
+        assert!(trace_files(&dir.path().join("trace")).is_empty());
+        let a = Recorder::start(&config(dir.path(), 4096, 1), dir.path(), Arc::clone(&metrics))
+            .unwrap()
+            .unwrap();
+        let b = Recorder::start(&config(dir.path(), 4096, 1), dir.path(), Arc::clone(&metrics))
+            .unwrap()
+            .unwrap();
+        let mut other = config(dir.path(), 4096, 1);
+        other.salt = "another".into();
+        let c = Recorder::start(&other, dir.path(), Arc::clone(&metrics))
+            .unwrap()
+            .unwrap();
+        let s = SessionKey::client("session-1");
+        assert_eq!(a.session(&s), b.session(&s));
+        assert_ne!(a.session(&s), c.session(&s));
+        assert_eq!(a.session(&SessionKey::System), "system");
+        let mut clear = config(dir.path(), 4096, 1);
+        clear.sessions = true;
+        clear.queries = true;
+        let d = Recorder::start(&clear, dir.path(), metrics).unwrap().unwrap();
+        assert_eq!(d.session(&s), "session-1");
+        assert!(line(&d, 1).query.is_some_and(|q| q.contains("stikstof 1")));
+    }
+}
