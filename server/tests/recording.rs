@@ -40,7 +40,7 @@ use besluitbron_fakes::serve_registry_on;
 use besluitbron_server::app::App;
 use besluitbron_server::config::LimitSetting;
 use besluitbron_server::driver::record::trace_files;
-use besluitbron_sim::engine::AdmissionLine;
+use besluitbron_sim::fidelity;
 use besluitbron_sim::scenario::{LimitOverride, Workload, parse_trace};
 use besluitbron_sim::{PolicyKind, RunOptions, RunOutcome, run};
 use http_body_util::BodyExt;
@@ -263,66 +263,6 @@ fn replay(workload: &Workload, policy: PolicyKind) -> RunOutcome {
     run("recorded", workload, opts).unwrap_or_else(|f| panic!("{f}"))
 }
 
-/// Every admission the server made, from the recorded flights' attempts, as the
-/// simulator's admission log names them (instants from the trace's first call).
-fn recorded_admissions(r: &Recording) -> Vec<AdmissionLine> {
-    let base = r.lines.iter().map(|l| l.at_ms).min().unwrap_or(0);
-    let mut out: Vec<AdmissionLine> = r
-        .lines
-        .iter()
-        .flat_map(|l| {
-            l.attempts.iter().map(move |a| AdmissionLine {
-                at_ms: a.at_ms - base,
-                platform: l.platform,
-                session: String::new(),
-                call: l.key.clone().unwrap_or_default(),
-            })
-        })
-        .collect();
-    out.sort_by(|a, b| (a.at_ms, &a.call).cmp(&(b.at_ms, &b.call)));
-    out
-}
-
-/// The simulator's admissions in the same form.
-fn simulated_admissions(outcome: &RunOutcome) -> Vec<AdmissionLine> {
-    let mut out: Vec<AdmissionLine> = outcome
-        .admissions
-        .iter()
-        .map(|a| AdmissionLine {
-            session: String::new(),
-            ..a.clone()
-        })
-        .collect();
-    out.sort_by(|a, b| (a.at_ms, &a.call).cmp(&(b.at_ms, &b.call)));
-    out
-}
-
-/// Fails with both timelines around the first difference beyond the tolerance.
-fn assert_same_timeline(server: &[AdmissionLine], sim: &[AdmissionLine]) {
-    let first = server
-        .iter()
-        .zip(sim)
-        .position(|(a, b)| a.call != b.call || a.at_ms.abs_diff(b.at_ms) > TOLERANCE_MS)
-        .or((server.len() != sim.len()).then_some(server.len().min(sim.len())));
-    let Some(first) = first else { return };
-    let show = |log: &[AdmissionLine]| {
-        log.iter()
-            .skip(first.saturating_sub(3))
-            .take(8)
-            .map(|l| format!("  t={}ms call={}", l.at_ms, l.call))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    panic!(
-        "the simulator's replay diverges from the server's recording at admission {first} \
-         ({} vs {} admissions, tolerance {TOLERANCE_MS} ms)\nserver:\n{}\nsimulator:\n{}",
-        server.len(),
-        sim.len(),
-        show(server),
-        show(sim)
-    );
-}
-
 /// The longest wait of a session's calls (submission to admission), in milliseconds.
 fn longest_wait(outcome: &RunOutcome, session: &str) -> u64 {
     let s = outcome
@@ -423,13 +363,9 @@ async fn the_server_records_both_eras_and_the_simulator_replays_the_file() {
     assert!(workload.recorded.is_some());
     let fair = replay(&workload, PolicyKind::Fair);
     // Fidelity: the same admissions, in the same order, within the tolerance.
-    let server_log = recorded_admissions(&recording);
-    assert!(
-        server_log.len() > 167,
-        "every flight and the storm's retries: {}",
-        server_log.len()
-    );
-    assert_same_timeline(&server_log, &simulated_admissions(&fair));
+    let matched = fidelity::check(&workload, &fair, TOLERANCE_MS).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(matched.len(), 1, "one limited platform: {matched:?}");
+    assert!(matched[0].1 > 167, "every flight and the storm's retries: {matched:?}");
     let fair_platform = fair.platforms.iter().find(|p| p.id == PlatformId::Obv).unwrap();
     assert_eq!(
         fair_platform.counters.throttled,

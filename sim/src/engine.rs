@@ -275,6 +275,13 @@ enum Event {
         retryable: bool,
         remaining: Option<(Units, Duration)>,
     },
+    /// A recorded 429 arrives, its recorded latency after the attempt went.
+    Refused {
+        platform: u8,
+        station: u8,
+        attempt: Attempt,
+        retry_after: Duration,
+    },
     /// The legacy model's answer to a call.
     LegacyAnswer(CallId),
     Timeout(CallId),
@@ -840,6 +847,19 @@ impl Engine<'_> {
                 }
                 self.settle(p)
             }
+            Event::Refused {
+                platform,
+                station,
+                attempt,
+                retry_after,
+            } => {
+                let p = usize::from(platform);
+                let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
+                if let Some(key) = key {
+                    self.refusal_arrives(p, usize::from(station), attempt, &key, retry_after);
+                }
+                self.settle(p)
+            }
             Event::LegacyAnswer(call) => {
                 let c = &mut self.calls[call as usize];
                 c.state = CallState::Done;
@@ -1082,17 +1102,41 @@ impl Engine<'_> {
                     attempt.flight.0,
                     station_name(self.stations[station]),
                 ));
-                self.checker.on_retry_after(station, now + retry_after);
-                self.checker.flights.on_answered(&key);
-                let outcome = Outcome::RateLimited {
-                    retry_after,
-                    error: SimError::RateLimited,
-                };
-                let fair = self.fair.as_mut().expect("the fair policy");
-                fair.shells[p].on_outcome(now, wall(now), attempt, outcome);
+                // A recorded refusal comes back after its recorded latency, as it did.
+                let latency = recorded
+                    .filter(|r| r.outcome == AttemptOutcome::RateLimited)
+                    .map_or(0, |r| r.latency_ms);
+                if latency > 0 {
+                    let fair = self.fair.as_mut().expect("the fair policy");
+                    fair.out.insert((p, attempt), key);
+                    self.schedule(
+                        now + Duration::from_millis(latency),
+                        Event::Refused {
+                            platform: p as u8,
+                            station: station as u8,
+                            attempt,
+                            retry_after,
+                        },
+                    );
+                } else {
+                    self.refusal_arrives(p, station, attempt, &key, retry_after);
+                }
             }
         }
         Ok(())
+    }
+
+    /// A 429 reaches the path: nothing goes to the station before its Retry-After.
+    fn refusal_arrives(&mut self, p: usize, station: usize, attempt: Attempt, key: &CacheKey, retry_after: Duration) {
+        let now = self.now;
+        self.checker.on_retry_after(station, now + retry_after);
+        self.checker.flights.on_answered(key);
+        let outcome = Outcome::RateLimited {
+            retry_after,
+            error: SimError::RateLimited,
+        };
+        let fair = self.fair.as_mut().expect("the fair policy");
+        fair.shells[p].on_outcome(now, wall(now), attempt, outcome);
     }
 
     /// The recorded answer to attempt `number` of replayed flight `token` (a flight id, or

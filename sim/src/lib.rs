@@ -13,6 +13,7 @@
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
 //! - [`platform`]: simulated platforms that enforce their own limit.
 //! - [`check`]: invariants asserted after every event.
+//! - [`fidelity`]: a recorded trace's admissions against its replay's.
 //! - [`cluster`]: several replicas, one owner per platform (the core's lease rules and
 //!   shell), a load balancer or scripted calls, a lease engine with faults; its own
 //!   checker.
@@ -33,6 +34,7 @@
 pub mod check;
 pub mod cluster;
 pub mod engine;
+pub mod fidelity;
 pub mod html;
 pub mod platform;
 pub mod plot;

@@ -116,6 +116,11 @@ struct Flags {
     /// and the platform's budget over time.
     #[arg(long, value_name = "FILE.html")]
     report: Option<PathBuf>,
+    /// For a trace the server recorded: check that the fair replay admits what the server
+    /// admitted, per limited platform in the same order, each within MS milliseconds;
+    /// exit 1 and print both timelines when it does not.
+    #[arg(long, value_name = "MS")]
+    fidelity_ms: Option<u64>,
     /// Print the one-line-per-event trace before the report.
     #[arg(long)]
     trace: bool,
@@ -298,6 +303,19 @@ fn simulate(name: &str, verb: &str, input: &Path, workload: &Workload, seed: u64
         if flags.trace {
             for line in &outcome.trace {
                 writeln!(out, "{line}")?;
+            }
+        }
+        if let (Some(tolerance), PolicyKind::Fair) = (flags.fidelity_ms, policy) {
+            match besluitbron_sim::fidelity::check(workload, &outcome, tolerance) {
+                Ok(matched) => {
+                    for (platform, n) in matched {
+                        eprintln!("fidelity: {platform}: {n} admissions as recorded, each within {tolerance} ms");
+                    }
+                }
+                Err(divergence) => {
+                    eprint!("{divergence}");
+                    return Ok(ExitCode::from(1));
+                }
             }
         }
         let report = Report::of(&outcome);

@@ -35,8 +35,12 @@ fn a_recorded_trace_starts_at_its_first_call_and_replays_its_platform_answers() 
     assert_eq!(obv.counters.throttled, 1, "the recorded 429 is the replay's");
     assert_eq!(obv.counters.accepted_calls, 1, "one flight for both calls");
     let at: Vec<u64> = fair.admissions.iter().map(|a| a.at_ms).collect();
-    assert_eq!(at, vec![0, 2000], "the retry behind the recorded Retry-After");
-    assert_eq!(fair.end_at.as_millis(), 2250, "answered after the recorded latency");
+    assert_eq!(
+        at,
+        vec![0, 2003],
+        "the retry behind the recorded Retry-After, counted from the 429's arrival"
+    );
+    assert_eq!(fair.end_at.as_millis(), 2253, "answered after the recorded latency");
 }
 
 #[test]
@@ -98,4 +102,27 @@ fn what_if_limits_parse_and_apply() {
     assert!((120_000..125_000).contains(&last), "{last}");
     let obv = fair.platforms.iter().find(|p| p.id == PlatformId::Obv).unwrap();
     assert_eq!(obv.counters.over_limit, 0);
+}
+
+#[test]
+fn the_fidelity_check_holds_for_a_faithful_recording_and_names_a_divergence() {
+    let workload = parse_trace(RECORDED, "recorded").expect("a recorded trace");
+    let fair = replay(&workload, PolicyKind::Fair);
+    let matched = besluitbron_sim::fidelity::check(&workload, &fair, 0).expect("faithful");
+    assert_eq!(matched, vec![(PlatformId::Obv, 2)]);
+    // The server said its retry went 5 ms later than the replay sends it.
+    let moved = RECORDED.replace("1780000002003", "1780000002008");
+    let workload = parse_trace(&moved, "moved").expect("a recorded trace");
+    let fair = replay(&workload, PolicyKind::Fair);
+    assert!(
+        besluitbron_sim::fidelity::check(&workload, &fair, 5).is_ok(),
+        "within 5 ms"
+    );
+    let d = besluitbron_sim::fidelity::check(&workload, &fair, 4).expect_err("beyond 4 ms");
+    assert_eq!((d.platform, d.at), (PlatformId::Obv, 1));
+    let text = d.to_string();
+    assert!(
+        text.contains("server:") && text.contains("simulator:") && text.contains("> #1"),
+        "{text}"
+    );
 }
