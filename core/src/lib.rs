@@ -17,6 +17,7 @@
 //! - [`bucket`]: the one exact token bucket (GCRA form) behind both the platforms'
 //!   limits in the scheduler and the client limits.
 //! - [`platform`]: the eight platforms and the limits kept for them.
+//! - [`record`]: the trace format the server records and the simulator replays.
 //! - [`time`] and [`units`]: injected time and exact fixed-point costs.
 //!
 //! **Architecture invariant.** Nothing in this crate reads a clock, the environment,
@@ -34,6 +35,7 @@ pub mod dedup;
 pub mod limits;
 pub mod path;
 pub mod platform;
+pub mod record;
 pub mod scheduler;
 pub mod time;
 pub mod units;

@@ -42,7 +42,7 @@ use crate::clock::Clock;
 use crate::cluster::forward::Node;
 use crate::config::Config;
 use crate::connectors::{CONNECTORS, ConnectorSpec};
-use crate::driver::{self, DriverOptions, Platforms, SendObserver, ServerBuffer};
+use crate::driver::{self, DriverOptions, Platforms, Recorder, SendObserver, ServerBuffer};
 use crate::engine::Engine;
 use crate::engine::limits::SharedLimits;
 use crate::engine::sessions::RestoreGate;
@@ -69,6 +69,8 @@ pub struct AppState {
     node: Option<Arc<Node>>,
     /// The administrative address, bound (`AdminListen`), when set.
     admin_addr: Option<std::net::SocketAddr>,
+    /// Recording the platform calls (the `Recording` setting), when on.
+    recorder: Option<Recorder>,
 }
 
 /// Test and operator hooks into a server being built.
@@ -97,6 +99,11 @@ impl AppState {
     /// Every platform's task.
     pub fn platforms(&self) -> &Platforms {
         &self.calls.ctx.platforms
+    }
+
+    /// The recorder of the platform calls, when recording is on.
+    pub fn recorder(&self) -> Option<&Recorder> {
+        self.recorder.as_ref()
     }
 
     /// The buffers that opened.
@@ -211,6 +218,9 @@ impl App {
             Some(c) => Some(crate::cluster::setup::prepare(c, clock)?),
             None => None,
         };
+        // Recording (off by default): one writer thread, a bounded queue.
+        let recorder = Recorder::start(&config.recording, &config.data_dir, Arc::clone(&metrics))
+            .map_err(|e| anyhow::anyhow!("BesluitBron.Recording: {e}"))?;
         // One task per platform, limited or not.
         let mut handles = BTreeMap::new();
         let mut tasks = Vec::new();
@@ -222,6 +232,7 @@ impl App {
                 attempt_timeout: Duration::from_millis(config.platform(platform).timeout_ms.saturating_mul(2)),
                 observer: hooks.on_send.clone(),
                 cancel: cancel.child_token(),
+                recorder: recorder.clone(),
             };
             let gate = cluster.as_ref().and_then(|c| c.gate(platform));
             let (handle, task) = driver::spawn_leased(driver::path_config(&config, platform), buffer, options, gate)
@@ -399,6 +410,7 @@ impl App {
             connections: std::sync::OnceLock::new(),
             node,
             admin_addr,
+            recorder,
         });
 
         // The addresses served, for the answer to any other under `/mcp/`.

@@ -32,6 +32,12 @@ impl Clock {
         self.origin_wall.saturating_add(self.origin.elapsed())
     }
 
+    /// The wall clock at core instant `at`: the wall clock at start plus `at` (so two
+    /// instants' difference is their wall times' difference, to the millisecond).
+    pub fn wall_at(&self, at: Instant) -> WallTime {
+        self.origin_wall.saturating_add(Duration::from_nanos(at.as_nanos()))
+    }
+
     /// Now, as a core instant.
     pub fn now(&self) -> Instant {
         Instant::from_nanos(u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX))

@@ -75,6 +75,9 @@ pub struct Config {
     pub contact: String,
     /// Document text: the extraction pool and its caps.
     pub text: TextConfig,
+    /// Recording every platform call in the simulator's trace format (README,
+    /// "Deployment and operation"). Off by default.
+    pub recording: RecordingConfig,
     /// Several replicas on one Redis (see README, "Running several replicas"). Absent:
     /// one process on its own, nothing shared.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -156,6 +159,59 @@ impl Default for TextConfig {
             max_file_bytes: 16 * 1024 * 1024,
             max_pages: 2_000,
             max_millis: 20_000,
+        }
+    }
+}
+
+/// Recording the platform calls as a trace the simulator replays
+/// (`besluitbron-sim replay`): rotating JSON Lines files with a size cap, written off the
+/// call path (a line the writer cannot take is dropped and counted, never waited for).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct RecordingConfig {
+    /// Record.
+    pub enabled: bool,
+    /// Where the files go; empty: `trace/` in the data directory.
+    pub dir: PathBuf,
+    /// A file is closed and a new one begun at this size, in bytes.
+    pub max_file_bytes: u64,
+    /// Files kept; the oldest is deleted when one more begins.
+    pub max_files: u32,
+    /// Lines waiting for the writer; one more is dropped (and counted).
+    pub queue_lines: usize,
+    /// Write what each call asked in clear (`query`); off: only a salted hash.
+    pub queries: bool,
+    /// Write session names in clear (an MCP session id, or a client's address before a
+    /// session exists); off: a salted hash.
+    pub sessions: bool,
+    /// The salt of the hashes; empty: a random one per start (then equal requests
+    /// recorded by two runs of the server do not look equal).
+    pub salt: String,
+}
+
+impl RecordingConfig {
+    /// Where the files go: `Dir`, or `trace/` in `data_dir`.
+    pub fn dir_in(&self, data_dir: &Path) -> PathBuf {
+        if self.dir.as_os_str().is_empty() {
+            data_dir.join("trace")
+        } else {
+            self.dir.clone()
+        }
+    }
+}
+
+impl Default for RecordingConfig {
+    /// Off; `data/trace`, 16 MiB files, 24 of them, 8,192 lines queued, hashes only.
+    fn default() -> Self {
+        RecordingConfig {
+            enabled: false,
+            dir: PathBuf::new(),
+            max_file_bytes: 16 * 1024 * 1024,
+            max_files: 24,
+            queue_lines: 8192,
+            queries: false,
+            sessions: false,
+            salt: String::new(),
         }
     }
 }
@@ -382,6 +438,7 @@ impl Default for Config {
             cache_version: String::new(),
             contact: "beheer@besluitbron.invalid".to_owned(),
             text: TextConfig::default(),
+            recording: RecordingConfig::default(),
             cluster: None,
             admin_listen: None,
         }
@@ -475,6 +532,19 @@ impl Config {
             path,
             message: message.to_owned(),
         };
+        let r = &self.recording;
+        if r.max_file_bytes < 4096 {
+            return Err(invalid(
+                "BesluitBron.Recording.MaxFileBytes".into(),
+                "must be at least 4096",
+            ));
+        }
+        if r.max_files == 0 || r.queue_lines == 0 {
+            return Err(invalid(
+                "BesluitBron.Recording".into(),
+                "MaxFiles and QueueLines must be at least 1",
+            ));
+        }
         for (id, p) in &self.platforms {
             let path = format!("BesluitBron.Platforms.{id}");
             id.parse::<PlatformId>()

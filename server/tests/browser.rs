@@ -201,3 +201,52 @@ async fn the_search_page_works_in_a_real_browser() {
     drop(driver);
     server.stop().await;
 }
+
+/// The simulator's report (`besluitbron-sim … --policy both --report FILE.html`) in a
+/// real browser: the 106-second case, legacy and fair side by side, rendered from a file
+/// with nothing loaded from elsewhere. Screenshot: `target/browser/sim-report.png`.
+#[tokio::test]
+async fn the_simulators_report_renders_side_by_side_in_a_real_browser() {
+    use besluitbron_sim::{PolicyKind, run_canonical};
+    let legacy = run_canonical("obv-starvation", PolicyKind::Legacy, None).expect("legacy run");
+    let fair = run_canonical("obv-starvation", PolicyKind::Fair, None).expect("fair run");
+    let page = besluitbron_sim::html::render_report("obv-starvation", &[&legacy, &fair]);
+    let file = shots().join("sim-report.html");
+    std::fs::write(&file, page).expect("write the report");
+    let driver = Driver::start().await;
+    let c = driver.browser().await;
+    let url = format!("file://{}", file.canonicalize().expect("the report's path").display());
+    c.goto(&url).await.expect("load the report");
+    let legacy_lanes = c
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("section#obv svg.lanes.legacy"))
+        .await
+        .expect("the legacy lanes");
+    let fair_lanes = c
+        .find(Locator::Css("section#obv svg.lanes.fair"))
+        .await
+        .expect("the fair lanes");
+    let (lx, ly, lw, lh) = legacy_lanes.rectangle().await.expect("legacy's box");
+    let (fx, fy, fw, _) = fair_lanes.rectangle().await.expect("fair's box");
+    assert!(lw > 300.0 && lh > 20.0, "the legacy chart is drawn: {lw}×{lh}");
+    assert!(
+        (ly - fy).abs() < 1.0 && fx >= lx + lw,
+        "side by side: legacy at {lx},{ly}, fair at {fx},{fy}"
+    );
+    assert!(fw > 300.0);
+    // The session-era case at a glance: a turn past the bound under legacy, none under fair.
+    let over = |policy: &'static str| {
+        let c = c.clone();
+        async move {
+            c.find_all(Locator::Css(&format!("svg.lanes.{policy} line.wait.over")))
+                .await
+                .expect("find")
+                .len()
+        }
+    };
+    assert_eq!(over("legacy").await, 1);
+    assert_eq!(over("fair").await, 0);
+    shot(&c, "sim-report.png").await;
+    c.close().await.expect("close the browser");
+}

@@ -890,6 +890,7 @@ mod gated_driver {
             attempt_timeout: Duration::from_secs(30),
             observer: Some(Arc::new(move |_| s.lock().unwrap().push(clock.now()))),
             cancel: CancellationToken::new(),
+            recorder: None,
         };
         let limit = SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60)));
         let (handle, _task) = driver::spawn_leased(

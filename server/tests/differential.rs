@@ -795,6 +795,7 @@ mod handover {
                     }
                 })),
                 cancel: CancellationToken::new(),
+                recorder: None,
             };
             let (handle, _task) = driver::spawn_leased(
                 PathConfig::single(PlatformId::Obv, Some(SchedulerConfig::with_limit(limit))),

@@ -37,6 +37,7 @@ fn platform(limit: Option<SchedulerConfig>) -> PlatformHandle {
         attempt_timeout: Duration::from_secs(30),
         observer: None,
         cancel: CancellationToken::new(),
+        recorder: None,
     };
     driver::spawn(PathConfig::single(PlatformId::Obv, limit), buffer, options)
         .expect("valid")

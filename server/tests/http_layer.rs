@@ -507,6 +507,7 @@ fn retrying_task() -> besluitbron_server::driver::PlatformHandle {
         attempt_timeout: Duration::from_secs(30),
         observer: None,
         cancel: tokio_util::sync::CancellationToken::new(),
+        recorder: None,
     };
     driver::spawn(config, ServerBuffer::new(PLATFORM, None, policy), options)
         .expect("a valid path")

@@ -719,11 +719,17 @@ impl Sim {
     }
 
     fn run(&mut self) -> Result<(), String> {
+        // Bounds that a run which settles never meets: an hour past the last session's
+        // start, and 5,000,000 events plus 100 per second of the ramp (the leases renew a
+        // few times a second on every replica).
+        let ramp_ms = (self.s.ramp_s.max(0.0) * 1000.0) as u64;
+        let deadline = (3_600_000 + ramp_ms) * MS;
+        let max_events = 5_000_000 + ramp_ms / 10;
         while let Some(Reverse((t, _, ev))) = self.heap.pop() {
             self.now = t;
             self.events += 1;
-            if self.events > 5_000_000 {
-                return Err("the run did not settle within 5,000,000 events".to_owned());
+            if self.events > max_events {
+                return Err(format!("the run did not settle within {max_events} events"));
             }
             self.expire_key(t);
             self.handle(t, ev)?;
@@ -733,8 +739,8 @@ impl Sim {
             if self.open_calls == 0 && self.left.iter().all(|&n| n == 0) && self.out.is_empty() {
                 return Ok(());
             }
-            if t > 3_600_000 * MS {
-                return Err(format!("{}: calls still open after an hour", self.name));
+            if t > deadline {
+                return Err(format!("{}: calls still open an hour after the last start", self.name));
             }
         }
         Ok(())

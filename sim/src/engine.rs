@@ -50,7 +50,7 @@ use crate::check::{CallView, Checker};
 use crate::platform::{Answer, PlatformCounters, Refusal, SimPlatform};
 use crate::policy::{CallId, Gate, GateEvent, LegacyGate, PolicyKind};
 use crate::rng::{Component, SimRng, sim_rng};
-use crate::scenario::{FollowUp, LimitModel, PlatformSpec, SessionPlan, Workload};
+use crate::scenario::{AttemptOutcome, FollowUp, LimitModel, PlatformSpec, RecordedAttempt, SessionPlan, Workload};
 use crate::trace::Trace;
 
 /// How to run.
@@ -269,10 +269,18 @@ enum Event {
     /// platform's `RateLimit-*` report if it sends one.
     Answer {
         platform: u8,
-        station: u8,
         attempt: Attempt,
         ok: bool,
+        /// A failure (`ok` false) worth another attempt.
+        retryable: bool,
         remaining: Option<(Units, Duration)>,
+    },
+    /// A recorded 429 arrives, its recorded latency after the attempt went.
+    Refused {
+        platform: u8,
+        station: u8,
+        attempt: Attempt,
+        retry_after: Duration,
     },
     /// The legacy model's answer to a call.
     LegacyAnswer(CallId),
@@ -337,6 +345,10 @@ struct Engine<'w> {
     fail_rate: Vec<Option<(f64, SimRng)>>,
     fail_retryable: Vec<bool>,
     upstream: Vec<u64>,
+    /// A recorded trace's answers: which recorded flight each replayed flight (or legacy
+    /// call) takes its attempts from, and how many flights of each key have begun.
+    replay_slot: BTreeMap<u64, Option<usize>>,
+    replay_next: BTreeMap<(PlatformId, String, String), usize>,
 }
 
 /// One limit a call can be counted against: a platform's main one, or its text host's.
@@ -585,6 +597,8 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         fail_rate,
         fail_retryable,
         upstream: vec![0; n],
+        replay_slot: BTreeMap::new(),
+        replay_next: BTreeMap::new(),
     };
     engine.run()
 }
@@ -790,13 +804,12 @@ impl Engine<'_> {
             }
             Event::Answer {
                 platform,
-                station,
                 attempt,
                 ok,
+                retryable,
                 remaining,
             } => {
                 let p = usize::from(platform);
-                let station = usize::from(station);
                 let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
                 // A distinct call (no key of its own in the workload) is never asked again:
                 // its answer is not kept, so the buffer holds only what can be asked twice.
@@ -812,7 +825,7 @@ impl Engine<'_> {
                             revalidated: false,
                         },
                     }
-                } else if self.fail_retryable[station] {
+                } else if retryable {
                     Outcome::Retryable {
                         error: SimError::Failed,
                         retry_after: None,
@@ -831,6 +844,19 @@ impl Engine<'_> {
                 let (now, wall) = (self.now, wall(self.now));
                 if let Some(fair) = self.fair.as_mut() {
                     fair.shells[p].on_outcome(now, wall, attempt, outcome);
+                }
+                self.settle(p)
+            }
+            Event::Refused {
+                platform,
+                station,
+                attempt,
+                retry_after,
+            } => {
+                let p = usize::from(platform);
+                let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
+                if let Some(key) = key {
+                    self.refusal_arrives(p, usize::from(station), attempt, &key, retry_after);
                 }
                 self.settle(p)
             }
@@ -1029,9 +1055,17 @@ impl Engine<'_> {
             .flights
             .on_sent(&key, attempt, p)
             .map_err(|e| self.fail(e))?;
-        match self.platforms[station].receive(now, cost) {
+        let recorded = self.recorded_attempt(&key, attempt.flight.0, attempt.number);
+        let answer = match &recorded {
+            Some(r) => self.platforms[station].receive_recorded(now, cost, r),
+            None => self.platforms[station].receive(now, cost),
+        };
+        match answer {
             Answer::Ok { latency, remaining } => {
-                let ok = !self.draws_failure(station);
+                let (ok, retryable) = match recorded {
+                    Some(r) => (r.outcome == AttemptOutcome::Ok, r.outcome != AttemptOutcome::Failed),
+                    None => (!self.draws_failure(station), self.fail_retryable[station]),
+                };
                 if let Some(fair) = self.fair.as_mut() {
                     fair.out.insert((p, attempt), key);
                 }
@@ -1039,9 +1073,9 @@ impl Engine<'_> {
                     now + latency,
                     Event::Answer {
                         platform: p as u8,
-                        station: station as u8,
                         attempt,
                         ok,
+                        retryable,
                         remaining,
                     },
                 );
@@ -1068,17 +1102,60 @@ impl Engine<'_> {
                     attempt.flight.0,
                     station_name(self.stations[station]),
                 ));
-                self.checker.on_retry_after(station, now + retry_after);
-                self.checker.flights.on_answered(&key);
-                let outcome = Outcome::RateLimited {
-                    retry_after,
-                    error: SimError::RateLimited,
-                };
-                let fair = self.fair.as_mut().expect("the fair policy");
-                fair.shells[p].on_outcome(now, wall(now), attempt, outcome);
+                // A recorded refusal comes back after its recorded latency, as it did.
+                let latency = recorded
+                    .filter(|r| r.outcome == AttemptOutcome::RateLimited)
+                    .map_or(0, |r| r.latency_ms);
+                if latency > 0 {
+                    let fair = self.fair.as_mut().expect("the fair policy");
+                    fair.out.insert((p, attempt), key);
+                    self.schedule(
+                        now + Duration::from_millis(latency),
+                        Event::Refused {
+                            platform: p as u8,
+                            station: station as u8,
+                            attempt,
+                            retry_after,
+                        },
+                    );
+                } else {
+                    self.refusal_arrives(p, station, attempt, &key, retry_after);
+                }
             }
         }
         Ok(())
+    }
+
+    /// A 429 reaches the path: nothing goes to the station before its Retry-After.
+    fn refusal_arrives(&mut self, p: usize, station: usize, attempt: Attempt, key: &CacheKey, retry_after: Duration) {
+        let now = self.now;
+        self.checker.on_retry_after(station, now + retry_after);
+        self.checker.flights.on_answered(key);
+        let outcome = Outcome::RateLimited {
+            retry_after,
+            error: SimError::RateLimited,
+        };
+        let fair = self.fair.as_mut().expect("the fair policy");
+        fair.shells[p].on_outcome(now, wall(now), attempt, outcome);
+    }
+
+    /// The recorded answer to attempt `number` of replayed flight `token` (a flight id, or
+    /// a legacy call's id above 2^63) asking `key`: the k-th flight of the key in the
+    /// replay takes the k-th recorded flight's attempts (none when the recording had
+    /// fewer: the latency model answers); an attempt beyond the recorded ones is
+    /// answered as the flight's last was.
+    fn recorded_attempt(&mut self, key: &CacheKey, token: u64, number: u32) -> Option<RecordedAttempt> {
+        let flights = self.workload.recorded.as_ref().map(|r| &r.flights)?;
+        let id = (key.platform(), key.operation().to_owned(), key_text(key).to_owned());
+        let recorded = flights.get(&id)?;
+        let slot = *self.replay_slot.entry(token).or_insert_with(|| {
+            let next = self.replay_next.entry(id).or_insert(0);
+            *next += 1;
+            (*next - 1 < recorded.len()).then_some(*next - 1)
+        });
+        let attempts = &recorded[slot?];
+        let i = usize::try_from(number.saturating_sub(1)).unwrap_or(usize::MAX);
+        attempts.get(i).or_else(|| attempts.last()).copied()
     }
 
     /// A call gets its answer (or its failure) from the path.
@@ -1385,7 +1462,16 @@ impl Engine<'_> {
         c.paid = true;
         c.state = CallState::Sent;
         let cost = c.cost;
-        match self.platforms[p].receive(now, cost) {
+        let attempt = c.platform_429s + 1;
+        let recorded = match c.key.clone() {
+            Some(key) => self.recorded_attempt(&key, (1 << 63) | u64::from(call), attempt),
+            None => None,
+        };
+        let answer = match &recorded {
+            Some(r) => self.platforms[p].receive_recorded(now, cost, r),
+            None => self.platforms[p].receive(now, cost),
+        };
+        match answer {
             Answer::Ok { latency, .. } => {
                 // A failed answer changes nothing here: nobody else waits for it and
                 // nothing is stored; the draw is made all the same, so the failure stream

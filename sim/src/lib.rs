@@ -13,10 +13,12 @@
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
 //! - [`platform`]: simulated platforms that enforce their own limit.
 //! - [`check`]: invariants asserted after every event.
+//! - [`fidelity`]: a recorded trace's admissions against its replay's.
 //! - [`cluster`]: several replicas, one owner per platform (the core's lease rules and
 //!   shell), a load balancer or scripted calls, a lease engine with faults; its own
 //!   checker.
-//! - [`report`], [`plot`], [`trace`]: what a run prints.
+//! - [`report`], [`plot`], [`trace`]: what a run prints; [`html`]: the page a reader
+//!   would rather look at (`--report`).
 //! - [`rng`]: one root seed, a sub-seed per component.
 //!
 //! The fake platforms over real HTTP (wall clock, loopback) are not here: they are the
@@ -32,6 +34,8 @@
 pub mod check;
 pub mod cluster;
 pub mod engine;
+pub mod fidelity;
+pub mod html;
 pub mod platform;
 pub mod plot;
 pub mod policy;

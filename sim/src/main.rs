@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use besluitbron_fakes::{FakeSetting, FaultSetting, PlatformFault, serve_registry_on};
 use besluitbron_sim::report::write_admissions;
-use besluitbron_sim::scenario::{load_trace, scenarios_dir_entries};
+use besluitbron_sim::scenario::{LimitOverride, load_trace, scenarios_dir_entries};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -111,9 +111,33 @@ struct Flags {
     /// Write an SVG plot of every session's waits to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Write one self-contained HTML page to FILE: per limited platform, each session's
+    /// calls over time (policies side by side), the waits against the starvation bound,
+    /// and the platform's budget over time.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+    /// For a trace the server recorded: check that the fair replay admits what the server
+    /// admitted, per limited platform in the same order, each within MS milliseconds;
+    /// exit 1 and print both timelines when it does not.
+    #[arg(long, value_name = "MS")]
+    fidelity_ms: Option<u64>,
     /// Print the one-line-per-event trace before the report.
     #[arg(long)]
     trace: bool,
+    /// What if a platform had another limit: PLATFORM=C/W (`obv=30/60s`; `ob/text=5/30s`
+    /// for a text host). The platform enforces it and BesluitBron keeps it. Repeatable.
+    #[arg(long = "limit", value_name = "PLATFORM=C/W")]
+    limits: Vec<LimitOverride>,
+    /// Platform answers of a recorded trace: `recorded` (its latencies and outcomes,
+    /// the default) or `model` (the platforms' latency model, every answer a success).
+    #[arg(long, value_enum, default_value = "recorded")]
+    latency: LatencyArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum LatencyArg {
+    Recorded,
+    Model,
 }
 
 fn main() -> ExitCode {
@@ -164,20 +188,32 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             let name = scenario
                 .file_stem()
                 .map_or_else(|| scenario.display().to_string(), |s| s.to_string_lossy().into_owned());
-            let workload = parsed.workload(seed);
+            let mut workload = parsed.workload(seed);
+            what_if(&mut workload, &flags);
             simulate(&name, "run", &scenario, &workload, seed, &flags)
         }
         Command::Replay {
             trace_file: trace,
             flags,
         } => {
-            let workload = load_trace(&trace)?;
+            let mut workload = load_trace(&trace)?;
+            what_if(&mut workload, &flags);
             let seed = flags.seed.unwrap_or(1);
             let name = trace
                 .file_name()
                 .map_or_else(|| trace.display().to_string(), |s| s.to_string_lossy().into_owned());
             simulate(&name, "replay", &trace, &workload, seed, &flags)
         }
+    }
+}
+
+/// The what-if flags: other limits, the latency model instead of the recording.
+fn what_if(workload: &mut Workload, flags: &Flags) {
+    for &limit in &flags.limits {
+        workload.set_limit(limit);
+    }
+    if flags.latency == LatencyArg::Model {
+        workload.forget_recorded_answers();
     }
 }
 
@@ -243,6 +279,7 @@ fn simulate(name: &str, verb: &str, input: &Path, workload: &Workload, seed: u64
     let both = policies.len() > 1;
     let mut out = std::io::stdout().lock();
     let mut json_reports = Vec::new();
+    let mut kept = Vec::new();
     for &policy in policies {
         let opts = RunOptions {
             policy,
@@ -268,6 +305,19 @@ fn simulate(name: &str, verb: &str, input: &Path, workload: &Workload, seed: u64
                 writeln!(out, "{line}")?;
             }
         }
+        if let (Some(tolerance), PolicyKind::Fair) = (flags.fidelity_ms, policy) {
+            match besluitbron_sim::fidelity::check(workload, &outcome, tolerance) {
+                Ok(matched) => {
+                    for (platform, n) in matched {
+                        eprintln!("fidelity: {platform}: {n} admissions as recorded, each within {tolerance} ms");
+                    }
+                }
+                Err(divergence) => {
+                    eprint!("{divergence}");
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
         let report = Report::of(&outcome);
         if flags.json {
             json_reports.push(report);
@@ -288,6 +338,14 @@ fn simulate(name: &str, verb: &str, input: &Path, workload: &Workload, seed: u64
             let path = per_policy(path, policy, both);
             plot::write_wait_plot(&outcome, &path).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
         }
+        if flags.report.is_some() {
+            kept.push(outcome);
+        }
+    }
+    if let Some(path) = &flags.report {
+        let runs: Vec<&besluitbron_sim::RunOutcome> = kept.iter().collect();
+        let page = besluitbron_sim::html::render_report(name, &runs);
+        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
     }
     if flags.json {
         let text = if both {

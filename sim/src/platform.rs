@@ -26,7 +26,7 @@ use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
 use rand::RngExt;
 
 use crate::rng::SimRng;
-use crate::scenario::{LatencySpec, LimitModel, ThrottleSpec};
+use crate::scenario::{AttemptOutcome, LatencySpec, LimitModel, RecordedAttempt, ThrottleSpec};
 
 /// Why a platform answered 429.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,6 +158,28 @@ impl SimPlatform {
         Answer::Ok {
             latency: self.draw_latency(),
             remaining,
+        }
+    }
+
+    /// Receives a call whose answer a recording gives: a recorded refusal is the
+    /// platform's own (as a throttled period: charged nothing, Retry-After in whole
+    /// seconds, at least one); otherwise the platform enforces its limit as
+    /// [`SimPlatform::receive`] does and answers after the recorded latency.
+    pub fn receive_recorded(&mut self, now: Instant, cost: Units, recorded: &RecordedAttempt) -> Answer {
+        if recorded.outcome == AttemptOutcome::RateLimited {
+            self.counters.throttled += 1;
+            let ms = recorded.retry_after_ms.unwrap_or(1000).max(1);
+            return Answer::TooMany {
+                refusal: Refusal::Throttled,
+                retry_after: whole_seconds_up(ms.saturating_mul(1_000_000)),
+            };
+        }
+        match self.receive(now, cost) {
+            Answer::Ok { remaining, .. } => Answer::Ok {
+                latency: Duration::from_millis(recorded.latency_ms),
+                remaining,
+            },
+            refused => refused,
         }
     }
 

@@ -557,52 +557,20 @@ impl Scenario {
     }
 }
 
-/// One line of a JSON Lines trace.
-#[derive(Clone, Debug, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct TraceLine {
-    /// Submission instant in milliseconds.
-    pub at_ms: u64,
-    /// Session name (`system` is BesluitBron's own session).
-    pub session: String,
-    /// Platform id.
-    pub platform: PlatformId,
-    /// Cost in units (fractions allowed, at most three decimals).
-    pub cost: Units,
-    /// Operation label.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub op: Option<String>,
-    /// What the call asks (its cache key with the platform and operation); calls with
-    /// equal keys are identical requests. Without it every call is distinct.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    /// The call the session makes, on the same platform, as soon as this one is answered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub then: Option<FollowUp>,
-}
-
-/// A second platform call of one request: made when the first is answered (from the
-/// buffer or the platform), by the same session — as a tool that needs two calls makes
-/// them (Officiële Bekendmakingen's document: its record, then its text). Not made when
-/// the first failed, was refused or was given up.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FollowUp {
-    /// Cost in units.
-    pub cost: Units,
-    /// Operation label (`text` for a platform's text host).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub op: Option<String>,
-    /// What it asks; without it the call is distinct.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-}
+pub use besluitbron_core::record::{AttemptOutcome, FollowUp, RecordedAttempt, TraceLine};
 
 /// Parses a JSON Lines trace. Blank lines are skipped but keep their number, so a call's
 /// index is always its 0-based line number. Platforms get their defaults.
+///
+/// A trace the server recorded (its lines say how each call ended) starts at its first
+/// call: every instant is taken relative to the earliest `at_ms`
+/// ([`Workload::recorded`] keeps that base); its calls are submitted in arrival order
+/// (`at_ms`, then the server's `seq`), and the flights' attempts become the platforms'
+/// answers in the replay ([`Recorded::flights`]).
 pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
     let mut w = Workload::new(Vec::new(), default_slip());
     let mut sessions: BTreeMap<String, u32> = BTreeMap::new();
+    let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -612,6 +580,36 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
             line: i + 1,
             source,
         })?;
+        lines.push((i, t));
+    }
+    let recorded = lines.iter().any(|(_, t)| t.is_recorded());
+    if recorded {
+        let base = lines.iter().map(|(_, t)| t.at_ms).min().unwrap_or(0);
+        // Arrival order: the server writes a line when its call ends.
+        lines.sort_by_key(|(i, t)| (t.at_ms, t.seq.unwrap_or(0), *i));
+        let mut r = Recorded {
+            base_ms: base,
+            flights: BTreeMap::new(),
+        };
+        for (_, t) in &lines {
+            if !t.attempts.is_empty() {
+                let op = t.op.clone().unwrap_or_else(|| "search".to_owned());
+                let key = (t.platform, op, t.key.clone().unwrap_or_default());
+                let attempts = t
+                    .attempts
+                    .iter()
+                    .map(|a| RecordedAttempt {
+                        at_ms: a.at_ms.saturating_sub(base),
+                        ..*a
+                    })
+                    .collect();
+                r.flights.entry(key).or_default().push(attempts);
+            }
+        }
+        w.recorded = Some(r);
+    }
+    let base = w.recorded.as_ref().map_or(0, |r| r.base_ms);
+    for (i, t) in lines {
         let session = match sessions.get(&t.session) {
             Some(&s) => s,
             None => {
@@ -622,7 +620,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
         };
         w.open_call_index.push(i as u64);
         w.open_calls.push(OpenCall {
-            at: Instant::from_millis(t.at_ms),
+            at: Instant::from_millis(t.at_ms - base),
             session,
             platform: t.platform,
             cost: t.cost,
@@ -632,6 +630,16 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
         });
     }
     Ok(w)
+}
+
+/// What a recorded trace brings besides its calls.
+#[derive(Clone, Debug, Default)]
+pub struct Recorded {
+    /// The earliest `at_ms` of the recording: instant 0 of the replay.
+    pub base_ms: u64,
+    /// Per (platform, operation (default `search`), key): the attempts of each of its flights, in the
+    /// order the flights' first calls arrived, instants relative to `base_ms`.
+    pub flights: BTreeMap<(PlatformId, String, String), Vec<Vec<RecordedAttempt>>>,
 }
 
 /// Reads and parses a JSON Lines trace file.
@@ -722,6 +730,8 @@ pub struct Workload {
     pub open_call_index: Vec<u64>,
     /// Agent loops; their calls are numbered after all open-loop calls, in submission order.
     pub agents: Vec<AgentPlan>,
+    /// A trace the server recorded: its base instant and the platforms' recorded answers.
+    pub recorded: Option<Recorded>,
 }
 
 impl Workload {
@@ -733,6 +743,7 @@ impl Workload {
             open_calls: Vec::new(),
             open_call_index: Vec::new(),
             agents: Vec::new(),
+            recorded: None,
         }
     }
 
@@ -835,4 +846,76 @@ pub fn scenarios_dir_entries(dir: &Path) -> Result<Vec<(String, String)>, InputE
     }
     list.sort();
     Ok(list)
+}
+
+/// A what-if limit for a replay or run (`--limit obv=30/60s`, `--limit ob/text=5/30s`):
+/// the platform enforces C per W and BesluitBron keeps the same.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LimitOverride {
+    /// The platform.
+    pub platform: PlatformId,
+    /// Its text host's limit instead of its main one.
+    pub text: bool,
+    /// C.
+    pub capacity: Units,
+    /// W in seconds.
+    pub window_s: f64,
+}
+
+impl std::str::FromStr for LimitOverride {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<LimitOverride, String> {
+        let usage = || format!("`{s}`: a limit is PLATFORM=C/W, e.g. obv=30/60s or ob/text=5/30s");
+        let (target, limit) = s.split_once('=').ok_or_else(usage)?;
+        let (platform, text) = match target.split_once('/') {
+            Some((p, "text")) => (p, true),
+            Some(_) => return Err(usage()),
+            None => (target, false),
+        };
+        let platform: PlatformId = platform.trim().parse().map_err(|_| usage())?;
+        let (c, w) = limit.split_once('/').ok_or_else(usage)?;
+        let capacity = Units::from_decimal_str(c.trim()).map_err(|_| usage())?;
+        let w = w.trim();
+        let window_s: f64 = w.strip_suffix('s').unwrap_or(w).parse().map_err(|_| usage())?;
+        if capacity.is_zero() || !(window_s.is_finite() && window_s > 0.0) {
+            return Err(format!("`{s}`: C and W must be above zero"));
+        }
+        Ok(LimitOverride {
+            platform,
+            text,
+            capacity,
+            window_s,
+        })
+    }
+}
+
+impl Workload {
+    /// Applies a what-if limit: the platform (or its text host) enforces it and
+    /// BesluitBron keeps it.
+    pub fn set_limit(&mut self, l: LimitOverride) {
+        let spec = match self.platforms.iter().position(|p| p.id == l.platform) {
+            Some(i) => &mut self.platforms[i],
+            None => {
+                self.platforms.push(PlatformSpec::default_for(l.platform));
+                self.platforms.last_mut().expect("just pushed")
+            }
+        };
+        if l.text {
+            spec.text_capacity = Some(l.capacity);
+            spec.text_window_s = Some(l.window_s);
+        } else {
+            spec.capacity = Some(l.capacity);
+            spec.window_s = Some(l.window_s);
+            spec.local_capacity = Some(l.capacity);
+            spec.local_window_s = Some(l.window_s);
+        }
+    }
+
+    /// Drops a recording's answers: the platforms' latency models answer instead.
+    pub fn forget_recorded_answers(&mut self) {
+        if let Some(r) = self.recorded.as_mut() {
+            r.flights.clear();
+        }
+    }
 }

@@ -40,6 +40,7 @@
 pub mod buffer;
 pub mod lease;
 pub mod payload;
+pub mod record;
 mod setup;
 
 use std::collections::BTreeMap;
@@ -56,12 +57,14 @@ use besluitbron_core::path::{
     Action, Arrival, Attempt, Delivery, Failure, Lane, NotOwner, Outcome, PathConfig, PathStats, PendingSend,
     PlatformPath, Position, Request as PathRequest, Served, Shell, Unsent,
 };
+use besluitbron_core::record::CallEnd;
 use besluitbron_core::{AdmissionRecord, PlatformId, SessionKey, Units};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 pub use buffer::{MemoryLayer, ServerBuffer};
 pub use payload::{Payload, SharedPayload};
+pub use record::Recorder;
 pub use setup::{TEXT_LANE, path_config};
 
 use crate::clock::Clock;
@@ -271,6 +274,8 @@ pub struct PlatformHandle {
     clock: Clock,
     /// The buffer's memory layer: a fresh answer there is served without the task.
     memory: MemoryLayer,
+    /// Recording (the `Recording` setting): a memory-layer answer is written here.
+    recorder: Option<Recorder>,
 }
 
 impl std::fmt::Debug for PlatformHandle {
@@ -314,6 +319,12 @@ impl PlatformHandle {
         // A fresh answer in the memory layer: the path's own first step (a buffer hit
         // changes nothing in the path), taken here without the trip through the task.
         if let Some(p) = self.memory.get(&request.key, self.clock.wall()) {
+            if let Some(r) = &self.recorder {
+                let at = self.clock.wall_at(self.clock.now()).unix_millis();
+                let mut line = r.line(at, None, &request.session, &request.key, request.cost, request.lane);
+                line.served = Some(CallEnd::Cached);
+                r.write(&line);
+            }
             return Ok((p, Served::Cached));
         }
         let waiter = WaiterId(self.next_waiter.fetch_add(1, Ordering::Relaxed));
@@ -435,6 +446,8 @@ pub struct DriverOptions {
     pub observer: Option<SendObserver>,
     /// Stops the task.
     pub cancel: CancellationToken,
+    /// Records every call in the simulator's trace format (`Recording` setting).
+    pub recorder: Option<Recorder>,
 }
 
 /// The platform's path in the core's shell: a waiter's value is the channel its answer
@@ -448,6 +461,8 @@ struct Driver {
     options: DriverOptions,
     /// Several replicas: the platform's lease (None: one process, always the owner).
     lease: Option<LeaseGate>,
+    /// Recording: the calls and flights under way.
+    notes: Option<record::Notes>,
 }
 
 /// The error the path hears for an attempt the shell never sent.
@@ -483,10 +498,12 @@ pub fn spawn_leased(
     let (requests, requests_rx) = mpsc::channel(REQUEST_CHANNEL_BOUND);
     let (control, control_rx) = mpsc::unbounded_channel();
     let clock = options.clock;
+    let recorder = options.recorder.clone();
     let driver = Driver {
         platform,
         shell,
         control: control.clone(),
+        notes: options.recorder.clone().map(|r| record::Notes::new(r, platform)),
         options,
         lease,
     };
@@ -498,6 +515,7 @@ pub fn spawn_leased(
         next_waiter: Arc::new(AtomicU64::new(0)),
         clock,
         memory,
+        recorder,
     };
     Ok((handle, task))
 }
@@ -549,6 +567,16 @@ impl Driver {
         } = msg;
         let now = self.options.clock.now();
         let wall = self.options.clock.wall();
+        let line = self.notes.as_ref().map(|n| {
+            n.recorder().line(
+                self.options.clock.wall_at(now).unix_millis(),
+                Some(waiter.0),
+                &request.session,
+                &request.key,
+                request.cost,
+                request.lane,
+            )
+        });
         let req = PathRequest {
             waiter,
             key: request.key,
@@ -560,6 +588,14 @@ impl Driver {
         let lease = Self::lease(self.lease.as_ref());
         let arrival = self.shell.request(now, wall, lease.as_deref(), req, tx, upstream);
         drop(lease);
+        if let (Some(notes), Some(line)) = (self.notes.as_mut(), line) {
+            match &arrival {
+                Err(NotOwner) => notes.ended_at_once(line, CallEnd::Moved),
+                Ok(Arrival::Cached(_)) => notes.ended_at_once(line, CallEnd::Cached),
+                Ok(Arrival::Refused { .. }) => notes.ended_at_once(line, CallEnd::Refused),
+                Ok(Arrival::Waiting { flight, .. }) => notes.waiting(waiter, line, *flight),
+            }
+        }
         match arrival {
             Err(NotOwner) => {
                 let _ = reply.send(Arrived::NotOwner);
@@ -576,6 +612,9 @@ impl Driver {
                 if reply.send(Arrived::Waiting(rx)).is_err() {
                     // The caller left before it heard.
                     self.shell.leave(now, waiter);
+                    if let Some(notes) = self.notes.as_mut() {
+                        notes.ended(waiter, CallEnd::Left);
+                    }
                 }
             }
         }
@@ -599,6 +638,9 @@ impl Driver {
         match c {
             Control::Leave(waiter) => {
                 self.shell.leave(now, waiter);
+                if let Some(notes) = self.notes.as_mut() {
+                    notes.ended(waiter, CallEnd::Left);
+                }
             }
             Control::Ownership(change) => self.ownership(change),
             Control::Checkpoint(reply) => {
@@ -620,6 +662,9 @@ impl Driver {
                         outcome: label,
                     })
                     .inc();
+                if let Some(notes) = self.notes.as_mut() {
+                    notes.outcome(attempt, now, &outcome);
+                }
                 let wall = self.options.clock.wall();
                 self.shell.on_outcome(now, wall, attempt, outcome);
             }
@@ -637,10 +682,21 @@ impl Driver {
             match action {
                 Action::Send(pending) => self.send(pending),
                 // A waiter gone meanwhile is a closed channel: nothing to do.
-                Action::Deliver { value, delivery, .. } => {
+                Action::Deliver {
+                    waiter,
+                    value,
+                    delivery,
+                    ..
+                } => {
+                    if let Some(notes) = self.notes.as_mut() {
+                        notes.ended(waiter, call_end(&delivery));
+                    }
                     let _ = value.send(Delivered::Delivery(delivery));
                 }
-                Action::Moved { value, .. } => {
+                Action::Moved { waiter, value, .. } => {
+                    if let Some(notes) = self.notes.as_mut() {
+                        notes.ended(waiter, CallEnd::Moved);
+                    }
                     let _ = value.send(Delivered::Moved);
                 }
                 Action::InvariantBroken { what, step } => {
@@ -692,6 +748,9 @@ impl Driver {
             self.options.metrics.activity.waited(self.platform, wall, a.waited());
         }
         let attempt = out.attempt;
+        if let Some(notes) = self.notes.as_mut() {
+            notes.sent(attempt, now, self.options.clock.wall_at(now).unix_millis());
+        }
         if let Some(observer) = &self.options.observer {
             observer(&SentCall {
                 platform: self.platform,
@@ -771,6 +830,20 @@ impl Driver {
             memory_bytes: path.buffer().memory_layer().bytes(),
             invariants: if check { self.shell.check_invariants() } else { Ok(()) },
         }
+    }
+}
+
+/// How a delivery ends a call, for the trace.
+fn call_end(delivery: &Delivery<SharedPayload, PlatformError>) -> CallEnd {
+    match delivery {
+        Delivery::Answer { served, .. } => match served {
+            Served::Cached => CallEnd::Cached,
+            Served::Fetched => CallEnd::Fetched,
+            Served::Coalesced => CallEnd::Coalesced,
+            Served::Stale => CallEnd::Stale,
+        },
+        Delivery::Failed(Failure::Platform(_)) => CallEnd::Failed,
+        Delivery::Failed(Failure::QueueFull { .. }) => CallEnd::Refused,
     }
 }
 

@@ -100,6 +100,10 @@ pub struct Metrics {
     pub dropped_admissions: Family<PlatformLabel, Counter>,
     /// Checks of a platform path's invariants that found one broken (each is logged).
     pub path_invariant_failures: Family<PlatformLabel, Counter>,
+    /// Recording: trace lines written.
+    pub trace_lines: Counter,
+    /// Recording: trace lines dropped (the writer behind, or the disk failing).
+    pub trace_dropped: Counter,
 }
 
 /// `{platform, change}` of a lease change.
@@ -138,6 +142,8 @@ impl Metrics {
             lease_changes: Family::default(),
             dropped_admissions: Family::default(),
             path_invariant_failures: Family::default(),
+            trace_lines: Counter::default(),
+            trace_dropped: Counter::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -226,6 +232,12 @@ impl Metrics {
             "path_invariant_failures",
             "Checks of a platform path's invariants that found one broken (logged; a defect)",
             m.path_invariant_failures.clone(),
+        );
+        registry.register("trace_lines", "Recording: trace lines written", m.trace_lines.clone());
+        registry.register(
+            "trace_dropped_lines",
+            "Recording: trace lines dropped because the writer fell behind or the disk failed",
+            m.trace_dropped.clone(),
         );
         Metrics { registry, ..m }
     }

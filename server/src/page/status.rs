@@ -70,9 +70,34 @@ pub struct Status {
     pub generated_at_ms: u64,
     /// Per platform.
     pub platforms: Vec<PlatformStatus>,
+    /// Recording (the `Recording` setting), when on: where, and how to replay the last hour.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recording: Option<RecordingStatus>,
     /// Each connector's section, under its id: its rows, or why there are none.
     #[serde(flatten)]
     pub sections: BTreeMap<&'static str, Result<Vec<Value>, String>>,
+}
+
+/// Recording's part of the status.
+#[derive(Debug, Serialize)]
+pub struct RecordingStatus {
+    /// The folder of the trace files.
+    pub dir: String,
+    /// The command that takes the last hour's trace to the simulator, once a file exists.
+    pub replay_command: Option<String>,
+}
+
+/// Where recording writes, and the command for the last hour's files; `None` when off.
+fn recording(state: &PageState) -> Option<RecordingStatus> {
+    let config = &state.guard.config;
+    if !config.recording.enabled {
+        return None;
+    }
+    let dir = config.recording.dir_in(&config.data_dir);
+    Some(RecordingStatus {
+        replay_command: crate::driver::record::replay_command(&dir, std::time::Duration::from_secs(3600)),
+        dir: dir.display().to_string(),
+    })
 }
 
 async fn platforms(state: &PageState) -> Vec<PlatformStatus> {
@@ -170,6 +195,7 @@ async fn gather(state: &PageState) -> Status {
     Status {
         generated_at_ms: state.guard.clock.wall().unix_millis(),
         platforms,
+        recording: recording(state),
         sections,
     }
 }
@@ -303,6 +329,17 @@ fn render(lang: Lang, s: &Status, sections: &[&'static StatusSection], params: &
                     (trusted(wait_chart(p, s.generated_at_ms)))
                     figcaption { (p.name) ": " (p.recent.waits.len()) " " (l("toelatingen, langste wachttijd", "admissions, longest wait")) " " (ms(p.recent.wait_max_ms)) }
                 }
+            }
+        }
+        @if let Some(r) = &s.recording {
+            h2 id="recording" { (l("Opname voor de simulator", "Recording for the simulator")) }
+            p { (l("Elke platformaanroep wordt opgenomen in", "Every platform call is recorded in")) " " code { (r.dir) } "." }
+            @if let Some(command) = &r.replay_command {
+                p { (l("Het afgelopen uur in de simulator (beide beleidsregels, met rapport):",
+                       "The last hour in the simulator (both policies, with a report):")) }
+                pre { code { (command) } }
+            } @else {
+                p { (l("Nog niets opgenomen.", "Nothing recorded yet.")) }
             }
         }
         @for section in sections {

@@ -1,0 +1,135 @@
+//! The trace format the simulator replays and the server records: JSON Lines, one call
+//! per line.
+//!
+//! A hand-written trace names calls (`{"at_ms":0,"session":"a","platform":"obv",
+//! "cost":1}`); a trace the server recorded (its `Recording` setting) adds what happened
+//! to each call: how it ended ([`TraceLine::served`]) and, on the line of the first call
+//! of a flight that ended, the flight's attempts at the platform — when each went, how
+//! long the platform took and what it answered ([`RecordedAttempt`]). The simulator's
+//! `replay` takes both; for a recorded one it uses the platform's recorded latencies
+//! and outcomes, so a storm of 429s in the recording is one in the replay.
+//!
+//! Invariants: every field the server adds is optional, so a hand-written trace parses
+//! as before and unknown fields stay errors; a recorded line carries no query text and
+//! no session name unless the operator turned that on (`session` and `key` are then
+//! salted hashes, which keep equal requests equal within one salt).
+//!
+//! What this module does not do: read or write files, or hash (the server hashes).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{PlatformId, Units};
+
+/// One line of a JSON Lines trace.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceLine {
+    /// Submission instant in milliseconds: from the trace's start (hand-written), or
+    /// since the Unix epoch by the server's clock (recorded; the simulator starts a
+    /// recorded trace at its first call).
+    pub at_ms: u64,
+    /// Session name (`system` is BesluitBron's own session); recorded: a salted hash.
+    pub session: String,
+    /// Platform id.
+    pub platform: PlatformId,
+    /// Cost in units (fractions allowed, at most three decimals).
+    pub cost: Units,
+    /// Operation label; `text` counts the call at the platform's text host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// What the call asks (its cache key with the platform and operation); calls with
+    /// equal keys are identical requests. Without it every call is distinct. Recorded:
+    /// a salted hash of the server's cache key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The call the session makes, on the same platform, as soon as this one is answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then: Option<FollowUp>,
+    /// Recorded: how the call ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<CallEnd>,
+    /// Recorded: arrival order at the server's platform task (ties within a millisecond).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// Recorded, on the first line of a flight that ended: its attempts at the platform.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<RecordedAttempt>,
+    /// Recorded only when the operator turned it on: what the call asked, in clear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+}
+
+impl TraceLine {
+    /// Whether the server recorded this line (it says how the call ended).
+    pub fn is_recorded(&self) -> bool {
+        self.served.is_some()
+    }
+}
+
+/// A second platform call of one request: made when the first is answered (from the
+/// buffer or the platform), by the same session — as a tool that needs two calls makes
+/// them (Officiële Bekendmakingen's document: its record, then its text). Not made when
+/// the first failed, was refused or was given up.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FollowUp {
+    /// Cost in units.
+    pub cost: Units,
+    /// Operation label (`text` for a platform's text host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// What it asks; without it the call is distinct.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// How a recorded call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CallEnd {
+    /// From the buffer.
+    Cached,
+    /// By its own flight to the platform.
+    Fetched,
+    /// By another identical request's flight.
+    Coalesced,
+    /// The platform failed; an expired copy stood in.
+    Stale,
+    /// The platform failed or refused; the caller heard an error.
+    Failed,
+    /// BesluitBron's queue was full.
+    Refused,
+    /// The caller gave up while it waited.
+    Left,
+    /// Several replicas: it went to the replica that owns the platform.
+    Moved,
+}
+
+/// What the platform answered one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AttemptOutcome {
+    /// An answer.
+    Ok,
+    /// 429 (or 503 with Retry-After): refused as over the platform's limit.
+    RateLimited,
+    /// A failure worth another attempt (a 5xx, a reset connection).
+    Retryable,
+    /// A failure another attempt will not mend (a time-out, an unreadable answer).
+    Failed,
+}
+
+/// One attempt of a flight at the platform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedAttempt {
+    /// When it was sent, on the same clock as [`TraceLine::at_ms`].
+    pub at_ms: u64,
+    /// How long until the platform's answer (or the failure) came back.
+    pub latency_ms: u64,
+    /// What it was.
+    pub outcome: AttemptOutcome,
+    /// The platform's Retry-After, for a refusal that named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+}

@@ -1,0 +1,140 @@
+//! Whether a replay speaks for the server: the admissions a recorded trace says the
+//! server made, against the admissions the simulator made replaying it (fair policy,
+//! recorded latencies).
+//!
+//! Per limited platform, both timelines are sorted by (instant, key); they must have the
+//! same length and, pair by pair, the same key within `tolerance_ms` of each other. The
+//! first pair that does not is a [`Divergence`], which prints both timelines around it.
+//!
+//! Invariants: only limited platforms count (an unlimited lane admits nothing); the
+//! recorded instants are the trace's, relative to its first call, as the replay's are.
+//!
+//! What this module does not do: run anything, or decide the tolerance (the caller
+//! derives it from how the trace was taken; `server/tests/recording.rs` for the paused
+//! clock).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use besluitbron_core::PlatformId;
+
+use crate::engine::RunOutcome;
+use crate::scenario::Workload;
+
+/// One admission: when (ms from the trace's first call) and what (the key).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Admitted {
+    /// The instant, in ms.
+    pub at_ms: u64,
+    /// The key the call asked.
+    pub key: String,
+}
+
+/// Where the replay parted from the recording.
+#[derive(Debug)]
+pub struct Divergence {
+    /// The platform.
+    pub platform: PlatformId,
+    /// The index of the first pair that differs.
+    pub at: usize,
+    /// The server's timeline.
+    pub server: Vec<Admitted>,
+    /// The simulator's.
+    pub simulator: Vec<Admitted>,
+    /// The tolerance it was held to.
+    pub tolerance_ms: u64,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{}: the replay diverges from the recording at admission {} ({} recorded, {} replayed, \
+             tolerance {} ms)",
+            self.platform,
+            self.at,
+            self.server.len(),
+            self.simulator.len(),
+            self.tolerance_ms
+        )?;
+        for (name, log) in [("server", &self.server), ("simulator", &self.simulator)] {
+            writeln!(f, "{name}:")?;
+            for (i, a) in log.iter().enumerate().skip(self.at.saturating_sub(3)).take(8) {
+                let mark = if i == self.at { ">" } else { " " };
+                writeln!(f, " {mark} #{i} t={}ms key={}", a.at_ms, a.key)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The limited platforms of a run.
+fn limited(run: &RunOutcome) -> BTreeSet<PlatformId> {
+    run.platforms
+        .iter()
+        .filter(|p| p.local_limit.is_some())
+        .map(|p| p.id)
+        .collect()
+}
+
+/// The server's admissions at `platform`, from the recording's flights.
+pub fn recorded(workload: &Workload, platform: PlatformId) -> Vec<Admitted> {
+    let mut out: Vec<Admitted> = workload
+        .recorded
+        .iter()
+        .flat_map(|r| &r.flights)
+        .filter(|((p, _, _), _)| *p == platform)
+        .flat_map(|((_, _, key), flights)| {
+            flights.iter().flatten().map(move |a| Admitted {
+                at_ms: a.at_ms,
+                key: key.clone(),
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The simulator's admissions at `platform`.
+pub fn replayed(run: &RunOutcome, platform: PlatformId) -> Vec<Admitted> {
+    let mut out: Vec<Admitted> = run
+        .admissions
+        .iter()
+        .filter(|a| a.platform == platform)
+        .map(|a| Admitted {
+            at_ms: a.at_ms,
+            key: a.call.clone(),
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Compares every limited platform; returns the admissions matched per platform.
+pub fn check(
+    workload: &Workload,
+    run: &RunOutcome,
+    tolerance_ms: u64,
+) -> Result<Vec<(PlatformId, usize)>, Box<Divergence>> {
+    let mut matched = Vec::new();
+    for platform in limited(run) {
+        let server = recorded(workload, platform);
+        let simulator = replayed(run, platform);
+        let first = server
+            .iter()
+            .zip(&simulator)
+            .position(|(a, b)| a.key != b.key || a.at_ms.abs_diff(b.at_ms) > tolerance_ms)
+            .or((server.len() != simulator.len()).then_some(server.len().min(simulator.len())));
+        if let Some(at) = first {
+            return Err(Box::new(Divergence {
+                platform,
+                at,
+                server,
+                simulator,
+                tolerance_ms,
+            }));
+        }
+        matched.push((platform, server.len()));
+    }
+    Ok(matched)
+}

@@ -1,0 +1,128 @@
+//! Replaying a trace the server recorded: instants from the first call, the recorded
+//! flights' latencies and outcomes as the platforms' answers, and what-if limits.
+
+use besluitbron_core::PlatformId;
+use besluitbron_sim::scenario::{LimitOverride, parse_trace};
+use besluitbron_sim::{PolicyKind, RunOptions, RunOutcome, Workload, run};
+
+fn replay(workload: &Workload, policy: PolicyKind) -> RunOutcome {
+    let opts = RunOptions {
+        policy,
+        seed: 1,
+        keep_trace: false,
+        progress: false,
+    };
+    run("recorded", workload, opts).unwrap_or_else(|f| panic!("{f}"))
+}
+
+/// Two recorded calls on Unix-epoch instants: a flight refused once with a 2 s
+/// Retry-After, then answered in 250 ms; an identical request joins it.
+const RECORDED: &str = r#"{"at_ms":1780000000500,"session":"s-bbbbbbbbbbbb","platform":"obv","cost":1,"op":"search","key":"00000000000000aa","served":"coalesced","seq":1}
+{"at_ms":1780000000000,"session":"s-aaaaaaaaaaaa","platform":"obv","cost":1,"op":"search","key":"00000000000000aa","served":"fetched","seq":0,"attempts":[{"at_ms":1780000000000,"latency_ms":3,"outcome":"rate-limited","retry_after_ms":2000},{"at_ms":1780000002003,"latency_ms":250,"outcome":"ok"}]}
+"#;
+
+#[test]
+fn a_recorded_trace_starts_at_its_first_call_and_replays_its_platform_answers() {
+    let workload = parse_trace(RECORDED, "recorded").expect("a recorded trace");
+    let recorded = workload.recorded.as_ref().expect("recorded");
+    assert_eq!(recorded.base_ms, 1_780_000_000_000);
+    // Arrival order, not the file's (lines are written when calls end).
+    assert_eq!(workload.open_calls[0].at.as_millis(), 0);
+    assert_eq!(workload.open_calls[1].at.as_millis(), 500);
+    assert_eq!(workload.open_index(0), 1, "a call keeps its line number");
+    let fair = replay(&workload, PolicyKind::Fair);
+    let obv = fair.platforms.iter().find(|p| p.id == PlatformId::Obv).unwrap();
+    assert_eq!(obv.counters.throttled, 1, "the recorded 429 is the replay's");
+    assert_eq!(obv.counters.accepted_calls, 1, "one flight for both calls");
+    let at: Vec<u64> = fair.admissions.iter().map(|a| a.at_ms).collect();
+    assert_eq!(
+        at,
+        vec![0, 2003],
+        "the retry behind the recorded Retry-After, counted from the 429's arrival"
+    );
+    assert_eq!(fair.end_at.as_millis(), 2253, "answered after the recorded latency");
+}
+
+#[test]
+fn the_latency_model_replaces_the_recorded_answers_when_asked() {
+    let mut workload = parse_trace(RECORDED, "recorded").expect("a recorded trace");
+    workload.forget_recorded_answers();
+    let fair = replay(&workload, PolicyKind::Fair);
+    let obv = fair.platforms.iter().find(|p| p.id == PlatformId::Obv).unwrap();
+    assert_eq!(obv.counters.throttled, 0);
+    assert_eq!(fair.admissions.len(), 1);
+}
+
+#[test]
+fn a_hand_written_trace_keeps_its_instants() {
+    let text = r#"{"at_ms":5000,"session":"a","platform":"obv","cost":1}"#;
+    let workload = parse_trace(text, "hand").expect("a trace");
+    assert!(workload.recorded.is_none());
+    assert_eq!(workload.open_calls[0].at.as_millis(), 5000);
+}
+
+#[test]
+fn what_if_limits_parse_and_apply() {
+    let l: LimitOverride = "obv=30/60s".parse().expect("a limit");
+    assert_eq!(
+        (l.platform, l.text, l.capacity.as_milli(), l.window_s),
+        (PlatformId::Obv, false, 30_000, 60.0)
+    );
+    let t: LimitOverride = "ob/text=2.5/30".parse().expect("a text limit");
+    assert_eq!(
+        (t.platform, t.text, t.capacity.as_milli(), t.window_s),
+        (PlatformId::Ob, true, 2_500, 30.0)
+    );
+    for bad in [
+        "obv",
+        "obv=30",
+        "obv=0/60s",
+        "obv=30/0s",
+        "xyz=1/1s",
+        "ob/pdf=1/1s",
+        "obv=a/60s",
+        "obv=30/-1s",
+    ] {
+        assert!(bad.parse::<LimitOverride>().is_err(), "{bad}");
+    }
+    // 90 calls at once at 30 per 60 s: the last goes two minutes later (a little more:
+    // the platform's `RateLimit-*` answers, in whole units and seconds, are followed).
+    let text: String = (0..90)
+        .map(|i| {
+            format!(
+                "{{\"at_ms\":0,\"session\":\"s{}\",\"platform\":\"obv\",\"cost\":1}}\n",
+                i % 3
+            )
+        })
+        .collect();
+    let mut workload = parse_trace(&text, "burst").expect("a trace");
+    workload.set_limit(l);
+    let fair = replay(&workload, PolicyKind::Fair);
+    let last = fair.admissions.iter().map(|a| a.at_ms).max().unwrap();
+    assert!((120_000..125_000).contains(&last), "{last}");
+    let obv = fair.platforms.iter().find(|p| p.id == PlatformId::Obv).unwrap();
+    assert_eq!(obv.counters.over_limit, 0);
+}
+
+#[test]
+fn the_fidelity_check_holds_for_a_faithful_recording_and_names_a_divergence() {
+    let workload = parse_trace(RECORDED, "recorded").expect("a recorded trace");
+    let fair = replay(&workload, PolicyKind::Fair);
+    let matched = besluitbron_sim::fidelity::check(&workload, &fair, 0).expect("faithful");
+    assert_eq!(matched, vec![(PlatformId::Obv, 2)]);
+    // The server said its retry went 5 ms later than the replay sends it.
+    let moved = RECORDED.replace("1780000002003", "1780000002008");
+    let workload = parse_trace(&moved, "moved").expect("a recorded trace");
+    let fair = replay(&workload, PolicyKind::Fair);
+    assert!(
+        besluitbron_sim::fidelity::check(&workload, &fair, 5).is_ok(),
+        "within 5 ms"
+    );
+    let d = besluitbron_sim::fidelity::check(&workload, &fair, 4).expect_err("beyond 4 ms");
+    assert_eq!((d.platform, d.at), (PlatformId::Obv, 1));
+    let text = d.to_string();
+    assert!(
+        text.contains("server:") && text.contains("simulator:") && text.contains("> #1"),
+        "{text}"
+    );
+}
