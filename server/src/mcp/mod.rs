@@ -323,9 +323,15 @@ impl ServerHandler for Handler {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(custom_request_error(&request.method))
+        let version = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-protocol-version"))
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        Err(custom_request_error(&request.method, version))
     }
 
     async fn call_tool(
@@ -368,10 +374,20 @@ const MCP_METHODS: [&str; 13] = [
     "logging/setLevel",
 ];
 
+/// The methods the stateless era (2026-07-28) removed: there they are unknown methods
+/// (HTTP 404, -32601), whatever their params.
+const REMOVED_IN_2026_07_28: [&str; 4] = [
+    "initialize",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
 /// The error for a request no typed request of rmcp fits (see
-/// [`ServerHandler::on_custom_request`] on [`Handler`]).
-fn custom_request_error(method: &str) -> ErrorData {
-    if MCP_METHODS.contains(&method) {
+/// [`ServerHandler::on_custom_request`] on [`Handler`]), asked at protocol `version`.
+fn custom_request_error(method: &str, version: &str) -> ErrorData {
+    let removed = version >= "2026-07-28" && REMOVED_IN_2026_07_28.contains(&method);
+    if MCP_METHODS.contains(&method) && !removed {
         return ErrorData::invalid_params(
             format!("invalid params: `params` does not have the shape `{method}` takes"),
             None,
@@ -384,4 +400,24 @@ fn custom_request_error(method: &str) -> ErrorData {
         format!("method not found: `{shown}{more}`"),
         None,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_methods_the_stateless_era_removed_are_unknown_there() {
+        let code = |method: &str, version: &str| custom_request_error(method, version).code.0;
+        for method in REMOVED_IN_2026_07_28 {
+            assert_eq!(code(method, "2026-07-28"), -32601, "{method} in 2026-07-28");
+            assert_eq!(
+                code(method, "2025-11-25"),
+                -32602,
+                "{method} in 2025-11-25: params that do not fit"
+            );
+        }
+        assert_eq!(code("resources/read", "2026-07-28"), -32602);
+        assert_eq!(code("no/such", "2025-06-18"), -32601);
+    }
 }
