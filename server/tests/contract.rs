@@ -536,3 +536,147 @@ async fn the_tool_list_at_mcp_is_compact() {
     );
     server.stop().await;
 }
+
+/// Names the shared vocabulary replaced (`connectors::vocabulary`): a tool answering with
+/// one speaks a platform's shape or an earlier one of BesluitBron's.
+const REPLACED: &[&str] = &[
+    "hits",
+    "items",
+    "rulings",
+    "entity_id",
+    "entity_type",
+    "identifier",
+    "ecli",
+    "total_count",
+    "total_is_approximate",
+    "count",
+    "continuation",
+    "matching",
+];
+
+/// What in `v` (at `at`, any depth) is not in the vocabulary: a key that is not
+/// snake_case English, or one the vocabulary replaced.
+fn off_vocabulary(at: &str, v: &Value, found: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (key, value) in map {
+                let snake = key.starts_with(|c: char| c.is_ascii_lowercase())
+                    && key
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                if !snake {
+                    found.push(format!("{at}: `{key}` is not a snake_case name"));
+                } else if REPLACED.contains(&key.as_str()) {
+                    found.push(format!("{at}: `{key}` is a name the vocabulary replaced"));
+                }
+                off_vocabulary(&format!("{at}.{key}"), value, found);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                off_vocabulary(&format!("{at}[{i}]"), item, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Checks one tool's structured content against the vocabulary; returns the results
+/// that name a reading tool, as (tool, id).
+fn speaks_the_vocabulary(
+    tool: &str,
+    platform: &str,
+    listed: &BTreeSet<String>,
+    content: &Value,
+    found: &mut Vec<String>,
+) -> Vec<(String, String)> {
+    off_vocabulary(tool, content, found);
+    let mut readable = Vec::new();
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    match content.get("results") {
+        Some(Value::Array(results)) => {
+            for (i, r) in results.iter().enumerate() {
+                let at = format!("{tool}.results[{i}]");
+                if text(r, "id").is_none_or(|id| id.is_empty()) {
+                    found.push(format!("{at}: no `id`"));
+                }
+                if text(r, "title").is_none() {
+                    found.push(format!("{at}: no `title`"));
+                }
+                if text(r, "platform").as_deref() != Some(platform) {
+                    found.push(format!("{at}: `platform` is not `{platform}`"));
+                }
+                match text(r, "tool") {
+                    Some(t) if !listed.contains(&t) => found.push(format!("{at}: `tool` {t} is not listed")),
+                    Some(t) => readable.push((t, text(r, "id").unwrap_or_default())),
+                    None => {}
+                }
+            }
+            if content.get("total").is_some() && !content["total_is_exact"].is_boolean() {
+                found.push(format!("{tool}: `total` without `total_is_exact`"));
+            }
+            if let Some(next) = content.get("next_offset")
+                && !next.is_u64()
+            {
+                found.push(format!("{tool}: `next_offset` is not a count"));
+            }
+        }
+        Some(_) => found.push(format!("{tool}: `results` is not a list")),
+        None if tool.ends_with("_search") => found.push(format!("{tool}: a search without `results`")),
+        // A status report is neither a list of records nor one record.
+        None if tool.ends_with("_status") => {}
+        None => {
+            for key in ["id", "title", "platform"] {
+                if text(content, key).is_none() {
+                    found.push(format!("{tool}: the record read has no `{key}`"));
+                }
+            }
+            if text(content, "platform").is_some_and(|p| p != platform) {
+                found.push(format!("{tool}: `platform` is not `{platform}`"));
+            }
+        }
+    }
+    readable
+}
+
+/// The vocabulary (`connectors::vocabulary`), held over every tool's sample answer:
+/// snake_case names and none the vocabulary replaced; `results` with `id`, `title`,
+/// `platform` and a listed reading `tool`; `total` with `total_is_exact`; a record read
+/// with its `id`, `title` and `platform`. And each result's id reads with the tool it
+/// names (the first result of every sample, asked of the fake).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_speaks_the_vocabulary() {
+    let f = fakes().await;
+    let server = server(&f, "contract-vocabulary", |_| ()).await;
+    let mut mcp = Mcp::initialize(server.url("/mcp")).await;
+    let listed: BTreeSet<String> = mcp
+        .list_tools()
+        .await
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    let mut found = Vec::new();
+    let mut read = 0;
+    for c in CONNECTORS {
+        for sample in c.samples {
+            let answer = succeeded(sample.tool, &mcp.call(sample.tool, arguments(sample)).await);
+            let content = &answer["structuredContent"];
+            assert!(content.is_object(), "{}: structured content", sample.tool);
+            let readable = speaks_the_vocabulary(sample.tool, c.platform.as_str(), &listed, content, &mut found);
+            if let Some((tool, id)) = readable.into_iter().next() {
+                let reply = mcp.call(&tool, json!({ "id": id })).await;
+                let result = result(&tool, &reply);
+                if result["isError"] == json!(true) {
+                    found.push(format!(
+                        "{}: its result `{id}` does not read with {tool}: {}",
+                        sample.tool, result["content"][0]["text"]
+                    ));
+                }
+                read += 1;
+            }
+        }
+    }
+    assert!(read >= 7, "results of every search were read ({read})");
+    assert!(found.is_empty(), "off the vocabulary:\n{}", found.join("\n"));
+    server.stop().await;
+}

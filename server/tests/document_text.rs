@@ -151,8 +151,8 @@ async fn pages_come_from_the_buffer_and_bad_arguments_are_refused_locally() {
     server.stop().await;
 }
 
-/// tk_search shows a window of the platform's 250-record page: the continuation first
-/// walks the kept page (no request), then asks the platform's next page once.
+/// tk_search shows a window of the platform's 250-record page: `offset` first walks the
+/// kept page (no request), then asks the platform's next page (`$skip=250`) once.
 #[tokio::test]
 async fn tk_search_pages_through_a_kept_page_before_asking_the_next() {
     let f = fakes().await;
@@ -160,24 +160,40 @@ async fn tk_search_pages_through_a_kept_page_before_asking_the_next() {
     let mut c = Mcp::initialize(server.url("/mcp/tk")).await;
     let before = f.tk.requests();
     let first = support::structured(&c.call("tk_search", json!({"query": "stikstof"})).await);
-    assert_eq!(first["items"].as_array().map(Vec::len), Some(20), "the default limit");
-    assert!(first["count"].as_u64().unwrap_or(0) > 250, "{first}");
+    assert_eq!(first["results"].as_array().map(Vec::len), Some(20), "the default limit");
+    assert!(first["total"].as_u64().unwrap_or(0) > 250, "{first}");
+    assert_eq!(first["total_is_exact"], true);
     assert_eq!(f.tk.requests(), before + 1);
-    let mut seen: Vec<Value> = first["items"].as_array().cloned().unwrap_or_default();
-    let mut token = first["continuation"].as_str().expect("a continuation").to_owned();
+    let mut seen: Vec<Value> = first["results"].as_array().cloned().unwrap_or_default();
+    let mut offset = first["next_offset"].as_u64().expect("a next offset");
     while seen.len() < 250 {
         let next = support::structured(
-            &c.call("tk_search", json!({"query": "x", "continuation": token, "limit": 100}))
-                .await,
+            &c.call(
+                "tk_search",
+                json!({"query": "stikstof", "offset": offset, "limit": 100}),
+            )
+            .await,
         );
-        seen.extend(next["items"].as_array().cloned().unwrap_or_default());
-        token = next["continuation"].as_str().expect("a continuation").to_owned();
+        seen.extend(next["results"].as_array().cloned().unwrap_or_default());
+        offset = next["next_offset"].as_u64().expect("a next offset");
     }
     assert_eq!(seen.len(), 250, "windows of one page, none repeated");
+    assert_eq!(offset, 250);
+    let ids: std::collections::BTreeSet<&str> = seen.iter().filter_map(|r| r["id"].as_str()).collect();
+    assert_eq!(ids.len(), 250, "every record once");
     assert_eq!(f.tk.requests(), before + 1, "the kept page answered every window");
-    let later = support::structured(&c.call("tk_search", json!({"query": "x", "continuation": token})).await);
+    let later = support::structured(
+        &c.call("tk_search", json!({"query": "stikstof", "offset": offset}))
+            .await,
+    );
     assert_eq!(f.tk.requests(), before + 2, "the next page asked once");
-    assert_ne!(later["items"][0], seen[0]);
+    assert!(
+        later["results"][0]["id"].as_str().is_some_and(|id| !ids.contains(id)),
+        "{later}"
+    );
+    let again = support::structured(&c.call("tk_search", json!({"query": "stikstof", "offset": 260})).await);
+    assert_eq!(f.tk.requests(), before + 2, "a window of the kept second page");
+    assert_eq!(again["results"][0], later["results"][10]);
     // A kind outside the list is a tool error naming the allowed values.
     let e = tool_error_text(&c.call("tk_search", json!({"query": "a", "kind": "motions"})).await);
     assert!(e.contains("`documents`") && e.contains("`cases`"), "{e}");

@@ -8,7 +8,8 @@
 //!   error carries an internal address;
 //! - 7: an id is exactly one path segment (`.` and `..` refused, the rest encoded, as the
 //!   fake sees it);
-//! - 8: `tk_search` accepts only continuations BesluitBron issued;
+//! - 8: `tk_search` accepts only continuations BesluitBron issued (still read for one
+//!   release), and asks a later page from the typed search and its own `$skip`;
 //! - 9: malformed-but-JSON messages get 400 with a JSON-RPC error; DELETE of an unknown
 //!   session is 404; `/healthz`, `/readyz` and `/metrics` check the Host; a 404 answering
 //!   a search is not "not found"; logs to a pipe carry no colour codes, and JSON logs
@@ -193,23 +194,26 @@ async fn regression_issue_11_item_8_tk_search_accepts_only_continuations_it_issu
         assert!(!text.contains("http"), "{forged}: {text}");
         assert_eq!(f.tk.requests(), before, "{forged}: nothing sent");
     }
-    // The whole first page shown, so the continuation is the platform's next page.
+    // A later page is asked from the typed search and a `$skip` BesluitBron computes.
     let first = structured(&mcp.call("tk_search", json!({"query": "stikstof", "limit": 250})).await);
-    let token = first["continuation"].as_str().expect("a continuation").to_owned();
-    assert!(token.starts_with("tk1."), "{token}");
+    assert_eq!(first["next_offset"], 250, "{first}");
     let second = structured(
-        &mcp.call(
-            "tk_search",
-            json!({"query": "ignored", "continuation": token, "limit": 250}),
-        )
-        .await,
+        &mcp.call("tk_search", json!({"query": "stikstof", "offset": 250, "limit": 250}))
+            .await,
     );
-    assert_ne!(first["items"], second["items"], "the next page");
+    assert_ne!(first["results"], second["results"], "the next page");
     let asked = f.tk.recent_paths().pop().expect("a request");
     assert!(asked.contains("%24skip=250"), "{asked}");
     for option in ["%24top", "%24expand", "%24apply"] {
         assert!(!asked.contains(option), "{asked}");
     }
+    let before = f.tk.requests();
+    let text = tool_error_text(
+        &mcp.call("tk_search", json!({"query": "stikstof", "offset": 20_000_000}))
+            .await,
+    );
+    assert!(text.contains("`offset`"), "{text}");
+    assert_eq!(f.tk.requests(), before, "a far offset is refused before any request");
     server.stop().await;
 }
 

@@ -82,18 +82,18 @@ async fn a_kept_answer_is_handed_out_again_only_to_the_same_question() {
     // The first buffer hit keeps its result; the second is that result again.
     let hit = structured(&c.call_with_id(2, "obv_sources", json!({})).await);
     assert_eq!(structured(&c.call_with_id(3, "obv_sources", json!({})).await), hit);
-    assert_eq!(hit["sources"], first["sources"]);
+    assert_eq!(hit["results"], first["results"]);
     let next = structured(
         &c.call_with_id(4, "obv_sources", json!({"offset": 10, "limit": 5}))
             .await,
     );
-    assert_eq!(next["sources"].as_array().map(Vec::len), Some(5), "{next}");
+    assert_eq!(next["results"].as_array().map(Vec::len), Some(5), "{next}");
     assert_eq!(
-        next["sources"][0], first["sources"][10],
+        next["results"][0], first["results"][10],
         "the page asked for, not the kept one"
     );
     let utrecht = structured(&c.call_with_id(5, "obv_sources", json!({"name": "utrecht"})).await);
-    let names = utrecht["sources"].as_array().expect("sources");
+    let names = utrecht["results"].as_array().expect("results");
     assert!(!names.is_empty() && names.len() < 50, "{utrecht}");
     for s in names {
         let text = s.to_string().to_lowercase();
@@ -123,8 +123,8 @@ async fn a_search_matches_the_platform_and_a_repeat_comes_from_the_buffer() {
     let server = Server::start(config(&f, &temp_dir("search"))).await;
     let mut c = Mcp::initialize(server.url("/mcp/obv")).await;
     let sources = structured(&c.call("obv_sources", json!({})).await);
-    assert_eq!(sources["count"], 331);
-    let key = sources["sources"][0]["key"].as_str().unwrap().to_owned();
+    assert_eq!(sources["total"], 331);
+    let key = sources["results"][0]["id"].as_str().unwrap().to_owned();
     let before = f.obv.requests();
     let first = structured(&c.call("obv_search", json!({"organization": key, "limit": 5})).await);
     assert_eq!(f.obv.requests(), before + 1);
@@ -235,7 +235,7 @@ async fn bad_input_gets_a_clear_error_and_the_server_keeps_serving() {
     assert_eq!(r.status, 404, "{}", r.text);
 
     // Still serving.
-    assert_eq!(structured(&c.call("obv_sources", json!({})).await)["count"], 331);
+    assert_eq!(structured(&c.call("obv_sources", json!({})).await)["total"], 331);
     server.stop().await;
 }
 
@@ -255,7 +255,7 @@ async fn a_failing_platform_gives_a_clear_tool_error_and_the_other_connector_kee
         text.contains("OpenBesluitvorming") && text.contains("unreadable"),
         "{text}"
     );
-    assert_eq!(structured(&tk.call("tk_factions", json!({})).await)["count"], 16);
+    assert_eq!(structured(&tk.call("tk_factions", json!({})).await)["total"], 16);
     f.obv.set_garbage(false);
 
     f.obv.set_latency(std::time::Duration::from_secs(3));
@@ -271,7 +271,7 @@ async fn a_failing_platform_gives_a_clear_tool_error_and_the_other_connector_kee
         .iter()
         .filter(|c| c["Verwijderd"] != json!(true))
         .count();
-    assert_eq!(structured(&tk.call("tk_committees", json!({})).await)["count"], current);
+    assert_eq!(structured(&tk.call("tk_committees", json!({})).await)["total"], current);
     f.obv.set_latency(std::time::Duration::ZERO);
 
     // A platform that is down: nothing listens at its address.
@@ -290,7 +290,7 @@ async fn a_failing_platform_gives_a_clear_tool_error_and_the_other_connector_kee
         "{text}"
     );
     let mut tk = Mcp::initialize(down.url("/mcp/tk")).await;
-    assert_eq!(structured(&tk.call("tk_factions", json!({})).await)["count"], 16);
+    assert_eq!(structured(&tk.call("tk_factions", json!({})).await)["total"], 16);
     // Nothing failed was kept: once the platform answers again, so does BesluitBron.
     server.stop().await;
     down.stop().await;
@@ -560,18 +560,18 @@ async fn a_repeat_is_its_kept_result_until_the_answer_expires() {
     let all = call_in(&router, "obv_sources", json!({})).await;
     call_in(&router, "obv_sources", json!({})).await;
     assert_eq!(
-        call_in(&router, "obv_sources", json!({})).await["structuredContent"]["sources"],
-        all["structuredContent"]["sources"]
+        call_in(&router, "obv_sources", json!({})).await["structuredContent"]["results"],
+        all["structuredContent"]["results"]
     );
     let page = call_in(&router, "obv_sources", json!({"offset": 10, "limit": 5})).await;
     assert_eq!(
-        page["structuredContent"]["sources"].as_array().map(Vec::len),
+        page["structuredContent"]["results"].as_array().map(Vec::len),
         Some(5),
         "{page}"
     );
     assert_eq!(
-        page["structuredContent"]["sources"][0],
-        all["structuredContent"]["sources"][10]
+        page["structuredContent"]["results"][0],
+        all["structuredContent"]["results"][10]
     );
     // Its repeat too: the answer's kept result is the first question's, not this one's.
     for _ in 0..2 {
@@ -711,8 +711,8 @@ async fn tk_search_takes_query_and_its_old_name_words_with_a_note() {
     let by_query = tk.call("tk_search", json!({"query": "stikstof", "limit": "2"})).await;
     let by_words = tk.call("tk_search", json!({"words": "stikstof", "limit": 2})).await;
     assert_eq!(
-        structured(&by_query)["items"],
-        structured(&by_words)["items"],
+        structured(&by_query)["results"],
+        structured(&by_words)["results"],
         "the same search"
     );
     let text = |r: &support::Reply| {
@@ -740,7 +740,7 @@ async fn an_organization_name_is_resolved_before_openbesluitvorming_is_asked() {
     let mut obv = Mcp::initialize(server.url("/mcp/obv")).await;
     // The list of sources, kept.
     let listed = obv.call("obv_sources", json!({"name": "utrecht"})).await;
-    assert!(structured(&listed)["sources"].as_array().is_some_and(|s| s.len() >= 2));
+    assert!(structured(&listed)["results"].as_array().is_some_and(|s| s.len() >= 2));
     let before = f.obv.requests();
     let ambiguous = support::tool_error_text(
         &obv.call(
@@ -957,11 +957,12 @@ async fn an_activity_found_by_opentk_search_opens_with_opentk_activity() {
         .map(|m| m["result"]["content"][0]["text"].to_string())
         .unwrap_or_default();
     assert!(text.contains("read with opentk_activity"), "{text}");
-    let hits = structured(&r)["hits"].as_array().expect("hits").clone();
+    let hits = structured(&r)["results"].as_array().expect("results").clone();
     assert!(!hits.is_empty(), "{text}");
     for h in hits.iter().take(2) {
-        let number = h["number"].as_str().expect("a number");
+        let number = h["id"].as_str().expect("a number");
         assert!(number.contains('A'), "an activity's number: {number}");
+        assert_eq!(h["tool"], "opentk_activity", "{h}");
         let opened = c.call("opentk_activity", json!({"id": number})).await;
         assert_ne!(structured(&opened), Value::Null, "{number} opens: {:?}", opened.message);
     }

@@ -64,11 +64,11 @@ fn expected(search: &ObSearch) -> Vec<&'static ObPublication> {
 }
 
 fn ids(v: &Value) -> Vec<String> {
-    v["hits"]
+    v["results"]
         .as_array()
         .into_iter()
         .flatten()
-        .map(|h| h["identifier"].as_str().unwrap_or("").to_owned())
+        .map(|h| h["id"].as_str().unwrap_or("").to_owned())
         .collect()
 }
 
@@ -371,8 +371,8 @@ async fn text_comes_from_the_xml_rendition_and_is_paged() {
     }
     assert_eq!(whole, want, "the pages add up to the text");
     assert_eq!(fake.requests(), before + 2, "paging reads the buffer");
-    assert_eq!(v["publication"]["identifier"], json!(p.identifier));
-    assert_eq!(v["publication"]["publication"], json!(p.publication));
+    assert_eq!(v["id"], json!(p.identifier));
+    assert_eq!(v["journal"], json!(p.publication));
     assert!(!text.contains("DC.identifier"), "the metadata block is dropped");
     // A page of it, from the buffer.
     let (text, v) = ok(&mcp
@@ -437,7 +437,7 @@ async fn an_empty_template_and_a_pdf_only_item_say_where_the_text_is() {
         "the PDF's own text: {text}"
     );
     assert!(text.contains("geëvalueerd"), "Dutch characters survive: {text}");
-    assert_eq!(v["publication"]["renditions"], json!(["pdf"]));
+    assert_eq!(v["renditions"], json!(["pdf"]));
     assert_eq!(v["has_text"], json!(true), "{v}");
     assert!(
         v["note"].as_str().is_some_and(|n| n.contains("read from the PDF")),

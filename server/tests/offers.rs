@@ -171,7 +171,7 @@ async fn a_reference_list_is_read_once_through_the_tools_buffer() {
         assert_eq!(contents[0]["uri"], "besluitbron://tk/factions");
         assert_eq!(contents[0]["mimeType"], "application/json");
         let list: Value = serde_json::from_str(contents[0]["text"].as_str().unwrap()).expect("JSON");
-        assert!(list["factions"].as_array().is_some_and(|a| !a.is_empty()), "{list}");
+        assert!(list["results"].as_array().is_some_and(|a| !a.is_empty()), "{list}");
         assert_eq!(result(&r)["ttlMs"], json!(3_600_000));
         assert_eq!(result(&r)["cacheScope"], "public");
         // Asked once (the first era), then from the buffer: a repeat read and the tool.

@@ -60,11 +60,11 @@ async fn the_search_goes_out_as_multipart_and_answers_what_the_fake_holds() {
         .take(100)
         .map(|d| d.nummer.as_str())
         .collect();
-    let numbers: Vec<&str> = got["hits"]
+    let numbers: Vec<&str> = got["results"]
         .as_array()
-        .expect("hits")
+        .expect("results")
         .iter()
-        .filter_map(|h| h["number"].as_str())
+        .filter_map(|h| h["id"].as_str())
         .collect();
     assert!(!want.is_empty());
     assert_eq!(numbers, want, "the fake read the query from the multipart form");
@@ -161,7 +161,7 @@ async fn every_not_found_opentk_answers_is_a_not_found_and_nothing_is_kept() {
     ));
     // A known kamerstuk leads to its document through the platform's redirect.
     let doc = structured(&mcp.call("opentk_document", json!({"id": "kst-36200-1"})).await);
-    assert_eq!(doc["number"], "2026D10001");
+    assert_eq!(doc["id"], "2026D10001");
     assert!(doc["text"].as_str().unwrap_or("").contains("Tweede Kamer"));
     let act = structured(&mcp.call("opentk_activity", json!({"id": "2026A00003"})).await);
     assert_eq!(act["agenda"].as_array().map(Vec::len), Some(2));
@@ -252,14 +252,14 @@ async fn ori_live_mode_searches_reads_and_lists_sources() {
     assert!(total > 0);
     assert_eq!(got["total"], total);
     let ids: Vec<String> = want.iter().map(|d| format!("{}/{}", d.index, d.id)).collect();
-    let got_ids: Vec<String> = got["hits"]
+    let got_ids: Vec<String> = got["results"]
         .as_array()
-        .expect("hits")
+        .expect("results")
         .iter()
         .filter_map(|h| h["id"].as_str().map(str::to_owned))
         .collect();
     assert_eq!(got_ids, ids);
-    let first = &got["hits"][0];
+    let first = &got["results"][0];
     assert!(
         first["highlights"][0].as_str().unwrap_or("").contains("**woningbouw**"),
         "{first}"
@@ -297,15 +297,15 @@ async fn ori_live_mode_searches_reads_and_lists_sources() {
     );
     assert!(missing.contains("has no document 99999"), "{missing}");
     let sources = structured(&mcp.call("ori_sources", json!({})).await);
-    let listed: Vec<&str> = sources["sources"]
+    let listed: Vec<&str> = sources["results"]
         .as_array()
-        .expect("sources")
+        .expect("results")
         .iter()
-        .filter_map(|s| s["source"].as_str())
+        .filter_map(|s| s["id"].as_str())
         .collect();
     assert_eq!(listed, ["ori_heemskerk", "ori_soest", "osi_utrecht", "owi_rijnland"]);
     assert_eq!(
-        sources["sources"][0]["older_copies"],
+        sources["results"][0]["older_copies"],
         json!(["ori_heemskerk_20240101000000"])
     );
     let unknown = tool_error_text(

@@ -35,11 +35,11 @@ async fn setup(name: &str) -> Setup {
 }
 
 fn eclis(v: &Value) -> Vec<String> {
-    v["rulings"]
+    v["results"]
         .as_array()
-        .expect("rulings")
+        .expect("results")
         .iter()
-        .map(|r| r["ecli"].as_str().unwrap_or("").to_owned())
+        .map(|r| r["id"].as_str().unwrap_or("").to_owned())
         .collect()
 }
 
@@ -76,7 +76,7 @@ async fn names_resolve_exactly_by_abbreviation_and_a_typo_lists_the_closest() {
             )
             .await,
     );
-    assert_eq!(by_abbreviation["rulings"], by_name["rulings"]);
+    assert_eq!(by_abbreviation["results"], by_name["results"]);
     assert!(by_name["searched"].as_str().unwrap().starts_with("court Hoge Raad"));
     let query = RsQuery {
         creators: vec![court_id("HR")],
@@ -132,11 +132,11 @@ async fn a_search_pages_across_the_1000_boundary() {
     let last = structured(&s.mcp.call("rechtspraak_search", args(total as u32 - 5)).await);
     assert_eq!(eclis(&last), expected(&query, total - 5, 10));
     assert_eq!(last["next_offset"], Value::Null, "the last page says there is no more");
-    let withdrawn = last["rulings"]
+    let withdrawn = last["results"]
         .as_array()
         .unwrap()
         .iter()
-        .chain(across["rulings"].as_array().unwrap())
+        .chain(across["results"].as_array().unwrap())
         .filter(|r| !r["withdrawn"].is_null())
         .count();
     let want_withdrawn = expected(&query, 995, 10)
@@ -176,7 +176,7 @@ async fn errors_that_look_like_success_are_tool_errors_and_never_kept() {
         let before = s.fake.requests();
         let text = tool_error_text(
             &s.mcp
-                .call("rechtspraak_ruling", json!({"ecli": "ECLI:NL:HR:2099:1"}))
+                .call("rechtspraak_ruling", json!({"id": "ECLI:NL:HR:2099:1"}))
                 .await,
         );
         assert!(
@@ -195,7 +195,7 @@ async fn errors_that_look_like_success_are_tool_errors_and_never_kept() {
     assert!(s.fake.requests() > before, "the HTML page was not kept");
     let bad = tool_error_text(
         &s.mcp
-            .call("rechtspraak_ruling", json!({"ecli": "../../etc/passwd"}))
+            .call("rechtspraak_ruling", json!({"id": "../../etc/passwd"}))
             .await,
     );
     assert!(bad.contains("is not an ECLI"), "{bad}");
@@ -205,7 +205,7 @@ async fn errors_that_look_like_success_are_tool_errors_and_never_kept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ruling_with_footnotes_and_a_table_pages_and_a_metadata_only_ecli_says_so() {
     let mut s = setup("rs-ruling").await;
-    let reply = s.mcp.call("rechtspraak_ruling", json!({"ecli": FOOTNOTES_ECLI})).await;
+    let reply = s.mcp.call("rechtspraak_ruling", json!({"id": FOOTNOTES_ECLI})).await;
     let (whole, text) = (structured(&reply), page_text(&reply));
     assert!(
         whole.get("text").is_none(),
@@ -224,7 +224,23 @@ async fn a_ruling_with_footnotes_and_a_table_pages_and_a_metadata_only_ecli_says
         assert!(text.contains(part), "`{part}` in:\n{text}");
     }
     assert_eq!(whole["court"]["name"], "Hoge Raad");
-    assert_eq!(whole["relations"][0]["ecli"], "ECLI:NL:PHR:2026:400");
+    assert_eq!(
+        (whole["id"].as_str(), whole["platform"].as_str()),
+        (Some(FOOTNOTES_ECLI), Some("rechtspraak"))
+    );
+    assert_eq!(whole["organization"], "Hoge Raad");
+    // The earlier name of `id` is read for one release, and the answer says so.
+    let old = s.mcp.call("rechtspraak_ruling", json!({"ecli": FOOTNOTES_ECLI})).await;
+    assert_eq!(structured(&old)["id"], whole["id"]);
+    let said = old.message.as_ref().expect("an answer")["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        said.starts_with("Note: rechtspraak_ruling's `ecli` is now called `id`"),
+        "{said}"
+    );
+    assert_eq!(whole["relations"][0]["id"], "ECLI:NL:PHR:2026:400");
     assert_eq!(whole["relations"][0]["kind"], "conclusie");
     assert_eq!(whole["images"], 1);
     assert_eq!(whole["has_more"], false);
@@ -232,13 +248,13 @@ async fn a_ruling_with_footnotes_and_a_table_pages_and_a_metadata_only_ecli_says
     let before = s.fake.requests();
     let first = s
         .mcp
-        .call("rechtspraak_ruling", json!({"ecli": FOOTNOTES_ECLI, "length": 300}))
+        .call("rechtspraak_ruling", json!({"id": FOOTNOTES_ECLI, "length": 300}))
         .await;
     let rest = s
         .mcp
         .call(
             "rechtspraak_ruling",
-            json!({"ecli": FOOTNOTES_ECLI, "offset": 300, "length": 100000}),
+            json!({"id": FOOTNOTES_ECLI, "offset": 300, "length": 100000}),
         )
         .await;
     assert_eq!(s.fake.requests(), before);
@@ -247,7 +263,7 @@ async fn a_ruling_with_footnotes_and_a_table_pages_and_a_metadata_only_ecli_says
     assert_eq!(format!("{}{}", page_text(&first), page_text(&rest)), text);
     let bare = s
         .mcp
-        .call("rechtspraak_ruling", json!({"ecli": METADATA_ONLY_ECLI}))
+        .call("rechtspraak_ruling", json!({"id": METADATA_ONLY_ECLI}))
         .await;
     let v = structured(&bare);
     assert_eq!(v["has_text"], false);
@@ -303,7 +319,7 @@ async fn a_sub_area_and_a_procedure_are_checked_on_each_results_metadata() {
             .await,
     );
     assert_eq!(
-        procedure["rulings"].as_array().unwrap().len(),
+        procedure["results"].as_array().unwrap().len(),
         5,
         "every hof ruling is hoger beroep"
     );
@@ -315,9 +331,9 @@ async fn value_lists_filter_and_keep_historic_identifiers() {
     let mut s = setup("rs-lists").await;
     let all = structured(&s.mcp.call("rechtspraak_courts", json!({"include_ended": true})).await);
     let every = rechtspraak_corpus().courts.len();
-    assert_eq!(all["matching"], json!(every));
+    assert_eq!(all["total"], json!(every));
     // One page by default; following next_offset lists every court once, in order.
-    assert_eq!(all["courts"].as_array().unwrap().len(), 40);
+    assert_eq!(all["results"].as_array().unwrap().len(), 40);
     let mut names: Vec<String> = Vec::new();
     let mut offset = Some(0);
     while let Some(o) = offset {
@@ -330,11 +346,11 @@ async fn value_lists_filter_and_keep_historic_identifiers() {
                 .await,
         );
         names.extend(
-            page["courts"]
+            page["results"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|c| c["name"].as_str().unwrap().to_owned()),
+                .map(|c| c["title"].as_str().unwrap().to_owned()),
         );
         offset = page["next_offset"].as_u64();
     }
@@ -348,11 +364,11 @@ async fn value_lists_filter_and_keep_historic_identifiers() {
             )
             .await,
     );
-    assert_eq!(ag["courts"][0]["identifier"], "http://psi.rechtspraak.nl/AG DH");
+    assert_eq!(ag["results"][0]["id"], "http://psi.rechtspraak.nl/AG DH");
     let current = structured(&s.mcp.call("rechtspraak_courts", json!({"filter": "Gerechtshof"})).await);
-    assert_eq!(current["matching"], 4, "ended courts are left out unless asked");
+    assert_eq!(current["total"], 4, "ended courts are left out unless asked");
     let areas = structured(&s.mcp.call("rechtspraak_areas", json!({"filter": "strafrecht"})).await);
-    assert!(areas["matching"].as_u64().unwrap() >= 4);
+    assert!(areas["total"].as_u64().unwrap() >= 4);
     let none = s.mcp.call("rechtspraak_areas", json!({"filter": "zeerecht-xyz"})).await;
     let m = none.message.as_ref().unwrap();
     let shown = m["result"]["content"][0]["text"].as_str().unwrap();
@@ -374,7 +390,7 @@ fn page_text(reply: &support::Reply) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_ruling_comes_in_pages_that_fit_the_answer_budget_and_add_up_to_the_text() {
     let mut s = setup("rs-long").await;
-    let first = s.mcp.call("rechtspraak_ruling", json!({"ecli": LONG_ECLI})).await;
+    let first = s.mcp.call("rechtspraak_ruling", json!({"id": LONG_ECLI})).await;
     let size = serde_json::to_vec(&first.message.as_ref().unwrap()["result"])
         .unwrap()
         .len();
@@ -404,7 +420,7 @@ async fn a_long_ruling_comes_in_pages_that_fit_the_answer_budget_and_add_up_to_t
             .mcp
             .call(
                 "rechtspraak_ruling",
-                json!({"ecli": LONG_ECLI, "offset": offset, "length": 20000}),
+                json!({"id": LONG_ECLI, "offset": offset, "length": 20000}),
             )
             .await;
         text.push_str(&page_text(&page));

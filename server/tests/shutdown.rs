@@ -40,7 +40,7 @@ async fn sigterm_lets_a_running_call_finish_and_exits_cleanly() {
     let pid = child.id().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     let answer = call.await.unwrap();
-    assert_eq!(structured(&answer)["count"], 16, "the running call finished");
+    assert_eq!(structured(&answer)["total"], 16, "the running call finished");
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {

@@ -597,18 +597,20 @@ def check_tool_list(tools: list[Any], expected: set[str]) -> None:
 
 
 def compare_obv_hits(got: dict[str, Any], fake: dict[str, Any], sources: list[dict[str, Any]]) -> None:
-    expect_eq(got.get("total_count"), fake["totalCount"], "total_count")
-    expect_eq(got.get("has_more"), fake["hasMore"], "has_more")
+    expect_eq(got.get("total"), fake["totalCount"], "total")
+    expect_eq(got.get("total_is_exact"), not fake.get("totalIsApproximate", False), "total_is_exact")
+    expect_eq(got.get("next_offset") is not None, fake["hasMore"], "next_offset when there is more")
     results = got.get("results")
     expect(isinstance(results, list), "results is not a list")
-    expect_eq([r.get("entity_id") for r in results], [h["entityId"] for h in fake["results"]], "entity ids in order")
+    expect_eq([r.get("id") for r in results], [h["entityId"] for h in fake["results"]], "entity ids in order")
+    expect(all(r.get("tool") == "obv_document" and r.get("platform") == "obv" for r in results), "tool and platform")
     key_of_label = {s["label"]: s["key"] for s in sources}
     for r, h in zip(results, fake["results"]):
         eid = h["entityId"]
-        expect_eq(r.get("entity_type"), h["entityType"], f"{eid} entity_type")
+        expect_eq(r.get("kind"), h["entityType"], f"{eid} kind")
         expect_eq(r.get("title"), h["title"], f"{eid} title")
         expect_eq(r.get("summary"), h["summary"], f"{eid} summary")
-        expect_eq(r.get("download_url"), h["downloadUrl"], f"{eid} download_url")
+        expect_eq(r.get("url"), h["downloadUrl"], f"{eid} url")
         expect(
             r.get("organization") in (h["organization"], key_of_label.get(h["organization"])),
             f"{eid} organization {r.get('organization')!r} is neither {h['organization']!r} nor its key",
@@ -774,10 +776,10 @@ class McpChecks:
         got = structured(await client.call_tool("opentk_search", {"query": "stikstof", "limit": 100}), "opentk_search")
         want = [r["nummer"] for r in fake["results"]][:100]
         expect(len(want) > 0, "the fake has no stikstof documents")
-        expect_eq([h.get("number") for h in got.get("hits", [])], want, "hit numbers, newest first")
+        expect_eq([h.get("id") for h in got.get("results", [])], want, "hit numbers, newest first")
         expect_eq(got.get("total"), len(fake["results"]), "total")
-        first = got["hits"][0]
-        expect_eq(first.get("subject"), fake["results"][0]["onderwerp"], "subject of the first hit")
+        first = got["results"][0]
+        expect_eq(first.get("title"), fake["results"][0]["onderwerp"], "subject of the first hit")
         expect("**" in (first.get("snippet") or ""), f"highlight kept readable: {short(first.get('snippet'))}")
 
     async def opentk_search_motions(self, client: Client) -> None:
@@ -788,7 +790,7 @@ class McpChecks:
         status, html = await self.fakes.opentk_text("getdoc/2026D10005")
         expect(status == 200, f"getdoc answered {status}")
         got = with_page(await client.call_tool("opentk_document", {"id": "2026D10005"}), "opentk_document")
-        expect_eq(got.get("number"), "2026D10005", "number")
+        expect_eq(got.get("id"), "2026D10005", "id")
         title = html.split("<title>", 1)[1].split("</title>", 1)[0]
         expect_eq(got.get("title"), title, "title")
         expect("Tweede Kamer" in (got.get("text") or ""), f"text: {short(got.get('text'))}")
@@ -834,7 +836,7 @@ class McpChecks:
         got = structured(await client.call_tool("ori_search", {"query": "woningbouw", "limit": 20}), "ori_search")
         want = [f"{h['_index']}/{h['_id']}" for h in fake["hits"]["hits"]]
         expect(len(want) > 0, "the fake has no woningbouw documents")
-        expect_eq([h.get("id") for h in got.get("hits", [])], want, "hit ids")
+        expect_eq([h.get("id") for h in got.get("results", [])], want, "hit ids")
         expect_eq(got.get("total"), fake["hits"]["total"]["value"], "total")
 
     async def ori_document(self, client: Client) -> None:
@@ -866,20 +868,20 @@ class McpChecks:
     async def obv_sources(self, client: Client) -> None:
         got = structured(await client.call_tool("obv_sources", {"limit": 400}), "obv_sources")
         fake = await self.fakes.obv_sources()
-        expect_eq(got.get("count"), len(fake), "count")
-        expect_eq(sorted(s.get("key") for s in got.get("sources", [])), sorted(s["key"] for s in fake), "source keys")
+        expect_eq(got.get("total"), len(fake), "total")
+        expect_eq(sorted(s.get("id") for s in got.get("results", [])), sorted(s["key"] for s in fake), "source keys")
         by_key = {s["key"]: s for s in fake}
-        for s in got["sources"]:
-            f = by_key[s["key"]]
-            expect_eq((s.get("label"), s.get("organization_type"), s.get("implemented")),
-                      (f["label"], f["organizationType"], f["implemented"]), f"source {s['key']}")
+        for s in got["results"]:
+            f = by_key[s["id"]]
+            expect_eq((s.get("title"), s.get("kind"), s.get("implemented")),
+                      (f["label"], f["organizationType"], f["implemented"]), f"source {s['id']}")
 
     async def obv_sources_filtered(self, client: Client) -> None:
         got = structured(await client.call_tool("obv_sources", {"organization_type": "province"}), "obv_sources")
         fake = [s for s in await self.fakes.obv_sources() if s["organizationType"] == "province"]
         expect(len(fake) > 0, "the fake has no provinces")
-        expect_eq(got.get("count"), len(fake), "count")
-        expect_eq(sorted(s.get("key") for s in got.get("sources", [])), sorted(s["key"] for s in fake), "source keys")
+        expect_eq(got.get("total"), len(fake), "total")
+        expect_eq(sorted(s.get("id") for s in got.get("results", [])), sorted(s["key"] for s in fake), "source keys")
 
     async def obv_status(self, client: Client) -> None:
         fake = await self.fakes.obv_status()
@@ -889,16 +891,16 @@ class McpChecks:
             got = structured(
                 await client.call_tool("obv_status", {"state": "any", "limit": 100, "offset": offset}), "obv_status"
             )
-            states.update({s.get("source_key"): (s.get("state"), s.get("last_success_at")) for s in got["sources"]})
+            states.update({s.get("id"): (s.get("state"), s.get("last_success_at")) for s in got["results"]})
             offset = got.get("next_offset")
         expect_eq(got.get("generated_at"), fake["generatedAt"], "generated_at")
         expect_eq(states, {s["sourceKey"]: (s["state"], s["lastSuccessAt"]) for s in fake["sources"]},
                   "state and last_success_at per source")
         default = structured(await client.call_tool("obv_status", {}), "obv_status")
-        expect_eq(default.get("count"), sum(1 for s in fake["sources"] if s["state"] != "ok"), "not ok by default")
+        expect_eq(default.get("total"), sum(1 for s in fake["sources"] if s["state"] != "ok"), "not ok by default")
         expect_eq(len(got.get("suppliers", [])), len(fake["suppliers"]), "supplier count")
         one = structured(await client.call_tool("obv_status", {"source": self.source_key}), "obv_status")
-        expect_eq([s.get("source_key") for s in one.get("sources", [])], [self.source_key], "sources with source=")
+        expect_eq([s.get("id") for s in one.get("results", [])], [self.source_key], "sources with source=")
 
     async def obv_search(self, client: Client) -> None:
         args = {"query": "fietspad", "sort": "date_desc", "limit": 5}
@@ -927,8 +929,8 @@ class McpChecks:
         text = entity["markdownText"]
         expect(len(text) > 100_000, f"the long document has only {len(text)} characters")
         first = with_page(await client.call_tool("obv_document", {"id": self.long_doc}), "obv_document")
-        expect_eq(first.get("entity_id"), self.long_doc, "entity_id")
-        expect_eq(first.get("entity_type"), "Document", "entity_type")
+        expect_eq(first.get("id"), self.long_doc, "id")
+        expect_eq(first.get("kind"), "Document", "kind")
         expect_eq(first.get("title"), entity["title"], "title")
         expect_eq(first.get("total_length"), len(text), "total_length (characters)")
         expect_eq(first.get("text_offset"), 0, "text_offset")
@@ -951,7 +953,7 @@ class McpChecks:
         got = with_page(
             await client.call_tool("obv_document", {"id": self.short_doc, "length": 100_000}), "obv_document"
         )
-        expect_eq(got.get("entity_id"), self.short_doc, "entity_id")
+        expect_eq(got.get("id"), self.short_doc, "id")
         expect_eq(got.get("text"), text, "whole markdownText")
         expect_eq(got.get("total_length"), len(text), "total_length")
         expect_eq(got.get("has_more"), False, "has_more")
@@ -1031,7 +1033,7 @@ class McpChecks:
         result = await client.read_resource(uri, cache_mode="bypass")
         content = result.contents[0]
         expect_eq((content.uri, content.mime_type), (uri, "text/plain"), "uri and mimeType")
-        tool = await client.call_tool("rechtspraak_ruling", {"ecli": RS_FOOTNOTES_ECLI})
+        tool = await client.call_tool("rechtspraak_ruling", {"id": RS_FOOTNOTES_ECLI})
         expect_eq(content.text.strip(), error_text(tool), "the text of rechtspraak_ruling")
         expect(RS_FOOTNOTES_ECLI in content.text, "the ECLI is in the text")
 
@@ -1082,32 +1084,33 @@ class McpChecks:
     async def tk_factions(self, client: Client) -> None:
         got = structured(await client.call_tool("tk_factions", {}), "tk_factions")
         fake = await self.fakes.tk_all("Fractie", "Verwijderd eq false")
-        expect_eq(got.get("count"), len(fake), "count")
-        expect_eq(sorted(ids_of(got.get("factions", []))), sorted(ids_of(fake)), "faction ids")
-        names = {str(field(f, "Id")).lower(): field(f, "Afkorting") for f in got["factions"]}
+        expect_eq(got.get("total"), len(fake), "total")
+        expect_eq(sorted(ids_of(got.get("results", []))), sorted(ids_of(fake)), "faction ids")
+        names = {str(f["id"]).lower(): f.get("abbreviation") for f in got["results"]}
         expect_eq(names, {str(f["Id"]).lower(): f["Afkorting"] for f in fake}, "Afkorting per faction")
 
     async def tk_committees(self, client: Client) -> None:
         got = structured(await client.call_tool("tk_committees", {"limit": 300}), "tk_committees")
         fake = await self.fakes.tk_all("Commissie", "Verwijderd eq false")
         expect(len(fake) > 250, f"the fake's committees fit one page ({len(fake)})")
-        expect_eq(got.get("count"), len(fake), "count")
-        expect_eq(sorted(ids_of(got.get("committees", []))), sorted(ids_of(fake)), "committee ids")
+        expect_eq(got.get("total"), len(fake), "total")
+        expect_eq(sorted(ids_of(got.get("results", []))), sorted(ids_of(fake)), "committee ids")
 
     async def tk_search_documents(self, client: Client) -> None:
         odata_filter = tk_words_filter(["stikstof"]) + " and Verwijderd eq false"
         fake = await self.fakes.tk_page("Document", odata_filter, "Datum desc")
         expect("@odata.nextLink" in fake, "the fake's stikstof documents fit one page")
         got = structured(await client.call_tool("tk_search", {"query": "stikstof", "limit": 250}), "tk_search")
-        expect_eq(ids_of(got.get("items", [])), ids_of(fake["value"]), "ids of the first page, newest first")
-        first = got["items"][0]
-        expect_eq(field(first, "Onderwerp"), fake["value"][0]["Onderwerp"], "Onderwerp of the first item")
-        token = got.get("continuation")
-        expect(isinstance(token, str) and token != "", f"no continuation: {short(token)}")
-        args = {"query": "stikstof", "continuation": token, "limit": 250}
+        expect_eq(ids_of(got.get("results", [])), ids_of(fake["value"]), "ids of the first page, newest first")
+        first = got["results"][0]
+        want_title = fake["value"][0]["Titel"] or fake["value"][0]["Onderwerp"]
+        expect_eq(first.get("title"), want_title, "title of the first result")
+        expect(all(r.get("tool") == "tk_document" for r in got["results"]), "documents read with tk_document")
+        expect_eq(got.get("next_offset"), 250, "next_offset")
+        args = {"query": "stikstof", "offset": got["next_offset"], "limit": 250}
         second = structured(await client.call_tool("tk_search", args), "tk_search")
         fake_next = await self.fakes.tk_next(fake["@odata.nextLink"])
-        expect_eq(ids_of(second.get("items", [])), ids_of(fake_next["value"]), "ids of the second page")
+        expect_eq(ids_of(second.get("results", [])), ids_of(fake_next["value"]), "ids of the second page")
 
     async def tk_search_cases(self, client: Client) -> None:
         odata_filter = (
@@ -1118,24 +1121,23 @@ class McpChecks:
         expect(len(fake) > 0, "the fake has no klimaat motions in 2024")
         args = {"query": "klimaat", "kind": "cases", "soort": "Motie", "date_from": "2024-01-01", "date_to": "2024-12-31"}
         got = structured(await client.call_tool("tk_search", args), "tk_search")
-        items = got.get("items", [])
-        expect_eq(sorted(ids_of(items)), sorted(ids_of(fake)), "case ids")
-        expect(all(field(i, "Soort") == "Motie" for i in items), "an item is not a Motie")
-        expect(not got.get("continuation"), f"unexpected continuation {short(got.get('continuation'))}")
+        results = got.get("results", [])
+        expect_eq(sorted(r["id"] for r in results), sorted(c["Nummer"] for c in fake), "case numbers")
+        expect(all(r.get("kind") == "Motie" and r.get("tool") == "tk_votes" for r in results), "a result is not a Motie")
+        expect(got.get("next_offset") is None, f"unexpected next_offset {got.get('next_offset')}")
 
     async def tk_document(self, client: Client) -> None:
         page = await self.fakes.tk_page("Document", tk_words_filter(["asiel"]) + " and Verwijderd eq false")
         guid = page["value"][0]["Id"]
         fake = await self.fakes.tk_record("Document", guid)
         got = structured(await client.call_tool("tk_document", {"id": guid}), "tk_document")
-        document = got.get("document")
-        expect(isinstance(document, dict), f"document is {short(document)}")
-        for name in ("Id", "Titel", "Onderwerp", "Soort", "DocumentNummer", "Datum"):
-            expect_eq(field(document, name), fake[name], f"document {name}")
-        links = got.get("links") or {}
+        for mine, theirs in (("id", "Id"), ("kind", "Soort"), ("number", "DocumentNummer"), ("subject", "Onderwerp")):
+            expect_eq(got.get(mine), fake[theirs], f"document {mine} ({theirs})")
+        expect_eq(got.get("title"), fake["Titel"] or fake["Onderwerp"], "document title")
+        expect_eq(got.get("date"), (fake["Datum"] or "")[:10] or None, "document date")
         record_url = f"{self.fakes.tk}/Document({guid})"
-        expect_eq(links.get("record_url"), record_url, "links.record_url")
-        expect_eq(links.get("resource_url"), record_url + "/resource", "links.resource_url")
+        expect_eq(got.get("record_url"), record_url, "record_url")
+        expect_eq(got.get("url"), record_url + "/resource", "url (the file)")
 
     async def tk_votes(self, client: Client) -> None:
         case = await self.fakes.get_json(
@@ -1172,18 +1174,18 @@ class McpChecks:
             for c in (await self.fakes.rs_list("Instanties")).iter("Instantie")
             if "Gerechtshof" in (c.findtext("Naam") or "") and c.find("EndDate") is None
         ]
-        expect_eq(sorted(c["name"] for c in got.get("courts", [])), sorted(fake), "court names")
-        expect(all(c["identifier"] == c["identifier"].strip() for c in got["courts"]), "identifiers are trimmed")
+        expect_eq(sorted(c["title"] for c in got.get("results", [])), sorted(fake), "court names")
+        expect(all(c["id"] == c["id"].strip() for c in got["results"]), "identifiers are trimmed")
 
     async def rs_areas(self, client: Client) -> None:
         got = structured(await client.call_tool("rechtspraak_areas", {"limit": 200}), "rechtspraak_areas")
         fake = [(a.findtext("Naam") or "").strip() for a in (await self.fakes.rs_list("Rechtsgebieden")).iter("Rechtsgebied")]
-        expect_eq(sorted(a["name"] for a in got.get("areas", [])), sorted(fake), "area names")
+        expect_eq(sorted(a["title"] for a in got.get("results", [])), sorted(fake), "area names")
 
     async def rs_procedures(self, client: Client) -> None:
         got = structured(await client.call_tool("rechtspraak_procedures", {"limit": 200}), "rechtspraak_procedures")
         fake = [(p.findtext("Naam") or "").strip() for p in (await self.fakes.rs_list("Proceduresoorten")).iter("Proceduresoort")]
-        expect_eq([p["name"] for p in got.get("procedures", [])], fake, "procedure names")
+        expect_eq([p["title"] for p in got.get("results", [])], fake, "procedure names")
 
     async def rs_search_court(self, client: Client) -> None:
         args = {"court": "HR", "date_from": "2026-01-01", "date_to": "2026-12-31", "limit": 15}
@@ -1193,9 +1195,10 @@ class McpChecks:
             ("creator", hr), ("date", "2026-01-01"), ("date", "2026-12-31"), ("return", "DOC"),
             ("sort", "DESC"), ("from", "0"), ("max", "15"),
         ])
-        expect_eq([r["ecli"] for r in got.get("rulings", [])], fake, "ECLIs")
+        expect_eq([r["id"] for r in got.get("results", [])], fake, "ECLIs")
         expect_eq(got.get("total"), total, "total")
-        expect(all(r["court"] == "Hoge Raad" for r in got["rulings"]), "a ruling of another court")
+        expect(all(r["organization"] == "Hoge Raad" for r in got["results"]), "a ruling of another court")
+        expect(all(r["tool"] == "rechtspraak_ruling" for r in got["results"]), "read with rechtspraak_ruling")
 
     async def rs_search_paging(self, client: Client) -> None:
         args = {"date_from": RS_BUSY_DAY, "date_to": RS_BUSY_DAY, "with_text": False, "sort": "oldest",
@@ -1203,7 +1206,7 @@ class McpChecks:
         got = structured(await client.call_tool("rechtspraak_search", args), "rechtspraak_search")
         total, fake = await self.fakes.rs_feed([("date", RS_BUSY_DAY), ("sort", "ASC"), ("from", "995"), ("max", "10")])
         expect(total > 1000, f"the busy day has {total} rulings")
-        expect_eq([r["ecli"] for r in got.get("rulings", [])], fake, "ECLIs across the boundary")
+        expect_eq([r["id"] for r in got.get("results", [])], fake, "ECLIs across the boundary")
         expect_eq(got.get("next_offset"), 1005, "next_offset")
 
     async def rs_search_words(self, client: Client) -> None:
@@ -1213,8 +1216,9 @@ class McpChecks:
         expect("no keyword search" in message, f"message: {message[:300]!r}")
 
     async def rs_ruling(self, client: Client) -> None:
-        result = await client.call_tool("rechtspraak_ruling", {"ecli": RS_FOOTNOTES_ECLI})
+        result = await client.call_tool("rechtspraak_ruling", {"id": RS_FOOTNOTES_ECLI})
         got = structured(result, "rechtspraak_ruling")
+        expect_eq(got.get("id"), RS_FOOTNOTES_ECLI, "id")
         expect_eq((got.get("court") or {}).get("name"), await self.fakes.rs_creator(RS_FOOTNOTES_ECLI), "court")
         text = page_text(result)
         for part in ("[^1]", "| Post | Bedrag |", "Footnotes", "[image: situatieschets.png]"):
@@ -1222,12 +1226,12 @@ class McpChecks:
         expect(len(got.get("relations") or []) == 2, f"relations {short(got.get('relations'))}")
 
     async def rs_ruling_metadata_only(self, client: Client) -> None:
-        got = structured(await client.call_tool("rechtspraak_ruling", {"ecli": RS_METADATA_ONLY_ECLI}), "rechtspraak_ruling")
+        got = structured(await client.call_tool("rechtspraak_ruling", {"id": RS_METADATA_ONLY_ECLI}), "rechtspraak_ruling")
         expect_eq(got.get("has_text"), False, "has_text")
         expect_eq((got.get("court") or {}).get("name"), await self.fakes.rs_creator(RS_METADATA_ONLY_ECLI), "court")
 
     async def rs_ruling_missing(self, client: Client) -> None:
-        result = await client.call_tool("rechtspraak_ruling", {"ecli": "ECLI:NL:HR:2099:1"})
+        result = await client.call_tool("rechtspraak_ruling", {"id": "ECLI:NL:HR:2099:1"})
         message = error_text(result)
         expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
         expect("Rechtspraak" in message and "mededeling" in message, f"message: {message[:300]!r}")
@@ -1265,16 +1269,17 @@ class McpChecks:
         fake = await self.fakes.ob_sru(ob_cql(["omgevingsvisie"]), 1, 5)
         expect(ob_count(fake) > 5, "the fake should have more than 5 hits for omgevingsvisie")
         expect_eq(got.get("total"), ob_count(fake), "total")
-        expect_eq([h.get("identifier") for h in got.get("hits", [])], ob_identifiers(fake), "identifiers in order")
+        expect_eq([h.get("id") for h in got.get("results", [])], ob_identifiers(fake), "identifiers in order")
         titles = [e.text for e in fake.iterfind(".//ow:owmskern/dcterms:title", SRU_NS)]
-        expect_eq([h.get("title") for h in got["hits"]], titles, "titles")
+        expect_eq([h.get("title") for h in got["results"]], titles, "titles")
+        expect(all(h.get("tool") == "ob_document" for h in got["results"]), "read with ob_document")
         expect_eq(got.get("next_offset"), 5, "next_offset")
 
     async def ob_search_next(self, client: Client) -> None:
         args = {"query": "omgevingsvisie", "limit": 5, "offset": 5}
         got = structured(await client.call_tool("ob_search", args), "ob_search")
         fake = await self.fakes.ob_sru(ob_cql(["omgevingsvisie"]), 6, 5)
-        expect_eq([h.get("identifier") for h in got.get("hits", [])], ob_identifiers(fake), "identifiers of the second page")
+        expect_eq([h.get("id") for h in got.get("results", [])], ob_identifiers(fake), "identifiers of the second page")
 
     async def ob_document(self, client: Client) -> None:
         fake = await self.fakes.ob_sru(ob_cql(["omgevingsvisie"]), 1, 20)
@@ -1289,7 +1294,7 @@ class McpChecks:
         text = await self.fakes.ob_text(xml_url or "")
         result = await client.call_tool("ob_document", {"id": identifier, "length": 100000})
         got = structured(result, "ob_document")
-        expect_eq((got.get("publication") or {}).get("identifier"), identifier, "publication.identifier")
+        expect_eq(got.get("id"), identifier, "id")
         if text:
             expect_eq(page_text(result), text[:100000], "the XML rendition's text")
         else:

@@ -5,7 +5,7 @@ Starts `besluitbron-sim fakes` and the real server (its embedded store in a temp
 directory), then lets many simulated clients work for `SOAK_SECS` seconds (default 150):
 sessions of both protocol eras (2025-06-18 with initialize and `Mcp-Session-Id`; 2026-07-28
 stateless), each from its own client address (`X-Forwarded-For` from a trusted proxy),
-doing what assistants do — searches, reference lists, documents, continuations, repeats
+doing what assistants do — searches, reference lists, documents, later pages, repeats
 that the buffer answers, a few cancellations — on `/mcp/obv`, `/mcp/tk` and `/mcp`.
 
 Meanwhile the fakes are switched, through their control route, through phases of faults:
@@ -555,7 +555,7 @@ class Client:
         self.era = PROTOCOL_LEGACY if index % 2 == 0 else PROTOCOL_MODERN
         self.obv_ids: list[str] = []
         self.tk_ids: list[str] = []
-        self.tk_continuations: list[tuple[str, str]] = []
+        self.tk_pages: list[tuple[str, int]] = []
         self.last: tuple[str, dict[str, Any]] | None = None
 
     def pick_path(self) -> str:
@@ -582,10 +582,10 @@ class Client:
                 return "obv_sources", r.choice([{}, {"organization_type": "province"}])
             return "obv_status", {}
         if x < 0.45:
-            if self.tk_continuations and r.random() < 0.25:
-                words, token = r.choice(self.tk_continuations)
-                return "tk_search", {"words": words, "continuation": token}
-            args = {"words": r.choice(TK_WORDS)}
+            if self.tk_pages and r.random() < 0.25:
+                words, offset = r.choice(self.tk_pages)
+                return "tk_search", {"query": words, "offset": offset}
+            args = {"query": r.choice(TK_WORDS)}
             if r.random() < 0.3:
                 args.update({"kind": "cases", "soort": "Motie"})
             return "tk_search", args
@@ -599,23 +599,23 @@ class Client:
         if path == "/mcp/obv" or (path == "/mcp" and r.random() < 0.5):
             return "obv_search", {"query": r.choice(OBV_QUERIES), "limit": 5, "offset": r.randint(1, 300)}
         year = r.randint(2000, 2025)
-        return "tk_search", {"words": r.choice(TK_WORDS), "date_from": f"{year}-01-01", "date_to": f"{year}-12-31"}
+        return "tk_search", {"query": r.choice(TK_WORDS), "date_from": f"{year}-01-01", "date_to": f"{year}-12-31"}
 
     def learn(self, tool: str, args: dict[str, Any], structured: dict[str, Any]) -> None:
         if tool == "obv_search":
             for hit in structured.get("results") or []:
-                if isinstance(hit.get("entity_id"), str) and len(self.obv_ids) < 40:
-                    self.obv_ids.append(hit["entity_id"])
+                if isinstance(hit.get("id"), str) and len(self.obv_ids) < 40:
+                    self.obv_ids.append(hit["id"])
         elif tool == "tk_search":
             # Only documents: the ids of a `kind: cases` search are cases, which tk_document
             # rightly does not find.
-            for item in [] if args.get("kind") == "cases" else structured.get("items") or []:
-                guid = item.get("Id") or item.get("id")
+            for item in [] if args.get("kind") == "cases" else structured.get("results") or []:
+                guid = item.get("id")
                 if isinstance(guid, str) and len(self.tk_ids) < 40:
                     self.tk_ids.append(guid)
-            token = structured.get("continuation")
-            if isinstance(token, str) and token and len(self.tk_continuations) < 10:
-                self.tk_continuations.append((args["words"], token))
+            offset = structured.get("next_offset")
+            if isinstance(offset, int) and len(self.tk_pages) < 10:
+                self.tk_pages.append((args["query"], offset))
 
     async def exchange(self, session: Session, tool: str, args: dict[str, Any], cancel_after: float | None) -> None:
         """One tools/call, bounded; classified and counted."""
@@ -716,10 +716,10 @@ async def markers_before(run: Run, http: httpx2.AsyncClient) -> list[tuple[str, 
     warm = Session(run, http, "198.51.100.250", PROTOCOL_MODERN, "/mcp/obv")
     calls = list(MARKERS)
     found = await call_ok(warm, "obv_search", {"query": "begroting", "limit": 5})
-    calls += [("/mcp/obv", "obv_document", {"id": h["entity_id"]}) for h in found.get("results", [])[:3]]
+    calls += [("/mcp/obv", "obv_document", {"id": h["id"]}) for h in found.get("results", [])[:3]]
     warm.path = "/mcp/tk"
-    found = await call_ok(warm, "tk_search", {"words": "stikstof"})
-    calls += [("/mcp/tk", "tk_document", {"id": i["Id"]}) for i in found.get("items", [])[:3]]
+    found = await call_ok(warm, "tk_search", {"query": "stikstof"})
+    calls += [("/mcp/tk", "tk_document", {"id": i["id"]}) for i in found.get("results", [])[:3]]
     kept = []
     for path, tool, args in calls:
         warm.path = path

@@ -29,6 +29,7 @@ pub mod schema;
 pub mod search;
 pub mod tk;
 pub mod tool;
+pub mod vocabulary;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -128,6 +128,21 @@ pub struct Hits {
     pub note: Option<String>,
 }
 
+impl Hits {
+    /// A search tool's structured content as the page shows it: its `results` in the
+    /// shared vocabulary, the total and the next page's offset (the page's next token);
+    /// `note` is what the platform noted, if anything.
+    pub fn of_listing(v: Value, note: Option<String>) -> Result<Hits, String> {
+        let listing: crate::connectors::vocabulary::Listing = serde_json::from_value(v).map_err(|e| e.to_string())?;
+        Ok(Hits {
+            items: listing.results.into_iter().map(PageHit::of).collect(),
+            total: listing.tally.total,
+            next: listing.tally.next_offset.map(|o| o.to_string()),
+            note,
+        })
+    }
+}
+
 /// One hit.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PageHit {
@@ -143,6 +158,20 @@ pub struct PageHit {
     pub source_url: Option<String>,
     /// The id for BesluitBron's document view, when it has one.
     pub doc_id: Option<String>,
+}
+
+impl PageHit {
+    /// A result of the shared vocabulary as a hit: its id opens the document view.
+    pub fn of(item: crate::connectors::vocabulary::Item) -> PageHit {
+        PageHit {
+            title: item.title,
+            organisation: item.organization,
+            date: item.date,
+            kind: item.kind,
+            source_url: item.url,
+            doc_id: Some(item.id).filter(|id| !id.is_empty()),
+        }
+    }
 }
 
 /// A document as the page shows it.

@@ -78,8 +78,9 @@ pub fn text_length(tool: &str, length: Option<usize>) -> Result<usize, String> {
     Ok(length)
 }
 
-/// Which part of a kept list an answer shows.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Which part of a kept list an answer shows (its structured content says it as a
+/// [`Tally`](crate::connectors::vocabulary::Tally)).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Window {
     /// Entries that match (before `offset` and `limit`).
     pub count: usize,
@@ -111,6 +112,16 @@ impl Window {
     pub fn of<'a, T>(&self, all: &'a [T]) -> &'a [T] {
         let start = self.offset.min(all.len());
         &all[start..(start + self.shown).min(all.len())]
+    }
+
+    /// The window as the vocabulary counts it: every matching entry (exact), and the
+    /// next page.
+    pub fn tally(&self) -> crate::connectors::vocabulary::Tally {
+        crate::connectors::vocabulary::Tally {
+            total: Some(self.count as u64),
+            total_is_exact: true,
+            next_offset: self.next_offset.map(|n| n as u64),
+        }
     }
 
     /// "a–b of n", and how to see the rest when there is more.

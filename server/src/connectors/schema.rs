@@ -196,7 +196,7 @@ fn portable_schema(schema: &mut JsonObject) {
 }
 
 /// `schema`, an output schema, as `tools/list` shows it: without the descriptions of its
-/// fields and without `required`. The field names, the tool's description and the
+/// fields, `required`, bounds and defaults. The field names, the tool's description and the
 /// answer's text say what the structured content holds; the descriptions, written for
 /// the code, were half of every output schema and a quarter of `tools/list`, and which
 /// fields are always present is checked by the server's own tests against the full
@@ -206,7 +206,19 @@ pub fn compact_output(schema: &mut JsonObject) {
     fn strip(v: &mut serde_json::Value) {
         match v {
             serde_json::Value::Object(o) => {
-                o.retain(|k, v| !((k == "description" && v.is_string()) || (k == "required" && v.is_array())));
+                // Words, requirements, bounds and defaults check what a caller sends; an
+                // output schema only names what comes back. (A property of that name is
+                // an object, and stays.)
+                o.retain(|k, v| {
+                    let annotation = match k.as_str() {
+                        "description" => v.is_string(),
+                        "required" => v.is_array(),
+                        "minimum" | "maximum" => v.is_number(),
+                        "default" => !v.is_object(),
+                        _ => false,
+                    };
+                    !annotation
+                });
                 o.values_mut().for_each(strip);
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(strip),

@@ -26,7 +26,8 @@ use tokio_util::sync::CancellationToken;
 use super::arguments::Rules;
 use super::{Calls, Scope, ToolRequest};
 use crate::call::{tool_error, without_nulls};
-use crate::connectors::search::{Asked, Found, FoundItem, KeywordSearch};
+use crate::connectors::search::{Asked, KeywordSearch};
+use crate::connectors::vocabulary::{Item, Listing};
 use crate::identity::Caller;
 
 /// The tool's name.
@@ -89,7 +90,7 @@ pub struct PlatformResults {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_is_exact: Option<bool>,
     /// The results shown.
-    pub results: Vec<FoundItem>,
+    pub results: Vec<Item>,
     /// Why it failed, is pending, or has no keyword search.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -210,15 +211,11 @@ impl Searcher {
             let group = &mut groups[index];
             match joined {
                 Ok(Ok(result)) if result.is_error != Some(true) => {
-                    match result.structured_content.as_ref().and_then(|v| (spec.read)(v)) {
-                        Some(Found {
-                            total,
-                            total_is_exact,
-                            results,
-                        }) => {
+                    match result.structured_content.as_ref().and_then(Listing::read) {
+                        Some(Listing { results, tally }) => {
                             group.status = "ok";
-                            group.total = total;
-                            group.total_is_exact = Some(total_is_exact);
+                            group.total = tally.total;
+                            group.total_is_exact = tally.total.map(|_| tally.total_is_exact);
                             group.results = results;
                         }
                         None => {
@@ -361,7 +358,7 @@ fn text(shown: &SearchShown) -> String {
                         "- {} ({}) — {} id `{}`\n",
                         r.title,
                         about.join(", "),
-                        r.tool,
+                        r.tool.as_deref().unwrap_or_default(),
                         r.id
                     ));
                 }

@@ -25,6 +25,7 @@ use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Structure, provenance, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::connectors::pages::{TextPage, text_page};
+use crate::connectors::vocabulary::{Item, Tally};
 use crate::platforms::bwb::{BwbClient, BwbRecord, BwbSearch, MAX_LIMIT, Toestand, is_bwb_id};
 use crate::platforms::http::{PlatformError, is_iso_date};
 
@@ -189,23 +190,13 @@ fn public_url(id: &str, date: Option<&str>) -> String {
     }
 }
 
-/// One regulation in a search's results.
+/// One regulation in a search's results: the shared [`Item`] (its `date` the day the
+/// version in force began, its `organization` the ministry) and when that version ends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Hit {
-    /// The BWB id (`bwb_read` `id`).
-    pub id: String,
-    /// Its title.
-    pub title: String,
-    /// The day the version in force began, YYYY-MM-DD.
-    pub date: Option<String>,
-    /// Its kind: `wet`, `AMvB`, `ministeriele-regeling`, ….
-    pub kind: Option<String>,
-    /// The ministry responsible.
-    pub organization: Option<String>,
-    /// Its page on wetten.overheid.nl, as in force then.
-    pub url: String,
-    /// `bwb`.
-    pub platform: String,
+    /// The regulation.
+    #[serde(flatten)]
+    pub item: Item,
     /// The day the version in force ends (`9999-12-31`: no end set).
     pub valid_until: Option<String>,
 }
@@ -213,13 +204,11 @@ pub struct Hit {
 impl Hit {
     fn of(r: &BwbRecord) -> Hit {
         Hit {
-            id: r.identifier.clone(),
-            title: r.title.clone(),
-            date: r.valid_from.clone(),
-            kind: r.kind.clone(),
-            organization: r.authority.clone(),
-            url: public_url(&r.identifier, r.valid_from.as_deref()),
-            platform: "bwb".to_owned(),
+            item: Item::new(PlatformId::Bwb, "bwb_read", r.identifier.clone(), r.title.clone())
+                .dated(r.valid_from.clone())
+                .kind(r.kind.clone())
+                .of(r.authority.clone())
+                .at(Some(public_url(&r.identifier, r.valid_from.as_deref()))),
             valid_until: r.valid_until.clone(),
         }
     }
@@ -243,10 +232,9 @@ pub struct SearchShown {
     pub searched: String,
     /// The regulations.
     pub results: Vec<Hit>,
-    /// Matches in all.
-    pub total: u64,
-    /// The `offset` for the regulations that follow.
-    pub next_offset: Option<u64>,
+    /// Matches in all (exact) and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
 }
 
 /// What `bwb_read` keeps of the version lookup: the record.
@@ -319,28 +307,6 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
         args.insert("query".into(), asked.query.clone().into());
         args.insert("limit".into(), asked.limit.into());
         args
-    },
-    read: |v| {
-        use crate::connectors::search::{Found, FoundItem, text};
-        let results = v.get("results")?.as_array()?;
-        Some(Found {
-            total: v.get("total").and_then(serde_json::Value::as_u64),
-            total_is_exact: true,
-            results: results
-                .iter()
-                .filter_map(|h| {
-                    Some(FoundItem {
-                        id: text(h, "id")?,
-                        tool: "bwb_read",
-                        title: text(h, "title").unwrap_or_default(),
-                        date: text(h, "date"),
-                        kind: text(h, "kind"),
-                        organization: text(h, "organization"),
-                        url: text(h, "url"),
-                    })
-                })
-                .collect(),
-        })
     },
 };
 
@@ -464,7 +430,7 @@ pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offs
             provenance(served)
         )
     };
-    for h in &hits {
+    for Hit { item: h, valid_until } in &hits {
         let _ = write!(
             text,
             "\n- {} {} ({}{}; in force from {}{}) — {}",
@@ -473,12 +439,12 @@ pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offs
             h.kind.as_deref().unwrap_or("kind unknown"),
             h.organization.as_deref().map(|o| format!(", {o}")).unwrap_or_default(),
             h.date.as_deref().unwrap_or("?"),
-            h.valid_until
+            valid_until
                 .as_deref()
                 .filter(|u| *u != "9999-12-31")
                 .map(|u| format!(" until {u}"))
                 .unwrap_or_default(),
-            h.url
+            h.url.as_deref().unwrap_or("")
         );
     }
     if let Some(next) = answer.next_offset {
@@ -487,8 +453,11 @@ pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offs
     let shown = SearchShown {
         searched: searched.to_owned(),
         results: hits,
-        total: answer.total,
-        next_offset: answer.next_offset,
+        tally: Tally {
+            total: Some(answer.total),
+            total_is_exact: true,
+            next_offset: answer.next_offset,
+        },
     };
     Rendered {
         text,

@@ -372,33 +372,6 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
         crate::connectors::search::dates(asked, &mut args);
         args
     },
-    read: |v| {
-        use crate::connectors::search::{Found, FoundItem, text};
-        let hits = v.get("hits")?.as_array()?;
-        Some(Found {
-            total: v.get("total").and_then(serde_json::Value::as_u64),
-            total_is_exact: true,
-            results: hits
-                .iter()
-                .filter_map(|h| {
-                    Some(FoundItem {
-                        id: text(h, "identifier")?,
-                        tool: "ob_document",
-                        title: text(h, "title").unwrap_or_default(),
-                        date: text(h, "published"),
-                        kind: text(h, "document_type").or_else(|| text(h, "publication")),
-                        organization: h
-                            .get("organizations")
-                            .and_then(serde_json::Value::as_array)
-                            .and_then(|o| o.first())
-                            .and_then(serde_json::Value::as_str)
-                            .map(str::to_owned),
-                        url: text(h, "url"),
-                    })
-                })
-                .collect(),
-        })
-    },
 };
 
 /// The tools.
@@ -412,7 +385,7 @@ const TOOLS: &[ToolSpec] = &[
                       rather than page deep. A council's own meeting records are at obv_search; ob_document reads \
                       a hit's text. Repeats within ten minutes come from BesluitBron's buffer.",
         arguments: SearchArgs,
-        output: SearchAnswer,
+        output: render::SearchShown,
         run: ob_search,
     },
     crate::tool! {

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::render::{Hit, SearchAnswer};
+use super::render::{Publication, SearchShown};
 use crate::call::Clients;
 use crate::connectors::page_spec::{
     DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, document_page, non_empty, object,
@@ -39,36 +39,33 @@ fn arguments(q: &PageQuery) -> Result<rmcp::model::JsonObject, String> {
     ]))
 }
 
-fn page_hit(h: Hit) -> PageHit {
-    PageHit {
-        organisation: (!h.organizations.is_empty()).then(|| h.organizations.join(", ")),
-        date: h.published.or(h.document_date),
-        kind: h.document_type.or(h.publication),
-        source_url: h.url.or(h.pdf_url),
-        doc_id: Some(h.identifier),
-        title: h.title,
-    }
+/// A publication as a hit: every organisation that made it, its own date when it has
+/// no publication date, its PDF when it has no page.
+fn page_hit(p: Publication) -> PageHit {
+    let organisations = (!p.organizations.is_empty()).then(|| p.organizations.join(", "));
+    let document_date = p.document_date;
+    let pdf_url = p.pdf_url;
+    let mut hit = PageHit::of(p.item);
+    hit.organisation = organisations.or(hit.organisation);
+    hit.date = hit.date.or(document_date);
+    hit.source_url = hit.source_url.or(pdf_url);
+    hit
 }
 
 fn hits(v: Value, _q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
-    let answer: SearchAnswer = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let shown: SearchShown = serde_json::from_value(v).map_err(|e| e.to_string())?;
     Ok(Hits {
-        total: Some(answer.total),
-        next: answer.next_offset.map(|o| o.to_string()),
-        note: (!answer.warnings.is_empty()).then(|| answer.warnings.join("; ")),
-        items: answer.hits.into_iter().map(page_hit).collect(),
+        total: shown.tally.total,
+        next: shown.tally.next_offset.map(|o| o.to_string()),
+        note: (!shown.warnings.is_empty()).then(|| shown.warnings.join("; ")),
+        items: shown.results.into_iter().map(page_hit).collect(),
     })
-}
-
-#[derive(serde::Deserialize)]
-struct Record {
-    publication: Hit,
 }
 
 fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String> {
     let page: TextPage = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-    let record: Record = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    let hit = page_hit(record.publication);
+    let record: Publication = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let hit = page_hit(record);
     let mut meta = Vec::new();
     for (label, value) in [
         ("kind", &hit.kind),

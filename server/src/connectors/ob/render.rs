@@ -7,12 +7,15 @@
 
 use std::fmt::Write as _;
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
+use crate::connectors::vocabulary::{Item, Tally};
 use crate::platforms::ob::{MAX_START_RECORD, ObRecord, SearchPage};
 
 /// One publication as a search hit (and as the metadata of `ob_document`).
@@ -108,7 +111,70 @@ impl Hit {
     }
 }
 
-/// What `ob_search` keeps: one page (its structured content, as it is).
+/// One publication as `ob_search` and `ob_document` show it: the shared [`Item`] (`date`:
+/// published; `kind`: the document type, else the journal; `organization`: the first
+/// maker) and what the journal adds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Publication {
+    /// The publication (`id` for `ob_document`).
+    #[serde(flatten)]
+    pub item: Item,
+    /// The journal (`Gemeenteblad`, `Staatscourant`, `Kamerstuk`, …) and its number there.
+    pub journal: Option<String>,
+    /// Its number in the journal.
+    pub journal_number: Option<String>,
+    /// Every organisation that made it.
+    pub organizations: Vec<String>,
+    /// The organisations' type.
+    pub organization_type: Option<String>,
+    /// The parliamentary dossier, for Kamerstukken.
+    pub dossier: Option<String>,
+    /// The document's own date (dagtekening).
+    pub document_date: Option<String>,
+    /// Subjects.
+    pub subjects: Vec<String>,
+    /// The PDF.
+    pub pdf_url: Option<String>,
+    /// The renditions that exist (`xml`, `html`, `pdf`, …).
+    pub renditions: Vec<String>,
+}
+
+impl Publication {
+    fn of(h: &Hit) -> Publication {
+        Publication {
+            item: Item::new(PlatformId::Ob, "ob_document", h.identifier.clone(), h.title.clone())
+                .dated(h.published.clone())
+                .kind(h.document_type.clone().or_else(|| h.publication.clone()))
+                .of(h.organizations.first().cloned())
+                .at(h.url.clone()),
+            journal: h.publication.clone(),
+            journal_number: h.number.clone(),
+            organizations: h.organizations.clone(),
+            organization_type: h.organization_type.clone(),
+            dossier: h.dossier.clone(),
+            document_date: h.document_date.clone(),
+            subjects: h.subjects.clone(),
+            pdf_url: h.pdf_url.clone(),
+            renditions: h.renditions.clone(),
+        }
+    }
+}
+
+/// `ob_search`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchShown {
+    /// What was searched, in words.
+    pub searched: String,
+    /// The publications of this page.
+    pub results: Vec<Publication>,
+    /// All hits of the search (exact), and the next reachable page.
+    #[serde(flatten)]
+    pub tally: Tally,
+    /// What the platform ignored, from its diagnostics.
+    pub warnings: Vec<String>,
+}
+
+/// What `ob_search` keeps: one page.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchAnswer {
     /// What was searched, in words (for an empty result).
@@ -248,7 +314,20 @@ pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
             MAX_START_RECORD - 1
         );
     }
-    Rendered::answer(text)
+    let shown = SearchShown {
+        searched: answer.searched.clone(),
+        results: answer.hits.iter().map(Publication::of).collect(),
+        tally: Tally {
+            total: Some(answer.total),
+            total_is_exact: true,
+            next_offset: answer.next_offset,
+        },
+        warnings: answer.warnings.clone(),
+    };
+    Rendered {
+        text,
+        structured: Structure::Own(json!(shown)),
+    }
 }
 
 /// What `ob_document` keeps of a publication's record.
@@ -301,7 +380,8 @@ pub enum TextSource<'a> {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct DocumentOutput {
     /// The publication's metadata.
-    pub publication: Hit,
+    #[serde(flatten)]
+    pub publication: Publication,
     /// True when its text was read (from the XML rendition, or from the PDF of a
     /// PDF-only publication).
     pub has_text: bool,
@@ -342,7 +422,7 @@ pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, off
         let _ = write!(head, ", dated {d}");
     }
     let mut out = DocumentOutput {
-        publication: p.clone(),
+        publication: Publication::of(p),
         has_text: false,
         text_offset: 0,
         text_length: 0,

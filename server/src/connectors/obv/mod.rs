@@ -395,28 +395,6 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
         crate::connectors::search::dates(asked, &mut args);
         args
     },
-    read: |v| {
-        use crate::connectors::search::{Found, FoundItem, text};
-        let results = v.get("results")?.as_array()?;
-        Some(Found {
-            total: v.get("total_count").and_then(serde_json::Value::as_u64),
-            total_is_exact: v.get("total_is_approximate") != Some(&serde_json::Value::Bool(true)),
-            results: results
-                .iter()
-                .filter_map(|h| {
-                    Some(FoundItem {
-                        id: text(h, "entity_id")?,
-                        tool: "obv_document",
-                        title: text(h, "title").unwrap_or_default(),
-                        date: text(h, "date"),
-                        kind: text(h, "entity_type"),
-                        organization: text(h, "organization"),
-                        url: text(h, "download_url"),
-                    })
-                })
-                .collect(),
-        })
-    },
 };
 
 /// The tools.

@@ -5,11 +5,11 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::render::{DocumentAnswer, SearchAnswer, SourcesShown, StatusShown};
+use super::render::{DocumentShown, SourcesShown, StatusShown};
 use crate::call::Clients;
 use crate::connectors::page_spec::{
-    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, StatusColumn, StatusRows, StatusSection,
-    SystemTools, TextPage, document_page, non_empty, object, offset_token, some_str,
+    DocView, Hits, PageDocument, PageQuery, PageSearch, PageSpec, StatusColumn, StatusRows, StatusSection, SystemTools,
+    TextPage, document_page, non_empty, object, offset_token, some_str,
 };
 
 /// Hits per page.
@@ -41,39 +41,14 @@ fn arguments(q: &PageQuery) -> Result<rmcp::model::JsonObject, String> {
     ]))
 }
 
-fn hits(v: Value, q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
-    let offset = offset_token(&q.next)?;
-    let answer: SearchAnswer = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    let shown = answer.results.len() as u64;
-    Ok(Hits {
-        items: answer
-            .results
-            .into_iter()
-            .map(|h| PageHit {
-                title: h.title,
-                organisation: non_empty(&h.organization),
-                date: non_empty(&h.date),
-                kind: non_empty(&h.entity_type),
-                source_url: h.download_url,
-                doc_id: Some(h.entity_id),
-            })
-            .collect(),
-        total: Some(answer.total_count),
-        next: answer
-            .has_more
-            .then(|| (offset.unwrap_or(0) + shown.max(PER_PAGE)).to_string()),
-        note: None,
-    })
+fn hits(v: Value, _q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
+    Hits::of_listing(v, None)
 }
 
 fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String> {
     let page: TextPage = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-    let d: DocumentAnswer = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    let mut meta = vec![
-        ("kind", d.entity_type),
-        ("organisation", d.organization),
-        ("date", d.date),
-    ];
+    let d: DocumentShown = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let mut meta = vec![("kind", d.kind), ("organisation", d.organization), ("date", d.date)];
     if let Some(m) = d.motion {
         meta.push(("result", m.result));
     }
@@ -85,7 +60,7 @@ fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String>
         offset: page.text_offset,
         total: page.total_length,
         text: page.text,
-        source_url: d.pdf_url.or(d.download_url),
+        source_url: d.pdf_url.or(d.url),
     })
 }
 
@@ -163,8 +138,8 @@ fn laadstatus(tools: &dyn SystemTools) -> StatusRows<'_> {
             ]);
             let window: StatusShown = serde_json::from_value(tools.call("obv_status", arguments).await?)
                 .map_err(|e| format!("the Laadstatus could not be read ({e})"))?;
-            sources.extend(window.sources);
-            match window.window.next_offset {
+            sources.extend(window.results);
+            match window.tally.next_offset {
                 Some(next) if next > offset => offset = next,
                 _ => break,
             }
@@ -173,7 +148,12 @@ fn laadstatus(tools: &dyn SystemTools) -> StatusRows<'_> {
         let all = object([("limit", Some(json!(400)))]);
         let types: HashMap<String, String> = match tools.call("obv_sources", all).await {
             Ok(v) => serde_json::from_value::<SourcesShown>(v)
-                .map(|s| s.sources.into_iter().map(|s| (s.key, s.organization_type)).collect())
+                .map(|s| {
+                    s.results
+                        .into_iter()
+                        .filter_map(|s| Some((s.item.id, s.item.kind?)))
+                        .collect()
+                })
                 .unwrap_or_default(),
             Err(_) => HashMap::new(),
         };
@@ -181,10 +161,10 @@ fn laadstatus(tools: &dyn SystemTools) -> StatusRows<'_> {
             .into_iter()
             .map(|s| {
                 serde_json::to_value(SourceRow {
-                    organisation_type: types.get(&s.source_key).cloned(),
+                    organisation_type: types.get(&s.item.id).cloned(),
                     coverage: coverage(s.held_documents, s.supplier_documents),
-                    key: s.source_key,
-                    label: s.label,
+                    key: s.item.id,
+                    label: s.item.title,
                     state: s.state,
                     last_success_at: s.last_success_at,
                     latest_content_date: s.latest_content_date,

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -12,6 +13,7 @@ use serde_json::json;
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
 use crate::connectors::pages::{TextPage, Window, text_page};
+use crate::connectors::vocabulary::{Item, Tally};
 use crate::platforms::obv::{Entity, SearchPage, Source, Status};
 
 /// One hit of `obv_search`.
@@ -140,17 +142,45 @@ impl Searched {
     }
 }
 
-/// `obv_search`'s structured content: the kept page, what was asked, and where the next
-/// page starts.
+/// One result of `obv_search`: the shared [`Item`] and its short summary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Found {
+    /// The record (`kind`: `Meeting`, `Document`, `Motion` or `Recording`; `url`: its file).
+    #[serde(flatten)]
+    pub item: Item,
+    /// A short summary.
+    pub summary: String,
+}
+
+impl Found {
+    fn of(hit: &Hit) -> Found {
+        Found {
+            item: Item::new(
+                PlatformId::Obv,
+                "obv_document",
+                hit.entity_id.clone(),
+                hit.title.clone(),
+            )
+            .dated(Some(hit.date.clone()))
+            .kind(Some(hit.entity_type.clone()))
+            .of(Some(hit.organization.clone()))
+            .at(hit.download_url.clone()),
+            summary: hit.summary.clone(),
+        }
+    }
+}
+
+/// `obv_search`'s structured content: the page's results, what was asked, the total
+/// and where the next page starts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchShown {
-    /// The page.
-    #[serde(flatten)]
-    pub answer: SearchAnswer,
     /// What was searched.
     pub searched: Searched,
-    /// The `offset` of the next page, when there is one.
-    pub next_offset: Option<u32>,
+    /// The results.
+    pub results: Vec<Found>,
+    /// How many match (OpenBesluitvorming may estimate), and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
 }
 
 /// `obv_search`'s result: every hit of the page as a line, what was searched, and how to
@@ -190,9 +220,18 @@ pub fn search(answer: &SearchAnswer, served: Served, searched: &Searched) -> Ren
     if let Some(next) = next_offset {
         let _ = write!(text, "\nMore hits: call again with `offset` {next}.");
     }
+    let shown = SearchShown {
+        searched: searched.clone(),
+        results: answer.results.iter().map(Found::of).collect(),
+        tally: Tally {
+            total: Some(answer.total_count),
+            total_is_exact: !answer.total_is_approximate,
+            next_offset: next_offset.map(u64::from),
+        },
+    };
     Rendered {
         text,
-        structured: Structure::Answer(vec![("searched", json!(searched)), ("next_offset", json!(next_offset))]),
+        structured: Structure::Own(json!(shown)),
     }
 }
 
@@ -329,18 +368,20 @@ impl From<Entity> for DocumentAnswer {
 /// page shown as text content is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DocumentShown {
-    /// Composite id.
-    pub entity_id: String,
-    /// Its type.
-    pub entity_type: String,
+    /// Composite id (`obv_document` `id`).
+    pub id: String,
     /// Title.
     pub title: String,
-    /// The organisation's name.
-    pub organization: String,
     /// The date, as the platform writes it.
     pub date: String,
+    /// Its type: `Meeting`, `Document`, `Motion` or `Recording`.
+    pub kind: String,
+    /// The organisation's name.
+    pub organization: String,
     /// Where the file is.
-    pub download_url: Option<String>,
+    pub url: Option<String>,
+    /// `obv`.
+    pub platform: String,
     /// The PDF.
     pub pdf_url: Option<String>,
     /// The meeting it belongs to.
@@ -374,12 +415,13 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
         page
     };
     let shown = DocumentShown {
-        entity_id: answer.entity_id.clone(),
-        entity_type: answer.entity_type.clone(),
+        id: answer.entity_id.clone(),
         title: answer.title.clone(),
-        organization: answer.organization.clone(),
         date: answer.date.clone(),
-        download_url: answer.download_url.clone(),
+        kind: answer.entity_type.clone(),
+        organization: answer.organization.clone(),
+        url: answer.download_url.clone(),
+        platform: PlatformId::Obv.as_str().to_owned(),
         pdf_url: answer.pdf_url.clone(),
         meeting_id: answer.meeting_id.clone(),
         agenda: answer.agenda.clone(),
@@ -445,16 +487,40 @@ pub struct SourcesFilter {
     pub limit: usize,
 }
 
+/// One source `obv_sources` shows: the shared [`Item`] (`id`: the key to pass as
+/// `organization`; `kind`: `municipality`, `province`, `water`, …) and its supplier.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceShown {
+    /// The source.
+    #[serde(flatten)]
+    pub item: Item,
+    /// The supplier of its data.
+    pub supplier: String,
+    /// Whether the platform imports it.
+    pub implemented: bool,
+}
+
+impl SourceShown {
+    fn of(s: &SourceEntry) -> SourceShown {
+        SourceShown {
+            item: Item::reference(PlatformId::Obv, s.key.clone(), s.label.clone())
+                .kind(Some(s.organization_type.clone())),
+            supplier: s.supplier.clone(),
+            implemented: s.implemented,
+        }
+    }
+}
+
 /// `obv_sources`'s structured content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SourcesShown {
     /// The sources shown, in the platform's order.
-    pub sources: Vec<SourceEntry>,
-    /// How many sources the platform has in all.
-    pub total: usize,
-    /// Which of the matching sources are shown.
+    pub results: Vec<SourceShown>,
+    /// Matching sources in all, and the next page.
     #[serde(flatten)]
-    pub window: Window,
+    pub tally: Tally,
+    /// How many sources the platform has in all.
+    pub sources_in_all: usize,
 }
 
 /// `obv_sources`'s result: the sources that match `filter`, a window of them.
@@ -506,9 +572,9 @@ pub fn sources(answer: &SourcesAnswer, served: Served, filter: &SourcesFilter) -
         let _ = write!(text, "\n- {} ({})", s.label, s.key);
     }
     let value = SourcesShown {
-        sources: shown,
-        total: answer.sources.len(),
-        window,
+        results: shown.iter().map(SourceShown::of).collect(),
+        tally: window.tally(),
+        sources_in_all: answer.sources.len(),
     };
     Rendered {
         text,
@@ -618,17 +684,51 @@ pub struct StatusShown {
     pub generated_at: String,
     /// Per supplier.
     pub suppliers: Vec<SupplierEntry>,
-    /// The sources shown.
-    pub sources: Vec<SourceStatusEntry>,
+    /// The sources shown: each an [`Item`] (`id`: the source key) with its state.
+    pub results: Vec<SourceStatusShown>,
+    /// Matching sources in all, and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
     /// The state asked for (`not_ok`, `any`, a state name), or `source` for one source.
     pub state: String,
     /// Sources in the status in all.
-    pub total: usize,
+    pub sources_in_all: usize,
     /// Sources whose state is not `ok`.
     pub not_ok: usize,
-    /// Which of the matching sources are shown.
+}
+
+/// One source's load status, as `obv_status` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceStatusShown {
+    /// The source.
     #[serde(flatten)]
-    pub window: Window,
+    pub item: Item,
+    /// `ok`, `stale`, `failing`, ….
+    pub state: String,
+    /// Last successful import.
+    pub last_success_at: Option<String>,
+    /// Newest content held.
+    pub latest_content_date: Option<String>,
+    /// Last error.
+    pub last_error_message: Option<String>,
+    /// Documents the platform holds of the supplier's, when it checked.
+    pub held_documents: Option<u64>,
+    /// Documents the supplier has, when the platform checked.
+    pub supplier_documents: Option<u64>,
+}
+
+impl SourceStatusShown {
+    fn of(s: &SourceStatusEntry) -> SourceStatusShown {
+        SourceStatusShown {
+            item: Item::reference(PlatformId::Obv, s.source_key.clone(), s.label.clone()),
+            state: s.state.clone(),
+            last_success_at: s.last_success_at.clone(),
+            latest_content_date: s.latest_content_date.clone(),
+            last_error_message: s.last_error_message.clone(),
+            held_documents: s.held_documents,
+            supplier_documents: s.supplier_documents,
+        }
+    }
 }
 
 /// `obv_status`'s result for `filter`; `None` when the one source asked for is not in the
@@ -681,11 +781,11 @@ pub fn status(answer: &StatusAnswer, served: Served, filter: &StatusFilter) -> O
     let value = StatusShown {
         generated_at: answer.generated_at.clone(),
         suppliers: answer.suppliers.clone(),
-        sources: shown,
+        results: shown.iter().map(SourceStatusShown::of).collect(),
+        tally: window.tally(),
         state: filter.source.as_ref().map_or(filter.state, |_| "source").to_owned(),
-        total: answer.sources.len(),
+        sources_in_all: answer.sources.len(),
         not_ok,
-        window,
     };
     Some(Rendered {
         text,
@@ -853,7 +953,7 @@ mod tests {
             limit: 1,
         };
         let r = sources(&answer, Served::Cached, &filter);
-        assert_eq!(structured(&r, &answer)["count"], 2);
+        assert_eq!(structured(&r, &answer)["total"], 2);
         assert_eq!(structured(&r, &answer)["next_offset"], 1);
         snapshot("obv_sources", &r, &answer);
         let none = sources(

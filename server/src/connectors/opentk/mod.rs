@@ -327,33 +327,6 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
         args.insert("limit".into(), asked.limit.into());
         args
     },
-    read: |v| {
-        use crate::connectors::search::{Found, FoundItem, text};
-        let hits = v.get("hits")?.as_array()?;
-        Some(Found {
-            total: v.get("total").and_then(serde_json::Value::as_u64),
-            // OpenTK stops at 280 hits and says when it may have cut a search short.
-            total_is_exact: v.get("incomplete").is_none_or(serde_json::Value::is_null),
-            results: hits
-                .iter()
-                .filter_map(|h| {
-                    Some(FoundItem {
-                        id: text(h, "number")?,
-                        tool: if text(h, "kind").as_deref() == Some("Activiteit") {
-                            "opentk_activity"
-                        } else {
-                            "opentk_document"
-                        },
-                        title: text(h, "subject").unwrap_or_default(),
-                        date: text(h, "date"),
-                        kind: text(h, "kind"),
-                        organization: Some("Tweede Kamer".into()),
-                        url: text(h, "link"),
-                    })
-                })
-                .collect(),
-        })
-    },
 };
 
 /// The tools.
@@ -389,7 +362,7 @@ const TOOLS: &[ToolSpec] = &[
                       documents, commitments made by ministers (toezeggingen) and the video link. Kept for an \
                       hour (agendas change until the meeting).",
         arguments: ActivityArgs,
-        output: ActivityAnswer,
+        output: render::ActivityShown,
         run: opentk_activity,
     },
     crate::tool! {

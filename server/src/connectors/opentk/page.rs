@@ -4,12 +4,13 @@
 
 use serde_json::{Value, json};
 
-use super::render::{self, DocumentAnswer, Hit};
+use super::render::{self, DocumentShown};
 use crate::call::Clients;
 use crate::connectors::page_spec::{
     DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, StatusColumn, StatusRows, StatusSection,
-    SystemTools, TextPage, document_page, non_empty, object, offset_token,
+    SystemTools, TextPage, document_page, object, offset_token,
 };
+use crate::connectors::vocabulary::Listing;
 
 /// Hits per page.
 const PER_PAGE: u64 = 10;
@@ -52,9 +53,8 @@ fn arguments(q: &PageQuery) -> Result<rmcp::model::JsonObject, String> {
 
 #[derive(serde::Deserialize)]
 struct Shown {
-    hits: Vec<Hit>,
-    #[serde(default)]
-    total: Option<u64>,
+    #[serde(flatten)]
+    listing: Listing,
     #[serde(default)]
     incomplete: Option<String>,
 }
@@ -62,23 +62,13 @@ struct Shown {
 fn hits(v: Value, q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
     let shown: Shown = serde_json::from_value(v).map_err(|e| e.to_string())?;
     let skip = skip(q)?;
-    let end = skip + shown.hits.len().saturating_sub(skip as usize) as u64;
-    let more = shown.total.is_some_and(|t| t > end) && end < MAX_SHOWN;
+    let results = shown.listing.results;
+    let end = skip + results.len().saturating_sub(skip as usize) as u64;
+    let total = shown.listing.tally.total;
+    let more = total.is_some_and(|t| t > end) && end < MAX_SHOWN;
     Ok(Hits {
-        items: shown
-            .hits
-            .into_iter()
-            .skip(skip as usize)
-            .map(|h| PageHit {
-                title: h.subject.clone().unwrap_or_else(|| h.number.clone()),
-                organisation: Some("Tweede Kamer".to_owned()),
-                date: h.date,
-                kind: h.kind,
-                source_url: h.link,
-                doc_id: non_empty(&h.number),
-            })
-            .collect(),
-        total: shown.total,
+        items: results.into_iter().skip(skip as usize).map(PageHit::of).collect(),
+        total,
         next: more.then(|| end.to_string()),
         note: shown.incomplete,
     })
@@ -86,13 +76,13 @@ fn hits(v: Value, q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
 
 fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String> {
     let page: TextPage = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-    let d: DocumentAnswer = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    let mut meta = vec![("number", d.number.clone())];
+    let d: DocumentShown = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let mut meta = vec![("number", d.id.clone())];
     if d.truncated {
         meta.push(("note", format!("text cut at {} characters", render::MAX_TEXT_CHARS)));
     }
     Ok(DocView {
-        title: d.title.unwrap_or(d.number),
+        title: if d.title.is_empty() { d.id } else { d.title },
         meta,
         next_offset: page.next_offset(),
         offset: page.text_offset,

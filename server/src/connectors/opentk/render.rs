@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -11,6 +12,7 @@ use serde_json::{Value, json};
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
 use crate::connectors::pages::{TextPage, text_page};
+use crate::connectors::vocabulary::{Item, Tally};
 
 /// One search hit as BesluitBron keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -56,6 +58,40 @@ pub fn readable_snippet(snip: &str, open: &str, close: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// One hit as `opentk_search` shows it: the shared [`Item`] (`id`: the document number,
+/// or an activity's, read with the `tool` named) and its snippet.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Found {
+    /// The document or activity.
+    #[serde(flatten)]
+    pub item: Item,
+    /// A snippet, highlights marked `**like this**`.
+    pub snippet: Option<String>,
+}
+
+impl Found {
+    fn of(h: &Hit) -> Found {
+        let tool = if is_activity(h) {
+            "opentk_activity"
+        } else {
+            "opentk_document"
+        };
+        Found {
+            item: Item::new(
+                PlatformId::Opentk,
+                tool,
+                h.number.clone(),
+                h.subject.clone().unwrap_or_default(),
+            )
+            .dated(h.date.clone())
+            .kind(h.kind.clone())
+            .of(Some("Tweede Kamer"))
+            .at(h.link.clone()),
+            snippet: h.snippet.clone(),
+        }
+    }
+}
+
 /// `opentk_search`'s structured content.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchShown {
@@ -65,14 +101,11 @@ pub struct SearchShown {
     pub kind: String,
     /// Whether only the last two months were searched.
     pub recent: bool,
-    /// Hits OpenTK gave in all (at most 280).
-    pub total: usize,
-    /// The first hit shown (0-based).
-    pub offset: usize,
     /// The hits shown.
-    pub hits: Vec<Hit>,
-    /// The `offset` of the next hits, when there are more.
-    pub next_offset: Option<usize>,
+    pub results: Vec<Found>,
+    /// Hits OpenTK gave in all (at most 280: not exact when `incomplete`), and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
     /// How long OpenTK took, in milliseconds.
     pub milliseconds: Option<f64>,
     /// Why the answer may be incomplete, if it may be.
@@ -151,10 +184,12 @@ pub fn search(answer: &SearchAnswer, served: Served, offset: usize, limit: usize
         query: answer.query.clone(),
         kind: answer.kind.clone(),
         recent: answer.recent,
-        total: answer.hits.len(),
-        offset: start,
-        hits: shown,
-        next_offset,
+        results: shown.iter().map(Found::of).collect(),
+        tally: Tally {
+            total: Some(answer.hits.len() as u64),
+            total_is_exact: answer.incomplete.is_none(),
+            next_offset: next_offset.map(|n| n as u64),
+        },
         milliseconds: answer.milliseconds,
         incomplete: answer.incomplete.clone(),
     };
@@ -249,10 +284,14 @@ pub const RAW_NOTE: &str = "The text above is OpenTK's HTML rendition. The origi
 /// the text content), and where the page is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct DocumentShown {
-    /// The document number.
-    pub number: String,
+    /// The document number (`opentk_document` `id`).
+    pub id: String,
     /// Its title.
-    pub title: Option<String>,
+    pub title: String,
+    /// The document's page at OpenTK.
+    pub url: String,
+    /// `opentk`.
+    pub platform: String,
     /// Characters of the rendition's text (before any cut at 200,000).
     pub text_chars: usize,
     /// True when BesluitBron kept only the first 200,000 characters.
@@ -296,8 +335,10 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
         let _ = write!(text, "\n\n{page}");
     }
     let shown = DocumentShown {
-        number: answer.number.clone(),
-        title: answer.title.clone(),
+        id: answer.number.clone(),
+        title: answer.title.clone().unwrap_or_default(),
+        url: answer.page_url.clone(),
+        platform: PlatformId::Opentk.as_str().to_owned(),
         text_chars: answer.text_chars,
         truncated: answer.truncated,
         page_url: answer.page_url.clone(),
@@ -362,6 +403,59 @@ pub struct ActivityAnswer {
     pub record: Value,
 }
 
+/// `opentk_activity`'s structured content: the activity as a record of the shared
+/// vocabulary (`id` its number, `title` its subject, `date` its start), its agenda and
+/// its documents, each readable with `opentk_document`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ActivityShown {
+    /// The activity.
+    #[serde(flatten)]
+    pub item: Item,
+    /// When it ends.
+    pub end: Option<String>,
+    /// Where.
+    pub room: Option<String>,
+    /// The committees taking part.
+    pub committees: Vec<String>,
+    /// The agenda: each point's subject and documents.
+    pub agenda: Vec<AgendaShown>,
+    /// The activity's own documents.
+    pub documents: Vec<Item>,
+    /// Commitments made (toezeggingen).
+    pub commitments: Vec<String>,
+    /// The video.
+    pub video_url: Option<String>,
+}
+
+/// An agenda point as `opentk_activity` shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgendaShown {
+    /// Its subject.
+    pub subject: Option<String>,
+    /// Documents on it (its own and its cases').
+    pub documents: Vec<Item>,
+}
+
+/// Documents linked from an activity, as records `opentk_document` reads (those
+/// without a number cannot be read, and are only counted in the text).
+fn doc_items(docs: &[DocRef]) -> Vec<Item> {
+    docs.iter()
+        .filter_map(|d| {
+            let number = d.number.clone().filter(|n| !n.is_empty())?;
+            Some(
+                Item::new(
+                    PlatformId::Opentk,
+                    "opentk_document",
+                    number,
+                    d.subject.clone().unwrap_or_default(),
+                )
+                .kind(d.kind.clone())
+                .of(Some("Tweede Kamer")),
+            )
+        })
+        .collect()
+}
+
 /// `opentk_activity`'s result.
 pub fn activity(answer: &ActivityAnswer, served: Served) -> Rendered {
     let mut text = format!(
@@ -401,7 +495,35 @@ pub fn activity(answer: &ActivityAnswer, served: Served) -> Rendered {
     if let Some(v) = &answer.video_url {
         let _ = write!(text, "\nVideo: {v}");
     }
-    Rendered::answer(text)
+    let shown = ActivityShown {
+        item: Item::new(
+            PlatformId::Opentk,
+            "opentk_activity",
+            answer.number.clone(),
+            answer.subject.clone().unwrap_or_default(),
+        )
+        .dated(answer.start.clone())
+        .kind(answer.kind.clone())
+        .of(Some("Tweede Kamer")),
+        end: answer.end.clone(),
+        room: answer.room.clone(),
+        committees: answer.committees.clone(),
+        agenda: answer
+            .agenda
+            .iter()
+            .map(|p| AgendaShown {
+                subject: p.subject.clone(),
+                documents: doc_items(&p.documents),
+            })
+            .collect(),
+        documents: doc_items(&answer.documents),
+        commitments: answer.commitments.clone(),
+        video_url: answer.video_url.clone(),
+    };
+    Rendered {
+        text,
+        structured: Structure::Own(json!(shown)),
+    }
 }
 
 /// One harvester's last update.
@@ -476,7 +598,7 @@ mod tests {
             incomplete: Some("OpenTK applies the kind `moties` after cutting the hits at 280".into()),
         };
         let r = search(&answer, Served::Fetched, 0, 2);
-        assert_eq!(structured(&r, &answer)["hits"].as_array().map(Vec::len), Some(2));
+        assert_eq!(structured(&r, &answer)["results"].as_array().map(Vec::len), Some(2));
         assert_eq!(structured(&r, &answer)["next_offset"], 2);
         snapshot("opentk_search", &r, &answer);
         let empty = SearchAnswer {

@@ -258,7 +258,7 @@ const TOOLS: &[ToolSpec] = &[
                       retired on 1 November 2026: unless BesluitBron's operator runs it against a mirror, this tool \
                       says so — use obv_search (OpenBesluitvorming, the same councils) instead.",
         arguments: SearchArgs,
-        output: SearchAnswer,
+        output: render::SearchShown,
         run: ori_search,
     },
     crate::tool! {

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -10,6 +11,7 @@ use serde_json::Value;
 
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
+use crate::connectors::vocabulary::{Item, Tally};
 use crate::platforms::ori::SourceIndex;
 
 /// One hit as BesluitBron keeps it.
@@ -29,7 +31,34 @@ pub struct Hit {
     pub highlights: Vec<String>,
 }
 
-/// What `ori_search` keeps (its structured content, as it is).
+/// One hit as `ori_search` shows it: the shared [`Item`] (`id`: `index/id`; `kind`: its
+/// `@type`) and its highlights.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Found {
+    /// The record.
+    #[serde(flatten)]
+    pub item: Item,
+    /// Highlighted fragments, marked `**like this**`.
+    pub highlights: Vec<String>,
+}
+
+/// `ori_search`'s structured content.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchShown {
+    /// The query.
+    pub query: String,
+    /// The indices searched.
+    pub indices: String,
+    /// The hits.
+    pub results: Vec<Found>,
+    /// Total matches (not exact when a shard ran out of time), and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
+    /// True when a shard ran out of time.
+    pub timed_out: bool,
+}
+
+/// What `ori_search` keeps.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchAnswer {
     /// The query.
@@ -84,17 +113,48 @@ pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
             let _ = write!(text, "\n  {first}");
         }
     }
-    if let Some(total) = answer.total
-        && u64::from(answer.offset) + (answer.hits.len() as u64) < total
-    {
-        let next = u64::from(answer.offset) + answer.hits.len() as u64;
+    let end = u64::from(answer.offset) + answer.hits.len() as u64;
+    let next_offset = answer
+        .total
+        .filter(|t| end < *t && !answer.hits.is_empty())
+        .map(|_| end);
+    if let (Some(total), Some(next)) = (answer.total, next_offset) {
         let _ = write!(
             text,
             "\n{} more: ask again with `offset` {next} for the next page.",
             total - next
         );
     }
-    Rendered::answer(text)
+    let shown = SearchShown {
+        query: answer.query.clone(),
+        indices: answer.indices.clone(),
+        results: answer
+            .hits
+            .iter()
+            .map(|h| Found {
+                item: Item::new(
+                    PlatformId::Ori,
+                    "ori_document",
+                    h.id.clone(),
+                    h.name.clone().unwrap_or_default(),
+                )
+                .dated(h.date.clone())
+                .kind(h.kind.clone())
+                .of(h.organization.clone()),
+                highlights: h.highlights.clone(),
+            })
+            .collect(),
+        tally: Tally {
+            total: answer.total,
+            total_is_exact: answer.total.is_some() && !answer.timed_out,
+            next_offset,
+        },
+        timed_out: answer.timed_out,
+    };
+    Rendered {
+        text,
+        structured: Structure::Own(serde_json::to_value(&shown).unwrap_or_default()),
+    }
 }
 
 /// What `ori_document` keeps.
@@ -121,18 +181,18 @@ pub struct DocumentAnswer {
 /// characters.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct DocumentOutput {
-    /// `index/id`.
+    /// `index/id` (`ori_document` `id`).
     pub id: String,
-    /// `@type`.
-    pub kind: Option<String>,
     /// Its name.
-    pub name: Option<String>,
+    pub title: String,
     /// `last_discussed_at`.
     pub date: Option<String>,
+    /// `@type`.
+    pub kind: Option<String>,
     /// The original file.
-    pub original_url: Option<String>,
-    /// The record without its text fields.
-    pub record: Value,
+    pub url: Option<String>,
+    /// `ori`.
+    pub platform: String,
     /// The character offset the page of text starts at.
     pub text_offset: usize,
     /// Characters of text in this answer: the last `text_length` characters of the text
@@ -183,11 +243,11 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
     }
     let out = DocumentOutput {
         id: answer.id.clone(),
-        kind: answer.kind.clone(),
-        name: answer.name.clone(),
+        title: answer.name.clone().unwrap_or_default(),
         date: answer.date.clone(),
-        original_url: answer.original_url.clone(),
-        record: answer.record.clone(),
+        kind: answer.kind.clone(),
+        url: answer.original_url.clone(),
+        platform: PlatformId::Ori.as_str().to_owned(),
         text_offset: start,
         text_length: shown,
         total_length: total,
@@ -211,14 +271,25 @@ pub struct SourcesAnswer {
 /// `ori_sources`'s structured content.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct SourcesOutput {
-    /// Sources matching the filter (all pages).
-    pub matching: usize,
-    /// The offset of this page among them.
-    pub offset: usize,
-    /// The `offset` that asks for the next page, when there are more.
-    pub next_offset: Option<usize>,
-    /// The sources of this page; ori_search's `source` takes a `source`.
-    pub sources: Vec<SourceIndex>,
+    /// The sources of this page (`id`: what ori_search's `source` takes).
+    pub results: Vec<SourceShown>,
+    /// Sources matching the filter (all pages), and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+/// One source as `ori_sources` shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct SourceShown {
+    /// The source (`date`: when its live index was built).
+    #[serde(flatten)]
+    pub item: Item,
+    /// The live index behind it.
+    pub index: String,
+    /// Documents in the live index.
+    pub documents: Option<u64>,
+    /// Older copies of the same source still present (searchable by name).
+    pub older_copies: Vec<String>,
 }
 
 /// `ori_sources`'s result: the sources whose name contains `filter`, `limit` of them
@@ -268,10 +339,20 @@ pub fn sources(answer: &SourcesAnswer, served: Served, filter: Option<&str>, off
         );
     }
     let out = SourcesOutput {
-        matching: matching.len(),
-        offset,
-        next_offset: next,
-        sources: shown.iter().map(|s| (*s).clone()).collect(),
+        results: shown
+            .iter()
+            .map(|s| SourceShown {
+                item: Item::reference(PlatformId::Ori, s.source.clone(), s.source.clone()).dated(s.built_at.clone()),
+                index: s.index.clone(),
+                documents: s.documents,
+                older_copies: s.older_copies.clone(),
+            })
+            .collect(),
+        tally: Tally {
+            total: Some(matching.len() as u64),
+            total_is_exact: true,
+            next_offset: next.map(|n| n as u64),
+        },
     };
     Rendered {
         text,

@@ -84,7 +84,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
             r#"{"area": "strafrecht", "date_from": "2026-06-01", "date_to": "2026-06-30"}"#,
         ),
         // The longest ruling of the fake: its default answer is one page of many.
-        Sample::new("rechtspraak_ruling", r#"{"ecli": "ECLI:NL:PHR:2026:400"}"#),
+        Sample::new("rechtspraak_ruling", r#"{"id": "ECLI:NL:PHR:2026:400"}"#),
     ],
     offers: &offers::OFFERS,
     page: &crate::connectors::page_spec::PageSpec::Without {
@@ -175,9 +175,14 @@ pub struct SearchArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RulingArgs {
-    /// The ECLI, e.g. `ECLI:NL:HR:2026:1500`.
+    /// The ruling's ECLI (needed), e.g. `ECLI:NL:HR:2026:1500`: a search result's `id`.
     #[schemars(length(max = 64))]
-    pub ecli: String,
+    #[serde(default)]
+    pub id: Option<String>,
+    /// `id`'s earlier name, accepted for one release (the answer says so).
+    #[schemars(skip)]
+    #[serde(default)]
+    pub ecli: Option<String>,
     /// Where to start in the text, in characters (default 0): the answer's
     /// `next_offset` for the next page.
     #[serde(default)]
@@ -701,10 +706,18 @@ async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Rep
 
 /// Read one ruling.
 async fn rechtspraak_ruling(ctx: &Context, call: &Call, args: RulingArgs) -> Reply {
-    let Some(ecli) = Ecli::parse(&args.ecli) else {
+    let used_ecli = args.id.is_none() && args.ecli.is_some();
+    let Some(asked) = args.id.as_deref().or(args.ecli.as_deref()) else {
+        return tool_error(
+            "rechtspraak_ruling: give `id`, the ruling's ECLI (e.g. ECLI:NL:HR:2026:1500, a rechtspraak_search \
+             result's `id`); nothing asked of Rechtspraak",
+        )
+        .into();
+    };
+    let Some(ecli) = Ecli::parse(asked) else {
         return tool_error(format!(
             "`{}` is not an ECLI (ECLI:NL:court:year:number, e.g. ECLI:NL:HR:2026:1500)",
-            resolve::echo(&args.ecli)
+            resolve::echo(asked)
         ))
         .into();
     };
@@ -719,7 +732,15 @@ async fn rechtspraak_ruling(ctx: &Context, call: &Call, args: RulingArgs) -> Rep
     };
     let pc = ruling_call(&client, ecli, false);
     ctx.answer_for(Who::Caller, call, pc, |r, served| {
-        Ok(render::ruling(r, served, offset, length))
+        let mut rendered = render::ruling(r, served, offset, length);
+        if used_ecli {
+            rendered.text = format!(
+                "Note: rechtspraak_ruling's `ecli` is now called `id` (as in every reading tool); `ecli` is \
+                 accepted until the next release.\n{}",
+                rendered.text
+            );
+        }
+        Ok(rendered)
     })
     .await
 }
@@ -838,7 +859,7 @@ mod tests {
             assert!(max.is_some(), "{name}: {p}");
         }
         let schema = serde_json::to_value(schemars::schema_for!(RulingArgs)).unwrap();
-        assert_eq!(schema["properties"]["ecli"]["maxLength"], 64);
+        assert_eq!(schema["properties"]["id"]["maxLength"], 64);
     }
 
     #[test]

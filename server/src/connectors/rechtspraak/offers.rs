@@ -153,7 +153,7 @@ fn case_law_plan(args: &PromptArgs) -> String {
          smaller rechtsgebied, een procedure (rechtspraak_procedures) of een kortere periode; met offset de \
          volgende pagina.\n\
          3. Kies uit de samenvattingen de uitspraken die over \"{subject}\" gaan en lees alleen die met \
-         rechtspraak_ruling (ecli); een lange tekst lees je verder met offset en length.\n\
+         rechtspraak_ruling (id: de ECLI); een lange tekst lees je verder met offset en length.\n\
          4. Antwoord met de lijn in de rechtspraak en noem bij elke bewering de ECLI en de datum.\n\
          Vind je niets, zeg dan welke filters je gebruikte en verbreed (ander rechtsgebied, geen instantie); \
          verzin geen uitspraken."

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::resolve::passes;
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
+use crate::connectors::vocabulary::{Item, Tally};
 use crate::platforms::rechtspraak::{Area, Court, Feed, FeedEntry, Labeled, Procedure, Relation, Ruling};
 
 /// Characters of an inhoudsindicatie shown in a search hit.
@@ -125,23 +127,108 @@ impl SearchPage {
     }
 }
 
+/// The public page of a ruling.
+pub fn ruling_url(ecli: &str) -> String {
+    format!("https://uitspraken.rechtspraak.nl/details?id={ecli}")
+}
+
+/// A ruling's title for a list: the start of its inhoudsindicatie, else its court and
+/// case number.
+fn ruling_title(summary: Option<&str>, court: &str, case_number: Option<&str>) -> String {
+    match summary.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(s) => trim_chars(s, 120),
+        None => match case_number {
+            Some(n) => format!("{court}, {n}"),
+            None => court.to_owned(),
+        },
+    }
+}
+
+/// One ruling as `rechtspraak_search` shows it: the shared [`Item`] (`id`: the ECLI;
+/// `organization`: the court; `title`: the start of the inhoudsindicatie) and more.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Found {
+    /// The ruling.
+    #[serde(flatten)]
+    pub item: Item,
+    /// Case number(s).
+    pub case_number: Option<String>,
+    /// The inhoudsindicatie, trimmed.
+    pub summary: Option<String>,
+    /// `doc` or `ecli` when withdrawn.
+    pub withdrawn: Option<String>,
+}
+
+impl Found {
+    fn of(h: &Hit) -> Found {
+        Found {
+            item: Item::new(
+                PlatformId::Rechtspraak,
+                "rechtspraak_ruling",
+                h.ecli.clone(),
+                ruling_title(h.summary.as_deref(), &h.court, h.case_number.as_deref()),
+            )
+            .dated(h.date.clone())
+            .kind(h.kind.clone())
+            .of(Some(h.court.clone()))
+            .at(Some(h.link.clone().unwrap_or_else(|| ruling_url(&h.ecli)))),
+            case_number: h.case_number.clone(),
+            summary: h.summary.clone(),
+            withdrawn: h.withdrawn.clone(),
+        }
+    }
+}
+
 /// `rechtspraak_search`'s structured content.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchOutput {
     /// What was searched, in words.
     pub searched: String,
-    /// All matches at the platform (before any check on the metadata), when it says.
-    pub total: Option<u64>,
-    /// The offset asked.
-    pub offset: u32,
+    /// The rulings shown.
+    pub results: Vec<Found>,
+    /// All matches at the platform (before any check on the metadata), and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
     /// Entries the platform returned on this page (before any check).
     pub returned: usize,
-    /// The `offset` that asks for the next page, when there are more.
-    pub next_offset: Option<u32>,
     /// A note on a check made on each result's metadata.
     pub note: Option<String>,
-    /// The rulings shown; pass an `ecli` to rechtspraak_ruling.
-    pub rulings: Vec<Hit>,
+}
+
+/// A formal relation to another ruling, as `rechtspraak_ruling` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RelationShown {
+    /// The other ruling's ECLI.
+    pub id: String,
+    /// Its kind (e.g. `conclusie`, `cassatie`, `hogerBeroep`).
+    pub kind: Option<String>,
+    /// Which way (`eerdereAanleg`, `latereAanleg`).
+    pub direction: Option<String>,
+    /// The outcome, when given.
+    pub outcome: Option<String>,
+    /// The platform's own wording.
+    pub label: String,
+}
+
+impl RelationShown {
+    fn of(r: &Relation) -> RelationShown {
+        RelationShown {
+            id: r.ecli.clone(),
+            kind: r.kind.clone(),
+            direction: r.direction.clone(),
+            outcome: r.outcome.clone(),
+            label: r.label.clone(),
+        }
+    }
+}
+
+/// A value list's count (exact) and next page.
+fn list_tally(matching: usize, next: Option<usize>) -> Tally {
+    Tally {
+        total: Some(matching as u64),
+        total_is_exact: true,
+        next_offset: next.map(|n| n as u64),
+    }
 }
 
 /// Structured content of its own, from a value the output schema describes.
@@ -221,12 +308,16 @@ pub fn search(page: &SearchPage, served: Served) -> Rendered {
         text,
         structured: own(&SearchOutput {
             searched: page.searched.clone(),
-            total: page.total,
-            offset: page.offset,
+            results: page.hits.iter().map(Found::of).collect(),
+            tally: Tally {
+                total: page.total,
+                // The platform's count is exact, but results failing the metadata check
+                // are not shown.
+                total_is_exact: page.total.is_some() && page.note.is_none(),
+                next_offset: page.next_offset.map(u64::from),
+            },
             returned: page.returned,
-            next_offset: page.next_offset,
             note: page.note.clone(),
-            rulings: page.hits.clone(),
         }),
     }
 }
@@ -269,12 +360,19 @@ fn widen(filters: &[&str]) -> String {
 /// `text_length` characters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct RulingOutput {
-    /// The ECLI.
-    pub ecli: String,
+    /// The ECLI (`rechtspraak_ruling` `id`).
+    pub id: String,
+    /// The start of the inhoudsindicatie, else the court and case number.
+    pub title: String,
     /// `Uitspraak` or `Conclusie`.
-    #[serde(rename = "type")]
     pub kind: Option<String>,
-    /// The court.
+    /// The court's name.
+    pub organization: Option<String>,
+    /// The ruling's public page.
+    pub url: String,
+    /// `rechtspraak`.
+    pub platform: String,
+    /// The court, with its identifier.
     pub court: Option<Labeled>,
     /// The decision date.
     pub date: Option<String>,
@@ -288,8 +386,8 @@ pub struct RulingOutput {
     pub procedures: Vec<Labeled>,
     /// Areas of law.
     pub areas: Vec<Labeled>,
-    /// Formal relations to other ECLIs.
-    pub relations: Vec<Relation>,
+    /// Formal relations to other rulings (each `id` an ECLI rechtspraak_ruling reads).
+    pub relations: Vec<RelationShown>,
     /// Where it is published.
     pub vindplaatsen: Vec<String>,
     /// The LJNs it replaces.
@@ -388,8 +486,12 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
     Rendered {
         text,
         structured: own(&RulingOutput {
-            ecli: r.ecli.clone(),
+            id: r.ecli.clone(),
+            title: ruling_title(r.summary.as_deref(), court, r.case_numbers.first().map(String::as_str)),
             kind: r.kind.clone(),
+            organization: r.court.as_ref().map(|c| c.name.clone()),
+            url: ruling_url(&r.ecli),
+            platform: PlatformId::Rechtspraak.as_str().to_owned(),
             court: r.court.clone(),
             date: r.date.clone(),
             issued: r.issued.clone(),
@@ -397,7 +499,7 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
             case_numbers: r.case_numbers.clone(),
             procedures: r.procedures.clone(),
             areas: r.areas.clone(),
-            relations: r.relations.clone(),
+            relations: r.relations.iter().map(RelationShown::of).collect(),
             vindplaatsen: r.vindplaatsen.clone(),
             replaces: r.replaces.clone(),
             summary: r.summary.clone(),
@@ -472,14 +574,24 @@ impl ListPage<'_> {
 /// `rechtspraak_courts`'s structured content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CourtsOutput {
-    /// Courts matching the filter (all pages).
-    pub matching: usize,
-    /// The offset of this page among them.
-    pub offset: usize,
-    /// The `offset` that asks for the next page, when there are more.
-    pub next_offset: Option<usize>,
-    /// The courts of this page; rechtspraak_search takes a `name` or `abbreviation`.
-    pub courts: Vec<Court>,
+    /// The courts of this page (`id`: the identifier; `title`: the name, which
+    /// rechtspraak_search's `court` takes, as it takes `abbreviation`).
+    pub results: Vec<CourtShown>,
+    /// Courts matching the filter (all pages), and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+/// A court as `rechtspraak_courts` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CourtShown {
+    /// The court (`kind`: e.g. `Rechtbank`; `date`: its first day).
+    #[serde(flatten)]
+    pub item: Item,
+    /// Its abbreviation, e.g. `RBAMS`.
+    pub abbreviation: Option<String>,
+    /// Its last day, for a court that no longer exists.
+    pub ended: Option<String>,
 }
 
 /// `rechtspraak_courts`'s result: the courts passing `filter` (ended ones only when
@@ -535,10 +647,17 @@ pub fn courts(answer: &CourtsAnswer, served: Served, page: ListPage<'_>, include
     Rendered {
         text,
         structured: own(&CourtsOutput {
-            matching: matching.len(),
-            offset: page.offset,
-            next_offset: next,
-            courts: shown.iter().map(|c| (*c).clone()).collect(),
+            results: shown
+                .iter()
+                .map(|c| CourtShown {
+                    item: Item::reference(PlatformId::Rechtspraak, c.identifier.clone(), c.name.clone())
+                        .kind(c.kind.clone())
+                        .dated(c.begin.clone()),
+                    abbreviation: c.abbreviation.clone(),
+                    ended: c.end.clone(),
+                })
+                .collect(),
+            tally: list_tally(matching.len(), next),
         }),
     }
 }
@@ -566,14 +685,22 @@ pub struct AreaEntry {
 /// `rechtspraak_areas`'s structured content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct AreasOutput {
-    /// Areas matching the filter (all pages).
-    pub matching: usize,
-    /// The offset of this page among them.
-    pub offset: usize,
-    /// The `offset` that asks for the next page, when there are more.
-    pub next_offset: Option<usize>,
-    /// The areas of this page, parents before their sub-areas.
-    pub areas: Vec<AreaEntry>,
+    /// The areas of this page, parents before their sub-areas (`id`: the identifier;
+    /// `title`: the name, which rechtspraak_search's `area` takes).
+    pub results: Vec<AreaShown>,
+    /// Areas matching the filter (all pages), and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
+/// An area of law as `rechtspraak_areas` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct AreaShown {
+    /// The area.
+    #[serde(flatten)]
+    pub item: Item,
+    /// The name of the top-level area it belongs to; absent for a top-level area.
+    pub parent: Option<String>,
 }
 
 /// `rechtspraak_areas`'s result: the areas passing `filter`, with their parent's name.
@@ -630,10 +757,14 @@ pub fn areas(answer: &AreasAnswer, served: Served, page: ListPage<'_>) -> Render
     Rendered {
         text,
         structured: own(&AreasOutput {
-            matching: matching.len(),
-            offset: page.offset,
-            next_offset: next,
-            areas: shown.to_vec(),
+            results: shown
+                .iter()
+                .map(|a| AreaShown {
+                    item: Item::reference(PlatformId::Rechtspraak, a.identifier.clone(), a.name.clone()),
+                    parent: a.parent.clone(),
+                })
+                .collect(),
+            tally: list_tally(matching.len(), next),
         }),
     }
 }
@@ -641,14 +772,12 @@ pub fn areas(answer: &AreasAnswer, served: Served, page: ListPage<'_>) -> Render
 /// `rechtspraak_procedures`'s structured content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ProceduresOutput {
-    /// Procedures matching the filter (all pages).
-    pub matching: usize,
-    /// The offset of this page among them.
-    pub offset: usize,
-    /// The `offset` that asks for the next page, when there are more.
-    pub next_offset: Option<usize>,
-    /// The procedures of this page; rechtspraak_search's `procedure` takes a `name`.
-    pub procedures: Vec<Procedure>,
+    /// The procedures of this page (`title`: the name, which rechtspraak_search's
+    /// `procedure` takes).
+    pub results: Vec<Item>,
+    /// Procedures matching the filter (all pages), and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
 }
 
 /// `rechtspraak_procedures`'s result.
@@ -681,10 +810,11 @@ pub fn procedures(answer: &ProceduresAnswer, served: Served, page: ListPage<'_>)
     Rendered {
         text,
         structured: own(&ProceduresOutput {
-            matching: matching.len(),
-            offset: page.offset,
-            next_offset: next,
-            procedures: shown.iter().map(|p| (*p).clone()).collect(),
+            results: shown
+                .iter()
+                .map(|p| Item::reference(PlatformId::Rechtspraak, p.identifier.clone(), p.name.clone()))
+                .collect(),
+            tally: list_tally(matching.len(), next),
         }),
     }
 }

@@ -3,9 +3,10 @@
 //! on a case (`votes.rs`), and the reference lists of factions and committees.
 //!
 //! No limit is kept for `tk` (none is published), but its answers go through the same
-//! path as every platform's: buffer, coalescing, counted retries. Paging follows
-//! `@odata.nextLink` (the API drops it when `$top` is set), handed to the assistant as an
-//! opaque `continuation`.
+//! path as every platform's: buffer, coalescing, counted retries. A search pages by
+//! `offset`: the platform's page of 250 that holds it (`$skip`, a multiple of 250) is
+//! asked once and kept, and each answer is a window of it. The earlier opaque
+//! `continuation` is still read for one release.
 
 pub mod offers;
 pub mod page;
@@ -26,7 +27,7 @@ use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
-use crate::platforms::tk::{Continuation, MAX_WORDS, TkClient, TkSearch, is_guid};
+use crate::platforms::tk::{Continuation, MAX_OFFSET, MAX_WORDS, TkClient, TkSearch, is_guid};
 use render::{CommitteesAnswer, DocumentAnswer, FactionsAnswer, Links, PageAnswer};
 
 const PLATFORM: PlatformId = PlatformId::Tk;
@@ -76,7 +77,7 @@ fn open(config: &Config) -> Result<Client, PlatformError> {
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// Words that must all occur in the title or the subject (separated by spaces; at
-    /// most 10). Needed unless `continuation` is given.
+    /// most 10).
     #[schemars(length(max = 500))]
     #[serde(default)]
     pub query: Option<String>,
@@ -106,8 +107,13 @@ pub struct SearchArgs {
     #[schemars(range(min = 1, max = 250))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// A previous answer's `continuation`, as given, for the records that follow.
-    #[schemars(length(max = 2000))]
+    /// Records to skip (the answer gives `next_offset`).
+    #[schemars(range(max = 10_000_249))]
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// The earlier paging: a previous answer's continuation token, accepted for one
+    /// release (the answer says to use `offset`).
+    #[schemars(skip)]
     #[serde(default)]
     pub continuation: Option<String>,
 }
@@ -207,33 +213,31 @@ fn first_page_key(kind: Kind, search: &TkSearch) -> CacheKey {
 struct Here {
     kind: Kind,
     search: TkSearch,
-    page: Option<Continuation>,
+    /// The search's position of the kept page's first record (`None`: a page named by
+    /// `$skiptoken`, reached by an earlier continuation).
+    base: Option<u64>,
     from: usize,
     limit: usize,
 }
 
 impl Here {
-    /// The window shown of a kept page of `len` records whose platform `next` page is
-    /// given: the records' range and the continuation for the records that follow.
-    fn view(&self, len: usize, next: Option<&str>) -> render::SearchView {
+    /// The window shown of a kept page of `len` records, whether the platform has a
+    /// page after it: the records' range and the `offset` of the records that follow.
+    fn view(&self, len: usize, platform_has_more: bool) -> render::SearchView {
         let end = self.from.saturating_add(self.limit).min(len);
-        let within = u32::try_from(end).ok().filter(|_| end < len);
-        let continuation = match within {
-            Some(from) => match &self.page {
-                Some(page) => page.within(from).ok().map(|c| c.as_str().to_owned()),
-                None => Continuation::first_page(self.kind.set(), &self.search, from)
-                    .ok()
-                    .map(|c| c.as_str().to_owned()),
-            },
-            None => next.map(str::to_owned),
+        let next_offset = if end < len || platform_has_more {
+            self.base.map(|base| base + end as u64)
+        } else {
+            None
         };
         render::SearchView {
             kind: self.kind.as_str(),
             searched: describe(&self.search),
             from: self.from.min(len),
             to: end.max(self.from.min(len)),
-            continuation,
-            later_page: self.page.is_some(),
+            base: self.base.unwrap_or(0),
+            next_offset,
+            later_page: self.base != Some(0),
         }
     }
 }
@@ -303,28 +307,6 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
         crate::connectors::search::dates(asked, &mut args);
         args
     },
-    read: |v| {
-        use crate::connectors::search::{Found, FoundItem, text};
-        let items = v.get("items")?.as_array()?;
-        Some(Found {
-            total: v.get("count").and_then(serde_json::Value::as_u64),
-            total_is_exact: true,
-            results: items
-                .iter()
-                .filter_map(|d| {
-                    Some(FoundItem {
-                        id: text(d, "Id")?,
-                        tool: "tk_document",
-                        title: text(d, "Titel").or_else(|| text(d, "Onderwerp")).unwrap_or_default(),
-                        date: text(d, "Datum"),
-                        kind: text(d, "Soort"),
-                        organization: Some("Tweede Kamer".into()),
-                        url: None,
-                    })
-                })
-                .collect(),
-        })
-    },
 };
 
 /// The tools.
@@ -335,8 +317,9 @@ const TOOLS: &[ToolSpec] = &[
         description: "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) \
                       by words in their title or subject, optionally by `soort` (as the Kamer writes it: `Motie`) \
                       and dates. Not full text (opentk_search is). Newest first; the answer says how many match \
-                      and gives a `continuation` for the rest. The platform sends 250 records at once, which \
-                      BesluitBron keeps, so paging is answered from its buffer.",
+                      and gives `next_offset` for the rest. The platform sends 250 records at once, which \
+                      BesluitBron keeps, so paging within them is answered from its buffer. A document's `id` \
+                      reads with tk_document; a case's with tk_votes.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: tk_search,
@@ -348,7 +331,7 @@ const TOOLS: &[ToolSpec] = &[
                       year) and its links: the record and the file (PDF or Word). Cheap; kept in BesluitBron's \
                       buffer for weeks. Its text: tk_document_text.",
         arguments: DocumentArgs,
-        output: DocumentAnswer,
+        output: render::DocumentShown,
         run: tk_document,
     },
     crate::tool! {
@@ -399,9 +382,18 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         Ok(c) => c,
         Err(e) => return e.into(),
     };
-    // `words` is `query` now; an assistant that used it is told, once per answer.
+    // `words` is `query` now, and `offset` pages where `continuation` did: an assistant
+    // that used an earlier name is told, once per answer.
     let used_words = args.query.is_none() && args.words.is_some();
-    let renamed = |mut r: Rendered| {
+    let used_continuation = next.is_some();
+    let renamed = move |mut r: Rendered| {
+        if used_continuation {
+            r.text = format!(
+                "Note: tk_search pages with `offset` now (each answer gives `next_offset`); `continuation` is \
+                 accepted until the next release.\n{}",
+                r.text
+            );
+        }
         if used_words {
             r.text = format!(
                 "Note: tk_search's `words` is now called `query` (as in every search); `words` is accepted \
@@ -411,40 +403,13 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         }
         r
     };
-    let (key, asked, here) = match next {
-        // Further into the first page: the first page's own key, so it is asked once.
-        Some(next) if next.is_first_page() => {
-            let search = next.search().clone();
-            let here = Here {
-                kind,
-                search: search.clone(),
-                page: None,
-                from: next.from() as usize,
-                limit,
-            };
-            (first_page_key(kind, &search), Asked::First(search), here)
-        }
-        Some(next) => {
-            let page = match next.page_token() {
-                Ok(page) => page,
-                Err(e) => return tool_error(e).into(),
-            };
-            let key = CacheKey::new(PLATFORM, DataClass::Search, format!("search_{}", kind.as_str()))
-                .param("continuation", page);
-            let here = Here {
-                kind,
-                search: next.search().clone(),
-                page: Some(next.clone()),
-                from: next.from() as usize,
-                limit,
-            };
-            (key, Asked::Next(next), here)
-        }
+    let next = match next {
+        Some(next) => next,
         None => {
             let Some(text) = args.query.as_deref().or(args.words.as_deref()) else {
                 return tool_error(
-                    "tk_search: give `query`, the words that must occur in the title or subject (e.g. `stikstof`), \
-                     or the `continuation` of an earlier answer (nothing asked of the Tweede Kamer)",
+                    "tk_search: give `query`, the words that must occur in the title or subject (e.g. `stikstof`) \
+                     (nothing asked of the Tweede Kamer)",
                 )
                 .into();
             };
@@ -460,15 +425,37 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
             if let Err(e) = search.filter("Datum") {
                 return tool_error(e).into();
             }
-            let here = Here {
-                kind,
-                search: search.clone(),
-                page: None,
-                from: 0,
-                limit,
-            };
-            (first_page_key(kind, &search), Asked::First(search), here)
+            let offset = args.offset.unwrap_or(0);
+            if offset > MAX_OFFSET {
+                return tool_error(format!(
+                    "tk_search: `offset` must be at most {MAX_OFFSET} (nothing asked of the Tweede Kamer)"
+                ))
+                .into();
+            }
+            match Continuation::at_offset(kind.set(), &search, offset) {
+                Ok(next) => next,
+                Err(e) => return tool_error(e).into(),
+            }
         }
+    };
+    let here = Here {
+        kind,
+        search: next.search().clone(),
+        base: next.base(),
+        from: next.from() as usize,
+        limit,
+    };
+    let (key, asked) = if next.is_first_page() {
+        // Anywhere in the first page: the first page's own key, so it is asked once.
+        (first_page_key(kind, next.search()), Asked::First(next.search().clone()))
+    } else {
+        let page = match next.page_token() {
+            Ok(page) => page,
+            Err(e) => return tool_error(e).into(),
+        };
+        let key =
+            CacheKey::new(PLATFORM, DataClass::Search, format!("search_{}", kind.as_str())).param("continuation", page);
+        (key, Asked::Next(next))
     };
     let asked = Arc::new(asked);
     match kind {
@@ -487,7 +474,7 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
                 renamed(render::search(
                     a,
                     served,
-                    &here.view(a.items.len(), a.continuation.as_deref()),
+                    &here.view(a.items.len(), a.continuation.is_some()),
                 ))
             })
             .await
@@ -507,7 +494,7 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
                 renamed(render::search(
                     a,
                     served,
-                    &here.view(a.items.len(), a.continuation.as_deref()),
+                    &here.view(a.items.len(), a.continuation.is_some()),
                 ))
             })
             .await

@@ -135,11 +135,11 @@ fn dossier_plan(args: &PromptArgs) -> String {
     format!(
         "Onderzoeksvraag: volg het Kamerdossier over \"{subject}\"{focus}.\n\n\
          Werk zo, de goedkope stappen eerst:\n\
-         1. tk_search met words \"{subject}\" en kind \"cases\": de zaken (Kamerstukdossiers, moties, vragen), \
+         1. tk_search met query \"{subject}\" en kind \"cases\": de zaken (Kamerstukdossiers, moties, vragen), \
          nieuwste eerst. Eén zoekvraag is goedkoop; tk_search zoekt in titels en onderwerpen, niet in de tekst.\n\
-         2. tk_search met words \"{subject}\" (documenten), eventueel met soort (Motie, Brief regering, \
-         Schriftelijke vragen) of date_from om te beperken; met continuation de volgende pagina. tk_search filtert \
-         niet op commissie of fractie: let daarop in de titels en metadata.\n\
+         2. tk_search met query \"{subject}\" (documenten), eventueel met soort (Motie, Brief regering, \
+         Schriftelijke vragen) of date_from om te beperken; met offset (next_offset uit het antwoord) de \
+         volgende pagina. tk_search filtert niet op commissie of fractie: let daarop in de titels en metadata.\n\
          3. tk_document geeft de metadata van een stuk (goedkoop); lees met tk_document_text alleen de paar \
          stukken die ertoe doen (kabinetsbrief, aangenomen motie) — de eerste keer duur, daarna bewaard.\n\
          4. Vat samen: het verloop in de tijd, wie wat indiende of steunde, en noem bij elke bewering het stuk \

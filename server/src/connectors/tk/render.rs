@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -11,6 +12,7 @@ use serde_json::json;
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
 use crate::connectors::pages::Window;
+use crate::connectors::vocabulary::{Item, Tally};
 use crate::platforms::tk::{Commissie, Document, Fractie, TkPage, Zaak};
 
 /// What `tk_search` keeps: one page of records, with the opaque continuation.
@@ -34,7 +36,8 @@ impl<T> From<TkPage<T>> for PageAnswer<T> {
     }
 }
 
-/// A record as a search hit line: number, title (or subject), id.
+/// A record as a search finds it: its number, title (or subject), id, and the record in
+/// the shared vocabulary.
 pub trait Listed {
     /// `DocumentNummer` or `Nummer`.
     fn number(&self) -> &str;
@@ -42,6 +45,9 @@ pub trait Listed {
     fn title(&self) -> &str;
     /// The GUID.
     fn id(&self) -> &str;
+    /// The record as a result: a document is read by `tk_document` (its GUID), a case's
+    /// decisions and votes by `tk_votes` (its number).
+    fn item(&self) -> Item;
 }
 
 impl Listed for Document {
@@ -53,6 +59,12 @@ impl Listed for Document {
     }
     fn id(&self) -> &str {
         &self.id
+    }
+    fn item(&self) -> Item {
+        Item::new(PlatformId::Tk, "tk_document", self.id.clone(), self.title())
+            .dated(self.datum.as_deref().map(day))
+            .kind(self.soort.clone())
+            .of(Some("Tweede Kamer"))
     }
 }
 
@@ -66,9 +78,23 @@ impl Listed for Zaak {
     fn id(&self) -> &str {
         &self.id
     }
+    fn item(&self) -> Item {
+        Item::new(PlatformId::Tk, "tk_votes", self.number(), self.title())
+            .dated(self.gestart_op.as_deref().map(day))
+            .kind(self.soort.clone())
+            .of(Some("Tweede Kamer"))
+    }
 }
 
-/// Which records of a kept page `tk_search` shows, and how to go on.
+/// The day of an OData date-time (`2025-03-04T00:00:00+01:00` → `2025-03-04`).
+fn day(datetime: &str) -> &str {
+    datetime
+        .get(..10)
+        .filter(|d| d.as_bytes().get(4) == Some(&b'-'))
+        .unwrap_or(datetime)
+}
+
+/// Which records of a kept page `tk_search` shows, and where the search goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SearchView {
     /// `documents` or `cases`.
@@ -79,20 +105,23 @@ pub struct SearchView {
     pub from: usize,
     /// One past the last shown.
     pub to: usize,
-    /// The continuation for the records that follow.
-    pub continuation: Option<String>,
+    /// The search's position of the kept page's first record.
+    pub base: u64,
+    /// The `offset` of the records that follow, when there are more.
+    pub next_offset: Option<u64>,
     /// Whether the page is a later one (its records are not the first of the search).
     pub later_page: bool,
 }
 
-/// A record `tk_search` finds (the output schema's items: a document or a case).
+/// One record `tk_search` finds: the shared [`Item`] and its number (`DocumentNummer`,
+/// e.g. `2025D12345`, or the case's `Nummer`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum Record {
-    /// A document.
-    Document(Document),
-    /// A case.
-    Case(Zaak),
+pub struct Found {
+    /// The document or case.
+    #[serde(flatten)]
+    pub item: Item,
+    /// Its number at the Kamer.
+    pub number: Option<String>,
 }
 
 /// `tk_search`'s structured content.
@@ -103,28 +132,19 @@ pub struct SearchShown {
     /// What was searched, in words.
     pub searched: String,
     /// The records shown.
-    pub items: Vec<Record>,
-    /// How many records match in all, when the platform says.
-    pub count: Option<u64>,
-    /// The continuation for the records that follow: pass it as `continuation`.
-    pub continuation: Option<String>,
-}
-
-#[derive(Serialize)]
-struct SearchShownOf<'a, T> {
-    kind: &'a str,
-    searched: &'a str,
-    items: &'a [T],
-    count: Option<u64>,
-    continuation: Option<&'a str>,
+    pub results: Vec<Found>,
+    /// How many records match in all (exact, when the platform says), and the next page.
+    #[serde(flatten)]
+    pub tally: Tally,
 }
 
 /// `tk_search`'s result (`view.kind`: `documents` or `cases`): the records `view` picks
 /// of the kept page, each as a line, and how to get the ones that follow; for no records,
 /// what was searched and how to widen it.
-pub fn search<T: Listed + Serialize>(answer: &PageAnswer<T>, served: Served, view: &SearchView) -> Rendered {
+pub fn search<T: Listed>(answer: &PageAnswer<T>, served: Served, view: &SearchView) -> Rendered {
     let shown = &answer.items[view.from.min(answer.items.len())..view.to.min(answer.items.len())];
     let kind = view.kind;
+    let first = view.base + view.from as u64;
     let mut text = if answer.items.is_empty() && !view.later_page {
         format!(
             "The Tweede Kamer has no {kind} whose title or subject holds {}{}. To widen: use fewer or other words \
@@ -137,35 +157,45 @@ pub fn search<T: Listed + Serialize>(answer: &PageAnswer<T>, served: Served, vie
         )
     } else if shown.is_empty() {
         format!(
-            "No more {kind} for {}{}: the search has no records past this point.",
+            "No more {kind} for {}{}: the search has no records past offset {first}{}.",
             view.searched,
-            provenance(served)
+            provenance(served),
+            answer.count.map(|c| format!(" ({c} match in all)")).unwrap_or_default(),
         )
     } else {
         format!(
-            "{kind} {}–{} of this page of up to 250{} for {}{}.",
-            view.from + 1,
-            view.to,
-            answer.count.map(|c| format!(" ({c} match in all)")).unwrap_or_default(),
+            "{kind} {}–{}{} for {}{}.",
+            first + 1,
+            first + shown.len() as u64,
+            answer.count.map(|c| format!(" of {c}")).unwrap_or_default(),
             view.searched,
             provenance(served)
         )
     };
     for item in shown {
-        let _ = write!(text, "\n- {} {} (Id {})", item.number(), item.title(), item.id());
+        let _ = write!(text, "\n- {} {} (id {})", item.number(), item.title(), item.item().id);
     }
-    if let Some(next) = &view.continuation {
+    if let Some(next) = view.next_offset {
         let _ = write!(
             text,
-            "\nMore {kind}: call tk_search again with `continuation` \"{next}\" (and a `limit` up to 250)."
+            "\nMore {kind}: call tk_search again with `offset` {next} (and a `limit` up to 250)."
         );
     }
-    let value = SearchShownOf {
-        kind,
-        searched: &view.searched,
-        items: shown,
-        count: answer.count,
-        continuation: view.continuation.as_deref(),
+    let value = SearchShown {
+        kind: kind.to_owned(),
+        searched: view.searched.clone(),
+        results: shown
+            .iter()
+            .map(|r| Found {
+                item: r.item(),
+                number: Some(r.number().to_owned()).filter(|n| !n.is_empty()),
+            })
+            .collect(),
+        tally: Tally {
+            total: answer.count,
+            total_is_exact: answer.count.is_some(),
+            next_offset: view.next_offset,
+        },
     };
     Rendered {
         text,
@@ -191,6 +221,27 @@ pub struct DocumentAnswer {
     pub links: Links,
 }
 
+/// `tk_document`'s structured content: the document as a record of the shared
+/// vocabulary (`url`: its file) and what the Kamer adds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DocumentShown {
+    /// The document.
+    #[serde(flatten)]
+    pub item: Item,
+    /// Its number, e.g. `2024D39058` (opentk_document reads it by this).
+    pub number: Option<String>,
+    /// Its subject.
+    pub subject: Option<String>,
+    /// The parliamentary year, e.g. `2024-2025`.
+    pub parliamentary_year: Option<String>,
+    /// Its record at the platform.
+    pub record_url: String,
+    /// The file's content type.
+    pub content_type: Option<String>,
+    /// When the platform last changed it.
+    pub changed_at: Option<String>,
+}
+
 /// `tk_document`'s result.
 pub fn document(answer: &DocumentAnswer, served: Served) -> Rendered {
     let d = &answer.document;
@@ -203,7 +254,19 @@ pub fn document(answer: &DocumentAnswer, served: Served) -> Rendered {
         provenance(served),
         answer.links.resource_url
     );
-    Rendered::answer(text)
+    let shown = DocumentShown {
+        item: d.item().at(Some(answer.links.resource_url.clone())),
+        number: d.document_nummer.clone(),
+        subject: d.onderwerp.clone(),
+        parliamentary_year: d.vergaderjaar.clone(),
+        record_url: answer.links.record_url.clone(),
+        content_type: d.content_type.clone(),
+        changed_at: d.gewijzigd_op.clone(),
+    };
+    Rendered {
+        text,
+        structured: Structure::Own(json!(shown)),
+    }
 }
 
 /// What `tk_factions` keeps.
@@ -220,13 +283,31 @@ pub struct CommitteesAnswer {
     pub committees: Vec<Commissie>,
 }
 
-/// `tk_factions`'s structured content: the kept list and its count.
+/// One faction as `tk_factions` shows it: the shared [`Item`] (`id`: its GUID; `title`:
+/// its Dutch name; `date`: active since) and its seats.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FactionShown {
+    /// The faction.
+    #[serde(flatten)]
+    pub item: Item,
+    /// Its abbreviation, e.g. `VVD`.
+    pub abbreviation: Option<String>,
+    /// Its English name.
+    pub name_en: Option<String>,
+    /// Its seats.
+    pub seats: Option<i64>,
+    /// Inactive since (absent while active).
+    pub inactive_since: Option<String>,
+}
+
+/// `tk_factions`'s structured content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FactionsShown {
     /// The factions.
-    pub factions: Vec<Fractie>,
-    /// How many.
-    pub count: usize,
+    pub results: Vec<FactionShown>,
+    /// How many (all shown).
+    #[serde(flatten)]
+    pub tally: Tally,
 }
 
 /// `tk_factions`'s result.
@@ -245,10 +326,24 @@ pub fn factions(answer: &FactionsAnswer, served: Served) -> Rendered {
     if count == 0 {
         text.push_str("\nThe Tweede Kamer listed no factions; ask again later.");
     }
-    // The kept answer is the list itself (`{"factions": [...]}`), with its count.
+    let shown = FactionsShown {
+        results: answer
+            .factions
+            .iter()
+            .map(|f| FactionShown {
+                item: Item::reference(PlatformId::Tk, f.id.clone(), f.naam_nl.clone().unwrap_or_default())
+                    .dated(f.datum_actief.as_deref().map(day)),
+                abbreviation: f.afkorting.clone(),
+                name_en: f.naam_en.clone(),
+                seats: f.aantal_zetels,
+                inactive_since: f.datum_inactief.as_deref().map(|d| day(d).to_owned()),
+            })
+            .collect(),
+        tally: Tally::all(count),
+    };
     Rendered {
         text,
-        structured: Structure::Answer(vec![("count", json!(count))]),
+        structured: Structure::Own(json!(shown)),
     }
 }
 
@@ -266,13 +361,23 @@ pub struct CommitteesFilter {
 /// `tk_committees`'s structured content.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CommitteesShown {
-    /// The committees shown.
-    pub committees: Vec<Commissie>,
-    /// How many committees the list has in all.
-    pub total: usize,
-    /// Which of the matching committees are shown.
+    /// The committees shown (`id`: the GUID; `title`: the name).
+    pub results: Vec<CommitteeShown>,
+    /// Matching committees in all, and the next page.
     #[serde(flatten)]
-    pub window: Window,
+    pub tally: Tally,
+    /// How many committees the list has in all.
+    pub committees_in_all: usize,
+}
+
+/// One committee as `tk_committees` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CommitteeShown {
+    /// The committee.
+    #[serde(flatten)]
+    pub item: Item,
+    /// Its abbreviation, e.g. `LVVN`.
+    pub abbreviation: Option<String>,
 }
 
 /// `tk_committees`'s result: the committees matching `filter`, a window of them.
@@ -314,9 +419,15 @@ pub fn committees(answer: &CommitteesAnswer, served: Served, filter: &Committees
         );
     }
     let value = CommitteesShown {
-        committees: shown,
-        total: answer.committees.len(),
-        window,
+        results: shown
+            .iter()
+            .map(|c| CommitteeShown {
+                item: Item::reference(PlatformId::Tk, c.id.clone(), c.naam.clone().unwrap_or_default()),
+                abbreviation: c.afkorting.clone(),
+            })
+            .collect(),
+        tally: window.tally(),
+        committees_in_all: answer.committees.len(),
     };
     Rendered {
         text,
@@ -356,11 +467,16 @@ mod tests {
             searched: "words `stikstof`".into(),
             from: 0,
             to: 2,
-            continuation: Some("tk1.same-page-from-2".into()),
+            base: 0,
+            next_offset: Some(2),
             later_page: false,
         };
         let r = search(&answer, Served::Fetched, &view);
-        assert_eq!(structured(&r, &answer)["items"].as_array().map(Vec::len), Some(2));
+        let v = structured(&r, &answer);
+        assert_eq!(v["results"].as_array().map(Vec::len), Some(2));
+        assert_eq!(v["results"][0]["tool"], "tk_document");
+        assert_eq!(v["next_offset"], 2);
+        assert_eq!(v["total"], 480);
         snapshot("tk_search", &r, &answer);
         let empty = PageAnswer::<Document> {
             items: Vec::new(),
@@ -370,7 +486,7 @@ mod tests {
         let none = SearchView {
             searched: "words `stikstof windmolen`, soort `Motie`, from 2026-01-01".into(),
             to: 0,
-            continuation: None,
+            next_offset: None,
             ..view
         };
         let r = search(&empty, Served::Fetched, &none);
@@ -402,7 +518,7 @@ mod tests {
             }],
         };
         let r = factions(&list, Served::Cached);
-        assert_eq!(structured(&r, &list)["count"], 1);
+        assert_eq!(structured(&r, &list)["total"], 1);
         snapshot("tk_factions", &r, &list);
         let committees_list = CommitteesAnswer {
             committees: [
@@ -424,7 +540,7 @@ mod tests {
             limit: 50,
         };
         let r = committees(&committees_list, Served::Cached, &filter);
-        assert_eq!(structured(&r, &committees_list)["count"], 1);
+        assert_eq!(structured(&r, &committees_list)["total"], 1);
         snapshot("tk_committees", &r, &committees_list);
         let none = committees(
             &committees_list,

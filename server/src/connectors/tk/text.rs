@@ -246,22 +246,24 @@ async fn read_text(
 /// (the page is the text content), and where the page is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TextShown {
-    /// The document's GUID.
+    /// The document's GUID (`tk_document` and `tk_document_text` `id`).
     pub id: String,
+    /// Its subject (or its number, when it has none).
+    pub title: String,
+    /// The version read (`GewijzigdOp`).
+    pub date: Option<String>,
+    /// The file's link at the platform.
+    pub url: String,
+    /// `tk`.
+    pub platform: String,
     /// Its number, e.g. `2024D39058`.
     pub number: Option<String>,
-    /// Its subject.
-    pub subject: Option<String>,
-    /// The version read (`GewijzigdOp`).
-    pub changed_at: Option<String>,
     /// `xml rendition` or `file`.
     pub source: String,
     /// The format read: `pdf`, `docx`, `doc`, `rtf` or `xml`.
     pub format: String,
     /// Pages, for a PDF.
     pub pages: Option<u32>,
-    /// The file's link at the platform.
-    pub file_url: String,
     /// Where the page of text is.
     #[serde(flatten)]
     pub page: TextPage,
@@ -290,13 +292,14 @@ pub fn render(answer: &TextAnswer, served: Served, offset: usize, length: usize)
     );
     let shown = TextShown {
         id: answer.id.clone(),
+        title: answer.subject.clone().unwrap_or_else(|| name.to_owned()),
+        date: answer.changed_at.clone(),
+        url: answer.file_url.clone(),
+        platform: PLATFORM.as_str().to_owned(),
         number: answer.number.clone(),
-        subject: answer.subject.clone(),
-        changed_at: answer.changed_at.clone(),
         source: answer.source.clone(),
         format: json!(answer.format).as_str().unwrap_or_default().to_owned(),
         pages: answer.pages,
-        file_url: answer.file_url.clone(),
         page: at,
     };
     Ok(Rendered {

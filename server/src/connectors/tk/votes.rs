@@ -462,6 +462,8 @@ pub struct VoteResult {
     pub url: Option<String>,
     /// `tk`.
     pub platform: String,
+    /// `tk_votes`, which reads it by `id`.
+    pub tool: String,
     /// The decision's id (a GUID).
     pub decision_id: String,
     /// Its place among the case's voted decisions (1-based) and how many there are.
@@ -495,10 +497,10 @@ pub struct VotesShown {
     pub searched: String,
     /// One result per voted decision.
     pub results: Vec<VoteResult>,
-    /// Voted cases found (within the platform's first page of matches).
-    pub total: usize,
-    /// The `offset` for the voted cases that follow, if any.
-    pub next_offset: Option<usize>,
+    /// Voted cases found (exact unless the platform had more matching cases than its
+    /// first page), and the `offset` for the voted cases that follow.
+    #[serde(flatten)]
+    pub tally: crate::connectors::vocabulary::Tally,
 }
 
 /// One decision's result from its kept votes.
@@ -555,6 +557,7 @@ fn result_of(case: &CaseVotes, n: usize, d: &DecisionVotes) -> VoteResult {
         organization: "Tweede Kamer".to_owned(),
         url: case.url.clone(),
         platform: "tk".to_owned(),
+        tool: "tk_votes".to_owned(),
         decision_id: d.decision.id.clone(),
         decision_number: n,
         decisions: case.decisions.len(),
@@ -665,8 +668,11 @@ pub fn render(answer: &VotesAnswer, served: Served, searched: &str) -> Rendered 
     let shown = VotesShown {
         searched: searched.to_owned(),
         results,
-        total,
-        next_offset,
+        tally: crate::connectors::vocabulary::Tally {
+            total: Some(total as u64),
+            total_is_exact: !answer.more,
+            next_offset: next_offset.map(|n| n as u64),
+        },
     };
     Rendered {
         text,

@@ -87,6 +87,8 @@ pub fn quote_literal(text: &str) -> String {
 pub const MAX_CONTINUATION_CHARS: usize = 2000;
 /// The largest `$skip` a continuation may carry.
 pub const MAX_SKIP: u64 = 10_000_000;
+/// The largest `offset` a search takes: the last record of the page at [`MAX_SKIP`].
+pub const MAX_OFFSET: u64 = MAX_SKIP + PAGE_ROWS as u64 - 1;
 /// The longest word, `soort` or `$skiptoken` a continuation may carry.
 const MAX_TOKEN_FIELD_CHARS: usize = 500;
 
@@ -308,6 +310,33 @@ impl Continuation {
             from,
             ..self.page.clone()
         })
+    }
+
+    /// The platform page of `search` in `set` (`Document` or `Zaak`) that holds record
+    /// `offset` of the search (from 0), shown from that record: the first page below
+    /// [`PAGE_ROWS`], else the page at `$skip` (a multiple of [`PAGE_ROWS`]; the
+    /// platform's `$skip` paging, PLATFORMS.md §3). An offset past [`MAX_OFFSET`] is read
+    /// as that one: the tool refuses it first.
+    pub fn at_offset(set: &str, search: &TkSearch, offset: u64) -> Result<Continuation, TkError> {
+        let rows = u64::from(PAGE_ROWS);
+        let skip = offset.min(MAX_OFFSET) / rows * rows;
+        Continuation::new(PageToken {
+            set: set.to_owned(),
+            search: search.clone(),
+            skip: (skip > 0).then_some(skip),
+            skiptoken: None,
+            from: (offset % rows) as u32,
+        })
+    }
+
+    /// The search's position of the page's first record, when the page is named by
+    /// `$skip` (0 for the first page; `None` for a `$skiptoken` page).
+    pub fn base(&self) -> Option<u64> {
+        match (&self.page.skip, &self.page.skiptoken) {
+            (Some(skip), _) => Some(*skip),
+            (None, None) => Some(0),
+            (None, Some(_)) => None,
+        }
     }
 
     /// The first page of `search` in `set` (`Document` or `Zaak`), shown from record
