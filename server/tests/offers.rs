@@ -104,7 +104,7 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
             [
                 "besluitbron://obv/document/{id}",
                 "besluitbron://tk/document/{id}",
-                "besluitbron://rechtspraak/ruling/{ecli}",
+                "besluitbron://rechtspraak/ruling/{id}",
                 "besluitbron://opentk/document/{id}",
                 "besluitbron://ob/publication/{id}",
             ]

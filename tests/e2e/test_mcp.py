@@ -106,7 +106,7 @@ RESOURCES = [
 TEMPLATES = [
     "besluitbron://obv/document/{id}",
     "besluitbron://tk/document/{id}",
-    "besluitbron://rechtspraak/ruling/{ecli}",
+    "besluitbron://rechtspraak/ruling/{id}",
     "besluitbron://opentk/document/{id}",
     "besluitbron://ob/publication/{id}",
 ]
@@ -806,7 +806,8 @@ class McpChecks:
         expect(status == 200, f"activiteit answered {status}")
         fake = json.loads(body)
         got = structured(await client.call_tool("opentk_activity", {"id": "2026A00007"}), "opentk_activity")
-        expect_eq(got.get("subject"), fake["meta"]["onderwerp"], "subject")
+        expect_eq(got.get("title"), fake["meta"]["onderwerp"], "title (the subject)")
+        expect_eq((got.get("id"), got.get("platform")), ("2026A00007", "opentk"), "id and platform")
         expect_eq(len(got.get("agenda", [])), len(fake["agendapunten"]), "agenda points")
         expect_eq(got.get("commitments"), [t["tekst"] for t in fake["toezeggingen"]], "commitments")
         expect_eq(got.get("video_url"), fake["videourl"], "video_url")
@@ -844,13 +845,13 @@ class McpChecks:
         got = structured(result, "ori_document")
         doc = await self.fakes.get_json(f"{self.fakes.ori}/ori_heemskerk_20250506181303/_doc/1001")
         expect_eq(page_text(result), "\n\n".join(doc["_source"]["text"]), "text")
-        expect_eq(got.get("name"), doc["_source"]["name"], "name")
+        expect_eq(got.get("title"), doc["_source"]["name"], "title (the name)")
 
     async def ori_sources(self, client: Client) -> None:
         got = structured(await client.call_tool("ori_sources", {}), "ori_sources")
         aliases = await self.fakes.get_json(f"{self.fakes.ori}/_aliases")
         live = sorted(a for entry in aliases.values() for a in entry["aliases"])
-        expect_eq(sorted(s.get("source") for s in got.get("sources", [])), live, "sources (aliases)")
+        expect_eq(sorted(s.get("id") for s in got.get("results", [])), live, "sources (aliases)")
 
     async def ori_search_invalid(self, client: Client) -> None:
         result = await client.call_tool("ori_search", {"query": "x", "source": "../x"})
@@ -1026,7 +1027,7 @@ class McpChecks:
         expect_eq(content.mime_type, "application/json", "mimeType")
         got = json.loads(content.text)
         fake = await self.fakes.tk_all("Fractie", "Verwijderd eq false")
-        expect_eq(sorted(ids_of(got.get("factions", []))), sorted(ids_of(fake)), "faction ids")
+        expect_eq(sorted(ids_of(got.get("results", []))), sorted(ids_of(fake)), "faction ids")
 
     async def resource_ruling(self, client: Client) -> None:
         uri = f"besluitbron://rechtspraak/ruling/{RS_FOOTNOTES_ECLI}"

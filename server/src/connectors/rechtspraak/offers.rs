@@ -44,7 +44,7 @@ pub const OFFERS: Offers = Offers {
         },
     ],
     templates: &[TemplateOffer {
-        uri_template: "besluitbron://rechtspraak/ruling/{ecli}",
+        uri_template: "besluitbron://rechtspraak/ruling/{id}",
         name: "rechtspraak-ruling",
         title: "Rechtspraak: uitspraak",
         description: "One ruling by its ECLI (e.g. ECLI:NL:HR:2026:1500) with its metadata and the first page of \
