@@ -373,6 +373,27 @@ async fn prompts_give_a_plan_and_refuse_bad_arguments() {
                 .to_owned();
             assert!(text.contains(needle), "{name}: {text}");
         }
+        // The Kamer's factions and committees take a key or a name: a faction's full
+        // name becomes its abbreviation, a committee's abbreviation its name.
+        let r = c
+            .request(
+                "prompts/get",
+                json!({"name": "volg_kamerdossier", "arguments": {
+                    "onderwerp": "stikstof",
+                    "fractie": "volkspartij voor vrijheid en democratie",
+                    "commissie": "lvvn",
+                }}),
+            )
+            .await;
+        let text = result(&r)["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        assert!(text.contains("met aandacht voor VVD"), "{text}");
+        assert!(
+            text.contains("behandeld door de vaste commissie voor Landbouw"),
+            "{text}"
+        );
     }
     server.stop().await;
 }
