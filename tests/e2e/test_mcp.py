@@ -217,6 +217,13 @@ class Fakes:
         self.bwb = bwb
         self.http = http
 
+    async def requests(self, platform: str) -> int:
+        """How many requests the fake of `platform` has answered (its control route's counter)."""
+        origin = urllib.parse.urlsplit(self.obv)
+        response = await self.http.get(f"{origin.scheme}://{origin.netloc}/_control/state")
+        expect(response.status_code == 200, f"/_control/state answered {response.status_code}")
+        return int(response.json()[platform]["requests"])
+
     # OpenTK ----------------------------------------------------------------------------
 
     async def opentk_search(self, q: str, soorten: str = "alles") -> dict[str, Any]:
@@ -978,7 +985,10 @@ class McpChecks:
             expect(opened.is_error is not True, f"{platform}: {first['tool']} {first['id']}: {error_text(opened)[:200]!r}")
 
     async def obv_search_name(self, client: Client) -> None:
+        await client.call_tool("obv_sources", {})  # the reference list names are resolved against
+        before = await self.fakes.requests("obv")
         result = await client.call_tool("obv_search", {"query": "fietsparkeren", "organization": "Utrecht"})
+        expect_eq(await self.fakes.requests("obv"), before, "requests at the fake OpenBesluitvorming")
         message = error_text(result)
         expect(result.is_error is True, "a tool error")
         expect("gemeente-utrecht" in message and "provincie-utrecht" in message and "nothing was asked" in message,
