@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use besluitbron_core::PlatformId;
 use besluitbron_core::cache::CacheKey;
+use besluitbron_core::dedup::Fold;
 use besluitbron_fakes::ob::{ObPublication, Renditions, ob_corpus};
 use besluitbron_fakes::serve_registry_on;
 use besluitbron_server::app::{App, Hooks};
@@ -57,7 +58,9 @@ impl Ask {
     /// The trace line's platform, operation, key and follow-up.
     fn trace(&self) -> serde_json::Value {
         match self {
-            Ask::Obv(key) => json!({"platform": "obv", "key": key}),
+            // The trace's key is the request's canonical form (issue 30, item 4): what the
+            // server keys the buffer, its flights and replays by.
+            Ask::Obv(key) => json!({"platform": "obv", "key": Fold::AndWordsCaseless.apply(key)}),
             Ask::ObSearch(word) => json!({"platform": "ob", "key": word}),
             Ask::ObDocument(id) => json!({
                 "platform": "ob", "op": "record", "key": format!("record:{id}"),
@@ -372,7 +375,8 @@ async fn check(script: Script) {
         .calls
         .iter()
         .flat_map(|(_, _, ask)| match ask {
-            Ask::Obv(key) | Ask::ObSearch(key) => vec![key.clone()],
+            Ask::Obv(key) => vec![Fold::AndWordsCaseless.apply(key)],
+            Ask::ObSearch(key) => vec![key.clone()],
             Ask::ObDocument(id) => vec![format!("record:{id}"), format!("text:{id}")],
         })
         .collect();

@@ -416,8 +416,31 @@ async fn only_what_is_safe_to_fold_makes_two_requests_one() {
         before + 1,
         "extra whitespace is the same request: {metrics}"
     );
-    structured(&c.call("obv_search", json!({"query": "Woningbouw Utrecht"})).await);
-    assert_eq!(f.obv.requests(), before + 2, "letter case is not folded");
+    // Newest first, the platform's case folding and ANDed words make these one request.
+    structured(&c.call("obv_search", json!({"query": "Utrecht, Woningbouw"})).await);
+    assert_eq!(
+        f.obv.requests(),
+        before + 1,
+        "case, punctuation and order are folded by date"
+    );
+    // By relevance a word's weight may depend on how it is asked: only whitespace folds.
+    structured(
+        &c.call(
+            "obv_search",
+            json!({"query": "woningbouw  Utrecht", "sort": "relevance"}),
+        )
+        .await,
+    );
+    structured(
+        &c.call(
+            "obv_search",
+            json!({"query": "Woningbouw Utrecht", "sort": "relevance"}),
+        )
+        .await,
+    );
+    assert_eq!(f.obv.requests(), before + 3, "letter case is not folded by relevance");
+    structured(&c.call("obv_search", json!({"query": "\"Woningbouw Utrecht\""})).await);
+    assert_eq!(f.obv.requests(), before + 4, "a phrase is another question");
     server.stop().await;
 }
 

@@ -11,14 +11,17 @@
 //!   (an MCP session, or a client address with an `Idempotency-Key`) with the same
 //!   arguments gets the first result; with other arguments it gets a clear conflict.
 //!   Failures release the key.
-//! - [`fold`]: conservative normalisation (R-D5). Exact match by default; a connector may
-//!   declare per parameter what is safe to fold.
+//! - [`fold`]: conservative normalisation (R-D5, level 1). Exact match by default; a
+//!   connector folds per parameter what its platform ignores (whitespace; the order,
+//!   repeats, case and punctuation of ANDed words; an identifier's case), so requests
+//!   the platform answers identically share one key.
 //!
 //! [`rate`] measures (R-D9): counters per platform, tool and client, and a warning when
 //! one client's duplicate rate rises far above its usual level.
 //!
 //! What this module does not do: hold results in memory for a long time (that is the
-//! buffer's job, R-D4), compare questions by meaning (semantic dedup is out of scope),
+//! buffer's job, R-D4), answer one question with another's result when the platform might answer them
+//! differently (near-duplicates are measured, never merged),
 //! or wait: the shells own the channels that carry results to waiters.
 
 pub mod flights;

@@ -292,6 +292,12 @@ impl SearchArgs {
                 &[("newest", SortOrder::Newest), ("relevance", SortOrder::Relevance)],
             )?,
         };
+        // R-D5, level 1: the terms are ANDed (PLATFORMS.md §10), so newest first their
+        // order and repeats do not change the answer; by relevance they are kept as asked.
+        let terms = match sort {
+            SortOrder::Newest => cql::and_set(terms),
+            SortOrder::Relevance => terms,
+        };
         let search = ObSearch {
             terms,
             publication,

@@ -174,16 +174,14 @@ pub struct SearchArgs {
 impl SearchArgs {
     fn params(&self) -> Result<SearchParams, String> {
         let mut p = SearchParams::query(self.query.clone().unwrap_or_default());
-        // R-D5: OpenBesluitvorming splits the query on whitespace and ANDs the words, so
-        // runs of whitespace are safe to fold; letter case and punctuation are not folded.
+        p.sort = self.sort.map(SortOrder::from).unwrap_or_default();
         p.query = self
             .query
             .as_deref()
-            .map(|q| Fold::Whitespace.apply(q))
+            .map(|q| query_fold(p.sort).apply(q))
             .filter(|q| !q.is_empty());
         p.organization = self.organization.clone().filter(|o| !o.is_empty());
         p.entity_type = self.entity_type.map(EntityType::from);
-        p.sort = self.sort.map(SortOrder::from).unwrap_or_default();
         p.date_from = self.date_from.clone();
         p.date_to = self.date_to.clone();
         p.limit = self.limit.unwrap_or(24);
@@ -196,6 +194,18 @@ impl SearchArgs {
             other => format!("obv_search: {other}"),
         })?;
         Ok(p)
+    }
+}
+
+/// How a search's `query` is folded (R-D5, level 1): OpenBesluitvorming strips
+/// punctuation, folds case and ANDs the words (PLATFORMS.md §2), so in an order by date
+/// or title the words' order, repeats, case and punctuation do not change the answer —
+/// the query is sent, and kept, as its sorted lower-case words. By relevance a repeated
+/// word may weigh more: there only whitespace is folded. A phrase is kept as written.
+fn query_fold(sort: SortOrder) -> Fold {
+    match sort {
+        SortOrder::Relevance => Fold::Whitespace,
+        _ => Fold::AndWordsCaseless,
     }
 }
 

@@ -164,6 +164,18 @@ pub fn terms(query: &str) -> Vec<Term> {
     out
 }
 
+/// `terms` as the set they are when ANDed: sorted (words, then phrases), each once. The
+/// words' case is kept (the full-text index's folding of case is not documented).
+pub fn and_set(mut terms: Vec<Term>) -> Vec<Term> {
+    terms.sort_by(|a, b| match (a, b) {
+        (Term::Word(x), Term::Word(y)) | (Term::Phrase(x), Term::Phrase(y)) => x.cmp(y),
+        (Term::Word(_), Term::Phrase(_)) => std::cmp::Ordering::Less,
+        (Term::Phrase(_), Term::Word(_)) => std::cmp::Ordering::Greater,
+    });
+    terms.dedup();
+    terms
+}
+
 /// A search of Officiële Bekendmakingen, as typed parts.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ObSearch {

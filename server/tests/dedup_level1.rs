@@ -1,0 +1,274 @@
+//! Semantic deduplication, level 1 (issue 30, R-D5): requests the platform answers
+//! identically share one canonical form — the buffer, coalescing and replay key — and
+//! requests it may answer differently never do.
+//!
+//! Each rule is held against the fake that behaves as the platform: for generated
+//! variants (case, punctuation, whitespace, word order, repeated words) whose canonical
+//! forms are equal, the fake answers every variant byte-identically; and through the
+//! server, two variants asked in different sessions reach the fake once, while a phrase,
+//! another offset or another organisation reaches it again.
+
+mod support;
+
+use besluitbron_core::dedup::Fold;
+use besluitbron_fakes::ob::{ObPublication, parse_cql};
+use besluitbron_fakes::{ObvSettings, ob_corpus};
+use besluitbron_server::platforms::ob::{ObSearch, Term, cql};
+use serde_json::json;
+use support::{Mcp, Server, config, fakes, structured, temp_dir};
+
+/// A small seeded generator (xorshift64*): each case is reproducible from its seed.
+struct Pick(u64);
+
+impl Pick {
+    fn seeded(seed: u64) -> Pick {
+        Pick(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i + 1);
+            items.swap(i, j);
+        }
+    }
+    /// `n` different items of `from`.
+    fn some<T: Clone>(&mut self, from: &[T], n: usize) -> Vec<T> {
+        let mut all = from.to_vec();
+        self.shuffle(&mut all);
+        all.truncate(n);
+        all
+    }
+}
+
+/// Words the fake's OpenBesluitvorming data holds, and some it does not.
+const OBV_WORDS: [&str; 10] = [
+    "stikstof",
+    "begroting",
+    "woningbouw",
+    "fietspad",
+    "jeugdzorg",
+    "natuurherstel",
+    "kernen",
+    "voorjaarsnota",
+    "raad",
+    "nergenswoord",
+];
+
+/// A variant of `words` the platform reads alike: words shuffled, one repeated, case
+/// changed, punctuation and whitespace around them.
+fn obv_variant(words: &[&str], rng: &mut Pick) -> String {
+    let mut w: Vec<String> = words.iter().map(|s| (*s).to_owned()).collect();
+    if rng.chance(50) {
+        let again = w[rng.below(w.len())].clone();
+        w.push(again);
+    }
+    rng.shuffle(&mut w);
+    let parts: Vec<String> = w
+        .into_iter()
+        .map(|word| {
+            let cased: String = word
+                .chars()
+                .map(|c| if rng.chance(30) { c.to_ascii_uppercase() } else { c })
+                .collect();
+            let before = [" ", "", "(", "  "][rng.below(4)];
+            let after = ["", ",", "!", ":", " ;"][rng.below(5)];
+            format!("{before}{cased}{after}")
+        })
+        .collect();
+    parts.join(["  ", " ", "\t", " - "][rng.below(4)])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn obv_variants_that_fold_alike_get_the_same_answer_from_the_fake() {
+    let f = fakes().await;
+    f.obv.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 100_000);
+    let http = reqwest::Client::new();
+    let search = |query: String, sort: &'static str| {
+        let http = http.clone();
+        let url = format!("{}/api/search", f.obv.base_url());
+        async move {
+            let r = http
+                .get(url)
+                .query(&[("query", query.as_str()), ("sort", sort), ("limit", "24")])
+                .send()
+                .await
+                .expect("the fake answers");
+            assert_eq!(r.status(), 200, "{query}");
+            r.bytes().await.expect("a body")
+        }
+    };
+    for case in 0..40 {
+        let mut rng = Pick::seeded(case);
+        let n = 1 + rng.below(3);
+        let words: Vec<&str> = rng.some(&OBV_WORDS, n);
+        let asked = words.join(" ");
+        let canonical = Fold::AndWordsCaseless.apply(&asked);
+        for sort in ["date_desc", "date_asc", "title_asc"] {
+            let want = search(canonical.clone(), sort).await;
+            for _ in 0..3 {
+                let variant = obv_variant(&words, &mut rng);
+                assert_eq!(
+                    Fold::AndWordsCaseless.apply(&variant),
+                    canonical,
+                    "case {case}: `{variant}` folds to `{asked}`'s form"
+                );
+                assert_eq!(
+                    search(variant.clone(), sort).await,
+                    want,
+                    "case {case}, {sort}: the fake answers `{variant}` as `{canonical}`"
+                );
+            }
+        }
+    }
+}
+
+/// The fake's Officiële Bekendmakingen answer to `search`, as the fake orders it.
+fn ob_answer(search: &ObSearch) -> Vec<&'static ObPublication> {
+    let query = parse_cql(&search.cql().expect("cql")).expect("the fake reads the CQL");
+    let mut hits: Vec<&ObPublication> = ob_corpus().publications.iter().filter(|p| query.matches(p)).collect();
+    if !query.sort.is_empty() {
+        hits.sort_by(|a, b| b.available.cmp(&a.available));
+    }
+    hits
+}
+
+#[test]
+fn ob_terms_in_any_order_or_repeated_get_the_same_answer_from_the_fake() {
+    let vocabulary: Vec<Term> = [
+        "subsidie",
+        "omgevingsvisie",
+        "verordening",
+        "gemeente",
+        "parkeren",
+        "nergens",
+    ]
+    .into_iter()
+    .map(|w| Term::Word(w.to_owned()))
+    .chain(["sluitingsdatum subsidie", "omgevingsvisie 2040"].map(|p| Term::Phrase(p.to_owned())))
+    .collect();
+    for case in 0..200 {
+        let mut rng = Pick::seeded(case);
+        let n = 1 + rng.below(3);
+        let mut terms: Vec<Term> = rng.some(&vocabulary, n);
+        if rng.chance(50) {
+            let again = terms[0].clone();
+            terms.push(again);
+        }
+        rng.shuffle(&mut terms);
+        let asked = ObSearch {
+            terms: terms.clone(),
+            ..ObSearch::default()
+        };
+        let folded = ObSearch {
+            terms: cql::and_set(terms.clone()),
+            ..ObSearch::default()
+        };
+        let mut reordered = terms.clone();
+        reordered.reverse();
+        assert_eq!(cql::and_set(reordered), folded.terms, "case {case}: one canonical form");
+        let (a, b) = (ob_answer(&asked), ob_answer(&folded));
+        assert_eq!(
+            a.iter().map(|p| &p.identifier).collect::<Vec<_>>(),
+            b.iter().map(|p| &p.identifier).collect::<Vec<_>>(),
+            "case {case}: {terms:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("dedup-level1"))).await;
+    let mut a = Mcp::initialize(server.url("/mcp/obv")).await;
+    let mut b = Mcp::initialize(server.url("/mcp/obv")).await;
+    let before = f.obv.requests();
+    let first = structured(
+        &a.call("obv_search", json!({"query": "Begroting  Utrecht", "limit": 5}))
+            .await,
+    );
+    assert_eq!(f.obv.requests(), before + 1);
+    let second = structured(
+        &b.call("obv_search", json!({"query": "utrecht, begroting", "limit": 5}))
+            .await,
+    );
+    assert_eq!(f.obv.requests(), before + 1, "the variant came from the buffer");
+    assert_eq!(first["results"], second["results"]);
+    assert_eq!(
+        second["searched"]["query"], "begroting utrecht",
+        "the form sent and kept"
+    );
+    // What the platform may answer differently is asked again: a phrase, another page,
+    // another organisation, a repeated word by relevance. (The source list, which
+    // resolves `organization`, is read first.)
+    structured(&b.call("obv_sources", json!({})).await);
+    for (n, arguments) in [
+        json!({"query": "\"begroting utrecht\"", "limit": 5}),
+        json!({"query": "Begroting Utrecht", "limit": 5, "offset": 5}),
+        json!({"query": "Begroting Utrecht", "limit": 5, "organization": "gemeente-soest"}),
+        json!({"query": "begroting utrecht", "limit": 5, "sort": "relevance"}),
+        json!({"query": "begroting begroting utrecht", "limit": 5, "sort": "relevance"}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let asked = f.obv.requests();
+        let r = b.call("obv_search", arguments.clone()).await;
+        assert!(r.message.is_some(), "{arguments}");
+        assert_eq!(f.obv.requests(), asked + 1, "{n}: {arguments} is another question");
+    }
+    // Officiële Bekendmakingen: the same terms in another order, newest first.
+    let ob = f.all.get(besluitbron_core::PlatformId::Ob).expect("ob fake");
+    let mut c = Mcp::initialize(server.url("/mcp/ob")).await;
+    let asked = ob.requests();
+    let x = structured(&c.call("ob_search", json!({"query": "subsidie verordening"})).await);
+    let mut d = Mcp::initialize(server.url("/mcp/ob")).await;
+    let y = structured(
+        &d.call("ob_search", json!({"query": "verordening subsidie subsidie"}))
+            .await,
+    );
+    assert_eq!(ob.requests(), asked + 1, "one platform request for both orders");
+    assert_eq!(x["results"], y["results"]);
+    server.stop().await;
+}
+
+/// Identifiers the platforms read in any case are one request in any case: an ECLI, a
+/// Kamer document number, a Kamer GUID.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_identifier_in_another_case_is_the_same_request() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("dedup-ids"))).await;
+    let mut mcp = Mcp::initialize(server.url("/mcp")).await;
+    for (platform, tool, upper, lower) in [
+        (
+            besluitbron_core::PlatformId::Rechtspraak,
+            "rechtspraak_ruling",
+            "ECLI:NL:PHR:2026:400",
+            "ecli:nl:phr:2026:400",
+        ),
+        (
+            besluitbron_core::PlatformId::Opentk,
+            "opentk_document",
+            "2026D10005",
+            "2026d10005",
+        ),
+    ] {
+        let fake = f.all.get(platform).expect("fake");
+        let first = structured(&mcp.call(tool, json!({"id": upper})).await);
+        let asked = fake.requests();
+        let second = structured(&mcp.call(tool, json!({"id": lower})).await);
+        assert_eq!(fake.requests(), asked, "{tool}: `{lower}` is `{upper}`");
+        assert_eq!(first["id"], second["id"]);
+    }
+    server.stop().await;
+}
