@@ -16,7 +16,9 @@
 //!   repeats, case and punctuation of ANDed words; an identifier's case), so requests
 //!   the platform answers identically share one key.
 //!
-//! [`rate`] measures (R-D9): counters per platform, tool and client, and a warning when
+//! [`forms`] tells an exact repeat from a request shared only through folding, and
+//! [`near`] finds near-duplicate searches (level 2: counted, never merged), for the
+//! diagnosis. [`rate`] measures (R-D9): counters per platform, tool and client, and a warning when
 //! one client's duplicate rate rises far above its usual level.
 //!
 //! What this module does not do: hold results in memory for a long time (that is the
@@ -26,10 +28,14 @@
 
 pub mod flights;
 pub mod fold;
+pub mod forms;
 pub mod idempotency;
+pub mod near;
 pub mod rate;
 
 pub use flights::{Flight, FlightId, FlightTable, Refused, Waiter, WaiterId};
 pub use fold::Fold;
+pub use forms::FormTable;
 pub use idempotency::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};
+pub use near::{NearDuplicate, NearTable};
 pub use rate::{DuplicateKind, DuplicateMonitor, DuplicateSpike, MonitorConfig};

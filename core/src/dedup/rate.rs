@@ -31,16 +31,20 @@ pub enum DuplicateKind {
     CacheHit,
     /// It was a client retry answered from the first result.
     Replay,
+    /// The buffer or a flight answered it, for a request written otherwise than any
+    /// before it with that key: shared only through level-1 folding (R-D5).
+    Canonical,
 }
 
 impl DuplicateKind {
-    /// `fresh`, `coalesced`, `cache_hit` or `replay` (metric label values).
+    /// `fresh`, `coalesced`, `cache_hit`, `replay` or `canonical` (metric label values).
     pub const fn as_str(self) -> &'static str {
         match self {
             DuplicateKind::Fresh => "fresh",
             DuplicateKind::Coalesced => "coalesced",
             DuplicateKind::CacheHit => "cache_hit",
             DuplicateKind::Replay => "replay",
+            DuplicateKind::Canonical => "canonical",
         }
     }
 }

@@ -27,13 +27,14 @@ const fn slot(kind: DuplicateKind) -> usize {
         DuplicateKind::Coalesced => 1,
         DuplicateKind::CacheHit => 2,
         DuplicateKind::Replay => 3,
+        DuplicateKind::Canonical => 4,
     }
 }
 
 /// One tool's platform and its counters, one per duplicate kind.
 struct Entry {
     platform: PlatformId,
-    counters: [OnceLock<Counter>; 4],
+    counters: [OnceLock<Counter>; 5],
 }
 
 /// Every tool's request counters, by name.

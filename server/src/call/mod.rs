@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use besluitbron_core::PlatformId;
-use besluitbron_core::dedup::{DuplicateKind, DuplicateMonitor};
+use besluitbron_core::dedup::{DuplicateKind, DuplicateMonitor, FormTable, NearTable};
 use besluitbron_core::path::Served;
 use rmcp::model::CallToolResult;
 use serde::Serialize;
@@ -48,7 +48,7 @@ pub use rendered::{Rendered, Structure, provenance, tool_error, without_nulls};
 use crate::clock::Clock;
 use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePosition, SharedPayload};
 use crate::identity::Caller;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, ToolLabels};
 use counters::RequestCounters;
 use shown::Shown;
 
@@ -198,6 +198,10 @@ pub struct Context {
     pub clock: Clock,
     /// The duplicate rate per client (R-D9).
     duplicates: Mutex<DuplicateMonitor>,
+    /// The written forms seen per key: exact repeats apart from canonical ones.
+    forms: Mutex<FormTable>,
+    /// Each session's recent searches: near-duplicates (level 2, counted).
+    near: Mutex<NearTable>,
     /// Every tool's request counters.
     counters: RequestCounters,
     /// Buffer hits' rendered results.
@@ -226,6 +230,8 @@ impl Context {
             metrics,
             clock,
             duplicates: Mutex::new(DuplicateMonitor::new(Default::default())),
+            forms: Mutex::new(FormTable::new(FORM_TABLE_KEYS)),
+            near: Mutex::new(NearTable::new(NEAR_WINDOW, NEAR_SCOPES)),
             counters: RequestCounters::new(tools),
             shown: Shown::default(),
             replicas,
@@ -355,6 +361,9 @@ impl Context {
             Who::System => &self.system,
         };
         let handle = self.platforms.get(platform).ok_or(AnswerError::NoPlatform(platform))?;
+        let key_hash = fixed_hash(&pc.key);
+        // As written, when the tool folded it; else the key itself.
+        let written = pc.written.clone();
         let request = CallRequest {
             key: pc.key.clone(),
             session: caller.session.clone(),
@@ -382,7 +391,7 @@ impl Context {
             }
             Err(e) => return Err(e.into()),
         };
-        self.count(platform, call.tool, caller, served);
+        self.count(platform, call.tool, caller, served, key_hash, written.as_deref());
         Ok((payload, served))
     }
 
@@ -392,9 +401,52 @@ impl Context {
         self.counters.count(&self.metrics, tool, platform, kind);
     }
 
-    fn count(&self, platform: PlatformId, tool: &'static str, caller: &Caller, served: Served) {
+    fn count(
+        &self,
+        platform: PlatformId,
+        tool: &'static str,
+        caller: &Caller,
+        served: Served,
+        key: u64,
+        written: Option<&str>,
+    ) {
         let kind = duplicate_kind(served);
+        // An answer shared with another request: an exact repeat when this form was
+        // asked with this key before, else shared only through level-1 folding.
+        let form = written.map_or(key, fixed_hash);
+        let seen_before = self.forms.lock().expect("form table lock").seen(key, form);
+        let kind = match kind {
+            DuplicateKind::CacheHit | DuplicateKind::Coalesced if !seen_before => DuplicateKind::Canonical,
+            kind => kind,
+        };
         self.count_request(tool, platform, kind);
+        // Level 2: a search that reached the platform, near one of the same session's
+        // moments before, is counted (never answered from it).
+        if let (DuplicateKind::Fresh, Some(query)) = (kind, written) {
+            let near = self.near.lock().expect("near-duplicate table lock").check(
+                self.clock.now(),
+                caller.session.as_str(),
+                tool,
+                &key.to_string(),
+                query,
+            );
+            if let Some(near) = near {
+                self.metrics
+                    .near_duplicates
+                    .get_or_create(&ToolLabels {
+                        platform: platform.as_str(),
+                        tool,
+                    })
+                    .inc();
+                tracing::debug!(
+                    tool,
+                    session = %caller.session,
+                    ago_ms = near.ago.as_millis() as u64,
+                    in_session = near.in_scope,
+                    "a near-duplicate search: asked again"
+                );
+            }
+        }
         let spike =
             self.duplicates
                 .lock()
@@ -405,6 +457,22 @@ impl Context {
             tracing::warn!(client = %spike.client, requests = spike.requests, duplicates = spike.duplicates, "{spike}");
         }
     }
+}
+
+/// Keys whose written forms are remembered (about 150 bytes each: 3 MB at most).
+const FORM_TABLE_KEYS: usize = 20_000;
+
+/// How long a session's searches are compared for near-duplicates.
+const NEAR_WINDOW: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Sessions whose recent searches are kept for that (16 searches each).
+const NEAR_SCOPES: usize = 4_096;
+
+/// A value's hash that is the same in every process (std's SipHash with its fixed
+/// keys): the form table's keys and forms.
+fn fixed_hash(value: &(impl std::hash::Hash + ?Sized)) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(value)
 }
 
 /// The duplicate kind of an answer (R-D9).

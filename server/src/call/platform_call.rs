@@ -27,6 +27,9 @@ pub struct PlatformCall<T> {
     pub(super) key: CacheKey,
     pub(super) cost: Units,
     pub(super) lane: Lane,
+    /// The request as the assistant wrote it, when the key is a folded form of it
+    /// (R-D5 level 1): the diagnosis tells an exact repeat from a canonical one by it.
+    pub(super) written: Option<String>,
     fetch: TypedFetch<T>,
 }
 
@@ -43,6 +46,7 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
             key,
             cost,
             lane: Lane::MAIN,
+            written: None,
             fetch: Arc::new(move |_| Box::pin(fetch())),
         }
     }
@@ -62,8 +66,17 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
             key,
             cost,
             lane: Lane::MAIN,
+            written: None,
             fetch: Arc::new(move |previous| Box::pin(fetch(previous))),
         }
+    }
+
+    /// The same call, whose key folds `written` (the parameters as the assistant wrote
+    /// them, in any stable text form): a repeat written otherwise is counted as a
+    /// canonical duplicate (R-D9).
+    pub fn written_as(mut self, written: String) -> PlatformCall<T> {
+        self.written = Some(written);
+        self
     }
 
     /// The same call on another of the platform's lanes.

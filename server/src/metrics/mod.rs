@@ -45,6 +45,15 @@ pub struct CallLabels {
     pub outcome: &'static str,
 }
 
+/// `{platform, tool}` of a tool's searches.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ToolLabels {
+    /// The platform id.
+    pub platform: &'static str,
+    /// The tool name.
+    pub tool: &'static str,
+}
+
 /// `{platform, tool, kind}` of a tool request.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -52,7 +61,7 @@ pub struct RequestLabels {
     pub platform: &'static str,
     /// The tool name (only BesluitBron's own tools are counted).
     pub tool: Cow<'static, str>,
-    /// `fresh`, `coalesced`, `cache_hit` or `replay`.
+    /// `fresh`, `coalesced`, `cache_hit`, `replay` or `canonical`.
     pub kind: &'static str,
 }
 
@@ -83,6 +92,9 @@ pub struct Metrics {
     pub requests: Family<RequestLabels, Counter>,
     /// Duplicate-rate warnings logged.
     pub duplicate_spikes: Counter,
+    /// Searches that reached the platform although near one the same session made
+    /// moments before (R-D5 level 2: counted, never merged).
+    pub near_duplicates: Family<ToolLabels, Counter>,
     /// Open MCP sessions (refreshed at scrape).
     pub sessions_open: Gauge,
     /// Each platform's last hour, for the status page (not exported).
@@ -134,6 +146,7 @@ impl Metrics {
             memory_bytes: Family::default(),
             requests: Family::default(),
             duplicate_spikes: Counter::default(),
+            near_duplicates: Family::default(),
             sessions_open: Gauge::default(),
             activity: Default::default(),
             shared_state: SharedStateMetrics::default(),
@@ -205,6 +218,11 @@ impl Metrics {
             "duplicate_spikes",
             "Duplicate-rate warnings logged",
             m.duplicate_spikes.clone(),
+        );
+        registry.register(
+            "near_duplicates",
+            "Searches near one the same session made moments before (asked again, counted)",
+            m.near_duplicates.clone(),
         );
         registry.register("sessions_open", "Open MCP sessions", m.sessions_open.clone());
         m.shared_state.register(&mut registry);

@@ -56,6 +56,10 @@ pub struct PlatformStatus {
     /// Requests answered without a call of their own (buffer, a shared flight, a
     /// replay), of all its requests (R-D9).
     pub duplicate_rate: Option<f64>,
+    /// Duplicates by cause since start (R-D9): `exact` (a repeat written alike, from the
+    /// buffer), `coalesced` (joined a flight of the same request), `canonical` (shared
+    /// only through level-1 folding, R-D5) and `replay` (a client's retry of one id).
+    pub duplicates: BTreeMap<&'static str, u64>,
     /// Requests since start.
     pub requests: u64,
     /// The last hour.
@@ -125,8 +129,12 @@ async fn platforms(state: &PageState) -> Vec<PlatformStatus> {
             .and_then(|s| s.lanes.first().filter(|l| l.limited).cloned());
         let limit = state.guard.config.platform(platform).limit;
         let (mut fresh, mut hits, mut dup) = (0u64, 0u64, 0u64);
+        let mut duplicates: BTreeMap<&'static str, u64> = ["exact", "coalesced", "canonical", "replay"]
+            .into_iter()
+            .map(|c| (c, 0))
+            .collect();
         for tool in tools.get(&platform).into_iter().flatten() {
-            for kind in ["fresh", "cache_hit", "coalesced", "replay"] {
+            for kind in ["fresh", "cache_hit", "coalesced", "replay", "canonical"] {
                 let n = state
                     .guard
                     .metrics
@@ -142,8 +150,12 @@ async fn platforms(state: &PageState) -> Vec<PlatformStatus> {
                     "cache_hit" => {
                         hits += n;
                         dup += n;
+                        *duplicates.entry("exact").or_default() += n;
                     }
-                    _ => dup += n,
+                    other => {
+                        dup += n;
+                        *duplicates.entry(other).or_default() += n;
+                    }
                 }
             }
         }
@@ -172,6 +184,7 @@ async fn platforms(state: &PageState) -> Vec<PlatformStatus> {
             buffer_entries: entries.get(&platform).copied(),
             hit_rate: rate(hits),
             duplicate_rate: rate(dup),
+            duplicates,
             requests: total,
             recent: state.guard.metrics.activity.summary(platform, wall),
         });
@@ -315,7 +328,12 @@ fn render(lang: Lang, s: &Status, sections: &[&'static StatusSection], params: &
                             td { (p.queue_length) " / " (p.waiting_sessions) }
                             td { (format!("{:.1} s", p.estimated_wait_secs)) }
                             td { (p.buffer_entries.map_or_else(|| "—".to_owned(), |n| n.to_string())) " / " (pct(p.hit_rate)) }
-                            td { (pct(p.duplicate_rate)) }
+                            td title=(p.duplicates.iter().map(|(c, n)| format!("{c} {n}")).collect::<Vec<_>>().join(", ")) {
+                                (pct(p.duplicate_rate))
+                                @if let Some(n) = p.duplicates.get("canonical").filter(|n| **n > 0) {
+                                    br; small { (n) " " (l("na normalisatie", "after folding")) }
+                                }
+                            }
                             td { (p.recent.rate_limited) }
                         }
                     }

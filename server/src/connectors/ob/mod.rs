@@ -451,7 +451,8 @@ async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
                 },
             ))
         }
-    });
+    })
+    .written_as(args.query.clone().unwrap_or_default());
     ctx.answer_shown(call, pc, render::search).await
 }
 

@@ -493,7 +493,8 @@ async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
             let (page, rate) = client.search(&params).await?;
             Ok((SearchAnswer::from(page), feedback(rate)))
         }
-    });
+    })
+    .written_as(args.query.clone().unwrap_or_default());
     ctx.answer_shown_for(call, pc, asked, render::search).await
 }
 

@@ -1,4 +1,4 @@
-//! Semantic deduplication, level 1 (issue 30, R-D5): requests the platform answers
+//! Semantic deduplication (issue 30, R-D5). Level 1: requests the platform answers
 //! identically share one canonical form — the buffer, coalescing and replay key — and
 //! requests it may answer differently never do.
 //!
@@ -7,6 +7,9 @@
 //! forms are equal, the fake answers every variant byte-identically; and through the
 //! server, two variants asked in different sessions reach the fake once, while a phrase,
 //! another offset or another organisation reaches it again.
+//!
+//! Level 2: a near-duplicate (stop words, plurals, diacritics, a typo) in the same
+//! session reaches the platform again and is counted; in another session it is not one.
 
 mod support;
 
@@ -270,5 +273,64 @@ async fn an_identifier_in_another_case_is_the_same_request() {
         assert_eq!(fake.requests(), asked, "{tool}: `{lower}` is `{upper}`");
         assert_eq!(first["id"], second["id"]);
     }
+    server.stop().await;
+}
+
+/// The value of the metric series `series` (name and labels) in `/metrics`, 0 if absent.
+async fn metric(server: &Server, series: &str) -> f64 {
+    let text = reqwest::get(server.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(series))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_near_duplicate_in_one_session_is_asked_again_and_counted() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("dedup-near"))).await;
+    let near = "besluitbron_near_duplicates_total{platform=\"obv\",tool=\"obv_search\"} ";
+    let mut a = Mcp::initialize(server.url("/mcp/obv")).await;
+    let before = f.obv.requests();
+    structured(
+        &a.call("obv_search", json!({"query": "begroting utrecht", "limit": 3}))
+            .await,
+    );
+    structured(
+        &a.call("obv_search", json!({"query": "de begrotingen van Utrecht", "limit": 3}))
+            .await,
+    );
+    assert_eq!(
+        f.obv.requests(),
+        before + 2,
+        "a near-duplicate is asked, never answered from the other"
+    );
+    assert_eq!(metric(&server, near).await, 1.0);
+    // Another session asking the same is not a near-duplicate of the first one's.
+    let mut b = Mcp::initialize(server.url("/mcp/obv")).await;
+    structured(
+        &b.call(
+            "obv_search",
+            json!({"query": "begrotingen utrecht provincie", "limit": 3}),
+        )
+        .await,
+    );
+    assert_eq!(metric(&server, near).await, 1.0, "sessions are apart");
+    // A typo of a long word in the same session is one too; another subject is not.
+    structured(
+        &a.call("obv_search", json!({"query": "klimaatadaptatie", "limit": 3}))
+            .await,
+    );
+    structured(
+        &a.call("obv_search", json!({"query": "klimaatadaptatei", "limit": 3}))
+            .await,
+    );
+    structured(&a.call("obv_search", json!({"query": "woningbouw", "limit": 3})).await);
+    assert_eq!(metric(&server, near).await, 2.0);
     server.stop().await;
 }
