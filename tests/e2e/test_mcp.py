@@ -748,6 +748,7 @@ class McpChecks:
             ("resources/read of an unknown URI raises an MCP error", self.resource_unknown),
             ("search answers from four platforms; a result of each reads with the tool it names", self.search_everywhere),
             ("obv_search organization 'Utrecht' answers with the candidate keys", self.obv_search_name),
+            ("obv_search variants share one request; a near-duplicate is asked and counted", self.obv_search_variants),
             ("an unknown address under /mcp/ is 404 with the addresses", self.unknown_address),
             ("prompts/get gemeenteraad_besluit gives a plan naming obv_search first", self.prompt_council),
             ("prompts/get without a required argument raises invalid params", self.prompt_missing),
@@ -983,6 +984,30 @@ class McpChecks:
             first = groups[platform]["results"][0]
             opened = await client.call_tool(first["tool"], {"id": first["id"]})
             expect(opened.is_error is not True, f"{platform}: {first['tool']} {first['id']}: {error_text(opened)[:200]!r}")
+
+    async def near_duplicates(self) -> float:
+        """besluitbron_near_duplicates_total of obv_search, from /metrics."""
+        async with httpx2.AsyncClient(timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
+            text = (await http.get(f"{self.base}/metrics")).text
+        series = 'besluitbron_near_duplicates_total{platform="obv",tool="obv_search"} '
+        return next((float(line[len(series):]) for line in text.splitlines() if line.startswith(series)), 0.0)
+
+    async def obv_search_variants(self, client: Client) -> None:
+        # Words of this era only: the server and its buffer serve both eras.
+        place = {"legacy": "Soest"}.get(self.mode, "Amersfoort")
+        before = await self.fakes.requests("obv")
+        first = structured(await client.call_tool("obv_search", {"query": f"Begroting, {place}", "limit": 3}), "obv_search")
+        expect_eq(await self.fakes.requests("obv"), before + 1, "the first form reaches the fake")
+        async with self.client("/mcp/obv") as other:  # another session (legacy era) or connection
+            variant = structured(await other.call_tool("obv_search", {"query": f"{place.lower()}  begroting", "limit": 3}),
+                                 "obv_search")
+        expect_eq(await self.fakes.requests("obv"), before + 1, "the variant came from the buffer")
+        expect_eq(variant.get("results"), first.get("results"), "the variant's results")
+        # A near-duplicate (stop words, a plural) is asked again, and counted.
+        near = await self.near_duplicates()
+        await client.call_tool("obv_search", {"query": f"de begrotingen van {place}", "limit": 3})
+        expect_eq(await self.fakes.requests("obv"), before + 2, "the near-duplicate reaches the fake")
+        expect_eq(await self.near_duplicates(), near + 1, "near_duplicates counted")
 
     async def obv_search_name(self, client: Client) -> None:
         await client.call_tool("obv_sources", {})  # the reference list names are resolved against
