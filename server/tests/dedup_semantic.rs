@@ -334,3 +334,81 @@ async fn a_near_duplicate_in_one_session_is_asked_again_and_counted() {
     assert_eq!(metric(&server, near).await, 2.0);
     server.stop().await;
 }
+
+/// The metric series `series` of `router`'s `/metrics`, 0 if absent.
+async fn metric_in(router: &axum::Router, series: &str) -> f64 {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let request = axum::http::Request::get("/metrics")
+        .header("host", "127.0.0.1")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let text = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(series))
+        .map_or(0.0, |n| n.trim().parse::<f64>().unwrap())
+}
+
+/// One `obv_search` with this `Idempotency-Key` straight into `router`.
+async fn keyed_search(router: &axum::Router, id: usize, key: &str, query: &str) {
+    use tower::ServiceExt;
+    let request = support::stateless_call(
+        "/mcp/obv",
+        id,
+        "obv_search",
+        json!({"query": query, "limit": 3}),
+        &[("idempotency-key", key)],
+    );
+    let response = router.clone().oneshot(request).await.expect("the router answers");
+    assert!(response.status().is_success(), "{}", response.status());
+}
+
+/// A client whose repeats come within seconds is a retry loop; one whose repeats come
+/// at one fixed interval after the first is a time-out below the platform's latency:
+/// each spike is named by its cause on `/metrics` (issue 30, item 3). Virtual time.
+#[tokio::test(start_paused = true)]
+async fn a_retry_loop_and_a_short_time_out_are_each_recognised() {
+    for (cause, gap, resends) in [
+        ("retry_loop", std::time::Duration::from_millis(300), 2),
+        ("short_timeout", std::time::Duration::from_secs(10), 1),
+    ] {
+        let f = fakes().await;
+        f.obv.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 100_000);
+        let mut cfg = config(&f, &temp_dir(&format!("spike-{cause}")));
+        cfg.request_timeout_secs = 3_600;
+        for p in cfg.platforms.values_mut() {
+            p.timeout_ms = 600_000;
+        }
+        let app = besluitbron_server::app::App::build(cfg).expect("build app");
+        let router = app.router.clone();
+        let series = format!("besluitbron_duplicate_spikes_total{{cause=\"{cause}\"}} ");
+        let searches = 12;
+        if cause == "retry_loop" {
+            // Each request, then the same again twice, 0.3 s apart.
+            for i in 0..searches {
+                for _ in 0..=resends {
+                    keyed_search(&router, i, &format!("loop-{i}"), &format!("stikstof {i}")).await;
+                    tokio::time::sleep(gap).await;
+                }
+            }
+        } else {
+            // Every request, then all of them again 10 s after each was first sent.
+            for i in 0..searches {
+                keyed_search(&router, i, &format!("late-{i}"), &format!("stikstof {i}")).await;
+            }
+            tokio::time::sleep(gap).await;
+            for i in 0..searches {
+                keyed_search(&router, i, &format!("late-{i}"), &format!("stikstof {i}")).await;
+            }
+        }
+        assert_eq!(metric_in(&router, &series).await, 1.0, "{cause}");
+        for other in ["retry_loop", "short_timeout", "unknown"]
+            .iter()
+            .filter(|c| **c != cause)
+        {
+            let series = format!("besluitbron_duplicate_spikes_total{{cause=\"{other}\"}} ");
+            assert_eq!(metric_in(&router, &series).await, 0.0, "{cause}: not {other}");
+        }
+    }
+}

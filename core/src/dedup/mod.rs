@@ -38,4 +38,4 @@ pub use fold::Fold;
 pub use forms::FormTable;
 pub use idempotency::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};
 pub use near::{NearDuplicate, NearTable};
-pub use rate::{DuplicateKind, DuplicateMonitor, DuplicateSpike, MonitorConfig};
+pub use rate::{DuplicateKind, DuplicateMonitor, DuplicateSpike, MonitorConfig, SpikeCause};

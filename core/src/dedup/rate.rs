@@ -85,16 +85,89 @@ pub struct DuplicateSpike {
     pub duplicates: u32,
     /// The client's usual duplicate rate, in percent.
     pub usual_percent: u32,
+    /// What its repeats look like.
+    pub cause: SpikeCause,
+}
+
+/// The likely cause of a spike, read from when the client's repeats came: a repeat is
+/// the same request (its id or `Idempotency-Key`, else the same tool and arguments)
+/// again, and its delay the time since the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpikeCause {
+    /// Repeats within seconds of the first (median delay under [`LOOP_DELAY`]): a
+    /// retry loop.
+    RetryLoop {
+        /// The median delay.
+        median: Duration,
+    },
+    /// Repeats at one fixed interval after the first (all within a fifth of their
+    /// median, or half a second): a client time-out shorter than the platform's
+    /// latency, resending at that interval.
+    ShortTimeout {
+        /// The interval.
+        after: Duration,
+    },
+    /// Too few timed repeats, or no pattern in them.
+    Unknown,
+}
+
+/// Repeats faster than this (median) are read as a retry loop.
+pub const LOOP_DELAY: Duration = Duration::from_secs(3);
+
+/// Timed repeats needed before a pattern is named.
+const MIN_TIMED_REPEATS: usize = 3;
+
+impl SpikeCause {
+    /// The cause of repeats that came `delays` after their first requests.
+    pub fn of(delays: &[Duration]) -> SpikeCause {
+        if delays.len() < MIN_TIMED_REPEATS {
+            return SpikeCause::Unknown;
+        }
+        let mut sorted = delays.to_vec();
+        sorted.sort();
+        let median = sorted[sorted.len() / 2];
+        let spread = sorted[sorted.len() - 1] - sorted[0];
+        if median < LOOP_DELAY {
+            SpikeCause::RetryLoop { median }
+        } else if spread <= (median / 5).max(Duration::from_millis(500)) {
+            SpikeCause::ShortTimeout { after: median }
+        } else {
+            SpikeCause::Unknown
+        }
+    }
+
+    /// `retry_loop`, `short_timeout` or `unknown` (log and metric values).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SpikeCause::RetryLoop { .. } => "retry_loop",
+            SpikeCause::ShortTimeout { .. } => "short_timeout",
+            SpikeCause::Unknown => "unknown",
+        }
+    }
 }
 
 impl std::fmt::Display for DuplicateSpike {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "client {} sent {} duplicates in {} requests over five minutes (usually {}%): a client retrying too \
-             eagerly, or a time-out set below the operation's real latency",
+            "client {} sent {} duplicates in {} requests over five minutes (usually {}%): ",
             self.client, self.duplicates, self.requests, self.usual_percent
-        )
+        )?;
+        match self.cause {
+            SpikeCause::RetryLoop { median } => write!(
+                f,
+                "a retry loop (the same request again {:.1} s after the first, at the median)",
+                median.as_secs_f64()
+            ),
+            SpikeCause::ShortTimeout { after } => write!(
+                f,
+                "a client time-out below the operation's real latency (the same request again every {:.0} s)",
+                after.as_secs_f64()
+            ),
+            SpikeCause::Unknown => {
+                f.write_str("a client retrying too eagerly, or a time-out set below the operation's real latency")
+            }
+        }
     }
 }
 
@@ -107,7 +180,14 @@ struct ClientRate {
     /// The minute index of the last request (the order of eviction).
     last_seen: u64,
     quiet_until: Instant,
+    /// Recent requests (a hash of each) and when each was first seen, oldest first.
+    firsts: VecDeque<(u64, Instant)>,
+    /// Repeats of them: (when, delay since the first), oldest first.
+    repeats: VecDeque<(Instant, Duration)>,
 }
+
+/// Requests whose first time is remembered per client, and timed repeats kept.
+const TIMED_PER_CLIENT: usize = 64;
 
 /// Duplicate rates per client.
 #[derive(Clone, Debug)]
@@ -145,6 +225,8 @@ impl DuplicateMonitor {
                     usual_milli: 50,
                     last_seen: minute,
                     quiet_until: Instant::ZERO,
+                    firsts: VecDeque::new(),
+                    repeats: VecDeque::new(),
                 },
             );
             self.by_last_seen.insert((minute, k));
@@ -195,12 +277,52 @@ impl DuplicateMonitor {
             return None;
         }
         rate.quiet_until = now + MINUTE * WINDOW_MINUTES as u32;
+        let window = MINUTE * WINDOW_MINUTES as u32;
+        let delays: Vec<Duration> = rate
+            .repeats
+            .iter()
+            .filter(|(at, _)| now.saturating_since(*at) <= window)
+            .map(|(_, d)| *d)
+            .collect();
         Some(DuplicateSpike {
             client: Arc::from(client),
             requests,
             duplicates,
             usual_percent: rate.usual_milli / 10,
+            cause: SpikeCause::of(&delays),
         })
+    }
+
+    /// Notes that `client` sent the request `what` (a hash of its id, or of its tool
+    /// and arguments) at `now`: a repeat of one seen in the last five minutes is timed
+    /// (for the spike's cause). Call it before [`DuplicateMonitor::record`] of the same
+    /// request; a client not yet tracked is not timed.
+    pub fn note(&mut self, now: Instant, client: &str, what: u64) {
+        let Some(rate) = self.clients.get_mut(client) else {
+            return;
+        };
+        let window = MINUTE * WINDOW_MINUTES as u32;
+        while rate
+            .firsts
+            .front()
+            .is_some_and(|(_, at)| now.saturating_since(*at) > window)
+        {
+            rate.firsts.pop_front();
+        }
+        match rate.firsts.iter().find(|(w, _)| *w == what) {
+            Some((_, first)) => {
+                rate.repeats.push_back((now, now.saturating_since(*first)));
+                if rate.repeats.len() > TIMED_PER_CLIENT {
+                    rate.repeats.pop_front();
+                }
+            }
+            None => {
+                rate.firsts.push_back((what, now));
+                if rate.firsts.len() > TIMED_PER_CLIENT {
+                    rate.firsts.pop_front();
+                }
+            }
+        }
     }
 
     /// Clients tracked now.
@@ -240,7 +362,87 @@ mod tests {
         }
         assert_eq!(spikes.len(), 1, "one warning per five minutes: {spikes:?}");
         assert!(spikes[0].to_string().contains("retrying too eagerly"));
+        assert_eq!(spikes[0].cause, SpikeCause::Unknown, "no timed repeats");
         assert!(spikes[0].usual_percent <= 10);
+    }
+
+    /// Ten quiet minutes of a client, then `burst` requests: (what, duplicate kind).
+    fn spike_after(burst: impl Iterator<Item = (Instant, u64, DuplicateKind)>) -> Vec<DuplicateSpike> {
+        let mut m = DuplicateMonitor::new(MonitorConfig::default());
+        for i in 0..300u64 {
+            let t = Instant::from_secs(i * 2);
+            m.record(t, "c", DuplicateKind::Fresh);
+            m.note(t, "c", 1_000_000 + i);
+        }
+        let mut spikes = Vec::new();
+        for (t, what, kind) in burst {
+            m.note(t, "c", what);
+            spikes.extend(m.record(t, "c", kind));
+        }
+        spikes
+    }
+
+    #[test]
+    fn repeats_within_seconds_are_named_a_retry_loop() {
+        // From minute 10: each request, then the same again 0.5 s and 1 s later.
+        let start = 600_000u64;
+        let burst = (0..240u64).map(|i| {
+            let (n, again) = (i / 3, i % 3);
+            let t = Instant::from_millis(start + n * 2_000 + again * 500);
+            let kind = if again == 0 {
+                DuplicateKind::Fresh
+            } else {
+                DuplicateKind::Replay
+            };
+            (t, n, kind)
+        });
+        let spikes = spike_after(burst);
+        assert_eq!(spikes.len(), 1, "{spikes:?}");
+        assert!(
+            matches!(spikes[0].cause, SpikeCause::RetryLoop { .. }),
+            "{:?}",
+            spikes[0].cause
+        );
+        assert!(spikes[0].to_string().contains("a retry loop"), "{}", spikes[0]);
+    }
+
+    #[test]
+    fn repeats_at_a_fixed_interval_are_named_a_short_time_out() {
+        // Every request is sent again exactly 10 s after the first (a 10 s time-out).
+        let start = 600_000u64;
+        let mut burst = Vec::new();
+        for n in 0..90u64 {
+            let t = start + n * 1_000;
+            burst.push((Instant::from_millis(t), n, DuplicateKind::Fresh));
+            burst.push((Instant::from_millis(t + 10_000), n, DuplicateKind::Coalesced));
+        }
+        burst.sort_by_key(|(t, ..)| *t);
+        let spikes = spike_after(burst.into_iter());
+        assert_eq!(spikes.len(), 1, "{spikes:?}");
+        assert_eq!(
+            spikes[0].cause,
+            SpikeCause::ShortTimeout {
+                after: Duration::from_secs(10)
+            }
+        );
+        assert!(spikes[0].to_string().contains("every 10 s"), "{}", spikes[0]);
+    }
+
+    #[test]
+    fn scattered_repeats_name_no_cause() {
+        assert_eq!(
+            SpikeCause::of(&[
+                Duration::from_secs(5),
+                Duration::from_secs(40),
+                Duration::from_secs(200)
+            ]),
+            SpikeCause::Unknown
+        );
+        assert_eq!(
+            SpikeCause::of(&[Duration::from_millis(100)]),
+            SpikeCause::Unknown,
+            "too few"
+        );
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub use rendered::{Rendered, Structure, provenance, tool_error, without_nulls};
 use crate::clock::Clock;
 use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePosition, SharedPayload};
 use crate::identity::Caller;
-use crate::metrics::{Metrics, ToolLabels};
+use crate::metrics::{CauseLabels, Metrics, ToolLabels};
 use counters::RequestCounters;
 use shown::Shown;
 
@@ -401,6 +401,42 @@ impl Context {
         self.counters.count(&self.metrics, tool, platform, kind);
     }
 
+    /// Notes a tool call of `caller` before it runs: `what` identifies the request (a
+    /// hash of its replay key, else of its tool and arguments), so that a repeat's delay
+    /// names a duplicate spike's likely cause (R-D9).
+    pub fn note_request(&self, caller: &Caller, what: &str) {
+        self.duplicates.lock().expect("duplicate monitor lock").note(
+            self.clock.now(),
+            &caller.address,
+            fixed_hash(what),
+        );
+    }
+
+    /// Counts a client retry answered from the first result (R-D2): in the request
+    /// counters and the client's duplicate rate.
+    pub fn count_replay(&self, tool: &'static str, platform: PlatformId, caller: &Caller) {
+        self.count_request(tool, platform, DuplicateKind::Replay);
+        self.watch(caller, DuplicateKind::Replay);
+    }
+
+    /// Feeds `caller`'s duplicate rate; logs and counts a spike.
+    fn watch(&self, caller: &Caller, kind: DuplicateKind) {
+        let spike =
+            self.duplicates
+                .lock()
+                .expect("duplicate monitor lock")
+                .record(self.clock.now(), &caller.address, kind);
+        if let Some(spike) = spike {
+            self.metrics
+                .duplicate_spikes
+                .get_or_create(&CauseLabels {
+                    cause: spike.cause.as_str(),
+                })
+                .inc();
+            tracing::warn!(client = %spike.client, requests = spike.requests, duplicates = spike.duplicates, cause = spike.cause.as_str(), "{spike}");
+        }
+    }
+
     fn count(
         &self,
         platform: PlatformId,
@@ -447,15 +483,7 @@ impl Context {
                 );
             }
         }
-        let spike =
-            self.duplicates
-                .lock()
-                .expect("duplicate monitor lock")
-                .record(self.clock.now(), &caller.address, kind);
-        if let Some(spike) = spike {
-            self.metrics.duplicate_spikes.inc();
-            tracing::warn!(client = %spike.client, requests = spike.requests, duplicates = spike.duplicates, "{spike}");
-        }
+        self.watch(caller, kind);
     }
 }
 

@@ -22,7 +22,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use besluitbron_core::dedup::DuplicateKind;
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, JsonObject};
 use tokio_util::sync::CancellationToken;
@@ -177,12 +176,17 @@ impl Calls {
             ct,
         };
         let arguments = arguments.unwrap_or_default();
+        // The request's identity for the duplicate diagnosis: its replay key, else its
+        // tool and arguments.
+        match &replay_key {
+            Some((_, id)) => self.ctx.note_request(&call.caller, id),
+            None => self.ctx.note_request(&call.caller, &call.form),
+        }
         // Replay.
         let keyed = replay_key.map(|key| (key, &*call.form));
         let (result, replayed) = self.replays.run(keyed, || self.routed(tool, &call, arguments)).await;
         if replayed == Replayed::Yes {
-            self.ctx
-                .count_request(tool.spec.name, tool.platform, DuplicateKind::Replay);
+            self.ctx.count_replay(tool.spec.name, tool.platform, &call.caller);
         }
         // rmcp sends a result it owns: a copy when a table keeps it too.
         result.map(Arc::unwrap_or_clone)

@@ -45,6 +45,13 @@ pub struct CallLabels {
     pub outcome: &'static str,
 }
 
+/// `{cause}` of a duplicate-rate warning.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CauseLabels {
+    /// `retry_loop`, `short_timeout` or `unknown`.
+    pub cause: &'static str,
+}
+
 /// `{platform, tool}` of a tool's searches.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ToolLabels {
@@ -90,8 +97,9 @@ pub struct Metrics {
     pub memory_bytes: Family<PlatformLabel, Gauge>,
     /// Tool requests by the kind of duplicate they were.
     pub requests: Family<RequestLabels, Counter>,
-    /// Duplicate-rate warnings logged.
-    pub duplicate_spikes: Counter,
+    /// Duplicate-rate warnings logged, by their likely cause (`retry_loop`,
+    /// `short_timeout`, `unknown`).
+    pub duplicate_spikes: Family<CauseLabels, Counter>,
     /// Searches that reached the platform although near one the same session made
     /// moments before (R-D5 level 2: counted, never merged).
     pub near_duplicates: Family<ToolLabels, Counter>,
@@ -145,7 +153,7 @@ impl Metrics {
             pending_writes: Family::default(),
             memory_bytes: Family::default(),
             requests: Family::default(),
-            duplicate_spikes: Counter::default(),
+            duplicate_spikes: Family::default(),
             near_duplicates: Family::default(),
             sessions_open: Gauge::default(),
             activity: Default::default(),
@@ -216,7 +224,7 @@ impl Metrics {
         );
         registry.register(
             "duplicate_spikes",
-            "Duplicate-rate warnings logged",
+            "Duplicate-rate warnings logged, by likely cause",
             m.duplicate_spikes.clone(),
         );
         registry.register(
