@@ -245,8 +245,8 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
     server.stop().await;
 }
 
-/// Identifiers the platforms read in any case are one request in any case: an ECLI, a
-/// Kamer document number, a Kamer GUID.
+/// Identifiers the platforms read in any case are one request in any case: an ECLI, an
+/// OpenTK document number, a Kamer GUID, a BWB id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_identifier_in_another_case_is_the_same_request() {
     let f = fakes().await;
