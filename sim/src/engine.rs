@@ -347,7 +347,8 @@ struct Engine<'w> {
     upstream: Vec<u64>,
     /// A recorded trace's answers: which recorded flight each replayed flight (or legacy
     /// call) takes its attempts from, and how many flights of each key have begun.
-    replay_slot: BTreeMap<u64, Option<usize>>,
+    /// Keyed by platform too: each platform's path numbers its flights on its own.
+    replay_slot: BTreeMap<(PlatformId, u64), Option<usize>>,
     replay_next: BTreeMap<(PlatformId, String, String), usize>,
 }
 
@@ -1148,11 +1149,18 @@ impl Engine<'_> {
         let flights = self.workload.recorded.as_ref().map(|r| &r.flights)?;
         let id = (key.platform(), key.operation().to_owned(), key_text(key).to_owned());
         let recorded = flights.get(&id)?;
-        let slot = *self.replay_slot.entry(token).or_insert_with(|| {
+        // A flight's first attempt takes the key's next recorded flight, its later attempts
+        // the same one. Each platform's path numbers its flights on its own, so the slot is
+        // kept per platform and number, and taken afresh by every first attempt.
+        let slot = if number <= 1 {
             let next = self.replay_next.entry(id).or_insert(0);
             *next += 1;
-            (*next - 1 < recorded.len()).then_some(*next - 1)
-        });
+            let slot = (*next - 1 < recorded.len()).then_some(*next - 1);
+            self.replay_slot.insert((key.platform(), token), slot);
+            slot
+        } else {
+            self.replay_slot.get(&(key.platform(), token)).copied().flatten()
+        };
         let attempts = &recorded[slot?];
         let i = usize::try_from(number.saturating_sub(1)).unwrap_or(usize::MAX);
         attempts.get(i).or_else(|| attempts.last()).copied()

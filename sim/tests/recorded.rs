@@ -126,3 +126,29 @@ fn the_fidelity_check_holds_for_a_faithful_recording_and_names_a_divergence() {
         "{text}"
     );
 }
+
+/// Found replaying the soak's recording: each limited platform's path numbers its
+/// flights from zero, and the recorded flight a number took was kept by the number alone,
+/// so rechtspraak's second flight (yy, recorded once) was given obv's second flight's slot
+/// (bb's second recording) and the replay panicked on the index.
+#[test]
+fn regression_flights_of_two_platforms_with_one_number_take_their_own_recordings() {
+    let line = |at: u64, platform: &str, key: &str, latency: u64, outcome: &str| {
+        format!(
+            r#"{{"at_ms":{at},"session":"s-aaaaaaaaaaaa","platform":"{platform}","cost":1,"op":"search","key":"{key}","served":"fetched","seq":0,"attempts":[{{"at_ms":{at},"latency_ms":{latency},"outcome":"{outcome}"}}]}}"#
+        )
+    };
+    let base = 1_780_000_000_000;
+    // bb's first flight fails (nothing kept), so its second is obv's flight 1.
+    let text = [
+        line(base, "obv", "00000000000000bb", 10, "failed"),
+        line(base + 1_000, "obv", "00000000000000bb", 20, "ok"),
+        line(base + 2_000, "rechtspraak", "00000000000000xx", 30, "ok"),
+        line(base + 3_000, "rechtspraak", "00000000000000yy", 40, "ok"),
+    ]
+    .join("\n");
+    let workload = parse_trace(&text, "recorded").expect("a recorded trace");
+    let fair = replay(&workload, PolicyKind::Fair);
+    assert_eq!(fair.admissions.len(), 4, "each fetched flight admitted");
+    assert_eq!(fair.end_at.as_millis(), 3_040, "yy answered after its own recorded 40 ms");
+}
