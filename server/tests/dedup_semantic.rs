@@ -245,6 +245,41 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
     server.stop().await;
 }
 
+/// A variant answered from the buffer is counted `canonical`; an exact repeat, and an entry
+/// the buffer kept across a restart (whose forms this process never saw), `cache_hit`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_an_entry_kept_across_a_restart_is_no_canonical_duplicate() {
+    let f = fakes().await;
+    let dir = temp_dir("dedup-kinds");
+    let series =
+        |kind: &str| format!("besluitbron_requests_total{{platform=\"obv\",tool=\"obv_search\",kind=\"{kind}\"}} ");
+    let server = Server::start(config(&f, &dir)).await;
+    let mut a = Mcp::initialize(server.url("/mcp/obv")).await;
+    for query in ["Begroting  Utrecht", "Begroting  Utrecht", "utrecht begroting"] {
+        structured(&a.call("obv_search", json!({"query": query, "limit": 5})).await);
+    }
+    assert_eq!(metric(&server, &series("fresh")).await, 1.0);
+    assert_eq!(metric(&server, &series("cache_hit")).await, 1.0, "the exact repeat");
+    assert_eq!(metric(&server, &series("canonical")).await, 1.0, "the variant");
+    server.stop().await;
+    // The soak found every first hit of a kept entry counted as canonical after its kill.
+    let server = Server::start(config(&f, &dir)).await;
+    let asked = f.obv.requests();
+    let mut b = Mcp::initialize(server.url("/mcp/obv")).await;
+    structured(
+        &b.call("obv_search", json!({"query": "Begroting  Utrecht", "limit": 5}))
+            .await,
+    );
+    assert_eq!(f.obv.requests(), asked, "kept across the restart");
+    assert_eq!(metric(&server, &series("cache_hit")).await, 1.0);
+    assert_eq!(
+        metric(&server, &series("canonical")).await,
+        0.0,
+        "nothing known to credit folding with"
+    );
+    server.stop().await;
+}
+
 /// Identifiers the platforms read in any case are one request in any case: an ECLI, an
 /// OpenTK document number, a Kamer GUID, a BWB id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -35,7 +35,7 @@ pub mod rate;
 
 pub use flights::{Flight, FlightId, FlightTable, Refused, Waiter, WaiterId};
 pub use fold::Fold;
-pub use forms::FormTable;
+pub use forms::{FormSeen, FormTable};
 pub use idempotency::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};
 pub use near::{NearDuplicate, NearTable};
 pub use rate::{DuplicateKind, DuplicateMonitor, DuplicateSpike, MonitorConfig, SpikeCause};

@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use besluitbron_core::PlatformId;
-use besluitbron_core::dedup::{DuplicateKind, DuplicateMonitor, FormTable, NearTable};
+use besluitbron_core::dedup::{DuplicateKind, DuplicateMonitor, FormSeen, FormTable, NearTable};
 use besluitbron_core::path::Served;
 use rmcp::model::CallToolResult;
 use serde::Serialize;
@@ -447,12 +447,15 @@ impl Context {
         written: Option<&str>,
     ) {
         let kind = duplicate_kind(served);
-        // An answer shared with another request: an exact repeat when this form was
-        // asked with this key before, else shared only through level-1 folding.
+        // An answer shared with another request: shared only through level-1 folding when
+        // the key was asked in other forms only; else (this form before, or a key this
+        // process does not know) an exact repeat.
         let form = written.map_or(key, fixed_hash);
-        let seen_before = self.forms.lock().expect("form table lock").seen(key, form);
+        let seen = self.forms.lock().expect("form table lock").seen(key, form);
         let kind = match kind {
-            DuplicateKind::CacheHit | DuplicateKind::Coalesced if !seen_before => DuplicateKind::Canonical,
+            DuplicateKind::CacheHit | DuplicateKind::Coalesced if seen == FormSeen::OtherForms => {
+                DuplicateKind::Canonical
+            }
             kind => kind,
         };
         self.count_request(tool, platform, kind);
