@@ -48,6 +48,10 @@ pub struct TraceLine {
     /// Recorded: how the call ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<CallEnd>,
+    /// Recorded, for a call that left while it waited (`served: left`): how long after
+    /// its arrival it left, in ms, so that a replay withdraws it at the same moment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_after_ms: Option<u64>,
     /// Recorded: arrival order at the server's platform task (ties within a millisecond).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,

@@ -123,6 +123,9 @@ pub struct CallRecord {
     agent: Option<u32>,
     /// The call its session makes when this one is answered.
     then: Option<FollowUp>,
+    /// When after its arrival the call leaves if it still waits (a recorded call whose
+    /// caller gave up).
+    leave_after: Option<Duration>,
 }
 
 /// One platform's results.
@@ -680,6 +683,7 @@ impl Engine<'_> {
             requeued: false,
             agent: None,
             then: None,
+            leave_after: None,
         });
         CallId::try_from(self.calls.len() - 1).expect("fewer than 2^32 calls")
     }
@@ -696,6 +700,7 @@ impl Engine<'_> {
                 oc.key.as_deref(),
             );
             self.calls[call as usize].then = oc.then.clone();
+            self.calls[call as usize].leave_after = oc.leave_after;
             self.schedule(oc.at, Event::Arrive(call));
         }
         for (a, plan) in w.agents.iter().enumerate() {
@@ -907,9 +912,11 @@ impl Engine<'_> {
         c.state = CallState::Waiting;
         let p = platform_index(c.platform);
         let session = c.session;
+        let leave_after = c.leave_after;
         let s = self.station_of(call);
         self.used[s] += 1;
-        if let Some(after) = self.workload.sessions[session as usize].cancel_after {
+        let leave = [leave_after, self.workload.sessions[session as usize].cancel_after];
+        if let Some(after) = leave.into_iter().flatten().min() {
             self.schedule(now + after, Event::Timeout(call));
         }
         if self.fair.is_some() {

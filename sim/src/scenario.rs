@@ -469,6 +469,7 @@ impl Scenario {
                         op: op.clone(),
                         key,
                         then: None,
+                        leave_after: None,
                     });
                 }
             }
@@ -484,6 +485,7 @@ impl Scenario {
                         op: op.clone(),
                         key,
                         then: None,
+                        leave_after: None,
                     });
                     at += st.every_ms;
                 }
@@ -627,6 +629,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
             op: t.op,
             key: t.key,
             then: t.then,
+            leave_after: t.left_after_ms.map(Duration::from_millis),
         });
     }
     Ok(w)
@@ -683,6 +686,9 @@ pub struct OpenCall {
     pub key: Option<String>,
     /// The call made when this one is answered.
     pub then: Option<FollowUp>,
+    /// A recorded call whose caller gave up while it waited: when, after its arrival,
+    /// the replay withdraws it (if it still waits then).
+    pub leave_after: Option<Duration>,
 }
 
 /// One round of an agent loop.

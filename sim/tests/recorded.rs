@@ -150,5 +150,35 @@ fn regression_flights_of_two_platforms_with_one_number_take_their_own_recordings
     let workload = parse_trace(&text, "recorded").expect("a recorded trace");
     let fair = replay(&workload, PolicyKind::Fair);
     assert_eq!(fair.admissions.len(), 4, "each fetched flight admitted");
-    assert_eq!(fair.end_at.as_millis(), 3_040, "yy answered after its own recorded 40 ms");
+    assert_eq!(
+        fair.end_at.as_millis(),
+        3_040,
+        "yy answered after its own recorded 40 ms"
+    );
+}
+
+/// A caller that gave up while it waited is withdrawn in the replay when it left (found
+/// replaying the soak's recording: the simulator admitted the calls the server had seen
+/// leave, 23 more admissions at OpenBesluitvorming than the server made).
+#[test]
+fn a_recorded_call_that_left_is_withdrawn_when_it_left() {
+    let base = 1_780_000_000_000_u64;
+    let fetched = format!(
+        r#"{{"at_ms":{base},"session":"s-aaaaaaaaaaaa","platform":"obv","cost":1,"op":"search","key":"00000000000000aa","served":"fetched","seq":0,"attempts":[{{"at_ms":{base},"latency_ms":50,"outcome":"ok"}}]}}"#
+    );
+    let left = |key: &str, after: u64| {
+        format!(
+            r#"{{"at_ms":{base},"session":"s-bbbbbbbbbbbb","platform":"obv","cost":1,"op":"search","key":"{key}","served":"left","left_after_ms":{after},"seq":1}}"#
+        )
+    };
+    let text = [fetched, left("00000000000000bb", 1_000)].join("\n");
+    let mut workload = parse_trace(&text, "left").expect("a recorded trace");
+    // One unit a minute: the second call would wait a minute; its caller left after 1 s.
+    workload.set_limit("obv=1/60s".parse().expect("a limit"));
+    let fair = replay(&workload, PolicyKind::Fair);
+    assert_eq!(fair.admissions.len(), 1, "the call that left is never admitted");
+    assert!(
+        besluitbron_sim::fidelity::check(&workload, &fair, 0).is_ok(),
+        "the replay admits what the server admitted"
+    );
 }

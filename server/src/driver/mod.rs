@@ -593,7 +593,7 @@ impl Driver {
                 Err(NotOwner) => notes.ended_at_once(line, CallEnd::Moved),
                 Ok(Arrival::Cached(_)) => notes.ended_at_once(line, CallEnd::Cached),
                 Ok(Arrival::Refused { .. }) => notes.ended_at_once(line, CallEnd::Refused),
-                Ok(Arrival::Waiting { flight, .. }) => notes.waiting(waiter, line, *flight),
+                Ok(Arrival::Waiting { flight, .. }) => notes.waiting(waiter, line, *flight, now),
             }
         }
         match arrival {
@@ -613,7 +613,7 @@ impl Driver {
                     // The caller left before it heard.
                     self.shell.leave(now, waiter);
                     if let Some(notes) = self.notes.as_mut() {
-                        notes.ended(waiter, CallEnd::Left);
+                        notes.left(waiter, now);
                     }
                 }
             }
@@ -639,7 +639,7 @@ impl Driver {
             Control::Leave(waiter) => {
                 self.shell.leave(now, waiter);
                 if let Some(notes) = self.notes.as_mut() {
-                    notes.ended(waiter, CallEnd::Left);
+                    notes.left(waiter, now);
                 }
             }
             Control::Ownership(change) => self.ownership(change),

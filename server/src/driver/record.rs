@@ -173,6 +173,7 @@ impl Recorder {
             key: Some(self.hash(0, &key.encode())),
             then: None,
             served: None,
+            left_after_ms: None,
             seq,
             attempts: Vec::new(),
             query: self.inner.queries.then(|| query_text(key)),
@@ -376,6 +377,7 @@ pub(super) struct Notes {
 struct CallNote {
     line: TraceLine,
     flight: FlightId,
+    arrived: Instant,
 }
 
 #[derive(Default)]
@@ -406,10 +408,26 @@ impl Notes {
         self.recorder.write(&line);
     }
 
-    /// A request waits for `flight`.
-    pub(super) fn waiting(&mut self, waiter: WaiterId, line: TraceLine, flight: FlightId) {
+    /// A request waits for `flight` from `now`.
+    pub(super) fn waiting(&mut self, waiter: WaiterId, line: TraceLine, flight: FlightId, now: Instant) {
         self.flights.entry(flight).or_default().waiters += 1;
-        self.calls.insert(waiter, CallNote { line, flight });
+        self.calls.insert(
+            waiter,
+            CallNote {
+                line,
+                flight,
+                arrived: now,
+            },
+        );
+    }
+
+    /// A waiting request's caller gave up at `now`: the line says how long it waited.
+    pub(super) fn left(&mut self, waiter: WaiterId, now: Instant) {
+        if let Some(note) = self.calls.get_mut(&waiter) {
+            let waited = now.saturating_since(note.arrived).as_millis();
+            note.line.left_after_ms = Some(waited.try_into().unwrap_or(u64::MAX));
+        }
+        self.ended(waiter, CallEnd::Left);
     }
 
     /// An attempt went at `now` (`wall_ms` on the trace's clock).
@@ -450,7 +468,7 @@ impl Notes {
     /// A waiting request ended: answered or failed (the first such line of a flight
     /// carries its attempts), gave up, or moved to another replica.
     pub(super) fn ended(&mut self, waiter: WaiterId, end: CallEnd) {
-        let Some(CallNote { mut line, flight }) = self.calls.remove(&waiter) else {
+        let Some(CallNote { mut line, flight, .. }) = self.calls.remove(&waiter) else {
             return;
         };
         line.served = Some(end);
@@ -534,6 +552,45 @@ mod tests {
         assert!(kept < 400 && kept > 60);
         assert_eq!(metrics.trace_lines.get(), 400);
         assert_eq!(metrics.trace_dropped.get(), 0);
+    }
+
+    #[test]
+    fn a_call_that_left_says_how_long_it_waited() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let metrics = Arc::new(Metrics::new());
+        let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
+            .expect("start")
+            .expect("on");
+        let mut notes = Notes::new(r.clone(), PlatformId::Obv);
+        let arrived = Instant::from_millis(10_000);
+        for (waiter, i) in [(WaiterId(1), 1), (WaiterId(2), 2)] {
+            let mut l = line(&r, i);
+            l.served = None;
+            notes.waiting(waiter, l, FlightId(7), arrived);
+        }
+        notes.left(WaiterId(1), Instant::from_millis(12_345));
+        notes.ended(WaiterId(2), CallEnd::Fetched);
+        r.sync();
+        let lines: Vec<TraceLine> = trace_files(dir.path())
+            .iter()
+            .flat_map(|f| {
+                std::fs::read_to_string(f)
+                    .expect("read")
+                    .lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .map(|l| serde_json::from_str(&l).expect("a trace line"))
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(
+            (lines[0].served, lines[0].left_after_ms),
+            (Some(CallEnd::Left), Some(2_345))
+        );
+        assert_eq!(
+            (lines[1].served, lines[1].left_after_ms),
+            (Some(CallEnd::Fetched), None)
+        );
     }
 
     #[test]
