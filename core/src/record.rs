@@ -136,4 +136,20 @@ pub struct RecordedAttempt {
     /// The platform's Retry-After, for a refusal that named one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// What an answer said of the platform's budget (`RateLimit-Remaining` and
+    /// `RateLimit-Reset`), when it said: the server lowers its bucket to it, and so does a
+    /// replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<RecordedRemaining>,
+}
+
+/// The platform's budget as one answer reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedRemaining {
+    /// Units left.
+    pub units: Units,
+    /// Time until the platform's bucket is full again, in ms, if it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_ms: Option<u64>,
 }

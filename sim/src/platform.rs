@@ -175,9 +175,17 @@ impl SimPlatform {
             };
         }
         match self.receive(now, cost) {
+            // What the platform said of its budget then, where the recording has it (the
+            // server lowered its bucket to it); else this model's own.
             Answer::Ok { remaining, .. } => Answer::Ok {
                 latency: Duration::from_millis(recorded.latency_ms),
-                remaining,
+                remaining: match (recorded.remaining, remaining) {
+                    (Some(r), model) => match r.reset_ms {
+                        Some(ms) => Some((r.units, Duration::from_millis(ms))),
+                        None => model.map(|(_, reset)| (r.units, reset)),
+                    },
+                    (None, model) => model,
+                },
             },
             refused => refused,
         }

@@ -182,3 +182,32 @@ fn a_recorded_call_that_left_is_withdrawn_when_it_left() {
         "the replay admits what the server admitted"
     );
 }
+
+/// An answer's `RateLimit-Remaining` is part of the recording: the server lowered its
+/// bucket to it, so the replay does too (found replaying the soak's recording, where the
+/// simulator's own platform model still had budget the real platform had said was gone).
+#[test]
+fn the_budget_an_answer_reported_is_the_replays() {
+    let base = 1_780_000_000_000_u64;
+    let line = |at: u64, key: &str, remaining: &str| {
+        format!(
+            r#"{{"at_ms":{},"session":"s-aaaaaaaaaaaa","platform":"obv","cost":1,"op":"search","key":"{key}","served":"fetched","seq":0,"attempts":[{{"at_ms":{},"latency_ms":50,"outcome":"ok"{remaining}}}]}}"#,
+            base + at,
+            base + at
+        )
+    };
+    let admitted_b = |remaining: &str| {
+        let text = [
+            line(0, "00000000000000aa", remaining),
+            line(100, "00000000000000bb", ""),
+        ]
+        .join("\n");
+        let workload = parse_trace(&text, "remaining").expect("a recorded trace");
+        let fair = replay(&workload, PolicyKind::Fair);
+        assert_eq!(fair.admissions.len(), 2);
+        fair.admissions[1].at_ms
+    };
+    assert_eq!(admitted_b(""), 100, "a full bucket: at once");
+    let emptied = admitted_b(r#","remaining":{"units":0,"reset_ms":60000}"#);
+    assert!(emptied >= 1_000, "the platform said its budget was gone: {emptied} ms");
+}

@@ -31,7 +31,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use besluitbron_core::cache::CacheKey;
 use besluitbron_core::dedup::{FlightId, WaiterId};
 use besluitbron_core::path::{Attempt, Lane, Outcome};
-use besluitbron_core::record::{AttemptOutcome, CallEnd, RecordedAttempt, TraceLine};
+use besluitbron_core::record::{AttemptOutcome, CallEnd, RecordedAttempt, RecordedRemaining, TraceLine};
 use besluitbron_core::{Instant, PlatformId, SessionKey, Units};
 use sha2::{Digest, Sha256};
 
@@ -441,6 +441,7 @@ impl Notes {
                     latency_ms: 0,
                     outcome: AttemptOutcome::Failed,
                     retry_after_ms: None,
+                    remaining: None,
                 },
             ));
         }
@@ -455,6 +456,12 @@ impl Notes {
             return;
         };
         a.latency_ms = now.saturating_since(*sent).as_millis().try_into().unwrap_or(u64::MAX);
+        if let Outcome::Success { feedback, .. } = outcome {
+            a.remaining = feedback.remaining.map(|units| RecordedRemaining {
+                units,
+                reset_ms: feedback.reset.map(|d| d.as_millis().try_into().unwrap_or(u64::MAX)),
+            });
+        }
         let (kind, retry_after) = match outcome {
             Outcome::Success { .. } => (AttemptOutcome::Ok, None),
             Outcome::RateLimited { retry_after, .. } => (AttemptOutcome::RateLimited, Some(*retry_after)),
