@@ -155,7 +155,7 @@ pub struct ReadArgs {
 }
 
 /// Today's date (UTC), YYYY-MM-DD, from the wall clock read at the edge.
-fn today() -> String {
+pub(crate) fn today() -> String {
     let days = (crate::clock::wall_now().0 / 86_400_000) as i64;
     // Howard Hinnant's civil-from-days.
     let z = days + 719_468;
@@ -171,7 +171,7 @@ fn today() -> String {
 }
 
 /// The date asked, or today; an invalid one is the tool's error message.
-fn date_arg(tool: &str, date: Option<&str>) -> Result<String, String> {
+pub(crate) fn date_arg(tool: &str, date: Option<&str>) -> Result<String, String> {
     match date.map(str::trim).filter(|d| !d.is_empty()) {
         None => Ok(today()),
         Some(d) if is_iso_date(d) => Ok(d.to_owned()),
