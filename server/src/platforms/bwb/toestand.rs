@@ -229,7 +229,23 @@ pub fn read_regulation(bytes: &[u8], root: &str) -> Result<Toestand, ToestandErr
                 {
                     paragraph_break(&mut stack);
                 }
+                // A list item numbered by its `nr` attribute (as local regulations write
+                // their paragraphs: `<li nr="1.">`) starts its line with the number.
+                let numbered_by_attribute = matches!(&frame, Frame::Other(name) if name == "li")
+                    .then(|| start.try_get_attribute("nr").ok().flatten())
+                    .flatten()
+                    .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok())
+                    .map(|v| v.trim().to_owned())
+                    .filter(|v| !v.is_empty());
                 stack.push(frame);
+                if let Some(nr) = numbered_by_attribute {
+                    append(&mut stack, &format!("{nr} "));
+                    if let Some(Frame::Article { numbered, .. }) =
+                        stack.iter_mut().rev().find(|f| matches!(f, Frame::Article { .. }))
+                    {
+                        *numbered = true;
+                    }
+                }
             }
             Event::End(_) => {
                 let Some(frame) = stack.pop() else { continue };
