@@ -185,7 +185,7 @@ async fn a_regulation_reads_as_in_force_with_its_decision_and_pages_by_character
         (
             old["title"].clone(),
             old["organization"].clone(),
-            old["valid_from"].clone(),
+            old["date"].clone(),
             old["valid_until"].clone(),
             old["url"].clone(),
             old["platform"].clone()

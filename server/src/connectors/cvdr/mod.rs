@@ -126,14 +126,14 @@ pub struct SearchArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadArgs {
-    /// CVDR id: `CVDR123456_2` (that version) or `CVDR123456` (the version in force on `date`).
+    /// `CVDR123456_2` (that version) or `CVDR123456` (the one in force on `date`).
     #[schemars(length(max = 20))]
     pub id: String,
-    /// For an id without version: in force on this day (default today).
+    /// For an id without version (default today).
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date: Option<String>,
-    /// First character of the text (the answer gives `next_offset`).
+    /// Default 0; from the answer's `next_offset`.
     #[schemars(schema_with = "text_offset_schema")]
     #[serde(default)]
     pub offset: Option<usize>,
@@ -252,9 +252,7 @@ pub struct ReadShown {
     pub url: String,
     /// `cvdr`.
     pub platform: String,
-    /// This version is in force from this day …
-    pub valid_from: Option<String>,
-    /// … until this day (absent: no end set).
+    /// The day this version ends (absent: no end set).
     pub valid_until: Option<String>,
     /// The decision that set it, as the record gives it.
     pub decision: Decision,
@@ -283,9 +281,8 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "cvdr_search",
         title: "Search local regulations",
-        description: "Local regulations of Dutch municipalities, provinces and water boards (verordeningen, \
-                      beleidsregels) in force on `date`, by words and organisation; one call, kept ten minutes. \
-                      Read one with cvdr_read.",
+        description: "Local regulations (verordeningen, beleidsregels) of Dutch municipalities, provinces and water \
+                      boards in force on `date`, by words and organisation. One call, kept ten minutes.",
         arguments: SearchArgs,
         output: SearchShown,
         run: cvdr_search,
@@ -382,9 +379,9 @@ pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offs
     let hits: Vec<Hit> = answer.records.iter().map(Hit::of).collect();
     let mut text = if hits.is_empty() && offset == 0 {
         format!(
-            "The CVDR has no local regulation for {searched}{}. To widen: use fewer or other words (each must \
-             occur in the regulation), drop `organization`, or try another `date` (a regulation not yet or no \
-             longer in force is not found on this one).",
+            "The CVDR has no local regulation for {searched}{}. To widen: use fewer or other words (each must occur \
+             in the regulation), drop `organization`, or try another `date` (a regulation not yet or no longer in \
+             force is not found on this one).",
             provenance(served)
         )
     } else if hits.is_empty() {
@@ -587,7 +584,6 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Rendered {
         organization: organisation,
         url,
         platform: PLATFORM.as_str().to_owned(),
-        valid_from: r.in_force_from.clone(),
         valid_until: r.in_force_until.clone(),
         decision,
         articles: t.articles.len(),
