@@ -104,7 +104,9 @@ impl PlatformId {
         match self {
             PlatformId::Obv => Some(LimitConfig::new(Units::whole(60), Duration::from_secs(60))),
             PlatformId::Oa => Some(LimitConfig::new(Units::whole(120), Duration::from_secs(60))),
-            PlatformId::Ob | PlatformId::Bwb | PlatformId::Cvdr => Some(LimitConfig::new(Units::whole(30), Duration::from_secs(30))),
+            PlatformId::Ob | PlatformId::Bwb | PlatformId::Cvdr => {
+                Some(LimitConfig::new(Units::whole(30), Duration::from_secs(30)))
+            }
             PlatformId::Rechtspraak => Some(LimitConfig::new(Units::whole(60), Duration::from_secs(30))),
             PlatformId::Ori | PlatformId::Tk | PlatformId::Opentk => None,
         }

@@ -52,10 +52,7 @@ fn ids(v: &Value) -> Vec<String> {
 
 /// The fake's answer to `cql`, as versioned ids.
 fn want(cql: &str) -> Vec<String> {
-    matches(&parse_cql(cql).unwrap())
-        .iter()
-        .map(|(r, v)| r.id(v))
-        .collect()
+    matches(&parse_cql(cql).unwrap()).iter().map(|(r, v)| r.id(v)).collect()
 }
 
 /// The query of the last search the fake received, decoded.
@@ -98,7 +95,11 @@ async fn a_search_by_municipality_name_asks_the_platform_for_its_code() {
         "the name was resolved to the platform's creator and kind"
     );
     assert_eq!(ids(&v), want(&cql), "{text}");
-    assert_eq!(ids(&v), ["CVDR700001_1"], "not the province's, not Utrechtse Heuvelrug's");
+    assert_eq!(
+        ids(&v),
+        ["CVDR700001_1"],
+        "not the province's, not Utrechtse Heuvelrug's"
+    );
     let hit = &v["results"][0];
     assert_eq!(
         (
@@ -118,7 +119,10 @@ async fn a_search_by_municipality_name_asks_the_platform_for_its_code() {
             json!("https://lokaleregelgeving.overheid.nl/CVDR700001/1")
         )
     );
-    assert_eq!((v["total"].clone(), v["total_is_exact"].clone()), (json!(1), json!(true)));
+    assert_eq!(
+        (v["total"].clone(), v["total_is_exact"].clone()),
+        (json!(1), json!(true))
+    );
 
     // Den Haag is written as the platform writes it; a water board by its name.
     ok(&mcp
@@ -126,7 +130,10 @@ async fn a_search_by_municipality_name_asks_the_platform_for_its_code() {
         .await);
     assert!(last_query(&fake).starts_with("dcterms.creator=\"'s-Gravenhage\" and organisatieType=\"Gemeente\""));
     let (_, water) = ok(&mcp
-        .call("cvdr_search", json!({"query": "parkeren", "organization": "Rivierenland"}))
+        .call(
+            "cvdr_search",
+            json!({"query": "parkeren", "organization": "Rivierenland"}),
+        )
         .await);
     assert_eq!(ids(&water), ["CVDR700005_1"]);
 
@@ -166,7 +173,10 @@ async fn a_regulation_reads_as_in_force_with_its_decision_and_pages_by_character
     let (new_text, new) = ok(&mcp
         .call("cvdr_read", json!({"id": "cvdr700001", "date": "2025-06-01"}))
         .await);
-    assert_eq!((old["id"].clone(), new["id"].clone()), (json!("CVDR700001_1"), json!("CVDR700001_2")));
+    assert_eq!(
+        (old["id"].clone(), new["id"].clone()),
+        (json!("CVDR700001_1"), json!("CVDR700001_2"))
+    );
     for (text, v) in [(&old_text, &law.versions[0]), (&new_text, &law.versions[1])] {
         let article2 = v.articles.iter().find(|a| a.number == "2").unwrap();
         let want: Vec<String> = article2
@@ -248,7 +258,10 @@ async fn an_sru_diagnostic_is_a_tool_error_quoting_the_service() {
     let fake = f.all.get(PlatformId::Cvdr).expect("the cvdr fake").clone();
     fake.update_own::<CvdrSettings>(|s| s.reject_every = Some(1));
     let message = err(&mcp.call("cvdr_search", json!({"query": "afvalstoffen"})).await);
-    assert!(message.contains("Lokale regelgeving (CVDR) refused the request"), "{message}");
+    assert!(
+        message.contains("Lokale regelgeving (CVDR) refused the request"),
+        "{message}"
+    );
     assert!(message.contains("Query syntax error"), "{message}");
     assert!(message.contains("info:srw/diagnostic/1/10"), "{message}");
     // Nothing failed was kept: once the service answers, so does the tool.
@@ -257,7 +270,10 @@ async fn an_sru_diagnostic_is_a_tool_error_quoting_the_service() {
     assert_eq!(ids(&v), ["CVDR700004_1"]);
     // Capitals that the service would read as operators are written in lower case.
     let (_, v) = ok(&mcp
-        .call("cvdr_search", json!({"query": "parkeren OR fietsen", "date": "2025-01-01"}))
+        .call(
+            "cvdr_search",
+            json!({"query": "parkeren OR fietsen", "date": "2025-01-01"}),
+        )
         .await);
     assert_eq!(v["total"], json!(0));
     assert!(last_query(&fake).starts_with("keyword all \"parkeren or fietsen\""));

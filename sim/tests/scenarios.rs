@@ -95,7 +95,11 @@ fn the_bwb_lane_keeps_its_own_limit_and_is_fair_within_it() {
     let wait = |r: &Report, name: &str| r.session(name).expect(name).wait_max_ms;
     assert_eq!(wait(&fair, "searcher"), 0.0, "publication searches never wait for laws");
     for r in [&fair, &legacy] {
-        assert_eq!(wait(r, "regulation-reader"), 0.0, "local regulations never wait for laws");
+        assert_eq!(
+            wait(r, "regulation-reader"),
+            0.0,
+            "local regulations never wait for laws"
+        );
     }
     assert!(
         wait(&fair, "law-assistant") < 10_000.0,

@@ -142,8 +142,10 @@ pub static REGULATIONS: &[FakeRegulation] = &[
                     FakeArticle {
                         number: "1",
                         title: Some("Begripsbepalingen"),
-                        paragraphs: &["In deze verordening wordt verstaan onder parkeren: het doen of laten staan van \
-                                       een voertuig."],
+                        paragraphs: &[
+                            "In deze verordening wordt verstaan onder parkeren: het doen of laten staan van \
+                                       een voertuig.",
+                        ],
                     },
                     FakeArticle {
                         number: "2",
@@ -167,8 +169,10 @@ pub static REGULATIONS: &[FakeRegulation] = &[
                     FakeArticle {
                         number: "1",
                         title: Some("Begripsbepalingen"),
-                        paragraphs: &["In deze verordening wordt verstaan onder parkeren: het doen of laten staan van \
-                                       een voertuig."],
+                        paragraphs: &[
+                            "In deze verordening wordt verstaan onder parkeren: het doen of laten staan van \
+                                       een voertuig.",
+                        ],
                     },
                     FakeArticle {
                         number: "2",
@@ -224,8 +228,10 @@ pub static REGULATIONS: &[FakeRegulation] = &[
             articles: &[FakeArticle {
                 number: "1",
                 title: None,
-                paragraphs: &["Parkeren op een parkeerplaats voor vergunninghouders is voorbehouden aan \
-                               vergunninghouders."],
+                paragraphs: &[
+                    "Parkeren op een parkeerplaats voor vergunninghouders is voorbehouden aan \
+                               vergunninghouders.",
+                ],
             }],
         }],
     },
@@ -435,7 +441,11 @@ pub fn parse_cql(query: &str) -> Result<Vec<Clause>, CqlDiagnostic> {
         let part = part.trim();
         let Some(i) = part.find(['=', ' ']) else {
             // A bare term: the server's choice of index, which this collection lacks.
-            return Err(("info:srw/diagnostic/1/16", "cql.serverChoice".to_owned(), "Unsupported index"));
+            return Err((
+                "info:srw/diagnostic/1/16",
+                "cql.serverChoice".to_owned(),
+                "Unsupported index",
+            ));
         };
         let (index, rest) = part.split_at(i);
         let rest = rest.trim_start();
@@ -456,10 +466,7 @@ pub fn parse_cql(query: &str) -> Result<Vec<Clause>, CqlDiagnostic> {
             None if !value.is_empty() && !value.contains(char::is_whitespace) => value.to_owned(),
             None => return Err(syntax(part)),
         };
-        if value
-            .split_whitespace()
-            .any(|w| matches!(w, "AND" | "OR" | "NOT"))
-        {
+        if value.split_whitespace().any(|w| matches!(w, "AND" | "OR" | "NOT")) {
             // The service's back end reads these as operators even inside quotes.
             return Err(("info:srw/diagnostic/1/1", value, "General system error"));
         }
@@ -483,8 +490,13 @@ pub fn parse_cql(query: &str) -> Result<Vec<Clause>, CqlDiagnostic> {
             "overheidrg.datumGeldendOp" if equal && date(&value) => Clause::InForce(value),
             "dcterms.identifier" if equal => Clause::Identifier(value),
             "workid" if equal => Clause::Work(value),
-            "keyword" | "dcterms.title" | "dcterms.creator" | "organisatieType" | "overheidrg.datumGeldendOp"
-            | "dcterms.identifier" | "workid" => return Err(syntax(part)),
+            "keyword"
+            | "dcterms.title"
+            | "dcterms.creator"
+            | "organisatieType"
+            | "overheidrg.datumGeldendOp"
+            | "dcterms.identifier"
+            | "workid" => return Err(syntax(part)),
             other => return Err(("info:srw/diagnostic/1/16", other.to_owned(), "Unsupported index")),
         };
         clauses.push(clause);
@@ -515,7 +527,11 @@ pub fn matches(clauses: &[Clause]) -> Vec<(&'static FakeRegulation, &'static Fak
             }
             let has = |hay: &[String], all: bool, words: &[String]| {
                 let one = |w: &String| hay.contains(w);
-                if all { words.iter().all(one) } else { words.iter().any(one) }
+                if all {
+                    words.iter().all(one)
+                } else {
+                    words.iter().any(one)
+                }
             };
             let ok = clauses.iter().all(|c| match c {
                 Clause::Keyword { all, words } => has(&text, *all, words),
@@ -650,7 +666,11 @@ fn record_xml(root: &str, r: &FakeRegulation, v: &FakeVersion, position: u64) ->
             .unwrap_or_default(),
         concerns = escape(v.concerns),
         reference = escape(v.reference),
-        xhtml = escape(&text_url(root, r, v).replace("/xml/", "/xhtml/").replace(".xml", ".html")),
+        xhtml = escape(
+            &text_url(root, r, v)
+                .replace("/xml/", "/xhtml/")
+                .replace(".xml", ".html")
+        ),
         url = escape(&text_url(root, r, v)),
         work = r.work,
         n = v.n,
@@ -718,12 +738,20 @@ mod tests {
     #[test]
     fn the_service_reads_the_clauses_it_knows_and_refuses_others() {
         assert_eq!(parse_cql("parkeren").unwrap_err().1, "cql.serverChoice");
-        assert_eq!(parse_cql("dcterms.subject=water").unwrap_err().0, "info:srw/diagnostic/1/16");
+        assert_eq!(
+            parse_cql("dcterms.subject=water").unwrap_err().0,
+            "info:srw/diagnostic/1/16"
+        );
         assert_eq!(
             parse_cql("keyword all \"parkeren OR fietsen\"").unwrap_err().0,
             "info:srw/diagnostic/1/1"
         );
-        for bad in ["keyword all \"x", "and", "overheidrg.datumGeldendOp=morgen", "keyword < x"] {
+        for bad in [
+            "keyword all \"x",
+            "and",
+            "overheidrg.datumGeldendOp=morgen",
+            "keyword < x",
+        ] {
             assert_eq!(parse_cql(bad).unwrap_err().0, "info:srw/diagnostic/1/10", "{bad}");
         }
     }
@@ -735,14 +763,19 @@ mod tests {
             ["CVDR700001_2", "CVDR700002_1"]
         );
         assert_eq!(
-            ids("keyword all \"parkeren\" and dcterms.creator=\"Utrecht\" and organisatieType=\"Gemeente\" \
-                 and overheidrg.datumGeldendOp=2024-06-01"),
+            ids(
+                "keyword all \"parkeren\" and dcterms.creator=\"Utrecht\" and organisatieType=\"Gemeente\" \
+                 and overheidrg.datumGeldendOp=2024-06-01"
+            ),
             ["CVDR700001_1"]
         );
         assert_eq!(ids("workid=\"CVDR700001\""), ["CVDR700001_1", "CVDR700001_2"]);
         let law = &REGULATIONS[0];
         let xml = text_xml(law, &law.versions[1]);
-        assert!(xml.contains("<li nr=\"2.\"><al>Per adres wordt ten hoogste één vergunning"), "{xml}");
+        assert!(
+            xml.contains("<li nr=\"2.\"><al>Per adres wordt ten hoogste één vergunning"),
+            "{xml}"
+        );
         assert!(xml.starts_with("<?xml") && xml.contains("<cvdr "), "{xml}");
     }
 }

@@ -59,8 +59,8 @@
 
 pub mod bwb;
 mod config;
-pub mod cvdr;
 mod control;
+pub mod cvdr;
 mod faults;
 mod handle;
 mod hostile;

@@ -330,8 +330,10 @@ async fn cvdr_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     let cql = match search.cql() {
         Ok(cql) => cql,
         Err(PlatformError::BadRequest { code, .. }) if code == "nothing_to_search" => {
-            return tool_error("cvdr_search: give `query` (words) or `organization` (a municipality, province or water board)")
-                .into();
+            return tool_error(
+                "cvdr_search: give `query` (words) or `organization` (a municipality, province or water board)",
+            )
+            .into();
         }
         Err(e) => return tool_error(e).into(),
     };
@@ -408,7 +410,10 @@ pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offs
             h.kind.as_deref().unwrap_or("kind unknown"),
             h.organization.as_deref().map(|o| format!(", {o}")).unwrap_or_default(),
             h.date.as_deref().unwrap_or("?"),
-            valid_until.as_deref().map(|u| format!(" until {u}")).unwrap_or_default(),
+            valid_until
+                .as_deref()
+                .map(|u| format!(" until {u}"))
+                .unwrap_or_default(),
             h.url.as_deref().unwrap_or("")
         );
     }
@@ -528,7 +533,11 @@ struct Asked {
 fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Rendered {
     let t = &answer.text;
     let r = &asked.record;
-    let title = t.citation_title.clone().filter(|c| !c.is_empty()).unwrap_or_else(|| r.title.clone());
+    let title = t
+        .citation_title
+        .clone()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| r.title.clone());
     let (page, at) = text_page(&t.full_text(), asked.offset, asked.length);
     let url = page_url(r);
     let organisation = r.organisation();
@@ -542,7 +551,11 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Rendered {
         r.identifier,
         r.kind().as_deref().unwrap_or("kind unknown"),
         organisation.as_deref().map(|o| format!(", {o}")).unwrap_or_default(),
-        asked.date.as_deref().map(|d| format!(" as in force on {d}")).unwrap_or_default(),
+        asked
+            .date
+            .as_deref()
+            .map(|d| format!(" as in force on {d}"))
+            .unwrap_or_default(),
         r.in_force_from.as_deref().unwrap_or("?"),
         provenance(served),
         t.articles.len(),
@@ -605,7 +618,10 @@ mod tests {
             public_url("CVDR625849_3"),
             "https://lokaleregelgeving.overheid.nl/CVDR625849/3"
         );
-        assert_eq!(public_url("CVDR625849"), "https://lokaleregelgeving.overheid.nl/CVDR625849");
+        assert_eq!(
+            public_url("CVDR625849"),
+            "https://lokaleregelgeving.overheid.nl/CVDR625849"
+        );
         let foreign = CvdrRecord {
             identifier: "CVDR1_2".into(),
             page_url: Some("https://example.org/x".into()),

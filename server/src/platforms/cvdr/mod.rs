@@ -213,10 +213,7 @@ impl CvdrSearch {
             ));
         }
         if clauses.is_empty() {
-            return Err(bad(
-                "nothing_to_search",
-                "give words or an organisation".to_owned(),
-            ));
+            return Err(bad("nothing_to_search", "give words or an organisation".to_owned()));
         }
         clauses.push(format!("overheidrg.datumGeldendOp={}", self.in_force_on));
         Ok(clauses.join(" and "))
@@ -234,7 +231,10 @@ pub fn version_cql(id: &str, date: &str) -> Result<String, PlatformError> {
     if !is_cvdr_id(id) {
         return Err(bad(
             "invalid_id",
-            format!("`{}` is not a CVDR id (such as CVDR123456 or CVDR123456_2)", http::brief(id)),
+            format!(
+                "`{}` is not a CVDR id (such as CVDR123456 or CVDR123456_2)",
+                http::brief(id)
+            ),
         ));
     }
     if id.contains('_') {
@@ -294,9 +294,8 @@ impl CvdrClient {
         let query = version_cql(id, date)?;
         let page = self.page(&query, 1, 10).await?;
         let work = id.split('_').next().unwrap_or(id);
-        let of_work = |r: &CvdrRecord| {
-            r.identifier == id || r.identifier.split('_').next() == Some(work) && !id.contains('_')
-        };
+        let of_work =
+            |r: &CvdrRecord| r.identifier == id || r.identifier.split('_').next() == Some(work) && !id.contains('_');
         // Of several versions, the one that came into force last.
         page.records
             .into_iter()
@@ -373,7 +372,10 @@ impl CvdrClient {
 }
 
 /// Reads an SRU answer of the cvdr collection (see `bwb`'s [`read_sru_answer`]).
-pub fn read_answer(answer: SruResponse<CvdrRecord>, start_record: u64) -> Result<SearchPage<CvdrRecord>, PlatformError> {
+pub fn read_answer(
+    answer: SruResponse<CvdrRecord>,
+    start_record: u64,
+) -> Result<SearchPage<CvdrRecord>, PlatformError> {
     read_sru_answer(
         PLATFORM,
         answer,
@@ -462,7 +464,15 @@ mod tests {
         for ok in ["CVDR112779", "CVDR112779_1", "CVDR1_1234"] {
             assert!(is_cvdr_id(ok), "{ok}");
         }
-        for bad in ["CVDR", "CVDR_1", "CVDR12_", "CVDR12_12345", "cvdr12", "BWBR0005537", "CVDR1234567890"] {
+        for bad in [
+            "CVDR",
+            "CVDR_1",
+            "CVDR12_",
+            "CVDR12_12345",
+            "cvdr12",
+            "BWBR0005537",
+            "CVDR1234567890",
+        ] {
             assert!(!is_cvdr_id(bad), "{bad}");
         }
         assert_eq!(
