@@ -246,7 +246,7 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
 }
 
 /// Identifiers the platforms read in any case are one request in any case: an ECLI, an
-/// OpenTK document number, a Kamer GUID, a BWB id.
+/// OpenTK document number, a Kamer GUID, a BWB id, a CVDR id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_identifier_in_another_case_is_the_same_request() {
     let f = fakes().await;
@@ -264,6 +264,12 @@ async fn an_identifier_in_another_case_is_the_same_request() {
             "opentk_document",
             "2026D10005",
             "2026d10005",
+        ),
+        (
+            besluitbron_core::PlatformId::Cvdr,
+            "cvdr_read",
+            "CVDR700001_2",
+            "cvdr700001_2",
         ),
     ] {
         let fake = f.all.get(platform).expect("fake");
