@@ -16,7 +16,7 @@
 //!   R-I1 to R-I3.
 //! - [`bucket`]: the one exact token bucket (GCRA form) behind both the platforms'
 //!   limits in the scheduler and the client limits.
-//! - [`platform`]: the eight platforms and the limits kept for them.
+//! - [`platform`]: the nine platforms and the limits kept for them.
 //! - [`record`]: the trace format the server records and the simulator replays.
 //! - [`time`] and [`units`]: injected time and exact fixed-point costs.
 //!

@@ -1,4 +1,4 @@
-//! The eight platforms BesluitBron reads, and the limits it keeps for them.
+//! The nine platforms BesluitBron reads, and the limits it keeps for them.
 //!
 //! Limits are configuration, never constants buried in code ("not observed" is not
 //! "absent"): [`PlatformId::default_limit`] gives the documented starting point,
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::units::Units;
 
-/// One of the eight public platforms.
+/// One of the nine public platforms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PlatformId {
@@ -31,16 +31,20 @@ pub enum PlatformId {
     /// The Basiswettenbestand: national legislation as in force (KOOP SRU,
     /// `x-connection=BWB`, and its toestand XML).
     Bwb,
+    /// The Centrale Voorziening Decentrale Regelgeving: local regulations of
+    /// municipalities, provinces and water boards (KOOP SRU, `x-connection=cvdr`, and
+    /// each regulation's XML).
+    Cvdr,
 }
 
-/// A platform id that is not one of the eight.
+/// A platform id that is not one of the nine.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown platform `{0}`: expected one of ori, obv, tk, opentk, ob, rechtspraak, oa, bwb")]
+#[error("unknown platform `{0}`: expected one of ori, obv, tk, opentk, ob, rechtspraak, oa, bwb, cvdr")]
 pub struct UnknownPlatform(pub String);
 
 impl PlatformId {
-    /// All eight, in a fixed order (used wherever output must be deterministic).
-    pub const ALL: [PlatformId; 8] = [
+    /// All nine, in a fixed order (used wherever output must be deterministic).
+    pub const ALL: [PlatformId; 9] = [
         PlatformId::Ori,
         PlatformId::Obv,
         PlatformId::Tk,
@@ -49,6 +53,7 @@ impl PlatformId {
         PlatformId::Rechtspraak,
         PlatformId::Oa,
         PlatformId::Bwb,
+        PlatformId::Cvdr,
     ];
 
     /// The short id used in configuration, URLs (`/mcp/obv`) and metrics.
@@ -62,6 +67,7 @@ impl PlatformId {
             PlatformId::Rechtspraak => "rechtspraak",
             PlatformId::Oa => "oa",
             PlatformId::Bwb => "bwb",
+            PlatformId::Cvdr => "cvdr",
         }
     }
 
@@ -76,6 +82,7 @@ impl PlatformId {
             PlatformId::Rechtspraak => "Rechtspraak",
             PlatformId::Oa => "Open Archivaris",
             PlatformId::Bwb => "Basiswettenbestand",
+            PlatformId::Cvdr => "Lokale regelgeving (CVDR)",
         }
     }
 
@@ -89,11 +96,17 @@ impl PlatformId {
     /// - `rechtspraak`: "don't hammer"; 60 calls refilled at two per second.
     /// - `bwb`: KOOP's SRU service, like `ob`: a limit exists, its numbers are unpublished;
     ///   the same 30 calls refilled at one per second, on a lane of its own (another host).
+    /// - `cvdr`: the same SRU service as `bwb` (another `x-connection`), its numbers
+    ///   unpublished too: the same 30 calls refilled at one per second, on a lane of its
+    ///   own (each platform has one; together the two lanes may send KOOP's search host
+    ///   two calls per second, which the configuration can lower).
     pub const fn default_limit(self) -> Option<LimitConfig> {
         match self {
             PlatformId::Obv => Some(LimitConfig::new(Units::whole(60), Duration::from_secs(60))),
             PlatformId::Oa => Some(LimitConfig::new(Units::whole(120), Duration::from_secs(60))),
-            PlatformId::Ob | PlatformId::Bwb => Some(LimitConfig::new(Units::whole(30), Duration::from_secs(30))),
+            PlatformId::Ob | PlatformId::Bwb | PlatformId::Cvdr => {
+                Some(LimitConfig::new(Units::whole(30), Duration::from_secs(30)))
+            }
             PlatformId::Rechtspraak => Some(LimitConfig::new(Units::whole(60), Duration::from_secs(30))),
             PlatformId::Ori | PlatformId::Tk | PlatformId::Opentk => None,
         }
@@ -222,7 +235,7 @@ mod tests {
     }
 
     #[test]
-    fn the_four_platforms_of_r_l7_and_bwb_keep_a_limit() {
+    fn the_four_platforms_of_r_l7_bwb_and_cvdr_keep_a_limit() {
         let limited: Vec<_> = PlatformId::ALL
             .into_iter()
             .filter(|p| p.default_limit().is_some())
@@ -234,7 +247,8 @@ mod tests {
                 PlatformId::Ob,
                 PlatformId::Rechtspraak,
                 PlatformId::Oa,
-                PlatformId::Bwb
+                PlatformId::Bwb,
+                PlatformId::Cvdr
             ]
         );
         let obv = PlatformId::Obv.default_limit().unwrap();

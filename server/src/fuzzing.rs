@@ -64,6 +64,14 @@ pub fn bwb_answer(data: &[u8]) -> usize {
         + usize::from(bwb::read_toestand(data).is_ok())
 }
 
+/// Reads `data` as a CVDR SRU answer, classified as the client does, and as a local
+/// regulation's XML: how many of the two it was.
+pub fn cvdr_answer(data: &[u8]) -> usize {
+    use crate::platforms::cvdr;
+    usize::from(cvdr::parse_sru(data).is_ok_and(|answer| cvdr::read_answer(answer, 1).is_ok()))
+        + usize::from(cvdr::read_text(data).is_ok())
+}
+
 /// Reads `data` as an Officiële Bekendmakingen SRU answer and classifies it as the
 /// client does (results, warning, rejection, overload): whether it gave results.
 pub fn ob_answer(data: &[u8]) -> bool {

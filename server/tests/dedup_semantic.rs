@@ -281,7 +281,7 @@ async fn regression_an_entry_kept_across_a_restart_is_no_canonical_duplicate() {
 }
 
 /// Identifiers the platforms read in any case are one request in any case: an ECLI, an
-/// OpenTK document number, a Kamer GUID, a BWB id.
+/// OpenTK document number, a Kamer GUID, a BWB id, a CVDR id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_identifier_in_another_case_is_the_same_request() {
     let f = fakes().await;
@@ -299,6 +299,12 @@ async fn an_identifier_in_another_case_is_the_same_request() {
             "opentk_document",
             "2026D10005",
             "2026d10005",
+        ),
+        (
+            besluitbron_core::PlatformId::Cvdr,
+            "cvdr_read",
+            "CVDR700001_2",
+            "cvdr700001_2",
         ),
     ] {
         let fake = f.all.get(platform).expect("fake");

@@ -50,6 +50,7 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
         ("/mcp/ori", vec!["ori_document", "ori_search", "ori_sources"]),
         ("/mcp/ob", vec!["ob_document", "ob_search"]),
         ("/mcp/bwb", vec!["bwb_read", "bwb_search"]),
+        ("/mcp/cvdr", vec!["cvdr_read", "cvdr_search"]),
     ];
     // `/mcp` serves every connector's tools and `search` over them, in name order.
     let mut all: Vec<&str> = per_connector.iter().flat_map(|(_, t)| t.iter().copied()).collect();

@@ -82,7 +82,7 @@ pub struct Checker {
 type Verdict = Result<(), String>;
 
 impl Checker {
-    /// A checker for a run under `policy`, over the stations named `names` (the eight
+    /// A checker for a run under `policy`, over the stations named `names` (the nine
     /// platforms in [`PlatformId::ALL`] order, then any text hosts).
     pub fn new(policy: PolicyKind, names: Vec<String>) -> Checker {
         let n = names.len();

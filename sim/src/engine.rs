@@ -330,7 +330,7 @@ struct Engine<'w> {
     /// The legacy policy's gates (`None` under the fair policy).
     gates: Vec<Gate>,
     fair: Option<FairState>,
-    /// Per station: a platform's main limit (stations 0..8, in [`PlatformId::ALL`]
+    /// Per station: a platform's main limit (stations 0..9, in [`PlatformId::ALL`]
     /// order) or its text host's (after them); `local_limits`, `platforms`, `used`,
     /// `upstream`, `fail_rate`, `fail_retryable`, the gates, the wakes of the legacy
     /// gates and the checker's state are per station, the fair paths per platform.
@@ -490,7 +490,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             enforced,
         );
         local_limits.push(local);
-        let p = u8::try_from(i).expect("eight platforms");
+        let p = u8::try_from(i).expect("nine platforms");
         platforms.push(
             SimPlatform::new(
                 id,
@@ -557,7 +557,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         .iter()
         .enumerate()
         .map(|(i, &id)| {
-            let p = u8::try_from(i).expect("eight platforms");
+            let p = u8::try_from(i).expect("nine platforms");
             spec_for(workload, id)
                 .fail_rate
                 .filter(|&r| r > 0.0)

@@ -82,17 +82,25 @@ fn ob_text_and_search_queue_in_lanes_of_their_own() {
 }
 
 /// National legislation's lane (`bwb`, KOOP's SRU on its own host): a harvester's burst
-/// of laws never delays publication searches (`ob`, another platform), and under the
-/// fair policy an assistant reading a law is not starved behind the burst, as it is
-/// under the legacy model.
+/// of laws never delays publication searches (`ob`, another platform) nor local
+/// regulations (`cvdr`, the same host's other collection on a lane of its own), and
+/// under the fair policy an assistant reading a law is not starved behind the burst, as
+/// it is under the legacy model.
 #[test]
 fn the_bwb_lane_keeps_its_own_limit_and_is_fair_within_it() {
     let fair = Report::of(&run_ok("laws-and-publications", PolicyKind::Fair));
     let legacy = Report::of(&run_ok("laws-and-publications", PolicyKind::Legacy));
-    assert_eq!(fair.platforms.len(), 2, "bwb and ob");
+    assert_eq!(fair.platforms.len(), 3, "bwb, cvdr and ob");
     assert_eq!(fair.violations(), 0);
     let wait = |r: &Report, name: &str| r.session(name).expect(name).wait_max_ms;
     assert_eq!(wait(&fair, "searcher"), 0.0, "publication searches never wait for laws");
+    for r in [&fair, &legacy] {
+        assert_eq!(
+            wait(r, "regulation-reader"),
+            0.0,
+            "local regulations never wait for laws"
+        );
+    }
     assert!(
         wait(&fair, "law-assistant") < 10_000.0,
         "{}",

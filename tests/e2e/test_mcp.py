@@ -5,7 +5,7 @@ Starts `besluitbron-sim fakes` on a free loopback port, starts `besluitbron serv
 it with a temporary data directory, and then, once per protocol era (`legacy`: the
 initialize handshake with an `Mcp-Session-Id`; `2026-07-28`: stateless per-request
 metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk`, `/mcp/rechtspraak`,
-`/mcp/opentk`, `/mcp/ori`, `/mcp/ob`, `/mcp/bwb` and `/mcp`:
+`/mcp/opentk`, `/mcp/ori`, `/mcp/ob`, `/mcp/bwb`, `/mcp/cvdr` and `/mcp`:
 
 - tools/list names exactly the tools of the endpoint, each with a description and
   `readOnlyHint: true`;
@@ -81,10 +81,12 @@ RS_FOOTNOTES_ECLI = "ECLI:NL:HR:2026:1500"
 RS_METADATA_ONLY_ECLI = "ECLI:NL:RBAMS:2026:9999"
 OPENTK_TOOLS = {"opentk_search", "opentk_document", "opentk_activity", "opentk_status"}
 ORI_TOOLS = {"ori_search", "ori_document", "ori_sources"}
-PLATFORMS = ("obv", "tk", "rechtspraak", "opentk", "ori", "ob", "bwb")
+PLATFORMS = ("obv", "tk", "rechtspraak", "opentk", "ori", "ob", "bwb", "cvdr")
 OB_TOOLS = {"ob_search", "ob_document"}
 BWB_TOOLS = {"bwb_search", "bwb_read"}
 BWB_LAW = "BWBR0047001"
+CVDR_TOOLS = {"cvdr_search", "cvdr_read"}
+CVDR_REGULATION = "CVDR700001"
 SRU12 = "{http://www.loc.gov/zing/srw/}"
 SRU_NS = {
     "sru": "http://docs.oasis-open.org/ns/search-ws/sruResponse",
@@ -206,7 +208,7 @@ class Fakes:
 
     def __init__(
         self, obv: str, tk: str, http: httpx2.AsyncClient, opentk: str = "", ori: str = "", rs: str = "",
-        ob: str = "", bwb: str = "",
+        ob: str = "", bwb: str = "", cvdr: str = "",
     ) -> None:
         self.obv = obv
         self.tk = tk
@@ -215,6 +217,7 @@ class Fakes:
         self.rs = rs
         self.ob = ob
         self.bwb = bwb
+        self.cvdr = cvdr
         self.http = http
 
     async def requests(self, platform: str) -> int:
@@ -390,6 +393,37 @@ class Fakes:
                 (artikel.findtext("al") or "").strip()]
             return "\n".join([f"Artikel {number}", *lines])
         raise CheckFailed(f"the toestand of {law} on {date} has no article {number}")
+
+    async def cvdr_sru(self, cql: str) -> ET.Element:
+        """The fake CVDR's SRU 1.2 answer to `cql`, as XML."""
+        params = {"operation": "searchRetrieve", "version": "1.2", "x-connection": "cvdr", "query": cql,
+                  "startRecord": "1", "maximumRecords": "50"}
+        response = await self.http.get(self.cvdr, params=params, headers={"Accept": "application/xml"})
+        expect(response.status_code == 200, f"SRU answered {response.status_code}: {response.text[:200]}")
+        root = ET.fromstring(response.content)
+        expect(root.tag == f"{SRU12}searchRetrieveResponse", f"SRU root is {root.tag}")
+        return root
+
+    async def cvdr_text(self, work: str, date: str) -> tuple[str, str]:
+        """The versioned id of `work` in force on `date` and its text as read from the XML the
+        record names: per article `Artikel N Titel`, then each list item as `nr al` (or the
+        lone `al`); articles apart by a blank line."""
+        root = await self.cvdr_sru(f'workid="{work}" and overheidrg.datumGeldendOp={date}')
+        ident = next((e.text for e in root.iter() if e.tag == "{http://purl.org/dc/terms/}identifier"), None)
+        location = next((e.text for e in root.iter() if e.tag.endswith("publicatieurl_xml")), None)
+        expect(ident is not None and location is not None, "the record names its version and XML")
+        response = await self.http.get(location or "", headers={"Accept": "application/xml"})
+        expect(response.status_code == 200, f"GET regulation answered {response.status_code}")
+        articles = []
+        for artikel in ET.fromstring(response.content).iter("artikel"):
+            heading = " ".join(t for t in ((artikel.findtext("kop/label") or "").strip(),
+                                           (artikel.findtext("kop/nr") or "").strip(),
+                                           (artikel.findtext("kop/titel") or "").strip()) if t)
+            items = artikel.findall("lijst/li")
+            lines = [f"{li.get('nr', '').strip()} {(li.findtext('al') or '').strip()}" for li in items] or [
+                (artikel.findtext("al") or "").strip()]
+            articles.append("\n".join([heading, *lines]))
+        return ident or "", "\n\n".join(articles)
 
 
 def ob_identifiers(root: ET.Element) -> list[str]:
@@ -733,6 +767,11 @@ class McpChecks:
             ("bwb_search matches the SRU answer", self.bwb_search),
             ("bwb_read of article 2 on two dates matches the two toestanden", self.bwb_read),
         ]
+        cvdr_calls = [
+            ("cvdr_search by a municipality's name matches the SRU answer for its code", self.cvdr_search),
+            ("cvdr_search organization 'Utrecht' answers with both keys, asking nothing", self.cvdr_search_ambiguous),
+            ("cvdr_read on two dates matches the two versions' XML", self.cvdr_read),
+        ]
         all_calls = [
             ("obv_sources matches /api/sources", self.obv_sources),
             ("tk_factions matches Fractie", self.tk_factions),
@@ -762,8 +801,9 @@ class McpChecks:
         await self.endpoint("/mcp/ori", ORI_TOOLS, ori_calls)
         await self.endpoint("/mcp/ob", OB_TOOLS, ob_calls)
         await self.endpoint("/mcp/bwb", BWB_TOOLS, bwb_calls)
-        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS | {"search"},
-                            all_calls)
+        await self.endpoint("/mcp/cvdr", CVDR_TOOLS, cvdr_calls)
+        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS
+                            | CVDR_TOOLS | {"search"}, all_calls)
 
     async def run_retired(self) -> None:
         """Against the server whose ORI is the retired fake."""
@@ -1357,6 +1397,40 @@ class McpChecks:
             texts.append(page)
         expect(texts[0] != texts[1], "the two versions' article 2 differ")
 
+    async def cvdr_search(self, client: Client) -> None:
+        got = structured(await client.call_tool(
+            "cvdr_search", {"query": "parkeren", "organization": "Gemeente Utrecht", "date": "2025-06-01"}), "cvdr_search")
+        fake = await self.fakes.cvdr_sru('keyword all "parkeren" and dcterms.creator="Utrecht" and '
+                                         'organisatieType="Gemeente" and overheidrg.datumGeldendOp=2025-06-01')
+        ids = [e.text for e in fake.iter() if e.tag == "{http://purl.org/dc/terms/}identifier"]
+        expect_eq(ids, ["CVDR700001_2"], "the fake's regulations of the municipality")
+        expect_eq([h.get("id") for h in got.get("results", [])], ids, "ids in order")
+        expect_eq(got.get("total"), int(fake.findtext(f"{SRU12}numberOfRecords") or "-1"), "total")
+        first = (got.get("results") or [{}])[0]
+        expect_eq((first.get("organization"), first.get("platform"), first.get("tool")),
+                  ("Gemeente Utrecht", "cvdr", "cvdr_read"), "the result's vocabulary")
+
+    async def cvdr_search_ambiguous(self, client: Client) -> None:
+        before = await self.fakes.requests("cvdr")
+        result = await client.call_tool("cvdr_search", {"query": "parkeren", "organization": "Utrecht"})
+        expect_eq(await self.fakes.requests("cvdr"), before, "requests at the fake CVDR")
+        message = error_text(result)
+        expect(result.is_error is True and "`gemeente-utrecht`" in message and "`provincie-utrecht`" in message,
+               f"the candidates: {message[:300]!r}")
+
+    async def cvdr_read(self, client: Client) -> None:
+        texts = []
+        for date in ("2024-06-01", "2025-06-01"):
+            result = await client.call_tool("cvdr_read", {"id": CVDR_REGULATION, "date": date})
+            got = structured(result, "cvdr_read")
+            content = "".join(getattr(c, "text", "") for c in result.content)
+            page = content.split("\n\n", 1)[1] if "\n\n" in content else ""
+            ident, text = await self.fakes.cvdr_text(CVDR_REGULATION, date)
+            expect_eq(got.get("id"), ident, f"the version in force on {date}")
+            expect_eq(page, text, f"the text on {date}")
+            texts.append(page)
+        expect(texts[0] != texts[1], "the two versions' texts differ")
+
     async def ob_search_invalid(self, client: Client) -> None:
         result = await client.call_tool("ob_search", {"query": "omgevingsvisie", "limit": 500})
         message = error_text(result)
@@ -1448,7 +1522,7 @@ async def main(fakes_only: bool) -> int:
                 report.ok("fakes started: " + ", ".join(f"{p} {urls[p]}" for p in PLATFORMS))
                 async with httpx2.AsyncClient(headers=HARNESS_HEADERS, timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
                     fakes = Fakes(urls["obv"], urls["tk"], http, urls["opentk"], urls["ori"], urls["rechtspraak"], urls["ob"],
-                                  urls["bwb"])
+                                  urls["bwb"], urls["cvdr"])
                     docs = await harness_checks(report, fakes)
                     if not fakes_only and docs is None:
                         report.fail("server checks", "skipped: the harness could not read the fakes")

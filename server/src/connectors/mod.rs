@@ -15,6 +15,7 @@
 //! HTTP (the platform clients do).
 
 pub mod bwb;
+pub mod cvdr;
 pub mod ob;
 pub mod obv;
 pub mod offers;
@@ -146,6 +147,7 @@ pub static CONNECTORS: &[ConnectorSpec] = &[
     ori::CONNECTOR,
     ob::CONNECTOR,
     bwb::CONNECTOR,
+    cvdr::CONNECTOR,
 ];
 
 /// Every connector's platform settings, as [`Config::load`] takes them.

@@ -73,14 +73,31 @@ pub fn portable(schema: &mut JsonObject) {
     {
         schema.remove("$schema");
     }
-    portable_schema(schema);
+    portable_schema(schema, false);
 }
 
-fn portable_schema(schema: &mut JsonObject) {
+/// Whether `meaning` only restates `value` (`Document`: "Documents"), ignoring case,
+/// punctuation and a plural `s`.
+fn restates(value: &str, meaning: &str) -> bool {
+    let plain = |t: &str| {
+        t.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect::<String>()
+    };
+    let (v, m) = (plain(value), plain(meaning));
+    m == v || m.strip_suffix('s') == Some(v.as_str())
+}
+
+/// Makes `schema` portable (see [`portable`]); `defined` for an entry of `$defs`, which a
+/// property refers to with a description of its own.
+fn portable_schema(schema: &mut JsonObject, defined: bool) {
     use serde_json::Value;
     // A choice of string constants, each described (schemars' form for a Rust enum), is
     // one `enum` whose description names each value: `oneOf` is what some providers
-    // refuse, and the form took four times the bytes.
+    // refuse, and the form took four times the bytes. A meaning that only restates its
+    // value is left out, and so is a defined type's own description (what the choice is
+    // for is said by the property that refers to it).
     if let Some(Value::Array(options)) = schema.get("oneOf")
         && !options.is_empty()
         && options.iter().all(|o| o.get("const").is_some_and(Value::is_string))
@@ -91,12 +108,15 @@ fn portable_schema(schema: &mut JsonObject) {
             .filter_map(|o| {
                 let value = o.get("const")?.as_str()?;
                 let meaning = o.get("description").and_then(Value::as_str)?;
-                Some(format!("`{value}`: {}", meaning.trim_end_matches('.')))
+                (!restates(value, meaning)).then(|| format!("`{value}`: {}", meaning.trim_end_matches('.')))
             })
             .collect();
         schema.remove("oneOf");
         schema.insert("type".into(), Value::from("string"));
         schema.insert("enum".into(), Value::Array(values));
+        if defined {
+            schema.remove("description");
+        }
         if !meanings.is_empty() {
             let mut description = schema
                 .get("description")
@@ -165,10 +185,11 @@ fn portable_schema(schema: &mut JsonObject) {
     }
     // The schemas inside.
     for key in ["properties", "$defs", "definitions", "patternProperties"] {
+        let defined = matches!(key, "$defs" | "definitions");
         if let Some(Value::Object(map)) = schema.get_mut(key) {
             for sub in map.values_mut() {
                 if let Value::Object(sub) = sub {
-                    portable_schema(sub);
+                    portable_schema(sub, defined);
                 }
             }
         }
@@ -181,14 +202,14 @@ fn portable_schema(schema: &mut JsonObject) {
         "unevaluatedProperties",
     ] {
         if let Some(Value::Object(sub)) = schema.get_mut(key) {
-            portable_schema(sub);
+            portable_schema(sub, false);
         }
     }
     for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
         if let Some(Value::Array(list)) = schema.get_mut(key) {
             for sub in list {
                 if let Value::Object(sub) = sub {
-                    portable_schema(sub);
+                    portable_schema(sub, false);
                 }
             }
         }
@@ -264,6 +285,25 @@ mod tests {
         let mut o = v.as_object().cloned().expect("an object");
         portable(&mut o);
         Value::Object(o)
+    }
+
+    #[test]
+    fn a_defined_choice_is_described_by_the_meanings_that_say_more_than_the_value() {
+        let s = portable_of(json!({
+            "type": "object",
+            "properties": {"kind": {"$ref": "#/$defs/Kind", "description": "Only this kind."}},
+            "$defs": {"Kind": {"description": "Kinds of entity.", "oneOf": [
+                {"const": "Meeting", "description": "Meetings (a recording matches as its meeting)."},
+                {"const": "Document", "description": "Documents."}
+            ]}}
+        }));
+        assert_eq!(
+            s["$defs"]["Kind"],
+            json!({"type": "string", "enum": ["Meeting", "Document"],
+                   "description": "`Meeting`: Meetings (a recording matches as its meeting)."})
+        );
+        assert_eq!(s["properties"]["kind"]["description"], json!("Only this kind."));
+        assert!(restates("water_board", "Water boards") && !restates("any", "Every source"));
     }
 
     #[test]

@@ -48,15 +48,15 @@ pub struct SearchArgs {
     /// Words to find, e.g. `stikstof` or `fietsparkeren Utrecht`.
     #[schemars(length(min = 1, max = 500))]
     pub query: String,
-    /// Results per platform, 1 to 20 (default 5).
+    /// Results per platform (default 5).
     #[schemars(range(min = 1, max = 20))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// First day, YYYY-MM-DD (platforms that filter on dates).
+    /// First day (platforms that filter on dates).
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_from: Option<String>,
-    /// Last day (inclusive), YYYY-MM-DD.
+    /// Last day (inclusive).
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_to: Option<String>,
@@ -101,12 +101,11 @@ pub fn definition() -> Tool {
     crate::connectors::tool::definition::<SearchArgs, SearchShown>(
         NAME,
         "Search every platform",
-        "One search over every platform that searches by words, at once: council decisions \
-        (OpenBesluitvorming), the Tweede Kamer (titles; OpenTK full text), official publications and \
-        national legislation. Per platform: results with the `id` and the `tool` that reads each, \
-        and the total; Rechtspraak has no word search (the answer says how to find rulings). A \
-        platform busy after about 20 s is reported as pending; asking again is answered from the \
-        buffer. Go deeper with one platform's own search.",
+        "One search over every platform that searches by words, at once: council decisions (OpenBesluitvorming), the \
+        Tweede Kamer (titles; OpenTK full text), official publications, national legislation and local regulations. \
+        Per platform: results with the `id` and the `tool` that reads each, and the total; Rechtspraak has no word \
+        search (the answer says how to find rulings). A platform busy after about 20 s is reported as pending; asking \
+        again is answered from the buffer. Go deeper with one platform's own search.",
     )
 }
 

@@ -20,6 +20,7 @@
 //! the other four platforms arrive with their issues.
 
 pub mod bwb;
+pub mod cvdr;
 pub mod http;
 pub mod ob;
 pub mod obv;

@@ -424,7 +424,7 @@ pub fn parse_cql(query: &str) -> Result<Vec<Clause>, CqlDiagnostic> {
 }
 
 /// `query` split on ` and ` outside quotes.
-fn split_and(query: &str) -> Result<Vec<String>, ()> {
+pub(crate) fn split_and(query: &str) -> Result<Vec<String>, ()> {
     let mut parts = Vec::new();
     let mut current = String::new();
     let mut quoted = false;

@@ -2,7 +2,8 @@
 //! every platform BesluitBron serves — OpenBesluitvorming ([`obv`]), the Tweede Kamer
 //! OData API ([`tk`]), the Rechtspraak open-data service ([`rechtspraak`]), OpenTK
 //! ([`opentk`]), Open Raadsinformatie ([`ori`]), Officiële Bekendmakingen' SRU
-//! service ([`ob`]) and the Basiswettenbestand ([`bwb`]) — closely enough
+//! service ([`ob`]), the Basiswettenbestand ([`bwb`]) and the local regulations of the
+//! CVDR ([`cvdr`]) — closely enough
 //! that the server's platform clients can be tested against them, that the end-to-end
 //! test can drive the real server against them, and that a developer can point a local
 //! BesluitBron at them (`besluitbron-sim fakes --listen 127.0.0.1:PORT`).
@@ -59,6 +60,7 @@
 pub mod bwb;
 mod config;
 mod control;
+pub mod cvdr;
 mod faults;
 mod handle;
 mod hostile;

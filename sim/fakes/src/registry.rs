@@ -37,7 +37,7 @@ use tokio::net::TcpListener;
 use crate::faults::FakeShared;
 use crate::own::{OwnSetting, OwnSettings, Shared};
 use crate::serve::spawn_router;
-use crate::{FakeConfig, FakeHandle, FaultParseError, bwb, control, ob, obv, opentk, ori, rechtspraak, tk};
+use crate::{FakeConfig, FakeHandle, FaultParseError, bwb, control, cvdr, ob, obv, opentk, ori, rechtspraak, tk};
 
 /// One fake platform's code, as its registry line names it: the settings it has of its
 /// own and its routes. Each fake module has one such type, called `Fake`.
@@ -81,6 +81,7 @@ pub static REGISTRY: &[FakeEntry] = &[
     FakeEntry::of::<ori::Fake>(PlatformId::Ori, "/ori", ori::PREFIX, "/_aliases"),
     FakeEntry::of::<ob::Fake>(PlatformId::Ob, "/ob", ob::SRU_PATH, "/"),
     FakeEntry::of::<bwb::Fake>(PlatformId::Bwb, "/bwb", bwb::SRU_PATH, "/"),
+    FakeEntry::of::<cvdr::Fake>(PlatformId::Cvdr, "/cvdr", cvdr::SRU_PATH, "/"),
 ];
 
 /// Makes the shared state and the routes of the fake `F` (see [`FakeEntry::start`]).

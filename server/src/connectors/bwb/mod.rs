@@ -101,8 +101,7 @@ fn text_offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Words that must all occur in the regulation's title, e.g. `vuurwerk` or
-    /// `bestuursrecht`.
+    /// Words that must all occur in the regulation's title, e.g. `vuurwerk`.
     #[schemars(length(max = 200))]
     #[serde(default)]
     pub query: Option<String>,
@@ -115,15 +114,15 @@ pub struct SearchArgs {
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub organization: Option<String>,
-    /// In force on this day, YYYY-MM-DD (default today).
+    /// In force on this day (default today).
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date: Option<String>,
-    /// Regulations to show, 1 to 50 (default 10).
+    /// Default 10.
     #[schemars(schema_with = "limit_schema")]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Regulations to skip (the answer gives `next_offset`).
+    /// From the answer's `next_offset`.
     #[schemars(schema_with = "offset_schema")]
     #[serde(default)]
     pub offset: Option<u32>,
@@ -136,7 +135,7 @@ pub struct ReadArgs {
     /// The regulation's BWB id, e.g. `BWBR0005537` (from bwb_search).
     #[schemars(length(max = 20))]
     pub id: String,
-    /// As in force on this day, YYYY-MM-DD (default today).
+    /// As in force on this day (default today).
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date: Option<String>,
@@ -144,18 +143,18 @@ pub struct ReadArgs {
     #[schemars(length(max = 30))]
     #[serde(default)]
     pub article: Option<String>,
-    /// First character of the text to return (default 0; the answer gives `next_offset`).
+    /// Default 0; from the answer's `next_offset`.
     #[schemars(schema_with = "text_offset_schema")]
     #[serde(default)]
     pub offset: Option<usize>,
-    /// Characters to return (default 10000, at most 100000).
+    /// Characters (default 10000).
     #[schemars(schema_with = "length_schema")]
     #[serde(default)]
     pub length: Option<usize>,
 }
 
 /// Today's date (UTC), YYYY-MM-DD, from the wall clock read at the edge.
-fn today() -> String {
+pub(crate) fn today() -> String {
     let days = (crate::clock::wall_now().0 / 86_400_000) as i64;
     // Howard Hinnant's civil-from-days.
     let z = days + 719_468;
@@ -171,7 +170,7 @@ fn today() -> String {
 }
 
 /// The date asked, or today; an invalid one is the tool's error message.
-fn date_arg(tool: &str, date: Option<&str>) -> Result<String, String> {
+pub(crate) fn date_arg(tool: &str, date: Option<&str>) -> Result<String, String> {
     match date.map(str::trim).filter(|d| !d.is_empty()) {
         None => Ok(today()),
         Some(d) if is_iso_date(d) => Ok(d.to_owned()),
@@ -316,9 +315,8 @@ const TOOLS: &[ToolSpec] = &[
         name: "bwb_search",
         title: "Search national legislation",
         description: "Search Dutch national legislation (the Basiswettenbestand: laws, AMvB's, ministerial \
-                      regulations) by words in the title, kind and ministry, as in force on `date` (default \
-                      today). Each result gives the BWB id for bwb_read and the validity of the version in force. \
-                      Kept ten minutes.",
+                      regulations) by words in the title, kind and ministry, as in force on `date`. Each result gives \
+                      the BWB id for bwb_read and the validity of the version in force. Kept ten minutes.",
         arguments: SearchArgs,
         output: SearchShown,
         run: bwb_search,
@@ -326,11 +324,10 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "bwb_read",
         title: "Read a regulation as in force",
-        description: "One Dutch national regulation as in force on `date` (default today), by its BWB id (e.g. \
-                      `BWBR0005537`): citation title, kind, ministry, the version's validity, its link on \
-                      wetten.overheid.nl, its outline (divisions and numbered articles), and its text in pages, or \
-                      only the `article` asked (`2`, `1:3`). The text is in the text content; `next_offset` reads \
-                      on. Kept for weeks (a newer version is read anew).",
+        description: "One Dutch national regulation as in force on `date`, by its BWB id: citation title, kind, \
+                      ministry, the version's validity, its link on wetten.overheid.nl, its outline (divisions and \
+                      numbered articles), and its text in pages, or only the `article` asked. The text is in the text \
+                      content; `next_offset` reads on. Kept for weeks (a newer version is read anew).",
         arguments: ReadArgs,
         output: ReadShown,
         run: bwb_read,

@@ -127,8 +127,7 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(length(max = 500))]
     pub query: Option<String>,
-    /// Only this journal or series, spelled as listed (e.g. `Gemeenteblad`,
-    /// `Staatscourant`, `Kamerstuk`).
+    /// Only this journal or series.
     #[serde(default)]
     #[schemars(length(max = 40), extend("enum" = ["Gemeenteblad", "Provinciaal blad", "Waterschapsblad",
         "Blad gemeenschappelijke regeling", "Staatscourant", "Staatsblad", "Tractatenblad", "Kamerstuk",
@@ -153,11 +152,11 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(length(max = 200))]
     pub dossier: Option<String>,
-    /// First day, YYYY-MM-DD, e.g. `2026-01-01`.
+    /// First day.
     #[serde(default)]
     #[schemars(length(max = 10), extend("format" = "date"))]
     pub date_from: Option<String>,
-    /// Last day (inclusive), YYYY-MM-DD, e.g. `2026-03-31`.
+    /// Last day (inclusive).
     #[serde(default)]
     #[schemars(length(max = 10), extend("format" = "date"))]
     pub date_to: Option<String>,
@@ -170,12 +169,11 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(length(max = 16), extend("enum" = ["newest", "relevance", null]))]
     pub sort: Option<String>,
-    /// Publications per page, 1 to 100 (default 10).
+    /// Default 10.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// Publications to skip (the answer's `next_offset`); only the first 9,999 hits are
-    /// reachable.
+    /// From the answer's `next_offset`.
     #[serde(default)]
     #[schemars(range(max = 9998))]
     pub offset: Option<u64>,
@@ -189,11 +187,10 @@ pub struct DocumentArgs {
     /// `stcrt-2026-10001`, `kst-26100-1`.
     #[schemars(length(max = 80))]
     pub id: String,
-    /// First character of the text page (default 0): the answer's `next_offset` for the
-    /// next page.
+    /// Default 0; from the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
-    /// Characters in the page, 1 to 100,000 (default 10,000).
+    /// Characters (default 10,000).
     #[serde(default)]
     #[schemars(range(min = 1, max = 100_000))]
     pub length: Option<usize>,
@@ -397,10 +394,10 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "ob_document",
         title: "Read an official publication",
-        description: "Read one publication of Officiële Bekendmakingen by its identifier from ob_search \
-                      (`gmb-2026-104512`): its metadata and full text in pages (from the XML rendition, else the \
-                      PDF). The text is in the text content; `next_offset` reads on. The publication host keeps a \
-                      stricter limit than search: read only what the answer needs. Kept for weeks once read.",
+        description: "Read one publication of Officiële Bekendmakingen by its identifier from ob_search: its metadata \
+                      and full text in pages (from the XML rendition, else the PDF). The text is in the text content; \
+                      `next_offset` reads on. The publication host keeps a stricter limit than search: read only what \
+                      the answer needs. Kept for weeks once read.",
         arguments: DocumentArgs,
         output: render::DocumentOutput,
         run: ob_document,

@@ -150,11 +150,11 @@ pub struct SearchArgs {
     #[serde(default, deserialize_with = "entity_type_arg")]
     #[schemars(with = "Option<EntityTypeArg>")]
     pub entity_type: Option<EntityTypeArg>,
-    /// First day, YYYY-MM-DD (e.g. 2025-01-01).
+    /// First day.
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_from: Option<String>,
-    /// Last day (inclusive), YYYY-MM-DD.
+    /// Last day (inclusive).
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_to: Option<String>,
@@ -162,11 +162,11 @@ pub struct SearchArgs {
     #[serde(default, deserialize_with = "sort_arg")]
     #[schemars(with = "Option<SortArg>")]
     pub sort: Option<SortArg>,
-    /// Hits per page, 1 to 100 (default 24). Above 24 costs more platform capacity.
+    /// Default 24; above 24 costs more platform capacity.
     #[schemars(range(min = 1, max = 100))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Hits to skip, for the next page (the answer gives `next_offset`).
+    /// From the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<u32>,
 }
@@ -252,11 +252,10 @@ pub struct DocumentArgs {
     /// The entity id from a search hit, e.g. `document:notubiz:gemeente:soest:12345`.
     #[schemars(length(max = 512))]
     pub id: String,
-    /// Where to start in the text, in characters (default 0; the answer gives
-    /// `next_offset`).
+    /// Default 0; from the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
-    /// How many characters to return (default 8000, at most 100000).
+    /// Characters (default 8000).
     #[schemars(range(min = 1, max = 100_000))]
     #[serde(default)]
     pub length: Option<usize>,
@@ -297,11 +296,11 @@ pub struct SourcesArgs {
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub name: Option<String>,
-    /// Sources to show, 1 to 400 (default 50).
+    /// Default 50.
     #[schemars(range(min = 1, max = 400))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Sources to skip, for the next part of the list (the answer gives `next_offset`).
+    /// From the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -358,11 +357,11 @@ pub struct StatusArgs {
     #[serde(default, deserialize_with = "state_arg")]
     #[schemars(with = "Option<StateArg>")]
     pub state: Option<StateArg>,
-    /// Sources to show, 1 to 100 (default 25).
+    /// Default 25.
     #[schemars(range(min = 1, max = 100))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Sources to skip, for the next part of the list (the answer gives `next_offset`).
+    /// From the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -414,10 +413,9 @@ const TOOLS: &[ToolSpec] = &[
         title: "Search OpenBesluitvorming",
         description: "Search council, provincial and water-board decision making (meetings, documents, motions, \
                       recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give `organization` \
-                      whenever the question is about one municipality, province or water board: searching all \
-                      sources is slower. Above 24 results costs extra platform capacity. Repeats within ten \
-                      minutes come from BesluitBron's buffer. An empty answer says what was searched and how to \
-                      widen it.",
+                      whenever the question is about one municipality, province or water board: searching all sources \
+                      is slower. Above 24 results costs extra platform capacity. Repeats within ten minutes come from \
+                      BesluitBron's buffer.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: obv_search,
@@ -438,8 +436,8 @@ const TOOLS: &[ToolSpec] = &[
         name: "obv_sources",
         title: "OpenBesluitvorming sources",
         description: "List OpenBesluitvorming's sources (municipalities, provinces, water boards) with the key \
-                      obv_search takes as `organization` (e.g. `gemeente-utrecht`); narrow with `name` and \
-                      `organization_type`. Answered from BesluitBron's buffer almost always.",
+                      obv_search takes as `organization`; narrow with `name` and `organization_type`. Answered from \
+                      BesluitBron's buffer almost always.",
         arguments: SourcesArgs,
         output: render::SourcesShown,
         run: obv_sources,

@@ -91,7 +91,7 @@ fn open(config: &Config) -> Result<Client, PlatformError> {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// The query, in OpenTK's syntax (at most 500 characters).
+    /// The query, in OpenTK's syntax.
     #[schemars(length(max = 500))]
     pub query: String,
     /// What to search (default alles).
@@ -101,11 +101,11 @@ pub struct SearchArgs {
     /// Only the last two months.
     #[serde(default)]
     pub recent: bool,
-    /// Hits to show, 1 to 100 (default 20); OpenTK itself returns at most 280.
+    /// Default 20.
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// Hits to skip, for the next ones (the answer gives `next_offset`; 0 to 279).
+    /// From the answer's `next_offset`.
     #[serde(default)]
     #[schemars(range(min = 0, max = 279))]
     pub offset: Option<u32>,
@@ -143,11 +143,10 @@ pub struct DocumentArgs {
     /// A document number (`2026D12345`, from opentk_search) or a kamerstuk id (`kst-36200-12`).
     #[schemars(length(max = 64))]
     pub id: String,
-    /// Where to start in the text, in characters (default 0; the answer gives
-    /// `next_offset`).
+    /// Default 0; from the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
-    /// How many characters to return (default 8000, at most 100000).
+    /// Characters (default 8000).
     #[schemars(range(min = 1, max = 100_000))]
     #[serde(default)]
     pub length: Option<usize>,
@@ -346,10 +345,10 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "opentk_document",
         title: "Tweede Kamer document text (OpenTK)",
-        description: "One Tweede Kamer document by number (2026D12345) or kamerstuk id (kst-36200-12): title, text \
-                      in pages (OpenTK's rendition, or with `source: file` the original file's) and links to its \
-                      page and file. The text is in the text content; `next_offset` reads on. Use opentk_search's \
-                      snippets when they suffice. Kept for weeks.",
+        description: "One Tweede Kamer document by number or kamerstuk id: title, text in pages (OpenTK's rendition, \
+                      or with `source: file` the original file's) and links to its page and file. The text is in the \
+                      text content; `next_offset` reads on. Use opentk_search's snippets when they suffice. Kept for \
+                      weeks.",
         arguments: DocumentArgs,
         output: render::DocumentShown,
         run: opentk_document,
@@ -357,10 +356,10 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "opentk_activity",
         title: "Tweede Kamer activity (OpenTK)",
-        description: "One Tweede Kamer activity (committee meeting, debate) by its number (2026A01234): kind, \
-                      subject, time and room, committees, the agenda with its documents, the activity's \
-                      documents, commitments made by ministers (toezeggingen) and the video link. Kept for an \
-                      hour (agendas change until the meeting).",
+        description: "One Tweede Kamer activity (committee meeting, debate) by its number: kind, subject, time and \
+                      room, committees, the agenda with its documents, the activity's documents, commitments made by \
+                      ministers (toezeggingen) and the video link. Kept for an hour (agendas change until the \
+                      meeting).",
         arguments: ActivityArgs,
         output: render::ActivityShown,
         run: opentk_activity,

@@ -132,11 +132,10 @@ pub struct DocumentArgs {
     /// bare document id.
     #[schemars(length(max = 170))]
     pub id: String,
-    /// Where to start in the text, in characters (default 0): the answer's `next_offset`
-    /// for the next page.
+    /// Default 0; from the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
-    /// How many characters of text to return, 1 to 100000 (default 10000).
+    /// Characters (default 10000).
     #[serde(default)]
     #[schemars(range(min = 1, max = 100_000))]
     pub length: Option<usize>,

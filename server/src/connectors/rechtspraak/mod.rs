@@ -135,11 +135,11 @@ pub struct SearchArgs {
     #[serde(default, rename = "type")]
     #[schemars(length(max = 20), extend("enum" = ["Uitspraak", "Conclusie", null]))]
     pub kind: Option<String>,
-    /// First decision day, YYYY-MM-DD, e.g. `2026-06-01`.
+    /// First decision day.
     #[serde(default)]
     #[schemars(length(max = 32), extend("format" = "date"))]
     pub date_from: Option<String>,
-    /// Last decision day (inclusive), YYYY-MM-DD, e.g. `2026-06-30`.
+    /// Last decision day (inclusive).
     #[serde(default)]
     #[schemars(length(max = 32), extend("format" = "date"))]
     pub date_to: Option<String>,
@@ -151,17 +151,15 @@ pub struct SearchArgs {
     /// Only rulings published with a text (default true).
     #[serde(default)]
     pub with_text: Option<bool>,
-    /// `newest` (default) or `oldest`, by the date a ruling was last modified (the only
-    /// order the service offers).
+    /// By the date a ruling was last modified (the only order the service offers), `newest` first by default.
     #[serde(default)]
     #[schemars(length(max = 16), extend("enum" = ["newest", "oldest", null]))]
     pub sort: Option<String>,
-    /// Results per page, 1 to 100 (default 10; at most 25 when a sub-area or procedure
-    /// is checked on the metadata).
+    /// Default 10 (at most 25 when a sub-area or procedure is checked on the metadata).
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// Results to skip (0-based), for the next page: the answer's `next_offset`.
+    /// From the answer's `next_offset`.
     #[serde(default)]
     #[schemars(range(max = 10_000_000))]
     pub offset: Option<u32>,
@@ -183,11 +181,10 @@ pub struct RulingArgs {
     #[schemars(skip)]
     #[serde(default)]
     pub ecli: Option<String>,
-    /// Where to start in the text, in characters (default 0): the answer's
-    /// `next_offset` for the next page.
+    /// Default 0; from the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
-    /// How many characters of text to return, 1 to 100000 (default 10000).
+    /// Characters (default 10000).
     #[serde(default)]
     #[schemars(range(min = 1, max = 100_000))]
     pub length: Option<usize>,
@@ -205,11 +202,11 @@ pub struct CourtsArgs {
     /// Also list courts that no longer exist (default false; the search still resolves them).
     #[serde(default)]
     pub include_ended: Option<bool>,
-    /// Courts per answer, 1 to 200 (default 40).
+    /// Default 40.
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<usize>,
-    /// Matching courts to skip: the answer's `next_offset` for the next page.
+    /// From the answer's `next_offset`.
     #[serde(default)]
     #[schemars(range(max = 100_000))]
     pub offset: Option<usize>,
@@ -223,11 +220,11 @@ pub struct ListArgs {
     #[serde(default)]
     #[schemars(length(max = 100))]
     pub filter: Option<String>,
-    /// Entries per answer, 1 to 200 (default 40).
+    /// Default 40.
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<usize>,
-    /// Matching entries to skip: the answer's `next_offset` for the next page.
+    /// From the answer's `next_offset`.
     #[serde(default)]
     #[schemars(range(max = 100_000))]
     pub offset: Option<usize>,
@@ -513,11 +510,11 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "rechtspraak_search",
         title: "Search Dutch court rulings",
-        description: "Find Dutch court rulings by court, area of law, procedure, type and dates. There is NO \
-                      search by words here (`query` is refused, never sent): pick filters, read the summaries it \
-                      returns, then read a ruling with rechtspraak_ruling. Courts, areas and procedures by name or \
-                      abbreviation (\"HR\", \"strafrecht\"); an unknown name gives the closest. Newest first; \
-                      repeats within ten minutes come from BesluitBron's buffer.",
+        description: "Find Dutch court rulings by court, area of law, procedure, type and dates. There is NO search \
+                      by words here (`query` is refused, never sent): pick filters, read the summaries it returns, \
+                      then read a ruling with rechtspraak_ruling. Courts, areas and procedures by name or \
+                      abbreviation; an unknown name gives the closest. Newest first; repeats within ten minutes come \
+                      from BesluitBron's buffer.",
         arguments: SearchArgs,
         output: SearchOutput,
         run: rechtspraak_search,
@@ -539,8 +536,8 @@ const TOOLS: &[ToolSpec] = &[
         title: "Rechtspraak courts",
         description: "The courts of the Rechtspraak value list (Hoge Raad, Raad van State, gerechtshoven, \
                       rechtbanken, tuchtcolleges, and former ones) with their abbreviations; narrow with `filter` \
-                      (\"Amsterdam\", \"Gerechtshof\") rather than pulling all. rechtspraak_search takes a name or \
-                      abbreviation from here. Answered from BesluitBron's buffer almost always.",
+                      rather than pulling all. rechtspraak_search takes a name or abbreviation from here. Answered \
+                      from BesluitBron's buffer almost always.",
         arguments: CourtsArgs,
         output: CourtsOutput,
         run: rechtspraak_courts,

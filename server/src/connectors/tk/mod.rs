@@ -95,19 +95,19 @@ pub struct SearchArgs {
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub soort: Option<String>,
-    /// First day, YYYY-MM-DD (e.g. 2025-01-01).
+    /// First day.
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_from: Option<String>,
-    /// Last day (inclusive), YYYY-MM-DD.
+    /// Last day (inclusive).
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_to: Option<String>,
-    /// Records to show, 1 to 250 (default 20).
+    /// Default 20.
     #[schemars(range(min = 1, max = 250))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Records to skip (the answer gives `next_offset`).
+    /// From the answer's `next_offset`.
     #[schemars(range(max = 10_000_249))]
     #[serde(default)]
     pub offset: Option<u64>,
@@ -141,11 +141,11 @@ pub struct CommitteesArgs {
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub name: Option<String>,
-    /// Committees to show, 1 to 300 (default 50).
+    /// Default 50.
     #[schemars(range(min = 1, max = 300))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// Committees to skip, for the next part of the list (the answer gives `next_offset`).
+    /// From the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -314,12 +314,11 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "tk_search",
         title: "Search the Tweede Kamer",
-        description: "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) \
-                      by words in their title or subject, optionally by `soort` (as the Kamer writes it: `Motie`) \
-                      and dates. Not full text (opentk_search is). Newest first; the answer says how many match \
-                      and gives `next_offset` for the rest. The platform sends 250 records at once, which \
-                      BesluitBron keeps, so paging within them is answered from its buffer. A document's `id` \
-                      reads with tk_document; a case's with tk_votes.",
+        description: "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) by \
+                      words in their title or subject, optionally by `soort` and dates. Not full text (opentk_search \
+                      is). Newest first. The platform sends 250 records at once, which BesluitBron keeps, so paging \
+                      within them is answered from its buffer. A document's `id` reads with tk_document; a case's \
+                      with tk_votes.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: tk_search,
@@ -347,9 +346,8 @@ const TOOLS: &[ToolSpec] = &[
         name: "tk_committees",
         title: "Tweede Kamer committees",
         description: "The committees (commissies) of the Tweede Kamer with their abbreviations, standing and \
-                      temporary ones (about 300), `limit` 50 at a time (up to 300) from `offset`; narrow with \
-                      `name` (part of the name or abbreviation, e.g. `landbouw` or `LVVN`). A reference list that changes over months: answered from BesluitBron's \
-                      buffer almost always.",
+                      temporary ones (about 300); narrow with `name`. A reference list that changes over months: \
+                      answered from BesluitBron's buffer almost always.",
         arguments: CommitteesArgs,
         output: render::CommitteesShown,
         run: tk_committees,

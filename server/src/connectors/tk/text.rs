@@ -46,10 +46,10 @@ pub struct TextArgs {
     /// The document's `Id` (a GUID) from tk_search.
     #[schemars(length(max = 64))]
     pub id: String,
-    /// First character to return (default 0; the answer gives `next_offset`).
+    /// Default 0; from the answer's `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
-    /// Characters to return (default 8000, at most 100000).
+    /// Characters (default 8000).
     #[schemars(range(min = 1, max = 100_000))]
     #[serde(default)]
     pub length: Option<usize>,

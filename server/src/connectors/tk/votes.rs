@@ -55,19 +55,19 @@ pub struct VotesArgs {
     #[schemars(length(max = 500))]
     #[serde(default)]
     pub query: Option<String>,
-    /// With `query`: cases started on or after this day, YYYY-MM-DD.
+    /// With `query`: cases started on or after this day.
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_from: Option<String>,
-    /// With `query`: cases started on or before this day (inclusive), YYYY-MM-DD.
+    /// With `query`: cases started on or before this day (inclusive).
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_to: Option<String>,
-    /// With `query`: voted cases to show, 1 to 10 (default 3).
+    /// With `query`: voted cases to show (default 3).
     #[schemars(schema_with = "limit_schema")]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// With `query`: voted cases to skip (the answer gives `next_offset`).
+    /// With `query`: from the answer's `next_offset`.
     #[schemars(schema_with = "offset_schema")]
     #[serde(default)]
     pub offset: Option<u32>,
@@ -259,12 +259,11 @@ async fn fetch(client: &TkClient, asked: &Asked) -> Result<VotesAnswer, crate::p
 pub(super) const TOOL: ToolSpec = crate::tool! {
     name: "tk_votes",
     title: "Tweede Kamer votes",
-    description: "How the Tweede Kamer voted on a motion, amendment or bill: by case number (`id`, e.g. \
-                  `2025Z17647`) or on the latest cases whose title or subject holds the `query` words. One \
-                  result per decision (a re-vote gives two): adopted or rejected, show of hands or roll call, \
-                  per faction Voor/Tegen/Niet deelgenomen with its seats, the totals, each member's vote in a \
-                  roll call, and a vote cast by mistake (`Vergissing`) flagged. Final decisions are kept for a \
-                  month.",
+    description: "How the Tweede Kamer voted on a motion, amendment or bill: by case number (`id`) or on the latest \
+                  cases whose title or subject holds the `query` words. One result per decision (a re-vote gives \
+                  two): adopted or rejected, show of hands or roll call, per faction Voor/Tegen/Niet deelgenomen with \
+                  its seats, the totals, each member's vote in a roll call, and a vote cast by mistake (`Vergissing`) \
+                  flagged. Final decisions are kept for a month.",
     arguments: VotesArgs,
     output: VotesShown,
     run: tk_votes,

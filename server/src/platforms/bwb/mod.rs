@@ -116,13 +116,13 @@ impl BwbSearch {
     }
 }
 
-/// One page of a search.
+/// One page of a search (of the Basiswettenbestand's records by default).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchPage {
+pub struct SearchPage<R = BwbRecord> {
     /// Records that match in all.
     pub total: u64,
     /// This page's records.
-    pub records: Vec<BwbRecord>,
+    pub records: Vec<R>,
     /// The offset of the next page, when there is one.
     pub next_offset: Option<u64>,
 }
@@ -132,8 +132,24 @@ pub struct SearchPage {
 /// when the diagnostic is a system one (`info:srw/diagnostic/1/1`, `/1/2`) or there is
 /// none; a count with records is the page.
 pub fn read_answer(answer: SruResponse, start_record: u64) -> Result<SearchPage, PlatformError> {
+    read_sru_answer(
+        PLATFORM,
+        answer,
+        start_record,
+        "Use fewer or plainer words of the title, or drop a filter",
+    )
+}
+
+/// [`read_answer`] for any collection of KOOP's SRU 1.2 service: `platform` is named in
+/// the errors, `advice` follows a rejection's quote.
+pub fn read_sru_answer<R>(
+    platform: PlatformId,
+    answer: SruResponse<R>,
+    start_record: u64,
+    advice: &str,
+) -> Result<SearchPage<R>, PlatformError> {
     let busy = |signal: String| PlatformError::Overloaded {
-        platform: PLATFORM,
+        platform,
         signal,
         retry_after: OVERLOAD_BACKOFF,
         retry: Retry::Wait {
@@ -156,12 +172,9 @@ pub fn read_answer(answer: SruResponse, start_record: u64) -> Result<SearchPage,
         }
         let said: Vec<String> = answer.diagnostics.iter().map(|d| bounded(&d.describe())).collect();
         return Err(PlatformError::BadRequest {
-            platform: PLATFORM,
+            platform,
             code: "query_rejected".to_owned(),
-            message: format!(
-                "the search was rejected: {}. Use fewer or plainer words of the title, or drop a filter",
-                said.join("; ")
-            ),
+            message: format!("the search was rejected: {}. {advice}", said.join("; ")),
         });
     };
     let before = start_record.saturating_sub(1);
@@ -179,7 +192,7 @@ pub fn read_answer(answer: SruResponse, start_record: u64) -> Result<SearchPage,
 }
 
 /// A platform message cut to a length an assistant can read.
-fn bounded(text: &str) -> String {
+pub(crate) fn bounded(text: &str) -> String {
     let mut out: String = text.chars().take(300).collect();
     if text.chars().count() > 300 {
         out.push('…');

@@ -132,8 +132,8 @@ pub enum ToestandError {
         /// What the reader said.
         detail: String,
     },
-    /// Well-formed, but not a toestand.
-    #[error("not a BWB toestand ({0})")]
+    /// Well-formed, but not a regulation of the kind asked.
+    #[error("not a regulation's XML ({0})")]
     NotToestand(String),
     /// Bigger or deeper than BesluitBron reads.
     #[error("the regulation exceeds what BesluitBron reads ({0})")]
@@ -163,6 +163,13 @@ enum Frame {
 
 /// Reads a toestand.
 pub fn read_toestand(bytes: &[u8]) -> Result<Toestand, ToestandError> {
+    read_regulation(bytes, "toestand")
+}
+
+/// Reads a regulation whose root element is `root` (`toestand` for the
+/// Basiswettenbestand, `cvdr` for a local regulation): the same `kop`, `artikel`, `lid`,
+/// `al` and list elements; the text outside articles (a preamble, a note) is not read.
+pub fn read_regulation(bytes: &[u8], root: &str) -> Result<Toestand, ToestandError> {
     let mut reader = Reader::from_reader(bytes);
     reader.config_mut().check_end_names = true;
     let mut out = Toestand::default();
@@ -181,7 +188,7 @@ pub fn read_toestand(bytes: &[u8]) -> Result<Toestand, ToestandError> {
             Event::Start(start) => {
                 let local = start.local_name().into_inner().to_owned();
                 if !seen_root {
-                    if local != "toestand" {
+                    if local != root {
                         let shown: String = local.chars().take(40).collect();
                         return Err(ToestandError::NotToestand(format!("the root is {shown}")));
                     }
@@ -222,7 +229,23 @@ pub fn read_toestand(bytes: &[u8]) -> Result<Toestand, ToestandError> {
                 {
                     paragraph_break(&mut stack);
                 }
+                // A list item numbered by its `nr` attribute (as local regulations write
+                // their paragraphs: `<li nr="1.">`) starts its line with the number.
+                let numbered_by_attribute = matches!(&frame, Frame::Other(name) if name == "li")
+                    .then(|| start.try_get_attribute("nr").ok().flatten())
+                    .flatten()
+                    .and_then(|a| a.normalized_value(quick_xml::XmlVersion::Implicit1_0).ok())
+                    .map(|v| v.trim().to_owned())
+                    .filter(|v| !v.is_empty());
                 stack.push(frame);
+                if let Some(nr) = numbered_by_attribute {
+                    append(&mut stack, &format!("{nr} "));
+                    if let Some(Frame::Article { numbered, .. }) =
+                        stack.iter_mut().rev().find(|f| matches!(f, Frame::Article { .. }))
+                    {
+                        *numbered = true;
+                    }
+                }
             }
             Event::End(_) => {
                 let Some(frame) = stack.pop() else { continue };

@@ -86,13 +86,40 @@ pub struct BwbRecord {
     pub toestand_url: Option<String>,
 }
 
-/// An SRU `searchRetrieveResponse`, as read.
+/// A record of KOOP's SRU 1.2 service as its fields are read: each element inside a
+/// `gzd` record that has text is offered by its local name, in document order.
+pub trait SruRecord: Default {
+    /// Takes the text `value` (not empty) of the element named `local`.
+    fn take(&mut self, local: &str, value: &str);
+}
+
+impl SruRecord for BwbRecord {
+    fn take(&mut self, field: &str, value: &str) {
+        let some = || Some(value.to_owned());
+        match field {
+            "identifier" if self.identifier.is_empty() => self.identifier = value.to_owned(),
+            "title" if self.title.is_empty() => self.title = value.to_owned(),
+            "type" => self.kind = some(),
+            "authority" => self.authority = some(),
+            "modified" => self.modified = some(),
+            "rechtsgebied" if self.areas.len() < 32 => self.areas.push(value.to_owned()),
+            "toestand" => self.toestand = some(),
+            "geldigheidsperiode_startdatum" => self.valid_from = some(),
+            "geldigheidsperiode_einddatum" => self.valid_until = some(),
+            "locatie_toestand" => self.toestand_url = some(),
+            _ => {}
+        }
+    }
+}
+
+/// An SRU `searchRetrieveResponse`, as read, with records of the collection's kind
+/// (the Basiswettenbestand's by default).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SruResponse {
+pub struct SruResponse<R = BwbRecord> {
     /// `numberOfRecords`; `None` when absent.
     pub number_of_records: Option<u64>,
     /// The records of this page.
-    pub records: Vec<BwbRecord>,
+    pub records: Vec<R>,
     /// Every diagnostic, in order.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -138,12 +165,21 @@ fn ns_of(resolved: &ResolveResult<'_>) -> Ns {
 
 /// Reads an SRU 1.2 answer of the BWB collection.
 pub fn parse_sru(bytes: &[u8]) -> Result<SruResponse, SruError> {
+    parse_sru_of::<BwbRecord>(bytes)
+}
+
+/// Reads an SRU 1.2 answer of KOOP's service with records of kind `R`.
+pub fn parse_sru_of<R: SruRecord>(bytes: &[u8]) -> Result<SruResponse<R>, SruError> {
     let mut reader = NsReader::from_reader(bytes);
     reader.config_mut().check_end_names = true;
     let mut stack: Vec<(Ns, String)> = Vec::new();
     let mut text = String::new();
-    let mut out = SruResponse::default();
-    let mut record: Option<BwbRecord> = None;
+    let mut out = SruResponse::<R> {
+        number_of_records: None,
+        records: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let mut record: Option<R> = None;
     let mut diagnostic: Option<Diagnostic> = None;
     let mut seen_root = false;
     loop {
@@ -175,7 +211,7 @@ pub fn parse_sru(bytes: &[u8]) -> Result<SruResponse, SruError> {
                     if out.records.len() >= MAX_RECORDS {
                         return Err(SruError::TooBig("too many records"));
                     }
-                    record = Some(BwbRecord::default());
+                    record = Some(R::default());
                 }
                 (Ns::Diag, "diagnostic") => diagnostic = Some(Diagnostic::default()),
                 _ => {}
@@ -222,11 +258,11 @@ fn push_bounded(text: &mut String, more: &str) {
 }
 
 /// The element on top of `stack` closes with `value` as its text.
-fn end(
+fn end<R: SruRecord>(
     stack: &[(Ns, String)],
     value: &str,
-    out: &mut SruResponse,
-    record: &mut Option<BwbRecord>,
+    out: &mut SruResponse<R>,
+    record: &mut Option<R>,
     diagnostic: &mut Option<Diagnostic>,
 ) {
     let Some((ns, local)) = stack.last() else { return };
@@ -258,21 +294,8 @@ fn end(
         }
         (_, field) => {
             let Some(r) = record.as_mut() else { return };
-            if value.is_empty() {
-                return;
-            }
-            match field {
-                "identifier" if r.identifier.is_empty() => r.identifier = value.to_owned(),
-                "title" if r.title.is_empty() => r.title = value.to_owned(),
-                "type" => r.kind = some(),
-                "authority" => r.authority = some(),
-                "modified" => r.modified = some(),
-                "rechtsgebied" if r.areas.len() < 32 => r.areas.push(value.to_owned()),
-                "toestand" => r.toestand = some(),
-                "geldigheidsperiode_startdatum" => r.valid_from = some(),
-                "geldigheidsperiode_einddatum" => r.valid_until = some(),
-                "locatie_toestand" => r.toestand_url = some(),
-                _ => {}
+            if !value.is_empty() {
+                r.take(field, value);
             }
         }
     }
