@@ -6,8 +6,8 @@ directory), then lets many simulated clients work for `SOAK_SECS` seconds (defau
 sessions of both protocol eras (2025-06-18 with initialize and `Mcp-Session-Id`; 2026-07-28
 stateless), each from its own client address (`X-Forwarded-For` from a trusted proxy),
 doing what assistants do on every platform BesluitBron serves — OpenBesluitvorming, the
-Tweede Kamer, Rechtspraak, OpenTK, Officiële Bekendmakingen, the Basiswettenbestand and
-Open Raadsinformatie (through a mirror) — on `/mcp/<platform>` and `/mcp`: searches, the
+Tweede Kamer, Rechtspraak, OpenTK, Officiële Bekendmakingen, the Basiswettenbestand, local
+regulations (CVDR) and Open Raadsinformatie (through a mirror) — on `/mcp/<platform>` and `/mcp`: searches, the
 records and documents their results name (the `tool` and `id` of each result), later pages
 (`next_offset`), reference lists, repeats the buffer answers, a few cancellations, the
 cross-platform `search`, resource reads, and people on the search page and `/status`.
@@ -120,6 +120,7 @@ PLATFORMS = {
     "ob": "Officiële Bekendmakingen",
     "bwb": "Basiswettenbestand",
     "ori": "Open Raadsinformatie",
+    "cvdr": "Lokale regelgeving (CVDR)",
 }
 PANIC = re.compile(r"panicked at|\bpanic\b", re.IGNORECASE)
 
@@ -132,6 +133,7 @@ WORDS = {
            "omgevingsvisie gemeente", "subsidie verordening"],
     "bwb": ["wet", "consumentenvuurwerk", "besluit", "regeling", "omgevingswet"],
     "ori": ["woningbouw", "begroting", "raad", "motie", "fietspad"],
+    "cvdr": ["parkeren", "verordening", "afvalstoffen", "mantelzorg", "parkeervergunning"],
     "search": ["stikstof", "begroting", "klimaat", "woningbouw"],
 }
 RS_BUSY_DAY = "2026-11-03"
@@ -142,7 +144,7 @@ def each(setting: str, platforms: list[str] | None = None) -> list[str]:
 
 
 HALF_A = ["obv", "rechtspraak", "ob", "ori"]
-HALF_B = ["tk", "opentk", "bwb"]
+HALF_B = ["tk", "opentk", "bwb", "cvdr"]
 QUIRKS = ["ob:overload-every=2", "ob:empty-page-every=3", "opentk:busy=true", "ori:retired=html"]
 
 # Phases, as (fraction of the run, name, fault settings for the fakes' control route, what
@@ -795,6 +797,8 @@ REFERENCE: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "ob": [("ob_search", {"query": "omgevingsvisie", "limit": 5})],
     "bwb": [("bwb_read", {"id": "BWBR0047001", "article": "2"}), ("bwb_read", {"id": "BWBR0047001", "date": "2025-08-01"})],
     "ori": [("ori_sources", {})],
+    "cvdr": [("cvdr_read", {"id": "CVDR700001"}), ("cvdr_read", {"id": "CVDR700001", "date": "2025-06-01"}),
+             ("cvdr_search", {"query": "parkeren", "organization": "Gemeente Utrecht"})],
 }
 # Resources a session on the platform's endpoint can read without a search first.
 RESOURCES: dict[str, list[str]] = {
@@ -862,6 +866,8 @@ def fresh_call(r: random.Random, platform: str) -> tuple[str, dict[str, Any]]:
         return "bwb_search", {"query": r.choice(words), "date": f"{r.randint(2000, 2025)}-0{r.randint(1, 9)}-01"}
     if platform == "opentk":
         return "opentk_search", {"query": f"{r.choice(words)} {r.choice(words)}"}
+    if platform == "cvdr":
+        return "cvdr_search", {"query": r.choice(words), "date": f"{r.randint(2000, 2025)}-0{r.randint(1, 9)}-01"}
     return f"{platform}_search", {"query": r.choice(words), "offset": r.randint(1, 30)}
 
 
@@ -895,6 +901,8 @@ class Prober:
             return "bwb_search", {"query": word, "date": f"{1950 + n % 70}-{1 + n % 12:02d}-{1 + n % 28:02d}"}
         if platform == "opentk":
             return "opentk_search", {"query": f"{word} {n}"}
+        if platform == "cvdr":
+            return "cvdr_search", {"query": word, "date": f"{1990 + n % 35}-{1 + n % 12:02d}-{1 + n % 28:02d}"}
         return f"{platform}_search", {"query": word, "offset": 40 + n}
 
     async def work(self, until: float) -> None:
@@ -1119,6 +1127,7 @@ MARKERS: list[tuple[str, str, dict[str, Any]]] = [
     ("/mcp/tk", "tk_committees", {}),
     ("/mcp/rechtspraak", "rechtspraak_courts", {}),
     ("/mcp/bwb", "bwb_read", {"id": "BWBR0047001", "article": "2"}),
+    ("/mcp/cvdr", "cvdr_read", {"id": "CVDR700001_2"}),
 ]
 # A search per platform whose first results are read as markers too.
 MARKER_SEARCHES: list[tuple[str, str, dict[str, Any]]] = [
