@@ -72,7 +72,9 @@ impl FairScheduler {
                     if tags.weight_q32 != self.weight_q32(state) {
                         return Err(format!("the head weight of {} is stale", state.key));
                     }
-                    if !self.fair_heads.contains(&(tags.start, head.entry, slot))
+                    if !self
+                        .fair_heads
+                        .contains(&(tags.start, super::tie_rank(tags.weight_q32), head.entry, slot))
                         || !self.deadlines.contains(&(tags.deadline, head.entry, slot))
                     {
                         return Err(format!(

@@ -20,7 +20,8 @@
 //!   of the last call admitted by the fair rule). Admitting a call of cost `c` sets the
 //!   session's `F = S + c / w` with `w = 1 / (1 + used / C)`, `used` the units the
 //!   session was admitted in its current usage period. The smallest `S` goes first
-//!   (ties: earliest ticket). Direct admissions move tags too, so a session that just
+//!   (ties: the session that used less, then the earliest ticket). Direct admissions
+//!   move tags too, so a session that just
 //!   took the whole bucket does not tie with a newcomer. Tags are integers scaled by C:
 //!   `c × (C + used)` per call, so no division and no rounding.
 //! - **Nobody starves** (R-L4). A waiting session's *wait start* is the later of its
@@ -423,6 +424,17 @@ struct HeadTags {
     weight_q32: u64,
 }
 
+/// Where a head stands among heads of equal start tag: the session of greater weight
+/// (fewer units used in its usage period) first, so a session that has used nothing
+/// goes before sessions of the same tag that have. Without it, a newcomer whose start
+/// tag is the virtual time ties with every busy session not yet served in the current
+/// round and waits for all of them (ticket order) — up to one admission per waiting
+/// session, found measuring a late session across replicas, where a new owner's empty
+/// bucket queues every call from the start.
+fn tie_rank(weight_q32: u64) -> u64 {
+    u64::MAX - weight_q32
+}
+
 struct Choice {
     slot: u32,
     at: Instant,
@@ -446,8 +458,9 @@ pub struct FairScheduler {
     entries: HashMap<EntryTicket, u32, FixedState>,
     /// Every waiting call → the entries that stand for it.
     calls: calls::CallIndex,
-    /// Waiting sessions by their head call's start tag.
-    fair_heads: BTreeSet<(u128, EntryTicket, u32)>,
+    /// Waiting sessions by their head call's start tag, then by weight (the heavier —
+    /// the one that used less — first: see [`tie_rank`]), then by ticket.
+    fair_heads: BTreeSet<(u128, u64, EntryTicket, u32)>,
     /// Waiting sessions by deadline (wait start + W).
     deadlines: BTreeSet<(Instant, EntryTicket, u32)>,
     /// Idle sessions by the instant they are forgotten.
@@ -1033,7 +1046,8 @@ impl FairScheduler {
             weight_q32: self.weight_q32(state),
         };
         let entry = head.entry;
-        self.fair_heads.insert((tags.start, entry, slot));
+        self.fair_heads
+            .insert((tags.start, tie_rank(tags.weight_q32), entry, slot));
         self.deadlines.insert((tags.deadline, entry, slot));
         self.heads_refill_ns += u128::from(tags.refill_ns);
         *self.head_refills.entry(tags.refill_ns).or_default() += 1;
@@ -1045,7 +1059,8 @@ impl FairScheduler {
         let state = self.state(slot);
         let tags = state.head;
         let entry = state.queue[0].entry;
-        self.fair_heads.remove(&(tags.start, entry, slot));
+        self.fair_heads
+            .remove(&(tags.start, tie_rank(tags.weight_q32), entry, slot));
         self.deadlines.remove(&(tags.deadline, entry, slot));
         self.heads_refill_ns -= u128::from(tags.refill_ns);
         if let Some(n) = self.head_refills.get_mut(&tags.refill_ns) {
@@ -1072,7 +1087,7 @@ impl FairScheduler {
 
     /// The call to admit next and the earliest instant it may go.
     fn next_choice(&self, now: Instant) -> Option<Choice> {
-        let &(_, _, fair_slot) = self.fair_heads.first()?;
+        let &(_, _, _, fair_slot) = self.fair_heads.first()?;
         let fair = self.state(fair_slot).head;
         let fair_at = self.fit_at(now, fair.cost);
         // After the fair call, could every other waiting session still be served by its
@@ -1334,13 +1349,15 @@ mod tests {
     /// — also when that call was already waiting when the refund came (the head moves).
     #[test]
     fn a_call_the_platform_refused_is_refunded_to_its_session() {
-        let limit = LimitConfig::new(Units::whole(2), Duration::from_secs(2));
+        let limit = LimitConfig::new(Units::whole(3), Duration::from_secs(3));
         let (a, b) = (SessionKey::client("a"), SessionKey::client("b"));
         for queued_before_refund in [false, true] {
             let mut order = Vec::new();
             for refund in [true, false] {
                 let mut s = FairScheduler::new(SchedulerConfig::with_limit(limit)).expect("valid");
-                // `a` takes the whole bucket; the platform refuses its second call.
+                // `b` and `a` use a unit each (equal usage: their tie is the tickets'); `a`
+                // takes the rest of the bucket and the platform refuses that call.
+                admitted(s.submit(Instant::ZERO, &b, Units::whole(1)));
                 admitted(s.submit(Instant::ZERO, &a, Units::whole(1)));
                 let refused = admitted(s.submit(Instant::ZERO, &a, Units::whole(1)));
                 s.on_retry_after(Instant::ZERO, Duration::from_secs(1));
@@ -1351,7 +1368,7 @@ mod tests {
                 let b_ticket = queued_before_refund.then(|| ask_again(&mut s));
                 if refund {
                     s.refund(Instant::ZERO, refused.charge);
-                    assert_eq!(s.session_usage(&a), Some(Units::whole(1)));
+                    assert_eq!(s.session_usage(&a), s.session_usage(&b));
                     assert_eq!(s.stats().refunded_calls, 1);
                 } else {
                     assert_eq!(s.session_usage(&a), Some(Units::whole(2)));
@@ -1364,8 +1381,8 @@ mod tests {
                     .expect("room after the Retry-After");
                 order.push(first.session);
             }
-            // Refunded, `a`'s tag is back where its first call left it — where a newcomer
-            // starts now — and its earlier ticket goes first; charged twice, it would wait
+            // Refunded, `a`'s tag and usage are back where its first call left them — equal
+            // to `b`'s — and its earlier ticket goes first; charged twice, it would wait
             // behind `b`.
             assert_eq!(
                 order,
