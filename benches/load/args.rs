@@ -55,6 +55,13 @@ pub(crate) struct Args {
     /// from calls a follower forwarded to it.
     #[arg(long, value_parser = clap::value_parser!(u16).range(2..=16))]
     pub(crate) replicas: Option<u16>,
+    /// The late session: six busy sessions each send 40 distinct OpenBesluitvorming
+    /// searches at once, 5 s later a new session asks one; its wait on one process, then
+    /// across three replicas on a redis-server (the flood spread over all three, the late
+    /// session on the third), in one run, the platform's own limit deciding (client
+    /// limits raised). Ignores the other options.
+    #[arg(long)]
+    pub(crate) late_session: bool,
 }
 
 impl Args {

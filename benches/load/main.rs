@@ -54,6 +54,7 @@ mod args;
 mod call;
 mod conn;
 mod drive;
+mod late;
 mod replicas;
 mod report;
 mod servers;
@@ -102,6 +103,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         bail!("--clients and --seconds must be above zero");
     }
     let _ = CALL.set(args.measured_call()?);
+    if args.late_session {
+        return late::run().await;
+    }
     if let Some(n) = args.replicas {
         return replicas::run(&args, n).await;
     }

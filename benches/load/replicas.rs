@@ -275,13 +275,13 @@ impl Report<'_> {
 }
 
 /// The replicas, running.
-struct Replicas {
-    servers: Vec<Running>,
+pub(crate) struct Replicas {
+    pub(crate) servers: Vec<Running>,
 }
 
 impl Replicas {
     /// Starts `n` replicas on `single`'s fakes, sharing `redis`.
-    async fn start(single: &BesluitBron, redis: &Redis, n: usize) -> anyhow::Result<Replicas> {
+    pub(crate) async fn start(single: &BesluitBron, redis: &Redis, n: usize) -> anyhow::Result<Replicas> {
         let mut servers = Vec::with_capacity(n);
         for i in 0..n {
             let (mut config, data_dir) = single.config_on_the_fakes()?;
@@ -309,7 +309,7 @@ impl Replicas {
     }
 
     /// The replicas that own `platform` and admit now.
-    fn owners(&self, platform: PlatformId) -> Vec<usize> {
+    pub(crate) fn owners(&self, platform: PlatformId) -> Vec<usize> {
         (0..self.servers.len())
             .filter(|&i| self.node(i).is_some_and(|n| n.owns_now(platform)))
             .collect()
@@ -317,7 +317,7 @@ impl Replicas {
 
     /// Waits until exactly one replica owns `platform` and admits (a first owner waits
     /// TTL + m before it admits); that replica.
-    async fn owner(&self, platform: PlatformId) -> anyhow::Result<usize> {
+    pub(crate) async fn owner(&self, platform: PlatformId) -> anyhow::Result<usize> {
         let ttl = ClusterConfig::default().lease_ttl();
         let deadline = Instant::now() + ttl * 3 + Duration::from_secs(10);
         loop {
@@ -336,7 +336,7 @@ impl Replicas {
     }
 
     /// Replica `i`'s `besluitbron_forwarded_calls_total{platform}`.
-    fn forwarded(&self, i: usize, platform: PlatformId) -> u64 {
+    pub(crate) fn forwarded(&self, i: usize, platform: PlatformId) -> u64 {
         self.servers[i]
             .state
             .metrics()
@@ -347,7 +347,7 @@ impl Replicas {
             .get()
     }
 
-    async fn stop(self) -> anyhow::Result<()> {
+    pub(crate) async fn stop(self) -> anyhow::Result<()> {
         for (i, server) in self.servers.into_iter().enumerate() {
             server.stop().await.with_context(|| format!("stop replica {i}"))?;
         }
@@ -357,14 +357,14 @@ impl Replicas {
 
 /// A redis-server of the run's own: a unix socket in a temporary directory, no
 /// persistence, killed when dropped.
-struct Redis {
+pub(crate) struct Redis {
     dir: tempfile::TempDir,
     child: Child,
 }
 
 impl Redis {
     /// Starts redis-server and waits until it answers `PING`.
-    async fn start() -> anyhow::Result<Redis> {
+    pub(crate) async fn start() -> anyhow::Result<Redis> {
         let dir = tempfile::Builder::new()
             .prefix("besluitbron-load-redis")
             .tempdir()

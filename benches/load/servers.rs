@@ -84,6 +84,11 @@ impl BesluitBron {
         self.fakes.iter().map(FakeHandle::requests).sum()
     }
 
+    /// 429s the fake platforms have answered so far, together.
+    pub(crate) fn rate_limited(&self) -> u64 {
+        self.fakes.iter().map(FakeHandle::rate_limited).sum()
+    }
+
     /// Stops the server and waits for it to finish.
     pub(crate) async fn stop(self) -> anyhow::Result<()> {
         self.server.stop().await
@@ -155,6 +160,11 @@ fn config(fakes: &Fakes, data_dir: &std::path::Path) -> anyhow::Result<Config> {
     // The clients keep their connections across the servers' turns (idle for the other
     // servers' turns and warm-ups): longer than the default idle time-out of 5 s.
     c.connections.header_read_timeout_secs = 3_600;
+    // Every client is on loopback, one address: `--late-session` opens a connection per
+    // call of its flood (240).
+    c.connections.max_connections_per_address = c.connections.max_connections;
+    // and its last calls wait their turn at 60 a minute for about three minutes.
+    c.request_timeout_secs = 600;
     c.mcp_rate_limit.per_session = unlimited;
     c.sessions.initialize_per_minute = u32::MAX / 2;
     Ok(c.validated()?)
