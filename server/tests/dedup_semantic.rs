@@ -377,6 +377,17 @@ async fn a_near_duplicate_in_one_session_is_asked_again_and_counted() {
 }
 
 /// The metric series `series` of `router`'s `/metrics`, 0 if absent.
+async fn get_in(router: &axum::Router, path: &str) -> String {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let request = axum::http::Request::get(path)
+        .header("host", "127.0.0.1")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+}
+
 async fn metric_in(router: &axum::Router, series: &str) -> f64 {
     use http_body_util::BodyExt;
     use tower::ServiceExt;
@@ -444,6 +455,23 @@ async fn a_retry_loop_and_a_short_time_out_are_each_recognised() {
             }
         }
         assert_eq!(metric_in(&router, &series).await, 1.0, "{cause}");
+        // /status says it too: by cause, and the last one (never the client's address).
+        let status: serde_json::Value = serde_json::from_str(&get_in(&router, "/status.json").await).unwrap();
+        let spikes = &status["duplicate_spikes"];
+        assert_eq!(spikes["by_cause"][cause], 1, "{spikes}");
+        assert_eq!(spikes["last"]["cause"], cause, "{spikes}");
+        assert!(spikes["last"]["duplicates"].as_u64().unwrap() > 0, "{spikes}");
+        assert!(!spikes.to_string().contains("127.0.0.1"), "no address: {spikes}");
+        let page = get_in(&router, "/status?lang=en").await;
+        let words = if cause == "retry_loop" {
+            "a retry loop"
+        } else {
+            "a time-out shorter than the wait"
+        };
+        assert!(
+            page.contains("Duplicate-rate spikes") && page.contains(words),
+            "the status page names it"
+        );
         for other in ["retry_loop", "short_timeout", "unknown"]
             .iter()
             .filter(|c| **c != cause)

@@ -198,6 +198,8 @@ pub struct Context {
     pub clock: Clock,
     /// The duplicate rate per client (R-D9).
     duplicates: Mutex<DuplicateMonitor>,
+    /// The last duplicate-rate spike, for the status page (no client address in it).
+    last_spike: Mutex<Option<SpikeNote>>,
     /// The written forms seen per key: exact repeats apart from canonical ones.
     forms: Mutex<FormTable>,
     /// Each session's recent searches: near-duplicates (level 2, counted).
@@ -230,6 +232,7 @@ impl Context {
             metrics,
             clock,
             duplicates: Mutex::new(DuplicateMonitor::new(Default::default())),
+            last_spike: Mutex::new(None),
             forms: Mutex::new(FormTable::new(FORM_TABLE_KEYS)),
             near: Mutex::new(NearTable::new(NEAR_WINDOW, NEAR_SCOPES)),
             counters: RequestCounters::new(tools),
@@ -434,7 +437,18 @@ impl Context {
                 })
                 .inc();
             tracing::warn!(client = %spike.client, requests = spike.requests, duplicates = spike.duplicates, cause = spike.cause.as_str(), "{spike}");
+            *self.last_spike.lock().expect("last spike lock") = Some(SpikeNote {
+                at_ms: self.clock.wall().unix_millis(),
+                cause: spike.cause.as_str(),
+                requests: spike.requests,
+                duplicates: spike.duplicates,
+            });
         }
+    }
+
+    /// The last duplicate-rate spike since start, if any.
+    pub fn last_spike(&self) -> Option<SpikeNote> {
+        self.last_spike.lock().expect("last spike lock").clone()
     }
 
     fn count(
@@ -488,6 +502,20 @@ impl Context {
         }
         self.watch(caller, kind);
     }
+}
+
+/// A duplicate-rate spike as the status page shows it: when, its likely cause and the
+/// client's figures, never the client's address.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SpikeNote {
+    /// When it was flagged (Unix ms).
+    pub at_ms: u64,
+    /// `retry_loop`, `short_timeout` or `unknown`.
+    pub cause: &'static str,
+    /// The client's requests in the window.
+    pub requests: u32,
+    /// Of which duplicates.
+    pub duplicates: u32,
 }
 
 /// Keys whose written forms are remembered (about 150 bytes each: 3 MB at most).

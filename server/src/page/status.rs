@@ -74,12 +74,44 @@ pub struct Status {
     pub generated_at_ms: u64,
     /// Per platform.
     pub platforms: Vec<PlatformStatus>,
+    /// Duplicate-rate spikes since start (R-D9): how many by likely cause, and the last.
+    pub duplicate_spikes: SpikesStatus,
     /// Recording (the `Recording` setting), when on: where, and how to replay the last hour.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recording: Option<RecordingStatus>,
     /// Each connector's section, under its id: its rows, or why there are none.
     #[serde(flatten)]
     pub sections: BTreeMap<&'static str, Result<Vec<Value>, String>>,
+}
+
+/// Duplicate-rate spikes: a client whose duplicate rate jumped far above its usual level
+/// (the log names the client; the status never does).
+#[derive(Debug, Serialize)]
+pub struct SpikesStatus {
+    /// Spikes flagged since start, by likely cause (`retry_loop`, `short_timeout`,
+    /// `unknown`).
+    pub by_cause: BTreeMap<&'static str, u64>,
+    /// The last one, if any.
+    pub last: Option<crate::call::SpikeNote>,
+}
+
+fn spikes(state: &PageState) -> SpikesStatus {
+    let by_cause = ["retry_loop", "short_timeout", "unknown"]
+        .into_iter()
+        .map(|cause| {
+            let n = state
+                .guard
+                .metrics
+                .duplicate_spikes
+                .get_or_create(&crate::metrics::CauseLabels { cause })
+                .get();
+            (cause, n)
+        })
+        .collect();
+    SpikesStatus {
+        by_cause,
+        last: state.calls.ctx.last_spike(),
+    }
 }
 
 /// Recording's part of the status.
@@ -208,6 +240,7 @@ async fn gather(state: &PageState) -> Status {
     Status {
         generated_at_ms: state.guard.clock.wall().unix_millis(),
         platforms,
+        duplicate_spikes: spikes(state),
         recording: recording(state),
         sections,
     }
@@ -349,6 +382,16 @@ fn render(lang: Lang, s: &Status, sections: &[&'static StatusSection], params: &
                 }
             }
         }
+        h2 id="spikes" { (l("Pieken in dubbele verzoeken", "Duplicate-rate spikes")) }
+        @match &s.duplicate_spikes.last {
+            None => p { (l("Geen sinds de start.", "None since start.")) }
+            Some(last) => p {
+                (s.duplicate_spikes.by_cause.iter().filter(|(_, n)| **n > 0).map(|(c, n)| format!("{} {n}", cause_text(lang, c))).collect::<Vec<_>>().join(", "))
+                ". " (l("De laatste", "The last")) " " (when(Some(last.at_ms))) ": "
+                (last.duplicates) " " (l("dubbele van", "duplicates in")) " " (last.requests) " " (l("verzoeken van één client, waarschijnlijk", "requests of one client, likely")) " "
+                (cause_text(lang, last.cause)) "."
+            },
+        }
         @if let Some(r) = &s.recording {
             h2 id="recording" { (l("Opname voor de simulator", "Recording for the simulator")) }
             p { (l("Elke platformaanroep wordt opgenomen in", "Every platform call is recorded in")) " " code { (r.dir) } "." }
@@ -365,6 +408,18 @@ fn render(lang: Lang, s: &Status, sections: &[&'static StatusSection], params: &
         }
     };
     frame(lang, t(lang, "status"), body)
+}
+
+/// A spike's likely cause, in words.
+fn cause_text(lang: Lang, cause: &str) -> &'static str {
+    match (cause, lang == Lang::En) {
+        ("retry_loop", false) => "een herhaallus",
+        ("retry_loop", true) => "a retry loop",
+        ("short_timeout", false) => "een time-out korter dan de wachttijd",
+        ("short_timeout", true) => "a time-out shorter than the wait",
+        (_, false) => "oorzaak onbekend",
+        (_, true) => "cause unknown",
+    }
 }
 
 /// A cell of a section's row: the field's text, a number as written, `—` for none.
