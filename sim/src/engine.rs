@@ -489,6 +489,9 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             spec.local_window_s.or(enforced.map(|l| l.window.as_secs_f64())),
             enforced,
         );
+        // A recorded trace: the bucket the server kept, its margin held back.
+        let margin = workload.recorded.as_ref().map_or(Duration::ZERO, |r| r.margin);
+        let local = local.map(|l| l.with_margin(margin));
         local_limits.push(local);
         let p = u8::try_from(i).expect("nine platforms");
         platforms.push(
@@ -502,7 +505,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             )
             .with_rate_limit_headers(spec.rate_limit_headers.unwrap_or(id == PlatformId::Obv)),
         );
-        let text = text_station[i].map(|s| text_limits[s - PlatformId::ALL.len()]);
+        let text = text_station[i].map(|s| text_limits[s - PlatformId::ALL.len()].with_margin(margin));
         match opts.policy {
             PolicyKind::Fair => paths.push(path_for(workload, id, local, text).map_err(failure)?),
             PolicyKind::Legacy => gates.push(match local {

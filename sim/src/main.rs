@@ -132,6 +132,10 @@ struct Flags {
     /// the default) or `model` (the platforms' latency model, every answer a success).
     #[arg(long, value_enum, default_value = "recorded")]
     latency: LatencyArg,
+    /// A recorded trace: the server's `MarginSecs` (the part of each limit's burst it held
+    /// back), when it was not the default 1 s.
+    #[arg(long, value_name = "SECONDS")]
+    margin_secs: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -214,6 +218,9 @@ fn what_if(workload: &mut Workload, flags: &Flags) {
     }
     if flags.latency == LatencyArg::Model {
         workload.forget_recorded_answers();
+    }
+    if let (Some(secs), Some(r)) = (flags.margin_secs, workload.recorded.as_mut()) {
+        r.margin = std::time::Duration::from_secs_f64(secs.clamp(0.0, 3_600.0));
     }
 }
 

@@ -592,6 +592,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
         let mut r = Recorded {
             base_ms: base,
             flights: BTreeMap::new(),
+            margin: SERVER_MARGIN,
         };
         for (_, t) in &lines {
             if !t.attempts.is_empty() {
@@ -643,7 +644,13 @@ pub struct Recorded {
     /// Per (platform, operation (default `search`), key): the attempts of each of its flights, in the
     /// order the flights' first calls arrived, instants relative to `base_ms`.
     pub flights: BTreeMap<(PlatformId, String, String), Vec<Vec<RecordedAttempt>>>,
+    /// The margin the server held back of each limit's burst (its `MarginSecs`, 1 s by
+    /// default: `C × margin / W` units), so the replay keeps the bucket the server kept.
+    pub margin: Duration,
 }
+
+/// The server's default `MarginSecs`: what a recorded trace is replayed with unless told.
+pub const SERVER_MARGIN: Duration = Duration::from_secs(1);
 
 /// Reads and parses a JSON Lines trace file.
 pub fn load_trace(path: &Path) -> Result<Workload, InputError> {

@@ -386,6 +386,12 @@ struct FlightNote {
     attempts: Vec<(u32, Instant, RecordedAttempt)>,
     waiters: usize,
     written: bool,
+    /// Attempts sent whose outcome has not come back.
+    open: usize,
+    /// The line of the last waiter, which left while the flight was at the platform: it
+    /// is written with the flight's attempts when their outcome comes, so the trace
+    /// keeps what the platform was asked (a flight's attempts were lost with its callers).
+    orphan: Option<TraceLine>,
 }
 
 impl Notes {
@@ -433,6 +439,7 @@ impl Notes {
     /// An attempt went at `now` (`wall_ms` on the trace's clock).
     pub(super) fn sent(&mut self, attempt: Attempt, now: Instant, wall_ms: u64) {
         if let Some(f) = self.flights.get_mut(&attempt.flight) {
+            f.open += 1;
             f.attempts.push((
                 attempt.number,
                 now,
@@ -470,6 +477,14 @@ impl Notes {
         };
         a.outcome = kind;
         a.retry_after_ms = retry_after.map(|d| d.as_millis().try_into().unwrap_or(u64::MAX));
+        f.open = f.open.saturating_sub(1);
+        if f.open == 0 && f.waiters == 0 {
+            if let Some(mut line) = f.orphan.take() {
+                line.attempts = f.attempts.iter().map(|(_, _, a)| *a).collect();
+                self.flights.remove(&attempt.flight);
+                self.recorder.write(&line);
+            }
+        }
     }
 
     /// A waiting request ended: answered or failed (the first such line of a flight
@@ -487,6 +502,11 @@ impl Notes {
             }
             f.waiters = f.waiters.saturating_sub(1);
             if f.waiters == 0 {
+                if end == CallEnd::Left && !f.written && f.open > 0 {
+                    // Out at the platform with nobody waiting: the line waits for the answer.
+                    f.orphan = Some(line);
+                    return;
+                }
                 self.flights.remove(&flight);
             }
         }
@@ -598,6 +618,60 @@ mod tests {
             (lines[1].served, lines[1].left_after_ms),
             (Some(CallEnd::Fetched), None)
         );
+    }
+
+    /// Found replaying the soak's recording: a flight at the platform whose only caller
+    /// left was written without its attempts, so the trace said the server admitted
+    /// nothing the replay admitted.
+    #[test]
+    fn a_flight_whose_callers_left_keeps_its_attempts() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let metrics = Arc::new(Metrics::new());
+        let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
+            .expect("start")
+            .expect("on");
+        let mut notes = Notes::new(r.clone(), PlatformId::Obv);
+        let mut l = line(&r, 1);
+        l.served = None;
+        notes.waiting(WaiterId(1), l, FlightId(9), Instant::from_millis(1_000));
+        let attempt = Attempt {
+            flight: FlightId(9),
+            number: 1,
+        };
+        notes.sent(attempt, Instant::from_millis(1_000), 1_000);
+        notes.left(WaiterId(1), Instant::from_millis(1_200));
+        r.sync();
+        assert!(
+            trace_files(dir.path())
+                .iter()
+                .all(|f| std::fs::read_to_string(f).expect("read").is_empty())
+        );
+        let answer: Outcome<(), ()> = Outcome::Success {
+            payload: (),
+            feedback: Default::default(),
+        };
+        notes.outcome(attempt, Instant::from_millis(1_900), &answer);
+        r.sync();
+        let lines: Vec<TraceLine> = trace_files(dir.path())
+            .iter()
+            .flat_map(|f| {
+                std::fs::read_to_string(f)
+                    .expect("read")
+                    .lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .map(|l| serde_json::from_str(&l).expect("a trace line"))
+            .collect();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].served, Some(CallEnd::Left));
+        assert_eq!(lines[0].left_after_ms, Some(200));
+        assert_eq!(lines[0].attempts.len(), 1);
+        assert_eq!(
+            (lines[0].attempts[0].latency_ms, lines[0].attempts[0].outcome),
+            (900, AttemptOutcome::Ok)
+        );
+        assert!(notes.flights.is_empty() && notes.calls.is_empty(), "nothing kept");
     }
 
     #[test]
