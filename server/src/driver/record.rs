@@ -478,12 +478,13 @@ impl Notes {
         a.outcome = kind;
         a.retry_after_ms = retry_after.map(|d| d.as_millis().try_into().unwrap_or(u64::MAX));
         f.open = f.open.saturating_sub(1);
-        if f.open == 0 && f.waiters == 0 {
-            if let Some(mut line) = f.orphan.take() {
-                line.attempts = f.attempts.iter().map(|(_, _, a)| *a).collect();
-                self.flights.remove(&attempt.flight);
-                self.recorder.write(&line);
-            }
+        if f.open == 0
+            && f.waiters == 0
+            && let Some(mut line) = f.orphan.take()
+        {
+            line.attempts = f.attempts.iter().map(|(_, _, a)| *a).collect();
+            self.flights.remove(&attempt.flight);
+            self.recorder.write(&line);
         }
     }
 
