@@ -76,13 +76,14 @@ fn without_lengths(structured: &Value) -> Value {
 
 /// Peak and current resident memory of this whole test process, in KiB.
 fn memory_kib() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status is readable");
+    // A field that is missing or unreadable fails the test: 0 would pass every memory cap.
     let field = |name: &str| {
         status
             .lines()
             .find_map(|l| l.strip_prefix(name))
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
+            .unwrap_or_else(|| panic!("{name} in /proc/self/status"))
     };
     (field("VmHWM:"), field("VmRSS:"))
 }
