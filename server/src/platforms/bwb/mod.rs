@@ -30,6 +30,70 @@ const PLATFORM: PlatformId = PlatformId::Bwb;
 
 /// KOOP's repository host, where toestanden live.
 pub const REPOSITORY_HOST: &str = "repository.officiele-overheidspublicaties.nl";
+
+/// How a KOOP collection's file links are checked ([`koop_file_url`]): the folder its
+/// files lie under and the words of each refusal.
+pub(crate) struct FileLink {
+    /// `/bwb/`, `/cvdr/`.
+    pub dir: &'static str,
+    pub not_a_url: &'static str,
+    pub elsewhere: &'static str,
+    pub not_a_file: &'static str,
+}
+
+const TOESTAND_LINK: FileLink = FileLink {
+    dir: "/bwb/",
+    not_a_url: "the toestand's location is not a URL",
+    elsewhere: "the toestand lies on another host",
+    not_a_file: "the toestand's location is not a BWB file",
+};
+
+/// A file link a KOOP record gives, accepted only on the search host (`base`) or KOOP's
+/// repository host, under `link.dir` and ending `.xml`, without credentials, query or
+/// fragment.
+pub(crate) fn koop_file_url(
+    platform: PlatformId,
+    base: &Url,
+    url: &str,
+    link: &FileLink,
+) -> Result<Url, PlatformError> {
+    let refuse = |detail: &str| PlatformError::ForeignLink {
+        platform,
+        detail: detail.to_owned(),
+    };
+    let parsed = Url::parse(url).map_err(|_| refuse(link.not_a_url))?;
+    let on_base = parsed.scheme() == base.scheme()
+        && parsed.host_str() == base.host_str()
+        && parsed.port_or_known_default() == base.port_or_known_default();
+    let on_repository = parsed.scheme() == "https" && parsed.host_str() == Some(REPOSITORY_HOST);
+    if !(on_base || on_repository) {
+        return Err(refuse(link.elsewhere));
+    }
+    if !parsed.username().is_empty()
+        || parsed.password().is_some()
+        || parsed.query().is_some()
+        || parsed.fragment().is_some()
+        || !(parsed.path().contains(link.dir) && parsed.path().ends_with(".xml"))
+    {
+        return Err(refuse(link.not_a_file));
+    }
+    Ok(parsed)
+}
+
+/// KOOP's SRU 1.2 request for `query` in the collection `connection` (`x-connection`).
+pub(crate) fn sru_search_url(base: &Url, connection: &str, query: &str, start_record: u64, limit: u32) -> Url {
+    http::with_query(
+        base.clone(),
+        [
+            ("operation", "searchRetrieve".to_owned()),
+            ("version", "1.2".to_owned()),
+            ("x-connection", connection.to_owned()),
+            ("startRecord", start_record.to_string()),
+            ("maximumRecords", limit.to_string()),
+            ("query", query.to_owned()),
+        ],
+    )
+}
 /// Most records per page.
 pub const MAX_LIMIT: u32 = 50;
 /// The furthest record a search may start at (as `ob`'s SRU service).
@@ -267,27 +331,7 @@ impl BwbClient {
     /// Accepts a toestand's URL only on the search host or KOOP's repository host, under
     /// a `/bwb/` path, without credentials, query or fragment.
     pub fn toestand_url(&self, url: &str) -> Result<Url, PlatformError> {
-        let refuse = |detail: &str| PlatformError::ForeignLink {
-            platform: PLATFORM,
-            detail: detail.to_owned(),
-        };
-        let parsed = Url::parse(url).map_err(|_| refuse("the toestand's location is not a URL"))?;
-        let on_base = parsed.scheme() == self.base.scheme()
-            && parsed.host_str() == self.base.host_str()
-            && parsed.port_or_known_default() == self.base.port_or_known_default();
-        let on_repository = parsed.scheme() == "https" && parsed.host_str() == Some(REPOSITORY_HOST);
-        if !(on_base || on_repository) {
-            return Err(refuse("the toestand lies on another host"));
-        }
-        if !parsed.username().is_empty()
-            || parsed.password().is_some()
-            || parsed.query().is_some()
-            || parsed.fragment().is_some()
-            || !(parsed.path().contains("/bwb/") && parsed.path().ends_with(".xml"))
-        {
-            return Err(refuse("the toestand's location is not a BWB file"));
-        }
-        Ok(parsed)
+        koop_file_url(PLATFORM, &self.base, url, &TOESTAND_LINK)
     }
 
     /// The toestand at `url` (from a record's `locatie_toestand`), read.
@@ -305,17 +349,7 @@ impl BwbClient {
 
     /// The SRU request for `query`.
     pub fn search_url(&self, query: &str, start_record: u64, limit: u32) -> Url {
-        http::with_query(
-            self.base.clone(),
-            [
-                ("operation", "searchRetrieve".to_owned()),
-                ("version", "1.2".to_owned()),
-                ("x-connection", "BWB".to_owned()),
-                ("startRecord", start_record.to_string()),
-                ("maximumRecords", limit.to_string()),
-                ("query", query.to_owned()),
-            ],
-        )
+        sru_search_url(&self.base, "BWB", query, start_record, limit)
     }
 
     async fn page(&self, query: &str, start_record: u64, limit: u32) -> Result<SearchPage, PlatformError> {

@@ -25,13 +25,23 @@ use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
 use super::bwb::wire::{SruRecord, SruResponse, parse_sru_of};
-use super::bwb::{SearchPage, Toestand, bounded, clean_words, read_sru_answer, toestand::read_regulation};
+use super::bwb::{
+    FileLink, SearchPage, Toestand, bounded, clean_words, koop_file_url, read_sru_answer, sru_search_url,
+    toestand::read_regulation,
+};
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
 
 const PLATFORM: PlatformId = PlatformId::Cvdr;
 
 /// KOOP's repository host, where the regulations' XML lives.
-pub const REPOSITORY_HOST: &str = "repository.officiele-overheidspublicaties.nl";
+pub use super::bwb::REPOSITORY_HOST;
+
+const TEXT_LINK: FileLink = FileLink {
+    dir: "/cvdr/",
+    not_a_url: "the regulation's location is not a URL",
+    elsewhere: "the regulation's XML lies on another host",
+    not_a_file: "the regulation's location is not a CVDR file",
+};
 /// Most records per page.
 pub const MAX_LIMIT: u32 = 50;
 /// The furthest record a search may start at (as the other SRU collections).
@@ -314,27 +324,7 @@ impl CvdrClient {
     /// Accepts a regulation's XML only on the search host or KOOP's repository host,
     /// under a `/cvdr/` path, without credentials, query or fragment.
     pub fn text_url(&self, url: &str) -> Result<Url, PlatformError> {
-        let refuse = |detail: &str| PlatformError::ForeignLink {
-            platform: PLATFORM,
-            detail: detail.to_owned(),
-        };
-        let parsed = Url::parse(url).map_err(|_| refuse("the regulation's location is not a URL"))?;
-        let on_base = parsed.scheme() == self.base.scheme()
-            && parsed.host_str() == self.base.host_str()
-            && parsed.port_or_known_default() == self.base.port_or_known_default();
-        let on_repository = parsed.scheme() == "https" && parsed.host_str() == Some(REPOSITORY_HOST);
-        if !(on_base || on_repository) {
-            return Err(refuse("the regulation's XML lies on another host"));
-        }
-        if !parsed.username().is_empty()
-            || parsed.password().is_some()
-            || parsed.query().is_some()
-            || parsed.fragment().is_some()
-            || !(parsed.path().contains("/cvdr/") && parsed.path().ends_with(".xml"))
-        {
-            return Err(refuse("the regulation's location is not a CVDR file"));
-        }
-        Ok(parsed)
+        koop_file_url(PLATFORM, &self.base, url, &TEXT_LINK)
     }
 
     /// The regulation at `url` (from a record's `publicatieurl_xml`), read.
@@ -352,17 +342,7 @@ impl CvdrClient {
 
     /// The SRU request for `query`.
     pub fn search_url(&self, query: &str, start_record: u64, limit: u32) -> Url {
-        http::with_query(
-            self.base.clone(),
-            [
-                ("operation", "searchRetrieve".to_owned()),
-                ("version", "1.2".to_owned()),
-                ("x-connection", "cvdr".to_owned()),
-                ("startRecord", start_record.to_string()),
-                ("maximumRecords", limit.to_string()),
-                ("query", query.to_owned()),
-            ],
-        )
+        sru_search_url(&self.base, "cvdr", query, start_record, limit)
     }
 
     async fn page(&self, query: &str, start_record: u64, limit: u32) -> Result<SearchPage<CvdrRecord>, PlatformError> {
