@@ -48,7 +48,7 @@ pub use besluitbron_core::path::Served;
 
 use crate::check::{CallView, Checker};
 use crate::platform::{Answer, PlatformCounters, Refusal, SimPlatform};
-use crate::policy::{CallId, Gate, GateEvent, LegacyGate, PolicyKind};
+use crate::policy::{CallId, Gate, GateEvent, LegacyGate, OpenGate, PolicyKind};
 use crate::rng::{Component, SimRng, sim_rng};
 use crate::scenario::{AttemptOutcome, FollowUp, LimitModel, PlatformSpec, RecordedAttempt, SessionPlan, Workload};
 use crate::trace::Trace;
@@ -509,7 +509,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         match opts.policy {
             PolicyKind::Fair => paths.push(path_for(workload, id, local, text).map_err(failure)?),
             PolicyKind::Legacy => gates.push(match local {
-                None => Gate::Open(id),
+                None => Gate::Open(OpenGate::new(id)),
                 Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
                     id,
                     limit,
@@ -1450,15 +1450,20 @@ impl Engine<'_> {
         // applied; they are taken in the next pass.
         while !self.out.is_empty() {
             let batch = std::mem::take(&mut self.out);
+            // The gate let the whole batch out at once, before any of its answers came
+            // back: each admission is checked against what was known then, so a 429 to
+            // the batch's first call does not count against the second.
+            for e in &batch {
+                if let &GateEvent::Admitted { call, counted, .. } = e {
+                    let v = self.view(call);
+                    self.checker
+                        .on_legacy_admit(self.now, call, v, counted)
+                        .map_err(|e| self.fail(e))?;
+                }
+            }
             for e in batch {
                 match e {
-                    GateEvent::Admitted { call, charged, counted } => {
-                        let v = self.view(call);
-                        self.checker
-                            .on_legacy_admit(self.now, call, v, counted)
-                            .map_err(|e| self.fail(e))?;
-                        self.send_legacy(call, charged, p)?;
-                    }
+                    GateEvent::Admitted { call, charged, .. } => self.send_legacy(call, charged, p)?,
                     GateEvent::Refused { call } => {
                         let v = self.view(call);
                         self.checker.on_leave(call, v);
@@ -1516,8 +1521,23 @@ impl Engine<'_> {
                 ));
                 self.checker.on_retry_after(p, now + retry_after);
                 self.gates[p].on_retry_after(now, retry_after);
-                // The legacy version asks again: back to the gate, which waits out the
-                // Retry-After before anything else goes to this platform.
+                // Asked again as the fair path asks again, so that the policies differ
+                // only in the waiting: once, on a platform with a kept limit, when the
+                // Retry-After is short; otherwise the 429 is the call's answer.
+                let again = matches!(self.gates[p], Gate::Legacy(_))
+                    && retry_after <= MAX_REQUEUE_WAIT
+                    && self.calls[call as usize].platform_429s == 1;
+                if !again {
+                    self.calls[call as usize].state = CallState::Failed;
+                    self.trace.push(format!(
+                        "t={now} session={session} failed after platform-429 platform={}",
+                        station_name(self.stations[p]),
+                    ));
+                    self.finish_call(call);
+                    return Ok(());
+                }
+                // Back to the gate, which waits out the Retry-After before anything else
+                // goes to this platform.
                 let v = self.view(call);
                 self.checker.on_submit(call, v);
                 self.gates[p].submit(now, call, &session, cost, &mut self.trace, &mut self.out);

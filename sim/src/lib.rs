@@ -46,7 +46,7 @@ pub mod trace;
 
 use std::path::{Path, PathBuf};
 
-pub use engine::{Failure, RunOptions, RunOutcome, run};
+pub use engine::{CallState, Failure, RunOptions, RunOutcome, run};
 pub use policy::PolicyKind;
 pub use report::Report;
 pub use scenario::{Scenario, Workload};

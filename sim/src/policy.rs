@@ -12,7 +12,9 @@
 //!   probability (the R-L8 defect). Oversized calls are charged C, as in 1.4.6, so the
 //!   difference between the policies is only the waiting.
 //! - [`Gate::Open`]: a platform without a kept limit (`ori`, `tk`, `opentk`); every call
-//!   goes at once.
+//!   goes at once, except while a platform's `Retry-After` runs: ≤ 1.4.5 waited it out
+//!   for every platform, so calls that come (or come back) meanwhile wait and go in the
+//!   order they came once it has ended.
 //!
 //! Invariants: a gate hands out each call at most once, as a [`GateEvent`], and never
 //! asks to be woken at or before the instant it was just polled at without having
@@ -20,7 +22,7 @@
 //!
 //! What this module does not do: send calls or keep time; the engine does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use besluitbron_core::{Instant, LimitConfig, PlatformId, SessionKey, Units};
@@ -77,7 +79,7 @@ pub enum Gate {
     /// The ≤ 1.4.5 model.
     Legacy(Box<LegacyGate>),
     /// No limit kept.
-    Open(PlatformId),
+    Open(OpenGate),
 }
 
 impl Gate {
@@ -93,17 +95,7 @@ impl Gate {
     ) {
         match self {
             Gate::Legacy(g) => g.submit(now, call, session, cost, now, trace, out),
-            Gate::Open(p) => {
-                trace.push(format!(
-                    "t={now} session={session} admit cost={} via=unlimited waited=0.000s platform={p}",
-                    cost.compact()
-                ));
-                out.push(GateEvent::Admitted {
-                    call,
-                    charged: cost,
-                    counted: true,
-                });
-            }
+            Gate::Open(g) => g.submit(now, call, session, cost, trace, out),
         }
     }
 
@@ -111,7 +103,7 @@ impl Gate {
     pub fn poll(&mut self, now: Instant, trace: &mut Trace, out: &mut Vec<GateEvent>) {
         match self {
             Gate::Legacy(g) => g.poll(now, trace, out),
-            Gate::Open(_) => {}
+            Gate::Open(g) => g.poll(now, trace, out),
         }
     }
 
@@ -119,7 +111,7 @@ impl Gate {
     pub fn next_wake(&self, _now: Instant) -> Option<Instant> {
         match self {
             Gate::Legacy(g) => g.sleepers.keys().next().map(|&(at, _)| at),
-            Gate::Open(_) => None,
+            Gate::Open(g) => (!g.waiting.is_empty()).then_some(g.blocked_until),
         }
     }
 
@@ -127,7 +119,7 @@ impl Gate {
     pub fn cancel(&mut self, now: Instant, call: CallId, trace: &mut Trace) -> bool {
         match self {
             Gate::Legacy(g) => g.cancel(now, call, trace),
-            Gate::Open(_) => false,
+            Gate::Open(g) => g.cancel(now, call, trace),
         }
     }
 
@@ -135,7 +127,7 @@ impl Gate {
     pub fn on_retry_after(&mut self, now: Instant, retry_after: Duration) {
         match self {
             Gate::Legacy(g) => g.on_retry_after(now, retry_after),
-            Gate::Open(_) => {}
+            Gate::Open(g) => g.blocked_until = g.blocked_until.max(now + retry_after),
         }
     }
 
@@ -145,6 +137,91 @@ impl Gate {
             Gate::Legacy(g) => Some(g.limit),
             Gate::Open(_) => None,
         }
+    }
+}
+
+/// A platform without a kept limit, under the legacy policy: calls go at once unless
+/// the platform's `Retry-After` still runs.
+#[derive(Debug)]
+pub struct OpenGate {
+    platform: PlatformId,
+    blocked_until: Instant,
+    /// Calls waiting out the `Retry-After`, in the order they came.
+    waiting: VecDeque<Sleeper>,
+}
+
+impl OpenGate {
+    /// Nothing waiting, nothing blocked.
+    pub fn new(platform: PlatformId) -> OpenGate {
+        OpenGate {
+            platform,
+            blocked_until: Instant::ZERO,
+            waiting: VecDeque::new(),
+        }
+    }
+
+    fn submit(
+        &mut self,
+        now: Instant,
+        call: CallId,
+        session: &SessionKey,
+        cost: Units,
+        trace: &mut Trace,
+        out: &mut Vec<GateEvent>,
+    ) {
+        let s = Sleeper {
+            call,
+            session: session.clone(),
+            cost,
+            submitted_at: now,
+        };
+        if now >= self.blocked_until && self.waiting.is_empty() {
+            self.admit(now, s, trace, out);
+        } else {
+            trace.push(format!(
+                "t={now} session={session} sleep until={} platform={}",
+                self.blocked_until, self.platform
+            ));
+            self.waiting.push_back(s);
+        }
+    }
+
+    fn admit(&mut self, now: Instant, s: Sleeper, trace: &mut Trace, out: &mut Vec<GateEvent>) {
+        trace.push(format!(
+            "t={now} session={} admit cost={} via=unlimited waited={} platform={}",
+            s.session,
+            s.cost.compact(),
+            Instant::ZERO + now.saturating_since(s.submitted_at),
+            self.platform,
+        ));
+        out.push(GateEvent::Admitted {
+            call: s.call,
+            charged: s.cost,
+            counted: true,
+        });
+    }
+
+    /// Once the `Retry-After` has ended, every waiting call goes, in the order they came:
+    /// ≤ 1.4.5 slept each of them until then and let them all go.
+    fn poll(&mut self, now: Instant, trace: &mut Trace, out: &mut Vec<GateEvent>) {
+        if now >= self.blocked_until {
+            while let Some(s) = self.waiting.pop_front() {
+                self.admit(now, s, trace, out);
+            }
+        }
+    }
+
+    fn cancel(&mut self, now: Instant, call: CallId, trace: &mut Trace) -> bool {
+        let Some(i) = self.waiting.iter().position(|s| s.call == call) else {
+            return false;
+        };
+        if let Some(s) = self.waiting.remove(i) {
+            trace.push(format!(
+                "t={now} session={} cancel platform={}",
+                s.session, self.platform
+            ));
+        }
+        true
     }
 }
 

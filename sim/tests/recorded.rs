@@ -238,3 +238,47 @@ fn a_recording_is_replayed_with_the_servers_margin() {
     workload.recorded.as_mut().unwrap().margin = std::time::Duration::ZERO;
     assert_eq!(last(&workload), 0, "without a margin, the whole burst at once");
 }
+
+/// Three recorded calls to OpenTK-like `tk` (no kept limit): `a` refused with a 1 s
+/// Retry-After, `b` refused as well when it went, `c` answered.
+const OPEN_429S: &str = r#"{"at_ms":1780000000000,"session":"s-aaaaaaaaaaaa","platform":"tk","cost":1,"op":"search","key":"00000000000000a1","served":"failed","seq":0,"attempts":[{"at_ms":1780000000000,"latency_ms":1,"outcome":"rate-limited","retry_after_ms":1000}]}
+{"at_ms":1780000000500,"session":"s-bbbbbbbbbbbb","platform":"tk","cost":1,"op":"search","key":"00000000000000b2","served":"failed","seq":1,"attempts":[{"at_ms":1780000000500,"latency_ms":1,"outcome":"rate-limited","retry_after_ms":1000}]}
+{"at_ms":1780000000600,"session":"s-cccccccccccc","platform":"tk","cost":1,"op":"search","key":"00000000000000c3","served":"fetched","seq":2,"attempts":[{"at_ms":1780000000600,"latency_ms":40,"outcome":"ok"}]}
+"#;
+
+/// Found replaying the soak's recording under `--policy both`: the legacy model asked
+/// again after every 429, and a recording repeats its last answer for attempts it does not
+/// hold, so a call whose only recorded answer was a 429 was asked every second forever
+/// and the replay never ended. It now asks again as the fair path does (once, on a
+/// platform with a kept limit): on `tk` the 429 is the call's answer.
+#[test]
+fn regression_a_recorded_final_429_ends_the_call_under_legacy() {
+    let workload = parse_trace(OPEN_429S, "open-429s").expect("a recorded trace");
+    let legacy = replay(&workload, PolicyKind::Legacy);
+    let states: Vec<_> = legacy.calls.iter().map(|c| (c.state, c.platform_429s)).collect();
+    use besluitbron_sim::CallState::{Done, Failed};
+    assert_eq!(states, vec![(Failed, 1), (Failed, 1), (Done, 0)]);
+    assert!(legacy.end_at.as_millis() < 2_000, "ended at {}", legacy.end_at);
+}
+
+/// Found with the one above: ≤ 1.4.5 held `b` and `c` behind `a`'s Retry-After and let
+/// both go at once when it ended. `b`'s 429 came back at that instant, and the checker
+/// took `c`, sent in the same batch before any answer, as sent during `b`'s Retry-After.
+/// A batch is now checked against what was known when it went.
+#[test]
+fn regression_a_legacy_batch_is_checked_against_what_was_known_when_it_went() {
+    let workload = parse_trace(OPEN_429S, "open-429s").expect("a recorded trace");
+    let legacy = replay(&workload, PolicyKind::Legacy);
+    let admitted: Vec<_> = legacy
+        .calls
+        .iter()
+        .map(|c| c.admitted_at.map(|at| at.as_millis()))
+        .collect();
+    assert_eq!(
+        admitted,
+        vec![Some(0), Some(1_000), Some(1_000)],
+        "b and c waited out a's Retry-After and went together"
+    );
+    let tk = legacy.platforms.iter().find(|p| p.id == PlatformId::Tk).unwrap();
+    assert_eq!(tk.upstream, 3, "the 429s end their calls: nothing asked again");
+}
