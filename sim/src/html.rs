@@ -54,7 +54,9 @@ pub fn render_report(title: &str, runs: &[&RunOutcome]) -> String {
         "<p class=\"lede\">Policies: {}. Seed {}. Each row is a session; a bar is a call's wait from its \
          submission to the instant it went to the platform, the tick the instant it went; red is a \
          session's wait for its turn (since its call came or its previous call went) past the fair \
-         scheduler's starvation bound.</p>",
+         scheduler's starvation bound. The bound is the fair queue's promise while the waiting \
+         sessions' next calls together fit in the platform's budget and no Retry-After runs; \
+         the simulator checks every fair wait under those conditions against it.</p>",
         policies.join(" and "),
         runs.first().map_or(0, |r| r.seed)
     );

@@ -56,6 +56,12 @@ pub fn scenarios_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
 }
 
+/// The soak's recording kept with the crate (`sim/traces/soak.jsonl`): real traffic of
+/// the server under the soak's faults, for replays, the report and its browser test.
+pub fn soak_trace_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/soak.jsonl")
+}
+
 /// Loads canonical scenario `name` from [`scenarios_dir`].
 pub fn load_canonical(name: &str) -> Result<Scenario, scenario::InputError> {
     Scenario::load(&scenarios_dir().join(format!("{name}.toml")))
