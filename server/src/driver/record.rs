@@ -497,7 +497,10 @@ impl Notes {
         line.served = Some(end);
         if let Some(f) = self.flights.get_mut(&flight) {
             let finished = !matches!(end, CallEnd::Left | CallEnd::Moved);
-            if finished && !f.written && !f.attempts.is_empty() {
+            // The flight's last caller leaving while no attempt is out (a retry's backoff
+            // after a 5xx): the flight ends here, and so its attempts are written here.
+            let last_with_none_out = f.waiters <= 1 && f.open == 0;
+            if (finished || last_with_none_out) && !f.written && !f.attempts.is_empty() {
                 line.attempts = f.attempts.iter().map(|(_, _, a)| *a).collect();
                 f.written = true;
             }
@@ -672,6 +675,54 @@ mod tests {
             (lines[0].attempts[0].latency_ms, lines[0].attempts[0].outcome),
             (900, AttemptOutcome::Ok)
         );
+        assert!(notes.flights.is_empty() && notes.calls.is_empty(), "nothing kept");
+    }
+
+    /// Found replaying the soak's recording: a flight whose attempt failed with a 5xx and
+    /// whose only caller left during the retry's backoff was written without that
+    /// attempt, so the trace said the server admitted nothing where it had.
+    #[test]
+    fn regression_a_caller_leaving_during_a_backoff_keeps_the_failed_attempt() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let metrics = Arc::new(Metrics::new());
+        let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
+            .expect("start")
+            .expect("on");
+        let mut notes = Notes::new(r.clone(), PlatformId::Rechtspraak);
+        let mut l = line(&r, 1);
+        l.platform = PlatformId::Rechtspraak;
+        l.served = None;
+        notes.waiting(WaiterId(1), l, FlightId(4), Instant::from_millis(1_000));
+        let attempt = Attempt {
+            flight: FlightId(4),
+            number: 1,
+        };
+        notes.sent(attempt, Instant::from_millis(1_000), 1_000);
+        let failed: Outcome<(), ()> = Outcome::Retryable {
+            error: (),
+            retry_after: None,
+        };
+        notes.outcome(attempt, Instant::from_millis(1_001), &failed);
+        notes.left(WaiterId(1), Instant::from_millis(1_091));
+        r.sync();
+        let lines: Vec<TraceLine> = trace_files(dir.path())
+            .iter()
+            .flat_map(|f| {
+                std::fs::read_to_string(f)
+                    .expect("read")
+                    .lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .map(|l| serde_json::from_str(&l).expect("a trace line"))
+            .collect();
+        assert_eq!(lines.len(), 1);
+        assert_eq!(
+            (lines[0].served, lines[0].left_after_ms),
+            (Some(CallEnd::Left), Some(91))
+        );
+        assert_eq!(lines[0].attempts.len(), 1, "the attempt that went: {:?}", lines[0]);
+        assert_eq!(lines[0].attempts[0].outcome, AttemptOutcome::Retryable);
         assert!(notes.flights.is_empty() && notes.calls.is_empty(), "nothing kept");
     }
 
