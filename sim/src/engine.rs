@@ -881,7 +881,13 @@ impl Engine<'_> {
                 Ok(())
             }
             Event::Timeout(call) => {
-                if self.calls[call as usize].state != CallState::Waiting {
+                let c = &self.calls[call as usize];
+                // A recorded caller left when the recording says, whatever its flight was
+                // doing (out at the platform, or in a retry's backoff: the server's path
+                // then withdraws the flight); a scenario's `cancel_after` gives up waiting
+                // in the queue only.
+                let recorded_leave = c.leave_after.is_some() && c.state == CallState::Sent && self.fair.is_some();
+                if c.state != CallState::Waiting && !recorded_leave {
                     return Ok(());
                 }
                 let p = platform_index(self.calls[call as usize].platform);

@@ -109,7 +109,11 @@ fn the_fidelity_check_holds_for_a_faithful_recording_and_names_a_divergence() {
     let workload = parse_trace(RECORDED, "recorded").expect("a recorded trace");
     let fair = replay(&workload, PolicyKind::Fair);
     let matched = besluitbron_sim::fidelity::check(&workload, &fair, 0).expect("faithful");
-    assert_eq!(matched, vec![(PlatformId::Obv, 2)]);
+    let counts: Vec<_> = matched
+        .iter()
+        .map(|m| (m.platform, m.admissions, m.blind.is_some()))
+        .collect();
+    assert_eq!(counts, vec![(PlatformId::Obv, 2, false)]);
     // The server said its retry went 5 ms later than the replay sends it.
     let moved = RECORDED.replace("1780000002003", "1780000002008");
     let workload = parse_trace(&moved, "moved").expect("a recorded trace");
@@ -281,4 +285,89 @@ fn regression_a_legacy_batch_is_checked_against_what_was_known_when_it_went() {
     );
     let tk = legacy.platforms.iter().find(|p| p.id == PlatformId::Tk).unwrap();
     assert_eq!(tk.upstream, 3, "the 429s end their calls: nothing asked again");
+}
+
+/// Found checking the soak's recording: a caller that left while its flight waited out a
+/// retry's backoff (its first attempt answered 5xx) withdrew the flight at the server, but
+/// the replay let callers leave only while queued, and sent the retry.
+#[test]
+fn regression_a_recorded_caller_leaving_during_a_backoff_withdraws_the_retry() {
+    let text = r#"{"at_ms":1780000000000,"session":"s-aaaaaaaaaaaa","platform":"bwb","cost":1,"op":"search","key":"00000000000000d4","served":"left","left_after_ms":200,"seq":0,"attempts":[{"at_ms":1780000000000,"latency_ms":1,"outcome":"retryable"}]}
+"#;
+    let workload = parse_trace(text, "backoff").expect("a recorded trace");
+    let fair = replay(&workload, PolicyKind::Fair);
+    let at: Vec<u64> = fair.admissions.iter().map(|a| a.at_ms).collect();
+    assert_eq!(
+        at,
+        vec![0],
+        "the first attempt only: the retry's backoff outlasts the caller"
+    );
+    assert_eq!(fair.calls[0].state, besluitbron_sim::CallState::Cancelled);
+    let matched = besluitbron_sim::fidelity::check(&workload, &fair, 0).expect("as recorded");
+    assert_eq!(matched[0].admissions, 1);
+}
+
+/// Request numbers say where a recording stops speaking for the server: a number missing
+/// in a process (a call open at a kill), the last request of a process that was killed,
+/// and the restart (the numbers begin again).
+#[test]
+fn blind_spots_come_from_missing_request_numbers_and_restarts() {
+    let line = |at: u64, seq: u64, platform: &str| {
+        format!(
+            "{{\"at_ms\":{},\"session\":\"s-aaaaaaaaaaaa\",\"platform\":\"{platform}\",\"cost\":1,\"op\":\"search\",\
+             \"key\":\"{:016x}\",\"served\":\"fetched\",\"seq\":{seq},\"attempts\":[{{\"at_ms\":{},\
+             \"latency_ms\":5,\"outcome\":\"ok\"}}]}}\n",
+            1_780_000_000_000 + at,
+            at,
+            1_780_000_000_000 + at
+        )
+    };
+    // obv: 0, 1, 3 (2 missing) in the first process; bwb: 0..=19 complete, then a restart.
+    let mut text = String::new();
+    for (at, seq) in [(0, 0), (1_000, 1), (3_000, 3)] {
+        text += &line(at, seq, "obv");
+    }
+    for seq in 0..20 {
+        text += &line(100 + seq * 200, seq, "bwb");
+    }
+    for seq in 0..3 {
+        text += &line(10_000 + seq * 100, seq, "bwb");
+    }
+    let workload = parse_trace(&text, "blind").expect("a recorded trace");
+    let blind = &workload.recorded.as_ref().expect("recorded").blind;
+    let obv = &blind[&PlatformId::Obv];
+    assert_eq!(obv.at_ms, 1_000, "from the arrival of request 1: {obv:?}");
+    assert!(obv.why.contains("request 2 of obv"), "{}", obv.why);
+    let bwb = &blind[&PlatformId::Bwb];
+    assert_eq!(bwb.at_ms, 3_900, "from the first process's last request: {bwb:?}");
+    // A complete recording of one process has none.
+    let whole: String = (0..5).map(|seq| line(seq * 100, seq, "obv")).collect();
+    let workload = parse_trace(&whole, "whole").expect("a recorded trace");
+    assert!(workload.recorded.as_ref().expect("recorded").blind.is_empty());
+}
+
+/// The soak's recording kept with the crate (`sim/traces/soak.jsonl`): replayed with its
+/// latencies and answers, every limited platform admits as the server did, within the
+/// soak's tolerance (`FIDELITY_TOLERANCE_MS` in `tests/soak/soak.py`), up to where the
+/// recording stops speaking for the server (the kill in the soak's middle).
+#[test]
+fn the_soaks_recording_replays_as_the_server_ran_it() {
+    let text = std::fs::read_to_string(besluitbron_sim::soak_trace_path()).expect("the soak's recording");
+    let workload = parse_trace(&text, "soak.jsonl").expect("a recorded trace");
+    let fair = replay(&workload, PolicyKind::Fair);
+    let matched = besluitbron_sim::fidelity::check(&workload, &fair, 250).unwrap_or_else(|d| panic!("{d}"));
+    let platforms: Vec<_> = matched.iter().map(|m| m.platform).collect();
+    assert_eq!(
+        platforms,
+        vec![
+            PlatformId::Obv,
+            PlatformId::Ob,
+            PlatformId::Rechtspraak,
+            PlatformId::Bwb,
+            PlatformId::Cvdr
+        ]
+    );
+    for m in &matched {
+        assert!(m.admissions >= 20, "{m}");
+    }
 }
