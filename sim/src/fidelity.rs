@@ -6,6 +6,10 @@
 //! same length and, pair by pair, the same key within `tolerance_ms` of each other. The
 //! first pair that does not is a [`Divergence`], which prints both timelines around it.
 //!
+//! A recording can say where it stops speaking for the server ([`BlindSpot`]: a request
+//! whose line is missing, a restart); each platform is compared up to there, and the
+//! result says so.
+//!
 //! Invariants: only limited platforms count (an unlimited lane admits nothing); the
 //! recorded instants are the trace's, relative to its first call, as the replay's are.
 //!
@@ -19,7 +23,7 @@ use std::fmt;
 use besluitbron_core::PlatformId;
 
 use crate::engine::RunOutcome;
-use crate::scenario::Workload;
+use crate::scenario::{BlindSpot, Workload};
 
 /// One admission: when (ms from the trace's first call) and what (the key).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -110,16 +114,49 @@ pub fn replayed(run: &RunOutcome, platform: PlatformId) -> Vec<Admitted> {
     out
 }
 
-/// Compares every limited platform; returns the admissions matched per platform.
-pub fn check(
-    workload: &Workload,
-    run: &RunOutcome,
-    tolerance_ms: u64,
-) -> Result<Vec<(PlatformId, usize)>, Box<Divergence>> {
+/// One limited platform's result: how many admissions agreed, and from where the
+/// recording could not speak for the server (nothing after it was compared).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Matched {
+    /// The platform.
+    pub platform: PlatformId,
+    /// Admissions compared and found as recorded.
+    pub admissions: usize,
+    /// Where the comparison stopped, when it did before the end.
+    pub blind: Option<BlindSpot>,
+}
+
+impl fmt::Display for Matched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} admissions as recorded", self.platform, self.admissions)?;
+        if let Some(b) = &self.blind {
+            write!(f, "; not compared from {} ms: {}", b.at_ms, b.why)?;
+        }
+        Ok(())
+    }
+}
+
+/// Compares every limited platform up to its [`BlindSpot`], if the recording has one;
+/// returns what was matched per platform.
+///
+/// Before a blind spot at `B`, the server's admissions are those recorded before `B`, and
+/// the simulator's are its first as many, each within the tolerance; a simulator
+/// admission more, before `B − tolerance`, is a divergence too.
+pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result<Vec<Matched>, Box<Divergence>> {
     let mut matched = Vec::new();
     for platform in limited(run) {
-        let server = recorded(workload, platform);
-        let simulator = replayed(run, platform);
+        let blind = workload.recorded.as_ref().and_then(|r| r.blind.get(&platform)).cloned();
+        let mut server = recorded(workload, platform);
+        let mut simulator = replayed(run, platform);
+        if let Some(b) = &blind {
+            server.retain(|a| a.at_ms < b.at_ms);
+            let extra = simulator
+                .iter()
+                .filter(|a| a.at_ms + tolerance_ms < b.at_ms)
+                .count()
+                .max(server.len());
+            simulator.truncate(extra);
+        }
         let first = server
             .iter()
             .zip(&simulator)
@@ -134,7 +171,11 @@ pub fn check(
                 tolerance_ms,
             }));
         }
-        matched.push((platform, server.len()));
+        matched.push(Matched {
+            platform,
+            admissions: server.len(),
+            blind,
+        });
     }
     Ok(matched)
 }

@@ -593,6 +593,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
             base_ms: base,
             flights: BTreeMap::new(),
             margin: SERVER_MARGIN,
+            blind: blind_spots(lines.iter().map(|(_, t)| t), base),
         };
         for (_, t) in &lines {
             if !t.attempts.is_empty() {
@@ -647,6 +648,102 @@ pub struct Recorded {
     /// The margin the server held back of each limit's burst (its `MarginSecs`, 1 s by
     /// default: `C × margin / W` units), so the replay keeps the bucket the server kept.
     pub margin: Duration,
+    /// Per platform, from where the recording may lack what the server did
+    /// ([`BlindSpot`]); the fidelity check compares admissions before it.
+    pub blind: BTreeMap<PlatformId, BlindSpot>,
+}
+
+/// From where a recording no longer holds everything one platform's task did, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlindSpot {
+    /// The instant, ms from the recording's first call.
+    pub at_ms: u64,
+    /// Why, in a sentence.
+    pub why: String,
+}
+
+/// Per platform, the earliest [`BlindSpot`] of a recording, from its lines in arrival order.
+///
+/// The server numbers each platform's requests from 0 in each process (`seq`) and writes
+/// one line per request when it ends, so a number missing from a process's lines is a
+/// request whose line is not in the recording — open when the process was killed (its
+/// attempts charged the server's bucket all the same), or dropped by a writer that fell
+/// behind. From the arrival of the request numbered just before it, the recording may lack
+/// an admission. A process that ended before the recording did (the numbers begin again:
+/// the server restarted) may have had requests after its last line; and the new process
+/// starts with fresh buckets and queues, which a replay does not: from the restart on,
+/// no platform is compared.
+fn blind_spots<'a>(lines: impl Iterator<Item = &'a TraceLine>, base: u64) -> BTreeMap<PlatformId, BlindSpot> {
+    // Requests of one millisecond may reach the task out of number order; a drop by more
+    // than this is a new process.
+    const REORDER: u64 = 16;
+    #[derive(Default)]
+    struct Process {
+        /// Arrival of each numbered request.
+        seen: BTreeMap<u64, u64>,
+        max: u64,
+    }
+    let mut processes: BTreeMap<PlatformId, Vec<Process>> = BTreeMap::new();
+    let mut restart: Option<u64> = None;
+    for t in lines {
+        let Some(seq) = t.seq else { continue };
+        let at = t.at_ms.saturating_sub(base);
+        let list = processes.entry(t.platform).or_default();
+        if list.last().is_none_or(|p| seq + REORDER < p.max) {
+            if !list.is_empty() {
+                restart = Some(restart.map_or(at, |r| r.min(at)));
+            }
+            list.push(Process::default());
+        }
+        let p = list.last_mut().expect("pushed");
+        p.seen.entry(seq).or_insert(at);
+        p.max = p.max.max(seq);
+    }
+    let mut out = BTreeMap::new();
+    for (platform, list) in processes {
+        let mut spot: Option<BlindSpot> = None;
+        let mut consider = |at_ms: u64, why: String| {
+            if spot.as_ref().is_none_or(|s| at_ms < s.at_ms) {
+                spot = Some(BlindSpot { at_ms, why });
+            }
+        };
+        let last = list.len() - 1;
+        for (i, p) in list.iter().enumerate() {
+            let first_at = p.seen.values().copied().min().unwrap_or(0);
+            if let Some(n) = (0..p.max).find(|n| !p.seen.contains_key(n)) {
+                let after = p.seen.range(..n).next_back().map_or(first_at, |(_, &at)| at);
+                consider(
+                    after,
+                    format!(
+                        "request {n} of {platform} is not in the recording (open when the server stopped, or \
+                         dropped by its writer); its attempts charged the server's bucket"
+                    ),
+                );
+            }
+            if i < last {
+                let at = p.seen.get(&p.max).copied().unwrap_or(first_at);
+                consider(
+                    at,
+                    format!(
+                        "{platform}'s requests after {} were open when the server stopped",
+                        p.max
+                    ),
+                );
+            }
+        }
+        if let Some(at) = restart {
+            consider(
+                at,
+                "the server restarted (its request numbers begin again): its fresh buckets and queues \
+                 are not replayed"
+                    .to_owned(),
+            );
+        }
+        if let Some(s) = spot {
+            out.insert(platform, s);
+        }
+    }
+    out
 }
 
 /// The server's default `MarginSecs`: what a recorded trace is replayed with unless told.

@@ -45,7 +45,13 @@ Checked throughout and at the end (each failure is printed, the exit code is 1):
   sessions, flights, flight waiters and pending buffer writes are 0 on `/metrics`;
 - the buffer is intact after the kill: answers kept before it are served from the buffer
   after it, the same as before; after a clean stop, `besluitbron cache stats` counts what
-  `/metrics` counted.
+  `/metrics` counted;
+- the simulator speaks for the server (single mode): the server records its platform
+  calls; `besluitbron-sim replay TRACE --fidelity-ms FIDELITY_TOLERANCE_MS` replays them
+  with the recorded latencies and answers, and per limited platform the admissions must
+  match the server's in order and time (up to where the recording says it stops speaking
+  for the server: the calls a SIGKILL left open, the restart), on at least
+  `FIDELITY_MIN_ADMISSIONS` admissions each; a divergence prints both timelines.
 
 Prints one line per phase and a summary (requests, outcomes and refusals by kind, per
 platform: client calls by outcome and the fake's requests and faults; RSS levels), and
@@ -55,7 +61,8 @@ and `BESLUITBRON_SIM_BIN` (`scripts/soak` builds them).
 Environment: `SOAK_MODE` (`single` or `replicas`), `SOAK_SECS` (run length, at least 60),
 `SOAK_CLIENTS` (concurrent clients, default 16), `SOAK_SEED` (workload seed, default 11),
 `SOAK_KEEP` (keep the temporary directory with the logs), `SOAK_RECORD` (a file: the
-single mode records its platform calls for the simulator and copies the trace there).
+single mode records its platform calls for the simulator — always, for the fidelity
+check — and copies the trace there too).
 """
 
 from __future__ import annotations
@@ -365,7 +372,9 @@ def write_config(run: Run, server: Server) -> Path:
             # A mirror found answering as retired is held so for seconds, not a minute, so
             # that it gets traffic again within the phase.
             text += "RetiredHoldSecs = 5\n"
-    if RECORD_TO and REPLICAS == 1:
+    if REPLICAS == 1:
+        # Recorded for the fidelity check (fidelity()); one salt, so both processes'
+        # hashes of a request are equal.
         text += "[BesluitBron.Recording]\nEnabled = true\nSalt = \"soak\"\n"
     if REPLICAS > 1:
         text += (
@@ -1378,12 +1387,54 @@ async def soak(run: Run) -> dict[str, Any]:
                 if stats.get(platform) != n:
                     run.failures.add("cache stats", f"{server.name}, {platform}: cache stats says "
                                                     f"{stats.get(platform)}, /metrics said {n}")
-        if RECORD_TO and REPLICAS == 1:
-            summary["trace"] = copy_trace(run.servers[0], Path(RECORD_TO))
+        if REPLICAS == 1:
+            trace = Path(RECORD_TO) if RECORD_TO else run.tmp / "trace.jsonl"
+            summary["trace"] = copy_trace(run.servers[0], trace)
+            summary["fidelity (simulator against server)"] = fidelity(run, trace)
     check_logs(run)
     for server in run.servers:
         summary[f"RSS MiB ({server.name}, last process)"] = {k: round(v, 1) for k, v in rss_levels(run, server).items()}
     return summary
+
+
+# The fidelity check's tolerance, in ms. The recorded instants are the server's wall clock
+# when its platform task let a call go; the replay's are exact. Between them: the task's
+# timer waking a queued call late (tokio's millisecond timer, then the wait for a core on
+# a 2-core machine shared with 16 clients, the fakes and this script), and an answer's
+# RateLimit feedback reaching the task some ms after its recorded latency. Measured on
+# the soak: at most FIDELITY_MEASURED_MS apart; the tolerance leaves room for a busier
+# machine while staying below the 1 s a unit of OpenBesluitvorming's budget takes, so
+# a call admitted one turn early or late still fails the check.
+FIDELITY_MEASURED_MS = 25
+FIDELITY_TOLERANCE_MS = 250
+# Each limited platform must be compared on at least this many admissions.
+FIDELITY_MIN_ADMISSIONS = 20
+
+
+def fidelity(run: Run, trace: Path) -> list[str]:
+    """Replays the recording in the simulator with the recorded latencies and answers and
+    compares, per limited platform, the admissions it makes with the server's (up to where
+    the recording says it stops speaking for the server: a killed process's open calls, the
+    restart). A divergence is a failure that prints both timelines."""
+    proc = subprocess.run(
+        [run.sim_bin, "replay", str(trace), "--fidelity-ms", str(FIDELITY_TOLERANCE_MS)],
+        capture_output=True, text=True, timeout=300,
+    )
+    lines = [l for l in proc.stderr.splitlines() if l.startswith("fidelity")]
+    if proc.returncode != 0:
+        print(proc.stderr, file=sys.stderr)
+        run.failures.add("fidelity", f"the simulator's replay of the recording diverges "
+                                     f"(exit {proc.returncode}): {proc.stderr.strip().splitlines()[:1]}")
+        return lines
+    compared = {}
+    for line in lines:
+        m = re.search(r"\): (\w+): (\d+) admissions as recorded", line)
+        if m:
+            compared[m.group(1)] = int(m.group(2))
+    for platform in ("obv", "ob", "rechtspraak", "bwb", "cvdr"):
+        if compared.get(platform, 0) < FIDELITY_MIN_ADMISSIONS:
+            run.failures.add("fidelity", f"{platform}: only {compared.get(platform, 0)} admissions compared")
+    return lines
 
 
 def copy_trace(server: Server, to: Path) -> str:
