@@ -710,7 +710,10 @@ fn blind_spots<'a>(lines: impl Iterator<Item = &'a TraceLine>, base: u64) -> BTr
         let last = list.len() - 1;
         for (i, p) in list.iter().enumerate() {
             let first_at = p.seen.values().copied().min().unwrap_or(0);
-            if let Some(n) = (0..p.max).find(|n| !p.seen.contains_key(n)) {
+            // From the first number recorded: a recording whose oldest files were rotated
+            // away starts in the middle of a process.
+            let from = p.seen.keys().next().copied().unwrap_or(0);
+            if let Some(n) = (from..p.max).find(|n| !p.seen.contains_key(n)) {
                 let after = p.seen.range(..n).next_back().map_or(first_at, |(_, &at)| at);
                 consider(
                     after,

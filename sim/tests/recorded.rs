@@ -340,10 +340,16 @@ fn blind_spots_come_from_missing_request_numbers_and_restarts() {
     assert!(obv.why.contains("request 2 of obv"), "{}", obv.why);
     let bwb = &blind[&PlatformId::Bwb];
     assert_eq!(bwb.at_ms, 3_900, "from the first process's last request: {bwb:?}");
-    // A complete recording of one process has none.
-    let whole: String = (0..5).map(|seq| line(seq * 100, seq, "obv")).collect();
-    let workload = parse_trace(&whole, "whole").expect("a recorded trace");
-    assert!(workload.recorded.as_ref().expect("recorded").blind.is_empty());
+    // A complete recording of one process has none, also when its oldest files were
+    // rotated away (the numbers start in the middle).
+    for first in [0, 5_000] {
+        let whole: String = (first..first + 5).map(|seq| line(seq * 100, seq, "obv")).collect();
+        let workload = parse_trace(&whole, "whole").expect("a recorded trace");
+        assert!(
+            workload.recorded.as_ref().expect("recorded").blind.is_empty(),
+            "from {first}"
+        );
+    }
 }
 
 /// The soak's recording kept with the crate (`sim/traces/soak.jsonl`): replayed with its
