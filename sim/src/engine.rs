@@ -715,6 +715,16 @@ impl Engine<'_> {
             debug_assert!(at >= self.now);
             self.now = at;
             self.events += 1;
+            // A run that keeps going long after its calls is a bug (a call asked again
+            // forever): fail it rather than hang. Runs take a few events per call.
+            let bound = 1_000 * (self.calls.len() as u64 + 1) + 1_000_000;
+            if self.events > bound {
+                return Err(self.fail(format!(
+                    "the run does not end: {} events for {} calls",
+                    self.events,
+                    self.calls.len()
+                )));
+            }
             if self.opts.progress && self.events.is_multiple_of(1 << 16) {
                 eprint!("\rsimulated {} ({} events)", self.now, self.events);
             }
