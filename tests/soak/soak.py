@@ -50,7 +50,8 @@ Checked throughout and at the end (each failure is printed, the exit code is 1):
   calls; `besluitbron-sim replay TRACE --fidelity-ms FIDELITY_TOLERANCE_MS` replays them
   with the recorded latencies and answers, and per limited platform the admissions must
   match the server's in order and time (up to where the recording says it stops speaking
-  for the server: the calls a SIGKILL left open, the restart), on at least
+  for the server: the calls a SIGKILL left open, the restart, two admissions swapped by
+  the server's timer jitter within the tolerance), on at least
   `FIDELITY_MIN_ADMISSIONS` admissions each; a divergence prints both timelines.
 
 Prints one line per phase and a summary (requests, outcomes and refusals by kind, per
