@@ -550,6 +550,21 @@ mod tests {
         l
     }
 
+    /// Every line in the trace files under `dir`, oldest file first.
+    fn written(dir: &Path) -> Vec<TraceLine> {
+        trace_files(dir)
+            .iter()
+            .flat_map(|f| {
+                std::fs::read_to_string(f)
+                    .expect("read")
+                    .lines()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .map(|l| serde_json::from_str(&l).expect("a trace line"))
+            .collect()
+    }
+
     #[test]
     fn files_rotate_at_the_cap_and_the_oldest_go() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -602,17 +617,7 @@ mod tests {
         notes.left(WaiterId(1), Instant::from_millis(12_345));
         notes.ended(WaiterId(2), CallEnd::Fetched);
         r.sync();
-        let lines: Vec<TraceLine> = trace_files(dir.path())
-            .iter()
-            .flat_map(|f| {
-                std::fs::read_to_string(f)
-                    .expect("read")
-                    .lines()
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-            .map(|l| serde_json::from_str(&l).expect("a trace line"))
-            .collect();
+        let lines = written(dir.path());
         assert_eq!(lines.len(), 2);
         assert_eq!(
             (lines[0].served, lines[0].left_after_ms),
@@ -656,17 +661,7 @@ mod tests {
         };
         notes.outcome(attempt, Instant::from_millis(1_900), &answer);
         r.sync();
-        let lines: Vec<TraceLine> = trace_files(dir.path())
-            .iter()
-            .flat_map(|f| {
-                std::fs::read_to_string(f)
-                    .expect("read")
-                    .lines()
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-            .map(|l| serde_json::from_str(&l).expect("a trace line"))
-            .collect();
+        let lines = written(dir.path());
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0].served, Some(CallEnd::Left));
         assert_eq!(lines[0].left_after_ms, Some(200));
@@ -705,17 +700,7 @@ mod tests {
         notes.outcome(attempt, Instant::from_millis(1_001), &failed);
         notes.left(WaiterId(1), Instant::from_millis(1_091));
         r.sync();
-        let lines: Vec<TraceLine> = trace_files(dir.path())
-            .iter()
-            .flat_map(|f| {
-                std::fs::read_to_string(f)
-                    .expect("read")
-                    .lines()
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-            .map(|l| serde_json::from_str(&l).expect("a trace line"))
-            .collect();
+        let lines = written(dir.path());
         assert_eq!(lines.len(), 1);
         assert_eq!(
             (lines[0].served, lines[0].left_after_ms),
