@@ -93,9 +93,15 @@ impl Gate {
         trace: &mut Trace,
         out: &mut Vec<GateEvent>,
     ) {
+        let s = Sleeper {
+            call,
+            session: session.clone(),
+            cost,
+            submitted_at: now,
+        };
         match self {
-            Gate::Legacy(g) => g.submit(now, call, session, cost, now, trace, out),
-            Gate::Open(g) => g.submit(now, call, session, cost, trace, out),
+            Gate::Legacy(g) => g.submit(now, s, trace, out),
+            Gate::Open(g) => g.submit(now, s, trace, out),
         }
     }
 
@@ -160,27 +166,13 @@ impl OpenGate {
         }
     }
 
-    fn submit(
-        &mut self,
-        now: Instant,
-        call: CallId,
-        session: &SessionKey,
-        cost: Units,
-        trace: &mut Trace,
-        out: &mut Vec<GateEvent>,
-    ) {
-        let s = Sleeper {
-            call,
-            session: session.clone(),
-            cost,
-            submitted_at: now,
-        };
+    fn submit(&mut self, now: Instant, s: Sleeper, trace: &mut Trace, out: &mut Vec<GateEvent>) {
         if now >= self.blocked_until && self.waiting.is_empty() {
             self.admit(now, s, trace, out);
         } else {
             trace.push(format!(
-                "t={now} session={session} sleep until={} platform={}",
-                self.blocked_until, self.platform
+                "t={now} session={} sleep until={} platform={}",
+                s.session, self.blocked_until, self.platform
             ));
             self.waiting.push_back(s);
         }
@@ -290,25 +282,9 @@ impl LegacyGate {
         Units::from_milli(u64::try_from(milli).unwrap_or(u64::MAX))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn submit(
-        &mut self,
-        now: Instant,
-        call: CallId,
-        session: &SessionKey,
-        cost: Units,
-        submitted_at: Instant,
-        trace: &mut Trace,
-        out: &mut Vec<GateEvent>,
-    ) {
-        let cost = cost.min(self.limit.capacity);
-        let sleeper = Sleeper {
-            call,
-            session: session.clone(),
-            cost,
-            submitted_at,
-        };
-        if self.fits_at(cost) <= now {
+    fn submit(&mut self, now: Instant, mut sleeper: Sleeper, trace: &mut Trace, out: &mut Vec<GateEvent>) {
+        sleeper.cost = sleeper.cost.min(self.limit.capacity);
+        if self.fits_at(sleeper.cost) <= now {
             self.admit(now, sleeper, true, trace, out);
         } else {
             self.sleep(now, sleeper, trace);
