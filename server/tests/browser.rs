@@ -82,6 +82,18 @@ fn shots() -> PathBuf {
     dir
 }
 
+/// Writes a simulator report to `target/browser/NAME` and opens it in a browser (the
+/// driver lives as long as the returned value).
+async fn open_report(name: &str, page: String) -> (Driver, Client) {
+    let file = shots().join(name);
+    std::fs::write(&file, page).expect("write the report");
+    let driver = Driver::start().await;
+    let c = driver.browser().await;
+    let url = format!("file://{}", file.canonicalize().expect("the report's path").display());
+    c.goto(&url).await.expect("load the report");
+    (driver, c)
+}
+
 async fn shot(c: &Client, name: &str) {
     let png = c.screenshot().await.expect("screenshot");
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
@@ -211,12 +223,7 @@ async fn the_simulators_report_renders_side_by_side_in_a_real_browser() {
     let legacy = run_canonical("obv-starvation", PolicyKind::Legacy, None).expect("legacy run");
     let fair = run_canonical("obv-starvation", PolicyKind::Fair, None).expect("fair run");
     let page = besluitbron_sim::html::render_report("obv-starvation", &[&legacy, &fair]);
-    let file = shots().join("sim-report.html");
-    std::fs::write(&file, page).expect("write the report");
-    let driver = Driver::start().await;
-    let c = driver.browser().await;
-    let url = format!("file://{}", file.canonicalize().expect("the report's path").display());
-    c.goto(&url).await.expect("load the report");
+    let (_driver, c) = open_report("sim-report.html", page).await;
     let legacy_lanes = c
         .wait()
         .at_most(WAIT)
@@ -258,11 +265,9 @@ async fn the_simulators_report_renders_side_by_side_in_a_real_browser() {
 /// Screenshot: `target/browser/sim-report-soak.png`.
 #[tokio::test]
 async fn the_soaks_recording_replayed_with_a_halved_limit_renders_in_a_real_browser() {
-    use besluitbron_sim::scenario::{LimitOverride, parse_trace};
+    use besluitbron_sim::scenario::{LimitOverride, load_trace};
     use besluitbron_sim::{PolicyKind, RunOptions, run};
-    let path = besluitbron_sim::soak_trace_path();
-    let text = std::fs::read_to_string(&path).expect("the soak's recording");
-    let mut workload = parse_trace(&text, "soak.jsonl").expect("a recorded trace");
+    let mut workload = load_trace(&besluitbron_sim::soak_trace_path()).expect("the soak's recording");
     workload.set_limit("obv=30/60s".parse::<LimitOverride>().expect("a limit"));
     let replay = |policy| {
         let opts = RunOptions {
@@ -275,12 +280,7 @@ async fn the_soaks_recording_replayed_with_a_halved_limit_renders_in_a_real_brow
     };
     let (legacy, fair) = (replay(PolicyKind::Legacy), replay(PolicyKind::Fair));
     let page = besluitbron_sim::html::render_report("soak.jsonl", &[&legacy, &fair]);
-    let file = shots().join("sim-report-soak.html");
-    std::fs::write(&file, page).expect("write the report");
-    let driver = Driver::start().await;
-    let c = driver.browser().await;
-    let url = format!("file://{}", file.canonicalize().expect("the report's path").display());
-    c.goto(&url).await.expect("load the report");
+    let (_driver, c) = open_report("sim-report-soak.html", page).await;
     c.wait()
         .at_most(WAIT)
         .for_element(Locator::Css("section#obv svg.lanes.fair"))

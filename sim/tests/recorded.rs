@@ -2,7 +2,7 @@
 //! flights' latencies and outcomes as the platforms' answers, and what-if limits.
 
 use besluitbron_core::PlatformId;
-use besluitbron_sim::scenario::{LimitOverride, parse_trace};
+use besluitbron_sim::scenario::{LimitOverride, load_trace, parse_trace};
 use besluitbron_sim::{PolicyKind, RunOptions, RunOutcome, Workload, run};
 
 fn replay(workload: &Workload, policy: PolicyKind) -> RunOutcome {
@@ -358,8 +358,7 @@ fn blind_spots_come_from_missing_request_numbers_and_restarts() {
 /// recording stops speaking for the server (the kill in the soak's middle).
 #[test]
 fn the_soaks_recording_replays_as_the_server_ran_it() {
-    let text = std::fs::read_to_string(besluitbron_sim::soak_trace_path()).expect("the soak's recording");
-    let workload = parse_trace(&text, "soak.jsonl").expect("a recorded trace");
+    let workload = load_trace(&besluitbron_sim::soak_trace_path()).expect("the soak's recording");
     let fair = replay(&workload, PolicyKind::Fair);
     let matched = besluitbron_sim::fidelity::check(&workload, &fair, 250).unwrap_or_else(|d| panic!("{d}"));
     let platforms: Vec<_> = matched.iter().map(|m| m.platform).collect();
