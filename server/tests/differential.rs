@@ -292,6 +292,7 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
                         platform: sent.platform,
                         session,
                         call: labels.label(&sent.key),
+                        rule: a.rule,
                     });
                 }
             })
@@ -794,6 +795,7 @@ mod handover {
                                 platform: sent.platform,
                                 session: a.session.to_string(),
                                 call: sent.key.params().get("q").cloned().unwrap_or_default(),
+                                rule: a.rule,
                             },
                         });
                     }

@@ -1171,6 +1171,7 @@ impl Sim {
                     platform: PlatformId::Obv,
                     session: a.session.to_string(),
                     call: out.key.params().get("q").cloned().unwrap_or_default(),
+                    rule: a.rule,
                 },
             });
         }

@@ -38,7 +38,7 @@ use besluitbron_core::path::{
     Action, Arrival, Attempt, Delivery, Failure as PathFailure, Feedback, Keep, Lane, LaneConfig, Outcome, OutcomeKind,
     PathConfig, PathEvent, PathStats, PendingSend, PlatformPath, Request, RetryPolicy, Shell, StoreBuffer,
 };
-use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
+use besluitbron_core::scheduler::{AdmitRule, MAX_REQUEUE_WAIT};
 use besluitbron_core::{
     Instant, LimitConfig, PlatformId, SchedulerConfig, SchedulerEvent, SessionKey, Units, WallTime,
 };
@@ -202,14 +202,20 @@ pub struct AdmissionLine {
     pub session: String,
     /// What went out: the call's key text (`q`).
     pub call: String,
+    /// The rule that admitted it: whether the call went at once or from the queue.
+    pub rule: AdmitRule,
 }
 
 impl fmt::Display for AdmissionLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "t={}ms platform={} session={} call={}",
-            self.at_ms, self.platform, self.session, self.call
+            "t={}ms platform={} session={} call={} rule={}",
+            self.at_ms,
+            self.platform,
+            self.session,
+            self.call,
+            self.rule.as_str()
         )
     }
 }
@@ -1076,6 +1082,7 @@ impl Engine<'_> {
                 platform: PlatformId::ALL[p],
                 session: a.session.to_string(),
                 call: key.params().get("q").cloned().unwrap_or_default(),
+                rule: a.rule,
             });
         }
         self.checker

@@ -8,7 +8,9 @@
 //!
 //! A recording can say where it stops speaking for the server ([`BlindSpot`]: a request
 //! whose line is missing, a restart); each platform is compared up to there, and the
-//! result says so.
+//! result says so. Two admissions the server's timer jitter swapped are matched when the
+//! replay let both go at once, and end the comparison when one came from the queue
+//! ([`compare`]).
 //!
 //! Invariants: only limited platforms count (an unlimited lane admits nothing); the
 //! recorded instants are the trace's, relative to its first call, as the replay's are.
@@ -21,17 +23,21 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use besluitbron_core::PlatformId;
+use besluitbron_core::scheduler::AdmitRule;
 
 use crate::engine::RunOutcome;
 use crate::scenario::{BlindSpot, Workload};
 
-/// One admission: when (ms from the trace's first call) and what (the key).
+/// One admission: when (ms from the trace's first call), what (the key) and, where the
+/// log knows it, by which rule (the replay's; a recording does not say).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Admitted {
     /// The instant, in ms.
     pub at_ms: u64,
     /// The key the call asked.
     pub key: String,
+    /// The rule that admitted it, when known.
+    pub rule: Option<AdmitRule>,
 }
 
 /// Where the replay parted from the recording.
@@ -65,7 +71,11 @@ impl fmt::Display for Divergence {
             writeln!(f, "{name}:")?;
             for (i, a) in log.iter().enumerate().skip(self.at.saturating_sub(3)).take(8) {
                 let mark = if i == self.at { ">" } else { " " };
-                writeln!(f, " {mark} #{i} t={}ms key={}", a.at_ms, a.key)?;
+                write!(f, " {mark} #{i} t={}ms key={}", a.at_ms, a.key)?;
+                match a.rule {
+                    Some(rule) => writeln!(f, " rule={}", rule.as_str())?,
+                    None => writeln!(f)?,
+                }
             }
         }
         Ok(())
@@ -92,6 +102,7 @@ pub fn recorded(workload: &Workload, platform: PlatformId) -> Vec<Admitted> {
             flights.iter().flatten().map(move |a| Admitted {
                 at_ms: a.at_ms,
                 key: key.clone(),
+                rule: None,
             })
         })
         .collect();
@@ -108,6 +119,7 @@ pub fn replayed(run: &RunOutcome, platform: PlatformId) -> Vec<Admitted> {
         .map(|a| Admitted {
             at_ms: a.at_ms,
             key: a.call.clone(),
+            rule: Some(a.rule),
         })
         .collect();
     out.sort();
@@ -157,38 +169,32 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
                 .max(server.len());
             simulator.truncate(extra);
         }
-        let first = server
-            .iter()
-            .zip(&simulator)
-            .position(|(a, b)| a.key != b.key || a.at_ms.abs_diff(b.at_ms) > tolerance_ms)
-            .or((server.len() != simulator.len()).then_some(server.len().min(simulator.len())));
-        // Two admissions within the tolerance of each other that went in the other order
-        // at the server: its timers' jitter, not a different decision. The fair queue's
-        // later order depends on which went first, so nothing after is compared.
-        if let Some(at) = first
-            && let Some(swap) = jitter_swap(&server, &simulator, at, tolerance_ms)
-        {
-            matched.push(Matched {
-                platform,
-                admissions: at,
-                blind: Some(BlindSpot {
-                    at_ms: swap,
-                    why: format!(
-                        "two admissions within {tolerance_ms} ms of each other went in the other order at the \
-                         server (its timers' jitter); the fair queue's order after depends on it"
-                    ),
-                }),
-            });
-            continue;
-        }
-        if let Some(at) = first {
-            return Err(Box::new(Divergence {
-                platform,
-                at,
-                server,
-                simulator,
-                tolerance_ms,
-            }));
+        match compare(&server, &mut simulator, tolerance_ms) {
+            Parting::Nowhere => {}
+            Parting::Diverges(at) => {
+                return Err(Box::new(Divergence {
+                    platform,
+                    at,
+                    server,
+                    simulator,
+                    tolerance_ms,
+                }));
+            }
+            Parting::Swapped { at, at_ms } => {
+                matched.push(Matched {
+                    platform,
+                    admissions: at,
+                    blind: Some(BlindSpot {
+                        at_ms,
+                        why: format!(
+                            "two admissions within {tolerance_ms} ms of each other went in the other order at \
+                             the server (its timers' jitter), one of them from the queue; the fair queue's \
+                             order after depends on it"
+                        ),
+                    }),
+                });
+                continue;
+            }
         }
         matched.push(Matched {
             platform,
@@ -199,10 +205,66 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
     Ok(matched)
 }
 
-/// Whether the first difference, at `at`, is two admissions swapped by jitter: the
-/// server's admission `at` is the simulator's a little later, within the tolerance, and the
-/// simulator's `at` is the server's a little later, within it too. Returns the instant.
-fn jitter_swap(server: &[Admitted], simulator: &[Admitted], at: usize, tolerance_ms: u64) -> Option<u64> {
+/// Where two admission logs part.
+#[derive(Debug, PartialEq, Eq)]
+enum Parting {
+    /// They do not: same keys, same order, within the tolerance, same length.
+    Nowhere,
+    /// At this index, by another decision.
+    Diverges(usize),
+    /// At this index, two admissions within the tolerance that went in the other order at
+    /// the server, one of them from the replay's queue; `at_ms` is the earlier instant.
+    Swapped { at: usize, at_ms: u64 },
+}
+
+/// Compares the logs pair by pair. Two admissions within the tolerance of each other may
+/// have gone in the other order at the server: its timers' jitter, not a different
+/// decision. When the replay let each of them go at once (nobody waited, the bucket had
+/// room), the order decided nothing after them: `simulator` is reordered to match and the
+/// comparison goes on. When one came from the queue, the fair queue's later order depends
+/// on which went first, so it stops there.
+fn compare(server: &[Admitted], simulator: &mut [Admitted], tolerance_ms: u64) -> Parting {
+    let mut from = 0;
+    while let Some(at) = first_difference(server, simulator, from, tolerance_ms) {
+        let Some(swap) = jitter_swap(server, simulator, at, tolerance_ms) else {
+            return Parting::Diverges(at);
+        };
+        let moved = &mut simulator[at..=swap.replayed];
+        if !moved.iter().all(|a| a.rule == Some(AdmitRule::Direct)) {
+            return Parting::Swapped { at, at_ms: swap.at_ms };
+        }
+        moved.rotate_right(1);
+        from = at + 1;
+    }
+    Parting::Nowhere
+}
+
+/// The index of the first pair from `from` on that differs (another key, or instants
+/// further apart than the tolerance), or of the first unpaired admission when one log is
+/// longer.
+fn first_difference(server: &[Admitted], simulator: &[Admitted], from: usize, tolerance_ms: u64) -> Option<usize> {
+    server
+        .iter()
+        .zip(simulator)
+        .skip(from)
+        .position(|(a, b)| a.key != b.key || a.at_ms.abs_diff(b.at_ms) > tolerance_ms)
+        .map(|i| i + from)
+        .or((server.len() != simulator.len()).then_some(server.len().min(simulator.len())))
+}
+
+/// Two admissions the server made in the other order than the replay.
+#[derive(Debug, PartialEq, Eq)]
+struct Swap {
+    /// The earlier of the two instants.
+    at_ms: u64,
+    /// The index in the replay's log of the server's admission at the difference.
+    replayed: usize,
+}
+
+/// Whether the difference at `at` is two admissions swapped by jitter: the server's
+/// admission `at` is the simulator's a little later, within the tolerance, and the
+/// simulator's `at` is the server's a little later, within it too.
+fn jitter_swap(server: &[Admitted], simulator: &[Admitted], at: usize, tolerance_ms: u64) -> Option<Swap> {
     let (s, m) = (server.get(at)?, simulator.get(at)?);
     if s.key == m.key {
         return None;
@@ -212,21 +274,41 @@ fn jitter_swap(server: &[Admitted], simulator: &[Admitted], at: usize, tolerance
         log[at + 1..]
             .iter()
             .take_while(|y| y.at_ms <= x.at_ms + tolerance_ms)
-            .any(|y| near(x, y))
+            .position(|y| near(x, y))
+            .map(|i| i + at + 1)
     };
-    (later_in(simulator, s) && later_in(server, m)).then_some(s.at_ms.min(m.at_ms))
+    let replayed = later_in(simulator, s)?;
+    later_in(server, m)?;
+    Some(Swap {
+        at_ms: s.at_ms.min(m.at_ms),
+        replayed,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A log as a recording gives it (rule unknown).
     fn log(entries: &[(u64, &str)]) -> Vec<Admitted> {
         entries
             .iter()
             .map(|&(at_ms, key)| Admitted {
                 at_ms,
                 key: key.to_owned(),
+                rule: None,
+            })
+            .collect()
+    }
+
+    /// A log as the replay gives it, each admission with its rule.
+    fn replay(entries: &[(u64, &str, AdmitRule)]) -> Vec<Admitted> {
+        entries
+            .iter()
+            .map(|&(at_ms, key, rule)| Admitted {
+                at_ms,
+                key: key.to_owned(),
+                rule: Some(rule),
             })
             .collect()
     }
@@ -237,10 +319,56 @@ mod tests {
     fn regression_two_admissions_swapped_by_jitter_are_told_from_a_divergence() {
         let server = log(&[(100, "a"), (31_911, "new"), (31_913, "retry"), (32_160, "b")]);
         let simulator = log(&[(100, "a"), (31_908, "retry"), (31_911, "new"), (32_159, "b")]);
-        assert_eq!(jitter_swap(&server, &simulator, 1, 250), Some(31_908));
+        let swap = Swap {
+            at_ms: 31_908,
+            replayed: 2,
+        };
+        assert_eq!(jitter_swap(&server, &simulator, 1, 250), Some(swap));
         assert_eq!(jitter_swap(&server, &simulator, 1, 2), None, "beyond the tolerance");
         // A different decision: the replay admitted another key, 1 s apart.
         let other = log(&[(100, "a"), (32_911, "retry"), (33_911, "new"), (34_159, "b")]);
         assert_eq!(jitter_swap(&server, &other, 1, 250), None);
+    }
+
+    /// Found in a fresh-clone soak: obv's comparison stopped at 0.4 s, six admissions in,
+    /// on two calls of the start-up burst that the bucket let go at once, in the other order
+    /// at the server. Such a swap decides nothing after it: the comparison goes on.
+    #[test]
+    fn regression_a_swap_of_two_direct_admissions_is_matched_and_compared_on() {
+        use AdmitRule::{Direct, Fair};
+        let server = log(&[(10, "a"), (420, "x"), (421, "y"), (422, "z"), (1_500, "q")]);
+        let mut simulator = replay(&[
+            (10, "a", Direct),
+            (419, "y", Direct),
+            (420, "z", Direct),
+            (421, "x", Direct),
+            (1_500, "q", Fair),
+        ]);
+        assert_eq!(compare(&server, &mut simulator, 250), Parting::Nowhere);
+        let keys: Vec<&str> = simulator.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(keys, ["a", "x", "y", "z", "q"], "reordered to the server's");
+
+        // After such a swap, a later difference is still found.
+        let mut later = replay(&[
+            (10, "a", Direct),
+            (419, "y", Direct),
+            (420, "z", Direct),
+            (421, "x", Direct),
+            (2_600, "q", Fair),
+        ]);
+        assert_eq!(compare(&server, &mut later, 250), Parting::Diverges(4));
+
+        // One of the two from the queue: its order after depends on it, so it stops there.
+        let mut queued = replay(&[
+            (10, "a", Direct),
+            (419, "y", Fair),
+            (420, "x", Direct),
+            (422, "z", Direct),
+            (1_500, "q", Fair),
+        ]);
+        assert_eq!(
+            compare(&server, &mut queued, 250),
+            Parting::Swapped { at: 1, at_ms: 419 }
+        );
     }
 }
