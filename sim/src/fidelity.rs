@@ -10,7 +10,7 @@
 //! whose line is missing, a restart); each platform is compared up to there, and the
 //! result says so. Two admissions the server's timer jitter swapped are matched when the
 //! replay let both go at once, and end the comparison when one came from the queue
-//! ([`compare`]).
+//! (`compare`).
 //!
 //! Invariants: only limited platforms count (an unlimited lane admits nothing); the
 //! recorded instants are the trace's, relative to its first call, as the replay's are.
