@@ -38,7 +38,7 @@ use besluitbron_core::path::{
     Action, Arrival, Attempt, Delivery, Failure as PathFailure, Feedback, Keep, Lane, LaneConfig, Outcome, OutcomeKind,
     PathConfig, PathEvent, PathStats, PendingSend, PlatformPath, Request, RetryPolicy, Shell, StoreBuffer,
 };
-use besluitbron_core::scheduler::{AdmitRule, MAX_REQUEUE_WAIT};
+use besluitbron_core::scheduler::{AdmitRule, MAX_REQUEUE_WAIT, queued_again};
 use besluitbron_core::{
     Instant, LimitConfig, PlatformId, SchedulerConfig, SchedulerEvent, SessionKey, Units, WallTime,
 };
@@ -1544,12 +1544,15 @@ impl Engine<'_> {
                 ));
                 self.checker.on_retry_after(p, now + retry_after);
                 self.gates[p].on_retry_after(now, retry_after);
-                // Asked again as the fair path asks again, so that the policies differ
-                // only in the waiting: once, on a platform with a kept limit, when the
-                // Retry-After is short; otherwise the 429 is the call's answer.
-                let again = matches!(self.gates[p], Gate::Legacy(_))
-                    && retry_after <= MAX_REQUEUE_WAIT
-                    && self.calls[call as usize].platform_429s == 1;
+                // Asked again as the fair path asks again (`queued_again`), so that the
+                // policies differ only in the waiting; otherwise the 429 is the call's answer.
+                let again = queued_again(
+                    matches!(self.gates[p], Gate::Legacy(_)),
+                    retry_after,
+                    MAX_REQUEUE_WAIT,
+                    self.calls[call as usize].platform_429s > 1,
+                    &session,
+                );
                 if !again {
                     self.calls[call as usize].state = CallState::Failed;
                     self.trace.push(format!(

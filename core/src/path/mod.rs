@@ -63,7 +63,7 @@ use crate::dedup::{FlightId, FlightTable, WaiterId};
 use crate::platform::PlatformId;
 use crate::scheduler::{
     AdmissionRecord, CallTicket, Charge, EntryTicket, FairScheduler, MAX_REQUEUE_WAIT, QueueFull, SchedulerConfig,
-    SessionKey, Submission,
+    SessionKey, Submission, queued_again,
 };
 use crate::time::{Instant, WallTime};
 use crate::units::Units;
@@ -1109,18 +1109,19 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             }
             None => false,
         };
-        // Who waits once more: on a lane that keeps a limit and a short enough wait, each
-        // waiter that has not done so yet — but not BesluitBron's own maintenance (the
-        // system session), which reports the refusal.
+        // Who waits once more (`queued_again`), each waiter on its own.
         let mut again = Vec::new();
         let mut refused = Vec::new();
         // Present: the caller found the flight.
         let f = self.flights.get(id).expect("flight");
         for (&w, waiter) in &f.waiters {
-            let may = limited
-                && retry_after <= self.requeue_wait_max
-                && !waiter.requeued
-                && waiter.session != SessionKey::System;
+            let may = queued_again(
+                limited,
+                retry_after,
+                self.requeue_wait_max,
+                waiter.requeued,
+                &waiter.session,
+            );
             if may { again.push(w) } else { refused.push(w) }
         }
         if again.is_empty() {

@@ -73,6 +73,16 @@ pub use event::SchedulerEvent;
 /// is reported to the caller. The server and the simulator both follow this rule.
 pub const MAX_REQUEUE_WAIT: Duration = Duration::from_secs(60);
 
+/// Whether a caller the platform refused with 429 is queued once more: on a lane that
+/// keeps a limit (`limited`), when the Retry-After is at most `max` (by default
+/// [`MAX_REQUEUE_WAIT`]), once per call (`before`: it was queued again already), and never
+/// for BesluitBron's own maintenance (the system session), which reports the refusal. The
+/// server's path asks it for each waiter, the simulator's legacy policy for each call, so
+/// the two policies differ only in the waiting.
+pub fn queued_again(limited: bool, retry_after: Duration, max: Duration, before: bool, session: &SessionKey) -> bool {
+    limited && retry_after <= max && !before && *session != SessionKey::System
+}
+
 use crate::platform::LimitConfig;
 use crate::time::{Instant, duration_nanos};
 use crate::units::Units;
