@@ -134,6 +134,9 @@ pub struct Matched {
     pub platform: PlatformId,
     /// Admissions compared and found as recorded.
     pub admissions: usize,
+    /// Of those, pairs the server's timer jitter swapped while the replay let both go at
+    /// once (matched, see the module's notes).
+    pub swapped: usize,
     /// Where the comparison stopped, when it did before the end.
     pub blind: Option<BlindSpot>,
 }
@@ -141,6 +144,13 @@ pub struct Matched {
 impl fmt::Display for Matched {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {} admissions as recorded", self.platform, self.admissions)?;
+        if self.swapped > 0 {
+            write!(
+                f,
+                " ({} pairs of them let go at once, in the other order at the server)",
+                self.swapped
+            )?;
+        }
         if let Some(b) = &self.blind {
             write!(f, "; not compared from {} ms: {}", b.at_ms, b.why)?;
         }
@@ -170,7 +180,14 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
             simulator.truncate(extra);
         }
         match compare(&server, &mut simulator, tolerance_ms) {
-            Parting::Nowhere => {}
+            Parting::Nowhere { swapped } => {
+                matched.push(Matched {
+                    platform,
+                    admissions: server.len(),
+                    swapped,
+                    blind,
+                });
+            }
             Parting::Diverges(at) => {
                 return Err(Box::new(Divergence {
                     platform,
@@ -180,10 +197,11 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
                     tolerance_ms,
                 }));
             }
-            Parting::Swapped { at, at_ms } => {
+            Parting::Swapped { at, at_ms, swapped } => {
                 matched.push(Matched {
                     platform,
                     admissions: at,
+                    swapped,
                     blind: Some(BlindSpot {
                         at_ms,
                         why: format!(
@@ -193,14 +211,8 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
                         ),
                     }),
                 });
-                continue;
             }
         }
-        matched.push(Matched {
-            platform,
-            admissions: server.len(),
-            blind,
-        });
     }
     Ok(matched)
 }
@@ -208,13 +220,15 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
 /// Where two admission logs part.
 #[derive(Debug, PartialEq, Eq)]
 enum Parting {
-    /// They do not: same keys, same order, within the tolerance, same length.
-    Nowhere,
+    /// They do not: same keys, same order, within the tolerance, same length, once
+    /// `swapped` pairs the replay let go at once are matched.
+    Nowhere { swapped: usize },
     /// At this index, by another decision.
     Diverges(usize),
     /// At this index, two admissions within the tolerance that went in the other order at
-    /// the server, one of them from the replay's queue; `at_ms` is the earlier instant.
-    Swapped { at: usize, at_ms: u64 },
+    /// the server, one of them from the replay's queue; `at_ms` is the earlier instant,
+    /// `swapped` the pairs matched before.
+    Swapped { at: usize, at_ms: u64, swapped: usize },
 }
 
 /// Compares the logs pair by pair. Two admissions within the tolerance of each other may
@@ -224,19 +238,24 @@ enum Parting {
 /// comparison goes on. When one came from the queue, the fair queue's later order depends
 /// on which went first, so it stops there.
 fn compare(server: &[Admitted], simulator: &mut [Admitted], tolerance_ms: u64) -> Parting {
-    let mut from = 0;
+    let (mut from, mut swapped) = (0, 0);
     while let Some(at) = first_difference(server, simulator, from, tolerance_ms) {
         let Some(swap) = jitter_swap(server, simulator, at, tolerance_ms) else {
             return Parting::Diverges(at);
         };
         let moved = &mut simulator[at..=swap.replayed];
         if !moved.iter().all(|a| a.rule == Some(AdmitRule::Direct)) {
-            return Parting::Swapped { at, at_ms: swap.at_ms };
+            return Parting::Swapped {
+                at,
+                at_ms: swap.at_ms,
+                swapped,
+            };
         }
         moved.rotate_right(1);
         from = at + 1;
+        swapped += 1;
     }
-    Parting::Nowhere
+    Parting::Nowhere { swapped }
 }
 
 /// The index of the first pair from `from` on that differs (another key, or instants
@@ -344,7 +363,7 @@ mod tests {
             (421, "x", Direct),
             (1_500, "q", Fair),
         ]);
-        assert_eq!(compare(&server, &mut simulator, 250), Parting::Nowhere);
+        assert_eq!(compare(&server, &mut simulator, 250), Parting::Nowhere { swapped: 1 });
         let keys: Vec<&str> = simulator.iter().map(|a| a.key.as_str()).collect();
         assert_eq!(keys, ["a", "x", "y", "z", "q"], "reordered to the server's");
 
@@ -368,7 +387,11 @@ mod tests {
         ]);
         assert_eq!(
             compare(&server, &mut queued, 250),
-            Parting::Swapped { at: 1, at_ms: 419 }
+            Parting::Swapped {
+                at: 1,
+                at_ms: 419,
+                swapped: 0
+            }
         );
     }
 }
