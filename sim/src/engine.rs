@@ -50,7 +50,9 @@ use crate::check::{CallView, Checker};
 use crate::platform::{Answer, PlatformCounters, Refusal, SimPlatform};
 use crate::policy::{CallId, Gate, GateEvent, LegacyGate, OpenGate, PolicyKind};
 use crate::rng::{Component, SimRng, sim_rng};
-use crate::scenario::{AttemptOutcome, FollowUp, LimitModel, PlatformSpec, RecordedAttempt, SessionPlan, Workload};
+use crate::scenario::{
+    AttemptOutcome, FollowUp, LatencySpec, LimitModel, PlatformSpec, RecordedAttempt, SessionPlan, Workload,
+};
 use crate::trace::Trace;
 
 /// How to run.
@@ -385,6 +387,27 @@ fn spec_for(workload: &Workload, id: PlatformId) -> PlatformSpec {
         .find(|p| p.id == id)
         .cloned()
         .unwrap_or_else(|| PlatformSpec::default_for(id))
+}
+
+/// What platform `id` is in a run of `workload`: its spec's limits, else its defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct Enforced {
+    /// The limit it enforces (`None`: it keeps none).
+    pub limit: Option<LimitConfig>,
+    /// Its text host's, when it has one of its own (calls with `op = "text"` go there).
+    pub text: Option<LimitConfig>,
+    /// The latency model it answers with.
+    pub latency: LatencySpec,
+}
+
+/// See [`Enforced`].
+pub fn enforced(workload: &Workload, id: PlatformId) -> Enforced {
+    let spec = spec_for(workload, id);
+    Enforced {
+        limit: limit_of(spec.capacity, spec.window_s, id.default_limit()),
+        text: limit_of(spec.text_capacity, spec.text_window_s, id.default_text_limit()),
+        latency: spec.latency,
+    }
 }
 
 fn limit_of(capacity: Option<Units>, window_s: Option<f64>, default: Option<LimitConfig>) -> Option<LimitConfig> {

@@ -17,6 +17,8 @@
 //! - [`cluster`]: several replicas, one owner per platform (the core's lease rules and
 //!   shell), a load balancer or scripted calls, a lease engine with faults; its own
 //!   checker.
+//! - [`replicas`]: a trace's calls per limited platform behind one replica and behind N
+//!   (`replay --replicas`), on [`cluster`].
 //! - [`report`], [`plot`], [`trace`]: what a run prints; [`html`]: the page a reader
 //!   would rather look at (`--report`).
 //! - [`rng`]: one root seed, a sub-seed per component.
@@ -39,6 +41,7 @@ pub mod html;
 pub mod platform;
 pub mod plot;
 pub mod policy;
+pub mod replicas;
 pub mod report;
 pub mod rng;
 pub mod scenario;

@@ -40,6 +40,11 @@ enum Command {
         /// The trace.
         #[arg(value_name = "TRACE")]
         trace_file: PathBuf,
+        /// What if N replicas had served the trace: after the report, per limited platform,
+        /// its calls behind one replica and behind N in the cluster simulator (leases,
+        /// forwards, the owner's path; the platforms' latency model), side by side.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+        replicas: Option<u16>,
         #[command(flatten)]
         flags: Flags,
     },
@@ -198,6 +203,7 @@ fn execute(cli: Cli) -> Result<ExitCode> {
         }
         Command::Replay {
             trace_file: trace,
+            replicas,
             flags,
         } => {
             let mut workload = load_trace(&trace)?;
@@ -206,7 +212,11 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             let name = trace
                 .file_name()
                 .map_or_else(|| trace.display().to_string(), |s| s.to_string_lossy().into_owned());
-            simulate(&name, "replay", &trace, &workload, seed, &flags)
+            let code = simulate(&name, "replay", &trace, &workload, seed, &flags)?;
+            match replicas {
+                Some(n) if code == ExitCode::SUCCESS => replicas_what_if(&workload, n.into(), seed),
+                _ => Ok(code),
+            }
         }
     }
 }
@@ -221,6 +231,29 @@ fn what_if(workload: &mut Workload, flags: &Flags) {
     }
     if let (Some(secs), Some(r)) = (flags.margin_secs, workload.recorded.as_mut()) {
         r.margin = std::time::Duration::from_secs_f64(secs.clamp(0.0, 3_600.0));
+    }
+}
+
+/// `replay --replicas N`: each limited platform's calls behind one and behind N replicas.
+fn replicas_what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "\nwhat if {replicas} replicas (cluster simulator, seed {seed}: lease TTL 5 s, sessions spread by a hash, \
+         forwards 3 ms each way; the platforms answer by their latency model, every answer a success, one unit a \
+         call):"
+    )?;
+    match besluitbron_sim::replicas::what_if(workload, replicas, seed) {
+        Ok(results) => {
+            for r in results {
+                write!(out, "{r}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("replicas: {e}");
+            Ok(ExitCode::from(1))
+        }
     }
 }
 

@@ -1,4 +1,5 @@
-//! The command line end to end: replay honours the JSON Lines formats exactly, a broken
+//! The command line end to end: replay honours the JSON Lines formats exactly and puts a
+//! trace behind N replicas (`--replicas`), a broken
 //! invariant exits non-zero with the seed and the replay command, `list` names the
 //! scenarios, `cluster` runs a cluster scenario, `--trace` prints one line per event, and `fakes` prints its base URLs,
 //! answers HTTP on them and applies `--fault` to the platform it names.
@@ -20,6 +21,52 @@ fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("besluitbron-sim-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
+}
+
+/// `replay --replicas 2` prints, after the report, each limited platform's calls behind
+/// one replica and behind two; `--replicas 0` is refused.
+#[test]
+fn replay_with_replicas_prints_one_replica_against_n() {
+    let trace = temp("replicas.jsonl");
+    let lines: Vec<String> = (0..12)
+        .map(|i| {
+            format!(
+                r#"{{"at_ms": {}, "session": "s{}", "platform": "obv", "cost": 1, "key": "k{}"}}"#,
+                i * 10,
+                i % 4,
+                i % 6
+            )
+        })
+        .collect();
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let out = bin()
+        .args(["replay", trace.to_str().unwrap(), "--replicas", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (_, what_if) = text.split_once("what if 2 replicas").expect(&text);
+    assert!(what_if.contains("obv (60/60s): 12 calls"), "{what_if}");
+    let rows: Vec<Vec<&str>> = what_if
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() == 13 && w[0].parse::<u32>().is_ok())
+        .collect();
+    assert_eq!(rows.len(), 2, "{what_if}");
+    assert_eq!((rows[0][0], rows[1][0]), ("1", "2"), "replicas: {what_if}");
+    assert_eq!((rows[0][1], rows[1][1]), ("12", "12"), "answered: {what_if}");
+    assert_eq!(rows[0][8], "0", "one replica forwards nothing: {what_if}");
+    assert_eq!(rows[0][9], "6", "six questions go upstream: {what_if}");
+    assert_eq!(
+        rows[0][11], rows[1][11],
+        "the first owner's start wait is the same: {what_if}"
+    );
+
+    let zero = bin()
+        .args(["replay", trace.to_str().unwrap(), "--replicas", "0"])
+        .output()
+        .unwrap();
+    assert!(!zero.status.success());
 }
 
 #[test]

@@ -376,3 +376,58 @@ fn the_soaks_recording_replays_as_the_server_ran_it() {
         assert!(m.admissions >= 20, "{m}");
     }
 }
+
+/// `replay --replicas 3` on the soak's recording: per limited platform the same calls
+/// behind one replica and behind three, every call answered once, the followers forwarding
+/// to the owner, and the platform never given more than its limit.
+#[test]
+fn the_soaks_recording_behind_three_replicas_against_one() {
+    let workload = load_trace(&besluitbron_sim::soak_trace_path()).expect("the soak's recording");
+    let results = besluitbron_sim::replicas::what_if(&workload, 3, 1).unwrap_or_else(|e| panic!("{e}"));
+    let platforms: Vec<_> = results.iter().map(|r| r.platform).collect();
+    assert_eq!(
+        platforms,
+        [
+            PlatformId::Obv,
+            PlatformId::Ob,
+            PlatformId::Rechtspraak,
+            PlatformId::Bwb,
+            PlatformId::Cvdr
+        ]
+    );
+    for r in &results {
+        let replicas: Vec<usize> = r.runs.iter().map(|run| run.scenario.replicas).collect();
+        assert_eq!(replicas, [1, 3], "{r}");
+        let main_lane = workload
+            .open_calls
+            .iter()
+            .filter(|c| c.platform == r.platform && !(c.platform == PlatformId::Ob && c.op.as_deref() == Some("text")))
+            .count();
+        assert_eq!(r.calls, main_lane, "{r}");
+        assert!(r.calls > 100, "{r}");
+        for run in &r.runs {
+            assert_eq!(run.calls as usize, r.calls, "{r}");
+            assert_eq!(run.ends.values().sum::<u64>(), run.calls, "every call ended once: {r}");
+            assert!(run.max_units_in_window <= r.limit.capacity, "{r}");
+            assert_eq!(run.over_limit, 0, "{r}");
+        }
+        assert_eq!(r.runs[0].forwarded, 0, "one replica forwards nothing: {r}");
+        assert!(
+            r.runs[1].forwarded > 0,
+            "two of three replicas forward to the owner: {r}"
+        );
+    }
+}
+
+/// Identical requests of two sessions coalesce behind several replicas too: one call
+/// upstream for the two.
+#[test]
+fn identical_requests_coalesce_behind_replicas() {
+    let workload = parse_trace(RECORDED, "recorded.jsonl").expect("trace");
+    let results = besluitbron_sim::replicas::what_if(&workload, 2, 1).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(results.len(), 1);
+    for run in &results[0].runs {
+        assert_eq!(run.calls, 2);
+        assert_eq!(run.upstream_keys, 1, "{}", results[0]);
+    }
+}
