@@ -215,7 +215,11 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             let code = simulate(&name, "replay", &trace, &workload, seed, &flags)?;
             match replicas {
                 Some(n) if code == ExitCode::SUCCESS => replicas_what_if(&workload, n.into(), seed),
-                _ => Ok(code),
+                Some(_) => {
+                    eprintln!("replicas: not run, the replay above failed");
+                    Ok(code)
+                }
+                None => Ok(code),
             }
         }
     }
@@ -240,11 +244,14 @@ fn replicas_what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<E
     writeln!(
         out,
         "\nwhat if {replicas} replicas (cluster simulator, seed {seed}: lease TTL 5 s, sessions spread by a hash, \
-         forwards 3 ms each way; the platforms answer by their latency model, every answer a success, one unit a \
-         call):"
+         forwards 3 ms each way; each platform with its limit and latency model but obv's buffer policy, every \
+         answer a success, one unit a call):"
     )?;
     match besluitbron_sim::replicas::what_if(workload, replicas, seed) {
         Ok(results) => {
+            if results.is_empty() {
+                writeln!(out, "no limited platform was called in this trace")?;
+            }
             for r in results {
                 write!(out, "{r}")?;
             }

@@ -11,8 +11,11 @@
 //!
 //! What it does not do: replay the recorded answers (the cluster simulator's platform
 //! answers by the trace's latency model, every answer a success), charge more than one
-//! unit a call, or run a text host's lane; the result counts the calls it left out or
-//! charged one unit although they asked another cost, so a reader knows.
+//! unit a call, run a text host's lane, withdraw a call whose client gave up, or make a
+//! call's follow-up; the result counts each of those calls, so a reader knows. The cluster
+//! simulator models one platform: each platform here gets its limit and latency, but
+//! obv's buffer policy and rate-limit headers, and every session (also `system`) is a
+//! client session.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -45,6 +48,10 @@ pub struct ReplicaWhatIf {
     pub text_calls: usize,
     /// Calls that asked another cost than one unit, charged one.
     pub other_cost: usize,
+    /// Calls whose client gave up while they waited (in the recording): here they wait on.
+    pub left: usize,
+    /// Follow-up calls the trace makes once a call is answered: not made here.
+    pub follow_ups: usize,
     /// Behind one replica, then behind the asked number.
     pub runs: Vec<ClusterOutcome>,
 }
@@ -89,8 +96,9 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 limit.window.as_secs_f64()
             ));
         }
-        let (mut text_calls, mut other_cost) = (0, 0);
-        let mut keys: BTreeMap<&str, u64> = BTreeMap::new();
+        let (mut text_calls, mut other_cost, mut left, mut follow_ups) = (0, 0, 0, 0);
+        // Equal requests: one operation, one key (as the recording groups them).
+        let mut keys: BTreeMap<(Option<&str>, &str), u64> = BTreeMap::new();
         let mut fresh = 0u64;
         let mut calls = Vec::new();
         for c in workload.open_calls.iter().filter(|c| c.platform == platform) {
@@ -98,12 +106,12 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 text_calls += 1;
                 continue;
             }
-            if c.cost != Units::ONE {
-                other_cost += 1;
-            }
+            other_cost += usize::from(c.cost != Units::ONE);
+            left += usize::from(c.leave_after.is_some());
+            follow_ups += usize::from(c.then.is_some());
             let next = keys.len() as u64;
             let key = match &c.key {
-                Some(k) => *keys.entry(k.as_str()).or_insert(next),
+                Some(k) => *keys.entry((c.op.as_deref(), k.as_str())).or_insert(next),
                 // A distinct call: a question nobody else asks.
                 None => {
                     fresh += 1;
@@ -158,6 +166,8 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
             calls: calls.len(),
             text_calls,
             other_cost,
+            left,
+            follow_ups,
             runs,
         });
     }
@@ -184,6 +194,13 @@ impl fmt::Display for ReplicaWhatIf {
                 String::new()
             },
         )?;
+        if self.left + self.follow_ups > 0 {
+            writeln!(
+                f,
+                "  ({} calls whose client gave up wait on here; {} follow-up calls not made)",
+                self.left, self.follow_ups
+            )?;
+        }
         writeln!(
             f,
             "  replicas  answered  failed  refused  gave-up  answer p50 ms  p95 ms   max ms   forwards  upstream  \
