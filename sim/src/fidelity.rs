@@ -179,7 +179,22 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
                 .max(server.len());
             simulator.truncate(extra);
         }
-        match compare(&server, &mut simulator, tolerance_ms) {
+        // When the server's admission's call arrived: the latest call of its key at or
+        // before it.
+        let calls: Vec<(u64, &str)> = workload
+            .open_calls
+            .iter()
+            .filter(|c| c.platform == platform)
+            .filter_map(|c| Some((c.at.as_millis(), c.key.as_deref()?)))
+            .collect();
+        let arrived = |a: &Admitted| {
+            calls
+                .iter()
+                .filter(|(at, key)| *key == a.key && *at <= a.at_ms)
+                .map(|(at, _)| *at)
+                .max()
+        };
+        match compare(&server, &mut simulator, tolerance_ms, &arrived) {
             Parting::Nowhere { swapped } => {
                 matched.push(Matched {
                     platform,
@@ -196,6 +211,21 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
                     simulator,
                     tolerance_ms,
                 }));
+            }
+            Parting::ArrivedInJitter { at, at_ms, swapped } => {
+                matched.push(Matched {
+                    platform,
+                    admissions: at,
+                    swapped,
+                    blind: Some(BlindSpot {
+                        at_ms,
+                        why: format!(
+                            "a call arrived within {tolerance_ms} ms after the replay's admission and the server, \
+                             its timer waking later, admitted it first; the fair queue's order after depends \
+                             on it"
+                        ),
+                    }),
+                });
             }
             Parting::Swapped { at, at_ms, swapped } => {
                 matched.push(Matched {
@@ -229,6 +259,10 @@ enum Parting {
     /// the server, one of them from the replay's queue; `at_ms` is the earlier instant,
     /// `swapped` the pairs matched before.
     Swapped { at: usize, at_ms: u64, swapped: usize },
+    /// At this index, the server admitted a call that arrived after the replay's admission
+    /// there, within the tolerance: its timer woke later than the replay's, the call was
+    /// there, and the fair queue chose among more. `at_ms` is the replay's instant.
+    ArrivedInJitter { at: usize, at_ms: u64, swapped: usize },
 }
 
 /// Compares the logs pair by pair. Two admissions within the tolerance of each other may
@@ -238,10 +272,26 @@ enum Parting {
 /// goes on. (The sessions' fair-queue tags may still differ by the order; should that change
 /// a later admission, the comparison reports it as a divergence — it never hides one.) When one came from the queue, the fair queue's later order depends
 /// on which went first, so it stops there.
-fn compare(server: &[Admitted], simulator: &mut [Admitted], tolerance_ms: u64) -> Parting {
+fn compare(
+    server: &[Admitted],
+    simulator: &mut [Admitted],
+    tolerance_ms: u64,
+    arrived: &dyn Fn(&Admitted) -> Option<u64>,
+) -> Parting {
     let (mut from, mut swapped) = (0, 0);
     while let Some(at) = first_difference(server, simulator, from, tolerance_ms) {
         let Some(swap) = jitter_swap(server, simulator, at, tolerance_ms) else {
+            if let (Some(s), Some(m)) = (server.get(at), simulator.get(at))
+                && let Some(arrival) = arrived(s)
+                && arrival > m.at_ms
+                && arrival <= m.at_ms.saturating_add(tolerance_ms)
+            {
+                return Parting::ArrivedInJitter {
+                    at,
+                    at_ms: m.at_ms,
+                    swapped,
+                };
+            }
             return Parting::Diverges(at);
         };
         let moved = &mut simulator[at..=swap.replayed];
@@ -364,7 +414,10 @@ mod tests {
             (421, "x", Direct),
             (1_500, "q", Fair),
         ]);
-        assert_eq!(compare(&server, &mut simulator, 250), Parting::Nowhere { swapped: 1 });
+        assert_eq!(
+            compare(&server, &mut simulator, 250, &|_| None),
+            Parting::Nowhere { swapped: 1 }
+        );
         let keys: Vec<&str> = simulator.iter().map(|a| a.key.as_str()).collect();
         assert_eq!(keys, ["a", "x", "y", "z", "q"], "reordered to the server's");
 
@@ -376,7 +429,7 @@ mod tests {
             (421, "x", Direct),
             (2_600, "q", Fair),
         ]);
-        assert_eq!(compare(&server, &mut later, 250), Parting::Diverges(4));
+        assert_eq!(compare(&server, &mut later, 250, &|_| None), Parting::Diverges(4));
 
         // One of the two from the queue: its order after depends on it, so it stops there.
         let mut queued = replay(&[
@@ -387,12 +440,44 @@ mod tests {
             (1_500, "q", Fair),
         ]);
         assert_eq!(
-            compare(&server, &mut queued, 250),
+            compare(&server, &mut queued, 250, &|_| None),
             Parting::Swapped {
                 at: 1,
                 at_ms: 419,
                 swapped: 0
             }
+        );
+    }
+
+    /// Found in a soak: ob's bucket had a unit at 19,174 ms and the replay gave it to the
+    /// only waiter (queued since 17,064 ms); the server's timer woke at 19,176 ms, after a
+    /// new session's call arrived at 19,175 ms, and the fair queue chose the newcomer.
+    #[test]
+    fn regression_a_call_arriving_within_the_servers_timer_jitter_is_a_listed_cause() {
+        use AdmitRule::{Direct, Fair};
+        let server = log(&[(19_084, "a"), (19_176, "new"), (20_176, "waiter")]);
+        let simulator = replay(&[(19_084, "a", Direct), (19_174, "waiter", Fair), (20_174, "new", Fair)]);
+        let arrivals = |a: &Admitted| match a.key.as_str() {
+            "new" => Some(19_175),
+            "waiter" => Some(17_064),
+            _ => Some(19_084),
+        };
+        let listed = Parting::ArrivedInJitter {
+            at: 1,
+            at_ms: 19_174,
+            swapped: 0,
+        };
+        assert_eq!(compare(&server, &mut simulator.clone(), 250, &arrivals), listed);
+        // The newcomer there before the replay's admission: a different decision.
+        let earlier = |a: &Admitted| if a.key == "new" { Some(19_000) } else { Some(17_064) };
+        assert_eq!(
+            compare(&server, &mut simulator.clone(), 250, &earlier),
+            Parting::Diverges(1)
+        );
+        // Arrived after the tolerance: a different decision too.
+        assert_eq!(
+            compare(&server, &mut simulator.clone(), 0, &arrivals),
+            Parting::Diverges(1)
         );
     }
 }
