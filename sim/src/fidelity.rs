@@ -147,8 +147,12 @@ impl fmt::Display for Matched {
         if self.swapped > 0 {
             write!(
                 f,
-                " ({} pairs of them let go at once, in the other order at the server)",
-                self.swapped
+                " ({} of them let go at once, in the other order at the server)",
+                if self.swapped == 1 {
+                    "one pair".to_owned()
+                } else {
+                    format!("{} pairs", self.swapped)
+                }
             )?;
         }
         if let Some(b) = &self.blind {
