@@ -216,39 +216,40 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
                     tolerance_ms,
                 }));
             }
-            Parting::ArrivedInJitter { at, at_ms, swapped } => {
-                matched.push(Matched {
-                    platform,
-                    admissions: at,
-                    swapped,
-                    blind: Some(BlindSpot {
-                        at_ms,
-                        why: format!(
-                            "a call arrived within {tolerance_ms} ms after the replay's admission and the server, \
-                             its timer waking later, admitted it first; the fair queue's order after depends \
-                             on it"
-                        ),
-                    }),
-                });
-            }
-            Parting::Swapped { at, at_ms, swapped } => {
-                matched.push(Matched {
-                    platform,
-                    admissions: at,
-                    swapped,
-                    blind: Some(BlindSpot {
-                        at_ms,
-                        why: format!(
-                            "two admissions within {tolerance_ms} ms of each other went in the other order at \
-                             the server (its timers' jitter), one of them from the queue; the fair queue's \
-                             order after depends on it"
-                        ),
-                    }),
-                });
-            }
+            Parting::ArrivedInJitter { at, at_ms, swapped } => matched.push(listed(
+                platform,
+                at,
+                at_ms,
+                swapped,
+                format!(
+                    "a call arrived within {tolerance_ms} ms after the replay's admission and the server, its \
+                     timer waking later, admitted it first; the fair queue's order after depends on it"
+                ),
+            )),
+            Parting::Swapped { at, at_ms, swapped } => matched.push(listed(
+                platform,
+                at,
+                at_ms,
+                swapped,
+                format!(
+                    "two admissions within {tolerance_ms} ms of each other went in the other order at the \
+                     server (its timers' jitter), one of them from the queue; the fair queue's order after \
+                     depends on it"
+                ),
+            )),
         }
     }
     Ok(matched)
+}
+
+/// A platform compared up to a cause the comparison found (`at` admissions agreed).
+fn listed(platform: PlatformId, at: usize, at_ms: u64, swapped: usize, why: String) -> Matched {
+    Matched {
+        platform,
+        admissions: at,
+        swapped,
+        blind: Some(BlindSpot { at_ms, why }),
+    }
 }
 
 /// Where two admission logs part.
@@ -431,8 +432,8 @@ mod tests {
             (419, "y", Direct),
             (420, "z", Direct),
             (421, "x", Direct),
-            (2_600, "q", Fair),
         ]);
+        later.extend(replay(&[(2_600, "q", Fair)]));
         assert_eq!(compare(&server, &mut later, 250, &|_| None), Parting::Diverges(4));
 
         // One of the two from the queue: its order after depends on it, so it stops there.
