@@ -295,6 +295,15 @@ pub struct ClusterOutcome {
 }
 
 impl ClusterOutcome {
+    /// The answer time (ms) of answered calls at percentile `p` (nearest rank below), 0
+    /// when none was answered.
+    pub fn answer_time_ms(&self, p: usize) -> u64 {
+        self.latencies_ms
+            .get(self.latencies_ms.len().saturating_sub(1) * p / 100)
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// The report, as snapshotted.
     pub fn render(&self) -> String {
         let s = &self.scenario;
@@ -357,17 +366,11 @@ impl ClusterOutcome {
                 secs(o.acquired_ms)
             );
         }
-        let pct = |p: usize| {
-            self.latencies_ms
-                .get((self.latencies_ms.len().saturating_sub(1)) * p / 100)
-                .copied()
-                .unwrap_or(0)
-        };
         let _ = writeln!(
             out,
             "answer time: p50 {} ms, p99 {} ms, max {} ms",
-            pct(50),
-            pct(99),
+            self.answer_time_ms(50),
+            self.answer_time_ms(99),
             self.latencies_ms.last().copied().unwrap_or(0)
         );
         let _ = writeln!(

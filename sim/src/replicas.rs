@@ -209,12 +209,6 @@ impl fmt::Display for ReplicaWhatIf {
         for run in &self.runs {
             let ended =
                 |pick: fn(&CallEnd) -> bool| run.ends.iter().filter(|(e, _)| pick(e)).map(|(_, n)| n).sum::<u64>();
-            let pct = |p: usize| {
-                run.latencies_ms
-                    .get(run.latencies_ms.len().saturating_sub(1) * p / 100)
-                    .copied()
-                    .unwrap_or(0)
-            };
             let mut line = String::new();
             let _ = write!(
                 line,
@@ -224,8 +218,8 @@ impl fmt::Display for ReplicaWhatIf {
                 ended(|e| *e == CallEnd::Failed),
                 ended(|e| *e == CallEnd::Refused),
                 ended(|e| *e == CallEnd::GaveUp),
-                pct(50),
-                pct(95),
+                run.answer_time_ms(50),
+                run.answer_time_ms(95),
                 run.latencies_ms.last().copied().unwrap_or(0),
                 run.forwarded,
                 run.upstream,
