@@ -499,9 +499,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
     let mut text_station = vec![None; PlatformId::ALL.len()];
     let mut text_limits = Vec::new();
     for (i, &id) in PlatformId::ALL.iter().enumerate() {
-        let spec = spec_for(workload, id);
-        let text = limit_of(spec.text_capacity, spec.text_window_s, id.default_text_limit());
-        if let Some(limit) = text {
+        if let Some(limit) = enforced(workload, id).text {
             text_station[i] = Some(stations.len());
             stations.push(Station {
                 platform: i,
@@ -512,11 +510,11 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
     }
     for (i, &id) in PlatformId::ALL.iter().enumerate() {
         let spec = spec_for(workload, id);
-        let enforced = limit_of(spec.capacity, spec.window_s, id.default_limit());
+        let limit = enforced(workload, id).limit;
         let local = limit_of(
-            spec.local_capacity.or(enforced.map(|l| l.capacity)),
-            spec.local_window_s.or(enforced.map(|l| l.window.as_secs_f64())),
-            enforced,
+            spec.local_capacity.or(limit.map(|l| l.capacity)),
+            spec.local_window_s.or(limit.map(|l| l.window.as_secs_f64())),
+            limit,
         );
         // A recorded trace: the bucket the server kept, its margin held back.
         let margin = workload.recorded.as_ref().map_or(Duration::ZERO, |r| r.margin);
@@ -526,7 +524,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         platforms.push(
             SimPlatform::new(
                 id,
-                enforced,
+                limit,
                 spec.model,
                 spec.latency,
                 spec.throttle.clone(),
