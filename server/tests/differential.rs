@@ -497,6 +497,7 @@ mod handover {
             balancer: Balancer::Hash,
             forward_ms: 0,
             engine_ms: ENGINE_MS,
+            platform: PlatformId::Obv,
             capacity: 60,
             window_s: 60,
             latency: LatencySpec::Fixed { ms: LATENCY_MS },

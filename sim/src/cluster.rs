@@ -131,6 +131,10 @@ pub struct ClusterScenario {
     pub forward_ms: u64,
     /// One way to the lease engine.
     pub engine_ms: u64,
+    /// The platform: its buffer policy, its keys, whether it states its budget in
+    /// headers (`obv` when left out). Its limit is `capacity` per `window_s`.
+    #[serde(default = "default_platform")]
+    pub platform: PlatformId,
     /// The platform's limit: units per window.
     pub capacity: u64,
     /// The platform's window (s).
@@ -159,6 +163,10 @@ pub struct ClusterScenario {
     /// lands at its own replica and is asked once.
     #[serde(default)]
     pub calls: Vec<ScriptedCall>,
+}
+
+fn default_platform() -> PlatformId {
+    PlatformId::Obv
 }
 
 fn default_send_delay_ms() -> u64 {
@@ -591,7 +599,7 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
                 era: 0,
                 paused_until: 0,
                 lease: Lease::new(lease_config, Instant::from_nanos(off_ns)).expect("validated"),
-                shell: new_shell(limit.with_margin(margin), new_buffer())?,
+                shell: new_shell(s.platform, limit.with_margin(margin), new_buffer(s.platform))?,
                 owning: None,
                 path_wake: None,
                 lease_wake: None,
@@ -612,14 +620,14 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
             paused_until: 0,
         },
         platform: SimPlatform::new(
-            PlatformId::Obv,
+            s.platform,
             Some(limit),
             LimitModel::TokenBucket,
             s.latency,
             Vec::new(),
             sim_rng(s.seed, Component::Latency(1)),
         )
-        .with_rate_limit_headers(true),
+        .with_rate_limit_headers(SimPlatform::states_its_budget(s.platform)),
         calls: Vec::new(),
         session_names: (0..s.sessions).map(|i| format!("s{i}")).collect(),
         left: vec![s.calls_per_session; s.sessions as usize],
@@ -683,7 +691,7 @@ impl Sim {
 
     fn new_call(&mut self, session: u32, at: u64) -> u64 {
         let key_id = u64::from(self.keys_rng.random_range(0..self.s.key_pool.max(1)));
-        let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("k{key_id}"));
+        let key = CacheKey::new(self.s.platform, DataClass::Search, "search").param("q", format!("k{key_id}"));
         self.left[session as usize] -= 1;
         self.push_call(session, None, key, at)
     }
@@ -698,7 +706,7 @@ impl Sim {
                 self.session_names.len() - 1
             }
         };
-        let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("k{}", c.key));
+        let key = CacheKey::new(self.s.platform, DataClass::Search, "search").param("q", format!("k{}", c.key));
         let session = u32::try_from(session).expect("fewer than 2^32 sessions");
         self.push_call(session, Some(c.replica), key, c.at_ms * MS)
     }
@@ -965,8 +973,8 @@ impl Sim {
                 let now = rep.local(t);
                 rep.lease = Lease::new(self.lease_config, now).expect("validated");
                 // A new process: a new path over the buffer the last one left.
-                let buffer = std::mem::replace(rep.shell.buffer_mut(), new_buffer());
-                rep.shell = new_shell(self.local_limit, buffer)?;
+                let buffer = std::mem::replace(rep.shell.buffer_mut(), new_buffer(self.s.platform));
+                rep.shell = new_shell(self.s.platform, self.local_limit, buffer)?;
                 rep.owning = None;
                 rep.path_wake = None;
                 rep.lease_wake = Some(t);
@@ -1171,7 +1179,7 @@ impl Sim {
                 replica: h,
                 line: AdmissionLine {
                     at_ms: a.admitted_at.as_millis(),
-                    platform: PlatformId::Obv,
+                    platform: self.s.platform,
                     session: a.session.to_string(),
                     call: out.key.params().get("q").cloned().unwrap_or_default(),
                     rule: a.rule,
@@ -1546,8 +1554,7 @@ fn key_id_of(key: &CacheKey) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
-fn new_buffer() -> StoreBuffer<MemoryStore> {
-    let id = PlatformId::Obv;
+fn new_buffer(id: PlatformId) -> StoreBuffer<MemoryStore> {
     StoreBuffer::new(MemoryStore::new(
         id,
         CachePolicy::default().for_platform(id),
@@ -1555,11 +1562,10 @@ fn new_buffer() -> StoreBuffer<MemoryStore> {
     ))
 }
 
-/// A replica's path: the single-process simulator's, for OpenBesluitvorming, on the
+/// A replica's path: the single-process simulator's, for the scenario's platform, on the
 /// bucket with the margin, over the replica's own buffer, in the core's shell (which
 /// checks the invariants after every step).
-fn new_shell(local_limit: LimitConfig, buffer: StoreBuffer<MemoryStore>) -> Result<SimShell, String> {
-    let id = PlatformId::Obv;
+fn new_shell(id: PlatformId, local_limit: LimitConfig, buffer: StoreBuffer<MemoryStore>) -> Result<SimShell, String> {
     let mut config = PathConfig::single(id, Some(SchedulerConfig::with_limit(local_limit)));
     config.record_events = false;
     let path = PlatformPath::new(config, buffer).map_err(|e| e.to_string())?;

@@ -530,7 +530,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
                 spec.throttle.clone(),
                 sim_rng(opts.seed, Component::Latency(p)),
             )
-            .with_rate_limit_headers(spec.rate_limit_headers.unwrap_or(id == PlatformId::Obv)),
+            .with_rate_limit_headers(spec.rate_limit_headers.unwrap_or(SimPlatform::states_its_budget(id))),
         );
         let text = text_station[i].map(|s| text_limits[s - PlatformId::ALL.len()].with_margin(margin));
         match opts.policy {

@@ -244,7 +244,7 @@ fn replicas_what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<E
     writeln!(
         out,
         "\nwhat if {replicas} replicas (cluster simulator, seed {seed}: lease TTL 5 s, sessions spread by a hash, \
-         forwards 3 ms each way; each platform with its limit and latency model but obv's buffer policy, every \
+         forwards 3 ms each way; each platform with its own limit, latency model and buffer policy, every \
          answer a success, one unit a call):"
     )?;
     match besluitbron_sim::replicas::what_if(workload, replicas, seed) {

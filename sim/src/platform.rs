@@ -191,6 +191,12 @@ impl SimPlatform {
         }
     }
 
+    /// Whether the real platform's answers carry `RateLimit-Remaining` and
+    /// `RateLimit-Reset`: OpenBesluitvorming's alone (PLATFORMS.md).
+    pub fn states_its_budget(id: PlatformId) -> bool {
+        id == PlatformId::Obv
+    }
+
     /// Makes answers carry `RateLimit-Remaining` and `RateLimit-Reset` (token-bucket
     /// platforms only).
     pub fn with_rate_limit_headers(mut self, on: bool) -> SimPlatform {

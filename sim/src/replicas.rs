@@ -12,10 +12,9 @@
 //! What it does not do: replay the recorded answers (the cluster simulator's platform
 //! answers by the trace's latency model, every answer a success), charge more than one
 //! unit a call, run a text host's lane, withdraw a call whose client gave up, or make a
-//! call's follow-up; the result counts each of those calls, so a reader knows. The cluster
-//! simulator models one platform: each platform here gets its limit and latency, but
-//! obv's buffer policy and rate-limit headers, and every session (also `system`) is a
-//! client session.
+//! call's follow-up; the result counts each of those calls, so a reader knows. Each
+//! platform runs with its own limit, latency, buffer policy and (obv's alone) rate-limit
+//! headers; every session (also `system`) is a client session.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -134,6 +133,7 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 balancer: Balancer::Hash,
                 forward_ms: FORWARD_MS,
                 engine_ms: ENGINE_MS,
+                platform,
                 capacity: milli / 1_000,
                 window_s: limit.window.as_secs(),
                 latency,

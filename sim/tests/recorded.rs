@@ -410,6 +410,8 @@ fn the_soaks_recording_behind_three_replicas_against_one() {
             assert_eq!(run.ends.values().sum::<u64>(), run.calls, "every call ended once: {r}");
             assert!(run.max_units_in_window <= r.limit.capacity, "{r}");
             assert_eq!(run.over_limit, 0, "{r}");
+            // Each platform's own path: its keys, its buffer policy.
+            assert!(run.admissions.iter().all(|a| a.line.platform == r.platform), "{r}");
         }
         assert_eq!(r.runs[0].forwarded, 0, "one replica forwards nothing: {r}");
         // One owner keeps one budget: the same questions go upstream, the waits alike.
