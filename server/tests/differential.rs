@@ -475,7 +475,7 @@ mod handover {
             at_ms,
             session: session.to_owned(),
             key,
-            replica: 1,
+            replica: Some(1),
         };
         let mut calls: Vec<ScriptedCall> = (0..30).map(|i| call(1_017 + i, "a", i)).collect();
         calls.extend((0..10).map(|i| call(9_031 + i, "b", 100 + i)));
@@ -722,7 +722,7 @@ mod handover {
             cost: Units::ONE,
             lane: Lane::MAIN,
         };
-        let origin = call.replica;
+        let origin = call.replica.expect("the script names each call's replica");
         loop {
             let target = if world.owning.lock().unwrap()[origin] {
                 Some(origin)

@@ -183,9 +183,10 @@ pub struct ScriptedCall {
     pub session: String,
     /// The question it asks (`q = k<key>`): equal keys are identical requests.
     pub key: u64,
-    /// The replica the load balancer gives it (and its client asks again, after a
-    /// replica's state was lost).
-    pub replica: usize,
+    /// The replica it lands at (and its client asks again at, after a replica's state
+    /// was lost); left out, the scenario's load balancer picks one.
+    #[serde(default)]
+    pub replica: Option<usize>,
 }
 
 /// One admission a replica sent, as the differential test compares it with the server's.
@@ -210,7 +211,7 @@ impl ClusterScenario {
         if s.replicas == 0 || s.drift_ppm.len() != s.replicas {
             return Err("one drift per replica, at least one replica".to_owned());
         }
-        if s.calls.iter().any(|c| c.replica >= s.replicas) {
+        if s.calls.iter().any(|c| c.replica.is_some_and(|r| r >= s.replicas)) {
             return Err("a scripted call lands at a replica that does not exist".to_owned());
         }
         Ok(s)
@@ -708,7 +709,7 @@ impl Sim {
         };
         let key = CacheKey::new(self.s.platform, DataClass::Search, "search").param("q", format!("k{}", c.key));
         let session = u32::try_from(session).expect("fewer than 2^32 sessions");
-        self.push_call(session, Some(c.replica), key, c.at_ms * MS)
+        self.push_call(session, c.replica, key, c.at_ms * MS)
     }
 
     fn push_call(&mut self, session: u32, replica: Option<usize>, key: CacheKey, at: u64) -> u64 {
@@ -1009,7 +1010,7 @@ impl Sim {
             return None;
         }
         Some(match self.s.balancer {
-            Balancer::Hash => up[(session as usize).wrapping_mul(2_654_435_761) % up.len()],
+            Balancer::Hash => up[hashed(session, up.len())],
             Balancer::RoundRobin => {
                 self.rr += 1;
                 up[self.rr % up.len()]
@@ -1570,4 +1571,23 @@ fn new_shell(id: PlatformId, local_limit: LimitConfig, buffer: StoreBuffer<Memor
     config.record_events = false;
     let path = PlatformPath::new(config, buffer).map_err(|e| e.to_string())?;
     Ok(Shell::new(path, |_| ()).with_check_every(1))
+}
+
+/// The hash balancer's pick among `up` live replicas for session `session`: the same
+/// replica for a session while the live set stays, the sessions spread over them.
+fn hashed(session: u32, up: usize) -> usize {
+    (session as usize).wrapping_mul(2_654_435_761) % up
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hashed;
+
+    #[test]
+    fn a_session_keeps_its_replica_and_sessions_spread() {
+        assert_eq!(hashed(1, 3), hashed(1, 3));
+        assert_eq!(hashed(7, 1), 0);
+        let used: std::collections::BTreeSet<usize> = (0..30).map(|i| hashed(i, 3)).collect();
+        assert_eq!(used.len(), 3, "thirty sessions reach every one of three replicas");
+    }
 }

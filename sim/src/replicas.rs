@@ -55,15 +55,6 @@ pub struct ReplicaWhatIf {
     pub runs: Vec<ClusterOutcome>,
 }
 
-/// The session's replica, as a load balancer hashing on the session would give it
-/// (FNV-1a, stable across runs).
-fn replica_of(session: &str, replicas: usize) -> usize {
-    let hash = session.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    (hash % replicas as u64) as usize
-}
-
 /// Runs each limited platform the workload calls behind one and behind `replicas`
 /// replicas.
 pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<ReplicaWhatIf>, String> {
@@ -151,7 +142,8 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                         at_ms: *at_ms,
                         session: session.clone(),
                         key: *key,
-                        replica: replica_of(session, n),
+                        // Where the balancer (a hash of the session) sends it.
+                        replica: None,
                     })
                     .collect(),
             };
@@ -233,18 +225,5 @@ impl fmt::Display for ReplicaWhatIf {
             writeln!(f, "{line}")?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_session_keeps_its_replica_and_sessions_spread() {
-        assert_eq!(replica_of("s1", 3), replica_of("s1", 3));
-        assert_eq!(replica_of("anything", 1), 0);
-        let used: std::collections::BTreeSet<usize> = (0..30).map(|i| replica_of(&format!("s{i}"), 3)).collect();
-        assert_eq!(used.len(), 3, "thirty sessions reach every one of three replicas");
     }
 }
