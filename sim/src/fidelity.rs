@@ -274,9 +274,11 @@ enum Parting {
 /// have gone in the other order at the server: its timers' jitter, not a different
 /// decision. When the replay let each of them go at once (nobody waited, the bucket had
 /// room), the order changed no queue: `simulator` is reordered to match and the comparison
-/// goes on. (The sessions' fair-queue tags may still differ by the order; should that change
-/// a later admission, the comparison reports it as a divergence — it never hides one.) When one came from the queue, the fair queue's later order depends
-/// on which went first, so it stops there.
+/// goes on. (The sessions' fair-queue tags may still differ by the order; should that
+/// change a later admission, the comparison reports it as a divergence — it never hides
+/// one.) When one came from the queue, the fair queue's later order depends on which went
+/// first, so it stops there; so it does where the server's admission is of a call that
+/// arrived (`arrived`) after the replay's admission at that place, within the tolerance.
 fn compare(
     server: &[Admitted],
     simulator: &mut [Admitted],
