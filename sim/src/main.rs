@@ -243,9 +243,11 @@ fn replicas_what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<E
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "\nwhat if {replicas} replicas (cluster simulator, seed {seed}: lease TTL 5 s, sessions spread by a hash, \
-         forwards 3 ms each way; each platform with its own limit, latency model and buffer policy, every \
-         answer a success, one unit a call):"
+        "\nwhat if {replicas} replicas (cluster simulator, seed {seed}: lease TTL {} s, sessions spread by a hash, \
+         forwards {} ms each way; each platform with its own limit, latency model and buffer policy, every \
+         answer a success, one unit a call):",
+        besluitbron_sim::replicas::LEASE_TTL_MS / 1_000,
+        besluitbron_sim::replicas::FORWARD_MS,
     )?;
     match besluitbron_sim::replicas::what_if(workload, replicas, seed) {
         Ok(results) => {

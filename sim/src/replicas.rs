@@ -26,9 +26,9 @@ use crate::engine::{Enforced, TEXT_OP, enforced};
 use crate::scenario::Workload;
 
 /// The server's default lease TTL (`cluster.lease_ttl_ms`).
-const LEASE_TTL_MS: u64 = 5_000;
+pub const LEASE_TTL_MS: u64 = 5_000;
 /// One way between replicas and to the lease engine (a local network).
-const FORWARD_MS: u64 = 3;
+pub const FORWARD_MS: u64 = 3;
 const ENGINE_MS: u64 = 1;
 /// A call waits for its answer this long at most (longer than any wait a replay shows, so
 /// that no give-up cuts a wait short).
