@@ -59,24 +59,24 @@ pub fn rechtspraak_answer(data: &[u8]) -> usize {
 /// Reads `data` as a Basiswettenbestand SRU answer, classified as the client does, and
 /// as a toestand: how many of the two it was.
 pub fn bwb_answer(data: &[u8]) -> usize {
-    use crate::platforms::bwb;
-    usize::from(bwb::parse_sru(data).is_ok_and(|answer| bwb::read_answer(answer, 1).is_ok()))
+    use crate::platforms::{bwb, koop};
+    usize::from(koop::read_body::<bwb::BwbRecord>(&bwb::COLLECTION, data, 1).is_ok())
         + usize::from(bwb::read_toestand(data).is_ok())
 }
 
 /// Reads `data` as a CVDR SRU answer, classified as the client does, and as a local
 /// regulation's XML: how many of the two it was.
 pub fn cvdr_answer(data: &[u8]) -> usize {
-    use crate::platforms::cvdr;
-    usize::from(cvdr::parse_sru(data).is_ok_and(|answer| cvdr::read_answer(answer, 1).is_ok()))
+    use crate::platforms::{cvdr, koop};
+    usize::from(koop::read_body::<cvdr::CvdrRecord>(&cvdr::COLLECTION, data, 1).is_ok())
         + usize::from(cvdr::read_text(data).is_ok())
 }
 
 /// Reads `data` as an Officiële Bekendmakingen SRU answer and classifies it as the
 /// client does (results, warning, rejection, overload): whether it gave results.
 pub fn ob_answer(data: &[u8]) -> bool {
-    use crate::platforms::ob;
-    ob::parse_sru(data).is_ok_and(|answer| ob::read_answer(answer, 1).is_ok())
+    use crate::platforms::{koop, ob};
+    koop::read_body::<ob::ObRecord>(&ob::COLLECTION, data, 1).is_ok()
 }
 
 /// The CQL query for these words and filters (any text): `None` when the builder

@@ -184,7 +184,10 @@ async fn an_article_is_asked_by_its_number_and_the_whole_text_pages_by_character
         }
     }
     assert!(
-        whole.starts_with("Hoofdstuk 1 Inleidende bepalingen\n\nTitel 1.1 Definities en reikwijdte\n\nArtikel 1:1\n"),
+        whole.starts_with(
+            "Algemene wet bestuursrecht\n\nCiteertitel: Algemene wet bestuursrecht\n\nHoofdstuk 1 Inleidende \
+             bepalingen\n\nTitel 1.1 Definities en reikwijdte\n\nArtikel 1:1\n"
+        ),
         "{whole}"
     );
     for p in paragraphs(AWB, "2025-01-01", "1:3") {

@@ -16,6 +16,7 @@
 
 pub mod bwb;
 pub mod cvdr;
+pub mod koop;
 pub mod ob;
 pub mod obv;
 pub mod offers;

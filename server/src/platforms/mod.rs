@@ -22,12 +22,14 @@
 pub mod bwb;
 pub mod cvdr;
 pub mod http;
+pub mod koop;
 pub mod ob;
 pub mod obv;
 pub mod opentk;
 pub mod ori;
 pub mod rechtspraak;
 pub mod tk;
+pub mod xml;
 
 pub use http::{HttpConfig, PlatformError, PlatformRequest, Retry};
 pub use ob::{ObClient, ObError};

@@ -24,22 +24,20 @@ use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Structure, provenance, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::connectors::pages::{TextPage, text_page};
+use crate::connectors::koop::{
+    self, OutlineEntry, date_arg, length_schema, limit_schema, offset_schema, read_length, regulation_page,
+    text_offset_schema,
+};
+use crate::connectors::pages::TextPage;
 use crate::connectors::vocabulary::{Item, Tally};
-use crate::platforms::bwb::{BwbClient, BwbRecord, BwbSearch, MAX_LIMIT, Toestand, is_bwb_id};
-use crate::platforms::http::{PlatformError, is_iso_date};
+use crate::platforms::bwb::{BwbClient, BwbRecord, BwbSearch, MAX_LIMIT, Regulation, is_bwb_id};
+use crate::platforms::http::PlatformError;
 
 const PLATFORM: PlatformId = PlatformId::Bwb;
 /// Every SRU request and every toestand counts one call.
 const COST: Units = Units::ONE;
 /// Records `bwb_search` shows by default.
 const DEFAULT_LIMIT: usize = 10;
-/// Characters of text per `bwb_read` call by default, and at most.
-const DEFAULT_LENGTH: usize = 10_000;
-const MAX_LENGTH: usize = 100_000;
-/// Entries of the outline shown in the structured content at most (a long law's whole
-/// outline would not fit the answer budget; `outline_entries` says how many there are).
-const MAX_OUTLINE: usize = 60;
 
 /// The registry's entry.
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
@@ -75,26 +73,6 @@ title, kind and ministry as in force on a date (default today); bwb_read gives o
 fn open(config: &Config) -> Result<Client, PlatformError> {
     let client = BwbClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
     Ok(Arc::new(client))
-}
-
-/// A plain integer 1–50.
-fn limit_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT})
-}
-
-/// A plain integer from 0.
-fn offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 0, "maximum": 9_998})
-}
-
-/// A plain integer 1–100000.
-fn length_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LENGTH})
-}
-
-/// A plain integer from 0 (characters).
-fn text_offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 0})
 }
 
 /// Arguments of `bwb_search`.
@@ -151,34 +129,6 @@ pub struct ReadArgs {
     #[schemars(schema_with = "length_schema")]
     #[serde(default)]
     pub length: Option<usize>,
-}
-
-/// Today's date (UTC), YYYY-MM-DD, from the wall clock read at the edge.
-pub(crate) fn today() -> String {
-    let days = (crate::clock::wall_now().0 / 86_400_000) as i64;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// The date asked, or today; an invalid one is the tool's error message.
-pub(crate) fn date_arg(tool: &str, date: Option<&str>) -> Result<String, String> {
-    match date.map(str::trim).filter(|d| !d.is_empty()) {
-        None => Ok(today()),
-        Some(d) if is_iso_date(d) => Ok(d.to_owned()),
-        Some(d) => Err(format!(
-            "{tool}: `date` must be a day written YYYY-MM-DD, not `{}`",
-            crate::platforms::http::brief(d)
-        )),
-    }
 }
 
 /// The page for people: `https://wetten.overheid.nl/{id}/{date}`.
@@ -246,19 +196,8 @@ pub struct VersionAnswer {
 /// What `bwb_read` keeps of the text: the regulation read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TextAnswer {
-    /// The toestand.
-    pub toestand: Toestand,
-}
-
-/// One entry of a regulation's outline.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct OutlineEntry {
-    /// `Artikel 1:3` or a division's heading.
-    pub label: String,
-    /// The article's number, for `article`.
-    pub article: Option<String>,
-    /// How deep it stands (0 outermost).
-    pub depth: usize,
+    /// The toestand, read whole.
+    pub toestand: Regulation,
 }
 
 /// `bwb_read`'s structured content.
@@ -286,7 +225,8 @@ pub struct ReadShown {
     pub article: Option<String>,
     /// Articles in the version.
     pub articles: usize,
-    /// Divisions and articles, in order (the first 60).
+    /// Divisions, articles and parts (aanhef, ondertekening, annexes), in order (the
+    /// first 60).
     pub outline: Vec<OutlineEntry>,
     /// Entries of the whole outline (more than shown when the law is long: read on by
     /// `article`, or page the text).
@@ -340,7 +280,7 @@ async fn bwb_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         Ok(limit) => limit,
         Err(message) => return tool_error(message).into(),
     };
-    let date = match date_arg("bwb_search", args.date.as_deref()) {
+    let date = match date_arg("bwb_search", args.date.as_deref(), ctx.clock.wall()) {
         Ok(date) => date,
         Err(message) => return tool_error(message).into(),
     };
@@ -472,17 +412,14 @@ async fn bwb_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
         ))
         .into();
     }
-    let date = match date_arg("bwb_read", args.date.as_deref()) {
+    let date = match date_arg("bwb_read", args.date.as_deref(), ctx.clock.wall()) {
         Ok(date) => date,
         Err(message) => return tool_error(message).into(),
     };
-    let length = args.length.unwrap_or(DEFAULT_LENGTH);
-    if length == 0 || length > MAX_LENGTH {
-        return tool_error(format!(
-            "bwb_read: `length` must be 1 to {MAX_LENGTH} characters (default {DEFAULT_LENGTH})"
-        ))
-        .into();
-    }
+    let length = match read_length("bwb_read", args.length) {
+        Ok(length) => length,
+        Err(message) => return tool_error(message).into(),
+    };
     let offset = args.offset.unwrap_or(0);
     let article = args
         .article
@@ -567,27 +504,8 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Ren
     let t = &answer.toestand;
     let r = &asked.record;
     let title = t.citation_title.clone().unwrap_or_else(|| r.title.clone());
-    let (body, article) = match &asked.article {
-        Some(number) => match t.article(number) {
-            Some(a) => (
-                format!("{}\n{}", crate::platforms::bwb::toestand::article_heading(a), a.text),
-                Some(a.number.clone()),
-            ),
-            None => {
-                let numbers: Vec<&str> = t.articles.iter().take(40).map(|a| a.number.as_str()).collect();
-                return Err(format!(
-                    "{title} ({}) as in force on {} has no article `{}`; its articles are {}{}",
-                    r.identifier,
-                    asked.date,
-                    crate::platforms::http::brief(number),
-                    numbers.join(", "),
-                    if t.articles.len() > 40 { ", …" } else { "" }
-                ));
-            }
-        },
-        None => (t.full_text(), None),
-    };
-    let (page, at) = text_page(&body, asked.offset, asked.length);
+    let about = format!("{title} ({}) as in force on {}", r.identifier, asked.date);
+    let page = regulation_page(t, asked.article.as_deref(), asked.offset, asked.length, &about)?;
     let url = public_url(&r.identifier, r.valid_from.as_deref());
     let until = r
         .valid_until
@@ -595,31 +513,31 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Ren
         .filter(|u| *u != "9999-12-31")
         .map(|u| format!(" until {u}"))
         .unwrap_or_else(|| " (no end set)".to_owned());
+    let articles = t.articles().count();
     let mut text = format!(
-        "{title} ({}, {}{}) as in force on {}: the version valid from {}{until}{}. {} articles. {}",
+        "{title} ({}, {}{}) as in force on {}: the version valid from {}{until}{}. {articles} articles. {}",
         r.identifier,
         r.kind.as_deref().unwrap_or("kind unknown"),
         r.authority.as_deref().map(|a| format!(", {a}")).unwrap_or_default(),
         asked.date,
         r.valid_from.as_deref().unwrap_or("?"),
         provenance(served),
-        t.articles.len(),
         url
     );
-    match &article {
+    match &page.article {
         Some(n) => {
-            let _ = write!(text, "\nArticle {n}, {}.", at.note());
+            let _ = write!(text, "\nArticle {n}, {}.", page.at.note());
         }
         None => {
-            let _ = write!(text, "\nThe text, {}.", at.note());
+            let _ = write!(text, "\nThe text, {}.", page.at.note());
         }
     }
-    if at.text_length == 0 && at.total_length > 0 {
+    if page.at.text_length == 0 && page.at.total_length > 0 {
         let _ = write!(text, " This offset is past the end of the text.");
     }
     text.push_str("\n\n");
-    text.push_str(&page);
-    let (outline, outline_entries) = outline(t);
+    text.push_str(&page.text);
+    let (outline, outline_entries) = koop::outline(t);
     let shown = ReadShown {
         id: r.identifier.clone(),
         title,
@@ -630,11 +548,11 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Ren
         valid_until: r.valid_until.clone(),
         url,
         platform: "bwb".to_owned(),
-        article,
-        articles: t.articles.len(),
+        article: page.article,
+        articles,
         outline,
         outline_entries,
-        page: at,
+        page: page.at,
     };
     Ok(Rendered {
         text,
@@ -642,64 +560,19 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Ren
     })
 }
 
-/// Divisions and articles in order, the first [`MAX_OUTLINE`], and how many there are.
-fn outline(t: &Toestand) -> (Vec<OutlineEntry>, usize) {
-    let mut out = Vec::new();
-    let mut path: Vec<String> = Vec::new();
-    for a in &t.articles {
-        for (depth, heading) in a.path.iter().enumerate() {
-            if path.get(depth) != Some(heading) {
-                path.truncate(depth);
-                path.push(heading.clone());
-                out.push(OutlineEntry {
-                    label: heading.clone(),
-                    article: None,
-                    depth,
-                });
-            }
-        }
-        path.truncate(a.path.len());
-        out.push(OutlineEntry {
-            label: crate::platforms::bwb::toestand::article_heading(a),
-            article: Some(a.number.clone()),
-            depth: a.path.len(),
-        });
-    }
-    let entries = out.len();
-    out.truncate(MAX_OUTLINE);
-    (out, entries)
-}
-
-/// The article `a` as the assistant reads it (for tests).
-#[cfg(test)]
-fn article_text(a: &crate::platforms::bwb::Article) -> String {
-    format!("{}\n{}", crate::platforms::bwb::toestand::article_heading(a), a.text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platforms::bwb::Article;
-
-    #[test]
-    fn today_is_a_date_and_a_bad_date_is_refused() {
-        assert!(is_iso_date(&today()), "{}", today());
-        assert_eq!(date_arg("t", Some("2025-01-01")).unwrap(), "2025-01-01");
-        assert!(date_arg("t", Some("2025-02-30")).unwrap_err().contains("YYYY-MM-DD"));
-        assert_eq!(date_arg("t", None).unwrap(), today());
-    }
+    use crate::platforms::bwb::read_toestand;
 
     #[test]
     fn an_article_missing_from_the_version_is_said_with_the_ones_there_are() {
-        let toestand = Toestand {
-            citation_title: Some("Wet consumentenvuurwerk".into()),
-            articles: vec![Article {
-                number: "1".into(),
-                text: "Tekst.".into(),
-                ..Article::default()
-            }],
-            ..Toestand::default()
-        };
+        let toestand = read_toestand(
+            br#"<toestand bwb-id="BWBR0047001"><wetgeving><citeertitel>Wet consumentenvuurwerk</citeertitel>
+            <wet-besluit><wettekst><artikel><kop><label>Artikel</label><nr>1</nr></kop><al>Tekst.</al></artikel>
+            </wettekst></wet-besluit></wetgeving></toestand>"#,
+        )
+        .unwrap();
         let asked = Asked {
             record: BwbRecord {
                 identifier: "BWBR0047001".into(),
@@ -710,27 +583,14 @@ mod tests {
             offset: 0,
             length: 100,
         };
-        let e = render_read(
-            &TextAnswer {
-                toestand: toestand.clone(),
-            },
-            Served::Fetched,
-            &asked,
-        )
-        .unwrap_err();
+        let answer = TextAnswer { toestand };
+        let e = render_read(&answer, Served::Fetched, &asked).unwrap_err();
         assert!(e.contains("has no article `7`; its articles are 1"), "{e}");
         let asked = Asked {
             article: Some("artikel 1".into()),
             ..asked
         };
-        let r = render_read(
-            &TextAnswer {
-                toestand: toestand.clone(),
-            },
-            Served::Fetched,
-            &asked,
-        )
-        .unwrap();
-        assert!(r.text.ends_with(&article_text(&toestand.articles[0])), "{}", r.text);
+        let r = render_read(&answer, Served::Fetched, &asked).unwrap();
+        assert!(r.text.ends_with("\n\nArtikel 1\nTekst."), "{}", r.text);
     }
 }

@@ -26,15 +26,17 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::bwb::date_arg;
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Structure, provenance, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::connectors::pages::{TextPage, text_page};
+use crate::connectors::koop::{
+    self, OutlineEntry, date_arg, length_schema, limit_schema, offset_schema, read_length, regulation_page,
+    text_offset_schema,
+};
+use crate::connectors::pages::TextPage;
 use crate::connectors::vocabulary::{Item, Tally};
-use crate::platforms::bwb::Toestand;
-use crate::platforms::cvdr::{CvdrClient, CvdrRecord, CvdrSearch, MAX_LIMIT, is_cvdr_id};
+use crate::platforms::cvdr::{CvdrClient, CvdrRecord, CvdrSearch, MAX_LIMIT, Regulation, is_cvdr_id};
 use crate::platforms::http::PlatformError;
 
 const PLATFORM: PlatformId = PlatformId::Cvdr;
@@ -42,9 +44,6 @@ const PLATFORM: PlatformId = PlatformId::Cvdr;
 const COST: Units = Units::ONE;
 /// Records `cvdr_search` shows by default.
 const DEFAULT_LIMIT: usize = 10;
-/// Characters of text per `cvdr_read` call by default, and at most.
-const DEFAULT_LENGTH: usize = 10_000;
-const MAX_LENGTH: usize = 100_000;
 
 /// The registry's entry.
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
@@ -79,22 +78,6 @@ record says of the decision that set it.";
 fn open(config: &Config) -> Result<Client, PlatformError> {
     let client = CvdrClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
     Ok(Arc::new(client))
-}
-
-fn limit_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT})
-}
-
-fn offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 0, "maximum": 9_998})
-}
-
-fn length_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LENGTH})
-}
-
-fn text_offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 0})
 }
 
 /// Arguments of `cvdr_search`.
@@ -133,6 +116,11 @@ pub struct ReadArgs {
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date: Option<String>,
+    /// Only this article, by its number: `2`, `1.3`, `artikel 2a` (many beleidsregels
+    /// have none: read them whole).
+    #[schemars(length(max = 30))]
+    #[serde(default)]
+    pub article: Option<String>,
     /// Default 0; from the answer's `next_offset`.
     #[schemars(schema_with = "text_offset_schema")]
     #[serde(default)]
@@ -216,8 +204,8 @@ pub struct VersionAnswer {
 /// What `cvdr_read` keeps of the text: the regulation read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TextAnswer {
-    /// The regulation's articles.
-    pub text: Toestand,
+    /// The regulation, read whole.
+    pub text: Regulation,
 }
 
 /// What the record says of the decision that set this version.
@@ -256,8 +244,15 @@ pub struct ReadShown {
     pub valid_until: Option<String>,
     /// The decision that set it, as the record gives it.
     pub decision: Decision,
-    /// Articles in the version.
+    /// Articles in the version (0 for one written in chapters or parts without them).
     pub articles: usize,
+    /// The article read, when one was asked.
+    pub article: Option<String>,
+    /// Chapters, articles and parts (aanhef, ondertekening, annexes), in order (the
+    /// first 60).
+    pub outline: Vec<OutlineEntry>,
+    /// Entries of the whole outline.
+    pub outline_entries: usize,
     /// Where the page of text is (the text itself is the answer's text content).
     #[serde(flatten)]
     pub page: TextPage,
@@ -304,7 +299,7 @@ async fn cvdr_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         Ok(limit) => limit,
         Err(message) => return tool_error(message).into(),
     };
-    let date = match date_arg("cvdr_search", args.date.as_deref()) {
+    let date = match date_arg("cvdr_search", args.date.as_deref(), ctx.clock.wall()) {
         Ok(date) => date,
         Err(message) => return tool_error(message).into(),
     };
@@ -447,17 +442,20 @@ async fn cvdr_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
         .into();
     }
     let versioned = id.contains('_');
-    let date = match date_arg("cvdr_read", args.date.as_deref()) {
+    let date = match date_arg("cvdr_read", args.date.as_deref(), ctx.clock.wall()) {
         Ok(date) => date,
         Err(message) => return tool_error(message).into(),
     };
-    let length = args.length.unwrap_or(DEFAULT_LENGTH);
-    if length == 0 || length > MAX_LENGTH {
-        return tool_error(format!(
-            "cvdr_read: `length` must be 1 to {MAX_LENGTH} characters (default {DEFAULT_LENGTH})"
-        ))
-        .into();
-    }
+    let length = match read_length("cvdr_read", args.length) {
+        Ok(length) => length,
+        Err(message) => return tool_error(message).into(),
+    };
+    let article = args
+        .article
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_owned);
     let offset = args.offset.unwrap_or(0);
     let client = match ctx.clients.get::<CvdrClient>(PLATFORM) {
         Ok(c) => c,
@@ -513,11 +511,14 @@ async fn cvdr_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
     let asked = Asked {
         record,
         date: (!versioned).then_some(date),
+        article,
         offset,
         length,
     };
-    ctx.answer(call, text, |answer, served| render_read(answer, served, &asked))
-        .await
+    ctx.answer_for(crate::call::Who::Caller, call, text, |answer, served| {
+        render_read(answer, served, &asked)
+    })
+    .await
 }
 
 /// What `cvdr_read` was asked, with the version found.
@@ -525,12 +526,14 @@ struct Asked {
     record: CvdrRecord,
     /// The day asked, for a work id.
     date: Option<String>,
+    article: Option<String>,
     offset: usize,
     length: usize,
 }
 
-/// `cvdr_read`'s result: a summary, then the page of text.
-fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Rendered {
+/// `cvdr_read`'s result: a summary, then the page of text (the article asked, or the
+/// whole regulation); a missing article is the tool's error naming the ones there are.
+fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Rendered, String> {
     let t = &answer.text;
     let r = &asked.record;
     let title = t
@@ -538,7 +541,10 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Rendered {
         .clone()
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| r.title.clone());
-    let (page, at) = text_page(&t.full_text(), asked.offset, asked.length);
+    let about = format!("{title} ({})", r.identifier);
+    let page = regulation_page(t, asked.article.as_deref(), asked.offset, asked.length, &about)?;
+    let at = page.at;
+    let articles = t.articles().count();
     let url = page_url(r);
     let organisation = r.organisation();
     let until = r
@@ -547,7 +553,7 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Rendered {
         .map(|u| format!(" until {u}"))
         .unwrap_or_else(|| " (no end set)".to_owned());
     let mut text = format!(
-        "{title} ({}, {}{}){}: the version in force from {}{until}{}. {} articles. {url}",
+        "{title} ({}, {}{}){}: the version in force from {}{until}{}. {}. {url}",
         r.identifier,
         r.kind().as_deref().unwrap_or("kind unknown"),
         organisation.as_deref().map(|o| format!(", {o}")).unwrap_or_default(),
@@ -558,7 +564,11 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Rendered {
             .unwrap_or_default(),
         r.in_force_from.as_deref().unwrap_or("?"),
         provenance(served),
-        t.articles.len(),
+        if articles == 0 {
+            "No articles: it is written in chapters or parts".to_owned()
+        } else {
+            format!("{articles} articles")
+        },
     );
     let decision = Decision {
         date: r.issued.clone(),
@@ -583,12 +593,20 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Rendered {
     if !set.is_empty() {
         let _ = write!(text, "\nThe decision: {}.", set.join("; "));
     }
-    let _ = write!(text, "\nThe text, {}.", at.note());
+    match &page.article {
+        Some(n) => {
+            let _ = write!(text, "\nArticle {n}, {}.", at.note());
+        }
+        None => {
+            let _ = write!(text, "\nThe text, {}.", at.note());
+        }
+    }
     if at.text_length == 0 && at.total_length > 0 {
         let _ = write!(text, " This offset is past the end of the text.");
     }
     text.push_str("\n\n");
-    text.push_str(&page);
+    text.push_str(&page.text);
+    let (outline, outline_entries) = koop::outline(t);
     let shown = ReadShown {
         id: r.identifier.clone(),
         title,
@@ -599,13 +617,16 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Rendered {
         platform: PLATFORM.as_str().to_owned(),
         valid_until: r.in_force_until.clone(),
         decision,
-        articles: t.articles.len(),
+        articles,
+        article: page.article,
+        outline,
+        outline_entries,
         page: at,
     };
-    Rendered {
+    Ok(Rendered {
         text,
         structured: Structure::Own(json!(shown)),
-    }
+    })
 }
 
 #[cfg(test)]

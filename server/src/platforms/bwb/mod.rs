@@ -7,39 +7,29 @@
 //!   into one quoted `overheidbwb.titel all "…"` clause with everything but letters,
 //!   digits, spaces, `-`, `'` and `.` removed, so no text can change the query's
 //!   structure; identifiers and dates are checked before they are written.
-//! - An answer with diagnostics and no count is the service rejecting the query
-//!   ([`PlatformError::BadRequest`] quoting it), or overload when the diagnostic is a
-//!   system one or there is none; never "no results".
+//! - Searches are the shared service's ([`COLLECTION`], [`crate::platforms::koop`]): an
+//!   answer with diagnostics and no count is the service rejecting the query, or
+//!   overload; never "no results"; an answer cut short is an error, never a short page.
 //! - A toestand is fetched only from the record's `locatie_toestand` on the search
-//!   host or on KOOP's repository host ([`REPOSITORY_HOST`]), under `/bwb/`.
+//!   host or on KOOP's repository host ([`koop::REPOSITORY_HOST`]), under `/bwb/`.
 //!
 //! What this module does not do: list a regulation's versions, or read its wti and
 //! manifest files.
 
-pub mod toestand;
 pub mod wire;
+
+use std::time::Duration;
 
 use besluitbron_core::PlatformId;
 use reqwest::Url;
 
-use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat, Retry};
-pub use toestand::{Article, Toestand, ToestandError, read_toestand};
-pub use wire::{BwbRecord, Diagnostic, SruResponse, parse_sru};
+use super::http::{self, HttpConfig, PlatformError};
+pub use super::koop::regulation::{Block, Regulation, RegulationError};
+use super::koop::regulation::{Root, read_regulation};
+use super::koop::{self, Collection, FileLink, SruService, SruVersion};
+pub use wire::BwbRecord;
 
 const PLATFORM: PlatformId = PlatformId::Bwb;
-
-/// KOOP's repository host, where toestanden live.
-pub const REPOSITORY_HOST: &str = "repository.officiele-overheidspublicaties.nl";
-
-/// How a KOOP collection's file links are checked ([`koop_file_url`]): the folder its
-/// files lie under and the words of each refusal.
-pub(crate) struct FileLink {
-    /// `/bwb/`, `/cvdr/`.
-    pub dir: &'static str,
-    pub not_a_url: &'static str,
-    pub elsewhere: &'static str,
-    pub not_a_file: &'static str,
-}
 
 const TOESTAND_LINK: FileLink = FileLink {
     dir: "/bwb/",
@@ -48,60 +38,19 @@ const TOESTAND_LINK: FileLink = FileLink {
     not_a_file: "the toestand's location is not a BWB file",
 };
 
-/// A file link a KOOP record gives, accepted only on the search host (`base`) or KOOP's
-/// repository host, under `link.dir` and ending `.xml`, without credentials, query or
-/// fragment.
-pub(crate) fn koop_file_url(
-    platform: PlatformId,
-    base: &Url,
-    url: &str,
-    link: &FileLink,
-) -> Result<Url, PlatformError> {
-    let refuse = |detail: &str| PlatformError::ForeignLink {
-        platform,
-        detail: detail.to_owned(),
-    };
-    let parsed = Url::parse(url).map_err(|_| refuse(link.not_a_url))?;
-    let on_base = parsed.scheme() == base.scheme()
-        && parsed.host_str() == base.host_str()
-        && parsed.port_or_known_default() == base.port_or_known_default();
-    let on_repository = parsed.scheme() == "https" && parsed.host_str() == Some(REPOSITORY_HOST);
-    if !(on_base || on_repository) {
-        return Err(refuse(link.elsewhere));
-    }
-    if !parsed.username().is_empty()
-        || parsed.password().is_some()
-        || parsed.query().is_some()
-        || parsed.fragment().is_some()
-        || !(parsed.path().contains(link.dir) && parsed.path().ends_with(".xml"))
-    {
-        return Err(refuse(link.not_a_file));
-    }
-    Ok(parsed)
-}
+/// The Basiswettenbestand as a collection of KOOP's search service.
+pub static COLLECTION: Collection = Collection {
+    platform: PLATFORM,
+    version: SruVersion::V1_2,
+    connection: Some("BWB"),
+    max_records: MAX_LIMIT,
+    advice: "Use fewer or plainer words of the title, or drop a filter",
+    narrow: "more words of the title, a kind or a ministry",
+    overload_backoff: Duration::from_secs(5),
+};
 
-/// KOOP's SRU 1.2 request for `query` in the collection `connection` (`x-connection`).
-pub(crate) fn sru_search_url(base: &Url, connection: &str, query: &str, start_record: u64, limit: u32) -> Url {
-    http::with_query(
-        base.clone(),
-        [
-            ("operation", "searchRetrieve".to_owned()),
-            ("version", "1.2".to_owned()),
-            ("x-connection", connection.to_owned()),
-            ("startRecord", start_record.to_string()),
-            ("maximumRecords", limit.to_string()),
-            ("query", query.to_owned()),
-        ],
-    )
-}
 /// Most records per page.
 pub const MAX_LIMIT: u32 = 50;
-/// The furthest record a search may start at (as `ob`'s SRU service).
-pub const MAX_START_RECORD: u64 = 9_999;
-/// Longest words text written into a query, in characters.
-pub const MAX_WORDS_CHARS: usize = 200;
-/// How long an overloaded service is waited out before asking once more.
-const OVERLOAD_BACKOFF: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A search of the Basiswettenbestand.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -114,26 +63,6 @@ pub struct BwbSearch {
     pub authority: Option<String>,
     /// In force on this day, YYYY-MM-DD.
     pub in_force_on: String,
-}
-
-/// `text` as CQL-safe words: letters, digits, spaces, `-`, `'`, `.`; spaces collapsed.
-pub fn clean_words(text: &str) -> String {
-    let kept: String = text
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || matches!(c, '-' | '\'' | '.') {
-                c
-            } else {
-                ' '
-            }
-        })
-        .collect();
-    let words: Vec<&str> = kept.split_whitespace().collect();
-    let mut out = words.join(" ");
-    if out.chars().count() > MAX_WORDS_CHARS {
-        out = out.chars().take(MAX_WORDS_CHARS).collect();
-    }
-    out
 }
 
 /// True for a BWB identifier: `BWBR`, `BWBV` or `BWBW` and seven digits.
@@ -160,13 +89,18 @@ impl BwbSearch {
             ));
         }
         let mut clauses = Vec::new();
-        if let Some(words) = self.words.as_deref().map(clean_words).filter(|w| !w.is_empty()) {
+        if let Some(words) = self.words.as_deref().map(koop::clean_words).filter(|w| !w.is_empty()) {
             clauses.push(format!("overheidbwb.titel all \"{words}\""));
         }
-        if let Some(kind) = self.kind.as_deref().map(clean_words).filter(|w| !w.is_empty()) {
+        if let Some(kind) = self.kind.as_deref().map(koop::clean_words).filter(|w| !w.is_empty()) {
             clauses.push(format!("dcterms.type==\"{kind}\""));
         }
-        if let Some(authority) = self.authority.as_deref().map(clean_words).filter(|w| !w.is_empty()) {
+        if let Some(authority) = self
+            .authority
+            .as_deref()
+            .map(koop::clean_words)
+            .filter(|w| !w.is_empty())
+        {
             clauses.push(format!("overheid.authority=\"{authority}\""));
         }
         if clauses.is_empty() {
@@ -180,95 +114,18 @@ impl BwbSearch {
     }
 }
 
-/// One page of a search (of the Basiswettenbestand's records by default).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchPage<R = BwbRecord> {
-    /// Records that match in all.
-    pub total: u64,
-    /// This page's records.
-    pub records: Vec<R>,
-    /// The offset of the next page, when there is one.
-    pub next_offset: Option<u64>,
-}
+/// One page of a search.
+pub type SearchPage = koop::SearchPage<BwbRecord>;
 
-/// Reads what an SRU answer says about a page asked from `start_record` (1-based):
-/// diagnostics and no count are the service rejecting the query (quoted), or overload
-/// when the diagnostic is a system one (`info:srw/diagnostic/1/1`, `/1/2`) or there is
-/// none; a count with records is the page.
-pub fn read_answer(answer: SruResponse, start_record: u64) -> Result<SearchPage, PlatformError> {
-    read_sru_answer(
-        PLATFORM,
-        answer,
-        start_record,
-        "Use fewer or plainer words of the title, or drop a filter",
-    )
-}
-
-/// [`read_answer`] for any collection of KOOP's SRU 1.2 service: `platform` is named in
-/// the errors, `advice` follows a rejection's quote.
-pub fn read_sru_answer<R>(
-    platform: PlatformId,
-    answer: SruResponse<R>,
-    start_record: u64,
-    advice: &str,
-) -> Result<SearchPage<R>, PlatformError> {
-    let busy = |signal: String| PlatformError::Overloaded {
-        platform,
-        signal,
-        retry_after: OVERLOAD_BACKOFF,
-        retry: Retry::Wait {
-            after: OVERLOAD_BACKOFF,
-        },
-    };
-    let Some(total) = answer.number_of_records else {
-        let system = answer
-            .diagnostics
-            .iter()
-            .find(|d| matches!(d.uri.trim(), "info:srw/diagnostic/1/1" | "info:srw/diagnostic/1/2"));
-        if let Some(system) = system {
-            return Err(busy(format!(
-                "its search answered with {}",
-                bounded(&system.describe())
-            )));
-        }
-        if answer.diagnostics.is_empty() {
-            return Err(busy("its search answered without a number of records".to_owned()));
-        }
-        let said: Vec<String> = answer.diagnostics.iter().map(|d| bounded(&d.describe())).collect();
-        return Err(PlatformError::BadRequest {
-            platform,
-            code: "query_rejected".to_owned(),
-            message: format!("the search was rejected: {}. {advice}", said.join("; ")),
-        });
-    };
-    let before = start_record.saturating_sub(1);
-    if answer.records.is_empty() && total > before {
-        return Err(busy(format!(
-            "a page of {total} hits came back empty at record {start_record}"
-        )));
-    }
-    let reached = before.saturating_add(answer.records.len() as u64);
-    Ok(SearchPage {
-        total,
-        next_offset: (reached < total).then_some(reached),
-        records: answer.records,
-    })
-}
-
-/// A platform message cut to a length an assistant can read.
-pub(crate) fn bounded(text: &str) -> String {
-    let mut out: String = text.chars().take(300).collect();
-    if text.chars().count() > 300 {
-        out.push('…');
-    }
-    out
+/// A toestand (root `toestand`), read whole.
+pub fn read_toestand(bytes: &[u8]) -> Result<Regulation, RegulationError> {
+    read_regulation(bytes, Root::Toestand)
 }
 
 /// The Basiswettenbestand client.
 #[derive(Debug)]
 pub struct BwbClient {
-    http: PlatformHttp,
-    base: Url,
+    service: SruService,
 }
 
 impl BwbClient {
@@ -276,26 +133,13 @@ impl BwbClient {
     /// `https://zoekservice.overheid.nl/sru/Search`).
     pub fn new(base_url: &str, config: &HttpConfig) -> Result<BwbClient, PlatformError> {
         Ok(BwbClient {
-            http: PlatformHttp::new(PLATFORM, config, "application/xml")?,
-            base: http::parse_base_url(PLATFORM, base_url)?,
+            service: SruService::new(&COLLECTION, base_url, config)?,
         })
     }
 
     /// The page of `search` from `offset` (0-based), at most `limit` records.
     pub async fn search(&self, search: &BwbSearch, offset: u64, limit: u32) -> Result<SearchPage, PlatformError> {
-        let query = search.cql()?;
-        let start_record = offset.saturating_add(1);
-        if start_record > MAX_START_RECORD {
-            return Err(PlatformError::BadRequest {
-                platform: PLATFORM,
-                code: "too_deep".to_owned(),
-                message: format!(
-                    "only the first {MAX_START_RECORD} hits can be reached; narrow the search (more words, a kind \
-                     or a ministry)"
-                ),
-            });
-        }
-        self.page(&query, start_record, limit.clamp(1, MAX_LIMIT)).await
+        self.service.search(&search.cql()?, offset, limit).await
     }
 
     /// The version of the regulation `id` in force on `date` (YYYY-MM-DD).
@@ -318,7 +162,7 @@ impl BwbClient {
             ));
         }
         let query = format!("dcterms.identifier=={id} and overheidbwb.geldigheidsdatum=={date}");
-        let page = self.page(&query, 1, 10).await?;
+        let page: SearchPage = self.service.search(&query, 0, 10).await?;
         page.records
             .into_iter()
             .find(|r| r.identifier == id)
@@ -331,15 +175,20 @@ impl BwbClient {
     /// Accepts a toestand's URL only on the search host or KOOP's repository host, under
     /// a `/bwb/` path, without credentials, query or fragment.
     pub fn toestand_url(&self, url: &str) -> Result<Url, PlatformError> {
-        koop_file_url(PLATFORM, &self.base, url, &TOESTAND_LINK)
+        koop::file_url(PLATFORM, self.service.base(), url, &TOESTAND_LINK)
     }
 
     /// The toestand at `url` (from a record's `locatie_toestand`), read.
-    pub async fn toestand(&self, url: &str) -> Result<Toestand, PlatformError> {
+    pub async fn toestand(&self, url: &str) -> Result<Regulation, PlatformError> {
         let url = self.toestand_url(url)?;
-        let fetched = self.http.get(url).await?;
+        let fetched = self.service.http().get(url).await?;
         if !fetched.status.is_success() {
-            return Err(http::status_error(PLATFORM, &fetched, "regulation text", &REFUSALS));
+            return Err(http::status_error(
+                PLATFORM,
+                &fetched,
+                "regulation text",
+                &self.service.refusals(),
+            ));
         }
         read_toestand(&fetched.body).map_err(|e| PlatformError::Garbage {
             platform: PLATFORM,
@@ -349,46 +198,8 @@ impl BwbClient {
 
     /// The SRU request for `query`.
     pub fn search_url(&self, query: &str, start_record: u64, limit: u32) -> Url {
-        sru_search_url(&self.base, "BWB", query, start_record, limit)
+        self.service.search_url(query, start_record, limit)
     }
-
-    async fn page(&self, query: &str, start_record: u64, limit: u32) -> Result<SearchPage, PlatformError> {
-        let fetched = self.http.get(self.search_url(query, start_record, limit)).await?;
-        read_answer(decode(&fetched)?, start_record)
-    }
-}
-
-/// An SRU answer's body as a response, or why it is not one.
-fn decode(fetched: &Fetched) -> Result<SruResponse, PlatformError> {
-    if !fetched.status.is_success() {
-        return Err(http::status_error(PLATFORM, fetched, "search", &REFUSALS));
-    }
-    if !fetched.is_xml() {
-        let content_type = fetched.content_type().unwrap_or("no content type");
-        return Err(PlatformError::Garbage {
-            platform: PLATFORM,
-            detail: format!("{content_type} body is not the expected SRU XML"),
-        });
-    }
-    parse_sru(&fetched.body).map_err(|e| PlatformError::Garbage {
-        platform: PLATFORM,
-        detail: e.to_string(),
-    })
-}
-
-/// The SRU service explains a refused request in diagnostics.
-const REFUSALS: RefusalFormat = RefusalFormat {
-    default_code: "invalid_query",
-    read: read_refusal,
-};
-
-fn read_refusal(body: &[u8]) -> Option<Refusal> {
-    let answer = parse_sru(body).ok()?;
-    let d = answer.diagnostics.first()?;
-    Some(Refusal {
-        code: Some("query_rejected".to_owned()),
-        message: Some(bounded(&d.describe())),
-    })
 }
 
 #[cfg(test)]
@@ -464,28 +275,5 @@ mod tests {
                 "{bad}"
             );
         }
-    }
-
-    #[test]
-    fn diagnostics_without_a_count_are_a_rejection_quoting_the_service() {
-        let answer = SruResponse {
-            number_of_records: None,
-            records: Vec::new(),
-            diagnostics: vec![Diagnostic {
-                uri: "info:srw/diagnostic/1/10".into(),
-                details: None,
-                message: Some("Query syntax error".into()),
-            }],
-        };
-        let e = read_answer(answer.clone(), 1).unwrap_err();
-        assert!(e.to_string().contains("Query syntax error"), "{e}");
-        let overloaded = SruResponse {
-            diagnostics: Vec::new(),
-            ..answer
-        };
-        assert!(matches!(
-            read_answer(overloaded, 1),
-            Err(PlatformError::Overloaded { .. })
-        ));
     }
 }

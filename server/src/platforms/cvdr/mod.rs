@@ -10,31 +10,29 @@
 //!   spaces, `-`, `'` and `.` removed; an organisation is written only as resolved by
 //!   the connector from its own list ([`Organisation`]), never from the caller's text;
 //!   identifiers and dates are checked before they are written.
-//! - An answer with diagnostics and no count is the service rejecting the query
-//!   ([`PlatformError::BadRequest`] quoting it), or overload when the diagnostic is a
-//!   system one or there is none; never "no results" (the reading is `bwb`'s, shared).
+//! - Searches are the shared service's ([`COLLECTION`], [`crate::platforms::koop`]): an
+//!   answer with diagnostics and no count is the service rejecting the query, or
+//!   overload; never "no results"; an answer cut short is an error, never a short page.
 //! - A regulation's text is fetched only from the record's `publicatieurl_xml` on the
-//!   search host or on KOOP's repository host ([`REPOSITORY_HOST`]), under `/cvdr/`.
+//!   search host or on KOOP's repository host ([`koop::REPOSITORY_HOST`]), under
+//!   `/cvdr/`.
 //!
 //! What this module does not do: list a regulation's versions, read its external
 //! attachments (bijlagen outside the XML), or resolve organisation names (the connector
 //! does, before anything is asked).
 
+use std::time::Duration;
+
 use besluitbron_core::PlatformId;
 use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
-use super::bwb::wire::{SruRecord, SruResponse, parse_sru_of};
-use super::bwb::{
-    FileLink, SearchPage, Toestand, bounded, clean_words, koop_file_url, read_sru_answer, sru_search_url,
-    toestand::read_regulation,
-};
-use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
+use super::http::{self, HttpConfig, PlatformError};
+pub use super::koop::regulation::{Regulation, RegulationError};
+use super::koop::regulation::{Root, read_regulation};
+use super::koop::{self, Collection, Field, FileLink, SruRecord, SruService, SruVersion, clean_words};
 
 const PLATFORM: PlatformId = PlatformId::Cvdr;
-
-/// KOOP's repository host, where the regulations' XML lives.
-pub use super::bwb::REPOSITORY_HOST;
 
 const TEXT_LINK: FileLink = FileLink {
     dir: "/cvdr/",
@@ -42,10 +40,23 @@ const TEXT_LINK: FileLink = FileLink {
     elsewhere: "the regulation's XML lies on another host",
     not_a_file: "the regulation's location is not a CVDR file",
 };
+
+/// Local regulations as a collection of KOOP's search service.
+pub static COLLECTION: Collection = Collection {
+    platform: PLATFORM,
+    version: SruVersion::V1_2,
+    connection: Some("cvdr"),
+    max_records: MAX_LIMIT,
+    advice: "Use fewer or plainer words, or drop the organisation",
+    narrow: "more words or an organisation",
+    overload_backoff: Duration::from_secs(5),
+};
+
+/// One page of a search.
+pub type SearchPage = koop::SearchPage<CvdrRecord>;
+
 /// Most records per page.
 pub const MAX_LIMIT: u32 = 50;
-/// The furthest record a search may start at (as the other SRU collections).
-pub const MAX_START_RECORD: u64 = 9_999;
 
 /// One version of a local regulation as the search describes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,9 +107,10 @@ fn day(value: &str) -> String {
 }
 
 impl SruRecord for CvdrRecord {
-    fn take(&mut self, field: &str, value: &str) {
+    fn take(&mut self, field: Field<'_>) {
+        let value = field.value;
         let some = || Some(value.to_owned());
-        match field {
+        match field.name {
             "identifier" if self.identifier.is_empty() => self.identifier = value.to_owned(),
             "title" if self.title.is_empty() => self.title = value.to_owned(),
             "type" if self.types.len() < 8 => self.types.push(value.to_owned()),
@@ -262,8 +274,7 @@ pub fn version_cql(id: &str, date: &str) -> Result<String, PlatformError> {
 /// The CVDR client.
 #[derive(Debug)]
 pub struct CvdrClient {
-    http: PlatformHttp,
-    base: Url,
+    service: SruService,
 }
 
 impl CvdrClient {
@@ -271,38 +282,20 @@ impl CvdrClient {
     /// `https://zoekservice.overheid.nl/sru/Search`).
     pub fn new(base_url: &str, config: &HttpConfig) -> Result<CvdrClient, PlatformError> {
         Ok(CvdrClient {
-            http: PlatformHttp::new(PLATFORM, config, "application/xml")?,
-            base: http::parse_base_url(PLATFORM, base_url)?,
+            service: SruService::new(&COLLECTION, base_url, config)?,
         })
     }
 
     /// The page of `search` from `offset` (0-based), at most `limit` records.
-    pub async fn search(
-        &self,
-        search: &CvdrSearch,
-        offset: u64,
-        limit: u32,
-    ) -> Result<SearchPage<CvdrRecord>, PlatformError> {
-        let query = search.cql()?;
-        let start_record = offset.saturating_add(1);
-        if start_record > MAX_START_RECORD {
-            return Err(PlatformError::BadRequest {
-                platform: PLATFORM,
-                code: "too_deep".to_owned(),
-                message: format!(
-                    "only the first {MAX_START_RECORD} hits can be reached; narrow the search (more words or an \
-                     organisation)"
-                ),
-            });
-        }
-        self.page(&query, start_record, limit.clamp(1, MAX_LIMIT)).await
+    pub async fn search(&self, search: &CvdrSearch, offset: u64, limit: u32) -> Result<SearchPage, PlatformError> {
+        self.service.search(&search.cql()?, offset, limit).await
     }
 
     /// The version `id` names (see [`version_cql`]): with a version that one, without one
     /// the version in force on `date` (YYYY-MM-DD).
     pub async fn version(&self, id: &str, date: &str) -> Result<CvdrRecord, PlatformError> {
         let query = version_cql(id, date)?;
-        let page = self.page(&query, 1, 10).await?;
+        let page: SearchPage = self.service.search(&query, 0, 10).await?;
         let work = id.split('_').next().unwrap_or(id);
         let of_work =
             |r: &CvdrRecord| r.identifier == id || r.identifier.split('_').next() == Some(work) && !id.contains('_');
@@ -324,15 +317,20 @@ impl CvdrClient {
     /// Accepts a regulation's XML only on the search host or KOOP's repository host,
     /// under a `/cvdr/` path, without credentials, query or fragment.
     pub fn text_url(&self, url: &str) -> Result<Url, PlatformError> {
-        koop_file_url(PLATFORM, &self.base, url, &TEXT_LINK)
+        koop::file_url(PLATFORM, self.service.base(), url, &TEXT_LINK)
     }
 
     /// The regulation at `url` (from a record's `publicatieurl_xml`), read.
-    pub async fn text(&self, url: &str) -> Result<Toestand, PlatformError> {
+    pub async fn text(&self, url: &str) -> Result<Regulation, PlatformError> {
         let url = self.text_url(url)?;
-        let fetched = self.http.get(url).await?;
+        let fetched = self.service.http().get(url).await?;
         if !fetched.status.is_success() {
-            return Err(http::status_error(PLATFORM, &fetched, "regulation text", &REFUSALS));
+            return Err(http::status_error(
+                PLATFORM,
+                &fetched,
+                "regulation text",
+                &self.service.refusals(),
+            ));
         }
         read_text(&fetched.body).map_err(|e| PlatformError::Garbage {
             platform: PLATFORM,
@@ -342,69 +340,13 @@ impl CvdrClient {
 
     /// The SRU request for `query`.
     pub fn search_url(&self, query: &str, start_record: u64, limit: u32) -> Url {
-        sru_search_url(&self.base, "cvdr", query, start_record, limit)
-    }
-
-    async fn page(&self, query: &str, start_record: u64, limit: u32) -> Result<SearchPage<CvdrRecord>, PlatformError> {
-        let fetched = self.http.get(self.search_url(query, start_record, limit)).await?;
-        read_answer(decode(&fetched)?, start_record)
+        self.service.search_url(query, start_record, limit)
     }
 }
 
-/// Reads an SRU answer of the cvdr collection (see `bwb`'s [`read_sru_answer`]).
-pub fn read_answer(
-    answer: SruResponse<CvdrRecord>,
-    start_record: u64,
-) -> Result<SearchPage<CvdrRecord>, PlatformError> {
-    read_sru_answer(
-        PLATFORM,
-        answer,
-        start_record,
-        "Use fewer or plainer words, or drop the organisation",
-    )
-}
-
-/// A regulation's XML (root `cvdr`), read as articles under their divisions.
-pub fn read_text(bytes: &[u8]) -> Result<Toestand, super::bwb::ToestandError> {
-    read_regulation(bytes, "cvdr")
-}
-
-/// Reads an SRU answer of the cvdr collection (for the fuzz target and tests).
-pub fn parse_sru(bytes: &[u8]) -> Result<SruResponse<CvdrRecord>, super::bwb::wire::SruError> {
-    parse_sru_of::<CvdrRecord>(bytes)
-}
-
-/// An SRU answer's body as a response, or why it is not one.
-fn decode(fetched: &Fetched) -> Result<SruResponse<CvdrRecord>, PlatformError> {
-    if !fetched.status.is_success() {
-        return Err(http::status_error(PLATFORM, fetched, "search", &REFUSALS));
-    }
-    if !fetched.is_xml() {
-        let content_type = fetched.content_type().unwrap_or("no content type");
-        return Err(PlatformError::Garbage {
-            platform: PLATFORM,
-            detail: format!("{content_type} body is not the expected SRU XML"),
-        });
-    }
-    parse_sru(&fetched.body).map_err(|e| PlatformError::Garbage {
-        platform: PLATFORM,
-        detail: e.to_string(),
-    })
-}
-
-/// The SRU service explains a refused request in diagnostics.
-const REFUSALS: RefusalFormat = RefusalFormat {
-    default_code: "invalid_query",
-    read: read_refusal,
-};
-
-fn read_refusal(body: &[u8]) -> Option<Refusal> {
-    let answer = parse_sru(body).ok()?;
-    let d = answer.diagnostics.first()?;
-    Some(Refusal {
-        code: Some("query_rejected".to_owned()),
-        message: Some(bounded(&d.describe())),
-    })
+/// A regulation's XML (root `cvdr`), read whole.
+pub fn read_text(bytes: &[u8]) -> Result<Regulation, RegulationError> {
+    read_regulation(bytes, Root::Cvdr)
 }
 
 #[cfg(test)]
@@ -531,7 +473,12 @@ mod tests {
       <publicatieurl_xml>https://repository.officiele-overheidspublicaties.nl/cvdr/CVDR625849/3/xml/CVDR625849_3.xml</publicatieurl_xml>
       <preferred_url>https://lokaleregelgeving.overheid.nl/CVDR625849/3</preferred_url></enrichedData>
   </gzd></recordData></record></records></searchRetrieveResponse>"#;
-        let page = read_answer(parse_sru(body.as_bytes()).unwrap(), 1).unwrap();
+        let page: SearchPage = koop::read_answer(
+            &COLLECTION,
+            koop::parse_sru(SruVersion::V1_2, body.as_bytes()).unwrap(),
+            1,
+        )
+        .unwrap();
         let r = &page.records[0];
         assert_eq!(r.identifier, "CVDR625849_3");
         assert_eq!(r.kind().as_deref(), Some("verordening"));

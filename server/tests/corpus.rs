@@ -1,0 +1,332 @@
+//! The readers against real files: the corpus of real platform answers and documents in
+//! `corpus/` (gathered from public sources, byte for byte, provenance in
+//! `corpus/index.toml`).
+//!
+//! The coverage check owns everything it judges by — its own parse of each file (a DOM,
+//! roxmltree, not the streaming reader under test), its own list of metadata elements
+//! (PLATFORMS.md §11) — and reads what the assistant is given page by page through
+//! `offset`, as a tool pages it:
+//! - every word of a document's text (all elements outside the metadata ones) appears in
+//!   the pages, in document order — found within a short distance of the previous word,
+//!   so a dropped passage cannot hide behind a later occurrence of its words;
+//! - no word that occurs only in metadata appears in them.
+//!
+//! Its figures per file are printed (`cargo test --test corpus -- --nocapture`).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use besluitbron_server::connectors::koop::regulation_page;
+use besluitbron_server::platforms::koop::regulation::Regulation;
+use besluitbron_server::platforms::{bwb, cvdr};
+use sha2::{Digest, Sha256};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+}
+
+fn files(dir: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(corpus().join(dir))
+        .unwrap_or_else(|e| panic!("corpus/{dir}: {e}"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "xml"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Elements whose text is metadata, not the document's own text (PLATFORMS.md §11):
+/// the Basiswettenbestand's publication and processing data, a CVDR file's record.
+const METADATA: &[&str] = &[
+    "meta-data",
+    "bwb-inputbestand",
+    "bwb-wijzigingen",
+    "redactionele-correcties",
+    "meta",
+];
+
+/// A file's words: those of its text, and those that occur only in its metadata.
+struct Words {
+    text: Vec<String>,
+    /// Words of the metadata (four letters or digits or more) found nowhere in the text,
+    /// not even inside a longer word: found anywhere in what was read, they leaked.
+    metadata_only: BTreeSet<String>,
+    /// Words of the metadata that are no word of the text: read as a word of their own,
+    /// they leaked.
+    metadata_words: BTreeSet<String>,
+}
+
+/// Lower-case runs of letters and digits.
+fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// `text` as one string of its letters and digits, lower case.
+fn squeezed(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+fn words_of(path: &Path, metadata: &[&str]) -> Words {
+    let bytes = std::fs::read(path).unwrap();
+    let text = std::str::from_utf8(&bytes).unwrap().trim_start_matches('\u{feff}');
+    let doc = roxmltree::Document::parse_with_options(
+        text,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..roxmltree::ParsingOptions::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut legal = Vec::new();
+    let mut meta = Vec::new();
+    for node in doc.descendants().filter(|n| n.is_text()) {
+        let in_metadata = node
+            .ancestors()
+            .any(|a| a.is_element() && metadata.contains(&a.tag_name().name()));
+        let words = tokens(node.text().unwrap_or_default());
+        if in_metadata {
+            meta.extend(words);
+        } else {
+            legal.extend(words);
+        }
+    }
+    let legal_squeezed = legal.concat();
+    let legal_words: BTreeSet<&String> = legal.iter().collect();
+    let metadata_only = meta
+        .iter()
+        .filter(|w| w.chars().count() >= 4 && !legal_squeezed.contains(w.as_str()))
+        .cloned()
+        .collect();
+    let metadata_words = meta.iter().filter(|w| !legal_words.contains(w)).cloned().collect();
+    Words {
+        text: legal,
+        metadata_only,
+        metadata_words,
+    }
+}
+
+/// How a file's words were found in what the assistant read.
+#[derive(Debug)]
+struct Coverage {
+    words: usize,
+    found: usize,
+    /// The first words not found, with the words before them.
+    missing: Vec<String>,
+    /// Words only in metadata that the assistant read.
+    leaked: Vec<String>,
+}
+
+/// How far ahead of the previous word the next may be found (in letters and digits):
+/// far enough for the headings and notes a reader adds, too short to skip a passage.
+/// After a word that is not found, the check gets back in step only where a word and the
+/// next four stand together, so one gap costs its own words, not all that follow.
+const WINDOW: usize = 40;
+
+/// How close the next word must follow for a match of a word to count (in letters and
+/// digits): room for a heading or note a reader adds between two words.
+const NEXT_WITHIN: usize = 40;
+
+/// Where `word` stands in `haystack` from `from` within `within` bytes, the nearest
+/// first; `None` when it does not.
+fn find_near(haystack: &str, word: &str, from: usize, within: usize) -> Option<usize> {
+    let mut start = from.min(haystack.len());
+    while !haystack.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut stop = haystack.len().min(start + within + word.len());
+    while !haystack.is_char_boundary(stop) {
+        stop += 1;
+    }
+    haystack[start..stop].find(word).map(|at| start + at)
+}
+
+fn coverage(words: &Words, read: &str) -> Coverage {
+    let haystack = squeezed(read);
+    let mut cursor = 0;
+    let mut in_step = true;
+    let mut found = 0;
+    let mut missing = Vec::new();
+    for (i, w) in words.text.iter().enumerate() {
+        let place = if in_step {
+            // In step: the nearest place of the word within the window that the next
+            // two words follow closely (a common word elsewhere does not count).
+            let mut from = cursor;
+            let mut place = None;
+            while let Some(at) = find_near(&haystack, w, from, (cursor + WINDOW).saturating_sub(from)) {
+                let mut after = Some(at + w.len());
+                for next in words.text.iter().skip(i + 1).take(2) {
+                    after = after.and_then(|e| find_near(&haystack, next, e, NEXT_WITHIN).map(|p| p + next.len()));
+                }
+                if after.is_some() {
+                    place = Some(at + w.len());
+                    break;
+                }
+                from = at + 1;
+                while !haystack.is_char_boundary(from) {
+                    from += 1;
+                }
+            }
+            place
+        } else {
+            // Out of step after a gap: back only where this word and the next four
+            // stand together, anywhere after the last place in step.
+            let run = words.text[i..(i + 5).min(words.text.len())].concat();
+            haystack[cursor..].find(run.as_str()).map(|at| cursor + at + w.len())
+        };
+        match place {
+            Some(end) => {
+                found += 1;
+                cursor = end;
+                in_step = true;
+            }
+            None => {
+                if missing.len() < 5 {
+                    let before = words.text[i.saturating_sub(6)..i].join(" ");
+                    missing.push(format!("`{w}` after «{before}»"));
+                }
+                in_step = false;
+            }
+        }
+    }
+    let read_words: BTreeSet<String> = tokens(read).into_iter().collect();
+    let leaked = words
+        .metadata_only
+        .iter()
+        .filter(|w| haystack.contains(w.as_str()))
+        .chain(words.metadata_words.intersection(&read_words))
+        .take(5)
+        .cloned()
+        .collect();
+    Coverage {
+        words: words.text.len(),
+        found,
+        missing,
+        leaked,
+    }
+}
+
+/// A regulation's whole text as the assistant reads it: page after page through
+/// `offset`, as `bwb_read` and `cvdr_read` page it.
+fn paged(r: &Regulation) -> String {
+    let mut out = String::new();
+    let mut offset = 0;
+    loop {
+        let page = regulation_page(r, None, offset, 10_000, "the regulation").expect("a page");
+        out.push_str(&page.text);
+        match page.at.next_offset {
+            Some(next) => offset = next,
+            None => return out,
+        }
+    }
+}
+
+fn check_all(dir: &str, read: impl Fn(&[u8]) -> Result<String, String>) {
+    let mut failures = Vec::new();
+    for path in files(dir) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let words = words_of(&path, METADATA);
+        let text = match read(&std::fs::read(&path).unwrap()) {
+            Ok(text) => text,
+            Err(e) => {
+                failures.push(format!("{name}: not read: {e}"));
+                continue;
+            }
+        };
+        let c = coverage(&words, &text);
+        println!(
+            "{dir}/{name}: {} of {} words ({:.1} %), {} metadata-only words, {} leaked",
+            c.found,
+            c.words,
+            100.0 * c.found as f64 / c.words.max(1) as f64,
+            words.metadata_only.len(),
+            c.leaked.len()
+        );
+        if c.found < c.words || !c.leaked.is_empty() {
+            failures.push(format!(
+                "{name}: {} of {} words; missing {:?}; metadata read as text {:?}",
+                c.found, c.words, c.missing, c.leaked
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_word_of_every_real_toestand_reaches_the_assistant_and_no_metadata() {
+    check_all("bwb", |bytes| {
+        bwb::read_toestand(bytes).map(|r| paged(&r)).map_err(|e| e.to_string())
+    });
+}
+
+#[test]
+fn every_word_of_every_real_local_regulation_reaches_the_assistant_and_no_metadata() {
+    check_all("cvdr", |bytes| {
+        cvdr::read_text(bytes).map(|r| paged(&r)).map_err(|e| e.to_string())
+    });
+}
+
+#[test]
+fn the_checker_fails_a_reader_that_drops_a_passage_or_reads_metadata() {
+    let path = corpus().join("bwb/BWBR0018451_2025-01-01_0.xml");
+    let words = words_of(&path, METADATA);
+    let whole = paged(&bwb::read_toestand(&std::fs::read(&path).unwrap()).unwrap());
+    assert_eq!(coverage(&words, &whole).found, words.text.len());
+    // One paragraph left out.
+    let dropped = whole.replacen("Indien de normpremie voor een verzekerde", "", 1);
+    assert_ne!(whole, dropped, "the paragraph is in the law");
+    let c = coverage(&words, &dropped);
+    assert!(c.found < words.text.len(), "{c:?}");
+    // Metadata read as text.
+    let leaked = format!("{whole} stb 2005 {}", words.metadata_only.iter().next().unwrap());
+    assert!(!coverage(&words, &leaked).leaked.is_empty());
+}
+
+/// The index names every file of the corpus, each with its provenance and checksum.
+#[test]
+fn every_corpus_file_is_in_the_index_unchanged() {
+    let index: toml::Value = toml::from_str(&std::fs::read_to_string(corpus().join("index.toml")).unwrap()).unwrap();
+    let entries = index["file"].as_array().expect("[[file]] tables");
+    let mut listed = BTreeSet::new();
+    for e in entries {
+        let path = e["path"].as_str().unwrap();
+        for key in [
+            "platform",
+            "kind",
+            "source_repo",
+            "source_path",
+            "source_commit",
+            "retrieved",
+            "licence",
+            "authenticity",
+        ] {
+            assert!(
+                e.get(key).and_then(|v| v.as_str()).is_some_and(|v| !v.is_empty()),
+                "{path}: {key}"
+            );
+        }
+        let bytes = std::fs::read(corpus().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let sum = format!("{:x}", Sha256::digest(&bytes));
+        assert_eq!(sum, e["sha256"].as_str().unwrap(), "{path} changed since it was taken");
+        listed.insert(path.to_owned());
+    }
+    let mut stack = vec![corpus()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(corpus()).unwrap().to_string_lossy().into_owned();
+            if rel != "index.toml" && rel != "README.md" {
+                assert!(listed.contains(&rel), "{rel} is not in corpus/index.toml");
+            }
+        }
+    }
+}
