@@ -120,12 +120,12 @@ impl Rules {
                         *value = Value::Bool(s == "true");
                     }
                 }
-                Value::Number(n) if rule.types & NUMBER == 0 && rule.types & STRING != 0 => {
-                    // Only a whole number has one written form; `2.50` and `2.5` would not
-                    // be told apart, so a fraction stays a number and is refused.
-                    if n.is_u64() || n.is_i64() {
-                        *value = Value::String(n.to_string());
-                    }
+                // Only a whole number has one written form; `2.50` and `2.5` would not be
+                // told apart, so a fraction stays a number and is refused.
+                Value::Number(n)
+                    if rule.types & NUMBER == 0 && rule.types & STRING != 0 && (n.is_u64() || n.is_i64()) =>
+                {
+                    *value = Value::String(n.to_string());
                 }
                 Value::Number(n) if rule.integer_only && !n.is_u64() && !n.is_i64() => {
                     if let Some(whole) = n.as_f64().and_then(integral) {
