@@ -1027,6 +1027,8 @@ class McpChecks:
             expect(opened.is_error is not True, f"{platform}: {first['tool']} {first['id']}: {error_text(opened)[:200]!r}")
             # fetch reads every result as `platform:id`: ChatGPT's shape, in both forms.
             fetched = await client.call_tool("fetch", {"id": f"{platform}:{first['id']}"})
+            if fetched.is_error and "no text layer" in error_text(fetched):
+                continue  # a scan: the reading tool's own honest answer, passed on unchanged
             expect(fetched.is_error is not True, f"fetch {platform}:{first['id']}: {error_text(fetched)[:200]!r}")
             shown = structured(fetched, "fetch")
             expect_eq(shown.get("metadata", {}).get("platform"), platform, "fetch's platform")
