@@ -163,13 +163,13 @@ async fn every_connector_lists_its_tools_read_only_with_schemas_and_samples() {
         listed += tools.len();
     }
     assert!(
-        everything.contains("search"),
-        "/mcp lists the search over every platform"
+        everything.contains("search") && everything.contains("fetch"),
+        "/mcp lists the search over every platform and fetch"
     );
     assert_eq!(
         everything.len(),
-        listed + 1,
-        "/mcp lists every connector's tools and `search`, nothing else"
+        listed + 2,
+        "/mcp lists every connector's tools, `search` and `fetch`, nothing else"
     );
     server.stop().await;
 }

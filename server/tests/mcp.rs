@@ -55,6 +55,7 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
     // `/mcp` serves every connector's tools and `search` over them, in name order.
     let mut all: Vec<&str> = per_connector.iter().flat_map(|(_, t)| t.iter().copied()).collect();
     all.push("search");
+    all.push("fetch");
     all.sort_unstable();
     for (path, expected) in per_connector.into_iter().chain([("/mcp", all)]) {
         let mut c = Mcp::initialize(server.url(path)).await;
@@ -216,7 +217,10 @@ async fn bad_input_gets_a_clear_error_and_the_server_keeps_serving() {
 
     let r = c.call("obv_search", json!({"query": "fiets", "limit": 500})).await;
     assert!(support::tool_error_text(&r).contains("limit"), "{}", r.text);
-    let r = c.call("obv_search", json!({"query": 42})).await;
+    // A whole number is read as its digits (issue 42); a fraction or a boolean is refused.
+    let r = c.call("obv_search", json!({"query": 4.5})).await;
+    assert!(support::tool_error_text(&r).contains("`query` must be"), "{}", r.text);
+    let r = c.call("obv_search", json!({"query": true})).await;
     assert!(!support::tool_error_text(&r).is_empty());
     let r = c.call("obv_search", json!({"query": "fiets", "colour": "red"})).await;
     assert!(support::tool_error_text(&r).contains("colour"), "{}", r.text);
@@ -1088,5 +1092,211 @@ async fn regression_issue_31_a_reused_id_or_key_never_crosses_sessions_or_addres
     assert_eq!(query(&mixed), json!("fietspad"), "{}", mixed.text);
     assert_eq!(server.state.replay_counts().0, replays + 1);
     f.obv.set_latency(Duration::ZERO);
+    server.stop().await;
+}
+
+/// The progress notifications in an answer's stream, and whether each came before the
+/// result (the line holding `"result"`).
+fn progress_before_result(text: &str) -> (Vec<String>, bool) {
+    let mut progress = Vec::new();
+    let mut seen_result = false;
+    let mut all_before = true;
+    for line in text.lines().filter(|l| l.starts_with("data:")) {
+        let Ok(message) = serde_json::from_str::<Value>(line.trim_start_matches("data:").trim()) else {
+            continue;
+        };
+        if message["method"] == "notifications/progress" {
+            all_before &= !seen_result;
+            progress.push(message["params"]["message"].as_str().unwrap_or_default().to_owned());
+        } else if message.get("result").is_some() {
+            seen_result = true;
+        }
+    }
+    (progress, all_before && seen_result)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_issue_42_every_progress_of_a_search_comes_on_its_own_stream_before_its_result() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("search-progress"))).await;
+    let url = server.url("/mcp");
+    let call = |id: i64, token: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": "begroting", "limit": 1},
+            "_meta": {"progressToken": token}}})
+    };
+    // 2025 era: a session; the notifications of the request are on the POST's own stream
+    // (not the session's standing GET stream), before the result, the last ("6 of 6")
+    // included.
+    let session = Mcp::initialize(url.clone()).await;
+    let r = session.post(call(1, "p-legacy")).await;
+    structured(&r);
+    let (progress, before) = progress_before_result(&r.text);
+    assert!(before, "every notification before the result: {}", r.text);
+    assert_eq!(progress.len(), 6, "one per keyword platform: {progress:?}");
+    assert!(progress.last().is_some_and(|m| m.ends_with("(6 of 6)")), "{progress:?}");
+    // 2026-07-28 era: stateless; the answer becomes a stream carrying all of them, then
+    // the result.
+    let modern = Mcp::modern(url);
+    let r = modern.post(call(2, "p-modern")).await;
+    structured(&r);
+    let (progress, before) = progress_before_result(&r.text);
+    assert!(before, "every notification before the result: {}", r.text);
+    assert_eq!(progress.len(), 6, "{progress:?}");
+    assert!(progress.last().is_some_and(|m| m.ends_with("(6 of 6)")), "{progress:?}");
+}
+
+/// The JSON-RPC messages of an answer (plain JSON, or the `data:` lines of a stream).
+fn messages(text: &str) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        return vec![v];
+    }
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_issue_42_instructions_fit_the_hosts_limit_at_every_address_and_point_to_the_guide() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("instructions"))).await;
+    let mut longest = (0, String::new());
+    for path in [
+        "/mcp",
+        "/mcp/obv",
+        "/mcp/tk",
+        "/mcp/rechtspraak",
+        "/mcp/opentk",
+        "/mcp/ori",
+        "/mcp/ob",
+        "/mcp/bwb",
+        "/mcp/cvdr",
+    ] {
+        let c = Mcp::new(server.url(path));
+        let r = c
+            .post(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+            .await;
+        let result = messages(&r.text)
+            .into_iter()
+            .find_map(|m| m.get("result").cloned())
+            .expect("initialized");
+        let instructions = result["instructions"].as_str().expect("instructions");
+        let chars = instructions.chars().count();
+        assert!(
+            chars <= besluitbron_server::mcp::MAX_INSTRUCTIONS_CHARS,
+            "{path}: {chars} characters: {instructions}"
+        );
+        assert!(instructions.contains("besluitbron://guide"), "{path}");
+        if chars > longest.0 {
+            longest = (chars, path.to_owned());
+        }
+        // The guide holds what the instructions left out, for this address's platforms.
+        let mut s = Mcp::modern(server.url(path));
+        let read = s.request("resources/read", json!({"uri": "besluitbron://guide"})).await;
+        let guide = messages(&read.text)
+            .into_iter()
+            .find_map(|m| m["result"]["contents"][0]["text"].as_str().map(str::to_owned))
+            .expect("the guide reads");
+        assert!(guide.contains("## "), "{path}: {guide}");
+        if path == "/mcp/obv" || path == "/mcp" {
+            assert!(
+                guide.contains("60 units per minute"),
+                "{path}: obv's guidance moved here"
+            );
+        }
+        if path == "/mcp/tk" {
+            assert!(!guide.contains("OpenBesluitvorming"), "only this address's platforms");
+        }
+    }
+    assert_eq!(
+        longest.1, "/mcp",
+        "every connector's line and the search preamble: {longest:?}"
+    );
+    server.stop().await;
+}
+
+/// The text of a tool result (its text items joined).
+fn result_text(r: &support::Reply) -> String {
+    let result = messages(&r.text)
+        .into_iter()
+        .find_map(|m| m.get("result").cloned())
+        .expect("a result");
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("fetch"))).await;
+    let mut c = Mcp::initialize(server.url("/mcp")).await;
+    // (fetch's id, the platform tool and its arguments, the platform): ids the fakes serve.
+    let cases = [
+        (
+            "ECLI:NL:PHR:2026:400",
+            "rechtspraak_ruling",
+            json!({"id": "ECLI:NL:PHR:2026:400"}),
+            "rechtspraak",
+        ),
+        ("gmb-2026-10000", "ob_document", json!({"id": "gmb-2026-10000"}), "ob"),
+        (
+            "opentk:2026D10001",
+            "opentk_document",
+            json!({"id": "2026D10001"}),
+            "opentk",
+        ),
+        ("BWBR0047001", "bwb_read", json!({"id": "BWBR0047001"}), "bwb"),
+        ("CVDR700001", "cvdr_read", json!({"id": "CVDR700001"}), "cvdr"),
+        (
+            "72f7ab9b-dc59-4e67-8a04-798a744c256e",
+            "tk_document_text",
+            json!({"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}),
+            "tk",
+        ),
+    ];
+    for (id, tool, args, platform) in cases {
+        // Asked twice, so that the tool's answer comes from the buffer, as fetch's does.
+        structured(&c.call(tool, args.clone()).await);
+        let own = c.call(tool, args).await;
+        let own_text = result_text(&own);
+        let fetched = c.call("fetch", json!({"id": id})).await;
+        let shown = structured(&fetched);
+        assert_eq!(
+            shown["text"].as_str(),
+            Some(own_text.as_str()),
+            "{id}: the tool's own text"
+        );
+        assert_eq!(shown["metadata"]["platform"], platform, "{id}");
+        assert_eq!(shown["metadata"]["tool"], tool, "{id}");
+        assert!(
+            shown["id"]
+                .as_str()
+                .is_some_and(|i| i.starts_with(&format!("{platform}:"))),
+            "{shown}"
+        );
+        assert!(shown["title"].as_str().is_some_and(|t| !t.is_empty()), "{id}");
+        let text: Value = serde_json::from_str(&result_text(&fetched)).expect("the text item is JSON");
+        assert_eq!(text, shown, "{id}: the text item is the structured content");
+        for (name, part) in [
+            ("text", result_text(&fetched).len()),
+            ("structured", shown.to_string().len()),
+        ] {
+            assert!(part <= 16 * 1024, "{id}: {name} is {part} bytes");
+        }
+    }
+    // An unknown form is an error listing the forms read; nothing asked.
+    let r = c.call("fetch", json!({"id": "hello world"})).await;
+    let e = support::tool_error_text(&r);
+    assert!(
+        e.contains("ECLI") && e.contains("wetten.overheid.nl") && e.contains("platform:id"),
+        "{e}"
+    );
     server.stop().await;
 }

@@ -97,6 +97,7 @@ SRU_NS = {
 MODES = ("legacy", "2026-07-28")
 LIST_TTL_MS = 3_600_000
 RESOURCES = [
+    "besluitbron://guide",
     "besluitbron://obv/sources",
     "besluitbron://tk/factions",
     "besluitbron://tk/committees",
@@ -803,7 +804,7 @@ class McpChecks:
         await self.endpoint("/mcp/bwb", BWB_TOOLS, bwb_calls)
         await self.endpoint("/mcp/cvdr", CVDR_TOOLS, cvdr_calls)
         await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS
-                            | CVDR_TOOLS | {"search"}, all_calls)
+                            | CVDR_TOOLS | {"search", "fetch"}, all_calls)
 
     async def run_retired(self) -> None:
         """Against the server whose ORI is the retired fake."""
@@ -1024,6 +1025,15 @@ class McpChecks:
             first = groups[platform]["results"][0]
             opened = await client.call_tool(first["tool"], {"id": first["id"]})
             expect(opened.is_error is not True, f"{platform}: {first['tool']} {first['id']}: {error_text(opened)[:200]!r}")
+            # fetch reads every result as `platform:id`: ChatGPT's shape, in both forms.
+            fetched = await client.call_tool("fetch", {"id": f"{platform}:{first['id']}"})
+            if fetched.is_error and "no text layer" in error_text(fetched):
+                continue  # a scan: the reading tool's own honest answer, passed on unchanged
+            expect(fetched.is_error is not True, f"fetch {platform}:{first['id']}: {error_text(fetched)[:200]!r}")
+            shown = structured(fetched, "fetch")
+            expect_eq(shown.get("metadata", {}).get("platform"), platform, "fetch's platform")
+            expect(bool(shown.get("title")) and "text" in shown, f"fetch's shape: {short(shown, 300)}")
+            expect_eq(json.loads(fetched.content[0].text), shown, "fetch's text item is its structured content")
 
     async def near_duplicates(self) -> float:
         """besluitbron_near_duplicates_total of obv_search, from /metrics."""

@@ -83,8 +83,8 @@ pub type Progress = Arc<dyn Fn(PlatformId, QueuePosition) + Send + Sync>;
 pub struct Call {
     /// The tool.
     pub tool: &'static str,
-    /// The platform the tool asks.
-    pub platform: PlatformId,
+    /// The platform the tool asks (`None`: `fetch`, until its id names one).
+    pub platform: Option<PlatformId>,
     /// Who asks (as the request guard decided).
     pub caller: Arc<Caller>,
     /// The tool and its arguments in canonical form (object keys sorted): what makes two
@@ -102,7 +102,7 @@ impl Call {
     pub fn system(tool: &'static str, platform: PlatformId) -> Call {
         Call {
             tool,
-            platform,
+            platform: Some(platform),
             caller: Arc::new(Caller::system()),
             form: Arc::from(tool),
             progress: None,

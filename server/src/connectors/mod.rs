@@ -16,6 +16,7 @@
 
 pub mod bwb;
 pub mod cvdr;
+pub mod ids;
 pub mod koop;
 pub mod ob;
 pub mod obv;
@@ -69,8 +70,13 @@ pub struct ConnectorSpec {
     /// Its platform's settings unless the configuration says otherwise: the real
     /// address, and what the platform needs beyond the shared defaults.
     pub defaults: PlatformDefaults,
-    /// What an assistant is told about these tools (the server's instructions).
+    /// What an assistant is told about these tools in the server's instructions: one
+    /// short paragraph (every address's instructions stay within 2,000 characters, what
+    /// the hosts keep).
     pub instructions: &'static str,
+    /// The per-platform guidance in full (costs, what to ask first, what the platform
+    /// cannot do), served as the resource `besluitbron://guide`.
+    pub guide: &'static str,
     /// Its tools.
     pub tools: &'static [ToolSpec],
     /// Opens its platform client from configuration.
@@ -89,6 +95,8 @@ pub struct ConnectorSpec {
     pub status: Option<&'static page_spec::StatusSection>,
     /// Its part in `search` on `/mcp`: the tool that answers words, or why none does.
     pub search: search::KeywordSearch,
+    /// The ids and links it reads (`fetch` on `/mcp`, and its reading tools' `id`).
+    pub reads: Option<&'static ids::IdReader>,
 }
 
 /// A sample call of one tool.

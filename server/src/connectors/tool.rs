@@ -76,12 +76,11 @@ pub fn arguments<A: DeserializeOwned>(call: &Call, arguments: JsonObject) -> Res
 }
 
 /// The tool error for arguments of `tool` that do not fit (`detail` says which and
-/// why): what is wrong and where the right form is written.
-pub fn invalid_arguments(tool: &str, platform: besluitbron_core::PlatformId, detail: &str) -> String {
-    format!(
-        "{tool}: {detail} (nothing asked of {}; see the tool's inputSchema)",
-        platform.display_name()
-    )
+/// why): what is wrong and where the right form is written (`platform`: the one the tool
+/// asks, `None` for `fetch`).
+pub fn invalid_arguments(tool: &str, platform: Option<besluitbron_core::PlatformId>, detail: &str) -> String {
+    let asked = platform.map_or("any platform", |p| p.display_name());
+    format!("{tool}: {detail} (nothing asked of {asked}; see the tool's inputSchema)")
 }
 
 /// Boxes a tool's future (the step [`tool!`](crate::tool) takes for every tool).

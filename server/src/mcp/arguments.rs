@@ -14,10 +14,13 @@
 //! the assistant reads which argument is wrong and why (serde's own message for `-1`
 //! names no argument); the tools refuse values outside their declared ranges themselves.
 //!
-//! Before the check, [`Rules::coerce`] reads a whole number sent as a string (`"3"`)
-//! for an argument declared `integer`, and `"true"`/`"false"` for one declared
-//! `boolean`, as the value it spells: some clients send every argument they took from a
-//! form as a string.
+//! Before the check, [`Rules::coerce`] reads arguments in the forms clients and models
+//! send them: a whole number sent as a string (`"3"`) for an argument declared
+//! `integer`, and `"true"`/`"false"` for one declared `boolean`, as the value it spells
+//! (some clients send every argument they took from a form as a string); a whole number
+//! for an argument declared `string` (`"article": 2`) as its digits; and a float with a
+//! zero fraction (`2.0`) for an `integer` as that integer. Anything else is refused by
+//! the check, naming the argument.
 //!
 //! What this module does not do: check formats or enums (serde and the tools do).
 
@@ -92,23 +95,44 @@ impl Rules {
         Rules { properties }
     }
 
-    /// Replaces, in `arguments`, a string that spells a whole number for an argument
-    /// declared `integer` (and `true`/`false` for one declared `boolean`) by the value it
-    /// spells; any other value stays as it is, for [`Rules::check`] to judge.
+    /// Reads, in `arguments`, a value in the form models send for what the argument
+    /// declares: a string that spells a whole number for an argument declared `integer`
+    /// (and `true`/`false` for one declared `boolean`) becomes the value it spells; a
+    /// whole number for an argument declared `string` (`"article": 2`, `"dossier":
+    /// 36200`) becomes its digits; a number with a zero fraction (`2.0`) for one declared
+    /// `integer` becomes that integer. Any other value stays as it is, for
+    /// [`Rules::check`] to judge (and refuse by name).
     pub fn coerce(&self, arguments: &mut JsonObject) {
         for (name, value) in arguments.iter_mut() {
-            let (Some(rule), Value::String(s)) = (self.declared(name), &*value) else {
+            let Some(rule) = self.declared(name) else {
                 continue;
             };
-            let s = s.trim();
-            if rule.integer_only && rule.types & STRING == 0 {
-                if let Ok(n) = s.parse::<u64>() {
-                    *value = Value::from(n);
-                } else if let Ok(n) = s.parse::<i64>() {
-                    *value = Value::from(n);
+            match &*value {
+                Value::String(s) => {
+                    let s = s.trim();
+                    if rule.integer_only && rule.types & STRING == 0 {
+                        if let Ok(n) = s.parse::<u64>() {
+                            *value = Value::from(n);
+                        } else if let Ok(n) = s.parse::<i64>() {
+                            *value = Value::from(n);
+                        }
+                    } else if rule.types == BOOLEAN | (rule.types & NULL) && matches!(s, "true" | "false") {
+                        *value = Value::Bool(s == "true");
+                    }
                 }
-            } else if rule.types == BOOLEAN | (rule.types & NULL) && matches!(s, "true" | "false") {
-                *value = Value::Bool(s == "true");
+                // Only a whole number has one written form; `2.50` and `2.5` would not be
+                // told apart, so a fraction stays a number and is refused.
+                Value::Number(n)
+                    if rule.types & NUMBER == 0 && rule.types & STRING != 0 && (n.is_u64() || n.is_i64()) =>
+                {
+                    *value = Value::String(n.to_string());
+                }
+                Value::Number(n) if rule.integer_only && !n.is_u64() && !n.is_i64() => {
+                    if let Some(whole) = n.as_f64().and_then(integral) {
+                        *value = whole;
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -294,6 +318,23 @@ fn check_number(name: &str, rule: &Rule, n: &serde_json::Number) -> Result<(), S
         }
         Some(_) => Ok(()),
     }
+}
+
+/// `x` as a JSON integer when it is one written with a zero fraction (`2.0`) and within
+/// the range a JSON integer holds exactly; else `None`.
+fn integral(x: f64) -> Option<Value> {
+    // 2^53: beyond it a float no longer holds every integer, so `9007199254740993.0`
+    // might not be the number the model meant.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if !x.is_finite() || x.fract() != 0.0 || x.abs() > EXACT {
+        return None;
+    }
+    // Exact by the bound above.
+    Some(if x >= 0.0 {
+        Value::from(x as u64)
+    } else {
+        Value::from(x as i64)
+    })
 }
 
 /// A value's JSON type, as an error names it.
@@ -736,5 +777,45 @@ mod tests {
                     || e.ends_with("must be integer or null, not a string")),
             "what does not spell a value of its type is still refused by name"
         );
+    }
+
+    #[test]
+    fn numbers_read_as_models_send_them_and_nothing_else() {
+        // Issue 42: `bwb_read {"article": 2}`, `ob_search {"dossier": 36200}` and
+        // `"limit": 2.0` were refused.
+        let rules = Rules::of(&object(json!({
+            "type": "object",
+            "properties": {
+                "article": {"type": ["string", "null"], "maxLength": 20},
+                "dossier": {"type": "string"},
+                "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 1},
+                "offset": {"type": "integer"},
+                "score": {"type": "number"}
+            }
+        })));
+        let mut args = object(json!({
+            "article": 2, "dossier": 36200, "limit": 2.0, "offset": -3.0, "score": 2.0
+        }));
+        rules.coerce(&mut args);
+        assert_eq!(
+            Value::Object(args.clone()),
+            json!({"article": "2", "dossier": "36200", "limit": 2, "offset": -3, "score": 2.0}),
+            "a whole number is its digits for text, an integral float its integer; a `number` stays"
+        );
+        assert_eq!(rules.check(Some(&args)), Ok(()));
+        for (sent, said) in [
+            (
+                json!({"article": 2.5}),
+                "`article` must be string or null, not a number",
+            ),
+            (json!({"limit": 2.5}), "`limit` must be a whole number, not 2.5"),
+            (json!({"limit": 1e300}), "`limit` must be a whole number, not 1e+300"),
+            (json!({"dossier": true}), "`dossier` must be string, not a boolean"),
+        ] {
+            let mut args = object(sent.clone());
+            rules.coerce(&mut args);
+            assert_eq!(Value::Object(args.clone()), sent, "left as sent");
+            assert_eq!(rules.check(Some(&args)), Err(said.to_owned()), "{sent}");
+        }
     }
 }

@@ -163,12 +163,12 @@ impl Calls {
             tool.rules.coerce(arguments);
         }
         if let Err(message) = tool.rules.check(arguments.as_ref()) {
-            return Ok(tool_error(invalid_arguments(tool.spec.name, tool.platform, &message)));
+            return Ok(tool_error(invalid_arguments(tool.name, tool.platform, &message)));
         }
         let _running = self.running_guard();
-        let form: Arc<str> = Arc::from(replay::fingerprint(tool.spec.name, arguments.as_ref()));
+        let form: Arc<str> = Arc::from(replay::fingerprint(tool.name, arguments.as_ref()));
         let call = Call {
-            tool: tool.spec.name,
+            tool: tool.name,
             platform: tool.platform,
             caller,
             form,
@@ -185,8 +185,12 @@ impl Calls {
         // Replay.
         let keyed = replay_key.map(|key| (key, &*call.form));
         let (result, replayed) = self.replays.run(keyed, || self.routed(tool, &call, arguments)).await;
-        if replayed == Replayed::Yes {
-            self.ctx.count_replay(tool.spec.name, tool.platform, &call.caller);
+        // A replayed fetch is not counted: which platform its id named is the first
+        // call's to know.
+        if replayed == Replayed::Yes
+            && let Some(platform) = tool.platform
+        {
+            self.ctx.count_replay(tool.name, platform, &call.caller);
         }
         // rmcp sends a result it owns: a copy when a table keeps it too.
         result.map(Arc::unwrap_or_clone)
@@ -214,15 +218,16 @@ impl Calls {
     /// Time-out and the tool.
     async fn timed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> Reply {
         let limit = self.request_timeout;
-        match tokio::time::timeout(limit, (tool.spec.run)(&self.ctx, call, arguments)).await {
+        match tokio::time::timeout(limit, tool.run(&self.ctx, call, arguments)).await {
             Ok(reply) => reply,
             // The assistant learns which platform held the call up, as every other
-            // failure of a platform call says.
+            // failure of a platform call says (`fetch`: the platform its id named).
             Err(_) => tool_error(format!(
                 "BesluitBron gave up after {} s waiting for {}: the platform is slow or its queue is long; try a \
                  narrower question or try again later",
                 limit.as_secs(),
-                tool.platform.display_name()
+                tool.platform
+                    .map_or("the platform that reads this id", |p| p.display_name())
             ))
             .into(),
         }
@@ -239,14 +244,14 @@ impl Calls {
             tool.rules.coerce(arguments);
         }
         if let Err(message) = tool.rules.check(request.arguments.as_ref()) {
-            return Ok(tool_error(invalid_arguments(tool.spec.name, tool.platform, &message)).into());
+            return Ok(tool_error(invalid_arguments(tool.name, tool.platform, &message)).into());
         }
         let _running = self.running_guard();
         let call = Call {
-            tool: tool.spec.name,
+            tool: tool.name,
             platform: tool.platform,
             caller: request.caller,
-            form: Arc::from(replay::fingerprint(tool.spec.name, request.arguments.as_ref())),
+            form: Arc::from(replay::fingerprint(tool.name, request.arguments.as_ref())),
             progress: request.progress,
             ct: request.ct,
         };

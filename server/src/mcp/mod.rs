@@ -16,7 +16,9 @@
 
 pub mod arguments;
 pub mod call;
+pub mod fetch;
 pub mod offers;
+pub mod progress;
 pub mod replay;
 pub mod route;
 pub mod search;
@@ -24,20 +26,18 @@ pub mod tools;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
     CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use call::{Calls, ToolRequest};
 
-use crate::call::Progress;
 use crate::connectors::ConnectorSpec;
 use crate::connectors::search::KeywordSearch;
 use crate::identity::{self, Caller};
@@ -127,6 +127,7 @@ impl Handler {
             instructions.push(SEARCH_INSTRUCTIONS);
         }
         instructions.extend(connectors.iter().map(|c| c.instructions));
+        instructions.push(GUIDE_INSTRUCTIONS);
         let mut handler = Handler {
             calls,
             scope,
@@ -160,6 +161,11 @@ impl Handler {
         (*self.tools).clone()
     }
 
+    /// What `initialize` tells a client: the server's instructions at this address.
+    pub fn instructions(&self) -> &str {
+        self.info.instructions.as_deref().unwrap_or_default()
+    }
+
     /// The calls every address shares.
     pub fn calls(&self) -> &Arc<Calls> {
         &self.calls
@@ -170,9 +176,15 @@ impl Handler {
         self.scope
     }
 
-    /// The tool call of an MCP request: `request` as the guard's caller, with the
-    /// client's progress token and cancellation.
-    fn request(&self, request: CallToolRequestParams, context: &RequestContext<RoleServer>) -> ToolRequest {
+    /// The tool call of an MCP request: `request` as the guard's caller, with its
+    /// progress (`notifier`, flushed by the caller before it answers) and the client's
+    /// cancellation.
+    fn request(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        notifier: Option<&progress::Notifier>,
+    ) -> ToolRequest {
         let caller = caller_of(context, &self.calls.trusted_proxies);
         let replay = replay::keys(&caller, &context.id);
         ToolRequest {
@@ -180,7 +192,7 @@ impl Handler {
             arguments: request.arguments,
             caller,
             replay,
-            progress: progress_of(context),
+            progress: notifier.map(progress::Notifier::queue),
             ct: context.ct.clone(),
         }
     }
@@ -203,48 +215,20 @@ fn caller_of(context: &RequestContext<RoleServer>, trusted_proxies: &[std::net::
     Arc::new(Caller::new(None, address, identity::idempotency_key(headers)))
 }
 
-/// Where a call's progress goes: MCP progress notifications, when the client asked.
-fn progress_of(context: &RequestContext<RoleServer>) -> Option<Progress> {
-    let token = context.meta.get_progress_token()?;
-    let peer = context.peer.clone();
-    let step = AtomicU32::new(0);
-    Some(Arc::new(move |platform, position| {
-        let step = step.fetch_add(1, Ordering::Relaxed) + 1;
-        let message = format!(
-            "waiting for {}: {} call(s) queued by {} session(s), about {} s",
-            platform.display_name(),
-            position.queued_calls,
-            position.waiting_sessions,
-            position.estimated_wait.as_secs_f64().ceil()
-        );
-        let param = ProgressNotificationParam::new(token.clone(), f64::from(step)).with_message(message);
-        let peer = peer.clone();
-        tokio::spawn(async move {
-            let _ = peer.notify_progress(param).await;
-        });
-    }))
-}
+/// What the server's instructions say of `search` and `fetch` at `/mcp`.
+const SEARCH_INSTRUCTIONS: &str = "BesluitBron reads Dutch government decision data from public platforms. `search` asks \
+every platform that searches by words at once and answers one list; `fetch` reads any result's id, and any id or link \
+a person has (an ECLI, a BWB id, kst-36200-VII-5, a Kamer document number, a link to wetten.overheid.nl, \
+zoek.officielebekendmakingen.nl, uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl or tweedekamer.nl). Go \
+deeper with each platform's own tools:";
 
-/// Where `search`'s progress goes: one notification as each platform answers, when the
-/// client asked for progress.
-fn search_progress(context: &RequestContext<RoleServer>) -> Option<search::SearchProgress> {
-    let token = context.meta.get_progress_token()?;
-    let peer = context.peer.clone();
-    Some(Arc::new(move |done, total, message| {
-        let param = ProgressNotificationParam::new(token.clone(), f64::from(done))
-            .with_total(f64::from(total))
-            .with_message(message);
-        let peer = peer.clone();
-        tokio::spawn(async move {
-            let _ = peer.notify_progress(param).await;
-        });
-    }))
-}
+/// The last words of every address's instructions: where the full guidance is.
+const GUIDE_INSTRUCTIONS: &str = "Per-platform advice (costs, what to ask first, what a platform cannot do): the \
+resource besluitbron://guide, and the tools' descriptions.";
 
-/// What the server's instructions say of `search` at `/mcp`.
-const SEARCH_INSTRUCTIONS: &str = "search asks every platform that searches by words at once (council decisions, \
-parliamentary papers, official publications) and answers per platform with ids and the tool that reads each; start \
-there for a question that may touch several, then go deeper with one platform's own tools.";
+/// The longest instructions an address gives, in characters: Claude Code keeps 2,048
+/// and cuts the rest mid-word.
+pub const MAX_INSTRUCTIONS_CHARS: usize = 2_000;
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
@@ -341,19 +325,22 @@ impl ServerHandler for Handler {
     ) -> Result<CallToolResponse, ErrorData> {
         // The call's state (replay, time limit, tool future) is several KB; rmcp moves the
         // future it gets from here into each request's task and through its stages, so
-        // it gets a pointer, not the state.
+        // it gets a pointer, not the state. Every progress notification is handed over
+        // before the result ([`progress`]).
+        let notifier = progress::Notifier::of(&context);
         if request.name == search::NAME
             && let Some(searcher) = &self.searcher
         {
             let caller = caller_of(&context, &self.calls.trusted_proxies);
-            let progress = search_progress(&context);
-            let result = Box::pin(searcher.run(&self.calls, request.arguments, caller, progress)).await;
+            let counted = notifier.as_ref().map(progress::Notifier::counted);
+            let result = Box::pin(searcher.run(&self.calls, request.arguments, caller, counted)).await;
+            progress::flush(notifier).await;
             return Ok(CallToolResponse::Complete(result));
         }
-        let request = self.request(request, &context);
-        Box::pin(self.calls.call(self.scope, request))
-            .await
-            .map(CallToolResponse::Complete)
+        let request = self.request(request, &context, notifier.as_ref());
+        let result = Box::pin(self.calls.call(self.scope, request)).await;
+        progress::flush(notifier).await;
+        result.map(CallToolResponse::Complete)
     }
 }
 

@@ -48,6 +48,10 @@ pub const READ_TTL_MS: u64 = 3_600_000;
 /// The most completion values in one answer (the protocol's bound).
 pub const MAX_COMPLETIONS: usize = CompletionInfo::MAX_VALUES;
 
+/// The per-platform guidance of an address's connectors (their `guide`s), served at
+/// every address: the instructions stay short and point here.
+pub const GUIDE_URI: &str = "besluitbron://guide";
+
 /// Longest resource URI accepted, in characters.
 pub const MAX_URI_CHARS: usize = 300;
 
@@ -108,7 +112,8 @@ impl Handler {
 
     /// Whether this address offers resources, prompts and completions.
     pub(crate) fn offered(&self) -> (bool, bool, bool) {
-        let (mut resources, mut prompts, mut completions) = (false, false, false);
+        // The guide is a resource everywhere.
+        let (mut resources, mut prompts, mut completions) = (true, false, false);
         for o in self.offers() {
             resources |= !o.resources.is_empty() || !o.templates.is_empty();
             prompts |= !o.prompts.is_empty();
@@ -118,16 +123,35 @@ impl Handler {
         (resources, prompts, completions)
     }
 
+    /// The guide of this address's connectors, as markdown.
+    pub(crate) fn guide(&self) -> String {
+        let mut out = String::from("# BesluitBron: per-platform advice\n");
+        for c in self.scope().connectors(self.calls().registry()) {
+            out.push_str(&format!(
+                "\n## {} (`{}`)\n\n{}\n",
+                c.platform.display_name(),
+                c.id,
+                c.guide
+            ));
+        }
+        out
+    }
+
     pub(crate) fn resource_list(&self) -> ListResourcesResult {
-        let resources = self
-            .offers()
-            .flat_map(|o| o.resources)
-            .map(|r| {
+        let guide = Resource::new(GUIDE_URI, "guide")
+            .with_title("How to use each platform")
+            .with_description(
+                "Per-platform advice for an assistant: costs, what to ask first, what a platform cannot do (the \
+                 server's instructions are kept short)",
+            )
+            .with_mime_type("text/markdown");
+        let resources = std::iter::once(guide)
+            .chain(self.offers().flat_map(|o| o.resources).map(|r| {
                 Resource::new(r.uri, r.name)
                     .with_title(r.title)
                     .with_description(r.description)
                     .with_mime_type(mime(r.shape))
-            })
+            }))
             .collect();
         ListResourcesResult::with_all_items(resources)
             .with_ttl_ms(LIST_TTL_MS)
@@ -260,9 +284,22 @@ impl Handler {
         if uri.chars().count() > MAX_URI_CHARS {
             return Err(invalid(format!("a resource URI is at most {MAX_URI_CHARS} characters")));
         }
+        if uri == GUIDE_URI {
+            let contents = ResourceContents::text(self.guide(), uri.clone()).with_mime_type("text/markdown");
+            return Ok(ReadResourceResult::new(vec![contents])
+                .with_ttl_ms(READ_TTL_MS)
+                .with_cache_scope(CacheScope::Public));
+        }
         let (tool, arguments, shape) = self.resolve(&uri)?;
-        let request = self.request(CallToolRequestParams::new(tool).with_arguments(arguments), &context);
-        let result = self.calls().call(self.scope(), request).await?;
+        let notifier = super::progress::Notifier::of(&context);
+        let request = self.request(
+            CallToolRequestParams::new(tool).with_arguments(arguments),
+            &context,
+            notifier.as_ref(),
+        );
+        let result = self.calls().call(self.scope(), request).await;
+        super::progress::flush(notifier).await;
+        let result = result?;
         let text = result
             .content
             .iter()
@@ -332,18 +369,21 @@ impl Handler {
                 let platform = calls
                     .tools()
                     .get(tool)
-                    .map(|t| t.platform)
+                    .and_then(|t| t.platform)
                     .ok_or_else(|| ErrorData::internal_error(format!("no tool {tool} to complete from"), None))?;
+                let notifier = super::progress::Notifier::of(context);
                 let call = Call {
                     tool,
-                    platform,
+                    platform: Some(platform),
                     caller: super::caller_of(context, &calls.trusted_proxies),
                     form: Arc::from(tool),
-                    progress: super::progress_of(context),
+                    progress: notifier.as_ref().map(super::progress::Notifier::queue),
                     ct: context.ct.clone(),
                 };
                 let limit = calls.request_timeout();
-                match tokio::time::timeout(limit, fetch(&calls.ctx, &call)).await {
+                let fetched = tokio::time::timeout(limit, fetch(&calls.ctx, &call)).await;
+                super::progress::flush(notifier).await;
+                match fetched {
                     Ok(Ok(choices)) => choices,
                     Ok(Err(e)) => {
                         return Err(ErrorData::internal_error(

@@ -2,6 +2,10 @@
 //! its platform, and the rules its arguments are checked by (read from its input schema
 //! once, at start-up) — found with one lookup per call.
 //!
+//! Besides the connectors' tools, the table holds `fetch` (at `/mcp`): an entry like any
+//! other, so a fetch goes through the same stack (arguments, replay, route, time-out),
+//! whose platform is the one its id names ([`ToolEntry::platform`] is `None`).
+//!
 //! What `tools/list` shows of a tool is its declaration made portable
 //! ([`crate::connectors::schema::portable`]); the rules are read from the declaration as
 //! the tool wrote it (which knows, say, that `limit` is a `u32`).
@@ -12,29 +16,76 @@ use std::sync::Arc;
 use besluitbron_core::PlatformId;
 use rmcp::model::{JsonObject, Tool};
 
+use super::fetch::Fetcher;
+use crate::call::{Call, Context};
 use crate::connectors::schema::{compact_output, portable};
+use crate::connectors::tool::ToolFuture;
 use crate::connectors::{ConnectorSpec, ToolSpec};
 use crate::mcp::arguments::Rules;
 
+/// What runs a tool.
+enum Run {
+    /// A connector's tool: its declaration's function.
+    Tool(&'static ToolSpec),
+    /// `fetch`: the reading tool of the connector whose id it is.
+    Fetch(Arc<Fetcher>),
+}
+
 /// One tool, as a call needs to know it.
 pub struct ToolEntry {
-    /// The tool's declaration (its name, its function).
-    pub spec: &'static ToolSpec,
-    /// The id of the connector it belongs to.
+    /// Its name.
+    pub name: &'static str,
+    /// The id of the connector it belongs to (`all` for `fetch`, served at `/mcp`).
     pub connector: &'static str,
-    /// The platform it asks.
-    pub platform: PlatformId,
+    /// The platform it asks; `None` for `fetch`, whose id names it.
+    pub platform: Option<PlatformId>,
     /// The rules its arguments are checked by.
     pub rules: Rules,
     /// What `tools/list` says of it: its schemas made portable.
     pub definition: Tool,
+    run: Run,
+}
+
+impl ToolEntry {
+    /// Runs the tool for `call` with `arguments`.
+    pub fn run<'a>(&'a self, ctx: &'a Context, call: &'a Call, arguments: JsonObject) -> ToolFuture<'a> {
+        match &self.run {
+            Run::Tool(spec) => (spec.run)(ctx, call, arguments),
+            Run::Fetch(fetcher) => Box::pin(fetcher.run(ctx, call, arguments)),
+        }
+    }
+
+    fn new(
+        name: &'static str,
+        connector: &'static str,
+        platform: Option<PlatformId>,
+        mut definition: Tool,
+        run: Run,
+    ) -> ToolEntry {
+        assert_eq!(definition.name, name, "a tool's definition names it");
+        let rules = Rules::of(&definition.input_schema);
+        definition.input_schema = Arc::new(portable_copy(&definition.input_schema));
+        definition.output_schema = definition.output_schema.map(|s| {
+            let mut s = portable_copy(&s);
+            compact_output(&mut s);
+            Arc::new(s)
+        });
+        ToolEntry {
+            name,
+            connector,
+            platform,
+            rules,
+            definition,
+            run,
+        }
+    }
 }
 
 /// Every tool of the registry, by name.
 pub struct ToolTable(HashMap<&'static str, ToolEntry, foldhash::fast::RandomState>);
 
 impl ToolTable {
-    /// The tools of `connectors`.
+    /// The tools of `connectors`, and `fetch` over those that read ids.
     ///
     /// # Panics
     ///
@@ -42,27 +93,30 @@ impl ToolTable {
     /// builds a server.
     pub fn new(connectors: &[&'static ConnectorSpec]) -> ToolTable {
         let mut tools = HashMap::default();
+        let mut add = |entry: ToolEntry| {
+            let name = entry.name;
+            let earlier = tools.insert(name, entry);
+            assert!(earlier.is_none(), "two tools named {name}");
+        };
         for &c in connectors {
             for spec in c.tools {
-                let mut definition = (spec.definition)();
-                assert_eq!(definition.name, spec.name, "a tool's definition names it");
-                let rules = Rules::of(&definition.input_schema);
-                definition.input_schema = Arc::new(portable_copy(&definition.input_schema));
-                definition.output_schema = definition.output_schema.map(|s| {
-                    let mut s = portable_copy(&s);
-                    compact_output(&mut s);
-                    Arc::new(s)
-                });
-                let entry = ToolEntry {
-                    spec,
-                    connector: c.id,
-                    platform: c.platform,
-                    rules,
-                    definition,
-                };
-                let earlier = tools.insert(spec.name, entry);
-                assert!(earlier.is_none(), "two tools named {}", spec.name);
+                add(ToolEntry::new(
+                    spec.name,
+                    c.id,
+                    Some(c.platform),
+                    (spec.definition)(),
+                    Run::Tool(spec),
+                ));
             }
+        }
+        if let Some(fetcher) = Fetcher::new(connectors) {
+            add(ToolEntry::new(
+                super::fetch::NAME,
+                "all",
+                None,
+                super::fetch::definition(),
+                Run::Fetch(Arc::new(fetcher)),
+            ));
         }
         ToolTable(tools)
     }
@@ -99,13 +153,17 @@ mod tests {
                 listed += 1;
                 let entry = table.get(tool.name).expect("in the table");
                 assert_eq!(
-                    (entry.spec.name, entry.connector, entry.platform),
-                    (tool.name, c.id, c.platform)
+                    (entry.name, entry.connector, entry.platform),
+                    (tool.name, c.id, Some(c.platform))
                 );
                 assert_eq!(entry.definition.name, tool.name);
             }
         }
-        assert_eq!(table.iter().count(), listed, "no two tools share a name");
+        assert_eq!(table.iter().count(), listed + 1, "no two tools share a name; and fetch");
+        assert_eq!(
+            table.get("fetch").map(|f| (f.connector, f.platform)),
+            Some(("all", None))
+        );
         assert!(table.get("no_such_tool").is_none());
     }
 }

@@ -147,7 +147,9 @@ async fn platforms(state: &PageState) -> Vec<PlatformStatus> {
         .collect();
     let mut tools: BTreeMap<PlatformId, Vec<&str>> = BTreeMap::new();
     for t in state.calls.tools().iter() {
-        tools.entry(t.platform).or_default().push(t.spec.name);
+        if let Some(platform) = t.platform {
+            tools.entry(platform).or_default().push(t.name);
+        }
     }
     let wall = state.guard.clock.wall();
     let mut out = Vec::new();

@@ -10,6 +10,8 @@
 //! regulation's id and the version's start date, so a newer version is read anew).
 //! Searches are kept ten minutes.
 
+pub mod ids;
+
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -45,6 +47,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://zoekservice.overheid.nl/sru/Search"),
     instructions: INSTRUCTIONS,
+    guide: GUIDE,
+    reads: Some(&ids::READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -65,7 +69,12 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
-const INSTRUCTIONS: &str = "Basiswettenbestand (bwb_* tools): Dutch national legislation as in force — laws (wet), \
+/// What an assistant is told about these tools in the server's instructions (short:
+/// every address's instructions stay within the hosts' limit).
+const INSTRUCTIONS: &str = "Basiswettenbestand (bwb_*): national legislation as in force on a date; bwb_read reads a regulation by its BWB id (BWBR0018451), whole or one `article`.";
+
+/// What an assistant is told about these tools in depth (the guide resource).
+const GUIDE: &str = "Basiswettenbestand (bwb_* tools): Dutch national legislation as in force — laws (wet), \
 AMvB's, ministerial regulations — from wetten.overheid.nl's data. bwb_search finds regulations by words of their \
 title, kind and ministry as in force on a date (default today); bwb_read gives one regulation as in force on a date \
 (default today): its citation title, validity, outline and text, or one article by its number (`2`, `1:3`).";
@@ -249,6 +258,19 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
     },
 };
 
+/// The `bwb_read` tool (its spec is what `fetch` runs for this connector's ids).
+pub(crate) const READ_TOOL: ToolSpec = crate::tool! {
+    name: "bwb_read",
+    title: "Read a regulation as in force",
+    description: "One Dutch national regulation as in force on `date`, by its BWB id: citation title, kind, \
+                  ministry, the version's validity, its link on wetten.overheid.nl, its outline (divisions and \
+                  numbered articles), and its text in pages, or only the `article` asked. The text is in the text \
+                  content; `next_offset` reads on. Kept for weeks (a newer version is read anew).",
+    arguments: ReadArgs,
+    output: ReadShown,
+    run: bwb_read,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -261,17 +283,7 @@ const TOOLS: &[ToolSpec] = &[
         output: SearchShown,
         run: bwb_search,
     },
-    crate::tool! {
-        name: "bwb_read",
-        title: "Read a regulation as in force",
-        description: "One Dutch national regulation as in force on `date`, by its BWB id: citation title, kind, \
-                      ministry, the version's validity, its link on wetten.overheid.nl, its outline (divisions and \
-                      numbered articles), and its text in pages, or only the `article` asked. The text is in the text \
-                      content; `next_offset` reads on. Kept for weeks (a newer version is read anew).",
-        arguments: ReadArgs,
-        output: ReadShown,
-        run: bwb_read,
-    },
+    READ_TOOL,
 ];
 
 /// Search national legislation.

@@ -14,6 +14,7 @@
 //! record does not change and is kept for weeks), then its XML (kept for weeks under the
 //! versioned id). Searches are kept ten minutes.
 
+pub mod ids;
 pub mod orgs;
 
 use std::fmt::Write as _;
@@ -51,6 +52,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://zoekservice.overheid.nl/sru/Search"),
     instructions: INSTRUCTIONS,
+    guide: GUIDE,
+    reads: Some(&ids::READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -70,7 +73,12 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
-const INSTRUCTIONS: &str = "Lokale regelgeving (cvdr_* tools): regulations of Dutch municipalities, provinces and \
+/// What an assistant is told about these tools in the server's instructions (short:
+/// every address's instructions stay within the hosts' limit).
+const INSTRUCTIONS: &str = "Lokale regelgeving (cvdr_*): regulations of municipalities, provinces and water boards as in force; cvdr_read reads one by its CVDR id.";
+
+/// What an assistant is told about these tools in depth (the guide resource).
+const GUIDE: &str = "Lokale regelgeving (cvdr_* tools): regulations of Dutch municipalities, provinces and \
 water boards (verordeningen, beleidsregels) as in force, from lokaleregelgeving.overheid.nl's data. cvdr_search finds \
 them by words, organisation and date in force (default today); cvdr_read gives one regulation's text and what its \
 record says of the decision that set it.";
@@ -271,6 +279,17 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
     },
 };
 
+/// The `cvdr_read` tool (its spec is what `fetch` runs for this connector's ids).
+pub(crate) const READ_TOOL: ToolSpec = crate::tool! {
+    name: "cvdr_read",
+    title: "Read a local regulation",
+    description: "One local regulation by CVDR id: its text in pages (text content; `next_offset` reads on), \
+                  organisation, dates in force, the decision that set it, link. Two calls, then kept for weeks.",
+    arguments: ReadArgs,
+    output: ReadShown,
+    run: cvdr_read,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -282,15 +301,7 @@ const TOOLS: &[ToolSpec] = &[
         output: SearchShown,
         run: cvdr_search,
     },
-    crate::tool! {
-        name: "cvdr_read",
-        title: "Read a local regulation",
-        description: "One local regulation by CVDR id: its text in pages (text content; `next_offset` reads on), \
-                      organisation, dates in force, the decision that set it, link. Two calls, then kept for weeks.",
-        arguments: ReadArgs,
-        output: ReadShown,
-        run: cvdr_read,
-    },
+    READ_TOOL,
 ];
 
 /// Search local regulations.

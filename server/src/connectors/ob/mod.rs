@@ -10,6 +10,7 @@
 //! back-off and asked once more, then reported with a retry time, never as zero results.
 //! Rendering lives in [`render`], as pure functions of the kept answers.
 
+pub mod ids;
 pub mod offers;
 pub mod page;
 pub mod render;
@@ -62,6 +63,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://repository.overheid.nl/sru"),
     instructions: INSTRUCTIONS,
+    guide: GUIDE,
+    reads: Some(&ids::READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -75,7 +78,12 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
-const INSTRUCTIONS: &str = "Officiële Bekendmakingen (ob_* tools): every official publication of Dutch government \
+/// What an assistant is told about these tools in the server's instructions (short:
+/// every address's instructions stay within the hosts' limit).
+const INSTRUCTIONS: &str = "Officiële Bekendmakingen (ob_*): every official publication (Staatsblad, Staatscourant, Gemeenteblad, Kamerstukken…); ob_document reads one (stb-2018-84, kst-36200-VII-5).";
+
+/// What an assistant is told about these tools in depth (the guide resource).
+const GUIDE: &str = "Officiële Bekendmakingen (ob_* tools): every official publication of Dutch government \
 — Gemeenteblad, Provinciaal blad, Waterschapsblad, Staatscourant, Staatsblad, Tractatenblad, Kamerstukken, \
 Handelingen and Kamervragen — the publication that made a decision law. ob_search finds publications by words and \
 filters (journal, organisation, document type, dossier, dates); ob_document reads one publication's full text, the \
@@ -377,6 +385,19 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
     },
 };
 
+/// The `ob_document` tool (its spec is what `fetch` runs for this connector's ids).
+pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
+    name: "ob_document",
+    title: "Read an official publication",
+    description: "Read one publication of Officiële Bekendmakingen by its identifier from ob_search: its metadata \
+                  and full text in pages (from the XML rendition, else the PDF). The text is in the text content; \
+                  `next_offset` reads on. The publication host keeps a stricter limit than search: read only what \
+                  the answer needs. Kept for weeks once read.",
+    arguments: DocumentArgs,
+    output: render::DocumentOutput,
+    run: ob_document,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -391,17 +412,7 @@ const TOOLS: &[ToolSpec] = &[
         output: render::SearchShown,
         run: ob_search,
     },
-    crate::tool! {
-        name: "ob_document",
-        title: "Read an official publication",
-        description: "Read one publication of Officiële Bekendmakingen by its identifier from ob_search: its metadata \
-                      and full text in pages (from the XML rendition, else the PDF). The text is in the text content; \
-                      `next_offset` reads on. The publication host keeps a stricter limit than search: read only what \
-                      the answer needs. Kept for weeks once read.",
-        arguments: DocumentArgs,
-        output: render::DocumentOutput,
-        run: ob_document,
-    },
+    DOCUMENT_TOOL,
 ];
 
 /// Search Officiële Bekendmakingen.

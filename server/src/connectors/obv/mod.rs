@@ -8,6 +8,7 @@
 //! short-lived, documents are kept for weeks. Rendering lives in [`render`], as pure
 //! functions of the kept answers.
 
+pub mod ids;
 pub mod names;
 pub mod offers;
 pub mod page;
@@ -39,6 +40,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://openbesluitvorming.nl"),
     instructions: INSTRUCTIONS,
+    guide: GUIDE,
+    reads: Some(&ids::READER),
     tools: TOOLS,
     open,
     maintenance: Some(Maintenance {
@@ -61,7 +64,12 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
-const INSTRUCTIONS: &str = "OpenBesluitvorming (obv_* tools): council and provincial decision making of 331 \
+/// What an assistant is told about these tools in the server's instructions (short:
+/// every address's instructions stay within the hosts' limit).
+const INSTRUCTIONS: &str = "OpenBesluitvorming (obv_*): council decisions of 331 municipalities, provinces and water boards. obv_search first, for one organization where you can (cheap); obv_document reads full text (costly: 60 units a minute shared).";
+
+/// What an assistant is told about these tools in depth (the guide resource).
+const GUIDE: &str = "OpenBesluitvorming (obv_* tools): council and provincial decision making of 331 \
 sources (municipalities, provinces, water boards). Start with obv_search (titles and summaries, cheap), restricted \
 to one organization when the question allows (obv_sources lists the keys): searching all sources is slower. Read \
 full text with obv_document only for the documents you need (slow and the most expensive call). The platform \
@@ -406,6 +414,20 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
     },
 };
 
+/// The `obv_document` tool (its spec is what `fetch` runs for this connector's ids).
+pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
+    name: "obv_document",
+    title: "Read an OpenBesluitvorming document",
+    description: "Read one OpenBesluitvorming document, meeting or motion by its id (from obv_search): \
+                  metadata and the full text in pages. Full text is the slowest and most expensive call: read \
+                  only what the answer needs, and prefer search summaries when they suffice. The page of text \
+                  is in the text content only; `next_offset` reads on. Once read, kept in BesluitBron's buffer \
+                  for weeks.",
+    arguments: DocumentArgs,
+    output: render::DocumentShown,
+    run: obv_document,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -420,18 +442,7 @@ const TOOLS: &[ToolSpec] = &[
         output: render::SearchShown,
         run: obv_search,
     },
-    crate::tool! {
-        name: "obv_document",
-        title: "Read an OpenBesluitvorming document",
-        description: "Read one OpenBesluitvorming document, meeting or motion by its id (from obv_search): \
-                      metadata and the full text in pages. Full text is the slowest and most expensive call: read \
-                      only what the answer needs, and prefer search summaries when they suffice. The page of text \
-                      is in the text content only; `next_offset` reads on. Once read, kept in BesluitBron's buffer \
-                      for weeks.",
-        arguments: DocumentArgs,
-        output: render::DocumentShown,
-        run: obv_document,
-    },
+    DOCUMENT_TOOL,
     crate::tool! {
         name: "obv_sources",
         title: "OpenBesluitvorming sources",

@@ -9,6 +9,7 @@
 //! short silently under load: an answer that may be incomplete says so and is kept only
 //! briefly. Rendering lives in [`render`], as pure functions of the kept answers.
 
+pub mod ids;
 pub mod offers;
 pub mod page;
 pub mod render;
@@ -60,6 +61,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         ..PlatformDefaults::new(PLATFORM, "https://berthub.eu/tkconv")
     },
     instructions: INSTRUCTIONS,
+    guide: GUIDE,
+    reads: Some(&ids::READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -75,7 +78,12 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
-const INSTRUCTIONS: &str = "OpenTK (opentk_* tools): full-text search over Tweede Kamer documents and reports \
+/// What an assistant is told about these tools in the server's instructions (short:
+/// every address's instructions stay within the hosts' limit).
+const INSTRUCTIONS: &str = "OpenTK (opentk_*): full-text search over Tweede Kamer documents and debates (expensive for OpenTK: be specific); opentk_document reads one by number or kamerstuk id.";
+
+/// What an assistant is told about these tools in depth (the guide resource).
+const GUIDE: &str = "OpenTK (opentk_* tools): full-text search over Tweede Kamer documents and reports \
 (the Tweede Kamer's own API has none), a document's text, a committee meeting or debate with its agenda and \
 commitments, and how fresh OpenTK's copy is. Searches are expensive for OpenTK: make them specific.";
 
@@ -328,6 +336,32 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
     },
 };
 
+/// The `opentk_document` tool (its spec is what `fetch` runs for this connector's ids).
+pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
+    name: "opentk_document",
+    title: "Tweede Kamer document text (OpenTK)",
+    description: "One Tweede Kamer document by number or kamerstuk id: title, text in pages (OpenTK's rendition, \
+                  or with `source: file` the original file's) and links to its page and file. The text is in the \
+                  text content; `next_offset` reads on. Use opentk_search's snippets when they suffice. Kept for \
+                  weeks.",
+    arguments: DocumentArgs,
+    output: render::DocumentShown,
+    run: opentk_document,
+};
+
+/// The `opentk_activity` tool (its spec is what `fetch` runs for this connector's ids).
+pub(crate) const ACTIVITY_TOOL: ToolSpec = crate::tool! {
+    name: "opentk_activity",
+    title: "Tweede Kamer activity (OpenTK)",
+    description: "One Tweede Kamer activity (committee meeting, debate) by its number: kind, subject, time and \
+                  room, committees, the agenda with its documents, the activity's documents, commitments made by \
+                  ministers (toezeggingen) and the video link. Kept for an hour (agendas change until the \
+                  meeting).",
+    arguments: ActivityArgs,
+    output: render::ActivityShown,
+    run: opentk_activity,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -342,28 +376,8 @@ const TOOLS: &[ToolSpec] = &[
         output: render::SearchShown,
         run: opentk_search,
     },
-    crate::tool! {
-        name: "opentk_document",
-        title: "Tweede Kamer document text (OpenTK)",
-        description: "One Tweede Kamer document by number or kamerstuk id: title, text in pages (OpenTK's rendition, \
-                      or with `source: file` the original file's) and links to its page and file. The text is in the \
-                      text content; `next_offset` reads on. Use opentk_search's snippets when they suffice. Kept for \
-                      weeks.",
-        arguments: DocumentArgs,
-        output: render::DocumentShown,
-        run: opentk_document,
-    },
-    crate::tool! {
-        name: "opentk_activity",
-        title: "Tweede Kamer activity (OpenTK)",
-        description: "One Tweede Kamer activity (committee meeting, debate) by its number: kind, subject, time and \
-                      room, committees, the agenda with its documents, the activity's documents, commitments made by \
-                      ministers (toezeggingen) and the video link. Kept for an hour (agendas change until the \
-                      meeting).",
-        arguments: ActivityArgs,
-        output: render::ActivityShown,
-        run: opentk_activity,
-    },
+    DOCUMENT_TOOL,
+    ACTIVITY_TOOL,
     crate::tool! {
         name: "opentk_status",
         title: "OpenTK freshness",

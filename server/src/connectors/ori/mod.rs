@@ -10,6 +10,7 @@
 //! a still-running ORI-compatible proxy, the tools work: search, one document with its
 //! text, and the sources with their live index, size and freshness.
 
+pub mod ids;
 pub mod offers;
 pub mod render;
 
@@ -60,6 +61,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         ..PlatformDefaults::new(PLATFORM, "https://api.openraadsinformatie.nl/v1/elastic")
     },
     instructions: INSTRUCTIONS,
+    guide: GUIDE,
+    reads: Some(&ids::READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -80,7 +83,12 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
 };
 
-const INSTRUCTIONS: &str = "Open Raadsinformatie (ori_* tools): the classic ORI search over council documents. \
+/// What an assistant is told about these tools in the server's instructions (short:
+/// every address's instructions stay within the hosts' limit).
+const INSTRUCTIONS: &str = "Open Raadsinformatie (ori_*): the classic council search, switched off on 1 November 2026 and served only with a mirror; prefer obv_search.";
+
+/// What an assistant is told about these tools in depth (the guide resource).
+const GUIDE: &str = "Open Raadsinformatie (ori_* tools): the classic ORI search over council documents. \
 ORI was switched off on 1 November 2026; its data lives on at OpenBesluitvorming, so prefer obv_search. These \
 tools only work where BesluitBron's operator points them at a still-running ORI-compatible mirror; otherwise \
 they say ORI was retired.";
@@ -246,6 +254,20 @@ fn search_answer(search: &OriSearch, reply: ori::SearchReply) -> SearchAnswer {
     }
 }
 
+/// The `ori_document` tool (its spec is what `fetch` runs for this connector's ids).
+pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
+    name: "ori_document",
+    title: "Open Raadsinformatie document (retired)",
+    description: "One Open Raadsinformatie document or meeting by its id from ori_search (`index/id`): its \
+                  record and its text in pages of `length` characters from `offset` (10000 by default, up to 100000; \
+                  the answer says how many remain and the next `offset`; the page is in the text content \
+                  only, the structured content says where it is). ORI was retired on 1 November 2026: unless BesluitBron's operator runs it \
+                  against a mirror, this tool says so — use obv_document instead. Kept for weeks.",
+    arguments: DocumentArgs,
+    output: DocumentOutput,
+    run: ori_document,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -260,18 +282,7 @@ const TOOLS: &[ToolSpec] = &[
         output: render::SearchShown,
         run: ori_search,
     },
-    crate::tool! {
-        name: "ori_document",
-        title: "Open Raadsinformatie document (retired)",
-        description: "One Open Raadsinformatie document or meeting by its id from ori_search (`index/id`): its \
-                      record and its text in pages of `length` characters from `offset` (10000 by default, up to 100000; \
-                      the answer says how many remain and the next `offset`; the page is in the text content \
-                      only, the structured content says where it is). ORI was retired on 1 November 2026: unless BesluitBron's operator runs it \
-                      against a mirror, this tool says so — use obv_document instead. Kept for weeks.",
-        arguments: DocumentArgs,
-        output: DocumentOutput,
-        run: ori_document,
-    },
+    DOCUMENT_TOOL,
     crate::tool! {
         name: "ori_sources",
         title: "Open Raadsinformatie sources (retired)",

@@ -14,6 +14,7 @@
 //! text and metadata are documents (the expensive path, R-U2). Every call costs one
 //! unit of the limit configured for `rechtspraak`, through its fair queue.
 
+pub mod ids;
 pub mod offers;
 pub mod render;
 pub mod resolve;
@@ -70,6 +71,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://data.rechtspraak.nl"),
     instructions: INSTRUCTIONS,
+    guide: GUIDE,
+    reads: Some(&ids::READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -99,7 +102,12 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
 };
 
-const INSTRUCTIONS: &str = "Rechtspraak (rechtspraak_* tools): Dutch court rulings (uitspraken) and advocate \
+/// What an assistant is told about these tools in the server's instructions (short:
+/// every address's instructions stay within the hosts' limit).
+const INSTRUCTIONS: &str = "Rechtspraak (rechtspraak_*): court rulings. NO keyword search: rechtspraak_search filters by court, area of law, procedure and dates; rechtspraak_ruling reads one by its ECLI.";
+
+/// What an assistant is told about these tools in depth (the guide resource).
+const GUIDE: &str = "Rechtspraak (rechtspraak_* tools): Dutch court rulings (uitspraken) and advocate \
 general opinions (conclusies) from the judiciary's open-data service. It has NO keyword search: find rulings with \
 rechtspraak_search by court, area of law, procedure, type and dates (names such as \"Hoge Raad\", \"HR\", \
 \"Rechtbank Amsterdam\", \"strafrecht\" are resolved through the value lists), read the summaries it returns, then \
@@ -505,6 +513,20 @@ fn ruling_call(client: &Arc<RsClient>, ecli: Ecli, metadata_only: bool) -> Platf
     })
 }
 
+/// The `rechtspraak_ruling` tool (its spec is what `fetch` runs for this connector's ids).
+pub(crate) const RULING_TOOL: ToolSpec = crate::tool! {
+    name: "rechtspraak_ruling",
+    title: "Read a Dutch court ruling",
+    description: "Read one Dutch court ruling by its ECLI (from rechtspraak_search): court, dates, case \
+                  numbers, procedure, areas of law, related ECLIs, where it is published, the summary, and the \
+                  full text in pages (headings, paragraphs, tables and footnotes kept readable). The text is \
+                  in the text content; `next_offset` reads on. Full text is the slow call: use the search \
+                  summaries when they suffice. Kept for weeks once read.",
+    arguments: RulingArgs,
+    output: RulingOutput,
+    run: rechtspraak_ruling,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -519,18 +541,7 @@ const TOOLS: &[ToolSpec] = &[
         output: SearchOutput,
         run: rechtspraak_search,
     },
-    crate::tool! {
-        name: "rechtspraak_ruling",
-        title: "Read a Dutch court ruling",
-        description: "Read one Dutch court ruling by its ECLI (from rechtspraak_search): court, dates, case \
-                      numbers, procedure, areas of law, related ECLIs, where it is published, the summary, and the \
-                      full text in pages (headings, paragraphs, tables and footnotes kept readable). The text is \
-                      in the text content; `next_offset` reads on. Full text is the slow call: use the search \
-                      summaries when they suffice. Kept for weeks once read.",
-        arguments: RulingArgs,
-        output: RulingOutput,
-        run: rechtspraak_ruling,
-    },
+    RULING_TOOL,
     crate::tool! {
         name: "rechtspraak_courts",
         title: "Rechtspraak courts",

@@ -8,6 +8,7 @@
 //! asked once and kept, and each answer is a window of it. The earlier opaque
 //! `continuation` is still read for one release.
 
+pub mod ids;
 pub mod offers;
 pub mod page;
 pub mod render;
@@ -27,7 +28,7 @@ use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
-use crate::platforms::tk::{Continuation, MAX_OFFSET, MAX_WORDS, TkClient, TkSearch, is_guid};
+use crate::platforms::tk::{Continuation, MAX_OFFSET, MAX_WORDS, TkClient, TkSearch};
 use render::{CommitteesAnswer, DocumentAnswer, FactionsAnswer, Links, PageAnswer};
 
 const PLATFORM: PlatformId = PlatformId::Tk;
@@ -42,6 +43,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     platform: PLATFORM,
     defaults: PlatformDefaults::new(PLATFORM, "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0"),
     instructions: INSTRUCTIONS,
+    guide: GUIDE,
+    reads: Some(&ids::READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -59,7 +62,12 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
-const INSTRUCTIONS: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
+/// What an assistant is told about these tools in the server's instructions (short:
+/// every address's instructions stay within the hosts' limit).
+const INSTRUCTIONS: &str = "Tweede Kamer (tk_*): parliamentary documents and cases by words in their title (no full text). tk_document/tk_document_text read a document (GUID or number such as 2021D02426), tk_votes the votes on a case.";
+
+/// What an assistant is told about these tools in depth (the guide resource).
+const GUIDE: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
 moties, vragen) from the Tweede Kamer's open data portal. tk_search finds documents or cases by words in their \
 title or subject (no full-text search); tk_document gives one document's metadata and the link to its file; tk_document_text its full text \
 (expensive the first time, then kept); tk_votes how the Kamer voted on a motion, amendment or bill (by case number or \
@@ -154,8 +162,9 @@ pub struct CommitteesArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocumentArgs {
-    /// The document's `Id` (a GUID) from tk_search.
-    #[schemars(length(max = 64))]
+    /// The document's number (`2021D02426`), its `id` from tk_search (a GUID), or a link
+    /// to it on tweedekamer.nl.
+    #[schemars(length(max = 300))]
     pub id: String,
 }
 
@@ -309,6 +318,18 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
     },
 };
 
+/// The `tk_document` tool (its spec is what `fetch` runs for this connector's ids).
+pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
+    name: "tk_document",
+    title: "Tweede Kamer document",
+    description: "One Tweede Kamer document's metadata (kind, number, title, subject, date, parliamentary \
+                  year) and its links: the record and the file (PDF or Word). Cheap; kept in BesluitBron's \
+                  buffer for weeks. Its text: tk_document_text.",
+    arguments: DocumentArgs,
+    output: render::DocumentShown,
+    run: tk_document,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -323,16 +344,7 @@ const TOOLS: &[ToolSpec] = &[
         output: render::SearchShown,
         run: tk_search,
     },
-    crate::tool! {
-        name: "tk_document",
-        title: "Tweede Kamer document",
-        description: "One Tweede Kamer document's metadata (kind, number, title, subject, date, parliamentary \
-                      year) and its links: the record and the file (PDF or Word). Cheap; kept in BesluitBron's \
-                      buffer for weeks. Its text: tk_document_text.",
-        arguments: DocumentArgs,
-        output: render::DocumentShown,
-        run: tk_document,
-    },
+    DOCUMENT_TOOL,
     crate::tool! {
         name: "tk_factions",
         title: "Tweede Kamer factions",
@@ -502,25 +514,36 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
 
 /// One Tweede Kamer document's metadata.
 async fn tk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
-    let id = args.id.trim().to_lowercase();
-    if !is_guid(&id) {
+    let Some(document) = ids::named(super::ids::own(PLATFORM, &args.id)).and_then(|n| match n {
+        ids::Named::Document(d) => Some(d),
+        ids::Named::Case(_) => None,
+    }) else {
         return tool_error(format!(
-            "tk_document: `{}` is not a document Id (a GUID such as 72f7ab9b-dc59-4e67-8a04-798a744c256e, \
-             from tk_search's `Id`); for a document number such as 2024D39058 use opentk_document",
+            "tk_document: `{}` is not a Tweede Kamer document: give its number (2021D02426), its `id` from \
+             tk_search (a GUID) or a link to it on tweedekamer.nl; a case number (2021Z00984) reads with tk_votes \
+             (nothing asked of the Tweede Kamer)",
             crate::platforms::http::brief(&args.id)
         ))
         .into();
-    }
+    };
     let client = match ctx.clients.get::<TkClient>(PLATFORM) {
         Ok(c) => c,
         Err(e) => return e.into(),
     };
-    let key = CacheKey::new(PLATFORM, DataClass::Document, "document").param("id", id.clone());
-    let id: Arc<str> = Arc::from(id);
+    let key = match &document {
+        ids::DocumentRef::Guid(id) => CacheKey::new(PLATFORM, DataClass::Document, "document").param("id", id.clone()),
+        ids::DocumentRef::Number(n) => {
+            CacheKey::new(PLATFORM, DataClass::Document, "document").param("number", n.clone())
+        }
+    };
+    let asked = Arc::new(document);
     let pc = PlatformCall::new(key, COST, move || {
-        let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+        let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
         async move {
-            let doc = client.document(&id).await?;
+            let doc = match &*asked {
+                ids::DocumentRef::Guid(id) => client.document(id).await?,
+                ids::DocumentRef::Number(n) => client.document_by_number(n).await?,
+            };
             let answer = DocumentAnswer {
                 document: doc.document,
                 links: Links {

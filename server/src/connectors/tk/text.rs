@@ -29,7 +29,7 @@ use crate::connectors::pages::{TextPage, text_page};
 use crate::call::{Call, Context, PlatformCall, Rendered, Reply, Structure, Who, provenance, tool_error};
 use crate::connectors::tool::ToolSpec;
 use crate::platforms::http::PlatformError;
-use crate::platforms::tk::{Document, TkClient, is_guid};
+use crate::platforms::tk::{Document, TkClient};
 use crate::text::{ExtractPool, Format, TextError};
 
 const PLATFORM: PlatformId = PlatformId::Tk;
@@ -43,8 +43,9 @@ const PROVISIONAL_TTL_MS: u64 = 60 * 60 * 1000;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TextArgs {
-    /// The document's `Id` (a GUID) from tk_search.
-    #[schemars(length(max = 64))]
+    /// The document's number (`2021D02426`), its `id` from tk_search (a GUID), or a link
+    /// to it on tweedekamer.nl.
+    #[schemars(length(max = 300))]
     pub id: String,
     /// Default 0; from the answer's `next_offset`.
     #[serde(default)]
@@ -94,15 +95,18 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
 };
 
 /// The text of one Tweede Kamer document.
-async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs) -> Reply {
-    let id = args.id.trim().to_lowercase();
-    if !is_guid(&id) {
-        return tool_error(
-            "tk_document_text: `id` is not a document Id (a GUID such as 72f7ab9b-dc59-4e67-8a04-798a744c256e, \
-             from tk_search's `Id`); for a document number such as 2024D39058 use opentk_document",
-        )
+pub(super) async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs) -> Reply {
+    let Some(document) = super::ids::named(crate::connectors::ids::own(PLATFORM, &args.id)).and_then(|n| match n {
+        super::ids::Named::Document(d) => Some(d),
+        super::ids::Named::Case(_) => None,
+    }) else {
+        return tool_error(format!(
+            "tk_document_text: `{}` is not a Tweede Kamer document: give its number (2021D02426), its `id` from \
+             tk_search (a GUID) or a link to it on tweedekamer.nl (nothing asked of the Tweede Kamer)",
+            crate::platforms::http::brief(&args.id)
+        ))
         .into();
-    }
+    };
     let length = match crate::connectors::pages::text_length("tk_document_text", args.length) {
         Ok(length) => length,
         Err(message) => return tool_error(message).into(),
@@ -112,14 +116,24 @@ async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs) -> Reply {
         Ok(c) => c,
         Err(e) => return e.into(),
     };
-    let key = CacheKey::new(PLATFORM, DataClass::Document, "document_version").param("id", id.clone());
-    let shared_id: Arc<str> = Arc::from(id.as_str());
+    let key = match &document {
+        super::ids::DocumentRef::Guid(id) => {
+            CacheKey::new(PLATFORM, DataClass::Document, "document_version").param("id", id.clone())
+        }
+        super::ids::DocumentRef::Number(n) => {
+            CacheKey::new(PLATFORM, DataClass::Document, "document_version").param("number", n.clone())
+        }
+    };
+    let asked = Arc::new(document);
     let version = {
-        let (client, id) = (Arc::clone(&client), Arc::clone(&shared_id));
+        let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
         PlatformCall::new(key, Units::ONE, move || {
-            let (client, id) = (Arc::clone(&client), Arc::clone(&id));
+            let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
             async move {
-                let doc = client.document(&id).await?;
+                let doc = match &*asked {
+                    super::ids::DocumentRef::Guid(id) => client.document(id).await?,
+                    super::ids::DocumentRef::Number(n) => client.document_by_number(n).await?,
+                };
                 let keep = Keep::Briefly { ttl_ms: VERSION_TTL_MS };
                 Ok((
                     doc.document,
@@ -136,7 +150,7 @@ async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs) -> Reply {
         Err(e) => return e.into(),
     };
     let key = CacheKey::new(PLATFORM, DataClass::Document, "document_text")
-        .param("id", id.clone())
+        .param("id", document.id.to_lowercase())
         .param("changed_at", document.gewijzigd_op.clone().unwrap_or_default());
     let pool = client.text_pool();
     // A rendition lookup, its file and the document's file: up to three requests.

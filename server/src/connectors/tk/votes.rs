@@ -270,7 +270,7 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
 };
 
 /// The votes on a case, or on the cases found by words.
-async fn tk_votes(ctx: &Context, call: &Call, args: VotesArgs) -> Reply {
+pub(super) async fn tk_votes(ctx: &Context, call: &Call, args: VotesArgs) -> Reply {
     let id = args.id.as_deref().map(str::trim).filter(|s| !s.is_empty());
     let query = args.query.as_deref().map(str::trim).filter(|s| !s.is_empty());
     let asked = match (id, query) {

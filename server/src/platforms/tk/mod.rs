@@ -66,6 +66,16 @@ pub fn is_case_number(text: &str) -> bool {
         && b[5..].iter().all(u8::is_ascii_digit)
 }
 
+/// True for a document number as the Kamer writes it: four digits of the year, `D`, then
+/// five or six digits (`2021D02426`).
+pub fn is_document_number(text: &str) -> bool {
+    let b = text.as_bytes();
+    (10..=11).contains(&b.len())
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'D'
+        && b[5..].iter().all(u8::is_ascii_digit)
+}
+
 /// Cases found with their decisions (`Zaak?$expand=Besluit`): at most one page.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CasesWithDecisions {
@@ -521,6 +531,33 @@ impl TkClient {
         let fetched = self.http.get(url).await?;
         let what = format!("document {}", http::brief(id));
         let document = self.decode::<Document>(&fetched, Asked::Record(&what))?;
+        Ok(TkDocument { document, links })
+    }
+
+    /// The document numbered `number` (e.g. `2021D02426`, not deleted) with its links:
+    /// the number people and tk_search list first, read through the `Document` set.
+    pub async fn document_by_number(&self, number: &str) -> Result<TkDocument, TkError> {
+        if !is_document_number(number) {
+            return Err(PlatformError::BadRequest {
+                platform: PLATFORM,
+                code: "invalid_document_number".to_owned(),
+                message: format!(
+                    "`{}` is not a document number (such as 2021D02426)",
+                    http::brief(number)
+                ),
+            });
+        }
+        let mut url = http::join(PLATFORM, &self.base, Document::SET)?;
+        url.query_pairs_mut().append_pair(
+            "$filter",
+            &format!("DocumentNummer eq {} and Verwijderd eq false", quote_literal(number)),
+        );
+        let (page, _) = self.page_with_link::<Document>(url).await?;
+        let document = page.items.into_iter().next().ok_or_else(|| PlatformError::NotFound {
+            platform: PLATFORM,
+            what: format!("document numbered {number}"),
+        })?;
+        let links = self.document_links(&document.id.to_ascii_lowercase())?;
         Ok(TkDocument { document, links })
     }
 

@@ -1,0 +1,158 @@
+//! The ids and links the Tweede Kamer reads (`fetch`, and `tk_document`,
+//! `tk_document_text`'s `id`): a document's GUID or its number (`2021D02426`, what
+//! tk_search and the Kamer's pages list first), a case number (`2021Z00984`: read as its
+//! votes), and the links people have — a document or motion page on tweedekamer.nl
+//! (`…/detail?id=2021Z00984&did=2021D02426`), a download link (`/downloads/document?id=
+//! <GUID>`) and a record of the open-data portal (`…/Document(<GUID>)`).
+
+use super::text::{TextArgs, tk_document_text};
+use super::votes::{VotesArgs, tk_votes};
+use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, query_value, segments};
+use crate::platforms::tk::{is_case_number, is_document_number, is_guid};
+
+/// What the Tweede Kamer reads.
+pub const READER: IdReader = IdReader {
+    forms: &[
+        IdForm {
+            what: "a Tweede Kamer document number or GUID",
+            example: "2021D02426",
+        },
+        IdForm {
+            what: "a Tweede Kamer case number (its votes)",
+            example: "2021Z00984",
+        },
+        IdForm {
+            what: "a link to a document on tweedekamer.nl",
+            example: "www.tweedekamer.nl/kamerstukken/moties/detail?id=2021Z00984&did=2021D02426",
+        },
+    ],
+    read,
+};
+
+/// A document as the Kamer's readers take it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DocumentRef {
+    /// Its `Id`, lower case.
+    Guid(String),
+    /// Its number, upper case.
+    Number(String),
+}
+
+impl DocumentRef {
+    /// The id as shown.
+    pub fn as_str(&self) -> &str {
+        match self {
+            DocumentRef::Guid(s) | DocumentRef::Number(s) => s,
+        }
+    }
+}
+
+/// What `id` names: a document, or a case (its number).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Named {
+    /// A document.
+    Document(DocumentRef),
+    /// A case, by its number.
+    Case(String),
+}
+
+/// What `id` (an id or a link) names, if it is one of the Kamer's.
+pub fn named(id: &str) -> Option<Named> {
+    let id = id.trim();
+    if let Some(url) = link_to(id, "tweedekamer.nl").or_else(|| link_to(id, "gegevensmagazijn.tweedekamer.nl")) {
+        if let Some(did) = query_value(&url, "did") {
+            return document(&did).map(Named::Document);
+        }
+        if let Some(record) = segments(&url).last().and_then(|s| s.strip_prefix("Document(")) {
+            return document(record.trim_end_matches(')')).map(Named::Document);
+        }
+        return query_value(&url, "id").and_then(|v| named_bare(&v));
+    }
+    named_bare(id)
+}
+
+fn named_bare(id: &str) -> Option<Named> {
+    let upper = id.to_ascii_uppercase();
+    if is_case_number(&upper) {
+        return Some(Named::Case(upper));
+    }
+    document(id).map(Named::Document)
+}
+
+/// `id` as a document: a GUID or a number.
+pub fn document(id: &str) -> Option<DocumentRef> {
+    let (lower, upper) = (id.trim().to_ascii_lowercase(), id.trim().to_ascii_uppercase());
+    if is_guid(&lower) {
+        Some(DocumentRef::Guid(lower))
+    } else if is_document_number(&upper) {
+        Some(DocumentRef::Number(upper))
+    } else {
+        None
+    }
+}
+
+fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
+    Some(Ok(match named(id)? {
+        Named::Document(document) => {
+            let args = TextArgs {
+                id: document.as_str().to_owned(),
+                offset: paging.offset,
+                length: paging.length,
+            };
+            Reading::new(document.as_str(), Claim::Home, &super::text::TOOL, move |ctx, call| {
+                Box::pin(tk_document_text(ctx, call, args))
+            })
+        }
+        Named::Case(number) => {
+            let args = VotesArgs {
+                id: Some(number.clone()),
+                query: None,
+                date_from: None,
+                date_to: None,
+                limit: None,
+                offset: None,
+            };
+            Reading::new(number, Claim::Home, &super::votes::TOOL, move |ctx, call| {
+                Box::pin(tk_votes(ctx, call, args))
+            })
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_guids_and_links_of_the_kamer_are_read() {
+        // Real: the Algoritmeregister motion (Kamerstuk 35510-16), document 2021D02426
+        // of case 2021Z00984, as tweedekamer.nl links it.
+        let number = Some(Named::Document(DocumentRef::Number("2021D02426".into())));
+        assert_eq!(named("2021D02426"), number);
+        assert_eq!(named("2021d02426"), number);
+        assert_eq!(
+            named("https://www.tweedekamer.nl/kamerstukken/moties/detail?id=2021Z00984&did=2021D02426"),
+            number
+        );
+        assert_eq!(
+            named("https://www.tweedekamer.nl/kamerstukken/brieven_regering/detail?id=2021Z00984&did=2021D02426"),
+            number
+        );
+        assert_eq!(named("2021Z00984"), Some(Named::Case("2021Z00984".into())));
+        let guid = "72f7ab9b-dc59-4e67-8a04-798a744c256e";
+        let by_guid = Some(Named::Document(DocumentRef::Guid(guid.into())));
+        assert_eq!(named(&guid.to_uppercase()), by_guid);
+        assert_eq!(
+            named(&format!(
+                "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0/Document({guid})"
+            )),
+            by_guid
+        );
+        assert_eq!(
+            named(&format!("https://www.tweedekamer.nl/downloads/document?id={guid}")),
+            by_guid
+        );
+        assert_eq!(named("kst-35510-16"), None);
+        assert_eq!(named("2021A02426"), None, "an activity is OpenTK's");
+    }
+}

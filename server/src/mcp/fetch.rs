@@ -1,0 +1,316 @@
+//! `fetch` on `/mcp`: any id or link a person or a tool has — an ECLI, a BWB id, a CVDR
+//! id, an Officiële Bekendmakingen id, a Tweede Kamer document or case number or GUID,
+//! an OpenBesluitvorming id, an OpenTK number, the public links of every platform, and
+//! every id `search` answers — read by the reading tool of the connector whose id it is,
+//! answered as ChatGPT's connectors and deep research expect: `{id, title, text, url,
+//! metadata}`, as the text item (JSON) and as the structured content.
+//!
+//! Each connector declares its own forms ([`crate::connectors::ids`]); this module asks
+//! the connectors served, in turn, and decides between them:
+//! - `platform:id` (`opentk:2016D00001`) names the platform; only its connector reads it;
+//! - a bare id one connector recognises is that connector's;
+//! - a bare id several recognise is read by the strongest [`Claim`](crate::connectors::ids::Claim) (the platform that
+//!   issues the id over one that keeps a copy: a document number is the Tweede Kamer's,
+//!   a `kst-` id Officiële Bekendmakingen'); two equal claims are an error naming the
+//!   `platform:id` forms to choose from;
+//! - anything else is an error listing every form read here.
+//!
+//! A fetch is one tool call through the whole stack (arguments, replay, route, time-out);
+//! its reading is the reading tool's own function with typed arguments, run as a call of
+//! that tool (its buffer, fair queue, limits, counters), so the text is exactly what the
+//! tool gives for that id.
+//!
+//! What this module does not do: recognise ids (the connectors do) or render a document
+//! (the reading tool does; `fetch` only wraps its answer).
+
+use std::sync::Arc;
+
+use besluitbron_core::PlatformId;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::call::{Call, Context, Reply, tool_error, without_nulls};
+use crate::connectors::ConnectorSpec;
+use crate::connectors::ids::{IdReader, Paging, Reading, list_forms, split_platform};
+use crate::platforms::http::brief;
+
+/// The tool's name.
+pub const NAME: &str = "fetch";
+
+/// Arguments of `fetch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchArgs {
+    /// An id from `search`, or any identifier or link: `ECLI:NL:RVS:2015:3394`,
+    /// `BWBR0018451` (or `BWBR0018451@2025-06-01`, `BWBR0018451#2`), `CVDR112779_1`,
+    /// `kst-36200-VII-5`, `stb-2018-84`, `2021D02426`, a link to wetten.overheid.nl, …;
+    /// `platform:id` chooses the platform (`opentk:2021D02426`).
+    #[schemars(length(min = 1, max = 500))]
+    pub id: String,
+    /// The first character of a long text (from `metadata.next_offset`).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Characters of text (each platform's default where not given).
+    #[schemars(range(min = 1, max = 100_000))]
+    #[serde(default)]
+    pub length: Option<usize>,
+}
+
+/// What `fetch` answers (the text item holds the same object as JSON).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FetchShown {
+    /// The id read, as `platform:id` (what `fetch` reads again).
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// The text, as the platform's reading tool gives it (a long one in pages).
+    pub text: String,
+    /// The original at the platform, where it has an address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `platform`, `tool`, `kind`, `date`, `organization` where known, and what the
+    /// reading tool adds (`next_offset` reads on with `offset`).
+    pub metadata: Map<String, Value>,
+}
+
+/// The definition `tools/list` shows.
+pub fn definition() -> Tool {
+    crate::connectors::tool::definition::<FetchArgs, FetchShown>(
+        NAME,
+        "Read any id or link",
+        "Reads one record by any id or link: a `search` result's id, an ECLI, a BWB id (with `@date` or `#article`), a \
+         CVDR id, an Officiële Bekendmakingen id (kst-36200-VII-5, stb-2018-84, gmb-…), a Tweede Kamer document or \
+         case number or GUID, an OpenBesluitvorming id, or a link to wetten.overheid.nl, zoek.officielebekendmakingen.nl, \
+         uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl or tweedekamer.nl. Answers {id, title, text, url, \
+         metadata}; a long text in pages (`offset` from metadata.next_offset). `platform:id` picks the platform.",
+    )
+}
+
+/// `fetch` over the connectors served that read ids.
+pub struct Fetcher {
+    readers: Vec<(PlatformId, &'static IdReader)>,
+}
+
+impl Fetcher {
+    /// The fetcher of `connectors`, or `None` when none reads ids.
+    pub fn new(connectors: &[&'static ConnectorSpec]) -> Option<Fetcher> {
+        let readers: Vec<(PlatformId, &'static IdReader)> = connectors
+            .iter()
+            .filter_map(|c| c.reads.map(|r| (c.platform, r)))
+            .collect();
+        (!readers.is_empty()).then_some(Fetcher { readers })
+    }
+
+    /// Which reading `id` is, with the paging asked; or the message for the assistant.
+    pub fn resolve(&self, id: &str, paging: Paging) -> Result<(PlatformId, Reading), String> {
+        let id = id.trim();
+        if let Some((platform, rest)) = split_platform(id) {
+            let Some((_, reader)) = self.readers.iter().find(|(p, _)| *p == platform) else {
+                return Err(format!(
+                    "`{}` names {}, which is not read here; the platforms read here: {}",
+                    brief(id),
+                    platform.display_name(),
+                    self.platform_list()
+                ));
+            };
+            return match (reader.read)(rest, paging) {
+                Some(Ok(reading)) => Ok((platform, reading)),
+                Some(Err(why)) => Err(why),
+                None => Err(format!(
+                    "`{}` is not an id {} reads; it reads {}",
+                    brief(rest),
+                    platform.display_name(),
+                    list_forms([(platform, *reader)])
+                )),
+            };
+        }
+        let mut found: Vec<(PlatformId, Reading)> = Vec::new();
+        let mut refused: Vec<String> = Vec::new();
+        for (platform, reader) in &self.readers {
+            match (reader.read)(id, paging) {
+                Some(Ok(reading)) => found.push((*platform, reading)),
+                Some(Err(why)) => refused.push(why),
+                None => {}
+            }
+        }
+        let Some(strongest) = found.iter().map(|(_, r)| r.claim).max() else {
+            if let Some(why) = refused.into_iter().next() {
+                return Err(why);
+            }
+            return Err(format!(
+                "`{}` is no id or link BesluitBron reads. It reads `platform:id`, and ids and links such as {}",
+                brief(id),
+                list_forms(self.readers.iter().copied())
+            ));
+        };
+        found.retain(|(_, r)| r.claim == strongest);
+        if found.len() > 1 {
+            let choices: Vec<String> = found
+                .iter()
+                .map(|(p, r)| format!("`{}:{}` ({})", p.as_str(), r.id, p.display_name()))
+                .collect();
+            return Err(format!(
+                "`{}` fits several platforms; say which: {}",
+                brief(id),
+                choices.join(" or ")
+            ));
+        }
+        Ok(found.remove(0))
+    }
+
+    fn platform_list(&self) -> String {
+        let names: Vec<&str> = self.readers.iter().map(|(p, _)| p.as_str()).collect();
+        names.join(", ")
+    }
+
+    /// Runs `fetch` for `call` with `arguments`.
+    pub async fn run(&self, ctx: &Context, call: &Call, arguments: JsonObject) -> Reply {
+        let args: FetchArgs = match crate::connectors::tool::arguments(call, arguments) {
+            Ok(args) => args,
+            Err(reply) => return reply,
+        };
+        let paging = Paging {
+            offset: args.offset,
+            length: args.length,
+        };
+        let (platform, reading) = match self.resolve(&args.id, paging) {
+            Ok(found) => found,
+            Err(message) => return tool_error(format!("{NAME}: {message} (nothing asked of any platform)")).into(),
+        };
+        let inner = Call {
+            tool: reading.tool.name,
+            platform: Some(platform),
+            caller: Arc::clone(&call.caller),
+            form: call.form.clone(),
+            progress: call.progress.clone(),
+            ct: call.ct.clone(),
+        };
+        let id = format!("{}:{}", platform.as_str(), reading.id);
+        match (reading.run)(ctx, &inner).await {
+            Reply::Result(result) if result.is_error == Some(true) => Reply::Result(result),
+            Reply::Result(result) => answer(&id, platform, reading.tool.name, &result).into(),
+            elsewhere @ Reply::Elsewhere(_) => elsewhere,
+        }
+    }
+}
+
+/// `fetch`'s answer from the reading tool's `result`: its text as the tool gave it, its
+/// structured content's shared fields at the top and the rest as metadata.
+pub fn answer(id: &str, platform: PlatformId, tool: &str, result: &CallToolResult) -> CallToolResult {
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut metadata = match &result.structured_content {
+        Some(Value::Object(fields)) => fields.clone(),
+        _ => Map::new(),
+    };
+    let field = |m: &mut Map<String, Value>, name: &str| match m.remove(name) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    };
+    let title = field(&mut metadata, "title").unwrap_or_else(|| id.to_owned());
+    let url = field(&mut metadata, "url").filter(|u| u.starts_with("http://") || u.starts_with("https://"));
+    // The platform's own id stays as `platform_id` when it differs from the one asked.
+    if let Some(own) = field(&mut metadata, "id") {
+        metadata.insert("platform_id".into(), Value::String(own));
+    }
+    metadata.insert("platform".into(), Value::from(platform.as_str()));
+    metadata.insert("tool".into(), Value::from(tool));
+    let shown = FetchShown {
+        id: id.to_owned(),
+        title,
+        text,
+        url,
+        metadata,
+    };
+    let mut value = serde_json::to_value(&shown).unwrap_or_default();
+    without_nulls(&mut value);
+    let mut out = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    out.structured_content = Some(value);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connectors::CONNECTORS;
+
+    fn fetcher() -> Fetcher {
+        Fetcher::new(&CONNECTORS.iter().collect::<Vec<_>>()).expect("connectors read ids")
+    }
+
+    fn resolved(id: &str) -> Result<(PlatformId, String, &'static str), String> {
+        fetcher()
+            .resolve(id, Paging::default())
+            .map(|(p, r)| (p, r.id, r.tool.name))
+    }
+
+    #[test]
+    fn the_table_decides_a_bare_id_several_platforms_read_and_a_prefix_always_wins() {
+        // Real ids: the Algoritmeregister motion (35510-16) is Tweede Kamer document
+        // 2021D02426 of case 2021Z00984 (tweedekamer.nl/kamerstukken/moties/detail?
+        // id=2021Z00984&did=2021D02426).
+        assert_eq!(resolved("2021D02426").map(|r| r.0), Ok(PlatformId::Tk));
+        assert_eq!(resolved("opentk:2021D02426").map(|r| r.0), Ok(PlatformId::Opentk));
+        assert_eq!(resolved("kst-35510-16").map(|r| r.0), Ok(PlatformId::Ob));
+        assert_eq!(resolved("opentk:kst-35510-16").map(|r| r.0), Ok(PlatformId::Opentk));
+        let e = resolved("bwb:ECLI:NL:RVS:2015:3394").unwrap_err();
+        assert!(e.contains("not an id Basiswettenbestand reads"), "{e}");
+    }
+
+    #[test]
+    fn every_declared_example_reads_on_its_own_platform() {
+        let f = fetcher();
+        for (platform, reader) in &f.readers {
+            for form in reader.forms {
+                let asked = match split_platform(form.example) {
+                    Some(_) => form.example.to_owned(),
+                    None => format!("{}:{}", platform.as_str(), form.example),
+                };
+                let found = f.resolve(&asked, Paging::default());
+                assert_eq!(found.map(|(p, _)| p), Ok(*platform), "{}", form.example);
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_form_lists_every_form_read() {
+        let e = resolved("hello world").unwrap_err();
+        for form in [
+            "ECLI",
+            "BWBR0018451",
+            "kst-36200-VII-5",
+            "wetten.overheid.nl",
+            "platform:id",
+        ] {
+            assert!(e.contains(form), "{form}: {e}");
+        }
+        let e = resolved("nope:123").unwrap_err();
+        assert!(e.contains("no id or link"), "{e}");
+    }
+
+    #[test]
+    fn the_answer_is_the_tools_text_and_its_shared_fields() {
+        let mut result = CallToolResult::success(vec![ContentBlock::text("Artikel 1\nDe tekst.")]);
+        result.structured_content = Some(serde_json::json!({
+            "id": "BWBR0018451", "title": "Wet op de zorgtoeslag", "url": "https://wetten.overheid.nl/BWBR0018451/2025-06-01",
+            "platform": "bwb", "kind": "wet", "date": "2025-06-01", "next_offset": 10000
+        }));
+        let out = answer("bwb:BWBR0018451", PlatformId::Bwb, "bwb_read", &result);
+        let s = out.structured_content.clone().expect("structured");
+        assert_eq!(s["id"], "bwb:BWBR0018451");
+        assert_eq!(s["title"], "Wet op de zorgtoeslag");
+        assert_eq!(s["text"], "Artikel 1\nDe tekst.");
+        assert_eq!(s["url"], "https://wetten.overheid.nl/BWBR0018451/2025-06-01");
+        assert_eq!(s["metadata"]["kind"], "wet");
+        assert_eq!(s["metadata"]["next_offset"], 10000);
+        assert_eq!(s["metadata"]["tool"], "bwb_read");
+        let text: Value = serde_json::from_str(&out.content[0].as_text().expect("text").text).expect("JSON");
+        assert_eq!(text, s, "the text item is the same object");
+    }
+}
