@@ -39,3 +39,4 @@ pub mod page;
 pub mod platforms;
 pub mod store;
 pub mod text;
+pub mod xml;

@@ -330,3 +330,63 @@ fn every_corpus_file_is_in_the_index_unchanged() {
         }
     }
 }
+
+fn toestand(name: &str) -> Regulation {
+    bwb::read_toestand(&std::fs::read(corpus().join("bwb").join(name)).unwrap()).unwrap()
+}
+
+/// Issue 41: `bwb_read` of the Wet op de zorgtoeslag was titled "Wet op de
+/// zorgtoeslag200536926-07-200516-06-2005…" and article 2 ended "…overgelegd.
+/// 201162020-12-2011…": the publication data inside the title and every article.
+#[test]
+fn regression_issue_41_the_zorgtoeslag_holds_no_publication_data() {
+    let r = toestand("BWBR0018451_2025-01-01_0.xml");
+    assert_eq!(r.citation_title.as_deref(), Some("Wet op de zorgtoeslag"));
+    let article = r.article("2").expect("article 2");
+    assert!(
+        article
+            .text
+            .ends_with("aan beide kamers der Staten-Generaal is overgelegd."),
+        "{}",
+        article.text
+    );
+    assert!(!r.full_text().contains("369"), "no publication number anywhere");
+}
+
+/// Issue 41: a regulation in chapters without articles read as "0 articles. The text,
+/// characters 0–0 of 0." — no error, nothing to read.
+#[test]
+fn regression_issue_41_a_regulation_in_chapters_only_is_read_whole() {
+    let bytes = std::fs::read(corpus().join("cvdr/CVDR100394_2.xml")).unwrap();
+    let r = cvdr::read_text(&bytes).unwrap();
+    assert_eq!(r.articles().count(), 0);
+    let text = r.full_text();
+    assert!(
+        text.contains("5.Gehandicaptenparkeerplaatsen") && text.contains("Zelf bestuurder te zijn"),
+        "{text}"
+    );
+}
+
+/// Issue 41: the two table annexes of a ministerial regulation, its aanhef (the legal
+/// basis) and ondertekening were dropped: 18 % of its words reached the assistant.
+#[test]
+fn regression_issue_41_annexes_tables_aanhef_and_ondertekening_are_read() {
+    let r = toestand("BWBR0008326_2011-01-01_0.xml");
+    let text = r.full_text();
+    assert!(
+        text.contains("Gelet op artikel 14 van de Invoeringswet Financiële-verhoudingswet"),
+        "the aanhef"
+    );
+    assert!(
+        text.contains("- | (8.1) | Gemeentecode"),
+        "a table row, its cells apart"
+    );
+    let parts: Vec<&str> = r
+        .outline()
+        .map(|e| e.label)
+        .filter(|l| l.starts_with("Bijlage"))
+        .collect();
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    let zorgtoeslag = toestand("BWBR0018451_2025-01-01_0.xml").full_text();
+    assert!(zorgtoeslag.contains("Slotformulier en ondertekening\n") && zorgtoeslag.contains("J. F. Hoogervorst"));
+}

@@ -140,12 +140,12 @@ async fn pages_come_from_the_buffer_and_bad_arguments_are_refused_locally() {
     assert!(total > 500, "{first}");
 
     for (args, says) in [
-        (json!({"id": "../../etc"}), "not a document Id"),
-        (json!({"id": "x".repeat(10_000)}), "at most 64 are accepted"),
+        (json!({"id": "../../etc"}), "is not a Tweede Kamer document"),
+        (json!({"id": "x".repeat(10_000)}), "at most 300 are accepted"),
         (json!({"id": id, "length": 0}), "`length` must be 1 to 100000"),
     ] {
         let e = tool_error_text(&c.call("tk_document_text", args).await);
-        assert!(e.contains(says) && e.len() < 200, "{e}");
+        assert!(e.contains(says) && e.len() < 240, "{e}");
     }
     assert_eq!(f.tk.requests(), requests, "refused before any platform call");
     server.stop().await;

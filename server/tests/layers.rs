@@ -262,3 +262,85 @@ fn a_cycle_is_found_and_named() {
         ]
     );
 }
+
+/// Where `text` of connector `own` (its connector module or its platform client) names
+/// another connector's module: `connectors::x`, `platforms::x`, or `super::x` (a sibling),
+/// for every other connector id `x` in `ids`.
+fn foreign_imports(own: &str, text: &str, ids: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for other in ids.iter().filter(|id| **id != own) {
+        for prefix in ["connectors::", "platforms::", "super::"] {
+            let needle = format!("{prefix}{other}");
+            for (at, _) in text.match_indices(&needle) {
+                let after = text[at + needle.len()..].chars().next();
+                let before = text[..at].chars().next_back();
+                let whole = !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !before.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if whole {
+                    out.push(format!("{own} names {needle}"));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The files of connector `id`: its connector module and its platform client.
+fn connector_files(src: &Path, id: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["connectors", "platforms"] {
+        let folder = src.join(dir).join(id);
+        if folder.is_dir() {
+            collect(&folder, &mut files);
+        }
+        let single = src.join(dir).join(format!("{id}.rs"));
+        if single.is_file() {
+            files.push(single);
+        }
+    }
+    files
+}
+
+/// Connectors never import each other (ARCHITECTURE.md, "A connector is its module"):
+/// what two share lives in a module of its own below them (`platforms::koop`,
+/// `connectors::koop`, `platforms::http`).
+#[test]
+fn no_connector_imports_another() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let ids: Vec<&str> = besluitbron_server::connectors::CONNECTORS
+        .iter()
+        .map(|c| c.id)
+        .collect();
+    assert!(ids.len() >= 8, "{ids:?}");
+    let mut faults = Vec::new();
+    for id in &ids {
+        let files = connector_files(&src, id);
+        assert!(!files.is_empty(), "{id} has its module");
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("a source file");
+            for fault in foreign_imports(id, &without_comments(&without_tests(&text)), &ids) {
+                faults.push(format!("{}: {fault}", file.strip_prefix(&src).unwrap().display()));
+            }
+        }
+    }
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+}
+
+/// The check itself: cvdr reaching into bwb (as it once read bwb's parser) is found, a
+/// name that only starts like another connector's is not.
+#[test]
+fn a_connector_importing_another_is_found() {
+    let ids = ["bwb", "cvdr", "ob", "obv"];
+    let text = "use super::bwb::date_arg;\nuse crate::platforms::bwb::toestand;\nuse crate::platforms::koop;\n";
+    assert_eq!(
+        foreign_imports("cvdr", text, &ids),
+        ["cvdr names platforms::bwb", "cvdr names super::bwb"]
+    );
+    assert!(foreign_imports("obv", "use crate::platforms::obv::X; use super::obvious;", &ids).is_empty());
+    assert_eq!(
+        foreign_imports("ob", "use crate::connectors::obv::names;", &ids),
+        ["ob names connectors::obv"]
+    );
+}

@@ -90,6 +90,7 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
         assert_eq!(
             strings(&result(&resources)["resources"], "uri"),
             [
+                "besluitbron://guide",
                 "besluitbron://obv/sources",
                 "besluitbron://tk/factions",
                 "besluitbron://tk/committees",
@@ -149,12 +150,16 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
     assert!(opentk.get("resources").is_some(), "{opentk}");
     assert!(opentk.get("prompts").is_none(), "{opentk}");
     assert!(opentk.get("completions").is_none(), "{opentk}");
-    // A connector's address lists its own.
+    // A connector's address lists its own, and the guide every address has.
     let mut tk = Mcp::initialize(server.url("/mcp/tk")).await;
     let r = tk.request("resources/list", json!({})).await;
     assert_eq!(
         strings(&result(&r)["resources"], "uri"),
-        ["besluitbron://tk/factions", "besluitbron://tk/committees"]
+        [
+            "besluitbron://guide",
+            "besluitbron://tk/factions",
+            "besluitbron://tk/committees"
+        ]
     );
     server.stop().await;
 }
@@ -255,7 +260,7 @@ async fn unknown_and_malformed_uris_are_errors_before_any_platform_call() {
         // An id the tool refuses: its message, never the whole input, no platform call.
         let (code, message) = error(&read(&mut c, "besluitbron://tk/document/not-a-guid").await);
         assert_eq!(code, -32603);
-        assert!(message.contains("not a document Id"), "{message}");
+        assert!(message.contains("is not a Tweede Kamer document"), "{message}");
         // Another connector's resource is not at its address.
         let mut ob = client(&server, "/mcp/ob", modern).await;
         let (code, message) = error(&read(&mut ob, "besluitbron://tk/factions").await);

@@ -37,6 +37,22 @@ fn err(r: &Reply) -> String {
     m["result"]["content"][0]["text"].as_str().unwrap_or("").to_owned()
 }
 
+/// The Tweede Kamer's platform calls the server counted (`/metrics`), every outcome.
+async fn platform_calls(server: &Server, platform: &str) -> u64 {
+    let metrics = reqwest::get(server.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let prefix = format!("besluitbron_platform_calls_total{{platform=\"{platform}\"");
+    metrics
+        .lines()
+        .filter(|l| l.starts_with(&prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
 /// The fake's case numbered `number`.
 fn case(number: &str) -> &'static Map<String, Value> {
     tk_corpus()
@@ -235,7 +251,11 @@ async fn votes_found_by_words_page_over_cases_and_over_the_platforms_skiptoken()
         .map(|d| votes_on(d["Id"].as_str().unwrap()).len())
         .sum();
     assert!(rows > 250, "{rows}");
-    assert_eq!(f.tk.requests(), before + 1 + rows.div_ceil(250) as u64);
+    let sent = 1 + rows.div_ceil(250) as u64;
+    assert_eq!(f.tk.requests(), before + sent);
+    // Issue 41 (R-L8): every request is its own admission, counted as it went out — the
+    // cases, then each page of votes (one admission for three requests before).
+    assert_eq!(platform_calls(&server, "tk").await, sent, "each request an admission");
     let bill = v["results"]
         .as_array()
         .unwrap()

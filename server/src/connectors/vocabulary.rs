@@ -147,6 +147,16 @@ impl Listing {
     }
 }
 
+/// A snippet with a platform's highlights (between `open` and `close`, e.g. OpenTK's
+/// `<b>`, ORI's `<mark>`) as `**…**`, other markup and entities
+/// resolved, whitespace collapsed.
+pub fn readable_snippet(snip: &str, open: &str, close: &str) -> String {
+    let marked = snip.replace(open, "\u{1}").replace(close, "\u{2}");
+    let text = nanohtml2text::html2text(&marked);
+    let text = text.replace(['\u{1}', '\u{2}'], "**");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

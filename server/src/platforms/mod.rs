@@ -29,7 +29,6 @@ pub mod opentk;
 pub mod ori;
 pub mod rechtspraak;
 pub mod tk;
-pub mod xml;
 
 pub use http::{HttpConfig, PlatformError, PlatformRequest, Retry};
 pub use ob::{ObClient, ObError};

@@ -16,6 +16,7 @@ use quick_xml::events::Event;
 
 use super::build::{Gap, TextBuilder};
 use super::{Caps, Deadline, Format, Text, TextError};
+use crate::xml::{WellFormed, resolve_reference};
 
 /// The text of the DOCX file in `bytes`.
 pub fn read_docx(bytes: &[u8], caps: &Caps, deadline: &Deadline) -> Result<Text, TextError> {
@@ -86,8 +87,12 @@ fn walk(xml: &str, out: &mut TextBuilder, caps: &Caps, notes: bool) -> Result<()
     // Depth of the table cell being read: its paragraphs are one cell.
     let mut cell: Option<usize> = None;
     let mut note_number = 0usize;
+    // The walk bounds the depth itself (its own error); the checks see the rest: a
+    // part cut short, declared or undeclared entities are malformed.
+    let mut checks = WellFormed::new(usize::MAX);
     loop {
         let event = reader.read_event().map_err(|e| malformed(&e.to_string()))?;
+        checks.see(&event).map_err(|fault| malformed(&fault.to_string()))?;
         let (start, empty) = match &event {
             Event::Start(e) => (Some(e), false),
             Event::Empty(e) => (Some(e), true),
@@ -160,19 +165,11 @@ fn walk(xml: &str, out: &mut TextBuilder, caps: &Caps, notes: bool) -> Result<()
                 depth = depth.saturating_sub(1);
             }
             Event::Text(t) if skip.is_none() => out.text(&t.xml10_content())?,
-            Event::GeneralRef(r) if skip.is_none() => {
-                let resolved = match r.resolve_char_ref() {
-                    Ok(Some(c)) => c.to_string(),
-                    _ => match &*r.xml10_content() {
-                        "amp" => "&".into(),
-                        "lt" => "<".into(),
-                        "gt" => ">".into(),
-                        "quot" => "\"".into(),
-                        "apos" => "'".into(),
-                        _ => String::new(),
-                    },
-                };
-                out.text(&resolved)?;
+            Event::GeneralRef(r) => {
+                let resolved = resolve_reference(&r).map_err(|fault| malformed(&fault.to_string()))?;
+                if skip.is_none() {
+                    out.text(&resolved)?;
+                }
             }
             Event::Eof => break,
             _ => {}

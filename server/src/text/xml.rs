@@ -14,10 +14,11 @@
 //!   any other element boundary counts as a space (the platform's rule: "treat element
 //!   boundaries as spaces").
 //!
-//! Invariants: bounded by [`Caps`] (input bytes, text characters, element depth); no
-//! DTD is read and no entity other than the five XML ones and character references is
-//! expanded, so an entity bomb is inert; mismatched or truncated markup is
-//! [`TextError::Malformed`]; a rendition that is an empty template is
+//! Invariants: bounded by [`Caps`] (input bytes, text characters, element depth); only a
+//! complete, well-formed document is read ([`crate::xml`]): mismatched or
+//! truncated markup, a document type that declares entities and a reference to an
+//! undeclared entity are [`TextError::Malformed`] (no DTD is ever read, so an entity
+//! bomb is refused, not expanded); a rendition that is an empty template is
 //! [`TextError::EmptyRendition`], never an empty text.
 
 use std::borrow::Cow;
@@ -27,6 +28,7 @@ use quick_xml::events::{BytesStart, Event};
 
 use super::build::{Gap, TextBuilder};
 use super::{Caps, Format, Text, TextError};
+use crate::xml::{WellFormed, resolve_reference};
 
 /// What a template without text says instead (PLATFORMS.md §10.1).
 const NOT_AVAILABLE: &str = "niet beschikbaar in HTML-formaat";
@@ -117,8 +119,11 @@ pub fn read_xml(bytes: &[u8], caps: &Caps) -> Result<Text, TextError> {
     let mut reader = Reader::from_str(&source);
     reader.config_mut().check_end_names = true;
     let mut walk = Walk::new(caps);
+    // The walk bounds the depth itself (its own error); the checks see the rest.
+    let mut checks = WellFormed::new(usize::MAX);
     loop {
         let event = reader.read_event().map_err(|e| malformed(&e.to_string()))?;
+        checks.see(&event).map_err(|fault| malformed(&fault.to_string()))?;
         match event {
             Event::Start(e) => walk.open(&e)?,
             Event::Empty(e) => {
@@ -129,20 +134,7 @@ pub fn read_xml(bytes: &[u8], caps: &Caps) -> Result<Text, TextError> {
             Event::Text(t) => walk.text(&t.xml10_content())?,
             Event::CData(t) => walk.text(&t.xml10_content())?,
             Event::GeneralRef(r) => {
-                let resolved: Cow<'_, str> = match r.resolve_char_ref() {
-                    Ok(Some(c)) => Cow::Owned(c.to_string()),
-                    Ok(None) => match &*r.xml10_content() {
-                        "amp" => Cow::Borrowed("&"),
-                        "lt" => Cow::Borrowed("<"),
-                        "gt" => Cow::Borrowed(">"),
-                        "quot" => Cow::Borrowed("\""),
-                        "apos" => Cow::Borrowed("'"),
-                        "nbsp" => Cow::Borrowed(" "),
-                        // An entity only a DTD defines: left out, never expanded.
-                        _ => Cow::Borrowed(""),
-                    },
-                    Err(_) => return Err(malformed("a character reference names no character")),
-                };
+                let resolved = resolve_reference(&r).map_err(|fault| malformed(&fault.to_string()))?;
                 walk.text(&resolved)?;
             }
             Event::Eof => break,
@@ -509,11 +501,20 @@ mod tests {
     }
 
     #[test]
-    fn entities_of_a_dtd_are_never_expanded() {
+    fn entities_of_a_dtd_are_refused_never_expanded() {
         let bomb = r#"<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>
 <al>a &lol2; b &#233; c</al>"#;
-        assert_eq!(read(bomb).unwrap(), "a b é c");
+        assert!(matches!(
+            read_xml(bomb.as_bytes(), &Caps::default()),
+            Err(TextError::Malformed { .. })
+        ));
+        let undeclared = "<al>a &lol2; b</al>";
+        assert!(matches!(
+            read_xml(undeclared.as_bytes(), &Caps::default()),
+            Err(TextError::Malformed { .. })
+        ));
+        assert_eq!(read("<!DOCTYPE al><al>a &#233; &amp; b</al>").unwrap(), "a é & b");
     }
 
     #[test]

@@ -65,11 +65,19 @@ pub enum HostileBody {
     RedirectLoop,
     /// The real answer, announced whole in `Content-Length`, sent one byte a second.
     Drip,
+    /// The real XML or JSON answer cut off right after its first complete record (an
+    /// SRU `record`, an Atom `entry`, an article; a JSON object in a list) — or, with
+    /// none, just before the root closes — with an honest `Content-Length`: the shape
+    /// of a shorter page. Any other body (a PDF, an HTML page) is sent as it is.
+    CutAfterRecord,
+    /// Status 200 with an Elasticsearch error object in JSON (`{"error":{"root_cause":
+    /// […]},"status":500}`), whatever was asked: a failure that says "200".
+    ErrorObject,
 }
 
 impl HostileBody {
     /// Every hostile answer, in the order of the table in [`HostileBody::from_str`].
-    pub const ALL: [HostileBody; 8] = [
+    pub const ALL: [HostileBody; 10] = [
         HostileBody::BillionLaughs,
         HostileBody::ExternalEntity,
         HostileBody::DeepNesting,
@@ -78,6 +86,8 @@ impl HostileBody {
         HostileBody::RedirectOffHost,
         HostileBody::RedirectLoop,
         HostileBody::Drip,
+        HostileBody::CutAfterRecord,
+        HostileBody::ErrorObject,
     ];
 
     /// The name `hostile=NAME` takes.
@@ -91,6 +101,8 @@ impl HostileBody {
             HostileBody::RedirectOffHost => "redirect-off-host",
             HostileBody::RedirectLoop => "redirect-loop",
             HostileBody::Drip => "drip",
+            HostileBody::CutAfterRecord => "cut-after-record",
+            HostileBody::ErrorObject => "error-object",
         }
     }
 }
@@ -99,7 +111,8 @@ impl FromStr for HostileBody {
     type Err = FaultParseError;
 
     /// `billion-laughs`, `external-entity`, `deep-nesting`, `wrong-content-type`,
-    /// `truncated-gzip`, `redirect-off-host`, `redirect-loop` or `drip`.
+    /// `truncated-gzip`, `redirect-off-host`, `redirect-loop`, `drip`,
+    /// `cut-after-record` or `error-object`.
     fn from_str(text: &str) -> Result<HostileBody, FaultParseError> {
         HostileBody::ALL.into_iter().find(|h| h.name() == text).ok_or_else(|| {
             let names: Vec<&str> = HostileBody::ALL.iter().map(|h| h.name()).collect();
@@ -131,6 +144,14 @@ pub(crate) async fn answer(
             return redirect(&format!("http://{OFF_HOST}:{port}{path_and_query}"));
         }
         HostileBody::RedirectLoop => return redirect(&path_and_query),
+        HostileBody::ErrorObject => {
+            let mut response = Response::new(Body::from(ERROR_OBJECT));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json; charset=utf-8"),
+            );
+            return response;
+        }
         _ => {}
     }
     let real = next.run(request).await;
@@ -160,7 +181,10 @@ pub(crate) async fn answer(
         HostileBody::Drip => {
             return Response::from_parts(parts, Body::new(Drip::new(body)));
         }
-        HostileBody::RedirectOffHost | HostileBody::RedirectLoop => unreachable!("answered above"),
+        HostileBody::CutAfterRecord => cut_after_record(&body).to_vec(),
+        HostileBody::RedirectOffHost | HostileBody::RedirectLoop | HostileBody::ErrorObject => {
+            unreachable!("answered above")
+        }
     };
     Response::from_parts(parts, Body::from(body))
 }
@@ -187,6 +211,51 @@ const BILLION_LAUGHS_DTD: &str = r#"<!DOCTYPE lolz [
  <!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">
 ]>
 "#;
+
+/// What an Elasticsearch behind a platform answers when a search fails on its shards.
+const ERROR_OBJECT: &str = r#"{"error":{"root_cause":[{"type":"search_phase_execution_exception","reason":"all shards failed"}],"type":"search_phase_execution_exception","reason":"all shards failed","phase":"query","grouped":true,"failed_shards":[]},"status":500}"#;
+
+/// The record end tags [`HostileBody::CutAfterRecord`] cuts after, by local name.
+const RECORD_ENDS: [&str; 4] = ["record>", "entry>", "artikel>", "Stemming>"];
+
+/// `body` (XML or JSON) cut right after its first complete record, or just before its
+/// root closes; any other body unchanged.
+fn cut_after_record(body: &[u8]) -> &[u8] {
+    let first = body
+        .iter()
+        .position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
+    match first.map(|i| body[i]) {
+        Some(b'<') => {
+            let last_end = body.windows(2).rposition(|w| w == b"</").unwrap_or(body.len());
+            let record = RECORD_ENDS
+                .iter()
+                .filter_map(|end| {
+                    let mut from = 0;
+                    // An end tag `</…record>`: the first one that closes before the root.
+                    while let Some(i) = body[from..].windows(end.len()).position(|w| w == end.as_bytes()) {
+                        let at = from + i;
+                        let tag_start = body[..at].iter().rposition(|&b| b == b'<').unwrap_or(0);
+                        if body.get(tag_start + 1) == Some(&b'/') {
+                            return Some(at + end.len());
+                        }
+                        from = at + 1;
+                    }
+                    None
+                })
+                .min()
+                .filter(|&cut| cut < last_end);
+            &body[..record.unwrap_or(last_end)]
+        }
+        Some(b'{') | Some(b'[') => match body.windows(2).position(|w| w == b"},") {
+            Some(i) => &body[..=i],
+            None => {
+                let end = body.iter().rposition(|b| !b.is_ascii_whitespace()).unwrap_or(0);
+                &body[..end]
+            }
+        },
+        _ => body,
+    }
+}
 
 const EXTERNAL_ENTITY_DTD: &str = "<!DOCTYPE root [\n <!ENTITY xxe SYSTEM \"file:///etc/passwd\">\n]>\n";
 
@@ -369,6 +438,21 @@ mod tests {
         assert!(empty.ends_with("]]]}"), "no trailing comma");
         let xml = String::from_utf8(deep(b"<r a=\"1\"><x/></r>")).unwrap();
         assert!(xml.starts_with("<r a=\"1\"><deep><deep>") && xml.ends_with("</deep></deep><x/></r>"));
+    }
+
+    #[test]
+    fn a_cut_falls_right_after_the_first_complete_record() {
+        let sru = b"<r><records><record>1</record><record>2</record></records><n>3</n></r>";
+        assert_eq!(cut_after_record(sru), b"<r><records><record>1</record>");
+        let ns = b"\xEF\xBB\xBF<sru:r><sru:record>1</sru:record></sru:r>";
+        assert_eq!(cut_after_record(ns), b"\xEF\xBB\xBF<sru:r><sru:record>1</sru:record>");
+        assert_eq!(cut_after_record(b"<a><b>x</b></a>\n"), b"<a><b>x</b>");
+        assert_eq!(
+            cut_after_record(br#"{"value":[{"a":1},{"a":2}]}"#),
+            br#"{"value":[{"a":1}"#
+        );
+        assert_eq!(cut_after_record(br#"{"a":1}"#), br#"{"a":1"#);
+        assert_eq!(cut_after_record(b"%PDF-1.7"), b"%PDF-1.7");
     }
 
     #[test]

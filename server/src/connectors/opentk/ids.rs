@@ -42,7 +42,7 @@ fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
     }
     let document = DocumentId::parse(&bare)?;
     // A GUID is the Kamer's alone: OpenTK is asked for it only by `opentk:`.
-    let guid = crate::platforms::tk::is_guid(document.as_str());
+    let guid = crate::platforms::http::is_guid(document.as_str());
     let args = DocumentArgs {
         id: document.as_str().to_owned(),
         offset: paging.offset,

@@ -27,9 +27,9 @@ use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::platforms::http::PlatformError;
+use crate::platforms::http::{PlatformError, text_field};
 use crate::platforms::opentk::{
-    self, ActivityReply, DocumentId, Fetch, MAX_QUERY_CHARS, OpenTkClient, OpenTkSearch, SearchKind, field,
+    self, ActivityReply, DocumentId, Fetch, MAX_QUERY_CHARS, OpenTkClient, OpenTkSearch, SearchKind,
 };
 use render::{ActivityAnswer, AgendaPoint, DocRef, DocumentAnswer, Harvester, Hit, SearchAnswer, StatusAnswer};
 
@@ -250,7 +250,9 @@ fn search_answer(search: &OpenTkSearch, reply: opentk::SearchReply, base: &str) 
                 date: h.datum,
                 kind: h.category,
                 subject: h.onderwerp,
-                snippet: h.snip.map(|s| render::readable_snippet(&s, "<b>", "</b>")),
+                snippet: h
+                    .snip
+                    .map(|s| crate::connectors::vocabulary::readable_snippet(&s, "<b>", "</b>")),
                 link,
                 number,
             }
@@ -281,15 +283,15 @@ fn keep_for(answer: &SearchAnswer) -> Keep {
 fn activity_answer(number: &str, reply: ActivityReply) -> ActivityAnswer {
     let meta = serde_json::Value::Object(reply.meta);
     let doc = |d: &serde_json::Value| DocRef {
-        number: field(d, &["nummer", "documentnummer"]),
-        kind: field(d, &["soort"]),
-        subject: field(d, &["onderwerp", "titel"]),
+        number: text_field(d, &["nummer", "documentnummer"]),
+        kind: text_field(d, &["soort"]),
+        subject: text_field(d, &["onderwerp", "titel"]),
     };
     let agenda = reply
         .agendapunten
         .iter()
         .map(|p| AgendaPoint {
-            subject: field(p, &["onderwerp", "noot"]),
+            subject: text_field(p, &["onderwerp", "noot"]),
             documents: ["docs", "zdocs"]
                 .iter()
                 .flat_map(|k| p.get(k).and_then(|v| v.as_array()).into_iter().flatten())
@@ -298,23 +300,25 @@ fn activity_answer(number: &str, reply: ActivityReply) -> ActivityAnswer {
         })
         .collect();
     ActivityAnswer {
-        number: field(&meta, &["nummer"]).unwrap_or_else(|| number.to_owned()),
-        kind: field(&meta, &["soort"]),
-        subject: field(&meta, &["onderwerp"]),
-        start: field(&meta, &["aanvangstijd", "datum"]),
-        end: field(&meta, &["eindtijd"]),
-        room: field(&reply.zaal, &["naam", "zaal"]).or_else(|| reply.zaal.as_str().map(str::to_owned)),
+        number: text_field(&meta, &["nummer"]).unwrap_or_else(|| number.to_owned()),
+        kind: text_field(&meta, &["soort"]),
+        subject: text_field(&meta, &["onderwerp"]),
+        start: text_field(&meta, &["aanvangstijd", "datum"]),
+        end: text_field(&meta, &["eindtijd"]),
+        room: text_field(&reply.zaal, &["naam", "zaal"]).or_else(|| reply.zaal.as_str().map(str::to_owned)),
         committees: reply
             .comactors
             .iter()
-            .filter_map(|c| field(c, &["naam", "actornaam", "commissienaam"]))
+            .filter_map(|c| text_field(c, &["naam", "actornaam", "commissienaam"]))
             .collect(),
         agenda,
         documents: reply.docs.iter().map(doc).collect(),
         commitments: reply
             .toezeggingen
             .iter()
-            .filter_map(|t| field(t, &["tekst", "omschrijving", "onderwerp"]).or_else(|| t.as_str().map(str::to_owned)))
+            .filter_map(|t| {
+                text_field(t, &["tekst", "omschrijving", "onderwerp"]).or_else(|| t.as_str().map(str::to_owned))
+            })
             .collect(),
         video_url: reply.videourl.filter(|v| !v.is_empty()),
         record: meta,

@@ -49,15 +49,6 @@ pub struct SearchAnswer {
     pub incomplete: Option<String>,
 }
 
-/// A snippet with OpenTK's `<b>` highlights as `**…**`, other markup and entities
-/// resolved, whitespace collapsed.
-pub fn readable_snippet(snip: &str, open: &str, close: &str) -> String {
-    let marked = snip.replace(open, "\u{1}").replace(close, "\u{2}");
-    let text = nanohtml2text::html2text(&marked);
-    let text = text.replace(['\u{1}', '\u{2}'], "**");
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// One hit as `opentk_search` shows it: the shared [`Item`] (`id`: the document number,
 /// or an activity's, read with the `tool` named) and its snippet.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -565,6 +556,7 @@ pub fn status(answer: &StatusAnswer, served: Served) -> Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::connectors::vocabulary::readable_snippet;
 
     use crate::connectors::render_test::{snapshot, structured};
 

@@ -221,7 +221,7 @@ fn search_of(args: &SearchArgs) -> Result<OriSearch, String> {
 }
 
 fn text_field(source: &serde_json::Map<String, Value>, names: &[&str]) -> Option<String> {
-    crate::platforms::opentk::field(&Value::Object(source.clone()), names)
+    crate::platforms::http::text_field(&Value::Object(source.clone()), names)
 }
 
 fn search_answer(search: &OriSearch, reply: ori::SearchReply) -> SearchAnswer {
@@ -239,7 +239,7 @@ fn search_answer(search: &OriSearch, reply: ori::SearchReply) -> SearchAnswer {
                 .highlight
                 .values()
                 .flatten()
-                .map(|f| crate::connectors::opentk::render::readable_snippet(f, "<mark>", "</mark>"))
+                .map(|f| crate::connectors::vocabulary::readable_snippet(f, "<mark>", "</mark>"))
                 .take(3)
                 .collect(),
         })

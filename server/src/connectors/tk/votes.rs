@@ -1,18 +1,20 @@
 //! `tk_votes`: how the Tweede Kamer voted on a motion, amendment or bill — by its case
 //! number, or on the cases found by words in their title or subject.
 //!
-//! Two platform requests, in one call through the one path: the cases with their
-//! decisions (`Zaak?$expand=Besluit`), then the votes cast on the decisions that were put
-//! to the vote (`Stemming?$filter=Besluit_Id eq …`, every page the platform links to).
+//! Each request is its own platform call through the one path, admitted and counted as
+//! it is asked for (R-L8), one unit each: the cases with their decisions
+//! (`Zaak?$expand=Besluit`), then the votes cast on the decisions that were put to the
+//! vote (`Stemming?$filter=Besluit_Id eq …`), page after page as the platform links them
+//! (at most [`MAX_VOTE_PAGES`]).
 //! One result per decision, so a case voted twice (a re-vote, an amended motion) gives
 //! two: the decision (`BesluitSoort`, `BesluitTekst`), how it was voted (show of hands or
 //! roll call), per faction `Voor`/`Tegen`/`Niet deelgenomen` with its seats, the totals,
 //! each member's vote in a roll call, and a vote cast by mistake (`Vergissing`) flagged —
 //! the Kamer counts it as cast, and so does the tally.
 //!
-//! What is kept: an answer whose decisions are all final (`Status` `Besluit`) as a
-//! reference answer (a month); one with a decision still open (held over, not yet final)
-//! ten minutes, so a later vote is seen.
+//! What is kept, each request's answer on its own: when every voted decision it concerns
+//! is final (`Status` `Besluit`), as a reference answer (a month); else ten minutes, so a
+//! later vote is seen.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -28,7 +30,8 @@ use serde_json::json;
 use crate::call::{Call, Context, PlatformCall, Rendered, Reply, Structure, provenance, tool_error};
 use crate::connectors::tool::ToolSpec;
 use crate::platforms::tk::{
-    Besluit, MAX_VOTED_DECISIONS, MAX_WORDS, Stemming, TkClient, TkSearch, Zaak, ZaakBesluiten, is_case_number,
+    Besluit, CasesWithDecisions, MAX_VOTE_PAGES, MAX_VOTED_DECISIONS, MAX_WORDS, Stemming, TkClient, TkSearch, Zaak,
+    ZaakBesluiten, is_case_number,
 };
 
 const PLATFORM: PlatformId = PlatformId::Tk;
@@ -131,16 +134,6 @@ pub struct VotesAnswer {
     pub more: bool,
 }
 
-impl VotesAnswer {
-    /// Whether every decision shown is final.
-    fn is_final(&self) -> bool {
-        self.cases
-            .iter()
-            .flat_map(|c| &c.decisions)
-            .all(|d| is_final(&d.decision))
-    }
-}
-
 fn is_final(decision: &Besluit) -> bool {
     decision.status.as_deref() == Some(FINAL_STATUS) && outcome(decision) != Some("held over")
 }
@@ -194,11 +187,72 @@ fn split_decisions(case: &ZaakBesluiten) -> (Vec<Besluit>, Vec<String>) {
     (voted, other)
 }
 
-/// Asks the platform: the cases, then the votes on their voted decisions.
-async fn fetch(client: &TkClient, asked: &Asked) -> Result<VotesAnswer, crate::platforms::http::PlatformError> {
-    let (found, offset, limit) = match asked {
-        Asked::Case(number) => (client.case_with_decisions(number).await?, 0, MAX_CASES),
-        Asked::Words { search, offset, limit } => (client.search_cases_with_decisions(search).await?, *offset, *limit),
+/// What one page of votes keeps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VotesPage {
+    /// The votes of the page (not deleted).
+    pub votes: Vec<Stemming>,
+    /// The platform's link to the next page.
+    pub next: Option<String>,
+}
+
+/// How long an answer about `decisions` is kept: a month when all are final, else briefly.
+fn keep_for<'a>(mut decisions: impl Iterator<Item = &'a Besluit>) -> Keep {
+    if decisions.all(is_final) {
+        Keep::Normal
+    } else {
+        Keep::Briefly { ttl_ms: OPEN_TTL_MS }
+    }
+}
+
+/// How a whole answer of several calls was served: the least settled of its parts.
+fn served_of(parts: &[Served]) -> Served {
+    [Served::Stale, Served::Fetched, Served::Coalesced]
+        .into_iter()
+        .find(|s| parts.contains(s))
+        .unwrap_or(Served::Cached)
+}
+
+/// Asks the platform, one admitted call per request: the cases, then each page of the
+/// votes on their voted decisions; the answer and how it was served.
+async fn fetch(
+    ctx: &Context,
+    call: &Call,
+    client: &Arc<TkClient>,
+    key: CacheKey,
+    asked: &Arc<Asked>,
+) -> Result<(VotesAnswer, Served), crate::call::AnswerError> {
+    let cases_call = {
+        let (client, asked) = (Arc::clone(client), Arc::clone(asked));
+        PlatformCall::new(key, Units::ONE, move || {
+            let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
+            async move {
+                let found = match &*asked {
+                    Asked::Case(number) => client.case_with_decisions(number).await?,
+                    Asked::Words { search, .. } => client.search_cases_with_decisions(search).await?,
+                };
+                let keep = keep_for(
+                    found
+                        .cases
+                        .iter()
+                        .flat_map(|c| c.besluiten.iter().filter(|d| !d.verwijderd && is_vote(d))),
+                );
+                Ok((
+                    found,
+                    Feedback {
+                        keep,
+                        ..Feedback::default()
+                    },
+                ))
+            }
+        })
+    };
+    let (found, served) = ctx.fetch(crate::call::Who::Caller, call, cases_call).await?;
+    let mut servings = vec![served];
+    let found: &CasesWithDecisions = &found;
+    let (offset, limit) = match &**asked {
+        Asked::Case(_) => (0, MAX_CASES),
+        Asked::Words { offset, limit, .. } => (*offset, *limit),
     };
     let voted: Vec<&ZaakBesluiten> = found
         .cases
@@ -206,7 +260,7 @@ async fn fetch(client: &TkClient, asked: &Asked) -> Result<VotesAnswer, crate::p
         .filter(|c| !c.zaak.verwijderd && c.besluiten.iter().any(|d| !d.verwijderd && is_vote(d)))
         .collect();
     // A case asked by number is shown even when it was never voted on (its decisions say why).
-    let chosen: Vec<&ZaakBesluiten> = match asked {
+    let chosen: Vec<&ZaakBesluiten> = match &**asked {
         Asked::Case(_) => found.cases.iter().filter(|c| !c.zaak.verwijderd).take(1).collect(),
         Asked::Words { .. } => voted.iter().skip(offset).take(limit).copied().collect(),
     };
@@ -221,11 +275,47 @@ async fn fetch(client: &TkClient, asked: &Asked) -> Result<VotesAnswer, crate::p
         cases.push((case, decisions, other));
     }
     ids.truncate(MAX_VOTED_DECISIONS);
-    let votes = if ids.is_empty() {
-        Vec::new()
-    } else {
-        client.votes_on(&ids).await?
-    };
+    let mut votes = Vec::new();
+    if !ids.is_empty() {
+        let keep = keep_for(cases.iter().flat_map(|(_, decisions, _)| decisions.iter()));
+        let platform_error = |e| crate::call::AnswerError::Call(crate::driver::CallError::Platform(e));
+        let mut url = Some(client.votes_url(&ids).map_err(platform_error)?.to_string());
+        let mut page = 0;
+        while let Some(at) = url.take() {
+            if page == MAX_VOTE_PAGES {
+                return Err(platform_error(crate::platforms::http::PlatformError::TooManyPages {
+                    platform: PLATFORM,
+                    pages: MAX_VOTE_PAGES,
+                }));
+            }
+            // Each page its own call: admitted and counted as it is asked for.
+            let key = CacheKey::new(PLATFORM, DataClass::Reference, "votes_page")
+                .param("decisions", ids.join(","))
+                .param("page", page.to_string());
+            let page_call = {
+                let client = Arc::clone(client);
+                let at: Arc<str> = Arc::from(at.as_str());
+                PlatformCall::new(key, Units::ONE, move || {
+                    let (client, at) = (Arc::clone(&client), Arc::clone(&at));
+                    async move {
+                        let (votes, next) = client.votes_page(&at).await?;
+                        Ok((
+                            VotesPage { votes, next },
+                            Feedback {
+                                keep,
+                                ..Feedback::default()
+                            },
+                        ))
+                    }
+                })
+            };
+            let (got, served) = ctx.fetch(crate::call::Who::Caller, call, page_call).await?;
+            servings.push(served);
+            votes.extend(got.votes.iter().cloned());
+            url = got.next.clone();
+            page += 1;
+        }
+    }
     let mut by_decision: BTreeMap<String, Vec<Stemming>> = BTreeMap::new();
     for v in votes {
         let key = v.besluit_id.clone().unwrap_or_default().to_ascii_lowercase();
@@ -246,13 +336,14 @@ async fn fetch(client: &TkClient, asked: &Asked) -> Result<VotesAnswer, crate::p
             other_decisions: other,
         })
         .collect();
-    Ok(VotesAnswer {
+    let answer = VotesAnswer {
         cases,
         matched: found.count,
         voted: voted.len(),
         offset,
         more: found.more,
-    })
+    };
+    Ok((answer, served_of(&servings)))
 }
 
 /// The tool.
@@ -344,26 +435,10 @@ pub(super) async fn tk_votes(ctx: &Context, call: &Call, args: VotesArgs) -> Rep
     };
     let searched = describe(&asked);
     let asked = Arc::new(asked);
-    let pc = PlatformCall::new(key, Units::whole(2), move || {
-        let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
-        async move {
-            let answer = fetch(&client, &asked).await?;
-            let keep = if answer.is_final() {
-                Keep::Normal
-            } else {
-                Keep::Briefly { ttl_ms: OPEN_TTL_MS }
-            };
-            Ok((
-                answer,
-                Feedback {
-                    keep,
-                    ..Feedback::default()
-                },
-            ))
-        }
-    });
-    ctx.answer(call, pc, |answer, served| render(answer, served, &searched))
-        .await
+    match fetch(ctx, call, &client, key, &asked).await {
+        Ok((answer, served)) => render(&answer, served, &searched).into_own_result().into(),
+        Err(e) => e.into(),
+    }
 }
 
 /// What was asked, in words.
@@ -924,7 +999,11 @@ mod tests {
             offset: 0,
             more: false,
         };
-        assert!(answer.is_final());
+        assert_eq!(
+            keep_for(answer.cases.iter().flat_map(|c| &c.decisions).map(|d| &d.decision)),
+            Keep::Normal,
+            "final decisions are kept a month"
+        );
         let r = render(&answer, Served::Fetched, "case 2025Z17647");
         crate::connectors::render_test::snapshot("tk_votes", &r, &answer);
     }

@@ -98,4 +98,13 @@ mod tests {
         );
         assert!(rec.toestand_url.as_deref().unwrap().ends_with("_2026-08-01_0.xml"));
     }
+
+    /// Issue 41: an answer cut off right after a complete record was a shorter page.
+    #[test]
+    fn regression_issue_41_an_answer_cut_after_its_record_is_no_page() {
+        let cut = PAGE.find("</record>").unwrap() + "</record>".len();
+        assert!(parse_sru::<BwbRecord>(SruVersion::V1_2, &PAGE.as_bytes()[..cut]).is_err());
+        let cut = PAGE.rfind("</searchRetrieveResponse>").unwrap();
+        assert!(parse_sru::<BwbRecord>(SruVersion::V1_2, &PAGE.as_bytes()[..cut]).is_err());
+    }
 }

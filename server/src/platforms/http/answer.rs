@@ -226,9 +226,15 @@ pub fn read_json<'a, T: DeserializeOwned>(
     }
 }
 
-/// Decodes a JSON body, or says why it is [`PlatformError::Garbage`] (naming the content
-/// type, and saying so when the body is an HTML page).
+/// Decodes a JSON body, or says why it is not one: [`PlatformError::Failed`] for the
+/// platform's error object under a success status ([`error_object`]),
+/// [`PlatformError::Garbage`] for anything else that is not the expected JSON (naming the
+/// content type, and saying so when the body is an HTML page). A body cut short is never
+/// a complete JSON value, so it is garbage too, never a shorter answer.
 pub fn decode_json<T: DeserializeOwned>(platform: PlatformId, fetched: &Fetched) -> Result<T, PlatformError> {
+    if let Some(said) = error_object(&fetched.body) {
+        return Err(PlatformError::Failed { platform, said });
+    }
     serde_json::from_slice(&fetched.body).map_err(|e| {
         let content_type = fetched.content_type().unwrap_or("no content type");
         let detail = if fetched.looks_like_html() {
@@ -238,6 +244,68 @@ pub fn decode_json<T: DeserializeOwned>(platform: PlatformId, fetched: &Fetched)
         };
         PlatformError::Garbage { platform, detail }
     })
+}
+
+/// A JSON body read as `T`, for a client that reads bodies itself: the platform's error
+/// object is [`PlatformError::Failed`], anything else not a `T` is
+/// [`PlatformError::Garbage`] saying it is not `what` (e.g. `an Elasticsearch search
+/// answer`).
+pub fn parse_json<T: DeserializeOwned>(platform: PlatformId, body: &[u8], what: &str) -> Result<T, PlatformError> {
+    if let Some(said) = error_object(body) {
+        return Err(PlatformError::Failed { platform, said });
+    }
+    serde_json::from_slice(body).map_err(|e| PlatformError::Garbage {
+        platform,
+        detail: format!("not {what}: {e}"),
+    })
+}
+
+/// What a JSON answer's error object says, when its top level is one: an object with a
+/// non-null `error` member — Elasticsearch's `{"error": {"root_cause": […], "type", "reason"},
+/// "status": 500}`, OData's `{"error": {"code", "message"}}`, or `{"error": "…"}`. No
+/// platform's answer of BesluitBron's has a top-level `error`, so its presence is the
+/// platform failing, whatever the status said. `None` for anything else.
+pub fn error_object(body: &[u8]) -> Option<String> {
+    /// The top level, with every member but these two skipped unread.
+    #[derive(serde::Deserialize)]
+    struct Top {
+        #[serde(default)]
+        error: Option<serde_json::Value>,
+        #[serde(default)]
+        status: Option<serde_json::Value>,
+    }
+    // Only an object has members (serde would read an array into `Top` by position).
+    if skip_space(body).first() != Some(&b'{') {
+        return None;
+    }
+    let top: Top = serde_json::from_slice(body).ok()?;
+    let error = top.error.filter(|e| !e.is_null())?;
+    let text = |v: &serde_json::Value, key: &str| v.get(key).and_then(|x| x.as_str()).map(str::to_owned);
+    let mut said = match &error {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Object(_) => {
+            let cause = error.get("root_cause").and_then(|r| r.get(0));
+            let kind = text(&error, "type").or_else(|| cause.and_then(|c| text(c, "type")));
+            let reason = text(&error, "reason")
+                .or_else(|| cause.and_then(|c| text(c, "reason")))
+                .or_else(|| text(&error, "message"))
+                .or_else(|| error.get("message").and_then(|m| text(m, "value")));
+            let code = text(&error, "code");
+            [kind, code, reason]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(": ")
+        }
+        other => other.to_string(),
+    };
+    if said.trim().is_empty() {
+        said = "an error without words".to_owned();
+    }
+    if let Some(status) = top.status.as_ref().and_then(|s| s.as_u64()) {
+        said = format!("{said} (status {status})");
+    }
+    Some(super::brief(&said))
 }
 
 /// The header that marks an answer as a bot challenge (PLATFORMS.md §10.7), as
@@ -417,6 +485,42 @@ mod tests {
                 platform: PlatformId::Tk,
                 detail: "text/html body is an HTML page, not the expected JSON".into()
             })
+        );
+    }
+
+    #[test]
+    fn an_error_object_under_a_200_is_the_platforms_failure_never_a_result() {
+        #[derive(serde::Deserialize, Debug)]
+        struct Page {
+            #[serde(default)]
+            #[allow(dead_code)]
+            results: Vec<serde_json::Value>,
+        }
+        let es = br#"{"error":{"root_cause":[{"type":"search_phase_execution_exception","reason":"all shards failed"}],"type":"search_phase_execution_exception","reason":"all shards failed","phase":"query"},"status":500}"#;
+        let e = decode_json::<Page>(PlatformId::Obv, &answer(200, Some("application/json"), es)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "OpenBesluitvorming failed: search_phase_execution_exception: all shards failed (status 500); this is not \
+             an empty result: ask again later, or narrow the question"
+        );
+        let odata = br#"{"error":{"code":"500","message":"An error has occurred."}}"#;
+        assert!(matches!(
+            decode_json::<Page>(PlatformId::Tk, &answer(200, None, odata)),
+            Err(PlatformError::Failed { said, .. }) if said == "500: An error has occurred."
+        ));
+        assert!(matches!(
+            decode_json::<Page>(PlatformId::Opentk, &answer(200, None, br#"{"error":"boom"}"#)),
+            Err(PlatformError::Failed { said, .. }) if said == "boom"
+        ));
+        // Not an error object: an answer of its own, a null error, a non-object.
+        for fine in [&br#"{"results":[]}"#[..], br#"{"error":null,"results":[]}"#] {
+            assert!(decode_json::<Page>(PlatformId::Obv, &answer(200, None, fine)).is_ok());
+        }
+        assert_eq!(error_object(b"[1,2]"), None);
+        assert_eq!(
+            error_object(br#"{"error": {"#),
+            None,
+            "cut short: garbage, not a failure"
         );
     }
 

@@ -162,6 +162,16 @@ pub enum PlatformError {
         /// What was wrong with it.
         detail: String,
     },
+    /// The platform answered with its own error object under a success status (a 200
+    /// carrying `{"error": …}`, as an Elasticsearch behind a platform does when a search
+    /// fails on its shards): its words, never read as an empty result.
+    #[error("{} failed: {said}; this is not an empty result: ask again later, or narrow the question", .platform.display_name())]
+    Failed {
+        /// The platform.
+        platform: PlatformId,
+        /// What its error object says, bounded.
+        said: String,
+    },
     /// A continuation link does not belong to the platform's configured address.
     #[error("{} continuation refused ({detail}); start the search again without a continuation", .platform.display_name())]
     ForeignLink {
@@ -233,6 +243,7 @@ impl PlatformError {
             | PlatformError::Overloaded { platform, .. }
             | PlatformError::Internal { platform, .. }
             | PlatformError::Garbage { platform, .. }
+            | PlatformError::Failed { platform, .. }
             | PlatformError::ForeignLink { platform, .. }
             | PlatformError::TooManyPages { platform, .. }
             | PlatformError::Config { platform, .. }
@@ -269,6 +280,7 @@ impl PlatformError {
             PlatformError::Overloaded { .. } => "overloaded",
             PlatformError::Internal { .. } => "internal",
             PlatformError::Garbage { .. } => "garbage",
+            PlatformError::Failed { .. } => "failed",
             PlatformError::ForeignLink { .. } => "foreign_link",
             PlatformError::TooManyPages { .. } => "too_many_pages",
             PlatformError::Unreadable { .. } => "unreadable",

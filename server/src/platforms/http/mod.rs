@@ -44,7 +44,10 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::{self, HeaderMap};
 
-pub use answer::{Asked, Fetched, Refusal, RefusalFormat, challenge_signal, decode_json, read_json, status_error};
+pub use answer::{
+    Asked, Fetched, Refusal, RefusalFormat, challenge_signal, decode_json, error_object, parse_json, read_json,
+    status_error,
+};
 pub use client::{DEFAULT_MAX_BODY_BYTES, HttpConfig, MAX_REQUEST_URL_BYTES, PlatformHttp, user_agent};
 pub use error::{PlatformError, Retry};
 pub use request::{Method, PlatformRequest, RequestBody};
@@ -128,6 +131,34 @@ fn find_address(text: &str) -> Option<usize> {
 /// A header holding a non-negative integer.
 pub fn header_u64(headers: &HeaderMap, name: &str) -> Option<u64> {
     headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}
+
+/// True for a bare GUID (`8-4-4-4-12` hexadecimal digits).
+pub fn is_guid(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| {
+            if [8, 13, 18, 23].contains(&i) {
+                *c == b'-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        })
+}
+
+/// The text of the first of `names` in `object` that holds text or a number.
+pub fn text_field(object: &serde_json::Value, names: &[&str]) -> Option<String> {
+    let map = object.as_object()?;
+    names.iter().find_map(|name| {
+        let v = map
+            .get(*name)
+            .or_else(|| map.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v))?;
+        match v {
+            serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    })
 }
 
 /// True for a bare `YYYY-MM-DD` naming a real calendar day.

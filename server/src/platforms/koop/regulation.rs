@@ -20,7 +20,7 @@
 //! never reach a title or a text.
 //!
 //! Invariants: any input gives a result or an error, never a panic; only a complete,
-//! well-formed document is read ([`crate::platforms::xml`]); nesting deeper than
+//! well-formed document is read ([`crate::xml`]); nesting deeper than
 //! [`MAX_DEPTH`], more than [`MAX_BLOCKS`] blocks or more than [`MAX_TEXT_BYTES`] of text
 //! is an error; a document without the expected root, or with no text at all, is an
 //! error, never an empty regulation.
@@ -32,7 +32,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 use serde::{Deserialize, Serialize};
 
-use crate::platforms::xml::{WellFormed, XmlFault, resolve_reference};
+use crate::xml::{WellFormed, XmlFault, resolve_reference};
 
 /// Deepest element nesting read.
 pub const MAX_DEPTH: usize = 128;
@@ -955,4 +955,92 @@ fn tidy(text: &str) -> String {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(xml: &str) -> Regulation {
+        read_regulation(xml.as_bytes(), Root::Toestand).unwrap()
+    }
+
+    #[test]
+    fn metadata_never_reaches_a_title_or_a_text() {
+        let r = read(
+            r#"<toestand bwb-id="BWBR0018451"><bwb-inputbestand>BWBR0018451_2024</bwb-inputbestand><wetgeving>
+            <citeertitel>Wet op de zorgtoeslag<meta-data><brondata><publicatienr>369</publicatienr>
+            <uitgiftedatum>26-07-2005</uitgiftedatum></brondata></meta-data></citeertitel><wet-besluit><wettekst>
+            <artikel><kop><label>Artikel</label><nr>2</nr></kop><al>… is overgelegd.</al><meta-data><jcis>
+            <jci verwijzing="x">2011</jci></jcis></meta-data></artikel></wettekst></wet-besluit></wetgeving></toestand>"#,
+        );
+        assert_eq!(r.citation_title.as_deref(), Some("Wet op de zorgtoeslag"));
+        assert_eq!(r.article("2").unwrap().text, "… is overgelegd.");
+        assert!(!r.full_text().contains("369") && !r.full_text().contains("BWBR0018451_2024"));
+    }
+
+    #[test]
+    fn articles_are_labelled_by_number_label_or_place_and_their_standing_shown() {
+        let r = read(
+            r#"<toestand><wetgeving><wet-besluit><wettekst>
+            <artikel status="vervallen"><kop><label>Artikel 3a</label></kop><al><redactie>Vervallen</redactie></al></artikel>
+            <artikel label="Artikel 10"><kop><label>Artikel</label></kop><al>Tien.</al></artikel>
+            <artikel><kop><label/></kop><al>Zonder.</al></artikel>
+            <artikel status="nogniet"><kop><label>Artikel</label><nr>8a</nr><titel>Later</titel></kop><al>Straks.</al></artikel>
+            </wettekst></wet-besluit></wetgeving></toestand>"#,
+        );
+        let headings: Vec<&str> = r.articles().map(|a| a.heading.as_str()).collect();
+        assert_eq!(
+            headings,
+            [
+                "Artikel 3a (vervallen)",
+                "Artikel 10",
+                "Artikel #3 (without a number in the text)",
+                "Artikel 8a Later (not yet in force)"
+            ]
+        );
+        assert_eq!(r.article("3a").unwrap().standing, Standing::Lapsed);
+        assert_eq!(r.article("#3").unwrap().text, "Zonder.");
+    }
+
+    #[test]
+    fn chapters_without_articles_parts_and_tables_are_read_in_order() {
+        let xml = r#"<cvdr xmlns="http://standaarden.overheid.nl/cvdr/terms/"><meta><owmskern><title>Record</title>
+            </owmskern></meta><body><intitule>Beleidsregel parkeren</intitule><regeling><aanhef><preambule>
+            <al>Gelet op artikel 160 van de Gemeentewet;</al></preambule></aanhef><regeling-tekst>
+            <hoofdstuk><kop><nr>1.</nr><titel>Doel</titel></kop><structuurtekst><al>Eerste.</al></structuurtekst></hoofdstuk>
+            </regeling-tekst><bijlage><kop><label>Bijlage</label><nr>1</nr></kop><table><tgroup cols="3">
+            <colspec colname="c1"/><colspec colname="c2"/><colspec colname="c3"/><thead><row><entry>Zone</entry>
+            <entry>Tarief</entry><entry>Tijd</entry></row></thead><tbody><row><entry namest="c1" nameend="c2">A</entry>
+            <entry morerows="1"><al>€ 2</al><al>per uur</al></entry></row></tbody></tgroup></table></bijlage></regeling>
+            </body></cvdr>"#;
+        let r = read_regulation(xml.as_bytes(), Root::Cvdr).unwrap();
+        assert_eq!(r.articles().count(), 0);
+        assert_eq!(
+            r.full_text(),
+            "Beleidsregel parkeren\n\nAanhef\nGelet op artikel 160 van de Gemeentewet;\n\n1. Doel\nEerste.\n\n\
+             Bijlage 1\nZone | Tarief | Tijd\n(spans 2 columns) A | (spans 2 rows) € 2 per uur"
+        );
+        let outline: Vec<&str> = r.outline().map(|e| e.label).collect();
+        assert_eq!(outline, ["Aanhef", "1. Doel", "Bijlage 1"]);
+        assert!(!r.full_text().contains("Record"));
+    }
+
+    #[test]
+    fn other_and_incomplete_documents_are_refused() {
+        for bad in [
+            "<html/>",
+            "",
+            "<toestand><a></toestand>",
+            "<cvdr><body/></cvdr>",
+            "<toestand><wetgeving><wettekst><artikel><al>Een.</al></artikel>",
+            "<!DOCTYPE t [<!ENTITY e \"x\">]><toestand><al>&e;</al></toestand>",
+            "<toestand><al>&nbsp;</al></toestand>",
+            "<toestand><meta-data>only</meta-data></toestand>",
+        ] {
+            assert!(read_regulation(bad.as_bytes(), Root::Toestand).is_err(), "{bad}");
+        }
+        let deep = format!("<toestand>{}", "<a>".repeat(MAX_DEPTH + 1));
+        assert!(read_regulation(deep.as_bytes(), Root::Toestand).is_err());
+    }
 }

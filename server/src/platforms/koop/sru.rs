@@ -12,7 +12,7 @@
 //!   collection's [`SruRecord`] by local name, with their parent's local name and their
 //!   attributes, whatever their namespace (the service mixes `dcterms:`, `overheid:`,
 //!   `overheidbwb:`, `overheidwetgeving:` and unprefixed ones).
-//! - Only a complete, well-formed answer is read ([`crate::platforms::xml`]): one cut
+//! - Only a complete, well-formed answer is read ([`crate::xml`]): one cut
 //!   off after a complete record, a document type with declarations or an undeclared
 //!   entity is an error, never a shorter page.
 //! - Nothing here decides what an answer means (rejected, warning, overload): the
@@ -29,7 +29,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::ResolveResult;
 use serde::{Deserialize, Serialize};
 
-use crate::platforms::xml::{WellFormed, XmlFault, resolve_reference};
+use crate::xml::{WellFormed, XmlFault, resolve_reference};
 
 /// The SRU 2.0 response namespace.
 pub const SRU20_NS: &str = "http://docs.oasis-open.org/ns/search-ws/sruResponse";

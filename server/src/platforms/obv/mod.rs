@@ -386,7 +386,6 @@ fn read_refusal(body: &[u8]) -> Option<Refusal> {
 /// list, load status): how many of them it is. The fuzz targets' entry point; never
 /// panics, whatever `fetched` holds.
 #[doc(hidden)]
-#[cfg(fuzzing)]
 pub fn read_every_answer(fetched: &http::Fetched) -> usize {
     let read = |ok: bool| usize::from(ok);
     read(http::read_json::<SearchPage>(PLATFORM, fetched, "search results", &REFUSALS).is_ok())

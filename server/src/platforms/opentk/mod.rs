@@ -28,7 +28,7 @@ use reqwest::Url;
 use reqwest::header;
 
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, PlatformRequest, RefusalFormat};
-pub use wire::{ActivityReply, LastUpdate, SearchHit, SearchReply, field};
+pub use wire::{ActivityReply, LastUpdate, SearchHit, SearchReply};
 
 const PLATFORM: PlatformId = PlatformId::Opentk;
 
@@ -170,7 +170,7 @@ impl DocumentId {
         if let Some(n) = parse_number(t) {
             return Some(DocumentId::Number(n));
         }
-        crate::platforms::tk::is_guid(&t.to_ascii_lowercase()).then(|| DocumentId::Number(t.to_ascii_lowercase()))
+        http::is_guid(&t.to_ascii_lowercase()).then(|| DocumentId::Number(t.to_ascii_lowercase()))
     }
 
     /// The id as given (normalised).
@@ -218,13 +218,12 @@ pub fn is_not_found(status: u16, content_type: Option<&str>, body: &[u8]) -> boo
 
 /// Reads the answer of `POST /search`.
 pub fn parse_search(body: &[u8]) -> Result<SearchReply, PlatformError> {
-    serde_json::from_slice(body).map_err(|e| garbage(format!("the search answer is not OpenTK's JSON: {e}")))
+    http::parse_json(PLATFORM, body, "OpenTK's search answer")
 }
 
 /// Reads the answer of `GET /activiteit/{nummer}` (a JSON object with `meta`).
 pub fn parse_activity(body: &[u8]) -> Result<ActivityReply, PlatformError> {
-    let reply: ActivityReply =
-        serde_json::from_slice(body).map_err(|e| garbage(format!("the activity is not OpenTK's JSON: {e}")))?;
+    let reply: ActivityReply = http::parse_json(PLATFORM, body, "OpenTK's activity")?;
     if reply.meta.is_empty() {
         return Err(garbage("the activity has no `meta` record".to_owned()));
     }
@@ -234,7 +233,7 @@ pub fn parse_activity(body: &[u8]) -> Result<ActivityReply, PlatformError> {
 /// Reads the answer of `GET /lastupdates`: each harvester's last run, by name.
 pub fn parse_last_updates(body: &[u8]) -> Result<Vec<(String, LastUpdate)>, PlatformError> {
     let map: std::collections::BTreeMap<String, serde_json::Value> =
-        serde_json::from_slice(body).map_err(|e| garbage(format!("the last updates are not OpenTK's JSON: {e}")))?;
+        http::parse_json(PLATFORM, body, "OpenTK's last updates")?;
     Ok(map
         .into_iter()
         .map(|(name, v)| (name, serde_json::from_value(v).unwrap_or_default()))

@@ -89,18 +89,3 @@ pub struct LastUpdate {
     /// Seconds ago, when the platform answered.
     pub relative: Option<f64>,
 }
-
-/// The text of the first of `names` in `object` that holds text or a number.
-pub fn field(object: &Value, names: &[&str]) -> Option<String> {
-    let map = object.as_object()?;
-    names.iter().find_map(|name| {
-        let v = map
-            .get(*name)
-            .or_else(|| map.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v))?;
-        match v {
-            Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        }
-    })
-}

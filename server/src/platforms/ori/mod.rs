@@ -170,22 +170,22 @@ pub fn search_body(search: &OriSearch) -> Value {
 
 /// Reads a `_search` answer; anything that is not one is [`PlatformError::Garbage`].
 pub fn parse_search(body: &[u8]) -> Result<SearchReply, PlatformError> {
-    serde_json::from_slice(body).map_err(|e| garbage(format!("not an Elasticsearch search answer: {e}")))
+    http::parse_json(PLATFORM, body, "an Elasticsearch search answer")
 }
 
 /// Reads a `_doc/{id}` answer (found or not).
 pub fn parse_doc(body: &[u8]) -> Result<DocReply, PlatformError> {
-    serde_json::from_slice(body).map_err(|e| garbage(format!("not an Elasticsearch document answer: {e}")))
+    http::parse_json(PLATFORM, body, "an Elasticsearch document answer")
 }
 
 /// Reads `_cat/indices?format=json`.
 pub fn parse_cat_indices(body: &[u8]) -> Result<Vec<CatIndex>, PlatformError> {
-    serde_json::from_slice(body).map_err(|e| garbage(format!("not an Elasticsearch index list: {e}")))
+    http::parse_json(PLATFORM, body, "an Elasticsearch index list")
 }
 
 /// Reads `_aliases`.
 pub fn parse_aliases(body: &[u8]) -> Result<Aliases, PlatformError> {
-    serde_json::from_slice(body).map_err(|e| garbage(format!("not an Elasticsearch alias map: {e}")))
+    http::parse_json(PLATFORM, body, "an Elasticsearch alias map")
 }
 
 /// A document's text: `text`, else `md_text`, else `text_pages` (each page's `text`),
@@ -213,13 +213,6 @@ pub fn document_text(source: &serde_json::Map<String, Value>) -> String {
         }
     }
     String::new()
-}
-
-fn garbage(detail: String) -> PlatformError {
-    PlatformError::Garbage {
-        platform: PLATFORM,
-        detail,
-    }
 }
 
 /// One source as `ori_sources` lists it.

@@ -301,3 +301,29 @@ fn qc_parsers_never_panic_whatever_the_platform_sends() {
         .tests(500)
         .quickcheck(prop as fn(Vec<u8>, Vec<u8>) -> bool);
 }
+
+/// Issue 41: the Atom reader accepted a document type declaring entities and put an
+/// undeclared entity reference into a title as text (`&xxe;XXEMARK`), then kept it.
+#[test]
+fn regression_issue_41_an_atom_feed_with_declared_or_undeclared_entities_is_refused() {
+    let feed = |prolog: &str, title: &str| {
+        format!(
+            "<?xml version=\"1.0\"?>{prolog}<feed xmlns=\"http://www.w3.org/2005/Atom\"><subtitle>Aantal gevonden \
+             ECLI's: 1</subtitle><entry><id>ECLI:NL:RVS:2015:3394</id><title>{title}</title><summary>-</summary>\
+             <updated>2015-10-28T00:00:00Z</updated></entry></feed>"
+        )
+    };
+    let plain = feed("", "ECLI:NL:RVS:2015:3394, Raad van State, 28-10-2015, 201501234/1/A3");
+    assert!(crate::platforms::rechtspraak::parse_feed(plain.as_bytes()).is_ok());
+    for bad in [
+        feed(
+            "<!DOCTYPE feed [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]>",
+            "&xxe;XXEMARK",
+        ),
+        feed("", "&xxe;XXEMARK"),
+        feed("<!DOCTYPE feed [<!ENTITY a \"b\">]>", "titel"),
+    ] {
+        let e = crate::platforms::rechtspraak::parse_feed(bad.as_bytes()).unwrap_err();
+        assert!(e.contains("entit"), "{e}");
+    }
+}

@@ -4,15 +4,18 @@
 //!
 //! Invariants: building a tree never panics and never recurses (the reader is iterative,
 //! the stack is a `Vec`); nesting deeper than [`MAX_DEPTH`] is refused, so walking a tree
-//! recursively afterwards is bounded too. Character references and the five predefined
-//! entities are resolved; an unknown entity is kept as written (`&nbsp;`) rather than
-//! failing the whole answer.
+//! recursively afterwards is bounded too. Only a complete, well-formed answer is read
+//! ([`crate::xml`]): one that ends before its root closes, declares entities
+//! in its document type or refers to an undeclared entity is an error, never a tree.
+//! Character references and the five predefined entities are resolved.
 //!
 //! What this module does not do: validate against a schema, or read DTDs.
 
 use quick_xml::NsReader;
 use quick_xml::events::Event;
 use quick_xml::name::ResolveResult;
+
+use crate::xml::{WellFormed, XmlFault, resolve_reference};
 
 /// Deepest nesting accepted. Real rulings nest a dozen levels; a deeper answer is garbage.
 pub const MAX_DEPTH: usize = 200;
@@ -138,20 +141,19 @@ pub fn parse(bytes: &[u8]) -> Result<Element, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = NsReader::from_str(text);
+    let mut checks = WellFormed::new(MAX_DEPTH);
     let mut stack: Vec<Element> = Vec::new();
     let mut root: Option<Element> = None;
     loop {
         let event = reader
             .read_event()
             .map_err(|e| format!("not well-formed XML at byte {}: {e}", reader.buffer_position()))?;
+        checks.see(&event).map_err(|fault| match fault {
+            XmlFault::TooDeep(_) => format!("nested deeper than {MAX_DEPTH} elements"),
+            other => other.to_string(),
+        })?;
         match event {
             Event::Start(ref start) | Event::Empty(ref start) => {
-                if root.is_some() {
-                    return Err("content after the root element".into());
-                }
-                if stack.len() >= MAX_DEPTH {
-                    return Err(format!("nested deeper than {MAX_DEPTH} elements"));
-                }
                 let (ns, local) = reader.resolver().resolve_element(start.name());
                 let mut element = Element {
                     ns: namespace(ns),
@@ -165,10 +167,10 @@ pub fn parse(bytes: &[u8]) -> Result<Element, String> {
                         continue;
                     }
                     let (ans, alocal) = reader.resolver().resolve_attribute(attr.key);
-                    let value = match attr.normalized_value(quick_xml::XmlVersion::Implicit1_0) {
-                        Ok(v) => v.into_owned(),
-                        Err(_) => attr.value.clone().into_owned(),
-                    };
+                    let value = attr
+                        .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                        .map_err(|e| format!("a broken attribute value: {e}"))?
+                        .into_owned();
                     element.attrs.push(Attr {
                         ns: namespace(ans),
                         name: alocal.into_inner().to_owned(),
@@ -187,27 +189,10 @@ pub fn parse(bytes: &[u8]) -> Result<Element, String> {
             }
             Event::Text(t) => push_text(&mut stack, &t.xml10_content())?,
             Event::CData(c) => push_text(&mut stack, &c)?,
-            Event::GeneralRef(r) => {
-                let resolved = match r.resolve_char_ref() {
-                    Ok(Some(c)) => c.to_string(),
-                    Ok(None) => match &*r {
-                        "lt" => "<".into(),
-                        "gt" => ">".into(),
-                        "amp" => "&".into(),
-                        "apos" => "'".into(),
-                        "quot" => "\"".into(),
-                        other => format!("&{other};"),
-                    },
-                    Err(_) => format!("&{};", &*r),
-                };
-                push_text(&mut stack, &resolved)?;
-            }
+            Event::GeneralRef(r) => push_text(&mut stack, &resolve_reference(&r).map_err(|e| e.to_string())?)?,
             Event::Eof => break,
             _ => {}
         }
-    }
-    if !stack.is_empty() {
-        return Err("the document ends inside an element".into());
     }
     root.ok_or_else(|| "no root element".to_owned())
 }
@@ -248,13 +233,13 @@ mod tests {
     #[test]
     fn namespaces_references_and_whitespace() {
         let root = parse(
-            "\u{feff}<?xml version=\"1.0\"?>\n<a xmlns=\"urn:x\" xmlns:p=\"urn:p\" p:k=\"v&amp;w\"><p:b>x &lt; &#233;&nbsp;y</p:b><c/></a>"
+            "\u{feff}<?xml version=\"1.0\"?>\n<a xmlns=\"urn:x\" xmlns:p=\"urn:p\" p:k=\"v&amp;w\"><p:b>x &lt; &#233;y</p:b><c/></a>"
                 .as_bytes(),
         )
         .unwrap();
         assert!(root.is("urn:x", "a"));
         assert_eq!(root.attr("urn:p", "k"), Some("v&w"));
-        assert_eq!(root.child("urn:p", "b").unwrap().text(), "x < é&nbsp;y");
+        assert_eq!(root.child("urn:p", "b").unwrap().text(), "x < éy");
         assert!(root.child("urn:x", "c").is_some());
         assert_eq!(fold_space("\n   http://x/y \n  "), "http://x/y");
     }
@@ -268,6 +253,9 @@ mod tests {
             b"plain text",
             b"<a/><b/>",
             b"\xff\xfe<a/>",
+            b"<a>&nbsp;</a>",
+            b"<!DOCTYPE a [<!ENTITY xxe \"boo\">]><a>&xxe;</a>",
+            b"<feed><entry>1</entry><entry>2</entry>",
         ] {
             assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }

@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::http::{self, Asked, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
 use besluitbron_core::PlatformId;
+pub use http::is_guid;
 
 mod wire;
 
@@ -77,7 +78,7 @@ pub fn is_document_number(text: &str) -> bool {
 }
 
 /// Cases found with their decisions (`Zaak?$expand=Besluit`): at most one page.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CasesWithDecisions {
     /// The cases, newest first.
     pub cases: Vec<ZaakBesluiten>,
@@ -457,19 +458,6 @@ impl EntitySet for Commissie {
     const SET: &'static str = "Commissie";
 }
 
-/// True for a bare GUID (`8-4-4-4-12` hexadecimal digits).
-pub fn is_guid(text: &str) -> bool {
-    let b = text.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| {
-            if [8, 13, 18, 23].contains(&i) {
-                *c == b'-'
-            } else {
-                c.is_ascii_hexdigit()
-            }
-        })
-}
-
 /// The Tweede Kamer OData client.
 #[derive(Debug)]
 pub struct TkClient {
@@ -669,10 +657,9 @@ impl TkClient {
         })
     }
 
-    /// Every vote (not deleted) cast on the decisions `besluit_ids` (GUIDs, at most
-    /// [`MAX_VOTED_DECISIONS`]), following the platform's `@odata.nextLink` over at most
-    /// [`MAX_VOTE_PAGES`] pages.
-    pub async fn votes_on(&self, besluit_ids: &[String]) -> Result<Vec<Stemming>, TkError> {
+    /// The first page of the votes cast on the decisions `besluit_ids` (GUIDs, at most
+    /// [`MAX_VOTED_DECISIONS`]): its URL, or why it cannot be asked.
+    pub fn votes_url(&self, besluit_ids: &[String]) -> Result<Url, TkError> {
         let bad = |message: String| PlatformError::BadRequest {
             platform: PLATFORM,
             code: "invalid_decisions".to_owned(),
@@ -691,21 +678,18 @@ impl TkClient {
         let mut url = http::join(PLATFORM, &self.base, Stemming::SET)?;
         url.query_pairs_mut()
             .append_pair("$filter", &format!("Verwijderd eq false and ({})", ids.join(" or ")));
-        let mut votes = Vec::new();
-        for _ in 0..MAX_VOTE_PAGES {
-            // The platform's own link (`$skip` or `$skiptoken`), checked on the base URL
-            // at the Stemming set.
-            let (page, next): (TkPage<Stemming>, _) = self.page_with_link(url).await?;
-            votes.extend(page.items.into_iter().filter(|v| !v.verwijderd));
-            match next {
-                None => return Ok(votes),
-                Some(next) => url = next,
-            }
-        }
-        Err(PlatformError::TooManyPages {
-            platform: PLATFORM,
-            pages: MAX_VOTE_PAGES,
-        })
+        Ok(url)
+    }
+
+    /// One page of votes: at `url` ([`TkClient::votes_url`], or the next-page link a page
+    /// gave, checked on the base URL at the Stemming set); its votes (not deleted) and the
+    /// next page's link, when the platform gave one. One request: the caller admits each
+    /// page as it is asked for, and follows at most [`MAX_VOTE_PAGES`].
+    pub async fn votes_page(&self, url: &str) -> Result<(Vec<Stemming>, Option<String>), TkError> {
+        let url = self.check_link(Stemming::SET, url)?;
+        let (page, next): (TkPage<Stemming>, _) = self.page_with_link(url).await?;
+        let votes = page.items.into_iter().filter(|v| !v.verwijderd).collect();
+        Ok((votes, next.map(|u| u.to_string())))
     }
 
     /// The record address of the case `id` (a GUID), without asking the platform.
@@ -885,10 +869,10 @@ fn read_refusal(body: &[u8]) -> Option<Refusal> {
 }
 
 /// Reads `fetched` as each answer the Tweede Kamer gives (a page of documents, zaken,
-/// zaken with their decisions, votes, factions, committees; one document): how many of them it is. The fuzz targets' entry
-/// point; never panics, whatever `fetched` holds.
+/// zaken with their decisions, votes, factions, committees; one document): how many of
+/// them it is. The fuzz targets' entry point and the complete-answer tests'; never
+/// panics, whatever `fetched` holds.
 #[doc(hidden)]
-#[cfg(fuzzing)]
 pub fn read_every_answer(fetched: &Fetched) -> usize {
     fn page<T: DeserializeOwned>(fetched: &Fetched) -> usize {
         usize::from(http::read_json::<ODataPage<T>>(PLATFORM, fetched, "page", &REFUSALS).is_ok())

@@ -165,7 +165,7 @@ pub struct Stemming {
 }
 
 /// A case with its decisions (`Zaak?$expand=Besluit`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct ZaakBesluiten {
     /// The case.
     #[serde(flatten)]
