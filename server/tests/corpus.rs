@@ -390,3 +390,23 @@ fn regression_issue_41_annexes_tables_aanhef_and_ondertekening_are_read() {
     let zorgtoeslag = toestand("BWBR0018451_2025-01-01_0.xml").full_text();
     assert!(zorgtoeslag.contains("Slotformulier en ondertekening\n") && zorgtoeslag.contains("J. F. Hoogervorst"));
 }
+
+/// A treaty with its French authentic text beside the Dutch one: the French is a
+/// division of its own, and an article asked by number is the Dutch one.
+#[test]
+fn a_treatys_text_in_another_language_is_a_division_of_its_own() {
+    let r = toestand("BWBV0004110_2005-07-24_0.xml");
+    let french = r
+        .outline()
+        .position(|e| e.label == "Verdragtekst in het Frans (authentiek)");
+    let first_french_article = r.outline().position(|e| e.label.starts_with("Article 1 "));
+    assert!(
+        french.is_some() && first_french_article > french,
+        "{:?}",
+        r.outline().take(60).collect::<Vec<_>>()
+    );
+    assert!(
+        r.article("1").unwrap().heading.starts_with("Artikel 1 "),
+        "the Dutch article first"
+    );
+}

@@ -1,47 +1,55 @@
 //! Fake Basiswettenbestand (`bwb`): KOOP's SRU 1.2 search of national legislation
-//! (`/sru/Search?operation=searchRetrieve&version=1.2&x-connection=BWB&query=…`) and the
-//! toestand XML of each version (`/bwb/{id}/{from}_0/xml/{id}_{from}_0.xml`), strict like
-//! the service (`docs/platforms.md`).
+//! (`/sru/Search?operation=searchRetrieve&version=1.2&x-connection=BWB&query=…`, the
+//! service written once in `sru.rs`) and the toestand XML of each version
+//! (`/bwb/{id}/{from}_{n}/xml/{id}_{from}_{n}.xml`), strict like the service
+//! (`docs/platforms.md`), over generated regulations ([`REGULATIONS`]) and the real toestanden
+//! of `corpus/bwb/` ([`regulations`]).
 //!
 //! Invariants:
-//! - A request the service would refuse is answered as it answers: HTTP 200 with an SRU
-//!   1.2 diagnostic and no count — an unknown index (`info:srw/diagnostic/1/16`), a
-//!   query it cannot parse (`/1/10`), another `x-connection` or a bad number
-//!   (`/1/6`), another version (`/1/5`), a missing query (`/1/7`).
+//! - The envelope, the request's checks and the refusals are the shared SRU service's
+//!   (HTTP 200 with a diagnostic and no count for another `x-connection` or a bad number
+//!   `1/6`, another version `1/5`, a missing query `1/7`); this fake's own are its CQL — an
+//!   unknown index (`1/16`, a bare term included), a clause it cannot parse (`1/10`) — and
+//!   its records.
 //! - One record per version: without `overheidbwb.geldigheidsdatum==DATE` every version
 //!   of a regulation matches; with it, the one in force on that day. Records come in
 //!   identifier order, then by the version's start.
 //! - Title words match whole words of the title or the citation title, ignoring case.
+//! - A real toestand is a version of its regulation: id and in-force-from date from its
+//!   file name (`BWBR…_YYYY-MM-DD_N.xml`), title and citation title from its
+//!   `citeertitel` (the `meta-data` inside left out; the `intitule` when it has none), kind
+//!   from `wetgeving soort`, in force until the day before the corpus's next version of the
+//!   same regulation, or open; it has no ministry or area of law (its file does not say).
+//!   Its toestand is served at the record's `locatie_toestand` as the file is, byte for
+//!   byte.
 //!
 //! Settings ([`BwbSettings`]): the service's own trouble by count of searches — every
 //! n-th answered with a syntax diagnostic (the service rejecting a query it usually
 //! takes), or with a system diagnostic and no count (overload).
 //!
 //! What this fake does not do: `sortBy`, `any`/`all` beyond the title index, the wti and
-//! manifest files, or more than these four regulations.
+//! manifest files, or regulations beyond these.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::Path;
 use axum::http::{Response, StatusCode};
-use axum::middleware;
 use axum::routing::get;
 
-use crate::faults::{self, FaultReplies, Faults};
-use crate::ob::escape;
+use crate::faults::FaultReplies;
 use crate::own::Shared;
+use crate::real;
 use crate::registry::FakePlatform;
-use crate::{OwnSettings, raw_response};
+use crate::sru::{self, Found, Refusal, SruCollection, SruDiagnostic, SruService, Trouble, escape, not_found};
+use crate::{civil_from_days, days_from_civil, parse_date, raw_response};
 
 /// The search's path under the fake's root.
 pub const SRU_PATH: &str = "/sru/Search";
 /// The most records per page the service gives.
-pub const MAX_RECORDS: u64 = 100;
-const SRU12_NS: &str = "http://www.loc.gov/zing/srw/";
-const DIAG12_NS: &str = "http://www.loc.gov/zing/srw/diagnostic/";
+pub const MAX_RECORDS: u64 = sru::ZOEKSERVICE_MAX_RECORDS;
 
 /// One article of a version: its division's index, number, title and paragraphs.
 #[derive(Clone, Copy, Debug)]
@@ -63,8 +71,12 @@ pub struct FakeVersion {
     pub from: &'static str,
     /// In force until (`9999-12-31`: open).
     pub until: &'static str,
-    /// Its articles.
+    /// The toestand's number among those starting that day (the `_N` of its file name).
+    pub n: u32,
+    /// Its articles (none for a real toestand: its text is its file).
     pub articles: &'static [FakeArticle],
+    /// A real toestand's file, byte for byte (`None`: generated from its articles).
+    pub real: Option<&'static [u8]>,
 }
 
 /// A regulation of the fake's data.
@@ -78,10 +90,10 @@ pub struct FakeRegulation {
     pub citation_title: &'static str,
     /// Kind (`dcterms:type`).
     pub kind: &'static str,
-    /// Ministry.
-    pub authority: &'static str,
-    /// Area of law.
-    pub area: &'static str,
+    /// Ministry (`None`: not known, as for a real toestand).
+    pub authority: Option<&'static str>,
+    /// Area of law (`None`: not known).
+    pub area: Option<&'static str>,
     /// Its divisions: (label, number, title).
     pub divisions: &'static [(&'static str, &'static str, &'static str)],
     /// Its versions, oldest first.
@@ -102,15 +114,15 @@ pub const FIREWORKS_LAW: &str = "BWBR0047001";
 /// The Algemene wet bestuursrecht, with articles numbered `1:1` … `1:3`.
 pub const AWB: &str = "BWBR0005537";
 
-/// The fake's regulations.
+/// The fake's generated regulations (the real ones: [`regulations`]).
 pub static REGULATIONS: &[FakeRegulation] = &[
     FakeRegulation {
         id: AWB,
         title: "Algemene wet bestuursrecht",
         citation_title: "Algemene wet bestuursrecht",
         kind: "wet",
-        authority: "Justitie en Veiligheid",
-        area: "Bestuursrecht",
+        authority: Some("Justitie en Veiligheid"),
+        area: Some("Bestuursrecht"),
         divisions: &[
             ("Hoofdstuk", "1", "Inleidende bepalingen"),
             ("Titel", "1.1", "Definities en reikwijdte"),
@@ -118,6 +130,8 @@ pub static REGULATIONS: &[FakeRegulation] = &[
         versions: &[FakeVersion {
             from: "2024-01-01",
             until: OPEN,
+            n: 0,
+            real: None,
             articles: &[
                 FakeArticle {
                     division: 1,
@@ -157,12 +171,14 @@ pub static REGULATIONS: &[FakeRegulation] = &[
         title: "Vuurwerkbesluit",
         citation_title: "Vuurwerkbesluit",
         kind: "AMvB",
-        authority: "Infrastructuur en Waterstaat",
-        area: "Milieurecht",
+        authority: Some("Infrastructuur en Waterstaat"),
+        area: Some("Milieurecht"),
         divisions: &[("Hoofdstuk", "1", "Algemeen")],
         versions: &[FakeVersion {
             from: "2024-01-01",
             until: OPEN,
+            n: 0,
+            real: None,
             articles: &[FakeArticle {
                 division: 0,
                 number: "1.1.1",
@@ -176,13 +192,15 @@ pub static REGULATIONS: &[FakeRegulation] = &[
         title: "Wet van 12 juni 2023, houdende regels over het afsteken van consumentenvuurwerk",
         citation_title: "Wet consumentenvuurwerk",
         kind: "wet",
-        authority: "Justitie en Veiligheid",
-        area: "Openbare orde",
+        authority: Some("Justitie en Veiligheid"),
+        area: Some("Openbare orde"),
         divisions: &[("Hoofdstuk", "1", "Algemene bepalingen"), ("Hoofdstuk", "2", "Verbod")],
         versions: &[
             FakeVersion {
                 from: "2024-01-01",
                 until: "2025-06-30",
+                n: 0,
+                real: None,
                 articles: &[
                     FakeArticle {
                         division: 0,
@@ -206,6 +224,8 @@ pub static REGULATIONS: &[FakeRegulation] = &[
             FakeVersion {
                 from: "2025-07-01",
                 until: OPEN,
+                n: 0,
+                real: None,
                 articles: &[
                     FakeArticle {
                         division: 0,
@@ -242,12 +262,14 @@ pub static REGULATIONS: &[FakeRegulation] = &[
         title: "Regeling verkooppunten consumentenvuurwerk",
         citation_title: "Regeling verkooppunten consumentenvuurwerk",
         kind: "ministeriele-regeling",
-        authority: "Justitie en Veiligheid",
-        area: "Openbare orde",
+        authority: Some("Justitie en Veiligheid"),
+        area: Some("Openbare orde"),
         divisions: &[],
         versions: &[FakeVersion {
             from: "2025-07-01",
             until: OPEN,
+            n: 0,
+            real: None,
             articles: &[FakeArticle {
                 division: usize::MAX,
                 number: "1",
@@ -260,19 +282,88 @@ pub static REGULATIONS: &[FakeRegulation] = &[
     },
 ];
 
-/// What the Basiswettenbestand fake does beyond the faults every fake applies, by count
-/// of searches whose query parsed. The default is the healthy service.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BwbSettings {
-    /// Answer every n-th search with a syntax diagnostic and no count (the service
-    /// rejecting the query). `None` never.
-    pub reject_every: Option<u32>,
-    /// Answer every n-th search with a system diagnostic and no count (overload).
-    pub overload_every: Option<u32>,
+/// Every regulation the fake holds: the generated ones ([`REGULATIONS`]), then one per
+/// real toestand's id in `corpus/bwb/` (see the module's invariants).
+pub fn regulations() -> &'static [FakeRegulation] {
+    static ALL: OnceLock<Vec<FakeRegulation>> = OnceLock::new();
+    ALL.get_or_init(|| REGULATIONS.iter().copied().chain(real_regulations()).collect())
 }
 
-/// No textual names: the fake's settings are reached through its handle only.
-impl OwnSettings for BwbSettings {}
+/// The real toestanden as regulations. Their texts are made `'static` once per process
+/// (a few hundred bytes each, held as long as the corpus is): the fake's regulations are
+/// `'static` data.
+fn real_regulations() -> Vec<FakeRegulation> {
+    // id → its toestanden (from, n, bytes), put in date order below.
+    type Toestanden = Vec<(&'static str, u32, &'static [u8])>;
+    let mut by_id: BTreeMap<&'static str, Toestanden> = BTreeMap::new();
+    for file in real::BWB {
+        let mut parts = file.stem().split('_');
+        let (Some(id), Some(from), Some(n), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+            panic!("{}: not named BWBR…_YYYY-MM-DD_N.xml", file.path);
+        };
+        let n: u32 = n
+            .parse()
+            .unwrap_or_else(|_| panic!("{}: no toestand number", file.path));
+        by_id.entry(id).or_default().push((from, n, file.bytes));
+    }
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    by_id
+        .into_iter()
+        .map(|(id, mut found)| {
+            found.sort();
+            let versions: Vec<FakeVersion> = found
+                .iter()
+                .enumerate()
+                .map(|(i, &(from, n, bytes))| FakeVersion {
+                    from,
+                    until: found.get(i + 1).map_or(OPEN, |next| leak(day_before(next.0))),
+                    n,
+                    articles: &[],
+                    real: Some(bytes),
+                })
+                .collect();
+            // The regulation is named as its latest toestand names it.
+            let latest = found.last().map(|v| v.2).unwrap_or_default();
+            // Read only as far as the title: the first answer must not wait for megabytes.
+            let first = |name: &str| real::first_element(latest, name).unwrap_or_else(|e| panic!("{id}: {e}"));
+            let title = ["citeertitel", "intitule"]
+                .iter()
+                .filter_map(|name| first(name))
+                .map(|e| e.text_without(&["meta-data"], ""))
+                .find(|t| !t.is_empty())
+                .unwrap_or_else(|| panic!("{id}: a toestand without a title"));
+            let wetgeving = real::first_tag(latest, "wetgeving").unwrap_or_else(|e| panic!("{id}: {e}"));
+            let kind = wetgeving
+                .as_ref()
+                .and_then(|w| w.attribute("soort"))
+                .unwrap_or_else(|| panic!("{id}: a toestand without `wetgeving soort`"))
+                .to_owned();
+            let title = leak(title);
+            FakeRegulation {
+                id,
+                title,
+                citation_title: title,
+                kind: leak(kind),
+                authority: None,
+                area: None,
+                divisions: &[],
+                versions: Box::leak(versions.into_boxed_slice()),
+            }
+        })
+        .collect()
+}
+
+/// The day before `date` (`YYYY-MM-DD`).
+fn day_before(date: &str) -> String {
+    let (y, m, d) = parse_date(date).unwrap_or_else(|| panic!("{date} is not a day"));
+    let (y, m, d) = civil_from_days(days_from_civil(y, m, d) - 1);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// What the Basiswettenbestand fake does beyond the faults every fake applies: the service's own
+/// trouble, as for every collection of `zoekservice` (its handle reaches them; no textual
+/// names).
+pub type BwbSettings = sru::ZoekserviceSettings;
 
 /// The Basiswettenbestand fake, as its registry line names it.
 pub(crate) struct Fake;
@@ -281,71 +372,40 @@ impl FakePlatform for Fake {
     type Own = BwbSettings;
 
     fn router(shared: Shared<BwbSettings>, base_url: String) -> Router {
-        router(shared, base_url)
+        sru::router::<Fake>(shared, base_url, "/bwb/{id}/{version}/xml/{file}", get(toestand))
     }
 }
 
-struct BwbState {
-    shared: Shared<BwbSettings>,
-    /// The fake's root, for the toestanden's URLs.
-    root: String,
-    searches: AtomicU64,
-}
+static REPLIES: FaultReplies<BwbSettings> = sru::replies();
 
-fn router(shared: Shared<BwbSettings>, base_url: String) -> Router {
-    let faults = Faults::new(shared.clone(), &REPLIES);
-    let root = base_url.strip_suffix(SRU_PATH).unwrap_or(&base_url).to_owned();
-    let state = Arc::new(BwbState {
-        shared,
-        root,
-        searches: AtomicU64::new(0),
-    });
-    Router::new()
-        .route(SRU_PATH, get(sru))
-        .route(&format!("{SRU_PATH}/"), get(sru))
-        .route("/bwb/{id}/{version}/xml/{file}", get(toestand))
-        .fallback(|| async { not_found() })
-        .layer(middleware::from_fn_with_state(faults.clone(), faults::on_accepted))
-        .layer(middleware::from_fn_with_state(faults, faults::on_arrival))
-        .with_state(state)
-}
+/// KOOP's search service as `x-connection=BWB` answers: SRU 1.2 only.
+impl SruCollection for Fake {
+    type Own = BwbSettings;
+    type Query = Vec<Clause>;
+    type Hit = (&'static FakeRegulation, &'static FakeVersion);
 
-/// The service's words for the shared faults. No 429 of KOOP's SRU service is documented:
-/// the storm's is the small JSON error the shared faults give a fake without a shape of
-/// its own, as `ob`'s.
-static REPLIES: FaultReplies<BwbSettings> = FaultReplies {
-    failure: r#"{"error":"Internal Server Error"}"#,
-    storm: |_, _| {
-        raw_response(
-            StatusCode::TOO_MANY_REQUESTS,
-            "application/json",
-            r#"{"error":"Too Many Requests"}"#,
-        )
-    },
-};
+    const SERVICE: SruService = SruService::zoekservice("BWB");
+    const SEARCH_PATH: &'static str = SRU_PATH;
 
-fn not_found() -> Response<Body> {
-    raw_response(
-        StatusCode::NOT_FOUND,
-        "text/html; charset=utf-8",
-        "<html><body><h1>404 Not Found</h1></body></html>",
-    )
-}
+    fn replies() -> &'static FaultReplies<BwbSettings> {
+        &REPLIES
+    }
 
-fn xml(body: String) -> Response<Body> {
-    raw_response(StatusCode::OK, "text/xml; charset=utf-8", body)
-}
+    fn trouble(own: &BwbSettings) -> Trouble {
+        own.trouble()
+    }
 
-/// A diagnostics-only answer (no count), in SRU 1.2.
-fn diagnostic(uri: &str, details: &str, message: &str) -> Response<Body> {
-    xml(format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<searchRetrieveResponse xmlns=\"{SRU12_NS}\"><version>1.2</version>\
-         <diagnostics><diagnostic xmlns=\"{DIAG12_NS}\"><uri>{}</uri><details>{}</details><message>{}</message>\
-         </diagnostic></diagnostics></searchRetrieveResponse>",
-        escape(uri),
-        escape(details),
-        escape(message)
-    ))
+    fn parse(query: &str) -> Result<Vec<Clause>, Refusal> {
+        Ok(parse_cql(query)?)
+    }
+
+    fn find(clauses: &Vec<Clause>) -> Found<Self::Hit> {
+        Found::hits(matches(clauses))
+    }
+
+    fn record(root: &str, (r, v): &Self::Hit) -> String {
+        record_xml(root, r, v)
+    }
 }
 
 /// One clause of the CQL the fake reads.
@@ -368,94 +428,42 @@ pub enum Clause {
     Identifier(String),
 }
 
-/// A diagnostic the fake answers a query with: (uri, details, message).
-pub type CqlDiagnostic = (&'static str, String, &'static str);
-
-/// Reads the CQL the service takes: clauses `index relation value` joined by `and`.
-pub fn parse_cql(query: &str) -> Result<Vec<Clause>, CqlDiagnostic> {
-    let syntax = |d: &str| ("info:srw/diagnostic/1/10", d.to_owned(), "Query syntax error");
-    let mut clauses = Vec::new();
-    for part in split_and(query).map_err(|_| syntax(query))? {
-        let part = part.trim();
-        let (index, rest) = part
-            .find(['=', ' '])
-            .map(|i| part.split_at(i))
-            .ok_or_else(|| syntax(part))?;
-        let rest = rest.trim_start();
-        let (relation, value) = if let Some(v) = rest.strip_prefix("==") {
-            ("==", v)
-        } else if let Some(v) = rest.strip_prefix('=') {
-            ("=", v)
-        } else if let Some(v) = rest.strip_prefix("all ") {
-            ("all", v)
-        } else if let Some(v) = rest.strip_prefix("any ") {
-            ("any", v)
-        } else {
-            return Err(syntax(part));
-        };
-        let value = value.trim();
-        let value = match value.strip_prefix('"') {
-            Some(inner) => inner.strip_suffix('"').ok_or_else(|| syntax(part))?.to_owned(),
-            None if !value.is_empty() && !value.contains(char::is_whitespace) => value.to_owned(),
-            None => return Err(syntax(part)),
-        };
-        let date = |v: &str| {
-            let b = v.as_bytes();
-            b.len() == 10 && b[4] == b'-' && b[7] == b'-' && v.replace('-', "").bytes().all(|c| c.is_ascii_digit())
-        };
-        let clause = match (index, relation) {
-            ("overheidbwb.titel", "all" | "=") | ("overheidbwb.titel", "any") => Clause::Title {
-                all: relation != "any",
-                words: value.to_lowercase().split_whitespace().map(str::to_owned).collect(),
-            },
-            ("dcterms.type", "==" | "=") => Clause::Kind(value),
-            ("overheid.authority", "==" | "=") => Clause::Authority(value.to_lowercase()),
-            ("overheidbwb.geldigheidsdatum", "==" | "=") if date(&value) => Clause::InForce(value),
-            ("overheidbwb.geldigheidsdatum", _) => return Err(syntax(part)),
-            ("dcterms.identifier", "==" | "=") => Clause::Identifier(value),
-            ("overheidbwb.titel" | "dcterms.type" | "overheid.authority" | "dcterms.identifier", _) => {
-                return Err(syntax(part));
-            }
-            (other, _) => return Err(("info:srw/diagnostic/1/16", other.to_owned(), "Unsupported index")),
-        };
-        clauses.push(clause);
-    }
-    Ok(clauses)
-}
-
-/// `query` split on ` and ` outside quotes.
-pub(crate) fn split_and(query: &str) -> Result<Vec<String>, ()> {
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    let mut quoted = false;
-    let words: Vec<&str> = query.split(' ').collect();
-    for w in words {
-        if !quoted && w.eq_ignore_ascii_case("and") {
-            parts.push(std::mem::take(&mut current));
-            continue;
-        }
-        if !current.is_empty() {
-            current.push(' ');
-        }
-        current.push_str(w);
-        quoted ^= w.matches('"').count() % 2 == 1;
-    }
-    if quoted {
-        return Err(());
-    }
-    parts.push(current);
-    if parts.iter().any(|p| p.trim().is_empty()) {
-        return Err(());
-    }
-    Ok(parts)
+/// Reads the CQL the service takes: clauses `index relation value` joined by `and`, over
+/// the indexes above.
+pub fn parse_cql(query: &str) -> Result<Vec<Clause>, SruDiagnostic> {
+    sru::clauses(query)?
+        .into_iter()
+        .map(|c| {
+            let value = c.value;
+            Ok(match (c.index.as_str(), c.relation) {
+                ("overheidbwb.titel", "all" | "=" | "any") => Clause::Title {
+                    all: c.relation != "any",
+                    words: value.to_lowercase().split_whitespace().map(str::to_owned).collect(),
+                },
+                ("dcterms.type", "==" | "=") => Clause::Kind(value),
+                ("overheid.authority", "==" | "=") => Clause::Authority(value.to_lowercase()),
+                ("overheidbwb.geldigheidsdatum", "==" | "=") if sru::date_shaped(&value) => Clause::InForce(value),
+                ("dcterms.identifier", "==" | "=") => Clause::Identifier(value),
+                (
+                    "overheidbwb.titel"
+                    | "dcterms.type"
+                    | "overheid.authority"
+                    | "overheidbwb.geldigheidsdatum"
+                    | "dcterms.identifier",
+                    relation,
+                ) => return Err(SruDiagnostic::syntax(&format!("{} {relation} \"{value}\"", c.index))),
+                (other, _) => return Err(SruDiagnostic::standard(16, other, "Unsupported index")),
+            })
+        })
+        .collect()
 }
 
 /// The (regulation, version) pairs `clauses` select, in the fake's order.
 pub fn matches(clauses: &[Clause]) -> Vec<(&'static FakeRegulation, &'static FakeVersion)> {
     let mut out = Vec::new();
-    let mut regulations: Vec<&FakeRegulation> = REGULATIONS.iter().collect();
-    regulations.sort_by_key(|r| r.id);
-    for r in regulations {
+    let mut all: Vec<&'static FakeRegulation> = regulations().iter().collect();
+    all.sort_by_key(|r| r.id);
+    for r in all {
         let title_words: Vec<String> = format!("{} {}", r.title, r.citation_title)
             .to_lowercase()
             .split(|c: char| !c.is_alphanumeric())
@@ -472,7 +480,7 @@ pub fn matches(clauses: &[Clause]) -> Vec<(&'static FakeRegulation, &'static Fak
                 }
             }
             Clause::Kind(k) => r.kind.eq_ignore_ascii_case(k),
-            Clause::Authority(a) => r.authority.to_lowercase().contains(a.as_str()),
+            Clause::Authority(a) => r.authority.is_some_and(|x| x.to_lowercase().contains(a.as_str())),
             Clause::Identifier(id) => r.id == id,
             Clause::InForce(_) => true,
         });
@@ -492,110 +500,43 @@ pub fn matches(clauses: &[Clause]) -> Vec<(&'static FakeRegulation, &'static Fak
     out
 }
 
-fn every_nth(n: u64, every: Option<u32>) -> bool {
-    every.is_some_and(|every| every > 0 && n.is_multiple_of(u64::from(every)))
-}
-
-async fn sru(State(state): State<Arc<BwbState>>, Query(params): Query<Vec<(String, String)>>) -> Response<Body> {
-    let param = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    if param("operation") != Some("searchRetrieve") {
-        return diagnostic(
-            "info:srw/diagnostic/1/4",
-            param("operation").unwrap_or(""),
-            "Unsupported operation",
-        );
-    }
-    if param("x-connection").map(str::to_ascii_lowercase).as_deref() != Some("bwb") {
-        return diagnostic(
-            "info:srw/diagnostic/1/6",
-            param("x-connection").unwrap_or("x-connection"),
-            "Unsupported parameter value",
-        );
-    }
-    if param("version") != Some("1.2") {
-        return diagnostic(
-            "info:srw/diagnostic/1/5",
-            param("version").unwrap_or(""),
-            "Unsupported version",
-        );
-    }
-    let number = |name: &str, default: u64| match param(name) {
-        None => Ok(default),
-        Some(v) => v.trim().parse::<u64>().map_err(|_| name.to_owned()),
-    };
-    let (start, maximum) = match (number("startRecord", 1), number("maximumRecords", 10)) {
-        (Ok(s), Ok(m)) if s >= 1 && m <= MAX_RECORDS => (s, m),
-        (Err(name), _) | (_, Err(name)) => {
-            return diagnostic("info:srw/diagnostic/1/6", &name, "Unsupported parameter value");
-        }
-        _ => return diagnostic("info:srw/diagnostic/1/6", "startRecord", "Unsupported parameter value"),
-    };
-    let Some(query) = param("query") else {
-        return diagnostic("info:srw/diagnostic/1/7", "query", "Mandatory parameter not supplied");
-    };
-    let clauses = match parse_cql(query) {
-        Ok(c) => c,
-        Err((uri, details, message)) => return diagnostic(uri, &details, message),
-    };
-    let n = state.searches.fetch_add(1, Ordering::Relaxed) + 1;
-    let own = state.shared.own();
-    if every_nth(n, own.overload_every) {
-        return diagnostic("info:srw/diagnostic/1/1", "Query timeout", "General system error");
-    }
-    if every_nth(n, own.reject_every) {
-        return diagnostic("info:srw/diagnostic/1/10", query, "Query syntax error");
-    }
-    let hits = matches(&clauses);
-    let from = usize::try_from(start - 1).unwrap_or(usize::MAX);
-    let page: Vec<_> = hits.iter().skip(from).take(maximum as usize).collect();
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<searchRetrieveResponse xmlns=\"{SRU12_NS}\"><version>1.2</version>\
-         <numberOfRecords>{}</numberOfRecords><records>",
-        hits.len()
-    );
-    for (k, (r, v)) in page.iter().enumerate() {
-        out.push_str(&record_xml(&state.root, r, v, start + k as u64));
-    }
-    out.push_str("</records>");
-    let next = start + page.len() as u64;
-    if next <= hits.len() as u64 {
-        out.push_str(&format!("<nextRecordPosition>{next}</nextRecordPosition>"));
-    }
-    out.push_str("</searchRetrieveResponse>");
-    xml(out)
-}
-
 /// The URL of a version's toestand.
 pub fn toestand_url(root: &str, r: &FakeRegulation, v: &FakeVersion) -> String {
     format!(
-        "{root}/bwb/{id}/{from}_0/xml/{id}_{from}_0.xml",
+        "{root}/bwb/{id}/{from}_{n}/xml/{id}_{from}_{n}.xml",
         id = r.id,
-        from = v.from
+        from = v.from,
+        n = v.n
     )
 }
 
-fn record_xml(root: &str, r: &FakeRegulation, v: &FakeVersion, position: u64) -> String {
+/// A version's record (its `gzd`); what the regulation does not say is left out.
+fn record_xml(root: &str, r: &FakeRegulation, v: &FakeVersion) -> String {
+    let authority = r
+        .authority
+        .map(|a| format!("<overheid:authority>{}</overheid:authority>", escape(a)))
+        .unwrap_or_default();
+    let area = r
+        .area
+        .map(|a| format!("<overheidbwb:rechtsgebied>{}</overheidbwb:rechtsgebied>", escape(a)))
+        .unwrap_or_default();
     format!(
-        "<record><recordSchema>http://standaarden.overheid.nl/sru/</recordSchema><recordPacking>xml</recordPacking>\
-         <recordData><gzd xmlns=\"http://standaarden.overheid.nl/sru\" xmlns:dcterms=\"http://purl.org/dc/terms/\" \
+        "<gzd xmlns=\"http://standaarden.overheid.nl/sru\" xmlns:dcterms=\"http://purl.org/dc/terms/\" \
          xmlns:overheid=\"http://standaarden.overheid.nl/owms/terms/\" \
          xmlns:overheidbwb=\"http://standaarden.overheid.nl/bwb/terms/\"><originalData><overheidbwb:meta><owmskern>\
          <dcterms:identifier>{id}</dcterms:identifier><dcterms:title>{title}</dcterms:title>\
          <dcterms:type scheme=\"overheid:BWBType\">{kind}</dcterms:type><dcterms:language>nl</dcterms:language>\
-         <overheid:authority>{authority}</overheid:authority><dcterms:modified>{from}</dcterms:modified></owmskern>\
-         <bwbipm><overheidbwb:toestand>http://wetten.overheid.nl/id/{id}/{from}/0</overheidbwb:toestand>\
-         <overheidbwb:rechtsgebied>{area}</overheidbwb:rechtsgebied>\
+         {authority}<dcterms:modified>{from}</dcterms:modified></owmskern>\
+         <bwbipm><overheidbwb:toestand>http://wetten.overheid.nl/id/{id}/{from}/{n}</overheidbwb:toestand>{area}\
          <overheidbwb:geldigheidsperiode_startdatum>{from}</overheidbwb:geldigheidsperiode_startdatum>\
          <overheidbwb:geldigheidsperiode_einddatum>{until}</overheidbwb:geldigheidsperiode_einddatum>\
          </bwbipm></overheidbwb:meta></originalData><enrichedData>\
-         <overheidbwb:locatie_toestand>{url}</overheidbwb:locatie_toestand></enrichedData></gzd></recordData>\
-         <recordPosition>{position}</recordPosition></record>",
+         <overheidbwb:locatie_toestand>{url}</overheidbwb:locatie_toestand></enrichedData></gzd>",
         id = r.id,
         title = escape(r.title),
         kind = escape(r.kind),
-        authority = escape(r.authority),
-        area = escape(r.area),
         from = v.from,
+        n = v.n,
         until = v.until,
         url = escape(&toestand_url(root, r, v)),
     )
@@ -670,14 +611,16 @@ pub fn toestand_xml(r: &FakeRegulation, v: &FakeVersion) -> String {
     out
 }
 
+/// A version's toestand: a real one's file as it is, a generated one's XML.
 async fn toestand(Path((id, version, file)): Path<(String, String, String)>) -> Response<Body> {
-    let found = REGULATIONS.iter().find(|r| r.id == id).and_then(|r| {
+    let found = regulations().iter().find(|r| r.id == id).and_then(|r| {
         r.versions
             .iter()
-            .find(|v| version == format!("{}_0", v.from) && file == format!("{}_{}_0.xml", r.id, v.from))
+            .find(|v| version == format!("{}_{}", v.from, v.n) && file == format!("{}_{}_{}.xml", r.id, v.from, v.n))
             .map(|v| (r, v))
     });
     match found {
+        Some((_, &FakeVersion { real: Some(bytes), .. })) => raw_response(StatusCode::OK, "application/xml", bytes),
         Some((r, v)) => raw_response(StatusCode::OK, "application/xml", toestand_xml(r, v)),
         None => not_found(),
     }
@@ -693,17 +636,21 @@ mod tests {
             .unwrap();
         assert_eq!(q.len(), 2);
         assert!(matches!(&q[0], Clause::Title { all: true, words } if words == &["wet", "and", "vuurwerk"]));
-        assert_eq!(
-            parse_cql("dcterms.title any \"x\"").unwrap_err().0,
-            "info:srw/diagnostic/1/16"
-        );
+        for unknown in ["dcterms.title any \"x\"", "vuurwerk"] {
+            assert_eq!(
+                parse_cql(unknown).unwrap_err().uri,
+                "info:srw/diagnostic/1/16",
+                "{unknown}"
+            );
+        }
         for bad in [
             "overheidbwb.titel all \"x",
             "wet vuurwerk",
             "and",
             "overheidbwb.geldigheidsdatum==morgen",
+            "overheidbwb.titel==x",
         ] {
-            assert_eq!(parse_cql(bad).unwrap_err().0, "info:srw/diagnostic/1/10", "{bad}");
+            assert_eq!(parse_cql(bad).unwrap_err().uri, "info:srw/diagnostic/1/10", "{bad}");
         }
     }
 
@@ -735,5 +682,77 @@ mod tests {
             awb.ends_with("</titeldeel></hoofdstuk></wettekst></wet-besluit></wetgeving></toestand>\n"),
             "{awb}"
         );
+    }
+
+    #[test]
+    fn every_real_toestand_is_a_version_found_as_the_service_finds_it() {
+        let real: Vec<&FakeRegulation> = regulations().iter().filter(|r| r.versions[0].real.is_some()).collect();
+        assert_eq!(
+            real.len(),
+            real::BWB.len(),
+            "one regulation per real toestand (no id twice in the corpus)"
+        );
+        for r in &real {
+            assert!(!REGULATIONS.iter().any(|g| g.id == r.id), "{} is also generated", r.id);
+            let v = &r.versions[0];
+            let root = real::first_tag(v.real.unwrap(), "toestand").unwrap().unwrap();
+            assert_eq!(
+                root.attribute("bwb-id"),
+                Some(r.id),
+                "the file is the toestand of its name"
+            );
+            assert_eq!(v.until, OPEN);
+            let on_day = matches(
+                &parse_cql(&format!(
+                    "dcterms.identifier=={} and overheidbwb.geldigheidsdatum=={}",
+                    r.id, v.from
+                ))
+                .unwrap(),
+            );
+            assert_eq!(on_day.len(), 1, "{}", r.id);
+            assert!(
+                matches(
+                    &parse_cql(&format!(
+                        "dcterms.identifier=={} and overheidbwb.geldigheidsdatum={}",
+                        r.id,
+                        day_before(v.from)
+                    ))
+                    .unwrap()
+                )
+                .is_empty()
+            );
+            let record = record_xml("http://x", r, v);
+            assert!(
+                record.contains(&format!(
+                    "<overheidbwb:locatie_toestand>http://x/bwb/{id}/{from}_{n}/xml/{id}_{from}_{n}.xml<",
+                    id = r.id,
+                    from = v.from,
+                    n = v.n
+                )),
+                "{record}"
+            );
+            assert!(
+                !record.contains("authority") && !record.contains("rechtsgebied"),
+                "{record}"
+            );
+        }
+        let zorgtoeslag = regulations().iter().find(|r| r.id == "BWBR0018451").unwrap();
+        assert_eq!((zorgtoeslag.title, zorgtoeslag.kind), ("Wet op de zorgtoeslag", "wet"));
+        assert_eq!(zorgtoeslag.in_force("2025-06-01").map(|v| v.from), Some("2025-01-01"));
+        let mines = regulations().iter().find(|r| r.id == "BWBR0001821").unwrap();
+        assert_eq!(mines.title, "Loi concernant les Mines, les Minières et les Carrières");
+        assert_eq!(
+            regulations().iter().find(|r| r.id == "BWBR0002458").unwrap().versions[0].n,
+            1
+        );
+        assert_eq!(
+            regulations().iter().find(|r| r.id == "BWBR0038456").unwrap().kind,
+            "AMvB"
+        );
+        let found = matches(
+            &parse_cql("overheidbwb.titel all \"zorgtoeslag\" and overheidbwb.geldigheidsdatum==2025-06-01").unwrap(),
+        );
+        assert_eq!(found.iter().map(|(r, _)| r.id).collect::<Vec<_>>(), ["BWBR0018451"]);
+        assert_eq!(day_before("2025-03-01"), "2025-02-28");
     }
 }

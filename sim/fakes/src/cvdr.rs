@@ -1,51 +1,56 @@
 //! Fake CVDR (`cvdr`): KOOP's SRU 1.2 search of local regulations
-//! (`/sru/Search?operation=searchRetrieve&version=1.2&x-connection=cvdr&query=…`) and the
-//! XML of each version (`/cvdr/{work}/{n}/xml/{work}_{n}.xml`), strict like the service
-//! (`docs/platforms.md`, "Local regulations").
+//! (`/sru/Search?operation=searchRetrieve&version=1.2&x-connection=cvdr&query=…`, the
+//! service written once in `sru.rs`) and the XML of each version
+//! (`/cvdr/{work}/{n}/xml/{work}_{n}.xml`), strict like the service (`docs/platforms.md`,
+//! "Local regulations"), over generated regulations ([`REGULATIONS`]) and the real ones of
+//! `corpus/cvdr/` ([`regulations`]).
 //!
 //! Invariants:
-//! - A request the service would refuse is answered as it answers: HTTP 200 with an SRU
-//!   1.2 diagnostic and no count — an unknown index (`info:srw/diagnostic/1/16`; a bare
-//!   term is `cql.serverChoice`, which this collection does not take), a query it cannot
-//!   parse (`/1/10`), another `x-connection` or a bad number (`/1/6`), another version
-//!   (`/1/5`), a missing query (`/1/7`); and, as the service does, a system error
-//!   (`/1/1`) for `AND`, `OR` or `NOT` in capitals inside a quoted value.
+//! - The envelope, the request's checks and the refusals are the shared SRU service's
+//!   (HTTP 200 with a diagnostic and no count for another `x-connection` or a bad number
+//!   `1/6`, another version `1/5`, a missing query `1/7`); this fake's own are its CQL —
+//!   an unknown index (`1/16`; a bare term is `cql.serverChoice`, which this collection
+//!   does not take), a clause it cannot parse (`1/10`), and, as the service does, a
+//!   system error (`1/1`) for `AND`, `OR` or `NOT` in capitals inside a quoted value —
+//!   and its records.
 //! - One record per version: without `overheidrg.datumGeldendOp` every version of a
 //!   regulation matches; with it, the one in force on that day. Records come in
 //!   identifier order, then by version.
 //! - `keyword` matches whole words of the title and the text, `dcterms.creator` the
 //!   organisation's name as whole words next to each other (so `Utrecht` is the
 //!   municipality and the province, not `Utrechtse Heuvelrug`), ignoring case.
+//! - A real regulation's record is built from its own `<meta>`: identifier (the old
+//!   export's `112779_1` written `CVDR112779_1`, as the service names it), title, creator
+//!   and its kind of organisation (the creator's `scheme`), legal bases, subject, dates,
+//!   publication, reference and what it changed; its XML is served at the record's
+//!   `publicatieurl_xml` as the file is, byte for byte.
 //!
 //! Settings ([`CvdrSettings`]): the service's own trouble by count of searches — every
 //! n-th answered with a syntax diagnostic, or with a system diagnostic and no count.
 //!
 //! What this fake does not do: `sortBy`, relations other than `=`, `==`, `all`, `any`,
-//! `or`/`not`, or more than these regulations.
+//! `or`/`not`, or regulations beyond these.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
+use axum::extract::Path;
 use axum::http::{Response, StatusCode};
-use axum::middleware;
 use axum::routing::get;
 
-use crate::bwb::split_and;
-use crate::faults::{self, FaultReplies, Faults};
-use crate::ob::escape;
+use crate::faults::FaultReplies;
 use crate::own::Shared;
+use crate::raw_response;
+use crate::real::{self, Element, RealFile};
 use crate::registry::FakePlatform;
-use crate::{OwnSettings, raw_response};
+use crate::sru::{self, Found, Refusal, SruCollection, SruDiagnostic, SruService, Trouble, escape, not_found};
 
 /// The search's path under the fake's root.
 pub const SRU_PATH: &str = "/sru/Search";
 /// The most records per page the service gives.
-pub const MAX_RECORDS: u64 = 100;
-const SRU12_NS: &str = "http://www.loc.gov/zing/srw/";
-const DIAG12_NS: &str = "http://www.loc.gov/zing/srw/diagnostic/";
+pub const MAX_RECORDS: u64 = sru::ZOEKSERVICE_MAX_RECORDS;
 
 /// One article of a version.
 #[derive(Clone, Copy, Debug)]
@@ -68,15 +73,28 @@ pub struct FakeVersion {
     /// In force until, when an end is set.
     pub until: Option<&'static str>,
     /// The day the decision that set it was taken.
-    pub issued: &'static str,
+    pub issued: Option<&'static str>,
     /// The publication that made it known.
-    pub published_in: &'static str,
+    pub published_in: Option<&'static str>,
     /// The organisation's reference.
-    pub reference: &'static str,
+    pub reference: Option<&'static str>,
     /// What it changed.
-    pub concerns: &'static str,
-    /// Its articles.
+    pub concerns: Option<&'static str>,
+    /// Last changed (`None`: the day it came into force).
+    pub modified: Option<&'static str>,
+    /// Its articles (none for a real regulation: its text is its file).
     pub articles: &'static [FakeArticle],
+    /// A real regulation's file and the words of its text (`None`: generated).
+    pub real: Option<RealText>,
+}
+
+/// A real regulation's file, byte for byte, and its text (outside `<meta>`) for `keyword`.
+#[derive(Clone, Copy, Debug)]
+pub struct RealText {
+    /// The file.
+    pub bytes: &'static [u8],
+    /// Its text, element boundaries as spaces.
+    pub text: &'static str,
 }
 
 /// A regulation of the fake's data.
@@ -86,16 +104,16 @@ pub struct FakeRegulation {
     pub work: &'static str,
     /// Title.
     pub title: &'static str,
-    /// Kind (the second `dcterms:type`).
-    pub kind: &'static str,
+    /// Kind (the second `dcterms:type`; `None`: only the generic `regeling`).
+    pub kind: Option<&'static str>,
     /// `dcterms:creator`.
     pub creator: &'static str,
     /// `organisatietype`.
     pub organisation_type: &'static str,
-    /// Legal basis.
-    pub legal_basis: &'static str,
+    /// Legal basis, each `dcterms:source`.
+    pub legal_basis: &'static [&'static str],
     /// Subject.
-    pub subject: &'static str,
+    pub subject: Option<&'static str>,
     /// Its versions, oldest first.
     pub versions: &'static [FakeVersion],
 }
@@ -119,25 +137,27 @@ fn in_force(v: &FakeVersion, date: &str) -> bool {
 /// Gemeente Utrecht's parking regulation, whose article 2 changed on 2025-01-01.
 pub const UTRECHT_PARKING: &str = "CVDR700001";
 
-/// The fake's regulations.
+/// The fake's generated regulations (the real ones: [`regulations`]).
 pub static REGULATIONS: &[FakeRegulation] = &[
     FakeRegulation {
         work: UTRECHT_PARKING,
         title: "Parkeerverordening Utrecht",
-        kind: "verordening",
+        kind: Some("verordening"),
         creator: "Utrecht",
         organisation_type: "Gemeente",
-        legal_basis: "Gemeentewet, artikel 225",
-        subject: "verkeer en vervoer",
+        legal_basis: &["Gemeentewet, artikel 225"],
+        subject: Some("verkeer en vervoer"),
         versions: &[
             FakeVersion {
                 n: 1,
                 from: "2023-01-01",
                 until: Some("2024-12-31"),
-                issued: "2022-11-10",
-                published_in: "Gemeenteblad 2022, 480001",
-                reference: "RIS 2022-0815",
-                concerns: "nieuwe regeling",
+                issued: Some("2022-11-10"),
+                published_in: Some("Gemeenteblad 2022, 480001"),
+                reference: Some("RIS 2022-0815"),
+                concerns: Some("nieuwe regeling"),
+                modified: None,
+                real: None,
                 articles: &[
                     FakeArticle {
                         number: "1",
@@ -161,10 +181,12 @@ pub static REGULATIONS: &[FakeRegulation] = &[
                 n: 2,
                 from: "2025-01-01",
                 until: None,
-                issued: "2024-11-14",
-                published_in: "Gemeenteblad 2024, 512345",
-                reference: "RIS 2024-1107",
-                concerns: "wijziging artikel 2",
+                issued: Some("2024-11-14"),
+                published_in: Some("Gemeenteblad 2024, 512345"),
+                reference: Some("RIS 2024-1107"),
+                concerns: Some("wijziging artikel 2"),
+                modified: None,
+                real: None,
                 articles: &[
                     FakeArticle {
                         number: "1",
@@ -189,19 +211,21 @@ pub static REGULATIONS: &[FakeRegulation] = &[
     FakeRegulation {
         work: "CVDR700002",
         title: "Verordening parkeren en verkeer provinciale wegen Utrecht",
-        kind: "verordening",
+        kind: Some("verordening"),
         creator: "Utrecht",
         organisation_type: "Provincie",
-        legal_basis: "Provinciewet, artikel 145",
-        subject: "verkeer en vervoer",
+        legal_basis: &["Provinciewet, artikel 145"],
+        subject: Some("verkeer en vervoer"),
         versions: &[FakeVersion {
             n: 1,
             from: "2024-04-01",
             until: None,
-            issued: "2024-02-12",
-            published_in: "Provinciaal blad 2024, 2001",
-            reference: "PS2024MM05",
-            concerns: "nieuwe regeling",
+            issued: Some("2024-02-12"),
+            published_in: Some("Provinciaal blad 2024, 2001"),
+            reference: Some("PS2024MM05"),
+            concerns: Some("nieuwe regeling"),
+            modified: None,
+            real: None,
             articles: &[FakeArticle {
                 number: "1",
                 title: None,
@@ -212,19 +236,21 @@ pub static REGULATIONS: &[FakeRegulation] = &[
     FakeRegulation {
         work: "CVDR700003",
         title: "Parkeerverordening Utrechtse Heuvelrug",
-        kind: "verordening",
+        kind: Some("verordening"),
         creator: "Utrechtse Heuvelrug",
         organisation_type: "Gemeente",
-        legal_basis: "Gemeentewet, artikel 225",
-        subject: "verkeer en vervoer",
+        legal_basis: &["Gemeentewet, artikel 225"],
+        subject: Some("verkeer en vervoer"),
         versions: &[FakeVersion {
             n: 1,
             from: "2021-07-01",
             until: None,
-            issued: "2021-05-27",
-            published_in: "Gemeenteblad 2021, 150150",
-            reference: "Z/21/001",
-            concerns: "nieuwe regeling",
+            issued: Some("2021-05-27"),
+            published_in: Some("Gemeenteblad 2021, 150150"),
+            reference: Some("Z/21/001"),
+            concerns: Some("nieuwe regeling"),
+            modified: None,
+            real: None,
             articles: &[FakeArticle {
                 number: "1",
                 title: None,
@@ -238,19 +264,21 @@ pub static REGULATIONS: &[FakeRegulation] = &[
     FakeRegulation {
         work: "CVDR700004",
         title: "Afvalstoffenverordening Amersfoort 2024",
-        kind: "verordening",
+        kind: Some("verordening"),
         creator: "Amersfoort",
         organisation_type: "Gemeente",
-        legal_basis: "Wet milieubeheer, artikel 10.23",
-        subject: "milieu",
+        legal_basis: &["Wet milieubeheer, artikel 10.23"],
+        subject: Some("milieu"),
         versions: &[FakeVersion {
             n: 1,
             from: "2024-01-01",
             until: None,
-            issued: "2023-12-12",
-            published_in: "Gemeenteblad 2023, 540002",
-            reference: "6543210",
-            concerns: "nieuwe regeling",
+            issued: Some("2023-12-12"),
+            published_in: Some("Gemeenteblad 2023, 540002"),
+            reference: Some("6543210"),
+            concerns: Some("nieuwe regeling"),
+            modified: None,
+            real: None,
             articles: &[FakeArticle {
                 number: "1",
                 title: Some("Inzameling"),
@@ -261,19 +289,21 @@ pub static REGULATIONS: &[FakeRegulation] = &[
     FakeRegulation {
         work: "CVDR700005",
         title: "Keur Waterschap Rivierenland 2022",
-        kind: "verordening",
+        kind: Some("verordening"),
         creator: "Waterschap Rivierenland",
         organisation_type: "Waterschap",
-        legal_basis: "Waterschapswet, artikel 78",
-        subject: "water",
+        legal_basis: &["Waterschapswet, artikel 78"],
+        subject: Some("water"),
         versions: &[FakeVersion {
             n: 1,
             from: "2022-03-01",
             until: None,
-            issued: "2022-01-28",
-            published_in: "Waterschapsblad 2022, 1200",
-            reference: "AB 2022-04",
-            concerns: "nieuwe regeling",
+            issued: Some("2022-01-28"),
+            published_in: Some("Waterschapsblad 2022, 1200"),
+            reference: Some("AB 2022-04"),
+            concerns: Some("nieuwe regeling"),
+            modified: None,
+            real: None,
             articles: &[FakeArticle {
                 number: "1",
                 title: None,
@@ -284,19 +314,21 @@ pub static REGULATIONS: &[FakeRegulation] = &[
     FakeRegulation {
         work: "CVDR700006",
         title: "Verordening mantelzorgwaardering Den Haag 2025",
-        kind: "beleidsregel",
+        kind: Some("beleidsregel"),
         creator: "'s-Gravenhage",
         organisation_type: "Gemeente",
-        legal_basis: "Wet maatschappelijke ondersteuning 2015, artikel 2.1.6",
-        subject: "zorg en gezondheid",
+        legal_basis: &["Wet maatschappelijke ondersteuning 2015, artikel 2.1.6"],
+        subject: Some("zorg en gezondheid"),
         versions: &[FakeVersion {
             n: 1,
             from: "2025-01-01",
             until: None,
-            issued: "2024-12-05",
-            published_in: "Gemeenteblad 2024, 520600",
-            reference: "RIS319000",
-            concerns: "nieuwe regeling",
+            issued: Some("2024-12-05"),
+            published_in: Some("Gemeenteblad 2024, 520600"),
+            reference: Some("RIS319000"),
+            concerns: Some("nieuwe regeling"),
+            modified: None,
+            real: None,
             articles: &[FakeArticle {
                 number: "1",
                 title: None,
@@ -306,18 +338,151 @@ pub static REGULATIONS: &[FakeRegulation] = &[
     },
 ];
 
-/// What the CVDR fake does beyond the faults every fake applies, by count of searches
-/// whose query parsed. The default is the healthy service.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CvdrSettings {
-    /// Answer every n-th search with a syntax diagnostic and no count. `None` never.
-    pub reject_every: Option<u32>,
-    /// Answer every n-th search with a system diagnostic and no count (overload).
-    pub overload_every: Option<u32>,
+/// Every regulation the fake holds: the generated ones ([`REGULATIONS`]), then the real
+/// ones of `corpus/cvdr/` (see the module's invariants).
+pub fn regulations() -> &'static [FakeRegulation] {
+    static ALL: OnceLock<Vec<FakeRegulation>> = OnceLock::new();
+    ALL.get_or_init(|| REGULATIONS.iter().copied().chain(real_regulations()).collect())
 }
 
-/// No textual names: the fake's settings are reached through its handle only.
-impl OwnSettings for CvdrSettings {}
+/// One real regulation version, as its `<meta>` says (owned, before it is made `'static`).
+struct RealVersion {
+    work: String,
+    n: u32,
+    title: String,
+    kinds: Vec<String>,
+    creator: String,
+    organisation_type: String,
+    legal_basis: Vec<String>,
+    subject: Option<String>,
+    from: String,
+    until: Option<String>,
+    issued: Option<String>,
+    published_in: Option<String>,
+    reference: Option<String>,
+    concerns: Option<String>,
+    modified: Option<String>,
+    real: RealText,
+}
+
+/// The real regulations, one per work, its versions in order. Their texts are made
+/// `'static` once per process (held as long as the corpus is): the fake's regulations are
+/// `'static` data.
+fn real_regulations() -> Vec<FakeRegulation> {
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let leak_opt = |s: Option<String>| s.map(leak);
+    let mut by_work: BTreeMap<String, Vec<RealVersion>> = BTreeMap::new();
+    for file in real::CVDR {
+        let v = real_version(file);
+        by_work.entry(v.work.clone()).or_default().push(v);
+    }
+    by_work
+        .into_values()
+        .map(|mut found| {
+            found.sort_by_key(|v| v.n);
+            // The regulation is described as its latest version describes it.
+            let latest = found.last().expect("a work has a version");
+            let legal_basis: Vec<&'static str> = latest.legal_basis.iter().cloned().map(leak).collect();
+            let regulation = FakeRegulation {
+                work: leak(latest.work.clone()),
+                title: leak(latest.title.clone()),
+                kind: latest.kinds.first().cloned().map(leak),
+                creator: leak(latest.creator.clone()),
+                organisation_type: leak(latest.organisation_type.clone()),
+                legal_basis: Box::leak(legal_basis.into_boxed_slice()),
+                subject: leak_opt(latest.subject.clone()),
+                versions: &[],
+            };
+            let versions: Vec<FakeVersion> = found
+                .into_iter()
+                .map(|v| FakeVersion {
+                    n: v.n,
+                    from: leak(v.from),
+                    until: leak_opt(v.until),
+                    issued: leak_opt(v.issued),
+                    published_in: leak_opt(v.published_in),
+                    reference: leak_opt(v.reference),
+                    concerns: leak_opt(v.concerns),
+                    modified: leak_opt(v.modified),
+                    articles: &[],
+                    real: Some(v.real),
+                })
+                .collect();
+            FakeRegulation {
+                versions: Box::leak(versions.into_boxed_slice()),
+                ..regulation
+            }
+        })
+        .collect()
+}
+
+/// A real regulation's version, read from its `<meta>` (the corpus's files all parse and
+/// have one, with an identifier, a title, a creator and a day it came into force; a test
+/// says so).
+fn real_version(file: &'static RealFile) -> RealVersion {
+    let doc = real::parse(file.bytes).unwrap_or_else(|e| panic!("{}: {e}", file.path));
+    let meta = doc.find("meta").unwrap_or_else(|| panic!("{}: no <meta>", file.path));
+    let text = |e: &Element| e.text_without(&[], " ");
+    let one = |name: &str| meta.find(name).map(text).filter(|t| !t.is_empty());
+    let all = |name: &str| {
+        let mut found = Vec::new();
+        meta.find_all(name, &mut found);
+        found
+            .into_iter()
+            .map(text)
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+    };
+    let needed = |name: &str| one(name).unwrap_or_else(|| panic!("{}: no {name} in <meta>", file.path));
+    let identifier = needed("identifier");
+    // The old export writes `112779_1`; the service names it `CVDR112779_1`.
+    let identifier = if identifier.starts_with("CVDR") {
+        identifier
+    } else {
+        format!("CVDR{identifier}")
+    };
+    let (work, n) = identifier
+        .split_once('_')
+        .and_then(|(w, n)| Some((w.to_owned(), n.parse().ok()?)))
+        .unwrap_or_else(|| panic!("{}: the identifier {identifier} has no version", file.path));
+    let creator = meta
+        .find("creator")
+        .unwrap_or_else(|| panic!("{}: no creator in <meta>", file.path));
+    // `scheme="overheid:Gemeente"`: the kind of organisation.
+    let organisation_type = creator
+        .attribute("scheme")
+        .map(|s| s.rsplit(':').next().unwrap_or(s).to_owned())
+        .unwrap_or_default();
+    RealVersion {
+        work,
+        n,
+        title: needed("title"),
+        kinds: all("type")
+            .into_iter()
+            .filter(|t| !t.eq_ignore_ascii_case("regeling"))
+            .collect(),
+        creator: text(creator),
+        organisation_type,
+        legal_basis: all("source"),
+        subject: one("subject"),
+        from: needed("inwerkingtredingDatum"),
+        until: one("uitwerkingtredingDatum"),
+        issued: one("issued"),
+        published_in: one("isFormatOf"),
+        reference: one("kenmerk"),
+        concerns: one("betreft"),
+        modified: one("modified"),
+        real: RealText {
+            bytes: file.bytes,
+            text: Box::leak(doc.text_without(&["meta"], " ").into_boxed_str()),
+        },
+    }
+}
+
+/// What the CVDR fake does beyond the faults every fake applies: the service's own
+/// trouble, as for every collection of `zoekservice` (its handle reaches them; no textual
+/// names).
+pub type CvdrSettings = sru::ZoekserviceSettings;
 
 /// The CVDR fake, as its registry line names it.
 pub(crate) struct Fake;
@@ -326,70 +491,40 @@ impl FakePlatform for Fake {
     type Own = CvdrSettings;
 
     fn router(shared: Shared<CvdrSettings>, base_url: String) -> Router {
-        router(shared, base_url)
+        sru::router::<Fake>(shared, base_url, "/cvdr/{work}/{n}/xml/{file}", get(text))
     }
 }
 
-struct CvdrState {
-    shared: Shared<CvdrSettings>,
-    /// The fake's root, for the texts' URLs.
-    root: String,
-    searches: AtomicU64,
-}
+static REPLIES: FaultReplies<CvdrSettings> = sru::replies();
 
-fn router(shared: Shared<CvdrSettings>, base_url: String) -> Router {
-    let faults = Faults::new(shared.clone(), &REPLIES);
-    let root = base_url.strip_suffix(SRU_PATH).unwrap_or(&base_url).to_owned();
-    let state = Arc::new(CvdrState {
-        shared,
-        root,
-        searches: AtomicU64::new(0),
-    });
-    Router::new()
-        .route(SRU_PATH, get(sru))
-        .route(&format!("{SRU_PATH}/"), get(sru))
-        .route("/cvdr/{work}/{n}/xml/{file}", get(text))
-        .fallback(|| async { not_found() })
-        .layer(middleware::from_fn_with_state(faults.clone(), faults::on_accepted))
-        .layer(middleware::from_fn_with_state(faults, faults::on_arrival))
-        .with_state(state)
-}
+/// KOOP's search service as `x-connection=cvdr` answers: SRU 1.2 only.
+impl SruCollection for Fake {
+    type Own = CvdrSettings;
+    type Query = Vec<Clause>;
+    type Hit = (&'static FakeRegulation, &'static FakeVersion);
 
-/// The service's words for the shared faults (as the other SRU fakes: no 429 of KOOP's
-/// service is documented).
-static REPLIES: FaultReplies<CvdrSettings> = FaultReplies {
-    failure: r#"{"error":"Internal Server Error"}"#,
-    storm: |_, _| {
-        raw_response(
-            StatusCode::TOO_MANY_REQUESTS,
-            "application/json",
-            r#"{"error":"Too Many Requests"}"#,
-        )
-    },
-};
+    const SERVICE: SruService = SruService::zoekservice("cvdr");
+    const SEARCH_PATH: &'static str = SRU_PATH;
 
-fn not_found() -> Response<Body> {
-    raw_response(
-        StatusCode::NOT_FOUND,
-        "text/html; charset=utf-8",
-        "<html><body><h1>404 Not Found</h1></body></html>",
-    )
-}
+    fn replies() -> &'static FaultReplies<CvdrSettings> {
+        &REPLIES
+    }
 
-fn xml(body: String) -> Response<Body> {
-    raw_response(StatusCode::OK, "text/xml; charset=utf-8", body)
-}
+    fn trouble(own: &CvdrSettings) -> Trouble {
+        own.trouble()
+    }
 
-/// A diagnostics-only answer (no count), in SRU 1.2.
-fn diagnostic(uri: &str, details: &str, message: &str) -> Response<Body> {
-    xml(format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<searchRetrieveResponse xmlns=\"{SRU12_NS}\"><version>1.2</version>\
-         <diagnostics><diagnostic xmlns=\"{DIAG12_NS}\"><uri>{}</uri><details>{}</details><message>{}</message>\
-         </diagnostic></diagnostics></searchRetrieveResponse>",
-        escape(uri),
-        escape(details),
-        escape(message)
-    ))
+    fn parse(query: &str) -> Result<Vec<Clause>, Refusal> {
+        Ok(parse_cql(query)?)
+    }
+
+    fn find(clauses: &Vec<Clause>) -> Found<Self::Hit> {
+        Found::hits(matches(clauses))
+    }
+
+    fn record(root: &str, (r, v): &Self::Hit) -> String {
+        record_xml(root, r, v)
+    }
 }
 
 /// One clause of the CQL the fake reads.
@@ -421,9 +556,6 @@ pub enum Clause {
     Work(String),
 }
 
-/// A diagnostic the fake answers a query with: (uri, details, message).
-pub type CqlDiagnostic = (&'static str, String, &'static str);
-
 /// Lower-case words of `text`, split on anything but letters, digits, `'` and `-`.
 fn words_of(text: &str) -> Vec<String> {
     text.to_lowercase()
@@ -433,53 +565,22 @@ fn words_of(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Reads the CQL the service takes: clauses `index relation value` joined by `and`.
-pub fn parse_cql(query: &str) -> Result<Vec<Clause>, CqlDiagnostic> {
-    let syntax = |d: &str| ("info:srw/diagnostic/1/10", d.to_owned(), "Query syntax error");
-    let mut clauses = Vec::new();
-    for part in split_and(query).map_err(|_| syntax(query))? {
-        let part = part.trim();
-        let Some(i) = part.find(['=', ' ']) else {
-            // A bare term: the server's choice of index, which this collection lacks.
-            return Err((
-                "info:srw/diagnostic/1/16",
-                "cql.serverChoice".to_owned(),
-                "Unsupported index",
-            ));
-        };
-        let (index, rest) = part.split_at(i);
-        let rest = rest.trim_start();
-        let (relation, value) = if let Some(v) = rest.strip_prefix("==") {
-            ("==", v)
-        } else if let Some(v) = rest.strip_prefix('=') {
-            ("=", v)
-        } else if let Some(v) = rest.strip_prefix("all ") {
-            ("all", v)
-        } else if let Some(v) = rest.strip_prefix("any ") {
-            ("any", v)
-        } else {
-            return Err(syntax(part));
-        };
-        let value = value.trim();
-        let value = match value.strip_prefix('"') {
-            Some(inner) => inner.strip_suffix('"').ok_or_else(|| syntax(part))?.to_owned(),
-            None if !value.is_empty() && !value.contains(char::is_whitespace) => value.to_owned(),
-            None => return Err(syntax(part)),
-        };
+/// Reads the CQL the service takes: clauses `index relation value` joined by `and`, over
+/// the indexes above.
+pub fn parse_cql(query: &str) -> Result<Vec<Clause>, SruDiagnostic> {
+    let mut out = Vec::new();
+    for c in sru::clauses(query)? {
+        let value = c.value;
         if value.split_whitespace().any(|w| matches!(w, "AND" | "OR" | "NOT")) {
             // The service's back end reads these as operators even inside quotes.
-            return Err(("info:srw/diagnostic/1/1", value, "General system error"));
+            return Err(SruDiagnostic::standard(1, &value, "General system error"));
         }
-        let date = |v: &str| {
-            let b = v.as_bytes();
-            b.len() == 10 && b[4] == b'-' && b[7] == b'-' && v.replace('-', "").bytes().all(|c| c.is_ascii_digit())
-        };
-        let equal = matches!(relation, "=" | "==");
-        let clause = match index {
-            "keyword" | "dcterms.title" if relation != "==" => {
-                let all = relation != "any";
+        let equal = matches!(c.relation, "=" | "==");
+        let clause = match c.index.as_str() {
+            "keyword" | "dcterms.title" if c.relation != "==" => {
+                let all = c.relation != "any";
                 let words = words_of(&value);
-                if index == "keyword" {
+                if c.index == "keyword" {
                     Clause::Keyword { all, words }
                 } else {
                     Clause::Title { all, words }
@@ -487,7 +588,7 @@ pub fn parse_cql(query: &str) -> Result<Vec<Clause>, CqlDiagnostic> {
             }
             "dcterms.creator" if equal => Clause::Creator(words_of(&value)),
             "organisatieType" if equal => Clause::OrganisationType(value),
-            "overheidrg.datumGeldendOp" if equal && date(&value) => Clause::InForce(value),
+            "overheidrg.datumGeldendOp" if equal && sru::date_shaped(&value) => Clause::InForce(value),
             "dcterms.identifier" if equal => Clause::Identifier(value),
             "workid" if equal => Clause::Work(value),
             "keyword"
@@ -496,12 +597,17 @@ pub fn parse_cql(query: &str) -> Result<Vec<Clause>, CqlDiagnostic> {
             | "organisatieType"
             | "overheidrg.datumGeldendOp"
             | "dcterms.identifier"
-            | "workid" => return Err(syntax(part)),
-            other => return Err(("info:srw/diagnostic/1/16", other.to_owned(), "Unsupported index")),
+            | "workid" => {
+                return Err(SruDiagnostic::syntax(&format!(
+                    "{} {} \"{value}\"",
+                    c.index, c.relation
+                )));
+            }
+            other => return Err(SruDiagnostic::standard(16, other, "Unsupported index")),
         };
-        clauses.push(clause);
+        out.push(clause);
     }
-    Ok(clauses)
+    Ok(out)
 }
 
 /// Whether `needle` occurs in `hay` as whole words next to each other.
@@ -512,17 +618,22 @@ fn together(hay: &[String], needle: &[String]) -> bool {
 /// The (regulation, version) pairs `clauses` select, in the fake's order.
 pub fn matches(clauses: &[Clause]) -> Vec<(&'static FakeRegulation, &'static FakeVersion)> {
     let mut out = Vec::new();
-    let mut regulations: Vec<&FakeRegulation> = REGULATIONS.iter().collect();
-    regulations.sort_by_key(|r| r.work);
-    for r in regulations {
+    let mut all: Vec<&'static FakeRegulation> = regulations().iter().collect();
+    all.sort_by_key(|r| r.work);
+    for r in all {
         let title = words_of(r.title);
         let creator = words_of(r.creator);
         for v in r.versions {
             let id = r.id(v);
             let mut text = title.clone();
-            for a in v.articles {
-                for p in a.paragraphs {
-                    text.extend(words_of(p));
+            match v.real {
+                Some(real) => text.extend(words_of(real.text)),
+                None => {
+                    for a in v.articles {
+                        for p in a.paragraphs {
+                            text.extend(words_of(p));
+                        }
+                    }
                 }
             }
             let has = |hay: &[String], all: bool, words: &[String]| {
@@ -550,122 +661,68 @@ pub fn matches(clauses: &[Clause]) -> Vec<(&'static FakeRegulation, &'static Fak
     out
 }
 
-fn every_nth(n: u64, every: Option<u32>) -> bool {
-    every.is_some_and(|every| every > 0 && n.is_multiple_of(u64::from(every)))
-}
-
-async fn sru(State(state): State<Arc<CvdrState>>, Query(params): Query<Vec<(String, String)>>) -> Response<Body> {
-    let param = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    if param("operation") != Some("searchRetrieve") {
-        return diagnostic(
-            "info:srw/diagnostic/1/4",
-            param("operation").unwrap_or(""),
-            "Unsupported operation",
-        );
-    }
-    if param("x-connection").map(str::to_ascii_lowercase).as_deref() != Some("cvdr") {
-        return diagnostic(
-            "info:srw/diagnostic/1/6",
-            param("x-connection").unwrap_or("x-connection"),
-            "Unsupported parameter value",
-        );
-    }
-    if param("version") != Some("1.2") {
-        return diagnostic(
-            "info:srw/diagnostic/1/5",
-            param("version").unwrap_or(""),
-            "Unsupported version",
-        );
-    }
-    let number = |name: &str, default: u64| match param(name) {
-        None => Ok(default),
-        Some(v) => v.trim().parse::<u64>().map_err(|_| name.to_owned()),
-    };
-    let (start, maximum) = match (number("startRecord", 1), number("maximumRecords", 10)) {
-        (Ok(s), Ok(m)) if s >= 1 && m <= MAX_RECORDS => (s, m),
-        (Err(name), _) | (_, Err(name)) => {
-            return diagnostic("info:srw/diagnostic/1/6", &name, "Unsupported parameter value");
-        }
-        _ => return diagnostic("info:srw/diagnostic/1/6", "startRecord", "Unsupported parameter value"),
-    };
-    let Some(query) = param("query") else {
-        return diagnostic("info:srw/diagnostic/1/7", "query", "Mandatory parameter not supplied");
-    };
-    let clauses = match parse_cql(query) {
-        Ok(c) => c,
-        Err((uri, details, message)) => return diagnostic(uri, &details, message),
-    };
-    let n = state.searches.fetch_add(1, Ordering::Relaxed) + 1;
-    let own = state.shared.own();
-    if every_nth(n, own.overload_every) {
-        return diagnostic("info:srw/diagnostic/1/1", "Query timeout", "General system error");
-    }
-    if every_nth(n, own.reject_every) {
-        return diagnostic("info:srw/diagnostic/1/10", query, "Query syntax error");
-    }
-    let hits = matches(&clauses);
-    let from = usize::try_from(start - 1).unwrap_or(usize::MAX);
-    let page: Vec<_> = hits.iter().skip(from).take(maximum as usize).collect();
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<searchRetrieveResponse xmlns=\"{SRU12_NS}\"><version>1.2</version>\
-         <numberOfRecords>{}</numberOfRecords><records>",
-        hits.len()
-    );
-    for (k, (r, v)) in page.iter().enumerate() {
-        out.push_str(&record_xml(&state.root, r, v, start + k as u64));
-    }
-    out.push_str("</records>");
-    let next = start + page.len() as u64;
-    if next <= hits.len() as u64 {
-        out.push_str(&format!("<nextRecordPosition>{next}</nextRecordPosition>"));
-    }
-    out.push_str("</searchRetrieveResponse>");
-    xml(out)
-}
-
 /// The URL of a version's XML.
 pub fn text_url(root: &str, r: &FakeRegulation, v: &FakeVersion) -> String {
     format!("{root}/cvdr/{work}/{n}/xml/{work}_{n}.xml", work = r.work, n = v.n)
 }
 
-fn record_xml(root: &str, r: &FakeRegulation, v: &FakeVersion, position: u64) -> String {
+/// A version's record (its `gzd`); what the regulation does not say is left out.
+fn record_xml(root: &str, r: &FakeRegulation, v: &FakeVersion) -> String {
+    let element = |name: &str, value: Option<&str>| {
+        value
+            .map(|x| format!("<{name}>{}</{name}>", escape(x), name = name))
+            .unwrap_or_default()
+    };
+    let kind = r
+        .kind
+        .map(|k| {
+            format!(
+                "<dcterms:type scheme=\"overheidrg:Rubriek\">{}</dcterms:type>",
+                escape(k)
+            )
+        })
+        .unwrap_or_default();
+    let sources: String = r
+        .legal_basis
+        .iter()
+        .map(|s| element("dcterms:source", Some(s)))
+        .collect();
+    let published = v
+        .published_in
+        .map(|p| {
+            format!(
+                "<dcterms:isFormatOf resourceIdentifier=\"\">{}</dcterms:isFormatOf>",
+                escape(p)
+            )
+        })
+        .unwrap_or_default();
     let id = r.id(v);
     format!(
-        "<record><recordSchema>http://standaarden.overheid.nl/sru/</recordSchema><recordPacking>xml</recordPacking>\
-         <recordData><gzd xmlns=\"http://standaarden.overheid.nl/sru\" xmlns:dcterms=\"http://purl.org/dc/terms/\" \
+        "<gzd xmlns=\"http://standaarden.overheid.nl/sru\" xmlns:dcterms=\"http://purl.org/dc/terms/\" \
          xmlns:overheid=\"http://standaarden.overheid.nl/owms/terms/\" \
          xmlns:overheidrg=\"http://standaarden.overheid.nl/cvdr/terms/\"><originalData><overheidrg:meta><owmskern>\
          <dcterms:identifier>{id}</dcterms:identifier><dcterms:title>{title}</dcterms:title>\
          <dcterms:language>nl</dcterms:language>\
-         <dcterms:type scheme=\"overheid:Informatietype\">regeling</dcterms:type>\
-         <dcterms:type scheme=\"overheidrg:Rubriek\">{kind}</dcterms:type>\
+         <dcterms:type scheme=\"overheid:Informatietype\">regeling</dcterms:type>{kind}\
          <dcterms:creator scheme=\"overheid:{otype}\">{creator}</dcterms:creator>\
-         <dcterms:modified>{from}Z</dcterms:modified></owmskern><owmsmantel>\
-         <dcterms:isFormatOf resourceIdentifier=\"\">{published}</dcterms:isFormatOf>\
-         <dcterms:source>{basis}</dcterms:source><dcterms:subject>{subject}</dcterms:subject>\
-         <dcterms:issued>{issued}</dcterms:issued></owmsmantel><cvdripm>\
-         <overheidrg:inwerkingtredingDatum>{from}</overheidrg:inwerkingtredingDatum>{until}\
-         <overheidrg:betreft>{concerns}</overheidrg:betreft><overheidrg:kenmerk>{reference}</overheidrg:kenmerk>\
+         <dcterms:modified>{modified}</dcterms:modified></owmskern><owmsmantel>\
+         {published}{sources}{subject}{issued}</owmsmantel><cvdripm>\
+         <overheidrg:inwerkingtredingDatum>{from}</overheidrg:inwerkingtredingDatum>{until}{concerns}{reference}\
          </cvdripm></overheidrg:meta></originalData><enrichedData><organisatietype>{otype}</organisatietype>\
          <publicatieurl_xhtml>{xhtml}</publicatieurl_xhtml><publicatieurl_xml>{url}</publicatieurl_xml>\
          <preferred_url>https://lokaleregelgeving.overheid.nl/{work}/{n}</preferred_url>\
          <preferred_work_url>https://lokaleregelgeving.overheid.nl/{work}</preferred_work_url>\
-         </enrichedData></gzd></recordData><recordPosition>{position}</recordPosition></record>",
+         </enrichedData></gzd>",
         title = escape(r.title),
-        kind = escape(r.kind),
         otype = escape(r.organisation_type),
         creator = escape(r.creator),
-        from = v.from,
-        published = escape(v.published_in),
-        basis = escape(r.legal_basis),
-        subject = escape(r.subject),
-        issued = v.issued,
-        until = v
-            .until
-            .map(|u| format!("<overheidrg:uitwerkingtredingDatum>{u}</overheidrg:uitwerkingtredingDatum>"))
-            .unwrap_or_default(),
-        concerns = escape(v.concerns),
-        reference = escape(v.reference),
+        modified = v.modified.map_or_else(|| format!("{}Z", v.from), escape),
+        subject = element("dcterms:subject", r.subject),
+        issued = element("dcterms:issued", v.issued),
+        from = escape(v.from),
+        until = element("overheidrg:uitwerkingtredingDatum", v.until),
+        concerns = element("overheidrg:betreft", v.concerns),
+        reference = element("overheidrg:kenmerk", v.reference),
         xhtml = escape(
             &text_url(root, r, v)
                 .replace("/xml/", "/xhtml/")
@@ -711,14 +768,16 @@ pub fn text_xml(r: &FakeRegulation, v: &FakeVersion) -> String {
     out
 }
 
+/// A version's XML: a real one's file as it is, a generated one's `cvdr` document.
 async fn text(Path((work, n, file)): Path<(String, String, String)>) -> Response<Body> {
-    let found = REGULATIONS.iter().find(|r| r.work == work).and_then(|r| {
+    let found = regulations().iter().find(|r| r.work == work).and_then(|r| {
         r.versions
             .iter()
             .find(|v| n == v.n.to_string() && file == format!("{}.xml", r.id(v)))
             .map(|v| (r, v))
     });
     match found {
+        Some((_, &FakeVersion { real: Some(real), .. })) => raw_response(StatusCode::OK, "application/xml", real.bytes),
         Some((r, v)) => raw_response(StatusCode::OK, "application/xml", text_xml(r, v)),
         None => not_found(),
     }
@@ -735,24 +794,22 @@ mod tests {
             .collect()
     }
 
+    fn uri(query: &str) -> String {
+        parse_cql(query).unwrap_err().uri
+    }
+
     #[test]
     fn the_service_reads_the_clauses_it_knows_and_refuses_others() {
-        assert_eq!(parse_cql("parkeren").unwrap_err().1, "cql.serverChoice");
-        assert_eq!(
-            parse_cql("dcterms.subject=water").unwrap_err().0,
-            "info:srw/diagnostic/1/16"
-        );
-        assert_eq!(
-            parse_cql("keyword all \"parkeren OR fietsen\"").unwrap_err().0,
-            "info:srw/diagnostic/1/1"
-        );
+        assert_eq!(parse_cql("parkeren").unwrap_err().details, "cql.serverChoice");
+        assert_eq!(uri("dcterms.subject=water"), "info:srw/diagnostic/1/16");
+        assert_eq!(uri("keyword all \"parkeren OR fietsen\""), "info:srw/diagnostic/1/1");
         for bad in [
             "keyword all \"x",
             "and",
             "overheidrg.datumGeldendOp=morgen",
             "keyword < x",
         ] {
-            assert_eq!(parse_cql(bad).unwrap_err().0, "info:srw/diagnostic/1/10", "{bad}");
+            assert_eq!(uri(bad), "info:srw/diagnostic/1/10", "{bad}");
         }
     }
 
@@ -777,5 +834,68 @@ mod tests {
             "{xml}"
         );
         assert!(xml.starts_with("<?xml") && xml.contains("<cvdr "), "{xml}");
+    }
+
+    #[test]
+    fn every_real_regulation_is_found_by_its_own_meta() {
+        let real: Vec<&FakeRegulation> = regulations().iter().filter(|r| r.versions[0].real.is_some()).collect();
+        assert_eq!(real.len(), real::CVDR.len(), "one work per real file");
+        for r in &real {
+            assert!(
+                !REGULATIONS.iter().any(|g| g.work == r.work),
+                "{} is also generated",
+                r.work
+            );
+            for v in r.versions {
+                assert_eq!(ids(&format!("dcterms.identifier=\"{}\"", r.id(v))), [r.id(v)]);
+                assert_eq!(
+                    ids(&format!(
+                        "workid=\"{}\" and overheidrg.datumGeldendOp={}",
+                        r.work, v.from
+                    )),
+                    [r.id(v)]
+                );
+            }
+        }
+        // The old export's id, as the service names it.
+        let old = real
+            .iter()
+            .find(|r| r.work == "CVDR112779")
+            .expect("112779_1 as CVDR112779");
+        assert_eq!((old.creator, old.organisation_type), ("Spijkenisse", "Gemeente"));
+        assert_eq!(
+            (old.versions[0].from, old.versions[0].until),
+            ("2011-09-14", Some("2012-04-25"))
+        );
+        let record = record_xml("http://x", old, &old.versions[0]);
+        assert!(
+            record.contains("<dcterms:identifier>CVDR112779_1</dcterms:identifier>"),
+            "{record}"
+        );
+        assert!(
+            record.contains("<publicatieurl_xml>http://x/cvdr/CVDR112779/1/xml/CVDR112779_1.xml</publicatieurl_xml>"),
+            "{record}"
+        );
+        assert!(record.contains("<dcterms:source>Verordening persoonsinformatievoorziening Spijkenisse 2010, art. 4, 9 en 10</dcterms:source>"), "{record}");
+        assert!(!record.contains("Rubriek"), "no kind the file does not give: {record}");
+        let chapters = real.iter().find(|r| r.work == "CVDR100394").unwrap();
+        assert_eq!(chapters.title, "Beleidsregels verkeersveiligheid en parkeren");
+        assert_eq!(
+            chapters.legal_basis,
+            [
+                "Reglement verkeersregels en verkeertekens 1990",
+                "Parkeerverordening gemeente Kampen"
+            ]
+        );
+        assert_eq!(chapters.versions[0].modified, Some("2016-10-26"));
+        // Its text's words are searched, not its metadata's.
+        assert_eq!(
+            ids("keyword all \"verkeersveiligheid\" and dcterms.creator=\"Kampen\""),
+            ["CVDR100394_2"]
+        );
+        assert!(
+            ids("keyword all \"16ADV00361\"").is_empty(),
+            "a kenmerk is metadata, not text"
+        );
     }
 }

@@ -10,7 +10,10 @@
 //!
 //! Each fake serves a deterministic corpus generated from a fixed seed (no clock, no
 //! ambient randomness), so a test can compute the expected answer from the same data
-//! ([`obv::obv_corpus`], [`tk::tk_corpus`]) and compare.
+//! ([`obv::obv_corpus`], [`tk::tk_corpus`]) and compare. Beside it, the fakes of
+//! Officiële Bekendmakingen, the Basiswettenbestand, the CVDR and Rechtspraak serve the real
+//! files of the repository's corpus (`corpus/`), byte for byte, each found as the platform
+//! finds it (`real.rs`).
 //!
 //! Invariants:
 //! - Faults are explicit configuration ([`FakeConfig`]), all off by default, the same for
@@ -54,8 +57,13 @@
 //! ([`FakeConfig`]) and the textual form of a setting ([`PlatformFault`]); `own.rs` how a
 //! fake's own settings travel ([`OwnSettings`]); `faults.rs` the shared state and the
 //! faults every fake applies; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop;
-//! [`obv`], [`tk`], [`rechtspraak`], [`opentk`], [`ori`] and [`ob`] (with their corpora
-//! and `odata.rs`) the platforms themselves, each with its own settings.
+//! `sru.rs` KOOP's SRU search service, written once for [`ob`], [`bwb`] and [`cvdr`]
+//! (the envelope in both versions, the request's checks, paging, diagnostics and the
+//! service's trouble; each of them keeps only its CQL and its records); `real.rs` the real
+//! files of the corpus and the XML reading that describes them; [`obv`], [`tk`],
+//! [`rechtspraak`], [`opentk`], [`ori`], [`ob`], [`bwb`] and [`cvdr`] (with their corpora
+//! and `odata.rs`) the platforms themselves, each with its own settings. The shared
+//! modules sit below the fakes: no fake imports another.
 
 pub mod bwb;
 mod config;
@@ -73,10 +81,12 @@ mod odata;
 pub mod opentk;
 pub mod ori;
 mod own;
+mod real;
 pub mod rechtspraak;
 mod rechtspraak_corpus;
 mod registry;
 mod serve;
+mod sru;
 pub mod tk;
 mod tk_corpus;
 mod tk_votes;
@@ -95,6 +105,7 @@ pub use ori::{OriSettings, Retired};
 pub use own::{OwnChange, OwnSetting, OwnSettings};
 pub use rechtspraak::{RsCorpus, rechtspraak_corpus, serve_rechtspraak};
 pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};
+pub use sru::{SruDiagnostic, ZoekserviceSettings};
 pub use tk::{TkCorpus, serve_tk, tk_corpus};
 
 /// A response with a fixed body and content type.

@@ -1,60 +1,62 @@
 //! Fake Officiële Bekendmakingen (PLATFORMS.md §5 and §10.1): the SRU 2.0 service at
-//! `/sru` and the publications' renditions at
-//! `/frbr/officielepublicaties/{type}/{group}/{id}/1/{manifestation}/{id}.{ext}`, over the
-//! corpus of [`ob_corpus`].
+//! `/sru` (KOOP's search service, written once in `sru.rs`) and the publications' renditions
+//! at `/frbr/officielepublicaties/{type}/{group}/{id}/1/{manifestation}/{file}`, over the
+//! corpus of [`ob_corpus`]: publications generated from a seed, and the real publications of
+//! `corpus/ob/`.
 //!
 //! Invariants:
-//! - Answers carry the real namespaces and element names: `sru:searchRetrieveResponse`,
-//!   `sru:numberOfRecords`, `sru:records/sru:record/sru:recordData/gzd:gzd` with
+//! - The envelope, the request's checks (`startRecord >= 10000` is HTTP 504; another
+//!   `version` is answered in it, a `recordSchema` other than `gzd`, a `maximumRecords` over
+//!   100 are diagnostics; a client that asks `Accept: application/json` only gets JSON) and
+//!   the service's trouble are the shared SRU service's. What is this fake's own: the CQL,
+//!   parsed as strictly as the real service ([`parse_cql`]: a rejected query is a
+//!   diagnostic without a count, `{`/`}` is HTTP 500, an impossible date is dropped with a
+//!   warning next to the count), the order of the hits, and the record: `gzd:gzd` with
 //!   `overheidwetgeving:meta` (`owmskern`, `owmsmantel`, `tpmeta`) and `gzd:enrichedData`
-//!   (`gzd:url`, `gzd:preferredUrl`, one `gzd:itemUrl` per manifestation),
-//!   `sru:nextRecordPosition` while records remain, and `sru:diagnostics/diag:diagnostic`.
-//! - The CQL is parsed as strictly as the real service ([`parse_cql`]): a rejected
-//!   query is 200 with a diagnostic and no count; `{`/`}` is HTTP 500; an impossible
-//!   date is dropped with a warning diagnostic next to the count.
-//! - `startRecord >= 10000` is HTTP 504; `version` other than 2.0, a `recordSchema`
-//!   other than `gzd` and a `maximumRecords` over 100 are diagnostics; a client that
-//!   asks `Accept: application/json` only gets JSON (the service negotiates).
+//!   (`gzd:url`, `gzd:preferredUrl`, one `gzd:itemUrl` per manifestation), the prefixes
+//!   declared on the answer's root as the repository does.
 //! - Faults of its own, by count of searches, in its own settings ([`ObSettings`],
 //!   declared here and named by its registry line through `Fake`): the overload signal
 //!   third parties saw (200, a system diagnostic, no count) and an empty page before the
 //!   end. The shared faults (latency, 500, garbage, stall, reset, 429 storm) apply to
 //!   every path.
-//! - Renditions: XML (a KOOP publication; an empty template for some), HTML and PDF as
-//!   the corpus says; anything else is 404. No rate limit is enforced (its numbers are
+//! - Renditions: a generated publication has XML (a KOOP publication; an empty template
+//!   for some), HTML and PDF as the corpus says. A real publication ([`Renditions::Real`])
+//!   has its XML — the file of `corpus/ob/`, byte for byte — and, where the corpus has them,
+//!   its `metadata` and `metadataowms` files, byte for byte; its record says only what
+//!   those files say. Anything else is 404. No rate limit is enforced (its numbers are
 //!   unpublished); the 429 storm stands in for one.
 //!
-//! What this fake does not do: SRU `explain` beyond a stub, `scan`, the `odt` and
-//! `metadata` manifestations, or JSON beyond refusing to be read as XML.
+//! What this fake does not do: SRU `explain` beyond its version, `scan`, the `odt`
+//! manifestation, a generated publication's `metadata` files, or JSON beyond refusing to be
+//! read as XML.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, Response, StatusCode, header};
-use axum::middleware;
+use axum::extract::Path;
+use axum::http::{Response, StatusCode};
 use axum::routing::get;
 use besluitbron_core::PlatformId;
 use tokio::net::TcpListener;
 
-use crate::faults::{self, FaultReplies, Faults};
+use crate::faults::FaultReplies;
 pub use crate::ob_corpus::{ObCorpus, ObPublication, PUBLICATION_COUNT, Renditions};
 pub use crate::ob_cql::{CqlFault, CqlQuery, Node, Relation, parse_cql, words};
 use crate::own::Shared;
 use crate::registry::FakePlatform;
+use crate::sru::{
+    self, Found, Refusal, Selects, SruCollection, SruDiagnostic, SruService, SruVersion, Trouble, escape, not_found,
+};
 use crate::{FakeConfig, FakeHandle, FaultParseError, OwnChange, OwnSettings, raw_response, registry};
 
 /// Where the SRU service lives under the fake's root (the base-URL suffix).
 pub const SRU_PATH: &str = "/sru";
 /// The first `startRecord` answered with 504.
-pub const MAX_START_RECORD: u64 = 10_000;
+pub const MAX_START_RECORD: u64 = crate::sru::MAX_START_RECORD;
 /// The most records one page may ask for.
 pub const MAX_RECORDS: u64 = 100;
-
-const SRU_NS: &str = "http://docs.oasis-open.org/ns/search-ws/sruResponse";
-const DIAG_NS: &str = "http://docs.oasis-open.org/ns/search-ws/diagnostic";
 
 /// The Officiële Bekendmakingen fake's data, generated once per process.
 pub fn ob_corpus() -> &'static ObCorpus {
@@ -108,297 +110,126 @@ impl FakePlatform for Fake {
     type Own = ObSettings;
 
     fn router(shared: Shared<ObSettings>, base_url: String) -> Router {
-        router(shared, base_url)
-    }
-}
-
-struct ObState {
-    shared: Shared<ObSettings>,
-    /// The fake's root (`http://ADDR` or `http://ADDR/ob`), for the renditions' URLs.
-    root: String,
-    searches: AtomicU64,
-}
-
-/// The Officiële Bekendmakingen routes, to be served at the root or nested under a prefix.
-fn router(shared: Shared<ObSettings>, base_url: String) -> Router {
-    let faults = Faults::new(shared.clone(), &REPLIES);
-    let root = base_url.strip_suffix(SRU_PATH).unwrap_or(&base_url).to_owned();
-    let state = Arc::new(ObState {
-        shared,
-        root,
-        searches: AtomicU64::new(0),
-    });
-    Router::new()
-        .route(SRU_PATH, get(sru))
-        .route(&format!("{SRU_PATH}/"), get(sru))
-        .route(
+        sru::router::<Fake>(
+            shared,
+            base_url,
             "/frbr/officielepublicaties/{kind}/{group}/{id}/{version}/{manifestation}/{file}",
             get(rendition),
         )
-        .fallback(|| async { not_found() })
-        .layer(middleware::from_fn_with_state(faults.clone(), faults::on_accepted))
-        .layer(middleware::from_fn_with_state(faults, faults::on_arrival))
-        .with_state(state)
+    }
 }
 
-/// Officiële Bekendmakingen's words for the shared faults. No 429 of the service is
-/// documented (PLATFORMS.md §5): the storm's is a small JSON error, as the shared faults
-/// give every fake without a shape of its own.
-static REPLIES: FaultReplies<ObSettings> = FaultReplies {
-    failure: r#"{"error":"Internal Server Error"}"#,
-    storm: |_, _| {
-        raw_response(
-            StatusCode::TOO_MANY_REQUESTS,
-            "application/json",
-            r#"{"error":"Too Many Requests"}"#,
-        )
-    },
-};
+static REPLIES: FaultReplies<ObSettings> = sru::replies();
 
-fn not_found() -> Response<Body> {
-    raw_response(
-        StatusCode::NOT_FOUND,
-        "text/html; charset=utf-8",
-        "<html><body><h1>404 Not Found</h1></body></html>",
-    )
-}
+/// The repository's search service as this fake answers it: SRU 2.0 with `recordSchema`,
+/// 1.2 when asked, JSON when only JSON is accepted; the records' prefixes declared on the
+/// root.
+impl SruCollection for Fake {
+    type Own = ObSettings;
+    type Query = CqlQuery;
+    type Hit = &'static ObPublication;
 
-/// Escapes text for XML content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
+    const SERVICE: SruService = SruService {
+        version: SruVersion::V2_0,
+        answers_other_version: true,
+        selects: Selects::GzdSchema,
+        max_records: MAX_RECORDS,
+        record_namespaces: &[
+            ("gzd", "http://standaarden.overheid.nl/sru"),
+            ("overheidwetgeving", "http://standaarden.overheid.nl/wetgeving/"),
+            ("dcterms", "http://purl.org/dc/terms/"),
+            ("c", "http://standaarden.overheid.nl/collectie/"),
+        ],
+        content_type: "application/xml; charset=utf-8",
+        negotiates_json: true,
+    };
+    const SEARCH_PATH: &'static str = SRU_PATH;
+
+    fn replies() -> &'static FaultReplies<ObSettings> {
+        &REPLIES
+    }
+
+    fn trouble(own: &ObSettings) -> Trouble {
+        Trouble {
+            overload_every: own.overload_every,
+            empty_page_every: own.empty_page_every,
+            reject_every: None,
         }
     }
-    out
-}
 
-fn xml(status: StatusCode, body: String) -> Response<Body> {
-    raw_response(status, "application/xml; charset=utf-8", body)
-}
-
-/// A diagnostics-only answer (no count): a rejected query, or an overload.
-fn diagnostics_only(uri: &str, details: &str, message: &str) -> Response<Body> {
-    xml(
-        StatusCode::OK,
-        format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sru:searchRetrieveResponse xmlns:sru=\"{SRU_NS}\">\
-             <sru:version>2.0</sru:version><sru:diagnostics>{}</sru:diagnostics></sru:searchRetrieveResponse>",
-            diagnostic_xml(uri, details, message)
-        ),
-    )
-}
-
-fn diagnostic_xml(uri: &str, details: &str, message: &str) -> String {
-    format!(
-        "<diag:diagnostic xmlns:diag=\"{DIAG_NS}\"><diag:uri>{}</diag:uri><diag:details>{}</diag:details>\
-         <diag:message>{}</diag:message></diag:diagnostic>",
-        escape(uri),
-        escape(details),
-        escape(message)
-    )
-}
-
-fn explain() -> Response<Body> {
-    xml(
-        StatusCode::OK,
-        format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sru:explainResponse xmlns:sru=\"{SRU_NS}\">\
-             <sru:version>2.0</sru:version></sru:explainResponse>"
-        ),
-    )
-}
-
-async fn sru(
-    State(state): State<Arc<ObState>>,
-    headers: HeaderMap,
-    Query(params): Query<Vec<(String, String)>>,
-) -> Response<Body> {
-    let param = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
-    let Some(operation) = param("operation") else {
-        return explain();
-    };
-    if operation != "searchRetrieve" {
-        return diagnostics_only("info:srw/diagnostic/1/4", operation, "Unsupported operation");
+    fn parse(query: &str) -> Result<CqlQuery, Refusal> {
+        parse_cql(query).map_err(|fault| match fault {
+            CqlFault::ServerError => Refusal::ServerError,
+            CqlFault::Diagnostic { uri, details, message } => {
+                Refusal::Diagnostic(SruDiagnostic::new(&uri, &details, &message))
+            }
+        })
     }
-    let wants_json = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("application/json") && !a.contains("xml"));
-    if wants_json {
-        return raw_response(
-            StatusCode::OK,
-            "application/json",
-            "{\"searchRetrieveResponse\":{\"version\":\"2.0\"}}",
-        );
-    }
-    let number = |name: &str, default: u64| match param(name) {
-        None => Ok(default),
-        Some(v) => v.trim().parse::<u64>().map_err(|_| name.to_owned()),
-    };
-    let (start, maximum) = match (number("startRecord", 1), number("maximumRecords", 10)) {
-        (Ok(s), Ok(m)) => (s, m),
-        (Err(name), _) | (_, Err(name)) => {
-            return diagnostics_only("info:srw/diagnostic/1/6", &name, "Unsupported parameter value");
+
+    fn find(query: &CqlQuery) -> Found<&'static ObPublication> {
+        Found {
+            hits: search(query),
+            warnings: query
+                .warnings
+                .iter()
+                .map(|w| SruDiagnostic::new("SEARCH-IGNOREDQTEXT", w, "Ongeldige zoekterm genegeerd"))
+                .collect(),
         }
-    };
-    if start >= MAX_START_RECORD {
-        return raw_response(
-            StatusCode::GATEWAY_TIMEOUT,
-            "text/html; charset=utf-8",
-            "<html><body><h1>504 Gateway Time-out</h1></body></html>",
-        );
     }
-    if start == 0 {
-        return diagnostics_only("info:srw/diagnostic/1/6", "startRecord", "Unsupported parameter value");
+
+    fn record(root: &str, p: &&'static ObPublication) -> String {
+        record_xml(root, p)
     }
-    if maximum > MAX_RECORDS {
-        return diagnostics_only(
-            "info:srw/diagnostic/1/6",
-            "maximumRecords",
-            "Unsupported parameter value",
-        );
-    }
-    if param("version") != Some("2.0") {
-        return xml(
-            StatusCode::OK,
-            "<?xml version=\"1.0\"?><srw:searchRetrieveResponse xmlns:srw=\"http://www.loc.gov/zing/srw/\">\
-             <srw:version>1.2</srw:version></srw:searchRetrieveResponse>"
-                .to_owned(),
-        );
-    }
-    if param("recordSchema") != Some("gzd") {
-        return diagnostics_only(
-            "info:srw/diagnostic/1/66",
-            param("recordSchema").unwrap_or(""),
-            "Unknown schema for retrieval",
-        );
-    }
-    let Some(query) = param("query") else {
-        return diagnostics_only("info:srw/diagnostic/1/7", "query", "Mandatory parameter not supplied");
-    };
-    let query = match parse_cql(query) {
-        Ok(q) => q,
-        Err(CqlFault::ServerError) => {
-            return raw_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "text/html; charset=utf-8",
-                "<html><body><h1>500 Internal Server Error</h1></body></html>",
-            );
-        }
-        Err(CqlFault::Diagnostic { uri, details, message }) => return diagnostics_only(&uri, &details, &message),
-    };
-    // The service's own trouble, by count of searches that got this far.
-    let n = state.searches.fetch_add(1, Ordering::Relaxed) + 1;
-    let own = state.shared.own();
-    let (overload, empty) = (every_nth(n, own.overload_every), every_nth(n, own.empty_page_every));
-    if overload {
-        return diagnostics_only("info:srw/diagnostic/1/1", "Query timeout", "General system error");
-    }
+}
+
+fn xml(body: impl Into<Body>) -> Response<Body> {
+    raw_response(StatusCode::OK, "application/xml; charset=utf-8", body)
+}
+
+/// The publications `query` finds, in the order the service gives them (its `sortBy`).
+pub fn search(query: &CqlQuery) -> Vec<&'static ObPublication> {
     let mut hits: Vec<&ObPublication> = ob_corpus().publications.iter().filter(|p| query.matches(p)).collect();
     for (index, descending) in query.sort.iter().rev() {
         hits.sort_by(|a, b| {
             let key = |p: &ObPublication| match index.as_str() {
                 "dt.date" => p.date.clone(),
-                "dt.title" => p.title.clone(),
-                "dt.identifier" => p.identifier.clone(),
+                "dt.title" => Some(p.title.clone()),
+                "dt.identifier" => Some(p.identifier.clone()),
                 _ => p.available.clone(),
             };
             let ord = key(a).cmp(&key(b));
             if *descending { ord.reverse() } else { ord }
         });
     }
-    let total = hits.len() as u64;
-    let from = usize::try_from(start - 1).unwrap_or(usize::MAX);
-    let page: Vec<&ObPublication> = if empty {
-        Vec::new()
-    } else {
-        hits.iter().skip(from).take(maximum as usize).copied().collect()
+    hits
+}
+
+/// One record (its `gzd:gzd`), as the service writes it; the prefixes are declared on the
+/// answer's root. A field the publication does not have is left out.
+pub fn record_xml(root: &str, p: &ObPublication) -> String {
+    let element = |prefix: &str, name: &str, value: Option<&str>| {
+        value
+            .map(|v| format!("<{prefix}:{name}>{}</{prefix}:{name}>", escape(v)))
+            .unwrap_or_default()
     };
-    xml(
-        StatusCode::OK,
-        response_xml(&state.root, total, start, &page, &query.warnings, empty),
-    )
-}
-
-fn every_nth(n: u64, every: Option<u32>) -> bool {
-    every.is_some_and(|every| every > 0 && n.is_multiple_of(u64::from(every)))
-}
-
-/// The whole `searchRetrieveResponse` for one page.
-fn response_xml(
-    root: &str,
-    total: u64,
-    start: u64,
-    page: &[&ObPublication],
-    warnings: &[String],
-    empty: bool,
-) -> String {
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sru:searchRetrieveResponse xmlns:sru=\"{SRU_NS}\">\n\
-         <sru:version>2.0</sru:version>\n<sru:numberOfRecords>{total}</sru:numberOfRecords>\n"
-    );
-    if !page.is_empty() {
-        out.push_str("<sru:records>\n");
-        for (i, p) in page.iter().enumerate() {
-            out.push_str(&record_xml(root, p, start + i as u64));
-        }
-        out.push_str("</sru:records>\n");
-    }
-    let next = start + page.len() as u64;
-    if !empty && next <= total && !page.is_empty() {
-        out.push_str(&format!("<sru:nextRecordPosition>{next}</sru:nextRecordPosition>\n"));
-    }
-    if !warnings.is_empty() {
-        out.push_str("<sru:diagnostics>");
-        for w in warnings {
-            out.push_str(&diagnostic_xml(
-                "SEARCH-IGNOREDQTEXT",
-                w,
-                "Ongeldige zoekterm genegeerd",
-            ));
-        }
-        out.push_str("</sru:diagnostics>\n");
-    }
-    out.push_str("</sru:searchRetrieveResponse>\n");
-    out
-}
-
-/// One record, as the service writes it.
-pub fn record_xml(root: &str, p: &ObPublication, position: u64) -> String {
     let mut tpmeta = format!(
-        "<c:product-area>officielepublicaties</c:product-area>\
-         <overheidwetgeving:organisatietype>{}</overheidwetgeving:organisatietype>\
-         <overheidwetgeving:publicatienaam>{}</overheidwetgeving:publicatienaam>\
-         <overheidwetgeving:publicatienummer>{}</overheidwetgeving:publicatienummer>\
-         <overheidwetgeving:jaargang>{}</overheidwetgeving:jaargang>",
-        escape(p.organization_type),
+        "<c:product-area>officielepublicaties</c:product-area>{}\
+         <overheidwetgeving:publicatienaam>{}</overheidwetgeving:publicatienaam>{}{}",
+        element("overheidwetgeving", "organisatietype", p.organization_type.as_deref()),
         escape(p.publication),
-        escape(&p.number),
-        p.volume
+        element("overheidwetgeving", "publicatienummer", p.number.as_deref()),
+        element(
+            "overheidwetgeving",
+            "jaargang",
+            p.volume.map(|v| v.to_string()).as_deref()
+        ),
     );
-    if let Some(d) = &p.dossier {
-        tpmeta.push_str(&format!(
-            "<overheidwetgeving:dossiernummer>{}</overheidwetgeving:dossiernummer>",
-            escape(d)
-        ));
-    }
-    if let Some(o) = &p.subnumber {
-        tpmeta.push_str(&format!(
-            "<overheidwetgeving:ondernummer>{}</overheidwetgeving:ondernummer>",
-            escape(o)
-        ));
-    }
+    tpmeta.push_str(&element("overheidwetgeving", "dossiernummer", p.dossier.as_deref()));
+    tpmeta.push_str(&element("overheidwetgeving", "ondernummer", p.subnumber.as_deref()));
     let subjects: String = p
         .subjects
         .iter()
-        .map(|s| format!("<dcterms:subject>{}</dcterms:subject>", escape(s)))
+        .map(|s| element("dcterms", "subject", Some(s)))
         .collect();
     let items: String = p
         .manifestations()
@@ -411,35 +242,50 @@ pub fn record_xml(root: &str, p: &ObPublication, position: u64) -> String {
             )
         })
         .collect();
+    let pdf = if p.manifestations().contains(&"pdf") {
+        format!(
+            "<gzd:url>{}{}</gzd:url>",
+            escape(root),
+            escape(&p.rendition_path("pdf"))
+        )
+    } else {
+        String::new()
+    };
+    let document_type = p
+        .document_type
+        .as_deref()
+        .map(|t| {
+            format!(
+                "<dcterms:type scheme=\"overheid:Informatietype\">{}</dcterms:type>",
+                escape(t)
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "<sru:record><sru:recordSchema>http://standaarden.overheid.nl/sru/</sru:recordSchema>\
-         <sru:recordPacking>xml</sru:recordPacking><sru:recordData>\
-         <gzd:gzd xmlns:gzd=\"http://standaarden.overheid.nl/sru\"><gzd:originalData>\
-         <overheidwetgeving:meta xmlns:overheidwetgeving=\"http://standaarden.overheid.nl/wetgeving/\" \
-         xmlns:dcterms=\"http://purl.org/dc/terms/\" xmlns:c=\"http://standaarden.overheid.nl/collectie/\">\
-         <overheidwetgeving:owmskern><dcterms:identifier>{id}</dcterms:identifier>\
-         <dcterms:title>{title}</dcterms:title><dcterms:type scheme=\"overheid:Informatietype\">{kind}</dcterms:type>\
-         <dcterms:creator>{creator}</dcterms:creator><dcterms:language>nl</dcterms:language>\
-         <dcterms:modified>{available}</dcterms:modified></overheidwetgeving:owmskern>\
-         <overheidwetgeving:owmsmantel><dcterms:date>{date}</dcterms:date>\
-         <dcterms:available>{available}</dcterms:available>{subjects}</overheidwetgeving:owmsmantel>\
+        "<gzd:gzd><gzd:originalData><overheidwetgeving:meta><overheidwetgeving:owmskern>\
+         <dcterms:identifier>{id}</dcterms:identifier><dcterms:title>{title}</dcterms:title>{document_type}{creator}\
+         <dcterms:language>nl</dcterms:language>{modified}</overheidwetgeving:owmskern>\
+         <overheidwetgeving:owmsmantel>{date}{available}{subjects}</overheidwetgeving:owmsmantel>\
          <overheidwetgeving:tpmeta>{tpmeta}</overheidwetgeving:tpmeta></overheidwetgeving:meta>\
-         </gzd:originalData><gzd:enrichedData><gzd:url>{root}{pdf}</gzd:url>\
-         <gzd:preferredUrl>https://zoek.officielebekendmakingen.nl/{id}.html</gzd:preferredUrl>{items}\
-         <gzd:timestamp>{available}T09:00:00Z</gzd:timestamp></gzd:enrichedData></gzd:gzd>\
-         </sru:recordData><sru:recordPosition>{position}</sru:recordPosition></sru:record>\n",
+         </gzd:originalData><gzd:enrichedData>{pdf}\
+         <gzd:preferredUrl>https://zoek.officielebekendmakingen.nl/{id}.html</gzd:preferredUrl>{items}{timestamp}\
+         </gzd:enrichedData></gzd:gzd>",
         id = escape(&p.identifier),
         title = escape(&p.title),
-        kind = escape(p.document_type),
-        creator = escape(p.creator),
-        available = escape(&p.available),
-        date = escape(&p.date),
-        root = escape(root),
-        pdf = escape(&p.rendition_path("pdf")),
+        creator = element("dcterms", "creator", p.creator.as_deref()),
+        modified = element("dcterms", "modified", p.available.as_deref()),
+        date = element("dcterms", "date", p.date.as_deref()),
+        available = element("dcterms", "available", p.available.as_deref()),
+        timestamp = element(
+            "gzd",
+            "timestamp",
+            p.available.as_deref().map(|a| format!("{a}T09:00:00Z")).as_deref()
+        ),
     )
 }
 
-/// The XML rendition: a KOOP publication (metadata, then the body), or an empty template.
+/// The XML rendition of a generated publication: a KOOP publication (metadata, then the
+/// body), or an empty template. A real one's is its file ([`ObPublication::real_file`]).
 pub fn publication_xml(p: &ObPublication) -> String {
     let metadata = format!(
         "<metadata><meta name=\"DC.identifier\" content=\"{}\"/><meta name=\"DC.title\" content=\"{}\"/>\
@@ -475,8 +321,15 @@ async fn rendition(
     if asked != expected || !p.manifestations().contains(&manifestation.as_str()) {
         return not_found();
     }
+    if p.renditions == Renditions::Real {
+        // The file as the corpus has it, byte for byte.
+        return match p.real_file(&manifestation) {
+            Some(bytes) => xml(bytes),
+            None => not_found(),
+        };
+    }
     match manifestation.as_str() {
-        "xml" => xml(StatusCode::OK, publication_xml(p)),
+        "xml" => xml(publication_xml(p)),
         "html" => raw_response(
             StatusCode::OK,
             "text/html; charset=utf-8",
@@ -531,7 +384,46 @@ mod tests {
             .find(|p| p.renditions == Renditions::PdfOnly)
             .unwrap();
         assert_eq!(pdf.manifestations(), ["pdf"]);
-        assert!(record_xml("http://x", pdf, 1).contains("manifestation=\"pdf\""));
-        assert!(!record_xml("http://x", pdf, 1).contains("manifestation=\"xml\""));
+        assert!(record_xml("http://x", pdf).contains("manifestation=\"pdf\""));
+        assert!(!record_xml("http://x", pdf).contains("manifestation=\"xml\""));
+    }
+
+    #[test]
+    fn a_real_publication_is_found_and_its_files_are_served_as_they_are() {
+        let kst = ob_corpus().get("kst-32545-143").unwrap();
+        let record = record_xml("http://x", kst);
+        for part in [
+            "<dcterms:identifier>kst-32545-143</dcterms:identifier>",
+            "<dcterms:creator>Tweede Kamer der Staten-Generaal</dcterms:creator>",
+            "<dcterms:date>2021-07-06</dcterms:date><dcterms:available>2021-07-07</dcterms:available>",
+            "<overheidwetgeving:dossiernummer>32545</overheidwetgeving:dossiernummer>",
+            "<gzd:itemUrl manifestation=\"xml\">http://x/frbr/officielepublicaties/kst/32545/kst-32545-143/1/xml/kst-32545-143.xml</gzd:itemUrl>",
+            "<gzd:itemUrl manifestation=\"metadata\">http://x/frbr/officielepublicaties/kst/32545/kst-32545-143/1/metadata/metadata.xml</gzd:itemUrl>",
+        ] {
+            assert!(record.contains(part), "{part}: {record}");
+        }
+        assert!(
+            !record.contains("<gzd:url>") && !record.contains("manifestation=\"pdf\""),
+            "no PDF it cannot serve"
+        );
+        let gmb = record_xml("http://x", ob_corpus().get("gmb-2017-100002").unwrap());
+        assert!(
+            !gmb.contains("dcterms:creator") && !gmb.contains("dcterms:available") && !gmb.contains("timestamp"),
+            "{gmb}"
+        );
+        let found = search(&parse_cql("dt.identifier==gmb-2017-100002").unwrap());
+        assert_eq!(
+            found.iter().map(|p| p.identifier.as_str()).collect::<Vec<_>>(),
+            ["gmb-2017-100002"]
+        );
+        let by_text = search(&parse_cql("cql.textAndIndexes=\"dennenboom\"").unwrap());
+        assert_eq!(
+            by_text.iter().map(|p| p.identifier.as_str()).collect::<Vec<_>>(),
+            ["gmb-2017-100002"]
+        );
+        assert!(
+            search(&parse_cql("dt.available>=2000-01-01 AND dt.identifier==gmb-2017-100002").unwrap()).is_empty(),
+            "an unknown date matches no date"
+        );
     }
 }

@@ -1,19 +1,25 @@
 //! The Officiële Bekendmakingen fake's data: a few hundred publications across the
-//! journals, generated from a fixed seed, with their renditions.
+//! journals, generated from a fixed seed, with their renditions; then the real
+//! publications of the corpus (`corpus/ob/`), each described by what its own files say.
 //!
 //! Invariants: generation reads no clock and no ambient randomness; publications keep
-//! their generation order (the fake's relevance order); identifiers are unique; a
-//! publication's own date (dagtekening) is never after its publication date; one in ten
-//! publications is PDF-only and one in ten has an XML rendition that is an empty
-//! template, spread over the journals, so tests find each kind by [`Renditions`]; the
-//! first publication ([`LONG_PUBLICATION`]) has a long text, many pages of it.
+//! their generation order (the fake's relevance order), the real ones last; identifiers
+//! are unique; a publication's own date (dagtekening) is never after its publication date;
+//! one in ten generated publications is PDF-only and one in ten has an XML rendition that
+//! is an empty template, spread over the journals, so tests find each kind by
+//! [`Renditions`]; the first publication ([`LONG_PUBLICATION`]) has a long text, many
+//! pages of it. A real publication's record holds only what its files say: its
+//! `metadata.xml` where the corpus has one (title, types, creator, dates, organisation
+//! type, dossier, subjects), else its rendition's own title; its journal and the parts of
+//! its identifier (`gmb-2017-100002`: Gemeenteblad, 2017, number 100002) always.
 //!
 //! What this module does not do: model versions of a publication (always `1`), the
-//! `odt` and `metadata` manifestations, or geographic markings.
+//! `odt` manifestation, or geographic markings.
 
+use crate::real::{self, Element, RealFile};
 use crate::{civil_from_days, days_from_civil, mix64, pick};
 
-/// Publications generated.
+/// Publications generated (the real ones follow them).
 pub const PUBLICATION_COUNT: usize = 360;
 /// The publication (by generation order) whose text is long: the first, `gmb-…-10000`.
 pub const LONG_PUBLICATION: usize = 0;
@@ -29,6 +35,9 @@ pub enum Renditions {
     PdfOnly,
     /// XML (an empty template: metadata, no text), HTML and PDF.
     EmptyTemplate,
+    /// A real publication of the corpus: its XML rendition, and its `metadata` and
+    /// `metadataowms` files where the corpus has them, each served as the file is.
+    Real,
 }
 
 /// One publication.
@@ -38,33 +47,34 @@ pub struct ObPublication {
     pub identifier: String,
     /// The identifier's prefix (`gmb`, `stcrt`, `kst`, …): the `{type}` of its URLs.
     pub kind: &'static str,
-    /// The `{group}` of its URLs: the year, or the dossier.
+    /// The `{group}` of its URLs: the year, the dossier or the session year.
     pub group: String,
     /// `dcterms:title`.
     pub title: String,
     /// `dcterms:type`.
-    pub document_type: &'static str,
+    pub document_type: Option<String>,
     /// `dcterms:creator`.
-    pub creator: &'static str,
+    pub creator: Option<String>,
     /// `tpmeta/organisatietype`.
-    pub organization_type: &'static str,
+    pub organization_type: Option<String>,
     /// `tpmeta/publicatienaam`.
     pub publication: &'static str,
     /// `tpmeta/publicatienummer`.
-    pub number: String,
+    pub number: Option<String>,
     /// `tpmeta/jaargang`.
-    pub volume: i64,
+    pub volume: Option<i64>,
     /// `tpmeta/dossiernummer` (parliamentary papers).
     pub dossier: Option<String>,
     /// `tpmeta/ondernummer`.
     pub subnumber: Option<String>,
     /// `dcterms:date` (dagtekening), `YYYY-MM-DD`.
-    pub date: String,
+    pub date: Option<String>,
     /// `dcterms:available` (publicatiedatum), `YYYY-MM-DD`.
-    pub available: String,
+    pub available: Option<String>,
     /// `dcterms:subject`.
-    pub subjects: Vec<&'static str>,
-    /// The body's paragraphs (empty for an empty template).
+    pub subjects: Vec<String>,
+    /// The body's paragraphs (empty for an empty template; a real publication's whole
+    /// text as one, for searching it).
     pub paragraphs: Vec<String>,
     /// Its renditions.
     pub renditions: Renditions,
@@ -72,12 +82,17 @@ pub struct ObPublication {
 
 impl ObPublication {
     /// The path of rendition `manifestation` under the fake's root:
-    /// `/frbr/officielepublicaties/{type}/{group}/{id}/1/{manifestation}/{id}.{ext}`.
+    /// `/frbr/officielepublicaties/{type}/{group}/{id}/1/{manifestation}/{file}`, the file
+    /// `{id}.{ext}`, or `metadata.xml` and `metadata_owms.xml` as the repository names them.
     pub fn rendition_path(&self, manifestation: &str) -> String {
-        let ext = manifestation;
+        let file = match manifestation {
+            "metadata" => "metadata.xml".to_owned(),
+            "metadataowms" => "metadata_owms.xml".to_owned(),
+            ext => format!("{}.{ext}", self.identifier),
+        };
         format!(
-            "/frbr/officielepublicaties/{}/{}/{}/1/{manifestation}/{}.{ext}",
-            self.kind, self.group, self.identifier, self.identifier
+            "/frbr/officielepublicaties/{}/{}/{}/1/{manifestation}/{file}",
+            self.kind, self.group, self.identifier
         )
     }
 
@@ -86,13 +101,31 @@ impl ObPublication {
         match self.renditions {
             Renditions::PdfOnly => &["pdf"],
             Renditions::Full | Renditions::EmptyTemplate => &["html", "pdf", "xml"],
+            Renditions::Real if self.real_file("metadata").is_some() => &["metadata", "metadataowms", "xml"],
+            Renditions::Real => &["xml"],
         }
     }
 
-    /// The text a reader should get from the XML rendition: the paragraphs, a blank
-    /// line between them (`None` for an empty template or a PDF-only item).
+    /// The text a reader should get from a generated XML rendition: the paragraphs, a
+    /// blank line between them (`None` for an empty template, a PDF-only item or a real
+    /// publication, whose text is its file's).
     pub fn expected_text(&self) -> Option<String> {
         (self.renditions == Renditions::Full).then(|| self.paragraphs.join("\n\n"))
+    }
+
+    /// A real publication's file of `manifestation` (`xml`, `metadata`, `metadataowms`),
+    /// byte for byte; `None` for a generated one or a file the corpus lacks.
+    pub fn real_file(&self, manifestation: &str) -> Option<&'static [u8]> {
+        if self.renditions != Renditions::Real {
+            return None;
+        }
+        let stem = match manifestation {
+            "xml" => self.identifier.clone(),
+            "metadata" => format!("{}.metadata", self.identifier),
+            "metadataowms" => format!("{}.metadata_owms", self.identifier),
+            _ => return None,
+        };
+        real::OB.iter().find(|f| f.stem() == stem).map(|f| f.bytes)
     }
 }
 
@@ -323,21 +356,27 @@ impl ObCorpus {
                 kind: journal.kind,
                 group,
                 title,
-                document_type,
-                creator,
-                organization_type: journal.organization_type,
+                document_type: Some(document_type.to_owned()),
+                creator: Some(creator.to_owned()),
+                organization_type: Some(journal.organization_type.to_owned()),
                 publication: journal.publication,
-                number: number.to_string(),
-                volume: ay,
+                number: Some(number.to_string()),
+                volume: Some(ay),
                 dossier,
                 subnumber,
-                date,
-                available,
-                subjects: vec![subject],
+                date: Some(date),
+                available: Some(available),
+                subjects: vec![subject.to_owned()],
                 paragraphs,
                 renditions,
             });
         }
+        publications.extend(
+            real::OB
+                .iter()
+                .filter(|f| !f.stem().contains(".metadata"))
+                .map(real_publication),
+        );
         ObCorpus { publications }
     }
 
@@ -347,6 +386,88 @@ impl ObCorpus {
     }
 }
 
+/// A real publication of the corpus, described by its own files (see the module's
+/// invariants). The corpus's files all parse (a test in `real.rs` says so).
+fn real_publication(file: &'static RealFile) -> ObPublication {
+    let identifier = file.stem().to_owned();
+    // The journal is the identifier's prefix, the longest that fits (`ah-tk`, not `h-tk`).
+    let journal = JOURNALS
+        .iter()
+        .filter(|j| identifier.starts_with(&format!("{}-", j.kind)))
+        .max_by_key(|j| j.kind.len())
+        .unwrap_or_else(|| panic!("{}: a corpus publication of no known journal", file.path));
+    let rest = &identifier[journal.kind.len() + 1..];
+    let (group, tail) = rest.split_once('-').unwrap_or((rest, ""));
+    let yearly = group.len() == 4 && group.bytes().all(|b| b.is_ascii_digit());
+    let rendition = real::parse(file.bytes).unwrap_or_else(|e| panic!("{}: {e}", file.path));
+    // metadata.xml: `<metadata name="…" scheme="…" content="…"/>`, in order.
+    let metadata: Vec<(String, String, String)> = real::OB
+        .iter()
+        .find(|f| f.stem() == format!("{identifier}.metadata"))
+        .map(|f| {
+            let doc = real::parse(f.bytes).unwrap_or_else(|e| panic!("{}: {e}", f.path));
+            let mut all = Vec::new();
+            doc.find_all("metadata", &mut all);
+            all.iter()
+                .filter_map(|m| {
+                    let field = |n: &str| m.attribute(n).unwrap_or_default().to_owned();
+                    m.attribute("name")
+                        .map(|_| (field("name"), field("scheme"), field("content")))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let values = |name: &str| -> Vec<String> {
+        metadata
+            .iter()
+            .filter(|(n, _, _)| n == name)
+            .map(|(_, _, c)| c.clone())
+            .collect()
+    };
+    let one = |name: &str| values(name).into_iter().next();
+    ObPublication {
+        title: one("DC.title").unwrap_or_else(|| own_title(&rendition)),
+        // The kind of document, not the generic "officiële publicatie".
+        document_type: metadata
+            .iter()
+            .filter(|(n, scheme, _)| n == "DC.type" && scheme != "OVERHEID.Informatietype")
+            .map(|(_, _, c)| c.clone())
+            .next_back(),
+        creator: one("DC.creator"),
+        organization_type: one("OVERHEID.organisationType"),
+        publication: journal.publication,
+        number: yearly.then(|| tail.to_owned()),
+        volume: yearly.then(|| group.parse().ok()).flatten(),
+        dossier: one("OVERHEIDop.dossiernummer"),
+        subnumber: one("OVERHEIDop.ondernummer"),
+        date: one("DCTERMS.issued"),
+        available: one("DCTERMS.available"),
+        subjects: values("OVERHEID.category"),
+        paragraphs: vec![rendition.text_without(&["metadata"], " ")],
+        renditions: Renditions::Real,
+        kind: journal.kind,
+        group: group.to_owned(),
+        identifier,
+    }
+}
+
+/// A rendition's own title: the first `intitule` or `titel` of its publication element (the
+/// root's child after `metadata` and the journal's `kop`).
+fn own_title(rendition: &Element) -> String {
+    fn first(e: &Element) -> Option<&Element> {
+        if matches!(e.name.as_str(), "intitule" | "titel") {
+            return Some(e);
+        }
+        e.elements().find_map(first)
+    }
+    rendition
+        .elements()
+        .find(|e| !matches!(e.name.as_str(), "metadata" | "kop"))
+        .and_then(first)
+        .map(|t| t.text_without(&[], ""))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,16 +475,95 @@ mod tests {
     #[test]
     fn identifiers_are_unique_and_dates_in_order() {
         let c = ObCorpus::generate();
-        assert_eq!(c.publications.len(), PUBLICATION_COUNT);
+        let real = real::OB.iter().filter(|f| !f.stem().contains(".metadata")).count();
+        assert_eq!(c.publications.len(), PUBLICATION_COUNT + real);
         let ids: std::collections::BTreeSet<&str> = c.publications.iter().map(|p| p.identifier.as_str()).collect();
-        assert_eq!(ids.len(), PUBLICATION_COUNT, "unique identifiers");
+        assert_eq!(ids.len(), c.publications.len(), "unique identifiers");
         assert!(c.publications.iter().all(|p| p.date <= p.available));
-        for kind in [Renditions::Full, Renditions::PdfOnly, Renditions::EmptyTemplate] {
+        for kind in [
+            Renditions::Full,
+            Renditions::PdfOnly,
+            Renditions::EmptyTemplate,
+            Renditions::Real,
+        ] {
             assert!(c.publications.iter().any(|p| p.renditions == kind), "{kind:?}");
         }
         assert_eq!(
             c.publications[0].identifier,
-            format!("gmb-{}-10000", c.publications[0].volume)
+            format!("gmb-{}-10000", c.publications[0].volume.unwrap())
         );
+        assert!(
+            c.publications[..PUBLICATION_COUNT]
+                .iter()
+                .all(|p| p.renditions != Renditions::Real)
+        );
+    }
+
+    #[test]
+    fn a_real_publication_says_what_its_files_say() {
+        let c = ObCorpus::generate();
+        let kst = c.get("kst-32545-143").unwrap();
+        assert_eq!(
+            (
+                kst.kind,
+                kst.group.as_str(),
+                kst.publication,
+                kst.document_type.as_deref()
+            ),
+            ("kst", "32545", "Kamerstuk", Some("Kamerstuk"))
+        );
+        assert!(
+            kst.title
+                .starts_with("Wet- en regelgeving financiële markten; Motie; Motie van de leden Inge van Dijk")
+        );
+        assert_eq!(
+            (kst.date.as_deref(), kst.available.as_deref(), kst.creator.as_deref()),
+            (
+                Some("2021-07-06"),
+                Some("2021-07-07"),
+                Some("Tweede Kamer der Staten-Generaal")
+            )
+        );
+        assert_eq!(
+            (kst.dossier.as_deref(), kst.subnumber.as_deref(), kst.number.as_deref()),
+            (Some("32545"), Some("143"), None)
+        );
+        assert_eq!(kst.manifestations(), ["metadata", "metadataowms", "xml"]);
+        let gmb = c.get("gmb-2017-100002").unwrap();
+        assert_eq!(
+            gmb.title,
+            "Ingediende aanvraag omgevingsvergunning, Zuiderweg 21 Midwolda"
+        );
+        assert_eq!(
+            (gmb.publication, gmb.volume, gmb.number.as_deref()),
+            ("Gemeenteblad", Some(2017), Some("100002"))
+        );
+        assert_eq!(
+            (gmb.creator.clone(), gmb.date.clone(), gmb.available.clone()),
+            (None, None, None),
+            "unknown, not made up"
+        );
+        assert_eq!(gmb.manifestations(), ["xml"]);
+        assert!(
+            gmb.paragraphs[0].contains("kappen berk en dennenboom"),
+            "{:?}",
+            gmb.paragraphs
+        );
+        assert!(!gmb.paragraphs[0].contains("externMetadataRecord"));
+        assert_eq!(
+            c.get("stb-2018-84").unwrap().title,
+            "Besluit van 9 maart 2018, houdende vaststelling van de bestanddelen van de beeldenaar van de munten van vijf en tien euro die worden uitgegeven ter viering van Leeuwarden-Fryslân als culturele hoofdstad van Europa"
+        );
+        assert_eq!(c.get("ah-tk-20202021-3235").unwrap().group, "20202021");
+        for p in c.publications.iter().filter(|p| p.renditions == Renditions::Real) {
+            assert!(!p.title.is_empty(), "{}", p.identifier);
+            assert_eq!(
+                p.real_file("xml").map(<[u8]>::len),
+                real::OB
+                    .iter()
+                    .find(|f| f.stem() == p.identifier)
+                    .map(|f| f.bytes.len())
+            );
+        }
     }
 }

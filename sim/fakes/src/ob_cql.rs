@@ -25,6 +25,7 @@
 
 use crate::ob_corpus::ObPublication;
 use crate::parse_date;
+use crate::sru::date_shaped;
 
 /// Why a query was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -397,18 +398,6 @@ fn relation_text(r: Relation) -> &'static str {
     }
 }
 
-fn date_shaped(text: &str) -> bool {
-    let b = text.as_bytes();
-    b.len() == 10
-        && b.iter().enumerate().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                *c == b'-'
-            } else {
-                c.is_ascii_digit()
-            }
-        })
-}
-
 /// An inner `+` between letters or digits rejects the query.
 fn check_plus(term: &str) -> Result<(), CqlFault> {
     let chars: Vec<char> = term.chars().collect();
@@ -512,10 +501,12 @@ fn clause(index: &str, relation: Relation, term: &str, p: &ObPublication) -> boo
         Relation::All => words(term).iter().all(|w| hay.contains(w)),
         _ => phrase_in(hay, term),
     };
+    // A field the publication does not have matches nothing.
+    let has = |field: &Option<String>, test: &dyn Fn(&str) -> bool| field.as_deref().is_some_and(test);
     match index {
         "cql.serverchoice" | "cql.textandindexes" => {
             let mut hay = words(&p.title);
-            hay.extend(words(p.creator));
+            hay.extend(p.creator.iter().flat_map(|c| words(c)));
             hay.extend(p.subjects.iter().flat_map(|s| words(s)));
             hay.extend(p.paragraphs.iter().flat_map(|s| words(s)));
             text(relation, &hay)
@@ -524,11 +515,11 @@ fn clause(index: &str, relation: Relation, term: &str, p: &ObPublication) -> boo
         "dt.title" => text(relation, &words(&p.title)),
         "dt.subject" => p.subjects.iter().any(|s| text(relation, &words(s))),
         "dt.creator" => match relation {
-            Relation::Exact => p.creator == term,
-            _ => text(relation, &words(p.creator)),
+            Relation::Exact => has(&p.creator, &|c| c == term),
+            _ => has(&p.creator, &|c| text(relation, &words(c))),
         },
-        "dt.type" => same_value(p.document_type, term),
-        "w.organisatietype" => same_value(p.organization_type, term),
+        "dt.type" => has(&p.document_type, &|t| same_value(t, term)),
+        "w.organisatietype" => has(&p.organization_type, &|t| same_value(t, term)),
         "w.publicatienaam" => same_value(p.publication, term),
         "w.dossiernummer" => p.dossier.as_deref() == Some(term.trim()),
         "dt.identifier" => match relation {
@@ -537,15 +528,17 @@ fn clause(index: &str, relation: Relation, term: &str, p: &ObPublication) -> boo
         },
         "dt.date" | "dt.available" | "dt.modified" => {
             let value = if index == "dt.date" { &p.date } else { &p.available };
-            let ord = value.as_str().cmp(term);
-            match relation {
-                Relation::Lt => ord.is_lt(),
-                Relation::Gt => ord.is_gt(),
-                Relation::Le => ord.is_le(),
-                Relation::Ge => ord.is_ge(),
-                Relation::Ne => ord.is_ne(),
-                _ => ord.is_eq(),
-            }
+            has(value, &|value| {
+                let ord = value.cmp(term);
+                match relation {
+                    Relation::Lt => ord.is_lt(),
+                    Relation::Gt => ord.is_gt(),
+                    Relation::Le => ord.is_le(),
+                    Relation::Ge => ord.is_ge(),
+                    Relation::Ne => ord.is_ne(),
+                    _ => ord.is_eq(),
+                }
+            })
         }
         _ => false,
     }

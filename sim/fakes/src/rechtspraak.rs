@@ -1,7 +1,8 @@
 //! Fake Rechtspraak open-data service (PLATFORMS.md §6, §10.2): the Atom search feed
 //! `/uitspraken/zoeken`, one ruling's RDF and text `/uitspraken/content?id=ECLI`, and
 //! the value lists `/Waardelijst/Instanties`, `/Waardelijst/Rechtsgebieden`,
-//! `/Waardelijst/Proceduresoorten`, over [`RsCorpus`].
+//! `/Waardelijst/Proceduresoorten`, over [`RsCorpus`] and, at `/uitspraken/content`, the
+//! real answers of `corpus/rechtspraak/` ([`real_rulings`]).
 //!
 //! Invariants (the real service's, as documented):
 //! - Only `type creator subject date modified return replaces max from sort` are read;
@@ -19,12 +20,16 @@
 //!   URL and the body takes these for answers.
 //! - No rate limit and no rate-limit headers (none are published); a storm's 429 is a
 //!   bare HTML page.
+//! - A real ruling (with its text, or metadata only) is served at
+//!   `/uitspraken/content?id=ECLI` as its file is, byte for byte, whatever `return` asks
+//!   (the corpus holds the whole answer only); its ECLI is none of the generated ones.
 //!
 //! Settings: only the faults every fake applies; it has none of its own (its `Fake`,
 //! which its registry line names, declares `()`).
 //!
-//! What this fake does not do: images (`/uitspraken/image`), the other value lists, or
-//! the website's `api/zoek`.
+//! What this fake does not do: images (`/uitspraken/image`), the other value lists, the
+//! website's `api/zoek`, or list the real rulings in the search feed (the corpus has no
+//! feed entries of theirs).
 
 use std::sync::OnceLock;
 
@@ -39,6 +44,7 @@ use tokio::net::TcpListener;
 
 use crate::faults::{self, FaultReplies, Faults};
 use crate::own::Shared;
+use crate::real;
 use crate::rechtspraak_corpus::esc;
 pub use crate::rechtspraak_corpus::{
     BUSY_DAY, BUSY_DAY_RULINGS, FOOTNOTES_ECLI, LONG_ECLI, METADATA_ONLY_ECLI, RsArea, RsCorpus, RsCourt, RsProcedure,
@@ -56,6 +62,12 @@ pub const NOTICE_URL: &str = "https://mededeling.rechtspraak.nl/404";
 pub fn rechtspraak_corpus() -> &'static RsCorpus {
     static CORPUS: OnceLock<RsCorpus> = OnceLock::new();
     CORPUS.get_or_init(RsCorpus::generate)
+}
+
+/// The real rulings the fake serves: (ECLI, the `/uitspraken/content` answer as the corpus
+/// has it), in the corpus's order.
+pub fn real_rulings() -> impl Iterator<Item = (String, &'static [u8])> {
+    real::RECHTSPRAAK.iter().map(|f| (f.stem().replace('_', ":"), f.bytes))
 }
 
 /// Serves the Rechtspraak fake on `listener`; the base URL is `http://ADDR`.
@@ -268,6 +280,9 @@ async fn content(Query(params): Query<Vec<(String, String)>>) -> Response<Body> 
     let Some(id) = id.filter(|id| !id.is_empty()) else {
         return html(StatusCode::BAD_REQUEST, "Parameter id ontbreekt.");
     };
+    if let Some((_, bytes)) = real_rulings().find(|(ecli, _)| *ecli == id) {
+        return raw_response(StatusCode::OK, "application/xml; charset=utf-8", bytes);
+    }
     let corpus = rechtspraak_corpus();
     match corpus.ruling(&id) {
         Some(r) if r.deleted != Some("ecli") => xml(corpus.content_xml(r, meta_only)),
@@ -296,5 +311,20 @@ mod tests {
         let impossible = read_query(&pairs(&[("date", "2026-02-30")])).unwrap_err();
         assert_eq!(impossible.status(), StatusCode::OK);
         assert_eq!(check_moment("2026-01-01T10:00:00"), Ok(()));
+    }
+
+    #[test]
+    fn the_real_rulings_are_named_by_their_own_ecli_and_none_is_generated() {
+        let corpus = rechtspraak_corpus();
+        let real: Vec<(String, &[u8])> = real_rulings().collect();
+        assert_eq!(real.len(), 6);
+        for (ecli, bytes) in real {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(
+                text.contains(&format!("<dcterms:identifier>{ecli}</dcterms:identifier>")),
+                "{ecli}"
+            );
+            assert!(corpus.ruling(&ecli).is_none(), "{ecli} is also generated");
+        }
     }
 }

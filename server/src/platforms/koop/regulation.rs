@@ -613,6 +613,23 @@ impl Reading {
                     columns.push(name);
                 }
             }
+            Role::Container if frame.name == "verdrag" && attribute(start, "xml:lang").is_some_and(|l| l != "nl") => {
+                // A treaty's text in another language (the French or German authentic
+                // text beside the Dutch one): a division of its own, so its articles are
+                // never taken for the Dutch ones (`article` finds the first).
+                let lang = attribute(start, "xml:lang").unwrap_or_default();
+                let authentic = attribute(start, "tekst").is_some_and(|t| t == "authentiek");
+                let heading = format!(
+                    "Verdragtekst in {}{}",
+                    language_name(&lang),
+                    if authentic { " (authentiek)" } else { "" }
+                );
+                let depth = self.depth();
+                let index = self.push_block(BlockKind::Division, heading, depth)?;
+                frame.division = true;
+                frame.block = Some(index);
+                frame.own = Some(index);
+            }
             Role::Container => {
                 frame.standing = standing(start);
                 self.space()?;
@@ -927,6 +944,19 @@ impl Reading {
             text.push_str(s);
         }
         Ok(())
+    }
+}
+
+/// A language as a treaty's heading names it (`fr`: het Frans); another code as itself.
+fn language_name(code: &str) -> String {
+    match code {
+        "fr" => "het Frans".to_owned(),
+        "en" => "het Engels".to_owned(),
+        "de" => "het Duits".to_owned(),
+        "es" => "het Spaans".to_owned(),
+        "it" => "het Italiaans".to_owned(),
+        "pt" => "het Portugees".to_owned(),
+        other => format!("de taal `{other}`"),
     }
 }
 
