@@ -44,6 +44,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -57,6 +58,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import jsonschema
 from mcp import Client, MCPError
 from mcp_types import PromptReference, ResourceTemplateReference
 
@@ -69,6 +71,12 @@ MCP_READ_TIMEOUT_S = 20.0
 ENDPOINT_TIMEOUT_S = 45.0
 CHECK_TIMEOUT_S = 25.0
 MAX_LIST_PAGES = 20
+
+# ChatGPT's search and fetch contract, written from OpenAI's documentation (provenance in
+# tests/schemas/README.md).
+SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
+SEARCH_CONTRACT = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "openai-search.schema.json").read_text()))
+FETCH_CONTRACT = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "openai-fetch.schema.json").read_text()))
 
 OBV_TOOLS = {"obv_search", "obv_document", "obv_sources", "obv_status"}
 TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees", "tk_votes"}
@@ -652,7 +660,10 @@ def compare_obv_hits(got: dict[str, Any], fake: dict[str, Any], sources: list[di
         expect_eq(r.get("kind"), h["entityType"], f"{eid} kind")
         expect_eq(r.get("title"), h["title"], f"{eid} title")
         expect_eq(r.get("summary"), h["summary"], f"{eid} summary")
-        expect_eq(r.get("url"), h["downloadUrl"], f"{eid} url")
+        # The file at its source, else the record's page on openbesluitvorming.nl (the
+        # site's own link: its search by the record's source, and `view`).
+        page = "https://openbesluitvorming.nl/?" + urllib.parse.urlencode({"organization": eid.split(":")[3], "view": eid})
+        expect_eq(r.get("url"), h.get("downloadUrl") or page, f"{eid} url")
         expect(
             r.get("organization") in (h["organization"], key_of_label.get(h["organization"])),
             f"{eid} organization {r.get('organization')!r} is neither {h['organization']!r} nor its key",
@@ -786,7 +797,7 @@ class McpChecks:
             ("resources/read besluitbron://tk/factions matches Fractie", self.resource_factions),
             ("resources/read of the ruling template gives the ruling's text", self.resource_ruling),
             ("resources/read of an unknown URI raises an MCP error", self.resource_unknown),
-            ("search answers from four platforms; a result of each reads with the tool it names", self.search_everywhere),
+            ("search answers in ChatGPT's contract from four platforms; fetch reads every result id", self.search_everywhere),
             ("obv_search organization 'Utrecht' answers with the candidate keys", self.obv_search_name),
             ("obv_search variants share one request; a near-duplicate is asked and counted", self.obv_search_variants),
             ("an unknown address under /mcp/ is 404 with the addresses", self.unknown_address),
@@ -1016,24 +1027,39 @@ class McpChecks:
         expect(len(message) < 2_000, f"message is {len(message)} characters long")
 
     async def search_everywhere(self, client: Client) -> None:
-        got = structured(await client.call_tool("search", {"query": "stikstof", "limit": 2}), "search")
+        result = await client.call_tool("search", {"query": "stikstof", "limit": 2})
+        got = structured(result, "search")
+        # ChatGPT's contract: one text item, the JSON of the structured content, which the
+        # schema written from OpenAI's documentation accepts.
+        expect_eq(len(result.content), 1, "content items")
+        expect_eq(json.loads(result.content[0].text), got, "search's text item is its structured content")
+        problems = [e.message for e in SEARCH_CONTRACT.iter_errors(got)][:3]
+        expect(not problems, f"outside ChatGPT's search contract: {problems}")
         groups = {g["platform"]: g for g in got.get("platforms", [])}
-        answered = [p for p, g in groups.items() if g.get("status") == "ok" and g.get("results")]
+        answered = [p for p, g in groups.items() if g.get("status") == "ok" and g.get("shown")]
         expect(len(answered) >= 4, f"platforms with results: {answered}; all: {short(groups, 600)}")
         expect_eq(groups.get("rechtspraak", {}).get("status"), "no_keyword_search", "rechtspraak")
+        results = got.get("results", [])
         for platform in answered:
-            first = groups[platform]["results"][0]
-            opened = await client.call_tool(first["tool"], {"id": first["id"]})
-            expect(opened.is_error is not True, f"{platform}: {first['tool']} {first['id']}: {error_text(opened)[:200]!r}")
-            # fetch reads every result as `platform:id`: ChatGPT's shape, in both forms.
-            fetched = await client.call_tool("fetch", {"id": f"{platform}:{first['id']}"})
+            mine = [r for r in results if r.get("platform") == platform]
+            expect_eq(len(mine), groups[platform]["shown"], f"{platform}: its results in the list")
+        for r in results:
+            expect("date" not in r or re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["date"]) is not None, f"a day: {r}")
+            expect("url" not in r or r["url"].startswith(("http://", "https://")), f"a web link: {r}")
+            if r.get("platform") in ("tk", "obv"):
+                expect(bool(r.get("url")), f"a Kamer or OpenBesluitvorming result links its page: {r}")
+        # fetch reads every result's id as it is given, on the result's own platform.
+        for r in results:
+            fetched = await client.call_tool("fetch", {"id": r["id"]})
             if fetched.is_error and "no text layer" in error_text(fetched):
                 continue  # a scan: the reading tool's own honest answer, passed on unchanged
-            expect(fetched.is_error is not True, f"fetch {platform}:{first['id']}: {error_text(fetched)[:200]!r}")
+            expect(fetched.is_error is not True, f"fetch {r['id']}: {error_text(fetched)[:200]!r}")
             shown = structured(fetched, "fetch")
-            expect_eq(shown.get("metadata", {}).get("platform"), platform, "fetch's platform")
+            expect_eq(shown.get("metadata", {}).get("platform"), r["platform"], f"fetch {r['id']}'s platform")
             expect(bool(shown.get("title")) and "text" in shown, f"fetch's shape: {short(shown, 300)}")
             expect_eq(json.loads(fetched.content[0].text), shown, "fetch's text item is its structured content")
+            problems = [e.message for e in FETCH_CONTRACT.iter_errors(shown)][:3]
+            expect(not problems, f"fetch {r['id']}: outside ChatGPT's fetch contract: {problems}")
 
     async def near_duplicates(self) -> float:
         """besluitbron_near_duplicates_total of obv_search, from /metrics."""
@@ -1245,8 +1271,10 @@ class McpChecks:
                 totals[{"Voor": "voor", "Tegen": "tegen"}.get(r["Soort"], "niet_deelgenomen")] += n
             expect_eq(result["totals"], totals, f"totals of {decision['Id']}")
             expect_eq(result["decision_text"], decision["BesluitTekst"], "BesluitTekst")
-            members = [(m["name"], m["vote"]) for m in result["members"]]
-            expect_eq(members, [(r["ActorNaam"], r["Soort"]) for r in mine if r["Persoon_Id"]], "members' votes")
+            # Every member's vote, grouped by faction and vote.
+            members = sorted((name, g["faction"], g["vote"]) for g in result["members"] for name in g["names"])
+            expect_eq(members, sorted((r["ActorNaam"], r["ActorFractie"], r["Soort"]) for r in mine if r["Persoon_Id"]),
+                      "members' votes")
             flagged = sorted(f["faction"] for f in result["factions"] if f["mistake"])
             expect_eq(flagged, sorted({r["ActorFractie"] for r in mine if r["Vergissing"]}), "mistakes flagged")
         expect(any(r["roll_call"] for r in results), "the case has a roll call")

@@ -509,7 +509,10 @@ async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
 
 /// Read one document or meeting.
 async fn obv_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
-    let id = args.id.trim().to_owned();
+    // A link to the record's page, or the id as `fetch` and `search` write it, reads as
+    // the id; anything else goes to the platform as given.
+    let given = crate::connectors::ids::own(PLATFORM, &args.id);
+    let id = ids::entity_id(given).unwrap_or_else(|| given.to_owned());
     if id.is_empty() || id.len() > 512 {
         return tool_error(
             "obv_document: `id` must be an entity id from obv_search (its `entity_id`, 1 to 512 characters)",
