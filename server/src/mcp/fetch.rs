@@ -43,10 +43,8 @@ pub const NAME: &str = "fetch";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FetchArgs {
-    /// An id from `search`, or any identifier or link: `ECLI:NL:RVS:2015:3394`,
-    /// `BWBR0018451` (or `BWBR0018451@2025-06-01`, `BWBR0018451#2`), `CVDR112779_1`,
-    /// `kst-36200-VII-5`, `stb-2018-84`, `2021D02426`, a link to wetten.overheid.nl, …;
-    /// `platform:id` chooses the platform (`opentk:2021D02426`).
+    /// An id from `search`, or any id or link the description names;
+    /// `platform:id` (`opentk:2021D02426`) picks the platform.
     #[schemars(length(min = 1, max = 500))]
     pub id: String,
     /// The first character of a long text (from `metadata.next_offset`).

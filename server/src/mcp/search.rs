@@ -142,11 +142,10 @@ pub fn definition() -> Tool {
     crate::connectors::tool::definition::<SearchArgs, SearchShown>(
         NAME,
         "Search every platform",
-        "One search over every platform that searches by words, at once: council decisions (OpenBesluitvorming), the \
-        Tweede Kamer (titles; OpenTK full text), official publications, national legislation and local regulations. \
-        Answers {results: [{id, title, url, platform, date, kind, organization}]}, one list (`fetch` reads each id), \
-        and per platform its total, or why it failed; Rechtspraak has no word search (it says how to find rulings). A \
-        platform busy after about 20 s is pending: ask again. Go deeper with a platform's own search.",
+        "One search by words over every platform at once: council decisions (OpenBesluitvorming), the Tweede Kamer \
+        (titles; OpenTK full text), official publications, national and local legislation. Answers one list, \
+        {results: [{id, title, url, platform, date, kind, organization}]} (`fetch` reads each id), and per platform \
+        its total or why it failed (Rechtspraak has no word search). A platform busy after 20 s is pending: ask again.",
     )
 }
 

@@ -109,7 +109,7 @@ pub struct SearchArgs {
     #[schemars(schema_with = "limit_schema")]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[schemars(schema_with = "offset_schema")]
     #[serde(default)]
     pub offset: Option<u32>,
@@ -130,7 +130,7 @@ pub struct ReadArgs {
     #[schemars(length(max = 30))]
     #[serde(default)]
     pub article: Option<String>,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[schemars(schema_with = "text_offset_schema")]
     #[serde(default)]
     pub offset: Option<usize>,

@@ -129,7 +129,7 @@ pub struct ReadArgs {
     #[schemars(length(max = 30))]
     #[serde(default)]
     pub article: Option<String>,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[schemars(schema_with = "text_offset_schema")]
     #[serde(default)]
     pub offset: Option<usize>,

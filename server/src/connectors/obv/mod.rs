@@ -174,7 +174,7 @@ pub struct SearchArgs {
     #[schemars(range(min = 1, max = 100))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<u32>,
 }
@@ -260,7 +260,7 @@ pub struct DocumentArgs {
     /// The entity id from a search hit, e.g. `document:notubiz:gemeente:soest:12345`.
     #[schemars(length(max = 512))]
     pub id: String,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
     /// Characters (default 8000).
@@ -308,7 +308,7 @@ pub struct SourcesArgs {
     #[schemars(range(min = 1, max = 400))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -369,7 +369,7 @@ pub struct StatusArgs {
     #[schemars(range(min = 1, max = 100))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -436,8 +436,7 @@ const TOOLS: &[ToolSpec] = &[
         description: "Search council, provincial and water-board decision making (meetings, documents, motions, \
                       recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give `organization` \
                       whenever the question is about one municipality, province or water board: searching all sources \
-                      is slower. Above 24 results costs extra platform capacity. Repeats within ten minutes come from \
-                      BesluitBron's buffer.",
+                      is slower. Above 24 results costs extra platform capacity. Repeats: buffered 10 min.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: obv_search,
@@ -447,8 +446,7 @@ const TOOLS: &[ToolSpec] = &[
         name: "obv_sources",
         title: "OpenBesluitvorming sources",
         description: "List OpenBesluitvorming's sources (municipalities, provinces, water boards) with the key \
-                      obv_search takes as `organization`; narrow with `name` and `organization_type`. Answered from \
-                      BesluitBron's buffer almost always.",
+                      obv_search takes as `organization`; narrow with `name` and `organization_type`. Cheap: buffered.",
         arguments: SourcesArgs,
         output: render::SourcesShown,
         run: obv_sources,

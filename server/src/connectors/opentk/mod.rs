@@ -113,7 +113,7 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     #[schemars(range(min = 0, max = 279))]
     pub offset: Option<u32>,
@@ -151,7 +151,7 @@ pub struct DocumentArgs {
     /// A document number (`2026D12345`, from opentk_search) or a kamerstuk id (`kst-36200-12`).
     #[schemars(length(max = 64))]
     pub id: String,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
     /// Characters (default 8000).

@@ -140,7 +140,7 @@ pub struct DocumentArgs {
     /// bare document id.
     #[schemars(length(max = 170))]
     pub id: String,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
     /// Characters (default 10000).
