@@ -72,6 +72,9 @@ ENDPOINT_TIMEOUT_S = 45.0
 CHECK_TIMEOUT_S = 25.0
 MAX_LIST_PAGES = 20
 
+# Progress notifications the SDK's callback saw in `search`, per era (printed at the end).
+PROGRESS_SEEN: dict[str, int] = {}
+
 # ChatGPT's search and fetch contract, written from OpenAI's documentation (provenance in
 # tests/schemas/README.md).
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
@@ -415,8 +418,9 @@ class Fakes:
 
     async def cvdr_text(self, work: str, date: str) -> tuple[str, str]:
         """The versioned id of `work` in force on `date` and its text as read from the XML the
-        record names: per article `Artikel N Titel`, then each list item as `nr al` (or the
-        lone `al`); articles apart by a blank line."""
+        record names: the aanhef as `Aanhef` and its paragraphs, then per article `Artikel N
+        Titel` and each list item as `nr al` (or the lone `al`); parts apart by a blank
+        line (the regulation read whole, as platforms/koop/regulation.rs reads it)."""
         root = await self.cvdr_sru(f'workid="{work}" and overheidrg.datumGeldendOp={date}')
         ident = next((e.text for e in root.iter() if e.tag == "{http://purl.org/dc/terms/}identifier"), None)
         location = next((e.text for e in root.iter() if e.tag.endswith("publicatieurl_xml")), None)
@@ -424,7 +428,10 @@ class Fakes:
         response = await self.http.get(location or "", headers={"Accept": "application/xml"})
         expect(response.status_code == 200, f"GET regulation answered {response.status_code}")
         articles = []
-        for artikel in ET.fromstring(response.content).iter("artikel"):
+        document = ET.fromstring(response.content)
+        for aanhef in document.iter("aanhef"):
+            articles.append("\n".join(["Aanhef", *((al.text or "").strip() for al in aanhef.iter("al"))]))
+        for artikel in document.iter("artikel"):
             heading = " ".join(t for t in ((artikel.findtext("kop/label") or "").strip(),
                                            (artikel.findtext("kop/nr") or "").strip(),
                                            (artikel.findtext("kop/titel") or "").strip()) if t)
@@ -798,6 +805,8 @@ class McpChecks:
             ("resources/read of the ruling template gives the ruling's text", self.resource_ruling),
             ("resources/read of an unknown URI raises an MCP error", self.resource_unknown),
             ("search answers in ChatGPT's contract from four platforms; fetch reads every result id", self.search_everywhere),
+            ("search's progress reaches the SDK's progress callback, every platform, before the result",
+             self.search_progress),
             ("obv_search organization 'Utrecht' answers with the candidate keys", self.obv_search_name),
             ("obv_search variants share one request; a near-duplicate is asked and counted", self.obv_search_variants),
             ("an unknown address under /mcp/ is 404 with the addresses", self.unknown_address),
@@ -1060,6 +1069,27 @@ class McpChecks:
             expect_eq(json.loads(fetched.content[0].text), shown, "fetch's text item is its structured content")
             problems = [e.message for e in FETCH_CONTRACT.iter_errors(shown)][:3]
             expect(not problems, f"fetch {r['id']}: outside ChatGPT's fetch contract: {problems}")
+
+    async def search_progress(self, client: Client) -> None:
+        """The Python SDK's progress callback: one call per platform asked, in order, the
+        last "N of N", every one before the result."""
+        seen: list[tuple[float, float | None, str | None]] = []
+        done = False
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            expect(not done, f"a progress notification after the result: {progress} of {total}")
+            seen.append((progress, total, message))
+
+        word = {"legacy": "parkeren"}.get(self.mode, "fietspad")
+        result = await client.call_tool("search", {"query": word, "limit": 1}, progress_callback=on_progress)
+        done = True
+        got = structured(result, "search")
+        asked = [p for p in got.get("platforms", []) if p.get("status") != "no_keyword_search"]
+        expect(len(asked) >= 4, f"platforms asked: {short(got.get('platforms'))}")
+        expect_eq([(p, t) for p, t, _ in seen], [(float(i + 1), float(len(asked))) for i in range(len(asked))],
+                  "progress, total of each notification")
+        expect(all(m and "answered" in m for _, _, m in seen), f"messages: {[m for _, _, m in seen]}")
+        PROGRESS_SEEN[self.mode] = len(seen)
 
     async def near_duplicates(self) -> float:
         """besluitbron_near_duplicates_total of obv_search, from /metrics."""
@@ -1609,6 +1639,9 @@ async def main(fakes_only: bool) -> int:
             for name, log in (("server", server_log), ("fakes", fakes_log)):
                 if log.exists():
                     print(f"--- last lines of the {name} log ---\n{tail(log)}", flush=True)
+    if PROGRESS_SEEN:
+        print("progress notifications seen by the SDK's callback in search: "
+              + ", ".join(f"{era} {n}" for era, n in PROGRESS_SEEN.items()), flush=True)
     print(f"{report.passed} passed, {report.failed} failed", flush=True)
     return 1 if report.failed else 0
 
