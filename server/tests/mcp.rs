@@ -766,31 +766,67 @@ async fn an_organization_name_is_resolved_before_openbesluitvorming_is_asked() {
     let dir = temp_dir("mcp-obv-names");
     let server = Server::start(config(&f, &dir)).await;
     let mut obv = Mcp::initialize(server.url("/mcp/obv")).await;
+    let text = |r: &support::Reply| {
+        r.message.as_ref().expect("message")["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned()
+    };
+    let candidates = |r: &support::Reply| -> Vec<String> {
+        structured(r)["candidates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["id"].as_str().map(str::to_owned))
+            .collect()
+    };
+    // The first call reads the list of sources from the platform: it does not say that
+    // nothing was asked, and answers (no tool error: Inspector 2 exits on a result
+    // without the structured content its schema promises) with the candidates.
+    let before = f.obv.requests();
+    let first = obv
+        .call(
+            "obv_search",
+            json!({"query": "fietsparkeren", "organization": "Utrecht"}),
+        )
+        .await;
+    assert_eq!(f.obv.requests(), before + 1, "the list of sources, no search");
+    assert!(
+        !text(&first).contains("nothing was asked") && text(&first).contains("list of sources was read"),
+        "{}",
+        text(&first)
+    );
+    assert_eq!(candidates(&first), ["gemeente-utrecht", "provincie-utrecht"]);
+    assert_eq!(structured(&first)["results"], json!([]));
     // The list of sources, kept.
     let listed = obv.call("obv_sources", json!({"name": "utrecht"})).await;
     assert!(structured(&listed)["results"].as_array().is_some_and(|s| s.len() >= 2));
     let before = f.obv.requests();
-    let ambiguous = support::tool_error_text(
-        &obv.call(
+    let ambiguous = obv
+        .call(
             "obv_search",
             json!({"query": "fietsparkeren", "organization": "Utrecht"}),
         )
-        .await,
-    );
+        .await;
     assert!(
-        ambiguous.contains("`gemeente-utrecht` (Gemeente Utrecht)")
-            && ambiguous.contains("`provincie-utrecht` (Provincie Utrecht)")
-            && ambiguous.contains("nothing was asked"),
-        "{ambiguous}"
+        text(&ambiguous).contains("`gemeente-utrecht` (Gemeente Utrecht)")
+            && text(&ambiguous).contains("`provincie-utrecht` (Provincie Utrecht)")
+            && text(&ambiguous).contains("nothing was asked"),
+        "{}",
+        text(&ambiguous)
     );
-    let unknown = support::tool_error_text(
-        &obv.call(
+    assert_eq!(candidates(&ambiguous), ["gemeente-utrecht", "provincie-utrecht"]);
+    let unknown = obv
+        .call(
             "obv_search",
             json!({"query": "fietsparkeren", "organization": "gemeente Utrech"}),
         )
-        .await,
+        .await;
+    assert!(
+        candidates(&unknown).contains(&"gemeente-utrecht".to_owned()),
+        "the nearest: {}",
+        text(&unknown)
     );
-    assert!(unknown.contains("`gemeente-utrecht`"), "the nearest: {unknown}");
     assert_eq!(
         f.obv.requests(),
         before,

@@ -20,7 +20,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::Fold;
-use besluitbron_core::path::{Feedback, Keep};
+use besluitbron_core::path::{Feedback, Keep, Served};
 use rmcp::schemars;
 use serde::Deserialize;
 
@@ -477,10 +477,15 @@ async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     // platform is never asked for a key it will refuse.
     if let Some(asked) = params.organization.clone() {
         match ctx.fetch(Who::Caller, call, sources_call(Arc::clone(&client))).await {
-            Ok((sources, _)) => {
+            Ok((sources, served)) => {
                 let resolved = names::resolve(&sources, &asked);
-                if let Some(message) = names::refusal("obv_search", &asked, &resolved) {
-                    return tool_error(message).into();
+                let list_read = matches!(served, Served::Fetched | Served::Coalesced);
+                // Not one source: an answer (not an error) naming the candidates, with
+                // the structured content its schema promises, and no search made.
+                if let Some((message, candidates)) = names::refusal("obv_search", &asked, &resolved, list_read) {
+                    return render::candidates(&searched(&params), message, &candidates)
+                        .into_own_result()
+                        .into();
                 }
                 if let names::Resolved::Key(key) = resolved {
                     params.organization = Some(key);

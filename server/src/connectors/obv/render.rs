@@ -183,6 +183,30 @@ pub struct SearchShown {
     /// How many match (OpenBesluitvorming may estimate), and the next page.
     #[serde(flatten)]
     pub tally: Tally,
+    /// When `organization` is no one source: the sources it may be (each `id` a key for
+    /// `organization`); no search was made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<Item>,
+}
+
+/// `obv_search`'s answer when its `organization` fits no single source (`message` says
+/// which it may be): no search was made, no results, the sources as `candidates`.
+pub fn candidates(searched: &Searched, message: String, sources: &[SourceEntry]) -> Rendered {
+    let shown = SearchShown {
+        searched: searched.clone(),
+        results: Vec::new(),
+        tally: Tally::default(),
+        candidates: sources
+            .iter()
+            .map(|s| {
+                Item::reference(PlatformId::Obv, s.key.clone(), s.label.clone()).kind(Some(s.organization_type.clone()))
+            })
+            .collect(),
+    };
+    Rendered {
+        text: message,
+        structured: Structure::Own(json!(shown)),
+    }
 }
 
 /// `obv_search`'s result: every hit of the page as a line, what was searched, and how to
@@ -230,6 +254,7 @@ pub fn search(answer: &SearchAnswer, served: Served, searched: &Searched) -> Ren
             total_is_exact: !answer.total_is_approximate,
             next_offset: next_offset.map(u64::from),
         },
+        candidates: Vec::new(),
     };
     Rendered {
         text,

@@ -218,6 +218,7 @@ impl fmt::Display for SortOrder {
 
 fn bad_request(code: &str, message: String) -> ObvError {
     PlatformError::BadRequest {
+        sent: false,
         platform: PLATFORM,
         code: code.to_owned(),
         message,

@@ -133,6 +133,7 @@ impl TkSearch {
     /// nothing is filtered.
     pub fn filter(&self, date_field: &str) -> Result<Option<String>, TkError> {
         let bad = |code: &str, message: String| PlatformError::BadRequest {
+            sent: false,
             platform: PLATFORM,
             code: code.to_owned(),
             message,
@@ -539,6 +540,7 @@ impl TkClient {
     pub async fn document_by_number(&self, number: &str) -> Result<TkDocument, TkError> {
         if !is_document_number(number) {
             return Err(PlatformError::BadRequest {
+                sent: false,
                 platform: PLATFORM,
                 code: "invalid_document_number".to_owned(),
                 message: format!(
@@ -565,6 +567,7 @@ impl TkClient {
     pub fn document_links(&self, id: &str) -> Result<DocumentLinks, TkError> {
         if !is_guid(id) {
             return Err(PlatformError::BadRequest {
+                sent: false,
                 platform: PLATFORM,
                 code: "invalid_guid".to_owned(),
                 message: format!("`{}` is not a document id (a GUID such as 7a9b77f1-…)", http::brief(id)),
@@ -636,6 +639,7 @@ impl TkClient {
     pub async fn case_with_decisions(&self, number: &str) -> Result<CasesWithDecisions, TkError> {
         if !is_case_number(number) {
             return Err(PlatformError::BadRequest {
+                sent: false,
                 platform: PLATFORM,
                 code: "invalid_case_number".to_owned(),
                 message: format!("`{}` is not a case number (such as 2025Z17647)", http::brief(number)),
@@ -674,6 +678,7 @@ impl TkClient {
     /// [`MAX_VOTE_PAGES`] pages.
     pub async fn votes_on(&self, besluit_ids: &[String]) -> Result<Vec<Stemming>, TkError> {
         let bad = |message: String| PlatformError::BadRequest {
+            sent: false,
             platform: PLATFORM,
             code: "invalid_decisions".to_owned(),
             message,
@@ -972,6 +977,12 @@ mod tests {
         };
         assert!(
             matches!(bad_date.filter("Datum"), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_date")
+        );
+        // Said as BesluitBron's own check, not as the Kamer's refusal (issue 42).
+        let said = bad_date.filter("Datum").expect_err("refused").to_string();
+        assert!(
+            said.contains("nothing was sent to Tweede Kamer") && !said.contains("Tweede Kamer refused"),
+            "{said}"
         );
         let many = TkSearch::words((0..11).map(|i| format!("w{i}")));
         assert!(
