@@ -69,6 +69,11 @@ async fn call(mcp: &mut Mcp, tool: &str, args: Value) -> Option<Value> {
 }
 
 /// Checks one answer against the budget (when `budgeted`) and its tool's schema.
+/// The largest default answer's text and structured content seen, in bytes, with the
+/// call (printed at the end of the budget test, for the README's figures).
+static LARGEST: std::sync::Mutex<[(usize, String); 2]> =
+    std::sync::Mutex::new([(0, String::new()), (0, String::new())]);
+
 fn check(
     tool: &str,
     args: &Value,
@@ -86,7 +91,13 @@ fn check(
             serde_json::to_vec(&result["structuredContent"]).expect("JSON").len(),
         ),
     ];
-    for (part, size) in parts {
+    for (i, (part, size)) in parts.into_iter().enumerate() {
+        if budgeted
+            && let Ok(mut largest) = LARGEST.lock()
+            && size > largest[i].0
+        {
+            largest[i] = (size, format!("{tool} {args}"));
+        }
         if budgeted && size > ANSWER_BUDGET_BYTES {
             problems.push(format!(
                 "{tool} {args}: the default answer's {part} is {size} bytes, over the {ANSWER_BUDGET_BYTES}-byte budget"
@@ -204,6 +215,12 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
         "every listed tool was asked ({answered} of {})",
         tools.len()
     );
+    if let Ok(largest) = LARGEST.lock() {
+        println!(
+            "largest default answer: text {} bytes ({}), structured content {} bytes ({})",
+            largest[0].0, largest[0].1, largest[1].0, largest[1].1
+        );
+    }
     assert!(
         problems.is_empty(),
         "{} problems:\n{}",

@@ -545,6 +545,15 @@ async def start_fakes(sim_bin: str, log: Path, *faults: str) -> tuple[asyncio.su
 async def start_server(server_bin: str, urls: dict[str, str], data_dir: Path, log: Path) -> tuple[asyncio.subprocess.Process, str]:
     """Starts `besluitbron serve` on a free port; returns it and its base URL."""
     port = free_loopback_port()
+    # This harness is one client address making some 500 calls a minute over both eras
+    # (every tool, every id form of `fetch`); the client limits (tested in
+    # server/tests/limits.rs) are raised above that, as an operator would for one trusted
+    # client, so they do not decide which check runs last.
+    limits = {
+        f"BesluitBron__McpRateLimit__{scope}__{name}": value
+        for scope in ("PerSession", "PerAddress", "PerConnector")
+        for name, value in (("RequestsPerMinute", "6000"), ("Burst", "1000"))
+    }
     proc = await asyncio.create_subprocess_exec(
         server_bin,
         "serve",
@@ -556,6 +565,7 @@ async def start_server(server_bin: str, urls: dict[str, str], data_dir: Path, lo
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log.open("wb"),
         stderr=asyncio.subprocess.STDOUT,
+        env={**os.environ, **limits},
     )
     return proc, f"http://127.0.0.1:{port}"
 
@@ -678,6 +688,14 @@ def compare_obv_hits(got: dict[str, Any], fake: dict[str, Any], sources: list[di
             f"{eid} organization {r.get('organization')!r} is neither {h['organization']!r} nor its key",
         )
         expect(date_matches(r.get("date"), h), f"{eid} date {r.get('date')!r} vs {h['date']!r}/{h['sortDate']!r}")
+
+
+def without_provenance(text: str) -> str:
+    """A tool's text without the note of where its answer came from (`call/rendered.rs`
+    `provenance`): the same answer reads alike whether fetched or from the buffer."""
+    for note in (" (from BesluitBron's buffer)", " (shared with an identical request in progress)"):
+        text = text.replace(note, "")
+    return text
 
 
 def date_matches(got: Any, fake: dict[str, Any]) -> bool:
@@ -809,6 +827,13 @@ class McpChecks:
             ("search answers in ChatGPT's contract from four platforms; fetch reads every result id", self.search_everywhere),
             ("search's progress reaches the SDK's progress callback, every platform, before the result",
              self.search_progress),
+            ("fetch reads ECLIs, BWB and CVDR ids and their links as the reading tool does",
+             self.fetch_rulings_laws_regulations),
+            ("fetch reads publication ids, council records and their links as the reading tool does",
+             self.fetch_publications_and_council_records),
+            ("fetch reads Kamer numbers, GUIDs, cases, OpenTK ids and their links as the reading tool does",
+             self.fetch_parliament),
+            ("fetch refuses an unknown form, listing the forms, asking nothing", self.fetch_refuses_what_it_does_not_read),
             ("obv_search organization 'Utrecht' answers with the candidate keys", self.obv_search_name),
             ("obv_search variants share one request; a near-duplicate is asked and counted", self.obv_search_variants),
             ("an unknown address under /mcp/ is 404 with the addresses", self.unknown_address),
@@ -1071,6 +1096,92 @@ class McpChecks:
             expect_eq(json.loads(fetched.content[0].text), shown, "fetch's text item is its structured content")
             problems = [e.message for e in FETCH_CONTRACT.iter_errors(shown)][:3]
             expect(not problems, f"fetch {r['id']}: outside ChatGPT's fetch contract: {problems}")
+
+    # fetch: every id and link form, its text the reading tool's ---------------------------
+
+    async def fetch_reads_as_the_tool(self, client: Client, cases: list[tuple[str, str, dict[str, Any]]]) -> None:
+        """Each (id or link, reading tool, its arguments): `fetch` reads it on the tool's
+        platform, in ChatGPT's contract, its text exactly what the tool gives (but for the
+        note of where it came from: the tool's call fetched it, `fetch` finds it in the
+        buffer). The tool is asked once per set of arguments (the session's request limit)."""
+        texts: dict[str, str] = {}
+        for given, tool, args in cases:
+            key = json.dumps([tool, args], sort_keys=True)
+            if key not in texts:
+                own = await client.call_tool(tool, args)
+                expect(own.is_error is not True, f"{tool} {args}: {error_text(own)[:200]!r}")
+                texts[key] = "\n".join(c.text for c in own.content if getattr(c, "text", None) is not None)
+            fetched = await client.call_tool("fetch", {"id": given})
+            expect(fetched.is_error is not True, f"fetch {given!r}: {error_text(fetched)[:200]!r}")
+            shown = structured(fetched, "fetch")
+            expect_eq(shown.get("metadata", {}).get("tool"), tool, f"fetch {given!r} reads with")
+            expect_eq(without_provenance(shown.get("text", "")), without_provenance(texts[key]),
+                      f"fetch {given!r}'s text is {tool}'s")
+            expect_eq(json.loads(fetched.content[0].text), shown, f"fetch {given!r}: its text item")
+            problems = [e.message for e in FETCH_CONTRACT.iter_errors(shown)][:3]
+            expect(not problems, f"fetch {given!r}: outside ChatGPT's fetch contract: {problems}")
+
+    async def fetch_rulings_laws_regulations(self, client: Client) -> None:
+        ecli, law, day = RS_FOOTNOTES_ECLI, BWB_LAW, "2025-08-01"
+        await self.fetch_reads_as_the_tool(client, [
+            (ecli, "rechtspraak_ruling", {"id": ecli}),
+            (f"https://uitspraken.rechtspraak.nl/details?id={ecli}", "rechtspraak_ruling", {"id": ecli}),
+            (f"https://data.rechtspraak.nl/uitspraken/content?id={ecli}", "rechtspraak_ruling", {"id": ecli}),
+            (f"rechtspraak:{ecli}", "rechtspraak_ruling", {"id": ecli}),
+            (law, "bwb_read", {"id": law}),
+            (f"{law}@{day}", "bwb_read", {"id": law, "date": day}),
+            (f"{law}#2", "bwb_read", {"id": law, "article": "2"}),
+            (f"https://wetten.overheid.nl/{law}/{day}#Artikel2", "bwb_read", {"id": law, "date": day, "article": "2"}),
+            (f"wetten.overheid.nl/jci1.3:c:{law}&artikel=2", "bwb_read", {"id": law, "article": "2"}),
+            (CVDR_REGULATION, "cvdr_read", {"id": CVDR_REGULATION}),
+            (f"{CVDR_REGULATION}_2", "cvdr_read", {"id": f"{CVDR_REGULATION}_2"}),
+            (f"{CVDR_REGULATION}_2#2", "cvdr_read", {"id": f"{CVDR_REGULATION}_2", "article": "2"}),
+            (f"https://lokaleregelgeving.overheid.nl/{CVDR_REGULATION}/2", "cvdr_read", {"id": f"{CVDR_REGULATION}_2"}),
+        ])
+
+    async def fetch_publications_and_council_records(self, client: Client) -> None:
+        pub = "gmb-2026-10000"
+        page = "https://openbesluitvorming.nl/?" + urllib.parse.urlencode(
+            {"organization": self.short_doc.split(":")[3], "view": self.short_doc})
+        await self.fetch_reads_as_the_tool(client, [
+            (pub, "ob_document", {"id": pub}),
+            (f"https://zoek.officielebekendmakingen.nl/{pub}.html", "ob_document", {"id": pub}),
+            (f"https://repository.overheid.nl/frbr/officielepublicaties/gmb/2026/{pub}/1/xml/{pub}.xml", "ob_document",
+             {"id": pub}),
+            (self.short_doc, "obv_document", {"id": self.short_doc}),
+            (page, "obv_document", {"id": self.short_doc}),
+            (f"obv:{self.short_doc}", "obv_document", {"id": self.short_doc}),
+        ])
+
+    async def fetch_parliament(self, client: Client) -> None:
+        # A document whose text the Kamer's tool reads (a scan has none: its own answer).
+        page = await self.fakes.tk_page("Document", tk_words_filter(["asiel"]) + " and Verwijderd eq false")
+        guid, number = "", ""
+        for record in page["value"]:
+            if not (await client.call_tool("tk_document_text", {"id": record["Id"]})).is_error:
+                guid, number = record["Id"], record["DocumentNummer"]
+                break
+        expect(bool(guid), "a Kamer document with a text")
+        await self.fetch_reads_as_the_tool(client, [
+            (number, "tk_document_text", {"id": number}),
+            (f"https://www.tweedekamer.nl/kamerstukken/detail?id={number}&did={number}", "tk_document_text",
+             {"id": number}),
+            (guid, "tk_document_text", {"id": guid}),
+            (f"https://www.tweedekamer.nl/downloads/document?id={guid}", "tk_document_text", {"id": guid}),
+            (f"https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0/Document({guid})", "tk_document_text", {"id": guid}),
+            (TK_VOTED_CASE, "tk_votes", {"id": TK_VOTED_CASE}),
+            (f"https://www.tweedekamer.nl/kamerstukken/detail?id={TK_VOTED_CASE}", "tk_votes", {"id": TK_VOTED_CASE}),
+            ("opentk:2026D10005", "opentk_document", {"id": "2026D10005"}),
+            ("https://berthub.eu/tkconv/document.html?nummer=2026D10005", "opentk_document", {"id": "2026D10005"}),
+            ("2026A00007", "opentk_activity", {"id": "2026A00007"}),
+        ])
+
+    async def fetch_refuses_what_it_does_not_read(self, client: Client) -> None:
+        before = {p: await self.fakes.requests(p) for p in ("tk", "ob", "bwb")}
+        result = await client.call_tool("fetch", {"id": "hello world"})
+        message = error_text(result)
+        expect(result.is_error is True and "ECLI" in message and "platform:id" in message, f"{message[:300]!r}")
+        expect_eq({p: await self.fakes.requests(p) for p in before}, before, "nothing asked of any platform")
 
     async def search_progress(self, client: Client) -> None:
         """The Python SDK's progress callback: one call per platform asked, in order, the
