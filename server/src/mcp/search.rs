@@ -518,7 +518,7 @@ mod tests {
         for (platform, id) in [
             (PlatformId::Opentk, "2021D02426"),
             (PlatformId::Tk, "72f7ab9b-dc59-4e67-8a04-798a744c256e"),
-            (PlatformId::Obv, "motion:notubiz:provincie:fryslan:71500"),
+            (PlatformId::Obv, "meeting:notubiz:gemeente:soest:830424"),
         ] {
             let given = s.fetch_id(platform, id);
             let read = f.resolve(&given, Paging::default()).map(|(p, _)| p);

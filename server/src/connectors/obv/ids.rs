@@ -94,11 +94,12 @@ mod tests {
 
     #[test]
     fn a_records_page_is_the_sites_own_link_and_reads_back_as_its_id() {
-        let id = "motion:notubiz:provincie:fryslan:71500";
+        // Real: the Soest council meeting of OpenBesluitvorming's API documentation (API.md).
+        let id = "meeting:notubiz:gemeente:soest:830424";
         let page = page_url(id).expect("a page");
         assert_eq!(
             page,
-            "https://openbesluitvorming.nl/?organization=fryslan&view=motion%3Anotubiz%3Aprovincie%3Afryslan%3A71500"
+            "https://openbesluitvorming.nl/?organization=soest&view=meeting%3Anotubiz%3Agemeente%3Asoest%3A830424"
         );
         assert_eq!(entity_id(&page).as_deref(), Some(id));
         assert_eq!(
