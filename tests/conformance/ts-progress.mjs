@@ -8,16 +8,10 @@
 // progress notification for an unknown token", and the callback is not called).
 // Prints one line per era; exits 1 on any problem or anything the SDK prints.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { capturePrinted } from "./printed.mjs";
 
 const url = new URL(process.argv[2]);
-const printed = [];
-for (const level of ["warn", "error", "log", "info", "debug"]) {
-  const original = console[level].bind(console);
-  console[level] = (...args) => {
-    printed.push(`${level}: ${args.map(String).join(" ")}`);
-    original(...args);
-  };
-}
+const printed = capturePrinted();
 
 const eras = [
   ["2025-11-25", { mode: "legacy" }, "stikstof"],
