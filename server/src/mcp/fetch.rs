@@ -79,10 +79,11 @@ pub fn definition() -> Tool {
         NAME,
         "Read any id or link",
         "Reads one record by any id or link: a `search` result's id, an ECLI, a BWB id (with `@date` or `#article`), a \
-         CVDR id, an Officiële Bekendmakingen id (kst-36200-VII-5, stb-2018-84, gmb-…), a Tweede Kamer document or \
-         case number or GUID, an OpenBesluitvorming id, or a link to wetten.overheid.nl, zoek.officielebekendmakingen.nl, \
-         uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl or tweedekamer.nl. Answers {id, title, text, url, \
-         metadata}; a long text in pages (`offset` from metadata.next_offset). `platform:id` picks the platform.",
+         CVDR id (with `#article`), an Officiële Bekendmakingen id (kst-36200-VII-5, stb-2018-84, gmb-…), a Tweede \
+         Kamer document or case number or GUID, an OpenBesluitvorming id, or a link to wetten.overheid.nl, \
+         zoek.officielebekendmakingen.nl, uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl, tweedekamer.nl or \
+         openbesluitvorming.nl. Answers {id, title, text, url, metadata}; a long text in pages (`offset` from \
+         metadata.next_offset). `platform:id` picks the platform.",
     )
 }
 
