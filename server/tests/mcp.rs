@@ -977,6 +977,14 @@ async fn search_asks_every_keyword_platform_once_and_each_result_reads_with_fetc
                 json!(platform),
                 "{platform}: `{id}` is read on its own platform"
             );
+            // The platform's own reading tool reads the same id.
+            let tool = item["tool"].as_str().expect("a reading tool");
+            let own = all.call(tool, json!({ "id": id })).await;
+            let own = own.message.clone().unwrap_or_default();
+            assert!(
+                own["result"]["isError"] != json!(true),
+                "{platform}: {tool} reads `{id}`: {own}"
+            );
             read += 1;
             break;
         }

@@ -1096,6 +1096,9 @@ class McpChecks:
             expect_eq(json.loads(fetched.content[0].text), shown, "fetch's text item is its structured content")
             problems = [e.message for e in FETCH_CONTRACT.iter_errors(shown)][:3]
             expect(not problems, f"fetch {r['id']}: outside ChatGPT's fetch contract: {problems}")
+            # The platform's own reading tool reads the same id.
+            opened = await client.call_tool(r["tool"], {"id": r["id"]})
+            expect(opened.is_error is not True, f"{r['tool']} {r['id']}: {error_text(opened)[:200]!r}")
 
     # fetch: every id and link form, its text the reading tool's ---------------------------
 

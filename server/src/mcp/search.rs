@@ -12,7 +12,9 @@
 //! where a bare id would be read by another ([`Searcher::fetch_id`]) — its `title`, its
 //! `url` (http or https, only where the record has a public page), `platform`, and
 //! `date` (YYYY-MM-DD), `kind` and `organization` where the platform gives them: a field
-//! the platform does not give is left out, never made up.
+//! the platform does not give is left out, never made up. `tool` names the platform's
+//! reading tool, which reads the same `id` (every reading tool reads its own
+//! `platform:` prefix).
 //!
 //! Beside `results`: `query`, and `platforms`, one entry per platform with its `tool`
 //! (to ask for more), its `status`, how many of its results are in the list, its `total`
@@ -110,6 +112,9 @@ pub struct Found {
     /// The organisation it is of.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub organization: Option<String>,
+    /// The platform's tool that reads it by this `id` too (paging, a file's source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 /// What one platform answered.
@@ -383,6 +388,7 @@ impl Searcher {
             date: item.date.as_deref().and_then(day),
             kind: item.kind,
             organization: item.organization,
+            tool: item.tool,
         }
     }
 }
@@ -578,7 +584,7 @@ mod tests {
         let v = serde_json::to_value(&shown.results[0]).expect("JSON");
         assert_eq!(
             v,
-            serde_json::json!({"id": "stb-2018-84", "title": "title stb-2018-84", "platform": "ob"}),
+            serde_json::json!({"id": "stb-2018-84", "title": "title stb-2018-84", "platform": "ob", "tool": "t"}),
             "a date that is no day and a link that is no web link are left out"
         );
     }

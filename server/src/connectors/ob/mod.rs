@@ -466,7 +466,9 @@ async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
 
 /// Read one publication.
 async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
-    let id = args.id.trim().to_owned();
+    // The id as `fetch` and `search` write it, or a link to the publication.
+    let given = crate::connectors::ids::own(PLATFORM, &args.id);
+    let id = ids::identifier(given).unwrap_or_else(|| given.to_owned());
     if !is_identifier(&id) {
         return tool_error(format!(
             "`id` must be a publication identifier from ob_search, such as gmb-2026-104512 or kst-26100-1 \

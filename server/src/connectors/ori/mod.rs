@@ -345,7 +345,7 @@ async fn ori_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
         return tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into();
     }
     let offset = args.offset.unwrap_or(0);
-    let Some((index, id)) = ori::parse_doc_ref(&args.id) else {
+    let Some((index, id)) = ori::parse_doc_ref(crate::connectors::ids::own(PLATFORM, &args.id)) else {
         return tool_error(format!(
             "`{}` is not an ORI document id (`index/id` from ori_search)",
             short(&args.id)

@@ -720,7 +720,7 @@ async fn rechtspraak_ruling(ctx: &Context, call: &Call, args: RulingArgs) -> Rep
         )
         .into();
     };
-    let Some(ecli) = Ecli::parse(asked) else {
+    let Some(ecli) = ids::ecli_of(crate::connectors::ids::own(PLATFORM, asked)) else {
         return tool_error(format!(
             "`{}` is not an ECLI (ECLI:NL:court:year:number, e.g. ECLI:NL:HR:2026:1500)",
             resolve::echo(asked)
