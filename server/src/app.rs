@@ -431,9 +431,14 @@ impl App {
         }
         router = router.route(
             "/mcp/{*rest}",
-            any(move || {
+            any(move |body: axum::body::Body| {
                 let addresses = Arc::clone(&addresses);
                 async move {
+                    // The request's body is read (up to 64 KiB) before the answer: an answer
+                    // to a request whose body is still arriving closes the connection
+                    // after it, and a client that reuses the connection loses its next
+                    // request ("Server disconnected", about one time in three).
+                    let _ = axum::body::to_bytes(body, 64 * 1024).await;
                     (
                         StatusCode::NOT_FOUND,
                         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],

@@ -72,6 +72,18 @@ enum Command {
         #[command(subcommand)]
         command: CacheCommand,
     },
+    /// Print the `server.json` that publishes this deployment in the MCP registry (a
+    /// remote server over Streamable HTTP): `mcp-publisher publish` reads it. The name
+    /// and the public address are the operator's (README, "Publishing").
+    ServerJson {
+        /// The registry name, in a namespace the publisher owns: `io.github.<user>/besluitbron`
+        /// (GitHub login) or `<reversed domain>/besluitbron` (a domain you control).
+        #[arg(long)]
+        name: String,
+        /// The deployment's public MCP address, https (e.g. the host's `/mcp`).
+        #[arg(long)]
+        url: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -130,7 +142,46 @@ async fn main() -> anyhow::Result<()> {
             platform_urls,
         } => serve(config.as_deref(), listen, data_dir, &platform_urls).await,
         Command::Cache { command } => cache(command),
+        Command::ServerJson { name, url } => {
+            let json = server_json(&name, &url)?;
+            writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&json)?)?;
+            Ok(())
+        }
     }
+}
+
+/// The registry's schema this `server.json` is written to (kept with its provenance in
+/// tests/schemas/, where the CLI test validates the output against it).
+const SERVER_SCHEMA: &str = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
+
+/// The `server.json` of a deployment published as `name` at `url`: BesluitBron's version
+/// and description, one remote over Streamable HTTP. Refuses what the registry would: a
+/// name without its one `/` between a namespace and a server name, an address that is not
+/// https (the hosted assistants reach only https).
+fn server_json(name: &str, url: &str) -> anyhow::Result<serde_json::Value> {
+    let name_ok = name.split_once('/').is_some_and(|(namespace, server)| {
+        let chars =
+            |s: &str, extra: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || extra.contains(c));
+        chars(namespace, ".-") && chars(server, "._-")
+    }) && (3..=200).contains(&name.len());
+    anyhow::ensure!(
+        name_ok,
+        "--name `{name}` is not a registry name: a namespace you own, `/`, and the server's name \
+         (io.github.<user>/besluitbron, or a reversed domain such as nl.example/besluitbron)"
+    );
+    let parsed = reqwest::Url::parse(url).with_context(|| format!("--url `{url}` is not an address"))?;
+    anyhow::ensure!(
+        parsed.scheme() == "https" && parsed.host_str().is_some() && !url.contains(char::is_whitespace),
+        "--url `{url}` must be the deployment's public https address (e.g. https://<host>/mcp)"
+    );
+    Ok(serde_json::json!({
+        "$schema": SERVER_SCHEMA,
+        "name": name,
+        "title": "BesluitBron",
+        "description": "Dutch government decision data: council records, parliament, publications, laws and rulings",
+        "version": env!("CARGO_PKG_VERSION"),
+        "remotes": [{"type": "streamable-http", "url": url}],
+    }))
 }
 
 fn open_store(data_dir: &Path, platform: PlatformId) -> anyhow::Result<RedbStore> {

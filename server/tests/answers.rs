@@ -69,6 +69,11 @@ async fn call(mcp: &mut Mcp, tool: &str, args: Value) -> Option<Value> {
 }
 
 /// Checks one answer against the budget (when `budgeted`) and its tool's schema.
+/// The largest default answer's text and structured content seen, in bytes, with the
+/// call (printed at the end of the budget test, for the README's figures).
+static LARGEST: std::sync::Mutex<[(usize, String); 2]> =
+    std::sync::Mutex::new([(0, String::new()), (0, String::new())]);
+
 fn check(
     tool: &str,
     args: &Value,
@@ -86,7 +91,13 @@ fn check(
             serde_json::to_vec(&result["structuredContent"]).expect("JSON").len(),
         ),
     ];
-    for (part, size) in parts {
+    for (i, (part, size)) in parts.into_iter().enumerate() {
+        if budgeted
+            && let Ok(mut largest) = LARGEST.lock()
+            && size > largest[i].0
+        {
+            largest[i] = (size, format!("{tool} {args}"));
+        }
         if budgeted && size > ANSWER_BUDGET_BYTES {
             problems.push(format!(
                 "{tool} {args}: the default answer's {part} is {size} bytes, over the {ANSWER_BUDGET_BYTES}-byte budget"
@@ -160,10 +171,22 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
             answered += 1;
         }
     }
-    // `search` over every platform, with its default limit.
+    // `tk_votes` by words (issue 42: 17.8 KB at the default limit for `vuurwerk`), the
+    // broadest of its default answers.
+    let asked = json!({"query": "vuurwerk"});
+    match call(&mut mcp, "tk_votes", asked.clone()).await {
+        Some(result) => check("tk_votes", &asked, &result, true, &validators, &mut problems),
+        None => problems.push("tk_votes {\"query\":\"vuurwerk\"}: a tool error".to_owned()),
+    }
+    // `search` over every platform, with its default limit: within the budget, and in
+    // ChatGPT's contract.
+    let (search_contract, fetch_contract) = (openai_schema("search"), openai_schema("fetch"));
     let asked = json!({"query": "stikstof"});
     match call(&mut mcp, "search", asked.clone()).await {
-        Some(result) => check("search", &asked, &result, true, &validators, &mut problems),
+        Some(result) => {
+            check("search", &asked, &result, true, &validators, &mut problems);
+            in_the_contract("search", &asked, &result, &search_contract, &mut problems);
+        }
         None => problems.push("search: the default call is a tool error".to_owned()),
     }
     answered += 1;
@@ -179,7 +202,10 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
     ] {
         let asked = json!({ "id": id });
         match call(&mut mcp, "fetch", asked.clone()).await {
-            Some(result) => check("fetch", &asked, &result, true, &validators, &mut problems),
+            Some(result) => {
+                check("fetch", &asked, &result, true, &validators, &mut problems);
+                in_the_contract("fetch", &asked, &result, &fetch_contract, &mut problems);
+            }
             None => problems.push(format!("fetch {id}: a tool error")),
         }
     }
@@ -189,6 +215,12 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
         "every listed tool was asked ({answered} of {})",
         tools.len()
     );
+    if let Ok(largest) = LARGEST.lock() {
+        println!(
+            "largest default answer: text {} bytes ({}), structured content {} bytes ({})",
+            largest[0].0, largest[0].1, largest[1].0, largest[1].1
+        );
+    }
     assert!(
         problems.is_empty(),
         "{} problems:\n{}",
@@ -196,6 +228,75 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
         problems.join("\n")
     );
     server.stop().await;
+}
+
+/// The schema of ChatGPT's `tool` contract (`tests/schemas/openai-<tool>.schema.json`,
+/// written from OpenAI's documentation; its provenance is in the README beside it).
+fn openai_schema(tool: &str) -> jsonschema::Validator {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/schemas")
+        .join(format!("openai-{tool}.schema.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let schema: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    jsonschema::draft202012::new(&schema).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Whether `result` keeps ChatGPT's contract: one content item, of type `text`, whose
+/// JSON is the structured content, which the contract's schema accepts.
+fn in_the_contract(
+    tool: &str,
+    args: &Value,
+    result: &Value,
+    contract: &jsonschema::Validator,
+    problems: &mut Vec<String>,
+) {
+    let content = result["content"].as_array().cloned().unwrap_or_default();
+    if content.len() != 1 || content[0]["type"] != json!("text") {
+        problems.push(format!("{tool} {args}: not exactly one text item: {content:?}"));
+        return;
+    }
+    let text: Value = match serde_json::from_str(content[0]["text"].as_str().unwrap_or_default()) {
+        Ok(v) => v,
+        Err(e) => {
+            problems.push(format!("{tool} {args}: the text item is not JSON: {e}"));
+            return;
+        }
+    };
+    if text != result["structuredContent"] {
+        problems.push(format!("{tool} {args}: the text item is not the structured content"));
+    }
+    let errors: Vec<String> = contract
+        .iter_errors(&text)
+        .take(5)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    if !errors.is_empty() {
+        problems.push(format!(
+            "{tool} {args}: outside ChatGPT's contract: {}",
+            errors.join("; ")
+        ));
+    }
+}
+
+#[test]
+fn the_contracts_refuse_what_chatgpt_does_not_read() {
+    let (search, fetch) = (openai_schema("search"), openai_schema("fetch"));
+    assert!(search.is_valid(&json!({"results": [{"id": "stb-2018-84", "title": "Besluit", "url": "https://zoek.officielebekendmakingen.nl/stb-2018-84.html"}], "platforms": []})));
+    assert!(
+        search.is_valid(&json!({"results": [{"id": "a", "title": "A"}]})),
+        "no url: not cited"
+    );
+    for bad in [
+        json!({"platforms": []}),
+        json!({"results": [{"title": "no id"}]}),
+        json!({"results": [{"id": "a", "title": "A", "url": ""}]}),
+        json!({"results": [{"id": "a", "title": "A", "url": "zoek.officielebekendmakingen.nl"}]}),
+    ] {
+        assert!(!search.is_valid(&bad), "{bad}");
+    }
+    assert!(fetch.is_valid(&json!({"id": "a", "title": "A", "text": "…", "metadata": {"platform": "ob"}})));
+    assert!(!fetch.is_valid(&json!({"id": "a", "title": "A"})), "no text");
+    assert!(!fetch.is_valid(&json!({"id": "a", "title": "A", "text": "", "metadata": "ob"})));
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! `besluitbron cache stats|clear` on real buffer files.
+//! `besluitbron cache stats|clear` on real buffer files, and `besluitbron server-json`
+//! against the MCP registry's schema.
 
 use std::path::Path;
 use std::process::Command;
@@ -169,4 +170,68 @@ fn serve_exports_buffer_metrics_and_holds_the_files_against_a_concurrent_clear()
         store.lookup(&key(PlatformId::Oa, DataClass::Reference), now()).unwrap(),
         Lookup::Hit(_)
     ));
+}
+
+/// `besluitbron server-json` with `args`: its exit status, standard output and error.
+fn server_json(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_besluitbron"))
+        .arg("server-json")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `server-json` writes what the MCP registry takes: the output validates against the
+/// registry's schema (tests/schemas/mcp-registry-server.schema.json, 2025-12-11, with
+/// its provenance in the README beside it), names this version and one remote over
+/// Streamable HTTP at the operator's address; a name or an address the registry or the
+/// hosted assistants refuse is refused here.
+#[test]
+fn server_json_is_what_the_registry_takes_and_refuses_what_it_would_not() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/schemas/mcp-registry-server.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        schema["$id"],
+        "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+    );
+    let validator = jsonschema::draft7::new(&schema).expect("the registry's schema compiles");
+    // Test values: a GitHub login namespace and a reserved example domain.
+    let (ok, out, err) = server_json(&[
+        "--name",
+        "io.github.example/besluitbron",
+        "--url",
+        "https://mcp.example.org/mcp",
+    ]);
+    assert!(ok, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let errors: Vec<String> = validator.iter_errors(&json).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{out}");
+    assert_eq!(json["$schema"], schema["$id"]);
+    assert_eq!(json["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        json["remotes"],
+        serde_json::json!([{"type": "streamable-http", "url": "https://mcp.example.org/mcp"}])
+    );
+    // The schema can fail: a description over its 100 characters is refused.
+    let mut long = json.clone();
+    long["description"] = serde_json::json!("x".repeat(101));
+    assert!(!validator.is_valid(&long));
+    for (name, url, says) in [
+        ("besluitbron", "https://mcp.example.org/mcp", "--name"),
+        (
+            "io.github.example/besluit bron",
+            "https://mcp.example.org/mcp",
+            "--name",
+        ),
+        ("io.github.example/besluitbron", "http://mcp.example.org/mcp", "--url"),
+        ("io.github.example/besluitbron", "mcp.example.org/mcp", "--url"),
+    ] {
+        let (ok, _, err) = server_json(&["--name", name, "--url", url]);
+        assert!(!ok && err.contains(says), "{name} {url}: {err}");
+    }
 }

@@ -227,10 +227,17 @@ fn paged(r: &Regulation) -> String {
 }
 
 fn check_all(dir: &str, read: impl Fn(&[u8]) -> Result<String, String>) {
+    check_files(dir, files(dir), METADATA, read);
+}
+
+/// The coverage check over `paths` (named `dir` in the figures), with `metadata` the
+/// elements whose text is not the document's.
+fn check_files(dir: &str, paths: Vec<PathBuf>, metadata: &[&str], read: impl Fn(&[u8]) -> Result<String, String>) {
+    assert!(!paths.is_empty(), "{dir}: files to check");
     let mut failures = Vec::new();
-    for path in files(dir) {
+    for path in paths {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let words = words_of(&path, METADATA);
+        let words = words_of(&path, metadata);
         let text = match read(&std::fs::read(&path).unwrap()) {
             Ok(text) => text,
             Err(e) => {
@@ -268,6 +275,42 @@ fn every_word_of_every_real_toestand_reaches_the_assistant_and_no_metadata() {
 fn every_word_of_every_real_local_regulation_reaches_the_assistant_and_no_metadata() {
     check_all("cvdr", |bytes| {
         cvdr::read_text(bytes).map(|r| paged(&r)).map_err(|e| e.to_string())
+    });
+}
+
+/// Officiële Bekendmakingen' XML renditions and the Tweede Kamer's KOOP XML
+/// (`DocumentPublicatie`), as the document-text reader gives them: their metadata is
+/// `metadata` (KOOP's block) and `meta` (the inline fields of newer Kamer files).
+#[test]
+fn every_word_of_every_real_publication_reaches_the_assistant_and_no_metadata() {
+    let mut paths: Vec<PathBuf> = files("ob")
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains(".metadata"))
+        .collect();
+    paths.extend(files("tk/documentpublicatie"));
+    check_files("ob and tk publications", paths, &["metadata", "meta"], |bytes| {
+        besluitbron_server::text::read_xml(bytes, &besluitbron_server::text::Caps::default())
+            .map(|t| t.text)
+            .map_err(|e| e.to_string())
+    });
+}
+
+/// Rechtspraak's rulings with their text: the inhoudsindicatie and the uitspraak or
+/// conclusie as `rechtspraak_ruling` reads them; the metadata is the `rdf:RDF` block.
+#[test]
+fn every_word_of_every_real_ruling_reaches_the_assistant_and_no_metadata() {
+    let with_text: Vec<PathBuf> = files("rechtspraak")
+        .into_iter()
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            text.contains("<uitspraak") || text.contains("<conclusie")
+        })
+        .collect();
+    assert!(with_text.len() >= 3, "{with_text:?}");
+    check_files("rechtspraak", with_text, &["RDF"], |bytes| {
+        let ruling = besluitbron_server::platforms::rechtspraak::parse_ruling(bytes)?;
+        let text = ruling.text.map(|t| t.text).unwrap_or_default();
+        Ok(format!("{}\n{text}", ruling.summary.unwrap_or_default()))
     });
 }
 

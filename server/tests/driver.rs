@@ -167,6 +167,7 @@ async fn a_failure_reaches_its_own_flights_waiters_only_and_the_next_request_tri
     let k = key("storing");
     let failing = |_: usize| {
         Some(PlatformError::BadRequest {
+            sent: true,
             platform: PlatformId::Obv,
             code: "invalid_date".into(),
             message: "no".into(),

@@ -336,7 +336,7 @@ async fn regression_issue_11_item_9_malformed_messages_sessions_hosts_and_search
             .await,
     );
     assert!(text.contains("Tweede Kamer answered HTTP 404"), "{text}");
-    assert!(!text.contains("has no") && !text.contains("check the id"), "{text}");
+    assert!(!text.contains("has no ") && !text.contains("check the id"), "{text}");
     server.stop().await;
 }
 

@@ -108,6 +108,8 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
                 "besluitbron://rechtspraak/ruling/{id}",
                 "besluitbron://opentk/document/{id}",
                 "besluitbron://ob/publication/{id}",
+                "besluitbron://bwb/regulation/{id}",
+                "besluitbron://cvdr/regulation/{id}",
             ]
         );
         let prompts = &result(&prompts)["prompts"];
@@ -150,7 +152,7 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
     assert!(opentk.get("resources").is_some(), "{opentk}");
     assert!(opentk.get("prompts").is_none(), "{opentk}");
     assert!(opentk.get("completions").is_none(), "{opentk}");
-    // A connector's address lists its own, and the guide every address has.
+    // A connector's address lists its own, and the guide every address gives.
     let mut tk = Mcp::initialize(server.url("/mcp/tk")).await;
     let r = tk.request("resources/list", json!({})).await;
     assert_eq!(
@@ -161,6 +163,20 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
             "besluitbron://tk/committees"
         ]
     );
+    // The regulations' addresses have their templates (issue 42: none before).
+    for (path, template) in [
+        ("/mcp/bwb", "besluitbron://bwb/regulation/{id}"),
+        ("/mcp/cvdr", "besluitbron://cvdr/regulation/{id}"),
+    ] {
+        assert!(init(path).await.get("resources").is_some(), "{path}");
+        let mut c = Mcp::initialize(server.url(path)).await;
+        let r = c.request("resources/templates/list", json!({})).await;
+        assert_eq!(
+            strings(&result(&r)["resourceTemplates"], "uriTemplate"),
+            [template],
+            "{path}"
+        );
+    }
     server.stop().await;
 }
 
@@ -211,6 +227,8 @@ async fn templates_read_documents_of_every_connector() {
             "gmb-2026-10000",
         ),
         ("besluitbron://opentk/document/2026D10001".to_owned(), ""),
+        ("besluitbron://bwb/regulation/BWBR0047001".to_owned(), "BWBR0047001"),
+        ("besluitbron://cvdr/regulation/CVDR700001".to_owned(), "CVDR700001"),
     ] {
         let r = read(&mut c, &uri).await;
         let contents = &result(&r)["contents"];
@@ -218,6 +236,27 @@ async fn templates_read_documents_of_every_connector() {
         assert_eq!(contents[0]["mimeType"], "text/plain");
         let text = contents[0]["text"].as_str().unwrap();
         assert!(text.len() > 40 && text.contains(expect), "{uri}: {text}");
+    }
+    // The regulations' templates read the id forms fetch reads: a day and an article.
+    for (uri, tool, args) in [
+        (
+            "besluitbron://bwb/regulation/BWBR0047001%232",
+            "bwb_read",
+            json!({"id": "BWBR0047001", "article": "2"}),
+        ),
+        (
+            "besluitbron://cvdr/regulation/CVDR700001%232",
+            "cvdr_read",
+            json!({"id": "CVDR700001", "article": "2"}),
+        ),
+    ] {
+        let r = read(&mut c, uri).await;
+        let tool = c.call(tool, args).await;
+        assert_eq!(
+            result(&r)["contents"][0]["text"],
+            result(&tool)["content"][0]["text"],
+            "{uri}"
+        );
     }
     // The tk template is the document's text, as tk_document_text gives it.
     let r = read(&mut c, &format!("besluitbron://tk/document/{TK_DOC}")).await;

@@ -60,13 +60,32 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
-    /// Serve the fake platforms (obv, tk, rechtspraak, opentk, ori) on one address until SIGTERM or
-    /// Ctrl-C. Prints one `<platform> <base-url>` line per fake (registry order)
-    /// once it accepts connections.
-    /// Faults can be switched while they run, from loopback:
-    /// `POST http://ADDR/_control/faults` with settings as --fault takes them, and
-    /// `GET http://ADDR/_control/state` for the counters.
+    // Its help names every fake of the registry ([`fakes_about`]), not a list written
+    // here that a new fake would leave behind.
+    #[command(about = fakes_about(), long_about = fakes_long_about())]
     Fakes(FakesArgs),
+}
+
+/// The first line of `fakes --help`: what it serves, every platform of the registry.
+fn fakes_about() -> String {
+    let platforms: Vec<&str> = besluitbron_fakes::REGISTRY
+        .iter()
+        .map(|f| f.platform().as_str())
+        .collect();
+    format!(
+        "Serve the fake platforms ({}) on one address until SIGTERM or Ctrl-C",
+        platforms.join(", ")
+    )
+}
+
+/// `fakes --help` in full.
+fn fakes_long_about() -> String {
+    format!(
+        "{}. Prints one `<platform> <base-url>` line per fake (registry order) once it accepts \
+         connections. Faults can be switched while they run, from loopback: `POST http://ADDR/_control/faults` \
+         with settings as --fault takes them, and `GET http://ADDR/_control/state` for the counters.",
+        fakes_about()
+    )
 }
 
 #[derive(Args)]
@@ -74,7 +93,7 @@ struct FakesArgs {
     /// The address to listen on (port 0 picks a free port; the printed URLs name it).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9100")]
     listen: SocketAddr,
-    /// Milliseconds added before every answer of both fakes.
+    /// Milliseconds added before every answer of every fake.
     #[arg(long, value_name = "N", default_value_t = 0)]
     latency_ms: u64,
     /// Answer HTTP 500 to every N-th request (counted per fake).
@@ -85,8 +104,8 @@ struct FakesArgs {
     /// arrival), fail-every=N (500), reset-every=N (drop the connection without an answer),
     /// garbage=true|false (a 200 that is not JSON), rate-limit-storm=true|false (429 with
     /// Retry-After: 1 to everything); 0 turns a count or a stall off. A fake may take
-    /// settings of its own: ori:retired=404|410|502|html|off, opentk:busy=true|false (an
-    /// unknown NAME lists what that fake takes). Examples: `--fault obv:fail-every=2`,
+    /// settings of its own: ori:retired=404|410|502|html|off, opentk:busy=true|false,
+    /// ob:overload-every=N, ob:empty-page-every=N (an unknown NAME lists what that fake takes). Examples: `--fault obv:fail-every=2`,
     /// `--fault tk:latency-ms=200`, `--fault obv:rate-limit-storm=true`.
     #[arg(long = "fault", value_name = "PLATFORM:NAME=VALUE")]
     faults: Vec<PlatformFault>,

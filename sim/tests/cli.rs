@@ -1,7 +1,7 @@
 //! The command line end to end: replay honours the JSON Lines formats exactly and puts a
 //! trace behind N replicas (`--replicas`), a broken
 //! invariant exits non-zero with the seed and the replay command, `list` names the
-//! scenarios, `cluster` runs a cluster scenario, `--trace` prints one line per event, and `fakes` prints its base URLs,
+//! scenarios, `cluster` runs a cluster scenario, `--trace` prints one line per event, and `fakes` names every fake in its help, prints its base URLs,
 //! answers HTTP on them and applies `--fault` to the platform it names.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -381,6 +381,28 @@ fn fakes_apply_a_later_fault_over_an_earlier_flag_for_its_platform_only() {
     );
     let (status, _) = http_get(&host_port, "/tk/OData/v4/2.0/Fractie");
     assert!(status.starts_with("HTTP/1.1 500"), "tk keeps --fail-every: {status}");
+}
+
+/// `fakes --help` names every fake it serves (issue 42: it named five of eight).
+#[test]
+fn fakes_help_names_every_platform_it_serves() {
+    let out = bin().args(["fakes", "--help"]).output().expect("runs");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let first = help.lines().next().unwrap_or_default().to_owned();
+    for fake in besluitbron_fakes::REGISTRY {
+        let id = fake.platform().as_str();
+        assert!(first.contains(id), "`{id}` is not named: {first}");
+    }
+    assert_eq!(besluitbron_fakes::REGISTRY.len(), 8, "{first}");
+    for (id, names) in besluitbron_fakes::REGISTRY
+        .iter()
+        .map(|f| (f.platform().as_str(), f.own_names()))
+    {
+        for name in names {
+            assert!(help.contains(&format!("{id}:{name}")), "`{id}:{name}` is not named");
+        }
+    }
 }
 
 #[test]

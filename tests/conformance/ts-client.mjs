@@ -7,16 +7,10 @@
 // client misreads.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { capturePrinted } from "./printed.mjs";
 
 const url = new URL(process.argv[2]);
-const printed = [];
-for (const level of ["warn", "error", "log", "info", "debug"]) {
-  const original = console[level].bind(console);
-  console[level] = (...args) => {
-    printed.push(`${level}: ${args.map(String).join(" ")}`);
-    original(...args);
-  };
-}
+const printed = capturePrinted();
 const problems = [];
 const client = new Client({ name: "besluitbron-ts-check", version: "1.0.0" });
 await client.connect(new StreamableHTTPClientTransport(url));

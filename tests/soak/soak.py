@@ -986,7 +986,8 @@ class Client:
     def learn(self, tool: str, args: dict[str, Any], structured: dict[str, Any]) -> None:
         """What a result names is read next: each result's `tool` with its `id`, and the
         next page at `next_offset`."""
-        groups = structured.get("platforms") if tool == "search" else [structured]
+        # `search` answers one list over the platforms; every other tool its own.
+        groups = [structured]
         for group in groups or []:
             if not isinstance(group, dict):
                 continue

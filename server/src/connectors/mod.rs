@@ -213,6 +213,54 @@ mod tests {
 
     use super::*;
 
+    /// What an assistant reads speaks the vocabulary: no description of a tool, a
+    /// resource, a template or a prompt names a platform's own field (`Id`, `Nummer`,
+    /// `entityId`: issue 42 found "tk_search's `Id`"), which the tools do not answer.
+    #[test]
+    fn no_description_names_a_platforms_own_field() {
+        const PLATFORM_FIELDS: [&str; 6] = [
+            "`Id`",
+            "`Nummer`",
+            "`DocumentNummer`",
+            "`entityId`",
+            "`entity_id`",
+            "`Titel`",
+        ];
+        let mut texts: Vec<(String, String)> = Vec::new();
+        for c in CONNECTORS {
+            for t in c.tools {
+                let d = (t.definition)();
+                texts.push((
+                    t.name.to_owned(),
+                    d.description.as_deref().unwrap_or_default().to_owned(),
+                ));
+                texts.push((
+                    t.name.to_owned(),
+                    serde_json::Value::Object((*d.input_schema).clone()).to_string(),
+                ));
+            }
+            for r in c.offers.resources {
+                texts.push((r.uri.to_owned(), r.description.to_owned()));
+            }
+            for t in c.offers.templates {
+                texts.push((t.uri_template.to_owned(), t.description.to_owned()));
+            }
+            for p in c.offers.prompts {
+                texts.push((p.name.to_owned(), p.description.to_owned()));
+            }
+        }
+        let found: Vec<String> = texts
+            .iter()
+            .flat_map(|(at, text)| {
+                PLATFORM_FIELDS
+                    .iter()
+                    .filter(|f| text.contains(**f))
+                    .map(move |f| format!("{at}: {f}"))
+            })
+            .collect();
+        assert!(found.is_empty(), "{found:?}");
+    }
+
     #[test]
     fn the_example_file_loads_and_equals_the_defaults() {
         let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../besluitbron.example.toml");

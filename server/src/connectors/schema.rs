@@ -252,6 +252,59 @@ pub fn compact_output(schema: &mut JsonObject) {
         }
     }
     schema.remove("required");
+    inline_single_use(schema);
+}
+
+/// The definitions of `schema` that one reference uses, written where it is: the same
+/// schema, without the definition's name twice and the reference (the `$defs` of most
+/// tools are each used once; about 2 KB of `tools/list`).
+fn inline_single_use(schema: &mut JsonObject) {
+    use serde_json::Value;
+    fn refs(v: &Value, name: &str) -> usize {
+        match v {
+            Value::Object(o) => {
+                let own = usize::from(o.len() == 1 && o.get("$ref").and_then(Value::as_str) == Some(name));
+                own + o.values().map(|v| refs(v, name)).sum::<usize>()
+            }
+            Value::Array(a) => a.iter().map(|v| refs(v, name)).sum(),
+            _ => 0,
+        }
+    }
+    fn replace(v: &mut Value, name: &str, with: &mut Option<Value>) {
+        match v {
+            Value::Object(o) if o.len() == 1 && o.get("$ref").and_then(Value::as_str) == Some(name) => {
+                if let Some(def) = with.take() {
+                    *v = def;
+                }
+            }
+            Value::Object(o) => o.values_mut().for_each(|v| replace(v, name, with)),
+            Value::Array(a) => a.iter_mut().for_each(|v| replace(v, name, with)),
+            _ => {}
+        }
+    }
+    loop {
+        let Some(Value::Object(defs)) = schema.get("$defs") else {
+            return;
+        };
+        let whole = Value::Object(schema.clone());
+        let once = defs.iter().find_map(|(key, def)| {
+            let name = format!("#/$defs/{key}");
+            (refs(&whole, &name) == 1 && refs(def, &name) == 0).then(|| (key.clone(), name))
+        });
+        let Some((key, name)) = once else {
+            return;
+        };
+        let Some(Value::Object(defs)) = schema.get_mut("$defs") else {
+            return;
+        };
+        let mut def = defs.remove(&key);
+        if defs.is_empty() {
+            schema.remove("$defs");
+        }
+        for value in schema.values_mut() {
+            replace(value, &name, &mut def);
+        }
+    }
 }
 
 /// Whether `schema` admits only `null`.
@@ -354,6 +407,48 @@ mod tests {
             s["$defs"]["Motion"]["properties"]["n"],
             json!({"type": "integer", "minimum": 0})
         );
+    }
+
+    #[test]
+    fn a_definition_used_once_is_written_where_it_is_used_and_one_used_twice_stays() {
+        let mut schema = serde_json::json!({
+            "type": "object",
+            "$defs": {
+                "Once": {"type": "object", "properties": {"inner": {"$ref": "#/$defs/Inner"}}},
+                "Inner": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                "Twice": {"type": "object", "properties": {"id": {"type": "string"}}},
+                "Tree": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}
+            },
+            "properties": {
+                "a": {"$ref": "#/$defs/Once"},
+                "b": {"$ref": "#/$defs/Twice"},
+                "c": {"type": "array", "items": {"$ref": "#/$defs/Twice"}},
+                "d": {"$ref": "#/$defs/Tree"}
+            }
+        })
+        .as_object()
+        .cloned()
+        .expect("an object");
+        compact_output(&mut schema);
+        let v = serde_json::Value::Object(schema);
+        assert_eq!(
+            v["properties"]["a"]["properties"]["inner"]["properties"]["n"]["type"],
+            "integer"
+        );
+        assert_eq!(v["properties"]["b"]["$ref"], "#/$defs/Twice");
+        assert_eq!(
+            v["properties"]["d"]["$ref"], "#/$defs/Tree",
+            "a recursive definition stays"
+        );
+        let defs: Vec<&String> = v["$defs"].as_object().expect("defs").keys().collect();
+        assert_eq!(defs, ["Tree", "Twice"]);
+        // The same answers validate against both forms.
+        let answer =
+            serde_json::json!({"a": {"inner": {"n": 1}}, "b": {"id": "x"}, "d": {"children": [{"children": []}]}});
+        let bad = serde_json::json!({"a": {"inner": {"n": "one"}}});
+        let compiled = jsonschema::draft202012::new(&v).expect("compiles");
+        assert!(compiled.is_valid(&answer));
+        assert!(!compiled.is_valid(&bad));
     }
 
     #[test]

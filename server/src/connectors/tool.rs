@@ -5,7 +5,7 @@
 //! typed arguments to a [`Reply`]. The [`tool!`](crate::tool) macro makes its
 //! `ToolSpec`: the input schema from the arguments' type, the output schema from the
 //! structured content's type, the annotations every BesluitBron tool shares (it reads,
-//! it reaches other services, asking twice is asking once), and the step from the
+//! not destroying anything, and reaches other services), and the step from the
 //! arguments as JSON to their type (a clear tool error for arguments that do not fit).
 //!
 //! What this module does not do: check arguments against their schema's bounds before
@@ -63,7 +63,9 @@ pub fn definition<A: JsonSchema + 'static, S: JsonSchema + 'static>(
             Some(title.to_owned()),
             Some(true),
             Some(false),
-            Some(true),
+            // The specification: `idempotentHint` "is meaningful only when readOnlyHint ==
+            // false"; 22 bytes a tool in tools/list, said by `readOnlyHint` already.
+            None,
             Some(true),
         ))
 }

@@ -43,10 +43,8 @@ pub const NAME: &str = "fetch";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FetchArgs {
-    /// An id from `search`, or any identifier or link: `ECLI:NL:RVS:2015:3394`,
-    /// `BWBR0018451` (or `BWBR0018451@2025-06-01`, `BWBR0018451#2`), `CVDR112779_1`,
-    /// `kst-36200-VII-5`, `stb-2018-84`, `2021D02426`, a link to wetten.overheid.nl, …;
-    /// `platform:id` chooses the platform (`opentk:2021D02426`).
+    /// An id from `search`, or any id or link the description names;
+    /// `platform:id` (`opentk:2021D02426`) picks the platform.
     #[schemars(length(min = 1, max = 500))]
     pub id: String,
     /// The first character of a long text (from `metadata.next_offset`).
@@ -81,10 +79,11 @@ pub fn definition() -> Tool {
         NAME,
         "Read any id or link",
         "Reads one record by any id or link: a `search` result's id, an ECLI, a BWB id (with `@date` or `#article`), a \
-         CVDR id, an Officiële Bekendmakingen id (kst-36200-VII-5, stb-2018-84, gmb-…), a Tweede Kamer document or \
-         case number or GUID, an OpenBesluitvorming id, or a link to wetten.overheid.nl, zoek.officielebekendmakingen.nl, \
-         uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl or tweedekamer.nl. Answers {id, title, text, url, \
-         metadata}; a long text in pages (`offset` from metadata.next_offset). `platform:id` picks the platform.",
+         CVDR id (with `#article`), an Officiële Bekendmakingen id (kst-36200-VII-5, stb-2018-84, gmb-…), a Tweede \
+         Kamer document or case number or GUID, an OpenBesluitvorming id, or a link to wetten.overheid.nl, \
+         zoek.officielebekendmakingen.nl, uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl, tweedekamer.nl or \
+         openbesluitvorming.nl. Answers {id, title, text, url, metadata}; a long text in pages (`offset` from \
+         metadata.next_offset). `platform:id` picks the platform.",
     )
 }
 

@@ -106,7 +106,7 @@ impl Handler {
         let searcher = match scope {
             Scope::All if connectors.iter().any(|c| matches!(c.search, KeywordSearch::Tool(_))) => {
                 let mut definition = search::definition();
-                let searcher = search::Searcher::new(&definition);
+                let searcher = search::Searcher::new(&definition, fetch::Fetcher::new(&connectors));
                 let mut input = (*definition.input_schema).clone();
                 crate::connectors::schema::portable(&mut input);
                 definition.input_schema = Arc::new(input);

@@ -3,12 +3,26 @@
 //! limits were the request's; then arguments, the buffer, coalescing, the platform's fair
 //! queue), so asking here costs a platform exactly what asking its tool costs.
 //!
-//! Each platform's answer is read by its connector ([`KeywordSearch`]) into the shared
-//! vocabulary: results with `id`, the `tool` that reads them, `title`, `date`, `kind`,
-//! `organization`, `url`, and `total` with `total_is_exact`. A platform that fails says
-//! why (its tool's error, naming it); one without a keyword search says how to search
-//! it; one still busy after [`Searcher::pending_after`] is reported as pending — its call
-//! runs on and its answer lands in the buffer, so asking again is answered from there.
+//! The answer is ChatGPT's search contract (OpenAI's MCP documentation; the schema it is
+//! checked against is `tests/schemas/openai-search.schema.json`, with its provenance):
+//! the text item is the JSON object `{"results": […]}` and the structured content is the
+//! same object. `results` is one flat list across platforms, each platform's results in
+//! its own order, taken in turns (every platform's first, then every second, …); each has
+//! the `id` that `fetch` reads — bare where only its platform reads it, `platform:id`
+//! where a bare id would be read by another ([`Searcher::fetch_id`]) — its `title`, its
+//! `url` (http or https, only where the record has a public page), `platform`, and
+//! `date` (YYYY-MM-DD), `kind` and `organization` where the platform gives them: a field
+//! the platform does not give is left out, never made up. `tool` names the platform's
+//! reading tool, which reads the same `id` (every reading tool reads its own
+//! `platform:` prefix).
+//!
+//! Beside `results`: `query`, and `platforms`, one entry per platform with its `tool`
+//! (to ask for more), its `status`, how many of its results are in the list, its `total`
+//! with `total_is_exact`, and why it failed, is pending, or has no keyword search. Each
+//! platform's answer is read by its connector ([`KeywordSearch`]) from the shared
+//! vocabulary. One still busy after [`Searcher::pending_after`] is reported as pending —
+//! its call runs on and its answer lands in the buffer, so asking again is answered from
+//! there.
 //!
 //! What this module does not do: rank results across platforms (each platform's order
 //! is its own), or ask a platform that has no keyword search.
@@ -23,9 +37,13 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use besluitbron_core::PlatformId;
+
 use super::arguments::Rules;
+use super::fetch::Fetcher;
 use super::{Calls, Scope, ToolRequest};
-use crate::call::{tool_error, without_nulls};
+use crate::call::tool_error;
+use crate::connectors::ids::Paging;
 use crate::connectors::search::{Asked, KeywordSearch};
 use crate::connectors::vocabulary::{Item, Listing};
 use crate::identity::Caller;
@@ -62,13 +80,41 @@ pub struct SearchArgs {
     pub date_to: Option<String>,
 }
 
-/// `search`'s structured content.
+/// `search`'s answer: its text item (as JSON) and its structured content.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchShown {
+    /// Every platform's results in one list, taken in turns.
+    pub results: Vec<Found>,
     /// The words searched.
     pub query: String,
     /// One entry per platform, in the order of the tool list.
     pub platforms: Vec<PlatformResults>,
+}
+
+/// One result.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Found {
+    /// What `fetch` reads (`platform:id` where a bare id is another platform's too).
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its public page or file (http or https), where it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The platform's id (`obv`, `tk`, …).
+    pub platform: &'static str,
+    /// Its day, YYYY-MM-DD.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// What kind of record it is, in the platform's words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The organisation it is of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organization: Option<String>,
+    /// The platform's tool that reads it by this `id` too (paging, a file's source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 /// What one platform answered.
@@ -83,15 +129,15 @@ pub struct PlatformResults {
     pub tool: Option<&'static str>,
     /// `ok`, `failed`, `pending` or `no_keyword_search`.
     pub status: &'static str,
+    /// How many of its results are in `results`.
+    pub shown: usize,
     /// All results of the question at the platform, when it says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
     /// Whether `total` is exact.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_is_exact: Option<bool>,
-    /// The results shown.
-    pub results: Vec<Item>,
-    /// Why it failed, is pending, or has no keyword search.
+    /// Why it failed, is pending, found nothing, or has no keyword search.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -101,27 +147,37 @@ pub fn definition() -> Tool {
     crate::connectors::tool::definition::<SearchArgs, SearchShown>(
         NAME,
         "Search every platform",
-        "One search over every platform that searches by words, at once: council decisions (OpenBesluitvorming), the \
-        Tweede Kamer (titles; OpenTK full text), official publications, national legislation and local regulations. \
-        Per platform: results with the `id` and the `tool` that reads each, and the total; Rechtspraak has no word \
-        search (the answer says how to find rulings). A platform busy after about 20 s is reported as pending; asking \
-        again is answered from the buffer. Go deeper with one platform's own search.",
+        "One search by words over every platform at once: council decisions (OpenBesluitvorming), the Tweede Kamer \
+        (titles; OpenTK full text), official publications, national and local legislation. Answers one list, \
+        {results: [{id, title, url, platform, date, kind, organization}]} (`fetch` reads each id), and per platform \
+        its total or why it failed (Rechtspraak has no word search). A platform busy after 20 s is pending: ask again.",
     )
 }
 
-/// The search of one address: its calls, and its argument rules (read once).
+/// The search of one address: its argument rules (read once), and the `fetch` of the
+/// same connectors, which decides how each result's id is written.
 pub struct Searcher {
     rules: Rules,
+    fetcher: Option<Fetcher>,
 }
 
 /// Where `search` reports progress: (platforms answered, platforms asked, message).
 pub type SearchProgress = Arc<dyn Fn(u32, u32, String) + Send + Sync>;
 
+/// One platform's part while the search runs: its entry, and its results as its tool
+/// gave them.
+struct Group {
+    platform: PlatformId,
+    entry: PlatformResults,
+    items: Vec<Item>,
+}
+
 impl Searcher {
-    /// The searcher of `definition`'s schema.
-    pub fn new(definition: &Tool) -> Searcher {
+    /// The searcher of `definition`'s schema; `fetcher` reads the connectors searched.
+    pub fn new(definition: &Tool, fetcher: Option<Fetcher>) -> Searcher {
         Searcher {
             rules: Rules::of(&definition.input_schema),
+            fetcher,
         }
     }
 
@@ -130,6 +186,22 @@ impl Searcher {
         PENDING_AFTER
             .min(calls.request_timeout().saturating_sub(Duration::from_secs(2)))
             .max(Duration::from_secs(1))
+    }
+
+    /// The id `fetch` reads for `platform`'s result `id`: the bare id where `fetch`
+    /// reads it as this platform's, else `platform:id` (a Tweede Kamer document number
+    /// OpenTK found is the Kamer's when bare).
+    pub fn fetch_id(&self, platform: PlatformId, id: &str) -> String {
+        let bare_is_ours = self
+            .fetcher
+            .as_ref()
+            .and_then(|f| f.resolve(id, Paging::default()).ok())
+            .is_some_and(|(p, _)| p == platform);
+        if bare_is_ours {
+            id.to_owned()
+        } else {
+            format!("{}:{id}", platform.as_str())
+        }
     }
 
     /// Runs `search` for `caller` with `arguments`.
@@ -165,24 +237,24 @@ impl Searcher {
 
         // Every keyword search at once, each its own task: one still running at the
         // deadline runs on and fills the buffer.
-        let mut groups: Vec<PlatformResults> = Vec::new();
+        let mut groups: Vec<Group> = Vec::new();
         let mut running = FuturesUnordered::new();
         for c in calls.registry() {
-            let mut group = PlatformResults {
+            let mut entry = PlatformResults {
                 platform: c.platform.as_str(),
                 name: c.platform.display_name(),
                 tool: None,
                 status: "no_keyword_search",
+                shown: 0,
                 total: None,
                 total_is_exact: None,
-                results: Vec::new(),
                 message: None,
             };
             match c.search {
-                KeywordSearch::Without(why) => group.message = Some(why.to_owned()),
+                KeywordSearch::Without(why) => entry.message = Some(why.to_owned()),
                 KeywordSearch::Tool(spec) => {
-                    group.tool = Some(spec.tool);
-                    group.status = "pending";
+                    entry.tool = Some(spec.tool);
+                    entry.status = "pending";
                     let request = ToolRequest {
                         name: spec.tool.into(),
                         arguments: Some((spec.arguments)(&asked)),
@@ -197,7 +269,11 @@ impl Searcher {
                     running.push(async move { (index, spec, task.await) });
                 }
             }
-            groups.push(group);
+            groups.push(Group {
+                platform: c.platform,
+                entry,
+                items: Vec::new(),
+            });
         }
         let asked_count = running.len() as u32;
         let mut answered = 0;
@@ -208,37 +284,45 @@ impl Searcher {
             };
             answered += 1;
             let group = &mut groups[index];
+            let entry = &mut group.entry;
             match joined {
                 Ok(Ok(result)) if result.is_error != Some(true) => {
                     match result.structured_content.as_ref().and_then(Listing::read) {
                         Some(Listing { results, tally }) => {
-                            group.status = "ok";
-                            group.total = tally.total;
-                            group.total_is_exact = tally.total.map(|_| tally.total_is_exact);
-                            group.results = results;
+                            entry.status = "ok";
+                            entry.total = tally.total;
+                            entry.total_is_exact = tally.total.map(|_| tally.total_is_exact);
+                            if results.is_empty() {
+                                entry.message = Some(format!(
+                                    "nothing found for these words ({} searched; fewer or other words, or no \
+                                     dates, widen it)",
+                                    spec.tool
+                                ));
+                            }
+                            group.items = results;
                         }
                         None => {
-                            group.status = "failed";
-                            group.message = Some(format!(
+                            entry.status = "failed";
+                            entry.message = Some(format!(
                                 "{}'s answer could not be read; ask {} directly",
-                                group.name, spec.tool
+                                entry.name, spec.tool
                             ));
                         }
                     }
                 }
                 Ok(Ok(result)) => {
-                    group.status = "failed";
-                    group.message = Some(first_text(&result));
+                    entry.status = "failed";
+                    entry.message = Some(first_text(&result));
                 }
                 Ok(Err(e)) => {
-                    group.status = "failed";
-                    group.message = Some(e.message.to_string());
+                    entry.status = "failed";
+                    entry.message = Some(e.message.to_string());
                 }
                 Err(_) => {
-                    group.status = "failed";
-                    group.message = Some(format!(
+                    entry.status = "failed";
+                    entry.message = Some(format!(
                         "BesluitBron's call to {} stopped; try {} again",
-                        group.name, spec.tool
+                        entry.name, spec.tool
                     ));
                 }
             }
@@ -246,28 +330,81 @@ impl Searcher {
                 p(
                     answered,
                     asked_count,
-                    format!("{} answered ({answered} of {asked_count})", group.name),
+                    format!("{} answered ({answered} of {asked_count})", entry.name),
                 );
             }
         }
-        for group in groups.iter_mut().filter(|g| g.status == "pending") {
-            group.message = Some(format!(
+        for group in groups.iter_mut().filter(|g| g.entry.status == "pending") {
+            group.entry.message = Some(format!(
                 "{} had not answered after {} s (its queue may be long); its search goes on, and asking again \
                  shortly is answered from BesluitBron's buffer",
-                group.name,
+                group.entry.name,
                 wait.as_secs()
             ));
         }
-        let shown = SearchShown {
-            query: asked.query.clone(),
-            platforms: groups,
-        };
-        let mut value = serde_json::to_value(&shown).unwrap_or_default();
-        without_nulls(&mut value);
-        let mut result = CallToolResult::success(vec![ContentBlock::text(text(&shown))]);
+        let shown = self.shown(asked.query.clone(), groups);
+        let value = serde_json::to_value(&shown).unwrap_or_default();
+        let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
         result.structured_content = Some(value);
         result
     }
+
+    /// The answer from every platform's part: one list, taken in turns from each
+    /// platform's results in its own order.
+    fn shown(&self, query: String, groups: Vec<Group>) -> SearchShown {
+        let mut platforms = Vec::with_capacity(groups.len());
+        let mut queues = Vec::with_capacity(groups.len());
+        for mut group in groups {
+            group.entry.shown = group.items.len();
+            platforms.push(group.entry);
+            queues.push((group.platform, group.items.into_iter()));
+        }
+        let mut results = Vec::new();
+        loop {
+            let before = results.len();
+            for (platform, items) in &mut queues {
+                if let Some(item) = items.next() {
+                    results.push(self.found(*platform, item));
+                }
+            }
+            if results.len() == before {
+                break;
+            }
+        }
+        SearchShown {
+            results,
+            query,
+            platforms,
+        }
+    }
+
+    /// One result as the list shows it.
+    fn found(&self, platform: PlatformId, item: Item) -> Found {
+        Found {
+            id: self.fetch_id(platform, &item.id),
+            title: item.title,
+            url: item.url.filter(|u| is_web_link(u)),
+            platform: platform.as_str(),
+            date: item.date.as_deref().and_then(day),
+            kind: item.kind,
+            organization: item.organization,
+            tool: item.tool,
+        }
+    }
+}
+
+/// Whether `url` is an http or https link.
+fn is_web_link(url: &str) -> bool {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    (lower.starts_with("http://") && url.len() > 7) || (lower.starts_with("https://") && url.len() > 8)
+}
+
+/// The day of a platform's date: `YYYY-MM-DD`, alone or before a time (`T…`, ` …`);
+/// `None` for any other form (the field is then left out).
+fn day(date: &str) -> Option<String> {
+    let first = date.get(..10)?;
+    let rest = &date[10..];
+    (is_day(first) && (rest.is_empty() || rest.starts_with(['T', ' ']))).then(|| first.to_owned())
 }
 
 /// The shared question from `args`, or why it cannot be asked.
@@ -325,54 +462,6 @@ fn first_text(result: &CallToolResult) -> String {
         .unwrap_or_else(|| "the platform's tool failed without a message".into())
 }
 
-/// The text an assistant reads: per platform, its total and results with id and tool.
-fn text(shown: &SearchShown) -> String {
-    let mut out = format!("Search for `{}`:\n", shown.query);
-    for g in &shown.platforms {
-        out.push('\n');
-        match g.status {
-            "ok" if g.results.is_empty() => out.push_str(&format!(
-                "{}: nothing found for these words ({} searched; fewer or other words, or no dates, widen it).\n",
-                g.name,
-                g.tool.unwrap_or_default()
-            )),
-            "ok" => {
-                let total = match (g.total, g.total_is_exact) {
-                    (Some(t), Some(true)) => format!(" of {t}"),
-                    (Some(t), _) => format!(" of about {t}"),
-                    (None, _) => String::new(),
-                };
-                out.push_str(&format!(
-                    "{}: {}{total} (more with {}):\n",
-                    g.name,
-                    g.results.len(),
-                    g.tool.unwrap_or_default()
-                ));
-                for r in &g.results {
-                    let mut about: Vec<&str> = Vec::new();
-                    for part in [&r.date, &r.kind, &r.organization].into_iter().flatten() {
-                        about.push(part);
-                    }
-                    out.push_str(&format!(
-                        "- {} ({}) — {} id `{}`\n",
-                        r.title,
-                        about.join(", "),
-                        r.tool.as_deref().unwrap_or_default(),
-                        r.id
-                    ));
-                }
-            }
-            _ => out.push_str(&format!(
-                "{} ({}): {}\n",
-                g.name,
-                g.status.replace('_', " "),
-                g.message.as_deref().unwrap_or_default()
-            )),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,6 +498,94 @@ mod tests {
         assert_eq!(
             (a.query.as_str(), a.limit, a.date_to.as_deref()),
             ("stikstof boeren", 5, Some("2026-03-31"))
+        );
+    }
+
+    fn searcher() -> Searcher {
+        use crate::connectors::CONNECTORS;
+        let connectors: Vec<_> = CONNECTORS.iter().collect();
+        Searcher::new(&definition(), Fetcher::new(&connectors))
+    }
+
+    #[test]
+    fn a_result_id_is_bare_where_fetch_reads_it_as_its_platforms_and_prefixed_elsewhere() {
+        let s = searcher();
+        // Real ids: the Algoritmeregister motion is Kamer document 2021D02426 of case
+        // 2021Z00984, and Kamerstuk 35510-16 at Officiële Bekendmakingen.
+        assert_eq!(s.fetch_id(PlatformId::Tk, "2021D02426"), "2021D02426");
+        assert_eq!(s.fetch_id(PlatformId::Tk, "2021Z00984"), "2021Z00984");
+        assert_eq!(s.fetch_id(PlatformId::Opentk, "2021D02426"), "opentk:2021D02426");
+        assert_eq!(s.fetch_id(PlatformId::Ob, "kst-35510-16"), "kst-35510-16");
+        assert_eq!(s.fetch_id(PlatformId::Opentk, "kst-35510-16"), "opentk:kst-35510-16");
+        assert_eq!(s.fetch_id(PlatformId::Bwb, "BWBR0018451"), "BWBR0018451");
+        assert_eq!(s.fetch_id(PlatformId::Cvdr, "CVDR100394_2"), "CVDR100394_2");
+        // Every id given reads with fetch, on its own platform.
+        let f = s.fetcher.as_ref().expect("a fetcher");
+        for (platform, id) in [
+            (PlatformId::Opentk, "2021D02426"),
+            (PlatformId::Tk, "72f7ab9b-dc59-4e67-8a04-798a744c256e"),
+            (PlatformId::Obv, "meeting:notubiz:gemeente:soest:830424"),
+        ] {
+            let given = s.fetch_id(platform, id);
+            let read = f.resolve(&given, Paging::default()).map(|(p, _)| p);
+            assert_eq!(read, Ok(platform), "{given}");
+        }
+    }
+
+    #[test]
+    fn dates_are_days_and_links_are_web_links_or_left_out() {
+        assert_eq!(day("2026-08-31").as_deref(), Some("2026-08-31"));
+        assert_eq!(day("2026-08-31T00:00:00+02:00").as_deref(), Some("2026-08-31"));
+        assert_eq!(day("2026-08-31 08:00:00").as_deref(), Some("2026-08-31"));
+        for other in ["31 augustus 2026", "2026-02-30", "2026-08", "2026-08-311", ""] {
+            assert_eq!(day(other), None, "{other}");
+        }
+        assert!(is_web_link("https://zoek.officielebekendmakingen.nl/stb-2018-84.html"));
+        assert!(is_web_link("HTTP://example.org/x"));
+        for other in ["", "https://", "ftp://x/y", "/relative", "www.tweedekamer.nl"] {
+            assert!(!is_web_link(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn the_list_takes_each_platforms_results_in_turns_and_leaves_out_what_is_not_given() {
+        let s = searcher();
+        let group = |platform: PlatformId, ids: &[&str]| Group {
+            platform,
+            entry: PlatformResults {
+                platform: platform.as_str(),
+                name: platform.display_name(),
+                tool: None,
+                status: "ok",
+                shown: 0,
+                total: Some(ids.len() as u64),
+                total_is_exact: Some(true),
+                message: None,
+            },
+            items: ids
+                .iter()
+                .map(|id| {
+                    Item::new(platform, "t", *id, format!("title {id}"))
+                        .dated(Some("31 augustus 2026"))
+                        .at(Some("javascript:alert(1)"))
+                })
+                .collect(),
+        };
+        let shown = s.shown(
+            "stikstof".into(),
+            vec![
+                group(PlatformId::Ob, &["stb-2018-84", "stb-2018-85", "stb-2018-86"]),
+                group(PlatformId::Opentk, &["2021D02426"]),
+            ],
+        );
+        let ids: Vec<&str> = shown.results.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["stb-2018-84", "opentk:2021D02426", "stb-2018-85", "stb-2018-86"]);
+        assert_eq!(shown.platforms.iter().map(|p| p.shown).collect::<Vec<_>>(), [3, 1]);
+        let v = serde_json::to_value(&shown.results[0]).expect("JSON");
+        assert_eq!(
+            v,
+            serde_json::json!({"id": "stb-2018-84", "title": "title stb-2018-84", "platform": "ob", "tool": "t"}),
+            "a date that is no day and a link that is no web link are left out"
         );
     }
 }

@@ -11,6 +11,7 @@
 //! Searches are kept ten minutes.
 
 pub mod ids;
+pub mod offers;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -60,7 +61,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         )
         .asking(2),
     ],
-    offers: &super::Offers::NONE,
+    offers: &offers::OFFERS,
     page: &super::page_spec::PageSpec::Without {
         nl: "Wetgeving (het Basiswettenbestand) is er voor assistenten: bwb_search en bwb_read.",
         en: "National legislation (the Basiswettenbestand) is for assistants: bwb_search and bwb_read.",
@@ -109,7 +110,7 @@ pub struct SearchArgs {
     #[schemars(schema_with = "limit_schema")]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[schemars(schema_with = "offset_schema")]
     #[serde(default)]
     pub offset: Option<u32>,
@@ -130,7 +131,7 @@ pub struct ReadArgs {
     #[schemars(length(max = 30))]
     #[serde(default)]
     pub article: Option<String>,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[schemars(schema_with = "text_offset_schema")]
     #[serde(default)]
     pub offset: Option<usize>,
@@ -416,7 +417,19 @@ pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offs
 
 /// Read one regulation as in force on a date.
 async fn bwb_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
-    let id = args.id.trim().to_ascii_uppercase();
+    // The id as `fetch` and `search` write it, a link to wetten.overheid.nl, or with
+    // `@day` and `#article` (the `date` and `article` arguments, where given, decide).
+    let (id, args) = match ids::asked(crate::connectors::ids::own(PLATFORM, &args.id)) {
+        Some(asked) => (
+            asked.id,
+            ReadArgs {
+                date: args.date.or(asked.date),
+                article: args.article.or(asked.article),
+                ..args
+            },
+        ),
+        None => (args.id.trim().to_ascii_uppercase(), args),
+    };
     if !is_bwb_id(&id) {
         return tool_error(format!(
             "bwb_read: `{}` is not a BWB id (BWBR and seven digits, such as BWBR0005537; bwb_search finds them)",

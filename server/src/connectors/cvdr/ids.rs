@@ -1,6 +1,7 @@
 //! The ids and links the CVDR reads (`fetch`, and `cvdr_read`'s `id`): a CVDR id with or
 //! without its version (`CVDR112779_1`, `CVDR112779`, the old export's `112779_1` only
-//! with the prefix), and links to lokaleregelgeving.overheid.nl (`/CVDR112779/1`).
+//! with the prefix), and with `#` and an article if wanted (`CVDR100394_2#3`, as
+//! `cvdr_read`'s `article`), and links to lokaleregelgeving.overheid.nl (`/CVDR112779/1`).
 
 use super::{READ_TOOL, ReadArgs, cvdr_read};
 use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, segments};
@@ -10,8 +11,8 @@ use crate::platforms::cvdr::is_cvdr_id;
 pub const READER: IdReader = IdReader {
     forms: &[
         IdForm {
-            what: "a CVDR id, with or without its version",
-            example: "CVDR112779_1",
+            what: "a CVDR id, with or without its version, with `#article` if wanted",
+            example: "CVDR100394_2#3",
         },
         IdForm {
             what: "a link to lokaleregelgeving.overheid.nl",
@@ -36,16 +37,31 @@ pub fn cvdr_id(id: &str) -> Option<String> {
     is_cvdr_id(&id).then_some(id)
 }
 
+/// What `id` asks: the CVDR id, and one article's number after `#` (`CVDR100394_2#3`).
+pub fn asked(id: &str) -> Option<(String, Option<String>)> {
+    let (id, article) = match id.trim().split_once('#') {
+        Some((id, article)) if !id.contains("://") && !id.contains('/') => {
+            (id, Some(article.trim().to_owned()).filter(|a| !a.is_empty()))
+        }
+        _ => (id, None),
+    };
+    Some((cvdr_id(id)?, article))
+}
+
 fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
-    let id = cvdr_id(id)?;
+    let (id, article) = asked(id)?;
+    let shown = match &article {
+        Some(a) => format!("{id}#{a}"),
+        None => id.clone(),
+    };
     let args = ReadArgs {
-        id: id.clone(),
+        id,
         date: None,
-        article: None,
+        article,
         offset: paging.offset,
         length: paging.length,
     };
-    Some(Ok(Reading::new(id, Claim::Home, &READ_TOOL, move |ctx, call| {
+    Some(Ok(Reading::new(shown, Claim::Home, &READ_TOOL, move |ctx, call| {
         Box::pin(cvdr_read(ctx, call, args))
     })))
 }
@@ -68,6 +84,14 @@ mod tests {
             Some("CVDR112779")
         );
         assert_eq!(cvdr_id("112779_1"), None, "a bare number is no one's");
+        // Real: CVDR100394 version 2 (corpus/cvdr/CVDR100394_2.xml), its article 3.
+        assert_eq!(asked("CVDR100394_2#3"), Some(("CVDR100394_2".into(), Some("3".into()))));
+        assert_eq!(asked("cvdr100394_2"), Some(("CVDR100394_2".into(), None)));
+        assert_eq!(asked("CVDR100394_2#"), Some(("CVDR100394_2".into(), None)));
+        assert_eq!(
+            asked("https://lokaleregelgeving.overheid.nl/CVDR100394/2#x"),
+            Some(("CVDR100394_2".into(), None))
+        );
         assert_eq!(cvdr_id("https://wetten.overheid.nl/BWBR0018451"), None);
     }
 }

@@ -15,6 +15,7 @@
 //! versioned id). Searches are kept ten minutes.
 
 pub mod ids;
+pub mod offers;
 pub mod orgs;
 
 use std::fmt::Write as _;
@@ -64,7 +65,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         ),
         Sample::new("cvdr_read", r#"{"id": "CVDR700001", "date": "2025-01-01"}"#).asking(2),
     ],
-    offers: &super::Offers::NONE,
+    offers: &offers::OFFERS,
     page: &super::page_spec::PageSpec::Without {
         nl: "Lokale regelgeving (de CVDR) is er voor assistenten: cvdr_search en cvdr_read.",
         en: "Local regulations (the CVDR) are for assistants: cvdr_search and cvdr_read.",
@@ -129,7 +130,7 @@ pub struct ReadArgs {
     #[schemars(length(max = 30))]
     #[serde(default)]
     pub article: Option<String>,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[schemars(schema_with = "text_offset_schema")]
     #[serde(default)]
     pub offset: Option<usize>,
@@ -443,7 +444,14 @@ pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offs
 
 /// Read one local regulation.
 async fn cvdr_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
-    let id = args.id.trim().to_ascii_uppercase();
+    // The id as `fetch` and `search` write it, a link to its page, or `#` and an article
+    // (the `article` argument, where given, decides).
+    let (id, article_in_id) = ids::asked(crate::connectors::ids::own(PLATFORM, &args.id))
+        .unwrap_or_else(|| (args.id.trim().to_ascii_uppercase(), None));
+    let args = ReadArgs {
+        article: args.article.or(article_in_id),
+        ..args
+    };
     if !is_cvdr_id(&id) {
         return tool_error(format!(
             "cvdr_read: `{}` is not a CVDR id (CVDR and digits, with `_` and a version or without, such as \

@@ -181,7 +181,7 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     #[schemars(range(max = 9998))]
     pub offset: Option<u64>,
@@ -195,7 +195,7 @@ pub struct DocumentArgs {
     /// `stcrt-2026-10001`, `kst-26100-1`.
     #[schemars(length(max = 80))]
     pub id: String,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
     /// Characters (default 10,000).
@@ -407,7 +407,7 @@ const TOOLS: &[ToolSpec] = &[
                       Waterschapsblad, Staatscourant, Staatsblad, Kamerstukken, Handelingen, Kamervragen, …), full \
                       text, newest first. Only the first 9,999 hits of a search are reachable: narrow with filters \
                       rather than page deep. A council's own meeting records are at obv_search; ob_document reads \
-                      a hit's text. Repeats within ten minutes come from BesluitBron's buffer.",
+                      a hit's text. Repeats: buffered 10 min.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: ob_search,
@@ -466,7 +466,9 @@ async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
 
 /// Read one publication.
 async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
-    let id = args.id.trim().to_owned();
+    // The id as `fetch` and `search` write it, or a link to the publication.
+    let given = crate::connectors::ids::own(PLATFORM, &args.id);
+    let id = ids::identifier(given).unwrap_or_else(|| given.to_owned());
     if !is_identifier(&id) {
         return tool_error(format!(
             "`id` must be a publication identifier from ob_search, such as gmb-2026-104512 or kst-26100-1 \

@@ -1,19 +1,56 @@
 //! The ids OpenBesluitvorming reads (`fetch`, and `obv_document`'s `id`): its composite
-//! entity ids, `type:supplier:orgtype:org:sourceid`
+//! entity ids, `type:supplier:orgtype:source:sourceid`
 //! (`document:notubiz:gemeente:soest:12345`), of a document, meeting, motion or
-//! recording.
+//! recording; and the link to a record's page on openbesluitvorming.nl ([`page_url`]).
 
 use super::{DOCUMENT_TOOL, DocumentArgs, obv_document};
-use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading};
+use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, query_value};
 
 /// What OpenBesluitvorming reads.
 pub const READER: IdReader = IdReader {
-    forms: &[IdForm {
-        what: "an OpenBesluitvorming id (document, meeting, motion)",
-        example: "document:notubiz:gemeente:soest:12345",
-    }],
+    forms: &[
+        IdForm {
+            what: "an OpenBesluitvorming id (document, meeting, motion)",
+            example: "document:notubiz:gemeente:soest:12345",
+        },
+        IdForm {
+            what: "a link to a record on openbesluitvorming.nl",
+            example: "openbesluitvorming.nl/?organization=soest&view=document:notubiz:gemeente:soest:12345",
+        },
+    ],
     read,
 };
+
+/// The public site, whose pages open a record by its id.
+const SITE: &str = "https://openbesluitvorming.nl/";
+
+/// The page on openbesluitvorming.nl that opens the record `id`: the address the site
+/// itself gives a result (`web/src/App.svelte`, `detailHref`: the search's state and
+/// `view`, the entity id), with the record's own source as the search (`organization`,
+/// the fourth part of the id: the site opens `view` only beside a search, and a search
+/// needs words or a source). `None` for what is not an entity id.
+pub fn page_url(id: &str) -> Option<String> {
+    if !is_entity_id(id) {
+        return None;
+    }
+    let source = id.split(':').nth(3)?;
+    let mut url = reqwest::Url::parse(SITE).ok()?;
+    url.query_pairs_mut()
+        .append_pair("organization", source)
+        .append_pair("view", id);
+    Some(url.into())
+}
+
+/// The entity id in `id`: itself, or the `view` of a link to the site (or its beta).
+pub fn entity_id(id: &str) -> Option<String> {
+    let id = id.trim();
+    let link = link_to(id, "openbesluitvorming.nl").or_else(|| link_to(id, "beta.openbesluitvorming.nl"));
+    let id = match link {
+        Some(url) => query_value(&url, "view")?,
+        None => id.to_owned(),
+    };
+    is_entity_id(&id).then_some(id)
+}
 
 /// The entity types whose ids `obv_document` reads.
 const TYPES: [&str; 4] = ["document", "meeting", "motion", "recording"];
@@ -30,12 +67,9 @@ pub fn is_entity_id(id: &str) -> bool {
 }
 
 fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
-    let id = id.trim();
-    if !is_entity_id(id) {
-        return None;
-    }
+    let id = entity_id(id)?;
     let args = DocumentArgs {
-        id: id.to_owned(),
+        id: id.clone(),
         offset: paging.offset,
         length: paging.length,
     };
@@ -56,5 +90,24 @@ mod tests {
         assert!(!is_entity_id("ECLI:NL:RVS:2015:3394"));
         assert!(!is_entity_id("document:notubiz"));
         assert!(!is_entity_id("kst-36200-VII-5"));
+    }
+
+    #[test]
+    fn a_records_page_is_the_sites_own_link_and_reads_back_as_its_id() {
+        // Real: the Soest council meeting of OpenBesluitvorming's API documentation (API.md).
+        let id = "meeting:notubiz:gemeente:soest:830424";
+        let page = page_url(id).expect("a page");
+        assert_eq!(
+            page,
+            "https://openbesluitvorming.nl/?organization=soest&view=meeting%3Anotubiz%3Agemeente%3Asoest%3A830424"
+        );
+        assert_eq!(entity_id(&page).as_deref(), Some(id));
+        assert_eq!(
+            entity_id("openbesluitvorming.nl/?query=begroting&view=document:notubiz:gemeente:soest:12345").as_deref(),
+            Some("document:notubiz:gemeente:soest:12345"),
+            "pasted without a scheme, with the search it was shared from"
+        );
+        assert_eq!(entity_id("https://openbesluitvorming.nl/?query=begroting"), None);
+        assert_eq!(page_url("kst-36200-VII-5"), None);
     }
 }

@@ -20,7 +20,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::Fold;
-use besluitbron_core::path::{Feedback, Keep};
+use besluitbron_core::path::{Feedback, Keep, Served};
 use rmcp::schemars;
 use serde::Deserialize;
 
@@ -174,7 +174,7 @@ pub struct SearchArgs {
     #[schemars(range(min = 1, max = 100))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<u32>,
 }
@@ -260,7 +260,7 @@ pub struct DocumentArgs {
     /// The entity id from a search hit, e.g. `document:notubiz:gemeente:soest:12345`.
     #[schemars(length(max = 512))]
     pub id: String,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
     /// Characters (default 8000).
@@ -308,7 +308,7 @@ pub struct SourcesArgs {
     #[schemars(range(min = 1, max = 400))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -369,7 +369,7 @@ pub struct StatusArgs {
     #[schemars(range(min = 1, max = 100))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -436,8 +436,7 @@ const TOOLS: &[ToolSpec] = &[
         description: "Search council, provincial and water-board decision making (meetings, documents, motions, \
                       recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give `organization` \
                       whenever the question is about one municipality, province or water board: searching all sources \
-                      is slower. Above 24 results costs extra platform capacity. Repeats within ten minutes come from \
-                      BesluitBron's buffer.",
+                      is slower. Above 24 results costs extra platform capacity. Repeats: buffered 10 min.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: obv_search,
@@ -447,8 +446,7 @@ const TOOLS: &[ToolSpec] = &[
         name: "obv_sources",
         title: "OpenBesluitvorming sources",
         description: "List OpenBesluitvorming's sources (municipalities, provinces, water boards) with the key \
-                      obv_search takes as `organization`; narrow with `name` and `organization_type`. Answered from \
-                      BesluitBron's buffer almost always.",
+                      obv_search takes as `organization`; narrow with `name` and `organization_type`. Cheap: buffered.",
         arguments: SourcesArgs,
         output: render::SourcesShown,
         run: obv_sources,
@@ -479,10 +477,15 @@ async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     // platform is never asked for a key it will refuse.
     if let Some(asked) = params.organization.clone() {
         match ctx.fetch(Who::Caller, call, sources_call(Arc::clone(&client))).await {
-            Ok((sources, _)) => {
+            Ok((sources, served)) => {
                 let resolved = names::resolve(&sources, &asked);
-                if let Some(message) = names::refusal("obv_search", &asked, &resolved) {
-                    return tool_error(message).into();
+                let list_read = matches!(served, Served::Fetched | Served::Coalesced);
+                // Not one source: an answer (not an error) naming the candidates, with
+                // the structured content its schema promises, and no search made.
+                if let Some((message, candidates)) = names::refusal("obv_search", &asked, &resolved, list_read) {
+                    return render::candidates(&searched(&params), message, &candidates)
+                        .into_own_result()
+                        .into();
                 }
                 if let names::Resolved::Key(key) = resolved {
                     params.organization = Some(key);
@@ -509,7 +512,10 @@ async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
 
 /// Read one document or meeting.
 async fn obv_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
-    let id = args.id.trim().to_owned();
+    // A link to the record's page, or the id as `fetch` and `search` write it, reads as
+    // the id; anything else goes to the platform as given.
+    let given = crate::connectors::ids::own(PLATFORM, &args.id);
+    let id = ids::entity_id(given).unwrap_or_else(|| given.to_owned());
     if id.is_empty() || id.len() > 512 {
         return tool_error(
             "obv_document: `id` must be an entity id from obv_search (its `entity_id`, 1 to 512 characters)",

@@ -108,9 +108,12 @@ fn closest(sources: &SourcesAnswer, place: &str, kind: Option<&str>) -> Vec<Sour
     scored.into_iter().take(5).map(|(_, s)| s.clone()).collect()
 }
 
-/// The tool error for an `organization` that is not one source: which sources it could
-/// be, and that nothing was asked.
-pub fn refusal(tool: &str, asked: &str, resolved: &Resolved) -> Option<String> {
+/// What to say of an `organization` that is not one source: which sources it could be,
+/// and that no search was made — "nothing was asked of OpenBesluitvorming" only when
+/// the list of sources came from the buffer (`list_read`: this call read it from the
+/// platform, which costs a unit). `None` for one source. The sources are the answer's
+/// candidates.
+pub fn refusal(tool: &str, asked: &str, resolved: &Resolved, list_read: bool) -> Option<(String, Vec<SourceEntry>)> {
     let list = |sources: &[SourceEntry]| {
         sources
             .iter()
@@ -119,18 +122,29 @@ pub fn refusal(tool: &str, asked: &str, resolved: &Resolved) -> Option<String> {
             .join(", ")
     };
     let asked = crate::platforms::http::brief(asked);
+    let asked_of = if list_read {
+        "no search was made; only OpenBesluitvorming's list of sources was read"
+    } else {
+        "nothing was asked of OpenBesluitvorming"
+    };
     match resolved {
         Resolved::Key(_) => None,
-        Resolved::Ambiguous(fits) => Some(format!(
-            "{tool}: `organization` `{asked}` fits {} sources of OpenBesluitvorming: {}. Give one key as \
-             `organization` (nothing was asked of OpenBesluitvorming).",
-            fits.len(),
-            list(fits)
+        Resolved::Ambiguous(fits) => Some((
+            format!(
+                "{tool}: `organization` `{asked}` fits {} sources of OpenBesluitvorming: {}. Give one key as \
+                 `organization` ({asked_of}).",
+                fits.len(),
+                list(fits)
+            ),
+            fits.clone(),
         )),
-        Resolved::Unknown(near) => Some(format!(
-            "{tool}: no OpenBesluitvorming source is called `{asked}`; the nearest: {}. Give a key as \
-             `organization` (obv_sources lists them all; nothing was asked of OpenBesluitvorming).",
-            list(near)
+        Resolved::Unknown(near) => Some((
+            format!(
+                "{tool}: no OpenBesluitvorming source is called `{asked}`; the nearest: {}. Give a key as \
+                 `organization` (obv_sources lists them all; {asked_of}).",
+                list(near)
+            ),
+            near.clone(),
         )),
     }
 }
@@ -201,9 +215,16 @@ mod tests {
         };
         let keys: Vec<&str> = fits.iter().map(|s| s.key.as_str()).collect();
         assert_eq!(keys, ["gemeente-utrecht", "provincie-utrecht"], "whole words only");
-        let text = refusal("obv_search", "Utrecht", &key("Utrecht")).expect("refused");
+        let (text, candidates) = refusal("obv_search", "Utrecht", &key("Utrecht"), false).expect("refused");
         assert!(
             text.contains("`gemeente-utrecht` (Gemeente Utrecht)") && text.contains("nothing was asked"),
+            "{text}"
+        );
+        assert_eq!(candidates, fits);
+        // The call that read the list of sources from the platform does not say it asked nothing.
+        let (text, _) = refusal("obv_search", "Utrecht", &key("Utrecht"), true).expect("refused");
+        assert!(
+            !text.contains("nothing was asked") && text.contains("only OpenBesluitvorming's list of sources was read"),
             "{text}"
         );
     }
@@ -218,7 +239,7 @@ mod tests {
             panic!("unknown");
         };
         assert!(near.iter().all(|s| s.organization_type == "province"), "{near:?}");
-        assert_eq!(refusal("obv_search", "x", &Resolved::Key("k".into())), None);
+        assert_eq!(refusal("obv_search", "x", &Resolved::Key("k".into()), false), None);
     }
 
     /// Every source's own key and own name resolve to it (a reference model: the list itself).

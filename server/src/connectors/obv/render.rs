@@ -12,9 +12,10 @@ use serde_json::json;
 
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
+use crate::connectors::obv::ids::page_url;
 use crate::connectors::pages::{TextPage, Window, text_page};
 use crate::connectors::vocabulary::{Item, Tally};
-use crate::platforms::obv::{Entity, SearchPage, Source, Status};
+use crate::platforms::obv::{Entity, SearchPage, Source, Status, iso_day};
 
 /// One hit of `obv_search`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -145,7 +146,8 @@ impl Searched {
 /// One result of `obv_search`: the shared [`Item`] and its short summary.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Found {
-    /// The record (`kind`: `Meeting`, `Document`, `Motion` or `Recording`; `url`: its file).
+    /// The record (`kind`: `Meeting`, `Document`, `Motion` or `Recording`; `date`:
+    /// YYYY-MM-DD; `url`: its file, else its page on openbesluitvorming.nl).
     #[serde(flatten)]
     pub item: Item,
     /// A short summary.
@@ -161,10 +163,10 @@ impl Found {
                 hit.entity_id.clone(),
                 hit.title.clone(),
             )
-            .dated(Some(hit.date.clone()))
+            .dated(iso_day(&hit.date))
             .kind(Some(hit.entity_type.clone()))
             .of(Some(hit.organization.clone()))
-            .at(hit.download_url.clone()),
+            .at(hit.download_url.clone().or_else(|| page_url(&hit.entity_id))),
             summary: hit.summary.clone(),
         }
     }
@@ -181,6 +183,30 @@ pub struct SearchShown {
     /// How many match (OpenBesluitvorming may estimate), and the next page.
     #[serde(flatten)]
     pub tally: Tally,
+    /// When `organization` is no one source: the sources it may be (each `id` a key for
+    /// `organization`); no search was made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<Item>,
+}
+
+/// `obv_search`'s answer when its `organization` fits no single source (`message` says
+/// which it may be): no search was made, no results, the sources as `candidates`.
+pub fn candidates(searched: &Searched, message: String, sources: &[SourceEntry]) -> Rendered {
+    let shown = SearchShown {
+        searched: searched.clone(),
+        results: Vec::new(),
+        tally: Tally::default(),
+        candidates: sources
+            .iter()
+            .map(|s| {
+                Item::reference(PlatformId::Obv, s.key.clone(), s.label.clone()).kind(Some(s.organization_type.clone()))
+            })
+            .collect(),
+    };
+    Rendered {
+        text: message,
+        structured: Structure::Own(json!(shown)),
+    }
 }
 
 /// `obv_search`'s result: every hit of the page as a line, what was searched, and how to
@@ -228,6 +254,7 @@ pub fn search(answer: &SearchAnswer, served: Served, searched: &Searched) -> Ren
             total_is_exact: !answer.total_is_approximate,
             next_offset: next_offset.map(u64::from),
         },
+        candidates: Vec::new(),
     };
     Rendered {
         text,
@@ -372,13 +399,13 @@ pub struct DocumentShown {
     pub id: String,
     /// Title.
     pub title: String,
-    /// The date, as the platform writes it.
+    /// The day, YYYY-MM-DD (the platform's words where they name no day).
     pub date: String,
     /// Its type: `Meeting`, `Document`, `Motion` or `Recording`.
     pub kind: String,
     /// The organisation's name.
     pub organization: String,
-    /// Where the file is.
+    /// Where the file is, else the record's page on openbesluitvorming.nl.
     pub url: Option<String>,
     /// `obv`.
     pub platform: String,
@@ -417,10 +444,10 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
     let shown = DocumentShown {
         id: answer.entity_id.clone(),
         title: answer.title.clone(),
-        date: answer.date.clone(),
+        date: iso_day(&answer.date).unwrap_or_else(|| answer.date.clone()),
         kind: answer.entity_type.clone(),
         organization: answer.organization.clone(),
-        url: answer.download_url.clone(),
+        url: answer.download_url.clone().or_else(|| page_url(&answer.entity_id)),
         platform: PlatformId::Obv.as_str().to_owned(),
         pdf_url: answer.pdf_url.clone(),
         meeting_id: answer.meeting_id.clone(),

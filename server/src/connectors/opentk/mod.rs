@@ -113,7 +113,7 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     #[schemars(range(min = 0, max = 279))]
     pub offset: Option<u32>,
@@ -151,7 +151,7 @@ pub struct DocumentArgs {
     /// A document number (`2026D12345`, from opentk_search) or a kamerstuk id (`kst-36200-12`).
     #[schemars(length(max = 64))]
     pub id: String,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
     /// Characters (default 8000).
@@ -430,7 +430,8 @@ async fn opentk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
 
 /// One document's text (OpenTK).
 async fn opentk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
-    let Some(id) = DocumentId::parse(&args.id) else {
+    // The id as `fetch` and `search` write it (`opentk:2026D10385`) reads as the number.
+    let Some(id) = DocumentId::parse(crate::connectors::ids::own(PLATFORM, &args.id)) else {
         return tool_error(format!(
             "opentk_document: `{}` is not a document number (2026D12345, from opentk_search) or kamerstuk id \
              (kst-36200-12); for a Tweede Kamer GUID use tk_document_text",
@@ -541,7 +542,7 @@ async fn opentk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Repl
 
 /// A committee meeting or debate (OpenTK).
 async fn opentk_activity(ctx: &Context, call: &Call, args: ActivityArgs) -> Reply {
-    let Some(number) = opentk::parse_number(&args.id) else {
+    let Some(number) = opentk::parse_number(crate::connectors::ids::own(PLATFORM, &args.id)) else {
         return tool_error(format!(
             "`{}` is not an activity number (such as 2026A01234)",
             short(&args.id)

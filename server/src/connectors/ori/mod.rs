@@ -140,7 +140,7 @@ pub struct DocumentArgs {
     /// bare document id.
     #[schemars(length(max = 170))]
     pub id: String,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
     /// Characters (default 10000).
@@ -345,7 +345,7 @@ async fn ori_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
         return tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into();
     }
     let offset = args.offset.unwrap_or(0);
-    let Some((index, id)) = ori::parse_doc_ref(&args.id) else {
+    let Some((index, id)) = ori::parse_doc_ref(crate::connectors::ids::own(PLATFORM, &args.id)) else {
         return tool_error(format!(
             "`{}` is not an ORI document id (`index/id` from ori_search)",
             short(&args.id)

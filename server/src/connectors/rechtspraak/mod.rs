@@ -167,7 +167,7 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     #[schemars(range(max = 10_000_000))]
     pub offset: Option<u32>,
@@ -189,7 +189,7 @@ pub struct RulingArgs {
     #[schemars(skip)]
     #[serde(default)]
     pub ecli: Option<String>,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
     /// Characters (default 10000).
@@ -214,7 +214,7 @@ pub struct CourtsArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<usize>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     #[schemars(range(max = 100_000))]
     pub offset: Option<usize>,
@@ -232,7 +232,7 @@ pub struct ListArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<usize>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     #[schemars(range(max = 100_000))]
     pub offset: Option<usize>,
@@ -535,8 +535,7 @@ const TOOLS: &[ToolSpec] = &[
         description: "Find Dutch court rulings by court, area of law, procedure, type and dates. There is NO search \
                       by words here (`query` is refused, never sent): pick filters, read the summaries it returns, \
                       then read a ruling with rechtspraak_ruling. Courts, areas and procedures by name or \
-                      abbreviation; an unknown name gives the closest. Newest first; repeats within ten minutes come \
-                      from BesluitBron's buffer.",
+                      abbreviation; an unknown name gives the closest. Newest first; repeats: buffered 10 min.",
         arguments: SearchArgs,
         output: SearchOutput,
         run: rechtspraak_search,
@@ -547,8 +546,7 @@ const TOOLS: &[ToolSpec] = &[
         title: "Rechtspraak courts",
         description: "The courts of the Rechtspraak value list (Hoge Raad, Raad van State, gerechtshoven, \
                       rechtbanken, tuchtcolleges, and former ones) with their abbreviations; narrow with `filter` \
-                      rather than pulling all. rechtspraak_search takes a name or abbreviation from here. Answered \
-                      from BesluitBron's buffer almost always.",
+                      rather than pulling all. rechtspraak_search takes a name or abbreviation from here. Cheap: buffered.",
         arguments: CourtsArgs,
         output: CourtsOutput,
         run: rechtspraak_courts,
@@ -558,7 +556,7 @@ const TOOLS: &[ToolSpec] = &[
         title: "Rechtspraak areas of law",
         description: "The areas of law of the Rechtspraak value list (Bestuursrecht, Civiel recht, Strafrecht, … \
                       and their sub-areas); narrow with `filter`. Courts often tag only the top level, so search \
-                      by a top-level area where you can. Answered from BesluitBron's buffer almost always.",
+                      by a top-level area where you can. Cheap: buffered.",
         arguments: ListArgs,
         output: AreasOutput,
         run: rechtspraak_areas,
@@ -722,7 +720,7 @@ async fn rechtspraak_ruling(ctx: &Context, call: &Call, args: RulingArgs) -> Rep
         )
         .into();
     };
-    let Some(ecli) = Ecli::parse(asked) else {
+    let Some(ecli) = ids::ecli_of(crate::connectors::ids::own(PLATFORM, asked)) else {
         return tool_error(format!(
             "`{}` is not an ECLI (ECLI:NL:court:year:number, e.g. ECLI:NL:HR:2026:1500)",
             resolve::echo(asked)

@@ -29,6 +29,23 @@ pub const READER: IdReader = IdReader {
     read,
 };
 
+/// The page of a document on tweedekamer.nl, by its number (`2024D20431`): the
+/// `kamerstukken/detail` form the Kamer's site and those who cite it use, with the
+/// number as both `id` and `did` (real links: `…/kamerstukken/detail?id=2024D20431&did=
+/// 2024D20431`, `…?id=2016D13371&did=2016D13371`). `None` for what is no document number.
+pub fn document_page(number: &str) -> Option<String> {
+    let number = number.trim().to_ascii_uppercase();
+    is_document_number(&number)
+        .then(|| format!("https://www.tweedekamer.nl/kamerstukken/detail?id={number}&did={number}"))
+}
+
+/// The page of a case on tweedekamer.nl, by its number (`2026Z19970`: `…/kamerstukken/
+/// detail?id=2026Z19970`). `None` for what is no case number.
+pub fn case_page(number: &str) -> Option<String> {
+    let number = number.trim().to_ascii_uppercase();
+    is_case_number(&number).then(|| format!("https://www.tweedekamer.nl/kamerstukken/detail?id={number}"))
+}
+
 /// A document as the Kamer's readers take it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DocumentRef {
@@ -153,6 +170,14 @@ mod tests {
             by_guid
         );
         assert_eq!(named("kst-35510-16"), None);
+        // The pages a result links to read back as what they link.
+        assert_eq!(named(&document_page("2021d02426").expect("a page")), number);
+        assert_eq!(
+            named(&case_page("2021Z00984").expect("a page")),
+            Some(Named::Case("2021Z00984".into()))
+        );
+        assert_eq!(document_page("2021Z00984"), None);
+        assert_eq!(case_page("2021D02426"), None);
         assert_eq!(named("2021A02426"), None, "an activity is OpenTK's");
     }
 }

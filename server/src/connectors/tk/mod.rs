@@ -115,7 +115,7 @@ pub struct SearchArgs {
     #[schemars(range(min = 1, max = 250))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[schemars(range(max = 10_000_249))]
     #[serde(default)]
     pub offset: Option<u64>,
@@ -153,7 +153,7 @@ pub struct CommitteesArgs {
     #[schemars(range(min = 1, max = 300))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// From the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -348,8 +348,8 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "tk_factions",
         title: "Tweede Kamer factions",
-        description: "The current factions (fracties) of the Tweede Kamer with their abbreviations and seats. A \
-                      reference list that changes over months: answered from BesluitBron's buffer almost always.",
+        description: "The current factions (fracties) of the Tweede Kamer with their abbreviations and seats. \
+                      Cheap: buffered.",
         arguments: NoArgs,
         output: render::FactionsShown,
         run: tk_factions,
@@ -358,8 +358,8 @@ const TOOLS: &[ToolSpec] = &[
         name: "tk_committees",
         title: "Tweede Kamer committees",
         description: "The committees (commissies) of the Tweede Kamer with their abbreviations, standing and \
-                      temporary ones (about 300); narrow with `name`. A reference list that changes over months: \
-                      answered from BesluitBron's buffer almost always.",
+                      temporary ones (about 300); narrow with `name`. Cheap: \
+                      buffered.",
         arguments: CommitteesArgs,
         output: render::CommitteesShown,
         run: tk_committees,

@@ -38,7 +38,7 @@ pub const OFFERS: Offers = Offers {
         uri_template: "besluitbron://tk/document/{id}",
         name: "tk-document",
         title: "Tweede Kamer: documenttekst",
-        description: "The text of one Tweede Kamer document by its `Id` (a GUID from tk_search), as \
+        description: "The text of one Tweede Kamer document by its number (2021D02426) or the `id` tk_search gives, as \
                       tk_document_text gives it: the first page; tk_document_text reads on with `offset`. \
                       Expensive the first time (the file is fetched and read), then kept.",
         tool: "tk_document_text",

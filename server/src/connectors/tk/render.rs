@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
 use crate::connectors::pages::Window;
+use crate::connectors::tk::ids::{case_page, document_page};
 use crate::connectors::vocabulary::{Item, Tally};
 use crate::platforms::tk::{Commissie, Document, Fractie, TkPage, Zaak};
 
@@ -65,6 +66,7 @@ impl Listed for Document {
             .dated(self.datum.as_deref().map(day))
             .kind(self.soort.clone())
             .of(Some("Tweede Kamer"))
+            .at(document_page(self.number()))
     }
 }
 
@@ -83,6 +85,7 @@ impl Listed for Zaak {
             .dated(self.gestart_op.as_deref().map(day))
             .kind(self.soort.clone())
             .of(Some("Tweede Kamer"))
+            .at(case_page(self.number()))
     }
 }
 

@@ -47,7 +47,7 @@ pub struct TextArgs {
     /// to it on tweedekamer.nl.
     #[schemars(length(max = 300))]
     pub id: String,
-    /// Default 0; from the answer's `next_offset`.
+    /// From `next_offset`.
     #[serde(default)]
     pub offset: Option<usize>,
     /// Characters (default 8000).

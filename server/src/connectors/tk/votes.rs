@@ -505,18 +505,20 @@ pub struct FactionVote {
     pub mistake: bool,
 }
 
-/// A member's vote in a roll call.
+/// The members of one faction who voted alike in a roll call: every member's vote, each
+/// faction and vote written once (150 members named one by one were 10 KB a roll call,
+/// and a bill's or a query's answer holds several; issue 42).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MemberVote {
-    /// The member (`ActorNaam`).
-    pub name: String,
-    /// Their faction.
+    /// The faction.
     pub faction: String,
     /// `Voor`, `Tegen` or `Niet deelgenomen`.
     pub vote: String,
     /// Cast by mistake (`Vergissing`); it counts as cast.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mistake: bool,
+    /// The members (`ActorNaam`), in the platform's order.
+    pub names: Vec<String>,
 }
 
 /// One decision's result.
@@ -560,7 +562,8 @@ pub struct VoteResult {
     pub totals: Tally,
     /// Per faction, largest first.
     pub factions: Vec<FactionVote>,
-    /// Every member's vote, in a roll call (empty otherwise).
+    /// Every member's vote, in a roll call (empty otherwise): per faction (in the order
+    /// of `factions`) and vote, the members' names.
     pub members: Vec<MemberVote>,
 }
 
@@ -606,12 +609,19 @@ fn result_of(case: &CaseVotes, n: usize, d: &DecisionVotes) -> VoteResult {
         entry.tally.add(&soort, weight);
         totals.add(&soort, weight);
         if is_member(v) {
-            members.push(MemberVote {
-                name: v.actor_naam.clone().unwrap_or_default(),
-                faction,
-                vote: soort,
-                mistake: v.vergissing,
-            });
+            let name = v.actor_naam.clone().unwrap_or_default();
+            let alike = members
+                .iter_mut()
+                .find(|m: &&mut MemberVote| m.faction == faction && m.vote == soort && m.mistake == v.vergissing);
+            match alike {
+                Some(group) => group.names.push(name),
+                None => members.push(MemberVote {
+                    faction,
+                    vote: soort,
+                    mistake: v.vergissing,
+                    names: vec![name],
+                }),
+            }
         }
     }
     let mut factions: Vec<FactionVote> = factions
@@ -622,6 +632,9 @@ fn result_of(case: &CaseVotes, n: usize, d: &DecisionVotes) -> VoteResult {
         })
         .collect();
     factions.sort_by(|a, b| b.seats.cmp(&a.seats).then_with(|| a.faction.cmp(&b.faction)));
+    let place = |faction: &str| factions.iter().position(|f| f.faction == faction);
+    let side = |vote: &str| ["Voor", "Tegen"].iter().position(|s| *s == vote).unwrap_or(2);
+    members.sort_by_key(|m| (place(&m.faction), side(&m.vote), m.mistake));
     let c = &case.case;
     VoteResult {
         id: c.nummer.clone().unwrap_or_default(),
@@ -808,7 +821,7 @@ fn write_decision(text: &mut String, r: &VoteResult, d: &DecisionVotes) {
                 .members
                 .iter()
                 .filter(|m| m.faction == f.faction && m.vote != line)
-                .map(|m| format!("{} {}", m.name, m.vote))
+                .flat_map(|m| m.names.iter().map(|name| format!("{name} {}", m.vote)))
                 .collect();
             if !others.is_empty() {
                 let _ = write!(text, " — otherwise: {}", others.join(", "));

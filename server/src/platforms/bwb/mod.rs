@@ -78,6 +78,7 @@ impl BwbSearch {
     /// The CQL, or why it cannot be written (nothing to search for, a bad date).
     pub fn cql(&self) -> Result<String, PlatformError> {
         let bad = |code: &str, message: String| PlatformError::BadRequest {
+            sent: false,
             platform: PLATFORM,
             code: code.to_owned(),
             message,
@@ -145,6 +146,7 @@ impl BwbClient {
     /// The version of the regulation `id` in force on `date` (YYYY-MM-DD).
     pub async fn in_force(&self, id: &str, date: &str) -> Result<BwbRecord, PlatformError> {
         let bad = |code: &str, message: String| PlatformError::BadRequest {
+            sent: false,
             platform: PLATFORM,
             code: code.to_owned(),
             message,

@@ -203,6 +203,7 @@ impl CvdrSearch {
     /// The CQL, or why it cannot be written (nothing to search for, a bad date).
     pub fn cql(&self) -> Result<String, PlatformError> {
         let bad = |code: &str, message: String| PlatformError::BadRequest {
+            sent: false,
             platform: PLATFORM,
             code: code.to_owned(),
             message,
@@ -246,6 +247,7 @@ impl CvdrSearch {
 /// version, without one the version in force on `date`.
 pub fn version_cql(id: &str, date: &str) -> Result<String, PlatformError> {
     let bad = |code: &str, message: String| PlatformError::BadRequest {
+        sent: false,
         platform: PLATFORM,
         code: code.to_owned(),
         message,

@@ -175,6 +175,7 @@ pub fn status_error<'a>(
         StatusCode::BAD_REQUEST => {
             let refusal = (refusals.read)(&fetched.body).unwrap_or_default();
             PlatformError::BadRequest {
+                sent: true,
                 platform,
                 code: refusal
                     .code
@@ -413,6 +414,7 @@ mod tests {
         assert_eq!(
             status_error(p, &coded, "x", &CODED),
             PlatformError::BadRequest {
+                sent: true,
                 platform: p,
                 code: "invalid_limit".into(),
                 message: "te groot".into()
@@ -422,6 +424,7 @@ mod tests {
             assert_eq!(
                 status_error(p, &answer(400, None, body), "x", &CODED),
                 PlatformError::BadRequest {
+                    sent: true,
                     platform: p,
                     code: "invalid_query".into(),
                     message: "the platform gave no reason".into()

@@ -163,6 +163,7 @@ impl PlatformHttp {
         let url_bytes = request.url().as_str().len();
         if url_bytes > MAX_REQUEST_URL_BYTES {
             return Err(PlatformError::BadRequest {
+                sent: false,
                 platform,
                 code: "request_too_long".to_owned(),
                 message: format!(

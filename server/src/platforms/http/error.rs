@@ -67,9 +67,10 @@ pub enum PlatformError {
         /// How long the platform asks to wait (`Retry-After`).
         retry_after: Duration,
     },
-    /// The request itself is wrong: refused by the platform (HTTP 400) or by
-    /// BesluitBron's own check, which uses the platform's codes.
-    #[error("{} refused the request ({code}): {message}; correct this parameter and ask again", .platform.display_name())]
+    /// The request itself is wrong: refused by the platform (HTTP 400, `sent`) or by
+    /// BesluitBron's own check, which uses the platform's codes (nothing was sent, and
+    /// the message says so rather than that the platform refused).
+    #[error("{}", refusal_text(.platform.display_name(), code, message, *.sent))]
     BadRequest {
         /// The platform.
         platform: PlatformId,
@@ -77,6 +78,9 @@ pub enum PlatformError {
         code: String,
         /// Human-readable explanation.
         message: String,
+        /// Whether the platform was asked and refused it (else BesluitBron's own check
+        /// refused it before anything was sent).
+        sent: bool,
     },
     /// The requested record does not exist (HTTP 404).
     #[error("{} has no {what}; check the id, or search for it first", .platform.display_name())]
@@ -84,6 +88,15 @@ pub enum PlatformError {
         /// The platform.
         platform: PlatformId,
         /// What was asked for.
+        what: String,
+    },
+    /// A file a record the platform gave lists (a rendition) is not there (HTTP 404 or
+    /// 410): the id was right, so "check the id" would send the assistant astray.
+    #[error("{} lists {what} in its record but does not serve it (HTTP 404): the id is right, the file is missing at the platform; its page (the record's `url`) may still show it", .platform.display_name())]
+    FileMissing {
+        /// The platform.
+        platform: PlatformId,
+        /// The file, e.g. "the XML rendition of `gmb-2026-104512`".
         what: String,
     },
     /// The platform refused access (HTTP 401 or 403). BesluitBron sends no credentials,
@@ -120,7 +133,7 @@ pub enum PlatformError {
     },
     /// The platform answered with an unexpected HTTP status (a 5xx, a redirect
     /// BesluitBron does not follow, or a 4xx without a meaning of its own).
-    #[error("{} answered HTTP {status}; it may be having trouble, try again later", .platform.display_name())]
+    #[error("{} answered HTTP {status}{}", .platform.display_name(), upstream_advice(*.status))]
     Upstream {
         /// The platform.
         platform: PlatformId,
@@ -219,6 +232,27 @@ pub enum PlatformError {
     },
 }
 
+/// A refused request in words: the platform's refusal, or BesluitBron's own check by
+/// the platform's rules before anything was sent.
+fn refusal_text(platform: &str, code: &str, message: &str, sent: bool) -> String {
+    if sent {
+        format!("{platform} refused the request ({code}): {message}; correct this parameter and ask again")
+    } else {
+        format!("{message} ({code}; nothing was sent to {platform}): correct this parameter and ask again")
+    }
+}
+
+/// What an unexpected HTTP status means for the assistant: a 404 or 410 is an address
+/// the platform does not have (asking again gets the same), another 4xx a request it
+/// refused; only a 5xx or a redirect not followed may be trouble that passes.
+fn upstream_advice(status: u16) -> &'static str {
+    match status {
+        404 | 410 => " (not found): it has nothing at that address; asking again gets the same answer",
+        400..=499 => ": it refused the request; asking again gets the same answer",
+        _ => "; it may be having trouble, try again later",
+    }
+}
+
 /// The size of an answer over the cap, as a [`PlatformError::TooLarge`] says it.
 fn size_text(size_bytes: Option<u64>, limit_bytes: u64) -> String {
     match size_bytes {
@@ -236,6 +270,7 @@ impl PlatformError {
             | PlatformError::RateLimited { platform, .. }
             | PlatformError::BadRequest { platform, .. }
             | PlatformError::NotFound { platform, .. }
+            | PlatformError::FileMissing { platform, .. }
             | PlatformError::AccessDenied { platform, .. }
             | PlatformError::Challenge { platform, .. }
             | PlatformError::TooLarge { platform, .. }
@@ -273,6 +308,7 @@ impl PlatformError {
             PlatformError::Unreachable { .. } => "unreachable",
             PlatformError::BadRequest { .. } => "bad_request",
             PlatformError::NotFound { .. } => "not_found",
+            PlatformError::FileMissing { .. } => "file_missing",
             PlatformError::AccessDenied { .. } => "access_denied",
             PlatformError::Challenge { .. } => "challenge",
             PlatformError::TooLarge { .. } => "too_large",
@@ -293,6 +329,26 @@ impl PlatformError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_404_is_not_trouble_that_passes_and_a_5xx_is() {
+        let at = |status: u16| {
+            PlatformError::Upstream {
+                platform: PlatformId::Ob,
+                status,
+                retry: Retry::No,
+            }
+            .to_string()
+        };
+        for gone in [404, 410] {
+            let m = at(gone);
+            assert!(m.contains("not found") && !m.contains("trouble"), "{m}");
+        }
+        assert!(at(418).contains("refused") && !at(418).contains("trouble"));
+        for passing in [500, 503, 301] {
+            assert!(at(passing).contains("may be having trouble"), "{passing}");
+        }
+    }
 
     #[test]
     fn errors_name_the_platform_and_the_way_out() {

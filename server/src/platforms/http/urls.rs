@@ -45,6 +45,7 @@ pub fn join(platform: PlatformId, base: &Url, path: &str) -> Result<Url, Platfor
 pub fn path_segment(platform: PlatformId, id: &str) -> Result<String, PlatformError> {
     if matches!(id, "" | "." | "..") {
         return Err(PlatformError::BadRequest {
+            sent: false,
             platform,
             code: "invalid_id".to_owned(),
             message: "an id must be a name, not empty, `.` or `..`".to_owned(),

@@ -135,6 +135,7 @@ pub fn read_answer<R>(
         }
         let said: Vec<String> = answer.diagnostics.iter().map(|d| bounded(&d.describe())).collect();
         return Err(PlatformError::BadRequest {
+            sent: true,
             platform,
             code: "query_rejected".to_owned(),
             message: format!("the search was rejected: {}. {}", said.join("; "), collection.advice),
@@ -184,6 +185,7 @@ pub fn bounded(text: &str) -> String {
 pub fn start_record(collection: &Collection, offset: u64) -> Result<u64, PlatformError> {
     if offset > MAX_OFFSET {
         return Err(PlatformError::BadRequest {
+            sent: false,
             platform: collection.platform,
             code: "too_deep".to_owned(),
             message: format!(

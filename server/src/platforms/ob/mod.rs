@@ -94,6 +94,7 @@ impl ObClient {
     /// The page of `search` from `offset` (0-based), at most `limit` records.
     pub async fn search(&self, search: &ObSearch, offset: u64, limit: u32) -> Result<SearchPage, ObError> {
         let query = search.cql().map_err(|e| PlatformError::BadRequest {
+            sent: false,
             platform: PLATFORM,
             code: "invalid_date".to_owned(),
             message: e.to_string(),
@@ -111,6 +112,7 @@ impl ObClient {
     /// The record of the publication `id` (exact identifier).
     pub async fn record(&self, id: &str) -> Result<ObRecord, ObError> {
         let query = cql::identifier_query(id).ok_or_else(|| PlatformError::BadRequest {
+            sent: false,
             platform: PLATFORM,
             code: "invalid_identifier".to_owned(),
             message: "the identifier holds no letters or digits".to_owned(),
@@ -143,9 +145,17 @@ impl ObClient {
     }
 
     /// Fetches a rendition the record lists (checked with [`ObClient::rendition_url`]).
+    /// A 404 or 410 is [`PlatformError::FileMissing`]: the record names the file, so the
+    /// publication's id is right.
     pub async fn rendition(&self, url: &str, what: &str) -> Result<Rendition, ObError> {
         let url = self.rendition_url(url)?;
         let fetched = self.service.http().get(url).await?;
+        if matches!(fetched.status.as_u16(), 404 | 410) {
+            return Err(PlatformError::FileMissing {
+                platform: PLATFORM,
+                what: format!("the {what}"),
+            });
+        }
         if !fetched.status.is_success() {
             return Err(http::status_error(PLATFORM, &fetched, what, &self.service.refusals()));
         }
@@ -169,6 +179,30 @@ pub fn check_start(offset: u64) -> Result<u64, ObError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_rendition_the_record_lists_but_the_platform_lacks_is_no_wrong_id() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let fake = besluitbron_fakes::serve_ob(listener, besluitbron_fakes::FakeConfig::default())
+            .await
+            .unwrap();
+        let client = ObClient::new(&format!("{}/sru", fake.base_url()), &HttpConfig::default()).unwrap();
+        // On the platform's own host, under its text root, and not in its repository.
+        let url = format!(
+            "{}/frbr/officielepublicaties/gmb/2026/gmb-2026-999999/1/xml/gmb-2026-999999.xml",
+            fake.base_url()
+        );
+        let e = client
+            .rendition(&url, "XML rendition of `gmb-2026-999999`")
+            .await
+            .expect_err("not served");
+        assert_eq!(e.label(), "file_missing");
+        let said = e.to_string();
+        assert!(
+            said.contains("the id is right") && !said.contains("check the id"),
+            "{said}"
+        );
+    }
 
     #[test]
     fn the_ten_thousand_cap_is_ours_to_say() {

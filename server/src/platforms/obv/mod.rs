@@ -33,6 +33,38 @@ pub use wire::{
 };
 use wire::{ErrorBody, SourcesBody};
 
+/// The day of a date as the platform writes it (`31 augustus 2026`: day, month name,
+/// year, in Europe/Amsterdam, as its `formatDate` writes them with `nl-NL`) as
+/// `YYYY-MM-DD`; `None` for anything else (`Datum onbekend`, a form it does not use).
+/// The day is read from the text, not from `sortDate`, which is UTC and names the day
+/// before for anything after midnight in the Netherlands.
+pub fn iso_day(date: &str) -> Option<String> {
+    const MONTHS: [&str; 12] = [
+        "januari",
+        "februari",
+        "maart",
+        "april",
+        "mei",
+        "juni",
+        "juli",
+        "augustus",
+        "september",
+        "oktober",
+        "november",
+        "december",
+    ];
+    let mut words = date.split_whitespace();
+    let (day, month, year) = (words.next()?, words.next()?, words.next()?);
+    if words.next().is_some() || day.len() > 2 || year.len() != 4 {
+        return None;
+    }
+    let day: u32 = day.parse().ok()?;
+    let year: u32 = year.parse().ok()?;
+    let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? + 1;
+    let iso = format!("{year:04}-{month:02}-{day:02}");
+    http::is_iso_date(&iso).then_some(iso)
+}
+
 /// Errors of the OpenBesluitvorming client (the shared platform error type).
 pub type ObvError = PlatformError;
 
@@ -186,6 +218,7 @@ impl fmt::Display for SortOrder {
 
 fn bad_request(code: &str, message: String) -> ObvError {
     PlatformError::BadRequest {
+        sent: false,
         platform: PLATFORM,
         code: code.to_owned(),
         message,
@@ -397,6 +430,24 @@ pub fn read_every_answer(fetched: &http::Fetched) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_date_as_the_platform_writes_it_reads_as_its_day() {
+        // The form of web/search_api.ts `formatDate` (nl-NL, day numeric, month long).
+        assert_eq!(iso_day("31 augustus 2026").as_deref(), Some("2026-08-31"));
+        assert_eq!(iso_day("1 maart 2025").as_deref(), Some("2025-03-01"));
+        assert_eq!(iso_day(" 9 December 2024 ").as_deref(), Some("2024-12-09"));
+        for other in [
+            "Datum onbekend",
+            "31 februari 2026",
+            "2026-08-31",
+            "augustus 2026",
+            "31 aug 2026",
+            "",
+        ] {
+            assert_eq!(iso_day(other), None, "{other}");
+        }
+    }
 
     fn code(params: SearchParams) -> Option<String> {
         match params.validate() {

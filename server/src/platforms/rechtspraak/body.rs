@@ -5,7 +5,8 @@
 //! (`nr`), numbered paragraphs (`parablock`/`paragroup` with `nr`) as `2.1 text`, lists
 //! as `- ` or `1. ` items, block quotes as `> `, tables as `| a | b |` rows, footnotes as
 //! `[^1]` markers with their text gathered at the end under `Footnotes`, and images as a
-//! mention (`[image: name]`) — never inlined. Any other element (`emphasis`, `section`,
+//! mention (`[image: name]`) — never inlined — followed by what the ruling writes for
+//! them in words (`textobject`, `caption`). Any other element (`emphasis`, `section`,
 //! the `uitspraak.info` header, elements this reader does not know) keeps its text.
 //!
 //! Invariants: whitespace inside a paragraph is folded to single spaces; blocks are
@@ -217,6 +218,14 @@ impl Writer {
                 self.images += 1;
                 let name = image_name(e).unwrap_or_else(|| "unnamed".to_owned());
                 self.text(&format!(" [image: {name}] "));
+                // What the ruling writes for the image in words (a scheme as text, a
+                // caption): part of its text.
+                for words in e
+                    .elements()
+                    .filter(|c| matches!(c.name.as_str(), "textobject" | "caption"))
+                {
+                    self.children(words);
+                }
             }
             "para" | "parablock" | "paragroup" | "section" | "uitspraak.info" | "simpara" | "formalpara" | "p"
             | "div" => {

@@ -134,6 +134,7 @@ impl TkSearch {
     /// nothing is filtered.
     pub fn filter(&self, date_field: &str) -> Result<Option<String>, TkError> {
         let bad = |code: &str, message: String| PlatformError::BadRequest {
+            sent: false,
             platform: PLATFORM,
             code: code.to_owned(),
             message,
@@ -527,6 +528,7 @@ impl TkClient {
     pub async fn document_by_number(&self, number: &str) -> Result<TkDocument, TkError> {
         if !is_document_number(number) {
             return Err(PlatformError::BadRequest {
+                sent: false,
                 platform: PLATFORM,
                 code: "invalid_document_number".to_owned(),
                 message: format!(
@@ -553,6 +555,7 @@ impl TkClient {
     pub fn document_links(&self, id: &str) -> Result<DocumentLinks, TkError> {
         if !is_guid(id) {
             return Err(PlatformError::BadRequest {
+                sent: false,
                 platform: PLATFORM,
                 code: "invalid_guid".to_owned(),
                 message: format!("`{}` is not a document id (a GUID such as 7a9b77f1-…)", http::brief(id)),
@@ -624,6 +627,7 @@ impl TkClient {
     pub async fn case_with_decisions(&self, number: &str) -> Result<CasesWithDecisions, TkError> {
         if !is_case_number(number) {
             return Err(PlatformError::BadRequest {
+                sent: false,
                 platform: PLATFORM,
                 code: "invalid_case_number".to_owned(),
                 message: format!("`{}` is not a case number (such as 2025Z17647)", http::brief(number)),
@@ -661,6 +665,7 @@ impl TkClient {
     /// [`MAX_VOTED_DECISIONS`]): its URL, or why it cannot be asked.
     pub fn votes_url(&self, besluit_ids: &[String]) -> Result<Url, TkError> {
         let bad = |message: String| PlatformError::BadRequest {
+            sent: false,
             platform: PLATFORM,
             code: "invalid_decisions".to_owned(),
             message,
@@ -956,6 +961,12 @@ mod tests {
         };
         assert!(
             matches!(bad_date.filter("Datum"), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_date")
+        );
+        // Said as BesluitBron's own check, not as the Kamer's refusal (issue 42).
+        let said = bad_date.filter("Datum").expect_err("refused").to_string();
+        assert!(
+            said.contains("nothing was sent to Tweede Kamer") && !said.contains("Tweede Kamer refused"),
+            "{said}"
         );
         let many = TkSearch::words((0..11).map(|i| format!("w{i}")));
         assert!(
