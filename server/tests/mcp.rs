@@ -1379,6 +1379,45 @@ async fn fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives() {
             json!({"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}),
             "tk",
         ),
+        // Real ids and links (the fakes serve the corpus's real files under them).
+        (
+            "ECLI:NL:CBB:2020:1",
+            "rechtspraak_ruling",
+            json!({"id": "ECLI:NL:CBB:2020:1"}),
+            "rechtspraak",
+        ),
+        (
+            "https://uitspraken.rechtspraak.nl/inziendocument?id=ECLI:NL:GHAMS:2020:3025",
+            "rechtspraak_ruling",
+            json!({"id": "ECLI:NL:GHAMS:2020:3025"}),
+            "rechtspraak",
+        ),
+        ("stb-2018-84", "ob_document", json!({"id": "stb-2018-84"}), "ob"),
+        (
+            "https://zoek.officielebekendmakingen.nl/stcrt-2015-47076.html",
+            "ob_document",
+            json!({"id": "stcrt-2015-47076"}),
+            "ob",
+        ),
+        (
+            "BWBR0018451@2025-06-01#2",
+            "bwb_read",
+            json!({"id": "BWBR0018451", "date": "2025-06-01", "article": "2"}),
+            "bwb",
+        ),
+        (
+            "https://wetten.overheid.nl/BWBR0008326/2011-01-01",
+            "bwb_read",
+            json!({"id": "BWBR0008326", "date": "2011-01-01"}),
+            "bwb",
+        ),
+        ("CVDR100394_2", "cvdr_read", json!({"id": "CVDR100394_2"}), "cvdr"),
+        (
+            "https://lokaleregelgeving.overheid.nl/CVDR680781/1",
+            "cvdr_read",
+            json!({"id": "CVDR680781_1"}),
+            "cvdr",
+        ),
     ];
     for (id, tool, args, platform) in cases {
         // Asked twice, so that the tool's answer comes from the buffer, as fetch's does.
