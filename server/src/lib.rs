@@ -20,6 +20,7 @@
 //! The `besluitbron` binary (`src/main.rs`) wires these into the HTTP server and the CLI.
 
 pub mod app;
+pub mod calendar;
 pub mod call;
 pub mod clock;
 pub mod cluster;

@@ -11,8 +11,9 @@ use besluitbron_core::WallTime;
 use rmcp::schemars;
 use serde::{Deserialize, Serialize};
 
+use crate::calendar;
 use crate::connectors::pages::{TextPage, text_page};
-use crate::platforms::http::{brief, is_iso_date};
+use crate::platforms::http::brief;
 use crate::platforms::koop::regulation::Regulation;
 
 /// The most records a search shows.
@@ -47,16 +48,14 @@ pub fn text_offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema
 
 /// The day of `wall` (UTC), YYYY-MM-DD.
 pub fn day_of(wall: WallTime) -> String {
-    let at = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(i64::try_from(wall.0).unwrap_or(i64::MAX))
-        .unwrap_or_default();
-    at.format("%Y-%m-%d").to_string()
+    calendar::utc_day(wall.0)
 }
 
 /// The date asked, or `today`; an invalid one is the tool's error message.
 pub fn date_arg(tool: &str, date: Option<&str>, today: WallTime) -> Result<String, String> {
     match date.map(str::trim).filter(|d| !d.is_empty()) {
         None => Ok(day_of(today)),
-        Some(d) if is_iso_date(d) => Ok(d.to_owned()),
+        Some(d) if calendar::is_day(d) => Ok(d.to_owned()),
         Some(d) => Err(format!(
             "{tool}: `date` must be a day written YYYY-MM-DD, not `{}`",
             brief(d)

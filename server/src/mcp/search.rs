@@ -42,6 +42,7 @@ use besluitbron_core::PlatformId;
 use super::arguments::Rules;
 use super::fetch::Fetcher;
 use super::{Calls, Scope, ToolRequest};
+use crate::calendar;
 use crate::call::tool_error;
 use crate::connectors::ids::Paging;
 use crate::connectors::search::{Asked, KeywordSearch};
@@ -385,7 +386,7 @@ impl Searcher {
             title: item.title,
             url: item.url.filter(|u| is_web_link(u)),
             platform: platform.as_str(),
-            date: item.date.as_deref().and_then(day),
+            date: item.date.as_deref().and_then(calendar::leading_day).map(str::to_owned),
             kind: item.kind,
             organization: item.organization,
             tool: item.tool,
@@ -397,14 +398,6 @@ impl Searcher {
 fn is_web_link(url: &str) -> bool {
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
     (lower.starts_with("http://") && url.len() > 7) || (lower.starts_with("https://") && url.len() > 8)
-}
-
-/// The day of a platform's date: `YYYY-MM-DD`, alone or before a time (`T…`, ` …`);
-/// `None` for any other form (the field is then left out).
-fn day(date: &str) -> Option<String> {
-    let first = date.get(..10)?;
-    let rest = &date[10..];
-    (is_day(first) && (rest.is_empty() || rest.starts_with(['T', ' ']))).then(|| first.to_owned())
 }
 
 /// The shared question from `args`, or why it cannot be asked.
@@ -419,7 +412,7 @@ fn asked(args: &SearchArgs) -> Result<Asked, String> {
     }
     for (name, day) in [("date_from", &args.date_from), ("date_to", &args.date_to)] {
         if let Some(day) = day
-            && !is_day(day)
+            && !calendar::is_day(day)
         {
             return Err(format!("`{name}` must be a day written YYYY-MM-DD, e.g. 2026-01-31"));
         }
@@ -430,27 +423,6 @@ fn asked(args: &SearchArgs) -> Result<Asked, String> {
         date_from: args.date_from.clone(),
         date_to: args.date_to.clone(),
     })
-}
-
-/// Whether `s` is a day written YYYY-MM-DD that the calendar has.
-fn is_day(s: &str) -> bool {
-    let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return false;
-    }
-    let num = |r: std::ops::Range<usize>| s[r].parse::<u32>().ok();
-    let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else {
-        return false;
-    };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&d)
 }
 
 /// A tool result's first text.
@@ -465,24 +437,6 @@ fn first_text(result: &CallToolResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn days_are_checked_against_the_calendar() {
-        for ok in ["2026-01-31", "2024-02-29", "2000-02-29"] {
-            assert!(is_day(ok), "{ok}");
-        }
-        for bad in [
-            "2026-02-29",
-            "1900-02-29",
-            "2026-13-01",
-            "2026-1-01",
-            "1 januari 2026",
-            "2026-04-31",
-            "",
-        ] {
-            assert!(!is_day(bad), "{bad}");
-        }
-    }
 
     #[test]
     fn the_question_is_checked_before_any_platform_is_asked() {
@@ -533,13 +487,7 @@ mod tests {
     }
 
     #[test]
-    fn dates_are_days_and_links_are_web_links_or_left_out() {
-        assert_eq!(day("2026-08-31").as_deref(), Some("2026-08-31"));
-        assert_eq!(day("2026-08-31T00:00:00+02:00").as_deref(), Some("2026-08-31"));
-        assert_eq!(day("2026-08-31 08:00:00").as_deref(), Some("2026-08-31"));
-        for other in ["31 augustus 2026", "2026-02-30", "2026-08", "2026-08-311", ""] {
-            assert_eq!(day(other), None, "{other}");
-        }
+    fn links_are_web_links_or_left_out() {
         assert!(is_web_link("https://zoek.officielebekendmakingen.nl/stb-2018-84.html"));
         assert!(is_web_link("HTTP://example.org/x"));
         for other in ["", "https://", "ftp://x/y", "/relative", "www.tweedekamer.nl"] {

@@ -44,7 +44,7 @@ use crate::own::Shared;
 use crate::real;
 use crate::registry::FakePlatform;
 use crate::sru::{self, Found, Refusal, SruCollection, SruDiagnostic, SruService, Trouble, escape, not_found};
-use crate::{civil_from_days, days_from_civil, parse_date, raw_response};
+use crate::{parse_date, raw_response};
 
 /// The search's path under the fake's root.
 pub const SRU_PATH: &str = "/sru/Search";
@@ -355,9 +355,8 @@ fn real_regulations() -> Vec<FakeRegulation> {
 
 /// The day before `date` (`YYYY-MM-DD`).
 fn day_before(date: &str) -> String {
-    let (y, m, d) = parse_date(date).unwrap_or_else(|| panic!("{date} is not a day"));
-    let (y, m, d) = civil_from_days(days_from_civil(y, m, d) - 1);
-    format!("{y:04}-{m:02}-{d:02}")
+    let day = parse_date(date).unwrap_or_else(|| panic!("{date} is not a day"));
+    (day - chrono::Days::new(1)).format("%Y-%m-%d").to_string()
 }
 
 /// What the Basiswettenbestand fake does beyond the faults every fake applies: the service's own

@@ -93,6 +93,7 @@ mod tk_votes;
 
 use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
+use chrono::{Days, NaiveDate};
 
 pub use config::{FakeConfig, FakeSetting, FaultParseError, FaultSetting, Oversize, PlatformFault};
 pub use control::CONTROL_PREFIX;
@@ -132,50 +133,31 @@ pub(crate) fn pick(stream: u64, index: u64, n: usize) -> usize {
     (mix64(stream.wrapping_mul(0x1000_0000_01B3) ^ index) % n as u64) as usize
 }
 
-/// The civil date (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+/// A calendar day the fakes' corpora are built from (a constant in the code: panics only on a
+/// typo there).
+pub(crate) fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(y, m, d).unwrap_or_else(|| panic!("{y}-{m}-{d} is not a day"))
 }
 
-/// Days since 1970-01-01 of a civil date (inverse of [`civil_from_days`]).
-pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// `first` moved `n` days on.
+pub(crate) fn days_after(first: NaiveDate, n: u64) -> NaiveDate {
+    first + Days::new(n)
 }
 
 /// Parses a bare `YYYY-MM-DD` that names a real calendar day.
-pub(crate) fn parse_date(text: &str) -> Option<(i64, u32, u32)> {
+pub(crate) fn parse_date(text: &str) -> Option<NaiveDate> {
     let b = text.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let digits = |s: &str| {
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse::<u32>().ok())
-            .flatten()
-    };
-    let (y, m, d) = (digits(&text[0..4])?, digits(&text[5..7])?, digits(&text[8..10])?);
-    if !(1..=12).contains(&m) || d == 0 {
-        return None;
-    }
-    let y = i64::from(y);
-    // A day is real when it survives the round trip through the day count.
-    (civil_from_days(days_from_civil(y, m, d)) == (y, m, d)).then_some((y, m, d))
+    let shaped = b.len() == 10
+        && b.iter().enumerate().all(|(i, &c)| {
+            if matches!(i, 4 | 7) {
+                c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    shaped
+        .then(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
+        .flatten()
 }
 
 /// Percent-encodes a query component: everything but unreserved characters and `$`.
@@ -197,9 +179,11 @@ mod tests {
 
     #[test]
     fn dates_round_trip_and_reject_impossible_days() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(days_from_civil(2024, 2, 29), days_from_civil(2024, 2, 28) + 1);
-        assert_eq!(parse_date("2024-02-29"), Some((2024, 2, 29)));
+        assert_eq!(days_after(day(2024, 2, 28), 1), day(2024, 2, 29));
+        assert_eq!(days_after(day(2023, 2, 28), 1), day(2023, 3, 1));
+        assert_eq!(parse_date("2024-02-29"), Some(day(2024, 2, 29)));
+        assert_eq!(parse_date("+024-02-29"), None);
+        assert_eq!(parse_date("2024-02-2 "), None);
         assert_eq!(parse_date("2023-02-29"), None);
         assert_eq!(parse_date("2024-13-01"), None);
         assert_eq!(parse_date("2024-1-01"), None);

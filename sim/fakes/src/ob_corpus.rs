@@ -17,7 +17,9 @@
 //! `odt` manifestation, or geographic markings.
 
 use crate::real::{self, Element, RealFile};
-use crate::{civil_from_days, days_from_civil, mix64, pick};
+use chrono::Datelike;
+
+use crate::{day, days_after, mix64, pick};
 
 /// Publications generated (the real ones follow them).
 pub const PUBLICATION_COUNT: usize = 360;
@@ -286,19 +288,18 @@ impl ObCorpus {
     pub fn generate() -> ObCorpus {
         let mut publications = Vec::with_capacity(PUBLICATION_COUNT);
         // 1 January 2024 onward, about three years.
-        let first_day = days_from_civil(2024, 1, 1);
+        let first_day = day(2024, 1, 1);
         for i in 0..PUBLICATION_COUNT {
             let n = i as u64;
             let journal = &JOURNALS[i % JOURNALS.len()];
             let creator = journal.creators[pick(SEED, n * 7 + 1, journal.creators.len())];
             let document_type = journal.types[pick(SEED, n * 7 + 2, journal.types.len())];
             let (topic, subject, sentence) = TOPICS[pick(SEED, n * 7 + 3, TOPICS.len())];
-            let day = first_day + (mix64(SEED ^ n) % 1000) as i64;
-            let lag = (mix64(SEED ^ (n << 8)) % 8) as i64;
-            let (y, m, d) = civil_from_days(day);
-            let (ay, am, ad) = civil_from_days(day + lag);
-            let date = format!("{y:04}-{m:02}-{d:02}");
-            let available = format!("{ay:04}-{am:02}-{ad:02}");
+            let published = days_after(first_day, mix64(SEED ^ n) % 1000);
+            let available_on = days_after(published, mix64(SEED ^ (n << 8)) % 8);
+            let ay = available_on.year();
+            let date = published.format("%Y-%m-%d").to_string();
+            let available = available_on.format("%Y-%m-%d").to_string();
             let number = 10_000 + i as u64;
             let (identifier, group, dossier, subnumber) = match journal.kind {
                 "kst" => {
@@ -361,7 +362,7 @@ impl ObCorpus {
                 organization_type: Some(journal.organization_type.to_owned()),
                 publication: journal.publication,
                 number: Some(number.to_string()),
-                volume: Some(ay),
+                volume: Some(i64::from(ay)),
                 dossier,
                 subnumber,
                 date: Some(date),

@@ -10,7 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::{civil_from_days, days_from_civil, pick};
+use chrono::{Datelike, NaiveDate};
+
+use crate::{day, days_after, pick};
 
 /// Twelve provinces, as the real source list has them.
 const PROVINCES: [&str; 12] = [
@@ -207,7 +209,7 @@ pub const LONG_DOCUMENT_EVERY: usize = 97;
 pub const LONG_DOCUMENT_BYTES: usize = 200 * 1024;
 
 /// The first day documents are dated (2023-01-01) and the span in days.
-const FIRST_DAY: (i64, u32, u32) = (2023, 1, 1);
+const FIRST_DAY: (i32, u32, u32) = (2023, 1, 1);
 const SPAN_DAYS: u64 = 1339;
 
 /// One source (organisation) as `/api/sources` lists it.
@@ -344,7 +346,7 @@ impl ObvCorpus {
     /// Generates the corpus (deterministic; call through `obv_corpus()` to do it once).
     pub(crate) fn generate() -> ObvCorpus {
         let sources = generate_sources();
-        let first_day = days_from_civil(FIRST_DAY.0, FIRST_DAY.1, FIRST_DAY.2);
+        let first_day = day(FIRST_DAY.0, FIRST_DAY.1, FIRST_DAY.2);
         let mut entities = Vec::new();
         for (si, source) in sources.iter().enumerate() {
             if !source.implemented {
@@ -360,7 +362,7 @@ impl ObvCorpus {
                 let (_, other) = TOPICS[pick(seed, 3, TOPICS.len())];
                 let kind = DOC_KINDS[pick(seed, 4, DOC_KINDS.len())];
                 let stage = STAGES[pick(seed, 5, STAGES.len())];
-                let day = first_day + pick(seed, 6, SPAN_DAYS as usize) as i64;
+                let day = days_after(first_day, pick(seed, 6, SPAN_DAYS as usize) as u64);
                 let global = entities.len() + docs.len();
                 let long = global % LONG_DOCUMENT_EVERY == 0;
                 docs.push(ObvEntity {
@@ -380,7 +382,7 @@ impl ObvCorpus {
             }
             for m in 0..2u64 {
                 let seed = s * 1_000 + 500 + m;
-                let day = first_day + pick(seed, 6, SPAN_DAYS as usize) as i64;
+                let day = days_after(first_day, pick(seed, 6, SPAN_DAYS as usize) as u64);
                 let meeting_id = format!("meeting:{prefix}:{}", 50_000 + seed);
                 let motion_id = format!("motion:{prefix}:{}", 70_000 + seed);
                 let (word, topic) = TOPICS[pick(seed, 2, TOPICS.len())];
@@ -568,14 +570,12 @@ fn capitalise(word: &str) -> String {
         .unwrap_or_default()
 }
 
-fn iso_day(days: i64) -> String {
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}")
+fn iso_day(day: NaiveDate) -> String {
+    day.format("%Y-%m-%d").to_string()
 }
 
-fn dutch_day(days: i64) -> String {
-    let (y, m, d) = civil_from_days(days);
-    format!("{d} {} {y}", MONTHS_NL[m as usize - 1])
+fn dutch_day(day: NaiveDate) -> String {
+    format!("{} {} {}", day.day(), MONTHS_NL[day.month0() as usize], day.year())
 }
 
 #[cfg(test)]

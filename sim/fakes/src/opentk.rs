@@ -126,8 +126,7 @@ pub fn opentk_corpus() -> &'static OpenTkCorpus {
                     KINDS[pick(42, i as u64, KINDS.len())]
                 };
                 // Oldest first, spread over 2026-06-01 .. 2026-11-30.
-                let day = 152 + (i * 182 / DOCUMENT_COUNT) as i64;
-                let (y, m, d) = crate::civil_from_days(crate::days_from_civil(2026, 1, 1) + day);
+                let day = crate::days_after(crate::day(2026, 1, 1), 152 + (i * 182 / DOCUMENT_COUNT) as u64);
                 OpenTkDocument {
                     // An activity is numbered as one (`2026A…`, what `/activiteit/{n}` takes),
                     // a document as a document.
@@ -136,7 +135,7 @@ pub fn opentk_corpus() -> &'static OpenTkCorpus {
                     } else {
                         format!("2026D{:05}", 10_001 + i)
                     },
-                    datum: format!("{y:04}-{m:02}-{d:02}"),
+                    datum: day.format("%Y-%m-%d").to_string(),
                     category: category.to_owned(),
                     onderwerp: format!("{category} over {topic} ({})", mix64(i as u64) % 1000),
                     text: long_text(

@@ -18,7 +18,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::{civil_from_days, days_from_civil, pick};
+use chrono::{Days, NaiveDate};
+
+use crate::{day, days_after, parse_date, pick};
 
 /// A day with more rulings than one page holds.
 pub const BUSY_DAY: &str = "2026-11-03";
@@ -519,16 +521,8 @@ fn areas() -> Vec<RsArea> {
     areas
 }
 
-fn day_string(days: i64) -> String {
-    let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-fn day_number(text: &str) -> i64 {
-    let y = text[0..4].parse().unwrap_or(2026);
-    let m = text[5..7].parse().unwrap_or(1);
-    let d = text[8..10].parse().unwrap_or(1);
-    days_from_civil(y, m, d)
+fn day_string(day: NaiveDate) -> String {
+    day.format("%Y-%m-%d").to_string()
 }
 
 const SEED: u64 = 0x5253_2026;
@@ -552,11 +546,10 @@ impl RsCorpus {
             rulings: Vec::new(),
         };
         g.special();
-        let first_day = days_from_civil(2026, 1, 5);
-        let busy = day_number(BUSY_DAY);
+        let first_day = day(2026, 1, 5);
+        let busy = parse_date(BUSY_DAY).expect("BUSY_DAY is a day");
         for i in 0..OTHER_RULINGS {
-            let day = first_day + pick(SEED, i as u64, 299) as i64;
-            g.ruling(i, day);
+            g.ruling(i, days_after(first_day, pick(SEED, i as u64, 299) as u64));
         }
         for i in 0..BUSY_DAY_RULINGS {
             g.ruling(OTHER_RULINGS + i, busy);
@@ -984,7 +977,7 @@ impl Generator<'_> {
     }
 
     /// The `i`-th generated ruling, decided on day `day`.
-    fn ruling(&mut self, i: usize, day: i64) {
+    fn ruling(&mut self, i: usize, day: NaiveDate) {
         let publishing: Vec<usize> = PUBLISHING.filter(|&c| self.courts[c].abbreviation != "PHR").collect();
         let court = publishing[pick(SEED ^ 1, i as u64, publishing.len())];
         let abbreviation = self.courts[court].abbreviation.clone();
@@ -1010,7 +1003,7 @@ impl Generator<'_> {
         };
         let date = day_string(day);
         let ecli = self.next_ecli(court, &date[0..4]);
-        let modified_day = day + 1 + pick(SEED ^ 6, i as u64, 6) as i64;
+        let modified_day = days_after(day, 1 + pick(SEED ^ 6, i as u64, 6) as u64);
         let secs = pick(SEED ^ 7, i as u64, 36_000) + 7 * 3_600;
         let modified = format!(
             "{}T{:02}:{:02}:{:02}",
@@ -1073,9 +1066,9 @@ impl Generator<'_> {
             self.rulings.push(RsRuling {
                 ecli: conclusie,
                 court: phr,
-                date: day_string(day - 30),
-                issued: day_string(day - 20),
-                modified: format!("{}T08:00:00", day_string(day - 20)),
+                date: day_string(day - Days::new(30)),
+                issued: day_string(day - Days::new(20)),
+                modified: format!("{}T08:00:00", day_string(day - Days::new(20))),
                 kind: "Conclusie",
                 areas,
                 procedure: 1,

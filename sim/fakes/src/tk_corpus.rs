@@ -14,7 +14,9 @@ use serde_json::{Map, Value, json};
 
 use crate::odata::{FieldType, Schema};
 use crate::tk_votes::{self, BESLUIT_SCHEMA, STEMMING_SCHEMA};
-use crate::{civil_from_days, days_from_civil, mix64, pick};
+use chrono::{Datelike, NaiveDate};
+
+use crate::{day, days_after, mix64, pick};
 
 /// Fields of `Document`.
 pub const DOCUMENT_SCHEMA: Schema = &[
@@ -347,13 +349,13 @@ fn object(value: Value) -> Map<String, Value> {
     }
 }
 
-fn date_of(stream: u64, index: usize) -> (i64, u32, u32) {
-    let first = days_from_civil(2022, 1, 1);
-    civil_from_days(first + pick(stream, index as u64, 1_700) as i64)
+fn date_of(stream: u64, index: usize) -> NaiveDate {
+    days_after(day(2022, 1, 1), pick(stream, index as u64, 1_700) as u64)
 }
 
-fn vergaderjaar((y, m, _): (i64, u32, u32)) -> String {
-    if m >= 9 {
+fn vergaderjaar(date: NaiveDate) -> String {
+    let y = date.year();
+    if date.month() >= 9 {
         format!("{y}-{}", y + 1)
     } else {
         format!("{}-{y}", y - 1)
@@ -380,18 +382,18 @@ fn document(i: usize) -> Map<String, Value> {
         _ => format!("Verslag van een commissiedebat over {phrase}"),
     };
     let date = date_of(s, i);
-    let (y, m, d) = date;
+    let (y, day) = (date.year(), date.format("%Y-%m-%d"));
     object(json!({
         "Id": guid(s, i),
         "Soort": soort,
         "DocumentNummer": format!("{y}D{:05}", 10_000 + (i * 37) % 90_000),
         "Titel": title,
         "Onderwerp": onderwerp,
-        "Datum": format!("{y:04}-{m:02}-{d:02}T00:00:00+01:00"),
+        "Datum": format!("{day}T00:00:00+01:00"),
         "Vergaderjaar": vergaderjaar(date),
         "Kamer": "Tweede Kamer",
         "Volgnummer": (i % 20) + 1,
-        "GewijzigdOp": format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:00+01:00", 8 + i % 10, i % 60),
+        "GewijzigdOp": format!("{day}T{:02}:{:02}:00+01:00", 8 + i % 10, i % 60),
         "Verwijderd": i.is_multiple_of(53),
         "ContentType": FileKind::of(i).promised_type(),
     }))
@@ -456,14 +458,15 @@ fn zaak(i: usize) -> Map<String, Value> {
     let s = 23;
     let (_, phrase, title) = TOPICS[pick(s, i as u64 * 3, TOPICS.len())];
     let soort = ZAAK_SOORTEN[pick(s, i as u64 * 3 + 1, ZAAK_SOORTEN.len())];
-    let (y, m, d) = date_of(s, i);
+    let date = date_of(s, i);
+    let (y, day) = (date.year(), date.format("%Y-%m-%d"));
     object(json!({
         "Id": guid(s, i),
         "Nummer": format!("{y}Z{:05}", 10_000 + (i * 53) % 90_000),
         "Soort": soort,
         "Titel": title,
         "Onderwerp": format!("{soort} over {phrase}"),
-        "GestartOp": format!("{y:04}-{m:02}-{d:02}T00:00:00+01:00"),
+        "GestartOp": format!("{day}T00:00:00+01:00"),
         "Status": if i.is_multiple_of(5) { "Onbekend" } else { "Vrijgegeven" },
         "Afgedaan": i.is_multiple_of(3),
         "Verwijderd": i.is_multiple_of(61),

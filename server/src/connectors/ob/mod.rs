@@ -25,10 +25,11 @@ use serde::Deserialize;
 
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
+use crate::calendar;
 use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::driver::TEXT_LANE;
-use crate::platforms::http::{PlatformError, is_iso_date};
+use crate::platforms::http::PlatformError;
 use crate::platforms::ob::{
     DEFAULT_LIMIT, DateField, MAX_LIMIT, ObClient, ObSearch, Publication, SortOrder, Term, check_start, cql,
 };
@@ -253,7 +254,7 @@ impl SearchArgs {
             .enumerate()
         {
             if let Some(d) = bounded(name, value, 10)? {
-                if !is_iso_date(&d) {
+                if !calendar::is_day(&d) {
                     return Err(format!("`{name}` must be a real day written YYYY-MM-DD"));
                 }
                 dates[i] = Some(d);

@@ -28,7 +28,7 @@ use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::platforms::http::{self, PlatformError};
+use crate::platforms::http::PlatformError;
 use crate::platforms::ori::{self, ALL_SOURCES, OriClient, OriSearch};
 use render::{DocumentAnswer, DocumentOutput, Hit, SearchAnswer, SourcesAnswer, SourcesOutput};
 
@@ -192,7 +192,7 @@ fn search_of(args: &SearchArgs) -> Result<OriSearch, String> {
     };
     for (name, date) in [("date_from", &args.date_from), ("date_to", &args.date_to)] {
         if let Some(d) = date
-            && !http::is_iso_date(d)
+            && !crate::calendar::is_day(d)
         {
             return Err(format!(
                 "`{name}` must be a date written YYYY-MM-DD, not `{}`",

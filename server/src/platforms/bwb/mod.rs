@@ -83,7 +83,7 @@ impl BwbSearch {
             code: code.to_owned(),
             message,
         };
-        if !http::is_iso_date(&self.in_force_on) {
+        if !crate::calendar::is_day(&self.in_force_on) {
             return Err(bad(
                 "invalid_date",
                 format!("`{}` is not a date written YYYY-MM-DD", http::brief(&self.in_force_on)),
@@ -157,7 +157,7 @@ impl BwbClient {
                 format!("`{}` is not a BWB id (such as BWBR0005537)", http::brief(id)),
             ));
         }
-        if !http::is_iso_date(date) {
+        if !crate::calendar::is_day(date) {
             return Err(bad(
                 "invalid_date",
                 format!("`{}` is not a date written YYYY-MM-DD", http::brief(date)),

@@ -99,7 +99,7 @@ pub struct CvdrRecord {
 /// is one.
 fn day(value: &str) -> String {
     let head = value.get(..10).unwrap_or(value);
-    if http::is_iso_date(head) {
+    if crate::calendar::is_day(head) {
         head.to_owned()
     } else {
         value.to_owned()
@@ -208,7 +208,7 @@ impl CvdrSearch {
             code: code.to_owned(),
             message,
         };
-        if !http::is_iso_date(&self.in_force_on) {
+        if !crate::calendar::is_day(&self.in_force_on) {
             return Err(bad(
                 "invalid_date",
                 format!("`{}` is not a date written YYYY-MM-DD", http::brief(&self.in_force_on)),
@@ -264,7 +264,7 @@ pub fn version_cql(id: &str, date: &str) -> Result<String, PlatformError> {
     if id.contains('_') {
         return Ok(format!("dcterms.identifier=\"{id}\""));
     }
-    if !http::is_iso_date(date) {
+    if !crate::calendar::is_day(date) {
         return Err(bad(
             "invalid_date",
             format!("`{}` is not a date written YYYY-MM-DD", http::brief(date)),

@@ -161,30 +161,6 @@ pub fn text_field(object: &serde_json::Value, names: &[&str]) -> Option<String> 
     })
 }
 
-/// True for a bare `YYYY-MM-DD` naming a real calendar day.
-pub fn is_iso_date(text: &str) -> bool {
-    let b = text.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return false;
-    }
-    let number = |r: std::ops::Range<usize>| -> Option<u32> {
-        let s = &text[r];
-        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok()).flatten()
-    };
-    let (Some(y), Some(m), Some(d)) = (number(0..4), number(5..7), number(8..10)) else {
-        return false;
-    };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days = match m {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&d)
-}
-
 /// Serde helper for platform models: reads `null` as the type's default.
 pub(crate) fn nullable<'de, D: serde::Deserializer<'de>, T: Default + serde::Deserialize<'de>>(
     d: D,
@@ -252,13 +228,5 @@ mod tests {
             "httpé://x",
             "not an address, and no panic on a boundary"
         );
-    }
-
-    #[test]
-    fn dates_must_be_real_days() {
-        assert!(is_iso_date("2024-02-29"));
-        assert!(!is_iso_date("2023-02-29"));
-        assert!(!is_iso_date("2024-04-31"));
-        assert!(!is_iso_date("24-04-01"));
     }
 }

@@ -55,14 +55,14 @@ pub fn iso_day(date: &str) -> Option<String> {
     ];
     let mut words = date.split_whitespace();
     let (day, month, year) = (words.next()?, words.next()?, words.next()?);
-    if words.next().is_some() || day.len() > 2 || year.len() != 4 {
+    let digits = |s: &str| s.bytes().all(|c| c.is_ascii_digit());
+    if words.next().is_some() || day.len() > 2 || year.len() != 4 || !digits(day) || !digits(year) {
         return None;
     }
     let day: u32 = day.parse().ok()?;
-    let year: u32 = year.parse().ok()?;
+    let year: i32 = year.parse().ok()?;
     let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? + 1;
-    let iso = format!("{year:04}-{month:02}-{day:02}");
-    http::is_iso_date(&iso).then_some(iso)
+    crate::calendar::ymd(year, month as u32, day)
 }
 
 /// Errors of the OpenBesluitvorming client (the shared platform error type).
@@ -279,7 +279,7 @@ impl SearchParams {
             ));
         }
         for date in [&self.date_from, &self.date_to].into_iter().flatten() {
-            if !http::is_iso_date(date) {
+            if !crate::calendar::is_day(date) {
                 return Err(bad_request(
                     "invalid_date",
                     format!("`{date}` is not a date written YYYY-MM-DD"),

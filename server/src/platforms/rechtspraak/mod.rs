@@ -176,7 +176,7 @@ impl Day {
     /// `text` when it names a real calendar day.
     pub fn parse(text: &str) -> Option<Day> {
         let text = text.trim();
-        http::is_iso_date(text).then(|| Day(text.to_owned()))
+        crate::calendar::is_day(text).then(|| Day(text.to_owned()))
     }
 
     /// The day as written.
@@ -205,7 +205,7 @@ impl Moment {
             && time[0..2] < *"24"
             && time[3..5] < *"60"
             && time[6..8] < *"60";
-        (http::is_iso_date(day) && time_ok).then(|| Moment(format!("{day}T{time}")))
+        (crate::calendar::is_day(day) && time_ok).then(|| Moment(format!("{day}T{time}")))
     }
 
     /// The moment as sent.

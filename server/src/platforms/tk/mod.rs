@@ -158,7 +158,7 @@ impl TkSearch {
         }
         for (date, op) in [(&self.date_from, "ge"), (&self.date_to, "le")] {
             if let Some(date) = date {
-                if !http::is_iso_date(date) {
+                if !crate::calendar::is_day(date) {
                     return Err(bad(
                         "invalid_date",
                         format!("`{date}` is not a date written YYYY-MM-DD"),
