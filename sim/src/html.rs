@@ -21,8 +21,10 @@
 //! What this module does not do: load anything from elsewhere, or run anything.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::time::Duration;
+
+use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 
 use besluitbron_core::scheduler::{FairScheduler, SchedulerConfig};
 use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
@@ -37,88 +39,121 @@ pub const MAX_MARKS: usize = 5_000;
 const WIDTH: f64 = 470.0;
 const LEFT: f64 = 100.0;
 const ROW: f64 = 14.0;
+/// The width of every chart.
+const CHART: f64 = LEFT + WIDTH + 10.0;
+
+/// A coordinate or a length, written with one decimal.
+#[derive(Clone, Copy)]
+struct At(f64);
+
+impl Render for At {
+    fn render_to(&self, out: &mut String) {
+        let _ = write!(out, "{:.1}", self.0);
+    }
+}
+
+/// Seconds, written with one decimal and the unit.
+struct Secs(f64);
+
+impl fmt::Display for Secs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.1} s", self.0)
+    }
+}
+
+fn secs_of_ms(ms: u64) -> Secs {
+    Secs(ms as f64 / 1000.0)
+}
 
 /// The whole page for `runs` (one per policy, in the order asked: legacy first).
 pub fn render_report(title: &str, runs: &[&RunOutcome]) -> String {
-    let mut html = String::new();
-    let _ = write!(
-        html,
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
-         <style>{STYLE}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
-        esc(title),
-        esc(title)
-    );
     let policies: Vec<&str> = runs.iter().map(|r| r.policy.as_str()).collect();
-    let _ = writeln!(
-        html,
-        "<p class=\"lede\">Policies: {}. Seed {}. Each row is a session; a bar is a call's wait from its \
-         submission to the instant it went to the platform, the tick the instant it went; red is a \
-         session's wait for its turn (since its call came or its previous call went) past the fair \
-         scheduler's starvation bound. The bound is the fair queue's promise while the waiting \
-         sessions' next calls together fit in the platform's budget and no Retry-After runs; \
-         the simulator checks every fair wait under those conditions against it.</p>",
-        policies.join(" and "),
-        runs.first().map_or(0, |r| r.seed)
-    );
-    for (id, lane) in stations(runs) {
-        let name = match lane {
-            Some(l) => format!("{} ({l})", id.display_name()),
-            None => id.display_name().to_owned(),
-        };
-        let _ = writeln!(html, "<section class=\"platform\" id=\"{}\">", station_id(id, lane));
-        let _ = writeln!(html, "<h2>{}</h2>", esc(&name));
-        let outcomes: Vec<Option<&PlatformOutcome>> = runs
-            .iter()
-            .map(|r| r.platforms.iter().find(|p| p.id == id && p.lane == lane))
-            .collect();
-        let limit = outcomes.iter().flatten().find_map(|p| p.local_limit.or(p.limit));
-        let bound = limit.and_then(starvation_bound);
-        if let (Some(l), Some(b)) = (limit, bound) {
-            let _ = writeln!(
-                html,
-                "<p>Limit {} units per {} s; starvation bound for a one-unit call: {:.1} s.</p>",
-                l.capacity.compact(),
-                l.window.as_secs_f64(),
-                b.as_secs_f64()
-            );
+    let end = runs
+        .iter()
+        .map(|r| r.end_at)
+        .max()
+        .unwrap_or(Instant::ZERO)
+        .max(Instant::from_millis(1000));
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { (title) }
+                p.lede {
+                    "Policies: " (policies.join(" and ")) ". Seed " (runs.first().map_or(0, |r| r.seed)) ". "
+                    "Each row is a session; a bar is a call's wait from its submission to the instant it \
+                     went to the platform, the tick the instant it went; red is a session's wait for its \
+                     turn (since its call came or its previous call went) past the fair scheduler's \
+                     starvation bound. The bound is the fair queue's promise while the waiting sessions' \
+                     next calls together fit in the platform's budget and no Retry-After runs; the \
+                     simulator checks every fair wait under those conditions against it."
+                }
+                @for (id, lane) in stations(runs) {
+                    (station(runs, id, lane, &policies, end))
+                }
+            }
         }
-        let end = runs
-            .iter()
-            .map(|r| r.end_at)
-            .max()
-            .unwrap_or(Instant::ZERO)
-            .max(Instant::from_millis(1000));
-        html.push_str("<div class=\"side-by-side\">\n");
-        for run in runs {
-            let _ = writeln!(
-                html,
-                "<figure><figcaption>{} policy</figcaption>\n{}</figure>",
-                run.policy.as_str(),
-                lanes_svg(run, id, lane, end, bound)
-            );
+    };
+    page.into_string()
+}
+
+/// One limited station's section: lanes per policy, the waits as a table and a chart, and
+/// the platform's budget.
+fn station(
+    runs: &[&RunOutcome],
+    id: PlatformId,
+    lane: Option<&'static str>,
+    policies: &[&str],
+    end: Instant,
+) -> Markup {
+    let name = match lane {
+        Some(l) => format!("{} ({l})", id.display_name()),
+        None => id.display_name().to_owned(),
+    };
+    let outcomes: Vec<&PlatformOutcome> = runs
+        .iter()
+        .filter_map(|r| r.platforms.iter().find(|p| p.id == id && p.lane == lane))
+        .collect();
+    let local_limit = outcomes.iter().find_map(|p| p.local_limit.or(p.limit));
+    let bound = local_limit.and_then(starvation_bound);
+    let limit = outcomes.iter().find_map(|p| p.limit);
+    html! {
+        section.platform id=(station_id(id, lane)) {
+            h2 { (name) }
+            @if let (Some(l), Some(b)) = (local_limit, bound) {
+                p {
+                    "Limit " (l.capacity.compact()) " units per " (l.window.as_secs_f64()) " s; "
+                    "starvation bound for a one-unit call: " (Secs(b.as_secs_f64())) "."
+                }
+            }
+            div.side-by-side {
+                @for run in runs {
+                    figure {
+                        figcaption { (run.policy.as_str()) " policy" }
+                        (lanes_svg(run, id, lane, end, bound))
+                    }
+                }
+            }
+            (waits_table(runs, id, lane, bound))
+            div.side-by-side {
+                figure {
+                    figcaption { "Waits per policy: of the calls, and a session's longest wait for its turn" }
+                    (waits_svg(runs, id, lane, bound))
+                }
+                @if let Some(l) = limit {
+                    figure {
+                        figcaption { "The platform's budget: units left over time (" (policies.join(" and ")) ")" }
+                        (budget_svg(runs, id, lane, l, end))
+                    }
+                }
+            }
         }
-        html.push_str("</div>\n");
-        html.push_str(&waits_table(runs, id, lane, bound));
-        html.push_str("<div class=\"side-by-side\">\n");
-        let _ = writeln!(
-            html,
-            "<figure><figcaption>Waits per policy: of the calls, and a session's longest wait for its \
-             turn</figcaption>\n{}</figure>",
-            waits_svg(runs, id, lane, bound)
-        );
-        if let Some(l) = outcomes.iter().flatten().find_map(|p| p.limit) {
-            let _ = writeln!(
-                html,
-                "<figure><figcaption>The platform's budget: units left over time ({})</figcaption>\n{}</figure>",
-                policies.join(" and "),
-                budget_svg(runs, id, lane, l, end)
-            );
-        }
-        html.push_str("</div>\n");
-        html.push_str("</section>\n");
     }
-    html.push_str("</body>\n</html>\n");
-    html
 }
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1300px}\
@@ -206,7 +241,7 @@ fn x_of(at: Instant, end: Instant) -> f64 {
     LEFT + at.as_nanos() as f64 / end.as_nanos().max(1) as f64 * WIDTH
 }
 
-fn lanes_svg(run: &RunOutcome, id: PlatformId, lane: Option<&str>, end: Instant, bound: Option<Duration>) -> String {
+fn lanes_svg(run: &RunOutcome, id: PlatformId, lane: Option<&str>, end: Instant, bound: Option<Duration>) -> Markup {
     let calls = admitted(run, id, lane);
     // Rows: the sessions that waited longest first (ties: by name), at most MAX_ROWS.
     let mut longest: BTreeMap<u32, Duration> = BTreeMap::new();
@@ -223,83 +258,44 @@ fn lanes_svg(run: &RunOutcome, id: PlatformId, lane: Option<&str>, end: Instant,
     rows.truncate(MAX_ROWS);
     let row_of: BTreeMap<u32, usize> = rows.iter().enumerate().map(|(i, &(s, _))| (s, i)).collect();
     let height = 40.0 + ROW * rows.len().max(1) as f64 + if hidden > 0 { 16.0 } else { 0.0 };
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"lanes {}\" width=\"{}\" height=\"{height}\" \
-         viewBox=\"0 0 {} {height}\" role=\"img\" aria-label=\"{} policy: each session's calls over time\">",
-        run.policy.as_str(),
-        LEFT + WIDTH + 10.0,
-        LEFT + WIDTH + 10.0,
-        run.policy.as_str()
-    );
     let axis_y = 20.0 + ROW * rows.len().max(1) as f64;
-    let _ = write!(
-        svg,
-        "<line class=\"axis\" x1=\"{LEFT}\" y1=\"{axis_y}\" x2=\"{}\" y2=\"{axis_y}\"/>",
-        LEFT + WIDTH
-    );
-    for k in 0..=4u64 {
-        let at = Instant::from_nanos(end.as_nanos() / 4 * k);
-        let _ = write!(
-            svg,
-            "<text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"{}\">{:.0} s</text>",
-            x_of(at, end),
-            axis_y + 14.0,
-            if k == 4 { "end" } else { "middle" },
-            at.as_millis() as f64 / 1000.0
-        );
-    }
-    for (i, &(s, w)) in rows.iter().enumerate() {
-        let y = 20.0 + ROW * i as f64 + ROW / 2.0;
-        let _ = write!(
-            svg,
-            "<text class=\"session\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            LEFT - 6.0,
-            y + 4.0,
-            esc(&short(&run.sessions[s as usize].name))
-        );
-        let _ = write!(
-            svg,
-            "<title>{} waited at most {:.1} s</title>",
-            esc(&run.sessions[s as usize].name),
-            w.as_secs_f64()
-        );
-    }
-    for c in calls.iter().filter(|c| row_of.contains_key(&c.session)).take(MAX_MARKS) {
-        let y = 20.0 + ROW * row_of[&c.session] as f64 + ROW / 2.0;
-        let (x0, x1) = (x_of(c.submitted, end), x_of(c.admitted, end));
-        // The part of a wait past the starvation bound, counted from the session's turn,
-        // is drawn apart (class `over`).
-        let xb = bound.map_or(x1, |b| x_of(c.turn + b, end).clamp(x0, x1));
-        if xb - x0 >= 0.5 {
-            let _ = write!(
-                svg,
-                "<line class=\"wait\" x1=\"{x0:.1}\" y1=\"{y:.1}\" x2=\"{xb:.1}\" y2=\"{y:.1}\"/>"
-            );
+    let row_y = |row: usize| 20.0 + ROW * row as f64 + ROW / 2.0;
+    let policy = run.policy.as_str();
+    html! {
+        svg xmlns="http://www.w3.org/2000/svg" class={ "lanes " (policy) } width=(CHART) height=(height)
+            viewBox={ "0 0 " (CHART) " " (height) } role="img"
+            aria-label={ (policy) " policy: each session's calls over time" } {
+            line.axis x1=(LEFT) y1=(axis_y) x2=(LEFT + WIDTH) y2=(axis_y) {}
+            @for k in 0..=4u64 {
+                @let at = Instant::from_nanos(end.as_nanos() / 4 * k);
+                text.tick x=(At(x_of(at, end))) y=(At(axis_y + 14.0)) text-anchor=(if k == 4 { "end" } else { "middle" }) {
+                    (format!("{:.0} s", at.as_millis() as f64 / 1000.0))
+                }
+            }
+            @for (i, &(s, w)) in rows.iter().enumerate() {
+                @let session = &run.sessions[s as usize].name;
+                text.session x=(At(LEFT - 6.0)) y=(At(row_y(i) + 4.0)) text-anchor="end" { (short(session)) }
+                title { (session) " waited at most " (Secs(w.as_secs_f64())) }
+            }
+            @for c in calls.iter().filter(|c| row_of.contains_key(&c.session)).take(MAX_MARKS) {
+                @let y = At(row_y(row_of[&c.session]));
+                @let (x0, x1) = (x_of(c.submitted, end), x_of(c.admitted, end));
+                // The part of a wait past the starvation bound, counted from the session's
+                // turn, is drawn apart (class `over`).
+                @let xb = bound.map_or(x1, |b| x_of(c.turn + b, end).clamp(x0, x1));
+                @if xb - x0 >= 0.5 {
+                    line.wait x1=(At(x0)) y1=(y) x2=(At(xb)) y2=(y) {}
+                }
+                @if x1 - xb >= 0.5 {
+                    line.wait.over x1=(At(xb)) y1=(y) x2=(At(x1)) y2=(y) {}
+                }
+                line.admit x1=(At(x1)) y1=(At(y.0 - 5.0)) x2=(At(x1)) y2=(At(y.0 + 5.0)) {}
+            }
+            @if hidden > 0 {
+                text.note x=(LEFT) y=(At(height - 4.0)) { (hidden) " more sessions not drawn" }
+            }
         }
-        if x1 - xb >= 0.5 {
-            let _ = write!(
-                svg,
-                "<line class=\"wait over\" x1=\"{xb:.1}\" y1=\"{y:.1}\" x2=\"{x1:.1}\" y2=\"{y:.1}\"/>"
-            );
-        }
-        let _ = write!(
-            svg,
-            "<line class=\"admit\" x1=\"{x1:.1}\" y1=\"{:.1}\" x2=\"{x1:.1}\" y2=\"{:.1}\"/>",
-            y - 5.0,
-            y + 5.0
-        );
     }
-    if hidden > 0 {
-        let _ = write!(
-            svg,
-            "<text class=\"note\" x=\"{LEFT}\" y=\"{:.1}\">{hidden} more sessions not drawn</text>",
-            height - 4.0
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg
 }
 
 /// Waits in milliseconds of the calls admitted at the station, sorted: from each call's
@@ -324,34 +320,34 @@ fn summary(w: &[u64]) -> Option<(u64, u64, u64)> {
     Some((rank(0.5), rank(0.95), w[n - 1]))
 }
 
-fn waits_table(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: Option<Duration>) -> String {
-    let mut t = String::from(
-        "<table class=\"waits\"><tr><th>policy</th><th>calls</th><th>median wait</th><th>p95</th><th>max</th>\
-         <th>longest wait for a turn</th><th>turns over the bound</th></tr>\n",
-    );
-    for r in runs {
-        let (w, turns) = waits(r, id, lane);
-        let longest_turn = turns.last().copied().unwrap_or(0);
-        let over = bound.map_or(0, |b| turns.iter().filter(|&&x| x > b.as_millis() as u64).count());
-        if let Some((med, p95, max)) = summary(&w) {
-            let _ = writeln!(
-                t,
-                "<tr><td>{}</td><td>{}</td><td>{:.1} s</td><td>{:.1} s</td><td>{:.1} s</td><td>{:.1} s</td>\
-                 <td>{over}</td></tr>",
-                r.policy.as_str(),
-                w.len(),
-                med as f64 / 1000.0,
-                p95 as f64 / 1000.0,
-                max as f64 / 1000.0,
-                longest_turn as f64 / 1000.0
-            );
+fn waits_table(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: Option<Duration>) -> Markup {
+    html! {
+        table.waits {
+            tr {
+                th { "policy" } th { "calls" } th { "median wait" } th { "p95" } th { "max" }
+                th { "longest wait for a turn" } th { "turns over the bound" }
+            }
+            @for r in runs {
+                @let (w, turns) = waits(r, id, lane);
+                @let longest_turn = turns.last().copied().unwrap_or(0);
+                @let over = bound.map_or(0, |b| turns.iter().filter(|&&x| x > b.as_millis() as u64).count());
+                @if let Some((med, p95, max)) = summary(&w) {
+                    tr {
+                        td { (r.policy.as_str()) }
+                        td { (w.len()) }
+                        td { (secs_of_ms(med)) }
+                        td { (secs_of_ms(p95)) }
+                        td { (secs_of_ms(max)) }
+                        td { (secs_of_ms(longest_turn)) }
+                        td { (over) }
+                    }
+                }
+            }
         }
     }
-    t.push_str("</table>\n");
-    t
 }
 
-fn waits_svg(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: Option<Duration>) -> String {
+fn waits_svg(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: Option<Duration>) -> Markup {
     let stats: Vec<(&str, (u64, u64, u64), u64)> = runs
         .iter()
         .filter_map(|r| {
@@ -368,112 +364,86 @@ fn waits_svg(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: Op
         .max(1) as f64
         * 1.1;
     let height = 30.0 + 4.0 * 16.0 * stats.len() as f64 + 20.0;
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"waits\" width=\"{}\" height=\"{height}\" \
-         viewBox=\"0 0 {} {height}\" role=\"img\" aria-label=\"waits per policy against the starvation bound\">",
-        LEFT + WIDTH + 10.0,
-        LEFT + WIDTH + 10.0
-    );
     let x = |ms: u64| LEFT + ms as f64 / top * WIDTH;
-    let mut y = 20.0;
-    for (policy, (med, p95, max), turn) in &stats {
-        for (label, v) in [("median", med), ("p95", p95), ("max", max), ("turn", turn)] {
-            let _ = write!(
-                svg,
-                "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{policy} {label}</text>\
-                 <rect class=\"bar {policy}\" x=\"{LEFT}\" y=\"{:.1}\" width=\"{:.1}\" height=\"11\"/>\
-                 <text class=\"value\" x=\"{:.1}\" y=\"{:.1}\">{:.1} s</text>",
-                LEFT - 6.0,
-                y + 9.0,
-                y,
-                (x(*v) - LEFT).max(1.0),
-                x(*v) + 4.0,
-                y + 9.0,
-                *v as f64 / 1000.0
-            );
-            y += 16.0;
+    // One bar per (policy, measure), 16 units apart from y = 20.
+    let bars: Vec<(f64, &str, &str, u64)> = stats
+        .iter()
+        .flat_map(|&(policy, (med, p95, max), turn)| {
+            [("median", med), ("p95", p95), ("max", max), ("turn", turn)].map(|(label, v)| (policy, label, v))
+        })
+        .enumerate()
+        .map(|(i, (policy, label, v))| (20.0 + 16.0 * i as f64, policy, label, v))
+        .collect();
+    let below = 20.0 + 16.0 * bars.len() as f64;
+    html! {
+        svg xmlns="http://www.w3.org/2000/svg" class="waits" width=(CHART) height=(height)
+            viewBox={ "0 0 " (CHART) " " (height) } role="img"
+            aria-label="waits per policy against the starvation bound" {
+            @for &(y, policy, label, v) in &bars {
+                text.label x=(At(LEFT - 6.0)) y=(At(y + 9.0)) text-anchor="end" { (policy) " " (label) }
+                rect class={ "bar " (policy) } x=(LEFT) y=(At(y)) width=(At((x(v) - LEFT).max(1.0))) height="11" {}
+                text.value x=(At(x(v) + 4.0)) y=(At(y + 9.0)) { (secs_of_ms(v)) }
+            }
+            @if let Some(b) = bound {
+                @let bx = At(x(b.as_millis() as u64));
+                line.bound x1=(bx) y1="10" x2=(bx) y2=(At(below)) {}
+                text.bound-label x=(At(bx.0 + 4.0)) y=(At(below + 12.0)) {
+                    "starvation bound " (Secs(b.as_secs_f64()))
+                }
+            }
         }
     }
-    if let Some(b) = bound {
-        let bx = x(b.as_millis() as u64);
-        let _ = write!(
-            svg,
-            "<line class=\"bound\" x1=\"{bx:.1}\" y1=\"10\" x2=\"{bx:.1}\" y2=\"{:.1}\"/>\
-             <text class=\"bound-label\" x=\"{:.1}\" y=\"{:.1}\">starvation bound {:.1} s</text>",
-            y,
-            bx + 4.0,
-            y + 12.0,
-            b.as_secs_f64()
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg
 }
 
 /// The platform's bucket over time under each policy: what it accepted, replayed through
 /// a bucket of its limit (full at the start), sampled at every acceptance.
-fn budget_svg(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, limit: LimitConfig, end: Instant) -> String {
+fn budget_svg(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, limit: LimitConfig, end: Instant) -> Markup {
     let height = 160.0;
     let (top, bottom) = (15.0, height - 25.0);
     let c = limit.capacity.as_milli() as f64;
     let y_of = |milli: f64| bottom - (milli / c).clamp(0.0, 1.0) * (bottom - top);
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"budget-chart\" width=\"{}\" height=\"{height}\" \
-         viewBox=\"0 0 {} {height}\" role=\"img\" aria-label=\"the platform's budget over time\">",
-        LEFT + WIDTH + 10.0,
-        LEFT + WIDTH + 10.0
-    );
-    let _ = write!(
-        svg,
-        "<line class=\"capacity\" x1=\"{LEFT}\" y1=\"{top}\" x2=\"{}\" y2=\"{top}\"/>\
-         <text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} units</text>\
-         <line class=\"axis\" x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{}\" y2=\"{bottom}\"/>\
-         <text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">0</text>",
-        LEFT + WIDTH,
-        LEFT - 6.0,
-        top + 4.0,
-        limit.capacity.compact(),
-        LEFT + WIDTH,
-        LEFT - 6.0,
-        bottom + 4.0
-    );
     let window_ns = limit.window.as_nanos() as f64;
-    for r in runs {
-        let mut charges: Vec<(Instant, f64)> = (0..r.calls.len())
-            .filter(|&i| at_station(r, i, id, lane))
-            .filter_map(|i| {
-                let call = &r.calls[i];
-                call.admitted_at.map(|a| (a, call.charged.as_milli() as f64))
-            })
-            .collect();
-        charges.sort_by_key(|&(a, _)| a);
-        let mut level = c;
-        let mut last = Instant::ZERO;
-        let mut points = vec![format!("{LEFT:.1},{:.1}", y_of(level))];
-        for (at, charge) in charges.into_iter().take(MAX_MARKS) {
-            let refill = at.saturating_since(last).as_nanos() as f64 / window_ns * c;
-            level = (level + refill).min(c);
-            points.push(format!("{:.1},{:.1}", x_of(at, end), y_of(level)));
-            level = (level - charge).max(0.0);
-            points.push(format!("{:.1},{:.1}", x_of(at, end), y_of(level)));
-            last = at;
+    let lines: Vec<(&str, String)> = runs
+        .iter()
+        .map(|r| {
+            let mut charges: Vec<(Instant, f64)> = (0..r.calls.len())
+                .filter(|&i| at_station(r, i, id, lane))
+                .filter_map(|i| {
+                    let call = &r.calls[i];
+                    call.admitted_at.map(|a| (a, call.charged.as_milli() as f64))
+                })
+                .collect();
+            charges.sort_by_key(|&(a, _)| a);
+            let mut level = c;
+            let mut last = Instant::ZERO;
+            let mut points = vec![format!("{LEFT:.1},{:.1}", y_of(level))];
+            for (at, charge) in charges.into_iter().take(MAX_MARKS) {
+                let refill = at.saturating_since(last).as_nanos() as f64 / window_ns * c;
+                level = (level + refill).min(c);
+                points.push(format!("{:.1},{:.1}", x_of(at, end), y_of(level)));
+                level = (level - charge).max(0.0);
+                points.push(format!("{:.1},{:.1}", x_of(at, end), y_of(level)));
+                last = at;
+            }
+            let refill = end.saturating_since(last).as_nanos() as f64 / window_ns * c;
+            points.push(format!("{:.1},{:.1}", x_of(end, end), y_of((level + refill).min(c))));
+            (r.policy.as_str(), points.join(" "))
+        })
+        .collect();
+    html! {
+        svg xmlns="http://www.w3.org/2000/svg" class="budget-chart" width=(CHART) height=(height)
+            viewBox={ "0 0 " (CHART) " " (height) } role="img" aria-label="the platform's budget over time" {
+            line.capacity x1=(LEFT) y1=(top) x2=(LEFT + WIDTH) y2=(top) {}
+            text.label x=(At(LEFT - 6.0)) y=(At(top + 4.0)) text-anchor="end" { (limit.capacity.compact()) " units" }
+            line.axis x1=(LEFT) y1=(bottom) x2=(LEFT + WIDTH) y2=(bottom) {}
+            text.label x=(At(LEFT - 6.0)) y=(At(bottom + 4.0)) text-anchor="end" { "0" }
+            @for (policy, points) in &lines {
+                polyline class={ "budget " (policy) } points=(points) {
+                    title { (policy) " policy: units left" }
+                }
+            }
         }
-        let refill = end.saturating_since(last).as_nanos() as f64 / window_ns * c;
-        points.push(format!("{:.1},{:.1}", x_of(end, end), y_of((level + refill).min(c))));
-        let _ = write!(
-            svg,
-            "<polyline class=\"budget {}\" points=\"{}\"><title>{} policy: units left</title></polyline>",
-            r.policy.as_str(),
-            points.join(" "),
-            r.policy.as_str()
-        );
     }
-    svg.push_str("</svg>\n");
-    svg
 }
 
 /// A session name short enough for a row label.
@@ -484,13 +454,6 @@ fn short(name: &str) -> String {
         let head: String = name.chars().take(15).collect();
         format!("{head}…")
     }
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The structure of the page's SVG, without coordinates: one line per chart with its
