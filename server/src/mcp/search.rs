@@ -118,6 +118,20 @@ pub struct Found {
     pub tool: Option<String>,
 }
 
+/// Where one platform's part of a search stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// It answered (its results may be none).
+    Ok,
+    /// It failed; `error` says why and what to do.
+    Failed,
+    /// It had not answered when the search's time was up.
+    Pending,
+    /// It has no search by words (`tool` reads it otherwise).
+    NoKeywordSearch,
+}
+
 /// What one platform answered.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PlatformResults {
@@ -129,7 +143,7 @@ pub struct PlatformResults {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'static str>,
     /// `ok`, `failed`, `pending` or `no_keyword_search`.
-    pub status: &'static str,
+    pub status: Status,
     /// How many of its results are in `results`.
     pub shown: usize,
     /// All results of the question at the platform, when it says.
@@ -245,7 +259,7 @@ impl Searcher {
                 platform: c.platform.as_str(),
                 name: c.platform.display_name(),
                 tool: None,
-                status: "no_keyword_search",
+                status: Status::NoKeywordSearch,
                 shown: 0,
                 total: None,
                 total_is_exact: None,
@@ -255,7 +269,7 @@ impl Searcher {
                 KeywordSearch::Without(why) => entry.message = Some(why.to_owned()),
                 KeywordSearch::Tool(spec) => {
                     entry.tool = Some(spec.tool);
-                    entry.status = "pending";
+                    entry.status = Status::Pending;
                     let request = ToolRequest {
                         name: spec.tool.into(),
                         arguments: Some((spec.arguments)(&asked)),
@@ -290,7 +304,7 @@ impl Searcher {
                 Ok(Ok(result)) if result.is_error != Some(true) => {
                     match result.structured_content.as_ref().and_then(Listing::read) {
                         Some(Listing { results, tally }) => {
-                            entry.status = "ok";
+                            entry.status = Status::Ok;
                             entry.total = tally.total;
                             entry.total_is_exact = tally.total.map(|_| tally.total_is_exact);
                             if results.is_empty() {
@@ -303,7 +317,7 @@ impl Searcher {
                             group.items = results;
                         }
                         None => {
-                            entry.status = "failed";
+                            entry.status = Status::Failed;
                             entry.message = Some(format!(
                                 "{}'s answer could not be read; ask {} directly",
                                 entry.name, spec.tool
@@ -312,15 +326,15 @@ impl Searcher {
                     }
                 }
                 Ok(Ok(result)) => {
-                    entry.status = "failed";
+                    entry.status = Status::Failed;
                     entry.message = Some(first_text(&result));
                 }
                 Ok(Err(e)) => {
-                    entry.status = "failed";
+                    entry.status = Status::Failed;
                     entry.message = Some(e.message.to_string());
                 }
                 Err(_) => {
-                    entry.status = "failed";
+                    entry.status = Status::Failed;
                     entry.message = Some(format!(
                         "BesluitBron's call to {} stopped; try {} again",
                         entry.name, spec.tool
@@ -335,7 +349,7 @@ impl Searcher {
                 );
             }
         }
-        for group in groups.iter_mut().filter(|g| g.entry.status == "pending") {
+        for group in groups.iter_mut().filter(|g| g.entry.status == Status::Pending) {
             group.entry.message = Some(format!(
                 "{} had not answered after {} s (its queue may be long); its search goes on, and asking again \
                  shortly is answered from BesluitBron's buffer",
@@ -504,7 +518,7 @@ mod tests {
                 platform: platform.as_str(),
                 name: platform.display_name(),
                 tool: None,
-                status: "ok",
+                status: Status::Ok,
                 shown: 0,
                 total: Some(ids.len() as u64),
                 total_is_exact: Some(true),

@@ -135,7 +135,7 @@ pub struct VotesAnswer {
 }
 
 fn is_final(decision: &Besluit) -> bool {
-    decision.status.as_deref() == Some(FINAL_STATUS) && outcome(decision) != Some("held over")
+    decision.status.as_deref() == Some(FINAL_STATUS) && outcome(decision) != Some(Outcome::HeldOver)
 }
 
 /// Whether a decision was (or is to be) put to the vote.
@@ -151,7 +151,7 @@ fn is_vote(decision: &Besluit) -> bool {
 }
 
 /// `adopted`, `rejected` or `held over`, from the decision's words.
-fn outcome(decision: &Besluit) -> Option<&'static str> {
+fn outcome(decision: &Besluit) -> Option<Outcome> {
     let words = format!(
         "{} {}",
         decision.besluit_soort.as_deref().unwrap_or(""),
@@ -159,11 +159,11 @@ fn outcome(decision: &Besluit) -> Option<&'static str> {
     )
     .to_lowercase();
     if words.contains("aangenomen") {
-        Some("adopted")
+        Some(Outcome::Adopted)
     } else if words.contains("verworpen") {
-        Some("rejected")
+        Some(Outcome::Rejected)
     } else if words.contains("aangehouden") {
-        Some("held over")
+        Some(Outcome::HeldOver)
     } else {
         None
     }
@@ -471,23 +471,82 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, soort: &str, n: i64) {
-        match soort {
-            "Voor" => self.voor += n,
-            "Tegen" => self.tegen += n,
-            _ => self.niet_deelgenomen += n,
+    fn add(&mut self, vote: Vote, n: i64) {
+        match vote {
+            Vote::For => self.voor += n,
+            Vote::Against => self.tegen += n,
+            Vote::NotTakingPart | Vote::Split => self.niet_deelgenomen += n,
         }
     }
 
-    /// The one way all voted, or `verdeeld` (split).
-    fn line(&self) -> &'static str {
+    /// The one way all voted, or split.
+    fn line(&self) -> Vote {
         match (self.voor > 0, self.tegen > 0) {
-            (true, false) => "Voor",
-            (false, true) => "Tegen",
-            (true, true) => "verdeeld",
-            (false, false) => "Niet deelgenomen",
+            (true, false) => Vote::For,
+            (false, true) => Vote::Against,
+            (true, true) => Vote::Split,
+            (false, false) => Vote::NotTakingPart,
         }
     }
+}
+
+/// How a member or a faction voted, written as the Kamer writes it (`Stemming.Soort`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub enum Vote {
+    /// `Voor`: for.
+    #[serde(rename = "Voor")]
+    For,
+    /// `Tegen`: against.
+    #[serde(rename = "Tegen")]
+    Against,
+    /// `Niet deelgenomen`: did not take part.
+    #[serde(rename = "Niet deelgenomen")]
+    NotTakingPart,
+    /// `verdeeld`: a faction whose members voted both ways (never a member's vote).
+    #[serde(rename = "verdeeld")]
+    Split,
+}
+
+impl Vote {
+    /// The platform's `Soort`: `Voor` and `Tegen` count for and against; anything else did
+    /// not (the Kamer writes `Niet deelgenomen`).
+    fn of_soort(soort: Option<&str>) -> Vote {
+        match soort {
+            Some("Voor") => Vote::For,
+            Some("Tegen") => Vote::Against,
+            _ => Vote::NotTakingPart,
+        }
+    }
+
+    /// As the Kamer writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vote::For => "Voor",
+            Vote::Against => "Tegen",
+            Vote::NotTakingPart => "Niet deelgenomen",
+            Vote::Split => "verdeeld",
+        }
+    }
+}
+
+impl std::fmt::Display for Vote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a decision came to, when its words say (`BesluitSoort`, `BesluitTekst`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Outcome {
+    /// `aangenomen`.
+    #[serde(rename = "adopted")]
+    Adopted,
+    /// `verworpen`.
+    #[serde(rename = "rejected")]
+    Rejected,
+    /// `aangehouden`: not voted yet.
+    #[serde(rename = "held over")]
+    HeldOver,
 }
 
 /// A faction's vote on one decision.
@@ -498,7 +557,7 @@ pub struct FactionVote {
     /// Its seats at the vote (`FractieGrootte`).
     pub seats: Option<i64>,
     /// `Voor`, `Tegen`, `Niet deelgenomen`, or `verdeeld` when its members voted both ways.
-    pub vote: String,
+    pub vote: Vote,
     /// Its votes counted: its seats in a show of hands, its members in a roll call.
     pub tally: Tally,
     /// Its vote (or a member's) was cast by mistake (`Vergissing`); it counts as cast.
@@ -513,7 +572,7 @@ pub struct MemberVote {
     /// The faction.
     pub faction: String,
     /// `Voor`, `Tegen` or `Niet deelgenomen`.
-    pub vote: String,
+    pub vote: Vote,
     /// Cast by mistake (`Vergissing`); it counts as cast.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mistake: bool,
@@ -551,7 +610,7 @@ pub struct VoteResult {
     /// `BesluitTekst`, e.g. `Aangenomen.`
     pub decision_text: Option<String>,
     /// `adopted`, `rejected`, `held over`, when the decision says.
-    pub outcome: Option<String>,
+    pub outcome: Option<Outcome>,
     /// `StemmingsSoort`: `Met handopsteken` (show of hands) or `Hoofdelijk` (roll call).
     pub vote_kind: Option<String>,
     /// A roll call: members voted one by one (see `members`).
@@ -587,7 +646,7 @@ fn result_of(case: &CaseVotes, n: usize, d: &DecisionVotes) -> VoteResult {
     let mut factions: BTreeMap<String, FactionVote> = BTreeMap::new();
     let mut members = Vec::new();
     for v in &d.votes {
-        let soort = v.soort.clone().unwrap_or_default();
+        let vote = Vote::of_soort(v.soort.as_deref());
         let faction = v
             .actor_fractie
             .clone()
@@ -596,7 +655,7 @@ fn result_of(case: &CaseVotes, n: usize, d: &DecisionVotes) -> VoteResult {
         let entry = factions.entry(faction.clone()).or_insert_with(|| FactionVote {
             faction: faction.clone(),
             seats: v.fractie_grootte,
-            vote: String::new(),
+            vote: Vote::NotTakingPart,
             tally: Tally::default(),
             mistake: false,
         });
@@ -606,18 +665,18 @@ fn result_of(case: &CaseVotes, n: usize, d: &DecisionVotes) -> VoteResult {
         } else {
             v.fractie_grootte.unwrap_or(0).max(0)
         };
-        entry.tally.add(&soort, weight);
-        totals.add(&soort, weight);
+        entry.tally.add(vote, weight);
+        totals.add(vote, weight);
         if is_member(v) {
             let name = v.actor_naam.clone().unwrap_or_default();
             let alike = members
                 .iter_mut()
-                .find(|m: &&mut MemberVote| m.faction == faction && m.vote == soort && m.mistake == v.vergissing);
+                .find(|m: &&mut MemberVote| m.faction == faction && m.vote == vote && m.mistake == v.vergissing);
             match alike {
                 Some(group) => group.names.push(name),
                 None => members.push(MemberVote {
                     faction,
-                    vote: soort,
+                    vote,
                     mistake: v.vergissing,
                     names: vec![name],
                 }),
@@ -627,14 +686,13 @@ fn result_of(case: &CaseVotes, n: usize, d: &DecisionVotes) -> VoteResult {
     let mut factions: Vec<FactionVote> = factions
         .into_values()
         .map(|mut f| {
-            f.vote = f.tally.line().to_owned();
+            f.vote = f.tally.line();
             f
         })
         .collect();
     factions.sort_by(|a, b| b.seats.cmp(&a.seats).then_with(|| a.faction.cmp(&b.faction)));
     let place = |faction: &str| factions.iter().position(|f| f.faction == faction);
-    let side = |vote: &str| ["Voor", "Tegen"].iter().position(|s| *s == vote).unwrap_or(2);
-    members.sort_by_key(|m| (place(&m.faction), side(&m.vote), m.mistake));
+    members.sort_by_key(|m| (place(&m.faction), m.vote, m.mistake));
     let c = &case.case;
     VoteResult {
         id: c.nummer.clone().unwrap_or_default(),
@@ -650,7 +708,7 @@ fn result_of(case: &CaseVotes, n: usize, d: &DecisionVotes) -> VoteResult {
         decisions: case.decisions.len(),
         decision: d.decision.besluit_soort.clone(),
         decision_text: d.decision.besluit_tekst.clone(),
-        outcome: outcome(&d.decision).map(str::to_owned),
+        outcome: outcome(&d.decision),
         vote_kind: d.decision.stemmings_soort.clone(),
         roll_call,
         is_final: is_final(&d.decision),
@@ -829,7 +887,7 @@ fn write_decision(text: &mut String, r: &VoteResult, d: &DecisionVotes) {
         }
         text.push_str("\nEvery member's vote is in the structured content (`members`).");
     } else {
-        for side in ["Voor", "Tegen", "Niet deelgenomen"] {
+        for side in [Vote::For, Vote::Against, Vote::NotTakingPart] {
             let names: Vec<String> = r
                 .factions
                 .iter()
@@ -859,13 +917,13 @@ fn write_decision(text: &mut String, r: &VoteResult, d: &DecisionVotes) {
 }
 
 /// The faction's majority vote.
-fn majority(t: &Tally) -> &'static str {
+fn majority(t: &Tally) -> Vote {
     if t.voor >= t.tegen && t.voor >= t.niet_deelgenomen {
-        "Voor"
+        Vote::For
     } else if t.tegen >= t.niet_deelgenomen {
-        "Tegen"
+        Vote::Against
     } else {
-        "Niet deelgenomen"
+        Vote::NotTakingPart
     }
 }
 
@@ -902,7 +960,35 @@ mod tests {
         assert!(is_final(&decision("Besluit", "Stemmen - aangenomen")));
         assert!(!is_final(&decision("Voorstel", "Stemmen - aangenomen")));
         assert!(!is_final(&decision("Besluit", "Stemmen - aangehouden")));
-        assert_eq!(outcome(&decision("Besluit", "Stemmen - verworpen")), Some("rejected"));
+        assert_eq!(
+            outcome(&decision("Besluit", "Stemmen - verworpen")),
+            Some(Outcome::Rejected)
+        );
+    }
+
+    #[test]
+    fn votes_and_outcomes_are_written_as_before() {
+        let json = |v: serde_json::Value| v.to_string();
+        assert_eq!(
+            json(serde_json::json!([
+                Vote::For,
+                Vote::Against,
+                Vote::NotTakingPart,
+                Vote::Split
+            ])),
+            r#"["Voor","Tegen","Niet deelgenomen","verdeeld"]"#
+        );
+        assert_eq!(
+            json(serde_json::json!([
+                Outcome::Adopted,
+                Outcome::Rejected,
+                Outcome::HeldOver
+            ])),
+            r#"["adopted","rejected","held over"]"#
+        );
+        assert_eq!(Vote::of_soort(Some("Tegen")), Vote::Against);
+        assert_eq!(Vote::of_soort(Some("Niet deelgenomen")), Vote::NotTakingPart);
+        assert_eq!(Vote::of_soort(None), Vote::NotTakingPart);
     }
 
     #[test]
