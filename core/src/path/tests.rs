@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::*;
 use crate::cache::{CachePolicy, CacheVersion, DataClass, MemoryStore};
 use crate::platform::LimitConfig;
+use crate::scheduler::{QueueFull, SchedulerConfig};
 
 type P = Arc<[u8]>;
 type TestPath = PlatformPath<StoreBuffer<MemoryStore>, &'static str>;
