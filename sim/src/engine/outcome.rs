@@ -1,0 +1,228 @@
+//! What a run gives back: its calls, per platform what happened, the admissions, and a
+//! broken invariant as a [`Failure`].
+
+use std::fmt;
+use std::time::Duration;
+
+use besluitbron_core::cache::CacheKey;
+use besluitbron_core::path::PathStats;
+use besluitbron_core::scheduler::AdmitRule;
+use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
+
+use besluitbron_core::path::Served;
+
+use crate::platform::PlatformCounters;
+use crate::policy::PolicyKind;
+use crate::scenario::{FollowUp, LimitModel, SessionPlan};
+
+/// How to run.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// The policy at every limited platform.
+    pub policy: PolicyKind,
+    /// The root seed.
+    pub seed: u64,
+    /// Keep every trace line (for `--trace`).
+    pub keep_trace: bool,
+    /// Print a `\r` progress line on stderr (the caller checks it is a terminal).
+    pub progress: bool,
+}
+
+/// Where a call stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallState {
+    /// Not yet submitted.
+    Planned,
+    /// Submitted, waiting at its gate.
+    Waiting,
+    /// Sent; the answer is on its way.
+    Sent,
+    /// Answered.
+    Done,
+    /// Withdrawn while waiting (`cancel_after_ms`).
+    Cancelled,
+    /// Refused by a queue bound.
+    Refused,
+    /// Its flight went out and failed (a 429 or a failed answer); nothing was stored.
+    Failed,
+}
+
+/// One call of a run.
+#[derive(Clone, Debug)]
+pub struct CallRecord {
+    /// Trace line number or open-call index; agent calls follow the open calls.
+    pub index: u64,
+    /// Session index.
+    pub session: u32,
+    /// Platform.
+    pub platform: PlatformId,
+    /// Units asked.
+    pub cost: Units,
+    /// Operation label.
+    pub op: Option<String>,
+    /// First submission.
+    pub submitted_at: Instant,
+    /// Latest submission (a 429 resubmits the call).
+    pub queued_at: Instant,
+    /// When it was (finally) admitted.
+    pub admitted_at: Option<Instant>,
+    /// Units charged by the gate.
+    pub charged: Units,
+    /// Where it stands.
+    pub state: CallState,
+    /// Times the platform answered it with 429.
+    pub platform_429s: u32,
+    /// What it asks; `None`: a distinct call.
+    pub key: Option<CacheKey>,
+    /// How it was answered, under the fair policy.
+    pub served: Option<Served>,
+    /// Its session was charged `charged` for the call that went (for a flight: the one
+    /// entry that went, whichever call of the payer's session it belonged to).
+    pub paid: bool,
+    /// It waited once more after its flight was refused with 429 (it does so only once).
+    pub requeued: bool,
+    pub(super) agent: Option<u32>,
+    /// The call its session makes when this one is answered.
+    pub(super) then: Option<FollowUp>,
+    /// When after its arrival the call leaves if it still waits (a recorded call whose
+    /// caller gave up).
+    pub(super) leave_after: Option<Duration>,
+}
+
+/// One platform's results.
+#[derive(Clone, Debug)]
+pub struct PlatformOutcome {
+    /// Which platform.
+    pub id: PlatformId,
+    /// Which of its limits: `None` for its main one, `Some("text")` for its text host's.
+    pub lane: Option<&'static str>,
+    /// How it enforced its limit.
+    pub model: LimitModel,
+    /// The limit it enforced.
+    pub limit: Option<LimitConfig>,
+    /// The limit BesluitBron kept locally.
+    pub local_limit: Option<LimitConfig>,
+    /// Its counters.
+    pub counters: PlatformCounters,
+    /// The most units accepted in any window of length W.
+    pub max_units_in_window: Units,
+    /// Calls the gate let out uncounted (legacy defect).
+    pub uncounted: u64,
+    /// Calls submitted to it.
+    pub calls: u64,
+    /// Calls sent to the platform (each 429 retry counts again).
+    pub upstream: u64,
+    /// The path's counters (fair policy).
+    pub path: Option<PathStats>,
+}
+
+/// Everything a finished run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// The scenario or trace name.
+    pub name: String,
+    /// The policy.
+    pub policy: PolicyKind,
+    /// The root seed.
+    pub seed: u64,
+    /// Sessions, as planned.
+    pub sessions: Vec<SessionPlan>,
+    /// Calls, in creation order.
+    pub calls: Vec<CallRecord>,
+    /// Platforms (and text hosts, after all platforms) that received calls, in
+    /// [`PlatformId::ALL`] order.
+    pub platforms: Vec<PlatformOutcome>,
+    /// The instant of the last event.
+    pub end_at: Instant,
+    /// Events processed.
+    pub events: u64,
+    /// Admissions checked against the starvation bound.
+    pub bound_checked: u64,
+    /// The trace hash.
+    pub trace_hash: u64,
+    /// Trace lines.
+    pub trace_lines: u64,
+    /// Every trace line, when kept.
+    pub trace: Vec<String>,
+    /// Calls carry keys: reports show the deduplication columns.
+    pub keyed: bool,
+    /// Every admission under the fair policy, in order: (platform, session, call index,
+    /// instant). The server's shell gives the same list for the same workload (the
+    /// differential test).
+    pub admissions: Vec<AdmissionLine>,
+}
+
+/// One admission of a fair run: what the differential test compares with the server.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AdmissionLine {
+    /// When, in milliseconds.
+    pub at_ms: u64,
+    /// The platform.
+    pub platform: PlatformId,
+    /// The session charged.
+    pub session: String,
+    /// What went out: the call's key text (`q`).
+    pub call: String,
+    /// The rule that admitted it: whether the call went at once or from the queue.
+    pub rule: AdmitRule,
+}
+
+impl fmt::Display for AdmissionLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "t={}ms platform={} session={} call={} rule={}",
+            self.at_ms,
+            self.platform,
+            self.session,
+            self.call,
+            self.rule.as_str()
+        )
+    }
+}
+
+/// A broken invariant: the run stops at the first one.
+#[derive(Debug)]
+pub struct Failure {
+    /// The scenario or trace name.
+    pub name: String,
+    /// The policy.
+    pub policy: PolicyKind,
+    /// The root seed.
+    pub seed: u64,
+    /// When.
+    pub at: Instant,
+    /// What.
+    pub what: String,
+    /// The last trace lines before it.
+    pub recent: Vec<String>,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "invariant broken in {} (policy {}, seed {}) at t={}: {}",
+            self.name,
+            self.policy.as_str(),
+            self.seed,
+            self.at,
+            self.what
+        )?;
+        writeln!(f, "last events:")?;
+        for line in &self.recent {
+            writeln!(f, "  {line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a simulated platform answered, as the path's error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// 429.
+    RateLimited,
+    /// A failed answer (a 5xx).
+    Failed,
+}
