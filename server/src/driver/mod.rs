@@ -765,27 +765,7 @@ impl Driver {
         let (metrics, clock) = (Arc::clone(&self.options.metrics), self.options.clock);
         tokio::spawn(async move {
             let started = tokio::time::Instant::now();
-            let mut task = tokio::spawn(upstream(previous));
-            let outcome = tokio::select! {
-                joined = &mut task => match joined {
-                    Ok(outcome) => outcome,
-                    Err(error) => Outcome::Failed {
-                        error: PlatformError::Internal {
-                            platform,
-                            detail: format!("the platform call's task failed: {error}"),
-                        },
-                    },
-                },
-                () = tokio::time::sleep(limit) => {
-                    task.abort();
-                    Outcome::Failed {
-                        error: PlatformError::Timeout {
-                            platform,
-                            after_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
-                        },
-                    }
-                }
-            };
+            let outcome = run_attempt(platform, upstream(previous), limit).await;
             metrics
                 .activity
                 .attempt(platform, clock.wall(), started.elapsed(), attempt_end(&outcome));
@@ -847,6 +827,35 @@ fn call_end(delivery: &Delivery<SharedPayload, PlatformError>) -> CallEnd {
     }
 }
 
+/// One attempt of a platform call, to its end: the platform's outcome; a panic in the call
+/// (caught where it runs, no task of its own) or the attempt's deadline passing are failures
+/// that name the platform. A call past its deadline is dropped, which cancels it.
+async fn run_attempt(platform: PlatformId, call: UpstreamFuture, limit: Duration) -> UpstreamOutcome {
+    use futures::FutureExt as _;
+    match tokio::time::timeout(limit, std::panic::AssertUnwindSafe(call).catch_unwind()).await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(panic)) => Outcome::Failed {
+            error: PlatformError::Internal {
+                platform,
+                detail: format!(
+                    "the platform call panicked: {}",
+                    panic
+                        .downcast_ref::<&str>()
+                        .copied()
+                        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                        .unwrap_or("(no message)")
+                ),
+            },
+        },
+        Err(_) => Outcome::Failed {
+            error: PlatformError::Timeout {
+                platform,
+                after_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+            },
+        },
+    }
+}
+
 /// How an attempt ended, for the status page's activity.
 fn attempt_end(outcome: &UpstreamOutcome) -> AttemptEnd {
     let (reached, failure, rate_limited) = match outcome {
@@ -896,5 +905,61 @@ impl Platforms {
     /// Every handle.
     pub fn iter(&self) -> impl Iterator<Item = (PlatformId, &PlatformHandle)> {
         self.handles.iter().map(|(&p, h)| (p, h))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed_with(outcome: UpstreamOutcome) -> PlatformError {
+        match outcome {
+            Outcome::Failed { error } => error,
+            _ => panic!("expected a failure"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_platform_call_is_a_failure_naming_the_platform() {
+        let call: UpstreamFuture = Box::pin(async { panic!("reader broke on byte 7") });
+        let error = failed_with(run_attempt(PlatformId::Obv, call, Duration::from_secs(30)).await);
+        match error {
+            PlatformError::Internal { platform, detail } => {
+                assert_eq!(platform, PlatformId::Obv);
+                assert!(detail.contains("reader broke on byte 7"), "{detail}");
+            }
+            other => panic!("expected an internal error, got {other:?}"),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_past_its_deadline_is_a_timeout_and_is_dropped() {
+        struct Dropped(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Dropped {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let guard = Dropped(Arc::clone(&dropped));
+        let call: UpstreamFuture = Box::pin(async move {
+            let _guard = guard;
+            std::future::pending::<UpstreamOutcome>().await
+        });
+        let error = failed_with(run_attempt(PlatformId::Tk, call, Duration::from_secs(20)).await);
+        assert!(
+            matches!(
+                error,
+                PlatformError::Timeout {
+                    platform: PlatformId::Tk,
+                    after_ms: 20_000
+                }
+            ),
+            "{error:?}"
+        );
+        assert!(
+            dropped.load(Ordering::SeqCst),
+            "the call is cancelled, not left running"
+        );
     }
 }
