@@ -37,6 +37,7 @@ use super::http::{self, Asked, Fetched, HttpConfig, PlatformError, PlatformHttp,
 use besluitbron_core::PlatformId;
 pub use http::is_guid;
 
+pub mod vlos;
 mod wire;
 
 pub use wire::{Besluit, Commissie, Document, DocumentPublicatie, Fractie, Stemming, Zaak, ZaakBesluiten};
