@@ -1,6 +1,7 @@
 //! Tweede Kamer OData v4 client (PLATFORMS.md §3): documents and cases found by words
 //! in their title or subject, one document with its links, and the factions and
-//! committees reference lists.
+//! committees reference lists; meetings, their stenographic reports and the members
+//! (`meetings.rs`), a report's VLOS file read by `vlos.rs`.
 //!
 //! Invariants:
 //! - Searches never set `$top`: the platform drops `@odata.nextLink` when `$top` is
@@ -23,7 +24,8 @@
 //!   expanded) and then the `Stemming` rows of those decisions, following the platform's
 //!   own `@odata.nextLink` over at most [`MAX_VOTE_PAGES`] pages.
 //!
-//! What this module does not do: other `$expand` relations (actors, versions), the
+//! What this module does not do: other `$expand` relations (actors, versions) than
+//! those named here and in `meetings.rs`, the
 //! SyncFeed, download files (it returns their URL), or impose a limit — the platform
 //! publishes none; the scheduler may still pace calls.
 
@@ -37,10 +39,16 @@ use super::http::{self, Asked, Fetched, HttpConfig, PlatformError, PlatformHttp,
 use besluitbron_core::PlatformId;
 pub use http::is_guid;
 
+mod meetings;
 pub mod vlos;
 mod wire;
 
-pub use wire::{Besluit, Commissie, Document, DocumentPublicatie, Fractie, Stemming, Zaak, ZaakBesluiten};
+pub use meetings::{DossierNumber, MAX_MOTIONS_PER_REQUEST, MeetingSearch, MeetingsPage, is_activity_number};
+pub use wire::{
+    Activiteit, Besluit, Commissie, Document, DocumentPublicatie, Fractie, FractieZetel, FractieZetelPersoon,
+    Kamerstukdossier, Persoon, Stemming, Vergadering, VergaderingVerslagen, Verslag, VerslagVergadering, Zaak,
+    ZaakBesluiten, ZaakDossiers,
+};
 use wire::{ODataErrorBody, ODataPage};
 
 /// Errors of the Tweede Kamer client (the shared platform error type).
@@ -875,7 +883,8 @@ fn read_refusal(body: &[u8]) -> Option<Refusal> {
 }
 
 /// Reads `fetched` as each answer the Tweede Kamer gives (a page of documents, zaken,
-/// zaken with their decisions, votes, factions, committees; one document): how many of
+/// zaken with their decisions, votes, factions, committees, meetings, activities,
+/// members, motions' cases; one document, meeting or report record): how many of
 /// them it is. The fuzz targets' entry point and the complete-answer tests'; never
 /// panics, whatever `fetched` holds.
 #[doc(hidden)]
@@ -889,7 +898,13 @@ pub fn read_every_answer(fetched: &Fetched) -> usize {
         + page::<Stemming>(fetched)
         + page::<Fractie>(fetched)
         + page::<Commissie>(fetched)
+        + page::<VergaderingVerslagen>(fetched)
+        + page::<Activiteit>(fetched)
+        + page::<FractieZetelPersoon>(fetched)
+        + page::<ZaakDossiers>(fetched)
         + usize::from(http::read_json::<Document>(PLATFORM, fetched, "document", &REFUSALS).is_ok())
+        + usize::from(http::read_json::<VergaderingVerslagen>(PLATFORM, fetched, "meeting", &REFUSALS).is_ok())
+        + usize::from(http::read_json::<VerslagVergadering>(PLATFORM, fetched, "report", &REFUSALS).is_ok())
 }
 
 /// Whether `filter` is well-formed as BesluitBron writes OData filters: every literal
