@@ -98,7 +98,7 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
 pub(super) async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs) -> Reply {
     let Some(document) = super::ids::named(crate::connectors::ids::own(PLATFORM, &args.id)).and_then(|n| match n {
         super::ids::Named::Document(d) => Some(d),
-        super::ids::Named::Case(_) => None,
+        _ => None,
     }) else {
         return tool_error(format!(
             "tk_document_text: `{}` is not a Tweede Kamer document: give its number (2021D02426), its `id` from \
