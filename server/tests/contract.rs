@@ -285,6 +285,8 @@ async fn a_429_is_queued_once_more_where_the_platform_has_a_limit() {
     let f = fakes().await;
     let mut limited = BTreeSet::new();
     let server = server(&f, "contract-429", |cfg| {
+        // A session per sample: more than one address may open a minute by default.
+        cfg.sessions.initialize_per_minute = 1_000;
         for c in CONNECTORS {
             if cfg.scheduler(c.platform).is_some() {
                 limited.insert(c.platform);

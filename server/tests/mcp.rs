@@ -26,6 +26,8 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
             "/mcp/tk",
             vec![
                 "tk_committees",
+                "tk_debate",
+                "tk_debates",
                 "tk_document",
                 "tk_document_text",
                 "tk_factions",

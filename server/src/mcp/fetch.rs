@@ -80,9 +80,8 @@ pub fn definition() -> Tool {
         "Read any id or link",
         "Reads one record by any id or link: a `search` result's id, an ECLI, a BWB id (with `@date` or `#article`), a \
          CVDR id (with `#article`), an Officiële Bekendmakingen id (kst-36200-VII-5, stb-2018-84, gmb-…), a Tweede \
-         Kamer document or case number or GUID, an OpenBesluitvorming id, or a link to wetten.overheid.nl, \
-         zoek.officielebekendmakingen.nl, uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl, tweedekamer.nl or \
-         openbesluitvorming.nl. Answers {id, title, text, url, metadata}; a long text in pages (`offset` from \
+         Kamer document, case or activity number, meeting or GUID, an OpenBesluitvorming id, or a link to those \
+         platforms' sites. Answers {id, title, text, url, metadata}; a long text in pages (`offset` from \
          metadata.next_offset). `platform:id` picks the platform.",
     )
 }

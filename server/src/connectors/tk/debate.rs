@@ -49,20 +49,18 @@ const MAX_MOTION_REQUESTS: usize = 2;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebateArgs {
-    /// The meeting's `id` from tk_debates (`vergadering:<GUID>`), a report's id
-    /// (`verslag:<GUID>`), an activity number (`2025A04597`), or a link to one.
+    /// tk_debates's `id`, `verslag:<GUID>`, an activity number or a link.
     #[schemars(length(max = 300))]
     pub id: String,
-    /// Only this speaker's turns and the exchanges they are in (words of the name:
-    /// `Brekelmans`, `Olger van Dijk`).
+    /// Only this speaker's turns and exchanges.
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub speaker: Option<String>,
-    /// Only the turns of this faction's members (`PVV`, `GroenLinks-PvdA`).
+    /// Only this faction's turns (`PVV`).
     #[schemars(length(max = 60))]
     #[serde(default)]
     pub party: Option<String>,
-    /// Only one activity: its number (`2025A04597`) or its place in the list.
+    /// One activity: its number or place.
     #[schemars(length(max = 20))]
     #[serde(default)]
     pub activity: Option<String>,
@@ -79,12 +77,9 @@ pub struct DebateArgs {
 pub(super) const TOOL: ToolSpec = crate::tool! {
     name: "tk_debate",
     title: "Tweede Kamer debate",
-    description: "One meeting's stenographic report as a transcript: per debate the speeches in order, each with the \
-                  speaker's faction (or function for ministers), the chair apart, interruptions attributed to the \
-                  interrupter with the reply; motions submitted with their case numbers (tk_votes reads them) and \
-                  votes taken. `speaker`, `party`, `activity` narrow it; `next_offset` pages. id: tk_debates's, a \
-                  report's, or an activity number. Costs 2-3 requests the first time (an activity number: up to 6 \
-                  reports of its day), then weeks in the buffer; a corrected report is read anew.",
+    description: "A meeting's stenographic report as a transcript: speeches with faction or function, the chair \
+                  apart, interruptions attributed to the interrupter, motions with case numbers (tk_votes), votes. \
+                  2-3 requests first (by activity number up to 8), then weeks buffered.",
     arguments: DebateArgs,
     output: DebateShown,
     run: tk_debate,

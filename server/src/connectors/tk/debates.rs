@@ -50,8 +50,7 @@ const MAX_OFFSET: u32 = 100_000;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebatesArgs {
-    /// Words that must all occur in the meeting's title or in one of its activities'
-    /// titles or subjects (at most 10), e.g. `MIVD`.
+    /// Words in a debate's title or subject (at most 10).
     #[schemars(length(max = 300))]
     #[serde(default)]
     pub query: Option<String>,
@@ -65,13 +64,13 @@ pub struct DebatesArgs {
     pub date_to: Option<String>,
     /// `plenary` or `committee`.
     #[serde(default, deserialize_with = "kind_arg")]
-    #[schemars(with = "Option<DebateKind>")]
+    #[schemars(schema_with = "kind_schema")]
     pub kind: Option<DebateKind>,
-    /// A committee's name or abbreviation (`Defensie`, `Def`).
+    /// Name or abbreviation (`Defensie`).
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub committee: Option<String>,
-    /// A member's name (`Olger van Dijk`): meetings where they spoke.
+    /// A member who spoke.
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub speaker: Option<String>,
@@ -80,19 +79,23 @@ pub struct DebatesArgs {
     #[serde(default)]
     pub limit: Option<u32>,
     /// From `next_offset`.
-    #[schemars(range(max = 100_000))]
     #[serde(default)]
     pub offset: Option<u32>,
 }
 
 /// A kind of meeting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DebateKind {
     /// The plenary (`Plenair`).
     Plenary,
     /// A committee (`Commissie`).
     Committee,
+}
+
+/// The choice, written where it is used (no definition of its own in `tools/list`).
+fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": ["plenary", "committee"], "maxLength": 9})
 }
 
 fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DebateKind>, D::Error> {
@@ -122,7 +125,8 @@ pub struct DebateResult {
     pub report_status: Option<String>,
     /// Its activities with speeches or a number: `2025A04496 Commissiedebat: MIVD`.
     pub activities: Vec<String>,
-    /// With `speaker`: their turns in it.
+    /// With `speaker`: their turns in it (in the text).
+    #[serde(skip)]
     pub speaker_turns: Option<usize>,
 }
 
@@ -143,11 +147,9 @@ pub struct DebatesShown {
 pub(super) const TOOL: ToolSpec = crate::tool! {
     name: "tk_debates",
     title: "Tweede Kamer debates",
-    description: "Tweede Kamer meetings (plenary, committee) with a stenographic report, newest first: by dates, \
-                  `kind`, `query` (words in the meeting's or its debates' titles), `committee`, `speaker` (a \
-                  member, checked against the members list first). Each with its debates and report status; \
-                  tk_debate reads one. Costs 1 request for the meetings plus one per report read (at most 10, kept \
-                  for weeks): meetings, debates and speakers are linked only in the reports, so narrow by dates.",
+    description: "Tweede Kamer meetings with a stenographic report, newest first. 1 request plus one per report \
+                  read (at most 10, then weeks buffered): only reports link meetings, debates and speakers, so \
+                  narrow by dates. `speaker`: a member.",
     arguments: DebatesArgs,
     output: DebatesShown,
     run: tk_debates,

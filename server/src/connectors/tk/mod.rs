@@ -70,9 +70,9 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         .asking(2),
         Sample::new(
             "tk_debate",
-            r#"{"id": "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311"}"#,
+            r#"{"id": "vergadering:f6102bb7-43b5-4d46-994a-2cebf2354dbf"}"#,
         )
-        .asking(2),
+        .asking(3),
     ],
     offers: &offers::OFFERS,
     page: &page::PAGE,
@@ -82,7 +82,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 
 /// What an assistant is told about these tools in the server's instructions (short:
 /// every address's instructions stay within the hosts' limit).
-const INSTRUCTIONS: &str = "Tweede Kamer (tk_*): parliamentary documents and cases by words in their title (no full text). tk_document/tk_document_text read a document (GUID or number such as 2021D02426), tk_votes the votes on a case, tk_debates/tk_debate the debates per speaker.";
+const INSTRUCTIONS: &str = "Tweede Kamer (tk_*): parliamentary documents and cases by words in their title (no full text). tk_document/tk_document_text read a document (GUID or number: 2021D02426), tk_votes a case's votes, tk_debates/tk_debate debates.";
 
 /// What an assistant is told about these tools in depth (the guide resource).
 const GUIDE: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
@@ -105,8 +105,7 @@ fn open(config: &Config) -> Result<Client, PlatformError> {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Words that must all occur in the title or the subject (separated by spaces; at
-    /// most 10).
+    /// Words all in the title or subject (at most 10).
     #[schemars(length(max = 500))]
     #[serde(default)]
     pub query: Option<String>,
@@ -114,13 +113,11 @@ pub struct SearchArgs {
     #[schemars(skip)]
     #[serde(default)]
     pub words: Option<String>,
-    /// `documents` (default: Kamerstukken, brieven, moties as documents) or `cases`
-    /// (zaken: the parliamentary items documents belong to).
+    /// `documents` (default) or `cases` (zaken).
     #[serde(default, deserialize_with = "kind_arg")]
     #[schemars(with = "Option<KindArg>")]
     pub kind: Option<KindArg>,
-    /// Only this kind of record (`Soort`, matched exactly), e.g. `Motie`, `Brief regering`,
-    /// `Schriftelijke vragen`.
+    /// Only this kind (`Soort`, exactly), e.g. `Motie`, `Brief regering`.
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub soort: Option<String>,
@@ -165,8 +162,7 @@ const MAX_SEARCH_LIMIT: usize = crate::platforms::tk::PAGE_ROWS as usize;
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommitteesArgs {
-    /// Only committees whose name or abbreviation contains this (any case), e.g.
-    /// `landbouw` or `LVVN`.
+    /// Name or abbreviation contains this (`landbouw`, `LVVN`).
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub name: Option<String>,
@@ -343,9 +339,8 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
 pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     name: "tk_document",
     title: "Tweede Kamer document",
-    description: "One Tweede Kamer document's metadata (kind, number, title, subject, date, parliamentary \
-                  year) and its links: the record and the file (PDF or Word). Cheap; kept in BesluitBron's \
-                  buffer for weeks. Its text: tk_document_text.",
+    description: "One Tweede Kamer document's metadata (kind, number, title, subject, date) and the links to its \
+                  record and file. Cheap; weeks in the buffer. Its text: tk_document_text.",
     arguments: DocumentArgs,
     output: render::DocumentShown,
     run: tk_document,
@@ -356,11 +351,9 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "tk_search",
         title: "Search the Tweede Kamer",
-        description: "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) by \
-                      words in their title or subject, optionally by `soort` and dates. Not full text (opentk_search \
-                      is). Newest first. The platform sends 250 records at once, which BesluitBron keeps, so paging \
-                      within them is answered from its buffer. A document's `id` reads with tk_document; a case's \
-                      with tk_votes.",
+        description: "Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) by words \
+                      in their title or subject, `soort` and dates; not full text (opentk_search is). Newest first; \
+                      a page of 250 is asked once and kept. tk_document reads a document's `id`, tk_votes a case's.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: tk_search,

@@ -35,8 +35,8 @@ use serde_json::json;
 use super::members::words;
 use crate::call::{Rendered, Structure, provenance};
 use crate::connectors::pages::{TextPage, text_page};
+use crate::platforms::tk::DossierNumber;
 use crate::platforms::tk::vlos::{Activity, Part, Report, Role, Speaker};
-use crate::platforms::tk::{DossierNumber, TkClient};
 
 /// Motions, votes and activities the structured content lists at most.
 const MAX_LISTED: usize = 40;
@@ -78,10 +78,12 @@ pub struct Filters {
 /// The case numbers of motions, by how the report cites them (`36284-45`).
 pub type CaseNumbers = BTreeMap<String, String>;
 
-/// An activity as the structured content lists it.
+/// An activity as the structured content lists it (its place in the list, 1-based, is
+/// what `activity` takes besides its number).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ActivityShown {
-    /// Its place in the report (what `activity` takes), 1-based.
+    /// Its place in the report, 1-based (not shown: the list's order says it).
+    #[serde(skip)]
     pub place: usize,
     /// Its number, e.g. `2025A04597` (what `activity` and `id` take).
     pub number: Option<String>,
@@ -89,12 +91,12 @@ pub struct ActivityShown {
     pub kind: Option<String>,
     /// Its title.
     pub title: Option<String>,
-    /// Speeches and replies in it.
+    /// Speeches and replies in it (in the text only).
+    #[serde(skip)]
     pub speeches: usize,
-    /// Interruptions in it (not the chair's).
+    /// Interruptions in it, not the chair's (in the text only).
+    #[serde(skip)]
     pub interruptions: usize,
-    /// Its page on tweedekamer.nl.
-    pub url: Option<String>,
 }
 
 /// A motion as the structured content lists it.
@@ -106,10 +108,6 @@ pub struct MotionShown {
     pub title: Option<String>,
     /// Its case number (`tk_votes` `id`), where the platform has it.
     pub case_id: Option<String>,
-    /// Who submitted it.
-    pub submitters: Vec<String>,
-    /// The activity it was submitted in (its number).
-    pub activity: Option<String>,
 }
 
 /// A vote as the structured content lists it.
@@ -119,7 +117,8 @@ pub struct VoteShown {
     pub subject: Option<String>,
     /// `Aangenomen`, `Verworpen`.
     pub result: Option<String>,
-    /// `Fractie` or `Hoofdelijk`.
+    /// `Fractie` or `Hoofdelijk` (in the text only).
+    #[serde(skip)]
     pub form: Option<String>,
     /// The factions for.
     pub voor: Vec<String>,
@@ -149,22 +148,19 @@ pub struct DebateShown {
     pub report_id: String,
     /// `Casco`, `Ongecorrigeerd` (uncorrected), `Gecorrigeerd` (corrected).
     pub report_status: Option<String>,
-    /// `Voorpublicatie`, `Tussenpublicatie`, `Eindpublicatie`.
-    pub report_kind: Option<String>,
     /// The report's last change (`GewijzigdOp`).
     pub changed_at: Option<String>,
-    /// No speeches yet.
+    /// No speeches yet (`report_status` `Casco`, or a report without a turn; in the text).
+    #[serde(skip)]
     pub casco: bool,
-    /// The meeting was not closed when the report was made.
-    pub unfinished: bool,
-    /// The activities.
+    /// The activities (in the text; not in the structured content).
+    #[serde(skip)]
     pub activities: Vec<ActivityShown>,
     /// Motions submitted in the activities shown.
     pub motions: Vec<MotionShown>,
-    /// Votes taken in the activities shown.
+    /// Votes taken in the activities shown (in the text; not in the structured content).
+    #[serde(skip)]
     pub votes: Vec<VoteShown>,
-    /// The speakers the filters matched, as named in the transcript.
-    pub matched_speakers: Vec<String>,
     /// Where the page is.
     #[serde(flatten)]
     pub page: TextPage,
@@ -386,12 +382,6 @@ fn motions(report: &Report, chosen: &[usize], cases: &CaseNumbers) -> Vec<Motion
                 case_id: cited.as_ref().and_then(|c| cases.get(c).cloned()),
                 cited,
                 title: c.title.clone(),
-                submitters: c
-                    .submitters
-                    .iter()
-                    .filter_map(|s| report.speaker(*s).map(|s| s.name.clone()))
-                    .collect(),
-                activity: a.number.clone(),
             });
         }
     }
@@ -451,10 +441,6 @@ fn activities(report: &Report) -> Vec<ActivityShown> {
             }
             ActivityShown {
                 place: i + 1,
-                url: a
-                    .number
-                    .as_deref()
-                    .map(|n| TkClient::activity_page(n, a.kind.as_deref())),
                 number: a.number.clone(),
                 kind: a.kind.clone(),
                 title: a.title.clone(),
@@ -678,14 +664,11 @@ pub fn render(
         platform: "tk".to_owned(),
         report_id: about.report_id.clone(),
         report_status: report.status.clone(),
-        report_kind: report.kind.clone(),
         changed_at: about.changed_at.clone(),
         casco,
-        unfinished: m.unfinished,
         activities: listed.into_iter().take(MAX_LISTED).collect(),
         motions: motions.into_iter().take(MAX_LISTED).collect(),
         votes: votes.into_iter().take(MAX_LISTED).collect(),
-        matched_speakers,
         page: at,
     };
     Ok(Rendered {
@@ -831,6 +814,6 @@ mod tests {
         let Structure::Own(v) = &rendered.structured else {
             panic!()
         };
-        assert_eq!(v["casco"], true);
+        assert_eq!(v["report_status"], "Casco");
     }
 }
