@@ -82,8 +82,13 @@ SEARCH_CONTRACT = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "openai-
 FETCH_CONTRACT = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "openai-fetch.schema.json").read_text()))
 
 OBV_TOOLS = {"obv_search", "obv_document", "obv_sources", "obv_status"}
-TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees", "tk_votes"}
+TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees", "tk_votes", "tk_debates",
+            "tk_debate"}
 TK_VOTED_CASE = "2025Z17647"
+# The committee debate on the MIVD (a real report of the corpus, served by the fake), its
+# meeting and its activity number.
+TK_MEETING = "29d8cf68-423e-4ae9-b4f0-7e908c7f5311"
+TK_ACTIVITY = "2025A04496"
 RS_TOOLS = {"rechtspraak_search", "rechtspraak_ruling", "rechtspraak_courts", "rechtspraak_areas", "rechtspraak_procedures"}
 ATOM = "{http://www.w3.org/2005/Atom}"
 DCTERMS = "{http://purl.org/dc/terms/}"
@@ -764,6 +769,9 @@ class McpChecks:
             ("tk_document matches Document(id)", self.tk_document),
             ("tk_votes of a case voted twice matches Zaak?$expand=Besluit and its Stemming rows", self.tk_votes),
             ("tk_document_text reads the PDF in pages and says a scan has no text layer", self.tk_document_text),
+            ("tk_debates by kind and days matches the meetings with a report (Vergadering?$expand=Verslag)",
+             self.tk_debates),
+            ("tk_debate attributes an interruption to the interrupter as the report nests it", self.tk_debate),
             ("unknown tool raises an MCP error", self.unknown_tool),
             ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),
             ("tk_search kind 'bogus' gives isError with a readable message", self.tk_search_invalid),
@@ -1176,7 +1184,13 @@ class McpChecks:
             (f"https://www.tweedekamer.nl/kamerstukken/detail?id={TK_VOTED_CASE}", "tk_votes", {"id": TK_VOTED_CASE}),
             ("opentk:2026D10005", "opentk_document", {"id": "2026D10005"}),
             ("https://berthub.eu/tkconv/document.html?nummer=2026D10005", "opentk_document", {"id": "2026D10005"}),
-            ("2026A00007", "opentk_activity", {"id": "2026A00007"}),
+            ("opentk:2026A00007", "opentk_activity", {"id": "2026A00007"}),
+            (f"vergadering:{TK_MEETING}", "tk_debate", {"id": f"vergadering:{TK_MEETING}"}),
+            (f"https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0/Vergadering({TK_MEETING})", "tk_debate",
+             {"id": f"vergadering:{TK_MEETING}"}),
+            (TK_ACTIVITY, "tk_debate", {"id": TK_ACTIVITY}),
+            (f"https://www.tweedekamer.nl/debat_en_vergadering/commissievergaderingen/details?id={TK_ACTIVITY}",
+             "tk_debate", {"id": TK_ACTIVITY}),
         ])
 
     async def fetch_refuses_what_it_does_not_read(self, client: Client) -> None:
@@ -1428,6 +1442,41 @@ class McpChecks:
             flagged = sorted(f["faction"] for f in result["factions"] if f["mistake"])
             expect_eq(flagged, sorted({r["ActorFractie"] for r in mine if r["Vergissing"]}), "mistakes flagged")
         expect(any(r["roll_call"] for r in results), "the case has a roll call")
+
+    async def tk_debates(self, client: Client) -> None:
+        days = "Datum ge 2025-07-02 and Datum le 2025-07-03"
+        page = await self.fakes.get_json(
+            f"{self.fakes.tk}/Vergadering",
+            params={"$filter": f"Verwijderd eq false and Soort eq 'Commissie' and {days}", "$expand": "Verslag"},
+        )
+        with_report = {f"vergadering:{m['Id']}" for m in page["value"] if any(not v["Verwijderd"] for v in m["Verslag"])}
+        expect(len(with_report) < len(page["value"]), "the fake has a meeting without a report in these days")
+        got = structured(await client.call_tool(
+            "tk_debates", {"kind": "committee", "date_from": "2025-07-02", "date_to": "2025-07-03", "limit": 10}),
+            "tk_debates")
+        expect_eq({r["id"] for r in got.get("results", [])}, with_report, "the meetings with a report")
+        expect(all(r["tool"] == "tk_debate" and r["platform"] == "tk" for r in got["results"]), "read by tk_debate")
+
+    async def tk_debate(self, client: Client) -> None:
+        meeting = await self.fakes.get_json(f"{self.fakes.tk}/Vergadering({TK_MEETING})", params={"$expand": "Verslag"})
+        report = await self.fakes.get_xml(f"{self.fakes.tk}/Verslag({meeting['Verslag'][0]['Id']})/resource")
+        ns = "{http://www.tweedekamer.nl/ggm/vergaderverslag/v1.0}"
+
+        def name(turn: ET.Element) -> str:
+            return (turn.findtext(f"{ns}spreker/{ns}verslagnaam") or "").strip()
+
+        pairs = [(name(w), name(i)) for w in report.iter(f"{ns}woordvoerder") for i in w.findall(f"{ns}interrumpant")
+                 if (i.findtext(f"{ns}isvoorzitter") or "").strip() != "true"]
+        expect(bool(pairs), "the report has interruptions")
+        result = await client.call_tool("tk_debate", {"id": f"vergadering:{TK_MEETING}", "length": 100000})
+        got = structured(result, "tk_debate")
+        text = error_text(result)
+        of, by = pairs[0]
+        lines = [line for line in text.splitlines() if line.startswith("[interruption] ")]
+        expect(bool(lines) and lines[0].startswith(f"[interruption] {by} (") and f" → {of} (" in lines[0],
+               f"the first interruption, {by} interrupting {of}: {lines[:1]!r}")
+        expect_eq(len(lines), len(pairs), "every interruption, none of them the chair's")
+        expect_eq(got.get("report_id"), meeting["Verslag"][0]["Id"], "the report read")
 
     # Rechtspraak ----------------------------------------------------------------------
 
