@@ -51,7 +51,10 @@ pub fn vlos_report(data: &[u8]) -> usize {
     match tk::vlos::read_report(data) {
         Ok(report) => {
             for t in report.turns() {
-                assert!(report.speaker(t.speaker).is_some(), "a turn names no speaker of the list");
+                assert!(
+                    report.speaker(t.speaker).is_some(),
+                    "a turn names no speaker of the list"
+                );
             }
             report.turns().count()
         }

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use besluitbron_fakes::tk::{MEETING_WITHOUT_REPORT, REPORTS, TkSettings, tk_corpus};
 use serde_json::{Value, json};
-use support::{Mcp, Reply, Server, config, fakes, temp_dir};
+use support::{Mcp, Reply, Server, config, fakes, temp_dir, tool_error_text};
 
 fn ok(r: &Reply) -> (String, Value) {
     let m = r
@@ -28,15 +28,6 @@ fn ok(r: &Reply) -> (String, Value) {
         res["content"][0]["text"].as_str().unwrap_or("").to_owned(),
         res["structuredContent"].clone(),
     )
-}
-
-fn err(r: &Reply) -> String {
-    let m = r
-        .message
-        .as_ref()
-        .unwrap_or_else(|| panic!("no answer: {} {}", r.status, r.text));
-    assert_eq!(m["result"]["isError"], json!(true), "expected a tool error: {m}");
-    m["result"]["content"][0]["text"].as_str().unwrap_or("").to_owned()
 }
 
 async fn start(name: &str) -> (support::Fakes, Server, Mcp) {
@@ -160,7 +151,7 @@ async fn a_meeting_is_found_by_a_member_who_spoke_after_the_name_is_resolved() {
     let (f, server, mut mcp) = start("tk-debates-speaker").await;
     // An ambiguous name: the candidates, and no meeting asked for (one page of members).
     let before = f.tk.requests();
-    let e = err(&mcp.call("tk_debates", json!({"speaker": "van Dijk"})).await);
+    let e = tool_error_text(&mcp.call("tk_debates", json!({"speaker": "van Dijk"})).await);
     assert!(
         e.contains("Olger van Dijk (NSC)") && e.contains("Inge van Dijk (CDA)"),
         "{e}"
@@ -172,7 +163,7 @@ async fn a_meeting_is_found_by_a_member_who_spoke_after_the_name_is_resolved() {
         before + seats.div_ceil(250),
         "the members list only, page by page"
     );
-    let e = err(&mcp.call("tk_debates", json!({"speaker": "Olgerr van Dyk"})).await);
+    let e = tool_error_text(&mcp.call("tk_debates", json!({"speaker": "Olgerr van Dyk"})).await);
     assert!(e.contains("no member of the Tweede Kamer is named"), "{e}");
     // The member: exactly the meetings whose reports have a turn of theirs.
     let (text, v) = ok(&mcp
@@ -302,7 +293,7 @@ async fn an_activity_number_finds_its_meeting_and_narrows_to_the_debate() {
     let (text, v) = ok(&mcp.call("tk_debate", json!({"id": "2025A04496"})).await);
     assert_eq!(v["id"], meeting_of(MIVD), "{text}");
     assert!(text.contains("Shown: activity `2025A04496`"), "{text}");
-    let e = err(&mcp.call("tk_debate", json!({"id": "2021D02426"})).await);
+    let e = tool_error_text(&mcp.call("tk_debate", json!({"id": "2021D02426"})).await);
     assert!(e.contains("is not a meeting, report or activity"), "{e}");
     server.stop().await;
 }

@@ -169,7 +169,7 @@ pub fn members_of(seats: &[FractieZetelPersoon]) -> Vec<Member> {
             m
         })
         .collect();
-    members.sort_by(|a, b| (folded(&a.surname), a.name()).cmp(&(folded(&b.surname), b.name())));
+    members.sort_by_key(|m| (folded(&m.surname), m.name()));
     members
 }
 

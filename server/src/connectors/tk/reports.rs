@@ -72,6 +72,29 @@ pub async fn meetings(
     ctx.fetch(Who::Caller, call, pc).await
 }
 
+/// One request by the text `asked` (an id, a number), kept by `key`: `ask` is the
+/// client's method for it.
+async fn one<T, F, Fut>(
+    ctx: &Context,
+    call: &Call,
+    client: &Arc<TkClient>,
+    key: CacheKey,
+    asked: &str,
+    ask: F,
+) -> Result<(Arc<T>, Served), AnswerError>
+where
+    T: Serialize + serde::de::DeserializeOwned + Send + Sync + 'static,
+    F: Fn(Arc<TkClient>, Arc<str>) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<T, PlatformError>> + Send + 'static,
+{
+    let (client, asked, ask) = (Arc::clone(client), Arc::<str>::from(asked), Arc::new(ask));
+    let pc = PlatformCall::new(key, Units::ONE, move || {
+        let fut = ask(Arc::clone(&client), Arc::clone(&asked));
+        async move { Ok((fut.await?, Feedback::default())) }
+    });
+    ctx.fetch(Who::Caller, call, pc).await
+}
+
 /// The plenary meeting `number` of the year `year`, with its reports.
 pub async fn plenary_meeting(
     ctx: &Context,
@@ -83,12 +106,10 @@ pub async fn plenary_meeting(
     let key = CacheKey::new(PLATFORM, DataClass::Search, "plenary_meeting")
         .param("year", year.to_owned())
         .param("number", number.to_string());
-    let (client, year) = (Arc::clone(client), Arc::<str>::from(year));
-    let pc = PlatformCall::new(key, Units::ONE, move || {
-        let (client, year) = (Arc::clone(&client), Arc::clone(&year));
-        async move { Ok((client.plenary_meeting(&year, number).await?, Feedback::default())) }
-    });
-    ctx.fetch(Who::Caller, call, pc).await
+    one(ctx, call, client, key, year, move |c, year| async move {
+        c.plenary_meeting(&year, number).await
+    })
+    .await
 }
 
 /// One meeting with its reports.
@@ -99,12 +120,7 @@ pub async fn meeting(
     id: &str,
 ) -> Result<(Arc<VergaderingVerslagen>, Served), AnswerError> {
     let key = CacheKey::new(PLATFORM, DataClass::Search, "meeting").param("id", id.to_owned());
-    let (client, id) = (Arc::clone(client), Arc::<str>::from(id));
-    let pc = PlatformCall::new(key, Units::ONE, move || {
-        let (client, id) = (Arc::clone(&client), Arc::clone(&id));
-        async move { Ok((client.meeting(&id).await?, Feedback::default())) }
-    });
-    ctx.fetch(Who::Caller, call, pc).await
+    one(ctx, call, client, key, id, |c, id| async move { c.meeting(&id).await }).await
 }
 
 /// One report's record with its meeting.
@@ -115,12 +131,15 @@ pub async fn report_record(
     id: &str,
 ) -> Result<(Arc<VerslagVergadering>, Served), AnswerError> {
     let key = CacheKey::new(PLATFORM, DataClass::Search, "report_record").param("id", id.to_owned());
-    let (client, id) = (Arc::clone(client), Arc::<str>::from(id));
-    let pc = PlatformCall::new(key, Units::ONE, move || {
-        let (client, id) = (Arc::clone(&client), Arc::clone(&id));
-        async move { Ok((client.report_record(&id).await?, Feedback::default())) }
-    });
-    ctx.fetch(Who::Caller, call, pc).await
+    one(
+        ctx,
+        call,
+        client,
+        key,
+        id,
+        |c, id| async move { c.report_record(&id).await },
+    )
+    .await
 }
 
 /// The activity numbered `number`.
@@ -131,12 +150,15 @@ pub async fn activity(
     number: &str,
 ) -> Result<(Arc<Activiteit>, Served), AnswerError> {
     let key = CacheKey::new(PLATFORM, DataClass::Reference, "activity").param("number", number.to_owned());
-    let (client, number) = (Arc::clone(client), Arc::<str>::from(number));
-    let pc = PlatformCall::new(key, Units::ONE, move || {
-        let (client, number) = (Arc::clone(&client), Arc::clone(&number));
-        async move { Ok((client.activity(&number).await?, Feedback::default())) }
-    });
-    ctx.fetch(Who::Caller, call, pc).await
+    one(
+        ctx,
+        call,
+        client,
+        key,
+        number,
+        |c, n| async move { c.activity(&n).await },
+    )
+    .await
 }
 
 /// The report `verslag` read whole, kept for weeks under its id and `GewijzigdOp`.
@@ -150,12 +172,7 @@ pub async fn report(
     let key = CacheKey::new(PLATFORM, DataClass::Document, "report")
         .param("id", id.clone())
         .param("changed_at", verslag.gewijzigd_op.clone().unwrap_or_default());
-    let (client, id) = (Arc::clone(client), Arc::<str>::from(id));
-    let pc = PlatformCall::new(key, Units::ONE, move || {
-        let (client, id) = (Arc::clone(&client), Arc::clone(&id));
-        async move { Ok((client.report(&id).await?, Feedback::default())) }
-    });
-    ctx.fetch(Who::Caller, call, pc).await
+    one(ctx, call, client, key, &id, |c, id| async move { c.report(&id).await }).await
 }
 
 /// One kept page of the members list.
@@ -281,7 +298,7 @@ mod tests {
         let first = verslag(2, "Ongecorrigeerd", "2025-07-03T18:00:00");
         let later = verslag(3, "Ongecorrigeerd", "2025-07-04T10:00:00");
         let corrected = verslag(4, "Gecorrigeerd", "2025-07-01T10:00:00");
-        assert_eq!(chosen_report(&[casco.clone()]), Some(&casco));
+        assert_eq!(chosen_report(std::slice::from_ref(&casco)), Some(&casco));
         assert_eq!(chosen_report(&[casco.clone(), first.clone()]), Some(&first));
         assert_eq!(chosen_report(&[later.clone(), first.clone()]), Some(&later));
         assert_eq!(chosen_report(&[first, corrected.clone(), later]), Some(&corrected));

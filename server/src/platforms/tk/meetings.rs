@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::http::{self, Asked, PlatformError};
 use super::vlos::{self, Report};
 use super::wire::{Activiteit, FractieZetelPersoon, VergaderingVerslagen, VerslagVergadering, ZaakDossiers};
-use super::{EntitySet, PLATFORM, TkClient, TkError, TkPage, quote_literal};
+use super::{EntitySet, PLATFORM, TkClient, TkError, TkPage, is_activity_number, quote_literal, refused};
 
 /// Motions whose cases one request asks for (each adds a clause to the filter).
 pub const MAX_MOTIONS_PER_REQUEST: usize = 30;
@@ -66,12 +66,10 @@ impl MeetingSearch {
         for (date, op) in [(&self.date_from, "ge"), (&self.date_to, "le")] {
             if let Some(date) = date {
                 if !http::is_iso_date(date) {
-                    return Err(PlatformError::BadRequest {
-                        sent: false,
-                        platform: PLATFORM,
-                        code: "invalid_date".to_owned(),
-                        message: format!("`{}` is not a date written YYYY-MM-DD", http::brief(date)),
-                    });
+                    return Err(refused(
+                        "invalid_date",
+                        format!("`{}` is not a date written YYYY-MM-DD", http::brief(date)),
+                    ));
                 }
                 clauses.push(format!("Datum {op} {date}"));
             }
@@ -172,28 +170,19 @@ impl TkClient {
         let valid_year =
             year.len() == 9 && year.as_bytes()[4] == b'-' && year.chars().filter(char::is_ascii_digit).count() == 8;
         if !valid_year {
-            return Err(PlatformError::BadRequest {
-                sent: false,
-                platform: PLATFORM,
-                code: "invalid_year".to_owned(),
-                message: format!("`{}` is not a parliamentary year such as 2024-2025", http::brief(year)),
-            });
+            return Err(refused(
+                "invalid_year",
+                format!("`{}` is not a parliamentary year such as 2024-2025", http::brief(year)),
+            ));
         }
-        let mut url = http::join(PLATFORM, &self.base, VergaderingVerslagen::SET)?;
-        url.query_pairs_mut()
-            .append_pair(
-                "$filter",
-                &format!(
-                    "Verwijderd eq false and Soort eq 'Plenair' and Vergaderjaar eq {} and VergaderingNummer eq {number}",
-                    quote_literal(year)
-                ),
-            )
-            .append_pair("$expand", "Verslag");
-        let (page, _): (TkPage<VergaderingVerslagen>, _) = self.page_with_link(url).await?;
-        page.items.into_iter().next().ok_or_else(|| PlatformError::NotFound {
-            platform: PLATFORM,
-            what: format!("plenary meeting {number} of {year}"),
+        let filter = format!(
+            "Verwijderd eq false and Soort eq 'Plenair' and Vergaderjaar eq {} and VergaderingNummer eq {number}",
+            quote_literal(year)
+        );
+        self.first_where(&filter, Some("Verslag"), || {
+            format!("plenary meeting {number} of {year}")
         })
+        .await
     }
 
     /// One meeting by its GUID, with its reports.
@@ -214,12 +203,10 @@ impl TkClient {
 
     fn record_url(&self, set: &str, id: &str, expand: &str) -> Result<Url, TkError> {
         if !http::is_guid(id) {
-            return Err(PlatformError::BadRequest {
-                sent: false,
-                platform: PLATFORM,
-                code: "invalid_guid".to_owned(),
-                message: format!("`{}` is not an id (a GUID such as 29d8cf68-…)", http::brief(id)),
-            });
+            return Err(refused(
+                "invalid_guid",
+                format!("`{}` is not an id (a GUID such as 29d8cf68-…)", http::brief(id)),
+            ));
         }
         let mut url = http::join(PLATFORM, &self.base, &format!("{set}({id})"))?;
         url.query_pairs_mut().append_pair("$expand", expand);
@@ -229,26 +216,16 @@ impl TkClient {
     /// The activity numbered `number` (e.g. `2025A04597`, not deleted).
     pub async fn activity(&self, number: &str) -> Result<Activiteit, TkError> {
         if !is_activity_number(number) {
-            return Err(PlatformError::BadRequest {
-                sent: false,
-                platform: PLATFORM,
-                code: "invalid_activity_number".to_owned(),
-                message: format!(
+            return Err(refused(
+                "invalid_activity_number",
+                format!(
                     "`{}` is not an activity number (such as 2025A04597)",
                     http::brief(number)
                 ),
-            });
+            ));
         }
-        let mut url = http::join(PLATFORM, &self.base, Activiteit::SET)?;
-        url.query_pairs_mut().append_pair(
-            "$filter",
-            &format!("Nummer eq {} and Verwijderd eq false", quote_literal(number)),
-        );
-        let (page, _): (TkPage<Activiteit>, _) = self.page_with_link(url).await?;
-        page.items.into_iter().next().ok_or_else(|| PlatformError::NotFound {
-            platform: PLATFORM,
-            what: format!("activity {number}"),
-        })
+        let filter = format!("Nummer eq {} and Verwijderd eq false", quote_literal(number));
+        self.first_where(&filter, None, || format!("activity {number}")).await
     }
 
     /// The report `id` (a `Verslag` GUID): its VLOS file, read. A file that is not a
@@ -300,15 +277,13 @@ impl TkClient {
     /// dossier with that number and addition; with their dossiers.
     pub async fn motion_cases(&self, motions: &[DossierNumber]) -> Result<Vec<ZaakDossiers>, TkError> {
         if motions.is_empty() || motions.len() > MAX_MOTIONS_PER_REQUEST {
-            return Err(PlatformError::BadRequest {
-                sent: false,
-                platform: PLATFORM,
-                code: "invalid_motions".to_owned(),
-                message: format!(
+            return Err(refused(
+                "invalid_motions",
+                format!(
                     "{} motions asked; ask for 1 to {MAX_MOTIONS_PER_REQUEST}",
                     motions.len()
                 ),
-            });
+            ));
         }
         let clauses: Vec<String> = motions
             .iter()
@@ -371,16 +346,6 @@ impl TkClient {
             .flatten()
             .map(String::from)
     }
-}
-
-/// True for an activity number as the Kamer writes it: four digits of the year, `A`,
-/// then five or six digits (`2025A04597`).
-pub fn is_activity_number(text: &str) -> bool {
-    let b = text.as_bytes();
-    (10..=11).contains(&b.len())
-        && b[..4].iter().all(u8::is_ascii_digit)
-        && b[4] == b'A'
-        && b[5..].iter().all(u8::is_ascii_digit)
 }
 
 #[cfg(test)]
