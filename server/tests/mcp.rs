@@ -1420,6 +1420,21 @@ async fn fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives() {
             json!({"id": "CVDR680781_1"}),
             "cvdr",
         ),
+        // A meeting and an activity number: the debate's report (the corpus's real
+        // committee debate on the MIVD); OpenTK's activity (agenda, video) by its prefix.
+        (
+            "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311",
+            "tk_debate",
+            json!({"id": "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311"}),
+            "tk",
+        ),
+        ("2025A04496", "tk_debate", json!({"id": "2025A04496"}), "tk"),
+        (
+            "opentk:2026A00007",
+            "opentk_activity",
+            json!({"id": "2026A00007"}),
+            "opentk",
+        ),
     ];
     for (id, tool, args, platform) in cases {
         // Asked twice, so that the tool's answer comes from the buffer, as fetch's does.

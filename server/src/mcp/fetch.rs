@@ -262,6 +262,34 @@ mod tests {
     }
 
     #[test]
+    fn a_meeting_and_an_activity_number_read_as_the_debate_and_opentk_keeps_agendas() {
+        // Real: the committee debate on the MIVD of 2 July 2025 (meeting 29d8cf68-…,
+        // activity 2025A04496) and the plenary debate 2025A04597 of 4 June 2025.
+        let meeting = "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311";
+        let debate = |id: &str| Ok((PlatformId::Tk, id.to_owned(), "tk_debate"));
+        assert_eq!(resolved(meeting), debate(meeting));
+        assert_eq!(
+            resolved(
+                "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0/Vergadering(29D8CF68-423E-4AE9-B4F0-7E908C7F5311)"
+            ),
+            debate(meeting)
+        );
+        assert_eq!(resolved("2025A04597"), debate("2025A04597"));
+        assert_eq!(resolved("2025a04597"), debate("2025A04597"));
+        assert_eq!(
+            resolved("https://www.tweedekamer.nl/debat_en_vergadering/commissievergaderingen/details?id=2025A04496"),
+            debate("2025A04496")
+        );
+        // The agenda, documents and video: OpenTK's activity, by its prefix or its link.
+        let agenda = |id: &str| Ok((PlatformId::Opentk, id.to_owned(), "opentk_activity"));
+        assert_eq!(resolved("opentk:2025A04597"), agenda("2025A04597"));
+        assert_eq!(
+            resolved("https://berthub.eu/tkconv/activiteit.html?nummer=2025A04597"),
+            agenda("2025A04597")
+        );
+    }
+
+    #[test]
     fn every_declared_example_reads_on_its_own_platform() {
         let f = fetcher();
         for (platform, reader) in &f.readers {
