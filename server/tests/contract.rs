@@ -525,6 +525,10 @@ async fn the_tool_list_at_mcp_is_compact() {
         .collect();
     sizes.sort();
     let total = serde_json::to_vec(&json!({ "tools": tools })).expect("encodes").len();
+    println!(
+        "tools/list on /mcp: {total} bytes; largest: {:?}",
+        sizes.iter().rev().take(5).collect::<Vec<_>>()
+    );
     let over: Vec<_> = sizes.iter().filter(|(s, _)| *s > 4096).collect();
     assert!(over.is_empty(), "tools over 4 KB in tools/list: {over:?}");
     assert!(

@@ -52,7 +52,7 @@ pub struct DebateArgs {
     /// tk_debates's `id`, `verslag:<GUID>`, an activity number or a link.
     #[schemars(length(max = 300))]
     pub id: String,
-    /// Only this speaker's turns and exchanges.
+    /// Their turns and exchanges only.
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub speaker: Option<String>,

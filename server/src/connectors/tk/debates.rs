@@ -62,9 +62,9 @@ pub struct DebatesArgs {
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_to: Option<String>,
-    /// `plenary` or `committee`.
+    /// `plenary` or `committee` (`tools/list` shows the choice alone: it says as much).
     #[serde(default, deserialize_with = "kind_arg")]
-    #[schemars(schema_with = "kind_schema")]
+    #[schemars(schema_with = "kind_schema", description = "")]
     pub kind: Option<DebateKind>,
     /// Name or abbreviation (`Defensie`).
     #[schemars(length(max = 100))]
@@ -147,9 +147,9 @@ pub struct DebatesShown {
 pub(super) const TOOL: ToolSpec = crate::tool! {
     name: "tk_debates",
     title: "Tweede Kamer debates",
-    description: "Tweede Kamer meetings with a stenographic report, newest first. 1 request plus one per report \
-                  read (at most 10, then weeks buffered): only reports link meetings, debates and speakers, so \
-                  narrow by dates. `speaker`: a member.",
+    description: "Meetings with a stenographic report, newest first. Only its report (Verslag) links a meeting to \
+                  its debates and who spoke: 1 request + 1 per report read (at most 10, then weeks buffered); \
+                  narrow by dates. `speaker`: a member, resolved first on FractieZetelPersoon (kept a month).",
     arguments: DebatesArgs,
     output: DebatesShown,
     run: tk_debates,
@@ -516,6 +516,11 @@ mod tests {
     fn the_kind_is_a_closed_choice_and_limits_are_plain_integers() {
         let schema = serde_json::to_value(schemars::schema_for!(DebatesArgs)).unwrap();
         assert_eq!(schema["properties"]["limit"]["maximum"], 10);
+        assert_eq!(schema["properties"]["kind"]["enum"], json!(["plenary", "committee"]));
+        assert!(
+            schema["properties"]["kind"].get("description").is_none(),
+            "the choice says it"
+        );
         let bad: Result<DebatesArgs, _> = serde_json::from_value(json!({"kind": "plenair"}));
         assert!(bad.unwrap_err().to_string().contains("`kind`"));
     }
