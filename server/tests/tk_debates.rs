@@ -3,7 +3,8 @@
 //! - a meeting found by date and kind, and by a member who spoke (the name resolved
 //!   against the members list first; an ambiguous name asks for no meeting);
 //! - a committee debate read: a member with a faction, a minister with a function and
-//!   none, an interruption attributed to the interrupter, the chair apart;
+//!   none, an external speaker with an empty function, an interruption attributed to
+//!   the interrupter, the chair apart, the open-data service's ids and not the report's;
 //! - the casco report read without error; a motion submitted in a debate read with
 //!   `tk_votes`; a debate found by its activity number; a corrected report read anew;
 //! - on every real report, the (speaker, interrupter) pairs the tool gives equal those
@@ -49,6 +50,7 @@ fn meeting_of(report: &str) -> String {
 const MIVD: &str = "fb28c35e-af8d-49ee-8905-ad41eb41e4de";
 const CASCO: &str = "b5130467-a6c2-4f83-99c3-65ec778e5a24";
 const FALL_OF_CABINET: &str = "66ab0b76-d942-425b-9c34-30e39f7946a7";
+const EUFOR: &str = "93758182-978b-4899-9d4d-1776c7baeab3";
 
 /// A report's whole transcript as the tool pages it.
 async fn whole(mcp: &mut Mcp, id: &str) -> String {
@@ -209,6 +211,16 @@ async fn a_committee_debate_reads_with_factions_functions_interruptions_and_the_
     assert_eq!(v["organization"], "vaste commissie voor Defensie");
     assert_eq!(v["report_id"], MIVD);
     assert_eq!(v["report_status"], "Ongecorrigeerd");
+    // The ids are the open-data service's: the report's own object ids are others.
+    let file = std::fs::read_to_string(corpus().join(format!("tk/vlos/{MIVD}.xml"))).unwrap();
+    let doc = roxmltree::Document::parse(file.trim_start_matches('\u{feff}')).unwrap();
+    let object_id = doc
+        .descendants()
+        .find(|n| n.has_tag_name("vergadering"))
+        .and_then(|n| n.attribute("objectid"))
+        .expect("the meeting's object id");
+    assert_ne!(format!("vergadering:{object_id}"), meeting_of(MIVD));
+    assert!(!text.contains(object_id), "no VLOS object id is given as an id");
     // A member with a faction; a minister with a function and no faction; an interruption
     // by the interrupter of the speaker; the reply; the chair's remark apart.
     assert!(
@@ -238,6 +250,18 @@ async fn a_committee_debate_reads_with_factions_functions_interruptions_and_the_
         .call("tk_debate", json!({"id": meeting_of(MIVD), "party": "GroenLinks-PvdA"}))
         .await);
     assert!(text.contains("matched Nordkamp (GroenLinks-PvdA)."), "{text}");
+    // An external speaker, whose function the report leaves empty (`<functie/>`), by kind.
+    let (text, _) = ok(&mcp
+        .call(
+            "tk_debate",
+            json!({"id": meeting_of(EUFOR), "speaker": "Eichelsheim", "length": 100_000}),
+        )
+        .await);
+    assert!(
+        text.contains("[interruption] Eichelsheim (Externe spreker) → "),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
     server.stop().await;
 }
 

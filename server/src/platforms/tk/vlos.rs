@@ -8,7 +8,8 @@
 //!   `Ongecorrigeerd`/`Gecorrigeerd`/`Casco`, `versie`, which the 2014 exports lack) and the
 //!   meeting (`vergadering`: kind, title, room, year, number, date, opening, closing — a
 //!   `sluiting` of `0001-01-01T00:00:00` is an unfinished meeting, read as none — and its
-//!   committees);
+//!   committees); timestamps are kept as the report gives them, local time without a
+//!   zone, and a `0001-01-01` one anywhere is a time not known yet ([`moment`]);
 //! - each activity (`activiteit`: kind, title, subject, its parlis number such as
 //!   `2025A04597`, times, `voortzetting`), and inside it, in document order, everything
 //!   said: at `activiteit/activiteithoofd/activiteitdeel/activiteititem/woordvoerder` a
@@ -384,6 +385,12 @@ pub fn read_report(bytes: &[u8]) -> Result<Report, VlosError> {
         ));
     }
     Ok(r.out)
+}
+
+/// A timestamp as the report gives it (local time, no zone), or `None` for the
+/// `0001-01-01T00:00:00` an unfinished report holds where a time is not known yet.
+fn moment(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.starts_with(UNFINISHED))
 }
 
 /// A run of whitespace as one space, trimmed.
@@ -962,11 +969,11 @@ impl Reading {
                     "zaal" => m.room = value,
                     "vergaderjaar" => m.year = value,
                     "vergaderingnummer" => m.number = value,
-                    "datum" => m.date = value,
-                    "aanvangstijd" => m.opened_at = value,
+                    "datum" => m.date = moment(value),
+                    "aanvangstijd" => m.opened_at = moment(value),
                     "sluiting" => {
                         m.unfinished = value.as_deref().is_some_and(|v| v.starts_with(UNFINISHED));
-                        m.closed_at = value.filter(|v| !v.starts_with(UNFINISHED));
+                        m.closed_at = moment(value);
                     }
                     _ => {}
                 }
@@ -977,8 +984,8 @@ impl Reading {
                         "titel" => a.title = value,
                         "onderwerp" => a.subject = value,
                         "parlisid" => a.number = value,
-                        "aanvangstijd" => a.starts_at = value,
-                        "eindtijd" => a.ends_at = value,
+                        "aanvangstijd" => a.starts_at = moment(value),
+                        "eindtijd" => a.ends_at = moment(value),
                         "voortzetting" => {
                             a.continued = value.as_deref().is_some_and(|v| v.eq_ignore_ascii_case("true"))
                         }
@@ -1185,6 +1192,50 @@ mod tests {
             }
             other => panic!("a vote: {other:?}"),
         }
+    }
+
+    /// What real reports hold: a byte order mark, the document on one line, double spaces
+    /// and a line break inside a text, an external speaker with an empty `<functie/>` and
+    /// no faction, timestamps without a zone, and the `0001-01-01` of times not known yet.
+    #[test]
+    fn real_reports_quirks_are_read_as_what_they_mean() {
+        let guest = "<spreker soort=\"Externe spreker\" objectid=\"76bc3852-4e93-40e4-9ce3-465fbe3c8868\">\
+                     <aanhef>De heer</aanhef><verslagnaam>Eichelsheim</verslagnaam><voornaam>Onno</voornaam>\
+                     <achternaam>Eichelsheim</achternaam><functie /></spreker>";
+        let xml = report(&turn(
+            "woordvoerder",
+            guest,
+            false,
+            "De heer Eichelsheim:</alineaitem><alineaitem>Dank  u\r\n wel.",
+            "",
+        ))
+        .replace(
+            "<parlisid>",
+            "<aanvangstijd>2025-07-03T18:00:00</aanvangstijd><eindtijd>0001-01-01T00:00:00</eindtijd><parlisid>",
+        );
+        assert!(
+            xml.starts_with('\u{feff}') && !xml.replace("\r\n", "").contains('\n'),
+            "one line"
+        );
+        let r = read_report(xml.as_bytes()).expect("a report");
+        let t = r.turns().next().expect("the speech");
+        let s = r.speaker(t.speaker).expect("its speaker");
+        assert_eq!((s.faction.as_deref(), s.function.as_deref()), (None, None));
+        assert_eq!(
+            s.label(),
+            "Eichelsheim (Externe spreker)",
+            "an empty function says nothing"
+        );
+        assert_eq!(t.text, "Dank u wel.");
+        assert_eq!(
+            r.meeting.date.as_deref(),
+            Some("2025-07-02T00:00:00"),
+            "no zone, kept as given"
+        );
+        let a = &r.activities[0];
+        assert_eq!(a.starts_at.as_deref(), Some("2025-07-03T18:00:00"));
+        assert_eq!(a.ends_at, None, "not known yet");
+        assert!(r.meeting.unfinished && r.meeting.closed_at.is_none());
     }
 
     #[test]
