@@ -45,6 +45,23 @@ pub fn tk_answer(data: &[u8]) -> usize {
     tk::read_every_answer(&fetched(data))
 }
 
+/// Reads `data` as a stenographic report (VLOS): its turns, each checked to name a
+/// speaker of the report's list (a turn that does not is a defect: it panics).
+pub fn vlos_report(data: &[u8]) -> usize {
+    match tk::vlos::read_report(data) {
+        Ok(report) => {
+            for t in report.turns() {
+                assert!(
+                    report.speaker(t.speaker).is_some(),
+                    "a turn names no speaker of the list"
+                );
+            }
+            report.turns().count()
+        }
+        Err(_) => 0,
+    }
+}
+
 /// Reads `data` as every Rechtspraak answer (Atom feed, ruling, the three value lists):
 /// how many of them it is.
 pub fn rechtspraak_answer(data: &[u8]) -> usize {

@@ -175,6 +175,16 @@ fn rulings_and_feeds_cut_short_are_errors() {
 }
 
 #[test]
+fn stenographic_reports_cut_short_are_errors() {
+    check(
+        "VLOS report",
+        &files("corpus/tk/vlos", |n| n.ends_with(".xml")),
+        &["</woordvoerder>", "</interrumpant>", "</activiteit>"],
+        |b| tk::vlos::read_report(b).is_ok(),
+    );
+}
+
+#[test]
 fn publication_renditions_cut_short_are_errors() {
     let mut renditions = files("corpus/ob", |n| n.ends_with(".xml") && !n.contains(".metadata"));
     renditions.extend(files("corpus/tk/documentpublicatie", |n| n.ends_with(".xml")));

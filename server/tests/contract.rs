@@ -285,6 +285,8 @@ async fn a_429_is_queued_once_more_where_the_platform_has_a_limit() {
     let f = fakes().await;
     let mut limited = BTreeSet::new();
     let server = server(&f, "contract-429", |cfg| {
+        // A session per sample: more than one address may open a minute by default.
+        cfg.sessions.initialize_per_minute = 1_000;
         for c in CONNECTORS {
             if cfg.scheduler(c.platform).is_some() {
                 limited.insert(c.platform);
@@ -523,6 +525,10 @@ async fn the_tool_list_at_mcp_is_compact() {
         .collect();
     sizes.sort();
     let total = serde_json::to_vec(&json!({ "tools": tools })).expect("encodes").len();
+    println!(
+        "tools/list on /mcp: {total} bytes; largest: {:?}",
+        sizes.iter().rev().take(5).collect::<Vec<_>>()
+    );
     let over: Vec<_> = sizes.iter().filter(|(s, _)| *s > 4096).collect();
     assert!(over.is_empty(), "tools over 4 KB in tools/list: {over:?}");
     assert!(

@@ -147,6 +147,12 @@ fn find_near(haystack: &str, word: &str, from: usize, within: usize) -> Option<u
 }
 
 fn coverage(words: &Words, read: &str) -> Coverage {
+    coverage_within(words, read, WINDOW, NEXT_WITHIN)
+}
+
+/// [`coverage`] with room for longer headings between two words: `window` ahead of the
+/// previous word, `next_within` between a word and the next.
+fn coverage_within(words: &Words, read: &str, window: usize, next_within: usize) -> Coverage {
     let haystack = squeezed(read);
     let mut cursor = 0;
     let mut in_step = true;
@@ -158,10 +164,10 @@ fn coverage(words: &Words, read: &str) -> Coverage {
             // two words follow closely (a common word elsewhere does not count).
             let mut from = cursor;
             let mut place = None;
-            while let Some(at) = find_near(&haystack, w, from, (cursor + WINDOW).saturating_sub(from)) {
+            while let Some(at) = find_near(&haystack, w, from, (cursor + window).saturating_sub(from)) {
                 let mut after = Some(at + w.len());
                 for next in words.text.iter().skip(i + 1).take(2) {
-                    after = after.and_then(|e| find_near(&haystack, next, e, NEXT_WITHIN).map(|p| p + next.len()));
+                    after = after.and_then(|e| find_near(&haystack, next, e, next_within).map(|p| p + next.len()));
                 }
                 if after.is_some() {
                     place = Some(at + w.len());
@@ -312,6 +318,142 @@ fn every_word_of_every_real_ruling_reaches_the_assistant_and_no_metadata() {
         let text = ruling.text.map(|t| t.text).unwrap_or_default();
         Ok(format!("{}\n{text}", ruling.summary.unwrap_or_default()))
     });
+}
+
+/// Room between two words of a report (letters and digits): a transcript puts each
+/// turn's speaker, role and whom it answers before its text, and an activity's and a
+/// section's title before their first turn (a minister's function alone is some 50).
+const TRANSCRIPT_ROOM: usize = 250;
+
+/// A VLOS report's words, by this test's own reading (roxmltree): the text of every
+/// `alineaitem` in document order — every word said, read out or noted — except the
+/// label a speech's text opens with (its first item, when it ends with a colon and has
+/// at most ten words: `De heer Pool (PVV):`), which the transcript says as the turn's
+/// speaker. Metadata (titles, times, speakers' records) is not counted.
+fn report_words(path: &Path) -> Words {
+    let xml = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(xml.trim_start_matches('\u{feff}')).unwrap();
+    let mut text = Vec::new();
+    let mut labels = 0;
+    for item in doc.descendants().filter(|n| n.has_tag_name("alineaitem")) {
+        if item.ancestors().skip(1).any(|a| a.has_tag_name("alineaitem")) {
+            continue;
+        }
+        let said: String = item
+            .descendants()
+            .filter(|n| n.is_text())
+            .filter_map(|n| n.text())
+            .collect();
+        let tekst = item.ancestors().find(|a| a.has_tag_name("tekst"));
+        let first_of_speech = tekst.is_some_and(|t| {
+            t.parent()
+                .is_some_and(|p| p.has_tag_name("woordvoerder") || p.has_tag_name("interrumpant"))
+                && t.descendants().find(|n| n.has_tag_name("alineaitem")) == Some(item)
+        });
+        let trimmed = said.trim();
+        if first_of_speech && trimmed.ends_with(':') && trimmed.split_whitespace().count() <= 10 {
+            labels += 1;
+            continue;
+        }
+        text.extend(tokens(&said));
+    }
+    assert!(
+        labels > 0 || !xml.contains("<woordvoerder"),
+        "{}: speeches have labels",
+        path.display()
+    );
+    Words {
+        text,
+        metadata_only: BTreeSet::new(),
+        metadata_words: BTreeSet::new(),
+    }
+}
+
+/// A report's whole transcript as `tk_debate` pages it (10,000 characters a page).
+fn transcript_paged(bytes: &[u8]) -> Result<String, String> {
+    use besluitbron_server::connectors::tk::transcript::{About, CaseNumbers, Filters, render};
+    let report = besluitbron_server::platforms::tk::vlos::read_report(bytes).map_err(|e| e.to_string())?;
+    let about = About {
+        id: "vergadering:00000000-0000-4000-8000-000000000000".into(),
+        title: report.meeting.title.clone().unwrap_or_default(),
+        ..About::default()
+    };
+    let mut out = String::new();
+    let mut offset = 0;
+    loop {
+        let page = render(
+            &report,
+            &about,
+            &Filters::default(),
+            &CaseNumbers::new(),
+            besluitbron_core::path::Served::Fetched,
+            offset,
+            10_000,
+        )?;
+        let besluitbron_server::call::Structure::Own(v) = &page.structured else {
+            return Err("no structured content of its own".into());
+        };
+        let length = v["text_length"].as_u64().unwrap_or(0) as usize;
+        let total = page.text.chars().count();
+        out.extend(page.text.chars().skip(total - length));
+        match v["next_offset"].as_u64() {
+            Some(next) => offset = next as usize,
+            None => return Ok(out),
+        }
+    }
+}
+
+/// The stenographic reports (VLOS): every word of every speech, interruption, motion read
+/// out and note reaches the assistant through `tk_debate`'s pages, in order.
+#[test]
+fn every_word_of_every_real_report_reaches_the_assistant() {
+    let paths = files("tk/vlos");
+    assert!(paths.len() >= 8, "{paths:?}");
+    let mut failures = Vec::new();
+    for path in paths {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let words = report_words(&path);
+        let text = match transcript_paged(&std::fs::read(&path).unwrap()) {
+            Ok(text) => text,
+            Err(e) => {
+                failures.push(format!("{name}: not read: {e}"));
+                continue;
+            }
+        };
+        let c = coverage_within(&words, &text, TRANSCRIPT_ROOM, TRANSCRIPT_ROOM);
+        println!(
+            "tk/vlos/{name}: {} of {} words ({:.1} %)",
+            c.found,
+            c.words,
+            100.0 * c.found as f64 / c.words.max(1) as f64
+        );
+        if c.found < c.words {
+            failures.push(format!(
+                "{name}: {} of {} words; missing {:?}",
+                c.found, c.words, c.missing
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The check above fails a transcript that leaves out a speech.
+#[test]
+fn the_report_check_fails_a_transcript_that_drops_a_speech() {
+    let path = corpus().join("tk/vlos/fb28c35e-af8d-49ee-8905-ad41eb41e4de.xml");
+    let words = report_words(&path);
+    let whole = transcript_paged(&std::fs::read(&path).unwrap()).unwrap();
+    let check = |text: &str| coverage_within(&words, text, TRANSCRIPT_ROOM, TRANSCRIPT_ROOM).found;
+    assert_eq!(check(&whole), words.text.len());
+    // A two-word interruption left out, and a chair's remark of four words.
+    for passage in [
+        "Mooie gordijnen.",
+        "Ik open de vergadering van de vaste commissie voor Defensie.",
+    ] {
+        let dropped = whole.replacen(passage, "", 1);
+        assert_ne!(whole, dropped, "`{passage}` is in the report");
+        assert!(check(&dropped) < words.text.len(), "`{passage}` left out is noticed");
+    }
 }
 
 #[test]

@@ -26,6 +26,8 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
             "/mcp/tk",
             vec![
                 "tk_committees",
+                "tk_debate",
+                "tk_debates",
                 "tk_document",
                 "tk_document_text",
                 "tk_factions",
@@ -1417,6 +1419,21 @@ async fn fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives() {
             "cvdr_read",
             json!({"id": "CVDR680781_1"}),
             "cvdr",
+        ),
+        // A meeting and an activity number: the debate's report (the corpus's real
+        // committee debate on the MIVD); OpenTK's activity (agenda, video) by its prefix.
+        (
+            "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311",
+            "tk_debate",
+            json!({"id": "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311"}),
+            "tk",
+        ),
+        ("2025A04496", "tk_debate", json!({"id": "2025A04496"}), "tk"),
+        (
+            "opentk:2026A00007",
+            "opentk_activity",
+            json!({"id": "2026A00007"}),
+            "opentk",
         ),
     ];
     for (id, tool, args, platform) in cases {

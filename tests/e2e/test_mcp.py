@@ -12,6 +12,11 @@ metadata), talks MCP over Streamable HTTP to `/mcp/obv`, `/mcp/tk`, `/mcp/rechts
 - every tool is called with valid arguments on its platform endpoint, and its
   `structuredContent` is compared with the fake's own answer, fetched here over HTTP;
 - `/mcp` serves every platform (one call each, to keep within the fake's rate limit);
+- the Tweede Kamer's debates, each compared with the fake's meetings, members and the real
+  VLOS reports it serves: a meeting found by days and kind and by a member who spoke
+  (an ambiguous name answered with candidates), a committee debate with a member's faction,
+  a minister's function and every interruption attributed to the interrupter, a casco
+  report read without error, and a motion submitted in a debate read with `tk_votes`;
 - ORI in both of its modes: live against the fake mirror, and retired — a second fakes
   process with `--fault ori:retired=html` behind a second server, whose ORI tools must
   say that ORI was retired and point to `obv_search`;
@@ -82,8 +87,13 @@ SEARCH_CONTRACT = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "openai-
 FETCH_CONTRACT = jsonschema.Draft202012Validator(json.loads((SCHEMAS / "openai-fetch.schema.json").read_text()))
 
 OBV_TOOLS = {"obv_search", "obv_document", "obv_sources", "obv_status"}
-TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees", "tk_votes"}
+TK_TOOLS = {"tk_search", "tk_document", "tk_document_text", "tk_factions", "tk_committees", "tk_votes", "tk_debates",
+            "tk_debate"}
 TK_VOTED_CASE = "2025Z17647"
+# The committee debate on the MIVD (a real report of the corpus, served by the fake), its
+# meeting and its activity number.
+TK_MEETING = "29d8cf68-423e-4ae9-b4f0-7e908c7f5311"
+TK_ACTIVITY = "2025A04496"
 RS_TOOLS = {"rechtspraak_search", "rechtspraak_ruling", "rechtspraak_courts", "rechtspraak_areas", "rechtspraak_procedures"}
 ATOM = "{http://www.w3.org/2005/Atom}"
 DCTERMS = "{http://purl.org/dc/terms/}"
@@ -764,6 +774,14 @@ class McpChecks:
             ("tk_document matches Document(id)", self.tk_document),
             ("tk_votes of a case voted twice matches Zaak?$expand=Besluit and its Stemming rows", self.tk_votes),
             ("tk_document_text reads the PDF in pages and says a scan has no text layer", self.tk_document_text),
+            ("tk_debates by kind and days matches the meetings with a report (Vergadering?$expand=Verslag)",
+             self.tk_debates),
+            ("tk_debates by speaker resolves the name against FractieZetelPersoon first and finds the meetings whose "
+             "reports hold their turns", self.tk_debates_by_speaker),
+            ("tk_debate of a committee debate: a member with faction, a minister with function, each interruption "
+             "attributed to the interrupter as the report nests it", self.tk_debate),
+            ("tk_debate of a casco report says it has no speeches yet, without error", self.tk_debate_casco),
+            ("a motion submitted in a debate, as tk_debate lists it, is read with tk_votes", self.tk_debate_motion),
             ("unknown tool raises an MCP error", self.unknown_tool),
             ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),
             ("tk_search kind 'bogus' gives isError with a readable message", self.tk_search_invalid),
@@ -1176,7 +1194,13 @@ class McpChecks:
             (f"https://www.tweedekamer.nl/kamerstukken/detail?id={TK_VOTED_CASE}", "tk_votes", {"id": TK_VOTED_CASE}),
             ("opentk:2026D10005", "opentk_document", {"id": "2026D10005"}),
             ("https://berthub.eu/tkconv/document.html?nummer=2026D10005", "opentk_document", {"id": "2026D10005"}),
-            ("2026A00007", "opentk_activity", {"id": "2026A00007"}),
+            ("opentk:2026A00007", "opentk_activity", {"id": "2026A00007"}),
+            (f"vergadering:{TK_MEETING}", "tk_debate", {"id": f"vergadering:{TK_MEETING}"}),
+            (f"https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0/Vergadering({TK_MEETING})", "tk_debate",
+             {"id": f"vergadering:{TK_MEETING}"}),
+            (TK_ACTIVITY, "tk_debate", {"id": TK_ACTIVITY}),
+            (f"https://www.tweedekamer.nl/debat_en_vergadering/commissievergaderingen/details?id={TK_ACTIVITY}",
+             "tk_debate", {"id": TK_ACTIVITY}),
         ])
 
     async def fetch_refuses_what_it_does_not_read(self, client: Client) -> None:
@@ -1402,15 +1426,21 @@ class McpChecks:
         expect_eq(got.get("url"), record_url + "/resource", "url (the file)")
 
     async def tk_votes(self, client: Client) -> None:
+        results = await self.votes_match_the_fake(client, TK_VOTED_CASE)
+        expect(any(r["roll_call"] for r in results), "the case has a roll call")
+
+    async def votes_match_the_fake(self, client: Client, number: str) -> list[dict[str, Any]]:
+        """tk_votes of the case `number` against the fake's Zaak?$expand=Besluit and Stemming rows."""
         case = await self.fakes.get_json(
             f"{self.fakes.tk}/Zaak",
-            params={"$filter": f"Nummer eq '{TK_VOTED_CASE}' and Verwijderd eq false", "$expand": "Besluit"},
+            params={"$filter": f"Nummer eq '{number}' and Verwijderd eq false", "$expand": "Besluit"},
         )
         expect_eq(len(case["value"]), 1, "cases with the number")
         decisions = sorted(case["value"][0]["Besluit"], key=lambda d: d["AgendapuntZaakBesluitVolgorde"])
         clauses = " or ".join(f"Besluit_Id eq {d['Id']}" for d in decisions)
         rows = await self.fakes.tk_all("Stemming", f"Verwijderd eq false and ({clauses})")
-        got = structured(await client.call_tool("tk_votes", {"id": TK_VOTED_CASE}), "tk_votes")
+        expect(bool(decisions), f"the fake has decisions on {number}")
+        got = structured(await client.call_tool("tk_votes", {"id": number}), "tk_votes")
         results = got.get("results", [])
         expect_eq([r["decision_id"] for r in results], [d["Id"] for d in decisions], "one result per decision")
         for result, decision in zip(results, decisions):
@@ -1427,7 +1457,154 @@ class McpChecks:
                       "members' votes")
             flagged = sorted(f["faction"] for f in result["factions"] if f["mistake"])
             expect_eq(flagged, sorted({r["ActorFractie"] for r in mine if r["Vergissing"]}), "mistakes flagged")
-        expect(any(r["roll_call"] for r in results), "the case has a roll call")
+        return results
+
+    async def tk_debates(self, client: Client) -> None:
+        days = "Datum ge 2025-07-02 and Datum le 2025-07-03"
+        page = await self.fakes.get_json(
+            f"{self.fakes.tk}/Vergadering",
+            params={"$filter": f"Verwijderd eq false and Soort eq 'Commissie' and {days}", "$expand": "Verslag"},
+        )
+        with_report = {f"vergadering:{m['Id']}" for m in page["value"] if any(not v["Verwijderd"] for v in m["Verslag"])}
+        expect(len(with_report) < len(page["value"]), "the fake has a meeting without a report in these days")
+        got = structured(await client.call_tool(
+            "tk_debates", {"kind": "committee", "date_from": "2025-07-02", "date_to": "2025-07-03", "limit": 10}),
+            "tk_debates")
+        expect_eq({r["id"] for r in got.get("results", [])}, with_report, "the meetings with a report")
+        expect(all(r["tool"] == "tk_debate" and r["platform"] == "tk" for r in got["results"]), "read by tk_debate")
+
+    async def tk_meeting_report(self, meeting: str) -> tuple[dict[str, Any], dict[str, Any], ET.Element]:
+        """A meeting as the fake serves it: its record, its report's record and the report's VLOS file."""
+        record = await self.fakes.get_json(f"{self.fakes.tk}/Vergadering({meeting})", params={"$expand": "Verslag"})
+        reports = [v for v in record["Verslag"] if not v["Verwijderd"]]
+        expect(len(reports) == 1, f"meeting {meeting} has one report in the fake")
+        report = await self.fakes.get_xml(f"{self.fakes.tk}/Verslag({reports[0]['Id']})/resource")
+        return record, reports[0], report
+
+    async def tk_debates_by_speaker(self, client: Client) -> None:
+        page = await self.fakes.get_json(
+            f"{self.fakes.tk}/FractieZetelPersoon",
+            params={"$filter": "Verwijderd eq false", "$expand": "Persoon,FractieZetel($expand=Fractie)"},
+        )
+        seats = list(page["value"])
+        for _ in range(MAX_LIST_PAGES):
+            if not page.get("@odata.nextLink"):
+                break
+            page = await self.fakes.tk_next(page["@odata.nextLink"])
+            seats.extend(page["value"])
+        dijks = {(p["Roepnaam"], p["Id"]) for p in (s["Persoon"] for s in seats)
+                 if p["Achternaam"] == "Dijk" and p["Tussenvoegsel"] == "van"}
+        expect(len(dijks) > 1, "the fake has several members named van Dijk")
+        # An ambiguous name: the candidates, and no meeting asked for.
+        result = await client.call_tool("tk_debates", {"speaker": "van Dijk"})
+        message = error_text(result)
+        expect(result.is_error is True, f"isError is {result.is_error!r}: {message[:200]}")
+        for first, _ in dijks:
+            expect(f"{first} van Dijk" in message, f"{first} van Dijk is a candidate: {message[:300]}")
+        expect("no meeting was asked for" in message, message[:300])
+        # One member: exactly the meetings whose reports hold a turn of theirs.
+        meetings = await self.fakes.get_json(
+            f"{self.fakes.tk}/Vergadering", params={"$filter": "Verwijderd eq false", "$expand": "Verslag"})
+        with_report = [m["Id"] for m in meetings["value"] if any(not v["Verwijderd"] for v in m["Verslag"])]
+        expect(0 < len(with_report) <= 10, "tk_debates reads every report the fake has (at most 10)")
+        ns = "{http://www.tweedekamer.nl/ggm/vergaderverslag/v1.0}"
+        by_first_name: dict[str, set[str]] = {}
+        for meeting in with_report:
+            _, _, report = await self.tk_meeting_report(meeting)
+            for turn in [*report.iter(f"{ns}woordvoerder"), *report.iter(f"{ns}interrumpant")]:
+                first_name = (turn.findtext(f"{ns}spreker/{ns}voornaam") or "").strip()
+                surname = (turn.findtext(f"{ns}spreker/{ns}achternaam") or "").split()
+                if "Dijk" in surname and "van" in surname:
+                    by_first_name.setdefault(first_name, set()).add(f"vergadering:{meeting}")
+        first = next((f for f, _ in sorted(dijks) if f in by_first_name), None)
+        expect(first is not None, "a member named van Dijk spoke in a report of the fake")
+        spoke = by_first_name[first]
+        got = structured(await client.call_tool("tk_debates", {"speaker": f"{first} van Dijk", "limit": 10}),
+                         "tk_debates")
+        expect_eq({r["id"] for r in got.get("results", [])}, spoke, f"the meetings {first} van Dijk spoke in")
+
+    async def tk_debate(self, client: Client) -> None:
+        meeting, verslag, report = await self.tk_meeting_report(TK_MEETING)
+        ns = "{http://www.tweedekamer.nl/ggm/vergaderverslag/v1.0}"
+
+        def name(turn: ET.Element) -> str:
+            return (turn.findtext(f"{ns}spreker/{ns}verslagnaam") or "").strip()
+
+        def field(turn: ET.Element, what: str) -> str:
+            return (turn.findtext(f"{ns}spreker/{ns}{what}") or "").strip()
+
+        def chair(turn: ET.Element) -> bool:
+            return (turn.findtext(f"{ns}isvoorzitter") or "").strip() == "true"
+
+        pairs = [(name(w), name(i)) for w in report.iter(f"{ns}woordvoerder") for i in w.findall(f"{ns}interrumpant")
+                 if not chair(i)]
+        expect(bool(pairs), "the report has interruptions")
+        speeches = [w for w in report.iter(f"{ns}woordvoerder") if not chair(w)]
+        member = next((w for w in speeches if field(w, "fractie")), None)
+        minister = next((w for w in speeches if not field(w, "fractie") and
+                         (w.find(f"{ns}spreker").get("soort") or "").startswith("Minister")), None)
+        expect(member is not None and minister is not None, "the report has a member's and a minister's speech")
+        result = await client.call_tool("tk_debate", {"id": f"vergadering:{TK_MEETING}", "length": 100000})
+        got = structured(result, "tk_debate")
+        text = error_text(result)
+        expect_eq(got.get("kind"), meeting["Soort"], "the meeting's kind")
+        expect_eq(got.get("kind"), "Commissie", "a committee debate")
+        expect_eq(got.get("report_id"), verslag["Id"], "the report read")
+        # A member: name and faction; a minister: name and function, no faction.
+        expected = f"[speech] {name(member)} ({field(member, 'fractie')}):"
+        expect(expected in text, f"a member's speech as {expected!r}")
+        expected = f"[speech] {name(minister)} ({field(minister, 'functie')}):"
+        expect(expected in text, f"a minister's speech as {expected!r}")
+        # Every interruption that is not the chair's: the interrupter first, then whom.
+        lines = [line for line in text.splitlines() if line.startswith("[interruption] ")]
+        expect_eq(len(lines), len(pairs), "every interruption, none of them the chair's")
+        for line, (of, by) in zip(lines, pairs):
+            expect(line.startswith(f"[interruption] {by} (") and f" → {of} (" in line,
+                   f"{by} interrupting {of}: {line!r}")
+
+    async def tk_debate_casco(self, client: Client) -> None:
+        casco = await self.fakes.tk_all("Verslag", "Verwijderd eq false and Status eq 'Casco'")
+        expect(bool(casco), "the fake serves a casco report")
+        meeting = casco[0]["Vergadering_Id"]
+        _, _, report = await self.tk_meeting_report(meeting)
+        ns = "{http://www.tweedekamer.nl/ggm/vergaderverslag/v1.0}"
+        expect(report.find(f".//{ns}woordvoerder") is None, "a casco report has no speeches")
+        result = await client.call_tool("tk_debate", {"id": f"vergadering:{meeting}"})
+        got = structured(result, "tk_debate")
+        expect_eq(got.get("report_status"), "Casco", "the report's status")
+        text = error_text(result)
+        expect("This is a casco report" in text, f"the text says so: {text[:300]}")
+        expect("[speech]" not in text, "no speech")
+
+    async def tk_debate_motion(self, client: Client) -> None:
+        # The plenary of 4 June 2025 (a real report of the corpus): the debate 2025A04597.
+        meeting, activity = "f6102bb7-43b5-4d46-994a-2cebf2354dbf", "2025A04597"
+        _, _, report = await self.tk_meeting_report(meeting)
+        ns = "{http://www.tweedekamer.nl/ggm/vergaderverslag/v1.0}"
+        # The debate and its continuation later in the meeting carry the same number.
+        parts = [a for a in report.iter(f"{ns}activiteit") if (a.findtext(f"{ns}parlisid") or "") == activity]
+        expect(len(parts) > 1, f"{activity} is continued later in the meeting")
+        submitted = {f"{z.findtext(f'{ns}dossiernummer')}-{z.findtext(f'{ns}stuknummer')}"
+                     for a in parts for f in a.iter(f"{ns}draadboekfragment") for z in f.iter(f"{ns}zaak")
+                     if (z.get("soort") or "").startswith("Motie")}
+        expect(bool(submitted), f"motions are submitted in {activity}")
+        got = structured(await client.call_tool("tk_debate", {"id": f"vergadering:{meeting}", "activity": activity}),
+                         "tk_debate")
+        motions = got.get("motions", [])
+        expect_eq({m["cited"] for m in motions}, submitted, "the motions submitted")
+        voted = 0
+        for motion in motions:
+            case = motion.get("case_id")
+            expect(bool(case), f"{motion['cited']} has its case number")
+            zaak = await self.fakes.get_json(
+                f"{self.fakes.tk}/Zaak",
+                params={"$filter": f"Nummer eq '{case}' and Verwijderd eq false", "$expand": "Besluit"})
+            expect_eq(len(zaak["value"]), 1, f"the fake's case {case}")
+            expect_eq(zaak["value"][0]["Soort"], "Motie", f"{case} is a motion")
+            if zaak["value"][0]["Besluit"]:
+                await self.votes_match_the_fake(client, case)
+                voted += 1
+        expect(voted > 0, "a motion submitted in the debate was voted on")
 
     # Rechtspraak ----------------------------------------------------------------------
 

@@ -54,8 +54,11 @@ const REGISTERED_FORMATS: &[&str] = &[
 /// `schema` rewritten into the subset every major MCP client and model provider
 /// accepts, meaning the same for every value a tool takes or gives:
 ///
-/// - only registered `format`s: an unsigned integer's `uint*` becomes `minimum: 0`
-///   (kept if the schema declares its own), any other unknown format is dropped;
+/// - only registered `format`s: any other is dropped — an unsigned integer's `uint*`
+///   too, with the `minimum: 0` that only restates it (a count or a position is never
+///   below 0, and the server refuses one: `mcp/arguments.rs` reads the declared schema;
+///   about 300 bytes of `tools/list`); a minimum of its own stays;
+/// - a description's line breaks (where its doc comment wrapped) are spaces;
 /// - one `type` per schema: an optional value's `["integer", "null"]` becomes
 ///   `"integer"`, and `anyOf: [X, {"type": "null"}]` becomes `X`;
 /// - no `default: null` (an optional argument is simply not required) and no `null` in
@@ -161,14 +164,18 @@ fn portable_schema(schema: &mut JsonObject, defined: bool) {
         schema.remove("default");
     }
     schema.remove("nullable");
+    if let Some(Value::String(d)) = schema.get_mut("description")
+        && d.contains('\n')
+    {
+        *d = d.replace('\n', " ");
+    }
     if let Some(format) = schema.get("format").and_then(Value::as_str)
         && !REGISTERED_FORMATS.contains(&format)
     {
-        let unsigned = format.starts_with("uint");
-        schema.remove("format");
-        if unsigned && schema.get("minimum").is_none() {
-            schema.insert("minimum".into(), Value::from(0));
+        if format.starts_with("uint") && schema.get("minimum").and_then(Value::as_u64) == Some(0) {
+            schema.remove("minimum");
         }
+        schema.remove("format");
     }
     // A property that may be null is left out instead, so it is not required.
     if let Some(Value::Object(properties)) = schema.get("properties") {
@@ -222,7 +229,9 @@ fn portable_schema(schema: &mut JsonObject, defined: bool) {
 /// the code, were half of every output schema and a quarter of `tools/list`, and which
 /// fields are always present is checked by the server's own tests against the full
 /// declaration (`server/tests/answers.rs`), not asked of every client (both stay in the
-/// source and the docs).
+/// source and the docs). Below the root, a nested object's or list's `type` is left out
+/// where its `properties` or `items` already say it (about 1.5 KB of `tools/list`; they
+/// apply to that type only, so what validated still does).
 pub fn compact_output(schema: &mut JsonObject) {
     fn strip(v: &mut serde_json::Value) {
         match v {
@@ -240,6 +249,15 @@ pub fn compact_output(schema: &mut JsonObject) {
                     };
                     !annotation
                 });
+                // The type its keyword implies. (A property named `type` is an object.)
+                let implied = match o.get("type").and_then(serde_json::Value::as_str) {
+                    Some("object") => o.get("properties").is_some_and(serde_json::Value::is_object),
+                    Some("array") => o.get("items").is_some_and(serde_json::Value::is_object),
+                    _ => false,
+                };
+                if implied {
+                    o.remove("type");
+                }
                 o.values_mut().for_each(strip);
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
@@ -360,13 +378,14 @@ mod tests {
     }
 
     #[test]
-    fn an_optional_unsigned_integer_becomes_one_type_with_a_minimum() {
+    fn an_optional_unsigned_integer_becomes_one_type_and_keeps_its_own_bounds() {
         let s = portable_of(json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "properties": {
                 "limit": {"type": ["integer", "null"], "format": "uint32", "default": null, "maximum": 250},
                 "offset": {"type": "integer", "format": "uint32", "minimum": 3},
+                "page": {"type": "integer", "format": "uint64", "minimum": 0, "description": "A page,\nfrom 0."},
                 "when": {"type": ["string", "null"], "format": "date"},
                 "signed": {"type": "integer", "format": "int64"}
             }
@@ -376,8 +395,9 @@ mod tests {
             json!({
                 "type": "object",
                 "properties": {
-                    "limit": {"type": "integer", "minimum": 0, "maximum": 250},
+                    "limit": {"type": "integer", "maximum": 250},
                     "offset": {"type": "integer", "minimum": 3},
+                    "page": {"type": "integer", "description": "A page, from 0."},
                     "when": {"type": "string", "format": "date"},
                     "signed": {"type": "integer"}
                 }
@@ -403,10 +423,7 @@ mod tests {
         );
         assert_eq!(s["properties"]["kind"], json!({"type": "string", "enum": ["a", "b"]}));
         assert_eq!(s["required"], json!(["name"]));
-        assert_eq!(
-            s["$defs"]["Motion"]["properties"]["n"],
-            json!({"type": "integer", "minimum": 0})
-        );
+        assert_eq!(s["$defs"]["Motion"]["properties"]["n"], json!({"type": "integer"}));
     }
 
     #[test]
@@ -435,6 +452,11 @@ mod tests {
             v["properties"]["a"]["properties"]["inner"]["properties"]["n"]["type"],
             "integer"
         );
+        assert_eq!(v["type"], "object", "the root says its type");
+        assert!(
+            v["properties"]["a"].get("type").is_none() && v["properties"]["c"].get("type").is_none(),
+            "a nested object's and a list's type is implied by its keyword: {v}"
+        );
         assert_eq!(v["properties"]["b"]["$ref"], "#/$defs/Twice");
         assert_eq!(
             v["properties"]["d"]["$ref"], "#/$defs/Tree",
@@ -449,6 +471,7 @@ mod tests {
         let compiled = jsonschema::draft202012::new(&v).expect("compiles");
         assert!(compiled.is_valid(&answer));
         assert!(!compiled.is_valid(&bad));
+        assert!(!compiled.is_valid(&serde_json::json!({"a": {"inner": {"n": 1.5}}})));
     }
 
     #[test]

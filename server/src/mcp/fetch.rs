@@ -80,9 +80,8 @@ pub fn definition() -> Tool {
         "Read any id or link",
         "Reads one record by any id or link: a `search` result's id, an ECLI, a BWB id (with `@date` or `#article`), a \
          CVDR id (with `#article`), an Officiële Bekendmakingen id (kst-36200-VII-5, stb-2018-84, gmb-…), a Tweede \
-         Kamer document or case number or GUID, an OpenBesluitvorming id, or a link to wetten.overheid.nl, \
-         zoek.officielebekendmakingen.nl, uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl, tweedekamer.nl or \
-         openbesluitvorming.nl. Answers {id, title, text, url, metadata}; a long text in pages (`offset` from \
+         Kamer document, case or activity number, meeting or GUID, an OpenBesluitvorming id, or a link to those \
+         platforms' sites. Answers {id, title, text, url, metadata}; a long text in pages (`offset` from \
          metadata.next_offset). `platform:id` picks the platform.",
     )
 }
@@ -260,6 +259,34 @@ mod tests {
         assert_eq!(resolved("opentk:kst-35510-16").map(|r| r.0), Ok(PlatformId::Opentk));
         let e = resolved("bwb:ECLI:NL:RVS:2015:3394").unwrap_err();
         assert!(e.contains("not an id Basiswettenbestand reads"), "{e}");
+    }
+
+    #[test]
+    fn a_meeting_and_an_activity_number_read_as_the_debate_and_opentk_keeps_agendas() {
+        // Real: the committee debate on the MIVD of 2 July 2025 (meeting 29d8cf68-…,
+        // activity 2025A04496) and the plenary debate 2025A04597 of 4 June 2025.
+        let meeting = "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311";
+        let debate = |id: &str| Ok((PlatformId::Tk, id.to_owned(), "tk_debate"));
+        assert_eq!(resolved(meeting), debate(meeting));
+        assert_eq!(
+            resolved(
+                "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0/Vergadering(29D8CF68-423E-4AE9-B4F0-7E908C7F5311)"
+            ),
+            debate(meeting)
+        );
+        assert_eq!(resolved("2025A04597"), debate("2025A04597"));
+        assert_eq!(resolved("2025a04597"), debate("2025A04597"));
+        assert_eq!(
+            resolved("https://www.tweedekamer.nl/debat_en_vergadering/commissievergaderingen/details?id=2025A04496"),
+            debate("2025A04496")
+        );
+        // The agenda, documents and video: OpenTK's activity, by its prefix or its link.
+        let agenda = |id: &str| Ok((PlatformId::Opentk, id.to_owned(), "opentk_activity"));
+        assert_eq!(resolved("opentk:2025A04597"), agenda("2025A04597"));
+        assert_eq!(
+            resolved("https://berthub.eu/tkconv/activiteit.html?nummer=2025A04597"),
+            agenda("2025A04597")
+        );
     }
 
     #[test]

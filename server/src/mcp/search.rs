@@ -163,9 +163,8 @@ pub fn definition() -> Tool {
         NAME,
         "Search every platform",
         "One search by words over every platform at once: council decisions (OpenBesluitvorming), the Tweede Kamer \
-        (titles; OpenTK full text), official publications, national and local legislation. Answers one list, \
-        {results: [{id, title, url, platform, date, kind, organization}]} (`fetch` reads each id), and per platform \
-        its total or why it failed (Rechtspraak has no word search). A platform busy after 20 s is pending: ask again.",
+        (titles; OpenTK full text), official publications, national and local legislation. Answers one list of \
+        results (`fetch` reads each id), and per platform its total or why it failed (Rechtspraak has no word search). A platform busy after 20 s is pending: ask again.",
     )
 }
 

@@ -89,6 +89,7 @@ mod serve;
 mod sru;
 pub mod tk;
 mod tk_corpus;
+mod tk_debates;
 mod tk_votes;
 
 use axum::body::Body;
@@ -107,7 +108,7 @@ pub use own::{OwnChange, OwnSetting, OwnSettings};
 pub use rechtspraak::{RsCorpus, rechtspraak_corpus, serve_rechtspraak};
 pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};
 pub use sru::{SruDiagnostic, ZoekserviceSettings};
-pub use tk::{TkCorpus, serve_tk, tk_corpus};
+pub use tk::{TkCorpus, TkSettings, serve_tk, tk_corpus};
 
 /// A response with a fixed body and content type.
 pub(crate) fn raw_response(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response<Body> {

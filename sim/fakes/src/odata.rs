@@ -1,10 +1,15 @@
 //! A small OData v4 `$filter` and `$orderby` engine for the Tweede Kamer fake.
 //!
 //! Grammar (precedence low to high): `or`, `and`, `not`, then a comparison
-//! `Field op literal` (`eq ne gt ge lt le`), a function `contains|startswith|endswith(Field,'text')`
-//! or a parenthesised expression. Literals: `'text'` (a quote inside is doubled),
-//! `true`/`false`/`null`, integers, dates `2024-01-01`, date-times `2024-01-01T10:00:00Z`
-//! and bare GUIDs.
+//! `Field op literal` (`eq ne gt ge lt le`), a function `contains|startswith|endswith(Field,'text')`,
+//! a lambda over a navigation property `Nav/any(d:d/Field op literal and …)` (its entity's
+//! fields from [`nav_schema`]) or a parenthesised expression. Literals: `'text'` (a quote
+//! inside is doubled), `true`/`false`/`null`, integers, dates `2024-01-01`, date-times
+//! `2024-01-01T10:00:00Z` and bare GUIDs.
+//!
+//! Navigation properties ([`FieldType::Nav`]) are held in the records themselves (an
+//! object or a list of objects) and shown only when `$expand` names them
+//! ([`Expand`], with nested `$expand`).
 //!
 //! Invariants: a filter is parsed and type-checked against the entity set's schema
 //! before any record is looked at, so an unknown field or a literal of the wrong type is
@@ -32,6 +37,21 @@ pub enum FieldType {
     Bool,
     /// `Edm.Guid`.
     Guid,
+    /// A navigation property: an entity or a list of them, held in the record, shown only
+    /// when expanded, filtered only through `any`.
+    Nav,
+}
+
+/// The fields of the entity a navigation property leads to, for `any` lambdas.
+pub fn nav_schema(nav: &str) -> Option<Schema> {
+    match nav {
+        "Kamerstukdossier" => Some(&[
+            ("Id", FieldType::Guid),
+            ("Nummer", FieldType::Int),
+            ("Toevoeging", FieldType::Str),
+        ]),
+        _ => None,
+    }
 }
 
 /// The fields of one entity set.
@@ -99,6 +119,8 @@ pub enum Expr {
     Compare(String, Op, Literal),
     /// A string function on a field.
     Call(Func, String, String),
+    /// Some entity of a navigation property satisfies the inner expression.
+    Any(String, Box<Expr>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -154,7 +176,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             }
             c if c.is_ascii_alphanumeric() || c == '_' || c == '-' => {
                 let start = i;
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || "_-:.+".contains(chars[i])) {
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || "_-:.+/".contains(chars[i])) {
                     i += 1;
                 }
                 tokens.push(Token::Word(chars[start..i].iter().collect()));
@@ -169,6 +191,8 @@ struct Parser {
     tokens: Vec<Token>,
     at: usize,
     schema: Schema,
+    /// Inside an `any` lambda: its variable, which every field name starts with (`d/`).
+    lambda: Option<String>,
 }
 
 impl Parser {
@@ -190,6 +214,13 @@ impl Parser {
     }
 
     fn field(&self, name: &str) -> Result<FieldType, ParseError> {
+        let name = match &self.lambda {
+            Some(var) => name
+                .strip_prefix(var.as_str())
+                .and_then(|n| n.strip_prefix('/'))
+                .ok_or_else(|| ParseError(format!("`{name}` is not a field of the lambda's `{var}`")))?,
+            None => name,
+        };
         self.schema
             .iter()
             .find(|(f, _)| *f == name)
@@ -237,6 +268,9 @@ impl Parser {
                     "endswith" => Some(Func::EndsWith),
                     _ => None,
                 };
+                if let Some(nav) = w.strip_suffix("/any") {
+                    return self.any(nav);
+                }
                 if let Some(func) = func {
                     self.expect(Token::Open)?;
                     let Some(Token::Word(field)) = self.next() else {
@@ -250,9 +284,18 @@ impl Parser {
                         return Err(ParseError(format!("{w} expects a quoted string second")));
                     };
                     self.expect(Token::Close)?;
+                    let field = match &self.lambda {
+                        Some(var) => field[var.len() + 1..].to_owned(),
+                        None => field,
+                    };
                     return Ok(Expr::Call(func, field, needle.to_lowercase()));
                 }
                 let ty = self.field(&w)?;
+                if ty == FieldType::Nav {
+                    return Err(ParseError(format!(
+                        "`{w}` is a navigation property: filter it with any()"
+                    )));
+                }
                 let op = match self.next() {
                     Some(Token::Word(op)) => match op.as_str() {
                         "eq" => Op::Eq,
@@ -280,10 +323,42 @@ impl Parser {
                         "A binary operator with incompatible types was detected: `{w}` ({ty:?}) and {literal:?}"
                     )));
                 }
-                Ok(Expr::Compare(w, op, literal))
+                let field = match &self.lambda {
+                    Some(var) => w[var.len() + 1..].to_owned(),
+                    None => w,
+                };
+                Ok(Expr::Compare(field, op, literal))
             }
             other => Err(ParseError(format!("expected an expression, found {other:?}"))),
         }
+    }
+
+    /// `Nav/any(d:d/Field op literal …)`, after `Nav/any`.
+    fn any(&mut self, nav: &str) -> Result<Expr, ParseError> {
+        if self.lambda.is_some() {
+            return Err(ParseError("a lambda inside a lambda".into()));
+        }
+        if self.field(nav)? != FieldType::Nav {
+            return Err(ParseError(format!("`{nav}` is not a navigation property")));
+        }
+        let schema = nav_schema(nav).ok_or_else(|| ParseError(format!("`{nav}` cannot be filtered")))?;
+        self.expect(Token::Open)?;
+        // `d:d/Nummer`: the variable, then the first field.
+        let Some(Token::Word(first)) = self.tokens.get(self.at).cloned() else {
+            return Err(ParseError("any() expects `variable:expression`".into()));
+        };
+        let Some((var, rest)) = first.split_once(':') else {
+            return Err(ParseError("any() expects `variable:expression`".into()));
+        };
+        self.tokens[self.at] = Token::Word(rest.to_owned());
+        let outer = std::mem::replace(&mut self.schema, schema);
+        self.lambda = Some(var.to_owned());
+        let inner = self.or();
+        self.schema = outer;
+        self.lambda = None;
+        let inner = inner?;
+        self.expect(Token::Close)?;
+        Ok(Expr::Any(nav.to_owned(), Box::new(inner)))
     }
 
     fn literal(&mut self) -> Result<Literal, ParseError> {
@@ -326,6 +401,7 @@ pub fn parse_filter(text: &str, schema: Schema) -> Result<Expr, ParseError> {
         tokens: lex(text)?,
         at: 0,
         schema,
+        lambda: None,
     };
     let expr = parser.or()?;
     if parser.at != parser.tokens.len() {
@@ -344,6 +420,11 @@ impl Expr {
             Expr::And(a, b) => a.matches(record) && b.matches(record),
             Expr::Or(a, b) => a.matches(record) || b.matches(record),
             Expr::Not(e) => !e.matches(record),
+            Expr::Any(nav, inner) => match record.get(nav) {
+                Some(Value::Array(items)) => items.iter().any(|i| i.as_object().is_some_and(|o| inner.matches(o))),
+                Some(Value::Object(o)) => inner.matches(o),
+                _ => false,
+            },
             Expr::Call(func, field, needle) => {
                 let Some(Value::String(s)) = record.get(field) else {
                     return false;
@@ -392,8 +473,14 @@ pub fn parse_orderby(text: &str, schema: Schema) -> Result<Vec<OrderKey>, ParseE
         .map(|part| {
             let mut words = part.split_whitespace();
             let field = words.next().ok_or_else(|| ParseError("empty $orderby key".into()))?;
-            if !schema.iter().any(|(f, _)| *f == field) {
-                return Err(ParseError(format!("Could not find a property named '{field}'")));
+            match schema.iter().find(|(f, _)| *f == field) {
+                None => return Err(ParseError(format!("Could not find a property named '{field}'"))),
+                Some((_, FieldType::Nav)) => {
+                    return Err(ParseError(format!(
+                        "`{field}` is a navigation property: it does not order"
+                    )));
+                }
+                Some(_) => {}
             }
             let desc = match words.next() {
                 None | Some("asc") => false,
@@ -430,6 +517,126 @@ pub fn compare(a: &Map<String, Value>, b: &Map<String, Value>, keys: &[OrderKey]
         }
     }
     Ordering::Equal
+}
+
+/// What `$expand` names: navigation properties, each with its own nested `$expand`
+/// (`Persoon,FractieZetel($expand=Fractie)`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expand(pub Vec<(String, Expand)>);
+
+impl Expand {
+    /// Parses `$expand`'s value; every name must be a navigation property of `schema`
+    /// (nested ones are checked by [`Expand::apply`] against what the record holds).
+    pub fn parse(text: &str, schema: Schema) -> Result<Expand, ParseError> {
+        let expand = Expand::parse_list(text)?;
+        for (name, _) in &expand.0 {
+            if !schema.iter().any(|(f, t)| f == name && *t == FieldType::Nav) {
+                return Err(ParseError(format!(
+                    "Could not find a navigation property named '{name}'"
+                )));
+            }
+        }
+        Ok(expand)
+    }
+
+    fn parse_list(text: &str) -> Result<Expand, ParseError> {
+        let mut out = Vec::new();
+        let mut depth = 0i32;
+        let mut start = 0;
+        let bytes = text.as_bytes();
+        for i in 0..=bytes.len() {
+            let c = bytes.get(i).copied();
+            match c {
+                Some(b'(') => depth += 1,
+                Some(b')') => depth -= 1,
+                Some(b',') | None if depth == 0 => {
+                    let item = text[start..i].trim();
+                    if item.is_empty() {
+                        return Err(ParseError("an empty $expand item".into()));
+                    }
+                    out.push(Expand::parse_item(item)?);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+            if depth < 0 {
+                return Err(ParseError("unbalanced parentheses in $expand".into()));
+            }
+        }
+        if depth != 0 {
+            return Err(ParseError("unbalanced parentheses in $expand".into()));
+        }
+        Ok(Expand(out))
+    }
+
+    fn parse_item(item: &str) -> Result<(String, Expand), ParseError> {
+        let Some((name, options)) = item.split_once('(') else {
+            return Ok((item.to_owned(), Expand::default()));
+        };
+        let options = options
+            .strip_suffix(')')
+            .ok_or_else(|| ParseError(format!("`{item}`: unbalanced parentheses")))?;
+        let nested = options
+            .strip_prefix("$expand=")
+            .ok_or_else(|| ParseError(format!("`{item}`: only a nested $expand is supported")))?;
+        Ok((name.trim().to_owned(), Expand::parse_list(nested)?))
+    }
+
+    /// `record` as shown: the navigation properties of `schema` that are not expanded
+    /// left out, the expanded ones shown with their own nested expansion (an entity's
+    /// fields that are objects or lists of objects count as its navigation properties).
+    pub fn apply(&self, record: &Map<String, Value>, schema: Schema) -> Result<Map<String, Value>, ParseError> {
+        let mut out = record.clone();
+        for (field, ty) in schema {
+            if *ty == FieldType::Nav && !self.0.iter().any(|(n, _)| n == field) {
+                out.remove(*field);
+            }
+        }
+        for (name, nested) in &self.0 {
+            if let Some(value) = out.get_mut(name) {
+                *value = nested.apply_nested(value)?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn apply_nested(&self, value: &Value) -> Result<Value, ParseError> {
+        let one = |o: &Map<String, Value>| -> Result<Value, ParseError> {
+            let mut out = Map::new();
+            for (k, v) in o {
+                let nav = v.is_object()
+                    || v.as_array()
+                        .is_some_and(|a| a.iter().all(Value::is_object) && !a.is_empty());
+                match (nav, self.0.iter().find(|(n, _)| n == k)) {
+                    (false, _) => {
+                        out.insert(k.clone(), v.clone());
+                    }
+                    (true, Some((_, nested))) => {
+                        out.insert(k.clone(), nested.apply_nested(v)?);
+                    }
+                    (true, None) => {}
+                }
+            }
+            for (n, _) in &self.0 {
+                if !o.contains_key(n) {
+                    return Err(ParseError(format!("Could not find a navigation property named '{n}'")));
+                }
+            }
+            Ok(Value::Object(out))
+        };
+        match value {
+            Value::Object(o) => one(o),
+            Value::Array(items) => items
+                .iter()
+                .map(|i| match i {
+                    Value::Object(o) => one(o),
+                    other => Ok(other.clone()),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+            other => Ok(other.clone()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -496,6 +703,69 @@ mod tests {
         ] {
             assert!(parse_filter(bad, SCHEMA).is_err(), "{bad} should not parse");
         }
+    }
+
+    #[test]
+    fn a_lambda_filters_a_navigation_property_and_expand_shows_it() {
+        const ZAAK: Schema = &[
+            ("Id", FieldType::Guid),
+            ("Volgnummer", FieldType::Int),
+            ("Kamerstukdossier", FieldType::Nav),
+        ];
+        let zaak = json!({
+            "Id": "7a9b77f1-0000-4000-8000-000000000001",
+            "Volgnummer": 915,
+            "Kamerstukdossier": [{"Id": "7a9b77f1-0000-4000-8000-000000000002", "Nummer": 21501, "Toevoeging": "20"}],
+        })
+        .as_object()
+        .cloned()
+        .unwrap();
+        let matches = |f: &str| {
+            parse_filter(f, ZAAK)
+                .unwrap_or_else(|e| panic!("{f}: {e:?}"))
+                .matches(&zaak)
+        };
+        assert!(matches(
+            "(Volgnummer eq 915 and Kamerstukdossier/any(d:d/Nummer eq 21501 and d/Toevoeging eq '20'))"
+        ));
+        assert!(!matches("Kamerstukdossier/any(d:d/Nummer eq 21502)"));
+        for bad in [
+            "Kamerstukdossier eq 1",
+            "Kamerstukdossier/any(d:x/Nummer eq 1)",
+            "Kamerstukdossier/any(d:d/Titel eq 'x')",
+            "Volgnummer/any(d:d/Nummer eq 1)",
+        ] {
+            assert!(parse_filter(bad, ZAAK).is_err(), "{bad}");
+        }
+        assert!(parse_orderby("Kamerstukdossier", ZAAK).is_err());
+        let plain = Expand::default().apply(&zaak, ZAAK).unwrap();
+        assert!(!plain.contains_key("Kamerstukdossier"));
+        let expanded = Expand::parse("Kamerstukdossier", ZAAK)
+            .unwrap()
+            .apply(&zaak, ZAAK)
+            .unwrap();
+        assert_eq!(expanded["Kamerstukdossier"][0]["Nummer"], 21501);
+        assert!(Expand::parse("Besluit", ZAAK).is_err());
+        // Nested: the seat's faction only when asked.
+        const SEAT: Schema = &[("Id", FieldType::Guid), ("FractieZetel", FieldType::Nav)];
+        let seat = json!({"Id": "x", "FractieZetel": {"Id": "z", "Fractie": {"Afkorting": "NSC"}}})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let shallow = Expand::parse("FractieZetel", SEAT).unwrap().apply(&seat, SEAT).unwrap();
+        assert!(shallow["FractieZetel"].get("Fractie").is_none());
+        let deep = Expand::parse("FractieZetel($expand=Fractie)", SEAT)
+            .unwrap()
+            .apply(&seat, SEAT)
+            .unwrap();
+        assert_eq!(deep["FractieZetel"]["Fractie"]["Afkorting"], "NSC");
+        assert!(
+            Expand::parse("FractieZetel($expand=Nope)", SEAT)
+                .unwrap()
+                .apply(&seat, SEAT)
+                .is_err()
+        );
+        assert!(Expand::parse("FractieZetel($top=1)", SEAT).is_err());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! the fakes also run as `besluitbron-sim fakes`, a binary that must serve the same answers
 //! wherever it is started (no checkout or working directory to depend on); cargo rebuilds
 //! when a file changes; and what is served is the file's bytes by construction. The cost
-//! is about 9.4 MB in each binary that links the fakes.
+//! is about 12.2 MB in each binary that links the fakes (2.8 MB of it the VLOS reports).
 //!
 //! Invariants:
 //! - A real file is served as its bytes, never edited, re-encoded or cut; what a fake says
@@ -97,6 +97,18 @@ pub static RECHTSPRAAK: &[RealFile] = real_files![
     "rechtspraak/ECLI_NL_GHAMS_2020_3025.xml",
     "rechtspraak/ECLI_NL_PHR_2011_BP5608.xml",
     "rechtspraak/ECLI_NL_RBAMS_2007_YB0083.xml",
+];
+
+/// Every VLOS report of the corpus (`Verslag({id})/resource`), named by its `Verslag` id.
+pub static VLOS: &[RealFile] = real_files![
+    "tk/vlos/2a27783d-3d6b-4e26-9fcf-52c17a41f6bf.xml",
+    "tk/vlos/604b6f07-0077-4e6c-bd09-03509b9b8849.xml",
+    "tk/vlos/66ab0b76-d942-425b-9c34-30e39f7946a7.xml",
+    "tk/vlos/93758182-978b-4899-9d4d-1776c7baeab3.xml",
+    "tk/vlos/b5130467-a6c2-4f83-99c3-65ec778e5a24.xml",
+    "tk/vlos/d5130a6f-0400-4b03-b8d3-8daed02dc4af.xml",
+    "tk/vlos/fb28c35e-af8d-49ee-8905-ad41eb41e4de.xml",
+    "tk/vlos/vergadering-03686ab6_2014-10-15.xml",
 ];
 
 /// A node of a parsed document.
@@ -351,7 +363,13 @@ mod tests {
     #[test]
     fn every_table_is_its_corpus_folder_byte_for_byte() {
         let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
-        for (dir, table) in [("bwb", BWB), ("cvdr", CVDR), ("ob", OB), ("rechtspraak", RECHTSPRAAK)] {
+        for (dir, table) in [
+            ("bwb", BWB),
+            ("cvdr", CVDR),
+            ("ob", OB),
+            ("rechtspraak", RECHTSPRAAK),
+            ("tk/vlos", VLOS),
+        ] {
             let on_disk: BTreeSet<String> = std::fs::read_dir(corpus.join(dir))
                 .unwrap()
                 .map(|e| format!("{dir}/{}", e.unwrap().file_name().to_string_lossy()))
@@ -366,7 +384,7 @@ mod tests {
 
     #[test]
     fn every_real_file_parses_and_text_leaves_out_what_it_is_told() {
-        for f in BWB.iter().chain(CVDR).chain(OB).chain(RECHTSPRAAK) {
+        for f in BWB.iter().chain(CVDR).chain(OB).chain(RECHTSPRAAK).chain(VLOS) {
             parse(f.bytes).unwrap_or_else(|e| panic!("{}: {e}", f.path));
         }
         let doc = parse(b"<a>Wet <i>op</i> de<m>x&amp;y</m> zorg&#116;oeslag <b/></a>").unwrap();

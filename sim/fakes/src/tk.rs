@@ -1,6 +1,8 @@
 //! Fake Tweede Kamer OData v4 API (PLATFORMS.md §3): the entity sets `Document`,
-//! `Zaak`, `Fractie`, `Commissie`, `Besluit` and `Stemming` under `/OData/v4/2.0/`,
-//! single records `/{Set}({guid})` and document files `/Document({guid})/resource`.
+//! `Zaak`, `Fractie`, `Commissie`, `Besluit`, `Stemming`, `Vergadering`, `Verslag`,
+//! `Activiteit` and `FractieZetelPersoon` under `/OData/v4/2.0/`, single records
+//! `/{Set}({guid})`, document files `/Document({guid})/resource` and reports
+//! `/Verslag({guid})/resource` (the corpus's real VLOS files, byte for byte).
 //!
 //! Invariants:
 //! - At most [`PAGE_ROWS`] rows per response. Without `$top`, a response that leaves
@@ -22,15 +24,18 @@
 //! DocumentType eq 'Xml' and DocumentVersie/Document/Nummer eq '…'`) and served at
 //! `/DocumentPublicatie({guid})/resource`.
 //!
-//! Settings: only the faults every fake applies; it has none of its own (its `Fake`,
-//! which its registry line names, declares `()`).
+//! Settings: the faults every fake applies, and its own ([`TkSettings`]): reports the
+//! platform says were corrected since.
 //!
-//! Votes: `Zaak?$expand=Besluit` gives each case its decisions (the one `$expand` the
-//! fake follows; any other is a 400); `Stemming?$filter=Besluit_Id eq …` the votes cast
-//! on them (the data: `tk_votes.rs`).
+//! Votes: `Zaak?$expand=Besluit` gives each case its decisions; `Stemming?$filter=Besluit_Id
+//! eq …` the votes cast on them (the data: `tk_votes.rs`). Meetings (`tk_debates.rs`):
+//! `Vergadering?$expand=Verslag`, `Verslag?$expand=Vergadering`, `Zaak?$expand=
+//! Kamerstukdossier` with `Kamerstukdossier/any(d:d/Nummer eq …)`, `FractieZetelPersoon?
+//! $expand=Persoon,FractieZetel($expand=Fractie)` — the navigation properties held in the
+//! records, shown only when expanded (a single record's too). Any other `$expand` is a 400.
 //!
-//! What this fake does not do: `$select`, nested `$expand` or any other relation, `$count`
-//! as a path segment, the SyncFeed, or any entity set beyond these.
+//! What this fake does not do: `$select`, `$count` as a path segment, the SyncFeed, or any
+//! entity set beyond these.
 
 use std::sync::{Arc, OnceLock};
 
@@ -51,6 +56,7 @@ pub use crate::tk_corpus::{
     DOCUMENT_COUNT, FileKind, HISTORICAL_COMMISSIE_COUNT, LONG_RENDITION_CHARS, TkCorpus, ZAAK_COUNT,
     has_long_rendition, has_xml_rendition,
 };
+pub use crate::tk_debates::{MEETING_WITHOUT_REPORT, REPORTS, TkSettings};
 pub use crate::tk_votes::{AMENDMENT_NUMBER, BILL_NUMBER, HELD_NUMBER, MOTION_NUMBER, VOTES_WORD, VOTING_FACTIONS};
 use crate::{FakeConfig, FakeHandle, encode_component, odata, raw_response, registry};
 
@@ -78,23 +84,25 @@ pub async fn serve_tk(listener: TcpListener, config: FakeConfig) -> std::io::Res
 struct TkState {
     /// Absolute URL of the OData root, used in `@odata.nextLink` and `@odata.context`.
     base_url: String,
+    /// The settings, its own among them.
+    shared: Shared<TkSettings>,
 }
 
-/// The Tweede Kamer fake, as its registry line names it: it has nothing of its own to set.
+/// The Tweede Kamer fake, as its registry line names it.
 pub(crate) struct Fake;
 
 impl FakePlatform for Fake {
-    type Own = ();
+    type Own = TkSettings;
 
-    fn router(shared: Shared<()>, base_url: String) -> Router {
+    fn router(shared: Shared<TkSettings>, base_url: String) -> Router {
         router(shared, base_url)
     }
 }
 
 /// The Tweede Kamer routes, to be served at the root or nested under a prefix.
-fn router(shared: Shared<()>, base_url: String) -> Router {
-    let faults = Faults::new(shared, &REPLIES);
-    let state = Arc::new(TkState { base_url });
+fn router(shared: Shared<TkSettings>, base_url: String) -> Router {
+    let faults = Faults::new(shared.clone(), &REPLIES);
+    let state = Arc::new(TkState { base_url, shared });
     Router::new()
         .route(&format!("{ODATA_PREFIX}/{{segment}}"), get(collection_or_record))
         .route(&format!("{ODATA_PREFIX}/{{segment}}/resource"), get(resource))
@@ -111,9 +119,9 @@ fn router(shared: Shared<()>, base_url: String) -> Router {
 
 /// The Tweede Kamer's words for the faults of `faults.rs` (the platform publishes no
 /// rate limit; a storm's 429 is worded as its other OData errors).
-static REPLIES: FaultReplies<()> = FaultReplies {
+static REPLIES: FaultReplies<TkSettings> = FaultReplies {
     failure: r#"{"error":{"code":"","message":"An error has occurred."}}"#,
-    storm: |_, ()| odata_error(StatusCode::TOO_MANY_REQUESTS, "Too many requests; try again later."),
+    storm: |_, _| odata_error(StatusCode::TOO_MANY_REQUESTS, "Too many requests; try again later."),
 };
 
 /// An OData error body with its status.
@@ -153,13 +161,31 @@ async fn collection_or_record(
     let Some((records, schema)) = tk_corpus().set(set) else {
         return not_found();
     };
+    let own = state.shared.own();
+    let records: Vec<Map<String, Value>> = records.iter().map(|r| as_served(set, r, &own)).collect();
     match key {
-        Some(key) => single(&state, set, key),
-        None => collection(&state, set, records, schema, &params),
+        Some(key) => single(&state, set, key, &records, schema, &params),
+        None => collection(&state, set, &records, schema, &params),
     }
 }
 
-fn single(state: &TkState, set: &str, key: &str) -> Response<Body> {
+/// A record as served now: a report corrected when the settings say so.
+fn as_served(set: &str, record: &Map<String, Value>, own: &TkSettings) -> Map<String, Value> {
+    match set {
+        "Verslag" => crate::tk_debates::served_verslag(record, own),
+        "Vergadering" => crate::tk_debates::served_vergadering(record, own),
+        _ => record.clone(),
+    }
+}
+
+fn single(
+    state: &TkState,
+    set: &str,
+    key: &str,
+    records: &[Map<String, Value>],
+    schema: odata::Schema,
+    params: &[(String, String)],
+) -> Response<Body> {
     let is_guid = key.len() == 36 && key.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
     if !is_guid {
         return odata_error(
@@ -167,9 +193,39 @@ fn single(state: &TkState, set: &str, key: &str) -> Response<Body> {
             &format!("The key value '{key}' is not a valid Edm.Guid."),
         );
     }
-    match tk_corpus().record(set, key) {
-        Some(record) => {
-            let mut body = record.clone();
+    let mut expand = odata::Expand::default();
+    for (name, value) in params {
+        match name.as_str() {
+            "$expand" => match odata::Expand::parse(value, schema) {
+                Ok(e) => expand = e,
+                Err(e) => {
+                    return odata_error(
+                        StatusCode::BAD_REQUEST,
+                        &format!("The query specified in the URI is not valid. {}", e.0),
+                    );
+                }
+            },
+            other if other.starts_with('$') => {
+                return odata_error(
+                    StatusCode::BAD_REQUEST,
+                    &format!("The query parameter '{other}' is not supported."),
+                );
+            }
+            _ => {}
+        }
+    }
+    let found = records.iter().find(|r| {
+        r.get("Id")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.eq_ignore_ascii_case(key))
+    });
+    match found.map(|r| expand.apply(r, schema)) {
+        Some(Err(e)) => odata_error(
+            StatusCode::BAD_REQUEST,
+            &format!("The query specified in the URI is not valid. {}", e.0),
+        ),
+        Some(Ok(record)) => {
+            let mut body = record;
             body.insert(
                 "@odata.context".into(),
                 format!("{}/$metadata#{set}/$entity", state.base_url).into(),
@@ -194,6 +250,7 @@ fn collection(
     let mut skip = 0usize;
     let mut count = false;
     let mut expand_besluit = false;
+    let mut expand = odata::Expand::default();
     let mut after: Option<String> = None;
     for (name, value) in params {
         match name.as_str() {
@@ -218,14 +275,13 @@ fn collection(
                 "false" => count = false,
                 _ => return bad(format!("Invalid value '{value}' for $count query option.")),
             },
-            // The one relation the fake follows: a case's decisions.
+            // A case's decisions, a relation kept beside the records.
             "$expand" if set == "Zaak" && value == "Besluit" => expand_besluit = true,
-            "$expand" => {
-                return bad(format!(
-                    "The query specified in the URI is not valid. Could not find a property named '{value}' on \
-                     type 'Zaak' (the fake expands only Zaak's Besluit)."
-                ));
-            }
+            // The navigation properties held in the records.
+            "$expand" => match odata::Expand::parse(value, schema) {
+                Ok(e) => expand = e,
+                Err(e) => return bad(format!("The query specified in the URI is not valid. {}", e.0)),
+            },
             "$skiptoken" => match value.strip_prefix("Id-") {
                 Some(id) if !id.is_empty() => after = Some(id.to_ascii_lowercase()),
                 _ => return bad(format!("The skip token value '{value}' is invalid.")),
@@ -258,20 +314,19 @@ fn collection(
         }
     }
     let take = top.map_or(PAGE_ROWS, |t| t.min(PAGE_ROWS));
-    let page: Vec<Value> = rows
-        .iter()
-        .skip(skip)
-        .take(take)
-        .map(|r| {
-            let mut row = (*r).clone();
-            if expand_besluit {
-                let id = r.get("Id").and_then(Value::as_str).unwrap_or("");
-                let besluiten = tk_corpus().besluiten_of(id).into_iter().cloned().map(Value::Object);
-                row.insert("Besluit".into(), Value::Array(besluiten.collect()));
-            }
-            Value::Object(row)
-        })
-        .collect();
+    let mut page: Vec<Value> = Vec::new();
+    for r in rows.iter().skip(skip).take(take) {
+        let mut row = match expand.apply(r, schema) {
+            Ok(row) => row,
+            Err(e) => return bad(format!("The query specified in the URI is not valid. {}", e.0)),
+        };
+        if expand_besluit {
+            let id = r.get("Id").and_then(Value::as_str).unwrap_or("");
+            let besluiten = tk_corpus().besluiten_of(id).into_iter().cloned().map(Value::Object);
+            row.insert("Besluit".into(), Value::Array(besluiten.collect()));
+        }
+        page.push(Value::Object(row));
+    }
     let mut body = Map::new();
     body.insert(
         "@odata.context".into(),
@@ -406,6 +461,10 @@ async fn resource(Path(segment): Path<String>) -> Response<Body> {
                 };
                 raw_response(StatusCode::OK, kind.promised_type(), bytes)
             }
+            None => odata_error(StatusCode::NOT_FOUND, "No resource was found."),
+        },
+        Some(("Verslag", Some(key))) => match corpus.report_file(key) {
+            Some(bytes) => raw_response(StatusCode::OK, "text/xml", bytes),
             None => odata_error(StatusCode::NOT_FOUND, "No resource was found."),
         },
         Some(("DocumentPublicatie", Some(key))) => {

@@ -1,7 +1,8 @@
 //! The Tweede Kamer fake's data: documents, cases (Zaak), factions and committees as
 //! OData records, generated from a fixed seed.
 //!
-//! The votes (`Besluit`, `Stemming` and the voted cases) are `tk_votes.rs`'s.
+//! The votes (`Besluit`, `Stemming` and the voted cases) are `tk_votes.rs`'s; the meetings,
+//! reports, activities, members and motions made from the real reports `tk_debates.rs`'s.
 //!
 //! Invariants: generation reads no clock and no ambient randomness; records keep their
 //! generation order (the order the fake answers in when no `$orderby` is given); every
@@ -13,6 +14,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::odata::{FieldType, Schema};
+use crate::tk_debates::{self, ACTIVITEIT_SCHEMA, FRACTIE_ZETEL_PERSOON_SCHEMA, VERGADERING_SCHEMA, VERSLAG_SCHEMA};
 use crate::tk_votes::{self, BESLUIT_SCHEMA, STEMMING_SCHEMA};
 use chrono::{Datelike, NaiveDate};
 
@@ -45,6 +47,8 @@ pub const ZAAK_SCHEMA: Schema = &[
     ("Status", FieldType::Str),
     ("Afgedaan", FieldType::Bool),
     ("Verwijderd", FieldType::Bool),
+    ("Volgnummer", FieldType::Int),
+    ("Kamerstukdossier", FieldType::Nav),
 ];
 
 /// Fields of `Fractie`.
@@ -227,6 +231,16 @@ pub struct TkCorpus {
     stemmingen: Vec<Map<String, Value>>,
     /// (case id, its decisions' ids in order): the relation `Zaak?$expand=Besluit` follows.
     zaak_besluiten: Vec<(String, Vec<String>)>,
+    /// Meetings, each with its reports (`Verslag`).
+    vergaderingen: Vec<Map<String, Value>>,
+    /// Reports, each with its meeting (`Vergadering`).
+    verslagen: Vec<Map<String, Value>>,
+    /// Activities of the reports.
+    activiteiten: Vec<Map<String, Value>>,
+    /// Members' seats with their person and faction.
+    seats: Vec<Map<String, Value>>,
+    /// (report id, its VLOS file).
+    report_files: Vec<(String, &'static [u8])>,
 }
 
 impl TkCorpus {
@@ -239,6 +253,10 @@ impl TkCorpus {
             "Commissie" => Some((&self.commissies, COMMISSIE_SCHEMA)),
             "Besluit" => Some((&self.besluiten, BESLUIT_SCHEMA)),
             "Stemming" => Some((&self.stemmingen, STEMMING_SCHEMA)),
+            "Vergadering" => Some((&self.vergaderingen, VERGADERING_SCHEMA)),
+            "Verslag" => Some((&self.verslagen, VERSLAG_SCHEMA)),
+            "Activiteit" => Some((&self.activiteiten, ACTIVITEIT_SCHEMA)),
+            "FractieZetelPersoon" => Some((&self.seats, FRACTIE_ZETEL_PERSOON_SCHEMA)),
             _ => None,
         }
     }
@@ -291,7 +309,14 @@ impl TkCorpus {
         &self.commissies
     }
 
-    /// The record of `set` whose `Id` is `id` (case-insensitive, as GUIDs are).
+    /// The VLOS file of the report `id` (`Verslag({id})/resource`), byte for byte.
+    pub fn report_file(&self, id: &str) -> Option<&'static [u8]> {
+        self.report_files
+            .iter()
+            .find(|(r, _)| r.eq_ignore_ascii_case(id))
+            .map(|(_, bytes)| *bytes)
+    }
+
     /// The position of the document `id` in the corpus.
     pub fn document_index(&self, id: &str) -> Option<usize> {
         self.documents.iter().position(|r| {
@@ -301,6 +326,7 @@ impl TkCorpus {
         })
     }
 
+    /// The record of `set` whose `Id` is `id` (case-insensitive, as GUIDs are).
     pub fn record(&self, set: &str, id: &str) -> Option<&Map<String, Value>> {
         self.set(set)?.0.iter().find(|r| {
             r.get("Id")
@@ -312,8 +338,16 @@ impl TkCorpus {
     pub(crate) fn generate() -> TkCorpus {
         let fracties: Vec<_> = FRACTIES.iter().enumerate().map(fractie).collect();
         let votes = tk_votes::generate(&fracties);
+        let debates = tk_debates::generate(&fracties);
         let mut zaken: Vec<_> = (0..ZAAK_COUNT).map(zaak).collect();
         zaken.extend(votes.zaken);
+        zaken.extend(debates.zaken);
+        let mut besluiten = votes.besluiten;
+        besluiten.extend(debates.besluiten);
+        let mut stemmingen = votes.stemmingen;
+        stemmingen.extend(debates.stemmingen);
+        let mut zaak_besluiten = votes.relations;
+        zaak_besluiten.extend(debates.relations);
         TkCorpus {
             documents: (0..DOCUMENT_COUNT).map(document).collect(),
             zaken,
@@ -321,9 +355,14 @@ impl TkCorpus {
             commissies: (0..COMMISSIES.len() + HISTORICAL_COMMISSIE_COUNT)
                 .map(commissie)
                 .collect(),
-            besluiten: votes.besluiten,
-            stemmingen: votes.stemmingen,
-            zaak_besluiten: votes.relations,
+            besluiten,
+            stemmingen,
+            zaak_besluiten,
+            vergaderingen: debates.vergaderingen,
+            verslagen: debates.verslagen,
+            activiteiten: debates.activiteiten,
+            seats: debates.seats,
+            report_files: debates.files,
         }
     }
 }
@@ -470,6 +509,8 @@ fn zaak(i: usize) -> Map<String, Value> {
         "Status": if i.is_multiple_of(5) { "Onbekend" } else { "Vrijgegeven" },
         "Afgedaan": i.is_multiple_of(3),
         "Verwijderd": i.is_multiple_of(61),
+        "Volgnummer": null,
+        "Kamerstukdossier": [],
     }))
 }
 
@@ -514,7 +555,18 @@ mod tests {
     #[test]
     fn records_have_every_schema_field_and_unique_ids() {
         let c = TkCorpus::generate();
-        for name in ["Document", "Zaak", "Fractie", "Commissie", "Besluit", "Stemming"] {
+        for name in [
+            "Document",
+            "Zaak",
+            "Fractie",
+            "Commissie",
+            "Besluit",
+            "Stemming",
+            "Vergadering",
+            "Verslag",
+            "Activiteit",
+            "FractieZetelPersoon",
+        ] {
             let (records, schema) = c.set(name).unwrap();
             let mut ids: Vec<&str> = records.iter().map(|r| r["Id"].as_str().unwrap()).collect();
             ids.sort_unstable();

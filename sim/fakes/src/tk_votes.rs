@@ -198,6 +198,8 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Votes {
             "Status": "Vrijgegeven",
             "Afgedaan": true,
             "Verwijderd": false,
+            "Volgnummer": null,
+            "Kamerstukdossier": [],
         }))
     };
 

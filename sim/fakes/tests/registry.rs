@@ -126,7 +126,10 @@ async fn own_settings_change_through_the_handle_and_are_typed_by_their_fake() {
     let message = asked_wrongly.expect_err("the Tweede Kamer has no ObvSettings");
     let message = message.downcast_ref::<String>().expect("a formatted panic message");
     assert!(
-        message.contains("the tk fake's own settings are `()`, not `besluitbron_fakes::obv::ObvSettings`"),
+        message.contains(
+            "the tk fake's own settings are `besluitbron_fakes::tk_debates::TkSettings`, not \
+             `besluitbron_fakes::obv::ObvSettings`"
+        ),
         "{message}"
     );
 }

@@ -264,9 +264,7 @@ pub(crate) const READ_TOOL: ToolSpec = crate::tool! {
     name: "bwb_read",
     title: "Read a regulation as in force",
     description: "One Dutch national regulation as in force on `date`, by its BWB id: citation title, kind, \
-                  ministry, the version's validity, its link on wetten.overheid.nl, its outline (divisions and \
-                  numbered articles), and its text in pages, or only the `article` asked. The text is in the text \
-                  content; `next_offset` reads on. Kept for weeks (a newer version is read anew).",
+                  ministry, the version's validity, its link on wetten.overheid.nl, its outline, and its text in pages, or only the `article` asked; `next_offset` reads on. Kept for weeks (a newer version is read anew).",
     arguments: ReadArgs,
     output: ReadShown,
     run: bwb_read,

@@ -391,8 +391,7 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     name: "ob_document",
     title: "Read an official publication",
     description: "Read one publication of Officiële Bekendmakingen by its identifier from ob_search: its metadata \
-                  and full text in pages (from the XML rendition, else the PDF). The text is in the text content; \
-                  `next_offset` reads on. The publication host keeps a stricter limit than search: read only what \
+                  and full text in pages (from the XML rendition, else the PDF); `next_offset` reads on. The publication host keeps a stricter limit than search: read only what \
                   the answer needs. Kept for weeks once read.",
     arguments: DocumentArgs,
     output: render::DocumentOutput,
@@ -404,9 +403,8 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "ob_search",
         title: "Search Officiële Bekendmakingen",
-        description: "Search Officiële Bekendmakingen: every official publication (Gemeenteblad, Provinciaal blad, \
-                      Waterschapsblad, Staatscourant, Staatsblad, Kamerstukken, Handelingen, Kamervragen, …), full \
-                      text, newest first. Only the first 9,999 hits of a search are reachable: narrow with filters \
+        description: "Search Officiële Bekendmakingen: every official publication (Gemeenteblad … Staatsblad, \
+                      Kamerstukken, Handelingen), full text, newest first. Only the first 9,999 hits of a search are reachable: narrow with filters \
                       rather than page deep. A council's own meeting records are at obv_search; ob_document reads \
                       a hit's text. Repeats: buffered 10 min.",
         arguments: SearchArgs,

@@ -420,9 +420,8 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     title: "Read an OpenBesluitvorming document",
     description: "Read one OpenBesluitvorming document, meeting or motion by its id (from obv_search): \
                   metadata and the full text in pages. Full text is the slowest and most expensive call: read \
-                  only what the answer needs, and prefer search summaries when they suffice. The page of text \
-                  is in the text content only; `next_offset` reads on. Once read, kept in BesluitBron's buffer \
-                  for weeks.",
+                  only what the answer needs, and prefer search summaries when they suffice. `next_offset` reads \
+                  on. Kept for weeks once read.",
     arguments: DocumentArgs,
     output: render::DocumentShown,
     run: obv_document,
@@ -436,7 +435,7 @@ const TOOLS: &[ToolSpec] = &[
         description: "Search council, provincial and water-board decision making (meetings, documents, motions, \
                       recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give `organization` \
                       whenever the question is about one municipality, province or water board: searching all sources \
-                      is slower. Above 24 results costs extra platform capacity. Repeats: buffered 10 min.",
+                      is slower (`limit` above 24 costs more). Repeats: buffered 10 min.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: obv_search,

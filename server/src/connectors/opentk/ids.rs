@@ -1,7 +1,9 @@
 //! The ids and links OpenTK reads (`fetch`): a Tweede Kamer document number or kamerstuk
 //! id (OpenTK keeps a copy: the Tweede Kamer and Officiële Bekendmakingen issue them, so
 //! `fetch` reads them there unless `opentk:` is asked), an activity number
-//! (`2025A04597`: a meeting or debate, OpenTK's own), and links to OpenTK's pages.
+//! (`2025A04597`: a meeting or debate, its agenda, documents and video; the Kamer issues
+//! the number and reads the debate's words, so `fetch` reads it there unless `opentk:`
+//! is asked or the link is OpenTK's), and links to OpenTK's pages.
 
 use super::{ACTIVITY_TOOL, ActivityArgs, DOCUMENT_TOOL, DocumentArgs, opentk_activity, opentk_document};
 use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, query_value};
@@ -33,12 +35,11 @@ fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
     };
     if let Some(number) = parse_number(&bare).filter(|n| n.as_bytes().get(4) == Some(&b'A')) {
         let args = ActivityArgs { id: number.clone() };
-        return Some(Ok(Reading::new(
-            number,
-            Claim::Home,
-            &ACTIVITY_TOOL,
-            move |ctx, call| Box::pin(opentk_activity(ctx, call, args)),
-        )));
+        // The Kamer issues activity numbers and reads the debate's words (tk_debate);
+        // OpenTK's agenda and video are read by a link to OpenTK or with `opentk:`.
+        return Some(Ok(Reading::new(number, claim, &ACTIVITY_TOOL, move |ctx, call| {
+            Box::pin(opentk_activity(ctx, call, args))
+        })));
     }
     let document = DocumentId::parse(&bare)?;
     // A GUID is the Kamer's alone: OpenTK is asked for it only by `opentk:`.
@@ -63,11 +64,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn activities_are_opentks_and_documents_a_copy() {
+    fn activities_and_documents_are_a_copy_unless_the_link_is_opentks() {
         let r = |id: &str| read(id, Paging::default()).map(|r| r.map(|r| (r.id, r.claim, r.tool.name)));
         assert_eq!(
             r("2025A04597"),
-            Some(Ok(("2025A04597".into(), Claim::Home, "opentk_activity")))
+            Some(Ok(("2025A04597".into(), Claim::Copy, "opentk_activity")))
         );
         assert_eq!(
             r("2021D02426"),

@@ -345,8 +345,8 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     name: "opentk_document",
     title: "Tweede Kamer document text (OpenTK)",
     description: "One Tweede Kamer document by number or kamerstuk id: title, text in pages (OpenTK's rendition, \
-                  or with `source: file` the original file's) and links to its page and file. The text is in the \
-                  text content; `next_offset` reads on. Use opentk_search's snippets when they suffice. Kept for \
+                  or with `source: file` the original file's) and links to its page and file; `next_offset` \
+                  reads on. Use opentk_search's snippets when they suffice. Kept for \
                   weeks.",
     arguments: DocumentArgs,
     output: render::DocumentShown,
@@ -374,8 +374,8 @@ const TOOLS: &[ToolSpec] = &[
         description: "Full-text search over Tweede Kamer documents through OpenTK (tk_search matches titles only). \
                       Syntax: all words must appear; \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; \
                       prefix*. OpenTK returns at most 280 hits, newest first, and cuts busy searches short: the \
-                      answer says when it may be incomplete. Paging asks OpenTK nothing; repeats within ten \
-                      minutes come from BesluitBron's buffer.",
+                      answer says when it may be incomplete. Paging and repeats (ten minutes) come from \
+                      BesluitBron's buffer.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: opentk_search,

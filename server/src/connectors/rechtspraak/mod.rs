@@ -519,8 +519,7 @@ pub(crate) const RULING_TOOL: ToolSpec = crate::tool! {
     title: "Read a Dutch court ruling",
     description: "Read one Dutch court ruling by its ECLI (from rechtspraak_search): court, dates, case \
                   numbers, procedure, areas of law, related ECLIs, where it is published, the summary, and the \
-                  full text in pages (headings, paragraphs, tables and footnotes kept readable). The text is \
-                  in the text content; `next_offset` reads on. Full text is the slow call: use the search \
+                  full text in pages; `next_offset` reads on. Full text is the slow call: use the search \
                   summaries when they suffice. Kept for weeks once read.",
     arguments: RulingArgs,
     output: RulingOutput,
@@ -544,8 +543,7 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "rechtspraak_courts",
         title: "Rechtspraak courts",
-        description: "The courts of the Rechtspraak value list (Hoge Raad, Raad van State, gerechtshoven, \
-                      rechtbanken, tuchtcolleges, and former ones) with their abbreviations; narrow with `filter` \
+        description: "The courts of the Rechtspraak value list (former ones too) with their abbreviations; narrow with `filter` \
                       rather than pulling all. rechtspraak_search takes a name or abbreviation from here. Cheap: buffered.",
         arguments: CourtsArgs,
         output: CourtsOutput,

@@ -1,6 +1,9 @@
 //! The Tweede Kamer connector (`tk`) over the OData API: search documents and cases by
 //! words in their title or subject, one document's metadata with its links, the votes
-//! on a case (`votes.rs`), and the reference lists of factions and committees.
+//! on a case (`votes.rs`), the reference lists of factions and committees, and the
+//! debates: meetings with a stenographic report (`debates.rs`) and one report read as a
+//! transcript (`debate.rs`, `transcript.rs`; the shared calls in `reports.rs`, the
+//! members list in `members.rs`).
 //!
 //! No limit is kept for `tk` (none is published), but its answers go through the same
 //! path as every platform's: buffer, coalescing, counted retries. A search pages by
@@ -8,11 +11,16 @@
 //! asked once and kept, and each answer is a window of it. The earlier opaque
 //! `continuation` is still read for one release.
 
+pub mod debate;
+pub mod debates;
 pub mod ids;
+pub mod members;
 pub mod offers;
 pub mod page;
 pub mod render;
+pub mod reports;
 pub mod text;
+pub mod transcript;
 pub mod votes;
 
 use std::sync::Arc;
@@ -55,6 +63,16 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         Sample::new("tk_committees", "{}"),
         Sample::new("tk_document_text", r#"{"id": "72f7ab9b-dc59-4e67-8a04-798a744c256e"}"#),
         Sample::new("tk_votes", r#"{"id": "2025Z17647"}"#).asking(2),
+        Sample::new(
+            "tk_debates",
+            r#"{"kind": "committee", "date_from": "2025-07-02", "date_to": "2025-07-03"}"#,
+        )
+        .asking(2),
+        Sample::new(
+            "tk_debate",
+            r#"{"id": "vergadering:f6102bb7-43b5-4d46-994a-2cebf2354dbf"}"#,
+        )
+        .asking(3),
     ],
     offers: &offers::OFFERS,
     page: &page::PAGE,
@@ -64,14 +82,17 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 
 /// What an assistant is told about these tools in the server's instructions (short:
 /// every address's instructions stay within the hosts' limit).
-const INSTRUCTIONS: &str = "Tweede Kamer (tk_*): parliamentary documents and cases by words in their title (no full text). tk_document/tk_document_text read a document (GUID or number such as 2021D02426), tk_votes the votes on a case.";
+const INSTRUCTIONS: &str = "Tweede Kamer (tk_*): parliamentary documents and cases by words in their title (no full text). tk_document/tk_document_text read a document (GUID or number: 2021D02426), tk_votes a case's votes, tk_debates/tk_debate debates.";
 
 /// What an assistant is told about these tools in depth (the guide resource).
 const GUIDE: &str = "Tweede Kamer (tk_* tools): parliamentary documents and cases (Kamerstukken, \
 moties, vragen) from the Tweede Kamer's open data portal. tk_search finds documents or cases by words in their \
 title or subject (no full-text search); tk_document gives one document's metadata and the link to its file; tk_document_text its full text \
 (expensive the first time, then kept); tk_votes how the Kamer voted on a motion, amendment or bill (by case number or \
-words: per faction with seats, members in a roll call, mistakes flagged); tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
+words: per faction with seats, members in a roll call, mistakes flagged); tk_debates finds plenary and committee \
+meetings with a stenographic report (by dates, words in the debates' titles, committee, a member who spoke) and \
+tk_debate reads one as a transcript: who said what, interruptions attributed to the interrupter, motions submitted \
+with their case numbers (tk_votes reads them); tk_factions and tk_committees are reference lists that rarely change and are answered from the buffer.";
 
 fn open(config: &Config) -> Result<Client, PlatformError> {
     let pool = crate::text::ExtractPool::shared(config.text.workers, crate::text::Caps::configured(&config.text));
@@ -84,8 +105,7 @@ fn open(config: &Config) -> Result<Client, PlatformError> {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Words that must all occur in the title or the subject (separated by spaces; at
-    /// most 10).
+    /// Words all in the title or subject (at most 10).
     #[schemars(length(max = 500))]
     #[serde(default)]
     pub query: Option<String>,
@@ -93,13 +113,11 @@ pub struct SearchArgs {
     #[schemars(skip)]
     #[serde(default)]
     pub words: Option<String>,
-    /// `documents` (default: Kamerstukken, brieven, moties as documents) or `cases`
-    /// (zaken: the parliamentary items documents belong to).
+    /// `documents` (default) or `cases` (zaken).
     #[serde(default, deserialize_with = "kind_arg")]
     #[schemars(with = "Option<KindArg>")]
     pub kind: Option<KindArg>,
-    /// Only this kind of record (`Soort`, matched exactly), e.g. `Motie`, `Brief regering`,
-    /// `Schriftelijke vragen`.
+    /// Only this kind (`Soort`, exactly), e.g. `Motie`, `Brief regering`.
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub soort: Option<String>,
@@ -144,8 +162,7 @@ const MAX_SEARCH_LIMIT: usize = crate::platforms::tk::PAGE_ROWS as usize;
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommitteesArgs {
-    /// Only committees whose name or abbreviation contains this (any case), e.g.
-    /// `landbouw` or `LVVN`.
+    /// Name or abbreviation contains this (`landbouw`, `LVVN`).
     #[schemars(length(max = 100))]
     #[serde(default)]
     pub name: Option<String>,
@@ -322,9 +339,8 @@ const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search:
 pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     name: "tk_document",
     title: "Tweede Kamer document",
-    description: "One Tweede Kamer document's metadata (kind, number, title, subject, date, parliamentary \
-                  year) and its links: the record and the file (PDF or Word). Cheap; kept in BesluitBron's \
-                  buffer for weeks. Its text: tk_document_text.",
+    description: "One Tweede Kamer document's metadata (kind, number, title, subject, date) and the links to its \
+                  record and file. Cheap; weeks in the buffer. Its text: tk_document_text.",
     arguments: DocumentArgs,
     output: render::DocumentShown,
     run: tk_document,
@@ -335,11 +351,9 @@ const TOOLS: &[ToolSpec] = &[
     crate::tool! {
         name: "tk_search",
         title: "Search the Tweede Kamer",
-        description: "Search Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) by \
-                      words in their title or subject, optionally by `soort` and dates. Not full text (opentk_search \
-                      is). Newest first. The platform sends 250 records at once, which BesluitBron keeps, so paging \
-                      within them is answered from its buffer. A document's `id` reads with tk_document; a case's \
-                      with tk_votes.",
+        description: "Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) by words \
+                      in their title or subject, `soort` and dates; not full text (opentk_search is). Newest first; \
+                      a page of 250 is asked once and kept. tk_document reads a document's `id`, tk_votes a case's.",
         arguments: SearchArgs,
         output: render::SearchShown,
         run: tk_search,
@@ -366,6 +380,8 @@ const TOOLS: &[ToolSpec] = &[
     },
     text::TOOL,
     votes::TOOL,
+    debates::TOOL,
+    debate::TOOL,
 ];
 
 /// Search Tweede Kamer documents or cases.
@@ -516,7 +532,7 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
 async fn tk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
     let Some(document) = ids::named(super::ids::own(PLATFORM, &args.id)).and_then(|n| match n {
         ids::Named::Document(d) => Some(d),
-        ids::Named::Case(_) => None,
+        _ => None,
     }) else {
         return tool_error(format!(
             "tk_document: `{}` is not a Tweede Kamer document: give its number (2021D02426), its `id` from \

@@ -85,10 +85,9 @@ pub struct TextAnswer {
 pub(super) const TOOL: ToolSpec = crate::tool! {
     name: "tk_document_text",
     title: "Tweede Kamer document text",
-    description: "The full text of one Tweede Kamer document, in pages: from the Kamer's XML rendition when \
-                  there is one, else from the file (PDF, Word, RTF). Expensive the first time (seconds for a \
-                  long PDF), then kept for weeks; tk_document first when the metadata is enough. The text is \
-                  in the text content; `next_offset` reads on. A scan without text or a legacy .doc says so.",
+    description: "One Tweede Kamer document's full text in pages: its XML rendition, else its file (PDF, Word, \
+                  RTF). Seconds the first time for a long PDF, then weeks in the buffer; `next_offset` reads on. A \
+                  scan without text or a legacy .doc says so.",
     arguments: TextArgs,
     output: TextShown,
     run: tk_document_text,
@@ -98,7 +97,7 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
 pub(super) async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs) -> Reply {
     let Some(document) = super::ids::named(crate::connectors::ids::own(PLATFORM, &args.id)).and_then(|n| match n {
         super::ids::Named::Document(d) => Some(d),
-        super::ids::Named::Case(_) => None,
+        _ => None,
     }) else {
         return tool_error(format!(
             "tk_document_text: `{}` is not a Tweede Kamer document: give its number (2021D02426), its `id` from \

@@ -48,8 +48,7 @@ const FINAL_STATUS: &str = "Besluit";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VotesArgs {
-    /// A case number (zaak) such as `2025Z17647`: the votes on that motion, amendment or
-    /// bill. Give `id` or `query`.
+    /// A case number such as `2025Z17647`. Give `id` or `query`.
     #[schemars(length(max = 16))]
     #[serde(default)]
     pub id: Option<String>,
@@ -58,11 +57,11 @@ pub struct VotesArgs {
     #[schemars(length(max = 500))]
     #[serde(default)]
     pub query: Option<String>,
-    /// With `query`: cases started on or after this day.
+    /// With `query`: started from this day.
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_from: Option<String>,
-    /// With `query`: cases started on or before this day (inclusive).
+    /// With `query`: started until this day.
     #[schemars(length(max = 10), extend("format" = "date"))]
     #[serde(default)]
     pub date_to: Option<String>,
@@ -350,11 +349,10 @@ async fn fetch(
 pub(super) const TOOL: ToolSpec = crate::tool! {
     name: "tk_votes",
     title: "Tweede Kamer votes",
-    description: "How the Tweede Kamer voted on a motion, amendment or bill: by case number (`id`) or on the latest \
-                  cases whose title or subject holds the `query` words. One result per decision (a re-vote gives \
-                  two): adopted or rejected, show of hands or roll call, per faction Voor/Tegen/Niet deelgenomen with \
-                  its seats, the totals, each member's vote in a roll call, and a vote cast by mistake (`Vergissing`) \
-                  flagged. Final decisions are kept for a month.",
+    description: "How the Tweede Kamer voted on a motion, amendment or bill, by case number (`id`) or `query` words: \
+                  per decision (a re-vote gives two) adopted or rejected, show of hands or roll call, per faction \
+                  Voor/Tegen/Niet deelgenomen with seats, totals, each member's vote in a roll call, a vote cast by \
+                  mistake (`Vergissing`) flagged. Final decisions: a month in the buffer.",
     arguments: VotesArgs,
     output: VotesShown,
     run: tk_votes,

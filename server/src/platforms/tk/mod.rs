@@ -1,6 +1,7 @@
 //! Tweede Kamer OData v4 client (PLATFORMS.md §3): documents and cases found by words
 //! in their title or subject, one document with its links, and the factions and
-//! committees reference lists.
+//! committees reference lists; meetings, their stenographic reports and the members
+//! (`meetings.rs`), a report's VLOS file read by `vlos.rs`.
 //!
 //! Invariants:
 //! - Searches never set `$top`: the platform drops `@odata.nextLink` when `$top` is
@@ -23,7 +24,8 @@
 //!   expanded) and then the `Stemming` rows of those decisions, following the platform's
 //!   own `@odata.nextLink` over at most [`MAX_VOTE_PAGES`] pages.
 //!
-//! What this module does not do: other `$expand` relations (actors, versions), the
+//! What this module does not do: other `$expand` relations (actors, versions) than
+//! those named here and in `meetings.rs`, the
 //! SyncFeed, download files (it returns their URL), or impose a limit — the platform
 //! publishes none; the scheduler may still pace calls.
 
@@ -37,9 +39,16 @@ use super::http::{self, Asked, Fetched, HttpConfig, PlatformError, PlatformHttp,
 use besluitbron_core::PlatformId;
 pub use http::is_guid;
 
+mod meetings;
+pub mod vlos;
 mod wire;
 
-pub use wire::{Besluit, Commissie, Document, DocumentPublicatie, Fractie, Stemming, Zaak, ZaakBesluiten};
+pub use meetings::{DossierNumber, MAX_MOTIONS_PER_REQUEST, MeetingSearch, MeetingsPage};
+pub use wire::{
+    Activiteit, Besluit, Commissie, Document, DocumentPublicatie, Fractie, FractieZetel, FractieZetelPersoon,
+    Kamerstukdossier, Persoon, Stemming, Vergadering, VergaderingVerslagen, Verslag, VerslagVergadering, Zaak,
+    ZaakBesluiten, ZaakDossiers,
+};
 use wire::{ODataErrorBody, ODataPage};
 
 /// Errors of the Tweede Kamer client (the shared platform error type).
@@ -57,24 +66,39 @@ pub const MAX_VOTE_PAGES: usize = 8;
 /// Decisions whose votes one question asks for (each adds a clause to the filter).
 pub const MAX_VOTED_DECISIONS: usize = 40;
 
-/// True for a case number as the Kamer writes it: four digits of the year, `Z`, then
-/// five or six digits (`2025Z17647`).
-pub fn is_case_number(text: &str) -> bool {
+/// True for a number as the Kamer writes it: four digits of the year, `letter`, then
+/// five or six digits.
+fn is_numbered(text: &str, letter: u8) -> bool {
     let b = text.as_bytes();
     (10..=11).contains(&b.len())
         && b[..4].iter().all(u8::is_ascii_digit)
-        && b[4] == b'Z'
+        && b[4] == letter
         && b[5..].iter().all(u8::is_ascii_digit)
 }
 
-/// True for a document number as the Kamer writes it: four digits of the year, `D`, then
-/// five or six digits (`2021D02426`).
+/// True for a case number as the Kamer writes it: `2025Z17647`.
+pub fn is_case_number(text: &str) -> bool {
+    is_numbered(text, b'Z')
+}
+
+/// True for a document number as the Kamer writes it: `2021D02426`.
 pub fn is_document_number(text: &str) -> bool {
-    let b = text.as_bytes();
-    (10..=11).contains(&b.len())
-        && b[..4].iter().all(u8::is_ascii_digit)
-        && b[4] == b'D'
-        && b[5..].iter().all(u8::is_ascii_digit)
+    is_numbered(text, b'D')
+}
+
+/// True for an activity number as the Kamer writes it: `2025A04597`.
+pub fn is_activity_number(text: &str) -> bool {
+    is_numbered(text, b'A')
+}
+
+/// A request refused before anything was sent: `code` and what is wrong.
+fn refused(code: &str, message: String) -> TkError {
+    PlatformError::BadRequest {
+        sent: false,
+        platform: PLATFORM,
+        code: code.to_owned(),
+        message,
+    }
 }
 
 /// Cases found with their decisions (`Zaak?$expand=Besluit`): at most one page.
@@ -527,26 +551,18 @@ impl TkClient {
     /// the number people and tk_search list first, read through the `Document` set.
     pub async fn document_by_number(&self, number: &str) -> Result<TkDocument, TkError> {
         if !is_document_number(number) {
-            return Err(PlatformError::BadRequest {
-                sent: false,
-                platform: PLATFORM,
-                code: "invalid_document_number".to_owned(),
-                message: format!(
+            return Err(refused(
+                "invalid_document_number",
+                format!(
                     "`{}` is not a document number (such as 2021D02426)",
                     http::brief(number)
                 ),
-            });
+            ));
         }
-        let mut url = http::join(PLATFORM, &self.base, Document::SET)?;
-        url.query_pairs_mut().append_pair(
-            "$filter",
-            &format!("DocumentNummer eq {} and Verwijderd eq false", quote_literal(number)),
-        );
-        let (page, _) = self.page_with_link::<Document>(url).await?;
-        let document = page.items.into_iter().next().ok_or_else(|| PlatformError::NotFound {
-            platform: PLATFORM,
-            what: format!("document numbered {number}"),
-        })?;
+        let filter = format!("DocumentNummer eq {} and Verwijderd eq false", quote_literal(number));
+        let document: Document = self
+            .first_where(&filter, None, || format!("document numbered {number}"))
+            .await?;
         let links = self.document_links(&document.id.to_ascii_lowercase())?;
         Ok(TkDocument { document, links })
     }
@@ -803,6 +819,26 @@ impl TkClient {
         })
     }
 
+    /// The first record of `T` that `filter` selects, with `expand`: one request; none is
+    /// [`PlatformError::NotFound`] naming `what`.
+    async fn first_where<T: EntitySet>(
+        &self,
+        filter: &str,
+        expand: Option<&str>,
+        what: impl FnOnce() -> String,
+    ) -> Result<T, TkError> {
+        let mut url = http::join(PLATFORM, &self.base, T::SET)?;
+        url.query_pairs_mut().append_pair("$filter", filter);
+        if let Some(expand) = expand {
+            url.query_pairs_mut().append_pair("$expand", expand);
+        }
+        let (page, _): (TkPage<T>, _) = self.page_with_link(url).await?;
+        page.items.into_iter().next().ok_or_else(|| PlatformError::NotFound {
+            platform: PLATFORM,
+            what: what(),
+        })
+    }
+
     async fn reference_list<T: EntitySet>(&self) -> Result<Vec<T>, TkError> {
         let mut url = http::join(PLATFORM, &self.base, T::SET)?;
         url.query_pairs_mut().append_pair("$filter", "Verwijderd eq false");
@@ -874,7 +910,8 @@ fn read_refusal(body: &[u8]) -> Option<Refusal> {
 }
 
 /// Reads `fetched` as each answer the Tweede Kamer gives (a page of documents, zaken,
-/// zaken with their decisions, votes, factions, committees; one document): how many of
+/// zaken with their decisions, votes, factions, committees, meetings, activities,
+/// members, motions' cases; one document, meeting or report record): how many of
 /// them it is. The fuzz targets' entry point and the complete-answer tests'; never
 /// panics, whatever `fetched` holds.
 #[doc(hidden)]
@@ -888,7 +925,13 @@ pub fn read_every_answer(fetched: &Fetched) -> usize {
         + page::<Stemming>(fetched)
         + page::<Fractie>(fetched)
         + page::<Commissie>(fetched)
+        + page::<VergaderingVerslagen>(fetched)
+        + page::<Activiteit>(fetched)
+        + page::<FractieZetelPersoon>(fetched)
+        + page::<ZaakDossiers>(fetched)
         + usize::from(http::read_json::<Document>(PLATFORM, fetched, "document", &REFUSALS).is_ok())
+        + usize::from(http::read_json::<VergaderingVerslagen>(PLATFORM, fetched, "meeting", &REFUSALS).is_ok())
+        + usize::from(http::read_json::<VerslagVergadering>(PLATFORM, fetched, "report", &REFUSALS).is_ok())
 }
 
 /// Whether `filter` is well-formed as BesluitBron writes OData filters: every literal

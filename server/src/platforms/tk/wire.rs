@@ -220,6 +220,216 @@ pub struct Commissie {
     pub verwijderd: bool,
 }
 
+/// A meeting (`Vergadering`): a plenary sitting or a committee meeting.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Vergadering {
+    /// GUID.
+    pub id: String,
+    /// `Plenair` or `Commissie`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub soort: Option<String>,
+    /// Title: `105e vergadering, donderdag 10 juli 2025`, or a committee debate's subject.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub titel: Option<String>,
+    /// The room.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub zaal: Option<String>,
+    /// Parliamentary year, e.g. `2024-2025`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub vergaderjaar: Option<String>,
+    /// The meeting's number in the year.
+    pub vergadering_nummer: Option<i64>,
+    /// Its day (ISO date-time with offset).
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub datum: Option<String>,
+    /// When it opened.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub aanvangstijd: Option<String>,
+    /// When it closed.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub sluiting: Option<String>,
+    /// Last change.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub gewijzigd_op: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// A meeting's report (`Verslag`): its resource is the VLOS XML file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Verslag {
+    /// GUID.
+    pub id: String,
+    /// `Voorpublicatie`, `Tussenpublicatie`, `Eindpublicatie`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub soort: Option<String>,
+    /// `Casco`, `Ongecorrigeerd`, `Gecorrigeerd`, `Gerectificeerd`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub status: Option<String>,
+    /// The meeting.
+    #[serde(rename = "Vergadering_Id", deserialize_with = "http::lenient_text")]
+    pub vergadering_id: Option<String>,
+    /// The resource's type.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub content_type: Option<String>,
+    /// The resource's size.
+    pub content_length: Option<i64>,
+    /// Last change: a corrected version has a later one.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub gewijzigd_op: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// A meeting with its reports (`Vergadering?$expand=Verslag`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct VergaderingVerslagen {
+    /// The meeting.
+    #[serde(flatten)]
+    pub vergadering: Vergadering,
+    /// Its reports.
+    #[serde(rename = "Verslag", default, deserialize_with = "http::nullable")]
+    pub verslagen: Vec<Verslag>,
+}
+
+/// A report with its meeting (`Verslag?$expand=Vergadering`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct VerslagVergadering {
+    /// The report.
+    #[serde(flatten)]
+    pub verslag: Verslag,
+    /// Its meeting.
+    #[serde(rename = "Vergadering", default)]
+    pub vergadering: Option<Vergadering>,
+}
+
+/// An activity (`Activiteit`): a debate, a committee meeting's item, the votes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Activiteit {
+    /// GUID.
+    pub id: String,
+    /// Number, e.g. `2025A04597`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub nummer: Option<String>,
+    /// Kind, e.g. `Plenair debat`, `Commissiedebat`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub soort: Option<String>,
+    /// Subject.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub onderwerp: Option<String>,
+    /// Its day (ISO date-time with offset).
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub datum: Option<String>,
+    /// When it started.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub aanvangstijd: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// A person (`Persoon`): a member, former member or other.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Persoon {
+    /// GUID.
+    pub id: String,
+    /// Surname without its prefix: `Dijk`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub achternaam: Option<String>,
+    /// The surname's prefix: `van`, `van der`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub tussenvoegsel: Option<String>,
+    /// The name used: `Olger`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub roepnaam: Option<String>,
+    /// Initials.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub initialen: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+}
+
+/// A faction's seat (`FractieZetel`) with its faction.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct FractieZetel {
+    /// GUID.
+    pub id: String,
+    /// The faction (`$expand=Fractie`).
+    #[serde(rename = "Fractie")]
+    pub fractie: Option<Fractie>,
+}
+
+/// A member in a faction's seat over a time (`FractieZetelPersoon`), with the person and
+/// the seat (`$expand=Persoon,FractieZetel($expand=Fractie)`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct FractieZetelPersoon {
+    /// GUID.
+    pub id: String,
+    /// `Lid`, `Fractievoorzitter`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub functie: Option<String>,
+    /// From.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub van: Option<String>,
+    /// Until (inclusive; `None` while seated).
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub tot_en_met: Option<String>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+    /// The member.
+    #[serde(rename = "Persoon")]
+    pub persoon: Option<Persoon>,
+    /// The seat and its faction.
+    #[serde(rename = "FractieZetel")]
+    pub fractie_zetel: Option<FractieZetel>,
+}
+
+/// A dossier (`Kamerstukdossier`): `36284`, or `21501` with `Toevoeging` `20`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Kamerstukdossier {
+    /// GUID.
+    pub id: String,
+    /// Its number.
+    pub nummer: Option<i64>,
+    /// Its addition (`VII`, `20`).
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub toevoeging: Option<String>,
+}
+
+/// A motion's case with its dossiers (`Zaak?$expand=Kamerstukdossier`): `Volgnummer` is
+/// its number in the dossier.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct ZaakDossiers {
+    /// GUID.
+    pub id: String,
+    /// Number, e.g. `2025Z13451` (what tk_votes reads).
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub nummer: Option<String>,
+    /// Kind, e.g. `Motie`.
+    #[serde(deserialize_with = "http::lenient_text")]
+    pub soort: Option<String>,
+    /// Its number in its dossier.
+    pub volgnummer: Option<i64>,
+    /// Marked deleted by the platform.
+    #[serde(deserialize_with = "http::nullable")]
+    pub verwijderd: bool,
+    /// Its dossiers.
+    #[serde(rename = "Kamerstukdossier", deserialize_with = "http::nullable")]
+    pub dossiers: Vec<Kamerstukdossier>,
+}
+
 /// One page of an entity set: `value`, `@odata.count` and `@odata.nextLink`.
 #[derive(Deserialize)]
 pub(super) struct ODataPage<T> {

@@ -1,0 +1,527 @@
+//! `tk_debates`: meetings of the Tweede Kamer (plenary and committee) that have a
+//! stenographic report, newest first — by days, kind, words in the meeting's title or
+//! its activities' titles and subjects, committee, and speaker.
+//!
+//! Each request is its own platform call through the one path, admitted and counted as
+//! it is asked for (R-L8), one unit each (`reports.rs`):
+//! 1. with `speaker`, first the members list (`FractieZetelPersoon` with `Persoon` and
+//!    `Fractie`, page by page, a month each): the name is resolved before any meeting is
+//!    asked for; an ambiguous or unknown name is a tool error with the candidates;
+//! 2. the page of 250 meetings that holds `offset` (`Vergadering?$expand=Verslag`, by
+//!    kind and days, newest first; ten minutes);
+//! 3. the reports of the meetings from `offset` on, one call each (kept for weeks, so
+//!    `tk_debate` reads them from the buffer), until `limit` meetings match or
+//!    [`MAX_REPORT_READS`] reports were read: what a meeting holds — its activities, its
+//!    committee, who spoke — is only in its report (the platform links no meeting to its
+//!    activities or speakers), so the words, `committee` and `speaker` are checked there.
+//!
+//! What it does not do: search the speeches' text (tk_debate reads one report), or list
+//! meetings without a report.
+
+use std::fmt::Write as _;
+
+use besluitbron_core::PlatformId;
+use besluitbron_core::path::Served;
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::debate::page_of;
+use super::ids::meeting_id;
+use super::members::{Member, Resolved, folded, resolve, words};
+use super::reports::{self, chosen_report, served_of};
+use super::transcript::day;
+use crate::call::{Call, Context, Rendered, Reply, Structure, provenance, tool_error};
+use crate::connectors::tool::ToolSpec;
+use crate::platforms::tk::vlos::{Part, Report, Role};
+use crate::platforms::tk::{MeetingSearch, PAGE_ROWS, TkClient};
+
+const PLATFORM: PlatformId = PlatformId::Tk;
+
+/// Reports one answer reads at most.
+pub const MAX_REPORT_READS: usize = 10;
+/// Meetings shown by default, and at most.
+const DEFAULT_LIMIT: usize = 5;
+const MAX_LIMIT: usize = 10;
+/// The largest `offset`.
+const MAX_OFFSET: u32 = 100_000;
+
+/// Arguments of `tk_debates`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DebatesArgs {
+    /// Words in a debate's title or subject (at most 10).
+    #[schemars(length(max = 300))]
+    #[serde(default)]
+    pub query: Option<String>,
+    /// First day.
+    #[schemars(length(max = 10), extend("format" = "date"))]
+    #[serde(default)]
+    pub date_from: Option<String>,
+    /// Last day (inclusive).
+    #[schemars(length(max = 10), extend("format" = "date"))]
+    #[serde(default)]
+    pub date_to: Option<String>,
+    /// `plenary` or `committee` (`tools/list` shows the choice alone: it says as much).
+    #[serde(default, deserialize_with = "kind_arg")]
+    #[schemars(schema_with = "kind_schema", description = "")]
+    pub kind: Option<DebateKind>,
+    /// Name or abbreviation (`Defensie`).
+    #[schemars(length(max = 100))]
+    #[serde(default)]
+    pub committee: Option<String>,
+    /// A member who spoke.
+    #[schemars(length(max = 100))]
+    #[serde(default)]
+    pub speaker: Option<String>,
+    /// Default 5.
+    #[schemars(range(min = 1, max = 10))]
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// From `next_offset`.
+    #[serde(default)]
+    pub offset: Option<u32>,
+}
+
+/// A kind of meeting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DebateKind {
+    /// The plenary (`Plenair`).
+    Plenary,
+    /// A committee (`Commissie`).
+    Committee,
+}
+
+/// The choice, written where it is used (no definition of its own in `tools/list`).
+fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": ["plenary", "committee"], "maxLength": 9})
+}
+
+fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DebateKind>, D::Error> {
+    crate::connectors::pages::choice("kind", d)
+}
+
+/// A meeting found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DebateResult {
+    /// `vergadering:<GUID>` (tk_debate and fetch read it).
+    pub id: String,
+    /// The meeting's title.
+    pub title: String,
+    /// Its day, YYYY-MM-DD.
+    pub date: Option<String>,
+    /// `Plenair` or `Commissie`.
+    pub kind: Option<String>,
+    /// `Tweede Kamer`, or the leading committee.
+    pub organization: Option<String>,
+    /// Its page on tweedekamer.nl.
+    pub url: Option<String>,
+    /// `tk`.
+    pub platform: String,
+    /// `tk_debate`.
+    pub tool: String,
+    /// `Casco`, `Ongecorrigeerd`, `Gecorrigeerd`.
+    pub report_status: Option<String>,
+    /// Its activities with speeches or a number: `2025A04496 Commissiedebat: MIVD`.
+    pub activities: Vec<String>,
+    /// With `speaker`: their turns in it (in the text).
+    #[serde(skip)]
+    pub speaker_turns: Option<usize>,
+}
+
+/// `tk_debates`'s structured content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DebatesShown {
+    /// What was asked, in words.
+    pub searched: String,
+    /// The meetings that match, newest first.
+    pub results: Vec<DebateResult>,
+    /// Meetings the platform has in the days and kind (with or without a report; not
+    /// an exact count of matches), and the `offset` that reads on.
+    #[serde(flatten)]
+    pub tally: crate::connectors::vocabulary::Tally,
+}
+
+/// The tool.
+pub(super) const TOOL: ToolSpec = crate::tool! {
+    name: "tk_debates",
+    title: "Tweede Kamer debates",
+    description: "Meetings with a stenographic report, newest first. Only its report (Verslag) links a meeting to \
+                  its debates and who spoke: 1 request + 1 per report read (at most 10, then weeks buffered); \
+                  narrow by dates. `speaker`: a member, resolved first on FractieZetelPersoon (kept a month).",
+    arguments: DebatesArgs,
+    output: DebatesShown,
+    run: tk_debates,
+};
+
+/// What the words, committee and speaker ask of a report.
+struct Wanted<'a> {
+    words: Vec<String>,
+    committee: Option<String>,
+    member: Option<&'a Member>,
+}
+
+impl Wanted<'_> {
+    /// Whether `report` (of a meeting titled `title`) matches; with a member, their turns.
+    fn check(&self, title: &str, report: &Report) -> Option<Option<usize>> {
+        if !self.words.is_empty() {
+            let mut hay = words(title);
+            for a in &report.activities {
+                for t in [&a.title, &a.subject].into_iter().flatten() {
+                    hay.extend(words(t));
+                }
+            }
+            let hay = hay.join(" ");
+            if !self.words.iter().all(|w| hay.contains(w.as_str())) {
+                return None;
+            }
+        }
+        if let Some(c) = &self.committee {
+            let fits = report.meeting.committees.iter().any(|m| {
+                [&m.name, &m.abbreviation]
+                    .into_iter()
+                    .flatten()
+                    .any(|n| folded(n).contains(c.as_str()))
+            });
+            if !fits {
+                return None;
+            }
+        }
+        match self.member {
+            None => Some(None),
+            Some(member) => {
+                let turns = report
+                    .turns()
+                    .filter(|t| report.speaker(t.speaker).is_some_and(|s| member.spoke_as(s)))
+                    .count();
+                (turns > 0).then_some(Some(turns))
+            }
+        }
+    }
+}
+
+/// Meetings with a report.
+pub(super) async fn tk_debates(ctx: &Context, call: &Call, args: DebatesArgs) -> Reply {
+    let limit = match crate::connectors::pages::list_limit("tk_debates", args.limit, DEFAULT_LIMIT, MAX_LIMIT) {
+        Ok(limit) => limit,
+        Err(message) => return tool_error(message).into(),
+    };
+    let offset = args.offset.unwrap_or(0).min(MAX_OFFSET) as usize;
+    let clean = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    let query = clean(&args.query);
+    let query_words = query.as_deref().map(words).unwrap_or_default();
+    if query_words.len() > crate::platforms::tk::MAX_WORDS {
+        return tool_error(format!(
+            "tk_debates: `query` must hold at most {} words, not {} (nothing asked of the Tweede Kamer)",
+            crate::platforms::tk::MAX_WORDS,
+            query_words.len()
+        ))
+        .into();
+    }
+    let search = MeetingSearch {
+        kind: args.kind.map(|k| match k {
+            DebateKind::Plenary => "Plenair".to_owned(),
+            DebateKind::Committee => "Commissie".to_owned(),
+        }),
+        date_from: clean(&args.date_from),
+        date_to: clean(&args.date_to),
+    };
+    if let Err(e) = search.filter() {
+        return tool_error(e).into();
+    }
+    let client = match ctx.clients.get::<TkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let mut servings: Vec<Served> = Vec::new();
+    // The speaker, resolved against the members list before any meeting is asked for.
+    let speaker = clean(&args.speaker);
+    let members: Vec<Member> = match &speaker {
+        None => Vec::new(),
+        Some(_) => match reports::members(ctx, call, &client).await {
+            Ok((members, served)) => {
+                servings.push(served);
+                members
+            }
+            Err(e) => return e.into(),
+        },
+    };
+    let member = match speaker.as_deref() {
+        None => None,
+        Some(name) => match resolve(&members, name) {
+            Resolved::One(m) => Some(m),
+            Resolved::Ambiguous(candidates) => {
+                let listed: Vec<String> = candidates.iter().map(|m| format!("`{}`", m.label())).collect();
+                return tool_error(format!(
+                    "tk_debates: `{}` fits {} members of the Tweede Kamer: {}; give the full name (no meeting was \
+                     asked for)",
+                    crate::platforms::http::brief(name),
+                    candidates.len(),
+                    listed.join(", ")
+                ))
+                .into();
+            }
+            Resolved::Unknown(close) => {
+                let hint = if close.is_empty() {
+                    String::new()
+                } else {
+                    let listed: Vec<String> = close.iter().map(|m| format!("`{}`", m.label())).collect();
+                    format!("; the closest: {}", listed.join(", "))
+                };
+                return tool_error(format!(
+                    "tk_debates: no member of the Tweede Kamer is named `{}` in its members list{hint}. A minister \
+                     or another speaker: find the meeting by dates or `query`, then tk_debate with `speaker` (no \
+                     meeting was asked for)",
+                    crate::platforms::http::brief(name)
+                ))
+                .into();
+            }
+        },
+    };
+    let wanted = Wanted {
+        words: query_words,
+        committee: clean(&args.committee).map(|c| folded(&c)),
+        member,
+    };
+    let searched = describe(&search, query.as_deref(), args.committee.as_deref(), member);
+    let rows = PAGE_ROWS as usize;
+    let base = offset / rows * rows;
+    let (page, served) = match reports::meetings(ctx, call, &client, &search, base as u64).await {
+        Ok(page) => page,
+        Err(e) => return e.into(),
+    };
+    servings.push(served);
+    let mut results = Vec::new();
+    let mut read = 0;
+    let mut at = offset - base;
+    while at < page.meetings.len() && results.len() < limit && read < MAX_REPORT_READS {
+        let m = &page.meetings[at];
+        at += 1;
+        let Some(verslag) = chosen_report(&m.verslagen) else {
+            continue;
+        };
+        let (report, served) = match reports::report(ctx, call, &client, verslag).await {
+            Ok(r) => r,
+            Err(e) => return e.into(),
+        };
+        servings.push(served);
+        read += 1;
+        let v = &m.vergadering;
+        let title = v
+            .titel
+            .clone()
+            .or_else(|| report.meeting.title.clone())
+            .unwrap_or_default();
+        let Some(turns) = wanted.check(&title, &report) else {
+            continue;
+        };
+        let kind = v.soort.clone().or_else(|| report.meeting.kind.clone());
+        results.push(DebateResult {
+            id: meeting_id(&v.id),
+            url: page_of(v, &report, kind.as_deref()),
+            title,
+            date: v.datum.as_deref().or(report.meeting.date.as_deref()).and_then(day),
+            kind,
+            organization: Some(
+                report
+                    .meeting
+                    .committees
+                    .iter()
+                    .find(|c| c.role.as_deref() == Some("Voortouwcommissie"))
+                    .or(report.meeting.committees.first())
+                    .and_then(|c| c.name.clone())
+                    .unwrap_or_else(|| "Tweede Kamer".to_owned()),
+            ),
+            platform: "tk".to_owned(),
+            tool: "tk_debate".to_owned(),
+            report_status: verslag.status.clone().or_else(|| report.status.clone()),
+            activities: debates_in(&report),
+            speaker_turns: turns,
+        });
+    }
+    let more_here = at < page.meetings.len();
+    let next_offset = (more_here || page.more).then(|| {
+        if more_here {
+            base + at
+        } else {
+            base + page.meetings.len()
+        }
+    });
+    render(
+        &searched,
+        &results,
+        read,
+        base,
+        at,
+        page.count,
+        next_offset,
+        served_of(&servings),
+        member,
+    )
+    .into_own_result()
+    .into()
+}
+
+/// The activities of a report worth listing (a number or speeches): `2025A04496
+/// Commissiedebat: MIVD — 27 speeches`.
+fn debates_in(report: &Report) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in &report.activities {
+        let speeches = a
+            .parts
+            .iter()
+            .filter(|p| matches!(p, Part::Turn(t) if !t.chair && !matches!(t.role, Role::Interruption { .. })))
+            .count();
+        if a.number.is_none() && speeches == 0 {
+            continue;
+        }
+        let mut line = a.number.as_deref().map(|n| format!("{n} ")).unwrap_or_default();
+        match (&a.kind, &a.title) {
+            (Some(k), Some(t)) if k != t => {
+                let _ = write!(line, "{k}: {t}");
+            }
+            (_, Some(t)) => line.push_str(t),
+            (Some(k), None) => line.push_str(k),
+            (None, None) => line.push_str("(untitled)"),
+        }
+        if speeches > 0 {
+            let _ = write!(line, " — {speeches} speech{}", if speeches == 1 { "" } else { "es" });
+        }
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+fn describe(search: &MeetingSearch, query: Option<&str>, committee: Option<&str>, member: Option<&Member>) -> String {
+    let mut parts = Vec::new();
+    if let Some(q) = query {
+        parts.push(format!("words `{q}`"));
+    }
+    if let Some(k) = &search.kind {
+        parts.push(format!("kind {k}"));
+    }
+    if let Some(c) = committee.map(str::trim).filter(|c| !c.is_empty()) {
+        parts.push(format!("committee `{c}`"));
+    }
+    if let Some(m) = member {
+        parts.push(format!("speaker {}", m.label()));
+    }
+    match (&search.date_from, &search.date_to) {
+        (Some(f), Some(t)) => parts.push(format!("from {f} to {t}")),
+        (Some(f), None) => parts.push(format!("from {f}")),
+        (None, Some(t)) => parts.push(format!("until {t}")),
+        (None, None) => parts.push("any day".to_owned()),
+    }
+    parts.join(", ")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render(
+    searched: &str,
+    results: &[DebateResult],
+    read: usize,
+    base: usize,
+    at: usize,
+    count: Option<u64>,
+    next_offset: Option<usize>,
+    served: Served,
+    member: Option<&Member>,
+) -> Rendered {
+    let looked = format!(
+        "meetings {}–{} of {} at the platform, newest first; {read} report{} read",
+        base + 1,
+        base + at,
+        count.map_or("?".to_owned(), |c| c.to_string()),
+        if read == 1 { "" } else { "s" }
+    );
+    let mut text = if results.is_empty() {
+        format!(
+            "No Tweede Kamer meeting with a report matches {searched}{} among {looked}. To widen: fewer or other \
+             words (they must occur in a meeting's or debate's title or subject, not the speeches), another \
+             committee spelling, wider dates{}.",
+            provenance(served),
+            if next_offset.is_some() {
+                ", or read on with `offset` (older meetings)"
+            } else {
+                ""
+            }
+        )
+    } else {
+        format!(
+            "Tweede Kamer meetings with a report for {searched}{}: {} shown ({looked}).",
+            provenance(served),
+            results.len()
+        )
+    };
+    for (i, r) in results.iter().enumerate() {
+        let _ = write!(
+            text,
+            "\n\n{}. {} — {} ({}{}; report {})\n   id {}",
+            i + 1,
+            r.date.as_deref().unwrap_or("no date"),
+            r.title,
+            r.kind.as_deref().unwrap_or("kind not given"),
+            r.organization
+                .as_deref()
+                .filter(|o| *o != "Tweede Kamer")
+                .map(|o| format!(", {o}"))
+                .unwrap_or_default(),
+            r.report_status.as_deref().unwrap_or("status not given"),
+            r.id
+        );
+        if let (Some(turns), Some(m)) = (r.speaker_turns, member) {
+            let _ = write!(
+                text,
+                "; {} spoke {turns} time{}",
+                m.name(),
+                if turns == 1 { "" } else { "s" }
+            );
+        }
+        for a in &r.activities {
+            let _ = write!(text, "\n   {a}");
+        }
+        if let Some(url) = &r.url {
+            let _ = write!(text, "\n   {url}");
+        }
+    }
+    if let Some(next) = next_offset {
+        let _ = write!(text, "\n\nMore meetings: call tk_debates again with `offset` {next}.");
+    }
+    if !results.is_empty() {
+        text.push_str("\nRead one with tk_debate (`id`; `speaker`, `party`, `activity` narrow it).");
+    }
+    let shown = DebatesShown {
+        searched: searched.to_owned(),
+        results: results.to_vec(),
+        tally: crate::connectors::vocabulary::Tally {
+            total: count,
+            total_is_exact: false,
+            next_offset: next_offset.map(|n| n as u64),
+        },
+    };
+    Rendered {
+        text,
+        structured: Structure::Own(json!(shown)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kind_is_a_closed_choice_and_limits_are_plain_integers() {
+        let schema = serde_json::to_value(schemars::schema_for!(DebatesArgs)).unwrap();
+        assert_eq!(schema["properties"]["limit"]["maximum"], 10);
+        assert_eq!(schema["properties"]["kind"]["enum"], json!(["plenary", "committee"]));
+        assert!(
+            schema["properties"]["kind"].get("description").is_none(),
+            "the choice says it"
+        );
+        let bad: Result<DebatesArgs, _> = serde_json::from_value(json!({"kind": "plenair"}));
+        assert!(bad.unwrap_err().to_string().contains("`kind`"));
+    }
+}
