@@ -143,6 +143,8 @@ pub struct PlatformResults {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'static str>,
     /// `ok`, `failed`, `pending` or `no_keyword_search`.
+    // The schema says string: tools/list has no room for the values (the description names them).
+    #[schemars(with = "String")]
     pub status: Status,
     /// How many of its results are in `results`.
     pub shown: usize,

@@ -31,7 +31,9 @@ use crate::odata::{FieldType, Schema};
 use crate::own::OwnSettings;
 use crate::real::{self, Element};
 use crate::tk_votes::VOTING_FACTIONS;
-use crate::{days_from_civil, mix64, parse_date};
+use chrono::{Datelike, Days, NaiveDate};
+
+use crate::{day, mix64, parse_date};
 
 /// Fields of `Vergadering` (`Verslag`: its reports, a navigation property).
 pub const VERGADERING_SCHEMA: Schema = &[
@@ -185,10 +187,7 @@ pub fn served_vergadering(record: &Map<String, Value>, own: &TkSettings) -> Map<
 
 fn day_later(timestamp: &str) -> String {
     match timestamp.get(..10).and_then(parse_date) {
-        Some((y, m, d)) => {
-            let (y, m, d) = crate::civil_from_days(days_from_civil(y, m, d) + 1);
-            format!("{y:04}-{m:02}-{d:02}{}", &timestamp[10..])
-        }
+        Some(date) => format!("{}{}", (date + Days::new(1)).format("%Y-%m-%d"), &timestamp[10..]),
         None => timestamp.to_owned(),
     }
 }
@@ -251,15 +250,14 @@ fn child(e: &Element, name: &str) -> Option<String> {
 /// Amsterdam's offset on the day of `timestamp` (summer time from the last Sunday of
 /// March to the last Sunday of October).
 fn offset(timestamp: &str) -> &'static str {
-    let Some((y, m, d)) = timestamp.get(..10).and_then(parse_date) else {
+    let Some(date) = timestamp.get(..10).and_then(parse_date) else {
         return "+01:00";
     };
-    let last_sunday = |month: u32| {
-        let last = days_from_civil(y, month + 1, 1) - 1;
-        last - (last + 4).rem_euclid(7)
+    let last_sunday = |month: u32| -> NaiveDate {
+        let last = day(date.year(), month + 1, 1) - Days::new(1);
+        last - Days::new(u64::from(last.weekday().num_days_from_sunday()))
     };
-    let day = days_from_civil(y, m, d);
-    if day >= last_sunday(3) && day < last_sunday(10) {
+    if date >= last_sunday(3) && date < last_sunday(10) {
         "+02:00"
     } else {
         "+01:00"

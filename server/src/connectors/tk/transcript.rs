@@ -170,7 +170,7 @@ pub struct DebateShown {
 pub fn day(timestamp: &str) -> Option<String> {
     timestamp
         .get(..10)
-        .filter(|d| crate::platforms::http::is_iso_date(d))
+        .filter(|d| crate::calendar::is_day(d))
         .map(str::to_owned)
 }
 

@@ -555,6 +555,8 @@ pub struct FactionVote {
     /// Its seats at the vote (`FractieGrootte`).
     pub seats: Option<i64>,
     /// `Voor`, `Tegen`, `Niet deelgenomen`, or `verdeeld` when its members voted both ways.
+    // The schema says string: tools/list has no room for the values (the description names them).
+    #[schemars(with = "String")]
     pub vote: Vote,
     /// Its votes counted: its seats in a show of hands, its members in a roll call.
     pub tally: Tally,
@@ -570,6 +572,7 @@ pub struct MemberVote {
     /// The faction.
     pub faction: String,
     /// `Voor`, `Tegen` or `Niet deelgenomen`.
+    #[schemars(with = "String")]
     pub vote: Vote,
     /// Cast by mistake (`Vergissing`); it counts as cast.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -608,6 +611,7 @@ pub struct VoteResult {
     /// `BesluitTekst`, e.g. `Aangenomen.`
     pub decision_text: Option<String>,
     /// `adopted`, `rejected`, `held over`, when the decision says.
+    #[schemars(with = "Option<String>")]
     pub outcome: Option<Outcome>,
     /// `StemmingsSoort`: `Met handopsteken` (show of hands) or `Hoofdelijk` (roll call).
     pub vote_kind: Option<String>,

@@ -65,7 +65,7 @@ impl MeetingSearch {
         }
         for (date, op) in [(&self.date_from, "ge"), (&self.date_to, "le")] {
             if let Some(date) = date {
-                if !http::is_iso_date(date) {
+                if !crate::calendar::is_day(date) {
                     return Err(refused(
                         "invalid_date",
                         format!("`{}` is not a date written YYYY-MM-DD", http::brief(date)),
