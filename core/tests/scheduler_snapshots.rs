@@ -183,3 +183,38 @@ fn a_full_queue_refuses_the_newcomer_never_a_waiter() {
     let run = check("a_full_queue_refuses_the_newcomer_never_a_waiter", s, &steps);
     assert_eq!(run.refused, vec![3, 5]);
 }
+
+#[test]
+fn a_newcomer_at_a_takeover_goes_before_busy_sessions_it_ties_with() {
+    // A new owner's bucket is empty (the platform never sees a burst at a handover):
+    // six busy sessions queue five calls each at once and one unit comes per second.
+    // Five seconds in, five of them have had one call; the sixth has used nothing, as
+    // has the newcomer, and both carry the virtual time as start tag. The newcomer asks
+    // one search, the busy session five: the newcomer goes first.
+    let mut steps = vec![Step {
+        at: besluitbron_core::Instant::from_millis(0),
+        action: Action::Remaining(Units::ZERO),
+    }];
+    for session in ["busy0", "busy1", "busy2", "busy3", "busy4", "busy5"] {
+        steps.extend((0..5).map(|_| submit(0, session, Units::ONE)));
+    }
+    steps.push(submit(5_500, "late", Units::ONE));
+    let run = check(
+        "a_newcomer_at_a_takeover_goes_before_busy_sessions_it_ties_with",
+        obv(),
+        &steps,
+    );
+    let late = 30; // the 31st submit
+    let position = run
+        .admissions
+        .iter()
+        .position(|(n, _)| *n == late)
+        .expect("the newcomer is admitted");
+    let before: Vec<String> = run.admissions[..position]
+        .iter()
+        .map(|(_, a)| a.session.to_string())
+        .collect();
+    assert_eq!(before.len(), 5, "admitted before the newcomer: {before:?}");
+    assert!(!before.contains(&"busy5".to_owned()), "{before:?}");
+    assert_eq!(run.admissions[position].1.waited(), Duration::from_millis(500));
+}

@@ -72,9 +72,11 @@ impl FairScheduler {
                     if tags.weight_q32 != self.weight_q32(state) {
                         return Err(format!("the head weight of {} is stale", state.key));
                     }
-                    if !self
-                        .fair_heads
-                        .contains(&(tags.start, super::tie_rank(tags.weight_q32), head.entry, slot))
+                    let queued_milli: u64 = state.queue.iter().map(|c| c.cost.as_milli()).sum();
+                    if state.queued_milli != queued_milli || tags.queued_milli != queued_milli {
+                        return Err(format!("the units waiting in {} are miscounted", state.key));
+                    }
+                    if !self.fair_heads.contains(&super::fair_key(&tags, head.entry, slot))
                         || !self.deadlines.contains(&(tags.deadline, head.entry, slot))
                     {
                         return Err(format!(

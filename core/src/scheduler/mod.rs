@@ -20,7 +20,8 @@
 //!   of the last call admitted by the fair rule). Admitting a call of cost `c` sets the
 //!   session's `F = S + c / w` with `w = 1 / (1 + used / C)`, `used` the units the
 //!   session was admitted in its current usage period. The smallest `S` goes first
-//!   (ties: the session that used less, then the earliest ticket). Direct admissions
+//!   (ties: the session that used less, then the one with fewer units waiting, then the
+//!   earliest ticket). Direct admissions
 //!   move tags too, so a session that just
 //!   took the whole bucket does not tie with a newcomer. Tags are integers scaled by C:
 //!   `c × (C + used)` per call, so no division and no rounding.
@@ -418,6 +419,8 @@ struct SessionState {
     last_call_at: Instant,
     last_admission: Option<Instant>,
     queue: VecDeque<QueuedCall>,
+    /// Σ cost of `queue` (milli-units): the session's place among equals (see [`FairKey`]).
+    queued_milli: u64,
     /// Valid while `queue` is not empty.
     head: HeadTags,
     /// Set while the session is idle and scheduled to be forgotten.
@@ -432,6 +435,8 @@ struct HeadTags {
     cost: Units,
     refill_ns: u64,
     weight_q32: u64,
+    /// The units the session had waiting when the head was ranked.
+    queued_milli: u64,
 }
 
 /// Where a head stands among heads of equal start tag: the session of greater weight
@@ -441,8 +446,22 @@ struct HeadTags {
 /// round and waits for all of them (ticket order) — up to one admission per waiting
 /// session, found measuring a late session across replicas, where a new owner's empty
 /// bucket queues every call from the start.
+///
+/// Between heads of equal tag and weight, the session with fewer units waiting goes
+/// first: at a new owner's takeover every busy session has used nothing there yet, so a
+/// newcomer asking one search tied with each busy session not yet served and waited for
+/// them by ticket. Among sessions that have used the same, the one asking less is served
+/// before the one asking more; a busy session's later calls are ranked by usage again.
 fn tie_rank(weight_q32: u64) -> u64 {
     u64::MAX - weight_q32
+}
+
+/// A waiting head's place in the fair order: start tag, then [`tie_rank`], then the
+/// units its session has waiting, then the ticket.
+type FairKey = (u128, u64, u64, EntryTicket, u32);
+
+fn fair_key(tags: &HeadTags, entry: EntryTicket, slot: u32) -> FairKey {
+    (tags.start, tie_rank(tags.weight_q32), tags.queued_milli, entry, slot)
 }
 
 struct Choice {
@@ -469,8 +488,9 @@ pub struct FairScheduler {
     /// Every waiting call → the entries that stand for it.
     calls: calls::CallIndex,
     /// Waiting sessions by their head call's start tag, then by weight (the heavier —
-    /// the one that used less — first: see [`tie_rank`]), then by ticket.
-    fair_heads: BTreeSet<(u128, u64, EntryTicket, u32)>,
+    /// the one that used less — first: see [`tie_rank`]), then by the units they have
+    /// waiting (fewer first), then by ticket.
+    fair_heads: BTreeSet<FairKey>,
     /// Waiting sessions by deadline (wait start + W).
     deadlines: BTreeSet<(Instant, EntryTicket, u32)>,
     /// Idle sessions by the instant they are forgotten.
@@ -660,6 +680,7 @@ impl FairScheduler {
             .expect("a waiting session has a head call");
         self.entries.remove(&queued.entry);
         self.queued -= 1;
+        self.state_mut(slot).queued_milli -= queued.cost.as_milli();
         let call = queued.call;
         let admission = self.admit(now, slot, queued, start, choice.rule);
         if self.state(slot).queue.is_empty() {
@@ -904,10 +925,19 @@ impl FairScheduler {
         self.queued += 1;
         let state = self.state_mut(slot);
         state.last_call_at = now;
-        state.queue.push_back(queued);
-        if state.queue.len() == 1 {
+        if state.queue.is_empty() {
+            state.queued_milli = cost.as_milli();
+            state.queue.push_back(queued);
             self.unschedule_forget(slot);
             let start = self.virtual_time.max(self.state(slot).last_finish);
+            self.attach_head(slot, start);
+        } else {
+            // More waiting: the head is ranked again, at its own start tag.
+            let start = state.head.start;
+            self.detach_head(slot);
+            let state = self.state_mut(slot);
+            state.queued_milli += cost.as_milli();
+            state.queue.push_back(queued);
             self.attach_head(slot, start);
         }
     }
@@ -927,13 +957,17 @@ impl FairScheduler {
             .iter()
             .position(|c| c.entry == entry)
             .expect("entry is queued in its session");
-        if pos > 0 {
-            self.state_mut(slot).queue.remove(pos);
-            return true;
-        }
         let start = state.head.start;
         self.detach_head(slot);
-        self.state_mut(slot).queue.pop_front();
+        let state = self.state_mut(slot);
+        if let Some(gone) = state.queue.remove(pos) {
+            state.queued_milli -= gone.cost.as_milli();
+        }
+        if pos > 0 {
+            // Fewer waiting behind the same head: ranked again, at its own start tag.
+            self.attach_head(slot, start);
+            return true;
+        }
         if self.state(slot).queue.is_empty() {
             self.schedule_forget(slot);
             self.sweep(now);
@@ -1001,6 +1035,7 @@ impl FairScheduler {
             last_call_at: now,
             last_admission: None,
             queue: VecDeque::new(),
+            queued_milli: 0,
             head: HeadTags::default(),
             forget_at: None,
         };
@@ -1054,10 +1089,10 @@ impl FairScheduler {
             cost: head.cost,
             refill_ns: self.bucket.refill_ns(head.cost),
             weight_q32: self.weight_q32(state),
+            queued_milli: state.queued_milli,
         };
         let entry = head.entry;
-        self.fair_heads
-            .insert((tags.start, tie_rank(tags.weight_q32), entry, slot));
+        self.fair_heads.insert(fair_key(&tags, entry, slot));
         self.deadlines.insert((tags.deadline, entry, slot));
         self.heads_refill_ns += u128::from(tags.refill_ns);
         *self.head_refills.entry(tags.refill_ns).or_default() += 1;
@@ -1069,8 +1104,7 @@ impl FairScheduler {
         let state = self.state(slot);
         let tags = state.head;
         let entry = state.queue[0].entry;
-        self.fair_heads
-            .remove(&(tags.start, tie_rank(tags.weight_q32), entry, slot));
+        self.fair_heads.remove(&fair_key(&tags, entry, slot));
         self.deadlines.remove(&(tags.deadline, entry, slot));
         self.heads_refill_ns -= u128::from(tags.refill_ns);
         if let Some(n) = self.head_refills.get_mut(&tags.refill_ns) {
@@ -1097,7 +1131,7 @@ impl FairScheduler {
 
     /// The call to admit next and the earliest instant it may go.
     fn next_choice(&self, now: Instant) -> Option<Choice> {
-        let &(_, _, _, fair_slot) = self.fair_heads.first()?;
+        let &(_, _, _, _, fair_slot) = self.fair_heads.first()?;
         let fair = self.state(fair_slot).head;
         let fair_at = self.fit_at(now, fair.cost);
         // After the fair call, could every other waiting session still be served by its
