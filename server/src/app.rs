@@ -394,10 +394,9 @@ impl App {
         let page = Arc::new(PageState::new(Arc::clone(&guard), Arc::clone(&calls), stores.clone()));
         let admin_listener = match guard.config.admin_listen {
             Some(addr) => {
-                let listener = std::net::TcpListener::bind(addr)
-                    .map_err(|e| anyhow::anyhow!("BesluitBron.AdminListen {addr}: {e}"))?;
-                listener.set_nonblocking(true)?;
-                Some(tokio::net::TcpListener::from_std(listener)?)
+                let listener =
+                    crate::listen::bind(addr).map_err(|e| anyhow::anyhow!("BesluitBron.AdminListen {addr}: {e}"))?;
+                Some(listener)
             }
             None => None,
         };

@@ -57,6 +57,28 @@ const REFUSAL_READ: Duration = Duration::from_secs(1);
 /// Most refusals answered at once; beyond, a connection over a cap is closed unanswered.
 const MAX_REFUSALS: usize = 64;
 
+/// How many connections the kernel holds for `accept` on each of BesluitBron's
+/// listeners. The standard library's 128 overflowed on the internal endpoint when
+/// followers forwarded a flood at once (240 calls of six SDK sessions): a connection
+/// beyond the queue waits for its SYN to be sent again (1 s, then 3 s), and a late
+/// call's forward waited there while the owner admitted the flood. The kernel caps it
+/// at `net.core.somaxconn`.
+pub const BACKLOG: u32 = 1024;
+
+/// A listener on `addr` with [`BACKLOG`] (on a runtime: it registers with the reactor).
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As the standard library's listeners do on Unix: a restart may bind the address
+    // while the previous process's connections are in TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
+
 /// The open connections, counted overall and per address.
 #[derive(Default)]
 struct Counts {

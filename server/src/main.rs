@@ -294,9 +294,8 @@ async fn serve(
     if let Some(open_files) = besluitbron_server::listen::raise_open_files_limit() {
         tracing::debug!(open_files, "open files limit");
     }
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("binding {}", config.listen))?;
+    let listener =
+        besluitbron_server::listen::bind(config.listen).with_context(|| format!("binding {}", config.listen))?;
     let local = listener.local_addr()?;
     let routes: Vec<String> = besluitbron_server::connectors::CONNECTORS
         .iter()

@@ -37,11 +37,9 @@ pub fn prepare(c: &ClusterConfig, clock: Clock) -> anyhow::Result<Prepared> {
         let l = Lease::new(lease, clock.now()).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.LeaseTtlMs: {e}"))?;
         gates.insert(platform, Arc::new(Mutex::new(l)));
     }
-    let std_listener = std::net::TcpListener::bind(c.internal_listen)
+    let listener = crate::listen::bind(c.internal_listen)
         .map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.InternalListen {}: {e}", c.internal_listen))?;
-    std_listener.set_nonblocking(true)?;
-    let bound = std_listener.local_addr()?;
-    let listener = tokio::net::TcpListener::from_std(std_listener)?;
+    let bound = listener.local_addr()?;
     let url = if c.internal_url.is_empty() {
         format!("http://{bound}")
     } else {
