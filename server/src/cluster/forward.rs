@@ -59,7 +59,11 @@ const OWNER_CACHE: Duration = Duration::from_millis(250);
 /// How often routing looks again while there is no owner to reach.
 const ROUTE_RETRY: Duration = Duration::from_millis(100);
 
-/// Most forwards of one call (each a different owner, or the same after "not owner").
+/// Most forwards of one call that an owner took and gave back ("not owner", or broken
+/// off after it had answered something). A replica that cannot be reached at all (a
+/// killed owner whose lease has not run out yet) is tried again until the routing time
+/// is up instead: refused connections come back in a millisecond, and counting them
+/// ended a call long before a dead owner's lease could run out.
 const MAX_ROUTES: u32 = 32;
 
 /// The largest answer a forward reads (a tool's result with its structured content).
@@ -122,7 +126,11 @@ enum Routed {
 enum Forward {
     Answer(CallToolResult),
     NotOwner,
-    Broken(String),
+    /// The forward failed; `heard`: the owner had taken the call (its answer began).
+    Broken {
+        why: String,
+        heard: bool,
+    },
 }
 
 /// This replica in a cluster: its identity, its leases, owner lookups and forwards.
@@ -334,7 +342,10 @@ impl Node {
     }
 
     /// One round of routing: the owner's answer, word that this replica owns the
-    /// platform now, or that no owner could be reached by `deadline`.
+    /// platform now, or that no owner could be reached by `deadline`. Time a call spent
+    /// at an owner that had taken it (waiting its turn in the owner's fair queue) is not
+    /// routing time: when such a forward breaks off, the call gets a whole routing
+    /// budget from then on to find the next owner.
     async fn route_once(
         &self,
         platform: PlatformId,
@@ -343,6 +354,7 @@ impl Node {
         arguments: &JsonObject,
         started: tokio::time::Instant,
     ) -> Routed {
+        let mut deadline = deadline;
         let mut forwards = 0;
         while tokio::time::Instant::now() < deadline && forwards < MAX_ROUTES {
             let owner = match self.owner(platform).await {
@@ -363,7 +375,6 @@ impl Node {
                 tokio::time::sleep(ROUTE_RETRY).await;
                 continue;
             }
-            forwards += 1;
             self.metrics
                 .forwarded_calls
                 .get_or_create(&PlatformLabel {
@@ -382,12 +393,21 @@ impl Node {
             match forward {
                 Forward::Answer(r) => return Routed::Answer(r),
                 Forward::NotOwner => {
+                    forwards += 1;
                     self.forget_owner(platform);
                     tokio::time::sleep(ROUTE_RETRY / 2).await;
                 }
-                Forward::Broken(why) => {
-                    tracing::debug!(%platform, %owner, %why, "forward failed; looking the owner up again");
-                    self.forget_owner(platform);
+                Forward::Broken { why, heard } => {
+                    tracing::debug!(%platform, %owner, %why, heard, "forward failed; looking the owner up again");
+                    if heard {
+                        forwards += 1;
+                        deadline = deadline.max(tokio::time::Instant::now() + self.routing_budget());
+                        self.forget_owner(platform);
+                    }
+                    // An unreachable owner is looked up again when the cached answer
+                    // runs out (`OWNER_CACHE`): every waiting call asking Redis ten
+                    // times a second while a dead owner's lease runs out is load for
+                    // nothing.
                     tokio::time::sleep(ROUTE_RETRY).await;
                 }
             }
@@ -440,8 +460,9 @@ impl Node {
             cache_version: self.cache_version.clone(),
             hops: 1,
         };
+        let broken = |why: String, heard: bool| Forward::Broken { why, heard };
         let Ok(body) = serde_json::to_vec(&body) else {
-            return Forward::Broken("the call could not be encoded".to_owned());
+            return broken("the call could not be encoded".to_owned(), false);
         };
         let sent = self
             .http
@@ -453,21 +474,22 @@ impl Node {
         // The owner answers its headers at once and streams the rest.
         let mut resp = match tokio::time::timeout(SILENCE, sent).await {
             Ok(Ok(r)) if r.status().is_success() => r,
-            Ok(Ok(r)) => return Forward::Broken(format!("the owner answered HTTP {}", r.status().as_u16())),
-            Ok(Err(e)) => return Forward::Broken(format!("the owner is unreachable: {e}")),
-            Err(_) => return Forward::Broken(format!("the owner said nothing for {} s", SILENCE.as_secs())),
+            Ok(Ok(r)) => return broken(format!("the owner answered HTTP {}", r.status().as_u16()), false),
+            Ok(Err(e)) => return broken(format!("the owner is unreachable: {e}"), false),
+            Err(_) => return broken(format!("the owner said nothing for {} s", SILENCE.as_secs()), false),
         };
+        // From here the owner has taken the call.
         let mut buf: Vec<u8> = Vec::new();
         loop {
             let chunk = match tokio::time::timeout(SILENCE, resp.chunk()).await {
                 Ok(Ok(Some(c))) => c,
-                Ok(Ok(None)) => return Forward::Broken("the owner's answer ended early".to_owned()),
-                Ok(Err(e)) => return Forward::Broken(format!("the owner's answer broke off: {e}")),
-                Err(_) => return Forward::Broken(format!("the owner said nothing for {} s", SILENCE.as_secs())),
+                Ok(Ok(None)) => return broken("the owner's answer ended early".to_owned(), true),
+                Ok(Err(e)) => return broken(format!("the owner's answer broke off: {e}"), true),
+                Err(_) => return broken(format!("the owner said nothing for {} s", SILENCE.as_secs()), true),
             };
             buf.extend_from_slice(&chunk);
             if buf.len() > MAX_ANSWER_BYTES {
-                return Forward::Broken("the owner's answer is too large".to_owned());
+                return broken("the owner's answer is too large".to_owned(), true);
             }
             while let Some(end) = buf.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = buf.drain(..=end).collect();
@@ -493,7 +515,7 @@ impl Node {
                     Ok(ForwardLine::Result(r)) => return Forward::Answer(*r),
                     Ok(ForwardLine::NotOwner) => return Forward::NotOwner,
                     Ok(ForwardLine::Alive) => {}
-                    Err(e) => return Forward::Broken(format!("the owner's answer is unreadable: {e}")),
+                    Err(e) => return broken(format!("the owner's answer is unreadable: {e}"), true),
                 }
             }
         }
