@@ -9,7 +9,8 @@
 //! attack changes nothing of what the answer says, the same answer as from a healthy
 //! platform), never expands, reads or follows what it was offered, and stores nothing
 //! from a failure; a canary call on another platform is answered meanwhile; the process
-//! stays within its memory bound.
+//! stays within its memory bound. OpenTK and an ORI mirror (its `BaseUrl` set to its fake)
+//! are among them for every attack (issue 43 asks it of both by name).
 
 mod support;
 
@@ -172,8 +173,21 @@ async fn attack_every_tool(attack: Attack) {
     let healthy = healthy_answers(&f).await;
     let server = server(&f, &format!("hostile-{attack:?}")).await;
     let mut canaries = 0;
+    let mut attacked = Vec::new();
     for c in CONNECTORS {
         attack_connector(&f, &server, c, attack, &healthy, &mut canaries).await;
+        attacked.push(c.platform);
+    }
+    // Issue 43: OpenTK and an ORI mirror meet every attack too (each sample of theirs
+    // asked their fake under it: `attack_connector` checks the platform was asked).
+    for platform in [PlatformId::Opentk, PlatformId::Ori] {
+        assert!(
+            attacked.contains(&platform)
+                && CONNECTORS
+                    .iter()
+                    .any(|c| c.platform == platform && !c.samples.is_empty()),
+            "{attack:?} reached {platform}"
+        );
     }
     let (peak, now) = memory_kib();
     // The documented caps: a body of at most `Platforms.<id>.MaxBodyBytes` (16 MiB) per

@@ -29,7 +29,11 @@ Two modes (`SOAK_MODE`):
 
 Checked throughout and at the end (each failure is printed, the exit code is 1):
 - every platform the fakes serve got traffic in every phase (requests at its fake), and
-  clients called it in every phase: a platform the soak does not drive fails it;
+  clients called it in every phase: a platform the soak does not drive fails it. The
+  schedule and the prober guarantee it at any length (`schedule.py`: every phase lasts
+  at least `schedule.MIN_PHASE_S` after its event; the prober asks each platform not yet
+  called in the phase at once, and again until its fake has counted a request;
+  `test_schedule.py` checks this on a model at lengths 60–1800 s);
 - no platform 429 caused by BesluitBron: the fakes' 429s less the ones a storm sent;
 - no panic in any server process's log;
 - every request is answered or clearly refused: a result, a tool error that names the
@@ -59,7 +63,8 @@ platform: client calls by outcome and the fake's requests and faults; RSS levels
 `SOAK PASSED` or `SOAK FAILED`. Builds nothing: the binaries come from `BESLUITBRON_BIN`
 and `BESLUITBRON_SIM_BIN` (`scripts/soak` builds them).
 
-Environment: `SOAK_MODE` (`single` or `replicas`), `SOAK_SECS` (run length, at least 60),
+Environment: `SOAK_MODE` (`single` or `replicas`), `SOAK_SECS` (run length, at least 60;
+the events — kills, restarts, Redis paused — add their own seconds),
 `SOAK_CLIENTS` (concurrent clients, default 16), `SOAK_SEED` (workload seed, default 11),
 `SOAK_KEEP` (keep the temporary directory with the logs), `SOAK_RECORD` (a file: the
 single mode records its platform calls for the simulator — always, for the fidelity
@@ -88,6 +93,9 @@ from typing import Any
 import anyio
 import httpx2
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from schedule import PLATFORMS, PROBE_TICK_S, ProbeState, phase_ends_at, phase_lengths, phases, to_probe  # noqa: E402
+
 # ---------------------------------------------------------------------------------------
 # Settings.
 
@@ -113,23 +121,13 @@ RSS_SLACK_MIB = 16.0
 LEASE_TTL_MS = 2000
 CLUSTER_SECRET = "besluitbron-soak-cluster-secret"
 REDIS_PAUSE_S = 3.0
-PROBE_EVERY_S = 1.5
 
 PROTOCOL_LEGACY = "2025-06-18"
 PROTOCOL_MODERN = "2026-07-28"
 
-# Every platform the soak drives, with the name its tool errors must carry. The fakes may
-# serve no platform that is not here (the soak fails: a platform without traffic).
-PLATFORMS = {
-    "obv": "OpenBesluitvorming",
-    "tk": "Tweede Kamer",
-    "rechtspraak": "Rechtspraak",
-    "opentk": "OpenTK",
-    "ob": "Officiële Bekendmakingen",
-    "bwb": "Basiswettenbestand",
-    "ori": "Open Raadsinformatie",
-    "cvdr": "Lokale regelgeving (CVDR)",
-}
+# Every platform the soak drives is in schedule.PLATFORMS, with the name its tool errors
+# must carry. The fakes may serve no platform that is not there (the soak fails: a
+# platform without traffic).
 PANIC = re.compile(r"panicked at|\bpanic\b", re.IGNORECASE)
 
 WORDS = {
@@ -147,41 +145,11 @@ WORDS = {
 RS_BUSY_DAY = "2026-11-03"
 
 
-def each(setting: str, platforms: list[str] | None = None) -> list[str]:
-    return [f"{p}:{setting}" for p in (platforms or list(PLATFORMS))]
-
-
-HALF_A = ["obv", "rechtspraak", "ob", "ori"]
-HALF_B = ["tk", "opentk", "bwb", "cvdr"]
-QUIRKS = ["ob:overload-every=2", "ob:empty-page-every=3", "opentk:busy=true", "ori:retired=html"]
-
-# Phases, as (fraction of the run, name, fault settings for the fakes' control route, what
-# happens to the processes at its start). Each phase first switches every fault off.
-PHASES_SINGLE: list[tuple[float, str, list[str], str]] = [
-    (0.08, "calm", [], ""),
-    (0.10, "latency spikes", each("latency-ms=900", HALF_A) + each("latency-ms=1500", HALF_B), ""),
-    (0.10, "5xx", each("fail-every=3", HALF_A) + each("fail-every=2", HALF_B), ""),
-    (0.06, "restart", [], "kill"),  # kill -9 at the start of this phase, then start again
-    (0.10, "429 storm", each("rate-limit-storm=true"), ""),
-    (0.10, "garbage and resets", each("garbage=true", HALF_B) + each("reset-every=4", HALF_A), ""),
-    (0.10, "resets and garbage", each("reset-every=3", HALF_B) + each("garbage=true", HALF_A), ""),
-    (0.10, "stall", each("stall-ms=6000", HALF_A) + each("stall-ms=5000", HALF_B), ""),
-    (0.10, "platform quirks", QUIRKS, ""),
-    (0.16, "calm", [], ""),
-]
-PHASES_REPLICAS: list[tuple[float, str, list[str], str]] = [
-    (0.08, "calm", [], ""),
-    (0.10, "latency spikes", each("latency-ms=900", HALF_A) + each("latency-ms=1500", HALF_B), ""),
-    (0.10, "owner killed", [], "kill-owner"),
-    (0.10, "5xx", each("fail-every=3", HALF_A) + each("fail-every=2", HALF_B), ""),
-    (0.10, "redis restarted", [], "redis-restart"),
-    (0.10, "429 storm", each("rate-limit-storm=true"), ""),
-    (0.10, "redis paused", [], "redis-pause"),
-    (0.10, "garbage and resets", each("garbage=true", HALF_B) + each("reset-every=4", HALF_A), ""),
-    (0.10, "platform quirks", QUIRKS, ""),
-    (0.12, "calm", [], ""),
-]
-PHASES = PHASES_REPLICAS if MODE == "replicas" else PHASES_SINGLE
+# The phases (schedule.py): each first switches every fault off, then sets its own; at
+# any run length each lasts at least schedule.MIN_PHASE_S, counted from the end of its
+# event (a kill and restart, a Redis restart or pause).
+PHASES = phases(MODE)
+LENGTHS = phase_lengths([p.fraction for p in PHASES], SOAK_SECS)
 ALL_OFF = [
     f"{p}:{setting}"
     for p in PLATFORMS
@@ -277,6 +245,10 @@ class Run:
         self.storm_429 = 0
         self.stopping = False
         self.fake_requests_at_phase: list[tuple[str, dict[str, int]]] = []
+        # Calls started in the current phase per platform (the prober reads it), and
+        # whether the clients are to stop (the last phase is over).
+        self.started_in_phase: collections.Counter = collections.Counter()
+        self.phases_over = False
         self.canonical_before_kills: collections.Counter = collections.Counter()
 
     def in_outage(self, started: float, ended: float) -> bool:
@@ -372,7 +344,8 @@ def write_config(run: Run, server: Server) -> Path:
         if platform == "ori":
             # A mirror found answering as retired is held so for seconds, not a minute, so
             # that it gets traffic again within the phase.
-            text += "RetiredHoldSecs = 5\n"
+            # (schedule.HOLD_MAX_S bounds it).
+            text += "RetiredHoldSecs = 2\n"
     if REPLICAS == 1:
         # Recorded for the fidelity check (fidelity()); one salt, so both processes'
         # hashes of a request are equal.
@@ -882,10 +855,12 @@ def fresh_call(r: random.Random, platform: str) -> tuple[str, dict[str, Any]]:
 
 
 class Prober:
-    """Every platform asked something new every `PROBE_EVERY_S` seconds (an odd page, an
-    odd date: never in the buffer), at most one call per platform at a time, on a
-    stateless session of its own, so that every platform gets traffic in every phase
-    whatever the clients' draw; counted like the clients' calls."""
+    """Makes sure every platform gets traffic in every phase whatever the clients draw
+    (`schedule.to_probe` decides, every `PROBE_TICK_S`): each platform no call has started
+    for in the phase is asked at once, one its fake has not counted a request of in the
+    phase is asked again, and each is asked now and then besides. Each call asks something
+    new (an odd page, an odd date: never in the buffer), on a stateless session of its own,
+    and is counted like the clients' calls."""
 
     def __init__(self, run: Run, http: httpx2.AsyncClient) -> None:
         self.run = run
@@ -895,6 +870,8 @@ class Prober:
         self.client = Client(run, http, 999)
         self.client.address = "198.51.100.240"
         self.client.era = PROTOCOL_MODERN
+        self.states = {p: ProbeState() for p in PLATFORMS}
+        self.phase = ""
 
     def call(self, platform: str) -> tuple[str, dict[str, Any]]:
         self.n += 1
@@ -915,18 +892,42 @@ class Prober:
             return "cvdr_search", {"query": word, "date": f"{1990 + n % 35}-{1 + n % 12:02d}-{1 + n % 28:02d}"}
         return f"{platform}_search", {"query": word, "offset": 40 + n}
 
-    async def work(self, until: float) -> None:
-        busy: dict[str, asyncio.Task] = {}
-        while time.monotonic() < until and not self.run.stopping:
-            for platform in PLATFORMS:
-                if platform in busy and not busy[platform].done():
-                    continue
-                session = Session(self.run, self.http, self.client.address, PROTOCOL_MODERN, f"/mcp/{platform}",
-                                  self.run.servers[self.n % len(self.run.servers)], self.rng)
-                tool, args = self.call(platform)
-                busy[platform] = asyncio.create_task(self.client.exchange(session, tool, args, None))
-            await asyncio.sleep(PROBE_EVERY_S)
-        await asyncio.gather(*busy.values())
+    async def probe(self, platform: str, phase: str) -> None:
+        session = Session(self.run, self.http, self.client.address, PROTOCOL_MODERN, f"/mcp/{platform}",
+                          self.run.servers[self.n % len(self.run.servers)], self.rng)
+        tool, args = self.call(platform)
+        state = self.states[platform]
+        try:
+            await self.client.exchange(session, tool, args, None)
+        finally:
+            state.out -= 1
+            if self.phase == phase:
+                state.out_in_phase -= 1
+
+    async def work(self) -> None:
+        run, out = self.run, set()
+        while not run.phases_over and not run.stopping:
+            if run.phase != self.phase:
+                self.phase = run.phase
+                for state in self.states.values():
+                    state.reached_in_phase, state.out_in_phase = False, 0
+            try:
+                now_requests = requests_of(await fakes_state(run, self.http))
+            except (httpx2.HTTPError, ValueError):
+                now_requests = {}
+            since = run.fake_requests_at_phase[-1][1] if run.fake_requests_at_phase else {}
+            for platform, state in self.states.items():
+                state.started_in_phase = run.started_in_phase[platform]
+                state.reached_in_phase |= now_requests.get(platform, 0) > since.get(platform, 0)
+            now = time.monotonic()
+            for platform in to_probe(now, self.states):
+                state = self.states[platform]
+                state.last_probe_at, state.out, state.out_in_phase = now, state.out + 1, state.out_in_phase + 1
+                task = asyncio.create_task(self.probe(platform, self.phase))
+                out.add(task)
+                task.add_done_callback(out.discard)
+            await asyncio.sleep(PROBE_TICK_S)
+        await asyncio.gather(*out)
 
 
 class Client:
@@ -1015,6 +1016,7 @@ class Client:
         else:
             body, name = session.body("tools/call", {"name": tool, "arguments": args}), tool
         phase, started = run.phase, time.monotonic()
+        run.started_in_phase[platform_of(tool)] += 1
         outcome = None
         try:
             if cancel_after is not None:
@@ -1079,9 +1081,9 @@ class Client:
                 run.failures.add("connection error", f"{url}: {type(e).__name__}: {e}")
         run.stats.count(phase, "page", outcome, time.monotonic() - started)
 
-    async def work(self, until: float) -> None:
+    async def work(self) -> None:
         run = self.run
-        while time.monotonic() < until and not run.stopping:
+        while not run.phases_over and not run.stopping:
             if self.page_user and self.rng.random() < 0.5:
                 await self.page_visit()
                 await self.pause_while_down()
@@ -1105,7 +1107,7 @@ class Client:
                     await asyncio.sleep(float(reply.headers.get("retry-after", "1")))
                     continue
             for _ in range(self.rng.randint(3, 12)):
-                if time.monotonic() >= until or run.stopping:
+                if run.phases_over or run.stopping:
                     break
                 if self.era == PROTOCOL_LEGACY and not session.session_id:
                     break
@@ -1257,21 +1259,19 @@ def rss_levels(run: Run, server: Server) -> dict[str, float]:
 
 def check_traffic(run: Run, final: dict[str, int]) -> dict[str, dict[str, int]]:
     """Every platform got requests at its fake, and calls from the clients, in every phase
-    (a phase shorter than a tenth of a minute of traffic is too short to ask it of)."""
+    (each phase lasts at least schedule.MIN_PHASE_S, and the prober sees to it: schedule.py)."""
     per_phase: dict[str, dict[str, int]] = {}
     boundaries = run.fake_requests_at_phase + [("end", final)]
-    for (phase, before), (_, after), (fraction, _, _, _) in zip(boundaries, boundaries[1:], PHASES):
-        label = f"{len(per_phase) + 1}. {phase}"
+    for (label, before), (_, after) in zip(boundaries, boundaries[1:]):
         per_phase[label] = {p: after.get(p, 0) - before.get(p, 0) for p in PLATFORMS}
-        if fraction * SOAK_SECS < 6:
-            continue
         idle = [p for p, n in per_phase[label].items() if n == 0]
         if idle:
             run.failures.add("platform without traffic", f"phase {label!r}: no request reached {idle}")
-    for phase, counter in run.stats.calls_in_phase.items():
+    for label, _ in run.fake_requests_at_phase:
+        counter = run.stats.calls_in_phase.get(label, {})
         uncalled = [p for p in PLATFORMS if counter.get(p, 0) == 0]
-        if uncalled and phase != "warm-up":
-            run.failures.add("platform without traffic", f"phase {phase!r}: no client called {uncalled}")
+        if uncalled:
+            run.failures.add("platform without traffic", f"phase {label!r}: no client called {uncalled}")
     return per_phase
 
 
@@ -1324,18 +1324,24 @@ async def soak(run: Run) -> dict[str, Any]:
         summary["markers"] = len(kept)
 
         start = time.monotonic()
-        until = start + SOAK_SECS
         background = [asyncio.create_task(sample_rss(run, http)), asyncio.create_task(watch_429s(run, http))]
         clients = [Client(run, http, i) for i in range(CLIENTS)]
-        workers = [asyncio.create_task(c.work(until)) for c in clients]
-        workers.append(asyncio.create_task(Prober(run, http).work(until)))
+        workers = [asyncio.create_task(c.work()) for c in clients]
+        workers.append(asyncio.create_task(Prober(run, http).work()))
         checks: list[asyncio.Task] = []
         at = start
-        for fraction, name, settings, event in PHASES:
-            run.phase = name
-            run.fake_requests_at_phase.append((name, requests_of(await fakes_state(run, http))))
+        for index, (phase, length) in enumerate(zip(PHASES, LENGTHS)):
+            name, settings, event = phase.name, list(phase.settings), phase.event
+            label = f"{index + 1}. {name}"
+            # The phase's window at the fakes begins here: their counts, then its faults,
+            # then its label (the calls started from now on are the phase's).
+            before = requests_of(await fakes_state(run, http))
             await set_faults(run, http, settings)
-            print(f"[{time.monotonic() - start:6.1f} s] phase {name}: {' '.join(settings) or 'no faults'}", flush=True)
+            run.fake_requests_at_phase.append((label, before))
+            run.started_in_phase = collections.Counter()
+            run.phase = label
+            print(f"[{time.monotonic() - start:6.1f} s] phase {label} ({length:.1f} s): "
+                  f"{' '.join(settings) or 'no faults'}", flush=True)
             if event in ("kill", "kill-owner"):
                 if event == "kill-owner":
                     victim = await owner_of(run, http, "obv") or victim
@@ -1345,8 +1351,9 @@ async def soak(run: Run) -> dict[str, Any]:
                 await redis_restart(run, start)
             elif event == "redis-pause":
                 await redis_pause(run, start)
-            at += fraction * SOAK_SECS
+            at = phase_ends_at(at, time.monotonic() if event else None, length)
             await asyncio.sleep(max(0.0, at - time.monotonic()))
+        run.phases_over = True
         # The clients finish their current call (each is bounded).
         with anyio.move_on_after(REQUEST_BOUND_S + 5) as scope:
             await asyncio.gather(*workers)

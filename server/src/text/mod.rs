@@ -6,7 +6,8 @@
 //!   `Content-Type`, which platforms get wrong) and reads it under the caps.
 //! - [`xml`]: the KOOP publication XML (officielepublicaties, the `xml` manifestation of
 //!   Officiële Bekendmakingen and the Tweede Kamer's `DocumentPublicatie` renditions).
-//! - [`pdf`], [`docx`], [`rtf`]: the other formats; legacy Word (`.doc`) is recognised
+//! - [`pdf`] (with [`pdf_structure`], the loops and depths checked before `pdf-extract`
+//!   recurses through them), [`docx`], [`rtf`]: the other formats; legacy Word (`.doc`) is recognised
 //!   and refused as unsupported.
 //! - [`repair`]: ligatures spelled out, split words at line ends mended.
 //! - [`pool`]: [`ExtractPool`], the bounded pool of blocking threads the server runs
@@ -27,6 +28,7 @@
 mod build;
 pub mod docx;
 pub mod pdf;
+pub mod pdf_structure;
 pub mod pool;
 pub mod quality;
 pub mod repair;

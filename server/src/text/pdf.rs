@@ -11,6 +11,10 @@
 //! - Before `pdf-extract` (which inflates streams without a bound) sees the file, every
 //!   zlib stream in it is inflated once into a counter under [`Caps::max_expanded_bytes`]:
 //!   a decompression bomb is [`TextError::TooLarge`] instead of memory exhaustion.
+//! - Before `pdf-extract` walks the pages, [`super::pdf_structure`] walks what it would
+//!   recurse through (a page's `/Parent` chain, drawings that draw drawings) under the
+//!   caps: a loop or a depth that would overflow the thread's stack — which aborts the
+//!   process — is a [`TextError`] instead.
 //! - `pdf-extract` panics on some malformed files by design; this module does not catch
 //!   that — the caller runs it under `catch_unwind` ([`super::pool`]).
 //! - A PDF whose pages hold (next to) no text is [`TextError::NoTextLayer`] with its page
@@ -32,10 +36,12 @@ pub fn read_pdf(bytes: &[u8], caps: &Caps, deadline: &Deadline) -> Result<Text, 
     check_expansion(bytes, caps.max_expanded_bytes)?;
     deadline.check()?;
     let doc = pdf_extract::Document::load_mem(bytes).map_err(|e| malformed(&e.to_string()))?;
-    if doc.is_encrypted() {
+    let pages = doc.get_pages().len() as u64;
+    // A file lopdf could not decrypt (a user password) keeps its encryption, or comes out
+    // without pages: either way it is encrypted, not empty.
+    if doc.is_encrypted() || (pages == 0 && (doc.was_encrypted() || find(bytes, b"/Encrypt").is_some())) {
         return Err(malformed("it is encrypted"));
     }
-    let pages = doc.get_pages().len() as u64;
     if pages > u64::from(caps.max_pages) {
         return Err(TextError::TooManyPages {
             pages,
@@ -47,6 +53,7 @@ pub fn read_pdf(bytes: &[u8], caps: &Caps, deadline: &Deadline) -> Result<Text, 
     }
     let pages = pages as u32;
     deadline.check()?;
+    super::pdf_structure::check(&doc, caps, deadline)?;
     let mut out = Pages::new(caps.max_text_chars, deadline);
     if let Err(e) = pdf_extract::output_doc(&doc, &mut out) {
         return Err(out.stopped.take().unwrap_or_else(|| malformed(&e.to_string())));

@@ -8,7 +8,8 @@
 //! Groups that are not text — font, colour and style tables, document info, pictures,
 //! headers and footers and every `{\* …}` destination — are skipped whole.
 //!
-//! Invariants: depth and length caps as for XML; the input must be 7-bit or UTF-8
+//! Invariants: depth and length caps as for XML (the depth checked on the raw bytes
+//! before the lexer allocates a token per brace); the input must be 7-bit or UTF-8
 //! (an RTF writer escapes everything else); nothing here panics on a lexer error.
 
 use rtf_parser::{ControlWord, Lexer, Property, Token};
@@ -42,9 +43,37 @@ const SKIPPED: &[&str] = &[
     "pgdsctbl",
 ];
 
+/// Refuses groups nested deeper than `max_depth` before the lexer sees the file: the
+/// lexer makes a token of every brace first (tens of bytes each), so a file of nothing but
+/// `{` cost some 70 times its size in memory before the walk below could refuse it.
+/// Braces are counted as the lexer reads them (`\{`, `\}` and `\\` are characters).
+fn check_depth(bytes: &[u8], max_depth: usize) -> Result<(), TextError> {
+    let mut depth = 0usize;
+    let mut escaped = false;
+    for &b in bytes {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match b {
+            b'\\' => escaped = true,
+            b'{' => {
+                depth += 1;
+                if depth > max_depth {
+                    return Err(TextError::TooDeep { limit: max_depth });
+                }
+            }
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The text of the RTF file in `bytes`.
 pub fn read_rtf(bytes: &[u8], caps: &Caps, deadline: &Deadline) -> Result<Text, TextError> {
     let source = std::str::from_utf8(bytes).map_err(|_| malformed("not 7-bit text"))?;
+    check_depth(bytes, caps.max_depth)?;
     let source = symbols(source);
     let tokens = Lexer::scan(&source).map_err(|e| malformed(&e.to_string()))?;
     deadline.check()?;
