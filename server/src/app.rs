@@ -320,6 +320,10 @@ impl App {
                 requests_per_minute: per_minute,
                 burst: per_minute.div_ceil(4).max(2),
             },
+            per_user: RateLimit {
+                requests_per_minute: u32::MAX / 2,
+                burst: u32::MAX / 2,
+            },
             max_tracked: config.mcp_rate_limit.max_tracked,
         });
 

@@ -187,6 +187,7 @@ impl SharedLimits {
                 per_connector: unlimited(),
                 per_address: unlimited(),
                 per_session: unlimited(),
+                per_user: unlimited(),
                 max_tracked: 4,
             })),
             initialize,
