@@ -432,6 +432,7 @@ async fn qc_the_shared_limits_answer_as_the_local_limits() {
                         session: Some(&session),
                         held: true,
                         address: &address,
+                        user: None,
                         idle_ms: 60_000,
                     },
                 )

@@ -82,6 +82,10 @@ struct ForwardRequest {
     /// previous release, which require it.
     #[serde(default)]
     hops: u8,
+    /// The user this replica's guard resolved from an access token (its opaque key, never
+    /// the token); absent without one, and from replicas of the previous release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    user: Option<String>,
 }
 
 /// One line of a forward's answer.
@@ -439,6 +443,7 @@ impl Node {
             waited_ms,
             cache_version: self.cache_version.clone(),
             hops: 1,
+            user: call.caller.user.clone(),
         };
         let Ok(body) = serde_json::to_vec(&body) else {
             return Forward::Broken("the call could not be encoded".to_owned());
@@ -603,6 +608,7 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
                 .session
                 .as_deref()
                 .map_or(SessionKey::System, SessionKey::client),
+            user: request.user.clone(),
             session_id: None,
             address: request.address.clone(),
             idempotency_key: None,
