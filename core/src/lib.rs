@@ -12,6 +12,8 @@
 //!   that the server and the simulator both drive.
 //! - [`cluster`]: several replicas, one owner per platform: the lease and handover
 //!   rules as a pure state machine ([`cluster::Lease`]).
+//! - [`identity`]: who is asking — user, session or address — as the keys of
+//!   fairness and of the client limits.
 //! - [`limits`]: the three layers of limits on clients (process, connector, session),
 //!   R-I1 to R-I3.
 //! - [`bucket`]: the one exact token bucket (GCRA form) behind both the platforms'
@@ -32,6 +34,7 @@ pub mod bucket;
 pub mod cache;
 pub mod cluster;
 pub mod dedup;
+pub mod identity;
 pub mod limits;
 pub mod path;
 pub mod platform;

@@ -64,6 +64,9 @@ pub struct ClientLimitConfig {
     pub per_address: RateLimit,
     /// Each session, or each client address before a session exists.
     pub per_session: RateLimit,
+    /// Each authenticated user (an access token's issuer and subject), over all its
+    /// sessions, connectors and addresses; in place of `per_address` for its requests.
+    pub per_user: RateLimit,
     /// Most sessions and addresses tracked at once (each layer).
     pub max_tracked: usize,
 }
@@ -91,6 +94,10 @@ impl Default for ClientLimitConfig {
                 requests_per_minute: 600,
                 burst: 120,
             },
+            per_user: RateLimit {
+                requests_per_minute: 1_200,
+                burst: 240,
+            },
             max_tracked: 100_000,
         }
     }
@@ -107,16 +114,19 @@ pub enum LimitLayer {
     Address,
     /// The session or client address.
     Session,
+    /// The authenticated user, over all its sessions and addresses.
+    User,
 }
 
 impl LimitLayer {
-    /// `process`, `connector`, `address` or `session` (a metric label value).
+    /// `process`, `connector`, `address`, `session` or `user` (a metric label value).
     pub const fn as_str(self) -> &'static str {
         match self {
             LimitLayer::Process => "process",
             LimitLayer::Connector => "connector",
             LimitLayer::Address => "address",
             LimitLayer::Session => "session",
+            LimitLayer::User => "user",
         }
     }
 }
@@ -270,6 +280,16 @@ impl Keyed {
     }
 }
 
+/// Who the client layer of the limits counts a request under: its address, or the
+/// authenticated user it carries ([`crate::identity::Who::client`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Client<'a> {
+    /// A client address, at the per-address rate.
+    Address(&'a str),
+    /// An authenticated user's key, at the per-user rate.
+    User(&'a str),
+}
+
 /// The four layers of client limits.
 #[derive(Clone, Debug)]
 pub struct ClientLimits {
@@ -277,6 +297,8 @@ pub struct ClientLimits {
     process: Bucket,
     connectors: Keyed,
     addresses: Keyed,
+    /// The client layer of requests that carry a user.
+    users: Keyed,
     sessions: Keyed,
     refused: BTreeMap<LimitLayer, u64>,
 }
@@ -288,6 +310,7 @@ impl ClientLimits {
             process: config.process.bucket(),
             connectors: Keyed::new(config.per_connector, 1_000),
             addresses: Keyed::new(config.per_address, config.max_tracked),
+            users: Keyed::new(config.per_user, config.max_tracked),
             sessions: Keyed::new(config.per_session, config.max_tracked),
             refused: BTreeMap::new(),
         }
@@ -297,16 +320,33 @@ impl ClientLimits {
     /// before a session exists) of client `address` at `now`. Commits to all four
     /// layers, or to none.
     pub fn check(&mut self, now: Instant, connector: &str, session: &str, address: &str) -> Result<(), Throttled> {
+        self.check_client(now, connector, session, Client::Address(address))
+    }
+
+    /// As [`ClientLimits::check`], with the client layer counting `client`: an address
+    /// at the per-address rate, or a user at the per-user rate.
+    pub fn check_client(
+        &mut self,
+        now: Instant,
+        connector: &str,
+        session: &str,
+        client: Client<'_>,
+    ) -> Result<(), Throttled> {
         self.connectors.sweep_due(now);
         self.addresses.sweep_due(now);
+        self.users.sweep_due(now);
         self.sessions.sweep_due(now);
+        let (client_layer, clients, client_key) = match client {
+            Client::Address(a) => (LimitLayer::Address, &mut self.addresses, a),
+            Client::User(u) => (LimitLayer::User, &mut self.users, u),
+        };
         let probes = [
             (
                 LimitLayer::Process,
                 self.process.earliest_fit(Units::ONE).saturating_since(now),
             ),
             (LimitLayer::Connector, self.connectors.probe(now, connector)),
-            (LimitLayer::Address, self.addresses.probe(now, address)),
+            (client_layer, clients.probe(now, client_key)),
             (LimitLayer::Session, self.sessions.probe(now, session)),
         ];
         let worst = probes.iter().filter(|p| !p.1.is_zero()).max_by_key(|p| (p.1, p.0));
@@ -321,7 +361,7 @@ impl ClientLimits {
         }
         self.process.debit(now, Units::ONE);
         self.connectors.commit(now, connector);
-        self.addresses.commit(now, address);
+        clients.commit(now, client_key);
         self.sessions.commit(now, session);
         Ok(())
     }
@@ -359,8 +399,55 @@ mod tests {
                 requests_per_minute: 60,
                 burst: 3,
             },
+            per_user: RateLimit {
+                requests_per_minute: 60,
+                burst: 4,
+            },
             max_tracked: 4,
         }
+    }
+
+    #[test]
+    fn two_users_behind_one_address_are_limited_apart_and_one_user_everywhere_once() {
+        use crate::identity::Who;
+        let mut l = ClientLimits::new(ClientLimitConfig {
+            max_tracked: 100,
+            per_session: RateLimit {
+                requests_per_minute: 600,
+                burst: 100,
+            },
+            ..tiny()
+        });
+        let ask = |l: &mut ClientLimits, who: Who<'_>| {
+            l.check_client(Instant::ZERO, "obv", &who.session_limit_key(), who.client())
+        };
+        let heavy = Who {
+            user: Some("heavy"),
+            session: None,
+            address: "10.0.0.1",
+        };
+        let light = Who {
+            user: Some("light"),
+            ..heavy
+        };
+        for _ in 0..4 {
+            ask(&mut l, heavy).expect("the user's burst");
+        }
+        let refused = ask(&mut l, heavy).unwrap_err();
+        assert_eq!(refused.layer, LimitLayer::User);
+        ask(&mut l, light).expect("another user behind the same address is served");
+        // The heavy user from another address is still the heavy user.
+        let moved = Who {
+            address: "10.9.9.9",
+            ..heavy
+        };
+        assert_eq!(ask(&mut l, moved).unwrap_err().layer, LimitLayer::User);
+        assert_eq!(l.refused(LimitLayer::User), 2);
+        assert_eq!(
+            l.refused(LimitLayer::Address),
+            0,
+            "users never count at the address layer"
+        );
     }
 
     #[test]
@@ -582,6 +669,7 @@ mod tests {
                 per_connector: roomy,
                 per_address: roomy,
                 per_session: limit,
+                per_user: roomy,
                 max_tracked: 1_000,
             });
             let mut naive = Naive::default();
@@ -620,6 +708,7 @@ mod tests {
                 per_connector: layers[1],
                 per_address: layers[2],
                 per_session: layers[3],
+                per_user: layers[2],
                 max_tracked: 1_000,
             });
             let mut naive: [Naive; 4] = Default::default();

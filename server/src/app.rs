@@ -320,6 +320,10 @@ impl App {
                 requests_per_minute: per_minute,
                 burst: per_minute.div_ceil(4).max(2),
             },
+            per_user: RateLimit {
+                requests_per_minute: u32::MAX / 2,
+                burst: u32::MAX / 2,
+            },
             max_tracked: config.mcp_rate_limit.max_tracked,
         });
 
@@ -379,7 +383,12 @@ impl App {
             services.push((path, scope, sm, store, service));
         }
 
+        // Access tokens (`BesluitBron.Auth`): the checks, and the issuer's keys read when
+        // the first token arrives.
+        let auth = crate::auth::Auth::new(&config.auth, &config.contact, clock)?.map(Arc::new);
         let guard = Arc::new(GuardState {
+            auth: auth.clone(),
+            session_users: Mutex::default(),
             config,
             clock,
             metrics,
@@ -417,6 +426,9 @@ impl App {
             &services.iter().map(|(path, ..)| path.as_str()).collect::<Vec<_>>(),
         ));
         let mut router = Router::new();
+        if let Some(auth) = &auth {
+            router = protected_resource_metadata(router, auth, services.iter().map(|(path, ..)| path.as_str()));
+        }
         for (path, scope, sessions, store, service) in services {
             let route = RouteGuard {
                 state: Arc::clone(&guard),
@@ -654,6 +666,36 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     .unwrap_or_default();
     out.push_str(&store::render_prometheus(&stats));
     ([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], out).into_response()
+}
+
+/// Protected Resource Metadata (RFC 9728) at `/.well-known/oauth-protected-resource`
+/// and its path-suffixed form for each MCP address (`…/oauth-protected-resource/mcp`,
+/// `…/mcp/obv`): one document, one resource for every address. Public metadata, so
+/// readable from any origin.
+fn protected_resource_metadata<S: Clone + Send + Sync + 'static>(
+    mut router: Router<S>,
+    auth: &crate::auth::Auth,
+    mcp_paths: impl Iterator<Item = impl AsRef<str>>,
+) -> Router<S> {
+    let document: Arc<str> = Arc::from(auth.metadata().to_string());
+    let serve = move || {
+        let document = Arc::clone(&document);
+        get(move || async move {
+            (
+                [
+                    (header::CONTENT_TYPE, "application/json"),
+                    (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+                    (header::CACHE_CONTROL, "max-age=3600"),
+                ],
+                document.to_string(),
+            )
+        })
+    };
+    router = router.route(crate::auth::METADATA_PATH, serve());
+    for path in mcp_paths {
+        router = router.route(&format!("{}{}", crate::auth::METADATA_PATH, path.as_ref()), serve());
+    }
+    router
 }
 
 /// The answer to an address under `/mcp/` that serves nothing: which ones do.

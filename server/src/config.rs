@@ -87,6 +87,40 @@ pub struct Config {
     /// keep them off the address browsers and clients reach. Absent: on `Listen`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_listen: Option<SocketAddr>,
+    /// Access tokens on the MCP addresses (README, "Behind an authorization server"):
+    /// off by default.
+    pub auth: AuthConfig,
+}
+
+/// Whether the MCP addresses ask for an OAuth access token (`BesluitBron.Auth.Mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// No tokens: callers are known by session and address, as always.
+    #[default]
+    Off,
+    /// A valid token makes its user the caller; without one, the session or address as
+    /// with `Off`; an invalid one is refused (401), never ignored.
+    Optional,
+    /// No valid token, no service on any MCP address.
+    Required,
+}
+
+/// The authorization server BesluitBron trusts, and what its tokens must say.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct AuthConfig {
+    /// Off, optional or required.
+    pub mode: AuthMode,
+    /// The authorization server's issuer URL, exactly as its tokens' `iss` and its
+    /// metadata name it (found by OpenID discovery or RFC 8414). `https`, or `http` on
+    /// loopback only.
+    pub issuer: String,
+    /// This server's canonical URI (e.g. `https://host/mcp`), which tokens must name as
+    /// their audience (RFC 8707); one resource for every MCP address.
+    pub resource: String,
+    /// Scopes every token must carry; empty: none asked.
+    pub scopes: Vec<String>,
 }
 
 /// Several replicas: the shared engine, the internal endpoint and the platform leases.
@@ -441,6 +475,7 @@ impl Default for Config {
             recording: RecordingConfig::default(),
             cluster: None,
             admin_listen: None,
+            auth: AuthConfig::default(),
         }
     }
 }
@@ -583,6 +618,7 @@ impl Config {
             ("PerConnector", self.mcp_rate_limit.per_connector),
             ("PerAddress", self.mcp_rate_limit.per_address),
             ("PerSession", self.mcp_rate_limit.per_session),
+            ("PerUser", self.mcp_rate_limit.per_user),
         ] {
             if l.requests_per_minute == 0 || l.burst == 0 {
                 return Err(invalid(
@@ -616,6 +652,7 @@ impl Config {
                 ));
             }
         }
+        self.auth.validate()?;
         if let Some(c) = &self.cluster {
             let path = |name: &str| format!("BesluitBron.Cluster.{name}");
             if !(c.redis.starts_with("redis://") || c.redis.starts_with("unix://")) {
@@ -663,6 +700,56 @@ impl Config {
         }
         vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()]
     }
+}
+
+impl AuthConfig {
+    /// With a mode other than off: an issuer (`https`, or `http` on a loopback host) and
+    /// a resource (an absolute `http(s)` URI without a fragment).
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.mode == AuthMode::Off {
+            return Ok(());
+        }
+        let invalid = |name: &str, message: &str| ConfigError::Invalid {
+            path: format!("BesluitBron.Auth.{name}"),
+            message: message.to_owned(),
+        };
+        let issuer = reqwest::Url::parse(&self.issuer)
+            .map_err(|_| invalid("Issuer", "must be the authorization server's issuer URL"))?;
+        match issuer.scheme() {
+            "https" => {}
+            "http" if is_loopback_host(&issuer) => {}
+            "http" => return Err(invalid("Issuer", "must be https (http only on a loopback address)")),
+            _ => return Err(invalid("Issuer", "must be an https URL")),
+        }
+        if issuer.query().is_some() || issuer.fragment().is_some() {
+            return Err(invalid("Issuer", "must have no query or fragment"));
+        }
+        if self.resource.is_empty() {
+            return Err(invalid(
+                "Resource",
+                "is required when Mode is not off: this server's canonical URI, e.g. https://host/mcp",
+            ));
+        }
+        let resource = reqwest::Url::parse(&self.resource)
+            .map_err(|_| invalid("Resource", "must be an absolute URI, e.g. https://host/mcp"))?;
+        if !matches!(resource.scheme(), "https" | "http") || resource.fragment().is_some() {
+            return Err(invalid("Resource", "must be an http(s) URI without a fragment"));
+        }
+        if self
+            .scopes
+            .iter()
+            .any(|s| s.is_empty() || s.contains(char::is_whitespace))
+        {
+            return Err(invalid("Scopes", "each scope is one word"));
+        }
+        Ok(())
+    }
+}
+
+/// True when `url`'s host is `localhost` or a loopback address.
+fn is_loopback_host(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or("").trim_matches(['[', ']']);
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The fair scheduler for one of a platform's limits, with its queue bounds.
@@ -829,6 +916,64 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("Platforms.tk.MaxConcurrent"), "{err}");
+    }
+
+    #[test]
+    fn auth_is_off_by_default_and_checked_when_on() {
+        let c = Config::load(PLATFORMS, None, env(&[])).expect("defaults");
+        assert_eq!(c.auth.mode, AuthMode::Off);
+        assert_eq!(c.mcp_rate_limit.per_user, c.mcp_rate_limit.per_address);
+        let c = Config::load(
+            PLATFORMS,
+            None,
+            env(&[
+                ("BesluitBron__Auth__Mode", "required"),
+                ("BesluitBron__Auth__Issuer", "https://login.example/realms/x"),
+                ("BesluitBron__Auth__Resource", "https://besluitbron.example/mcp"),
+                ("BesluitBron__Auth__Scopes", r#"["besluitbron"]"#),
+            ]),
+        )
+        .expect("a complete Auth block");
+        assert_eq!(c.auth.mode, AuthMode::Required);
+        assert_eq!(c.auth.scopes, ["besluitbron"]);
+        for (pairs, path) in [
+            (
+                vec![
+                    ("BesluitBron__Auth__Mode", "optional"),
+                    ("BesluitBron__Auth__Issuer", "https://login.example"),
+                ],
+                "Auth.Resource",
+            ),
+            (
+                vec![
+                    ("BesluitBron__Auth__Mode", "required"),
+                    ("BesluitBron__Auth__Issuer", "http://login.example"),
+                    ("BesluitBron__Auth__Resource", "https://b.example/mcp"),
+                ],
+                "Auth.Issuer",
+            ),
+        ] {
+            let err = Config::load(PLATFORMS, None, env(&pairs)).unwrap_err();
+            assert!(err.to_string().contains(path), "{err}");
+        }
+        for loopback in [
+            "http://127.0.0.1:9000",
+            "http://localhost:9000/oidc",
+            "http://[::1]:9000",
+        ] {
+            Config::load(
+                PLATFORMS,
+                None,
+                env(&[
+                    ("BesluitBron__Auth__Mode", "required"),
+                    ("BesluitBron__Auth__Issuer", loopback),
+                    ("BesluitBron__Auth__Resource", "http://127.0.0.1:8080/mcp"),
+                ]),
+            )
+            .unwrap_or_else(|e| panic!("{loopback}: {e}"));
+        }
+        assert!(Config::load(PLATFORMS, None, env(&[("BesluitBron__Auth__Mode", "sometimes")])).is_err());
+        assert!(Config::load(PLATFORMS, None, env(&[("BesluitBron__Auth__Audience", "x")])).is_err());
     }
 
     #[test]

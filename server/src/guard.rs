@@ -1,5 +1,6 @@
-//! The guard every MCP request passes before rmcp sees it: shutting down, the body's
-//! size, time and shape, who the request is (decided here once), the client limits, the
+//! The guard every MCP request passes before rmcp sees it: shutting down, the access
+//! token (with `BesluitBron.Auth`), the body's size, time and shape, who the request is
+//! (decided here once: its user, else its session, else its address), the client limits, the
 //! session cap, and the caps on standalone event streams (per session, per address). It wraps each route's MCP service directly ([`Guarded`]): one tower
 //! service, no middleware stack, so a request costs no more service clones or boxes
 //! than rmcp's own service does.
@@ -9,7 +10,9 @@
 //!   that did not refuse it;
 //! - who the request is travels on as a [`Caller`] in its extensions; nothing later
 //!   reads the identity headers again;
-//! - the body is read once, bounded by `max_body_bytes`, and handed on unchanged.
+//! - the body is read once, bounded by `max_body_bytes`, and handed on unchanged;
+//! - a session opened with a token is its user's: a request of another user (or of
+//!   none) naming it is answered as for an unknown session (404).
 //!
 //! What this module does not do: parse the JSON-RPC message beyond its envelope (rmcp
 //! does), or decide anything about a platform (the core path does).
@@ -34,6 +37,7 @@ use tower::{Service, ServiceExt};
 
 use besluitbron_core::limits::ClientLimits;
 
+use crate::auth::{Auth, Verdict};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::limits::{Asking, SessionStatus, SharedLimits};
@@ -65,6 +69,10 @@ pub struct GuardState {
     pub answering: std::sync::atomic::AtomicUsize,
     /// Standalone event streams open now, per session and per client address.
     pub streams: std::sync::Mutex<StreamCounts>,
+    /// The access-token checks, with `BesluitBron.Auth.Mode` other than off.
+    pub auth: Option<Arc<Auth>>,
+    /// The user each session opened with a token belongs to (session id → user key).
+    pub session_users: std::sync::Mutex<HashMap<String, String>>,
 }
 
 impl GuardState {
@@ -81,6 +89,46 @@ impl GuardState {
     /// Standalone event streams open now.
     pub fn open_streams(&self) -> usize {
         self.streams.lock().expect("stream counts lock").total()
+    }
+
+    /// Whether `user` (or no user) may use session `id`: a session opened with a token
+    /// only by that token's user, any other as before.
+    fn may_use_session(&self, id: &str, user: Option<&str>) -> bool {
+        let owners = self.session_users.lock().expect("session users lock");
+        owners.get(id).is_none_or(|owner| Some(owner.as_str()) == user)
+    }
+
+    /// Session `id`, just opened by `user`, is that user's. Entries of sessions no route
+    /// holds any more are dropped once there are twice as many as the session cap.
+    async fn bind_session(&self, id: &str, user: &str) {
+        let full = {
+            let mut owners = self.session_users.lock().expect("session users lock");
+            owners.insert(id.to_owned(), user.to_owned());
+            owners.len() > 2 * self.config.sessions.max_sessions.max(1)
+        };
+        if full {
+            let ids: Vec<String> = self
+                .session_users
+                .lock()
+                .expect("session users lock")
+                .keys()
+                .cloned()
+                .collect();
+            let mut gone = Vec::new();
+            for id in ids {
+                let mut held = false;
+                for sm in &self.session_managers {
+                    held |= sm.holds(&id).await;
+                }
+                if !held {
+                    gone.push(id);
+                }
+            }
+            let mut owners = self.session_users.lock().expect("session users lock");
+            for id in gone {
+                owners.remove(&id);
+            }
+        }
     }
 
     /// Open MCP sessions over all routes of this process.
@@ -226,6 +274,23 @@ where
             Some(5),
         );
     }
+    // The access token, before anything else is read: without a valid one (where one is
+    // asked for) nothing of the request is looked at.
+    let user = match &state.auth {
+        Some(auth) => match auth.check(request.headers()).await {
+            Verdict::Anonymous => None,
+            Verdict::User(user) => Some(user.as_str().to_owned()),
+            Verdict::Refused(refusal) => {
+                state
+                    .metrics
+                    .throttled
+                    .get_or_create(&LayerLabel { layer: "auth" })
+                    .inc();
+                return auth.refuse(&refusal, request.uri().path());
+            }
+        },
+        None => None,
+    };
     // A message admitted before the drain is answered in full: the drain waits for it.
     let under_way = (request.method() == Method::POST).then(|| AnswerUnderWay::begin(state));
     // A page of this server's own loopback address is no cross-origin caller: its Origin
@@ -314,6 +379,17 @@ where
         Some(id) => route.sessions.holds(id).await,
         None => false,
     };
+    // A session opened with a token is its user's alone: to anyone else it does not exist.
+    if let Some(id) = &named
+        && !state.may_use_session(id, user.as_deref())
+    {
+        return json_error(
+            StatusCode::NOT_FOUND,
+            -32600,
+            "no such MCP session at this address (it ended, or never existed)".into(),
+            None,
+        );
+    }
     let now = state.clock.now();
     // With several replicas, one round trip to the shared engine both reads the session
     // (another replica's, to restore here; or ended by a DELETE elsewhere) and takes the
@@ -326,6 +402,7 @@ where
                 session: named.as_deref(),
                 held,
                 address: &address,
+                user: user.as_deref(),
                 idle_ms: store.idle_ms(),
             };
             let admitted = shared.admit(now, &asking).await;
@@ -357,33 +434,36 @@ where
                     }
                     state.metrics.shared_state.fell_back("admit", "limits");
                     let session = named.filter(|_| held);
-                    let key = identity::fairness_key(session.as_deref(), &address);
-                    let verdict =
-                        state
-                            .limits
-                            .lock()
-                            .expect("limits lock")
-                            .check(now, route.connector, key.as_str(), &address);
+                    let (key, verdict) = local_limits(
+                        state,
+                        now,
+                        route.connector,
+                        user.as_deref(),
+                        session.as_deref(),
+                        &address,
+                    );
                     (session, verdict, Some(key))
                 }
             }
         }
         _ => {
             let session = named.filter(|_| held);
-            let key = identity::fairness_key(session.as_deref(), &address);
-            let verdict = state
-                .limits
-                .lock()
-                .expect("limits lock")
-                .check(now, route.connector, key.as_str(), &address);
+            let (key, verdict) = local_limits(
+                state,
+                now,
+                route.connector,
+                user.as_deref(),
+                session.as_deref(),
+                &address,
+            );
             (session, verdict, Some(key))
         }
     };
     let idempotency_key = identity::idempotency_key(&parts.headers);
     let caller = Arc::new(match key {
         // The limits were asked with this key: it is the caller's.
-        Some(key) => Caller::keyed(session, address, idempotency_key, key),
-        None => Caller::new(session, address, idempotency_key),
+        Some(key) => Caller::keyed(user, session, address, idempotency_key, key),
+        None => Caller::of_user(user, session, address, idempotency_key),
     });
     let address = &caller.address;
     if let Err(t) = verdict {
@@ -462,11 +542,21 @@ where
         Some(bytes) => Request::from_parts(parts, Body::from(bytes)),
         None => Request::from_parts(parts, Body::empty()),
     };
+    let opened_by = caller.user.clone().filter(|_| envelope_facts.initialize);
     request.extensions_mut().insert(caller);
     let response = match inner.oneshot(request).await {
         Ok(response) => response,
         Err(never) => match never {},
     };
+    // A session opened with a token belongs to its user from its first answer on.
+    if let Some(user) = opened_by
+        && let Some(id) = response
+            .headers()
+            .get(&identity::SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+    {
+        state.bind_session(id, &user).await;
+    }
     // rmcp answers a JSON body it cannot read as one of its messages (an id of another
     // type, params of the wrong type) with 415 and plain text; for a body sent as JSON
     // that is a bad request, answered as JSON-RPC.
@@ -499,6 +589,30 @@ where
         }),
         _ => response.map(Body::new),
     }
+}
+
+/// The local client limits asked for a request of `user` (a valid token's) or none, in
+/// `session` (one that exists) or none, from `address`: the core's identity rule makes
+/// the fairness key (returned) and the limits' keys.
+fn local_limits(
+    state: &GuardState,
+    now: besluitbron_core::Instant,
+    connector: &str,
+    user: Option<&str>,
+    session: Option<&str>,
+    address: &str,
+) -> (
+    besluitbron_core::SessionKey,
+    Result<(), besluitbron_core::limits::Throttled>,
+) {
+    let who = Caller::who(user, session, address);
+    let verdict =
+        state
+            .limits
+            .lock()
+            .expect("limits lock")
+            .check_client(now, connector, &who.session_limit_key(), who.client());
+    (who.fairness_key(), verdict)
 }
 
 /// One MCP message under way (a POST), from the guard's admission to its answer's last

@@ -10,13 +10,18 @@
 //! only when the direct peer is a configured proxy, and then the rightmost address that
 //! is not itself a trusted proxy is the client.
 //!
-//! What this module does not do: authenticate. The MCP addresses have no
-//! authentication; these keys only separate clients for fairness and limits.
+//! With access tokens (`BesluitBron.Auth`, `crate::auth`), a request whose token is
+//! valid belongs to its user, whatever its session or address: the core's rule
+//! ([`besluitbron_core::identity::Who`]) makes the keys.
+//!
+//! What this module does not do: authenticate (`crate::auth` checks tokens; these keys
+//! only separate clients for fairness and limits).
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
 use axum::http::{HeaderMap, HeaderName};
 use besluitbron_core::SessionKey;
+use besluitbron_core::identity::Who;
 
 /// The MCP session header.
 pub static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -109,24 +114,25 @@ pub fn is_stateless_version(version: &str) -> bool {
     version.len() == 10 && version >= "2026-07-28"
 }
 
-/// The fairness key: the session when there is one, else the client address.
+/// The fairness key: the session when there is one, else the client address (the
+/// core's rule for a request without a user).
 pub fn fairness_key(session: Option<&str>, address: &str) -> SessionKey {
-    let (prefix, rest) = match session {
-        Some(id) => ("session:", id),
-        None => ("addr:", address),
-    };
-    let mut key = String::with_capacity(prefix.len() + rest.len());
-    key.push_str(prefix);
-    key.push_str(rest);
-    SessionKey::client(&key)
+    Who {
+        user: None,
+        session,
+        address,
+    }
+    .fairness_key()
 }
 
 /// Who made a request. Decided once, by the request guard, from what it can check: an
 /// MCP session that exists at this address (session era), otherwise the client address.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caller {
-    /// The fairness key: the MCP session, else the client address.
+    /// The fairness key: the user, else the MCP session, else the client address.
     pub session: SessionKey,
+    /// The user an access token vouched for (its opaque key), with `BesluitBron.Auth`.
+    pub user: Option<String>,
     /// The MCP session id, when the request belongs to an existing session.
     pub session_id: Option<String>,
     /// The client address (IPv6 per /64).
@@ -141,21 +147,46 @@ const SYSTEM_ADDRESS: &str = "besluitbron";
 impl Caller {
     /// The caller for a request of an existing `session_id` (or none) from `address`.
     pub fn new(session_id: Option<String>, address: String, idempotency_key: Option<String>) -> Caller {
-        let session = fairness_key(session_id.as_deref(), &address);
-        Caller::keyed(session_id, address, idempotency_key, session)
+        Caller::of_user(None, session_id, address, idempotency_key)
     }
 
-    /// As [`Caller::new`] with its fairness key already made (by the guard, which asked
-    /// the client limits with it): `session` is [`fairness_key`] of the two.
+    /// The caller for a request of `user` (a valid token's), of an existing `session_id`
+    /// (or none), from `address`.
+    pub fn of_user(
+        user: Option<String>,
+        session_id: Option<String>,
+        address: String,
+        idempotency_key: Option<String>,
+    ) -> Caller {
+        let session = Caller::who(user.as_deref(), session_id.as_deref(), &address).fairness_key();
+        Caller::keyed(user, session_id, address, idempotency_key, session)
+    }
+
+    /// What the core's identity rule is told of a request.
+    pub fn who<'a>(user: Option<&'a str>, session_id: Option<&'a str>, address: &'a str) -> Who<'a> {
+        Who {
+            user,
+            session: session_id,
+            address,
+        }
+    }
+
+    /// As [`Caller::of_user`] with its fairness key already made (by the guard, which
+    /// asked the client limits with it): `session` is the core's key of the three.
     pub fn keyed(
+        user: Option<String>,
         session_id: Option<String>,
         address: String,
         idempotency_key: Option<String>,
         session: SessionKey,
     ) -> Caller {
-        debug_assert_eq!(session, fairness_key(session_id.as_deref(), &address));
+        debug_assert_eq!(
+            session,
+            Caller::who(user.as_deref(), session_id.as_deref(), &address).fairness_key()
+        );
         Caller {
             session,
+            user,
             session_id,
             address,
             idempotency_key,
@@ -166,6 +197,7 @@ impl Caller {
     pub fn system() -> Caller {
         Caller {
             session: SessionKey::System,
+            user: None,
             session_id: None,
             address: SYSTEM_ADDRESS.to_owned(),
             idempotency_key: None,

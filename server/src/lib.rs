@@ -5,7 +5,8 @@
 //!
 //! 1. [`clock`], [`config`], [`identity`] (who asks: the [`identity::Caller`]),
 //!    [`metrics`] (with each platform's recent activity), [`listen`] (the accept loop);
-//! 2. [`platforms`] (HTTP clients of the public platforms), [`text`] (document text,
+//! 2. [`platforms`] (HTTP clients of the public platforms), [`auth`] (who an access
+//!    token says is asking), [`text`] (document text,
 //!    bounded), [`store`] (the persistent buffer, R-C1, R-C4), [`engine`] (the state
 //!    several replicas share in Redis);
 //! 3. [`driver`]: one task per platform drives its core path (buffer, coalescing, fair
@@ -20,6 +21,7 @@
 //! The `besluitbron` binary (`src/main.rs`) wires these into the HTTP server and the CLI.
 
 pub mod app;
+pub mod auth;
 pub mod calendar;
 pub mod call;
 pub mod clock;

@@ -351,6 +351,7 @@ async fn regression_concurrent_first_requests_of_a_session_at_a_fresh_replica_al
             per_connector: r,
             per_address: r,
             per_session: r,
+            per_user: r,
             max_tracked: 10_000,
         };
         c.sessions.initialize_per_minute = 10_000;
@@ -392,6 +393,11 @@ async fn qc_the_shared_limits_answer_as_the_local_limits() {
             per_connector: limit(),
             per_address: limit(),
             per_session: limit(),
+            // Users are not asked here: the script's user layer is the address layer's.
+            per_user: RateLimit {
+                requests_per_minute: 600,
+                burst: 6,
+            },
             max_tracked: 1_000,
         };
         let roomy = RateLimit {
@@ -426,6 +432,7 @@ async fn qc_the_shared_limits_answer_as_the_local_limits() {
                         session: Some(&session),
                         held: true,
                         address: &address,
+                        user: None,
                         idle_ms: 60_000,
                     },
                 )

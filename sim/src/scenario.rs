@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use besluitbron_core::identity::IdentityRule;
 use besluitbron_core::{Instant, PlatformId, SessionKey, Units};
 use rand::RngExt;
 use serde::Deserialize;
@@ -265,6 +266,11 @@ pub struct AgentSpec {
 pub struct SessionSpec {
     /// The session's name; `system` is BesluitBron's own session (R-L7).
     pub name: String,
+    /// The authenticated user it calls as (with `identity = "per-user"`); default its name.
+    pub user: Option<String>,
+    /// The client address it calls from (with `identity = "per-address"` or
+    /// `"per-user"`); default its name.
+    pub address: Option<String>,
     /// Default platform of its calls.
     #[serde(default = "default_platform")]
     pub platform: PlatformId,
@@ -341,6 +347,12 @@ pub struct Scenario {
     /// The legacy model's probability that a second waker slips through uncounted.
     #[serde(default = "default_slip")]
     pub legacy_slip_probability: f64,
+    /// Who a session is to the fair queues, by the core's rule
+    /// ([`besluitbron_core::identity`]): `per-session` (the default: each session its
+    /// own caller), `per-address` (sessions of one `address` are one caller, as callers
+    /// without a session or a token) or `per-user` (each `user` is one caller).
+    #[serde(default)]
+    pub identity: IdentityRule,
     /// Platforms; any platform a session uses and that is not listed gets its defaults.
     #[serde(default, rename = "platform")]
     pub platforms: Vec<PlatformSpec>,
@@ -455,7 +467,17 @@ impl Scenario {
         // it drew before keys existed.
         let mut key_rng = sim_rng(seed, Component::Keys);
         for s in &self.sessions {
-            let session = w.add_session(&s.name, s.cancel_after_ms.map(Duration::from_millis));
+            let who = self.identity.who(
+                Some(s.user.as_deref().unwrap_or(&s.name)),
+                Some(&s.name),
+                s.address.as_deref().unwrap_or(&s.name),
+            );
+            let key = match self.identity {
+                // Each session its own caller, named as it always was.
+                IdentityRule::PerSession => None,
+                _ => Some(who.fairness_key()),
+            };
+            let session = w.add_session_as(&s.name, key, s.cancel_after_ms.map(Duration::from_millis));
             let op = s.op.clone();
             let mut keys = KeySource::of_session(s);
             for b in &s.burst {
@@ -861,10 +883,16 @@ impl Workload {
     }
 
     fn add_session(&mut self, name: &str, cancel_after: Option<Duration>) -> u32 {
+        self.add_session_as(name, None, cancel_after)
+    }
+
+    /// A session whose calls queue under `key` (default: its name), the fairness key
+    /// the core's identity rule gives it.
+    fn add_session_as(&mut self, name: &str, key: Option<SessionKey>, cancel_after: Option<Duration>) -> u32 {
         let key = if name == "system" {
             SessionKey::System
         } else {
-            SessionKey::client(name)
+            key.unwrap_or_else(|| SessionKey::client(name))
         };
         self.sessions.push(SessionPlan {
             name: name.to_owned(),

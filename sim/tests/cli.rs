@@ -152,8 +152,9 @@ fn list_names_every_canonical_scenario() {
     let out = bin().arg("list").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(text.lines().count(), 14);
+    assert_eq!(text.lines().count(), 16);
     assert!(text.lines().any(|l| l.starts_with("obv-starvation ")));
+    assert!(text.lines().any(|l| l.starts_with("hosted-assistant-per-user ")));
     assert!(text.lines().any(|l| l.starts_with("laws-and-publications ")));
     assert!(text.lines().any(|l| l.starts_with("coalesced-join ")));
 }

@@ -5,7 +5,7 @@ use besluitbron_core::Instant;
 use besluitbron_sim::engine::CallState;
 use besluitbron_sim::{PolicyKind, Report, RunOutcome, run_canonical};
 
-const CANONICAL: [&str; 14] = [
+const CANONICAL: [&str; 16] = [
     "obv-starvation",
     "equal-sessions",
     "heavy-vs-fresh",
@@ -20,6 +20,8 @@ const CANONICAL: [&str; 14] = [
     "duplicate-pool",
     "ob-search-and-text",
     "laws-and-publications",
+    "hosted-assistant-per-address",
+    "hosted-assistant-per-user",
 ];
 
 fn run_ok(name: &str, policy: PolicyKind) -> RunOutcome {
@@ -129,6 +131,31 @@ fn obv_starvation_headline_figures() {
     );
     assert_eq!(fair.violations(), 0);
     assert_eq!(fair.session("busy").unwrap().calls, 166);
+}
+
+/// R-L4, R-L9 one level up: many users behind one hosted assistant's address. Known by
+/// the address, they are one caller and the late user waits behind the heavy user's whole
+/// burst (as the second session did before 1.4.6); known by their tokens' user (the core's
+/// identity rule), the late user is served within the three-second bound.
+#[test]
+fn hosted_assistant_per_user_serves_the_late_user_per_address_starves_it() {
+    let per_address = Report::of(&run_ok("hosted-assistant-per-address", PolicyKind::Fair));
+    let per_user = Report::of(&run_ok("hosted-assistant-per-user", PolicyKind::Fair));
+    let late = |r: &Report| r.session("late").expect("late").wait_max_ms;
+    assert!(
+        late(&per_address) >= 60_000.0,
+        "per address the late user waited {} ms",
+        late(&per_address)
+    );
+    assert!(
+        late(&per_user) < 3_000.0,
+        "per user the late user waited {} ms",
+        late(&per_user)
+    );
+    for r in [&per_address, &per_user] {
+        assert_eq!(r.violations(), 0);
+        assert_eq!(r.session("heavy").expect("heavy").calls, 166);
+    }
 }
 
 /// R-L3: weights 1 : 1/2 : 1/3 for a fresh session and sessions that used 60 and 120

@@ -86,6 +86,10 @@ struct ForwardRequest {
     /// previous release, which require it.
     #[serde(default)]
     hops: u8,
+    /// The user this replica's guard resolved from an access token (its opaque key, never
+    /// the token); absent without one, and from replicas of the previous release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    user: Option<String>,
 }
 
 /// One line of a forward's answer.
@@ -459,6 +463,7 @@ impl Node {
             waited_ms,
             cache_version: self.cache_version.clone(),
             hops: 1,
+            user: call.caller.user.clone(),
         };
         let broken = |why: String, heard: bool| Forward::Broken { why, heard };
         let Ok(body) = serde_json::to_vec(&body) else {
@@ -625,6 +630,7 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
                 .session
                 .as_deref()
                 .map_or(SessionKey::System, SessionKey::client),
+            user: request.user.clone(),
             session_id: None,
             address: request.address.clone(),
             idempotency_key: None,

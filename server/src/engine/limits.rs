@@ -139,6 +139,9 @@ pub struct Asking<'a> {
     pub held: bool,
     /// The client address.
     pub address: &'a str,
+    /// The user a valid access token vouched for: counted in place of the address, at
+    /// the per-user rate.
+    pub user: Option<&'a str>,
     /// The sessions' idle time, to refresh the session's expiry with.
     pub idle_ms: u64,
 }
@@ -187,6 +190,7 @@ impl SharedLimits {
                 per_connector: unlimited(),
                 per_address: unlimited(),
                 per_session: unlimited(),
+                per_user: unlimited(),
                 max_tracked: 4,
             })),
             initialize,
@@ -233,6 +237,7 @@ impl SharedLimits {
             session,
             held,
             address,
+            user,
             idle_ms,
         } = *request;
         // The process layer is looked at here and taken only if everything passes.
@@ -242,13 +247,27 @@ impl SharedLimits {
         };
         let id = session.unwrap_or("");
         let as_session = besluitbron_core::SessionKey::client(&format!("session:{id}"));
-        let as_address = besluitbron_core::SessionKey::client(&format!("addr:{address}"));
+        // Without a session, the session layer counts the fairness key (the core's rule).
+        let who = besluitbron_core::identity::Who {
+            user,
+            session: None,
+            address,
+        };
+        let as_address = who.fairness_key();
         let c = self.config;
+        let (client_key, client_rate, client_layer) = match user {
+            Some(u) => (format!("besluitbron:limit:user:{u}"), c.per_user, LimitLayer::User),
+            None => (
+                format!("besluitbron:limit:address:{address}"),
+                c.per_address,
+                LimitLayer::Address,
+            ),
+        };
         let mut conn = self.engine.connection().await?;
         let reply: Result<(i64, i64, i64, i64), redis::RedisError> = self
             .admit
             .key(format!("besluitbron:limit:connector:{connector}"))
-            .key(format!("besluitbron:limit:address:{address}"))
+            .key(client_key)
             .key(format!("besluitbron:limit:session:{}", as_session.as_str()))
             .key(format!("besluitbron:limit:session:{}", as_address.as_str()))
             .key(session_key(route, id))
@@ -262,8 +281,8 @@ impl SharedLimits {
             .arg(member(route, id))
             .arg(c.per_connector.requests_per_minute.max(1))
             .arg(c.per_connector.burst.max(1))
-            .arg(c.per_address.requests_per_minute.max(1))
-            .arg(c.per_address.burst.max(1))
+            .arg(client_rate.requests_per_minute.max(1))
+            .arg(client_rate.burst.max(1))
             .arg(c.per_session.requests_per_minute.max(1))
             .arg(c.per_session.burst.max(1))
             .invoke_async(&mut conn)
@@ -292,7 +311,7 @@ impl SharedLimits {
         // The refusal with the longest wait, the later layer on a tie (as locally).
         let shared = match layer {
             1 => Some((wait_of(wait_us), LimitLayer::Connector)),
-            2 => Some((wait_of(wait_us), LimitLayer::Address)),
+            2 => Some((wait_of(wait_us), client_layer)),
             3 => Some((wait_of(wait_us), LimitLayer::Session)),
             _ => None,
         };

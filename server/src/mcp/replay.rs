@@ -97,17 +97,24 @@ pub struct Replays {
     metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
-/// The replay key of a request, if it has one.
+/// The replay key of a request, if it has one. A request of a user (a valid token's) is
+/// scoped to that user too, so one user's retry never gets another's result, whatever
+/// session id or address they share.
 pub fn keys(caller: &Caller, id: &RequestId) -> Option<Key> {
+    let scoped = |s: &str| match &caller.user {
+        Some(user) => Arc::from(format!("{s}@user:{user}")),
+        None => Arc::from(s),
+    };
     if let Some(k) = &caller.idempotency_key {
-        let scope = match &caller.session_id {
-            Some(s) => ReplayScope::Session(Arc::from(s.as_str())),
-            None => ReplayScope::Client(Arc::from(caller.address.as_str())),
+        let scope = match (&caller.session_id, &caller.user) {
+            (Some(s), _) => ReplayScope::Session(scoped(s)),
+            (None, Some(user)) => ReplayScope::Client(Arc::from(format!("user:{user}"))),
+            (None, None) => ReplayScope::Client(Arc::from(caller.address.as_str())),
         };
         return Some((scope, format!("key:{k}")));
     }
     let session = caller.session_id.as_deref()?;
-    Some((ReplayScope::Session(Arc::from(session)), format!("jsonrpc:{id}")))
+    Some((ReplayScope::Session(scoped(session)), format!("jsonrpc:{id}")))
 }
 
 /// The request's canonical form: tool name and arguments with object keys sorted.

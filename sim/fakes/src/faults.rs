@@ -80,6 +80,10 @@ pub(crate) struct FakeShared {
     /// Oversized bodies being sent now (not yet finished or dropped).
     pub(crate) oversize_open: AtomicU64,
     recent_paths: Mutex<VecDeque<String>>,
+    /// The headers of the last requests, each request's as `name: value` lines: what a
+    /// client sent besides its path (a test checks that no credential of its own callers
+    /// ever reaches a platform).
+    recent_headers: Mutex<VecDeque<String>>,
     /// Full answers of a resource that carries an `ETag` (bodies sent).
     pub(crate) downloads: AtomicU64,
     /// 304 answers to a matching `If-None-Match` (no body sent).
@@ -132,6 +136,25 @@ impl FakeShared {
             paths.pop_front();
         }
         paths.push_back(path_and_query.to_owned());
+    }
+
+    /// Keeps `headers` as the newest of the last [`RECENT_PATHS`] requests' headers.
+    pub(crate) fn record_headers(&self, headers: &axum::http::HeaderMap) {
+        let text: String = headers
+            .iter()
+            .map(|(name, value)| format!("{name}: {}\n", String::from_utf8_lossy(value.as_bytes())))
+            .collect();
+        let mut recent = self.recent_headers.lock().unwrap_or_else(|p| p.into_inner());
+        if recent.len() == RECENT_PATHS {
+            recent.pop_front();
+        }
+        recent.push_back(text);
+    }
+
+    /// The headers of the last requests, oldest first, each as `name: value` lines.
+    pub(crate) fn recent_headers(&self) -> Vec<String> {
+        let recent = self.recent_headers.lock().unwrap_or_else(|p| p.into_inner());
+        recent.iter().cloned().collect()
     }
 
     /// The paths (with queries) of the last requests, oldest first.
@@ -304,6 +327,7 @@ pub(crate) async fn on_arrival<S: OwnSettings>(
 ) -> Response<Body> {
     let path = request.uri().path_and_query().map_or("", |p| p.as_str());
     faults.shared.record_path(path);
+    faults.shared.record_headers(request.headers());
     match faults.shared.faults_on_arrival(faults.replies).await {
         Some(response) => response,
         None => next.run(request).await,

@@ -120,6 +120,12 @@ impl FakeHandle {
         self.shared.recent_paths()
     }
 
+    /// The headers of the last requests (as many as [`FakeHandle::recent_paths`] keeps),
+    /// oldest first, each request's as `name: value` lines.
+    pub fn recent_headers(&self) -> Vec<String> {
+        self.shared.recent_headers()
+    }
+
     /// Full answers of a resource that carries an `ETag` (bodies sent, not 304s).
     pub fn downloads(&self) -> u64 {
         self.shared.downloads.load(Ordering::Relaxed)

@@ -112,14 +112,15 @@ impl Engine<'_> {
     }
 
     /// The first call of `session` still waiting for `flight` of path `p`: the one marked
-    /// as having paid for the flight's attempt (or as refunded).
+    /// as having paid for the flight's attempt (or as refunded). Matched by fairness key,
+    /// which several of the workload's sessions share when the identity rule makes them
+    /// one caller (users behind one address).
     pub(super) fn payer(&self, p: usize, flight: FlightId, session: &SessionKey) -> Option<CallId> {
         let fair = self.fair.as_ref()?;
-        let s = fair.session_index.get(session).copied()?;
         fair.shells[p]
             .waiters_of(flight)
             .map(|(w, ())| CallId::try_from(w.0).expect("waiter ids are call ids"))
-            .find(|&c| self.calls[c as usize].session == s)
+            .find(|&c| self.workload.sessions[self.calls[c as usize].session as usize].key == *session)
     }
 
     /// An attempt goes out to the simulated platform. Who pays for it, a refund and a
