@@ -16,8 +16,7 @@
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::str::FromStr;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -28,7 +27,6 @@ use axum::middleware::Next;
 use hyper::body::{Frame, SizeHint};
 
 use crate::FaultParseError;
-use crate::faults::FakeShared;
 
 /// The host name a [`HostileBody::RedirectOffHost`] sends the client to: the fake's own
 /// listener, named differently, so a client that follows it reaches loopback only.
@@ -121,10 +119,11 @@ impl FromStr for HostileBody {
     }
 }
 
-/// The hostile answer `kind` to `request`, made from what the fake would answer.
+/// The hostile answer `kind` to `request`, made from what the fake would answer; an
+/// arrival under [`OFF_HOST`] is counted in `off_host_arrivals`.
 pub(crate) async fn answer(
     kind: HostileBody,
-    shared: &Arc<FakeShared>,
+    off_host_arrivals: &AtomicU64,
     request: Request,
     next: Next,
 ) -> Response<Body> {
@@ -135,7 +134,7 @@ pub(crate) async fn answer(
         .unwrap_or("")
         .to_owned();
     if host.split(':').next() == Some(OFF_HOST) {
-        shared.off_host_arrivals.fetch_add(1, Ordering::SeqCst);
+        off_host_arrivals.fetch_add(1, Ordering::SeqCst);
     }
     let path_and_query = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
     match kind {
