@@ -15,7 +15,6 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -25,8 +24,6 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::middleware::Next;
 use hyper::body::{Frame, SizeHint};
-
-use crate::FaultParseError;
 
 /// The host name a [`HostileBody::RedirectOffHost`] sends the client to: the fake's own
 /// listener, named differently, so a client that follows it reaches loopback only.
@@ -102,20 +99,6 @@ impl HostileBody {
             HostileBody::CutAfterRecord => "cut-after-record",
             HostileBody::ErrorObject => "error-object",
         }
-    }
-}
-
-impl FromStr for HostileBody {
-    type Err = FaultParseError;
-
-    /// `billion-laughs`, `external-entity`, `deep-nesting`, `wrong-content-type`,
-    /// `truncated-gzip`, `redirect-off-host`, `redirect-loop`, `drip`,
-    /// `cut-after-record` or `error-object`.
-    fn from_str(text: &str) -> Result<HostileBody, FaultParseError> {
-        HostileBody::ALL.into_iter().find(|h| h.name() == text).ok_or_else(|| {
-            let names: Vec<&str> = HostileBody::ALL.iter().map(|h| h.name()).collect();
-            FaultParseError::new(format!("hostile takes {} or off, not `{text}`", names.join(", ")))
-        })
     }
 }
 

@@ -54,7 +54,8 @@
 //!
 //! Code map: `registry.rs` the table of fakes (one line per fake) and the functions that
 //! serve them ([`serve_registry_on`], and [`serve_obv`], [`serve_tk`], [`serve_ob`],
-//! [`serve_rechtspraak`] for one fake alone); `control.rs` the control route; `fake.rs`
+//! [`serve_rechtspraak`] for one fake alone) and the parsing of a [`PlatformFault`], which
+//! finds the fake through its line; `control.rs` the control route; `fake.rs`
 //! what a fake is to the registry (its `Fake` type: its own settings and its routes);
 //! `config.rs` what every fake does alike ([`FakeConfig`]) and the textual form of a
 //! setting ([`PlatformFault`]); `own.rs` how a fake's own settings travel

@@ -28,17 +28,22 @@
 //! handles) or bind an address it was not given.
 
 use std::net::SocketAddr;
+use std::str::FromStr;
 use std::sync::Arc;
 
 use axum::Router;
 use besluitbron_core::PlatformId;
 use tokio::net::TcpListener;
 
+use crate::config::{name_value, unknown};
 use crate::fake::FakePlatform;
 use crate::own::{OwnSetting, OwnSettings};
 use crate::serve::spawn_router;
 use crate::shared::{FakeShared, Shared};
-use crate::{FakeConfig, FakeHandle, FaultParseError, bwb, control, cvdr, ob, obv, opentk, ori, rechtspraak, tk};
+use crate::{
+    FakeConfig, FakeHandle, FakeSetting, FaultParseError, FaultSetting, PlatformFault, bwb, control, cvdr, ob, obv,
+    opentk, ori, rechtspraak, tk,
+};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -272,6 +277,42 @@ async fn serve_alone(platform: PlatformId, listener: TcpListener, config: FakeCo
     // The registry always holds the four fakes served alone (a test serves every entry).
     let entry = entry(platform).unwrap_or_else(|| panic!("the {platform} fake is in the registry"));
     entry.serve_alone_on(listener, config).await
+}
+
+/// `PLATFORM:NAME=VALUE`: the platform's fake is found in the [`REGISTRY`], and a name that
+/// is not a common fault is parsed by that fake through its line.
+impl FromStr for PlatformFault {
+    type Err = FaultParseError;
+
+    fn from_str(text: &str) -> Result<PlatformFault, FaultParseError> {
+        let fakes = || {
+            REGISTRY
+                .iter()
+                .map(|e| e.platform().as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some((platform, setting)) = text.split_once(':') else {
+            return Err(FaultParseError::new(format!("`{text}` is not PLATFORM:NAME=VALUE")));
+        };
+        let entry = platform
+            .parse::<PlatformId>()
+            .ok()
+            .and_then(entry)
+            .ok_or_else(|| FaultParseError::new(format!("no fake for `{platform}`; one of {}", fakes())))?;
+        let (name, value) = name_value(setting)?;
+        let setting = match FaultSetting::parse(name, value) {
+            Some(common) => FakeSetting::Common(common?),
+            None => match entry.parse_own(name, value) {
+                Some(own) => FakeSetting::Own(own?),
+                None => return Err(unknown(name, entry.own_names())),
+            },
+        };
+        Ok(PlatformFault {
+            platform: entry.platform(),
+            setting,
+        })
+    }
 }
 
 #[cfg(test)]
