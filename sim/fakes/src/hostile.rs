@@ -71,7 +71,8 @@ pub enum HostileBody {
 }
 
 impl HostileBody {
-    /// Every hostile answer, in the order of the table in [`HostileBody::from_str`].
+    /// Every hostile answer, in the order its names are listed where they are parsed
+    /// (`impl FromStr for HostileBody`, `config.rs`).
     pub const ALL: [HostileBody; 10] = [
         HostileBody::BillionLaughs,
         HostileBody::ExternalEntity,
