@@ -1,8 +1,9 @@
-//! The server's modules form layers: each top-level module of `server/src` imports only
-//! modules below it, and `app` alone wires them together (ARCHITECTURE.md, "Layers").
-//! This test reads the sources — every `crate::<module>` path outside test code — and
-//! fails on an import cycle among the top-level modules, naming them, and on any module
-//! that imports `app`.
+//! Every crate's modules form layers without an import cycle, and the server's `app` alone
+//! wires the others together (ARCHITECTURE.md, "Layers"). This test reads the sources of
+//! each crate of the workspace — `server/src`, `core/src`, `sim/src`, `sim/fakes/src`:
+//! every `crate::<module>` path outside test code — and fails on an import cycle among a
+//! crate's top-level modules, naming the crate and the modules; in the server it also
+//! fails on any module that imports `app`.
 //!
 //! A tidy test in the manner of rust-analyzer's: it reads text, so a refactoring that
 //! brings a cycle back fails here at once, before a reader meets it.
@@ -198,18 +199,33 @@ fn cycles(graph: &Graph) -> Vec<Vec<String>> {
     t.found
 }
 
-/// What is wrong with `graph`'s layers, one line each: cycles, and imports of `app`.
-fn faults(graph: &Graph) -> Vec<String> {
-    let mut out: Vec<String> = cycles(graph)
+/// What is wrong with `graph`'s layers, one line each: its cycles.
+fn cycle_faults(graph: &Graph) -> Vec<String> {
+    cycles(graph)
         .into_iter()
         .map(|c| format!("an import cycle among {}", c.join(", ")))
-        .collect();
+        .collect()
+}
+
+/// What is wrong with the server's layers, one line each: cycles, and imports of `app`.
+fn faults(graph: &Graph) -> Vec<String> {
+    let mut out = cycle_faults(graph);
     for (module, targets) in graph {
         if targets.contains("app") {
             out.push(format!("{module} imports app, which only wires the others"));
         }
     }
     out
+}
+
+/// `graph` one module a line, `module -> target target`, as `modgraph.py` prints it.
+fn edges(graph: &Graph) -> String {
+    graph
+        .iter()
+        .filter(|(_, ts)| !ts.is_empty())
+        .map(|(m, ts)| format!("{m} -> {}", ts.iter().cloned().collect::<Vec<_>>().join(" ")))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -219,11 +235,45 @@ fn the_servers_modules_form_layers_without_a_cycle() {
     assert!(graph.len() >= 10, "the modules were read: {graph:?}");
     assert!(graph["app"].contains("mcp"), "the imports were read: {graph:?}");
     let faults = faults(&graph);
-    let edges: Vec<String> = graph
-        .iter()
-        .map(|(m, ts)| format!("{m} -> {}", ts.iter().cloned().collect::<Vec<_>>().join(" ")))
-        .collect();
-    assert!(faults.is_empty(), "{}\n\n{}", faults.join("\n"), edges.join("\n"));
+    assert!(faults.is_empty(), "{}\n\n{}", faults.join("\n"), edges(&graph));
+}
+
+/// Every crate of the workspace: its package, the sources' folder under the workspace
+/// root, and a module it has (so a wrong folder reads as an error, not as no cycle).
+const CRATES: [(&str, &str, &str); 4] = [
+    ("besluitbron-server", "server/src", "app"),
+    ("besluitbron-core", "core/src", "scheduler"),
+    ("besluitbron-sim", "sim/src", "engine"),
+    ("besluitbron-fakes", "sim/fakes/src", "registry"),
+];
+
+/// The cycles of every crate in `crates` (package, folder under `workspace`, a module it
+/// has), one line each naming the crate and its folder, followed by that crate's edges.
+fn workspace_faults(workspace: &Path, crates: &[(&str, &str, &str)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (package, src, known) in crates {
+        let graph = graph(&workspace.join(src));
+        assert!(
+            graph.contains_key(*known),
+            "{package}: the modules of {src} were read: {graph:?}"
+        );
+        let faults = cycle_faults(&graph);
+        if !faults.is_empty() {
+            let named: Vec<String> = faults.iter().map(|f| format!("{package} ({src}): {f}")).collect();
+            out.push(format!("{}\n{}", named.join("\n"), edges(&graph)));
+        }
+    }
+    out
+}
+
+/// Every crate's top-level modules, not only the server's, form no import cycle: the
+/// fakes' registry sits above the fakes and they above their shared modules, the
+/// simulator's and the core's modules likewise.
+#[test]
+fn every_crates_modules_form_no_cycle() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let faults = workspace_faults(&workspace, &CRATES);
+    assert!(faults.is_empty(), "{}", faults.join("\n\n"));
 }
 
 /// The check itself, on a small crate of its own: a cycle through three modules is
@@ -260,6 +310,33 @@ fn a_cycle_is_found_and_named() {
             "an import cycle among a, app, b, c",
             "c imports app, which only wires the others"
         ]
+    );
+}
+
+/// The check over the workspace itself: a cycle in one crate is named with that crate
+/// and its folder, a crate without one says nothing, and `app` is the server's rule only.
+#[test]
+fn a_cycle_in_any_crate_is_named_with_its_crate() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("one/src/lib.rs", "mod app; mod low;\n");
+    write("one/src/low.rs", "use crate::app::Wiring;\n");
+    write("one/src/app.rs", "pub struct Wiring;\n");
+    write("two/src/lib.rs", "mod registry; mod fake; mod shared;\n");
+    write("two/src/registry.rs", "use crate::{fake, shared::State};\n");
+    write("two/src/fake.rs", "use crate::shared::State;\n");
+    write("two/src/shared.rs", "pub struct State;\n");
+    let crates = [("one", "one/src", "app"), ("two", "two/src", "registry")];
+    assert_eq!(workspace_faults(dir.path(), &crates), Vec::<String>::new());
+    write("two/src/shared.rs", "use crate::registry::entry;\n");
+    assert_eq!(
+        workspace_faults(dir.path(), &crates),
+        ["two (two/src): an import cycle among fake, registry, shared\n\
+          fake -> shared\nregistry -> fake shared\nshared -> registry"]
     );
 }
 

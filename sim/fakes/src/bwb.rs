@@ -39,10 +39,10 @@ use axum::extract::Path;
 use axum::http::{Response, StatusCode};
 use axum::routing::get;
 
+use crate::fake::FakePlatform;
 use crate::faults::FaultReplies;
-use crate::own::Shared;
 use crate::real;
-use crate::registry::FakePlatform;
+use crate::shared::Shared;
 use crate::sru::{self, Found, Refusal, SruCollection, SruDiagnostic, SruService, Trouble, escape, not_found};
 use crate::{parse_date, raw_response};
 

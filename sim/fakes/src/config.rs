@@ -5,10 +5,11 @@
 //! A fake's own settings (OpenBesluitvorming's limit, Open Raadsinformatie's retired
 //! shapes, …) are not here: each fake declares them in its own module, as a type with
 //! [`OwnSettings`](crate::OwnSettings) (e.g. [`ObvSettings`](crate::ObvSettings) in
-//! `obv.rs`), and its registry line names that type. So [`PlatformFault`] parses the
-//! common names here and hands every other name to the fake's own parser, found through
-//! the [`REGISTRY`](crate::REGISTRY); adding a fake, or a setting of one fake, never
-//! touches this module.
+//! `obv.rs`), and its registry line names that type. So [`PlatformFault`] is parsed by
+//! the registry (`registry.rs`, above every fake): the common names through
+//! [`FaultSetting`] here, every other name by the fake's own parser, found through its
+//! line; adding a fake, or a setting of one fake, never touches this module, and this
+//! module imports neither the registry nor a fake.
 //!
 //! Invariants: the default configuration is a healthy platform (no fault on), and every
 //! field can be changed while the fake runs
@@ -146,7 +147,7 @@ impl FaultSetting {
 
     /// Parses `value` for the fault `name`; `None` when no common fault has that name
     /// (it may still be one of a fake's own).
-    fn parse(name: &str, value: &str) -> Option<Result<FaultSetting, FaultParseError>> {
+    pub(crate) fn parse(name: &str, value: &str) -> Option<Result<FaultSetting, FaultParseError>> {
         let setting = |parsed: Result<FaultSetting, FaultParseError>| Some(parsed);
         match name {
             "latency-ms" => setting(millis(name, value).map(FaultSetting::Latency)),
@@ -205,7 +206,7 @@ pub(crate) fn whole(name: &str, value: &str) -> Result<u64, FaultParseError> {
 }
 
 /// Splits `NAME=VALUE`.
-fn name_value(text: &str) -> Result<(&str, &str), FaultParseError> {
+pub(crate) fn name_value(text: &str) -> Result<(&str, &str), FaultParseError> {
     text.split_once('=')
         .ok_or_else(|| FaultParseError(format!("`{text}` is not NAME=VALUE")))
 }
@@ -221,8 +222,22 @@ impl FromStr for FaultSetting {
     }
 }
 
+impl FromStr for HostileBody {
+    type Err = FaultParseError;
+
+    /// `billion-laughs`, `external-entity`, `deep-nesting`, `wrong-content-type`,
+    /// `truncated-gzip`, `redirect-off-host`, `redirect-loop`, `drip`,
+    /// `cut-after-record` or `error-object`.
+    fn from_str(text: &str) -> Result<HostileBody, FaultParseError> {
+        HostileBody::ALL.into_iter().find(|h| h.name() == text).ok_or_else(|| {
+            let names: Vec<&str> = HostileBody::ALL.iter().map(|h| h.name()).collect();
+            FaultParseError(format!("hostile takes {} or off, not `{text}`", names.join(", ")))
+        })
+    }
+}
+
 /// The error for a `name` that is neither a common fault nor one of `own`.
-fn unknown(name: &str, own: &[&str]) -> FaultParseError {
+pub(crate) fn unknown(name: &str, own: &[&str]) -> FaultParseError {
     let names: Vec<&str> = FaultSetting::NAMES.iter().chain(own).copied().collect();
     FaultParseError(format!("unknown fault `{name}`; one of {}", names.join(", ")))
 }
@@ -247,40 +262,6 @@ pub struct PlatformFault {
     /// What to set in its configuration. An [`FakeSetting::Own`] belongs to this
     /// platform's fake: applying it to another one panics.
     pub setting: FakeSetting,
-}
-
-impl FromStr for PlatformFault {
-    type Err = FaultParseError;
-
-    fn from_str(text: &str) -> Result<PlatformFault, FaultParseError> {
-        let fakes = || {
-            crate::REGISTRY
-                .iter()
-                .map(|e| e.platform().as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let Some((platform, setting)) = text.split_once(':') else {
-            return Err(FaultParseError(format!("`{text}` is not PLATFORM:NAME=VALUE")));
-        };
-        let entry = platform
-            .parse::<PlatformId>()
-            .ok()
-            .and_then(crate::entry)
-            .ok_or_else(|| FaultParseError(format!("no fake for `{platform}`; one of {}", fakes())))?;
-        let (name, value) = name_value(setting)?;
-        let setting = match FaultSetting::parse(name, value) {
-            Some(common) => FakeSetting::Common(common?),
-            None => match entry.parse_own(name, value) {
-                Some(own) => FakeSetting::Own(own?),
-                None => return Err(unknown(name, entry.own_names())),
-            },
-        };
-        Ok(PlatformFault {
-            platform: entry.platform(),
-            setting,
-        })
-    }
 }
 
 #[cfg(test)]

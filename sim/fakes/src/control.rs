@@ -31,7 +31,7 @@ use axum::routing::{get, post};
 use besluitbron_core::PlatformId;
 use serde_json::{Map, Value, json};
 
-use crate::faults::FakeShared;
+use crate::shared::FakeShared;
 use crate::{PlatformFault, raw_response};
 
 /// The prefix of the control route on the shared listener.

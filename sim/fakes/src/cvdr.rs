@@ -40,11 +40,11 @@ use axum::extract::Path;
 use axum::http::{Response, StatusCode};
 use axum::routing::get;
 
+use crate::fake::FakePlatform;
 use crate::faults::FaultReplies;
-use crate::own::Shared;
 use crate::raw_response;
 use crate::real::{self, Element, RealFile};
-use crate::registry::FakePlatform;
+use crate::shared::Shared;
 use crate::sru::{self, Found, Refusal, SruCollection, SruDiagnostic, SruService, Trouble, escape, not_found};
 
 /// The search's path under the fake's root.

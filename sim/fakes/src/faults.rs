@@ -1,6 +1,5 @@
-//! The state a running fake shares with its [`FakeHandle`](crate::FakeHandle): its
-//! settings (the common [`FakeConfig`] and the fake's own, see `own.rs`), its counters,
-//! and the faults applied from the common configuration.
+//! The faults every fake applies from the common configuration ([`FakeConfig`]), on the
+//! state the fake shares with its handle (`shared.rs`).
 //!
 //! Every fake's router runs two layers from here around its own routes:
 //! - [`on_arrival`] (outermost): counts the request, then the pathological faults that
@@ -11,7 +10,7 @@
 //!   [`FakeConfig::garbage`], [`FakeConfig::oversize`], in that order, then
 //!   [`FakeConfig::hostile`] (`hostile.rs`) around the platform's own answer.
 //!
-//! The arrival layer also keeps the path and query of the last [`RECENT_PATHS`] requests,
+//! The arrival layer also keeps the path and query of the last [`RECENT_PATHS`](crate::shared::RECENT_PATHS) requests,
 //! so a test can see exactly what a client sent.
 //!
 //! Invariants:
@@ -27,27 +26,22 @@
 //! `obv.rs`), close the connection itself (it marks the answer, `serve.rs` drops the
 //! connection), or draw faults at random.
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{Response, StatusCode};
 use axum::middleware::Next;
-use besluitbron_core::Units;
 use hyper::body::{Frame, SizeHint};
 
-use crate::own::{OwnSettings, Settings, Shared};
+use crate::own::OwnSettings;
 use crate::serve::dropped_connection;
-use crate::{FakeConfig, FakeSetting, Oversize, raw_response};
-
-/// How many requests' paths the arrival layer keeps.
-pub(crate) const RECENT_PATHS: usize = 64;
+use crate::shared::{FakeShared, Shared};
+use crate::{FakeConfig, Oversize, raw_response};
 
 /// The `Retry-After` of a rate-limit storm's 429s, in seconds.
 pub(crate) const STORM_RETRY_AFTER_S: u64 = 1;
@@ -63,114 +57,7 @@ pub(crate) struct FaultReplies<S> {
     pub(crate) storm: fn(&FakeConfig, &S) -> Response<Body>,
 }
 
-/// State shared between a running fake and its [`FakeHandle`](crate::FakeHandle).
-#[derive(Debug, Default)]
-pub(crate) struct FakeShared {
-    settings: Mutex<Settings>,
-    pub(crate) requests: AtomicU64,
-    passed: AtomicU64,
-    pub(crate) rate_limited: AtomicU64,
-    pub(crate) storm_rate_limited: AtomicU64,
-    pub(crate) failures_injected: AtomicU64,
-    pub(crate) units_charged_milli: AtomicU64,
-    pub(crate) connections_reset: AtomicU64,
-    pub(crate) stalled: AtomicU64,
-    /// Bytes of oversized bodies handed to the connection so far.
-    pub(crate) oversize_sent: AtomicU64,
-    /// Oversized bodies being sent now (not yet finished or dropped).
-    pub(crate) oversize_open: AtomicU64,
-    recent_paths: Mutex<VecDeque<String>>,
-    /// The headers of the last requests, each request's as `name: value` lines: what a
-    /// client sent besides its path (a test checks that no credential of its own callers
-    /// ever reaches a platform).
-    recent_headers: Mutex<VecDeque<String>>,
-    /// Full answers of a resource that carries an `ETag` (bodies sent).
-    pub(crate) downloads: AtomicU64,
-    /// 304 answers to a matching `If-None-Match` (no body sent).
-    pub(crate) not_modified: AtomicU64,
-    /// Requests whose body the platform could not read the way it reads bodies (e.g.
-    /// an urlencoded search sent to OpenTK, which reads multipart only).
-    pub(crate) unreadable_bodies: AtomicU64,
-    /// Requests that arrived under [`crate::OFF_HOST`]: a client that followed a
-    /// hostile redirect to another host.
-    pub(crate) off_host_arrivals: AtomicU64,
-    /// Answers replaced by [`FakeConfig::garbage`].
-    pub(crate) garbage_answers: AtomicU64,
-    /// Answers replaced by [`FakeConfig::hostile`].
-    pub(crate) hostile_answers: AtomicU64,
-}
-
 impl FakeShared {
-    pub(crate) fn new(settings: Settings) -> FakeShared {
-        FakeShared {
-            settings: Mutex::new(settings),
-            ..FakeShared::default()
-        }
-    }
-
-    /// The fake's settings, locked: what the next request will see.
-    pub(crate) fn settings(&self) -> MutexGuard<'_, Settings> {
-        // A panic while holding this lock can only come from a bug in a test closure;
-        // the settings themselves are always valid, so recover them.
-        self.settings.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// A copy of the common configuration now.
-    pub(crate) fn config(&self) -> FakeConfig {
-        self.settings().common.clone()
-    }
-
-    /// Applies `settings` in order under one lock, so a request sees all of them or none.
-    /// Panics on another fake's own setting (see [`Settings::apply`]).
-    pub(crate) fn apply<'a>(&self, settings: impl IntoIterator<Item = &'a FakeSetting>) {
-        let mut current = self.settings();
-        for setting in settings {
-            current.apply(setting);
-        }
-    }
-
-    /// Keeps `path_and_query` as the newest of the [`RECENT_PATHS`].
-    pub(crate) fn record_path(&self, path_and_query: &str) {
-        let mut paths = self.recent_paths.lock().unwrap_or_else(|p| p.into_inner());
-        if paths.len() == RECENT_PATHS {
-            paths.pop_front();
-        }
-        paths.push_back(path_and_query.to_owned());
-    }
-
-    /// Keeps `headers` as the newest of the last [`RECENT_PATHS`] requests' headers.
-    pub(crate) fn record_headers(&self, headers: &axum::http::HeaderMap) {
-        let text: String = headers
-            .iter()
-            .map(|(name, value)| format!("{name}: {}\n", String::from_utf8_lossy(value.as_bytes())))
-            .collect();
-        let mut recent = self.recent_headers.lock().unwrap_or_else(|p| p.into_inner());
-        if recent.len() == RECENT_PATHS {
-            recent.pop_front();
-        }
-        recent.push_back(text);
-    }
-
-    /// The headers of the last requests, oldest first, each as `name: value` lines.
-    pub(crate) fn recent_headers(&self) -> Vec<String> {
-        let recent = self.recent_headers.lock().unwrap_or_else(|p| p.into_inner());
-        recent.iter().cloned().collect()
-    }
-
-    /// The paths (with queries) of the last requests, oldest first.
-    pub(crate) fn recent_paths(&self) -> Vec<String> {
-        let paths = self.recent_paths.lock().unwrap_or_else(|p| p.into_inner());
-        paths.iter().cloned().collect()
-    }
-
-    pub(crate) fn count_rate_limited(&self) {
-        self.rate_limited.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn charge(&self, cost: Units) {
-        self.units_charged_milli.fetch_add(cost.as_milli(), Ordering::Relaxed);
-    }
-
     /// Applies latency and the ordinary faults to a request the platform accepted (for
     /// OpenBesluitvorming: one that passed the rate limit): `Some(response)` replaces the
     /// real answer.
@@ -348,7 +235,7 @@ pub(crate) async fn on_accepted<S: OwnSettings>(
     match hostile {
         Some(kind) => {
             shared.hostile_answers.fetch_add(1, Ordering::Relaxed);
-            crate::hostile::answer(kind, shared, request, next).await
+            crate::hostile::answer(kind, &shared.off_host_arrivals, request, next).await
         }
         None => next.run(request).await,
     }

@@ -17,7 +17,7 @@ use std::time::Duration;
 use besluitbron_core::{PlatformId, Units};
 use tokio::task::AbortHandle;
 
-use crate::faults::FakeShared;
+use crate::shared::FakeShared;
 use crate::{FakeConfig, OwnSettings, PlatformFault};
 
 /// A running fake platform: its address, its counters and its run-time controls.

@@ -15,9 +15,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::str::FromStr;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -26,9 +24,6 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::middleware::Next;
 use hyper::body::{Frame, SizeHint};
-
-use crate::FaultParseError;
-use crate::faults::FakeShared;
 
 /// The host name a [`HostileBody::RedirectOffHost`] sends the client to: the fake's own
 /// listener, named differently, so a client that follows it reaches loopback only.
@@ -76,7 +71,8 @@ pub enum HostileBody {
 }
 
 impl HostileBody {
-    /// Every hostile answer, in the order of the table in [`HostileBody::from_str`].
+    /// Every hostile answer, in the order its names are listed where they are parsed
+    /// (`impl FromStr for HostileBody`, `config.rs`).
     pub const ALL: [HostileBody; 10] = [
         HostileBody::BillionLaughs,
         HostileBody::ExternalEntity,
@@ -107,24 +103,11 @@ impl HostileBody {
     }
 }
 
-impl FromStr for HostileBody {
-    type Err = FaultParseError;
-
-    /// `billion-laughs`, `external-entity`, `deep-nesting`, `wrong-content-type`,
-    /// `truncated-gzip`, `redirect-off-host`, `redirect-loop`, `drip`,
-    /// `cut-after-record` or `error-object`.
-    fn from_str(text: &str) -> Result<HostileBody, FaultParseError> {
-        HostileBody::ALL.into_iter().find(|h| h.name() == text).ok_or_else(|| {
-            let names: Vec<&str> = HostileBody::ALL.iter().map(|h| h.name()).collect();
-            FaultParseError::new(format!("hostile takes {} or off, not `{text}`", names.join(", ")))
-        })
-    }
-}
-
-/// The hostile answer `kind` to `request`, made from what the fake would answer.
+/// The hostile answer `kind` to `request`, made from what the fake would answer; an
+/// arrival under [`OFF_HOST`] is counted in `off_host_arrivals`.
 pub(crate) async fn answer(
     kind: HostileBody,
-    shared: &Arc<FakeShared>,
+    off_host_arrivals: &AtomicU64,
     request: Request,
     next: Next,
 ) -> Response<Body> {
@@ -135,7 +118,7 @@ pub(crate) async fn answer(
         .unwrap_or("")
         .to_owned();
     if host.split(':').next() == Some(OFF_HOST) {
-        shared.off_host_arrivals.fetch_add(1, Ordering::SeqCst);
+        off_host_arrivals.fetch_add(1, Ordering::SeqCst);
     }
     let path_and_query = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
     match kind {

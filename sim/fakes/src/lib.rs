@@ -53,22 +53,32 @@
 //! outside the fakes can switch faults and read the counters while they run.
 //!
 //! Code map: `registry.rs` the table of fakes (one line per fake) and the functions that
-//! serve them; `control.rs` the control route; `config.rs` what every fake does alike
-//! ([`FakeConfig`]) and the textual form of a setting ([`PlatformFault`]); `own.rs` how a
-//! fake's own settings travel ([`OwnSettings`]); `faults.rs` the shared state and the
-//! faults every fake applies; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop;
-//! `sru.rs` KOOP's SRU search service, written once for [`ob`], [`bwb`] and [`cvdr`]
-//! (the envelope in both versions, the request's checks, paging, diagnostics and the
-//! service's trouble; each of them keeps only its CQL and its records); `real.rs` the real
-//! files of the corpus and the XML reading that describes them; [`obv`], [`tk`],
-//! [`rechtspraak`], [`opentk`], [`ori`], [`ob`], [`bwb`] and [`cvdr`] (with their corpora
-//! and `odata.rs`) the platforms themselves, each with its own settings. The shared
-//! modules sit below the fakes: no fake imports another.
+//! serve them ([`serve_registry_on`], and [`serve_obv`], [`serve_tk`], [`serve_ob`],
+//! [`serve_rechtspraak`] for one fake alone) and the parsing of a [`PlatformFault`], which
+//! finds the fake through its line; `control.rs` the control route; `fake.rs`
+//! what a fake is to the registry (its `Fake` type: its own settings and its routes);
+//! `config.rs` what every fake does alike ([`FakeConfig`]) and the textual form of a
+//! setting ([`PlatformFault`]); `own.rs` how a fake's own settings travel
+//! ([`OwnSettings`]); `shared.rs` the state a running fake shares with its handle (its
+//! settings and counters); `faults.rs` the faults every fake applies and `hostile.rs` its
+//! hostile answers; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop; `sru.rs`
+//! KOOP's SRU search service, written once for [`ob`], [`bwb`] and [`cvdr`] (the envelope
+//! in both versions, the request's checks, paging, diagnostics and the service's trouble;
+//! each of them keeps only its CQL and its records); `real.rs` the real files of the
+//! corpus and the XML reading that describes them; [`obv`], [`tk`], [`rechtspraak`],
+//! [`opentk`], [`ori`], [`ob`], [`bwb`] and [`cvdr`] (with their corpora and `odata.rs`)
+//! the platforms themselves, each with its own settings.
+//!
+//! Layers: the registry (and its control route) at the top, the fakes below it, the
+//! shared modules below them — no fake imports the registry or another fake, and the
+//! shared modules import no fake. The modules form no import cycle; a tidy test
+//! (`server/tests/layers.rs`) reads the sources and fails on one.
 
 pub mod bwb;
 mod config;
 mod control;
 pub mod cvdr;
+mod fake;
 mod faults;
 mod handle;
 mod hostile;
@@ -86,6 +96,7 @@ pub mod rechtspraak;
 mod rechtspraak_corpus;
 mod registry;
 mod serve;
+mod shared;
 mod sru;
 pub mod tk;
 mod tk_corpus;
@@ -100,15 +111,18 @@ pub use config::{FakeConfig, FakeSetting, FaultParseError, FaultSetting, Oversiz
 pub use control::CONTROL_PREFIX;
 pub use handle::FakeHandle;
 pub use hostile::{DEEP_NESTING, HostileBody, OFF_HOST};
-pub use ob::{ObCorpus, ObSettings, ob_corpus, serve_ob};
-pub use obv::{ObvCorpus, ObvCost, ObvEntity, ObvSettings, ObvSource, obv_corpus, serve_obv};
+pub use ob::{ObCorpus, ObSettings, ob_corpus};
+pub use obv::{ObvCorpus, ObvCost, ObvEntity, ObvSettings, ObvSource, obv_corpus};
 pub use opentk::OpenTkSettings;
 pub use ori::{OriSettings, Retired};
 pub use own::{OwnChange, OwnSetting, OwnSettings};
-pub use rechtspraak::{RsCorpus, rechtspraak_corpus, serve_rechtspraak};
-pub use registry::{FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_registry_on};
+pub use rechtspraak::{RsCorpus, rechtspraak_corpus};
+pub use registry::{
+    FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_ob, serve_obv, serve_rechtspraak,
+    serve_registry_on, serve_tk,
+};
 pub use sru::{SruDiagnostic, ZoekserviceSettings};
-pub use tk::{TkCorpus, TkSettings, serve_tk, tk_corpus};
+pub use tk::{TkCorpus, TkSettings, tk_corpus};
 
 /// A response with a fixed body and content type.
 pub(crate) fn raw_response(status: StatusCode, content_type: &'static str, body: impl Into<Body>) -> Response<Body> {

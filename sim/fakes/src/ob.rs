@@ -38,18 +38,16 @@ use axum::body::Body;
 use axum::extract::Path;
 use axum::http::{Response, StatusCode};
 use axum::routing::get;
-use besluitbron_core::PlatformId;
-use tokio::net::TcpListener;
 
+use crate::fake::FakePlatform;
 use crate::faults::FaultReplies;
 pub use crate::ob_corpus::{ObCorpus, ObPublication, PUBLICATION_COUNT, Renditions};
 pub use crate::ob_cql::{CqlFault, CqlQuery, Node, Relation, parse_cql, words};
-use crate::own::Shared;
-use crate::registry::FakePlatform;
+use crate::shared::Shared;
 use crate::sru::{
     self, Found, Refusal, Selects, SruCollection, SruDiagnostic, SruService, SruVersion, Trouble, escape, not_found,
 };
-use crate::{FakeConfig, FakeHandle, FaultParseError, OwnChange, OwnSettings, raw_response, registry};
+use crate::{FaultParseError, OwnChange, OwnSettings, raw_response};
 
 /// Where the SRU service lives under the fake's root (the base-URL suffix).
 pub const SRU_PATH: &str = "/sru";
@@ -62,13 +60,6 @@ pub const MAX_RECORDS: u64 = 100;
 pub fn ob_corpus() -> &'static ObCorpus {
     static CORPUS: OnceLock<ObCorpus> = OnceLock::new();
     CORPUS.get_or_init(ObCorpus::generate)
-}
-
-/// Serves the Officiële Bekendmakingen fake on `listener`; the base URL is `http://ADDR/sru`.
-pub async fn serve_ob(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    // The registry always holds this fake (a test serves every entry).
-    let entry = registry::entry(PlatformId::Ob).expect("the ob fake is in the registry");
-    entry.serve_alone_on(listener, config).await
 }
 
 /// What the Officiële Bekendmakingen fake does beyond the faults every fake applies: the

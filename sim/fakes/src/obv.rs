@@ -42,17 +42,16 @@ use axum::http::{HeaderMap, HeaderValue, Response, StatusCode};
 use axum::middleware::{self, Next};
 use axum::routing::get;
 use besluitbron_core::scheduler::Bucket;
-use besluitbron_core::{LimitConfig, PlatformId, Units};
+use besluitbron_core::{LimitConfig, Units};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::time::Instant;
 
+use crate::fake::FakePlatform;
 use crate::faults::{self, FaultReplies, Faults, STORM_RETRY_AFTER_S};
 use crate::obv_corpus::suppliers;
 pub use crate::obv_corpus::{LONG_DOCUMENT_BYTES, LONG_DOCUMENT_EVERY, ObvCorpus, ObvEntity, ObvSource, normalise};
-use crate::own::Shared;
-use crate::registry::FakePlatform;
-use crate::{FakeConfig, FakeHandle, OwnSettings, encode_component, parse_date, registry};
+use crate::shared::Shared;
+use crate::{FakeConfig, OwnSettings, encode_component, parse_date};
 
 /// Client buckets kept at most; beyond this, buckets that have refilled are dropped.
 pub const MAX_CLIENTS: usize = 10_000;
@@ -61,13 +60,6 @@ pub const MAX_CLIENTS: usize = 10_000;
 pub fn obv_corpus() -> &'static ObvCorpus {
     static CORPUS: OnceLock<ObvCorpus> = OnceLock::new();
     CORPUS.get_or_init(ObvCorpus::generate)
-}
-
-/// Serves the OpenBesluitvorming fake at the root of `listener` (base URL `http://ADDR`).
-pub async fn serve_obv(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    // The registry always holds this fake (a test serves every entry).
-    let entry = registry::entry(PlatformId::Obv).expect("the obv fake is in the registry");
-    entry.serve_alone_on(listener, config).await
 }
 
 /// What the OpenBesluitvorming fake does beyond the faults every fake applies; the

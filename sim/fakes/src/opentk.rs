@@ -33,9 +33,9 @@ use axum::middleware;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+use crate::fake::FakePlatform;
 use crate::faults::{self, FaultReplies, Faults};
-use crate::own::Shared;
-use crate::registry::FakePlatform;
+use crate::shared::Shared;
 use crate::{FaultParseError, OwnChange, OwnSettings, mix64, pick, raw_response};
 
 /// The path OpenTK lives under.

@@ -24,9 +24,9 @@ use axum::http::{Method, Response, StatusCode};
 use axum::middleware::{self, Next};
 use serde_json::{Value, json};
 
+use crate::fake::FakePlatform;
 use crate::faults::{self, FaultReplies, Faults};
-use crate::own::Shared;
-use crate::registry::FakePlatform;
+use crate::shared::Shared;
 use crate::{FaultParseError, OwnChange, OwnSettings, pick, raw_response};
 
 /// The path the proxy lives under.

@@ -7,10 +7,10 @@
 //! ([`ObvSettings`](crate::ObvSettings), [`ObSettings`](crate::ObSettings),
 //! [`OriSettings`](crate::OriSettings), [`OpenTkSettings`](crate::OpenTkSettings); `()` for
 //! a fake with none), and its registry line names that type (through the fake's
-//! `FakePlatform::Own`, see `registry.rs`). From there they travel:
+//! `FakePlatform::Own`, see `fake.rs`). From there they travel:
 //! - with the fake's shared state: [`Settings`] holds the common configuration and the
 //!   fake's own settings under one lock, the own ones with their type erased; the fake
-//!   reads them typed through its [`Shared<S>`];
+//!   reads them typed through its [`Shared<S>`](crate::shared::Shared);
 //! - through its handle, typed by the caller:
 //!   [`FakeHandle::update_own`](crate::FakeHandle::update_own) and
 //!   [`FakeHandle::own`](crate::FakeHandle::own);
@@ -19,7 +19,7 @@
 //!
 //! Invariants:
 //! - A fake's own settings are made once, as `S::default()`, for the `S` its registry line
-//!   names, and a [`Shared<S>`] is made only together with them: the fake's own reads
+//!   names, and a [`Shared<S>`](crate::shared::Shared) is made only together with them: the fake's own reads
 //!   cannot find another type.
 //! - The common and the own settings sit under one lock: a change is seen by the next
 //!   request, and several changes applied together are seen all or none.
@@ -29,11 +29,8 @@
 
 use std::any::{Any, type_name};
 use std::fmt;
-use std::marker::PhantomData;
-use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::faults::FakeShared;
 use crate::{FakeConfig, FakeSetting, FaultParseError};
 
 /// The settings one fake has of its own, declared in that fake's module.
@@ -128,7 +125,7 @@ trait OwnAny: Any + fmt::Debug + Send {}
 impl<T: Any + fmt::Debug + Send> OwnAny for T {}
 
 /// What a running fake does now: the faults every fake applies and the fake's own
-/// settings, under the one lock of its [`FakeShared`].
+/// settings, under the one lock of its [`FakeShared`](crate::shared::FakeShared).
 #[derive(Debug)]
 pub(crate) struct Settings {
     /// The faults every fake applies.
@@ -193,64 +190,11 @@ impl Settings {
     }
 }
 
-/// A fake's [`FakeShared`] as the fake itself holds it: with its own settings typed `S`.
-///
-/// It dereferences to the [`FakeShared`] (counters, common configuration).
-pub(crate) struct Shared<S> {
-    shared: Arc<FakeShared>,
-    own: PhantomData<fn() -> S>,
-}
-
-impl<S> Clone for Shared<S> {
-    fn clone(&self) -> Shared<S> {
-        Shared {
-            shared: Arc::clone(&self.shared),
-            own: PhantomData,
-        }
-    }
-}
-
-impl<S: OwnSettings> Shared<S> {
-    /// New shared state: `config`, and the own settings `S` of the healthy real platform.
-    pub(crate) fn new(config: FakeConfig) -> Shared<S> {
-        Shared {
-            shared: Arc::new(FakeShared::new(Settings::new::<S>(config))),
-            own: PhantomData,
-        }
-    }
-
-    /// The shared state with the own settings' type erased (for the handle and the
-    /// control route).
-    pub(crate) fn erased(&self) -> &Arc<FakeShared> {
-        &self.shared
-    }
-
-    /// A copy of the fake's own settings now.
-    pub(crate) fn own(&self) -> S {
-        self.snapshot().1
-    }
-
-    /// A copy of the common configuration and the own settings, taken together.
-    pub(crate) fn snapshot(&self) -> (FakeConfig, S) {
-        let settings = self.shared.settings();
-        // `new` is the only maker of a `Shared<S>`, and it stored an `S`.
-        let own = settings.own::<S>().expect("a Shared<S> holds settings of type S");
-        (settings.common.clone(), own.clone())
-    }
-}
-
-impl<S> Deref for Shared<S> {
-    type Target = FakeShared;
-
-    fn deref(&self) -> &FakeShared {
-        &self.shared
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::FaultSetting;
+    use crate::shared::Shared;
 
     #[derive(Clone, Debug, Default, PartialEq)]
     struct Dial {

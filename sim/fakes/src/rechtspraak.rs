@@ -39,19 +39,17 @@ use axum::extract::Query;
 use axum::http::{Response, StatusCode, header};
 use axum::middleware;
 use axum::routing::get;
-use besluitbron_core::PlatformId;
-use tokio::net::TcpListener;
 
+use crate::fake::FakePlatform;
 use crate::faults::{self, FaultReplies, Faults};
-use crate::own::Shared;
 use crate::real;
 use crate::rechtspraak_corpus::esc;
 pub use crate::rechtspraak_corpus::{
     BUSY_DAY, BUSY_DAY_RULINGS, FOOTNOTES_ECLI, LONG_ECLI, METADATA_ONLY_ECLI, RsArea, RsCorpus, RsCourt, RsProcedure,
     RsQuery, RsRelation, RsRuling, dutch_date,
 };
-use crate::registry::FakePlatform;
-use crate::{FakeConfig, FakeHandle, parse_date, raw_response, registry};
+use crate::shared::Shared;
+use crate::{parse_date, raw_response};
 
 /// The most entries one page holds.
 pub const MAX_PAGE: usize = 1000;
@@ -68,13 +66,6 @@ pub fn rechtspraak_corpus() -> &'static RsCorpus {
 /// has it), in the corpus's order.
 pub fn real_rulings() -> impl Iterator<Item = (String, &'static [u8])> {
     real::RECHTSPRAAK.iter().map(|f| (f.stem().replace('_', ":"), f.bytes))
-}
-
-/// Serves the Rechtspraak fake on `listener`; the base URL is `http://ADDR`.
-pub async fn serve_rechtspraak(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    // The registry always holds this fake (a test serves every entry).
-    let entry = registry::entry(PlatformId::Rechtspraak).expect("the rechtspraak fake is in the registry");
-    entry.serve_alone_on(listener, config).await
 }
 
 /// The Rechtspraak fake, as its registry line names it: it has nothing of its own to set.

@@ -28,28 +28,22 @@
 //! handles) or bind an address it was not given.
 
 use std::net::SocketAddr;
+use std::str::FromStr;
 use std::sync::Arc;
 
 use axum::Router;
 use besluitbron_core::PlatformId;
 use tokio::net::TcpListener;
 
-use crate::faults::FakeShared;
-use crate::own::{OwnSetting, OwnSettings, Shared};
+use crate::config::{name_value, unknown};
+use crate::fake::FakePlatform;
+use crate::own::{OwnSetting, OwnSettings};
 use crate::serve::spawn_router;
-use crate::{FakeConfig, FakeHandle, FaultParseError, bwb, control, cvdr, ob, obv, opentk, ori, rechtspraak, tk};
-
-/// One fake platform's code, as its registry line names it: the settings it has of its
-/// own and its routes. Each fake module has one such type, called `Fake`.
-pub(crate) trait FakePlatform {
-    /// What this fake can be set to do beyond [`FakeConfig`], declared in its module
-    /// (`()`: nothing); the default is the healthy real platform.
-    type Own: OwnSettings;
-
-    /// The fake's routes over its shared state, to be served at the root or nested under
-    /// a prefix; `base_url` is the URL its clients are given.
-    fn router(shared: Shared<Self::Own>, base_url: String) -> Router;
-}
+use crate::shared::{FakeShared, Shared};
+use crate::{
+    FakeConfig, FakeHandle, FakeSetting, FaultParseError, FaultSetting, PlatformFault, bwb, control, cvdr, ob, obv,
+    opentk, ori, rechtspraak, tk,
+};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -256,6 +250,69 @@ pub async fn serve_all_on(listener: TcpListener) -> std::io::Result<Vec<FakeHand
 pub async fn serve_all(addr: SocketAddr) -> std::io::Result<Vec<(PlatformId, String)>> {
     let listener = TcpListener::bind(addr).await?;
     Ok(serve_registry_on(listener).await?.base_urls())
+}
+
+/// Serves the OpenBesluitvorming fake at the root of `listener` (base URL `http://ADDR`).
+pub async fn serve_obv(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
+    serve_alone(PlatformId::Obv, listener, config).await
+}
+
+/// Serves the Tweede Kamer fake on `listener`; the base URL is `http://ADDR/OData/v4/2.0`.
+pub async fn serve_tk(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
+    serve_alone(PlatformId::Tk, listener, config).await
+}
+
+/// Serves the Officiële Bekendmakingen fake on `listener`; the base URL is `http://ADDR/sru`.
+pub async fn serve_ob(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
+    serve_alone(PlatformId::Ob, listener, config).await
+}
+
+/// Serves the Rechtspraak fake on `listener`; the base URL is `http://ADDR`.
+pub async fn serve_rechtspraak(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
+    serve_alone(PlatformId::Rechtspraak, listener, config).await
+}
+
+/// Serves the fake of `platform` alone (see [`FakeEntry::serve_alone_on`]).
+async fn serve_alone(platform: PlatformId, listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
+    // The registry always holds the four fakes served alone (a test serves every entry).
+    let entry = entry(platform).unwrap_or_else(|| panic!("the {platform} fake is in the registry"));
+    entry.serve_alone_on(listener, config).await
+}
+
+/// `PLATFORM:NAME=VALUE`: the platform's fake is found in the [`REGISTRY`], and a name that
+/// is not a common fault is parsed by that fake through its line.
+impl FromStr for PlatformFault {
+    type Err = FaultParseError;
+
+    fn from_str(text: &str) -> Result<PlatformFault, FaultParseError> {
+        let fakes = || {
+            REGISTRY
+                .iter()
+                .map(|e| e.platform().as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some((platform, setting)) = text.split_once(':') else {
+            return Err(FaultParseError::new(format!("`{text}` is not PLATFORM:NAME=VALUE")));
+        };
+        let entry = platform
+            .parse::<PlatformId>()
+            .ok()
+            .and_then(entry)
+            .ok_or_else(|| FaultParseError::new(format!("no fake for `{platform}`; one of {}", fakes())))?;
+        let (name, value) = name_value(setting)?;
+        let setting = match FaultSetting::parse(name, value) {
+            Some(common) => FakeSetting::Common(common?),
+            None => match entry.parse_own(name, value) {
+                Some(own) => FakeSetting::Own(own?),
+                None => return Err(unknown(name, entry.own_names())),
+            },
+        };
+        Ok(PlatformFault {
+            platform: entry.platform(),
+            setting,
+        })
+    }
 }
 
 #[cfg(test)]

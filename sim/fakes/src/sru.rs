@@ -46,7 +46,7 @@ use axum::middleware;
 use axum::routing::{MethodRouter, get};
 
 use crate::faults::{self, FaultReplies, Faults};
-use crate::own::Shared;
+use crate::shared::Shared;
 use crate::{FakeConfig, OwnSettings, raw_response};
 
 /// The SRU 2.0 response namespace.

@@ -45,20 +45,18 @@ use axum::extract::{Path, Query, State};
 use axum::http::{Response, StatusCode};
 use axum::middleware;
 use axum::routing::get;
-use besluitbron_core::PlatformId;
 use serde_json::{Map, Value, json};
-use tokio::net::TcpListener;
 
+use crate::fake::FakePlatform;
 use crate::faults::{self, FaultReplies, Faults};
-use crate::own::Shared;
-use crate::registry::FakePlatform;
+use crate::shared::Shared;
 pub use crate::tk_corpus::{
     DOCUMENT_COUNT, FileKind, HISTORICAL_COMMISSIE_COUNT, LONG_RENDITION_CHARS, TkCorpus, ZAAK_COUNT,
     has_long_rendition, has_xml_rendition,
 };
 pub use crate::tk_debates::{MEETING_WITHOUT_REPORT, REPORTS, TkSettings};
 pub use crate::tk_votes::{AMENDMENT_NUMBER, BILL_NUMBER, HELD_NUMBER, MOTION_NUMBER, VOTES_WORD, VOTING_FACTIONS};
-use crate::{FakeConfig, FakeHandle, encode_component, odata, raw_response, registry};
+use crate::{encode_component, odata, raw_response};
 
 /// The path the OData service lives under.
 pub const ODATA_PREFIX: &str = "/OData/v4/2.0";
@@ -72,13 +70,6 @@ pub const SKIPTOKEN_SETS: [&str; 2] = ["Besluit", "Stemming"];
 pub fn tk_corpus() -> &'static TkCorpus {
     static CORPUS: OnceLock<TkCorpus> = OnceLock::new();
     CORPUS.get_or_init(TkCorpus::generate)
-}
-
-/// Serves the Tweede Kamer fake on `listener`; the base URL is `http://ADDR/OData/v4/2.0`.
-pub async fn serve_tk(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    // The registry always holds this fake (a test serves every entry).
-    let entry = registry::entry(PlatformId::Tk).expect("the tk fake is in the registry");
-    entry.serve_alone_on(listener, config).await
 }
 
 struct TkState {
