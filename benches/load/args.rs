@@ -56,10 +56,11 @@ pub(crate) struct Args {
     #[arg(long, value_parser = clap::value_parser!(u16).range(2..=16))]
     pub(crate) replicas: Option<u16>,
     /// The late session: six busy sessions each send 40 distinct OpenBesluitvorming
-    /// searches at once, 5 s later a new session asks one; its wait on one process, then
-    /// across three replicas on a redis-server (the flood spread over all three, the late
-    /// session on the third), in one run, the platform's own limit deciding (client
-    /// limits raised). Ignores the other options.
+    /// searches at once (a connection per call, then over a pool of 8 per session), new
+    /// sessions ask one each from 5 s on; their waits on one process, across three replicas
+    /// on a redis-server (the flood spread over all three, the late sessions on a
+    /// follower), and right after the lease's owner is killed mid-flood, in one run, the
+    /// platform's own limit deciding (client limits raised). Ignores the other options.
     #[arg(long)]
     pub(crate) late_session: bool,
 }

@@ -26,6 +26,15 @@ use crate::call::{Asks, PROTOCOL_VERSION, STATELESS_VERSION, answer_ok, call};
 pub(crate) struct Conn {
     send: http1::SendRequest<Full<Bytes>>,
     host: HeaderValue,
+    /// The task driving the connection: aborted when the `Conn` is dropped, which closes
+    /// the connection even with a request in flight (a client that gives up hangs up).
+    driver: tokio::task::AbortHandle,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
 }
 
 impl Conn {
@@ -37,13 +46,15 @@ impl Conn {
         let (send, connection) = http1::handshake(TokioIo::new(tcp))
             .await
             .context("HTTP/1.1 handshake")?;
-        tokio::spawn(async move {
+        let driver = tokio::spawn(async move {
             // Ends when the server closes the connection; a request on it then fails.
             let _ = connection.await;
-        });
+        })
+        .abort_handle();
         Ok(Conn {
             send,
             host: HeaderValue::from_str(&addr.to_string())?,
+            driver,
         })
     }
 
@@ -164,5 +175,47 @@ impl Target {
             );
         }
         Ok(Target::new(conn, path, Some(id)))
+    }
+}
+
+/// A session's connections as an SDK's HTTP client keeps them (`--late-session`'s pooled
+/// shape): a call takes an idle keep-alive connection or, below the pool's limit, opens
+/// one; at the limit it waits for one to come back; a connection goes back to the pool
+/// when its answer is in (and is dropped when its request failed).
+pub(crate) struct Pool {
+    addr: SocketAddr,
+    idle: std::sync::Mutex<Vec<Conn>>,
+    /// One permit per connection the pool may have out at once.
+    slots: tokio::sync::Semaphore,
+}
+
+impl Pool {
+    /// A pool of at most `limit` connections to `addr`, holding `first` (the session's
+    /// handshake connection) as idle.
+    pub(crate) fn new(addr: SocketAddr, limit: usize, first: Conn) -> Pool {
+        Pool {
+            addr,
+            idle: std::sync::Mutex::new(vec![first]),
+            slots: tokio::sync::Semaphore::new(limit),
+        }
+    }
+
+    /// [`Conn::post`] on a connection of the pool.
+    pub(crate) async fn post(
+        &self,
+        path: &str,
+        session: Option<&str>,
+        asks: Asks,
+        body: Vec<u8>,
+    ) -> anyhow::Result<(StatusCode, HeaderMap, Bytes)> {
+        let _slot = self.slots.acquire().await.context("the pool is closed")?;
+        let idle = self.idle.lock().expect("pool lock").pop();
+        let mut conn = match idle {
+            Some(conn) => conn,
+            None => Conn::open(self.addr).await?,
+        };
+        let answer = conn.post(path, session, asks, body).await?;
+        self.idle.lock().expect("pool lock").push(conn);
+        Ok(answer)
     }
 }

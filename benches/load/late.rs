@@ -1,29 +1,51 @@
 //! `--late-session`: does a session that arrives late wait as long across replicas as on
-//! one process? (issue "Hardening, second round", item 2)
+//! one process, whatever the clients' connection habits, and right after the owner of the
+//! platform's lease dies? (issues "Hardening, second round" item 2, "third round" item 1)
 //!
-//! What a run does, twice — on one BesluitBron process, then on three replicas sharing a
-//! redis-server of the run's own — each on fake platforms of its own (so the fake
-//! OpenBesluitvorming's bucket is full at the start of each): six busy sessions (legacy
-//! MCP sessions, each its own fairness key) each send 40 distinct `obv_search` calls at
-//! once, every call on a connection of its own; 5 s later a new session asks one search,
-//! and its wait is measured from the moment it is sent to its answer — and so do four more
-//! new sessions at 20.3, 35.5, 50.7 and 65.9 s, while the flood still waits, since one
-//! wait is mostly the phase of the platform's bucket (the next free unit comes within a
-//! second). The client limits
-//! are raised out of the way (`servers.rs`), so only OpenBesluitvorming's fair queue (60
-//! units a minute) decides. Across replicas the busy sessions are spread over all three
-//! (session i on replica i mod 3) and the late session is on the third; the calls of a
-//! follower are forwarded to the owner of OpenBesluitvorming's lease, which has run for a
-//! minute first (its bucket refilled after the takeover, full as one process's is at its
-//! start).
+//! The flood: six busy sessions (legacy MCP sessions, each its own fairness key) each send
+//! 40 distinct `obv_search` calls at once, in one of two client shapes:
+//! - **per call**: every call on a connection of its own;
+//! - **pooled**: as an SDK's HTTP client sends them — the session's calls share a pool of
+//!   at most [`POOL`] keep-alive connections (its handshake connection among them), so most
+//!   calls wait in the client for a connection and reach the server as earlier ones are
+//!   answered.
 //!
-//! Invariants, checked after each half (the run fails otherwise): every call of the flood
-//! and the late call answered without a tool error; no 429 from the fake platform.
+//! New sessions each ask one search at [`LATE_AT`] into the flood; each wait is measured
+//! from the moment it is sent to its answer. One wait is mostly the phase of the platform's
+//! bucket (the next free unit comes within a second), hence five, spread over the second.
+//! The client limits are raised out of the way (`servers.rs`), so only OpenBesluitvorming's
+//! fair queue (60 units a minute) decides. Once the last late session is answered the flood
+//! is dropped and its servers stopped: what comes after says nothing about the late
+//! sessions. (A legacy session's call outlives its dropped connection — the client may
+//! resume its stream — so every half runs on servers and fakes of its own.)
 //!
-//! What this module does not do: judge the figure (it prints both waits and their ratio;
-//! `benches/README.md` keeps the target and explains the difference).
+//! A run, in this order:
+//! 1. **One process**, each shape on fake platforms of its own (a full bucket at the start).
+//! 2. **Three replicas** on a redis-server of the run's own, each shape on fresh replicas
+//!    and fakes: the busy sessions spread over all three (session i on replica i mod 3), the
+//!    late sessions on a follower (forwarded to the owner of OpenBesluitvorming's lease).
+//!    Before its flood the owner runs a minute without traffic ([`REFILL`]: its bucket full,
+//!    as one process's is at its start).
+//! 3. **The owner killed mid-flood**: three fresh replicas, the flood (pooled) on the two
+//!    followers only; [`KILL_AT`] into it the owner dies as `kill -9` leaves it (its lease
+//!    runs out, the forwards it was answering break off); once a survivor has taken the
+//!    lease over, the late sessions come on the other survivor at the same offsets from the
+//!    takeover as in the other halves from the flood's start, minus the first 5 s. A new
+//!    owner starts with an empty bucket (the platform never sees a burst at a handover),
+//!    as one process's is 5 s into its flood, so the comparison is the pooled one-process
+//!    half.
+//!
+//! Invariants, checked after each half (the run fails otherwise): every late call answered
+//! without a tool error; every flood call answered before the drop answered without one
+//! (the killed owner's half: those on the dead owner's forwards may fail, and are counted);
+//! no 429 from the fake platform; the owner unchanged in the second part, changed to a
+//! survivor in the third.
+//!
+//! What this module does not do: judge the figures (it prints the waits and their ratios;
+//! `benches/README.md` keeps the target and explains them).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -32,19 +54,21 @@ use serde_json::json;
 use tokio::task::JoinSet;
 
 use crate::call::{Asks, answer_ok};
-use crate::conn::{Conn, Target};
+use crate::conn::{Conn, Pool, Target};
 use crate::replicas::{Redis, Replicas};
 use crate::servers::BesluitBron;
 
 const BUSY_SESSIONS: usize = 6;
 const CALLS_PER_SESSION: usize = 40;
+/// The pooled shape's connections per session.
+const POOL: usize = 8;
 /// When the late sessions come, after the flood starts: the first as the issue describes
 /// it, the others while the flood still waits (it lasts three minutes or more). Each wait
 /// is mostly the time to the platform's next free unit, so it depends on where in the
 /// bucket's second the session arrives: the instants are spread over the second (the same
-/// in both halves), because a new owner's bucket starts empty when the flood starts and
-/// its units come on whole seconds after it — late sessions on whole seconds would all
-/// arrive just after a unit went and wait a full second.
+/// in every half), because a new owner's bucket starts empty and its units come on whole
+/// seconds after its first admission — late sessions on whole seconds would all arrive
+/// just after a unit went and wait a full second.
 const LATE_AT: [Duration; 5] = [
     Duration::from_millis(5_000),
     Duration::from_millis(20_300),
@@ -52,141 +76,341 @@ const LATE_AT: [Duration; 5] = [
     Duration::from_millis(50_700),
     Duration::from_millis(65_900),
 ];
+/// When the owner dies in the third part, after its flood starts.
+const KILL_AT: Duration = Duration::from_secs(2);
 const PATH: &str = "/mcp/obv";
 /// OpenBesluitvorming's window (60 units a minute) and a margin: a new owner's bucket is
 /// full again after it.
 const REFILL: Duration = Duration::from_secs(62);
 
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Shape {
+    PerCall,
+    Pooled,
+}
+
+impl Shape {
+    fn name(self) -> &'static str {
+        match self {
+            Shape::PerCall => "per call",
+            Shape::Pooled => "pooled",
+        }
+    }
+}
+
 /// What one half measured.
 struct Half {
     /// Each late session's wait for its answer.
     late: Vec<Duration>,
-    /// From the flood's start until its last answer.
-    flood: Duration,
+    /// Flood calls answered before the flood was dropped.
+    answered: usize,
+    /// Flood calls that failed (only the killed owner's half tolerates any), and the first.
+    failed: usize,
+    first_failure: Option<String>,
+    /// `forwarded` calls per replica during the half (empty on one process).
+    forwarded: Vec<u64>,
 }
 
 pub(crate) async fn run() -> anyhow::Result<()> {
+    println!(
+        "besluitbron-load --late-session: {BUSY_SESSIONS} busy sessions x {CALLS_PER_SESSION} distinct obv_search \
+         calls at once (per call: a connection each; pooled: at most {POOL} shared connections per session); a new \
+         session's one search at {:?} s into the flood; OpenBesluitvorming's own limit (60 units a minute), client \
+         limits raised",
+        LATE_AT.iter().map(Duration::as_secs_f64).collect::<Vec<_>>()
+    );
     let redis = Redis::start().await?;
-    let single = BesluitBron::start().await?;
-    let one = half(&[single.addr], 0, "een", &single).await.context("one process")?;
-    single.stop().await?;
+    let mut one = Vec::new();
+    for shape in [Shape::PerCall, Shape::Pooled] {
+        let single = BesluitBron::start().await?;
+        let flood = Flood::on(&[single.addr], shape, &format!("een{}", shape as u8)).await?;
+        let half = flood
+            .measure(&single, || Ok(single.addr), None, None)
+            .await
+            .with_context(|| format!("one process, {}", shape.name()))?;
+        single.stop().await?;
+        report(&format!("one process, {}", shape.name()), &half, None);
+        one.push(half);
+    }
 
+    let mut three = Vec::new();
+    for shape in [Shape::PerCall, Shape::Pooled] {
+        let (half, owner, late_on) = three_replicas(&redis, shape)
+            .await
+            .with_context(|| format!("three replicas, {}", shape.name()))?;
+        report(
+            &format!(
+                "three replicas, {} (owner replica {owner}, late sessions on replica {late_on})",
+                shape.name()
+            ),
+            &half,
+            Some(&one[shape as usize]),
+        );
+        three.push(half);
+    }
+
+    let (killed, took_over, new_owner) = killed_owner(&redis).await.context("the owner killed mid-flood")?;
+    report(
+        &format!(
+            "three replicas, pooled, owner killed {:.0} s into the flood (new owner admitting {:.1} s after the kill, \
+             replica {new_owner}; late sessions on the other survivor, from the takeover)",
+            KILL_AT.as_secs_f64(),
+            took_over.as_secs_f64()
+        ),
+        &killed,
+        Some(&one[Shape::Pooled as usize]),
+    );
+    println!(
+        "ratios of the means (three replicas / one process): per call {:.2}, pooled {:.2}, after the owner's kill {:.2}",
+        ratio(&three[0], &one[0]),
+        ratio(&three[1], &one[1]),
+        ratio(&killed, &one[1]),
+    );
+    drop(redis);
+    Ok(())
+}
+
+/// The second part, one shape: fresh replicas on fresh fakes (a legacy session's calls
+/// outlive its dropped connections — its stream can be resumed — so a flood dropped here
+/// would still wait at the owner in the next shape's half), the owner refilled, the flood
+/// over all three, the late sessions on a follower. The half, the owner, and the replica
+/// of the late sessions.
+async fn three_replicas(redis: &Redis, shape: Shape) -> anyhow::Result<(Half, usize, usize)> {
     let base = BesluitBron::start().await?;
-    let replicas = Replicas::start(&base, &redis, 3).await?;
+    let replicas = Replicas::start(&base, redis, 3).await?;
     let owner = replicas.owner(PlatformId::Obv).await?;
     // A new owner admits with an empty bucket (the platform never sees a burst at a
     // handover); one process starts with a full one. Compared like with like, the owner
     // has run long enough to refill it, as an owner in service has.
     tokio::time::sleep(REFILL).await;
     let addrs: Vec<SocketAddr> = replicas.servers.iter().map(|s| s.addr).collect();
-    let forwarded_before: Vec<u64> = (0..3).map(|i| replicas.forwarded(i, PlatformId::Obv)).collect();
-    let three = half(&addrs, 2, "drie", &base).await.context("three replicas")?;
-    let forwarded: Vec<u64> = (0..3)
-        .map(|i| replicas.forwarded(i, PlatformId::Obv) - forwarded_before[i])
-        .collect();
+    let late_on = (owner + 2) % 3;
+    let flood = Flood::on(&addrs, shape, &format!("drie{}", shape as u8)).await?;
+    let half = flood
+        .measure(&base, || Ok(addrs[late_on]), Some(&replicas), None)
+        .await?;
     let owners_after = replicas.owners(PlatformId::Obv);
     replicas.stop().await?;
     base.stop().await?;
-    drop(redis);
-
-    println!(
-        "besluitbron-load --late-session: {BUSY_SESSIONS} busy sessions x {CALLS_PER_SESSION} distinct obv_search \
-         calls at once; a new session's one search at {:?} s into the flood; OpenBesluitvorming's own limit \
-         (60 units a minute), client limits raised",
-        LATE_AT.iter().map(Duration::as_secs_f64).collect::<Vec<_>>()
-    );
-    let secs = |waits: &[Duration]| {
-        waits
-            .iter()
-            .map(|w| format!("{:.2}", w.as_secs_f64()))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    println!(
-        "one process:    late sessions waited {} s, mean {:.2} s (the flood took {:.1} s)",
-        secs(&one.late),
-        mean(&one.late),
-        one.flood.as_secs_f64()
-    );
-    println!(
-        "three replicas: late sessions waited {} s, mean {:.2} s (the flood took {:.1} s; owner replica {owner}, the \
-         late sessions on replica 2; forwarded per replica {forwarded:?})",
-        secs(&three.late),
-        mean(&three.late),
-        three.flood.as_secs_f64()
-    );
-    println!(
-        "ratio of the means: {:.2} (three replicas / one process); first late session alone: {:.2}",
-        mean(&three.late) / mean(&one.late).max(1e-3),
-        three.late[0].as_secs_f64() / one.late[0].as_secs_f64().max(1e-3)
-    );
     if owners_after != [owner] {
-        bail!("the owner of obv changed during the run ({owner} before, {owners_after:?} after)");
+        bail!("the owner of obv changed during the half ({owner} before, {owners_after:?} after)");
     }
-    Ok(())
+    Ok((half, owner, late_on))
 }
 
-/// The flood over `addrs` (session i on `addrs[i % len]`) and the late session on
-/// `addrs[late_on]`; `tag` keeps each half's searches apart.
-async fn half(addrs: &[SocketAddr], late_on: usize, tag: &'static str, fakes: &BesluitBron) -> anyhow::Result<Half> {
-    let rate_limited_before = fakes.rate_limited();
-    let mut sessions = Vec::with_capacity(BUSY_SESSIONS);
-    for s in 0..BUSY_SESSIONS {
-        let addr = addrs[s % addrs.len()];
-        let target = Target::mcp(addr, PATH).await?;
-        sessions.push((addr, target.session.context("a legacy session")?));
-    }
-    let started = Instant::now();
-    let mut flood = JoinSet::new();
-    for (s, (addr, session)) in sessions.into_iter().enumerate() {
-        for j in 0..CALLS_PER_SESSION {
-            let session = session.clone();
-            flood.spawn(async move {
-                let mut conn = Conn::open(addr).await?;
+/// The third part: fresh replicas, the pooled flood on the two followers, the owner killed
+/// [`KILL_AT`] into it, the late sessions after the takeover. The half, how long after the
+/// kill the new owner admitted, and the new owner.
+async fn killed_owner(redis: &Redis) -> anyhow::Result<(Half, Duration, usize)> {
+    let base = BesluitBron::start().await?;
+    let mut replicas = Replicas::start(&base, redis, 3).await?;
+    let owner = replicas.owner(PlatformId::Obv).await?;
+    tokio::time::sleep(REFILL).await;
+    let survivors: Vec<usize> = (0..3).filter(|&i| i != owner).collect();
+    let addrs: Vec<SocketAddr> = survivors.iter().map(|&i| replicas.servers[i].addr).collect();
+    let flood = Flood::on(&addrs, Shape::Pooled, "dood").await?;
+    let started = flood.started;
+    tokio::time::sleep(KILL_AT.saturating_sub(started.elapsed())).await;
+    let killed_at = Instant::now();
+    replicas.kill(owner);
+    let new_owner = loop {
+        let owners = replicas.owners(PlatformId::Obv);
+        if let [o] = owners[..] {
+            break o;
+        }
+        if killed_at.elapsed() > Duration::from_secs(60) {
+            bail!("no survivor took the lease over within 60 s of the kill (owners: {owners:?})");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let took_over = killed_at.elapsed();
+    let late_on = survivors
+        .iter()
+        .copied()
+        .find(|&i| i != new_owner)
+        .context("a survivor besides the new owner")?;
+    let late_addr = replicas.servers[late_on].addr;
+    // The same offsets from the takeover as from the flood's start elsewhere, minus the
+    // first 5 s (the late sessions come right after the takeover).
+    let shift = (killed_at + took_over).duration_since(started);
+    let shift = shift.saturating_sub(LATE_AT[0]);
+    let half = flood
+        .measure(&base, || Ok(late_addr), Some(&replicas), Some(shift))
+        .await?;
+    replicas.stop().await?;
+    base.stop().await?;
+    Ok((half, took_over, new_owner))
+}
+
+/// A flood, running: its calls' tasks, and when it started.
+struct Flood {
+    calls: JoinSet<anyhow::Result<()>>,
+    started: Instant,
+    tag: String,
+}
+
+impl Flood {
+    /// Opens the busy sessions (session i on `addrs[i % len]`) and sends their calls at once;
+    /// `tag` keeps each half's searches apart.
+    async fn on(addrs: &[SocketAddr], shape: Shape, tag: &str) -> anyhow::Result<Flood> {
+        let mut sessions = Vec::with_capacity(BUSY_SESSIONS);
+        for s in 0..BUSY_SESSIONS {
+            let addr = addrs[s % addrs.len()];
+            let target = Target::mcp(addr, PATH).await?;
+            let session = target.session.context("a legacy session")?;
+            sessions.push((addr, session, Arc::new(Pool::new(addr, POOL, target.conn))));
+        }
+        let started = Instant::now();
+        let mut calls = JoinSet::new();
+        for (s, (addr, session, pool)) in sessions.into_iter().enumerate() {
+            for j in 0..CALLS_PER_SESSION {
+                let session = session.clone();
+                let pool = Arc::clone(&pool);
                 // One word per call: OpenBesluitvorming ANDs words, so distinct words are
                 // distinct questions (and never one request after level-1 folding).
                 let body = search(10 + j as u64, &format!("{tag}druk{s}x{j}"));
-                let (status, _, answer) = conn.post(PATH, Some(&session), Asks::Call("obv_search"), body).await?;
-                if !status.is_success() || !answer_ok(&answer) {
-                    bail!(
-                        "busy session {s}, call {j}: {status} {}",
-                        String::from_utf8_lossy(&answer[..answer.len().min(300)])
-                    );
+                calls.spawn(async move {
+                    let (status, _, answer) = match shape {
+                        Shape::PerCall => {
+                            let mut conn = Conn::open(addr).await?;
+                            conn.post(PATH, Some(&session), Asks::Call("obv_search"), body).await?
+                        }
+                        Shape::Pooled => pool.post(PATH, Some(&session), Asks::Call("obv_search"), body).await?,
+                    };
+                    if !status.is_success() || !answer_ok(&answer) {
+                        bail!(
+                            "busy session {s}, call {j}: {status} {}",
+                            String::from_utf8_lossy(&answer[..answer.len().min(300)])
+                        );
+                    }
+                    Ok(())
+                });
+            }
+        }
+        Ok(Flood {
+            calls,
+            started,
+            tag: tag.to_owned(),
+        })
+    }
+
+    /// The late sessions (on the address `late` names when each comes) at [`LATE_AT`]
+    /// after the flood's start, or after `shift` plus [`LATE_AT`] when the owner was
+    /// killed (flood failures then tolerated); then drops the flood.
+    async fn measure(
+        mut self,
+        fakes: &BesluitBron,
+        late: impl Fn() -> anyhow::Result<SocketAddr>,
+        replicas: Option<&Replicas>,
+        shift: Option<Duration>,
+    ) -> anyhow::Result<Half> {
+        let rate_limited_before = fakes.rate_limited();
+        let forwarded_before = forwarded(replicas);
+        let (mut answered, mut failed, mut first_failure) = (0, 0, None);
+        let mut waited = Vec::with_capacity(LATE_AT.len());
+        for (n, at) in LATE_AT.into_iter().enumerate() {
+            let at = at + shift.unwrap_or_default();
+            // Opened just before it asks: a new session, as late as it comes.
+            tokio::time::sleep(at.saturating_sub(self.started.elapsed() + Duration::from_millis(200))).await;
+            let mut session = Target::mcp(late()?, PATH).await?;
+            tokio::time::sleep(at.saturating_sub(self.started.elapsed())).await;
+            while let Some(done) = self.calls.try_join_next() {
+                match done.context("a flood task")? {
+                    Ok(()) => answered += 1,
+                    Err(e) if shift.is_some() => {
+                        failed += 1;
+                        first_failure.get_or_insert_with(|| format!("{e:#}"));
+                    }
+                    Err(e) => return Err(e),
                 }
-                Ok(())
-            });
+            }
+            if self.calls.is_empty() {
+                bail!("the flood ended before late session {n} came");
+            }
+            let asked = Instant::now();
+            session
+                .answer_once("a late session's search", search(7, &format!("{}laat{n}", self.tag)))
+                .await?;
+            waited.push(asked.elapsed());
         }
-    }
-    let mut waited = Vec::with_capacity(LATE_AT.len());
-    for (n, at) in LATE_AT.into_iter().enumerate() {
-        // Opened just before it asks: a new session, as late as it comes.
-        tokio::time::sleep(at.saturating_sub(started.elapsed() + Duration::from_millis(200))).await;
-        let mut late = Target::mcp(addrs[late_on], PATH).await?;
-        tokio::time::sleep(at.saturating_sub(started.elapsed())).await;
-        if flood.is_empty() {
-            bail!("the flood ended before late session {n} came");
+        while let Some(done) = self.calls.try_join_next() {
+            match done.context("a flood task")? {
+                Ok(()) => answered += 1,
+                Err(e) if shift.is_some() => {
+                    failed += 1;
+                    first_failure.get_or_insert_with(|| format!("{e:#}"));
+                }
+                Err(e) => return Err(e),
+            }
         }
-        let asked = Instant::now();
-        late.answer_once("a late session's search", search(7, &format!("{tag}laat{n}")))
-            .await?;
-        waited.push(asked.elapsed());
+        self.calls.shutdown().await;
+        let rate_limited = fakes.rate_limited() - rate_limited_before;
+        if rate_limited != 0 {
+            bail!("the fake platform answered {rate_limited} requests with 429");
+        }
+        let forwarded = forwarded(replicas)
+            .iter()
+            .zip(&forwarded_before)
+            .map(|(a, b)| a - b)
+            .collect();
+        Ok(Half {
+            late: waited,
+            answered,
+            failed,
+            first_failure,
+            forwarded,
+        })
     }
-    while let Some(done) = flood.join_next().await {
-        done.context("a flood task")??;
+}
+
+/// Prints one half's line.
+fn report(what: &str, half: &Half, against: Option<&Half>) {
+    let secs = half
+        .late
+        .iter()
+        .map(|w| format!("{:.2}", w.as_secs_f64()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut line = format!(
+        "{what}: late sessions waited {secs} s, mean {:.2} s; {} flood calls answered before the drop",
+        mean(&half.late),
+        half.answered
+    );
+    if half.failed > 0 {
+        line += &format!(
+            ", {} failed (first: {})",
+            half.failed,
+            half.first_failure.as_deref().unwrap_or("?")
+        );
     }
-    let took = started.elapsed();
-    let rate_limited = fakes.rate_limited() - rate_limited_before;
-    if rate_limited != 0 {
-        bail!("the fake platform answered {rate_limited} requests with 429");
+    if !half.forwarded.is_empty() {
+        line += &format!("; forwarded per replica {:?}", half.forwarded);
     }
-    Ok(Half {
-        late: waited,
-        flood: took,
-    })
+    if let Some(one) = against {
+        line += &format!(
+            "; {:.2}x one process (first late session alone {:.2}x)",
+            ratio(half, one),
+            half.late[0].as_secs_f64() / one.late[0].as_secs_f64().max(1e-3)
+        );
+    }
+    println!("{line}");
+}
+
+/// The ratio of the mean late waits.
+fn ratio(half: &Half, one: &Half) -> f64 {
+    mean(&half.late) / mean(&one.late).max(1e-3)
 }
 
 fn mean(waits: &[Duration]) -> f64 {
     waits.iter().map(Duration::as_secs_f64).sum::<f64>() / waits.len().max(1) as f64
+}
+
+/// Each replica's forwarded-calls counter for OpenBesluitvorming (none on one process; a
+/// killed replica's stays where it was).
+fn forwarded(replicas: Option<&Replicas>) -> Vec<u64> {
+    replicas.map_or_else(Vec::new, |r| {
+        (0..r.servers.len()).map(|i| r.forwarded(i, PlatformId::Obv)).collect()
+    })
 }
 
 fn search(id: u64, word: &str) -> Vec<u8> {

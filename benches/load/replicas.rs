@@ -277,6 +277,8 @@ impl Report<'_> {
 /// The replicas, running.
 pub(crate) struct Replicas {
     pub(crate) servers: Vec<Running>,
+    /// The replicas [`Replicas::kill`] killed: no owners, not stopped.
+    killed: Vec<usize>,
 }
 
 impl Replicas {
@@ -301,7 +303,10 @@ impl Replicas {
                     .with_context(|| format!("replica {i}"))?,
             );
         }
-        Ok(Replicas { servers })
+        Ok(Replicas {
+            servers,
+            killed: Vec::new(),
+        })
     }
 
     fn node(&self, i: usize) -> Option<&Arc<Node>> {
@@ -311,7 +316,7 @@ impl Replicas {
     /// The replicas that own `platform` and admit now.
     pub(crate) fn owners(&self, platform: PlatformId) -> Vec<usize> {
         (0..self.servers.len())
-            .filter(|&i| self.node(i).is_some_and(|n| n.owns_now(platform)))
+            .filter(|&i| !self.killed.contains(&i) && self.node(i).is_some_and(|n| n.owns_now(platform)))
             .collect()
     }
 
@@ -347,8 +352,17 @@ impl Replicas {
             .get()
     }
 
+    /// Kills replica `i` as `kill -9` would (`Running::kill`).
+    pub(crate) fn kill(&mut self, i: usize) {
+        self.servers[i].kill();
+        self.killed.push(i);
+    }
+
     pub(crate) async fn stop(self) -> anyhow::Result<()> {
         for (i, server) in self.servers.into_iter().enumerate() {
+            if self.killed.contains(&i) {
+                continue;
+            }
             server.stop().await.with_context(|| format!("stop replica {i}"))?;
         }
         Ok(())

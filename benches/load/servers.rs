@@ -105,6 +105,8 @@ pub(crate) struct Running {
     data_dir: tempfile::TempDir,
     stop: oneshot::Sender<()>,
     serving: JoinHandle<anyhow::Result<()>>,
+    /// Stops the server's background tasks (the platforms' tasks, MCP streams).
+    cancel: tokio_util::sync::CancellationToken,
 }
 
 impl Running {
@@ -114,6 +116,7 @@ impl Running {
         let addr = server.local_addr()?;
         let app = App::build(config).context("build the server")?;
         let state = Arc::clone(&app.state);
+        let cancel = app.cancel.clone();
         let (stop, stopped) = oneshot::channel::<()>();
         let serving = tokio::spawn(app.serve(
             server,
@@ -128,7 +131,18 @@ impl Running {
             data_dir,
             stop,
             serving,
+            cancel,
         })
+    }
+
+    /// Dies as `kill -9` would leave it: its leases are not released (they run out), its
+    /// listeners close, forwards it was answering break off, its platforms' tasks stop.
+    pub(crate) fn kill(&self) {
+        if let Some(node) = self.state.cluster() {
+            node.kill();
+        }
+        self.serving.abort();
+        self.cancel.cancel();
     }
 
     /// Stops the server and waits for it to finish.
