@@ -26,7 +26,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "build_gated",
         "not yet split into named steps (issue 46, item 4)",
     ),
-    ("guard.rs", "guard", "not yet split into named steps (issue 46, item 4)"),
     (
         "cluster/forward.rs",
         "call",
