@@ -67,11 +67,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "not yet split into named steps (issue 46, item 4)",
     ),
     (
-        "mcp/replay.rs",
-        "run",
-        "not yet split into named steps (issue 46, item 4)",
-    ),
-    (
         "metrics/mod.rs",
         "new",
         "not yet split into named steps (issue 46, item 4)",
