@@ -72,11 +72,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "not yet split into named steps (issue 46, item 4)",
     ),
     (
-        "platforms/http/client.rs",
-        "attempt",
-        "not yet split into named steps (issue 46, item 4)",
-    ),
-    (
         "platforms/koop/regulation.rs",
         "open",
         "not yet split into named steps (issue 46, item 4)",
