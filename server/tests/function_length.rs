@@ -22,11 +22,6 @@ const LIMIT: usize = 100;
 /// Functions allowed over [`LIMIT`]: (file under `server/src`, function name, reason).
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
     (
-        "config.rs",
-        "validated",
-        "not yet split into named steps (issue 46, item 4)",
-    ),
-    (
         "connectors/ob/mod.rs",
         "ob_document",
         "not yet split into named steps (issue 46, item 4)",
