@@ -22,16 +22,6 @@ const LIMIT: usize = 100;
 /// Functions allowed over [`LIMIT`]: (file under `server/src`, function name, reason).
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
     (
-        "connectors/ob/mod.rs",
-        "ob_document",
-        "not yet split into named steps (issue 46, item 4)",
-    ),
-    (
-        "connectors/opentk/mod.rs",
-        "opentk_document",
-        "not yet split into named steps (issue 46, item 4)",
-    ),
-    (
         "connectors/rechtspraak/mod.rs",
         "rechtspraak_search",
         "not yet split into named steps (issue 46, item 4)",
