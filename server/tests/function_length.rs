@@ -24,52 +24,52 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     (
         "connectors/rechtspraak/mod.rs",
         "rechtspraak_search",
-        "not yet split into named steps (issue 46, item 4)",
+        "the court, area and procedure filters checked against the platform's lists, then the feed asked and read; not yet split into named steps",
     ),
     (
         "connectors/schema.rs",
         "portable_schema",
-        "not yet split into named steps (issue 46, item 4)",
+        "one pass over a JSON schema, a rewrite per schemars form (oneOf constants, nullable types, $defs); not yet split into named steps",
     ),
     (
         "connectors/tk/debates.rs",
         "tk_debates",
-        "not yet split into named steps (issue 46, item 4)",
+        "arguments, speaker resolved against the members list, meetings asked, then each report's activities matched; not yet split into named steps",
     ),
     (
         "connectors/tk/mod.rs",
         "tk_search",
-        "not yet split into named steps (issue 46, item 4)",
+        "a continuation read first, then a search per kind (documents or cases) with its own paging; not yet split into named steps",
     ),
     (
         "connectors/tk/transcript.rs",
         "render",
-        "not yet split into named steps (issue 46, item 4)",
+        "one transcript page's answer assembled from a dozen parts computed in turn (activities, motions, votes, speakers, page); not yet split into named steps",
     ),
     (
         "connectors/tk/votes.rs",
         "fetch",
-        "not yet split into named steps (issue 46, item 4)",
+        "the cases, then each page of votes on their decisions, one admitted call per request; not yet split into named steps",
     ),
     (
         "metrics/mod.rs",
         "new",
-        "not yet split into named steps (issue 46, item 4)",
+        "registers every metric family, one statement each: a table, read down, not a procedure",
     ),
     (
         "platforms/koop/regulation.rs",
         "open",
-        "not yet split into named steps (issue 46, item 4)",
+        "a start tag's role decided, then a match over the roles that open blocks; not yet split into named steps",
     ),
     (
         "platforms/rechtspraak/body.rs",
         "element",
-        "not yet split into named steps (issue 46, item 4)",
+        "one match over the ruling's element names, a few lines an arm: a table, read down",
     ),
     (
         "text/rtf.rs",
         "read_rtf",
-        "not yet split into named steps (issue 46, item 4)",
+        "one loop over the RTF tokens whose state (groups, footnote, \\uc fallback) every arm shares; a split needs that state in a reader struct first",
     ),
 ];
 
