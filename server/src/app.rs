@@ -198,53 +198,28 @@ impl App {
         let clock = Clock::start();
         let metrics = Arc::new(Metrics::new());
         let cancel = CancellationToken::new();
-
-        let version = if config.cache_version.is_empty() {
-            CacheVersion::current()
-        } else {
-            CacheVersion::new(config.cache_version.clone())
-                .map_err(|e| anyhow::anyhow!("BesluitBron.CacheVersion: {e}"))?
-        };
+        let version = cache_version(&config)?;
         let policy = CachePolicy::default();
-        let (stores, failures) = store::open_all(&config.data_dir, &policy, &version);
-        for (platform, error) in &failures {
-            tracing::error!(%platform, %error, "buffer unavailable; this platform runs without one");
-        }
-        let stores: BTreeMap<PlatformId, Arc<RedbStore>> = stores.into_iter().map(|(p, s)| (p, Arc::new(s))).collect();
-
+        let stores = open_buffers(&config, &policy, &version);
         // Several replicas: a lease per platform, shared by the platform's task and its
         // lease task, and the internal endpoint's listener (its address is advertised).
-        let cluster = match &config.cluster {
-            Some(c) => Some(crate::cluster::setup::prepare(c, clock)?),
-            None => None,
-        };
+        let cluster = prepare_cluster(&config, clock)?;
         // Recording (off by default): one writer thread, a bounded queue.
         let recorder = Recorder::start(&config.recording, &config.data_dir, Arc::clone(&metrics))
             .map_err(|e| anyhow::anyhow!("BesluitBron.Recording: {e}"))?;
-        // One task per platform, limited or not.
-        let mut handles = BTreeMap::new();
-        let mut tasks = Vec::new();
-        for platform in PlatformId::ALL {
-            let buffer = ServerBuffer::new(platform, stores.get(&platform).cloned(), policy.for_platform(platform));
-            let options = DriverOptions {
-                clock,
-                metrics: Arc::clone(&metrics),
-                attempt_timeout: Duration::from_millis(config.platform(platform).timeout_ms.saturating_mul(2)),
-                observer: hooks.on_send.clone(),
-                cancel: cancel.child_token(),
-                recorder: recorder.clone(),
-            };
-            let gate = cluster.as_ref().and_then(|c| c.gate(platform));
-            let (handle, task) = driver::spawn_leased(driver::path_config(&config, platform), buffer, options, gate)
-                .map_err(|e| anyhow::anyhow!("BesluitBron.Platforms.{platform}: {e}"))?;
-            handles.insert(platform, handle);
-            tasks.push(task);
-        }
-        let clients = crate::connectors::open_clients(&config)?;
-        let engine = match &config.cluster {
-            Some(c) => Some(Engine::new(&c.redis).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.Redis: {e}"))?),
-            None => None,
+        let platforms = PlatformSetup {
+            config: &config,
+            hooks: &hooks,
+            stores: &stores,
+            policy: &policy,
+            clock,
+            metrics: &metrics,
+            cancel: &cancel,
+            recorder: &recorder,
         };
+        let (handles, tasks) = platforms.spawn_tasks(cluster.as_ref())?;
+        let clients = crate::connectors::open_clients(&config)?;
+        let engine = shared_engine(&config)?;
         let node = match (&cluster, &engine, &config.cluster) {
             (Some(prepared), Some(engine), Some(c)) => {
                 Some(prepared.node(engine.clone(), c, version.to_string(), Arc::clone(&metrics))?)
@@ -259,130 +234,20 @@ impl App {
             crate::connectors::tools().map(|(c, t)| (t.name, c.platform)),
             node.is_some(),
         ));
-        // Retries come within seconds to a minute; two minutes, 10,000 results and 64 MiB
-        // keep the memory a busy server spends on them bounded. Under more load than that,
-        // the oldest results go first and a late retry runs again.
-        let replays = Replays::new(
-            IdempotencyConfig {
-                window: Duration::from_secs(120),
-                max_entries: 10_000,
-                max_bytes: 64 << 20,
-                // A seed of this process's own (std's random hash keys), unknown to the
-                // clients whose request ids are the table's keys.
-                seed: std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), 0u8),
-            },
-            clock,
-        )
-        .shared(engine.as_ref().map(|e| {
-            // The same window as the local table; a first attempt holds its key for the
-            // request time-out and a margin at most.
-            let running_for = Duration::from_secs(config.request_timeout_secs.max(1) + 5);
-            crate::engine::replays::SharedReplays::new(e.clone(), Duration::from_secs(120), running_for)
-        }))
-        .with_metrics(Arc::clone(&metrics));
         let calls = Arc::new(Calls::new(
             Arc::clone(&ctx),
             registry.clone(),
-            replays,
+            replays(&config, clock, engine.as_ref(), &metrics),
             Duration::from_secs(config.request_timeout_secs.max(1)),
             config.trusted_proxies.clone(),
         ));
         if let (Some(prepared), Some(node)) = (cluster, &node) {
             prepared.start(&calls, node, cancel.child_token());
         }
-
         let limits = ClientLimits::new(config.mcp_rate_limit);
-        let per_minute = config.sessions.initialize_per_minute.max(1);
-        let shared_limits = engine.as_ref().map(|e| {
-            SharedLimits::new(
-                e.clone(),
-                config.mcp_rate_limit,
-                RateLimit {
-                    requests_per_minute: per_minute,
-                    burst: per_minute.div_ceil(4).max(2),
-                },
-            )
-        });
-        let initializes = ClientLimits::new(ClientLimitConfig {
-            process: RateLimit {
-                requests_per_minute: u32::MAX / 2,
-                burst: u32::MAX / 2,
-            },
-            per_connector: RateLimit {
-                requests_per_minute: u32::MAX / 2,
-                burst: u32::MAX / 2,
-            },
-            per_address: RateLimit {
-                requests_per_minute: u32::MAX / 2,
-                burst: u32::MAX / 2,
-            },
-            per_session: RateLimit {
-                requests_per_minute: per_minute,
-                burst: per_minute.div_ceil(4).max(2),
-            },
-            per_user: RateLimit {
-                requests_per_minute: u32::MAX / 2,
-                burst: u32::MAX / 2,
-            },
-            max_tracked: config.mcp_rate_limit.max_tracked,
-        });
-
-        // One MCP service per route: each connector, and all of them at `/mcp`.
-        let routes: Vec<(String, Scope)> = registry
-            .iter()
-            .map(|&c| (format!("/mcp/{}", c.id), Scope::One(c)))
-            .chain([("/mcp".to_owned(), Scope::All)])
-            .collect();
-        let mut services = Vec::new();
-        let mut session_managers = Vec::new();
-        for (path, scope) in routes {
-            let mut sm = LocalSessionManager::default();
-            sm.session_config.keep_alive = Some(Duration::from_secs(config.sessions.idle_timeout_secs.max(1)));
-            // rmcp keeps each completed answer this long for a client that resumes a broken
-            // stream; a minute of large answers under load is gigabytes. Ten seconds covers
-            // a reconnect; a client that missed more retries the call (a replay).
-            sm.session_config.completed_cache_ttl = Duration::from_secs(10);
-            let sm = Arc::new(if gated {
-                RestoreGate::new(sm)
-            } else {
-                RestoreGate::ungated(sm)
-            });
-            session_managers.push(Arc::clone(&sm));
-            let mut mcp_config = StreamableHttpServerConfig::default()
-                .with_cancellation_token(cancel.child_token())
-                .with_allowed_hosts(config.hosts())
-                .with_max_request_body_bytes(config.max_body_bytes)
-                // A stateless (2026-07-28) call that emits nothing before its answer gets
-                // a plain JSON body; one that reports progress while queued is still
-                // streamed as SSE, so no notification is lost.
-                .with_json_response(true)
-                .enforce_origin_validation();
-            if !config.allowed_origins.is_empty() {
-                mcp_config = mcp_config.with_allowed_origins(config.allowed_origins.clone());
-            }
-            // With several replicas, legacy sessions live in the shared engine too: a
-            // request of a session another replica opened is restored here.
-            let store = engine.as_ref().map(|e| {
-                let idle = Duration::from_secs(config.sessions.idle_timeout_secs.max(1));
-                Arc::new(
-                    crate::engine::sessions::RedisSessionStore::new(e.clone(), scope.id(), idle)
-                        .gated_by(sm.restoring()),
-                )
-            });
-            if let Some(store) = &store {
-                mcp_config.session_store =
-                    Some(Arc::clone(store)
-                        as Arc<
-                            dyn rmcp::transport::streamable_http_server::session::SessionStore,
-                        >);
-            }
-            // One handler per route; each session and each stateless request gets a
-            // clone (two `Arc`s), not a newly built set of tools.
-            let handler = Handler::new(Arc::clone(&calls), scope);
-            let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::clone(&sm), mcp_config);
-            services.push((path, scope, sm, store, service));
-        }
-
+        let shared_limits = shared_limits(&config, engine.as_ref());
+        let initializes = initialize_limits(&config);
+        let routes = mcp_routes(&config, &registry, &calls, &cancel, engine.as_ref(), gated);
         // Access tokens (`BesluitBron.Auth`): the checks, and the issuer's keys read when
         // the first token arrives.
         let auth = crate::auth::Auth::new(&config.auth, &config.contact, clock)?.map(Arc::new);
@@ -395,20 +260,13 @@ impl App {
             limits: Mutex::new(limits),
             initializes: Mutex::new(initializes),
             shared_limits,
-            session_managers,
+            session_managers: routes.iter().map(|r| Arc::clone(&r.sessions)).collect(),
             accepting: AtomicBool::new(true),
             answering: AtomicUsize::new(0),
             streams: Mutex::default(),
         });
         let page = Arc::new(PageState::new(Arc::clone(&guard), Arc::clone(&calls), stores.clone()));
-        let admin_listener = match guard.config.admin_listen {
-            Some(addr) => {
-                let listener =
-                    crate::listen::bind(addr).map_err(|e| anyhow::anyhow!("BesluitBron.AdminListen {addr}: {e}"))?;
-                Some(listener)
-            }
-            None => None,
-        };
+        let admin_listener = bind_admin(&guard.config)?;
         let admin_addr = admin_listener.as_ref().map(|l| l.local_addr()).transpose()?;
         let state = Arc::new(AppState {
             guard: Arc::clone(&guard),
@@ -420,84 +278,9 @@ impl App {
             admin_addr,
             recorder,
         });
-
-        // The addresses served, for the answer to any other under `/mcp/`.
-        let addresses: Arc<str> = Arc::from(unknown_mcp_address_text(
-            &services.iter().map(|(path, ..)| path.as_str()).collect::<Vec<_>>(),
-        ));
-        let mut router = Router::new();
-        if let Some(auth) = &auth {
-            router = protected_resource_metadata(router, auth, services.iter().map(|(path, ..)| path.as_str()));
-        }
-        for (path, scope, sessions, store, service) in services {
-            let route = RouteGuard {
-                state: Arc::clone(&guard),
-                connector: scope.id(),
-                sessions,
-                store,
-            };
-            // Exactly this address: `/mcp/nope` or `/mcp/obv/extra` is no MCP server.
-            let guarded = Router::new().route_service(&path, Guarded::new(route, service));
-            router = router.merge(guarded);
-        }
-        router = router.route(
-            "/mcp/{*rest}",
-            any(move |body: axum::body::Body| {
-                let addresses = Arc::clone(&addresses);
-                async move {
-                    // The request's body is read (up to 64 KiB) before the answer: an answer
-                    // to a request whose body is still arriving closes the connection
-                    // after it, and a client that reuses the connection loses its next
-                    // request ("Server disconnected", about one time in three).
-                    let _ = axum::body::to_bytes(body, 64 * 1024).await;
-                    (
-                        StatusCode::NOT_FOUND,
-                        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-                        addresses.to_string(),
-                    )
-                }
-            }),
-        );
-        // The routes beside MCP's get the same Host check (DNS rebinding); the MCP routes
-        // have rmcp's own.
-        // With an administrative address, `/metrics` and `/status.json` are served there
-        // only.
-        let health = || {
-            Router::new()
-                .route("/healthz", get(|| async { "ok\n" }))
-                .route("/readyz", get(readyz))
-        };
-        let host_checked = |r: Router<Arc<AppState>>| {
-            r.route_layer(axum::middleware::from_fn_with_state(
-                Arc::clone(&guard),
-                crate::guard::host_check,
-            ))
-            .with_state(Arc::clone(&state))
-        };
-        let with_metrics = || health().route("/metrics", get(metrics_text));
-        let (others, admin) = match admin_listener {
-            Some(listener) => {
-                let admin = host_checked(with_metrics()).merge(crate::page::status_json_route(&page));
-                (host_checked(health()), Some((listener, admin)))
-            }
-            None => (host_checked(with_metrics()), None),
-        };
-        let router = router.merge(others).merge(crate::page::routes(&page, admin.is_none()));
-
-        for c in &registry {
-            if let Some(m) = c.maintenance
-                && let Some(every) = (m.every)(&guard.config)
-            {
-                tokio::spawn(maintenance(
-                    Arc::clone(&ctx),
-                    state.node.clone(),
-                    c.platform,
-                    m,
-                    every,
-                    cancel.child_token(),
-                ));
-            }
-        }
+        let router = mcp_router(&guard, auth.as_ref(), routes);
+        let (router, admin) = with_other_routes(router, &guard, &state, &page, admin_listener);
+        start_maintenance(&registry, &ctx, &state, &cancel);
         Ok(App {
             router,
             state,
@@ -587,6 +370,358 @@ impl App {
             tracing::warn!("buffer writes did not finish within 5 s of shutdown");
         }
         Ok(())
+    }
+}
+
+/// The cache version the buffers are keyed by: the configured one, else this build's.
+fn cache_version(config: &Config) -> anyhow::Result<CacheVersion> {
+    if config.cache_version.is_empty() {
+        Ok(CacheVersion::current())
+    } else {
+        CacheVersion::new(config.cache_version.clone()).map_err(|e| anyhow::anyhow!("BesluitBron.CacheVersion: {e}"))
+    }
+}
+
+/// The platforms' buffers that open; a platform whose buffer does not runs without one.
+fn open_buffers(config: &Config, policy: &CachePolicy, version: &CacheVersion) -> BTreeMap<PlatformId, Arc<RedbStore>> {
+    let (stores, failures) = store::open_all(&config.data_dir, policy, version);
+    for (platform, error) in &failures {
+        tracing::error!(%platform, %error, "buffer unavailable; this platform runs without one");
+    }
+    stores.into_iter().map(|(p, s)| (p, Arc::new(s))).collect()
+}
+
+/// Several replicas: the leases and the internal endpoint's listener, when set.
+fn prepare_cluster(config: &Config, clock: Clock) -> anyhow::Result<Option<crate::cluster::setup::Prepared>> {
+    match &config.cluster {
+        Some(c) => Ok(Some(crate::cluster::setup::prepare(c, clock)?)),
+        None => Ok(None),
+    }
+}
+
+/// Several replicas: the shared engine (Redis), when set.
+fn shared_engine(config: &Config) -> anyhow::Result<Option<Engine>> {
+    match &config.cluster {
+        Some(c) => Ok(Some(
+            Engine::new(&c.redis).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.Redis: {e}"))?,
+        )),
+        None => Ok(None),
+    }
+}
+
+/// Every platform's handle, and the join handles of their tasks.
+type PlatformTasks = (
+    BTreeMap<PlatformId, driver::PlatformHandle>,
+    Vec<tokio::task::JoinHandle<()>>,
+);
+
+/// What every platform's task is started with.
+struct PlatformSetup<'a> {
+    config: &'a Config,
+    hooks: &'a Hooks,
+    stores: &'a BTreeMap<PlatformId, Arc<RedbStore>>,
+    policy: &'a CachePolicy,
+    clock: Clock,
+    metrics: &'a Arc<Metrics>,
+    cancel: &'a CancellationToken,
+    recorder: &'a Option<Recorder>,
+}
+
+impl PlatformSetup<'_> {
+    /// One task per platform, limited or not: their handles and their join handles.
+    fn spawn_tasks(&self, cluster: Option<&crate::cluster::setup::Prepared>) -> anyhow::Result<PlatformTasks> {
+        let config = self.config;
+        let mut handles = BTreeMap::new();
+        let mut tasks = Vec::new();
+        for platform in PlatformId::ALL {
+            let buffer = ServerBuffer::new(
+                platform,
+                self.stores.get(&platform).cloned(),
+                self.policy.for_platform(platform),
+            );
+            let options = DriverOptions {
+                clock: self.clock,
+                metrics: Arc::clone(self.metrics),
+                attempt_timeout: Duration::from_millis(config.platform(platform).timeout_ms.saturating_mul(2)),
+                observer: self.hooks.on_send.clone(),
+                cancel: self.cancel.child_token(),
+                recorder: self.recorder.clone(),
+            };
+            let gate = cluster.and_then(|c| c.gate(platform));
+            let (handle, task) = driver::spawn_leased(driver::path_config(config, platform), buffer, options, gate)
+                .map_err(|e| anyhow::anyhow!("BesluitBron.Platforms.{platform}: {e}"))?;
+            handles.insert(platform, handle);
+            tasks.push(task);
+        }
+        Ok((handles, tasks))
+    }
+}
+
+/// The table of client retries answered from the first result (idempotency keys).
+fn replays(config: &Config, clock: Clock, engine: Option<&Engine>, metrics: &Arc<Metrics>) -> Replays {
+    // Retries come within seconds to a minute; two minutes, 10,000 results and 64 MiB
+    // keep the memory a busy server spends on them bounded. Under more load than that,
+    // the oldest results go first and a late retry runs again.
+    Replays::new(
+        IdempotencyConfig {
+            window: Duration::from_secs(120),
+            max_entries: 10_000,
+            max_bytes: 64 << 20,
+            // A seed of this process's own (std's random hash keys), unknown to the
+            // clients whose request ids are the table's keys.
+            seed: std::hash::BuildHasher::hash_one(&std::hash::RandomState::new(), 0u8),
+        },
+        clock,
+    )
+    .shared(engine.map(|e| {
+        // The same window as the local table; a first attempt holds its key for the
+        // request time-out and a margin at most.
+        let running_for = Duration::from_secs(config.request_timeout_secs.max(1) + 5);
+        crate::engine::replays::SharedReplays::new(e.clone(), Duration::from_secs(120), running_for)
+    }))
+    .with_metrics(Arc::clone(metrics))
+}
+
+/// The client limits on the shared engine, with several replicas.
+fn shared_limits(config: &Config, engine: Option<&Engine>) -> Option<SharedLimits> {
+    let per_minute = config.sessions.initialize_per_minute.max(1);
+    engine.map(|e| {
+        SharedLimits::new(
+            e.clone(),
+            config.mcp_rate_limit,
+            RateLimit {
+                requests_per_minute: per_minute,
+                burst: per_minute.div_ceil(4).max(2),
+            },
+        )
+    })
+}
+
+/// The limits of `initialize` per client address (its "session" layer); the other
+/// layers do not limit it.
+fn initialize_limits(config: &Config) -> ClientLimits {
+    let per_minute = config.sessions.initialize_per_minute.max(1);
+    ClientLimits::new(ClientLimitConfig {
+        process: RateLimit {
+            requests_per_minute: u32::MAX / 2,
+            burst: u32::MAX / 2,
+        },
+        per_connector: RateLimit {
+            requests_per_minute: u32::MAX / 2,
+            burst: u32::MAX / 2,
+        },
+        per_address: RateLimit {
+            requests_per_minute: u32::MAX / 2,
+            burst: u32::MAX / 2,
+        },
+        per_session: RateLimit {
+            requests_per_minute: per_minute,
+            burst: per_minute.div_ceil(4).max(2),
+        },
+        per_user: RateLimit {
+            requests_per_minute: u32::MAX / 2,
+            burst: u32::MAX / 2,
+        },
+        max_tracked: config.mcp_rate_limit.max_tracked,
+    })
+}
+
+/// One MCP route: its address, what it offers, its sessions and its service.
+struct McpRoute {
+    path: String,
+    scope: Scope,
+    sessions: Arc<RestoreGate>,
+    /// The route's sessions in the shared engine, with several replicas.
+    store: Option<Arc<crate::engine::sessions::RedisSessionStore>>,
+    service: StreamableHttpService<Handler, RestoreGate>,
+}
+
+/// One MCP service per route: each connector, and all of them at `/mcp`.
+fn mcp_routes(
+    config: &Config,
+    registry: &[&'static ConnectorSpec],
+    calls: &Arc<Calls>,
+    cancel: &CancellationToken,
+    engine: Option<&Engine>,
+    gated: bool,
+) -> Vec<McpRoute> {
+    let routes: Vec<(String, Scope)> = registry
+        .iter()
+        .map(|&c| (format!("/mcp/{}", c.id), Scope::One(c)))
+        .chain([("/mcp".to_owned(), Scope::All)])
+        .collect();
+    let mut services = Vec::new();
+    for (path, scope) in routes {
+        let mut sm = LocalSessionManager::default();
+        sm.session_config.keep_alive = Some(Duration::from_secs(config.sessions.idle_timeout_secs.max(1)));
+        // rmcp keeps each completed answer this long for a client that resumes a broken
+        // stream; a minute of large answers under load is gigabytes. Ten seconds covers
+        // a reconnect; a client that missed more retries the call (a replay).
+        sm.session_config.completed_cache_ttl = Duration::from_secs(10);
+        let sm = Arc::new(if gated {
+            RestoreGate::new(sm)
+        } else {
+            RestoreGate::ungated(sm)
+        });
+        let mut mcp_config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(cancel.child_token())
+            .with_allowed_hosts(config.hosts())
+            .with_max_request_body_bytes(config.max_body_bytes)
+            // A stateless (2026-07-28) call that emits nothing before its answer gets
+            // a plain JSON body; one that reports progress while queued is still
+            // streamed as SSE, so no notification is lost.
+            .with_json_response(true)
+            .enforce_origin_validation();
+        if !config.allowed_origins.is_empty() {
+            mcp_config = mcp_config.with_allowed_origins(config.allowed_origins.clone());
+        }
+        // With several replicas, legacy sessions live in the shared engine too: a
+        // request of a session another replica opened is restored here.
+        let store = engine.map(|e| {
+            let idle = Duration::from_secs(config.sessions.idle_timeout_secs.max(1));
+            Arc::new(
+                crate::engine::sessions::RedisSessionStore::new(e.clone(), scope.id(), idle).gated_by(sm.restoring()),
+            )
+        });
+        if let Some(store) = &store {
+            mcp_config.session_store =
+                Some(Arc::clone(store)
+                    as Arc<
+                        dyn rmcp::transport::streamable_http_server::session::SessionStore,
+                    >);
+        }
+        // One handler per route; each session and each stateless request gets a
+        // clone (two `Arc`s), not a newly built set of tools.
+        let handler = Handler::new(Arc::clone(calls), scope);
+        let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::clone(&sm), mcp_config);
+        services.push(McpRoute {
+            path,
+            scope,
+            sessions: sm,
+            store,
+            service,
+        });
+    }
+    services
+}
+
+/// The administrative address's listener (`AdminListen`), when set.
+fn bind_admin(config: &Config) -> anyhow::Result<Option<tokio::net::TcpListener>> {
+    match config.admin_listen {
+        Some(addr) => {
+            let listener =
+                crate::listen::bind(addr).map_err(|e| anyhow::anyhow!("BesluitBron.AdminListen {addr}: {e}"))?;
+            Ok(Some(listener))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The MCP routes, each behind its guard, and the answer to any other address under `/mcp/`.
+fn mcp_router(guard: &Arc<GuardState>, auth: Option<&Arc<crate::auth::Auth>>, routes: Vec<McpRoute>) -> Router {
+    // The addresses served, for the answer to any other under `/mcp/`.
+    let addresses: Arc<str> = Arc::from(unknown_mcp_address_text(
+        &routes.iter().map(|r| r.path.as_str()).collect::<Vec<_>>(),
+    ));
+    let mut router = Router::new();
+    if let Some(auth) = auth {
+        router = protected_resource_metadata(router, auth, routes.iter().map(|r| r.path.as_str()));
+    }
+    for McpRoute {
+        path,
+        scope,
+        sessions,
+        store,
+        service,
+    } in routes
+    {
+        let route = RouteGuard {
+            state: Arc::clone(guard),
+            connector: scope.id(),
+            sessions,
+            store,
+        };
+        // Exactly this address: `/mcp/nope` or `/mcp/obv/extra` is no MCP server.
+        let guarded = Router::new().route_service(&path, Guarded::new(route, service));
+        router = router.merge(guarded);
+    }
+    router.route(
+        "/mcp/{*rest}",
+        any(move |body: axum::body::Body| {
+            let addresses = Arc::clone(&addresses);
+            async move {
+                // The request's body is read (up to 64 KiB) before the answer: an answer
+                // to a request whose body is still arriving closes the connection
+                // after it, and a client that reuses the connection loses its next
+                // request ("Server disconnected", about one time in three).
+                let _ = axum::body::to_bytes(body, 64 * 1024).await;
+                (
+                    StatusCode::NOT_FOUND,
+                    [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                    addresses.to_string(),
+                )
+            }
+        }),
+    )
+}
+
+/// The MCP router with the routes beside it (health, metrics, pages), and the
+/// administrative address's listener and routes when there is one.
+fn with_other_routes(
+    router: Router,
+    guard: &Arc<GuardState>,
+    state: &Arc<AppState>,
+    page: &Arc<PageState>,
+    admin_listener: Option<tokio::net::TcpListener>,
+) -> (Router, Option<(tokio::net::TcpListener, Router)>) {
+    // The routes beside MCP's get the same Host check (DNS rebinding); the MCP routes
+    // have rmcp's own.
+    // With an administrative address, `/metrics` and `/status.json` are served there
+    // only.
+    let health = || {
+        Router::new()
+            .route("/healthz", get(|| async { "ok\n" }))
+            .route("/readyz", get(readyz))
+    };
+    let host_checked = |r: Router<Arc<AppState>>| {
+        r.route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(guard),
+            crate::guard::host_check,
+        ))
+        .with_state(Arc::clone(state))
+    };
+    let with_metrics = || health().route("/metrics", get(metrics_text));
+    let (others, admin) = match admin_listener {
+        Some(listener) => {
+            let admin = host_checked(with_metrics()).merge(crate::page::status_json_route(page));
+            (host_checked(health()), Some((listener, admin)))
+        }
+        None => (host_checked(with_metrics()), None),
+    };
+    let router = router.merge(others).merge(crate::page::routes(page, admin.is_none()));
+    (router, admin)
+}
+
+/// The offered connectors' maintenance tasks, each at the interval its settings give.
+fn start_maintenance(
+    registry: &[&'static ConnectorSpec],
+    ctx: &Arc<Context>,
+    state: &Arc<AppState>,
+    cancel: &CancellationToken,
+) {
+    for c in registry {
+        if let Some(m) = c.maintenance
+            && let Some(every) = (m.every)(&state.guard.config)
+        {
+            tokio::spawn(maintenance(
+                Arc::clone(ctx),
+                state.node.clone(),
+                c.platform,
+                m,
+                every,
+                cancel.child_token(),
+            ));
+        }
     }
 }
 

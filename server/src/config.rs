@@ -563,10 +563,6 @@ impl Config {
 
     /// Checks every setting; used after flags changed a loaded configuration.
     pub fn validated(self) -> Result<Config, ConfigError> {
-        let invalid = |path: String, message: &str| ConfigError::Invalid {
-            path,
-            message: message.to_owned(),
-        };
         let r = &self.recording;
         if r.max_file_bytes < 4096 {
             return Err(invalid(
@@ -580,39 +576,7 @@ impl Config {
                 "MaxFiles and QueueLines must be at least 1",
             ));
         }
-        for (id, p) in &self.platforms {
-            let path = format!("BesluitBron.Platforms.{id}");
-            id.parse::<PlatformId>()
-                .map_err(|e| invalid(path.clone(), &e.to_string()))?;
-            let url = p.base_url.trim_end_matches('/');
-            if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
-                return Err(invalid(format!("{path}.BaseUrl"), "must be an http(s) URL"));
-            }
-            if p.max_concurrent == Some(0) {
-                return Err(invalid(format!("{path}.MaxConcurrent"), "must be at least 1"));
-            }
-            if p.timeout_ms == 0 || p.attempts == 0 {
-                return Err(invalid(path, "TimeoutMs and Attempts must be above zero"));
-            }
-            if p.max_body_bytes < 1024 {
-                return Err(invalid(format!("{path}.MaxBodyBytes"), "must be at least 1024"));
-            }
-            for (name, limit) in [("Limit", p.limit), ("TextLimit", p.text_limit)] {
-                let Some(l) = limit else { continue };
-                if l.capacity.is_zero() || !(l.window_secs > 0.0 && l.window_secs.is_finite()) {
-                    return Err(invalid(
-                        format!("{path}.{name}"),
-                        "Capacity and WindowSecs must be above zero",
-                    ));
-                }
-                if !(l.margin_secs >= 0.0 && l.margin_secs <= l.window_secs) {
-                    return Err(invalid(
-                        format!("{path}.{name}.MarginSecs"),
-                        "must be between 0 and WindowSecs",
-                    ));
-                }
-            }
-        }
+        self.check_platforms()?;
         for (name, l) in [
             ("Process", self.mcp_rate_limit.process),
             ("PerConnector", self.mcp_rate_limit.per_connector),
@@ -653,6 +617,50 @@ impl Config {
             }
         }
         self.auth.validate()?;
+        self.check_cluster()?;
+        Ok(self)
+    }
+
+    /// Each platform's settings: a known platform, an http(s) address, limits above zero.
+    fn check_platforms(&self) -> Result<(), ConfigError> {
+        for (id, p) in &self.platforms {
+            let path = format!("BesluitBron.Platforms.{id}");
+            id.parse::<PlatformId>()
+                .map_err(|e| invalid(path.clone(), &e.to_string()))?;
+            let url = p.base_url.trim_end_matches('/');
+            if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+                return Err(invalid(format!("{path}.BaseUrl"), "must be an http(s) URL"));
+            }
+            if p.max_concurrent == Some(0) {
+                return Err(invalid(format!("{path}.MaxConcurrent"), "must be at least 1"));
+            }
+            if p.timeout_ms == 0 || p.attempts == 0 {
+                return Err(invalid(path, "TimeoutMs and Attempts must be above zero"));
+            }
+            if p.max_body_bytes < 1024 {
+                return Err(invalid(format!("{path}.MaxBodyBytes"), "must be at least 1024"));
+            }
+            for (name, limit) in [("Limit", p.limit), ("TextLimit", p.text_limit)] {
+                let Some(l) = limit else { continue };
+                if l.capacity.is_zero() || !(l.window_secs > 0.0 && l.window_secs.is_finite()) {
+                    return Err(invalid(
+                        format!("{path}.{name}"),
+                        "Capacity and WindowSecs must be above zero",
+                    ));
+                }
+                if !(l.margin_secs >= 0.0 && l.margin_secs <= l.window_secs) {
+                    return Err(invalid(
+                        format!("{path}.{name}.MarginSecs"),
+                        "must be between 0 and WindowSecs",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The settings of several replicas, when set.
+    fn check_cluster(&self) -> Result<(), ConfigError> {
         if let Some(c) = &self.cluster {
             let path = |name: &str| format!("BesluitBron.Cluster.{name}");
             if !(c.redis.starts_with("redis://") || c.redis.starts_with("unix://")) {
@@ -672,7 +680,7 @@ impl Config {
                 return Err(invalid(path("LeaseTtlMs"), "must be between 1000 and 600000"));
             }
         }
-        Ok(self)
+        Ok(())
     }
 
     /// One platform's settings (the shared defaults for a platform neither a connector
@@ -866,6 +874,14 @@ mod toml_edit_free {
         } else {
             toml::Value::String(v.to_owned()).to_string()
         }
+    }
+}
+
+/// A setting at `path` that BesluitBron refuses, and why.
+fn invalid(path: String, message: &str) -> ConfigError {
+    ConfigError::Invalid {
+        path,
+        message: message.to_owned(),
     }
 }
 

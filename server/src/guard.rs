@@ -16,6 +16,11 @@
 //!
 //! What this module does not do: parse the JSON-RPC message beyond its envelope (rmcp
 //! does), or decide anything about a platform (the core path does).
+#![expect(
+    clippy::result_large_err,
+    reason = "the guard's steps return their refusal, the response itself, as `Err`: it is answered at once, \
+              and boxing it would cost an allocation per refusal for nothing"
+)]
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -250,126 +255,44 @@ fn shared_state_unreachable(state: &GuardState, op: &'static str, error: &crate:
 /// The checks every MCP request passes before rmcp sees it. Who the request is, is
 /// decided here once: an existing MCP session of this route (session era), otherwise its
 /// client address; the [`Caller`] travels on in the request's extensions.
-async fn guard<S, B>(route: RouteGuard, mut request: Request, inner: S) -> Response
+async fn guard<S, B>(route: RouteGuard, request: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = axum::http::Response<B>, Error = Infallible>,
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + Unpin + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    match admit_and_answer(&route, request, inner).await {
+        Ok(response) | Err(response) => response,
+    }
+}
+
+/// [`guard`]'s steps, in order; a refusal is the `Err` answer, and ends them.
+async fn admit_and_answer<S, B>(route: &RouteGuard, mut request: Request, inner: S) -> Result<Response, Response>
 where
     S: Service<Request, Response = axum::http::Response<B>, Error = Infallible>,
     B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + Unpin + 'static,
     B::Error: Into<axum::BoxError>,
 {
     let state = &route.state;
-    let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>().copied() else {
-        // Only a listener serving with connect info reaches here; anything else is a bug.
-        return json_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            -32603,
-            "BesluitBron could not tell the client's address".into(),
-            None,
-        );
-    };
-    if !state.accepting.load(Ordering::SeqCst) {
-        return json_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            -32000,
-            "BesluitBron is shutting down; retry shortly".into(),
-            Some(5),
-        );
-    }
-    // The access token, before anything else is read: without a valid one (where one is
-    // asked for) nothing of the request is looked at.
-    let user = match &state.auth {
-        Some(auth) => match auth.check(request.headers()).await {
-            Verdict::Anonymous => None,
-            Verdict::User(user) => Some(user.as_str().to_owned()),
-            Verdict::Refused(refusal) => {
-                state
-                    .metrics
-                    .throttled
-                    .get_or_create(&LayerLabel { layer: "auth" })
-                    .inc();
-                return auth.refuse(&refusal, request.uri().path());
-            }
-        },
-        None => None,
-    };
+    let peer = client_peer(&request)?;
+    refuse_while_shutting_down(state)?;
+    let user = authenticate(state, request.headers(), request.uri().path()).await?;
     // A message admitted before the drain is answered in full: the drain waits for it.
     let under_way = (request.method() == Method::POST).then(|| AnswerUnderWay::begin(state));
-    // A page of this server's own loopback address is no cross-origin caller: its Origin
-    // has been judged here, so rmcp's Origin check (configured origins, or none) does not
-    // see it. Every other Origin goes on to that check unchanged.
-    let listening = request
-        .extensions()
-        .get::<crate::listen::Listening>()
-        .map_or(state.config.listen, |l| l.0);
-    if own_loopback_origin(request.headers(), listening) {
-        request.headers_mut().remove(header::ORIGIN);
-    }
+    pass_own_loopback_origin(state, &mut request);
     let address = identity::client_address(peer, request.headers(), &state.config.trusted_proxies);
     let named_session = identity::session_id(request.headers()).map(str::to_owned);
-    // Ending a session that does not exist here (never did, or already ended) is a 404,
-    // as for any other request naming it; rmcp would accept it.
-    if request.method() == Method::DELETE
-        && let Some(id) = &named_session
-        && !route.sessions.holds(id).await
-    {
-        // With several replicas, a session another replica holds is ended here too.
-        let elsewhere = match &route.store {
-            Some(store) => match store.exists(id).await {
-                Ok(exists) => exists,
-                Err(error) => return shared_state_unreachable(state, "session_exists", &error),
-            },
-            None => false,
-        };
-        if !elsewhere {
-            return json_error(
-                StatusCode::NOT_FOUND,
-                -32600,
-                "no such MCP session at this address (it ended, or never existed)".into(),
-                None,
-            );
-        }
-    }
+    refuse_ending_an_unknown_session(route, request.method(), named_session.as_deref()).await?;
 
     // Read the body once (bounded) to answer malformed JSON-RPC clearly, to see which
     // protocol era the request speaks, and to spot `initialize`, which is limited per
     // address and by the session cap.
     let (parts, body) = request.into_parts();
     let ending_session = parts.method == Method::DELETE;
-    let mut json_body = false;
-    let (bytes, envelope_facts) = if parts.method == Method::POST {
-        let limit = state.config.max_body_bytes;
-        if parts
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok())
-            .is_some_and(|n| n > limit)
-        {
-            return too_large(limit);
-        }
-        let within = Duration::from_secs(state.config.connections.body_read_timeout_secs);
-        let bytes = match tokio::time::timeout(within, axum::body::to_bytes(body, limit)).await {
-            Ok(Ok(b)) => b,
-            Ok(Err(_)) => return too_large(limit),
-            Err(_) => {
-                return json_error(
-                    StatusCode::REQUEST_TIMEOUT,
-                    -32600,
-                    format!("the request body did not arrive within {} s", within.as_secs()),
-                    None,
-                );
-            }
-        };
-        let facts = match read_envelope(&bytes) {
-            Ok(envelope) => EnvelopeFacts::of(&envelope),
-            Err(bad) => return bad.response(),
-        };
-        json_body = is_json_content_type(&parts.headers);
-        (Some(bytes), facts)
-    } else {
-        (None, EnvelopeFacts::default())
-    };
-    let stateless = !envelope_facts.initialize
-        && envelope_facts
+    let message = read_message(state, &parts, body).await?;
+    let facts = message.facts;
+    let stateless = !facts.initialize
+        && facts
             .stateless_version
             .unwrap_or_else(|| identity::protocol_version(&parts.headers).is_some_and(identity::is_stateless_version));
     // A session is believed only when it exists at this route, and only in the session
@@ -379,170 +302,27 @@ where
         Some(id) => route.sessions.holds(id).await,
         None => false,
     };
-    // A session opened with a token is its user's alone: to anyone else it does not exist.
-    if let Some(id) = &named
-        && !state.may_use_session(id, user.as_deref())
-    {
-        return json_error(
-            StatusCode::NOT_FOUND,
-            -32600,
-            "no such MCP session at this address (it ended, or never existed)".into(),
-            None,
-        );
-    }
+    refuse_another_users_session(state, named.as_deref(), user.as_deref())?;
     let now = state.clock.now();
-    // With several replicas, one round trip to the shared engine both reads the session
-    // (another replica's, to restore here; or ended by a DELETE elsewhere) and takes the
-    // client limits; the local limits answer while the engine does not.
-    let (session, verdict, key) = match (&state.shared_limits, &route.store) {
-        (Some(shared), Some(store)) => {
-            let asking = Asking {
-                route: store.route(),
-                connector: route.connector,
-                session: named.as_deref(),
-                held,
-                address: &address,
-                user: user.as_deref(),
-                idle_ms: store.idle_ms(),
-            };
-            let admitted = shared.admit(now, &asking).await;
-            match admitted {
-                Ok(a) if a.status == SessionStatus::Ended && named.is_some() => {
-                    if let Some(id) = &named
-                        && held
-                    {
-                        let _ = route.sessions.close_session(&SessionId::from(id.as_str())).await;
-                    }
-                    return json_error(
-                        StatusCode::NOT_FOUND,
-                        -32600,
-                        "no such MCP session at this address (it was ended)".into(),
-                        None,
-                    );
-                }
-                Ok(a) => {
-                    let session = named.filter(|_| held || a.status == SessionStatus::Present);
-                    (session, a.verdict, None)
-                }
-                Err(error) => {
-                    if named.is_some() && !held {
-                        // Only the shared engine knows that session; rmcp would fail on it.
-                        return shared_state_unreachable(state, "admit", &error);
-                    }
-                    if shared.failed() {
-                        tracing::warn!(%error, "the shared engine is unreachable: client limits are this replica's own until it answers");
-                    }
-                    state.metrics.shared_state.fell_back("admit", "limits");
-                    let session = named.filter(|_| held);
-                    let (key, verdict) = local_limits(
-                        state,
-                        now,
-                        route.connector,
-                        user.as_deref(),
-                        session.as_deref(),
-                        &address,
-                    );
-                    (session, verdict, Some(key))
-                }
-            }
-        }
-        _ => {
-            let session = named.filter(|_| held);
-            let (key, verdict) = local_limits(
-                state,
-                now,
-                route.connector,
-                user.as_deref(),
-                session.as_deref(),
-                &address,
-            );
-            (session, verdict, Some(key))
-        }
-    };
+    let (session, verdict, key) = take_client_limits(route, now, named, held, &address, user.as_deref()).await?;
     let idempotency_key = identity::idempotency_key(&parts.headers);
     let caller = Arc::new(match key {
         // The limits were asked with this key: it is the caller's.
         Some(key) => Caller::keyed(user, session, address, idempotency_key, key),
         None => Caller::of_user(user, session, address, idempotency_key),
     });
-    let address = &caller.address;
-    if let Err(t) = verdict {
-        state
-            .metrics
-            .throttled
-            .get_or_create(&LayerLabel {
-                layer: t.layer.as_str(),
-            })
-            .inc();
-        return json_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            -32000,
-            format!("BesluitBron: {t}"),
-            Some(t.retry_after_secs),
-        );
+    refuse_throttled(state, verdict)?;
+    if facts.initialize && caller.session_id.is_none() {
+        admit_new_session(route, now, &caller.address).await?;
     }
-    if envelope_facts.initialize && caller.session_id.is_none() {
-        let shared_initialize = match &state.shared_limits {
-            Some(shared) => match shared.initialize(address).await {
-                Ok(verdict) => Some(verdict),
-                Err(_) => {
-                    state.metrics.shared_state.fell_back("initialize", "initialize");
-                    None
-                }
-            },
-            None => None,
-        };
-        let initialize = match shared_initialize {
-            Some(verdict) => verdict,
-            None => state
-                .initializes
-                .lock()
-                .expect("limits lock")
-                .check(now, route.connector, address, address),
-        };
-        if let Err(t) = initialize {
-            state
-                .metrics
-                .throttled
-                .get_or_create(&LayerLabel { layer: "initialize" })
-                .inc();
-            return json_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                -32000,
-                format!(
-                    "BesluitBron: too many new sessions from this address; retry after {} s",
-                    t.retry_after_secs
-                ),
-                Some(t.retry_after_secs),
-            );
-        }
-        if state.sessions_for_cap().await >= state.config.sessions.max_sessions {
-            return json_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                -32000,
-                "BesluitBron has as many MCP sessions open as it allows; retry later, or use the stateless protocol"
-                    .into(),
-                Some(30),
-            );
-        }
-    }
-    // A standalone event stream (GET) holds a connection for as long as it is open: a
-    // few per session (a reconnect may overlap the old one) and per address.
-    let stream = if parts.method == Method::GET {
-        match StreamPermit::take(state, caller.session_id.as_deref(), address) {
-            Ok(permit) => Some(permit),
-            Err(message) => return json_error(StatusCode::TOO_MANY_REQUESTS, -32000, message, Some(5)),
-        }
-    } else {
-        None
-    };
+    let stream = open_event_stream(state, &parts.method, &caller)?;
     // The body again for the rare answer below (a clone of `Bytes` shares them).
-    let sent = bytes.clone().filter(|_| json_body);
-    let mut request = match bytes {
+    let sent = message.bytes.clone().filter(|_| message.json_body);
+    let mut request = match message.bytes {
         Some(bytes) => Request::from_parts(parts, Body::from(bytes)),
         None => Request::from_parts(parts, Body::empty()),
     };
-    let opened_by = caller.user.clone().filter(|_| envelope_facts.initialize);
+    let opened_by = caller.user.clone().filter(|_| facts.initialize);
     request.extensions_mut().insert(caller);
     let response = match inner.oneshot(request).await {
         Ok(response) => response,
@@ -557,6 +337,353 @@ where
     {
         state.bind_session(id, &user).await;
     }
+    Ok(answer_as_clients_expect(
+        response,
+        sent,
+        ending_session,
+        stream,
+        under_way,
+    ))
+}
+
+/// The client's socket address, which the listener puts in every request.
+fn client_peer(request: &Request) -> Result<SocketAddr, Response> {
+    let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>().copied() else {
+        // Only a listener serving with connect info reaches here; anything else is a bug.
+        return Err(json_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            -32603,
+            "BesluitBron could not tell the client's address".into(),
+            None,
+        ));
+    };
+    Ok(peer)
+}
+
+/// 503 once shutdown has begun.
+fn refuse_while_shutting_down(state: &GuardState) -> Result<(), Response> {
+    if !state.accepting.load(Ordering::SeqCst) {
+        return Err(json_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32000,
+            "BesluitBron is shutting down; retry shortly".into(),
+            Some(5),
+        ));
+    }
+    Ok(())
+}
+
+/// The user of the request's access token, or none; the refusal of a token not valid
+/// where one is asked for.
+async fn authenticate(
+    state: &GuardState,
+    headers: &axum::http::HeaderMap,
+    path: &str,
+) -> Result<Option<String>, Response> {
+    // The access token, before anything else is read: without a valid one (where one is
+    // asked for) nothing of the request is looked at.
+    match &state.auth {
+        Some(auth) => match auth.check(headers).await {
+            Verdict::Anonymous => Ok(None),
+            Verdict::User(user) => Ok(Some(user.as_str().to_owned())),
+            Verdict::Refused(refusal) => {
+                state
+                    .metrics
+                    .throttled
+                    .get_or_create(&LayerLabel { layer: "auth" })
+                    .inc();
+                Err(auth.refuse(&refusal, path))
+            }
+        },
+        None => Ok(None),
+    }
+}
+
+/// Drops the Origin of a page of this server's own loopback address.
+fn pass_own_loopback_origin(state: &GuardState, request: &mut Request) {
+    // A page of this server's own loopback address is no cross-origin caller: its Origin
+    // has been judged here, so rmcp's Origin check (configured origins, or none) does not
+    // see it. Every other Origin goes on to that check unchanged.
+    let listening = request
+        .extensions()
+        .get::<crate::listen::Listening>()
+        .map_or(state.config.listen, |l| l.0);
+    if own_loopback_origin(request.headers(), listening) {
+        request.headers_mut().remove(header::ORIGIN);
+    }
+}
+
+/// 404 for a DELETE of a session no replica holds.
+async fn refuse_ending_an_unknown_session(
+    route: &RouteGuard,
+    method: &Method,
+    named_session: Option<&str>,
+) -> Result<(), Response> {
+    // Ending a session that does not exist here (never did, or already ended) is a 404,
+    // as for any other request naming it; rmcp would accept it.
+    if method == Method::DELETE
+        && let Some(id) = named_session
+        && !route.sessions.holds(id).await
+    {
+        // With several replicas, a session another replica holds is ended here too.
+        let elsewhere = match &route.store {
+            Some(store) => match store.exists(id).await {
+                Ok(exists) => exists,
+                Err(error) => return Err(shared_state_unreachable(&route.state, "session_exists", &error)),
+            },
+            None => false,
+        };
+        if !elsewhere {
+            return Err(json_error(
+                StatusCode::NOT_FOUND,
+                -32600,
+                "no such MCP session at this address (it ended, or never existed)".into(),
+                None,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What the guard read of a request's body: the bytes (a POST's), what its envelope
+/// says, and whether it was sent as JSON.
+struct Message {
+    bytes: Option<axum::body::Bytes>,
+    facts: EnvelopeFacts,
+    json_body: bool,
+}
+
+/// A POST's body, read once within `max_body_bytes` and the body-read time, and its
+/// envelope checked; other methods carry none.
+async fn read_message(state: &GuardState, parts: &axum::http::request::Parts, body: Body) -> Result<Message, Response> {
+    if parts.method != Method::POST {
+        return Ok(Message {
+            bytes: None,
+            facts: EnvelopeFacts::default(),
+            json_body: false,
+        });
+    }
+    let limit = state.config.max_body_bytes;
+    if parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .is_some_and(|n| n > limit)
+    {
+        return Err(too_large(limit));
+    }
+    let within = Duration::from_secs(state.config.connections.body_read_timeout_secs);
+    let bytes = match tokio::time::timeout(within, axum::body::to_bytes(body, limit)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return Err(too_large(limit)),
+        Err(_) => {
+            return Err(json_error(
+                StatusCode::REQUEST_TIMEOUT,
+                -32600,
+                format!("the request body did not arrive within {} s", within.as_secs()),
+                None,
+            ));
+        }
+    };
+    let facts = match read_envelope(&bytes) {
+        Ok(envelope) => EnvelopeFacts::of(&envelope),
+        Err(bad) => return Err(bad.response()),
+    };
+    Ok(Message {
+        bytes: Some(bytes),
+        facts,
+        json_body: is_json_content_type(&parts.headers),
+    })
+}
+
+/// 404 for a session opened with another user's token (or with one, asked without).
+fn refuse_another_users_session(state: &GuardState, named: Option<&str>, user: Option<&str>) -> Result<(), Response> {
+    // A session opened with a token is its user's alone: to anyone else it does not exist.
+    if let Some(id) = named
+        && !state.may_use_session(id, user)
+    {
+        return Err(json_error(
+            StatusCode::NOT_FOUND,
+            -32600,
+            "no such MCP session at this address (it ended, or never existed)".into(),
+            None,
+        ));
+    }
+    Ok(())
+}
+
+/// The session the request is in (if any), the client limits' verdict, and the fairness
+/// key when the local limits gave it.
+type Admission = (
+    Option<String>,
+    Result<(), besluitbron_core::limits::Throttled>,
+    Option<besluitbron_core::SessionKey>,
+);
+
+/// The client limits, taken for the request in session `named` (`held` here or not).
+async fn take_client_limits(
+    route: &RouteGuard,
+    now: besluitbron_core::Instant,
+    named: Option<String>,
+    held: bool,
+    address: &str,
+    user: Option<&str>,
+) -> Result<Admission, Response> {
+    let state = &route.state;
+    // With several replicas, one round trip to the shared engine both reads the session
+    // (another replica's, to restore here; or ended by a DELETE elsewhere) and takes the
+    // client limits; the local limits answer while the engine does not.
+    let (Some(shared), Some(store)) = (&state.shared_limits, &route.store) else {
+        let session = named.filter(|_| held);
+        let (key, verdict) = local_limits(state, now, route.connector, user, session.as_deref(), address);
+        return Ok((session, verdict, Some(key)));
+    };
+    let asking = Asking {
+        route: store.route(),
+        connector: route.connector,
+        session: named.as_deref(),
+        held,
+        address,
+        user,
+        idle_ms: store.idle_ms(),
+    };
+    let admitted = shared.admit(now, &asking).await;
+    match admitted {
+        Ok(a) if a.status == SessionStatus::Ended && named.is_some() => {
+            if let Some(id) = &named
+                && held
+            {
+                let _ = route.sessions.close_session(&SessionId::from(id.as_str())).await;
+            }
+            Err(json_error(
+                StatusCode::NOT_FOUND,
+                -32600,
+                "no such MCP session at this address (it was ended)".into(),
+                None,
+            ))
+        }
+        Ok(a) => {
+            let session = named.filter(|_| held || a.status == SessionStatus::Present);
+            Ok((session, a.verdict, None))
+        }
+        Err(error) => {
+            if named.is_some() && !held {
+                // Only the shared engine knows that session; rmcp would fail on it.
+                return Err(shared_state_unreachable(state, "admit", &error));
+            }
+            if shared.failed() {
+                tracing::warn!(%error, "the shared engine is unreachable: client limits are this replica's own until it answers");
+            }
+            state.metrics.shared_state.fell_back("admit", "limits");
+            let session = named.filter(|_| held);
+            let (key, verdict) = local_limits(state, now, route.connector, user, session.as_deref(), address);
+            Ok((session, verdict, Some(key)))
+        }
+    }
+}
+
+/// 429 when a client limit throttled the request, counted by its layer.
+fn refuse_throttled(
+    state: &GuardState,
+    verdict: Result<(), besluitbron_core::limits::Throttled>,
+) -> Result<(), Response> {
+    if let Err(t) = verdict {
+        state
+            .metrics
+            .throttled
+            .get_or_create(&LayerLabel {
+                layer: t.layer.as_str(),
+            })
+            .inc();
+        return Err(json_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            -32000,
+            format!("BesluitBron: {t}"),
+            Some(t.retry_after_secs),
+        ));
+    }
+    Ok(())
+}
+
+/// An `initialize` outside a session: limited per address, and by the session cap.
+async fn admit_new_session(route: &RouteGuard, now: besluitbron_core::Instant, address: &str) -> Result<(), Response> {
+    let state = &route.state;
+    let shared_initialize = match &state.shared_limits {
+        Some(shared) => match shared.initialize(address).await {
+            Ok(verdict) => Some(verdict),
+            Err(_) => {
+                state.metrics.shared_state.fell_back("initialize", "initialize");
+                None
+            }
+        },
+        None => None,
+    };
+    let initialize = match shared_initialize {
+        Some(verdict) => verdict,
+        None => state
+            .initializes
+            .lock()
+            .expect("limits lock")
+            .check(now, route.connector, address, address),
+    };
+    if let Err(t) = initialize {
+        state
+            .metrics
+            .throttled
+            .get_or_create(&LayerLabel { layer: "initialize" })
+            .inc();
+        return Err(json_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            -32000,
+            format!(
+                "BesluitBron: too many new sessions from this address; retry after {} s",
+                t.retry_after_secs
+            ),
+            Some(t.retry_after_secs),
+        ));
+    }
+    if state.sessions_for_cap().await >= state.config.sessions.max_sessions {
+        return Err(json_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32000,
+            "BesluitBron has as many MCP sessions open as it allows; retry later, or use the stateless protocol".into(),
+            Some(30),
+        ));
+    }
+    Ok(())
+}
+
+/// A standalone event stream's permit (a GET's), or the 429 when its caps are reached.
+fn open_event_stream(
+    state: &Arc<GuardState>,
+    method: &Method,
+    caller: &Caller,
+) -> Result<Option<StreamPermit>, Response> {
+    // A standalone event stream (GET) holds a connection for as long as it is open: a
+    // few per session (a reconnect may overlap the old one) and per address.
+    if method != Method::GET {
+        return Ok(None);
+    }
+    match StreamPermit::take(state, caller.session_id.as_deref(), &caller.address) {
+        Ok(permit) => Ok(Some(permit)),
+        Err(message) => Err(json_error(StatusCode::TOO_MANY_REQUESTS, -32000, message, Some(5))),
+    }
+}
+
+/// rmcp's answer as clients expect it, holding the stream's permit or the answer's place
+/// in the drain until its body has been sent.
+fn answer_as_clients_expect<B>(
+    response: axum::http::Response<B>,
+    sent: Option<axum::body::Bytes>,
+    ending_session: bool,
+    stream: Option<StreamPermit>,
+    under_way: Option<AnswerUnderWay>,
+) -> Response
+where
+    B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + Unpin + 'static,
+    B::Error: Into<axum::BoxError>,
+{
     // rmcp answers a JSON body it cannot read as one of its messages (an id of another
     // type, params of the wrong type) with 415 and plain text; for a body sent as JSON
     // that is a bad request, answered as JSON-RPC.

@@ -566,121 +566,15 @@ pub(crate) fn serve_internal(
 }
 
 async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) -> Response {
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    if !same_secret(given.as_bytes(), ep.node.secret.as_bytes()) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            "the internal endpoint needs the cluster's secret\n",
-        )
-            .into_response();
+    if let Err(refused) = check_secret(&ep, &headers) {
+        return refused;
     }
-    let Ok(request) = serde_json::from_slice::<ForwardRequest>(&body) else {
-        return (StatusCode::BAD_REQUEST, "not a forwarded call\n").into_response();
+    let (request, platform) = match read_forward(&ep, &body) {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    let Some(platform) = PlatformId::ALL.into_iter().find(|p| p.as_str() == request.platform) else {
-        return (StatusCode::BAD_REQUEST, "unknown platform\n").into_response();
-    };
-    if request.cache_version != ep.node.cache_version {
-        // A rolling upgrade: this owner answers with its own code and stores under its
-        // own version, never under the forwarding replica's.
-        tracing::debug!(theirs = %request.cache_version, ours = %ep.node.cache_version, "a forward of another cache version");
-    }
     let (tx, rx) = mpsc::channel::<Bytes>(64);
-    let ep2 = Arc::clone(&ep);
-    tokio::spawn(async move {
-        let ep = ep2;
-        // The heartbeat, until this task ends (the guard cancels it).
-        let done = CancellationToken::new();
-        let _beating = done.clone().drop_guard();
-        let beat_tx = tx.clone();
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
-            loop {
-                tokio::select! {
-                    () = done.cancelled() => return,
-                    _ = every.tick() => {
-                        let Ok(alive) = encode_line(&ForwardLine::Alive) else { return };
-                        if beat_tx.try_send(alive).is_err() && beat_tx.is_closed() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        let progress_tx = tx.clone();
-        let relay: Progress = Arc::new(move |_platform, p: QueuePosition| {
-            let line = ForwardLine::Progress {
-                ahead_in_session: p.ahead_in_session,
-                waiting_sessions: p.waiting_sessions,
-                queued_calls: p.queued_calls,
-                estimated_wait_ms: u64::try_from(p.estimated_wait.as_millis()).unwrap_or(u64::MAX),
-            };
-            // A full channel drops a progress line, never the answer; so does one that
-            // does not encode.
-            if let Ok(line) = encode_line(&line) {
-                let _ = progress_tx.try_send(line);
-            }
-        });
-        let caller = Caller {
-            session: request
-                .session
-                .as_deref()
-                .map_or(SessionKey::System, SessionKey::client),
-            user: request.user.clone(),
-            session_id: None,
-            address: request.address.clone(),
-            idempotency_key: None,
-        };
-        // A lease whose start wait runs: wait for it rather than send the caller round.
-        if let Some(LeaseState::Waiting { until }) = ep.node.lease_state(platform, ep.calls.ctx.clock.now()) {
-            let at = ep.calls.ctx.clock.to_tokio(until);
-            tokio::select! {
-                () = tokio::time::sleep_until(at) => {}
-                () = tx.closed() => return,
-            }
-        }
-        let ct = CancellationToken::new();
-        let call = ToolRequest {
-            name: request.tool.into(),
-            arguments: request.arguments,
-            caller: Arc::new(caller),
-            replay: None,
-            progress: Some(relay),
-            ct: ct.clone(),
-        };
-        let answered = tokio::select! {
-            r = ep.calls.call_here(call) => r,
-            () = tx.closed() => {
-                // The forwarding replica let go: the call is dropped here (its path entry leaves).
-                ct.cancel();
-                return;
-            }
-            () = ep.node.killed.cancelled() => return,
-        };
-        let line = match answered {
-            Ok(Reply::Result(r)) => ForwardLine::Result(Box::new(Arc::unwrap_or_clone(r))),
-            // This replica does not own the platform either: the forwarding replica
-            // looks the owner up again (it holds the caller's time).
-            Ok(Reply::Elsewhere(_)) => ForwardLine::NotOwner,
-            Err(e) => ForwardLine::Result(Box::new(tool_error(e.message))),
-        };
-        // An answer that does not encode is an error naming the platform, never an
-        // empty line; if even that does not encode, the stream ends early and the
-        // forwarding replica reports a broken forward.
-        let encoded = encode_line(&line).or_else(|error| {
-            encode_line(&ForwardLine::Result(Box::new(tool_error(format!(
-                "BesluitBron could not pass on {}'s answer between its replicas ({error}); try again",
-                platform.display_name()
-            )))))
-        });
-        if let Ok(encoded) = encoded {
-            let _ = tx.send(encoded).await;
-        }
-    });
+    tokio::spawn(answer_forward(Arc::clone(&ep), request, platform, tx));
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<Bytes, std::convert::Infallible>(b), rx))
     });
@@ -689,6 +583,149 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
         Body::from_stream(stream),
     )
         .into_response()
+}
+
+/// 401 for a forward without the cluster's secret.
+#[expect(
+    clippy::result_large_err,
+    reason = "the refusal is the response itself, answered at once"
+)]
+fn check_secret(ep: &Endpoint, headers: &HeaderMap) -> Result<(), Response> {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    if !same_secret(given.as_bytes(), ep.node.secret.as_bytes()) {
+        return Err((
+            StatusCode::UNAUTHORIZED,
+            "the internal endpoint needs the cluster's secret\n",
+        )
+            .into_response());
+    }
+    Ok(())
+}
+
+/// The forwarded call and its platform, or 400 for a body that is neither.
+#[expect(
+    clippy::result_large_err,
+    reason = "the refusal is the response itself, answered at once"
+)]
+fn read_forward(ep: &Endpoint, body: &[u8]) -> Result<(ForwardRequest, PlatformId), Response> {
+    let Ok(request) = serde_json::from_slice::<ForwardRequest>(body) else {
+        return Err((StatusCode::BAD_REQUEST, "not a forwarded call\n").into_response());
+    };
+    let Some(platform) = PlatformId::ALL.into_iter().find(|p| p.as_str() == request.platform) else {
+        return Err((StatusCode::BAD_REQUEST, "unknown platform\n").into_response());
+    };
+    if request.cache_version != ep.node.cache_version {
+        // A rolling upgrade: this owner answers with its own code and stores under its
+        // own version, never under the forwarding replica's.
+        tracing::debug!(theirs = %request.cache_version, ours = %ep.node.cache_version, "a forward of another cache version");
+    }
+    Ok((request, platform))
+}
+
+/// Runs the forwarded call here and sends its lines to `tx`: heartbeats and progress
+/// while it runs, then its answer.
+async fn answer_forward(ep: Arc<Endpoint>, request: ForwardRequest, platform: PlatformId, tx: mpsc::Sender<Bytes>) {
+    // The heartbeat, until this task ends (the guard cancels it).
+    let _beating = heartbeat(tx.clone());
+    let relay = relay_progress(tx.clone());
+    let caller = Caller {
+        session: request
+            .session
+            .as_deref()
+            .map_or(SessionKey::System, SessionKey::client),
+        user: request.user.clone(),
+        session_id: None,
+        address: request.address.clone(),
+        idempotency_key: None,
+    };
+    // A lease whose start wait runs: wait for it rather than send the caller round.
+    if let Some(LeaseState::Waiting { until }) = ep.node.lease_state(platform, ep.calls.ctx.clock.now()) {
+        let at = ep.calls.ctx.clock.to_tokio(until);
+        tokio::select! {
+            () = tokio::time::sleep_until(at) => {}
+            () = tx.closed() => return,
+        }
+    }
+    let ct = CancellationToken::new();
+    let call = ToolRequest {
+        name: request.tool.into(),
+        arguments: request.arguments,
+        caller: Arc::new(caller),
+        replay: None,
+        progress: Some(relay),
+        ct: ct.clone(),
+    };
+    let answered = tokio::select! {
+        r = ep.calls.call_here(call) => r,
+        () = tx.closed() => {
+            // The forwarding replica let go: the call is dropped here (its path entry leaves).
+            ct.cancel();
+            return;
+        }
+        () = ep.node.killed.cancelled() => return,
+    };
+    let line = match answered {
+        Ok(Reply::Result(r)) => ForwardLine::Result(Box::new(Arc::unwrap_or_clone(r))),
+        // This replica does not own the platform either: the forwarding replica
+        // looks the owner up again (it holds the caller's time).
+        Ok(Reply::Elsewhere(_)) => ForwardLine::NotOwner,
+        Err(e) => ForwardLine::Result(Box::new(tool_error(e.message))),
+    };
+    // An answer that does not encode is an error naming the platform, never an
+    // empty line; if even that does not encode, the stream ends early and the
+    // forwarding replica reports a broken forward.
+    let encoded = encode_line(&line).or_else(|error| {
+        encode_line(&ForwardLine::Result(Box::new(tool_error(format!(
+            "BesluitBron could not pass on {}'s answer between its replicas ({error}); try again",
+            platform.display_name()
+        )))))
+    });
+    if let Ok(encoded) = encoded {
+        let _ = tx.send(encoded).await;
+    }
+}
+
+/// Sends an `Alive` line every [`HEARTBEAT`] until the returned guard is dropped (or the
+/// stream is gone).
+fn heartbeat(tx: mpsc::Sender<Bytes>) -> tokio_util::sync::DropGuard {
+    let done = CancellationToken::new();
+    let beating = done.clone().drop_guard();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT);
+        loop {
+            tokio::select! {
+                () = done.cancelled() => return,
+                _ = every.tick() => {
+                    let Ok(alive) = encode_line(&ForwardLine::Alive) else { return };
+                    if tx.try_send(alive).is_err() && tx.is_closed() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    beating
+}
+
+/// The call's queue positions, passed on to the forwarding replica as progress lines.
+fn relay_progress(tx: mpsc::Sender<Bytes>) -> Progress {
+    Arc::new(move |_platform, p: QueuePosition| {
+        let line = ForwardLine::Progress {
+            ahead_in_session: p.ahead_in_session,
+            waiting_sessions: p.waiting_sessions,
+            queued_calls: p.queued_calls,
+            estimated_wait_ms: u64::try_from(p.estimated_wait.as_millis()).unwrap_or(u64::MAX),
+        };
+        // A full channel drops a progress line, never the answer; so does one that
+        // does not encode.
+        if let Ok(line) = encode_line(&line) {
+            let _ = tx.try_send(line);
+        }
+    })
 }
 
 /// One line of a forward's answer; an error when the line does not encode (never an

@@ -278,36 +278,12 @@ impl Replays {
         let Some((key, fingerprint)) = keyed else {
             return (Ok(call().await), Replayed::No);
         };
-        let mut start = self
+        let start = self
             .table
             .lock()
             .expect("replay lock")
             .begin(self.clock.now(), &key.0, &key.1, fingerprint);
-        // A retry of a request still running waits for it to end, then looks again: the
-        // first attempt's kept result, or (it failed or was cancelled) a free key, and
-        // this retry runs itself.
-        while matches!(start, IdempotentStart::InFlight) {
-            self.waiting.fetch_add(1, Ordering::SeqCst);
-            let ended = self.ended.notified();
-            tokio::pin!(ended);
-            ended.as_mut().enable();
-            let again = self
-                .table
-                .lock()
-                .expect("replay lock")
-                .look(self.clock.now(), &key.0, &key.1, fingerprint);
-            if matches!(again, IdempotentStart::InFlight) {
-                ended.await;
-                start = self
-                    .table
-                    .lock()
-                    .expect("replay lock")
-                    .look(self.clock.now(), &key.0, &key.1, fingerprint);
-            } else {
-                start = again;
-            }
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
-        }
+        let start = self.wait_while_in_flight(&key, fingerprint, start).await;
         match start {
             IdempotentStart::Replay(kept) => (kept.result(), Replayed::Yes),
             IdempotentStart::Conflict => (Err(conflict(&key)), Replayed::No),
@@ -372,6 +348,41 @@ impl Replays {
                 (Ok(result), Replayed::No)
             }
         }
+    }
+
+    /// How a request of `key` starts once no attempt of it is in flight any more.
+    async fn wait_while_in_flight(
+        &self,
+        key: &Key,
+        fingerprint: &str,
+        mut start: IdempotentStart<Kept>,
+    ) -> IdempotentStart<Kept> {
+        // A retry of a request still running waits for it to end, then looks again: the
+        // first attempt's kept result, or (it failed or was cancelled) a free key, and
+        // this retry runs itself.
+        while matches!(start, IdempotentStart::InFlight) {
+            self.waiting.fetch_add(1, Ordering::SeqCst);
+            let ended = self.ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            let again = self
+                .table
+                .lock()
+                .expect("replay lock")
+                .look(self.clock.now(), &key.0, &key.1, fingerprint);
+            if matches!(again, IdempotentStart::InFlight) {
+                ended.await;
+                start = self
+                    .table
+                    .lock()
+                    .expect("replay lock")
+                    .look(self.clock.now(), &key.0, &key.1, fingerprint);
+            } else {
+                start = again;
+            }
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        }
+        start
     }
 }
 

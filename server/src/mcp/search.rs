@@ -45,7 +45,7 @@ use super::{Calls, Scope, ToolRequest};
 use crate::calendar;
 use crate::call::tool_error;
 use crate::connectors::ids::Paging;
-use crate::connectors::search::{Asked, KeywordSearch};
+use crate::connectors::search::{Asked, KeywordSearch, SearchSpec};
 use crate::connectors::vocabulary::{Item, Listing};
 use crate::identity::Caller;
 
@@ -224,28 +224,13 @@ impl Searcher {
     pub async fn run(
         &self,
         calls: &Arc<Calls>,
-        mut arguments: Option<JsonObject>,
+        arguments: Option<JsonObject>,
         caller: Arc<Caller>,
         progress: Option<SearchProgress>,
     ) -> CallToolResult {
-        let platform_word = "every platform";
-        if let Some(a) = arguments.as_mut() {
-            self.rules.coerce(a);
-        }
-        if let Err(message) = self.rules.check(arguments.as_ref()) {
-            return tool_error(format!("{NAME}: {message} (nothing asked of {platform_word})"));
-        }
-        let args: SearchArgs = match serde_json::from_value(serde_json::Value::Object(arguments.unwrap_or_default())) {
-            Ok(a) => a,
-            Err(e) => {
-                return tool_error(format!(
-                    "{NAME}: {e} (nothing asked of {platform_word}; see the tool's inputSchema)"
-                ));
-            }
-        };
-        let asked = match asked(&args) {
-            Ok(a) => a,
-            Err(message) => return tool_error(format!("{NAME}: {message} (nothing asked of {platform_word})")),
+        let asked = match self.read_arguments(arguments) {
+            Ok(asked) => asked,
+            Err(refusal) => return refusal,
         };
         let _running = calls.running_guard();
         let wait = Self::pending_after(calls);
@@ -300,48 +285,8 @@ impl Searcher {
             };
             answered += 1;
             let group = &mut groups[index];
-            let entry = &mut group.entry;
-            match joined {
-                Ok(Ok(result)) if result.is_error != Some(true) => {
-                    match result.structured_content.as_ref().and_then(Listing::read) {
-                        Some(Listing { results, tally }) => {
-                            entry.status = Status::Ok;
-                            entry.total = tally.total;
-                            entry.total_is_exact = tally.total.map(|_| tally.total_is_exact);
-                            if results.is_empty() {
-                                entry.message = Some(format!(
-                                    "nothing found for these words ({} searched; fewer or other words, or no \
-                                     dates, widen it)",
-                                    spec.tool
-                                ));
-                            }
-                            group.items = results;
-                        }
-                        None => {
-                            entry.status = Status::Failed;
-                            entry.message = Some(format!(
-                                "{}'s answer could not be read; ask {} directly",
-                                entry.name, spec.tool
-                            ));
-                        }
-                    }
-                }
-                Ok(Ok(result)) => {
-                    entry.status = Status::Failed;
-                    entry.message = Some(first_text(&result));
-                }
-                Ok(Err(e)) => {
-                    entry.status = Status::Failed;
-                    entry.message = Some(e.message.to_string());
-                }
-                Err(_) => {
-                    entry.status = Status::Failed;
-                    entry.message = Some(format!(
-                        "BesluitBron's call to {} stopped; try {} again",
-                        entry.name, spec.tool
-                    ));
-                }
-            }
+            record_answer(group, spec, joined);
+            let entry = &group.entry;
             if let Some(p) = &progress {
                 p(
                     answered,
@@ -363,6 +308,37 @@ impl Searcher {
         let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
         result.structured_content = Some(value);
         result
+    }
+
+    /// What the arguments ask, or the refusal when they do not fit the tool (nothing is
+    /// asked of any platform then).
+    fn read_arguments(&self, mut arguments: Option<JsonObject>) -> Result<Asked, CallToolResult> {
+        let platform_word = "every platform";
+        if let Some(a) = arguments.as_mut() {
+            self.rules.coerce(a);
+        }
+        if let Err(message) = self.rules.check(arguments.as_ref()) {
+            return Err(tool_error(format!(
+                "{NAME}: {message} (nothing asked of {platform_word})"
+            )));
+        }
+        let args: SearchArgs = match serde_json::from_value(serde_json::Value::Object(arguments.unwrap_or_default())) {
+            Ok(a) => a,
+            Err(e) => {
+                return Err(tool_error(format!(
+                    "{NAME}: {e} (nothing asked of {platform_word}; see the tool's inputSchema)"
+                )));
+            }
+        };
+        let asked = match asked(&args) {
+            Ok(a) => a,
+            Err(message) => {
+                return Err(tool_error(format!(
+                    "{NAME}: {message} (nothing asked of {platform_word})"
+                )));
+            }
+        };
+        Ok(asked)
     }
 
     /// The answer from every platform's part: one list, taken in turns from each
@@ -413,6 +389,57 @@ impl Searcher {
 fn is_web_link(url: &str) -> bool {
     let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
     (lower.starts_with("http://") && url.len() > 7) || (lower.starts_with("https://") && url.len() > 8)
+}
+
+/// One platform's answer (or its failure) in its group: its status, its results or a
+/// message saying why there are none.
+fn record_answer(
+    group: &mut Group,
+    spec: &'static SearchSpec,
+    joined: Result<Result<CallToolResult, rmcp::ErrorData>, tokio::task::JoinError>,
+) {
+    let entry = &mut group.entry;
+    match joined {
+        Ok(Ok(result)) if result.is_error != Some(true) => {
+            match result.structured_content.as_ref().and_then(Listing::read) {
+                Some(Listing { results, tally }) => {
+                    entry.status = Status::Ok;
+                    entry.total = tally.total;
+                    entry.total_is_exact = tally.total.map(|_| tally.total_is_exact);
+                    if results.is_empty() {
+                        entry.message = Some(format!(
+                            "nothing found for these words ({} searched; fewer or other words, or no \
+                             dates, widen it)",
+                            spec.tool
+                        ));
+                    }
+                    group.items = results;
+                }
+                None => {
+                    entry.status = Status::Failed;
+                    entry.message = Some(format!(
+                        "{}'s answer could not be read; ask {} directly",
+                        entry.name, spec.tool
+                    ));
+                }
+            }
+        }
+        Ok(Ok(result)) => {
+            entry.status = Status::Failed;
+            entry.message = Some(first_text(&result));
+        }
+        Ok(Err(e)) => {
+            entry.status = Status::Failed;
+            entry.message = Some(e.message.to_string());
+        }
+        Err(_) => {
+            entry.status = Status::Failed;
+            entry.message = Some(format!(
+                "BesluitBron's call to {} stopped; try {} again",
+                entry.name, spec.tool
+            ));
+        }
+    }
 }
 
 /// The shared question from `args`, or why it cannot be asked.

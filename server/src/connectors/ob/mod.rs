@@ -490,34 +490,7 @@ async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
         let (client, id) = (Arc::clone(&client), Arc::clone(&shared_id));
         PlatformCall::new(key, COST, move || {
             let (client, id) = (Arc::clone(&client), Arc::clone(&id));
-            async move {
-                let record = client.record(&id).await?;
-                let xml_url = record.rendition("xml").map(str::to_owned);
-                if let Some(url) = &xml_url {
-                    // Refused now, not when the text is asked for: a record pointing
-                    // elsewhere is not kept, and nothing is fetched from there.
-                    // The refusal's detail names the configured host: not repeated.
-                    client.rendition_url(url).map_err(|_| PlatformError::Garbage {
-                        platform: PLATFORM,
-                        detail: format!("the record of `{id}` puts its XML rendition off the platform's own host"),
-                    })?;
-                }
-                // A PDF-only publication's text is its PDF, read when it is on the
-                // platform's own host (an address elsewhere is only shown).
-                let pdf_item_url = match &xml_url {
-                    Some(_) => None,
-                    None => record
-                        .rendition("pdf")
-                        .filter(|url| client.rendition_url(url).is_ok())
-                        .map(str::to_owned),
-                };
-                let answer = RecordAnswer {
-                    publication: Hit::from(&record),
-                    xml_url,
-                    pdf_item_url,
-                };
-                Ok((answer, Feedback::default()))
-            }
+            async move { Ok((fetch_record(&client, &id).await?, Feedback::default())) }
         })
     };
     let (record, record_served) = match ctx.fetch(Who::Caller, call, record_call).await {
@@ -538,35 +511,7 @@ async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
     let key = CacheKey::new(PLATFORM, DataClass::Document, kind).param("id", id.clone());
     let text_call = PlatformCall::new(key, COST, move || {
         let (client, url, id) = (Arc::clone(&client), url.clone(), Arc::clone(&shared_id));
-        async move {
-            let what = if from_pdf {
-                format!("PDF of `{id}`")
-            } else {
-                format!("XML rendition of `{id}`")
-            };
-            // The body is already within the platform's cap (the HTTP layer's).
-            let body = client.rendition(&url, &what).await?.body;
-            let read = if from_pdf {
-                client.text_pool().extract(Arc::from(body)).await
-            } else {
-                read_xml(&body, &Caps::default())
-            };
-            let answer = match read {
-                Ok(text) => TextAnswer::Text {
-                    text: text.text,
-                    from_pdf,
-                },
-                Err(TextError::EmptyRendition) if !from_pdf => TextAnswer::EmptyTemplate,
-                Err(TextError::NoTextLayer { pages }) if from_pdf => TextAnswer::NoTextLayer { pages },
-                Err(e) => {
-                    return Err(PlatformError::Garbage {
-                        platform: PLATFORM,
-                        detail: format!("the {what}: {e}"),
-                    });
-                }
-            };
-            Ok((answer, Feedback::default()))
-        }
+        async move { Ok((read_text(&client, &url, &id, from_pdf).await?, Feedback::default())) }
     })
     .on_lane(TEXT_LANE);
     ctx.answer_for(Who::Caller, call, text_call, |text, served| {
@@ -585,6 +530,64 @@ async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
         ))
     })
     .await
+}
+
+/// A publication's record, with the renditions BesluitBron reads its text from.
+async fn fetch_record(client: &ObClient, id: &str) -> Result<RecordAnswer, PlatformError> {
+    let record = client.record(id).await?;
+    let xml_url = record.rendition("xml").map(str::to_owned);
+    if let Some(url) = &xml_url {
+        // Refused now, not when the text is asked for: a record pointing
+        // elsewhere is not kept, and nothing is fetched from there.
+        // The refusal's detail names the configured host: not repeated.
+        client.rendition_url(url).map_err(|_| PlatformError::Garbage {
+            platform: PLATFORM,
+            detail: format!("the record of `{id}` puts its XML rendition off the platform's own host"),
+        })?;
+    }
+    // A PDF-only publication's text is its PDF, read when it is on the
+    // platform's own host (an address elsewhere is only shown).
+    let pdf_item_url = match &xml_url {
+        Some(_) => None,
+        None => record
+            .rendition("pdf")
+            .filter(|url| client.rendition_url(url).is_ok())
+            .map(str::to_owned),
+    };
+    Ok(RecordAnswer {
+        publication: Hit::from(&record),
+        xml_url,
+        pdf_item_url,
+    })
+}
+
+/// A publication's text: its XML rendition, or (`from_pdf`) its PDF through the
+/// document-text extractor.
+async fn read_text(client: &ObClient, url: &str, id: &str, from_pdf: bool) -> Result<TextAnswer, PlatformError> {
+    let what = if from_pdf {
+        format!("PDF of `{id}`")
+    } else {
+        format!("XML rendition of `{id}`")
+    };
+    // The body is already within the platform's cap (the HTTP layer's).
+    let body = client.rendition(url, &what).await?.body;
+    let read = if from_pdf {
+        client.text_pool().extract(Arc::from(body)).await
+    } else {
+        read_xml(&body, &Caps::default())
+    };
+    match read {
+        Ok(text) => Ok(TextAnswer::Text {
+            text: text.text,
+            from_pdf,
+        }),
+        Err(TextError::EmptyRendition) if !from_pdf => Ok(TextAnswer::EmptyTemplate),
+        Err(TextError::NoTextLayer { pages }) if from_pdf => Ok(TextAnswer::NoTextLayer { pages }),
+        Err(e) => Err(PlatformError::Garbage {
+            platform: PLATFORM,
+            detail: format!("the {what}: {e}"),
+        }),
+    }
 }
 
 #[cfg(test)]

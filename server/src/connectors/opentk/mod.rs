@@ -469,29 +469,7 @@ async fn opentk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Repl
                         detail: "HTTP 304 to a request that was not conditional".into(),
                     }),
                 },
-                Fetch::Fresh(doc) => {
-                    let text_chars = doc.text.chars().count();
-                    let truncated = text_chars > render::MAX_TEXT_CHARS;
-                    let text = if truncated {
-                        doc.text.chars().take(render::MAX_TEXT_CHARS).collect()
-                    } else {
-                        doc.text
-                    };
-                    let answer = DocumentAnswer {
-                        number: doc.number,
-                        title: doc.title,
-                        text,
-                        text_chars,
-                        truncated,
-                        etag: doc.etag,
-                        page_url: doc.page_url,
-                        html_url: doc.html_url,
-                        raw_url: doc.raw_url,
-                        raw_note: render::RAW_NOTE.to_owned(),
-                        from_file: false,
-                    };
-                    Ok((answer, Feedback::default()))
-                }
+                Fetch::Fresh(doc) => Ok((document_answer(doc), Feedback::default())),
             }
         }
     });
@@ -538,6 +516,30 @@ async fn opentk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Repl
         Ok(render::document(&doc.with_file_text(file), served, offset, length))
     })
     .await
+}
+
+/// A fetched document as kept and answered: its text cut at [`render::MAX_TEXT_CHARS`].
+fn document_answer(doc: crate::platforms::opentk::DocumentText) -> DocumentAnswer {
+    let text_chars = doc.text.chars().count();
+    let truncated = text_chars > render::MAX_TEXT_CHARS;
+    let text = if truncated {
+        doc.text.chars().take(render::MAX_TEXT_CHARS).collect()
+    } else {
+        doc.text
+    };
+    DocumentAnswer {
+        number: doc.number,
+        title: doc.title,
+        text,
+        text_chars,
+        truncated,
+        etag: doc.etag,
+        page_url: doc.page_url,
+        html_url: doc.html_url,
+        raw_url: doc.raw_url,
+        raw_note: render::RAW_NOTE.to_owned(),
+        from_file: false,
+    }
 }
 
 /// A committee meeting or debate (OpenTK).

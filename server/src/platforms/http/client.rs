@@ -160,80 +160,32 @@ impl PlatformHttp {
     async fn attempt(&self, request: &PlatformRequest, timeout: Duration) -> Result<Fetched, PlatformError> {
         let platform = self.platform;
         let idempotent = request.is_idempotent();
-        let url_bytes = request.url().as_str().len();
-        if url_bytes > MAX_REQUEST_URL_BYTES {
-            return Err(PlatformError::BadRequest {
-                sent: false,
-                platform,
-                code: "request_too_long".to_owned(),
-                message: format!(
-                    "the request would be {url_bytes} bytes long, more than the {MAX_REQUEST_URL_BYTES} BesluitBron \
-                     sends; use fewer or shorter arguments"
-                ),
-            });
-        }
-        // A failure another attempt may mend, for an idempotent request only.
-        let retry = |after: Option<Duration>| if idempotent { Retry::Yes { after } } else { Retry::No };
-        // A transport failure: a broken connection may be retried (idempotent only),
-        // the rest never.
-        let transport = |e: reqwest::Error| {
-            if e.is_timeout() {
-                PlatformError::Timeout {
-                    platform,
-                    after_ms: timeout.as_millis() as u64,
-                }
-            } else if e.is_redirect() {
-                PlatformError::Garbage {
-                    platform,
-                    detail: "a redirect BesluitBron does not follow".into(),
-                }
-            } else if e.is_builder() {
-                PlatformError::Config {
-                    platform,
-                    detail: format!("cannot build the request: {}", describe(e)),
-                }
-            } else {
-                // Refused connections, resets and truncated bodies: the connection
-                // failed, or failed mid-answer.
-                PlatformError::Unreachable {
-                    platform,
-                    detail: describe(e),
-                    retry: retry(None),
-                }
-            }
-        };
+        check_url_length(platform, request)?;
+        let transport = |e: reqwest::Error| transport_error(platform, timeout, idempotent, e);
         let mut response = match request.builder(&self.client).timeout(timeout).send().await {
             Ok(response) => response,
             Err(e) => return Err(transport(e)),
         };
         let status = response.status();
-        if let Some(signal) = challenge_signal(response.headers()) {
-            return Err(PlatformError::Challenge { platform, signal });
+        if let Some(refused) = refused_answer(platform, idempotent, &response) {
+            return Err(refused);
         }
-        if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-            // Given for every request, idempotent or not: the platform did not act on it.
-            return Err(PlatformError::RateLimited {
-                platform,
-                retry_after: rate_limited_wait(response.headers(), SystemTime::now()),
-            });
-        }
-        if status.is_server_error() {
-            // The body of a 5xx is not read: nobody uses it, and dropping the response
-            // closes its connection rather than keeping a troubled one in the pool.
-            return Err(match retry_after(response.headers(), SystemTime::now()) {
-                Some(wait) => PlatformError::Overloaded {
-                    platform,
-                    signal: format!("HTTP {}", status.as_u16()),
-                    retry_after: wait,
-                    retry: retry(Some(wait)),
-                },
-                None => PlatformError::Upstream {
-                    platform,
-                    status: status.as_u16(),
-                    retry: retry(None),
-                },
-            });
-        }
+        let body = self.read_body(&mut response, transport).await?;
+        Ok(Fetched {
+            status,
+            url: response.url().clone(),
+            headers: std::mem::take(response.headers_mut()),
+            body,
+        })
+    }
+
+    /// The body of `response`, read within `max_body_bytes`.
+    async fn read_body(
+        &self,
+        response: &mut reqwest::Response,
+        transport: impl Fn(reqwest::Error) -> PlatformError,
+    ) -> Result<Vec<u8>, PlatformError> {
+        let platform = self.platform;
         let too_large = |size_bytes: Option<u64>| {
             Err(PlatformError::TooLarge {
                 platform,
@@ -268,13 +220,92 @@ impl PlatformHttp {
                 Err(e) => return Err(transport(e)),
             }
         }
-        Ok(Fetched {
-            status,
-            url: response.url().clone(),
-            headers: std::mem::take(response.headers_mut()),
-            body,
-        })
+        Ok(body)
     }
+}
+
+/// A request whose address is longer than BesluitBron sends is refused unsent.
+fn check_url_length(platform: PlatformId, request: &PlatformRequest) -> Result<(), PlatformError> {
+    let url_bytes = request.url().as_str().len();
+    if url_bytes > MAX_REQUEST_URL_BYTES {
+        return Err(PlatformError::BadRequest {
+            sent: false,
+            platform,
+            code: "request_too_long".to_owned(),
+            message: format!(
+                "the request would be {url_bytes} bytes long, more than the {MAX_REQUEST_URL_BYTES} BesluitBron \
+                 sends; use fewer or shorter arguments"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A failure another attempt may mend, for an idempotent request only.
+fn retry_if(idempotent: bool, after: Option<Duration>) -> Retry {
+    if idempotent { Retry::Yes { after } } else { Retry::No }
+}
+
+/// A transport failure: a broken connection may be retried (idempotent only), the rest
+/// never.
+fn transport_error(platform: PlatformId, timeout: Duration, idempotent: bool, e: reqwest::Error) -> PlatformError {
+    if e.is_timeout() {
+        PlatformError::Timeout {
+            platform,
+            after_ms: timeout.as_millis() as u64,
+        }
+    } else if e.is_redirect() {
+        PlatformError::Garbage {
+            platform,
+            detail: "a redirect BesluitBron does not follow".into(),
+        }
+    } else if e.is_builder() {
+        PlatformError::Config {
+            platform,
+            detail: format!("cannot build the request: {}", describe(e)),
+        }
+    } else {
+        // Refused connections, resets and truncated bodies: the connection
+        // failed, or failed mid-answer.
+        PlatformError::Unreachable {
+            platform,
+            detail: describe(e),
+            retry: retry_if(idempotent, None),
+        }
+    }
+}
+
+/// The error an answer is, before its body is read: a challenge page, 429, or a 5xx.
+fn refused_answer(platform: PlatformId, idempotent: bool, response: &reqwest::Response) -> Option<PlatformError> {
+    let status = response.status();
+    if let Some(signal) = challenge_signal(response.headers()) {
+        return Some(PlatformError::Challenge { platform, signal });
+    }
+    if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+        // Given for every request, idempotent or not: the platform did not act on it.
+        return Some(PlatformError::RateLimited {
+            platform,
+            retry_after: rate_limited_wait(response.headers(), SystemTime::now()),
+        });
+    }
+    if status.is_server_error() {
+        // The body of a 5xx is not read: nobody uses it, and dropping the response
+        // closes its connection rather than keeping a troubled one in the pool.
+        return Some(match retry_after(response.headers(), SystemTime::now()) {
+            Some(wait) => PlatformError::Overloaded {
+                platform,
+                signal: format!("HTTP {}", status.as_u16()),
+                retry_after: wait,
+                retry: retry_if(idempotent, Some(wait)),
+            },
+            None => PlatformError::Upstream {
+                platform,
+                status: status.as_u16(),
+                retry: retry_if(idempotent, None),
+            },
+        });
+    }
+    None
 }
 
 /// The error chain of a reqwest error in one line (the top level alone says little),
