@@ -200,14 +200,17 @@ impl App {
         let cancel = CancellationToken::new();
         let version = cache_version(&config)?;
         let policy = CachePolicy::default();
-        let stores = open_buffers(&config, &policy, &version);
+        // The platforms served: the registry's (`connectors::platforms`).
+        let served = crate::connectors::platforms();
+        let stores = open_buffers(&config, &served, &policy, &version);
         // Several replicas: a lease per platform, shared by the platform's task and its
         // lease task, and the internal endpoint's listener (its address is advertised).
-        let cluster = prepare_cluster(&config, clock)?;
+        let cluster = prepare_cluster(&config, &served, clock)?;
         // Recording (off by default): one writer thread, a bounded queue.
         let recorder = Recorder::start(&config.recording, &config.data_dir, Arc::clone(&metrics))
             .map_err(|e| anyhow::anyhow!("BesluitBron.Recording: {e}"))?;
         let platforms = PlatformSetup {
+            served: &served,
             config: &config,
             hooks: &hooks,
             stores: &stores,
@@ -383,8 +386,13 @@ fn cache_version(config: &Config) -> anyhow::Result<CacheVersion> {
 }
 
 /// The platforms' buffers that open; a platform whose buffer does not runs without one.
-fn open_buffers(config: &Config, policy: &CachePolicy, version: &CacheVersion) -> BTreeMap<PlatformId, Arc<RedbStore>> {
-    let (stores, failures) = store::open_all(&config.data_dir, policy, version);
+fn open_buffers(
+    config: &Config,
+    served: &[PlatformId],
+    policy: &CachePolicy,
+    version: &CacheVersion,
+) -> BTreeMap<PlatformId, Arc<RedbStore>> {
+    let (stores, failures) = store::open_all(&config.data_dir, served, policy, version);
     for (platform, error) in &failures {
         tracing::error!(%platform, %error, "buffer unavailable; this platform runs without one");
     }
@@ -392,9 +400,13 @@ fn open_buffers(config: &Config, policy: &CachePolicy, version: &CacheVersion) -
 }
 
 /// Several replicas: the leases and the internal endpoint's listener, when set.
-fn prepare_cluster(config: &Config, clock: Clock) -> anyhow::Result<Option<crate::cluster::setup::Prepared>> {
+fn prepare_cluster(
+    config: &Config,
+    served: &[PlatformId],
+    clock: Clock,
+) -> anyhow::Result<Option<crate::cluster::setup::Prepared>> {
     match &config.cluster {
-        Some(c) => Ok(Some(crate::cluster::setup::prepare(c, clock)?)),
+        Some(c) => Ok(Some(crate::cluster::setup::prepare(c, served, clock)?)),
         None => Ok(None),
     }
 }
@@ -417,6 +429,8 @@ type PlatformTasks = (
 
 /// What every platform's task is started with.
 struct PlatformSetup<'a> {
+    /// The platforms served (the connector registry's).
+    served: &'a [PlatformId],
     config: &'a Config,
     hooks: &'a Hooks,
     stores: &'a BTreeMap<PlatformId, Arc<RedbStore>>,
@@ -433,7 +447,7 @@ impl PlatformSetup<'_> {
         let config = self.config;
         let mut handles = BTreeMap::new();
         let mut tasks = Vec::new();
-        for platform in PlatformId::ALL {
+        for &platform in self.served {
             let buffer = ServerBuffer::new(
                 platform,
                 self.stores.get(&platform).cloned(),

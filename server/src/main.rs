@@ -198,7 +198,7 @@ fn open_store(data_dir: &Path, platform: PlatformId) -> anyhow::Result<RedbStore
 fn cache(command: CacheCommand) -> anyhow::Result<()> {
     match command {
         CacheCommand::Stats { platform, data_dir } => {
-            let platforms = platform.map_or(PlatformId::ALL.to_vec(), |p| vec![p]);
+            let platforms = platform.map_or_else(besluitbron_server::connectors::platforms, |p| vec![p]);
             let mut out = String::from("platform     class      entries          bytes\n");
             for p in platforms {
                 if !store_path(&data_dir, p).exists() {

@@ -115,10 +115,10 @@ fn http_get(addr: &str, path: &str) -> Option<String> {
 fn serve_exports_buffer_metrics_and_holds_the_files_against_a_concurrent_clear() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let store = open(dir.path(), PlatformId::Oa);
+        let store = open(dir.path(), PlatformId::Cvdr);
         store
             .put(
-                &key(PlatformId::Oa, DataClass::Reference),
+                &key(PlatformId::Cvdr, DataClass::Reference),
                 &Success::new(vec![3; 700]),
                 now(),
             )
@@ -144,7 +144,7 @@ fn serve_exports_buffer_metrics_and_holds_the_files_against_a_concurrent_clear()
         })
         .expect("the server answers /metrics");
     let clear = Command::new(env!("CARGO_BIN_EXE_besluitbron"))
-        .args(["cache", "clear", "--platform", "oa", "--data-dir"])
+        .args(["cache", "clear", "--platform", "cvdr", "--data-dir"])
         .arg(dir.path())
         .output()
         .unwrap();
@@ -152,7 +152,7 @@ fn serve_exports_buffer_metrics_and_holds_the_files_against_a_concurrent_clear()
     server.wait().unwrap();
 
     assert!(
-        metrics.contains("besluitbron_cache_entries{platform=\"oa\",class=\"reference\"} 1\n"),
+        metrics.contains("besluitbron_cache_entries{platform=\"cvdr\",class=\"reference\"} 1\n"),
         "{metrics}"
     );
     assert!(
@@ -165,9 +165,11 @@ fn serve_exports_buffer_metrics_and_holds_the_files_against_a_concurrent_clear()
     );
     assert!(String::from_utf8_lossy(&clear.stderr).contains("stop it first"));
     // The entry survived the refused clear and the SIGKILLed server.
-    let store = open(dir.path(), PlatformId::Oa);
+    let store = open(dir.path(), PlatformId::Cvdr);
     assert!(matches!(
-        store.lookup(&key(PlatformId::Oa, DataClass::Reference), now()).unwrap(),
+        store
+            .lookup(&key(PlatformId::Cvdr, DataClass::Reference), now())
+            .unwrap(),
         Lookup::Hit(_)
     ));
 }

@@ -98,6 +98,42 @@ async fn every_connector_has_a_fake_and_every_fake_a_connector() {
     assert_eq!(connectors.len(), CONNECTORS.len(), "one connector per platform");
 }
 
+/// Issue 46, "one list of platforms": what the server runs follows the connector registry.
+/// Every connector's platform gets a task and a buffer, and nothing else does: a platform
+/// core names without a connector (Open Archivaris) has neither a task nor a buffer file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_platforms_served_are_the_registrys_and_only_those() {
+    let f = fakes().await;
+    let dir = temp_dir("contract-platforms");
+    let s = server(&f, "contract-platforms", |c| c.data_dir = dir.clone()).await;
+    let registry: BTreeSet<PlatformId> = CONNECTORS.iter().map(|c| c.platform).collect();
+    let listed: BTreeSet<PlatformId> = besluitbron_server::connectors::platforms().into_iter().collect();
+    assert_eq!(listed, registry, "connectors::platforms() is the registry's list");
+    let tasks: BTreeSet<PlatformId> = s.state.platforms().iter().map(|(p, _)| p).collect();
+    assert_eq!(
+        tasks, registry,
+        "a task for each connector's platform, and for no other"
+    );
+    let buffers: BTreeSet<PlatformId> = s.state.stores().keys().copied().collect();
+    assert_eq!(
+        buffers, registry,
+        "a buffer for each connector's platform, and for no other"
+    );
+    for platform in PlatformId::ALL {
+        let file = besluitbron_server::store::store_path(&dir, platform);
+        assert_eq!(
+            file.exists(),
+            registry.contains(&platform),
+            "{platform}: a buffer file only where a connector is ({})",
+            file.display()
+        );
+    }
+    assert!(
+        PlatformId::ALL.iter().any(|p| !registry.contains(p)),
+        "core names a platform without a connector (oa), the case this test is about"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_connector_lists_its_tools_read_only_with_schemas_and_samples() {
     let f = fakes().await;

@@ -186,8 +186,12 @@ async fn an_expired_document_is_revalidated_with_a_304_and_not_downloaded_again(
         "page_url": "p", "html_url": "h", "raw_url": "r", "raw_note": "n"
     });
     {
-        let (stores, failures) =
-            besluitbron_server::store::open_all(&dir, &CachePolicy::default(), &CacheVersion::current());
+        let (stores, failures) = besluitbron_server::store::open_all(
+            &dir,
+            &besluitbron_server::connectors::platforms(),
+            &CachePolicy::default(),
+            &CacheVersion::current(),
+        );
         assert!(failures.is_empty());
         let key = CacheKey::new(PlatformId::Opentk, DataClass::Document, "document").param("id", "2026D10002");
         let then = WallTime(wall_now().0 - 22 * 24 * 3600 * 1000);

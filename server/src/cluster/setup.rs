@@ -30,10 +30,10 @@ pub struct Prepared {
 
 /// Makes the leases and binds the internal endpoint (port 0: the bound port is
 /// advertised when `InternalUrl` is empty).
-pub fn prepare(c: &ClusterConfig, clock: Clock) -> anyhow::Result<Prepared> {
+pub fn prepare(c: &ClusterConfig, platforms: &[PlatformId], clock: Clock) -> anyhow::Result<Prepared> {
     let lease = lease_config(c.lease_ttl());
     let mut gates = BTreeMap::new();
-    for platform in PlatformId::ALL {
+    for &platform in platforms {
         let l = Lease::new(lease, clock.now()).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.LeaseTtlMs: {e}"))?;
         gates.insert(platform, Arc::new(Mutex::new(l)));
     }

@@ -159,6 +159,17 @@ pub static CONNECTORS: &[ConnectorSpec] = &[
     cvdr::CONNECTOR,
 ];
 
+/// The platforms BesluitBron serves: each connector's, in [`PlatformId::ALL`] order. What gets
+/// a platform task, a buffer, limits and a lease follows from this list; a platform core
+/// names without a connector here (Open Archivaris publishes no interface) lives only in the
+/// simulator's scenarios.
+pub fn platforms() -> Vec<PlatformId> {
+    PlatformId::ALL
+        .into_iter()
+        .filter(|p| CONNECTORS.iter().any(|c| c.platform == *p))
+        .collect()
+}
+
 /// Every connector's platform settings, as [`Config::load`] takes them.
 pub fn platform_defaults() -> Vec<PlatformDefaults> {
     CONNECTORS.iter().map(|c| c.defaults).collect()

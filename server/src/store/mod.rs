@@ -35,12 +35,13 @@ pub fn store_path(data_dir: &Path, platform: PlatformId) -> PathBuf {
 /// file cannot be opened is reported and left out, the others open regardless (R-C1).
 pub fn open_all(
     data_dir: &Path,
+    platforms: &[PlatformId],
     policy: &CachePolicy,
     version: &CacheVersion,
 ) -> (BTreeMap<PlatformId, RedbStore>, Vec<(PlatformId, OpenError)>) {
     let mut stores = BTreeMap::new();
     let mut failures = Vec::new();
-    for platform in PlatformId::ALL {
+    for &platform in platforms {
         let path = store_path(data_dir, platform);
         match RedbStore::open(path, platform, policy.for_platform(platform), version.clone()) {
             Ok(store) => {
@@ -138,7 +139,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // A directory where obv's file should be: that one platform cannot open.
         std::fs::create_dir_all(store_path(dir.path(), PlatformId::Obv)).unwrap();
-        let (stores, failures) = open_all(dir.path(), &CachePolicy::default(), &CacheVersion::current());
+        let (stores, failures) = open_all(
+            dir.path(),
+            &PlatformId::ALL,
+            &CachePolicy::default(),
+            &CacheVersion::current(),
+        );
         assert_eq!(failures.len(), 1);
         assert_eq!(failures[0].0, PlatformId::Obv);
         assert_eq!(stores.len(), PlatformId::ALL.len() - 1);
