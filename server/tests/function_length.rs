@@ -16,6 +16,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+mod tidy;
+
 /// The most lines a function may span.
 const LIMIT: usize = 100;
 
@@ -165,8 +167,7 @@ fn source_root() -> PathBuf {
 
 /// Every non-test function under `root`, in file order.
 fn functions(root: &Path) -> Vec<Function> {
-    let mut files = Vec::new();
-    collect(root, &mut files);
+    let files = tidy::rust_files(root);
     let mut test_files: BTreeSet<PathBuf> = BTreeSet::new();
     let mut found: Vec<(PathBuf, String, usize)> = Vec::new();
     for file in &files {
@@ -194,24 +195,6 @@ fn functions(root: &Path) -> Vec<Function> {
             lines,
         })
         .collect()
-}
-
-/// The `.rs` files under `dir`, without those under a `tests` folder.
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .expect("a source directory")
-        .map(|e| e.expect("an entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            if path.file_name().is_some_and(|n| n != "tests") {
-                collect(&path, out);
-            }
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The files a `mod name;` in `file` may name (`name.rs` or `name/mod.rs` beside or below it).

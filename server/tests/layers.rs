@@ -11,13 +11,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod tidy;
+
 /// Top-level module → the top-level modules it imports.
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 /// The import graph of the crate whose sources are under `root`.
 fn graph(root: &Path) -> Graph {
-    let mut files = Vec::new();
-    collect(root, &mut files);
+    let files = tidy::rust_files(root);
     let mut graph = Graph::new();
     for file in &files {
         let Some(me) = top_module(root, file) else {
@@ -36,21 +37,6 @@ fn graph(root: &Path) -> Graph {
         targets.retain(|t| modules.contains(t));
     }
     graph
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .expect("a source directory")
-        .map(|e| e.expect("an entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The top-level module a file belongs to; `None` for the crate roots and test files.
@@ -370,7 +356,7 @@ fn connector_files(src: &Path, id: &str) -> Vec<PathBuf> {
     for dir in ["connectors", "platforms"] {
         let folder = src.join(dir).join(id);
         if folder.is_dir() {
-            collect(&folder, &mut files);
+            files.extend(tidy::rust_files(&folder));
         }
         let single = src.join(dir).join(format!("{id}.rs"));
         if single.is_file() {
