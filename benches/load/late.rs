@@ -125,7 +125,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
         let single = BesluitBron::start().await?;
         let flood = Flood::on(&[single.addr], shape, &format!("een{}", shape as u8)).await?;
         let half = flood
-            .measure(&single, || Ok(single.addr), None, None)
+            .measure(&single, single.addr, None, None)
             .await
             .with_context(|| format!("one process, {}", shape.name()))?;
         single.stop().await?;
@@ -186,9 +186,7 @@ async fn three_replicas(redis: &Redis, shape: Shape) -> anyhow::Result<(Half, us
     let addrs: Vec<SocketAddr> = replicas.servers.iter().map(|s| s.addr).collect();
     let late_on = (owner + 2) % 3;
     let flood = Flood::on(&addrs, shape, &format!("drie{}", shape as u8)).await?;
-    let half = flood
-        .measure(&base, || Ok(addrs[late_on]), Some(&replicas), None)
-        .await?;
+    let half = flood.measure(&base, addrs[late_on], Some(&replicas), None).await?;
     let owners_after = replicas.owners(PlatformId::Obv);
     replicas.stop().await?;
     base.stop().await?;
@@ -234,9 +232,7 @@ async fn killed_owner(redis: &Redis) -> anyhow::Result<(Half, Duration, usize)> 
     // first 5 s (the late sessions come right after the takeover).
     let shift = (killed_at + took_over).duration_since(started);
     let shift = shift.saturating_sub(LATE_AT[0]);
-    let half = flood
-        .measure(&base, || Ok(late_addr), Some(&replicas), Some(shift))
-        .await?;
+    let half = flood.measure(&base, late_addr, Some(&replicas), Some(shift)).await?;
     replicas.stop().await?;
     base.stop().await?;
     Ok((half, took_over, new_owner))
@@ -294,36 +290,27 @@ impl Flood {
         })
     }
 
-    /// The late sessions (on the address `late` names when each comes) at [`LATE_AT`]
+    /// The late sessions (each a new session at `late`) at [`LATE_AT`]
     /// after the flood's start, or after `shift` plus [`LATE_AT`] when the owner was
     /// killed (flood failures then tolerated); then drops the flood.
     async fn measure(
         mut self,
         fakes: &BesluitBron,
-        late: impl Fn() -> anyhow::Result<SocketAddr>,
+        late: SocketAddr,
         replicas: Option<&Replicas>,
         shift: Option<Duration>,
     ) -> anyhow::Result<Half> {
         let rate_limited_before = fakes.rate_limited();
         let forwarded_before = forwarded(replicas);
-        let (mut answered, mut failed, mut first_failure) = (0, 0, None);
+        let mut ended = Ended::default();
         let mut waited = Vec::with_capacity(LATE_AT.len());
         for (n, at) in LATE_AT.into_iter().enumerate() {
             let at = at + shift.unwrap_or_default();
             // Opened just before it asks: a new session, as late as it comes.
             tokio::time::sleep(at.saturating_sub(self.started.elapsed() + Duration::from_millis(200))).await;
-            let mut session = Target::mcp(late()?, PATH).await?;
+            let mut session = Target::mcp(late, PATH).await?;
             tokio::time::sleep(at.saturating_sub(self.started.elapsed())).await;
-            while let Some(done) = self.calls.try_join_next() {
-                match done.context("a flood task")? {
-                    Ok(()) => answered += 1,
-                    Err(e) if shift.is_some() => {
-                        failed += 1;
-                        first_failure.get_or_insert_with(|| format!("{e:#}"));
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
+            ended.collect(&mut self.calls, shift.is_some())?;
             if self.calls.is_empty() {
                 bail!("the flood ended before late session {n} came");
             }
@@ -333,16 +320,7 @@ impl Flood {
                 .await?;
             waited.push(asked.elapsed());
         }
-        while let Some(done) = self.calls.try_join_next() {
-            match done.context("a flood task")? {
-                Ok(()) => answered += 1,
-                Err(e) if shift.is_some() => {
-                    failed += 1;
-                    first_failure.get_or_insert_with(|| format!("{e:#}"));
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        ended.collect(&mut self.calls, shift.is_some())?;
         self.calls.shutdown().await;
         let rate_limited = fakes.rate_limited() - rate_limited_before;
         if rate_limited != 0 {
@@ -355,11 +333,37 @@ impl Flood {
             .collect();
         Ok(Half {
             late: waited,
-            answered,
-            failed,
-            first_failure,
+            answered: ended.answered,
+            failed: ended.failed,
+            first_failure: ended.first_failure,
             forwarded,
         })
+    }
+}
+
+/// The flood calls that have ended so far.
+#[derive(Default)]
+struct Ended {
+    answered: usize,
+    failed: usize,
+    first_failure: Option<String>,
+}
+
+impl Ended {
+    /// Counts the calls of `calls` that have ended; a failed one is an error unless
+    /// `tolerated` (the killed owner's half).
+    fn collect(&mut self, calls: &mut JoinSet<anyhow::Result<()>>, tolerated: bool) -> anyhow::Result<()> {
+        while let Some(done) = calls.try_join_next() {
+            match done.context("a flood task")? {
+                Ok(()) => self.answered += 1,
+                Err(e) if tolerated => {
+                    self.failed += 1;
+                    self.first_failure.get_or_insert_with(|| format!("{e:#}"));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 }
 
