@@ -216,6 +216,37 @@ async fn search(url: String, session: usize, query: String) -> support::Reply {
     c.call("obv_search", json!({"query": query})).await
 }
 
+/// `search` is a tool call like any other (issue 46): on a follower, its part of a
+/// platform another replica owns goes to that owner, as the platform's own tool would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_on_a_follower_asks_openbesluitvorming_at_its_owner() {
+    let redis = RedisServer::start("own-search");
+    let f = fakes().await;
+    let world = Arc::new(World::default());
+    let rs = three(&world, &f, &redis, "own-search").await;
+    let owner = one_owner(&rs).await;
+    let follower = (owner + 1) % 3;
+    let mut c = Mcp::modern(rs[follower].url("/mcp"));
+    let reply = c.call("search", json!({"query": "gemeenteraad", "limit": 2})).await;
+    let platforms = structured(&reply)["platforms"].as_array().cloned().expect("platforms");
+    let obv = platforms
+        .iter()
+        .find(|p| p["platform"] == "obv")
+        .expect("OpenBesluitvorming's part");
+    assert_eq!(obv["status"], "ok", "{obv}");
+    let m = rs[follower].metrics().await;
+    assert!(
+        m.contains("besluitbron_forwarded_calls_total{platform=\"obv\"} 1"),
+        "the follower forwarded its obv part:\n{m}"
+    );
+    assert_eq!(rs[owner].sent.load(Ordering::SeqCst), 1, "the owner asked the platform");
+    assert_eq!(rs[follower].sent.load(Ordering::SeqCst), 0, "the follower did not");
+    assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
+    for r in rs {
+        r.stop().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_one_replica_owns_obv_and_the_others_forward_to_it() {
     let redis = RedisServer::start("own-one");

@@ -1006,6 +1006,39 @@ async fn search_asks_every_keyword_platform_once_and_each_result_reads_with_fetc
     server.stop().await;
 }
 
+/// `search` is a tool call like any other (issue 46): a retry of its request id gets the
+/// first result from the replay table, and its arguments are checked by the stack.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_search_gets_the_first_result_and_bad_arguments_are_the_stacks_error() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("mcp-search-replay"))).await;
+    let mut c = Mcp::initialize(server.url("/mcp")).await;
+    let first = c
+        .call_with_id(11, "search", json!({"query": "woningbouw", "limit": 2}))
+        .await;
+    let first_result = first.message.as_ref().expect("answer")["result"].clone();
+    structured(&first);
+    let (replays_before, _) = server.state.replay_counts();
+    let asked: u64 = f.all.iter().map(|h| h.requests()).sum();
+    let retry = c
+        .call_with_id(11, "search", json!({"limit": 2, "query": "woningbouw"}))
+        .await;
+    assert_eq!(retry.message.as_ref().expect("answer")["result"], first_result);
+    assert_eq!(
+        server.state.replay_counts().0,
+        replays_before + 1,
+        "answered as a replay"
+    );
+    assert_eq!(f.all.iter().map(|h| h.requests()).sum::<u64>(), asked);
+    // Outside its schema: refused before any platform is asked, naming the tool.
+    let long = "x".repeat(501);
+    let refused = c.call("search", json!({ "query": long })).await;
+    let text = support::tool_error_text(&refused);
+    assert!(text.contains("search") && text.contains("query"), "{text}");
+    assert_eq!(f.all.iter().map(|h| h.requests()).sum::<u64>(), asked);
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_reports_a_slow_platform_as_pending_and_a_failing_one_by_name() {
     let f = fakes().await;

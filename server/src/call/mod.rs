@@ -75,9 +75,25 @@ impl Clients {
     }
 }
 
-/// Where a waiting call's place in a platform's queue goes (an MCP progress
-/// notification, or a forward's progress line back to another replica).
-pub type Progress = Arc<dyn Fn(PlatformId, QueuePosition) + Send + Sync>;
+/// What a running call reports.
+#[derive(Clone, Debug)]
+pub enum Report {
+    /// Its place in a platform's queue while it waits there.
+    Queued(PlatformId, QueuePosition),
+    /// A call over several platforms (`search`): `done` of `of` have answered.
+    Answered {
+        /// Platforms answered so far.
+        done: u32,
+        /// Platforms asked.
+        of: u32,
+        /// Which answered last, for the assistant.
+        message: String,
+    },
+}
+
+/// Where a call's reports go (an MCP progress notification, or a forward's progress
+/// line back to another replica).
+pub type Progress = Arc<dyn Fn(Report) + Send + Sync>;
 
 /// One tool call, as its tool and its platform requests see it.
 pub struct Call {
@@ -375,7 +391,7 @@ impl Context {
         };
         let progress = call.progress.as_ref().map(|progress| {
             let progress = Arc::clone(progress);
-            Box::new(move |position: QueuePosition| progress(platform, position)) as ProgressSink
+            Box::new(move |position: QueuePosition| progress(Report::Queued(platform, position))) as ProgressSink
         });
         let asked = handle.call(request, || pc.upstream(), progress);
         // The answer first: a buffer hit is ready at once, and the cancellation is then

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{Call, Progress, Reply, SharedResult, tool_error};
+use crate::call::{Call, Progress, Reply, Report, SharedResult, tool_error};
 use crate::driver::lease::{lease_key, owner_url};
 use crate::driver::{LeaseGate, QueuePosition};
 use crate::engine::{Engine, EngineError};
@@ -506,7 +506,7 @@ impl Node {
                         estimated_wait_ms,
                     }) => {
                         if let Some(progress) = &call.progress {
-                            progress(
+                            progress(Report::Queued(
                                 platform,
                                 QueuePosition {
                                     ahead_in_session,
@@ -514,7 +514,7 @@ impl Node {
                                     queued_calls,
                                     estimated_wait: Duration::from_millis(estimated_wait_ms),
                                 },
-                            );
+                            ));
                         }
                     }
                     Ok(ForwardLine::Result(r)) => return Forward::Answer(*r),
@@ -711,9 +711,13 @@ fn heartbeat(tx: mpsc::Sender<Bytes>) -> tokio_util::sync::DropGuard {
     beating
 }
 
-/// The call's queue positions, passed on to the forwarding replica as progress lines.
+/// The call's queue positions, passed on to the forwarding replica as progress lines
+/// (a forward is one platform's tool: it has no other report to pass on).
 fn relay_progress(tx: mpsc::Sender<Bytes>) -> Progress {
-    Arc::new(move |_platform, p: QueuePosition| {
+    Arc::new(move |report: Report| {
+        let Report::Queued(_, p) = report else {
+            return;
+        };
         let line = ForwardLine::Progress {
             ahead_in_session: p.ahead_in_session,
             waiting_sessions: p.waiting_sessions,

@@ -6,6 +6,8 @@
 
 use serde_json::{Map, Value};
 
+use super::tool::ToolSpec;
+
 /// The shared question, as `search` was asked it.
 #[derive(Debug, Clone, Default)]
 pub struct Asked {
@@ -31,9 +33,11 @@ pub enum KeywordSearch {
 /// A connector's keyword search.
 #[derive(Debug)]
 pub struct SearchSpec {
-    /// The tool asked.
-    pub tool: &'static str,
-    /// Its arguments for the shared question.
+    /// The tool asked: `search` runs its function, as a call of that tool.
+    pub tool: &'static ToolSpec,
+    /// Its arguments for the shared question, in the tool's own words: checked by its
+    /// schema's rules and read by its function here, or carried to the platform's owner
+    /// when another replica owns it.
     pub arguments: fn(&Asked) -> Map<String, Value>,
 }
 

@@ -27,6 +27,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use tokio_util::sync::CancellationToken;
 
 use super::Scope;
+use super::ground::{GroundRef, within};
 use super::replay::{self, Replayed, Replays};
 use super::route::{Route, RouteFuture};
 use super::tools::{ToolEntry, ToolTable};
@@ -217,20 +218,14 @@ impl Calls {
 
     /// Time-out and the tool.
     async fn timed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> Reply {
-        let limit = self.request_timeout;
-        match tokio::time::timeout(limit, tool.run(&self.ctx, call, arguments)).await {
-            Ok(reply) => reply,
-            // The assistant learns which platform held the call up, as every other
-            // failure of a platform call says (`fetch`: the platform its id named).
-            Err(_) => tool_error(format!(
-                "BesluitBron gave up after {} s waiting for {}: the platform is slow or its queue is long; try a \
-                 narrower question or try again later",
-                limit.as_secs(),
-                tool.platform
-                    .map_or("the platform that reads this id", |p| p.display_name())
-            ))
-            .into(),
-        }
+        let ground = GroundRef {
+            ctx: &self.ctx,
+            route: self.route.get(),
+            limit: self.request_timeout,
+        };
+        // The assistant learns which platform held the call up, as every other failure
+        // of a platform call says (`fetch`: the platform its id named).
+        within(self.request_timeout, tool.platform, tool.run(ground, call, arguments)).await
     }
 
     /// A call forwarded here by another replica: arguments, time-out and the tool, and

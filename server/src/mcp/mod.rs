@@ -17,6 +17,7 @@
 pub mod arguments;
 pub mod call;
 pub mod fetch;
+pub mod ground;
 pub mod offers;
 pub mod progress;
 pub mod replay;
@@ -39,7 +40,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 pub use call::{Calls, ToolRequest};
 
 use crate::connectors::ConnectorSpec;
-use crate::connectors::search::KeywordSearch;
 use crate::identity::{self, Caller};
 
 /// Which connectors an MCP address serves.
@@ -88,42 +88,23 @@ pub struct Handler {
     /// What `initialize` and every stateless request are told (capabilities, name,
     /// instructions): built once per address, as the tools are.
     info: Arc<ServerConfig>,
-    /// `search` over every platform, at `/mcp` only.
-    searcher: Option<Arc<search::Searcher>>,
 }
 
 impl Handler {
     /// The handler for `scope` over `calls`.
     pub fn new(calls: Arc<Calls>, scope: Scope) -> Handler {
         let connectors = scope.connectors(calls.registry());
+        // `/mcp` adds `fetch` and `search` (entries of the table served at `all`).
         let mut tools: Vec<Tool> = calls
             .tools()
             .iter()
             .filter(|t| scope.serves(t.connector))
             .map(|t| t.definition.clone())
             .collect();
-        // `/mcp` adds the one search over every platform with a keyword search.
-        let searcher = match scope {
-            Scope::All if connectors.iter().any(|c| matches!(c.search, KeywordSearch::Tool(_))) => {
-                let mut definition = search::definition();
-                let searcher = search::Searcher::new(&definition, fetch::Fetcher::new(&connectors));
-                let mut input = (*definition.input_schema).clone();
-                crate::connectors::schema::portable(&mut input);
-                definition.input_schema = Arc::new(input);
-                if let Some(output) = &definition.output_schema {
-                    let mut output = (**output).clone();
-                    crate::connectors::schema::portable(&mut output);
-                    crate::connectors::schema::compact_output(&mut output);
-                    definition.output_schema = Some(Arc::new(output));
-                }
-                tools.push(definition);
-                Some(Arc::new(searcher))
-            }
-            _ => None,
-        };
+        let searches = matches!(scope, Scope::All) && calls.tools().get(search::NAME).is_some();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let mut instructions: Vec<&str> = Vec::new();
-        if searcher.is_some() {
+        if searches {
             instructions.push(SEARCH_INSTRUCTIONS);
         }
         instructions.extend(connectors.iter().map(|c| c.instructions));
@@ -133,7 +114,6 @@ impl Handler {
             scope,
             tools: Arc::new(tools),
             info: Arc::new(ServerConfig::new(ServerCapabilities::default())),
-            searcher,
         };
         handler.info = Arc::new(handler.server_config(instructions.join("\n\n")));
         handler
@@ -192,7 +172,7 @@ impl Handler {
             arguments: request.arguments,
             caller,
             replay,
-            progress: notifier.map(progress::Notifier::queue),
+            progress: notifier.map(progress::Notifier::progress),
             ct: context.ct.clone(),
         }
     }
@@ -328,15 +308,6 @@ impl ServerHandler for Handler {
         // it gets a pointer, not the state. Every progress notification is handed over
         // before the result ([`progress`]).
         let notifier = progress::Notifier::of(&context);
-        if request.name == search::NAME
-            && let Some(searcher) = &self.searcher
-        {
-            let caller = caller_of(&context, &self.calls.trusted_proxies);
-            let counted = notifier.as_ref().map(progress::Notifier::counted);
-            let result = Box::pin(searcher.run(&self.calls, request.arguments, caller, counted)).await;
-            progress::flush(notifier).await;
-            return Ok(CallToolResponse::Complete(result));
-        }
         let request = self.request(request, &context, notifier.as_ref());
         let result = Box::pin(self.calls.call(self.scope, request)).await;
         progress::flush(notifier).await;

@@ -377,7 +377,7 @@ impl Handler {
                     platform: Some(platform),
                     caller: super::caller_of(context, &calls.trusted_proxies),
                     form: Arc::from(tool),
-                    progress: notifier.as_ref().map(super::progress::Notifier::queue),
+                    progress: notifier.as_ref().map(super::progress::Notifier::progress),
                     ct: context.ct.clone(),
                 };
                 let limit = calls.request_timeout();

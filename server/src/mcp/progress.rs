@@ -28,8 +28,7 @@ use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::mpsc;
 
-use super::search::SearchProgress;
-use crate::call::Progress;
+use crate::call::{Progress, Report};
 
 /// How long a result waits at most for its notifications to be handed over (a client
 /// that stopped reading its stream must not hold the result).
@@ -81,13 +80,13 @@ impl Notifier {
         }
     }
 
-    /// Where a tool call's place in a platform's queue goes: one notification per report,
-    /// numbered from 1.
-    pub fn queue(&self) -> Progress {
+    /// Where a tool call's reports go: its place in a platform's queue, one notification
+    /// per report numbered from 1; `search`'s platforms answered, as done of total.
+    pub fn progress(&self) -> Progress {
         let send = self.sender();
         let step = AtomicU32::new(0);
-        Arc::new(
-            move |platform: besluitbron_core::PlatformId, position: crate::driver::QueuePosition| {
+        Arc::new(move |report: Report| match report {
+            Report::Queued(platform, position) => {
                 let step = step.fetch_add(1, Ordering::Relaxed) + 1;
                 send(
                     f64::from(step),
@@ -100,14 +99,9 @@ impl Notifier {
                         position.estimated_wait.as_secs_f64().ceil()
                     ),
                 );
-            },
-        )
-    }
-
-    /// Where `search` reports the platforms answered: (done, of total, message).
-    pub fn counted(&self) -> SearchProgress {
-        let send = self.sender();
-        Arc::new(move |done, total, message| send(f64::from(done), Some(f64::from(total)), message))
+            }
+            Report::Answered { done, of, message } => send(f64::from(done), Some(f64::from(of)), message),
+        })
     }
 
     /// Hands every notification made so far to the transport, and stops sending: call

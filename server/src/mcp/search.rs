@@ -1,7 +1,11 @@
 //! `search` on `/mcp`: one question over every platform with a keyword search, in
-//! parallel, each asked as the caller through the whole stack of its own tool (client
-//! limits were the request's; then arguments, the buffer, coalescing, the platform's fair
-//! queue), so asking here costs a platform exactly what asking its tool costs.
+//! parallel. `search` is an entry of the tool table, so it comes through the one call
+//! stack (arguments, replay, route, time-out); each platform's part is its keyword
+//! search tool's own function ([`SearchSpec::tool`]), run as a call of that tool as the
+//! caller (its arguments within its schema's rules, the buffer, coalescing, the
+//! platform's fair queue, the same time-out; with several replicas, the platform's owner
+//! through the same route), so asking here costs a platform exactly what asking its tool
+//! costs.
 //!
 //! The answer is ChatGPT's search contract (OpenAI's MCP documentation; the schema it is
 //! checked against is `tests/schemas/openai-search.schema.json`, with its provenance):
@@ -41,13 +45,16 @@ use besluitbron_core::PlatformId;
 
 use super::arguments::Rules;
 use super::fetch::Fetcher;
-use super::{Calls, Scope, ToolRequest};
+use super::ground::{Ground, GroundRef, within};
+use super::replay;
+use super::route::RouteFuture;
 use crate::calendar;
-use crate::call::tool_error;
+use crate::call::{AnswerError, Call, Reply, Report, SharedResult, tool_error};
+use crate::connectors::ConnectorSpec;
 use crate::connectors::ids::Paging;
 use crate::connectors::search::{Asked, KeywordSearch, SearchSpec};
+use crate::connectors::tool::invalid_arguments;
 use crate::connectors::vocabulary::{Item, Listing};
-use crate::identity::Caller;
 
 /// The tool's name.
 pub const NAME: &str = "search";
@@ -170,15 +177,21 @@ pub fn definition() -> Tool {
     )
 }
 
-/// The search of one address: its argument rules (read once), and the `fetch` of the
-/// same connectors, which decides how each result's id is written.
+/// `search` over the connectors served: their keyword searches, and the `fetch` of
+/// the same connectors, which decides how each result's id is written.
 pub struct Searcher {
-    rules: Rules,
+    parts: Vec<Part>,
     fetcher: Option<Fetcher>,
 }
 
-/// Where `search` reports progress: (platforms answered, platforms asked, message).
-pub type SearchProgress = Arc<dyn Fn(u32, u32, String) + Send + Sync>;
+/// One connector's place in a search.
+struct Part {
+    platform: PlatformId,
+    search: KeywordSearch,
+    /// The rules of its tool's arguments (read from its schema once), which the shared
+    /// question's arguments for it pass as a direct call's would.
+    rules: Option<Rules>,
+}
 
 /// One platform's part while the search runs: its entry, and its results as its tool
 /// gave them.
@@ -189,18 +202,32 @@ struct Group {
 }
 
 impl Searcher {
-    /// The searcher of `definition`'s schema; `fetcher` reads the connectors searched.
-    pub fn new(definition: &Tool, fetcher: Option<Fetcher>) -> Searcher {
-        Searcher {
-            rules: Rules::of(&definition.input_schema),
-            fetcher,
+    /// The search over `connectors`, or `None` when none of them searches by words.
+    pub fn new(connectors: &[&'static ConnectorSpec]) -> Option<Searcher> {
+        if !connectors.iter().any(|c| matches!(c.search, KeywordSearch::Tool(_))) {
+            return None;
         }
+        let parts = connectors
+            .iter()
+            .map(|c| Part {
+                platform: c.platform,
+                search: c.search,
+                rules: match c.search {
+                    KeywordSearch::Tool(spec) => Some(Rules::of(&(spec.tool.definition)().input_schema)),
+                    KeywordSearch::Without(_) => None,
+                },
+            })
+            .collect();
+        Some(Searcher {
+            parts,
+            fetcher: Fetcher::new(connectors),
+        })
     }
 
-    /// How long it waits for the slowest platform.
-    fn pending_after(calls: &Calls) -> Duration {
+    /// How long it waits for the slowest platform, when one call may take `limit`.
+    fn pending_after(limit: Duration) -> Duration {
         PENDING_AFTER
-            .min(calls.request_timeout().saturating_sub(Duration::from_secs(2)))
+            .min(limit.saturating_sub(Duration::from_secs(2)))
             .max(Duration::from_secs(1))
     }
 
@@ -220,30 +247,27 @@ impl Searcher {
         }
     }
 
-    /// Runs `search` for `caller` with `arguments`.
-    pub async fn run(
-        &self,
-        calls: &Arc<Calls>,
-        arguments: Option<JsonObject>,
-        caller: Arc<Caller>,
-        progress: Option<SearchProgress>,
-    ) -> CallToolResult {
-        let asked = match self.read_arguments(arguments) {
-            Ok(asked) => asked,
-            Err(refusal) => return refusal,
+    /// Runs `search` for `call` with `arguments` (checked against its schema by the
+    /// stack): every keyword search at once, each its platform tool's own function run
+    /// as a call of that tool, in a task of its own — one still running when the search
+    /// answers runs on and fills the buffer.
+    pub async fn run(&self, ground: GroundRef<'_>, call: &Call, arguments: JsonObject) -> Reply {
+        let args: SearchArgs = match crate::connectors::tool::arguments(call, arguments) {
+            Ok(args) => args,
+            Err(reply) => return reply,
         };
-        let _running = calls.running_guard();
-        let wait = Self::pending_after(calls);
+        let asked = match asked(&args) {
+            Ok(a) => a,
+            Err(message) => return tool_error(format!("{NAME}: {message} (nothing asked of any platform)")).into(),
+        };
+        let wait = Self::pending_after(ground.limit);
         let deadline = tokio::time::Instant::now() + wait;
-
-        // Every keyword search at once, each its own task: one still running at the
-        // deadline runs on and fills the buffer.
         let mut groups: Vec<Group> = Vec::new();
         let mut running = FuturesUnordered::new();
-        for c in calls.registry() {
+        for part in &self.parts {
             let mut entry = PlatformResults {
-                platform: c.platform.as_str(),
-                name: c.platform.display_name(),
+                platform: part.platform.as_str(),
+                name: part.platform.display_name(),
                 tool: None,
                 status: Status::NoKeywordSearch,
                 shown: 0,
@@ -251,27 +275,20 @@ impl Searcher {
                 total_is_exact: None,
                 message: None,
             };
-            match c.search {
-                KeywordSearch::Without(why) => entry.message = Some(why.to_owned()),
-                KeywordSearch::Tool(spec) => {
-                    entry.tool = Some(spec.tool);
+            match (part.search, &part.rules) {
+                (KeywordSearch::Tool(spec), Some(rules)) => {
+                    entry.tool = Some(spec.tool.name);
                     entry.status = Status::Pending;
-                    let request = ToolRequest {
-                        name: spec.tool.into(),
-                        arguments: Some((spec.arguments)(&asked)),
-                        caller: Arc::clone(&caller),
-                        replay: None,
-                        progress: None,
-                        ct: CancellationToken::new(),
-                    };
-                    let calls = Arc::clone(calls);
                     let index = groups.len();
-                    let task = tokio::spawn(async move { calls.call(Scope::All, request).await });
+                    let asking = Asking::new(part.platform, spec, rules, call, &asked);
+                    let task = tokio::spawn(asking.run(ground.owned()));
                     running.push(async move { (index, spec, task.await) });
                 }
+                (KeywordSearch::Without(why), _) => entry.message = Some(why.to_owned()),
+                (KeywordSearch::Tool(_), None) => {}
             }
             groups.push(Group {
-                platform: c.platform,
+                platform: part.platform,
                 entry,
                 items: Vec::new(),
             });
@@ -286,13 +303,12 @@ impl Searcher {
             answered += 1;
             let group = &mut groups[index];
             record_answer(group, spec, joined);
-            let entry = &group.entry;
-            if let Some(p) = &progress {
-                p(
-                    answered,
-                    asked_count,
-                    format!("{} answered ({answered} of {asked_count})", entry.name),
-                );
+            if let Some(progress) = &call.progress {
+                progress(Report::Answered {
+                    done: answered,
+                    of: asked_count,
+                    message: format!("{} answered ({answered} of {asked_count})", group.entry.name),
+                });
             }
         }
         for group in groups.iter_mut().filter(|g| g.entry.status == Status::Pending) {
@@ -307,38 +323,7 @@ impl Searcher {
         let value = serde_json::to_value(&shown).unwrap_or_default();
         let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
         result.structured_content = Some(value);
-        result
-    }
-
-    /// What the arguments ask, or the refusal when they do not fit the tool (nothing is
-    /// asked of any platform then).
-    fn read_arguments(&self, mut arguments: Option<JsonObject>) -> Result<Asked, CallToolResult> {
-        let platform_word = "every platform";
-        if let Some(a) = arguments.as_mut() {
-            self.rules.coerce(a);
-        }
-        if let Err(message) = self.rules.check(arguments.as_ref()) {
-            return Err(tool_error(format!(
-                "{NAME}: {message} (nothing asked of {platform_word})"
-            )));
-        }
-        let args: SearchArgs = match serde_json::from_value(serde_json::Value::Object(arguments.unwrap_or_default())) {
-            Ok(a) => a,
-            Err(e) => {
-                return Err(tool_error(format!(
-                    "{NAME}: {e} (nothing asked of {platform_word}; see the tool's inputSchema)"
-                )));
-            }
-        };
-        let asked = match asked(&args) {
-            Ok(a) => a,
-            Err(message) => {
-                return Err(tool_error(format!(
-                    "{NAME}: {message} (nothing asked of {platform_word})"
-                )));
-            }
-        };
-        Ok(asked)
+        result.into()
     }
 
     /// The answer from every platform's part: one list, taken in turns from each
@@ -391,16 +376,74 @@ fn is_web_link(url: &str) -> bool {
     (lower.starts_with("http://") && url.len() > 7) || (lower.starts_with("https://") && url.len() > 8)
 }
 
+/// One platform's part of a search: its tool's call with the shared question as its
+/// arguments, as a direct call of that tool with them would be (their schema's rules,
+/// the tool's buffer, coalescing, fair queue and counters; with several replicas, its
+/// platform's owner).
+struct Asking {
+    platform: PlatformId,
+    spec: &'static SearchSpec,
+    arguments: JsonObject,
+    call: Call,
+    /// Why the arguments do not fit the tool, when they do not.
+    refused: Option<String>,
+}
+
+impl Asking {
+    /// `platform`'s part of `call`, which asked `asked`; `rules` are its tool's.
+    fn new(platform: PlatformId, spec: &'static SearchSpec, rules: &Rules, call: &Call, asked: &Asked) -> Asking {
+        let mut arguments = (spec.arguments)(asked);
+        rules.coerce(&mut arguments);
+        let refused = rules.check(Some(&arguments)).err();
+        let call = Call {
+            tool: spec.tool.name,
+            platform: Some(platform),
+            caller: Arc::clone(&call.caller),
+            form: Arc::from(replay::fingerprint(spec.tool.name, Some(&arguments))),
+            // The search reports platforms answered, not each one's queue.
+            progress: None,
+            // Never cancelled: a part the search no longer waits for fills the buffer.
+            ct: CancellationToken::new(),
+        };
+        Asking {
+            platform,
+            spec,
+            arguments,
+            call,
+            refused,
+        }
+    }
+
+    /// The part's result: its tool's, within the time one call may take, asked of the
+    /// platform's owner when another replica owns it.
+    async fn run(self, ground: Ground) -> SharedResult {
+        let tool = self.spec.tool;
+        if let Some(message) = &self.refused {
+            return Arc::new(tool_error(invalid_arguments(tool.name, Some(self.platform), message)));
+        }
+        let rerun = || -> RouteFuture<'_, Reply> {
+            Box::pin(within(
+                ground.limit,
+                Some(self.platform),
+                (tool.run)(&ground.ctx, &self.call, self.arguments.clone()),
+            ))
+        };
+        match rerun().await {
+            Reply::Result(result) => result,
+            Reply::Elsewhere(platform) => match &ground.route {
+                Some(route) => route.route(&self.call, &self.arguments, platform, &rerun).await,
+                None => Arc::new(tool_error(AnswerError::Elsewhere(platform))),
+            },
+        }
+    }
+}
+
 /// One platform's answer (or its failure) in its group: its status, its results or a
 /// message saying why there are none.
-fn record_answer(
-    group: &mut Group,
-    spec: &'static SearchSpec,
-    joined: Result<Result<CallToolResult, rmcp::ErrorData>, tokio::task::JoinError>,
-) {
+fn record_answer(group: &mut Group, spec: &'static SearchSpec, joined: Result<SharedResult, tokio::task::JoinError>) {
     let entry = &mut group.entry;
     match joined {
-        Ok(Ok(result)) if result.is_error != Some(true) => {
+        Ok(result) if result.is_error != Some(true) => {
             match result.structured_content.as_ref().and_then(Listing::read) {
                 Some(Listing { results, tally }) => {
                     entry.status = Status::Ok;
@@ -410,7 +453,7 @@ fn record_answer(
                         entry.message = Some(format!(
                             "nothing found for these words ({} searched; fewer or other words, or no \
                              dates, widen it)",
-                            spec.tool
+                            spec.tool.name
                         ));
                     }
                     group.items = results;
@@ -419,24 +462,20 @@ fn record_answer(
                     entry.status = Status::Failed;
                     entry.message = Some(format!(
                         "{}'s answer could not be read; ask {} directly",
-                        entry.name, spec.tool
+                        entry.name, spec.tool.name
                     ));
                 }
             }
         }
-        Ok(Ok(result)) => {
+        Ok(result) => {
             entry.status = Status::Failed;
             entry.message = Some(first_text(&result));
-        }
-        Ok(Err(e)) => {
-            entry.status = Status::Failed;
-            entry.message = Some(e.message.to_string());
         }
         Err(_) => {
             entry.status = Status::Failed;
             entry.message = Some(format!(
                 "BesluitBron's call to {} stopped; try {} again",
-                entry.name, spec.tool
+                entry.name, spec.tool.name
             ));
         }
     }
@@ -500,7 +539,7 @@ mod tests {
     fn searcher() -> Searcher {
         use crate::connectors::CONNECTORS;
         let connectors: Vec<_> = CONNECTORS.iter().collect();
-        Searcher::new(&definition(), Fetcher::new(&connectors))
+        Searcher::new(&connectors).expect("connectors search by words")
     }
 
     #[test]

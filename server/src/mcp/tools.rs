@@ -2,9 +2,10 @@
 //! its platform, and the rules its arguments are checked by (read from its input schema
 //! once, at start-up) — found with one lookup per call.
 //!
-//! Besides the connectors' tools, the table holds `fetch` (at `/mcp`): an entry like any
-//! other, so a fetch goes through the same stack (arguments, replay, route, time-out),
-//! whose platform is the one its id names ([`ToolEntry::platform`] is `None`).
+//! Besides the connectors' tools, the table holds `fetch` and `search` (at `/mcp`):
+//! entries like any other, so they go through the same stack (arguments, replay, route,
+//! time-out). Their platforms are the ones an id names (`fetch`) or every platform that
+//! searches by words (`search`), so [`ToolEntry::platform`] is `None`.
 //!
 //! What `tools/list` shows of a tool is its declaration made portable
 //! ([`crate::connectors::schema::portable`]); the rules are read from the declaration as
@@ -17,7 +18,9 @@ use besluitbron_core::PlatformId;
 use rmcp::model::{JsonObject, Tool};
 
 use super::fetch::Fetcher;
-use crate::call::{Call, Context};
+use super::ground::GroundRef;
+use super::search::Searcher;
+use crate::call::Call;
 use crate::connectors::schema::{compact_output, portable};
 use crate::connectors::tool::ToolFuture;
 use crate::connectors::{ConnectorSpec, ToolSpec};
@@ -29,15 +32,18 @@ enum Run {
     Tool(&'static ToolSpec),
     /// `fetch`: the reading tool of the connector whose id it is.
     Fetch(Arc<Fetcher>),
+    /// `search`: every connector's keyword search.
+    Search(Arc<Searcher>),
 }
 
 /// One tool, as a call needs to know it.
 pub struct ToolEntry {
     /// Its name.
     pub name: &'static str,
-    /// The id of the connector it belongs to (`all` for `fetch`, served at `/mcp`).
+    /// The id of the connector it belongs to (`all` for `fetch` and `search`, served at
+    /// `/mcp`).
     pub connector: &'static str,
-    /// The platform it asks; `None` for `fetch`, whose id names it.
+    /// The platform it asks; `None` for `fetch`, whose id names it, and `search`.
     pub platform: Option<PlatformId>,
     /// The rules its arguments are checked by.
     pub rules: Rules,
@@ -47,11 +53,12 @@ pub struct ToolEntry {
 }
 
 impl ToolEntry {
-    /// Runs the tool for `call` with `arguments`.
-    pub fn run<'a>(&'a self, ctx: &'a Context, call: &'a Call, arguments: JsonObject) -> ToolFuture<'a> {
+    /// Runs the tool on `ground` for `call` with `arguments`.
+    pub fn run<'a>(&'a self, ground: GroundRef<'a>, call: &'a Call, arguments: JsonObject) -> ToolFuture<'a> {
         match &self.run {
-            Run::Tool(spec) => (spec.run)(ctx, call, arguments),
-            Run::Fetch(fetcher) => Box::pin(fetcher.run(ctx, call, arguments)),
+            Run::Tool(spec) => (spec.run)(ground.ctx, call, arguments),
+            Run::Fetch(fetcher) => Box::pin(fetcher.run(ground.ctx, call, arguments)),
+            Run::Search(searcher) => Box::pin(searcher.run(ground, call, arguments)),
         }
     }
 
@@ -85,7 +92,8 @@ impl ToolEntry {
 pub struct ToolTable(HashMap<&'static str, ToolEntry, foldhash::fast::RandomState>);
 
 impl ToolTable {
-    /// The tools of `connectors`, and `fetch` over those that read ids.
+    /// The tools of `connectors`, `fetch` over those that read ids, and `search` over
+    /// those that search by words.
     ///
     /// # Panics
     ///
@@ -116,6 +124,15 @@ impl ToolTable {
                 None,
                 super::fetch::definition(),
                 Run::Fetch(Arc::new(fetcher)),
+            ));
+        }
+        if let Some(searcher) = Searcher::new(connectors) {
+            add(ToolEntry::new(
+                super::search::NAME,
+                "all",
+                None,
+                super::search::definition(),
+                Run::Search(Arc::new(searcher)),
             ));
         }
         ToolTable(tools)
@@ -159,11 +176,14 @@ mod tests {
                 assert_eq!(entry.definition.name, tool.name);
             }
         }
-        assert_eq!(table.iter().count(), listed + 1, "no two tools share a name; and fetch");
         assert_eq!(
-            table.get("fetch").map(|f| (f.connector, f.platform)),
-            Some(("all", None))
+            table.iter().count(),
+            listed + 2,
+            "no two tools share a name; and fetch and search"
         );
+        for tool in ["fetch", "search"] {
+            assert_eq!(table.get(tool).map(|f| (f.connector, f.platform)), Some(("all", None)));
+        }
         assert!(table.get("no_such_tool").is_none());
     }
 }

@@ -250,7 +250,7 @@ pub struct ReadShown {
 /// force today (the shared question's dates are publication dates, which a law's version
 /// is not, so they are not passed on).
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: "bwb_search",
+    tool: &SEARCH_TOOL,
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -270,20 +270,20 @@ pub(crate) const READ_TOOL: ToolSpec = crate::tool! {
     run: bwb_read,
 };
 
+/// The `bwb_search` tool (its spec is what `search` runs for this connector).
+pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
+    name: "bwb_search",
+    title: "Search national legislation",
+    description: "Search Dutch national legislation (the Basiswettenbestand: laws, AMvB's, ministerial \
+                  regulations) by words in the title, kind and ministry, as in force on `date`. Each result gives \
+                  the BWB id for bwb_read and the validity of the version in force. Kept ten minutes.",
+    arguments: SearchArgs,
+    output: SearchShown,
+    run: bwb_search,
+};
+
 /// The tools.
-const TOOLS: &[ToolSpec] = &[
-    crate::tool! {
-        name: "bwb_search",
-        title: "Search national legislation",
-        description: "Search Dutch national legislation (the Basiswettenbestand: laws, AMvB's, ministerial \
-                      regulations) by words in the title, kind and ministry, as in force on `date`. Each result gives \
-                      the BWB id for bwb_read and the validity of the version in force. Kept ten minutes.",
-        arguments: SearchArgs,
-        output: SearchShown,
-        run: bwb_search,
-    },
-    READ_TOOL,
-];
+const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, READ_TOOL];
 
 /// Search national legislation.
 async fn bwb_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {

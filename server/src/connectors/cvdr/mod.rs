@@ -271,7 +271,7 @@ pub struct ReadShown {
 /// (the shared question's dates are publication dates, which a regulation's version is
 /// not, so they are not passed on).
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: "cvdr_search",
+    tool: &SEARCH_TOOL,
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -291,19 +291,19 @@ pub(crate) const READ_TOOL: ToolSpec = crate::tool! {
     run: cvdr_read,
 };
 
+/// The `cvdr_search` tool (its spec is what `search` runs for this connector).
+pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
+    name: "cvdr_search",
+    title: "Search local regulations",
+    description: "Local regulations (verordeningen, beleidsregels) of Dutch municipalities, provinces and water \
+                  boards in force on `date`, by words and organisation. One call, kept ten minutes.",
+    arguments: SearchArgs,
+    output: SearchShown,
+    run: cvdr_search,
+};
+
 /// The tools.
-const TOOLS: &[ToolSpec] = &[
-    crate::tool! {
-        name: "cvdr_search",
-        title: "Search local regulations",
-        description: "Local regulations (verordeningen, beleidsregels) of Dutch municipalities, provinces and water \
-                      boards in force on `date`, by words and organisation. One call, kept ten minutes.",
-        arguments: SearchArgs,
-        output: SearchShown,
-        run: cvdr_search,
-    },
-    READ_TOOL,
-];
+const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, READ_TOOL];
 
 /// Search local regulations.
 async fn cvdr_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {

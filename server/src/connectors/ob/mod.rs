@@ -376,7 +376,7 @@ pub fn is_identifier(id: &str) -> bool {
 
 /// Its part in `search` on `/mcp`: every official publication, full text.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: "ob_search",
+    tool: &SEARCH_TOOL,
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -398,21 +398,21 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     run: ob_document,
 };
 
+/// The `ob_search` tool (its spec is what `search` runs for this connector).
+pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
+    name: "ob_search",
+    title: "Search Officiële Bekendmakingen",
+    description: "Search Officiële Bekendmakingen: every official publication (Gemeenteblad … Staatsblad, \
+                  Kamerstukken, Handelingen), full text, newest first. Only the first 9,999 hits of a search are reachable: narrow with filters \
+                  rather than page deep. A council's own meeting records are at obv_search; ob_document reads \
+                  a hit's text. Repeats: buffered 10 min.",
+    arguments: SearchArgs,
+    output: render::SearchShown,
+    run: ob_search,
+};
+
 /// The tools.
-const TOOLS: &[ToolSpec] = &[
-    crate::tool! {
-        name: "ob_search",
-        title: "Search Officiële Bekendmakingen",
-        description: "Search Officiële Bekendmakingen: every official publication (Gemeenteblad … Staatsblad, \
-                      Kamerstukken, Handelingen), full text, newest first. Only the first 9,999 hits of a search are reachable: narrow with filters \
-                      rather than page deep. A council's own meeting records are at obv_search; ob_document reads \
-                      a hit's text. Repeats: buffered 10 min.",
-        arguments: SearchArgs,
-        output: render::SearchShown,
-        run: ob_search,
-    },
-    DOCUMENT_TOOL,
-];
+const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL];
 
 /// Search Officiële Bekendmakingen.
 async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {

@@ -404,7 +404,7 @@ pub(crate) fn sources_call(client: Arc<ObvClient>) -> PlatformCall<SourcesAnswer
 
 /// Its part in `search` on `/mcp`.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: "obv_search",
+    tool: &SEARCH_TOOL,
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -427,19 +427,22 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     run: obv_document,
 };
 
+/// The `obv_search` tool (its spec is what `search` runs for this connector).
+pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
+    name: "obv_search",
+    title: "Search OpenBesluitvorming",
+    description: "Search council, provincial and water-board decision making (meetings, documents, motions, \
+                  recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give `organization` \
+                  whenever the question is about one municipality, province or water board: searching all sources \
+                  is slower (`limit` above 24 costs more). Repeats: buffered 10 min.",
+    arguments: SearchArgs,
+    output: render::SearchShown,
+    run: obv_search,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
-    crate::tool! {
-        name: "obv_search",
-        title: "Search OpenBesluitvorming",
-        description: "Search council, provincial and water-board decision making (meetings, documents, motions, \
-                      recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give `organization` \
-                      whenever the question is about one municipality, province or water board: searching all sources \
-                      is slower (`limit` above 24 costs more). Repeats: buffered 10 min.",
-        arguments: SearchArgs,
-        output: render::SearchShown,
-        run: obv_search,
-    },
+    SEARCH_TOOL,
     DOCUMENT_TOOL,
     crate::tool! {
         name: "obv_sources",

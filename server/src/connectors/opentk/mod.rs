@@ -331,7 +331,7 @@ fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D
 
 /// Its part in `search` on `/mcp`: full text of Tweede Kamer documents.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: "opentk_search",
+    tool: &SEARCH_TOOL,
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -366,20 +366,23 @@ pub(crate) const ACTIVITY_TOOL: ToolSpec = crate::tool! {
     run: opentk_activity,
 };
 
+/// The `opentk_search` tool (its spec is what `search` runs for this connector).
+pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
+    name: "opentk_search",
+    title: "Full-text search of Tweede Kamer documents",
+    description: "Full-text search over Tweede Kamer documents through OpenTK (tk_search matches titles only). \
+                  Syntax: all words must appear; \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; \
+                  prefix*. OpenTK returns at most 280 hits, newest first, and cuts busy searches short: the \
+                  answer says when it may be incomplete. Paging and repeats (ten minutes) come from \
+                  BesluitBron's buffer.",
+    arguments: SearchArgs,
+    output: render::SearchShown,
+    run: opentk_search,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
-    crate::tool! {
-        name: "opentk_search",
-        title: "Full-text search of Tweede Kamer documents",
-        description: "Full-text search over Tweede Kamer documents through OpenTK (tk_search matches titles only). \
-                      Syntax: all words must appear; \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; \
-                      prefix*. OpenTK returns at most 280 hits, newest first, and cuts busy searches short: the \
-                      answer says when it may be incomplete. Paging and repeats (ten minutes) come from \
-                      BesluitBron's buffer.",
-        arguments: SearchArgs,
-        output: render::SearchShown,
-        run: opentk_search,
-    },
+    SEARCH_TOOL,
     DOCUMENT_TOOL,
     ACTIVITY_TOOL,
     crate::tool! {

@@ -323,7 +323,7 @@ fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D
 
 /// Its part in `search` on `/mcp`: documents by words in their title or subject.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: "tk_search",
+    tool: &SEARCH_TOOL,
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         // The Kamer's search takes at most this many words; the first ones carry the question.
@@ -346,18 +346,21 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     run: tk_document,
 };
 
+/// The `tk_search` tool (its spec is what `search` runs for this connector).
+pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
+    name: "tk_search",
+    title: "Search the Tweede Kamer",
+    description: "Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) by words \
+                  in their title or subject, `soort` and dates; not full text (opentk_search is). Newest first; \
+                  a page of 250 is asked once and kept. tk_document reads a document's `id`, tk_votes a case's.",
+    arguments: SearchArgs,
+    output: render::SearchShown,
+    run: tk_search,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
-    crate::tool! {
-        name: "tk_search",
-        title: "Search the Tweede Kamer",
-        description: "Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) by words \
-                      in their title or subject, `soort` and dates; not full text (opentk_search is). Newest first; \
-                      a page of 250 is asked once and kept. tk_document reads a document's `id`, tk_votes a case's.",
-        arguments: SearchArgs,
-        output: render::SearchShown,
-        run: tk_search,
-    },
+    SEARCH_TOOL,
     DOCUMENT_TOOL,
     crate::tool! {
         name: "tk_factions",
