@@ -102,6 +102,12 @@ impl Shape {
 struct Half {
     /// Each late session's wait for its answer.
     late: Vec<Duration>,
+    /// Requests the fake platforms received while each late session waited, its own
+    /// included: 1 when no flood call went ahead of it.
+    upstream_during: Vec<u64>,
+    /// Requests the fake platforms had received when each late session asked, since the
+    /// flood started.
+    upstream_before: Vec<u64>,
     /// Flood calls answered before the flood was dropped.
     answered: usize,
     /// Flood calls that failed (only the killed owner's half tolerates any), and the first.
@@ -123,7 +129,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     let mut one = Vec::new();
     for shape in [Shape::PerCall, Shape::Pooled] {
         let single = BesluitBron::start().await?;
-        let flood = Flood::on(&[single.addr], shape, &format!("een{}", shape as u8)).await?;
+        let flood = Flood::on(&single, &[single.addr], shape, &format!("een{}", shape as u8)).await?;
         let half = flood
             .measure(&single, single.addr, None, None)
             .await
@@ -185,7 +191,7 @@ async fn three_replicas(redis: &Redis, shape: Shape) -> anyhow::Result<(Half, us
     tokio::time::sleep(REFILL).await;
     let addrs: Vec<SocketAddr> = replicas.servers.iter().map(|s| s.addr).collect();
     let late_on = (owner + 2) % 3;
-    let flood = Flood::on(&addrs, shape, &format!("drie{}", shape as u8)).await?;
+    let flood = Flood::on(&base, &addrs, shape, &format!("drie{}", shape as u8)).await?;
     let half = flood.measure(&base, addrs[late_on], Some(&replicas), None).await?;
     let owners_after = replicas.owners(PlatformId::Obv);
     replicas.stop().await?;
@@ -206,7 +212,7 @@ async fn killed_owner(redis: &Redis) -> anyhow::Result<(Half, Duration, usize)> 
     tokio::time::sleep(REFILL).await;
     let survivors: Vec<usize> = (0..3).filter(|&i| i != owner).collect();
     let addrs: Vec<SocketAddr> = survivors.iter().map(|&i| replicas.servers[i].addr).collect();
-    let flood = Flood::on(&addrs, Shape::Pooled, "dood").await?;
+    let flood = Flood::on(&base, &addrs, Shape::Pooled, "dood").await?;
     let started = flood.started;
     tokio::time::sleep(KILL_AT.saturating_sub(started.elapsed())).await;
     let killed_at = Instant::now();
@@ -242,13 +248,15 @@ async fn killed_owner(redis: &Redis) -> anyhow::Result<(Half, Duration, usize)> 
 struct Flood {
     calls: JoinSet<anyhow::Result<()>>,
     started: Instant,
+    /// The fake platforms' requests when the flood started.
+    upstream_at_start: u64,
     tag: String,
 }
 
 impl Flood {
     /// Opens the busy sessions (session i on `addrs[i % len]`) and sends their calls at once;
     /// `tag` keeps each half's searches apart.
-    async fn on(addrs: &[SocketAddr], shape: Shape, tag: &str) -> anyhow::Result<Flood> {
+    async fn on(fakes: &BesluitBron, addrs: &[SocketAddr], shape: Shape, tag: &str) -> anyhow::Result<Flood> {
         let mut sessions = Vec::with_capacity(BUSY_SESSIONS);
         for s in 0..BUSY_SESSIONS {
             let addr = addrs[s % addrs.len()];
@@ -257,6 +265,7 @@ impl Flood {
             sessions.push((addr, session, Arc::new(Pool::new(addr, POOL, target.conn))));
         }
         let started = Instant::now();
+        let upstream_at_start = fakes.upstream_requests();
         let mut calls = JoinSet::new();
         for (s, (addr, session, pool)) in sessions.into_iter().enumerate() {
             for j in 0..CALLS_PER_SESSION {
@@ -286,6 +295,7 @@ impl Flood {
         Ok(Flood {
             calls,
             started,
+            upstream_at_start,
             tag: tag.to_owned(),
         })
     }
@@ -304,6 +314,9 @@ impl Flood {
         let forwarded_before = forwarded(replicas);
         let mut ended = Ended::default();
         let mut waited = Vec::with_capacity(LATE_AT.len());
+        let mut upstream_during = Vec::with_capacity(LATE_AT.len());
+        let mut upstream_before = Vec::with_capacity(LATE_AT.len());
+        let upstream_at_start = self.upstream_at_start;
         for (n, at) in LATE_AT.into_iter().enumerate() {
             let at = at + shift.unwrap_or_default();
             // Opened just before it asks: a new session, as late as it comes.
@@ -315,10 +328,13 @@ impl Flood {
                 bail!("the flood ended before late session {n} came");
             }
             let asked = Instant::now();
+            let before = fakes.upstream_requests();
             session
                 .answer_once("a late session's search", search(7, &format!("{}laat{n}", self.tag)))
                 .await?;
             waited.push(asked.elapsed());
+            upstream_during.push(fakes.upstream_requests() - before);
+            upstream_before.push(before - upstream_at_start);
         }
         ended.collect(&mut self.calls, shift.is_some())?;
         self.calls.shutdown().await;
@@ -333,6 +349,8 @@ impl Flood {
             .collect();
         Ok(Half {
             late: waited,
+            upstream_during,
+            upstream_before,
             answered: ended.answered,
             failed: ended.failed,
             first_failure: ended.first_failure,
@@ -376,8 +394,11 @@ fn report(what: &str, half: &Half, against: Option<&Half>) {
         .collect::<Vec<_>>()
         .join(" ");
     let mut line = format!(
-        "{what}: late sessions waited {secs} s, mean {:.2} s; {} flood calls answered before the drop",
+        "{what}: late sessions waited {secs} s, mean {:.2} s; platform requests during each wait {:?} \
+         (since the flood's start, when each asked: {:?}); {} flood calls answered before the drop",
         mean(&half.late),
+        half.upstream_during,
+        half.upstream_before,
         half.answered
     );
     if half.failed > 0 {
