@@ -245,6 +245,53 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
     server.stop().await;
 }
 
+/// Issue 46: an answer shared through a canonical form was rendered once and served to
+/// the next asker in the first asker's words ("for the words `subsidie*`" to a client
+/// that asked `subsidie?`, advice to change a `date_field` it never gave). Each asker
+/// reads what it asked, the first time from the buffer and again from the kept render.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_issue_46_a_shared_answer_is_described_in_each_askers_own_words() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("dedup-words"))).await;
+    let ob = f.all.get(besluitbron_core::PlatformId::Ob).expect("ob fake");
+    let mut a = Mcp::initialize(server.url("/mcp/ob")).await;
+    let mut b = Mcp::initialize(server.url("/mcp/ob")).await;
+    let asked = ob.requests();
+    // `*` and `?` are masks the search drops: one canonical search, two wordings.
+    for round in ["fetched or first hit", "the kept render"] {
+        for (mcp, query) in [(&mut a, "subsidie*"), (&mut b, "subsidie?")] {
+            let reply = mcp.call("ob_search", json!({"query": query})).await;
+            let words = format!("the words `{query}`");
+            assert_eq!(structured(&reply)["searched"], json!(words), "{round}");
+            let text = text(&reply);
+            assert!(text.contains(&format!(" publications for {words}")), "{round}: {text}");
+        }
+    }
+    assert_eq!(ob.requests(), asked + 1, "one platform request for both wordings");
+    // Nothing found: the advice names the arguments this asker gave, not the first's
+    // (`date_field` without dates changes no search).
+    let asked = ob.requests();
+    let given = text(
+        &a.call("ob_search", json!({"query": "xyzzyq", "date_field": "document"}))
+            .await,
+    );
+    assert!(given.contains("`date_field` `published`"), "{given}");
+    let not_given = text(&b.call("ob_search", json!({"query": "xyzzyq"})).await);
+    assert_eq!(ob.requests(), asked + 1, "one platform request for both");
+    assert!(not_given.contains("from BesluitBron's buffer"), "{not_given}");
+    assert!(!not_given.contains("date_field"), "{not_given}");
+    server.stop().await;
+}
+
+/// The text of a successful tool call.
+fn text(r: &support::Reply) -> String {
+    structured(r);
+    r.message.as_ref().expect("a message")["result"]["content"][0]["text"]
+        .as_str()
+        .expect("a text")
+        .to_owned()
+}
+
 /// A variant answered from the buffer is counted `canonical`; an exact repeat, and an entry
 /// the buffer kept across a restart (whose forms this process never saw), `cache_hit`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -34,7 +34,7 @@ use crate::platforms::ob::{
     DEFAULT_LIMIT, DateField, MAX_LIMIT, ObClient, ObSearch, Publication, SortOrder, Term, check_start, cql,
 };
 use crate::text::{Caps, TextError, read_xml};
-use render::{Hit, RecordAnswer, SearchAnswer, TextAnswer, TextSource};
+use render::{Asked, Hit, RecordAnswer, SearchAnswer, TextAnswer, TextSource};
 
 const PLATFORM: PlatformId = PlatformId::Ob;
 
@@ -432,16 +432,15 @@ async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         .param("cql", query)
         .param("offset", offset.to_string())
         .param("limit", limit.to_string());
-    let searched: Arc<str> = Arc::from(describe(&search));
-    let filters = Arc::new(args.filters());
+    // What this asker asked, in its own words: the kept page is shared by every wording
+    // of the same canonical search (`written_as`), so it holds none of them.
+    let asked = Asked {
+        searched: describe(&search),
+        filters: args.filters(),
+    };
     let search = Arc::new(search);
     let pc = PlatformCall::new(key, COST, move || {
-        let (client, search, searched, filters) = (
-            Arc::clone(&client),
-            Arc::clone(&search),
-            Arc::clone(&searched),
-            Arc::clone(&filters),
-        );
+        let (client, search) = (Arc::clone(&client), Arc::clone(&search));
         async move {
             let page = client.search(&search, offset, limit).await?;
             let keep = if page.warnings.is_empty() {
@@ -449,9 +448,8 @@ async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
             } else {
                 Keep::Briefly { ttl_ms: WARNED_KEEP_MS }
             };
-            let answer = SearchAnswer::new(searched.to_string(), offset, page).with_filters(filters.to_vec());
             Ok((
-                answer,
+                SearchAnswer::new(offset, page),
                 Feedback {
                     keep,
                     ..Feedback::default()
@@ -460,7 +458,7 @@ async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         }
     })
     .written_as(args.query.clone().unwrap_or_default());
-    ctx.answer_shown(call, pc, render::search).await
+    ctx.answer_shown_for(call, pc, asked, render::search).await
 }
 
 /// Read one publication.

@@ -175,10 +175,13 @@ pub struct SearchShown {
 }
 
 /// What `ob_search` keeps: one page.
+///
+/// Only what the platform said: the key it is kept under is the canonical search, which
+/// differently written questions share, so what was asked (its words, its filter
+/// arguments) is each asker's own ([`Asked`]), never kept here. An answer kept by an
+/// older BesluitBron still reads: its `searched` and `filters` are left unread.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchAnswer {
-    /// What was searched, in words (for an empty result).
-    pub searched: String,
     /// All hits of the search.
     pub total: u64,
     /// The offset of this page.
@@ -189,32 +192,30 @@ pub struct SearchAnswer {
     pub next_offset: Option<u64>,
     /// What the platform ignored, from its diagnostics.
     pub warnings: Vec<String>,
-    /// The filter arguments the search was given, by name (for the advice on an empty
-    /// result).
-    #[serde(default)]
-    pub filters: Vec<String>,
 }
 
 impl SearchAnswer {
     /// The answer for `page`, asked from `offset`.
-    pub fn new(searched: String, offset: u64, page: SearchPage) -> SearchAnswer {
+    pub fn new(offset: u64, page: SearchPage) -> SearchAnswer {
         let reachable = |o: &u64| o.saturating_add(1) < MAX_START_RECORD;
         SearchAnswer {
-            searched,
             total: page.total,
             offset,
             hits: page.records.iter().map(Hit::from).collect(),
             next_offset: page.next_offset.filter(reachable),
             warnings: page.warnings,
-            filters: Vec::new(),
         }
     }
+}
 
-    /// The same answer, naming the filter arguments it was searched with.
-    pub fn with_filters(mut self, filters: Vec<String>) -> SearchAnswer {
-        self.filters = filters;
-        self
-    }
+/// What one asker of `ob_search` asked, in its own words: made from its arguments for
+/// each call, never from the kept answer another asker's call may have fetched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Asked {
+    /// What was searched, in words.
+    pub searched: String,
+    /// The filter arguments given, by name (for the advice on an empty result).
+    pub filters: Vec<String>,
 }
 
 /// How to widen a search that found nothing, naming the arguments it was given.
@@ -261,21 +262,21 @@ fn widen(filters: &[String]) -> String {
     )
 }
 
-/// `ob_search`'s result.
-pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
+/// `ob_search`'s result for the question `asked`.
+pub fn search(answer: &SearchAnswer, served: Served, asked: &Asked) -> Rendered {
     let mut text = if answer.hits.is_empty() && answer.total == 0 {
         format!(
             "No publications found at Officiële Bekendmakingen for {}{}. {}",
-            answer.searched,
+            asked.searched,
             provenance(served),
-            widen(&answer.filters)
+            widen(&asked.filters)
         )
     } else if answer.hits.is_empty() {
         format!(
             "No publications at offset {} of {} for {}{}; ask again with a smaller `offset` (0 for the first page).",
             answer.offset,
             answer.total,
-            answer.searched,
+            asked.searched,
             provenance(served)
         )
     } else {
@@ -284,7 +285,7 @@ pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
             answer.offset + 1,
             answer.offset + answer.hits.len() as u64,
             answer.total,
-            answer.searched,
+            asked.searched,
             provenance(served)
         )
     };
@@ -315,7 +316,7 @@ pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
         );
     }
     let shown = SearchShown {
-        searched: answer.searched.clone(),
+        searched: asked.searched.clone(),
         results: answer.hits.iter().map(Publication::of).collect(),
         tally: Tally {
             total: Some(answer.total),
@@ -520,6 +521,37 @@ mod tests {
         });
     }
 
+    fn asked(searched: &str, filters: &[&str]) -> Asked {
+        Asked {
+            searched: searched.to_owned(),
+            filters: filters.iter().map(|f| (*f).to_owned()).collect(),
+        }
+    }
+
+    /// A page an older BesluitBron kept, with the first asker's words in it, still reads
+    /// (the buffer outlives a release when its version is pinned), and its words are
+    /// never shown: the asker's are.
+    #[test]
+    fn a_search_kept_with_an_askers_words_reads_and_shows_the_next_askers() {
+        let kept = serde_json::json!({
+            "searched": "the words `geheimX*`",
+            "total": 0,
+            "offset": 0,
+            "hits": [],
+            "next_offset": null,
+            "warnings": [],
+            "filters": ["query", "date_field"],
+        });
+        let answer: SearchAnswer = serde_json::from_value(kept).expect("an older kept page reads");
+        let r = search(&answer, Served::Cached, &asked("the words `geheimX ==`", &["query"]));
+        assert!(r.text.contains("for the words `geheimX ==`"), "{}", r.text);
+        assert!(
+            !r.text.contains("geheimX*") && !r.text.contains("date_field"),
+            "{}",
+            r.text
+        );
+    }
+
     fn record(n: u32, kinds: &[&str]) -> ObRecord {
         ObRecord {
             identifier: format!("gmb-2026-{n}"),
@@ -553,8 +585,12 @@ mod tests {
             next_offset: Some(2),
             warnings: vec!["Ongeldige zoekterm genegeerd (dt.date<= 2026-02-29) [SEARCH-IGNOREDQTEXT]".into()],
         };
-        let answer = SearchAnswer::new("the words `parkeren`".into(), 0, page);
-        snapshot("ob_search", &search(&answer, Served::Fetched), &answer);
+        let answer = SearchAnswer::new(0, page);
+        snapshot(
+            "ob_search",
+            &search(&answer, Served::Fetched, &asked("the words `parkeren`", &[])),
+            &answer,
+        );
     }
 
     #[test]
@@ -565,12 +601,15 @@ mod tests {
             next_offset: None,
             warnings: vec![],
         };
-        let answer = SearchAnswer::new("the words `xyzzy`, in Gemeenteblad".into(), 0, page).with_filters(vec![
-            "query".into(),
-            "publication".into(),
-            "date_from".into(),
-        ]);
-        let r = search(&answer, Served::Cached);
+        let answer = SearchAnswer::new(0, page);
+        let r = search(
+            &answer,
+            Served::Cached,
+            &asked(
+                "the words `xyzzy`, in Gemeenteblad",
+                &["query", "publication", "date_from"],
+            ),
+        );
         assert!(
             r.text.starts_with(
                 "No publications found at Officiële Bekendmakingen for the words `xyzzy`, in Gemeenteblad (from \
@@ -596,10 +635,10 @@ mod tests {
             next_offset: Some(9_999),
             warnings: vec![],
         };
-        let answer = SearchAnswer::new("all publications".into(), 9_998, page);
+        let answer = SearchAnswer::new(9_998, page);
         assert_eq!(answer.next_offset, None);
         assert!(
-            search(&answer, Served::Fetched)
+            search(&answer, Served::Fetched, &asked("all publications", &[]))
                 .text
                 .contains("Only the first 9999 hits")
         );
