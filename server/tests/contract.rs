@@ -722,3 +722,46 @@ async fn every_tool_speaks_the_vocabulary() {
     assert!(found.is_empty(), "off the vocabulary:\n{}", found.join("\n"));
     server.stop().await;
 }
+
+/// Each connector's part in `search` reads its tool's kept answer typed (issue 46: the
+/// tools are called as values, their answers not read back from JSON): for the shared
+/// question, the listing is exactly what the tool's structured content holds of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_keyword_search_lists_what_its_tool_answers() {
+    use besluitbron_server::call::{Call, Reply as ToolReply};
+    use besluitbron_server::connectors::search::{Asked, KeywordSearch};
+    use besluitbron_server::connectors::vocabulary::Listing;
+
+    let f = fakes().await;
+    let server = server(&f, "contract-listing", |_| {}).await;
+    let calls = &server.state.calls;
+    let asked = Asked {
+        query: "stikstof".into(),
+        limit: 3,
+        date_from: None,
+        date_to: None,
+    };
+    let (mut searches, mut results) = (0, 0);
+    for c in calls.registry() {
+        let KeywordSearch::Tool(spec) = c.search else {
+            continue;
+        };
+        let arguments = (spec.arguments)(&asked);
+        let call = Call::system(spec.tool.name, c.platform);
+        let listed = match (spec.list)(&calls.ctx, &call, arguments.clone()).await {
+            Ok(listing) => listing,
+            Err(_) => panic!("{}: the fake answers the shared question", spec.tool.name),
+        };
+        let ToolReply::Result(result) = (spec.tool.run)(&calls.ctx, &call, arguments).await else {
+            panic!("{}: one process owns every platform", spec.tool.name);
+        };
+        let structured = result.structured_content.as_ref().expect("structured content");
+        let read = Listing::read(structured).expect("the shared vocabulary");
+        assert_eq!(listed, read, "{}: its listing is its tool's answer", spec.tool.name);
+        searches += 1;
+        results += listed.results.len();
+    }
+    assert!(searches >= 6, "every keyword search was checked ({searches})");
+    assert!(results > 0, "the fakes found something to compare");
+    server.stop().await;
+}

@@ -39,11 +39,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "arguments, speaker resolved against the members list, meetings asked, then each report's activities matched; not yet split into named steps",
     ),
     (
-        "connectors/tk/mod.rs",
-        "tk_search",
-        "a continuation read first, then a search per kind (documents or cases) with its own paging; not yet split into named steps",
-    ),
-    (
         "connectors/tk/transcript.rs",
         "render",
         "one transcript page's answer assembled from a dozen parts computed in turn (activities, motions, votes, speakers, page); not yet split into named steps",

@@ -12,7 +12,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 
 use super::route::Route;
-use crate::call::{Context, Reply, tool_error};
+use crate::call::{Context, Reply, SharedResult, tool_error};
 use crate::connectors::tool::ToolFuture;
 
 /// What a tool runs on, borrowed for one call.
@@ -52,12 +52,16 @@ pub struct Ground {
 pub async fn within(limit: Duration, platform: Option<PlatformId>, tool: ToolFuture<'_>) -> Reply {
     match tokio::time::timeout(limit, tool).await {
         Ok(reply) => reply,
-        Err(_) => tool_error(format!(
-            "BesluitBron gave up after {} s waiting for {}: the platform is slow or its queue is long; try a \
-             narrower question or try again later",
-            limit.as_secs(),
-            platform.map_or("the platform that reads this id", |p| p.display_name())
-        ))
-        .into(),
+        Err(_) => Reply::Result(gave_up(limit, platform)),
     }
+}
+
+/// The error of a call that took longer than `limit` waiting for `platform`.
+pub fn gave_up(limit: Duration, platform: Option<PlatformId>) -> SharedResult {
+    Arc::new(tool_error(format!(
+        "BesluitBron gave up after {} s waiting for {}: the platform is slow or its queue is long; try a narrower \
+         question or try again later",
+        limit.as_secs(),
+        platform.map_or("the platform that reads this id", |p| p.display_name())
+    )))
 }

@@ -45,7 +45,7 @@ use besluitbron_core::PlatformId;
 
 use super::arguments::Rules;
 use super::fetch::Fetcher;
-use super::ground::{Ground, GroundRef, within};
+use super::ground::{Ground, GroundRef, gave_up, within};
 use super::replay;
 use super::route::RouteFuture;
 use crate::calendar;
@@ -414,13 +414,26 @@ impl Asking {
         }
     }
 
-    /// The part's result: its tool's, within the time one call may take, asked of the
-    /// platform's owner when another replica owns it.
-    async fn run(self, ground: Ground) -> SharedResult {
+    /// The part's answer: its tool's question answered as a listing here, within the
+    /// time one call may take; or the tool's result (its error, or the owner's answer
+    /// when another replica owns the platform: a forward carries the tool's arguments and
+    /// brings back its result).
+    async fn run(self, ground: Ground) -> Answered {
         let tool = self.spec.tool;
         if let Some(message) = &self.refused {
-            return Arc::new(tool_error(invalid_arguments(tool.name, Some(self.platform), message)));
+            let refusal = tool_error(invalid_arguments(tool.name, Some(self.platform), message));
+            return Answered::Result(Arc::new(refusal));
         }
+        let listed = (self.spec.list)(&ground.ctx, &self.call, self.arguments.clone());
+        let platform = match tokio::time::timeout(ground.limit, listed).await {
+            Ok(Ok(listing)) => return Answered::Listed(listing),
+            Ok(Err(Reply::Result(result))) => return Answered::Result(result),
+            Ok(Err(Reply::Elsewhere(platform))) => platform,
+            Err(_) => return Answered::Result(gave_up(ground.limit, Some(self.platform))),
+        };
+        let Some(route) = &ground.route else {
+            return Answered::Result(Arc::new(tool_error(AnswerError::Elsewhere(platform))));
+        };
         let rerun = || -> RouteFuture<'_, Reply> {
             Box::pin(within(
                 ground.limit,
@@ -428,48 +441,41 @@ impl Asking {
                 (tool.run)(&ground.ctx, &self.call, self.arguments.clone()),
             ))
         };
-        match rerun().await {
-            Reply::Result(result) => result,
-            Reply::Elsewhere(platform) => match &ground.route {
-                Some(route) => route.route(&self.call, &self.arguments, platform, &rerun).await,
-                None => Arc::new(tool_error(AnswerError::Elsewhere(platform))),
-            },
-        }
+        Answered::Result(route.route(&self.call, &self.arguments, platform, &rerun).await)
     }
+}
+
+/// What one platform's part gave.
+enum Answered {
+    /// Its results, read here from the tool's kept answer.
+    Listed(Listing),
+    /// The tool's result: an error, or the answer of the platform's owner.
+    Result(SharedResult),
 }
 
 /// One platform's answer (or its failure) in its group: its status, its results or a
 /// message saying why there are none.
-fn record_answer(group: &mut Group, spec: &'static SearchSpec, joined: Result<SharedResult, tokio::task::JoinError>) {
+fn record_answer(group: &mut Group, spec: &'static SearchSpec, joined: Result<Answered, tokio::task::JoinError>) {
     let entry = &mut group.entry;
-    match joined {
-        Ok(result) if result.is_error != Some(true) => {
+    let listing = match joined {
+        Ok(Answered::Listed(listing)) => listing,
+        Ok(Answered::Result(result)) if result.is_error != Some(true) => {
             match result.structured_content.as_ref().and_then(Listing::read) {
-                Some(Listing { results, tally }) => {
-                    entry.status = Status::Ok;
-                    entry.total = tally.total;
-                    entry.total_is_exact = tally.total.map(|_| tally.total_is_exact);
-                    if results.is_empty() {
-                        entry.message = Some(format!(
-                            "nothing found for these words ({} searched; fewer or other words, or no \
-                             dates, widen it)",
-                            spec.tool.name
-                        ));
-                    }
-                    group.items = results;
-                }
+                Some(listing) => listing,
                 None => {
                     entry.status = Status::Failed;
                     entry.message = Some(format!(
                         "{}'s answer could not be read; ask {} directly",
                         entry.name, spec.tool.name
                     ));
+                    return;
                 }
             }
         }
-        Ok(result) => {
+        Ok(Answered::Result(result)) => {
             entry.status = Status::Failed;
             entry.message = Some(first_text(&result));
+            return;
         }
         Err(_) => {
             entry.status = Status::Failed;
@@ -477,8 +483,20 @@ fn record_answer(group: &mut Group, spec: &'static SearchSpec, joined: Result<Sh
                 "BesluitBron's call to {} stopped; try {} again",
                 entry.name, spec.tool.name
             ));
+            return;
         }
+    };
+    let Listing { results, tally } = listing;
+    entry.status = Status::Ok;
+    entry.total = tally.total;
+    entry.total_is_exact = tally.total.map(|_| tally.total_is_exact);
+    if results.is_empty() {
+        entry.message = Some(format!(
+            "nothing found for these words ({} searched; fewer or other words, or no dates, widen it)",
+            spec.tool.name
+        ));
     }
+    group.items = results;
 }
 
 /// The shared question from `args`, or why it cannot be asked.

@@ -32,7 +32,7 @@ use crate::connectors::koop::{
     text_offset_schema,
 };
 use crate::connectors::pages::TextPage;
-use crate::connectors::vocabulary::{Item, Tally};
+use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::bwb::{BwbClient, BwbRecord, BwbSearch, MAX_LIMIT, Regulation, is_bwb_id};
 use crate::platforms::http::PlatformError;
 
@@ -251,6 +251,7 @@ pub struct ReadShown {
 /// is not, so they are not passed on).
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
     tool: &SEARCH_TOOL,
+    list: crate::listing!(SearchArgs, bwb_listed),
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -287,13 +288,35 @@ const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, READ_TOOL];
 
 /// Search national legislation.
 async fn bwb_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    match search_question(ctx, args) {
+        Ok((pc, searched, offset)) => {
+            ctx.answer(call, pc, |a, served| render_search(a, served, &searched, offset))
+                .await
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `bwb_search`'s question answered as a listing (its part in `search` on `/mcp`).
+async fn bwb_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
+    let (pc, _, _) = search_question(ctx, args)?;
+    let (answer, _) = ctx.fetch(crate::call::Who::Caller, call, pc).await?;
+    Ok(Listing {
+        results: answer.records.iter().map(|r| Hit::of(r).item).collect(),
+        tally: tally(&answer),
+    })
+}
+
+/// `bwb_search`'s platform call, what it asks in words and its offset, or the refusal
+/// that stands for it.
+fn search_question(ctx: &Context, args: SearchArgs) -> Result<(PlatformCall<SearchAnswer>, String, u64), Reply> {
     let limit = match super::pages::list_limit("bwb_search", args.limit, DEFAULT_LIMIT, MAX_LIMIT as usize) {
         Ok(limit) => limit,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let date = match date_arg("bwb_search", args.date.as_deref(), ctx.clock.wall()) {
         Ok(date) => date,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let offset = u64::from(args.offset.unwrap_or(0));
     let search = BwbSearch {
@@ -305,15 +328,14 @@ async fn bwb_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     let cql = match search.cql() {
         Ok(cql) => cql,
         Err(PlatformError::BadRequest { code, .. }) if code == "nothing_to_search" => {
-            return tool_error("bwb_search: give `query` (words of the title), `kind` or `organization` (a ministry)")
-                .into();
+            return Err(tool_error(
+                "bwb_search: give `query` (words of the title), `kind` or `organization` (a ministry)",
+            )
+            .into());
         }
-        Err(e) => return tool_error(e).into(),
+        Err(e) => return Err(tool_error(e).into()),
     };
-    let client = match ctx.clients.get::<BwbClient>(PLATFORM) {
-        Ok(c) => c,
-        Err(e) => return e.into(),
-    };
+    let client = ctx.clients.get::<BwbClient>(PLATFORM)?;
     let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
         .param("cql", cql)
         .param("offset", offset.to_string())
@@ -332,8 +354,7 @@ async fn bwb_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
             Ok((answer, Feedback::default()))
         }
     });
-    ctx.answer(call, pc, |a, served| render_search(a, served, &searched, offset))
-        .await
+    Ok((pc, searched, offset))
 }
 
 /// A search in words.
@@ -350,6 +371,15 @@ fn describe(s: &BwbSearch) -> String {
     }
     parts.push(format!("in force on {}", s.in_force_on));
     parts.join(", ")
+}
+
+/// How many regulations match and where the next page starts.
+fn tally(answer: &SearchAnswer) -> Tally {
+    Tally {
+        total: Some(answer.total),
+        total_is_exact: true,
+        next_offset: answer.next_offset,
+    }
 }
 
 /// `bwb_search`'s result.
@@ -401,11 +431,7 @@ pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offs
     let shown = SearchShown {
         searched: searched.to_owned(),
         results: hits,
-        tally: Tally {
-            total: Some(answer.total),
-            total_is_exact: true,
-            next_offset: answer.next_offset,
-        },
+        tally: tally(answer),
     };
     Rendered {
         text,

@@ -37,7 +37,7 @@ use crate::connectors::koop::{
     text_offset_schema,
 };
 use crate::connectors::pages::TextPage;
-use crate::connectors::vocabulary::{Item, Tally};
+use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::cvdr::{CvdrClient, CvdrRecord, CvdrSearch, MAX_LIMIT, Regulation, is_cvdr_id};
 use crate::platforms::http::PlatformError;
 
@@ -272,6 +272,7 @@ pub struct ReadShown {
 /// not, so they are not passed on).
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
     tool: &SEARCH_TOOL,
+    list: crate::listing!(SearchArgs, cvdr_listed),
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -307,20 +308,42 @@ const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, READ_TOOL];
 
 /// Search local regulations.
 async fn cvdr_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    match search_question(ctx, args) {
+        Ok((pc, searched, offset)) => {
+            ctx.answer(call, pc, |a, served| render_search(a, served, &searched, offset))
+                .await
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `cvdr_search`'s question answered as a listing (its part in `search` on `/mcp`).
+async fn cvdr_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
+    let (pc, _, _) = search_question(ctx, args)?;
+    let (answer, _) = ctx.fetch(crate::call::Who::Caller, call, pc).await?;
+    Ok(Listing {
+        results: answer.records.iter().map(|r| Hit::of(r).item).collect(),
+        tally: tally(&answer),
+    })
+}
+
+/// `cvdr_search`'s platform call, what it asks in words and its offset, or the refusal
+/// that stands for it.
+fn search_question(ctx: &Context, args: SearchArgs) -> Result<(PlatformCall<SearchAnswer>, String, u64), Reply> {
     let limit = match super::pages::list_limit("cvdr_search", args.limit, DEFAULT_LIMIT, MAX_LIMIT as usize) {
         Ok(limit) => limit,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let date = match date_arg("cvdr_search", args.date.as_deref(), ctx.clock.wall()) {
         Ok(date) => date,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let organisation = match args.organization.as_deref().map(str::trim).filter(|o| !o.is_empty()) {
         None => None,
         Some(asked) => {
             let resolved = orgs::resolve(asked);
             if let Some(message) = orgs::refusal("cvdr_search", asked, &resolved) {
-                return tool_error(message).into();
+                return Err(tool_error(message).into());
             }
             match resolved {
                 orgs::Resolved::One(org) => Some(org),
@@ -337,17 +360,14 @@ async fn cvdr_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     let cql = match search.cql() {
         Ok(cql) => cql,
         Err(PlatformError::BadRequest { code, .. }) if code == "nothing_to_search" => {
-            return tool_error(
+            return Err(tool_error(
                 "cvdr_search: give `query` (words) or `organization` (a municipality, province or water board)",
             )
-            .into();
+            .into());
         }
-        Err(e) => return tool_error(e).into(),
+        Err(e) => return Err(tool_error(e).into()),
     };
-    let client = match ctx.clients.get::<CvdrClient>(PLATFORM) {
-        Ok(c) => c,
-        Err(e) => return e.into(),
-    };
+    let client = ctx.clients.get::<CvdrClient>(PLATFORM)?;
     let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
         .param("cql", cql)
         .param("offset", offset.to_string())
@@ -366,8 +386,7 @@ async fn cvdr_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
             Ok((answer, Feedback::default()))
         }
     });
-    ctx.answer(call, pc, |a, served| render_search(a, served, &searched, offset))
-        .await
+    Ok((pc, searched, offset))
 }
 
 /// A search in words.
@@ -381,6 +400,15 @@ fn describe(s: &CvdrSearch, org: Option<&orgs::Org>) -> String {
     }
     parts.push(format!("in force on {}", s.in_force_on));
     parts.join(", ")
+}
+
+/// How many regulations match and where the next page starts.
+fn tally(answer: &SearchAnswer) -> Tally {
+    Tally {
+        total: Some(answer.total),
+        total_is_exact: true,
+        next_offset: answer.next_offset,
+    }
 }
 
 /// `cvdr_search`'s result.
@@ -430,11 +458,7 @@ pub fn render_search(answer: &SearchAnswer, served: Served, searched: &str, offs
     let shown = SearchShown {
         searched: searched.to_owned(),
         results: hits,
-        tally: Tally {
-            total: Some(answer.total),
-            total_is_exact: true,
-            next_offset: answer.next_offset,
-        },
+        tally: tally(answer),
     };
     Rendered {
         text,

@@ -24,6 +24,7 @@ use rmcp::schemars;
 use serde::Deserialize;
 
 use super::tool::ToolSpec;
+use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::calendar;
 use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
@@ -377,6 +378,7 @@ pub fn is_identifier(id: &str) -> bool {
 /// Its part in `search` on `/mcp`: every official publication, full text.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
     tool: &SEARCH_TOOL,
+    list: crate::listing!(SearchArgs, ob_listed),
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -416,18 +418,31 @@ const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL];
 
 /// Search Officiële Bekendmakingen.
 async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
+    match search_question(ctx, &args) {
+        Ok((pc, asked)) => ctx.answer_shown_for(call, pc, asked, render::search).await,
+        Err(reply) => reply,
+    }
+}
+
+/// `ob_search`'s question answered as a listing (its part in `search` on `/mcp`).
+async fn ob_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
+    let (pc, _) = search_question(ctx, &args)?;
+    let (answer, _) = ctx.fetch(Who::Caller, call, pc).await?;
+    Ok(render::listing(&answer))
+}
+
+/// `ob_search`'s platform call and what it asks in its asker's words, or the refusal
+/// that stands for it.
+fn search_question(ctx: &Context, args: &SearchArgs) -> Result<(PlatformCall<SearchAnswer>, Asked), Reply> {
     let (search, offset, limit) = match args.search() {
         Ok(s) => s,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let query = match search.cql() {
         Ok(q) => q,
-        Err(e) => return tool_error(e).into(),
+        Err(e) => return Err(tool_error(e).into()),
     };
-    let client = match ctx.clients.get::<ObClient>(PLATFORM) {
-        Ok(c) => c,
-        Err(e) => return e.into(),
-    };
+    let client = ctx.clients.get::<ObClient>(PLATFORM)?;
     let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
         .param("cql", query)
         .param("offset", offset.to_string())
@@ -458,7 +473,7 @@ async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         }
     })
     .written_as(args.query.clone().unwrap_or_default());
-    ctx.answer_shown_for(call, pc, asked, render::search).await
+    Ok((pc, asked))
 }
 
 /// Read one publication.

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
-use crate::connectors::vocabulary::{Item, Tally};
+use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::ob::{MAX_START_RECORD, ObRecord, SearchPage};
 
 /// One publication as a search hit (and as the metadata of `ob_document`).
@@ -318,16 +318,30 @@ pub fn search(answer: &SearchAnswer, served: Served, asked: &Asked) -> Rendered 
     let shown = SearchShown {
         searched: asked.searched.clone(),
         results: answer.hits.iter().map(Publication::of).collect(),
-        tally: Tally {
-            total: Some(answer.total),
-            total_is_exact: true,
-            next_offset: answer.next_offset,
-        },
+        tally: search_tally(answer),
         warnings: answer.warnings.clone(),
     };
     Rendered {
         text,
         structured: Structure::Own(json!(shown)),
+    }
+}
+
+/// All hits of the search (exact) and the next reachable page.
+fn search_tally(answer: &SearchAnswer) -> Tally {
+    Tally {
+        total: Some(answer.total),
+        total_is_exact: true,
+        next_offset: answer.next_offset,
+    }
+}
+
+/// `ob_search`'s page as the shared vocabulary's listing: what its structured content
+/// holds of it, typed.
+pub fn listing(answer: &SearchAnswer) -> Listing {
+    Listing {
+        results: answer.hits.iter().map(|h| Publication::of(h).item).collect(),
+        tally: search_tally(answer),
     }
 }
 

@@ -25,6 +25,7 @@ use rmcp::schemars;
 use serde::Deserialize;
 
 use super::tool::{ToolSpec, client};
+use super::vocabulary::Listing;
 use super::{ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
 use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
@@ -405,6 +406,7 @@ pub(crate) fn sources_call(client: Arc<ObvClient>) -> PlatformCall<SourcesAnswer
 /// Its part in `search` on `/mcp`.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
     tool: &SEARCH_TOOL,
+    list: crate::listing!(SearchArgs, obv_listed),
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -467,14 +469,28 @@ const TOOLS: &[ToolSpec] = &[
 
 /// Search OpenBesluitvorming.
 async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    let mut params = match args.params() {
-        Ok(p) => p,
-        Err(e) => return tool_error(e).into(),
-    };
-    let client = match client::<ObvClient>(ctx, PLATFORM) {
-        Ok(c) => c,
-        Err(reply) => return reply,
-    };
+    match search_question(ctx, call, args).await {
+        Ok((pc, asked)) => ctx.answer_shown_for(call, pc, asked, render::search).await,
+        Err(reply) => reply,
+    }
+}
+
+/// `obv_search`'s question answered as a listing (its part in `search` on `/mcp`).
+async fn obv_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
+    let (pc, asked) = search_question(ctx, call, args).await?;
+    let (answer, _) = ctx.fetch(Who::Caller, call, pc).await?;
+    Ok(render::listing(&answer, &asked))
+}
+
+/// `obv_search`'s platform call and what it asks, or the reply that stands for it (the
+/// arguments refused, or an `organization` that is no one source).
+async fn search_question(
+    ctx: &Context,
+    call: &Call,
+    args: SearchArgs,
+) -> Result<(PlatformCall<SearchAnswer>, Searched), Reply> {
+    let mut params = args.params().map_err(|e| Reply::from(tool_error(e)))?;
+    let client = client::<ObvClient>(ctx, PLATFORM)?;
     // A name becomes its key, read against the list of sources (kept for a day), so the
     // platform is never asked for a key it will refuse.
     if let Some(asked) = params.organization.clone() {
@@ -485,15 +501,15 @@ async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
                 // Not one source: an answer (not an error) naming the candidates, with
                 // the structured content its schema promises, and no search made.
                 if let Some((message, candidates)) = names::refusal("obv_search", &asked, &resolved, list_read) {
-                    return render::candidates(&searched(&params), message, &candidates)
+                    return Err(render::candidates(&searched(&params), message, &candidates)
                         .into_own_result()
-                        .into();
+                        .into());
                 }
                 if let names::Resolved::Key(key) = resolved {
                     params.organization = Some(key);
                 }
             }
-            Err(AnswerError::Elsewhere(platform)) => return Reply::Elsewhere(platform),
+            Err(AnswerError::Elsewhere(platform)) => return Err(Reply::Elsewhere(platform)),
             // The list is out of reach: the platform judges the key itself.
             Err(_) => {}
         }
@@ -509,7 +525,7 @@ async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
         }
     })
     .written_as(args.query.clone().unwrap_or_default());
-    ctx.answer_shown_for(call, pc, asked, render::search).await
+    Ok((pc, asked))
 }
 
 /// Read one document or meeting.

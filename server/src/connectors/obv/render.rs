@@ -14,7 +14,7 @@ use crate::call::Structure;
 use crate::call::{Rendered, provenance};
 use crate::connectors::obv::ids::page_url;
 use crate::connectors::pages::{TextPage, Window, text_page};
-use crate::connectors::vocabulary::{Item, Tally};
+use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::obv::{Entity, SearchPage, Source, Status, iso_day};
 
 /// One hit of `obv_search`.
@@ -246,19 +246,36 @@ pub fn search(answer: &SearchAnswer, served: Served, searched: &Searched) -> Ren
     if let Some(next) = next_offset {
         let _ = write!(text, "\nMore hits: call again with `offset` {next}.");
     }
-    let shown = SearchShown {
+    Rendered {
+        text,
+        structured: Structure::Own(json!(search_shown(answer, searched))),
+    }
+}
+
+/// `obv_search`'s structured content.
+fn search_shown(answer: &SearchAnswer, searched: &Searched) -> SearchShown {
+    let shown = u32::try_from(answer.results.len()).unwrap_or(u32::MAX);
+    SearchShown {
         searched: searched.clone(),
         results: answer.results.iter().map(Found::of).collect(),
         tally: Tally {
             total: Some(answer.total_count),
             total_is_exact: !answer.total_is_approximate,
-            next_offset: next_offset.map(u64::from),
+            next_offset: answer
+                .has_more
+                .then(|| u64::from(searched.offset.saturating_add(shown))),
         },
         candidates: Vec::new(),
-    };
-    Rendered {
-        text,
-        structured: Structure::Own(json!(shown)),
+    }
+}
+
+/// `obv_search`'s results as the shared vocabulary's listing: what its structured
+/// content holds of it, typed.
+pub fn listing(answer: &SearchAnswer, searched: &Searched) -> Listing {
+    let shown = search_shown(answer, searched);
+    Listing {
+        results: shown.results.into_iter().map(|f| f.item).collect(),
+        tally: shown.tally,
     }
 }
 

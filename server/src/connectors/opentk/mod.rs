@@ -24,6 +24,7 @@ use rmcp::schemars;
 use serde::Deserialize;
 
 use super::tool::ToolSpec;
+use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
@@ -332,6 +333,7 @@ fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D
 /// Its part in `search` on `/mcp`: full text of Tweede Kamer documents.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
     tool: &SEARCH_TOOL,
+    list: crate::listing!(SearchArgs, opentk_listed),
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
@@ -398,14 +400,27 @@ const TOOLS: &[ToolSpec] = &[
 
 /// Full-text search over Tweede Kamer documents (OpenTK).
 async fn opentk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    let (search, offset, limit) = match search_of(&args) {
-        Ok(s) => s,
-        Err(message) => return tool_error(message).into(),
-    };
-    let client = match ctx.clients.get::<OpenTkClient>(PLATFORM) {
-        Ok(c) => c,
-        Err(e) => return e.into(),
-    };
+    match search_question(ctx, &args) {
+        Ok((pc, offset, limit)) => {
+            ctx.answer(call, pc, |a, served| render::search(a, served, offset, limit))
+                .await
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `opentk_search`'s question answered as a listing (its part in `search` on `/mcp`).
+async fn opentk_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
+    let (pc, offset, limit) = search_question(ctx, &args)?;
+    let (answer, _) = ctx.fetch(Who::Caller, call, pc).await?;
+    Ok(render::listing(&answer, offset, limit))
+}
+
+/// `opentk_search`'s platform call and the page of hits asked, or the refusal that
+/// stands for it.
+fn search_question(ctx: &Context, args: &SearchArgs) -> Result<(PlatformCall<SearchAnswer>, usize, usize), Reply> {
+    let (search, offset, limit) = search_of(args).map_err(|message| Reply::from(tool_error(message)))?;
+    let client = ctx.clients.get::<OpenTkClient>(PLATFORM)?;
     let key = CacheKey::new(PLATFORM, DataClass::Search, "search")
         .param("query", search.query.clone())
         .param("kind", search.kind.as_str())
@@ -427,8 +442,7 @@ async fn opentk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
             ))
         }
     });
-    ctx.answer(call, pc, |a, served| render::search(a, served, offset, limit))
-        .await
+    Ok((pc, offset, limit))
 }
 
 /// One document's text (OpenTK).

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
 use crate::connectors::pages::{TextPage, text_page};
-use crate::connectors::vocabulary::{Item, Tally};
+use crate::connectors::vocabulary::{Item, Listing, Tally};
 
 /// One search hit as BesluitBron keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -176,17 +176,35 @@ pub fn search(answer: &SearchAnswer, served: Served, offset: usize, limit: usize
         kind: answer.kind.clone(),
         recent: answer.recent,
         results: shown.iter().map(Found::of).collect(),
-        tally: Tally {
-            total: Some(answer.hits.len() as u64),
-            total_is_exact: answer.incomplete.is_none(),
-            next_offset: next_offset.map(|n| n as u64),
-        },
+        tally: search_tally(answer, next_offset),
         milliseconds: answer.milliseconds,
         incomplete: answer.incomplete.clone(),
     };
     Rendered {
         text,
         structured: Structure::Own(json!(value)),
+    }
+}
+
+/// How many hits OpenTK gave (all of them, unless it says the list may be incomplete) and
+/// where the next page starts.
+fn search_tally(answer: &SearchAnswer, next_offset: Option<usize>) -> Tally {
+    Tally {
+        total: Some(answer.hits.len() as u64),
+        total_is_exact: answer.incomplete.is_none(),
+        next_offset: next_offset.map(|n| n as u64),
+    }
+}
+
+/// `opentk_search`'s hits `offset..offset + limit` as the shared vocabulary's listing:
+/// what its structured content holds of them, typed.
+pub fn listing(answer: &SearchAnswer, offset: usize, limit: usize) -> Listing {
+    let start = offset.min(answer.hits.len());
+    let shown: Vec<&Hit> = answer.hits.iter().skip(start).take(limit).collect();
+    let end = start + shown.len();
+    Listing {
+        results: shown.into_iter().map(|h| Found::of(h).item).collect(),
+        tally: search_tally(answer, (end < answer.hits.len()).then_some(end)),
     }
 }
 

@@ -32,11 +32,12 @@ use rmcp::schemars;
 use serde::Deserialize;
 
 use super::tool::ToolSpec;
+use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, tool_error};
+use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
-use crate::platforms::tk::{Continuation, MAX_OFFSET, MAX_WORDS, TkClient, TkSearch};
+use crate::platforms::tk::{Continuation, Document, MAX_OFFSET, MAX_WORDS, TkClient, TkSearch, Zaak};
 use render::{CommitteesAnswer, DocumentAnswer, FactionsAnswer, Links, PageAnswer};
 
 const PLATFORM: PlatformId = PlatformId::Tk;
@@ -324,6 +325,7 @@ fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D
 /// Its part in `search` on `/mcp`: documents by words in their title or subject.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
     tool: &SEARCH_TOOL,
+    list: crate::listing!(SearchArgs, tk_listed),
     arguments: |asked| {
         let mut args = serde_json::Map::new();
         // The Kamer's search takes at most this many words; the first ones carry the question.
@@ -389,41 +391,100 @@ const TOOLS: &[ToolSpec] = &[
 
 /// Search Tweede Kamer documents or cases.
 async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    // A continuation is read before anything else: only one BesluitBron issued is
-    // accepted, and it names the kind of search it continues.
-    let next = match args.continuation.as_deref().filter(|t| !t.is_empty()) {
-        Some(token) => match Continuation::parse(token) {
-            Ok(next) => Some(next),
-            Err(e) => return tool_error(e).into(),
-        },
-        None => None,
+    let q = match search_question(ctx, &args) {
+        Ok(q) => q,
+        Err(reply) => return reply,
     };
-    let limit = match super::pages::list_limit("tk_search", args.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT) {
-        Ok(limit) => limit,
-        Err(message) => return tool_error(message).into(),
-    };
-    let kind = match (&next, args.kind) {
-        (Some(next), _) if next.entity_set() == "Zaak" => Kind::Cases,
-        (Some(_), _) | (None, None | Some(KindArg::Documents)) => Kind::Documents,
-        (None, Some(KindArg::Cases)) => Kind::Cases,
-    };
-    let client = match ctx.clients.get::<TkClient>(PLATFORM) {
-        Ok(c) => c,
-        Err(e) => return e.into(),
-    };
-    // `words` is `query` now, and `offset` pages where `continuation` did: an assistant
-    // that used an earlier name is told, once per answer.
-    let used_words = args.query.is_none() && args.words.is_some();
-    let used_continuation = next.is_some();
-    let renamed = move |mut r: Rendered| {
-        if used_continuation {
+    match q.kind {
+        Kind::Documents => {
+            ctx.answer(call, q.documents(), |a, served| {
+                q.renamed(render::search(a, served, &q.view(a)))
+            })
+            .await
+        }
+        Kind::Cases => {
+            ctx.answer(call, q.cases(), |a, served| {
+                q.renamed(render::search(a, served, &q.view(a)))
+            })
+            .await
+        }
+    }
+}
+
+/// `tk_search`'s question answered as a listing (its part in `search` on `/mcp`).
+async fn tk_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
+    let q = search_question(ctx, &args)?;
+    Ok(match q.kind {
+        Kind::Documents => {
+            let (a, _) = ctx.fetch(Who::Caller, call, q.documents()).await?;
+            render::listing(&a, &q.view(&a))
+        }
+        Kind::Cases => {
+            let (a, _) = ctx.fetch(Who::Caller, call, q.cases()).await?;
+            render::listing(&a, &q.view(&a))
+        }
+    })
+}
+
+/// `tk_search`'s question: what it asks the platform, and what its answer shows.
+struct Question {
+    client: Arc<TkClient>,
+    kind: Kind,
+    key: CacheKey,
+    asked: Arc<Asked>,
+    here: Here,
+    /// `words` was given for `query` (its earlier name).
+    used_words: bool,
+    /// `continuation` was given (pages are asked by `offset` now).
+    used_continuation: bool,
+}
+
+impl Question {
+    /// The documents' platform call.
+    fn documents(&self) -> PlatformCall<PageAnswer<Document>> {
+        let (client, asked) = (Arc::clone(&self.client), Arc::clone(&self.asked));
+        PlatformCall::new(self.key.clone(), COST, move || {
+            let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
+            async move {
+                let page = match &*asked {
+                    Asked::First(search) => client.search_documents(search).await?,
+                    Asked::Next(next) => client.next_documents(next).await?,
+                };
+                Ok((PageAnswer::from(page), Feedback::default()))
+            }
+        })
+    }
+
+    /// The cases' platform call.
+    fn cases(&self) -> PlatformCall<PageAnswer<Zaak>> {
+        let (client, asked) = (Arc::clone(&self.client), Arc::clone(&self.asked));
+        PlatformCall::new(self.key.clone(), COST, move || {
+            let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
+            async move {
+                let page = match &*asked {
+                    Asked::First(search) => client.search_cases(search).await?,
+                    Asked::Next(next) => client.next_cases(next).await?,
+                };
+                Ok((PageAnswer::from(page), Feedback::default()))
+            }
+        })
+    }
+
+    /// The window of the kept page `answer` shown.
+    fn view<T>(&self, answer: &PageAnswer<T>) -> render::SearchView {
+        self.here.view(answer.items.len(), answer.continuation.is_some())
+    }
+
+    /// `r` with a note for each earlier name the assistant used, once per answer.
+    fn renamed(&self, mut r: Rendered) -> Rendered {
+        if self.used_continuation {
             r.text = format!(
                 "Note: tk_search pages with `offset` now (each answer gives `next_offset`); `continuation` is \
                  accepted until the next release.\n{}",
                 r.text
             );
         }
-        if used_words {
+        if self.used_words {
             r.text = format!(
                 "Note: tk_search's `words` is now called `query` (as in every search); `words` is accepted \
                  until the next release.\n{}",
@@ -431,20 +492,47 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
             );
         }
         r
+    }
+}
+
+/// `tk_search`'s question from `args`, or the refusal that stands for it.
+fn search_question(ctx: &Context, args: &SearchArgs) -> Result<Question, Reply> {
+    // A continuation is read before anything else: only one BesluitBron issued is
+    // accepted, and it names the kind of search it continues.
+    let next = match args.continuation.as_deref().filter(|t| !t.is_empty()) {
+        Some(token) => match Continuation::parse(token) {
+            Ok(next) => Some(next),
+            Err(e) => return Err(tool_error(e).into()),
+        },
+        None => None,
     };
+    let limit = match super::pages::list_limit("tk_search", args.limit, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT) {
+        Ok(limit) => limit,
+        Err(message) => return Err(tool_error(message).into()),
+    };
+    let kind = match (&next, args.kind) {
+        (Some(next), _) if next.entity_set() == "Zaak" => Kind::Cases,
+        (Some(_), _) | (None, None | Some(KindArg::Documents)) => Kind::Documents,
+        (None, Some(KindArg::Cases)) => Kind::Cases,
+    };
+    let client = ctx.clients.get::<TkClient>(PLATFORM)?;
+    // `words` is `query` now, and `offset` pages where `continuation` did: an assistant
+    // that used an earlier name is told, once per answer.
+    let used_words = args.query.is_none() && args.words.is_some();
+    let used_continuation = next.is_some();
     let next = match next {
         Some(next) => next,
         None => {
             let Some(text) = args.query.as_deref().or(args.words.as_deref()) else {
-                return tool_error(
+                return Err(tool_error(
                     "tk_search: give `query`, the words that must occur in the title or subject (e.g. `stikstof`) \
                      (nothing asked of the Tweede Kamer)",
                 )
-                .into();
+                .into());
             };
             let words = match search_words(text) {
                 Ok(words) => words,
-                Err(message) => return tool_error(format!("tk_search: {message}")).into(),
+                Err(message) => return Err(tool_error(format!("tk_search: {message}")).into()),
             };
             let mut search = TkSearch::words(words);
             search.soort = args.soort.clone().filter(|s| !s.is_empty());
@@ -452,18 +540,18 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
             search.date_to = args.date_to.clone();
             search.count = true;
             if let Err(e) = search.filter("Datum") {
-                return tool_error(e).into();
+                return Err(tool_error(e).into());
             }
             let offset = args.offset.unwrap_or(0);
             if offset > MAX_OFFSET {
-                return tool_error(format!(
+                return Err(tool_error(format!(
                     "tk_search: `offset` must be at most {MAX_OFFSET} (nothing asked of the Tweede Kamer)"
                 ))
-                .into();
+                .into());
             }
             match Continuation::at_offset(kind.set(), &search, offset) {
                 Ok(next) => next,
-                Err(e) => return tool_error(e).into(),
+                Err(e) => return Err(tool_error(e).into()),
             }
         }
     };
@@ -480,55 +568,21 @@ async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     } else {
         let page = match next.page_token() {
             Ok(page) => page,
-            Err(e) => return tool_error(e).into(),
+            Err(e) => return Err(tool_error(e).into()),
         };
         let key =
             CacheKey::new(PLATFORM, DataClass::Search, format!("search_{}", kind.as_str())).param("continuation", page);
         (key, Asked::Next(next))
     };
-    let asked = Arc::new(asked);
-    match kind {
-        Kind::Documents => {
-            let pc = PlatformCall::new(key, COST, move || {
-                let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
-                async move {
-                    let page = match &*asked {
-                        Asked::First(search) => client.search_documents(search).await?,
-                        Asked::Next(next) => client.next_documents(next).await?,
-                    };
-                    Ok((PageAnswer::from(page), Feedback::default()))
-                }
-            });
-            ctx.answer(call, pc, |a, served| {
-                renamed(render::search(
-                    a,
-                    served,
-                    &here.view(a.items.len(), a.continuation.is_some()),
-                ))
-            })
-            .await
-        }
-        Kind::Cases => {
-            let pc = PlatformCall::new(key, COST, move || {
-                let (client, asked) = (Arc::clone(&client), Arc::clone(&asked));
-                async move {
-                    let page = match &*asked {
-                        Asked::First(search) => client.search_cases(search).await?,
-                        Asked::Next(next) => client.next_cases(next).await?,
-                    };
-                    Ok((PageAnswer::from(page), Feedback::default()))
-                }
-            });
-            ctx.answer(call, pc, |a, served| {
-                renamed(render::search(
-                    a,
-                    served,
-                    &here.view(a.items.len(), a.continuation.is_some()),
-                ))
-            })
-            .await
-        }
-    }
+    Ok(Question {
+        client,
+        kind,
+        key,
+        asked: Arc::new(asked),
+        here,
+        used_words,
+        used_continuation,
+    })
 }
 
 /// One Tweede Kamer document's metadata.

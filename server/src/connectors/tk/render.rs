@@ -13,7 +13,7 @@ use crate::call::Structure;
 use crate::call::{Rendered, provenance};
 use crate::connectors::pages::Window;
 use crate::connectors::tk::ids::{case_page, document_page};
-use crate::connectors::vocabulary::{Item, Tally};
+use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::tk::{Commissie, Document, Fractie, TkPage, Zaak};
 
 /// What `tk_search` keeps: one page of records, with the opaque continuation.
@@ -194,15 +194,30 @@ pub fn search<T: Listed>(answer: &PageAnswer<T>, served: Served, view: &SearchVi
                 number: Some(r.number().to_owned()).filter(|n| !n.is_empty()),
             })
             .collect(),
-        tally: Tally {
-            total: answer.count,
-            total_is_exact: answer.count.is_some(),
-            next_offset: view.next_offset,
-        },
+        tally: search_tally(answer, view),
     };
     Rendered {
         text,
         structured: Structure::Own(json!(value)),
+    }
+}
+
+/// How many records match, when the Kamer counted them, and where the next page starts.
+fn search_tally<T>(answer: &PageAnswer<T>, view: &SearchView) -> Tally {
+    Tally {
+        total: answer.count,
+        total_is_exact: answer.count.is_some(),
+        next_offset: view.next_offset,
+    }
+}
+
+/// `tk_search`'s records that `view` picks as the shared vocabulary's listing: what its
+/// structured content holds of them, typed.
+pub fn listing<T: Listed>(answer: &PageAnswer<T>, view: &SearchView) -> Listing {
+    let shown = &answer.items[view.from.min(answer.items.len())..view.to.min(answer.items.len())];
+    Listing {
+        results: shown.iter().map(Listed::item).collect(),
+        tally: search_tally(answer, view),
     }
 }
 
