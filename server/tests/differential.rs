@@ -498,6 +498,7 @@ mod handover {
             forward_ms: 0,
             engine_ms: ENGINE_MS,
             platform: PlatformId::Obv,
+            rate_limit_headers: None,
             capacity: 60,
             window_s: 60,
             latency: LatencySpec::Fixed { ms: LATENCY_MS },

@@ -5,6 +5,10 @@
 //! crate's top-level modules, naming the crate and the modules; in the server it also
 //! fails on any module that imports `app`.
 //!
+//! It sees through the crate root's re-exports: where the root has `pub use m::Name`, a
+//! path `crate::Name` imports `m`, as `crate::m::Name` would. A cycle hidden behind the
+//! root's names is a cycle all the same.
+//!
 //! A tidy test in the manner of rust-analyzer's: it reads text, so a refactoring that
 //! brings a cycle back fails here at once, before a reader meets it.
 
@@ -19,6 +23,8 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 /// The import graph of the crate whose sources are under `root`.
 fn graph(root: &Path) -> Graph {
     let files = tidy::rust_files(root);
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| top_module(root, f)).collect();
+    let reexported = reexports(root);
     let mut graph = Graph::new();
     for file in &files {
         let Some(me) = top_module(root, file) else {
@@ -26,17 +32,85 @@ fn graph(root: &Path) -> Graph {
         };
         let targets = graph.entry(me.clone()).or_default();
         let text = std::fs::read_to_string(file).expect("a source file");
-        for target in imports(&without_comments(&without_tests(&text))) {
-            if target != me {
+        for path in imports(&without_comments(&without_tests(&text))) {
+            let target = path.module(&modules, &reexported);
+            if target != me && modules.contains(&target) {
                 targets.insert(target);
             }
         }
     }
-    let modules: BTreeSet<String> = graph.keys().cloned().collect();
-    for targets in graph.values_mut() {
-        targets.retain(|t| modules.contains(t));
-    }
     graph
+}
+
+/// The names the crate root under `root` (`lib.rs`) re-exports, each with the top-level
+/// module it comes from: `pub use m::{A, b::C as D};` gives `A` and `D`, both of `m`.
+fn reexports(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Ok(text) = std::fs::read_to_string(root.join("lib.rs")) else {
+        return out;
+    };
+    let text = without_comments(&without_tests(&text));
+    let mut rest = text.as_str();
+    while let Some(at) = ["pub use ", "pub(crate) use "]
+        .iter()
+        .filter_map(|p| {
+            rest.match_indices(p)
+                .find(|(i, _)| starts_line(rest, *i))
+                .map(|(i, _)| (i, p.len()))
+        })
+        .min()
+    {
+        let statement = &rest[at.0 + at.1..];
+        let end = statement.find(';').unwrap_or(statement.len());
+        let path = statement[..end]
+            .trim()
+            .trim_start_matches("crate::")
+            .trim_start_matches("self::");
+        if let Some((module, tree)) = path.split_once("::") {
+            for name in used_names(tree) {
+                out.insert(name, module.trim().to_owned());
+            }
+        }
+        rest = &statement[end..];
+    }
+    out
+}
+
+/// Whether `text[at..]` starts a line (only spaces before it on its line).
+fn starts_line(text: &str, at: usize) -> bool {
+    text[..at].rsplit('\n').next().is_some_and(|l| l.trim().is_empty())
+}
+
+/// The names a `use` tree brings in: `A`, `b::C as D`, `{A, b::{C, E}}` give `A`, `D`,
+/// and `A`, `C`, `E`; `self` brings in nothing new.
+fn used_names(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    if let Some(open) = tree.find('{') {
+        let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+        let (mut parts, mut depth, mut start) = (Vec::new(), 0, 0);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push(&inner[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(&inner[start..]);
+        return parts.into_iter().flat_map(used_names).collect();
+    }
+    let name = match tree.split_once(" as ") {
+        Some((_, alias)) => alias.trim(),
+        None => tree.rsplit("::").next().unwrap_or(tree).trim(),
+    };
+    if name.is_empty() || name == "self" {
+        Vec::new()
+    } else {
+        vec![name.to_owned()]
+    }
 }
 
 /// The top-level module a file belongs to; `None` for the crate roots and test files.
@@ -93,15 +167,38 @@ fn without_comments(text: &str) -> String {
         .join("\n")
 }
 
-/// The top-level modules `text` names as `crate::x` or inside `crate::{x, y::z}`.
-fn imports(text: &str) -> BTreeSet<String> {
+/// The first name of a path from the crate root, `crate::name…`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct RootPath {
+    /// The name after `crate::`.
+    name: String,
+    /// Whether the path goes on past it (`crate::name::…`).
+    goes_on: bool,
+}
+
+impl RootPath {
+    /// The top-level module the path imports: `name` when it is a module the path goes
+    /// into; else the module the root re-exports `name` from; else `name` itself (a
+    /// module named whole, or an item of the root, which is no module).
+    fn module(&self, modules: &BTreeSet<String>, reexported: &BTreeMap<String, String>) -> String {
+        if self.goes_on && modules.contains(&self.name) {
+            return self.name.clone();
+        }
+        reexported.get(&self.name).unwrap_or(&self.name).clone()
+    }
+}
+
+/// The paths `text` takes from the crate root: `crate::x…`, and each part of
+/// `crate::{x, y::z}`.
+fn imports(text: &str) -> BTreeSet<RootPath> {
     let mut out = BTreeSet::new();
-    let ident = |s: &str| -> Option<String> {
+    let path = |s: &str| -> Option<RootPath> {
         let name: String = s
             .chars()
-            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
-        (!name.is_empty() && name != "self").then_some(name)
+        let goes_on = s[name.len()..].trim_start().starts_with("::");
+        (!name.is_empty() && name != "self").then_some(RootPath { name, goes_on })
     };
     for (at, _) in text.match_indices("crate::") {
         let before = text[..at].chars().next_back();
@@ -112,12 +209,12 @@ fn imports(text: &str) -> BTreeSet<String> {
         if let Some(group) = rest.strip_prefix('{') {
             let end = group.find('}').unwrap_or(group.len());
             for part in group[..end].split(',') {
-                if let Some(name) = ident(part.trim()) {
-                    out.insert(name);
+                if let Some(p) = path(part.trim()) {
+                    out.insert(p);
                 }
             }
-        } else if let Some(name) = ident(rest) {
-            out.insert(name);
+        } else if let Some(p) = path(rest) {
+            out.insert(p);
         }
     }
     out
@@ -297,6 +394,48 @@ fn a_cycle_is_found_and_named() {
             "c imports app, which only wires the others"
         ]
     );
+}
+
+/// The check sees through the crate root's re-exports: `crate::Name`, where the root
+/// has `pub use m::Name`, imports `m`, in a `use` line, a group or a type's path; a
+/// module that shares its name with a re-exported function is still the module when a
+/// path goes into it; an item the root itself defines imports nothing.
+#[test]
+fn a_cycle_through_the_roots_reexports_is_found() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let src = dir.path();
+    let write = |path: &str, text: &str| std::fs::write(src.join(path), text).unwrap();
+    write(
+        "lib.rs",
+        "mod config;\nmod own;\nmod corpus;\nmod fake;\n\
+         pub use config::{FakeConfig, nested::{Deep, Other as Renamed}};\n\
+         #[doc(inline)]\npub use own::OwnSettings;\npub use fake::corpus;\n\
+         pub(crate) fn helper() {}\n",
+    );
+    write("config.rs", "use crate::helper;\npub struct FakeConfig;\n");
+    write("own.rs", "use crate::{FakeConfig, helper};\n");
+    write("fake.rs", "use crate::corpus::Rows;\npub fn corpus() {}\n");
+    write("corpus.rs", "pub struct Rows;\n");
+    let g = graph(src);
+    assert_eq!(faults(&g), Vec::<String>::new(), "{g:?}");
+    assert_eq!(edges(&g), "fake -> corpus\nown -> config", "{g:?}");
+    // The cycle `config <-> own` hidden behind the root's names, by each way of naming.
+    for text in [
+        "use crate::OwnSettings;\n",
+        "fn f() { crate::OwnSettings::default(); }\n",
+        "use crate::{helper, OwnSettings};\n",
+    ] {
+        write("config.rs", text);
+        assert_eq!(faults(&graph(src)), ["an import cycle among config, own"], "{text}");
+    }
+    // Names re-exported from a group, renamed, or nested reach their module too.
+    write("config.rs", "pub struct FakeConfig;\n");
+    write("own.rs", "use crate::Renamed;\n");
+    write("corpus.rs", "use crate::Deep;\n");
+    assert_eq!(edges(&graph(src)), "corpus -> config\nfake -> corpus\nown -> config");
+    // `crate::corpus()`, the function `fake` re-exports, is `fake`'s.
+    write("corpus.rs", "fn rows() { crate::corpus(); }\n");
+    assert_eq!(faults(&graph(src)), ["an import cycle among corpus, fake"]);
 }
 
 /// The check over the workspace itself: a cycle in one crate is named with that crate

@@ -41,7 +41,8 @@ use crate::policy::{CallId, PolicyKind};
 pub struct CallView {
     /// Session index.
     pub session: u32,
-    /// Station index: a platform's index in [`PlatformId::ALL`], or its text host's after them.
+    /// Station index: a platform's index among the run's platforms, or its text host's
+    /// after them.
     pub platform: usize,
     /// Units asked for.
     pub requested: Units,
@@ -82,9 +83,10 @@ pub struct Checker {
 type Verdict = Result<(), String>;
 
 impl Checker {
-    /// A checker for a run under `policy`, over the stations named `names` (the nine
-    /// platforms in [`PlatformId::ALL`] order, then any text hosts).
-    pub fn new(policy: PolicyKind, names: Vec<String>) -> Checker {
+    /// A checker for a run under `policy`, over the stations named `names` (the run's
+    /// platforms in order, then any text hosts) and the paths of `platforms` (the run's
+    /// platforms in order).
+    pub fn new(policy: PolicyKind, names: Vec<String>, platforms: Vec<PlatformId>) -> Checker {
         let n = names.len();
         Checker {
             policy,
@@ -97,7 +99,7 @@ impl Checker {
             admissions_checked: 0,
             events_checked: 0,
             bound_checked: 0,
-            flights: FlightChecker::default(),
+            flights: FlightChecker::new(platforms),
         }
     }
 
@@ -321,13 +323,15 @@ impl Checker {
 }
 
 /// The deduplication invariants, from what the engine reports of each call and attempt.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FlightChecker {
+    /// The run's platforms: `p` in a method is an index into these.
+    platforms: Vec<PlatformId>,
     /// Keys with an attempt out at the platform.
     out: BTreeSet<CacheKey>,
     /// Per key, the flights whose success was stored (their payload names the flight).
     stored: BTreeMap<CacheKey, BTreeSet<FlightId>>,
-    stored_per_platform: [u64; PlatformId::ALL.len()],
+    stored_per_platform: Vec<u64>,
     waiting: BTreeSet<CallId>,
     answered: BTreeSet<CallId>,
     /// Attempts sent.
@@ -335,15 +339,26 @@ pub struct FlightChecker {
 }
 
 impl FlightChecker {
+    /// A checker over the paths of `platforms`, nothing sent or stored yet.
+    pub fn new(platforms: Vec<PlatformId>) -> FlightChecker {
+        FlightChecker {
+            stored_per_platform: vec![0; platforms.len()],
+            platforms,
+            out: BTreeSet::new(),
+            stored: BTreeMap::new(),
+            waiting: BTreeSet::new(),
+            answered: BTreeSet::new(),
+            attempts_checked: 0,
+        }
+    }
+
     /// An attempt for `key` went out at platform `p`.
     pub fn on_sent(&mut self, key: &CacheKey, attempt: Attempt, p: usize) -> Verdict {
         self.attempts_checked += 1;
         if !self.out.insert(key.clone()) {
             return Err(format!(
                 "{}: two upstream calls for one key at once (flight {}, attempt {})",
-                PlatformId::ALL[p],
-                attempt.flight.0,
-                attempt.number
+                self.platforms[p], attempt.flight.0, attempt.number
             ));
         }
         Ok(())
@@ -411,8 +426,7 @@ impl FlightChecker {
             if entries > self.stored_per_platform[p] {
                 return Err(format!(
                     "{}: the buffer holds {entries} entries, successes stored {} keys",
-                    PlatformId::ALL[p],
-                    self.stored_per_platform[p]
+                    self.platforms[p], self.stored_per_platform[p]
                 ));
             }
         }

@@ -166,17 +166,22 @@ svg text{font:11px system-ui,sans-serif;fill:#333}.wait{stroke:#e08a00;stroke-wi
 .bar.legacy{fill:#e08a00}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;\
 padding:2px 8px;text-align:right}.note{fill:#666}";
 
-/// The limited stations (platform, lane) that any run used, in platform order.
+/// The limited stations (platform, lane) that any run used, in the runs' order of
+/// platforms (the workload's), a text host right after its platform.
 fn stations(runs: &[&RunOutcome]) -> Vec<(PlatformId, Option<&'static str>)> {
+    let mut order: Vec<PlatformId> = Vec::new();
     let mut out: Vec<(PlatformId, Option<&'static str>)> = Vec::new();
     for r in runs {
         for p in &r.platforms {
+            if !order.contains(&p.id) {
+                order.push(p.id);
+            }
             if p.local_limit.is_some() && !out.contains(&(p.id, p.lane)) {
                 out.push((p.id, p.lane));
             }
         }
     }
-    out.sort_by_key(|&(id, lane)| (PlatformId::ALL.iter().position(|&p| p == id), lane));
+    out.sort_by_key(|&(id, lane)| (order.iter().position(|&p| p == id), lane));
     out
 }
 

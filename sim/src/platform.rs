@@ -10,13 +10,15 @@
 //! The token-bucket model is the core's exact GCRA bucket
 //! (`besluitbron_core::scheduler::Bucket`), the one the fake OpenBesluitvorming uses too:
 //! a client whose own bucket is the same arithmetic never sees a 429 from rounding. A
-//! platform that sends `RateLimit-*` headers (OpenBesluitvorming) reports, with each
-//! answer, the whole units left and the seconds until its bucket is full, as the fake
-//! does.
+//! platform that sends `RateLimit-*` headers (as the scenario says; by default
+//! OpenBesluitvorming alone) reports, with each answer, the whole units left and the
+//! seconds until its bucket is full, as the fake does.
 //!
 //! Invariants: units in any window are tracked exactly for the report.
 //!
-//! What this module does not do: decide when calls go (that is the policy's job).
+//! What this module does not do: decide when calls go (that is the policy's job), or
+//! know what a platform is like apart from what it is given: its limit, model, latency,
+//! faults and headers come from the scenario.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -191,14 +193,9 @@ impl SimPlatform {
         }
     }
 
-    /// Whether the real platform's answers carry `RateLimit-Remaining` and
-    /// `RateLimit-Reset`: OpenBesluitvorming's alone (PLATFORMS.md).
-    pub fn states_its_budget(id: PlatformId) -> bool {
-        id == PlatformId::Obv
-    }
-
     /// Makes answers carry `RateLimit-Remaining` and `RateLimit-Reset` (token-bucket
-    /// platforms only).
+    /// platforms only); which platforms do is the scenario's to say
+    /// ([`PlatformSpec::states_its_budget`](crate::scenario::PlatformSpec::states_its_budget)).
     pub fn with_rate_limit_headers(mut self, on: bool) -> SimPlatform {
         self.rate_limit_headers = on;
         self

@@ -13,8 +13,9 @@
 //! answers by the trace's latency model, every answer a success), charge more than one
 //! unit a call, run a text host's lane, withdraw a call whose client gave up, or make a
 //! call's follow-up; the result counts each of those calls, so a reader knows. Each
-//! platform runs with its own limit, latency, buffer policy and (obv's alone) rate-limit
-//! headers; every session (also `system`) is a client session.
+//! platform runs with its own limit, latency, buffer policy and rate-limit headers (as
+//! the workload says); every session (also `system`) is a client session. Platforms come
+//! in the workload's order ([`Workload::platforms`]).
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -22,7 +23,7 @@ use std::fmt::{self, Write as _};
 use besluitbron_core::{LimitConfig, PlatformId, Units};
 
 use crate::cluster::{Balancer, CallEnd, ClusterOutcome, ClusterScenario, ScriptedCall, run_cluster};
-use crate::engine::{Enforced, TEXT_OP, enforced};
+use crate::engine::{Enforced, TEXT_OP};
 use crate::scenario::Workload;
 
 /// The server's default lease TTL (`cluster.lease_ttl_ms`).
@@ -56,7 +57,7 @@ pub struct ReplicaWhatIf {
 }
 
 /// Runs each limited platform the workload calls behind one and behind `replicas`
-/// replicas.
+/// replicas, in the workload's order.
 pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<ReplicaWhatIf>, String> {
     if replicas == 0 {
         return Err("--replicas needs at least one replica".to_owned());
@@ -66,12 +67,14 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
         .as_ref()
         .map_or(1_000, |r| u64::try_from(r.margin.as_millis()).unwrap_or(u64::MAX));
     let mut out = Vec::new();
-    for platform in PlatformId::ALL {
+    for spec in &workload.platforms {
+        let platform = spec.id;
         let Enforced {
             limit: Some(limit),
             text,
             latency,
-        } = enforced(workload, platform)
+            states_its_budget,
+        } = Enforced::of(spec)
         else {
             continue;
         };
@@ -125,6 +128,7 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 forward_ms: FORWARD_MS,
                 engine_ms: ENGINE_MS,
                 platform,
+                rate_limit_headers: Some(states_its_budget),
                 capacity: milli / 1_000,
                 window_s: limit.window.as_secs(),
                 latency,

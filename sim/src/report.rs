@@ -2,7 +2,7 @@
 //! admissions log (one JSON line per call).
 //!
 //! Invariants: rows come out in a fixed order (sessions in the order the workload names
-//! them, platforms in [`besluitbron_core::PlatformId::ALL`] order); nothing printed
+//! them, platforms in the workload's order, then their text hosts); nothing printed
 //! depends on hash-map iteration. Waits are measured from a call's first submission to
 //! its admission, in microseconds, through an HDR histogram of 3 significant digits
 //! (quantiles are capped at the exact maximum).

@@ -5,6 +5,7 @@
 //! draws. The generator is `Xoshiro256PlusPlus`, whose output rand documents as
 //! portable and stable across releases; it is never seeded from the wall clock.
 
+use besluitbron_core::PlatformId;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
@@ -16,13 +17,13 @@ pub type SimRng = Xoshiro256PlusPlus;
 pub enum Component {
     /// Generated sessions (groups).
     Workload,
-    /// Answer latency at one platform (index into `PlatformId::ALL`).
+    /// Answer latency at one platform's host ([`host_stream`]).
     Latency(u8),
-    /// Faults, including the legacy model's uncounted slip-through.
+    /// Faults, including the legacy model's uncounted slip-through ([`host_stream`]).
     Faults(u8),
     /// The keys calls ask (`key_pool`).
     Keys,
-    /// Failed answers at one platform (`fail_rate`).
+    /// Failed answers at one platform ([`host_stream`]).
     Failures(u8),
 }
 
@@ -36,6 +37,21 @@ impl Component {
             Component::Failures(p) => 0x0066_6169_6c00 | u64::from(p),
         }
     }
+}
+
+/// What [`host_stream`] adds for a platform's text host.
+const TEXT_HOST_STREAMS: u8 = 64;
+
+/// The number of a platform's host in the per-host components ([`Component::Latency`],
+/// [`Component::Faults`], [`Component::Failures`]): the id's place among
+/// [`PlatformId`]'s variants for its main host, that plus 64 for its text host. It is
+/// fixed by the id, never by the platform's place in a run, so a platform draws the same
+/// whatever other platforms a scenario lists (a new variant goes after the others, or the
+/// seeds of those after it move).
+pub fn host_stream(id: PlatformId, text_host: bool) -> u8 {
+    let n = id as u8;
+    debug_assert!(n < TEXT_HOST_STREAMS, "a variant number fits below the text hosts'");
+    if text_host { n + TEXT_HOST_STREAMS } else { n }
 }
 
 /// SplitMix64's finaliser: a bijective mix, so distinct inputs give distinct sub-seeds.
@@ -68,5 +84,21 @@ mod tests {
         let again: u64 = sim_rng(7, Component::Latency(1)).random();
         assert_ne!(a, b);
         assert_eq!(a, again);
+    }
+
+    #[test]
+    fn a_host_draws_by_its_id_and_a_text_host_apart_from_its_platform() {
+        // The main hosts' numbers are those the seeds of every snapshot were drawn with.
+        assert_eq!(host_stream(PlatformId::Ori, false), 0);
+        assert_eq!(host_stream(PlatformId::Obv, false), 1);
+        assert_eq!(host_stream(PlatformId::Cvdr, false), 8);
+        assert_eq!(host_stream(PlatformId::Ob, true), 68);
+        let mut all: Vec<u8> = [false, true]
+            .into_iter()
+            .flat_map(|text| PlatformId::ALL.map(|id| host_stream(id, text)))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 2 * PlatformId::ALL.len(), "every host a stream of its own");
     }
 }

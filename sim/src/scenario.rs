@@ -1,15 +1,19 @@
 //! Scenario files (`sim/scenarios/*.toml`) and JSON Lines traces: the simulator's two
 //! public input formats, parsed into one [`Workload`].
 //!
-//! A scenario names the platforms (limit model, latency, throttling faults) and the
-//! sessions: bursts (n calls at one instant), steady rates (one call every x ms), agent
-//! loops (call, wait for the answer, think, call again) and generated groups of agent
-//! sessions. A trace is one call per line (`{"at_ms":0,"session":"a","platform":"obv",
-//! "cost":1,"op":"search"}`). Both formats are documented in `sim/README.md`.
+//! A scenario lists the run's platforms (limit model, latency, throttling faults, whether
+//! answers state the budget) and the sessions: bursts (n calls at one instant), steady
+//! rates (one call every x ms), agent loops (call, wait for the answer, think, call again)
+//! and generated groups of agent sessions. A trace is one call per line
+//! (`{"at_ms":0,"session":"a","platform":"obv","cost":1,"op":"search"}`). Both formats are
+//! documented in `sim/README.md`.
 //!
-//! Invariants: parsing is strict (unknown fields are errors), every random choice a
-//! scenario makes is drawn here from the workload sub-seed, before the run starts, so
-//! both policies see the same offered sessions. Nothing here depends on the policy.
+//! Invariants: parsing is strict (unknown fields are errors, and so is a call to a
+//! platform the scenario does not list); a run's platforms are the scenario's, in its
+//! order, or a trace's, those its calls name, never every platform the core has an id
+//! for; every random choice a scenario makes is drawn here from the workload sub-seed,
+//! before the run starts, so both policies see the same offered sessions. Nothing here
+//! depends on the policy.
 //!
 //! What this module does not do: it does not run anything or read the clock.
 
@@ -176,8 +180,15 @@ pub struct PlatformSpec {
     pub fail_retryable: Option<bool>,
     /// Whether answers carry `RateLimit-Remaining` and `RateLimit-Reset`, which
     /// BesluitBron feeds back to the platform's queue (token-bucket platforms only).
-    /// Default: as the real platform does — OpenBesluitvorming only.
+    /// Default: as the real platform does ([`states_its_budget_by_default`]).
     pub rate_limit_headers: Option<bool>,
+}
+
+/// Whether the real platform's answers carry `RateLimit-Remaining` and `RateLimit-Reset`
+/// (PLATFORMS.md: OpenBesluitvorming's alone): the scenario formats' default for a
+/// platform that does not say (`rate_limit_headers`).
+pub fn states_its_budget_by_default(id: PlatformId) -> bool {
+    id == PlatformId::Obv
 }
 
 impl PlatformSpec {
@@ -202,6 +213,13 @@ impl PlatformSpec {
             fail_retryable: None,
             rate_limit_headers: None,
         }
+    }
+
+    /// Whether the platform's answers carry `RateLimit-Remaining` and `RateLimit-Reset`:
+    /// as the scenario says, else as the real platform does.
+    pub fn states_its_budget(&self) -> bool {
+        self.rate_limit_headers
+            .unwrap_or_else(|| states_its_budget_by_default(self.id))
     }
 }
 
@@ -271,9 +289,8 @@ pub struct SessionSpec {
     /// The client address it calls from (with `identity = "per-address"` or
     /// `"per-user"`); default its name.
     pub address: Option<String>,
-    /// Default platform of its calls.
-    #[serde(default = "default_platform")]
-    pub platform: PlatformId,
+    /// Default platform of its calls; default: the first platform the scenario lists.
+    pub platform: Option<PlatformId>,
     /// Default cost of its calls.
     #[serde(default = "default_cost")]
     pub cost: Units,
@@ -327,10 +344,6 @@ pub struct GroupSpec {
     pub key_pool: Option<u32>,
 }
 
-fn default_platform() -> PlatformId {
-    PlatformId::Obv
-}
-
 fn default_cost() -> Units {
     Units::ONE
 }
@@ -353,7 +366,8 @@ pub struct Scenario {
     /// without a session or a token) or `per-user` (each `user` is one caller).
     #[serde(default)]
     pub identity: IdentityRule,
-    /// Platforms; any platform a session uses and that is not listed gets its defaults.
+    /// The run's platforms, in the order listed: a session or group may call only
+    /// these, and reports show them in this order.
     #[serde(default, rename = "platform")]
     pub platforms: Vec<PlatformSpec>,
     /// Named sessions.
@@ -362,6 +376,11 @@ pub struct Scenario {
     /// Generated sessions.
     #[serde(default, rename = "group")]
     pub groups: Vec<GroupSpec>,
+}
+
+/// Why a scenario's `who` may not call `id`.
+fn unlisted(who: &str, id: PlatformId) -> String {
+    format!("{who} calls `{id}`, which the scenario does not list (add a [[platform]] with id = \"{id}\")")
 }
 
 fn default_seed() -> u64 {
@@ -439,6 +458,15 @@ impl Scenario {
             if s.key_pool == Some(0) {
                 return bad(format!("session `{}`: key_pool must be at least 1", s.name));
             }
+            let named = s.burst.iter().map(|b| b.platform);
+            let named = named.chain(s.steady.iter().map(|st| st.platform));
+            for platform in named.chain(s.agent.iter().map(|a| a.platform)) {
+                match platform.or(self.session_platform(s)) {
+                    None => return bad(format!("session `{}`: the scenario lists no platform to call", s.name)),
+                    Some(id) if !seen.contains(&id) => return bad(unlisted(&format!("session `{}`", s.name), id)),
+                    Some(_) => {}
+                }
+            }
         }
         for g in &self.groups {
             if g.start_ms[0] > g.start_ms[1] || g.calls[0] > g.calls[1] || g.think_ms[0] > g.think_ms[1] {
@@ -450,6 +478,9 @@ impl Scenario {
             if g.platforms.values().all(|&w| w == 0) || g.costs.is_empty() {
                 return bad(format!("group `{}`: needs a platform weight and a cost", g.prefix));
             }
+            if let Some(&id) = g.platforms.keys().find(|id| !seen.contains(id)) {
+                return bad(unlisted(&format!("group `{}`", g.prefix), id));
+            }
             if let Some([lo, hi]) = g.fan_out
                 && (lo == 0 || lo > hi)
             {
@@ -457,6 +488,12 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    /// The platform a session's calls go to unless an entry names another: its own, else
+    /// the first the scenario lists.
+    fn session_platform(&self, s: &SessionSpec) -> Option<PlatformId> {
+        s.platform.or(self.platforms.first().map(|p| p.id))
     }
 
     /// Expands the scenario into the calls and agent loops it offers, drawing every
@@ -480,13 +517,16 @@ impl Scenario {
             let session = w.add_session_as(&s.name, key, s.cancel_after_ms.map(Duration::from_millis));
             let op = s.op.clone();
             let mut keys = KeySource::of_session(s);
+            // `validate` made sure every call names a listed platform.
+            let default = self.session_platform(s);
+            let platform = |entry: Option<PlatformId>| entry.or(default).expect("validated: a listed platform");
             for b in &s.burst {
                 for _ in 0..b.calls {
                     let key = b.key.clone().or_else(|| keys.next(&mut key_rng));
                     w.open_calls.push(OpenCall {
                         at: Instant::from_millis(b.at_ms),
                         session,
-                        platform: b.platform.unwrap_or(s.platform),
+                        platform: platform(b.platform),
                         cost: b.cost.unwrap_or(s.cost),
                         op: op.clone(),
                         key,
@@ -502,7 +542,7 @@ impl Scenario {
                     w.open_calls.push(OpenCall {
                         at: Instant::from_millis(at),
                         session,
-                        platform: st.platform.unwrap_or(s.platform),
+                        platform: platform(st.platform),
                         cost: st.cost.unwrap_or(s.cost),
                         op: op.clone(),
                         key,
@@ -516,7 +556,7 @@ impl Scenario {
                 let fan_out = a.fan_out.unwrap_or(1).max(1);
                 let steps = (0..a.calls)
                     .map(|_| AgentStep {
-                        platform: a.platform.unwrap_or(s.platform),
+                        platform: platform(a.platform),
                         cost: a.cost.unwrap_or(s.cost),
                         fan_out,
                         think: Duration::from_millis(a.think_ms),
@@ -546,14 +586,15 @@ impl Scenario {
                 let mut steps = Vec::with_capacity(rounds as usize);
                 for _ in 0..rounds {
                     let mut pick = rng.random_range(0..total_weight);
-                    let mut platform = PlatformId::Obv;
-                    for (&p, &weight) in &g.platforms {
-                        if pick < weight {
-                            platform = p;
-                            break;
-                        }
-                        pick -= weight;
-                    }
+                    let platform = g
+                        .platforms
+                        .iter()
+                        .find_map(|(&p, &weight)| {
+                            let hit = pick < weight;
+                            pick = pick.saturating_sub(weight);
+                            hit.then_some(p)
+                        })
+                        .expect("the pick is below the weights' sum");
                     let [lo, hi] = g.fan_out.unwrap_or([1, 1]);
                     let cost = g.costs[rng.random_range(0..g.costs.len())];
                     let fan_out = rng.random_range(lo..=hi);
@@ -584,7 +625,8 @@ impl Scenario {
 pub use besluitbron_core::record::{AttemptOutcome, FollowUp, RecordedAttempt, TraceLine};
 
 /// Parses a JSON Lines trace. Blank lines are skipped but keep their number, so a call's
-/// index is always its 0-based line number. Platforms get their defaults.
+/// index is always its 0-based line number. The run's platforms are those the calls name,
+/// with their defaults, in the order of their ids ([`PlatformId`]'s `Ord`).
 ///
 /// A trace the server recorded (its lines say how each call ended) starts at its first
 /// call: every instant is taken relative to the earliest `at_ms`
@@ -655,7 +697,12 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
             then: t.then,
             leave_after: t.left_after_ms.map(Duration::from_millis),
         });
+        if !w.platforms.iter().any(|p| p.id == t.platform) {
+            w.platforms.push(PlatformSpec::default_for(t.platform));
+        }
     }
+    // Nobody lists a trace's platforms: the id's order, whichever call came first.
+    w.platforms.sort_by_key(|p| p.id);
     Ok(w)
 }
 
@@ -852,7 +899,10 @@ pub struct AgentPlan {
 /// Everything a run offers, independent of the policy.
 #[derive(Clone, Debug)]
 pub struct Workload {
-    /// Platform settings given explicitly (others get defaults when used).
+    /// The run's platforms, each once, in order: a scenario's as it lists them, a
+    /// trace's those its calls name, with their defaults, in the order of their ids.
+    /// Reports show them in this order; a call to a platform not listed here is an error
+    /// of the run.
     pub platforms: Vec<PlatformSpec>,
     /// The legacy model's slip probability.
     pub legacy_slip_probability: f64,
@@ -909,6 +959,13 @@ impl Workload {
             .iter()
             .any(|c| c.key.is_some() || c.then.as_ref().is_some_and(|t| t.key.is_some()))
             || self.agents.iter().any(|a| a.steps.iter().any(|s| !s.keys.is_empty()))
+    }
+
+    /// The first platform a call names that [`Workload::platforms`] does not list.
+    pub fn unlisted_platform(&self) -> Option<PlatformId> {
+        let named = self.open_calls.iter().map(|c| c.platform);
+        let mut named = named.chain(self.agents.iter().flat_map(|a| a.steps.iter().map(|s| s.platform)));
+        named.find(|&id| !self.platforms.iter().any(|p| p.id == id))
     }
 
     /// The index reported for open-loop call `i`.
@@ -1033,7 +1090,8 @@ impl std::str::FromStr for LimitOverride {
 
 impl Workload {
     /// Applies a what-if limit: the platform (or its text host) enforces it and
-    /// BesluitBron keeps it.
+    /// BesluitBron keeps it. A platform the workload does not list joins its platforms,
+    /// last, with no calls.
     pub fn set_limit(&mut self, l: LimitOverride) {
         let spec = match self.platforms.iter().position(|p| p.id == l.platform) {
             Some(i) => &mut self.platforms[i],

@@ -17,7 +17,8 @@
 //! A setting is parsed whole into a typed value before anything is applied, so a bad one
 //! changes nothing.
 //!
-//! What this module does not do: apply the faults (see `faults.rs`), keep counters, or
+//! What this module does not do: apply the faults (see `faults.rs`), keep counters, read
+//! a value's text (`setting_text.rs`, below this module and every fake's own settings), or
 //! know any fake's own settings.
 
 use std::str::FromStr;
@@ -25,8 +26,9 @@ use std::time::Duration;
 
 use besluitbron_core::PlatformId;
 
-use crate::HostileBody;
+use crate::hostile::HostileBody;
 use crate::own::OwnSetting;
+use crate::setting_text::{FaultParseError, every, flag, millis, name_value};
 
 /// The faults every fake applies; change them while running with [`FakeHandle::update`](crate::FakeHandle::update).
 ///
@@ -165,52 +167,6 @@ impl FaultSetting {
     }
 }
 
-/// A fault setting that cannot be parsed, with the reason (meant to be shown as is).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct FaultParseError(String);
-
-impl FaultParseError {
-    /// An error that says `why`, in a sentence meant to be shown as is.
-    pub(crate) fn new(why: impl Into<String>) -> FaultParseError {
-        FaultParseError(why.into())
-    }
-}
-
-/// A whole number of milliseconds, as `NAME=VALUE` gives it.
-pub(crate) fn millis(name: &str, value: &str) -> Result<Duration, FaultParseError> {
-    whole(name, value).map(Duration::from_millis)
-}
-
-/// A count `N` that strikes every n-th event, `0` for never (`None`).
-pub(crate) fn every(name: &str, value: &str) -> Result<Option<u32>, FaultParseError> {
-    let n = whole(name, value)?;
-    let n = u32::try_from(n).map_err(|_| FaultParseError(format!("{name}: {n} is too large")))?;
-    Ok((n > 0).then_some(n))
-}
-
-/// `true` or `false`.
-pub(crate) fn flag(name: &str, value: &str) -> Result<bool, FaultParseError> {
-    match value {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(FaultParseError(format!("{name} takes true or false, not `{value}`"))),
-    }
-}
-
-/// A whole number.
-pub(crate) fn whole(name: &str, value: &str) -> Result<u64, FaultParseError> {
-    value
-        .parse::<u64>()
-        .map_err(|_| FaultParseError(format!("{name} takes a whole number, not `{value}`")))
-}
-
-/// Splits `NAME=VALUE`.
-pub(crate) fn name_value(text: &str) -> Result<(&str, &str), FaultParseError> {
-    text.split_once('=')
-        .ok_or_else(|| FaultParseError(format!("`{text}` is not NAME=VALUE")))
-}
-
 impl FromStr for FaultSetting {
     type Err = FaultParseError;
 
@@ -231,7 +187,7 @@ impl FromStr for HostileBody {
     fn from_str(text: &str) -> Result<HostileBody, FaultParseError> {
         HostileBody::ALL.into_iter().find(|h| h.name() == text).ok_or_else(|| {
             let names: Vec<&str> = HostileBody::ALL.iter().map(|h| h.name()).collect();
-            FaultParseError(format!("hostile takes {} or off, not `{text}`", names.join(", ")))
+            FaultParseError::new(format!("hostile takes {} or off, not `{text}`", names.join(", ")))
         })
     }
 }
@@ -239,7 +195,7 @@ impl FromStr for HostileBody {
 /// The error for a `name` that is neither a common fault nor one of `own`.
 pub(crate) fn unknown(name: &str, own: &[&str]) -> FaultParseError {
     let names: Vec<&str> = FaultSetting::NAMES.iter().chain(own).copied().collect();
-    FaultParseError(format!("unknown fault `{name}`; one of {}", names.join(", ")))
+    FaultParseError::new(format!("unknown fault `{name}`; one of {}", names.join(", ")))
 }
 
 /// One setting of one fake: a fault every fake applies, or one of the fake's own.

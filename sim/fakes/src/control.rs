@@ -31,8 +31,10 @@ use axum::routing::{get, post};
 use besluitbron_core::PlatformId;
 use serde_json::{Map, Value, json};
 
+use crate::config::PlatformFault;
+use crate::hostile::HostileBody;
+use crate::raw_response;
 use crate::shared::FakeShared;
-use crate::{PlatformFault, raw_response};
 
 /// The prefix of the control route on the shared listener.
 pub const CONTROL_PREFIX: &str = "/_control";
@@ -118,7 +120,7 @@ fn snapshot(fakes: &Fakes) -> Value {
                     "reset_every": c.reset_every.unwrap_or(0),
                     "garbage": c.garbage,
                     "rate_limit_storm": c.rate_limit_storm,
-                    "hostile": c.hostile.map(crate::HostileBody::name),
+                    "hostile": c.hostile.map(HostileBody::name),
                 },
             }),
         );

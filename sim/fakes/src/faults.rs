@@ -38,10 +38,11 @@ use axum::http::{Response, StatusCode};
 use axum::middleware::Next;
 use hyper::body::{Frame, SizeHint};
 
+use crate::config::{FakeConfig, Oversize};
 use crate::own::OwnSettings;
+use crate::raw_response;
 use crate::serve::dropped_connection;
 use crate::shared::{FakeShared, Shared};
-use crate::{FakeConfig, Oversize, raw_response};
 
 /// The `Retry-After` of a rate-limit storm's 429s, in seconds.
 pub(crate) const STORM_RETRY_AFTER_S: u64 = 1;

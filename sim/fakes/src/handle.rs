@@ -17,8 +17,10 @@ use std::time::Duration;
 use besluitbron_core::{PlatformId, Units};
 use tokio::task::AbortHandle;
 
+use crate::config::{FakeConfig, Oversize, PlatformFault};
+use crate::hostile::HostileBody;
+use crate::own::OwnSettings;
 use crate::shared::FakeShared;
-use crate::{FakeConfig, OwnSettings, PlatformFault};
 
 /// A running fake platform: its address, its counters and its run-time controls.
 ///
@@ -226,12 +228,12 @@ impl FakeHandle {
     }
 
     /// Answers every accepted request with an oversized body (or stops doing so).
-    pub fn set_oversize(&self, oversize: Option<crate::Oversize>) {
+    pub fn set_oversize(&self, oversize: Option<Oversize>) {
         self.update(|c| c.oversize = oversize);
     }
 
     /// Answers every accepted request with a hostile answer from now on (`None`: stops).
-    pub fn set_hostile(&self, hostile: Option<crate::HostileBody>) {
+    pub fn set_hostile(&self, hostile: Option<HostileBody>) {
         self.update(|c| c.hostile = hostile);
     }
 

@@ -59,8 +59,9 @@
 //! what a fake is to the registry (its `Fake` type: its own settings and its routes);
 //! `config.rs` what every fake does alike ([`FakeConfig`]) and the textual form of a
 //! setting ([`PlatformFault`]); `own.rs` how a fake's own settings travel
-//! ([`OwnSettings`]); `shared.rs` the state a running fake shares with its handle (its
-//! settings and counters); `faults.rs` the faults every fake applies and `hostile.rs` its
+//! ([`OwnSettings`]); `setting_text.rs` what both read a `NAME=VALUE` with (its values,
+//! [`FaultParseError`]); `shared.rs` the state a running fake shares with its handle (its
+//! settings, common and own under one lock, and counters); `faults.rs` the faults every fake applies and `hostile.rs` its
 //! hostile answers; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop; `sru.rs`
 //! KOOP's SRU search service, written once for [`ob`], [`bwb`] and [`cvdr`] (the envelope
 //! in both versions, the request's checks, paging, diagnostics and the service's trouble;
@@ -71,8 +72,12 @@
 //!
 //! Layers: the registry (and its control route) at the top, the fakes below it, the
 //! shared modules below them — no fake imports the registry or another fake, and the
-//! shared modules import no fake. The modules form no import cycle; a tidy test
-//! (`server/tests/layers.rs`) reads the sources and fails on one.
+//! shared modules import no fake. Among the shared ones, `shared.rs` sits over `config.rs`,
+//! which sits over `own.rs`, and both read their text with `setting_text.rs`, at the
+//! bottom. A module imports a name from the module that defines it, never through the
+//! re-exports below; the modules form no import cycle, and a tidy test
+//! (`server/tests/layers.rs`) reads the sources, sees through the re-exports, and fails on
+//! one.
 
 pub mod bwb;
 mod config;
@@ -96,6 +101,7 @@ pub mod rechtspraak;
 mod rechtspraak_corpus;
 mod registry;
 mod serve;
+mod setting_text;
 mod shared;
 mod sru;
 pub mod tk;
@@ -107,7 +113,7 @@ use axum::body::Body;
 use axum::http::{Response, StatusCode, header};
 use chrono::{Days, NaiveDate};
 
-pub use config::{FakeConfig, FakeSetting, FaultParseError, FaultSetting, Oversize, PlatformFault};
+pub use config::{FakeConfig, FakeSetting, FaultSetting, Oversize, PlatformFault};
 pub use control::CONTROL_PREFIX;
 pub use handle::FakeHandle;
 pub use hostile::{DEEP_NESTING, HostileBody, OFF_HOST};
@@ -121,6 +127,7 @@ pub use registry::{
     FakeEntry, Fakes, REGISTRY, entry, serve_all, serve_all_on, serve_ob, serve_obv, serve_rechtspraak,
     serve_registry_on, serve_tk,
 };
+pub use setting_text::FaultParseError;
 pub use sru::{SruDiagnostic, ZoekserviceSettings};
 pub use tk::{TkCorpus, TkSettings, tk_corpus};
 

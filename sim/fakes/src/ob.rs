@@ -43,11 +43,13 @@ use crate::fake::FakePlatform;
 use crate::faults::FaultReplies;
 pub use crate::ob_corpus::{ObCorpus, ObPublication, PUBLICATION_COUNT, Renditions};
 pub use crate::ob_cql::{CqlFault, CqlQuery, Node, Relation, parse_cql, words};
+use crate::own::{OwnChange, OwnSettings};
+use crate::raw_response;
+use crate::setting_text::{FaultParseError, every};
 use crate::shared::Shared;
 use crate::sru::{
     self, Found, Refusal, Selects, SruCollection, SruDiagnostic, SruService, SruVersion, Trouble, escape, not_found,
 };
-use crate::{FaultParseError, OwnChange, OwnSettings, raw_response};
 
 /// Where the SRU service lives under the fake's root (the base-URL suffix).
 pub const SRU_PATH: &str = "/sru";
@@ -83,11 +85,11 @@ impl OwnSettings for ObSettings {
     const NAMES: &'static [&'static str] = &["overload-every", "empty-page-every"];
 
     fn parse(name: &str, value: &str) -> Option<Result<OwnChange<ObSettings>, FaultParseError>> {
-        let every = || crate::config::every(name, value);
+        let count = || every(name, value);
         match name {
-            "overload-every" => Some(every().map(|n| OwnChange::new(move |s: &mut ObSettings| s.overload_every = n))),
+            "overload-every" => Some(count().map(|n| OwnChange::new(move |s: &mut ObSettings| s.overload_every = n))),
             "empty-page-every" => {
-                Some(every().map(|n| OwnChange::new(move |s: &mut ObSettings| s.empty_page_every = n)))
+                Some(count().map(|n| OwnChange::new(move |s: &mut ObSettings| s.empty_page_every = n)))
             }
             _ => None,
         }

@@ -46,12 +46,14 @@ use besluitbron_core::{LimitConfig, Units};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use crate::config::FakeConfig;
 use crate::fake::FakePlatform;
 use crate::faults::{self, FaultReplies, Faults, STORM_RETRY_AFTER_S};
 use crate::obv_corpus::suppliers;
 pub use crate::obv_corpus::{LONG_DOCUMENT_BYTES, LONG_DOCUMENT_EVERY, ObvCorpus, ObvEntity, ObvSource, normalise};
+use crate::own::OwnSettings;
 use crate::shared::Shared;
-use crate::{FakeConfig, OwnSettings, encode_component, parse_date};
+use crate::{encode_component, parse_date};
 
 /// Client buckets kept at most; beyond this, buckets that have refilled are dropped.
 pub const MAX_CLIENTS: usize = 10_000;

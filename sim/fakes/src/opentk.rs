@@ -35,8 +35,10 @@ use serde_json::{Value, json};
 
 use crate::fake::FakePlatform;
 use crate::faults::{self, FaultReplies, Faults};
+use crate::own::{OwnChange, OwnSettings};
+use crate::setting_text::{FaultParseError, flag};
 use crate::shared::Shared;
-use crate::{FaultParseError, OwnChange, OwnSettings, mix64, pick, raw_response};
+use crate::{mix64, pick, raw_response};
 
 /// The path OpenTK lives under.
 pub const PREFIX: &str = "/tkconv";
@@ -205,9 +207,7 @@ impl OwnSettings for OpenTkSettings {
 
     fn parse(name: &str, value: &str) -> Option<Result<OwnChange<OpenTkSettings>, FaultParseError>> {
         match name {
-            "busy" => Some(
-                crate::config::flag(name, value).map(|on| OwnChange::new(move |s: &mut OpenTkSettings| s.busy = on)),
-            ),
+            "busy" => Some(flag(name, value).map(|on| OwnChange::new(move |s: &mut OpenTkSettings| s.busy = on))),
             _ => None,
         }
     }

@@ -26,8 +26,10 @@ use serde_json::{Value, json};
 
 use crate::fake::FakePlatform;
 use crate::faults::{self, FaultReplies, Faults};
+use crate::own::{OwnChange, OwnSettings};
+use crate::setting_text::FaultParseError;
 use crate::shared::Shared;
-use crate::{FaultParseError, OwnChange, OwnSettings, pick, raw_response};
+use crate::{pick, raw_response};
 
 /// The path the proxy lives under.
 pub const PREFIX: &str = "/v1/elastic";

@@ -1,6 +1,7 @@
 //! A fake's own settings: what one fake does beyond the faults every fake applies
-//! ([`FakeConfig`]) — OpenBesluitvorming's limit, Open Raadsinformatie's retired shapes,
-//! OpenTK's busy searches, Officiële Bekendmakingen's overload signal.
+//! ([`FakeConfig`](crate::config::FakeConfig)) — OpenBesluitvorming's limit, Open
+//! Raadsinformatie's retired shapes, OpenTK's busy searches, Officiële Bekendmakingen's
+//! overload signal.
 //!
 //! Where they live: each fake declares its own in its module, as a type with
 //! [`OwnSettings`] whose `Default` is the healthy real platform
@@ -8,9 +9,10 @@
 //! [`OriSettings`](crate::OriSettings), [`OpenTkSettings`](crate::OpenTkSettings); `()` for
 //! a fake with none), and its registry line names that type (through the fake's
 //! `FakePlatform::Own`, see `fake.rs`). From there they travel:
-//! - with the fake's shared state: [`Settings`] holds the common configuration and the
-//!   fake's own settings under one lock, the own ones with their type erased; the fake
-//!   reads them typed through its [`Shared<S>`](crate::shared::Shared);
+//! - with the fake's shared state: [`Settings`](crate::shared::Settings) holds the common
+//!   configuration and the fake's own settings under one lock, the own ones with their
+//!   type erased; the fake reads them typed through its
+//!   [`Shared<S>`](crate::shared::Shared);
 //! - through its handle, typed by the caller:
 //!   [`FakeHandle::update_own`](crate::FakeHandle::update_own) and
 //!   [`FakeHandle::own`](crate::FakeHandle::own);
@@ -19,19 +21,19 @@
 //!
 //! Invariants:
 //! - A fake's own settings are made once, as `S::default()`, for the `S` its registry line
-//!   names, and a [`Shared<S>`](crate::shared::Shared) is made only together with them: the fake's own reads
-//!   cannot find another type.
-//! - The common and the own settings sit under one lock: a change is seen by the next
-//!   request, and several changes applied together are seen all or none.
+//!   names, and a [`Shared<S>`](crate::shared::Shared) is made only together with them:
+//!   the fake's own reads cannot find another type.
+//! - An [`OwnSetting`] changes only settings of the type it was parsed for.
 //!
-//! What this module does not do: know any fake or any setting's name (each fake does), or
-//! apply faults (`faults.rs`).
+//! What this module does not do: know any fake or any setting's name (each fake does),
+//! hold a running fake's settings (`shared.rs`), know the faults every fake applies
+//! (`config.rs`, which sits above this module), or apply faults (`faults.rs`).
 
 use std::any::{Any, type_name};
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{FakeConfig, FakeSetting, FaultParseError};
+use crate::setting_text::FaultParseError;
 
 /// The settings one fake has of its own, declared in that fake's module.
 ///
@@ -84,6 +86,22 @@ pub struct OwnSetting {
 type ErasedChange = dyn Fn(&mut dyn Any) -> bool + Send + Sync;
 
 impl OwnSetting {
+    /// Applies the change to `own`, a running fake's own settings, whose type is named
+    /// `own_type`.
+    ///
+    /// Panics when `own` is not of the type this setting was parsed for: a
+    /// [`PlatformFault`](crate::PlatformFault) applied to a fake of another platform is a
+    /// bug of the caller.
+    pub(crate) fn apply_to(&self, own: &mut dyn Any, own_type: &str) {
+        assert!(
+            (self.change)(own),
+            "`{}` is a setting of `{}`, not of `{}`",
+            self.text,
+            self.settings_type,
+            own_type
+        );
+    }
+
     /// Parses `name=value` as one of the own settings `S`; `None` when `S` has no setting
     /// called `name`.
     pub(crate) fn parse<S: OwnSettings>(name: &str, value: &str) -> Option<Result<OwnSetting, FaultParseError>> {
@@ -119,81 +137,10 @@ impl PartialEq for OwnSetting {
 
 impl Eq for OwnSetting {}
 
-/// What a fake's own settings are stored as: any [`OwnSettings`] type, erased.
-trait OwnAny: Any + fmt::Debug + Send {}
-
-impl<T: Any + fmt::Debug + Send> OwnAny for T {}
-
-/// What a running fake does now: the faults every fake applies and the fake's own
-/// settings, under the one lock of its [`FakeShared`](crate::shared::FakeShared).
-#[derive(Debug)]
-pub(crate) struct Settings {
-    /// The faults every fake applies.
-    pub(crate) common: FakeConfig,
-    /// The fake's own settings (an `S: OwnSettings`, named by `own_type`).
-    own: Box<dyn OwnAny>,
-    own_type: &'static str,
-}
-
-impl Default for Settings {
-    /// The settings of a healthy fake with nothing of its own.
-    fn default() -> Settings {
-        Settings::new::<()>(FakeConfig::default())
-    }
-}
-
-impl Settings {
-    /// `common` with the own settings `S` of the healthy real platform.
-    pub(crate) fn new<S: OwnSettings>(common: FakeConfig) -> Settings {
-        Settings {
-            common,
-            own: Box::new(S::default()),
-            own_type: type_name::<S>(),
-        }
-    }
-
-    /// The fake's own settings, if they are an `S`.
-    pub(crate) fn own<S: OwnSettings>(&self) -> Option<&S> {
-        let own: &dyn Any = &*self.own;
-        own.downcast_ref::<S>()
-    }
-
-    /// The fake's own settings to change, if they are an `S`.
-    pub(crate) fn own_mut<S: OwnSettings>(&mut self) -> Option<&mut S> {
-        let own: &mut dyn Any = &mut *self.own;
-        own.downcast_mut::<S>()
-    }
-
-    /// The name of the own settings' type (for messages).
-    pub(crate) fn own_type(&self) -> &'static str {
-        self.own_type
-    }
-
-    /// Applies one parsed setting.
-    ///
-    /// Panics when `setting` is another fake's own setting: a [`PlatformFault`](crate::PlatformFault)
-    /// applied to a fake of another platform is a bug of the caller.
-    pub(crate) fn apply(&mut self, setting: &FakeSetting) {
-        match setting {
-            FakeSetting::Common(fault) => fault.apply(&mut self.common),
-            FakeSetting::Own(own) => {
-                let target: &mut dyn Any = &mut *self.own;
-                assert!(
-                    (own.change)(target),
-                    "`{}` is a setting of `{}`, not of `{}`",
-                    own.text,
-                    own.settings_type,
-                    self.own_type
-                );
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::FaultSetting;
+    use crate::config::{FakeConfig, FakeSetting, FaultSetting};
     use crate::shared::Shared;
 
     #[derive(Clone, Debug, Default, PartialEq)]
@@ -206,7 +153,7 @@ mod tests {
 
         fn parse(name: &str, value: &str) -> Option<Result<OwnChange<Dial>, FaultParseError>> {
             match name {
-                "level" => Some(crate::config::every(name, value).map(|n| {
+                "level" => Some(crate::setting_text::every(name, value).map(|n| {
                     let level = n.unwrap_or(0);
                     OwnChange::new(move |d: &mut Dial| d.level = level)
                 })),

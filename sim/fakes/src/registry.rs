@@ -35,15 +35,14 @@ use axum::Router;
 use besluitbron_core::PlatformId;
 use tokio::net::TcpListener;
 
-use crate::config::{name_value, unknown};
+use crate::config::{FakeConfig, FakeSetting, FaultSetting, PlatformFault, unknown};
 use crate::fake::FakePlatform;
+use crate::handle::FakeHandle;
 use crate::own::{OwnSetting, OwnSettings};
 use crate::serve::spawn_router;
+use crate::setting_text::{FaultParseError, name_value};
 use crate::shared::{FakeShared, Shared};
-use crate::{
-    FakeConfig, FakeHandle, FakeSetting, FaultParseError, FaultSetting, PlatformFault, bwb, control, cvdr, ob, obv,
-    opentk, ori, rechtspraak, tk,
-};
+use crate::{bwb, control, cvdr, ob, obv, opentk, ori, rechtspraak, tk};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -348,7 +347,7 @@ mod tests {
         for e in REGISTRY {
             for name in e.own_names() {
                 assert!(
-                    !crate::FaultSetting::NAMES.contains(name),
+                    !FaultSetting::NAMES.contains(name),
                     "{}: `{name}` is a common name",
                     e.platform
                 );

@@ -1,9 +1,12 @@
 //! The state a running fake shares with its [`FakeHandle`](crate::FakeHandle) and the
-//! control route: [`FakeShared`] — its settings (the common [`FakeConfig`] and the fake's
-//! own, see `own.rs`) under one lock, its counters and the last requests it saw — and
-//! [`Shared<S>`], the same state as the fake itself holds it, with its own settings typed.
+//! control route: [`FakeShared`] — its [`Settings`] (the common [`FakeConfig`] and the
+//! fake's own, see `own.rs`) under one lock, its counters and the last requests it saw —
+//! and [`Shared<S>`], the same state as the fake itself holds it, with its own settings
+//! typed.
 //!
 //! Invariants:
+//! - The common and the own settings sit under one lock: a change is seen by the next
+//!   request, and several changes applied together are seen all or none.
 //! - Counters only ever go up; the faults (`faults.rs`) and the fakes count events here,
 //!   each kind of event once.
 //! - A [`Shared<S>`] is made only together with own settings of type `S` (see `own.rs`),
@@ -12,7 +15,9 @@
 //!
 //! What this module does not do: apply a fault (`faults.rs`), know any fake, or serve.
 
+use std::any::{Any, type_name};
 use std::collections::VecDeque;
+use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,11 +25,73 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use besluitbron_core::Units;
 
-use crate::own::{OwnSettings, Settings};
-use crate::{FakeConfig, FakeSetting};
+use crate::config::{FakeConfig, FakeSetting};
+use crate::own::OwnSettings;
 
 /// How many requests' paths the arrival layer keeps.
 pub(crate) const RECENT_PATHS: usize = 64;
+
+/// What a fake's own settings are stored as: any [`OwnSettings`] type, erased.
+trait OwnAny: Any + fmt::Debug + Send {}
+
+impl<T: Any + fmt::Debug + Send> OwnAny for T {}
+
+/// What a running fake does now: the faults every fake applies and the fake's own
+/// settings, under the one lock of its [`FakeShared`].
+#[derive(Debug)]
+pub(crate) struct Settings {
+    /// The faults every fake applies.
+    pub(crate) common: FakeConfig,
+    /// The fake's own settings (an `S: OwnSettings`, named by `own_type`).
+    own: Box<dyn OwnAny>,
+    own_type: &'static str,
+}
+
+impl Default for Settings {
+    /// The settings of a healthy fake with nothing of its own.
+    fn default() -> Settings {
+        Settings::new::<()>(FakeConfig::default())
+    }
+}
+
+impl Settings {
+    /// `common` with the own settings `S` of the healthy real platform.
+    pub(crate) fn new<S: OwnSettings>(common: FakeConfig) -> Settings {
+        Settings {
+            common,
+            own: Box::new(S::default()),
+            own_type: type_name::<S>(),
+        }
+    }
+
+    /// The fake's own settings, if they are an `S`.
+    pub(crate) fn own<S: OwnSettings>(&self) -> Option<&S> {
+        let own: &dyn Any = &*self.own;
+        own.downcast_ref::<S>()
+    }
+
+    /// The fake's own settings to change, if they are an `S`.
+    pub(crate) fn own_mut<S: OwnSettings>(&mut self) -> Option<&mut S> {
+        let own: &mut dyn Any = &mut *self.own;
+        own.downcast_mut::<S>()
+    }
+
+    /// The name of the own settings' type (for messages).
+    pub(crate) fn own_type(&self) -> &'static str {
+        self.own_type
+    }
+
+    /// Applies one parsed setting.
+    ///
+    /// Panics when `setting` is another fake's own setting: a [`PlatformFault`](crate::PlatformFault)
+    /// applied to a fake of another platform is a bug of the caller.
+    pub(crate) fn apply(&mut self, setting: &FakeSetting) {
+        match setting {
+            FakeSetting::Common(fault) => fault.apply(&mut self.common),
+            FakeSetting::Own(own) => own.apply_to(&mut *self.own, self.own_type),
+        }
+    }
+}
 
 /// State shared between a running fake and its [`FakeHandle`](crate::FakeHandle).
 #[derive(Debug, Default)]

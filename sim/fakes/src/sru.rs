@@ -45,9 +45,11 @@ use axum::http::{HeaderMap, Response, StatusCode, header};
 use axum::middleware;
 use axum::routing::{MethodRouter, get};
 
+use crate::config::FakeConfig;
 use crate::faults::{self, FaultReplies, Faults};
+use crate::own::OwnSettings;
+use crate::raw_response;
 use crate::shared::Shared;
-use crate::{FakeConfig, OwnSettings, raw_response};
 
 /// The SRU 2.0 response namespace.
 pub const SRU20_NS: &str = "http://docs.oasis-open.org/ns/search-ws/sruResponse";

@@ -284,7 +284,7 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
             Vec::new(),
             sim_rng(s.seed, Component::Latency(1)),
         )
-        .with_rate_limit_headers(SimPlatform::states_its_budget(s.platform)),
+        .with_rate_limit_headers(s.states_its_budget()),
         calls: Vec::new(),
         session_names: (0..s.sessions).map(|i| format!("s{i}")).collect(),
         left: vec![s.calls_per_session; s.sessions as usize],

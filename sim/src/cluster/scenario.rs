@@ -8,7 +8,7 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::cluster::LeaseConfig;
 use serde::Deserialize;
 
-use crate::scenario::LatencySpec;
+use crate::scenario::{LatencySpec, states_its_budget_by_default};
 
 /// How the load balancer spreads requests over the replicas that are up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -95,10 +95,14 @@ pub struct ClusterScenario {
     pub forward_ms: u64,
     /// One way to the lease engine.
     pub engine_ms: u64,
-    /// The platform: its buffer policy, its keys, whether it states its budget in
-    /// headers (`obv` when left out). Its limit is `capacity` per `window_s`.
+    /// The platform: its buffer policy and its keys (`obv` when left out). Its limit is
+    /// `capacity` per `window_s`.
     #[serde(default = "default_platform")]
     pub platform: PlatformId,
+    /// Whether its answers carry `RateLimit-Remaining` and `RateLimit-Reset`; default: as
+    /// the real platform does ([`states_its_budget_by_default`]).
+    #[serde(default)]
+    pub rate_limit_headers: Option<bool>,
     /// The platform's limit: units per window.
     pub capacity: u64,
     /// The platform's window (s).
@@ -173,6 +177,12 @@ impl ClusterScenario {
             .join(format!("{name}.toml"));
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         ClusterScenario::parse(&text)
+    }
+
+    /// Whether the platform's answers carry `RateLimit-Remaining` and `RateLimit-Reset`.
+    pub fn states_its_budget(&self) -> bool {
+        self.rate_limit_headers
+            .unwrap_or_else(|| states_its_budget_by_default(self.platform))
     }
 
     pub(super) fn lease_config(&self) -> LeaseConfig {

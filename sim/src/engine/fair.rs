@@ -9,7 +9,7 @@ use besluitbron_core::dedup::{FlightId, WaiterId};
 use besluitbron_core::path::{
     Action, Arrival, Attempt, Delivery, Failure as PathFailure, Outcome, OutcomeKind, PathEvent, PendingSend, Request,
 };
-use besluitbron_core::{Instant, PlatformId, SchedulerEvent, SessionKey, Units};
+use besluitbron_core::{Instant, SchedulerEvent, SessionKey, Units};
 
 use besluitbron_core::path::Served;
 
@@ -40,7 +40,10 @@ impl Engine<'_> {
         let fair = self.fair.as_mut().expect("the fair policy");
         // One process: no lease, so every request enters.
         let Ok(arrival) = fair.shells[p].request(now, wall(now), None, request, (), call) else {
-            return Err(self.fail(format!("{}: a request was refused without a lease", PlatformId::ALL[p])));
+            return Err(self.fail(format!(
+                "{}: a request was refused without a lease",
+                self.platform_id(p)
+            )));
         };
         match arrival {
             Arrival::Cached(payload) => {
@@ -82,11 +85,11 @@ impl Engine<'_> {
                 Action::Moved { waiter, .. } => {
                     return Err(self.fail(format!(
                         "{}: waiter {waiter:?} moved without a lease",
-                        PlatformId::ALL[p]
+                        self.platform_id(p)
                     )));
                 }
                 Action::InvariantBroken { what, .. } => {
-                    return Err(self.fail(format!("{}: {what}", PlatformId::ALL[p])));
+                    return Err(self.fail(format!("{}: {what}", self.platform_id(p))));
                 }
             }
         }
@@ -131,7 +134,7 @@ impl Engine<'_> {
         let Some(out) = fair.shells[p].confirm_send(now, wall(now), None, pending) else {
             return Err(self.fail(format!(
                 "{}: an attempt was dropped without a lease",
-                PlatformId::ALL[p]
+                self.platform_id(p)
             )));
         };
         let (attempt, key, admission) = (out.attempt, out.key, out.admission);
@@ -141,10 +144,11 @@ impl Engine<'_> {
         let station = self.station_of(leader);
         self.upstream[station] += 1;
         let cost = admission.as_ref().map_or(self.calls[leader as usize].cost, |a| a.cost);
+        let platform = self.platform_id(p);
         if let (Some(a), Some(fair)) = (&admission, self.fair.as_mut()) {
             fair.admissions.push(AdmissionLine {
                 at_ms: now.as_millis(),
-                platform: PlatformId::ALL[p],
+                platform,
                 session: a.session.to_string(),
                 call: key.params().get("q").cloned().unwrap_or_default(),
                 rule: a.rule,
@@ -299,7 +303,7 @@ impl Engine<'_> {
     /// came back (`PathEvent::Refund`), who waits once more after a 429
     /// (`PathEvent::Outcome`'s `again`).
     pub(super) fn drain_events(&mut self, p: usize) -> Result<(), Box<Failure>> {
-        let platform = PlatformId::ALL[p];
+        let platform = self.platform_id(p);
         let mut failure: Option<String> = None;
         while let Some(event) = self.fair.as_mut().and_then(|f| f.shells[p].poll_event()) {
             self.record(p, &event);

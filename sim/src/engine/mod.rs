@@ -23,6 +23,10 @@
 //! in the heap, and every event either finishes a call or schedules strictly later work
 //! (a path or gate is never re-woken at the instant it was just polled without progress).
 //!
+//! The run's platforms are the workload's ([`Workload::platforms`], in its order): one
+//! path (fair) or gate (legacy) and one simulated platform each, then one per text host;
+//! a call to a platform the workload does not list fails the run before it starts.
+//!
 //! Rooms: the loop and the calls' life here; what a run gives back in `outcome.rs`; from a
 //! workload to paths and limits in `setup.rs`; the fair policy's sends, deliveries and path
 //! events in `fair.rs`; the legacy model's in `legacy.rs`.
@@ -46,7 +50,7 @@ pub use besluitbron_core::path::Served;
 use crate::check::{CallView, Checker};
 use crate::platform::SimPlatform;
 use crate::policy::{CallId, Gate, GateEvent, LegacyGate, OpenGate, PolicyKind};
-use crate::rng::{Component, SimRng, sim_rng};
+use crate::rng::{Component, SimRng, host_stream, sim_rng};
 use crate::scenario::Workload;
 use crate::trace::Trace;
 
@@ -56,8 +60,8 @@ mod outcome;
 mod setup;
 
 pub use outcome::{AdmissionLine, CallRecord, CallState, Failure, PlatformOutcome, RunOptions, RunOutcome, SimError};
-pub use setup::{Enforced, enforced};
-use setup::{limit_of, path_for, spec_for};
+pub use setup::Enforced;
+use setup::{check_platforms, limit_of, path_for};
 
 /// A platform's path and the shell's part around it: waiters are calls (their id is the
 /// waiter id), a flight's data is the call that led it.
@@ -130,10 +134,11 @@ struct Engine<'w> {
     /// The legacy policy's gates (`None` under the fair policy).
     gates: Vec<Gate>,
     fair: Option<FairState>,
-    /// Per station: a platform's main limit (stations 0..9, in [`PlatformId::ALL`]
-    /// order) or its text host's (after them); `local_limits`, `platforms`, `used`,
-    /// `upstream`, `fail_rate`, `fail_retryable`, the gates, the wakes of the legacy
-    /// gates and the checker's state are per station, the fair paths per platform.
+    /// Per station: a platform's main limit (one per platform of the run, in the order
+    /// of [`Workload::platforms`]) or its text host's (after them); `local_limits`,
+    /// `platforms`, `used`, `upstream`, `fail_rate`, `fail_retryable`, the gates, the
+    /// wakes of the legacy gates and the checker's state are per station, the fair paths
+    /// per platform.
     stations: Vec<Station>,
     /// The text station of each platform, if it has one.
     text_station: Vec<Option<usize>>,
@@ -158,7 +163,9 @@ struct Engine<'w> {
 /// One limit a call can be counted against: a platform's main one, or its text host's.
 #[derive(Clone, Copy, Debug)]
 struct Station {
-    /// The platform's index in [`PlatformId::ALL`].
+    /// The platform.
+    id: PlatformId,
+    /// The platform's index in [`Workload::platforms`]: its path, and its main station.
     platform: usize,
     /// The path's lane.
     lane: Lane,
@@ -183,41 +190,47 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             recent: Vec::new(),
         })
     };
+    check_platforms(workload).map_err(failure)?;
+    let specs = &workload.platforms;
     let mut gates = Vec::new();
     let mut paths = Vec::new();
     let mut platforms = Vec::new();
     let mut local_limits = Vec::new();
-    let mut stations: Vec<Station> = (0..PlatformId::ALL.len())
-        .map(|platform| Station {
+    let mut stations: Vec<Station> = specs
+        .iter()
+        .enumerate()
+        .map(|(platform, spec)| Station {
+            id: spec.id,
             platform,
             lane: Lane::MAIN,
         })
         .collect();
-    let mut text_station = vec![None; PlatformId::ALL.len()];
+    let mut text_station = vec![None; specs.len()];
     let mut text_limits = Vec::new();
-    for (i, &id) in PlatformId::ALL.iter().enumerate() {
-        if let Some(limit) = enforced(workload, id).text {
+    for (i, spec) in specs.iter().enumerate() {
+        if let Some(limit) = Enforced::of(spec).text {
             text_station[i] = Some(stations.len());
             stations.push(Station {
+                id: spec.id,
                 platform: i,
                 lane: TEXT_LANE,
             });
             text_limits.push(limit);
         }
     }
-    for (i, &id) in PlatformId::ALL.iter().enumerate() {
-        let spec = spec_for(workload, id);
-        let limit = enforced(workload, id).limit;
+    // A recorded trace: the bucket the server kept, its margin held back.
+    let margin = workload.recorded.as_ref().map_or(Duration::ZERO, |r| r.margin);
+    for (i, spec) in specs.iter().enumerate() {
+        let id = spec.id;
+        let limit = Enforced::of(spec).limit;
         let local = limit_of(
             spec.local_capacity.or(limit.map(|l| l.capacity)),
             spec.local_window_s.or(limit.map(|l| l.window.as_secs_f64())),
             limit,
-        );
-        // A recorded trace: the bucket the server kept, its margin held back.
-        let margin = workload.recorded.as_ref().map_or(Duration::ZERO, |r| r.margin);
-        let local = local.map(|l| l.with_margin(margin));
+        )
+        .map(|l| l.with_margin(margin));
         local_limits.push(local);
-        let p = u8::try_from(i).expect("nine platforms");
+        let stream = host_stream(id, false);
         platforms.push(
             SimPlatform::new(
                 id,
@@ -225,31 +238,30 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
                 spec.model,
                 spec.latency,
                 spec.throttle.clone(),
-                sim_rng(opts.seed, Component::Latency(p)),
+                sim_rng(opts.seed, Component::Latency(stream)),
             )
-            .with_rate_limit_headers(spec.rate_limit_headers.unwrap_or(SimPlatform::states_its_budget(id))),
+            .with_rate_limit_headers(spec.states_its_budget()),
         );
-        let text = text_station[i].map(|s| text_limits[s - PlatformId::ALL.len()].with_margin(margin));
+        let text = text_station[i].map(|s| text_limits[s - specs.len()].with_margin(margin));
         match opts.policy {
-            PolicyKind::Fair => paths.push(path_for(workload, id, local, text).map_err(failure)?),
+            PolicyKind::Fair => paths.push(path_for(spec, local, text).map_err(failure)?),
             PolicyKind::Legacy => gates.push(match local {
                 None => Gate::Open(OpenGate::new(id)),
                 Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
                     id,
                     limit,
                     workload.legacy_slip_probability,
-                    sim_rng(opts.seed, Component::Faults(p)),
+                    sim_rng(opts.seed, Component::Faults(stream)),
                 ))),
             }),
         }
     }
     // The text hosts: their own bucket at the platform and, locally, their own lane (the
     // legacy model: a gate of its own). No throttling, failures or rate-limit headers.
-    for (k, station) in stations.iter().enumerate().skip(PlatformId::ALL.len()) {
-        let id = PlatformId::ALL[station.platform];
-        let spec = spec_for(workload, id);
-        let limit = text_limits[k - PlatformId::ALL.len()];
-        let s = u8::try_from(k).expect("fewer than 256 stations");
+    for (k, station) in stations.iter().enumerate().skip(specs.len()) {
+        let (id, spec) = (station.id, &specs[station.platform]);
+        let limit = text_limits[k - specs.len()];
+        let stream = host_stream(id, true);
         local_limits.push(Some(limit));
         platforms.push(SimPlatform::new(
             id,
@@ -257,14 +269,14 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             spec.model,
             spec.latency,
             Vec::new(),
-            sim_rng(opts.seed, Component::Latency(s)),
+            sim_rng(opts.seed, Component::Latency(stream)),
         ));
         if opts.policy == PolicyKind::Legacy {
             gates.push(Gate::Legacy(Box::new(LegacyGate::new(
                 id,
                 limit,
                 workload.legacy_slip_probability,
-                sim_rng(opts.seed, Component::Faults(s)),
+                sim_rng(opts.seed, Component::Faults(stream)),
             ))));
         }
     }
@@ -280,22 +292,17 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             .collect(),
         admissions: Vec::new(),
     });
-    let mut fail_rate: Vec<Option<(f64, SimRng)>> = PlatformId::ALL
+    // Failures are drawn at a platform's main host only.
+    let mut fail_rate: Vec<Option<(f64, SimRng)>> = specs
         .iter()
-        .enumerate()
-        .map(|(i, &id)| {
-            let p = u8::try_from(i).expect("nine platforms");
-            spec_for(workload, id)
-                .fail_rate
+        .map(|spec| {
+            spec.fail_rate
                 .filter(|&r| r > 0.0)
-                .map(|r| (r, sim_rng(opts.seed, Component::Failures(p))))
+                .map(|r| (r, sim_rng(opts.seed, Component::Failures(host_stream(spec.id, false)))))
         })
         .collect();
     fail_rate.resize_with(n, || None);
-    let mut fail_retryable: Vec<bool> = PlatformId::ALL
-        .iter()
-        .map(|&id| spec_for(workload, id).fail_retryable.unwrap_or(true))
-        .collect();
+    let mut fail_retryable: Vec<bool> = specs.iter().map(|spec| spec.fail_retryable.unwrap_or(true)).collect();
     fail_retryable.resize(n, true);
     let engine = Engine {
         workload,
@@ -321,7 +328,11 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         wake_at: vec![None; n],
         platforms,
         used: vec![0; n],
-        checker: Checker::new(opts.policy, stations.iter().map(|s| station_name(*s)).collect()),
+        checker: Checker::new(
+            opts.policy,
+            stations.iter().map(|s| station_name(*s)).collect(),
+            specs.iter().map(|p| p.id).collect(),
+        ),
         trace: Trace::new(opts.keep_trace),
         out: Vec::new(),
         events: 0,
@@ -336,11 +347,10 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
 
 /// A station's name in traces and failures: the platform, or `ob/text`.
 fn station_name(s: Station) -> String {
-    let id = PlatformId::ALL[s.platform];
     if s.lane == Lane::MAIN {
-        id.to_string()
+        s.id.to_string()
     } else {
-        format!("{id}/text")
+        format!("{}/text", s.id)
     }
 }
 
@@ -355,11 +365,24 @@ impl Engine<'_> {
     /// where the platform has one, else the platform.
     fn station_of(&self, call: CallId) -> usize {
         let c = &self.calls[call as usize];
-        let p = platform_index(c.platform);
+        let p = self.platform_index(c.platform);
         match (c.op.as_deref(), self.text_station[p]) {
             (Some(TEXT_OP), Some(s)) => s,
             _ => p,
         }
+    }
+
+    /// The index of platform `id` among the run's: its path and its main station.
+    fn platform_index(&self, id: PlatformId) -> usize {
+        self.stations
+            .iter()
+            .position(|s| s.id == id)
+            .expect("run() refuses a call to a platform the workload does not list")
+    }
+
+    /// The platform of path `p`.
+    fn platform_id(&self, p: usize) -> PlatformId {
+        self.stations[p].id
     }
 
     /// The station of lane `lane` at platform `p`.
@@ -624,7 +647,7 @@ impl Engine<'_> {
                 if c.state != CallState::Waiting && !recorded_leave {
                     return Ok(());
                 }
-                let p = platform_index(self.calls[call as usize].platform);
+                let p = self.platform_index(self.calls[call as usize].platform);
                 let now = self.now;
                 if let Some(fair) = self.fair.as_mut() {
                     fair.shells[p].leave(now, WaiterId(u64::from(call)));
@@ -653,9 +676,8 @@ impl Engine<'_> {
         c.submitted_at = now;
         c.queued_at = now;
         c.state = CallState::Waiting;
-        let p = platform_index(c.platform);
-        let session = c.session;
-        let leave_after = c.leave_after;
+        let (platform, session, leave_after) = (c.platform, c.session, c.leave_after);
+        let p = self.platform_index(platform);
         let s = self.station_of(call);
         self.used[s] += 1;
         let leave = [leave_after, self.workload.sessions[session as usize].cancel_after];
@@ -725,7 +747,7 @@ impl Engine<'_> {
                 let sp = &self.platforms[p];
                 let main = station.lane == Lane::MAIN;
                 PlatformOutcome {
-                    id: PlatformId::ALL[station.platform],
+                    id: station.id,
                     lane: (!main).then_some("text"),
                     model: sp.model,
                     limit: sp.limit,
@@ -777,11 +799,4 @@ impl Engine<'_> {
 /// The `q` parameter of a simulated key, for trace lines.
 fn key_text(key: &CacheKey) -> &str {
     key.params().get("q").map_or("", String::as_str)
-}
-
-fn platform_index(id: PlatformId) -> usize {
-    PlatformId::ALL
-        .iter()
-        .position(|&p| p == id)
-        .expect("every platform is in ALL")
 }

@@ -130,8 +130,8 @@ pub struct RunOutcome {
     pub sessions: Vec<SessionPlan>,
     /// Calls, in creation order.
     pub calls: Vec<CallRecord>,
-    /// Platforms (and text hosts, after all platforms) that received calls, in
-    /// [`PlatformId::ALL`] order.
+    /// Platforms (and text hosts, after all platforms) that received calls, in the
+    /// workload's order ([`Workload::platforms`](crate::scenario::Workload::platforms)).
     pub platforms: Vec<PlatformOutcome>,
     /// The instant of the last event.
     pub end_at: Instant,

@@ -1,27 +1,37 @@
-//! From a workload to the stations a run drives: each platform's settings, its enforced
+//! From a workload's platforms to the stations a run drives: each platform's enforced
 //! limits, and the core's path built for it exactly as the server builds its own.
+//!
+//! What this module does not do: decide which platforms a run has (the workload lists
+//! them, [`Workload::platforms`](crate::scenario::Workload::platforms)).
 
 use std::time::Duration;
 
 use besluitbron_core::cache::{CachePolicy, CacheVersion, MemoryStore};
 use besluitbron_core::path::{LaneConfig, PathConfig, PlatformPath, RetryPolicy, Shell, StoreBuffer};
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
-use besluitbron_core::{LimitConfig, PlatformId, SchedulerConfig, Units};
+use besluitbron_core::{LimitConfig, SchedulerConfig, Units};
 
 use super::{SimError, SimShell};
 use crate::scenario::{LatencySpec, PlatformSpec, Workload};
 
-/// The platform settings for `id`: the workload's, or the documented defaults.
-pub(super) fn spec_for(workload: &Workload, id: PlatformId) -> PlatformSpec {
-    workload
-        .platforms
+/// Whether `workload` can run: it lists each platform once, and every call names one it
+/// lists.
+pub(super) fn check_platforms(workload: &Workload) -> Result<(), String> {
+    if let Some(id) = workload.unlisted_platform() {
+        return Err(format!("a call names {id}, which the workload's platforms do not list"));
+    }
+    let specs = &workload.platforms;
+    match specs
         .iter()
-        .find(|p| p.id == id)
-        .cloned()
-        .unwrap_or_else(|| PlatformSpec::default_for(id))
+        .enumerate()
+        .find(|(i, p)| specs[..*i].iter().any(|q| q.id == p.id))
+    {
+        Some((_, spec)) => Err(format!("{} is listed twice among the workload's platforms", spec.id)),
+        None => Ok(()),
+    }
 }
 
-/// What platform `id` is in a run of `workload`: its spec's limits, else its defaults.
+/// What a platform is in a run: its spec's limits, else its defaults.
 #[derive(Clone, Copy, Debug)]
 pub struct Enforced {
     /// The limit it enforces (`None`: it keeps none).
@@ -30,15 +40,20 @@ pub struct Enforced {
     pub text: Option<LimitConfig>,
     /// The latency model it answers with.
     pub latency: LatencySpec,
+    /// Whether its answers carry `RateLimit-Remaining` and `RateLimit-Reset`.
+    pub states_its_budget: bool,
 }
 
-/// See [`Enforced`].
-pub fn enforced(workload: &Workload, id: PlatformId) -> Enforced {
-    let spec = spec_for(workload, id);
-    Enforced {
-        limit: limit_of(spec.capacity, spec.window_s, id.default_limit()),
-        text: limit_of(spec.text_capacity, spec.text_window_s, id.default_text_limit()),
-        latency: spec.latency,
+impl Enforced {
+    /// What the platform `spec` describes enforces.
+    pub fn of(spec: &PlatformSpec) -> Enforced {
+        let id = spec.id;
+        Enforced {
+            limit: limit_of(spec.capacity, spec.window_s, id.default_limit()),
+            text: limit_of(spec.text_capacity, spec.text_window_s, id.default_text_limit()),
+            latency: spec.latency,
+            states_its_budget: spec.states_its_budget(),
+        }
     }
 }
 
@@ -58,15 +73,15 @@ pub(super) fn limit_of(
     }
 }
 
-/// The path a fair run drives for `id`: the scenario's limit, bounds and buffer
-/// lifetimes, the server's retry policy and requeue rule, events recorded for the trace.
+/// The path a fair run drives for the platform `spec` describes: the scenario's limit,
+/// bounds and buffer lifetimes, the server's retry policy and requeue rule, events
+/// recorded for the trace.
 pub(super) fn path_for(
-    workload: &Workload,
-    id: PlatformId,
+    spec: &PlatformSpec,
     local: Option<LimitConfig>,
     text: Option<LimitConfig>,
 ) -> Result<SimShell, String> {
-    let spec = spec_for(workload, id);
+    let id = spec.id;
     let scheduler_of = |limit: LimitConfig| {
         let mut config = SchedulerConfig::with_limit(limit);
         if let Some(n) = spec.max_queued {
