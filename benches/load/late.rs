@@ -10,9 +10,12 @@
 //!   calls wait in the client for a connection and reach the server as earlier ones are
 //!   answered.
 //!
-//! New sessions each ask one search at [`LATE_AT`] into the flood; each wait is measured
-//! from the moment it is sent to its answer. One wait is mostly the phase of the platform's
-//! bucket (the next free unit comes within a second), hence five, spread over the second.
+//! New sessions each ask one search at [`LATE_AT`] into the flood, each [`PHASE`] after
+//! the platform's next request (a unit given to the flood); each wait is measured from
+//! the moment it is sent to its answer. One wait is mostly the time to the platform's
+//! next unit, hence five, spread over the interval between two units alike in every half.
+//! Beside each wait, the platform's requests during it (1: its own, no flood call went
+//! ahead of it).
 //! The client limits are raised out of the way (`servers.rs`), so only OpenBesluitvorming's
 //! fair queue (60 units a minute) decides. Once the last late session is answered the flood
 //! is dropped and its servers stopped: what comes after says nothing about the late
@@ -63,19 +66,32 @@ const CALLS_PER_SESSION: usize = 40;
 /// The pooled shape's connections per session.
 const POOL: usize = 8;
 /// When the late sessions come, after the flood starts: the first as the issue describes
-/// it, the others while the flood still waits (it lasts three minutes or more). Each wait
-/// is mostly the time to the platform's next free unit, so it depends on where in the
-/// bucket's second the session arrives: the instants are spread over the second (the same
-/// in every half), because a new owner's bucket starts empty and its units come on whole
-/// seconds after its first admission — late sessions on whole seconds would all arrive
-/// just after a unit went and wait a full second.
+/// it, the others while the flood still waits (it lasts three minutes or more). Each then
+/// waits for the platform's next request (a flood call given a unit) and asks [`PHASE`]
+/// after it.
 const LATE_AT: [Duration; 5] = [
-    Duration::from_millis(5_000),
-    Duration::from_millis(20_300),
-    Duration::from_millis(35_500),
-    Duration::from_millis(50_700),
-    Duration::from_millis(65_900),
+    Duration::from_secs(5),
+    Duration::from_secs(20),
+    Duration::from_secs(35),
+    Duration::from_secs(50),
+    Duration::from_secs(65),
 ];
+/// How long after a unit went to the flood each late session asks. One wait is mostly the
+/// time to the platform's next unit, which depends on where between two units the session
+/// arrives; the five arrivals are spread over that interval at the same places in every
+/// half. (Arrivals at fixed offsets from the flood's start measured the offsets, not the
+/// forwarding: one process's units come every second plus the platform's answer time, as
+/// its `RateLimit-Remaining` moves them, and drifted along with offsets 15.2 s apart, while
+/// a new owner's come on whole seconds from its takeover.)
+const PHASE: [Duration; 5] = [
+    Duration::from_millis(100),
+    Duration::from_millis(300),
+    Duration::from_millis(500),
+    Duration::from_millis(700),
+    Duration::from_millis(900),
+];
+/// How long a late session waits at most for the platform's next request before it asks.
+const UNIT_SEEN_WITHIN: Duration = Duration::from_secs(5);
 /// When the owner dies in the third part, after its flood starts.
 const KILL_AT: Duration = Duration::from_secs(2);
 const PATH: &str = "/mcp/obv";
@@ -121,9 +137,10 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     println!(
         "besluitbron-load --late-session: {BUSY_SESSIONS} busy sessions x {CALLS_PER_SESSION} distinct obv_search \
          calls at once (per call: a connection each; pooled: at most {POOL} shared connections per session); a new \
-         session's one search at {:?} s into the flood; OpenBesluitvorming's own limit (60 units a minute), client \
-         limits raised",
-        LATE_AT.iter().map(Duration::as_secs_f64).collect::<Vec<_>>()
+         session's one search at {:?} s into the flood, each {:?} s after the platform's next request (a unit given \
+         to the flood); OpenBesluitvorming's own limit (60 units a minute), client limits raised",
+        LATE_AT.iter().map(Duration::as_secs_f64).collect::<Vec<_>>(),
+        PHASE.iter().map(Duration::as_secs_f64).collect::<Vec<_>>()
     );
     let redis = Redis::start().await?;
     let mut one = Vec::new();
@@ -323,6 +340,8 @@ impl Flood {
             tokio::time::sleep(at.saturating_sub(self.started.elapsed() + Duration::from_millis(200))).await;
             let mut session = Target::mcp(late, PATH).await?;
             tokio::time::sleep(at.saturating_sub(self.started.elapsed())).await;
+            let unit = next_request(fakes).await.with_context(|| format!("late session {n}"))?;
+            tokio::time::sleep_until((unit + PHASE[n]).into()).await;
             ended.collect(&mut self.calls, shift.is_some())?;
             if self.calls.is_empty() {
                 bail!("the flood ended before late session {n} came");
@@ -383,6 +402,18 @@ impl Ended {
         }
         Ok(())
     }
+}
+
+/// When the fake platforms next receive a request (within [`UNIT_SEEN_WITHIN`]).
+async fn next_request(fakes: &BesluitBron) -> anyhow::Result<Instant> {
+    let (before, since) = (fakes.upstream_requests(), Instant::now());
+    while fakes.upstream_requests() == before {
+        if since.elapsed() > UNIT_SEEN_WITHIN {
+            bail!("the platform received no request within {UNIT_SEEN_WITHIN:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    Ok(Instant::now())
 }
 
 /// Prints one half's line.
