@@ -87,8 +87,10 @@ pub struct Call {
     pub platform: Option<PlatformId>,
     /// Who asks (as the request guard decided).
     pub caller: Arc<Caller>,
-    /// The tool and its arguments in canonical form (object keys sorted): what makes two
-    /// calls the same question.
+    /// The tool and its arguments as the asker wrote them, only their object keys sorted:
+    /// what makes two calls the same question in the same words (the replay key's
+    /// fingerprint, the render cache's key), never the canonical form that semantic
+    /// deduplication folds a platform request to.
     pub form: Arc<str>,
     /// Where progress goes, when the client asked for it.
     pub progress: Option<Progress>,
@@ -111,16 +113,52 @@ impl Call {
     }
 }
 
-/// A tool's result, shared: the buffer hit's result kept for the same question
-/// ([`shown`]) and the replay table's copy ([`crate::mcp`]'s replay layer) are the
-/// same one, so neither is copied nor encoded to be kept.
+/// A result shared between the render cache ([`shown`]) and the tables that keep it too
+/// (the replay layer's, in `crate::mcp`): one copy, neither copied nor encoded to be kept.
 pub type SharedResult = Arc<CallToolResult>;
+
+/// A tool's result, saying whether the render cache holds it too: what a table that
+/// keeps results (the replay layer's) does with it is decided from this value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolResult {
+    /// The call's own: nothing else holds it.
+    Own(CallToolResult),
+    /// Handed out or kept by the render cache ([`shown`]): shared with it.
+    Shown(SharedResult),
+}
+
+impl ToolResult {
+    /// The result itself, to send (a copy when the render cache holds it too).
+    pub fn into_result(self) -> CallToolResult {
+        match self {
+            ToolResult::Own(result) => result,
+            ToolResult::Shown(result) => Arc::unwrap_or_clone(result),
+        }
+    }
+}
+
+impl std::ops::Deref for ToolResult {
+    type Target = CallToolResult;
+
+    fn deref(&self) -> &CallToolResult {
+        match self {
+            ToolResult::Own(result) => result,
+            ToolResult::Shown(result) => result,
+        }
+    }
+}
+
+impl From<CallToolResult> for ToolResult {
+    fn from(result: CallToolResult) -> ToolResult {
+        ToolResult::Own(result)
+    }
+}
 
 /// What a tool gives back.
 #[derive(Debug)]
 pub enum Reply {
     /// Its result (a tool error included).
-    Result(SharedResult),
+    Result(ToolResult),
     /// Several replicas: this replica does not own the platform now (or its lease ended
     /// while the call waited); the call belongs with the platform's owner.
     Elsewhere(PlatformId),
@@ -128,12 +166,12 @@ pub enum Reply {
 
 impl From<CallToolResult> for Reply {
     fn from(result: CallToolResult) -> Reply {
-        Reply::Result(Arc::new(result))
+        Reply::Result(ToolResult::Own(result))
     }
 }
 
-impl From<SharedResult> for Reply {
-    fn from(result: SharedResult) -> Reply {
+impl From<ToolResult> for Reply {
+    fn from(result: ToolResult) -> Reply {
         Reply::Result(result)
     }
 }
@@ -270,9 +308,9 @@ impl Context {
     }
 
     /// As [`Context::answer_shown`] for a render that also reads what the call asked
-    /// (`asked`, made from its arguments: the search's parameters, a list's filter). The
-    /// kept result is found by the call's canonical arguments, which `asked` is a
-    /// function of.
+    /// (`asked`, made from its arguments: the search's parameters in the asker's words,
+    /// a list's filter). The kept result is found by the call's arguments as written,
+    /// which `asked` is a function of: never by a canonical form other wordings share.
     pub async fn answer_shown_for<T, C>(
         &self,
         call: &Call,
@@ -289,10 +327,10 @@ impl Context {
             Ok(fetched) => fetched,
             Err(e) => return e.into(),
         };
-        if served == Served::Cached
-            && let Some(result) = self.shown.get(payload.id(), call.tool, &call.form)
-        {
-            return result.into();
+        // Only a buffer hit's result is kept: a fresh one says it is fresh.
+        let cached = served == Served::Cached;
+        if cached && let Some(result) = self.shown.get(payload.id(), call.tool, &call.form) {
+            return ToolResult::Shown(result).into();
         }
         let result = decode::<T>(platform, &payload).and_then(|answer| {
             render(&answer, served, &asked)
@@ -300,13 +338,15 @@ impl Context {
                 .map_err(|detail| AnswerError::Unreadable { platform, detail })
         });
         match result {
-            Ok(result) => {
+            Ok(result) if cached => {
                 let result = Arc::new(result);
-                if served == Served::Cached {
-                    self.shown.keep(payload.id(), call.tool, &call.form, &result);
+                if self.shown.keep(payload.id(), call.tool, &call.form, &result) {
+                    ToolResult::Shown(result).into()
+                } else {
+                    ToolResult::Own(Arc::unwrap_or_clone(result)).into()
                 }
-                result.into()
             }
+            Ok(result) => result.into(),
             Err(e) => e.into(),
         }
     }

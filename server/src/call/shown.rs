@@ -47,12 +47,12 @@ impl Shown {
     }
 
     /// Keeps `result` for `tool` asked `form` on the answer `payload_id`; the first one
-    /// kept for a key stays.
-    pub fn keep(&self, payload_id: u64, tool: &'static str, form: &Arc<str>, result: &SharedResult) {
+    /// kept for a key stays. True when `result` is the one held now.
+    pub fn keep(&self, payload_id: u64, tool: &'static str, form: &Arc<str>, result: &SharedResult) -> bool {
         let key = (payload_id, tool, Arc::clone(form));
         let mut table = self.table.lock().expect("shown lock");
         if table.results.contains_key(&key) {
-            return;
+            return false;
         }
         while table.order.len() >= MAX_SHOWN {
             if let Some(oldest) = table.order.pop_front() {
@@ -61,6 +61,7 @@ impl Shown {
         }
         table.order.push_back(key.clone());
         table.results.insert(key, Arc::clone(result));
+        true
     }
 
     /// Results kept now.
@@ -88,12 +89,12 @@ mod tests {
     fn a_result_is_found_only_for_its_answer_tool_and_question() {
         let shown = Shown::default();
         let (a, b): (Arc<str>, Arc<str>) = (Arc::from("q=a"), Arc::from("q=b"));
-        shown.keep(1, "obv_search", &a, &result("one"));
+        assert!(shown.keep(1, "obv_search", &a, &result("one")));
         assert_eq!(shown.get(1, "obv_search", &a), Some(result("one")));
         assert_eq!(shown.get(2, "obv_search", &a), None, "another answer");
         assert_eq!(shown.get(1, "obv_sources", &a), None, "another tool");
         assert_eq!(shown.get(1, "obv_search", &b), None, "another question");
-        shown.keep(1, "obv_search", &a, &result("two"));
+        assert!(!shown.keep(1, "obv_search", &a, &result("two")));
         assert_eq!(
             shown.get(1, "obv_search", &a),
             Some(result("one")),

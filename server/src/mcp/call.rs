@@ -30,7 +30,7 @@ use super::Scope;
 use super::replay::{self, Replayed, Replays};
 use super::route::{Route, RouteFuture};
 use super::tools::{ToolEntry, ToolTable};
-use crate::call::{AnswerError, Call, Context, Progress, Reply, SharedResult, tool_error};
+use crate::call::{AnswerError, Call, Context, Progress, Reply, ToolResult, tool_error};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::tool::invalid_arguments;
 use crate::identity::Caller;
@@ -192,12 +192,12 @@ impl Calls {
         {
             self.ctx.count_replay(tool.name, platform, &call.caller);
         }
-        // rmcp sends a result it owns: a copy when a table keeps it too.
-        result.map(Arc::unwrap_or_clone)
+        // rmcp sends a result it owns: a copy when the buffer-hit table keeps it too.
+        result.map(ToolResult::into_result)
     }
 
     /// Route: the call, and with several replicas its way to the platform's owner.
-    async fn routed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> SharedResult {
+    async fn routed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> ToolResult {
         let route = self.route.get();
         // Kept for the owner (a forward carries the arguments), only when one may be asked.
         let again = route.map(|_| arguments.clone());
@@ -207,7 +207,7 @@ impl Calls {
         };
         let (Some(route), Some(arguments)) = (route, again) else {
             // Without replicas no platform is owned elsewhere; said plainly should it be.
-            return Arc::new(tool_error(AnswerError::Elsewhere(platform)));
+            return tool_error(AnswerError::Elsewhere(platform)).into();
         };
         let rerun = || -> RouteFuture<'_, Reply> { Box::pin(self.timed(tool, call, arguments.clone())) };
         // Boxed: the forwarding's state would otherwise sit in every call's future, moved
