@@ -13,7 +13,8 @@
 //!   refunds — all in the core, driven by the platform's task);
 //! - progress while the call waits in a queue, and cancellation;
 //! - the request counters and the duplicate-rate monitor (R-D9);
-//! - a buffer hit's rendered result, kept for the same question ([`shown`]);
+//! - a buffer hit's rendered result, looked up and kept for the same question in the
+//!   store the call brings ([`shown`]: the contract; the MCP side owns the store);
 //! - errors an assistant can act on: every failure names the platform and what to do.
 //!
 //! **What a tool says travels back in its value.** A tool's [`Reply`] is its result, or
@@ -50,7 +51,7 @@ use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePositi
 use crate::identity::Caller;
 use crate::metrics::{CauseLabels, Metrics, ToolLabels};
 use counters::RequestCounters;
-use shown::Shown;
+use shown::{Shown, ShownKey};
 
 /// A platform client, opened from configuration by its connector.
 pub type Client = Arc<dyn Any + Send + Sync>;
@@ -96,6 +97,9 @@ pub struct Call {
     pub progress: Option<Progress>,
     /// Cancelled when the client cancels the call or goes away.
     pub ct: CancellationToken,
+    /// Where a buffer hit's rendered result is kept for the same question: the MCP
+    /// side's render cache, handed down ([`shown`]); `None` keeps nothing.
+    pub shown: Option<Arc<dyn Shown>>,
 }
 
 impl Call {
@@ -109,6 +113,7 @@ impl Call {
             form: Arc::from(tool),
             progress: None,
             ct: CancellationToken::new(),
+            shown: None,
         }
     }
 }
@@ -244,8 +249,6 @@ pub struct Context {
     near: Mutex<NearTable>,
     /// Every tool's request counters.
     counters: RequestCounters,
-    /// Buffer hits' rendered results.
-    shown: Shown,
     /// Several replicas run: a platform owned elsewhere moves the call there.
     replicas: bool,
     /// BesluitBron's own system session.
@@ -274,15 +277,9 @@ impl Context {
             forms: Mutex::new(FormTable::new(FORM_TABLE_KEYS)),
             near: Mutex::new(NearTable::new(NEAR_WINDOW, NEAR_SCOPES)),
             counters: RequestCounters::new(tools),
-            shown: Shown::default(),
             replicas,
             system: Arc::new(Caller::system()),
         }
-    }
-
-    /// Buffer hits' rendered results kept now.
-    pub fn shown(&self) -> &Shown {
-        &self.shown
     }
 
     /// Runs `pc` for `call` and renders its answer with `render`; every failure becomes
@@ -298,7 +295,8 @@ impl Context {
 
     /// As [`Context::answer`] for a render that is a plain function of the answer and
     /// how it was served (a `fn`, so it captures nothing): a buffer hit's result is kept
-    /// ([`shown`]) and handed out again, shared, to the same question.
+    /// in the call's render cache ([`shown`]) and handed out again, shared, to the same
+    /// question.
     pub async fn answer_shown<T>(&self, call: &Call, pc: PlatformCall<T>, render: fn(&T, Served) -> Rendered) -> Reply
     where
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
@@ -327,9 +325,15 @@ impl Context {
             Ok(fetched) => fetched,
             Err(e) => return e.into(),
         };
-        // Only a buffer hit's result is kept: a fresh one says it is fresh.
-        let cached = served == Served::Cached;
-        if cached && let Some(result) = self.shown.get(payload.id(), call.tool, &call.form) {
+        // Only a buffer hit's result is kept (a fresh one says it is fresh), and only in
+        // the render cache the call brought.
+        let cache = call.shown.as_deref().filter(|_| served == Served::Cached);
+        let key = ShownKey {
+            answer: payload.id(),
+            tool: call.tool,
+            form: &call.form,
+        };
+        if let Some(result) = cache.and_then(|cache| cache.get(key)) {
             return ToolResult::Shown(result).into();
         }
         let result = decode::<T>(platform, &payload).and_then(|answer| {
@@ -337,17 +341,17 @@ impl Context {
                 .into_result(&payload)
                 .map_err(|detail| AnswerError::Unreadable { platform, detail })
         });
-        match result {
-            Ok(result) if cached => {
+        match (result, cache) {
+            (Ok(result), Some(cache)) => {
                 let result = Arc::new(result);
-                if self.shown.keep(payload.id(), call.tool, &call.form, &result) {
+                if cache.keep(key, &result) {
                     ToolResult::Shown(result).into()
                 } else {
                     ToolResult::Own(Arc::unwrap_or_clone(result)).into()
                 }
             }
-            Ok(result) => result.into(),
-            Err(e) => e.into(),
+            (Ok(result), None) => result.into(),
+            (Err(e), _) => e.into(),
         }
     }
 

@@ -17,7 +17,7 @@
 //!
 //! What is kept of a completed call is its result: a retry gets the first result word
 //! for word, its provenance note included. A result the render cache holds too
-//! ([`ToolResult::Shown`], said by the result itself, [`crate::call::shown`]) is kept
+//! ([`ToolResult::Shown`], said by the result itself, `super::call::shown`) is kept
 //! shared with it, at no cost; any other is kept serialized (one allocation, freed at
 //! once when it expires). The decision is read from the value, never from how many
 //! hold it. The table bounds what it
