@@ -137,9 +137,9 @@ impl AppState {
         self.calls.running()
     }
 
-    /// Buffer hits' rendered results kept now (`call::shown`).
+    /// Buffer hits' rendered results kept now (the render cache, `mcp::call::shown`).
     pub fn shown_kept(&self) -> usize {
-        self.calls.ctx.shown().len()
+        self.calls.shown().len()
     }
 
     /// MCP messages (POSTs) under way now: admitted by the guard, their answer not yet

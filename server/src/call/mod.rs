@@ -13,7 +13,8 @@
 //!   refunds — all in the core, driven by the platform's task);
 //! - progress while the call waits in a queue, and cancellation;
 //! - the request counters and the duplicate-rate monitor (R-D9);
-//! - a buffer hit's rendered result, kept for the same question ([`shown`]);
+//! - a buffer hit's rendered result, looked up and kept for the same question in the
+//!   store the call brings ([`shown`]: the contract; the MCP side owns the store);
 //! - errors an assistant can act on: every failure names the platform and what to do.
 //!
 //! **What a tool says travels back in its value.** A tool's [`Reply`] is its result, or
@@ -50,7 +51,7 @@ use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePositi
 use crate::identity::Caller;
 use crate::metrics::{CauseLabels, Metrics, ToolLabels};
 use counters::RequestCounters;
-use shown::Shown;
+use shown::{Shown, ShownKey};
 
 /// A platform client, opened from configuration by its connector.
 pub type Client = Arc<dyn Any + Send + Sync>;
@@ -103,13 +104,18 @@ pub struct Call {
     pub platform: Option<PlatformId>,
     /// Who asks (as the request guard decided).
     pub caller: Arc<Caller>,
-    /// The tool and its arguments in canonical form (object keys sorted): what makes two
-    /// calls the same question.
+    /// The tool and its arguments as the asker wrote them, only their object keys sorted:
+    /// what makes two calls the same question in the same words (the replay key's
+    /// fingerprint, the render cache's key), never the canonical form that semantic
+    /// deduplication folds a platform request to.
     pub form: Arc<str>,
     /// Where progress goes, when the client asked for it.
     pub progress: Option<Progress>,
     /// Cancelled when the client cancels the call or goes away.
     pub ct: CancellationToken,
+    /// Where a buffer hit's rendered result is kept for the same question: the MCP
+    /// side's render cache, handed down ([`shown`]); `None` keeps nothing.
+    pub shown: Option<Arc<dyn Shown>>,
 }
 
 impl Call {
@@ -123,20 +129,57 @@ impl Call {
             form: Arc::from(tool),
             progress: None,
             ct: CancellationToken::new(),
+            shown: None,
         }
     }
 }
 
-/// A tool's result, shared: the buffer hit's result kept for the same question
-/// ([`shown`]) and the replay table's copy ([`crate::mcp`]'s replay layer) are the
-/// same one, so neither is copied nor encoded to be kept.
+/// A result shared between the render cache ([`shown`]) and the tables that keep it too
+/// (the replay layer's, in `crate::mcp`): one copy, neither copied nor encoded to be kept.
 pub type SharedResult = Arc<CallToolResult>;
+
+/// A tool's result, saying whether the render cache holds it too: what a table that
+/// keeps results (the replay layer's) does with it is decided from this value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolResult {
+    /// The call's own: nothing else holds it.
+    Own(CallToolResult),
+    /// Handed out or kept by the render cache ([`shown`]): shared with it.
+    Shown(SharedResult),
+}
+
+impl ToolResult {
+    /// The result itself, to send (a copy when the render cache holds it too).
+    pub fn into_result(self) -> CallToolResult {
+        match self {
+            ToolResult::Own(result) => result,
+            ToolResult::Shown(result) => Arc::unwrap_or_clone(result),
+        }
+    }
+}
+
+impl std::ops::Deref for ToolResult {
+    type Target = CallToolResult;
+
+    fn deref(&self) -> &CallToolResult {
+        match self {
+            ToolResult::Own(result) => result,
+            ToolResult::Shown(result) => result,
+        }
+    }
+}
+
+impl From<CallToolResult> for ToolResult {
+    fn from(result: CallToolResult) -> ToolResult {
+        ToolResult::Own(result)
+    }
+}
 
 /// What a tool gives back.
 #[derive(Debug)]
 pub enum Reply {
     /// Its result (a tool error included).
-    Result(SharedResult),
+    Result(ToolResult),
     /// Several replicas: this replica does not own the platform now (or its lease ended
     /// while the call waited); the call belongs with the platform's owner.
     Elsewhere(PlatformId),
@@ -144,12 +187,12 @@ pub enum Reply {
 
 impl From<CallToolResult> for Reply {
     fn from(result: CallToolResult) -> Reply {
-        Reply::Result(Arc::new(result))
+        Reply::Result(ToolResult::Own(result))
     }
 }
 
-impl From<SharedResult> for Reply {
-    fn from(result: SharedResult) -> Reply {
+impl From<ToolResult> for Reply {
+    fn from(result: ToolResult) -> Reply {
         Reply::Result(result)
     }
 }
@@ -222,8 +265,6 @@ pub struct Context {
     near: Mutex<NearTable>,
     /// Every tool's request counters.
     counters: RequestCounters,
-    /// Buffer hits' rendered results.
-    shown: Shown,
     /// Several replicas run: a platform owned elsewhere moves the call there.
     replicas: bool,
     /// BesluitBron's own system session.
@@ -252,15 +293,9 @@ impl Context {
             forms: Mutex::new(FormTable::new(FORM_TABLE_KEYS)),
             near: Mutex::new(NearTable::new(NEAR_WINDOW, NEAR_SCOPES)),
             counters: RequestCounters::new(tools),
-            shown: Shown::default(),
             replicas,
             system: Arc::new(Caller::system()),
         }
-    }
-
-    /// Buffer hits' rendered results kept now.
-    pub fn shown(&self) -> &Shown {
-        &self.shown
     }
 
     /// Runs `pc` for `call` and renders its answer with `render`; every failure becomes
@@ -276,7 +311,8 @@ impl Context {
 
     /// As [`Context::answer`] for a render that is a plain function of the answer and
     /// how it was served (a `fn`, so it captures nothing): a buffer hit's result is kept
-    /// ([`shown`]) and handed out again, shared, to the same question.
+    /// in the call's render cache ([`shown`]) and handed out again, shared, to the same
+    /// question.
     pub async fn answer_shown<T>(&self, call: &Call, pc: PlatformCall<T>, render: fn(&T, Served) -> Rendered) -> Reply
     where
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
@@ -286,9 +322,9 @@ impl Context {
     }
 
     /// As [`Context::answer_shown`] for a render that also reads what the call asked
-    /// (`asked`, made from its arguments: the search's parameters, a list's filter). The
-    /// kept result is found by the call's canonical arguments, which `asked` is a
-    /// function of.
+    /// (`asked`, made from its arguments: the search's parameters in the asker's words,
+    /// a list's filter). The kept result is found by the call's arguments as written,
+    /// which `asked` is a function of: never by a canonical form other wordings share.
     pub async fn answer_shown_for<T, C>(
         &self,
         call: &Call,
@@ -305,25 +341,33 @@ impl Context {
             Ok(fetched) => fetched,
             Err(e) => return e.into(),
         };
-        if served == Served::Cached
-            && let Some(result) = self.shown.get(payload.id(), call.tool, &call.form)
-        {
-            return result.into();
+        // Only a buffer hit's result is kept (a fresh one says it is fresh), and only in
+        // the render cache the call brought.
+        let cache = call.shown.as_deref().filter(|_| served == Served::Cached);
+        let key = ShownKey {
+            answer: payload.id(),
+            tool: call.tool,
+            form: &call.form,
+        };
+        if let Some(result) = cache.and_then(|cache| cache.get(key)) {
+            return ToolResult::Shown(result).into();
         }
         let result = decode::<T>(platform, &payload).and_then(|answer| {
             render(&answer, served, &asked)
                 .into_result(&payload)
                 .map_err(|detail| AnswerError::Unreadable { platform, detail })
         });
-        match result {
-            Ok(result) => {
+        match (result, cache) {
+            (Ok(result), Some(cache)) => {
                 let result = Arc::new(result);
-                if served == Served::Cached {
-                    self.shown.keep(payload.id(), call.tool, &call.form, &result);
+                if cache.keep(key, &result) {
+                    ToolResult::Shown(result).into()
+                } else {
+                    ToolResult::Own(Arc::unwrap_or_clone(result)).into()
                 }
-                result.into()
             }
-            Err(e) => e.into(),
+            (Ok(result), None) => result.into(),
+            (Err(e), _) => e.into(),
         }
     }
 

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{Call, Progress, Reply, Report, SharedResult, tool_error};
+use crate::call::{Call, Progress, Reply, Report, ToolResult, tool_error};
 use crate::driver::lease::{lease_key, owner_url};
 use crate::driver::{LeaseGate, QueuePosition};
 use crate::engine::{Engine, EngineError};
@@ -669,7 +669,7 @@ async fn answer_forward(ep: Arc<Endpoint>, request: ForwardRequest, platform: Pl
         () = ep.node.killed.cancelled() => return,
     };
     let line = match answered {
-        Ok(Reply::Result(r)) => ForwardLine::Result(Box::new(Arc::unwrap_or_clone(r))),
+        Ok(Reply::Result(r)) => ForwardLine::Result(Box::new(r.into_result())),
         // This replica does not own the platform either: the forwarding replica
         // looks the owner up again (it holds the caller's time).
         Ok(Reply::Elsewhere(_)) => ForwardLine::NotOwner,
@@ -749,15 +749,15 @@ impl Route for Node {
         arguments: &'a JsonObject,
         platform: PlatformId,
         rerun: Rerun<'a>,
-    ) -> RouteFuture<'a, SharedResult> {
+    ) -> RouteFuture<'a, ToolResult> {
         Box::pin(async move {
             let mut platform = platform;
             let started = tokio::time::Instant::now();
             let mut deadline = started + self.routing_budget();
             for _ in 0..MAX_ROUTES {
                 match self.route_once(platform, deadline, call, arguments, started).await {
-                    Routed::Answer(r) => return Arc::new(r),
-                    Routed::Closed => return Arc::new(self.closed_error(platform)),
+                    Routed::Answer(r) => return r.into(),
+                    Routed::Closed => return self.closed_error(platform).into(),
                     Routed::Local => match rerun().await {
                         Reply::Result(r) => return r,
                         Reply::Elsewhere(p) => {
@@ -771,7 +771,7 @@ impl Route for Node {
                     },
                 }
             }
-            Arc::new(self.closed_error(platform))
+            self.closed_error(platform).into()
         })
     }
 }

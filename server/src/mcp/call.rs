@@ -13,9 +13,14 @@
 //! or that its platform is owned elsewhere), the replay layer whether the result was a
 //! replay. Nothing is written into shared state for an outer layer to read.
 //!
+//! Each call carries this side's render cache ([`shown`]) down to the call layer: buffer
+//! hits' rendered results, kept on the MCP side, which hands them out.
+//!
 //! [`Calls::call`] is the one entry point for tools: an MCP `tools/call`, a resource
 //! read, the search page and a forward from another replica ([`Calls::call_here`], the
 //! stack below the route) all come through it.
+
+pub mod shown;
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,10 +36,12 @@ use super::ground::{GroundRef, within};
 use super::replay::{self, Replayed, Replays};
 use super::route::{Route, RouteFuture};
 use super::tools::{ToolEntry, ToolTable};
-use crate::call::{AnswerError, Call, Context, Progress, Reply, SharedResult, tool_error};
+use crate::call::shown::Shown;
+use crate::call::{AnswerError, Call, Context, Progress, Reply, ToolResult, tool_error};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::tool::invalid_arguments;
 use crate::identity::Caller;
+use shown::RenderCache;
 
 /// One tool call as it enters the stack.
 pub struct ToolRequest {
@@ -68,7 +75,8 @@ impl ToolRequest {
 }
 
 /// What every tool call at every address shares: the call layer's context, the tools,
-/// the replay table, the time limit, and (several replicas) where calls are routed.
+/// the replay table, the render cache, the time limit, and (several replicas) where
+/// calls are routed.
 pub struct Calls {
     /// The call layer's context: platform clients and tasks, metrics, the clock.
     pub ctx: Arc<Context>,
@@ -78,6 +86,8 @@ pub struct Calls {
     tools: ToolTable,
     /// Client retries (R-D2).
     pub replays: Replays,
+    /// Buffer hits' rendered results, handed down in every call.
+    shown: Arc<RenderCache>,
     /// Tool calls running now (the shutdown drain waits for them).
     in_flight: AtomicUsize,
     /// The longest one tool call may take.
@@ -103,6 +113,7 @@ impl Calls {
             tools: ToolTable::new(&registry),
             registry,
             replays,
+            shown: Arc::new(RenderCache::default()),
             in_flight: AtomicUsize::new(0),
             request_timeout,
             trusted_proxies,
@@ -124,6 +135,16 @@ impl Calls {
     /// Every tool.
     pub fn tools(&self) -> &ToolTable {
         &self.tools
+    }
+
+    /// Buffer hits' rendered results.
+    pub fn shown(&self) -> &RenderCache {
+        &self.shown
+    }
+
+    /// The render cache as a call carries it down to the call layer.
+    fn shown_for_call(&self) -> Option<Arc<dyn Shown>> {
+        Some(Arc::clone(&self.shown) as Arc<dyn Shown>)
     }
 
     /// Tool calls (and fetched completions) running now.
@@ -175,6 +196,7 @@ impl Calls {
             form,
             progress,
             ct,
+            shown: self.shown_for_call(),
         };
         let arguments = arguments.unwrap_or_default();
         // The request's identity for the duplicate diagnosis: its replay key, else its
@@ -193,12 +215,12 @@ impl Calls {
         {
             self.ctx.count_replay(tool.name, platform, &call.caller);
         }
-        // rmcp sends a result it owns: a copy when a table keeps it too.
-        result.map(Arc::unwrap_or_clone)
+        // rmcp sends a result it owns: a copy when the render cache keeps it too.
+        result.map(ToolResult::into_result)
     }
 
     /// Route: the call, and with several replicas its way to the platform's owner.
-    async fn routed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> SharedResult {
+    async fn routed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> ToolResult {
         let route = self.route.get();
         // Kept for the owner (a forward carries the arguments), only when one may be asked.
         let again = route.map(|_| arguments.clone());
@@ -208,7 +230,7 @@ impl Calls {
         };
         let (Some(route), Some(arguments)) = (route, again) else {
             // Without replicas no platform is owned elsewhere; said plainly should it be.
-            return Arc::new(tool_error(AnswerError::Elsewhere(platform)));
+            return tool_error(AnswerError::Elsewhere(platform)).into();
         };
         let rerun = || -> RouteFuture<'_, Reply> { Box::pin(self.timed(tool, call, arguments.clone())) };
         // Boxed: the forwarding's state would otherwise sit in every call's future, moved
@@ -249,6 +271,7 @@ impl Calls {
             form: Arc::from(replay::fingerprint(tool.name, request.arguments.as_ref())),
             progress: request.progress,
             ct: request.ct,
+            shown: self.shown_for_call(),
         };
         Ok(self.timed(tool, &call, request.arguments.unwrap_or_default()).await)
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 
 use super::route::Route;
-use crate::call::{Context, Reply, SharedResult, tool_error};
+use crate::call::{Context, Reply, ToolResult, tool_error};
 use crate::connectors::tool::ToolFuture;
 
 /// What a tool runs on, borrowed for one call.
@@ -57,8 +57,8 @@ pub async fn within(limit: Duration, platform: Option<PlatformId>, tool: ToolFut
 }
 
 /// The error of a call that took longer than `limit` waiting for `platform`.
-pub fn gave_up(limit: Duration, platform: Option<PlatformId>) -> SharedResult {
-    Arc::new(tool_error(format!(
+pub fn gave_up(limit: Duration, platform: Option<PlatformId>) -> ToolResult {
+    ToolResult::Own(tool_error(format!(
         "BesluitBron gave up after {} s waiting for {}: the platform is slow or its queue is long; try a narrower \
          question or try again later",
         limit.as_secs(),

@@ -379,6 +379,8 @@ impl Handler {
                     form: Arc::from(tool),
                     progress: notifier.as_ref().map(super::progress::Notifier::progress),
                     ct: context.ct.clone(),
+                    // A completion renders nothing: no render cache.
+                    shown: None,
                 };
                 let limit = calls.request_timeout();
                 let fetched = tokio::time::timeout(limit, fetch(&calls.ctx, &call)).await;

@@ -16,9 +16,11 @@
 //! the key, so the retry really runs (also one that was waiting for it).
 //!
 //! What is kept of a completed call is its result: a retry gets the first result word
-//! for word, its provenance note included. A result the buffer-hit table already holds
-//! ([`crate::call::shown`]) is kept shared with it, at no cost; any other is kept
-//! serialized (one allocation, freed at once when it expires). The table bounds what it
+//! for word, its provenance note included. A result the render cache holds too
+//! ([`ToolResult::Shown`], said by the result itself, `super::call::shown`) is kept
+//! shared with it, at no cost; any other is kept serialized (one allocation, freed at
+//! once when it expires). The decision is read from the value, never from how many
+//! hold it. The table bounds what it
 //! keeps by count, bytes and time ([`IdempotencyConfig`]); under more load than that,
 //! the oldest results go first and a late retry runs again.
 //!
@@ -34,7 +36,7 @@ use rmcp::model::{CallToolResult, JsonObject, RequestId};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::call::SharedResult;
+use crate::call::{SharedResult, ToolResult};
 use crate::clock::Clock;
 use crate::engine::replays::{SharedReplays, SharedStart};
 use crate::identity::Caller;
@@ -46,38 +48,42 @@ pub type Key = (ReplayScope, String);
 /// A completed call's result as it is kept.
 #[derive(Clone)]
 enum Kept {
-    /// Shared with the buffer-hit table, which holds it anyway.
+    /// Shared with the render cache, which holds it anyway.
     Shared(SharedResult),
     /// Serialized.
     Bytes(Arc<[u8]>),
 }
 
 impl Kept {
-    /// What `result` is kept as, and about the memory that costs: a result another
-    /// table holds too (a buffer hit's, [`crate::call::shown`]) is shared and counted by
+    /// What `result` is kept as, and about the memory that costs, as the result says:
+    /// one the render cache holds too ([`ToolResult::Shown`]) is shared and counted by
     /// its text; one of its own is serialized (one allocation each, freed at once when
     /// it expires) rather than kept as a JSON value tree: thousands of kept trees made
     /// every call pay in allocator work. `None` for a result that does not encode.
-    fn of(result: &SharedResult) -> Option<(Kept, u64)> {
-        if Arc::strong_count(result) > 1 {
-            let text: usize = result
-                .content
-                .iter()
-                .filter_map(|c| c.as_text().map(|t| t.text.len()))
-                .sum();
-            // The structured content says about what the text says.
-            return Some((Kept::Shared(Arc::clone(result)), 2 * text as u64 + 256));
+    fn of(result: &ToolResult) -> Option<(Kept, u64)> {
+        match result {
+            ToolResult::Shown(shared) => {
+                let text: usize = shared
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.len()))
+                    .sum();
+                // The structured content says about what the text says.
+                Some((Kept::Shared(Arc::clone(shared)), 2 * text as u64 + 256))
+            }
+            ToolResult::Own(own) => {
+                let bytes: Arc<[u8]> = Arc::from(serde_json::to_vec(own).ok()?.into_boxed_slice());
+                let size = bytes.len() as u64;
+                Some((Kept::Bytes(bytes), size))
+            }
         }
-        let bytes: Arc<[u8]> = Arc::from(serde_json::to_vec(&**result).ok()?.into_boxed_slice());
-        let size = bytes.len() as u64;
-        Some((Kept::Bytes(bytes), size))
     }
 
     /// The result again (a replay, which is rare, parses a serialized one back).
-    fn result(&self) -> Result<SharedResult, ErrorData> {
+    fn result(&self) -> Result<ToolResult, ErrorData> {
         match self {
-            Kept::Shared(r) => Ok(Arc::clone(r)),
-            Kept::Bytes(b) => read_back(b).map(Arc::new),
+            Kept::Shared(r) => Ok(ToolResult::Shown(Arc::clone(r))),
+            Kept::Bytes(b) => read_back(b).map(ToolResult::Own),
         }
     }
 }
@@ -270,10 +276,10 @@ impl Replays {
     /// Runs `call` unless `keyed` — the request's replay key and its fingerprint, when
     /// it has a key — says this is a retry of a request already run or running. The
     /// second value says whether the result is another request's (a replay).
-    pub async fn run<F, Fut>(&self, keyed: Option<(Key, &str)>, call: F) -> (Result<SharedResult, ErrorData>, Replayed)
+    pub async fn run<F, Fut>(&self, keyed: Option<(Key, &str)>, call: F) -> (Result<ToolResult, ErrorData>, Replayed)
     where
         F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = SharedResult>,
+        Fut: std::future::Future<Output = ToolResult>,
     {
         let Some((key, fingerprint)) = keyed else {
             return (Ok(call().await), Replayed::No);
@@ -317,7 +323,7 @@ impl Replays {
                             );
                             self.signal_end();
                             self.shared_replays.fetch_add(1, Ordering::Relaxed);
-                            return (Ok(Arc::new(result)), Replayed::Yes);
+                            return (Ok(ToolResult::Own(result)), Replayed::Yes);
                         }
                         Ok(SharedStart::Conflict) => {
                             return (Err(conflict(&key)), Replayed::No);
@@ -416,7 +422,39 @@ pub enum Replayed {
 
 #[cfg(test)]
 mod tests {
+    use rmcp::model::ContentBlock;
+
     use super::*;
+
+    fn result(text: &str) -> CallToolResult {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    }
+
+    /// Issue 46: what is kept is said by the result, never read from how many hold it. A
+    /// result the render cache handed out is shared even when nothing else holds it any
+    /// more (the cache let it go); one of the call's own is serialized and reads back
+    /// word for word (it holds its value itself: nothing else can hold it).
+    #[test]
+    fn what_is_kept_is_said_by_the_result_not_by_who_holds_it() {
+        let shown = ToolResult::Shown(Arc::new(result("kept by the render cache")));
+        let ToolResult::Shown(held) = &shown else {
+            unreachable!("made as shown above")
+        };
+        assert_eq!(Arc::strong_count(held), 1, "held by the result alone");
+        match Kept::of(&shown) {
+            Some((Kept::Shared(kept), _)) => assert!(Arc::ptr_eq(&kept, held), "the same result, shared"),
+            _ => panic!("a result the render cache handed out was not kept shared"),
+        }
+        let own = result("the call's own");
+        let bytes = serde_json::to_vec(&own).expect("encodes");
+        match Kept::of(&ToolResult::Own(own.clone())) {
+            Some((kept @ Kept::Bytes(_), size)) => {
+                assert_eq!(size, bytes.len() as u64);
+                assert_eq!(kept.result().expect("reads back"), ToolResult::Own(own));
+            }
+            _ => panic!("a result of the call's own was not serialized"),
+        }
+    }
 
     #[test]
     fn canonical_arguments_ignore_key_order_only() {

@@ -12,7 +12,7 @@ use std::pin::Pin;
 use besluitbron_core::PlatformId;
 use rmcp::model::JsonObject;
 
-use crate::call::{Call, Reply, SharedResult};
+use crate::call::{Call, Reply, ToolResult};
 
 /// A boxed future of the route layer.
 pub type RouteFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -33,5 +33,5 @@ pub trait Route: Send + Sync {
         arguments: &'a JsonObject,
         platform: PlatformId,
         rerun: Rerun<'a>,
-    ) -> RouteFuture<'a, SharedResult>;
+    ) -> RouteFuture<'a, ToolResult>;
 }

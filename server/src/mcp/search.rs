@@ -49,7 +49,7 @@ use super::ground::{Ground, GroundRef, gave_up, within};
 use super::replay;
 use super::route::RouteFuture;
 use crate::calendar;
-use crate::call::{AnswerError, Call, Reply, Report, SharedResult, tool_error};
+use crate::call::{AnswerError, Call, Reply, Report, ToolResult, tool_error};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::ids::Paging;
 use crate::connectors::search::{Asked, KeywordSearch, SearchSpec};
@@ -404,6 +404,7 @@ impl Asking {
             progress: None,
             // Never cancelled: a part the search no longer waits for fills the buffer.
             ct: CancellationToken::new(),
+            shown: call.shown.clone(),
         };
         Asking {
             platform,
@@ -422,7 +423,7 @@ impl Asking {
         let tool = self.spec.tool;
         if let Some(message) = &self.refused {
             let refusal = tool_error(invalid_arguments(tool.name, Some(self.platform), message));
-            return Answered::Result(Arc::new(refusal));
+            return Answered::Result(refusal.into());
         }
         let listed = (self.spec.list)(&ground.ctx, &self.call, self.arguments.clone());
         let platform = match tokio::time::timeout(ground.limit, listed).await {
@@ -432,7 +433,7 @@ impl Asking {
             Err(_) => return Answered::Result(gave_up(ground.limit, Some(self.platform))),
         };
         let Some(route) = &ground.route else {
-            return Answered::Result(Arc::new(tool_error(AnswerError::Elsewhere(platform))));
+            return Answered::Result(tool_error(AnswerError::Elsewhere(platform)).into());
         };
         let rerun = || -> RouteFuture<'_, Reply> {
             Box::pin(within(
@@ -450,7 +451,7 @@ enum Answered {
     /// Its results, read here from the tool's kept answer.
     Listed(Listing),
     /// The tool's result: an error, or the answer of the platform's owner.
-    Result(SharedResult),
+    Result(ToolResult),
 }
 
 /// One platform's answer (or its failure) in its group: its status, its results or a
