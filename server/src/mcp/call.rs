@@ -174,30 +174,12 @@ impl Calls {
             progress,
             ct,
         } = request;
-        let mut arguments = arguments;
-        // Arguments: the tool, if this address serves it; numbers sent as strings read
-        // as numbers; arguments longer than their schema allows are refused before
-        // anything is parsed or asked (no platform call, no replay slot).
-        let Some(tool) = self.tools.get(&name).filter(|t| scope.serves(t.connector)) else {
-            return Err(ErrorData::invalid_params("tool not found", None));
+        let (tool, arguments) = match self.admit(&name, arguments, |t| scope.serves(t.connector))? {
+            Admitted::Run(tool, arguments) => (tool, arguments),
+            Admitted::Refused(refusal) => return Ok(refusal),
         };
-        if let Some(arguments) = arguments.as_mut() {
-            tool.rules.coerce(arguments);
-        }
-        if let Err(message) = tool.rules.check(arguments.as_ref()) {
-            return Ok(tool_error(invalid_arguments(tool.name, tool.platform, &message)));
-        }
         let _running = self.running_guard();
-        let form: Arc<str> = Arc::from(replay::fingerprint(tool.name, arguments.as_ref()));
-        let call = Call {
-            tool: tool.name,
-            platform: tool.platform,
-            caller,
-            form,
-            progress,
-            ct,
-            shown: self.shown_for_call(),
-        };
+        let call = self.call_of(tool, caller, arguments.as_ref(), progress, ct);
         let arguments = arguments.unwrap_or_default();
         // The request's identity for the duplicate diagnosis: its replay key, else its
         // tool and arguments.
@@ -253,28 +235,68 @@ impl Calls {
     /// A call forwarded here by another replica: arguments, time-out and the tool, and
     /// [`Reply::Elsewhere`] when this replica does not own the platform either (the
     /// forwarding replica looks again; a forward is never forwarded on).
-    pub async fn call_here(&self, mut request: ToolRequest) -> Result<Reply, ErrorData> {
-        let Some(tool) = self.tools.get(&request.name) else {
+    pub async fn call_here(&self, request: ToolRequest) -> Result<Reply, ErrorData> {
+        // Any tool: the forwarding replica's address served it.
+        let (tool, arguments) = match self.admit(&request.name, request.arguments, |_| true)? {
+            Admitted::Run(tool, arguments) => (tool, arguments),
+            Admitted::Refused(refusal) => return Ok(refusal.into()),
+        };
+        let _running = self.running_guard();
+        let call = self.call_of(tool, request.caller, arguments.as_ref(), request.progress, request.ct);
+        Ok(self.timed(tool, &call, arguments.unwrap_or_default()).await)
+    }
+
+    /// Arguments, the stack's first layer, written once for a call and a forward: the
+    /// tool `name`, if it is one and `served` says it is served here (else the protocol's
+    /// error); numbers sent as strings read as numbers; arguments longer than their schema
+    /// allows are refused before anything is parsed or asked (no platform call, no replay
+    /// slot).
+    fn admit(
+        &self,
+        name: &str,
+        mut arguments: Option<JsonObject>,
+        served: impl Fn(&ToolEntry) -> bool,
+    ) -> Result<Admitted<'_>, ErrorData> {
+        let Some(tool) = self.tools.get(name).filter(|t| served(t)) else {
             return Err(ErrorData::invalid_params("tool not found", None));
         };
-        if let Some(arguments) = request.arguments.as_mut() {
+        if let Some(arguments) = arguments.as_mut() {
             tool.rules.coerce(arguments);
         }
-        if let Err(message) = tool.rules.check(request.arguments.as_ref()) {
-            return Ok(tool_error(invalid_arguments(tool.name, tool.platform, &message)).into());
-        }
-        let _running = self.running_guard();
-        let call = Call {
+        Ok(match tool.rules.check(arguments.as_ref()) {
+            Ok(()) => Admitted::Run(tool, arguments),
+            Err(message) => Admitted::Refused(tool_error(invalid_arguments(tool.name, tool.platform, &message))),
+        })
+    }
+
+    /// The call of `tool` with `arguments` for `caller`: its canonical form, and the
+    /// render cache it brings.
+    fn call_of(
+        &self,
+        tool: &ToolEntry,
+        caller: Arc<Caller>,
+        arguments: Option<&JsonObject>,
+        progress: Option<Progress>,
+        ct: CancellationToken,
+    ) -> Call {
+        Call {
             tool: tool.name,
             platform: tool.platform,
-            caller: request.caller,
-            form: Arc::from(replay::fingerprint(tool.name, request.arguments.as_ref())),
-            progress: request.progress,
-            ct: request.ct,
+            caller,
+            form: Arc::from(replay::fingerprint(tool.name, arguments)),
+            progress,
+            ct,
             shown: self.shown_for_call(),
-        };
-        Ok(self.timed(tool, &call, request.arguments.unwrap_or_default()).await)
+        }
     }
+}
+
+/// What the arguments layer decided.
+enum Admitted<'a> {
+    /// The tool runs, with its arguments as read.
+    Run(&'a ToolEntry, Option<JsonObject>),
+    /// Its arguments do not fit: the tool error that says so.
+    Refused(CallToolResult),
 }
 
 /// Counts a running call until dropped.
