@@ -187,10 +187,16 @@ pub struct Searcher {
 /// One connector's place in a search.
 struct Part {
     platform: PlatformId,
-    search: KeywordSearch,
-    /// The rules of its tool's arguments (read from its schema once), which the shared
-    /// question's arguments for it pass as a direct call's would.
-    rules: Option<Rules>,
+    search: PartSearch,
+}
+
+/// A connector's keyword search as a search holds it.
+enum PartSearch {
+    /// Its spec, and the rules of its tool's arguments (read from its schema once), which
+    /// the shared question's arguments for it pass as a direct call's would.
+    Tool(&'static SearchSpec, Rules),
+    /// None: why, and how to search the platform instead.
+    Without(&'static str),
 }
 
 /// One platform's part while the search runs: its entry, and its results as its tool
@@ -211,10 +217,11 @@ impl Searcher {
             .iter()
             .map(|c| Part {
                 platform: c.platform,
-                search: c.search,
-                rules: match c.search {
-                    KeywordSearch::Tool(spec) => Some(Rules::of(&(spec.tool.definition)().input_schema)),
-                    KeywordSearch::Without(_) => None,
+                search: match c.search {
+                    KeywordSearch::Tool(spec) => {
+                        PartSearch::Tool(spec, Rules::of(&(spec.tool.definition)().input_schema))
+                    }
+                    KeywordSearch::Without(why) => PartSearch::Without(why),
                 },
             })
             .collect();
@@ -275,8 +282,8 @@ impl Searcher {
                 total_is_exact: None,
                 message: None,
             };
-            match (part.search, &part.rules) {
-                (KeywordSearch::Tool(spec), Some(rules)) => {
+            match &part.search {
+                PartSearch::Tool(spec, rules) => {
                     entry.tool = Some(spec.tool.name);
                     entry.status = Status::Pending;
                     let index = groups.len();
@@ -284,8 +291,7 @@ impl Searcher {
                     let task = tokio::spawn(asking.run(ground.owned()));
                     running.push(async move { (index, spec, task.await) });
                 }
-                (KeywordSearch::Without(why), _) => entry.message = Some(why.to_owned()),
-                (KeywordSearch::Tool(_), None) => {}
+                PartSearch::Without(why) => entry.message = Some((*why).to_owned()),
             }
             groups.push(Group {
                 platform: part.platform,

@@ -310,14 +310,10 @@ async fn bwb_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<List
 /// `bwb_search`'s platform call, what it asks in words and its offset, or the refusal
 /// that stands for it.
 fn search_question(ctx: &Context, args: SearchArgs) -> Result<(PlatformCall<SearchAnswer>, String, u64), Reply> {
-    let limit = match super::pages::list_limit("bwb_search", args.limit, DEFAULT_LIMIT, MAX_LIMIT as usize) {
-        Ok(limit) => limit,
-        Err(message) => return Err(tool_error(message).into()),
-    };
-    let date = match date_arg("bwb_search", args.date.as_deref(), ctx.clock.wall()) {
-        Ok(date) => date,
-        Err(message) => return Err(tool_error(message).into()),
-    };
+    let limit = super::pages::list_limit("bwb_search", args.limit, DEFAULT_LIMIT, MAX_LIMIT as usize)
+        .map_err(|message| Reply::from(tool_error(message)))?;
+    let date = date_arg("bwb_search", args.date.as_deref(), ctx.clock.wall())
+        .map_err(|message| Reply::from(tool_error(message)))?;
     let offset = u64::from(args.offset.unwrap_or(0));
     let search = BwbSearch {
         words: args.query.clone(),

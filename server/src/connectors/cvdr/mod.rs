@@ -330,14 +330,10 @@ async fn cvdr_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Lis
 /// `cvdr_search`'s platform call, what it asks in words and its offset, or the refusal
 /// that stands for it.
 fn search_question(ctx: &Context, args: SearchArgs) -> Result<(PlatformCall<SearchAnswer>, String, u64), Reply> {
-    let limit = match super::pages::list_limit("cvdr_search", args.limit, DEFAULT_LIMIT, MAX_LIMIT as usize) {
-        Ok(limit) => limit,
-        Err(message) => return Err(tool_error(message).into()),
-    };
-    let date = match date_arg("cvdr_search", args.date.as_deref(), ctx.clock.wall()) {
-        Ok(date) => date,
-        Err(message) => return Err(tool_error(message).into()),
-    };
+    let limit = super::pages::list_limit("cvdr_search", args.limit, DEFAULT_LIMIT, MAX_LIMIT as usize)
+        .map_err(|message| Reply::from(tool_error(message)))?;
+    let date = date_arg("cvdr_search", args.date.as_deref(), ctx.clock.wall())
+        .map_err(|message| Reply::from(tool_error(message)))?;
     let organisation = match args.organization.as_deref().map(str::trim).filter(|o| !o.is_empty()) {
         None => None,
         Some(asked) => {
