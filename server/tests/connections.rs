@@ -232,6 +232,46 @@ async fn during_the_drain_new_requests_get_503_with_retry_after_and_readyz_fails
         .unwrap();
 }
 
+/// A `search` answers when its time is up and leaves a slow platform's part asking; the
+/// drain once ended without it (only tool calls were counted), so a shutdown right after
+/// the answer cut that platform request off and its answer never reached the buffer: the
+/// restarted server asked the platform again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regression_the_drain_waits_for_a_search_part_still_asking_after_the_answer() {
+    let f = fakes().await;
+    let dir = temp_dir("drainsearch");
+    let mut cfg = config(&f, &dir);
+    cfg.request_timeout_secs = 5; // search waits 3 s for the slowest
+    f.obv.set_latency(Duration::from_secs(4));
+    let server = Server::start(cfg.clone()).await;
+    let mut c = Mcp::modern(server.url("/mcp"));
+    let obv_status = |r: &support::Reply| {
+        support::structured(r)["platforms"]
+            .as_array()
+            .expect("platforms")
+            .iter()
+            .find(|g| g["platform"] == "obv")
+            .map(|g| g["status"].clone())
+    };
+    let r = c.call("search", json!({"query": "nagekomen"})).await;
+    assert_eq!(obv_status(&r), Some(json!("pending")));
+    assert_eq!(
+        server.state.running_calls(),
+        1,
+        "obv's part asks on after the search answered, and counts as running"
+    );
+    let asked = f.obv.requests();
+    tokio::time::timeout(HANG, server.stop()).await.expect("shutdown ended");
+    // Started again on the same buffers: obv's answer is there, obv is not asked again.
+    f.obv.set_latency(Duration::ZERO);
+    let server = Server::start(cfg).await;
+    let mut c = Mcp::modern(server.url("/mcp"));
+    let r = c.call("search", json!({"query": "nagekomen"})).await;
+    assert_eq!(obv_status(&r), Some(json!("ok")), "{:?}", support::structured(&r));
+    assert_eq!(f.obv.requests(), asked, "obv's answer came from the buffer");
+    server.stop().await;
+}
+
 /// The drain once ended as soon as no tool call ran; a message admitted before it, whose
 /// answer was not yet sent (its call just ended, or its body still arriving), was then
 /// cut off by the shutdown with rmcp's 500 "no response message received from handler".

@@ -32,7 +32,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use tokio_util::sync::CancellationToken;
 
 use super::Scope;
-use super::ground::{GroundRef, within};
+use super::ground::{GroundRef, Running, within};
 use super::replay::{self, Replayed, Replays};
 use super::route::{Route, RouteFuture};
 use super::tools::{ToolEntry, ToolTable};
@@ -88,8 +88,9 @@ pub struct Calls {
     pub replays: Replays,
     /// Buffer hits' rendered results, handed down in every call.
     shown: Arc<RenderCache>,
-    /// Tool calls running now (the shutdown drain waits for them).
-    in_flight: AtomicUsize,
+    /// Tool calls running now, and the tasks of theirs that outlive them (the shutdown
+    /// drain waits for them).
+    in_flight: Arc<AtomicUsize>,
     /// The longest one tool call may take.
     request_timeout: Duration,
     /// Proxies whose `X-Forwarded-For` is believed.
@@ -114,7 +115,7 @@ impl Calls {
             registry,
             replays,
             shown: Arc::new(RenderCache::default()),
-            in_flight: AtomicUsize::new(0),
+            in_flight: Arc::new(AtomicUsize::new(0)),
             request_timeout,
             trusted_proxies,
             route: OnceLock::new(),
@@ -147,7 +148,8 @@ impl Calls {
         Some(Arc::clone(&self.shown) as Arc<dyn Shown>)
     }
 
-    /// Tool calls (and fetched completions) running now.
+    /// Tool calls (and fetched completions, and search parts still asking after their
+    /// search answered) running now.
     pub fn running(&self) -> usize {
         self.in_flight.load(Ordering::SeqCst)
     }
@@ -158,9 +160,8 @@ impl Calls {
     }
 
     /// Counts a call as running until the guard is dropped (the shutdown drain waits).
-    pub(super) fn running_guard(&self) -> Running<'_> {
-        self.in_flight.fetch_add(1, Ordering::SeqCst);
-        Running(&self.in_flight)
+    pub(super) fn running_guard(&self) -> Running {
+        Running::count(&self.in_flight)
     }
 
     /// A tool call at the address of `scope`: the whole stack. An unknown tool, or one
@@ -224,6 +225,7 @@ impl Calls {
     async fn timed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> Reply {
         let ground = GroundRef {
             ctx: &self.ctx,
+            running: &self.in_flight,
             route: self.route.get(),
             limit: self.request_timeout,
         };
@@ -297,13 +299,4 @@ enum Admitted<'a> {
     Run(&'a ToolEntry, Option<JsonObject>),
     /// Its arguments do not fit: the tool error that says so.
     Refused(CallToolResult),
-}
-
-/// Counts a running call until dropped.
-pub(super) struct Running<'a>(&'a AtomicUsize);
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }

@@ -7,6 +7,7 @@
 //! [`Route`] do) or run a tool (the tool table does).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use besluitbron_core::PlatformId;
@@ -20,6 +21,8 @@ use crate::connectors::tool::ToolFuture;
 pub struct GroundRef<'a> {
     /// The call layer's context: platform clients and tasks, metrics, the clock.
     pub ctx: &'a Arc<Context>,
+    /// Tool calls running now: a task that outlives its call counts as one of them.
+    pub running: &'a Arc<AtomicUsize>,
     /// Several replicas: where a call goes whose platform another replica owns.
     pub route: Option<&'a Arc<dyn Route>>,
     /// The longest one call may take.
@@ -27,10 +30,12 @@ pub struct GroundRef<'a> {
 }
 
 impl GroundRef<'_> {
-    /// The same, owned: for a task that outlives the call.
+    /// The same, owned: for a task that outlives the call, counted as a running call
+    /// while it lives (the shutdown drain waits for it as for the call).
     pub fn owned(self) -> Ground {
         Ground {
             ctx: Arc::clone(self.ctx),
+            _running: Running::count(self.running),
             route: self.route.cloned(),
             limit: self.limit,
         }
@@ -45,6 +50,25 @@ pub struct Ground {
     pub route: Option<Arc<dyn Route>>,
     /// The longest one call may take.
     pub limit: Duration,
+    /// Counts the task as a running call.
+    _running: Running,
+}
+
+/// Counts a running call (or a task of one that outlives it) until dropped.
+pub struct Running(Arc<AtomicUsize>);
+
+impl Running {
+    /// One more running on `counter`.
+    pub fn count(counter: &Arc<AtomicUsize>) -> Running {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Running(Arc::clone(counter))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// `tool`'s reply, or after `limit` the error that names the platform it waited for

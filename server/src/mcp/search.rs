@@ -25,8 +25,8 @@
 //! with `total_is_exact`, and why it failed, is pending, or has no keyword search. Each
 //! platform's answer is read by its connector ([`KeywordSearch`]) from the shared
 //! vocabulary. One still busy after [`Searcher::pending_after`] is reported as pending —
-//! its call runs on and its answer lands in the buffer, so asking again is answered from
-//! there.
+//! its call runs on (counted as a running call, so the shutdown drain waits for it) and
+//! its answer lands in the buffer, so asking again is answered from there.
 //!
 //! What this module does not do: rank results across platforms (each platform's order
 //! is its own), or ask a platform that has no keyword search.
