@@ -132,7 +132,8 @@ impl AppState {
         self.guard.is_accepting()
     }
 
-    /// Tool calls running now.
+    /// Tool calls running now, and search parts still asking after their search answered
+    /// (the shutdown drain waits for both).
     pub fn running_calls(&self) -> usize {
         self.calls.running()
     }
