@@ -245,16 +245,8 @@ async fn regression_the_drain_waits_for_a_search_part_still_asking_after_the_ans
     f.obv.set_latency(Duration::from_secs(4));
     let server = Server::start(cfg.clone()).await;
     let mut c = Mcp::modern(server.url("/mcp"));
-    let obv_status = |r: &support::Reply| {
-        support::structured(r)["platforms"]
-            .as_array()
-            .expect("platforms")
-            .iter()
-            .find(|g| g["platform"] == "obv")
-            .map(|g| g["status"].clone())
-    };
     let r = c.call("search", json!({"query": "nagekomen"})).await;
-    assert_eq!(obv_status(&r), Some(json!("pending")));
+    assert_eq!(support::search_groups(&r)["obv"]["status"], "pending");
     assert_eq!(
         server.state.running_calls(),
         1,
@@ -267,7 +259,8 @@ async fn regression_the_drain_waits_for_a_search_part_still_asking_after_the_ans
     let server = Server::start(cfg).await;
     let mut c = Mcp::modern(server.url("/mcp"));
     let r = c.call("search", json!({"query": "nagekomen"})).await;
-    assert_eq!(obv_status(&r), Some(json!("ok")), "{:?}", support::structured(&r));
+    let groups = support::search_groups(&r);
+    assert_eq!(groups["obv"]["status"], "ok", "{groups:?}");
     assert_eq!(f.obv.requests(), asked, "obv's answer came from the buffer");
     server.stop().await;
 }

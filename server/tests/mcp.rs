@@ -10,7 +10,7 @@ use axum::http::Request;
 use besluitbron_server::app::App;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use support::{Mcp, Server, config, fakes, structured, temp_dir};
+use support::{Mcp, Server, config, fakes, search_groups, structured, temp_dir};
 use tower::ServiceExt;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -914,16 +914,6 @@ async fn an_organization_name_is_resolved_before_openbesluitvorming_is_asked() {
     assert_eq!(structured(&by_name)["results"], structured(&by_key)["results"]);
     assert_eq!(f.obv.requests(), before + 1, "one search, the second from the buffer");
     server.stop().await;
-}
-
-/// `search`'s structured results per platform id.
-fn search_groups(r: &support::Reply) -> std::collections::BTreeMap<String, Value> {
-    structured(r)["platforms"]
-        .as_array()
-        .expect("platforms")
-        .iter()
-        .map(|g| (g["platform"].as_str().expect("an id").to_owned(), g.clone()))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -368,6 +368,16 @@ pub fn structured(r: &Reply) -> Value {
     result["structuredContent"].clone()
 }
 
+/// `search`'s structured results per platform id.
+pub fn search_groups(r: &Reply) -> std::collections::BTreeMap<String, Value> {
+    structured(r)["platforms"]
+        .as_array()
+        .expect("platforms")
+        .iter()
+        .map(|g| (g["platform"].as_str().expect("an id").to_owned(), g.clone()))
+        .collect()
+}
+
 /// The text of a tool error (panics if the call succeeded).
 pub fn tool_error_text(r: &Reply) -> String {
     let m = r.message.as_ref().expect("message");
