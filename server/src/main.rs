@@ -150,8 +150,8 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-/// The registry's schema this `server.json` is written to (kept with its provenance in
-/// tests/schemas/, where the CLI test validates the output against it).
+/// The registry's schema this `server.json` is written to (its rules for what is written
+/// are stated in tests/schemas/, where the CLI test validates the output against them).
 const SERVER_SCHEMA: &str = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
 
 /// The `server.json` of a deployment published as `name` at `url`: BesluitBron's version

@@ -17,8 +17,21 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The files in `dir` (relative to the repository) whose names pass `keep`.
+/// The files in `dir` whose names pass `keep`: relative to the repository, or, under
+/// `corpus/`, the catalogued real files of that folder of the corpus (kept beside the
+/// project), each checked against its sha256.
 fn files(dir: &str, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    if let Some(folder) = dir.strip_prefix("corpus/") {
+        let entries = besluitbron_fakes::corpus::folder(folder);
+        let paths: Vec<&str> = entries
+            .iter()
+            .map(|e| e.path.as_str())
+            .filter(|p| keep(p.rsplit('/').next().unwrap_or(p)))
+            .collect();
+        besluitbron_fakes::corpus::read_all(&paths).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!paths.is_empty(), "{dir} holds answers to cut");
+        return paths.iter().map(|p| besluitbron_fakes::corpus::path(p)).collect();
+    }
     let mut out: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
         .unwrap_or_else(|e| panic!("{dir}: {e}"))
         .map(|e| e.unwrap().path())

@@ -1,6 +1,6 @@
-//! The readers against real files: the corpus of real platform answers and documents in
-//! `corpus/` (gathered from public sources, byte for byte, provenance in
-//! `corpus/index.toml`).
+//! The readers against real files: the corpus of real platform answers and documents kept
+//! beside the project (gathered from public sources, byte for byte; found by
+//! `besluitbron_fakes::corpus`, catalogued with provenance in `corpus/index.toml`).
 //!
 //! The coverage check owns everything it judges by — its own parse of each file (a DOM,
 //! roxmltree, not the streaming reader under test), its own list of metadata elements
@@ -22,7 +22,12 @@ use besluitbron_server::platforms::{bwb, cvdr};
 use sha2::{Digest, Sha256};
 
 fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+    besluitbron_fakes::corpus::root()
+}
+
+/// The project's catalogue of the corpus.
+fn catalogue() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/index.toml")
 }
 
 fn files(dir: &str) -> Vec<PathBuf> {
@@ -472,10 +477,24 @@ fn the_checker_fails_a_reader_that_drops_a_passage_or_reads_metadata() {
     assert!(!coverage(&words, &leaked).leaked.is_empty());
 }
 
-/// The index names every file of the corpus, each with its provenance and checksum.
+/// Folders of the corpus whose files no reader of ours reads yet, each with what will read
+/// them. A file outside the catalogue must be in one of them; a folder listed here whose
+/// files the catalogue holds must leave the list (its reader came).
+const AWAITING_A_READER: &[(&str, &str)] = &[
+    (
+        "ob-chamber",
+        "ob_search's chamber filter and ob_document (the Eerste Kamer)",
+    ),
+    ("woo", "the Woo publications connector"),
+    ("eurlex", "the EUR-Lex connector"),
+];
+
+/// The catalogue names every file the project uses, each with its provenance and present
+/// unchanged; every file of a catalogued folder is catalogued; a real file no reader reads
+/// is named.
 #[test]
 fn every_corpus_file_is_in_the_index_unchanged() {
-    let index: toml::Value = toml::from_str(&std::fs::read_to_string(corpus().join("index.toml")).unwrap()).unwrap();
+    let index: toml::Value = toml::from_str(&std::fs::read_to_string(catalogue()).unwrap()).unwrap();
     let entries = index["file"].as_array().expect("[[file]] tables");
     let mut listed = BTreeSet::new();
     for e in entries {
@@ -498,8 +517,14 @@ fn every_corpus_file_is_in_the_index_unchanged() {
         let bytes = std::fs::read(corpus().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
         let sum = format!("{:x}", Sha256::digest(&bytes));
         assert_eq!(sum, e["sha256"].as_str().unwrap(), "{path} changed since it was taken");
+        assert_eq!(bytes.len() as i64, e["size"].as_integer().unwrap(), "{path}: size");
         listed.insert(path.to_owned());
     }
+    let folders: BTreeSet<&str> = listed
+        .iter()
+        .filter_map(|p| p.rsplit_once('/').map(|(d, _)| d))
+        .collect();
+    let mut unread = BTreeSet::new();
     let mut stack = vec![corpus()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -508,12 +533,50 @@ fn every_corpus_file_is_in_the_index_unchanged() {
                 stack.push(p);
                 continue;
             }
-            let rel = p.strip_prefix(corpus()).unwrap().to_string_lossy().into_owned();
-            if rel != "index.toml" && rel != "README.md" {
-                assert!(listed.contains(&rel), "{rel} is not in corpus/index.toml");
+            let rel = p.strip_prefix(corpus()).unwrap().to_string_lossy().replace('\\', "/");
+            let Some((folder, _)) = rel.rsplit_once('/') else {
+                continue; // the corpus's own README, indexes and checksums
+            };
+            if listed.contains(&rel) {
+                continue;
             }
+            assert!(
+                !folders.contains(folder),
+                "{rel} is not in corpus/index.toml, beside the rest of {folder}/"
+            );
+            let top = folder.split('/').next().unwrap_or(folder);
+            assert!(
+                AWAITING_A_READER.iter().any(|(f, _)| *f == top),
+                "{rel}: a real file no reader reads, in a folder no reader is awaited for"
+            );
+            unread.insert(top.to_owned());
         }
     }
+    for (folder, reader) in AWAITING_A_READER {
+        assert!(
+            unread.contains(*folder),
+            "{folder}/ is read now ({reader}): strike it from AWAITING_A_READER"
+        );
+    }
+}
+
+/// `scripts/corpus --root` finds the corpus where the fakes find it (one rule, two
+/// languages).
+#[test]
+fn the_script_and_the_fakes_find_the_same_corpus() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/corpus");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg("--root")
+        .output()
+        .expect("python3 runs scripts/corpus");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printed = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    assert_eq!(
+        printed.canonicalize().unwrap(),
+        corpus().canonicalize().unwrap(),
+        "scripts/corpus and besluitbron_fakes::corpus"
+    );
 }
 
 fn toestand(name: &str) -> Regulation {
@@ -594,4 +657,104 @@ fn a_treatys_text_in_another_language_is_a_division_of_its_own() {
         r.article("1").unwrap().heading.starts_with("Artikel 1 "),
         "the Dutch article first"
     );
+}
+
+/// A loopback mirror of the raw-file host: each catalogued file at its source's address
+/// (`/<owner>/<name>/<commit>/<path>`), its bytes read from the corpus; `spoil` names a
+/// file served with one byte changed.
+async fn raw_mirror(spoil: Option<&str>) -> std::net::SocketAddr {
+    use std::collections::BTreeMap;
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for e in besluitbron_fakes::corpus::index() {
+        let mut bytes = besluitbron_fakes::corpus::read(&e.path).unwrap_or_else(|err| panic!("{err}"));
+        if spoil == Some(e.path.as_str()) {
+            bytes[0] ^= 1;
+        }
+        files.insert(
+            format!("/{}/{}/{}", e.source_repo, e.source_commit, e.source_path),
+            bytes,
+        );
+    }
+    let files = std::sync::Arc::new(files);
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let files = files.clone();
+        async move {
+            let path = percent_encoding::percent_decode_str(uri.path())
+                .decode_utf8_lossy()
+                .into_owned();
+            match files.get(&path) {
+                Some(bytes) => (axum::http::StatusCode::OK, bytes.clone()),
+                None => (axum::http::StatusCode::NOT_FOUND, Vec::new()),
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// `scripts/corpus` into `root` with the raw files at `raw`: its status, stdout, stderr.
+async fn run_script(root: &Path, raw: &str) -> (bool, String, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/corpus");
+    let mut command = std::process::Command::new("python3");
+    command
+        .arg(script)
+        .env("BESLUITBRON_CORPUS", root)
+        .env("BESLUITBRON_CORPUS_RAW", raw);
+    let out = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .expect("python3 runs scripts/corpus");
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Someone without the shared corpus gets every catalogued file from its source, checked;
+/// a source that answers other bytes is refused by name; without a network the script
+/// stops at once with one line naming the missing files and the variable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_corpus_fetches_every_file_from_its_source_checked_and_refuses_by_name() {
+    let count = besluitbron_fakes::corpus::index().len();
+    let dir = tempfile::tempdir().unwrap();
+    let raw = format!("http://{}", raw_mirror(None).await);
+    let (ok, out, err) = run_script(dir.path(), &raw).await;
+    assert!(ok, "{out}{err}");
+    assert!(out.contains(&format!("fetched {count} of {count} real files")), "{out}");
+    for e in besluitbron_fakes::corpus::index() {
+        let bytes = std::fs::read(dir.path().join(&e.path)).unwrap_or_else(|x| panic!("{}: {x}", e.path));
+        assert_eq!(format!("{:x}", Sha256::digest(&bytes)), e.sha256, "{}", e.path);
+    }
+    let (ok, out, _) = run_script(dir.path(), "http://127.0.0.1:1").await;
+    assert!(
+        ok && out.contains("each as catalogued"),
+        "a complete corpus asks nothing: {out}"
+    );
+
+    let spoiled = "cvdr/CVDR100394_2.xml";
+    let dir = tempfile::tempdir().unwrap();
+    let raw = format!("http://{}", raw_mirror(Some(spoiled)).await);
+    let (ok, _, err) = run_script(dir.path(), &raw).await;
+    assert!(!ok, "a file with other bytes is not taken");
+    assert!(
+        err.contains(&format!("{spoiled} could not be fetched")) && err.contains("another sha256"),
+        "{err}"
+    );
+    assert!(!dir.path().join(spoiled).exists(), "nothing is written for it");
+
+    let empty = tempfile::tempdir().unwrap();
+    let (ok, _, err) = run_script(empty.path(), "http://127.0.0.1:1").await;
+    assert!(!ok);
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    for part in [
+        &format!("lacks {count}") as &str,
+        "BESLUITBRON_CORPUS",
+        "could not be fetched",
+        "bwb/",
+    ] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
 }

@@ -342,7 +342,7 @@ async fn a_corrected_report_is_read_anew_not_taken_from_the_buffer() {
 }
 
 fn corpus() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+    besluitbron_fakes::corpus::root()
 }
 
 fn child<'a>(n: roxmltree::Node<'a, 'a>, name: &str) -> Option<roxmltree::Node<'a, 'a>> {

@@ -434,3 +434,42 @@ fn fakes_refuse_an_address_they_cannot_bind() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("binding {addr}")));
 }
+
+/// Without the corpus of real files, the fakes do not start: they name the files they
+/// lack and the variable that points at them, and serve nothing (never a shorter answer).
+#[test]
+fn fakes_refuse_to_start_without_their_real_files_and_name_them() {
+    let empty = temp("empty-corpus");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = bin()
+        .args(["fakes", "--listen", "127.0.0.1:0"])
+        .env("BESLUITBRON_CORPUS", &empty)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "nothing served");
+    let err = String::from_utf8_lossy(&out.stderr);
+    for part in ["starting the fakes", "lacks", "bwb/BWBR", "BESLUITBRON_CORPUS", "scripts/corpus"] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
+
+    // One file changed: refused by name as different.
+    let changed = temp("changed-corpus");
+    for e in besluitbron_fakes::corpus::index() {
+        let to = changed.join(&e.path);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let mut bytes = besluitbron_fakes::corpus::read(&e.path).unwrap();
+        if e.path == "cvdr/112779_1.xml" {
+            bytes.push(b'\n');
+        }
+        std::fs::write(to, bytes).unwrap();
+    }
+    let out = bin()
+        .args(["fakes", "--listen", "127.0.0.1:0"])
+        .env("BESLUITBRON_CORPUS", &changed)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("differ from corpus/index.toml (cvdr/112779_1.xml)"), "{err}");
+}

@@ -296,7 +296,7 @@ fn real_regulations() -> Vec<FakeRegulation> {
     // id → its toestanden (from, n, bytes), put in date order below.
     type Toestanden = Vec<(&'static str, u32, &'static [u8])>;
     let mut by_id: BTreeMap<&'static str, Toestanden> = BTreeMap::new();
-    for file in real::BWB {
+    for file in real::bwb() {
         let mut parts = file.stem().split('_');
         let (Some(id), Some(from), Some(n), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
             panic!("{}: not named BWBR…_YYYY-MM-DD_N.xml", file.path);
@@ -368,6 +368,8 @@ pub type BwbSettings = sru::ZoekserviceSettings;
 pub(crate) struct Fake;
 
 impl FakePlatform for Fake {
+    const CORPUS: &'static [&'static str] = &["bwb"];
+
     type Own = BwbSettings;
 
     fn router(shared: Shared<BwbSettings>, base_url: String) -> Router {
@@ -688,7 +690,7 @@ mod tests {
         let real: Vec<&FakeRegulation> = regulations().iter().filter(|r| r.versions[0].real.is_some()).collect();
         assert_eq!(
             real.len(),
-            real::BWB.len(),
+            real::bwb().len(),
             "one regulation per real toestand (no id twice in the corpus)"
         );
         for r in &real {

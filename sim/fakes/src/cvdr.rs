@@ -372,7 +372,7 @@ fn real_regulations() -> Vec<FakeRegulation> {
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let leak_opt = |s: Option<String>| s.map(leak);
     let mut by_work: BTreeMap<String, Vec<RealVersion>> = BTreeMap::new();
-    for file in real::CVDR {
+    for file in real::cvdr() {
         let v = real_version(file);
         by_work.entry(v.work.clone()).or_default().push(v);
     }
@@ -488,6 +488,8 @@ pub type CvdrSettings = sru::ZoekserviceSettings;
 pub(crate) struct Fake;
 
 impl FakePlatform for Fake {
+    const CORPUS: &'static [&'static str] = &["cvdr"];
+
     type Own = CvdrSettings;
 
     fn router(shared: Shared<CvdrSettings>, base_url: String) -> Router {
@@ -839,7 +841,7 @@ mod tests {
     #[test]
     fn every_real_regulation_is_found_by_its_own_meta() {
         let real: Vec<&FakeRegulation> = regulations().iter().filter(|r| r.versions[0].real.is_some()).collect();
-        assert_eq!(real.len(), real::CVDR.len(), "one work per real file");
+        assert_eq!(real.len(), real::cvdr().len(), "one work per real file");
         for r in &real {
             assert!(
                 !REGULATIONS.iter().any(|g| g.work == r.work),

@@ -24,6 +24,10 @@ pub(crate) trait FakePlatform {
     /// in its module (`()`: nothing); the default is the healthy real platform.
     type Own: OwnSettings;
 
+    /// The folders of the corpus of real files it serves (`bwb`, `tk/vlos`), read and
+    /// checked when it starts: without them it does not start.
+    const CORPUS: &'static [&'static str] = &[];
+
     /// The fake's routes over its shared state, to be served at the root or nested under
     /// a prefix; `base_url` is the URL its clients are given.
     fn router(shared: Shared<Self::Own>, base_url: String) -> Router;

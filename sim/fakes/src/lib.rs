@@ -11,9 +11,10 @@
 //! Each fake serves a deterministic corpus generated from a fixed seed (no clock, no
 //! ambient randomness), so a test can compute the expected answer from the same data
 //! ([`obv::obv_corpus`], [`tk::tk_corpus`]) and compare. Beside it, the fakes of
-//! Officiële Bekendmakingen, the Basiswettenbestand, the CVDR and Rechtspraak serve the real
-//! files of the repository's corpus (`corpus/`), byte for byte, each found as the platform
-//! finds it (`real.rs`).
+//! Officiële Bekendmakingen, the Basiswettenbestand, the CVDR, Rechtspraak and the Tweede Kamer
+//! serve real files of the corpus kept beside the project ([`corpus`]: where it is, each
+//! file checked against `corpus/index.toml`), byte for byte, each found as the platform
+//! finds it (`real.rs`); a fake without its files does not start.
 //!
 //! Invariants:
 //! - Faults are explicit configuration ([`FakeConfig`]), all off by default, the same for
@@ -65,8 +66,9 @@
 //! hostile answers; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop; `sru.rs`
 //! KOOP's SRU search service, written once for [`ob`], [`bwb`] and [`cvdr`] (the envelope
 //! in both versions, the request's checks, paging, diagnostics and the service's trouble;
-//! each of them keeps only its CQL and its records); `real.rs` the real files of the
-//! corpus and the XML reading that describes them; [`obv`], [`tk`], [`rechtspraak`],
+//! each of them keeps only its CQL and its records); [`corpus`] where the real files
+//! are and each read checked against the catalogue; `real.rs` the folders the fakes serve,
+//! read when a fake starts, and the XML reading that describes them; [`obv`], [`tk`], [`rechtspraak`],
 //! [`opentk`], [`ori`], [`ob`], [`bwb`] and [`cvdr`] (with their corpora and `odata.rs`)
 //! the platforms themselves, each with its own settings.
 //!
@@ -82,6 +84,7 @@
 pub mod bwb;
 mod config;
 mod control;
+pub mod corpus;
 pub mod cvdr;
 mod fake;
 mod faults;

@@ -100,6 +100,8 @@ impl OwnSettings for ObSettings {
 pub(crate) struct Fake;
 
 impl FakePlatform for Fake {
+    const CORPUS: &'static [&'static str] = &["ob"];
+
     type Own = ObSettings;
 
     fn router(shared: Shared<ObSettings>, base_url: String) -> Router {

@@ -127,7 +127,7 @@ impl ObPublication {
             "metadataowms" => format!("{}.metadata_owms", self.identifier),
             _ => return None,
         };
-        real::OB.iter().find(|f| f.stem() == stem).map(|f| f.bytes)
+        real::ob().iter().find(|f| f.stem() == stem).map(|f| f.bytes)
     }
 }
 
@@ -373,7 +373,7 @@ impl ObCorpus {
             });
         }
         publications.extend(
-            real::OB
+            real::ob()
                 .iter()
                 .filter(|f| !f.stem().contains(".metadata"))
                 .map(real_publication),
@@ -402,7 +402,7 @@ fn real_publication(file: &'static RealFile) -> ObPublication {
     let yearly = group.len() == 4 && group.bytes().all(|b| b.is_ascii_digit());
     let rendition = real::parse(file.bytes).unwrap_or_else(|e| panic!("{}: {e}", file.path));
     // metadata.xml: `<metadata name="…" scheme="…" content="…"/>`, in order.
-    let metadata: Vec<(String, String, String)> = real::OB
+    let metadata: Vec<(String, String, String)> = real::ob()
         .iter()
         .find(|f| f.stem() == format!("{identifier}.metadata"))
         .map(|f| {
@@ -476,7 +476,7 @@ mod tests {
     #[test]
     fn identifiers_are_unique_and_dates_in_order() {
         let c = ObCorpus::generate();
-        let real = real::OB.iter().filter(|f| !f.stem().contains(".metadata")).count();
+        let real = real::ob().iter().filter(|f| !f.stem().contains(".metadata")).count();
         assert_eq!(c.publications.len(), PUBLICATION_COUNT + real);
         let ids: std::collections::BTreeSet<&str> = c.publications.iter().map(|p| p.identifier.as_str()).collect();
         assert_eq!(ids.len(), c.publications.len(), "unique identifiers");
@@ -560,7 +560,7 @@ mod tests {
             assert!(!p.title.is_empty(), "{}", p.identifier);
             assert_eq!(
                 p.real_file("xml").map(<[u8]>::len),
-                real::OB
+                real::ob()
                     .iter()
                     .find(|f| f.stem() == p.identifier)
                     .map(|f| f.bytes.len())

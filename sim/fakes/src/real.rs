@@ -1,34 +1,39 @@
 //! The real files the fakes serve beside their generated data: the corpus of real platform
-//! answers and documents in `corpus/` (gathered from public sources, byte for byte, with
+//! answers and documents (kept beside the project, found and checked by [`crate::corpus`];
 //! their provenance in `corpus/index.toml`), and the little XML reading the fakes need to
 //! describe them in their records ([`parse`], [`Element`]).
 //!
-//! The files are compiled in (`include_bytes!`), not read from the repository at run time:
-//! the fakes also run as `besluitbron-sim fakes`, a binary that must serve the same answers
-//! wherever it is started (no checkout or working directory to depend on); cargo rebuilds
-//! when a file changes; and what is served is the file's bytes by construction. The cost
-//! is about 12.2 MB in each binary that links the fakes (2.8 MB of it the VLOS reports).
+//! The files are read when a fake starts ([`load`], through the `CORPUS` folders its
+//! `FakePlatform` names), each checked against its sha256 in the catalogue: a fake whose
+//! files are missing or different does not start, and says which. Once read, a folder's
+//! table lives as long as the process (`&'static`), so the generated corpora can hold
+//! references into it as they did when the files were compiled in.
 //!
 //! Invariants:
 //! - A real file is served as its bytes, never edited, re-encoded or cut; what a fake says
 //!   about it (a record) is read from the file itself, or from the corpus's own metadata
 //!   file of the same publication.
-//! - Each table lists every file of its folder of `corpus/` (a test compares them with
-//!   the folder and the bytes with the files), so a file added to the corpus is served
-//!   or the test says so.
+//! - A folder's table is every file the catalogue lists in that folder, sorted by path (a
+//!   corpus test holds the catalogue to the folders on disk), so a file added to the
+//!   catalogue is served or a test says so.
 //! - [`parse`] reads any input without panicking; it resolves only the predefined and
 //!   character references and refuses a document type with declarations.
 //!
-//! What this module does not do: check the files against the index's checksums (the
-//! server's corpus test does), or serve anything itself (each fake serves its own).
+//! What this module does not do: find the corpus or judge a file (`corpus.rs` does), or
+//! serve anything itself (each fake serves its own).
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
 
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
+use crate::corpus::{self, CorpusError};
+
 /// One real file of the corpus.
 #[derive(Debug, PartialEq, Eq)]
 pub struct RealFile {
-    /// Its path under `corpus/`, e.g. `bwb/BWBR0018451_2025-01-01_0.xml`.
+    /// Its path under the corpus root, e.g. `bwb/BWBR0018451_2025-01-01_0.xml`.
     pub path: &'static str,
     /// Its bytes, exactly.
     pub bytes: &'static [u8],
@@ -42,74 +47,69 @@ impl RealFile {
     }
 }
 
-macro_rules! real_files {
-    ($($path:literal),* $(,)?) => {
-        &[$(RealFile { path: $path, bytes: include_bytes!(concat!("../../../corpus/", $path)) }),*]
-    };
+/// The folders read so far, each once per process.
+fn loaded() -> &'static Mutex<BTreeMap<String, &'static [RealFile]>> {
+    static LOADED: OnceLock<Mutex<BTreeMap<String, &'static [RealFile]>>> = OnceLock::new();
+    LOADED.get_or_init(Default::default)
+}
+
+/// Every catalogued file of `folder` (`bwb`, `tk/vlos`), read and checked; the error names
+/// each file that is missing or different. Read once per process.
+pub fn load(folder: &str) -> Result<&'static [RealFile], CorpusError> {
+    let mut loaded = loaded().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(files) = loaded.get(folder) {
+        return Ok(files);
+    }
+    let entries = corpus::folder(folder);
+    let paths: Vec<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    let bytes = corpus::read_all(&paths)?;
+    let files: Vec<RealFile> = entries
+        .iter()
+        .zip(bytes)
+        .map(|(e, b)| RealFile {
+            path: e.path.as_str(),
+            bytes: Vec::leak(b),
+        })
+        .collect();
+    let files: &'static [RealFile] = Vec::leak(files);
+    loaded.insert(folder.to_owned(), files);
+    Ok(files)
+}
+
+/// The files of `folder`, for the fakes' corpora once the fake started.
+///
+/// A fake reads its folders when it starts and refuses to start without them, so a
+/// running fake finds them here; code that builds a fake's corpus without starting it (a
+/// test) fails here with the same message naming the files.
+pub(crate) fn served(folder: &str) -> &'static [RealFile] {
+    load(folder).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Every BWB toestand of the corpus.
-pub static BWB: &[RealFile] = real_files![
-    "bwb/BWBR0001821_1998-01-01_0.xml",
-    "bwb/BWBR0002365_1978-02-04_0.xml",
-    "bwb/BWBR0002458_2014-01-01_1.xml",
-    "bwb/BWBR0002629_2013-01-01_0.xml",
-    "bwb/BWBR0003984_1986-06-26_0.xml",
-    "bwb/BWBR0004627_2025-08-01_0.xml",
-    "bwb/BWBR0008326_2011-01-01_0.xml",
-    "bwb/BWBR0009127_2000-12-24_0.xml",
-    "bwb/BWBR0015703_2026-01-01_0.xml",
-    "bwb/BWBR0018450_2025-07-05_0.xml",
-    "bwb/BWBR0018451_2025-01-01_0.xml",
-    "bwb/BWBR0018472_2025-01-01_0.xml",
-    "bwb/BWBR0035917_2025-07-05_0.xml",
-    "bwb/BWBR0038456_2023-10-01_0.xml",
-    "bwb/BWBR0045754_2022-05-01_0.xml",
-    "bwb/BWBV0001109_2004-12-28_0.xml",
-    "bwb/BWBV0004110_2005-07-24_0.xml",
-    "bwb/BWBV0005862_2022-07-31_0.xml",
-];
+pub(crate) fn bwb() -> &'static [RealFile] {
+    served("bwb")
+}
 
 /// Every CVDR regulation of the corpus (old and new export formats).
-pub static CVDR: &[RealFile] = real_files!["cvdr/112779_1.xml", "cvdr/CVDR100394_2.xml", "cvdr/CVDR680781_1.xml",];
+pub(crate) fn cvdr() -> &'static [RealFile] {
+    served("cvdr")
+}
 
 /// Every Officiële Bekendmakingen file of the corpus: the XML renditions and, for two of
 /// them, their `metadata.xml` and `metadata_owms.xml`.
-pub static OB: &[RealFile] = real_files![
-    "ob/ah-tk-20202021-3235.metadata.xml",
-    "ob/ah-tk-20202021-3235.metadata_owms.xml",
-    "ob/ah-tk-20202021-3235.xml",
-    "ob/bgr-2024-715.xml",
-    "ob/gmb-2017-100002.xml",
-    "ob/kst-32545-143.metadata.xml",
-    "ob/kst-32545-143.metadata_owms.xml",
-    "ob/kst-32545-143.xml",
-    "ob/prb-2017-1003.xml",
-    "ob/stb-2018-84.xml",
-    "ob/stcrt-2015-47076.xml",
-];
+pub(crate) fn ob() -> &'static [RealFile] {
+    served("ob")
+}
 
 /// Every `/uitspraken/content` answer of the corpus, named by its ECLI with `_` for `:`.
-pub static RECHTSPRAAK: &[RealFile] = real_files![
-    "rechtspraak/ECLI_NL_CBB_2020_1.xml",
-    "rechtspraak/ECLI_NL_GHAMS_2007_AZ8310.xml",
-    "rechtspraak/ECLI_NL_GHAMS_2007_BC1110.xml",
-    "rechtspraak/ECLI_NL_GHAMS_2020_3025.xml",
-    "rechtspraak/ECLI_NL_PHR_2011_BP5608.xml",
-    "rechtspraak/ECLI_NL_RBAMS_2007_YB0083.xml",
-];
+pub(crate) fn rechtspraak() -> &'static [RealFile] {
+    served("rechtspraak")
+}
 
 /// Every VLOS report of the corpus (`Verslag({id})/resource`), named by its `Verslag` id.
-pub static VLOS: &[RealFile] = real_files![
-    "tk/vlos/2a27783d-3d6b-4e26-9fcf-52c17a41f6bf.xml",
-    "tk/vlos/604b6f07-0077-4e6c-bd09-03509b9b8849.xml",
-    "tk/vlos/66ab0b76-d942-425b-9c34-30e39f7946a7.xml",
-    "tk/vlos/93758182-978b-4899-9d4d-1776c7baeab3.xml",
-    "tk/vlos/b5130467-a6c2-4f83-99c3-65ec778e5a24.xml",
-    "tk/vlos/d5130a6f-0400-4b03-b8d3-8daed02dc4af.xml",
-    "tk/vlos/fb28c35e-af8d-49ee-8905-ad41eb41e4de.xml",
-    "tk/vlos/vergadering-03686ab6_2014-10-15.xml",
-];
+pub(crate) fn vlos() -> &'static [RealFile] {
+    served("tk/vlos")
+}
 
 /// A node of a parsed document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -355,42 +355,48 @@ fn push_text(stack: &mut [Element], text: &str) {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-    use std::path::Path;
-
     use super::*;
 
     #[test]
-    fn every_table_is_its_corpus_folder_byte_for_byte() {
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus");
+    fn every_table_is_its_catalogued_folder_byte_for_byte() {
         for (dir, table) in [
-            ("bwb", BWB),
-            ("cvdr", CVDR),
-            ("ob", OB),
-            ("rechtspraak", RECHTSPRAAK),
-            ("tk/vlos", VLOS),
+            ("bwb", bwb()),
+            ("cvdr", cvdr()),
+            ("ob", ob()),
+            ("rechtspraak", rechtspraak()),
+            ("tk/vlos", vlos()),
         ] {
-            let on_disk: BTreeSet<String> = std::fs::read_dir(corpus.join(dir))
-                .unwrap()
-                .map(|e| format!("{dir}/{}", e.unwrap().file_name().to_string_lossy()))
-                .collect();
-            let listed: BTreeSet<String> = table.iter().map(|f| f.path.to_owned()).collect();
-            assert_eq!(listed, on_disk, "corpus/{dir}");
+            let listed: Vec<&str> = table.iter().map(|f| f.path).collect();
+            let catalogued: Vec<&str> = corpus::folder(dir).iter().map(|e| e.path.as_str()).collect();
+            assert_eq!(listed, catalogued, "{dir}");
+            assert!(!table.is_empty(), "{dir}");
             for f in table {
-                assert_eq!(f.bytes, std::fs::read(corpus.join(f.path)).unwrap(), "{}", f.path);
+                assert_eq!(
+                    corpus::sha256_hex(f.bytes),
+                    corpus::entry(f.path).unwrap().sha256,
+                    "{}",
+                    f.path
+                );
             }
+            assert!(std::ptr::eq(table, load(dir).unwrap()), "{dir} is read once");
         }
     }
 
     #[test]
     fn every_real_file_parses_and_text_leaves_out_what_it_is_told() {
-        for f in BWB.iter().chain(CVDR).chain(OB).chain(RECHTSPRAAK).chain(VLOS) {
+        for f in bwb()
+            .iter()
+            .chain(cvdr())
+            .chain(ob())
+            .chain(rechtspraak())
+            .chain(vlos())
+        {
             parse(f.bytes).unwrap_or_else(|e| panic!("{}: {e}", f.path));
         }
         let doc = parse(b"<a>Wet <i>op</i> de<m>x&amp;y</m> zorg&#116;oeslag <b/></a>").unwrap();
         assert_eq!(doc.text_without(&["m"], ""), "Wet op de zorgtoeslag");
         assert_eq!(doc.text_without(&[], " "), "Wet op de x&y zorgtoeslag");
-        assert_eq!(BWB[10].stem(), "BWBR0018451_2025-01-01_0");
+        assert_eq!(bwb()[10].stem(), "BWBR0018451_2025-01-01_0");
         let doc = b"<r><x a='1'><y>one</y></x><y>two</y><open>";
         assert_eq!(first_element(doc, "y").unwrap().unwrap().text_without(&[], ""), "one");
         assert_eq!(first_tag(doc, "x").unwrap().unwrap().attribute("a"), Some("1"));

@@ -65,13 +65,17 @@ pub fn rechtspraak_corpus() -> &'static RsCorpus {
 /// The real rulings the fake serves: (ECLI, the `/uitspraken/content` answer as the corpus
 /// has it), in the corpus's order.
 pub fn real_rulings() -> impl Iterator<Item = (String, &'static [u8])> {
-    real::RECHTSPRAAK.iter().map(|f| (f.stem().replace('_', ":"), f.bytes))
+    real::rechtspraak()
+        .iter()
+        .map(|f| (f.stem().replace('_', ":"), f.bytes))
 }
 
 /// The Rechtspraak fake, as its registry line names it: it has nothing of its own to set.
 pub(crate) struct Fake;
 
 impl FakePlatform for Fake {
+    const CORPUS: &'static [&'static str] = &["rechtspraak"];
+
     type Own = ();
 
     fn router(shared: Shared<()>, base_url: String) -> Router {

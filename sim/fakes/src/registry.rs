@@ -36,13 +36,14 @@ use besluitbron_core::PlatformId;
 use tokio::net::TcpListener;
 
 use crate::config::{FakeConfig, FakeSetting, FaultSetting, PlatformFault, unknown};
+use crate::corpus::CorpusError;
 use crate::fake::FakePlatform;
 use crate::handle::FakeHandle;
 use crate::own::{OwnSetting, OwnSettings};
 use crate::serve::spawn_router;
 use crate::setting_text::{FaultParseError, name_value};
 use crate::shared::{FakeShared, Shared};
-use crate::{bwb, control, cvdr, ob, obv, opentk, ori, rechtspraak, tk};
+use crate::{bwb, control, cvdr, ob, obv, opentk, ori, real, rechtspraak, tk};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -52,8 +53,9 @@ pub struct FakeEntry {
     base_suffix: &'static str,
     probe_path: &'static str,
     /// Makes the fake's shared state (with this configuration and its own settings'
-    /// defaults) and its routes for this base URL.
-    start: fn(FakeConfig, String) -> (Arc<FakeShared>, Router),
+    /// defaults) and its routes for this base URL, once the real files it serves are read;
+    /// without them, the error names what is missing.
+    start: fn(FakeConfig, String) -> Result<Started, CorpusError>,
     /// The names of the fake's own settings ([`OwnSettings::NAMES`]).
     own_names: &'static [&'static str],
     /// Parses one of the fake's own settings ([`OwnSettings::parse`]).
@@ -77,10 +79,22 @@ pub static REGISTRY: &[FakeEntry] = &[
     FakeEntry::of::<cvdr::Fake>(PlatformId::Cvdr, "/cvdr", cvdr::SRU_PATH, "/"),
 ];
 
+/// A started fake: the state it shares with its handle, and its routes.
+type Started = (Arc<FakeShared>, Router);
+
 /// Makes the shared state and the routes of the fake `F` (see [`FakeEntry::start`]).
-fn start<F: FakePlatform>(config: FakeConfig, base_url: String) -> (Arc<FakeShared>, Router) {
+fn start<F: FakePlatform>(config: FakeConfig, base_url: String) -> Result<Started, CorpusError> {
+    for folder in F::CORPUS {
+        real::load(folder)?;
+    }
     let shared = Shared::<F::Own>::new(config);
-    (Arc::clone(shared.erased()), F::router(shared, base_url))
+    Ok((Arc::clone(shared.erased()), F::router(shared, base_url)))
+}
+
+/// A fake that cannot start for want of its real files, as the I/O error the serving
+/// functions answer (its message names the files).
+fn refused(error: CorpusError) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::NotFound, error)
 }
 
 impl FakeEntry {
@@ -140,7 +154,7 @@ impl FakeEntry {
     /// stopped.
     pub async fn serve_alone_on(&self, listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
         let base_url = format!("http://{}{}", listener.local_addr()?, self.base_suffix);
-        let (shared, router) = (self.start)(config, base_url.clone());
+        let (shared, router) = (self.start)(config, base_url.clone()).map_err(refused)?;
         let (local_addr, task) = spawn_router(listener, router)?;
         Ok(FakeHandle::new(self.platform, local_addr, base_url, shared, task))
     }
@@ -217,7 +231,7 @@ pub async fn serve_registry_on(listener: TcpListener) -> std::io::Result<Fakes> 
     let mut parts = Vec::with_capacity(REGISTRY.len());
     for entry in REGISTRY {
         let base_url = format!("http://{addr}{}{}", entry.prefix, entry.base_suffix);
-        let (shared, routes) = (entry.start)(FakeConfig::default(), base_url.clone());
+        let (shared, routes) = (entry.start)(FakeConfig::default(), base_url.clone()).map_err(refused)?;
         router = router.nest(entry.prefix, routes);
         parts.push((entry.platform, base_url, shared));
     }

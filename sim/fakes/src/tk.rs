@@ -83,6 +83,8 @@ struct TkState {
 pub(crate) struct Fake;
 
 impl FakePlatform for Fake {
+    const CORPUS: &'static [&'static str] = &["tk/vlos"];
+
     type Own = TkSettings;
 
     fn router(shared: Shared<TkSettings>, base_url: String) -> Router {

@@ -1,5 +1,5 @@
 //! The Tweede Kamer fake's meetings and their stenographic reports, made from the real
-//! VLOS reports of the corpus (`corpus/tk/vlos/`, [`crate::real::VLOS`]): for each report
+//! VLOS reports of the corpus (`corpus/tk/vlos/`, `crate::real::vlos`): for each report
 //! a `Vergadering` and a `Verslag` record, and the report served as
 //! `Verslag({id})/resource` byte for byte; the activities they hold (`Activiteit`); the
 //! members who spoke in them with their factions (`FractieZetelPersoon` with `Persoon`
@@ -297,7 +297,7 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Debates {
     let mut motion_numbers: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut activity_numbers = BTreeSet::new();
     for (path, meeting_id, report_id) in REPORTS {
-        let Some(file) = real::VLOS.iter().find(|f| f.path == path) else {
+        let Some(file) = real::vlos().iter().find(|f| f.path == path) else {
             continue;
         };
         let Ok(root) = real::parse(file.bytes) else {
@@ -576,7 +576,7 @@ mod tests {
     fn every_report_of_the_corpus_is_a_meeting_and_a_report_served_byte_for_byte() {
         let d = generate(&[]);
         assert_eq!(d.verslagen.len(), REPORTS.len());
-        assert_eq!(d.files.len(), real::VLOS.len(), "every corpus report is served");
+        assert_eq!(d.files.len(), real::vlos().len(), "every corpus report is served");
         for (v, schema) in [
             (&d.vergaderingen, VERGADERING_SCHEMA),
             (&d.verslagen, VERSLAG_SCHEMA),

@@ -683,10 +683,8 @@ mod tests {
     use crate::platforms::tk::vlos::read_report;
 
     fn corpus(name: &str) -> Report {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../corpus/tk/vlos")
-            .join(name);
-        read_report(&std::fs::read(path).unwrap()).unwrap()
+        let bytes = besluitbron_fakes::corpus::read(&format!("tk/vlos/{name}")).unwrap_or_else(|e| panic!("{e}"));
+        read_report(&bytes).unwrap()
     }
 
     fn about(r: &Report) -> About {

@@ -1,7 +1,7 @@
 //! The Tweede Kamer's stenographic reports: a VLOS XML file (`vlosCoreDocument`,
 //! `Source="VLOS2.0"`), the resource of a `Verslag` (`Verslag({id})/resource`), read
 //! whole and in document order into a [`Report`] (PLATFORMS.md §11, and the real reports
-//! in `corpus/tk/vlos/`).
+//! in the corpus, folder `tk/vlos/`).
 //!
 //! What is read:
 //! - the report's kind, status and version (`soort` `Tussenpublicatie`, `status`
@@ -1305,11 +1305,10 @@ mod tests {
     /// `interrumpant` the file holds (counted in its bytes, apart from this reader).
     #[test]
     fn every_real_report_reads_with_a_turn_for_each_speech_and_interruption() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/tk/vlos");
         let mut read = 0;
-        for entry in std::fs::read_dir(&dir).expect("the corpus") {
-            let path = entry.expect("a file").path();
-            let bytes = std::fs::read(&path).expect("readable");
+        for entry in besluitbron_fakes::corpus::folder("tk/vlos") {
+            let path = std::path::PathBuf::from(&entry.path);
+            let bytes = besluitbron_fakes::corpus::read(&entry.path).unwrap_or_else(|e| panic!("{e}"));
             let text = String::from_utf8_lossy(&bytes);
             let speeches = text.matches("<woordvoerder ").count() + text.matches("<interrumpant ").count();
             let r = read_report(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
