@@ -10,7 +10,6 @@ mod support;
 
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::HostileBody;
 use besluitbron_server::config::ClusterConfig;
 use serde_json::json;
@@ -37,7 +36,10 @@ async fn replica(f: &Fakes, redis: &RedisServer, name: &str) -> Server {
 }
 
 fn owns(s: &Server) -> bool {
-    s.state.cluster().expect("a cluster node").owns_now(PlatformId::Obv)
+    s.state
+        .cluster()
+        .expect("a cluster node")
+        .owns_now(besluitbron_server::platforms::obv::PLATFORM)
 }
 
 /// Peak and current resident memory of this whole test process, in KiB (as
@@ -88,7 +90,7 @@ async fn a_follower_forwarding_to_an_owner_whose_platform_answers_garbage() {
     let owner = rs.iter().position(owns).expect("an owner");
     let follower = &rs[(owner + 1) % 3];
     let url = follower.url("/mcp/obv");
-    let name = PlatformId::Obv.display_name();
+    let name = besluitbron_server::platforms::obv::PLATFORM.display_name();
 
     let attacks = [
         ("garbage", None),

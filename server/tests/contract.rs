@@ -119,19 +119,21 @@ async fn the_platforms_served_are_the_registrys_and_only_those() {
         buffers, registry,
         "a buffer for each connector's platform, and for no other"
     );
-    for platform in PlatformId::ALL {
+    for &platform in &registry {
         let file = besluitbron_server::store::store_path(&dir, platform);
-        assert_eq!(
-            file.exists(),
-            registry.contains(&platform),
-            "{platform}: a buffer file only where a connector is ({})",
-            file.display()
+        assert!(file.exists(), "{platform}: its buffer file ({})", file.display());
+    }
+    // And no other file: every buffer file names a connector's platform.
+    let folder = besluitbron_server::store::store_path(&dir, *registry.first().unwrap());
+    let folder = folder.parent().unwrap();
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let Some(id) = name.strip_suffix(".redb") else { continue };
+        assert!(
+            registry.iter().any(|p| p.as_str() == id),
+            "{name}: a buffer file of no connector's platform"
         );
     }
-    assert!(
-        PlatformId::ALL.iter().any(|p| !registry.contains(p)),
-        "core names a platform without a connector (oa), the case this test is about"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -231,7 +231,7 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
         assert_eq!(f.obv.requests(), asked + 1, "{n}: {arguments} is another question");
     }
     // Officiële Bekendmakingen: the same terms in another order, newest first.
-    let ob = f.all.get(besluitbron_core::PlatformId::Ob).expect("ob fake");
+    let ob = f.all.get(besluitbron_server::platforms::ob::PLATFORM).expect("ob fake");
     let mut c = Mcp::initialize(server.url("/mcp/ob")).await;
     let asked = ob.requests();
     let x = structured(&c.call("ob_search", json!({"query": "subsidie verordening"})).await);
@@ -253,7 +253,7 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
 async fn regression_issue_46_a_shared_answer_is_described_in_each_askers_own_words() {
     let f = fakes().await;
     let server = Server::start(config(&f, &temp_dir("dedup-words"))).await;
-    let ob = f.all.get(besluitbron_core::PlatformId::Ob).expect("ob fake");
+    let ob = f.all.get(besluitbron_server::platforms::ob::PLATFORM).expect("ob fake");
     let mut a = Mcp::initialize(server.url("/mcp/ob")).await;
     let mut b = Mcp::initialize(server.url("/mcp/ob")).await;
     let asked = ob.requests();
@@ -336,19 +336,19 @@ async fn an_identifier_in_another_case_is_the_same_request() {
     let mut mcp = Mcp::initialize(server.url("/mcp")).await;
     for (platform, tool, upper, lower) in [
         (
-            besluitbron_core::PlatformId::Rechtspraak,
+            besluitbron_server::platforms::rechtspraak::PLATFORM,
             "rechtspraak_ruling",
             "ECLI:NL:PHR:2026:400",
             "ecli:nl:phr:2026:400",
         ),
         (
-            besluitbron_core::PlatformId::Opentk,
+            besluitbron_server::platforms::opentk::PLATFORM,
             "opentk_document",
             "2026D10005",
             "2026d10005",
         ),
         (
-            besluitbron_core::PlatformId::Cvdr,
+            besluitbron_server::platforms::cvdr::PLATFORM,
             "cvdr_read",
             "CVDR700001_2",
             "cvdr700001_2",

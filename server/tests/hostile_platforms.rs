@@ -108,7 +108,7 @@ async fn server(fakes: &Fakes, name: &str) -> Server {
 /// The canary: a search on another platform than `busy`, different every time so that
 /// it reaches its platform.
 async fn canary(server: &Server, busy: PlatformId, n: usize) {
-    let (path, tool, args) = if busy == PlatformId::Tk {
+    let (path, tool, args) = if busy == besluitbron_server::platforms::tk::PLATFORM {
         (
             "/mcp/ob",
             "ob_search",
@@ -180,7 +180,10 @@ async fn attack_every_tool(attack: Attack) {
     }
     // Issue 43: OpenTK and an ORI mirror meet every attack too (each sample of theirs
     // asked their fake under it: `attack_connector` checks the platform was asked).
-    for platform in [PlatformId::Opentk, PlatformId::Ori] {
+    for platform in [
+        besluitbron_server::platforms::opentk::PLATFORM,
+        besluitbron_server::platforms::ori::PLATFORM,
+    ] {
         assert!(
             attacked.contains(&platform)
                 && CONNECTORS

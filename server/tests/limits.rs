@@ -41,7 +41,7 @@ async fn obv_lane(server: &Server) -> besluitbron_server::driver::LaneSnapshot {
     let snap = server
         .state
         .platforms()
-        .get(besluitbron_core::PlatformId::Obv)
+        .get(besluitbron_server::platforms::obv::PLATFORM)
         .expect("obv has a task")
         .snapshot(true)
         .await

@@ -778,7 +778,7 @@ async fn the_switched_off_ori_is_offered_only_with_a_mirror() {
     assert_eq!(r.status(), 404);
     assert_eq!(
         f.all
-            .get(besluitbron_core::PlatformId::Ori)
+            .get(besluitbron_server::platforms::ori::PLATFORM)
             .expect("ori fake")
             .requests(),
         0
@@ -1038,7 +1038,7 @@ async fn search_reports_a_slow_platform_as_pending_and_a_failing_one_by_name() {
     let server = Server::start(c).await;
     f.obv.set_latency(Duration::from_secs(2));
     f.all
-        .get(besluitbron_core::PlatformId::Ob)
+        .get(besluitbron_server::platforms::ob::PLATFORM)
         .expect("ob")
         .set_fail_every(Some(1));
     let mut all = Mcp::initialize(server.url("/mcp")).await;

@@ -6,7 +6,6 @@ mod support;
 
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::limits::RateLimit;
 use besluitbron_fakes::ObvSettings;
 use support::{Server, config, fakes, temp_dir};
@@ -96,7 +95,11 @@ async fn a_search_shows_each_platform_with_escaped_hostile_data() {
 #[tokio::test]
 async fn a_slow_platform_is_still_searching_and_a_failing_one_says_why() {
     let fakes = fakes().await;
-    let ob = fakes.all.get(PlatformId::Ob).expect("ob").clone();
+    let ob = fakes
+        .all
+        .get(besluitbron_server::platforms::ob::PLATFORM)
+        .expect("ob")
+        .clone();
     ob.set_latency(Duration::from_secs(4));
     fakes.tk.set_fail_every(Some(1));
     let dir = temp_dir("page-slow");
@@ -324,7 +327,11 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     });
     // The burst BesluitBron allows itself: the bucket less its travel margin
     // (`C - C × MarginSecs / W`, here 9 units), at the same rate.
-    let burst = c.scheduler(PlatformId::Obv).expect("obv keeps a limit").limit.capacity;
+    let burst = c
+        .scheduler(besluitbron_server::platforms::obv::PLATFORM)
+        .expect("obv keeps a limit")
+        .limit
+        .capacity;
     let server = Server::start(c).await;
 
     // 40 searches from 20 addresses, each a query of its own (no buffer hit).
@@ -340,7 +347,12 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
         }));
     }
     // Wait until the flood has emptied the bucket and queues at the platform.
-    let handle = server.state.platforms().get(PlatformId::Obv).expect("obv task").clone();
+    let handle = server
+        .state
+        .platforms()
+        .get(besluitbron_server::platforms::obv::PLATFORM)
+        .expect("obv task")
+        .clone();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     let flooded = loop {
         let snap = handle.snapshot(false).await.expect("snapshot");

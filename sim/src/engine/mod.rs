@@ -490,7 +490,7 @@ impl Engine<'_> {
                 if path.in_flight() > 0 || path.waiting() > 0 {
                     return Err(self.fail(format!(
                         "{}: {} flights and {} requests are left at the end",
-                        path.platform(),
+                        path.name(),
                         path.in_flight(),
                         path.waiting()
                     )));

@@ -49,8 +49,16 @@ impl Enforced {
     pub fn of(spec: &PlatformSpec) -> Enforced {
         let id = spec.id;
         Enforced {
-            limit: limit_of(spec.capacity, spec.window_s, id.default_limit()),
-            text: limit_of(spec.text_capacity, spec.text_window_s, id.default_text_limit()),
+            limit: limit_of(
+                spec.capacity,
+                spec.window_s,
+                crate::ids::known(id).and_then(|k| k.limit()),
+            ),
+            text: limit_of(
+                spec.text_capacity,
+                spec.text_window_s,
+                crate::ids::known(id).and_then(|k| k.text_limit()),
+            ),
             latency: spec.latency,
             states_its_budget: spec.states_its_budget(),
         }
@@ -113,7 +121,7 @@ pub(super) fn path_for(
     }
     let buffer = StoreBuffer::new(MemoryStore::new(id, policy, CacheVersion::current()));
     let config = PathConfig {
-        platform: id,
+        name: id.as_str(),
         lanes,
         retry: RetryPolicy::default(),
         requeue_wait_max: MAX_REQUEUE_WAIT,

@@ -37,7 +37,7 @@ use crate::platforms::ob::{
 use crate::text::{Caps, TextError, read_xml};
 use render::{Asked, Hit, RecordAnswer, SearchAnswer, TextAnswer, TextSource};
 
-const PLATFORM: PlatformId = PlatformId::Ob;
+const PLATFORM: PlatformId = crate::platforms::ob::PLATFORM;
 
 /// Every SRU request and every rendition fetch counts one call.
 const COST: Units = Units::ONE;
@@ -63,7 +63,18 @@ const MAX_LENGTH: usize = 100_000;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "ob",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://repository.overheid.nl/sru"),
+    defaults: PlatformDefaults::new(PLATFORM, "https://repository.overheid.nl/sru")
+        // A limit exists but its numbers are unpublished: 30 calls refilled at one per
+        // second, close to the pacing careful harvesters use (0.5–1 s per page).
+        .limited(besluitbron_core::LimitConfig::new(
+            besluitbron_core::Units::whole(30),
+            std::time::Duration::from_secs(30),
+        ))
+        // The publication host reportedly states 10 requests per 30 s.
+        .text_limited(besluitbron_core::LimitConfig::new(
+            besluitbron_core::Units::whole(10),
+            std::time::Duration::from_secs(30),
+        )),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&ids::READER),

@@ -40,7 +40,7 @@ const MAX_LENGTH: usize = 100_000;
 const DEFAULT_SOURCES: usize = 50;
 const MAX_SOURCES: usize = 500;
 
-const PLATFORM: PlatformId = PlatformId::Ori;
+const PLATFORM: PlatformId = crate::platforms::ori::PLATFORM;
 
 /// Every ORI call counts one (no limit is kept).
 const COST: Units = Units::ONE;

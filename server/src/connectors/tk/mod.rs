@@ -40,7 +40,7 @@ use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Continuation, Document, MAX_OFFSET, MAX_WORDS, TkClient, TkSearch, Zaak};
 use render::{CommitteesAnswer, DocumentAnswer, FactionsAnswer, Links, PageAnswer};
 
-const PLATFORM: PlatformId = PlatformId::Tk;
+const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 
 /// Every Tweede Kamer read counts one call (no limit is kept, so it only matters for
 /// the fairness of an operator-configured one).

@@ -34,7 +34,7 @@ use crate::platforms::tk::{
     ZaakBesluiten, is_case_number,
 };
 
-const PLATFORM: PlatformId = PlatformId::Tk;
+const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 
 /// An answer with a decision not yet final is kept this long.
 const OPEN_TTL_MS: u64 = 10 * 60 * 1000;
