@@ -79,11 +79,11 @@ pub struct Config {
     pub contact: String,
     /// Document text: the extraction pool and its caps.
     pub text: TextConfig,
-    /// Recording every platform call in the simulator's trace format (README,
-    /// "Deployment and operation"). Off by default.
+    /// Recording every platform call in the simulator's trace format (docs/deployment.md,
+    /// "Recording traffic for the simulator"). Off by default.
     pub recording: RecordingConfig,
-    /// Several replicas on one Redis (see README, "Running several replicas"). Absent:
-    /// one process on its own, nothing shared.
+    /// Several replicas on one Redis (docs/replicas.md). Absent: one process on its own,
+    /// nothing shared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterConfig>,
     /// The administrative address: when set, `/metrics` and `/status.json` are served
@@ -91,8 +91,7 @@ pub struct Config {
     /// keep them off the address browsers and clients reach. Absent: on `Listen`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_listen: Option<SocketAddr>,
-    /// Access tokens on the MCP addresses (README, "Behind an authorization server"):
-    /// off by default.
+    /// Access tokens on the MCP addresses (docs/authorization.md): off by default.
     pub auth: AuthConfig,
 }
 

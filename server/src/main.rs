@@ -74,7 +74,8 @@ enum Command {
     },
     /// Print the `server.json` that publishes this deployment in the MCP registry (a
     /// remote server over Streamable HTTP): `mcp-publisher publish` reads it. The name
-    /// and the public address are the operator's (README, "Publishing").
+    /// and the public address are the operator's (docs/deployment.md, "Publishing in the
+    /// MCP registry").
     ServerJson {
         /// The registry name, in a namespace the publisher owns: `io.github.<user>/besluitbron`
         /// (GitHub login) or `<reversed domain>/besluitbron` (a domain you control).

@@ -70,7 +70,7 @@ async fn call(mcp: &mut Mcp, tool: &str, args: Value) -> Option<Value> {
 
 /// Checks one answer against the budget (when `budgeted`) and its tool's schema.
 /// The largest default answer's text and structured content seen, in bytes, with the
-/// call (printed at the end of the budget test, for the README's figures).
+/// call (printed at the end of the budget test, for the figures in docs/tools.md).
 static LARGEST: std::sync::Mutex<[(usize, String); 2]> =
     std::sync::Mutex::new([(0, String::new()), (0, String::new())]);
 

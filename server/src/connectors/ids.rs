@@ -6,9 +6,9 @@
 //!
 //! A recognised id is a [`Reading`]: the id in its connector's canonical form, how sure the
 //! connector is that the id is its own ([`Claim`]: where a bare id fits several platforms,
-//! the strongest claim reads it — the table is in the README, "fetch"), and the call of the
-//! connector's reading tool with typed arguments, through the tool's spec (its name), never
-//! by a name written out nor through JSON.
+//! the strongest claim reads it — the table is in docs/tools.md, "Ids and links `fetch`
+//! reads"), and the call of the connector's reading tool with typed arguments, through the
+//! tool's spec (its name), never by a name written out nor through JSON.
 //!
 //! `platform:id` (`opentk:2016D00001`) always names the platform; the prefix is read here,
 //! once ([`split_platform`]).
@@ -23,7 +23,7 @@ use super::tool::{ToolFuture, ToolSpec};
 use crate::call::{Call, Context};
 
 /// One form of id or link a connector reads, as the error listing the forms and the
-/// README show it.
+/// docs/tools.md show it.
 #[derive(Debug)]
 pub struct IdForm {
     /// What it is, in a few words (`an ECLI`, `a link to wetten.overheid.nl`).
@@ -165,7 +165,7 @@ pub fn segments(url: &Url) -> Vec<String> {
 
 /// The forms of `readers` by their examples, for an error that lists what is read
 /// (short: a tool error holds 1,000 characters; what each is, the tools' descriptions
-/// and the README say).
+/// and docs/tools.md say).
 pub fn list_forms<'a>(readers: impl IntoIterator<Item = (PlatformId, &'a IdReader)>) -> String {
     let mut lines = Vec::new();
     for (platform, reader) in readers {
