@@ -384,7 +384,7 @@ fn fakes_apply_a_later_fault_over_an_earlier_flag_for_its_platform_only() {
     assert!(status.starts_with("HTTP/1.1 500"), "tk keeps --fail-every: {status}");
 }
 
-/// `fakes --help` names every fake it serves (issue 42: it named five of eight).
+/// `fakes --help` names every fake it serves (it once named five of eight).
 #[test]
 fn fakes_help_names_every_platform_it_serves() {
     let out = bin().args(["fakes", "--help"]).output().expect("runs");
@@ -449,7 +449,13 @@ fn fakes_refuse_to_start_without_their_real_files_and_name_them() {
     assert!(!out.status.success());
     assert!(out.stdout.is_empty(), "nothing served");
     let err = String::from_utf8_lossy(&out.stderr);
-    for part in ["starting the fakes", "lacks", "bwb/BWBR", "BESLUITBRON_CORPUS", "scripts/corpus"] {
+    for part in [
+        "starting the fakes",
+        "lacks",
+        "bwb/BWBR",
+        "BESLUITBRON_CORPUS",
+        "scripts/corpus",
+    ] {
         assert!(err.contains(part), "{part}: {err}");
     }
 
@@ -471,5 +477,8 @@ fn fakes_refuse_to_start_without_their_real_files_and_name_them() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("differ from corpus/index.toml (cvdr/112779_1.xml)"), "{err}");
+    assert!(
+        err.contains("differ from corpus/index.toml (cvdr/112779_1.xml)"),
+        "{err}"
+    );
 }

@@ -4,7 +4,7 @@
 //! form XObject (a "drawing", `Do`) by reading its content recursively, with no guard
 //! against a loop or a depth: a page that is its own parent, or a drawing that draws
 //! itself (directly or through others), recursed until the thread's stack overflowed,
-//! which aborts the whole process (issue 43) — no `catch_unwind` stops that. This walks
+//! which aborts the whole process — no `catch_unwind` stops that. This walks
 //! the same structure first, with a bound on everything:
 //!
 //! Invariants:
