@@ -444,7 +444,9 @@ impl<'ast> Visit<'ast> for Reader {
     }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        if path.leading_colon.is_none() {
+        // A path of one segment in code is a local name or an item in scope, never a
+        // module: `use` items bring modules in by one segment.
+        if path.leading_colon.is_none() && path.segments.len() > 1 {
             let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
             let line = path.segments.first().map_or(0, |s| s.ident.span().start().line);
             self.uses.paths.push((self.module.clone(), segments, line));

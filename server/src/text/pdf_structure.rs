@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use pdf_extract::content::Content;
 use pdf_extract::{Dictionary, Document, Object, ObjectId};
 
-use super::{Caps, Deadline, Format, TextError};
+use super::types::{Caps, Deadline, Format, TextError};
 
 /// The most drawings (form XObjects, at every depth, each time it is drawn) one page may
 /// draw: far beyond a real document's, and the bound on the work a file built to make the
