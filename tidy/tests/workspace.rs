@@ -94,7 +94,7 @@ fn no_crate_has_an_import_cycle() {
     let in_cycles = besluitbron_tidy::files_in_cycles(ws);
     for o in owed.iter().filter(|o| !in_cycles.contains(o.file)) {
         problems.push(format!(
-            "{}: is in no import cycle now: strike its Cycle entry from OWED_BY_THE_REGISTRY_REFACTOR",
+            "{}: is in no import cycle now: strike its Cycle entry from its table",
             o.file
         ));
     }
