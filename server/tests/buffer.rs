@@ -1,4 +1,4 @@
-//! The persistent buffer (issue 4) on its real storage: redb files in a temporary data dir.
+//! The persistent buffer on its real storage: redb files in a temporary data dir.
 
 use std::path::Path;
 use std::time::Duration;

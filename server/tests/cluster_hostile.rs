@@ -1,4 +1,4 @@
-//! A hostile platform while replicas run (issue 43): three in-process replicas on one
+//! A hostile platform while replicas run: three in-process replicas on one
 //! redis-server of the test's own; a follower forwards its OpenBesluitvorming calls to
 //! the owner, whose platform answers garbage. The follower's client gets the tool error
 //! naming the platform, short and without addresses; nothing of the failure is kept on

@@ -215,7 +215,7 @@ async fn search(url: String, session: usize, query: String) -> support::Reply {
     c.call("obv_search", json!({"query": query})).await
 }
 
-/// `search` is a tool call like any other (issue 46): on a follower, its part of a
+/// `search` is a tool call like any other: on a follower, its part of a
 /// platform another replica owns goes to that owner, as the platform's own tool would.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_on_a_follower_asks_openbesluitvorming_at_its_owner() {
@@ -1058,7 +1058,7 @@ async fn a_legacy_session_alternating_between_replicas_survives_the_owners_death
     }
 }
 
-/// Issue 43: a late session across replicas waits behind no flood sent over shared
+/// A late session across replicas waits behind no flood sent over shared
 /// connections. Twelve legacy sessions each send 20 distinct searches at once over one
 /// HTTP client (a pool of connections, as the SDKs send), spread over the three
 /// replicas; the owner is new (its bucket starts empty, a unit a second), so when the
@@ -1120,7 +1120,7 @@ async fn a_late_session_on_a_follower_goes_before_a_flood_over_shared_connection
     }
 }
 
-/// Issue 43: calls on the survivors while a killed owner's lease runs out wait for the
+/// Calls on the survivors while a killed owner's lease runs out wait for the
 /// new owner and are answered. A refused connection to the dead owner comes back at
 /// once; counted as a forward, 32 of them (a tenth of a second apart) ended such a call
 /// with "cannot agree" after about 3 s, long before a 5 s lease could run out.

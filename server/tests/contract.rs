@@ -98,7 +98,7 @@ async fn every_connector_has_a_fake_and_every_fake_a_connector() {
     assert_eq!(connectors.len(), CONNECTORS.len(), "one connector per platform");
 }
 
-/// Issue 46, "one list of platforms": what the server runs follows the connector registry.
+/// One list of platforms: what the server runs follows the connector registry.
 /// Every connector's platform gets a task and a buffer, and nothing else does: a platform
 /// core names without a connector (Open Archivaris) has neither a task nor a buffer file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -725,7 +725,7 @@ async fn every_tool_speaks_the_vocabulary() {
     server.stop().await;
 }
 
-/// Each connector's part in `search` reads its tool's kept answer typed (issue 46: the
+/// Each connector's part in `search` reads its tool's kept answer typed (the
 /// tools are called as values, their answers not read back from JSON): for the shared
 /// question, the listing is exactly what the tool's structured content holds of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

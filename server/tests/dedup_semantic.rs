@@ -1,4 +1,4 @@
-//! Semantic deduplication (issue 30, R-D5). Level 1: requests the platform answers
+//! Semantic deduplication (R-D5). Level 1: requests the platform answers
 //! identically share one canonical form — the buffer, coalescing and replay key — and
 //! requests it may answer differently never do.
 //!
@@ -245,7 +245,7 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
     server.stop().await;
 }
 
-/// Issue 46: an answer shared through a canonical form was rendered once and served to
+/// Regression: an answer shared through a canonical form was rendered once and served to
 /// the next asker in the first asker's words ("for the words `subsidie*`" to a client
 /// that asked `subsidie?`, advice to change a `date_field` it never gave). Each asker
 /// reads what it asked, the first time from the buffer and again from the kept render.
@@ -465,7 +465,7 @@ async fn keyed_search(router: &axum::Router, id: usize, key: &str, query: &str) 
 
 /// A client whose repeats come within seconds is a retry loop; one whose repeats come
 /// at one fixed interval after the first is a time-out below the platform's latency:
-/// each spike is named by its cause on `/metrics` (issue 30, item 3). Virtual time.
+/// each spike is named by its cause on `/metrics`. Virtual time.
 #[tokio::test(start_paused = true)]
 async fn a_retry_loop_and_a_short_time_out_are_each_recognised() {
     for (cause, gap, resends) in [

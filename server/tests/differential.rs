@@ -57,7 +57,7 @@ impl Ask {
     /// The trace line's platform, operation, key and follow-up.
     fn trace(&self) -> serde_json::Value {
         match self {
-            // The trace's key is the request's canonical form (issue 30, item 4): what the
+            // The trace's key is the request's canonical form: what the
             // server keys the buffer, its flights and replays by.
             Ask::Obv(key) => json!({"platform": "obv", "key": Fold::AndWordsCaseless.apply(key)}),
             Ask::ObSearch(word) => json!({"platform": "ob", "key": word}),

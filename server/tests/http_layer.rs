@@ -514,7 +514,7 @@ fn retrying_task() -> besluitbron_server::driver::PlatformHandle {
         .0
 }
 
-/// Issue 26, item 3: the HTTP layer knows whether a request may be sent twice, and its
+/// The HTTP layer knows whether a request may be sent twice, and its
 /// classification reaches the platform path unchanged. Before, the path guessed again
 /// from the status (any 5xx retryable) and would have sent a POST that is not
 /// idempotent three times.

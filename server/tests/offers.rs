@@ -162,7 +162,7 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
             "besluitbron://tk/committees"
         ]
     );
-    // The regulations' addresses have their templates (issue 42: none before).
+    // The regulations' addresses have their templates (they had none before).
     for (path, template) in [
         ("/mcp/bwb", "besluitbron://bwb/regulation/{id}"),
         ("/mcp/cvdr", "besluitbron://cvdr/regulation/{id}"),
@@ -604,7 +604,7 @@ async fn a_prompt_reads_an_organisation_name_as_its_key() {
     server.stop().await;
 }
 
-/// Issue 31 (the second probe): traversal in every spelling, 10 KB URIs, unknown schemes
+/// Hostile reads: traversal in every spelling, 10 KB URIs, unknown schemes
 /// and URIs that are no strings; completions with huge, empty, non-string or control
 /// values and malformed references; prompts with missing, null, extra and non-string
 /// arguments. Each is a clear MCP error (or an empty completion), short and without the

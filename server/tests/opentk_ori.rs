@@ -426,7 +426,7 @@ async fn a_retired_answer_is_held_so_it_costs_nothing_per_call_and_readyz_stays_
 }
 
 /// `source` file reads a document's original file through the document-text extractor
-/// (issue 15: the raw file once that extractor exists): the text of the fake's PDF,
+/// (the raw file once that extractor exists): the text of the fake's PDF,
 /// kept, a repeat from the buffer; an unknown number is a not-found, nothing kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_original_file_is_read_through_the_document_text_extractor() {

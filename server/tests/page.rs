@@ -414,7 +414,7 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     server.stop().await;
 }
 
-/// Issue 31 (the second probe): hostile platform data — a `<script>` and an attribute
+/// Hostile platform data — a `<script>` and an attribute
 /// break-out (`"><img onerror=…>`) in titles, a document's text, the load status's source
 /// names and error messages — is text on `/`, `/document/…` and `/status`, under the
 /// strict CSP; `/status.json` carries it as JSON strings.

@@ -1,4 +1,4 @@
-//! Issue 16, protocol plumbing the official conformance suite checks
+//! Protocol plumbing the official conformance suite checks
 //! (`scripts/conformance`), one regression test per item, each through the real server:
 //!
 //! - a browser page on the server's own loopback origin (`Host: 127.0.0.1:PORT`,

@@ -1,4 +1,4 @@
-//! Recording (issue 29): the server records its platform calls in the simulator's trace
+//! Recording: the server records its platform calls in the simulator's trace
 //! format, and the simulator replays the file.
 //!
 //! The real server runs in process under tokio's paused clock (as the differential

@@ -1,5 +1,5 @@
 //! The server killed with SIGKILL while it writes its buffer, five times in a row, each
-//! time restarted on the same data directory (issue 31, the second probe): every buffer
+//! time restarted on the same data directory: every buffer
 //! opens again, nothing is discarded as corrupt, every entry whose write had finished
 //! before a kill is served from the buffer after it (the platform is not asked), and
 //! after a clean stop `besluitbron cache stats` reads the directory.

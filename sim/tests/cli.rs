@@ -384,7 +384,7 @@ fn fakes_apply_a_later_fault_over_an_earlier_flag_for_its_platform_only() {
     assert!(status.starts_with("HTTP/1.1 500"), "tk keeps --fail-every: {status}");
 }
 
-/// `fakes --help` names every fake it serves (issue 42: it named five of eight).
+/// `fakes --help` names every fake it serves (it once named five of eight).
 #[test]
 fn fakes_help_names_every_platform_it_serves() {
     let out = bin().args(["fakes", "--help"]).output().expect("runs");

@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use besluitbron_core::cache::{CacheKey, DataClass, MemoryStore};
 use besluitbron_core::dedup::WaiterId;
-use besluitbron_core::path::{Attempt, Feedback, Keep, Lane, Outcome, Shell, StoreBuffer};
+use besluitbron_core::path::{Attempt, Feedback, Keep, Lane, Outcome, Shell};
 use besluitbron_core::{Instant, LimitConfig, PlatformId, SessionKey, Units, WallTime};
 use rand::RngExt;
 
@@ -61,11 +61,7 @@ mod setup;
 
 pub use outcome::{AdmissionLine, CallRecord, CallState, Failure, PlatformOutcome, RunOptions, RunOutcome, SimError};
 pub use setup::Enforced;
-use setup::{check_platforms, limit_of, path_for};
-
-/// A platform's path and the shell's part around it: waiters are calls (their id is the
-/// waiter id), a flight's data is the call that led it.
-type SimShell = Shell<StoreBuffer<MemoryStore>, SimError, (), CallId>;
+use setup::{SimShell, check_platforms, limit_of, path_for};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {

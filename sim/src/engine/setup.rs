@@ -11,8 +11,13 @@ use besluitbron_core::path::{LaneConfig, PathConfig, PlatformPath, RetryPolicy, 
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use besluitbron_core::{LimitConfig, SchedulerConfig, Units};
 
-use super::{SimError, SimShell};
+use super::outcome::SimError;
+use crate::policy::CallId;
 use crate::scenario::{LatencySpec, PlatformSpec, Workload};
+
+/// A platform's path and the shell's part around it: waiters are calls (their id is the
+/// waiter id), a flight's data is the call that led it.
+pub(super) type SimShell = Shell<StoreBuffer<MemoryStore>, SimError, (), CallId>;
 
 /// Whether `workload` can run: it lists each platform once, and every call names one it
 /// lists.

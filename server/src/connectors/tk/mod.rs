@@ -17,6 +17,7 @@ pub mod ids;
 pub mod members;
 pub mod offers;
 pub mod page;
+mod reader;
 pub mod render;
 pub mod reports;
 pub mod text;
@@ -53,7 +54,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     defaults: PlatformDefaults::new(PLATFORM, "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0"),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
-    reads: Some(&ids::READER),
+    reads: Some(&reader::READER),
     tools: TOOLS,
     open,
     maintenance: None,

@@ -1009,7 +1009,7 @@ mod tests {
         assert!(
             matches!(bad_date.filter("Datum"), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_date")
         );
-        // Said as BesluitBron's own check, not as the Kamer's refusal (issue 42).
+        // Said as BesluitBron's own check, not as the Kamer's refusal: the fault is the caller's date.
         let said = bad_date.filter("Datum").expect_err("refused").to_string();
         assert!(
             said.contains("nothing was sent to Tweede Kamer") && !said.contains("Tweede Kamer refused"),
