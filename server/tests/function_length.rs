@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-mod tidy;
+use crate::tidy;
 
 /// The most lines a function may span.
 const LIMIT: usize = 100;

@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-mod tidy;
+use crate::tidy;
 
 /// Top-level module → the top-level modules it imports.
 type Graph = BTreeMap<String, BTreeSet<String>>;

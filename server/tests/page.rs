@@ -2,7 +2,7 @@
 //! fakes: results per platform, a slow and a failing platform, hostile queries and
 //! hostile platform data, the document view's paging, the client limits, the status.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
