@@ -17,7 +17,7 @@
 //! - "fetched" goes only to the request that started the flight;
 //! - when every outcome has come back, nothing is left: no flight, no waiter, no queue.
 
-mod support;
+use crate::support;
 
 use besluitbron_core::platform::examples;
 use std::collections::{BTreeMap, BTreeSet};

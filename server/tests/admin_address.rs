@@ -3,7 +3,7 @@
 //! their own (`AdminListen`) and nowhere else; the pages, `/healthz` and `/readyz` stay
 //! on `Listen`, and the administrative address checks the Host as every route does.
 
-mod support;
+use crate::support;
 
 use support::{Server, config, fakes, temp_dir};
 

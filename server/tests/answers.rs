@@ -10,7 +10,7 @@
 //! Runs over the registry (`CONNECTORS`), so a new connector's tools are held to it by
 //! their samples.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 //! script after it was still searching), open a result, page its text, load `/status`.
 //! Screenshots go to `target/browser/`. Every step waits on a condition, never a sleep.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Stdio;

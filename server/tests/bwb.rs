@@ -6,7 +6,7 @@
 //!
 //! Expected answers come from the fake's own regulations (`besluitbron_fakes::bwb`).
 
-mod support;
+use crate::support;
 
 use besluitbron_fakes::bwb::{AWB, BwbSettings, FIREWORKS_LAW, REGULATIONS, matches, parse_cql};
 use serde_json::{Value, json};

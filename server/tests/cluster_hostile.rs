@@ -5,6 +5,9 @@
 //! either replica (once the platform is itself again, the same question reaches it and
 //! is answered); another platform is served on the follower meanwhile; the process's
 //! memory stays bounded.
+//!
+//! A test binary of its own (`Cargo.toml`): it asserts the peak resident memory of its
+//! process, which the other tests would add to in a shared one.
 
 mod support;
 

@@ -3,7 +3,7 @@
 //! platforms. Every platform call any replica sends is checked as it goes: no other
 //! replica may admit at that moment (the leases never overlap in admitting).
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -17,7 +17,7 @@
 //! - every string argument declares a `maxLength` in its schema, and a longer value is
 //!   refused with a short tool error that does not echo it, before any platform request.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -11,7 +11,8 @@
 //!   so a dropped passage cannot hide behind a later occurrence of its words;
 //! - no word that occurs only in metadata appears in them.
 //!
-//! Its figures per file are printed (`cargo test --test corpus -- --nocapture`).
+//! Its figures per file are printed
+//! (`cargo test -p besluitbron-server --test it corpus:: -- --nocapture`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //!
 //! Expected answers come from the fake's own regulations (`besluitbron_fakes::cvdr`).
 
-mod support;
+use crate::support;
 
 use besluitbron_fakes::cvdr::{CvdrSettings, REGULATIONS, UTRECHT_PARKING, matches, parse_cql};
 use serde_json::{Value, json};

@@ -11,7 +11,7 @@
 //! Level 2: a near-duplicate (stop words, plurals, diacritics, a typo) in the same
 //! session reaches the platform again and is counted; in another session it is not one.
 
-mod support;
+use crate::support;
 
 use besluitbron_core::dedup::Fold;
 use besluitbron_fakes::ob::{ObPublication, parse_cql};

@@ -21,7 +21,7 @@
 //! Calls of a script never share an instant (ties between concurrent requests would be
 //! ordered by the runtime in the server and by the script in the simulator).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

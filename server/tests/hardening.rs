@@ -15,7 +15,7 @@
 //!   a search is not "not found"; logs to a pipe carry no colour codes, and JSON logs
 //!   are one object per line.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

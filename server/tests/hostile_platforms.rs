@@ -11,6 +11,9 @@
 //! from a failure; a canary call on another platform is answered meanwhile; the process
 //! stays within its memory bound. OpenTK and an ORI mirror (its `BaseUrl` set to its fake)
 //! are among them for every attack, both by name.
+//!
+//! A test binary of its own (`Cargo.toml`): it asserts the peak resident memory of its
+//! process, which the other tests would add to in a shared one.
 
 mod support;
 

@@ -1,7 +1,7 @@
 //! Client limits (R-I1 to R-I3) and fair waiting at a platform (R-L3, R-L9) through the
 //! real server.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! The MCP server end to end over loopback: the fake platforms, the real server, a
 //! hand-rolled JSON-RPC client.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //! Expected answers are computed from the fake's own corpus and its CQL parser
 //! (`besluitbron_fakes::ob`), so a test compares against the data, not a copy of it.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

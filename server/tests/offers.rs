@@ -4,7 +4,7 @@
 //! buffer (the fake sees no second request), a failing platform is an error that names
 //! it and keeps nothing.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Mcp, Reply, Server, config, fakes, temp_dir};

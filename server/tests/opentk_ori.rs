@@ -4,7 +4,7 @@
 //! no download), and ORI in its live mode and in every retired shape, with the hold
 //! that keeps a retired platform from being asked on every call.
 
-mod support;
+use crate::support;
 
 use besluitbron_core::WallTime;
 use besluitbron_core::cache::{CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Success};

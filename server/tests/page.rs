@@ -2,7 +2,7 @@
 //! fakes: results per platform, a slow and a failing platform, hostile queries and
 //! hostile platform data, the document view's paging, the client limits, the status.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
@@ -353,15 +353,7 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
         .get(besluitbron_server::platforms::obv::PLATFORM)
         .expect("obv task")
         .clone();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let flooded = loop {
-        let snap = handle.snapshot(false).await.expect("snapshot");
-        if snap.lanes[0].queued > 0 {
-            break snap.lanes[0].clone();
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the flood never queued");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let flooded = first_queued_lane(&handle).await;
     // A call queues only when the bucket has no room (R-L2): the flood has had the burst.
     assert!(
         flooded.admitted_units >= burst,
@@ -412,6 +404,21 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     );
     assert_eq!(fakes.obv.rate_limited(), 0, "the platform never answered 429");
     server.stop().await;
+}
+
+/// The platform's lane as first seen with a call queued (within 20 s).
+async fn first_queued_lane(
+    handle: &besluitbron_server::driver::PlatformHandle,
+) -> besluitbron_server::driver::LaneSnapshot {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let snap = handle.snapshot(false).await.expect("snapshot");
+        if snap.lanes[0].queued > 0 {
+            return snap.lanes[0].clone();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the flood never queued");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// Hostile platform data — a `<script>` and an attribute

@@ -11,7 +11,7 @@
 //!   mend (naming the tool, what is wrong, and that no platform was asked), in both eras;
 //!   an unknown tool stays a protocol error.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{Mcp, Server, config, fakes, temp_dir};

@@ -8,7 +8,7 @@
 //! Expected words are quoted from the real files (`corpus/index.toml` says where each
 //! came from); the ids used here are the ones the fakes serve them under.
 
-mod support;
+use crate::support;
 
 use besluitbron_fakes::ob::{Renditions, ob_corpus};
 use besluitbron_fakes::rechtspraak::real_rulings;

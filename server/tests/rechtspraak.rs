@@ -1,7 +1,7 @@
 //! The Rechtspraak tools end to end: the real server over loopback against the fake
 //! open-data service, answers compared with the fake's own corpus.
 
-mod support;
+use crate::support;
 
 use besluitbron_fakes::FakeHandle;
 use besluitbron_fakes::rechtspraak::{BUSY_DAY, FOOTNOTES_ECLI, LONG_ECLI, METADATA_ONLY_ECLI, RsQuery, RsRuling};

@@ -29,7 +29,7 @@
 //! soak, on a real clock, adds the loopback's travel time and the runtime's scheduling to
 //! each instant; its check would have to add their measured spread.)
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

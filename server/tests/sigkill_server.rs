@@ -8,7 +8,7 @@
 //! answers are being written behind (the fake has answered some of them, others are on
 //! their way), at a different point each round.
 
-mod support;
+use crate::support;
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Stdio};

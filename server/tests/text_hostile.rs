@@ -1,5 +1,9 @@
 //! Hostile and broken files: each gives a clear error within the caps — never a panic,
 //! a hang or a crash — while other extractions in the same pool keep being answered.
+//!
+//! A test binary of its own (`Cargo.toml`): it asserts the peak resident memory of its
+//! process, which the other tests would add to in a shared one, and a reader that
+//! overflowed its stack would abort every test sharing the process.
 
 use std::io::{Cursor, Write};
 use std::path::Path;

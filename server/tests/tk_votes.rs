@@ -7,7 +7,7 @@
 //!
 //! Expected answers are computed from the fake's own records (`besluitbron_fakes::tk`).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

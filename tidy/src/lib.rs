@@ -2,7 +2,7 @@
 //! server, the core, the simulator, the fakes, the benches, this crate, and the fuzz
 //! targets): `src`, `tests`, `benches` and every other folder of each.
 //!
-//! The rules, each a test in `tests/workspace.rs`:
+//! The rules, each a test in `tests/it.rs`:
 //! - no function over [`FUNCTION_LINES_MAX`] lines, tests included ([`functions`]); the
 //!   few that read better whole are in [`tables::EXCEPTIONS`], each with its reason;
 //! - no file over [`FILE_LINES_MAX`] lines;
