@@ -161,11 +161,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "`votes/`: the arguments, the fetch of cases and votes, and the rendering each in a room",
     },
     Owed {
-        file: "server/src/guard.rs",
-        owes: Owes::LongFile,
-        resolves: "`guard/`: service, steps, envelope, origin and permits each in a room",
-    },
-    Owed {
         file: "server/src/platforms/tk/mod.rs",
         owes: Owes::LongFile,
         resolves: "the Kamer client by resource (documents, cases, meetings) in rooms of `platforms/tk/`",
