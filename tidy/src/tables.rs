@@ -156,11 +156,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "the answers rendered in `render/`, one room per answer (search, ruling, lists)",
     },
     Owed {
-        file: "server/src/connectors/tk/votes.rs",
-        owes: Owes::LongFile,
-        resolves: "`votes/`: the arguments, the fetch of cases and votes, and the rendering each in a room",
-    },
-    Owed {
         file: "server/src/platforms/tk/mod.rs",
         owes: Owes::LongFile,
         resolves: "the Kamer client by resource (documents, cases, meetings) in rooms of `platforms/tk/`",
@@ -238,11 +233,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
     Owed {
         file: "server/src/connectors/tk/transcript.rs",
         owes: Owes::LongFunction("render"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "server/src/connectors/tk/votes.rs",
-        owes: Owes::LongFunction("fetch"),
         resolves: "its steps named, each a function the body calls in turn",
     },
     Owed {
