@@ -156,11 +156,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "the answers rendered in `render/`, one room per answer (search, ruling, lists)",
     },
     Owed {
-        file: "server/src/platforms/tk/mod.rs",
-        owes: Owes::LongFile,
-        resolves: "the Kamer client by resource (documents, cases, meetings) in rooms of `platforms/tk/`",
-    },
-    Owed {
         file: "server/src/platforms/tk/vlos.rs",
         owes: Owes::LongFile,
         resolves: "the VLOS report reader by part (speakers, activities, the text) in `vlos/`",
