@@ -156,11 +156,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "the answers rendered in `render/`, one room per answer (search, ruling, lists)",
     },
     Owed {
-        file: "server/src/platforms/tk/vlos.rs",
-        owes: Owes::LongFile,
-        resolves: "the VLOS report reader by part (speakers, activities, the text) in `vlos/`",
-    },
-    Owed {
         file: "server/tests/cluster_owner.rs",
         owes: Owes::LongFile,
         resolves: "split by concern into several files of the same test binary (a plain move)",
