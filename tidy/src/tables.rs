@@ -146,16 +146,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "the path's lanes, flights and retries each in a room of `path/`",
     },
     Owed {
-        file: "server/src/connectors/obv/render.rs",
-        owes: Owes::LongFile,
-        resolves: "the answers rendered in `render/`, one room per answer (search, document, lists)",
-    },
-    Owed {
-        file: "server/src/connectors/rechtspraak/render.rs",
-        owes: Owes::LongFile,
-        resolves: "the answers rendered in `render/`, one room per answer (search, ruling, lists)",
-    },
-    Owed {
         file: "server/tests/cluster_owner.rs",
         owes: Owes::LongFile,
         resolves: "split by concern into several files of the same test binary (a plain move)",
