@@ -141,11 +141,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "the list calls the offers and page take (`PLATFORM`, `committees_call`, `factions_call`) in a child of their own",
     },
     Owed {
-        file: "core/src/path/mod.rs",
-        owes: Owes::LongFile,
-        resolves: "the path's lanes, flights and retries each in a room of `path/`",
-    },
-    Owed {
         file: "server/tests/cluster_owner.rs",
         owes: Owes::LongFile,
         resolves: "split by concern into several files of the same test binary (a plain move)",
