@@ -141,11 +141,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "the list calls the offers and page take (`PLATFORM`, `committees_call`, `factions_call`) in a child of their own",
     },
     Owed {
-        file: "server/tests/cluster_owner.rs",
-        owes: Owes::LongFile,
-        resolves: "split by concern into several files of the same test binary (a plain move)",
-    },
-    Owed {
         file: "server/tests/mcp.rs",
         owes: Owes::LongFile,
         resolves: "split by concern into several files of the same test binary (a plain move)",
