@@ -186,31 +186,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
     },
     Owed {
-        file: "server/src/connectors/rechtspraak/mod.rs",
-        owes: Owes::LongFunction("rechtspraak_search"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "server/src/connectors/schema.rs",
-        owes: Owes::LongFunction("portable_schema"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "server/src/connectors/tk/debates.rs",
-        owes: Owes::LongFunction("tk_debates"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "server/src/connectors/tk/transcript.rs",
-        owes: Owes::LongFunction("render"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "server/src/text/rtf.rs",
-        owes: Owes::LongFunction("read_rtf"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
         file: "server/tests/answers.rs",
         owes: Owes::LongFunction("every_default_answer_fits_the_budget_and_every_answer_its_output_schema"),
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",

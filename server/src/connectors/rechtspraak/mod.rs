@@ -29,10 +29,10 @@ use serde::Deserialize;
 
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
+use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
-use crate::platforms::rechtspraak::{Day, Ecli, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
+use crate::platforms::rechtspraak::{Day, Ecli, Feed, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
 use render::{
     AreasAnswer, AreasOutput, CourtsAnswer, CourtsOutput, DEFAULT_LIST_LIMIT, Hit, ListPage, MAX_LIST_LIMIT,
     ProceduresAnswer, ProceduresOutput, RulingOutput, SearchOutput, SearchPage,
@@ -587,83 +587,15 @@ async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Rep
         Err(e) => return e.into(),
     };
     let mut searched = Vec::new();
-    let mut check = Check::default();
-    if let Some(name) = &asked.court {
-        let courts = match ctx.fetch(Who::Caller, call, courts_call(&client)).await {
-            Ok((list, _)) => list,
-            Err(e) => return e.into(),
-        };
-        match resolve::court(&courts.courts, name) {
-            Ok(court) => {
-                asked.search.creators.push(court.identifier.clone());
-                searched.push(format!("court {}", court.name));
-            }
-            Err(message) => return tool_error(message).into(),
-        }
-    }
-    if let Some(name) = &asked.area {
-        let areas = match ctx.fetch(Who::Caller, call, areas_call(&client)).await {
-            Ok((list, _)) => list,
-            Err(e) => return e.into(),
-        };
-        match resolve::area(&areas.areas, name) {
-            Ok(choice) => {
-                asked.search.subjects.push(choice.top.identifier.clone());
-                match choice.sub {
-                    None => searched.push(format!("area {}", choice.top.name)),
-                    Some(sub) => {
-                        searched.push(format!("area {} (within {})", sub.name, choice.top.name));
-                        check.area = Some((sub.identifier.clone(), sub.name.clone()));
-                    }
-                }
-            }
-            Err(message) => return tool_error(message).into(),
-        }
-    }
-    if let Some(name) = &asked.procedure {
-        let procedures = match ctx.fetch(Who::Caller, call, procedures_call(&client)).await {
-            Ok((list, _)) => list,
-            Err(e) => return e.into(),
-        };
-        match resolve::procedure(&procedures.procedures, name) {
-            Ok(p) => {
-                searched.push(format!("procedure {}", p.name));
-                check.procedure = Some((p.identifier.clone(), p.name.clone()));
-            }
-            Err(message) => return tool_error(message).into(),
-        }
-    }
+    let check = match resolve_names(ctx, call, &client, &mut asked, &mut searched).await {
+        Ok(check) => check,
+        Err(reply) => return reply,
+    };
     if check.any() && asked.limit > MAX_CHECKED_LIMIT {
         asked.search.max = Some(PageSize::clamped(MAX_CHECKED_LIMIT));
     }
-    if let Some(k) = asked.kind {
-        searched.push(format!("type {}", k.as_str()));
-    }
+    let searched = searched_words(searched, &asked);
     let s = &asked.search;
-    match (&s.date_from, &s.date_to) {
-        (Some(f), Some(t)) if f == t => searched.push(format!("decided {}", f.as_str())),
-        (Some(f), Some(t)) => searched.push(format!("decided {} to {}", f.as_str(), t.as_str())),
-        (Some(f), None) => searched.push(format!("decided from {}", f.as_str())),
-        (None, Some(t)) => searched.push(format!("decided until {}", t.as_str())),
-        (None, None) => {}
-    }
-    if let Some(m) = &s.modified_since {
-        searched.push(format!("modified since {}", m.as_str()));
-    }
-    if s.with_text {
-        // "… for all rulings with a published text", not "… for with a published text".
-        let text = if searched.is_empty() {
-            "all rulings with a published text"
-        } else {
-            "with a published text"
-        };
-        searched.push(text.to_owned());
-    }
-    let searched = if searched.is_empty() {
-        "all rulings".to_owned()
-    } else {
-        searched.join(", ")
-    };
     let (offset, kind) = (s.from, asked.kind.map(RulingType::as_str));
     let filters = asked.filters;
     let key = search_key(s);
@@ -691,6 +623,98 @@ async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Rep
         Ok(fetched) => fetched,
         Err(e) => return e.into(),
     };
+    let (hits, checked) = match checked_hits(ctx, call, &client, &feed, &check, kind).await {
+        Ok(found) => found,
+        Err(e) => return e.into(),
+    };
+    let note = check.note(checked, hits.len());
+    let page = SearchPage::new(&feed, searched, offset, hits, Some(note)).with_filters(filters);
+    render::search(&page, served).into_own_result().into()
+}
+
+/// The court, area and procedure `asked` names, resolved on their value lists (each
+/// list asked for only when its name is given): the court and a top-level area go into
+/// the search, a sub-area and a procedure become what each result's metadata is checked
+/// for. Each resolved name is added to `searched`; a name that resolves to none is the
+/// tool's error.
+async fn resolve_names(
+    ctx: &Context,
+    call: &Call,
+    client: &Arc<RsClient>,
+    asked: &mut Asked,
+    searched: &mut Vec<String>,
+) -> Result<Check, Reply> {
+    let mut check = Check::default();
+    if let Some(name) = &asked.court {
+        let (courts, _) = ctx.fetch(Who::Caller, call, courts_call(client)).await?;
+        let court = resolve::court(&courts.courts, name).map_err(|message| Reply::from(tool_error(message)))?;
+        asked.search.creators.push(court.identifier.clone());
+        searched.push(format!("court {}", court.name));
+    }
+    if let Some(name) = &asked.area {
+        let (areas, _) = ctx.fetch(Who::Caller, call, areas_call(client)).await?;
+        let choice = resolve::area(&areas.areas, name).map_err(|message| Reply::from(tool_error(message)))?;
+        asked.search.subjects.push(choice.top.identifier.clone());
+        match choice.sub {
+            None => searched.push(format!("area {}", choice.top.name)),
+            Some(sub) => {
+                searched.push(format!("area {} (within {})", sub.name, choice.top.name));
+                check.area = Some((sub.identifier.clone(), sub.name.clone()));
+            }
+        }
+    }
+    if let Some(name) = &asked.procedure {
+        let (procedures, _) = ctx.fetch(Who::Caller, call, procedures_call(client)).await?;
+        let p = resolve::procedure(&procedures.procedures, name).map_err(|message| Reply::from(tool_error(message)))?;
+        searched.push(format!("procedure {}", p.name));
+        check.procedure = Some((p.identifier.clone(), p.name.clone()));
+    }
+    Ok(check)
+}
+
+/// What was searched, in words: the resolved names in `searched`, then the type, the
+/// dates and whether only rulings with a text were asked for.
+fn searched_words(mut searched: Vec<String>, asked: &Asked) -> String {
+    if let Some(k) = asked.kind {
+        searched.push(format!("type {}", k.as_str()));
+    }
+    let s = &asked.search;
+    match (&s.date_from, &s.date_to) {
+        (Some(f), Some(t)) if f == t => searched.push(format!("decided {}", f.as_str())),
+        (Some(f), Some(t)) => searched.push(format!("decided {} to {}", f.as_str(), t.as_str())),
+        (Some(f), None) => searched.push(format!("decided from {}", f.as_str())),
+        (None, Some(t)) => searched.push(format!("decided until {}", t.as_str())),
+        (None, None) => {}
+    }
+    if let Some(m) = &s.modified_since {
+        searched.push(format!("modified since {}", m.as_str()));
+    }
+    if s.with_text {
+        // "… for all rulings with a published text", not "… for with a published text".
+        let text = if searched.is_empty() {
+            "all rulings with a published text"
+        } else {
+            "with a published text"
+        };
+        searched.push(text.to_owned());
+    }
+    if searched.is_empty() {
+        "all rulings".to_owned()
+    } else {
+        searched.join(", ")
+    }
+}
+
+/// The hits of `feed` whose metadata passes `check` (each ruling's metadata its own
+/// call), and how many were checked.
+async fn checked_hits(
+    ctx: &Context,
+    call: &Call,
+    client: &Arc<RsClient>,
+    feed: &Feed,
+    check: &Check,
+    kind: Option<&str>,
+) -> Result<(Vec<Hit>, usize), AnswerError> {
     let mut hits = Vec::new();
     let mut checked = 0;
     for entry in feed.entries.iter().filter(|e| e.deleted.is_none()) {
@@ -698,19 +722,14 @@ async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Rep
             continue;
         };
         checked += 1;
-        let meta = match ctx.fetch(Who::Caller, call, ruling_call(&client, ecli, true)).await {
-            Ok((meta, _)) => meta,
-            Err(e) => return e.into(),
-        };
+        let (meta, _) = ctx.fetch(Who::Caller, call, ruling_call(client, ecli, true)).await?;
         if check.passes(&meta) {
             let mut hit = Hit::from_entry(entry, kind);
             hit.kind = hit.kind.or_else(|| meta.kind.clone());
             hits.push(hit);
         }
     }
-    let note = check.note(checked, hits.len());
-    let page = SearchPage::new(&feed, searched, offset, hits, Some(note)).with_filters(filters);
-    render::search(&page, served).into_own_result().into()
+    Ok((hits, checked))
 }
 
 /// Read one ruling.
