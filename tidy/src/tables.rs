@@ -161,16 +161,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "the ruling generator and its XML apart from the corpus",
     },
     Owed {
-        file: "core/src/path/invariants.rs",
-        owes: Owes::LongFunction("PlatformPath::check_invariants"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "core/src/scheduler/invariants.rs",
-        owes: Owes::LongFunction("FairScheduler::check_invariants"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
         file: "core/tests/lease_props.rs",
         owes: Owes::LongFunction("run"),
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
