@@ -31,7 +31,7 @@ use super::debate::page_of;
 use super::ids::meeting_id;
 use super::members::{Member, Resolved, folded, resolve, words};
 use super::reports::{self, chosen_report, served_of};
-use super::transcript::day;
+use crate::calendar::leading_day;
 use crate::call::{AnswerError, Call, Context, Rendered, Reply, Structure, provenance, tool_error};
 use crate::connectors::tool::ToolSpec;
 use crate::platforms::tk::vlos::{Part, Report, Role};
@@ -417,7 +417,12 @@ fn result_of(v: &Vergadering, verslag: &Verslag, report: &Report, title: String,
         id: meeting_id(&v.id),
         url: page_of(v, report, kind.as_deref()),
         title,
-        date: v.datum.as_deref().or(report.meeting.date.as_deref()).and_then(day),
+        date: v
+            .datum
+            .as_deref()
+            .or(report.meeting.date.as_deref())
+            .and_then(leading_day)
+            .map(str::to_owned),
         kind,
         organization: Some(
             report

@@ -166,14 +166,6 @@ pub struct DebateShown {
     pub page: TextPage,
 }
 
-/// The day of a timestamp, YYYY-MM-DD.
-pub fn day(timestamp: &str) -> Option<String> {
-    timestamp
-        .get(..10)
-        .filter(|d| crate::calendar::is_day(d))
-        .map(str::to_owned)
-}
-
 /// The time of day of a timestamp, HH:MM.
 fn time(timestamp: Option<&str>) -> Option<&str> {
     timestamp.and_then(|t| t.get(11..16))
@@ -713,6 +705,7 @@ fn write_selection(t: &mut String, report: &Report, filters: &Filters, keep: Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calendar::leading_day;
     use crate::platforms::tk::vlos::read_report;
 
     fn corpus(name: &str) -> Report {
@@ -724,7 +717,7 @@ mod tests {
         About {
             id: "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311".into(),
             title: r.meeting.title.clone().unwrap_or_default(),
-            date: r.meeting.date.as_deref().and_then(day),
+            date: r.meeting.date.as_deref().and_then(leading_day).map(str::to_owned),
             kind: r.meeting.kind.clone(),
             report_id: "fb28c35e-af8d-49ee-8905-ad41eb41e4de".into(),
             ..About::default()

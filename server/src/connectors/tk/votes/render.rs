@@ -76,7 +76,7 @@ pub fn render(answer: &VotesAnswer, served: Served, searched: &str) -> Rendered 
             c.onderwerp.as_deref().or(c.titel.as_deref()).unwrap_or(""),
             c.gestart_op
                 .as_deref()
-                .and_then(|d| d.get(..10))
+                .and_then(crate::calendar::leading_day)
                 .map(|d| format!(" (started {d})"))
                 .unwrap_or_default()
         );

@@ -245,7 +245,11 @@ pub(super) fn result_of(case: &CaseVotes, n: usize, d: &DecisionVotes) -> VoteRe
     VoteResult {
         id: c.nummer.clone().unwrap_or_default(),
         title: c.onderwerp.clone().or_else(|| c.titel.clone()).unwrap_or_default(),
-        date: c.gestart_op.as_deref().and_then(|d| d.get(..10)).map(str::to_owned),
+        date: c
+            .gestart_op
+            .as_deref()
+            .and_then(crate::calendar::leading_day)
+            .map(str::to_owned),
         kind: c.soort.clone(),
         organization: "Tweede Kamer".to_owned(),
         url: case.url.clone(),
