@@ -138,7 +138,7 @@ impl AppState {
         self.calls.running()
     }
 
-    /// Buffer hits' rendered results kept now (the render cache, `mcp::call::shown`).
+    /// Buffer hits' rendered results kept now (the render cache, `mcp::tool_call::render_store`).
     pub fn shown_kept(&self) -> usize {
         self.calls.shown().len()
     }

@@ -544,7 +544,7 @@ async fn call_in(router: &axum::Router, tool: &str, arguments: Value) -> Value {
 }
 
 /// A repeat of a call whose answer is fresh in the buffer is answered with the result
-/// rendered for it the first time (the render cache, `mcp::call::shown`), word for word
+/// rendered for it the first time (the render cache, `mcp::tool_call::render_store`), word for word
 /// what the tool gives and counted as a buffer hit; another question on the same kept
 /// answer is rendered for itself; once the answer expires, the platform is asked again.
 #[tokio::test(start_paused = true)]

@@ -14,7 +14,7 @@
 //! - progress while the call waits in a queue, and cancellation;
 //! - the request counters and the duplicate-rate monitor (R-D9);
 //! - a buffer hit's rendered result, looked up and kept for the same question in the
-//!   store the call brings ([`shown`]: the contract; the MCP side owns the store);
+//!   store the call brings ([`render_cache`]: the contract; the MCP side owns the store);
 //! - errors an assistant can act on: every failure names the platform and what to do.
 //!
 //! **What a tool says travels back in its value.** A tool's [`Reply`] is its result, or
@@ -28,8 +28,8 @@
 
 pub mod counters;
 mod platform_call;
+pub mod render_cache;
 mod rendered;
-pub mod shown;
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -51,8 +51,8 @@ use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePositi
 use crate::identity::Caller;
 use crate::metrics::{CauseLabels, Metrics, ToolLabels};
 use counters::RequestCounters;
-pub use shown::SharedResult;
-use shown::{Shown, ShownKey};
+pub use render_cache::SharedResult;
+use render_cache::{Shown, ShownKey};
 
 /// A platform client, opened from configuration by its connector.
 pub type Client = Arc<dyn Any + Send + Sync>;
@@ -115,7 +115,7 @@ pub struct Call {
     /// Cancelled when the client cancels the call or goes away.
     pub ct: CancellationToken,
     /// Where a buffer hit's rendered result is kept for the same question: the MCP
-    /// side's render cache, handed down ([`shown`]); `None` keeps nothing.
+    /// side's render cache, handed down ([`render_cache`]); `None` keeps nothing.
     pub shown: Option<Arc<dyn Shown>>,
 }
 
@@ -141,7 +141,7 @@ impl Call {
 pub enum ToolResult {
     /// The call's own: nothing else holds it.
     Own(CallToolResult),
-    /// Handed out or kept by the render cache ([`shown`]): shared with it.
+    /// Handed out or kept by the render cache ([`render_cache`]): shared with it.
     Shown(SharedResult),
 }
 
@@ -308,7 +308,7 @@ impl Context {
 
     /// As [`Context::answer`] for a render that is a plain function of the answer and
     /// how it was served (a `fn`, so it captures nothing): a buffer hit's result is kept
-    /// in the call's render cache ([`shown`]) and handed out again, shared, to the same
+    /// in the call's render cache ([`render_cache`]) and handed out again, shared, to the same
     /// question.
     pub async fn answer_shown<T>(&self, call: &Call, pc: PlatformCall<T>, render: fn(&T, Served) -> Rendered) -> Reply
     where

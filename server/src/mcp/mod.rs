@@ -4,7 +4,7 @@
 //! Each connector of the registry is served at `/mcp/<id>` ([`Scope::One`]), and every
 //! connector's tools together at `/mcp` ([`Scope::All`]). A `tools/call` — from an MCP
 //! client, a resource read, the search page or another replica — is a short stack of
-//! layers ([`Calls::call`], see [`call`]), each a function from request to result:
+//! layers ([`Calls::call`], see [`tool_call`]), each a function from request to result:
 //!
 //! ```text
 //! arguments ─▶ replay ─▶ route ─▶ time-out ─▶ the tool (crate::connectors, over crate::call)
@@ -15,7 +15,6 @@
 //! layer and the clients do), or know of replicas (a [`route::Route`] is handed in).
 
 pub mod arguments;
-pub mod call;
 pub mod fetch;
 pub mod ground;
 pub mod offers;
@@ -24,6 +23,7 @@ pub mod replay;
 pub mod route;
 mod scope;
 pub mod search;
+pub mod tool_call;
 pub mod tools;
 
 use std::net::SocketAddr;
@@ -38,8 +38,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-pub use call::{Calls, ToolRequest};
 pub use scope::Scope;
+pub use tool_call::{Calls, ToolRequest};
 
 /// How long a client may keep a list that never changes while the server runs (the tool,
 /// prompt, resource and template lists): an hour, so a new release is seen soon.

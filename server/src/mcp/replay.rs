@@ -17,14 +17,14 @@
 //!
 //! What is kept of a completed call is its result: a retry gets the first result word
 //! for word, its provenance note included. A result the render cache holds too
-//! ([`ToolResult::Shown`], said by the result itself, `super::call::shown`) is kept
+//! ([`ToolResult::Shown`], said by the result itself, `super::tool_call::render_store`) is kept
 //! shared with it, at no cost; any other is kept serialized (one allocation, freed at
 //! once when it expires). The decision is read from the value, never from how many
 //! hold it. The table bounds what it
 //! keeps by count, bytes and time ([`IdempotencyConfig`]); under more load than that,
 //! the oldest results go first and a late retry runs again.
 //!
-//! A layer of the tool call's stack (`crate::mcp::call`): [`Replays::run`] takes the
+//! A layer of the tool call's stack (`crate::mcp::tool_call`): [`Replays::run`] takes the
 //! rest of the stack as a function and returns its result; nothing is handed down.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! [`Shown`]: where a buffer hit's rendered result is kept, so a repeat of one question
 //! on one kept answer is that result again instead of a second rendering. The call
 //! layer looks it up and fills it ([`super::Context::answer_shown_for`]); the MCP side
-//! makes and owns the store (`crate::mcp::shown`) and hands it down in each
+//! makes and owns the store (`crate::mcp::tool_call::render_store`) and hands it down in each
 //! [`Call`](super::Call), as it hands down where progress goes.
 //!
 //! Why the MCP side owns it: what it keeps are MCP results, handed out to clients and

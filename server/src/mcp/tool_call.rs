@@ -13,14 +13,14 @@
 //! or that its platform is owned elsewhere), the replay layer whether the result was a
 //! replay. Nothing is written into shared state for an outer layer to read.
 //!
-//! Each call carries this side's render cache ([`shown`]) down to the call layer: buffer
+//! Each call carries this side's render cache ([`render_store`]) down to the call layer: buffer
 //! hits' rendered results, kept on the MCP side, which hands them out.
 //!
 //! [`Calls::call`] is the one entry point for tools: an MCP `tools/call`, a resource
 //! read, the search page and a forward from another replica ([`Calls::call_here`], the
 //! stack below the route) all come through it.
 
-pub mod shown;
+pub mod render_store;
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,12 +36,12 @@ use super::replay::{self, Replayed, Replays};
 use super::route::{Route, RouteFuture};
 use super::scope::Scope;
 use super::tools::{ToolEntry, ToolTable};
-use crate::call::shown::Shown;
+use crate::call::render_cache::Shown;
 use crate::call::{AnswerError, Call, Context, Progress, Reply, ToolResult, tool_error};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::tool::invalid_arguments;
 use crate::identity::Caller;
-use shown::RenderCache;
+use render_store::RenderCache;
 
 /// One tool call as it enters the stack.
 pub struct ToolRequest {

@@ -1,6 +1,6 @@
 //! [`RenderCache`]: buffer hits' rendered results, made and owned by the MCP side
 //! ([`super::Calls`]) and handed down in each tool call for the call layer to look up
-//! and fill (the contract, [`Shown`], is the call layer's: `crate::call::shown`).
+//! and fill (the contract, [`Shown`], is the call layer's: `crate::call::render_cache`).
 //!
 //! Why here: the results are MCP results, which the MCP side hands out and its replay
 //! layer keeps too. A result handed out or kept here travels up as
@@ -26,7 +26,7 @@ use quick_cache::sync::{Cache, DefaultLifecycle};
 use quick_cache::{Equivalent, UnitWeighter};
 
 use crate::call::SharedResult;
-use crate::call::shown::{Shown, ShownKey};
+use crate::call::render_cache::{Shown, ShownKey};
 
 /// The most results kept (each within a tool's answer budget, 16 KB by default).
 pub const MAX_SHOWN: usize = 1024;
