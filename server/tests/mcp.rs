@@ -573,9 +573,9 @@ async fn a_repeat_is_its_kept_result_until_the_answer_expires() {
     let asked = json!({"query": "begroting", "limit": 3});
     let fetched = call_in(&router, "obv_search", asked.clone()).await;
     let requests = f.obv.requests();
-    assert_eq!(state.shown_kept(), 0, "a fetched answer's result is not kept");
+    assert_eq!(state.renders_kept(), 0, "a fetched answer's result is not kept");
     let hit = call_in(&router, "obv_search", asked.clone()).await;
-    assert_eq!(state.shown_kept(), 1, "a buffer hit's result is kept");
+    assert_eq!(state.renders_kept(), 1, "a buffer hit's result is kept");
     assert_eq!(
         hit["structuredContent"]["results"],
         fetched["structuredContent"]["results"]

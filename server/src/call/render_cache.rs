@@ -1,6 +1,6 @@
-//! [`Shown`]: where a buffer hit's rendered result is kept, so a repeat of one question
+//! [`RenderCache`]: where a buffer hit's rendered result is kept, so a repeat of one question
 //! on one kept answer is that result again instead of a second rendering. The call
-//! layer looks it up and fills it ([`super::Context::answer_shown_for`]); the MCP side
+//! layer looks it up and fills it ([`super::Context::answer_kept_asked`]); the MCP side
 //! makes and owns the store (`crate::mcp::tool_call::render_store`) and hands it down in each
 //! [`Call`](super::Call), as it hands down where progress goes.
 //!
@@ -42,7 +42,7 @@ pub type SharedResult = Arc<CallToolResult>;
 
 /// Which result: the answer's id, the tool, and the call's arguments as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ShownKey<'a> {
+pub struct RenderKey<'a> {
     /// The answer's [`Payload::id`](crate::driver::Payload::id).
     pub answer: u64,
     /// The tool.
@@ -52,11 +52,11 @@ pub struct ShownKey<'a> {
 }
 
 /// Where buffer hits' rendered results are kept. See the module documentation.
-pub trait Shown: Send + Sync {
+pub trait RenderCache: Send + Sync {
     /// The result kept for `key`, if any.
-    fn get(&self, key: ShownKey<'_>) -> Option<SharedResult>;
+    fn get(&self, key: RenderKey<'_>) -> Option<SharedResult>;
 
     /// Keeps `result` for `key`; true when it is held now. (Results kept for one key
     /// are alike: each is the same plain function of the key's parts.)
-    fn keep(&self, key: ShownKey<'_>, result: &SharedResult) -> bool;
+    fn keep(&self, key: RenderKey<'_>, result: &SharedResult) -> bool;
 }

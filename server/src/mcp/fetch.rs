@@ -184,7 +184,7 @@ impl Fetcher {
             form: call.form.clone(),
             progress: call.progress.clone(),
             ct: call.ct.clone(),
-            shown: call.shown.clone(),
+            render_cache: call.render_cache.clone(),
         };
         let id = format!("{}:{}", platform.as_str(), reading.id);
         match (reading.run)(ctx, &inner).await {

@@ -410,7 +410,7 @@ impl Asking {
             progress: None,
             // Never cancelled: a part the search no longer waits for fills the buffer.
             ct: CancellationToken::new(),
-            shown: call.shown.clone(),
+            render_cache: call.render_cache.clone(),
         };
         Asking {
             platform,

@@ -36,12 +36,12 @@ use super::replay::{self, Replayed, Replays};
 use super::route::{Route, RouteFuture};
 use super::scope::Scope;
 use super::tools::{ToolEntry, ToolTable};
-use crate::call::render_cache::Shown;
+use crate::call::render_cache::RenderCache;
 use crate::call::{AnswerError, Call, Context, Progress, Reply, ToolResult, tool_error};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::tool::invalid_arguments;
 use crate::identity::Caller;
-use render_store::RenderCache;
+use render_store::RenderStore;
 
 /// One tool call as it enters the stack.
 pub struct ToolRequest {
@@ -87,7 +87,7 @@ pub struct Calls {
     /// Client retries (R-D2).
     pub replays: Replays,
     /// Buffer hits' rendered results, handed down in every call.
-    shown: Arc<RenderCache>,
+    render_store: Arc<RenderStore>,
     /// Tool calls running now, and the tasks of theirs that outlive them (the shutdown
     /// drain waits for them).
     in_flight: Arc<AtomicUsize>,
@@ -114,7 +114,7 @@ impl Calls {
             tools: ToolTable::new(&registry),
             registry,
             replays,
-            shown: Arc::new(RenderCache::default()),
+            render_store: Arc::new(RenderStore::default()),
             in_flight: Arc::new(AtomicUsize::new(0)),
             request_timeout,
             trusted_proxies,
@@ -139,13 +139,13 @@ impl Calls {
     }
 
     /// Buffer hits' rendered results.
-    pub fn shown(&self) -> &RenderCache {
-        &self.shown
+    pub fn render_store(&self) -> &RenderStore {
+        &self.render_store
     }
 
     /// The render cache as a call carries it down to the call layer.
-    fn shown_for_call(&self) -> Option<Arc<dyn Shown>> {
-        Some(Arc::clone(&self.shown) as Arc<dyn Shown>)
+    fn render_cache_for_call(&self) -> Option<Arc<dyn RenderCache>> {
+        Some(Arc::clone(&self.render_store) as Arc<dyn RenderCache>)
     }
 
     /// Tool calls (and fetched completions, and search parts still asking after their
@@ -288,7 +288,7 @@ impl Calls {
             form: Arc::from(replay::fingerprint(tool.name, arguments)),
             progress,
             ct,
-            shown: self.shown_for_call(),
+            render_cache: self.render_cache_for_call(),
         }
     }
 }

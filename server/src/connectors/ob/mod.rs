@@ -418,7 +418,7 @@ const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL];
 /// Search Officiële Bekendmakingen.
 async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     match search_question(ctx, &args) {
-        Ok((pc, asked)) => ctx.answer_shown_for(call, pc, asked, render::search).await,
+        Ok((pc, asked)) => ctx.answer_kept_asked(call, pc, asked, render::search).await,
         Err(reply) => reply,
     }
 }

@@ -475,7 +475,7 @@ const TOOLS: &[ToolSpec] = &[
 /// Search OpenBesluitvorming.
 async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     match search_question(ctx, call, args).await {
-        Ok((pc, asked)) => ctx.answer_shown_for(call, pc, asked, render::search).await,
+        Ok((pc, asked)) => ctx.answer_kept_asked(call, pc, asked, render::search).await,
         Err(reply) => reply,
     }
 }
@@ -591,7 +591,7 @@ async fn obv_sources(ctx: &Context, call: &Call, args: SourcesArgs) -> Reply {
         offset: args.offset.unwrap_or(0),
         limit,
     };
-    ctx.answer_shown_for(call, pc, filter, render::sources).await
+    ctx.answer_kept_asked(call, pc, filter, render::sources).await
 }
 
 /// The load status.

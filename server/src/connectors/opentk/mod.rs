@@ -590,7 +590,7 @@ async fn opentk_activity(ctx: &Context, call: &Call, args: ActivityArgs) -> Repl
             ))
         }
     });
-    ctx.answer_shown(call, pc, render::activity).await
+    ctx.answer_kept(call, pc, render::activity).await
 }
 
 /// When OpenTK's harvesters last ran.
@@ -616,7 +616,7 @@ async fn opentk_status(ctx: &Context, call: &Call, _args: NoArgs) -> Reply {
             Ok((StatusAnswer { harvesters }, Feedback::default()))
         }
     });
-    ctx.answer_shown(call, pc, render::status).await
+    ctx.answer_kept(call, pc, render::status).await
 }
 
 #[cfg(test)]

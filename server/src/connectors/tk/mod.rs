@@ -628,7 +628,7 @@ async fn tk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
             Ok((answer, Feedback::default()))
         }
     });
-    ctx.answer_shown(call, pc, render::document).await
+    ctx.answer_kept(call, pc, render::document).await
 }
 
 /// The factions.
@@ -638,7 +638,7 @@ async fn tk_factions(ctx: &Context, call: &Call, _args: NoArgs) -> Reply {
         Err(e) => return e.into(),
     };
     let pc = factions_call(client);
-    ctx.answer_shown(call, pc, render::factions).await
+    ctx.answer_kept(call, pc, render::factions).await
 }
 
 /// The committees.
