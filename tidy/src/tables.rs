@@ -161,11 +161,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "the ruling generator and its XML apart from the corpus",
     },
     Owed {
-        file: "core/tests/path_props.rs",
-        owes: Owes::LongFunction("run"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
         file: "core/tests/support/mod.rs",
         owes: Owes::LongFunction("drive"),
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
