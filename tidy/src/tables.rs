@@ -161,11 +161,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "the ruling generator and its XML apart from the corpus",
     },
     Owed {
-        file: "core/tests/support/mod.rs",
-        owes: Owes::LongFunction("drive"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
         file: "server/tests/answers.rs",
         owes: Owes::LongFunction("every_default_answer_fits_the_budget_and_every_answer_its_output_schema"),
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
