@@ -121,26 +121,6 @@ pub const OWED_BY_THE_REGISTRY_REFACTOR: &[Owed] = &[
 /// debt with what will pay it, struck when it is paid, and the table goes when empty.
 pub const NOT_YET_SPLIT: &[Owed] = &[
     Owed {
-        file: "server/src/connectors/obv/mod.rs",
-        owes: Owes::Cycle,
-        resolves: "obv's `mod.rs` and its ids, offers and page use each other: the id reader beside `CONNECTOR` and what the children take from `mod.rs` in a child of its own, as for ob, ori and tk",
-    },
-    Owed {
-        file: "server/src/connectors/opentk/mod.rs",
-        owes: Owes::Cycle,
-        resolves: "the id reader, which runs the tools in `mod.rs`, beside `CONNECTOR`, its parsing left in `ids.rs`, as for ob and ori",
-    },
-    Owed {
-        file: "server/src/connectors/rechtspraak/mod.rs",
-        owes: Owes::Cycle,
-        resolves: "the id reader beside `CONNECTOR`; the list calls the offers take (`courts_call`, `areas_call`) in a child of their own",
-    },
-    Owed {
-        file: "server/src/connectors/tk/mod.rs",
-        owes: Owes::Cycle,
-        resolves: "the list calls the offers and page take (`PLATFORM`, `committees_call`, `factions_call`) in a child of their own",
-    },
-    Owed {
         file: "server/tests/mcp.rs",
         owes: Owes::LongFile,
         resolves: "split by concern into several files of the same test binary (a plain move)",

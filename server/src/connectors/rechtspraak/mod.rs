@@ -15,33 +15,33 @@
 //! unit of the limit configured for `rechtspraak`, through its fair queue.
 
 pub mod ids;
+mod lists;
 pub mod offers;
 pub mod render;
 pub mod resolve;
 
 use std::sync::Arc;
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
-use besluitbron_core::{PlatformId, Units};
 use rmcp::schemars;
 use serde::Deserialize;
 
+use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::rechtspraak::{Day, Ecli, Feed, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
+use lists::{COST, areas_call, courts_call, procedures_call};
 use render::{
-    AreasAnswer, AreasOutput, CourtsAnswer, CourtsOutput, DEFAULT_LIST_LIMIT, Hit, ListPage, MAX_LIST_LIMIT,
-    ProceduresAnswer, ProceduresOutput, RulingOutput, SearchOutput, SearchPage,
+    AreasOutput, CourtsOutput, DEFAULT_LIST_LIMIT, Hit, ListPage, MAX_LIST_LIMIT, ProceduresOutput, RulingOutput,
+    SearchOutput, SearchPage,
 };
 
 const PLATFORM: PlatformId = crate::platforms::rechtspraak::PLATFORM;
-
-/// Every Rechtspraak read counts one call against the limit kept for it.
-const COST: Units = Units::ONE;
 
 /// Results per search by default, and at most.
 const DEFAULT_LIMIT: u32 = 10;
@@ -77,7 +77,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         )),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
-    reads: Some(&ids::READER),
+    reads: Some(&READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -106,6 +106,38 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
          rechtspraak_ruling",
     ),
 };
+
+/// What Rechtspraak reads.
+pub const READER: IdReader = IdReader {
+    forms: &[
+        IdForm {
+            what: "an ECLI",
+            example: "ECLI:NL:RVS:2015:3394",
+        },
+        IdForm {
+            what: "a link to a ruling on uitspraken.rechtspraak.nl",
+            example: "uitspraken.rechtspraak.nl/details?id=ECLI:NL:HR:2019:2006",
+        },
+    ],
+    read,
+};
+
+/// Reads an ECLI, or a link to a ruling, with `rechtspraak_ruling`.
+fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
+    let ecli = ids::ecli_of(id)?;
+    let args = RulingArgs {
+        id: Some(ecli.as_str().to_owned()),
+        ecli: None,
+        offset: paging.offset,
+        length: paging.length,
+    };
+    Some(Ok(Reading::new(
+        ecli.as_str(),
+        Claim::Home,
+        &RULING_TOOL,
+        move |ctx, call| Box::pin(rechtspraak_ruling(ctx, call, args)),
+    )))
+}
 
 /// What an assistant is told about these tools in the server's instructions (short:
 /// every address's instructions stay within the hosts' limit).
@@ -447,63 +479,6 @@ fn search_key(search: &RsSearch) -> CacheKey {
         }
     }
     key
-}
-
-fn courts_call(client: &Arc<RsClient>) -> PlatformCall<CourtsAnswer> {
-    let client = Arc::clone(client);
-    PlatformCall::new(
-        CacheKey::new(PLATFORM, DataClass::Reference, "instanties"),
-        COST,
-        move || {
-            let client = Arc::clone(&client);
-            async move {
-                Ok((
-                    CourtsAnswer {
-                        courts: client.courts().await?,
-                    },
-                    Feedback::default(),
-                ))
-            }
-        },
-    )
-}
-
-fn areas_call(client: &Arc<RsClient>) -> PlatformCall<AreasAnswer> {
-    let client = Arc::clone(client);
-    PlatformCall::new(
-        CacheKey::new(PLATFORM, DataClass::Reference, "rechtsgebieden"),
-        COST,
-        move || {
-            let client = Arc::clone(&client);
-            async move {
-                Ok((
-                    AreasAnswer {
-                        areas: client.areas().await?,
-                    },
-                    Feedback::default(),
-                ))
-            }
-        },
-    )
-}
-
-fn procedures_call(client: &Arc<RsClient>) -> PlatformCall<ProceduresAnswer> {
-    let client = Arc::clone(client);
-    PlatformCall::new(
-        CacheKey::new(PLATFORM, DataClass::Reference, "proceduresoorten"),
-        COST,
-        move || {
-            let client = Arc::clone(&client);
-            async move {
-                Ok((
-                    ProceduresAnswer {
-                        procedures: client.procedures().await?,
-                    },
-                    Feedback::default(),
-                ))
-            }
-        },
-    )
 }
 
 /// One ruling's content: the text and metadata (`metadata_only` false, kept as the
@@ -914,5 +889,35 @@ mod tests {
         // A value outside the set is refused by the tool with the allowed ones.
         let e = args(r#"{"type": "vonnis"}"#).asked().err().unwrap();
         assert!(e.contains("Uitspraak") && e.contains("Conclusie"), "{e}");
+    }
+
+    #[test]
+    fn an_ecli_and_links_to_a_ruling_read_as_its_ecli() {
+        // Real rulings: the Raad van State's (an id assistants were seen to give) and the Hoge Raad's Urgenda ruling.
+        for (given, ecli) in [
+            ("ECLI:NL:RVS:2015:3394", "ECLI:NL:RVS:2015:3394"),
+            ("ecli:nl:hr:2019:2006", "ECLI:NL:HR:2019:2006"),
+            (
+                "https://uitspraken.rechtspraak.nl/details?id=ECLI:NL:HR:2019:2006",
+                "ECLI:NL:HR:2019:2006",
+            ),
+            (
+                "https://uitspraken.rechtspraak.nl/inziendocument?id=ECLI:NL:HR:2019:2006",
+                "ECLI:NL:HR:2019:2006",
+            ),
+            (
+                "https://data.rechtspraak.nl/uitspraken/content?id=ECLI:NL:RVS:2015:3394",
+                "ECLI:NL:RVS:2015:3394",
+            ),
+        ] {
+            let reading = read(given, Paging::default()).expect("read").expect("fits");
+            assert_eq!(
+                (reading.id.as_str(), reading.tool.name),
+                (ecli, "rechtspraak_ruling"),
+                "{given}"
+            );
+        }
+        assert!(read("https://uitspraken.rechtspraak.nl/", Paging::default()).is_none());
+        assert!(read("BWBR0018451", Paging::default()).is_none());
     }
 }
