@@ -126,11 +126,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "split by concern into several files of the same test binary (a plain move)",
     },
     Owed {
-        file: "sim/src/cluster/mod.rs",
-        owes: Owes::LongFile,
-        resolves: "the cluster simulator's event handling in a room of its own",
-    },
-    Owed {
         file: "sim/src/scenario.rs",
         owes: Owes::LongFile,
         resolves: "the scenario file's parsing and the workload generator apart",
@@ -209,11 +204,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         file: "server/tests/tk_votes.rs",
         owes: Owes::LongFunction("a_case_voted_twice_gives_a_show_of_hands_with_a_mistake_and_a_roll_call"),
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "sim/src/cluster/mod.rs",
-        owes: Owes::LongFunction("Sim::handle"),
-        resolves: "its steps named, each a function the body calls in turn",
     },
     Owed {
         file: "sim/src/engine/fair.rs",
