@@ -126,11 +126,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "split by concern into several files of the same test binary (a plain move)",
     },
     Owed {
-        file: "sim/src/scenario.rs",
-        owes: Owes::LongFile,
-        resolves: "the scenario file's parsing and the workload generator apart",
-    },
-    Owed {
         file: "sim/fakes/src/rechtspraak_corpus.rs",
         owes: Owes::LongFile,
         resolves: "the ruling generator and its XML apart from the corpus",
@@ -228,11 +223,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
     Owed {
         file: "sim/src/report.rs",
         owes: Owes::LongFunction("Report::render"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/src/scenario.rs",
-        owes: Owes::LongFunction("Scenario::workload"),
         resolves: "its steps named, each a function the body calls in turn",
     },
     Owed {
