@@ -201,21 +201,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
     },
     Owed {
-        file: "sim/src/engine/fair.rs",
-        owes: Owes::LongFunction("Engine::drain_events"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/src/engine/mod.rs",
-        owes: Owes::LongFunction("run"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/src/engine/mod.rs",
-        owes: Owes::LongFunction("Engine::handle"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
         file: "sim/src/replicas.rs",
         owes: Owes::LongFunction("what_if"),
         resolves: "its steps named, each a function the body calls in turn",

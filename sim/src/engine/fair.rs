@@ -13,9 +13,7 @@ use besluitbron_core::{Instant, SchedulerEvent, SessionKey, Units};
 
 use besluitbron_core::path::Served;
 
-use super::{
-    AdmissionLine, CallRecord, CallState, Engine, Event, Failure, SimError, cache_key, key_text, station_name, wall,
-};
+use super::{AdmissionLine, CallState, Engine, Event, Failure, SimError, cache_key, key_text, station_name, wall};
 use crate::platform::{Answer, Refusal};
 use crate::policy::CallId;
 use crate::scenario::{AttemptOutcome, RecordedAttempt};
@@ -303,168 +301,199 @@ impl Engine<'_> {
     /// came back (`PathEvent::Refund`), who waits once more after a 429
     /// (`PathEvent::Outcome`'s `again`).
     pub(super) fn drain_events(&mut self, p: usize) -> Result<(), Box<Failure>> {
-        let platform = self.platform_id(p);
         let mut failure: Option<String> = None;
         while let Some(event) = self.fair.as_mut().and_then(|f| f.shells[p].poll_event()) {
             self.record(p, &event);
-            let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
-            // The call that led a flight: its data in the shell while the flight is under way.
-            let leader = |flight: FlightId| fair.shells[p].flight(flight).copied();
-            let keyed_flight =
-                |calls: &[CallRecord], flight: FlightId| leader(flight).is_none_or(|c| calls[c as usize].key.is_some());
-            let line = match &event {
-                PathEvent::Hit { at, session, key } => Some(format!(
-                    "t={at} session={session} hit key={} platform={platform}",
-                    key_text(key)
-                )),
-                PathEvent::Lead {
-                    at,
-                    session,
-                    flight,
-                    key,
-                } => (!key_text(key).starts_with('#')).then(|| {
-                    format!(
-                        "t={at} session={session} lead flight={} key={} platform={platform}",
-                        flight.0,
-                        key_text(key)
-                    )
-                }),
-                PathEvent::Coalesce {
-                    at,
-                    session,
-                    flight,
-                    queued,
-                } => Some(format!(
-                    "t={at} session={session} coalesce flight={} queued={queued} platform={platform}",
-                    flight.0
-                )),
-                PathEvent::Queue {
-                    lane,
-                    at,
-                    session,
-                    entry,
-                    call,
-                    joined,
-                    cost,
-                } => {
-                    let station = self.station(p, *lane);
-                    let platform = station_name(self.stations[station]);
-                    if let Some(&s) = fair.session_index.get(session) {
-                        self.checker.on_queue(station, s, *entry, *call, *cost, *at);
-                    }
-                    Some(if *joined {
-                        format!("t={at} session={session} join ticket={entry} flight={call} platform={platform}")
-                    } else {
-                        let e = SchedulerEvent::Queue {
-                            at: *at,
-                            session: session.clone(),
-                            entry: *entry,
-                            cost: *cost,
-                        };
-                        format!("{e} platform={platform}")
-                    })
-                }
-                PathEvent::Send {
-                    lane,
-                    at,
-                    session,
-                    cost,
-                    admission,
-                    ..
-                } => match admission {
-                    Some(a) => {
-                        let station = self.station(p, *lane);
-                        let platform = station_name(self.stations[station]);
-                        let s = fair.session_index.get(&a.session).copied();
-                        let scheduler = fair.shells[p].path().scheduler(*lane);
-                        if let Err(e) = self.checker.on_admit(station, s, a, scheduler) {
-                            failure.get_or_insert(e);
-                        }
-                        Some(format!("{} platform={platform}", SchedulerEvent::Admit(a.clone())))
-                    }
-                    None => Some(format!(
-                        "t={at} session={session} admit cost={} via=unlimited waited=0.000s platform={platform}",
-                        cost.compact()
-                    )),
-                },
-                PathEvent::Cancel { lane, at, entry, .. } => {
-                    let station = self.station(p, *lane);
-                    let platform = station_name(self.stations[station]);
-                    self.checker.on_cancel(station, *entry);
-                    Some(format!(
-                        "{} platform={platform}",
-                        SchedulerEvent::Cancel { at: *at, entry: *entry }
-                    ))
-                }
-                PathEvent::CancelCall { lane, at, call, .. } => {
-                    let station = self.station(p, *lane);
-                    let platform = station_name(self.stations[station]);
-                    self.checker.on_cancel_call(station, *call);
-                    Some(format!("t={at} cancel-flight flight={call} platform={platform}"))
-                }
-                PathEvent::Refuse {
-                    at,
-                    session,
-                    reason,
-                    retry_at,
-                    ..
-                } => Some(format!(
-                    "{} platform={platform}",
-                    SchedulerEvent::Refuse {
-                        at: *at,
-                        session: session.clone(),
-                        reason: *reason,
-                        retry_at: *retry_at,
-                    }
-                )),
-                PathEvent::Refund { at, session, cost, .. } => Some(format!(
-                    "t={at} session={session} refund cost={} platform={platform}",
-                    cost.compact()
-                )),
-                PathEvent::Retry {
-                    at,
-                    flight,
-                    failed,
-                    until,
-                } => Some(format!(
-                    "t={at} retry flight={} failed={failed} until={until} platform={platform}",
-                    flight.0
-                )),
-                PathEvent::Outcome {
-                    at,
-                    flight,
-                    kind,
-                    waiters,
-                    again,
-                } => {
-                    if keyed_flight(&self.calls, *flight) {
-                        let again = if again.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" again={}", again.len())
-                        };
-                        Some(format!(
-                            "t={at} outcome={} flight={} waiters={waiters}{again} platform={platform}",
-                            kind.as_str(),
-                            flight.0
-                        ))
-                    } else {
-                        leader(*flight).filter(|_| *kind == OutcomeKind::Ok).map(|c| {
-                            format!(
-                                "t={at} session={} answer platform={platform}",
-                                self.workload.sessions[self.calls[c as usize].session as usize].key
-                            )
-                        })
-                    }
-                }
-            };
-            if let Some(line) = line {
+            if let Some(line) = self.event_line(p, &event, &mut failure) {
                 self.trace.push(line);
             }
         }
         match failure {
             Some(e) => Err(self.fail(e)),
             None => Ok(()),
+        }
+    }
+
+    /// The trace line of path `p`'s `event`, if it has one; the checker hears of the
+    /// queueing, admissions and cancellations, and a check that fails goes to `failure`.
+    fn event_line(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) -> Option<String> {
+        let platform = self.platform_id(p);
+        match event {
+            PathEvent::Hit { at, session, key } => Some(format!(
+                "t={at} session={session} hit key={} platform={platform}",
+                key_text(key)
+            )),
+            PathEvent::Lead {
+                at,
+                session,
+                flight,
+                key,
+            } => (!key_text(key).starts_with('#')).then(|| {
+                format!(
+                    "t={at} session={session} lead flight={} key={} platform={platform}",
+                    flight.0,
+                    key_text(key)
+                )
+            }),
+            PathEvent::Coalesce {
+                at,
+                session,
+                flight,
+                queued,
+            } => Some(format!(
+                "t={at} session={session} coalesce flight={} queued={queued} platform={platform}",
+                flight.0
+            )),
+            PathEvent::Queue { .. } => Some(self.queue_line(p, event)),
+            PathEvent::Send { .. } => Some(self.send_line(p, event, failure)),
+            PathEvent::Cancel { lane, at, entry, .. } => {
+                let station = self.station(p, *lane);
+                let platform = station_name(self.stations[station]);
+                self.checker.on_cancel(station, *entry);
+                Some(format!(
+                    "{} platform={platform}",
+                    SchedulerEvent::Cancel { at: *at, entry: *entry }
+                ))
+            }
+            PathEvent::CancelCall { lane, at, call, .. } => {
+                let station = self.station(p, *lane);
+                let platform = station_name(self.stations[station]);
+                self.checker.on_cancel_call(station, *call);
+                Some(format!("t={at} cancel-flight flight={call} platform={platform}"))
+            }
+            PathEvent::Refuse {
+                at,
+                session,
+                reason,
+                retry_at,
+                ..
+            } => Some(format!(
+                "{} platform={platform}",
+                SchedulerEvent::Refuse {
+                    at: *at,
+                    session: session.clone(),
+                    reason: *reason,
+                    retry_at: *retry_at,
+                }
+            )),
+            PathEvent::Refund { at, session, cost, .. } => Some(format!(
+                "t={at} session={session} refund cost={} platform={platform}",
+                cost.compact()
+            )),
+            PathEvent::Retry {
+                at,
+                flight,
+                failed,
+                until,
+            } => Some(format!(
+                "t={at} retry flight={} failed={failed} until={until} platform={platform}",
+                flight.0
+            )),
+            PathEvent::Outcome { .. } => self.outcome_line(p, event),
+        }
+    }
+
+    /// A call queued at its lane's scheduler (or a session joining a queued call), told
+    /// to the checker, as a trace line.
+    fn queue_line(&mut self, p: usize, event: &PathEvent) -> String {
+        let PathEvent::Queue {
+            lane,
+            at,
+            session,
+            entry,
+            call,
+            joined,
+            cost,
+        } = event
+        else {
+            unreachable!("called for a queue event");
+        };
+        let station = self.station(p, *lane);
+        let platform = station_name(self.stations[station]);
+        let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
+        if let Some(&s) = fair.session_index.get(session) {
+            self.checker.on_queue(station, s, *entry, *call, *cost, *at);
+        }
+        if *joined {
+            format!("t={at} session={session} join ticket={entry} flight={call} platform={platform}")
+        } else {
+            let e = SchedulerEvent::Queue {
+                at: *at,
+                session: session.clone(),
+                entry: *entry,
+                cost: *cost,
+            };
+            format!("{e} platform={platform}")
+        }
+    }
+
+    /// An attempt sent: its admission checked against the lane's scheduler (a failed
+    /// check goes to `failure`), as a trace line.
+    fn send_line(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) -> String {
+        let PathEvent::Send {
+            lane,
+            at,
+            session,
+            cost,
+            admission,
+            ..
+        } = event
+        else {
+            unreachable!("called for a send event");
+        };
+        let Some(a) = admission else {
+            return format!(
+                "t={at} session={session} admit cost={} via=unlimited waited=0.000s platform={}",
+                cost.compact(),
+                self.platform_id(p)
+            );
+        };
+        let station = self.station(p, *lane);
+        let platform = station_name(self.stations[station]);
+        let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
+        let s = fair.session_index.get(&a.session).copied();
+        let scheduler = fair.shells[p].path().scheduler(*lane);
+        if let Err(e) = self.checker.on_admit(station, s, a, scheduler) {
+            failure.get_or_insert(e);
+        }
+        format!("{} platform={platform}", SchedulerEvent::Admit(a.clone()))
+    }
+
+    /// A flight's outcome as a trace line: for a keyed flight the outcome itself, for an
+    /// unkeyed one the answer its leader got (nothing when it got none).
+    fn outcome_line(&self, p: usize, event: &PathEvent) -> Option<String> {
+        let PathEvent::Outcome {
+            at,
+            flight,
+            kind,
+            waiters,
+            again,
+        } = event
+        else {
+            unreachable!("called for an outcome event");
+        };
+        let platform = self.platform_id(p);
+        let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
+        // The call that led a flight: its data in the shell while the flight is under way.
+        let leader = fair.shells[p].flight(*flight).copied();
+        if leader.is_none_or(|c| self.calls[c as usize].key.is_some()) {
+            let again = if again.is_empty() {
+                String::new()
+            } else {
+                format!(" again={}", again.len())
+            };
+            Some(format!(
+                "t={at} outcome={} flight={} waiters={waiters}{again} platform={platform}",
+                kind.as_str(),
+                flight.0
+            ))
+        } else {
+            leader.filter(|_| *kind == OutcomeKind::Ok).map(|c| {
+                format!(
+                    "t={at} session={} answer platform={platform}",
+                    self.workload.sessions[self.calls[c as usize].session as usize].key
+                )
+            })
         }
     }
 

@@ -51,7 +51,7 @@ use crate::check::{CallView, Checker};
 use crate::platform::SimPlatform;
 use crate::policy::{CallId, Gate, GateEvent, LegacyGate, OpenGate, PolicyKind};
 use crate::rng::{Component, SimRng, host_stream, sim_rng};
-use crate::scenario::Workload;
+use crate::scenario::{PlatformSpec, Workload};
 use crate::trace::Trace;
 
 mod fair;
@@ -188,95 +188,26 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
     };
     check_platforms(workload).map_err(failure)?;
     let specs = &workload.platforms;
-    let mut gates = Vec::new();
-    let mut paths = Vec::new();
-    let mut platforms = Vec::new();
-    let mut local_limits = Vec::new();
-    let mut stations: Vec<Station> = specs
-        .iter()
-        .enumerate()
-        .map(|(platform, spec)| Station {
-            id: spec.id,
-            platform,
-            lane: Lane::MAIN,
-        })
-        .collect();
-    let mut text_station = vec![None; specs.len()];
-    let mut text_limits = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        if let Some(limit) = Enforced::of(spec).text {
-            text_station[i] = Some(stations.len());
-            stations.push(Station {
-                id: spec.id,
-                platform: i,
-                lane: TEXT_LANE,
-            });
-            text_limits.push(limit);
-        }
-    }
+    let (stations, text_station, text_limits) = stations_of(specs);
+    let mut hosts = Hosts::default();
     // A recorded trace: the bucket the server kept, its margin held back.
     let margin = workload.recorded.as_ref().map_or(Duration::ZERO, |r| r.margin);
     for (i, spec) in specs.iter().enumerate() {
-        let id = spec.id;
-        let limit = Enforced::of(spec).limit;
-        let local = limit_of(
-            spec.local_capacity.or(limit.map(|l| l.capacity)),
-            spec.local_window_s.or(limit.map(|l| l.window.as_secs_f64())),
-            limit,
-        )
-        .map(|l| l.with_margin(margin));
-        local_limits.push(local);
-        let stream = host_stream(id, false);
-        platforms.push(
-            SimPlatform::new(
-                id,
-                limit,
-                spec.model,
-                spec.latency,
-                spec.throttle.clone(),
-                sim_rng(opts.seed, Component::Latency(stream)),
-            )
-            .with_rate_limit_headers(spec.states_its_budget()),
-        );
         let text = text_station[i].map(|s| text_limits[s - specs.len()].with_margin(margin));
-        match opts.policy {
-            PolicyKind::Fair => paths.push(path_for(spec, local, text).map_err(failure)?),
-            PolicyKind::Legacy => gates.push(match local {
-                None => Gate::Open(OpenGate::new(id)),
-                Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
-                    id,
-                    limit,
-                    workload.legacy_slip_probability,
-                    sim_rng(opts.seed, Component::Faults(stream)),
-                ))),
-            }),
-        }
+        hosts.add_main(workload, opts, spec, margin, text).map_err(failure)?;
     }
     // The text hosts: their own bucket at the platform and, locally, their own lane (the
     // legacy model: a gate of its own). No throttling, failures or rate-limit headers.
     for (k, station) in stations.iter().enumerate().skip(specs.len()) {
-        let (id, spec) = (station.id, &specs[station.platform]);
-        let limit = text_limits[k - specs.len()];
-        let stream = host_stream(id, true);
-        local_limits.push(Some(limit));
-        platforms.push(SimPlatform::new(
-            id,
-            Some(limit),
-            spec.model,
-            spec.latency,
-            Vec::new(),
-            sim_rng(opts.seed, Component::Latency(stream)),
-        ));
-        if opts.policy == PolicyKind::Legacy {
-            gates.push(Gate::Legacy(Box::new(LegacyGate::new(
-                id,
-                limit,
-                workload.legacy_slip_probability,
-                sim_rng(opts.seed, Component::Faults(stream)),
-            ))));
-        }
+        hosts.add_text(workload, opts, station, text_limits[k - specs.len()]);
     }
     let n = stations.len();
+    let Hosts {
+        gates,
+        paths,
+        platforms,
+        local_limits,
+    } = hosts;
     let fair = (opts.policy == PolicyKind::Fair).then(|| FairState {
         shells: paths,
         out: BTreeMap::new(),
@@ -288,18 +219,7 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             .collect(),
         admissions: Vec::new(),
     });
-    // Failures are drawn at a platform's main host only.
-    let mut fail_rate: Vec<Option<(f64, SimRng)>> = specs
-        .iter()
-        .map(|spec| {
-            spec.fail_rate
-                .filter(|&r| r > 0.0)
-                .map(|r| (r, sim_rng(opts.seed, Component::Failures(host_stream(spec.id, false)))))
-        })
-        .collect();
-    fail_rate.resize_with(n, || None);
-    let mut fail_retryable: Vec<bool> = specs.iter().map(|spec| spec.fail_retryable.unwrap_or(true)).collect();
-    fail_retryable.resize(n, true);
+    let (fail_rate, fail_retryable) = failures_of(specs, opts.seed, n);
     let engine = Engine {
         workload,
         opts,
@@ -339,6 +259,134 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         replay_next: BTreeMap::new(),
     };
     engine.run()
+}
+
+/// The stations of `specs`: each platform's main one, in order, then a text host's for
+/// each platform whose text host keeps a limit; per platform, its text station; and
+/// those text hosts' limits, in their stations' order.
+fn stations_of(specs: &[PlatformSpec]) -> (Vec<Station>, Vec<Option<usize>>, Vec<LimitConfig>) {
+    let mut stations: Vec<Station> = specs
+        .iter()
+        .enumerate()
+        .map(|(platform, spec)| Station {
+            id: spec.id,
+            platform,
+            lane: Lane::MAIN,
+        })
+        .collect();
+    let mut text_station = vec![None; specs.len()];
+    let mut text_limits = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        if let Some(limit) = Enforced::of(spec).text {
+            text_station[i] = Some(stations.len());
+            stations.push(Station {
+                id: spec.id,
+                platform: i,
+                lane: TEXT_LANE,
+            });
+            text_limits.push(limit);
+        }
+    }
+    (stations, text_station, text_limits)
+}
+
+/// What a run builds per station: the simulated platform (host), the limit BesluitBron
+/// keeps there, and per policy the legacy gate or the fair policy's path (one per
+/// platform, its text lane inside).
+#[derive(Default)]
+struct Hosts {
+    gates: Vec<Gate>,
+    paths: Vec<SimShell>,
+    platforms: Vec<SimPlatform>,
+    local_limits: Vec<Option<LimitConfig>>,
+}
+
+impl Hosts {
+    /// Platform `spec`'s main host, kept with `margin` held back, with `text`, the limit
+    /// its text lane keeps (if any).
+    fn add_main(
+        &mut self,
+        workload: &Workload,
+        opts: RunOptions,
+        spec: &PlatformSpec,
+        margin: Duration,
+        text: Option<LimitConfig>,
+    ) -> Result<(), String> {
+        let id = spec.id;
+        let limit = Enforced::of(spec).limit;
+        let local = limit_of(
+            spec.local_capacity.or(limit.map(|l| l.capacity)),
+            spec.local_window_s.or(limit.map(|l| l.window.as_secs_f64())),
+            limit,
+        )
+        .map(|l| l.with_margin(margin));
+        self.local_limits.push(local);
+        let stream = host_stream(id, false);
+        self.platforms.push(
+            SimPlatform::new(
+                id,
+                limit,
+                spec.model,
+                spec.latency,
+                spec.throttle.clone(),
+                sim_rng(opts.seed, Component::Latency(stream)),
+            )
+            .with_rate_limit_headers(spec.states_its_budget()),
+        );
+        match opts.policy {
+            PolicyKind::Fair => self.paths.push(path_for(spec, local, text)?),
+            PolicyKind::Legacy => self.gates.push(match local {
+                None => Gate::Open(OpenGate::new(id)),
+                Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
+                    id,
+                    limit,
+                    workload.legacy_slip_probability,
+                    sim_rng(opts.seed, Component::Faults(stream)),
+                ))),
+            }),
+        }
+        Ok(())
+    }
+
+    /// The text host of `station`, enforcing and keeping `limit`.
+    fn add_text(&mut self, workload: &Workload, opts: RunOptions, station: &Station, limit: LimitConfig) {
+        let (id, spec) = (station.id, &workload.platforms[station.platform]);
+        let stream = host_stream(id, true);
+        self.local_limits.push(Some(limit));
+        self.platforms.push(SimPlatform::new(
+            id,
+            Some(limit),
+            spec.model,
+            spec.latency,
+            Vec::new(),
+            sim_rng(opts.seed, Component::Latency(stream)),
+        ));
+        if opts.policy == PolicyKind::Legacy {
+            self.gates.push(Gate::Legacy(Box::new(LegacyGate::new(
+                id,
+                limit,
+                workload.legacy_slip_probability,
+                sim_rng(opts.seed, Component::Faults(stream)),
+            ))));
+        }
+    }
+}
+
+/// Per station (`n` of them), the failure rate drawn with its own stream and whether a
+/// failure is worth another attempt; failures are drawn at a platform's main host only.
+fn failures_of(specs: &[PlatformSpec], seed: u64, n: usize) -> (Vec<Option<(f64, SimRng)>>, Vec<bool>) {
+    let mut fail_rate: Vec<Option<(f64, SimRng)>> = specs
+        .iter()
+        .map(|spec| {
+            spec.fail_rate
+                .filter(|&r| r > 0.0)
+                .map(|r| (r, sim_rng(seed, Component::Failures(host_stream(spec.id, false)))))
+        })
+        .collect();
+    fail_rate.resize_with(n, || None);
+    let mut fail_retryable: Vec<bool> = specs.iter().map(|spec| spec.fail_retryable.unwrap_or(true)).collect();
+    fail_retryable.resize(n, true);
+    (fail_rate, fail_retryable)
 }
 
 /// A station's name in traces and failures: the platform, or `ob/text`.
@@ -531,25 +579,7 @@ impl Engine<'_> {
     fn handle(&mut self, event: Event) -> Result<(), Box<Failure>> {
         match event {
             Event::Arrive(call) => self.submit(call),
-            Event::AgentRound(a) => {
-                let plan = &self.workload.agents[a as usize];
-                let state = self.agents[a as usize];
-                let step = &plan.steps[state.next_step];
-                let session = plan.session;
-                // The whole round is outstanding before any call is submitted: a call can
-                // be answered inside `submit` (a buffer hit, a refusal), and the round
-                // ends only when all of its calls are answered.
-                self.agents[a as usize].outstanding += step.fan_out;
-                for k in 0..step.fan_out as usize {
-                    let index = self.next_agent_index;
-                    self.next_agent_index += 1;
-                    let key = step.keys.get(k).map(String::as_str);
-                    let call = self.new_call(index, session, step.platform, step.cost, step.op.clone(), key);
-                    self.calls[call as usize].agent = Some(a);
-                    self.submit(call)?;
-                }
-                Ok(())
-            }
+            Event::AgentRound(a) => self.agent_round(a),
             Event::Wake(p) => {
                 if self.wake_at[p as usize] == Some(self.now) {
                     self.wake_at[p as usize] = None;
@@ -570,45 +600,7 @@ impl Engine<'_> {
                 ok,
                 retryable,
                 remaining,
-            } => {
-                let p = usize::from(platform);
-                let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
-                // A distinct call (no key of its own in the workload) is never asked again:
-                // its answer is not kept, so the buffer holds only what can be asked twice.
-                let distinct = key.as_ref().is_none_or(|k| key_text(k).starts_with('#'));
-                let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
-                let outcome = if ok {
-                    Outcome::Success {
-                        payload,
-                        feedback: Feedback {
-                            remaining: remaining.map(|(units, _)| units),
-                            reset: remaining.map(|(_, reset)| reset),
-                            keep: if distinct { Keep::Never } else { Keep::Normal },
-                            revalidated: false,
-                        },
-                    }
-                } else if retryable {
-                    Outcome::Retryable {
-                        error: SimError::Failed,
-                        retry_after: None,
-                    }
-                } else {
-                    Outcome::Failed {
-                        error: SimError::Failed,
-                    }
-                };
-                if let (true, false, Some(key)) = (ok, distinct, &key) {
-                    self.checker.flights.on_stored(key, attempt.flight, p);
-                }
-                if let Some(key) = &key {
-                    self.checker.flights.on_answered(key);
-                }
-                let (now, wall) = (self.now, wall(self.now));
-                if let Some(fair) = self.fair.as_mut() {
-                    fair.shells[p].on_outcome(now, wall, attempt, outcome);
-                }
-                self.settle(p)
-            }
+            } => self.answer_arrives(usize::from(platform), attempt, ok, retryable, remaining),
             Event::Refused {
                 platform,
                 station,
@@ -633,36 +625,107 @@ impl Engine<'_> {
                 self.finish_call(call);
                 Ok(())
             }
-            Event::Timeout(call) => {
-                let c = &self.calls[call as usize];
-                // A recorded caller left when the recording says, whatever its flight was
-                // doing (out at the platform, or in a retry's backoff: the server's path
-                // then withdraws the flight); a scenario's `cancel_after` gives up waiting
-                // in the queue only.
-                let recorded_leave = c.leave_after.is_some() && c.state == CallState::Sent && self.fair.is_some();
-                if c.state != CallState::Waiting && !recorded_leave {
-                    return Ok(());
-                }
-                let p = self.platform_index(self.calls[call as usize].platform);
-                let now = self.now;
-                if let Some(fair) = self.fair.as_mut() {
-                    fair.shells[p].leave(now, WaiterId(u64::from(call)));
-                    self.calls[call as usize].state = CallState::Cancelled;
-                    self.checker.flights.on_left(call);
-                    self.finish_call(call);
-                    return self.settle(p);
-                }
-                let s = self.station_of(call);
-                if self.gates[s].cancel(now, call, &mut self.trace) {
-                    self.calls[call as usize].state = CallState::Cancelled;
-                    let v = self.view(call);
-                    self.checker.on_leave(call, v);
-                    self.finish_call(call);
-                    self.settle_legacy(s)?;
-                }
-                Ok(())
-            }
+            Event::Timeout(call) => self.time_out(call),
         }
+    }
+
+    /// Agent `a`'s next round: its calls, all outstanding before the first is submitted.
+    fn agent_round(&mut self, a: u32) -> Result<(), Box<Failure>> {
+        let plan = &self.workload.agents[a as usize];
+        let state = self.agents[a as usize];
+        let step = &plan.steps[state.next_step];
+        let session = plan.session;
+        // The whole round is outstanding before any call is submitted: a call can
+        // be answered inside `submit` (a buffer hit, a refusal), and the round
+        // ends only when all of its calls are answered.
+        self.agents[a as usize].outstanding += step.fan_out;
+        for k in 0..step.fan_out as usize {
+            let index = self.next_agent_index;
+            self.next_agent_index += 1;
+            let key = step.keys.get(k).map(String::as_str);
+            let call = self.new_call(index, session, step.platform, step.cost, step.op.clone(), key);
+            self.calls[call as usize].agent = Some(a);
+            self.submit(call)?;
+        }
+        Ok(())
+    }
+
+    /// Platform `p`'s answer to `attempt` arrives (`ok`: not a failure; `retryable`: a
+    /// failure worth another attempt), with the platform's `RateLimit-*` report if any.
+    fn answer_arrives(
+        &mut self,
+        p: usize,
+        attempt: Attempt,
+        ok: bool,
+        retryable: bool,
+        remaining: Option<(Units, Duration)>,
+    ) -> Result<(), Box<Failure>> {
+        let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
+        // A distinct call (no key of its own in the workload) is never asked again:
+        // its answer is not kept, so the buffer holds only what can be asked twice.
+        let distinct = key.as_ref().is_none_or(|k| key_text(k).starts_with('#'));
+        let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
+        let outcome = if ok {
+            Outcome::Success {
+                payload,
+                feedback: Feedback {
+                    remaining: remaining.map(|(units, _)| units),
+                    reset: remaining.map(|(_, reset)| reset),
+                    keep: if distinct { Keep::Never } else { Keep::Normal },
+                    revalidated: false,
+                },
+            }
+        } else if retryable {
+            Outcome::Retryable {
+                error: SimError::Failed,
+                retry_after: None,
+            }
+        } else {
+            Outcome::Failed {
+                error: SimError::Failed,
+            }
+        };
+        if let (true, false, Some(key)) = (ok, distinct, &key) {
+            self.checker.flights.on_stored(key, attempt.flight, p);
+        }
+        if let Some(key) = &key {
+            self.checker.flights.on_answered(key);
+        }
+        let (now, wall) = (self.now, wall(self.now));
+        if let Some(fair) = self.fair.as_mut() {
+            fair.shells[p].on_outcome(now, wall, attempt, outcome);
+        }
+        self.settle(p)
+    }
+
+    /// Call `call`'s caller stops waiting: a recorded caller when the recording says,
+    /// whatever its flight was doing (out at the platform, or in a retry's backoff: the
+    /// server's path then withdraws the flight); a scenario's `cancel_after` gives up
+    /// waiting in the queue only.
+    fn time_out(&mut self, call: CallId) -> Result<(), Box<Failure>> {
+        let c = &self.calls[call as usize];
+        let recorded_leave = c.leave_after.is_some() && c.state == CallState::Sent && self.fair.is_some();
+        if c.state != CallState::Waiting && !recorded_leave {
+            return Ok(());
+        }
+        let p = self.platform_index(self.calls[call as usize].platform);
+        let now = self.now;
+        if let Some(fair) = self.fair.as_mut() {
+            fair.shells[p].leave(now, WaiterId(u64::from(call)));
+            self.calls[call as usize].state = CallState::Cancelled;
+            self.checker.flights.on_left(call);
+            self.finish_call(call);
+            return self.settle(p);
+        }
+        let s = self.station_of(call);
+        if self.gates[s].cancel(now, call, &mut self.trace) {
+            self.calls[call as usize].state = CallState::Cancelled;
+            let v = self.view(call);
+            self.checker.on_leave(call, v);
+            self.finish_call(call);
+            self.settle_legacy(s)?;
+        }
+        Ok(())
     }
 
     /// A call arrives.
