@@ -69,13 +69,8 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
     let mut out = Vec::new();
     for spec in &workload.platforms {
         let platform = spec.id;
-        let Enforced {
-            limit: Some(limit),
-            text,
-            latency,
-            states_its_budget,
-        } = Enforced::of(spec)
-        else {
+        let enforced = Enforced::of(spec);
+        let Some(limit) = enforced.limit else {
             continue;
         };
         if !workload.open_calls.iter().any(|c| c.platform == platform) {
@@ -89,19 +84,62 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 limit.window.as_secs_f64()
             ));
         }
-        let (mut text_calls, mut other_cost, mut left, mut follow_ups) = (0, 0, 0, 0);
+        let replayed = Replayed::of(workload, platform, enforced.text.is_some());
+        let mut runs = Vec::new();
+        for n in [1, replicas] {
+            let scenario = scenario(platform, &enforced, limit, &replayed.calls, n, seed, margin_ms);
+            runs.push(run_cluster(&format!("{platform}×{n}"), &scenario).map_err(|e| format!("{platform}: {e}"))?);
+            if replicas == 1 {
+                break;
+            }
+        }
+        out.push(ReplicaWhatIf {
+            platform,
+            limit,
+            calls: replayed.calls.len(),
+            text_calls: replayed.text_calls,
+            other_cost: replayed.other_cost,
+            left: replayed.left,
+            follow_ups: replayed.follow_ups,
+            runs,
+        });
+    }
+    Ok(out)
+}
+
+/// One platform's calls of a trace as the cluster simulator replays them, and what it
+/// leaves out or changes, counted.
+struct Replayed {
+    /// (arrival in ms, session, question): equal questions share a key.
+    calls: Vec<(u64, String, u64)>,
+    text_calls: usize,
+    other_cost: usize,
+    left: usize,
+    follow_ups: usize,
+}
+
+impl Replayed {
+    /// `platform`'s calls of `workload`; with `text_lane`, its text host's calls are left
+    /// out (counted).
+    fn of(workload: &Workload, platform: PlatformId, text_lane: bool) -> Replayed {
+        let mut r = Replayed {
+            calls: Vec::new(),
+            text_calls: 0,
+            other_cost: 0,
+            left: 0,
+            follow_ups: 0,
+        };
         // Equal requests: one operation, one key (as the recording groups them).
         let mut keys: BTreeMap<(Option<&str>, &str), u64> = BTreeMap::new();
         let mut fresh = 0u64;
-        let mut calls = Vec::new();
         for c in workload.open_calls.iter().filter(|c| c.platform == platform) {
-            if text.is_some() && c.op.as_deref() == Some(TEXT_OP) {
-                text_calls += 1;
+            if text_lane && c.op.as_deref() == Some(TEXT_OP) {
+                r.text_calls += 1;
                 continue;
             }
-            other_cost += usize::from(c.cost != Units::ONE);
-            left += usize::from(c.leave_after.is_some());
-            follow_ups += usize::from(c.then.is_some());
+            r.other_cost += usize::from(c.cost != Units::ONE);
+            r.left += usize::from(c.leave_after.is_some());
+            r.follow_ups += usize::from(c.then.is_some());
             let next = keys.len() as u64;
             let key = match &c.key {
                 Some(k) => *keys.entry((c.op.as_deref(), k.as_str())).or_insert(next),
@@ -112,62 +150,58 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 }
             };
             let session = workload.sessions[c.session as usize].name.clone();
-            calls.push((c.at.as_millis(), session, key));
+            r.calls.push((c.at.as_millis(), session, key));
         }
-        let mut runs = Vec::new();
-        for n in [1, replicas] {
-            let scenario = ClusterScenario {
-                description: format!("{platform}'s calls of the trace behind {n} replica(s)"),
-                seed,
-                replicas: n,
-                drift_ppm: vec![0; n],
-                offset_ms: Vec::new(),
-                ttl_ms: LEASE_TTL_MS,
-                margin_ms,
-                balancer: Balancer::Hash,
-                forward_ms: FORWARD_MS,
-                engine_ms: ENGINE_MS,
-                platform,
-                rate_limit_headers: Some(states_its_budget),
-                capacity: milli / 1_000,
-                window_s: limit.window.as_secs(),
-                latency,
-                sessions: 0,
-                calls_per_session: 0,
-                think_ms: 0,
-                ramp_s: 0.0,
-                key_pool: 1,
-                give_up_s: GIVE_UP_S,
-                faults: Vec::new(),
-                send_delay_ms: 5,
-                calls: calls
-                    .iter()
-                    .map(|(at_ms, session, key)| ScriptedCall {
-                        at_ms: *at_ms,
-                        session: session.clone(),
-                        key: *key,
-                        // Where the balancer (a hash of the session) sends it.
-                        replica: None,
-                    })
-                    .collect(),
-            };
-            runs.push(run_cluster(&format!("{platform}×{n}"), &scenario).map_err(|e| format!("{platform}: {e}"))?);
-            if replicas == 1 {
-                break;
-            }
-        }
-        out.push(ReplicaWhatIf {
-            platform,
-            limit,
-            calls: calls.len(),
-            text_calls,
-            other_cost,
-            left,
-            follow_ups,
-            runs,
-        });
+        r
     }
-    Ok(out)
+}
+
+/// The cluster scenario of `platform`'s `calls` behind `n` replicas, its limit and
+/// latency as `enforced` says, the burst's `margin_ms` held back.
+fn scenario(
+    platform: PlatformId,
+    enforced: &Enforced,
+    limit: LimitConfig,
+    calls: &[(u64, String, u64)],
+    n: usize,
+    seed: u64,
+    margin_ms: u64,
+) -> ClusterScenario {
+    ClusterScenario {
+        description: format!("{platform}'s calls of the trace behind {n} replica(s)"),
+        seed,
+        replicas: n,
+        drift_ppm: vec![0; n],
+        offset_ms: Vec::new(),
+        ttl_ms: LEASE_TTL_MS,
+        margin_ms,
+        balancer: Balancer::Hash,
+        forward_ms: FORWARD_MS,
+        engine_ms: ENGINE_MS,
+        platform,
+        rate_limit_headers: Some(enforced.states_its_budget),
+        capacity: limit.capacity.as_milli() / 1_000,
+        window_s: limit.window.as_secs(),
+        latency: enforced.latency,
+        sessions: 0,
+        calls_per_session: 0,
+        think_ms: 0,
+        ramp_s: 0.0,
+        key_pool: 1,
+        give_up_s: GIVE_UP_S,
+        faults: Vec::new(),
+        send_delay_ms: 5,
+        calls: calls
+            .iter()
+            .map(|(at_ms, session, key)| ScriptedCall {
+                at_ms: *at_ms,
+                session: session.clone(),
+                key: *key,
+                // Where the balancer (a hash of the session) sends it.
+                replica: None,
+            })
+            .collect(),
+    }
 }
 
 impl fmt::Display for ReplicaWhatIf {

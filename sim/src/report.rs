@@ -323,6 +323,22 @@ impl Report {
             Instant::from_millis(self.simulated_ms)
         );
         out.push('\n');
+        self.render_sessions(&mut out);
+        out.push('\n');
+        self.render_platforms(&mut out);
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "invariants held after each of {} events ({} waits within the starvation bound's scope)",
+            self.events, self.bound_checked
+        );
+        let _ = writeln!(out, "trace: {} lines, fnv1a64 {}", self.trace_lines, self.trace_hash);
+        out
+    }
+
+    /// The sessions' table: every session, or with many the sum of all and those that
+    /// waited longest.
+    fn render_sessions(&self, out: &mut String) {
         let keyed = self.all_sessions.hits.is_some();
         let mut header = vec![
             "session",
@@ -368,11 +384,15 @@ impl Report {
                 self.sessions.len()
             ));
         }
-        table(&mut out, &header, &rows);
+        table(out, &header, &rows);
         if let Some(note) = note {
             let _ = writeln!(out, "{note}");
         }
-        out.push('\n');
+    }
+
+    /// The platforms' table, one row per station (a text host's as `platform/lane`).
+    fn render_platforms(&self, out: &mut String) {
+        let keyed = self.all_sessions.hits.is_some();
         let mut header = vec![
             "platform",
             "model",
@@ -418,15 +438,7 @@ impl Report {
                 cells
             })
             .collect();
-        table(&mut out, &header, &rows);
-        out.push('\n');
-        let _ = writeln!(
-            out,
-            "invariants held after each of {} events ({} waits within the starvation bound's scope)",
-            self.events, self.bound_checked
-        );
-        let _ = writeln!(out, "trace: {} lines, fnv1a64 {}", self.trace_lines, self.trace_hash);
-        out
+        table(out, &header, &rows);
     }
 
     /// The JSON report (pretty, stable field order).
