@@ -126,11 +126,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "split by concern into several files of the same test binary (a plain move)",
     },
     Owed {
-        file: "sim/fakes/src/rechtspraak_corpus.rs",
-        owes: Owes::LongFile,
-        resolves: "the ruling generator and its XML apart from the corpus",
-    },
-    Owed {
         file: "server/tests/answers.rs",
         owes: Owes::LongFunction("every_default_answer_fits_the_budget_and_every_answer_its_output_schema"),
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
@@ -203,16 +198,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
     Owed {
         file: "sim/fakes/src/obv_corpus.rs",
         owes: Owes::LongFunction("ObvCorpus::generate"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/fakes/src/rechtspraak_corpus.rs",
-        owes: Owes::LongFunction("RsCorpus::content_xml"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/fakes/src/rechtspraak_corpus.rs",
-        owes: Owes::LongFunction("Generator::ruling"),
         resolves: "its steps named, each a function the body calls in turn",
     },
     Owed {
