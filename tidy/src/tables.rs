@@ -196,11 +196,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
     },
     Owed {
-        file: "sim/fakes/src/obv_corpus.rs",
-        owes: Owes::LongFunction("ObvCorpus::generate"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
         file: "sim/fakes/src/tk.rs",
         owes: Owes::LongFunction("collection"),
         resolves: "its steps named, each a function the body calls in turn",
