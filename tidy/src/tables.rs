@@ -196,26 +196,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
     },
     Owed {
-        file: "sim/fakes/src/tk.rs",
-        owes: Owes::LongFunction("collection"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/fakes/src/tk_debates.rs",
-        owes: Owes::LongFunction("generate"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/fakes/src/tk_debates.rs",
-        owes: Owes::LongFunction("motions"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/fakes/src/tk_votes.rs",
-        owes: Owes::LongFunction("generate"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
         file: "benches/load/drive.rs",
         owes: Owes::LongFunction("drive"),
         resolves: "its steps named, each a function the body calls in turn",
