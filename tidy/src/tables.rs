@@ -126,73 +126,8 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "split by concern into several files of the same test binary (a plain move)",
     },
     Owed {
-        file: "server/tests/answers.rs",
-        owes: Owes::LongFunction("every_default_answer_fits_the_budget_and_every_answer_its_output_schema"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/auth.rs",
-        owes: Owes::LongFunction("required_mode_serves_valid_tokens_only_and_no_token_reaches_a_platform"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/browser.rs",
-        owes: Owes::LongFunction("the_search_page_works_in_a_real_browser"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/differential.rs",
-        owes: Owes::LongFunction("server_log"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/differential.rs",
-        owes: Owes::LongFunction("leases"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/limits.rs",
-        owes: Owes::LongFunction("a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
         file: "server/tests/mcp.rs",
         owes: Owes::LongFunction("fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/offers.rs",
-        owes: Owes::LongFunction("lists_with_caching_hints_and_capabilities_in_both_eras"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/offers.rs",
-        owes: Owes::LongFunction("prompts_give_a_plan_and_refuse_bad_arguments"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/offers.rs",
-        owes: Owes::LongFunction("regression_issue_31_odd_reads_completions_and_prompts_are_clear_errors"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/recording.rs",
-        owes: Owes::LongFunction("record"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/recording.rs",
-        owes: Owes::LongFunction("the_server_records_both_eras_and_the_simulator_replays_the_file"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/sigkill_server.rs",
-        owes: Owes::LongFunction("regression_issue_31_killed_during_buffer_writes_five_times_the_buffer_holds"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-    Owed {
-        file: "server/tests/tk_votes.rs",
-        owes: Owes::LongFunction("a_case_voted_twice_gives_a_show_of_hands_with_a_mistake_and_a_roll_call"),
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
     },
     Owed {
