@@ -130,21 +130,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         owes: Owes::LongFunction("fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives"),
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
     },
-    Owed {
-        file: "benches/load/drive.rs",
-        owes: Owes::LongFunction("drive"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "benches/load/main.rs",
-        owes: Owes::LongFunction("run"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "benches/load/replicas.rs",
-        owes: Owes::LongFunction("Report::print"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
 ];
 
 impl Owed {
