@@ -784,7 +784,7 @@ class McpChecks:
             ("tk_debate of a casco report says it has no speeches yet, without error", self.tk_debate_casco),
             ("a motion submitted in a debate, as tk_debate lists it, is read with tk_votes", self.tk_debate_motion),
             ("unknown tool raises an MCP error", self.unknown_tool),
-            ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),
+            ("obv_sources, not listed here, answers by name", self.obv_sources),
             ("tk_search kind 'bogus' gives isError with a readable message", self.tk_search_invalid),
         ]
         rs_calls = [
