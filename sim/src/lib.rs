@@ -9,7 +9,10 @@
 //! Code map:
 //! - [`scenario`]: the scenario (TOML) and trace (JSON Lines, with follow-up calls)
 //!   formats → a [`Workload`].
-//! - [`engine`]: the event loop over virtual time; [`run`] is the entry point.
+//! - [`engine`]: the event loop over virtual time; [`run`] is the entry point (every
+//!   call's record kept), [`run_with`] keeps only what it is told besides the aggregates.
+//! - [`aggregate`]: outcomes aggregated as a run goes (per session, for the run, per
+//!   scope), from which the report, the checks' figures and the capacity answer come.
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
 //! - [`platform`]: simulated platforms that enforce their own limit.
 //! - [`check`]: invariants asserted after every event.
@@ -33,6 +36,7 @@
 //! What this library will not do: talk to real platforms, sleep, serve HTTP, or change the
 //! scheduler.
 
+pub mod aggregate;
 pub mod check;
 pub mod cluster;
 pub mod engine;
@@ -49,7 +53,7 @@ pub mod trace;
 
 use std::path::{Path, PathBuf};
 
-pub use engine::{CallState, Failure, RunOptions, RunOutcome, run};
+pub use engine::{CallState, Failure, Footprint, PathChecks, RunOptions, RunOutcome, run, run_with};
 pub use policy::PolicyKind;
 pub use report::Report;
 pub use scenario::{Scenario, Workload};

@@ -14,9 +14,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use besluitbron_fakes::{FakeSetting, FaultSetting, PlatformFault, serve_registry_on};
+use besluitbron_sim::aggregate::SessionRows;
 use besluitbron_sim::report::write_admissions;
 use besluitbron_sim::scenario::{LimitOverride, load_trace, scenarios_dir_entries};
-use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};
+use besluitbron_sim::{Footprint, PathChecks, PolicyKind, Report, RunOptions, Scenario, Workload, plot, run_with};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -355,7 +356,18 @@ fn simulate(name: &str, verb: &str, input: &Path, workload: &Workload, seed: u64
             keep_trace: flags.trace,
             progress: std::io::stderr().is_terminal(),
         };
-        let outcome = match run(name, workload, opts) {
+        // Per-call records only for what is drawn or written call by call; every session's
+        // row only for the JSON report. Otherwise memory follows the calls in flight.
+        let keep = Footprint {
+            calls: flags.admissions.is_some() || flags.plot.is_some() || flags.report.is_some(),
+            sessions: if flags.json {
+                SessionRows::All
+            } else {
+                Footprint::lean().sessions
+            },
+            path_checks: PathChecks::Bounded,
+        };
+        let outcome = match run_with(name, workload, opts, keep) {
             Ok(o) => o,
             Err(failure) => {
                 eprint!("{failure}");

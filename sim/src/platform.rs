@@ -14,7 +14,8 @@
 //! OpenBesluitvorming alone) reports, with each answer, the whole units left and the
 //! seconds until its bucket is full, as the fake does.
 //!
-//! Invariants: units in any window are tracked exactly for the report.
+//! Invariants: units in any window are tracked exactly for the report, as calls come (the
+//! platform keeps the calls of its last window, never every call).
 //!
 //! What this module does not do: decide when calls go (that is the policy's job), or
 //! know what a platform is like apart from what it is given: its limit, model, latency,
@@ -90,8 +91,12 @@ pub struct SimPlatform {
     /// Windows: accepted calls still inside the last W (sliding) or the current window (fixed).
     recent: VecDeque<(Instant, Units)>,
     recent_units: Units,
-    /// Every accepted call, for the largest-window figure.
-    accepted: Vec<(Instant, Units)>,
+    /// Accepted calls within the last W of the latest (W the enforced window), for the
+    /// largest-window figure, kept as calls come: they come in time order.
+    last_window: VecDeque<(Instant, Units)>,
+    last_window_units: Units,
+    /// The most units accepted within any interval of length W so far.
+    max_in_window: Units,
     /// The counters.
     pub counters: PlatformCounters,
 }
@@ -117,7 +122,9 @@ impl SimPlatform {
             rate_limit_headers: false,
             recent: VecDeque::new(),
             recent_units: Units::ZERO,
-            accepted: Vec::new(),
+            last_window: VecDeque::new(),
+            last_window_units: Units::ZERO,
+            max_in_window: Units::ZERO,
             counters: PlatformCounters::default(),
         }
     }
@@ -149,7 +156,7 @@ impl SimPlatform {
         self.take(now, charged);
         self.counters.accepted_calls += 1;
         self.counters.accepted_units += charged;
-        self.accepted.push((now, charged));
+        self.note_accepted(now, charged);
         let remaining = match (&self.bucket, self.rate_limit_headers) {
             (Some(b), true) => Some((
                 Units::whole(b.tokens(now).as_milli() / 1000),
@@ -286,22 +293,27 @@ impl SimPlatform {
         Duration::from_micros((ms * 1000.0).round() as u64)
     }
 
-    /// The most units accepted within any interval of length `window` (sliding).
-    pub fn max_units_in_window(&self, window: Duration) -> Units {
-        let window_ns = besluitbron_core::time::duration_nanos(window);
-        let mut best = Units::ZERO;
-        let mut sum = Units::ZERO;
-        let mut lo = 0;
-        for (hi, &(at, u)) in self.accepted.iter().enumerate() {
-            sum += u;
-            while self.accepted[lo].0.as_nanos() + window_ns <= at.as_nanos() {
-                sum = sum - self.accepted[lo].1;
-                lo += 1;
+    /// An accepted call of `charged` units at `now`: the largest-window figure moves.
+    fn note_accepted(&mut self, now: Instant, charged: Units) {
+        let Some(limit) = self.limit else { return };
+        let window_ns = besluitbron_core::time::duration_nanos(limit.window);
+        self.last_window.push_back((now, charged));
+        self.last_window_units += charged;
+        while let Some(&(at, u)) = self.last_window.front() {
+            if at.as_nanos() + window_ns > now.as_nanos() {
+                break;
             }
-            debug_assert!(lo <= hi);
-            best = best.max(sum);
+            self.last_window.pop_front();
+            self.last_window_units = self.last_window_units - u;
         }
-        best
+        self.max_in_window = self.max_in_window.max(self.last_window_units);
+    }
+
+    /// The most units accepted within any interval of the enforced window's length
+    /// (sliding), zero for a platform without a limit: kept as calls come, so no list of
+    /// accepted calls is kept.
+    pub fn max_units_in_window(&self) -> Units {
+        self.max_in_window
     }
 }
 
@@ -351,7 +363,7 @@ mod tests {
         assert!(!accepted(&mut p, 1999));
         assert!(accepted(&mut p, 2000));
         assert!(!accepted(&mut p, 3000));
-        assert_eq!(p.max_units_in_window(Duration::from_secs(2)), Units::whole(2));
+        assert_eq!(p.max_units_in_window(), Units::whole(2));
     }
 
     #[test]
@@ -360,7 +372,7 @@ mod tests {
         assert!(accepted(&mut p, 1500) && accepted(&mut p, 1999));
         assert!(accepted(&mut p, 2000) && accepted(&mut p, 2001));
         // Four units within 502 ms: what a fixed window allows at its edge.
-        assert_eq!(p.max_units_in_window(Duration::from_secs(2)), Units::whole(4));
+        assert_eq!(p.max_units_in_window(), Units::whole(4));
         assert!(!accepted(&mut p, 3999));
     }
 }

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use besluitbron_core::identity::IdentityRule;
@@ -27,6 +28,10 @@ use rand::RngExt;
 use serde::Deserialize;
 
 use crate::rng::{Component, sim_rng};
+
+mod groups;
+
+pub use groups::{GroupCursor, GroupPlan, GroupSession, RhythmSpec, RoundDraw, Starts};
 
 /// A scenario or trace that cannot be used, with the place it went wrong.
 #[derive(Debug, thiserror::Error)]
@@ -223,7 +228,8 @@ impl PlatformSpec {
     }
 }
 
-/// `n` calls at one instant.
+/// `n` calls at one instant, and again every `every_ms` until `until_ms` when given (a
+/// flood that comes back: a harvester's nightly run, a client retrying in bulk).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BurstSpec {
@@ -231,6 +237,10 @@ pub struct BurstSpec {
     pub at_ms: u64,
     /// How many calls.
     pub calls: u32,
+    /// The burst comes again this long after the previous one (with `until_ms`).
+    pub every_ms: Option<u64>,
+    /// No burst at or after this instant (with `every_ms`).
+    pub until_ms: Option<u64>,
     /// Cost per call; default the session's.
     pub cost: Option<Units>,
     /// Platform; default the session's.
@@ -342,6 +352,9 @@ pub struct GroupSpec {
     pub cancel_after_ms: Option<u64>,
     /// Each call asks a key drawn uniformly from `k0` .. `k{N-1}` (seeded); default no keys.
     pub key_pool: Option<u32>,
+    /// Sessions start by the hour of the day and the day of the week instead of
+    /// uniformly, numbered in the order they start; each draws from a stream of its own.
+    pub rhythm: Option<RhythmSpec>,
 }
 
 fn default_cost() -> Units {
@@ -450,6 +463,15 @@ impl Scenario {
             if s.steady.iter().any(|st| st.every_ms == 0) {
                 return bad(format!("session `{}`: steady every_ms must be above zero", s.name));
             }
+            if s.burst
+                .iter()
+                .any(|b| b.every_ms.is_some() != b.until_ms.is_some() || b.every_ms == Some(0))
+            {
+                return bad(format!(
+                    "session `{}`: a repeated burst gives every_ms (above zero) and until_ms together",
+                    s.name
+                ));
+            }
             let sources =
                 usize::from(s.key.is_some()) + usize::from(!s.keys.is_empty()) + usize::from(s.key_pool.is_some());
             if sources > 1 {
@@ -467,6 +489,9 @@ impl Scenario {
                     Some(_) => {}
                 }
             }
+        }
+        if self.groups.len() > usize::from(u16::MAX) {
+            return bad("at most 65,535 groups".into());
         }
         for g in &self.groups {
             if g.start_ms[0] > g.start_ms[1] || g.calls[0] > g.calls[1] || g.think_ms[0] > g.think_ms[1] {
@@ -486,6 +511,9 @@ impl Scenario {
             {
                 return bad(format!("group `{}`: fan_out must be a range of at least 1", g.prefix));
             }
+            if let Some(why) = g.rhythm.as_ref().and_then(RhythmSpec::invalid) {
+                return bad(format!("group `{}`: {why}", g.prefix));
+            }
         }
         Ok(())
     }
@@ -496,8 +524,10 @@ impl Scenario {
         s.platform.or(self.platforms.first().map(|p| p.id))
     }
 
-    /// Expands the scenario into the calls and agent loops it offers, drawing every
-    /// random choice from the workload sub-seed of `seed`.
+    /// The calls and agent loops the scenario offers, every random choice drawn from the
+    /// workload and keys sub-seeds of `seed`: bursts and steady rates as series, expanded
+    /// as the run reaches them; named agent loops round by round; generated groups as
+    /// plans whose rounds are drawn when they begin ([`GroupPlan`]).
     pub fn workload(&self, seed: u64) -> Workload {
         let mut w = Workload::new(self.platforms.clone(), self.legacy_slip_probability);
         // Keys come from their own stream, so a scenario without keys draws exactly what
@@ -515,42 +545,45 @@ impl Scenario {
                 _ => Some(who.fairness_key()),
             };
             let session = w.add_session_as(&s.name, key, s.cancel_after_ms.map(Duration::from_millis));
-            let op = s.op.clone();
+            let op: Option<Arc<str>> = s.op.as_deref().map(Arc::from);
             let mut keys = KeySource::of_session(s);
             // `validate` made sure every call names a listed platform.
             let default = self.session_platform(s);
             let platform = |entry: Option<PlatformId>| entry.or(default).expect("validated: a listed platform");
             for b in &s.burst {
-                for _ in 0..b.calls {
-                    let key = b.key.clone().or_else(|| keys.next(&mut key_rng));
-                    w.open_calls.push(OpenCall {
-                        at: Instant::from_millis(b.at_ms),
-                        session,
-                        platform: platform(b.platform),
-                        cost: b.cost.unwrap_or(s.cost),
-                        op: op.clone(),
-                        key,
-                        then: None,
-                        leave_after: None,
-                    });
-                }
+                let instants = match (b.every_ms, b.until_ms) {
+                    (Some(every), Some(until)) if every > 0 => until.saturating_sub(b.at_ms).div_ceil(every).max(1),
+                    _ => 1,
+                };
+                let mut series = OpenSeries {
+                    session,
+                    platform: platform(b.platform),
+                    cost: b.cost.unwrap_or(s.cost),
+                    op: op.clone(),
+                    first_at: Instant::from_millis(b.at_ms),
+                    every: Duration::from_millis(b.every_ms.unwrap_or(0)),
+                    instants: u32::try_from(instants).unwrap_or(u32::MAX),
+                    per_instant: b.calls,
+                    keys: SeriesKeys::Distinct,
+                };
+                series.keys = keys.for_series(b.key.as_deref(), series.len(), &mut key_rng);
+                w.series.push(series);
             }
             for st in &s.steady {
-                let mut at = st.from_ms;
-                while at < st.to_ms {
-                    let key = st.key.clone().or_else(|| keys.next(&mut key_rng));
-                    w.open_calls.push(OpenCall {
-                        at: Instant::from_millis(at),
-                        session,
-                        platform: platform(st.platform),
-                        cost: st.cost.unwrap_or(s.cost),
-                        op: op.clone(),
-                        key,
-                        then: None,
-                        leave_after: None,
-                    });
-                    at += st.every_ms;
-                }
+                let instants = st.to_ms.saturating_sub(st.from_ms).div_ceil(st.every_ms);
+                let mut series = OpenSeries {
+                    session,
+                    platform: platform(st.platform),
+                    cost: st.cost.unwrap_or(s.cost),
+                    op: op.clone(),
+                    first_at: Instant::from_millis(st.from_ms),
+                    every: Duration::from_millis(st.every_ms),
+                    instants: u32::try_from(instants).unwrap_or(u32::MAX),
+                    per_instant: 1,
+                    keys: SeriesKeys::Distinct,
+                };
+                series.keys = keys.for_series(st.key.as_deref(), series.len(), &mut key_rng);
+                w.series.push(series);
             }
             for a in &s.agent {
                 let fan_out = a.fan_out.unwrap_or(1).max(1);
@@ -574,49 +607,12 @@ impl Scenario {
             }
         }
         let mut rng = sim_rng(seed, Component::Workload);
-        for g in &self.groups {
-            let total_weight: u32 = g.platforms.values().sum();
-            for n in 0..g.sessions {
-                let session = w.add_session(
-                    &format!("{}-{n}", g.prefix),
-                    g.cancel_after_ms.map(Duration::from_millis),
-                );
-                let start_at = Instant::from_millis(rng.random_range(g.start_ms[0]..=g.start_ms[1]));
-                let rounds = rng.random_range(g.calls[0]..=g.calls[1]);
-                let mut steps = Vec::with_capacity(rounds as usize);
-                for _ in 0..rounds {
-                    let mut pick = rng.random_range(0..total_weight);
-                    let platform = g
-                        .platforms
-                        .iter()
-                        .find_map(|(&p, &weight)| {
-                            let hit = pick < weight;
-                            pick = pick.saturating_sub(weight);
-                            hit.then_some(p)
-                        })
-                        .expect("the pick is below the weights' sum");
-                    let [lo, hi] = g.fan_out.unwrap_or([1, 1]);
-                    let cost = g.costs[rng.random_range(0..g.costs.len())];
-                    let fan_out = rng.random_range(lo..=hi);
-                    let keys = match g.key_pool {
-                        Some(n) => (0..fan_out).map(|_| pool_key(&mut key_rng, n)).collect(),
-                        None => Vec::new(),
-                    };
-                    steps.push(AgentStep {
-                        platform,
-                        cost,
-                        fan_out,
-                        think: Duration::from_millis(rng.random_range(g.think_ms[0]..=g.think_ms[1])),
-                        op: g.op.clone(),
-                        keys,
-                    });
-                }
-                w.agents.push(AgentPlan {
-                    session,
-                    start_at,
-                    steps,
-                });
-            }
+        let mut first_session = u32::try_from(w.sessions.len()).expect("fewer than 2^32 sessions");
+        for (index, g) in self.groups.iter().enumerate() {
+            let index = u16::try_from(index).expect("validated: at most 65,535 groups");
+            let plan = GroupPlan::new(g, index, first_session, seed, &mut rng, &mut key_rng);
+            first_session = first_session.checked_add(g.sessions).expect("fewer than 2^32 sessions");
+            w.groups.push(plan);
         }
         w
     }
@@ -878,8 +874,8 @@ pub struct AgentStep {
     pub fan_out: u32,
     /// Think time after the last answer.
     pub think: Duration,
-    /// Operation label.
-    pub op: Option<String>,
+    /// Operation label (shared by every call that carries it).
+    pub op: Option<Arc<str>>,
     /// What each of the round's calls asks, in order; empty (or shorter than `fan_out`):
     /// the remaining calls are distinct.
     pub keys: Vec<String>,
@@ -896,7 +892,79 @@ pub struct AgentPlan {
     pub steps: Vec<AgentStep>,
 }
 
+/// Calls whose instants are fixed in advance by a pattern — a scenario's bursts and
+/// steady rates — expanded one call at a time as the run reaches them: `per_instant`
+/// calls at each of `instants` instants, `every` apart from `first_at`.
+#[derive(Clone, Debug)]
+pub struct OpenSeries {
+    /// Index into the workload's sessions.
+    pub session: u32,
+    /// Platform.
+    pub platform: PlatformId,
+    /// Requested cost.
+    pub cost: Units,
+    /// Operation label (shared by every call that carries it).
+    pub op: Option<Arc<str>>,
+    /// The first instant.
+    pub first_at: Instant,
+    /// Between instants.
+    pub every: Duration,
+    /// How many instants.
+    pub instants: u32,
+    /// Calls at each instant.
+    pub per_instant: u32,
+    /// What the calls ask.
+    pub keys: SeriesKeys,
+}
+
+/// What a series' calls ask.
+#[derive(Clone, Debug)]
+pub enum SeriesKeys {
+    /// Nothing: every call distinct.
+    Distinct,
+    /// The same key, every call.
+    Same(String),
+    /// One key per call, in order (drawn from a pool or cycled through a list before the
+    /// run, in the order the calls are listed).
+    Each(Vec<String>),
+}
+
+impl OpenSeries {
+    /// How many calls.
+    pub fn len(&self) -> u64 {
+        u64::from(self.instants) * u64::from(self.per_instant)
+    }
+
+    /// Whether it has no call.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// When its `k`-th call arrives.
+    pub fn at(&self, k: u64) -> Instant {
+        let instant = k / u64::from(self.per_instant.max(1));
+        let offset = u64::try_from(self.every.as_nanos())
+            .unwrap_or(u64::MAX)
+            .saturating_mul(instant);
+        Instant::from_nanos(self.first_at.as_nanos().saturating_add(offset))
+    }
+
+    /// What its `k`-th call asks.
+    pub fn key(&self, k: u64) -> Option<&str> {
+        match &self.keys {
+            SeriesKeys::Distinct => None,
+            SeriesKeys::Same(key) => Some(key),
+            SeriesKeys::Each(keys) => usize::try_from(k).ok().and_then(|k| keys.get(k)).map(String::as_str),
+        }
+    }
+}
+
 /// Everything a run offers, independent of the policy.
+///
+/// Sessions are numbered: those named one by one ([`Workload::sessions`]: a scenario's
+/// `[[session]]`s, a trace's sessions) first, then each generated group's, group after
+/// group ([`GroupPlan::first_session`]); a generated session is known by its number and
+/// named `<prefix>-<n>`, never kept as a plan of its own.
 #[derive(Clone, Debug)]
 pub struct Workload {
     /// The run's platforms, each once, in order: a scenario's as it lists them, a
@@ -906,15 +974,21 @@ pub struct Workload {
     pub platforms: Vec<PlatformSpec>,
     /// The legacy model's slip probability.
     pub legacy_slip_probability: f64,
-    /// Sessions, in the order first named.
+    /// Sessions named one by one, in the order first named.
     pub sessions: Vec<SessionPlan>,
-    /// Open-loop calls; call `i` has index `open_call_index[i]` when that is set (traces:
-    /// the line number), else `i`.
+    /// A trace's calls; call `i` has index `open_call_index[i]` when that is set (the
+    /// line number), else `i`.
     pub open_calls: Vec<OpenCall>,
     /// Line numbers of trace calls.
     pub open_call_index: Vec<u64>,
-    /// Agent loops; their calls are numbered after all open-loop calls, in submission order.
+    /// A scenario's bursts and steady rates, in the order listed; their calls are numbered
+    /// after [`Workload::open_calls`], series after series.
+    pub series: Vec<OpenSeries>,
+    /// Named sessions' agent loops; their calls are numbered after all open-loop calls,
+    /// in submission order.
     pub agents: Vec<AgentPlan>,
+    /// Generated groups, in the order listed.
+    pub groups: Vec<GroupPlan>,
     /// A trace the server recorded: its base instant and the platforms' recorded answers.
     pub recorded: Option<Recorded>,
 }
@@ -927,7 +1001,9 @@ impl Workload {
             sessions: Vec::new(),
             open_calls: Vec::new(),
             open_call_index: Vec::new(),
+            series: Vec::new(),
             agents: Vec::new(),
+            groups: Vec::new(),
             recorded: None,
         }
     }
@@ -952,18 +1028,75 @@ impl Workload {
         u32::try_from(self.sessions.len() - 1).expect("fewer than 2^32 sessions")
     }
 
+    /// How many sessions: the named ones and every group's.
+    pub fn session_count(&self) -> u32 {
+        let named = u32::try_from(self.sessions.len()).expect("fewer than 2^32 sessions");
+        self.groups.iter().fold(named, |n, g| n.saturating_add(g.sessions))
+    }
+
+    /// The group session `s` belongs to, with its number there (`None`: a named session).
+    pub fn group_of(&self, s: u32) -> Option<(&GroupPlan, u32)> {
+        self.groups
+            .iter()
+            .find(|g| s >= g.first_session && s - g.first_session < g.sessions)
+            .map(|g| (g, s - g.first_session))
+    }
+
+    /// Session `s`'s name.
+    pub fn session_name(&self, s: u32) -> std::borrow::Cow<'_, str> {
+        match self.sessions.get(s as usize) {
+            Some(plan) => std::borrow::Cow::Borrowed(plan.name.as_str()),
+            None => std::borrow::Cow::Owned(self.group_of(s).map_or_else(String::new, |(g, n)| g.name(n))),
+        }
+    }
+
+    /// Session `s` as a plan: a named session's own, a generated one's made up.
+    pub fn session_plan(&self, s: u32) -> SessionPlan {
+        match self.sessions.get(s as usize) {
+            Some(plan) => plan.clone(),
+            None => {
+                let (name, cancel_after) = self
+                    .group_of(s)
+                    .map_or_else(|| (String::new(), None), |(g, n)| (g.name(n), g.cancel_after));
+                SessionPlan {
+                    key: SessionKey::client(&name),
+                    name,
+                    cancel_after,
+                }
+            }
+        }
+    }
+
+    /// Every session as a plan, in order (for small runs: a generated session's plan is
+    /// made up here).
+    pub fn session_plans(&self) -> Vec<SessionPlan> {
+        (0..self.session_count()).map(|s| self.session_plan(s)).collect()
+    }
+
+    /// Open-loop calls: a trace's and the series'.
+    pub fn open_total(&self) -> u64 {
+        self.open_calls.len() as u64 + self.series.iter().map(OpenSeries::len).sum::<u64>()
+    }
+
     /// Whether any call carries a key, so that identical requests exist (deduplication
     /// is simulated, and reports show its columns).
     pub fn has_keys(&self) -> bool {
         self.open_calls
             .iter()
             .any(|c| c.key.is_some() || c.then.as_ref().is_some_and(|t| t.key.is_some()))
+            || self
+                .series
+                .iter()
+                .any(|s| !matches!(s.keys, SeriesKeys::Distinct) && !s.is_empty())
             || self.agents.iter().any(|a| a.steps.iter().any(|s| !s.keys.is_empty()))
+            || self.groups.iter().any(|g| g.draw.keyed() && g.sessions > 0)
     }
 
     /// The first platform a call names that [`Workload::platforms`] does not list.
     pub fn unlisted_platform(&self) -> Option<PlatformId> {
         let named = self.open_calls.iter().map(|c| c.platform);
+        let named = named.chain(self.series.iter().map(|s| s.platform));
+        let named = named.chain(self.groups.iter().flat_map(|g| g.draw.platforms()));
         let mut named = named.chain(self.agents.iter().flat_map(|a| a.steps.iter().map(|s| s.platform)));
         named.find(|&id| !self.platforms.iter().any(|p| p.id == id))
     }
@@ -978,7 +1111,7 @@ impl Workload {
         self.open_call_index
             .iter()
             .max()
-            .map_or(self.open_calls.len() as u64, |&m| m + 1)
+            .map_or(self.open_total(), |&m| (m + 1).max(self.open_total()))
     }
 }
 
@@ -997,6 +1130,17 @@ impl KeySource {
             (None, false, _) => KeySource::Cycle(s.keys.clone(), 0),
             (None, true, Some(n)) => KeySource::Pool(n),
             (None, true, None) => KeySource::None,
+        }
+    }
+
+    /// What the `len` calls of a series ask: the entry's own key, else the session's,
+    /// drawn now and in order from a pool or a list.
+    fn for_series(&mut self, entry: Option<&str>, len: u64, rng: &mut crate::rng::SimRng) -> SeriesKeys {
+        match (entry, &*self) {
+            (Some(key), _) => SeriesKeys::Same(key.to_owned()),
+            (None, KeySource::None) => SeriesKeys::Distinct,
+            (None, KeySource::One(key)) => SeriesKeys::Same(key.clone()),
+            (None, _) => SeriesKeys::Each((0..len).filter_map(|_| self.next(rng)).collect()),
         }
     }
 

@@ -7,9 +7,12 @@
 //!
 //! Invariants: the hash (64-bit FNV-1a over every line and its newline) is computed
 //! whether or not lines are kept, so two runs with the same seed can be compared by hash
-//! alone; the last [`RECENT_LINES`] lines are always kept for failure reports.
+//! alone; the last [`RECENT_LINES`] lines are always kept for failure reports. A line is
+//! formatted into a buffer the trace reuses ([`Trace::push_fmt`]), so a run that keeps no
+//! lines allocates none.
 
 use std::collections::VecDeque;
+use std::fmt;
 
 /// Lines kept for the context of a failure report.
 pub const RECENT_LINES: usize = 24;
@@ -38,14 +41,24 @@ impl Trace {
 
     /// Appends one line.
     pub fn push(&mut self, line: String) {
+        self.push_fmt(format_args!("{line}"));
+    }
+
+    /// Appends one line, formatted from `args` into the oldest recent line's buffer.
+    pub fn push_fmt(&mut self, args: fmt::Arguments<'_>) {
+        let mut line = if self.recent.len() == RECENT_LINES {
+            self.recent.pop_front().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        line.clear();
+        // Writing into a String cannot fail.
+        let _ = fmt::Write::write_fmt(&mut line, args);
         for b in line.bytes().chain(std::iter::once(b'\n')) {
             self.hash ^= u64::from(b);
             self.hash = self.hash.wrapping_mul(0x0000_0100_0000_01b3);
         }
         self.lines += 1;
-        if self.recent.len() == RECENT_LINES {
-            self.recent.pop_front();
-        }
         if self.keep_all {
             self.kept.push(line.clone());
         }

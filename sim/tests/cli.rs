@@ -449,7 +449,13 @@ fn fakes_refuse_to_start_without_their_real_files_and_name_them() {
     assert!(!out.status.success());
     assert!(out.stdout.is_empty(), "nothing served");
     let err = String::from_utf8_lossy(&out.stderr);
-    for part in ["starting the fakes", "lacks", "bwb/BWBR", "BESLUITBRON_CORPUS", "scripts/corpus"] {
+    for part in [
+        "starting the fakes",
+        "lacks",
+        "bwb/BWBR",
+        "BESLUITBRON_CORPUS",
+        "scripts/corpus",
+    ] {
         assert!(err.contains(part), "{part}: {err}");
     }
 
@@ -471,5 +477,8 @@ fn fakes_refuse_to_start_without_their_real_files_and_name_them() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("differ from corpus/index.toml (cvdr/112779_1.xml)"), "{err}");
+    assert!(
+        err.contains("differ from corpus/index.toml (cvdr/112779_1.xml)"),
+        "{err}"
+    );
 }

@@ -977,7 +977,7 @@ impl Sim {
             upstream_keys: self.upstream_keys.len() as u64,
             accepted: self.platform.counters.accepted_calls,
             over_limit: self.platform.counters.over_limit,
-            max_units_in_window: self.platform.max_units_in_window(Duration::from_secs(self.s.window_s)),
+            max_units_in_window: self.platform.max_units_in_window(),
             owners: self.owners,
             latencies_ms,
             events: self.events,

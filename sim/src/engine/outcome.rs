@@ -2,6 +2,7 @@
 //! broken invariant as a [`Failure`].
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use besluitbron_core::cache::CacheKey;
@@ -11,6 +12,7 @@ use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
 
 use besluitbron_core::path::Served;
 
+use crate::aggregate::{SessionRows, Summary};
 use crate::platform::PlatformCounters;
 use crate::policy::PolicyKind;
 use crate::scenario::{FollowUp, LimitModel, SessionPlan};
@@ -26,6 +28,58 @@ pub struct RunOptions {
     pub keep_trace: bool,
     /// Print a `\r` progress line on stderr (the caller checks it is a terminal).
     pub progress: bool,
+}
+
+/// What a run holds and spends besides its aggregates ([`crate::aggregate::Summary`],
+/// always kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    /// Every call's record ([`RunOutcome::calls`]) and every admission
+    /// ([`RunOutcome::admissions`]): memory then grows with the calls made. Needed for
+    /// the admissions log, the plot, the HTML page and the differential tests.
+    pub calls: bool,
+    /// Which session rows.
+    pub sessions: SessionRows,
+    /// How often the paths' own invariants are checked.
+    pub path_checks: PathChecks,
+}
+
+/// How often a run checks its paths' own invariants (the shell's, the path's and every
+/// lane scheduler's, [`besluitbron_core::path::Shell::check_invariants`]). A check is
+/// linear in what the path holds (requests waiting or out, sessions remembered), so
+/// checking after every step makes a long, busy run quadratic. The simulator's own
+/// checker (the limit, FIFO, the starvation bound, the mirror of the queues, the flights)
+/// runs after every event whatever this says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathChecks {
+    /// After every step (tests, snapshots and small runs).
+    EveryStep,
+    /// After every step while a path holds at most one thing, else after every `held`
+    /// steps: about one held thing's worth of checking per step, whatever the run's size.
+    /// A run's last steps are always checked.
+    Bounded,
+}
+
+impl Footprint {
+    /// Every call's record, every session's row, a check after every step.
+    pub const fn everything() -> Footprint {
+        Footprint {
+            calls: true,
+            sessions: SessionRows::All,
+            path_checks: PathChecks::EveryStep,
+        }
+    }
+
+    /// The aggregates and the rows of the sessions that waited longest (the human
+    /// table's), nothing per call, the paths checked at bounded cost: memory follows the
+    /// calls in flight and time the calls made.
+    pub const fn lean() -> Footprint {
+        Footprint {
+            calls: false,
+            sessions: SessionRows::Longest(crate::report::LONGEST_WAITERS_SHOWN),
+            path_checks: PathChecks::Bounded,
+        }
+    }
 }
 
 /// Where a call stands.
@@ -59,8 +113,8 @@ pub struct CallRecord {
     pub platform: PlatformId,
     /// Units asked.
     pub cost: Units,
-    /// Operation label.
-    pub op: Option<String>,
+    /// Operation label (shared with the other calls of its kind).
+    pub op: Option<Arc<str>>,
     /// First submission.
     pub submitted_at: Instant,
     /// Latest submission (a 429 resubmits the call).
@@ -84,10 +138,18 @@ pub struct CallRecord {
     pub requeued: bool,
     pub(super) agent: Option<u32>,
     /// The call its session makes when this one is answered.
-    pub(super) then: Option<FollowUp>,
+    pub(super) then: Option<Box<FollowUp>>,
     /// When after its arrival the call leaves if it still waits (a recorded call whose
     /// caller gave up).
     pub(super) leave_after: Option<Duration>,
+}
+
+impl CallRecord {
+    /// Whether the call holds its session open until it ends: an open-loop or follow-up
+    /// call does, an agent loop's call does not (its loop does).
+    pub(crate) fn holds_session(&self) -> bool {
+        self.agent.is_none()
+    }
 }
 
 /// One platform's results.
@@ -126,10 +188,17 @@ pub struct RunOutcome {
     pub policy: PolicyKind,
     /// The root seed.
     pub seed: u64,
-    /// Sessions, as planned.
+    /// Sessions, as planned: every session when per-call records are kept
+    /// ([`Footprint::calls`]), else the named ones only (a generated session is known by its
+    /// number: [`RunOutcome::session_name`]).
     pub sessions: Vec<SessionPlan>,
-    /// Calls, in creation order.
+    /// The generated groups' names: (prefix, first session, sessions).
+    pub(crate) generated: Vec<(String, u32, u32)>,
+    /// Calls, in creation order, when kept ([`Footprint::calls`]); else empty.
     pub calls: Vec<CallRecord>,
+    /// What the run aggregated as it went: the report, the checks' figures and the
+    /// capacity answer come from here.
+    pub summary: Summary,
     /// Platforms (and text hosts, after all platforms) that received calls, in the
     /// workload's order ([`Workload::platforms`](crate::scenario::Workload::platforms)).
     pub platforms: Vec<PlatformOutcome>,
@@ -139,6 +208,9 @@ pub struct RunOutcome {
     pub events: u64,
     /// Admissions checked against the starvation bound.
     pub bound_checked: u64,
+    /// Checks of the paths' own invariants (fair policy): after every step while a path
+    /// holds little, at bounded cost per step while it holds much.
+    pub path_checks: u64,
     /// The trace hash.
     pub trace_hash: u64,
     /// Trace lines.
@@ -148,9 +220,32 @@ pub struct RunOutcome {
     /// Calls carry keys: reports show the deduplication columns.
     pub keyed: bool,
     /// Every admission under the fair policy, in order: (platform, session, call index,
-    /// instant). The server's shell gives the same list for the same workload (the
-    /// differential test).
+    /// instant), when per-call records are kept or the workload is a recording. The
+    /// server's shell gives the same list for the same workload (the differential test).
     pub admissions: Vec<AdmissionLine>,
+}
+
+impl RunOutcome {
+    /// Session `s`'s name.
+    pub fn session_name(&self, s: u32) -> std::borrow::Cow<'_, str> {
+        if let Some(plan) = self.sessions.get(s as usize) {
+            return std::borrow::Cow::Borrowed(plan.name.as_str());
+        }
+        let name = self
+            .generated
+            .iter()
+            .find(|(_, first, n)| s >= *first && s - first < *n)
+            .map_or_else(
+                || format!("#{s}"),
+                |(prefix, first, _)| format!("{prefix}-{}", s - first),
+            );
+        std::borrow::Cow::Owned(name)
+    }
+
+    /// Sessions in the workload.
+    pub fn session_count(&self) -> u32 {
+        self.summary.sessions_total
+    }
 }
 
 /// One admission of a fair run: what the differential test compares with the server.
