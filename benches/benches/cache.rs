@@ -8,10 +8,10 @@
 
 use std::hint::black_box;
 
+use besluitbron_core::WallTime;
 use besluitbron_core::cache::{
     CacheKey, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, PlatformCachePolicy, Success,
 };
-use besluitbron_core::{PlatformId, WallTime};
 use besluitbron_server::store::{RedbStore, store_path};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -19,13 +19,18 @@ const NOW: WallTime = WallTime(1_735_689_600_000);
 const SIZES: [(&str, usize); 2] = [("4KiB", 4 * 1024), ("1MiB", 1024 * 1024)];
 
 fn key(n: u64) -> CacheKey {
-    CacheKey::new(PlatformId::Obv, DataClass::Document, "document").param("id", format!("gm0363-{n}"))
+    CacheKey::new(
+        besluitbron_server::platforms::obv::PLATFORM,
+        DataClass::Document,
+        "document",
+    )
+    .param("id", format!("gm0363-{n}"))
 }
 
 fn redb_store(dir: &std::path::Path) -> RedbStore {
     RedbStore::open(
-        store_path(dir, PlatformId::Obv),
-        PlatformId::Obv,
+        store_path(dir, besluitbron_server::platforms::obv::PLATFORM),
+        besluitbron_server::platforms::obv::PLATFORM,
         PlatformCachePolicy::default(),
         CacheVersion::current(),
     )
@@ -46,7 +51,11 @@ fn bench_hit(c: &mut Criterion) {
                 black_box(lookup);
             });
         });
-        let memory = MemoryStore::new(PlatformId::Obv, PlatformCachePolicy::default(), CacheVersion::current());
+        let memory = MemoryStore::new(
+            besluitbron_server::platforms::obv::PLATFORM,
+            PlatformCachePolicy::default(),
+            CacheVersion::current(),
+        );
         memory.put(&key(0), &Success::new(vec![0x5A; len]), NOW).expect("put");
         group.bench_with_input(BenchmarkId::new("memory", name), &len, |b, _| {
             b.iter(|| black_box(memory.lookup(black_box(&key(0)), NOW).expect("lookup")));

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, MemoryStore};
 use besluitbron_core::dedup::WaiterId;
 use besluitbron_core::path::{Effect, Feedback, Keep, Lane, Outcome, PathConfig, PlatformPath, Request, StoreBuffer};
-use besluitbron_core::{Instant, PlatformId, SessionKey, Units, WallTime};
+use besluitbron_core::{Instant, SessionKey, Units, WallTime};
 use besluitbron_sim::{PolicyKind, Report, RunOptions, load_canonical, run};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 
@@ -26,17 +26,24 @@ type BenchPath = PlatformPath<StoreBuffer<MemoryStore>, ()>;
 /// 1,024 distinct search keys, as the server builds them.
 fn keys() -> Vec<CacheKey> {
     (0..1024)
-        .map(|i| CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("vraag {i}")))
+        .map(|i| {
+            CacheKey::new(
+                besluitbron_server::platforms::obv::PLATFORM,
+                DataClass::Search,
+                "search",
+            )
+            .param("q", format!("vraag {i}"))
+        })
         .collect()
 }
 
 fn path() -> BenchPath {
     let buffer = StoreBuffer::new(MemoryStore::new(
-        PlatformId::Obv,
-        CachePolicy::default().for_platform(PlatformId::Obv),
+        besluitbron_server::platforms::obv::PLATFORM,
+        CachePolicy::default().for_platform(besluitbron_server::platforms::obv::PLATFORM),
         CacheVersion::current(),
     ));
-    PlatformPath::new(PathConfig::single(PlatformId::Obv, None), buffer).expect("valid")
+    PlatformPath::new(PathConfig::single("obv", None), buffer).expect("valid")
 }
 
 fn request(key: &CacheKey, waiter: u64, session: &SessionKey) -> Request {

@@ -17,7 +17,7 @@ use besluitbron_core::dedup::WaiterId;
 use besluitbron_core::path::{
     Action, Feedback, Keep, Lane, Outcome, PathConfig, PlatformPath, Request, Shell, StoreBuffer,
 };
-use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units, WallTime};
+use besluitbron_core::{Instant, LimitConfig, SchedulerConfig, SessionKey, Units, WallTime};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
 type BenchShell = Shell<StoreBuffer<MemoryStore>, (), u64, u64>;
@@ -33,13 +33,13 @@ impl Busy {
     /// A path whose bucket is empty, with `n` calls waiting, one per session.
     fn new(n: usize) -> Busy {
         let limit = SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60)));
-        let mut config = PathConfig::single(PlatformId::Obv, Some(limit));
+        let mut config = PathConfig::single("obv", Some(limit));
         if let Some(s) = config.lanes[0].scheduler.as_mut() {
             s.max_queued = n + 16;
         }
         let buffer = StoreBuffer::new(MemoryStore::new(
-            PlatformId::Obv,
-            CachePolicy::default().for_platform(PlatformId::Obv),
+            besluitbron_server::platforms::obv::PLATFORM,
+            CachePolicy::default().for_platform(besluitbron_server::platforms::obv::PLATFORM),
             CacheVersion::current(),
         ));
         let path = PlatformPath::new(config, buffer).expect("valid");
@@ -64,7 +64,12 @@ impl Busy {
         let session = self.sessions[(i as usize) % self.sessions.len()].clone();
         let req = Request {
             waiter: WaiterId(i),
-            key: CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("vraag {i}")),
+            key: CacheKey::new(
+                besluitbron_server::platforms::obv::PLATFORM,
+                DataClass::Search,
+                "search",
+            )
+            .param("q", format!("vraag {i}")),
             session,
             cost: Units::ONE,
             lane: Lane::MAIN,

@@ -52,7 +52,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use besluitbron_core::PlatformId;
 use serde_json::json;
 use tokio::task::JoinSet;
 
@@ -201,7 +200,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
 async fn three_replicas(redis: &Redis, shape: Shape) -> anyhow::Result<(Half, usize, usize)> {
     let base = BesluitBron::start().await?;
     let replicas = Replicas::start(&base, redis, 3).await?;
-    let owner = replicas.owner(PlatformId::Obv).await?;
+    let owner = replicas.owner(besluitbron_server::platforms::obv::PLATFORM).await?;
     // A new owner admits with an empty bucket (the platform never sees a burst at a
     // handover); one process starts with a full one. Compared like with like, the owner
     // has run long enough to refill it, as an owner in service has.
@@ -210,7 +209,7 @@ async fn three_replicas(redis: &Redis, shape: Shape) -> anyhow::Result<(Half, us
     let late_on = (owner + 2) % 3;
     let flood = Flood::on(&base, &addrs, shape, &format!("drie{}", shape as u8)).await?;
     let half = flood.measure(&base, addrs[late_on], Some(&replicas), None).await?;
-    let owners_after = replicas.owners(PlatformId::Obv);
+    let owners_after = replicas.owners(besluitbron_server::platforms::obv::PLATFORM);
     replicas.stop().await?;
     base.stop().await?;
     if owners_after != [owner] {
@@ -225,7 +224,7 @@ async fn three_replicas(redis: &Redis, shape: Shape) -> anyhow::Result<(Half, us
 async fn killed_owner(redis: &Redis) -> anyhow::Result<(Half, Duration, usize)> {
     let base = BesluitBron::start().await?;
     let mut replicas = Replicas::start(&base, redis, 3).await?;
-    let owner = replicas.owner(PlatformId::Obv).await?;
+    let owner = replicas.owner(besluitbron_server::platforms::obv::PLATFORM).await?;
     tokio::time::sleep(REFILL).await;
     let survivors: Vec<usize> = (0..3).filter(|&i| i != owner).collect();
     let addrs: Vec<SocketAddr> = survivors.iter().map(|&i| replicas.servers[i].addr).collect();
@@ -235,7 +234,7 @@ async fn killed_owner(redis: &Redis) -> anyhow::Result<(Half, Duration, usize)> 
     let killed_at = Instant::now();
     replicas.kill(owner);
     let new_owner = loop {
-        let owners = replicas.owners(PlatformId::Obv);
+        let owners = replicas.owners(besluitbron_server::platforms::obv::PLATFORM);
         if let [o] = owners[..] {
             break o;
         }
@@ -465,7 +464,9 @@ fn mean(waits: &[Duration]) -> f64 {
 /// killed replica's stays where it was).
 fn forwarded(replicas: Option<&Replicas>) -> Vec<u64> {
     replicas.map_or_else(Vec::new, |r| {
-        (0..r.servers.len()).map(|i| r.forwarded(i, PlatformId::Obv)).collect()
+        (0..r.servers.len())
+            .map(|i| r.forwarded(i, besluitbron_server::platforms::obv::PLATFORM))
+            .collect()
     })
 }
 

@@ -40,8 +40,8 @@ use crate::call::call;
 use crate::conn::Target;
 use crate::drive::Measured;
 use crate::report::{load_average, ms, print_header, print_load, print_row, print_stalls};
+use crate::rounds::{clients_of, interval, rotate, warm_up};
 use crate::servers::{BesluitBron, Running};
-use crate::{clients_of, interval, rotate, warm_up};
 
 /// The replicas' shared secret (the internal endpoint is on loopback only).
 const SECRET: &str = "besluitbron-load-replicas-secret";

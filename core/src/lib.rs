@@ -18,7 +18,7 @@
 //!   R-I1 to R-I3.
 //! - [`bucket`]: the one exact token bucket (GCRA form) behind both the platforms'
 //!   limits in the scheduler and the client limits.
-//! - [`platform`]: the nine platforms and the limits kept for them.
+//! - [`platform`]: platforms and upstream services as the shells declare them, and limits.
 //! - [`record`]: the trace format the server records and the simulator replays.
 //! - [`time`] and [`units`]: injected time and exact fixed-point costs.
 //!
@@ -44,7 +44,7 @@ pub mod time;
 pub mod units;
 
 pub use cache::{CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Lookup, MemoryStore, Scope, Success};
-pub use platform::{LimitConfig, PlatformId};
+pub use platform::{BudgetGroup, LimitConfig, Platform, PlatformId, Service, ServiceId, budget_groups};
 pub use scheduler::{
     Admission, AdmissionRecord, AdmitRule, CallTicket, Charge, EntryTicket, Estimate, FairScheduler, JoinError,
     QueueFull, SchedulerConfig, SchedulerEvent, SchedulerStats, SessionKey, Submission,

@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{PlatformId, Units};
+use crate::Units;
 
 /// One line of a JSON Lines trace.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -30,8 +30,9 @@ pub struct TraceLine {
     pub at_ms: u64,
     /// Session name (`system` is BesluitBron's own session); recorded: a salted hash.
     pub session: String,
-    /// Platform id.
-    pub platform: PlatformId,
+    /// Platform id (the short id its connector declares; a trace is text, and the
+    /// program reading it knows which platforms it runs).
+    pub platform: String,
     /// Cost in units (fractions allowed, at most three decimals).
     pub cost: Units,
     /// Operation label; `text` counts the call at the platform's text host.

@@ -17,8 +17,9 @@
 //! - "fetched" goes only to the request that started the flight;
 //! - when every outcome has come back, nothing is left: no flight, no waiter, no queue.
 
-mod support;
+use crate::support;
 
+use besluitbron_core::platform::examples;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +30,7 @@ use besluitbron_core::path::{
     Arrival, Attempt, Delivery, Effect, Feedback, Keep, Lane, Outcome, PathConfig, PlatformPath, Request, Served,
     StoreBuffer,
 };
-use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units, WallTime};
+use besluitbron_core::{Instant, LimitConfig, SchedulerConfig, SessionKey, Units, WallTime};
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use support::ReferenceBucket;
 
@@ -147,15 +148,15 @@ fn path(limited: bool) -> TestPath {
         c
     });
     let buffer = StoreBuffer::new(MemoryStore::new(
-        PlatformId::Obv,
-        CachePolicy::default().for_platform(PlatformId::Obv),
+        examples::OBV,
+        CachePolicy::default().for_platform(examples::OBV),
         CacheVersion::current(),
     ));
-    PlatformPath::new(PathConfig::single(PlatformId::Obv, scheduler), buffer).expect("valid")
+    PlatformPath::new(PathConfig::single("obv", scheduler), buffer).expect("valid")
 }
 
 fn key(k: u8) -> CacheKey {
-    CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", k.to_string())
+    CacheKey::new(examples::OBV, DataClass::Search, "search").param("q", k.to_string())
 }
 
 fn session(s: u8) -> SessionKey {

@@ -9,7 +9,7 @@
 //! travel margin: a scheduler given `limit.with_margin(m)` stays within the platform's own
 //! limit when every call reaches the platform up to `m` after it was admitted.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

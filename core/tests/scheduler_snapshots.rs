@@ -1,7 +1,7 @@
 //! Short hand-written scenarios, rendered one line per event and compared with insta
 //! snapshots in `snapshots/core/`. A change in any decision shows up as a diff.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

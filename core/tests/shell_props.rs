@@ -19,6 +19,7 @@
 //!   admitted for them meanwhile;
 //! - when everything has come back and the ownership ended, nothing is left.
 
+use besluitbron_core::platform::examples;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +31,7 @@ use besluitbron_core::path::{
     Action, Arrival, Attempt, Feedback, Lane, NotOwner, Outcome, Outgoing, PathConfig, PendingSend, PlatformPath,
     Request, Shell, StoreBuffer,
 };
-use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units, WallTime};
+use besluitbron_core::{Instant, LimitConfig, SchedulerConfig, SessionKey, Units, WallTime};
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 
 type P = Arc<[u8]>;
@@ -147,7 +148,7 @@ struct World {
 }
 
 fn key(k: u8) -> CacheKey {
-    CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", k.to_string())
+    CacheKey::new(examples::OBV, DataClass::Search, "search").param("q", k.to_string())
 }
 
 fn wall(now: Instant) -> WallTime {
@@ -159,10 +160,10 @@ impl World {
         let scheduler = w
             .limited
             .then(|| SchedulerConfig::with_limit(LimitConfig::new(Units::whole(4), Duration::from_secs(4))));
-        let config = PathConfig::single(PlatformId::Obv, scheduler);
+        let config = PathConfig::single("obv", scheduler);
         let buffer = StoreBuffer::new(MemoryStore::new(
-            PlatformId::Obv,
-            CachePolicy::default().for_platform(PlatformId::Obv),
+            examples::OBV,
+            CachePolicy::default().for_platform(examples::OBV),
             CacheVersion::current(),
         ));
         let path = PlatformPath::new(config, buffer).expect("valid");

@@ -65,6 +65,10 @@ pub struct Config {
     pub connections: ConnectionConfig,
     /// Per platform: address, time-outs, and the limit BesluitBron keeps.
     pub platforms: BTreeMap<String, PlatformConfig>,
+    /// The platforms the connectors serve (their ids), as [`Config::load`] was given
+    /// them: a `Platforms.<id>` of another id is refused by name.
+    #[serde(skip)]
+    pub known_platforms: Vec<String>,
     /// How often BesluitBron's own maintenance refreshes OpenBesluitvorming's load
     /// status (as the system session, R-L7), in seconds; 0 turns the refresh off.
     pub status_refresh_secs: u64,
@@ -75,11 +79,11 @@ pub struct Config {
     pub contact: String,
     /// Document text: the extraction pool and its caps.
     pub text: TextConfig,
-    /// Recording every platform call in the simulator's trace format (README,
-    /// "Deployment and operation"). Off by default.
+    /// Recording every platform call in the simulator's trace format (docs/deployment.md,
+    /// "Recording traffic for the simulator"). Off by default.
     pub recording: RecordingConfig,
-    /// Several replicas on one Redis (see README, "Running several replicas"). Absent:
-    /// one process on its own, nothing shared.
+    /// Several replicas on one Redis (docs/replicas.md). Absent: one process on its own,
+    /// nothing shared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterConfig>,
     /// The administrative address: when set, `/metrics` and `/status.json` are served
@@ -87,8 +91,7 @@ pub struct Config {
     /// keep them off the address browsers and clients reach. Absent: on `Listen`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_listen: Option<SocketAddr>,
-    /// Access tokens on the MCP addresses (README, "Behind an authorization server"):
-    /// off by default.
+    /// Access tokens on the MCP addresses (docs/authorization.md): off by default.
     pub auth: AuthConfig,
 }
 
@@ -411,19 +414,30 @@ pub struct PlatformDefaults {
 }
 
 impl PlatformDefaults {
-    /// A platform at `base_url` with the limit the core keeps for it
-    /// ([`PlatformId::default_limit`], [`PlatformId::default_text_limit`]) and nothing
-    /// else of its own.
+    /// A platform at `base_url` whose calls pass straight through, with nothing else of
+    /// its own ([`PlatformDefaults::limited`] adds a limit).
     pub const fn new(platform: PlatformId, base_url: &'static str) -> PlatformDefaults {
         PlatformDefaults {
             platform,
             base_url,
-            limit: platform.default_limit(),
-            text_limit: platform.default_text_limit(),
+            limit: None,
+            text_limit: None,
             max_concurrent: None,
             retired_hold_secs: None,
             switched_off: false,
         }
+    }
+
+    /// The same, with the limit BesluitBron keeps by default.
+    pub const fn limited(mut self, limit: LimitConfig) -> PlatformDefaults {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// The same, with a limit of its own for the platform's document text.
+    pub const fn text_limited(mut self, limit: LimitConfig) -> PlatformDefaults {
+        self.text_limit = Some(limit);
+        self
     }
 
     /// True when the connector of a platform with these defaults is offered under
@@ -468,6 +482,7 @@ impl Default for Config {
             sessions: SessionConfig::default(),
             connections: ConnectionConfig::default(),
             platforms: BTreeMap::new(),
+            known_platforms: Vec::new(),
             status_refresh_secs: 600,
             cache_version: String::new(),
             contact: "beheer@besluitbron.invalid".to_owned(),
@@ -499,7 +514,10 @@ pub enum ConfigError {
 impl Config {
     /// The defaults with `platforms`' settings, before any file or environment.
     pub fn with_platforms(platforms: &[PlatformDefaults]) -> Config {
-        let mut config = Config::default();
+        let mut config = Config {
+            known_platforms: platforms.iter().map(|p| p.platform.as_str().to_owned()).collect(),
+            ..Config::default()
+        };
         for p in platforms {
             config.platforms.insert(p.platform.as_str().to_owned(), p.settings());
         }
@@ -535,7 +553,13 @@ impl Config {
         let env_toml = env_as_toml(&pairs)?;
         figment = figment.merge(Toml::string(&env_toml));
         let root: Root = figment.extract().map_err(Box::new)?;
-        root.besluitbron.validated()
+        root.besluitbron.known(platforms).validated()
+    }
+
+    /// The same, knowing the connectors' `platforms`.
+    fn known(mut self, platforms: &[PlatformDefaults]) -> Config {
+        self.known_platforms = platforms.iter().map(|p| p.platform.as_str().to_owned()).collect();
+        self
     }
 
     /// Defaults, then the configuration file's `text` (TOML), then `env` as in
@@ -558,7 +582,7 @@ impl Config {
         .merge(Toml::string(&env_toml))
         .extract()
         .map_err(Box::new)?;
-        root.besluitbron.validated()
+        root.besluitbron.known(platforms).validated()
     }
 
     /// Checks every setting; used after flags changed a loaded configuration.
@@ -625,8 +649,13 @@ impl Config {
     fn check_platforms(&self) -> Result<(), ConfigError> {
         for (id, p) in &self.platforms {
             let path = format!("BesluitBron.Platforms.{id}");
-            id.parse::<PlatformId>()
-                .map_err(|e| invalid(path.clone(), &e.to_string()))?;
+            if !self.known_platforms.iter().any(|k| k == id) {
+                let known = self.known_platforms.join(", ");
+                return Err(invalid(
+                    path,
+                    &format!("unknown platform `{id}`: no connector serves it; one of {known}"),
+                ));
+            }
             let url = p.base_url.trim_end_matches('/');
             if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
                 return Err(invalid(format!("{path}.BaseUrl"), "must be an http(s) URL"));
@@ -891,10 +920,11 @@ mod tests {
 
     /// Two platforms as connectors would declare them.
     const PLATFORMS: &[PlatformDefaults] = &[
-        PlatformDefaults::new(PlatformId::Obv, "https://openbesluitvorming.nl"),
+        PlatformDefaults::new(crate::platforms::obv::PLATFORM, "https://openbesluitvorming.nl")
+            .limited(LimitConfig::new(Units::whole(60), Duration::from_secs(60))),
         PlatformDefaults {
             max_concurrent: Some(3),
-            ..PlatformDefaults::new(PlatformId::Tk, "https://tk.example/OData/v4/2.0")
+            ..PlatformDefaults::new(crate::platforms::tk::PLATFORM, "https://tk.example/OData/v4/2.0")
         },
     ];
 
@@ -906,15 +936,18 @@ mod tests {
     fn defaults_listen_on_loopback_and_take_the_connectors_platform_settings() {
         let c = Config::load(PLATFORMS, None, env(&[])).expect("defaults are valid");
         assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
-        assert_eq!(c.platform(PlatformId::Obv).base_url, "https://openbesluitvorming.nl");
-        let obv = c.scheduler(PlatformId::Obv).expect("obv keeps a limit");
+        assert_eq!(
+            c.platform(crate::platforms::obv::PLATFORM).base_url,
+            "https://openbesluitvorming.nl"
+        );
+        let obv = c.scheduler(crate::platforms::obv::PLATFORM).expect("obv keeps a limit");
         // 60 units per minute with a one-second margin: 59 units of burst, same rate.
         assert_eq!(obv.limit.capacity, Units::whole(59));
         assert_eq!(obv.limit.window, Duration::from_secs(59));
-        assert!(c.scheduler(PlatformId::Tk).is_none());
-        assert_eq!(c.platform(PlatformId::Tk).max_concurrent, Some(3));
+        assert!(c.scheduler(crate::platforms::tk::PLATFORM).is_none());
+        assert_eq!(c.platform(crate::platforms::tk::PLATFORM).max_concurrent, Some(3));
         assert_eq!(
-            c.platform(PlatformId::Ob),
+            c.platform(crate::platforms::ob::PLATFORM),
             PlatformConfig::default(),
             "a platform no connector declares has no address and no limit"
         );
@@ -924,7 +957,7 @@ mod tests {
             env(&[("BesluitBron__Platforms__tk__MaxConcurrent", "1")]),
         )
         .expect("valid");
-        assert_eq!(c.platform(PlatformId::Tk).max_concurrent, Some(1));
+        assert_eq!(c.platform(crate::platforms::tk::PLATFORM).max_concurrent, Some(1));
         let err = Config::load(
             PLATFORMS,
             None,
@@ -1016,12 +1049,12 @@ mod tests {
         assert_eq!(c.mcp_rate_limit.per_session.requests_per_minute, 1200);
         assert_eq!(c.mcp_rate_limit.per_session.burst, 10);
         assert_eq!(c.sessions.max_sessions, 5);
-        let obv = c.platform(PlatformId::Obv);
+        let obv = c.platform(crate::platforms::obv::PLATFORM);
         assert_eq!(obv.base_url, "http://127.0.0.1:9001");
         assert_eq!(obv.limit.unwrap().capacity, Units::from_milli(7500));
         assert_eq!(obv.limit.unwrap().margin_secs, 1.0, "an omitted margin is the default");
         assert_eq!(
-            c.platform(PlatformId::Tk).base_url,
+            c.platform(crate::platforms::tk::PLATFORM).base_url,
             "https://tk.example/OData/v4/2.0",
             "others keep their connector's defaults"
         );

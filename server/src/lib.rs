@@ -1,22 +1,24 @@
 //! BesluitBron's server: the production shell around `besluitbron-core`.
 //!
 //! Its modules form layers: each imports only those below it, and [`app`] alone wires
-//! them together (`tests/layers.rs` fails on a cycle). From the bottom:
+//! them together (the tidy tests in `tidy/` check ARCHITECTURE.md's layer table against the
+//! code). From the bottom:
 //!
 //! 1. [`clock`], [`config`], [`identity`] (who asks: the [`identity::Caller`]),
-//!    [`metrics`] (with each platform's recent activity), [`listen`] (the accept loop);
-//! 2. [`platforms`] (HTTP clients of the public platforms), [`auth`] (who an access
-//!    token says is asking), [`text`] (document text,
-//!    bounded), [`store`] (the persistent buffer, R-C1, R-C4), [`engine`] (the state
-//!    several replicas share in Redis);
-//! 3. [`driver`]: one task per platform drives its core path (buffer, coalescing, fair
-//!    queues, retries, feedback), and with several replicas its lease;
-//! 4. [`call`]: what a tool does with its platforms, written once;
-//! 5. [`connectors`]: the registry — each connector's tools, client, offers and page;
-//! 6. [`mcp`]: the MCP handler and the one entry point every tool call goes through;
-//! 7. [`guard`] (the request guard), [`page`] (the search and status pages) and
-//!    [`cluster`] (forwarding calls between replicas) around it;
-//! 8. [`app`]: the running server.
+//!    [`metrics`] (with each platform's recent activity), [`xml`], [`calendar`];
+//! 2. [`text`] (document text, bounded), [`store`] (the persistent buffer, R-C1, R-C4),
+//!    [`engine`] (the state several replicas share in Redis), [`listen`] (the accept loop);
+//! 3. [`platforms`] (HTTP clients of the public platforms);
+//! 4. [`driver`]: one task per platform drives its core path (buffer, coalescing, fair
+//!    queues, retries, feedback), and with several replicas its lease; [`auth`] (who an
+//!    access token says is asking);
+//! 5. [`call`]: what a tool does with its platforms, written once;
+//! 6. [`connectors`]: the registry — each connector's tools, client, offers and page;
+//! 7. [`mcp`]: the MCP handler and the one entry point every tool call goes through, and
+//!    [`guard`] (the request guard);
+//! 8. [`page`] (the search and status pages) and [`cluster`] (forwarding calls between
+//!    replicas) around them;
+//! 9. [`app`]: the running server.
 //!
 //! The `besluitbron` binary (`src/main.rs`) wires these into the HTTP server and the CLI.
 

@@ -74,7 +74,8 @@ enum Command {
     },
     /// Print the `server.json` that publishes this deployment in the MCP registry (a
     /// remote server over Streamable HTTP): `mcp-publisher publish` reads it. The name
-    /// and the public address are the operator's (README, "Publishing").
+    /// and the public address are the operator's (docs/deployment.md, "Publishing in the
+    /// MCP registry").
     ServerJson {
         /// The registry name, in a namespace the publisher owns: `io.github.<user>/besluitbron`
         /// (GitHub login) or `<reversed domain>/besluitbron` (a domain you control).
@@ -86,12 +87,23 @@ enum Command {
     },
 }
 
+/// A platform named on the command line: one a connector serves.
+fn platform_arg(id: &str) -> Result<PlatformId, String> {
+    besluitbron_server::connectors::platform(id).ok_or_else(|| {
+        let known: Vec<&str> = besluitbron_server::connectors::platforms()
+            .iter()
+            .map(|p| p.as_str())
+            .collect();
+        format!("no connector serves the platform `{id}`: one of {}", known.join(", "))
+    })
+}
+
 #[derive(Subcommand)]
 enum CacheCommand {
     /// Entries and bytes per platform and data class.
     Stats {
-        /// Only this platform (ori, obv, tk, opentk, ob, rechtspraak, oa).
-        #[arg(long)]
+        /// Only this platform (a connector's id: `besluitbron cache stats` lists them).
+        #[arg(long, value_parser = platform_arg)]
         platform: Option<PlatformId>,
         /// The data directory; buffers live in `<data-dir>/cache/<platform>.redb`.
         #[arg(long, default_value = "./data")]
@@ -100,7 +112,7 @@ enum CacheCommand {
     /// Delete every entry of one platform's buffer; no other platform is touched.
     Clear {
         /// The platform whose buffer to clear.
-        #[arg(long)]
+        #[arg(long, value_parser = platform_arg)]
         platform: PlatformId,
         /// The data directory; buffers live in `<data-dir>/cache/<platform>.redb`.
         #[arg(long, default_value = "./data")]
@@ -109,7 +121,7 @@ enum CacheCommand {
     /// Test support: write stress entries 0..count, printing each number once committed.
     #[command(hide = true)]
     WriteStress {
-        #[arg(long)]
+        #[arg(long, value_parser = platform_arg)]
         platform: PlatformId,
         #[arg(long)]
         data_dir: PathBuf,
@@ -285,7 +297,7 @@ async fn serve(
         let (id, url) = spec
             .split_once('=')
             .with_context(|| format!("--platform-url {spec}: expected ID=URL"))?;
-        let platform: PlatformId = id.parse()?;
+        let platform = platform_arg(id).map_err(anyhow::Error::msg)?;
         let mut settings = config.platform(platform);
         settings.base_url = url.to_owned();
         config.platforms.insert(platform.as_str().to_owned(), settings);

@@ -1,9 +1,9 @@
-//! Issue 31 (the second probe): `/metrics` and `/status.json` answer whatever `Origin` a
+//! `/metrics` and `/status.json` answer whatever `Origin` a
 //! request carries, so an installation may serve them on an administrative address of
 //! their own (`AdminListen`) and nowhere else; the pages, `/healthz` and `/readyz` stay
 //! on `Listen`, and the administrative address checks the Host as every route does.
 
-mod support;
+use crate::support;
 
 use support::{Server, config, fakes, temp_dir};
 
@@ -114,7 +114,7 @@ async fn flood_call(http: reqwest::Client, url: String, n: usize) -> u16 {
     }
 }
 
-/// Issue 43: the administrative address answers `/metrics` and `/status.json` while the
+/// The administrative address answers `/metrics` and `/status.json` while the
 /// public address is flooded beyond its limits — every connection it allows held by a
 /// silent client, more refused with 503, and a burst of tool calls beyond the client
 /// limits refused with 429 — because it is a listener of its own, outside the public

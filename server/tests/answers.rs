@@ -1,4 +1,4 @@
-//! What an assistant receives, for every connector's tools on the fakes (issue 16):
+//! What an assistant receives, for every connector's tools on the fakes:
 //! - **answer budgets**: a tool's default answer — its sample call with every paging and
 //!   size argument left out, and the call with no arguments where the tool accepts one —
 //!   is at most [`ANSWER_BUDGET_BYTES`] of compact JSON for the whole result, text and
@@ -10,7 +10,7 @@
 //! Runs over the registry (`CONNECTORS`), so a new connector's tools are held to it by
 //! their samples.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 
@@ -70,7 +70,7 @@ async fn call(mcp: &mut Mcp, tool: &str, args: Value) -> Option<Value> {
 
 /// Checks one answer against the budget (when `budgeted`) and its tool's schema.
 /// The largest default answer's text and structured content seen, in bytes, with the
-/// call (printed at the end of the budget test, for the README's figures).
+/// call (printed at the end of the budget test, for the figures in docs/tools.md).
 static LARGEST: std::sync::Mutex<[(usize, String); 2]> =
     std::sync::Mutex::new([(0, String::new()), (0, String::new())]);
 
@@ -82,7 +82,7 @@ fn check(
     validators: &BTreeMap<String, jsonschema::Validator>,
     problems: &mut Vec<String>,
 ) {
-    // The text and the structured content each (issue 42: a host keeps each; `fetch`'s
+    // The text and the structured content each (a host keeps each; `fetch`'s
     // text item is its structured content as JSON, as ChatGPT's contract asks).
     let parts = [
         ("text", serde_json::to_vec(&result["content"]).expect("JSON").len()),
@@ -171,7 +171,7 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
             answered += 1;
         }
     }
-    // `tk_votes` by words (issue 42: 17.8 KB at the default limit for `vuurwerk`), the
+    // `tk_votes` by words (17.8 KB at the default limit for `vuurwerk`), the
     // broadest of its default answers.
     let asked = json!({"query": "vuurwerk"});
     match call(&mut mcp, "tk_votes", asked.clone()).await {

@@ -4,7 +4,7 @@
 //! that do not, a key rotation, two users behind one address limited apart, a session
 //! bound to its user, and no token ever reaching a platform.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

@@ -4,13 +4,12 @@
 //! script after it was still searching), open a result, page its text, load `/status`.
 //! Screenshots go to `target/browser/`. Every step waits on a condition, never a sleep.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use fantoccini::{Client, ClientBuilder, Locator};
 use support::{Server, config, fakes, temp_dir};
 
@@ -105,7 +104,11 @@ async fn the_search_page_works_in_a_real_browser() {
     let fakes = fakes().await;
     // Officiële Bekendmakingen is slow: the page shows it as still searching and its
     // script fills it in.
-    let ob = fakes.all.get(PlatformId::Ob).expect("ob").clone();
+    let ob = fakes
+        .all
+        .get(besluitbron_server::platforms::ob::PLATFORM)
+        .expect("ob")
+        .clone();
     ob.set_latency(Duration::from_secs(4));
     let dir = temp_dir("browser");
     let server = Server::start(config(&fakes, &dir)).await;

@@ -1,4 +1,4 @@
-//! The persistent buffer (issue 4) on its real storage: redb files in a temporary data dir.
+//! The persistent buffer on its real storage: redb files in a temporary data dir.
 
 use std::path::Path;
 use std::time::Duration;
@@ -49,13 +49,17 @@ fn is_hit(lookup: &Lookup, body: &[u8]) -> bool {
 #[test]
 fn an_entry_survives_a_restart_without_asking_the_platform() {
     let dir = tempfile::tempdir().unwrap();
-    let k = key(PlatformId::Obv, DataClass::Document, "gm0363/2024/17");
+    let k = key(
+        besluitbron_server::platforms::obv::PLATFORM,
+        DataClass::Document,
+        "gm0363/2024/17",
+    );
     {
-        let store = open(dir.path(), PlatformId::Obv, "1.5.0");
+        let store = open(dir.path(), besluitbron_server::platforms::obv::PLATFORM, "1.5.0");
         assert_eq!(store.lookup(&k, at(0)).unwrap(), Lookup::Miss);
         store.put(&k, &ok("volledige tekst"), at(0)).unwrap();
     }
-    let store = open(dir.path(), PlatformId::Obv, "1.5.0");
+    let store = open(dir.path(), besluitbron_server::platforms::obv::PLATFORM, "1.5.0");
     assert!(is_hit(&store.lookup(&k, at(DAY_MS)).unwrap(), b"volledige tekst"));
     assert_eq!(store.stats().unwrap().class(DataClass::Document).hits, 1);
     assert_eq!(store.stats().unwrap().entries(), 1);
@@ -64,14 +68,22 @@ fn an_entry_survives_a_restart_without_asking_the_platform() {
 #[test]
 fn another_versions_entry_is_discarded_on_read_while_untouched_ones_stay_on_disk() {
     let dir = tempfile::tempdir().unwrap();
-    let asked = key(PlatformId::Ob, DataClass::Document, "stcrt-2024-1");
-    let untouched = key(PlatformId::Ob, DataClass::Document, "stcrt-2024-2");
+    let asked = key(
+        besluitbron_server::platforms::ob::PLATFORM,
+        DataClass::Document,
+        "stcrt-2024-1",
+    );
+    let untouched = key(
+        besluitbron_server::platforms::ob::PLATFORM,
+        DataClass::Document,
+        "stcrt-2024-2",
+    );
     {
-        let old = open(dir.path(), PlatformId::Ob, "1.4.9");
+        let old = open(dir.path(), besluitbron_server::platforms::ob::PLATFORM, "1.4.9");
         old.put(&asked, &ok("old reading"), at(0)).unwrap();
         old.put(&untouched, &ok("old reading 2"), at(0)).unwrap();
     }
-    let new = open(dir.path(), PlatformId::Ob, "1.5.0");
+    let new = open(dir.path(), besluitbron_server::platforms::ob::PLATFORM, "1.5.0");
     // Opening purged nothing.
     assert!(new.contains(&asked).unwrap() && new.contains(&untouched).unwrap());
     assert_eq!(new.stats().unwrap().entries(), 2);
@@ -88,7 +100,7 @@ fn another_versions_entry_is_discarded_on_read_while_untouched_ones_stay_on_disk
     drop(new);
 
     // After another restart the untouched old entry is still on disk, until it is read.
-    let again = open(dir.path(), PlatformId::Ob, "1.5.0");
+    let again = open(dir.path(), besluitbron_server::platforms::ob::PLATFORM, "1.5.0");
     assert!(again.contains(&untouched).unwrap());
     assert_eq!(
         again.lookup(&untouched, at(3)).unwrap(),
@@ -101,13 +113,13 @@ fn another_versions_entry_is_discarded_on_read_while_untouched_ones_stay_on_disk
 #[test]
 fn each_class_expires_at_its_lifetime() {
     let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path(), PlatformId::Tk, "1.5.0");
+    let store = open(dir.path(), besluitbron_server::platforms::tk::PLATFORM, "1.5.0");
     for (class, ttl_ms) in [
         (DataClass::Reference, 30 * DAY_MS),
         (DataClass::Search, 10 * MINUTE_MS),
         (DataClass::Document, 21 * DAY_MS),
     ] {
-        let k = key(PlatformId::Tk, class, "x");
+        let k = key(besluitbron_server::platforms::tk::PLATFORM, class, "x");
         store.put(&k, &ok("body"), at(0)).unwrap();
         assert!(is_hit(&store.lookup(&k, at(ttl_ms - 1)).unwrap(), b"body"), "{class}");
         assert_eq!(
@@ -120,9 +132,17 @@ fn each_class_expires_at_its_lifetime() {
 #[test]
 fn a_stale_reference_list_answers_a_failure_but_never_another_versions() {
     let dir = tempfile::tempdir().unwrap();
-    let k = key(PlatformId::Rechtspraak, DataClass::Reference, "instanties");
+    let k = key(
+        besluitbron_server::platforms::rechtspraak::PLATFORM,
+        DataClass::Reference,
+        "instanties",
+    );
     {
-        let store = open(dir.path(), PlatformId::Rechtspraak, "1.5.0");
+        let store = open(
+            dir.path(),
+            besluitbron_server::platforms::rechtspraak::PLATFORM,
+            "1.5.0",
+        );
         store.put(&k, &ok("lijst"), at(0)).unwrap();
         assert!(
             matches!(store.lookup_stale_if_error(&k, at(32 * DAY_MS)).unwrap(), StaleLookup::Stale(v) if v.payload() == b"lijst")
@@ -132,7 +152,11 @@ fn a_stale_reference_list_answers_a_failure_but_never_another_versions() {
             StaleLookup::Unavailable
         );
     }
-    let upgraded = open(dir.path(), PlatformId::Rechtspraak, "1.5.1");
+    let upgraded = open(
+        dir.path(),
+        besluitbron_server::platforms::rechtspraak::PLATFORM,
+        "1.5.1",
+    );
     assert_eq!(
         upgraded.lookup_stale_if_error(&k, at(32 * DAY_MS)).unwrap(),
         StaleLookup::Unavailable
@@ -143,8 +167,8 @@ fn a_stale_reference_list_answers_a_failure_but_never_another_versions() {
 #[test]
 fn two_scopes_never_share_an_entry() {
     let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path(), PlatformId::Obv, "1.5.0");
-    let public = key(PlatformId::Obv, DataClass::Search, "x");
+    let store = open(dir.path(), besluitbron_server::platforms::obv::PLATFORM, "1.5.0");
+    let public = key(besluitbron_server::platforms::obv::PLATFORM, DataClass::Search, "x");
     let tenant_a = public.clone().scoped(Scope::Tenant {
         tenant: "a".into(),
         user: "u".into(),
@@ -162,7 +186,10 @@ fn two_scopes_never_share_an_entry() {
 #[test]
 fn clearing_one_platform_leaves_the_others_intact() {
     let dir = tempfile::tempdir().unwrap();
-    let stores: Vec<RedbStore> = PlatformId::ALL.iter().map(|p| open(dir.path(), *p, "1.5.0")).collect();
+    let stores: Vec<RedbStore> = besluitbron_server::connectors::platforms()
+        .iter()
+        .map(|p| open(dir.path(), *p, "1.5.0"))
+        .collect();
     for s in &stores {
         s.put(
             &key(s.platform(), DataClass::Search, "q"),
@@ -171,22 +198,23 @@ fn clearing_one_platform_leaves_the_others_intact() {
         )
         .unwrap();
     }
-    let obv_file = std::fs::read(store_path(dir.path(), PlatformId::Obv)).unwrap();
-    stores[0].clear().unwrap();
-    assert_eq!(stores[0].platform(), PlatformId::Ori);
-    assert_eq!(stores[0].stats().unwrap().entries(), 0);
+    let obv_file = std::fs::read(store_path(dir.path(), besluitbron_server::platforms::obv::PLATFORM)).unwrap();
+    let ori = besluitbron_server::platforms::ori::PLATFORM;
+    let cleared = stores.iter().position(|s| s.platform() == ori).unwrap();
+    stores[cleared].clear().unwrap();
+    assert_eq!(stores[cleared].stats().unwrap().entries(), 0);
     assert_eq!(
-        stores[0]
-            .lookup(&key(PlatformId::Ori, DataClass::Search, "q"), at(1))
+        stores[cleared]
+            .lookup(&key(ori, DataClass::Search, "q"), at(1))
             .unwrap(),
         Lookup::Miss
     );
-    for s in &stores[1..] {
+    for s in stores.iter().filter(|s| s.platform() != ori) {
         let lookup = s.lookup(&key(s.platform(), DataClass::Search, "q"), at(1)).unwrap();
         assert!(is_hit(&lookup, s.platform().as_str().as_bytes()), "{}", s.platform());
     }
     assert_eq!(
-        std::fs::read(store_path(dir.path(), PlatformId::Obv)).unwrap(),
+        std::fs::read(store_path(dir.path(), besluitbron_server::platforms::obv::PLATFORM)).unwrap(),
         obv_file
     );
 }
@@ -194,9 +222,13 @@ fn clearing_one_platform_leaves_the_others_intact() {
 #[test]
 fn a_key_for_another_platform_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path(), PlatformId::Obv, "1.5.0");
+    let store = open(dir.path(), besluitbron_server::platforms::obv::PLATFORM, "1.5.0");
     assert!(matches!(
-        store.put(&key(PlatformId::Tk, DataClass::Search, "q"), &ok("x"), at(0)),
+        store.put(
+            &key(besluitbron_server::platforms::tk::PLATFORM, DataClass::Search, "q"),
+            &ok("x"),
+            at(0)
+        ),
         Err(StoreError::WrongPlatform { .. })
     ));
 }
@@ -204,9 +236,15 @@ fn a_key_for_another_platform_is_refused() {
 #[test]
 fn a_file_of_another_platform_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let path = store_path(dir.path(), PlatformId::Obv);
-    drop(open(dir.path(), PlatformId::Obv, "1.5.0"));
-    let err = RedbStore::open(&path, PlatformId::Tk, PlatformCachePolicy::default(), v("1.5.0")).unwrap_err();
+    let path = store_path(dir.path(), besluitbron_server::platforms::obv::PLATFORM);
+    drop(open(dir.path(), besluitbron_server::platforms::obv::PLATFORM, "1.5.0"));
+    let err = RedbStore::open(
+        &path,
+        besluitbron_server::platforms::tk::PLATFORM,
+        PlatformCachePolicy::default(),
+        v("1.5.0"),
+    )
+    .unwrap_err();
     assert!(matches!(err, OpenError::WrongPlatform { .. }), "{err}");
 }
 
@@ -218,15 +256,19 @@ fn megabyte_entries_stay_within_the_budget_after_every_insert() {
         ..PlatformCachePolicy::default()
     };
     let store = RedbStore::open(
-        store_path(dir.path(), PlatformId::Oa),
-        PlatformId::Oa,
+        store_path(dir.path(), besluitbron_server::platforms::bwb::PLATFORM),
+        besluitbron_server::platforms::bwb::PLATFORM,
         policy,
         v("1.5.0"),
     )
     .unwrap();
     let mut evicted_total = 0;
     for n in 0..8u8 {
-        let k = key(PlatformId::Oa, DataClass::Document, &n.to_string());
+        let k = key(
+            besluitbron_server::platforms::bwb::PLATFORM,
+            DataClass::Document,
+            &n.to_string(),
+        );
         let body = vec![n; 1024 * 1024];
         match store.put(&k, &Success::new(body.clone()), at(u64::from(n))).unwrap() {
             PutOutcome::Stored { evicted } => evicted_total += evicted,
@@ -241,7 +283,11 @@ fn megabyte_entries_stay_within_the_budget_after_every_insert() {
         "three megabyte entries fit, the oldest five were evicted"
     );
     assert_eq!(store.stats().unwrap().class(DataClass::Document).evictions, 5);
-    let too_big = key(PlatformId::Oa, DataClass::Document, "huge");
+    let too_big = key(
+        besluitbron_server::platforms::bwb::PLATFORM,
+        DataClass::Document,
+        "huge",
+    );
     assert!(matches!(
         store
             .put(&too_big, &Success::new(vec![0; 4 * 1024 * 1024]), at(9))
@@ -254,12 +300,12 @@ fn megabyte_entries_stay_within_the_budget_after_every_insert() {
 #[test]
 fn a_corrupt_entry_is_an_error_and_is_deleted() {
     let dir = tempfile::tempdir().unwrap();
-    let path = store_path(dir.path(), PlatformId::Tk);
-    let k = key(PlatformId::Tk, DataClass::Document, "x");
-    drop(open(dir.path(), PlatformId::Tk, "1.5.0"));
+    let path = store_path(dir.path(), besluitbron_server::platforms::tk::PLATFORM);
+    let k = key(besluitbron_server::platforms::tk::PLATFORM, DataClass::Document, "x");
+    drop(open(dir.path(), besluitbron_server::platforms::tk::PLATFORM, "1.5.0"));
     {
         // Write a torn entry under the key behind the store's back.
-        let store = open(dir.path(), PlatformId::Tk, "1.5.0");
+        let store = open(dir.path(), besluitbron_server::platforms::tk::PLATFORM, "1.5.0");
         store.put(&k, &Success::new(vec![9; 10_000]), at(0)).unwrap();
         drop(store);
         let db = redb::Database::open(&path).unwrap();
@@ -278,7 +324,7 @@ fn a_corrupt_entry_is_an_error_and_is_deleted() {
         }
         txn.commit().unwrap();
     }
-    let store = open(dir.path(), PlatformId::Tk, "1.5.0");
+    let store = open(dir.path(), besluitbron_server::platforms::tk::PLATFORM, "1.5.0");
     assert!(matches!(store.lookup(&k, at(1)), Err(StoreError::Corrupt(_))));
     assert!(!store.contains(&k).unwrap());
     assert_eq!(store.lookup(&k, at(2)).unwrap(), Lookup::Miss);
@@ -288,9 +334,13 @@ fn a_corrupt_entry_is_an_error_and_is_deleted() {
 #[test]
 fn the_file_passes_redbs_integrity_check_after_use() {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path(), PlatformId::Obv, "1.5.0");
+    let mut store = open(dir.path(), besluitbron_server::platforms::obv::PLATFORM, "1.5.0");
     for n in 0..50u64 {
-        let k = key(PlatformId::Obv, DataClass::Search, &n.to_string());
+        let k = key(
+            besluitbron_server::platforms::obv::PLATFORM,
+            DataClass::Search,
+            &n.to_string(),
+        );
         store.put(&k, &Success::new(vec![n as u8; 3000]), at(n)).unwrap();
         store.lookup(&k, at(n)).unwrap();
     }

@@ -6,9 +6,8 @@
 //!
 //! Expected answers come from the fake's own regulations (`besluitbron_fakes::bwb`).
 
-mod support;
+use crate::support;
 
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::bwb::{AWB, BwbSettings, FIREWORKS_LAW, REGULATIONS, matches, parse_cql};
 use serde_json::{Value, json};
 use support::{Mcp, Reply, Server, config, fakes, temp_dir};
@@ -62,7 +61,11 @@ async fn start(name: &str) -> (support::Fakes, Server, Mcp) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_law_in_force_on_two_dates_gives_two_texts_of_the_same_article() {
     let (f, server, mut mcp) = start("bwb-two-dates").await;
-    let fake = f.all.get(PlatformId::Bwb).expect("the bwb fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::bwb::PLATFORM)
+        .expect("the bwb fake")
+        .clone();
     let before = fake.requests();
     let (old_text, old) = ok(&mcp
         .call(
@@ -269,7 +272,11 @@ async fn searches_answer_the_services_data_as_in_force_on_the_day() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_sru_diagnostic_is_a_tool_error_quoting_the_service() {
     let (f, server, mut mcp) = start("bwb-diagnostic").await;
-    let fake = f.all.get(PlatformId::Bwb).expect("the bwb fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::bwb::PLATFORM)
+        .expect("the bwb fake")
+        .clone();
     fake.update_own::<BwbSettings>(|s| s.reject_every = Some(1));
     let message = err(&mcp.call("bwb_search", json!({"query": "bestuursrecht"})).await);
     assert!(message.contains("Basiswettenbestand refused the request"), "{message}");

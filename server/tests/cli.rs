@@ -47,7 +47,10 @@ fn besluitbron(args: &[&str], dir: &Path) -> String {
 #[test]
 fn cache_clear_empties_one_platform_and_stats_shows_it() {
     let dir = tempfile::tempdir().unwrap();
-    for p in [PlatformId::Obv, PlatformId::Tk] {
+    for p in [
+        besluitbron_server::platforms::obv::PLATFORM,
+        besluitbron_server::platforms::tk::PLATFORM,
+    ] {
         let store = open(dir.path(), p);
         store
             .put(&key(p, DataClass::Search), &Success::new(vec![1; 100]), now())
@@ -73,23 +76,31 @@ fn cache_clear_empties_one_platform_and_stats_shows_it() {
     assert_eq!(line("tk", "document"), "1");
     assert!(stats.contains("ori          (no buffer file)"), "{stats}");
     assert!(
-        !store_path(dir.path(), PlatformId::Ori).exists(),
+        !store_path(dir.path(), besluitbron_server::platforms::ori::PLATFORM).exists(),
         "stats creates no files"
     );
 
     let cleared = besluitbron(&["cache", "clear", "--platform", "obv"], dir.path());
     assert!(cleared.starts_with("obv: cleared 2 entries"), "{cleared}");
 
-    let obv = open(dir.path(), PlatformId::Obv);
+    let obv = open(dir.path(), besluitbron_server::platforms::obv::PLATFORM);
     assert_eq!(obv.stats().unwrap().entries(), 0);
     assert_eq!(
-        obv.lookup(&key(PlatformId::Obv, DataClass::Document), now()).unwrap(),
+        obv.lookup(
+            &key(besluitbron_server::platforms::obv::PLATFORM, DataClass::Document),
+            now()
+        )
+        .unwrap(),
         Lookup::Miss
     );
-    let tk = open(dir.path(), PlatformId::Tk);
+    let tk = open(dir.path(), besluitbron_server::platforms::tk::PLATFORM);
     assert_eq!(tk.stats().unwrap().entries(), 2);
     assert!(matches!(
-        tk.lookup(&key(PlatformId::Tk, DataClass::Document), now()).unwrap(),
+        tk.lookup(
+            &key(besluitbron_server::platforms::tk::PLATFORM, DataClass::Document),
+            now()
+        )
+        .unwrap(),
         Lookup::Hit(_)
     ));
 
@@ -115,10 +126,10 @@ fn http_get(addr: &str, path: &str) -> Option<String> {
 fn serve_exports_buffer_metrics_and_holds_the_files_against_a_concurrent_clear() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let store = open(dir.path(), PlatformId::Cvdr);
+        let store = open(dir.path(), besluitbron_server::platforms::cvdr::PLATFORM);
         store
             .put(
-                &key(PlatformId::Cvdr, DataClass::Reference),
+                &key(besluitbron_server::platforms::cvdr::PLATFORM, DataClass::Reference),
                 &Success::new(vec![3; 700]),
                 now(),
             )
@@ -165,10 +176,13 @@ fn serve_exports_buffer_metrics_and_holds_the_files_against_a_concurrent_clear()
     );
     assert!(String::from_utf8_lossy(&clear.stderr).contains("stop it first"));
     // The entry survived the refused clear and the SIGKILLed server.
-    let store = open(dir.path(), PlatformId::Cvdr);
+    let store = open(dir.path(), besluitbron_server::platforms::cvdr::PLATFORM);
     assert!(matches!(
         store
-            .lookup(&key(PlatformId::Cvdr, DataClass::Reference), now())
+            .lookup(
+                &key(besluitbron_server::platforms::cvdr::PLATFORM, DataClass::Reference),
+                now()
+            )
             .unwrap(),
         Lookup::Hit(_)
     ));

@@ -1,7 +1,7 @@
 //! Several replicas on one Redis (issue "Several replicas…"): each test starts its own
 //! `redis-server` on a unix socket (support/redis.rs).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

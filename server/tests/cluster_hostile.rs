@@ -1,16 +1,18 @@
-//! A hostile platform while replicas run (issue 43): three in-process replicas on one
+//! A hostile platform while replicas run: three in-process replicas on one
 //! redis-server of the test's own; a follower forwards its OpenBesluitvorming calls to
 //! the owner, whose platform answers garbage. The follower's client gets the tool error
 //! naming the platform, short and without addresses; nothing of the failure is kept on
 //! either replica (once the platform is itself again, the same question reaches it and
 //! is answered); another platform is served on the follower meanwhile; the process's
 //! memory stays bounded.
+//!
+//! A test binary of its own (`Cargo.toml`): it asserts the peak resident memory of its
+//! process, which the other tests would add to in a shared one.
 
 mod support;
 
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::HostileBody;
 use besluitbron_server::config::ClusterConfig;
 use serde_json::json;
@@ -37,7 +39,10 @@ async fn replica(f: &Fakes, redis: &RedisServer, name: &str) -> Server {
 }
 
 fn owns(s: &Server) -> bool {
-    s.state.cluster().expect("a cluster node").owns_now(PlatformId::Obv)
+    s.state
+        .cluster()
+        .expect("a cluster node")
+        .owns_now(besluitbron_server::platforms::obv::PLATFORM)
 }
 
 /// Peak and current resident memory of this whole test process, in KiB (as
@@ -88,7 +93,7 @@ async fn a_follower_forwarding_to_an_owner_whose_platform_answers_garbage() {
     let owner = rs.iter().position(owns).expect("an owner");
     let follower = &rs[(owner + 1) % 3];
     let url = follower.url("/mcp/obv");
-    let name = PlatformId::Obv.display_name();
+    let name = besluitbron_server::platforms::obv::PLATFORM.display_name();
 
     let attacks = [
         ("garbage", None),

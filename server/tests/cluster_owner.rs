@@ -3,13 +3,12 @@
 //! platforms. Every platform call any replica sends is checked as it goes: no other
 //! replica may admit at that moment (the leases never overlap in admitting).
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::ObvSettings;
 use besluitbron_server::app::{App, AppState, Hooks};
 use besluitbron_server::cluster::forward::Node;
@@ -104,7 +103,7 @@ impl Replica {
         let my_index = Arc::clone(&index);
         let hooks = Hooks {
             on_send: Some(Arc::new(move |call| {
-                if call.platform != PlatformId::Obv {
+                if call.platform != besluitbron_server::platforms::obv::PLATFORM {
                     return;
                 }
                 me.fetch_add(1, Ordering::SeqCst);
@@ -114,7 +113,7 @@ impl Replica {
                 let nodes = w.nodes.lock().unwrap();
                 let mine = my_index.get().copied();
                 for (i, n) in nodes.iter().enumerate() {
-                    if Some(i) != mine && n.owns_now(PlatformId::Obv) {
+                    if Some(i) != mine && n.owns_now(besluitbron_server::platforms::obv::PLATFORM) {
                         w.overlaps.fetch_add(1, Ordering::SeqCst);
                     }
                 }
@@ -158,7 +157,7 @@ impl Replica {
     }
 
     fn owns(&self) -> bool {
-        self.node().owns_now(PlatformId::Obv)
+        self.node().owns_now(besluitbron_server::platforms::obv::PLATFORM)
     }
 
     /// Dies as a kill -9 would leave it: the leases are not released, the MCP listener
@@ -216,7 +215,7 @@ async fn search(url: String, session: usize, query: String) -> support::Reply {
     c.call("obv_search", json!({"query": query})).await
 }
 
-/// `search` is a tool call like any other (issue 46): on a follower, its part of a
+/// `search` is a tool call like any other: on a follower, its part of a
 /// platform another replica owns goes to that owner, as the platform's own tool would.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_on_a_follower_asks_openbesluitvorming_at_its_owner() {
@@ -302,7 +301,10 @@ async fn exactly_one_replica_owns_obv_and_the_others_forward_to_it() {
     assert_eq!(rs[owner].sent.load(Ordering::SeqCst), 3, "repeats reach no platform");
     // Every other platform has one owner too (ownership is what makes one call per
     // question across replicas, limited or not).
-    for p in [PlatformId::Tk, PlatformId::Obv] {
+    for p in [
+        besluitbron_server::platforms::tk::PLATFORM,
+        besluitbron_server::platforms::obv::PLATFORM,
+    ] {
         assert!(
             eventually(Duration::from_secs(5), async || rs
                 .iter()
@@ -557,7 +559,7 @@ async fn obv_lane(r: &Replica) -> besluitbron_server::driver::LaneSnapshot {
     let snap = r
         .state
         .platforms()
-        .get(PlatformId::Obv)
+        .get(besluitbron_server::platforms::obv::PLATFORM)
         .expect("obv")
         .snapshot(true)
         .await
@@ -840,7 +842,7 @@ mod gated_driver {
     use besluitbron_core::cache::{CacheKey, CachePolicy, DataClass};
     use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseEvent};
     use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig};
-    use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units};
+    use besluitbron_core::{Instant, LimitConfig, SchedulerConfig, SessionKey, Units};
     use besluitbron_server::clock::Clock;
     use besluitbron_server::driver::lease::lease_config;
     use besluitbron_server::driver::{
@@ -852,7 +854,12 @@ mod gated_driver {
 
     fn request(q: &str) -> CallRequest {
         CallRequest {
-            key: CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("query", q),
+            key: CacheKey::new(
+                besluitbron_server::platforms::obv::PLATFORM,
+                DataClass::Search,
+                "search",
+            )
+            .param("query", q),
             session: SessionKey::client("s"),
             cost: Units::ONE,
             lane: Lane::MAIN,
@@ -919,7 +926,7 @@ mod gated_driver {
         let sends: Arc<Mutex<Vec<Instant>>> = Arc::default();
         let s = Arc::clone(&sends);
         let metrics = Arc::new(Metrics::new());
-        let policy = CachePolicy::default().for_platform(PlatformId::Obv);
+        let policy = CachePolicy::default().for_platform(besluitbron_server::platforms::obv::PLATFORM);
         let options = DriverOptions {
             clock,
             metrics: Arc::clone(&metrics),
@@ -930,8 +937,8 @@ mod gated_driver {
         };
         let limit = SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60)));
         let (handle, _task) = driver::spawn_leased(
-            PathConfig::single(PlatformId::Obv, Some(limit)),
-            ServerBuffer::new(PlatformId::Obv, None, policy),
+            PathConfig::single("obv", Some(limit)),
+            ServerBuffer::new(besluitbron_server::platforms::obv::PLATFORM, None, policy),
             options,
             Some(Arc::clone(&gate)),
         )
@@ -939,7 +946,10 @@ mod gated_driver {
 
         // Before the lease: nothing is admitted, the call goes elsewhere.
         let r = handle.call(request("voor"), answer, None).await;
-        assert!(matches!(r, Err(CallError::NotOwner(PlatformId::Obv))), "{r:?}");
+        assert!(
+            matches!(r, Err(CallError::NotOwner(p)) if p == besluitbron_server::platforms::obv::PLATFORM),
+            "{r:?}"
+        );
 
         let up = Arc::new(AtomicBool::new(true));
         engine(
@@ -1048,7 +1058,7 @@ async fn a_legacy_session_alternating_between_replicas_survives_the_owners_death
     }
 }
 
-/// Issue 43: a late session across replicas waits behind no flood sent over shared
+/// A late session across replicas waits behind no flood sent over shared
 /// connections. Twelve legacy sessions each send 20 distinct searches at once over one
 /// HTTP client (a pool of connections, as the SDKs send), spread over the three
 /// replicas; the owner is new (its bucket starts empty, a unit a second), so when the
@@ -1110,7 +1120,7 @@ async fn a_late_session_on_a_follower_goes_before_a_flood_over_shared_connection
     }
 }
 
-/// Issue 43: calls on the survivors while a killed owner's lease runs out wait for the
+/// Calls on the survivors while a killed owner's lease runs out wait for the
 /// new owner and are answered. A refused connection to the dead owner comes back at
 /// once; counted as a forward, 32 of them (a tenth of a second apart) ended such a call
 /// with "cannot agree" after about 3 s, long before a 5 s lease could run out.

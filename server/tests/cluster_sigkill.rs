@@ -4,7 +4,7 @@
 //! platform. The children are the real binary (`besluitbron serve`), configured by
 //! environment variables as an operator would.
 
-mod support;
+use crate::support;
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Stdio};

@@ -4,7 +4,7 @@
 //! and the session cap. Each test starts its own `redis-server` and in-process replicas
 //! against the counting fake platforms.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! Time-outs are set to a second or two here; the waits are bounded by a generous
 //! `tokio::time::timeout` only so that a regression fails instead of hanging.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

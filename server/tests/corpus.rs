@@ -11,7 +11,8 @@
 //!   so a dropped passage cannot hide behind a later occurrence of its words;
 //! - no word that occurs only in metadata appears in them.
 //!
-//! Its figures per file are printed (`cargo test --test corpus -- --nocapture`).
+//! Its figures per file are printed
+//! (`cargo test -p besluitbron-server --test it corpus:: -- --nocapture`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -583,7 +584,7 @@ fn toestand(name: &str) -> Regulation {
     bwb::read_toestand(&std::fs::read(corpus().join("bwb").join(name)).unwrap()).unwrap()
 }
 
-/// Issue 41: `bwb_read` of the Wet op de zorgtoeslag was titled "Wet op de
+/// Regression: `bwb_read` of the Wet op de zorgtoeslag was titled "Wet op de
 /// zorgtoeslag200536926-07-200516-06-2005…" and article 2 ended "…overgelegd.
 /// 201162020-12-2011…": the publication data inside the title and every article.
 #[test]
@@ -601,7 +602,7 @@ fn regression_issue_41_the_zorgtoeslag_holds_no_publication_data() {
     assert!(!r.full_text().contains("369"), "no publication number anywhere");
 }
 
-/// Issue 41: a regulation in chapters without articles read as "0 articles. The text,
+/// Regression: a regulation in chapters without articles read as "0 articles. The text,
 /// characters 0–0 of 0." — no error, nothing to read.
 #[test]
 fn regression_issue_41_a_regulation_in_chapters_only_is_read_whole() {
@@ -615,7 +616,7 @@ fn regression_issue_41_a_regulation_in_chapters_only_is_read_whole() {
     );
 }
 
-/// Issue 41: the two table annexes of a ministerial regulation, its aanhef (the legal
+/// Regression: the two table annexes of a ministerial regulation, its aanhef (the legal
 /// basis) and ondertekening were dropped: 18 % of its words reached the assistant.
 #[test]
 fn regression_issue_41_annexes_tables_aanhef_and_ondertekening_are_read() {

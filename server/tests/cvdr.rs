@@ -7,9 +7,8 @@
 //!
 //! Expected answers come from the fake's own regulations (`besluitbron_fakes::cvdr`).
 
-mod support;
+use crate::support;
 
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::cvdr::{CvdrSettings, REGULATIONS, UTRECHT_PARKING, matches, parse_cql};
 use serde_json::{Value, json};
 use support::{Mcp, Reply, Server, config, fakes, temp_dir};
@@ -80,7 +79,11 @@ async fn start(name: &str) -> (support::Fakes, Server, Mcp) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_by_municipality_name_asks_the_platform_for_its_code() {
     let (f, server, mut mcp) = start("cvdr-by-name").await;
-    let fake = f.all.get(PlatformId::Cvdr).expect("the cvdr fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::cvdr::PLATFORM)
+        .expect("the cvdr fake")
+        .clone();
     let (text, v) = ok(&mcp
         .call(
             "cvdr_search",
@@ -163,7 +166,11 @@ async fn a_search_by_municipality_name_asks_the_platform_for_its_code() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_regulation_reads_as_in_force_with_its_decision_and_pages_by_characters() {
     let (f, server, mut mcp) = start("cvdr-read").await;
-    let fake = f.all.get(PlatformId::Cvdr).expect("the cvdr fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::cvdr::PLATFORM)
+        .expect("the cvdr fake")
+        .clone();
     let law = REGULATIONS.iter().find(|r| r.work == UTRECHT_PARKING).unwrap();
     let before = fake.requests();
     let (old_text, old) = ok(&mcp
@@ -255,7 +262,11 @@ async fn a_regulation_reads_as_in_force_with_its_decision_and_pages_by_character
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_sru_diagnostic_is_a_tool_error_quoting_the_service() {
     let (f, server, mut mcp) = start("cvdr-diagnostic").await;
-    let fake = f.all.get(PlatformId::Cvdr).expect("the cvdr fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::cvdr::PLATFORM)
+        .expect("the cvdr fake")
+        .clone();
     fake.update_own::<CvdrSettings>(|s| s.reject_every = Some(1));
     let message = err(&mcp.call("cvdr_search", json!({"query": "afvalstoffen"})).await);
     assert!(

@@ -1,4 +1,4 @@
-//! Semantic deduplication (issue 30, R-D5). Level 1: requests the platform answers
+//! Semantic deduplication (R-D5). Level 1: requests the platform answers
 //! identically share one canonical form — the buffer, coalescing and replay key — and
 //! requests it may answer differently never do.
 //!
@@ -11,7 +11,7 @@
 //! Level 2: a near-duplicate (stop words, plurals, diacritics, a typo) in the same
 //! session reaches the platform again and is counted; in another session it is not one.
 
-mod support;
+use crate::support;
 
 use besluitbron_core::dedup::Fold;
 use besluitbron_fakes::ob::{ObPublication, parse_cql};
@@ -231,7 +231,7 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
         assert_eq!(f.obv.requests(), asked + 1, "{n}: {arguments} is another question");
     }
     // Officiële Bekendmakingen: the same terms in another order, newest first.
-    let ob = f.all.get(besluitbron_core::PlatformId::Ob).expect("ob fake");
+    let ob = f.all.get(besluitbron_server::platforms::ob::PLATFORM).expect("ob fake");
     let mut c = Mcp::initialize(server.url("/mcp/ob")).await;
     let asked = ob.requests();
     let x = structured(&c.call("ob_search", json!({"query": "subsidie verordening"})).await);
@@ -245,7 +245,7 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
     server.stop().await;
 }
 
-/// Issue 46: an answer shared through a canonical form was rendered once and served to
+/// Regression: an answer shared through a canonical form was rendered once and served to
 /// the next asker in the first asker's words ("for the words `subsidie*`" to a client
 /// that asked `subsidie?`, advice to change a `date_field` it never gave). Each asker
 /// reads what it asked, the first time from the buffer and again from the kept render.
@@ -253,7 +253,7 @@ async fn variants_of_one_search_in_two_sessions_reach_the_platform_once() {
 async fn regression_issue_46_a_shared_answer_is_described_in_each_askers_own_words() {
     let f = fakes().await;
     let server = Server::start(config(&f, &temp_dir("dedup-words"))).await;
-    let ob = f.all.get(besluitbron_core::PlatformId::Ob).expect("ob fake");
+    let ob = f.all.get(besluitbron_server::platforms::ob::PLATFORM).expect("ob fake");
     let mut a = Mcp::initialize(server.url("/mcp/ob")).await;
     let mut b = Mcp::initialize(server.url("/mcp/ob")).await;
     let asked = ob.requests();
@@ -336,19 +336,19 @@ async fn an_identifier_in_another_case_is_the_same_request() {
     let mut mcp = Mcp::initialize(server.url("/mcp")).await;
     for (platform, tool, upper, lower) in [
         (
-            besluitbron_core::PlatformId::Rechtspraak,
+            besluitbron_server::platforms::rechtspraak::PLATFORM,
             "rechtspraak_ruling",
             "ECLI:NL:PHR:2026:400",
             "ecli:nl:phr:2026:400",
         ),
         (
-            besluitbron_core::PlatformId::Opentk,
+            besluitbron_server::platforms::opentk::PLATFORM,
             "opentk_document",
             "2026D10005",
             "2026d10005",
         ),
         (
-            besluitbron_core::PlatformId::Cvdr,
+            besluitbron_server::platforms::cvdr::PLATFORM,
             "cvdr_read",
             "CVDR700001_2",
             "cvdr700001_2",
@@ -465,7 +465,7 @@ async fn keyed_search(router: &axum::Router, id: usize, key: &str, query: &str) 
 
 /// A client whose repeats come within seconds is a retry loop; one whose repeats come
 /// at one fixed interval after the first is a time-out below the platform's latency:
-/// each spike is named by its cause on `/metrics` (issue 30, item 3). Virtual time.
+/// each spike is named by its cause on `/metrics`. Virtual time.
 #[tokio::test(start_paused = true)]
 async fn a_retry_loop_and_a_short_time_out_are_each_recognised() {
     for (cause, gap, resends) in [

@@ -21,13 +21,12 @@
 //! Calls of a script never share an instant (ties between concurrent requests would be
 //! ordered by the runtime in the server and by the script in the simulator).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::cache::CacheKey;
 use besluitbron_core::dedup::Fold;
 use besluitbron_fakes::ob::{ObPublication, Renditions, ob_corpus};
@@ -58,7 +57,7 @@ impl Ask {
     /// The trace line's platform, operation, key and follow-up.
     fn trace(&self) -> serde_json::Value {
         match self {
-            // The trace's key is the request's canonical form (issue 30, item 4): what the
+            // The trace's key is the request's canonical form: what the
             // server keys the buffer, its flights and replays by.
             Ask::Obv(key) => json!({"platform": "obv", "key": Fold::AndWordsCaseless.apply(key)}),
             Ask::ObSearch(word) => json!({"platform": "ob", "key": word}),
@@ -116,10 +115,10 @@ impl Script {
     /// The name of what `key` asks, as the simulator's admission log names it (its `q`).
     fn label(&self, key: &CacheKey) -> String {
         let params = key.params();
-        match (key.platform(), key.operation()) {
-            (PlatformId::Ob, "record") => format!("record:{}", params["id"]),
-            (PlatformId::Ob, "text" | "pdf-text") => format!("text:{}", params["id"]),
-            (PlatformId::Ob, _) => {
+        match (key.platform().as_str(), key.operation()) {
+            ("ob", "record") => format!("record:{}", params["id"]),
+            ("ob", "text" | "pdf-text") => format!("text:{}", params["id"]),
+            ("ob", _) => {
                 let cql = params.get("cql").map_or("", String::as_str);
                 self.calls
                     .iter()
@@ -210,11 +209,11 @@ fn sim_log(script: &Script) -> Vec<AdmissionLine> {
                 .map(|&(from_ms, to_ms)| ThrottleSpec { from_ms, to_ms })
                 .collect(),
             rate_limit_headers: Some(true),
-            ..PlatformSpec::default_for(PlatformId::Obv)
+            ..PlatformSpec::default_for(besluitbron_server::platforms::obv::PLATFORM)
         },
         PlatformSpec {
             latency: LatencySpec::Fixed { ms: LATENCY_MS },
-            ..PlatformSpec::default_for(PlatformId::Ob)
+            ..PlatformSpec::default_for(besluitbron_server::platforms::ob::PLATFORM)
         },
     ];
     let opts = RunOptions {
@@ -233,9 +232,15 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         .await
         .expect("bind the fakes");
     let fakes = serve_registry_on(listener).await.expect("serve the fakes");
-    let obv = fakes.get(PlatformId::Obv).expect("the obv fake").clone();
+    let obv = fakes
+        .get(besluitbron_server::platforms::obv::PLATFORM)
+        .expect("the obv fake")
+        .clone();
     obv.set_latency(Duration::from_millis(LATENCY_MS));
-    let ob = fakes.get(PlatformId::Ob).expect("the ob fake").clone();
+    let ob = fakes
+        .get(besluitbron_server::platforms::ob::PLATFORM)
+        .expect("the ob fake")
+        .clone();
     ob.set_latency(Duration::from_millis(LATENCY_MS));
 
     let dir = tempfile::tempdir().expect("temp dir");
@@ -439,7 +444,7 @@ mod handover {
     use besluitbron_core::cache::{CacheKey, CachePolicy, DataClass};
     use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseCall, LeaseEvent, UsageCheckpoint};
     use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig};
-    use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units};
+    use besluitbron_core::{Instant, LimitConfig, SchedulerConfig, SessionKey, Units};
     use besluitbron_fakes::serve_registry_on;
     use besluitbron_server::call::classify;
     use besluitbron_server::clock::Clock;
@@ -497,7 +502,7 @@ mod handover {
             balancer: Balancer::Hash,
             forward_ms: 0,
             engine_ms: ENGINE_MS,
-            platform: PlatformId::Obv,
+            platform: besluitbron_server::platforms::obv::PLATFORM,
             rate_limit_headers: None,
             capacity: 60,
             window_s: 60,
@@ -718,7 +723,12 @@ mod handover {
     async fn ask(world: Arc<World>, client: Arc<ObvClient>, call: ScriptedCall) {
         tokio::time::sleep_until(world.origin + Duration::from_millis(call.at_ms)).await;
         let request = CallRequest {
-            key: CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", format!("k{}", call.key)),
+            key: CacheKey::new(
+                besluitbron_server::platforms::obv::PLATFORM,
+                DataClass::Search,
+                "search",
+            )
+            .param("q", format!("k{}", call.key)),
             session: SessionKey::client(&call.session),
             cost: Units::ONE,
             lane: Lane::MAIN,
@@ -763,12 +773,15 @@ mod handover {
             .await
             .expect("bind the fakes");
         let fakes = serve_registry_on(listener).await.expect("serve the fakes");
-        let obv = fakes.get(PlatformId::Obv).expect("the obv fake").clone();
+        let obv = fakes
+            .get(besluitbron_server::platforms::obv::PLATFORM)
+            .expect("the obv fake")
+            .clone();
         obv.set_latency(Duration::from_millis(LATENCY_MS));
         let base_url = fakes
             .base_urls()
             .into_iter()
-            .find(|(p, _)| *p == PlatformId::Obv)
+            .find(|(p, _)| *p == besluitbron_server::platforms::obv::PLATFORM)
             .expect("obv's URL")
             .1;
         let client = Arc::new(ObvClient::new(&base_url, &HttpConfig::default()).expect("a client"));
@@ -806,11 +819,11 @@ mod handover {
                 recorder: None,
             };
             let (handle, _task) = driver::spawn_leased(
-                PathConfig::single(PlatformId::Obv, Some(SchedulerConfig::with_limit(limit))),
+                PathConfig::single("obv", Some(SchedulerConfig::with_limit(limit))),
                 ServerBuffer::new(
-                    PlatformId::Obv,
+                    besluitbron_server::platforms::obv::PLATFORM,
                     None,
-                    CachePolicy::default().for_platform(PlatformId::Obv),
+                    CachePolicy::default().for_platform(besluitbron_server::platforms::obv::PLATFORM),
                 ),
                 options,
                 Some(Arc::clone(&gate)),

@@ -2,7 +2,7 @@
 //! of file the platform serves, the XML rendition first, the buffer rules, and hostile
 //! files answered as clear tool errors while other calls keep being answered.
 
-mod support;
+use crate::support;
 
 use besluitbron_fakes::tk::{FileKind, has_xml_rendition, tk_corpus};
 use serde_json::{Value, json};

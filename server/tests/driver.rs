@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, Scope};
 use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig, Served};
-use besluitbron_core::{LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units};
+use besluitbron_core::{LimitConfig, SchedulerConfig, SessionKey, Units};
 use besluitbron_server::clock::Clock;
 use besluitbron_server::driver::{
     self, CallError, CallRequest, DriverOptions, LaneSnapshot, Payload, PlatformHandle, QueuePosition, ServerBuffer,
@@ -26,11 +26,20 @@ use tokio_util::sync::CancellationToken;
 /// OpenBesluitvorming's task: 60 units a minute (or no kept limit), over a buffer file
 /// of its own.
 fn platform(limit: Option<SchedulerConfig>) -> PlatformHandle {
-    let policy = CachePolicy::default().for_platform(PlatformId::Obv);
+    let policy = CachePolicy::default().for_platform(besluitbron_server::platforms::obv::PLATFORM);
     let dir = tempfile::tempdir().expect("temp dir").keep();
-    let store = RedbStore::open(dir.join("obv.redb"), PlatformId::Obv, policy, CacheVersion::current())
-        .expect("a fresh buffer file");
-    let buffer = ServerBuffer::new(PlatformId::Obv, Some(Arc::new(store)), policy);
+    let store = RedbStore::open(
+        dir.join("obv.redb"),
+        besluitbron_server::platforms::obv::PLATFORM,
+        policy,
+        CacheVersion::current(),
+    )
+    .expect("a fresh buffer file");
+    let buffer = ServerBuffer::new(
+        besluitbron_server::platforms::obv::PLATFORM,
+        Some(Arc::new(store)),
+        policy,
+    );
     let options = DriverOptions {
         clock: Clock::start(),
         metrics: Arc::new(Metrics::new()),
@@ -39,7 +48,7 @@ fn platform(limit: Option<SchedulerConfig>) -> PlatformHandle {
         cancel: CancellationToken::new(),
         recorder: None,
     };
-    driver::spawn(PathConfig::single(PlatformId::Obv, limit), buffer, options)
+    driver::spawn(PathConfig::single("obv", limit), buffer, options)
         .expect("valid")
         .0
 }
@@ -52,7 +61,12 @@ fn obv_limit() -> Option<SchedulerConfig> {
 }
 
 fn key(q: &str) -> CacheKey {
-    CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("query", q)
+    CacheKey::new(
+        besluitbron_server::platforms::obv::PLATFORM,
+        DataClass::Search,
+        "search",
+    )
+    .param("query", q)
 }
 
 fn request(key: &CacheKey, session: &str) -> CallRequest {
@@ -90,7 +104,7 @@ fn never(_: usize) -> Option<PlatformError> {
 
 fn always_503(_: usize) -> Option<PlatformError> {
     Some(PlatformError::Upstream {
-        platform: PlatformId::Obv,
+        platform: besluitbron_server::platforms::obv::PLATFORM,
         status: 503,
         retry: besluitbron_server::platforms::http::Retry::Yes { after: None },
     })
@@ -168,7 +182,7 @@ async fn a_failure_reaches_its_own_flights_waiters_only_and_the_next_request_tri
     let failing = |_: usize| {
         Some(PlatformError::BadRequest {
             sent: true,
-            platform: PlatformId::Obv,
+            platform: besluitbron_server::platforms::obv::PLATFORM,
             code: "invalid_date".into(),
             message: "no".into(),
         })

@@ -1,4 +1,4 @@
-//! Issue 11 (hardening), items 5 to 9: one regression test per item, each through the
+//! Hardening: one regression test per finding, each through the
 //! server as a hostile client or a hostile platform would meet it, and each failing
 //! without its fix.
 //!
@@ -15,7 +15,7 @@
 //!   a search is not "not found"; logs to a pipe carry no colour codes, and JSON logs
 //!   are one object per line.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -1,5 +1,5 @@
-//! A hostile platform cannot defeat BesluitBron (issue 31, the second probe's first
-//! finding): every tool of every connector (each `Sample` of the registry, so every
+//! A hostile platform cannot defeat BesluitBron (the
+//! hostile probe's first finding): every tool of every connector (each `Sample` of the registry, so every
 //! parser — OpenBesluitvorming's JSON, the Tweede Kamer's OData and document files,
 //! Rechtspraak's Atom and content, OpenTK, ORI, Officiële Bekendmakingen' SRU) meets
 //! each hostile answer of the fakes (`besluitbron_fakes::HostileBody`: entity expansion,
@@ -10,7 +10,10 @@
 //! platform), never expands, reads or follows what it was offered, and stores nothing
 //! from a failure; a canary call on another platform is answered meanwhile; the process
 //! stays within its memory bound. OpenTK and an ORI mirror (its `BaseUrl` set to its fake)
-//! are among them for every attack (issue 43 asks it of both by name).
+//! are among them for every attack, both by name.
+//!
+//! A test binary of its own (`Cargo.toml`): it asserts the peak resident memory of its
+//! process, which the other tests would add to in a shared one.
 
 mod support;
 
@@ -108,7 +111,7 @@ async fn server(fakes: &Fakes, name: &str) -> Server {
 /// The canary: a search on another platform than `busy`, different every time so that
 /// it reaches its platform.
 async fn canary(server: &Server, busy: PlatformId, n: usize) {
-    let (path, tool, args) = if busy == PlatformId::Tk {
+    let (path, tool, args) = if busy == besluitbron_server::platforms::tk::PLATFORM {
         (
             "/mcp/ob",
             "ob_search",
@@ -178,9 +181,12 @@ async fn attack_every_tool(attack: Attack) {
         attack_connector(&f, &server, c, attack, &healthy, &mut canaries).await;
         attacked.push(c.platform);
     }
-    // Issue 43: OpenTK and an ORI mirror meet every attack too (each sample of theirs
+    // OpenTK and an ORI mirror meet every attack too (each sample of theirs
     // asked their fake under it: `attack_connector` checks the platform was asked).
-    for platform in [PlatformId::Opentk, PlatformId::Ori] {
+    for platform in [
+        besluitbron_server::platforms::opentk::PLATFORM,
+        besluitbron_server::platforms::ori::PLATFORM,
+    ] {
         assert!(
             attacked.contains(&platform)
                 && CONNECTORS
@@ -332,14 +338,14 @@ async fn regression_issue_31_a_dripping_body_runs_out_of_time() {
     attack_every_tool(Attack::Hostile(HostileBody::Drip)).await;
 }
 
-/// Issue 41: an SRU answer cut off after a complete record was read by ob_search,
+/// Regression: an SRU answer cut off after a complete record was read by ob_search,
 /// bwb_search and cvdr_search as a shorter page ("1–1 of 32" for a limit of 17) and kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn regression_issue_41_an_answer_cut_after_a_record_is_never_a_shorter_page() {
     attack_every_tool(Attack::Hostile(HostileBody::CutAfterRecord)).await;
 }
 
-/// Issue 41: OpenBesluitvorming answering 200 with Elasticsearch's error object became
+/// Regression: OpenBesluitvorming answering 200 with Elasticsearch's error object became
 /// "found nothing", total 0, and was kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn regression_issue_41_an_error_object_under_a_200_is_never_an_empty_result() {

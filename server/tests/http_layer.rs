@@ -25,7 +25,7 @@ use reqwest::Url;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-const PLATFORM: PlatformId = PlatformId::Opentk;
+const PLATFORM: PlatformId = besluitbron_server::platforms::opentk::PLATFORM;
 /// The cap of the tests' client: small, so bodies around it are cheap to send.
 const CAP: u64 = 64 * 1024;
 
@@ -494,7 +494,7 @@ fn retrying_task() -> besluitbron_server::driver::PlatformHandle {
     use besluitbron_core::path::{PathConfig, RetryPolicy};
     use besluitbron_server::driver::{self, DriverOptions, ServerBuffer};
     let policy = CachePolicy::default().for_platform(PLATFORM);
-    let mut config = PathConfig::single(PLATFORM, None);
+    let mut config = PathConfig::single(PLATFORM.as_str(), None);
     config.retry = RetryPolicy {
         max_attempts: 3,
         backoff_base_ms: 10,
@@ -514,7 +514,7 @@ fn retrying_task() -> besluitbron_server::driver::PlatformHandle {
         .0
 }
 
-/// Issue 26, item 3: the HTTP layer knows whether a request may be sent twice, and its
+/// The HTTP layer knows whether a request may be sent twice, and its
 /// classification reaches the platform path unchanged. Before, the path guessed again
 /// from the status (any 5xx retryable) and would have sent a POST that is not
 /// idempotent three times.

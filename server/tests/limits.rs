@@ -1,7 +1,7 @@
 //! Client limits (R-I1 to R-I3) and fair waiting at a platform (R-L3, R-L9) through the
 //! real server.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
@@ -41,7 +41,7 @@ async fn obv_lane(server: &Server) -> besluitbron_server::driver::LaneSnapshot {
     let snap = server
         .state
         .platforms()
-        .get(besluitbron_core::PlatformId::Obv)
+        .get(besluitbron_server::platforms::obv::PLATFORM)
         .expect("obv has a task")
         .snapshot(true)
         .await

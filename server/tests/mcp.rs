@@ -1,7 +1,7 @@
 //! The MCP server end to end over loopback: the fake platforms, the real server, a
 //! hand-rolled JSON-RPC client.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
@@ -219,7 +219,7 @@ async fn bad_input_gets_a_clear_error_and_the_server_keeps_serving() {
 
     let r = c.call("obv_search", json!({"query": "fiets", "limit": 500})).await;
     assert!(support::tool_error_text(&r).contains("limit"), "{}", r.text);
-    // A whole number is read as its digits (issue 42); a fraction or a boolean is refused.
+    // A whole number is read as its digits (assistants send them); a fraction or a boolean is refused.
     let r = c.call("obv_search", json!({"query": 4.5})).await;
     assert!(support::tool_error_text(&r).contains("`query` must be"), "{}", r.text);
     let r = c.call("obv_search", json!({"query": true})).await;
@@ -778,7 +778,7 @@ async fn the_switched_off_ori_is_offered_only_with_a_mirror() {
     assert_eq!(r.status(), 404);
     assert_eq!(
         f.all
-            .get(besluitbron_core::PlatformId::Ori)
+            .get(besluitbron_server::platforms::ori::PLATFORM)
             .expect("ori fake")
             .requests(),
         0
@@ -996,7 +996,7 @@ async fn search_asks_every_keyword_platform_once_and_each_result_reads_with_fetc
     server.stop().await;
 }
 
-/// `search` is a tool call like any other (issue 46): a retry of its request id gets the
+/// `search` is a tool call like any other: a retry of its request id gets the
 /// first result from the replay table, and its arguments are checked by the stack.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retried_search_gets_the_first_result_and_bad_arguments_are_the_stacks_error() {
@@ -1038,7 +1038,7 @@ async fn search_reports_a_slow_platform_as_pending_and_a_failing_one_by_name() {
     let server = Server::start(c).await;
     f.obv.set_latency(Duration::from_secs(2));
     f.all
-        .get(besluitbron_core::PlatformId::Ob)
+        .get(besluitbron_server::platforms::ob::PLATFORM)
         .expect("ob")
         .set_fail_every(Some(1));
     let mut all = Mcp::initialize(server.url("/mcp")).await;
@@ -1141,7 +1141,7 @@ async fn an_activity_found_by_opentk_search_opens_with_opentk_activity() {
     server.stop().await;
 }
 
-/// Issue 31 (the second probe): a JSON-RPC id or an `Idempotency-Key` reused by another
+/// A JSON-RPC id or an `Idempotency-Key` reused by another
 /// session or another client address is that caller's own request: it runs (or is
 /// refused for its own reasons) and never gets the first caller's result, while the
 /// first caller's own retry still does. Each first call is held at the platform while the

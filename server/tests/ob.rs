@@ -7,11 +7,10 @@
 //! Expected answers are computed from the fake's own corpus and its CQL parser
 //! (`besluitbron_fakes::ob`), so a test compares against the data, not a copy of it.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::ob::{ObPublication, ObSettings, Renditions, ob_corpus, parse_cql};
 use besluitbron_server::platforms::HttpConfig;
 use besluitbron_server::platforms::http::{PlatformError, Retry};
@@ -79,7 +78,9 @@ async fn start(name: &str) -> (support::Fakes, Server) {
 }
 
 fn ob_fake(f: &support::Fakes) -> &besluitbron_fakes::FakeHandle {
-    f.all.get(PlatformId::Ob).expect("the ob fake")
+    f.all
+        .get(besluitbron_server::platforms::ob::PLATFORM)
+        .expect("the ob fake")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

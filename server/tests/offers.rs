@@ -4,9 +4,8 @@
 //! buffer (the fake sees no second request), a failing platform is an error that names
 //! it and keeps nothing.
 
-mod support;
+use crate::support;
 
-use besluitbron_core::PlatformId;
 use serde_json::{Value, json};
 use support::{Mcp, Reply, Server, config, fakes, temp_dir};
 
@@ -163,7 +162,7 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
             "besluitbron://tk/committees"
         ]
     );
-    // The regulations' addresses have their templates (issue 42: none before).
+    // The regulations' addresses have their templates (they had none before).
     for (path, template) in [
         ("/mcp/bwb", "besluitbron://bwb/regulation/{id}"),
         ("/mcp/cvdr", "besluitbron://cvdr/regulation/{id}"),
@@ -473,7 +472,11 @@ async fn completions_fetch_a_list_at_most_once() {
     }
     let mut c = Mcp::initialize(server.url("/mcp")).await;
     // Courts and areas of law, factions and committees.
-    let rs = f.all.get(PlatformId::Rechtspraak).unwrap().clone();
+    let rs = f
+        .all
+        .get(besluitbron_server::platforms::rechtspraak::PLATFORM)
+        .unwrap()
+        .clone();
     let before = rs.requests();
     let courts = values(&complete_prompt(&mut c, "rechtspraak_sinds", "instantie", "hoge").await);
     assert_eq!(courts.first().map(String::as_str), Some("Hoge Raad"), "{courts:?}");
@@ -494,7 +497,7 @@ async fn completions_fetch_a_list_at_most_once() {
     let committees = values(&complete_prompt(&mut c, "volg_kamerdossier", "commissie", "").await);
     assert!(!committees.is_empty());
     // Fixed lists ask no platform.
-    let ob = f.all.get(PlatformId::Ob).unwrap().clone();
+    let ob = f.all.get(besluitbron_server::platforms::ob::PLATFORM).unwrap().clone();
     let before = ob.requests();
     let journals = values(&complete_prompt(&mut c, "officiele_bekendmaking", "publicatie", "blad").await);
     // A prefix first, then the names that contain it.
@@ -534,7 +537,11 @@ async fn concurrent_completions_share_one_fetch() {
     let f = fakes().await;
     let server = Server::start(config(&f, &temp_dir("offers-coalesce"))).await;
     // A slow platform: a completion either joins the first flight or finds its answer kept.
-    let rs = f.all.get(PlatformId::Rechtspraak).unwrap().clone();
+    let rs = f
+        .all
+        .get(besluitbron_server::platforms::rechtspraak::PLATFORM)
+        .unwrap()
+        .clone();
     rs.set_latency(std::time::Duration::from_millis(300));
     let before = rs.requests();
     let mut asks = tokio::task::JoinSet::new();
@@ -597,7 +604,7 @@ async fn a_prompt_reads_an_organisation_name_as_its_key() {
     server.stop().await;
 }
 
-/// Issue 31 (the second probe): traversal in every spelling, 10 KB URIs, unknown schemes
+/// Hostile reads: traversal in every spelling, 10 KB URIs, unknown schemes
 /// and URIs that are no strings; completions with huge, empty, non-string or control
 /// values and malformed references; prompts with missing, null, extra and non-string
 /// arguments. Each is a clear MCP error (or an empty completion), short and without the

@@ -4,9 +4,8 @@
 //! no download), and ORI in its live mode and in every retired shape, with the hold
 //! that keeps a retired platform from being asked on every call.
 
-mod support;
+use crate::support;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::WallTime;
 use besluitbron_core::cache::{CacheKey, CachePolicy, CacheStore, CacheVersion, DataClass, Success};
 use besluitbron_fakes::{OpenTkSettings, OriSettings, Retired, opentk, ori};
@@ -47,7 +46,11 @@ fn text(r: &support::Reply) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_search_goes_out_as_multipart_and_answers_what_the_fake_holds() {
     let f = fakes().await;
-    let fake = f.all.get(PlatformId::Opentk).expect("opentk fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::opentk::PLATFORM)
+        .expect("opentk fake")
+        .clone();
     let server = server(&f, "opentk-search", |_| ()).await;
     let mut mcp = Mcp::initialize(server.url("/mcp/opentk")).await;
     let got = structured(
@@ -86,7 +89,11 @@ async fn the_search_goes_out_as_multipart_and_answers_what_the_fake_holds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_that_may_be_incomplete_says_so() {
     let f = fakes().await;
-    let fake = f.all.get(PlatformId::Opentk).expect("opentk fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::opentk::PLATFORM)
+        .expect("opentk fake")
+        .clone();
     let server = server(&f, "opentk-incomplete", |_| ()).await;
     let mut mcp = Mcp::initialize(server.url("/mcp/opentk")).await;
     // A kind OpenTK applies after its 280-hit cap.
@@ -115,7 +122,11 @@ async fn an_answer_that_may_be_incomplete_says_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_not_found_opentk_answers_is_a_not_found_and_nothing_is_kept() {
     let f = fakes().await;
-    let fake = f.all.get(PlatformId::Opentk).expect("opentk fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::opentk::PLATFORM)
+        .expect("opentk fake")
+        .clone();
     let server = server(&f, "opentk-not-found", |_| ()).await;
     let mut mcp = Mcp::initialize(server.url("/mcp/opentk")).await;
     for (tool, id, what) in [
@@ -172,7 +183,11 @@ async fn every_not_found_opentk_answers_is_a_not_found_and_nothing_is_kept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_document_is_revalidated_with_a_304_and_not_downloaded_again() {
     let f = fakes().await;
-    let fake = f.all.get(PlatformId::Opentk).expect("opentk fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::opentk::PLATFORM)
+        .expect("opentk fake")
+        .clone();
     // The platform's current ETag of the rendition (one download).
     let current = reqwest::get(format!("{}/getdoc/2026D10002", fake.base_url()))
         .await
@@ -193,9 +208,14 @@ async fn an_expired_document_is_revalidated_with_a_304_and_not_downloaded_again(
             &CacheVersion::current(),
         );
         assert!(failures.is_empty());
-        let key = CacheKey::new(PlatformId::Opentk, DataClass::Document, "document").param("id", "2026D10002");
+        let key = CacheKey::new(
+            besluitbron_server::platforms::opentk::PLATFORM,
+            DataClass::Document,
+            "document",
+        )
+        .param("id", "2026D10002");
         let then = WallTime(wall_now().0 - 22 * 24 * 3600 * 1000);
-        stores[&PlatformId::Opentk]
+        stores[&besluitbron_server::platforms::opentk::PLATFORM]
             .put(&key, &Success::new(kept.to_string().into_bytes()), then)
             .expect("put");
     }
@@ -323,7 +343,11 @@ async fn ori_live_mode_searches_reads_and_lists_sources() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_failure_shape_of_the_retired_ori_says_retired_and_points_to_obv() {
     let f = fakes().await;
-    let fake = f.all.get(PlatformId::Ori).expect("ori fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::ori::PLATFORM)
+        .expect("ori fake")
+        .clone();
     let server = server(&f, "ori-retired", |_| ()).await;
     let mut mcp = Mcp::initialize(server.url("/mcp/ori")).await;
     for (i, shape) in [Retired::NotFound, Retired::Gone, Retired::BadGateway, Retired::Html]
@@ -372,7 +396,11 @@ async fn server_with_ori(f: &support::Fakes, name: &str, url: &str, hold: Option
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retired_answer_is_held_so_it_costs_nothing_per_call_and_readyz_stays_ready() {
     let f = fakes().await;
-    let fake = f.all.get(PlatformId::Ori).expect("ori fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::ori::PLATFORM)
+        .expect("ori fake")
+        .clone();
     fake.update_own::<OriSettings>(|s| s.retired = Some(Retired::Html));
     let server = server_with_ori(&f, "ori-hold", fake.base_url(), Some(60)).await;
     let mut mcp = Mcp::initialize(server.url("/mcp/ori")).await;
@@ -398,12 +426,16 @@ async fn a_retired_answer_is_held_so_it_costs_nothing_per_call_and_readyz_stays_
 }
 
 /// `source` file reads a document's original file through the document-text extractor
-/// (issue 15: the raw file once that extractor exists): the text of the fake's PDF,
+/// (the raw file once that extractor exists): the text of the fake's PDF,
 /// kept, a repeat from the buffer; an unknown number is a not-found, nothing kept.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_original_file_is_read_through_the_document_text_extractor() {
     let f = fakes().await;
-    let fake = f.all.get(PlatformId::Opentk).expect("opentk fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::opentk::PLATFORM)
+        .expect("opentk fake")
+        .clone();
     let server = server(&f, "opentk-file", |_| ()).await;
     let mut mcp = Mcp::initialize(server.url("/mcp/opentk")).await;
     let before = fake.requests();

@@ -2,11 +2,10 @@
 //! fakes: results per platform, a slow and a failing platform, hostile queries and
 //! hostile platform data, the document view's paging, the client limits, the status.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::limits::RateLimit;
 use besluitbron_fakes::ObvSettings;
 use support::{Server, config, fakes, temp_dir};
@@ -96,7 +95,11 @@ async fn a_search_shows_each_platform_with_escaped_hostile_data() {
 #[tokio::test]
 async fn a_slow_platform_is_still_searching_and_a_failing_one_says_why() {
     let fakes = fakes().await;
-    let ob = fakes.all.get(PlatformId::Ob).expect("ob").clone();
+    let ob = fakes
+        .all
+        .get(besluitbron_server::platforms::ob::PLATFORM)
+        .expect("ob")
+        .clone();
     ob.set_latency(Duration::from_secs(4));
     fakes.tk.set_fail_every(Some(1));
     let dir = temp_dir("page-slow");
@@ -324,7 +327,11 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     });
     // The burst BesluitBron allows itself: the bucket less its travel margin
     // (`C - C × MarginSecs / W`, here 9 units), at the same rate.
-    let burst = c.scheduler(PlatformId::Obv).expect("obv keeps a limit").limit.capacity;
+    let burst = c
+        .scheduler(besluitbron_server::platforms::obv::PLATFORM)
+        .expect("obv keeps a limit")
+        .limit
+        .capacity;
     let server = Server::start(c).await;
 
     // 40 searches from 20 addresses, each a query of its own (no buffer hit).
@@ -340,16 +347,13 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
         }));
     }
     // Wait until the flood has emptied the bucket and queues at the platform.
-    let handle = server.state.platforms().get(PlatformId::Obv).expect("obv task").clone();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let flooded = loop {
-        let snap = handle.snapshot(false).await.expect("snapshot");
-        if snap.lanes[0].queued > 0 {
-            break snap.lanes[0].clone();
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the flood never queued");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let handle = server
+        .state
+        .platforms()
+        .get(besluitbron_server::platforms::obv::PLATFORM)
+        .expect("obv task")
+        .clone();
+    let flooded = first_queued_lane(&handle).await;
     // A call queues only when the bucket has no room (R-L2): the flood has had the burst.
     assert!(
         flooded.admitted_units >= burst,
@@ -402,7 +406,22 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     server.stop().await;
 }
 
-/// Issue 31 (the second probe): hostile platform data — a `<script>` and an attribute
+/// The platform's lane as first seen with a call queued (within 20 s).
+async fn first_queued_lane(
+    handle: &besluitbron_server::driver::PlatformHandle,
+) -> besluitbron_server::driver::LaneSnapshot {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let snap = handle.snapshot(false).await.expect("snapshot");
+        if snap.lanes[0].queued > 0 {
+            return snap.lanes[0].clone();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the flood never queued");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Hostile platform data — a `<script>` and an attribute
 /// break-out (`"><img onerror=…>`) in titles, a document's text, the load status's source
 /// names and error messages — is text on `/`, `/document/…` and `/status`, under the
 /// strict CSP; `/status.json` carries it as JSON strings.

@@ -222,7 +222,7 @@ async fn obv_429_after_60_units_surfaces_as_rate_limited_with_retry_after() {
     assert_eq!(fake.rate_limited(), 0);
     match client.search(&params).await {
         Err(PlatformError::RateLimited { platform, retry_after }) => {
-            assert_eq!(platform, PlatformId::Obv);
+            assert_eq!(platform, besluitbron_server::platforms::obv::PLATFORM);
             assert!(
                 (Duration::from_secs(1)..=Duration::from_secs(5)).contains(&retry_after),
                 "{retry_after:?}"
@@ -244,7 +244,9 @@ async fn obv_error_codes_are_mapped_and_invalid_params_never_leave_the_client() 
     };
     assert_eq!(code_of(client.search(&unknown).await), "unknown_organization");
     match client.entity("document:notubiz:gemeente:nergens:1").await {
-        Err(PlatformError::NotFound { platform, .. }) => assert_eq!(platform, PlatformId::Obv),
+        Err(PlatformError::NotFound { platform, .. }) => {
+            assert_eq!(platform, besluitbron_server::platforms::obv::PLATFORM)
+        }
         other => panic!("expected NotFound, got {other:?}"),
     }
     let sent = fake.requests();
@@ -388,7 +390,9 @@ async fn tk_continuations_are_only_those_besluitbron_issued() {
         "Document?$skip=250".to_owned(),
     ] {
         match Continuation::parse(&link) {
-            Err(PlatformError::ForeignLink { platform, .. }) => assert_eq!(platform, PlatformId::Tk),
+            Err(PlatformError::ForeignLink { platform, .. }) => {
+                assert_eq!(platform, besluitbron_server::platforms::tk::PLATFORM)
+            }
             other => panic!("{link}: expected ForeignLink, got {other:?}"),
         }
     }
@@ -468,9 +472,10 @@ async fn tk_reference_lists_follow_every_page() {
 
 /// Runs one cheap call against whichever platform the fake imitates.
 async fn call(fake: &FakeHandle, config: &HttpConfig) -> Result<(), PlatformError> {
-    match fake.platform() {
-        PlatformId::Obv => ObvClient::new(fake.base_url(), config)?.sources().await.map(drop),
-        _ => TkClient::new(fake.base_url(), config)?.factions().await.map(drop),
+    if fake.platform() == besluitbron_server::platforms::obv::PLATFORM {
+        ObvClient::new(fake.base_url(), config)?.sources().await.map(drop)
+    } else {
+        TkClient::new(fake.base_url(), config)?.factions().await.map(drop)
     }
 }
 
@@ -607,12 +612,16 @@ async fn a_refused_connection_is_unreachable() {
     drop(listener);
     let obv = ObvClient::new(&format!("http://{addr}"), &test_http()).unwrap();
     match obv.status().await {
-        Err(PlatformError::Unreachable { platform, .. }) => assert_eq!(platform, PlatformId::Obv),
+        Err(PlatformError::Unreachable { platform, .. }) => {
+            assert_eq!(platform, besluitbron_server::platforms::obv::PLATFORM)
+        }
         other => panic!("expected Unreachable, got {other:?}"),
     }
     let tk = TkClient::new(&format!("http://{addr}/OData/v4/2.0"), &test_http()).unwrap();
     match tk.search_documents(&TkSearch::words(["zorg"])).await {
-        Err(PlatformError::Unreachable { platform, .. }) => assert_eq!(platform, PlatformId::Tk),
+        Err(PlatformError::Unreachable { platform, .. }) => {
+            assert_eq!(platform, besluitbron_server::platforms::tk::PLATFORM)
+        }
         other => panic!("expected Unreachable, got {other:?}"),
     }
 }
@@ -634,7 +643,7 @@ async fn a_fake_can_be_taken_down_and_up_at_run_time() {
 async fn serve_all_puts_both_platforms_on_one_listener() {
     let handles = fakes::serve_all_on(loopback().await).await.unwrap();
     let bases: Vec<(PlatformId, &str)> = handles.iter().map(|h| (h.platform(), h.base_url())).collect();
-    assert_eq!(bases[0].0, PlatformId::Obv);
+    assert_eq!(bases[0].0, besluitbron_server::platforms::obv::PLATFORM);
     assert!(bases[0].1.ends_with("/obv"));
     assert!(bases[1].1.ends_with("/tk/OData/v4/2.0"));
     let obv = ObvClient::new(bases[0].1, &test_http()).unwrap();

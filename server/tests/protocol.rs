@@ -1,4 +1,4 @@
-//! Issue 16, protocol plumbing the official conformance suite checks
+//! Protocol plumbing the official conformance suite checks
 //! (`scripts/conformance`), one regression test per item, each through the real server:
 //!
 //! - a browser page on the server's own loopback origin (`Host: 127.0.0.1:PORT`,
@@ -11,7 +11,7 @@
 //!   mend (naming the tool, what is wrong, and that no platform was asked), in both eras;
 //!   an unknown tool stays a protocol error.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{Mcp, Server, config, fakes, temp_dir};

@@ -8,9 +8,8 @@
 //! Expected words are quoted from the real files (`corpus/index.toml` says where each
 //! came from); the ids used here are the ones the fakes serve them under.
 
-mod support;
+use crate::support;
 
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::ob::{Renditions, ob_corpus};
 use besluitbron_fakes::rechtspraak::real_rulings;
 use serde_json::{Value, json};
@@ -85,7 +84,11 @@ async fn start(name: &str, route: &str) -> (support::Fakes, Server, Mcp) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wet_op_de_zorgtoeslag_reads_whole_without_its_metadata() {
     let (f, server, mut mcp) = start("real-zorgtoeslag", "/mcp/bwb").await;
-    let fake = f.all.get(PlatformId::Bwb).expect("the bwb fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::bwb::PLATFORM)
+        .expect("the bwb fake")
+        .clone();
     let asked = json!({"id": "BWBR0018451", "date": "2025-06-01"});
     let before = fake.requests();
     let (whole, v) = read_whole(&mut mcp, "bwb_read", asked.clone(), 4_000).await;
@@ -190,7 +193,11 @@ async fn a_ministerial_regulation_reads_its_two_table_annexes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_regulation_in_chapters_only_reads_its_text() {
     let (f, server, mut mcp) = start("real-chapters", "/mcp/cvdr").await;
-    let fake = f.all.get(PlatformId::Cvdr).expect("the cvdr fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::cvdr::PLATFORM)
+        .expect("the cvdr fake")
+        .clone();
     let before = fake.requests();
     let (whole, v) = read_whole(&mut mcp, "cvdr_read", json!({"id": "CVDR100394_2"}), 500).await;
     assert_eq!(
@@ -221,7 +228,11 @@ async fn a_regulation_in_chapters_only_reads_its_text() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_real_publication_reads_from_its_own_file() {
     let (f, server, mut mcp) = start("real-publications", "/mcp/ob").await;
-    let fake = f.all.get(PlatformId::Ob).expect("the ob fake").clone();
+    let fake = f
+        .all
+        .get(besluitbron_server::platforms::ob::PLATFORM)
+        .expect("the ob fake")
+        .clone();
     let real: Vec<_> = ob_corpus()
         .publications
         .iter()
@@ -275,7 +286,7 @@ async fn real_rulings_read_with_their_text_and_without() {
     let (f, server, mut mcp) = start("real-rulings", "/mcp/rechtspraak").await;
     let fake = f
         .all
-        .get(PlatformId::Rechtspraak)
+        .get(besluitbron_server::platforms::rechtspraak::PLATFORM)
         .expect("the rechtspraak fake")
         .clone();
     assert_eq!(real_rulings().count(), 6);

@@ -1,9 +1,8 @@
 //! The Rechtspraak tools end to end: the real server over loopback against the fake
 //! open-data service, answers compared with the fake's own corpus.
 
-mod support;
+use crate::support;
 
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::FakeHandle;
 use besluitbron_fakes::rechtspraak::{BUSY_DAY, FOOTNOTES_ECLI, LONG_ECLI, METADATA_ONLY_ECLI, RsQuery, RsRuling};
 use besluitbron_fakes::rechtspraak_corpus;
@@ -21,7 +20,7 @@ async fn setup(name: &str) -> Setup {
     let f = fakes().await;
     let fake = f
         .all
-        .get(PlatformId::Rechtspraak)
+        .get(besluitbron_server::platforms::rechtspraak::PLATFORM)
         .expect("the rechtspraak fake")
         .clone();
     let server = Server::start(config(&f, &temp_dir(name))).await;

@@ -1,4 +1,4 @@
-//! Recording (issue 29): the server records its platform calls in the simulator's trace
+//! Recording: the server records its platform calls in the simulator's trace
 //! format, and the simulator replays the file.
 //!
 //! The real server runs in process under tokio's paused clock (as the differential
@@ -29,12 +29,11 @@
 //! soak, on a real clock, adds the loopback's travel time and the runtime's scheduling to
 //! each instant; its check would have to add their measured spread.)
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::record::{AttemptOutcome, CallEnd, TraceLine};
 use besluitbron_fakes::serve_registry_on;
 use besluitbron_server::app::App;
@@ -116,7 +115,10 @@ async fn record() -> Recording {
         .await
         .expect("bind the fakes");
     let fakes = serve_registry_on(listener).await.expect("serve the fakes");
-    let obv = fakes.get(PlatformId::Obv).expect("the obv fake").clone();
+    let obv = fakes
+        .get(besluitbron_server::platforms::obv::PLATFORM)
+        .expect("the obv fake")
+        .clone();
     obv.set_latency(Duration::from_millis(LATENCY_MS));
 
     let dir = tempfile::tempdir().expect("temp dir");
@@ -299,7 +301,7 @@ async fn the_server_records_both_eras_and_the_simulator_replays_the_file() {
     );
     let mut sessions: BTreeMap<&str, Vec<&TraceLine>> = BTreeMap::new();
     for l in lines {
-        assert_eq!(l.platform, PlatformId::Obv);
+        assert_eq!(l.platform, "obv");
         assert_eq!(l.op.as_deref(), Some("search"));
         assert!(l.key.as_ref().is_some_and(|k| k.len() == 16), "a key hash: {l:?}");
         assert!(
@@ -370,7 +372,11 @@ async fn the_server_records_both_eras_and_the_simulator_replays_the_file() {
         matched[0].admissions > 167 && matched[0].blind.is_none(),
         "every flight and the storm's retries: {matched:?}"
     );
-    let fair_platform = fair.platforms.iter().find(|p| p.id == PlatformId::Obv).unwrap();
+    let fair_platform = fair
+        .platforms
+        .iter()
+        .find(|p| p.id == besluitbron_server::platforms::obv::PLATFORM)
+        .unwrap();
     assert_eq!(
         fair_platform.counters.throttled,
         refused.len() as u64,

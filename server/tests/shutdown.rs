@@ -1,7 +1,7 @@
 //! `besluitbron serve` as a process: configured by flags and `BesluitBron__…`
 //! environment variables, and SIGTERM drains the running tool calls before it exits.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

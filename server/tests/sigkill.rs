@@ -14,7 +14,7 @@ use besluitbron_core::{PlatformId, WallTime};
 use besluitbron_server::store::stress::{stress_key, stress_payload};
 use besluitbron_server::store::{RedbStore, store_path};
 
-const PLATFORM: PlatformId = PlatformId::Obv;
+const PLATFORM: PlatformId = besluitbron_server::platforms::obv::PLATFORM;
 
 fn wall_now() -> WallTime {
     let since = std::time::SystemTime::now()

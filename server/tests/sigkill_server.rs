@@ -1,5 +1,5 @@
 //! The server killed with SIGKILL while it writes its buffer, five times in a row, each
-//! time restarted on the same data directory (issue 31, the second probe): every buffer
+//! time restarted on the same data directory: every buffer
 //! opens again, nothing is discarded as corrupt, every entry whose write had finished
 //! before a kill is served from the buffer after it (the platform is not asked), and
 //! after a clean stop `besluitbron cache stats` reads the directory.
@@ -8,7 +8,7 @@
 //! answers are being written behind (the fake has answered some of them, others are on
 //! their way), at a different point each round.
 
-mod support;
+use crate::support;
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Stdio};

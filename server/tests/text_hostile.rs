@@ -1,5 +1,9 @@
 //! Hostile and broken files: each gives a clear error within the caps — never a panic,
 //! a hang or a crash — while other extractions in the same pool keep being answered.
+//!
+//! A test binary of its own (`Cargo.toml`): it asserts the peak resident memory of its
+//! process, which the other tests would add to in a shared one, and a reader that
+//! overflowed its stack would abort every test sharing the process.
 
 use std::io::{Cursor, Write};
 use std::path::Path;
@@ -101,7 +105,7 @@ fn pdf_drawing(xobject: Vec<u8>) -> Vec<u8> {
     )
 }
 
-/// Hostile PDFs that refer to themselves (issue 43): a page whose `/Parent` is itself,
+/// Hostile PDFs that refer to themselves: a page whose `/Parent` is itself,
 /// a drawing (form XObject) that draws itself, two drawings that draw each other, an
 /// object stream the cross-reference says holds itself.
 fn pdf_self_referencing() -> Vec<(&'static str, Vec<u8>)> {
@@ -411,10 +415,10 @@ fn memory_kib() -> (u64, u64) {
 /// what its compressed parts inflate to is counted into a sink before a reader inflates
 /// it, and nesting is refused before anything is built per level. Measured: about 50 MiB
 /// for the whole file; an RTF of nothing but braces at the file cap took 570 MiB before
-/// its depth was checked ahead of the lexer (issue 43).
+/// its depth was checked ahead of the lexer.
 const PEAK_KIB_MAX: u64 = 256 * 1024;
 
-/// Issue 43: the corners the hostile probe did not reach — each a clear error, within
+/// The corners the hostile probe did not reach — each a clear error, within
 /// bounded memory, never a crash of the process (a stack overflow would abort it), and
 /// the pool keeps answering ordinary files meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

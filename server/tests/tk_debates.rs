@@ -10,7 +10,7 @@
 //! - on every real report, the (speaker, interrupter) pairs the tool gives equal those
 //!   this test derives from the file on its own (roxmltree).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

@@ -7,7 +7,7 @@
 //!
 //! Expected answers are computed from the fake's own records (`besluitbron_fakes::tk`).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 
@@ -264,7 +264,7 @@ async fn votes_found_by_words_page_over_cases_and_over_the_platforms_skiptoken()
     assert!(rows > 250, "{rows}");
     let sent = 1 + rows.div_ceil(250) as u64;
     assert_eq!(f.tk.requests(), before + sent);
-    // Issue 41 (R-L8): every request is its own admission, counted as it went out — the
+    // R-L8: every request is its own admission, counted as it went out — the
     // cases, then each page of votes (one admission for three requests before).
     assert_eq!(platform_calls(&server, "tk").await, sent, "each request an admission");
     let bill = v["results"]

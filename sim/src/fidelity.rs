@@ -19,7 +19,6 @@
 //! derives it from how the trace was taken; `server/tests/recording.rs` for the paused
 //! clock).
 
-use std::collections::BTreeSet;
 use std::fmt;
 
 use besluitbron_core::PlatformId;
@@ -83,12 +82,15 @@ impl fmt::Display for Divergence {
 }
 
 /// The limited platforms of a run.
-fn limited(run: &RunOutcome) -> BTreeSet<PlatformId> {
-    run.platforms
-        .iter()
-        .filter(|p| p.local_limit.is_some())
-        .map(|p| p.id)
-        .collect()
+fn limited(run: &RunOutcome) -> Vec<PlatformId> {
+    // In the run's order (a scenario's list, a trace's streams), each once.
+    let mut out: Vec<PlatformId> = Vec::new();
+    for p in run.platforms.iter().filter(|p| p.local_limit.is_some()) {
+        if !out.contains(&p.id) {
+            out.push(p.id);
+        }
+    }
+    out
 }
 
 /// The server's admissions at `platform`, from the recording's flights.

@@ -42,6 +42,7 @@ pub mod cluster;
 pub mod engine;
 pub mod fidelity;
 pub mod html;
+pub mod ids;
 pub mod platform;
 pub mod plot;
 pub mod policy;

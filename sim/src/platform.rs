@@ -334,7 +334,7 @@ mod tests {
 
     fn platform(model: LimitModel) -> SimPlatform {
         SimPlatform::new(
-            PlatformId::Obv,
+            crate::ids::platform("obv").unwrap(),
             Some(LimitConfig::new(Units::whole(2), Duration::from_secs(2))),
             model,
             LatencySpec::Fixed { ms: 10 },

@@ -447,6 +447,7 @@ pub struct AdmissionLine {
     /// Session name.
     pub session: String,
     /// Platform.
+    #[serde(deserialize_with = "crate::ids::deserialize")]
     pub platform: PlatformId,
     /// Units asked.
     pub cost: Units,

@@ -143,8 +143,9 @@ pub struct ThrottleSpec {
 #[serde(deny_unknown_fields)]
 pub struct PlatformSpec {
     /// Which platform.
+    #[serde(deserialize_with = "crate::ids::deserialize")]
     pub id: PlatformId,
-    /// C as the platform enforces it; default [`PlatformId::default_limit`].
+    /// C as the platform enforces it; default the real platform's (`sim/platforms.toml`).
     pub capacity: Option<Units>,
     /// W as the platform enforces it, in seconds.
     pub window_s: Option<f64>,
@@ -152,8 +153,8 @@ pub struct PlatformSpec {
     #[serde(default)]
     pub model: LimitModel,
     /// C of the platform's text host, as it enforces it and BesluitBron keeps it (a
-    /// lane of its own: calls with `op = "text"`); default
-    /// [`PlatformId::default_text_limit`] (Officiële Bekendmakingen: 10 per 30 s).
+    /// lane of its own: calls with `op = "text"`); default the real platform's
+    /// (`sim/platforms.toml`; Officiële Bekendmakingen: 10 per 30 s).
     pub text_capacity: Option<Units>,
     /// W of the text host, in seconds.
     pub text_window_s: Option<f64>,
@@ -193,7 +194,7 @@ pub struct PlatformSpec {
 /// (PLATFORMS.md: OpenBesluitvorming's alone): the scenario formats' default for a
 /// platform that does not say (`rate_limit_headers`).
 pub fn states_its_budget_by_default(id: PlatformId) -> bool {
-    id == PlatformId::Obv
+    crate::ids::known(id).is_some_and(|k| k.rate_limit_headers)
 }
 
 impl PlatformSpec {
@@ -244,6 +245,7 @@ pub struct BurstSpec {
     /// Cost per call; default the session's.
     pub cost: Option<Units>,
     /// Platform; default the session's.
+    #[serde(default, deserialize_with = "crate::ids::deserialize_option")]
     pub platform: Option<PlatformId>,
     /// What every call of this entry asks (its cache key); default the session's keys.
     pub key: Option<String>,
@@ -262,6 +264,7 @@ pub struct SteadySpec {
     /// Cost per call; default the session's.
     pub cost: Option<Units>,
     /// Platform; default the session's.
+    #[serde(default, deserialize_with = "crate::ids::deserialize_option")]
     pub platform: Option<PlatformId>,
     /// What every call of this entry asks (its cache key); default the session's keys.
     pub key: Option<String>,
@@ -283,6 +286,7 @@ pub struct AgentSpec {
     /// Cost per call; default the session's.
     pub cost: Option<Units>,
     /// Platform; default the session's.
+    #[serde(default, deserialize_with = "crate::ids::deserialize_option")]
     pub platform: Option<PlatformId>,
     /// What every call of this entry asks (its cache key); default the session's keys.
     pub key: Option<String>,
@@ -300,6 +304,7 @@ pub struct SessionSpec {
     /// `"per-user"`); default its name.
     pub address: Option<String>,
     /// Default platform of its calls; default: the first platform the scenario lists.
+    #[serde(default, deserialize_with = "crate::ids::deserialize_option")]
     pub platform: Option<PlatformId>,
     /// Default cost of its calls.
     #[serde(default = "default_cost")]
@@ -342,8 +347,10 @@ pub struct GroupSpec {
     pub think_ms: [u64; 2],
     /// Calls per round, uniform in the inclusive range (default 1).
     pub fan_out: Option<[u32; 2]>,
-    /// Relative weight of each platform; each round picks one.
-    pub platforms: BTreeMap<PlatformId, u32>,
+    /// Relative weight of each platform; each round picks one (in the order of their
+    /// streams, [`crate::ids::deserialize_weights`], so a pick draws as it always has).
+    #[serde(deserialize_with = "crate::ids::deserialize_weights")]
+    pub platforms: Vec<(PlatformId, u32)>,
     /// Costs to pick from, uniformly, per call.
     pub costs: Vec<Units>,
     /// Operation label.
@@ -500,10 +507,10 @@ impl Scenario {
             if g.key_pool == Some(0) {
                 return bad(format!("group `{}`: key_pool must be at least 1", g.prefix));
             }
-            if g.platforms.values().all(|&w| w == 0) || g.costs.is_empty() {
+            if g.platforms.iter().all(|&(_, w)| w == 0) || g.costs.is_empty() {
                 return bad(format!("group `{}`: needs a platform weight and a cost", g.prefix));
             }
-            if let Some(&id) = g.platforms.keys().find(|id| !seen.contains(id)) {
+            if let Some(&(id, _)) = g.platforms.iter().find(|(id, _)| !seen.contains(id)) {
                 return bad(unlisted(&format!("group `{}`", g.prefix), id));
             }
             if let Some([lo, hi]) = g.fan_out
@@ -622,7 +629,7 @@ pub use besluitbron_core::record::{AttemptOutcome, FollowUp, RecordedAttempt, Tr
 
 /// Parses a JSON Lines trace. Blank lines are skipped but keep their number, so a call's
 /// index is always its 0-based line number. The run's platforms are those the calls name,
-/// with their defaults, in the order of their ids ([`PlatformId`]'s `Ord`).
+/// with their defaults, in the order of their streams ([`crate::ids::stream`]).
 ///
 /// A trace the server recorded (its lines say how each call ended) starts at its first
 /// call: every instant is taken relative to the earliest `at_ms`
@@ -642,6 +649,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
             line: i + 1,
             source,
         })?;
+        crate::ids::platform(&t.platform).map_err(|m| InputError::Invalid(format!("{path}:{}: {m}", i + 1)))?;
         lines.push((i, t));
     }
     let recorded = lines.iter().any(|(_, t)| t.is_recorded());
@@ -658,7 +666,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
         for (_, t) in &lines {
             if !t.attempts.is_empty() {
                 let op = t.op.clone().unwrap_or_else(|| "search".to_owned());
-                let key = (t.platform, op, t.key.clone().unwrap_or_default());
+                let key = (platform_of(t), op, t.key.clone().unwrap_or_default());
                 let attempts = t
                     .attempts
                     .iter()
@@ -682,24 +690,31 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
                 s
             }
         };
+        let platform = platform_of(&t);
         w.open_call_index.push(i as u64);
         w.open_calls.push(OpenCall {
             at: Instant::from_millis(t.at_ms - base),
             session,
-            platform: t.platform,
+            platform,
             cost: t.cost,
             op: t.op,
             key: t.key,
             then: t.then,
             leave_after: t.left_after_ms.map(Duration::from_millis),
         });
-        if !w.platforms.iter().any(|p| p.id == t.platform) {
-            w.platforms.push(PlatformSpec::default_for(t.platform));
+        if !w.platforms.iter().any(|p| p.id == platform) {
+            w.platforms.push(PlatformSpec::default_for(platform));
         }
     }
-    // Nobody lists a trace's platforms: the id's order, whichever call came first.
-    w.platforms.sort_by_key(|p| p.id);
+    // Nobody lists a trace's platforms: the order of their streams (the real platforms'
+    // table order, `sim/platforms.toml`), then their ids, whichever call came first.
+    w.platforms.sort_by_key(|p| (crate::ids::stream(p.id), p.id));
     Ok(w)
+}
+
+/// The platform of a trace line whose id [`parse_trace`] checked when it read the line.
+fn platform_of(t: &TraceLine) -> PlatformId {
+    crate::ids::platform(&t.platform).unwrap_or_else(|e| panic!("checked when the line was read: {e}"))
 }
 
 /// What a recorded trace brings besides its calls.
@@ -753,7 +768,7 @@ fn blind_spots<'a>(lines: impl Iterator<Item = &'a TraceLine>, base: u64) -> BTr
     for t in lines {
         let Some(seq) = t.seq else { continue };
         let at = t.at_ms.saturating_sub(base);
-        let list = processes.entry(t.platform).or_default();
+        let list = processes.entry(platform_of(t)).or_default();
         if list.last().is_none_or(|p| seq + REORDER < p.max) {
             if !list.is_empty() {
                 restart = Some(restart.map_or(at, |r| r.min(at)));
@@ -1215,7 +1230,11 @@ impl std::str::FromStr for LimitOverride {
             Some(_) => return Err(usage()),
             None => (target, false),
         };
-        let platform: PlatformId = platform.trim().parse().map_err(|_| usage())?;
+        // A what-if names a real platform (`sim/platforms.toml`): one a trace can hold.
+        let platform = crate::ids::platform(platform.trim())
+            .ok()
+            .filter(|p| crate::ids::known(*p).is_some())
+            .ok_or_else(usage)?;
         let (c, w) = limit.split_once('/').ok_or_else(usage)?;
         let capacity = Units::from_decimal_str(c.trim()).map_err(|_| usage())?;
         let w = w.trim();

@@ -384,7 +384,7 @@ fn fakes_apply_a_later_fault_over_an_earlier_flag_for_its_platform_only() {
     assert!(status.starts_with("HTTP/1.1 500"), "tk keeps --fail-every: {status}");
 }
 
-/// `fakes --help` names every fake it serves (issue 42: it named five of eight).
+/// `fakes --help` names every fake it serves (it once named five of eight).
 #[test]
 fn fakes_help_names_every_platform_it_serves() {
     let out = bin().args(["fakes", "--help"]).output().expect("runs");
@@ -452,7 +452,7 @@ fn fakes_refuse_to_start_without_their_real_files_and_name_them() {
     for part in [
         "starting the fakes",
         "lacks",
-        "bwb/BWBR",
+        ".xml",
         "BESLUITBRON_CORPUS",
         "scripts/corpus",
     ] {
@@ -481,4 +481,30 @@ fn fakes_refuse_to_start_without_their_real_files_and_name_them() {
         err.contains("differ from corpus/index.toml (cvdr/112779_1.xml)"),
         "{err}"
     );
+}
+
+#[path = "../../tests/docs/commands.rs"]
+mod commands;
+
+/// Every `besluitbron-sim` command of an `sh` block in README.md and `docs/` is one the
+/// binary takes: its subcommands and options by its own `--help`, and the project's files
+/// it names exist (the server's commands are checked in `server/tests/docs.rs`).
+#[test]
+fn every_simulator_command_in_the_docs_is_one_it_takes() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_besluitbron-sim"));
+    let mut faults = Vec::new();
+    let mut checked = 0;
+    for command in commands::doc_commands(&root).unwrap_or_else(|e| panic!("{e}")) {
+        if let commands::Program::Binary { name, args } = &command.program
+            && name == "besluitbron-sim"
+        {
+            checked += 1;
+            let at = |fault: String| format!("{}: {fault}", command.at);
+            faults.extend(commands::check_binary(exe, args).err().map(at));
+            faults.extend(commands::missing_paths(&root, args).into_iter().map(at));
+        }
+    }
+    assert!(checked >= 4, "the simulator's commands were read ({checked})");
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
 }

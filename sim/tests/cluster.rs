@@ -1,4 +1,4 @@
-//! Several replicas, one owner (issue 18): the canonical cluster scenario against its
+//! Several replicas, one owner: the canonical cluster scenario against its
 //! snapshot, and what its checker proved asserted directly.
 
 use besluitbron_sim::cluster::{Balancer, CallEnd, ClusterScenario, run_cluster};

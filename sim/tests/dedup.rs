@@ -362,7 +362,7 @@ fn a_follow_up_call_goes_when_its_first_call_is_answered() {
     let mut workload = parse_trace(trace, "follow-up").unwrap();
     workload.platforms = vec![besluitbron_sim::scenario::PlatformSpec {
         latency: besluitbron_sim::scenario::LatencySpec::Fixed { ms: 300 },
-        ..besluitbron_sim::scenario::PlatformSpec::default_for(besluitbron_core::PlatformId::Ob)
+        ..besluitbron_sim::scenario::PlatformSpec::default_for(besluitbron_sim::ids::platform("ob").unwrap())
     }];
     let run = run_workload("follow-up", &workload, PolicyKind::Fair);
     assert!(run.keyed);

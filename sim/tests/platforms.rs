@@ -44,10 +44,22 @@ burst = [{ at_ms = 0, calls = 2 }, { at_ms = 0, calls = 1, platform = "obv" }]
     .unwrap();
     let workload = scenario.workload(1);
     let listed: Vec<PlatformId> = workload.platforms.iter().map(|p| p.id).collect();
-    assert_eq!(listed, [PlatformId::Oa, PlatformId::Obv]);
+    assert_eq!(
+        listed,
+        [
+            besluitbron_sim::ids::platform("oa").unwrap(),
+            besluitbron_sim::ids::platform("obv").unwrap()
+        ]
+    );
     let run = run_fair("listed", &workload).unwrap_or_else(|f| panic!("{f}"));
     let reported: Vec<(PlatformId, u64)> = run.platforms.iter().map(|p| (p.id, p.calls)).collect();
-    assert_eq!(reported, [(PlatformId::Oa, 2), (PlatformId::Obv, 1)]);
+    assert_eq!(
+        reported,
+        [
+            (besluitbron_sim::ids::platform("oa").unwrap(), 2),
+            (besluitbron_sim::ids::platform("obv").unwrap(), 1)
+        ]
+    );
 }
 
 /// A session or group that calls a platform the scenario does not list is refused when
@@ -110,8 +122,16 @@ fn a_traces_platforms_are_those_its_calls_name() {
     );
     let mut workload = parse_trace(trace, "two").unwrap();
     let listed: Vec<PlatformId> = workload.platforms.iter().map(|p| p.id).collect();
-    assert_eq!(listed, [PlatformId::Obv, PlatformId::Ob]);
-    workload.platforms.retain(|p| p.id == PlatformId::Obv);
+    assert_eq!(
+        listed,
+        [
+            besluitbron_sim::ids::platform("obv").unwrap(),
+            besluitbron_sim::ids::platform("ob").unwrap()
+        ]
+    );
+    workload
+        .platforms
+        .retain(|p| p.id == besluitbron_sim::ids::platform("obv").unwrap());
     let failure = run_fair("one left out", &workload).expect_err("an unlisted platform");
     assert!(failure.what.contains("a call names ob"), "{failure}");
 }
@@ -122,8 +142,11 @@ fn a_traces_platforms_are_those_its_calls_name() {
 #[test]
 fn whether_a_platform_states_its_budget_is_the_scenarios_to_say() {
     let default = |id| PlatformSpec::default_for(id).states_its_budget();
-    assert!(default(PlatformId::Obv));
-    assert!(!default(PlatformId::Ob) && !default(PlatformId::Oa));
+    assert!(default(besluitbron_sim::ids::platform("obv").unwrap()));
+    assert!(
+        !default(besluitbron_sim::ids::platform("ob").unwrap())
+            && !default(besluitbron_sim::ids::platform("oa").unwrap())
+    );
     let scenario = Scenario::parse(
         r#"
 description = "headers the other way round"

@@ -1,7 +1,6 @@
 //! Replaying a trace the server recorded: instants from the first call, the recorded
 //! flights' latencies and outcomes as the platforms' answers, and what-if limits.
 
-use besluitbron_core::PlatformId;
 use besluitbron_sim::scenario::{LimitOverride, load_trace, parse_trace};
 use besluitbron_sim::{PolicyKind, RunOptions, RunOutcome, Workload, run};
 
@@ -31,7 +30,11 @@ fn a_recorded_trace_starts_at_its_first_call_and_replays_its_platform_answers() 
     assert_eq!(workload.open_calls[1].at.as_millis(), 500);
     assert_eq!(workload.open_index(0), 1, "a call keeps its line number");
     let fair = replay(&workload, PolicyKind::Fair);
-    let obv = fair.platforms.iter().find(|p| p.id == PlatformId::Obv).unwrap();
+    let obv = fair
+        .platforms
+        .iter()
+        .find(|p| p.id == besluitbron_sim::ids::platform("obv").unwrap())
+        .unwrap();
     assert_eq!(obv.counters.throttled, 1, "the recorded 429 is the replay's");
     assert_eq!(obv.counters.accepted_calls, 1, "one flight for both calls");
     let at: Vec<u64> = fair.admissions.iter().map(|a| a.at_ms).collect();
@@ -48,7 +51,11 @@ fn the_latency_model_replaces_the_recorded_answers_when_asked() {
     let mut workload = parse_trace(RECORDED, "recorded").expect("a recorded trace");
     workload.forget_recorded_answers();
     let fair = replay(&workload, PolicyKind::Fair);
-    let obv = fair.platforms.iter().find(|p| p.id == PlatformId::Obv).unwrap();
+    let obv = fair
+        .platforms
+        .iter()
+        .find(|p| p.id == besluitbron_sim::ids::platform("obv").unwrap())
+        .unwrap();
     assert_eq!(obv.counters.throttled, 0);
     assert_eq!(fair.admissions.len(), 1);
 }
@@ -66,12 +73,12 @@ fn what_if_limits_parse_and_apply() {
     let l: LimitOverride = "obv=30/60s".parse().expect("a limit");
     assert_eq!(
         (l.platform, l.text, l.capacity.as_milli(), l.window_s),
-        (PlatformId::Obv, false, 30_000, 60.0)
+        (besluitbron_sim::ids::platform("obv").unwrap(), false, 30_000, 60.0)
     );
     let t: LimitOverride = "ob/text=2.5/30".parse().expect("a text limit");
     assert_eq!(
         (t.platform, t.text, t.capacity.as_milli(), t.window_s),
-        (PlatformId::Ob, true, 2_500, 30.0)
+        (besluitbron_sim::ids::platform("ob").unwrap(), true, 2_500, 30.0)
     );
     for bad in [
         "obv",
@@ -100,7 +107,11 @@ fn what_if_limits_parse_and_apply() {
     let fair = replay(&workload, PolicyKind::Fair);
     let last = fair.admissions.iter().map(|a| a.at_ms).max().unwrap();
     assert!((120_000..125_000).contains(&last), "{last}");
-    let obv = fair.platforms.iter().find(|p| p.id == PlatformId::Obv).unwrap();
+    let obv = fair
+        .platforms
+        .iter()
+        .find(|p| p.id == besluitbron_sim::ids::platform("obv").unwrap())
+        .unwrap();
     assert_eq!(obv.counters.over_limit, 0);
 }
 
@@ -113,7 +124,7 @@ fn the_fidelity_check_holds_for_a_faithful_recording_and_names_a_divergence() {
         .iter()
         .map(|m| (m.platform, m.admissions, m.blind.is_some()))
         .collect();
-    assert_eq!(counts, vec![(PlatformId::Obv, 2, false)]);
+    assert_eq!(counts, vec![(besluitbron_sim::ids::platform("obv").unwrap(), 2, false)]);
     // The server said its retry went 5 ms later than the replay sends it.
     let moved = RECORDED.replace("1780000002003", "1780000002008");
     let workload = parse_trace(&moved, "moved").expect("a recorded trace");
@@ -123,7 +134,7 @@ fn the_fidelity_check_holds_for_a_faithful_recording_and_names_a_divergence() {
         "within 5 ms"
     );
     let d = besluitbron_sim::fidelity::check(&workload, &fair, 4).expect_err("beyond 4 ms");
-    assert_eq!((d.platform, d.at), (PlatformId::Obv, 1));
+    assert_eq!((d.platform, d.at), (besluitbron_sim::ids::platform("obv").unwrap(), 1));
     let text = d.to_string();
     assert!(
         text.contains("server:") && text.contains("simulator:") && text.contains("> #1"),
@@ -283,7 +294,11 @@ fn regression_a_legacy_batch_is_checked_against_what_was_known_when_it_went() {
         vec![Some(0), Some(1_000), Some(1_000)],
         "b and c waited out a's Retry-After and went together"
     );
-    let tk = legacy.platforms.iter().find(|p| p.id == PlatformId::Tk).unwrap();
+    let tk = legacy
+        .platforms
+        .iter()
+        .find(|p| p.id == besluitbron_sim::ids::platform("tk").unwrap())
+        .unwrap();
     assert_eq!(tk.upstream, 3, "the 429s end their calls: nothing asked again");
 }
 
@@ -335,10 +350,10 @@ fn blind_spots_come_from_missing_request_numbers_and_restarts() {
     }
     let workload = parse_trace(&text, "blind").expect("a recorded trace");
     let blind = &workload.recorded.as_ref().expect("recorded").blind;
-    let obv = &blind[&PlatformId::Obv];
+    let obv = &blind[&besluitbron_sim::ids::platform("obv").unwrap()];
     assert_eq!(obv.at_ms, 1_000, "from the arrival of request 1: {obv:?}");
     assert!(obv.why.contains("request 2 of obv"), "{}", obv.why);
-    let bwb = &blind[&PlatformId::Bwb];
+    let bwb = &blind[&besluitbron_sim::ids::platform("bwb").unwrap()];
     assert_eq!(bwb.at_ms, 3_900, "from the first process's last request: {bwb:?}");
     // A complete recording of one process has none, also when its oldest files were
     // rotated away (the numbers start in the middle).
@@ -365,11 +380,11 @@ fn the_soaks_recording_replays_as_the_server_ran_it() {
     assert_eq!(
         platforms,
         vec![
-            PlatformId::Obv,
-            PlatformId::Ob,
-            PlatformId::Rechtspraak,
-            PlatformId::Bwb,
-            PlatformId::Cvdr
+            besluitbron_sim::ids::platform("obv").unwrap(),
+            besluitbron_sim::ids::platform("ob").unwrap(),
+            besluitbron_sim::ids::platform("rechtspraak").unwrap(),
+            besluitbron_sim::ids::platform("bwb").unwrap(),
+            besluitbron_sim::ids::platform("cvdr").unwrap()
         ]
     );
     for m in &matched {
@@ -388,11 +403,11 @@ fn the_soaks_recording_behind_three_replicas_against_one() {
     assert_eq!(
         platforms,
         [
-            PlatformId::Obv,
-            PlatformId::Ob,
-            PlatformId::Rechtspraak,
-            PlatformId::Bwb,
-            PlatformId::Cvdr
+            besluitbron_sim::ids::platform("obv").unwrap(),
+            besluitbron_sim::ids::platform("ob").unwrap(),
+            besluitbron_sim::ids::platform("rechtspraak").unwrap(),
+            besluitbron_sim::ids::platform("bwb").unwrap(),
+            besluitbron_sim::ids::platform("cvdr").unwrap()
         ]
     );
     for r in &results {
@@ -401,7 +416,10 @@ fn the_soaks_recording_behind_three_replicas_against_one() {
         let main_lane = workload
             .open_calls
             .iter()
-            .filter(|c| c.platform == r.platform && !(c.platform == PlatformId::Ob && c.op.as_deref() == Some("text")))
+            .filter(|c| {
+                c.platform == r.platform
+                    && !(c.platform == besluitbron_sim::ids::platform("ob").unwrap() && c.op.as_deref() == Some("text"))
+            })
             .count();
         assert_eq!(r.calls, main_lane, "{r}");
         assert!(r.calls > 100, "{r}");

@@ -12,6 +12,7 @@
 //! in any crate can generate them without this crate depending on quickcheck.
 //! A restart closes the store and opens it again ([`Reopen`]), possibly as another version.
 
+use crate::platform::examples;
 use std::collections::BTreeMap;
 
 use crate::cache::decision::Lookup;
@@ -27,7 +28,7 @@ pub trait Reopen: CacheStore + Sized {
 }
 
 /// The platform every conformance key names.
-pub const PLATFORM: PlatformId = PlatformId::Obv;
+pub const PLATFORM: PlatformId = examples::OBV;
 /// Wall-clock start of every run (2025-01-01T00:00:00Z).
 pub const START: WallTime = WallTime(1_735_689_600_000);
 

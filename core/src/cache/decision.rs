@@ -108,9 +108,9 @@ pub fn may_serve_stale(value: &CachedValue, now: WallTime, policy: &PlatformCach
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::PlatformId;
     use crate::cache::entry::{EntryHeader, encode_entry};
     use crate::cache::policy::DataClass;
+    use crate::platform::examples;
 
     const DAY_MS: u64 = 24 * 3600 * 1000;
 
@@ -129,7 +129,7 @@ mod tests {
     }
 
     fn key(class: DataClass) -> CacheKey {
-        CacheKey::new(PlatformId::Tk, class, "op")
+        CacheKey::new(examples::TK, class, "op")
     }
 
     #[test]

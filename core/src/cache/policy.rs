@@ -140,7 +140,7 @@ impl PlatformCachePolicy {
 }
 
 /// The buffer policy of all platforms: one default and per-platform overrides.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CachePolicy {
     /// Used for every platform without an override.
     pub default: PlatformCachePolicy,
@@ -196,6 +196,7 @@ impl fmt::Display for CacheVersion {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::examples;
 
     #[test]
     fn defaults_match_the_documented_table() {
@@ -216,9 +217,9 @@ mod tests {
         let mut policy = CachePolicy::default();
         let mut obv = PlatformCachePolicy::default();
         obv.search.ttl_ms = 1;
-        policy.overrides.insert(PlatformId::Obv, obv);
-        assert_eq!(policy.for_platform(PlatformId::Obv).search.ttl_ms, 1);
-        assert_eq!(policy.for_platform(PlatformId::Tk).search.ttl_ms, 10 * 60 * 1000);
+        policy.overrides.insert(examples::OBV, obv);
+        assert_eq!(policy.for_platform(examples::OBV).search.ttl_ms, 1);
+        assert_eq!(policy.for_platform(examples::TK).search.ttl_ms, 10 * 60 * 1000);
     }
 
     #[test]

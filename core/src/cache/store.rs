@@ -30,9 +30,10 @@ use crate::{PlatformId, WallTime};
 ///
 /// ```
 /// use besluitbron_core::cache::{CacheKey, CacheStore, CacheVersion, DataClass, MemoryStore, PlatformCachePolicy, Success};
-/// use besluitbron_core::{PlatformId, WallTime};
-/// let store = MemoryStore::new(PlatformId::Obv, PlatformCachePolicy::default(), CacheVersion::current());
-/// let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", "stikstof");
+/// use besluitbron_core::WallTime;
+/// use besluitbron_core::platform::examples;
+/// let store = MemoryStore::new(examples::OBV, PlatformCachePolicy::default(), CacheVersion::current());
+/// let key = CacheKey::new(examples::OBV, DataClass::Search, "search").param("q", "stikstof");
 /// let answer: Result<Success, String> = Ok(Success::new(b"[]".to_vec()));
 /// store.put(&key, answer.as_ref().unwrap(), WallTime(0)).unwrap();
 /// ```
@@ -41,9 +42,10 @@ use crate::{PlatformId, WallTime};
 ///
 /// ```compile_fail
 /// use besluitbron_core::cache::{CacheKey, CacheStore, CacheVersion, DataClass, MemoryStore, PlatformCachePolicy, Success};
-/// use besluitbron_core::{PlatformId, WallTime};
-/// let store = MemoryStore::new(PlatformId::Obv, PlatformCachePolicy::default(), CacheVersion::current());
-/// let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", "stikstof");
+/// use besluitbron_core::WallTime;
+/// use besluitbron_core::platform::examples;
+/// let store = MemoryStore::new(examples::OBV, PlatformCachePolicy::default(), CacheVersion::current());
+/// let key = CacheKey::new(examples::OBV, DataClass::Search, "search").param("q", "stikstof");
 /// let answer: Result<Success, String> = Err("429 Too Many Requests".into());
 /// store.put(&key, &answer, WallTime(0)).unwrap();
 /// ```

@@ -1,12 +1,13 @@
 //! Behaviour of the buffer policy through the in-memory store.
 
+use crate::platform::examples;
 use std::time::Duration;
 
 use quickcheck::{QuickCheck, TestResult};
 
 use super::conformance::{self, Op, Reopen};
 use super::*;
-use crate::{PlatformId, WallTime};
+use crate::WallTime;
 
 const T0: WallTime = conformance::START;
 const MINUTE_MS: u64 = 60_000;
@@ -17,7 +18,7 @@ fn v(s: &str) -> CacheVersion {
 }
 
 fn store(version: &str) -> MemoryStore {
-    MemoryStore::new(PlatformId::Obv, PlatformCachePolicy::default(), v(version))
+    MemoryStore::new(examples::OBV, PlatformCachePolicy::default(), v(version))
 }
 
 fn at(ms: u64) -> WallTime {
@@ -25,7 +26,7 @@ fn at(ms: u64) -> WallTime {
 }
 
 fn key(class: DataClass, q: &str) -> CacheKey {
-    CacheKey::new(PlatformId::Obv, class, "op").param("q", q)
+    CacheKey::new(examples::OBV, class, "op").param("q", q)
 }
 
 fn ok(body: &str) -> Success {
@@ -147,13 +148,10 @@ fn two_scopes_never_share_an_entry() {
 #[test]
 fn a_key_for_another_platform_is_refused() {
     let s = store("1.5.0");
-    let k = CacheKey::new(PlatformId::Tk, DataClass::Search, "op");
+    let k = CacheKey::new(examples::TK, DataClass::Search, "op");
     assert!(matches!(
         s.put(&k, &ok("x"), at(0)),
-        Err(StoreError::WrongPlatform {
-            store: PlatformId::Obv,
-            key: PlatformId::Tk
-        })
+        Err(StoreError::WrongPlatform { store, key }) if store == examples::OBV && key == examples::TK
     ));
 }
 
@@ -169,7 +167,7 @@ fn eviction_takes_expired_entries_first_then_the_least_recently_used() {
         budget_bytes: budget_for(3, 4),
         ..PlatformCachePolicy::default()
     };
-    let s = MemoryStore::new(PlatformId::Obv, policy, v("1.5.0"));
+    let s = MemoryStore::new(examples::OBV, policy, v("1.5.0"));
     let doc = key(DataClass::Document, "0");
     let search = key(DataClass::Search, "1");
     let reference = key(DataClass::Reference, "2");
@@ -205,7 +203,7 @@ fn an_entry_larger_than_the_budget_is_refused_without_evicting() {
         budget_bytes: budget_for(2, 4),
         ..PlatformCachePolicy::default()
     };
-    let s = MemoryStore::new(PlatformId::Obv, policy, v("1.5.0"));
+    let s = MemoryStore::new(examples::OBV, policy, v("1.5.0"));
     let k = key(DataClass::Document, "0");
     s.put(&k, &ok("doc0"), at(0)).unwrap();
     let big = key(DataClass::Document, "1");

@@ -69,7 +69,6 @@ pub use types::{
 use crate::cache::CacheKey;
 pub use crate::cluster::UsageCheckpoint;
 use crate::dedup::{FlightId, FlightTable, WaiterId};
-use crate::platform::PlatformId;
 use crate::scheduler::{
     AdmissionRecord, CallTicket, Charge, EntryTicket, FairScheduler, SessionKey, Submission, queued_again,
 };
@@ -138,7 +137,7 @@ impl LaneState {
 
 /// One platform's call path. See the module documentation.
 pub struct PlatformPath<B: Buffer, E> {
-    platform: PlatformId,
+    name: &'static str,
     buffer: B,
     lanes: Vec<LaneState>,
     flights: FlightTable<CacheKey, FlightState>,
@@ -184,7 +183,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             });
         }
         Ok(PlatformPath {
-            platform: config.platform,
+            name: config.name,
             buffer,
             lanes,
             flights: FlightTable::new(),
@@ -232,9 +231,9 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
         }
     }
 
-    /// The platform this path serves.
-    pub fn platform(&self) -> PlatformId {
-        self.platform
+    /// The path's name ([`PathConfig::name`]).
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// A request arrives at `now` (`wall`: the wall clock, for the buffer's expiry).

@@ -93,7 +93,7 @@ pub struct NotOwner;
 /// type ([`Shell::new`]'s `unsent`), which the path hears as a failure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Unsent {
-    /// The platform.
+    /// The platform whose request it was.
     pub platform: PlatformId,
     /// Why.
     pub why: UnsentWhy,
@@ -466,7 +466,7 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
                             flight: f.data.clone(),
                         }));
                     }
-                    None => self.no_flight_data(attempt),
+                    None => self.no_flight_data(attempt, key.platform()),
                 },
                 Effect::Deliver { waiter, delivery } => match self.waiters.remove(&waiter) {
                     Some((flight, value)) => {
@@ -515,7 +515,7 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
         }
         self.stats.dropped += 1;
         let error = (self.unsent)(Unsent {
-            platform: self.path.platform(),
+            platform: pending.key.platform(),
             why: UnsentWhy::LeaseEnded,
         });
         self.path.on_outcome(
@@ -585,10 +585,10 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
 
     /// An attempt of a flight without data: a broken invariant, and a failure for the
     /// path (nothing could be sent).
-    fn no_flight_data(&mut self, attempt: Attempt) {
+    fn no_flight_data(&mut self, attempt: Attempt, platform: PlatformId) {
         self.broken(format!("attempt {attempt:?} has no data of its flight"));
         let error = (self.unsent)(Unsent {
-            platform: self.path.platform(),
+            platform,
             why: UnsentWhy::NoFlightData,
         });
         // At the latest instants an input brought: nothing else is known here.

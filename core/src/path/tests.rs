@@ -1,6 +1,7 @@
 //! The path's rules, one scripted case each; the randomized workloads are in
 //! `core/tests/path_props.rs`.
 
+use crate::platform::examples;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,8 +15,8 @@ type TestPath = PlatformPath<StoreBuffer<MemoryStore>, &'static str>;
 
 fn store() -> StoreBuffer<MemoryStore> {
     StoreBuffer::new(MemoryStore::new(
-        PlatformId::Obv,
-        CachePolicy::default().for_platform(PlatformId::Obv),
+        examples::OBV,
+        CachePolicy::default().for_platform(examples::OBV),
         CacheVersion::current(),
     ))
 }
@@ -24,17 +25,17 @@ fn store() -> StoreBuffer<MemoryStore> {
 fn path(limited: bool) -> TestPath {
     let scheduler =
         limited.then(|| SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60))));
-    let mut config = PathConfig::single(PlatformId::Obv, scheduler);
+    let mut config = PathConfig::single("obv", scheduler);
     config.record_events = true;
     PlatformPath::new(config, store()).expect("valid")
 }
 
 fn key(q: &str) -> CacheKey {
-    CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", q)
+    CacheKey::new(examples::OBV, DataClass::Search, "search").param("q", q)
 }
 
 fn reference(q: &str) -> CacheKey {
-    CacheKey::new(PlatformId::Obv, DataClass::Reference, "sources").param("q", q)
+    CacheKey::new(examples::OBV, DataClass::Reference, "sources").param("q", q)
 }
 
 fn req(waiter: u64, session: &str, k: &CacheKey) -> Request {
@@ -242,7 +243,7 @@ fn a_leader_that_gives_up_leaves_the_call_to_the_session_that_joined() {
 fn the_last_place_of_a_call_is_kept_while_anyone_waits() {
     let mut c = SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60)));
     c.max_queued = 2;
-    let mut config = PathConfig::single(PlatformId::Obv, Some(c));
+    let mut config = PathConfig::single("obv", Some(c));
     config.record_events = true;
     let mut p: TestPath = PlatformPath::new(config, store()).expect("valid");
     drain_bucket(&mut p, "a");
@@ -510,7 +511,7 @@ fn remaining_budget_feedback_lowers_the_lanes_bucket() {
 fn a_full_queue_refuses_the_newcomer_and_leaves_nothing_behind() {
     let mut c = SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60)));
     c.max_queued_per_session = 1;
-    let mut p: TestPath = PlatformPath::new(PathConfig::single(PlatformId::Obv, Some(c)), store()).expect("valid");
+    let mut p: TestPath = PlatformPath::new(PathConfig::single("obv", Some(c)), store()).expect("valid");
     drain_bucket(&mut p, "a");
     p.request(at(0), wall(0), req(1, "a", &key("first")));
     let refused = p.request(at(0), wall(0), req(2, "a", &key("second")));
@@ -562,7 +563,7 @@ fn the_events_tell_the_story_of_a_flight() {
 
 /// A lane without a kept limit whose places are bounded by `max`.
 fn bounded(max: usize) -> TestPath {
-    let mut config = PathConfig::single(PlatformId::Obv, None);
+    let mut config = PathConfig::single("obv", None);
     config.lanes[0].max_in_flight = Some(max);
     PlatformPath::new(config, store()).expect("valid")
 }

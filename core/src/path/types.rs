@@ -7,7 +7,6 @@ use std::time::Duration;
 use super::{Keep, RetryPolicy};
 use crate::cache::CacheKey;
 use crate::dedup::{FlightId, WaiterId};
-use crate::platform::PlatformId;
 use crate::scheduler::{
     AdmissionRecord, CallTicket, EntryTicket, MAX_REQUEUE_WAIT, QueueFull, SchedulerConfig, SessionKey,
 };
@@ -39,11 +38,12 @@ pub struct LaneConfig {
     pub max_in_flight: Option<usize>,
 }
 
-/// How one platform's path is set up.
+/// How one path is set up.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathConfig {
-    /// The platform.
-    pub platform: PlatformId,
+    /// The path's name in events, checks and logs: the upstream service it serves first
+    /// (the server's), or the platform (the simulator's).
+    pub name: &'static str,
     /// Its lanes; lane `i` is `lanes[i]`. At least one.
     pub lanes: Vec<LaneConfig>,
     /// When a retryable failure is tried again.
@@ -58,9 +58,9 @@ pub struct PathConfig {
 
 impl PathConfig {
     /// One lane, limited by `scheduler` or not, with the default retry policy.
-    pub fn single(platform: PlatformId, scheduler: Option<SchedulerConfig>) -> PathConfig {
+    pub fn single(name: &'static str, scheduler: Option<SchedulerConfig>) -> PathConfig {
         PathConfig {
-            platform,
+            name,
             lanes: vec![LaneConfig {
                 name: "main",
                 scheduler,

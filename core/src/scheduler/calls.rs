@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use super::{CallTicket, EntryTicket, FixedState};
+use super::types::{CallTicket, EntryTicket, FixedState};
 
 /// Calls and the entries that stand for them.
 #[derive(Debug, Default)]

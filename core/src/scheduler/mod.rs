@@ -59,9 +59,7 @@ mod event;
 mod invariants;
 mod types;
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::hash::BuildHasherDefault;
 use std::time::Duration;
 
 pub use crate::bucket::Bucket;
@@ -89,10 +87,7 @@ pub fn queued_again(limited: bool, retry_after: Duration, max: Duration, before:
 
 use crate::time::{Instant, duration_nanos};
 use crate::units::Units;
-
-/// A hasher with fixed keys: lookups only, never iterated for decisions, and no
-/// ambient randomness in the core.
-type FixedState = BuildHasherDefault<DefaultHasher>;
+use types::FixedState;
 
 #[derive(Clone, Debug)]
 struct QueuedCall {

@@ -4,13 +4,19 @@
 //!
 //! What this module does not do: decide anything (`mod.rs` does).
 
+use std::collections::hash_map::DefaultHasher;
 use std::fmt;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::platform::LimitConfig;
 use crate::time::Instant;
 use crate::units::Units;
+
+/// A hasher with fixed keys: lookups only, never iterated for decisions, and no
+/// ambient randomness in the core.
+pub(super) type FixedState = BuildHasherDefault<DefaultHasher>;
 
 /// Who a call is made for.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -90,9 +90,9 @@ mod tests {
 
     #[test]
     fn every_count_reaches_the_familys_series_of_its_labels() {
-        let table = RequestCounters::new([("obv_search", PlatformId::Obv)]);
+        let table = RequestCounters::new([("obv_search", crate::platforms::obv::PLATFORM)]);
         let metrics = Metrics::new();
-        let (tool, platform) = ("obv_search", PlatformId::Obv);
+        let (tool, platform) = ("obv_search", crate::platforms::obv::PLATFORM);
         for _ in 0..3 {
             table.count(&metrics, tool, platform, DuplicateKind::CacheHit);
         }
@@ -101,17 +101,25 @@ mod tests {
         assert_eq!(value(&metrics, tool, platform, DuplicateKind::Fresh), 1);
         assert_eq!(value(&metrics, tool, platform, DuplicateKind::Replay), 0);
         // Another platform's count of the same tool is its own series, never the tool's.
-        table.count(&metrics, tool, PlatformId::Tk, DuplicateKind::CacheHit);
-        assert_eq!(value(&metrics, tool, PlatformId::Tk, DuplicateKind::CacheHit), 1);
+        table.count(&metrics, tool, crate::platforms::tk::PLATFORM, DuplicateKind::CacheHit);
+        assert_eq!(
+            value(&metrics, tool, crate::platforms::tk::PLATFORM, DuplicateKind::CacheHit),
+            1
+        );
         assert_eq!(value(&metrics, tool, platform, DuplicateKind::CacheHit), 3);
     }
 
     #[test]
     fn no_series_exists_before_its_first_count() {
-        let table = RequestCounters::new([("obv_search", PlatformId::Obv)]);
+        let table = RequestCounters::new([("obv_search", crate::platforms::obv::PLATFORM)]);
         let metrics = Metrics::new();
         assert!(!metrics.render().contains("obv_search"));
-        table.count(&metrics, "obv_search", PlatformId::Obv, DuplicateKind::CacheHit);
+        table.count(
+            &metrics,
+            "obv_search",
+            crate::platforms::obv::PLATFORM,
+            DuplicateKind::CacheHit,
+        );
         let text = metrics.render();
         assert!(
             text.contains(r#"tool="obv_search""#) && text.contains(r#"kind="cache_hit""#),

@@ -51,6 +51,7 @@ use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePositi
 use crate::identity::Caller;
 use crate::metrics::{CauseLabels, Metrics, ToolLabels};
 use counters::RequestCounters;
+pub use shown::SharedResult;
 use shown::{Shown, ShownKey};
 
 /// A platform client, opened from configuration by its connector.
@@ -133,10 +134,6 @@ impl Call {
         }
     }
 }
-
-/// A result shared between the render cache ([`shown`]) and the tables that keep it too
-/// (the replay layer's, in `crate::mcp`): one copy, neither copied nor encoded to be kept.
-pub type SharedResult = Arc<CallToolResult>;
 
 /// A tool's result, saying whether the render cache holds it too: what a table that
 /// keeps results (the replay layer's) does with it is decided from this value.

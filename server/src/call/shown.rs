@@ -34,7 +34,11 @@
 
 use std::sync::Arc;
 
-use super::SharedResult;
+use rmcp::model::CallToolResult;
+
+/// A result shared between the render cache (this module) and the tables that keep it too
+/// (the replay layer's, in `crate::mcp`): one copy, neither copied nor encoded to be kept.
+pub type SharedResult = Arc<CallToolResult>;
 
 /// Which result: the answer's id, the tool, and the call's arguments as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

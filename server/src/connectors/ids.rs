@@ -6,9 +6,9 @@
 //!
 //! A recognised id is a [`Reading`]: the id in its connector's canonical form, how sure the
 //! connector is that the id is its own ([`Claim`]: where a bare id fits several platforms,
-//! the strongest claim reads it — the table is in the README, "fetch"), and the call of the
-//! connector's reading tool with typed arguments, through the tool's spec (its name), never
-//! by a name written out nor through JSON.
+//! the strongest claim reads it — the table is in docs/tools.md, "Ids and links `fetch`
+//! reads"), and the call of the connector's reading tool with typed arguments, through the
+//! tool's spec (its name), never by a name written out nor through JSON.
 //!
 //! `platform:id` (`opentk:2016D00001`) always names the platform; the prefix is read here,
 //! once ([`split_platform`]).
@@ -23,7 +23,7 @@ use super::tool::{ToolFuture, ToolSpec};
 use crate::call::{Call, Context};
 
 /// One form of id or link a connector reads, as the error listing the forms and the
-/// README show it.
+/// docs/tools.md show it.
 #[derive(Debug)]
 pub struct IdForm {
     /// What it is, in a few words (`an ECLI`, `a link to wetten.overheid.nl`).
@@ -112,18 +112,19 @@ impl std::fmt::Debug for Reading {
 /// starts with a platform's id and a colon; otherwise `None`. An ECLI (`ECLI:NL:…`) or an
 /// OpenBesluitvorming id (`document:…`) names no platform: their first part is no
 /// platform's id.
-pub fn split_platform(id: &str) -> Option<(PlatformId, &str)> {
+pub fn split_platform<'a>(id: &'a str, platforms: &[PlatformId]) -> Option<(PlatformId, &'a str)> {
     let (head, rest) = id.split_once(':')?;
-    let platform = PlatformId::ALL.iter().copied().find(|p| p.as_str() == head)?;
+    let platform = platforms.iter().copied().find(|p| p.as_str() == head)?;
     Some((platform, rest.trim()))
 }
 
 /// `id` without its own platform's prefix (`tk:2016D00001` → `2016D00001` for `tk`): a
 /// reading tool reads the ids `fetch` and `search` give.
 pub fn own(platform: PlatformId, id: &str) -> &str {
-    match split_platform(id.trim()) {
-        Some((p, rest)) if p == platform => rest,
-        _ => id.trim(),
+    let id = id.trim();
+    match id.split_once(':') {
+        Some((head, rest)) if head == platform.as_str() => rest.trim(),
+        _ => id,
     }
 }
 
@@ -164,7 +165,7 @@ pub fn segments(url: &Url) -> Vec<String> {
 
 /// The forms of `readers` by their examples, for an error that lists what is read
 /// (short: a tool error holds 1,000 characters; what each is, the tools' descriptions
-/// and the README say).
+/// and docs/tools.md say).
 pub fn list_forms<'a>(readers: impl IntoIterator<Item = (PlatformId, &'a IdReader)>) -> String {
     let mut lines = Vec::new();
     for (platform, reader) in readers {
@@ -182,19 +183,35 @@ mod tests {
     #[test]
     fn a_platform_prefix_is_read_only_for_a_platform() {
         assert_eq!(
-            split_platform("opentk:2016D00001"),
-            Some((PlatformId::Opentk, "2016D00001"))
+            split_platform("opentk:2016D00001", &crate::connectors::platforms()),
+            Some((crate::platforms::opentk::PLATFORM, "2016D00001"))
         );
         assert_eq!(
-            split_platform("tk: 0f5b2c6e-0000-4000-8000-000000000001").map(|(p, _)| p),
-            Some(PlatformId::Tk)
+            split_platform(
+                "tk: 0f5b2c6e-0000-4000-8000-000000000001",
+                &crate::connectors::platforms()
+            )
+            .map(|(p, _)| p),
+            Some(crate::platforms::tk::PLATFORM)
         );
-        assert_eq!(split_platform("ECLI:NL:RVS:2015:3394"), None);
-        assert_eq!(split_platform("document:notubiz:gemeente:soest:12345"), None);
-        assert_eq!(split_platform("https://wetten.overheid.nl/BWBR0018451"), None);
-        assert_eq!(own(PlatformId::Bwb, " bwb:BWBR0018451 "), "BWBR0018451");
         assert_eq!(
-            own(PlatformId::Bwb, "cvdr:CVDR123"),
+            split_platform("ECLI:NL:RVS:2015:3394", &crate::connectors::platforms()),
+            None
+        );
+        assert_eq!(
+            split_platform("document:notubiz:gemeente:soest:12345", &crate::connectors::platforms()),
+            None
+        );
+        assert_eq!(
+            split_platform(
+                "https://wetten.overheid.nl/BWBR0018451",
+                &crate::connectors::platforms()
+            ),
+            None
+        );
+        assert_eq!(own(crate::platforms::bwb::PLATFORM, " bwb:BWBR0018451 "), "BWBR0018451");
+        assert_eq!(
+            own(crate::platforms::bwb::PLATFORM, "cvdr:CVDR123"),
             "cvdr:CVDR123",
             "another's prefix stays"
         );

@@ -159,15 +159,17 @@ pub static CONNECTORS: &[ConnectorSpec] = &[
     cvdr::CONNECTOR,
 ];
 
-/// The platforms BesluitBron serves: each connector's, in [`PlatformId::ALL`] order. What gets
-/// a platform task, a buffer, limits and a lease follows from this list; a platform core
-/// names without a connector here (Open Archivaris publishes no interface) lives only in the
+/// The platforms BesluitBron serves: each connector's, in the registry's order. What gets
+/// a platform task, a buffer, limits and a lease follows from this list; a platform
+/// without a connector here (Open Archivaris publishes no interface) lives only in the
 /// simulator's scenarios.
 pub fn platforms() -> Vec<PlatformId> {
-    PlatformId::ALL
-        .into_iter()
-        .filter(|p| CONNECTORS.iter().any(|c| c.platform == *p))
-        .collect()
+    CONNECTORS.iter().map(|c| c.platform).collect()
+}
+
+/// The platform with this id, if a connector serves it.
+pub fn platform(id: &str) -> Option<PlatformId> {
+    CONNECTORS.iter().map(|c| c.platform).find(|p| p.as_str() == id)
 }
 
 /// Every connector's platform settings, as [`Config::load`] takes them.
@@ -219,8 +221,6 @@ pub fn tools() -> impl Iterator<Item = (&'static ConnectorSpec, &'static ToolSpe
 #[cfg(test)]
 mod tests {
     use std::path::Path;
-
-    use besluitbron_core::PlatformId;
 
     use super::*;
 
@@ -295,12 +295,12 @@ mod tests {
                 "the real platform: {connector:?}"
             );
         }
-        assert_eq!(c.platform(PlatformId::Opentk).max_concurrent, Some(3));
-        assert_eq!(c.platform(PlatformId::Ori).retired_hold_secs, Some(60));
-        assert_eq!(c.platform(PlatformId::Obv).max_concurrent, None);
-        let path = crate::driver::path_config(&c, PlatformId::Opentk);
+        assert_eq!(c.platform(crate::platforms::opentk::PLATFORM).max_concurrent, Some(3));
+        assert_eq!(c.platform(crate::platforms::ori::PLATFORM).retired_hold_secs, Some(60));
+        assert_eq!(c.platform(crate::platforms::obv::PLATFORM).max_concurrent, None);
+        let path = crate::driver::path_config(&c, crate::platforms::opentk::PLATFORM);
         assert_eq!(path.lanes[0].max_in_flight, Some(3), "the bound reaches the path");
-        let ob = crate::driver::path_config(&c, PlatformId::Ob);
+        let ob = crate::driver::path_config(&c, crate::platforms::ob::PLATFORM);
         assert_eq!(ob.lanes.len(), 2, "ob's text host keeps a lane of its own");
     }
 }

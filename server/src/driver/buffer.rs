@@ -210,6 +210,11 @@ impl ServerBuffer {
         }
     }
 
+    /// The platform whose buffer this is.
+    pub fn platform(&self) -> PlatformId {
+        self.platform
+    }
+
     /// The memory layer, for the platform's handles.
     pub fn memory_layer(&self) -> MemoryLayer {
         self.hot.clone()
@@ -352,7 +357,7 @@ mod tests {
     use super::*;
 
     fn key(k: u8) -> CacheKey {
-        CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("k", k.to_string())
+        CacheKey::new(crate::platforms::obv::PLATFORM, DataClass::Search, "search").param("k", k.to_string())
     }
 
     /// The reference: keys from least to most recently used, and their sizes.

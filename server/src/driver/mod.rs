@@ -492,7 +492,7 @@ pub fn spawn_leased(
     options: DriverOptions,
     lease: Option<LeaseGate>,
 ) -> Result<(PlatformHandle, tokio::task::JoinHandle<()>), besluitbron_core::path::PathConfigError> {
-    let platform = config.platform;
+    let platform = buffer.platform();
     let memory = buffer.memory_layer();
     let shell = Shell::new(PlatformPath::new(config, buffer)?, unsent);
     let (requests, requests_rx) = mpsc::channel(REQUEST_CHANNEL_BOUND);
@@ -885,7 +885,7 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
     }
 }
 
-/// Every platform's handle, in [`PlatformId::ALL`] order.
+/// Every platform's handle, in the registry's order.
 #[derive(Clone, Debug, Default)]
 pub struct Platforms {
     handles: BTreeMap<PlatformId, PlatformHandle>,
@@ -922,10 +922,10 @@ mod tests {
     #[tokio::test]
     async fn a_panicking_platform_call_is_a_failure_naming_the_platform() {
         let call: UpstreamFuture = Box::pin(async { panic!("reader broke on byte 7") });
-        let error = failed_with(run_attempt(PlatformId::Obv, call, Duration::from_secs(30)).await);
+        let error = failed_with(run_attempt(crate::platforms::obv::PLATFORM, call, Duration::from_secs(30)).await);
         match error {
             PlatformError::Internal { platform, detail } => {
-                assert_eq!(platform, PlatformId::Obv);
+                assert_eq!(platform, crate::platforms::obv::PLATFORM);
                 assert!(detail.contains("reader broke on byte 7"), "{detail}");
             }
             other => panic!("expected an internal error, got {other:?}"),
@@ -946,14 +946,14 @@ mod tests {
             let _guard = guard;
             std::future::pending::<UpstreamOutcome>().await
         });
-        let error = failed_with(run_attempt(PlatformId::Tk, call, Duration::from_secs(20)).await);
+        let error = failed_with(run_attempt(crate::platforms::tk::PLATFORM, call, Duration::from_secs(20)).await);
         assert!(
             matches!(
                 error,
                 PlatformError::Timeout {
-                    platform: PlatformId::Tk,
+                    platform,
                     after_ms: 20_000
-                }
+                } if platform == crate::platforms::tk::PLATFORM
             ),
             "{error:?}"
         );

@@ -167,7 +167,7 @@ impl Recorder {
         TraceLine {
             at_ms,
             session: self.session(session),
-            platform: key.platform(),
+            platform: key.platform().as_str().to_owned(),
             cost,
             op: Some(op.to_owned()),
             key: Some(self.hash(0, &key.encode())),
@@ -514,7 +514,7 @@ impl Notes {
                 self.flights.remove(&flight);
             }
         }
-        debug_assert_eq!(line.platform, self.platform);
+        debug_assert_eq!(line.platform, self.platform.as_str());
         self.recorder.write(&line);
     }
 }
@@ -537,7 +537,8 @@ mod tests {
     }
 
     fn line(r: &Recorder, i: u64) -> TraceLine {
-        let key = CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("query", format!("stikstof {i}"));
+        let key = CacheKey::new(crate::platforms::obv::PLATFORM, DataClass::Search, "search")
+            .param("query", format!("stikstof {i}"));
         let mut l = r.line(
             i,
             Some(i),
@@ -607,7 +608,7 @@ mod tests {
         let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
             .expect("start")
             .expect("on");
-        let mut notes = Notes::new(r.clone(), PlatformId::Obv);
+        let mut notes = Notes::new(r.clone(), crate::platforms::obv::PLATFORM);
         let arrived = Instant::from_millis(10_000);
         for (waiter, i) in [(WaiterId(1), 1), (WaiterId(2), 2)] {
             let mut l = line(&r, i);
@@ -639,7 +640,7 @@ mod tests {
         let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
             .expect("start")
             .expect("on");
-        let mut notes = Notes::new(r.clone(), PlatformId::Obv);
+        let mut notes = Notes::new(r.clone(), crate::platforms::obv::PLATFORM);
         let mut l = line(&r, 1);
         l.served = None;
         notes.waiting(WaiterId(1), l, FlightId(9), Instant::from_millis(1_000));
@@ -683,9 +684,9 @@ mod tests {
         let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
             .expect("start")
             .expect("on");
-        let mut notes = Notes::new(r.clone(), PlatformId::Rechtspraak);
+        let mut notes = Notes::new(r.clone(), crate::platforms::rechtspraak::PLATFORM);
         let mut l = line(&r, 1);
-        l.platform = PlatformId::Rechtspraak;
+        l.platform = "rechtspraak".to_owned();
         l.served = None;
         notes.waiting(WaiterId(1), l, FlightId(4), Instant::from_millis(1_000));
         let attempt = Attempt {

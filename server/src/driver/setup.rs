@@ -29,7 +29,7 @@ pub fn path_config(config: &Config, platform: PlatformId) -> PathConfig {
         });
     }
     PathConfig {
-        platform,
+        name: platform.as_str(),
         lanes,
         retry: RetryPolicy {
             max_attempts: pc.attempts,

@@ -781,7 +781,7 @@ mod tests {
 
     #[test]
     fn numbers_read_as_models_send_them_and_nothing_else() {
-        // Issue 42: `bwb_read {"article": 2}`, `ob_search {"dossier": 36200}` and
+        // Assistants send numbers where strings are declared: `bwb_read {"article": 2}`, `ob_search {"dossier": 36200}` and
         // `"limit": 2.0` were refused.
         let rules = Rules::of(&object(json!({
             "type": "object",

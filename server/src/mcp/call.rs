@@ -31,10 +31,10 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, JsonObject};
 use tokio_util::sync::CancellationToken;
 
-use super::Scope;
 use super::ground::{GroundRef, Running, within};
 use super::replay::{self, Replayed, Replays};
 use super::route::{Route, RouteFuture};
+use super::scope::Scope;
 use super::tools::{ToolEntry, ToolTable};
 use crate::call::shown::Shown;
 use crate::call::{AnswerError, Call, Context, Progress, Reply, ToolResult, tool_error};

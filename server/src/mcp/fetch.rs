@@ -104,7 +104,7 @@ impl Fetcher {
     /// Which reading `id` is, with the paging asked; or the message for the assistant.
     pub fn resolve(&self, id: &str, paging: Paging) -> Result<(PlatformId, Reading), String> {
         let id = id.trim();
-        if let Some((platform, rest)) = split_platform(id) {
+        if let Some((platform, rest)) = split_platform(id, &crate::connectors::platforms()) {
             let Some((_, reader)) = self.readers.iter().find(|(p, _)| *p == platform) else {
                 return Err(format!(
                     "`{}` names {}, which is not read here; the platforms read here: {}",
@@ -254,10 +254,19 @@ mod tests {
         // Real ids: the Algoritmeregister motion (35510-16) is Tweede Kamer document
         // 2021D02426 of case 2021Z00984 (tweedekamer.nl/kamerstukken/moties/detail?
         // id=2021Z00984&did=2021D02426).
-        assert_eq!(resolved("2021D02426").map(|r| r.0), Ok(PlatformId::Tk));
-        assert_eq!(resolved("opentk:2021D02426").map(|r| r.0), Ok(PlatformId::Opentk));
-        assert_eq!(resolved("kst-35510-16").map(|r| r.0), Ok(PlatformId::Ob));
-        assert_eq!(resolved("opentk:kst-35510-16").map(|r| r.0), Ok(PlatformId::Opentk));
+        assert_eq!(resolved("2021D02426").map(|r| r.0), Ok(crate::platforms::tk::PLATFORM));
+        assert_eq!(
+            resolved("opentk:2021D02426").map(|r| r.0),
+            Ok(crate::platforms::opentk::PLATFORM)
+        );
+        assert_eq!(
+            resolved("kst-35510-16").map(|r| r.0),
+            Ok(crate::platforms::ob::PLATFORM)
+        );
+        assert_eq!(
+            resolved("opentk:kst-35510-16").map(|r| r.0),
+            Ok(crate::platforms::opentk::PLATFORM)
+        );
         let e = resolved("bwb:ECLI:NL:RVS:2015:3394").unwrap_err();
         assert!(e.contains("not an id Basiswettenbestand reads"), "{e}");
     }
@@ -267,7 +276,7 @@ mod tests {
         // Real: the committee debate on the MIVD of 2 July 2025 (meeting 29d8cf68-…,
         // activity 2025A04496) and the plenary debate 2025A04597 of 4 June 2025.
         let meeting = "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311";
-        let debate = |id: &str| Ok((PlatformId::Tk, id.to_owned(), "tk_debate"));
+        let debate = |id: &str| Ok((crate::platforms::tk::PLATFORM, id.to_owned(), "tk_debate"));
         assert_eq!(resolved(meeting), debate(meeting));
         assert_eq!(
             resolved(
@@ -282,7 +291,7 @@ mod tests {
             debate("2025A04496")
         );
         // The agenda, documents and video: OpenTK's activity, by its prefix or its link.
-        let agenda = |id: &str| Ok((PlatformId::Opentk, id.to_owned(), "opentk_activity"));
+        let agenda = |id: &str| Ok((crate::platforms::opentk::PLATFORM, id.to_owned(), "opentk_activity"));
         assert_eq!(resolved("opentk:2025A04597"), agenda("2025A04597"));
         assert_eq!(
             resolved("https://berthub.eu/tkconv/activiteit.html?nummer=2025A04597"),
@@ -295,7 +304,7 @@ mod tests {
         let f = fetcher();
         for (platform, reader) in &f.readers {
             for form in reader.forms {
-                let asked = match split_platform(form.example) {
+                let asked = match split_platform(form.example, &crate::connectors::platforms()) {
                     Some(_) => form.example.to_owned(),
                     None => format!("{}:{}", platform.as_str(), form.example),
                 };
@@ -328,7 +337,7 @@ mod tests {
             "id": "BWBR0018451", "title": "Wet op de zorgtoeslag", "url": "https://wetten.overheid.nl/BWBR0018451/2025-06-01",
             "platform": "bwb", "kind": "wet", "date": "2025-06-01", "next_offset": 10000
         }));
-        let out = answer("bwb:BWBR0018451", PlatformId::Bwb, "bwb_read", &result);
+        let out = answer("bwb:BWBR0018451", crate::platforms::bwb::PLATFORM, "bwb_read", &result);
         let s = out.structured_content.clone().expect("structured");
         assert_eq!(s["id"], "bwb:BWBR0018451");
         assert_eq!(s["title"], "Wet op de zorgtoeslag");

@@ -22,6 +22,7 @@ pub mod offers;
 pub mod progress;
 pub mod replay;
 pub mod route;
+mod scope;
 pub mod search;
 pub mod tools;
 
@@ -38,44 +39,13 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use call::{Calls, ToolRequest};
+pub use scope::Scope;
 
-use crate::connectors::ConnectorSpec;
+/// How long a client may keep a list that never changes while the server runs (the tool,
+/// prompt, resource and template lists): an hour, so a new release is seen soon.
+pub const LIST_TTL_MS: u64 = 3_600_000;
+
 use crate::identity::{self, Caller};
-
-/// Which connectors an MCP address serves.
-#[derive(Clone, Copy, Debug)]
-pub enum Scope {
-    /// One connector, at `/mcp/<id>`.
-    One(&'static ConnectorSpec),
-    /// Every connector of the registry, at `/mcp`.
-    All,
-}
-
-impl Scope {
-    /// The name in client limits and metrics: the connector's id, or `all`.
-    pub fn id(self) -> &'static str {
-        match self {
-            Scope::One(c) => c.id,
-            Scope::All => "all",
-        }
-    }
-
-    /// True when the connector `id`'s tools are served here.
-    pub fn serves(self, id: &str) -> bool {
-        match self {
-            Scope::One(c) => c.id == id,
-            Scope::All => true,
-        }
-    }
-
-    /// The connectors of `registry` served here.
-    pub fn connectors(self, registry: &[&'static ConnectorSpec]) -> Vec<&'static ConnectorSpec> {
-        match self {
-            Scope::One(c) => vec![c],
-            Scope::All => registry.to_vec(),
-        }
-    }
-}
 
 /// The MCP handler of one address.
 #[derive(Clone)]
@@ -222,7 +192,7 @@ impl ServerHandler for Handler {
     ) -> Result<ListToolsResult, ErrorData> {
         // The list never changes while the server runs and holds nothing of the caller.
         Ok(ListToolsResult::with_all_items(self.tools())
-            .with_ttl_ms(offers::LIST_TTL_MS)
+            .with_ttl_ms(LIST_TTL_MS)
             .with_cache_scope(CacheScope::Public))
     }
 

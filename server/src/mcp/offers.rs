@@ -32,14 +32,10 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
-use super::Handler;
+use super::{Handler, LIST_TTL_MS};
 use crate::call::Call;
 use crate::connectors::offers::{Choice, Offers, PromptArgs, PromptOffer, Shape, Values, resolve_choice};
 use crate::platforms::http::brief;
-
-/// How long a client may keep a list that never changes while the server runs (the tool,
-/// prompt, resource and template lists): an hour, so a new release is seen soon.
-pub const LIST_TTL_MS: u64 = 3_600_000;
 
 /// How long a client may keep a resource it read: platform data that BesluitBron itself
 /// keeps for days to weeks; an hour keeps a client from holding a corrected record long.

@@ -430,7 +430,7 @@ mod tests {
         CallToolResult::success(vec![ContentBlock::text(text)])
     }
 
-    /// Issue 46: what is kept is said by the result, never read from how many hold it. A
+    /// What is kept is said by the result, never read from how many hold it. A
     /// result the render cache handed out is shared even when nothing else holds it any
     /// more (the cache let it go); one of the call's own is serialized and reads back
     /// word for word (it holds its value itself: nothing else can hold it).

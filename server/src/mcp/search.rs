@@ -572,19 +572,34 @@ mod tests {
         let s = searcher();
         // Real ids: the Algoritmeregister motion is Kamer document 2021D02426 of case
         // 2021Z00984, and Kamerstuk 35510-16 at Officiële Bekendmakingen.
-        assert_eq!(s.fetch_id(PlatformId::Tk, "2021D02426"), "2021D02426");
-        assert_eq!(s.fetch_id(PlatformId::Tk, "2021Z00984"), "2021Z00984");
-        assert_eq!(s.fetch_id(PlatformId::Opentk, "2021D02426"), "opentk:2021D02426");
-        assert_eq!(s.fetch_id(PlatformId::Ob, "kst-35510-16"), "kst-35510-16");
-        assert_eq!(s.fetch_id(PlatformId::Opentk, "kst-35510-16"), "opentk:kst-35510-16");
-        assert_eq!(s.fetch_id(PlatformId::Bwb, "BWBR0018451"), "BWBR0018451");
-        assert_eq!(s.fetch_id(PlatformId::Cvdr, "CVDR100394_2"), "CVDR100394_2");
+        assert_eq!(s.fetch_id(crate::platforms::tk::PLATFORM, "2021D02426"), "2021D02426");
+        assert_eq!(s.fetch_id(crate::platforms::tk::PLATFORM, "2021Z00984"), "2021Z00984");
+        assert_eq!(
+            s.fetch_id(crate::platforms::opentk::PLATFORM, "2021D02426"),
+            "opentk:2021D02426"
+        );
+        assert_eq!(
+            s.fetch_id(crate::platforms::ob::PLATFORM, "kst-35510-16"),
+            "kst-35510-16"
+        );
+        assert_eq!(
+            s.fetch_id(crate::platforms::opentk::PLATFORM, "kst-35510-16"),
+            "opentk:kst-35510-16"
+        );
+        assert_eq!(
+            s.fetch_id(crate::platforms::bwb::PLATFORM, "BWBR0018451"),
+            "BWBR0018451"
+        );
+        assert_eq!(
+            s.fetch_id(crate::platforms::cvdr::PLATFORM, "CVDR100394_2"),
+            "CVDR100394_2"
+        );
         // Every id given reads with fetch, on its own platform.
         let f = s.fetcher.as_ref().expect("a fetcher");
         for (platform, id) in [
-            (PlatformId::Opentk, "2021D02426"),
-            (PlatformId::Tk, "72f7ab9b-dc59-4e67-8a04-798a744c256e"),
-            (PlatformId::Obv, "meeting:notubiz:gemeente:soest:830424"),
+            (crate::platforms::opentk::PLATFORM, "2021D02426"),
+            (crate::platforms::tk::PLATFORM, "72f7ab9b-dc59-4e67-8a04-798a744c256e"),
+            (crate::platforms::obv::PLATFORM, "meeting:notubiz:gemeente:soest:830424"),
         ] {
             let given = s.fetch_id(platform, id);
             let read = f.resolve(&given, Paging::default()).map(|(p, _)| p);
@@ -628,8 +643,11 @@ mod tests {
         let shown = s.shown(
             "stikstof".into(),
             vec![
-                group(PlatformId::Ob, &["stb-2018-84", "stb-2018-85", "stb-2018-86"]),
-                group(PlatformId::Opentk, &["2021D02426"]),
+                group(
+                    crate::platforms::ob::PLATFORM,
+                    &["stb-2018-84", "stb-2018-85", "stb-2018-86"],
+                ),
+                group(crate::platforms::opentk::PLATFORM, &["2021D02426"]),
             ],
         );
         let ids: Vec<&str> = shown.results.iter().map(|r| r.id.as_str()).collect();

@@ -32,17 +32,11 @@ pub const WINDOW_MS: u64 = 3_600_000;
 /// The most attempts and waits kept per platform.
 pub const MAX_EVENTS: usize = 4096;
 
-/// Every platform's recent activity.
+/// Every platform's recent activity: a platform gets its row with its first event (the
+/// registry, not this type, knows which platforms there are).
+#[derive(Default)]
 pub struct Activity {
-    platforms: BTreeMap<PlatformId, Mutex<Recent>>,
-}
-
-impl Default for Activity {
-    fn default() -> Activity {
-        Activity {
-            platforms: PlatformId::ALL.iter().map(|&p| (p, Mutex::default())).collect(),
-        }
-    }
+    platforms: Mutex<BTreeMap<PlatformId, Recent>>,
 }
 
 #[derive(Default)]
@@ -105,9 +99,8 @@ pub fn quantile(sorted: &[u32], q: f64) -> Option<u32> {
 
 impl Activity {
     fn with(&self, platform: PlatformId, f: impl FnOnce(&mut Recent)) {
-        if let Some(m) = self.platforms.get(&platform) {
-            f(&mut m.lock().expect("activity lock"));
-        }
+        let mut platforms = self.platforms.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(platforms.entry(platform).or_default());
     }
 
     /// An admission of `platform` sent at `now` after waiting `waited`.
@@ -183,7 +176,7 @@ mod tests {
     #[test]
     fn old_events_leave_the_window_and_failures_keep_their_reason() {
         let a = Activity::default();
-        let p = PlatformId::Obv;
+        let p = crate::platforms::obv::PLATFORM;
         a.waited(p, WallTime(1_000), Duration::from_millis(1500));
         let failed = AttemptEnd {
             reached: true,

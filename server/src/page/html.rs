@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use super::{Group, Lang};
+use super::parts::{Group, Lang, MAX_ORGANISATION_CHARS, MAX_QUERY_CHARS};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::page_spec::{DocView, PageQuery};
 
@@ -147,7 +147,7 @@ pub fn search(
             @if lang == Lang::En { input type="hidden" name="lang" value="en"; }
             div.field.wide {
                 label for="q" { (t(lang, "q")) }
-                input #q type="search" name="q" value=(query.q) maxlength=(super::MAX_QUERY_CHARS) autocomplete="off";
+                input #q type="search" name="q" value=(query.q) maxlength=(MAX_QUERY_CHARS) autocomplete="off";
             }
             div.field {
                 label for="from" { (t(lang, "from")) }
@@ -159,7 +159,7 @@ pub fn search(
             }
             div.field {
                 label for="org" { (t(lang, "org")) }
-                input #org type="text" name="org" value=(query.organisation.as_deref().unwrap_or("")) maxlength=(super::MAX_ORGANISATION_CHARS);
+                input #org type="text" name="org" value=(query.organisation.as_deref().unwrap_or("")) maxlength=(MAX_ORGANISATION_CHARS);
             }
             div.field { button type="submit" { (t(lang, "search")) } }
         }

@@ -17,6 +17,7 @@
 //! connector's answer shape (its `page.rs` does).
 
 mod html;
+mod parts;
 mod status;
 pub mod system;
 
@@ -32,12 +33,13 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 
 use crate::connectors::ConnectorSpec;
-use crate::connectors::page_spec::{DocView, Hits, PageQuery, PageSearch, PageSpec};
+use crate::connectors::page_spec::{DocView, PageQuery, PageSearch, PageSpec};
 use crate::guard::GuardState;
 use crate::identity;
 use crate::mcp::Calls;
 use crate::metrics::LayerLabel;
 use crate::store::RedbStore;
+pub use parts::{Group, Lang, MAX_ORGANISATION_CHARS, MAX_QUERY_CHARS};
 use system::SystemCalls;
 
 /// What the pages read: the guards' state (settings, limits, the clock, metrics), the
@@ -79,12 +81,6 @@ pub const GROUP_DEADLINE: Duration = Duration::from_millis(2_500);
 /// The longest request target (path and query) the page accepts, in bytes.
 pub const MAX_URL_BYTES: usize = 2_048;
 
-/// The longest query, in characters.
-pub const MAX_QUERY_CHARS: usize = 200;
-
-/// The longest organisation filter, in characters.
-pub const MAX_ORGANISATION_CHARS: usize = 100;
-
 /// The longest next-page token or document id, in bytes.
 pub const MAX_TOKEN_BYTES: usize = 600;
 
@@ -94,37 +90,6 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 
 const CSS: &str = include_str!("assets/page.css");
 const JS: &str = include_str!("assets/page.js");
-
-/// The language of the labels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lang {
-    /// Dutch, the default.
-    Nl,
-    /// English (`?lang=en`).
-    En,
-}
-
-impl Lang {
-    fn of(params: &HashMap<String, String>) -> Lang {
-        match params.get("lang").map(String::as_str) {
-            Some("en") => Lang::En,
-            _ => Lang::Nl,
-        }
-    }
-}
-
-/// One platform's part of a search result.
-#[derive(Debug)]
-pub enum Group {
-    /// Its hits.
-    Done(Hits),
-    /// Its failure, said.
-    Failed(String),
-    /// Not answered within the deadline.
-    Pending,
-    /// It has no keyword search; why.
-    Without(&'static str),
-}
 
 /// The routes of the pages, behind the page guard; `/status.json` among them when
 /// `with_status_json` (else it is on the administrative address, [`status_json_route`]).

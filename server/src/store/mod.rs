@@ -124,10 +124,10 @@ mod tests {
 
     #[test]
     fn prometheus_text_has_one_series_per_platform_class_and_event() {
-        let mut obv = CacheStats::new(PlatformId::Obv, 1000);
+        let mut obv = CacheStats::new(crate::platforms::obv::PLATFORM, 1000);
         obv.class_mut(DataClass::Search).hits = 3;
         obv.class_mut(DataClass::Document).bytes_used = 512;
-        let text = render_prometheus(&[obv, CacheStats::new(PlatformId::Tk, 2000)]);
+        let text = render_prometheus(&[obv, CacheStats::new(crate::platforms::tk::PLATFORM, 2000)]);
         assert!(text.contains("besluitbron_cache_events_total{platform=\"obv\",class=\"search\",event=\"hit\"} 3\n"));
         assert!(text.contains("besluitbron_cache_bytes{platform=\"obv\",class=\"document\"} 512\n"));
         assert!(text.contains("besluitbron_cache_budget_bytes{platform=\"tk\"} 2000\n"));
@@ -138,16 +138,16 @@ mod tests {
     fn one_unopenable_platform_does_not_stop_the_others() {
         let dir = tempfile::tempdir().unwrap();
         // A directory where obv's file should be: that one platform cannot open.
-        std::fs::create_dir_all(store_path(dir.path(), PlatformId::Obv)).unwrap();
+        std::fs::create_dir_all(store_path(dir.path(), crate::platforms::obv::PLATFORM)).unwrap();
         let (stores, failures) = open_all(
             dir.path(),
-            &PlatformId::ALL,
+            &crate::connectors::platforms(),
             &CachePolicy::default(),
             &CacheVersion::current(),
         );
         assert_eq!(failures.len(), 1);
-        assert_eq!(failures[0].0, PlatformId::Obv);
-        assert_eq!(stores.len(), PlatformId::ALL.len() - 1);
-        assert!(!stores.contains_key(&PlatformId::Obv));
+        assert_eq!(failures[0].0, crate::platforms::obv::PLATFORM);
+        assert_eq!(stores.len(), crate::connectors::platforms().len() - 1);
+        assert!(!stores.contains_key(&crate::platforms::obv::PLATFORM));
     }
 }

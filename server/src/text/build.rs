@@ -6,7 +6,7 @@
 //! last, so an empty document is the empty string. Soft hyphens are dropped and
 //! no-break spaces are spaces.
 
-use super::TextError;
+use super::types::TextError;
 
 /// What separates the next text from the last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -15,7 +15,7 @@ use quick_xml::Reader;
 use quick_xml::events::Event;
 
 use super::build::{Gap, TextBuilder};
-use super::{Caps, Deadline, Format, Text, TextError};
+use super::types::{Caps, Deadline, Format, Text, TextError};
 use crate::xml::{WellFormed, resolve_reference};
 
 /// The text of the DOCX file in `bytes`.

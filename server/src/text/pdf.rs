@@ -25,7 +25,7 @@ use std::io::Read;
 use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
 
 use super::build::{Gap, TextBuilder};
-use super::{Caps, Deadline, Format, Text, TextError};
+use super::types::{Caps, Deadline, Format, Text, TextError};
 
 /// Fewer visible characters per page than this and the PDF has no text layer (a scan
 /// carries at most a page number or a stamp).

@@ -4,7 +4,7 @@
 //! form XObject (a "drawing", `Do`) by reading its content recursively, with no guard
 //! against a loop or a depth: a page that is its own parent, or a drawing that draws
 //! itself (directly or through others), recursed until the thread's stack overflowed,
-//! which aborts the whole process (issue 43) — no `catch_unwind` stops that. This walks
+//! which aborts the whole process — no `catch_unwind` stops that. This walks
 //! the same structure first, with a bound on everything:
 //!
 //! Invariants:
@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use pdf_extract::content::Content;
 use pdf_extract::{Dictionary, Document, Object, ObjectId};
 
-use super::{Caps, Deadline, Format, TextError};
+use super::types::{Caps, Deadline, Format, TextError};
 
 /// The most drawings (form XObjects, at every depth, each time it is drawn) one page may
 /// draw: far beyond a real document's, and the bound on the work a file built to make the

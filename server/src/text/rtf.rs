@@ -15,7 +15,7 @@
 use rtf_parser::{ControlWord, Lexer, Property, Token};
 
 use super::build::{Gap, TextBuilder};
-use super::{Caps, Deadline, Format, Text, TextError};
+use super::types::{Caps, Deadline, Format, Text, TextError};
 
 /// Destinations whose group is not document text.
 const SKIPPED: &[&str] = &[

@@ -27,7 +27,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 use super::build::{Gap, TextBuilder};
-use super::{Caps, Format, Text, TextError};
+use super::types::{Caps, Format, Text, TextError};
 use crate::xml::{WellFormed, resolve_reference};
 
 /// What a template without text says instead (PLATFORMS.md §10.1).

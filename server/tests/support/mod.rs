@@ -8,7 +8,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use besluitbron_fakes::{FakeHandle, serve_registry_on};
 use besluitbron_server::app::App;
 use besluitbron_server::config::Config;
@@ -63,8 +62,14 @@ pub struct Fakes {
 pub async fn fakes() -> Fakes {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind fakes");
     let all = serve_registry_on(listener).await.expect("serve fakes");
-    let obv = all.get(PlatformId::Obv).expect("obv fake").clone();
-    let tk = all.get(PlatformId::Tk).expect("tk fake").clone();
+    let obv = all
+        .get(besluitbron_server::platforms::obv::PLATFORM)
+        .expect("obv fake")
+        .clone();
+    let tk = all
+        .get(besluitbron_server::platforms::tk::PLATFORM)
+        .expect("tk fake")
+        .clone();
     Fakes { obv, tk, all }
 }
 

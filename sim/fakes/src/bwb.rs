@@ -30,6 +30,7 @@
 //! What this fake does not do: `sortBy`, `any`/`all` beyond the title index, the wti and
 //! manifest files, or regulations beyond these.
 
+use besluitbron_core::{Platform, PlatformId};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -366,6 +367,13 @@ pub type BwbSettings = sru::ZoekserviceSettings;
 
 /// The Basiswettenbestand fake, as its registry line names it.
 pub(crate) struct Fake;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "bwb",
+    name: "Basiswettenbestand",
+});
 
 impl FakePlatform for Fake {
     const CORPUS: &'static [&'static str] = &["bwb"];

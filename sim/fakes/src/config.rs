@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(
             ok,
             PlatformFault {
-                platform: PlatformId::Tk,
+                platform: crate::tk::PLATFORM,
                 setting: FakeSetting::Common(FaultSetting::Latency(Duration::from_millis(5))),
             }
         );

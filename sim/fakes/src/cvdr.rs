@@ -31,6 +31,7 @@
 //! What this fake does not do: `sortBy`, relations other than `=`, `==`, `all`, `any`,
 //! `or`/`not`, or regulations beyond these.
 
+use besluitbron_core::{Platform, PlatformId};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -486,6 +487,13 @@ pub type CvdrSettings = sru::ZoekserviceSettings;
 
 /// The CVDR fake, as its registry line names it.
 pub(crate) struct Fake;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "cvdr",
+    name: "Lokale regelgeving (CVDR)",
+});
 
 impl FakePlatform for Fake {
     const CORPUS: &'static [&'static str] = &["cvdr"];

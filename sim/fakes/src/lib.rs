@@ -78,8 +78,7 @@
 //! which sits over `own.rs`, and both read their text with `setting_text.rs`, at the
 //! bottom. A module imports a name from the module that defines it, never through the
 //! re-exports below; the modules form no import cycle, and a tidy test
-//! (`server/tests/layers.rs`) reads the sources, sees through the re-exports, and fails on
-//! one.
+//! (`tidy/`) reads the sources, sees through the re-exports, and fails on one.
 
 pub mod bwb;
 mod config;

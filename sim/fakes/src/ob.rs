@@ -31,6 +31,7 @@
 //! manifestation, a generated publication's `metadata` files, or JSON beyond refusing to be
 //! read as XML.
 
+use besluitbron_core::{Platform, PlatformId};
 use std::sync::OnceLock;
 
 use axum::Router;
@@ -98,6 +99,13 @@ impl OwnSettings for ObSettings {
 
 /// The Officiële Bekendmakingen fake, as its registry line names it.
 pub(crate) struct Fake;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "ob",
+    name: "Officiële Bekendmakingen",
+});
 
 impl FakePlatform for Fake {
     const CORPUS: &'static [&'static str] = &["ob"];

@@ -30,6 +30,7 @@
 //! query and without an organisation is refused with the code `missing_query`, a code
 //! the real platform's documentation does not name.
 
+use besluitbron_core::{Platform, PlatformId};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -117,6 +118,13 @@ impl ObvCost {
 
 /// The OpenBesluitvorming fake, as its registry line names it.
 pub(crate) struct Fake;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "obv",
+    name: "OpenBesluitvorming",
+});
 
 impl FakePlatform for Fake {
     type Own = ObvSettings;

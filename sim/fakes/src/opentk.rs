@@ -23,6 +23,7 @@
 //! The corpus is generated from a fixed seed: documents `2026D10001`…, activities
 //! `2026A00001`…, computed the same way by [`opentk_corpus`] for tests.
 
+use besluitbron_core::{Platform, PlatformId};
 use std::sync::{Arc, OnceLock};
 
 use axum::Router;
@@ -215,6 +216,13 @@ impl OwnSettings for OpenTkSettings {
 
 /// The OpenTK fake, as its registry line names it.
 pub(crate) struct Fake;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "opentk",
+    name: "OpenTK",
+});
 
 impl FakePlatform for Fake {
     type Own = OpenTkSettings;

@@ -15,6 +15,7 @@
 //! - One source carries an older copy without alias (`ori_heemskerk_20240101000000`)
 //!   next to its live, aliased one, as re-ingested sources do.
 
+use besluitbron_core::{Platform, PlatformId};
 use std::sync::OnceLock;
 
 use axum::Router;
@@ -231,6 +232,13 @@ pub enum Retired {
 
 /// The Open Raadsinformatie fake, as its registry line names it.
 pub(crate) struct Fake;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "ori",
+    name: "Open Raadsinformatie",
+});
 
 impl FakePlatform for Fake {
     type Own = OriSettings;

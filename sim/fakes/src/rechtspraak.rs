@@ -31,6 +31,7 @@
 //! website's `api/zoek`, or list the real rulings in the search feed (the corpus has no
 //! feed entries of theirs).
 
+use besluitbron_core::{Platform, PlatformId};
 use std::sync::OnceLock;
 
 use axum::Router;
@@ -72,6 +73,13 @@ pub fn real_rulings() -> impl Iterator<Item = (String, &'static [u8])> {
 
 /// The Rechtspraak fake, as its registry line names it: it has nothing of its own to set.
 pub(crate) struct Fake;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "rechtspraak",
+    name: "Rechtspraak",
+});
 
 impl FakePlatform for Fake {
     const CORPUS: &'static [&'static str] = &["rechtspraak"];

@@ -64,19 +64,19 @@ pub struct FakeEntry {
 
 /// Every fake platform, in the order they are served, printed and returned.
 pub static REGISTRY: &[FakeEntry] = &[
-    FakeEntry::of::<obv::Fake>(PlatformId::Obv, "/obv", "", "/api/sources"),
-    FakeEntry::of::<tk::Fake>(PlatformId::Tk, "/tk", tk::ODATA_PREFIX, "/Fractie"),
+    FakeEntry::of::<obv::Fake>(obv::PLATFORM, "/obv", "", "/api/sources"),
+    FakeEntry::of::<tk::Fake>(tk::PLATFORM, "/tk", tk::ODATA_PREFIX, "/Fractie"),
     FakeEntry::of::<rechtspraak::Fake>(
-        PlatformId::Rechtspraak,
+        rechtspraak::PLATFORM,
         "/rechtspraak",
         "",
         "/Waardelijst/Proceduresoorten",
     ),
-    FakeEntry::of::<opentk::Fake>(PlatformId::Opentk, "/opentk", opentk::PREFIX, "/lastupdates"),
-    FakeEntry::of::<ori::Fake>(PlatformId::Ori, "/ori", ori::PREFIX, "/_aliases"),
-    FakeEntry::of::<ob::Fake>(PlatformId::Ob, "/ob", ob::SRU_PATH, "/"),
-    FakeEntry::of::<bwb::Fake>(PlatformId::Bwb, "/bwb", bwb::SRU_PATH, "/"),
-    FakeEntry::of::<cvdr::Fake>(PlatformId::Cvdr, "/cvdr", cvdr::SRU_PATH, "/"),
+    FakeEntry::of::<opentk::Fake>(opentk::PLATFORM, "/opentk", opentk::PREFIX, "/lastupdates"),
+    FakeEntry::of::<ori::Fake>(ori::PLATFORM, "/ori", ori::PREFIX, "/_aliases"),
+    FakeEntry::of::<ob::Fake>(ob::PLATFORM, "/ob", ob::SRU_PATH, "/"),
+    FakeEntry::of::<bwb::Fake>(bwb::PLATFORM, "/bwb", bwb::SRU_PATH, "/"),
+    FakeEntry::of::<cvdr::Fake>(cvdr::PLATFORM, "/cvdr", cvdr::SRU_PATH, "/"),
 ];
 
 /// A started fake: the state it shares with its handle, and its routes.
@@ -267,22 +267,22 @@ pub async fn serve_all(addr: SocketAddr) -> std::io::Result<Vec<(PlatformId, Str
 
 /// Serves the OpenBesluitvorming fake at the root of `listener` (base URL `http://ADDR`).
 pub async fn serve_obv(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    serve_alone(PlatformId::Obv, listener, config).await
+    serve_alone(obv::PLATFORM, listener, config).await
 }
 
 /// Serves the Tweede Kamer fake on `listener`; the base URL is `http://ADDR/OData/v4/2.0`.
 pub async fn serve_tk(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    serve_alone(PlatformId::Tk, listener, config).await
+    serve_alone(tk::PLATFORM, listener, config).await
 }
 
 /// Serves the Officiële Bekendmakingen fake on `listener`; the base URL is `http://ADDR/sru`.
 pub async fn serve_ob(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    serve_alone(PlatformId::Ob, listener, config).await
+    serve_alone(ob::PLATFORM, listener, config).await
 }
 
 /// Serves the Rechtspraak fake on `listener`; the base URL is `http://ADDR`.
 pub async fn serve_rechtspraak(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeHandle> {
-    serve_alone(PlatformId::Rechtspraak, listener, config).await
+    serve_alone(rechtspraak::PLATFORM, listener, config).await
 }
 
 /// Serves the fake of `platform` alone (see [`FakeEntry::serve_alone_on`]).
@@ -308,10 +308,9 @@ impl FromStr for PlatformFault {
         let Some((platform, setting)) = text.split_once(':') else {
             return Err(FaultParseError::new(format!("`{text}` is not PLATFORM:NAME=VALUE")));
         };
-        let entry = platform
-            .parse::<PlatformId>()
-            .ok()
-            .and_then(entry)
+        let entry = REGISTRY
+            .iter()
+            .find(|e| e.platform().as_str() == platform)
             .ok_or_else(|| FaultParseError::new(format!("no fake for `{platform}`; one of {}", fakes())))?;
         let (name, value) = name_value(setting)?;
         let setting = match FaultSetting::parse(name, value) {

@@ -37,6 +37,7 @@
 //! What this fake does not do: `$select`, `$count` as a path segment, the SyncFeed, or any
 //! entity set beyond these.
 
+use besluitbron_core::{Platform, PlatformId};
 use std::sync::{Arc, OnceLock};
 
 use axum::Router;
@@ -81,6 +82,13 @@ struct TkState {
 
 /// The Tweede Kamer fake, as its registry line names it.
 pub(crate) struct Fake;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "tk",
+    name: "Tweede Kamer",
+});
 
 impl FakePlatform for Fake {
     const CORPUS: &'static [&'static str] = &["tk/vlos"];

@@ -71,9 +71,17 @@ async fn faults_set_over_http_strike_the_next_request_and_are_counted_apart() {
         "tk's setting only for tk"
     );
 
-    let obv = client.get(probe(&fakes, PlatformId::Obv)).send().await.unwrap();
+    let obv = client
+        .get(probe(&fakes, besluitbron_fakes::obv::PLATFORM))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(obv.status(), 500);
-    let tk = client.get(probe(&fakes, PlatformId::Tk)).send().await.unwrap();
+    let tk = client
+        .get(probe(&fakes, besluitbron_fakes::tk::PLATFORM))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(tk.status(), 429);
 
     let counted = state(&client, &fakes).await;
@@ -82,14 +90,14 @@ async fn faults_set_over_http_strike_the_next_request_and_are_counted_apart() {
     assert_eq!(counted["obv"]["rate_limited"], 0);
     assert_eq!(counted["tk"]["rate_limited"], 1);
     assert_eq!(counted["tk"]["storm_rate_limited"], 1);
-    let tk_handle = fakes.get(PlatformId::Tk).unwrap();
+    let tk_handle = fakes.get(besluitbron_fakes::tk::PLATFORM).unwrap();
     assert_eq!(tk_handle.storm_rate_limited(), 1, "the handle and the route agree");
 
     let healed = set(&client, &fakes, "obv:fail-every=0 tk:rate-limit-storm=false").await;
     assert_eq!(healed.status(), 200);
     assert_eq!(
         client
-            .get(probe(&fakes, PlatformId::Obv))
+            .get(probe(&fakes, besluitbron_fakes::obv::PLATFORM))
             .send()
             .await
             .unwrap()
@@ -97,7 +105,12 @@ async fn faults_set_over_http_strike_the_next_request_and_are_counted_apart() {
         200
     );
     assert_eq!(
-        client.get(probe(&fakes, PlatformId::Tk)).send().await.unwrap().status(),
+        client
+            .get(probe(&fakes, besluitbron_fakes::tk::PLATFORM))
+            .send()
+            .await
+            .unwrap()
+            .status(),
         200
     );
 }
@@ -116,26 +129,26 @@ async fn one_bad_setting_changes_nothing_and_says_why() {
         before,
         "obv's good setting was not applied either"
     );
-    assert!(!fakes.get(PlatformId::Obv).unwrap().config().garbage);
+    assert!(!fakes.get(besluitbron_fakes::obv::PLATFORM).unwrap().config().garbage);
 }
 
 #[tokio::test]
 async fn a_fakes_own_settings_are_switched_by_their_own_names() {
     let fakes = fakes().await;
     let client = reqwest::Client::new();
-    let ori = fakes.get(PlatformId::Ori).unwrap();
+    let ori = fakes.get(besluitbron_fakes::ori::PLATFORM).unwrap();
     let status = |url: String| {
         let client = client.clone();
         async move { client.get(url).send().await.unwrap().status() }
     };
-    assert_eq!(status(probe(&fakes, PlatformId::Ori)).await, 200);
+    assert_eq!(status(probe(&fakes, besluitbron_fakes::ori::PLATFORM)).await, 200);
 
     let response = set(&client, &fakes, "ori:retired=410 opentk:busy=true").await;
     assert_eq!(response.status(), 200);
     assert_eq!(ori.own::<OriSettings>().retired, Some(Retired::Gone));
-    let opentk = fakes.get(PlatformId::Opentk).unwrap();
+    let opentk = fakes.get(besluitbron_fakes::opentk::PLATFORM).unwrap();
     assert!(opentk.own::<OpenTkSettings>().busy);
-    assert_eq!(status(probe(&fakes, PlatformId::Ori)).await, 410);
+    assert_eq!(status(probe(&fakes, besluitbron_fakes::ori::PLATFORM)).await, 410);
 
     // Another fake does not take them, and says what it does take.
     let before = state(&client, &fakes).await;
@@ -150,6 +163,6 @@ async fn a_fakes_own_settings_are_switched_by_their_own_names() {
     assert_eq!(ori.own::<OriSettings>().retired, Some(Retired::Gone), "nothing applied");
 
     assert_eq!(set(&client, &fakes, "ori:retired=off").await.status(), 200);
-    assert_eq!(status(probe(&fakes, PlatformId::Ori)).await, 200);
+    assert_eq!(status(probe(&fakes, besluitbron_fakes::ori::PLATFORM)).await, 200);
     assert_eq!(ori.requests(), 3, "every request counted, retired or not");
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use besluitbron_core::{PlatformId, Units};
+use besluitbron_core::Units;
 use besluitbron_fakes::{FakeConfig, FakeEntry, FakeHandle, Fakes, ObvSettings, REGISTRY, serve_registry_on};
 use serde_json::Value;
 use tokio::net::TcpListener;
@@ -68,7 +68,7 @@ async fn reset_every_drops_every_nth_connection_and_reqwest_reports_an_error() {
         assert_eq!(fake.requests(), 4, "{}", entry.platform());
         assert_eq!(fake.connections_reset(), 2, "{}", entry.platform());
         assert_eq!(fake.failures_injected(), 0, "{}", entry.platform());
-        let charged = if entry.platform() == PlatformId::Obv {
+        let charged = if entry.platform() == besluitbron_fakes::obv::PLATFORM {
             Units::whole(2)
         } else {
             Units::ZERO
@@ -168,7 +168,7 @@ async fn a_rate_limit_storm_refuses_everything_with_retry_after_1_and_charges_no
             let response = client.get(probe_url(entry, fake)).send().await.unwrap();
             assert_eq!(response.status(), 429, "{}", entry.platform());
             assert_eq!(response.headers()["retry-after"], "1", "{}", entry.platform());
-            if entry.platform() == PlatformId::Rechtspraak {
+            if entry.platform() == besluitbron_fakes::rechtspraak::PLATFORM {
                 // Rechtspraak answers in XML and HTML; its 429 is an HTML page.
                 let text = response.text().await.unwrap();
                 assert!(text.contains("<html"), "{}: {text}", entry.platform());
@@ -207,7 +207,7 @@ fn keys(body: &Value) -> BTreeSet<String> {
 #[tokio::test]
 async fn an_obv_storm_429_has_the_shape_of_its_real_429_and_leaves_the_bucket_alone() {
     let fakes = fakes().await;
-    let obv = fakes.get(PlatformId::Obv).unwrap();
+    let obv = fakes.get(besluitbron_fakes::obv::PLATFORM).unwrap();
     let url = format!("{}/api/sources", obv.base_url());
     let client = reqwest::Client::new();
 
@@ -252,7 +252,7 @@ async fn an_obv_storm_429_has_the_shape_of_its_real_429_and_leaves_the_bucket_al
 #[tokio::test]
 async fn arrival_faults_come_in_order_stall_then_reset_then_storm() {
     let fakes = fakes().await;
-    let obv = fakes.get(PlatformId::Obv).unwrap();
+    let obv = fakes.get(besluitbron_fakes::obv::PLATFORM).unwrap();
     let url = format!("{}/api/status", obv.base_url());
     obv.update(|c| {
         c.stall = Some(Duration::from_millis(50));

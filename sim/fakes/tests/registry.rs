@@ -68,7 +68,11 @@ async fn fakes_are_found_by_platform_and_listed_in_registry_order() {
         let handle = fakes.get(entry.platform()).expect("a handle for every entry");
         assert_eq!(handle.platform(), entry.platform());
     }
-    assert!(fakes.get(PlatformId::Oa).is_none(), "no fake for Open Archivaris");
+    static OA: besluitbron_core::Platform = besluitbron_core::Platform {
+        id: "oa",
+        name: "Open Archivaris",
+    };
+    assert!(fakes.get(PlatformId::of(&OA)).is_none(), "no fake for Open Archivaris");
     let urls = fakes.base_urls();
     let platforms: Vec<PlatformId> = urls.iter().map(|(p, _)| *p).collect();
     let registered: Vec<PlatformId> = REGISTRY.iter().map(|e| e.platform()).collect();
@@ -117,11 +121,11 @@ async fn stopping_the_fakes_refuses_new_connections() {
 #[tokio::test]
 async fn own_settings_change_through_the_handle_and_are_typed_by_their_fake() {
     let fakes = serve_registry_on(loopback().await).await.unwrap();
-    let obv = fakes.get(PlatformId::Obv).unwrap();
+    let obv = fakes.get(besluitbron_fakes::obv::PLATFORM).unwrap();
     assert_eq!(obv.own::<ObvSettings>(), ObvSettings::default());
     obv.update_own::<ObvSettings>(|s| s.rate_limit_per_min = 6);
     assert_eq!(obv.own::<ObvSettings>().rate_limit_per_min, 6);
-    let tk = fakes.get(PlatformId::Tk).unwrap();
+    let tk = fakes.get(besluitbron_fakes::tk::PLATFORM).unwrap();
     let asked_wrongly = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tk.own::<ObvSettings>()));
     let message = asked_wrongly.expect_err("the Tweede Kamer has no ObvSettings");
     let message = message.downcast_ref::<String>().expect("a formatted panic message");

@@ -1009,7 +1009,7 @@ fn new_buffer(id: PlatformId) -> StoreBuffer<MemoryStore> {
 /// bucket with the margin, over the replica's own buffer, in the core's shell (which
 /// checks the invariants after every step).
 fn new_shell(id: PlatformId, local_limit: LimitConfig, buffer: StoreBuffer<MemoryStore>) -> Result<SimShell, String> {
-    let mut config = PathConfig::single(id, Some(SchedulerConfig::with_limit(local_limit)));
+    let mut config = PathConfig::single(id.as_str(), Some(SchedulerConfig::with_limit(local_limit)));
     config.record_events = false;
     let path = PlatformPath::new(config, buffer).map_err(|e| e.to_string())?;
     Ok(Shell::new(path, |_| ()).with_check_every(1))

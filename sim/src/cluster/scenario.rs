@@ -97,7 +97,7 @@ pub struct ClusterScenario {
     pub engine_ms: u64,
     /// The platform: its buffer policy and its keys (`obv` when left out). Its limit is
     /// `capacity` per `window_s`.
-    #[serde(default = "default_platform")]
+    #[serde(default = "default_platform", deserialize_with = "crate::ids::deserialize")]
     pub platform: PlatformId,
     /// Whether its answers carry `RateLimit-Remaining` and `RateLimit-Reset`; default: as
     /// the real platform does ([`states_its_budget_by_default`]).
@@ -134,7 +134,8 @@ pub struct ClusterScenario {
 }
 
 fn default_platform() -> PlatformId {
-    PlatformId::Obv
+    // "obv" is a valid id: the table's first limited platform.
+    crate::ids::platform("obv").unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn default_send_delay_ms() -> u64 {

@@ -47,9 +47,9 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use besluitbron_core::cache::{CacheKey, DataClass, MemoryStore};
+use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::WaiterId;
-use besluitbron_core::path::{Attempt, Feedback, Keep, Lane, Outcome, Shell, StoreBuffer};
+use besluitbron_core::path::{Attempt, Feedback, Keep, Lane, Outcome, Shell};
 use besluitbron_core::{Instant, LimitConfig, PlatformId, SessionKey, Units, WallTime};
 use rand::RngExt;
 
@@ -79,7 +79,7 @@ pub use outcome::{
     SimError,
 };
 pub use setup::Enforced;
-use setup::{check_platforms, limit_of, path_for};
+use setup::{SimShell, check_platforms, limit_of, path_for};
 
 /// What a flight keeps of the call that led it, for as long as the flight is under way
 /// (the call itself may have left meanwhile).
@@ -96,10 +96,6 @@ pub(crate) struct FlightData {
     /// The leading call's session.
     session: SessionKey,
 }
-
-/// A platform's path and the shell's part around it: waiters are calls (their id is the
-/// waiter id), a flight's data is what its leading call brought.
-type SimShell = Shell<StoreBuffer<MemoryStore>, SimError, (), FlightData>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
@@ -659,7 +655,7 @@ impl Engine<'_> {
                 if path.in_flight() > 0 || path.waiting() > 0 {
                     return Err(self.fail(format!(
                         "{}: {} flights and {} requests are left at the end",
-                        path.platform(),
+                        path.name(),
                         path.in_flight(),
                         path.waiting()
                     )));

@@ -11,8 +11,13 @@ use besluitbron_core::path::{LaneConfig, PathConfig, PlatformPath, RetryPolicy, 
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 use besluitbron_core::{LimitConfig, SchedulerConfig, Units};
 
-use super::{SimError, SimShell};
+use super::outcome::SimError;
+use super::FlightData;
 use crate::scenario::{LatencySpec, PlatformSpec, Workload};
+
+/// A platform's path and the shell's part around it: waiters are calls (their id is the
+/// waiter id), a flight's data is what its leading call brought.
+pub(super) type SimShell = Shell<StoreBuffer<MemoryStore>, SimError, (), FlightData>;
 
 /// Whether `workload` can run: it lists each platform once, and every call names one it
 /// lists.
@@ -49,8 +54,16 @@ impl Enforced {
     pub fn of(spec: &PlatformSpec) -> Enforced {
         let id = spec.id;
         Enforced {
-            limit: limit_of(spec.capacity, spec.window_s, id.default_limit()),
-            text: limit_of(spec.text_capacity, spec.text_window_s, id.default_text_limit()),
+            limit: limit_of(
+                spec.capacity,
+                spec.window_s,
+                crate::ids::known(id).and_then(|k| k.limit()),
+            ),
+            text: limit_of(
+                spec.text_capacity,
+                spec.text_window_s,
+                crate::ids::known(id).and_then(|k| k.text_limit()),
+            ),
             latency: spec.latency,
             states_its_budget: spec.states_its_budget(),
         }
@@ -113,7 +126,7 @@ pub(super) fn path_for(
     }
     let buffer = StoreBuffer::new(MemoryStore::new(id, policy, CacheVersion::current()));
     let config = PathConfig {
-        platform: id,
+        name: id.as_str(),
         lanes,
         retry: RetryPolicy::default(),
         requeue_wait_max: MAX_REQUEUE_WAIT,

@@ -90,8 +90,8 @@ pub struct RoundDraw {
 impl RoundDraw {
     fn of(g: &GroupSpec) -> RoundDraw {
         RoundDraw {
-            platforms: g.platforms.iter().map(|(&p, &w)| (p, w)).collect(),
-            total_weight: g.platforms.values().sum(),
+            platforms: g.platforms.clone(),
+            total_weight: g.platforms.iter().map(|&(_, w)| w).sum(),
             calls: g.calls,
             think_ms: g.think_ms,
             fan_out: g.fan_out.unwrap_or([1, 1]),

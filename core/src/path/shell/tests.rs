@@ -1,6 +1,7 @@
 //! The shell's rules, one scripted case each; the randomized workloads are in
 //! `core/tests/shell_props.rs`.
 
+use crate::platform::examples;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,10 +25,10 @@ const LEASE: LeaseConfig = LeaseConfig {
 fn shell(limited: bool) -> TestShell {
     let scheduler =
         limited.then(|| SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60))));
-    let config = PathConfig::single(PlatformId::Obv, scheduler);
+    let config = PathConfig::single("obv", scheduler);
     let buffer = StoreBuffer::new(MemoryStore::new(
-        PlatformId::Obv,
-        CachePolicy::default().for_platform(PlatformId::Obv),
+        examples::OBV,
+        CachePolicy::default().for_platform(examples::OBV),
         CacheVersion::current(),
     ));
     Shell::new(PlatformPath::new(config, buffer).expect("valid"), |u| match u.why {
@@ -40,7 +41,7 @@ fn shell(limited: bool) -> TestShell {
 fn req(waiter: u64, session: &str, q: &str) -> Request {
     Request {
         waiter: WaiterId(waiter),
-        key: CacheKey::new(PlatformId::Obv, DataClass::Search, "search").param("q", q),
+        key: CacheKey::new(examples::OBV, DataClass::Search, "search").param("q", q),
         session: SessionKey::client(session),
         cost: Units::ONE,
         lane: Lane::MAIN,

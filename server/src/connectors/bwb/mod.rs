@@ -36,7 +36,7 @@ use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::bwb::{BwbClient, BwbRecord, BwbSearch, MAX_LIMIT, Regulation, is_bwb_id};
 use crate::platforms::http::PlatformError;
 
-const PLATFORM: PlatformId = PlatformId::Bwb;
+const PLATFORM: PlatformId = crate::platforms::bwb::PLATFORM;
 /// Every SRU request and every toestand counts one call.
 const COST: Units = Units::ONE;
 /// Records `bwb_search` shows by default.
@@ -46,7 +46,13 @@ const DEFAULT_LIMIT: usize = 10;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "bwb",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://zoekservice.overheid.nl/sru/Search"),
+    defaults: PlatformDefaults::new(PLATFORM, "https://zoekservice.overheid.nl/sru/Search")
+        // KOOP's SRU service: a limit exists, its numbers are unpublished; 30 calls
+        // refilled at one per second.
+        .limited(besluitbron_core::LimitConfig::new(
+            besluitbron_core::Units::whole(30),
+            std::time::Duration::from_secs(30),
+        )),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&ids::READER),
@@ -163,11 +169,16 @@ pub struct Hit {
 impl Hit {
     fn of(r: &BwbRecord) -> Hit {
         Hit {
-            item: Item::new(PlatformId::Bwb, "bwb_read", r.identifier.clone(), r.title.clone())
-                .dated(r.valid_from.clone())
-                .kind(r.kind.clone())
-                .of(r.authority.clone())
-                .at(Some(public_url(&r.identifier, r.valid_from.as_deref()))),
+            item: Item::new(
+                crate::platforms::bwb::PLATFORM,
+                "bwb_read",
+                r.identifier.clone(),
+                r.title.clone(),
+            )
+            .dated(r.valid_from.clone())
+            .kind(r.kind.clone())
+            .of(r.authority.clone())
+            .at(Some(public_url(&r.identifier, r.valid_from.as_deref()))),
             valid_until: r.valid_until.clone(),
         }
     }

@@ -41,7 +41,7 @@ use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::cvdr::{CvdrClient, CvdrRecord, CvdrSearch, MAX_LIMIT, Regulation, is_cvdr_id};
 use crate::platforms::http::PlatformError;
 
-const PLATFORM: PlatformId = PlatformId::Cvdr;
+const PLATFORM: PlatformId = crate::platforms::cvdr::PLATFORM;
 /// Every SRU request and every regulation's XML counts one call.
 const COST: Units = Units::ONE;
 /// Records `cvdr_search` shows by default.
@@ -51,7 +51,13 @@ const DEFAULT_LIMIT: usize = 10;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "cvdr",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://zoekservice.overheid.nl/sru/Search"),
+    defaults: PlatformDefaults::new(PLATFORM, "https://zoekservice.overheid.nl/sru/Search")
+        // KOOP's SRU service: a limit exists, its numbers are unpublished; 30 calls
+        // refilled at one per second.
+        .limited(besluitbron_core::LimitConfig::new(
+            besluitbron_core::Units::whole(30),
+            std::time::Duration::from_secs(30),
+        )),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&ids::READER),

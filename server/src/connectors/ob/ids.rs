@@ -3,23 +3,10 @@
 //! `h-tk-20242025-42-4`, …), its page on zoek.officielebekendmakingen.nl (`.html`,
 //! `.pdf`, `.xml`) and its files at repository.overheid.nl.
 
-use super::{DOCUMENT_TOOL, DocumentArgs, is_identifier, ob_document};
-use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, segments};
+use crate::connectors::ids::{link_to, segments};
 
-/// What Officiële Bekendmakingen reads.
-pub const READER: IdReader = IdReader {
-    forms: &[
-        IdForm {
-            what: "an Officiële Bekendmakingen id (Staatsblad, Kamerstuk, Gemeenteblad, …)",
-            example: "kst-36200-VII-5",
-        },
-        IdForm {
-            what: "a link to zoek.officielebekendmakingen.nl",
-            example: "zoek.officielebekendmakingen.nl/stb-2018-84.html",
-        },
-    ],
-    read,
-};
+/// Longest identifier, in characters.
+pub const MAX_ID_CHARS: usize = 80;
 
 /// The journals' prefixes: what makes an identifier one of theirs (not any word with a
 /// hyphen).
@@ -47,16 +34,16 @@ pub fn identifier(id: &str) -> Option<String> {
     (ours && is_identifier(&candidate)).then_some(candidate)
 }
 
-fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
-    let id = identifier(id)?;
-    let args = DocumentArgs {
-        id: id.clone(),
-        offset: paging.offset,
-        length: paging.length,
-    };
-    Some(Ok(Reading::new(id, Claim::Home, &DOCUMENT_TOOL, move |ctx, call| {
-        Box::pin(ob_document(ctx, call, args))
-    })))
+/// True for a publication identifier: a letter first, then letters, digits, `-`, `_`
+/// or `.`, with a hyphen somewhere; never a dot segment.
+pub fn is_identifier(id: &str) -> bool {
+    (3..=MAX_ID_CHARS).contains(&id.len())
+        && id.starts_with(|c: char| c.is_ascii_alphabetic())
+        && id.contains('-')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && !id.contains("..")
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use besluitbron_core::{PlatformId, Units};
 use rmcp::schemars;
 use serde::Deserialize;
 
+use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use super::tool::ToolSpec;
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
@@ -35,9 +36,10 @@ use crate::platforms::ob::{
     DEFAULT_LIMIT, DateField, MAX_LIMIT, ObClient, ObSearch, Publication, SortOrder, Term, check_start, cql,
 };
 use crate::text::{Caps, TextError, read_xml};
+pub use ids::{MAX_ID_CHARS, is_identifier};
 use render::{Asked, Hit, RecordAnswer, SearchAnswer, TextAnswer, TextSource};
 
-const PLATFORM: PlatformId = PlatformId::Ob;
+const PLATFORM: PlatformId = crate::platforms::ob::PLATFORM;
 
 /// Every SRU request and every rendition fetch counts one call.
 const COST: Units = Units::ONE;
@@ -52,8 +54,6 @@ pub const MAX_QUERY_CHARS: usize = 500;
 pub const MAX_TERMS: usize = 20;
 /// Longest filter value, in characters.
 pub const MAX_FILTER_CHARS: usize = 200;
-/// Longest identifier, in characters.
-pub const MAX_ID_CHARS: usize = 80;
 /// Text characters per `ob_document` call by default (the default answer stays within
 /// the answer budget), and at most.
 const DEFAULT_LENGTH: usize = 10_000;
@@ -63,10 +63,21 @@ const MAX_LENGTH: usize = 100_000;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "ob",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://repository.overheid.nl/sru"),
+    defaults: PlatformDefaults::new(PLATFORM, "https://repository.overheid.nl/sru")
+        // A limit exists but its numbers are unpublished: 30 calls refilled at one per
+        // second, close to the pacing careful harvesters use (0.5–1 s per page).
+        .limited(besluitbron_core::LimitConfig::new(
+            besluitbron_core::Units::whole(30),
+            std::time::Duration::from_secs(30),
+        ))
+        // The publication host reportedly states 10 requests per 30 s.
+        .text_limited(besluitbron_core::LimitConfig::new(
+            besluitbron_core::Units::whole(10),
+            std::time::Duration::from_secs(30),
+        )),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
-    reads: Some(&ids::READER),
+    reads: Some(&READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -363,18 +374,6 @@ fn describe(search: &ObSearch) -> String {
     parts.join(", ")
 }
 
-/// True for a publication identifier: a letter first, then letters, digits, `-`, `_`
-/// or `.`, with a hyphen somewhere; never a dot segment.
-pub fn is_identifier(id: &str) -> bool {
-    (3..=MAX_ID_CHARS).contains(&id.len())
-        && id.starts_with(|c: char| c.is_ascii_alphabetic())
-        && id.contains('-')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-        && !id.contains("..")
-}
-
 /// Its part in `search` on `/mcp`: every official publication, full text.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
     tool: &SEARCH_TOOL,
@@ -601,6 +600,33 @@ async fn read_text(client: &ObClient, url: &str, id: &str, from_pdf: bool) -> Re
             detail: format!("the {what}: {e}"),
         }),
     }
+}
+
+/// What Officiële Bekendmakingen reads.
+pub const READER: IdReader = IdReader {
+    forms: &[
+        IdForm {
+            what: "an Officiële Bekendmakingen id (Staatsblad, Kamerstuk, Gemeenteblad, …)",
+            example: "kst-36200-VII-5",
+        },
+        IdForm {
+            what: "a link to zoek.officielebekendmakingen.nl",
+            example: "zoek.officielebekendmakingen.nl/stb-2018-84.html",
+        },
+    ],
+    read,
+};
+
+fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
+    let id = ids::identifier(id)?;
+    let args = DocumentArgs {
+        id: id.clone(),
+        offset: paging.offset,
+        length: paging.length,
+    };
+    Some(Ok(Reading::new(id, Claim::Home, &DOCUMENT_TOOL, move |ctx, call| {
+        Box::pin(ob_document(ctx, call, args))
+    })))
 }
 
 #[cfg(test)]

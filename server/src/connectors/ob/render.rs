@@ -7,7 +7,6 @@
 
 use std::fmt::Write as _;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -142,11 +141,16 @@ pub struct Publication {
 impl Publication {
     fn of(h: &Hit) -> Publication {
         Publication {
-            item: Item::new(PlatformId::Ob, "ob_document", h.identifier.clone(), h.title.clone())
-                .dated(h.published.clone())
-                .kind(h.document_type.clone().or_else(|| h.publication.clone()))
-                .of(h.organizations.first().cloned())
-                .at(h.url.clone()),
+            item: Item::new(
+                crate::platforms::ob::PLATFORM,
+                "ob_document",
+                h.identifier.clone(),
+                h.title.clone(),
+            )
+            .dated(h.published.clone())
+            .kind(h.document_type.clone().or_else(|| h.publication.clone()))
+            .of(h.organizations.first().cloned())
+            .at(h.url.clone()),
             journal: h.publication.clone(),
             journal_number: h.number.clone(),
             organizations: h.organizations.clone(),

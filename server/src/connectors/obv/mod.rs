@@ -33,13 +33,18 @@ use crate::platforms::http::PlatformError;
 use crate::platforms::obv::{EntityType, OTHER_CALL_COST, ObvClient, RateInfo, SearchParams, SortOrder};
 use render::{DocumentAnswer, SearchAnswer, Searched, SourcesAnswer, StatusAnswer};
 
-const PLATFORM: PlatformId = PlatformId::Obv;
+const PLATFORM: PlatformId = crate::platforms::obv::PLATFORM;
 
 /// The registry's entry.
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "obv",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://openbesluitvorming.nl"),
+    defaults: PlatformDefaults::new(PLATFORM, "https://openbesluitvorming.nl")
+        // 60 units refilled at one per second: what the platform enforces.
+        .limited(besluitbron_core::LimitConfig::new(
+            besluitbron_core::Units::whole(60),
+            std::time::Duration::from_secs(60),
+        )),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&ids::READER),

@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -158,7 +157,7 @@ impl Found {
     fn of(hit: &Hit) -> Found {
         Found {
             item: Item::new(
-                PlatformId::Obv,
+                crate::platforms::obv::PLATFORM,
                 "obv_document",
                 hit.entity_id.clone(),
                 hit.title.clone(),
@@ -199,7 +198,8 @@ pub fn candidates(searched: &Searched, message: String, sources: &[SourceEntry])
         candidates: sources
             .iter()
             .map(|s| {
-                Item::reference(PlatformId::Obv, s.key.clone(), s.label.clone()).kind(Some(s.organization_type.clone()))
+                Item::reference(crate::platforms::obv::PLATFORM, s.key.clone(), s.label.clone())
+                    .kind(Some(s.organization_type.clone()))
             })
             .collect(),
     };
@@ -465,7 +465,7 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
         kind: answer.entity_type.clone(),
         organization: answer.organization.clone(),
         url: answer.download_url.clone().or_else(|| page_url(&answer.entity_id)),
-        platform: PlatformId::Obv.as_str().to_owned(),
+        platform: crate::platforms::obv::PLATFORM.as_str().to_owned(),
         pdf_url: answer.pdf_url.clone(),
         meeting_id: answer.meeting_id.clone(),
         agenda: answer.agenda.clone(),
@@ -547,7 +547,7 @@ pub struct SourceShown {
 impl SourceShown {
     fn of(s: &SourceEntry) -> SourceShown {
         SourceShown {
-            item: Item::reference(PlatformId::Obv, s.key.clone(), s.label.clone())
+            item: Item::reference(crate::platforms::obv::PLATFORM, s.key.clone(), s.label.clone())
                 .kind(Some(s.organization_type.clone())),
             supplier: s.supplier.clone(),
             implemented: s.implemented,
@@ -764,7 +764,7 @@ pub struct SourceStatusShown {
 impl SourceStatusShown {
     fn of(s: &SourceStatusEntry) -> SourceStatusShown {
         SourceStatusShown {
-            item: Item::reference(PlatformId::Obv, s.source_key.clone(), s.label.clone()),
+            item: Item::reference(crate::platforms::obv::PLATFORM, s.source_key.clone(), s.label.clone()),
             state: s.state.clone(),
             last_success_at: s.last_success_at.clone(),
             latest_content_date: s.latest_content_date.clone(),

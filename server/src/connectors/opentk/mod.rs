@@ -34,7 +34,7 @@ use crate::platforms::opentk::{
 };
 use render::{ActivityAnswer, AgendaPoint, DocRef, DocumentAnswer, Harvester, Hit, SearchAnswer, StatusAnswer};
 
-const PLATFORM: PlatformId = PlatformId::Opentk;
+const PLATFORM: PlatformId = crate::platforms::opentk::PLATFORM;
 
 /// Every OpenTK call counts one (no limit is kept unless an operator sets one).
 const COST: Units = Units::ONE;

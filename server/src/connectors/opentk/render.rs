@@ -3,7 +3,6 @@
 
 use std::fmt::Write as _;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -69,7 +68,7 @@ impl Found {
         };
         Found {
             item: Item::new(
-                PlatformId::Opentk,
+                crate::platforms::opentk::PLATFORM,
                 tool,
                 h.number.clone(),
                 h.subject.clone().unwrap_or_default(),
@@ -347,7 +346,7 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
         id: answer.number.clone(),
         title: answer.title.clone().unwrap_or_default(),
         url: answer.page_url.clone(),
-        platform: PlatformId::Opentk.as_str().to_owned(),
+        platform: crate::platforms::opentk::PLATFORM.as_str().to_owned(),
         text_chars: answer.text_chars,
         truncated: answer.truncated,
         page_url: answer.page_url.clone(),
@@ -453,7 +452,7 @@ fn doc_items(docs: &[DocRef]) -> Vec<Item> {
             let number = d.number.clone().filter(|n| !n.is_empty())?;
             Some(
                 Item::new(
-                    PlatformId::Opentk,
+                    crate::platforms::opentk::PLATFORM,
                     "opentk_document",
                     number,
                     d.subject.clone().unwrap_or_default(),
@@ -506,7 +505,7 @@ pub fn activity(answer: &ActivityAnswer, served: Served) -> Rendered {
     }
     let shown = ActivityShown {
         item: Item::new(
-            PlatformId::Opentk,
+            crate::platforms::opentk::PLATFORM,
             "opentk_activity",
             answer.number.clone(),
             answer.subject.clone().unwrap_or_default(),

@@ -24,6 +24,7 @@ use rmcp::schemars;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
@@ -40,7 +41,7 @@ const MAX_LENGTH: usize = 100_000;
 const DEFAULT_SOURCES: usize = 50;
 const MAX_SOURCES: usize = 500;
 
-const PLATFORM: PlatformId = PlatformId::Ori;
+const PLATFORM: PlatformId = crate::platforms::ori::PLATFORM;
 
 /// Every ORI call counts one (no limit is kept).
 const COST: Units = Units::ONE;
@@ -62,7 +63,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     },
     instructions: INSTRUCTIONS,
     guide: GUIDE,
-    reads: Some(&ids::READER),
+    reads: Some(&READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -419,9 +420,37 @@ async fn ori_sources(ctx: &Context, call: &Call, args: SourcesArgs) -> Reply {
     .await
 }
 
+/// What ORI reads.
+pub const READER: IdReader = IdReader {
+    forms: &[IdForm {
+        what: "an ORI document as `index/id` (a mirror only)",
+        example: "ori_heemskerk_20250506181303/1001",
+    }],
+    read,
+};
+
+fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
+    let id = ids::document_id(id)?;
+    let args = DocumentArgs {
+        id: id.to_owned(),
+        offset: paging.offset,
+        length: paging.length,
+    };
+    Some(Ok(Reading::new(id, Claim::Home, &DOCUMENT_TOOL, move |ctx, call| {
+        Box::pin(ori_document(ctx, call, args))
+    })))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_and_id_is_ori_and_a_link_is_not() {
+        assert!(read("ori_heemskerk_20250506181303/1001", Paging::default()).is_some());
+        assert!(read("https://wetten.overheid.nl/BWBR0018451", Paging::default()).is_none());
+        assert!(read("kst-35510-16", Paging::default()).is_none());
+    }
 
     fn args(query: &str) -> SearchArgs {
         SearchArgs {

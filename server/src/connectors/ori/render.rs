@@ -3,7 +3,6 @@
 
 use std::fmt::Write as _;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -133,7 +132,7 @@ pub fn search(answer: &SearchAnswer, served: Served) -> Rendered {
             .iter()
             .map(|h| Found {
                 item: Item::new(
-                    PlatformId::Ori,
+                    crate::platforms::ori::PLATFORM,
                     "ori_document",
                     h.id.clone(),
                     h.name.clone().unwrap_or_default(),
@@ -247,7 +246,7 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
         date: answer.date.clone(),
         kind: answer.kind.clone(),
         url: answer.original_url.clone(),
-        platform: PlatformId::Ori.as_str().to_owned(),
+        platform: crate::platforms::ori::PLATFORM.as_str().to_owned(),
         text_offset: start,
         text_length: shown,
         total_length: total,
@@ -342,7 +341,8 @@ pub fn sources(answer: &SourcesAnswer, served: Served, filter: Option<&str>, off
         results: shown
             .iter()
             .map(|s| SourceShown {
-                item: Item::reference(PlatformId::Ori, s.source.clone(), s.source.clone()).dated(s.built_at.clone()),
+                item: Item::reference(crate::platforms::ori::PLATFORM, s.source.clone(), s.source.clone())
+                    .dated(s.built_at.clone()),
                 index: s.index.clone(),
                 documents: s.documents,
                 older_copies: s.older_copies.clone(),

@@ -51,7 +51,7 @@ mod tests {
 
     #[test]
     fn an_ecli_and_links_to_a_ruling_read_as_its_ecli() {
-        // Real rulings: the Raad van State's (issue 42) and the Hoge Raad's Urgenda ruling.
+        // Real rulings: the Raad van State's (an id assistants were seen to give) and the Hoge Raad's Urgenda ruling.
         for (given, ecli) in [
             ("ECLI:NL:RVS:2015:3394", "ECLI:NL:RVS:2015:3394"),
             ("ecli:nl:hr:2019:2006", "ECLI:NL:HR:2019:2006"),

@@ -38,7 +38,7 @@ use render::{
     ProceduresAnswer, ProceduresOutput, RulingOutput, SearchOutput, SearchPage,
 };
 
-const PLATFORM: PlatformId = PlatformId::Rechtspraak;
+const PLATFORM: PlatformId = crate::platforms::rechtspraak::PLATFORM;
 
 /// Every Rechtspraak read counts one call against the limit kept for it.
 const COST: Units = Units::ONE;
@@ -69,7 +69,12 @@ const MAX_QUERY: usize = 500;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "rechtspraak",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://data.rechtspraak.nl"),
+    defaults: PlatformDefaults::new(PLATFORM, "https://data.rechtspraak.nl")
+        // "Don't hammer": 60 calls refilled at two per second.
+        .limited(besluitbron_core::LimitConfig::new(
+            besluitbron_core::Units::whole(60),
+            std::time::Duration::from_secs(30),
+        )),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&ids::READER),

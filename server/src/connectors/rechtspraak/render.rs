@@ -3,7 +3,6 @@
 
 use std::fmt::Write as _;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -163,7 +162,7 @@ impl Found {
     fn of(h: &Hit) -> Found {
         Found {
             item: Item::new(
-                PlatformId::Rechtspraak,
+                crate::platforms::rechtspraak::PLATFORM,
                 "rechtspraak_ruling",
                 h.ecli.clone(),
                 ruling_title(h.summary.as_deref(), &h.court, h.case_number.as_deref()),
@@ -491,7 +490,7 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
             kind: r.kind.clone(),
             organization: r.court.as_ref().map(|c| c.name.clone()),
             url: ruling_url(&r.ecli),
-            platform: PlatformId::Rechtspraak.as_str().to_owned(),
+            platform: crate::platforms::rechtspraak::PLATFORM.as_str().to_owned(),
             court: r.court.clone(),
             date: r.date.clone(),
             issued: r.issued.clone(),
@@ -650,9 +649,13 @@ pub fn courts(answer: &CourtsAnswer, served: Served, page: ListPage<'_>, include
             results: shown
                 .iter()
                 .map(|c| CourtShown {
-                    item: Item::reference(PlatformId::Rechtspraak, c.identifier.clone(), c.name.clone())
-                        .kind(c.kind.clone())
-                        .dated(c.begin.clone()),
+                    item: Item::reference(
+                        crate::platforms::rechtspraak::PLATFORM,
+                        c.identifier.clone(),
+                        c.name.clone(),
+                    )
+                    .kind(c.kind.clone())
+                    .dated(c.begin.clone()),
                     abbreviation: c.abbreviation.clone(),
                     ended: c.end.clone(),
                 })
@@ -760,7 +763,11 @@ pub fn areas(answer: &AreasAnswer, served: Served, page: ListPage<'_>) -> Render
             results: shown
                 .iter()
                 .map(|a| AreaShown {
-                    item: Item::reference(PlatformId::Rechtspraak, a.identifier.clone(), a.name.clone()),
+                    item: Item::reference(
+                        crate::platforms::rechtspraak::PLATFORM,
+                        a.identifier.clone(),
+                        a.name.clone(),
+                    ),
                     parent: a.parent.clone(),
                 })
                 .collect(),
@@ -812,7 +819,13 @@ pub fn procedures(answer: &ProceduresAnswer, served: Served, page: ListPage<'_>)
         structured: own(&ProceduresOutput {
             results: shown
                 .iter()
-                .map(|p| Item::reference(PlatformId::Rechtspraak, p.identifier.clone(), p.name.clone()))
+                .map(|p| {
+                    Item::reference(
+                        crate::platforms::rechtspraak::PLATFORM,
+                        p.identifier.clone(),
+                        p.name.clone(),
+                    )
+                })
                 .collect(),
             tally: list_tally(matching.len(), next),
         }),

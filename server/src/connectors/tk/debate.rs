@@ -38,7 +38,7 @@ use crate::platforms::http::PlatformError;
 use crate::platforms::tk::vlos::Report;
 use crate::platforms::tk::{MeetingSearch, TkClient, Vergadering, Verslag};
 
-const PLATFORM: PlatformId = PlatformId::Tk;
+const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 
 /// Reports of an activity's day read at most to find the one that holds it.
 pub const MAX_ACTIVITY_READS: usize = 6;

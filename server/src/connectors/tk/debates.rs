@@ -36,7 +36,7 @@ use crate::connectors::tool::ToolSpec;
 use crate::platforms::tk::vlos::{Part, Report, Role};
 use crate::platforms::tk::{MeetingSearch, PAGE_ROWS, TkClient};
 
-const PLATFORM: PlatformId = PlatformId::Tk;
+const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 
 /// Reports one answer reads at most.
 pub const MAX_REPORT_READS: usize = 10;

@@ -13,38 +13,8 @@
 //! A bare GUID is read as a document by `fetch` (documents are what the Kamer's GUIDs
 //! name most); `tk_debate` reads it as a meeting, else a report.
 
-use super::debate::{DebateArgs, tk_debate};
-use super::text::{TextArgs, tk_document_text};
-use super::votes::{VotesArgs, tk_votes};
-use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, query_value, segments};
+use crate::connectors::ids::{link_to, query_value, segments};
 use crate::platforms::tk::{is_activity_number, is_case_number, is_document_number, is_guid};
-
-/// What the Tweede Kamer reads.
-pub const READER: IdReader = IdReader {
-    forms: &[
-        IdForm {
-            what: "a Tweede Kamer document number or GUID",
-            example: "2021D02426",
-        },
-        IdForm {
-            what: "a Tweede Kamer case number (its votes)",
-            example: "2021Z00984",
-        },
-        IdForm {
-            what: "a Tweede Kamer meeting or its report (tk_debates's `id`)",
-            example: "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311",
-        },
-        IdForm {
-            what: "a Tweede Kamer activity (debate) number",
-            example: "2025A04597",
-        },
-        IdForm {
-            what: "a link to a document, activity or plenary report on tweedekamer.nl",
-            example: "www.tweedekamer.nl/kamerstukken/moties/detail?id=2021Z00984&did=2021D02426",
-        },
-    ],
-    read,
-};
 
 /// The page of a document on tweedekamer.nl, by its number (`2024D20431`): the
 /// `kamerstukken/detail` form the Kamer's site and those who cite it use, with the
@@ -179,51 +149,6 @@ pub fn document(id: &str) -> Option<DocumentRef> {
     } else {
         None
     }
-}
-
-fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
-    let debate = |canonical: String| {
-        let args = DebateArgs {
-            id: canonical.clone(),
-            speaker: None,
-            party: None,
-            activity: None,
-            offset: paging.offset,
-            length: paging.length,
-        };
-        Reading::new(canonical, Claim::Home, &super::debate::TOOL, move |ctx, call| {
-            Box::pin(tk_debate(ctx, call, args))
-        })
-    };
-    Some(Ok(match named(id)? {
-        Named::Meeting(g) => debate(meeting_id(&g)),
-        Named::Report(g) => debate(format!("verslag:{g}")),
-        Named::Activity(n) => debate(n),
-        Named::Plenary { year, number } => debate(crate::platforms::tk::TkClient::plenary_page(&year, number.into())),
-        Named::Document(document) => {
-            let args = TextArgs {
-                id: document.as_str().to_owned(),
-                offset: paging.offset,
-                length: paging.length,
-            };
-            Reading::new(document.as_str(), Claim::Home, &super::text::TOOL, move |ctx, call| {
-                Box::pin(tk_document_text(ctx, call, args))
-            })
-        }
-        Named::Case(number) => {
-            let args = VotesArgs {
-                id: Some(number.clone()),
-                query: None,
-                date_from: None,
-                date_to: None,
-                limit: None,
-                offset: None,
-            };
-            Reading::new(number, Claim::Home, &super::votes::TOOL, move |ctx, call| {
-                Box::pin(tk_votes(ctx, call, args))
-            })
-        }
-    }))
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod ids;
 pub mod members;
 pub mod offers;
 pub mod page;
+mod reader;
 pub mod render;
 pub mod reports;
 pub mod text;
@@ -40,7 +41,7 @@ use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Continuation, Document, MAX_OFFSET, MAX_WORDS, TkClient, TkSearch, Zaak};
 use render::{CommitteesAnswer, DocumentAnswer, FactionsAnswer, Links, PageAnswer};
 
-const PLATFORM: PlatformId = PlatformId::Tk;
+const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 
 /// Every Tweede Kamer read counts one call (no limit is kept, so it only matters for
 /// the fairness of an operator-configured one).
@@ -53,7 +54,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     defaults: PlatformDefaults::new(PLATFORM, "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0"),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
-    reads: Some(&ids::READER),
+    reads: Some(&reader::READER),
     tools: TOOLS,
     open,
     maintenance: None,

@@ -3,7 +3,6 @@
 
 use std::fmt::Write as _;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
@@ -62,11 +61,16 @@ impl Listed for Document {
         &self.id
     }
     fn item(&self) -> Item {
-        Item::new(PlatformId::Tk, "tk_document", self.id.clone(), self.title())
-            .dated(self.datum.as_deref().map(day))
-            .kind(self.soort.clone())
-            .of(Some("Tweede Kamer"))
-            .at(document_page(self.number()))
+        Item::new(
+            crate::platforms::tk::PLATFORM,
+            "tk_document",
+            self.id.clone(),
+            self.title(),
+        )
+        .dated(self.datum.as_deref().map(day))
+        .kind(self.soort.clone())
+        .of(Some("Tweede Kamer"))
+        .at(document_page(self.number()))
     }
 }
 
@@ -81,7 +85,7 @@ impl Listed for Zaak {
         &self.id
     }
     fn item(&self) -> Item {
-        Item::new(PlatformId::Tk, "tk_votes", self.number(), self.title())
+        Item::new(crate::platforms::tk::PLATFORM, "tk_votes", self.number(), self.title())
             .dated(self.gestart_op.as_deref().map(day))
             .kind(self.soort.clone())
             .of(Some("Tweede Kamer"))
@@ -349,8 +353,12 @@ pub fn factions(answer: &FactionsAnswer, served: Served) -> Rendered {
             .factions
             .iter()
             .map(|f| FactionShown {
-                item: Item::reference(PlatformId::Tk, f.id.clone(), f.naam_nl.clone().unwrap_or_default())
-                    .dated(f.datum_actief.as_deref().map(day)),
+                item: Item::reference(
+                    crate::platforms::tk::PLATFORM,
+                    f.id.clone(),
+                    f.naam_nl.clone().unwrap_or_default(),
+                )
+                .dated(f.datum_actief.as_deref().map(day)),
                 abbreviation: f.afkorting.clone(),
                 name_en: f.naam_en.clone(),
                 seats: f.aantal_zetels,
@@ -440,7 +448,11 @@ pub fn committees(answer: &CommitteesAnswer, served: Served, filter: &Committees
         results: shown
             .iter()
             .map(|c| CommitteeShown {
-                item: Item::reference(PlatformId::Tk, c.id.clone(), c.naam.clone().unwrap_or_default()),
+                item: Item::reference(
+                    crate::platforms::tk::PLATFORM,
+                    c.id.clone(),
+                    c.naam.clone().unwrap_or_default(),
+                ),
                 abbreviation: c.afkorting.clone(),
             })
             .collect(),

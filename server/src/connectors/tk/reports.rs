@@ -32,7 +32,7 @@ use crate::platforms::tk::{
     VergaderingVerslagen, Verslag, VerslagVergadering, ZaakDossiers,
 };
 
-const PLATFORM: PlatformId = PlatformId::Tk;
+const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 
 /// How a whole answer of several calls was served: the least settled of its parts.
 pub fn served_of(parts: &[Served]) -> Served {

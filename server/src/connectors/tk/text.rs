@@ -32,7 +32,7 @@ use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Document, TkClient};
 use crate::text::{ExtractPool, Format, TextError};
 
-const PLATFORM: PlatformId = PlatformId::Tk;
+const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 
 /// The record that names the version is kept this long.
 const VERSION_TTL_MS: u64 = 10 * 60 * 1000;

@@ -34,7 +34,7 @@ use crate::platforms::tk::{
     ZaakBesluiten, is_case_number,
 };
 
-const PLATFORM: PlatformId = PlatformId::Tk;
+const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 
 /// An answer with a decision not yet final is kept this long.
 const OPEN_TTL_MS: u64 = 10 * 60 * 1000;
@@ -566,7 +566,7 @@ pub struct FactionVote {
 
 /// The members of one faction who voted alike in a roll call: every member's vote, each
 /// faction and vote written once (150 members named one by one were 10 KB a roll call,
-/// and a bill's or a query's answer holds several; issue 42).
+/// and a bill's or a query's answer holds several).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MemberVote {
     /// The faction.

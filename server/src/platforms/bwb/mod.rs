@@ -20,7 +20,7 @@ pub mod wire;
 
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
+use besluitbron_core::{Platform, PlatformId};
 use reqwest::Url;
 
 use super::http::{self, HttpConfig, PlatformError};
@@ -29,7 +29,11 @@ use super::koop::regulation::{Root, read_regulation};
 use super::koop::{self, Collection, FileLink, SruService, SruVersion};
 pub use wire::BwbRecord;
 
-const PLATFORM: PlatformId = PlatformId::Bwb;
+/// The platform, as its connector declares it (its short id and public name).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "bwb",
+    name: "Basiswettenbestand",
+});
 
 const TOESTAND_LINK: FileLink = FileLink {
     dir: "/bwb/",

@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
+use besluitbron_core::{Platform, PlatformId};
 use reqwest::Url;
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +32,11 @@ pub use super::koop::regulation::{Regulation, RegulationError};
 use super::koop::regulation::{Root, read_regulation};
 use super::koop::{self, Collection, Field, FileLink, SruRecord, SruService, SruVersion, clean_words};
 
-const PLATFORM: PlatformId = PlatformId::Cvdr;
+/// The platform, as its connector declares it (its short id and public name).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "cvdr",
+    name: "Lokale regelgeving (CVDR)",
+});
 
 const TEXT_LINK: FileLink = FileLink {
     dir: "/cvdr/",

@@ -405,7 +405,7 @@ mod tests {
 
     #[test]
     fn one_status_mapping_for_every_platform() {
-        let p = PlatformId::Obv;
+        let p = crate::platforms::obv::PLATFORM;
         let coded = answer(
             400,
             Some("application/json"),
@@ -476,16 +476,26 @@ mod tests {
 
     #[test]
     fn json_is_read_only_from_a_success() {
-        let ok: serde_json::Value = read_json(PlatformId::Tk, &answer(200, None, b"[1]"), "x", &CODED).unwrap();
+        let ok: serde_json::Value =
+            read_json(crate::platforms::tk::PLATFORM, &answer(200, None, b"[1]"), "x", &CODED).unwrap();
         assert_eq!(ok, serde_json::json!([1]));
-        let missing = read_json::<serde_json::Value>(PlatformId::Tk, &answer(404, None, b"[1]"), "document 1", &CODED);
+        let missing = read_json::<serde_json::Value>(
+            crate::platforms::tk::PLATFORM,
+            &answer(404, None, b"[1]"),
+            "document 1",
+            &CODED,
+        );
         assert!(matches!(missing, Err(PlatformError::NotFound { what, .. }) if what == "document 1"));
-        let html =
-            read_json::<serde_json::Value>(PlatformId::Tk, &answer(200, Some("text/html"), b"<html>"), "x", &CODED);
+        let html = read_json::<serde_json::Value>(
+            crate::platforms::tk::PLATFORM,
+            &answer(200, Some("text/html"), b"<html>"),
+            "x",
+            &CODED,
+        );
         assert_eq!(
             html,
             Err(PlatformError::Garbage {
-                platform: PlatformId::Tk,
+                platform: crate::platforms::tk::PLATFORM,
                 detail: "text/html body is an HTML page, not the expected JSON".into()
             })
         );
@@ -500,7 +510,11 @@ mod tests {
             results: Vec<serde_json::Value>,
         }
         let es = br#"{"error":{"root_cause":[{"type":"search_phase_execution_exception","reason":"all shards failed"}],"type":"search_phase_execution_exception","reason":"all shards failed","phase":"query"},"status":500}"#;
-        let e = decode_json::<Page>(PlatformId::Obv, &answer(200, Some("application/json"), es)).unwrap_err();
+        let e = decode_json::<Page>(
+            crate::platforms::obv::PLATFORM,
+            &answer(200, Some("application/json"), es),
+        )
+        .unwrap_err();
         assert_eq!(
             e.to_string(),
             "OpenBesluitvorming failed: search_phase_execution_exception: all shards failed (status 500); this is not \
@@ -508,16 +522,16 @@ mod tests {
         );
         let odata = br#"{"error":{"code":"500","message":"An error has occurred."}}"#;
         assert!(matches!(
-            decode_json::<Page>(PlatformId::Tk, &answer(200, None, odata)),
+            decode_json::<Page>(crate::platforms::tk::PLATFORM, &answer(200, None, odata)),
             Err(PlatformError::Failed { said, .. }) if said == "500: An error has occurred."
         ));
         assert!(matches!(
-            decode_json::<Page>(PlatformId::Opentk, &answer(200, None, br#"{"error":"boom"}"#)),
+            decode_json::<Page>(crate::platforms::opentk::PLATFORM, &answer(200, None, br#"{"error":"boom"}"#)),
             Err(PlatformError::Failed { said, .. }) if said == "boom"
         ));
         // Not an error object: an answer of its own, a null error, a non-object.
         for fine in [&br#"{"results":[]}"#[..], br#"{"error":null,"results":[]}"#] {
-            assert!(decode_json::<Page>(PlatformId::Obv, &answer(200, None, fine)).is_ok());
+            assert!(decode_json::<Page>(crate::platforms::obv::PLATFORM, &answer(200, None, fine)).is_ok());
         }
         assert_eq!(error_object(b"[1,2]"), None);
         assert_eq!(

@@ -334,7 +334,7 @@ mod tests {
     fn a_404_is_not_trouble_that_passes_and_a_5xx_is() {
         let at = |status: u16| {
             PlatformError::Upstream {
-                platform: PlatformId::Ob,
+                platform: crate::platforms::ob::PLATFORM,
                 status,
                 retry: Retry::No,
             }
@@ -353,7 +353,7 @@ mod tests {
     #[test]
     fn errors_name_the_platform_and_the_way_out() {
         let e = PlatformError::RateLimited {
-            platform: PlatformId::Obv,
+            platform: crate::platforms::obv::PLATFORM,
             retry_after: Duration::from_millis(1500),
         };
         assert_eq!(
@@ -361,13 +361,13 @@ mod tests {
             "OpenBesluitvorming is busy (HTTP 429) and asks to wait 2 s; ask again after that"
         );
         let e = PlatformError::Unreachable {
-            platform: PlatformId::Tk,
+            platform: crate::platforms::tk::PLATFORM,
             detail: "connection refused".into(),
             retry: Retry::Yes { after: None },
         };
         assert!(e.to_string().starts_with("Tweede Kamer is unreachable"));
         let e = PlatformError::Challenge {
-            platform: PlatformId::Rechtspraak,
+            platform: crate::platforms::rechtspraak::PLATFORM,
             signal: "cf-mitigated: challenge",
         };
         assert!(
@@ -377,7 +377,7 @@ mod tests {
             "{e}"
         );
         let e = PlatformError::TooLarge {
-            platform: PlatformId::Tk,
+            platform: crate::platforms::tk::PLATFORM,
             limit_bytes: 1024,
             size_bytes: None,
         };
@@ -387,7 +387,7 @@ mod tests {
             "{e}"
         );
         let e = PlatformError::TooLarge {
-            platform: PlatformId::Obv,
+            platform: crate::platforms::obv::PLATFORM,
             limit_bytes: 1024,
             size_bytes: Some(5000),
         };

@@ -127,10 +127,10 @@ mod tests {
 
     #[test]
     fn an_id_is_exactly_one_path_segment() {
-        let base = parse_base_url(PlatformId::Obv, "http://127.0.0.1:9/obv").unwrap();
+        let base = parse_base_url(crate::platforms::obv::PLATFORM, "http://127.0.0.1:9/obv").unwrap();
         for id in ["", ".", ".."] {
             assert!(
-                matches!(path_segment(PlatformId::Obv, id), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_id"),
+                matches!(path_segment(crate::platforms::obv::PLATFORM, id), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_id"),
                 "`{id}` is refused"
             );
         }
@@ -141,21 +141,28 @@ mod tests {
             ("x?y#z", "/obv/api/entities/x%3Fy%23z"),
             (".hidden", "/obv/api/entities/.hidden"),
         ] {
-            let segment = path_segment(PlatformId::Obv, id).unwrap();
-            let url = join(PlatformId::Obv, &base, &format!("api/entities/{segment}")).unwrap();
+            let segment = path_segment(crate::platforms::obv::PLATFORM, id).unwrap();
+            let url = join(
+                crate::platforms::obv::PLATFORM,
+                &base,
+                &format!("api/entities/{segment}"),
+            )
+            .unwrap();
             assert_eq!((url.path(), url.query()), (path, None), "`{id}`");
         }
     }
 
     #[test]
     fn base_urls_are_checked_and_joined() {
-        let base = parse_base_url(PlatformId::Tk, "http://127.0.0.1:9/OData/v4/2.0/").unwrap();
+        let base = parse_base_url(crate::platforms::tk::PLATFORM, "http://127.0.0.1:9/OData/v4/2.0/").unwrap();
         assert_eq!(
-            join(PlatformId::Tk, &base, "Document").unwrap().as_str(),
+            join(crate::platforms::tk::PLATFORM, &base, "Document")
+                .unwrap()
+                .as_str(),
             "http://127.0.0.1:9/OData/v4/2.0/Document"
         );
-        assert!(parse_base_url(PlatformId::Tk, "ftp://x").is_err());
-        assert!(parse_base_url(PlatformId::Tk, "http://x/?a=1").is_err());
+        assert!(parse_base_url(crate::platforms::tk::PLATFORM, "ftp://x").is_err());
+        assert!(parse_base_url(crate::platforms::tk::PLATFORM, "http://x/?a=1").is_err());
     }
 
     #[test]
@@ -179,13 +186,18 @@ mod tests {
 
     #[test]
     fn links_must_lie_on_the_base_url() {
-        let base = parse_base_url(PlatformId::Tk, "http://127.0.0.1:9/OData/v4/2.0").unwrap();
+        let base = parse_base_url(crate::platforms::tk::PLATFORM, "http://127.0.0.1:9/OData/v4/2.0").unwrap();
         for ok in [
             "http://127.0.0.1:9/OData/v4/2.0",
             "http://127.0.0.1:9/OData/v4/2.0/Document?$skip=250",
             "http://127.0.0.1:9/OData/v4/2.0/Document(1)/resource",
         ] {
-            assert_eq!(link_on_base(PlatformId::Tk, &base, ok).unwrap().as_str(), ok);
+            assert_eq!(
+                link_on_base(crate::platforms::tk::PLATFORM, &base, ok)
+                    .unwrap()
+                    .as_str(),
+                ok
+            );
         }
         for foreign in [
             "http://example.org/OData/v4/2.0/Document",
@@ -203,24 +215,31 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    link_on_base(PlatformId::Tk, &base, foreign),
+                    link_on_base(crate::platforms::tk::PLATFORM, &base, foreign),
                     Err(PlatformError::ForeignLink {
-                        platform: PlatformId::Tk,
+                        platform,
                         ..
-                    })
+                    }) if platform == crate::platforms::tk::PLATFORM
                 ),
                 "{foreign} must be refused"
             );
         }
-        let root = parse_base_url(PlatformId::Obv, "https://openbesluitvorming.nl/").unwrap();
+        let root = parse_base_url(crate::platforms::obv::PLATFORM, "https://openbesluitvorming.nl/").unwrap();
         assert!(
             link_on_base(
-                PlatformId::Obv,
+                crate::platforms::obv::PLATFORM,
                 &root,
                 "https://openbesluitvorming.nl:443/api/search?offset=24"
             )
             .is_ok()
         );
-        assert!(link_on_base(PlatformId::Obv, &root, "http://openbesluitvorming.nl/api/search").is_err());
+        assert!(
+            link_on_base(
+                crate::platforms::obv::PLATFORM,
+                &root,
+                "http://openbesluitvorming.nl/api/search"
+            )
+            .is_err()
+        );
     }
 }

@@ -69,7 +69,7 @@ mod tests {
     #[test]
     fn only_the_collections_files_on_its_hosts_are_followed() {
         let base = Url::parse("http://127.0.0.1:9/sru/Search").unwrap();
-        let ok = |u: &str| file_url(PlatformId::Bwb, &base, u, &LINK).map(|u| u.to_string());
+        let ok = |u: &str| file_url(crate::platforms::bwb::PLATFORM, &base, u, &LINK).map(|u| u.to_string());
         assert!(ok("http://127.0.0.1:9/bwb/BWBR0005537/2024-01-01_0/xml/BWBR0005537_2024-01-01_0.xml").is_ok());
         assert!(ok(&format!("https://{REPOSITORY_HOST}/bwb/BWBR0005537/x.xml")).is_ok());
         for (bad, why) in [

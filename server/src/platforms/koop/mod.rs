@@ -330,7 +330,7 @@ mod tests {
     use super::*;
 
     const OB: Collection = Collection {
-        platform: PlatformId::Ob,
+        platform: crate::platforms::ob::PLATFORM,
         version: SruVersion::V2_0,
         connection: None,
         max_records: 100,
@@ -339,7 +339,7 @@ mod tests {
         overload_backoff: Duration::from_secs(3),
     };
     static BWB: Collection = Collection {
-        platform: PlatformId::Bwb,
+        platform: crate::platforms::bwb::PLATFORM,
         version: SruVersion::V1_2,
         connection: Some("BWB"),
         max_records: 50,
@@ -381,8 +381,8 @@ mod tests {
         ] {
             assert!(matches!(
                 read_answer(&BWB, a, 1),
-                Err(PlatformError::Overloaded { platform: PlatformId::Bwb, retry: Retry::Wait { after }, .. })
-                    if after == Duration::from_secs(5)
+                Err(PlatformError::Overloaded { platform, retry: Retry::Wait { after }, .. })
+                    if after == Duration::from_secs(5) && platform == crate::platforms::bwb::PLATFORM
             ));
         }
         // A warning: a count with diagnostics.

@@ -20,7 +20,7 @@ pub mod wire;
 
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
+use besluitbron_core::{Platform, PlatformId};
 use reqwest::Url;
 
 use super::http::{self, HttpConfig, PlatformError};
@@ -31,7 +31,11 @@ pub use wire::{Manifestation, ObRecord};
 /// Errors of the Officiële Bekendmakingen client (the shared platform error type).
 pub type ObError = PlatformError;
 
-const PLATFORM: PlatformId = PlatformId::Ob;
+/// The platform, as its connector declares it (its short id and public name).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "ob",
+    name: "Officiële Bekendmakingen",
+});
 
 /// Records per page when none is asked for.
 pub const DEFAULT_LIMIT: u32 = 10;

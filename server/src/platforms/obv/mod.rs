@@ -20,7 +20,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use besluitbron_core::{PlatformId, Units};
+use besluitbron_core::{Platform, PlatformId, Units};
 use reqwest::Url;
 
 use super::http::{self, Asked, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
@@ -68,7 +68,11 @@ pub fn iso_day(date: &str) -> Option<String> {
 /// Errors of the OpenBesluitvorming client (the shared platform error type).
 pub type ObvError = PlatformError;
 
-const PLATFORM: PlatformId = PlatformId::Obv;
+/// The platform, as its connector declares it (its short id and public name).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "obv",
+    name: "OpenBesluitvorming",
+});
 
 /// The `limit` of a search when none is given.
 pub const DEFAULT_LIMIT: u32 = 24;

@@ -23,14 +23,18 @@
 
 mod wire;
 
-use besluitbron_core::PlatformId;
+use besluitbron_core::{Platform, PlatformId};
 use reqwest::Url;
 use reqwest::header;
 
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, PlatformRequest, RefusalFormat};
 pub use wire::{ActivityReply, LastUpdate, SearchHit, SearchReply};
 
-const PLATFORM: PlatformId = PlatformId::Opentk;
+/// The platform, as its connector declares it (its short id and public name).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "opentk",
+    name: "OpenTK",
+});
 
 /// Hits OpenTK returns at most for one search.
 pub const MAX_HITS: usize = 280;

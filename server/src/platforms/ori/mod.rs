@@ -26,14 +26,18 @@ mod wire;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
+use besluitbron_core::{Platform, PlatformId};
 use reqwest::Url;
 use serde_json::{Value, json};
 
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, PlatformRequest};
 pub use wire::{AliasEntry, Aliases, CatIndex, DocReply, Hit, Hits, SearchReply, Shards};
 
-const PLATFORM: PlatformId = PlatformId::Ori;
+/// The platform, as its connector declares it (its short id and public name).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "ori",
+    name: "Open Raadsinformatie",
+});
 
 /// When the classic API was switched off.
 pub const RETIRED_ON: &str = "1 November 2026";

@@ -31,7 +31,7 @@ use reqwest::Url;
 use reqwest::header;
 
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, RefusalFormat};
-use besluitbron_core::PlatformId;
+use besluitbron_core::{Platform, PlatformId};
 
 pub use body::{BodyText, render as render_body};
 pub use wire::{
@@ -42,7 +42,11 @@ pub use wire::{
 /// Errors of the Rechtspraak client (the shared platform error type).
 pub type RsError = PlatformError;
 
-const PLATFORM: PlatformId = PlatformId::Rechtspraak;
+/// The platform, as its connector declares it (its short id and public name).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "rechtspraak",
+    name: "Rechtspraak",
+});
 
 /// The most rulings one page of the search feed holds (the service's maximum `max`).
 pub const MAX_PAGE: u32 = 1000;

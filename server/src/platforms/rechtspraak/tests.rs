@@ -302,7 +302,7 @@ fn qc_parsers_never_panic_whatever_the_platform_sends() {
         .quickcheck(prop as fn(Vec<u8>, Vec<u8>) -> bool);
 }
 
-/// Issue 41: the Atom reader accepted a document type declaring entities and put an
+/// Regression: the Atom reader accepted a document type declaring entities and put an
 /// undeclared entity reference into a title as text (`&xxe;XXEMARK`), then kept it.
 #[test]
 fn regression_issue_41_an_atom_feed_with_declared_or_undeclared_entities_is_refused() {

@@ -36,7 +36,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::http::{self, Asked, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
-use besluitbron_core::PlatformId;
+use besluitbron_core::{Platform, PlatformId};
 pub use http::is_guid;
 
 mod meetings;
@@ -54,7 +54,11 @@ use wire::{ODataErrorBody, ODataPage};
 /// Errors of the Tweede Kamer client (the shared platform error type).
 pub type TkError = PlatformError;
 
-const PLATFORM: PlatformId = PlatformId::Tk;
+/// The platform, as its connector declares it (its short id and public name).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "tk",
+    name: "Tweede Kamer",
+});
 
 /// Words a search may combine (each adds a clause to the filter). The `tk_search` tool
 /// refuses more by this same constant.
@@ -1005,7 +1009,7 @@ mod tests {
         assert!(
             matches!(bad_date.filter("Datum"), Err(PlatformError::BadRequest { code, .. }) if code == "invalid_date")
         );
-        // Said as BesluitBron's own check, not as the Kamer's refusal (issue 42).
+        // Said as BesluitBron's own check, not as the Kamer's refusal: the fault is the caller's date.
         let said = bad_date.filter("Datum").expect_err("refused").to_string();
         assert!(
             said.contains("nothing was sent to Tweede Kamer") && !said.contains("Tweede Kamer refused"),
