@@ -45,6 +45,12 @@ pub const SERIES_BUCKETS_MAX: usize = 1024;
 /// The width a time series starts with.
 pub const SERIES_FIRST_WIDTH: Duration = Duration::from_secs(60);
 
+/// Sessions shown one by one in the human table; beyond this, an aggregate row and the
+/// sessions that waited longest (and a run keeps only theirs unless asked for every row).
+pub const SESSION_ROWS_MAX: usize = 20;
+/// Sessions shown in the human table beyond [`SESSION_ROWS_MAX`]: the longest waiters.
+pub const LONGEST_WAITERS_SHOWN: usize = 10;
+
 /// A histogram of waits with its exact count and maximum. Its counts are 32-bit (no
 /// bucket of a run holds 2^32 waits): half the memory of 64-bit ones.
 #[derive(Clone, Debug)]
@@ -239,7 +245,7 @@ pub enum SessionRows {
     /// Every session's, in the workload's order (reports that list every session).
     All,
     /// Those of the sessions that waited longest, this many at most, longest first;
-    /// every session's when there are at most [`crate::report::SESSION_ROWS_MAX`].
+    /// every session's when there are at most [`SESSION_ROWS_MAX`].
     Longest(usize),
 }
 
@@ -467,7 +473,7 @@ impl Aggregator {
     /// An aggregator for `sessions_total` sessions over `scopes`, keeping `kept` rows.
     pub fn new(kept: SessionRows, sessions_total: u32, scopes: Vec<Scope>) -> Aggregator {
         let kept = match kept {
-            SessionRows::Longest(_) if sessions_total as usize <= crate::report::SESSION_ROWS_MAX => SessionRows::All,
+            SessionRows::Longest(_) if sessions_total as usize <= SESSION_ROWS_MAX => SessionRows::All,
             k => k,
         };
         Aggregator {

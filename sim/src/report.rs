@@ -29,11 +29,7 @@ use serde::Serialize;
 use crate::aggregate::{SessionRow, Waits};
 use crate::engine::{CallState, RunOutcome};
 
-/// Sessions shown one by one in the human table; beyond this, an aggregate row and the
-/// sessions that waited longest.
-pub const SESSION_ROWS_MAX: usize = 20;
-/// Sessions shown in the human table beyond [`SESSION_ROWS_MAX`]: the longest waiters.
-pub const LONGEST_WAITERS_SHOWN: usize = 10;
+pub use crate::aggregate::{LONGEST_WAITERS_SHOWN, SESSION_ROWS_MAX};
 
 /// One session's figures.
 #[derive(Clone, Debug, Serialize)]

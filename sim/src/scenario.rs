@@ -24,14 +24,14 @@ use std::time::Duration;
 
 use besluitbron_core::identity::IdentityRule;
 use besluitbron_core::{Instant, PlatformId, SessionKey, Units};
-use rand::RngExt;
 use serde::Deserialize;
 
 use crate::rng::{Component, sim_rng};
 
 mod groups;
 
-pub use groups::{GroupCursor, GroupPlan, GroupSession, RhythmSpec, RoundDraw, Starts};
+use groups::pool_key;
+pub use groups::{AgentStep, GroupCursor, GroupPlan, GroupSession, GroupSpec, RhythmSpec, RoundDraw, Starts};
 
 /// A scenario or trace that cannot be used, with the place it went wrong.
 #[derive(Debug, thiserror::Error)]
@@ -329,39 +329,6 @@ pub struct SessionSpec {
     /// Agent loops.
     #[serde(default)]
     pub agent: Vec<AgentSpec>,
-}
-
-/// Many generated agent sessions, each one conversation of `calls` rounds.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GroupSpec {
-    /// Sessions are named `<prefix>-<n>`.
-    pub prefix: String,
-    /// How many sessions.
-    pub sessions: u32,
-    /// Each session starts uniformly in `[start_ms[0], start_ms[1]]`.
-    pub start_ms: [u64; 2],
-    /// Rounds per session, uniform in the inclusive range.
-    pub calls: [u32; 2],
-    /// Think time after each round, uniform in the inclusive range.
-    pub think_ms: [u64; 2],
-    /// Calls per round, uniform in the inclusive range (default 1).
-    pub fan_out: Option<[u32; 2]>,
-    /// Relative weight of each platform; each round picks one (in the order of their
-    /// streams, [`crate::ids::deserialize_weights`], so a pick draws as it always has).
-    #[serde(deserialize_with = "crate::ids::deserialize_weights")]
-    pub platforms: Vec<(PlatformId, u32)>,
-    /// Costs to pick from, uniformly, per call.
-    pub costs: Vec<Units>,
-    /// Operation label.
-    pub op: Option<String>,
-    /// A queued call still waiting this long is withdrawn.
-    pub cancel_after_ms: Option<u64>,
-    /// Each call asks a key drawn uniformly from `k0` .. `k{N-1}` (seeded); default no keys.
-    pub key_pool: Option<u32>,
-    /// Sessions start by the hour of the day and the day of the week instead of
-    /// uniformly, numbered in the order they start; each draws from a stream of its own.
-    pub rhythm: Option<RhythmSpec>,
 }
 
 fn default_cost() -> Units {
@@ -878,24 +845,6 @@ pub struct OpenCall {
     pub leave_after: Option<Duration>,
 }
 
-/// One round of an agent loop.
-#[derive(Clone, Debug)]
-pub struct AgentStep {
-    /// Platform of the round's calls.
-    pub platform: PlatformId,
-    /// Cost of each call.
-    pub cost: Units,
-    /// Calls sent at once.
-    pub fan_out: u32,
-    /// Think time after the last answer.
-    pub think: Duration,
-    /// Operation label (shared by every call that carries it).
-    pub op: Option<Arc<str>>,
-    /// What each of the round's calls asks, in order; empty (or shorter than `fan_out`):
-    /// the remaining calls are distinct.
-    pub keys: Vec<String>,
-}
-
 /// A closed-loop session: the next round starts `think` after the previous one's answers.
 #[derive(Clone, Debug)]
 pub struct AgentPlan {
@@ -1171,11 +1120,6 @@ impl KeySource {
             KeySource::Pool(n) => Some(pool_key(rng, *n)),
         }
     }
-}
-
-/// A key drawn uniformly from the pool `k0` .. `k{n-1}`.
-fn pool_key(rng: &mut crate::rng::SimRng, n: u32) -> String {
-    format!("k{}", rng.random_range(0..n))
 }
 
 /// The scenarios in `dir` as (name, description), sorted by name.

@@ -16,44 +16,9 @@ use std::time::Duration;
 
 use besluitbron_core::SessionKey;
 
-use super::{Engine, Event, Failure, LiveSession};
-use crate::rng::SimRng;
+use super::live::{LiveAgent, LiveSession, Rounds};
+use super::{Engine, Event, Failure};
 use crate::scenario::{AgentStep, GroupSession};
-
-/// Where a loop's rounds come from.
-#[derive(Debug)]
-enum Rounds {
-    /// A named session's plan ([`crate::scenario::AgentPlan`]): the next round's place.
-    Listed { agent: u32, next: usize },
-    /// A generated session's streams.
-    Drawn { group: usize, rng: SimRng, keys: SimRng },
-}
-
-/// An agent loop under way.
-#[derive(Debug)]
-pub(super) struct LiveAgent {
-    session: u32,
-    /// Calls of the round under way that have not ended.
-    outstanding: u32,
-    /// The think time after the round under way.
-    think: Duration,
-    /// Rounds not yet begun.
-    rounds_left: u32,
-    rounds: Rounds,
-}
-
-impl LiveAgent {
-    /// Named agent loop `agent` of `session`, with `rounds` rounds.
-    pub(super) fn listed(session: u32, agent: u32, rounds: usize) -> LiveAgent {
-        LiveAgent {
-            session,
-            outstanding: 0,
-            think: Duration::ZERO,
-            rounds_left: u32::try_from(rounds).unwrap_or(u32::MAX),
-            rounds: Rounds::Listed { agent, next: 0 },
-        }
-    }
-}
 
 impl Engine<'_> {
     /// A generated session of `group` begins: its first round goes now.

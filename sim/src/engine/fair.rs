@@ -10,7 +10,7 @@ use besluitbron_core::path::{
     Action, Arrival, Attempt, Delivery, Failure as PathFailure, Lane, Outcome, OutcomeKind, PathEvent, PendingSend,
     Request,
 };
-use besluitbron_core::{Instant, SchedulerEvent, SessionKey, Units};
+use besluitbron_core::{AdmissionRecord, Instant, SchedulerEvent, SessionKey, Units};
 
 use besluitbron_core::path::Served;
 
@@ -192,15 +192,8 @@ impl Engine<'_> {
         let station = out.flight.station;
         self.upstream[station] += 1;
         let cost = admission.as_ref().map_or(out.flight.cost, |a| a.cost);
-        let platform = self.platform_id(p);
-        if let (Some(a), Some(admissions)) = (&admission, self.fair.as_mut().and_then(|f| f.admissions.as_mut())) {
-            admissions.push(AdmissionLine {
-                at_ms: now.as_millis(),
-                platform,
-                session: a.session.to_string(),
-                call: key_text(&key).to_owned(),
-                rule: a.rule,
-            });
+        if let Some(a) = &admission {
+            self.note_admission(p, a, &key);
         }
         self.checker
             .flights
@@ -276,6 +269,20 @@ impl Engine<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Admission `a` of path `p` for `key`, kept when the run keeps admissions.
+    fn note_admission(&mut self, p: usize, a: &AdmissionRecord, key: &CacheKey) {
+        let platform = self.platform_id(p);
+        if let Some(admissions) = self.fair.as_mut().and_then(|f| f.admissions.as_mut()) {
+            admissions.push(AdmissionLine {
+                at_ms: self.now.as_millis(),
+                platform,
+                session: a.session.to_string(),
+                call: key_text(key).to_owned(),
+                rule: a.rule,
+            });
+        }
     }
 
     /// A 429 reaches the path: nothing goes to the station before its Retry-After.

@@ -58,8 +58,8 @@ pub use besluitbron_core::path::Served;
 use crate::aggregate::{Aggregator, Scope};
 use crate::check::{CallView, Checker};
 use crate::platform::SimPlatform;
-use crate::policy::{CallId, Gate, GateEvent, LegacyGate, OpenGate, PolicyKind};
-use crate::rng::{Component, SimRng, host_stream, sim_rng};
+use crate::policy::{CallId, Gate, GateEvent, PolicyKind};
+use crate::rng::SimRng;
 use crate::scenario::Workload;
 use crate::trace::Trace;
 
@@ -68,34 +68,18 @@ mod calls;
 mod fair;
 mod feed;
 mod legacy;
+mod live;
 mod outcome;
+mod record;
 mod setup;
 
-use agents::LiveAgent;
 use calls::{Calls, IdMap};
 use feed::{Feed, Start};
-pub use outcome::{
-    AdmissionLine, CallRecord, CallState, Failure, Footprint, PathChecks, PlatformOutcome, RunOptions, RunOutcome,
-    SimError,
-};
-pub use setup::Enforced;
-use setup::{SimShell, check_platforms, limit_of, path_for};
-
-/// What a flight keeps of the call that led it, for as long as the flight is under way
-/// (the call itself may have left meanwhile).
-#[derive(Clone, Debug)]
-pub(crate) struct FlightData {
-    /// The leading call.
-    leader: CallId,
-    /// The station its attempts are counted at.
-    station: usize,
-    /// The leading call's cost.
-    cost: Units,
-    /// Whether the calls of the flight carry a key of the workload's.
-    keyed: bool,
-    /// The leading call's session.
-    session: SessionKey,
-}
+use live::{LiveAgent, LiveSession};
+pub use outcome::{AdmissionLine, Failure, Footprint, PathChecks, PlatformOutcome, RunOptions, RunOutcome, SimError};
+pub use record::{CallRecord, CallState};
+use setup::{Built, FlightData, SimShell, Station, build};
+pub use setup::{Enforced, TEXT_LANE, TEXT_OP};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
@@ -170,6 +154,25 @@ struct FairState {
 }
 
 impl FairState {
+    /// The fair policy's state over `shells`, one per platform of `workload`.
+    fn new(workload: &Workload, keep: Footprint, shells: Vec<SimShell>) -> FairState {
+        let platforms = shells.len();
+        FairState {
+            shells,
+            out: BTreeMap::new(),
+            session_index: workload
+                .sessions
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.key.clone(), u32::try_from(i).expect("fewer than 2^32 sessions")))
+                .collect(),
+            generated_index: BTreeMap::new(),
+            admissions: (keep.calls || workload.recorded.is_some()).then(Vec::new),
+            checked_at: vec![0; platforms],
+            path_checks: 0,
+        }
+    }
+
     /// The index of the session whose fairness key is `key`.
     fn session_of(&self, key: &SessionKey) -> Option<u32> {
         self.generated_index
@@ -177,13 +180,6 @@ impl FairState {
             .or_else(|| self.session_index.get(key))
             .copied()
     }
-}
-
-/// A generated session while it runs.
-#[derive(Clone, Debug)]
-struct LiveSession {
-    key: SessionKey,
-    cancel_after: Option<Duration>,
 }
 
 struct Engine<'w> {
@@ -242,24 +238,6 @@ struct Engine<'w> {
     replay_next: BTreeMap<(PlatformId, String, String), usize>,
 }
 
-/// One limit a call can be counted against: a platform's main one, or its text host's.
-#[derive(Clone, Copy, Debug)]
-struct Station {
-    /// The platform.
-    id: PlatformId,
-    /// The platform's index in [`Workload::platforms`]: its path, and its main station.
-    platform: usize,
-    /// The path's lane.
-    lane: Lane,
-}
-
-/// The lane of text fetches, where a platform's text host keeps a limit of its own (as
-/// the server's `TEXT_LANE`).
-pub const TEXT_LANE: Lane = Lane(1);
-
-/// The operation label of a text fetch (`op = "text"` in scenarios and traces).
-pub const TEXT_OP: &str = "text";
-
 /// Runs `workload` under `opts`, keeping every call's record and every session's row
 /// ([`Footprint::everything`]); `name` names it in reports and failures.
 pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutcome, Box<Failure>> {
@@ -284,163 +262,23 @@ pub fn run_with(
             recent: Vec::new(),
         })
     };
-    check_platforms(workload).map_err(failure)?;
+    let Built {
+        stations,
+        text_station,
+        local_limits,
+        platforms,
+        paths,
+        gates,
+        fail_rate,
+        fail_retryable,
+    } = build(workload, opts).map_err(failure)?;
     let specs = &workload.platforms;
-    let mut gates = Vec::new();
-    let mut paths = Vec::new();
-    let mut platforms = Vec::new();
-    let mut local_limits = Vec::new();
-    let mut stations: Vec<Station> = specs
-        .iter()
-        .enumerate()
-        .map(|(platform, spec)| Station {
-            id: spec.id,
-            platform,
-            lane: Lane::MAIN,
-        })
-        .collect();
-    let mut text_station = vec![None; specs.len()];
-    let mut text_limits = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        if let Some(limit) = Enforced::of(spec).text {
-            text_station[i] = Some(stations.len());
-            stations.push(Station {
-                id: spec.id,
-                platform: i,
-                lane: TEXT_LANE,
-            });
-            text_limits.push(limit);
-        }
-    }
-    // A recorded trace: the bucket the server kept, its margin held back.
-    let margin = workload.recorded.as_ref().map_or(Duration::ZERO, |r| r.margin);
-    for (i, spec) in specs.iter().enumerate() {
-        let id = spec.id;
-        let limit = Enforced::of(spec).limit;
-        let local = limit_of(
-            spec.local_capacity.or(limit.map(|l| l.capacity)),
-            spec.local_window_s.or(limit.map(|l| l.window.as_secs_f64())),
-            limit,
-        )
-        .map(|l| l.with_margin(margin));
-        local_limits.push(local);
-        let stream = host_stream(id, false);
-        platforms.push(
-            SimPlatform::new(
-                id,
-                limit,
-                spec.model,
-                spec.latency,
-                spec.throttle.clone(),
-                sim_rng(opts.seed, Component::Latency(stream)),
-            )
-            .with_rate_limit_headers(spec.states_its_budget()),
-        );
-        let text = text_station[i].map(|s| text_limits[s - specs.len()].with_margin(margin));
-        match opts.policy {
-            PolicyKind::Fair => paths.push(path_for(spec, local, text).map_err(failure)?),
-            PolicyKind::Legacy => gates.push(match local {
-                None => Gate::Open(OpenGate::new(id)),
-                Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
-                    id,
-                    limit,
-                    workload.legacy_slip_probability,
-                    sim_rng(opts.seed, Component::Faults(stream)),
-                ))),
-            }),
-        }
-    }
-    // The text hosts: their own bucket at the platform and, locally, their own lane (the
-    // legacy model: a gate of its own). No throttling, failures or rate-limit headers.
-    for (k, station) in stations.iter().enumerate().skip(specs.len()) {
-        let (id, spec) = (station.id, &specs[station.platform]);
-        let limit = text_limits[k - specs.len()];
-        let stream = host_stream(id, true);
-        local_limits.push(Some(limit));
-        platforms.push(SimPlatform::new(
-            id,
-            Some(limit),
-            spec.model,
-            spec.latency,
-            Vec::new(),
-            sim_rng(opts.seed, Component::Latency(stream)),
-        ));
-        if opts.policy == PolicyKind::Legacy {
-            gates.push(Gate::Legacy(Box::new(LegacyGate::new(
-                id,
-                limit,
-                workload.legacy_slip_probability,
-                sim_rng(opts.seed, Component::Faults(stream)),
-            ))));
-        }
-    }
     let n = stations.len();
-    let fair = (opts.policy == PolicyKind::Fair).then(|| FairState {
-        shells: paths,
-        out: BTreeMap::new(),
-        session_index: workload
-            .sessions
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.key.clone(), u32::try_from(i).expect("fewer than 2^32 sessions")))
-            .collect(),
-        generated_index: BTreeMap::new(),
-        admissions: (keep.calls || workload.recorded.is_some()).then(Vec::new),
-        checked_at: vec![0; specs.len()],
-        path_checks: 0,
-    });
-    // Failures are drawn at a platform's main host only.
-    let mut fail_rate: Vec<Option<(f64, SimRng)>> = specs
-        .iter()
-        .map(|spec| {
-            spec.fail_rate
-                .filter(|&r| r > 0.0)
-                .map(|r| (r, sim_rng(opts.seed, Component::Failures(host_stream(spec.id, false)))))
-        })
-        .collect();
-    fail_rate.resize_with(n, || None);
-    let mut fail_retryable: Vec<bool> = specs.iter().map(|spec| spec.fail_retryable.unwrap_or(true)).collect();
-    fail_retryable.resize(n, true);
+    let fair = (opts.policy == PolicyKind::Fair).then(|| FairState::new(workload, keep, paths));
     let feed = Feed::new(workload);
     let mut calls = Calls::new(keep.calls);
     calls.reserve_ids(workload.open_total());
-    let mut series_first = Vec::with_capacity(workload.series.len());
-    let mut first = workload.open_calls.len() as u64;
-    for series in &workload.series {
-        series_first.push(first);
-        first += series.len();
-    }
-    let agent_count = u32::try_from(workload.agents.len()).expect("fewer than 2^32 agents");
-    let group_agent_base: Vec<u32> = workload
-        .groups
-        .iter()
-        .scan(agent_count, |next, g| {
-            let base = *next;
-            *next = next.saturating_add(g.sessions);
-            Some(base)
-        })
-        .collect();
-    // Each named session ends once its open-loop calls and agent loops have.
-    let mut agg = Aggregator::new(
-        keep.sessions,
-        workload.session_count(),
-        stations
-            .iter()
-            .map(|s| Scope::Limit {
-                platform: s.id,
-                lane: (s.lane != Lane::MAIN).then_some("text"),
-            })
-            .collect(),
-    );
-    for c in &workload.open_calls {
-        agg.expect(c.session, 1);
-    }
-    for series in &workload.series {
-        agg.expect(series.session, series.len());
-    }
-    for a in workload.agents.iter().filter(|a| !a.steps.is_empty()) {
-        agg.expect(a.session, 1);
-    }
+    let agg = aggregator_for(workload, keep, &stations);
     let checker = Checker::new(
         opts.policy,
         stations.iter().map(|s| station_name(*s)).collect(),
@@ -457,9 +295,9 @@ pub fn run_with(
         heap: BinaryHeap::new(),
         feed,
         calls,
-        series_first,
+        series_first: series_first(workload),
         agents: IdMap::default(),
-        group_agent_base,
+        group_agent_base: group_agent_base(workload),
         live_sessions: IdMap::default(),
         next_agent_index: workload.first_agent_index(),
         agg,
@@ -484,6 +322,62 @@ pub fn run_with(
         replay_next: BTreeMap::new(),
     };
     engine.run()
+}
+
+/// The first call id of each of `workload`'s series: after the open calls, series after
+/// series.
+fn series_first(workload: &Workload) -> Vec<u64> {
+    let mut first = workload.open_calls.len() as u64;
+    workload
+        .series
+        .iter()
+        .map(|series| {
+            let this = first;
+            first += series.len();
+            this
+        })
+        .collect()
+}
+
+/// Per group of `workload`, the agent id of its session number 0: after the named
+/// sessions' loops, group after group.
+fn group_agent_base(workload: &Workload) -> Vec<u32> {
+    let agent_count = u32::try_from(workload.agents.len()).expect("fewer than 2^32 agents");
+    workload
+        .groups
+        .iter()
+        .scan(agent_count, |next, g| {
+            let base = *next;
+            *next = next.saturating_add(g.sessions);
+            Some(base)
+        })
+        .collect()
+}
+
+/// The aggregator of a run of `workload` over `stations`, each a scope, knowing what
+/// ends each named session: its open-loop calls and agent loops.
+fn aggregator_for(workload: &Workload, keep: Footprint, stations: &[Station]) -> Aggregator {
+    let mut agg = Aggregator::new(
+        keep.sessions,
+        workload.session_count(),
+        stations
+            .iter()
+            .map(|s| Scope::Limit {
+                platform: s.id,
+                lane: (s.lane != Lane::MAIN).then_some("text"),
+            })
+            .collect(),
+    );
+    for c in &workload.open_calls {
+        agg.expect(c.session, 1);
+    }
+    for series in &workload.series {
+        agg.expect(series.session, series.len());
+    }
+    for a in workload.agents.iter().filter(|a| !a.steps.is_empty()) {
+        agg.expect(a.session, 1);
+    }
+    agg
 }
 
 /// A station's name in traces and failures: the platform, or `ob/text`.

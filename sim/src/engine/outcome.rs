@@ -2,20 +2,16 @@
 //! broken invariant as a [`Failure`].
 
 use std::fmt;
-use std::sync::Arc;
-use std::time::Duration;
 
-use besluitbron_core::cache::CacheKey;
 use besluitbron_core::path::PathStats;
 use besluitbron_core::scheduler::AdmitRule;
 use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
 
-use besluitbron_core::path::Served;
-
+use super::record::CallRecord;
 use crate::aggregate::{SessionRows, Summary};
 use crate::platform::PlatformCounters;
 use crate::policy::PolicyKind;
-use crate::scenario::{FollowUp, LimitModel, SessionPlan};
+use crate::scenario::{LimitModel, SessionPlan};
 
 /// How to run.
 #[derive(Clone, Copy, Debug)]
@@ -76,79 +72,9 @@ impl Footprint {
     pub const fn lean() -> Footprint {
         Footprint {
             calls: false,
-            sessions: SessionRows::Longest(crate::report::LONGEST_WAITERS_SHOWN),
+            sessions: SessionRows::Longest(crate::aggregate::LONGEST_WAITERS_SHOWN),
             path_checks: PathChecks::Bounded,
         }
-    }
-}
-
-/// Where a call stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CallState {
-    /// Not yet submitted.
-    Planned,
-    /// Submitted, waiting at its gate.
-    Waiting,
-    /// Sent; the answer is on its way.
-    Sent,
-    /// Answered.
-    Done,
-    /// Withdrawn while waiting (`cancel_after_ms`).
-    Cancelled,
-    /// Refused by a queue bound.
-    Refused,
-    /// Its flight went out and failed (a 429 or a failed answer); nothing was stored.
-    Failed,
-}
-
-/// One call of a run.
-#[derive(Clone, Debug)]
-pub struct CallRecord {
-    /// Trace line number or open-call index; agent calls follow the open calls.
-    pub index: u64,
-    /// Session index.
-    pub session: u32,
-    /// Platform.
-    pub platform: PlatformId,
-    /// Units asked.
-    pub cost: Units,
-    /// Operation label (shared with the other calls of its kind).
-    pub op: Option<Arc<str>>,
-    /// First submission.
-    pub submitted_at: Instant,
-    /// Latest submission (a 429 resubmits the call).
-    pub queued_at: Instant,
-    /// When it was (finally) admitted.
-    pub admitted_at: Option<Instant>,
-    /// Units charged by the gate.
-    pub charged: Units,
-    /// Where it stands.
-    pub state: CallState,
-    /// Times the platform answered it with 429.
-    pub platform_429s: u32,
-    /// What it asks; `None`: a distinct call.
-    pub key: Option<CacheKey>,
-    /// How it was answered, under the fair policy.
-    pub served: Option<Served>,
-    /// Its session was charged `charged` for the call that went (for a flight: the one
-    /// entry that went, whichever call of the payer's session it belonged to).
-    pub paid: bool,
-    /// It waited once more after its flight was refused with 429 (it does so only once).
-    pub requeued: bool,
-    pub(super) agent: Option<u32>,
-    /// The call its session makes when this one is answered.
-    pub(super) then: Option<Box<FollowUp>>,
-    /// When after its arrival the call leaves if it still waits (a recorded call whose
-    /// caller gave up).
-    pub(super) leave_after: Option<Duration>,
-}
-
-impl CallRecord {
-    /// Whether the call holds its session open until it ends: an open-loop or follow-up
-    /// call does, an agent loop's call does not (its loop does).
-    pub(crate) fn holds_session(&self) -> bool {
-        self.agent.is_none()
     }
 }
 

@@ -29,8 +29,63 @@ use besluitbron_core::{Instant, PlatformId, Units};
 use rand::RngExt;
 use serde::Deserialize;
 
-use super::{AgentStep, GroupSpec, pool_key};
 use crate::rng::{Component, SimRng, sim_rng};
+
+/// Many generated agent sessions, each one conversation of `calls` rounds.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// Sessions are named `<prefix>-<n>`.
+    pub prefix: String,
+    /// How many sessions.
+    pub sessions: u32,
+    /// Each session starts uniformly in `[start_ms[0], start_ms[1]]`.
+    pub start_ms: [u64; 2],
+    /// Rounds per session, uniform in the inclusive range.
+    pub calls: [u32; 2],
+    /// Think time after each round, uniform in the inclusive range.
+    pub think_ms: [u64; 2],
+    /// Calls per round, uniform in the inclusive range (default 1).
+    pub fan_out: Option<[u32; 2]>,
+    /// Relative weight of each platform; each round picks one (in the order of their
+    /// streams, [`crate::ids::deserialize_weights`], so a pick draws as it always has).
+    #[serde(deserialize_with = "crate::ids::deserialize_weights")]
+    pub platforms: Vec<(PlatformId, u32)>,
+    /// Costs to pick from, uniformly, per call.
+    pub costs: Vec<Units>,
+    /// Operation label.
+    pub op: Option<String>,
+    /// A queued call still waiting this long is withdrawn.
+    pub cancel_after_ms: Option<u64>,
+    /// Each call asks a key drawn uniformly from `k0` .. `k{N-1}` (seeded); default no keys.
+    pub key_pool: Option<u32>,
+    /// Sessions start by the hour of the day and the day of the week instead of
+    /// uniformly, numbered in the order they start; each draws from a stream of its own.
+    pub rhythm: Option<RhythmSpec>,
+}
+
+/// One round of an agent loop.
+#[derive(Clone, Debug)]
+pub struct AgentStep {
+    /// Platform of the round's calls.
+    pub platform: PlatformId,
+    /// Cost of each call.
+    pub cost: Units,
+    /// Calls sent at once.
+    pub fan_out: u32,
+    /// Think time after the last answer.
+    pub think: Duration,
+    /// Operation label (shared by every call that carries it).
+    pub op: Option<Arc<str>>,
+    /// What each of the round's calls asks, in order; empty (or shorter than `fan_out`):
+    /// the remaining calls are distinct.
+    pub keys: Vec<String>,
+}
+
+/// A key drawn uniformly from the pool `k0` .. `k{n-1}`.
+pub(super) fn pool_key(rng: &mut crate::rng::SimRng, n: u32) -> String {
+    format!("k{}", rng.random_range(0..n))
+}
 
 /// A day in milliseconds.
 const DAY_MS: u64 = 86_400_000;
