@@ -22,13 +22,13 @@
 //!
 //! What this module does not do: decide anything, or read the clock.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use besluitbron_core::path::Served;
 use besluitbron_core::{Instant, PlatformId, Units};
 use hdrhistogram::Histogram;
 
+use crate::dense::IdMap;
 use crate::engine::{CallRecord, CallState};
 
 /// Significant digits of every wait histogram: a quantile is within 10^-3 of the wait at
@@ -461,7 +461,7 @@ pub struct Aggregator {
     kept: SessionRows,
     sessions_total: u32,
     /// Sessions still running, by index.
-    live: HashMap<u32, SessionAcc>,
+    live: IdMap<u32, SessionAcc>,
     /// Sessions finished, one bit each.
     finished: Vec<u64>,
     rows: Vec<SessionRow>,
@@ -479,7 +479,7 @@ impl Aggregator {
         Aggregator {
             kept,
             sessions_total,
-            live: HashMap::new(),
+            live: IdMap::default(),
             finished: vec![0; (sessions_total as usize).div_ceil(64)],
             rows: Vec::new(),
             totals: Totals::default(),

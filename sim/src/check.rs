@@ -25,7 +25,8 @@
 //! - **no failure stored**: every buffer entry is a success's, counted per platform, and
 //!   every buffer hit carries the payload of a successful attempt of its key.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::Bound;
 
 use besluitbron_core::cache::{CacheKey, CacheStore, MemoryStore};
 use besluitbron_core::dedup::FlightId;
@@ -34,6 +35,7 @@ use besluitbron_core::{
     AdmissionRecord, AdmitRule, CallTicket, EntryTicket, FairScheduler, Instant, LimitConfig, PlatformId, Units,
 };
 
+use crate::dense::IdMap;
 use crate::policy::{CallId, PolicyKind};
 
 /// What the checker needs to know about a legacy call.
@@ -67,9 +69,9 @@ struct Mirror {
     /// Each waiting session's entries, in the order queued.
     queues: BTreeMap<u32, VecDeque<Waiting>>,
     /// The sessions holding entries of each waiting call (a session once per entry).
-    by_call: HashMap<CallTicket, Holders>,
+    by_call: IdMap<CallTicket, Holders>,
     /// The session of each waiting entry.
-    by_entry: HashMap<EntryTicket, u32>,
+    by_entry: IdMap<EntryTicket, u32>,
     /// Entries waiting.
     len: usize,
     /// The waiting sessions' head calls together, each counted at most C.
@@ -80,6 +82,15 @@ struct Mirror {
     /// its head's queueing. Only waiting sessions' are kept: a call queued later is
     /// queued at or after it, so a session that stopped waiting starts afresh.
     last_admit: BTreeMap<u32, Instant>,
+    /// Each waiting session's wait start ([`Mirror::wait_start`]), and the same ordered
+    /// by (start, session): the sessions that could have waited beyond any bound are the
+    /// oldest starts, so the check after an event looks at those only.
+    start_of: IdMap<u32, Instant>,
+    by_start: BTreeSet<(Instant, u32)>,
+    /// Entries taken out by the last removal (kept to spare an allocation per removal).
+    removed: Vec<Waiting>,
+    /// The least starvation bound here (a window), in nanoseconds, once asked.
+    least_bound_ns: Option<u64>,
 }
 
 impl Mirror {
@@ -97,6 +108,7 @@ impl Mirror {
         q.push_back(w);
         if was_empty {
             self.heads += self.head_units(Some(&w));
+            self.restart(session);
         }
         match self.by_call.get_mut(&w.call) {
             Some(holders) => holders.add(session),
@@ -113,7 +125,7 @@ impl Mirror {
     fn remove_from(&mut self, session: u32, gone: impl Fn(&Waiting) -> bool) {
         let Some(q) = self.queues.get_mut(&session) else { return };
         let before = q.front().copied();
-        let mut removed = Vec::new();
+        let mut removed = std::mem::take(&mut self.removed);
         q.retain(|w| {
             let g = gone(w);
             if g {
@@ -123,19 +135,53 @@ impl Mirror {
         });
         let after = q.front().copied();
         let empty = q.is_empty();
-        if before.map(|w| w.entry) != after.map(|w| w.entry) {
+        let head_moved = before.map(|w| w.entry) != after.map(|w| w.entry);
+        if head_moved {
             self.heads = self.heads - self.head_units(before.as_ref()) + self.head_units(after.as_ref());
         }
-        for w in removed {
+        for w in removed.drain(..) {
             self.len -= 1;
             self.by_entry.remove(&w.entry);
             if self.by_call.get_mut(&w.call).is_some_and(|h| h.remove(session)) {
                 self.by_call.remove(&w.call);
             }
         }
+        self.removed = removed;
         if empty {
             self.queues.remove(&session);
             self.last_admit.remove(&session);
+        }
+        if head_moved {
+            self.restart(session);
+        }
+    }
+
+    /// Session `session`'s wait start: the later of its last admission and its head's
+    /// queueing (`None`: it does not wait).
+    fn wait_start(&self, session: u32) -> Option<Instant> {
+        let head = self.queues.get(&session)?.front()?;
+        Some(
+            self.last_admit
+                .get(&session)
+                .map_or(head.queued_at, |&a| a.max(head.queued_at)),
+        )
+    }
+
+    /// Session `session`'s wait start may have moved (its head or its last admission
+    /// changed): the index follows.
+    fn restart(&mut self, session: u32) {
+        let now = self.wait_start(session);
+        let was = match now {
+            Some(start) => self.start_of.insert(session, start),
+            None => self.start_of.remove(&session),
+        };
+        if was != now {
+            if let Some(was) = was {
+                self.by_start.remove(&(was, session));
+            }
+            if let Some(start) = now {
+                self.by_start.insert((start, session));
+            }
         }
     }
 
@@ -364,6 +410,7 @@ impl Checker {
         mirror.remove_call(a.call);
         if mirror.queues.contains_key(&session) {
             mirror.last_admit.insert(session, now);
+            mirror.restart(session);
         }
         Ok(())
     }
@@ -393,6 +440,36 @@ impl Checker {
             .map_or(head_queued_at, |&a| a.max(head_queued_at))
     }
 
+    /// Whether a waiting session at station `p` has waited beyond the starvation bound
+    /// at `now` while the bound applied. Only the sessions whose wait started after the
+    /// precondition last broke and more than the least bound (a window) ago can have:
+    /// those are a range of the index of wait starts, looked at in order.
+    fn starved(&mut self, p: usize, now: Instant, scheduler: &FairScheduler) -> bool {
+        // The least bound is the window's (the bound of a call that costs nothing).
+        let least = *self.mirrors[p]
+            .least_bound_ns
+            .get_or_insert_with(|| besluitbron_core::time::duration_nanos(scheduler.starvation_bound(Units::ZERO)));
+        let m = &self.mirrors[p];
+        let Some(before) = now.as_nanos().checked_sub(least) else {
+            return false;
+        };
+        let before = Instant::from_nanos(before);
+        if m.by_start.first().is_none_or(|&(start, _)| start >= before) {
+            return false;
+        }
+        let after = self.broken_at[p];
+        if after.is_some_and(|b| b >= before) {
+            return false;
+        }
+        let lower = after.map_or(Bound::Unbounded, |b| Bound::Excluded((b, u32::MAX)));
+        m.by_start
+            .range((lower, Bound::Excluded((before, 0))))
+            .any(|&(start, session)| {
+                let head = m.queues[&session].front().expect("empty queues are removed");
+                now.saturating_since(start) > scheduler.starvation_bound(head.cost)
+            })
+    }
+
     fn bound_applies(&self, p: usize, wait_start: Instant) -> bool {
         self.broken_at[p].is_none_or(|b| b < wait_start)
     }
@@ -409,12 +486,15 @@ impl Checker {
     }
 
     /// The checks after an event at `now`, with each station's scheduler (fair policy;
-    /// `schedulers(p)` for station `p`).
+    /// `schedulers(p)` for station `p`). After an event that changed nothing (`changed`
+    /// false) only the starvation bound, which depends on the time, can have broken: the
+    /// rest is as the last check found it.
     pub fn after_event<'s>(
         &mut self,
         now: Instant,
         schedulers: impl Fn(usize) -> Option<&'s FairScheduler>,
         over_limit_total: u64,
+        changed: bool,
     ) -> Verdict {
         self.events_checked += 1;
         if self.policy != PolicyKind::Fair {
@@ -427,27 +507,19 @@ impl Checker {
         }
         for p in 0..self.names.len() {
             let scheduler = schedulers(p);
-            let mirrored = self.mirrors[p].len;
-            let held = scheduler.map_or(0, |s| s.queued());
-            if mirrored != held {
-                return Err(format!(
-                    "{}: {mirrored} entries should wait, the scheduler holds {held}",
-                    self.names[p]
-                ));
+            if changed {
+                self.agrees(p, scheduler)?;
             }
             let Some(scheduler) = scheduler else { continue };
-            let counted = scheduler.stats().admitted_calls;
-            if counted != self.admitted[p] {
-                return Err(format!(
-                    "{}: admissions not counted exactly: the scheduler counted {counted} calls, {} went out",
-                    self.names[p], self.admitted[p]
-                ));
-            }
             // Every wait starts at or before now: when the precondition broke at or after
             // it, the bound covers no waiting session.
             if self.broken_at[p].is_some_and(|b| b >= now) {
                 continue;
             }
+            if !self.starved(p, now, scheduler) {
+                continue;
+            }
+            // Someone starved: the first such session by index names the failure.
             for (&session, q) in &self.mirrors[p].queues {
                 let head = q.front().expect("empty queues are removed");
                 let wait_start = self.wait_start(p, session, head.queued_at);
@@ -463,6 +535,27 @@ impl Checker {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Station `p`'s mirror holds as many entries as its scheduler, and the scheduler
+    /// counted every admission seen.
+    fn agrees(&self, p: usize, scheduler: Option<&FairScheduler>) -> Verdict {
+        let mirrored = self.mirrors[p].len;
+        let held = scheduler.map_or(0, |s| s.queued());
+        if mirrored != held {
+            return Err(format!(
+                "{}: {mirrored} entries should wait, the scheduler holds {held}",
+                self.names[p]
+            ));
+        }
+        let counted = scheduler.map_or(self.admitted[p], |s| s.stats().admitted_calls);
+        if counted != self.admitted[p] {
+            return Err(format!(
+                "{}: admissions not counted exactly: the scheduler counted {counted} calls, {} went out",
+                self.names[p], self.admitted[p]
+            ));
         }
         Ok(())
     }

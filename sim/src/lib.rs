@@ -24,7 +24,7 @@
 //!   (`replay --replicas`), on [`cluster`].
 //! - [`report`], [`plot`], [`trace`]: what a run prints; [`html`]: the page a reader
 //!   would rather look at (`--report`).
-//! - [`rng`]: one root seed, a sub-seed per component.
+//! - [`rng`]: one root seed, a sub-seed per component; [`dense`]: maps keyed by ids.
 //!
 //! The fake platforms over real HTTP (wall clock, loopback) are not here: they are the
 //! `besluitbron-fakes` crate, which the binary's `fakes` command serves.
@@ -39,6 +39,7 @@
 pub mod aggregate;
 pub mod check;
 pub mod cluster;
+pub mod dense;
 pub mod engine;
 pub mod fidelity;
 pub mod html;

@@ -10,17 +10,18 @@ use besluitbron_core::path::{
     Action, Arrival, Attempt, Delivery, Failure as PathFailure, Lane, Outcome, OutcomeKind, PathEvent, PendingSend,
     Request,
 };
-use besluitbron_core::{AdmissionRecord, Instant, SchedulerEvent, SessionKey, Units};
+use besluitbron_core::{AdmissionRecord, EntryTicket, Instant, SchedulerEvent, SessionKey, Units};
 
 use besluitbron_core::path::Served;
 
 use super::{
-    AdmissionLine, CallState, Engine, Event, Failure, FlightData, PathChecks, SimError, distinct_key, is_distinct,
-    key_text, wall,
+    AdmissionLine, CallState, Engine, Event, Failure, FlightData, PATH_CHECK_SPACING, PathChecks, SimError,
+    distinct_key, is_distinct, key_text, wall,
 };
 use crate::platform::{Answer, Refusal};
 use crate::policy::CallId;
 use crate::scenario::{AttemptOutcome, RecordedAttempt};
+use crate::trace::Trace;
 
 impl Engine<'_> {
     /// The fair policy: the call goes through its platform's path, as in the server.
@@ -30,7 +31,8 @@ impl Engine<'_> {
         // A call without a key is a distinct request, asked under a key of its own.
         let key = c
             .key
-            .clone()
+            .as_deref()
+            .cloned()
             .unwrap_or_else(|| distinct_key(c.platform, c.op.as_deref(), c.index));
         let station = self.station_of(call);
         let session = self.session_key(c.session).clone();
@@ -64,7 +66,8 @@ impl Engine<'_> {
                 // A distinct call is never answered from the buffer: the check says so.
                 let key = c
                     .key
-                    .clone()
+                    .as_deref()
+                    .cloned()
                     .unwrap_or_else(|| distinct_key(c.platform, c.op.as_deref(), c.index));
                 self.checker
                     .flights
@@ -133,8 +136,9 @@ impl Engine<'_> {
                 .filter_map(|(_, _, s)| s)
                 .map(|s| s.tracked_sessions())
                 .sum();
-            let held = path.waiting() + path.in_flight() + remembered;
-            if since < held.max(1) as u64 {
+            let held = (path.waiting() + path.in_flight() + remembered) as u64;
+            let spacing = if held <= 1 { 1 } else { PATH_CHECK_SPACING * held };
+            if since < spacing {
                 return Ok(());
             }
         }
@@ -423,13 +427,7 @@ impl Engine<'_> {
                             "t={at} session={session} join ticket={entry} flight={call} platform={platform}"
                         ));
                     } else {
-                        let e = SchedulerEvent::Queue {
-                            at: *at,
-                            session: session.clone(),
-                            entry: *entry,
-                            cost: *cost,
-                        };
-                        trace.push_fmt(format_args!("{e} platform={platform}"));
+                        queue_line(trace, *at, session, *cost, *entry, platform);
                     }
                 }
                 PathEvent::Send {
@@ -448,21 +446,32 @@ impl Engine<'_> {
                         if let Err(e) = self.checker.on_admit(station, s, a, scheduler) {
                             failure.get_or_insert(e);
                         }
-                        trace.push_fmt(format_args!("{} platform={platform}", SchedulerEvent::Admit(a.clone())));
+                        admit_line(trace, a, platform);
                     }
-                    None => trace.push_fmt(format_args!(
-                        "t={at} session={session} admit cost={} via=unlimited waited=0.000s platform={platform}",
-                        cost.compact()
-                    )),
+                    None => trace
+                        .line()
+                        .str("t=")
+                        .instant(*at)
+                        .str(" session=")
+                        .str(session.as_str())
+                        .str(" admit cost=")
+                        .compact(*cost)
+                        .str(" via=unlimited waited=0.000s platform=")
+                        .str(platform.as_str())
+                        .end(),
                 },
                 PathEvent::Cancel { lane, at, entry, .. } => {
                     let station = station(*lane);
                     self.checker.on_cancel(station, *entry);
-                    trace.push_fmt(format_args!(
-                        "{} platform={}",
-                        SchedulerEvent::Cancel { at: *at, entry: *entry },
-                        names[station]
-                    ));
+                    trace
+                        .line()
+                        .str("t=")
+                        .instant(*at)
+                        .str(" cancel ticket=#")
+                        .uint(entry.0)
+                        .str(" platform=")
+                        .str(&names[station])
+                        .end();
                 }
                 PathEvent::CancelCall { lane, at, call, .. } => {
                     let station = station(*lane);
@@ -523,7 +532,15 @@ impl Engine<'_> {
                             ));
                         }
                     } else if let Some(d) = leader(*flight).filter(|_| *kind == OutcomeKind::Ok) {
-                        trace.push_fmt(format_args!("t={at} session={} answer platform={platform}", d.session));
+                        trace
+                            .line()
+                            .str("t=")
+                            .instant(*at)
+                            .str(" session=")
+                            .str(d.session.as_str())
+                            .str(" answer platform=")
+                            .str(platform.as_str())
+                            .end();
                     }
                 }
             }
@@ -553,12 +570,8 @@ impl Engine<'_> {
                     c.charged = admission.as_ref().map_or(*cost, |a| a.cost);
                 }
                 let Some(fair) = self.fair.as_ref() else { return };
-                let waiting: Vec<CallId> = fair.shells[p]
-                    .waiters_of(attempt.flight)
-                    .map(|(w, ())| CallId::try_from(w.0).expect("waiter ids are call ids"))
-                    .collect();
-                for w in waiting {
-                    let c = &mut self.calls[w];
+                for (w, ()) in fair.shells[p].waiters_of(attempt.flight) {
+                    let c = &mut self.calls[CallId::try_from(w.0).expect("waiter ids are call ids")];
                     if c.state == CallState::Waiting {
                         c.state = CallState::Sent;
                         c.admitted_at = Some(*at);
@@ -587,5 +600,96 @@ impl Engine<'_> {
             }
             _ => {}
         }
+    }
+}
+
+/// The trace line of admission `a` at station `platform`: the core's
+/// [`SchedulerEvent::Admit`] line, then the station.
+fn admit_line(trace: &mut Trace, a: &AdmissionRecord, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(a.admitted_at)
+        .str(" session=")
+        .str(a.session.as_str())
+        .str(" admit cost=")
+        .compact(a.cost)
+        .str(" tokens=")
+        .units(a.tokens_after)
+        .str(" via=")
+        .str(a.rule.as_str())
+        .str(" waited=")
+        .instant(Instant::ZERO + a.waited())
+        .str(" platform=")
+        .str(platform)
+        .end();
+}
+
+/// The trace line of a queued entry: the core's [`SchedulerEvent::Queue`] line, then the
+/// station.
+fn queue_line(trace: &mut Trace, at: Instant, session: &SessionKey, cost: Units, entry: EntryTicket, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(at)
+        .str(" session=")
+        .str(session.as_str())
+        .str(" queue cost=")
+        .compact(cost)
+        .str(" ticket=#")
+        .uint(entry.0)
+        .str(" platform=")
+        .str(platform)
+        .end();
+}
+
+#[cfg(test)]
+mod tests {
+    use besluitbron_core::{AdmitRule, CallTicket};
+
+    use super::*;
+
+    /// The lines put together here are the core's scheduler lines, byte for byte.
+    #[test]
+    fn the_admit_queue_and_cancel_lines_are_the_cores() {
+        let session = SessionKey::client("agent-7");
+        for (ms, cost, tokens) in [(0, 1_000, 59_000), (1_234_567, 125, 0), (86_400_001, 2_000, 60_000)] {
+            let a = AdmissionRecord {
+                call: CallTicket(41),
+                entry: EntryTicket(42),
+                session: session.clone(),
+                cost: Units::from_milli(cost),
+                requested: Units::from_milli(cost),
+                submitted_at: Instant::from_millis(ms / 3),
+                admitted_at: Instant::from_millis(ms),
+                tokens_after: Units::from_milli(tokens),
+                rule: AdmitRule::Fair,
+            };
+            let mut ours = Trace::new(true);
+            admit_line(&mut ours, &a, "obv");
+            queue_line(&mut ours, a.admitted_at, &session, a.cost, a.entry, "ob/text");
+            let mut cores = Trace::new(true);
+            cores.push_fmt(format_args!("{} platform=obv", SchedulerEvent::Admit(a.clone())));
+            let q = SchedulerEvent::Queue {
+                at: a.admitted_at,
+                session: session.clone(),
+                entry: a.entry,
+                cost: a.cost,
+            };
+            cores.push_fmt(format_args!("{q} platform=ob/text"));
+            assert_eq!(ours.lines(), cores.lines());
+        }
+        let mut ours = Trace::new(true);
+        ours.line()
+            .str("t=")
+            .instant(Instant::from_millis(1_500))
+            .str(" cancel ticket=#")
+            .uint(9)
+            .end();
+        let cancel = SchedulerEvent::Cancel {
+            at: Instant::from_millis(1_500),
+            entry: EntryTicket(9),
+        };
+        assert_eq!(ours.lines(), [cancel.to_string()]);
     }
 }

@@ -62,7 +62,7 @@ impl Engine<'_> {
         c.state = CallState::Sent;
         let cost = c.cost;
         let attempt = c.platform_429s + 1;
-        let recorded = match c.key.clone() {
+        let recorded = match c.key.as_deref().cloned() {
             Some(key) => self.recorded_attempt(&key, (1 << 63) | u64::from(call), attempt),
             None => None,
         };

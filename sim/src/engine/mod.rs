@@ -72,14 +72,20 @@ mod live;
 mod outcome;
 mod record;
 mod setup;
+mod timeouts;
 
-use calls::{Calls, IdMap};
+use crate::dense::IdMap;
+use calls::Calls;
 use feed::{Feed, Start};
 use live::{LiveAgent, LiveSession};
-pub use outcome::{AdmissionLine, Failure, Footprint, PathChecks, PlatformOutcome, RunOptions, RunOutcome, SimError};
+pub use outcome::{
+    AdmissionLine, Failure, Footprint, PATH_CHECK_SPACING, PathChecks, PlatformOutcome, RunOptions, RunOutcome,
+    SimError,
+};
 pub use record::{CallRecord, CallState};
 use setup::{Built, FlightData, SimShell, Station, build};
 pub use setup::{Enforced, TEXT_LANE, TEXT_OP};
+use timeouts::Timeouts;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
@@ -122,11 +128,13 @@ pub fn cache_key(platform: PlatformId, op: Option<&str>, key: &str) -> CacheKey 
 /// `#<index>` and no parameter, so it equals no other call's key and costs no parameter
 /// map; it is kept in no buffer.
 pub fn distinct_key(platform: PlatformId, op: Option<&str>, index: u64) -> CacheKey {
-    CacheKey::new(
-        platform,
-        DataClass::Search,
-        format!("{}#{index}", op.unwrap_or("search")),
-    )
+    // Put together without the formatting machinery: every distinct call makes one.
+    let op = op.unwrap_or("search");
+    let mut operation = String::with_capacity(op.len() + 21);
+    operation.push_str(op);
+    operation.push('#');
+    operation.push_str(crate::trace::decimal(index, &mut [0; 20]));
+    CacheKey::new(platform, DataClass::Search, operation)
 }
 
 /// Whether `key` is a distinct call's ([`distinct_key`]).
@@ -190,6 +198,8 @@ struct Engine<'w> {
     now: Instant,
     seq: u64,
     heap: BinaryHeap<Reverse<(Instant, u64, Event)>>,
+    /// Calls' time-outs, by length ([`Timeouts`]).
+    timeouts: Timeouts,
     /// The events known before the run, one next event per source.
     feed: Feed<'w>,
     calls: Calls,
@@ -293,6 +303,7 @@ pub fn run_with(
         now: Instant::ZERO,
         seq: feed.scheduled_from(),
         heap: BinaryHeap::new(),
+        timeouts: Timeouts::default(),
         feed,
         calls,
         series_first: series_first(workload),
@@ -470,7 +481,7 @@ impl Engine<'_> {
         op: Option<Arc<str>>,
         key: Option<&str>,
     ) -> CallId {
-        let key = key.map(|k| cache_key(platform, op.as_deref(), k));
+        let key = key.map(|k| Box::new(cache_key(platform, op.as_deref(), k)));
         self.calls.insert(
             id,
             CallRecord {
@@ -497,20 +508,49 @@ impl Engine<'_> {
         id
     }
 
-    /// The next event: the feed's or the heap's, whichever comes first by (instant,
-    /// number).
+    /// The next event: the feed's, the heap's or a time-out, whichever comes first by
+    /// (instant, number).
     fn next_event(&mut self) -> Option<(Instant, Result<Event, Start>)> {
         let heap = self.heap.peek().map(|Reverse((at, seq, _))| (*at, *seq));
-        match (heap, self.feed.peek()) {
-            (None, None) => None,
-            (Some(h), Some(f)) if h < f => self.pop_heap(),
-            (Some(_), None) => self.pop_heap(),
-            (_, Some(_)) => self.feed.pop().map(|(at, start)| (at, Err(start))),
+        let feed = self.feed.peek();
+        let timeout = self.timeouts.peek();
+        let first = [heap, feed, timeout.map(|(at, seq, _)| (at, seq))]
+            .into_iter()
+            .flatten()
+            .min()?;
+        if heap == Some(first) {
+            self.heap.pop().map(|Reverse((at, _, event))| (at, Ok(event)))
+        } else if feed == Some(first) {
+            self.feed.pop().map(|(at, start)| (at, Err(start)))
+        } else {
+            let (_, _, i) = timeout.expect("the earliest is a time-out");
+            self.timeouts.pop(i).map(|(at, call)| (at, Ok(Event::Timeout(call))))
         }
     }
 
-    fn pop_heap(&mut self) -> Option<(Instant, Result<Event, Start>)> {
-        self.heap.pop().map(|Reverse((at, _, event))| (at, Ok(event)))
+    /// Schedules `call`'s time-out `after` from now: in its length's queue, or the heap.
+    fn schedule_timeout(&mut self, after: Duration, call: CallId) {
+        let at = self.now + after;
+        if !self.timeouts.push(after, at, self.seq, call) {
+            self.heap.push(Reverse((at, self.seq, Event::Timeout(call))));
+        }
+        self.seq += 1;
+    }
+
+    /// Whether `event` changes nothing when it comes: a wake-up superseded by a later one,
+    /// or the time-out of a call that no longer waits for it.
+    fn changes_nothing(&self, event: &Event) -> bool {
+        match *event {
+            Event::Wake(p) => self.wake_at[usize::from(p)] != Some(self.now),
+            Event::Timeout(call) => match self.calls.get(call).filter(|_| self.calls.is_live(call)) {
+                None => true,
+                Some(c) => {
+                    let recorded_leave = c.leave_after.is_some() && c.state == CallState::Sent && self.fair.is_some();
+                    c.state != CallState::Waiting && !recorded_leave
+                }
+            },
+            _ => false,
+        }
     }
 
     fn run(mut self) -> Result<RunOutcome, Box<Failure>> {
@@ -532,11 +572,20 @@ impl Engine<'_> {
                 eprint!("\rsimulated {} ({} events)", self.now, self.events);
             }
             self.note_precondition();
-            match event {
-                Ok(event) => self.handle(event)?,
-                Err(start) => self.start(start)?,
-            }
-            self.after_event()?;
+            // An event that changes nothing leaves every invariant that does not depend on
+            // the time as it was after the last one: only those that do are checked again.
+            let changed = match event {
+                Ok(event) if self.changes_nothing(&event) => false,
+                Ok(event) => {
+                    self.handle(event)?;
+                    true
+                }
+                Err(start) => {
+                    self.start(start)?;
+                    true
+                }
+            };
+            self.after_event(changed)?;
             self.note_precondition();
         }
         if self.opts.progress {
@@ -616,32 +665,42 @@ impl Engine<'_> {
         self.checker.note_precondition(now);
     }
 
-    fn after_event(&mut self) -> Result<(), Box<Failure>> {
-        let over_limit: u64 = self.platforms.iter().map(|p| p.counters.over_limit).sum();
+    /// The checks after an event (`changed`: it changed the run's state), and whether
+    /// calls wait for each limit now.
+    fn after_event(&mut self, changed: bool) -> Result<(), Box<Failure>> {
         let now = self.now;
-        let verdict = match &self.fair {
-            Some(fair) => {
-                // The paths' own invariants are checked after their steps (`check_path`).
-                let stations = &self.stations;
-                let schedulers = |p: usize| fair.shells[stations[p].platform].path().scheduler(stations[p].lane);
-                self.checker.after_event(now, schedulers, over_limit).and_then(|()| {
-                    let stores = |p: usize| Some(fair.shells[p].path().buffer().store());
-                    self.checker.flights.after_event(stores)
-                })
+        let Some(fair) = &self.fair else {
+            let over_limit: u64 = self.platforms.iter().map(|p| p.counters.over_limit).sum();
+            self.checker
+                .after_event(now, |_| None, over_limit, changed)
+                .map_err(|e| self.fail(e))?;
+            if changed {
+                for (station, gate) in self.gates.iter().enumerate() {
+                    self.agg.waiting(self.scope_of[station], gate.waiting(), now);
+                }
             }
-            None => self.checker.after_event(now, |_| None, over_limit),
+            return Ok(());
         };
+        // The paths' own invariants are checked after their steps (`check_path`).
+        let stations = &self.stations;
+        let schedulers = |p: usize| fair.shells[stations[p].platform].path().scheduler(stations[p].lane);
+        let over_limit: u64 = if changed {
+            self.platforms.iter().map(|p| p.counters.over_limit).sum()
+        } else {
+            0
+        };
+        let verdict = self.checker.after_event(now, schedulers, over_limit, changed);
+        let verdict = verdict.and_then(|()| {
+            let stores = |p: usize| Some(fair.shells[p].path().buffer().store());
+            self.checker.flights.after_event(stores)
+        });
         verdict.map_err(|e| self.fail(e))?;
-        // Whether calls wait for each limit now: the share of time at the limit.
-        for (station, s) in self.stations.iter().enumerate() {
-            let waiting = match &self.fair {
-                Some(fair) => fair.shells[s.platform]
-                    .path()
-                    .scheduler(s.lane)
-                    .is_some_and(|q| q.queued() > 0),
-                None => self.gates[station].waiting(),
-            };
-            self.agg.waiting(self.scope_of[station], waiting, now);
+        if changed {
+            // Whether calls wait for each limit now: the share of time at the limit.
+            for station in 0..stations.len() {
+                let waiting = schedulers(station).is_some_and(|q| q.queued() > 0);
+                self.agg.waiting(self.scope_of[station], waiting, now);
+            }
         }
         Ok(())
     }
@@ -780,7 +839,7 @@ impl Engine<'_> {
         self.used[s] += 1;
         let leave = [leave_after, self.cancel_after(session)];
         if let Some(after) = leave.into_iter().flatten().min() {
-            self.schedule(now + after, Event::Timeout(call));
+            self.schedule_timeout(after, call);
         }
         if self.fair.is_some() {
             return self.submit_fair(call, p);

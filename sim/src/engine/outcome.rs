@@ -50,11 +50,15 @@ pub struct Footprint {
 pub enum PathChecks {
     /// After every step (tests, snapshots and small runs).
     EveryStep,
-    /// After every step while a path holds at most one thing, else after every `held`
-    /// steps: about one held thing's worth of checking per step, whatever the run's size.
-    /// A run's last steps are always checked.
+    /// After every step while a path holds at most one thing, else after every
+    /// [`PATH_CHECK_SPACING`] × `held` steps: a fraction of one held thing's worth of
+    /// checking per step, whatever the run's size. A run's last steps are always checked.
     Bounded,
 }
+
+/// How many steps per thing a path holds go between two checks of its invariants under
+/// [`PathChecks::Bounded`]: a check costs about as much as four steps of a busy run.
+pub const PATH_CHECK_SPACING: u64 = 4;
 
 impl Footprint {
     /// Every call's record, every session's row, a check after every step.

@@ -62,7 +62,7 @@ pub struct CallRecord {
     /// Times the platform answered it with 429.
     pub platform_429s: u32,
     /// What it asks; `None`: a distinct call.
-    pub key: Option<CacheKey>,
+    pub key: Option<Box<CacheKey>>,
     /// How it was answered, under the fair policy.
     pub served: Option<Served>,
     /// Its session was charged `charged` for the call that went (for a flight: the one
