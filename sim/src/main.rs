@@ -199,7 +199,8 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             let name = scenario
                 .file_stem()
                 .map_or_else(|| scenario.display().to_string(), |s| s.to_string_lossy().into_owned());
-            match besluitbron_sim::cluster::run_cluster(&name, &parsed) {
+            // The report needs no admission one by one: memory follows the calls under way.
+            match besluitbron_sim::cluster::run_cluster_with(&name, &parsed, false) {
                 Ok(outcome) => {
                     write!(std::io::stdout().lock(), "{}", outcome.render())?;
                     Ok(ExitCode::SUCCESS)
