@@ -560,6 +560,20 @@ impl Checker {
         Ok(())
     }
 
+    /// The server's process restarted at `now`: station `p`'s scheduler is a new one,
+    /// nothing waits there, it has admitted nothing, it knows no Retry-After, and the
+    /// starvation bound covers only waits that begin from now.
+    pub fn restart(&mut self, p: usize, now: Instant) {
+        let capacity = self.mirrors[p].capacity;
+        self.mirrors[p] = Mirror {
+            capacity,
+            ..Mirror::default()
+        };
+        self.admitted[p] = 0;
+        self.retry_until[p] = now;
+        self.broken_at[p] = Some(now);
+    }
+
     /// The check when the run has nothing left to do: nothing waits in a mirror.
     pub fn at_end(&self) -> Verdict {
         for (p, m) in self.mirrors.iter().enumerate() {
@@ -635,6 +649,13 @@ impl FlightChecker {
     /// `call` waits for a flight.
     pub fn on_wait(&mut self, call: CallId) {
         self.waiting.insert(call);
+    }
+
+    /// The server's process restarted: the attempts out for platform `p`'s keys are no
+    /// longer its (their answers reach nobody), so the new process may ask the same keys.
+    pub fn restart(&mut self, p: usize) {
+        let id = self.platforms[p];
+        self.out.retain(|key| key.platform() != id);
     }
 
     /// `call` left before its answer.

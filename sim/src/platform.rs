@@ -70,6 +70,10 @@ pub struct PlatformCounters {
     pub over_limit: u64,
     /// 429s during a throttled period.
     pub throttled: u64,
+    /// Recorded successes this model's limit would have refused: the real platform let
+    /// them through (a restarted server's fresh bucket spends what the platform still
+    /// had, which the platform may count more leniently than this model).
+    pub beyond_model: u64,
 }
 
 /// One simulated platform.
@@ -172,8 +176,9 @@ impl SimPlatform {
 
     /// Receives a call whose answer a recording gives: a recorded refusal is the
     /// platform's own (as a throttled period: charged nothing, Retry-After in whole
-    /// seconds, at least one); otherwise the platform enforces its limit as
-    /// [`SimPlatform::receive`] does and answers after the recorded latency.
+    /// seconds, at least one); a recorded success is charged as [`SimPlatform::receive`]
+    /// charges and answered after the recorded latency, also where this model's limit
+    /// would have refused it ([`PlatformCounters::beyond_model`]).
     pub fn receive_recorded(&mut self, now: Instant, cost: Units, recorded: &RecordedAttempt) -> Answer {
         if recorded.outcome == AttemptOutcome::RateLimited {
             self.counters.throttled += 1;
@@ -183,7 +188,27 @@ impl SimPlatform {
                 retry_after: whole_seconds_up(ms.saturating_mul(1_000_000)),
             };
         }
-        match self.receive(now, cost) {
+        let answer = match self.receive(now, cost) {
+            // A recorded success is one: the platform's own limit let it through.
+            Answer::TooMany {
+                refusal: Refusal::OverLimit,
+                ..
+            } => {
+                self.counters.over_limit -= 1;
+                self.counters.beyond_model += 1;
+                let charged = self.limit.map_or(cost, |l| cost.min(l.capacity));
+                self.take(now, charged);
+                self.counters.accepted_calls += 1;
+                self.counters.accepted_units += charged;
+                self.note_accepted(now, charged);
+                Answer::Ok {
+                    latency: Duration::ZERO,
+                    remaining: None,
+                }
+            }
+            other => other,
+        };
+        match answer {
             // What the platform said of its budget then, where the recording has it (the
             // server lowered its bucket to it); else this model's own.
             Answer::Ok { remaining, .. } => Answer::Ok {

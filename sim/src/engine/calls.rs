@@ -102,6 +102,13 @@ impl Calls {
         }
     }
 
+    /// The calls under way, by id.
+    pub fn live_ids(&self) -> Vec<CallId> {
+        let mut ids: Vec<CallId> = self.live.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// Calls still under way.
     pub fn live(&self) -> usize {
         self.live.len()

@@ -7,8 +7,8 @@ use std::time::Duration;
 use besluitbron_core::cache::CacheKey;
 use besluitbron_core::dedup::{FlightId, WaiterId};
 use besluitbron_core::path::{
-    Action, Arrival, Attempt, Delivery, Failure as PathFailure, Lane, Outcome, OutcomeKind, PathEvent, PendingSend,
-    Request,
+    Action, Arrival, Attempt, Delivery, Failure as PathFailure, Feedback, Keep, Lane, Outcome, OutcomeKind, PathEvent,
+    PendingSend, Request,
 };
 use besluitbron_core::{AdmissionRecord, EntryTicket, Instant, SchedulerEvent, SessionKey, Units};
 
@@ -214,13 +214,14 @@ impl Engine<'_> {
                     Some(r) => (r.outcome == AttemptOutcome::Ok, r.outcome != AttemptOutcome::Failed),
                     None => (!self.draws_failure(station), self.fail_retryable[station]),
                 };
-                if let Some(fair) = self.fair.as_mut() {
-                    fair.out.insert((p, attempt), key);
-                }
+                let fair = self.fair.as_mut().expect("the fair policy");
+                fair.out.insert((p, attempt), key);
+                let era = fair.eras[p];
                 self.schedule(
                     now + latency,
                     Event::Answer {
                         platform: p as u8,
+                        era,
                         attempt,
                         ok,
                         retryable,
@@ -258,10 +259,12 @@ impl Engine<'_> {
                 if latency > 0 {
                     let fair = self.fair.as_mut().expect("the fair policy");
                     fair.out.insert((p, attempt), key);
+                    let era = fair.eras[p];
                     self.schedule(
                         now + Duration::from_millis(latency),
                         Event::Refused {
                             platform: p as u8,
+                            era,
                             station: station as u8,
                             attempt,
                             retry_after,
@@ -287,6 +290,59 @@ impl Engine<'_> {
                 rule: a.rule,
             });
         }
+    }
+
+    /// A platform's answer to attempt `attempt` of path `p` (of the process `era`)
+    /// arrives: the path hears the outcome, the flight checker what was stored.
+    pub(super) fn answer_arrives(
+        &mut self,
+        p: usize,
+        era: u16,
+        attempt: Attempt,
+        ok: bool,
+        retryable: bool,
+        remaining: Option<(Units, Duration)>,
+    ) -> Result<(), Box<Failure>> {
+        if self.fair.as_ref().is_some_and(|f| f.eras[p] != era) {
+            // An attempt of a process that is gone: its answer reaches nobody.
+            return Ok(());
+        }
+        let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
+        // A distinct call (no key of its own in the workload) is never asked again:
+        // its answer is not kept, so the buffer holds only what can be asked twice.
+        let distinct = key.as_ref().is_none_or(is_distinct);
+        let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
+        let outcome = if ok {
+            Outcome::Success {
+                payload,
+                feedback: Feedback {
+                    remaining: remaining.map(|(units, _)| units),
+                    reset: remaining.map(|(_, reset)| reset),
+                    keep: if distinct { Keep::Never } else { Keep::Normal },
+                    revalidated: false,
+                },
+            }
+        } else if retryable {
+            Outcome::Retryable {
+                error: SimError::Failed,
+                retry_after: None,
+            }
+        } else {
+            Outcome::Failed {
+                error: SimError::Failed,
+            }
+        };
+        if let (true, false, Some(key)) = (ok, distinct, &key) {
+            self.checker.flights.on_stored(key, attempt.flight, p);
+        }
+        if let Some(key) = &key {
+            self.checker.flights.on_answered(key);
+        }
+        let (now, wall) = (self.now, wall(self.now));
+        if let Some(fair) = self.fair.as_mut() {
+            fair.shells[p].on_outcome(now, wall, attempt, outcome);
+        }
+        self.settle(p)
     }
 
     /// A 429 reaches the path: nothing goes to the station before its Retry-After.

@@ -49,7 +49,7 @@ use std::time::Duration;
 
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::WaiterId;
-use besluitbron_core::path::{Attempt, Feedback, Keep, Lane, Outcome, Shell};
+use besluitbron_core::path::{Attempt, Lane, Shell};
 use besluitbron_core::{Instant, LimitConfig, PlatformId, SessionKey, Units, WallTime};
 use rand::RngExt;
 
@@ -71,6 +71,7 @@ mod legacy;
 mod live;
 mod outcome;
 mod record;
+mod restart;
 mod setup;
 mod timeouts;
 
@@ -96,6 +97,8 @@ enum Event {
     /// platform's `RateLimit-*` report if it sends one.
     Answer {
         platform: u8,
+        /// The platform's process when the attempt went ([`FairState::eras`]).
+        era: u16,
         attempt: Attempt,
         ok: bool,
         /// A failure (`ok` false) worth another attempt.
@@ -105,12 +108,15 @@ enum Event {
     /// A recorded 429 arrives, its recorded latency after the attempt went.
     Refused {
         platform: u8,
+        era: u16,
         station: u8,
         attempt: Attempt,
         retry_after: Duration,
     },
     /// The legacy model's answer to a call.
     LegacyAnswer(CallId),
+    /// The server's process restarted (a recording says so).
+    Restart,
     Timeout(CallId),
 }
 
@@ -159,6 +165,9 @@ struct FairState {
     checked_at: Vec<u64>,
     /// Invariant checks of the paths run.
     path_checks: u64,
+    /// Per path, the server's process it belongs to: a recording's restart begins a new
+    /// one, and an answer to an attempt of an earlier one reaches nobody.
+    eras: Vec<u16>,
 }
 
 impl FairState {
@@ -178,6 +187,7 @@ impl FairState {
             admissions: (keep.calls || workload.recorded.is_some()).then(Vec::new),
             checked_at: vec![0; platforms],
             path_checks: 0,
+            eras: vec![0; platforms],
         }
     }
 
@@ -295,7 +305,7 @@ pub fn run_with(
         &local_limits,
         specs.iter().map(|p| p.id).collect(),
     );
-    let engine = Engine {
+    let mut engine = Engine {
         workload,
         opts,
         keep,
@@ -332,6 +342,11 @@ pub fn run_with(
         replay_slot: BTreeMap::new(),
         replay_next: BTreeMap::new(),
     };
+    // A recording's restarts: just before the new process's first request.
+    for &ms in workload.recorded.iter().flat_map(|r| &r.restarts) {
+        let at = Instant::from_nanos((ms * 1_000_000).saturating_sub(1));
+        engine.schedule(at, Event::Restart);
+    }
     engine.run()
 }
 
@@ -725,56 +740,23 @@ impl Engine<'_> {
             }
             Event::Answer {
                 platform,
+                era,
                 attempt,
                 ok,
                 retryable,
                 remaining,
-            } => {
-                let p = usize::from(platform);
-                let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
-                // A distinct call (no key of its own in the workload) is never asked again:
-                // its answer is not kept, so the buffer holds only what can be asked twice.
-                let distinct = key.as_ref().is_none_or(is_distinct);
-                let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
-                let outcome = if ok {
-                    Outcome::Success {
-                        payload,
-                        feedback: Feedback {
-                            remaining: remaining.map(|(units, _)| units),
-                            reset: remaining.map(|(_, reset)| reset),
-                            keep: if distinct { Keep::Never } else { Keep::Normal },
-                            revalidated: false,
-                        },
-                    }
-                } else if retryable {
-                    Outcome::Retryable {
-                        error: SimError::Failed,
-                        retry_after: None,
-                    }
-                } else {
-                    Outcome::Failed {
-                        error: SimError::Failed,
-                    }
-                };
-                if let (true, false, Some(key)) = (ok, distinct, &key) {
-                    self.checker.flights.on_stored(key, attempt.flight, p);
-                }
-                if let Some(key) = &key {
-                    self.checker.flights.on_answered(key);
-                }
-                let (now, wall) = (self.now, wall(self.now));
-                if let Some(fair) = self.fair.as_mut() {
-                    fair.shells[p].on_outcome(now, wall, attempt, outcome);
-                }
-                self.settle(p)
-            }
+            } => self.answer_arrives(usize::from(platform), era, attempt, ok, retryable, remaining),
             Event::Refused {
                 platform,
+                era,
                 station,
                 attempt,
                 retry_after,
             } => {
                 let p = usize::from(platform);
+                if self.fair.as_ref().is_some_and(|f| f.eras[p] != era) {
+                    return Ok(());
+                }
                 let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
                 if let Some(key) = key {
                     self.refusal_arrives(p, usize::from(station), attempt, &key, retry_after);
@@ -791,6 +773,7 @@ impl Engine<'_> {
                 self.finish_call(call);
                 Ok(())
             }
+            Event::Restart => self.restart(),
             Event::Timeout(call) => {
                 // The call may have ended long before its time-out.
                 let Some(c) = self.calls.get(call).filter(|_| self.calls.is_live(call)) else {

@@ -55,6 +55,15 @@ pub const TEXT_LANE: Lane = Lane(1);
 /// The operation label of a text fetch (`op = "text"` in scenarios and traces).
 pub const TEXT_OP: &str = "text";
 
+/// An empty buffer for platform `spec`, with its lifetimes (`search_ttl_ms` when given).
+pub(super) fn fresh_buffer(spec: &PlatformSpec) -> StoreBuffer<MemoryStore> {
+    let mut policy = CachePolicy::default().for_platform(spec.id);
+    if let Some(ttl_ms) = spec.search_ttl_ms {
+        policy.search.ttl_ms = ttl_ms;
+    }
+    StoreBuffer::new(MemoryStore::new(spec.id, policy, CacheVersion::current()))
+}
+
 /// Whether `workload` can run: it lists each platform once, and every call names one it
 /// lists.
 pub(super) fn check_platforms(workload: &Workload) -> Result<(), String> {
@@ -130,6 +139,17 @@ pub(super) fn path_for(
     local: Option<LimitConfig>,
     text: Option<LimitConfig>,
 ) -> Result<SimShell, String> {
+    path_over(spec, local, text, None)
+}
+
+/// [`path_for`] over `buffer` (a restarted process's: the buffer outlives it), or a fresh
+/// one.
+pub(super) fn path_over(
+    spec: &PlatformSpec,
+    local: Option<LimitConfig>,
+    text: Option<LimitConfig>,
+    buffer: Option<StoreBuffer<MemoryStore>>,
+) -> Result<SimShell, String> {
     let id = spec.id;
     let scheduler_of = |limit: LimitConfig| {
         let mut config = SchedulerConfig::with_limit(limit);
@@ -156,11 +176,7 @@ pub(super) fn path_for(
             max_in_flight: None,
         });
     }
-    let mut policy = CachePolicy::default().for_platform(id);
-    if let Some(ttl_ms) = spec.search_ttl_ms {
-        policy.search.ttl_ms = ttl_ms;
-    }
-    let buffer = StoreBuffer::new(MemoryStore::new(id, policy, CacheVersion::current()));
+    let buffer = buffer.unwrap_or_else(|| fresh_buffer(spec));
     let config = PathConfig {
         name: id.as_str(),
         lanes,
