@@ -13,6 +13,7 @@
 //!   call's record kept), [`run_with`] keeps only what it is told besides the aggregates.
 //! - [`aggregate`]: outcomes aggregated as a run goes (per session, for the run, per
 //!   scope), from which the report, the checks' figures and the capacity answer come.
+//! - [`plan`]: a capacity question (a traffic model) answered from a run's aggregates.
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
 //! - [`platform`]: simulated platforms that enforce their own limit.
 //! - [`check`]: invariants asserted after every event.
@@ -44,6 +45,7 @@ pub mod engine;
 pub mod fidelity;
 pub mod html;
 pub mod ids;
+pub mod plan;
 pub mod platform;
 pub mod plot;
 pub mod policy;

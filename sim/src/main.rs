@@ -49,6 +49,25 @@ enum Command {
         #[command(flatten)]
         flags: Flags,
     },
+    /// Answer a capacity question: a traffic model (sessions per day, rounds and calls per
+    /// session, the platform mix, replicas; sim/plans/*.toml) runs under the fair policy,
+    /// and the answer gives, per platform and per limit kept there, the waits for a turn
+    /// (p50, p99, max) and the share of the time at the limit. Not modelled: BesluitBron's
+    /// own CPU and memory, the network (between replicas, and to the platforms beyond each
+    /// platform's latency model), a replica's handover, buffer hits, client limits.
+    Plan {
+        /// The traffic model.
+        model: PathBuf,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Write the answer as an HTML page with SVG charts.
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
+        /// Another seed than the model's.
+        #[arg(long)]
+        seed: Option<u64>,
+    },
     /// List the canonical scenarios with their descriptions.
     List,
     /// Run a cluster scenario (sim/scenarios/cluster/*.toml): replicas, a lease engine,
@@ -169,6 +188,36 @@ enum LatencyArg {
     Model,
 }
 
+/// `plan`: the answer to a traffic model, as a table or JSON, and as a page when asked.
+fn plan(path: &Path, json: bool, report: Option<&Path>, seed: Option<u64>) -> Result<ExitCode> {
+    let mut model = besluitbron_sim::plan::TrafficModel::load(path)?;
+    if let Some(seed) = seed {
+        model.seed = seed;
+    }
+    let name = path
+        .file_stem()
+        .map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned());
+    let answer = match besluitbron_sim::plan::answer(&name, &model, std::io::stderr().is_terminal()) {
+        Ok(a) => a,
+        Err(failure) => {
+            eprint!("{failure}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &answer)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", answer.render())?;
+    }
+    if let Some(path) = report {
+        std::fs::write(path, besluitbron_sim::plan::html::render(&answer))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match execute(cli) {
@@ -190,6 +239,12 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Plan {
+            model,
+            json,
+            report,
+            seed,
+        } => plan(&model, json, report.as_deref(), seed),
         Command::Cluster { scenario, seed } => {
             let text = std::fs::read_to_string(&scenario)?;
             let mut parsed = besluitbron_sim::cluster::ClusterScenario::parse(&text).map_err(anyhow::Error::msg)?;

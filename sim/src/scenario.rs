@@ -395,7 +395,7 @@ impl Scenario {
         Scenario::parse(&text, &path.display().to_string())
     }
 
-    fn validate(&self) -> Result<(), InputError> {
+    pub(crate) fn validate(&self) -> Result<(), InputError> {
         let bad = |m: String| Err(InputError::Invalid(m));
         if !(0.0..=1.0).contains(&self.legacy_slip_probability) {
             return bad("legacy_slip_probability must be between 0 and 1".into());

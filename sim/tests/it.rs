@@ -12,6 +12,7 @@ mod cluster;
 mod dedup;
 mod determinism;
 mod fairness;
+mod plan;
 mod platforms;
 mod recorded;
 mod report_html;
