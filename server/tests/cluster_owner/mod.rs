@@ -37,8 +37,17 @@ struct World {
     /// Calls sent per replica (index in `nodes` order of start).
     sent: Mutex<Vec<Arc<AtomicU64>>>,
     overlaps: AtomicUsize,
-    /// The fairness key of every OpenBesluitvorming call admitted, in order, on any replica.
-    admitted: Mutex<Vec<String>>,
+    /// Every OpenBesluitvorming call admitted, in order, on any replica.
+    admitted: Mutex<Vec<Admitted>>,
+}
+
+/// One admission as the owner's hook saw it: whose call, and when (by the owner's clock) it
+/// reached the fair queue and left it.
+#[derive(Clone, Debug)]
+struct Admitted {
+    session: String,
+    queued_at: besluitbron_core::Instant,
+    admitted_at: besluitbron_core::Instant,
 }
 
 struct Replica {
@@ -117,7 +126,11 @@ impl Replica {
                 }
                 me.fetch_add(1, Ordering::SeqCst);
                 if let Some(a) = &call.admission {
-                    w.admitted.lock().unwrap().push(a.session.to_string());
+                    w.admitted.lock().unwrap().push(Admitted {
+                        session: a.session.to_string(),
+                        queued_at: a.submitted_at,
+                        admitted_at: a.admitted_at,
+                    });
                 }
                 let nodes = w.nodes.lock().unwrap();
                 let mine = my_index.get().copied();

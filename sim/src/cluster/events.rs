@@ -34,8 +34,7 @@ impl Sim {
         match ev {
             Ev::Arrive { call, era } => self.arrive(t, call, era)?,
             Ev::Route { call, at, era } => {
-                let c = &self.calls[call as usize];
-                if c.end.is_none() && c.era == era {
+                if self.calls.get(&call).is_some_and(|c| c.era == era) {
                     if self.replicas[at].alive {
                         self.route(t, call, at)?;
                     } else {
@@ -44,22 +43,20 @@ impl Sim {
                 }
             }
             Ev::Forwarded { call, to, era } => {
-                if self.calls[call as usize].era == era {
+                if self.calls.get(&call).is_some_and(|c| c.era == era) {
                     self.at_owner(t, call, to, true)?;
                 }
             }
             Ev::Reply { call, era, end } => {
-                let c = &self.calls[call as usize];
-                if c.end.is_none() && c.era == era {
+                if self.calls.get(&call).is_some_and(|c| c.era == era) {
                     self.end_call(t, call, end);
                 }
             }
             Ev::ForwardTimeout { call, era } => {
-                let c = &self.calls[call as usize];
-                if c.end.is_none() && c.era == era {
+                if let Some(c) = self.calls.get_mut(&call).filter(|c| c.era == era) {
                     self.rerouted += 1;
                     let origin = c.origin;
-                    self.calls[call as usize].at_owner = None;
+                    c.at_owner = None;
                     self.push(t, Ev::Route { call, at: origin, era });
                 }
             }
@@ -121,17 +118,16 @@ impl Sim {
     /// Call `call` of generation `era` reaches the load balancer (or its scripted
     /// replica): it is routed there, or asked again later when no replica takes it.
     fn arrive(&mut self, t: u64, call: u64, era: u32) -> Result<(), String> {
-        let c = &self.calls[call as usize];
-        if c.end.is_some() || c.era != era {
+        let Some(c) = self.calls.get(&call).filter(|c| c.era == era) else {
             return Ok(());
-        }
+        };
         let target = match c.replica {
             Some(r) => self.replicas[r].alive.then_some(r),
             None => self.balance(c.session),
         };
         match target {
             Some(r) => {
-                self.calls[call as usize].origin = r;
+                self.call_mut(call).origin = r;
                 self.route(t, call, r)?;
             }
             None => self.push(t + CLIENT_RETRY, Ev::Arrive { call, era }),
@@ -141,10 +137,10 @@ impl Sim {
 
     /// The client gives call `call` up; a dropped forward withdraws it at the owner.
     fn give_up(&mut self, t: u64, call: u64) -> Result<(), String> {
-        if self.calls[call as usize].end.is_some() {
+        let Some(c) = self.calls.get(&call) else {
             return Ok(());
-        }
-        if let Some((r, era)) = self.calls[call as usize].at_owner
+        };
+        if let Some((r, era)) = c.at_owner
             && let Some(local) = self.process_local(r, era, t)
         {
             self.replicas[r].shell.leave(local, WaiterId(call));

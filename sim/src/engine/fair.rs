@@ -7,37 +7,52 @@ use std::time::Duration;
 use besluitbron_core::cache::CacheKey;
 use besluitbron_core::dedup::{FlightId, WaiterId};
 use besluitbron_core::path::{
-    Action, Arrival, Attempt, Delivery, Failure as PathFailure, Outcome, OutcomeKind, PathEvent, PendingSend, Request,
+    Action, Arrival, Attempt, Delivery, Failure as PathFailure, Feedback, Keep, Lane, Outcome, OutcomeKind, PathEvent,
+    PendingSend, Request,
 };
-use besluitbron_core::{Instant, SchedulerEvent, SessionKey, Units};
+use besluitbron_core::{AdmissionRecord, EntryTicket, Instant, SchedulerEvent, SessionKey, Units};
 
 use besluitbron_core::path::Served;
 
-use super::{AdmissionLine, CallState, Engine, Event, Failure, SimError, cache_key, key_text, station_name, wall};
+use super::{
+    AdmissionLine, CallState, Engine, Event, Failure, FlightData, PATH_CHECK_SPACING, PathChecks, SimError,
+    distinct_key, is_distinct, key_text, wall,
+};
 use crate::platform::{Answer, Refusal};
 use crate::policy::CallId;
 use crate::scenario::{AttemptOutcome, RecordedAttempt};
+use crate::trace::Trace;
 
 impl Engine<'_> {
     /// The fair policy: the call goes through its platform's path, as in the server.
     pub(super) fn submit_fair(&mut self, call: CallId, p: usize) -> Result<(), Box<Failure>> {
         let now = self.now;
-        let c = &self.calls[call as usize];
+        let c = &self.calls[call];
         // A call without a key is a distinct request, asked under a key of its own.
         let key = c
             .key
-            .clone()
-            .unwrap_or_else(|| cache_key(c.platform, c.op.as_deref(), &format!("#{}", c.index)));
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(|| distinct_key(c.platform, c.op.as_deref(), c.index));
+        let station = self.station_of(call);
+        let session = self.session_key(c.session).clone();
+        let data = FlightData {
+            leader: call,
+            station,
+            cost: c.cost,
+            keyed: c.key.is_some(),
+            session: session.clone(),
+        };
         let request = Request {
             waiter: WaiterId(u64::from(call)),
-            key: key.clone(),
-            session: self.workload.sessions[c.session as usize].key.clone(),
+            key,
+            session,
             cost: c.cost,
-            lane: self.stations[self.station_of(call)].lane,
+            lane: self.stations[station].lane,
         };
         let fair = self.fair.as_mut().expect("the fair policy");
         // One process: no lease, so every request enters.
-        let Ok(arrival) = fair.shells[p].request(now, wall(now), None, request, (), call) else {
+        let Ok(arrival) = fair.shells[p].request(now, wall(now), None, request, (), data) else {
             return Err(self.fail(format!(
                 "{}: a request was refused without a lease",
                 self.platform_id(p)
@@ -45,9 +60,15 @@ impl Engine<'_> {
         };
         match arrival {
             Arrival::Cached(payload) => {
-                let c = &mut self.calls[call as usize];
+                let c = &mut self.calls[call];
                 c.served = Some(Served::Cached);
                 c.state = CallState::Done;
+                // A distinct call is never answered from the buffer: the check says so.
+                let key = c
+                    .key
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| distinct_key(c.platform, c.op.as_deref(), c.index));
                 self.checker
                     .flights
                     .on_hit(call, &key, &payload)
@@ -56,11 +77,11 @@ impl Engine<'_> {
                 self.finish_call(call);
             }
             Arrival::Waiting { led, .. } => {
-                self.calls[call as usize].served = Some(if led { Served::Fetched } else { Served::Coalesced });
+                self.calls[call].served = Some(if led { Served::Fetched } else { Served::Coalesced });
                 self.checker.flights.on_wait(call);
             }
             Arrival::Refused { .. } => {
-                self.calls[call as usize].state = CallState::Refused;
+                self.calls[call].state = CallState::Refused;
                 self.drain_events(p)?;
                 self.finish_call(call);
             }
@@ -91,8 +112,42 @@ impl Engine<'_> {
                 }
             }
         }
+        self.check_path(p)?;
         let next = self.fair.as_ref().and_then(|f| f.shells[p].poll_timeout(self.now));
         self.set_wake(p, next)
+    }
+
+    /// The path's own invariants (the shell's, the path's and every lane scheduler's),
+    /// once the steps since the last check have all been taken: after every step, or at
+    /// bounded cost per step ([`PathChecks`]).
+    fn check_path(&mut self, p: usize) -> Result<(), Box<Failure>> {
+        let every_step = self.keep.path_checks == PathChecks::EveryStep;
+        let Some(fair) = self.fair.as_mut() else { return Ok(()) };
+        let shell = &fair.shells[p];
+        let steps = shell.stats().steps;
+        let since = steps - fair.checked_at[p];
+        if since == 0 {
+            return Ok(());
+        }
+        if !every_step {
+            let path = shell.path();
+            let remembered: usize = path
+                .lanes()
+                .filter_map(|(_, _, s)| s)
+                .map(|s| s.tracked_sessions())
+                .sum();
+            let held = (path.waiting() + path.in_flight() + remembered) as u64;
+            let spacing = if held <= 1 { 1 } else { PATH_CHECK_SPACING * held };
+            if since < spacing {
+                return Ok(());
+            }
+        }
+        fair.checked_at[p] = steps;
+        fair.path_checks += 1;
+        match shell.check_invariants() {
+            Ok(()) => Ok(()),
+            Err(what) => Err(self.fail(format!("{}: {what}", self.platform_id(p)))),
+        }
     }
 
     pub(super) fn set_wake(&mut self, p: usize, next: Option<Instant>) -> Result<(), Box<Failure>> {
@@ -101,8 +156,7 @@ impl Engine<'_> {
                 if at <= self.now {
                     return Err(self.fail(format!(
                         "{}: asked to be woken at {at} but nothing went at {}",
-                        station_name(self.stations[p]),
-                        self.now
+                        self.station_names[p], self.now
                     )));
                 }
                 self.schedule(at, Event::Wake(p as u8));
@@ -121,12 +175,12 @@ impl Engine<'_> {
         fair.shells[p]
             .waiters_of(flight)
             .map(|(w, ())| CallId::try_from(w.0).expect("waiter ids are call ids"))
-            .find(|&c| self.workload.sessions[self.calls[c as usize].session as usize].key == *session)
+            .find(|&c| self.session_key(self.calls[c].session) == session)
     }
 
     /// An attempt goes out to the simulated platform. Who pays for it, a refund and a
     /// requeue are the path's decisions, read from its events (`drain_events`).
-    pub(super) fn send(&mut self, p: usize, pending: PendingSend<Arc<[u8]>, CallId>) -> Result<(), Box<Failure>> {
+    pub(super) fn send(&mut self, p: usize, pending: PendingSend<Arc<[u8]>, FlightData>) -> Result<(), Box<Failure>> {
         let now = self.now;
         let fair = self.fair.as_mut().expect("the fair policy");
         let Some(out) = fair.shells[p].confirm_send(now, wall(now), None, pending) else {
@@ -138,19 +192,12 @@ impl Engine<'_> {
         let (attempt, key, admission) = (out.attempt, out.key, out.admission);
         // Where the attempt is counted: the flight's calls all ask one key, so one station,
         // the leading call's.
-        let leader = out.flight;
-        let station = self.station_of(leader);
+        let leader = out.flight.leader;
+        let station = out.flight.station;
         self.upstream[station] += 1;
-        let cost = admission.as_ref().map_or(self.calls[leader as usize].cost, |a| a.cost);
-        let platform = self.platform_id(p);
-        if let (Some(a), Some(fair)) = (&admission, self.fair.as_mut()) {
-            fair.admissions.push(AdmissionLine {
-                at_ms: now.as_millis(),
-                platform,
-                session: a.session.to_string(),
-                call: key.params().get("q").cloned().unwrap_or_default(),
-                rule: a.rule,
-            });
+        let cost = admission.as_ref().map_or(out.flight.cost, |a| a.cost);
+        if let Some(a) = &admission {
+            self.note_admission(p, a, &key);
         }
         self.checker
             .flights
@@ -167,13 +214,14 @@ impl Engine<'_> {
                     Some(r) => (r.outcome == AttemptOutcome::Ok, r.outcome != AttemptOutcome::Failed),
                     None => (!self.draws_failure(station), self.fail_retryable[station]),
                 };
-                if let Some(fair) = self.fair.as_mut() {
-                    fair.out.insert((p, attempt), key);
-                }
+                let fair = self.fair.as_mut().expect("the fair policy");
+                fair.out.insert((p, attempt), key);
+                let era = fair.eras[p];
                 self.schedule(
                     now + latency,
                     Event::Answer {
                         platform: p as u8,
+                        era,
                         attempt,
                         ok,
                         retryable,
@@ -187,21 +235,22 @@ impl Engine<'_> {
                     Some(s) => self.payer(p, attempt.flight, s),
                     None => Some(leader),
                 };
-                if let Some(payer) = payer {
-                    self.calls[payer as usize].platform_429s += 1;
+                // The leader of a flight on a lane without a limit may have left meanwhile.
+                if let Some(c) = payer.and_then(|payer| self.calls.get_mut(payer)) {
+                    c.platform_429s += 1;
                 }
                 let reason = match refusal {
                     Refusal::OverLimit => "over-limit",
                     Refusal::Throttled => "throttled",
                 };
                 let session = session.map_or_else(|| "-".to_owned(), |s| s.to_string());
-                self.trace.push(format!(
+                self.trace.push_fmt(format_args!(
                     "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={} flight={} \
                      platform={}",
                     retry_after.as_secs(),
                     cost.compact(),
                     attempt.flight.0,
-                    station_name(self.stations[station]),
+                    self.station_names[station],
                 ));
                 // A recorded refusal comes back after its recorded latency, as it did.
                 let latency = recorded
@@ -210,10 +259,12 @@ impl Engine<'_> {
                 if latency > 0 {
                     let fair = self.fair.as_mut().expect("the fair policy");
                     fair.out.insert((p, attempt), key);
+                    let era = fair.eras[p];
                     self.schedule(
                         now + Duration::from_millis(latency),
                         Event::Refused {
                             platform: p as u8,
+                            era,
                             station: station as u8,
                             attempt,
                             retry_after,
@@ -225,6 +276,73 @@ impl Engine<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Admission `a` of path `p` for `key`, kept when the run keeps admissions.
+    fn note_admission(&mut self, p: usize, a: &AdmissionRecord, key: &CacheKey) {
+        let platform = self.platform_id(p);
+        if let Some(admissions) = self.fair.as_mut().and_then(|f| f.admissions.as_mut()) {
+            admissions.push(AdmissionLine {
+                at_ms: self.now.as_millis(),
+                platform,
+                session: a.session.to_string(),
+                call: key_text(key).to_owned(),
+                rule: a.rule,
+            });
+        }
+    }
+
+    /// A platform's answer to attempt `attempt` of path `p` (of the process `era`)
+    /// arrives: the path hears the outcome, the flight checker what was stored.
+    pub(super) fn answer_arrives(
+        &mut self,
+        p: usize,
+        era: u16,
+        attempt: Attempt,
+        ok: bool,
+        retryable: bool,
+        remaining: Option<(Units, Duration)>,
+    ) -> Result<(), Box<Failure>> {
+        if self.fair.as_ref().is_some_and(|f| f.eras[p] != era) {
+            // An attempt of a process that is gone: its answer reaches nobody.
+            return Ok(());
+        }
+        let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
+        // A distinct call (no key of its own in the workload) is never asked again:
+        // its answer is not kept, so the buffer holds only what can be asked twice.
+        let distinct = key.as_ref().is_none_or(is_distinct);
+        let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
+        let outcome = if ok {
+            Outcome::Success {
+                payload,
+                feedback: Feedback {
+                    remaining: remaining.map(|(units, _)| units),
+                    reset: remaining.map(|(_, reset)| reset),
+                    keep: if distinct { Keep::Never } else { Keep::Normal },
+                    revalidated: false,
+                },
+            }
+        } else if retryable {
+            Outcome::Retryable {
+                error: SimError::Failed,
+                retry_after: None,
+            }
+        } else {
+            Outcome::Failed {
+                error: SimError::Failed,
+            }
+        };
+        if let (true, false, Some(key)) = (ok, distinct, &key) {
+            self.checker.flights.on_stored(key, attempt.flight, p);
+        }
+        if let Some(key) = &key {
+            self.checker.flights.on_answered(key);
+        }
+        let (now, wall) = (self.now, wall(self.now));
+        if let Some(fair) = self.fair.as_mut() {
+            fair.shells[p].on_outcome(now, wall, attempt, outcome);
+        }
+        self.settle(p)
     }
 
     /// A 429 reaches the path: nothing goes to the station before its Retry-After.
@@ -280,7 +398,7 @@ impl Engine<'_> {
         delivery: Delivery<Arc<[u8]>, SimError>,
     ) -> Result<(), Box<Failure>> {
         let call = CallId::try_from(waiter.0).expect("waiter ids are call ids");
-        let c = &mut self.calls[call as usize];
+        let c = &mut self.calls[call];
         match delivery {
             Delivery::Answer { served, .. } => {
                 c.state = CallState::Done;
@@ -304,9 +422,7 @@ impl Engine<'_> {
         let mut failure: Option<String> = None;
         while let Some(event) = self.fair.as_mut().and_then(|f| f.shells[p].poll_event()) {
             self.record(p, &event);
-            if let Some(line) = self.event_line(p, &event, &mut failure) {
-                self.trace.push(line);
-            }
+            self.trace_event(p, &event, &mut failure);
         }
         match failure {
             Some(e) => Err(self.fail(e)),
@@ -314,12 +430,13 @@ impl Engine<'_> {
         }
     }
 
-    /// The trace line of path `p`'s `event`, if it has one; the checker hears of the
-    /// queueing, admissions and cancellations, and a check that fails goes to `failure`.
-    fn event_line(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) -> Option<String> {
+    /// Path `p`'s `event` in the trace: a flight's events here, the scheduler's decisions
+    /// in [`Engine::trace_decision`] (a check that fails there goes to `failure`).
+    fn trace_event(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) {
         let platform = self.platform_id(p);
+        let trace = &mut self.trace;
         match event {
-            PathEvent::Hit { at, session, key } => Some(format!(
+            PathEvent::Hit { at, session, key } => trace.push_fmt(format_args!(
                 "t={at} session={session} hit key={} platform={platform}",
                 key_text(key)
             )),
@@ -328,38 +445,100 @@ impl Engine<'_> {
                 session,
                 flight,
                 key,
-            } => (!key_text(key).starts_with('#')).then(|| {
-                format!(
-                    "t={at} session={session} lead flight={} key={} platform={platform}",
-                    flight.0,
-                    key_text(key)
-                )
-            }),
+            } => {
+                if !is_distinct(key) {
+                    trace.push_fmt(format_args!(
+                        "t={at} session={session} lead flight={} key={} platform={platform}",
+                        flight.0,
+                        key_text(key)
+                    ));
+                }
+            }
             PathEvent::Coalesce {
                 at,
                 session,
                 flight,
                 queued,
-            } => Some(format!(
+            } => trace.push_fmt(format_args!(
                 "t={at} session={session} coalesce flight={} queued={queued} platform={platform}",
                 flight.0
             )),
-            PathEvent::Queue { .. } => Some(self.queue_line(p, event)),
-            PathEvent::Send { .. } => Some(self.send_line(p, event, failure)),
+            PathEvent::Retry {
+                at,
+                flight,
+                failed,
+                until,
+            } => trace.push_fmt(format_args!(
+                "t={at} retry flight={} failed={failed} until={until} platform={platform}",
+                flight.0
+            )),
+            PathEvent::Outcome {
+                at,
+                flight,
+                kind,
+                waiters,
+                again,
+            } => self.trace_outcome(p, *at, *flight, *kind, *waiters, again.len()),
+            PathEvent::Queue { .. }
+            | PathEvent::Send { .. }
+            | PathEvent::Cancel { .. }
+            | PathEvent::CancelCall { .. }
+            | PathEvent::Refuse { .. }
+            | PathEvent::Refund { .. } => self.trace_decision(p, event, failure),
+        }
+    }
+
+    /// A decision of path `p`'s schedulers in the trace, and told to the checker: a call
+    /// queued (or joining one queued), admitted, withdrawn, refused or given its charge
+    /// back. A check that fails goes to `failure`; a flight's events are not traced here.
+    fn trace_decision(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) {
+        let platform = self.platform_id(p);
+        match event {
+            PathEvent::Queue {
+                lane,
+                at,
+                session,
+                entry,
+                call,
+                joined,
+                cost,
+            } => {
+                let station = self.lane_station(p, *lane);
+                if let Some(s) = self.fair.as_ref().and_then(|f| f.session_of(session)) {
+                    self.checker.on_queue(station, s, *entry, *call, *cost, *at);
+                }
+                let platform = &self.station_names[station];
+                if *joined {
+                    self.trace.push_fmt(format_args!(
+                        "t={at} session={session} join ticket={entry} flight={call} platform={platform}"
+                    ));
+                } else {
+                    queue_line(&mut self.trace, *at, session, *cost, *entry, platform);
+                }
+            }
+            PathEvent::Send {
+                lane,
+                at,
+                session,
+                cost,
+                admission,
+                ..
+            } => match admission {
+                Some(a) => self.trace_admission(p, *lane, a, failure),
+                None => unlimited_line(&mut self.trace, *at, session, *cost, platform.as_str()),
+            },
             PathEvent::Cancel { lane, at, entry, .. } => {
-                let station = self.station(p, *lane);
-                let platform = station_name(self.stations[station]);
+                let station = self.lane_station(p, *lane);
                 self.checker.on_cancel(station, *entry);
-                Some(format!(
-                    "{} platform={platform}",
-                    SchedulerEvent::Cancel { at: *at, entry: *entry }
-                ))
+                cancel_line(&mut self.trace, *at, *entry, &self.station_names[station]);
             }
             PathEvent::CancelCall { lane, at, call, .. } => {
-                let station = self.station(p, *lane);
-                let platform = station_name(self.stations[station]);
+                let station = self.lane_station(p, *lane);
                 self.checker.on_cancel_call(station, *call);
-                Some(format!("t={at} cancel-flight flight={call} platform={platform}"))
+                self.trace.push_fmt(format_args!(
+                    "t={at} cancel-flight flight={call} platform={}",
+                    self.station_names[station]
+                ));
             }
             PathEvent::Refuse {
                 at,
@@ -367,7 +546,7 @@ impl Engine<'_> {
                 reason,
                 retry_at,
                 ..
-            } => Some(format!(
+            } => self.trace.push_fmt(format_args!(
                 "{} platform={platform}",
                 SchedulerEvent::Refuse {
                     at: *at,
@@ -376,124 +555,80 @@ impl Engine<'_> {
                     retry_at: *retry_at,
                 }
             )),
-            PathEvent::Refund { at, session, cost, .. } => Some(format!(
+            PathEvent::Refund { at, session, cost, .. } => self.trace.push_fmt(format_args!(
                 "t={at} session={session} refund cost={} platform={platform}",
                 cost.compact()
             )),
-            PathEvent::Retry {
-                at,
-                flight,
-                failed,
-                until,
-            } => Some(format!(
-                "t={at} retry flight={} failed={failed} until={until} platform={platform}",
-                flight.0
-            )),
-            PathEvent::Outcome { .. } => self.outcome_line(p, event),
+            PathEvent::Hit { .. }
+            | PathEvent::Lead { .. }
+            | PathEvent::Coalesce { .. }
+            | PathEvent::Retry { .. }
+            | PathEvent::Outcome { .. } => {}
         }
     }
 
-    /// A call queued at its lane's scheduler (or a session joining a queued call), told
-    /// to the checker, as a trace line.
-    fn queue_line(&mut self, p: usize, event: &PathEvent) -> String {
-        let PathEvent::Queue {
-            lane,
-            at,
-            session,
-            entry,
-            call,
-            joined,
-            cost,
-        } = event
-        else {
-            unreachable!("called for a queue event");
-        };
-        let station = self.station(p, *lane);
-        let platform = station_name(self.stations[station]);
-        let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
-        if let Some(&s) = fair.session_index.get(session) {
-            self.checker.on_queue(station, s, *entry, *call, *cost, *at);
-        }
-        if *joined {
-            format!("t={at} session={session} join ticket={entry} flight={call} platform={platform}")
+    /// The station of path `p`'s `lane`: the platform's own, or its text host's.
+    fn lane_station(&self, p: usize, lane: Lane) -> usize {
+        if lane == Lane::MAIN {
+            p
         } else {
-            let e = SchedulerEvent::Queue {
-                at: *at,
-                session: session.clone(),
-                entry: *entry,
-                cost: *cost,
-            };
-            format!("{e} platform={platform}")
+            self.text_station[p].unwrap_or(p)
         }
     }
 
-    /// An attempt sent: its admission checked against the lane's scheduler (a failed
-    /// check goes to `failure`), as a trace line.
-    fn send_line(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) -> String {
-        let PathEvent::Send {
-            lane,
-            at,
-            session,
-            cost,
-            admission,
-            ..
-        } = event
-        else {
-            unreachable!("called for a send event");
-        };
-        let Some(a) = admission else {
-            return format!(
-                "t={at} session={session} admit cost={} via=unlimited waited=0.000s platform={}",
-                cost.compact(),
-                self.platform_id(p)
-            );
-        };
-        let station = self.station(p, *lane);
-        let platform = station_name(self.stations[station]);
+    /// Admission `a` on path `p`'s `lane`, checked against the lane's scheduler (a check
+    /// that fails goes to `failure`), in the trace.
+    fn trace_admission(&mut self, p: usize, lane: Lane, a: &AdmissionRecord, failure: &mut Option<String>) {
+        let station = self.lane_station(p, lane);
         let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
-        let s = fair.session_index.get(&a.session).copied();
-        let scheduler = fair.shells[p].path().scheduler(*lane);
+        let s = fair.session_of(&a.session);
+        let scheduler = fair.shells[p].path().scheduler(lane);
         if let Err(e) = self.checker.on_admit(station, s, a, scheduler) {
             failure.get_or_insert(e);
         }
-        format!("{} platform={platform}", SchedulerEvent::Admit(a.clone()))
+        admit_line(&mut self.trace, a, &self.station_names[station]);
     }
 
-    /// A flight's outcome as a trace line: for a keyed flight the outcome itself, for an
-    /// unkeyed one the answer its leader got (nothing when it got none).
-    fn outcome_line(&self, p: usize, event: &PathEvent) -> Option<String> {
-        let PathEvent::Outcome {
-            at,
-            flight,
-            kind,
-            waiters,
-            again,
-        } = event
-        else {
-            unreachable!("called for an outcome event");
-        };
+    /// A flight's outcome on path `p` in the trace: for a keyed flight the outcome itself
+    /// (with how many wait `again` after a 429), for a distinct one the answer its leader
+    /// got (nothing when it got none).
+    fn trace_outcome(
+        &mut self,
+        p: usize,
+        at: Instant,
+        flight: FlightId,
+        kind: OutcomeKind,
+        waiters: usize,
+        again: usize,
+    ) {
         let platform = self.platform_id(p);
         let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
-        // The call that led a flight: its data in the shell while the flight is under way.
-        let leader = fair.shells[p].flight(*flight).copied();
-        if leader.is_none_or(|c| self.calls[c as usize].key.is_some()) {
-            let again = if again.is_empty() {
-                String::new()
+        // What the call that led a flight brought: in the shell while the flight is under way.
+        let leader = fair.shells[p].flight(flight);
+        if leader.is_none_or(|d| d.keyed) {
+            if again == 0 {
+                self.trace.push_fmt(format_args!(
+                    "t={at} outcome={} flight={} waiters={waiters} platform={platform}",
+                    kind.as_str(),
+                    flight.0
+                ));
             } else {
-                format!(" again={}", again.len())
-            };
-            Some(format!(
-                "t={at} outcome={} flight={} waiters={waiters}{again} platform={platform}",
-                kind.as_str(),
-                flight.0
-            ))
-        } else {
-            leader.filter(|_| *kind == OutcomeKind::Ok).map(|c| {
-                format!(
-                    "t={at} session={} answer platform={platform}",
-                    self.workload.sessions[self.calls[c as usize].session as usize].key
-                )
-            })
+                self.trace.push_fmt(format_args!(
+                    "t={at} outcome={} flight={} waiters={waiters} again={again} platform={platform}",
+                    kind.as_str(),
+                    flight.0,
+                ));
+            }
+        } else if let Some(d) = leader.filter(|_| kind == OutcomeKind::Ok) {
+            self.trace
+                .line()
+                .str("t=")
+                .instant(at)
+                .str(" session=")
+                .str(d.session.as_str())
+                .str(" answer platform=")
+                .str(platform.as_str())
+                .end();
         }
     }
 
@@ -511,17 +646,13 @@ impl Engine<'_> {
                 // The payer: the first call of the admitted entry's session (the leader's
                 // on a lane without a kept limit); every call of the flight is out now.
                 if let Some(payer) = self.payer(p, attempt.flight, session) {
-                    let c = &mut self.calls[payer as usize];
+                    let c = &mut self.calls[payer];
                     c.paid = true;
                     c.charged = admission.as_ref().map_or(*cost, |a| a.cost);
                 }
                 let Some(fair) = self.fair.as_ref() else { return };
-                let waiting: Vec<CallId> = fair.shells[p]
-                    .waiters_of(attempt.flight)
-                    .map(|(w, ())| CallId::try_from(w.0).expect("waiter ids are call ids"))
-                    .collect();
-                for w in waiting {
-                    let c = &mut self.calls[w as usize];
+                for (w, ()) in fair.shells[p].waiters_of(attempt.flight) {
+                    let c = &mut self.calls[CallId::try_from(w.0).expect("waiter ids are call ids")];
                     if c.state == CallState::Waiting {
                         c.state = CallState::Sent;
                         c.admitted_at = Some(*at);
@@ -531,7 +662,7 @@ impl Engine<'_> {
             PathEvent::Refund { flight, session, .. } => {
                 // The path gave the charge back: the session did not pay for it.
                 if let Some(payer) = self.payer(p, *flight, session) {
-                    let c = &mut self.calls[payer as usize];
+                    let c = &mut self.calls[payer];
                     c.paid = false;
                     c.charged = Units::ZERO;
                 }
@@ -539,7 +670,7 @@ impl Engine<'_> {
             PathEvent::Outcome { at, again, .. } => {
                 // The waiters that wait once more after a 429.
                 for w in again {
-                    let c = &mut self.calls[usize::try_from(w.0).expect("waiter ids are call ids")];
+                    let c = &mut self.calls[CallId::try_from(w.0).expect("waiter ids are call ids")];
                     c.requeued = true;
                     if c.state == CallState::Sent {
                         c.state = CallState::Waiting;
@@ -550,5 +681,120 @@ impl Engine<'_> {
             }
             _ => {}
         }
+    }
+}
+
+/// The trace line of admission `a` at station `platform`: the core's
+/// [`SchedulerEvent::Admit`] line, then the station.
+fn admit_line(trace: &mut Trace, a: &AdmissionRecord, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(a.admitted_at)
+        .str(" session=")
+        .str(a.session.as_str())
+        .str(" admit cost=")
+        .compact(a.cost)
+        .str(" tokens=")
+        .units(a.tokens_after)
+        .str(" via=")
+        .str(a.rule.as_str())
+        .str(" waited=")
+        .instant(Instant::ZERO + a.waited())
+        .str(" platform=")
+        .str(platform)
+        .end();
+}
+
+/// The trace line of a queued entry: the core's [`SchedulerEvent::Queue`] line, then the
+/// station.
+fn queue_line(trace: &mut Trace, at: Instant, session: &SessionKey, cost: Units, entry: EntryTicket, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(at)
+        .str(" session=")
+        .str(session.as_str())
+        .str(" queue cost=")
+        .compact(cost)
+        .str(" ticket=#")
+        .uint(entry.0)
+        .str(" platform=")
+        .str(platform)
+        .end();
+}
+
+/// The trace line of a call admitted on a lane without a kept limit.
+fn unlimited_line(trace: &mut Trace, at: Instant, session: &SessionKey, cost: Units, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(at)
+        .str(" session=")
+        .str(session.as_str())
+        .str(" admit cost=")
+        .compact(cost)
+        .str(" via=unlimited waited=0.000s platform=")
+        .str(platform)
+        .end();
+}
+
+/// The trace line of a withdrawn entry: the core's [`SchedulerEvent::Cancel`] line, then
+/// the station.
+fn cancel_line(trace: &mut Trace, at: Instant, entry: EntryTicket, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(at)
+        .str(" cancel ticket=#")
+        .uint(entry.0)
+        .str(" platform=")
+        .str(platform)
+        .end();
+}
+
+#[cfg(test)]
+mod tests {
+    use besluitbron_core::{AdmitRule, CallTicket};
+
+    use super::*;
+
+    /// The lines put together here are the core's scheduler lines, byte for byte.
+    #[test]
+    fn the_admit_queue_and_cancel_lines_are_the_cores() {
+        let session = SessionKey::client("agent-7");
+        for (ms, cost, tokens) in [(0, 1_000, 59_000), (1_234_567, 125, 0), (86_400_001, 2_000, 60_000)] {
+            let a = AdmissionRecord {
+                call: CallTicket(41),
+                entry: EntryTicket(42),
+                session: session.clone(),
+                cost: Units::from_milli(cost),
+                requested: Units::from_milli(cost),
+                submitted_at: Instant::from_millis(ms / 3),
+                admitted_at: Instant::from_millis(ms),
+                tokens_after: Units::from_milli(tokens),
+                rule: AdmitRule::Fair,
+            };
+            let mut ours = Trace::new(true);
+            admit_line(&mut ours, &a, "obv");
+            queue_line(&mut ours, a.admitted_at, &session, a.cost, a.entry, "ob/text");
+            let mut cores = Trace::new(true);
+            cores.push_fmt(format_args!("{} platform=obv", SchedulerEvent::Admit(a.clone())));
+            let q = SchedulerEvent::Queue {
+                at: a.admitted_at,
+                session: session.clone(),
+                entry: a.entry,
+                cost: a.cost,
+            };
+            cores.push_fmt(format_args!("{q} platform=ob/text"));
+            assert_eq!(ours.lines(), cores.lines());
+        }
+        let mut ours = Trace::new(true);
+        cancel_line(&mut ours, Instant::from_millis(1_500), EntryTicket(9), "obv");
+        let cancel = SchedulerEvent::Cancel {
+            at: Instant::from_millis(1_500),
+            entry: EntryTicket(9),
+        };
+        assert_eq!(ours.lines(), [format!("{cancel} platform=obv")]);
     }
 }

@@ -15,9 +15,10 @@
 //! before the run starts, so both policies see the same offered sessions. Nothing here
 //! depends on the policy.
 //!
-//! Rooms: the scenario file, its parts and their checks here; the workload a scenario
-//! expands into, and what a recording brings (`workload.rs`); the trace's lines
-//! (`trace.rs`).
+//!
+//! Rooms: the scenario file, its parts and their checks here; generated groups, drawn
+//! round by round as the run reaches them (`groups.rs`); the workload a scenario expands
+//! into, and what a recording brings (`workload.rs`); the trace's lines (`trace.rs`).
 //!
 //! What this module does not do: it does not run anything or read the clock.
 
@@ -27,11 +28,13 @@ use besluitbron_core::identity::IdentityRule;
 use besluitbron_core::{PlatformId, Units};
 use serde::Deserialize;
 
+mod groups;
 mod trace;
 mod workload;
 
+pub use groups::{AgentStep, GroupCursor, GroupPlan, GroupSession, GroupSpec, RhythmSpec, RoundDraw, Starts};
 pub use trace::{SERVER_MARGIN, load_trace, parse_trace};
-pub use workload::{AgentPlan, AgentStep, BlindSpot, OpenCall, Recorded, SessionPlan, Workload};
+pub use workload::{AgentPlan, BlindSpot, OpenCall, OpenSeries, Recorded, Segment, SeriesKeys, SessionPlan, Workload};
 
 /// A scenario or trace that cannot be used, with the place it went wrong.
 #[derive(Debug, thiserror::Error)]
@@ -229,7 +232,8 @@ impl PlatformSpec {
     }
 }
 
-/// `n` calls at one instant.
+/// `n` calls at one instant, and again every `every_ms` until `until_ms` when given (a
+/// flood that comes back: a harvester's nightly run, a client retrying in bulk).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BurstSpec {
@@ -237,6 +241,10 @@ pub struct BurstSpec {
     pub at_ms: u64,
     /// How many calls.
     pub calls: u32,
+    /// The burst comes again this long after the previous one (with `until_ms`).
+    pub every_ms: Option<u64>,
+    /// No burst at or after this instant (with `every_ms`).
+    pub until_ms: Option<u64>,
     /// Cost per call; default the session's.
     pub cost: Option<Units>,
     /// Platform; default the session's.
@@ -326,36 +334,6 @@ pub struct SessionSpec {
     pub agent: Vec<AgentSpec>,
 }
 
-/// Many generated agent sessions, each one conversation of `calls` rounds.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GroupSpec {
-    /// Sessions are named `<prefix>-<n>`.
-    pub prefix: String,
-    /// How many sessions.
-    pub sessions: u32,
-    /// Each session starts uniformly in `[start_ms[0], start_ms[1]]`.
-    pub start_ms: [u64; 2],
-    /// Rounds per session, uniform in the inclusive range.
-    pub calls: [u32; 2],
-    /// Think time after each round, uniform in the inclusive range.
-    pub think_ms: [u64; 2],
-    /// Calls per round, uniform in the inclusive range (default 1).
-    pub fan_out: Option<[u32; 2]>,
-    /// Relative weight of each platform; each round picks one (in the order of their
-    /// streams, [`crate::ids::deserialize_weights`], so a pick draws as it always has).
-    #[serde(deserialize_with = "crate::ids::deserialize_weights")]
-    pub platforms: Vec<(PlatformId, u32)>,
-    /// Costs to pick from, uniformly, per call.
-    pub costs: Vec<Units>,
-    /// Operation label.
-    pub op: Option<String>,
-    /// A queued call still waiting this long is withdrawn.
-    pub cancel_after_ms: Option<u64>,
-    /// Each call asks a key drawn uniformly from `k0` .. `k{N-1}` (seeded); default no keys.
-    pub key_pool: Option<u32>,
-}
-
 fn default_cost() -> Units {
     Units::ONE
 }
@@ -420,7 +398,7 @@ impl Scenario {
         Scenario::parse(&text, &path.display().to_string())
     }
 
-    fn validate(&self) -> Result<(), InputError> {
+    pub(crate) fn validate(&self) -> Result<(), InputError> {
         let bad = |m: String| Err(InputError::Invalid(m));
         if !(0.0..=1.0).contains(&self.legacy_slip_probability) {
             return bad("legacy_slip_probability must be between 0 and 1".into());
@@ -462,6 +440,15 @@ impl Scenario {
             if s.steady.iter().any(|st| st.every_ms == 0) {
                 return bad(format!("session `{}`: steady every_ms must be above zero", s.name));
             }
+            if s.burst
+                .iter()
+                .any(|b| b.every_ms.is_some() != b.until_ms.is_some() || b.every_ms == Some(0))
+            {
+                return bad(format!(
+                    "session `{}`: a repeated burst gives every_ms (above zero) and until_ms together",
+                    s.name
+                ));
+            }
             let sources =
                 usize::from(s.key.is_some()) + usize::from(!s.keys.is_empty()) + usize::from(s.key_pool.is_some());
             if sources > 1 {
@@ -479,6 +466,9 @@ impl Scenario {
                     Some(_) => {}
                 }
             }
+        }
+        if self.groups.len() > usize::from(u16::MAX) {
+            return bad("at most 65,535 groups".into());
         }
         for g in &self.groups {
             if g.start_ms[0] > g.start_ms[1] || g.calls[0] > g.calls[1] || g.think_ms[0] > g.think_ms[1] {
@@ -498,6 +488,9 @@ impl Scenario {
             {
                 return bad(format!("group `{}`: fan_out must be a range of at least 1", g.prefix));
             }
+            if let Some(why) = g.rhythm.as_ref().and_then(RhythmSpec::invalid) {
+                return bad(format!("group `{}`: {why}", g.prefix));
+            }
         }
         Ok(())
     }
@@ -511,7 +504,6 @@ impl Scenario {
 
 pub use besluitbron_core::record::{AttemptOutcome, FollowUp, RecordedAttempt, TraceLine};
 
-/// The text of the file at `path`.
 fn read(path: &Path) -> Result<String, InputError> {
     std::fs::read_to_string(path).map_err(|source| InputError::Read {
         path: path.display().to_string(),

@@ -1,6 +1,6 @@
 //! JSON Lines traces: one call per line, parsed into a [`Workload`]; a trace the server
-//! recorded starts at its first call, and its blind spots (where the recording may lack
-//! what the server did) are found from its lines.
+//! recorded starts at its first call, and its restarts and blind spots (where the
+//! recording may lack what the server did) are found from its lines.
 //!
 //! Invariants: parsing is strict (an unknown platform or field is an error); a call's
 //! index is its 0-based line number. What it does not do: run anything.
@@ -9,11 +9,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use besluitbron_core::record::{RecordedAttempt, TraceLine};
 use besluitbron_core::{Instant, PlatformId};
 
-use besluitbron_core::record::{RecordedAttempt, TraceLine};
-
-use super::workload::{BlindSpot, OpenCall, Recorded, Workload};
+use super::workload::{BlindSpot, OpenCall, Recorded, Segment, Workload};
 use super::{InputError, PlatformSpec, default_slip, read};
 
 /// Parses a JSON Lines trace. Blank lines are skipped but keep their number, so a call's
@@ -46,11 +45,13 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
         let base = lines.iter().map(|(_, t)| t.at_ms).min().unwrap_or(0);
         // Arrival order: the server writes a line when its call ends.
         lines.sort_by_key(|(i, t)| (t.at_ms, t.seq.unwrap_or(0), *i));
+        let (restarts, segments) = segments_of(lines.iter().map(|(_, t)| t), base);
         let mut r = Recorded {
             base_ms: base,
             flights: BTreeMap::new(),
             margin: SERVER_MARGIN,
-            blind: blind_spots(lines.iter().map(|(_, t)| t), base),
+            restarts,
+            segments,
         };
         for (_, t) in &lines {
             if !t.attempts.is_empty() {
@@ -106,7 +107,8 @@ fn platform_of(t: &TraceLine) -> PlatformId {
     crate::ids::platform(&t.platform).unwrap_or_else(|e| panic!("checked when the line was read: {e}"))
 }
 
-/// Per platform, the earliest [`BlindSpot`] of a recording, from its lines in arrival order.
+/// The restarts of a recording and, per platform, its [`Segment`]s, from its lines in
+/// arrival order.
 ///
 /// The server numbers each platform's requests from 0 in each process (`seq`) and writes
 /// one line per request when it ends, so a number missing from a process's lines is a
@@ -114,10 +116,14 @@ fn platform_of(t: &TraceLine) -> PlatformId {
 /// attempts charged the server's bucket all the same), or dropped by a writer that fell
 /// behind. From the arrival of the request numbered just before it, the recording may lack
 /// an admission. A process that ended before the recording did (the numbers begin again:
-/// the server restarted) may have had requests after its last line; and the new process
-/// starts with fresh buckets and queues, which a replay does not: from the restart on,
-/// no platform is compared.
-fn blind_spots<'a>(lines: impl Iterator<Item = &'a TraceLine>, base: u64) -> BTreeMap<PlatformId, BlindSpot> {
+/// the server restarted) may have had requests after its last line. A restart is the
+/// first arrival of a new process at any platform; every platform's k-th process is taken
+/// to be the server's k-th (a recording at a platform that had no request in a process
+/// would be misread).
+fn segments_of<'a>(
+    lines: impl Iterator<Item = &'a TraceLine>,
+    base: u64,
+) -> (Vec<u64>, BTreeMap<PlatformId, Vec<Segment>>) {
     // Requests of one millisecond may reach the task out of number order; a drop by more
     // than this is a new process.
     const REORDER: u64 = 16;
@@ -128,69 +134,78 @@ fn blind_spots<'a>(lines: impl Iterator<Item = &'a TraceLine>, base: u64) -> BTr
         max: u64,
     }
     let mut processes: BTreeMap<PlatformId, Vec<Process>> = BTreeMap::new();
-    let mut restart: Option<u64> = None;
     for t in lines {
         let Some(seq) = t.seq else { continue };
         let at = t.at_ms.saturating_sub(base);
         let list = processes.entry(platform_of(t)).or_default();
         if list.last().is_none_or(|p| seq + REORDER < p.max) {
-            if !list.is_empty() {
-                restart = Some(restart.map_or(at, |r| r.min(at)));
-            }
             list.push(Process::default());
         }
         let p = list.last_mut().expect("pushed");
         p.seen.entry(seq).or_insert(at);
         p.max = p.max.max(seq);
     }
-    let mut out = BTreeMap::new();
-    for (platform, list) in processes {
-        let mut spot: Option<BlindSpot> = None;
-        let mut consider = |at_ms: u64, why: String| {
-            if spot.as_ref().is_none_or(|s| at_ms < s.at_ms) {
-                spot = Some(BlindSpot { at_ms, why });
+    let first_at = |p: &Process| p.seen.values().copied().min().unwrap_or(0);
+    // The k-th restart: the earliest first arrival of any platform's process k.
+    let mut restarts: Vec<u64> = Vec::new();
+    for list in processes.values() {
+        for (k, p) in list.iter().enumerate().skip(1) {
+            match restarts.get_mut(k - 1) {
+                Some(r) => *r = (*r).min(first_at(p)),
+                None => restarts.push(first_at(p)),
             }
-        };
-        let last = list.len() - 1;
-        for (i, p) in list.iter().enumerate() {
-            let first_at = p.seen.values().copied().min().unwrap_or(0);
-            // From the first number recorded: a recording whose oldest files were rotated
-            // away starts in the middle of a process.
-            let from = p.seen.keys().next().copied().unwrap_or(0);
-            if let Some(n) = (from..p.max).find(|n| !p.seen.contains_key(n)) {
-                let after = p.seen.range(..n).next_back().map_or(first_at, |(_, &at)| at);
-                consider(
-                    after,
-                    format!(
-                        "request {n} of {platform} is not in the recording (open when the server stopped, or \
-                         dropped by its writer); its attempts charged the server's bucket"
-                    ),
-                );
-            }
-            if i < last {
-                let at = p.seen.get(&p.max).copied().unwrap_or(first_at);
-                consider(
-                    at,
-                    format!(
-                        "{platform}'s requests after {} were open when the server stopped",
-                        p.max
-                    ),
-                );
-            }
-        }
-        if let Some(at) = restart {
-            consider(
-                at,
-                "the server restarted (its request numbers begin again): its fresh buckets and queues \
-                 are not replayed"
-                    .to_owned(),
-            );
-        }
-        if let Some(s) = spot {
-            out.insert(platform, s);
         }
     }
-    out
+    let mut out = BTreeMap::new();
+    for (platform, list) in processes {
+        // Every platform restarts with the server: as many stretches as processes.
+        let segments = (0..=restarts.len())
+            .map(|i| Segment {
+                from_ms: if i == 0 { 0 } else { restarts[i - 1] },
+                until_ms: restarts.get(i).copied(),
+                blind: list
+                    .get(i)
+                    .and_then(|p| process_blind_spot(platform, &p.seen, p.max, i < restarts.len())),
+            })
+            .collect();
+        out.insert(platform, segments);
+    }
+    (restarts, out)
+}
+
+/// From where one process's lines at `platform` (the arrival of each numbered request
+/// seen, the highest number) may lack an admission: the request before the first number
+/// missing, or (`ended`: a later process followed) the last request, after which requests
+/// were open when it stopped.
+fn process_blind_spot(platform: PlatformId, seen: &BTreeMap<u64, u64>, max: u64, ended: bool) -> Option<BlindSpot> {
+    let first_at = seen.values().copied().min().unwrap_or(0);
+    let mut spot: Option<BlindSpot> = None;
+    let mut consider = |at_ms: u64, why: String| {
+        if spot.as_ref().is_none_or(|s| at_ms < s.at_ms) {
+            spot = Some(BlindSpot { at_ms, why });
+        }
+    };
+    // From the first number recorded: a recording whose oldest files were rotated away
+    // starts in the middle of a process.
+    let from = seen.keys().next().copied().unwrap_or(0);
+    if let Some(n) = (from..max).find(|n| !seen.contains_key(n)) {
+        let after = seen.range(..n).next_back().map_or(first_at, |(_, &at)| at);
+        consider(
+            after,
+            format!(
+                "request {n} of {platform} is not in the recording (open when the server stopped, or dropped \
+                 by its writer); its attempts charged the server's bucket"
+            ),
+        );
+    }
+    if ended {
+        let at = seen.get(&max).copied().unwrap_or(first_at);
+        consider(
+            at,
+            format!("{platform}'s requests after {max} were open when the server stopped"),
+        );
+    }
+    spot
 }
 
 /// The server's default `MarginSecs`: what a recorded trace is replayed with unless told.
