@@ -13,6 +13,7 @@
 //!   call's record kept), [`run_with`] keeps only what it is told besides the aggregates.
 //! - [`aggregate`]: outcomes aggregated as a run goes (per session, for the run, per
 //!   scope), from which the report, the checks' figures and the capacity answer come.
+//! - [`call_record`]: one call's record, which the engine writes and the aggregates read.
 //! - [`plan`]: a capacity question (a traffic model) answered from a run's aggregates.
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
 //! - [`platform`]: simulated platforms that enforce their own limit.
@@ -38,6 +39,7 @@
 //! scheduler.
 
 pub mod aggregate;
+pub mod call_record;
 pub mod check;
 pub mod cluster;
 pub mod dense;

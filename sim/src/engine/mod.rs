@@ -70,11 +70,11 @@ mod feed;
 mod legacy;
 mod live;
 mod outcome;
-mod record;
 mod restart;
 mod setup;
 mod timeouts;
 
+pub use crate::call_record::{CallRecord, CallState};
 use crate::dense::IdMap;
 use calls::Calls;
 use feed::{Feed, Start};
@@ -83,7 +83,6 @@ pub use outcome::{
     AdmissionLine, Failure, Footprint, PATH_CHECK_SPACING, PathChecks, PlatformOutcome, RunOptions, RunOutcome,
     SimError,
 };
-pub use record::{CallRecord, CallState};
 use setup::{Built, FlightData, SimShell, Station, build};
 pub use setup::{Enforced, TEXT_LANE, TEXT_OP};
 use timeouts::Timeouts;

@@ -5,6 +5,9 @@
 //! `Failed`, `Cancelled` or `Refused`); `paid` holds exactly for the one call of a flight
 //! whose session was charged and not refunded.
 //!
+//! The engine writes records and the aggregates read them: a record is neither's, so it
+//! lives below both.
+//!
 //! What this module does not do: decide a call's fate (the path does, the engine records).
 
 use std::sync::Arc;
@@ -70,12 +73,12 @@ pub struct CallRecord {
     pub paid: bool,
     /// It waited once more after its flight was refused with 429 (it does so only once).
     pub requeued: bool,
-    pub(super) agent: Option<u32>,
+    pub(crate) agent: Option<u32>,
     /// The call its session makes when this one is answered.
-    pub(super) then: Option<Box<FollowUp>>,
+    pub(crate) then: Option<Box<FollowUp>>,
     /// When after its arrival the call leaves if it still waits (a recorded call whose
     /// caller gave up).
-    pub(super) leave_after: Option<Duration>,
+    pub(crate) leave_after: Option<Duration>,
 }
 
 impl CallRecord {
