@@ -121,12 +121,7 @@ pub const OWED_BY_THE_REGISTRY_REFACTOR: &[Owed] = &[
 /// debt with what will pay it, struck when it is paid, and the table goes when empty.
 pub const NOT_YET_SPLIT: &[Owed] = &[
     Owed {
-        file: "server/tests/mcp.rs",
-        owes: Owes::LongFile,
-        resolves: "split by concern into several files of the same test binary (a plain move)",
-    },
-    Owed {
-        file: "server/tests/mcp.rs",
+        file: "server/tests/mcp/fetch.rs",
         owes: Owes::LongFunction("fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives"),
         resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
     },
