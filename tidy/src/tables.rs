@@ -3,9 +3,8 @@
 //!   [`EXCEPTIONS_MAX`], each with its reason;
 //! - [`OWED_BY_THE_REGISTRY_REFACTOR`]: what is wrong in the files the connector-registry
 //!   refactoring is rewriting now, each entry with what will resolve it. The refactoring
-//!   strikes its entries as it lands; the table then is empty and goes;
-//! - [`NOT_YET_SPLIT`]: the rest of what the workspace owes, each entry with what will
-//!   resolve it; debt, not exceptions.
+//!   strikes its entries as it lands; the table then is empty and goes. Nothing else is
+//!   owed: every other finding fails the rule's test.
 //!
 //! Neither table can rot: an entry that no finding matches any more fails the test as well,
 //! so it is struck when the function is split or the file fixed.
@@ -116,17 +115,6 @@ pub const OWED_BY_THE_REGISTRY_REFACTOR: &[Owed] = &[
     },
 ];
 
-/// What this workspace still owes the rules outside the registry refactoring: functions
-/// and files not yet split and cycles not yet taken apart. Not exceptions: each entry is
-/// debt with what will pay it, struck when it is paid, and the table goes when empty.
-pub const NOT_YET_SPLIT: &[Owed] = &[
-    Owed {
-        file: "server/tests/mcp/fetch.rs",
-        owes: Owes::LongFunction("fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives"),
-        resolves: "its setup and each phase's checks as named helpers beside it, the assertions unchanged",
-    },
-];
-
 impl Owed {
     /// Whether this entry lets `finding` stand.
     pub fn excuses(&self, finding: &Finding) -> bool {
@@ -172,14 +160,9 @@ pub fn judge(findings: &[Finding], exceptions: &[Exception], owed: &[&Owed]) -> 
     out
 }
 
-/// The entries of [`OWED_BY_THE_REGISTRY_REFACTOR`] and [`NOT_YET_SPLIT`] that `keep`
-/// picks.
+/// The entries of [`OWED_BY_THE_REGISTRY_REFACTOR`] that `keep` picks.
 pub fn owed(keep: impl Fn(&Owes) -> bool) -> Vec<&'static Owed> {
-    OWED_BY_THE_REGISTRY_REFACTOR
-        .iter()
-        .chain(NOT_YET_SPLIT)
-        .filter(|o| keep(&o.owes))
-        .collect()
+    OWED_BY_THE_REGISTRY_REFACTOR.iter().filter(|o| keep(&o.owes)).collect()
 }
 
 #[cfg(test)]

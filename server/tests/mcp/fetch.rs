@@ -13,8 +13,22 @@ async fn fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives() {
     let f = fakes().await;
     let server = Server::start(config(&f, &temp_dir("fetch"))).await;
     let mut c = Mcp::initialize(server.url("/mcp")).await;
-    // (fetch's id, the platform tool and its arguments, the platform): ids the fakes serve.
-    let cases = [
+    for (id, tool, args, platform) in fetch_cases() {
+        fetch_reads_as_the_tool(&mut c, id, tool, args, platform).await;
+    }
+    // An unknown form is an error listing the forms read; nothing asked.
+    let r = c.call("fetch", json!({"id": "hello world"})).await;
+    let e = support::tool_error_text(&r);
+    assert!(
+        e.contains("ECLI") && e.contains("wetten.overheid.nl") && e.contains("platform:id"),
+        "{e}"
+    );
+    server.stop().await;
+}
+
+/// (fetch's id, the platform tool and its arguments, the platform): ids the fakes serve.
+fn fetch_cases() -> Vec<(&'static str, &'static str, Value, &'static str)> {
+    vec![
         (
             "ECLI:NL:PHR:2026:400",
             "rechtspraak_ruling",
@@ -90,43 +104,39 @@ async fn fetch_reads_each_platforms_ids_with_the_text_its_own_tool_gives() {
             json!({"id": "2026A00007"}),
             "opentk",
         ),
-    ];
-    for (id, tool, args, platform) in cases {
-        // Asked twice, so that the tool's answer comes from the buffer, as fetch's does.
-        structured(&c.call(tool, args.clone()).await);
-        let own = c.call(tool, args).await;
-        let own_text = result_text(&own);
-        let fetched = c.call("fetch", json!({"id": id})).await;
-        let shown = structured(&fetched);
-        assert_eq!(
-            shown["text"].as_str(),
-            Some(own_text.as_str()),
-            "{id}: the tool's own text"
-        );
-        assert_eq!(shown["metadata"]["platform"], platform, "{id}");
-        assert_eq!(shown["metadata"]["tool"], tool, "{id}");
-        assert!(
-            shown["id"]
-                .as_str()
-                .is_some_and(|i| i.starts_with(&format!("{platform}:"))),
-            "{shown}"
-        );
-        assert!(shown["title"].as_str().is_some_and(|t| !t.is_empty()), "{id}");
-        let text: Value = serde_json::from_str(&result_text(&fetched)).expect("the text item is JSON");
-        assert_eq!(text, shown, "{id}: the text item is the structured content");
-        for (name, part) in [
-            ("text", result_text(&fetched).len()),
-            ("structured", shown.to_string().len()),
-        ] {
-            assert!(part <= 16 * 1024, "{id}: {name} is {part} bytes");
-        }
-    }
-    // An unknown form is an error listing the forms read; nothing asked.
-    let r = c.call("fetch", json!({"id": "hello world"})).await;
-    let e = support::tool_error_text(&r);
-    assert!(
-        e.contains("ECLI") && e.contains("wetten.overheid.nl") && e.contains("platform:id"),
-        "{e}"
+    ]
+}
+
+/// `id` read by fetch on `c`: the text `tool` gives for `args` (asked twice, so that it
+/// comes from the buffer, as fetch's does), the metadata of `platform`, and both forms
+/// of the answer within 16 KB.
+async fn fetch_reads_as_the_tool(c: &mut Mcp, id: &str, tool: &str, args: Value, platform: &str) {
+    // Asked twice, so that the tool's answer comes from the buffer, as fetch's does.
+    structured(&c.call(tool, args.clone()).await);
+    let own = c.call(tool, args).await;
+    let own_text = result_text(&own);
+    let fetched = c.call("fetch", json!({"id": id})).await;
+    let shown = structured(&fetched);
+    assert_eq!(
+        shown["text"].as_str(),
+        Some(own_text.as_str()),
+        "{id}: the tool's own text"
     );
-    server.stop().await;
+    assert_eq!(shown["metadata"]["platform"], platform, "{id}");
+    assert_eq!(shown["metadata"]["tool"], tool, "{id}");
+    assert!(
+        shown["id"]
+            .as_str()
+            .is_some_and(|i| i.starts_with(&format!("{platform}:"))),
+        "{shown}"
+    );
+    assert!(shown["title"].as_str().is_some_and(|t| !t.is_empty()), "{id}");
+    let text: Value = serde_json::from_str(&result_text(&fetched)).expect("the text item is JSON");
+    assert_eq!(text, shown, "{id}: the text item is the structured content");
+    for (name, part) in [
+        ("text", result_text(&fetched).len()),
+        ("structured", shown.to_string().len()),
+    ] {
+        assert!(part <= 16 * 1024, "{id}: {name} is {part} bytes");
+    }
 }
