@@ -8,6 +8,7 @@ use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, 
 
 /// What OpenBesluitvorming reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&DOCUMENT_TOOL],
     forms: &[
         IdForm {
             what: "an OpenBesluitvorming id (document, meeting, motion)",

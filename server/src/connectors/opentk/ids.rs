@@ -11,6 +11,7 @@ use crate::platforms::opentk::{DocumentId, parse_number};
 
 /// What OpenTK reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&DOCUMENT_TOOL],
     forms: &[
         IdForm {
             what: "an activity (meeting, debate) number",

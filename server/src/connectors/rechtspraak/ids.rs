@@ -7,6 +7,7 @@ use crate::platforms::rechtspraak::Ecli;
 
 /// What Rechtspraak reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&RULING_TOOL],
     forms: &[
         IdForm {
             what: "an ECLI",
