@@ -59,6 +59,7 @@ mod recording;
 mod shutdown;
 mod sigkill;
 mod sigkill_server;
+mod surface;
 mod test_binaries;
 mod text_corpus;
 mod tk_debates;

@@ -45,7 +45,7 @@ pub const NAME: &str = "fetch";
 pub struct FetchArgs {
     /// An id from `search`, or any id or link the description names;
     /// `platform:id` (`opentk:2021D02426`) picks the platform.
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(length(min = 1, max = 1000))]
     pub id: String,
     /// The first character of a long text (from `metadata.next_offset`).
     #[serde(default)]

@@ -18,6 +18,7 @@ pub mod arguments;
 pub mod fetch;
 pub mod ground;
 pub mod offers;
+mod passed;
 pub mod progress;
 pub mod replay;
 pub mod route;
@@ -68,7 +69,8 @@ impl Handler {
         let mut tools: Vec<Tool> = calls
             .tools()
             .iter()
-            .filter(|t| scope.serves(t.connector))
+            // `/mcp` lists `search` and `fetch` in place of the tools they stand in for.
+            .filter(|t| scope.serves(t.connector) && !(matches!(scope, Scope::All) && t.instead.is_some()))
             .map(|t| t.definition.clone())
             .collect();
         let searches = matches!(scope, Scope::All) && calls.tools().get(search::NAME).is_some();

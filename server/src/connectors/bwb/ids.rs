@@ -9,6 +9,7 @@ use crate::platforms::bwb::is_bwb_id;
 
 /// What the Basiswettenbestand reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&READ_TOOL],
     forms: &[
         IdForm {
             what: "a BWB id, with `@date` and `#article` if wanted",

@@ -9,6 +9,7 @@ use crate::platforms::cvdr::is_cvdr_id;
 
 /// What the CVDR reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&READ_TOOL],
     forms: &[
         IdForm {
             what: "a CVDR id, with or without its version, with `#article` if wanted",

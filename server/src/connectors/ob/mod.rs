@@ -604,6 +604,7 @@ async fn read_text(client: &ObClient, url: &str, id: &str, from_pdf: bool) -> Re
 
 /// What Officiële Bekendmakingen reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&DOCUMENT_TOOL],
     forms: &[
         IdForm {
             what: "an Officiële Bekendmakingen id (Staatsblad, Kamerstuk, Gemeenteblad, …)",

@@ -75,6 +75,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 
 /// What OpenBesluitvorming reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&DOCUMENT_TOOL],
     forms: &[
         IdForm {
             what: "an OpenBesluitvorming id (document, meeting, motion)",

@@ -83,6 +83,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 
 /// What OpenTK reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&DOCUMENT_TOOL],
     forms: &[
         IdForm {
             what: "an activity (meeting, debate) number",

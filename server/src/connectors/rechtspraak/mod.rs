@@ -109,6 +109,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 
 /// What Rechtspraak reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&RULING_TOOL],
     forms: &[
         IdForm {
             what: "an ECLI",
