@@ -2,7 +2,7 @@
 //! reachable from `/mcp`'s list — its tool is listed there, or `search` or `fetch` take
 //! that argument with the same meaning and pass it on by its name. Questions that are no
 //! search and no read (votes, debates, reference lists) stay listed; the list stays
-//! within 48 KiB.
+//! within 48 KiB. A client adds whole platform tool sets by its address or a header.
 
 use crate::support;
 
@@ -243,5 +243,54 @@ async fn fetch_reads_a_page_as_the_reading_tool_it_stands_in_for() {
         assert_eq!(fetched["text"], json!(own_text), "{tool} `{id}`: the same page");
         assert_eq!(fetched["metadata"]["tool"], json!(tool), "{fetched}");
     }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_adds_whole_tool_sets_by_address_or_header() {
+    let fakes = fakes().await;
+    let server = Server::start(config(&fakes, &temp_dir("surface-toolsets"))).await;
+    let names = |tools: Vec<Value>| by_name(tools).into_keys().collect::<Vec<_>>();
+    let default = names(Mcp::initialize(server.url("/mcp")).await.list_tools().await);
+    let tk = names(Mcp::initialize(server.url("/mcp/tk")).await.list_tools().await);
+    // By the address: /mcp's list and tk's whole set.
+    let chosen = names(Mcp::initialize(server.url("/mcp?toolsets=tk")).await.list_tools().await);
+    let mut expected: Vec<String> = default.iter().chain(&tk).cloned().collect();
+    expected.sort();
+    expected.dedup();
+    assert_eq!(chosen, expected);
+    assert!(chosen.contains(&"tk_search".to_owned()) && !default.contains(&"tk_search".to_owned()));
+    // By the header, at a platform's address: tk's set and cvdr's.
+    let mut with_header = Mcp::initialize(server.url("/tk/mcp")).await;
+    with_header.extra_headers.push(("X-MCP-Toolsets".into(), "cvdr".into()));
+    let listed = names(with_header.list_tools().await);
+    assert!(
+        listed.contains(&"cvdr_search".to_owned()) && listed.contains(&"tk_votes".to_owned()),
+        "{listed:?}"
+    );
+    assert!(!listed.contains(&"obv_sources".to_owned()), "{listed:?}");
+    // `all`: every tool of every platform.
+    let every = names(
+        Mcp::initialize(server.url("/mcp?toolsets=all"))
+            .await
+            .list_tools()
+            .await,
+    );
+    for c in CONNECTORS {
+        let own = names(
+            Mcp::initialize(server.url(&format!("/mcp/{}", c.id)))
+                .await
+                .list_tools()
+                .await,
+        );
+        assert!(own.iter().all(|t| every.contains(t)), "{}: {own:?}", c.id);
+    }
+    // A set that does not exist is refused by name, with the sets there are.
+    let mut wrong = Mcp::initialize(server.url("/mcp?toolsets=tk,eurlex")).await;
+    let reply = wrong.request("tools/list", json!({})).await;
+    let error = &reply.message.as_ref().expect("an answer")["error"];
+    assert_eq!(error["code"], json!(-32602), "{error}");
+    let message = error["message"].as_str().unwrap_or("");
+    assert!(message.contains("`eurlex`") && message.contains("cvdr"), "{message}");
     server.stop().await;
 }

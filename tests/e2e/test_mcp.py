@@ -876,6 +876,10 @@ class McpChecks:
         await self.endpoint("/mcp/cvdr", CVDR_TOOLS, cvdr_calls)
         await self.endpoint("/mcp", (OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS
                                      | CVDR_TOOLS | {"search", "fetch"}) - STOOD_IN, all_calls)
+        # A chosen tool set: /mcp's list and the Tweede Kamer's whole set.
+        await self.endpoint("/mcp?toolsets=tk", ((OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS
+                                                  | BWB_TOOLS | CVDR_TOOLS | {"search", "fetch"}) - STOOD_IN) | TK_TOOLS,
+                            [])
 
     async def run_retired(self) -> None:
         """Against the server whose ORI is the retired fake."""

@@ -26,6 +26,7 @@ mod scope;
 pub mod search;
 pub mod tool_call;
 pub mod tools;
+pub mod toolsets;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -113,6 +114,20 @@ impl Handler {
         (*self.tools).clone()
     }
 
+    /// The tools this handler offers and every tool of the platforms `sets` names, sorted
+    /// by name.
+    pub fn tools_with(&self, sets: &[&str]) -> Vec<Tool> {
+        let mut tools = self.tools();
+        let more = self
+            .calls
+            .tools()
+            .iter()
+            .filter(|t| sets.contains(&t.connector) && !tools.iter().any(|listed| listed.name == t.name));
+        tools.extend(more.map(|t| t.definition.clone()).collect::<Vec<_>>());
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        tools
+    }
+
     /// What `initialize` tells a client: the server's instructions at this address.
     pub fn instructions(&self) -> &str {
         self.info.instructions.as_deref().unwrap_or_default()
@@ -169,14 +184,13 @@ fn caller_of(context: &RequestContext<RoleServer>, trusted_proxies: &[std::net::
 
 /// What the server's instructions say of `search` and `fetch` at `/mcp`.
 const SEARCH_INSTRUCTIONS: &str = "BesluitBron reads Dutch government decision data from public platforms. `search` asks \
-every platform that searches by words at once and answers one list; `fetch` reads any result's id, and any id or link \
-a person has (an ECLI, a BWB id, kst-36200-VII-5, a Kamer document number, a link to wetten.overheid.nl, \
-zoek.officielebekendmakingen.nl, uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl or tweedekamer.nl). Go \
-deeper with each platform's own tools:";
+every platform that searches by words at once (with their filters) and answers one list; `fetch` reads any result's id, and any id or link a person has (an ECLI, a BWB or CVDR id, kst-36200-VII-5, a \
+Kamer document number, a link to a platform's site). Go deeper with each platform's own tools:";
 
 /// The last words of every address's instructions: where the full guidance is.
 const GUIDE_INSTRUCTIONS: &str = "Per-platform advice (costs, what to ask first, what a platform cannot do): the \
-resource besluitbron://guide, and the tools' descriptions.";
+resource besluitbron://guide, and the tools' descriptions. Each platform's whole tool set: /mcp/<id>, or ?toolsets=<id> \
+here.";
 
 /// The longest instructions an address gives, in characters: Claude Code keeps 2,048
 /// and cuts the rest mid-word.
@@ -190,10 +204,18 @@ impl ServerHandler for Handler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        // The list never changes while the server runs and holds nothing of the caller.
-        Ok(ListToolsResult::with_all_items(self.tools())
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let served: Vec<&'static str> = self.calls.registry().iter().map(|c| c.id).collect();
+        let tools = match toolsets::chosen(parts, &served) {
+            None => self.tools(),
+            Some(Ok(sets)) => self.tools_with(&sets),
+            Some(Err(message)) => return Err(ErrorData::invalid_params(message, None)),
+        };
+        // The list never changes while the server runs and holds nothing of the caller
+        // (a choice of tool sets is in the request's address or headers).
+        Ok(ListToolsResult::with_all_items(tools)
             .with_ttl_ms(LIST_TTL_MS)
             .with_cache_scope(CacheScope::Public))
     }
