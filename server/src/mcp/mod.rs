@@ -76,12 +76,22 @@ impl Handler {
             .collect();
         let searches = matches!(scope, Scope::All) && calls.tools().get(search::NAME).is_some();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut instructions: Vec<&str> = Vec::new();
+        let mut instructions: Vec<String> = Vec::new();
         if searches {
-            instructions.push(SEARCH_INSTRUCTIONS);
+            instructions.push(SEARCH_INSTRUCTIONS.to_owned());
         }
-        instructions.extend(connectors.iter().map(|c| c.instructions));
-        instructions.push(GUIDE_INSTRUCTIONS);
+        // At `/mcp`, a tool `search` or `fetch` stands in for is named as the one listed:
+        // a model is told only of tools it can see.
+        let stood_in: Vec<(&str, &str)> = match scope {
+            Scope::All => calls
+                .tools()
+                .iter()
+                .filter_map(|t| Some((t.name, t.instead?)))
+                .collect(),
+            Scope::One(_) => Vec::new(),
+        };
+        instructions.extend(connectors.iter().map(|c| named_as_listed(c.instructions, &stood_in)));
+        instructions.push(GUIDE_INSTRUCTIONS.to_owned());
         let mut handler = Handler {
             calls,
             scope,
@@ -182,9 +192,31 @@ fn caller_of(context: &RequestContext<RoleServer>, trusted_proxies: &[std::net::
     Arc::new(Caller::new(None, address, identity::idempotency_key(headers)))
 }
 
+/// `text` with each tool name of `renamed` (a whole name: `tk_search` is not a part of
+/// `opentk_search`) replaced by its new name.
+fn named_as_listed(text: &str, renamed: &[(&str, &str)]) -> String {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| is_name(c)) {
+        out.push_str(&rest[..start]);
+        let word_len = rest[start..].find(|c: char| !is_name(c)).unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        out.push_str(
+            renamed
+                .iter()
+                .find(|(from, _)| *from == word)
+                .map_or(word, |(_, to)| to),
+        );
+        rest = &rest[start + word_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// What the server's instructions say of `search` and `fetch` at `/mcp`.
 const SEARCH_INSTRUCTIONS: &str = "BesluitBron reads Dutch government decision data from public platforms. `search` asks \
-every platform that searches by words at once (with their filters) and answers one list; `fetch` reads any result's id, and any id or link a person has (an ECLI, a BWB or CVDR id, kst-36200-VII-5, a \
+every platform that searches by words at once (with their filters; `platforms` picks) and answers one list; `fetch` reads any result's id, and any id or link a person has (an ECLI, a BWB or CVDR id, kst-36200-VII-5, a \
 Kamer document number, a link to a platform's site). Go deeper with each platform's own tools:";
 
 /// The last words of every address's instructions: where the full guidance is.
@@ -356,6 +388,19 @@ fn custom_request_error(method: &str, version: &str) -> ErrorData {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_tool_stood_in_for_is_named_as_the_one_listed_and_only_as_a_whole_name() {
+        let renamed = [("tk_search", "search"), ("obv_document", "fetch")];
+        assert_eq!(
+            super::named_as_listed(
+                "tk_search first; opentk_search, obv_document_x or obv_document.",
+                &renamed
+            ),
+            "search first; opentk_search, obv_document_x or fetch."
+        );
+        assert_eq!(super::named_as_listed("", &renamed), "");
+    }
+
     use super::*;
 
     #[test]
