@@ -82,7 +82,7 @@ impl Replica {
         config.mcp_rate_limit.per_session = roomy;
         // A faster OpenBesluitvorming (600 units a minute, here and at the fake) keeps the
         // tests short; a new owner starts with an empty bucket.
-        let obv = config.platforms.get_mut("obv").expect("obv");
+        let obv = config.services.get_mut("obv").expect("obv's service");
         if let Some(limit) = obv.limit.as_mut().filter(|_| fast_obv) {
             limit.capacity = besluitbron_core::Units::whole(600);
         }
@@ -841,7 +841,7 @@ mod gated_driver {
 
     use besluitbron_core::cache::{CacheKey, CachePolicy, DataClass};
     use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseEvent};
-    use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig};
+    use besluitbron_core::path::{Feedback, Outcome, PathConfig};
     use besluitbron_core::{Instant, LimitConfig, SchedulerConfig, SessionKey, Units};
     use besluitbron_server::clock::Clock;
     use besluitbron_server::driver::lease::lease_config;
@@ -862,7 +862,7 @@ mod gated_driver {
             .param("query", q),
             session: SessionKey::client("s"),
             cost: Units::ONE,
-            lane: Lane::MAIN,
+            service: None,
         }
     }
 
@@ -936,7 +936,7 @@ mod gated_driver {
             recorder: None,
         };
         let limit = SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60)));
-        let (handle, _task) = driver::spawn_leased(
+        let (handle, _task) = driver::task::spawn_one(
             PathConfig::single("obv", Some(limit)),
             ServerBuffer::new(besluitbron_server::platforms::obv::PLATFORM, None, policy),
             options,

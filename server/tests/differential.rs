@@ -268,10 +268,13 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         window_secs,
         margin_secs: 0.0,
     };
-    config.platforms.get_mut("obv").expect("obv").limit = Some(setting(60, 60.0));
-    let ob = config.platforms.get_mut("ob").expect("ob");
-    ob.limit = Some(setting(30, 30.0));
-    ob.text_limit = Some(setting(10, 30.0));
+    config.services.get_mut("obv").expect("obv").limit = Some(setting(60, 60.0));
+    config.services.get_mut("koop-sru").expect("KOOP's SRU service").limit = Some(setting(30, 30.0));
+    config
+        .services
+        .get_mut("koop-publications")
+        .expect("KOOP's publications")
+        .limit = Some(setting(10, 30.0));
 
     let addresses = script.addresses();
     let names: BTreeMap<String, &'static str> = addresses
@@ -418,7 +421,7 @@ async fn obs_search_and_text_lanes_are_admitted_alike_by_server_and_simulator() 
 
 mod handover {
     //! A lease handover in the middle of a burst: two replicas' platform tasks in one
-    //! process (`driver::spawn_leased`, each with its own `LeaseGate`), fed by one
+    //! process (`driver::task::spawn_leased`, each with its own `LeaseGate`), fed by one
     //! scripted lease engine and asked by the followers' routing, against the cluster
     //! simulator (`sim/src/cluster.rs`) on the same script.
     //!
@@ -443,7 +446,7 @@ mod handover {
 
     use besluitbron_core::cache::{CacheKey, CachePolicy, DataClass};
     use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseCall, LeaseEvent, UsageCheckpoint};
-    use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig};
+    use besluitbron_core::path::{Feedback, Outcome, PathConfig};
     use besluitbron_core::{Instant, LimitConfig, SchedulerConfig, SessionKey, Units};
     use besluitbron_fakes::serve_registry_on;
     use besluitbron_server::call::classify;
@@ -731,7 +734,7 @@ mod handover {
             .param("q", format!("k{}", call.key)),
             session: SessionKey::client(&call.session),
             cost: Units::ONE,
-            lane: Lane::MAIN,
+            service: None,
         };
         let origin = call.replica.expect("the script names each call's replica");
         loop {
@@ -818,7 +821,7 @@ mod handover {
                 cancel: CancellationToken::new(),
                 recorder: None,
             };
-            let (handle, _task) = driver::spawn_leased(
+            let (handle, _task) = driver::task::spawn_one(
                 PathConfig::single("obv", Some(SchedulerConfig::with_limit(limit))),
                 ServerBuffer::new(
                     besluitbron_server::platforms::obv::PLATFORM,

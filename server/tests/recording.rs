@@ -142,7 +142,7 @@ async fn record() -> Recording {
         p.timeout_ms = 600_000;
     }
     // The simulator's platforms count calls as they leave (no travel time): no margin.
-    config.platforms.get_mut("obv").expect("obv").limit = Some(LimitSetting {
+    config.services.get_mut("obv").expect("obv").limit = Some(LimitSetting {
         capacity: besluitbron_core::Units::whole(60),
         window_secs: 60.0,
         margin_secs: 0.0,

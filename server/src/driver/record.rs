@@ -30,12 +30,11 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use besluitbron_core::cache::CacheKey;
 use besluitbron_core::dedup::{FlightId, WaiterId};
-use besluitbron_core::path::{Attempt, Lane, Outcome};
+use besluitbron_core::path::{Attempt, Outcome};
 use besluitbron_core::record::{AttemptOutcome, CallEnd, RecordedAttempt, RecordedRemaining, TraceLine};
 use besluitbron_core::{Instant, PlatformId, SessionKey, Units};
 use sha2::{Digest, Sha256};
 
-use super::TEXT_LANE;
 use crate::config::RecordingConfig;
 use crate::metrics::Metrics;
 
@@ -161,9 +160,9 @@ impl Recorder {
         session: &SessionKey,
         key: &CacheKey,
         cost: Units,
-        lane: Lane,
+        text: bool,
     ) -> TraceLine {
-        let op = if lane == TEXT_LANE { "text" } else { key.operation() };
+        let op = if text { "text" } else { key.operation() };
         TraceLine {
             at_ms,
             session: self.session(session),
@@ -369,7 +368,8 @@ pub fn trace_files(dir: &Path) -> Vec<PathBuf> {
 /// What the platform's task notes while calls and flights are under way.
 pub(super) struct Notes {
     recorder: Recorder,
-    platform: PlatformId,
+    /// The budget group's platforms.
+    platforms: Vec<PlatformId>,
     calls: HashMap<WaiterId, CallNote>,
     flights: HashMap<FlightId, FlightNote>,
 }
@@ -395,10 +395,10 @@ struct FlightNote {
 }
 
 impl Notes {
-    pub(super) fn new(recorder: Recorder, platform: PlatformId) -> Notes {
+    pub(super) fn new(recorder: Recorder, platforms: Vec<PlatformId>) -> Notes {
         Notes {
             recorder,
-            platform,
+            platforms,
             calls: HashMap::new(),
             flights: HashMap::new(),
         }
@@ -514,7 +514,7 @@ impl Notes {
                 self.flights.remove(&flight);
             }
         }
-        debug_assert_eq!(line.platform, self.platform.as_str());
+        debug_assert!(self.platforms.iter().any(|p| p.as_str() == line.platform));
         self.recorder.write(&line);
     }
 }
@@ -539,14 +539,7 @@ mod tests {
     fn line(r: &Recorder, i: u64) -> TraceLine {
         let key = CacheKey::new(crate::platforms::obv::PLATFORM, DataClass::Search, "search")
             .param("query", format!("stikstof {i}"));
-        let mut l = r.line(
-            i,
-            Some(i),
-            &SessionKey::client("192.0.2.7"),
-            &key,
-            Units::ONE,
-            Lane::MAIN,
-        );
+        let mut l = r.line(i, Some(i), &SessionKey::client("192.0.2.7"), &key, Units::ONE, false);
         l.served = Some(CallEnd::Fetched);
         l
     }
@@ -608,7 +601,7 @@ mod tests {
         let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
             .expect("start")
             .expect("on");
-        let mut notes = Notes::new(r.clone(), crate::platforms::obv::PLATFORM);
+        let mut notes = Notes::new(r.clone(), vec![crate::platforms::obv::PLATFORM]);
         let arrived = Instant::from_millis(10_000);
         for (waiter, i) in [(WaiterId(1), 1), (WaiterId(2), 2)] {
             let mut l = line(&r, i);
@@ -640,7 +633,7 @@ mod tests {
         let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
             .expect("start")
             .expect("on");
-        let mut notes = Notes::new(r.clone(), crate::platforms::obv::PLATFORM);
+        let mut notes = Notes::new(r.clone(), vec![crate::platforms::obv::PLATFORM]);
         let mut l = line(&r, 1);
         l.served = None;
         notes.waiting(WaiterId(1), l, FlightId(9), Instant::from_millis(1_000));
@@ -684,7 +677,7 @@ mod tests {
         let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
             .expect("start")
             .expect("on");
-        let mut notes = Notes::new(r.clone(), crate::platforms::rechtspraak::PLATFORM);
+        let mut notes = Notes::new(r.clone(), vec![crate::platforms::rechtspraak::PLATFORM]);
         let mut l = line(&r, 1);
         l.platform = "rechtspraak".to_owned();
         l.served = None;

@@ -46,13 +46,11 @@ const DEFAULT_LIMIT: usize = 10;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "bwb",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://zoekservice.overheid.nl/sru/Search")
-        // KOOP's SRU service: a limit exists, its numbers are unpublished; 30 calls
-        // refilled at one per second.
-        .limited(besluitbron_core::LimitConfig::new(
-            besluitbron_core::Units::whole(30),
-            std::time::Duration::from_secs(30),
-        )),
+    defaults: PlatformDefaults::new(
+        PLATFORM,
+        "https://zoekservice.overheid.nl/sru/Search",
+        &[crate::platforms::koop::ZOEKSERVICE, crate::platforms::koop::REPOSITORY],
+    ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&ids::READER),
@@ -531,6 +529,7 @@ async fn bwb_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
                 Ok((TextAnswer { toestand }, Feedback::default()))
             }
         })
+        .at(crate::platforms::koop::REPOSITORY)
     };
     let asked = Asked {
         record,
