@@ -17,7 +17,6 @@
 pub mod bwb;
 pub mod cvdr;
 pub mod ids;
-pub mod koop;
 pub mod ob;
 pub mod obv;
 pub mod offers;
@@ -26,6 +25,7 @@ pub mod ori;
 pub mod page_spec;
 pub mod pages;
 pub mod rechtspraak;
+pub mod regulation;
 #[cfg(test)]
 mod render_test;
 pub mod schema;

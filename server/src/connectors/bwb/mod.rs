@@ -27,11 +27,11 @@ use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Structure, provenance, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::connectors::koop::{
+use crate::connectors::pages::TextPage;
+use crate::connectors::regulation::{
     self, OutlineEntry, date_arg, length_schema, limit_schema, offset_schema, read_length, regulation_page,
     text_offset_schema,
 };
-use crate::connectors::pages::TextPage;
 use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::bwb::{BwbClient, BwbRecord, BwbSearch, MAX_LIMIT, Regulation, is_bwb_id};
 use crate::platforms::http::PlatformError;
@@ -592,7 +592,7 @@ fn render_read(answer: &TextAnswer, served: Served, asked: &Asked) -> Result<Ren
     }
     text.push_str("\n\n");
     text.push_str(&page.text);
-    let (outline, outline_entries) = koop::outline(t);
+    let (outline, outline_entries) = regulation::outline(t);
     let shown = ReadShown {
         id: r.identifier.clone(),
         title,
