@@ -1,197 +1,92 @@
-//! What the connectors of KOOP's regulation collections share (`bwb`, `cvdr`; vector's
-//! shape: a family of platforms behind one service keeps its shared parts in one
-//! place, each connector only what is its own): the argument schemas of their searches
-//! and reads, the day a regulation is read as in force on, and one regulation's text as
-//! an assistant reads it — whole or one article, paged by characters, with its outline.
+//! The connectors of KOOP's regulation collections (the Basiswettenbestand `bwb`, local
+//! regulations `cvdr`), written once: a search tool and a reading tool over a
+//! [`Collection`], the small part each collection keeps as its own (vector's shape: a
+//! family of platforms behind one service shares its reader, each member holds only what
+//! is its own), as [`crate::platforms::koop::zoekservice`] is for their client.
 //!
-//! What this module does not do: name a connector, build a query, or render a record
-//! (each connector does, from its own record).
+//! A collection's own part is what it says ([`CollectionSpec`]: its tools' words, its
+//! answers' words, its id forms, samples and offers) and a few functions of its record
+//! and arguments: the search its arguments ask, what its record says of a version in the
+//! family's words ([`Version`]), the id forms it reads, the key its files are kept under,
+//! and what its reading shows beyond the family's fields. The rest is here: the search
+//! tool and its part in `search` on `/mcp` ([`search`]), the reading tool and its part in
+//! `fetch` ([`read`]), the arguments every collection takes ([`args`]), one regulation's
+//! text as an assistant reads it ([`text`]), and the connector's registry entry
+//! ([`connector`]).
+//!
+//! Invariants:
+//! - Two platform calls for a reading, each through the one path: the version's record on
+//!   KOOP's zoekservice (kept ten minutes when asked as in force on a day, since a new
+//!   version can be published for today; for weeks when a versioned id names it), then
+//!   its file on KOOP's repository host (kept for weeks under the version, so a newer
+//!   version is read anew). One call for a search, kept ten minutes.
+//! - Every collection's answers have the family's shape: a search lists [`search::Hit`]s
+//!   in the shared vocabulary with an exact tally; a reading says the version in a line,
+//!   what its record adds, then a page of the text asked.
+//!
+//! What this module does not do: name a collection, build a query, or read a record's
+//! fields (each collection does).
 
-use besluitbron_core::WallTime;
-use rmcp::schemars;
-use serde::{Deserialize, Serialize};
+pub mod args;
+pub mod collection;
+pub mod read;
+pub mod search;
+pub mod text;
 
-use crate::calendar;
-use crate::connectors::pages::{TextPage, text_page};
-use crate::platforms::http::brief;
-use crate::platforms::koop::regulation::Regulation;
+use std::marker::PhantomData;
+use std::sync::Arc;
 
-/// The most records a search shows.
-pub const MAX_LIMIT: u32 = 50;
-/// Characters of text per read by default, and at most.
-pub const DEFAULT_LENGTH: usize = 10_000;
-/// The most characters of text a read gives at once.
-pub const MAX_LENGTH: usize = 100_000;
-/// Entries of the outline shown in the structured content at most (a long law's whole
-/// outline would not fit the answer budget; `outline_entries` says how many there are).
-pub const MAX_OUTLINE: usize = 60;
+use super::search::KeywordSearch;
+use super::tool::ToolSpec;
+use super::{ConnectorSpec, http_config};
+use crate::call::Client;
+use crate::config::{Config, PlatformDefaults};
+use crate::platforms::http::PlatformError;
+use crate::platforms::koop::zoekservice::RegulationClient;
+use crate::platforms::koop::{REPOSITORY, ZOEKSERVICE};
+pub use args::{MAX_LIMIT, ReadArgs, date_arg, read_length};
+pub use collection::{
+    Asked, Collection, CollectionSpec, ReadWords, Record, Search, SearchArguments, ToolWords, Version, Words,
+};
+pub use read::ReadShown;
+pub use text::{OutlineEntry, RegulationPage, outline, regulation_page};
 
-/// A plain integer 1–50.
-pub fn limit_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT})
+/// Collection `C`'s tools, as its registry entry lists them.
+struct Tools<C>(PhantomData<C>);
+
+impl<C: Collection> Tools<C> {
+    /// The search, then the reading.
+    const ALL: &'static [ToolSpec] = &[search::tool::<C>(), read::tool::<C>()];
 }
 
-/// A plain integer from 0 within the reachable hits.
-pub fn offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 0, "maximum": crate::platforms::koop::MAX_OFFSET})
-}
+/// The address of KOOP's zoekservice, where every collection is searched.
+const ZOEKSERVICE_URL: &str = "https://zoekservice.overheid.nl/sru/Search";
 
-/// A plain integer 1–100000.
-pub fn length_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LENGTH})
-}
-
-/// A plain integer from 0 (characters).
-pub fn text_offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 0})
-}
-
-/// The day of `wall` (UTC), YYYY-MM-DD.
-pub fn day_of(wall: WallTime) -> String {
-    calendar::utc_day(wall.0)
-}
-
-/// The date asked, or `today`; an invalid one is the tool's error message.
-pub fn date_arg(tool: &str, date: Option<&str>, today: WallTime) -> Result<String, String> {
-    match date.map(str::trim).filter(|d| !d.is_empty()) {
-        None => Ok(day_of(today)),
-        Some(d) if calendar::is_day(d) => Ok(d.to_owned()),
-        Some(d) => Err(format!(
-            "{tool}: `date` must be a day written YYYY-MM-DD, not `{}`",
-            brief(d)
-        )),
+/// The connector of collection `C`: its registry entry.
+pub const fn connector<C: Collection>() -> ConnectorSpec {
+    ConnectorSpec {
+        id: C::PLATFORM.as_str(),
+        platform: C::PLATFORM,
+        defaults: PlatformDefaults::new(C::PLATFORM, ZOEKSERVICE_URL, &[ZOEKSERVICE, REPOSITORY]),
+        instructions: C::SPEC.instructions,
+        guide: C::SPEC.guide,
+        reads: Some(read::ReadTool::<C>::READER),
+        tools: Tools::<C>::ALL,
+        open: open::<C>,
+        maintenance: None,
+        samples: C::SPEC.samples,
+        offers: C::SPEC.offers,
+        page: C::SPEC.page,
+        status: None,
+        search: KeywordSearch::Tool(search::SearchTool::<C>::KEYWORDS),
     }
 }
 
-/// The checked `length` of a read, or the tool's error message.
-pub fn read_length(tool: &str, length: Option<usize>) -> Result<usize, String> {
-    let length = length.unwrap_or(DEFAULT_LENGTH);
-    if length == 0 || length > MAX_LENGTH {
-        return Err(format!(
-            "{tool}: `length` must be 1 to {MAX_LENGTH} characters (default {DEFAULT_LENGTH})"
-        ));
-    }
-    Ok(length)
-}
-
-/// One entry of a regulation's outline.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct OutlineEntry {
-    /// `Artikel 1:3 …`, a division's heading, or a part (`Aanhef`, `Bijlage 1 …`).
-    pub label: String,
-    /// The article's number, for `article`.
-    pub article: Option<String>,
-    /// How deep it stands (0 outermost).
-    pub depth: usize,
-}
-
-/// The first [`MAX_OUTLINE`] entries of `r`'s outline, and how many there are.
-pub fn outline(r: &Regulation) -> (Vec<OutlineEntry>, usize) {
-    let mut entries = 0;
-    let shown = r
-        .outline()
-        .inspect(|_| entries += 1)
-        .take(MAX_OUTLINE)
-        .map(|e| OutlineEntry {
-            label: e.label.to_owned(),
-            article: e.article.map(str::to_owned),
-            depth: e.depth,
-        })
-        .collect::<Vec<_>>();
-    let entries = entries + r.outline().skip(MAX_OUTLINE).count();
-    (shown, entries)
-}
-
-/// A page of a regulation's text as asked: one article, or the whole text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RegulationPage {
-    /// The page's characters.
-    pub text: String,
-    /// Where the page is.
-    pub at: TextPage,
-    /// The article read, when one was asked.
-    pub article: Option<String>,
-}
-
-/// The page `offset..offset + length` of `r`'s text, or of its article `article`; a
-/// missing article is the error naming the ones there are (`about` says which
-/// regulation, e.g. `Wet X (BWBR…) as in force on 2025-01-01`).
-pub fn regulation_page(
-    r: &Regulation,
-    article: Option<&str>,
-    offset: usize,
-    length: usize,
-    about: &str,
-) -> Result<RegulationPage, String> {
-    let (body, number) = match article {
-        Some(asked) => match r.article(asked) {
-            Some(a) => (a.rendered(), a.number.clone()),
-            None => {
-                let numbers: Vec<&str> = r.articles().filter_map(|a| a.number.as_deref()).take(40).collect();
-                let more = r.articles().count() > 40;
-                return Err(if numbers.is_empty() {
-                    format!(
-                        "{about} has no articles (it is written in chapters or parts without them); read it \
-                         without `article`"
-                    )
-                } else {
-                    format!(
-                        "{about} has no article `{}`; its articles are {}{}",
-                        brief(asked),
-                        numbers.join(", "),
-                        if more { ", …" } else { "" }
-                    )
-                });
-            }
-        },
-        None => (r.full_text(), None),
-    };
-    let (text, at) = text_page(&body, offset, length);
-    Ok(RegulationPage {
-        text,
-        at,
-        article: number,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::platforms::koop::regulation::{Root, read_regulation};
-
-    #[test]
-    fn a_day_is_the_wall_clocks_utc_day_and_a_bad_date_is_refused() {
-        assert_eq!(day_of(WallTime(0)), "1970-01-01");
-        assert_eq!(day_of(WallTime(1_796_601_599_000)), "2026-12-06");
-        let today = WallTime(1_796_428_800_000);
-        assert_eq!(date_arg("t", Some("2025-01-01"), today).unwrap(), "2025-01-01");
-        assert!(
-            date_arg("t", Some("2025-02-30"), today)
-                .unwrap_err()
-                .contains("YYYY-MM-DD")
-        );
-        assert_eq!(date_arg("t", None, today).unwrap(), "2026-12-05");
-        assert_eq!(date_arg("t", Some("  "), today).unwrap(), "2026-12-05");
-    }
-
-    #[test]
-    fn an_article_is_read_exactly_and_a_missing_one_names_the_ones_there_are() {
-        let xml = r#"<toestand bwb-id="BWBR0000001"><wetgeving><citeertitel>Wet</citeertitel><wet-besluit><wettekst>
-            <artikel><kop><label>Artikel</label><nr>1</nr></kop><al>Een.</al></artikel>
-            <artikel><kop><label>Artikel</label><nr>2a</nr></kop><al>Twee a.</al></artikel>
-            </wettekst></wet-besluit></wetgeving></toestand>"#;
-        let r = read_regulation(xml.as_bytes(), Root::Toestand).unwrap();
-        let page = regulation_page(&r, Some("artikel 2A"), 0, 100, "Wet").unwrap();
-        assert_eq!(
-            (page.text.as_str(), page.article.as_deref()),
-            ("Artikel 2a\nTwee a.", Some("2a"))
-        );
-        let e = regulation_page(&r, Some("7"), 0, 100, "Wet").unwrap_err();
-        assert_eq!(e, "Wet has no article `7`; its articles are 1, 2a");
-        let whole = regulation_page(&r, None, 0, 100_000, "Wet").unwrap();
-        assert_eq!(whole.text, "Citeertitel: Wet\n\nArtikel 1\nEen.\n\nArtikel 2a\nTwee a.");
-        let (entries, count) = outline(&r);
-        assert_eq!((entries.len(), count), (2, 2));
-        assert_eq!(entries[1].article.as_deref(), Some("2a"));
-    }
+/// Opens collection `C`'s client from configuration.
+fn open<C: Collection>(config: &Config) -> Result<Client, PlatformError> {
+    let client = RegulationClient::<C::Platform>::new(
+        &config.platform(C::PLATFORM).base_url,
+        &http_config(config, C::PLATFORM),
+    )?;
+    Ok(Arc::new(client))
 }

@@ -31,6 +31,7 @@
 pub mod link;
 pub mod regulation;
 pub mod sru;
+pub mod zoekservice;
 
 use std::time::Duration;
 
