@@ -6,7 +6,8 @@
 //! A collection is a [`Collection`]: its platform, the SRU version and collection it is
 //! asked in, how many records a page may hold and what to advise when the service
 //! rejects a query. Its connector keeps only what is its own: the CQL it builds and the
-//! record it reads ([`SruRecord`]).
+//! record it reads ([`SruRecord`]). The regulation collections of its zoekservice (`bwb`,
+//! `cvdr`) share more: one client, over what each keeps ([`zoekservice`]).
 //!
 //! Invariants:
 //! - Every search sends `operation=searchRetrieve`, the collection's `version`, its
