@@ -28,7 +28,7 @@ use serde_json::{Map, Value, json};
 use super::args::{MAX_LIMIT, date_arg};
 use super::collection::{Collection, Record, SearchArguments};
 use crate::call::{Call, Context, PlatformCall, Rendered, Reply, Structure, Who, provenance, tool_error};
-use crate::connectors::pages::list_limit;
+use crate::connectors::pages::Page;
 use crate::connectors::search::{Asked, ListingFuture, SearchSpec};
 use crate::connectors::tool::{self, ToolFuture, ToolSpec};
 use crate::connectors::vocabulary::{Item, Listing, Tally};
@@ -38,7 +38,7 @@ use crate::platforms::koop::zoekservice::{RegulationClient, RegulationCollection
 /// Every search counts one call.
 const COST: Units = Units::ONE;
 /// Records a search shows by default.
-const DEFAULT_LIMIT: usize = 10;
+const DEFAULT_LIMIT: u32 = 10;
 
 /// One regulation in a search's results: the shared [`Item`] (its `date` the day the
 /// version in force began) and when that version ends.
@@ -168,10 +168,10 @@ type Question<C> = (PlatformCall<SearchAnswer<Record<C>>>, String, u64);
 fn question<C: Collection>(ctx: &Context, args: C::SearchArgs) -> Result<Question<C>, Reply> {
     let name = C::SPEC.search.name;
     let refuse = |message: String| Reply::from(tool_error(message));
-    let limit = list_limit(name, args.limit(), DEFAULT_LIMIT, MAX_LIMIT as usize).map_err(refuse)?;
+    let page = Page::asked(name, args.limit(), args.offset(), DEFAULT_LIMIT, MAX_LIMIT).map_err(refuse)?;
     let day = date_arg(name, args.date(), ctx.clock.wall()).map_err(refuse)?;
     let (search, mut searched) = C::search(&args, &day).map_err(refuse)?;
-    let offset = u64::from(args.offset().unwrap_or(0));
+    let (limit, offset) = (page.limit, u64::from(page.offset));
     let cql = match C::Platform::cql(&search) {
         Ok(cql) => cql,
         Err(PlatformError::BadRequest { code, .. }) if code == "nothing_to_search" => {
@@ -189,7 +189,7 @@ fn question<C: Collection>(ctx: &Context, args: C::SearchArgs) -> Result<Questio
     let pc = PlatformCall::new(key, COST, move || {
         let (client, search) = (Arc::clone(&client), Arc::clone(&search));
         async move {
-            let page = client.search(&search, offset, limit as u32).await?;
+            let page = client.search(&search, offset, limit).await?;
             let answer = SearchAnswer {
                 records: page.records,
                 total: page.total,
