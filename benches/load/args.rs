@@ -63,6 +63,15 @@ pub(crate) struct Args {
     /// platform's own limit deciding (client limits raised). Ignores the other options.
     #[arg(long)]
     pub(crate) late_session: bool,
+    /// The late session as a measurement with an SDK's clients sends it: six busy legacy
+    /// sessions each send 40 distinct OpenBesluitvorming searches at once over a pool of up
+    /// to 100 connections, on servers just started; new sessions ask one search each,
+    /// 2.3 s apart from 5 s on, wherever that falls between two units; one process, then
+    /// three replicas (the late sessions on a follower). Per late call its wait, its way to
+    /// the owner's fair queue and the flood calls the owner admitted on that way and while
+    /// it was queued. Ignores the other options.
+    #[arg(long, conflicts_with = "late_session")]
+    pub(crate) late_sdk: bool,
 }
 
 impl Args {

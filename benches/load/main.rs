@@ -48,13 +48,16 @@
 //! `besluitbron-fakes` registry, rmcp alone, the echo); `drive.rs` one server's turn;
 //! `report.rs` what is printed and the targets; `replicas.rs` the `--replicas N` run
 //! (a redis-server of its own and N replicas against one process alone, the latency of a
-//! forwarded call apart from one answered on the owner).
+//! forwarded call apart from one answered on the owner); `late.rs` the `--late-session`
+//! run and `late_sdk.rs` the `--late-sdk` run (a late session's wait behind a flood, one
+//! process against three replicas).
 
 mod args;
 mod call;
 mod conn;
 mod drive;
 mod late;
+mod late_sdk;
 mod replicas;
 mod report;
 mod rounds;
@@ -103,6 +106,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let _ = CALL.set(args.measured_call()?);
     if args.late_session {
         return late::run().await;
+    }
+    if args.late_sdk {
+        return late_sdk::run().await;
     }
     if let Some(n) = args.replicas {
         return replicas::run(&args, n).await;

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use besluitbron_core::PlatformId;
+use besluitbron_server::app::Hooks;
 use besluitbron_server::cluster::forward::Node;
 use besluitbron_server::config::ClusterConfig;
 use besluitbron_server::connectors::CONNECTORS;
@@ -284,6 +285,16 @@ pub(crate) struct Replicas {
 impl Replicas {
     /// Starts `n` replicas on `single`'s fakes, sharing `redis`.
     pub(crate) async fn start(single: &BesluitBron, redis: &Redis, n: usize) -> anyhow::Result<Replicas> {
+        Replicas::start_with(single, redis, n, &Hooks::default()).await
+    }
+
+    /// [`Replicas::start`], each replica built with `hooks`.
+    pub(crate) async fn start_with(
+        single: &BesluitBron,
+        redis: &Redis,
+        n: usize,
+        hooks: &Hooks,
+    ) -> anyhow::Result<Replicas> {
         let mut servers = Vec::with_capacity(n);
         for i in 0..n {
             let (mut config, data_dir) = single.config_on_the_fakes()?;
@@ -298,7 +309,7 @@ impl Replicas {
                 .validated()
                 .with_context(|| format!("replica {i}'s configuration"))?;
             servers.push(
-                Running::start(config, data_dir)
+                Running::start(config, data_dir, hooks.clone())
                     .await
                     .with_context(|| format!("replica {i}"))?,
             );

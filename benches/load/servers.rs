@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing;
 use axum::serve::ListenerExt;
 use besluitbron_fakes::{FakeHandle, Fakes, serve_registry_on};
-use besluitbron_server::app::{App, AppState};
+use besluitbron_server::app::{App, AppState, Hooks};
 use besluitbron_server::config::Config;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult, PaginatedRequestParams,
@@ -56,13 +56,18 @@ pub(crate) struct BesluitBron {
 impl BesluitBron {
     /// Starts the fakes of the registry and the server on a fresh data directory.
     pub(crate) async fn start() -> anyhow::Result<BesluitBron> {
+        BesluitBron::start_with(Hooks::default()).await
+    }
+
+    /// [`BesluitBron::start`], the server built with `hooks`.
+    pub(crate) async fn start_with(hooks: Hooks) -> anyhow::Result<BesluitBron> {
         let fakes_listener = TcpListener::bind("127.0.0.1:0").await.context("bind the fakes")?;
         let fakes = serve_registry_on(fakes_listener).await.context("serve the fakes")?;
         let data_dir = tempfile::tempdir().context("temporary data directory")?;
         let server_config = config(&fakes, data_dir.path())?;
         let allowed_hosts = server_config.hosts();
         let idle_timeout = Duration::from_secs(server_config.sessions.idle_timeout_secs.max(1));
-        let server = Running::start(server_config, data_dir).await?;
+        let server = Running::start(server_config, data_dir, hooks).await?;
         Ok(BesluitBron {
             addr: server.addr,
             allowed_hosts,
@@ -110,11 +115,12 @@ pub(crate) struct Running {
 }
 
 impl Running {
-    /// Builds the server from `config` (whose data directory is `data_dir`) and serves it.
-    pub(crate) async fn start(config: Config, data_dir: tempfile::TempDir) -> anyhow::Result<Running> {
+    /// Builds the server from `config` (whose data directory is `data_dir`) with `hooks`
+    /// and serves it.
+    pub(crate) async fn start(config: Config, data_dir: tempfile::TempDir, hooks: Hooks) -> anyhow::Result<Running> {
         let server = TcpListener::bind("127.0.0.1:0").await.context("bind the server")?;
         let addr = server.local_addr()?;
-        let app = App::build(config).context("build the server")?;
+        let app = App::build_with(config, hooks).context("build the server")?;
         let state = Arc::clone(&app.state);
         let cancel = app.cancel.clone();
         let (stop, stopped) = oneshot::channel::<()>();

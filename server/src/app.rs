@@ -576,6 +576,9 @@ fn initialize_limits(config: &Config) -> ClientLimits {
 /// One MCP route: its address, what it offers, its sessions and its service.
 struct McpRoute {
     path: String,
+    /// The same service at addresses ending in `/mcp` (`/<id>/mcp`), which clients that
+    /// recognise an MCP endpoint by its path (the Inspector's) reach as is.
+    aliases: Vec<String>,
     scope: Scope,
     sessions: Arc<RestoreGate>,
     /// The route's sessions in the shared engine, with several replicas.
@@ -592,13 +595,13 @@ fn mcp_routes(
     engine: Option<&Engine>,
     gated: bool,
 ) -> Vec<McpRoute> {
-    let routes: Vec<(String, Scope)> = registry
+    let routes: Vec<(String, Vec<String>, Scope)> = registry
         .iter()
-        .map(|&c| (format!("/mcp/{}", c.id), Scope::One(c)))
-        .chain([("/mcp".to_owned(), Scope::All)])
+        .map(|&c| (format!("/mcp/{}", c.id), vec![format!("/{}/mcp", c.id)], Scope::One(c)))
+        .chain([("/mcp".to_owned(), Vec::new(), Scope::All)])
         .collect();
     let mut services = Vec::new();
-    for (path, scope) in routes {
+    for (path, aliases, scope) in routes {
         let mut sm = LocalSessionManager::default();
         sm.session_config.keep_alive = Some(Duration::from_secs(config.sessions.idle_timeout_secs.max(1)));
         // rmcp keeps each completed answer this long for a client that resumes a broken
@@ -643,6 +646,7 @@ fn mcp_routes(
         let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::clone(&sm), mcp_config);
         services.push(McpRoute {
             path,
+            aliases,
             scope,
             sessions: sm,
             store,
@@ -672,10 +676,12 @@ fn mcp_router(guard: &Arc<GuardState>, auth: Option<&Arc<crate::auth::Auth>>, ro
     ));
     let mut router = Router::new();
     if let Some(auth) = auth {
-        router = protected_resource_metadata(router, auth, routes.iter().map(|r| r.path.as_str()));
+        let paths = routes.iter().flat_map(|r| std::iter::once(&r.path).chain(&r.aliases));
+        router = protected_resource_metadata(router, auth, paths.map(String::as_str));
     }
     for McpRoute {
         path,
+        aliases,
         scope,
         sessions,
         store,
@@ -688,9 +694,11 @@ fn mcp_router(guard: &Arc<GuardState>, auth: Option<&Arc<crate::auth::Auth>>, ro
             sessions,
             store,
         };
-        // Exactly this address: `/mcp/nope` or `/mcp/obv/extra` is no MCP server.
-        let guarded = Router::new().route_service(&path, Guarded::new(route, service));
-        router = router.merge(guarded);
+        // Exactly these addresses: `/mcp/nope` or `/mcp/obv/extra` is no MCP server.
+        let guarded = Guarded::new(route, service);
+        for address in std::iter::once(&path).chain(&aliases) {
+            router = router.merge(Router::new().route_service(address, guarded.clone()));
+        }
     }
     router.route(
         "/mcp/{*rest}",
@@ -899,7 +907,7 @@ fn unknown_mcp_address_text(paths: &[&str]) -> String {
     paths.sort_unstable();
     format!(
         "No MCP server at this address. BesluitBron serves MCP at {} (`/mcp`: every platform's tools; \
-         `/mcp/<id>`: one platform's).\n",
+         `/mcp/<id>`, also at `/<id>/mcp`: one platform's).\n",
         paths.join(", ")
     )
 }

@@ -28,8 +28,17 @@ struct World {
     /// Calls sent per replica (index in `nodes` order of start).
     sent: Mutex<Vec<Arc<AtomicU64>>>,
     overlaps: AtomicUsize,
-    /// The fairness key of every OpenBesluitvorming call admitted, in order, on any replica.
-    admitted: Mutex<Vec<String>>,
+    /// Every OpenBesluitvorming call admitted, in order, on any replica.
+    admitted: Mutex<Vec<Admitted>>,
+}
+
+/// One admission as the owner's hook saw it: whose call, and when (by the owner's clock) it
+/// reached the fair queue and left it.
+#[derive(Clone, Debug)]
+struct Admitted {
+    session: String,
+    queued_at: besluitbron_core::Instant,
+    admitted_at: besluitbron_core::Instant,
 }
 
 struct Replica {
@@ -108,7 +117,11 @@ impl Replica {
                 }
                 me.fetch_add(1, Ordering::SeqCst);
                 if let Some(a) = &call.admission {
-                    w.admitted.lock().unwrap().push(a.session.to_string());
+                    w.admitted.lock().unwrap().push(Admitted {
+                        session: a.session.to_string(),
+                        queued_at: a.submitted_at,
+                        admitted_at: a.admitted_at,
+                    });
                 }
                 let nodes = w.nodes.lock().unwrap();
                 let mine = my_index.get().copied();
@@ -1058,15 +1071,18 @@ async fn a_legacy_session_alternating_between_replicas_survives_the_owners_death
     }
 }
 
-/// A late session across replicas waits behind no flood sent over shared
-/// connections. Twelve legacy sessions each send 20 distinct searches at once over one
-/// HTTP client (a pool of connections, as the SDKs send), spread over the three
-/// replicas; the owner is new (its bucket starts empty, a unit a second), so when the
-/// late session comes most busy sessions have used nothing there either. A late
-/// session on a follower asks one search: between the moment it is sent and its
-/// admission at the owner, at most one flood call is admitted (the one already going).
+/// Late sessions across replicas wait behind no flood sent as the SDKs send it. Six legacy
+/// sessions each send 40 distinct searches at once over one HTTP client (a pool of
+/// connections), spread over the three replicas (session i on replica i mod 3); the owner
+/// is new (its bucket starts empty, a unit a second), so the flood waits there from the
+/// start. Then five late sessions, one after another, each a new legacy session on a
+/// follower asking one search. Counted from the owner's admissions, for each late call:
+/// no flood call is admitted while it waits in the owner's fair queue (the order the
+/// owner decides), and at most one between the moment it is sent and its admission (a
+/// unit the owner gave while the late call was still on its way, which one process has
+/// too, over a shorter way).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_late_session_on_a_follower_goes_before_a_flood_over_shared_connections() {
+async fn late_sessions_on_a_follower_go_before_a_flood_sent_as_the_sdks_send_it() {
     let redis = RedisServer::start("own-late");
     let f = fakes().await;
     let world = Arc::new(World::default());
@@ -1076,9 +1092,9 @@ async fn a_late_session_on_a_follower_goes_before_a_flood_over_shared_connection
     }
     let owner = one_owner(&rs).await;
     let mut flood = tokio::task::JoinSet::new();
-    for s in 0..12 {
+    for s in 0..6 {
         let client = Arc::new(Mcp::initialize(rs[s % 3].url("/mcp/obv")).await);
-        for j in 0..20 {
+        for j in 0..40 {
             let client = Arc::clone(&client);
             flood.spawn(async move {
                 client
@@ -1094,25 +1110,38 @@ async fn a_late_session_on_a_follower_goes_before_a_flood_over_shared_connection
         "the owner admits the flood"
     );
     let follower = (owner + 1) % 3;
-    let mut late = Mcp::initialize(rs[follower].url("/mcp/obv")).await;
-    let late_key = format!("session:{}", late.session.clone().expect("a legacy session"));
-    let before = world.admitted.lock().unwrap().len();
-    let reply = late.call("obv_search", json!({"query": "laat"})).await;
-    structured(&reply);
-    let admitted = world.admitted.lock().unwrap().clone();
-    let at = admitted
-        .iter()
-        .position(|k| *k == late_key)
-        .expect("the late call was admitted at the owner");
-    assert!(at >= before, "the late call went after it was sent");
-    let flood_first = &admitted[before..at];
+    for n in 0..5 {
+        let mut late = Mcp::initialize(rs[follower].url("/mcp/obv")).await;
+        let late_key = format!("session:{}", late.session.clone().expect("a legacy session"));
+        let before = world.admitted.lock().unwrap().len();
+        let reply = late.call("obv_search", json!({"query": format!("laat{n}")})).await;
+        structured(&reply);
+        let admitted = world.admitted.lock().unwrap().clone();
+        let at = admitted
+            .iter()
+            .position(|a| a.session == late_key)
+            .expect("the late call was admitted at the owner");
+        assert!(at >= before, "late session {n} went after it was sent");
+        let mine = &admitted[at];
+        // Admitted after the late call reached the owner's queue, and before it.
+        let passed_over: Vec<&Admitted> = admitted[before..at]
+            .iter()
+            .filter(|a| a.admitted_at > mine.queued_at)
+            .collect();
+        assert!(
+            passed_over.is_empty(),
+            "late session {n}: flood calls admitted while it waited in the owner's queue: {passed_over:?}"
+        );
+        let on_its_way = &admitted[before..at];
+        assert!(
+            on_its_way.len() <= 1,
+            "late session {n}: flood calls admitted after it was sent: {on_its_way:?}"
+        );
+    }
+    assert_eq!(owners(&rs), [owner], "the owner stayed the same");
     assert!(
-        flood_first.len() <= 1,
-        "flood calls admitted while the late session waited: {flood_first:?} (all: {admitted:?})"
-    );
-    assert!(
-        admitted.len() < 240,
-        "the flood still waits: the late call did not come after it"
+        world.admitted.lock().unwrap().len() < 240,
+        "the flood still waits: the late calls did not come after it"
     );
     flood.abort_all();
     for r in rs {

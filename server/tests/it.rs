@@ -21,6 +21,7 @@
 
 mod support;
 
+mod addresses;
 mod admin_address;
 mod answers;
 mod auth;

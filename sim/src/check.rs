@@ -26,6 +26,7 @@
 //!   every buffer hit carries the payload of a successful attempt of its key.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::Bound;
 
 use besluitbron_core::cache::{CacheKey, CacheStore, MemoryStore};
 use besluitbron_core::dedup::FlightId;
@@ -34,6 +35,7 @@ use besluitbron_core::{
     AdmissionRecord, AdmitRule, CallTicket, EntryTicket, FairScheduler, Instant, LimitConfig, PlatformId, Units,
 };
 
+use crate::dense::IdMap;
 use crate::policy::{CallId, PolicyKind};
 
 /// What the checker needs to know about a legacy call.
@@ -59,14 +61,200 @@ struct Waiting {
     queued_at: Instant,
 }
 
+/// One station's mirror of its waiting entries, rebuilt from the path's events, with the
+/// indexes that keep every update and the checks after an event independent of how many
+/// sessions wait.
+#[derive(Debug, Default)]
+struct Mirror {
+    /// Each waiting session's entries, in the order queued.
+    queues: BTreeMap<u32, VecDeque<Waiting>>,
+    /// The sessions holding entries of each waiting call (a session once per entry).
+    by_call: IdMap<CallTicket, Holders>,
+    /// The session of each waiting entry.
+    by_entry: IdMap<EntryTicket, u32>,
+    /// Entries waiting.
+    len: usize,
+    /// The waiting sessions' head calls together, each counted at most C.
+    heads: Units,
+    /// C of the station's kept limit (`None`: it keeps none).
+    capacity: Option<Units>,
+    /// Each waiting session's last admission: its wait starts at the later of that and
+    /// its head's queueing. Only waiting sessions' are kept: a call queued later is
+    /// queued at or after it, so a session that stopped waiting starts afresh.
+    last_admit: BTreeMap<u32, Instant>,
+    /// Each waiting session's wait start ([`Mirror::wait_start`]), and the same ordered
+    /// by (start, session): the sessions that could have waited beyond any bound are the
+    /// oldest starts, so the check after an event looks at those only.
+    start_of: IdMap<u32, Instant>,
+    by_start: BTreeSet<(Instant, u32)>,
+    /// Entries taken out by the last removal (kept to spare an allocation per removal).
+    removed: Vec<Waiting>,
+    /// The least starvation bound here (a window), in nanoseconds, once asked.
+    least_bound_ns: Option<u64>,
+}
+
+impl Mirror {
+    fn head_units(&self, w: Option<&Waiting>) -> Units {
+        match (w, self.capacity) {
+            (Some(w), Some(c)) => w.cost.min(c),
+            (Some(w), None) => w.cost,
+            (None, _) => Units::ZERO,
+        }
+    }
+
+    fn push(&mut self, session: u32, w: Waiting) {
+        let q = self.queues.entry(session).or_default();
+        let was_empty = q.is_empty();
+        q.push_back(w);
+        if was_empty {
+            self.heads += self.head_units(Some(&w));
+            self.restart(session);
+        }
+        match self.by_call.get_mut(&w.call) {
+            Some(holders) => holders.add(session),
+            None => {
+                self.by_call.insert(w.call, Holders::One(session));
+            }
+        }
+        self.by_entry.insert(w.entry, session);
+        self.len += 1;
+    }
+
+    /// Removes `session`'s entries that `gone` picks, keeping the indexes and the heads'
+    /// sum.
+    fn remove_from(&mut self, session: u32, gone: impl Fn(&Waiting) -> bool) {
+        let Some(q) = self.queues.get_mut(&session) else { return };
+        let before = q.front().copied();
+        let mut removed = std::mem::take(&mut self.removed);
+        q.retain(|w| {
+            let g = gone(w);
+            if g {
+                removed.push(*w);
+            }
+            !g
+        });
+        let after = q.front().copied();
+        let empty = q.is_empty();
+        let head_moved = before.map(|w| w.entry) != after.map(|w| w.entry);
+        if head_moved {
+            self.heads = self.heads - self.head_units(before.as_ref()) + self.head_units(after.as_ref());
+        }
+        for w in removed.drain(..) {
+            self.len -= 1;
+            self.by_entry.remove(&w.entry);
+            if self.by_call.get_mut(&w.call).is_some_and(|h| h.remove(session)) {
+                self.by_call.remove(&w.call);
+            }
+        }
+        self.removed = removed;
+        if empty {
+            self.queues.remove(&session);
+            self.last_admit.remove(&session);
+        }
+        if head_moved {
+            self.restart(session);
+        }
+    }
+
+    /// Session `session`'s wait start: the later of its last admission and its head's
+    /// queueing (`None`: it does not wait).
+    fn wait_start(&self, session: u32) -> Option<Instant> {
+        let head = self.queues.get(&session)?.front()?;
+        Some(
+            self.last_admit
+                .get(&session)
+                .map_or(head.queued_at, |&a| a.max(head.queued_at)),
+        )
+    }
+
+    /// Session `session`'s wait start may have moved (its head or its last admission
+    /// changed): the index follows.
+    fn restart(&mut self, session: u32) {
+        let now = self.wait_start(session);
+        let was = match now {
+            Some(start) => self.start_of.insert(session, start),
+            None => self.start_of.remove(&session),
+        };
+        if was != now {
+            if let Some(was) = was {
+                self.by_start.remove(&(was, session));
+            }
+            if let Some(start) = now {
+                self.by_start.insert((start, session));
+            }
+        }
+    }
+
+    fn remove_entry(&mut self, entry: EntryTicket) {
+        if let Some(&session) = self.by_entry.get(&entry) {
+            self.remove_from(session, |w| w.entry == entry);
+        }
+    }
+
+    fn remove_call(&mut self, call: CallTicket) {
+        let sessions = match self.by_call.get(&call) {
+            None => return,
+            Some(&Holders::One(session)) => return self.remove_from(session, |w| w.call == call),
+            Some(holders) => holders.sessions(),
+        };
+        for session in sessions {
+            self.remove_from(session, |w| w.call == call);
+        }
+    }
+}
+
+/// The sessions holding entries of one waiting call: almost always one, kept without an
+/// allocation then.
+#[derive(Clone, Debug)]
+enum Holders {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Holders {
+    fn add(&mut self, session: u32) {
+        *self = match std::mem::replace(self, Holders::Many(Vec::new())) {
+            Holders::One(s) => Holders::Many(vec![s, session]),
+            Holders::Many(mut v) => {
+                v.push(session);
+                Holders::Many(v)
+            }
+        };
+    }
+
+    /// Removes one of `session`'s holdings; whether none is left.
+    fn remove(&mut self, session: u32) -> bool {
+        match self {
+            Holders::One(s) => *s == session,
+            Holders::Many(v) => {
+                if let Some(i) = v.iter().position(|&x| x == session) {
+                    v.swap_remove(i);
+                }
+                v.is_empty()
+            }
+        }
+    }
+
+    fn sessions(&self) -> Vec<u32> {
+        match self {
+            Holders::One(s) => vec![*s],
+            Holders::Many(v) => {
+                let mut v = v.clone();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
+        }
+    }
+}
+
 /// The checker's state.
 #[derive(Debug)]
 pub struct Checker {
     policy: PolicyKind,
     /// Each station's name (a platform, or a platform's text host).
     names: Vec<String>,
-    waiting: Vec<BTreeMap<u32, VecDeque<Waiting>>>,
-    last_admit: Vec<BTreeMap<u32, Instant>>,
+    mirrors: Vec<Mirror>,
     broken_at: Vec<Option<Instant>>,
     retry_until: Vec<Instant>,
     admitted: Vec<u64>,
@@ -84,15 +272,25 @@ type Verdict = Result<(), String>;
 
 impl Checker {
     /// A checker for a run under `policy`, over the stations named `names` (the run's
-    /// platforms in order, then any text hosts) and the paths of `platforms` (the run's
-    /// platforms in order).
-    pub fn new(policy: PolicyKind, names: Vec<String>, platforms: Vec<PlatformId>) -> Checker {
+    /// platforms in order, then any text hosts) with the limits BesluitBron keeps there
+    /// (`limits`, one per station), and the paths of `platforms` (the run's platforms in
+    /// order).
+    pub fn new(
+        policy: PolicyKind,
+        names: Vec<String>,
+        limits: &[Option<LimitConfig>],
+        platforms: Vec<PlatformId>,
+    ) -> Checker {
         let n = names.len();
         Checker {
             policy,
             names,
-            waiting: vec![BTreeMap::new(); n],
-            last_admit: vec![BTreeMap::new(); n],
+            mirrors: (0..n)
+                .map(|p| Mirror {
+                    capacity: limits.get(p).copied().flatten().map(|l| l.capacity),
+                    ..Mirror::default()
+                })
+                .collect(),
             broken_at: vec![None; n],
             retry_until: vec![Instant::ZERO; n],
             admitted: vec![0; n],
@@ -105,29 +303,25 @@ impl Checker {
 
     /// Session `session`'s `entry` for `call` was queued at platform `p` at `at`.
     pub fn on_queue(&mut self, p: usize, session: u32, entry: EntryTicket, call: CallTicket, cost: Units, at: Instant) {
-        self.waiting[p].entry(session).or_default().push_back(Waiting {
-            entry,
-            call,
-            cost,
-            queued_at: at,
-        });
+        self.mirrors[p].push(
+            session,
+            Waiting {
+                entry,
+                call,
+                cost,
+                queued_at: at,
+            },
+        );
     }
 
     /// A waiting entry was withdrawn.
     pub fn on_cancel(&mut self, p: usize, entry: EntryTicket) {
-        self.remove(p, |w| w.entry == entry);
+        self.mirrors[p].remove_entry(entry);
     }
 
     /// Every entry of a waiting call was withdrawn.
     pub fn on_cancel_call(&mut self, p: usize, call: CallTicket) {
-        self.remove(p, |w| w.call == call);
-    }
-
-    fn remove(&mut self, p: usize, gone: impl Fn(&Waiting) -> bool) {
-        self.waiting[p].retain(|_, q| {
-            q.retain(|w| !gone(w));
-            !q.is_empty()
-        });
+        self.mirrors[p].remove_call(call);
     }
 
     /// The platform sent a Retry-After ending at `until`.
@@ -170,10 +364,10 @@ impl Checker {
                 a.requested, a.cost
             ));
         }
-        let head = self.waiting[p].get(&session).and_then(|q| q.front()).copied();
+        let head = self.mirrors[p].queues.get(&session).and_then(|q| q.front()).copied();
         match (a.rule, head) {
             (AdmitRule::Direct, _) => {
-                if let Some((s, _)) = self.waiting[p].iter().next() {
+                if let Some((s, _)) = self.mirrors[p].queues.iter().next() {
                     return Err(format!(
                         "{pid} admitted a call of session #{session} at once while session #{s} waited"
                     ));
@@ -210,10 +404,14 @@ impl Checker {
                 ));
             }
         }
-        // The call went: its other entries are withdrawn with it.
-        let call = a.call;
-        self.remove(p, |w| w.call == call);
-        self.last_admit[p].insert(session, now);
+        // The call went: its other entries are withdrawn with it. The last admission
+        // matters only while the session still waits (the mirror forgets it otherwise).
+        let mirror = &mut self.mirrors[p];
+        mirror.remove_call(a.call);
+        if mirror.queues.contains_key(&session) {
+            mirror.last_admit.insert(session, now);
+            mirror.restart(session);
+        }
         Ok(())
     }
 
@@ -236,35 +434,67 @@ impl Checker {
     pub fn on_leave(&mut self, _call: CallId, _v: CallView) {}
 
     fn wait_start(&self, p: usize, session: u32, head_queued_at: Instant) -> Instant {
-        self.last_admit[p]
+        self.mirrors[p]
+            .last_admit
             .get(&session)
             .map_or(head_queued_at, |&a| a.max(head_queued_at))
+    }
+
+    /// Whether a waiting session at station `p` has waited beyond the starvation bound
+    /// at `now` while the bound applied. Only the sessions whose wait started after the
+    /// precondition last broke and more than the least bound (a window) ago can have:
+    /// those are a range of the index of wait starts, looked at in order.
+    fn starved(&mut self, p: usize, now: Instant, scheduler: &FairScheduler) -> bool {
+        // The least bound is the window's (the bound of a call that costs nothing).
+        let least = *self.mirrors[p]
+            .least_bound_ns
+            .get_or_insert_with(|| besluitbron_core::time::duration_nanos(scheduler.starvation_bound(Units::ZERO)));
+        let m = &self.mirrors[p];
+        let Some(before) = now.as_nanos().checked_sub(least) else {
+            return false;
+        };
+        let before = Instant::from_nanos(before);
+        if m.by_start.first().is_none_or(|&(start, _)| start >= before) {
+            return false;
+        }
+        let after = self.broken_at[p];
+        if after.is_some_and(|b| b >= before) {
+            return false;
+        }
+        let lower = after.map_or(Bound::Unbounded, |b| Bound::Excluded((b, u32::MAX)));
+        m.by_start
+            .range((lower, Bound::Excluded((before, 0))))
+            .any(|&(start, session)| {
+                let head = m.queues[&session].front().expect("empty queues are removed");
+                now.saturating_since(start) > scheduler.starvation_bound(head.cost)
+            })
     }
 
     fn bound_applies(&self, p: usize, wait_start: Instant) -> bool {
         self.broken_at[p].is_none_or(|b| b < wait_start)
     }
 
-    /// Records whether each platform's starvation-bound precondition holds right now.
-    pub fn note_precondition(&mut self, now: Instant, limits: &[Option<LimitConfig>]) {
-        for (p, limit) in limits.iter().enumerate() {
-            let Some(limit) = limit else { continue };
-            let heads: Units = self.waiting[p]
-                .values()
-                .filter_map(|q| q.front())
-                .fold(Units::ZERO, |sum, w| sum + w.cost.min(limit.capacity));
-            if heads > limit.capacity || now < self.retry_until[p] {
+    /// Records whether each platform's starvation-bound precondition holds right now: the
+    /// waiting sessions' head calls fit in the bucket, and no Retry-After runs.
+    pub fn note_precondition(&mut self, now: Instant) {
+        for (p, m) in self.mirrors.iter().enumerate() {
+            let Some(capacity) = m.capacity else { continue };
+            if m.heads > capacity || now < self.retry_until[p] {
                 self.broken_at[p] = Some(self.broken_at[p].map_or(now, |b| b.max(now)));
             }
         }
     }
 
-    /// The checks after an event at `now`, with each platform's scheduler (fair policy).
-    pub fn after_event(
+    /// The checks after an event at `now`, with each station's scheduler (fair policy;
+    /// `schedulers(p)` for station `p`). After an event that changed nothing (`changed`
+    /// false) only the starvation bound, which depends on the time, can have broken: the
+    /// rest is as the last check found it.
+    pub fn after_event<'s>(
         &mut self,
         now: Instant,
-        schedulers: &[Option<&FairScheduler>],
+        schedulers: impl Fn(usize) -> Option<&'s FairScheduler>,
         over_limit_total: u64,
+        changed: bool,
     ) -> Verdict {
         self.events_checked += 1;
         if self.policy != PolicyKind::Fair {
@@ -275,28 +505,29 @@ impl Checker {
                 "a platform refused {over_limit_total} call(s) as over its limit under the fair policy"
             ));
         }
-        for (p, scheduler) in schedulers.iter().enumerate() {
-            let mirrored: usize = self.waiting[p].values().map(VecDeque::len).sum();
-            let held = scheduler.map_or(0, |s| s.queued());
-            if mirrored != held {
-                return Err(format!(
-                    "{}: {mirrored} entries should wait, the scheduler holds {held}",
-                    self.names[p]
-                ));
+        for p in 0..self.names.len() {
+            let scheduler = schedulers(p);
+            if changed {
+                self.agrees(p, scheduler)?;
             }
             let Some(scheduler) = scheduler else { continue };
-            let counted = scheduler.stats().admitted_calls;
-            if counted != self.admitted[p] {
-                return Err(format!(
-                    "{}: admissions not counted exactly: the scheduler counted {counted} calls, {} went out",
-                    self.names[p], self.admitted[p]
-                ));
+            // Every wait starts at or before now: when the precondition broke at or after
+            // it, the bound covers no waiting session.
+            if self.broken_at[p].is_some_and(|b| b >= now) {
+                continue;
             }
-            for (&session, q) in &self.waiting[p] {
+            if !self.starved(p, now, scheduler) {
+                continue;
+            }
+            // Someone starved: the first such session by index names the failure.
+            for (&session, q) in &self.mirrors[p].queues {
                 let head = q.front().expect("empty queues are removed");
                 let wait_start = self.wait_start(p, session, head.queued_at);
+                if !self.bound_applies(p, wait_start) {
+                    continue;
+                }
                 let bound = scheduler.starvation_bound(head.cost);
-                if self.bound_applies(p, wait_start) && now.saturating_since(wait_start) > bound {
+                if now.saturating_since(wait_start) > bound {
                     return Err(format!(
                         "starvation bound broken at {}: entry {} of session #{session} still waits at {now}, \
                          wait start {wait_start}, bound {bound:?}",
@@ -308,10 +539,45 @@ impl Checker {
         Ok(())
     }
 
+    /// Station `p`'s mirror holds as many entries as its scheduler, and the scheduler
+    /// counted every admission seen.
+    fn agrees(&self, p: usize, scheduler: Option<&FairScheduler>) -> Verdict {
+        let mirrored = self.mirrors[p].len;
+        let held = scheduler.map_or(0, |s| s.queued());
+        if mirrored != held {
+            return Err(format!(
+                "{}: {mirrored} entries should wait, the scheduler holds {held}",
+                self.names[p]
+            ));
+        }
+        let counted = scheduler.map_or(self.admitted[p], |s| s.stats().admitted_calls);
+        if counted != self.admitted[p] {
+            return Err(format!(
+                "{}: admissions not counted exactly: the scheduler counted {counted} calls, {} went out",
+                self.names[p], self.admitted[p]
+            ));
+        }
+        Ok(())
+    }
+
+    /// The server's process restarted at `now`: station `p`'s scheduler is a new one,
+    /// nothing waits there, it has admitted nothing, it knows no Retry-After, and the
+    /// starvation bound covers only waits that begin from now.
+    pub fn restart(&mut self, p: usize, now: Instant) {
+        let capacity = self.mirrors[p].capacity;
+        self.mirrors[p] = Mirror {
+            capacity,
+            ..Mirror::default()
+        };
+        self.admitted[p] = 0;
+        self.retry_until[p] = now;
+        self.broken_at[p] = Some(now);
+    }
+
     /// The check when the run has nothing left to do: nothing waits in a mirror.
     pub fn at_end(&self) -> Verdict {
-        for (p, sessions) in self.waiting.iter().enumerate() {
-            if let Some((session, q)) = sessions.iter().next() {
+        for (p, m) in self.mirrors.iter().enumerate() {
+            if let Some((session, q)) = m.queues.iter().next() {
                 return Err(format!(
                     "entry {} of session #{session} still waits at {} with nothing left to wake it",
                     q[0].entry, self.names[p]
@@ -332,8 +598,9 @@ pub struct FlightChecker {
     /// Per key, the flights whose success was stored (their payload names the flight).
     stored: BTreeMap<CacheKey, BTreeSet<FlightId>>,
     stored_per_platform: Vec<u64>,
+    /// Platforms stored to since the last check.
+    dirty: Vec<bool>,
     waiting: BTreeSet<CallId>,
-    answered: BTreeSet<CallId>,
     /// Attempts sent.
     pub attempts_checked: u64,
 }
@@ -343,11 +610,11 @@ impl FlightChecker {
     pub fn new(platforms: Vec<PlatformId>) -> FlightChecker {
         FlightChecker {
             stored_per_platform: vec![0; platforms.len()],
+            dirty: vec![false; platforms.len()],
             platforms,
             out: BTreeSet::new(),
             stored: BTreeMap::new(),
             waiting: BTreeSet::new(),
-            answered: BTreeSet::new(),
             attempts_checked: 0,
         }
     }
@@ -371,6 +638,7 @@ impl FlightChecker {
 
     /// A success of `flight` for `key` at platform `p` reached the path, which stores it.
     pub fn on_stored(&mut self, key: &CacheKey, flight: FlightId, p: usize) {
+        self.dirty[p] = true;
         let flights = self.stored.entry(key.clone()).or_default();
         if flights.is_empty() {
             self.stored_per_platform[p] += 1;
@@ -383,6 +651,13 @@ impl FlightChecker {
         self.waiting.insert(call);
     }
 
+    /// The server's process restarted: the attempts out for platform `p`'s keys are no
+    /// longer its (their answers reach nobody), so the new process may ask the same keys.
+    pub fn restart(&mut self, p: usize) {
+        let id = self.platforms[p];
+        self.out.retain(|key| key.platform() != id);
+    }
+
     /// `call` left before its answer.
     pub fn on_left(&mut self, call: CallId) {
         self.waiting.remove(&call);
@@ -390,20 +665,18 @@ impl FlightChecker {
 
     /// `call` got its outcome.
     pub fn on_delivered(&mut self, call: CallId) -> Verdict {
+        // A call that got its outcome no longer waits: a second outcome is one it was not
+        // waiting for (the checker keeps the calls waiting, not every call answered).
         if !self.waiting.remove(&call) {
-            return Err(if self.answered.contains(&call) {
-                format!("call {call} received a second outcome")
-            } else {
-                format!("call {call} received an outcome it was not waiting for")
-            });
+            return Err(format!(
+                "call {call} received an outcome it was not waiting for (a second one, or one it never asked for)"
+            ));
         }
-        self.answered.insert(call);
         Ok(())
     }
 
     /// `call` was answered from the buffer with `payload` for `key`.
     pub fn on_hit(&mut self, call: CallId, key: &CacheKey, payload: &[u8]) -> Verdict {
-        self.answered.insert(call);
         let from = std::str::from_utf8(payload)
             .ok()
             .and_then(|s| s.strip_prefix("flight="))
@@ -419,9 +692,14 @@ impl FlightChecker {
     }
 
     /// After every event: the buffers hold at most one entry per key a success stored.
-    pub fn after_event(&mut self, stores: &[Option<&MemoryStore>]) -> Verdict {
-        for (p, store) in stores.iter().enumerate() {
-            let Some(store) = store else { continue };
+    /// A buffer gains entries only by a store, so only the buffers stored to since the
+    /// last check are looked at (`stores(p)`: platform `p`'s).
+    pub fn after_event<'s>(&mut self, stores: impl Fn(usize) -> Option<&'s MemoryStore>) -> Verdict {
+        for p in 0..self.platforms.len() {
+            if !std::mem::take(&mut self.dirty[p]) {
+                continue;
+            }
+            let Some(store) = stores(p) else { continue };
             let entries = store.stats().map_err(|e| e.to_string())?.entries();
             if entries > self.stored_per_platform[p] {
                 return Err(format!(

@@ -6,11 +6,17 @@
 //! same length and, pair by pair, the same key within `tolerance_ms` of each other. The
 //! first pair that does not is a [`Divergence`], which prints both timelines around it.
 //!
-//! A recording can say where it stops speaking for the server ([`BlindSpot`]: a request
-//! whose line is missing, a restart); each platform is compared up to there, and the
-//! result says so. Two admissions the server's timer jitter swapped are matched when the
-//! replay let both go at once, and end the comparison when one came from the queue
-//! (`compare`).
+//! A recording is compared process by process: where the server restarted (its request
+//! numbers begin again) the replay restarts its paths too (`engine/restart.rs`), and each
+//! process's admissions are compared with the replay's over the same stretch
+//! ([`Segment`]). Within a process the recording can say from where it may lack an
+//! admission ([`BlindSpot`]: a request whose line is missing, the requests a kill left
+//! open); a divergence from there on is explained, and ends that process's comparison,
+//! not the next one's. Two admissions the server's timer jitter swapped are matched when
+//! the replay let both go at once, and end the process's comparison when one came from
+//! the queue, as does a call the server's late timer found that the replay's exact one
+//! did not (`compare`). A platform compared to the end of every process is "compared over
+//! the whole recording" ([`Matched::whole`]).
 //!
 //! Invariants: only limited platforms count (an unlimited lane admits nothing); the
 //! recorded instants are the trace's, relative to its first call, as the replay's are.
@@ -25,7 +31,7 @@ use besluitbron_core::PlatformId;
 use besluitbron_core::scheduler::AdmitRule;
 
 use crate::engine::RunOutcome;
-use crate::scenario::{BlindSpot, Workload};
+use crate::scenario::{BlindSpot, Segment, Workload};
 
 /// One admission: when (ms from the trace's first call), what (the key) and, where the
 /// log knows it, by which rule (the replay's; a recording does not say).
@@ -128,8 +134,9 @@ pub fn replayed(run: &RunOutcome, platform: PlatformId) -> Vec<Admitted> {
     out
 }
 
-/// One limited platform's result: how many admissions agreed, and from where the
-/// recording could not speak for the server (nothing after it was compared).
+/// One limited platform's result: how many admissions agreed, and where the comparison
+/// could not speak for the server (a stretch of the recording not compared, up to the
+/// next restart or the end).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Matched {
     /// The platform.
@@ -139,8 +146,30 @@ pub struct Matched {
     /// Of those, pairs the server's timer jitter swapped while the replay let both go at
     /// once (matched, see the module's notes).
     pub swapped: usize,
-    /// Where the comparison stopped, when it did before the end.
+    /// Where the comparison first stopped before the end of a process, if it did.
     pub blind: Option<BlindSpot>,
+    /// Every stretch not compared, in order.
+    pub gaps: Vec<Gap>,
+}
+
+/// A stretch of a recording the comparison did not cover: from where the replay and the
+/// recording parted for a reason the recording gives, to the next restart (the new
+/// process is compared again) or the end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gap {
+    /// Its start, ms from the recording's first call.
+    pub from_ms: u64,
+    /// The next restart, if the recording has one.
+    pub until_ms: Option<u64>,
+    /// Why, in a sentence.
+    pub why: String,
+}
+
+impl Matched {
+    /// Whether every admission of the whole recording was compared (across its restarts).
+    pub fn whole(&self) -> bool {
+        self.gaps.is_empty()
+    }
 }
 
 impl fmt::Display for Matched {
@@ -157,34 +186,44 @@ impl fmt::Display for Matched {
                 }
             )?;
         }
-        if let Some(b) = &self.blind {
-            write!(f, "; not compared from {} ms: {}", b.at_ms, b.why)?;
+        if self.whole() {
+            return write!(f, ", compared over the whole recording");
+        }
+        for g in &self.gaps {
+            match g.until_ms {
+                Some(until) => write!(
+                    f,
+                    "; not compared from {} ms to the restart at {until} ms: {}",
+                    g.from_ms, g.why
+                )?,
+                None => write!(f, "; not compared from {} ms: {}", g.from_ms, g.why)?,
+            }
         }
         Ok(())
     }
 }
 
-/// Compares every limited platform up to its [`BlindSpot`], if the recording has one;
-/// returns what was matched per platform.
+/// Compares every limited platform over each process of the recording (between its
+/// restarts, [`Segment`]); returns what was matched per platform.
 ///
-/// Before a blind spot at `B`, the server's admissions are those recorded before `B`, and
-/// the simulator's are its first as many, each within the tolerance; a simulator
-/// admission more, before `B − tolerance`, is a divergence too.
+/// Within a process, the server's admissions and the replay's are compared pair by pair
+/// to the process's end. A divergence at or after the process's [`BlindSpot`] (less the
+/// tolerance) is explained by it: the process is compared up to there, and the next is
+/// compared afresh. A divergence before it, or in a process without one, is a
+/// [`Divergence`].
 pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result<Vec<Matched>, Box<Divergence>> {
     let mut matched = Vec::new();
     for platform in limited(run) {
-        let blind = workload.recorded.as_ref().and_then(|r| r.blind.get(&platform)).cloned();
-        let mut server = recorded(workload, platform);
-        let mut simulator = replayed(run, platform);
-        if let Some(b) = &blind {
-            server.retain(|a| a.at_ms < b.at_ms);
-            let extra = simulator
-                .iter()
-                .filter(|a| a.at_ms.saturating_add(tolerance_ms) < b.at_ms)
-                .count()
-                .max(server.len());
-            simulator.truncate(extra);
-        }
+        let whole = [Segment {
+            from_ms: 0,
+            until_ms: None,
+            blind: None,
+        }];
+        let segments = match workload.recorded.as_ref().and_then(|r| r.segments.get(&platform)) {
+            Some(s) => s.as_slice(),
+            None => &whole,
+        };
+        let (server, simulator) = (recorded(workload, platform), replayed(run, platform));
         // When the server's admission's call arrived: the latest call of its key at or
         // before it.
         let calls: Vec<(u64, &str)> = workload
@@ -200,58 +239,97 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
                 .map(|(at, _)| *at)
                 .max()
         };
-        match compare(&server, &mut simulator, tolerance_ms, &arrived) {
-            Parting::Nowhere { swapped } => {
-                matched.push(Matched {
-                    platform,
-                    admissions: server.len(),
-                    swapped,
-                    blind,
+        let mut m = Matched {
+            platform,
+            admissions: 0,
+            swapped: 0,
+            blind: None,
+            gaps: Vec::new(),
+        };
+        for segment in segments {
+            let within = |a: &&Admitted| a.at_ms >= segment.from_ms && segment.until_ms.is_none_or(|u| a.at_ms < u);
+            let server: Vec<Admitted> = server.iter().filter(within).cloned().collect();
+            let simulator: Vec<Admitted> = simulator.iter().filter(within).cloned().collect();
+            let stop = compare_segment(platform, segment, server, simulator, tolerance_ms, &arrived, &mut m)?;
+            if let Some(b) = stop {
+                m.blind.get_or_insert_with(|| b.clone());
+                m.gaps.push(Gap {
+                    from_ms: b.at_ms,
+                    until_ms: segment.until_ms,
+                    why: b.why,
                 });
             }
-            Parting::Diverges(at) => {
-                return Err(Box::new(Divergence {
-                    platform,
-                    at,
-                    server,
-                    simulator,
-                    tolerance_ms,
-                }));
-            }
-            Parting::ArrivedInJitter { at, at_ms, swapped } => matched.push(listed(
-                platform,
-                at,
-                at_ms,
-                swapped,
-                format!(
-                    "a call arrived within {tolerance_ms} ms after the replay's admission and the server, its \
-                     timer waking later, admitted it first; the fair queue's order after depends on it"
-                ),
-            )),
-            Parting::Swapped { at, at_ms, swapped } => matched.push(listed(
-                platform,
-                at,
-                at_ms,
-                swapped,
-                format!(
-                    "two admissions within {tolerance_ms} ms of each other went in the other order at the \
-                     server (its timers' jitter), one of them from the queue; the fair queue's order after \
-                     depends on it"
-                ),
-            )),
         }
+        matched.push(m);
     }
     Ok(matched)
 }
 
-/// A platform compared up to a cause the comparison found (`at` admissions agreed).
-fn listed(platform: PlatformId, at: usize, at_ms: u64, swapped: usize, why: String) -> Matched {
-    Matched {
-        platform,
-        admissions: at,
-        swapped,
-        blind: Some(BlindSpot { at_ms, why }),
-    }
+/// One process's stretch at `platform`: the admissions compared are added to `m`; where
+/// the comparison stopped, if it did, and why; or the divergence.
+fn compare_segment(
+    platform: PlatformId,
+    segment: &Segment,
+    server: Vec<Admitted>,
+    mut simulator: Vec<Admitted>,
+    tolerance_ms: u64,
+    arrived: &dyn Fn(&Admitted) -> Option<u64>,
+    m: &mut Matched,
+) -> Result<Option<BlindSpot>, Box<Divergence>> {
+    let stop = match compare(&server, &mut simulator, tolerance_ms, arrived) {
+        Parting::Nowhere { swapped } => {
+            m.admissions += server.len();
+            m.swapped += swapped;
+            None
+        }
+        Parting::Diverges(at) => {
+            let when = [server.get(at), simulator.get(at)]
+                .into_iter()
+                .flatten()
+                .map(|a| a.at_ms)
+                .min()
+                .unwrap_or(0);
+            match &segment.blind {
+                Some(b) if when.saturating_add(tolerance_ms) >= b.at_ms => {
+                    m.admissions += at;
+                    Some(b.clone())
+                }
+                _ => {
+                    return Err(Box::new(Divergence {
+                        platform,
+                        at,
+                        server,
+                        simulator,
+                        tolerance_ms,
+                    }));
+                }
+            }
+        }
+        Parting::ArrivedInJitter { at, at_ms, swapped } => {
+            m.admissions += at;
+            m.swapped += swapped;
+            Some(BlindSpot {
+                at_ms,
+                why: format!(
+                    "a call arrived within {tolerance_ms} ms after the replay's admission and the server, its \
+                     timer waking later, admitted it first; the fair queue's order after depends on it"
+                ),
+            })
+        }
+        Parting::Swapped { at, at_ms, swapped } => {
+            m.admissions += at;
+            m.swapped += swapped;
+            Some(BlindSpot {
+                at_ms,
+                why: format!(
+                    "two admissions within {tolerance_ms} ms of each other went in the other order at the \
+                     server (its timers' jitter), one of them from the queue; the fair queue's order after \
+                     depends on it"
+                ),
+            })
+        }
+    };
+    Ok(stop)
 }
 
 /// Where two admission logs part.
@@ -290,10 +368,17 @@ fn compare(
     let (mut from, mut swapped) = (0, 0);
     while let Some(at) = first_difference(server, simulator, from, tolerance_ms) {
         let Some(swap) = jitter_swap(server, simulator, at, tolerance_ms) else {
-            if let (Some(s), Some(m)) = (server.get(at), simulator.get(at))
-                && let Some(arrival) = arrived(s)
-                && arrival > m.at_ms
-                && arrival <= m.at_ms.saturating_add(tolerance_ms)
+            // Any of the server's admissions in the replay's tolerance window from here
+            // (its timer woke once for all of them) may be the call that arrived late.
+            let late_arrival = |m: &Admitted| {
+                server[at.min(server.len())..]
+                    .iter()
+                    .take_while(|s| s.at_ms <= m.at_ms.saturating_add(tolerance_ms))
+                    .filter_map(arrived)
+                    .any(|arrival| arrival > m.at_ms && arrival <= m.at_ms.saturating_add(tolerance_ms))
+            };
+            if let Some(m) = simulator.get(at)
+                && late_arrival(m)
             {
                 return Parting::ArrivedInJitter {
                     at,

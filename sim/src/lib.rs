@@ -9,7 +9,11 @@
 //! Code map:
 //! - [`scenario`]: the scenario (TOML) and trace (JSON Lines, with follow-up calls)
 //!   formats → a [`Workload`].
-//! - [`engine`]: the event loop over virtual time; [`run`] is the entry point.
+//! - [`engine`]: the event loop over virtual time; [`run`] is the entry point (every
+//!   call's record kept), [`run_with`] keeps only what it is told besides the aggregates.
+//! - [`aggregate`]: outcomes aggregated as a run goes (per session, for the run, per
+//!   scope), from which the report, the checks' figures and the capacity answer come.
+//! - [`plan`]: a capacity question (a traffic model) answered from a run's aggregates.
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
 //! - [`platform`]: simulated platforms that enforce their own limit.
 //! - [`check`]: invariants asserted after every event.
@@ -21,7 +25,7 @@
 //!   (`replay --replicas`), on [`cluster`].
 //! - [`report`], [`plot`], [`trace`]: what a run prints; [`html`]: the page a reader
 //!   would rather look at (`--report`).
-//! - [`rng`]: one root seed, a sub-seed per component.
+//! - [`rng`]: one root seed, a sub-seed per component; [`dense`]: maps keyed by ids.
 //!
 //! The fake platforms over real HTTP (wall clock, loopback) are not here: they are the
 //! `besluitbron-fakes` crate, which the binary's `fakes` command serves.
@@ -33,12 +37,15 @@
 //! What this library will not do: talk to real platforms, sleep, serve HTTP, or change the
 //! scheduler.
 
+pub mod aggregate;
 pub mod check;
 pub mod cluster;
+pub mod dense;
 pub mod engine;
 pub mod fidelity;
 pub mod html;
 pub mod ids;
+pub mod plan;
 pub mod platform;
 pub mod plot;
 pub mod policy;
@@ -50,7 +57,7 @@ pub mod trace;
 
 use std::path::{Path, PathBuf};
 
-pub use engine::{CallState, Failure, RunOptions, RunOutcome, run};
+pub use engine::{CallState, Failure, Footprint, PathChecks, RunOptions, RunOutcome, run, run_with};
 pub use policy::PolicyKind;
 pub use report::Report;
 pub use scenario::{Scenario, Workload};

@@ -14,9 +14,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use besluitbron_fakes::{FakeSetting, FaultSetting, PlatformFault, serve_registry_on};
+use besluitbron_sim::aggregate::SessionRows;
 use besluitbron_sim::report::write_admissions;
 use besluitbron_sim::scenario::{LimitOverride, load_trace, scenarios_dir_entries};
-use besluitbron_sim::{PolicyKind, Report, RunOptions, Scenario, Workload, plot, run};
+use besluitbron_sim::{Footprint, PathChecks, PolicyKind, Report, RunOptions, Scenario, Workload, plot, run_with};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -47,6 +48,25 @@ enum Command {
         replicas: Option<u16>,
         #[command(flatten)]
         flags: Flags,
+    },
+    /// Answer a capacity question: a traffic model (sessions per day, rounds and calls per
+    /// session, the platform mix, replicas; sim/plans/*.toml) runs under the fair policy,
+    /// and the answer gives, per platform and per limit kept there, the waits for a turn
+    /// (p50, p99, max) and the share of the time at the limit. Not modelled: BesluitBron's
+    /// own CPU and memory, the network (between replicas, and to the platforms beyond each
+    /// platform's latency model), a replica's handover, buffer hits, client limits.
+    Plan {
+        /// The traffic model.
+        model: PathBuf,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Write the answer as an HTML page with SVG charts.
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
+        /// Another seed than the model's.
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// List the canonical scenarios with their descriptions.
     List,
@@ -168,6 +188,36 @@ enum LatencyArg {
     Model,
 }
 
+/// `plan`: the answer to a traffic model, as a table or JSON, and as a page when asked.
+fn plan(path: &Path, json: bool, report: Option<&Path>, seed: Option<u64>) -> Result<ExitCode> {
+    let mut model = besluitbron_sim::plan::TrafficModel::load(path)?;
+    if let Some(seed) = seed {
+        model.seed = seed;
+    }
+    let name = path
+        .file_stem()
+        .map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned());
+    let answer = match besluitbron_sim::plan::answer(&name, &model, std::io::stderr().is_terminal()) {
+        Ok(a) => a,
+        Err(failure) => {
+            eprint!("{failure}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &answer)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", answer.render())?;
+    }
+    if let Some(path) = report {
+        std::fs::write(path, besluitbron_sim::plan::html::render(&answer))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match execute(cli) {
@@ -189,6 +239,12 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Plan {
+            model,
+            json,
+            report,
+            seed,
+        } => plan(&model, json, report.as_deref(), seed),
         Command::Cluster { scenario, seed } => {
             let text = std::fs::read_to_string(&scenario)?;
             let mut parsed = besluitbron_sim::cluster::ClusterScenario::parse(&text).map_err(anyhow::Error::msg)?;
@@ -198,7 +254,8 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             let name = scenario
                 .file_stem()
                 .map_or_else(|| scenario.display().to_string(), |s| s.to_string_lossy().into_owned());
-            match besluitbron_sim::cluster::run_cluster(&name, &parsed) {
+            // The report needs no admission one by one: memory follows the calls under way.
+            match besluitbron_sim::cluster::run_cluster_with(&name, &parsed, false) {
                 Ok(outcome) => {
                     write!(std::io::stdout().lock(), "{}", outcome.render())?;
                     Ok(ExitCode::SUCCESS)
@@ -355,7 +412,18 @@ fn simulate(name: &str, verb: &str, input: &Path, workload: &Workload, seed: u64
             keep_trace: flags.trace,
             progress: std::io::stderr().is_terminal(),
         };
-        let outcome = match run(name, workload, opts) {
+        // Per-call records only for what is drawn or written call by call; every session's
+        // row only for the JSON report. Otherwise memory follows the calls in flight.
+        let keep = Footprint {
+            calls: flags.admissions.is_some() || flags.plot.is_some() || flags.report.is_some(),
+            sessions: if flags.json {
+                SessionRows::All
+            } else {
+                Footprint::lean().sessions
+            },
+            path_checks: PathChecks::Bounded,
+        };
+        let outcome = match run_with(name, workload, opts, keep) {
             Ok(o) => o,
             Err(failure) => {
                 eprint!("{failure}");

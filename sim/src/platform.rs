@@ -14,7 +14,8 @@
 //! OpenBesluitvorming alone) reports, with each answer, the whole units left and the
 //! seconds until its bucket is full, as the fake does.
 //!
-//! Invariants: units in any window are tracked exactly for the report.
+//! Invariants: units in any window are tracked exactly for the report, as calls come (the
+//! platform keeps the calls of its last window, never every call).
 //!
 //! What this module does not do: decide when calls go (that is the policy's job), or
 //! know what a platform is like apart from what it is given: its limit, model, latency,
@@ -69,6 +70,10 @@ pub struct PlatformCounters {
     pub over_limit: u64,
     /// 429s during a throttled period.
     pub throttled: u64,
+    /// Recorded successes this model's limit would have refused: the real platform let
+    /// them through (a restarted server's fresh bucket spends what the platform still
+    /// had, which the platform may count more leniently than this model).
+    pub beyond_model: u64,
 }
 
 /// One simulated platform.
@@ -90,8 +95,12 @@ pub struct SimPlatform {
     /// Windows: accepted calls still inside the last W (sliding) or the current window (fixed).
     recent: VecDeque<(Instant, Units)>,
     recent_units: Units,
-    /// Every accepted call, for the largest-window figure.
-    accepted: Vec<(Instant, Units)>,
+    /// Accepted calls within the last W of the latest (W the enforced window), for the
+    /// largest-window figure, kept as calls come: they come in time order.
+    last_window: VecDeque<(Instant, Units)>,
+    last_window_units: Units,
+    /// The most units accepted within any interval of length W so far.
+    max_in_window: Units,
     /// The counters.
     pub counters: PlatformCounters,
 }
@@ -117,7 +126,9 @@ impl SimPlatform {
             rate_limit_headers: false,
             recent: VecDeque::new(),
             recent_units: Units::ZERO,
-            accepted: Vec::new(),
+            last_window: VecDeque::new(),
+            last_window_units: Units::ZERO,
+            max_in_window: Units::ZERO,
             counters: PlatformCounters::default(),
         }
     }
@@ -149,7 +160,7 @@ impl SimPlatform {
         self.take(now, charged);
         self.counters.accepted_calls += 1;
         self.counters.accepted_units += charged;
-        self.accepted.push((now, charged));
+        self.note_accepted(now, charged);
         let remaining = match (&self.bucket, self.rate_limit_headers) {
             (Some(b), true) => Some((
                 Units::whole(b.tokens(now).as_milli() / 1000),
@@ -165,8 +176,9 @@ impl SimPlatform {
 
     /// Receives a call whose answer a recording gives: a recorded refusal is the
     /// platform's own (as a throttled period: charged nothing, Retry-After in whole
-    /// seconds, at least one); otherwise the platform enforces its limit as
-    /// [`SimPlatform::receive`] does and answers after the recorded latency.
+    /// seconds, at least one); a recorded success is charged as [`SimPlatform::receive`]
+    /// charges and answered after the recorded latency, also where this model's limit
+    /// would have refused it ([`PlatformCounters::beyond_model`]).
     pub fn receive_recorded(&mut self, now: Instant, cost: Units, recorded: &RecordedAttempt) -> Answer {
         if recorded.outcome == AttemptOutcome::RateLimited {
             self.counters.throttled += 1;
@@ -176,7 +188,27 @@ impl SimPlatform {
                 retry_after: whole_seconds_up(ms.saturating_mul(1_000_000)),
             };
         }
-        match self.receive(now, cost) {
+        let answer = match self.receive(now, cost) {
+            // A recorded success is one: the platform's own limit let it through.
+            Answer::TooMany {
+                refusal: Refusal::OverLimit,
+                ..
+            } => {
+                self.counters.over_limit -= 1;
+                self.counters.beyond_model += 1;
+                let charged = self.limit.map_or(cost, |l| cost.min(l.capacity));
+                self.take(now, charged);
+                self.counters.accepted_calls += 1;
+                self.counters.accepted_units += charged;
+                self.note_accepted(now, charged);
+                Answer::Ok {
+                    latency: Duration::ZERO,
+                    remaining: None,
+                }
+            }
+            other => other,
+        };
+        match answer {
             // What the platform said of its budget then, where the recording has it (the
             // server lowered its bucket to it); else this model's own.
             Answer::Ok { remaining, .. } => Answer::Ok {
@@ -286,22 +318,27 @@ impl SimPlatform {
         Duration::from_micros((ms * 1000.0).round() as u64)
     }
 
-    /// The most units accepted within any interval of length `window` (sliding).
-    pub fn max_units_in_window(&self, window: Duration) -> Units {
-        let window_ns = besluitbron_core::time::duration_nanos(window);
-        let mut best = Units::ZERO;
-        let mut sum = Units::ZERO;
-        let mut lo = 0;
-        for (hi, &(at, u)) in self.accepted.iter().enumerate() {
-            sum += u;
-            while self.accepted[lo].0.as_nanos() + window_ns <= at.as_nanos() {
-                sum = sum - self.accepted[lo].1;
-                lo += 1;
+    /// An accepted call of `charged` units at `now`: the largest-window figure moves.
+    fn note_accepted(&mut self, now: Instant, charged: Units) {
+        let Some(limit) = self.limit else { return };
+        let window_ns = besluitbron_core::time::duration_nanos(limit.window);
+        self.last_window.push_back((now, charged));
+        self.last_window_units += charged;
+        while let Some(&(at, u)) = self.last_window.front() {
+            if at.as_nanos() + window_ns > now.as_nanos() {
+                break;
             }
-            debug_assert!(lo <= hi);
-            best = best.max(sum);
+            self.last_window.pop_front();
+            self.last_window_units = self.last_window_units - u;
         }
-        best
+        self.max_in_window = self.max_in_window.max(self.last_window_units);
+    }
+
+    /// The most units accepted within any interval of the enforced window's length
+    /// (sliding), zero for a platform without a limit: kept as calls come, so no list of
+    /// accepted calls is kept.
+    pub fn max_units_in_window(&self) -> Units {
+        self.max_in_window
     }
 }
 
@@ -351,7 +388,7 @@ mod tests {
         assert!(!accepted(&mut p, 1999));
         assert!(accepted(&mut p, 2000));
         assert!(!accepted(&mut p, 3000));
-        assert_eq!(p.max_units_in_window(Duration::from_secs(2)), Units::whole(2));
+        assert_eq!(p.max_units_in_window(), Units::whole(2));
     }
 
     #[test]
@@ -360,7 +397,7 @@ mod tests {
         assert!(accepted(&mut p, 1500) && accepted(&mut p, 1999));
         assert!(accepted(&mut p, 2000) && accepted(&mut p, 2001));
         // Four units within 502 ms: what a fixed window allows at its edge.
-        assert_eq!(p.max_units_in_window(Duration::from_secs(2)), Units::whole(4));
+        assert_eq!(p.max_units_in_window(), Units::whole(4));
         assert!(!accepted(&mut p, 3999));
     }
 }

@@ -121,6 +121,14 @@ impl Gate {
         }
     }
 
+    /// Whether calls wait here (asleep, or behind a Retry-After).
+    pub fn waiting(&self) -> bool {
+        match self {
+            Gate::Legacy(g) => !g.sleepers.is_empty(),
+            Gate::Open(g) => !g.waiting.is_empty(),
+        }
+    }
+
     /// Withdraws a waiting call; false when it is not waiting.
     pub fn cancel(&mut self, now: Instant, call: CallId, trace: &mut Trace) -> bool {
         match self {
@@ -170,7 +178,7 @@ impl OpenGate {
         if now >= self.blocked_until && self.waiting.is_empty() {
             self.admit(now, s, trace, out);
         } else {
-            trace.push(format!(
+            trace.push_fmt(format_args!(
                 "t={now} session={} sleep until={} platform={}",
                 s.session, self.blocked_until, self.platform
             ));
@@ -179,7 +187,7 @@ impl OpenGate {
     }
 
     fn admit(&mut self, now: Instant, s: Sleeper, trace: &mut Trace, out: &mut Vec<GateEvent>) {
-        trace.push(format!(
+        trace.push_fmt(format_args!(
             "t={now} session={} admit cost={} via=unlimited waited={} platform={}",
             s.session,
             s.cost.compact(),
@@ -208,7 +216,7 @@ impl OpenGate {
             return false;
         };
         if let Some(s) = self.waiting.remove(i) {
-            trace.push(format!(
+            trace.push_fmt(format_args!(
                 "t={now} session={} cancel platform={}",
                 s.session, self.platform
             ));
@@ -298,7 +306,7 @@ impl LegacyGate {
         } else {
             self.uncounted += 1;
         }
-        trace.push(format!(
+        trace.push_fmt(format_args!(
             "t={now} session={} admit cost={} tokens={} via={} waited={} platform={}",
             s.session,
             s.cost.compact(),
@@ -317,7 +325,7 @@ impl LegacyGate {
     fn sleep(&mut self, now: Instant, s: Sleeper, trace: &mut Trace) {
         // At least one nanosecond ahead: a sleeper never wakes at the instant it fell asleep.
         let wake_at = self.fits_at(s.cost).max(Instant::from_nanos(now.as_nanos() + 1));
-        trace.push(format!(
+        trace.push_fmt(format_args!(
             "t={now} session={} sleep until={wake_at} platform={}",
             s.session, self.platform
         ));
@@ -362,7 +370,7 @@ impl LegacyGate {
             return false;
         };
         if let Some(s) = self.sleepers.remove(&key) {
-            trace.push(format!(
+            trace.push_fmt(format_args!(
                 "t={now} session={} cancel platform={}",
                 s.session, self.platform
             ));

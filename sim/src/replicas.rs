@@ -216,7 +216,7 @@ impl fmt::Display for ReplicaWhatIf {
                 ended(|e| *e == CallEnd::GaveUp),
                 run.answer_time_ms(50),
                 run.answer_time_ms(95),
-                run.latencies_ms.last().copied().unwrap_or(0),
+                run.latencies.max_ms(),
                 run.forwarded,
                 run.upstream,
                 run.max_units_in_window.compact(),

@@ -1,11 +1,16 @@
 //! Reports of a run: per session and per platform, as a human table or JSON, plus the
 //! admissions log (one JSON line per call).
 //!
+//! Everything here comes from the run's aggregates ([`crate::aggregate::Summary`]), never
+//! from per-call records: a run of millions of calls reports as a run of ten does.
+//!
 //! Invariants: rows come out in a fixed order (sessions in the order the workload names
 //! them, platforms in the workload's order, then their text hosts); nothing printed
 //! depends on hash-map iteration. Waits are measured from a call's first submission to
 //! its admission, in microseconds, through an HDR histogram of 3 significant digits
-//! (quantiles are capped at the exact maximum).
+//! (quantiles are capped at the exact maximum). A report of a run that kept only the rows
+//! of the sessions that waited longest ([`crate::aggregate::SessionRows::Longest`]) lists
+//! those; its table is the same as with every row.
 //!
 //! When calls carry keys (identical requests exist), a session's `calls` and `units` are
 //! what it was charged (a coalesced call is charged to one session), its waits are those
@@ -19,15 +24,12 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
-use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::engine::{CallState, RunOutcome, Served};
+use crate::aggregate::{SessionRow, Waits};
+use crate::engine::{CallState, RunOutcome};
 
-/// Sessions shown one by one in the human table; beyond this, an aggregate row and the
-/// sessions that waited longest.
-pub const SESSION_ROWS_MAX: usize = 20;
-const LONGEST_WAITERS_SHOWN: usize = 10;
+pub use crate::aggregate::{LONGEST_WAITERS_SHOWN, SESSION_ROWS_MAX};
 
 /// One session's figures.
 #[derive(Clone, Debug, Serialize)]
@@ -124,64 +126,50 @@ pub struct Report {
     pub trace_lines: u64,
     /// All sessions' waits together.
     pub all_sessions: SessionReport,
-    /// Per session.
+    /// Per session (those the run kept: every session, or the longest waiters).
     pub sessions: Vec<SessionReport>,
     /// Per platform.
     pub platforms: Vec<PlatformReport>,
+    /// Sessions in the workload (listed or not in [`Report::sessions`]).
+    #[serde(skip)]
+    pub sessions_total: u32,
 }
 
-struct Acc {
-    calls: u64,
-    units: Units,
-    cancelled: u64,
-    refused: u64,
-    hits: u64,
-    joins: u64,
-    hist: Histogram<u64>,
-    max_us: u64,
+/// Micro- to milliseconds, as the report prints them.
+fn ms(us: u64) -> f64 {
+    us as f64 / 1000.0
 }
 
-impl Acc {
-    fn new() -> Acc {
-        Acc {
-            calls: 0,
-            units: Units::ZERO,
-            cancelled: 0,
-            refused: 0,
-            hits: 0,
-            joins: 0,
-            // Auto-resizing, 3 significant digits: creation cannot fail for sigfig 3.
-            hist: Histogram::new(3).expect("3 significant digits is valid"),
-            max_us: 0,
-        }
+/// A share of `total` in percent, to one decimal.
+fn share(units: Units, total: Units) -> f64 {
+    if total.is_zero() {
+        0.0
+    } else {
+        (units.as_milli() as f64 * 1000.0 / total.as_milli() as f64).round() / 10.0
     }
+}
 
-    fn report(&self, session: String, total: Units, keyed: bool) -> SessionReport {
-        let q = |quantile: f64| {
-            if self.hist.is_empty() {
-                0.0
-            } else {
-                self.hist.value_at_quantile(quantile).min(self.max_us) as f64 / 1000.0
-            }
-        };
+impl SessionReport {
+    fn of_row(session: String, r: &SessionRow, total: Units, keyed: bool) -> SessionReport {
         SessionReport {
             session,
-            calls: self.calls,
-            units: self.units,
-            share_pct: if total.is_zero() {
-                0.0
-            } else {
-                (self.units.as_milli() as f64 * 1000.0 / total.as_milli() as f64).round() / 10.0
-            },
-            cancelled: self.cancelled,
-            refused: self.refused,
-            wait_p50_ms: q(0.5),
-            wait_p99_ms: q(0.99),
-            wait_max_ms: self.max_us as f64 / 1000.0,
-            hits: keyed.then_some(self.hits),
-            joins: keyed.then_some(self.joins),
+            calls: r.calls,
+            units: r.units,
+            share_pct: share(r.units, total),
+            cancelled: r.cancelled,
+            refused: r.refused,
+            wait_p50_ms: ms(r.wait_p50_us),
+            wait_p99_ms: ms(r.wait_p99_us),
+            wait_max_ms: ms(r.wait_max_us),
+            hits: keyed.then_some(r.hits),
+            joins: keyed.then_some(r.joins),
         }
     }
+}
+
+/// Waits' median, 99th percentile and maximum in milliseconds.
+fn wait_ms(w: &Waits) -> (f64, f64, f64) {
+    (ms(w.quantile_us(0.5)), ms(w.quantile_us(0.99)), ms(w.max_us()))
 }
 
 fn limit_text(l: Option<LimitConfig>) -> String {
@@ -201,60 +189,36 @@ fn trim_secs(d: Duration) -> String {
 }
 
 impl Report {
-    /// The report of a finished run.
+    /// The report of a finished run, from its aggregates.
     pub fn of(run: &RunOutcome) -> Report {
-        let mut accs: Vec<Acc> = run.sessions.iter().map(|_| Acc::new()).collect();
-        let mut all = Acc::new();
-        for c in &run.calls {
-            let acc = &mut accs[c.session as usize];
-            match c.state {
-                CallState::Cancelled => {
-                    acc.cancelled += 1;
-                    all.cancelled += 1;
-                }
-                CallState::Refused => {
-                    acc.refused += 1;
-                    all.refused += 1;
-                }
-                _ => {}
-            }
-            for a in [&mut *acc, &mut all] {
-                match c.served {
-                    Some(Served::Cached | Served::Stale) => a.hits += 1,
-                    Some(Served::Coalesced) => a.joins += 1,
-                    Some(Served::Fetched) | None => {}
-                }
-            }
-            // Without keys, `paid` is exactly "admitted and not sent back by a 429".
-            if c.paid {
-                for a in [&mut *acc, &mut all] {
-                    a.calls += 1;
-                    a.units += c.charged;
-                }
-            }
-            if let Some(at) = c.admitted_at
-                && matches!(c.state, CallState::Done | CallState::Sent | CallState::Failed)
-            {
-                let us = u64::try_from(at.saturating_since(c.submitted_at).as_micros()).unwrap_or(u64::MAX);
-                for a in [&mut *acc, &mut all] {
-                    a.max_us = a.max_us.max(us);
-                    // Auto-resize: recording only fails for values beyond u64 range.
-                    a.hist.record(us).expect("auto-resizing histogram");
-                }
-            }
-        }
-        let total = all.units;
-        let sessions = run
-            .sessions
+        let sum = &run.summary;
+        let total = sum.totals.units;
+        let sessions = sum
+            .rows
             .iter()
-            .zip(&accs)
-            .map(|(s, a)| a.report(s.name.clone(), total, run.keyed))
+            .map(|r| SessionReport::of_row(run.session_name(r.session).into_owned(), r, total, run.keyed))
             .collect();
-        let served = |id: PlatformId, how: Served| {
-            run.calls
+        let t = &sum.totals;
+        let (p50, p99, max) = wait_ms(&t.waits);
+        let all_sessions = SessionReport {
+            session: format!("all ({} sessions)", sum.sessions_total),
+            calls: t.calls,
+            units: t.units,
+            share_pct: share(t.units, total),
+            cancelled: t.cancelled,
+            refused: t.refused,
+            wait_p50_ms: p50,
+            wait_p99_ms: p99,
+            wait_max_ms: max,
+            hits: run.keyed.then_some(t.hits),
+            joins: run.keyed.then_some(t.joins),
+        };
+        // Joins and hits are counted per platform (both of its limits together).
+        let served = |id: PlatformId| {
+            sum.scopes
                 .iter()
-                .filter(|c| c.platform == id && c.served == Some(how))
-                .count() as u64
+                .filter(|s| matches!(&s.scope, crate::aggregate::Scope::Limit { platform, .. } if *platform == id))
+                .fold((0, 0), |(j, h), s| (j + s.joins, h + s.hits))
         };
         let platforms = run
             .platforms
@@ -272,7 +236,7 @@ impl Report {
                 throttled: p.counters.throttled,
                 uncounted: p.uncounted,
                 dedup: run.keyed.then(|| {
-                    let (joins, hits) = (served(p.id, Served::Coalesced), served(p.id, Served::Cached));
+                    let (joins, hits) = served(p.id);
                     DedupReport {
                         upstream: p.upstream,
                         joins,
@@ -295,9 +259,10 @@ impl Report {
             bound_checked: run.bound_checked,
             trace_hash: format!("{:016x}", run.trace_hash),
             trace_lines: run.trace_lines,
-            all_sessions: all.report(format!("all ({} sessions)", run.sessions.len()), total, run.keyed),
+            all_sessions,
             sessions,
             platforms,
+            sessions_total: sum.sessions_total,
         }
     }
 
@@ -355,7 +320,7 @@ impl Report {
         };
         let mut rows: Vec<Vec<String>> = Vec::new();
         let mut note = None;
-        if self.sessions.len() <= SESSION_ROWS_MAX {
+        if self.sessions_total as usize <= SESSION_ROWS_MAX {
             rows.extend(self.sessions.iter().map(row));
         } else {
             rows.push(row(&self.all_sessions));
@@ -365,7 +330,7 @@ impl Report {
             rows.extend(longest.iter().take(LONGEST_WAITERS_SHOWN).map(|s| row(s)));
             note = Some(format!(
                 "(the {LONGEST_WAITERS_SHOWN} sessions that waited longest; all {} are in --json)",
-                self.sessions.len()
+                self.sessions_total
             ));
         }
         table(&mut out, &header, &rows);
@@ -495,7 +460,7 @@ pub fn write_admissions(run: &RunOutcome, mut w: impl Write) -> io::Result<()> {
     for c in calls {
         let line = AdmissionLine {
             call: c.index,
-            session: run.sessions[c.session as usize].name.clone(),
+            session: run.session_name(c.session).into_owned(),
             platform: c.platform,
             cost: c.cost,
             submitted_ms: c.submitted_at.as_millis(),

@@ -25,6 +25,15 @@ pub enum Component {
     Keys,
     /// Failed answers at one platform ([`host_stream`]).
     Failures(u8),
+    /// One generated session of a group that draws each session from a stream of its own
+    /// (a group with a rhythm): the group's place among the scenario's groups, and the
+    /// session's number in it.
+    Session {
+        /// The group's index among the scenario's groups.
+        group: u16,
+        /// The session's number in its group.
+        n: u32,
+    },
 }
 
 impl Component {
@@ -35,6 +44,8 @@ impl Component {
             Component::Faults(p) => 0x6661_7500 | u64::from(p),
             Component::Keys => 0x6b65_7973,
             Component::Failures(p) => 0x0066_6169_6c00 | u64::from(p),
+            // High bits no other tag uses, then the group and the session.
+            Component::Session { group, n } => 0x7365_0000_0000_0000 | u64::from(group) << 32 | u64::from(n),
         }
     }
 }

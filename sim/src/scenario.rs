@@ -19,14 +19,19 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use besluitbron_core::identity::IdentityRule;
 use besluitbron_core::{Instant, PlatformId, SessionKey, Units};
-use rand::RngExt;
 use serde::Deserialize;
 
 use crate::rng::{Component, sim_rng};
+
+mod groups;
+
+use groups::pool_key;
+pub use groups::{AgentStep, GroupCursor, GroupPlan, GroupSession, GroupSpec, RhythmSpec, RoundDraw, Starts};
 
 /// A scenario or trace that cannot be used, with the place it went wrong.
 #[derive(Debug, thiserror::Error)]
@@ -224,7 +229,8 @@ impl PlatformSpec {
     }
 }
 
-/// `n` calls at one instant.
+/// `n` calls at one instant, and again every `every_ms` until `until_ms` when given (a
+/// flood that comes back: a harvester's nightly run, a client retrying in bulk).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BurstSpec {
@@ -232,6 +238,10 @@ pub struct BurstSpec {
     pub at_ms: u64,
     /// How many calls.
     pub calls: u32,
+    /// The burst comes again this long after the previous one (with `until_ms`).
+    pub every_ms: Option<u64>,
+    /// No burst at or after this instant (with `every_ms`).
+    pub until_ms: Option<u64>,
     /// Cost per call; default the session's.
     pub cost: Option<Units>,
     /// Platform; default the session's.
@@ -321,36 +331,6 @@ pub struct SessionSpec {
     pub agent: Vec<AgentSpec>,
 }
 
-/// Many generated agent sessions, each one conversation of `calls` rounds.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GroupSpec {
-    /// Sessions are named `<prefix>-<n>`.
-    pub prefix: String,
-    /// How many sessions.
-    pub sessions: u32,
-    /// Each session starts uniformly in `[start_ms[0], start_ms[1]]`.
-    pub start_ms: [u64; 2],
-    /// Rounds per session, uniform in the inclusive range.
-    pub calls: [u32; 2],
-    /// Think time after each round, uniform in the inclusive range.
-    pub think_ms: [u64; 2],
-    /// Calls per round, uniform in the inclusive range (default 1).
-    pub fan_out: Option<[u32; 2]>,
-    /// Relative weight of each platform; each round picks one (in the order of their
-    /// streams, [`crate::ids::deserialize_weights`], so a pick draws as it always has).
-    #[serde(deserialize_with = "crate::ids::deserialize_weights")]
-    pub platforms: Vec<(PlatformId, u32)>,
-    /// Costs to pick from, uniformly, per call.
-    pub costs: Vec<Units>,
-    /// Operation label.
-    pub op: Option<String>,
-    /// A queued call still waiting this long is withdrawn.
-    pub cancel_after_ms: Option<u64>,
-    /// Each call asks a key drawn uniformly from `k0` .. `k{N-1}` (seeded); default no keys.
-    pub key_pool: Option<u32>,
-}
-
 fn default_cost() -> Units {
     Units::ONE
 }
@@ -415,7 +395,7 @@ impl Scenario {
         Scenario::parse(&text, &path.display().to_string())
     }
 
-    fn validate(&self) -> Result<(), InputError> {
+    pub(crate) fn validate(&self) -> Result<(), InputError> {
         let bad = |m: String| Err(InputError::Invalid(m));
         if !(0.0..=1.0).contains(&self.legacy_slip_probability) {
             return bad("legacy_slip_probability must be between 0 and 1".into());
@@ -457,6 +437,15 @@ impl Scenario {
             if s.steady.iter().any(|st| st.every_ms == 0) {
                 return bad(format!("session `{}`: steady every_ms must be above zero", s.name));
             }
+            if s.burst
+                .iter()
+                .any(|b| b.every_ms.is_some() != b.until_ms.is_some() || b.every_ms == Some(0))
+            {
+                return bad(format!(
+                    "session `{}`: a repeated burst gives every_ms (above zero) and until_ms together",
+                    s.name
+                ));
+            }
             let sources =
                 usize::from(s.key.is_some()) + usize::from(!s.keys.is_empty()) + usize::from(s.key_pool.is_some());
             if sources > 1 {
@@ -474,6 +463,9 @@ impl Scenario {
                     Some(_) => {}
                 }
             }
+        }
+        if self.groups.len() > usize::from(u16::MAX) {
+            return bad("at most 65,535 groups".into());
         }
         for g in &self.groups {
             if g.start_ms[0] > g.start_ms[1] || g.calls[0] > g.calls[1] || g.think_ms[0] > g.think_ms[1] {
@@ -493,6 +485,9 @@ impl Scenario {
             {
                 return bad(format!("group `{}`: fan_out must be a range of at least 1", g.prefix));
             }
+            if let Some(why) = g.rhythm.as_ref().and_then(RhythmSpec::invalid) {
+                return bad(format!("group `{}`: {why}", g.prefix));
+            }
         }
         Ok(())
     }
@@ -503,8 +498,10 @@ impl Scenario {
         s.platform.or(self.platforms.first().map(|p| p.id))
     }
 
-    /// Expands the scenario into the calls and agent loops it offers, drawing every
-    /// random choice from the workload sub-seed of `seed`.
+    /// The calls and agent loops the scenario offers, every random choice drawn from the
+    /// workload and keys sub-seeds of `seed`: bursts and steady rates as series, expanded
+    /// as the run reaches them; named agent loops round by round; generated groups as
+    /// plans whose rounds are drawn when they begin ([`GroupPlan`]).
     pub fn workload(&self, seed: u64) -> Workload {
         let mut w = Workload::new(self.platforms.clone(), self.legacy_slip_probability);
         // Keys come from their own stream, so a scenario without keys draws exactly what
@@ -522,42 +519,45 @@ impl Scenario {
                 _ => Some(who.fairness_key()),
             };
             let session = w.add_session_as(&s.name, key, s.cancel_after_ms.map(Duration::from_millis));
-            let op = s.op.clone();
+            let op: Option<Arc<str>> = s.op.as_deref().map(Arc::from);
             let mut keys = KeySource::of_session(s);
             // `validate` made sure every call names a listed platform.
             let default = self.session_platform(s);
             let platform = |entry: Option<PlatformId>| entry.or(default).expect("validated: a listed platform");
             for b in &s.burst {
-                for _ in 0..b.calls {
-                    let key = b.key.clone().or_else(|| keys.next(&mut key_rng));
-                    w.open_calls.push(OpenCall {
-                        at: Instant::from_millis(b.at_ms),
-                        session,
-                        platform: platform(b.platform),
-                        cost: b.cost.unwrap_or(s.cost),
-                        op: op.clone(),
-                        key,
-                        then: None,
-                        leave_after: None,
-                    });
-                }
+                let instants = match (b.every_ms, b.until_ms) {
+                    (Some(every), Some(until)) if every > 0 => until.saturating_sub(b.at_ms).div_ceil(every).max(1),
+                    _ => 1,
+                };
+                let mut series = OpenSeries {
+                    session,
+                    platform: platform(b.platform),
+                    cost: b.cost.unwrap_or(s.cost),
+                    op: op.clone(),
+                    first_at: Instant::from_millis(b.at_ms),
+                    every: Duration::from_millis(b.every_ms.unwrap_or(0)),
+                    instants: u32::try_from(instants).unwrap_or(u32::MAX),
+                    per_instant: b.calls,
+                    keys: SeriesKeys::Distinct,
+                };
+                series.keys = keys.for_series(b.key.as_deref(), series.len(), &mut key_rng);
+                w.series.push(series);
             }
             for st in &s.steady {
-                let mut at = st.from_ms;
-                while at < st.to_ms {
-                    let key = st.key.clone().or_else(|| keys.next(&mut key_rng));
-                    w.open_calls.push(OpenCall {
-                        at: Instant::from_millis(at),
-                        session,
-                        platform: platform(st.platform),
-                        cost: st.cost.unwrap_or(s.cost),
-                        op: op.clone(),
-                        key,
-                        then: None,
-                        leave_after: None,
-                    });
-                    at += st.every_ms;
-                }
+                let instants = st.to_ms.saturating_sub(st.from_ms).div_ceil(st.every_ms);
+                let mut series = OpenSeries {
+                    session,
+                    platform: platform(st.platform),
+                    cost: st.cost.unwrap_or(s.cost),
+                    op: op.clone(),
+                    first_at: Instant::from_millis(st.from_ms),
+                    every: Duration::from_millis(st.every_ms),
+                    instants: u32::try_from(instants).unwrap_or(u32::MAX),
+                    per_instant: 1,
+                    keys: SeriesKeys::Distinct,
+                };
+                series.keys = keys.for_series(st.key.as_deref(), series.len(), &mut key_rng);
+                w.series.push(series);
             }
             for a in &s.agent {
                 let fan_out = a.fan_out.unwrap_or(1).max(1);
@@ -581,49 +581,12 @@ impl Scenario {
             }
         }
         let mut rng = sim_rng(seed, Component::Workload);
-        for g in &self.groups {
-            let total_weight: u32 = g.platforms.iter().map(|&(_, w)| w).sum();
-            for n in 0..g.sessions {
-                let session = w.add_session(
-                    &format!("{}-{n}", g.prefix),
-                    g.cancel_after_ms.map(Duration::from_millis),
-                );
-                let start_at = Instant::from_millis(rng.random_range(g.start_ms[0]..=g.start_ms[1]));
-                let rounds = rng.random_range(g.calls[0]..=g.calls[1]);
-                let mut steps = Vec::with_capacity(rounds as usize);
-                for _ in 0..rounds {
-                    let mut pick = rng.random_range(0..total_weight);
-                    let platform = g
-                        .platforms
-                        .iter()
-                        .find_map(|&(p, weight)| {
-                            let hit = pick < weight;
-                            pick = pick.saturating_sub(weight);
-                            hit.then_some(p)
-                        })
-                        .expect("the pick is below the weights' sum");
-                    let [lo, hi] = g.fan_out.unwrap_or([1, 1]);
-                    let cost = g.costs[rng.random_range(0..g.costs.len())];
-                    let fan_out = rng.random_range(lo..=hi);
-                    let keys = match g.key_pool {
-                        Some(n) => (0..fan_out).map(|_| pool_key(&mut key_rng, n)).collect(),
-                        None => Vec::new(),
-                    };
-                    steps.push(AgentStep {
-                        platform,
-                        cost,
-                        fan_out,
-                        think: Duration::from_millis(rng.random_range(g.think_ms[0]..=g.think_ms[1])),
-                        op: g.op.clone(),
-                        keys,
-                    });
-                }
-                w.agents.push(AgentPlan {
-                    session,
-                    start_at,
-                    steps,
-                });
-            }
+        let mut first_session = u32::try_from(w.sessions.len()).expect("fewer than 2^32 sessions");
+        for (index, g) in self.groups.iter().enumerate() {
+            let index = u16::try_from(index).expect("validated: at most 65,535 groups");
+            let plan = GroupPlan::new(g, index, first_session, seed, &mut rng, &mut key_rng);
+            first_session = first_session.checked_add(g.sessions).expect("fewer than 2^32 sessions");
+            w.groups.push(plan);
         }
         w
     }
@@ -661,11 +624,13 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
         let base = lines.iter().map(|(_, t)| t.at_ms).min().unwrap_or(0);
         // Arrival order: the server writes a line when its call ends.
         lines.sort_by_key(|(i, t)| (t.at_ms, t.seq.unwrap_or(0), *i));
+        let (restarts, segments) = segments_of(lines.iter().map(|(_, t)| t), base);
         let mut r = Recorded {
             base_ms: base,
             flights: BTreeMap::new(),
             margin: SERVER_MARGIN,
-            blind: blind_spots(lines.iter().map(|(_, t)| t), base),
+            restarts,
+            segments,
         };
         for (_, t) in &lines {
             if !t.attempts.is_empty() {
@@ -732,9 +697,27 @@ pub struct Recorded {
     /// The margin the server held back of each limit's burst (its `MarginSecs`, 1 s by
     /// default: `C × margin / W` units), so the replay keeps the bucket the server kept.
     pub margin: Duration,
-    /// Per platform, from where the recording may lack what the server did
-    /// ([`BlindSpot`]); the fidelity check compares admissions before it.
-    pub blind: BTreeMap<PlatformId, BlindSpot>,
+    /// When the server's process restarted (ms from the recording's first call): each
+    /// platform's requests are numbered afresh from there. The replay restarts its paths
+    /// there too.
+    pub restarts: Vec<u64>,
+    /// Per platform, the stretches between restarts ([`Segment`]), each with where the
+    /// recording may lack what that process did.
+    pub segments: BTreeMap<PlatformId, Vec<Segment>>,
+}
+
+/// One process's stretch of a recording at one platform: from its start (the recording's,
+/// or a restart) to the next restart (or the end), and from where in it the recording may
+/// lack what the process did ([`BlindSpot`]): the fidelity check takes a divergence from
+/// there on as explained, not as a failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Its start, ms from the recording's first call.
+    pub from_ms: u64,
+    /// The next restart, if there is one.
+    pub until_ms: Option<u64>,
+    /// From where the recording may lack an admission of this process.
+    pub blind: Option<BlindSpot>,
 }
 
 /// From where a recording no longer holds everything one platform's task did, and why.
@@ -746,7 +729,8 @@ pub struct BlindSpot {
     pub why: String,
 }
 
-/// Per platform, the earliest [`BlindSpot`] of a recording, from its lines in arrival order.
+/// The restarts of a recording and, per platform, its [`Segment`]s, from its lines in
+/// arrival order.
 ///
 /// The server numbers each platform's requests from 0 in each process (`seq`) and writes
 /// one line per request when it ends, so a number missing from a process's lines is a
@@ -754,10 +738,14 @@ pub struct BlindSpot {
 /// attempts charged the server's bucket all the same), or dropped by a writer that fell
 /// behind. From the arrival of the request numbered just before it, the recording may lack
 /// an admission. A process that ended before the recording did (the numbers begin again:
-/// the server restarted) may have had requests after its last line; and the new process
-/// starts with fresh buckets and queues, which a replay does not: from the restart on,
-/// no platform is compared.
-fn blind_spots<'a>(lines: impl Iterator<Item = &'a TraceLine>, base: u64) -> BTreeMap<PlatformId, BlindSpot> {
+/// the server restarted) may have had requests after its last line. A restart is the
+/// first arrival of a new process at any platform; every platform's k-th process is taken
+/// to be the server's k-th (a recording at a platform that had no request in a process
+/// would be misread).
+fn segments_of<'a>(
+    lines: impl Iterator<Item = &'a TraceLine>,
+    base: u64,
+) -> (Vec<u64>, BTreeMap<PlatformId, Vec<Segment>>) {
     // Requests of one millisecond may reach the task out of number order; a drop by more
     // than this is a new process.
     const REORDER: u64 = 16;
@@ -768,69 +756,78 @@ fn blind_spots<'a>(lines: impl Iterator<Item = &'a TraceLine>, base: u64) -> BTr
         max: u64,
     }
     let mut processes: BTreeMap<PlatformId, Vec<Process>> = BTreeMap::new();
-    let mut restart: Option<u64> = None;
     for t in lines {
         let Some(seq) = t.seq else { continue };
         let at = t.at_ms.saturating_sub(base);
         let list = processes.entry(platform_of(t)).or_default();
         if list.last().is_none_or(|p| seq + REORDER < p.max) {
-            if !list.is_empty() {
-                restart = Some(restart.map_or(at, |r| r.min(at)));
-            }
             list.push(Process::default());
         }
         let p = list.last_mut().expect("pushed");
         p.seen.entry(seq).or_insert(at);
         p.max = p.max.max(seq);
     }
-    let mut out = BTreeMap::new();
-    for (platform, list) in processes {
-        let mut spot: Option<BlindSpot> = None;
-        let mut consider = |at_ms: u64, why: String| {
-            if spot.as_ref().is_none_or(|s| at_ms < s.at_ms) {
-                spot = Some(BlindSpot { at_ms, why });
+    let first_at = |p: &Process| p.seen.values().copied().min().unwrap_or(0);
+    // The k-th restart: the earliest first arrival of any platform's process k.
+    let mut restarts: Vec<u64> = Vec::new();
+    for list in processes.values() {
+        for (k, p) in list.iter().enumerate().skip(1) {
+            match restarts.get_mut(k - 1) {
+                Some(r) => *r = (*r).min(first_at(p)),
+                None => restarts.push(first_at(p)),
             }
-        };
-        let last = list.len() - 1;
-        for (i, p) in list.iter().enumerate() {
-            let first_at = p.seen.values().copied().min().unwrap_or(0);
-            // From the first number recorded: a recording whose oldest files were rotated
-            // away starts in the middle of a process.
-            let from = p.seen.keys().next().copied().unwrap_or(0);
-            if let Some(n) = (from..p.max).find(|n| !p.seen.contains_key(n)) {
-                let after = p.seen.range(..n).next_back().map_or(first_at, |(_, &at)| at);
-                consider(
-                    after,
-                    format!(
-                        "request {n} of {platform} is not in the recording (open when the server stopped, or \
-                         dropped by its writer); its attempts charged the server's bucket"
-                    ),
-                );
-            }
-            if i < last {
-                let at = p.seen.get(&p.max).copied().unwrap_or(first_at);
-                consider(
-                    at,
-                    format!(
-                        "{platform}'s requests after {} were open when the server stopped",
-                        p.max
-                    ),
-                );
-            }
-        }
-        if let Some(at) = restart {
-            consider(
-                at,
-                "the server restarted (its request numbers begin again): its fresh buckets and queues \
-                 are not replayed"
-                    .to_owned(),
-            );
-        }
-        if let Some(s) = spot {
-            out.insert(platform, s);
         }
     }
-    out
+    let mut out = BTreeMap::new();
+    for (platform, list) in processes {
+        // Every platform restarts with the server: as many stretches as processes.
+        let segments = (0..=restarts.len())
+            .map(|i| Segment {
+                from_ms: if i == 0 { 0 } else { restarts[i - 1] },
+                until_ms: restarts.get(i).copied(),
+                blind: list
+                    .get(i)
+                    .and_then(|p| process_blind_spot(platform, &p.seen, p.max, i < restarts.len())),
+            })
+            .collect();
+        out.insert(platform, segments);
+    }
+    (restarts, out)
+}
+
+/// From where one process's lines at `platform` (the arrival of each numbered request
+/// seen, the highest number) may lack an admission: the request before the first number
+/// missing, or (`ended`: a later process followed) the last request, after which requests
+/// were open when it stopped.
+fn process_blind_spot(platform: PlatformId, seen: &BTreeMap<u64, u64>, max: u64, ended: bool) -> Option<BlindSpot> {
+    let first_at = seen.values().copied().min().unwrap_or(0);
+    let mut spot: Option<BlindSpot> = None;
+    let mut consider = |at_ms: u64, why: String| {
+        if spot.as_ref().is_none_or(|s| at_ms < s.at_ms) {
+            spot = Some(BlindSpot { at_ms, why });
+        }
+    };
+    // From the first number recorded: a recording whose oldest files were rotated away
+    // starts in the middle of a process.
+    let from = seen.keys().next().copied().unwrap_or(0);
+    if let Some(n) = (from..max).find(|n| !seen.contains_key(n)) {
+        let after = seen.range(..n).next_back().map_or(first_at, |(_, &at)| at);
+        consider(
+            after,
+            format!(
+                "request {n} of {platform} is not in the recording (open when the server stopped, or dropped \
+                 by its writer); its attempts charged the server's bucket"
+            ),
+        );
+    }
+    if ended {
+        let at = seen.get(&max).copied().unwrap_or(first_at);
+        consider(
+            at,
+            format!("{platform}'s requests after {max} were open when the server stopped"),
+        );
+    }
+    spot
 }
 
 /// The server's default `MarginSecs`: what a recorded trace is replayed with unless told.
@@ -882,24 +879,6 @@ pub struct OpenCall {
     pub leave_after: Option<Duration>,
 }
 
-/// One round of an agent loop.
-#[derive(Clone, Debug)]
-pub struct AgentStep {
-    /// Platform of the round's calls.
-    pub platform: PlatformId,
-    /// Cost of each call.
-    pub cost: Units,
-    /// Calls sent at once.
-    pub fan_out: u32,
-    /// Think time after the last answer.
-    pub think: Duration,
-    /// Operation label.
-    pub op: Option<String>,
-    /// What each of the round's calls asks, in order; empty (or shorter than `fan_out`):
-    /// the remaining calls are distinct.
-    pub keys: Vec<String>,
-}
-
 /// A closed-loop session: the next round starts `think` after the previous one's answers.
 #[derive(Clone, Debug)]
 pub struct AgentPlan {
@@ -911,7 +890,79 @@ pub struct AgentPlan {
     pub steps: Vec<AgentStep>,
 }
 
+/// Calls whose instants are fixed in advance by a pattern — a scenario's bursts and
+/// steady rates — expanded one call at a time as the run reaches them: `per_instant`
+/// calls at each of `instants` instants, `every` apart from `first_at`.
+#[derive(Clone, Debug)]
+pub struct OpenSeries {
+    /// Index into the workload's sessions.
+    pub session: u32,
+    /// Platform.
+    pub platform: PlatformId,
+    /// Requested cost.
+    pub cost: Units,
+    /// Operation label (shared by every call that carries it).
+    pub op: Option<Arc<str>>,
+    /// The first instant.
+    pub first_at: Instant,
+    /// Between instants.
+    pub every: Duration,
+    /// How many instants.
+    pub instants: u32,
+    /// Calls at each instant.
+    pub per_instant: u32,
+    /// What the calls ask.
+    pub keys: SeriesKeys,
+}
+
+/// What a series' calls ask.
+#[derive(Clone, Debug)]
+pub enum SeriesKeys {
+    /// Nothing: every call distinct.
+    Distinct,
+    /// The same key, every call.
+    Same(String),
+    /// One key per call, in order (drawn from a pool or cycled through a list before the
+    /// run, in the order the calls are listed).
+    Each(Vec<String>),
+}
+
+impl OpenSeries {
+    /// How many calls.
+    pub fn len(&self) -> u64 {
+        u64::from(self.instants) * u64::from(self.per_instant)
+    }
+
+    /// Whether it has no call.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// When its `k`-th call arrives.
+    pub fn at(&self, k: u64) -> Instant {
+        let instant = k / u64::from(self.per_instant.max(1));
+        let offset = u64::try_from(self.every.as_nanos())
+            .unwrap_or(u64::MAX)
+            .saturating_mul(instant);
+        Instant::from_nanos(self.first_at.as_nanos().saturating_add(offset))
+    }
+
+    /// What its `k`-th call asks.
+    pub fn key(&self, k: u64) -> Option<&str> {
+        match &self.keys {
+            SeriesKeys::Distinct => None,
+            SeriesKeys::Same(key) => Some(key),
+            SeriesKeys::Each(keys) => usize::try_from(k).ok().and_then(|k| keys.get(k)).map(String::as_str),
+        }
+    }
+}
+
 /// Everything a run offers, independent of the policy.
+///
+/// Sessions are numbered: those named one by one ([`Workload::sessions`]: a scenario's
+/// `[[session]]`s, a trace's sessions) first, then each generated group's, group after
+/// group ([`GroupPlan::first_session`]); a generated session is known by its number and
+/// named `<prefix>-<n>`, never kept as a plan of its own.
 #[derive(Clone, Debug)]
 pub struct Workload {
     /// The run's platforms, each once, in order: a scenario's as it lists them, a
@@ -921,15 +972,21 @@ pub struct Workload {
     pub platforms: Vec<PlatformSpec>,
     /// The legacy model's slip probability.
     pub legacy_slip_probability: f64,
-    /// Sessions, in the order first named.
+    /// Sessions named one by one, in the order first named.
     pub sessions: Vec<SessionPlan>,
-    /// Open-loop calls; call `i` has index `open_call_index[i]` when that is set (traces:
-    /// the line number), else `i`.
+    /// A trace's calls; call `i` has index `open_call_index[i]` when that is set (the
+    /// line number), else `i`.
     pub open_calls: Vec<OpenCall>,
     /// Line numbers of trace calls.
     pub open_call_index: Vec<u64>,
-    /// Agent loops; their calls are numbered after all open-loop calls, in submission order.
+    /// A scenario's bursts and steady rates, in the order listed; their calls are numbered
+    /// after [`Workload::open_calls`], series after series.
+    pub series: Vec<OpenSeries>,
+    /// Named sessions' agent loops; their calls are numbered after all open-loop calls,
+    /// in submission order.
     pub agents: Vec<AgentPlan>,
+    /// Generated groups, in the order listed.
+    pub groups: Vec<GroupPlan>,
     /// A trace the server recorded: its base instant and the platforms' recorded answers.
     pub recorded: Option<Recorded>,
 }
@@ -942,7 +999,9 @@ impl Workload {
             sessions: Vec::new(),
             open_calls: Vec::new(),
             open_call_index: Vec::new(),
+            series: Vec::new(),
             agents: Vec::new(),
+            groups: Vec::new(),
             recorded: None,
         }
     }
@@ -967,18 +1026,75 @@ impl Workload {
         u32::try_from(self.sessions.len() - 1).expect("fewer than 2^32 sessions")
     }
 
+    /// How many sessions: the named ones and every group's.
+    pub fn session_count(&self) -> u32 {
+        let named = u32::try_from(self.sessions.len()).expect("fewer than 2^32 sessions");
+        self.groups.iter().fold(named, |n, g| n.saturating_add(g.sessions))
+    }
+
+    /// The group session `s` belongs to, with its number there (`None`: a named session).
+    pub fn group_of(&self, s: u32) -> Option<(&GroupPlan, u32)> {
+        self.groups
+            .iter()
+            .find(|g| s >= g.first_session && s - g.first_session < g.sessions)
+            .map(|g| (g, s - g.first_session))
+    }
+
+    /// Session `s`'s name.
+    pub fn session_name(&self, s: u32) -> std::borrow::Cow<'_, str> {
+        match self.sessions.get(s as usize) {
+            Some(plan) => std::borrow::Cow::Borrowed(plan.name.as_str()),
+            None => std::borrow::Cow::Owned(self.group_of(s).map_or_else(String::new, |(g, n)| g.name(n))),
+        }
+    }
+
+    /// Session `s` as a plan: a named session's own, a generated one's made up.
+    pub fn session_plan(&self, s: u32) -> SessionPlan {
+        match self.sessions.get(s as usize) {
+            Some(plan) => plan.clone(),
+            None => {
+                let (name, cancel_after) = self
+                    .group_of(s)
+                    .map_or_else(|| (String::new(), None), |(g, n)| (g.name(n), g.cancel_after));
+                SessionPlan {
+                    key: SessionKey::client(&name),
+                    name,
+                    cancel_after,
+                }
+            }
+        }
+    }
+
+    /// Every session as a plan, in order (for small runs: a generated session's plan is
+    /// made up here).
+    pub fn session_plans(&self) -> Vec<SessionPlan> {
+        (0..self.session_count()).map(|s| self.session_plan(s)).collect()
+    }
+
+    /// Open-loop calls: a trace's and the series'.
+    pub fn open_total(&self) -> u64 {
+        self.open_calls.len() as u64 + self.series.iter().map(OpenSeries::len).sum::<u64>()
+    }
+
     /// Whether any call carries a key, so that identical requests exist (deduplication
     /// is simulated, and reports show its columns).
     pub fn has_keys(&self) -> bool {
         self.open_calls
             .iter()
             .any(|c| c.key.is_some() || c.then.as_ref().is_some_and(|t| t.key.is_some()))
+            || self
+                .series
+                .iter()
+                .any(|s| !matches!(s.keys, SeriesKeys::Distinct) && !s.is_empty())
             || self.agents.iter().any(|a| a.steps.iter().any(|s| !s.keys.is_empty()))
+            || self.groups.iter().any(|g| g.draw.keyed() && g.sessions > 0)
     }
 
     /// The first platform a call names that [`Workload::platforms`] does not list.
     pub fn unlisted_platform(&self) -> Option<PlatformId> {
         let named = self.open_calls.iter().map(|c| c.platform);
+        let named = named.chain(self.series.iter().map(|s| s.platform));
+        let named = named.chain(self.groups.iter().flat_map(|g| g.draw.platforms()));
         let mut named = named.chain(self.agents.iter().flat_map(|a| a.steps.iter().map(|s| s.platform)));
         named.find(|&id| !self.platforms.iter().any(|p| p.id == id))
     }
@@ -993,7 +1109,7 @@ impl Workload {
         self.open_call_index
             .iter()
             .max()
-            .map_or(self.open_calls.len() as u64, |&m| m + 1)
+            .map_or(self.open_total(), |&m| (m + 1).max(self.open_total()))
     }
 }
 
@@ -1015,6 +1131,17 @@ impl KeySource {
         }
     }
 
+    /// What the `len` calls of a series ask: the entry's own key, else the session's,
+    /// drawn now and in order from a pool or a list.
+    fn for_series(&mut self, entry: Option<&str>, len: u64, rng: &mut crate::rng::SimRng) -> SeriesKeys {
+        match (entry, &*self) {
+            (Some(key), _) => SeriesKeys::Same(key.to_owned()),
+            (None, KeySource::None) => SeriesKeys::Distinct,
+            (None, KeySource::One(key)) => SeriesKeys::Same(key.clone()),
+            (None, _) => SeriesKeys::Each((0..len).filter_map(|_| self.next(rng)).collect()),
+        }
+    }
+
     fn next(&mut self, rng: &mut crate::rng::SimRng) -> Option<String> {
         match self {
             KeySource::None => None,
@@ -1027,11 +1154,6 @@ impl KeySource {
             KeySource::Pool(n) => Some(pool_key(rng, *n)),
         }
     }
-}
-
-/// A key drawn uniformly from the pool `k0` .. `k{n-1}`.
-fn pool_key(rng: &mut crate::rng::SimRng, n: u32) -> String {
-    format!("k{}", rng.random_range(0..n))
 }
 
 /// The scenarios in `dir` as (name, description), sorted by name.

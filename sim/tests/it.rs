@@ -6,11 +6,13 @@
 //! A new test file is added as a `mod` line below; `server/tests/test_binaries.rs` fails
 //! on a file in `tests/` that is built by no binary.
 
+mod aggregate;
 mod cli;
 mod cluster;
 mod dedup;
 mod determinism;
 mod fairness;
+mod plan;
 mod platforms;
 mod recorded;
 mod report_html;

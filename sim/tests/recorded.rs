@@ -322,55 +322,110 @@ fn regression_a_recorded_caller_leaving_during_a_backoff_withdraws_the_retry() {
     assert_eq!(matched[0].admissions, 1);
 }
 
+/// A recorded line of a fetched search at `platform`, arriving at `at` ms with request
+/// number `seq`, its one attempt going at once and answered in 5 ms.
+fn fetched_line(at: u64, seq: u64, platform: &str) -> String {
+    format!(
+        "{{\"at_ms\":{},\"session\":\"s-aaaaaaaaaaaa\",\"platform\":\"{platform}\",\"cost\":1,\"op\":\"search\",\
+         \"key\":\"{:016x}\",\"served\":\"fetched\",\"seq\":{seq},\"attempts\":[{{\"at_ms\":{},\
+         \"latency_ms\":5,\"outcome\":\"ok\"}}]}}\n",
+        1_780_000_000_000 + at,
+        at,
+        1_780_000_000_000 + at
+    )
+}
+
 /// Request numbers say where a recording stops speaking for the server: a number missing
-/// in a process (a call open at a kill), the last request of a process that was killed,
-/// and the restart (the numbers begin again).
+/// in a process (a call open at a kill), the last request of a process that was killed;
+/// and where the server restarted (the numbers begin again), where each platform's next
+/// stretch begins.
 #[test]
-fn blind_spots_come_from_missing_request_numbers_and_restarts() {
-    let line = |at: u64, seq: u64, platform: &str| {
-        format!(
-            "{{\"at_ms\":{},\"session\":\"s-aaaaaaaaaaaa\",\"platform\":\"{platform}\",\"cost\":1,\"op\":\"search\",\
-             \"key\":\"{:016x}\",\"served\":\"fetched\",\"seq\":{seq},\"attempts\":[{{\"at_ms\":{},\
-             \"latency_ms\":5,\"outcome\":\"ok\"}}]}}\n",
-            1_780_000_000_000 + at,
-            at,
-            1_780_000_000_000 + at
-        )
-    };
+fn blind_spots_come_from_missing_request_numbers_and_restarts_split_the_recording() {
     // obv: 0, 1, 3 (2 missing) in the first process; bwb: 0..=19 complete, then a restart.
     let mut text = String::new();
     for (at, seq) in [(0, 0), (1_000, 1), (3_000, 3)] {
-        text += &line(at, seq, "obv");
+        text += &fetched_line(at, seq, "obv");
     }
     for seq in 0..20 {
-        text += &line(100 + seq * 200, seq, "bwb");
+        text += &fetched_line(100 + seq * 200, seq, "bwb");
     }
     for seq in 0..3 {
-        text += &line(10_000 + seq * 100, seq, "bwb");
+        text += &fetched_line(10_000 + seq * 100, seq, "bwb");
     }
     let workload = parse_trace(&text, "blind").expect("a recorded trace");
-    let blind = &workload.recorded.as_ref().expect("recorded").blind;
-    let obv = &blind[&besluitbron_sim::ids::platform("obv").unwrap()];
+    let recorded = workload.recorded.as_ref().expect("recorded");
+    assert_eq!(recorded.restarts, [10_000], "the new process's first request");
+    let segments = |p: &str| &recorded.segments[&besluitbron_sim::ids::platform(p).unwrap()];
+    let stretches = |p: &str| segments(p).iter().map(|s| (s.from_ms, s.until_ms)).collect::<Vec<_>>();
+    assert_eq!(
+        stretches("obv"),
+        [(0, Some(10_000)), (10_000, None)],
+        "every platform restarts"
+    );
+    assert_eq!(stretches("bwb"), stretches("obv"));
+    let obv = segments("obv")[0].blind.as_ref().expect("a missing number");
     assert_eq!(obv.at_ms, 1_000, "from the arrival of request 1: {obv:?}");
     assert!(obv.why.contains("request 2 of obv"), "{}", obv.why);
-    let bwb = &blind[&besluitbron_sim::ids::platform("bwb").unwrap()];
+    let bwb = segments("bwb")[0].blind.as_ref().expect("killed");
     assert_eq!(bwb.at_ms, 3_900, "from the first process's last request: {bwb:?}");
+    assert!(segments("bwb")[1].blind.is_none(), "the last process is complete");
     // A complete recording of one process has none, also when its oldest files were
     // rotated away (the numbers start in the middle).
     for first in [0, 5_000] {
-        let whole: String = (first..first + 5).map(|seq| line(seq * 100, seq, "obv")).collect();
+        let whole: String = (first..first + 5)
+            .map(|seq| fetched_line(seq * 100, seq, "obv"))
+            .collect();
         let workload = parse_trace(&whole, "whole").expect("a recorded trace");
+        let recorded = workload.recorded.as_ref().expect("recorded");
+        assert!(recorded.restarts.is_empty(), "from {first}");
         assert!(
-            workload.recorded.as_ref().expect("recorded").blind.is_empty(),
+            recorded.segments.values().flatten().all(|s| s.blind.is_none()),
             "from {first}"
         );
     }
 }
 
+/// Across a restart the replay does what the server did: the new process's paths start
+/// with full buckets and empty queues (the old one's bucket is gone), so a burst the new
+/// process let go at once is let go at once in the replay too, and the whole recording is
+/// compared. The platform's own bucket goes on: what the recording says it accepted is
+/// accepted, also where the model's bucket would have refused.
+#[test]
+fn a_replay_restarts_where_the_server_did_and_compares_both_processes() {
+    // bwb keeps 29 of its 30 per 30 s (the margin): 29 at once, then 29 at once again in
+    // the new process ten seconds later.
+    let mut text = String::new();
+    for seq in 0..29 {
+        text += &fetched_line(seq, seq, "bwb");
+    }
+    for seq in 0..29 {
+        text += &fetched_line(10_000 + seq, seq, "bwb");
+    }
+    let workload = parse_trace(&text, "restart").expect("a recorded trace");
+    let fair = replay(&workload, PolicyKind::Fair);
+    let matched = besluitbron_sim::fidelity::check(&workload, &fair, 0).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(matched.len(), 1);
+    assert_eq!(matched[0].admissions, 58, "{}", matched[0]);
+    assert!(matched[0].whole(), "{}", matched[0]);
+    assert!(matched[0].to_string().ends_with("compared over the whole recording"));
+    let bwb = &fair.platforms[0];
+    assert_eq!(bwb.counters.over_limit, 0);
+    assert!(
+        bwb.counters.beyond_model > 0,
+        "the platform had less left than the new bucket"
+    );
+    // Without the restart the old bucket would have let ten go and the rest a second apart.
+    let mut no_restart = workload.clone();
+    no_restart.recorded.as_mut().expect("recorded").restarts.clear();
+    let fair = replay(&no_restart, PolicyKind::Fair);
+    assert!(besluitbron_sim::fidelity::check(&no_restart, &fair, 0).is_err());
+}
+
 /// The soak's recording kept with the crate (`sim/traces/soak.jsonl`): replayed with its
 /// latencies and answers, every limited platform admits as the server did, within the
-/// soak's tolerance (`FIDELITY_TOLERANCE_MS` in `tests/soak/soak.py`), up to where the
-/// recording stops speaking for the server (the kill in the soak's middle).
+/// soak's tolerance (`FIDELITY_TOLERANCE_MS` in `tests/soak/soak.py`), in both of its
+/// processes (the kill in the soak's middle), each up to where the recording stops
+/// speaking for the server.
 #[test]
 fn the_soaks_recording_replays_as_the_server_ran_it() {
     let workload = load_trace(&besluitbron_sim::soak_trace_path()).expect("the soak's recording");
@@ -387,9 +442,14 @@ fn the_soaks_recording_replays_as_the_server_ran_it() {
             besluitbron_sim::ids::platform("cvdr").unwrap()
         ]
     );
-    for m in &matched {
-        assert!(m.admissions >= 20, "{m}");
+    // Both processes are compared (the kill at 42.6 s): each platform on more admissions
+    // than its first process holds, and CVDR's over the whole recording.
+    let compared: Vec<usize> = matched.iter().map(|m| m.admissions).collect();
+    for (m, first_process) in matched.iter().zip([88, 88, 109, 64, 70]) {
+        assert!(m.admissions > first_process, "{m}");
     }
+    assert!(matched[4].whole(), "{}", matched[4]);
+    assert!(compared.iter().sum::<usize>() >= 700, "{compared:?}");
 }
 
 /// `replay --replicas 3` on the soak's recording: per limited platform the same calls

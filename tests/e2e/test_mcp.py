@@ -763,7 +763,8 @@ class McpChecks:
             ("obv_document pages a long document's markdownText", self.obv_document_long),
             ("obv_document returns a short document whole", self.obv_document_short),
             ("unknown tool raises an MCP error", self.unknown_tool),
-            ("tk_factions is not served here (MCP error)", lambda c: self.unknown_tool(c, "tk_factions")),
+            ("tk_factions, not listed here, answers by name", self.tk_factions),
+            ("a misspelt tool raises an MCP error naming the nearest", self.misspelt_tool),
             ("obv_search limit 500 gives isError with a readable message", self.obv_search_invalid),
         ]
         tk_calls = [
@@ -783,7 +784,7 @@ class McpChecks:
             ("tk_debate of a casco report says it has no speeches yet, without error", self.tk_debate_casco),
             ("a motion submitted in a debate, as tk_debate lists it, is read with tk_votes", self.tk_debate_motion),
             ("unknown tool raises an MCP error", self.unknown_tool),
-            ("obv_sources is not served here (MCP error)", lambda c: self.unknown_tool(c, "obv_sources")),
+            ("obv_sources, not listed here, answers by name", self.obv_sources),
             ("tk_search kind 'bogus' gives isError with a readable message", self.tk_search_invalid),
         ]
         rs_calls = [
@@ -818,7 +819,8 @@ class McpChecks:
             ("ob_search pages with offset", self.ob_search_next),
             ("ob_document gives the XML rendition's text", self.ob_document),
             ("ob_search limit 500 gives isError with a readable message", self.ob_search_invalid),
-            ("tk_factions is not served here (MCP error)", lambda c: self.unknown_tool(c, "tk_factions")),
+            ("tk_factions, not listed here, answers by name", self.tk_factions),
+            ("a misspelt tool raises an MCP error naming the nearest", self.misspelt_tool),
         ]
         bwb_calls = [
             ("bwb_search matches the SRU answer", self.bwb_search),
@@ -1285,6 +1287,14 @@ class McpChecks:
             result = await client.call_tool(name, {})
         except MCPError as e:
             expect(bool(e.message), "the MCP error has no message")
+            return
+        raise CheckFailed(f"no MCP error; got isError={result.is_error} {error_text(result)[:200]!r}")
+
+    async def misspelt_tool(self, client: Client) -> None:
+        try:
+            result = await client.call_tool("obv_serch", {})
+        except MCPError as e:
+            expect("obv_search" in e.message, f"the error names no nearest tool: {e.message!r}")
             return
         raise CheckFailed(f"no MCP error; got isError={result.is_error} {error_text(result)[:200]!r}")
 

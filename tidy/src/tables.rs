@@ -336,16 +336,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
         resolves: "its steps named, each a function the body calls in turn",
     },
     Owed {
-        file: "sim/src/engine/mod.rs",
-        owes: Owes::LongFunction("run"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/src/engine/mod.rs",
-        owes: Owes::LongFunction("Engine::handle"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
         file: "sim/src/replicas.rs",
         owes: Owes::LongFunction("what_if"),
         resolves: "its steps named, each a function the body calls in turn",
@@ -353,11 +343,6 @@ pub const NOT_YET_SPLIT: &[Owed] = &[
     Owed {
         file: "sim/src/report.rs",
         owes: Owes::LongFunction("Report::render"),
-        resolves: "its steps named, each a function the body calls in turn",
-    },
-    Owed {
-        file: "sim/src/scenario.rs",
-        owes: Owes::LongFunction("Scenario::workload"),
         resolves: "its steps named, each a function the body calls in turn",
     },
     Owed {

@@ -34,7 +34,6 @@ use tokio_util::sync::CancellationToken;
 use super::ground::{GroundRef, Running, within};
 use super::replay::{self, Replayed, Replays};
 use super::route::{Route, RouteFuture};
-use super::scope::Scope;
 use super::tools::{ToolEntry, ToolTable};
 use crate::call::shown::Shown;
 use crate::call::{AnswerError, Call, Context, Progress, Reply, ToolResult, tool_error};
@@ -164,9 +163,11 @@ impl Calls {
         Running::count(&self.in_flight)
     }
 
-    /// A tool call at the address of `scope`: the whole stack. An unknown tool, or one
-    /// not served here, is the protocol's error; everything else is a tool result.
-    pub async fn call(&self, scope: Scope, request: ToolRequest) -> Result<CallToolResult, ErrorData> {
+    /// A tool call at an address: the whole stack. Any tool BesluitBron serves answers
+    /// by name at every address, listed there or not (a client may remember a tool from
+    /// another address); an unknown name is the protocol's error, naming it and the
+    /// nearest tools and where they are listed. Everything else is a tool result.
+    pub async fn call(&self, request: ToolRequest) -> Result<CallToolResult, ErrorData> {
         let ToolRequest {
             name,
             arguments,
@@ -175,7 +176,7 @@ impl Calls {
             progress,
             ct,
         } = request;
-        let (tool, arguments) = match self.admit(&name, arguments, |t| scope.serves(t.connector))? {
+        let (tool, arguments) = match self.admit(&name, arguments)? {
             Admitted::Run(tool, arguments) => (tool, arguments),
             Admitted::Refused(refusal) => return Ok(refusal),
         };
@@ -239,7 +240,7 @@ impl Calls {
     /// forwarding replica looks again; a forward is never forwarded on).
     pub async fn call_here(&self, request: ToolRequest) -> Result<Reply, ErrorData> {
         // Any tool: the forwarding replica's address served it.
-        let (tool, arguments) = match self.admit(&request.name, request.arguments, |_| true)? {
+        let (tool, arguments) = match self.admit(&request.name, request.arguments)? {
             Admitted::Run(tool, arguments) => (tool, arguments),
             Admitted::Refused(refusal) => return Ok(refusal.into()),
         };
@@ -249,18 +250,12 @@ impl Calls {
     }
 
     /// Arguments, the stack's first layer, written once for a call and a forward: the
-    /// tool `name`, if it is one and `served` says it is served here (else the protocol's
-    /// error); numbers sent as strings read as numbers; arguments longer than their schema
-    /// allows are refused before anything is parsed or asked (no platform call, no replay
-    /// slot).
-    fn admit(
-        &self,
-        name: &str,
-        mut arguments: Option<JsonObject>,
-        served: impl Fn(&ToolEntry) -> bool,
-    ) -> Result<Admitted<'_>, ErrorData> {
-        let Some(tool) = self.tools.get(name).filter(|t| served(t)) else {
-            return Err(ErrorData::invalid_params("tool not found", None));
+    /// tool `name`, if it is one (else the protocol's error, [`unknown_tool`]); numbers
+    /// sent as strings read as numbers; arguments longer than their schema allows are
+    /// refused before anything is parsed or asked (no platform call, no replay slot).
+    fn admit(&self, name: &str, mut arguments: Option<JsonObject>) -> Result<Admitted<'_>, ErrorData> {
+        let Some(tool) = self.tools.get(name) else {
+            return Err(ErrorData::invalid_params(unknown_tool(name, self.tools.iter()), None));
         };
         if let Some(arguments) = arguments.as_mut() {
             tool.rules.coerce(arguments);
@@ -299,4 +294,30 @@ enum Admitted<'a> {
     Run(&'a ToolEntry, Option<JsonObject>),
     /// Its arguments do not fit: the tool error that says so.
     Refused(CallToolResult),
+}
+
+/// The protocol error's text for a tool `name` BesluitBron does not serve: the name (cut
+/// to 64 characters), the nearest of `tools` by spelling (at most three) with the
+/// addresses that list them, and where every tool is listed.
+pub fn unknown_tool<'a>(name: &str, tools: impl Iterator<Item = &'a ToolEntry>) -> String {
+    let shown: String = name.chars().take(64).collect();
+    let mut near: Vec<(f64, &ToolEntry)> = tools
+        .map(|t| (strsim::jaro_winkler(&name.to_lowercase(), t.name), t))
+        .filter(|(score, _)| *score >= 0.75)
+        .collect();
+    near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.name.cmp(b.1.name)));
+    let near: Vec<String> = near
+        .iter()
+        .take(3)
+        .map(|(_, t)| match t.connector {
+            "all" => format!("`{}` (listed at /mcp)", t.name),
+            id => format!("`{}` (listed at /mcp, /mcp/{id} and /{id}/mcp)", t.name),
+        })
+        .collect();
+    let nearest = if near.is_empty() {
+        String::new()
+    } else {
+        format!(" Nearest: {}.", near.join(", "))
+    };
+    format!("tool not found: `{shown}` is no tool of BesluitBron.{nearest} Every tool is listed by tools/list at /mcp.")
 }

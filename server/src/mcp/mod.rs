@@ -279,7 +279,7 @@ impl ServerHandler for Handler {
         // before the result ([`progress`]).
         let notifier = progress::Notifier::of(&context);
         let request = self.request(request, &context, notifier.as_ref());
-        let result = Box::pin(self.calls.call(self.scope, request)).await;
+        let result = Box::pin(self.calls.call(request)).await;
         progress::flush(notifier).await;
         result.map(CallToolResponse::Complete)
     }

@@ -293,7 +293,7 @@ impl Handler {
             &context,
             notifier.as_ref(),
         );
-        let result = self.calls().call(self.scope(), request).await;
+        let result = self.calls().call(request).await;
         super::progress::flush(notifier).await;
         let result = result?;
         let text = result

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::connectors::page_spec::SystemTools;
 use crate::identity::Caller;
-use crate::mcp::{Calls, Scope, ToolRequest};
+use crate::mcp::{Calls, ToolRequest};
 
 /// Calls tools for the page.
 pub struct SystemCalls {
@@ -41,7 +41,7 @@ impl SystemCalls {
     /// Calls `tool` with `arguments` as the system session.
     pub async fn call(&self, tool: &str, arguments: JsonObject) -> ToolAnswer {
         let request = ToolRequest::internal(tool, arguments, Arc::clone(&self.system));
-        let result = match self.calls.call(Scope::All, request).await {
+        let result = match self.calls.call(request).await {
             Ok(result) => result,
             Err(e) => return Err(e.message.to_string()),
         };

@@ -171,9 +171,10 @@ impl Sim {
                 self.replicas[r].alive = false;
                 // Calls whose origin died: their forwards are dropped (withdrawn at the
                 // owner) and their clients ask again elsewhere.
-                for call in 0..self.calls.len() as u64 {
-                    let c = &self.calls[call as usize];
-                    if c.end.is_some() || c.origin != r {
+                let ids: Vec<u64> = self.calls.keys().copied().collect();
+                for &call in &ids {
+                    let Some(c) = self.calls.get(&call) else { continue };
+                    if c.origin != r {
                         continue;
                     }
                     if let Some((h, g)) = c.at_owner
@@ -182,15 +183,16 @@ impl Sim {
                         self.replicas[h].shell.leave(local, WaiterId(call));
                         self.drain(t, h)?;
                     }
-                    let c = &mut self.calls[call as usize];
+                    // A withdrawn call is still under way: its client asks again.
+                    let Some(c) = self.calls.get_mut(&call) else { continue };
                     c.at_owner = None;
                     c.era += 1;
                     let era = c.era;
                     self.push(t + CLIENT_RETRY, Ev::Arrive { call, era });
                 }
                 // Nobody tells the followers: their forwards time out.
-                for call in 0..self.calls.len() as u64 {
-                    if self.calls[call as usize].at_owner == Some((r, era)) {
+                for &call in &ids {
+                    if self.calls.get(&call).is_some_and(|c| c.at_owner == Some((r, era))) {
                         self.reroute(t, call, r, false);
                     }
                 }

@@ -51,7 +51,7 @@ mod outcome;
 mod scenario;
 
 use outcome::secs;
-pub use outcome::{CallEnd, ClusterAdmission, ClusterOutcome, Ownership};
+pub use outcome::{CallEnd, ClusterAdmission, ClusterOutcome, Latencies, Ownership};
 pub use scenario::{Balancer, ClusterFault, ClusterScenario, ScriptedCall};
 
 const MS: u64 = 1_000_000;
@@ -156,8 +156,6 @@ struct Call {
     at_owner: Option<(usize, u32)>,
     /// Bumped on every routing: a stale time-out or reply is ignored.
     era: u32,
-    end: Option<CallEnd>,
-    answered_ms: Option<u64>,
 }
 
 struct Replica {
@@ -212,7 +210,15 @@ struct Sim {
     replicas: Vec<Replica>,
     engine: Engine,
     platform: SimPlatform,
-    calls: Vec<Call>,
+    /// The calls under way, by id (an ended call is gone: an event for it is stale).
+    calls: BTreeMap<u64, Call>,
+    /// Calls made so far: the next call's id.
+    made: u64,
+    /// How the ended calls ended, and how long the answered ones took.
+    ends: BTreeMap<CallEnd, u64>,
+    latencies: Latencies,
+    /// Every admission sent, when the run keeps them ([`run_cluster`]).
+    keep_admissions: bool,
     /// Each session's name: `s<i>` for the closed loops, then the script's.
     session_names: Vec<String>,
     /// Calls left per session.
@@ -241,8 +247,15 @@ struct Sim {
     lease_config: LeaseConfig,
 }
 
-/// Runs cluster scenario `s` (named `name`); an invariant broken ends it with the reason.
+/// Runs cluster scenario `s` (named `name`), keeping every admission sent; an invariant
+/// broken ends it with the reason.
 pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, String> {
+    run_cluster_with(name, s, true)
+}
+
+/// Runs cluster scenario `s`, keeping every admission sent only when `keep_admissions`:
+/// without, memory follows the calls under way and the sessions, never the calls made.
+pub fn run_cluster_with(name: &str, s: &ClusterScenario, keep_admissions: bool) -> Result<ClusterOutcome, String> {
     let lease_config = s.lease_config().validate().map_err(|e| e.to_string())?;
     let limit = LimitConfig::new(Units::whole(s.capacity), Duration::from_secs(s.window_s));
     let margin = Duration::from_millis(s.margin_ms);
@@ -285,7 +298,11 @@ pub fn run_cluster(name: &str, s: &ClusterScenario) -> Result<ClusterOutcome, St
             sim_rng(s.seed, Component::Latency(1)),
         )
         .with_rate_limit_headers(s.states_its_budget()),
-        calls: Vec::new(),
+        calls: BTreeMap::new(),
+        made: 0,
+        ends: BTreeMap::new(),
+        latencies: Latencies::default(),
+        keep_admissions,
         session_names: (0..s.sessions).map(|i| format!("s{i}")).collect(),
         left: vec![s.calls_per_session; s.sessions as usize],
         open_calls: 0,
@@ -370,18 +387,20 @@ impl Sim {
 
     fn push_call(&mut self, session: u32, replica: Option<usize>, key: CacheKey, at: u64) -> u64 {
         self.open_calls += 1;
-        self.calls.push(Call {
-            session,
-            replica,
-            key,
-            origin: 0,
-            submitted: at,
-            at_owner: None,
-            era: 0,
-            end: None,
-            answered_ms: None,
-        });
-        let id = (self.calls.len() - 1) as u64;
+        let id = self.made;
+        self.made += 1;
+        self.calls.insert(
+            id,
+            Call {
+                session,
+                replica,
+                key,
+                origin: 0,
+                submitted: at,
+                at_owner: None,
+                era: 0,
+            },
+        );
         self.push(at + self.s.give_up_s * 1_000 * MS, Ev::GiveUp(id));
         id
     }
@@ -448,15 +467,14 @@ impl Sim {
         }
         match ev {
             Ev::Arrive { call, era } => {
-                let c = &self.calls[call as usize];
-                if c.end.is_none() && c.era == era {
+                if let Some(c) = self.calls.get(&call).filter(|c| c.era == era) {
                     let target = match c.replica {
                         Some(r) => self.replicas[r].alive.then_some(r),
                         None => self.balance(c.session),
                     };
                     match target {
                         Some(r) => {
-                            self.calls[call as usize].origin = r;
+                            self.call_mut(call).origin = r;
                             self.route(t, call, r)?;
                         }
                         None => self.push(t + CLIENT_RETRY, Ev::Arrive { call, era }),
@@ -464,8 +482,7 @@ impl Sim {
                 }
             }
             Ev::Route { call, at, era } => {
-                let c = &self.calls[call as usize];
-                if c.end.is_none() && c.era == era {
+                if self.calls.get(&call).is_some_and(|c| c.era == era) {
                     if self.replicas[at].alive {
                         self.route(t, call, at)?;
                     } else {
@@ -474,28 +491,26 @@ impl Sim {
                 }
             }
             Ev::Forwarded { call, to, era } => {
-                if self.calls[call as usize].era == era {
+                if self.calls.get(&call).is_some_and(|c| c.era == era) {
                     self.at_owner(t, call, to, true)?;
                 }
             }
             Ev::Reply { call, era, end } => {
-                let c = &self.calls[call as usize];
-                if c.end.is_none() && c.era == era {
+                if self.calls.get(&call).is_some_and(|c| c.era == era) {
                     self.end_call(t, call, end);
                 }
             }
             Ev::ForwardTimeout { call, era } => {
-                let c = &self.calls[call as usize];
-                if c.end.is_none() && c.era == era {
+                if let Some(c) = self.calls.get_mut(&call).filter(|c| c.era == era) {
                     self.rerouted += 1;
                     let origin = c.origin;
-                    self.calls[call as usize].at_owner = None;
+                    c.at_owner = None;
                     self.push(t, Ev::Route { call, at: origin, era });
                 }
             }
             Ev::GiveUp(call) => {
-                if self.calls[call as usize].end.is_none() {
-                    if let Some((r, era)) = self.calls[call as usize].at_owner {
+                if let Some(c) = self.calls.get(&call) {
+                    if let Some((r, era)) = c.at_owner {
                         // A dropped forward withdraws the call at the owner.
                         if let Some(local) = self.process_local(r, era, t) {
                             self.replicas[r].shell.leave(local, WaiterId(call));
@@ -678,8 +693,9 @@ impl Sim {
     /// A call at its origin `o`: to its own path when it owns and admits, else forwarded
     /// to the replica the engine names as the owner, else asked again shortly.
     fn route(&mut self, t: u64, call: u64, o: usize) -> Result<(), String> {
-        self.calls[call as usize].era += 1;
-        self.calls[call as usize].at_owner = None;
+        let c = self.call_mut(call);
+        c.era += 1;
+        c.at_owner = None;
         if self.replicas[o].shell.owning().is_some() {
             return self.at_owner(t, call, o, false);
         }
@@ -692,12 +708,12 @@ impl Sim {
         match owner {
             Some(h) => {
                 self.forwarded += 1;
-                let era = self.calls[call as usize].era;
+                let era = self.call_mut(call).era;
                 self.push(t + self.s.forward_ms * MS, Ev::Forwarded { call, to: h, era });
                 self.push(t + FORWARD_TIMEOUT, Ev::ForwardTimeout { call, era });
             }
             None => {
-                let era = self.calls[call as usize].era;
+                let era = self.call_mut(call).era;
                 self.push(t + REROUTE_BACKOFF, Ev::Route { call, at: o, era });
             }
         }
@@ -706,10 +722,9 @@ impl Sim {
 
     /// A call reaches replica `h` as its owner (directly or forwarded).
     fn at_owner(&mut self, t: u64, call: u64, h: usize, forwarded: bool) -> Result<(), String> {
-        let c = &self.calls[call as usize];
-        if c.end.is_some() {
+        let Some(c) = self.calls.get(&call) else {
             return Ok(());
-        }
+        };
         let back = if forwarded { self.s.forward_ms * MS } else { 0 };
         let era = c.era;
         let rep = &mut self.replicas[h];
@@ -729,7 +744,7 @@ impl Sim {
         let Ok(arrival) = rep.shell.request(local, wall, Some(&rep.lease), req, (), ()) else {
             // Not (or no longer, or not yet) the owner: the origin asks again.
             let origin = c.origin;
-            self.calls[call as usize].era = era + 1;
+            self.call_mut(call).era = era + 1;
             self.push(
                 t + back + REROUTE_BACKOFF,
                 Ev::Route {
@@ -753,9 +768,10 @@ impl Sim {
             }
             Arrival::Waiting { .. } => {
                 let process = rep.era;
-                self.calls[call as usize].at_owner = Some((h, process));
+                let c = self.call_mut(call);
+                c.at_owner = Some((h, process));
                 // The forward is answered by the owner: no time-out while it lives.
-                self.calls[call as usize].era += 1;
+                c.era += 1;
             }
             Arrival::Refused { .. } => self.push(
                 t + back,
@@ -793,7 +809,8 @@ impl Sim {
                         Delivery::Answer { served, .. } => CallEnd::Answered(served),
                         Delivery::Failed(_) => CallEnd::Failed,
                     };
-                    let c = &mut self.calls[call as usize];
+                    // A call that ended meanwhile (its client gave up) hears nothing more.
+                    let Some(c) = self.calls.get_mut(&call) else { continue };
                     c.at_owner = None;
                     let back = if c.origin == h { 0 } else { self.s.forward_ms * MS };
                     let era = c.era;
@@ -831,7 +848,7 @@ impl Sim {
             self.dropped += 1;
             return self.drain(t, h);
         };
-        if let Some(a) = out.admission {
+        if let Some(a) = out.admission.filter(|_| self.keep_admissions) {
             self.admissions.push(ClusterAdmission {
                 replica: h,
                 line: AdmissionLine {
@@ -889,11 +906,12 @@ impl Sim {
 
     fn end_call(&mut self, t: u64, call: u64, end: CallEnd) {
         self.open_calls -= 1;
-        let c = &mut self.calls[call as usize];
-        c.end = Some(end);
-        c.at_owner = None;
+        let c = self.calls.remove(&call).expect("a call ends once, while under way");
         let session = c.session;
-        c.answered_ms = Some((t - c.submitted) / MS);
+        *self.ends.entry(end).or_insert(0) += 1;
+        if matches!(end, CallEnd::Answered(_)) {
+            self.latencies.record((t - c.submitted) / MS);
+        }
         if self.left[session as usize] > 0 {
             let half = self.s.think_ms / 2;
             let think = self.s.think_ms - half + self.think_rng.random_range(0..=self.s.think_ms);
@@ -907,11 +925,10 @@ impl Sim {
     /// waited at its own replica, else by its origin when told (or after its forward's
     /// time-out, when the owner died).
     fn reroute(&mut self, t: u64, call: u64, r: usize, told: bool) {
-        if self.calls[call as usize].end.is_some() {
+        let Some(c) = self.calls.get_mut(&call) else {
             return;
-        }
+        };
         self.rerouted += 1;
-        let c = &mut self.calls[call as usize];
         let origin = c.origin;
         c.at_owner = None;
         c.era += 1;
@@ -949,27 +966,23 @@ impl Sim {
         Ok(())
     }
 
+    /// Call `call`, which is under way (an event for an ended call is stale and never
+    /// gets here).
+    fn call_mut(&mut self, call: u64) -> &mut Call {
+        self.calls.get_mut(&call).expect("a call under way")
+    }
+
     fn finish(self) -> Result<ClusterOutcome, String> {
-        if let Some((i, _)) = self.calls.iter().enumerate().find(|(_, c)| c.end.is_none()) {
+        if let Some(i) = self.calls.keys().next() {
             return Err(format!("call {i} never ended"));
         }
         if !self.out.is_empty() {
             return Err("a call is still out at the platform at the end".to_owned());
         }
-        let mut ends = BTreeMap::new();
-        let mut latencies_ms = Vec::new();
-        for c in &self.calls {
-            let end = c.end.expect("checked");
-            *ends.entry(end).or_insert(0) += 1;
-            if matches!(end, CallEnd::Answered(_)) {
-                latencies_ms.extend(c.answered_ms);
-            }
-        }
-        latencies_ms.sort_unstable();
         Ok(ClusterOutcome {
             name: self.name,
-            calls: self.calls.len() as u64,
-            ends,
+            calls: self.made,
+            ends: self.ends,
             forwarded: self.forwarded,
             rerouted: self.rerouted,
             dropped: self.dropped,
@@ -977,9 +990,9 @@ impl Sim {
             upstream_keys: self.upstream_keys.len() as u64,
             accepted: self.platform.counters.accepted_calls,
             over_limit: self.platform.counters.over_limit,
-            max_units_in_window: self.platform.max_units_in_window(Duration::from_secs(self.s.window_s)),
+            max_units_in_window: self.platform.max_units_in_window(),
             owners: self.owners,
-            latencies_ms,
+            latencies: self.latencies,
             events: self.events,
             end_ms: self.now / MS,
             max_admitting: self.max_admitting,

@@ -83,26 +83,72 @@ pub struct ClusterOutcome {
     pub max_units_in_window: Units,
     /// Ownership periods in order.
     pub owners: Vec<Ownership>,
-    /// Answer times (ms) of answered calls, sorted.
-    pub latencies_ms: Vec<u64>,
+    /// Answer times (ms) of answered calls.
+    pub latencies: Latencies,
     /// Events processed, sends checked, instants the overlap check ran.
     pub events: u64,
     /// The last event (ms).
     pub end_ms: u64,
     /// The most replicas that could admit at one instant (must be ≤ 1).
     pub max_admitting: usize,
-    /// Every admission sent, in order.
+    /// Every admission sent, in order, when the run kept them
+    /// ([`run_cluster`](super::run_cluster)); else empty.
     pub admissions: Vec<ClusterAdmission>,
+}
+
+/// Answer times in whole milliseconds, counted per millisecond: exact, and bounded by the
+/// longest answer (a client gives up after `give_up_s`), not by the calls answered.
+#[derive(Clone, Debug, Default)]
+pub struct Latencies {
+    counts: Vec<u64>,
+    n: u64,
+}
+
+impl Latencies {
+    /// One answer after `ms`.
+    pub fn record(&mut self, ms: u64) {
+        let i = usize::try_from(ms).expect("an answer time fits in memory");
+        if self.counts.len() <= i {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += 1;
+        self.n += 1;
+    }
+
+    /// Answers counted.
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// Whether none was.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The answer time at 0-based rank `rank` in ascending order (0 when there is none).
+    pub fn at_rank(&self, rank: u64) -> u64 {
+        let mut below = 0;
+        for (ms, &count) in self.counts.iter().enumerate() {
+            below += count;
+            if below > rank {
+                return ms as u64;
+            }
+        }
+        0
+    }
+
+    /// The longest answer time (0 when none).
+    pub fn max_ms(&self) -> u64 {
+        self.counts.iter().rposition(|&c| c > 0).map_or(0, |i| i as u64)
+    }
 }
 
 impl ClusterOutcome {
     /// The answer time (ms) of answered calls at percentile `p` (nearest rank below), 0
     /// when none was answered.
     pub fn answer_time_ms(&self, p: usize) -> u64 {
-        self.latencies_ms
-            .get(self.latencies_ms.len().saturating_sub(1) * p / 100)
-            .copied()
-            .unwrap_or(0)
+        self.latencies
+            .at_rank(self.latencies.len().saturating_sub(1) * p as u64 / 100)
     }
 
     /// The report, as snapshotted.
@@ -172,7 +218,7 @@ impl ClusterOutcome {
             "answer time: p50 {} ms, p99 {} ms, max {} ms",
             self.answer_time_ms(50),
             self.answer_time_ms(99),
-            self.latencies_ms.last().copied().unwrap_or(0)
+            self.latencies.max_ms()
         );
         let _ = writeln!(
             out,

@@ -7,39 +7,52 @@ use std::time::Duration;
 use besluitbron_core::cache::CacheKey;
 use besluitbron_core::dedup::{FlightId, WaiterId};
 use besluitbron_core::path::{
-    Action, Arrival, Attempt, Delivery, Failure as PathFailure, Outcome, OutcomeKind, PathEvent, PendingSend, Request,
+    Action, Arrival, Attempt, Delivery, Failure as PathFailure, Feedback, Keep, Lane, Outcome, OutcomeKind, PathEvent,
+    PendingSend, Request,
 };
-use besluitbron_core::{Instant, SchedulerEvent, SessionKey, Units};
+use besluitbron_core::{AdmissionRecord, EntryTicket, Instant, SchedulerEvent, SessionKey, Units};
 
 use besluitbron_core::path::Served;
 
 use super::{
-    AdmissionLine, CallRecord, CallState, Engine, Event, Failure, SimError, cache_key, key_text, station_name, wall,
+    AdmissionLine, CallState, Engine, Event, Failure, FlightData, PATH_CHECK_SPACING, PathChecks, SimError,
+    distinct_key, is_distinct, key_text, wall,
 };
 use crate::platform::{Answer, Refusal};
 use crate::policy::CallId;
 use crate::scenario::{AttemptOutcome, RecordedAttempt};
+use crate::trace::Trace;
 
 impl Engine<'_> {
     /// The fair policy: the call goes through its platform's path, as in the server.
     pub(super) fn submit_fair(&mut self, call: CallId, p: usize) -> Result<(), Box<Failure>> {
         let now = self.now;
-        let c = &self.calls[call as usize];
+        let c = &self.calls[call];
         // A call without a key is a distinct request, asked under a key of its own.
         let key = c
             .key
-            .clone()
-            .unwrap_or_else(|| cache_key(c.platform, c.op.as_deref(), &format!("#{}", c.index)));
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(|| distinct_key(c.platform, c.op.as_deref(), c.index));
+        let station = self.station_of(call);
+        let session = self.session_key(c.session).clone();
+        let data = FlightData {
+            leader: call,
+            station,
+            cost: c.cost,
+            keyed: c.key.is_some(),
+            session: session.clone(),
+        };
         let request = Request {
             waiter: WaiterId(u64::from(call)),
-            key: key.clone(),
-            session: self.workload.sessions[c.session as usize].key.clone(),
+            key,
+            session,
             cost: c.cost,
-            lane: self.stations[self.station_of(call)].lane,
+            lane: self.stations[station].lane,
         };
         let fair = self.fair.as_mut().expect("the fair policy");
         // One process: no lease, so every request enters.
-        let Ok(arrival) = fair.shells[p].request(now, wall(now), None, request, (), call) else {
+        let Ok(arrival) = fair.shells[p].request(now, wall(now), None, request, (), data) else {
             return Err(self.fail(format!(
                 "{}: a request was refused without a lease",
                 self.platform_id(p)
@@ -47,9 +60,15 @@ impl Engine<'_> {
         };
         match arrival {
             Arrival::Cached(payload) => {
-                let c = &mut self.calls[call as usize];
+                let c = &mut self.calls[call];
                 c.served = Some(Served::Cached);
                 c.state = CallState::Done;
+                // A distinct call is never answered from the buffer: the check says so.
+                let key = c
+                    .key
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| distinct_key(c.platform, c.op.as_deref(), c.index));
                 self.checker
                     .flights
                     .on_hit(call, &key, &payload)
@@ -58,11 +77,11 @@ impl Engine<'_> {
                 self.finish_call(call);
             }
             Arrival::Waiting { led, .. } => {
-                self.calls[call as usize].served = Some(if led { Served::Fetched } else { Served::Coalesced });
+                self.calls[call].served = Some(if led { Served::Fetched } else { Served::Coalesced });
                 self.checker.flights.on_wait(call);
             }
             Arrival::Refused { .. } => {
-                self.calls[call as usize].state = CallState::Refused;
+                self.calls[call].state = CallState::Refused;
                 self.drain_events(p)?;
                 self.finish_call(call);
             }
@@ -93,8 +112,42 @@ impl Engine<'_> {
                 }
             }
         }
+        self.check_path(p)?;
         let next = self.fair.as_ref().and_then(|f| f.shells[p].poll_timeout(self.now));
         self.set_wake(p, next)
+    }
+
+    /// The path's own invariants (the shell's, the path's and every lane scheduler's),
+    /// once the steps since the last check have all been taken: after every step, or at
+    /// bounded cost per step ([`PathChecks`]).
+    fn check_path(&mut self, p: usize) -> Result<(), Box<Failure>> {
+        let every_step = self.keep.path_checks == PathChecks::EveryStep;
+        let Some(fair) = self.fair.as_mut() else { return Ok(()) };
+        let shell = &fair.shells[p];
+        let steps = shell.stats().steps;
+        let since = steps - fair.checked_at[p];
+        if since == 0 {
+            return Ok(());
+        }
+        if !every_step {
+            let path = shell.path();
+            let remembered: usize = path
+                .lanes()
+                .filter_map(|(_, _, s)| s)
+                .map(|s| s.tracked_sessions())
+                .sum();
+            let held = (path.waiting() + path.in_flight() + remembered) as u64;
+            let spacing = if held <= 1 { 1 } else { PATH_CHECK_SPACING * held };
+            if since < spacing {
+                return Ok(());
+            }
+        }
+        fair.checked_at[p] = steps;
+        fair.path_checks += 1;
+        match shell.check_invariants() {
+            Ok(()) => Ok(()),
+            Err(what) => Err(self.fail(format!("{}: {what}", self.platform_id(p)))),
+        }
     }
 
     pub(super) fn set_wake(&mut self, p: usize, next: Option<Instant>) -> Result<(), Box<Failure>> {
@@ -103,8 +156,7 @@ impl Engine<'_> {
                 if at <= self.now {
                     return Err(self.fail(format!(
                         "{}: asked to be woken at {at} but nothing went at {}",
-                        station_name(self.stations[p]),
-                        self.now
+                        self.station_names[p], self.now
                     )));
                 }
                 self.schedule(at, Event::Wake(p as u8));
@@ -123,12 +175,12 @@ impl Engine<'_> {
         fair.shells[p]
             .waiters_of(flight)
             .map(|(w, ())| CallId::try_from(w.0).expect("waiter ids are call ids"))
-            .find(|&c| self.workload.sessions[self.calls[c as usize].session as usize].key == *session)
+            .find(|&c| self.session_key(self.calls[c].session) == session)
     }
 
     /// An attempt goes out to the simulated platform. Who pays for it, a refund and a
     /// requeue are the path's decisions, read from its events (`drain_events`).
-    pub(super) fn send(&mut self, p: usize, pending: PendingSend<Arc<[u8]>, CallId>) -> Result<(), Box<Failure>> {
+    pub(super) fn send(&mut self, p: usize, pending: PendingSend<Arc<[u8]>, FlightData>) -> Result<(), Box<Failure>> {
         let now = self.now;
         let fair = self.fair.as_mut().expect("the fair policy");
         let Some(out) = fair.shells[p].confirm_send(now, wall(now), None, pending) else {
@@ -140,19 +192,12 @@ impl Engine<'_> {
         let (attempt, key, admission) = (out.attempt, out.key, out.admission);
         // Where the attempt is counted: the flight's calls all ask one key, so one station,
         // the leading call's.
-        let leader = out.flight;
-        let station = self.station_of(leader);
+        let leader = out.flight.leader;
+        let station = out.flight.station;
         self.upstream[station] += 1;
-        let cost = admission.as_ref().map_or(self.calls[leader as usize].cost, |a| a.cost);
-        let platform = self.platform_id(p);
-        if let (Some(a), Some(fair)) = (&admission, self.fair.as_mut()) {
-            fair.admissions.push(AdmissionLine {
-                at_ms: now.as_millis(),
-                platform,
-                session: a.session.to_string(),
-                call: key.params().get("q").cloned().unwrap_or_default(),
-                rule: a.rule,
-            });
+        let cost = admission.as_ref().map_or(out.flight.cost, |a| a.cost);
+        if let Some(a) = &admission {
+            self.note_admission(p, a, &key);
         }
         self.checker
             .flights
@@ -169,13 +214,14 @@ impl Engine<'_> {
                     Some(r) => (r.outcome == AttemptOutcome::Ok, r.outcome != AttemptOutcome::Failed),
                     None => (!self.draws_failure(station), self.fail_retryable[station]),
                 };
-                if let Some(fair) = self.fair.as_mut() {
-                    fair.out.insert((p, attempt), key);
-                }
+                let fair = self.fair.as_mut().expect("the fair policy");
+                fair.out.insert((p, attempt), key);
+                let era = fair.eras[p];
                 self.schedule(
                     now + latency,
                     Event::Answer {
                         platform: p as u8,
+                        era,
                         attempt,
                         ok,
                         retryable,
@@ -189,21 +235,22 @@ impl Engine<'_> {
                     Some(s) => self.payer(p, attempt.flight, s),
                     None => Some(leader),
                 };
-                if let Some(payer) = payer {
-                    self.calls[payer as usize].platform_429s += 1;
+                // The leader of a flight on a lane without a limit may have left meanwhile.
+                if let Some(c) = payer.and_then(|payer| self.calls.get_mut(payer)) {
+                    c.platform_429s += 1;
                 }
                 let reason = match refusal {
                     Refusal::OverLimit => "over-limit",
                     Refusal::Throttled => "throttled",
                 };
                 let session = session.map_or_else(|| "-".to_owned(), |s| s.to_string());
-                self.trace.push(format!(
+                self.trace.push_fmt(format_args!(
                     "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={} flight={} \
                      platform={}",
                     retry_after.as_secs(),
                     cost.compact(),
                     attempt.flight.0,
-                    station_name(self.stations[station]),
+                    self.station_names[station],
                 ));
                 // A recorded refusal comes back after its recorded latency, as it did.
                 let latency = recorded
@@ -212,10 +259,12 @@ impl Engine<'_> {
                 if latency > 0 {
                     let fair = self.fair.as_mut().expect("the fair policy");
                     fair.out.insert((p, attempt), key);
+                    let era = fair.eras[p];
                     self.schedule(
                         now + Duration::from_millis(latency),
                         Event::Refused {
                             platform: p as u8,
+                            era,
                             station: station as u8,
                             attempt,
                             retry_after,
@@ -227,6 +276,73 @@ impl Engine<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Admission `a` of path `p` for `key`, kept when the run keeps admissions.
+    fn note_admission(&mut self, p: usize, a: &AdmissionRecord, key: &CacheKey) {
+        let platform = self.platform_id(p);
+        if let Some(admissions) = self.fair.as_mut().and_then(|f| f.admissions.as_mut()) {
+            admissions.push(AdmissionLine {
+                at_ms: self.now.as_millis(),
+                platform,
+                session: a.session.to_string(),
+                call: key_text(key).to_owned(),
+                rule: a.rule,
+            });
+        }
+    }
+
+    /// A platform's answer to attempt `attempt` of path `p` (of the process `era`)
+    /// arrives: the path hears the outcome, the flight checker what was stored.
+    pub(super) fn answer_arrives(
+        &mut self,
+        p: usize,
+        era: u16,
+        attempt: Attempt,
+        ok: bool,
+        retryable: bool,
+        remaining: Option<(Units, Duration)>,
+    ) -> Result<(), Box<Failure>> {
+        if self.fair.as_ref().is_some_and(|f| f.eras[p] != era) {
+            // An attempt of a process that is gone: its answer reaches nobody.
+            return Ok(());
+        }
+        let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
+        // A distinct call (no key of its own in the workload) is never asked again:
+        // its answer is not kept, so the buffer holds only what can be asked twice.
+        let distinct = key.as_ref().is_none_or(is_distinct);
+        let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
+        let outcome = if ok {
+            Outcome::Success {
+                payload,
+                feedback: Feedback {
+                    remaining: remaining.map(|(units, _)| units),
+                    reset: remaining.map(|(_, reset)| reset),
+                    keep: if distinct { Keep::Never } else { Keep::Normal },
+                    revalidated: false,
+                },
+            }
+        } else if retryable {
+            Outcome::Retryable {
+                error: SimError::Failed,
+                retry_after: None,
+            }
+        } else {
+            Outcome::Failed {
+                error: SimError::Failed,
+            }
+        };
+        if let (true, false, Some(key)) = (ok, distinct, &key) {
+            self.checker.flights.on_stored(key, attempt.flight, p);
+        }
+        if let Some(key) = &key {
+            self.checker.flights.on_answered(key);
+        }
+        let (now, wall) = (self.now, wall(self.now));
+        if let Some(fair) = self.fair.as_mut() {
+            fair.shells[p].on_outcome(now, wall, attempt, outcome);
+        }
+        self.settle(p)
     }
 
     /// A 429 reaches the path: nothing goes to the station before its Retry-After.
@@ -282,7 +398,7 @@ impl Engine<'_> {
         delivery: Delivery<Arc<[u8]>, SimError>,
     ) -> Result<(), Box<Failure>> {
         let call = CallId::try_from(waiter.0).expect("waiter ids are call ids");
-        let c = &mut self.calls[call as usize];
+        let c = &mut self.calls[call];
         match delivery {
             Delivery::Answer { served, .. } => {
                 c.state = CallState::Done;
@@ -308,12 +424,20 @@ impl Engine<'_> {
         while let Some(event) = self.fair.as_mut().and_then(|f| f.shells[p].poll_event()) {
             self.record(p, &event);
             let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
-            // The call that led a flight: its data in the shell while the flight is under way.
-            let leader = |flight: FlightId| fair.shells[p].flight(flight).copied();
-            let keyed_flight =
-                |calls: &[CallRecord], flight: FlightId| leader(flight).is_none_or(|c| calls[c as usize].key.is_some());
-            let line = match &event {
-                PathEvent::Hit { at, session, key } => Some(format!(
+            // What the call that led a flight brought: in the shell while the flight is under way.
+            let leader = |flight: FlightId| fair.shells[p].flight(flight);
+            let keyed_flight = |flight: FlightId| leader(flight).is_none_or(|d| d.keyed);
+            let trace = &mut self.trace;
+            let names = &self.station_names;
+            let station = |lane: Lane| {
+                if lane == Lane::MAIN {
+                    p
+                } else {
+                    self.text_station[p].unwrap_or(p)
+                }
+            };
+            match &event {
+                PathEvent::Hit { at, session, key } => trace.push_fmt(format_args!(
                     "t={at} session={session} hit key={} platform={platform}",
                     key_text(key)
                 )),
@@ -322,19 +446,21 @@ impl Engine<'_> {
                     session,
                     flight,
                     key,
-                } => (!key_text(key).starts_with('#')).then(|| {
-                    format!(
-                        "t={at} session={session} lead flight={} key={} platform={platform}",
-                        flight.0,
-                        key_text(key)
-                    )
-                }),
+                } => {
+                    if !is_distinct(key) {
+                        trace.push_fmt(format_args!(
+                            "t={at} session={session} lead flight={} key={} platform={platform}",
+                            flight.0,
+                            key_text(key)
+                        ));
+                    }
+                }
                 PathEvent::Coalesce {
                     at,
                     session,
                     flight,
                     queued,
-                } => Some(format!(
+                } => trace.push_fmt(format_args!(
                     "t={at} session={session} coalesce flight={} queued={queued} platform={platform}",
                     flight.0
                 )),
@@ -347,22 +473,18 @@ impl Engine<'_> {
                     joined,
                     cost,
                 } => {
-                    let station = self.station(p, *lane);
-                    let platform = station_name(self.stations[station]);
-                    if let Some(&s) = fair.session_index.get(session) {
+                    let station = station(*lane);
+                    let platform = &names[station];
+                    if let Some(s) = fair.session_of(session) {
                         self.checker.on_queue(station, s, *entry, *call, *cost, *at);
                     }
-                    Some(if *joined {
-                        format!("t={at} session={session} join ticket={entry} flight={call} platform={platform}")
+                    if *joined {
+                        trace.push_fmt(format_args!(
+                            "t={at} session={session} join ticket={entry} flight={call} platform={platform}"
+                        ));
                     } else {
-                        let e = SchedulerEvent::Queue {
-                            at: *at,
-                            session: session.clone(),
-                            entry: *entry,
-                            cost: *cost,
-                        };
-                        format!("{e} platform={platform}")
-                    })
+                        queue_line(trace, *at, session, *cost, *entry, platform);
+                    }
                 }
                 PathEvent::Send {
                     lane,
@@ -373,34 +495,47 @@ impl Engine<'_> {
                     ..
                 } => match admission {
                     Some(a) => {
-                        let station = self.station(p, *lane);
-                        let platform = station_name(self.stations[station]);
-                        let s = fair.session_index.get(&a.session).copied();
+                        let station = station(*lane);
+                        let platform = &names[station];
+                        let s = fair.session_of(&a.session);
                         let scheduler = fair.shells[p].path().scheduler(*lane);
                         if let Err(e) = self.checker.on_admit(station, s, a, scheduler) {
                             failure.get_or_insert(e);
                         }
-                        Some(format!("{} platform={platform}", SchedulerEvent::Admit(a.clone())))
+                        admit_line(trace, a, platform);
                     }
-                    None => Some(format!(
-                        "t={at} session={session} admit cost={} via=unlimited waited=0.000s platform={platform}",
-                        cost.compact()
-                    )),
+                    None => trace
+                        .line()
+                        .str("t=")
+                        .instant(*at)
+                        .str(" session=")
+                        .str(session.as_str())
+                        .str(" admit cost=")
+                        .compact(*cost)
+                        .str(" via=unlimited waited=0.000s platform=")
+                        .str(platform.as_str())
+                        .end(),
                 },
                 PathEvent::Cancel { lane, at, entry, .. } => {
-                    let station = self.station(p, *lane);
-                    let platform = station_name(self.stations[station]);
+                    let station = station(*lane);
                     self.checker.on_cancel(station, *entry);
-                    Some(format!(
-                        "{} platform={platform}",
-                        SchedulerEvent::Cancel { at: *at, entry: *entry }
-                    ))
+                    trace
+                        .line()
+                        .str("t=")
+                        .instant(*at)
+                        .str(" cancel ticket=#")
+                        .uint(entry.0)
+                        .str(" platform=")
+                        .str(&names[station])
+                        .end();
                 }
                 PathEvent::CancelCall { lane, at, call, .. } => {
-                    let station = self.station(p, *lane);
-                    let platform = station_name(self.stations[station]);
+                    let station = station(*lane);
                     self.checker.on_cancel_call(station, *call);
-                    Some(format!("t={at} cancel-flight flight={call} platform={platform}"))
+                    trace.push_fmt(format_args!(
+                        "t={at} cancel-flight flight={call} platform={}",
+                        names[station]
+                    ));
                 }
                 PathEvent::Refuse {
                     at,
@@ -408,7 +543,7 @@ impl Engine<'_> {
                     reason,
                     retry_at,
                     ..
-                } => Some(format!(
+                } => trace.push_fmt(format_args!(
                     "{} platform={platform}",
                     SchedulerEvent::Refuse {
                         at: *at,
@@ -417,7 +552,7 @@ impl Engine<'_> {
                         retry_at: *retry_at,
                     }
                 )),
-                PathEvent::Refund { at, session, cost, .. } => Some(format!(
+                PathEvent::Refund { at, session, cost, .. } => trace.push_fmt(format_args!(
                     "t={at} session={session} refund cost={} platform={platform}",
                     cost.compact()
                 )),
@@ -426,7 +561,7 @@ impl Engine<'_> {
                     flight,
                     failed,
                     until,
-                } => Some(format!(
+                } => trace.push_fmt(format_args!(
                     "t={at} retry flight={} failed={failed} until={until} platform={platform}",
                     flight.0
                 )),
@@ -437,29 +572,33 @@ impl Engine<'_> {
                     waiters,
                     again,
                 } => {
-                    if keyed_flight(&self.calls, *flight) {
-                        let again = if again.is_empty() {
-                            String::new()
+                    if keyed_flight(*flight) {
+                        if again.is_empty() {
+                            trace.push_fmt(format_args!(
+                                "t={at} outcome={} flight={} waiters={waiters} platform={platform}",
+                                kind.as_str(),
+                                flight.0
+                            ));
                         } else {
-                            format!(" again={}", again.len())
-                        };
-                        Some(format!(
-                            "t={at} outcome={} flight={} waiters={waiters}{again} platform={platform}",
-                            kind.as_str(),
-                            flight.0
-                        ))
-                    } else {
-                        leader(*flight).filter(|_| *kind == OutcomeKind::Ok).map(|c| {
-                            format!(
-                                "t={at} session={} answer platform={platform}",
-                                self.workload.sessions[self.calls[c as usize].session as usize].key
-                            )
-                        })
+                            trace.push_fmt(format_args!(
+                                "t={at} outcome={} flight={} waiters={waiters} again={} platform={platform}",
+                                kind.as_str(),
+                                flight.0,
+                                again.len()
+                            ));
+                        }
+                    } else if let Some(d) = leader(*flight).filter(|_| *kind == OutcomeKind::Ok) {
+                        trace
+                            .line()
+                            .str("t=")
+                            .instant(*at)
+                            .str(" session=")
+                            .str(d.session.as_str())
+                            .str(" answer platform=")
+                            .str(platform.as_str())
+                            .end();
                     }
                 }
-            };
-            if let Some(line) = line {
-                self.trace.push(line);
             }
         }
         match failure {
@@ -482,17 +621,13 @@ impl Engine<'_> {
                 // The payer: the first call of the admitted entry's session (the leader's
                 // on a lane without a kept limit); every call of the flight is out now.
                 if let Some(payer) = self.payer(p, attempt.flight, session) {
-                    let c = &mut self.calls[payer as usize];
+                    let c = &mut self.calls[payer];
                     c.paid = true;
                     c.charged = admission.as_ref().map_or(*cost, |a| a.cost);
                 }
                 let Some(fair) = self.fair.as_ref() else { return };
-                let waiting: Vec<CallId> = fair.shells[p]
-                    .waiters_of(attempt.flight)
-                    .map(|(w, ())| CallId::try_from(w.0).expect("waiter ids are call ids"))
-                    .collect();
-                for w in waiting {
-                    let c = &mut self.calls[w as usize];
+                for (w, ()) in fair.shells[p].waiters_of(attempt.flight) {
+                    let c = &mut self.calls[CallId::try_from(w.0).expect("waiter ids are call ids")];
                     if c.state == CallState::Waiting {
                         c.state = CallState::Sent;
                         c.admitted_at = Some(*at);
@@ -502,7 +637,7 @@ impl Engine<'_> {
             PathEvent::Refund { flight, session, .. } => {
                 // The path gave the charge back: the session did not pay for it.
                 if let Some(payer) = self.payer(p, *flight, session) {
-                    let c = &mut self.calls[payer as usize];
+                    let c = &mut self.calls[payer];
                     c.paid = false;
                     c.charged = Units::ZERO;
                 }
@@ -510,7 +645,7 @@ impl Engine<'_> {
             PathEvent::Outcome { at, again, .. } => {
                 // The waiters that wait once more after a 429.
                 for w in again {
-                    let c = &mut self.calls[usize::try_from(w.0).expect("waiter ids are call ids")];
+                    let c = &mut self.calls[CallId::try_from(w.0).expect("waiter ids are call ids")];
                     c.requeued = true;
                     if c.state == CallState::Sent {
                         c.state = CallState::Waiting;
@@ -521,5 +656,96 @@ impl Engine<'_> {
             }
             _ => {}
         }
+    }
+}
+
+/// The trace line of admission `a` at station `platform`: the core's
+/// [`SchedulerEvent::Admit`] line, then the station.
+fn admit_line(trace: &mut Trace, a: &AdmissionRecord, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(a.admitted_at)
+        .str(" session=")
+        .str(a.session.as_str())
+        .str(" admit cost=")
+        .compact(a.cost)
+        .str(" tokens=")
+        .units(a.tokens_after)
+        .str(" via=")
+        .str(a.rule.as_str())
+        .str(" waited=")
+        .instant(Instant::ZERO + a.waited())
+        .str(" platform=")
+        .str(platform)
+        .end();
+}
+
+/// The trace line of a queued entry: the core's [`SchedulerEvent::Queue`] line, then the
+/// station.
+fn queue_line(trace: &mut Trace, at: Instant, session: &SessionKey, cost: Units, entry: EntryTicket, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(at)
+        .str(" session=")
+        .str(session.as_str())
+        .str(" queue cost=")
+        .compact(cost)
+        .str(" ticket=#")
+        .uint(entry.0)
+        .str(" platform=")
+        .str(platform)
+        .end();
+}
+
+#[cfg(test)]
+mod tests {
+    use besluitbron_core::{AdmitRule, CallTicket};
+
+    use super::*;
+
+    /// The lines put together here are the core's scheduler lines, byte for byte.
+    #[test]
+    fn the_admit_queue_and_cancel_lines_are_the_cores() {
+        let session = SessionKey::client("agent-7");
+        for (ms, cost, tokens) in [(0, 1_000, 59_000), (1_234_567, 125, 0), (86_400_001, 2_000, 60_000)] {
+            let a = AdmissionRecord {
+                call: CallTicket(41),
+                entry: EntryTicket(42),
+                session: session.clone(),
+                cost: Units::from_milli(cost),
+                requested: Units::from_milli(cost),
+                submitted_at: Instant::from_millis(ms / 3),
+                admitted_at: Instant::from_millis(ms),
+                tokens_after: Units::from_milli(tokens),
+                rule: AdmitRule::Fair,
+            };
+            let mut ours = Trace::new(true);
+            admit_line(&mut ours, &a, "obv");
+            queue_line(&mut ours, a.admitted_at, &session, a.cost, a.entry, "ob/text");
+            let mut cores = Trace::new(true);
+            cores.push_fmt(format_args!("{} platform=obv", SchedulerEvent::Admit(a.clone())));
+            let q = SchedulerEvent::Queue {
+                at: a.admitted_at,
+                session: session.clone(),
+                entry: a.entry,
+                cost: a.cost,
+            };
+            cores.push_fmt(format_args!("{q} platform=ob/text"));
+            assert_eq!(ours.lines(), cores.lines());
+        }
+        let mut ours = Trace::new(true);
+        ours.line()
+            .str("t=")
+            .instant(Instant::from_millis(1_500))
+            .str(" cancel ticket=#")
+            .uint(9)
+            .end();
+        let cancel = SchedulerEvent::Cancel {
+            at: Instant::from_millis(1_500),
+            entry: EntryTicket(9),
+        };
+        assert_eq!(ours.lines(), [cancel.to_string()]);
     }
 }

@@ -3,7 +3,7 @@
 use besluitbron_core::Units;
 use besluitbron_core::scheduler::{MAX_REQUEUE_WAIT, queued_again};
 
-use super::{CallState, Engine, Event, Failure, station_name};
+use super::{CallState, Engine, Event, Failure};
 use crate::platform::{Answer, Refusal};
 use crate::policy::{CallId, Gate, GateEvent};
 
@@ -43,7 +43,7 @@ impl Engine<'_> {
                     GateEvent::Refused { call } => {
                         let v = self.view(call);
                         self.checker.on_leave(call, v);
-                        self.calls[call as usize].state = CallState::Refused;
+                        self.calls[call].state = CallState::Refused;
                         self.finish_call(call);
                     }
                 }
@@ -55,14 +55,14 @@ impl Engine<'_> {
     pub(super) fn send_legacy(&mut self, call: CallId, charged: Units, p: usize) -> Result<(), Box<Failure>> {
         let now = self.now;
         self.upstream[p] += 1;
-        let c = &mut self.calls[call as usize];
+        let c = &mut self.calls[call];
         c.admitted_at = Some(now);
         c.charged = charged;
         c.paid = true;
         c.state = CallState::Sent;
         let cost = c.cost;
         let attempt = c.platform_429s + 1;
-        let recorded = match c.key.clone() {
+        let recorded = match c.key.as_deref().cloned() {
             Some(key) => self.recorded_attempt(&key, (1 << 63) | u64::from(call), attempt),
             None => None,
         };
@@ -79,7 +79,7 @@ impl Engine<'_> {
                 self.schedule(now + latency, Event::LegacyAnswer(call));
             }
             Answer::TooMany { refusal, retry_after } => {
-                let c = &mut self.calls[call as usize];
+                let c = &mut self.calls[call];
                 c.platform_429s += 1;
                 c.queued_at = now;
                 c.state = CallState::Waiting;
@@ -88,12 +88,13 @@ impl Engine<'_> {
                     Refusal::OverLimit => "over-limit",
                     Refusal::Throttled => "throttled",
                 };
-                let session = self.workload.sessions[c.session as usize].key.clone();
-                self.trace.push(format!(
+                let session = c.session;
+                let session = self.session_key(session).clone();
+                self.trace.push_fmt(format_args!(
                     "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={} platform={}",
                     retry_after.as_secs(),
                     cost.compact(),
-                    station_name(self.stations[p]),
+                    self.station_names[p],
                 ));
                 self.checker.on_retry_after(p, now + retry_after);
                 self.gates[p].on_retry_after(now, retry_after);
@@ -103,14 +104,14 @@ impl Engine<'_> {
                     matches!(self.gates[p], Gate::Legacy(_)),
                     retry_after,
                     MAX_REQUEUE_WAIT,
-                    self.calls[call as usize].platform_429s > 1,
+                    self.calls[call].platform_429s > 1,
                     &session,
                 );
                 if !again {
-                    self.calls[call as usize].state = CallState::Failed;
-                    self.trace.push(format!(
+                    self.calls[call].state = CallState::Failed;
+                    self.trace.push_fmt(format_args!(
                         "t={now} session={session} failed after platform-429 platform={}",
-                        station_name(self.stations[p]),
+                        self.station_names[p],
                     ));
                     self.finish_call(call);
                     return Ok(());

@@ -27,9 +27,17 @@
 //! path (fair) or gate (legacy) and one simulated platform each, then one per text host;
 //! a call to a platform the workload does not list fails the run before it starts.
 //!
+//! **Memory follows the calls in flight, not the calls made.** The events known before the
+//! run (open-loop arrivals, agent loops' first rounds) come from a feed that holds one next
+//! event per source (`feed.rs`); a generated session's rounds are drawn when they begin
+//! (`agents.rs`); a call's record lives while the call does (`calls.rs`) and is aggregated
+//! when it ends ([`crate::aggregate`]): the report, the checks and the snapshots come from
+//! the aggregates. A run keeps every call's record only when asked ([`Footprint`]).
+//!
 //! Rooms: the loop and the calls' life here; what a run gives back in `outcome.rs`; from a
 //! workload to paths and limits in `setup.rs`; the fair policy's sends, deliveries and path
-//! events in `fair.rs`; the legacy model's in `legacy.rs`.
+//! events in `fair.rs`; the legacy model's in `legacy.rs`; agent loops in `agents.rs`; the
+//! known events in `feed.rs`; the call table in `calls.rs`.
 //!
 //! What this module does not do: read the wall clock or any ambient randomness, or
 //! decide anything the server's path decides.
@@ -39,29 +47,46 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use besluitbron_core::cache::{CacheKey, DataClass, MemoryStore};
+use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::WaiterId;
-use besluitbron_core::path::{Attempt, Feedback, Keep, Lane, Outcome, Shell};
+use besluitbron_core::path::{Attempt, Lane, Shell};
 use besluitbron_core::{Instant, LimitConfig, PlatformId, SessionKey, Units, WallTime};
 use rand::RngExt;
 
 pub use besluitbron_core::path::Served;
 
+use crate::aggregate::{Aggregator, Scope};
 use crate::check::{CallView, Checker};
 use crate::platform::SimPlatform;
-use crate::policy::{CallId, Gate, GateEvent, LegacyGate, OpenGate, PolicyKind};
-use crate::rng::{Component, SimRng, host_stream, sim_rng};
+use crate::policy::{CallId, Gate, GateEvent, PolicyKind};
+use crate::rng::SimRng;
 use crate::scenario::Workload;
 use crate::trace::Trace;
 
+mod agents;
+mod calls;
 mod fair;
+mod feed;
 mod legacy;
+mod live;
 mod outcome;
+mod record;
+mod restart;
 mod setup;
+mod timeouts;
 
-pub use outcome::{AdmissionLine, CallRecord, CallState, Failure, PlatformOutcome, RunOptions, RunOutcome, SimError};
-pub use setup::Enforced;
-use setup::{SimShell, check_platforms, limit_of, path_for};
+use crate::dense::IdMap;
+use calls::Calls;
+use feed::{Feed, Start};
+use live::{LiveAgent, LiveSession};
+pub use outcome::{
+    AdmissionLine, Failure, Footprint, PATH_CHECK_SPACING, PathChecks, PlatformOutcome, RunOptions, RunOutcome,
+    SimError,
+};
+pub use record::{CallRecord, CallState};
+use setup::{Built, FlightData, SimShell, Station, build};
+pub use setup::{Enforced, TEXT_LANE, TEXT_OP};
+use timeouts::Timeouts;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
@@ -72,6 +97,8 @@ enum Event {
     /// platform's `RateLimit-*` report if it sends one.
     Answer {
         platform: u8,
+        /// The platform's process when the attempt went ([`FairState::eras`]).
+        era: u16,
         attempt: Attempt,
         ok: bool,
         /// A failure (`ok` false) worth another attempt.
@@ -81,19 +108,16 @@ enum Event {
     /// A recorded 429 arrives, its recorded latency after the attempt went.
     Refused {
         platform: u8,
+        era: u16,
         station: u8,
         attempt: Attempt,
         retry_after: Duration,
     },
     /// The legacy model's answer to a call.
     LegacyAnswer(CallId),
+    /// The server's process restarted (a recording says so).
+    Restart,
     Timeout(CallId),
-}
-
-#[derive(Clone, Copy, Debug)]
-struct AgentState {
-    next_step: usize,
-    outstanding: u32,
 }
 
 /// The buffer's clock: virtual milliseconds.
@@ -106,27 +130,103 @@ pub fn cache_key(platform: PlatformId, op: Option<&str>, key: &str) -> CacheKey 
     CacheKey::new(platform, DataClass::Search, op.unwrap_or("search")).param("q", key)
 }
 
+/// The buffer key of a distinct call (no key in the workload): its operation followed by
+/// `#<index>` and no parameter, so it equals no other call's key and costs no parameter
+/// map; it is kept in no buffer.
+pub fn distinct_key(platform: PlatformId, op: Option<&str>, index: u64) -> CacheKey {
+    // Put together without the formatting machinery: every distinct call makes one.
+    let op = op.unwrap_or("search");
+    let mut operation = String::with_capacity(op.len() + 21);
+    operation.push_str(op);
+    operation.push('#');
+    operation.push_str(crate::trace::decimal(index, &mut [0; 20]));
+    CacheKey::new(platform, DataClass::Search, operation)
+}
+
+/// Whether `key` is a distinct call's ([`distinct_key`]).
+fn is_distinct(key: &CacheKey) -> bool {
+    !key.params().contains_key("q")
+}
+
 /// The fair policy's state: one path per platform in the core's shell, which keeps which
 /// calls wait for which flight.
 struct FairState {
     shells: Vec<SimShell>,
     /// Attempts out at a platform: what they ask.
     out: BTreeMap<(usize, Attempt), CacheKey>,
-    /// Each session's index, by key.
+    /// Each named session's index, by key.
     session_index: BTreeMap<SessionKey, u32>,
-    admissions: Vec<AdmissionLine>,
+    /// Each running generated session's index, by key (asked before the named ones).
+    generated_index: BTreeMap<SessionKey, u32>,
+    /// Every admission, when the run keeps them (per-call records, or a recording to
+    /// compare with).
+    admissions: Option<Vec<AdmissionLine>>,
+    /// Per path, the shell's step count at its last invariant check.
+    checked_at: Vec<u64>,
+    /// Invariant checks of the paths run.
+    path_checks: u64,
+    /// Per path, the server's process it belongs to: a recording's restart begins a new
+    /// one, and an answer to an attempt of an earlier one reaches nobody.
+    eras: Vec<u16>,
+}
+
+impl FairState {
+    /// The fair policy's state over `shells`, one per platform of `workload`.
+    fn new(workload: &Workload, keep: Footprint, shells: Vec<SimShell>) -> FairState {
+        let platforms = shells.len();
+        FairState {
+            shells,
+            out: BTreeMap::new(),
+            session_index: workload
+                .sessions
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.key.clone(), u32::try_from(i).expect("fewer than 2^32 sessions")))
+                .collect(),
+            generated_index: BTreeMap::new(),
+            admissions: (keep.calls || workload.recorded.is_some()).then(Vec::new),
+            checked_at: vec![0; platforms],
+            path_checks: 0,
+            eras: vec![0; platforms],
+        }
+    }
+
+    /// The index of the session whose fairness key is `key`.
+    fn session_of(&self, key: &SessionKey) -> Option<u32> {
+        self.generated_index
+            .get(key)
+            .or_else(|| self.session_index.get(key))
+            .copied()
+    }
 }
 
 struct Engine<'w> {
     workload: &'w Workload,
     opts: RunOptions,
+    keep: Footprint,
     name: String,
     now: Instant,
     seq: u64,
     heap: BinaryHeap<Reverse<(Instant, u64, Event)>>,
-    calls: Vec<CallRecord>,
-    agents: Vec<AgentState>,
+    /// Calls' time-outs, by length ([`Timeouts`]).
+    timeouts: Timeouts,
+    /// The events known before the run, one next event per source.
+    feed: Feed<'w>,
+    calls: Calls,
+    /// The first call id of each series.
+    series_first: Vec<u64>,
+    /// Agent loops under way, by id: a named one's place in [`Workload::agents`], a
+    /// generated session's after them ([`Engine::group_agent_base`]).
+    agents: IdMap<u32, LiveAgent>,
+    /// Per group, the agent id of its session number 0.
+    group_agent_base: Vec<u32>,
+    /// Generated sessions under way, by index.
+    live_sessions: IdMap<u32, LiveSession>,
     next_agent_index: u64,
+    /// What the run aggregates as it goes.
+    agg: Aggregator,
+    /// Per station, the scope its calls count in.
+    scope_of: Vec<usize>,
     /// The legacy policy's gates (`None` under the fair policy).
     gates: Vec<Gate>,
     fair: Option<FairState>,
@@ -136,6 +236,8 @@ struct Engine<'w> {
     /// wakes of the legacy gates and the checker's state are per station, the fair paths
     /// per platform.
     stations: Vec<Station>,
+    /// Each station's name in traces and failures.
+    station_names: Vec<String>,
     /// The text station of each platform, if it has one.
     text_station: Vec<Option<usize>>,
     local_limits: Vec<Option<LimitConfig>>,
@@ -156,26 +258,20 @@ struct Engine<'w> {
     replay_next: BTreeMap<(PlatformId, String, String), usize>,
 }
 
-/// One limit a call can be counted against: a platform's main one, or its text host's.
-#[derive(Clone, Copy, Debug)]
-struct Station {
-    /// The platform.
-    id: PlatformId,
-    /// The platform's index in [`Workload::platforms`]: its path, and its main station.
-    platform: usize,
-    /// The path's lane.
-    lane: Lane,
+/// Runs `workload` under `opts`, keeping every call's record and every session's row
+/// ([`Footprint::everything`]); `name` names it in reports and failures.
+pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutcome, Box<Failure>> {
+    run_with(name, workload, opts, Footprint::everything())
 }
 
-/// The lane of text fetches, where a platform's text host keeps a limit of its own (as
-/// the server's `TEXT_LANE`).
-pub const TEXT_LANE: Lane = Lane(1);
-
-/// The operation label of a text fetch (`op = "text"` in scenarios and traces).
-pub const TEXT_OP: &str = "text";
-
-/// Runs `workload` under `opts`; `name` names it in reports and failures.
-pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutcome, Box<Failure>> {
+/// Runs `workload` under `opts`, keeping what `keep` says besides the aggregates: memory
+/// then follows the calls in flight, plus what is kept.
+pub fn run_with(
+    name: &str,
+    workload: &Workload,
+    opts: RunOptions,
+    keep: Footprint,
+) -> Result<RunOutcome, Box<Failure>> {
     let failure = |what: String| {
         Box::new(Failure {
             name: name.to_owned(),
@@ -186,149 +282,57 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
             recent: Vec::new(),
         })
     };
-    check_platforms(workload).map_err(failure)?;
+    let Built {
+        stations,
+        text_station,
+        local_limits,
+        platforms,
+        paths,
+        gates,
+        fail_rate,
+        fail_retryable,
+    } = build(workload, opts).map_err(failure)?;
     let specs = &workload.platforms;
-    let mut gates = Vec::new();
-    let mut paths = Vec::new();
-    let mut platforms = Vec::new();
-    let mut local_limits = Vec::new();
-    let mut stations: Vec<Station> = specs
-        .iter()
-        .enumerate()
-        .map(|(platform, spec)| Station {
-            id: spec.id,
-            platform,
-            lane: Lane::MAIN,
-        })
-        .collect();
-    let mut text_station = vec![None; specs.len()];
-    let mut text_limits = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        if let Some(limit) = Enforced::of(spec).text {
-            text_station[i] = Some(stations.len());
-            stations.push(Station {
-                id: spec.id,
-                platform: i,
-                lane: TEXT_LANE,
-            });
-            text_limits.push(limit);
-        }
-    }
-    // A recorded trace: the bucket the server kept, its margin held back.
-    let margin = workload.recorded.as_ref().map_or(Duration::ZERO, |r| r.margin);
-    for (i, spec) in specs.iter().enumerate() {
-        let id = spec.id;
-        let limit = Enforced::of(spec).limit;
-        let local = limit_of(
-            spec.local_capacity.or(limit.map(|l| l.capacity)),
-            spec.local_window_s.or(limit.map(|l| l.window.as_secs_f64())),
-            limit,
-        )
-        .map(|l| l.with_margin(margin));
-        local_limits.push(local);
-        let stream = host_stream(id, false);
-        platforms.push(
-            SimPlatform::new(
-                id,
-                limit,
-                spec.model,
-                spec.latency,
-                spec.throttle.clone(),
-                sim_rng(opts.seed, Component::Latency(stream)),
-            )
-            .with_rate_limit_headers(spec.states_its_budget()),
-        );
-        let text = text_station[i].map(|s| text_limits[s - specs.len()].with_margin(margin));
-        match opts.policy {
-            PolicyKind::Fair => paths.push(path_for(spec, local, text).map_err(failure)?),
-            PolicyKind::Legacy => gates.push(match local {
-                None => Gate::Open(OpenGate::new(id)),
-                Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
-                    id,
-                    limit,
-                    workload.legacy_slip_probability,
-                    sim_rng(opts.seed, Component::Faults(stream)),
-                ))),
-            }),
-        }
-    }
-    // The text hosts: their own bucket at the platform and, locally, their own lane (the
-    // legacy model: a gate of its own). No throttling, failures or rate-limit headers.
-    for (k, station) in stations.iter().enumerate().skip(specs.len()) {
-        let (id, spec) = (station.id, &specs[station.platform]);
-        let limit = text_limits[k - specs.len()];
-        let stream = host_stream(id, true);
-        local_limits.push(Some(limit));
-        platforms.push(SimPlatform::new(
-            id,
-            Some(limit),
-            spec.model,
-            spec.latency,
-            Vec::new(),
-            sim_rng(opts.seed, Component::Latency(stream)),
-        ));
-        if opts.policy == PolicyKind::Legacy {
-            gates.push(Gate::Legacy(Box::new(LegacyGate::new(
-                id,
-                limit,
-                workload.legacy_slip_probability,
-                sim_rng(opts.seed, Component::Faults(stream)),
-            ))));
-        }
-    }
     let n = stations.len();
-    let fair = (opts.policy == PolicyKind::Fair).then(|| FairState {
-        shells: paths,
-        out: BTreeMap::new(),
-        session_index: workload
-            .sessions
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.key.clone(), u32::try_from(i).expect("fewer than 2^32 sessions")))
-            .collect(),
-        admissions: Vec::new(),
-    });
-    // Failures are drawn at a platform's main host only.
-    let mut fail_rate: Vec<Option<(f64, SimRng)>> = specs
-        .iter()
-        .map(|spec| {
-            spec.fail_rate
-                .filter(|&r| r > 0.0)
-                .map(|r| (r, sim_rng(opts.seed, Component::Failures(host_stream(spec.id, false)))))
-        })
-        .collect();
-    fail_rate.resize_with(n, || None);
-    let mut fail_retryable: Vec<bool> = specs.iter().map(|spec| spec.fail_retryable.unwrap_or(true)).collect();
-    fail_retryable.resize(n, true);
-    let engine = Engine {
+    let fair = (opts.policy == PolicyKind::Fair).then(|| FairState::new(workload, keep, paths));
+    let feed = Feed::new(workload);
+    let mut calls = Calls::new(keep.calls);
+    calls.reserve_ids(workload.open_total());
+    let agg = aggregator_for(workload, keep, &stations);
+    let checker = Checker::new(
+        opts.policy,
+        stations.iter().map(|s| station_name(*s)).collect(),
+        &local_limits,
+        specs.iter().map(|p| p.id).collect(),
+    );
+    let mut engine = Engine {
         workload,
         opts,
+        keep,
         name: name.to_owned(),
         now: Instant::ZERO,
-        seq: 0,
+        seq: feed.scheduled_from(),
         heap: BinaryHeap::new(),
-        calls: Vec::with_capacity(workload.open_calls.len()),
-        agents: vec![
-            AgentState {
-                next_step: 0,
-                outstanding: 0
-            };
-            workload.agents.len()
-        ],
+        timeouts: Timeouts::default(),
+        feed,
+        calls,
+        series_first: series_first(workload),
+        agents: IdMap::default(),
+        group_agent_base: group_agent_base(workload),
+        live_sessions: IdMap::default(),
         next_agent_index: workload.first_agent_index(),
+        agg,
+        scope_of: (0..stations.len()).collect(),
         gates,
         fair,
         stations: stations.clone(),
+        station_names: stations.iter().map(|s| station_name(*s)).collect(),
         text_station,
         local_limits,
         wake_at: vec![None; n],
         platforms,
         used: vec![0; n],
-        checker: Checker::new(
-            opts.policy,
-            stations.iter().map(|s| station_name(*s)).collect(),
-            specs.iter().map(|p| p.id).collect(),
-        ),
+        checker,
         trace: Trace::new(opts.keep_trace),
         out: Vec::new(),
         events: 0,
@@ -338,7 +342,68 @@ pub fn run(name: &str, workload: &Workload, opts: RunOptions) -> Result<RunOutco
         replay_slot: BTreeMap::new(),
         replay_next: BTreeMap::new(),
     };
+    // A recording's restarts: just before the new process's first request.
+    for &ms in workload.recorded.iter().flat_map(|r| &r.restarts) {
+        let at = Instant::from_nanos((ms * 1_000_000).saturating_sub(1));
+        engine.schedule(at, Event::Restart);
+    }
     engine.run()
+}
+
+/// The first call id of each of `workload`'s series: after the open calls, series after
+/// series.
+fn series_first(workload: &Workload) -> Vec<u64> {
+    let mut first = workload.open_calls.len() as u64;
+    workload
+        .series
+        .iter()
+        .map(|series| {
+            let this = first;
+            first += series.len();
+            this
+        })
+        .collect()
+}
+
+/// Per group of `workload`, the agent id of its session number 0: after the named
+/// sessions' loops, group after group.
+fn group_agent_base(workload: &Workload) -> Vec<u32> {
+    let agent_count = u32::try_from(workload.agents.len()).expect("fewer than 2^32 agents");
+    workload
+        .groups
+        .iter()
+        .scan(agent_count, |next, g| {
+            let base = *next;
+            *next = next.saturating_add(g.sessions);
+            Some(base)
+        })
+        .collect()
+}
+
+/// The aggregator of a run of `workload` over `stations`, each a scope, knowing what
+/// ends each named session: its open-loop calls and agent loops.
+fn aggregator_for(workload: &Workload, keep: Footprint, stations: &[Station]) -> Aggregator {
+    let mut agg = Aggregator::new(
+        keep.sessions,
+        workload.session_count(),
+        stations
+            .iter()
+            .map(|s| Scope::Limit {
+                platform: s.id,
+                lane: (s.lane != Lane::MAIN).then_some("text"),
+            })
+            .collect(),
+    );
+    for c in &workload.open_calls {
+        agg.expect(c.session, 1);
+    }
+    for series in &workload.series {
+        agg.expect(series.session, series.len());
+    }
+    for a in workload.agents.iter().filter(|a| !a.steps.is_empty()) {
+        agg.expect(a.session, 1);
+    }
+    agg
 }
 
 /// A station's name in traces and failures: the platform, or `ob/text`.
@@ -360,11 +425,38 @@ impl Engine<'_> {
     /// The station a call is counted at: its platform's text host for a text fetch
     /// where the platform has one, else the platform.
     fn station_of(&self, call: CallId) -> usize {
-        let c = &self.calls[call as usize];
+        self.station_of_record(&self.calls[call])
+    }
+
+    /// The station call `c` is counted at.
+    fn station_of_record(&self, c: &CallRecord) -> usize {
         let p = self.platform_index(c.platform);
         match (c.op.as_deref(), self.text_station[p]) {
             (Some(TEXT_OP), Some(s)) => s,
             _ => p,
+        }
+    }
+
+    /// Session `s`'s key at the fair queues: a named session's own, a running generated
+    /// session's.
+    fn session_key(&self, s: u32) -> &SessionKey {
+        match self.workload.sessions.get(s as usize) {
+            Some(plan) => &plan.key,
+            None => {
+                &self
+                    .live_sessions
+                    .get(&s)
+                    .expect("a generated session runs while its calls do")
+                    .key
+            }
+        }
+    }
+
+    /// When session `s`'s queued calls are withdrawn.
+    fn cancel_after(&self, s: u32) -> Option<Duration> {
+        match self.workload.sessions.get(s as usize) {
+            Some(plan) => plan.cancel_after,
+            None => self.live_sessions.get(&s).and_then(|l| l.cancel_after),
         }
     }
 
@@ -381,15 +473,6 @@ impl Engine<'_> {
         self.stations[p].id
     }
 
-    /// The station of lane `lane` at platform `p`.
-    fn station(&self, p: usize, lane: Lane) -> usize {
-        if lane == Lane::MAIN {
-            p
-        } else {
-            self.text_station[p].unwrap_or(p)
-        }
-    }
-
     fn fail(&self, what: String) -> Box<Failure> {
         Box::new(Failure {
             name: self.name.clone(),
@@ -401,79 +484,123 @@ impl Engine<'_> {
         })
     }
 
+    /// Makes call `id` (an open-loop call's fixed id, or [`Calls::next_id`]).
+    #[allow(clippy::too_many_arguments)]
     fn new_call(
         &mut self,
+        id: CallId,
         index: u64,
         session: u32,
         platform: PlatformId,
         cost: Units,
-        op: Option<String>,
+        op: Option<Arc<str>>,
         key: Option<&str>,
     ) -> CallId {
-        let key = key.map(|k| cache_key(platform, op.as_deref(), k));
-        self.calls.push(CallRecord {
-            index,
-            session,
-            platform,
-            cost,
-            op,
-            submitted_at: Instant::ZERO,
-            queued_at: Instant::ZERO,
-            admitted_at: None,
-            charged: Units::ZERO,
-            state: CallState::Planned,
-            platform_429s: 0,
-            key,
-            served: None,
-            paid: false,
-            requeued: false,
-            agent: None,
-            then: None,
-            leave_after: None,
-        });
-        CallId::try_from(self.calls.len() - 1).expect("fewer than 2^32 calls")
+        let key = key.map(|k| Box::new(cache_key(platform, op.as_deref(), k)));
+        self.calls.insert(
+            id,
+            CallRecord {
+                index,
+                session,
+                platform,
+                cost,
+                op,
+                submitted_at: Instant::ZERO,
+                queued_at: Instant::ZERO,
+                admitted_at: None,
+                charged: Units::ZERO,
+                state: CallState::Planned,
+                platform_429s: 0,
+                key,
+                served: None,
+                paid: false,
+                requeued: false,
+                agent: None,
+                then: None,
+                leave_after: None,
+            },
+        );
+        id
+    }
+
+    /// The next event: the feed's, the heap's or a time-out, whichever comes first by
+    /// (instant, number).
+    fn next_event(&mut self) -> Option<(Instant, Result<Event, Start>)> {
+        let heap = self.heap.peek().map(|Reverse((at, seq, _))| (*at, *seq));
+        let feed = self.feed.peek();
+        let timeout = self.timeouts.peek();
+        let first = [heap, feed, timeout.map(|(at, seq, _)| (at, seq))]
+            .into_iter()
+            .flatten()
+            .min()?;
+        if heap == Some(first) {
+            self.heap.pop().map(|Reverse((at, _, event))| (at, Ok(event)))
+        } else if feed == Some(first) {
+            self.feed.pop().map(|(at, start)| (at, Err(start)))
+        } else {
+            let (_, _, i) = timeout.expect("the earliest is a time-out");
+            self.timeouts.pop(i).map(|(at, call)| (at, Ok(Event::Timeout(call))))
+        }
+    }
+
+    /// Schedules `call`'s time-out `after` from now: in its length's queue, or the heap.
+    fn schedule_timeout(&mut self, after: Duration, call: CallId) {
+        let at = self.now + after;
+        if !self.timeouts.push(after, at, self.seq, call) {
+            self.heap.push(Reverse((at, self.seq, Event::Timeout(call))));
+        }
+        self.seq += 1;
+    }
+
+    /// Whether `event` changes nothing when it comes: a wake-up superseded by a later one,
+    /// or the time-out of a call that no longer waits for it.
+    fn changes_nothing(&self, event: &Event) -> bool {
+        match *event {
+            Event::Wake(p) => self.wake_at[usize::from(p)] != Some(self.now),
+            Event::Timeout(call) => match self.calls.get(call).filter(|_| self.calls.is_live(call)) {
+                None => true,
+                Some(c) => {
+                    let recorded_leave = c.leave_after.is_some() && c.state == CallState::Sent && self.fair.is_some();
+                    c.state != CallState::Waiting && !recorded_leave
+                }
+            },
+            _ => false,
+        }
     }
 
     fn run(mut self) -> Result<RunOutcome, Box<Failure>> {
-        let w = self.workload;
-        for (i, oc) in w.open_calls.iter().enumerate() {
-            let call = self.new_call(
-                w.open_index(i),
-                oc.session,
-                oc.platform,
-                oc.cost,
-                oc.op.clone(),
-                oc.key.as_deref(),
-            );
-            self.calls[call as usize].then = oc.then.clone();
-            self.calls[call as usize].leave_after = oc.leave_after;
-            self.schedule(oc.at, Event::Arrive(call));
-        }
-        for (a, plan) in w.agents.iter().enumerate() {
-            if !plan.steps.is_empty() {
-                self.schedule(plan.start_at, Event::AgentRound(a as u32));
-            }
-        }
-        while let Some(Reverse((at, _, event))) = self.heap.pop() {
+        while let Some((at, event)) = self.next_event() {
             debug_assert!(at >= self.now);
             self.now = at;
             self.events += 1;
             // A run that keeps going long after its calls is a bug (a call asked again
             // forever): fail it rather than hang. Runs take a few events per call.
-            let bound = 1_000 * (self.calls.len() as u64 + 1) + 1_000_000;
+            let bound = 1_000 * (self.calls.made() + 1) + 1_000_000;
             if self.events > bound {
                 return Err(self.fail(format!(
                     "the run does not end: {} events for {} calls",
                     self.events,
-                    self.calls.len()
+                    self.calls.made()
                 )));
             }
             if self.opts.progress && self.events.is_multiple_of(1 << 16) {
                 eprint!("\rsimulated {} ({} events)", self.now, self.events);
             }
             self.note_precondition();
-            self.handle(event)?;
-            self.after_event()?;
+            // An event that changes nothing leaves every invariant that does not depend on
+            // the time as it was after the last one: only those that do are checked again.
+            let changed = match event {
+                Ok(event) if self.changes_nothing(&event) => false,
+                Ok(event) => {
+                    self.handle(event)?;
+                    true
+                }
+                Err(start) => {
+                    self.start(start)?;
+                    true
+                }
+            };
+            self.after_event(changed)?;
             self.note_precondition();
         }
         if self.opts.progress {
@@ -493,63 +620,110 @@ impl Engine<'_> {
                 }
             }
         }
+        if self.calls.live() > 0 {
+            return Err(self.fail(format!("{} calls have not ended at the end", self.calls.live())));
+        }
+        // The paths' last steps are checked whatever their interval.
+        for p in 0..self.fair.as_ref().map_or(0, |f| f.shells.len()) {
+            let fair = self.fair.as_mut().expect("counted above");
+            if fair.shells[p].stats().steps > fair.checked_at[p] {
+                fair.checked_at[p] = fair.shells[p].stats().steps;
+                fair.path_checks += 1;
+                if let Err(what) = fair.shells[p].check_invariants() {
+                    return Err(self.fail(format!("{}: {what}", self.platform_id(p))));
+                }
+            }
+        }
         Ok(self.finish())
+    }
+
+    /// An event known before the run: an open-loop call arrives, or an agent loop's first
+    /// round.
+    fn start(&mut self, start: Start) -> Result<(), Box<Failure>> {
+        let w = self.workload;
+        match start {
+            Start::TraceCall(i) => {
+                let oc = &w.open_calls[i];
+                let id = CallId::try_from(i).expect("fewer than 2^32 calls");
+                let call = self.new_call(
+                    id,
+                    w.open_index(i),
+                    oc.session,
+                    oc.platform,
+                    oc.cost,
+                    oc.op.as_deref().map(Arc::from),
+                    oc.key.as_deref(),
+                );
+                self.calls[call].then = oc.then.clone().map(Box::new);
+                self.calls[call].leave_after = oc.leave_after;
+                self.submit(call)
+            }
+            Start::SeriesCall { series, k } => {
+                let sr = &w.series[series];
+                let index = self.series_first[series] + k;
+                let id = CallId::try_from(index).expect("fewer than 2^32 calls");
+                let call = self.new_call(id, index, sr.session, sr.platform, sr.cost, sr.op.clone(), sr.key(k));
+                self.submit(call)
+            }
+            Start::Agent(a) => {
+                let plan = &w.agents[a as usize];
+                self.agents
+                    .insert(a, LiveAgent::listed(plan.session, a, plan.steps.len()));
+                self.round(a)
+            }
+            Start::Session { group, session } => self.start_session(group, session),
+        }
     }
 
     fn note_precondition(&mut self) {
         let now = self.now;
-        self.checker.note_precondition(now, &self.local_limits);
+        self.checker.note_precondition(now);
     }
 
-    fn after_event(&mut self) -> Result<(), Box<Failure>> {
-        let over_limit: u64 = self.platforms.iter().map(|p| p.counters.over_limit).sum();
+    /// The checks after an event (`changed`: it changed the run's state), and whether
+    /// calls wait for each limit now.
+    fn after_event(&mut self, changed: bool) -> Result<(), Box<Failure>> {
         let now = self.now;
-        let verdict = match &self.fair {
-            Some(fair) => {
-                // The paths' own invariants: each shell checks them after every step.
-                let schedulers: Vec<_> = self
-                    .stations
-                    .iter()
-                    .map(|s| fair.shells[s.platform].path().scheduler(s.lane))
-                    .collect();
-                self.checker.after_event(now, &schedulers, over_limit).and_then(|()| {
-                    let used = |p: usize| self.used[p] + self.text_station[p].map_or(0, |s| self.used[s]);
-                    let stores: Vec<Option<&MemoryStore>> = fair
-                        .shells
-                        .iter()
-                        .enumerate()
-                        .map(|(p, shell)| (used(p) > 0).then(|| shell.path().buffer().store()))
-                        .collect();
-                    self.checker.flights.after_event(&stores)
-                })
+        let Some(fair) = &self.fair else {
+            let over_limit: u64 = self.platforms.iter().map(|p| p.counters.over_limit).sum();
+            self.checker
+                .after_event(now, |_| None, over_limit, changed)
+                .map_err(|e| self.fail(e))?;
+            if changed {
+                for (station, gate) in self.gates.iter().enumerate() {
+                    self.agg.waiting(self.scope_of[station], gate.waiting(), now);
+                }
             }
-            None => self.checker.after_event(now, &[], over_limit),
+            return Ok(());
         };
-        verdict.map_err(|e| self.fail(e))
+        // The paths' own invariants are checked after their steps (`check_path`).
+        let stations = &self.stations;
+        let schedulers = |p: usize| fair.shells[stations[p].platform].path().scheduler(stations[p].lane);
+        let over_limit: u64 = if changed {
+            self.platforms.iter().map(|p| p.counters.over_limit).sum()
+        } else {
+            0
+        };
+        let verdict = self.checker.after_event(now, schedulers, over_limit, changed);
+        let verdict = verdict.and_then(|()| {
+            let stores = |p: usize| Some(fair.shells[p].path().buffer().store());
+            self.checker.flights.after_event(stores)
+        });
+        verdict.map_err(|e| self.fail(e))?;
+        if changed {
+            // Whether calls wait for each limit now: the share of time at the limit.
+            for station in 0..stations.len() {
+                let waiting = schedulers(station).is_some_and(|q| q.queued() > 0);
+                self.agg.waiting(self.scope_of[station], waiting, now);
+            }
+        }
+        Ok(())
     }
 
     fn handle(&mut self, event: Event) -> Result<(), Box<Failure>> {
         match event {
             Event::Arrive(call) => self.submit(call),
-            Event::AgentRound(a) => {
-                let plan = &self.workload.agents[a as usize];
-                let state = self.agents[a as usize];
-                let step = &plan.steps[state.next_step];
-                let session = plan.session;
-                // The whole round is outstanding before any call is submitted: a call can
-                // be answered inside `submit` (a buffer hit, a refusal), and the round
-                // ends only when all of its calls are answered.
-                self.agents[a as usize].outstanding += step.fan_out;
-                for k in 0..step.fan_out as usize {
-                    let index = self.next_agent_index;
-                    self.next_agent_index += 1;
-                    let key = step.keys.get(k).map(String::as_str);
-                    let call = self.new_call(index, session, step.platform, step.cost, step.op.clone(), key);
-                    self.calls[call as usize].agent = Some(a);
-                    self.submit(call)?;
-                }
-                Ok(())
-            }
+            Event::AgentRound(a) => self.round(a),
             Event::Wake(p) => {
                 if self.wake_at[p as usize] == Some(self.now) {
                     self.wake_at[p as usize] = None;
@@ -566,56 +740,23 @@ impl Engine<'_> {
             }
             Event::Answer {
                 platform,
+                era,
                 attempt,
                 ok,
                 retryable,
                 remaining,
-            } => {
-                let p = usize::from(platform);
-                let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
-                // A distinct call (no key of its own in the workload) is never asked again:
-                // its answer is not kept, so the buffer holds only what can be asked twice.
-                let distinct = key.as_ref().is_none_or(|k| key_text(k).starts_with('#'));
-                let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
-                let outcome = if ok {
-                    Outcome::Success {
-                        payload,
-                        feedback: Feedback {
-                            remaining: remaining.map(|(units, _)| units),
-                            reset: remaining.map(|(_, reset)| reset),
-                            keep: if distinct { Keep::Never } else { Keep::Normal },
-                            revalidated: false,
-                        },
-                    }
-                } else if retryable {
-                    Outcome::Retryable {
-                        error: SimError::Failed,
-                        retry_after: None,
-                    }
-                } else {
-                    Outcome::Failed {
-                        error: SimError::Failed,
-                    }
-                };
-                if let (true, false, Some(key)) = (ok, distinct, &key) {
-                    self.checker.flights.on_stored(key, attempt.flight, p);
-                }
-                if let Some(key) = &key {
-                    self.checker.flights.on_answered(key);
-                }
-                let (now, wall) = (self.now, wall(self.now));
-                if let Some(fair) = self.fair.as_mut() {
-                    fair.shells[p].on_outcome(now, wall, attempt, outcome);
-                }
-                self.settle(p)
-            }
+            } => self.answer_arrives(usize::from(platform), era, attempt, ok, retryable, remaining),
             Event::Refused {
                 platform,
+                era,
                 station,
                 attempt,
                 retry_after,
             } => {
                 let p = usize::from(platform);
+                if self.fair.as_ref().is_some_and(|f| f.eras[p] != era) {
+                    return Ok(());
+                }
                 let key = self.fair.as_mut().and_then(|f| f.out.remove(&(p, attempt)));
                 if let Some(key) = key {
                     self.refusal_arrives(p, usize::from(station), attempt, &key, retry_after);
@@ -623,18 +764,21 @@ impl Engine<'_> {
                 self.settle(p)
             }
             Event::LegacyAnswer(call) => {
-                let c = &mut self.calls[call as usize];
+                let c = &mut self.calls[call];
                 c.state = CallState::Done;
-                let line = format!(
-                    "t={} session={} answer platform={}",
-                    self.now, self.workload.sessions[c.session as usize].key, c.platform
-                );
-                self.trace.push(line);
+                let (session, platform) = (c.session, c.platform);
+                let key = self.session_key(session).clone();
+                self.trace
+                    .push_fmt(format_args!("t={} session={key} answer platform={platform}", self.now));
                 self.finish_call(call);
                 Ok(())
             }
+            Event::Restart => self.restart(),
             Event::Timeout(call) => {
-                let c = &self.calls[call as usize];
+                // The call may have ended long before its time-out.
+                let Some(c) = self.calls.get(call).filter(|_| self.calls.is_live(call)) else {
+                    return Ok(());
+                };
                 // A recorded caller left when the recording says, whatever its flight was
                 // doing (out at the platform, or in a retry's backoff: the server's path
                 // then withdraws the flight); a scenario's `cancel_after` gives up waiting
@@ -643,18 +787,18 @@ impl Engine<'_> {
                 if c.state != CallState::Waiting && !recorded_leave {
                     return Ok(());
                 }
-                let p = self.platform_index(self.calls[call as usize].platform);
+                let p = self.platform_index(self.calls[call].platform);
                 let now = self.now;
                 if let Some(fair) = self.fair.as_mut() {
                     fair.shells[p].leave(now, WaiterId(u64::from(call)));
-                    self.calls[call as usize].state = CallState::Cancelled;
+                    self.calls[call].state = CallState::Cancelled;
                     self.checker.flights.on_left(call);
                     self.finish_call(call);
                     return self.settle(p);
                 }
                 let s = self.station_of(call);
                 if self.gates[s].cancel(now, call, &mut self.trace) {
-                    self.calls[call as usize].state = CallState::Cancelled;
+                    self.calls[call].state = CallState::Cancelled;
                     let v = self.view(call);
                     self.checker.on_leave(call, v);
                     self.finish_call(call);
@@ -668,7 +812,7 @@ impl Engine<'_> {
     /// A call arrives.
     fn submit(&mut self, call: CallId) -> Result<(), Box<Failure>> {
         let now = self.now;
-        let c = &mut self.calls[call as usize];
+        let c = &mut self.calls[call];
         c.submitted_at = now;
         c.queued_at = now;
         c.state = CallState::Waiting;
@@ -676,19 +820,19 @@ impl Engine<'_> {
         let p = self.platform_index(platform);
         let s = self.station_of(call);
         self.used[s] += 1;
-        let leave = [leave_after, self.workload.sessions[session as usize].cancel_after];
+        let leave = [leave_after, self.cancel_after(session)];
         if let Some(after) = leave.into_iter().flatten().min() {
-            self.schedule(now + after, Event::Timeout(call));
+            self.schedule_timeout(after, call);
         }
         if self.fair.is_some() {
             return self.submit_fair(call, p);
         }
-        let c = &self.calls[call as usize];
+        let c = &self.calls[call];
         let cost = c.cost;
         let v = self.view(call);
         self.checker.on_submit(call, v);
-        let key = &self.workload.sessions[session as usize].key;
-        self.gates[s].submit(now, call, key, cost, &mut self.trace, &mut self.out);
+        let key = self.session_key(session).clone();
+        self.gates[s].submit(now, call, &key, cost, &mut self.trace, &mut self.out);
         self.apply_gate_events(s)?;
         self.settle_legacy(s)
     }
@@ -696,7 +840,7 @@ impl Engine<'_> {
     // ---- the legacy policy ----
 
     fn view(&self, call: CallId) -> CallView {
-        let c = &self.calls[call as usize];
+        let c = &self.calls[call];
         CallView {
             session: c.session,
             platform: self.station_of(call),
@@ -705,31 +849,30 @@ impl Engine<'_> {
         }
     }
 
+    /// Call `call` ended: its follow-up is made, it is aggregated (its record kept when the
+    /// run keeps records), and its agent loop goes on.
     fn finish_call(&mut self, call: CallId) {
-        if self.calls[call as usize].state == CallState::Done
-            && let Some(then) = self.calls[call as usize].then.take()
+        let mut record = self.calls.retire(call);
+        if record.state == CallState::Done
+            && let Some(then) = record.then.take()
         {
             // The request's second call: asked once the current event is done, as a tool
             // asks its platform again once its first answer reached it.
-            let (session, platform) = (self.calls[call as usize].session, self.calls[call as usize].platform);
+            let (session, platform) = (record.session, record.platform);
             let index = self.next_agent_index;
             self.next_agent_index += 1;
-            let next = self.new_call(index, session, platform, then.cost, then.op, then.key.as_deref());
+            let id = self.calls.next_id();
+            let op = then.op.as_deref().map(Arc::from);
+            let next = self.new_call(id, index, session, platform, then.cost, op, then.key.as_deref());
+            self.agg.expect(session, 1);
             self.schedule(self.now, Event::Arrive(next));
         }
-        let Some(a) = self.calls[call as usize].agent else {
-            return;
-        };
-        let state = &mut self.agents[a as usize];
-        state.outstanding -= 1;
-        if state.outstanding > 0 {
-            return;
-        }
-        let plan = &self.workload.agents[a as usize];
-        let think = plan.steps[state.next_step].think;
-        state.next_step += 1;
-        if state.next_step < plan.steps.len() {
-            self.schedule(self.now + think, Event::AgentRound(a));
+        let scope = self.scope_of[self.station_of_record(&record)];
+        self.agg.call(&record, scope);
+        let agent = record.agent;
+        self.calls.keep(call, record);
+        if let Some(a) = agent {
+            self.agent_call_ended(a);
         }
     }
 
@@ -749,7 +892,7 @@ impl Engine<'_> {
                     limit: sp.limit,
                     local_limit: self.local_limits[p],
                     counters: sp.counters,
-                    max_units_in_window: sp.limit.map_or(Units::ZERO, |l| sp.max_units_in_window(l.window)),
+                    max_units_in_window: sp.max_units_in_window(),
                     uncounted: match self.gates.get(p) {
                         Some(Gate::Legacy(g)) => g.uncounted,
                         _ => 0,
@@ -764,17 +907,30 @@ impl Engine<'_> {
                 }
             })
             .collect();
-        let admissions = self.fair.map(|f| f.admissions).unwrap_or_default();
+        let path_checks = self.fair.as_ref().map_or(0, |f| f.path_checks);
+        let admissions = self.fair.and_then(|f| f.admissions).unwrap_or_default();
+        let w = self.workload;
         RunOutcome {
             name: self.name,
             policy: self.opts.policy,
             seed: self.opts.seed,
-            sessions: self.workload.sessions.clone(),
-            calls: self.calls,
+            sessions: if self.keep.calls {
+                w.session_plans()
+            } else {
+                w.sessions.clone()
+            },
+            generated: w
+                .groups
+                .iter()
+                .map(|g| (g.prefix.clone(), g.first_session, g.sessions))
+                .collect(),
+            calls: self.calls.into_kept(),
+            summary: self.agg.finish(self.now),
             platforms,
             end_at: self.now,
             events: self.events,
             bound_checked: self.checker.bound_checked,
+            path_checks,
             trace_hash: self.trace.hash(),
             trace_lines: self.trace.len(),
             trace: self.trace.into_lines(),
@@ -792,7 +948,14 @@ impl Engine<'_> {
     }
 }
 
-/// The `q` parameter of a simulated key, for trace lines.
+/// What a simulated key asks, for trace lines and the admissions: its `q` parameter, or
+/// a distinct call's `#<index>`.
 fn key_text(key: &CacheKey) -> &str {
-    key.params().get("q").map_or("", String::as_str)
+    match key.params().get("q") {
+        Some(q) => q,
+        None => {
+            let op = key.operation();
+            op.find('#').map_or("", |i| &op[i..])
+        }
+    }
 }

@@ -2,18 +2,16 @@
 //! broken invariant as a [`Failure`].
 
 use std::fmt;
-use std::time::Duration;
 
-use besluitbron_core::cache::CacheKey;
 use besluitbron_core::path::PathStats;
 use besluitbron_core::scheduler::AdmitRule;
 use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
 
-use besluitbron_core::path::Served;
-
+use super::record::CallRecord;
+use crate::aggregate::{SessionRows, Summary};
 use crate::platform::PlatformCounters;
 use crate::policy::PolicyKind;
-use crate::scenario::{FollowUp, LimitModel, SessionPlan};
+use crate::scenario::{LimitModel, SessionPlan};
 
 /// How to run.
 #[derive(Clone, Copy, Debug)]
@@ -28,66 +26,60 @@ pub struct RunOptions {
     pub progress: bool,
 }
 
-/// Where a call stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CallState {
-    /// Not yet submitted.
-    Planned,
-    /// Submitted, waiting at its gate.
-    Waiting,
-    /// Sent; the answer is on its way.
-    Sent,
-    /// Answered.
-    Done,
-    /// Withdrawn while waiting (`cancel_after_ms`).
-    Cancelled,
-    /// Refused by a queue bound.
-    Refused,
-    /// Its flight went out and failed (a 429 or a failed answer); nothing was stored.
-    Failed,
+/// What a run holds and spends besides its aggregates ([`crate::aggregate::Summary`],
+/// always kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    /// Every call's record ([`RunOutcome::calls`]) and every admission
+    /// ([`RunOutcome::admissions`]): memory then grows with the calls made. Needed for
+    /// the admissions log, the plot, the HTML page and the differential tests.
+    pub calls: bool,
+    /// Which session rows.
+    pub sessions: SessionRows,
+    /// How often the paths' own invariants are checked.
+    pub path_checks: PathChecks,
 }
 
-/// One call of a run.
-#[derive(Clone, Debug)]
-pub struct CallRecord {
-    /// Trace line number or open-call index; agent calls follow the open calls.
-    pub index: u64,
-    /// Session index.
-    pub session: u32,
-    /// Platform.
-    pub platform: PlatformId,
-    /// Units asked.
-    pub cost: Units,
-    /// Operation label.
-    pub op: Option<String>,
-    /// First submission.
-    pub submitted_at: Instant,
-    /// Latest submission (a 429 resubmits the call).
-    pub queued_at: Instant,
-    /// When it was (finally) admitted.
-    pub admitted_at: Option<Instant>,
-    /// Units charged by the gate.
-    pub charged: Units,
-    /// Where it stands.
-    pub state: CallState,
-    /// Times the platform answered it with 429.
-    pub platform_429s: u32,
-    /// What it asks; `None`: a distinct call.
-    pub key: Option<CacheKey>,
-    /// How it was answered, under the fair policy.
-    pub served: Option<Served>,
-    /// Its session was charged `charged` for the call that went (for a flight: the one
-    /// entry that went, whichever call of the payer's session it belonged to).
-    pub paid: bool,
-    /// It waited once more after its flight was refused with 429 (it does so only once).
-    pub requeued: bool,
-    pub(super) agent: Option<u32>,
-    /// The call its session makes when this one is answered.
-    pub(super) then: Option<FollowUp>,
-    /// When after its arrival the call leaves if it still waits (a recorded call whose
-    /// caller gave up).
-    pub(super) leave_after: Option<Duration>,
+/// How often a run checks its paths' own invariants (the shell's, the path's and every
+/// lane scheduler's, [`besluitbron_core::path::Shell::check_invariants`]). A check is
+/// linear in what the path holds (requests waiting or out, sessions remembered), so
+/// checking after every step makes a long, busy run quadratic. The simulator's own
+/// checker (the limit, FIFO, the starvation bound, the mirror of the queues, the flights)
+/// runs after every event whatever this says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathChecks {
+    /// After every step (tests, snapshots and small runs).
+    EveryStep,
+    /// After every step while a path holds at most one thing, else after every
+    /// [`PATH_CHECK_SPACING`] × `held` steps: a fraction of one held thing's worth of
+    /// checking per step, whatever the run's size. A run's last steps are always checked.
+    Bounded,
+}
+
+/// How many steps per thing a path holds go between two checks of its invariants under
+/// [`PathChecks::Bounded`]: a check costs about as much as four steps of a busy run.
+pub const PATH_CHECK_SPACING: u64 = 4;
+
+impl Footprint {
+    /// Every call's record, every session's row, a check after every step.
+    pub const fn everything() -> Footprint {
+        Footprint {
+            calls: true,
+            sessions: SessionRows::All,
+            path_checks: PathChecks::EveryStep,
+        }
+    }
+
+    /// The aggregates and the rows of the sessions that waited longest (the human
+    /// table's), nothing per call, the paths checked at bounded cost: memory follows the
+    /// calls in flight and time the calls made.
+    pub const fn lean() -> Footprint {
+        Footprint {
+            calls: false,
+            sessions: SessionRows::Longest(crate::aggregate::LONGEST_WAITERS_SHOWN),
+            path_checks: PathChecks::Bounded,
+        }
+    }
 }
 
 /// One platform's results.
@@ -126,10 +118,17 @@ pub struct RunOutcome {
     pub policy: PolicyKind,
     /// The root seed.
     pub seed: u64,
-    /// Sessions, as planned.
+    /// Sessions, as planned: every session when per-call records are kept
+    /// ([`Footprint::calls`]), else the named ones only (a generated session is known by its
+    /// number: [`RunOutcome::session_name`]).
     pub sessions: Vec<SessionPlan>,
-    /// Calls, in creation order.
+    /// The generated groups' names: (prefix, first session, sessions).
+    pub(crate) generated: Vec<(String, u32, u32)>,
+    /// Calls, in creation order, when kept ([`Footprint::calls`]); else empty.
     pub calls: Vec<CallRecord>,
+    /// What the run aggregated as it went: the report, the checks' figures and the
+    /// capacity answer come from here.
+    pub summary: Summary,
     /// Platforms (and text hosts, after all platforms) that received calls, in the
     /// workload's order ([`Workload::platforms`](crate::scenario::Workload::platforms)).
     pub platforms: Vec<PlatformOutcome>,
@@ -139,6 +138,9 @@ pub struct RunOutcome {
     pub events: u64,
     /// Admissions checked against the starvation bound.
     pub bound_checked: u64,
+    /// Checks of the paths' own invariants (fair policy): after every step while a path
+    /// holds little, at bounded cost per step while it holds much.
+    pub path_checks: u64,
     /// The trace hash.
     pub trace_hash: u64,
     /// Trace lines.
@@ -148,9 +150,32 @@ pub struct RunOutcome {
     /// Calls carry keys: reports show the deduplication columns.
     pub keyed: bool,
     /// Every admission under the fair policy, in order: (platform, session, call index,
-    /// instant). The server's shell gives the same list for the same workload (the
-    /// differential test).
+    /// instant), when per-call records are kept or the workload is a recording. The
+    /// server's shell gives the same list for the same workload (the differential test).
     pub admissions: Vec<AdmissionLine>,
+}
+
+impl RunOutcome {
+    /// Session `s`'s name.
+    pub fn session_name(&self, s: u32) -> std::borrow::Cow<'_, str> {
+        if let Some(plan) = self.sessions.get(s as usize) {
+            return std::borrow::Cow::Borrowed(plan.name.as_str());
+        }
+        let name = self
+            .generated
+            .iter()
+            .find(|(_, first, n)| s >= *first && s - first < *n)
+            .map_or_else(
+                || format!("#{s}"),
+                |(prefix, first, _)| format!("{prefix}-{}", s - first),
+            );
+        std::borrow::Cow::Owned(name)
+    }
+
+    /// Sessions in the workload.
+    pub fn session_count(&self) -> u32 {
+        self.summary.sessions_total
+    }
 }
 
 /// One admission of a fair run: what the differential test compares with the server.
