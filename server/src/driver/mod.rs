@@ -156,6 +156,9 @@ pub struct SentCall {
     pub platform: PlatformId,
     /// What was asked.
     pub key: CacheKey,
+    /// The upstream service it went to, where its task knows its group's services (a
+    /// task started for one path alone does not).
+    pub service: Option<ServiceId>,
     /// Which attempt.
     pub attempt: u32,
     /// The admission, on a lane that keeps a limit.
@@ -510,6 +513,8 @@ struct Driver {
     /// The budget group's name (its first service's id), for logs and the path's own
     /// metrics.
     name: &'static str,
+    /// The group's services, lane `i` being `services[i]` (empty for a path alone).
+    services: Arc<[ServiceId]>,
     shell: DriverShell,
     control: mpsc::UnboundedSender<Control>,
     options: DriverOptions,
@@ -737,6 +742,7 @@ impl Driver {
         // lease is gone) is never sent (rule 2); the shell reports it to the path as a
         // failure worth another attempt, as the simulator does.
         let platform = pending.key().platform();
+        let service = self.services.get(usize::from(pending.lane().0)).copied();
         let lease = Self::lease(self.lease.as_ref());
         let sent = self.shell.confirm_send(now, wall, lease.as_deref(), pending);
         drop(lease);
@@ -768,6 +774,7 @@ impl Driver {
             observer(&SentCall {
                 platform,
                 key: out.key,
+                service,
                 attempt: attempt.number,
                 admission: out.admission,
             });

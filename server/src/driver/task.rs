@@ -99,6 +99,7 @@ fn start(
     let recorder = options.recorder.clone();
     let driver = Driver {
         name,
+        services: Arc::clone(&services),
         shell,
         control: control.clone(),
         notes: options.recorder.clone().map(|r| record::Notes::new(r, platforms)),
