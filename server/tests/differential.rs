@@ -14,9 +14,13 @@
 //! deciding something the core should. The workloads: the 106-second case, a coalesced
 //! join across sessions, a 429 during a burst (the platform throttled by someone else for
 //! a moment), and Officiële Bekendmakingen's two lanes (searches on one, publication
-//! text on the other with its own `TextLimit`; `ob_document` asks for a record, then its
-//! text: a trace line with a follow-up in the simulator). A lease handover between two
-//! replicas is in `mod handover` below.
+//! text on the other with its own service, KOOP's publications; `ob_document` asks for a
+//! record, then its text: a trace line with a follow-up in the simulator), and the
+//! Basiswettenbestand's and the local regulations' searches at the one service both call,
+//! KOOP's zoekservice: one budget group, one bucket and one fair queue for both
+//! platforms, in both shells (with a budget each, the simulator would let the second
+//! platform's burst go at once). Both logs name each admission's service. A lease
+//! handover between two replicas is in `mod handover` below.
 //!
 //! Calls of a script never share an instant (ties between concurrent requests would be
 //! ordered by the runtime in the server and by the script in the simulator).
@@ -51,6 +55,10 @@ enum Ask {
     /// `ob_document` of this publication: its record (search lane), then its text (text
     /// lane).
     ObDocument(String),
+    /// `bwb_search` for this word.
+    BwbSearch(String),
+    /// `cvdr_search` for this word.
+    CvdrSearch(String),
 }
 
 impl Ask {
@@ -65,6 +73,8 @@ impl Ask {
                 "platform": "ob", "op": "record", "key": format!("record:{id}"),
                 "then": {"cost": 1, "op": "text", "key": format!("text:{id}")},
             }),
+            Ask::BwbSearch(word) => json!({"platform": "bwb", "key": word}),
+            Ask::CvdrSearch(word) => json!({"platform": "cvdr", "key": word}),
         }
     }
 
@@ -74,6 +84,8 @@ impl Ask {
             Ask::Obv(key) => ("/mcp/obv", "obv_search", json!({"query": key})),
             Ask::ObSearch(word) => ("/mcp/ob", "ob_search", json!({"query": word})),
             Ask::ObDocument(id) => ("/mcp/ob", "ob_document", json!({"id": id})),
+            Ask::BwbSearch(word) => ("/mcp/bwb", "bwb_search", json!({"query": word})),
+            Ask::CvdrSearch(word) => ("/mcp/cvdr", "cvdr_search", json!({"query": word})),
         }
     }
 }
@@ -118,12 +130,16 @@ impl Script {
         match (key.platform().as_str(), key.operation()) {
             ("ob", "record") => format!("record:{}", params["id"]),
             ("ob", "text" | "pdf-text") => format!("text:{}", params["id"]),
-            ("ob", _) => {
+            ("ob" | "bwb" | "cvdr", _) => {
                 let cql = params.get("cql").map_or("", String::as_str);
                 self.calls
                     .iter()
                     .find_map(|(_, _, ask)| match ask {
-                        Ask::ObSearch(word) if cql.contains(word.as_str()) => Some(word.clone()),
+                        Ask::ObSearch(word) | Ask::BwbSearch(word) | Ask::CvdrSearch(word)
+                            if cql.contains(word.as_str()) =>
+                        {
+                            Some(word.clone())
+                        }
                         _ => None,
                     })
                     .unwrap_or_else(|| format!("unscripted {key:?}"))
@@ -198,6 +214,24 @@ fn ob_two_lanes() -> Script {
     }
 }
 
+/// The Basiswettenbestand and the local regulations at KOOP's zoekservice, one budget of
+/// 30 per 30 s: a harvester of laws fires 40 searches (30 go at once, the rest queue), a
+/// municipality's assistant 12 searches of local regulations into the queue, and a reader
+/// one more search of regulations a second later: the queue interleaves the platforms'
+/// calls by their sessions' usage, whichever platform each is of.
+fn regulations_share_the_zoekservice() -> Script {
+    let mut calls: Vec<(u64, &'static str, Ask)> = (0..40)
+        .map(|i| (i, "laws", Ask::BwbSearch(format!("wet{i:02}"))))
+        .collect();
+    calls.extend((0..12).map(|i| (100 + i, "regulations", Ask::CvdrSearch(format!("regeling{i:02}")))));
+    calls.push((1_200, "reader", Ask::CvdrSearch("verordening00".into())));
+    Script {
+        name: "bwb and cvdr share KOOP's zoekservice",
+        calls,
+        throttle: Vec::new(),
+    }
+}
+
 fn sim_log(script: &Script) -> Vec<AdmissionLine> {
     let mut workload = parse_trace(&script.trace(), script.name).expect("the script is a trace");
     workload.platforms = vec![
@@ -214,6 +248,14 @@ fn sim_log(script: &Script) -> Vec<AdmissionLine> {
         PlatformSpec {
             latency: LatencySpec::Fixed { ms: LATENCY_MS },
             ..PlatformSpec::default_for(besluitbron_server::platforms::ob::PLATFORM)
+        },
+        PlatformSpec {
+            latency: LatencySpec::Fixed { ms: LATENCY_MS },
+            ..PlatformSpec::default_for(besluitbron_server::platforms::bwb::PLATFORM)
+        },
+        PlatformSpec {
+            latency: LatencySpec::Fixed { ms: LATENCY_MS },
+            ..PlatformSpec::default_for(besluitbron_server::platforms::cvdr::PLATFORM)
         },
     ];
     let opts = RunOptions {
@@ -242,6 +284,15 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         .expect("the ob fake")
         .clone();
     ob.set_latency(Duration::from_millis(LATENCY_MS));
+    for platform in [
+        besluitbron_server::platforms::bwb::PLATFORM,
+        besluitbron_server::platforms::cvdr::PLATFORM,
+    ] {
+        fakes
+            .get(platform)
+            .expect("the regulations' fakes")
+            .set_latency(Duration::from_millis(LATENCY_MS));
+    }
 
     let dir = tempfile::tempdir().expect("temp dir");
     let mut config = besluitbron_server::connectors::load_config(None, Vec::new()).expect("defaults");
@@ -275,6 +326,11 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         .get_mut("koop-publications")
         .expect("KOOP's publications")
         .limit = Some(setting(10, 30.0));
+    config
+        .services
+        .get_mut("koop-zoekservice")
+        .expect("KOOP's zoekservice")
+        .limit = Some(setting(30, 30.0));
 
     let addresses = script.addresses();
     let names: BTreeMap<String, &'static str> = addresses
@@ -298,6 +354,7 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
                     log.lock().unwrap().push(AdmissionLine {
                         at_ms: a.admitted_at.as_millis(),
                         platform: sent.platform,
+                        service: sent.service.expect("a budget group's task knows its services"),
                         session,
                         call: labels.label(&sent.key),
                         rule: a.rule,
@@ -387,6 +444,7 @@ async fn check(script: Script) {
             Ask::Obv(key) => vec![Fold::AndWordsCaseless.apply(key)],
             Ask::ObSearch(key) => vec![key.clone()],
             Ask::ObDocument(id) => vec![format!("record:{id}"), format!("text:{id}")],
+            Ask::BwbSearch(word) | Ask::CvdrSearch(word) => vec![word.clone()],
         })
         .collect();
     let admitted: std::collections::BTreeSet<String> = sim.iter().map(|l| l.call.clone()).collect();
@@ -417,6 +475,26 @@ async fn a_429_during_a_burst_is_admitted_alike_by_server_and_simulator() {
 #[tokio::test(start_paused = true)]
 async fn obs_search_and_text_lanes_are_admitted_alike_by_server_and_simulator() {
     check(ob_two_lanes()).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn bwb_and_cvdr_at_one_zoekservice_are_admitted_alike_by_server_and_simulator() {
+    let script = regulations_share_the_zoekservice();
+    let sim = sim_log(&script);
+    // One bucket for both: 30 at once (all the laws' first), then one a second, the
+    // regulations' calls among them; every admission at KOOP's zoekservice.
+    assert!(sim.iter().all(|l| l.service.as_str() == "koop-zoekservice"), "{sim:#?}");
+    assert_eq!(sim.iter().filter(|l| l.at_ms < 1_000).count(), 30, "one burst, not two");
+    let cvdr_first = sim
+        .iter()
+        .find(|l| l.platform.as_str() == "cvdr")
+        .map(|l| l.at_ms)
+        .expect("cvdr admitted");
+    assert!(
+        cvdr_first >= 1_000,
+        "the regulations waited for the shared bucket: {cvdr_first} ms"
+    );
+    check(script).await;
 }
 
 mod handover {
@@ -484,6 +562,7 @@ mod handover {
             session: session.to_owned(),
             key,
             replica: Some(1),
+            platform: None,
         };
         let mut calls: Vec<ScriptedCall> = (0..30).map(|i| call(1_017 + i, "a", i)).collect();
         calls.extend((0..10).map(|i| call(9_031 + i, "b", 100 + i)));
@@ -506,6 +585,8 @@ mod handover {
             forward_ms: 0,
             engine_ms: ENGINE_MS,
             platform: besluitbron_server::platforms::obv::PLATFORM,
+            shared_with: Vec::new(),
+            service: None,
             rate_limit_headers: None,
             capacity: 60,
             window_s: 60,
@@ -811,6 +892,7 @@ mod handover {
                             line: AdmissionLine {
                                 at_ms: a.admitted_at.as_millis(),
                                 platform: sent.platform,
+                                service: besluitbron_server::platforms::obv::SERVICE,
                                 session: a.session.to_string(),
                                 call: sent.key.params().get("q").cloned().unwrap_or_default(),
                                 rule: a.rule,

@@ -367,15 +367,15 @@ async fn the_server_records_both_eras_and_the_simulator_replays_the_file() {
     let fair = replay(&workload, PolicyKind::Fair);
     // Fidelity: the same admissions, in the same order, within the tolerance.
     let matched = fidelity::check(&workload, &fair, TOLERANCE_MS).unwrap_or_else(|d| panic!("{d}"));
-    assert_eq!(matched.len(), 1, "one limited platform: {matched:?}");
+    assert_eq!(matched.len(), 1, "one limited service: {matched:?}");
     assert!(
         matched[0].admissions > 167 && matched[0].blind.is_none(),
         "every flight and the storm's retries: {matched:?}"
     );
     let fair_platform = fair
-        .platforms
+        .services
         .iter()
-        .find(|p| p.id == besluitbron_server::platforms::obv::PLATFORM)
+        .find(|p| p.id == besluitbron_server::platforms::obv::SERVICE)
         .unwrap();
     assert_eq!(
         fair_platform.counters.throttled,
@@ -399,7 +399,9 @@ async fn the_server_records_both_eras_and_the_simulator_replays_the_file() {
 
     // What if: the platform halved its limit.
     let mut halved = workload.clone();
-    halved.set_limit("obv=30/60s".parse::<LimitOverride>().expect("a limit"));
+    halved
+        .set_limit("obv=30/60s".parse::<LimitOverride>().expect("a limit"))
+        .expect("obv is in the recording");
     let slow = replay(&halved, PolicyKind::Fair);
     let last = slow
         .calls

@@ -4,6 +4,12 @@
 //! allows: its burst plus its refill over any interval — on one process, and across three
 //! replicas, where one lease per service makes one owner spend its budget. With a budget
 //! per connector (as before) the two bursts together are twice that at the start.
+//!
+//! The simulator knows the same services: its table (`sim/platforms.toml`) is held here
+//! to the connectors' declarations, platform by platform and service by service, so that
+//! what it proves of a shared budget is about the server's. The simulator's side of the
+//! same property is `sim/tests/services.rs`; the differential test compares both shells'
+//! admissions at the shared zoekservice call by call.
 
 use crate::support;
 
@@ -180,4 +186,58 @@ async fn across_three_replicas_bwb_and_cvdr_share_one_owner_and_one_bucket() {
     for s in servers {
         s.stop().await;
     }
+}
+
+/// Every connector's platform is in the simulator's table, naming the services the
+/// connector declares in its order, each with the declared default limit, in-flight bound
+/// and name: the simulator's defaults are the server's, not a second list that drifts.
+#[test]
+fn the_simulators_table_declares_the_servers_services() {
+    for defaults in besluitbron_server::connectors::platform_defaults() {
+        let platform = defaults.platform;
+        let known = besluitbron_sim::ids::table()
+            .iter()
+            .find(|k| k.id == platform.as_str())
+            .unwrap_or_else(|| panic!("sim/platforms.toml lists no {platform}"));
+        assert_eq!(known.name, platform.display_name(), "{platform}'s name");
+        let ids: Vec<&str> = defaults.services.iter().map(|s| s.as_str()).collect();
+        assert_eq!(known.services, ids, "{platform}'s services, in order");
+        for &service in defaults.services {
+            let sim = besluitbron_sim::ids::services_table()
+                .iter()
+                .find(|k| k.id == service.as_str())
+                .unwrap_or_else(|| panic!("sim/platforms.toml declares no service {service}"));
+            assert_eq!(sim.name, service.display_name(), "{service}'s name");
+            assert_eq!(sim.limit(), service.default_limit(), "{service}'s default limit");
+            assert_eq!(
+                sim.max_in_flight,
+                service.default_max_in_flight(),
+                "{service}'s in-flight bound"
+            );
+        }
+    }
+    // The budget groups the simulator forms are the server's.
+    let server: Vec<(String, Vec<String>)> = besluitbron_server::connectors::platform_defaults()
+        .iter()
+        .map(|d| {
+            (
+                d.platform.to_string(),
+                d.services.iter().map(|s| s.to_string()).collect(),
+            )
+        })
+        .collect();
+    let sim: Vec<(String, Vec<String>)> = server
+        .iter()
+        .map(|(p, _)| {
+            let id = besluitbron_sim::ids::platform(p).expect("a platform id");
+            (
+                p.clone(),
+                besluitbron_sim::ids::services_of(id)
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(sim, server);
 }

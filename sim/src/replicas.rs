@@ -1,30 +1,31 @@
 //! A replayed trace behind several replicas: "would a third replica have helped?"
 //!
-//! Per limited platform, the trace's calls to its main limit become the scripted calls of
-//! a cluster run ([`crate::cluster`]): the same arrival instants, sessions and questions
-//! (equal keys coalesce), each call landing at the replica a load balancer hashing on the
-//! session would give it. The cluster simulator runs the replicas' leases, the owner's
-//! [`PlatformPath`](besluitbron_core::path::PlatformPath) and the forwards between
-//! replicas, and checks its invariants after every event. The same calls behind one
-//! replica, in the same model, are the baseline, so the two rows differ only in the
-//! replicas.
+//! Per limited upstream service, the trace's calls that reach it — of every platform that
+//! calls it, as the replay routes them (a platform's first service, or its second for
+//! `op = "text"`) — become the scripted calls of a cluster run ([`crate::cluster`]): one
+//! budget group behind one lease, the same arrival instants, sessions and questions
+//! (equal keys of one platform coalesce), each call landing at the replica a load
+//! balancer hashing on the session would give it. The cluster simulator runs the
+//! replicas' leases, the owner's [`PlatformPath`](besluitbron_core::path::PlatformPath)
+//! and the forwards between replicas, and checks its invariants after every event. The
+//! same calls behind one replica, in the same model, are the baseline, so the two rows
+//! differ only in the replicas.
 //!
-//! What it does not do: replay the recorded answers (the cluster simulator's platform
-//! answers by the trace's latency model, every answer a success), charge more than one
-//! unit a call, run a text host's lane, withdraw a call whose client gave up, or make a
-//! call's follow-up; the result counts each of those calls, so a reader knows. Each
-//! platform runs with its own limit, latency, buffer policy and rate-limit headers (as
-//! the workload says); every session (also `system`) is a client session. Platforms come
-//! in the workload's order ([`Workload::platforms`]).
+//! What it does not do: replay the recorded answers (the cluster simulator's service
+//! answers by the latency model of the service's first platform, every answer a
+//! success), charge more than one unit a call, withdraw a call whose client gave up, or
+//! make a call's follow-up; the result counts each of those calls, so a reader knows.
+//! Each service runs with its own limit, buffer policies and rate-limit headers (as the
+//! workload says); every session (also `system`) is a client session. Services come in
+//! the run's order ([`RunServices`]).
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
-use besluitbron_core::{LimitConfig, PlatformId, Units};
+use besluitbron_core::{LimitConfig, PlatformId, ServiceId, Units};
 
 use crate::cluster::{Balancer, CallEnd, ClusterOutcome, ClusterScenario, ScriptedCall, run_cluster};
-use crate::engine::{Enforced, TEXT_OP};
-use crate::scenario::Workload;
+use crate::scenario::{RunServices, Workload};
 
 /// The server's default lease TTL (`cluster.lease_ttl_ms`).
 pub const LEASE_TTL_MS: u64 = 5_000;
@@ -35,17 +36,18 @@ const ENGINE_MS: u64 = 1;
 /// that no give-up cuts a wait short).
 const GIVE_UP_S: u64 = 3_600;
 
-/// One platform's calls behind `replicas` replicas, and behind one.
+/// One service's calls behind `replicas` replicas, and behind one.
 #[derive(Debug)]
 pub struct ReplicaWhatIf {
-    /// The platform.
-    pub platform: PlatformId,
+    /// The service.
+    pub service: ServiceId,
+    /// The service and the platforms whose calls reached it (`koop-zoekservice (bwb,
+    /// cvdr)`).
+    pub label: String,
     /// Its limit, as it enforces it and BesluitBron keeps it.
     pub limit: LimitConfig,
     /// Calls replayed.
     pub calls: usize,
-    /// Calls of its text host, left out.
-    pub text_calls: usize,
     /// Calls that asked another cost than one unit, charged one.
     pub other_cost: usize,
     /// Calls whose client gave up while they waited (in the recording): here they wait on.
@@ -56,8 +58,8 @@ pub struct ReplicaWhatIf {
     pub runs: Vec<ClusterOutcome>,
 }
 
-/// Runs each limited platform the workload calls behind one and behind `replicas`
-/// replicas, in the workload's order.
+/// Runs each limited service the workload's calls reach behind one and behind `replicas`
+/// replicas, in the run's order of services.
 pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<ReplicaWhatIf>, String> {
     if replicas == 0 {
         return Err("--replicas needs at least one replica".to_owned());
@@ -66,45 +68,48 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
         .recorded
         .as_ref()
         .map_or(1_000, |r| u64::try_from(r.margin.as_millis()).unwrap_or(u64::MAX));
+    let services = RunServices::of(workload)?;
+    let index_of = |p: PlatformId| workload.platforms.iter().position(|s| s.id == p);
     let mut out = Vec::new();
-    for spec in &workload.platforms {
-        let platform = spec.id;
-        let Enforced {
-            limit: Some(limit),
-            text,
-            latency,
-            states_its_budget,
-        } = Enforced::of(spec)
-        else {
-            continue;
-        };
-        if !workload.open_calls.iter().any(|c| c.platform == platform) {
+    for (i, service) in services.services.iter().enumerate() {
+        let Some(limit) = service.limit else { continue };
+        let reaching: Vec<_> = workload
+            .open_calls
+            .iter()
+            .filter(|c| index_of(c.platform).is_some_and(|p| services.service_of(p, c.op.as_deref()) == i))
+            .collect();
+        if reaching.is_empty() {
             continue;
         }
+        let id = service.id;
         let milli = limit.capacity.as_milli();
         if milli % 1_000 != 0 || limit.window.subsec_nanos() != 0 {
             return Err(format!(
-                "{platform}: --replicas needs a limit of whole units per whole seconds, not {}/{}s",
+                "{id}: --replicas needs a limit of whole units per whole seconds, not {}/{}s",
                 limit.capacity.compact(),
                 limit.window.as_secs_f64()
             ));
         }
-        let (mut text_calls, mut other_cost, mut left, mut follow_ups) = (0, 0, 0, 0);
-        // Equal requests: one operation, one key (as the recording groups them).
-        let mut keys: BTreeMap<(Option<&str>, &str), u64> = BTreeMap::new();
+        // The platforms whose calls reach it, in the run's order.
+        let platforms: Vec<PlatformId> = service
+            .platforms
+            .iter()
+            .copied()
+            .filter(|p| reaching.iter().any(|c| c.platform == *p))
+            .collect();
+        let (mut other_cost, mut left, mut follow_ups) = (0, 0, 0);
+        // Equal requests: one platform, one operation, one key (as the recording groups
+        // them).
+        let mut keys: BTreeMap<(PlatformId, Option<&str>, &str), u64> = BTreeMap::new();
         let mut fresh = 0u64;
         let mut calls = Vec::new();
-        for c in workload.open_calls.iter().filter(|c| c.platform == platform) {
-            if text.is_some() && c.op.as_deref() == Some(TEXT_OP) {
-                text_calls += 1;
-                continue;
-            }
+        for c in &reaching {
             other_cost += usize::from(c.cost != Units::ONE);
             left += usize::from(c.leave_after.is_some());
             follow_ups += usize::from(c.then.is_some());
             let next = keys.len() as u64;
             let key = match &c.key {
-                Some(k) => *keys.entry((c.op.as_deref(), k.as_str())).or_insert(next),
+                Some(k) => *keys.entry((c.platform, c.op.as_deref(), k.as_str())).or_insert(next),
                 // A distinct call: a question nobody else asks.
                 None => {
                     fresh += 1;
@@ -112,12 +117,26 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 }
             };
             let session = workload.sessions[c.session as usize].name.clone();
-            calls.push((c.at.as_millis(), session, key));
+            calls.push((c.at.as_millis(), session, key, c.platform));
         }
+        // The latency model of the service's first platform (every platform's calls there
+        // answer alike here).
+        let latency = workload
+            .platforms
+            .iter()
+            .find(|p| p.id == platforms[0])
+            .map(|p| p.latency)
+            .unwrap_or_default();
+        let label = if platforms.len() == 1 && platforms[0].as_str() == id.as_str() {
+            id.to_string()
+        } else {
+            let names: Vec<&str> = platforms.iter().map(|p| p.as_str()).collect();
+            format!("{id} ({})", names.join(", "))
+        };
         let mut runs = Vec::new();
         for n in [1, replicas] {
             let scenario = ClusterScenario {
-                description: format!("{platform}'s calls of the trace behind {n} replica(s)"),
+                description: format!("{label}: the trace's calls behind {n} replica(s)"),
                 seed,
                 replicas: n,
                 drift_ppm: vec![0; n],
@@ -127,8 +146,10 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 balancer: Balancer::Hash,
                 forward_ms: FORWARD_MS,
                 engine_ms: ENGINE_MS,
-                platform,
-                rate_limit_headers: Some(states_its_budget),
+                platform: platforms[0],
+                shared_with: platforms[1..].to_vec(),
+                service: Some(id),
+                rate_limit_headers: Some(service.states_its_budget),
                 capacity: milli / 1_000,
                 window_s: limit.window.as_secs(),
                 latency,
@@ -142,25 +163,26 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 send_delay_ms: 5,
                 calls: calls
                     .iter()
-                    .map(|(at_ms, session, key)| ScriptedCall {
+                    .map(|(at_ms, session, key, platform)| ScriptedCall {
                         at_ms: *at_ms,
                         session: session.clone(),
                         key: *key,
                         // Where the balancer (a hash of the session) sends it.
                         replica: None,
+                        platform: Some(*platform),
                     })
                     .collect(),
             };
-            runs.push(run_cluster(&format!("{platform}×{n}"), &scenario).map_err(|e| format!("{platform}: {e}"))?);
+            runs.push(run_cluster(&format!("{id}×{n}"), &scenario).map_err(|e| format!("{id}: {e}"))?);
             if replicas == 1 {
                 break;
             }
         }
         out.push(ReplicaWhatIf {
-            platform,
+            service: id,
+            label,
             limit,
             calls: calls.len(),
-            text_calls,
             other_cost,
             left,
             follow_ups,
@@ -174,16 +196,11 @@ impl fmt::Display for ReplicaWhatIf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{} ({}/{}s): {} calls{}{}",
-            self.platform,
+            "{} ({}/{}s): {} calls{}",
+            self.label,
             self.limit.capacity.compact(),
             self.limit.window.as_secs(),
             self.calls,
-            if self.text_calls > 0 {
-                format!("; {} calls of its text host left out", self.text_calls)
-            } else {
-                String::new()
-            },
             if self.other_cost > 0 {
                 format!("; {} calls that asked another cost charged one unit", self.other_cost)
             } else {
