@@ -120,60 +120,13 @@ pub(crate) async fn drive(groups: Vec<Vec<Target>>, plan: Plan) -> (Vec<Vec<Targ
         .into_iter()
         .enumerate()
         .flat_map(|(g, targets)| targets.into_iter().map(move |t| (g, t)));
-    for (i, (group, mut target)) in targets.enumerate() {
-        let task = tokio::spawn(async move {
-            // 1 µs to 60 s at 3 significant figures: the bounds are constants that fit.
-            let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
-            let mut first_error = None;
-            let (mut answered, mut errors) = (0u64, 0u64);
-            let mut id = target.next_id;
-            // Open loop: client i's k-th request is due at start + (k + i / clients) × gap.
-            let mut due = plan
-                .interval
-                .map(|gap| start + gap * u32::try_from(i).unwrap_or(0) / clients.max(1));
-            loop {
-                if let (Some(at), Some(gap)) = (due.as_mut(), plan.interval) {
-                    tokio::time::sleep_until((*at).into()).await;
-                    *at += gap;
-                }
-                // In the open loop the latency counts from when the request was due.
-                let sent_at = due.zip(plan.interval).map_or_else(Instant::now, |(at, gap)| at - gap);
-                if sent_at >= end {
-                    break;
-                }
-                id += 1;
-                let outcome = target
-                    .conn
-                    .post(target.path, target.session.as_deref(), call().asks(), call_body(id))
-                    .await;
-                let done_at = Instant::now();
-                let ok = match &outcome {
-                    Ok((status, _, body)) if *status == StatusCode::OK && answer_ok(body) => true,
-                    Ok((status, _, body)) => {
-                        first_error.get_or_insert_with(|| {
-                            format!("{status}: {}", String::from_utf8_lossy(&body[..body.len().min(300)]))
-                        });
-                        false
-                    }
-                    Err(e) => {
-                        first_error.get_or_insert_with(|| format!("{e:#}"));
-                        false
-                    }
-                };
-                if !ok {
-                    errors += 1;
-                    continue;
-                }
-                answered += 1;
-                if sent_at >= record_from && done_at <= end {
-                    let us = u64::try_from(done_at.duration_since(sent_at).as_micros()).unwrap_or(u64::MAX);
-                    hist.saturating_record(us.max(1));
-                }
-            }
-            // The next turn goes on after the last id used (ids are raised before use).
-            target.next_id = id;
-            (target, hist, first_error, answered, errors)
-        });
+    for (i, (group, target)) in targets.enumerate() {
+        let turn = Turn {
+            start,
+            record_from,
+            end,
+        };
+        let task = tokio::spawn(run_client(i, clients, target, plan, turn));
         tasks.push((group, task));
     }
     let empty = || Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
@@ -225,6 +178,83 @@ pub(crate) async fn drive(groups: Vec<Vec<Target>>, plan: Plan) -> (Vec<Vec<Targ
             (p.back, measured)
         })
         .unzip()
+}
+
+/// When a turn's phases fall: it starts, its measured window begins, and it ends.
+#[derive(Clone, Copy)]
+struct Turn {
+    start: Instant,
+    record_from: Instant,
+    end: Instant,
+}
+
+/// Client `i` of `clients` sends its calls on `target` through `turn` (in an open loop
+/// when `plan` sets an interval), recording the latency of those inside the measured
+/// window: the target back, the latencies, the first error, and the calls answered and
+/// failed.
+async fn run_client(
+    i: usize,
+    clients: u32,
+    mut target: Target,
+    plan: Plan,
+    turn: Turn,
+) -> (Target, Histogram<u64>, Option<String>, u64, u64) {
+    let Turn {
+        start,
+        record_from,
+        end,
+    } = turn;
+    // 1 µs to 60 s at 3 significant figures: the bounds are constants that fit.
+    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds");
+    let mut first_error = None;
+    let (mut answered, mut errors) = (0u64, 0u64);
+    let mut id = target.next_id;
+    // Open loop: client i's k-th request is due at start + (k + i / clients) × gap.
+    let mut due = plan
+        .interval
+        .map(|gap| start + gap * u32::try_from(i).unwrap_or(0) / clients.max(1));
+    loop {
+        if let (Some(at), Some(gap)) = (due.as_mut(), plan.interval) {
+            tokio::time::sleep_until((*at).into()).await;
+            *at += gap;
+        }
+        // In the open loop the latency counts from when the request was due.
+        let sent_at = due.zip(plan.interval).map_or_else(Instant::now, |(at, gap)| at - gap);
+        if sent_at >= end {
+            break;
+        }
+        id += 1;
+        let outcome = target
+            .conn
+            .post(target.path, target.session.as_deref(), call().asks(), call_body(id))
+            .await;
+        let done_at = Instant::now();
+        let ok = match &outcome {
+            Ok((status, _, body)) if *status == StatusCode::OK && answer_ok(body) => true,
+            Ok((status, _, body)) => {
+                first_error.get_or_insert_with(|| {
+                    format!("{status}: {}", String::from_utf8_lossy(&body[..body.len().min(300)]))
+                });
+                false
+            }
+            Err(e) => {
+                first_error.get_or_insert_with(|| format!("{e:#}"));
+                false
+            }
+        };
+        if !ok {
+            errors += 1;
+            continue;
+        }
+        answered += 1;
+        if sent_at >= record_from && done_at <= end {
+            let us = u64::try_from(done_at.duration_since(sent_at).as_micros()).unwrap_or(u64::MAX);
+            hist.saturating_record(us.max(1));
+        }
+    }
+    // The next turn goes on after the last id used (ids are raised before use).
+    target.next_id = id;
+    (target, hist, first_error, answered, errors)
 }
 
 /// One group's share of a turn, while it is gathered.

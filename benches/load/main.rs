@@ -69,10 +69,12 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use clap::Parser;
 use rmcp::model::{CallToolResult, ListToolsResult};
+use tokio::task::JoinHandle;
 
 use crate::args::Args;
 use crate::call::{Asks, CALL, call, call_body, jsonrpc_message, list_body};
 use crate::conn::{Conn, Target};
+use crate::drive::Measured;
 use crate::report::{load_average, print_only, print_report};
 use crate::rounds::{clients_of, interval, rotate, warm_up};
 use crate::servers::{BesluitBron, ECHO_PATH, SdkAlone};
@@ -125,44 +127,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let (answer_bytes, result) = warm_up(first, "warm-up call", 0).await?;
     let upstream_after_warm = besluitbron.upstream_requests();
 
-    // BesluitBron's tools and answer, for the SDK alone (same names, schemas and result).
-    let (status, _, listed) = first
-        .conn
-        .post(mcp_path, first.session.as_deref(), Asks::List, list_body(1))
-        .await?;
-    let tools: ListToolsResult = jsonrpc_message(&listed)
-        .and_then(|m| m.get("result").cloned())
-        .and_then(|r| serde_json::from_value(r).ok())
-        .with_context(|| format!("tools/list: no list of tools: {status}"))?;
-    let answer = match call().tool {
-        Some(_) => Some(Arc::new(
-            serde_json::from_value::<CallToolResult>(result.clone()).context("warm-up call: not a tool result")?,
-        )),
-        None => None,
-    };
-    let (sdk_addr, sdk_task) = servers::start_sdk_alone(
-        mcp_path,
-        SdkAlone {
-            tools: Arc::new(tools.tools),
-            answer,
-        },
-        besluitbron.allowed_hosts.clone(),
-        besluitbron.idle_timeout,
-    )
-    .await?;
-    let mut sdk_clients = clients_of(sdk_addr, mcp_path, args.clients).await?;
-    sdk_clients[0].answer_once("the SDK alone", call_body(1)).await?;
-
-    // The bare baseline: same stack, same request, an answer of the same size.
-    let (echo_addr, echo_task) = servers::start_echo(result, answer_bytes).await?;
-    let mut echo_clients = Vec::with_capacity(args.clients);
-    for _ in 0..args.clients {
-        echo_clients.push(Target::new(Conn::open(echo_addr).await?, ECHO_PATH, None));
-    }
-    let echoed = echo_clients[0].answer_once("the echo", call_body(1)).await?;
-    if echoed.len() != answer_bytes {
-        bail!("the echo answers {} bytes, not {answer_bytes}", echoed.len());
-    }
+    let (sdk_task, sdk_clients) = sdk_alone(first, &besluitbron, result.clone(), args.clients).await?;
+    let (echo_task, echo_clients) = echo(result, answer_bytes, args.clients).await?;
 
     let interval = interval(&args)?;
     let names = ["echo", "rmcp", "besluitbron"];
@@ -193,8 +159,70 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let (Some(baseline), Some(sdk), Some(mcp)) = (baseline, sdk, mcp) else {
         bail!("--seconds must be above zero");
     };
-
     print_report(&args, answer_bytes, [&baseline, &sdk, &mcp], &load_before, &load_after);
+    fail_on_errors(&baseline, &sdk, &mcp, upstream_moved)
+}
+
+/// BesluitBron's tools and answer, for the SDK alone (same names, schemas and result):
+/// its server started, and its `clients` with one answer each.
+async fn sdk_alone(
+    first: &mut Target,
+    besluitbron: &BesluitBron,
+    result: serde_json::Value,
+    clients: usize,
+) -> anyhow::Result<(JoinHandle<std::io::Result<()>>, Vec<Target>)> {
+    let mcp_path = call().path;
+    let (status, _, listed) = first
+        .conn
+        .post(mcp_path, first.session.as_deref(), Asks::List, list_body(1))
+        .await?;
+    let tools: ListToolsResult = jsonrpc_message(&listed)
+        .and_then(|m| m.get("result").cloned())
+        .and_then(|r| serde_json::from_value(r).ok())
+        .with_context(|| format!("tools/list: no list of tools: {status}"))?;
+    let answer = match call().tool {
+        Some(_) => Some(Arc::new(
+            serde_json::from_value::<CallToolResult>(result.clone()).context("warm-up call: not a tool result")?,
+        )),
+        None => None,
+    };
+    let (sdk_addr, sdk_task) = servers::start_sdk_alone(
+        mcp_path,
+        SdkAlone {
+            tools: Arc::new(tools.tools),
+            answer,
+        },
+        besluitbron.allowed_hosts.clone(),
+        besluitbron.idle_timeout,
+    )
+    .await?;
+    let mut sdk_clients = clients_of(sdk_addr, mcp_path, clients).await?;
+    sdk_clients[0].answer_once("the SDK alone", call_body(1)).await?;
+    Ok((sdk_task, sdk_clients))
+}
+
+/// The bare baseline: same stack, same request, an answer of the same size
+/// (`answer_bytes`): its server started, and its `clients`.
+async fn echo(
+    result: serde_json::Value,
+    answer_bytes: usize,
+    clients: usize,
+) -> anyhow::Result<(JoinHandle<std::io::Result<()>>, Vec<Target>)> {
+    let (echo_addr, echo_task) = servers::start_echo(result, answer_bytes).await?;
+    let mut echo_clients = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        echo_clients.push(Target::new(Conn::open(echo_addr).await?, ECHO_PATH, None));
+    }
+    let echoed = echo_clients[0].answer_once("the echo", call_body(1)).await?;
+    if echoed.len() != answer_bytes {
+        bail!("the echo answers {} bytes, not {answer_bytes}", echoed.len());
+    }
+    Ok((echo_task, echo_clients))
+}
+
+/// An error for any failed request of the three servers, or for a call that reached
+/// the platform during the run (not every call was a buffer hit).
+fn fail_on_errors(baseline: &Measured, sdk: &Measured, mcp: &Measured, upstream_moved: u64) -> anyhow::Result<()> {
     let errors = baseline.errors + sdk.errors + mcp.errors;
     if errors > 0 {
         bail!(

@@ -167,7 +167,21 @@ struct Report<'a> {
 
 impl Report<'_> {
     fn print(&self, load_before: &str, load_after: &str) {
-        let Report { args, n, owner, .. } = *self;
+        self.print_setup();
+        let (all, followers) = self.merged();
+        let Some(followers) = followers else {
+            return;
+        };
+        self.print_comparison(&all, &followers);
+        self.print_forwards(&all, &followers);
+        print_stalls("one-process", self.one);
+        print_stalls("replicas", &all);
+        print_load(load_before, load_after);
+    }
+
+    /// What was measured, how: the call, the clients, the protocol, the turns, the answer.
+    fn print_setup(&self) {
+        let Report { args, n, .. } = *self;
         let cores = std::thread::available_parallelism().map_or(0, |c| c.get());
         let tool = call().tool.unwrap_or("?");
         println!(
@@ -183,6 +197,11 @@ impl Report<'_> {
             self.answer_bytes,
         );
         println!();
+    }
+
+    /// Every replica's measurements together, and the followers' (none with one replica).
+    fn merged(&self) -> (Measured, Option<Measured>) {
+        let owner = self.owner;
         let mut all = self.per_replica[0].clone();
         let mut followers: Option<Measured> = None;
         for (i, m) in self.per_replica.iter().enumerate() {
@@ -196,25 +215,33 @@ impl Report<'_> {
                 }
             }
         }
+        (all, followers)
+    }
+
+    /// Clients on replica `i`: round-robin over the `n` replicas.
+    fn clients_on(&self, i: usize) -> usize {
+        (self.args.clients + self.n - 1 - i) / self.n
+    }
+
+    /// The table (one process, all replicas, the owner's, the followers'), the throughput
+    /// against one process, and a forwarded call's latency against the owner's.
+    fn print_comparison(&self, all: &Measured, followers: &Measured) {
+        let Report { args, n, owner, .. } = *self;
         let on_owner = &self.per_replica[owner];
-        let Some(followers) = followers else {
-            return;
-        };
-        let clients_on = |i: usize| (args.clients + n - 1 - i) / n;
-        let follower_clients = args.clients - clients_on(owner);
+        let follower_clients = args.clients - self.clients_on(owner);
         print_header();
         print_row("one process (no cluster)", self.one);
-        print_row(&format!("{n} replicas, all calls"), &all);
+        print_row(&format!("{n} replicas, all calls"), all);
         print_row(
             &format!(
                 "… answered on the owner (replica {owner}, {} clients)",
-                clients_on(owner)
+                self.clients_on(owner)
             ),
             on_owner,
         );
         print_row(
             &format!("… forwarded by a follower to the owner ({follower_clients} clients)"),
-            &followers,
+            followers,
         );
         println!();
         let ratio = if self.one.per_sec() > 0.0 {
@@ -231,13 +258,19 @@ impl Report<'_> {
         let q = |m: &Measured, at: f64| m.latency_us.value_at_quantile(at);
         println!(
             "a forwarded call: p50 {} / p99 {} against {} / {} on the owner ({} / {} for one process)",
-            ms(q(&followers, 0.5)),
-            ms(q(&followers, 0.99)),
+            ms(q(followers, 0.5)),
+            ms(q(followers, 0.99)),
             ms(q(on_owner, 0.5)),
             ms(q(on_owner, 0.99)),
             ms(q(self.one, 0.5)),
             ms(q(self.one, 0.99)),
         );
+    }
+
+    /// The forwards the followers counted, each replica's share, and redis-server's
+    /// commands per call.
+    fn print_forwards(&self, all: &Measured, followers: &Measured) {
+        let owner = self.owner;
         let forwarded: u64 = self
             .forwarded
             .iter()
@@ -258,7 +291,7 @@ impl Report<'_> {
             let role = if i == owner { "owner" } else { "follower" };
             println!(
                 "replica {i} ({role}, {} clients): {} calls answered, forwarded-calls counter +{f}",
-                clients_on(i),
+                self.clients_on(i),
                 m.answered
             );
         }
@@ -269,9 +302,6 @@ impl Report<'_> {
                 commands as f64 / all.answered.max(1) as f64
             );
         }
-        print_stalls("one-process", self.one);
-        print_stalls("replicas", &all);
-        print_load(load_before, load_after);
     }
 }
 

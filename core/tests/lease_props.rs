@@ -209,68 +209,17 @@ fn answer_of(code: u64) -> LeaseAnswer {
 /// window, or a step where the machine allowed something outside its own window.
 fn run(world: &World, config: LeaseConfig) -> Result<Vec<Window>, String> {
     let horizon = 70_000 * MS;
-    let timeout = 1_500 * MS;
-    let ttl_ns = u64::try_from(config.ttl.as_nanos()).unwrap();
-    let engine_ttl = u64::try_from(i128::from(ttl_ns) * PPM / i128::from(world.engine_rate_ppm)).unwrap();
-    let mut replicas: Vec<Replica> = world
-        .clocks
-        .iter()
-        .map(|&(off, d)| Replica {
-            lease: Lease::new(config, Instant::from_nanos(off * MS)).unwrap(),
-            off_ns: off * MS,
-            d,
-            open: None,
-        })
-        .collect();
-    let mut heap = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut push = |heap: &mut BinaryHeap<Reverse<(u64, u64, Ev)>>, at: u64, ev: Ev| {
-        seq += 1;
-        heap.push(Reverse((at, seq, ev)));
-    };
-    for r in 0..replicas.len() {
-        push(&mut heap, 0, Ev::Wake(r));
-    }
-    for &l in &world.losses {
-        push(&mut heap, l * MS, Ev::Loss);
-    }
-    if let Some((r, at)) = world.shutdown {
-        push(&mut heap, at * MS, Ev::Shutdown(r));
-    }
-    // The engine's key: (owner, token, expiry in true ns).
-    let mut key: Option<(usize, u64, u64)> = None;
-    let mut delay_i = 0usize;
-    let mut next_delay = || {
-        let d = world.delays[delay_i % world.delays.len()];
-        delay_i += 1;
-        d.map(|ms| ms * MS)
-    };
-    // Pauses in true ns: the world's, and those the hard case adds as it happens.
-    let mut pauses: Vec<Vec<(u64, u64)>> = world
-        .pauses
-        .iter()
-        .map(|p| p.iter().map(|&(from, len)| (from * MS, (from + len) * MS)).collect())
-        .collect();
-    let paused_until = |pauses: &Vec<Vec<(u64, u64)>>, r: usize, t: u64| -> Option<u64> {
-        pauses[r]
-            .iter()
-            .filter(|&&(from, to)| from <= t && t < to)
-            .map(|&(_, to)| to)
-            .max()
-    };
-    let mut renewals = 0u32;
-    let mut windows = Vec::new();
-    let mut wake_at: BTreeMap<usize, u64> = BTreeMap::new();
-    while let Some(Reverse((t, _, ev))) = heap.pop() {
+    let mut run = Run::new(world, config);
+    while let Some(Reverse((t, _, ev))) = run.heap.pop() {
         if t > horizon {
             break;
         }
-        if key.is_some_and(|(_, _, exp)| exp <= t) {
-            key = None;
+        if run.key.is_some_and(|(_, _, exp)| exp <= t) {
+            run.key = None;
         }
         let r = match ev {
             Ev::Loss => {
-                key = None;
+                run.key = None;
                 continue;
             }
             Ev::Apply {
@@ -280,56 +229,156 @@ fn run(world: &World, config: LeaseConfig) -> Result<Vec<Window>, String> {
                 token,
                 back,
             } => {
-                // Tokens are unique across replicas: (replica, token).
-                let mine = key.is_some_and(|(o, tk, _)| o == replica && tk == token);
-                let granted = match call {
-                    0 if key.is_none() => {
-                        key = Some((replica, token, t + engine_ttl));
-                        true
-                    }
-                    1 if mine => {
-                        key = Some((replica, token, t + engine_ttl));
-                        renewals += 1;
-                        if let Some(&(_, pause, len)) = world.loss_after_renewal.iter().find(|l| l.0 == renewals) {
-                            key = None;
-                            if pause {
-                                // Right after it hears the renewal was granted.
-                                let from = t + back.unwrap_or(0) + 1;
-                                pauses[replica].push((from, from + len * MS));
-                            }
-                        }
-                        true
-                    }
-                    2 if mine => {
-                        key = None;
-                        true
-                    }
-                    _ => false,
-                };
-                if let Some(back) = back {
-                    // A refused acquisition says when the holder's lease runs out, in the
-                    // engine's time (`PTTL`).
-                    let answer = match (granted, call, key) {
-                        (true, ..) => 0,
-                        (false, 0, Some((_, _, exp))) => {
-                            let left = u128::from(exp.saturating_sub(t));
-                            let engine_ms = left * u128::from(world.engine_rate_ppm) / 1_000_000 / u128::from(MS);
-                            3 + u64::try_from(engine_ms).unwrap()
-                        }
-                        (false, ..) => 1,
-                    };
-                    push(&mut heap, t + back, Ev::Answer { replica, id, answer });
-                }
+                run.apply(t, replica, id, call, token, back);
                 continue;
             }
             Ev::Wake(r) | Ev::Answer { replica: r, .. } | Ev::Shutdown(r) => r,
         };
-        if let Some(until) = paused_until(&pauses, r, t) {
+        if let Some(until) = run.paused_until(r, t) {
             // A paused replica handles nothing; it looks again when it resumes.
-            push(&mut heap, until, ev);
+            run.push(until, ev);
             continue;
         }
-        let rep = &mut replicas[r];
+        run.step(t, r, ev)?;
+    }
+    Ok(run.finish())
+}
+
+/// The world while it runs: the replicas, the events to come, the engine's key, and the
+/// windows declared so far.
+struct Run<'w> {
+    world: &'w World,
+    /// The lease's time to live, in the engine's (true) nanoseconds.
+    engine_ttl: u64,
+    /// The shell's time-out for an answer, true nanoseconds.
+    timeout: u64,
+    replicas: Vec<Replica>,
+    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    seq: u64,
+    /// The engine's key: (owner, token, expiry in true ns).
+    key: Option<(usize, u64, u64)>,
+    delay_i: usize,
+    /// Pauses in true ns: the world's, and those the hard case adds as it happens.
+    pauses: Vec<Vec<(u64, u64)>>,
+    renewals: u32,
+    windows: Vec<Window>,
+    wake_at: BTreeMap<usize, u64>,
+}
+
+impl<'w> Run<'w> {
+    /// The world at true time 0: every replica wakes, the losses and the shutdown are due.
+    fn new(world: &'w World, config: LeaseConfig) -> Run<'w> {
+        let ttl_ns = u64::try_from(config.ttl.as_nanos()).unwrap();
+        let replicas = world
+            .clocks
+            .iter()
+            .map(|&(off, d)| Replica {
+                lease: Lease::new(config, Instant::from_nanos(off * MS)).unwrap(),
+                off_ns: off * MS,
+                d,
+                open: None,
+            })
+            .collect();
+        let mut run = Run {
+            world,
+            engine_ttl: u64::try_from(i128::from(ttl_ns) * PPM / i128::from(world.engine_rate_ppm)).unwrap(),
+            timeout: 1_500 * MS,
+            replicas,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            key: None,
+            delay_i: 0,
+            pauses: world
+                .pauses
+                .iter()
+                .map(|p| p.iter().map(|&(from, len)| (from * MS, (from + len) * MS)).collect())
+                .collect(),
+            renewals: 0,
+            windows: Vec::new(),
+            wake_at: BTreeMap::new(),
+        };
+        for r in 0..run.replicas.len() {
+            run.push(0, Ev::Wake(r));
+        }
+        for &l in &world.losses {
+            run.push(l * MS, Ev::Loss);
+        }
+        if let Some((r, at)) = world.shutdown {
+            run.push(at * MS, Ev::Shutdown(r));
+        }
+        run
+    }
+
+    fn push(&mut self, at: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, self.seq, ev)));
+    }
+
+    /// The next one-way delay, in turn; `None`: the message is lost.
+    fn next_delay(&mut self) -> Option<u64> {
+        let d = self.world.delays[self.delay_i % self.world.delays.len()];
+        self.delay_i += 1;
+        d.map(|ms| ms * MS)
+    }
+
+    /// The end of replica `r`'s pause at true `t`, if it is paused.
+    fn paused_until(&self, r: usize, t: u64) -> Option<u64> {
+        self.pauses[r]
+            .iter()
+            .filter(|&&(from, to)| from <= t && t < to)
+            .map(|&(_, to)| to)
+            .max()
+    }
+
+    /// The engine applies `call` of `replica` at true `t`; its answer travels back after
+    /// `back`, unless lost.
+    fn apply(&mut self, t: u64, replica: usize, id: u64, call: u8, token: u64, back: Option<u64>) {
+        // Tokens are unique across replicas: (replica, token).
+        let mine = self.key.is_some_and(|(o, tk, _)| o == replica && tk == token);
+        let granted = match call {
+            0 if self.key.is_none() => {
+                self.key = Some((replica, token, t + self.engine_ttl));
+                true
+            }
+            1 if mine => {
+                self.key = Some((replica, token, t + self.engine_ttl));
+                self.renewals += 1;
+                if let Some(&(_, pause, len)) = self.world.loss_after_renewal.iter().find(|l| l.0 == self.renewals) {
+                    self.key = None;
+                    if pause {
+                        // Right after it hears the renewal was granted.
+                        let from = t + back.unwrap_or(0) + 1;
+                        self.pauses[replica].push((from, from + len * MS));
+                    }
+                }
+                true
+            }
+            2 if mine => {
+                self.key = None;
+                true
+            }
+            _ => false,
+        };
+        if let Some(back) = back {
+            // A refused acquisition says when the holder's lease runs out, in the
+            // engine's time (`PTTL`).
+            let answer = match (granted, call, self.key) {
+                (true, ..) => 0,
+                (false, 0, Some((_, _, exp))) => {
+                    let left = u128::from(exp.saturating_sub(t));
+                    let engine_ms = left * u128::from(self.world.engine_rate_ppm) / 1_000_000 / u128::from(MS);
+                    3 + u64::try_from(engine_ms).unwrap()
+                }
+                (false, ..) => 1,
+            };
+            self.push(t + back, Ev::Answer { replica, id, answer });
+        }
+    }
+
+    /// Replica `r` handles `ev` at true `t`: its lease takes the input, its window is
+    /// brought up to date and checked, its requests go out and its next wake-up is set.
+    fn step(&mut self, t: u64, r: usize, ev: Ev) -> Result<(), String> {
+        let rep = &mut self.replicas[r];
         let local = rep.local(t);
         let now = Instant::from_nanos(local);
         match ev {
@@ -342,13 +391,31 @@ fn run(world: &World, config: LeaseConfig) -> Result<Vec<Window>, String> {
             sends.push(req);
         }
         while rep.lease.poll_event().is_some() {}
-        // The current acquisition's window: from its admit_from to its valid_until,
-        // cut where it ended.
+        self.track_window(r, local);
+        self.check_inside(r, now, local)?;
+        let rep = &self.replicas[r];
+        let next = rep.lease.poll_timeout().map(|l| rep.true_at(l.as_nanos()).max(t + 1));
+        for req in sends {
+            self.send(t, r, &req);
+        }
+        if let Some(next) = next
+            && self.wake_at.get(&r).is_none_or(|&w| w <= t || w > next)
+        {
+            self.wake_at.insert(r, next);
+            self.push(next, Ev::Wake(r));
+        }
+        Ok(())
+    }
+
+    /// The current acquisition's window: from its admit_from to its valid_until, cut
+    /// where it ended.
+    fn track_window(&mut self, r: usize, local: u64) {
+        let rep = &mut self.replicas[r];
         let epoch = rep.lease.epoch();
         if let Some((open_epoch, w)) = rep.open
             && Some(open_epoch) != epoch
         {
-            windows.push(Window {
+            self.windows.push(Window {
                 end: w.end.min(local),
                 ..w
             });
@@ -370,7 +437,11 @@ fn run(world: &World, config: LeaseConfig) -> Result<Vec<Window>, String> {
                 }
             }
         }
-        // Whatever the machine allows lies inside its declared window.
+    }
+
+    /// Whatever the machine allows lies inside its declared window.
+    fn check_inside(&self, r: usize, now: Instant, local: u64) -> Result<(), String> {
+        let rep = &self.replicas[r];
         let inside = |l: u64| rep.open.is_some_and(|(_, w)| w.from <= l && l < w.end);
         if rep.lease.may_admit(now) && !inside(local) {
             return Err(format!(
@@ -387,53 +458,52 @@ fn run(world: &World, config: LeaseConfig) -> Result<Vec<Window>, String> {
         {
             return Err(format!("replica {r} may send at {local} outside its window {w:?}"));
         }
-        let next = rep.lease.poll_timeout().map(|l| rep.true_at(l.as_nanos()).max(t + 1));
-        for req in sends {
-            let out = next_delay();
-            let back = next_delay();
-            let answered = match (out, back) {
-                (Some(d1), Some(d2)) if d1 + d2 <= timeout => Some(d2),
-                _ => None,
-            };
-            if let Some(d1) = out {
-                push(
-                    &mut heap,
-                    t + d1,
-                    Ev::Apply {
-                        replica: r,
-                        id: req.id,
-                        call: call_code(req.call),
-                        token: req.token,
-                        back: answered,
-                    },
-                );
-            }
-            if answered.is_none() {
-                // No answer in time: the shell's time-out says so.
-                push(
-                    &mut heap,
-                    t + timeout,
-                    Ev::Answer {
-                        replica: r,
-                        id: req.id,
-                        answer: 2,
-                    },
-                );
-            }
+        Ok(())
+    }
+
+    /// Replica `r`'s request `req` leaves at true `t`: it reaches the engine unless lost,
+    /// and an answer that does not come back in time is the shell's time-out.
+    fn send(&mut self, t: u64, r: usize, req: &LeaseRequest) {
+        let out = self.next_delay();
+        let back = self.next_delay();
+        let answered = match (out, back) {
+            (Some(d1), Some(d2)) if d1 + d2 <= self.timeout => Some(d2),
+            _ => None,
+        };
+        if let Some(d1) = out {
+            self.push(
+                t + d1,
+                Ev::Apply {
+                    replica: r,
+                    id: req.id,
+                    call: call_code(req.call),
+                    token: req.token,
+                    back: answered,
+                },
+            );
         }
-        if let Some(next) = next
-            && wake_at.get(&r).is_none_or(|&w| w <= t || w > next)
-        {
-            wake_at.insert(r, next);
-            push(&mut heap, next, Ev::Wake(r));
+        if answered.is_none() {
+            // No answer in time: the shell's time-out says so.
+            self.push(
+                t + self.timeout,
+                Ev::Answer {
+                    replica: r,
+                    id: req.id,
+                    answer: 2,
+                },
+            );
         }
     }
-    for rep in &replicas {
-        if let Some((_, w)) = rep.open {
-            windows.push(w);
+
+    /// Every window declared, the still open ones included, each non-empty.
+    fn finish(mut self) -> Vec<Window> {
+        for rep in &self.replicas {
+            if let Some((_, w)) = rep.open {
+                self.windows.push(w);
+            }
         }
+        self.windows.into_iter().filter(|w| w.from < w.end).collect()
     }
-    Ok(windows.into_iter().filter(|w| w.from < w.end).collect())
 }
 
 /// `true(a.end) + m ≤ true(b.from)` for every pair where `a` starts no later than `b`,

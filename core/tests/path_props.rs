@@ -196,9 +196,12 @@ fn run(w: &Workload) -> Result<(), String> {
         bucket: ReferenceBucket::new(limit()),
         limited: w.limited,
     };
-    // Answers due: (at, attempt).
-    let mut due: BTreeMap<(Instant, Attempt), Answer> = BTreeMap::new();
-    let mut next_answer = 0usize;
+    let mut platform = Platform {
+        due: BTreeMap::new(),
+        next_answer: 0,
+        answers: &w.answers,
+        latency: Duration::from_millis(u64::from(w.latency_ms)),
+    };
     let mut now = Instant::ZERO;
     let mut ops = w.ops.iter();
     let mut op_at = Instant::ZERO;
@@ -213,7 +216,7 @@ fn run(w: &Workload) -> Result<(), String> {
             return Err("the run does not end".into());
         }
         let wake = p.poll_timeout(now);
-        let answer_at = due.keys().next().map(|&(at, _)| at);
+        let answer_at = platform.due.keys().next().map(|&(at, _)| at);
         let candidates = [pending_op.map(|_| op_at), answer_at, wake];
         let Some(next) = candidates.into_iter().flatten().min() else {
             break;
@@ -221,97 +224,17 @@ fn run(w: &Workload) -> Result<(), String> {
         now = now.max(next);
         let wall = WallTime(now.as_millis());
         if answer_at == Some(now) {
-            let (&(at, attempt), &answer) = due.iter().next().expect("due");
-            due.remove(&(at, attempt));
+            let (&(at, attempt), &answer) = platform.due.iter().next().expect("due");
+            platform.due.remove(&(at, attempt));
             let k = m
                 .out
                 .remove(&attempt)
                 .ok_or("an answer for an attempt that is not out")?;
-            let outcome = match answer {
-                Answer::Ok { keep, remaining } => {
-                    let payload: P = Arc::from(format!("{k}:{}:{}", attempt.flight.0, attempt.number).into_bytes());
-                    let keep = match keep {
-                        0 => Keep::Normal,
-                        1 => Keep::Briefly { ttl_ms: 700 },
-                        _ => Keep::Never,
-                    };
-                    if keep != Keep::Never {
-                        m.kept.entry(k).or_default().insert(payload.to_vec());
-                    }
-                    let remaining = remaining.map(|r| Units::whole(u64::from(r)));
-                    if let (true, Some(r)) = (m.limited, remaining) {
-                        m.bucket.cap_at(now, r);
-                    }
-                    Outcome::Success {
-                        payload,
-                        feedback: Feedback {
-                            remaining,
-                            reset: None,
-                            keep,
-                            revalidated: false,
-                        },
-                    }
-                }
-                Answer::RateLimited { retry_after_ms } => {
-                    if m.limited {
-                        m.bucket.empty_at(now);
-                    }
-                    Outcome::RateLimited {
-                        retry_after: Duration::from_millis(u64::from(retry_after_ms)),
-                        error: 42,
-                    }
-                }
-                Answer::Retryable => Outcome::Retryable {
-                    error: 5,
-                    retry_after: None,
-                },
-                Answer::Failed => Outcome::Failed { error: 4 },
-            };
+            let outcome = m.outcome(now, attempt, k, answer);
             p.on_outcome(now, wall, attempt, outcome);
         } else if pending_op.is_some() && op_at == now {
             let (_, op) = pending_op.expect("pending");
-            match *op {
-                Op::Request { key: k, session: s } => {
-                    let waiter = m.fates.len() as u64;
-                    m.fates.insert(waiter, Fate::Waiting);
-                    m.key_of.insert(waiter, k);
-                    let req = Request {
-                        waiter: WaiterId(waiter),
-                        key: key(k),
-                        session: session(s),
-                        cost: Units::ONE,
-                        lane: Lane::MAIN,
-                    };
-                    match p.request(now, wall, req) {
-                        Arrival::Cached(payload) => {
-                            if !m.kept.get(&k).is_some_and(|kept| kept.contains(&payload.to_vec())) {
-                                return Err(format!(
-                                    "request {waiter} was answered from the buffer with {:?}, no kept success of key {k}",
-                                    String::from_utf8_lossy(&payload)
-                                ));
-                            }
-                            m.fates.insert(waiter, Fate::Done);
-                        }
-                        Arrival::Refused { .. } => {
-                            m.fates.insert(waiter, Fate::Done);
-                        }
-                        Arrival::Waiting { led, .. } => {
-                            if led {
-                                m.leaders.insert(waiter);
-                            }
-                        }
-                    }
-                }
-                Op::Leave { nth } => {
-                    if !m.fates.is_empty() {
-                        let waiter = u64::from(nth) % m.fates.len() as u64;
-                        if m.fates[&waiter] == Fate::Waiting {
-                            m.fates.insert(waiter, Fate::Left);
-                        }
-                        p.leave(now, WaiterId(waiter));
-                    }
-                }
-            }
+            m.apply(&mut p, now, wall, *op)?;
             pending_op = ops.next();
             if let Some((gap, _)) = pending_op {
                 op_at = now + Duration::from_millis(u64::from(*gap));
@@ -319,7 +242,119 @@ fn run(w: &Workload) -> Result<(), String> {
         } else {
             p.handle_timeout(now);
         }
-        // Effects.
+        m.take_effects(&mut p, &mut platform, now)?;
+        p.check_invariants().map_err(|e| format!("t={now}: {e}"))?;
+    }
+    m.all_ended(&p)
+}
+
+/// The platform as the run plays it: the answers due, (at, attempt), and the workload's
+/// answers, given in turn.
+struct Platform<'w> {
+    due: BTreeMap<(Instant, Attempt), Answer>,
+    next_answer: usize,
+    answers: &'w [Answer],
+    latency: Duration,
+}
+
+impl Model {
+    /// The outcome the platform's `answer` to `attempt` (for key `k`) is, at `now`; what it
+    /// keeps and what it says of the limit go into the model.
+    fn outcome(&mut self, now: Instant, attempt: Attempt, k: u8, answer: Answer) -> Outcome<P, u8> {
+        match answer {
+            Answer::Ok { keep, remaining } => {
+                let payload: P = Arc::from(format!("{k}:{}:{}", attempt.flight.0, attempt.number).into_bytes());
+                let keep = match keep {
+                    0 => Keep::Normal,
+                    1 => Keep::Briefly { ttl_ms: 700 },
+                    _ => Keep::Never,
+                };
+                if keep != Keep::Never {
+                    self.kept.entry(k).or_default().insert(payload.to_vec());
+                }
+                let remaining = remaining.map(|r| Units::whole(u64::from(r)));
+                if let (true, Some(r)) = (self.limited, remaining) {
+                    self.bucket.cap_at(now, r);
+                }
+                Outcome::Success {
+                    payload,
+                    feedback: Feedback {
+                        remaining,
+                        reset: None,
+                        keep,
+                        revalidated: false,
+                    },
+                }
+            }
+            Answer::RateLimited { retry_after_ms } => {
+                if self.limited {
+                    self.bucket.empty_at(now);
+                }
+                Outcome::RateLimited {
+                    retry_after: Duration::from_millis(u64::from(retry_after_ms)),
+                    error: 42,
+                }
+            }
+            Answer::Retryable => Outcome::Retryable {
+                error: 5,
+                retry_after: None,
+            },
+            Answer::Failed => Outcome::Failed { error: 4 },
+        }
+    }
+
+    /// The workload's `op` at `now`: a request arrives (a buffer hit must be a kept
+    /// success of its key), or a request gives up.
+    fn apply(&mut self, p: &mut TestPath, now: Instant, wall: WallTime, op: Op) -> Result<(), String> {
+        match op {
+            Op::Request { key: k, session: s } => {
+                let waiter = self.fates.len() as u64;
+                self.fates.insert(waiter, Fate::Waiting);
+                self.key_of.insert(waiter, k);
+                let req = Request {
+                    waiter: WaiterId(waiter),
+                    key: key(k),
+                    session: session(s),
+                    cost: Units::ONE,
+                    lane: Lane::MAIN,
+                };
+                match p.request(now, wall, req) {
+                    Arrival::Cached(payload) => {
+                        if !self.kept.get(&k).is_some_and(|kept| kept.contains(&payload.to_vec())) {
+                            return Err(format!(
+                                "request {waiter} was answered from the buffer with {:?}, no kept success of key {k}",
+                                String::from_utf8_lossy(&payload)
+                            ));
+                        }
+                        self.fates.insert(waiter, Fate::Done);
+                    }
+                    Arrival::Refused { .. } => {
+                        self.fates.insert(waiter, Fate::Done);
+                    }
+                    Arrival::Waiting { led, .. } => {
+                        if led {
+                            self.leaders.insert(waiter);
+                        }
+                    }
+                }
+            }
+            Op::Leave { nth } => {
+                if !self.fates.is_empty() {
+                    let waiter = u64::from(nth) % self.fates.len() as u64;
+                    if self.fates[&waiter] == Fate::Waiting {
+                        self.fates.insert(waiter, Fate::Left);
+                    }
+                    p.leave(now, WaiterId(waiter));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The path's effects at `now`, each checked: one attempt per key at a time, each on
+    /// a limited lane an admission the reference bucket allows (its answer then due on
+    /// `platform`); one delivery per waiting request, `Fetched` exactly for a leader.
+    fn take_effects(&mut self, p: &mut TestPath, platform: &mut Platform<'_>, now: Instant) -> Result<(), String> {
         while let Some(effect) = p.poll_effect() {
             match effect {
                 Effect::Send {
@@ -329,13 +364,13 @@ fn run(w: &Workload) -> Result<(), String> {
                     ..
                 } => {
                     let k: u8 = sent.params()["q"].parse().map_err(|_| "a key of the pool")?;
-                    if m.out.values().any(|&o| o == k) {
+                    if self.out.values().any(|&o| o == k) {
                         return Err(format!("two attempts for key {k} at once"));
                     }
-                    m.out.insert(attempt, k);
-                    match (m.limited, admission) {
+                    self.out.insert(attempt, k);
+                    match (self.limited, admission) {
                         (true, Some(a)) => {
-                            if !m.bucket.take(now, a.cost) {
+                            if !self.bucket.take(now, a.cost) {
                                 return Err(format!("the reference bucket went below zero at {now}"));
                             }
                         }
@@ -343,20 +378,20 @@ fn run(w: &Workload) -> Result<(), String> {
                         (false, Some(_)) => return Err("an admission on a lane without a limit".into()),
                         (false, None) => {}
                     }
-                    let answer = w.answers[next_answer.min(w.answers.len() - 1)];
-                    next_answer += 1;
-                    due.insert((now + Duration::from_millis(u64::from(w.latency_ms)), attempt), answer);
+                    let answer = platform.answers[platform.next_answer.min(platform.answers.len() - 1)];
+                    platform.next_answer += 1;
+                    platform.due.insert((now + platform.latency, attempt), answer);
                 }
                 Effect::Deliver { waiter, delivery } => {
-                    let fate = m.fates.get(&waiter.0).copied();
+                    let fate = self.fates.get(&waiter.0).copied();
                     match fate {
                         Some(Fate::Waiting) => {
-                            m.fates.insert(waiter.0, Fate::Done);
+                            self.fates.insert(waiter.0, Fate::Done);
                         }
                         other => return Err(format!("request {} got a delivery while {other:?}", waiter.0)),
                     }
                     if let Delivery::Answer { served, .. } = delivery
-                        && (served == Served::Fetched) != m.leaders.contains(&waiter.0)
+                        && (served == Served::Fetched) != self.leaders.contains(&waiter.0)
                     {
                         return Err(format!("request {} was told {served:?}", waiter.0));
                     }
@@ -364,18 +399,22 @@ fn run(w: &Workload) -> Result<(), String> {
                 Effect::Ended { .. } => {}
             }
         }
-        p.check_invariants().map_err(|e| format!("t={now}: {e}"))?;
+        Ok(())
     }
-    if let Some((w, f)) = m.fates.iter().find(|(_, f)| **f == Fate::Waiting) {
-        return Err(format!("request {w} never ended ({f:?})"));
+
+    /// At the end every request has ended, and nothing is left in flight or queued.
+    fn all_ended(&self, p: &TestPath) -> Result<(), String> {
+        if let Some((w, f)) = self.fates.iter().find(|(_, f)| **f == Fate::Waiting) {
+            return Err(format!("request {w} never ended ({f:?})"));
+        }
+        if p.in_flight() != 0 || p.waiting() != 0 {
+            return Err(format!("{} flights and {} waiters left", p.in_flight(), p.waiting()));
+        }
+        if p.scheduler(Lane::MAIN).is_some_and(|s| s.queued() != 0) {
+            return Err("calls left in the queue".into());
+        }
+        Ok(())
     }
-    if p.in_flight() != 0 || p.waiting() != 0 {
-        return Err(format!("{} flights and {} waiters left", p.in_flight(), p.waiting()));
-    }
-    if p.scheduler(Lane::MAIN).is_some_and(|s| s.queued() != 0) {
-        return Err("calls left in the queue".into());
-    }
-    Ok(())
 }
 
 fn prop(w: Workload) -> TestResult {

@@ -138,9 +138,9 @@ impl AppState {
         self.calls.running()
     }
 
-    /// Buffer hits' rendered results kept now (the render cache, `mcp::call::shown`).
-    pub fn shown_kept(&self) -> usize {
-        self.calls.shown().len()
+    /// Buffer hits' rendered results kept now (the render cache, `mcp::tool_call::render_store`).
+    pub fn renders_kept(&self) -> usize {
+        self.calls.render_store().len()
     }
 
     /// MCP messages (POSTs) under way now: admitted by the guard, their answer not yet

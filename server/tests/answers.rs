@@ -146,70 +146,10 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
         .cloned()
         .collect();
     let validators = output_validators(&with_schema);
-    let mut answered = 0;
-    for c in CONNECTORS {
-        for sample in c.samples {
-            let (tool, given) = (sample.tool, sample_arguments(sample));
-            let defaults = default_arguments(sample);
-            match call(&mut mcp, tool, defaults.clone()).await {
-                Some(result) => check(tool, &defaults, &result, true, &validators, &mut problems),
-                None => problems.push(format!("{tool} {defaults}: the default call is a tool error")),
-            }
-            // With no arguments, where the tool takes none (a list, a status): the
-            // broadest default answer there is.
-            if defaults != json!({})
-                && let Some(result) = call(&mut mcp, tool, json!({})).await
-            {
-                check(tool, &json!({}), &result, true, &validators, &mut problems);
-            }
-            if given != defaults {
-                match call(&mut mcp, tool, given.clone()).await {
-                    Some(result) => check(tool, &given, &result, false, &validators, &mut problems),
-                    None => problems.push(format!("{tool} {given}: the sample call is a tool error")),
-                }
-            }
-            answered += 1;
-        }
-    }
-    // `tk_votes` by words (17.8 KB at the default limit for `vuurwerk`), the
-    // broadest of its default answers.
-    let asked = json!({"query": "vuurwerk"});
-    match call(&mut mcp, "tk_votes", asked.clone()).await {
-        Some(result) => check("tk_votes", &asked, &result, true, &validators, &mut problems),
-        None => problems.push("tk_votes {\"query\":\"vuurwerk\"}: a tool error".to_owned()),
-    }
-    // `search` over every platform, with its default limit: within the budget, and in
-    // ChatGPT's contract.
-    let (search_contract, fetch_contract) = (openai_schema("search"), openai_schema("fetch"));
-    let asked = json!({"query": "stikstof"});
-    match call(&mut mcp, "search", asked.clone()).await {
-        Some(result) => {
-            check("search", &asked, &result, true, &validators, &mut problems);
-            in_the_contract("search", &asked, &result, &search_contract, &mut problems);
-        }
-        None => problems.push("search: the default call is a tool error".to_owned()),
-    }
-    answered += 1;
-    // `fetch` of each platform's reading tool's sample id, and of a long ruling: the text
-    // item and the structured content each within the budget (the text item is the same
-    // object as JSON).
-    for id in [
-        "ECLI:NL:PHR:2026:400",
-        "gmb-2026-10000",
-        "BWBR0047001",
-        "CVDR700001",
-        "opentk:2026D10001",
-    ] {
-        let asked = json!({ "id": id });
-        match call(&mut mcp, "fetch", asked.clone()).await {
-            Some(result) => {
-                check("fetch", &asked, &result, true, &validators, &mut problems);
-                in_the_contract("fetch", &asked, &result, &fetch_contract, &mut problems);
-            }
-            None => problems.push(format!("fetch {id}: a tool error")),
-        }
-    }
-    answered += 1;
+    let mut answered = ask_every_sample(&mut mcp, &validators, &mut problems).await;
+    ask_the_broadest_answers(&mut mcp, &validators, &mut problems).await;
+    // `search` and `fetch`: one tool each.
+    answered += 2;
     assert!(
         answered >= tools.len(),
         "every listed tool was asked ({answered} of {})",
@@ -228,6 +168,88 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
         problems.join("\n")
     );
     server.stop().await;
+}
+
+/// Asks each connector's samples with their defaults, with no arguments where the tool
+/// takes none, and as given, each answer checked into `problems`; how many were asked.
+async fn ask_every_sample(
+    mcp: &mut Mcp,
+    validators: &BTreeMap<String, jsonschema::Validator>,
+    problems: &mut Vec<String>,
+) -> usize {
+    let mut answered = 0;
+    for c in CONNECTORS {
+        for sample in c.samples {
+            let (tool, given) = (sample.tool, sample_arguments(sample));
+            let defaults = default_arguments(sample);
+            match call(mcp, tool, defaults.clone()).await {
+                Some(result) => check(tool, &defaults, &result, true, validators, problems),
+                None => problems.push(format!("{tool} {defaults}: the default call is a tool error")),
+            }
+            // With no arguments, where the tool takes none (a list, a status): the
+            // broadest default answer there is.
+            if defaults != json!({})
+                && let Some(result) = call(mcp, tool, json!({})).await
+            {
+                check(tool, &json!({}), &result, true, validators, problems);
+            }
+            if given != defaults {
+                match call(mcp, tool, given.clone()).await {
+                    Some(result) => check(tool, &given, &result, false, validators, problems),
+                    None => problems.push(format!("{tool} {given}: the sample call is a tool error")),
+                }
+            }
+            answered += 1;
+        }
+    }
+    answered
+}
+
+/// Asks the broadest default answers, each checked into `problems`: `tk_votes` by
+/// words, `search` over every platform, and `fetch` of each platform's reading tool's
+/// sample id and of a long ruling, the last two also in ChatGPT's contract.
+async fn ask_the_broadest_answers(
+    mcp: &mut Mcp,
+    validators: &BTreeMap<String, jsonschema::Validator>,
+    problems: &mut Vec<String>,
+) {
+    // `tk_votes` by words (17.8 KB at the default limit for `vuurwerk`), the
+    // broadest of its default answers.
+    let asked = json!({"query": "vuurwerk"});
+    match call(mcp, "tk_votes", asked.clone()).await {
+        Some(result) => check("tk_votes", &asked, &result, true, validators, problems),
+        None => problems.push("tk_votes {\"query\":\"vuurwerk\"}: a tool error".to_owned()),
+    }
+    // `search` over every platform, with its default limit: within the budget, and in
+    // ChatGPT's contract.
+    let (search_contract, fetch_contract) = (openai_schema("search"), openai_schema("fetch"));
+    let asked = json!({"query": "stikstof"});
+    match call(mcp, "search", asked.clone()).await {
+        Some(result) => {
+            check("search", &asked, &result, true, validators, problems);
+            in_the_contract("search", &asked, &result, &search_contract, problems);
+        }
+        None => problems.push("search: the default call is a tool error".to_owned()),
+    }
+    // `fetch` of each platform's reading tool's sample id, and of a long ruling: the text
+    // item and the structured content each within the budget (the text item is the same
+    // object as JSON).
+    for id in [
+        "ECLI:NL:PHR:2026:400",
+        "gmb-2026-10000",
+        "BWBR0047001",
+        "CVDR700001",
+        "opentk:2026D10001",
+    ] {
+        let asked = json!({ "id": id });
+        match call(mcp, "fetch", asked.clone()).await {
+            Some(result) => {
+                check("fetch", &asked, &result, true, validators, problems);
+                in_the_contract("fetch", &asked, &result, &fetch_contract, problems);
+            }
+            None => problems.push(format!("fetch {id}: a tool error")),
+        }
+    }
 }
 
 /// The schema of ChatGPT's `tool` contract (`tests/schemas/openai-<tool>.schema.json`,

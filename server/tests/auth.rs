@@ -13,7 +13,7 @@ use besluitbron_core::limits::RateLimit;
 use besluitbron_server::config::AuthMode;
 use ed25519_dalek::{Signer, SigningKey};
 use serde_json::{Value, json};
-use support::{Mcp, Server, config, fakes, temp_dir};
+use support::{Fakes, Mcp, Server, config, fakes, temp_dir};
 
 /// The resource the server is configured as (tokens' audience).
 const RESOURCE: &str = "https://besluitbron.test/mcp";
@@ -130,9 +130,43 @@ async fn required_mode_serves_valid_tokens_only_and_no_token_reaches_a_platform(
     let issuer = Issuer::start(&[&k1]).await;
     let server = Server::start(auth_config(&f, &issuer, AuthMode::Required, "auth-required")).await;
 
-    // No token: 401 with the metadata link, at every MCP address.
+    without_a_token_the_metadata_is_named(&server, &issuer).await;
+
+    // A valid token: served, through to a platform.
+    let alice = k1.sign(&issuer.claims("alice"));
+    let c = client(&server, "/mcp/obv", Some(&alice));
+    let r = list(&c).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = c
+        .call_with_id(2, "obv_search", json!({"query": "begroting", "limit": 2}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(
+        r.message.as_ref().is_some_and(|m| m.get("result").is_some()),
+        "{}",
+        r.text
+    );
+    assert!(f.obv.requests() > 0, "the call reached the platform");
+
+    invalid_tokens_are_refused(&server, &issuer, &k1).await;
+
+    // The issuer rotates in a new key: a token signed with it works at once.
+    issuer.publish(&[&k1, &k2]);
+    let r = list(&client(&server, "/mcp", Some(&k2.sign(&issuer.claims("alice"))))).await;
+    assert_eq!(r.status, 200, "rotated key: {}", r.text);
+    // A key the issuer does not publish.
+    let unknown = Key::new("k3", 3).sign(&issuer.claims("alice"));
+    let r = list(&client(&server, "/mcp", Some(&unknown))).await;
+    assert_eq!(r.status, 401, "unknown key: {}", r.text);
+
+    no_token_was_passed_on(&f, &server, &alice).await;
+    server.stop().await;
+}
+
+/// No token: 401 with the metadata link, at every MCP address.
+async fn without_a_token_the_metadata_is_named(server: &Server, issuer: &Issuer) {
     for path in ["/mcp", "/mcp/obv"] {
-        let r = list(&client(&server, path, None)).await;
+        let r = list(&client(server, path, None)).await;
         assert_eq!(r.status, 401, "{path}: {}", r.text);
         assert_eq!(
             challenge(&r),
@@ -157,24 +191,10 @@ async fn required_mode_serves_valid_tokens_only_and_no_token_reaches_a_platform(
     // The search page keeps its own guard.
     let page = reqwest::get(server.url("/")).await.expect("page");
     assert_eq!(page.status(), 200);
+}
 
-    // A valid token: served, through to a platform.
-    let alice = k1.sign(&issuer.claims("alice"));
-    let c = client(&server, "/mcp/obv", Some(&alice));
-    let r = list(&c).await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    let r = c
-        .call_with_id(2, "obv_search", json!({"query": "begroting", "limit": 2}))
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    assert!(
-        r.message.as_ref().is_some_and(|m| m.get("result").is_some()),
-        "{}",
-        r.text
-    );
-    assert!(f.obv.requests() > 0, "the call reached the platform");
-
-    // Tokens that do not pass: 401 invalid_token.
+/// Tokens that do not pass: 401 invalid_token.
+async fn invalid_tokens_are_refused(server: &Server, issuer: &Issuer, k1: &Key) {
     let mut wrong_audience = issuer.claims("alice");
     wrong_audience["aud"] = json!("https://elsewhere.test/mcp");
     let mut expired = issuer.claims("alice");
@@ -192,7 +212,7 @@ async fn required_mode_serves_valid_tokens_only_and_no_token_reaches_a_platform(
         ("another issuer", k1.sign(&other_issuer)),
         ("alg none", none),
     ] {
-        let r = list(&client(&server, "/mcp", Some(&token))).await;
+        let r = list(&client(server, "/mcp", Some(&token))).await;
         assert_eq!(r.status, 401, "{what}: {}", r.text);
         assert!(
             challenge(&r).contains("error=\"invalid_token\""),
@@ -200,27 +220,20 @@ async fn required_mode_serves_valid_tokens_only_and_no_token_reaches_a_platform(
             challenge(&r)
         );
     }
+}
 
-    // The issuer rotates in a new key: a token signed with it works at once.
-    issuer.publish(&[&k1, &k2]);
-    let r = list(&client(&server, "/mcp", Some(&k2.sign(&issuer.claims("alice"))))).await;
-    assert_eq!(r.status, 200, "rotated key: {}", r.text);
-    // A key the issuer does not publish.
-    let unknown = Key::new("k3", 3).sign(&issuer.claims("alice"));
-    let r = list(&client(&server, "/mcp", Some(&unknown))).await;
-    assert_eq!(r.status, 401, "unknown key: {}", r.text);
-
-    // No token reached any platform: none of the fakes' recent requests carried one.
+/// No token reached any platform: none of the fakes' recent requests carried one.
+async fn no_token_was_passed_on(f: &Fakes, server: &Server, alice: &str) {
     for fake in f.all.iter() {
         for headers in fake.recent_headers() {
             assert!(
-                !headers.to_ascii_lowercase().contains("authorization") && !headers.contains(&alice),
+                !headers.to_ascii_lowercase().contains("authorization") && !headers.contains(alice),
                 "{:?} saw {headers}",
                 fake.platform()
             );
         }
         for path in fake.recent_paths() {
-            assert!(!path.contains(&alice), "{:?} saw the token in {path}", fake.platform());
+            assert!(!path.contains(alice), "{:?} saw the token in {path}", fake.platform());
         }
     }
     // Nor a page of the server's own.
@@ -230,8 +243,7 @@ async fn required_mode_serves_valid_tokens_only_and_no_token_reaches_a_platform(
         .text()
         .await
         .unwrap_or_default();
-    assert!(!status.contains(&alice));
-    server.stop().await;
+    assert!(!status.contains(alice));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

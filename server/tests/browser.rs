@@ -115,6 +115,18 @@ async fn the_search_page_works_in_a_real_browser() {
     let driver = Driver::start().await;
     let c = driver.browser().await;
 
+    search_and_see_every_platform(&c, &server).await;
+    open_a_result_and_read_on(&c, &server).await;
+    status_page_has_its_chart_and_the_laadstatus(&c, &server).await;
+
+    c.close().await.expect("close the browser");
+    drop(driver);
+    server.stop().await;
+}
+
+/// The home page: the search box with its label; a search shows the hits of the
+/// platforms, the slow one filled in by the page's script, and is a link.
+async fn search_and_see_every_platform(c: &Client, server: &Server) {
     c.goto(&server.url("/")).await.expect("load /");
     let q = c
         .wait()
@@ -132,7 +144,7 @@ async fn the_search_page_works_in_a_real_browser() {
         .unwrap();
     assert_eq!(label, "Zoekwoorden");
     q.send_keys("stikstof").await.expect("type");
-    shot(&c, "1-home.png").await;
+    shot(c, "1-home.png").await;
     c.find(Locator::Css("form.search button[type=submit]"))
         .await
         .expect("the button")
@@ -156,9 +168,11 @@ async fn the_search_page_works_in_a_real_browser() {
         .expect("the slow platform's hits, filled in by the script");
     let url = c.current_url().await.unwrap();
     assert!(url.as_str().contains("q=stikstof"), "a search is a link: {url}");
-    shot(&c, "2-results.png").await;
+    shot(c, "2-results.png").await;
+}
 
-    // Open results until one has a second page of text, and page it.
+/// Open results until one has a second page of text, and page it.
+async fn open_a_result_and_read_on(c: &Client, server: &Server) {
     let links: Vec<String> = {
         let mut v = Vec::new();
         for a in c.find_all(Locator::Css("section.platform ol.hits h3 a")).await.unwrap() {
@@ -182,7 +196,7 @@ async fn the_search_page_works_in_a_real_browser() {
             continue;
         };
         assert!(c.find(Locator::Css("dl.meta")).await.is_ok(), "metadata");
-        shot(&c, "3-document.png").await;
+        shot(c, "3-document.png").await;
         next.click().await.expect("read on");
         let range = c
             .wait()
@@ -193,12 +207,15 @@ async fn the_search_page_works_in_a_real_browser() {
             .await
             .expect("the second page of text");
         assert!(range.text().await.unwrap().starts_with("Tekens 6000"));
-        shot(&c, "4-document-page-2.png").await;
+        shot(c, "4-document-page-2.png").await;
         paged = true;
         break;
     }
     assert!(paged, "some result has a second page of text");
+}
 
+/// The status page: its chart of waits and the Laadstatus.
+async fn status_page_has_its_chart_and_the_laadstatus(c: &Client, server: &Server) {
     c.goto(&server.url("/status")).await.expect("load /status");
     c.wait()
         .at_most(WAIT)
@@ -210,11 +227,7 @@ async fn the_search_page_works_in_a_real_browser() {
         .for_element(Locator::Css("#laadstatus"))
         .await
         .expect("the Laadstatus");
-    shot(&c, "5-status.png").await;
-
-    c.close().await.expect("close the browser");
-    drop(driver);
-    server.stop().await;
+    shot(c, "5-status.png").await;
 }
 
 /// The simulator's report (`besluitbron-sim … --policy both --report FILE.html`) in a

@@ -295,6 +295,28 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
     }
 
     let dir = tempfile::tempdir().expect("temp dir");
+    let config = differential_config(&fakes, &dir);
+    let addresses = script.addresses();
+    let log: Arc<Mutex<Vec<AdmissionLine>>> = Arc::default();
+    let hooks = admissions_logged(script, &addresses, &log);
+    let app = App::build_with(config, hooks).expect("build the server");
+    play(script, &app, &addresses, &obv).await;
+    assert_eq!(obv.rate_limited() > 0, !script.throttle.is_empty(), "{}", script.name);
+    let metrics = app.state.metrics().render();
+    assert!(
+        !metrics.contains("besluitbron_path_invariant_failures_total{"),
+        "{}: a path's invariants broke: {metrics}",
+        script.name
+    );
+    log.lock().unwrap().clone()
+}
+
+/// The server's settings for a differential run: the fakes' addresses, every client
+/// limit out of the way, and the simulator's service limits with no margin.
+fn differential_config(
+    fakes: &besluitbron_fakes::Fakes,
+    dir: &tempfile::TempDir,
+) -> besluitbron_server::config::Config {
     let mut config = besluitbron_server::connectors::load_config(None, Vec::new()).expect("defaults");
     config.data_dir = dir.path().to_path_buf();
     config.status_refresh_secs = 0;
@@ -331,21 +353,28 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
         .get_mut("koop-zoekservice")
         .expect("KOOP's zoekservice")
         .limit = Some(setting(30, 30.0));
+    config
+}
 
-    let addresses = script.addresses();
+/// The hooks that log each admission the server makes, its session named as the
+/// script names it (`addresses`: session → client address) and its call labelled.
+fn admissions_logged(
+    script: &Script,
+    addresses: &BTreeMap<&'static str, String>,
+    log: &Arc<Mutex<Vec<AdmissionLine>>>,
+) -> Hooks {
     let names: BTreeMap<String, &'static str> = addresses
         .iter()
         .map(|(name, addr)| (format!("addr:{addr}"), *name))
         .collect();
-    let log: Arc<Mutex<Vec<AdmissionLine>>> = Arc::default();
     let labels: Arc<Script> = Arc::new(Script {
         name: script.name,
         calls: script.calls.clone(),
         throttle: Vec::new(),
     });
-    let hooks = Hooks {
+    Hooks {
         on_send: Some({
-            let log = Arc::clone(&log);
+            let log = Arc::clone(log);
             Arc::new(move |sent: &SentCall| {
                 if let Some(a) = &sent.admission {
                     let session = names
@@ -362,11 +391,19 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
                 }
             })
         }),
-    };
-    let app = App::build_with(config, hooks).expect("build the server");
+    }
+}
+
+/// Plays `script` against `app`: each call at its instant from its session's address,
+/// and each throttling window at the obv fake.
+async fn play(
+    script: &Script,
+    app: &App,
+    addresses: &BTreeMap<&'static str, String>,
+    obv: &besluitbron_fakes::FakeHandle,
+) {
     let router = app.router.clone();
     let origin = tokio::time::Instant::now();
-
     let mut tasks = Vec::new();
     for (i, (at, session, ask)) in script.calls.iter().enumerate() {
         let (router, address, ask, at) = (router.clone(), addresses[session].clone(), ask.clone(), *at);
@@ -396,14 +433,6 @@ async fn server_log(script: &Script) -> Vec<AdmissionLine> {
     for t in tasks {
         t.await.expect("a scripted call");
     }
-    assert_eq!(obv.rate_limited() > 0, !script.throttle.is_empty(), "{}", script.name);
-    let metrics = app.state.metrics().render();
-    assert!(
-        !metrics.contains("besluitbron_path_invariant_failures_total{"),
-        "{}: a path's invariants broke: {metrics}",
-        script.name
-    );
-    log.lock().unwrap().clone()
 }
 
 fn compare(script: &Script, server: &[AdmissionLine], sim: &[AdmissionLine]) {
@@ -656,7 +685,6 @@ mod handover {
     /// (instant, order of scheduling), each replica's lease told at each of its events,
     /// its changes told to its platform task.
     async fn leases(world: Arc<World>, gates: Vec<LeaseGate>) {
-        let ttl = TTL_MS * MS;
         let mut heap: BinaryHeap<Reverse<(u64, u64, Ev)>> = BinaryHeap::new();
         let mut seq = 0;
         let mut push = |heap: &mut BinaryHeap<Reverse<(u64, u64, Ev)>>, at: u64, ev: Ev| {
@@ -693,39 +721,7 @@ mod handover {
                     call,
                     token,
                 } => {
-                    let owning = world.owning.lock().unwrap()[replica];
-                    let checkpoint = if owning && call == LeaseCall::Renew {
-                        world.handles[replica].usage_checkpoint().await
-                    } else {
-                        None
-                    };
-                    let mut engine = world.engine.lock().unwrap();
-                    let mine = engine.key.is_some_and(|k| k.0 == replica && k.1 == token);
-                    let held_for = engine.key.map(|k| Duration::from_nanos(k.2.saturating_sub(t)));
-                    let granted = match call {
-                        LeaseCall::Acquire if engine.key.is_none() => {
-                            engine.key = Some((replica, token, t + ttl));
-                            true
-                        }
-                        LeaseCall::Renew if mine => {
-                            engine.key = Some((replica, token, t + ttl));
-                            if owning {
-                                engine.checkpoint = checkpoint;
-                            }
-                            true
-                        }
-                        LeaseCall::Release if mine => {
-                            engine.key = None;
-                            true
-                        }
-                        _ => false,
-                    };
-                    let answer = match (granted, call, held_for) {
-                        (true, ..) => LeaseAnswer::Granted,
-                        (false, LeaseCall::Acquire, Some(d)) => LeaseAnswer::HeldFor(d),
-                        (false, ..) => LeaseAnswer::Refused,
-                    };
-                    drop(engine);
+                    let answer = engine_answers(&world, replica, call, token, t).await;
                     push(&mut heap, t + ENGINE_MS * MS, Ev::Answer { replica, id, answer });
                     None
                 }
@@ -758,26 +754,70 @@ mod handover {
                     },
                 );
             }
-            for event in events {
-                match event {
-                    LeaseEvent::StartAdmitting { epoch } => {
-                        let checkpoint = world.engine.lock().unwrap().checkpoint.clone();
-                        world.handles[r].ownership(Ownership::Start { epoch, checkpoint });
-                        world.owning.lock().unwrap()[r] = true;
-                    }
-                    LeaseEvent::Lost { .. } | LeaseEvent::HandingOver { .. } | LeaseEvent::Stopped => {
-                        world.handles[r].ownership(Ownership::End);
-                        world.owning.lock().unwrap()[r] = false;
-                    }
-                    LeaseEvent::Acquired { .. } => {}
-                }
-            }
+            tell_the_platform_task(&world, r, events);
             if let Some(next) = next {
                 let at = next.as_nanos().max(t + 1);
                 if wakes[r].is_none_or(|p| p <= t || p > at) {
                     wakes[r] = Some(at);
                     push(&mut heap, at, Ev::Wake(r));
                 }
+            }
+        }
+    }
+
+    /// The lease engine applies `call` of `replica` with `token` at true `t` (a renewal
+    /// by the owner also stores its usage checkpoint), and answers.
+    async fn engine_answers(world: &World, replica: usize, call: LeaseCall, token: u64, t: u64) -> LeaseAnswer {
+        let ttl = TTL_MS * MS;
+        let owning = world.owning.lock().unwrap()[replica];
+        let checkpoint = if owning && call == LeaseCall::Renew {
+            world.handles[replica].usage_checkpoint().await
+        } else {
+            None
+        };
+        let mut engine = world.engine.lock().unwrap();
+        let mine = engine.key.is_some_and(|k| k.0 == replica && k.1 == token);
+        let held_for = engine.key.map(|k| Duration::from_nanos(k.2.saturating_sub(t)));
+        let granted = match call {
+            LeaseCall::Acquire if engine.key.is_none() => {
+                engine.key = Some((replica, token, t + ttl));
+                true
+            }
+            LeaseCall::Renew if mine => {
+                engine.key = Some((replica, token, t + ttl));
+                if owning {
+                    engine.checkpoint = checkpoint;
+                }
+                true
+            }
+            LeaseCall::Release if mine => {
+                engine.key = None;
+                true
+            }
+            _ => false,
+        };
+        match (granted, call, held_for) {
+            (true, ..) => LeaseAnswer::Granted,
+            (false, LeaseCall::Acquire, Some(d)) => LeaseAnswer::HeldFor(d),
+            (false, ..) => LeaseAnswer::Refused,
+        }
+    }
+
+    /// The lease task tells the platform task of replica `r` what its lease's `events`
+    /// mean: ownership starts (with the engine's checkpoint) or ends.
+    fn tell_the_platform_task(world: &World, r: usize, events: Vec<LeaseEvent>) {
+        for event in events {
+            match event {
+                LeaseEvent::StartAdmitting { epoch } => {
+                    let checkpoint = world.engine.lock().unwrap().checkpoint.clone();
+                    world.handles[r].ownership(Ownership::Start { epoch, checkpoint });
+                    world.owning.lock().unwrap()[r] = true;
+                }
+                LeaseEvent::Lost { .. } | LeaseEvent::HandingOver { .. } | LeaseEvent::Stopped => {
+                    world.handles[r].ownership(Ownership::End);
+                    world.owning.lock().unwrap()[r] = false;
+                }
+                LeaseEvent::Acquired { .. } => {}
             }
         }
     }

@@ -60,6 +60,7 @@ mod services;
 mod shutdown;
 mod sigkill;
 mod sigkill_server;
+mod surface;
 mod test_binaries;
 mod text_corpus;
 mod tk_debates;

@@ -298,13 +298,19 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
         "a session's answer is streamed"
     );
 
-    // A stateless (2026-07-28) call that waits streams its progress too, although a
-    // stateless answer is otherwise plain JSON. Its own earlier calls wait ahead of it
-    // (a stateless client is one session per address, FIFO within it), so it waits
-    // seconds, past the first progress tick, whatever the other sessions do.
+    a_stateless_call_that_waits_streams_its_progress(&url).await;
+    a_cancelled_call_is_withdrawn(&server, &busy).await;
+    server.stop().await;
+}
+
+/// A stateless (2026-07-28) call that waits streams its progress too, although a
+/// stateless answer is otherwise plain JSON. Its own earlier calls wait ahead of it
+/// (a stateless client is one session per address, FIFO within it), so it waits
+/// seconds, past the first progress tick, whatever the other sessions do.
+async fn a_stateless_call_that_waits_streams_its_progress(url: &str) {
     let mut ahead = Vec::new();
     for i in 0..3 {
-        let earlier = Mcp::modern(url.clone());
+        let earlier = Mcp::modern(url.to_owned());
         ahead.push(tokio::spawn(async move {
             earlier
                 .call_with_id(21_000 + i, "obv_search", json!({"query": format!("nog{i}")}))
@@ -312,7 +318,7 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
         }));
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let modern = Mcp::modern(url.clone());
+    let modern = Mcp::modern(url.to_owned());
     let r = modern
         .post(
             json!({"jsonrpc": "2.0", "id": 31_000, "method": "tools/call", "params": {
@@ -344,30 +350,31 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
         quick.headers["content-type"], "application/json",
         "an answer with nothing before it is plain JSON"
     );
+}
 
-    // A call the client cancels while it waits is withdrawn from the queue (the bucket
-    // is empty again: the calls above just used what had refilled).
-    let before = obv_lane(&server).await;
+/// A call the client cancels while it waits is withdrawn from the queue (the bucket
+/// is empty again: the calls above just used what had refilled).
+async fn a_cancelled_call_is_withdrawn(server: &Server, busy: &std::sync::Arc<Mcp>) {
+    let before = obv_lane(server).await;
     let waiting = {
-        let busy = std::sync::Arc::clone(&busy);
+        let busy = std::sync::Arc::clone(busy);
         tokio::spawn(async move {
             busy.call_with_id(40_000, "obv_search", json!({"query": "laat maar"}))
                 .await
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(obv_lane(&server).await.queued, 1);
+    assert_eq!(obv_lane(server).await.queued, 1);
     let n = busy
         .post(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 40_000}}))
         .await;
     assert!(n.status == 202 || n.status == 200, "{}", n.text);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let after = obv_lane(&server).await;
+    let after = obv_lane(server).await;
     assert_eq!(after.queued, 0, "withdrawn");
     assert_eq!(after.cancelled_calls, before.cancelled_calls + 1);
     assert_eq!(after.admitted_calls, before.admitted_calls, "costs nothing");
     waiting.abort();
-    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -71,66 +71,78 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
     let f = fakes().await;
     let server = Server::start(config(&f, &temp_dir("offers-lists"))).await;
     for modern in [false, true] {
-        let mut c = client(&server, "/mcp", modern).await;
-        let tools = c.request("tools/list", json!({})).await;
-        let resources = c.request("resources/list", json!({})).await;
-        let templates = c.request("resources/templates/list", json!({})).await;
-        let prompts = c.request("prompts/list", json!({})).await;
-        for (what, r) in [
-            ("tools", &tools),
-            ("resources", &resources),
-            ("templates", &templates),
-            ("prompts", &prompts),
-        ] {
-            let r = result(r);
-            assert_eq!(r["ttlMs"], json!(3_600_000), "{what} ({modern}): {r}");
-            assert_eq!(r["cacheScope"], "public", "{what} ({modern})");
-        }
-        assert_eq!(
-            strings(&result(&resources)["resources"], "uri"),
-            [
-                "besluitbron://guide",
-                "besluitbron://obv/sources",
-                "besluitbron://tk/factions",
-                "besluitbron://tk/committees",
-                "besluitbron://rechtspraak/courts",
-                "besluitbron://rechtspraak/areas",
-                "besluitbron://rechtspraak/procedures",
-                "besluitbron://ori/sources",
-            ]
-        );
-        assert_eq!(
-            strings(&result(&templates)["resourceTemplates"], "uriTemplate"),
-            [
-                "besluitbron://obv/document/{id}",
-                "besluitbron://tk/document/{id}",
-                "besluitbron://rechtspraak/ruling/{id}",
-                "besluitbron://opentk/document/{id}",
-                "besluitbron://ob/publication/{id}",
-                "besluitbron://bwb/regulation/{id}",
-                "besluitbron://cvdr/regulation/{id}",
-            ]
-        );
-        let prompts = &result(&prompts)["prompts"];
-        assert_eq!(
-            strings(prompts, "name"),
-            [
-                "gemeenteraad_besluit",
-                "volg_kamerdossier",
-                "rechtspraak_sinds",
-                "officiele_bekendmaking"
-            ]
-        );
-        for p in prompts.as_array().unwrap() {
-            assert!(p["title"].as_str().is_some_and(|t| !t.is_empty()), "{p}");
-            assert!(p["description"].as_str().is_some_and(|d| d.len() > 60), "{p}");
-        }
-        let org = &prompts[0]["arguments"][0];
-        assert_eq!(org["name"], "organization");
-        assert_eq!(org["required"], true);
-        assert!(org["description"].as_str().unwrap().contains("gemeente-utrecht"));
+        the_lists_of_one_era(&server, modern).await;
     }
-    // Capabilities: what the address offers.
+    capabilities_and_each_addresss_own_offers(&server).await;
+    server.stop().await;
+}
+
+/// The lists of the era `modern` says, each with its caching hints: resources,
+/// templates and prompts, the prompts' arguments described.
+async fn the_lists_of_one_era(server: &Server, modern: bool) {
+    let mut c = client(server, "/mcp", modern).await;
+    let tools = c.request("tools/list", json!({})).await;
+    let resources = c.request("resources/list", json!({})).await;
+    let templates = c.request("resources/templates/list", json!({})).await;
+    let prompts = c.request("prompts/list", json!({})).await;
+    for (what, r) in [
+        ("tools", &tools),
+        ("resources", &resources),
+        ("templates", &templates),
+        ("prompts", &prompts),
+    ] {
+        let r = result(r);
+        assert_eq!(r["ttlMs"], json!(3_600_000), "{what} ({modern}): {r}");
+        assert_eq!(r["cacheScope"], "public", "{what} ({modern})");
+    }
+    assert_eq!(
+        strings(&result(&resources)["resources"], "uri"),
+        [
+            "besluitbron://guide",
+            "besluitbron://obv/sources",
+            "besluitbron://tk/factions",
+            "besluitbron://tk/committees",
+            "besluitbron://rechtspraak/courts",
+            "besluitbron://rechtspraak/areas",
+            "besluitbron://rechtspraak/procedures",
+            "besluitbron://ori/sources",
+        ]
+    );
+    assert_eq!(
+        strings(&result(&templates)["resourceTemplates"], "uriTemplate"),
+        [
+            "besluitbron://obv/document/{id}",
+            "besluitbron://tk/document/{id}",
+            "besluitbron://rechtspraak/ruling/{id}",
+            "besluitbron://opentk/document/{id}",
+            "besluitbron://ob/publication/{id}",
+            "besluitbron://bwb/regulation/{id}",
+            "besluitbron://cvdr/regulation/{id}",
+        ]
+    );
+    let prompts = &result(&prompts)["prompts"];
+    assert_eq!(
+        strings(prompts, "name"),
+        [
+            "gemeenteraad_besluit",
+            "volg_kamerdossier",
+            "rechtspraak_sinds",
+            "officiele_bekendmaking"
+        ]
+    );
+    for p in prompts.as_array().unwrap() {
+        assert!(p["title"].as_str().is_some_and(|t| !t.is_empty()), "{p}");
+        assert!(p["description"].as_str().is_some_and(|d| d.len() > 60), "{p}");
+    }
+    let org = &prompts[0]["arguments"][0];
+    assert_eq!(org["name"], "organization");
+    assert_eq!(org["required"], true);
+    assert!(org["description"].as_str().unwrap().contains("gemeente-utrecht"));
+}
+
+/// Capabilities: what each address offers, and a connector's address lists its own
+/// resources and templates (and the guide every address gives).
+async fn capabilities_and_each_addresss_own_offers(server: &Server) {
     let init = |path: &str| {
         let url = server.url(path);
         async move {
@@ -176,7 +188,6 @@ async fn lists_with_caching_hints_and_capabilities_in_both_eras() {
             "{path}"
         );
     }
-    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,105 +351,122 @@ async fn prompts_give_a_plan_and_refuse_bad_arguments() {
     let server = Server::start(config(&f, &temp_dir("offers-prompts"))).await;
     for modern in [false, true] {
         let mut c = client(&server, "/mcp", modern).await;
+        a_council_prompt_plans_the_cheap_search_first(&mut c).await;
+        bad_prompt_arguments_are_refused(&mut c).await;
+        the_other_prompts_plan_with_their_tools(&mut c).await;
+    }
+    server.stop().await;
+}
+
+/// The council prompt names its arguments, and plans the cheap search before the read.
+async fn a_council_prompt_plans_the_cheap_search_first(c: &mut Mcp) {
+    let r = c
+        .request(
+            "prompts/get",
+            json!({"name": "gemeenteraad_besluit",
+                   "arguments": {"organization": "gemeente-utrecht", "onderwerp": "woningbouw"}}),
+        )
+        .await;
+    let r = result(&r);
+    assert!(r["description"].as_str().is_some_and(|d| d.contains("council")));
+    let message = &r["messages"][0];
+    assert_eq!(message["role"], "user");
+    let text = message["content"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("gemeente-utrecht") && text.contains("woningbouw"),
+        "{text}"
+    );
+    // The cheap search before the read.
+    let (search, read) = (text.find("obv_search").unwrap(), text.find("obv_document").unwrap());
+    assert!(search < read, "{text}");
+}
+
+/// A prompt's bad or missing arguments, and an unknown prompt, are invalid params with a
+/// short message naming what is wrong.
+async fn bad_prompt_arguments_are_refused(c: &mut Mcp) {
+    for (name, arguments, needle) in [
+        (
+            "gemeenteraad_besluit",
+            json!({"organization": "gemeente-utrecht"}),
+            "onderwerp",
+        ),
+        (
+            "gemeenteraad_besluit",
+            json!({"organization": "x", "onderwerp": "  "}),
+            "onderwerp",
+        ),
+        (
+            "gemeenteraad_besluit",
+            json!({"organization": "x", "onderwerp": "y", "z": "1"}),
+            "no argument",
+        ),
+        (
+            "gemeenteraad_besluit",
+            json!({"organization": "x".repeat(300), "onderwerp": "y"}),
+            "longer",
+        ),
+        ("nope", json!({}), "no prompt"),
+    ] {
         let r = c
-            .request(
-                "prompts/get",
-                json!({"name": "gemeenteraad_besluit",
-                       "arguments": {"organization": "gemeente-utrecht", "onderwerp": "woningbouw"}}),
-            )
+            .request("prompts/get", json!({"name": name, "arguments": arguments}))
             .await;
-        let r = result(&r);
-        assert!(r["description"].as_str().is_some_and(|d| d.contains("council")));
-        let message = &r["messages"][0];
-        assert_eq!(message["role"], "user");
-        let text = message["content"]["text"].as_str().unwrap();
-        assert!(
-            text.contains("gemeente-utrecht") && text.contains("woningbouw"),
-            "{text}"
-        );
-        // The cheap search before the read.
-        let (search, read) = (text.find("obv_search").unwrap(), text.find("obv_document").unwrap());
-        assert!(search < read, "{text}");
-        for (name, arguments, needle) in [
-            (
-                "gemeenteraad_besluit",
-                json!({"organization": "gemeente-utrecht"}),
-                "onderwerp",
-            ),
-            (
-                "gemeenteraad_besluit",
-                json!({"organization": "x", "onderwerp": "  "}),
-                "onderwerp",
-            ),
-            (
-                "gemeenteraad_besluit",
-                json!({"organization": "x", "onderwerp": "y", "z": "1"}),
-                "no argument",
-            ),
-            (
-                "gemeenteraad_besluit",
-                json!({"organization": "x".repeat(300), "onderwerp": "y"}),
-                "longer",
-            ),
-            ("nope", json!({}), "no prompt"),
-        ] {
-            let r = c
-                .request("prompts/get", json!({"name": name, "arguments": arguments}))
-                .await;
-            let (code, message) = error(&r);
-            assert_eq!(code, -32602, "{message}");
-            assert!(message.contains(needle), "{message}");
-            assert!(message.len() < 300, "{message}");
-        }
-        for (name, arguments, needle) in [
-            (
-                "volg_kamerdossier",
-                json!({"onderwerp": "stikstof", "fractie": "VVD"}),
-                "tk_search",
-            ),
-            (
-                "rechtspraak_sinds",
-                json!({"onderwerp": "huur", "sinds": "2026-01-01"}),
-                "rechtspraak_search",
-            ),
-            (
-                "officiele_bekendmaking",
-                json!({"onderwerp": "omgevingsvisie"}),
-                "ob_search",
-            ),
-        ] {
-            let r = c
-                .request("prompts/get", json!({"name": name, "arguments": arguments}))
-                .await;
-            let text = result(&r)["messages"][0]["content"]["text"]
-                .as_str()
-                .unwrap()
-                .to_owned();
-            assert!(text.contains(needle), "{name}: {text}");
-        }
-        // The Kamer's factions and committees take a key or a name: a faction's full
-        // name becomes its abbreviation, a committee's abbreviation its name.
+        let (code, message) = error(&r);
+        assert_eq!(code, -32602, "{message}");
+        assert!(message.contains(needle), "{message}");
+        assert!(message.len() < 300, "{message}");
+    }
+}
+
+/// The other prompts plan with their own tools; the Kamer's factions and committees
+/// take a key or a name.
+async fn the_other_prompts_plan_with_their_tools(c: &mut Mcp) {
+    for (name, arguments, needle) in [
+        (
+            "volg_kamerdossier",
+            json!({"onderwerp": "stikstof", "fractie": "VVD"}),
+            "tk_search",
+        ),
+        (
+            "rechtspraak_sinds",
+            json!({"onderwerp": "huur", "sinds": "2026-01-01"}),
+            "rechtspraak_search",
+        ),
+        (
+            "officiele_bekendmaking",
+            json!({"onderwerp": "omgevingsvisie"}),
+            "ob_search",
+        ),
+    ] {
         let r = c
-            .request(
-                "prompts/get",
-                json!({"name": "volg_kamerdossier", "arguments": {
-                    "onderwerp": "stikstof",
-                    "fractie": "volkspartij voor vrijheid en democratie",
-                    "commissie": "lvvn",
-                }}),
-            )
+            .request("prompts/get", json!({"name": name, "arguments": arguments}))
             .await;
         let text = result(&r)["messages"][0]["content"]["text"]
             .as_str()
-            .unwrap_or("")
+            .unwrap()
             .to_owned();
-        assert!(text.contains("met aandacht voor VVD"), "{text}");
-        assert!(
-            text.contains("behandeld door de vaste commissie voor Landbouw"),
-            "{text}"
-        );
+        assert!(text.contains(needle), "{name}: {text}");
     }
-    server.stop().await;
+    // The Kamer's factions and committees take a key or a name: a faction's full
+    // name becomes its abbreviation, a committee's abbreviation its name.
+    let r = c
+        .request(
+            "prompts/get",
+            json!({"name": "volg_kamerdossier", "arguments": {
+                "onderwerp": "stikstof",
+                "fractie": "volkspartij voor vrijheid en democratie",
+                "commissie": "lvvn",
+            }}),
+        )
+        .await;
+    let text = result(&r)["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(text.contains("met aandacht voor VVD"), "{text}");
+    assert!(
+        text.contains("behandeld door de vaste commissie voor Landbouw"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -614,120 +642,138 @@ async fn regression_issue_31_odd_reads_completions_and_prompts_are_clear_errors(
     let f = fakes().await;
     let server = Server::start(config(&f, &temp_dir("offers-odd"))).await;
     let before: u64 = f.all.iter().map(|h| h.requests()).sum();
-    let short = |what: &str, message: &str| {
-        assert!(
-            message.len() < 300 && !message.contains(&"x".repeat(200)),
-            "{}: a short error without the input: {}",
-            what.chars().take(80).collect::<String>(),
-            message.chars().take(400).collect::<String>()
-        );
-    };
     for modern in [false, true] {
         let mut c = client(&server, "/mcp", modern).await;
-        let not_found = if modern { -32602 } else { -32002 };
-        let long = format!("besluitbron://tk/document/{}", "x".repeat(10 * 1024));
-        let long_unknown = format!("nope://{}", "x".repeat(10 * 1024));
-        for uri in [
-            "besluitbron://tk/document/%2f",
-            "besluitbron://tk/document/%2F..%2Fetc%2Fpasswd",
-            "besluitbron://tk/document/..%2f..%2fetc%2fpasswd",
-            "besluitbron://tk/document/%2e%2e%2f%2e%2e",
-            "besluitbron://tk/document/.",
-            "besluitbron://tk/document/%2e",
-            "besluitbron://tk/document/%00",
-            "besluitbron://tk/document/%zz",
-            long.as_str(),
-            long_unknown.as_str(),
-        ] {
-            let (code, message) = error(&read(&mut c, uri).await);
-            assert!(code == -32602 || code == -32603, "{uri:.80}: {code} {message}");
-            short(&uri[..uri.len().min(80)], &message);
-        }
-        for uri in [
-            "file:///etc/passwd",
-            "javascript:alert(1)",
-            "data:,besluitbron",
-            "besluitbron:/tk/factions",
-            "BESLUITBRON://tk/factions",
-            "besluitbron:///etc/passwd",
-            "besluitbron://../tk/factions",
-            "",
-        ] {
-            let (code, message) = error(&read(&mut c, uri).await);
-            assert_eq!(code, not_found, "{uri:.80}: {message}");
-            short(&uri[..uri.len().min(80)], &message);
-        }
-        for params in [
-            json!({"uri": 7}),
-            json!({"uri": null}),
-            json!({}),
-            json!({"uri": ["a"]}),
-        ] {
-            let r = c.request("resources/read", params.clone()).await;
-            let (code, message) = error(&r);
-            assert!(code == -32602 || code == not_found, "{params}: {code} {message}");
-            short(&params.to_string(), &message);
-        }
-
-        let huge = "x".repeat(100 * 1024);
-        for value in [huge.as_str(), "\u{0}\u{1}\u{7f}", "\u{202e}gnirts", "%2e%2e/"] {
-            let r = complete_prompt(&mut c, "gemeenteraad_besluit", "organization", value).await;
-            let m = r.message.as_ref().expect("an answer");
-            if let Some(e) = m.get("error") {
-                assert_eq!(e["code"], json!(-32602), "{value:.40}: {m}");
-                short(&value[..value.len().min(40)], e["message"].as_str().unwrap_or(""));
-            } else {
-                let offered = values(&r);
-                assert!(offered.len() <= 100, "{value:.40}: {offered:?}");
-            }
-        }
-        for params in [
-            json!({"ref": {"type": "ref/prompt", "name": "gemeenteraad_besluit"}, "argument": {"name": "organization", "value": 7}}),
-            json!({"ref": {"type": "ref/prompt", "name": "gemeenteraad_besluit"}, "argument": {"name": "organization"}}),
-            json!({"ref": {"type": "ref/prompt", "name": "gemeenteraad_besluit"}}),
-            json!({"ref": {"type": "ref/nope", "name": "x"}, "argument": {"name": "a", "value": ""}}),
-            json!({"ref": {"type": "ref/resource", "uri": "file:///etc/passwd"}, "argument": {"name": "id", "value": ""}}),
-            json!({"ref": "gemeenteraad_besluit", "argument": {"name": "organization", "value": ""}}),
-            json!({"ref": {"type": "ref/prompt", "name": "x".repeat(10 * 1024)}, "argument": {"name": "a", "value": ""}}),
-        ] {
-            let r = c.request("completion/complete", params.clone()).await;
-            let m = r.message.as_ref().expect("an answer");
-            if let Some(e) = m.get("error") {
-                assert_eq!(e["code"], json!(-32602), "{params:.120}: {m}");
-                short(&params.to_string(), e["message"].as_str().unwrap_or(""));
-            } else {
-                // An unknown resource template completes to nothing.
-                assert!(values(&r).is_empty(), "{params:.120}: {m}");
-            }
-        }
-
-        for params in [
-            json!({"name": "gemeenteraad_besluit"}),
-            json!({"name": "gemeenteraad_besluit", "arguments": null}),
-            json!({"name": "gemeenteraad_besluit", "arguments": ["gemeente-utrecht", "woningbouw"]}),
-            json!({"name": "gemeenteraad_besluit", "arguments": {"organization": 7, "onderwerp": "woningbouw"}}),
-            json!({"name": "gemeenteraad_besluit", "arguments": {"organization": "gemeente-utrecht", "onderwerp": "woningbouw", "x".repeat(10 * 1024): "1"}}),
-            json!({"name": "x".repeat(10 * 1024), "arguments": {}}),
-            json!({"name": 7}),
-            json!({}),
-        ] {
-            let r = c.request("prompts/get", params.clone()).await;
-            let (code, message) = error(&r);
-            assert_eq!(code, -32602, "{params:.120}: {message}");
-            short(&params.to_string(), &message);
-        }
-        // The server keeps answering.
-        let r = c
-            .request(
-                "prompts/get",
-                json!({"name": "officiele_bekendmaking", "arguments": {"onderwerp": "omgevingsvisie"}}),
-            )
-            .await;
-        assert!(result(&r)["messages"][0]["content"]["text"].is_string());
+        odd_reads_are_short_errors(&mut c, modern).await;
+        odd_completions_are_short_errors_or_nothing(&mut c).await;
+        odd_prompt_requests_are_short_errors(&mut c).await;
     }
     let after: u64 = f.all.iter().map(|h| h.requests()).sum();
     // The completions of a sane value fetch OpenBesluitvorming's list of sources, once.
     assert_eq!(after, before + 1, "no platform was asked but for the one list");
     assert_eq!(f.obv.requests(), 1, "the list of sources, once");
     server.stop().await;
+}
+
+/// Asserts that the error `message` about `what` is short and does not echo the input.
+fn short(what: &str, message: &str) {
+    assert!(
+        message.len() < 300 && !message.contains(&"x".repeat(200)),
+        "{}: a short error without the input: {}",
+        what.chars().take(80).collect::<String>(),
+        message.chars().take(400).collect::<String>()
+    );
+}
+
+/// Reads of odd resource URIs (`modern`: the stateless era's error codes): each a short
+/// error, whether the URI is one of ours or not, and odd `resources/read` params too.
+async fn odd_reads_are_short_errors(c: &mut Mcp, modern: bool) {
+    let not_found = if modern { -32602 } else { -32002 };
+    let long = format!("besluitbron://tk/document/{}", "x".repeat(10 * 1024));
+    let long_unknown = format!("nope://{}", "x".repeat(10 * 1024));
+    for uri in [
+        "besluitbron://tk/document/%2f",
+        "besluitbron://tk/document/%2F..%2Fetc%2Fpasswd",
+        "besluitbron://tk/document/..%2f..%2fetc%2fpasswd",
+        "besluitbron://tk/document/%2e%2e%2f%2e%2e",
+        "besluitbron://tk/document/.",
+        "besluitbron://tk/document/%2e",
+        "besluitbron://tk/document/%00",
+        "besluitbron://tk/document/%zz",
+        long.as_str(),
+        long_unknown.as_str(),
+    ] {
+        let (code, message) = error(&read(c, uri).await);
+        assert!(code == -32602 || code == -32603, "{uri:.80}: {code} {message}");
+        short(&uri[..uri.len().min(80)], &message);
+    }
+    for uri in [
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "data:,besluitbron",
+        "besluitbron:/tk/factions",
+        "BESLUITBRON://tk/factions",
+        "besluitbron:///etc/passwd",
+        "besluitbron://../tk/factions",
+        "",
+    ] {
+        let (code, message) = error(&read(c, uri).await);
+        assert_eq!(code, not_found, "{uri:.80}: {message}");
+        short(&uri[..uri.len().min(80)], &message);
+    }
+    for params in [
+        json!({"uri": 7}),
+        json!({"uri": null}),
+        json!({}),
+        json!({"uri": ["a"]}),
+    ] {
+        let r = c.request("resources/read", params.clone()).await;
+        let (code, message) = error(&r);
+        assert!(code == -32602 || code == not_found, "{params}: {code} {message}");
+        short(&params.to_string(), &message);
+    }
+}
+
+/// Completions of odd values and odd requests: a short error, or values within bounds
+/// (nothing for an unknown resource template).
+async fn odd_completions_are_short_errors_or_nothing(c: &mut Mcp) {
+    let huge = "x".repeat(100 * 1024);
+    for value in [huge.as_str(), "\u{0}\u{1}\u{7f}", "\u{202e}gnirts", "%2e%2e/"] {
+        let r = complete_prompt(c, "gemeenteraad_besluit", "organization", value).await;
+        let m = r.message.as_ref().expect("an answer");
+        if let Some(e) = m.get("error") {
+            assert_eq!(e["code"], json!(-32602), "{value:.40}: {m}");
+            short(&value[..value.len().min(40)], e["message"].as_str().unwrap_or(""));
+        } else {
+            let offered = values(&r);
+            assert!(offered.len() <= 100, "{value:.40}: {offered:?}");
+        }
+    }
+    for params in [
+        json!({"ref": {"type": "ref/prompt", "name": "gemeenteraad_besluit"}, "argument": {"name": "organization", "value": 7}}),
+        json!({"ref": {"type": "ref/prompt", "name": "gemeenteraad_besluit"}, "argument": {"name": "organization"}}),
+        json!({"ref": {"type": "ref/prompt", "name": "gemeenteraad_besluit"}}),
+        json!({"ref": {"type": "ref/nope", "name": "x"}, "argument": {"name": "a", "value": ""}}),
+        json!({"ref": {"type": "ref/resource", "uri": "file:///etc/passwd"}, "argument": {"name": "id", "value": ""}}),
+        json!({"ref": "gemeenteraad_besluit", "argument": {"name": "organization", "value": ""}}),
+        json!({"ref": {"type": "ref/prompt", "name": "x".repeat(10 * 1024)}, "argument": {"name": "a", "value": ""}}),
+    ] {
+        let r = c.request("completion/complete", params.clone()).await;
+        let m = r.message.as_ref().expect("an answer");
+        if let Some(e) = m.get("error") {
+            assert_eq!(e["code"], json!(-32602), "{params:.120}: {m}");
+            short(&params.to_string(), e["message"].as_str().unwrap_or(""));
+        } else {
+            // An unknown resource template completes to nothing.
+            assert!(values(&r).is_empty(), "{params:.120}: {m}");
+        }
+    }
+}
+
+/// Odd `prompts/get` requests are short invalid-params errors, and the server keeps
+/// answering.
+async fn odd_prompt_requests_are_short_errors(c: &mut Mcp) {
+    for params in [
+        json!({"name": "gemeenteraad_besluit"}),
+        json!({"name": "gemeenteraad_besluit", "arguments": null}),
+        json!({"name": "gemeenteraad_besluit", "arguments": ["gemeente-utrecht", "woningbouw"]}),
+        json!({"name": "gemeenteraad_besluit", "arguments": {"organization": 7, "onderwerp": "woningbouw"}}),
+        json!({"name": "gemeenteraad_besluit", "arguments": {"organization": "gemeente-utrecht", "onderwerp": "woningbouw", "x".repeat(10 * 1024): "1"}}),
+        json!({"name": "x".repeat(10 * 1024), "arguments": {}}),
+        json!({"name": 7}),
+        json!({}),
+    ] {
+        let r = c.request("prompts/get", params.clone()).await;
+        let (code, message) = error(&r);
+        assert_eq!(code, -32602, "{params:.120}: {message}");
+        short(&params.to_string(), &message);
+    }
+    // The server keeps answering.
+    let r = c
+        .request(
+            "prompts/get",
+            json!({"name": "officiele_bekendmaking", "arguments": {"onderwerp": "omgevingsvisie"}}),
+        )
+        .await;
+    assert!(result(&r)["messages"][0]["content"]["text"].is_string());
 }

@@ -122,6 +122,29 @@ async fn record() -> Recording {
     obv.set_latency(Duration::from_millis(LATENCY_MS));
 
     let dir = tempfile::tempdir().expect("temp dir");
+    let config = recording_config(&fakes, &dir);
+    let app = App::build(config).expect("build the server");
+    let router = app.router.clone();
+    let second = open_session(&router, "192.0.2.2").await;
+    let origin = tokio::time::Instant::now();
+
+    play_both_eras(&router, &obv, &second, origin).await;
+    let (text, files) = the_written_trace(&app, &dir).await;
+    the_status_page_gives_the_replay_command(&router, &files).await;
+    // Kept for `besluitbron-sim replay target/recording/recorded.jsonl …`.
+    let keep = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/recording");
+    std::fs::create_dir_all(&keep).expect("target/recording");
+    std::fs::write(keep.join("recorded.jsonl"), &text).expect("keep the trace");
+    let lines = text
+        .lines()
+        .map(|l| serde_json::from_str::<TraceLine>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    Recording { text, lines }
+}
+
+/// The server's settings for the recording: the fakes' addresses, every client limit
+/// out of the way, recording on, and OpenBesluitvorming's limit with no margin.
+fn recording_config(fakes: &besluitbron_fakes::Fakes, dir: &tempfile::TempDir) -> besluitbron_server::config::Config {
     let mut config = besluitbron_server::connectors::load_config(None, Vec::new()).expect("defaults");
     config.data_dir = dir.path().to_path_buf();
     config.status_refresh_secs = 0;
@@ -147,11 +170,18 @@ async fn record() -> Recording {
         window_secs: 60.0,
         margin_secs: 0.0,
     });
-    let app = App::build(config).expect("build the server");
-    let router = app.router.clone();
-    let second = open_session(&router, "192.0.2.2").await;
-    let origin = tokio::time::Instant::now();
+    config
+}
 
+/// Plays both eras from `origin`: the stateless era's busy client and a third asking
+/// what the busy one asked first, the session era's one search (session `second`), and
+/// the platform's own storm, which refuses a call.
+async fn play_both_eras(
+    router: &axum::Router,
+    obv: &besluitbron_fakes::FakeHandle,
+    second: &str,
+    origin: tokio::time::Instant,
+) {
     let mut tasks = Vec::new();
     // The stateless era: the busy client, then a third asking what the busy one asked first.
     let mut stateless: Vec<(u64, &str, String)> = (0..166).map(|i| (i, "192.0.2.1", format!("busy-{i}"))).collect();
@@ -176,7 +206,7 @@ async fn record() -> Recording {
     }
     // The session era: one search at 0.5 s.
     {
-        let router = router.clone();
+        let (router, second) = (router.clone(), second.to_owned());
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep_until(origin + Duration::from_millis(500)).await;
             let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -202,6 +232,11 @@ async fn record() -> Recording {
         t.await.expect("a scripted call");
     }
     assert!(obv.rate_limited() > 0, "the storm refused a call");
+}
+
+/// The trace the recorder wrote under the data directory's `trace/`, synced: its text
+/// and its files; every line written, none dropped.
+async fn the_written_trace(app: &App, dir: &tempfile::TempDir) -> (String, Vec<std::path::PathBuf>) {
     let recorder = app.state.recorder().expect("recording is on").clone();
     let trace_dir = recorder.dir().to_path_buf();
     assert_eq!(trace_dir, dir.path().join("trace"), "the data directory's trace/");
@@ -223,7 +258,11 @@ async fn record() -> Recording {
     for file in &files {
         text.push_str(&std::fs::read_to_string(file).expect("a trace file"));
     }
-    // `/status` says how to take the last hour to the simulator.
+    (text, files)
+}
+
+/// `/status` says how to take the last hour to the simulator.
+async fn the_status_page_gives_the_replay_command(router: &axum::Router, files: &[std::path::PathBuf]) {
     let mut request = axum::http::Request::get("/status.json")
         .header("host", "127.0.0.1")
         .body(axum::body::Body::empty())
@@ -234,7 +273,7 @@ async fn record() -> Recording {
             [127, 0, 0, 1],
             40_002,
         ))));
-    let (status, body, _) = answer(&router, request).await;
+    let (status, body, _) = answer(router, request).await;
     assert_eq!(status, 200, "{body}");
     let status: Value = serde_json::from_str(&body).expect("status JSON");
     let command = status["recording"]["replay_command"]
@@ -244,15 +283,6 @@ async fn record() -> Recording {
         command.contains("besluitbron-sim replay") && command.contains(&files[0].display().to_string()),
         "{command}"
     );
-    // Kept for `besluitbron-sim replay target/recording/recorded.jsonl …`.
-    let keep = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/recording");
-    std::fs::create_dir_all(&keep).expect("target/recording");
-    std::fs::write(keep.join("recorded.jsonl"), &text).expect("keep the trace");
-    let lines = text
-        .lines()
-        .map(|l| serde_json::from_str::<TraceLine>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    Recording { text, lines }
 }
 
 fn replay(workload: &Workload, policy: PolicyKind) -> RunOutcome {
@@ -287,6 +317,15 @@ fn longest_wait(outcome: &RunOutcome, session: &str) -> u64 {
 #[tokio::test(start_paused = true)]
 async fn the_server_records_both_eras_and_the_simulator_replays_the_file() {
     let recording = record().await;
+    let (busy_name, second_name, refused) = the_lines_say_what_they_may(&recording);
+    the_simulator_replays_it(&recording, &busy_name, &second_name, refused);
+}
+
+/// What the recording's lines say, and what they must not: no query text or address,
+/// three sessions hashed apart, a buffer hit, each flight's attempts with the storm's
+/// 429s. The busy client's and the session-era client's session names, and how many
+/// attempts the storm refused.
+fn the_lines_say_what_they_may(recording: &Recording) -> (String, String, usize) {
     let lines = &recording.lines;
     assert_eq!(lines.len(), 168, "one line per call");
 
@@ -359,7 +398,13 @@ async fn the_server_records_both_eras_and_the_simulator_replays_the_file() {
         .collect();
     assert!(!refused.is_empty(), "the storm is in the recording");
     assert!(refused.iter().all(|a| a.retry_after_ms == Some(1000)));
+    (busy_name.clone(), second.0.clone(), refused.len())
+}
 
+/// The simulator replays the recording with its latencies and outcomes, admitting alike
+/// within the tolerance; and what if the legacy policy ran it, or the platform halved
+/// its limit.
+fn the_simulator_replays_it(recording: &Recording, busy_name: &str, second_name: &str, refused: usize) {
     // The simulator replays the file with the recorded latencies and outcomes.
     let mut workload = parse_trace(&recording.text, "recorded").expect("the recording parses as a trace");
     // This server held back no margin (above), so neither does its replay.
@@ -378,12 +423,10 @@ async fn the_server_records_both_eras_and_the_simulator_replays_the_file() {
         .find(|p| p.id == besluitbron_server::platforms::obv::SERVICE)
         .unwrap();
     assert_eq!(
-        fair_platform.counters.throttled,
-        refused.len() as u64,
+        fair_platform.counters.throttled, refused as u64,
         "the recording's 429s are the replay's"
     );
     assert_eq!(fair_platform.counters.over_limit, 0);
-    let second_name = &second.0;
     assert!(
         longest_wait(&fair, second_name) < 2_000,
         "fair: the session-era client at once"

@@ -136,19 +136,28 @@ async fn a_case_voted_twice_gives_a_show_of_hands_with_a_mistake_and_a_roll_call
     let results = v["results"].as_array().expect("results");
     assert_eq!(results.len(), 2, "one result per decision: {text}");
 
-    // The show of hands: seats per faction, the mistaken vote flagged and counted as cast.
-    let hands = &results[0];
-    assert_eq!(hands["decision_id"], decisions[0]["Id"]);
+    check_show_of_hands(&results[0], decisions[0], &text);
+    check_roll_call(&results[1], decisions[1], &text);
+
+    // Asked again: from the buffer (the decisions are final).
+    let (again, _) = ok(&mcp.call("tk_votes", json!({"id": MOTION_NUMBER})).await);
+    assert_eq!(f.tk.requests(), before + 2, "{again}");
+    server.stop().await;
+}
+
+/// The show of hands: seats per faction, the mistaken vote flagged and counted as cast.
+fn check_show_of_hands(hands: &Value, decision: &Map<String, Value>, text: &str) {
+    assert_eq!(hands["decision_id"], decision["Id"]);
     assert_eq!(
         (hands["decision_number"].clone(), hands["decisions"].clone()),
         (json!(1), json!(2))
     );
     assert_eq!(hands["vote_kind"], "Met handopsteken");
-    assert_eq!(hands["decision_text"], decisions[0]["BesluitTekst"]);
+    assert_eq!(hands["decision_text"], decision["BesluitTekst"]);
     assert_eq!(hands["outcome"], "rejected");
     assert_eq!(hands["roll_call"], false);
     assert_eq!(hands["members"], json!([]));
-    let rows = votes_on(decisions[0]["Id"].as_str().unwrap());
+    let rows = votes_on(decision["Id"].as_str().unwrap());
     assert_eq!(totals(hands), tally(&rows));
     let seats: i64 = hands["factions"]
         .as_array()
@@ -174,14 +183,15 @@ async fn a_case_voted_twice_gives_a_show_of_hands_with_a_mistake_and_a_roll_call
         text.contains(&format!("Mistake: {}'s vote is marked as cast by mistake", mistaken[0])),
         "{text}"
     );
+}
 
-    // The roll call: every member's vote, as the fake's rows say.
-    let roll = &results[1];
+/// The roll call: every member's vote, as the fake's rows say.
+fn check_roll_call(roll: &Value, decision: &Map<String, Value>, text: &str) {
     assert_eq!(roll["vote_kind"], "Hoofdelijk");
     assert_eq!(roll["roll_call"], true);
     assert_eq!(roll["outcome"], "adopted");
     assert_eq!(roll["is_final"], true);
-    let rows = votes_on(decisions[1]["Id"].as_str().unwrap());
+    let rows = votes_on(decision["Id"].as_str().unwrap());
     assert_eq!(rows.len(), 150);
     let mut want: Vec<(String, String, String)> = rows
         .iter()
@@ -219,11 +229,6 @@ async fn a_case_voted_twice_gives_a_show_of_hands_with_a_mistake_and_a_roll_call
         text.contains(&format!("{} Voor", dissent["ActorNaam"].as_str().unwrap())),
         "{text}"
     );
-
-    // Asked again: from the buffer (the decisions are final).
-    let (again, _) = ok(&mcp.call("tk_votes", json!({"id": MOTION_NUMBER})).await);
-    assert_eq!(f.tk.requests(), before + 2, "{again}");
-    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

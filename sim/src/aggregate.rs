@@ -28,8 +28,8 @@ use besluitbron_core::path::Served;
 use besluitbron_core::{Instant, PlatformId, ServiceId, Units};
 use hdrhistogram::Histogram;
 
+use crate::call_record::{CallRecord, CallState};
 use crate::dense::IdMap;
-use crate::engine::{CallRecord, CallState};
 
 /// Significant digits of every wait histogram: a quantile is within 10^-3 of the wait at
 /// its rank.

@@ -16,6 +16,7 @@
 //! - [`aggregate`]: outcomes aggregated as a run goes (per session, for the run, per
 //!   service and per platform), from which the report, the checks' figures and the
 //!   capacity answer come.
+//! - [`call_record`]: one call's record, which the engine writes and the aggregates read.
 //! - [`plan`]: a capacity question (a traffic model) answered from a run's aggregates.
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
 //! - [`platform`]: simulated services that enforce their own limit, and the hosts'
@@ -42,6 +43,7 @@
 //! scheduler.
 
 pub mod aggregate;
+pub mod call_record;
 pub mod check;
 pub mod cluster;
 pub mod dense;

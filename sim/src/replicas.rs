@@ -25,7 +25,7 @@ use std::fmt::{self, Write as _};
 use besluitbron_core::{LimitConfig, PlatformId, ServiceId, Units};
 
 use crate::cluster::{Balancer, CallEnd, ClusterOutcome, ClusterScenario, ScriptedCall, run_cluster};
-use crate::scenario::{RunServices, Workload};
+use crate::scenario::{LatencySpec, RunService, RunServices, Workload};
 
 /// The server's default lease TTL (`cluster.lease_ttl_ms`).
 pub const LEASE_TTL_MS: u64 = 5_000;
@@ -69,44 +69,97 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
         .as_ref()
         .map_or(1_000, |r| u64::try_from(r.margin.as_millis()).unwrap_or(u64::MAX));
     let services = RunServices::of(workload)?;
-    let index_of = |p: PlatformId| workload.platforms.iter().position(|s| s.id == p);
     let mut out = Vec::new();
     for (i, service) in services.services.iter().enumerate() {
         let Some(limit) = service.limit else { continue };
-        let reaching: Vec<_> = workload
-            .open_calls
-            .iter()
-            .filter(|c| index_of(c.platform).is_some_and(|p| services.service_of(p, c.op.as_deref()) == i))
-            .collect();
-        if reaching.is_empty() {
+        let replayed = Replayed::of(workload, &services, i);
+        if replayed.calls.is_empty() {
             continue;
         }
         let id = service.id;
-        let milli = limit.capacity.as_milli();
-        if milli % 1_000 != 0 || limit.window.subsec_nanos() != 0 {
+        if limit.capacity.as_milli() % 1_000 != 0 || limit.window.subsec_nanos() != 0 {
             return Err(format!(
                 "{id}: --replicas needs a limit of whole units per whole seconds, not {}/{}s",
                 limit.capacity.compact(),
                 limit.window.as_secs_f64()
             ));
         }
-        // The platforms whose calls reach it, in the run's order.
-        let platforms: Vec<PlatformId> = service
+        let label = replayed.label(id);
+        let mut runs = Vec::new();
+        for n in [1, replicas] {
+            let scenario = scenario(service, limit, &replayed, &label, n, seed, margin_ms);
+            runs.push(run_cluster(&format!("{id}×{n}"), &scenario).map_err(|e| format!("{id}: {e}"))?);
+            if replicas == 1 {
+                break;
+            }
+        }
+        out.push(ReplicaWhatIf {
+            service: id,
+            label,
+            limit,
+            calls: replayed.calls.len(),
+            other_cost: replayed.other_cost,
+            left: replayed.left,
+            follow_ups: replayed.follow_ups,
+            runs,
+        });
+    }
+    Ok(out)
+}
+
+/// One service's calls of a trace, of every platform that reaches it, as the cluster
+/// simulator replays them, and what it leaves out or changes, counted.
+struct Replayed {
+    /// The platforms whose calls reach the service, in the run's order.
+    platforms: Vec<PlatformId>,
+    /// The latency model of the first of them (every platform's calls there answer alike
+    /// here).
+    latency: LatencySpec,
+    /// (arrival in ms, session, question, platform): equal questions of one platform
+    /// share a key.
+    calls: Vec<(u64, String, u64, PlatformId)>,
+    other_cost: usize,
+    left: usize,
+    follow_ups: usize,
+}
+
+impl Replayed {
+    /// The calls of `workload` that reach service `i` of `services` (a platform's first
+    /// service, or its second for `op = "text"`).
+    fn of(workload: &Workload, services: &RunServices, i: usize) -> Replayed {
+        let index_of = |p: PlatformId| workload.platforms.iter().position(|s| s.id == p);
+        let reaching: Vec<_> = workload
+            .open_calls
+            .iter()
+            .filter(|c| index_of(c.platform).is_some_and(|p| services.service_of(p, c.op.as_deref()) == i))
+            .collect();
+        let platforms: Vec<PlatformId> = services.services[i]
             .platforms
             .iter()
             .copied()
             .filter(|p| reaching.iter().any(|c| c.platform == *p))
             .collect();
-        let (mut other_cost, mut left, mut follow_ups) = (0, 0, 0);
+        let latency = platforms
+            .first()
+            .and_then(|first| workload.platforms.iter().find(|p| p.id == *first))
+            .map(|p| p.latency)
+            .unwrap_or_default();
+        let mut r = Replayed {
+            platforms,
+            latency,
+            calls: Vec::new(),
+            other_cost: 0,
+            left: 0,
+            follow_ups: 0,
+        };
         // Equal requests: one platform, one operation, one key (as the recording groups
         // them).
         let mut keys: BTreeMap<(PlatformId, Option<&str>, &str), u64> = BTreeMap::new();
         let mut fresh = 0u64;
-        let mut calls = Vec::new();
         for c in &reaching {
-            other_cost += usize::from(c.cost != Units::ONE);
-            left += usize::from(c.leave_after.is_some());
-            follow_ups += usize::from(c.then.is_some());
+            r.other_cost += usize::from(c.cost != Units::ONE);
+            r.left += usize::from(c.leave_after.is_some());
+            r.follow_ups += usize::from(c.then.is_some());
             let next = keys.len() as u64;
             let key = match &c.key {
                 Some(k) => *keys.entry((c.platform, c.op.as_deref(), k.as_str())).or_insert(next),
@@ -117,79 +170,74 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
                 }
             };
             let session = workload.sessions[c.session as usize].name.clone();
-            calls.push((c.at.as_millis(), session, key, c.platform));
+            r.calls.push((c.at.as_millis(), session, key, c.platform));
         }
-        // The latency model of the service's first platform (every platform's calls there
-        // answer alike here).
-        let latency = workload
-            .platforms
-            .iter()
-            .find(|p| p.id == platforms[0])
-            .map(|p| p.latency)
-            .unwrap_or_default();
-        let label = if platforms.len() == 1 && platforms[0].as_str() == id.as_str() {
+        r
+    }
+
+    /// How service `id` is named in the result: its id, with the platforms whose calls
+    /// reached it where that is not only its namesake (`koop-zoekservice (bwb, cvdr)`).
+    fn label(&self, id: ServiceId) -> String {
+        if self.platforms.len() == 1 && self.platforms[0].as_str() == id.as_str() {
             id.to_string()
         } else {
-            let names: Vec<&str> = platforms.iter().map(|p| p.as_str()).collect();
+            let names: Vec<&str> = self.platforms.iter().map(|p| p.as_str()).collect();
             format!("{id} ({})", names.join(", "))
-        };
-        let mut runs = Vec::new();
-        for n in [1, replicas] {
-            let scenario = ClusterScenario {
-                description: format!("{label}: the trace's calls behind {n} replica(s)"),
-                seed,
-                replicas: n,
-                drift_ppm: vec![0; n],
-                offset_ms: Vec::new(),
-                ttl_ms: LEASE_TTL_MS,
-                margin_ms,
-                balancer: Balancer::Hash,
-                forward_ms: FORWARD_MS,
-                engine_ms: ENGINE_MS,
-                platform: platforms[0],
-                shared_with: platforms[1..].to_vec(),
-                service: Some(id),
-                rate_limit_headers: Some(service.states_its_budget),
-                capacity: milli / 1_000,
-                window_s: limit.window.as_secs(),
-                latency,
-                sessions: 0,
-                calls_per_session: 0,
-                think_ms: 0,
-                ramp_s: 0.0,
-                key_pool: 1,
-                give_up_s: GIVE_UP_S,
-                faults: Vec::new(),
-                send_delay_ms: 5,
-                calls: calls
-                    .iter()
-                    .map(|(at_ms, session, key, platform)| ScriptedCall {
-                        at_ms: *at_ms,
-                        session: session.clone(),
-                        key: *key,
-                        // Where the balancer (a hash of the session) sends it.
-                        replica: None,
-                        platform: Some(*platform),
-                    })
-                    .collect(),
-            };
-            runs.push(run_cluster(&format!("{id}×{n}"), &scenario).map_err(|e| format!("{id}: {e}"))?);
-            if replicas == 1 {
-                break;
-            }
         }
-        out.push(ReplicaWhatIf {
-            service: id,
-            label,
-            limit,
-            calls: calls.len(),
-            other_cost,
-            left,
-            follow_ups,
-            runs,
-        });
     }
-    Ok(out)
+}
+
+/// The cluster scenario of `replayed`'s calls at `service` behind `n` replicas, at
+/// `limit`, the burst's `margin_ms` held back: one budget group, its first platform the
+/// scenario's and the others sharing it.
+fn scenario(
+    service: &RunService,
+    limit: LimitConfig,
+    replayed: &Replayed,
+    label: &str,
+    n: usize,
+    seed: u64,
+    margin_ms: u64,
+) -> ClusterScenario {
+    ClusterScenario {
+        description: format!("{label}: the trace's calls behind {n} replica(s)"),
+        seed,
+        replicas: n,
+        drift_ppm: vec![0; n],
+        offset_ms: Vec::new(),
+        ttl_ms: LEASE_TTL_MS,
+        margin_ms,
+        balancer: Balancer::Hash,
+        forward_ms: FORWARD_MS,
+        engine_ms: ENGINE_MS,
+        platform: replayed.platforms[0],
+        shared_with: replayed.platforms[1..].to_vec(),
+        service: Some(service.id),
+        rate_limit_headers: Some(service.states_its_budget),
+        capacity: limit.capacity.as_milli() / 1_000,
+        window_s: limit.window.as_secs(),
+        latency: replayed.latency,
+        sessions: 0,
+        calls_per_session: 0,
+        think_ms: 0,
+        ramp_s: 0.0,
+        key_pool: 1,
+        give_up_s: GIVE_UP_S,
+        faults: Vec::new(),
+        send_delay_ms: 5,
+        calls: replayed
+            .calls
+            .iter()
+            .map(|(at_ms, session, key, platform)| ScriptedCall {
+                at_ms: *at_ms,
+                session: session.clone(),
+                key: *key,
+                // Where the balancer (a hash of the session) sends it.
+                replica: None,
+                platform: Some(*platform),
+            })
+            .collect(),
+    }
 }
 
 impl fmt::Display for ReplicaWhatIf {

@@ -344,6 +344,26 @@ impl Report {
             Instant::from_millis(self.simulated_ms)
         );
         out.push('\n');
+        self.render_sessions(&mut out);
+        out.push('\n');
+        self.render_services(&mut out);
+        out.push('\n');
+        if self.platforms_differ() {
+            self.render_platforms(&mut out);
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "invariants held after each of {} events ({} waits within the starvation bound's scope)",
+            self.events, self.bound_checked
+        );
+        let _ = writeln!(out, "trace: {} lines, fnv1a64 {}", self.trace_lines, self.trace_hash);
+        out
+    }
+
+    /// The sessions' table: every session, or with many the sum of all and those that
+    /// waited longest.
+    fn render_sessions(&self, out: &mut String) {
         let keyed = self.all_sessions.hits.is_some();
         let mut header = vec![
             "session",
@@ -389,11 +409,16 @@ impl Report {
                 self.sessions_total
             ));
         }
-        table(&mut out, &header, &rows);
+        table(out, &header, &rows);
         if let Some(note) = note {
             let _ = writeln!(out, "{note}");
         }
-        out.push('\n');
+    }
+
+    /// The services' table, one row per service (named with the platforms that call it
+    /// where they are other than its namesake).
+    fn render_services(&self, out: &mut String) {
+        let keyed = self.all_sessions.hits.is_some();
         let mut header = vec![
             "service",
             "model",
@@ -436,43 +461,38 @@ impl Report {
                 cells
             })
             .collect();
-        table(&mut out, &header, &rows);
-        out.push('\n');
-        if self.platforms_differ() {
-            let mut header = vec![
-                "platform", "services", "calls", "upstream", "wait p50", "wait p99", "wait max",
-            ];
-            if keyed {
-                header.extend(["hits", "joins"]);
-            }
-            let rows: Vec<Vec<String>> = self
-                .platforms
-                .iter()
-                .map(|p| {
-                    let services: Vec<&str> = p.services.iter().map(|s| s.as_str()).collect();
-                    let mut cells = vec![
-                        p.platform.to_string(),
-                        services.join(", "),
-                        p.calls.to_string(),
-                        p.upstream.to_string(),
-                        secs(p.wait_p50_ms),
-                        secs(p.wait_p99_ms),
-                        secs(p.wait_max_ms),
-                    ];
-                    cells.extend(p.hits.into_iter().chain(p.joins).map(|n| n.to_string()));
-                    cells
-                })
-                .collect();
-            table(&mut out, &header, &rows);
-            out.push('\n');
+        table(out, &header, &rows);
+    }
+
+    /// The platforms' table, where they are other than the services: one row per
+    /// platform, the services it calls, its calls and their waits.
+    fn render_platforms(&self, out: &mut String) {
+        let keyed = self.all_sessions.hits.is_some();
+        let mut header = vec![
+            "platform", "services", "calls", "upstream", "wait p50", "wait p99", "wait max",
+        ];
+        if keyed {
+            header.extend(["hits", "joins"]);
         }
-        let _ = writeln!(
-            out,
-            "invariants held after each of {} events ({} waits within the starvation bound's scope)",
-            self.events, self.bound_checked
-        );
-        let _ = writeln!(out, "trace: {} lines, fnv1a64 {}", self.trace_lines, self.trace_hash);
-        out
+        let rows: Vec<Vec<String>> = self
+            .platforms
+            .iter()
+            .map(|p| {
+                let services: Vec<&str> = p.services.iter().map(|s| s.as_str()).collect();
+                let mut cells = vec![
+                    p.platform.to_string(),
+                    services.join(", "),
+                    p.calls.to_string(),
+                    p.upstream.to_string(),
+                    secs(p.wait_p50_ms),
+                    secs(p.wait_p99_ms),
+                    secs(p.wait_max_ms),
+                ];
+                cells.extend(p.hits.into_iter().chain(p.joins).map(|n| n.to_string()));
+                cells
+            })
+            .collect();
+        table(out, &header, &rows);
     }
 
     /// The JSON report (pretty, stable field order).

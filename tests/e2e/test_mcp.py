@@ -107,6 +107,10 @@ OB_TOOLS = {"ob_search", "ob_document"}
 BWB_TOOLS = {"bwb_search", "bwb_read"}
 BWB_LAW = "BWBR0047001"
 CVDR_TOOLS = {"cvdr_search", "cvdr_read"}
+# What `/mcp` does not list: `search` and `fetch` take these tools' every argument there
+# (the tools still answer by name).
+STOOD_IN = {"obv_search", "obv_document", "tk_search", "tk_document_text", "rechtspraak_ruling", "opentk_search",
+            "ori_document", "ob_search", "ob_document", "bwb_search", "cvdr_search"}
 CVDR_REGULATION = "CVDR700001"
 SRU12 = "{http://www.loc.gov/zing/srw/}"
 SRU_NS = {
@@ -870,8 +874,12 @@ class McpChecks:
         await self.endpoint("/mcp/ob", OB_TOOLS, ob_calls)
         await self.endpoint("/mcp/bwb", BWB_TOOLS, bwb_calls)
         await self.endpoint("/mcp/cvdr", CVDR_TOOLS, cvdr_calls)
-        await self.endpoint("/mcp", OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS
-                            | CVDR_TOOLS | {"search", "fetch"}, all_calls)
+        await self.endpoint("/mcp", (OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS
+                                     | CVDR_TOOLS | {"search", "fetch"}) - STOOD_IN, all_calls)
+        # A chosen tool set: /mcp's list and the Tweede Kamer's whole set.
+        await self.endpoint("/mcp?toolsets=tk", ((OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS
+                                                  | BWB_TOOLS | CVDR_TOOLS | {"search", "fetch"}) - STOOD_IN) | TK_TOOLS,
+                            [])
 
     async def run_retired(self) -> None:
         """Against the server whose ORI is the retired fake."""

@@ -178,6 +178,11 @@ impl Tree {
             .flatten()
     }
 
+    /// The file holding module `module`.
+    pub fn module_file(&self, module: &ModPath) -> Option<&String> {
+        self.modules.get(module)
+    }
+
     fn add_file(&mut self, file: &str, module: ModPath, test: bool, parsed: &BTreeMap<&str, &syn::File>) {
         if self.file_modules.contains_key(file) {
             return;

@@ -8,7 +8,8 @@
 //! - no file over [`FILE_LINES_MAX`] lines;
 //! - no import cycle among the files of any crate, `super::` paths, re-exports through
 //!   `lib.rs` and `mod.rs`, crate-root helpers and files of one folder included
-//!   ([`graph`]);
+//!   ([`graph`]), and none among the modules of any folder, each module taken with what
+//!   is below it ([`modules`]);
 //! - the server's modules keep the layers of ARCHITECTURE.md's table, and `app` is
 //!   imported by none ([`layers`]);
 //! - no connector imports another's modules (the connector registry's rule);
@@ -24,6 +25,7 @@ pub mod comments;
 pub mod functions;
 pub mod graph;
 pub mod layers;
+pub mod modules;
 pub mod source;
 pub mod tables;
 
@@ -218,8 +220,9 @@ pub fn issue_numbers(ws: &Workspace) -> Vec<Finding> {
     out
 }
 
-/// Every import cycle among a crate's files, found with the imports of `leave_out`'s
-/// files left out (the files whose cycle is owed by work under way elsewhere).
+/// Every import cycle among a crate's files, and among the modules of each of its
+/// folders, found with the imports of `leave_out`'s files left out (the files whose cycle
+/// is owed by work under way elsewhere).
 pub fn cycles(ws: &Workspace, leave_out: &BTreeSet<&str>) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in &ws.crates {
@@ -227,7 +230,8 @@ pub fn cycles(ws: &Workspace, leave_out: &BTreeSet<&str>) -> Vec<Finding> {
         for file in leave_out {
             edges.remove(*file);
         }
-        for cycle in graph::cycles(&edges) {
+        let file_cycles = graph::cycles(&edges);
+        for cycle in &file_cycles {
             out.push(Finding {
                 file: cycle[0].clone(),
                 line: 1,
@@ -236,11 +240,34 @@ pub fn cycles(ws: &Workspace, leave_out: &BTreeSet<&str>) -> Vec<Finding> {
                 message: format!(
                     "an import cycle among {} files; take one use away by moving what both sides use into a module of its own:\n{}",
                     cycle.len(),
-                    c.graph.edges_within(&cycle)
+                    c.graph.edges_within(cycle)
                 ),
             });
         }
+        for level in modules::levels(&c.graph, |f| leave_out.contains(f)) {
+            for cycle in graph::cycles(&level.graph) {
+                // Two files of one folder that use each other are named once, as files.
+                let files = level.files_within(&cycle);
+                if file_cycles.iter().any(|c| files.iter().all(|f| c.contains(f))) {
+                    continue;
+                }
+                out.push(Finding {
+                    file: level.file.clone(),
+                    line: 1,
+                    krate: c.krate.name.clone(),
+                    rule: Rule::Cycle,
+                    message: format!(
+                        "an import cycle among {} modules of `{}`, each with what is below it; take one use away by moving what both sides use into a module of its own:\n{}",
+                        cycle.len(),
+                        level.folder,
+                        level.edges_within(&cycle)
+                    ),
+                });
+            }
+        }
     }
+    out.sort();
+    out.dedup();
     out
 }
 

@@ -85,30 +85,13 @@ pub fn scheduler(capacity: Units, window: Duration) -> FairScheduler {
 /// `until` if given. Checks, at every instant: work conservation (4) against the
 /// reference bucket.
 pub fn drive(s: &mut FairScheduler, steps: &[Step], until: Option<Instant>) -> Run {
-    let limit = s.config().limit;
     let mut steps: Vec<(usize, &Step)> = steps.iter().enumerate().collect();
     steps.sort_by_key(|(i, st)| (st.at, *i));
-    let mut run = Run::default();
-    let mut tickets: BTreeMap<CallTicket, usize> = BTreeMap::new();
-    let mut submit_index: Vec<Option<CallTicket>> = Vec::new();
-    let mut charges: BTreeMap<usize, Charge> = BTreeMap::new();
-    let mut nth_of_step: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, st) in &steps {
-        if matches!(st.action, Action::Submit { .. }) {
-            let n = nth_of_step.len();
-            nth_of_step.insert(*i, n);
-        }
-    }
-    submit_index.resize(nth_of_step.len(), None);
-    run.queued_at_submit.resize(nth_of_step.len(), false);
-    let mut reference = ReferenceBucket::new(limit);
-    // The driver's own model of what waits: per session, (nth, cost) in order.
-    let mut waiting: BTreeMap<SessionKey, VecDeque<(usize, Units)>> = BTreeMap::new();
-    let mut blocked_until = Instant::ZERO;
+    let mut d = Driver::new(s, &steps);
     let mut next = 0;
     let mut now = Instant::ZERO;
     loop {
-        let wake = s.poll_timeout(now);
+        let wake = d.s.poll_timeout(now);
         let act = steps.get(next).map(|(_, st)| st.at);
         let target = match (wake, act) {
             (None, None) => break,
@@ -120,131 +103,190 @@ pub fn drive(s: &mut FairScheduler, steps: &[Step], until: Option<Instant>) -> R
             break;
         }
         now = target;
-        while let Some(a) = s.poll_admission(now) {
-            let nth = tickets[&a.call];
-            record_admission(&mut run, &mut reference, &mut waiting, nth, a, &mut charges);
-        }
+        d.admit_due(now);
         while let Some((i, st)) = steps.get(next).filter(|(_, st)| st.at == now) {
             next += 1;
-            match &st.action {
-                Action::Submit { session, cost } => {
-                    let nth = nth_of_step[i];
-                    match s.submit(now, session, *cost) {
-                        Submission::Admitted(a) => {
-                            tickets.insert(a.call, nth);
-                            submit_index[nth] = Some(a.call);
-                            record_admission(&mut run, &mut reference, &mut waiting, nth, a, &mut charges);
-                        }
-                        Submission::Queued { call: t, .. } => {
-                            tickets.insert(t, nth);
-                            submit_index[nth] = Some(t);
-                            run.queued_at_submit[nth] = true;
-                            let charged = (*cost).min(limit.capacity);
-                            waiting.entry(session.clone()).or_default().push_back((nth, charged));
-                            run.events.push(SchedulerEvent::Queue {
-                                at: now,
-                                session: session.clone(),
-                                entry: t.first_entry(),
-                                cost: *cost,
-                            });
-                        }
-                        Submission::Refused { reason, retry_at } => {
-                            run.refused.push(nth);
-                            run.events.push(SchedulerEvent::Refuse {
-                                at: now,
-                                session: session.clone(),
-                                reason,
-                                retry_at,
-                            });
-                        }
-                    }
-                }
-                Action::Cancel { nth } => {
-                    if let Some(t) = submit_index.get(*nth).copied().flatten()
-                        && s.cancel_call(now, t)
-                    {
-                        run.cancelled.push(*nth);
-                        for q in waiting.values_mut() {
-                            q.retain(|(n, _)| n != nth);
-                        }
-                        run.events.push(SchedulerEvent::Cancel {
-                            at: now,
-                            entry: t.first_entry(),
-                        });
-                    }
-                }
-                Action::RetryAfter(d) => {
-                    s.on_retry_after(now, *d);
-                    blocked_until = blocked_until.max(now + *d);
-                    run.blocks.push((now, now + *d));
-                    reference.empty_at(now);
-                }
-                Action::Remaining(u) => {
-                    s.on_remaining(now, *u, None);
-                    reference.cap_at(now, *u);
-                }
-                Action::Refund { nth } => {
-                    // The platform counted nothing: the reference bucket is not refilled
-                    // (a 429 empties it), only the session's usage goes back.
-                    if let Some(charge) = charges.remove(nth) {
-                        s.refund(now, charge);
-                        run.refunded.push(*nth);
-                    }
-                }
-            }
-            if let Err(e) = s.check_invariants() {
-                run.findings.push(format!("t={now}: after {:?}: {e}", st.action));
+            d.act(now, *i, &st.action);
+            if let Err(e) = d.s.check_invariants() {
+                d.run.findings.push(format!("t={now}: after {:?}: {e}", st.action));
             }
         }
         // Admit again: actions at `now` may have made something admissible.
-        while let Some(a) = s.poll_admission(now) {
-            let nth = tickets[&a.call];
-            record_admission(&mut run, &mut reference, &mut waiting, nth, a, &mut charges);
+        d.admit_due(now);
+        if let Err(e) = d.s.check_invariants() {
+            d.run.findings.push(format!("t={now}: after the admissions: {e}"));
         }
-        if let Err(e) = s.check_invariants() {
-            run.findings.push(format!("t={now}: after the admissions: {e}"));
+        d.check_work_conservation(now);
+    }
+    d.run
+}
+
+/// The driver's state over a run: the scheduler, what it found, and its own model of
+/// what was submitted, what waits and what the reference bucket holds.
+struct Driver<'s> {
+    s: &'s mut FairScheduler,
+    limit: LimitConfig,
+    run: Run,
+    tickets: BTreeMap<CallTicket, usize>,
+    submit_index: Vec<Option<CallTicket>>,
+    charges: BTreeMap<usize, Charge>,
+    /// Step index → which Submit action (0-based) it is.
+    nth_of_step: BTreeMap<usize, usize>,
+    reference: ReferenceBucket,
+    /// The driver's own model of what waits: per session, (nth, cost) in order.
+    waiting: BTreeMap<SessionKey, VecDeque<(usize, Units)>>,
+    blocked_until: Instant,
+}
+
+impl<'s> Driver<'s> {
+    /// A driver of `s` for the sorted `steps`, each Submit numbered in order.
+    fn new(s: &'s mut FairScheduler, steps: &[(usize, &Step)]) -> Driver<'s> {
+        let limit = s.config().limit;
+        let mut nth_of_step: BTreeMap<usize, usize> = BTreeMap::new();
+        for (i, st) in steps {
+            if matches!(st.action, Action::Submit { .. }) {
+                let n = nth_of_step.len();
+                nth_of_step.insert(*i, n);
+            }
         }
-        // (4) Work conservation: if every waiting head fits, nothing may still wait.
-        let heads: Vec<Units> = waiting.values().filter_map(|q| q.front().map(|h| h.1)).collect();
-        if !heads.is_empty() && now >= blocked_until && heads.iter().all(|&c| reference.fits(now, c)) {
-            run.findings
+        let mut run = Run::default();
+        run.queued_at_submit.resize(nth_of_step.len(), false);
+        Driver {
+            s,
+            limit,
+            run,
+            tickets: BTreeMap::new(),
+            submit_index: vec![None; nth_of_step.len()],
+            charges: BTreeMap::new(),
+            nth_of_step,
+            reference: ReferenceBucket::new(limit),
+            waiting: BTreeMap::new(),
+            blocked_until: Instant::ZERO,
+        }
+    }
+
+    /// Takes every admission due at `now`.
+    fn admit_due(&mut self, now: Instant) {
+        while let Some(a) = self.s.poll_admission(now) {
+            let nth = self.tickets[&a.call];
+            self.record_admission(nth, a);
+        }
+    }
+
+    /// Step `i`'s `action` at `now`.
+    fn act(&mut self, now: Instant, i: usize, action: &Action) {
+        match action {
+            Action::Submit { session, cost } => self.submit(now, i, session, *cost),
+            Action::Cancel { nth } => {
+                if let Some(t) = self.submit_index.get(*nth).copied().flatten()
+                    && self.s.cancel_call(now, t)
+                {
+                    self.run.cancelled.push(*nth);
+                    for q in self.waiting.values_mut() {
+                        q.retain(|(n, _)| n != nth);
+                    }
+                    self.run.events.push(SchedulerEvent::Cancel {
+                        at: now,
+                        entry: t.first_entry(),
+                    });
+                }
+            }
+            Action::RetryAfter(d) => {
+                self.s.on_retry_after(now, *d);
+                self.blocked_until = self.blocked_until.max(now + *d);
+                self.run.blocks.push((now, now + *d));
+                self.reference.empty_at(now);
+            }
+            Action::Remaining(u) => {
+                self.s.on_remaining(now, *u, None);
+                self.reference.cap_at(now, *u);
+            }
+            Action::Refund { nth } => {
+                // The platform counted nothing: the reference bucket is not refilled
+                // (a 429 empties it), only the session's usage goes back.
+                if let Some(charge) = self.charges.remove(nth) {
+                    self.s.refund(now, charge);
+                    self.run.refunded.push(*nth);
+                }
+            }
+        }
+    }
+
+    /// Step `i`, a Submit of `session`'s call costing `cost`, at `now`.
+    fn submit(&mut self, now: Instant, i: usize, session: &SessionKey, cost: Units) {
+        let nth = self.nth_of_step[&i];
+        match self.s.submit(now, session, cost) {
+            Submission::Admitted(a) => {
+                self.tickets.insert(a.call, nth);
+                self.submit_index[nth] = Some(a.call);
+                self.record_admission(nth, a);
+            }
+            Submission::Queued { call: t, .. } => {
+                self.tickets.insert(t, nth);
+                self.submit_index[nth] = Some(t);
+                self.run.queued_at_submit[nth] = true;
+                let charged = cost.min(self.limit.capacity);
+                self.waiting
+                    .entry(session.clone())
+                    .or_default()
+                    .push_back((nth, charged));
+                self.run.events.push(SchedulerEvent::Queue {
+                    at: now,
+                    session: session.clone(),
+                    entry: t.first_entry(),
+                    cost,
+                });
+            }
+            Submission::Refused { reason, retry_at } => {
+                self.run.refused.push(nth);
+                self.run.events.push(SchedulerEvent::Refuse {
+                    at: now,
+                    session: session.clone(),
+                    reason,
+                    retry_at,
+                });
+            }
+        }
+    }
+
+    /// (4) Work conservation: if every waiting head fits, nothing may still wait.
+    fn check_work_conservation(&mut self, now: Instant) {
+        let heads: Vec<Units> = self.waiting.values().filter_map(|q| q.front().map(|h| h.1)).collect();
+        if !heads.is_empty() && now >= self.blocked_until && heads.iter().all(|&c| self.reference.fits(now, c)) {
+            self.run
+                .findings
                 .push(format!("t={now}: idle while every waiting head fits ({heads:?})"));
         }
     }
-    run
-}
 
-fn record_admission(
-    run: &mut Run,
-    reference: &mut ReferenceBucket,
-    waiting: &mut BTreeMap<SessionKey, VecDeque<(usize, Units)>>,
-    nth: usize,
-    admission: Admission,
-    charges: &mut BTreeMap<usize, Charge>,
-) {
-    let a = admission.record();
-    charges.insert(nth, admission.charge);
-    if !reference.take(a.admitted_at, a.cost) {
-        run.findings
-            .push(format!("t={}: bucket below zero after admitting #{nth}", a.admitted_at));
-    }
-    if let Some(q) = waiting.get_mut(&a.session) {
-        match q.front() {
-            Some(&(head, _)) if head == nth => {
-                q.pop_front();
-            }
-            Some(&(head, _)) if run.queued_at_submit[nth] => {
-                run.findings.push(format!(
-                    "t={}: #{nth} admitted before its session's head #{head}",
-                    a.admitted_at
-                ));
-                q.retain(|(n, _)| *n != nth);
-            }
-            _ => {}
+    /// Records the admission of the `nth` Submit: the reference bucket pays, and it must
+    /// be its session's head when it was queued.
+    fn record_admission(&mut self, nth: usize, admission: Admission) {
+        let a = admission.record();
+        self.charges.insert(nth, admission.charge);
+        if !self.reference.take(a.admitted_at, a.cost) {
+            self.run
+                .findings
+                .push(format!("t={}: bucket below zero after admitting #{nth}", a.admitted_at));
         }
+        if let Some(q) = self.waiting.get_mut(&a.session) {
+            match q.front() {
+                Some(&(head, _)) if head == nth => {
+                    q.pop_front();
+                }
+                Some(&(head, _)) if self.run.queued_at_submit[nth] => {
+                    self.run.findings.push(format!(
+                        "t={}: #{nth} admitted before its session's head #{head}",
+                        a.admitted_at
+                    ));
+                    q.retain(|(n, _)| *n != nth);
+                }
+                _ => {}
+            }
+        }
+        self.run.events.push(SchedulerEvent::Admit(a.clone()));
+        self.run.admissions.push((nth, a));
     }
-    run.events.push(SchedulerEvent::Admit(a.clone()));
-    run.admissions.push((nth, a));
 }
 
 /// A plain token bucket with exact rational arithmetic: the level is kept in

@@ -14,7 +14,7 @@
 //! - progress while the call waits in a queue, and cancellation;
 //! - the request counters and the duplicate-rate monitor (R-D9);
 //! - a buffer hit's rendered result, looked up and kept for the same question in the
-//!   store the call brings ([`shown`]: the contract; the MCP side owns the store);
+//!   store the call brings ([`render_cache`]: the contract; the MCP side owns the store);
 //! - errors an assistant can act on: every failure names the platform and what to do.
 //!
 //! **What a tool says travels back in its value.** A tool's [`Reply`] is its result, or
@@ -28,8 +28,8 @@
 
 pub mod counters;
 mod platform_call;
+pub mod render_cache;
 mod rendered;
-pub mod shown;
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -51,8 +51,8 @@ use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePositi
 use crate::identity::Caller;
 use crate::metrics::{CauseLabels, Metrics, ToolLabels};
 use counters::RequestCounters;
-pub use shown::SharedResult;
-use shown::{Shown, ShownKey};
+pub use render_cache::SharedResult;
+use render_cache::{RenderCache, RenderKey};
 
 /// A platform client, opened from configuration by its connector.
 pub type Client = Arc<dyn Any + Send + Sync>;
@@ -115,8 +115,8 @@ pub struct Call {
     /// Cancelled when the client cancels the call or goes away.
     pub ct: CancellationToken,
     /// Where a buffer hit's rendered result is kept for the same question: the MCP
-    /// side's render cache, handed down ([`shown`]); `None` keeps nothing.
-    pub shown: Option<Arc<dyn Shown>>,
+    /// side's render cache, handed down ([`render_cache`]); `None` keeps nothing.
+    pub render_cache: Option<Arc<dyn RenderCache>>,
 }
 
 impl Call {
@@ -130,7 +130,7 @@ impl Call {
             form: Arc::from(tool),
             progress: None,
             ct: CancellationToken::new(),
-            shown: None,
+            render_cache: None,
         }
     }
 }
@@ -141,8 +141,8 @@ impl Call {
 pub enum ToolResult {
     /// The call's own: nothing else holds it.
     Own(CallToolResult),
-    /// Handed out or kept by the render cache ([`shown`]): shared with it.
-    Shown(SharedResult),
+    /// Handed out or kept by the render cache ([`render_cache`]): shared with it.
+    Shared(SharedResult),
 }
 
 impl ToolResult {
@@ -150,7 +150,7 @@ impl ToolResult {
     pub fn into_result(self) -> CallToolResult {
         match self {
             ToolResult::Own(result) => result,
-            ToolResult::Shown(result) => Arc::unwrap_or_clone(result),
+            ToolResult::Shared(result) => Arc::unwrap_or_clone(result),
         }
     }
 }
@@ -161,7 +161,7 @@ impl std::ops::Deref for ToolResult {
     fn deref(&self) -> &CallToolResult {
         match self {
             ToolResult::Own(result) => result,
-            ToolResult::Shown(result) => result,
+            ToolResult::Shared(result) => result,
         }
     }
 }
@@ -297,6 +297,12 @@ impl Context {
 
     /// Runs `pc` for `call` and renders its answer with `render`; every failure becomes
     /// a tool error that names the platform and what the assistant can do.
+    ///
+    /// The four ways to answer differ in three things only: who asks (the caller, or
+    /// whom [`Context::answer_for`] names), whether the render may refuse the answer
+    /// ([`Context::answer_for`]), and whether the render is a plain function whose result
+    /// a buffer hit keeps in the render cache ([`Context::answer_kept`], and
+    /// [`Context::answer_kept_asked`] when it also reads what was asked).
     pub async fn answer<T, R>(&self, call: &Call, pc: PlatformCall<T>, render: R) -> Reply
     where
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
@@ -308,21 +314,21 @@ impl Context {
 
     /// As [`Context::answer`] for a render that is a plain function of the answer and
     /// how it was served (a `fn`, so it captures nothing): a buffer hit's result is kept
-    /// in the call's render cache ([`shown`]) and handed out again, shared, to the same
-    /// question.
-    pub async fn answer_shown<T>(&self, call: &Call, pc: PlatformCall<T>, render: fn(&T, Served) -> Rendered) -> Reply
+    /// in the call's render cache ([`render_cache`]) and handed out again, shared, to the
+    /// same question.
+    pub async fn answer_kept<T>(&self, call: &Call, pc: PlatformCall<T>, render: fn(&T, Served) -> Rendered) -> Reply
     where
         T: Serialize + DeserializeOwned + Send + Sync + 'static,
     {
-        self.answer_shown_for(call, pc, render, |answer, served, render| render(answer, served))
+        self.answer_kept_asked(call, pc, render, |answer, served, render| render(answer, served))
             .await
     }
 
-    /// As [`Context::answer_shown`] for a render that also reads what the call asked
+    /// As [`Context::answer_kept`] for a render that also reads what the call asked
     /// (`asked`, made from its arguments: the search's parameters in the asker's words,
     /// a list's filter). The kept result is found by the call's arguments as written,
     /// which `asked` is a function of: never by a canonical form other wordings share.
-    pub async fn answer_shown_for<T, C>(
+    pub async fn answer_kept_asked<T, C>(
         &self,
         call: &Call,
         pc: PlatformCall<T>,
@@ -340,14 +346,14 @@ impl Context {
         };
         // Only a buffer hit's result is kept (a fresh one says it is fresh), and only in
         // the render cache the call brought.
-        let cache = call.shown.as_deref().filter(|_| served == Served::Cached);
-        let key = ShownKey {
+        let cache = call.render_cache.as_deref().filter(|_| served == Served::Cached);
+        let key = RenderKey {
             answer: payload.id(),
             tool: call.tool,
             form: &call.form,
         };
         if let Some(result) = cache.and_then(|cache| cache.get(key)) {
-            return ToolResult::Shown(result).into();
+            return ToolResult::Shared(result).into();
         }
         let result = decode::<T>(platform, &payload).and_then(|answer| {
             render(&answer, served, &asked)
@@ -358,7 +364,7 @@ impl Context {
             (Ok(result), Some(cache)) => {
                 let result = Arc::new(result);
                 if cache.keep(key, &result) {
-                    ToolResult::Shown(result).into()
+                    ToolResult::Shared(result).into()
                 } else {
                     ToolResult::Own(Arc::unwrap_or_clone(result)).into()
                 }

@@ -36,6 +36,10 @@ pub struct IdForm {
 pub struct IdReader {
     /// Its forms, the bare ids first, then links.
     pub forms: &'static [IdForm],
+    /// The reading tools it runs with `fetch`'s `offset` and `length` as they are given
+    /// (any other argument of theirs left unset): a tool here whose every argument
+    /// `fetch` takes is read through `fetch` at `/mcp`, which lists `fetch` instead.
+    pub paged: &'static [&'static ToolSpec],
     /// Recognises an id or link (trimmed, without a `platform:` prefix) with the paging
     /// asked: its reading, or why a form of this connector does not fit (`Err`, e.g. an
     /// ECLI with a bad court code), or `None` when it is none of this connector's forms.

@@ -95,46 +95,60 @@ fn restates(value: &str, meaning: &str) -> bool {
 /// Makes `schema` portable (see [`portable`]); `defined` for an entry of `$defs`, which a
 /// property refers to with a description of its own.
 fn portable_schema(schema: &mut JsonObject, defined: bool) {
+    described_choice_as_enum(schema, defined);
+    without_null(schema);
+    plain_description_and_format(schema);
+    nullable_not_required(schema);
+    portable_inside(schema);
+}
+
+/// A choice of string constants, each described (schemars' form for a Rust enum), as one
+/// `enum` whose description names each value: `oneOf` is what some providers refuse, and
+/// the form took four times the bytes. A meaning that only restates its value is left
+/// out, and so is a defined type's own description (what the choice is for is said by the
+/// property that refers to it).
+fn described_choice_as_enum(schema: &mut JsonObject, defined: bool) {
     use serde_json::Value;
-    // A choice of string constants, each described (schemars' form for a Rust enum), is
-    // one `enum` whose description names each value: `oneOf` is what some providers
-    // refuse, and the form took four times the bytes. A meaning that only restates its
-    // value is left out, and so is a defined type's own description (what the choice is
-    // for is said by the property that refers to it).
-    if let Some(Value::Array(options)) = schema.get("oneOf")
-        && !options.is_empty()
-        && options.iter().all(|o| o.get("const").is_some_and(Value::is_string))
-    {
-        let values: Vec<Value> = options.iter().filter_map(|o| o.get("const").cloned()).collect();
-        let meanings: Vec<String> = options
-            .iter()
-            .filter_map(|o| {
-                let value = o.get("const")?.as_str()?;
-                let meaning = o.get("description").and_then(Value::as_str)?;
-                (!restates(value, meaning)).then(|| format!("`{value}`: {}", meaning.trim_end_matches('.')))
-            })
-            .collect();
-        schema.remove("oneOf");
-        schema.insert("type".into(), Value::from("string"));
-        schema.insert("enum".into(), Value::Array(values));
-        if defined {
-            schema.remove("description");
-        }
-        if !meanings.is_empty() {
-            let mut description = schema
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            if !description.is_empty() {
-                description.push(' ');
-            }
-            description.push_str(&meanings.join("; "));
-            description.push('.');
-            schema.insert("description".into(), Value::from(description));
-        }
+    let Some(Value::Array(options)) = schema.get("oneOf") else {
+        return;
+    };
+    if options.is_empty() || !options.iter().all(|o| o.get("const").is_some_and(Value::is_string)) {
+        return;
     }
-    // One type, without null.
+    let values: Vec<Value> = options.iter().filter_map(|o| o.get("const").cloned()).collect();
+    let meanings: Vec<String> = options
+        .iter()
+        .filter_map(|o| {
+            let value = o.get("const")?.as_str()?;
+            let meaning = o.get("description").and_then(Value::as_str)?;
+            (!restates(value, meaning)).then(|| format!("`{value}`: {}", meaning.trim_end_matches('.')))
+        })
+        .collect();
+    schema.remove("oneOf");
+    schema.insert("type".into(), Value::from("string"));
+    schema.insert("enum".into(), Value::Array(values));
+    if defined {
+        schema.remove("description");
+    }
+    if !meanings.is_empty() {
+        let mut description = schema
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if !description.is_empty() {
+            description.push(' ');
+        }
+        description.push_str(&meanings.join("; "));
+        description.push('.');
+        schema.insert("description".into(), Value::from(description));
+    }
+}
+
+/// One type, without null: a null type, option, enum value or default goes, and a choice
+/// left with one option is that option.
+fn without_null(schema: &mut JsonObject) {
+    use serde_json::Value;
     if let Some(Value::Array(types)) = schema.get_mut("type") {
         types.retain(|t| t != "null");
         if types.len() == 1 {
@@ -164,6 +178,12 @@ fn portable_schema(schema: &mut JsonObject, defined: bool) {
         schema.remove("default");
     }
     schema.remove("nullable");
+}
+
+/// A description on one line, and only the formats every client knows (an unsigned
+/// integer's format goes with the minimum 0 it implies).
+fn plain_description_and_format(schema: &mut JsonObject) {
+    use serde_json::Value;
     if let Some(Value::String(d)) = schema.get_mut("description")
         && d.contains('\n')
     {
@@ -177,20 +197,29 @@ fn portable_schema(schema: &mut JsonObject, defined: bool) {
         }
         schema.remove("format");
     }
-    // A property that may be null is left out instead, so it is not required.
-    if let Some(Value::Object(properties)) = schema.get("properties") {
-        let nullable: Vec<String> = properties
-            .iter()
-            .filter(|(_, s)| may_be_null(s))
-            .map(|(name, _)| name.clone())
-            .collect();
-        if !nullable.is_empty()
-            && let Some(Value::Array(required)) = schema.get_mut("required")
-        {
-            required.retain(|r| r.as_str().is_none_or(|r| !nullable.iter().any(|n| n == r)));
-        }
+}
+
+/// A property that may be null is left out instead, so it is not required.
+fn nullable_not_required(schema: &mut JsonObject) {
+    use serde_json::Value;
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return;
+    };
+    let nullable: Vec<String> = properties
+        .iter()
+        .filter(|(_, s)| may_be_null(s))
+        .map(|(name, _)| name.clone())
+        .collect();
+    if !nullable.is_empty()
+        && let Some(Value::Array(required)) = schema.get_mut("required")
+    {
+        required.retain(|r| r.as_str().is_none_or(|r| !nullable.iter().any(|n| n == r)));
     }
-    // The schemas inside.
+}
+
+/// The schemas inside, each made portable in turn.
+fn portable_inside(schema: &mut JsonObject) {
+    use serde_json::Value;
     for key in ["properties", "$defs", "definitions", "patternProperties"] {
         let defined = matches!(key, "$defs" | "definitions");
         if let Some(Value::Object(map)) = schema.get_mut(key) {

@@ -95,6 +95,16 @@ impl Rules {
         Rules { properties }
     }
 
+    /// Whether the schema declares an argument named `name`.
+    pub fn declares(&self, name: &str) -> bool {
+        self.properties.binary_search_by(|(n, _)| n.as_str().cmp(name)).is_ok()
+    }
+
+    /// The declared arguments' names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.properties.iter().map(|(n, _)| n.as_str())
+    }
+
     /// Reads, in `arguments`, a value in the form models send for what the argument
     /// declares: a string that spells a whole number for an argument declared `integer`
     /// (and `true`/`false` for one declared `boolean`) becomes the value it spells; a

@@ -45,7 +45,7 @@ pub const NAME: &str = "fetch";
 pub struct FetchArgs {
     /// An id from `search`, or any id or link the description names;
     /// `platform:id` (`opentk:2021D02426`) picks the platform.
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(length(min = 1, max = 1000))]
     pub id: String,
     /// The first character of a long text (from `metadata.next_offset`).
     #[serde(default)]
@@ -184,7 +184,7 @@ impl Fetcher {
             form: call.form.clone(),
             progress: call.progress.clone(),
             ct: call.ct.clone(),
-            shown: call.shown.clone(),
+            render_cache: call.render_cache.clone(),
         };
         let id = format!("{}:{}", platform.as_str(), reading.id);
         match (reading.run)(ctx, &inner).await {

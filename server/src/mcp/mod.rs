@@ -4,7 +4,7 @@
 //! Each connector of the registry is served at `/mcp/<id>` ([`Scope::One`]), and every
 //! connector's tools together at `/mcp` ([`Scope::All`]). A `tools/call` — from an MCP
 //! client, a resource read, the search page or another replica — is a short stack of
-//! layers ([`Calls::call`], see [`call`]), each a function from request to result:
+//! layers ([`Calls::call`], see [`tool_call`]), each a function from request to result:
 //!
 //! ```text
 //! arguments ─▶ replay ─▶ route ─▶ time-out ─▶ the tool (crate::connectors, over crate::call)
@@ -15,16 +15,18 @@
 //! layer and the clients do), or know of replicas (a [`route::Route`] is handed in).
 
 pub mod arguments;
-pub mod call;
 pub mod fetch;
 pub mod ground;
 pub mod offers;
+mod passed;
 pub mod progress;
 pub mod replay;
 pub mod route;
 mod scope;
 pub mod search;
+pub mod tool_call;
 pub mod tools;
+pub mod toolsets;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -38,8 +40,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-pub use call::{Calls, ToolRequest};
 pub use scope::Scope;
+pub use tool_call::{Calls, ToolRequest};
 
 /// How long a client may keep a list that never changes while the server runs (the tool,
 /// prompt, resource and template lists): an hour, so a new release is seen soon.
@@ -68,7 +70,8 @@ impl Handler {
         let mut tools: Vec<Tool> = calls
             .tools()
             .iter()
-            .filter(|t| scope.serves(t.connector))
+            // `/mcp` lists `search` and `fetch` in place of the tools they stand in for.
+            .filter(|t| scope.serves(t.connector) && !(matches!(scope, Scope::All) && t.instead.is_some()))
             .map(|t| t.definition.clone())
             .collect();
         let searches = matches!(scope, Scope::All) && calls.tools().get(search::NAME).is_some();
@@ -109,6 +112,20 @@ impl Handler {
     /// The tools this handler offers, sorted by name.
     pub fn tools(&self) -> Vec<Tool> {
         (*self.tools).clone()
+    }
+
+    /// The tools this handler offers and every tool of the platforms `sets` names, sorted
+    /// by name.
+    pub fn tools_with(&self, sets: &[&str]) -> Vec<Tool> {
+        let mut tools = self.tools();
+        let more = self
+            .calls
+            .tools()
+            .iter()
+            .filter(|t| sets.contains(&t.connector) && !tools.iter().any(|listed| listed.name == t.name));
+        tools.extend(more.map(|t| t.definition.clone()).collect::<Vec<_>>());
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        tools
     }
 
     /// What `initialize` tells a client: the server's instructions at this address.
@@ -167,14 +184,13 @@ fn caller_of(context: &RequestContext<RoleServer>, trusted_proxies: &[std::net::
 
 /// What the server's instructions say of `search` and `fetch` at `/mcp`.
 const SEARCH_INSTRUCTIONS: &str = "BesluitBron reads Dutch government decision data from public platforms. `search` asks \
-every platform that searches by words at once and answers one list; `fetch` reads any result's id, and any id or link \
-a person has (an ECLI, a BWB id, kst-36200-VII-5, a Kamer document number, a link to wetten.overheid.nl, \
-zoek.officielebekendmakingen.nl, uitspraken.rechtspraak.nl, lokaleregelgeving.overheid.nl or tweedekamer.nl). Go \
-deeper with each platform's own tools:";
+every platform that searches by words at once (with their filters) and answers one list; `fetch` reads any result's id, and any id or link a person has (an ECLI, a BWB or CVDR id, kst-36200-VII-5, a \
+Kamer document number, a link to a platform's site). Go deeper with each platform's own tools:";
 
 /// The last words of every address's instructions: where the full guidance is.
 const GUIDE_INSTRUCTIONS: &str = "Per-platform advice (costs, what to ask first, what a platform cannot do): the \
-resource besluitbron://guide, and the tools' descriptions.";
+resource besluitbron://guide, and the tools' descriptions. Each platform's whole tool set: /mcp/<id>, or ?toolsets=<id> \
+here.";
 
 /// The longest instructions an address gives, in characters: Claude Code keeps 2,048
 /// and cuts the rest mid-word.
@@ -188,10 +204,18 @@ impl ServerHandler for Handler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        // The list never changes while the server runs and holds nothing of the caller.
-        Ok(ListToolsResult::with_all_items(self.tools())
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let served: Vec<&'static str> = self.calls.registry().iter().map(|c| c.id).collect();
+        let tools = match toolsets::chosen(parts, &served) {
+            None => self.tools(),
+            Some(Ok(sets)) => self.tools_with(&sets),
+            Some(Err(message)) => return Err(ErrorData::invalid_params(message, None)),
+        };
+        // The list never changes while the server runs and holds nothing of the caller
+        // (a choice of tool sets is in the request's address or headers).
+        Ok(ListToolsResult::with_all_items(tools)
             .with_ttl_ms(LIST_TTL_MS)
             .with_cache_scope(CacheScope::Public))
     }

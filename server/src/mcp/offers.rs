@@ -376,7 +376,7 @@ impl Handler {
                     progress: notifier.as_ref().map(super::progress::Notifier::progress),
                     ct: context.ct.clone(),
                     // A completion renders nothing: no render cache.
-                    shown: None,
+                    render_cache: None,
                 };
                 let limit = calls.request_timeout();
                 let fetched = tokio::time::timeout(limit, fetch(&calls.ctx, &call)).await;

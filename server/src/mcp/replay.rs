@@ -17,14 +17,14 @@
 //!
 //! What is kept of a completed call is its result: a retry gets the first result word
 //! for word, its provenance note included. A result the render cache holds too
-//! ([`ToolResult::Shown`], said by the result itself, `super::call::shown`) is kept
+//! ([`ToolResult::Shared`], said by the result itself, `super::tool_call::render_store`) is kept
 //! shared with it, at no cost; any other is kept serialized (one allocation, freed at
 //! once when it expires). The decision is read from the value, never from how many
 //! hold it. The table bounds what it
 //! keeps by count, bytes and time ([`IdempotencyConfig`]); under more load than that,
 //! the oldest results go first and a late retry runs again.
 //!
-//! A layer of the tool call's stack (`crate::mcp::call`): [`Replays::run`] takes the
+//! A layer of the tool call's stack (`crate::mcp::tool_call`): [`Replays::run`] takes the
 //! rest of the stack as a function and returns its result; nothing is handed down.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -56,13 +56,13 @@ enum Kept {
 
 impl Kept {
     /// What `result` is kept as, and about the memory that costs, as the result says:
-    /// one the render cache holds too ([`ToolResult::Shown`]) is shared and counted by
+    /// one the render cache holds too ([`ToolResult::Shared`]) is shared and counted by
     /// its text; one of its own is serialized (one allocation each, freed at once when
     /// it expires) rather than kept as a JSON value tree: thousands of kept trees made
     /// every call pay in allocator work. `None` for a result that does not encode.
     fn of(result: &ToolResult) -> Option<(Kept, u64)> {
         match result {
-            ToolResult::Shown(shared) => {
+            ToolResult::Shared(shared) => {
                 let text: usize = shared
                     .content
                     .iter()
@@ -82,7 +82,7 @@ impl Kept {
     /// The result again (a replay, which is rare, parses a serialized one back).
     fn result(&self) -> Result<ToolResult, ErrorData> {
         match self {
-            Kept::Shared(r) => Ok(ToolResult::Shown(Arc::clone(r))),
+            Kept::Shared(r) => Ok(ToolResult::Shared(Arc::clone(r))),
             Kept::Bytes(b) => read_back(b).map(ToolResult::Own),
         }
     }
@@ -436,12 +436,12 @@ mod tests {
     /// word for word (it holds its value itself: nothing else can hold it).
     #[test]
     fn what_is_kept_is_said_by_the_result_not_by_who_holds_it() {
-        let shown = ToolResult::Shown(Arc::new(result("kept by the render cache")));
-        let ToolResult::Shown(held) = &shown else {
-            unreachable!("made as shown above")
+        let shared = ToolResult::Shared(Arc::new(result("kept by the render cache")));
+        let ToolResult::Shared(held) = &shared else {
+            unreachable!("made shared above")
         };
         assert_eq!(Arc::strong_count(held), 1, "held by the result alone");
-        match Kept::of(&shown) {
+        match Kept::of(&shared) {
             Some((Kept::Shared(kept), _)) => assert!(Arc::ptr_eq(&kept, held), "the same result, shared"),
             _ => panic!("a result the render cache handed out was not kept shared"),
         }

@@ -39,6 +39,7 @@ use futures_util::stream::FuturesUnordered;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use besluitbron_core::PlatformId;
@@ -46,6 +47,7 @@ use besluitbron_core::PlatformId;
 use super::arguments::Rules;
 use super::fetch::Fetcher;
 use super::ground::{Ground, GroundRef, gave_up, within};
+use super::passed::{Declared, closed_lists, union};
 use super::replay;
 use super::route::RouteFuture;
 use crate::calendar;
@@ -67,9 +69,9 @@ const MAX_LIMIT: u32 = 20;
 /// pending (less when the request's own time limit is shorter).
 const PENDING_AFTER: Duration = Duration::from_secs(20);
 
-/// Arguments of `search`.
+/// Arguments of `search`: its own, and every argument of the platforms' keyword search
+/// tools ([`super::passed`]), each passed to the platforms whose tool takes it.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// Words to find, e.g. `stikstof` or `fietsparkeren Utrecht`.
     #[schemars(length(min = 1, max = 500))]
@@ -78,15 +80,18 @@ pub struct SearchArgs {
     #[schemars(range(min = 1, max = 20))]
     #[serde(default)]
     pub limit: Option<u32>,
-    /// First day (platforms that filter on dates).
-    #[schemars(length(max = 10), extend("format" = "date"))]
+    /// Only these platforms (default: every one).
+    #[schemars(length(max = 20), inner(length(max = 40)))]
     #[serde(default)]
-    pub date_from: Option<String>,
-    /// Last day (inclusive).
-    #[schemars(length(max = 10), extend("format" = "date"))]
-    #[serde(default)]
-    pub date_to: Option<String>,
+    pub platforms: Option<Vec<String>>,
+    /// The platforms' arguments, by name.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub passed: Map<String, Value>,
 }
+
+/// The arguments `search` declares itself; every other is a platform's.
+const OWN: [&str; 3] = ["query", "limit", "platforms"];
 
 /// `search`'s answer: its text item (as JSON) and its structured content.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -164,24 +169,26 @@ pub struct PlatformResults {
     /// Why it failed, is pending, found nothing, or has no keyword search.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Arguments given that its search does not take, or not with the value given (one
+    /// outside its own list): its results are not narrowed by them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
 }
 
-/// The definition `tools/list` shows (made portable by the caller).
-pub fn definition() -> Tool {
-    crate::connectors::tool::definition::<SearchArgs, SearchShown>(
-        NAME,
-        "Search every platform",
-        "One search by words over every platform at once: council decisions (OpenBesluitvorming), the Tweede Kamer \
+/// What `search` says of itself in `tools/list`.
+const DESCRIPTION: &str = "One search by words over every platform at once: council decisions (OpenBesluitvorming), the Tweede Kamer \
         (titles; OpenTK full text), official publications, national and local legislation. Answers one list of \
-        results (`fetch` reads each id), and per platform its total or why it failed (Rechtspraak has no word search). A platform busy after 20 s is pending: ask again.",
-    )
-}
+        results (`fetch` reads each id), and per platform its total or why it failed (Rechtspraak has no word search). \
+        Every platform search's own filters are arguments here, each passed to the platforms that take it (the others \
+        name it as ignored); `platforms` picks platforms. A platform busy after 20 s is pending: ask again.";
 
 /// `search` over the connectors served: their keyword searches, and the `fetch` of
 /// the same connectors, which decides how each result's id is written.
 pub struct Searcher {
     parts: Vec<Part>,
     fetcher: Option<Fetcher>,
+    /// The platforms' arguments `search` takes, as its schema declares them.
+    passed: Map<String, Value>,
 }
 
 /// One connector's place in a search.
@@ -193,8 +200,9 @@ struct Part {
 /// A connector's keyword search as a search holds it.
 enum PartSearch {
     /// Its spec, and the rules of its tool's arguments (read from its schema once), which
-    /// the shared question's arguments for it pass as a direct call's would.
-    Tool(&'static SearchSpec, Rules),
+    /// the shared question's arguments for it pass as a direct call's would, and the
+    /// closed lists of values its arguments have.
+    Tool(&'static SearchSpec, Rules, Vec<(String, Vec<Value>)>),
     /// None: why, and how to search the platform instead.
     Without(&'static str),
 }
@@ -219,16 +227,58 @@ impl Searcher {
                 platform: c.platform,
                 search: match c.search {
                     KeywordSearch::Tool(spec) => {
-                        PartSearch::Tool(spec, Rules::of(&(spec.tool.definition)().input_schema))
+                        let schema = (spec.tool.definition)().input_schema;
+                        PartSearch::Tool(spec, Rules::of(&schema), closed_lists(&schema))
                     }
                     KeywordSearch::Without(why) => PartSearch::Without(why),
                 },
             })
             .collect();
+        let schemas: Vec<(&str, JsonObject)> = connectors
+            .iter()
+            .filter_map(|c| match c.search {
+                KeywordSearch::Tool(spec) => {
+                    Some((c.platform.as_str(), (*(spec.tool.definition)().input_schema).clone()))
+                }
+                KeywordSearch::Without(_) => None,
+            })
+            .collect();
+        let declared: Vec<Declared<'_>> = schemas
+            .iter()
+            .map(|(platform, schema)| Declared { platform, schema })
+            .collect();
         Some(Searcher {
             parts,
             fetcher: Fetcher::new(connectors),
+            passed: union(&declared, &OWN),
         })
+    }
+
+    /// The definition `tools/list` shows (made portable by the caller): `search`'s own
+    /// arguments, the platforms to choose from, and every platform's.
+    pub fn definition(&self) -> Tool {
+        let mut tool =
+            crate::connectors::tool::definition::<SearchArgs, SearchShown>(NAME, "Search every platform", DESCRIPTION);
+        let mut schema = (*tool.input_schema).clone();
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            let ids: Vec<Value> = self.parts.iter().map(|p| Value::from(p.platform.as_str())).collect();
+            if let Some(Value::Object(platforms)) = properties.get_mut("platforms") {
+                platforms.insert(
+                    "items".into(),
+                    serde_json::json!({"type": "string", "enum": ids, "maxLength": 40}),
+                );
+            }
+            properties.extend(self.passed.clone());
+        }
+        // Unknown arguments are refused by name before any platform is asked.
+        schema.insert("additionalProperties".into(), Value::Bool(false));
+        tool.input_schema = Arc::new(schema);
+        tool
+    }
+
+    /// Whether `search` passes an argument named `name` to the platforms that take it.
+    pub fn passes(&self, name: &str) -> bool {
+        self.passed.contains_key(name)
     }
 
     /// How long it waits for the slowest platform, when one call may take `limit`.
@@ -263,15 +313,20 @@ impl Searcher {
             Ok(args) => args,
             Err(reply) => return reply,
         };
-        let asked = match asked(&args) {
+        let asked = match self.checked(&args).and_then(|()| asked(&args)) {
             Ok(a) => a,
             Err(message) => return tool_error(format!("{NAME}: {message} (nothing asked of any platform)")).into(),
+        };
+        let chosen = |platform: PlatformId| {
+            args.platforms
+                .as_ref()
+                .is_none_or(|p| p.iter().any(|id| id == platform.as_str()))
         };
         let wait = Self::pending_after(ground.limit);
         let deadline = tokio::time::Instant::now() + wait;
         let mut groups: Vec<Group> = Vec::new();
         let mut running = FuturesUnordered::new();
-        for part in &self.parts {
+        for part in self.parts.iter().filter(|p| chosen(p.platform)) {
             let mut entry = PlatformResults {
                 platform: part.platform.as_str(),
                 name: part.platform.display_name(),
@@ -281,13 +336,15 @@ impl Searcher {
                 total: None,
                 total_is_exact: None,
                 message: None,
+                ignored: Vec::new(),
             };
             match &part.search {
-                PartSearch::Tool(spec, rules) => {
+                PartSearch::Tool(spec, rules, lists) => {
                     entry.tool = Some(spec.tool.name);
                     entry.status = Status::Pending;
                     let index = groups.len();
-                    let asking = Asking::new(part.platform, spec, rules, call, &asked);
+                    let asking = Asking::new(part.platform, spec, (rules, lists), call, &asked, &args.passed);
+                    entry.ignored = asking.ignored.clone();
                     let task = tokio::spawn(asking.run(ground.owned()));
                     running.push(async move { (index, spec, task.await) });
                 }
@@ -330,6 +387,31 @@ impl Searcher {
         let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
         result.structured_content = Some(value);
         result.into()
+    }
+
+    /// Why `args` cannot be asked of any platform: an argument no platform takes, or a
+    /// platform not served here.
+    fn checked(&self, args: &SearchArgs) -> Result<(), String> {
+        if let Some(unknown) = args.passed.keys().find(|k| !self.passes(k)) {
+            let mut names: Vec<&str> = OWN.to_vec();
+            names.extend(self.passed.keys().map(String::as_str));
+            return Err(format!(
+                "no platform's search takes an argument `{}`; the arguments are {}",
+                unknown.chars().take(64).collect::<String>(),
+                names.join(", ")
+            ));
+        }
+        for id in args.platforms.iter().flatten() {
+            if !self.parts.iter().any(|p| p.platform.as_str() == id) {
+                let ids: Vec<&str> = self.parts.iter().map(|p| p.platform.as_str()).collect();
+                return Err(format!(
+                    "`platforms` names `{}`, which is not served here; choose from {}",
+                    id.chars().take(40).collect::<String>(),
+                    ids.join(", ")
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The answer from every platform's part: one list, taken in turns from each
@@ -393,12 +475,34 @@ struct Asking {
     call: Call,
     /// Why the arguments do not fit the tool, when they do not.
     refused: Option<String>,
+    /// The arguments given that the tool does not take.
+    ignored: Vec<String>,
 }
 
 impl Asking {
-    /// `platform`'s part of `call`, which asked `asked`; `rules` are its tool's.
-    fn new(platform: PlatformId, spec: &'static SearchSpec, rules: &Rules, call: &Call, asked: &Asked) -> Asking {
+    /// `platform`'s part of `call`, which asked `asked` and gave `passed` for the
+    /// platforms; `rules` and `lists` are its tool's. Each of `passed` the tool declares
+    /// is its argument as given; the others it ignores, and so one whose value is not
+    /// among the tool's own closed list (`sort: newest` where the tool sorts by
+    /// `date_desc`).
+    fn new(
+        platform: PlatformId,
+        spec: &'static SearchSpec,
+        (rules, lists): (&Rules, &[(String, Vec<Value>)]),
+        call: &Call,
+        asked: &Asked,
+        passed: &Map<String, Value>,
+    ) -> Asking {
         let mut arguments = (spec.arguments)(asked);
+        let mut ignored = Vec::new();
+        for (name, value) in passed {
+            let among = |(n, values): &(String, Vec<Value>)| n != name || values.contains(value);
+            if rules.declares(name) && lists.iter().all(among) {
+                arguments.insert(name.clone(), value.clone());
+            } else {
+                ignored.push(name.clone());
+            }
+        }
         rules.coerce(&mut arguments);
         let refused = rules.check(Some(&arguments)).err();
         let call = Call {
@@ -410,7 +514,7 @@ impl Asking {
             progress: None,
             // Never cancelled: a part the search no longer waits for fills the buffer.
             ct: CancellationToken::new(),
-            shown: call.shown.clone(),
+            render_cache: call.render_cache.clone(),
         };
         Asking {
             platform,
@@ -418,6 +522,7 @@ impl Asking {
             arguments,
             call,
             refused,
+            ignored,
         }
     }
 
@@ -516,18 +621,18 @@ fn asked(args: &SearchArgs) -> Result<Asked, String> {
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(format!("`limit` must be 1 to {MAX_LIMIT}, not {limit}"));
     }
-    for (name, day) in [("date_from", &args.date_from), ("date_to", &args.date_to)] {
-        if let Some(day) = day
-            && !calendar::is_day(day)
-        {
-            return Err(format!("`{name}` must be a day written YYYY-MM-DD, e.g. 2026-01-31"));
+    let day = |name: &str| -> Result<Option<String>, String> {
+        match args.passed.get(name) {
+            None => Ok(None),
+            Some(Value::String(day)) if calendar::is_day(day) => Ok(Some(day.clone())),
+            Some(_) => Err(format!("`{name}` must be a day written YYYY-MM-DD, e.g. 2026-01-31")),
         }
-    }
+    };
     Ok(Asked {
         query,
         limit,
-        date_from: args.date_from.clone(),
-        date_to: args.date_to.clone(),
+        date_from: day("date_from")?,
+        date_to: day("date_to")?,
     })
 }
 
@@ -630,6 +735,7 @@ mod tests {
                 total: Some(ids.len() as u64),
                 total_is_exact: Some(true),
                 message: None,
+                ignored: Vec::new(),
             },
             items: ids
                 .iter()

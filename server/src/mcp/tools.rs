@@ -22,9 +22,11 @@ use super::ground::GroundRef;
 use super::search::Searcher;
 use crate::call::Call;
 use crate::connectors::schema::{compact_output, portable};
+use crate::connectors::search::KeywordSearch;
 use crate::connectors::tool::ToolFuture;
 use crate::connectors::{ConnectorSpec, ToolSpec};
 use crate::mcp::arguments::Rules;
+use crate::mcp::passed::{admits, without_refs};
 
 /// What runs a tool.
 enum Run {
@@ -49,6 +51,9 @@ pub struct ToolEntry {
     pub rules: Rules,
     /// What `tools/list` says of it: its schemas made portable.
     pub definition: Tool,
+    /// The tool `/mcp` lists in its place (`search` or `fetch`), which takes its every
+    /// argument with the same meaning; `None` for a tool `/mcp` lists.
+    pub instead: Option<&'static str>,
     run: Run,
 }
 
@@ -83,6 +88,7 @@ impl ToolEntry {
             platform,
             rules,
             definition,
+            instead: None,
             run,
         }
     }
@@ -127,15 +133,22 @@ impl ToolTable {
             ));
         }
         if let Some(searcher) = Searcher::new(connectors) {
+            let definition = searcher.definition();
             add(ToolEntry::new(
                 super::search::NAME,
                 "all",
                 None,
-                super::search::definition(),
+                definition,
                 Run::Search(Arc::new(searcher)),
             ));
         }
-        ToolTable(tools)
+        let mut table = ToolTable(tools);
+        for (tool, instead) in covered(&table, connectors) {
+            if let Some(entry) = table.0.get_mut(tool) {
+                entry.instead = Some(instead);
+            }
+        }
+        table
     }
 
     /// `tool`, if it is one of the registry's tools.
@@ -147,6 +160,47 @@ impl ToolTable {
     pub fn iter(&self) -> impl Iterator<Item = &ToolEntry> {
         self.0.values()
     }
+}
+
+/// The platform tools that `search` or `fetch` stand in for at `/mcp`, with the one that
+/// does: a connector's keyword search whose every argument but its words and its number
+/// of results `search` takes, and a reading tool `fetch` runs with its paging whose every
+/// argument `fetch` takes (both pass each argument on by its name, unchanged).
+///
+/// The rule `/mcp`'s list keeps: every argument of every platform tool is reachable from
+/// it, as the tool listed or as an argument of `search` or `fetch`.
+fn covered(table: &ToolTable, connectors: &[&'static ConnectorSpec]) -> Vec<(&'static str, &'static str)> {
+    let takes = |by: &str, tool: &ToolSpec, own: &[&str]| {
+        let Some(by) = table.get(by) else {
+            return false;
+        };
+        // Both as `tools/list` shows them, their references read (an argument of a Rust
+        // enum's type).
+        let by_schema = without_refs(&by.definition.input_schema);
+        let schema = without_refs(&portable_copy(&(tool.definition)().input_schema));
+        let names = schema
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .map(|p| p.keys().cloned().collect::<Vec<_>>());
+        names
+            .unwrap_or_default()
+            .iter()
+            .all(|n| own.contains(&n.as_str()) || admits(&by_schema, &schema, n))
+    };
+    let mut out = Vec::new();
+    for c in connectors {
+        if let KeywordSearch::Tool(spec) = c.search
+            && takes(super::search::NAME, spec.tool, &["query", "limit"])
+        {
+            out.push((spec.tool.name, super::search::NAME));
+        }
+        for tool in c.reads.map(|r| r.paged).unwrap_or_default() {
+            if takes(super::fetch::NAME, tool, &[]) {
+                out.push((tool.name, super::fetch::NAME));
+            }
+        }
+    }
+    out
 }
 
 /// `schema` made portable.

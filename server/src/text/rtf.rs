@@ -77,173 +77,229 @@ pub fn read_rtf(bytes: &[u8], caps: &Caps, deadline: &Deadline) -> Result<Text, 
     let source = symbols(source);
     let tokens = Lexer::scan(&source).map_err(|e| malformed(&e.to_string()))?;
     deadline.check()?;
-    let mut body = TextBuilder::new(caps.max_text_chars);
-    let mut notes = TextBuilder::new(caps.max_text_chars);
-    let mut note_count = 0usize;
-    // The group depth of the footnote being read, if any.
-    let mut in_note: Option<usize> = None;
-    // A `{\*` was just read: the next control word says whether the group is skipped.
-    let mut starred = false;
-    // The last `\uN` or `\'xx` value, while its fallback may follow.
-    let mut last_unit: Option<i32> = None;
-    // Per open group: whether it is skipped, and its \uc fallback length.
-    let mut groups: Vec<(bool, usize)> = vec![(false, 1)];
-    // Fallback characters still to skip after a \uN.
-    let mut fallback = 0usize;
-    let mut pending_unit: Option<u16> = None;
-    let mut first_in_group = false;
+    let mut walk = Walk::new(caps);
     for token in &tokens {
-        let (skipping, uc) = *groups.last().unwrap_or(&(false, 1));
-        let out = if in_note.is_some() { &mut notes } else { &mut body };
-        if starred && !matches!(token, Token::ControlSymbol(_)) {
-            starred = false;
-            if let Some(g) = groups.last_mut() {
-                g.0 = true;
-            }
+        walk.token(token)?;
+    }
+    deadline.check()?;
+    walk.finish()
+}
+
+/// The walk over the tokens: the text so far, the footnotes apart, and where in the
+/// groups and in a `\uN`'s fallback the walk is.
+struct Walk {
+    body: TextBuilder,
+    notes: TextBuilder,
+    note_count: usize,
+    /// The group depth of the footnote being read, if any.
+    in_note: Option<usize>,
+    /// A `{\*` was just read: the next control word says whether the group is skipped.
+    starred: bool,
+    /// The last `\uN` or `\'xx` value, while its fallback may follow.
+    last_unit: Option<i32>,
+    /// Per open group: whether it is skipped, and its \uc fallback length.
+    groups: Vec<(bool, usize)>,
+    /// Fallback characters still to skip after a \uN.
+    fallback: usize,
+    pending_unit: Option<u16>,
+    first_in_group: bool,
+    max_depth: usize,
+}
+
+impl Walk {
+    fn new(caps: &Caps) -> Walk {
+        Walk {
+            body: TextBuilder::new(caps.max_text_chars),
+            notes: TextBuilder::new(caps.max_text_chars),
+            note_count: 0,
+            in_note: None,
+            starred: false,
+            last_unit: None,
+            groups: vec![(false, 1)],
+            fallback: 0,
+            pending_unit: None,
+            first_in_group: false,
+            max_depth: caps.max_depth,
+        }
+    }
+
+    /// Where text goes now: the footnotes while one is read, else the body.
+    fn out(&mut self) -> &mut TextBuilder {
+        if self.in_note.is_some() {
+            &mut self.notes
+        } else {
+            &mut self.body
+        }
+    }
+
+    /// The innermost group is skipped whole.
+    fn skip_group(&mut self) {
+        if let Some(g) = self.groups.last_mut() {
+            g.0 = true;
+        }
+    }
+
+    /// One token of the lexer.
+    fn token(&mut self, token: &Token<'_>) -> Result<(), TextError> {
+        let (skipping, uc) = *self.groups.last().unwrap_or(&(false, 1));
+        if self.starred && !matches!(token, Token::ControlSymbol(_)) {
+            self.starred = false;
+            self.skip_group();
         }
         match token {
             Token::OpeningBracket => {
-                if groups.len() >= caps.max_depth {
-                    return Err(TextError::TooDeep { limit: caps.max_depth });
+                if self.groups.len() >= self.max_depth {
+                    return Err(TextError::TooDeep { limit: self.max_depth });
                 }
-                groups.push((skipping, uc));
-                first_in_group = true;
-                fallback = 0;
-                continue;
+                self.groups.push((skipping, uc));
+                self.first_in_group = true;
+                self.fallback = 0;
+                return Ok(());
             }
             Token::ClosingBracket => {
-                if groups.len() <= 1 {
+                if self.groups.len() <= 1 {
                     return Err(malformed("a group closes that was never opened"));
                 }
-                if in_note == Some(groups.len()) {
-                    in_note = None;
+                if self.in_note == Some(self.groups.len()) {
+                    self.in_note = None;
                 }
-                groups.pop();
-                fallback = 0;
+                self.groups.pop();
+                self.fallback = 0;
             }
-            Token::IgnorableDestination => starred = true,
-            Token::ControlSymbol((word, property)) => {
-                let starts_destination = first_in_group || starred;
-                if starred {
-                    starred = false;
-                    if !skipping && matches!(word, ControlWord::Unknown(n) if word_name(n) == "footnote") {
-                        note_count += 1;
-                        in_note = Some(groups.len());
-                        notes.paragraph();
-                        notes.text(&format!("[{note_count}]"))?;
-                        notes.gap(Gap::Space);
-                        first_in_group = false;
-                        continue;
-                    }
-                    if let Some(g) = groups.last_mut() {
-                        g.0 = true;
-                    }
-                    first_in_group = false;
-                    continue;
+            Token::IgnorableDestination => self.starred = true,
+            Token::ControlSymbol((word, _)) if self.starred => {
+                self.starred = false;
+                self.first_in_group = false;
+                if !skipping && matches!(word, ControlWord::Unknown(n) if word_name(n) == "footnote") {
+                    self.note_count += 1;
+                    self.in_note = Some(self.groups.len());
+                    self.notes.paragraph();
+                    self.notes.text(&format!("[{}]", self.note_count))?;
+                    self.notes.gap(Gap::Space);
+                } else {
+                    self.skip_group();
                 }
-                let unit = match (word, property) {
-                    (ControlWord::Unicode, Property::Value(v)) => Some(*v),
-                    _ => None,
-                };
-                let prior = last_unit.take();
-                last_unit = unit;
-                match word {
-                    ControlWord::FontTable
-                    | ControlWord::ColorTable
-                    | ControlWord::StyleSheet
-                    | ControlWord::FileTable => {
-                        if let Some(g) = groups.last_mut() {
-                            g.0 = true;
-                        }
-                    }
-                    ControlWord::Unknown(name) if starts_destination && SKIPPED.contains(&word_name(name)) => {
-                        if let Some(g) = groups.last_mut() {
-                            g.0 = true;
-                        }
-                    }
-                    _ if skipping => {}
-                    ControlWord::UnicodeIgnoreCount => {
-                        if let (Some(g), Property::Value(n)) = (groups.last_mut(), property) {
-                            g.1 = (*n).clamp(0, 8) as usize;
-                        }
-                    }
-                    ControlWord::Unicode => {
-                        let value = unit.unwrap_or(0);
-                        // The lexer gives `\uN` and `\'xx` alike: a `\'xx` right after a
-                        // `\uN` that repeats it or is `?` is that character's fallback.
-                        let is_fallback = fallback > 0
-                            && (0..=255).contains(&value)
-                            && prior.is_some_and(|p| p == value || value == 0x3F);
-                        if is_fallback {
-                            fallback -= 1;
-                            last_unit = prior;
-                        } else {
-                            let unit = if value < 0 {
-                                (value + 65_536) as u16
-                            } else {
-                                value as u16
-                            };
-                            unicode_unit(out, &mut pending_unit, unit)?;
-                            fallback = uc;
-                        }
-                    }
-                    ControlWord::Unknown(name) if word_name(name) == "chftn" && in_note.is_none() => {
-                        out.glued(&format!("[{}]", note_count + 1))?;
-                    }
-                    ControlWord::Unknown(name) if word_name(name) == "chftn" => {}
-                    ControlWord::Par => out.paragraph(),
-                    ControlWord::Line => out.gap(Gap::Line),
-                    ControlWord::Tab => out.gap(Gap::Tab),
-                    ControlWord::Emdash => out.text("\u{2014}")?,
-                    ControlWord::Endash => out.text("\u{2013}")?,
-                    ControlWord::Bullet => out.text("\u{2022}")?,
-                    ControlWord::LeftSingleQuote => out.text("\u{2018}")?,
-                    ControlWord::RightSingleQuote => out.text("\u{2019}")?,
-                    ControlWord::LeftDoubleQuote => out.text("\u{201C}")?,
-                    ControlWord::RightDoubleQuote => out.text("\u{201D}")?,
-                    ControlWord::Unknown(name) => match word_name(name) {
-                        "cell" => out.gap(Gap::Cell),
-                        "row" => out.paragraph(),
-                        "sect" | "page" => out.paragraph(),
-                        "emspace" | "enspace" | "qmspace" | "~" => out.gap(Gap::Space),
-                        _ => {}
-                    },
-                    _ => {}
-                }
+                return Ok(());
             }
+            Token::ControlSymbol((word, property)) => self.control(word, property, skipping, uc)?,
             Token::PlainText(text) if !skipping => {
-                last_unit = None;
+                self.last_unit = None;
                 let mut text: &str = text;
-                while fallback > 0 && text.starts_with('?') {
+                while self.fallback > 0 && text.starts_with('?') {
                     let mut chars = text.chars();
                     chars.next();
                     text = chars.as_str();
-                    fallback -= 1;
+                    self.fallback -= 1;
                 }
-                out.text(text)?;
+                self.out().text(text)?;
             }
             Token::CRLF | Token::PlainText(_) | Token::Empty => {}
         }
-        first_in_group = false;
+        self.first_in_group = false;
+        Ok(())
     }
-    deadline.check()?;
-    if !notes.is_empty() {
-        body.paragraph();
-        body.text("Noten")?;
-        for note in notes.as_str().split("\n\n") {
-            body.paragraph();
-            body.text(note)?;
+
+    /// A control word that is no `{\*` destination's first: a table or destination to
+    /// skip, a `\uN` or its fallback, a footnote mark, a break or a special character.
+    fn control(
+        &mut self,
+        word: &ControlWord<'_>,
+        property: &Property,
+        skipping: bool,
+        uc: usize,
+    ) -> Result<(), TextError> {
+        let starts_destination = self.first_in_group;
+        let unit = match (word, property) {
+            (ControlWord::Unicode, Property::Value(v)) => Some(*v),
+            _ => None,
+        };
+        let prior = self.last_unit.take();
+        self.last_unit = unit;
+        match word {
+            ControlWord::FontTable | ControlWord::ColorTable | ControlWord::StyleSheet | ControlWord::FileTable => {
+                self.skip_group();
+            }
+            ControlWord::Unknown(name) if starts_destination && SKIPPED.contains(&word_name(name)) => {
+                self.skip_group();
+            }
+            _ if skipping => {}
+            ControlWord::UnicodeIgnoreCount => {
+                if let (Some(g), Property::Value(n)) = (self.groups.last_mut(), property) {
+                    g.1 = (*n).clamp(0, 8) as usize;
+                }
+            }
+            ControlWord::Unicode => {
+                let value = unit.unwrap_or(0);
+                // The lexer gives `\uN` and `\'xx` alike: a `\'xx` right after a
+                // `\uN` that repeats it or is `?` is that character's fallback.
+                let is_fallback = self.fallback > 0
+                    && (0..=255).contains(&value)
+                    && prior.is_some_and(|p| p == value || value == 0x3F);
+                if is_fallback {
+                    self.fallback -= 1;
+                    self.last_unit = prior;
+                } else {
+                    let unit = if value < 0 {
+                        (value + 65_536) as u16
+                    } else {
+                        value as u16
+                    };
+                    let out = if self.in_note.is_some() {
+                        &mut self.notes
+                    } else {
+                        &mut self.body
+                    };
+                    unicode_unit(out, &mut self.pending_unit, unit)?;
+                    self.fallback = uc;
+                }
+            }
+            ControlWord::Unknown(name) if word_name(name) == "chftn" && self.in_note.is_none() => {
+                let mark = format!("[{}]", self.note_count + 1);
+                self.out().glued(&mark)?;
+            }
+            ControlWord::Unknown(name) if word_name(name) == "chftn" => {}
+            ControlWord::Par => self.out().paragraph(),
+            ControlWord::Line => self.out().gap(Gap::Line),
+            ControlWord::Tab => self.out().gap(Gap::Tab),
+            ControlWord::Emdash => self.out().text("\u{2014}")?,
+            ControlWord::Endash => self.out().text("\u{2013}")?,
+            ControlWord::Bullet => self.out().text("\u{2022}")?,
+            ControlWord::LeftSingleQuote => self.out().text("\u{2018}")?,
+            ControlWord::RightSingleQuote => self.out().text("\u{2019}")?,
+            ControlWord::LeftDoubleQuote => self.out().text("\u{201C}")?,
+            ControlWord::RightDoubleQuote => self.out().text("\u{201D}")?,
+            ControlWord::Unknown(name) => match word_name(name) {
+                "cell" => self.out().gap(Gap::Cell),
+                "row" => self.out().paragraph(),
+                "sect" | "page" => self.out().paragraph(),
+                "emspace" | "enspace" | "qmspace" | "~" => self.out().gap(Gap::Space),
+                _ => {}
+            },
+            _ => {}
         }
+        Ok(())
     }
-    let text = body.finish();
-    if text.trim().is_empty() {
-        return Err(malformed("it holds no text"));
+
+    /// The body with the footnotes after it, under `Noten`; no text at all is an error.
+    fn finish(mut self) -> Result<Text, TextError> {
+        if !self.notes.is_empty() {
+            self.body.paragraph();
+            self.body.text("Noten")?;
+            for note in self.notes.as_str().split("\n\n") {
+                self.body.paragraph();
+                self.body.text(note)?;
+            }
+        }
+        let text = self.body.finish();
+        if text.trim().is_empty() {
+            return Err(malformed("it holds no text"));
+        }
+        Ok(Text {
+            text: super::repair::ligatures(&text),
+            format: Format::Rtf,
+            pages: None,
+        })
     }
-    Ok(Text {
-        text: super::repair::ligatures(&text),
-        format: Format::Rtf,
-        pages: None,
-    })
 }
 
 /// `source` with the control symbols the lexer cannot read replaced: `\\-` (an optional

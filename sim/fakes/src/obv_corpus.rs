@@ -353,85 +353,8 @@ impl ObvCorpus {
                 continue;
             }
             let prefix = format!("{}:{}:{}", source.supplier, source.org_type_nl, source.slug);
-            let s = si as u64;
-            let doc_count = 6 + pick(s, 1, 10);
-            let mut docs = Vec::with_capacity(doc_count);
-            for d in 0..doc_count {
-                let seed = s * 1_000 + d as u64;
-                let (word, topic) = TOPICS[pick(seed, 2, TOPICS.len())];
-                let (_, other) = TOPICS[pick(seed, 3, TOPICS.len())];
-                let kind = DOC_KINDS[pick(seed, 4, DOC_KINDS.len())];
-                let stage = STAGES[pick(seed, 5, STAGES.len())];
-                let day = days_after(first_day, pick(seed, 6, SPAN_DAYS as usize) as u64);
-                let global = entities.len() + docs.len();
-                let long = global % LONG_DOCUMENT_EVERY == 0;
-                docs.push(ObvEntity {
-                    entity_id: format!("document:{prefix}:{}", 10_000 + seed),
-                    entity_type: "Document",
-                    source: si,
-                    title: format!("{kind} {word}: {stage}"),
-                    summary: format!("{kind} van {} over {topic}, met aandacht voor {other}.", source.label),
-                    sort_date: format!("{} {:02}:00:00", iso_day(day), 8 + pick(seed, 7, 12)),
-                    date_nl: dutch_day(day),
-                    page_count: if long { 68 } else { 1 + pick(seed, 8, 30) as u32 },
-                    meeting_id: None,
-                    attachments: Vec::new(),
-                    seed,
-                    long,
-                });
-            }
-            for m in 0..2u64 {
-                let seed = s * 1_000 + 500 + m;
-                let day = days_after(first_day, pick(seed, 6, SPAN_DAYS as usize) as u64);
-                let meeting_id = format!("meeting:{prefix}:{}", 50_000 + seed);
-                let motion_id = format!("motion:{prefix}:{}", 70_000 + seed);
-                let (word, topic) = TOPICS[pick(seed, 2, TOPICS.len())];
-                let body = match source.org_type_nl {
-                    "gemeente" => "Raadsvergadering",
-                    "provincie" => "Statenvergadering",
-                    _ => "Vergadering algemeen bestuur",
-                };
-                // Every meeting discusses the source's documents with index m, m+2, m+4, ...
-                let mut attachments: Vec<String> = docs
-                    .iter_mut()
-                    .skip(m as usize)
-                    .step_by(2)
-                    .map(|doc| {
-                        doc.meeting_id = Some(meeting_id.clone());
-                        doc.entity_id.clone()
-                    })
-                    .collect();
-                attachments.push(motion_id.clone());
-                entities.push(ObvEntity {
-                    entity_id: meeting_id.clone(),
-                    entity_type: "Meeting",
-                    source: si,
-                    title: format!("{body} {}", dutch_day(day)),
-                    summary: format!("Vergadering van {} over onder meer {topic}.", source.label),
-                    sort_date: format!("{} 19:30:00", iso_day(day)),
-                    date_nl: dutch_day(day),
-                    page_count: 0,
-                    meeting_id: None,
-                    attachments,
-                    seed,
-                    long: false,
-                });
-                let party = PARTIES[pick(seed, 9, PARTIES.len())];
-                entities.push(ObvEntity {
-                    entity_id: motion_id,
-                    entity_type: "Motion",
-                    source: si,
-                    title: format!("Motie {word} ({party})"),
-                    summary: format!("Motie van de fractie {party} over {topic}."),
-                    sort_date: format!("{} 22:15:00", iso_day(day)),
-                    date_nl: dutch_day(day),
-                    page_count: 1,
-                    meeting_id: Some(meeting_id),
-                    attachments: Vec::new(),
-                    seed,
-                    long: false,
-                });
-            }
+            let mut docs = documents(si, source, &prefix, first_day, entities.len());
+            entities.extend(meetings(si, source, &prefix, first_day, &mut docs));
             entities.extend(docs);
         }
         entities.sort_by(|a, b| a.entity_id.cmp(&b.entity_id));
@@ -461,6 +384,105 @@ impl ObvCorpus {
         };
         (result, in_favour, against)
     }
+}
+
+/// Source `si`'s documents (ids under `prefix`), drawn from its seed; `before` entities
+/// of earlier sources come first, which decides the long documents.
+fn documents(si: usize, source: &ObvSource, prefix: &str, first_day: NaiveDate, before: usize) -> Vec<ObvEntity> {
+    let s = si as u64;
+    let doc_count = 6 + pick(s, 1, 10);
+    let mut docs = Vec::with_capacity(doc_count);
+    for d in 0..doc_count {
+        let seed = s * 1_000 + d as u64;
+        let (word, topic) = TOPICS[pick(seed, 2, TOPICS.len())];
+        let (_, other) = TOPICS[pick(seed, 3, TOPICS.len())];
+        let kind = DOC_KINDS[pick(seed, 4, DOC_KINDS.len())];
+        let stage = STAGES[pick(seed, 5, STAGES.len())];
+        let day = days_after(first_day, pick(seed, 6, SPAN_DAYS as usize) as u64);
+        let global = before + docs.len();
+        let long = global.is_multiple_of(LONG_DOCUMENT_EVERY);
+        docs.push(ObvEntity {
+            entity_id: format!("document:{prefix}:{}", 10_000 + seed),
+            entity_type: "Document",
+            source: si,
+            title: format!("{kind} {word}: {stage}"),
+            summary: format!("{kind} van {} over {topic}, met aandacht voor {other}.", source.label),
+            sort_date: format!("{} {:02}:00:00", iso_day(day), 8 + pick(seed, 7, 12)),
+            date_nl: dutch_day(day),
+            page_count: if long { 68 } else { 1 + pick(seed, 8, 30) as u32 },
+            meeting_id: None,
+            attachments: Vec::new(),
+            seed,
+            long,
+        });
+    }
+    docs
+}
+
+/// Source `si`'s two meetings, each with a motion, in that order; each meeting discusses
+/// every other one of `docs` (which then name it as their meeting) and its motion.
+fn meetings(
+    si: usize,
+    source: &ObvSource,
+    prefix: &str,
+    first_day: NaiveDate,
+    docs: &mut [ObvEntity],
+) -> Vec<ObvEntity> {
+    let s = si as u64;
+    let mut entities = Vec::new();
+    for m in 0..2u64 {
+        let seed = s * 1_000 + 500 + m;
+        let day = days_after(first_day, pick(seed, 6, SPAN_DAYS as usize) as u64);
+        let meeting_id = format!("meeting:{prefix}:{}", 50_000 + seed);
+        let motion_id = format!("motion:{prefix}:{}", 70_000 + seed);
+        let (word, topic) = TOPICS[pick(seed, 2, TOPICS.len())];
+        let body = match source.org_type_nl {
+            "gemeente" => "Raadsvergadering",
+            "provincie" => "Statenvergadering",
+            _ => "Vergadering algemeen bestuur",
+        };
+        // Every meeting discusses the source's documents with index m, m+2, m+4, ...
+        let mut attachments: Vec<String> = docs
+            .iter_mut()
+            .skip(m as usize)
+            .step_by(2)
+            .map(|doc| {
+                doc.meeting_id = Some(meeting_id.clone());
+                doc.entity_id.clone()
+            })
+            .collect();
+        attachments.push(motion_id.clone());
+        entities.push(ObvEntity {
+            entity_id: meeting_id.clone(),
+            entity_type: "Meeting",
+            source: si,
+            title: format!("{body} {}", dutch_day(day)),
+            summary: format!("Vergadering van {} over onder meer {topic}.", source.label),
+            sort_date: format!("{} 19:30:00", iso_day(day)),
+            date_nl: dutch_day(day),
+            page_count: 0,
+            meeting_id: None,
+            attachments,
+            seed,
+            long: false,
+        });
+        let party = PARTIES[pick(seed, 9, PARTIES.len())];
+        entities.push(ObvEntity {
+            entity_id: motion_id,
+            entity_type: "Motion",
+            source: si,
+            title: format!("Motie {word} ({party})"),
+            summary: format!("Motie van de fractie {party} over {topic}."),
+            sort_date: format!("{} 22:15:00", iso_day(day)),
+            date_nl: dutch_day(day),
+            page_count: 1,
+            meeting_id: Some(meeting_id),
+            attachments: Vec::new(),
+            seed,
+            long: false,
+        });
+    }
+    entities
 }
 
 fn generate_sources() -> Vec<ObvSource> {

@@ -245,64 +245,20 @@ fn collection(
     params: &[(String, String)],
 ) -> Response<Body> {
     let bad = |message: String| odata_error(StatusCode::BAD_REQUEST, &message);
-    let mut filter = None;
-    let mut orderby = Vec::new();
-    let mut top = None;
-    let mut skip = 0usize;
-    let mut count = false;
-    let mut expand_besluit = false;
-    let mut expand = odata::Expand::default();
-    let mut after: Option<String> = None;
-    for (name, value) in params {
-        match name.as_str() {
-            "$filter" => match odata::parse_filter(value, schema) {
-                Ok(expr) => filter = Some(expr),
-                Err(e) => return bad(format!("The query specified in the URI is not valid. {}", e.0)),
-            },
-            "$orderby" => match odata::parse_orderby(value, schema) {
-                Ok(keys) => orderby = keys,
-                Err(e) => return bad(format!("The query specified in the URI is not valid. {}", e.0)),
-            },
-            "$top" => match value.parse::<usize>() {
-                Ok(n) => top = Some(n),
-                Err(_) => return bad(format!("Invalid value '{value}' for $top query option.")),
-            },
-            "$skip" => match value.parse::<usize>() {
-                Ok(n) => skip = n,
-                Err(_) => return bad(format!("Invalid value '{value}' for $skip query option.")),
-            },
-            "$count" => match value.as_str() {
-                "true" => count = true,
-                "false" => count = false,
-                _ => return bad(format!("Invalid value '{value}' for $count query option.")),
-            },
-            // A case's decisions, a relation kept beside the records.
-            "$expand" if set == "Zaak" && value == "Besluit" => expand_besluit = true,
-            // The navigation properties held in the records.
-            "$expand" => match odata::Expand::parse(value, schema) {
-                Ok(e) => expand = e,
-                Err(e) => return bad(format!("The query specified in the URI is not valid. {}", e.0)),
-            },
-            "$skiptoken" => match value.strip_prefix("Id-") {
-                Some(id) if !id.is_empty() => after = Some(id.to_ascii_lowercase()),
-                _ => return bad(format!("The skip token value '{value}' is invalid.")),
-            },
-            other if other.starts_with('$') => {
-                return bad(format!("The query parameter '{other}' is not supported."));
-            }
-            _ => {}
-        }
-    }
+    let mut q = match Options::parse(set, schema, params) {
+        Ok(q) => q,
+        Err(message) => return bad(message),
+    };
     let mut rows: Vec<&Map<String, Value>> = records
         .iter()
-        .filter(|r| filter.as_ref().is_none_or(|f| f.matches(r)))
+        .filter(|r| q.filter.as_ref().is_none_or(|f| f.matches(r)))
         .collect();
-    if !orderby.is_empty() {
+    if !q.orderby.is_empty() {
         // A stable sort keeps generation order among equal keys.
-        rows.sort_by(|a, b| odata::compare(a, b, &orderby));
+        rows.sort_by(|a, b| odata::compare(a, b, &q.orderby));
     }
     let total = rows.len();
-    if let Some(after) = &after {
+    if let Some(after) = &q.after {
         // Server-driven paging: the rows after the one the token names.
         let at = rows.iter().position(|r| {
             r.get("Id")
@@ -310,18 +266,18 @@ fn collection(
                 .is_some_and(|id| id.eq_ignore_ascii_case(after))
         });
         match at {
-            Some(at) => skip = skip.saturating_add(at + 1),
+            Some(at) => q.skip = q.skip.saturating_add(at + 1),
             None => return bad(format!("The skip token value 'Id-{after}' is invalid.")),
         }
     }
-    let take = top.map_or(PAGE_ROWS, |t| t.min(PAGE_ROWS));
+    let take = q.top.map_or(PAGE_ROWS, |t| t.min(PAGE_ROWS));
     let mut page: Vec<Value> = Vec::new();
-    for r in rows.iter().skip(skip).take(take) {
-        let mut row = match expand.apply(r, schema) {
+    for r in rows.iter().skip(q.skip).take(take) {
+        let mut row = match q.expand.apply(r, schema) {
             Ok(row) => row,
             Err(e) => return bad(format!("The query specified in the URI is not valid. {}", e.0)),
         };
-        if expand_besluit {
+        if q.expand_besluit {
             let id = r.get("Id").and_then(Value::as_str).unwrap_or("");
             let besluiten = tk_corpus().besluiten_of(id).into_iter().cloned().map(Value::Object);
             row.insert("Besluit".into(), Value::Array(besluiten.collect()));
@@ -333,32 +289,108 @@ fn collection(
         "@odata.context".into(),
         format!("{}/$metadata#{set}", state.base_url).into(),
     );
-    if count {
+    if q.count {
         body.insert("@odata.count".into(), total.into());
     }
     body.insert("value".into(), page.into());
-    if top.is_none() && skip.saturating_add(PAGE_ROWS) < total {
-        let mut query: Vec<String> = params
-            .iter()
-            .filter(|(k, _)| k != "$skip" && k != "$skiptoken")
-            .map(|(k, v)| format!("{}={}", encode_component(k), encode_component(v)))
-            .collect();
-        if SKIPTOKEN_SETS.contains(&set) {
-            // The last row's key, as the platform's server-driven paging writes it.
-            let last = rows[skip + PAGE_ROWS - 1]
-                .get("Id")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            query.push(format!("$skiptoken={}", encode_component(&format!("Id-{last}"))));
-        } else {
-            query.push(format!("$skip={}", skip + PAGE_ROWS));
-        }
+    if q.top.is_none() && q.skip.saturating_add(PAGE_ROWS) < total {
         body.insert(
             "@odata.nextLink".into(),
-            format!("{}/{set}?{}", state.base_url, query.join("&")).into(),
+            next_link(state, set, params, &rows, q.skip).into(),
         );
     }
     json_response(StatusCode::OK, &Value::Object(body))
+}
+
+/// What a collection's query options ask.
+struct Options {
+    filter: Option<odata::Expr>,
+    orderby: Vec<odata::OrderKey>,
+    top: Option<usize>,
+    skip: usize,
+    count: bool,
+    /// A case's decisions, a relation kept beside the records.
+    expand_besluit: bool,
+    /// The navigation properties held in the records.
+    expand: odata::Expand,
+    /// The row a `$skiptoken` names, lower case.
+    after: Option<String>,
+}
+
+impl Options {
+    /// The options `params` give a query of `set`, or the platform's message refusing them.
+    fn parse(set: &str, schema: odata::Schema, params: &[(String, String)]) -> Result<Options, String> {
+        let mut q = Options {
+            filter: None,
+            orderby: Vec::new(),
+            top: None,
+            skip: 0,
+            count: false,
+            expand_besluit: false,
+            expand: odata::Expand::default(),
+            after: None,
+        };
+        let invalid = |e: odata::ParseError| format!("The query specified in the URI is not valid. {}", e.0);
+        for (name, value) in params {
+            match name.as_str() {
+                "$filter" => q.filter = Some(odata::parse_filter(value, schema).map_err(invalid)?),
+                "$orderby" => q.orderby = odata::parse_orderby(value, schema).map_err(invalid)?,
+                "$top" => match value.parse::<usize>() {
+                    Ok(n) => q.top = Some(n),
+                    Err(_) => return Err(format!("Invalid value '{value}' for $top query option.")),
+                },
+                "$skip" => match value.parse::<usize>() {
+                    Ok(n) => q.skip = n,
+                    Err(_) => return Err(format!("Invalid value '{value}' for $skip query option.")),
+                },
+                "$count" => match value.as_str() {
+                    "true" => q.count = true,
+                    "false" => q.count = false,
+                    _ => return Err(format!("Invalid value '{value}' for $count query option.")),
+                },
+                // A case's decisions, a relation kept beside the records.
+                "$expand" if set == "Zaak" && value == "Besluit" => q.expand_besluit = true,
+                // The navigation properties held in the records.
+                "$expand" => q.expand = odata::Expand::parse(value, schema).map_err(invalid)?,
+                "$skiptoken" => match value.strip_prefix("Id-") {
+                    Some(id) if !id.is_empty() => q.after = Some(id.to_ascii_lowercase()),
+                    _ => return Err(format!("The skip token value '{value}' is invalid.")),
+                },
+                other if other.starts_with('$') => {
+                    return Err(format!("The query parameter '{other}' is not supported."));
+                }
+                _ => {}
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// The link to the page after the one from row `skip` of `rows`: the same options, and
+/// the last row's key for a set the platform pages by `$skiptoken`, else `$skip`.
+fn next_link(
+    state: &TkState,
+    set: &str,
+    params: &[(String, String)],
+    rows: &[&Map<String, Value>],
+    skip: usize,
+) -> String {
+    let mut query: Vec<String> = params
+        .iter()
+        .filter(|(k, _)| k != "$skip" && k != "$skiptoken")
+        .map(|(k, v)| format!("{}={}", encode_component(k), encode_component(v)))
+        .collect();
+    if SKIPTOKEN_SETS.contains(&set) {
+        // The last row's key, as the platform's server-driven paging writes it.
+        let last = rows[skip + PAGE_ROWS - 1]
+            .get("Id")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        query.push(format!("$skiptoken={}", encode_component(&format!("Id-{last}"))));
+    } else {
+        query.push(format!("$skip={}", skip + PAGE_ROWS));
+    }
+    format!("{}/{set}?{}", state.base_url, query.join("&"))
 }
 
 /// The id of the `i`th document's XML rendition.

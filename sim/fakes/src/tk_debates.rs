@@ -292,8 +292,7 @@ fn split_surname(sorted: &str) -> (String, Option<String>) {
 /// records (for a vote's `Fractie_Id`).
 pub fn generate(fracties: &[Map<String, Value>]) -> Debates {
     let mut out = Debates::default();
-    // Members: (first name, sorted surname) → (faction → (first date, last date)).
-    let mut members: BTreeMap<(String, String), BTreeMap<String, (String, String)>> = BTreeMap::new();
+    let mut members = Members::new();
     let mut motion_numbers: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut activity_numbers = BTreeSet::new();
     for (path, meeting_id, report_id) in REPORTS {
@@ -312,77 +311,132 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Debates {
             .attribute("Timestamp")
             .map(str::to_owned)
             .unwrap_or_else(|| format!("{day}T23:00:00{}", offset(&date)));
-        let verslag = object(json!({
-            "Id": report_id,
-            "Soort": root.attribute("soort"),
-            "Status": root.attribute("status"),
-            "Vergadering_Id": meeting_id,
-            "ContentType": "text/xml",
-            "ContentLength": file.bytes.len(),
-            "GewijzigdOp": changed,
-            "Verwijderd": false,
-        }));
-        let mut vergadering = object(json!({
-            "Id": meeting_id,
-            "Soort": v.attribute("soort"),
-            "Titel": child(v, "titel"),
-            "Zaal": child(v, "zaal"),
-            "Vergaderjaar": child(v, "vergaderjaar"),
-            "VergaderingNummer": child(v, "vergaderingnummer").and_then(|n| n.parse::<i64>().ok()),
-            "Datum": zoned(Some(date.clone())),
-            "Aanvangstijd": zoned(child(v, "aanvangstijd")),
-            "Sluiting": zoned(child(v, "sluiting")),
-            "Kamer": v.attribute("kamer").unwrap_or("Tweede Kamer"),
-            "GewijzigdOp": changed,
-            "Verwijderd": false,
-        }));
-        let mut with_meeting = verslag.clone();
-        with_meeting.insert("Vergadering".into(), Value::Object(vergadering.clone()));
-        vergadering.insert("Verslag".into(), json!([verslag]));
-        out.verslagen.push(with_meeting);
-        out.vergaderingen.push(vergadering);
-        out.files.push((report_id.to_owned(), file.bytes));
-        for a in v.elements().filter(|e| e.name == "activiteit") {
-            let Some(number) = child(a, "parlisid") else {
-                continue;
-            };
-            if !activity_numbers.insert(number.clone()) {
-                continue;
-            }
-            out.activiteiten.push(object(json!({
-                "Id": guid(0xac7, &number),
-                "Nummer": number,
-                "Soort": a.attribute("soort"),
-                "Onderwerp": child(a, "onderwerp"),
-                "Datum": zoned(Some(date.clone())),
-                "Aanvangstijd": zoned(child(a, "aanvangstijd")),
-                "Eindtijd": zoned(child(a, "eindtijd")),
-                "Status": "Uitgevoerd",
-                "Verwijderd": false,
-            })));
-        }
-        let mut speakers = Vec::new();
-        root.find_all("spreker", &mut speakers);
-        for s in speakers {
-            let (Some(first), Some(surname), Some(faction)) =
-                (child(s, "voornaam"), child(s, "achternaam"), child(s, "fractie"))
-            else {
-                continue;
-            };
-            if s.attribute("soort") != Some("Tweede Kamerlid") {
-                continue;
-            }
-            let span = members
-                .entry((first, surname))
-                .or_default()
-                .entry(faction)
-                .or_insert_with(|| (day.clone(), day.clone()));
-            span.0 = span.0.clone().min(day.clone());
-            span.1 = span.1.clone().max(day.clone());
-        }
+        let report = Report {
+            file,
+            root: &root,
+            meeting_id,
+            report_id,
+            date: &date,
+            changed: &changed,
+        };
+        add_meeting(&mut out, &report, v);
+        add_activities(&mut out, v, &date, &mut activity_numbers);
+        note_members(&root, &day, &mut members);
         motions(&root, &day, &mut out, &mut motion_numbers, fracties);
     }
-    // One meeting without a report (made up).
+    add_meeting_without_report(&mut out);
+    add_seats(&mut out, members);
+    out
+}
+
+/// The members who spoke: (first name, sorted surname) → (faction → (first date, last
+/// date)).
+type Members = BTreeMap<(String, String), BTreeMap<String, (String, String)>>;
+
+/// One report of the corpus and what is read of it first.
+struct Report<'a> {
+    file: &'a real::RealFile,
+    root: &'a Element,
+    meeting_id: &'a str,
+    report_id: &'a str,
+    /// The meeting's `datum`, as the report writes it.
+    date: &'a str,
+    /// When the report last changed (its `Timestamp`, else the meeting's evening).
+    changed: &'a str,
+}
+
+/// The meeting `v` of `report` (its `Vergadering` with the `Verslag` expanded, and the
+/// `Verslag` with its `Vergadering`), and the report's file.
+fn add_meeting(out: &mut Debates, report: &Report<'_>, v: &Element) {
+    let Report {
+        file,
+        root,
+        meeting_id,
+        report_id,
+        date,
+        changed,
+    } = *report;
+    let verslag = object(json!({
+        "Id": report_id,
+        "Soort": root.attribute("soort"),
+        "Status": root.attribute("status"),
+        "Vergadering_Id": meeting_id,
+        "ContentType": "text/xml",
+        "ContentLength": file.bytes.len(),
+        "GewijzigdOp": changed,
+        "Verwijderd": false,
+    }));
+    let mut vergadering = object(json!({
+        "Id": meeting_id,
+        "Soort": v.attribute("soort"),
+        "Titel": child(v, "titel"),
+        "Zaal": child(v, "zaal"),
+        "Vergaderjaar": child(v, "vergaderjaar"),
+        "VergaderingNummer": child(v, "vergaderingnummer").and_then(|n| n.parse::<i64>().ok()),
+        "Datum": zoned(Some(date.to_owned())),
+        "Aanvangstijd": zoned(child(v, "aanvangstijd")),
+        "Sluiting": zoned(child(v, "sluiting")),
+        "Kamer": v.attribute("kamer").unwrap_or("Tweede Kamer"),
+        "GewijzigdOp": changed,
+        "Verwijderd": false,
+    }));
+    let mut with_meeting = verslag.clone();
+    with_meeting.insert("Vergadering".into(), Value::Object(vergadering.clone()));
+    vergadering.insert("Verslag".into(), json!([verslag]));
+    out.verslagen.push(with_meeting);
+    out.vergaderingen.push(vergadering);
+    out.files.push((report_id.to_owned(), file.bytes));
+}
+
+/// The activities of meeting `v` (on `date`) not seen in an earlier report.
+fn add_activities(out: &mut Debates, v: &Element, date: &str, activity_numbers: &mut BTreeSet<String>) {
+    for a in v.elements().filter(|e| e.name == "activiteit") {
+        let Some(number) = child(a, "parlisid") else {
+            continue;
+        };
+        if !activity_numbers.insert(number.clone()) {
+            continue;
+        }
+        out.activiteiten.push(object(json!({
+            "Id": guid(0xac7, &number),
+            "Nummer": number,
+            "Soort": a.attribute("soort"),
+            "Onderwerp": child(a, "onderwerp"),
+            "Datum": zoned(Some(date.to_owned())),
+            "Aanvangstijd": zoned(child(a, "aanvangstijd")),
+            "Eindtijd": zoned(child(a, "eindtijd")),
+            "Status": "Uitgevoerd",
+            "Verwijderd": false,
+        })));
+    }
+}
+
+/// The members who spoke in `root` (on `day`): for each, the factions they spoke for
+/// and the first and last day they did.
+fn note_members(root: &Element, day: &str, members: &mut Members) {
+    let mut speakers = Vec::new();
+    root.find_all("spreker", &mut speakers);
+    for s in speakers {
+        let (Some(first), Some(surname), Some(faction)) =
+            (child(s, "voornaam"), child(s, "achternaam"), child(s, "fractie"))
+        else {
+            continue;
+        };
+        if s.attribute("soort") != Some("Tweede Kamerlid") {
+            continue;
+        }
+        let span = members
+            .entry((first, surname))
+            .or_default()
+            .entry(faction)
+            .or_insert_with(|| (day.to_owned(), day.to_owned()));
+        span.0 = span.0.clone().min(day.to_owned());
+        span.1 = span.1.clone().max(day.to_owned());
+    }
+}
+
+/// One meeting without a report (made up).
+fn add_meeting_without_report(out: &mut Debates) {
     out.vergaderingen.push(object(json!({
         "Id": MEETING_WITHOUT_REPORT,
         "Soort": "Commissie",
@@ -398,6 +452,11 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Debates {
         "Verwijderd": false,
         "Verslag": [],
     })));
+}
+
+/// Each member's seats: one per faction they spoke for, still held when they spoke in
+/// 2025.
+fn add_seats(out: &mut Debates, members: Members) {
     for ((first, sorted), factions) in members {
         let (surname, prefix) = split_surname(&sorted);
         let person_key = format!("{first} {sorted}");
@@ -430,7 +489,6 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Debates {
             })));
         }
     }
-    out
 }
 
 /// The motions submitted in `root` as cases, and the votes on those the report says were
@@ -442,6 +500,13 @@ fn motions(
     numbers: &mut BTreeMap<(String, String), String>,
     fracties: &[Map<String, Value>],
 ) {
+    add_motion_cases(root, day, out, numbers);
+    add_motion_votes(root, day, out, numbers, fracties);
+}
+
+/// The motions submitted in `root` (on `day`) not seen before, each a case numbered in
+/// turn (`numbers`: (dossier, number) → case number).
+fn add_motion_cases(root: &Element, day: &str, out: &mut Debates, numbers: &mut BTreeMap<(String, String), String>) {
     let mut fragments = Vec::new();
     root.find_all("draadboekfragment", &mut fragments);
     let year = day.get(..4).unwrap_or("2025").to_owned();
@@ -493,8 +558,17 @@ fn motions(
             })));
         }
     }
-    // Votes the report gives on a motion (`activiteithoofd` with its `zaken` and an item's
-    // `stemmingen`).
+}
+
+/// The votes `root` gives on a motion of `numbers` (an `activiteithoofd` with its `zaken`
+/// and an item's `stemmingen`): the decision, and each faction's vote.
+fn add_motion_votes(
+    root: &Element,
+    day: &str,
+    out: &mut Debates,
+    numbers: &BTreeMap<(String, String), String>,
+    fracties: &[Map<String, Value>],
+) {
     let mut heads = Vec::new();
     root.find_all("activiteithoofd", &mut heads);
     for h in heads {

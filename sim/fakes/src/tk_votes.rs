@@ -169,41 +169,61 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Votes {
         stemmingen: Vec::new(),
         relations: Vec::new(),
     };
-    let faction_vote = |votes: &mut Votes, besluit: &str, f: usize, soort: &str, mistake: bool, at: &str| {
-        let (label, afkorting, seats) = VOTING_FACTIONS[f];
-        votes.stemmingen.push(object(json!({
-            "Id": id(0x57e, votes.stemmingen.len() + 1),
-            "Besluit_Id": besluit,
-            "Soort": soort,
-            "FractieGrootte": seats,
-            "ActorNaam": label,
-            "ActorFractie": label,
-            "Vergissing": mistake,
-            "SidActorLid": null,
-            "SidActorFractie": format!("fractie-{}", afkorting.to_lowercase()),
-            "Persoon_Id": null,
-            "Fractie_Id": fractie_id(fracties, afkorting),
-            "GewijzigdOp": at,
-            "Verwijderd": false,
-        })));
-    };
-    let zaak = |number: &str, n: usize, soort: &str, titel: &str, onderwerp: &str, started: &str| {
-        object(json!({
-            "Id": id(0x2aa, n),
-            "Nummer": number,
-            "Soort": soort,
-            "Titel": titel,
-            "Onderwerp": onderwerp,
-            "GestartOp": started,
-            "Status": "Vrijgegeven",
-            "Afgedaan": true,
-            "Verwijderd": false,
-            "Volgnummer": null,
-            "Kamerstukdossier": [],
-        }))
-    };
+    motion(&mut votes, fracties);
+    amendment(&mut votes, fracties);
+    bill(&mut votes, fracties);
+    held_over(&mut votes);
+    votes
+}
 
-    // The motion: a show of hands (rejected; NSC's vote a mistake), then a roll call.
+/// `Fractie` `f` of [`VOTING_FACTIONS`] votes `soort` on `besluit` (`mistake`: marked
+/// `Vergissing`), at `at`.
+fn faction_vote(
+    votes: &mut Votes,
+    fracties: &[Map<String, Value>],
+    besluit: &str,
+    f: usize,
+    soort: &str,
+    mistake: bool,
+    at: &str,
+) {
+    let (label, afkorting, seats) = VOTING_FACTIONS[f];
+    votes.stemmingen.push(object(json!({
+        "Id": id(0x57e, votes.stemmingen.len() + 1),
+        "Besluit_Id": besluit,
+        "Soort": soort,
+        "FractieGrootte": seats,
+        "ActorNaam": label,
+        "ActorFractie": label,
+        "Vergissing": mistake,
+        "SidActorLid": null,
+        "SidActorFractie": format!("fractie-{}", afkorting.to_lowercase()),
+        "Persoon_Id": null,
+        "Fractie_Id": fractie_id(fracties, afkorting),
+        "GewijzigdOp": at,
+        "Verwijderd": false,
+    })));
+}
+
+/// Case (`Zaak`) `n`, numbered `number`.
+fn zaak(number: &str, n: usize, soort: &str, titel: &str, onderwerp: &str, started: &str) -> Map<String, Value> {
+    object(json!({
+        "Id": id(0x2aa, n),
+        "Nummer": number,
+        "Soort": soort,
+        "Titel": titel,
+        "Onderwerp": onderwerp,
+        "GestartOp": started,
+        "Status": "Vrijgegeven",
+        "Afgedaan": true,
+        "Verwijderd": false,
+        "Volgnummer": null,
+        "Kamerstukdossier": [],
+    }))
+}
+
+/// The motion: a show of hands (rejected; NSC's vote a mistake), then a roll call.
+fn motion(votes: &mut Votes, fracties: &[Map<String, Value>]) {
     let motion = zaak(
         MOTION_NUMBER,
         1,
@@ -242,7 +262,15 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Votes {
     .into_iter()
     .enumerate()
     {
-        faction_vote(&mut votes, &hands_id, f, soort, f == 3, "2025-10-07T16:12:44+02:00");
+        faction_vote(
+            votes,
+            fracties,
+            &hands_id,
+            f,
+            soort,
+            f == 3,
+            "2025-10-07T16:12:44+02:00",
+        );
     }
     // The roll call: factions Voor except PVV, VVD, FVD, SGP, JA21; one VVD member
     // votes Voor; three PVV members do not take part. Voor 83, Tegen 64, not taking part 3.
@@ -253,21 +281,19 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Votes {
             "Voor"
         }
     };
-    roll_call(
-        &mut votes,
-        fracties,
-        &roll_id,
-        "2025-10-14T15:48:09+02:00",
-        |f, k| match (f, k) {
+    roll_call(votes, fracties, &roll_id, "2025-10-14T15:48:09+02:00", |f, k| {
+        match (f, k) {
             (0, 0..=2) => "Niet deelgenomen",
             (2, 5) => "Voor",
             _ => roll_line(f),
-        },
-    );
+        }
+    });
     votes.relations.push((id(0x2aa, 1), vec![hands_id, roll_id]));
     votes.zaken.push(motion);
+}
 
-    // The amendment: a show of hands, adopted.
+/// The amendment: a show of hands, adopted.
+fn amendment(votes: &mut Votes, fracties: &[Map<String, Value>]) {
     let amendment = zaak(
         AMENDMENT_NUMBER,
         2,
@@ -294,7 +320,15 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Votes {
     .into_iter()
     .enumerate()
     {
-        faction_vote(&mut votes, &adopted_id, f, soort, false, "2025-10-14T15:31:02+02:00");
+        faction_vote(
+            votes,
+            fracties,
+            &adopted_id,
+            f,
+            soort,
+            false,
+            "2025-10-14T15:31:02+02:00",
+        );
     }
     // A withdrawn row (the platform keeps it, marked deleted).
     if let Some(last) = votes.stemmingen.last().cloned() {
@@ -306,8 +340,10 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Votes {
     }
     votes.relations.push((id(0x2aa, 2), vec![adopted_id]));
     votes.zaken.push(amendment);
+}
 
-    // The bill: a roll call, adopted.
+/// The bill: a roll call, adopted.
+fn bill(votes: &mut Votes, fracties: &[Map<String, Value>]) {
     let bill = zaak(
         BILL_NUMBER,
         3,
@@ -328,13 +364,15 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Votes {
     let passed_id = id(0xbe5, passed.number);
     votes.besluiten.push(passed.record());
     let bill_line = |f: usize| if [0, 2, 10, 14].contains(&f) { "Tegen" } else { "Voor" };
-    roll_call(&mut votes, fracties, &passed_id, "2025-10-14T16:02:51+02:00", |f, _| {
+    roll_call(votes, fracties, &passed_id, "2025-10-14T16:02:51+02:00", |f, _| {
         bill_line(f)
     });
     votes.relations.push((id(0x2aa, 3), vec![passed_id]));
     votes.zaken.push(bill);
+}
 
-    // The held-over motion: a decision not yet final, no votes.
+/// The held-over motion: a decision not yet final, no votes.
+fn held_over(votes: &mut Votes) {
     let held = zaak(
         HELD_NUMBER,
         4,
@@ -356,7 +394,6 @@ pub fn generate(fracties: &[Map<String, Value>]) -> Votes {
     votes.besluiten.push(pending.record());
     votes.relations.push((id(0x2aa, 4), vec![pending_id]));
     votes.zaken.push(held);
-    votes
 }
 
 /// A roll call on `besluit`: one row per member, faction by faction; `vote(f, k)` is the

@@ -24,8 +24,9 @@
 //! all replicas; the service's own bucket (true time) never refused a call as over its
 //! limit, whichever platform's; and at the end every call has ended exactly once.
 //!
-//! Rooms: the loop, routing and the owners' paths here; the scenario in `scenario.rs`; the
-//! lease, ownership and faults in `lease.rs`; what a run gives back in `outcome.rs`.
+//! Rooms: the loop, routing and the owners' paths here; each event's handling in
+//! `events.rs`; the scenario in `scenario.rs`; the lease, ownership and faults in
+//! `lease.rs`; what a run gives back in `outcome.rs`.
 //!
 //! What this module does not do: model the internal HTTP endpoint or Redis itself
 //! (their timing is a delay), or the client limits and the MCP sessions.
@@ -40,8 +41,8 @@ use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, Me
 use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseCall, LeaseConfig, UsageCheckpoint};
 use besluitbron_core::dedup::WaiterId;
 use besluitbron_core::path::{
-    Action, Arrival, Attempt, Delivery, Feedback, Lane, Outcome, PathConfig, PendingSend, PlatformPath, Request,
-    Served, Shell, StoreBuffer,
+    Action, Arrival, Attempt, Delivery, Lane, PathConfig, PendingSend, PlatformPath, Request, Served, Shell,
+    StoreBuffer,
 };
 use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units, WallTime};
 use rand::RngExt;
@@ -52,6 +53,7 @@ use crate::platform::{Answer, Host, Refusal, SimService};
 use crate::rng::{Component, SimRng, sim_rng};
 use crate::scenario::LimitModel;
 
+mod events;
 mod lease;
 mod outcome;
 mod scenario;
@@ -464,219 +466,6 @@ impl Sim {
             | Ev::OwnerSend { replica: r, .. } => Some(r),
             _ => None,
         }
-    }
-
-    fn handle(&mut self, t: u64, ev: Ev) -> Result<(), String> {
-        if let Some(r) = Self::target(&ev) {
-            let rep = &self.replicas[r];
-            if rep.alive && t < rep.paused_until {
-                // A paused process handles nothing; it looks when it resumes.
-                let until = rep.paused_until;
-                self.push(until, ev);
-                return Ok(());
-            }
-        }
-        match ev {
-            Ev::Arrive { call, era } => {
-                if let Some(c) = self.calls.get(&call).filter(|c| c.era == era) {
-                    let target = match c.replica {
-                        Some(r) => self.replicas[r].alive.then_some(r),
-                        None => self.balance(c.session),
-                    };
-                    match target {
-                        Some(r) => {
-                            self.call_mut(call).origin = r;
-                            self.route(t, call, r)?;
-                        }
-                        None => self.push(t + CLIENT_RETRY, Ev::Arrive { call, era }),
-                    }
-                }
-            }
-            Ev::Route { call, at, era } => {
-                if self.calls.get(&call).is_some_and(|c| c.era == era) {
-                    if self.replicas[at].alive {
-                        self.route(t, call, at)?;
-                    } else {
-                        self.push(t + CLIENT_RETRY, Ev::Arrive { call, era });
-                    }
-                }
-            }
-            Ev::Forwarded { call, to, era } => {
-                if self.calls.get(&call).is_some_and(|c| c.era == era) {
-                    self.at_owner(t, call, to, true)?;
-                }
-            }
-            Ev::Reply { call, era, end } => {
-                if self.calls.get(&call).is_some_and(|c| c.era == era) {
-                    self.end_call(t, call, end);
-                }
-            }
-            Ev::ForwardTimeout { call, era } => {
-                if let Some(c) = self.calls.get_mut(&call).filter(|c| c.era == era) {
-                    self.rerouted += 1;
-                    let origin = c.origin;
-                    c.at_owner = None;
-                    self.push(t, Ev::Route { call, at: origin, era });
-                }
-            }
-            Ev::GiveUp(call) => {
-                if let Some(c) = self.calls.get(&call) {
-                    if let Some((r, era)) = c.at_owner {
-                        // A dropped forward withdraws the call at the owner.
-                        if let Some(local) = self.process_local(r, era, t) {
-                            self.replicas[r].shell.leave(local, WaiterId(call));
-                            self.drain(t, r)?;
-                        }
-                    }
-                    self.end_call(t, call, CallEnd::GaveUp);
-                }
-            }
-            Ev::LeaseWake(r) => {
-                let due = self.replicas[r].lease_wake.is_some_and(|w| w <= t);
-                if self.replicas[r].alive && due {
-                    self.replicas[r].lease_wake = None;
-                    let now = self.replicas[r].local(t);
-                    self.replicas[r].lease.handle_timeout(now);
-                    self.lease_step(t, r)?;
-                }
-            }
-            Ev::EngineApply {
-                replica,
-                era,
-                id,
-                call,
-                token,
-                answer_back,
-                sent,
-            } => {
-                if t < self.engine.paused_until {
-                    // Held by the pause; its answer may now come too late for the shell.
-                    let at = self.engine.paused_until;
-                    let in_time = at + self.s.engine_ms * MS <= sent + LEASE_TIMEOUT;
-                    if answer_back && !in_time {
-                        self.push(
-                            (sent + LEASE_TIMEOUT).max(t),
-                            Ev::LeaseAnswer {
-                                replica,
-                                era,
-                                id,
-                                answer: LeaseAnswer::Unreachable,
-                            },
-                        );
-                    }
-                    self.push(
-                        at,
-                        Ev::EngineApply {
-                            replica,
-                            era,
-                            id,
-                            call,
-                            token,
-                            answer_back: answer_back && in_time,
-                            sent,
-                        },
-                    );
-                } else {
-                    self.engine_apply(t, replica, era, id, call, token, answer_back);
-                }
-            }
-            Ev::LeaseAnswer {
-                replica,
-                era,
-                id,
-                answer,
-            } => {
-                let rep = &mut self.replicas[replica];
-                if rep.alive && rep.era == era {
-                    let now = rep.local(t);
-                    rep.lease.on_answer(now, id, answer);
-                    self.lease_step(t, replica)?;
-                }
-            }
-            Ev::PathWake { replica, era } => {
-                let due = self.replicas[replica].path_wake.is_some_and(|w| w <= t);
-                if due && let Some(local) = self.process_local(replica, era, t) {
-                    self.replicas[replica].path_wake = None;
-                    self.replicas[replica].shell.handle_timeout(local);
-                    self.drain(t, replica)?;
-                }
-            }
-            Ev::OwnerSend { replica, era, attempt } => self.owner_send(t, replica, era, attempt)?,
-            Ev::PlatformAnswer {
-                replica,
-                era,
-                attempt,
-                key_id,
-                remaining,
-            } => {
-                // The platform is done with the call at this true instant, whatever
-                // became of the replica that sent it.
-                self.out.remove(&key_id);
-                let rep = &self.replicas[replica];
-                if rep.alive && t < rep.paused_until {
-                    let until = rep.paused_until;
-                    self.push(
-                        until,
-                        Ev::PlatformAnswer {
-                            replica,
-                            era,
-                            attempt,
-                            key_id: (usize::MAX, u64::MAX),
-                            remaining,
-                        },
-                    );
-                    return Ok(());
-                }
-                // The process that sent it takes the answer, whether it still owns or not
-                // (a success is kept in its buffer).
-                if let Some(local) = self.process_local(replica, era, t) {
-                    let payload: Arc<[u8]> = Arc::from(format!("flight={}", attempt.flight.0).into_bytes());
-                    self.replicas[replica].shell.on_outcome(
-                        local,
-                        WallTime(local.as_millis()),
-                        attempt,
-                        Outcome::Success {
-                            payload,
-                            feedback: Feedback {
-                                remaining: remaining.map(|r| r.0),
-                                reset: remaining.map(|r| r.1),
-                                ..Feedback::default()
-                            },
-                        },
-                    );
-                    self.drain(t, replica)?;
-                }
-            }
-            Ev::Fault(i) => self.fault(t, i)?,
-            Ev::Restart(r) => {
-                let rep = &mut self.replicas[r];
-                rep.alive = true;
-                rep.era += 1;
-                rep.paused_until = 0;
-                let now = rep.local(t);
-                rep.lease = Lease::new(self.lease_config, now).expect("validated");
-                // A new process: a new path over the buffer the last one left.
-                let buffer = std::mem::replace(rep.shell.buffer_mut(), GroupBuffer::new(Vec::new()));
-                rep.shell = new_shell(self.service, self.local_limit, buffer.into_buffers())?;
-                rep.owning = None;
-                rep.path_wake = None;
-                rep.lease_wake = Some(t);
-                self.push(t, Ev::LeaseWake(r));
-            }
-            Ev::Resume(r) => {
-                // Back from a pause: the lease first (it may have lapsed), then the path.
-                if self.replicas[r].alive {
-                    let now = self.replicas[r].local(t);
-                    self.replicas[r].lease.handle_timeout(now);
-                    self.lease_step(t, r)?;
-                    if self.replicas[r].shell.owning().is_some() {
-                        self.replicas[r].shell.handle_timeout(now);
-                        self.drain(t, r)?;
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The replica's local time if it is alive and of generation `era` (the process whose

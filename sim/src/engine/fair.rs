@@ -427,137 +427,147 @@ impl Engine<'_> {
     /// came back (`PathEvent::Refund`), who waits once more after a 429
     /// (`PathEvent::Outcome`'s `again`).
     pub(super) fn drain_events(&mut self, p: usize) -> Result<(), Box<Failure>> {
-        // A line about a flight or a key names its platform; one about a lane its station
-        // (the service); one about neither the group's platform, or the group when it has
-        // several.
-        let group = &self.groups[p];
-        let platform: &'static str = match group.platforms.as_slice() {
-            [only] => only.as_str(),
-            _ => group.name(),
-        };
         let mut failure: Option<String> = None;
         while let Some(event) = self.fair.as_mut().and_then(|f| f.shells[p].poll_event()) {
             self.record(p, &event);
-            let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
-            // What the call that led a flight brought: in the shell while the flight is under way.
-            let leader = |flight: FlightId| fair.shells[p].flight(flight);
-            let keyed_flight = |flight: FlightId| leader(flight).is_none_or(|d| d.keyed);
-            let of_flight = |flight: FlightId| leader(flight).map_or(platform, |d| d.platform.as_str());
-            let trace = &mut self.trace;
-            let names = &self.station_names;
-            let lane_stations = &self.lane_stations[p];
-            let station = |lane: Lane| lane_stations[usize::from(lane.0)];
-            match &event {
-                PathEvent::Hit { at, session, key } => trace.push_fmt(format_args!(
-                    "t={at} session={session} hit key={} platform={}",
-                    key_text(key),
-                    key.platform()
-                )),
-                PathEvent::Lead {
-                    at,
-                    session,
-                    flight,
-                    key,
-                } => {
-                    if !is_distinct(key) {
-                        trace.push_fmt(format_args!(
-                            "t={at} session={session} lead flight={} key={} platform={}",
-                            flight.0,
-                            key_text(key),
-                            key.platform()
-                        ));
-                    }
-                }
-                PathEvent::Coalesce {
-                    at,
-                    session,
-                    flight,
-                    queued,
-                } => trace.push_fmt(format_args!(
-                    "t={at} session={session} coalesce flight={} queued={queued} platform={}",
-                    flight.0,
-                    of_flight(*flight)
-                )),
-                PathEvent::Queue {
-                    lane,
-                    at,
-                    session,
-                    entry,
-                    call,
-                    joined,
-                    cost,
-                } => {
-                    let station = station(*lane);
-                    let platform = &names[station];
-                    if let Some(s) = fair.session_of(session) {
-                        self.checker.on_queue(station, s, *entry, *call, *cost, *at);
-                    }
-                    if *joined {
-                        trace.push_fmt(format_args!(
-                            "t={at} session={session} join ticket={entry} flight={call} platform={platform}"
-                        ));
-                    } else {
-                        queue_line(trace, *at, session, *cost, *entry, platform);
-                    }
-                }
-                PathEvent::Send {
-                    lane,
-                    at,
-                    session,
-                    cost,
-                    admission,
-                    ..
-                } => match admission {
-                    Some(a) => {
-                        let station = station(*lane);
-                        let platform = &names[station];
-                        let s = fair.session_of(&a.session);
-                        let scheduler = fair.shells[p].path().scheduler(*lane);
-                        if let Err(e) = self.checker.on_admit(station, s, a, scheduler) {
-                            failure.get_or_insert(e);
-                        }
-                        admit_line(trace, a, platform);
-                    }
-                    None => trace
-                        .line()
-                        .str("t=")
-                        .instant(*at)
-                        .str(" session=")
-                        .str(session.as_str())
-                        .str(" admit cost=")
-                        .compact(*cost)
-                        .str(" via=unlimited waited=0.000s platform=")
-                        .str(&names[station(*lane)])
-                        .end(),
-                },
-                PathEvent::Cancel { lane, at, entry, .. } => {
-                    let station = station(*lane);
-                    self.checker.on_cancel(station, *entry);
-                    trace
-                        .line()
-                        .str("t=")
-                        .instant(*at)
-                        .str(" cancel ticket=#")
-                        .uint(entry.0)
-                        .str(" platform=")
-                        .str(&names[station])
-                        .end();
-                }
-                PathEvent::CancelCall { lane, at, call, .. } => {
-                    let station = station(*lane);
-                    self.checker.on_cancel_call(station, *call);
-                    trace.push_fmt(format_args!(
-                        "t={at} cancel-flight flight={call} platform={}",
-                        names[station]
+            self.trace_event(p, &event, &mut failure);
+        }
+        match failure {
+            Some(e) => Err(self.fail(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Path `p`'s `event` in the trace: a flight's events here, the scheduler's decisions
+    /// in [`Engine::trace_decision`] (a check that fails there goes to `failure`). A line
+    /// about a key names its platform, one about a flight its leader's platform.
+    fn trace_event(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) {
+        match event {
+            PathEvent::Hit { at, session, key } => self.trace.push_fmt(format_args!(
+                "t={at} session={session} hit key={} platform={}",
+                key_text(key),
+                key.platform()
+            )),
+            PathEvent::Lead {
+                at,
+                session,
+                flight,
+                key,
+            } => {
+                if !is_distinct(key) {
+                    self.trace.push_fmt(format_args!(
+                        "t={at} session={session} lead flight={} key={} platform={}",
+                        flight.0,
+                        key_text(key),
+                        key.platform()
                     ));
                 }
-                PathEvent::Refuse {
-                    at,
-                    session,
-                    reason,
-                    retry_at,
-                    ..
-                } => trace.push_fmt(format_args!(
+            }
+            PathEvent::Coalesce {
+                at,
+                session,
+                flight,
+                queued,
+            } => {
+                let platform = self.flight_platform(p, *flight);
+                self.trace.push_fmt(format_args!(
+                    "t={at} session={session} coalesce flight={} queued={queued} platform={platform}",
+                    flight.0
+                ));
+            }
+            PathEvent::Retry {
+                at,
+                flight,
+                failed,
+                until,
+            } => {
+                let platform = self.flight_platform(p, *flight);
+                self.trace.push_fmt(format_args!(
+                    "t={at} retry flight={} failed={failed} until={until} platform={platform}",
+                    flight.0
+                ));
+            }
+            PathEvent::Outcome {
+                at,
+                flight,
+                kind,
+                waiters,
+                again,
+            } => self.trace_outcome(p, *at, *flight, *kind, *waiters, again.len()),
+            PathEvent::Queue { .. }
+            | PathEvent::Send { .. }
+            | PathEvent::Cancel { .. }
+            | PathEvent::CancelCall { .. }
+            | PathEvent::Refuse { .. }
+            | PathEvent::Refund { .. } => self.trace_decision(p, event, failure),
+        }
+    }
+
+    /// A decision of path `p`'s schedulers in the trace, and told to the checker: a call
+    /// queued (or joining one queued), admitted, withdrawn, refused or given its charge
+    /// back. A line about a lane names its station (the service), a refund its flight's
+    /// platform, a refusal the group's ([`Engine::group_platform`]). A check that fails
+    /// goes to `failure`; a flight's events are not traced here.
+    fn trace_decision(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) {
+        match event {
+            PathEvent::Queue {
+                lane,
+                at,
+                session,
+                entry,
+                call,
+                joined,
+                cost,
+            } => {
+                let station = self.lane_station(p, *lane);
+                if let Some(s) = self.fair.as_ref().and_then(|f| f.session_of(session)) {
+                    self.checker.on_queue(station, s, *entry, *call, *cost, *at);
+                }
+                let platform = &self.station_names[station];
+                if *joined {
+                    self.trace.push_fmt(format_args!(
+                        "t={at} session={session} join ticket={entry} flight={call} platform={platform}"
+                    ));
+                } else {
+                    queue_line(&mut self.trace, *at, session, *cost, *entry, platform);
+                }
+            }
+            PathEvent::Send {
+                lane,
+                at,
+                session,
+                cost,
+                admission,
+                ..
+            } => match admission {
+                Some(a) => self.trace_admission(p, *lane, a, failure),
+                None => {
+                    let station = self.lane_station(p, *lane);
+                    unlimited_line(&mut self.trace, *at, session, *cost, &self.station_names[station]);
+                }
+            },
+            PathEvent::Cancel { lane, at, entry, .. } => {
+                let station = self.lane_station(p, *lane);
+                self.checker.on_cancel(station, *entry);
+                cancel_line(&mut self.trace, *at, *entry, &self.station_names[station]);
+            }
+            PathEvent::CancelCall { lane, at, call, .. } => {
+                let station = self.lane_station(p, *lane);
+                self.checker.on_cancel_call(station, *call);
+                self.trace.push_fmt(format_args!(
+                    "t={at} cancel-flight flight={call} platform={}",
+                    self.station_names[station]
+                ));
+            }
+            PathEvent::Refuse {
+                at,
+                session,
+                reason,
+                retry_at,
+                ..
+            } => {
+                let platform = self.group_platform(p);
+                self.trace.push_fmt(format_args!(
                     "{} platform={platform}",
                     SchedulerEvent::Refuse {
                         at: *at,
@@ -565,68 +575,108 @@ impl Engine<'_> {
                         reason: *reason,
                         retry_at: *retry_at,
                     }
-                )),
-                PathEvent::Refund {
-                    at,
-                    session,
-                    cost,
-                    flight,
-                    ..
-                } => trace.push_fmt(format_args!(
-                    "t={at} session={session} refund cost={} platform={}",
-                    cost.compact(),
-                    of_flight(*flight)
-                )),
-                PathEvent::Retry {
-                    at,
-                    flight,
-                    failed,
-                    until,
-                } => trace.push_fmt(format_args!(
-                    "t={at} retry flight={} failed={failed} until={until} platform={}",
-                    flight.0,
-                    of_flight(*flight)
-                )),
-                PathEvent::Outcome {
-                    at,
-                    flight,
-                    kind,
-                    waiters,
-                    again,
-                } => {
-                    if keyed_flight(*flight) {
-                        let platform = of_flight(*flight);
-                        if again.is_empty() {
-                            trace.push_fmt(format_args!(
-                                "t={at} outcome={} flight={} waiters={waiters} platform={platform}",
-                                kind.as_str(),
-                                flight.0
-                            ));
-                        } else {
-                            trace.push_fmt(format_args!(
-                                "t={at} outcome={} flight={} waiters={waiters} again={} platform={platform}",
-                                kind.as_str(),
-                                flight.0,
-                                again.len()
-                            ));
-                        }
-                    } else if let Some(d) = leader(*flight).filter(|_| *kind == OutcomeKind::Ok) {
-                        trace
-                            .line()
-                            .str("t=")
-                            .instant(*at)
-                            .str(" session=")
-                            .str(d.session.as_str())
-                            .str(" answer platform=")
-                            .str(d.platform.as_str())
-                            .end();
-                    }
-                }
+                ));
             }
+            PathEvent::Refund {
+                at,
+                session,
+                cost,
+                flight,
+                ..
+            } => {
+                let platform = self.flight_platform(p, *flight);
+                self.trace.push_fmt(format_args!(
+                    "t={at} session={session} refund cost={} platform={platform}",
+                    cost.compact()
+                ));
+            }
+            PathEvent::Hit { .. }
+            | PathEvent::Lead { .. }
+            | PathEvent::Coalesce { .. }
+            | PathEvent::Retry { .. }
+            | PathEvent::Outcome { .. } => {}
         }
-        match failure {
-            Some(e) => Err(self.fail(e)),
-            None => Ok(()),
+    }
+
+    /// The station of path `p`'s `lane`: the service the lane reaches.
+    fn lane_station(&self, p: usize, lane: Lane) -> usize {
+        self.lane_stations[p][usize::from(lane.0)]
+    }
+
+    /// What a line of path `p` about neither a flight nor a lane names: the group's
+    /// platform, or the group when it has several.
+    fn group_platform(&self, p: usize) -> &'static str {
+        let group = &self.groups[p];
+        match group.platforms.as_slice() {
+            [only] => only.as_str(),
+            _ => group.name(),
+        }
+    }
+
+    /// The platform of flight `flight` of path `p`: its leading call's, while the flight is
+    /// under way, else the group's ([`Engine::group_platform`]).
+    fn flight_platform(&self, p: usize, flight: FlightId) -> &'static str {
+        let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
+        // What the call that led a flight brought: in the shell while the flight is under way.
+        match fair.shells[p].flight(flight) {
+            Some(d) => d.platform.as_str(),
+            None => self.group_platform(p),
+        }
+    }
+
+    /// Admission `a` on path `p`'s `lane`, checked against the lane's scheduler (a check
+    /// that fails goes to `failure`), in the trace.
+    fn trace_admission(&mut self, p: usize, lane: Lane, a: &AdmissionRecord, failure: &mut Option<String>) {
+        let station = self.lane_station(p, lane);
+        let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
+        let s = fair.session_of(&a.session);
+        let scheduler = fair.shells[p].path().scheduler(lane);
+        if let Err(e) = self.checker.on_admit(station, s, a, scheduler) {
+            failure.get_or_insert(e);
+        }
+        admit_line(&mut self.trace, a, &self.station_names[station]);
+    }
+
+    /// A flight's outcome on path `p` in the trace: for a keyed flight the outcome itself
+    /// (with how many wait `again` after a 429), for a distinct one the answer its leader
+    /// got (nothing when it got none); either names the flight's platform.
+    fn trace_outcome(
+        &mut self,
+        p: usize,
+        at: Instant,
+        flight: FlightId,
+        kind: OutcomeKind,
+        waiters: usize,
+        again: usize,
+    ) {
+        let platform = self.flight_platform(p, flight);
+        let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
+        // What the call that led a flight brought: in the shell while the flight is under way.
+        let leader = fair.shells[p].flight(flight);
+        if leader.is_none_or(|d| d.keyed) {
+            if again == 0 {
+                self.trace.push_fmt(format_args!(
+                    "t={at} outcome={} flight={} waiters={waiters} platform={platform}",
+                    kind.as_str(),
+                    flight.0
+                ));
+            } else {
+                self.trace.push_fmt(format_args!(
+                    "t={at} outcome={} flight={} waiters={waiters} again={again} platform={platform}",
+                    kind.as_str(),
+                    flight.0,
+                ));
+            }
+        } else if let Some(d) = leader.filter(|_| kind == OutcomeKind::Ok) {
+            self.trace
+                .line()
+                .str("t=")
+                .instant(at)
+                .str(" session=")
+                .str(d.session.as_str())
+                .str(" answer platform=")
+                .str(d.platform.as_str())
+                .end();
         }
     }
 
@@ -722,6 +772,35 @@ fn queue_line(trace: &mut Trace, at: Instant, session: &SessionKey, cost: Units,
         .end();
 }
 
+/// The trace line of a call admitted on a lane without a kept limit.
+fn unlimited_line(trace: &mut Trace, at: Instant, session: &SessionKey, cost: Units, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(at)
+        .str(" session=")
+        .str(session.as_str())
+        .str(" admit cost=")
+        .compact(cost)
+        .str(" via=unlimited waited=0.000s platform=")
+        .str(platform)
+        .end();
+}
+
+/// The trace line of a withdrawn entry: the core's [`SchedulerEvent::Cancel`] line, then
+/// the station.
+fn cancel_line(trace: &mut Trace, at: Instant, entry: EntryTicket, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(at)
+        .str(" cancel ticket=#")
+        .uint(entry.0)
+        .str(" platform=")
+        .str(platform)
+        .end();
+}
+
 #[cfg(test)]
 mod tests {
     use besluitbron_core::{AdmitRule, CallTicket};
@@ -759,16 +838,11 @@ mod tests {
             assert_eq!(ours.lines(), cores.lines());
         }
         let mut ours = Trace::new(true);
-        ours.line()
-            .str("t=")
-            .instant(Instant::from_millis(1_500))
-            .str(" cancel ticket=#")
-            .uint(9)
-            .end();
+        cancel_line(&mut ours, Instant::from_millis(1_500), EntryTicket(9), "obv");
         let cancel = SchedulerEvent::Cancel {
             at: Instant::from_millis(1_500),
             entry: EntryTicket(9),
         };
-        assert_eq!(ours.lines(), [cancel.to_string()]);
+        assert_eq!(ours.lines(), [format!("{cancel} platform=obv")]);
     }
 }

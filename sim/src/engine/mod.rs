@@ -75,11 +75,11 @@ mod finish;
 mod legacy;
 mod live;
 mod outcome;
-mod record;
 mod restart;
 mod setup;
 mod timeouts;
 
+pub use crate::call_record::{CallRecord, CallState};
 use crate::dense::IdMap;
 use calls::Calls;
 use feed::{Feed, Start};
@@ -88,7 +88,6 @@ pub use outcome::{
     AdmissionLine, Failure, Footprint, PATH_CHECK_SPACING, PathChecks, PlatformCalls, RunOptions, RunOutcome,
     ServiceOutcome, SimError,
 };
-pub use record::{CallRecord, CallState};
 pub use setup::TEXT_OP;
 use setup::{Built, FlightData, SimShell, Station, build};
 use timeouts::Timeouts;

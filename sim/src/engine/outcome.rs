@@ -7,8 +7,8 @@ use besluitbron_core::path::PathStats;
 use besluitbron_core::scheduler::AdmitRule;
 use besluitbron_core::{Instant, LimitConfig, PlatformId, ServiceId, Units};
 
-use super::record::CallRecord;
 use crate::aggregate::{SessionRows, Summary};
+use crate::call_record::CallRecord;
 use crate::platform::PlatformCounters;
 use crate::policy::PolicyKind;
 use crate::scenario::{LimitModel, SessionPlan};

@@ -410,7 +410,7 @@ const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL];
 /// Search Officiële Bekendmakingen.
 async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     match search_question(ctx, &args) {
-        Ok((pc, asked)) => ctx.answer_shown_for(call, pc, asked, render::search).await,
+        Ok((pc, asked)) => ctx.answer_kept_asked(call, pc, asked, render::search).await,
         Err(reply) => reply,
     }
 }
@@ -596,6 +596,7 @@ async fn read_text(client: &ObClient, url: &str, id: &str, from_pdf: bool) -> Re
 
 /// What Officiële Bekendmakingen reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&DOCUMENT_TOOL],
     forms: &[
         IdForm {
             what: "an Officiële Bekendmakingen id (Staatsblad, Kamerstuk, Gemeenteblad, …)",

@@ -1,25 +1,10 @@
 //! The ids OpenBesluitvorming reads (`fetch`, and `obv_document`'s `id`): its composite
 //! entity ids, `type:supplier:orgtype:source:sourceid`
 //! (`document:notubiz:gemeente:soest:12345`), of a document, meeting, motion or
-//! recording; and the link to a record's page on openbesluitvorming.nl ([`page_url`]).
+//! recording; and the link to a record's page on openbesluitvorming.nl ([`page_url`]). The
+//! reader that runs `obv_document` on such an id is beside the connector (`mod.rs`).
 
-use super::{DOCUMENT_TOOL, DocumentArgs, obv_document};
-use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, query_value};
-
-/// What OpenBesluitvorming reads.
-pub const READER: IdReader = IdReader {
-    forms: &[
-        IdForm {
-            what: "an OpenBesluitvorming id (document, meeting, motion)",
-            example: "document:notubiz:gemeente:soest:12345",
-        },
-        IdForm {
-            what: "a link to a record on openbesluitvorming.nl",
-            example: "openbesluitvorming.nl/?organization=soest&view=document:notubiz:gemeente:soest:12345",
-        },
-    ],
-    read,
-};
+use crate::connectors::ids::{link_to, query_value};
 
 /// The public site, whose pages open a record by its id.
 const SITE: &str = "https://openbesluitvorming.nl/";
@@ -64,18 +49,6 @@ pub fn is_entity_id(id: &str) -> bool {
             .iter()
             .all(|p| !p.is_empty() && !p.contains(char::is_whitespace))
         && id.len() <= 300
-}
-
-fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
-    let id = entity_id(id)?;
-    let args = DocumentArgs {
-        id: id.clone(),
-        offset: paging.offset,
-        length: paging.length,
-    };
-    Some(Ok(Reading::new(id, Claim::Home, &DOCUMENT_TOOL, move |ctx, call| {
-        Box::pin(obv_document(ctx, call, args))
-    })))
 }
 
 #[cfg(test)]

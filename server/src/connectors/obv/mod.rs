@@ -9,6 +9,7 @@
 //! functions of the kept answers.
 
 pub mod ids;
+mod lists;
 pub mod names;
 pub mod offers;
 pub mod page;
@@ -20,18 +21,20 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::Fold;
-use besluitbron_core::path::{Feedback, Keep, Served};
+use besluitbron_core::path::Served;
 use rmcp::schemars;
 use serde::Deserialize;
 
+use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use super::tool::{ToolSpec, client};
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
 use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
-use crate::platforms::obv::{EntityType, OTHER_CALL_COST, ObvClient, RateInfo, SearchParams, SortOrder};
-use render::{DocumentAnswer, SearchAnswer, Searched, SourcesAnswer, StatusAnswer};
+use crate::platforms::obv::{EntityType, OTHER_CALL_COST, ObvClient, SearchParams, SortOrder};
+use lists::{feedback, sources_call};
+use render::{DocumentAnswer, SearchAnswer, Searched, StatusAnswer};
 
 const PLATFORM: PlatformId = crate::platforms::obv::PLATFORM;
 
@@ -46,7 +49,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
-    reads: Some(&ids::READER),
+    reads: Some(&READER),
     tools: TOOLS,
     open,
     maintenance: Some(Maintenance {
@@ -69,6 +72,35 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
 
+/// What OpenBesluitvorming reads.
+pub const READER: IdReader = IdReader {
+    paged: &[&DOCUMENT_TOOL],
+    forms: &[
+        IdForm {
+            what: "an OpenBesluitvorming id (document, meeting, motion)",
+            example: "document:notubiz:gemeente:soest:12345",
+        },
+        IdForm {
+            what: "a link to a record on openbesluitvorming.nl",
+            example: "openbesluitvorming.nl/?organization=soest&view=document:notubiz:gemeente:soest:12345",
+        },
+    ],
+    read,
+};
+
+/// Reads an OpenBesluitvorming id with `obv_document`.
+fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
+    let id = ids::entity_id(id)?;
+    let args = DocumentArgs {
+        id: id.clone(),
+        offset: paging.offset,
+        length: paging.length,
+    };
+    Some(Ok(Reading::new(id, Claim::Home, &DOCUMENT_TOOL, move |ctx, call| {
+        Box::pin(obv_document(ctx, call, args))
+    })))
+}
+
 /// What an assistant is told about these tools in the server's instructions (short:
 /// every address's instructions stay within the hosts' limit).
 const INSTRUCTIONS: &str = "OpenBesluitvorming (obv_*): council decisions of 331 municipalities, provinces and water boards. obv_search first, for one organization where you can (cheap); obv_document reads full text (costly: 60 units a minute shared).";
@@ -84,16 +116,6 @@ unit. A first question on a subject is slower than a follow-up, which is often a
 fn open(config: &Config) -> Result<Client, PlatformError> {
     let client = ObvClient::new(&config.platform(PLATFORM).base_url, &http_config(config, PLATFORM))?;
     Ok(Arc::new(client))
-}
-
-/// The platform's `RateLimit-*` headers as feedback for the fair queue.
-fn feedback(rate: RateInfo) -> Feedback {
-    Feedback {
-        remaining: rate.remaining,
-        reset: rate.reset,
-        keep: Keep::Normal,
-        revalidated: false,
-    }
 }
 
 /// Kinds of entity a search can be restricted to.
@@ -395,18 +417,6 @@ fn state_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<StateArg>,
     super::pages::choice("state", d)
 }
 
-/// The sources' call, shared by `obv_sources` and the completion of organisation keys.
-pub(crate) fn sources_call(client: Arc<ObvClient>) -> PlatformCall<SourcesAnswer> {
-    let key = CacheKey::new(PLATFORM, DataClass::Reference, "sources");
-    PlatformCall::new(key, OTHER_CALL_COST, move || {
-        let client = Arc::clone(&client);
-        async move {
-            let (sources, rate) = client.sources().await?;
-            Ok((SourcesAnswer::from(sources), feedback(rate)))
-        }
-    })
-}
-
 /// Its part in `search` on `/mcp`.
 const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
     tool: &SEARCH_TOOL,
@@ -474,7 +484,7 @@ const TOOLS: &[ToolSpec] = &[
 /// Search OpenBesluitvorming.
 async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
     match search_question(ctx, call, args).await {
-        Ok((pc, asked)) => ctx.answer_shown_for(call, pc, asked, render::search).await,
+        Ok((pc, asked)) => ctx.answer_kept_asked(call, pc, asked, render::search).await,
         Err(reply) => reply,
     }
 }
@@ -590,7 +600,7 @@ async fn obv_sources(ctx: &Context, call: &Call, args: SourcesArgs) -> Reply {
         offset: args.offset.unwrap_or(0),
         limit,
     };
-    ctx.answer_shown_for(call, pc, filter, render::sources).await
+    ctx.answer_kept_asked(call, pc, filter, render::sources).await
 }
 
 /// The load status.

@@ -2,12 +2,12 @@
 //! a resource template, the council-decision prompt, and the completion of organisation
 //! keys from the sources list (fetched with `obv_sources`'s own call).
 
-use super::{PLATFORM, sources_call};
+use super::lists::sources_call;
 use crate::call::{Call, Context, Who};
 use crate::connectors::offers::{
     Choice, ChoicesFuture, Offers, PromptArg, PromptArgs, PromptOffer, ResourceOffer, Shape, TemplateOffer, Values,
 };
-use crate::platforms::obv::ObvClient;
+use crate::platforms::obv::{ObvClient, PLATFORM};
 
 /// The offers of `obv`.
 pub const OFFERS: Offers = Offers {

@@ -23,6 +23,7 @@ use besluitbron_core::{PlatformId, Units};
 use rmcp::schemars;
 use serde::Deserialize;
 
+use super::ids::{IdForm, IdReader, Paging, Reading};
 use super::tool::ToolSpec;
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
@@ -32,6 +33,7 @@ use crate::platforms::http::{PlatformError, text_field};
 use crate::platforms::opentk::{
     self, ActivityReply, DocumentId, Fetch, MAX_QUERY_CHARS, OpenTkClient, OpenTkSearch, SearchKind,
 };
+use ids::Named;
 use render::{ActivityAnswer, AgendaPoint, DocRef, DocumentAnswer, Harvester, Hit, SearchAnswer, StatusAnswer};
 
 const PLATFORM: PlatformId = crate::platforms::opentk::PLATFORM;
@@ -62,7 +64,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
-    reads: Some(&ids::READER),
+    reads: Some(&READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -77,6 +79,50 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     status: Some(&page::STATUS),
     search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
 };
+
+/// What OpenTK reads.
+pub const READER: IdReader = IdReader {
+    paged: &[&DOCUMENT_TOOL],
+    forms: &[
+        IdForm {
+            what: "an activity (meeting, debate) number",
+            example: "2025A04597",
+        },
+        IdForm {
+            what: "a document number or kamerstuk id, as `opentk:…`",
+            example: "opentk:2021D02426",
+        },
+        IdForm {
+            what: "a link to an OpenTK page",
+            example: "berthub.eu/tkconv/document.html?nummer=2021D02426",
+        },
+    ],
+    read,
+};
+
+/// Reads an id OpenTK reads with the tool for what it names.
+fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
+    let (named, claim) = ids::parse(id)?;
+    Some(Ok(match named {
+        Named::Activity(number) => {
+            let args = ActivityArgs { id: number.clone() };
+            Reading::new(number, claim, &ACTIVITY_TOOL, move |ctx, call| {
+                Box::pin(opentk_activity(ctx, call, args))
+            })
+        }
+        Named::Document(id) => {
+            let args = DocumentArgs {
+                id: id.clone(),
+                offset: paging.offset,
+                length: paging.length,
+                source: None,
+            };
+            Reading::new(id, claim, &DOCUMENT_TOOL, move |ctx, call| {
+                Box::pin(opentk_document(ctx, call, args))
+            })
+        }
+    }))
+}
 
 /// What an assistant is told about these tools in the server's instructions (short:
 /// every address's instructions stay within the hosts' limit).
@@ -589,7 +635,7 @@ async fn opentk_activity(ctx: &Context, call: &Call, args: ActivityArgs) -> Repl
             ))
         }
     });
-    ctx.answer_shown(call, pc, render::activity).await
+    ctx.answer_kept(call, pc, render::activity).await
 }
 
 /// When OpenTK's harvesters last ran.
@@ -615,12 +661,13 @@ async fn opentk_status(ctx: &Context, call: &Call, _args: NoArgs) -> Reply {
             Ok((StatusAnswer { harvesters }, Feedback::default()))
         }
     });
-    ctx.answer_shown(call, pc, render::status).await
+    ctx.answer_kept(call, pc, render::status).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::connectors::ids::Claim;
 
     #[test]
     fn an_answer_that_may_be_incomplete_is_kept_a_minute_at_most() {
@@ -674,5 +721,27 @@ mod tests {
         assert!(search_of(&past).unwrap_err().contains("at most 280"));
         let schema = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
         assert_eq!(schema["properties"]["query"]["maxLength"], 500);
+    }
+
+    #[test]
+    fn activities_and_documents_are_a_copy_unless_the_link_is_opentks() {
+        let r = |id: &str| read(id, Paging::default()).map(|r| r.map(|r| (r.id, r.claim, r.tool.name)));
+        assert_eq!(
+            r("2025A04597"),
+            Some(Ok(("2025A04597".into(), Claim::Copy, "opentk_activity")))
+        );
+        assert_eq!(
+            r("2021D02426"),
+            Some(Ok(("2021D02426".into(), Claim::Copy, "opentk_document")))
+        );
+        assert_eq!(
+            r("kst-35510-16"),
+            Some(Ok(("kst-35510-16".into(), Claim::Copy, "opentk_document")))
+        );
+        assert_eq!(
+            r("https://berthub.eu/tkconv/document.html?nummer=2021D02426"),
+            Some(Ok(("2021D02426".into(), Claim::Home, "opentk_document")))
+        );
+        assert!(r("ECLI:NL:RVS:2015:3394").is_none());
     }
 }

@@ -426,6 +426,7 @@ async fn ori_sources(ctx: &Context, call: &Call, args: SourcesArgs) -> Reply {
 
 /// What ORI reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&DOCUMENT_TOOL],
     forms: &[IdForm {
         what: "an ORI document as `index/id` (a mirror only)",
         example: "ori_heemskerk_20250506181303/1001",

@@ -15,33 +15,33 @@
 //! unit of the limit configured for `rechtspraak`, through its fair queue.
 
 pub mod ids;
+mod lists;
 pub mod offers;
 pub mod render;
 pub mod resolve;
 
 use std::sync::Arc;
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
-use besluitbron_core::{PlatformId, Units};
 use rmcp::schemars;
 use serde::Deserialize;
 
+use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
+use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
-use crate::platforms::rechtspraak::{Day, Ecli, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
+use crate::platforms::rechtspraak::{Day, Ecli, Feed, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
+use lists::{COST, areas_call, courts_call, procedures_call};
 use render::{
-    AreasAnswer, AreasOutput, CourtsAnswer, CourtsOutput, DEFAULT_LIST_LIMIT, Hit, ListPage, MAX_LIST_LIMIT,
-    ProceduresAnswer, ProceduresOutput, RulingOutput, SearchOutput, SearchPage,
+    AreasOutput, CourtsOutput, DEFAULT_LIST_LIMIT, Hit, ListPage, MAX_LIST_LIMIT, ProceduresOutput, RulingOutput,
+    SearchOutput, SearchPage,
 };
 
 const PLATFORM: PlatformId = crate::platforms::rechtspraak::PLATFORM;
-
-/// Every Rechtspraak read counts one call against the limit kept for it.
-const COST: Units = Units::ONE;
 
 /// Results per search by default, and at most.
 const DEFAULT_LIMIT: u32 = 10;
@@ -76,7 +76,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
-    reads: Some(&ids::READER),
+    reads: Some(&READER),
     tools: TOOLS,
     open,
     maintenance: None,
@@ -105,6 +105,39 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
          rechtspraak_ruling",
     ),
 };
+
+/// What Rechtspraak reads.
+pub const READER: IdReader = IdReader {
+    paged: &[&RULING_TOOL],
+    forms: &[
+        IdForm {
+            what: "an ECLI",
+            example: "ECLI:NL:RVS:2015:3394",
+        },
+        IdForm {
+            what: "a link to a ruling on uitspraken.rechtspraak.nl",
+            example: "uitspraken.rechtspraak.nl/details?id=ECLI:NL:HR:2019:2006",
+        },
+    ],
+    read,
+};
+
+/// Reads an ECLI, or a link to a ruling, with `rechtspraak_ruling`.
+fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
+    let ecli = ids::ecli_of(id)?;
+    let args = RulingArgs {
+        id: Some(ecli.as_str().to_owned()),
+        ecli: None,
+        offset: paging.offset,
+        length: paging.length,
+    };
+    Some(Ok(Reading::new(
+        ecli.as_str(),
+        Claim::Home,
+        &RULING_TOOL,
+        move |ctx, call| Box::pin(rechtspraak_ruling(ctx, call, args)),
+    )))
+}
 
 /// What an assistant is told about these tools in the server's instructions (short:
 /// every address's instructions stay within the hosts' limit).
@@ -448,63 +481,6 @@ fn search_key(search: &RsSearch) -> CacheKey {
     key
 }
 
-fn courts_call(client: &Arc<RsClient>) -> PlatformCall<CourtsAnswer> {
-    let client = Arc::clone(client);
-    PlatformCall::new(
-        CacheKey::new(PLATFORM, DataClass::Reference, "instanties"),
-        COST,
-        move || {
-            let client = Arc::clone(&client);
-            async move {
-                Ok((
-                    CourtsAnswer {
-                        courts: client.courts().await?,
-                    },
-                    Feedback::default(),
-                ))
-            }
-        },
-    )
-}
-
-fn areas_call(client: &Arc<RsClient>) -> PlatformCall<AreasAnswer> {
-    let client = Arc::clone(client);
-    PlatformCall::new(
-        CacheKey::new(PLATFORM, DataClass::Reference, "rechtsgebieden"),
-        COST,
-        move || {
-            let client = Arc::clone(&client);
-            async move {
-                Ok((
-                    AreasAnswer {
-                        areas: client.areas().await?,
-                    },
-                    Feedback::default(),
-                ))
-            }
-        },
-    )
-}
-
-fn procedures_call(client: &Arc<RsClient>) -> PlatformCall<ProceduresAnswer> {
-    let client = Arc::clone(client);
-    PlatformCall::new(
-        CacheKey::new(PLATFORM, DataClass::Reference, "proceduresoorten"),
-        COST,
-        move || {
-            let client = Arc::clone(&client);
-            async move {
-                Ok((
-                    ProceduresAnswer {
-                        procedures: client.procedures().await?,
-                    },
-                    Feedback::default(),
-                ))
-            }
-        },
-    )
-}
-
 /// One ruling's content: the text and metadata (`metadata_only` false, kept as the
 /// document) or the metadata alone (for checks on search results).
 fn ruling_call(client: &Arc<RsClient>, ecli: Ecli, metadata_only: bool) -> PlatformCall<Ruling> {
@@ -586,83 +562,15 @@ async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Rep
         Err(e) => return e.into(),
     };
     let mut searched = Vec::new();
-    let mut check = Check::default();
-    if let Some(name) = &asked.court {
-        let courts = match ctx.fetch(Who::Caller, call, courts_call(&client)).await {
-            Ok((list, _)) => list,
-            Err(e) => return e.into(),
-        };
-        match resolve::court(&courts.courts, name) {
-            Ok(court) => {
-                asked.search.creators.push(court.identifier.clone());
-                searched.push(format!("court {}", court.name));
-            }
-            Err(message) => return tool_error(message).into(),
-        }
-    }
-    if let Some(name) = &asked.area {
-        let areas = match ctx.fetch(Who::Caller, call, areas_call(&client)).await {
-            Ok((list, _)) => list,
-            Err(e) => return e.into(),
-        };
-        match resolve::area(&areas.areas, name) {
-            Ok(choice) => {
-                asked.search.subjects.push(choice.top.identifier.clone());
-                match choice.sub {
-                    None => searched.push(format!("area {}", choice.top.name)),
-                    Some(sub) => {
-                        searched.push(format!("area {} (within {})", sub.name, choice.top.name));
-                        check.area = Some((sub.identifier.clone(), sub.name.clone()));
-                    }
-                }
-            }
-            Err(message) => return tool_error(message).into(),
-        }
-    }
-    if let Some(name) = &asked.procedure {
-        let procedures = match ctx.fetch(Who::Caller, call, procedures_call(&client)).await {
-            Ok((list, _)) => list,
-            Err(e) => return e.into(),
-        };
-        match resolve::procedure(&procedures.procedures, name) {
-            Ok(p) => {
-                searched.push(format!("procedure {}", p.name));
-                check.procedure = Some((p.identifier.clone(), p.name.clone()));
-            }
-            Err(message) => return tool_error(message).into(),
-        }
-    }
+    let check = match resolve_names(ctx, call, &client, &mut asked, &mut searched).await {
+        Ok(check) => check,
+        Err(reply) => return reply,
+    };
     if check.any() && asked.limit > MAX_CHECKED_LIMIT {
         asked.search.max = Some(PageSize::clamped(MAX_CHECKED_LIMIT));
     }
-    if let Some(k) = asked.kind {
-        searched.push(format!("type {}", k.as_str()));
-    }
+    let searched = searched_words(searched, &asked);
     let s = &asked.search;
-    match (&s.date_from, &s.date_to) {
-        (Some(f), Some(t)) if f == t => searched.push(format!("decided {}", f.as_str())),
-        (Some(f), Some(t)) => searched.push(format!("decided {} to {}", f.as_str(), t.as_str())),
-        (Some(f), None) => searched.push(format!("decided from {}", f.as_str())),
-        (None, Some(t)) => searched.push(format!("decided until {}", t.as_str())),
-        (None, None) => {}
-    }
-    if let Some(m) = &s.modified_since {
-        searched.push(format!("modified since {}", m.as_str()));
-    }
-    if s.with_text {
-        // "… for all rulings with a published text", not "… for with a published text".
-        let text = if searched.is_empty() {
-            "all rulings with a published text"
-        } else {
-            "with a published text"
-        };
-        searched.push(text.to_owned());
-    }
-    let searched = if searched.is_empty() {
-        "all rulings".to_owned()
-    } else {
-        searched.join(", ")
-    };
     let (offset, kind) = (s.from, asked.kind.map(RulingType::as_str));
     let filters = asked.filters;
     let key = search_key(s);
@@ -690,6 +598,98 @@ async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Rep
         Ok(fetched) => fetched,
         Err(e) => return e.into(),
     };
+    let (hits, checked) = match checked_hits(ctx, call, &client, &feed, &check, kind).await {
+        Ok(found) => found,
+        Err(e) => return e.into(),
+    };
+    let note = check.note(checked, hits.len());
+    let page = SearchPage::new(&feed, searched, offset, hits, Some(note)).with_filters(filters);
+    render::search(&page, served).into_own_result().into()
+}
+
+/// The court, area and procedure `asked` names, resolved on their value lists (each
+/// list asked for only when its name is given): the court and a top-level area go into
+/// the search, a sub-area and a procedure become what each result's metadata is checked
+/// for. Each resolved name is added to `searched`; a name that resolves to none is the
+/// tool's error.
+async fn resolve_names(
+    ctx: &Context,
+    call: &Call,
+    client: &Arc<RsClient>,
+    asked: &mut Asked,
+    searched: &mut Vec<String>,
+) -> Result<Check, Reply> {
+    let mut check = Check::default();
+    if let Some(name) = &asked.court {
+        let (courts, _) = ctx.fetch(Who::Caller, call, courts_call(client)).await?;
+        let court = resolve::court(&courts.courts, name).map_err(|message| Reply::from(tool_error(message)))?;
+        asked.search.creators.push(court.identifier.clone());
+        searched.push(format!("court {}", court.name));
+    }
+    if let Some(name) = &asked.area {
+        let (areas, _) = ctx.fetch(Who::Caller, call, areas_call(client)).await?;
+        let choice = resolve::area(&areas.areas, name).map_err(|message| Reply::from(tool_error(message)))?;
+        asked.search.subjects.push(choice.top.identifier.clone());
+        match choice.sub {
+            None => searched.push(format!("area {}", choice.top.name)),
+            Some(sub) => {
+                searched.push(format!("area {} (within {})", sub.name, choice.top.name));
+                check.area = Some((sub.identifier.clone(), sub.name.clone()));
+            }
+        }
+    }
+    if let Some(name) = &asked.procedure {
+        let (procedures, _) = ctx.fetch(Who::Caller, call, procedures_call(client)).await?;
+        let p = resolve::procedure(&procedures.procedures, name).map_err(|message| Reply::from(tool_error(message)))?;
+        searched.push(format!("procedure {}", p.name));
+        check.procedure = Some((p.identifier.clone(), p.name.clone()));
+    }
+    Ok(check)
+}
+
+/// What was searched, in words: the resolved names in `searched`, then the type, the
+/// dates and whether only rulings with a text were asked for.
+fn searched_words(mut searched: Vec<String>, asked: &Asked) -> String {
+    if let Some(k) = asked.kind {
+        searched.push(format!("type {}", k.as_str()));
+    }
+    let s = &asked.search;
+    match (&s.date_from, &s.date_to) {
+        (Some(f), Some(t)) if f == t => searched.push(format!("decided {}", f.as_str())),
+        (Some(f), Some(t)) => searched.push(format!("decided {} to {}", f.as_str(), t.as_str())),
+        (Some(f), None) => searched.push(format!("decided from {}", f.as_str())),
+        (None, Some(t)) => searched.push(format!("decided until {}", t.as_str())),
+        (None, None) => {}
+    }
+    if let Some(m) = &s.modified_since {
+        searched.push(format!("modified since {}", m.as_str()));
+    }
+    if s.with_text {
+        // "… for all rulings with a published text", not "… for with a published text".
+        let text = if searched.is_empty() {
+            "all rulings with a published text"
+        } else {
+            "with a published text"
+        };
+        searched.push(text.to_owned());
+    }
+    if searched.is_empty() {
+        "all rulings".to_owned()
+    } else {
+        searched.join(", ")
+    }
+}
+
+/// The hits of `feed` whose metadata passes `check` (each ruling's metadata its own
+/// call), and how many were checked.
+async fn checked_hits(
+    ctx: &Context,
+    call: &Call,
+    client: &Arc<RsClient>,
+    feed: &Feed,
+    check: &Check,
+    kind: Option<&str>,
+) -> Result<(Vec<Hit>, usize), AnswerError> {
     let mut hits = Vec::new();
     let mut checked = 0;
     for entry in feed.entries.iter().filter(|e| e.deleted.is_none()) {
@@ -697,19 +697,14 @@ async fn rechtspraak_search(ctx: &Context, call: &Call, args: SearchArgs) -> Rep
             continue;
         };
         checked += 1;
-        let meta = match ctx.fetch(Who::Caller, call, ruling_call(&client, ecli, true)).await {
-            Ok((meta, _)) => meta,
-            Err(e) => return e.into(),
-        };
+        let (meta, _) = ctx.fetch(Who::Caller, call, ruling_call(client, ecli, true)).await?;
         if check.passes(&meta) {
             let mut hit = Hit::from_entry(entry, kind);
             hit.kind = hit.kind.or_else(|| meta.kind.clone());
             hits.push(hit);
         }
     }
-    let note = check.note(checked, hits.len());
-    let page = SearchPage::new(&feed, searched, offset, hits, Some(note)).with_filters(filters);
-    render::search(&page, served).into_own_result().into()
+    Ok((hits, checked))
 }
 
 /// Read one ruling.
@@ -894,5 +889,35 @@ mod tests {
         // A value outside the set is refused by the tool with the allowed ones.
         let e = args(r#"{"type": "vonnis"}"#).asked().err().unwrap();
         assert!(e.contains("Uitspraak") && e.contains("Conclusie"), "{e}");
+    }
+
+    #[test]
+    fn an_ecli_and_links_to_a_ruling_read_as_its_ecli() {
+        // Real rulings: the Raad van State's (an id assistants were seen to give) and the Hoge Raad's Urgenda ruling.
+        for (given, ecli) in [
+            ("ECLI:NL:RVS:2015:3394", "ECLI:NL:RVS:2015:3394"),
+            ("ecli:nl:hr:2019:2006", "ECLI:NL:HR:2019:2006"),
+            (
+                "https://uitspraken.rechtspraak.nl/details?id=ECLI:NL:HR:2019:2006",
+                "ECLI:NL:HR:2019:2006",
+            ),
+            (
+                "https://uitspraken.rechtspraak.nl/inziendocument?id=ECLI:NL:HR:2019:2006",
+                "ECLI:NL:HR:2019:2006",
+            ),
+            (
+                "https://data.rechtspraak.nl/uitspraken/content?id=ECLI:NL:RVS:2015:3394",
+                "ECLI:NL:RVS:2015:3394",
+            ),
+        ] {
+            let reading = read(given, Paging::default()).expect("read").expect("fits");
+            assert_eq!(
+                (reading.id.as_str(), reading.tool.name),
+                (ecli, "rechtspraak_ruling"),
+                "{given}"
+            );
+        }
+        assert!(read("https://uitspraken.rechtspraak.nl/", Paging::default()).is_none());
+        assert!(read("BWBR0018451", Paging::default()).is_none());
     }
 }

@@ -3,12 +3,12 @@
 //! and the completion of court and area names from the value lists (fetched with the
 //! tools' own calls).
 
-use super::{PLATFORM, areas_call, courts_call};
+use super::lists::{areas_call, courts_call};
 use crate::call::{Call, Context, Who};
 use crate::connectors::offers::{
     Choice, ChoicesFuture, Offers, PromptArg, PromptArgs, PromptOffer, ResourceOffer, Shape, TemplateOffer, Values,
 };
-use crate::platforms::rechtspraak::RsClient;
+use crate::platforms::rechtspraak::{PLATFORM, RsClient};
 
 /// The offers of `rechtspraak`.
 pub const OFFERS: Offers = Offers {

@@ -123,6 +123,7 @@ impl<C: Collection> ReadTool<C> {
     pub const SPEC: &'static ToolSpec = &tool::<C>();
     /// The ids it reads (`fetch` on `/mcp`, its resource template).
     pub const READER: &'static IdReader = &IdReader {
+        paged: &[Self::SPEC],
         forms: C::SPEC.forms,
         read: reading::<C>,
     };

@@ -30,7 +30,8 @@ use serde::Deserialize;
 
 use super::ids::{DocumentRef, Named, meeting_id, named};
 use super::reports::{self, chosen_report, served_of};
-use super::transcript::{self, About, CaseNumbers, DebateShown, Filters, day};
+use super::transcript::{self, About, CaseNumbers, DebateShown, Filters};
+use crate::calendar::leading_day;
 use crate::call::{AnswerError, Call, Context, Reply, tool_error};
 use crate::connectors::tool::ToolSpec;
 use crate::driver::CallError;
@@ -196,7 +197,7 @@ async fn report_of(ctx: &Context, call: &Call, client: &Arc<TkClient>, id: &str)
 async fn activity_of(ctx: &Context, call: &Call, client: &Arc<TkClient>, number: &str) -> Result<Found, AnswerError> {
     let (activity, served) = reports::activity(ctx, call, client, number).await?;
     let mut servings = vec![served];
-    let Some(date) = activity.datum.as_deref().and_then(day) else {
+    let Some(date) = activity.datum.as_deref().and_then(leading_day).map(str::to_owned) else {
         return Err(not_found(format!("the day of activity {number}")));
     };
     let search = MeetingSearch {
@@ -329,7 +330,8 @@ pub(super) async fn tk_debate(ctx: &Context, call: &Call, args: DebateArgs) -> R
             .datum
             .as_deref()
             .or(report.meeting.date.as_deref())
-            .and_then(day),
+            .and_then(leading_day)
+            .map(str::to_owned),
         kind,
         url,
         report_id: found.verslag.id.to_ascii_lowercase(),

@@ -19,6 +19,7 @@
 //! meetings without a report.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use besluitbron_core::PlatformId;
 use besluitbron_core::path::Served;
@@ -30,11 +31,11 @@ use super::debate::page_of;
 use super::ids::meeting_id;
 use super::members::{Member, Resolved, folded, resolve, words};
 use super::reports::{self, chosen_report, served_of};
-use super::transcript::day;
-use crate::call::{Call, Context, Rendered, Reply, Structure, provenance, tool_error};
+use crate::calendar::leading_day;
+use crate::call::{AnswerError, Call, Context, Rendered, Reply, Structure, provenance, tool_error};
 use crate::connectors::tool::ToolSpec;
 use crate::platforms::tk::vlos::{Part, Report, Role};
-use crate::platforms::tk::{MeetingSearch, PAGE_ROWS, TkClient};
+use crate::platforms::tk::{MeetingSearch, MeetingsPage, PAGE_ROWS, TkClient, Vergadering, Verslag};
 
 const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 
@@ -201,145 +202,93 @@ impl Wanted<'_> {
     }
 }
 
+/// What `tk_debates`'s arguments ask, checked before anything is asked of the platform.
+struct Asked {
+    limit: usize,
+    offset: usize,
+    query: Option<String>,
+    query_words: Vec<String>,
+    committee: Option<String>,
+    speaker: Option<String>,
+    search: MeetingSearch,
+}
+
+impl Asked {
+    /// What `args` ask, or the tool's error saying what is wrong with them.
+    fn of(args: &DebatesArgs) -> Result<Asked, String> {
+        let limit = crate::connectors::pages::list_limit("tk_debates", args.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+        let offset = args.offset.unwrap_or(0).min(MAX_OFFSET) as usize;
+        let clean = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+        let query = clean(&args.query);
+        let query_words = query.as_deref().map(words).unwrap_or_default();
+        if query_words.len() > crate::platforms::tk::MAX_WORDS {
+            return Err(format!(
+                "tk_debates: `query` must hold at most {} words, not {} (nothing asked of the Tweede Kamer)",
+                crate::platforms::tk::MAX_WORDS,
+                query_words.len()
+            ));
+        }
+        let search = MeetingSearch {
+            kind: args.kind.map(|k| match k {
+                DebateKind::Plenary => "Plenair".to_owned(),
+                DebateKind::Committee => "Commissie".to_owned(),
+            }),
+            date_from: clean(&args.date_from),
+            date_to: clean(&args.date_to),
+        };
+        search.filter().map_err(|e| e.to_string())?;
+        Ok(Asked {
+            limit,
+            offset,
+            query,
+            query_words,
+            committee: clean(&args.committee),
+            speaker: clean(&args.speaker),
+            search,
+        })
+    }
+}
+
 /// Meetings with a report.
 pub(super) async fn tk_debates(ctx: &Context, call: &Call, args: DebatesArgs) -> Reply {
-    let limit = match crate::connectors::pages::list_limit("tk_debates", args.limit, DEFAULT_LIMIT, MAX_LIMIT) {
-        Ok(limit) => limit,
+    let asked = match Asked::of(&args) {
+        Ok(asked) => asked,
         Err(message) => return tool_error(message).into(),
     };
-    let offset = args.offset.unwrap_or(0).min(MAX_OFFSET) as usize;
-    let clean = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-    let query = clean(&args.query);
-    let query_words = query.as_deref().map(words).unwrap_or_default();
-    if query_words.len() > crate::platforms::tk::MAX_WORDS {
-        return tool_error(format!(
-            "tk_debates: `query` must hold at most {} words, not {} (nothing asked of the Tweede Kamer)",
-            crate::platforms::tk::MAX_WORDS,
-            query_words.len()
-        ))
-        .into();
-    }
-    let search = MeetingSearch {
-        kind: args.kind.map(|k| match k {
-            DebateKind::Plenary => "Plenair".to_owned(),
-            DebateKind::Committee => "Commissie".to_owned(),
-        }),
-        date_from: clean(&args.date_from),
-        date_to: clean(&args.date_to),
-    };
-    if let Err(e) = search.filter() {
-        return tool_error(e).into();
-    }
     let client = match ctx.clients.get::<TkClient>(PLATFORM) {
         Ok(c) => c,
         Err(e) => return e.into(),
     };
     let mut servings: Vec<Served> = Vec::new();
     // The speaker, resolved against the members list before any meeting is asked for.
-    let speaker = clean(&args.speaker);
-    let members: Vec<Member> = match &speaker {
-        None => Vec::new(),
-        Some(_) => match reports::members(ctx, call, &client).await {
-            Ok((members, served)) => {
-                servings.push(served);
-                members
-            }
-            Err(e) => return e.into(),
-        },
+    let member = match speaker_of(ctx, call, &client, asked.speaker.as_deref(), &mut servings).await {
+        Ok(member) => member,
+        Err(reply) => return reply,
     };
-    let member = match speaker.as_deref() {
-        None => None,
-        Some(name) => match resolve(&members, name) {
-            Resolved::One(m) => Some(m),
-            Resolved::Ambiguous(candidates) => {
-                let listed: Vec<String> = candidates.iter().map(|m| format!("`{}`", m.label())).collect();
-                return tool_error(format!(
-                    "tk_debates: `{}` fits {} members of the Tweede Kamer: {}; give the full name (no meeting was \
-                     asked for)",
-                    crate::platforms::http::brief(name),
-                    candidates.len(),
-                    listed.join(", ")
-                ))
-                .into();
-            }
-            Resolved::Unknown(close) => {
-                let hint = if close.is_empty() {
-                    String::new()
-                } else {
-                    let listed: Vec<String> = close.iter().map(|m| format!("`{}`", m.label())).collect();
-                    format!("; the closest: {}", listed.join(", "))
-                };
-                return tool_error(format!(
-                    "tk_debates: no member of the Tweede Kamer is named `{}` in its members list{hint}. A minister \
-                     or another speaker: find the meeting by dates or `query`, then tk_debate with `speaker` (no \
-                     meeting was asked for)",
-                    crate::platforms::http::brief(name)
-                ))
-                .into();
-            }
-        },
-    };
+    let member = member.as_ref();
     let wanted = Wanted {
-        words: query_words,
-        committee: clean(&args.committee).map(|c| folded(&c)),
+        words: asked.query_words,
+        committee: asked.committee.map(|c| folded(&c)),
         member,
     };
-    let searched = describe(&search, query.as_deref(), args.committee.as_deref(), member);
+    let searched = describe(&asked.search, asked.query.as_deref(), args.committee.as_deref(), member);
     let rows = PAGE_ROWS as usize;
-    let base = offset / rows * rows;
-    let (page, served) = match reports::meetings(ctx, call, &client, &search, base as u64).await {
+    let base = asked.offset / rows * rows;
+    let (page, served) = match reports::meetings(ctx, call, &client, &asked.search, base as u64).await {
         Ok(page) => page,
         Err(e) => return e.into(),
     };
     servings.push(served);
-    let mut results = Vec::new();
-    let mut read = 0;
-    let mut at = offset - base;
-    while at < page.meetings.len() && results.len() < limit && read < MAX_REPORT_READS {
-        let m = &page.meetings[at];
-        at += 1;
-        let Some(verslag) = chosen_report(&m.verslagen) else {
-            continue;
-        };
-        let (report, served) = match reports::report(ctx, call, &client, verslag).await {
-            Ok(r) => r,
-            Err(e) => return e.into(),
-        };
-        servings.push(served);
-        read += 1;
-        let v = &m.vergadering;
-        let title = v
-            .titel
-            .clone()
-            .or_else(|| report.meeting.title.clone())
-            .unwrap_or_default();
-        let Some(turns) = wanted.check(&title, &report) else {
-            continue;
-        };
-        let kind = v.soort.clone().or_else(|| report.meeting.kind.clone());
-        results.push(DebateResult {
-            id: meeting_id(&v.id),
-            url: page_of(v, &report, kind.as_deref()),
-            title,
-            date: v.datum.as_deref().or(report.meeting.date.as_deref()).and_then(day),
-            kind,
-            organization: Some(
-                report
-                    .meeting
-                    .committees
-                    .iter()
-                    .find(|c| c.role.as_deref() == Some("Voortouwcommissie"))
-                    .or(report.meeting.committees.first())
-                    .and_then(|c| c.name.clone())
-                    .unwrap_or_else(|| "Tweede Kamer".to_owned()),
-            ),
-            platform: "tk".to_owned(),
-            tool: "tk_debate".to_owned(),
-            report_status: verslag.status.clone().or_else(|| report.status.clone()),
-            activities: debates_in(&report),
-            speaker_turns: turns,
-        });
-    }
+    let reading = Reading {
+        page: &page,
+        from: asked.offset - base,
+        limit: asked.limit,
+        wanted: &wanted,
+    };
+    let (results, read, at) = match reading.matching(ctx, call, &client, &mut servings).await {
+        Ok(found) => found,
+        Err(e) => return e.into(),
+    };
     let more_here = at < page.meetings.len();
     let next_offset = (more_here || page.more).then(|| {
         if more_here {
@@ -361,6 +310,136 @@ pub(super) async fn tk_debates(ctx: &Context, call: &Call, args: DebatesArgs) ->
     )
     .into_own_result()
     .into()
+}
+
+/// The member `speaker` names, resolved against the members list, which is asked for
+/// only when a speaker is given (how it was served added to `servings`); a name that
+/// fits several members, or none, is the tool's error with the candidates.
+async fn speaker_of(
+    ctx: &Context,
+    call: &Call,
+    client: &Arc<TkClient>,
+    speaker: Option<&str>,
+    servings: &mut Vec<Served>,
+) -> Result<Option<Member>, Reply> {
+    let Some(name) = speaker else {
+        return Ok(None);
+    };
+    let members = match reports::members(ctx, call, client).await {
+        Ok((members, served)) => {
+            servings.push(served);
+            members
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match resolve(&members, name) {
+        Resolved::One(m) => Ok(Some(m.clone())),
+        Resolved::Ambiguous(candidates) => {
+            let listed: Vec<String> = candidates.iter().map(|m| format!("`{}`", m.label())).collect();
+            Err(tool_error(format!(
+                "tk_debates: `{}` fits {} members of the Tweede Kamer: {}; give the full name (no meeting was \
+                 asked for)",
+                crate::platforms::http::brief(name),
+                candidates.len(),
+                listed.join(", ")
+            ))
+            .into())
+        }
+        Resolved::Unknown(close) => {
+            let hint = if close.is_empty() {
+                String::new()
+            } else {
+                let listed: Vec<String> = close.iter().map(|m| format!("`{}`", m.label())).collect();
+                format!("; the closest: {}", listed.join(", "))
+            };
+            Err(tool_error(format!(
+                "tk_debates: no member of the Tweede Kamer is named `{}` in its members list{hint}. A minister \
+                 or another speaker: find the meeting by dates or `query`, then tk_debate with `speaker` (no \
+                 meeting was asked for)",
+                crate::platforms::http::brief(name)
+            ))
+            .into())
+        }
+    }
+}
+
+/// The reading of a page of meetings' reports: from the meeting at `from`, until `limit`
+/// match `wanted` or [`MAX_REPORT_READS`] reports were read.
+struct Reading<'a> {
+    page: &'a MeetingsPage,
+    from: usize,
+    limit: usize,
+    wanted: &'a Wanted<'a>,
+}
+
+impl Reading<'_> {
+    /// The matching meetings, the reports read and where on the page the reading
+    /// stopped; how each report was served is added to `servings`.
+    async fn matching(
+        &self,
+        ctx: &Context,
+        call: &Call,
+        client: &Arc<TkClient>,
+        servings: &mut Vec<Served>,
+    ) -> Result<(Vec<DebateResult>, usize, usize), AnswerError> {
+        let mut results = Vec::new();
+        let mut read = 0;
+        let mut at = self.from;
+        while at < self.page.meetings.len() && results.len() < self.limit && read < MAX_REPORT_READS {
+            let m = &self.page.meetings[at];
+            at += 1;
+            let Some(verslag) = chosen_report(&m.verslagen) else {
+                continue;
+            };
+            let (report, served) = reports::report(ctx, call, client, verslag).await?;
+            servings.push(served);
+            read += 1;
+            let v = &m.vergadering;
+            let title = v
+                .titel
+                .clone()
+                .or_else(|| report.meeting.title.clone())
+                .unwrap_or_default();
+            let Some(turns) = self.wanted.check(&title, &report) else {
+                continue;
+            };
+            results.push(result_of(v, verslag, &report, title, turns));
+        }
+        Ok((results, read, at))
+    }
+}
+
+/// The result for meeting `v` whose report `verslag` (read: `report`) matched, titled
+/// `title`, with the speaker's `turns` when a speaker was asked for.
+fn result_of(v: &Vergadering, verslag: &Verslag, report: &Report, title: String, turns: Option<usize>) -> DebateResult {
+    let kind = v.soort.clone().or_else(|| report.meeting.kind.clone());
+    DebateResult {
+        id: meeting_id(&v.id),
+        url: page_of(v, report, kind.as_deref()),
+        title,
+        date: v
+            .datum
+            .as_deref()
+            .or(report.meeting.date.as_deref())
+            .and_then(leading_day)
+            .map(str::to_owned),
+        kind,
+        organization: Some(
+            report
+                .meeting
+                .committees
+                .iter()
+                .find(|c| c.role.as_deref() == Some("Voortouwcommissie"))
+                .or(report.meeting.committees.first())
+                .and_then(|c| c.name.clone())
+                .unwrap_or_else(|| "Tweede Kamer".to_owned()),
+        ),
+        platform: "tk".to_owned(),
+        tool: "tk_debate".to_owned(),
+        report_status: verslag.status.clone().or_else(|| report.status.clone()),
+        activities: debates_in(report),
+        speaker_turns: turns,
+    }
 }
 
 /// The activities of a report worth listing (a number or speeches): `2025A04496

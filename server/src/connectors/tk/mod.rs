@@ -14,6 +14,7 @@
 pub mod debate;
 pub mod debates;
 pub mod ids;
+mod lists;
 pub mod members;
 pub mod offers;
 pub mod page;
@@ -26,9 +27,9 @@ pub mod votes;
 
 use std::sync::Arc;
 
+use besluitbron_core::PlatformId;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
-use besluitbron_core::{PlatformId, Units};
 use rmcp::schemars;
 use serde::Deserialize;
 
@@ -39,13 +40,10 @@ use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Who, too
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Continuation, Document, MAX_OFFSET, MAX_WORDS, TkClient, TkSearch, Zaak};
-use render::{CommitteesAnswer, DocumentAnswer, FactionsAnswer, Links, PageAnswer};
+use lists::{COST, committees_call, factions_call};
+use render::{DocumentAnswer, Links, PageAnswer};
 
 const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
-
-/// Every Tweede Kamer read counts one call (no limit is kept, so it only matters for
-/// the fairness of an operator-configured one).
-const COST: Units = Units::ONE;
 
 /// The registry's entry.
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
@@ -297,30 +295,6 @@ fn search_words(text: &str) -> Result<Vec<String>, String> {
         return Err(format!("`query` must hold 1 to {MAX_WORDS} words, not {}", words.len()));
     }
     Ok(words)
-}
-
-/// The factions' call, shared by `tk_factions` and the completion of faction names.
-pub(crate) fn factions_call(client: Arc<TkClient>) -> PlatformCall<FactionsAnswer> {
-    let key = CacheKey::new(PLATFORM, DataClass::Reference, "factions");
-    PlatformCall::new(key, COST, move || {
-        let client = Arc::clone(&client);
-        async move {
-            let factions = client.factions().await?;
-            Ok((FactionsAnswer { factions }, Feedback::default()))
-        }
-    })
-}
-
-/// The committees' call, shared by `tk_committees` and the completion of committee names.
-pub(crate) fn committees_call(client: Arc<TkClient>) -> PlatformCall<CommitteesAnswer> {
-    let key = CacheKey::new(PLATFORM, DataClass::Reference, "committees");
-    PlatformCall::new(key, COST, move || {
-        let client = Arc::clone(&client);
-        async move {
-            let committees = client.committees().await?;
-            Ok((CommitteesAnswer { committees }, Feedback::default()))
-        }
-    })
 }
 
 fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D::Error> {
@@ -632,7 +606,7 @@ async fn tk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
             Ok((answer, Feedback::default()))
         }
     });
-    ctx.answer_shown(call, pc, render::document).await
+    ctx.answer_kept(call, pc, render::document).await
 }
 
 /// The factions.
@@ -642,7 +616,7 @@ async fn tk_factions(ctx: &Context, call: &Call, _args: NoArgs) -> Reply {
         Err(e) => return e.into(),
     };
     let pc = factions_call(client);
-    ctx.answer_shown(call, pc, render::factions).await
+    ctx.answer_kept(call, pc, render::factions).await
 }
 
 /// The committees.

@@ -3,12 +3,12 @@
 //! completion of faction and committee names from those lists (fetched with the tools'
 //! own calls).
 
-use super::{PLATFORM, committees_call, factions_call};
+use super::lists::{committees_call, factions_call};
 use crate::call::{Call, Context, Who};
 use crate::connectors::offers::{
     Choice, ChoicesFuture, Offers, PromptArg, PromptArgs, PromptOffer, ResourceOffer, Shape, TemplateOffer, Values,
 };
-use crate::platforms::tk::TkClient;
+use crate::platforms::tk::{PLATFORM, TkClient};
 
 /// The offers of `tk`.
 pub const OFFERS: Offers = Offers {

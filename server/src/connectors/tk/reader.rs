@@ -12,6 +12,7 @@ use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading};
 
 /// What the Tweede Kamer reads.
 pub const READER: IdReader = IdReader {
+    paged: &[&super::debate::TOOL, &super::text::TOOL],
     forms: &[
         IdForm {
             what: "a Tweede Kamer document number or GUID",

@@ -93,12 +93,10 @@ impl Listed for Zaak {
     }
 }
 
-/// The day of an OData date-time (`2025-03-04T00:00:00+01:00` → `2025-03-04`).
+/// The day of an OData date-time (`2025-03-04T00:00:00+01:00` → `2025-03-04`), or the
+/// value as given when it starts with none.
 fn day(datetime: &str) -> &str {
-    datetime
-        .get(..10)
-        .filter(|d| d.as_bytes().get(4) == Some(&b'-'))
-        .unwrap_or(datetime)
+    crate::calendar::leading_day(datetime).unwrap_or(datetime)
 }
 
 /// Which records of a kept page `tk_search` shows, and where the search goes on.

@@ -36,7 +36,7 @@ use super::members::words;
 use crate::call::{Rendered, Structure, provenance};
 use crate::connectors::pages::{TextPage, text_page};
 use crate::platforms::tk::DossierNumber;
-use crate::platforms::tk::vlos::{Activity, Part, Report, Role, Speaker};
+use crate::platforms::tk::vlos::{Activity, Meeting, Part, Report, Role, Speaker};
 
 /// Motions, votes and activities the structured content lists at most.
 const MAX_LISTED: usize = 40;
@@ -164,14 +164,6 @@ pub struct DebateShown {
     /// Where the page is.
     #[serde(flatten)]
     pub page: TextPage,
-}
-
-/// The day of a timestamp, YYYY-MM-DD.
-pub fn day(timestamp: &str) -> Option<String> {
-    timestamp
-        .get(..10)
-        .filter(|d| crate::calendar::is_day(d))
-        .map(str::to_owned)
 }
 
 /// The time of day of a timestamp, HH:MM.
@@ -469,182 +461,19 @@ pub fn render(
     let listed = activities(report);
     let motions = motions(report, &chosen, cases);
     let votes = votes(report, &chosen);
-    let matched_speakers: Vec<String> = keep
-        .as_ref()
-        .map(|k| {
-            report
-                .speakers
-                .iter()
-                .zip(k)
-                .filter(|(_, m)| **m)
-                .map(|(s, _)| s.label())
-                .fold(Vec::new(), |mut v, l| {
-                    if !v.contains(&l) {
-                        v.push(l);
-                    }
-                    v
-                })
-        })
-        .unwrap_or_default();
-    let m = &report.meeting;
-    let organization = m
-        .committees
-        .iter()
-        .find(|c| c.role.as_deref() == Some("Voortouwcommissie"))
-        .or(m.committees.first())
-        .and_then(|c| c.name.clone())
-        .unwrap_or_else(|| "Tweede Kamer".to_owned());
-    let kind = about.kind.clone().or_else(|| m.kind.clone());
-    let mut t = format!(
-        "Tweede Kamer meeting {} — {} ({}{}{}{}){}.\nReport {}: {}, {}{}{}.",
-        about.id,
-        about.title,
-        kind.as_deref().unwrap_or("kind not given"),
-        about.date.as_deref().map(|d| format!(", {d}")).unwrap_or_default(),
-        m.room.as_deref().map(|r| format!(", {r}")).unwrap_or_default(),
-        if organization == "Tweede Kamer" {
-            String::new()
-        } else {
-            format!(", {organization}")
-        },
-        provenance(served),
-        about.report_id,
-        report.kind.as_deref().unwrap_or("kind not given"),
-        status_words(report.status.as_deref()),
-        report
-            .version
-            .as_deref()
-            .map(|v| format!(", format {v}"))
-            .unwrap_or_default(),
-        about
-            .changed_at
-            .as_deref()
-            .map(|c| format!(", changed {c}"))
-            .unwrap_or_default(),
-    );
-    if m.unfinished {
-        t.push_str(" The meeting was not closed when this report was made: later parts may follow.");
-    }
+    let organization = organization_of(&report.meeting);
+    let kind = about.kind.clone().or_else(|| report.meeting.kind.clone());
+    let mut t = header(report, about, kind.as_deref(), &organization, served);
     let casco = report.is_casco();
-    if casco {
-        t.push_str(
-            "\nThis is a casco report: the meeting's activities, agenda and speakers are known, but no speeches are \
-             written yet (the Kamer publishes them within hours to days; ask again later).",
-        );
-    }
-    let first_page = offset == 0;
-    if first_page {
-        t.push_str("\nActivities:");
-        for a in &listed {
-            let _ = write!(
-                t,
-                "\n{}. {}{}{}",
-                a.place,
-                a.number.as_deref().map(|n| format!("{n} ")).unwrap_or_default(),
-                match (&a.kind, &a.title) {
-                    (Some(k), Some(ti)) if k != ti => format!("{k}: {ti}"),
-                    (_, Some(ti)) => ti.clone(),
-                    (Some(k), None) => k.clone(),
-                    (None, None) => "(untitled)".to_owned(),
-                },
-                if a.speeches + a.interruptions > 0 {
-                    format!(
-                        " — {} speech{}, {} interruption{}",
-                        a.speeches,
-                        if a.speeches == 1 { "" } else { "es" },
-                        a.interruptions,
-                        if a.interruptions == 1 { "" } else { "s" }
-                    )
-                } else {
-                    String::new()
-                }
-            );
-        }
+    if offset == 0 {
+        write_activities(&mut t, &listed);
         if casco {
-            let listed_speakers: Vec<String> = chosen
-                .iter()
-                .flat_map(|&i| report.activities[i].listed_speakers.iter())
-                .filter_map(|s| report.speaker(*s).map(Speaker::label))
-                .collect();
-            if !listed_speakers.is_empty() {
-                let _ = write!(t, "\nSpeakers listed: {}.", listed_speakers.join(", "));
-            }
-            let cases: Vec<String> = chosen
-                .iter()
-                .flat_map(|&i| report.activities[i].cases.iter())
-                .take(MAX_HEADER_LINES)
-                .filter_map(|c| c.title.clone())
-                .collect();
-            let all = chosen.iter().map(|&i| report.activities[i].cases.len()).sum::<usize>();
-            if !cases.is_empty() {
-                let _ = write!(t, "\nOn the agenda ({all} cases): {}", cases.join("; "));
-                if all > cases.len() {
-                    let _ = write!(t, "; and {} more.", all - cases.len());
-                }
-            }
+            write_agenda(&mut t, report, &chosen);
         }
-        if !motions.is_empty() {
-            let _ = write!(t, "\nMotions submitted ({}):", motions.len());
-            for mo in motions.iter().take(MAX_HEADER_LINES) {
-                let _ = write!(
-                    t,
-                    "\n- {}{}{}",
-                    mo.cited.as_deref().map(|c| format!("{c} ")).unwrap_or_default(),
-                    mo.title.as_deref().unwrap_or("(no title)"),
-                    match &mo.case_id {
-                        Some(id) => format!(" — case {id} (its votes: tk_votes)"),
-                        None => " — no case found at the platform".to_owned(),
-                    }
-                );
-            }
-            if motions.len() > MAX_HEADER_LINES {
-                let _ = write!(
-                    t,
-                    "\n… and {} more (structured content `motions`).",
-                    motions.len() - MAX_HEADER_LINES
-                );
-            }
-        }
-        for v in votes.iter().take(MAX_HEADER_LINES) {
-            let _ = write!(
-                t,
-                "\nVote: {} — {} ({}); Voor {}, Tegen {}.",
-                v.subject.as_deref().unwrap_or("(no subject)"),
-                v.result.as_deref().unwrap_or("no result given"),
-                v.form.as_deref().unwrap_or("form not given"),
-                v.voor.len(),
-                v.tegen.len()
-            );
-        }
+        write_motions(&mut t, &motions);
+        write_votes(&mut t, &votes);
     }
-    let mut asked = Vec::new();
-    if let Some(s) = &filters.speaker {
-        asked.push(format!("speaker `{s}`"));
-    }
-    if let Some(p) = &filters.party {
-        asked.push(format!("party `{p}`"));
-    }
-    if let Some(a) = &filters.activity {
-        asked.push(format!("activity `{a}`"));
-    }
-    if !asked.is_empty() {
-        let _ = write!(t, "\nShown: {}", asked.join(", "));
-        if keep.is_some() {
-            if matched_speakers.is_empty() {
-                let speakers: Vec<String> = report.speakers.iter().map(Speaker::label).take(30).collect();
-                let _ = write!(
-                    t,
-                    " — no speaker of this report matches. To widen: another spelling or only the surname, or \
-                     no `speaker`/`party`; its speakers: {}.",
-                    speakers.join(", ")
-                );
-            } else {
-                let _ = write!(t, " — matched {}.", matched_speakers.join(", "));
-            }
-        } else {
-            t.push('.');
-        }
-    }
+    write_selection(&mut t, report, filters, keep.as_deref());
     if text.is_empty() {
         t.push_str(if casco {
             "\nNo transcript yet."
@@ -677,9 +506,206 @@ pub fn render(
     })
 }
 
+/// The meeting's leading committee, else its first, else the Kamer.
+fn organization_of(m: &Meeting) -> String {
+    m.committees
+        .iter()
+        .find(|c| c.role.as_deref() == Some("Voortouwcommissie"))
+        .or(m.committees.first())
+        .and_then(|c| c.name.clone())
+        .unwrap_or_else(|| "Tweede Kamer".to_owned())
+}
+
+/// The first lines: the meeting, the report, and whether either is unfinished.
+fn header(report: &Report, about: &About, kind: Option<&str>, organization: &str, served: Served) -> String {
+    let m = &report.meeting;
+    let mut t = format!(
+        "Tweede Kamer meeting {} — {} ({}{}{}{}){}.\nReport {}: {}, {}{}{}.",
+        about.id,
+        about.title,
+        kind.unwrap_or("kind not given"),
+        about.date.as_deref().map(|d| format!(", {d}")).unwrap_or_default(),
+        m.room.as_deref().map(|r| format!(", {r}")).unwrap_or_default(),
+        if organization == "Tweede Kamer" {
+            String::new()
+        } else {
+            format!(", {organization}")
+        },
+        provenance(served),
+        about.report_id,
+        report.kind.as_deref().unwrap_or("kind not given"),
+        status_words(report.status.as_deref()),
+        report
+            .version
+            .as_deref()
+            .map(|v| format!(", format {v}"))
+            .unwrap_or_default(),
+        about
+            .changed_at
+            .as_deref()
+            .map(|c| format!(", changed {c}"))
+            .unwrap_or_default(),
+    );
+    if m.unfinished {
+        t.push_str(" The meeting was not closed when this report was made: later parts may follow.");
+    }
+    if report.is_casco() {
+        t.push_str(
+            "\nThis is a casco report: the meeting's activities, agenda and speakers are known, but no speeches are \
+             written yet (the Kamer publishes them within hours to days; ask again later).",
+        );
+    }
+    t
+}
+
+/// The report's activities, each a line with its speeches and interruptions.
+fn write_activities(t: &mut String, listed: &[ActivityShown]) {
+    t.push_str("\nActivities:");
+    for a in listed {
+        let _ = write!(
+            t,
+            "\n{}. {}{}{}",
+            a.place,
+            a.number.as_deref().map(|n| format!("{n} ")).unwrap_or_default(),
+            match (&a.kind, &a.title) {
+                (Some(k), Some(ti)) if k != ti => format!("{k}: {ti}"),
+                (_, Some(ti)) => ti.clone(),
+                (Some(k), None) => k.clone(),
+                (None, None) => "(untitled)".to_owned(),
+            },
+            if a.speeches + a.interruptions > 0 {
+                format!(
+                    " — {} speech{}, {} interruption{}",
+                    a.speeches,
+                    if a.speeches == 1 { "" } else { "es" },
+                    a.interruptions,
+                    if a.interruptions == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
+/// What a casco report already knows of the `chosen` activities: the speakers listed and
+/// the cases on the agenda.
+fn write_agenda(t: &mut String, report: &Report, chosen: &[usize]) {
+    let listed_speakers: Vec<String> = chosen
+        .iter()
+        .flat_map(|&i| report.activities[i].listed_speakers.iter())
+        .filter_map(|s| report.speaker(*s).map(Speaker::label))
+        .collect();
+    if !listed_speakers.is_empty() {
+        let _ = write!(t, "\nSpeakers listed: {}.", listed_speakers.join(", "));
+    }
+    let cases: Vec<String> = chosen
+        .iter()
+        .flat_map(|&i| report.activities[i].cases.iter())
+        .take(MAX_HEADER_LINES)
+        .filter_map(|c| c.title.clone())
+        .collect();
+    let all = chosen.iter().map(|&i| report.activities[i].cases.len()).sum::<usize>();
+    if !cases.is_empty() {
+        let _ = write!(t, "\nOn the agenda ({all} cases): {}", cases.join("; "));
+        if all > cases.len() {
+            let _ = write!(t, "; and {} more.", all - cases.len());
+        }
+    }
+}
+
+/// The motions submitted, the first [`MAX_HEADER_LINES`] each a line with its case.
+fn write_motions(t: &mut String, motions: &[MotionShown]) {
+    if motions.is_empty() {
+        return;
+    }
+    let _ = write!(t, "\nMotions submitted ({}):", motions.len());
+    for mo in motions.iter().take(MAX_HEADER_LINES) {
+        let _ = write!(
+            t,
+            "\n- {}{}{}",
+            mo.cited.as_deref().map(|c| format!("{c} ")).unwrap_or_default(),
+            mo.title.as_deref().unwrap_or("(no title)"),
+            match &mo.case_id {
+                Some(id) => format!(" — case {id} (its votes: tk_votes)"),
+                None => " — no case found at the platform".to_owned(),
+            }
+        );
+    }
+    if motions.len() > MAX_HEADER_LINES {
+        let _ = write!(
+            t,
+            "\n… and {} more (structured content `motions`).",
+            motions.len() - MAX_HEADER_LINES
+        );
+    }
+}
+
+/// The votes taken, the first [`MAX_HEADER_LINES`] each a line.
+fn write_votes(t: &mut String, votes: &[VoteShown]) {
+    for v in votes.iter().take(MAX_HEADER_LINES) {
+        let _ = write!(
+            t,
+            "\nVote: {} — {} ({}); Voor {}, Tegen {}.",
+            v.subject.as_deref().unwrap_or("(no subject)"),
+            v.result.as_deref().unwrap_or("no result given"),
+            v.form.as_deref().unwrap_or("form not given"),
+            v.voor.len(),
+            v.tegen.len()
+        );
+    }
+}
+
+/// What the filters asked, and which speakers they matched (`keep`: per speaker of the
+/// report, whether it matched), or how to widen when none did.
+fn write_selection(t: &mut String, report: &Report, filters: &Filters, keep: Option<&[bool]>) {
+    let mut asked = Vec::new();
+    if let Some(s) = &filters.speaker {
+        asked.push(format!("speaker `{s}`"));
+    }
+    if let Some(p) = &filters.party {
+        asked.push(format!("party `{p}`"));
+    }
+    if let Some(a) = &filters.activity {
+        asked.push(format!("activity `{a}`"));
+    }
+    if asked.is_empty() {
+        return;
+    }
+    let _ = write!(t, "\nShown: {}", asked.join(", "));
+    let Some(keep) = keep else {
+        t.push('.');
+        return;
+    };
+    let matched_speakers = report
+        .speakers
+        .iter()
+        .zip(keep)
+        .filter(|(_, m)| **m)
+        .map(|(s, _)| s.label())
+        .fold(Vec::new(), |mut v, l| {
+            if !v.contains(&l) {
+                v.push(l);
+            }
+            v
+        });
+    if matched_speakers.is_empty() {
+        let speakers: Vec<String> = report.speakers.iter().map(Speaker::label).take(30).collect();
+        let _ = write!(
+            t,
+            " — no speaker of this report matches. To widen: another spelling or only the surname, or \
+             no `speaker`/`party`; its speakers: {}.",
+            speakers.join(", ")
+        );
+    } else {
+        let _ = write!(t, " — matched {}.", matched_speakers.join(", "));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calendar::leading_day;
     use crate::platforms::tk::vlos::read_report;
 
     fn corpus(name: &str) -> Report {
@@ -691,7 +717,7 @@ mod tests {
         About {
             id: "vergadering:29d8cf68-423e-4ae9-b4f0-7e908c7f5311".into(),
             title: r.meeting.title.clone().unwrap_or_default(),
-            date: r.meeting.date.as_deref().and_then(day),
+            date: r.meeting.date.as_deref().and_then(leading_day).map(str::to_owned),
             kind: r.meeting.kind.clone(),
             report_id: "fb28c35e-af8d-49ee-8905-ad41eb41e4de".into(),
             ..About::default()

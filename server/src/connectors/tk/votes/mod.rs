@@ -1,0 +1,69 @@
+//! `tk_votes`: how the Tweede Kamer voted on a motion, amendment or bill — by its case
+//! number, or on the cases found by words in their title or subject.
+//!
+//! Each request is its own platform call through the one path, admitted and counted as
+//! it is asked for (R-L8), one unit each: the cases with their decisions
+//! (`Zaak?$expand=Besluit`), then the votes cast on the decisions that were put to the
+//! vote (`Stemming?$filter=Besluit_Id eq …`), page after page as the platform links them
+//! (at most [`MAX_VOTE_PAGES`](crate::platforms::tk::MAX_VOTE_PAGES)).
+//! One result per decision, so a case voted twice (a re-vote, an amended motion) gives
+//! two: the decision (`BesluitSoort`, `BesluitTekst`), how it was voted (show of hands or
+//! roll call), per faction `Voor`/`Tegen`/`Niet deelgenomen` with its seats, the totals,
+//! each member's vote in a roll call, and a vote cast by mistake (`Vergissing`) flagged —
+//! the Kamer counts it as cast, and so does the tally.
+//!
+//! What is kept, each request's answer on its own: when every voted decision it concerns
+//! is final (`Status` `Besluit`), as a reference answer (a month); else ten minutes, so a
+//! later vote is seen.
+//!
+//! Its rooms: the arguments and what they ask (`args.rs`), what a decision's words say
+//! (`decisions.rs`), the fetch of cases and votes (`fetch.rs`), one decision's result
+//! (`result.rs`) and the rendering (`render.rs`). This file holds the tool, which runs
+//! them in that order.
+
+mod args;
+mod decisions;
+mod fetch;
+mod render;
+mod result;
+
+use std::sync::Arc;
+
+use crate::call::{Call, Context, Reply, tool_error};
+use crate::connectors::tool::ToolSpec;
+use crate::platforms::tk::{PLATFORM, TkClient};
+
+pub(super) use args::VotesArgs;
+use result::VotesShown;
+
+/// The tool.
+pub(super) const TOOL: ToolSpec = crate::tool! {
+    name: "tk_votes",
+    title: "Tweede Kamer votes",
+    description: "How the Tweede Kamer voted on a motion, amendment or bill, by case number (`id`) or `query` words: \
+                  per decision (a re-vote gives two) adopted or rejected, show of hands or roll call, per faction \
+                  Voor/Tegen/Niet deelgenomen with seats, totals, each member's vote in a roll call, a vote cast by \
+                  mistake (`Vergissing`) flagged. Final decisions: a month in the buffer.",
+    arguments: VotesArgs,
+    output: VotesShown,
+    run: tk_votes,
+};
+
+/// The votes on a case, or on the cases found by words.
+pub(super) async fn tk_votes(ctx: &Context, call: &Call, args: VotesArgs) -> Reply {
+    let asked = match args::Asked::of(&args) {
+        Ok(asked) => asked,
+        Err(message) => return tool_error(message).into(),
+    };
+    let client = match ctx.clients.get::<TkClient>(PLATFORM) {
+        Ok(c) => c,
+        Err(e) => return e.into(),
+    };
+    let key = asked.key();
+    let searched = asked.describe();
+    let asked = Arc::new(asked);
+    match fetch::fetch(ctx, call, &client, key, &asked).await {
+        Ok((answer, served)) => render::render(&answer, served, &searched).into_own_result().into(),
+        Err(e) => e.into(),
+    }
+}
