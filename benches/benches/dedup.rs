@@ -132,11 +132,11 @@ fn bench_duplicate_pool(c: &mut Criterion) {
         progress: false,
     };
     let report = Report::of(&run("duplicate-pool", &workload, opts).expect("duplicate-pool holds"));
-    for p in &report.platforms {
+    for p in &report.services {
         let d = p.dedup.expect("the scenario has keys");
         println!(
             "duplicate-pool {}: {} requests, {} upstream calls ({} saved: {} joins, {} hits; duplicate rate {:.1}%)",
-            p.platform,
+            p.label,
             p.calls,
             d.upstream,
             p.calls.saturating_sub(d.upstream),

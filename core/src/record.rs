@@ -56,7 +56,7 @@ pub struct TraceLine {
     /// Recorded: arrival order at the server's platform task (ties within a millisecond).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
-    /// Recorded, on the first line of a flight that ended: its attempts at the platform.
+    /// Recorded, on the line of a flight's last caller: its attempts at the platform.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempts: Vec<RecordedAttempt>,
     /// Recorded only when the operator turned it on: what the call asked, in clear.

@@ -204,7 +204,7 @@ impl App {
         // The platforms served: the registry's (`connectors::platforms`).
         let served = crate::connectors::platforms();
         let stores = open_buffers(&config, &served, &policy, &version);
-        // Several replicas: a lease per platform, shared by the platform's task and its
+        // Several replicas: a lease per budget group, shared by the group's task and its
         // lease task, and the internal endpoint's listener (its address is advertised).
         let cluster = prepare_cluster(&config, &served, clock)?;
         // Recording (off by default): one writer thread, a bounded queue.
@@ -407,7 +407,12 @@ fn prepare_cluster(
     clock: Clock,
 ) -> anyhow::Result<Option<crate::cluster::setup::Prepared>> {
     match &config.cluster {
-        Some(c) => Ok(Some(crate::cluster::setup::prepare(c, served, clock)?)),
+        Some(c) => {
+            let groups = config
+                .budget_groups()
+                .map_err(|e| anyhow::anyhow!("BesluitBron.Services: {e}"))?;
+            Ok(Some(crate::cluster::setup::prepare(c, &groups, served, clock)?))
+        }
         None => Ok(None),
     }
 }
@@ -443,29 +448,56 @@ struct PlatformSetup<'a> {
 }
 
 impl PlatformSetup<'_> {
-    /// One task per platform, limited or not: their handles and their join handles.
+    /// One task per budget group, limited or not: every platform's handle and the join
+    /// handles.
     fn spawn_tasks(&self, cluster: Option<&crate::cluster::setup::Prepared>) -> anyhow::Result<PlatformTasks> {
         let config = self.config;
         let mut handles = BTreeMap::new();
         let mut tasks = Vec::new();
-        for &platform in self.served {
-            let buffer = ServerBuffer::new(
-                platform,
-                self.stores.get(&platform).cloned(),
-                self.policy.for_platform(platform),
-            );
+        for group in config
+            .budget_groups()
+            .map_err(|e| anyhow::anyhow!("BesluitBron.Services: {e}"))?
+        {
+            let platforms: Vec<PlatformId> = group
+                .platforms
+                .iter()
+                .copied()
+                .filter(|p| self.served.contains(p))
+                .collect();
+            if platforms.is_empty() {
+                continue;
+            }
+            let members = platforms
+                .iter()
+                .map(|&platform| driver::task::Member {
+                    buffer: ServerBuffer::new(
+                        platform,
+                        self.stores.get(&platform).cloned(),
+                        self.policy.for_platform(platform),
+                    ),
+                    first: config.first_service(platform).unwrap_or(group.services[0]),
+                })
+                .collect();
+            let slowest = platforms
+                .iter()
+                .map(|&p| config.platform(p).timeout_ms)
+                .max()
+                .unwrap_or(15_000);
             let options = DriverOptions {
                 clock: self.clock,
                 metrics: Arc::clone(self.metrics),
-                attempt_timeout: Duration::from_millis(config.platform(platform).timeout_ms.saturating_mul(2)),
+                attempt_timeout: Duration::from_millis(slowest.saturating_mul(2)),
                 observer: self.hooks.on_send.clone(),
                 cancel: self.cancel.child_token(),
                 recorder: self.recorder.clone(),
             };
-            let gate = cluster.and_then(|c| c.gate(platform));
-            let (handle, task) = driver::spawn_leased(driver::path_config(config, platform), buffer, options, gate)
-                .map_err(|e| anyhow::anyhow!("BesluitBron.Platforms.{platform}: {e}"))?;
-            handles.insert(platform, handle);
+            let gate = cluster.and_then(|c| c.gate(group.name()));
+            let (group_handles, task) =
+                driver::task::spawn_leased(&group, driver::path_config(config, &group), members, options, gate)
+                    .map_err(|e| anyhow::anyhow!("BesluitBron.Services.{}: {e}", group.name()))?;
+            for handle in group_handles {
+                handles.insert(handle.platform(), handle);
+            }
             tasks.push(task);
         }
         Ok((handles, tasks))
@@ -787,6 +819,7 @@ async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 
 async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
     let m = state.metrics();
+    let mut services_seen = std::collections::BTreeSet::new();
     for (platform, handle) in state.platforms().iter() {
         let Some(snap) = handle.snapshot(false).await else {
             continue;
@@ -799,15 +832,27 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
         m.flight_waiters.get_or_create(&label).set(gauge(snap.waiting));
         m.pending_writes.get_or_create(&label).set(gauge(snap.pending_writes));
         m.memory_bytes.get_or_create(&label).set(gauge(snap.memory_bytes));
-        let Some(lane) = snap.lanes.first().filter(|l| l.limited) else {
+        // Each service's budget once, however many platforms call it.
+        for lane in snap.lanes.iter().filter(|l| l.limited) {
+            if services_seen.insert(lane.name) {
+                let service = crate::metrics::ServiceLabel { service: lane.name };
+                m.service_queue_length.get_or_create(&service).set(gauge(lane.queued));
+                m.service_waiting_sessions
+                    .get_or_create(&service)
+                    .set(gauge(lane.waiting_sessions));
+                m.service_bucket_units
+                    .get_or_create(&service)
+                    .set(lane.tokens.as_milli() as f64 / 1000.0);
+            }
+        }
+        // The platform's own row: the budget its searches go to (its first service's).
+        let Some(lane) = snap.lanes.get(handle.main_lane()).filter(|l| l.limited) else {
             continue;
         };
-        m.queue_length
-            .get_or_create(&label)
-            .set(i64::try_from(lane.queued).unwrap_or(i64::MAX));
+        m.queue_length.get_or_create(&label).set(gauge(lane.queued));
         m.waiting_sessions
             .get_or_create(&label)
-            .set(i64::try_from(lane.waiting_sessions).unwrap_or(i64::MAX));
+            .set(gauge(lane.waiting_sessions));
         m.bucket_units
             .get_or_create(&label)
             .set(lane.tokens.as_milli() as f64 / 1000.0);

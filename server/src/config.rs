@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use besluitbron_core::limits::ClientLimitConfig;
-use besluitbron_core::{LimitConfig, PlatformId, SchedulerConfig, Units};
+use besluitbron_core::{LimitConfig, PlatformId, SchedulerConfig, ServiceId, Units};
 use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -63,12 +63,16 @@ pub struct Config {
     pub sessions: SessionConfig,
     /// Client connections: time-outs and caps.
     pub connections: ConnectionConfig,
-    /// Per platform: address, time-outs, and the limit BesluitBron keeps.
+    /// Per platform: address, time-outs, attempts.
     pub platforms: BTreeMap<String, PlatformConfig>,
-    /// The platforms the connectors serve (their ids), as [`Config::load`] was given
-    /// them: a `Platforms.<id>` of another id is refused by name.
+    /// Per upstream service: the limit BesluitBron keeps there and its queue's bounds,
+    /// shared by every platform that calls it.
+    pub services: BTreeMap<String, ServiceConfig>,
+    /// The platforms the connectors serve and the services each calls, as
+    /// [`Config::load`] was given them: a `Platforms.<id>` or `Services.<id>` of another
+    /// id is refused by name.
     #[serde(skip)]
-    pub known_platforms: Vec<String>,
+    pub known: Vec<(PlatformId, &'static [ServiceId])>,
     /// How often BesluitBron's own maintenance refreshes OpenBesluitvorming's load
     /// status (as the system session, R-L7), in seconds; 0 turns the refresh off.
     pub status_refresh_secs: u64,
@@ -315,7 +319,8 @@ impl Default for ConnectionConfig {
     }
 }
 
-/// One platform's settings.
+/// One platform's settings: how BesluitBron talks to it. Its limits belong to the
+/// upstream services it calls ([`ServiceConfig`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
 pub struct PlatformConfig {
@@ -325,29 +330,60 @@ pub struct PlatformConfig {
     pub timeout_ms: u64,
     /// Attempts for an idempotent read that fails with a connection error or a 5xx.
     pub attempts: u32,
-    /// The limit BesluitBron keeps (`Capacity` units per `WindowSecs`); absent for
-    /// platforms whose calls pass straight through.
-    pub limit: Option<LimitSetting>,
-    /// A second limit for the platform's document text, where its text host keeps one
-    /// of its own (Officiële Bekendmakingen: 10 per 30 s by default); text fetches then
-    /// queue fairly in a lane of their own. Absent: text shares `Limit`.
-    pub text_limit: Option<LimitSetting>,
-    /// Most calls waiting for this platform.
-    pub max_queued: usize,
-    /// Most calls one session may have waiting for this platform.
-    pub max_queued_per_session: usize,
     /// The largest answer read from this platform, in bytes (16 MiB by default). An
     /// answer announcing more is refused before its body is read, one sending more is
     /// cut off at the cap; either is a tool error naming the platform, the size and the cap.
     pub max_body_bytes: u64,
-    /// Most calls in the fair queue or out at this platform at once; the rest wait their
-    /// turn in arrival order. Absent: no bound (OpenTK: 3, its searches are expensive).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_concurrent: Option<usize>,
     /// How long a platform found switched off is answered as retired without asking it
     /// again, in seconds (ORI: 60). Absent: not held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retired_hold_secs: Option<u64>,
+    /// Earlier configurations' `Platforms.<id>.Limit`: the limit of the platform's first
+    /// service, taken over as `Services.<service>.Limit` where no other platform calls
+    /// that service, refused with the new key named where one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<LimitSetting>,
+    /// Earlier configurations' `TextLimit`: its second service's limit, as `Limit` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_limit: Option<LimitSetting>,
+    /// Earlier configurations' `MaxQueued`: its first service's, as `Limit` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_queued: Option<usize>,
+    /// Earlier configurations' `MaxQueuedPerSession`: its first service's, as `Limit` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_queued_per_session: Option<usize>,
+    /// Earlier configurations' `MaxConcurrent`: its first service's, as `Limit` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrent: Option<usize>,
+}
+
+/// One upstream service's settings: the budget every platform calling it shares.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct ServiceConfig {
+    /// The limit BesluitBron keeps (`Capacity` units per `WindowSecs`); absent for
+    /// services whose calls pass straight through.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<LimitSetting>,
+    /// Most calls waiting for this service.
+    pub max_queued: usize,
+    /// Most calls one session may have waiting for this service.
+    pub max_queued_per_session: usize,
+    /// Most calls in the fair queue or out at this service at once; the rest wait their
+    /// turn in arrival order. Absent: no bound (OpenTK: 3, its searches are expensive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrent: Option<usize>,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            limit: None,
+            max_queued: 10_000,
+            max_queued_per_session: 256,
+            max_concurrent: None,
+        }
+    }
 }
 
 /// A limit as written in the configuration.
@@ -371,19 +407,30 @@ fn default_margin_secs() -> f64 {
     1.0
 }
 
+impl LimitSetting {
+    /// The setting of `limit`, with the default margin.
+    fn of(limit: LimitConfig) -> LimitSetting {
+        LimitSetting {
+            capacity: limit.capacity,
+            window_secs: limit.window.as_secs_f64(),
+            margin_secs: default_margin_secs(),
+        }
+    }
+}
+
 impl Default for PlatformConfig {
     fn default() -> Self {
         PlatformConfig {
             base_url: String::new(),
             timeout_ms: 15_000,
             attempts: 3,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            retired_hold_secs: None,
             limit: None,
             text_limit: None,
-            max_queued: 10_000,
-            max_queued_per_session: 256,
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_queued: None,
+            max_queued_per_session: None,
             max_concurrent: None,
-            retired_hold_secs: None,
         }
     }
 }
@@ -392,19 +439,16 @@ impl Default for PlatformConfig {
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 16 * 1024 * 1024;
 
 /// A platform's settings as its connector sets them, before the file and the
-/// environment: its real address and what it needs beyond the shared defaults.
+/// environment: its real address, the upstream services it calls (their default limits
+/// are the services' own), and what it needs beyond the shared defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlatformDefaults {
     /// The platform.
     pub platform: PlatformId,
     /// Its real base URL (PLATFORMS.md).
     pub base_url: &'static str,
-    /// The limit BesluitBron keeps there, if any.
-    pub limit: Option<LimitConfig>,
-    /// The limit of its text host, if it keeps one of its own.
-    pub text_limit: Option<LimitConfig>,
-    /// Most calls queued or out at once, if bounded.
-    pub max_concurrent: Option<usize>,
+    /// The upstream services it calls; its calls go to the first unless they name another.
+    pub services: &'static [ServiceId],
     /// How long a switched-off platform is answered as such without asking, if held.
     pub retired_hold_secs: Option<u64>,
     /// The platform at `base_url` is switched off: its connector is offered (tools,
@@ -414,30 +458,15 @@ pub struct PlatformDefaults {
 }
 
 impl PlatformDefaults {
-    /// A platform at `base_url` whose calls pass straight through, with nothing else of
-    /// its own ([`PlatformDefaults::limited`] adds a limit).
-    pub const fn new(platform: PlatformId, base_url: &'static str) -> PlatformDefaults {
+    /// A platform at `base_url` calling `services`, with nothing else of its own.
+    pub const fn new(platform: PlatformId, base_url: &'static str, services: &'static [ServiceId]) -> PlatformDefaults {
         PlatformDefaults {
             platform,
             base_url,
-            limit: None,
-            text_limit: None,
-            max_concurrent: None,
+            services,
             retired_hold_secs: None,
             switched_off: false,
         }
-    }
-
-    /// The same, with the limit BesluitBron keeps by default.
-    pub const fn limited(mut self, limit: LimitConfig) -> PlatformDefaults {
-        self.limit = Some(limit);
-        self
-    }
-
-    /// The same, with a limit of its own for the platform's document text.
-    pub const fn text_limited(mut self, limit: LimitConfig) -> PlatformDefaults {
-        self.text_limit = Some(limit);
-        self
     }
 
     /// True when the connector of a platform with these defaults is offered under
@@ -450,19 +479,20 @@ impl PlatformDefaults {
 
     /// The settings these defaults make.
     fn settings(&self) -> PlatformConfig {
-        let setting = |l: LimitConfig| LimitSetting {
-            capacity: l.capacity,
-            window_secs: l.window.as_secs_f64(),
-            margin_secs: default_margin_secs(),
-        };
         PlatformConfig {
             base_url: self.base_url.to_owned(),
-            limit: self.limit.map(setting),
-            text_limit: self.text_limit.map(setting),
-            max_concurrent: self.max_concurrent,
             retired_hold_secs: self.retired_hold_secs,
             ..PlatformConfig::default()
         }
+    }
+}
+
+/// A service's settings as it declares them.
+fn service_settings(service: ServiceId) -> ServiceConfig {
+    ServiceConfig {
+        limit: service.default_limit().map(LimitSetting::of),
+        max_concurrent: service.default_max_in_flight(),
+        ..ServiceConfig::default()
     }
 }
 
@@ -482,7 +512,8 @@ impl Default for Config {
             sessions: SessionConfig::default(),
             connections: ConnectionConfig::default(),
             platforms: BTreeMap::new(),
-            known_platforms: Vec::new(),
+            services: BTreeMap::new(),
+            known: Vec::new(),
             status_refresh_secs: 600,
             cache_version: String::new(),
             contact: "beheer@besluitbron.invalid".to_owned(),
@@ -515,11 +546,17 @@ impl Config {
     /// The defaults with `platforms`' settings, before any file or environment.
     pub fn with_platforms(platforms: &[PlatformDefaults]) -> Config {
         let mut config = Config {
-            known_platforms: platforms.iter().map(|p| p.platform.as_str().to_owned()).collect(),
+            known: platforms.iter().map(|p| (p.platform, p.services)).collect(),
             ..Config::default()
         };
         for p in platforms {
             config.platforms.insert(p.platform.as_str().to_owned(), p.settings());
+            for s in p.services {
+                config
+                    .services
+                    .entry(s.as_str().to_owned())
+                    .or_insert_with(|| service_settings(*s));
+            }
         }
         config
     }
@@ -553,13 +590,89 @@ impl Config {
         let env_toml = env_as_toml(&pairs)?;
         figment = figment.merge(Toml::string(&env_toml));
         let root: Root = figment.extract().map_err(Box::new)?;
-        root.besluitbron.known(platforms).validated()
+        root.besluitbron.known(platforms)?.validated()
     }
 
-    /// The same, knowing the connectors' `platforms`.
-    fn known(mut self, platforms: &[PlatformDefaults]) -> Config {
-        self.known_platforms = platforms.iter().map(|p| p.platform.as_str().to_owned()).collect();
-        self
+    /// The same, knowing the connectors' `platforms`, with earlier configurations'
+    /// per-platform limits taken over by the services they belong to.
+    fn known(mut self, platforms: &[PlatformDefaults]) -> Result<Config, ConfigError> {
+        self.known = platforms.iter().map(|p| (p.platform, p.services)).collect();
+        self.take_over_platform_limits()?;
+        Ok(self)
+    }
+
+    /// Earlier configurations set a limit, and its queue's bounds, per platform
+    /// (`Platforms.<id>.Limit`, `TextLimit`, `MaxQueued`, `MaxQueuedPerSession`,
+    /// `MaxConcurrent`): each is taken over by the service it belongs to (the platform's
+    /// first service; its second for `TextLimit`) where that platform alone calls the
+    /// service, and refused with the new key named where another platform calls it too
+    /// (their budget is shared: one platform's setting cannot say it).
+    fn take_over_platform_limits(&mut self) -> Result<(), ConfigError> {
+        let known = self.known.clone();
+        for (platform, services) in &known {
+            let Some(pc) = self.platforms.get_mut(platform.as_str()) else {
+                continue;
+            };
+            let taken = (
+                pc.limit.take(),
+                pc.text_limit.take(),
+                pc.max_queued.take(),
+                pc.max_queued_per_session.take(),
+                pc.max_concurrent.take(),
+            );
+            let (limit, text_limit, max_queued, per_session, max_concurrent) = taken;
+            let path = |key: &str| format!("BesluitBron.Platforms.{platform}.{key}");
+            let target = |key: &str, nth: usize| -> Result<String, ConfigError> {
+                let Some(service) = services.get(nth) else {
+                    return Err(invalid(
+                        path(key),
+                        &format!(
+                            "{platform} calls one upstream service; its limits are `BesluitBron.Services.{}`",
+                            services[0]
+                        ),
+                    ));
+                };
+                let sharing: Vec<&str> = known
+                    .iter()
+                    .filter(|(p, s)| p != platform && s.contains(service))
+                    .map(|(p, _)| p.as_str())
+                    .collect();
+                if !sharing.is_empty() {
+                    let new_key = if key == "TextLimit" { "Limit" } else { key };
+                    return Err(invalid(
+                        path(key),
+                        &format!(
+                            "{platform} shares {} with {}: set `BesluitBron.Services.{service}.{new_key}` instead",
+                            service.display_name(),
+                            sharing.join(", ")
+                        ),
+                    ));
+                }
+                Ok(service.as_str().to_owned())
+            };
+            if let Some(l) = limit {
+                self.services.entry(target("Limit", 0)?).or_default().limit = Some(l);
+            }
+            if let Some(l) = text_limit {
+                self.services.entry(target("TextLimit", 1)?).or_default().limit = Some(l);
+            }
+            if let Some(n) = max_queued {
+                self.services.entry(target("MaxQueued", 0)?).or_default().max_queued = n;
+            }
+            if let Some(n) = per_session {
+                self.services
+                    .entry(target("MaxQueuedPerSession", 0)?)
+                    .or_default()
+                    .max_queued_per_session = n;
+            }
+            if let Some(n) = max_concurrent {
+                self.services
+                    .entry(target("MaxConcurrent", 0)?)
+                    .or_default()
+                    .max_concurrent = Some(n);
+            }
+        }
+        Ok(())
     }
 
     /// Defaults, then the configuration file's `text` (TOML), then `env` as in
@@ -582,7 +695,7 @@ impl Config {
         .merge(Toml::string(&env_toml))
         .extract()
         .map_err(Box::new)?;
-        root.besluitbron.known(platforms).validated()
+        root.besluitbron.known(platforms)?.validated()
     }
 
     /// Checks every setting; used after flags changed a loaded configuration.
@@ -645,12 +758,14 @@ impl Config {
         Ok(self)
     }
 
-    /// Each platform's settings: a known platform, an http(s) address, limits above zero.
+    /// Each platform's settings: a known platform, an http(s) address, sizes above zero;
+    /// each service's: a known service, limits above zero.
     fn check_platforms(&self) -> Result<(), ConfigError> {
         for (id, p) in &self.platforms {
             let path = format!("BesluitBron.Platforms.{id}");
-            if !self.known_platforms.iter().any(|k| k == id) {
-                let known = self.known_platforms.join(", ");
+            if !self.known.iter().any(|(k, _)| k.as_str() == id) {
+                let known: Vec<&str> = self.known.iter().map(|(k, _)| k.as_str()).collect();
+                let known = known.join(", ");
                 return Err(invalid(
                     path,
                     &format!("unknown platform `{id}`: no connector serves it; one of {known}"),
@@ -660,32 +775,72 @@ impl Config {
             if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
                 return Err(invalid(format!("{path}.BaseUrl"), "must be an http(s) URL"));
             }
-            if p.max_concurrent == Some(0) {
-                return Err(invalid(format!("{path}.MaxConcurrent"), "must be at least 1"));
-            }
             if p.timeout_ms == 0 || p.attempts == 0 {
                 return Err(invalid(path, "TimeoutMs and Attempts must be above zero"));
             }
             if p.max_body_bytes < 1024 {
                 return Err(invalid(format!("{path}.MaxBodyBytes"), "must be at least 1024"));
             }
-            for (name, limit) in [("Limit", p.limit), ("TextLimit", p.text_limit)] {
-                let Some(l) = limit else { continue };
+            // Earlier keys are taken over when a configuration is loaded; one set on a
+            // configuration afterwards would be ignored, so it is refused.
+            if p.limit.is_some()
+                || p.text_limit.is_some()
+                || p.max_queued.is_some()
+                || p.max_queued_per_session.is_some()
+                || p.max_concurrent.is_some()
+            {
+                return Err(invalid(
+                    path,
+                    "limits and queue bounds belong to a service: set `BesluitBron.Services.<service>`",
+                ));
+            }
+        }
+        for (id, s) in &self.services {
+            let path = format!("BesluitBron.Services.{id}");
+            if self.service_id(id).is_none() {
+                let mut known: Vec<&str> = self
+                    .known
+                    .iter()
+                    .flat_map(|(_, s)| s.iter().map(|s| s.as_str()))
+                    .collect();
+                known.sort_unstable();
+                known.dedup();
+                return Err(invalid(
+                    path,
+                    &format!(
+                        "unknown service `{id}`: no connector calls it; one of {}",
+                        known.join(", ")
+                    ),
+                ));
+            }
+            if s.max_concurrent == Some(0) {
+                return Err(invalid(format!("{path}.MaxConcurrent"), "must be at least 1"));
+            }
+            if let Some(l) = s.limit {
                 if l.capacity.is_zero() || !(l.window_secs > 0.0 && l.window_secs.is_finite()) {
                     return Err(invalid(
-                        format!("{path}.{name}"),
+                        format!("{path}.Limit"),
                         "Capacity and WindowSecs must be above zero",
                     ));
                 }
                 if !(l.margin_secs >= 0.0 && l.margin_secs <= l.window_secs) {
                     return Err(invalid(
-                        format!("{path}.{name}.MarginSecs"),
+                        format!("{path}.Limit.MarginSecs"),
                         "must be between 0 and WindowSecs",
                     ));
                 }
             }
         }
         Ok(())
+    }
+
+    /// The service with this id, if a connector calls it.
+    fn service_id(&self, id: &str) -> Option<ServiceId> {
+        self.known
+            .iter()
+            .flat_map(|(_, s)| s.iter())
+            .copied()
+            .find(|s| s.as_str() == id)
     }
 
     /// The settings of several replicas, when set.
@@ -718,16 +873,33 @@ impl Config {
         self.platforms.get(p.as_str()).cloned().unwrap_or_default()
     }
 
-    /// The scheduler for a platform whose limit BesluitBron keeps, or `None`.
-    pub fn scheduler(&self, p: PlatformId) -> Option<SchedulerConfig> {
-        let pc = self.platform(p);
-        pc.limit.map(|l| lane_scheduler(&pc, l))
+    /// One service's settings (its declared defaults for a service neither a connector
+    /// nor the file mentions).
+    pub fn service(&self, s: ServiceId) -> ServiceConfig {
+        self.services
+            .get(s.as_str())
+            .cloned()
+            .unwrap_or_else(|| service_settings(s))
     }
 
-    /// The scheduler of a platform's text lane, when it keeps a text limit of its own.
-    pub fn text_scheduler(&self, p: PlatformId) -> Option<SchedulerConfig> {
-        let pc = self.platform(p);
-        pc.text_limit.map(|l| lane_scheduler(&pc, l))
+    /// The budget groups of the known platforms: the platforms that share an upstream
+    /// service, with those services (one path, one task, one lease each).
+    pub fn budget_groups(&self) -> Result<Vec<besluitbron_core::BudgetGroup>, String> {
+        besluitbron_core::budget_groups(&self.known)
+    }
+
+    /// The service `platform`'s calls go to unless they name another.
+    pub fn first_service(&self, platform: PlatformId) -> Option<ServiceId> {
+        self.known
+            .iter()
+            .find(|(p, _)| *p == platform)
+            .and_then(|(_, s)| s.first().copied())
+    }
+
+    /// The scheduler for a service whose limit BesluitBron keeps, or `None`.
+    pub fn scheduler(&self, s: ServiceId) -> Option<SchedulerConfig> {
+        let sc = self.service(s);
+        sc.limit.map(|l| lane_scheduler(&sc, l))
     }
 
     /// The Host values accepted.
@@ -790,7 +962,7 @@ fn is_loopback_host(url: &reqwest::Url) -> bool {
 }
 
 /// The fair scheduler for one of a platform's limits, with its queue bounds.
-fn lane_scheduler(pc: &PlatformConfig, l: LimitSetting) -> SchedulerConfig {
+fn lane_scheduler(pc: &ServiceConfig, l: LimitSetting) -> SchedulerConfig {
     let limit = LimitConfig::new(l.capacity, Duration::from_secs_f64(l.window_secs))
         .with_margin(Duration::from_secs_f64(l.margin_secs));
     let mut s = SchedulerConfig::with_limit(limit);
@@ -918,14 +1090,32 @@ fn invalid(path: String, message: &str) -> ConfigError {
 mod tests {
     use super::*;
 
-    /// Two platforms as connectors would declare them.
+    use crate::platforms::{koop, obv, opentk};
+
+    /// Two platforms as connectors would declare them, each calling a service of its own.
     const PLATFORMS: &[PlatformDefaults] = &[
-        PlatformDefaults::new(crate::platforms::obv::PLATFORM, "https://openbesluitvorming.nl")
-            .limited(LimitConfig::new(Units::whole(60), Duration::from_secs(60))),
-        PlatformDefaults {
-            max_concurrent: Some(3),
-            ..PlatformDefaults::new(crate::platforms::tk::PLATFORM, "https://tk.example/OData/v4/2.0")
-        },
+        PlatformDefaults::new(obv::PLATFORM, "https://openbesluitvorming.nl", &[obv::SERVICE]),
+        PlatformDefaults::new(opentk::PLATFORM, "https://tk.example/OData/v4/2.0", &[opentk::SERVICE]),
+    ];
+
+    /// Two platforms sharing KOOP's zoekservice and repository, and one with two
+    /// services of its own.
+    const SHARING: &[PlatformDefaults] = &[
+        PlatformDefaults::new(
+            crate::platforms::bwb::PLATFORM,
+            "https://zoekservice.overheid.nl/sru/Search",
+            &[koop::ZOEKSERVICE, koop::REPOSITORY],
+        ),
+        PlatformDefaults::new(
+            crate::platforms::cvdr::PLATFORM,
+            "https://zoekservice.overheid.nl/sru/Search",
+            &[koop::ZOEKSERVICE, koop::REPOSITORY],
+        ),
+        PlatformDefaults::new(
+            crate::platforms::ob::PLATFORM,
+            "https://repository.overheid.nl/sru",
+            &[koop::SRU, koop::PUBLICATIONS],
+        ),
     ];
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -940,12 +1130,12 @@ mod tests {
             c.platform(crate::platforms::obv::PLATFORM).base_url,
             "https://openbesluitvorming.nl"
         );
-        let obv = c.scheduler(crate::platforms::obv::PLATFORM).expect("obv keeps a limit");
+        let limit = c.scheduler(obv::SERVICE).expect("obv keeps a limit");
         // 60 units per minute with a one-second margin: 59 units of burst, same rate.
-        assert_eq!(obv.limit.capacity, Units::whole(59));
-        assert_eq!(obv.limit.window, Duration::from_secs(59));
-        assert!(c.scheduler(crate::platforms::tk::PLATFORM).is_none());
-        assert_eq!(c.platform(crate::platforms::tk::PLATFORM).max_concurrent, Some(3));
+        assert_eq!(limit.limit.capacity, Units::whole(59));
+        assert_eq!(limit.limit.window, Duration::from_secs(59));
+        assert!(c.scheduler(opentk::SERVICE).is_none());
+        assert_eq!(c.service(opentk::SERVICE).max_concurrent, Some(3));
         assert_eq!(
             c.platform(crate::platforms::ob::PLATFORM),
             PlatformConfig::default(),
@@ -954,17 +1144,96 @@ mod tests {
         let c = Config::load(
             PLATFORMS,
             None,
-            env(&[("BesluitBron__Platforms__tk__MaxConcurrent", "1")]),
+            env(&[("BesluitBron__Services__opentk__MaxConcurrent", "1")]),
         )
         .expect("valid");
-        assert_eq!(c.platform(crate::platforms::tk::PLATFORM).max_concurrent, Some(1));
+        assert_eq!(c.service(opentk::SERVICE).max_concurrent, Some(1));
         let err = Config::load(
             PLATFORMS,
             None,
-            env(&[("BesluitBron__Platforms__tk__MaxConcurrent", "0")]),
+            env(&[("BesluitBron__Services__opentk__MaxConcurrent", "0")]),
         )
         .unwrap_err();
-        assert!(err.to_string().contains("Platforms.tk.MaxConcurrent"), "{err}");
+        assert!(err.to_string().contains("Services.opentk.MaxConcurrent"), "{err}");
+    }
+
+    #[test]
+    fn an_earlier_platform_limit_is_taken_over_by_its_service_or_refused_with_the_new_key() {
+        // One platform alone on its service: its old keys still work.
+        let c = Config::load(
+            PLATFORMS,
+            None,
+            env(&[
+                ("BesluitBron__Platforms__obv__Limit__Capacity", "20"),
+                ("BesluitBron__Platforms__obv__Limit__WindowSecs", "10"),
+                ("BesluitBron__Platforms__obv__MaxQueuedPerSession", "8"),
+                ("BesluitBron__Platforms__opentk__MaxConcurrent", "2"),
+            ]),
+        )
+        .expect("earlier keys of a platform alone on its service");
+        let obv_service = c.service(obv::SERVICE);
+        assert_eq!(obv_service.limit.map(|l| l.capacity), Some(Units::whole(20)));
+        assert_eq!(obv_service.max_queued_per_session, 8);
+        assert_eq!(c.service(opentk::SERVICE).max_concurrent, Some(2));
+        assert_eq!(c.platform(obv::PLATFORM).limit, None, "taken over, not kept twice");
+        // `TextLimit` is the second service's limit.
+        let c = Config::load(
+            SHARING,
+            None,
+            env(&[
+                ("BesluitBron__Platforms__ob__TextLimit__Capacity", "5"),
+                ("BesluitBron__Platforms__ob__TextLimit__WindowSecs", "30"),
+            ]),
+        )
+        .expect("ob alone calls its text host");
+        assert_eq!(
+            c.service(koop::PUBLICATIONS).limit.map(|l| l.capacity),
+            Some(Units::whole(5))
+        );
+        // Two platforms on one service: one platform's key cannot say their shared budget.
+        let err = Config::load(
+            SHARING,
+            None,
+            env(&[
+                ("BesluitBron__Platforms__bwb__Limit__Capacity", "5"),
+                ("BesluitBron__Platforms__bwb__Limit__WindowSecs", "30"),
+            ]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("Platforms.bwb.Limit"), "{err}");
+        assert!(err.contains("BesluitBron.Services.koop-zoekservice.Limit"), "{err}");
+        assert!(err.contains("cvdr"), "{err}");
+        // The new key sets the one budget both share.
+        let c = Config::load(
+            SHARING,
+            None,
+            env(&[
+                ("BesluitBron__Services__koop-zoekservice__Limit__Capacity", "5"),
+                ("BesluitBron__Services__koop-zoekservice__Limit__WindowSecs", "30"),
+            ]),
+        )
+        .expect("the service's key");
+        assert_eq!(
+            c.service(koop::ZOEKSERVICE).limit.map(|l| l.capacity),
+            Some(Units::whole(5))
+        );
+        let groups = c.budget_groups().expect("groups");
+        assert_eq!(groups.len(), 2, "{groups:?}");
+        assert_eq!(
+            groups[0].platforms,
+            [crate::platforms::bwb::PLATFORM, crate::platforms::cvdr::PLATFORM]
+        );
+        assert_eq!(groups[0].name(), "koop-zoekservice");
+        // A service no connector calls is refused by name.
+        let err = Config::load(
+            SHARING,
+            None,
+            env(&[("BesluitBron__Services__koop-elsewhere__MaxQueued", "5")]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("koop-elsewhere"), "{err}");
     }
 
     #[test]
@@ -1049,12 +1318,12 @@ mod tests {
         assert_eq!(c.mcp_rate_limit.per_session.requests_per_minute, 1200);
         assert_eq!(c.mcp_rate_limit.per_session.burst, 10);
         assert_eq!(c.sessions.max_sessions, 5);
-        let obv = c.platform(crate::platforms::obv::PLATFORM);
-        assert_eq!(obv.base_url, "http://127.0.0.1:9001");
-        assert_eq!(obv.limit.unwrap().capacity, Units::from_milli(7500));
-        assert_eq!(obv.limit.unwrap().margin_secs, 1.0, "an omitted margin is the default");
+        assert_eq!(c.platform(obv::PLATFORM).base_url, "http://127.0.0.1:9001");
+        let limit = c.service(obv::SERVICE).limit.expect("the file's limit, taken over");
+        assert_eq!(limit.capacity, Units::from_milli(7500));
+        assert_eq!(limit.margin_secs, 1.0, "an omitted margin is the default");
         assert_eq!(
-            c.platform(crate::platforms::tk::PLATFORM).base_url,
+            c.platform(opentk::PLATFORM).base_url,
             "https://tk.example/OData/v4/2.0",
             "others keep their connector's defaults"
         );
@@ -1117,10 +1386,10 @@ mod tests {
         let err = Config::load(
             PLATFORMS,
             None,
-            env(&[("BesluitBron__Platforms__obv__Limit__MarginSecs", "61")]),
+            env(&[("BesluitBron__Services__obv__Limit__MarginSecs", "61")]),
         )
         .unwrap_err();
-        assert!(err.to_string().contains("Platforms.obv.Limit.MarginSecs"), "{err}");
+        assert!(err.to_string().contains("Services.obv.Limit.MarginSecs"), "{err}");
         let err = Config::load(
             PLATFORMS,
             None,

@@ -276,7 +276,7 @@ async fn the_simulators_report_renders_side_by_side_in_a_real_browser() {
 
 /// The soak's recording (`sim/traces/soak.jsonl`, every platform under faults) replayed
 /// as `besluitbron-sim replay sim/traces/soak.jsonl --limit obv=30/60s --policy both
-/// --report FILE.html` does: for each limited platform, legacy and fair side by side, the
+/// --report FILE.html` does: for each limited service, legacy and fair side by side, the
 /// waits per policy with the starvation bound drawn in, and the budget over time.
 /// Screenshot: `target/browser/sim-report-soak.png`.
 #[tokio::test]
@@ -284,7 +284,9 @@ async fn the_soaks_recording_replayed_with_a_halved_limit_renders_in_a_real_brow
     use besluitbron_sim::scenario::{LimitOverride, load_trace};
     use besluitbron_sim::{PolicyKind, RunOptions, run};
     let mut workload = load_trace(&besluitbron_sim::soak_trace_path()).expect("the soak's recording");
-    workload.set_limit("obv=30/60s".parse::<LimitOverride>().expect("a limit"));
+    workload
+        .set_limit("obv=30/60s".parse::<LimitOverride>().expect("a limit"))
+        .expect("obv is in the recording");
     let replay = |policy| {
         let opts = RunOptions {
             policy,
@@ -302,8 +304,16 @@ async fn the_soaks_recording_replayed_with_a_halved_limit_renders_in_a_real_brow
         .for_element(Locator::Css("section#obv svg.lanes.fair"))
         .await
         .expect("obv's fair lanes");
-    // Every limited platform of the recording has its section, both policies side by side.
-    for id in ["obv", "ob", "rechtspraak", "bwb", "cvdr"] {
+    // Every limited service of the recording has its section (the budget, whichever
+    // platforms spent it), both policies side by side.
+    for id in [
+        "obv",
+        "koop-sru",
+        "rechtspraak",
+        "koop-zoekservice",
+        "koop-publications",
+        "koop-repository",
+    ] {
         let lanes = |policy: &'static str| {
             let c = c.clone();
             async move {

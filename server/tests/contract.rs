@@ -332,7 +332,7 @@ async fn a_429_is_queued_once_more_where_the_platform_has_a_limit() {
         // A session per sample: more than one address may open a minute by default.
         cfg.sessions.initialize_per_minute = 1_000;
         for c in CONNECTORS {
-            if cfg.scheduler(c.platform).is_some() {
+            if cfg.first_service(c.platform).and_then(|s| cfg.scheduler(s)).is_some() {
                 limited.insert(c.platform);
             }
         }

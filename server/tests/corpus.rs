@@ -17,7 +17,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use besluitbron_server::connectors::koop::regulation_page;
+use besluitbron_server::connectors::regulation::regulation_page;
 use besluitbron_server::platforms::koop::regulation::Regulation;
 use besluitbron_server::platforms::{bwb, cvdr};
 use sha2::{Digest, Sha256};

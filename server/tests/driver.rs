@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, Scope};
-use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig, Served};
+use besluitbron_core::path::{Feedback, Outcome, PathConfig, Served};
 use besluitbron_core::{LimitConfig, SchedulerConfig, SessionKey, Units};
 use besluitbron_server::clock::Clock;
 use besluitbron_server::driver::{
@@ -48,7 +48,7 @@ fn platform(limit: Option<SchedulerConfig>) -> PlatformHandle {
         cancel: CancellationToken::new(),
         recorder: None,
     };
-    driver::spawn(PathConfig::single("obv", limit), buffer, options)
+    driver::task::spawn_one(PathConfig::single("obv", limit), buffer, options, None)
         .expect("valid")
         .0
 }
@@ -74,7 +74,7 @@ fn request(key: &CacheKey, session: &str) -> CallRequest {
         key: key.clone(),
         session: SessionKey::client(session),
         cost: Units::ONE,
-        lane: Lane::MAIN,
+        service: None,
     }
 }
 

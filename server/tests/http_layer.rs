@@ -509,7 +509,7 @@ fn retrying_task() -> besluitbron_server::driver::PlatformHandle {
         cancel: tokio_util::sync::CancellationToken::new(),
         recorder: None,
     };
-    driver::spawn(config, ServerBuffer::new(PLATFORM, None, policy), options)
+    driver::task::spawn_one(config, ServerBuffer::new(PLATFORM, None, policy), options, None)
         .expect("a valid path")
         .0
 }
@@ -521,7 +521,7 @@ fn retrying_task() -> besluitbron_server::driver::PlatformHandle {
 #[tokio::test]
 async fn regression_issue_26_a_5xx_to_a_request_that_is_not_idempotent_is_not_retried() {
     use besluitbron_core::cache::{CacheKey, DataClass};
-    use besluitbron_core::path::{Lane, Outcome};
+    use besluitbron_core::path::Outcome;
     use besluitbron_core::{SessionKey, Units};
     use besluitbron_server::driver::{CallError, CallRequest, Payload, Upstream};
     let server = TestServer::start().await;
@@ -546,7 +546,7 @@ async fn regression_issue_26_a_5xx_to_a_request_that_is_not_idempotent_is_not_re
                 key: CacheKey::new(PLATFORM, DataClass::Search, "search").param("n", n.to_string()),
                 session: SessionKey::client("a"),
                 cost: Units::ONE,
-                lane: Lane::MAIN,
+                service: None,
             };
             task.call(request, move || upstream, None).await
         }

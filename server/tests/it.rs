@@ -56,6 +56,7 @@ mod protocol;
 mod real_files;
 mod rechtspraak;
 mod recording;
+mod services;
 mod shutdown;
 mod sigkill;
 mod sigkill_server;

@@ -320,7 +320,7 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     // A small window keeps the bound short: 10 units per 10 s (the fake allows 60 a minute
     // with a burst of 60, so BesluitBron's bucket is the tighter one).
     let (capacity, window) = (10u32, 10.0f64);
-    c.platforms.get_mut("obv").expect("obv").limit = Some(LimitSetting {
+    c.services.get_mut("obv").expect("obv").limit = Some(LimitSetting {
         capacity: besluitbron_core::Units::whole(u64::from(capacity)),
         window_secs: window,
         margin_secs: 1.0,
@@ -328,7 +328,7 @@ async fn a_flood_of_page_searches_does_not_starve_an_mcp_session() {
     // The burst BesluitBron allows itself: the bucket less its travel margin
     // (`C - C × MarginSecs / W`, here 9 units), at the same rate.
     let burst = c
-        .scheduler(besluitbron_server::platforms::obv::PLATFORM)
+        .scheduler(besluitbron_server::platforms::obv::SERVICE)
         .expect("obv keeps a limit")
         .limit
         .capacity;

@@ -165,7 +165,7 @@ fn recording_config(fakes: &besluitbron_fakes::Fakes, dir: &tempfile::TempDir) -
         p.timeout_ms = 600_000;
     }
     // The simulator's platforms count calls as they leave (no travel time): no margin.
-    config.platforms.get_mut("obv").expect("obv").limit = Some(LimitSetting {
+    config.services.get_mut("obv").expect("obv").limit = Some(LimitSetting {
         capacity: besluitbron_core::Units::whole(60),
         window_secs: 60.0,
         margin_secs: 0.0,
@@ -412,15 +412,15 @@ fn the_simulator_replays_it(recording: &Recording, busy_name: &str, second_name:
     let fair = replay(&workload, PolicyKind::Fair);
     // Fidelity: the same admissions, in the same order, within the tolerance.
     let matched = fidelity::check(&workload, &fair, TOLERANCE_MS).unwrap_or_else(|d| panic!("{d}"));
-    assert_eq!(matched.len(), 1, "one limited platform: {matched:?}");
+    assert_eq!(matched.len(), 1, "one limited service: {matched:?}");
     assert!(
         matched[0].admissions > 167 && matched[0].blind.is_none(),
         "every flight and the storm's retries: {matched:?}"
     );
     let fair_platform = fair
-        .platforms
+        .services
         .iter()
-        .find(|p| p.id == besluitbron_server::platforms::obv::PLATFORM)
+        .find(|p| p.id == besluitbron_server::platforms::obv::SERVICE)
         .unwrap();
     assert_eq!(
         fair_platform.counters.throttled, refused as u64,
@@ -442,7 +442,9 @@ fn the_simulator_replays_it(recording: &Recording, busy_name: &str, second_name:
 
     // What if: the platform halved its limit.
     let mut halved = workload.clone();
-    halved.set_limit("obv=30/60s".parse::<LimitOverride>().expect("a limit"));
+    halved
+        .set_limit("obv=30/60s".parse::<LimitOverride>().expect("a limit"))
+        .expect("obv is in the recording");
     let slow = replay(&halved, PolicyKind::Fair);
     let last = slow
         .calls

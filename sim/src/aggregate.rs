@@ -1,6 +1,6 @@
 //! Outcomes aggregated as a run goes: per session, for the run as a whole and per scope
-//! (today a platform's limit, its main one or its text host's), so that a run keeps what
-//! its calls in flight need and never a record per call made.
+//! (an upstream service, whose budget several platforms may spend, and a platform), so
+//! that a run keeps what its calls in flight need and never a record per call made.
 //!
 //! Counts, units and maxima are exact. Waits (from a call's first submission to its
 //! admission, in microseconds) go into HDR histograms of [`WAIT_SIGFIG`] significant
@@ -10,11 +10,11 @@
 //! histogram's, so the report is the same whichever it held. A session's row is made when
 //! its last call has ended and its aggregate is dropped then.
 //!
-//! **Scopes** are the seam for what a budget is shared by: a call counts in the scope of
-//! the limit it was counted at ([`Scope::Limit`]). When several platforms come to share
-//! one upstream budget (a service), that service becomes a scope of its own and a call
-//! counts in its platform's scope and its service's; nothing here assumes one scope per
-//! call.
+//! **Scopes**: a call counts in the scope of the service it went to ([`Scope::Service`],
+//! the budget it was counted against) and in its platform's ([`Scope::Platform`]); the
+//! engine says which scopes a call counts in, and nothing here assumes one scope per
+//! call. A service's time at the limit is the time calls waited in its fair queue; a
+//! platform's, the time calls waited at any service it calls.
 //!
 //! Invariants: a call is aggregated once, when it ends, from its final record; a session
 //! is finished once; which session rows are kept ([`SessionRows`]) changes what the
@@ -25,7 +25,7 @@
 use std::time::Duration;
 
 use besluitbron_core::path::Served;
-use besluitbron_core::{Instant, PlatformId, Units};
+use besluitbron_core::{Instant, PlatformId, ServiceId, Units};
 use hdrhistogram::Histogram;
 
 use crate::call_record::{CallRecord, CallState};
@@ -271,25 +271,18 @@ pub struct Totals {
 /// What a scope aggregate is kept for.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scope {
-    /// A platform's limit: its main one (`lane` `None`) or its text host's
-    /// (`Some("text")`).
-    Limit {
-        /// The platform.
-        platform: PlatformId,
-        /// Which of its limits.
-        lane: Option<&'static str>,
-    },
+    /// An upstream service: the calls counted against its budget, whichever platform's.
+    Service(ServiceId),
+    /// A platform: its calls, at whichever of its services.
+    Platform(PlatformId),
 }
 
 impl Scope {
-    /// `obv`, `ob/text`.
+    /// The service's or the platform's id (`koop-zoekservice`, `bwb`).
     pub fn label(&self) -> String {
         match self {
-            Scope::Limit { platform, lane: None } => platform.to_string(),
-            Scope::Limit {
-                platform,
-                lane: Some(lane),
-            } => format!("{platform}/{lane}"),
+            Scope::Service(s) => s.to_string(),
+            Scope::Platform(p) => p.to_string(),
         }
     }
 }
@@ -444,7 +437,8 @@ pub struct Summary {
     pub rows: Vec<SessionRow>,
     /// Which rows were kept.
     pub kept: SessionRows,
-    /// Per scope, in the run's order of limits.
+    /// Per scope: the run's services in its order of stations, then its platforms in the
+    /// workload's order.
     pub scopes: Vec<ScopeSummary>,
 }
 
@@ -503,9 +497,10 @@ impl Aggregator {
         }
     }
 
-    /// Call `c` ended (its record is final); it counted at scope `scope`. A call that
-    /// holds its session open (not an agent's: the agent loop does) ends there too.
-    pub fn call(&mut self, c: &CallRecord, scope: usize) {
+    /// Call `c` ended (its record is final); it counted in `scopes` (its service's and its
+    /// platform's). A call that holds its session open (not an agent's: the agent loop
+    /// does) ends there too.
+    pub fn call(&mut self, c: &CallRecord, scopes: &[usize]) {
         let wait_us = match (c.admitted_at, c.state) {
             (Some(at), CallState::Done | CallState::Sent | CallState::Failed) => {
                 Some(u64::try_from(at.saturating_since(c.submitted_at).as_micros()).unwrap_or(u64::MAX))
@@ -543,25 +538,30 @@ impl Aggregator {
             t.calls += 1;
             t.units += c.charged;
         }
-        let sc = &mut self.scopes[scope];
-        match c.served {
-            Some(Served::Cached) => sc.hits += 1,
-            Some(Served::Coalesced) => sc.joins += 1,
-            _ => {}
+        for &scope in scopes {
+            let sc = &mut self.scopes[scope];
+            match c.served {
+                Some(Served::Cached) => sc.hits += 1,
+                Some(Served::Coalesced) => sc.joins += 1,
+                _ => {}
+            }
+            if let (Some(us), Some(at)) = (wait_us, c.admitted_at) {
+                sc.waits.record(us);
+                sc.series.admitted(at, us);
+            }
         }
-        if let (Some(us), Some(at)) = (wait_us, c.admitted_at) {
+        if let Some(us) = wait_us {
             acc.max_us = acc.max_us.max(us);
             acc.waits.record(us);
             t.waits.record(us);
-            sc.waits.record(us);
-            sc.series.admitted(at, us);
         }
         if c.holds_session() {
             self.ended(c.session);
         }
     }
 
-    /// Whether calls wait for scope `scope`'s limit after the event at `now`.
+    /// Whether calls wait at scope `scope` (for its limit, or a limit of its platform's)
+    /// after the event at `now`.
     pub fn waiting(&mut self, scope: usize, waiting: bool, now: Instant) {
         let sc = &mut self.scopes[scope];
         match (sc.waiting_since, waiting) {

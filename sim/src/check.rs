@@ -1,10 +1,13 @@
 //! The invariant checker, consulted on every admission and after every event.
 //!
-//! Under the fair policy it asserts, from the decisions the platforms' paths record (their
-//! events) and what the simulated platforms saw — never from the paths' internals:
-//! - **limit**: no platform refused a call for being over its limit (no 429 caused by
-//!   BesluitBron; throttling faults are the platform's own and do not count);
-//! - **FIFO**: within a session and platform, entries are admitted in the order queued;
+//! Its stations are the run's upstream services (a platform's calls may reach two, and
+//! several platforms may share one). Under the fair policy it asserts, from the decisions
+//! the budget groups' paths record (their events) and what the simulated services saw —
+//! never from the paths' internals:
+//! - **limit**: no service refused a call for being over its limit, whichever platform's
+//!   (no 429 caused by BesluitBron; throttling faults are the service's own and do not
+//!   count);
+//! - **FIFO**: within a session and service, entries are admitted in the order queued;
 //! - **room goes at once**: a call admitted without queueing found nobody waiting;
 //! - **counted**: every admission debited the scheduler (its counter moved by exactly
 //!   one per admission seen) and charged `min(requested, C)`;
@@ -43,8 +46,7 @@ use crate::policy::{CallId, PolicyKind};
 pub struct CallView {
     /// Session index.
     pub session: u32,
-    /// Station index: a platform's index among the run's platforms, or its text host's
-    /// after them.
+    /// Station index: the call's service's index among the run's services.
     pub platform: usize,
     /// Units asked for.
     pub requested: Units,
@@ -272,9 +274,8 @@ type Verdict = Result<(), String>;
 
 impl Checker {
     /// A checker for a run under `policy`, over the stations named `names` (the run's
-    /// platforms in order, then any text hosts) with the limits BesluitBron keeps there
-    /// (`limits`, one per station), and the paths of `platforms` (the run's platforms in
-    /// order).
+    /// services in order) with the limits BesluitBron keeps there (`limits`, one per
+    /// station), and the buffers of `platforms` (the run's platforms in order).
     pub fn new(
         policy: PolicyKind,
         names: Vec<String>,
@@ -591,7 +592,8 @@ impl Checker {
 /// The deduplication invariants, from what the engine reports of each call and attempt.
 #[derive(Debug)]
 pub struct FlightChecker {
-    /// The run's platforms: `p` in a method is an index into these.
+    /// The run's platforms (each with a buffer of its own, also in a budget group of
+    /// several): `p` in a method is an index into these.
     platforms: Vec<PlatformId>,
     /// Keys with an attempt out at the platform.
     out: BTreeSet<CacheKey>,

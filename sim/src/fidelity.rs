@@ -2,9 +2,13 @@
 //! server made, against the admissions the simulator made replaying it (fair policy,
 //! recorded latencies).
 //!
-//! Per limited platform, both timelines are sorted by (instant, key); they must have the
+//! Per limited upstream service — the budget the server kept, whichever of the platforms
+//! that call it spent it — both timelines are sorted by (instant, key); they must have the
 //! same length and, pair by pair, the same key within `tolerance_ms` of each other. The
-//! first pair that does not is a [`Divergence`], which prints both timelines around it.
+//! first pair that does not is a [`Divergence`], which prints both timelines around it. A
+//! recorded admission's service is its line's: its platform's first, or its second for a
+//! line the server wrote with `op = "text"` (a call to another service than its
+//! platform's first), as the replay routes it.
 //!
 //! A recording is compared process by process: where the server restarted (its request
 //! numbers begin again) the replay restarts its paths too (`engine/restart.rs`), and each
@@ -12,13 +16,16 @@
 //! ([`Segment`]). Within a process the recording can say from where it may lack an
 //! admission ([`BlindSpot`]: a request whose line is missing, the requests a kill left
 //! open); a divergence from there on is explained, and ends that process's comparison,
-//! not the next one's. Two admissions the server's timer jitter swapped are matched when
-//! the replay let both go at once, and end the process's comparison when one came from
-//! the queue, as does a call the server's late timer found that the replay's exact one
-//! did not (`compare`). A platform compared to the end of every process is "compared over
-//! the whole recording" ([`Matched::whole`]).
+//! not the next one's; a service's process is blind from the earliest blind spot of any
+//! platform that calls it (the request a platform lacks may have gone to any of its
+//! services). Two admissions the server's timer jitter swapped are matched when the
+//! replay let both go at once, and end the process's comparison when one came from the
+//! queue, as does a call the server's late timer found that the replay's exact one did
+//! not, or found gone where the replay's let it go just before its caller left
+//! (`compare`). A service compared to the end of every process is "compared over the
+//! whole recording" ([`Matched::whole`]).
 //!
-//! Invariants: only limited platforms count (an unlimited lane admits nothing); the
+//! Invariants: only limited services count (an unlimited lane admits nothing); the
 //! recorded instants are the trace's, relative to its first call, as the replay's are.
 //!
 //! What this module does not do: run anything, or decide the tolerance (the caller
@@ -27,11 +34,11 @@
 
 use std::fmt;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::scheduler::AdmitRule;
+use besluitbron_core::{PlatformId, ServiceId};
 
 use crate::engine::RunOutcome;
-use crate::scenario::{BlindSpot, Segment, Workload};
+use crate::scenario::{BlindSpot, RunServices, Segment, Workload};
 
 /// One admission: when (ms from the trace's first call), what (the key) and, where the
 /// log knows it, by which rule (the replay's; a recording does not say).
@@ -48,8 +55,8 @@ pub struct Admitted {
 /// Where the replay parted from the recording.
 #[derive(Debug)]
 pub struct Divergence {
-    /// The platform.
-    pub platform: PlatformId,
+    /// The service, and the platforms that call it (`koop-zoekservice (bwb, cvdr)`).
+    pub service: String,
     /// The index of the first pair that differs.
     pub at: usize,
     /// The server's timeline.
@@ -66,7 +73,7 @@ impl fmt::Display for Divergence {
             f,
             "{}: the replay diverges from the recording at admission {} ({} recorded, {} replayed, \
              tolerance {} ms; admissions the server's jitter swapped are shown in its order)",
-            self.platform,
+            self.service,
             self.at,
             self.server.len(),
             self.simulator.len(),
@@ -87,25 +94,36 @@ impl fmt::Display for Divergence {
     }
 }
 
-/// The limited platforms of a run.
-fn limited(run: &RunOutcome) -> Vec<PlatformId> {
-    // In the run's order (a scenario's list, a trace's streams), each once.
-    let mut out: Vec<PlatformId> = Vec::new();
-    for p in run.platforms.iter().filter(|p| p.local_limit.is_some()) {
-        if !out.contains(&p.id) {
-            out.push(p.id);
-        }
-    }
-    out
+/// The limited services of a run, in its order, with their labels.
+fn limited(run: &RunOutcome) -> Vec<(ServiceId, String)> {
+    run.services
+        .iter()
+        .filter(|s| s.local_limit.is_some())
+        .map(|s| (s.id, s.label()))
+        .collect()
 }
 
-/// The server's admissions at `platform`, from the recording's flights.
-pub fn recorded(workload: &Workload, platform: PlatformId) -> Vec<Admitted> {
+/// The service a call of `platform` with operation `op` went to, in `workload`.
+fn service_of(
+    workload: &Workload,
+    services: &RunServices,
+    platform: PlatformId,
+    op: Option<&str>,
+) -> Option<ServiceId> {
+    let p = workload.platforms.iter().position(|s| s.id == platform)?;
+    Some(services.services[services.service_of(p, op)].id)
+}
+
+/// The server's admissions at `service`, from the recording's flights.
+pub fn recorded(workload: &Workload, service: ServiceId) -> Vec<Admitted> {
+    let Ok(services) = RunServices::of(workload) else {
+        return Vec::new();
+    };
     let mut out: Vec<Admitted> = workload
         .recorded
         .iter()
         .flat_map(|r| &r.flights)
-        .filter(|((p, _, _), _)| *p == platform)
+        .filter(|((p, op, _), _)| service_of(workload, &services, *p, Some(op)) == Some(service))
         .flat_map(|((_, _, key), flights)| {
             flights.iter().flatten().map(move |a| Admitted {
                 at_ms: a.at_ms,
@@ -118,12 +136,12 @@ pub fn recorded(workload: &Workload, platform: PlatformId) -> Vec<Admitted> {
     out
 }
 
-/// The simulator's admissions at `platform`.
-pub fn replayed(run: &RunOutcome, platform: PlatformId) -> Vec<Admitted> {
+/// The simulator's admissions at `service`.
+pub fn replayed(run: &RunOutcome, service: ServiceId) -> Vec<Admitted> {
     let mut out: Vec<Admitted> = run
         .admissions
         .iter()
-        .filter(|a| a.platform == platform)
+        .filter(|a| a.service == service)
         .map(|a| Admitted {
             at_ms: a.at_ms,
             key: a.call.clone(),
@@ -134,13 +152,16 @@ pub fn replayed(run: &RunOutcome, platform: PlatformId) -> Vec<Admitted> {
     out
 }
 
-/// One limited platform's result: how many admissions agreed, and where the comparison
+/// One limited service's result: how many admissions agreed, and where the comparison
 /// could not speak for the server (a stretch of the recording not compared, up to the
 /// next restart or the end).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Matched {
-    /// The platform.
-    pub platform: PlatformId,
+    /// The service.
+    pub service: ServiceId,
+    /// The service and the platforms that call it, as printed (`koop-zoekservice (bwb,
+    /// cvdr)`; a service of one platform named as the platform: `obv`).
+    pub label: String,
     /// Admissions compared and found as recorded.
     pub admissions: usize,
     /// Of those, pairs the server's timer jitter swapped while the replay let both go at
@@ -174,7 +195,7 @@ impl Matched {
 
 impl fmt::Display for Matched {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} admissions as recorded", self.platform, self.admissions)?;
+        write!(f, "{}: {} admissions as recorded", self.label, self.admissions)?;
         if self.swapped > 0 {
             write!(
                 f,
@@ -203,8 +224,8 @@ impl fmt::Display for Matched {
     }
 }
 
-/// Compares every limited platform over each process of the recording (between its
-/// restarts, [`Segment`]); returns what was matched per platform.
+/// Compares every limited service over each process of the recording (between its
+/// restarts, [`Segment`]); returns what was matched per service.
 ///
 /// Within a process, the server's admissions and the replay's are compared pair by pair
 /// to the process's end. A divergence at or after the process's [`BlindSpot`] (less the
@@ -213,44 +234,62 @@ impl fmt::Display for Matched {
 /// [`Divergence`].
 pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result<Vec<Matched>, Box<Divergence>> {
     let mut matched = Vec::new();
-    for platform in limited(run) {
-        let whole = [Segment {
-            from_ms: 0,
-            until_ms: None,
-            blind: None,
-        }];
-        let segments = match workload.recorded.as_ref().and_then(|r| r.segments.get(&platform)) {
-            Some(s) => s.as_slice(),
-            None => &whole,
-        };
-        let (server, simulator) = (recorded(workload, platform), replayed(run, platform));
+    // The run's services are the workload's: it ran.
+    let services = RunServices::of(workload).unwrap_or_else(|e| panic!("a workload that ran: {e}"));
+    for (service, label) in limited(run) {
+        let platforms: Vec<PlatformId> = services
+            .index_of(service)
+            .map(|i| services.services[i].platforms.clone())
+            .unwrap_or_default();
+        let segments = segments_of(workload, &platforms);
+        let (server, simulator) = (recorded(workload, service), replayed(run, service));
         // When the server's admission's call arrived: the latest call of its key at or
         // before it.
-        let calls: Vec<(u64, &str)> = workload
+        let calls: Vec<(u64, &str, Option<u64>)> = workload
             .open_calls
             .iter()
-            .filter(|c| c.platform == platform)
-            .filter_map(|c| Some((c.at.as_millis(), c.key.as_deref()?)))
+            .filter(|c| service_of(workload, &services, c.platform, c.op.as_deref()) == Some(service))
+            .filter_map(|c| {
+                let at = c.at.as_millis();
+                let gone = c
+                    .leave_after
+                    .map(|d| at.saturating_add(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)));
+                Some((at, c.key.as_deref()?, gone))
+            })
             .collect();
         let arrived = |a: &Admitted| {
             calls
                 .iter()
-                .filter(|(at, key)| *key == a.key && *at <= a.at_ms)
-                .map(|(at, _)| *at)
+                .filter(|(at, key, _)| *key == a.key && *at <= a.at_ms)
+                .map(|(at, ..)| *at)
                 .max()
         };
+        // When the caller of the replay's admission left, if it did: the last to leave of
+        // the calls of its key waiting then.
+        let left = |a: &Admitted| {
+            calls
+                .iter()
+                .filter(|(at, key, gone)| *key == a.key && *at <= a.at_ms && gone.is_some_and(|g| g >= a.at_ms))
+                .filter_map(|(.., gone)| *gone)
+                .max()
+        };
+        let seen = Seen {
+            arrived: &arrived,
+            left: &left,
+        };
         let mut m = Matched {
-            platform,
+            service,
+            label: label.clone(),
             admissions: 0,
             swapped: 0,
             blind: None,
             gaps: Vec::new(),
         };
-        for segment in segments {
+        for segment in &segments {
             let within = |a: &&Admitted| a.at_ms >= segment.from_ms && segment.until_ms.is_none_or(|u| a.at_ms < u);
             let server: Vec<Admitted> = server.iter().filter(within).cloned().collect();
             let simulator: Vec<Admitted> = simulator.iter().filter(within).cloned().collect();
-            let stop = compare_segment(platform, segment, server, simulator, tolerance_ms, &arrived, &mut m)?;
+            let stop = compare_segment(&label, segment, server, simulator, tolerance_ms, &seen, &mut m)?;
             if let Some(b) = stop {
                 m.blind.get_or_insert_with(|| b.clone());
                 m.gaps.push(Gap {
@@ -265,18 +304,48 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
     Ok(matched)
 }
 
-/// One process's stretch at `platform`: the admissions compared are added to `m`; where
-/// the comparison stopped, if it did, and why; or the divergence.
+/// The processes of the recording as service `platforms` call it: the recording's
+/// stretches between restarts (the same for every platform), each blind from the earliest
+/// blind spot of any of them; one stretch without a blind spot when the recording numbers
+/// none of their requests.
+fn segments_of(workload: &Workload, platforms: &[PlatformId]) -> Vec<Segment> {
+    let lists: Vec<&Vec<Segment>> = platforms
+        .iter()
+        .filter_map(|p| workload.recorded.as_ref().and_then(|r| r.segments.get(p)))
+        .collect();
+    let Some(first) = lists.first() else {
+        return vec![Segment {
+            from_ms: 0,
+            until_ms: None,
+            blind: None,
+        }];
+    };
+    first
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Segment {
+            from_ms: s.from_ms,
+            until_ms: s.until_ms,
+            blind: lists
+                .iter()
+                .filter_map(|l| l.get(i).and_then(|s| s.blind.clone()))
+                .min_by_key(|b| b.at_ms),
+        })
+        .collect()
+}
+
+/// One process's stretch at service `label`: the admissions compared are added to `m`;
+/// where the comparison stopped, if it did, and why; or the divergence.
 fn compare_segment(
-    platform: PlatformId,
+    label: &str,
     segment: &Segment,
     server: Vec<Admitted>,
     mut simulator: Vec<Admitted>,
     tolerance_ms: u64,
-    arrived: &dyn Fn(&Admitted) -> Option<u64>,
+    seen: &Seen<'_>,
     m: &mut Matched,
 ) -> Result<Option<BlindSpot>, Box<Divergence>> {
-    let stop = match compare(&server, &mut simulator, tolerance_ms, arrived) {
+    let stop = match compare(&server, &mut simulator, tolerance_ms, seen) {
         Parting::Nowhere { swapped } => {
             m.admissions += server.len();
             m.swapped += swapped;
@@ -296,7 +365,7 @@ fn compare_segment(
                 }
                 _ => {
                     return Err(Box::new(Divergence {
-                        platform,
+                        service: label.to_owned(),
                         at,
                         server,
                         simulator,
@@ -328,8 +397,28 @@ fn compare_segment(
                 ),
             })
         }
+        Parting::LeftInJitter { at, at_ms, swapped } => {
+            m.admissions += at;
+            m.swapped += swapped;
+            Some(BlindSpot {
+                at_ms,
+                why: format!(
+                    "the replay admitted a call whose caller left within {tolerance_ms} ms after; the server, \
+                     its timer waking later, found it gone and let another go; the fair queue's order after \
+                     depends on it"
+                ),
+            })
+        }
     };
     Ok(stop)
+}
+
+/// What the recording says of the calls of a service's keys: when the latest call of an
+/// admission's key arrived at or before it (`arrived`), and when the caller of the
+/// replay's admission left, if it did (`left`).
+struct Seen<'a> {
+    arrived: &'a dyn Fn(&Admitted) -> Option<u64>,
+    left: &'a dyn Fn(&Admitted) -> Option<u64>,
 }
 
 /// Where two admission logs part.
@@ -348,6 +437,10 @@ enum Parting {
     /// there, within the tolerance: its timer woke later than the replay's, the call was
     /// there, and the fair queue chose among more. `at_ms` is the replay's instant.
     ArrivedInJitter { at: usize, at_ms: u64, swapped: usize },
+    /// At this index, the replay admitted a call whose caller left within the tolerance
+    /// after, and the server never admitted it: its timer woke later than the replay's, the
+    /// call was gone, and the fair queue chose another. `at_ms` is the replay's instant.
+    LeftInJitter { at: usize, at_ms: u64, swapped: usize },
 }
 
 /// Compares the logs pair by pair. Two admissions within the tolerance of each other may
@@ -358,13 +451,11 @@ enum Parting {
 /// change a later admission, the comparison reports it as a divergence — it never hides
 /// one.) When one came from the queue, the fair queue's later order depends on which went
 /// first, so it stops there; so it does where the server's admission is of a call that
-/// arrived (`arrived`) after the replay's admission at that place, within the tolerance.
-fn compare(
-    server: &[Admitted],
-    simulator: &mut [Admitted],
-    tolerance_ms: u64,
-    arrived: &dyn Fn(&Admitted) -> Option<u64>,
-) -> Parting {
+/// arrived (`seen.arrived`) after the replay's admission at that place, within the
+/// tolerance, and where the replay's admission is of a call whose caller left
+/// (`seen.left`) within the tolerance after it and that the server never admitted.
+fn compare(server: &[Admitted], simulator: &mut [Admitted], tolerance_ms: u64, seen: &Seen<'_>) -> Parting {
+    let arrived = seen.arrived;
     let (mut from, mut swapped) = (0, 0);
     while let Some(at) = first_difference(server, simulator, from, tolerance_ms) {
         let Some(swap) = jitter_swap(server, simulator, at, tolerance_ms) else {
@@ -381,6 +472,23 @@ fn compare(
                 && late_arrival(m)
             {
                 return Parting::ArrivedInJitter {
+                    at,
+                    at_ms: m.at_ms,
+                    swapped,
+                };
+            }
+            // The replay's call left soon after it went, and the server never let it go
+            // near then: the server's later timer found it gone.
+            let early_leave = |m: &Admitted| {
+                (seen.left)(m).is_some_and(|gone| gone <= m.at_ms.saturating_add(tolerance_ms))
+                    && !server
+                        .iter()
+                        .any(|s| s.key == m.key && s.at_ms.abs_diff(m.at_ms) <= tolerance_ms)
+            };
+            if let Some(m) = simulator.get(at)
+                && early_leave(m)
+            {
+                return Parting::LeftInJitter {
                     at,
                     at_ms: m.at_ms,
                     swapped,
@@ -453,6 +561,22 @@ fn jitter_swap(server: &[Admitted], simulator: &[Admitted], at: usize, tolerance
 mod tests {
     use super::*;
 
+    /// Nothing known of arrivals or leaves.
+    fn unseen() -> Seen<'static> {
+        Seen {
+            arrived: &|_| None,
+            left: &|_| None,
+        }
+    }
+
+    /// The arrivals `f` gives, no leaves.
+    fn arrived(f: &dyn Fn(&Admitted) -> Option<u64>) -> Seen<'_> {
+        Seen {
+            arrived: f,
+            left: &|_| None,
+        }
+    }
+
     /// A log as a recording gives it (rule unknown).
     fn log(entries: &[(u64, &str)]) -> Vec<Admitted> {
         entries
@@ -509,7 +633,7 @@ mod tests {
             (1_500, "q", Fair),
         ]);
         assert_eq!(
-            compare(&server, &mut simulator, 250, &|_| None),
+            compare(&server, &mut simulator, 250, &unseen()),
             Parting::Nowhere { swapped: 1 }
         );
         let keys: Vec<&str> = simulator.iter().map(|a| a.key.as_str()).collect();
@@ -523,7 +647,7 @@ mod tests {
             (421, "x", Direct),
         ]);
         later.extend(replay(&[(2_600, "q", Fair)]));
-        assert_eq!(compare(&server, &mut later, 250, &|_| None), Parting::Diverges(4));
+        assert_eq!(compare(&server, &mut later, 250, &unseen()), Parting::Diverges(4));
 
         // One of the two from the queue: its order after depends on it, so it stops there.
         let mut queued = replay(&[
@@ -534,7 +658,7 @@ mod tests {
             (1_500, "q", Fair),
         ]);
         assert_eq!(
-            compare(&server, &mut queued, 250, &|_| None),
+            compare(&server, &mut queued, 250, &unseen()),
             Parting::Swapped {
                 at: 1,
                 at_ms: 419,
@@ -561,17 +685,61 @@ mod tests {
             at_ms: 19_174,
             swapped: 0,
         };
-        assert_eq!(compare(&server, &mut simulator.clone(), 250, &arrivals), listed);
+        assert_eq!(
+            compare(&server, &mut simulator.clone(), 250, &arrived(&arrivals)),
+            listed
+        );
         // The newcomer there before the replay's admission: a different decision.
         let earlier = |a: &Admitted| if a.key == "new" { Some(19_000) } else { Some(17_064) };
         assert_eq!(
-            compare(&server, &mut simulator.clone(), 250, &earlier),
+            compare(&server, &mut simulator.clone(), 250, &arrived(&earlier)),
             Parting::Diverges(1)
         );
         // Arrived after the tolerance: a different decision too.
         assert_eq!(
-            compare(&server, &mut simulator.clone(), 0, &arrivals),
+            compare(&server, &mut simulator.clone(), 0, &arrived(&arrivals)),
             Parting::Diverges(1)
         );
+    }
+
+    /// Found re-recording the soak with bwb and cvdr at one zoekservice: the replay gave
+    /// the shared bucket's unit at 138,181 ms to a cvdr call whose caller left at 138,184
+    /// ms; the server's timer woke at 138,213 ms, found it gone and let a bwb call go.
+    #[test]
+    fn regression_a_call_leaving_within_the_servers_timer_jitter_is_a_listed_cause() {
+        use AdmitRule::Fair;
+        let server = log(&[(137_213, "a"), (138_213, "bwb"), (139_212, "next")]);
+        let simulator = replay(&[(137_181, "a", Fair), (138_181, "cvdr", Fair), (139_181, "bwb", Fair)]);
+        let gone = |a: &Admitted| (a.key == "cvdr").then_some(138_184);
+        let seen = Seen {
+            arrived: &|_| Some(100_000),
+            left: &gone,
+        };
+        assert_eq!(
+            compare(&server, &mut simulator.clone(), 250, &seen),
+            Parting::LeftInJitter {
+                at: 1,
+                at_ms: 138_181,
+                swapped: 0
+            }
+        );
+        // Left beyond the tolerance: the server would have found it there, a different
+        // decision.
+        let later = |a: &Admitted| (a.key == "cvdr").then_some(138_500);
+        let seen = Seen {
+            arrived: &|_| Some(100_000),
+            left: &later,
+        };
+        assert_eq!(
+            compare(&server, &mut simulator.clone(), 250, &seen),
+            Parting::Diverges(1)
+        );
+        // The server admitted it too, near then: not this cause.
+        let both = log(&[(137_213, "a"), (138_213, "bwb"), (138_300, "cvdr")]);
+        let seen = Seen {
+            arrived: &|_| Some(100_000),
+            left: &gone,
+        };
+        assert_eq!(compare(&both, &mut simulator.clone(), 250, &seen), Parting::Diverges(1));
     }
 }

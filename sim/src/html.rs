@@ -1,5 +1,6 @@
 //! `--report FILE.html`: one self-contained HTML page (inline SVG and CSS, no script)
-//! that shows a run the way a reader wants it, per limited platform:
+//! that shows a run the way a reader wants it, per limited upstream service (whose budget
+//! the platforms that call it share):
 //!
 //! - **lanes**: one row per session, each call a bar from its submission to its
 //!   admission (its wait) and a tick when it went; with both policies, legacy and fair
@@ -7,8 +8,8 @@
 //! - **waits**: median, p95 and max per policy, drawn as bars against the scheduler's
 //!   starvation bound (`FairScheduler::starvation_bound` for a one-unit call), which the
 //!   fair policy keeps and the legacy one does not;
-//! - **budget**: the platform's bucket over time under each policy (units left, from the
-//!   calls it accepted), against its capacity.
+//! - **budget**: the service's bucket over time under each policy (units left, from the
+//!   calls it accepted, whichever platform's), against its capacity.
 //!
 //! Every element carries a class naming what it is (`lane`, `wait`, `admit`, `bound`,
 //! `budget`, …), so the page's structure can be checked without pixels
@@ -27,9 +28,9 @@ use std::time::Duration;
 use maud::{DOCTYPE, Markup, PreEscaped, Render, html};
 
 use besluitbron_core::scheduler::{FairScheduler, SchedulerConfig};
-use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
+use besluitbron_core::{Instant, LimitConfig, ServiceId, Units};
 
-use crate::engine::{PlatformOutcome, RunOutcome, TEXT_OP};
+use crate::engine::{RunOutcome, ServiceOutcome};
 
 /// Session rows drawn per lane chart.
 pub const MAX_ROWS: usize = 40;
@@ -93,8 +94,8 @@ pub fn render_report(title: &str, runs: &[&RunOutcome]) -> String {
                      next calls together fit in the platform's budget and no Retry-After runs; the \
                      simulator checks every fair wait under those conditions against it."
                 }
-                @for (id, lane) in stations(runs) {
-                    (station(runs, id, lane, &policies, end))
+                @for id in stations(runs) {
+                    (station(runs, id, &policies, end))
                 }
             }
         }
@@ -103,27 +104,22 @@ pub fn render_report(title: &str, runs: &[&RunOutcome]) -> String {
 }
 
 /// One limited station's section: lanes per policy, the waits as a table and a chart, and
-/// the platform's budget.
-fn station(
-    runs: &[&RunOutcome],
-    id: PlatformId,
-    lane: Option<&'static str>,
-    policies: &[&str],
-    end: Instant,
-) -> Markup {
-    let name = match lane {
-        Some(l) => format!("{} ({l})", id.display_name()),
-        None => id.display_name().to_owned(),
-    };
-    let outcomes: Vec<&PlatformOutcome> = runs
+/// the service's budget.
+fn station(runs: &[&RunOutcome], id: ServiceId, policies: &[&str], end: Instant) -> Markup {
+    let outcomes: Vec<&ServiceOutcome> = runs
         .iter()
-        .filter_map(|r| r.platforms.iter().find(|p| p.id == id && p.lane == lane))
+        .filter_map(|r| r.services.iter().find(|p| p.id == id))
         .collect();
+    let platforms: Vec<&str> = outcomes
+        .first()
+        .map(|o| o.platforms.iter().map(|p| p.display_name()).collect())
+        .unwrap_or_default();
+    let name = format!("{} — {}", id.display_name(), platforms.join(", "));
     let local_limit = outcomes.iter().find_map(|p| p.local_limit.or(p.limit));
     let bound = local_limit.and_then(starvation_bound);
     let limit = outcomes.iter().find_map(|p| p.limit);
     html! {
-        section.platform id=(station_id(id, lane)) {
+        section.platform id=(id.as_str()) {
             h2 { (name) }
             @if let (Some(l), Some(b)) = (local_limit, bound) {
                 p {
@@ -135,20 +131,20 @@ fn station(
                 @for run in runs {
                     figure {
                         figcaption { (run.policy.as_str()) " policy" }
-                        (lanes_svg(run, id, lane, end, bound))
+                        (lanes_svg(run, id, end, bound))
                     }
                 }
             }
-            (waits_table(runs, id, lane, bound))
+            (waits_table(runs, id, bound))
             div.side-by-side {
                 figure {
                     figcaption { "Waits per policy: of the calls, and a session's longest wait for its turn" }
-                    (waits_svg(runs, id, lane, bound))
+                    (waits_svg(runs, id, bound))
                 }
                 @if let Some(l) = limit {
                     figure {
-                        figcaption { "The platform's budget: units left over time (" (policies.join(" and ")) ")" }
-                        (budget_svg(runs, id, lane, l, end))
+                        figcaption { "The service's budget: units left over time (" (policies.join(" and ")) ")" }
+                        (budget_svg(runs, id, l, end))
                     }
                 }
             }
@@ -166,30 +162,17 @@ svg text{font:11px system-ui,sans-serif;fill:#333}.wait{stroke:#e08a00;stroke-wi
 .bar.legacy{fill:#e08a00}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;\
 padding:2px 8px;text-align:right}.note{fill:#666}";
 
-/// The limited stations (platform, lane) that any run used, in the runs' order of
-/// platforms (the workload's), a text host right after its platform.
-fn stations(runs: &[&RunOutcome]) -> Vec<(PlatformId, Option<&'static str>)> {
-    let mut order: Vec<PlatformId> = Vec::new();
-    let mut out: Vec<(PlatformId, Option<&'static str>)> = Vec::new();
+/// The limited services that any run used, in the runs' order of services.
+fn stations(runs: &[&RunOutcome]) -> Vec<ServiceId> {
+    let mut out: Vec<ServiceId> = Vec::new();
     for r in runs {
-        for p in &r.platforms {
-            if !order.contains(&p.id) {
-                order.push(p.id);
-            }
-            if p.local_limit.is_some() && !out.contains(&(p.id, p.lane)) {
-                out.push((p.id, p.lane));
+        for s in &r.services {
+            if s.local_limit.is_some() && !out.contains(&s.id) {
+                out.push(s.id);
             }
         }
     }
-    out.sort_by_key(|&(id, lane)| (order.iter().position(|&p| p == id), lane));
     out
-}
-
-fn station_id(id: PlatformId, lane: Option<&str>) -> String {
-    match lane {
-        Some(l) => format!("{id}-{l}"),
-        None => id.to_string(),
-    }
 }
 
 /// The core's starvation bound for a one-unit call at a lane keeping `limit`.
@@ -198,11 +181,9 @@ fn starvation_bound(limit: LimitConfig) -> Option<Duration> {
     Some(scheduler.starvation_bound(Units::ONE))
 }
 
-/// Whether a call of `run` was counted at this station.
-fn at_station(run: &RunOutcome, call: usize, id: PlatformId, lane: Option<&str>) -> bool {
-    let c = &run.calls[call];
-    let text = c.op.as_deref() == Some(TEXT_OP) && run.platforms.iter().any(|p| p.id == id && p.lane == Some("text"));
-    c.platform == id && (lane == Some("text")) == text
+/// Whether a call of `run` was counted at service `id`.
+fn at_station(run: &RunOutcome, call: usize, id: ServiceId) -> bool {
+    run.service_of(&run.calls[call]) == Some(id)
 }
 
 /// One call admitted at a station.
@@ -218,9 +199,9 @@ struct Admitted {
 }
 
 /// The calls admitted at the station, in admission order.
-fn admitted(run: &RunOutcome, id: PlatformId, lane: Option<&str>) -> Vec<Admitted> {
+fn admitted(run: &RunOutcome, id: ServiceId) -> Vec<Admitted> {
     let mut calls: Vec<Admitted> = (0..run.calls.len())
-        .filter(|&i| at_station(run, i, id, lane))
+        .filter(|&i| at_station(run, i, id))
         .filter_map(|i| {
             let c = &run.calls[i];
             c.admitted_at.map(|a| Admitted {
@@ -246,8 +227,8 @@ fn x_of(at: Instant, end: Instant) -> f64 {
     LEFT + at.as_nanos() as f64 / end.as_nanos().max(1) as f64 * WIDTH
 }
 
-fn lanes_svg(run: &RunOutcome, id: PlatformId, lane: Option<&str>, end: Instant, bound: Option<Duration>) -> Markup {
-    let calls = admitted(run, id, lane);
+fn lanes_svg(run: &RunOutcome, id: ServiceId, end: Instant, bound: Option<Duration>) -> Markup {
+    let calls = admitted(run, id);
     // Rows: the sessions that waited longest first (ties: by name), at most MAX_ROWS.
     let mut longest: BTreeMap<u32, Duration> = BTreeMap::new();
     for c in &calls {
@@ -305,8 +286,8 @@ fn lanes_svg(run: &RunOutcome, id: PlatformId, lane: Option<&str>, end: Instant,
 
 /// Waits in milliseconds of the calls admitted at the station, sorted: from each call's
 /// submission, and from its session's turn.
-fn waits(run: &RunOutcome, id: PlatformId, lane: Option<&str>) -> (Vec<u64>, Vec<u64>) {
-    let calls = admitted(run, id, lane);
+fn waits(run: &RunOutcome, id: ServiceId) -> (Vec<u64>, Vec<u64>) {
+    let calls = admitted(run, id);
     let ms = |from: Instant, to: Instant| to.saturating_since(from).as_millis() as u64;
     let mut call: Vec<u64> = calls.iter().map(|c| ms(c.submitted, c.admitted)).collect();
     let mut turn: Vec<u64> = calls.iter().map(|c| ms(c.turn, c.admitted)).collect();
@@ -325,7 +306,7 @@ fn summary(w: &[u64]) -> Option<(u64, u64, u64)> {
     Some((rank(0.5), rank(0.95), w[n - 1]))
 }
 
-fn waits_table(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: Option<Duration>) -> Markup {
+fn waits_table(runs: &[&RunOutcome], id: ServiceId, bound: Option<Duration>) -> Markup {
     html! {
         table.waits {
             tr {
@@ -333,7 +314,7 @@ fn waits_table(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: 
                 th { "longest wait for a turn" } th { "turns over the bound" }
             }
             @for r in runs {
-                @let (w, turns) = waits(r, id, lane);
+                @let (w, turns) = waits(r, id);
                 @let longest_turn = turns.last().copied().unwrap_or(0);
                 @let over = bound.map_or(0, |b| turns.iter().filter(|&&x| x > b.as_millis() as u64).count());
                 @if let Some((med, p95, max)) = summary(&w) {
@@ -352,11 +333,11 @@ fn waits_table(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: 
     }
 }
 
-fn waits_svg(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: Option<Duration>) -> Markup {
+fn waits_svg(runs: &[&RunOutcome], id: ServiceId, bound: Option<Duration>) -> Markup {
     let stats: Vec<(&str, (u64, u64, u64), u64)> = runs
         .iter()
         .filter_map(|r| {
-            let (calls, turns) = waits(r, id, lane);
+            let (calls, turns) = waits(r, id);
             summary(&calls).map(|s| (r.policy.as_str(), s, turns.last().copied().unwrap_or(0)))
         })
         .collect();
@@ -402,7 +383,7 @@ fn waits_svg(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, bound: Op
 
 /// The platform's bucket over time under each policy: what it accepted, replayed through
 /// a bucket of its limit (full at the start), sampled at every acceptance.
-fn budget_svg(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, limit: LimitConfig, end: Instant) -> Markup {
+fn budget_svg(runs: &[&RunOutcome], id: ServiceId, limit: LimitConfig, end: Instant) -> Markup {
     let height = 160.0;
     let (top, bottom) = (15.0, height - 25.0);
     let c = limit.capacity.as_milli() as f64;
@@ -412,7 +393,7 @@ fn budget_svg(runs: &[&RunOutcome], id: PlatformId, lane: Option<&str>, limit: L
         .iter()
         .map(|r| {
             let mut charges: Vec<(Instant, f64)> = (0..r.calls.len())
-                .filter(|&i| at_station(r, i, id, lane))
+                .filter(|&i| at_station(r, i, id))
                 .filter_map(|i| {
                     let call = &r.calls[i];
                     call.admitted_at.map(|a| (a, call.charged.as_milli() as f64))

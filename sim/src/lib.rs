@@ -1,28 +1,32 @@
 //! `besluitbron-sim`: BesluitBron's discrete-event simulator.
 //!
-//! It owns virtual time, workloads, simulated platforms and faults, and drives the
-//! *same* core types as the server: the fair policy is the server's platform path
+//! It owns virtual time, workloads, simulated upstream services and faults, and drives
+//! the *same* core types as the server: the fair policy is the server's path
 //! (`besluitbron_core::path::PlatformPath` inside `besluitbron_core::path::Shell`)
-//! itself. The legacy policy (BesluitBron ≤ 1.4.5) is a model that lives only here, so
+//! itself, one per budget group (`besluitbron_core::budget_groups`: platforms that call
+//! one service share its budget), a lane per service. The legacy policy (BesluitBron ≤ 1.4.5) is a model that lives only here, so
 //! the headline measurement of R-L9 can be repeated at will.
 //!
 //! Code map:
 //! - [`scenario`]: the scenario (TOML) and trace (JSON Lines, with follow-up calls)
-//!   formats → a [`Workload`].
+//!   formats → a [`Workload`]; the services its platforms call
+//!   ([`scenario::RunServices`]).
 //! - [`engine`]: the event loop over virtual time; [`run`] is the entry point (every
 //!   call's record kept), [`run_with`] keeps only what it is told besides the aggregates.
 //! - [`aggregate`]: outcomes aggregated as a run goes (per session, for the run, per
-//!   scope), from which the report, the checks' figures and the capacity answer come.
+//!   service and per platform), from which the report, the checks' figures and the
+//!   capacity answer come.
 //! - [`call_record`]: one call's record, which the engine writes and the aggregates read.
 //! - [`plan`]: a capacity question (a traffic model) answered from a run's aggregates.
 //! - [`policy`]: the fair scheduler's gate and the legacy model.
-//! - [`platform`]: simulated platforms that enforce their own limit.
+//! - [`platform`]: simulated services that enforce their own limit, and the hosts'
+//!   latency; [`group_buffer`]: a budget group's buffers, one per platform.
 //! - [`check`]: invariants asserted after every event.
 //! - [`fidelity`]: a recorded trace's admissions against its replay's.
-//! - [`cluster`]: several replicas, one owner per platform (the core's lease rules and
+//! - [`cluster`]: several replicas, one owner per budget group (the core's lease rules and
 //!   shell), a load balancer or scripted calls, a lease engine with faults; its own
 //!   checker.
-//! - [`replicas`]: a trace's calls per limited platform behind one replica and behind N
+//! - [`replicas`]: a trace's calls per limited service behind one replica and behind N
 //!   (`replay --replicas`), on [`cluster`].
 //! - [`report`], [`plot`], [`trace`]: what a run prints; [`html`]: the page a reader
 //!   would rather look at (`--report`).
@@ -45,6 +49,7 @@ pub mod cluster;
 pub mod dense;
 pub mod engine;
 pub mod fidelity;
+pub mod group_buffer;
 pub mod html;
 pub mod ids;
 pub mod plan;

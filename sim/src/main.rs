@@ -41,9 +41,10 @@ enum Command {
         /// The trace.
         #[arg(value_name = "TRACE")]
         trace_file: PathBuf,
-        /// What if N replicas had served the trace: after the report, per limited platform,
-        /// its calls behind one replica and behind N in the cluster simulator (leases,
-        /// forwards, the owner's path; the platforms' latency model), side by side.
+        /// What if N replicas had served the trace: after the report, per limited service,
+        /// the calls that reached it (of every platform that calls it) behind one replica
+        /// and behind N in the cluster simulator (one lease per budget group, forwards, the
+        /// owner's path; the platforms' latency model), side by side.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
         replicas: Option<u16>,
         #[command(flatten)]
@@ -51,10 +52,11 @@ enum Command {
     },
     /// Answer a capacity question: a traffic model (sessions per day, rounds and calls per
     /// session, the platform mix, replicas; sim/plans/*.toml) runs under the fair policy,
-    /// and the answer gives, per platform and per limit kept there, the waits for a turn
-    /// (p50, p99, max) and the share of the time at the limit. Not modelled: BesluitBron's
-    /// own CPU and memory, the network (between replicas, and to the platforms beyond each
-    /// platform's latency model), a replica's handover, buffer hits, client limits.
+    /// and the answer gives, per upstream service (each limit kept, shared by the platforms
+    /// that call it) and per platform, the waits for a turn (p50, p99, max) and the share
+    /// of the time at the limit. Not modelled: BesluitBron's own CPU and memory, the
+    /// network (between replicas, and to the services beyond each platform's latency
+    /// model), a replica's handover, buffer hits, client limits.
     Plan {
         /// The traffic model.
         model: PathBuf,
@@ -70,7 +72,8 @@ enum Command {
     },
     /// List the canonical scenarios with their descriptions.
     List,
-    /// Run a cluster scenario (sim/scenarios/cluster/*.toml): replicas, a lease engine,
+    /// Run a cluster scenario (sim/scenarios/cluster/*.toml): replicas serving one budget
+    /// group (a platform, and those sharing its service) under one lease, a lease engine,
     /// faults; prints the report. Exits 1 when an invariant broke or the lease settings
     /// cannot work.
     Cluster {
@@ -140,7 +143,7 @@ enum PolicyArg {
 
 #[derive(Args)]
 struct Flags {
-    /// The policy at the limited platforms.
+    /// The policy at the limited services.
     #[arg(long, value_enum, default_value = "fair")]
     policy: PolicyArg,
     /// The root seed (default: the scenario's, 1 for traces).
@@ -155,31 +158,37 @@ struct Flags {
     /// Write an SVG plot of every session's waits to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
-    /// Write one self-contained HTML page to FILE: per limited platform, each session's
+    /// Write one self-contained HTML page to FILE: per limited service, each session's
     /// calls over time (policies side by side), the waits against the starvation bound,
-    /// and the platform's budget over time.
+    /// and the service's budget over time.
     #[arg(long, value_name = "FILE.html")]
     report: Option<PathBuf>,
     /// For a trace the server recorded: check that the fair replay admits what the server
-    /// admitted, per limited platform in the same order, each within MS milliseconds;
-    /// exit 1 and print both timelines when it does not.
+    /// admitted, per limited service (whichever platforms spent its budget) in the same
+    /// order, each within MS milliseconds; exit 1 and print both timelines when it does not.
     #[arg(long, value_name = "MS")]
     fidelity_ms: Option<u64>,
     /// Print the one-line-per-event trace before the report.
     #[arg(long)]
     trace: bool,
-    /// What if a platform had another limit: PLATFORM=C/W (`obv=30/60s`; `ob/text=5/30s`
-    /// for a text host). The platform enforces it and BesluitBron keeps it. Repeatable.
-    #[arg(long = "limit", value_name = "PLATFORM=C/W")]
+    /// What if a service had another limit: SERVICE=C/W (`koop-zoekservice=15/30s`), or
+    /// PLATFORM=C/W for a platform's first service (`obv=30/60s`; `ob/text=5/30s` for its
+    /// text service). The service enforces it and BesluitBron keeps it. Repeatable.
+    #[arg(long = "limit", value_name = "SERVICE=C/W")]
     limits: Vec<LimitOverride>,
-    /// Platform answers of a recorded trace: `recorded` (its latencies and outcomes,
-    /// the default) or `model` (the platforms' latency model, every answer a success).
+    /// Answers of a recorded trace: `recorded` (its latencies and outcomes, the default)
+    /// or `model` (the platforms' latency model, every answer a success).
     #[arg(long, value_enum, default_value = "recorded")]
     latency: LatencyArg,
     /// A recorded trace: the server's `MarginSecs` (the part of each limit's burst it held
     /// back), when it was not the default 1 s.
     #[arg(long, value_name = "SECONDS")]
     margin_secs: Option<f64>,
+    /// A recorded trace: the server's platform `TimeoutMs`, when it was not the default
+    /// 15,000 ms (its paths try a flight again only within three times that of its first
+    /// attempt, and so does the replay).
+    #[arg(long, value_name = "MS")]
+    timeout_ms: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -274,7 +283,7 @@ fn execute(cli: Cli) -> Result<ExitCode> {
                 .file_stem()
                 .map_or_else(|| scenario.display().to_string(), |s| s.to_string_lossy().into_owned());
             let mut workload = parsed.workload(seed);
-            what_if(&mut workload, &flags);
+            what_if(&mut workload, &flags)?;
             simulate(&name, "run", &scenario, &workload, seed, &flags)
         }
         Command::Replay {
@@ -283,7 +292,7 @@ fn execute(cli: Cli) -> Result<ExitCode> {
             flags,
         } => {
             let mut workload = load_trace(&trace)?;
-            what_if(&mut workload, &flags);
+            what_if(&mut workload, &flags)?;
             let seed = flags.seed.unwrap_or(1);
             let name = trace
                 .file_name()
@@ -302,9 +311,9 @@ fn execute(cli: Cli) -> Result<ExitCode> {
 }
 
 /// The what-if flags: other limits, the latency model instead of the recording.
-fn what_if(workload: &mut Workload, flags: &Flags) {
+fn what_if(workload: &mut Workload, flags: &Flags) -> Result<()> {
     for &limit in &flags.limits {
-        workload.set_limit(limit);
+        workload.set_limit(limit).map_err(anyhow::Error::msg)?;
     }
     if flags.latency == LatencyArg::Model {
         workload.forget_recorded_answers();
@@ -312,23 +321,27 @@ fn what_if(workload: &mut Workload, flags: &Flags) {
     if let (Some(secs), Some(r)) = (flags.margin_secs, workload.recorded.as_mut()) {
         r.margin = std::time::Duration::from_secs_f64(secs.clamp(0.0, 3_600.0));
     }
+    if let (Some(ms), Some(r)) = (flags.timeout_ms, workload.recorded.as_mut()) {
+        r.timeout = std::time::Duration::from_millis(ms.clamp(1, 3_600_000));
+    }
+    Ok(())
 }
 
-/// `replay --replicas N`: each limited platform's calls behind one and behind N replicas.
+/// `replay --replicas N`: each limited service's calls behind one and behind N replicas.
 fn replicas_what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
         "\nwhat if {replicas} replicas (cluster simulator, seed {seed}: lease TTL {} s, sessions spread by a hash, \
-         forwards {} ms each way; each platform with its own limit, latency model and buffer policy, every \
-         answer a success, one unit a call):",
+         forwards {} ms each way; each service with its own limit and one lease for the platforms that call \
+         it, each platform with its buffer policy, every answer a success, one unit a call):",
         besluitbron_sim::replicas::LEASE_TTL_MS / 1_000,
         besluitbron_sim::replicas::FORWARD_MS,
     )?;
     match besluitbron_sim::replicas::what_if(workload, replicas, seed) {
         Ok(results) => {
             if results.is_empty() {
-                writeln!(out, "no limited platform was called in this trace")?;
+                writeln!(out, "no limited service was called in this trace")?;
             }
             for r in results {
                 write!(out, "{r}")?;

@@ -1,31 +1,37 @@
-//! Simulated platforms: they enforce their own limit, as the real ones do, and count
-//! every call that the real platform would have refused.
+//! Simulated upstream services: they enforce their own limit, as the real ones do, and
+//! count every call that the real service would have refused; and the hosts' answer
+//! times ([`Host`]: a platform's calls at one of its services).
 //!
-//! A platform counts a call at the instant it is sent (latency is the time until the
-//! answer comes back, not a delay before the platform counts it). A call that finds no
-//! room is answered 429 with a Retry-After in whole seconds and costs nothing; so is
-//! every call during a throttled period (a fault: the platform shedding load for
-//! reasons of its own). A call costing more than C is charged C (R-L5).
+//! A service counts a call at the instant it is sent (latency is the time until the
+//! answer comes back, not a delay before the service counts it), whichever platform's it
+//! is: platforms that call one service spend one budget there. A call that finds no room
+//! is answered 429 with a Retry-After in whole seconds and costs nothing; so is every
+//! call during a throttled period (a fault: the service shedding load for reasons of its
+//! own). A call costing more than C is charged C (R-L5).
 //!
 //! The token-bucket model is the core's exact GCRA bucket
 //! (`besluitbron_core::scheduler::Bucket`), the one the fake OpenBesluitvorming uses too:
 //! a client whose own bucket is the same arithmetic never sees a 429 from rounding. A
-//! platform that sends `RateLimit-*` headers (as the scenario says; by default
-//! OpenBesluitvorming alone) reports, with each answer, the whole units left and the
-//! seconds until its bucket is full, as the fake does.
+//! service that sends `RateLimit-*` headers (as the scenario says; by default
+//! OpenBesluitvorming's alone) reports, with each answer, the whole units left and the
+//! seconds until its bucket is full, as the fake does. How long an answer takes is the
+//! calling platform's ([`Host`]): the Basiswettenbestand's and the local regulations'
+//! searches may take their own time at the one zoekservice.
 //!
 //! Invariants: units in any window are tracked exactly for the report, as calls come (the
-//! platform keeps the calls of its last window, never every call).
+//! service keeps the calls of its last window, never every call); a host draws a latency
+//! only for a call its service accepted, so a service of one platform draws exactly what
+//! that platform's host always drew.
 //!
 //! What this module does not do: decide when calls go (that is the policy's job), or
-//! know what a platform is like apart from what it is given: its limit, model, latency,
-//! faults and headers come from the scenario.
+//! know what a service is like apart from what it is given: its limit, model, faults and
+//! headers come from the scenario, its hosts' latency from the platforms.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use besluitbron_core::scheduler::Bucket;
-use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
+use besluitbron_core::{Instant, LimitConfig, ServiceId, Units};
 use rand::RngExt;
 
 use crate::rng::SimRng;
@@ -40,7 +46,17 @@ pub enum Refusal {
     Throttled,
 }
 
-/// A platform's answer to a call.
+impl Refusal {
+    /// `over-limit` or `throttled`, as the trace writes it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Refusal::OverLimit => "over-limit",
+            Refusal::Throttled => "throttled",
+        }
+    }
+}
+
+/// A service's answer to a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Answer {
     /// Accepted; the answer arrives after `latency`.
@@ -59,7 +75,7 @@ pub enum Answer {
     },
 }
 
-/// Counters of one platform.
+/// Counters of one service.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlatformCounters {
     /// Calls accepted.
@@ -68,6 +84,11 @@ pub struct PlatformCounters {
     pub accepted_units: Units,
     /// 429s because the call did not fit the limit.
     pub over_limit: u64,
+    /// Of the calls that did not fit, those within one window of a restart of the server's
+    /// process (a recording's): its new process starts with a full bucket while the
+    /// service's still holds what the old one spent, which no scheduler can know. Counted
+    /// here, not in `over_limit`.
+    pub after_restart: u64,
     /// 429s during a throttled period.
     pub throttled: u64,
     /// Recorded successes this model's limit would have refused: the real platform let
@@ -76,18 +97,53 @@ pub struct PlatformCounters {
     pub beyond_model: u64,
 }
 
-/// One simulated platform.
+/// How long one platform's calls at one service take to answer: its latency model and the
+/// stream it draws from.
 #[derive(Debug)]
-pub struct SimPlatform {
-    /// Which platform.
-    pub id: PlatformId,
-    /// The enforced limit, `None` when the platform enforces none.
+pub struct Host {
+    latency: LatencySpec,
+    rng: SimRng,
+}
+
+impl Host {
+    /// A host answering after `latency`, drawn from `rng`.
+    pub fn new(latency: LatencySpec, rng: SimRng) -> Host {
+        Host { latency, rng }
+    }
+
+    /// The next answer's latency.
+    fn draw(&mut self) -> Duration {
+        let ms = match self.latency {
+            LatencySpec::Fixed { ms } => return Duration::from_millis(ms),
+            LatencySpec::Uniform { min_ms, max_ms } => {
+                return Duration::from_millis(self.rng.random_range(min_ms..=max_ms));
+            }
+            LatencySpec::Lognormal {
+                median_ms,
+                sigma,
+                max_ms,
+            } => {
+                // Box–Muller: one standard normal from two uniforms in (0, 1].
+                let u1: f64 = 1.0 - self.rng.random::<f64>();
+                let u2: f64 = self.rng.random::<f64>();
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                (median_ms as f64 * (sigma * z).exp()).min(max_ms as f64)
+            }
+        };
+        Duration::from_micros((ms * 1000.0).round() as u64)
+    }
+}
+
+/// One simulated upstream service.
+#[derive(Debug)]
+pub struct SimService {
+    /// Which service.
+    pub id: ServiceId,
+    /// The enforced limit, `None` when the service enforces none.
     pub limit: Option<LimitConfig>,
     /// How it is enforced.
     pub model: LimitModel,
-    latency: LatencySpec,
     throttle: Vec<ThrottleSpec>,
-    rng: SimRng,
     /// The token bucket (token-bucket model with a limit).
     bucket: Option<Bucket>,
     /// Whether answers carry `RateLimit-Remaining` and `RateLimit-Reset`.
@@ -101,27 +157,25 @@ pub struct SimPlatform {
     last_window_units: Units,
     /// The most units accepted within any interval of length W so far.
     max_in_window: Units,
+    /// Until when a refusal as over the limit is a restart's ([`SimService::restarted`]).
+    restart_debt_until: Option<Instant>,
     /// The counters.
     pub counters: PlatformCounters,
 }
 
-impl SimPlatform {
-    /// A platform with the given limit, model, latency and faults; `rng` draws latencies.
+impl SimService {
+    /// A service with the given limit, model and faults.
     pub fn new(
-        id: PlatformId,
+        id: ServiceId,
         limit: Option<LimitConfig>,
         model: LimitModel,
-        latency: LatencySpec,
         throttle: Vec<ThrottleSpec>,
-        rng: SimRng,
-    ) -> SimPlatform {
-        SimPlatform {
+    ) -> SimService {
+        SimService {
             id,
             limit,
             model,
-            latency,
             throttle,
-            rng,
             bucket: limit.filter(|_| model == LimitModel::TokenBucket).map(Bucket::new),
             rate_limit_headers: false,
             recent: VecDeque::new(),
@@ -129,12 +183,14 @@ impl SimPlatform {
             last_window: VecDeque::new(),
             last_window_units: Units::ZERO,
             max_in_window: Units::ZERO,
+            restart_debt_until: None,
             counters: PlatformCounters::default(),
         }
     }
 
-    /// Receives a call of `cost` units at `now`.
-    pub fn receive(&mut self, now: Instant, cost: Units) -> Answer {
+    /// Receives a call of `cost` units at `now` from `host`, whose latency an accepted
+    /// call's answer takes.
+    pub fn receive(&mut self, now: Instant, cost: Units, host: &mut Host) -> Answer {
         if let Some(t) = self.throttle.iter().find(|t| {
             let n = now.as_millis();
             t.from_ms <= n && n < t.to_ms
@@ -151,7 +207,11 @@ impl SimPlatform {
             None => cost,
         };
         if let Some(wait_ns) = self.room_wait_ns(now, charged) {
-            self.counters.over_limit += 1;
+            if self.in_restart_debt(now) {
+                self.counters.after_restart += 1;
+            } else {
+                self.counters.over_limit += 1;
+            }
             return Answer::TooMany {
                 refusal: Refusal::OverLimit,
                 retry_after: whole_seconds_up(wait_ns),
@@ -169,17 +229,23 @@ impl SimPlatform {
             _ => None,
         };
         Answer::Ok {
-            latency: self.draw_latency(),
+            latency: host.draw(),
             remaining,
         }
     }
 
     /// Receives a call whose answer a recording gives: a recorded refusal is the
     /// platform's own (as a throttled period: charged nothing, Retry-After in whole
-    /// seconds, at least one); a recorded success is charged as [`SimPlatform::receive`]
+    /// seconds, at least one); a recorded success is charged as [`SimService::receive`]
     /// charges and answered after the recorded latency, also where this model's limit
     /// would have refused it ([`PlatformCounters::beyond_model`]).
-    pub fn receive_recorded(&mut self, now: Instant, cost: Units, recorded: &RecordedAttempt) -> Answer {
+    pub fn receive_recorded(
+        &mut self,
+        now: Instant,
+        cost: Units,
+        host: &mut Host,
+        recorded: &RecordedAttempt,
+    ) -> Answer {
         if recorded.outcome == AttemptOutcome::RateLimited {
             self.counters.throttled += 1;
             let ms = recorded.retry_after_ms.unwrap_or(1000).max(1);
@@ -188,13 +254,17 @@ impl SimPlatform {
                 retry_after: whole_seconds_up(ms.saturating_mul(1_000_000)),
             };
         }
-        let answer = match self.receive(now, cost) {
+        let answer = match self.receive(now, cost, host) {
             // A recorded success is one: the platform's own limit let it through.
             Answer::TooMany {
                 refusal: Refusal::OverLimit,
                 ..
             } => {
-                self.counters.over_limit -= 1;
+                if self.in_restart_debt(now) {
+                    self.counters.after_restart -= 1;
+                } else {
+                    self.counters.over_limit -= 1;
+                }
                 self.counters.beyond_model += 1;
                 let charged = self.limit.map_or(cost, |l| cost.min(l.capacity));
                 self.take(now, charged);
@@ -226,11 +296,24 @@ impl SimPlatform {
     }
 
     /// Makes answers carry `RateLimit-Remaining` and `RateLimit-Reset` (token-bucket
-    /// platforms only); which platforms do is the scenario's to say
-    /// ([`PlatformSpec::states_its_budget`](crate::scenario::PlatformSpec::states_its_budget)).
-    pub fn with_rate_limit_headers(mut self, on: bool) -> SimPlatform {
+    /// services only); which services do is the scenario's to say
+    /// ([`RunService::states_its_budget`](crate::scenario::RunService::states_its_budget)).
+    pub fn with_rate_limit_headers(mut self, on: bool) -> SimService {
         self.rate_limit_headers = on;
         self
+    }
+
+    /// The server's process restarted at `now` (a recording says so): for one window its new
+    /// bucket may promise what this service no longer has, so a call refused as over the
+    /// limit meanwhile is counted as the restart's ([`PlatformCounters::after_restart`]).
+    pub fn restarted(&mut self, now: Instant) {
+        if let Some(limit) = self.limit {
+            self.restart_debt_until = Some(now + limit.window);
+        }
+    }
+
+    fn in_restart_debt(&self, now: Instant) -> bool {
+        self.restart_debt_until.is_some_and(|until| now < until)
     }
 
     /// `None` when `charged` fits at `now`, else the time until it would.
@@ -297,27 +380,6 @@ impl SimPlatform {
         }
     }
 
-    fn draw_latency(&mut self) -> Duration {
-        let ms = match self.latency {
-            LatencySpec::Fixed { ms } => return Duration::from_millis(ms),
-            LatencySpec::Uniform { min_ms, max_ms } => {
-                return Duration::from_millis(self.rng.random_range(min_ms..=max_ms));
-            }
-            LatencySpec::Lognormal {
-                median_ms,
-                sigma,
-                max_ms,
-            } => {
-                // Box–Muller: one standard normal from two uniforms in (0, 1].
-                let u1: f64 = 1.0 - self.rng.random::<f64>();
-                let u2: f64 = self.rng.random::<f64>();
-                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                (median_ms as f64 * (sigma * z).exp()).min(max_ms as f64)
-            }
-        };
-        Duration::from_micros((ms * 1000.0).round() as u64)
-    }
-
     /// An accepted call of `charged` units at `now`: the largest-window figure moves.
     fn note_accepted(&mut self, now: Instant, charged: Units) {
         let Some(limit) = self.limit else { return };
@@ -335,7 +397,7 @@ impl SimPlatform {
     }
 
     /// The most units accepted within any interval of the enforced window's length
-    /// (sliding), zero for a platform without a limit: kept as calls come, so no list of
+    /// (sliding), zero for a service without a limit: kept as calls come, so no list of
     /// accepted calls is kept.
     pub fn max_units_in_window(&self) -> Units {
         self.max_in_window
@@ -357,19 +419,21 @@ mod tests {
     use super::*;
     use crate::rng::{Component, sim_rng};
 
-    fn platform(model: LimitModel) -> SimPlatform {
-        SimPlatform::new(
-            crate::ids::platform("obv").unwrap(),
+    fn platform(model: LimitModel) -> SimService {
+        SimService::new(
+            crate::ids::service("obv").unwrap(),
             Some(LimitConfig::new(Units::whole(2), Duration::from_secs(2))),
             model,
-            LatencySpec::Fixed { ms: 10 },
             Vec::new(),
-            sim_rng(1, Component::Latency(1)),
         )
     }
 
-    fn accepted(p: &mut SimPlatform, ms: u64) -> bool {
-        matches!(p.receive(Instant::from_millis(ms), Units::ONE), Answer::Ok { .. })
+    fn accepted(p: &mut SimService, ms: u64) -> bool {
+        let mut host = Host::new(LatencySpec::Fixed { ms: 10 }, sim_rng(1, Component::Latency(1)));
+        matches!(
+            p.receive(Instant::from_millis(ms), Units::ONE, &mut host),
+            Answer::Ok { .. }
+        )
     }
 
     #[test]

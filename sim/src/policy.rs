@@ -25,7 +25,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-use besluitbron_core::{Instant, LimitConfig, PlatformId, SessionKey, Units};
+use besluitbron_core::{Instant, LimitConfig, ServiceId, SessionKey, Units};
 use rand::RngExt;
 
 use crate::rng::SimRng;
@@ -73,7 +73,7 @@ pub enum GateEvent {
     },
 }
 
-/// One platform's legacy policy.
+/// One upstream service's legacy policy (a gate per service: its platforms share it).
 #[derive(Debug)]
 pub enum Gate {
     /// The ≤ 1.4.5 model.
@@ -158,7 +158,7 @@ impl Gate {
 /// the platform's `Retry-After` still runs.
 #[derive(Debug)]
 pub struct OpenGate {
-    platform: PlatformId,
+    platform: ServiceId,
     blocked_until: Instant,
     /// Calls waiting out the `Retry-After`, in the order they came.
     waiting: VecDeque<Sleeper>,
@@ -166,7 +166,7 @@ pub struct OpenGate {
 
 impl OpenGate {
     /// Nothing waiting, nothing blocked.
-    pub fn new(platform: PlatformId) -> OpenGate {
+    pub fn new(platform: ServiceId) -> OpenGate {
         OpenGate {
             platform,
             blocked_until: Instant::ZERO,
@@ -236,7 +236,7 @@ struct Sleeper {
 /// The BesluitBron ≤ 1.4.5 model: a local bucket and sleeping callers, no queue.
 #[derive(Debug)]
 pub struct LegacyGate {
-    platform: PlatformId,
+    platform: ServiceId,
     limit: LimitConfig,
     window_ns: u64,
     /// GCRA form of the local bucket: when it is full again, in ns.
@@ -254,7 +254,7 @@ pub struct LegacyGate {
 
 impl LegacyGate {
     /// A full local bucket with `limit`; `rng` decides the slip-throughs.
-    pub fn new(platform: PlatformId, limit: LimitConfig, slip_probability: f64, rng: SimRng) -> LegacyGate {
+    pub fn new(platform: ServiceId, limit: LimitConfig, slip_probability: f64, rng: SimRng) -> LegacyGate {
         LegacyGate {
             platform,
             limit,

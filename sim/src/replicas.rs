@@ -1,30 +1,31 @@
 //! A replayed trace behind several replicas: "would a third replica have helped?"
 //!
-//! Per limited platform, the trace's calls to its main limit become the scripted calls of
-//! a cluster run ([`crate::cluster`]): the same arrival instants, sessions and questions
-//! (equal keys coalesce), each call landing at the replica a load balancer hashing on the
-//! session would give it. The cluster simulator runs the replicas' leases, the owner's
-//! [`PlatformPath`](besluitbron_core::path::PlatformPath) and the forwards between
-//! replicas, and checks its invariants after every event. The same calls behind one
-//! replica, in the same model, are the baseline, so the two rows differ only in the
-//! replicas.
+//! Per limited upstream service, the trace's calls that reach it — of every platform that
+//! calls it, as the replay routes them (a platform's first service, or its second for
+//! `op = "text"`) — become the scripted calls of a cluster run ([`crate::cluster`]): one
+//! budget group behind one lease, the same arrival instants, sessions and questions
+//! (equal keys of one platform coalesce), each call landing at the replica a load
+//! balancer hashing on the session would give it. The cluster simulator runs the
+//! replicas' leases, the owner's [`PlatformPath`](besluitbron_core::path::PlatformPath)
+//! and the forwards between replicas, and checks its invariants after every event. The
+//! same calls behind one replica, in the same model, are the baseline, so the two rows
+//! differ only in the replicas.
 //!
-//! What it does not do: replay the recorded answers (the cluster simulator's platform
-//! answers by the trace's latency model, every answer a success), charge more than one
-//! unit a call, run a text host's lane, withdraw a call whose client gave up, or make a
-//! call's follow-up; the result counts each of those calls, so a reader knows. Each
-//! platform runs with its own limit, latency, buffer policy and rate-limit headers (as
-//! the workload says); every session (also `system`) is a client session. Platforms come
-//! in the workload's order ([`Workload::platforms`]).
+//! What it does not do: replay the recorded answers (the cluster simulator's service
+//! answers by the latency model of the service's first platform, every answer a
+//! success), charge more than one unit a call, withdraw a call whose client gave up, or
+//! make a call's follow-up; the result counts each of those calls, so a reader knows.
+//! Each service runs with its own limit, buffer policies and rate-limit headers (as the
+//! workload says); every session (also `system`) is a client session. Services come in
+//! the run's order ([`RunServices`]).
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
-use besluitbron_core::{LimitConfig, PlatformId, Units};
+use besluitbron_core::{LimitConfig, PlatformId, ServiceId, Units};
 
 use crate::cluster::{Balancer, CallEnd, ClusterOutcome, ClusterScenario, ScriptedCall, run_cluster};
-use crate::engine::{Enforced, TEXT_OP};
-use crate::scenario::Workload;
+use crate::scenario::{LatencySpec, RunService, RunServices, Workload};
 
 /// The server's default lease TTL (`cluster.lease_ttl_ms`).
 pub const LEASE_TTL_MS: u64 = 5_000;
@@ -35,17 +36,18 @@ const ENGINE_MS: u64 = 1;
 /// that no give-up cuts a wait short).
 const GIVE_UP_S: u64 = 3_600;
 
-/// One platform's calls behind `replicas` replicas, and behind one.
+/// One service's calls behind `replicas` replicas, and behind one.
 #[derive(Debug)]
 pub struct ReplicaWhatIf {
-    /// The platform.
-    pub platform: PlatformId,
+    /// The service.
+    pub service: ServiceId,
+    /// The service and the platforms whose calls reached it (`koop-zoekservice (bwb,
+    /// cvdr)`).
+    pub label: String,
     /// Its limit, as it enforces it and BesluitBron keeps it.
     pub limit: LimitConfig,
     /// Calls replayed.
     pub calls: usize,
-    /// Calls of its text host, left out.
-    pub text_calls: usize,
     /// Calls that asked another cost than one unit, charged one.
     pub other_cost: usize,
     /// Calls whose client gave up while they waited (in the recording): here they wait on.
@@ -56,8 +58,8 @@ pub struct ReplicaWhatIf {
     pub runs: Vec<ClusterOutcome>,
 }
 
-/// Runs each limited platform the workload calls behind one and behind `replicas`
-/// replicas, in the workload's order.
+/// Runs each limited service the workload's calls reach behind one and behind `replicas`
+/// replicas, in the run's order of services.
 pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<ReplicaWhatIf>, String> {
     if replicas == 0 {
         return Err("--replicas needs at least one replica".to_owned());
@@ -66,38 +68,36 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
         .recorded
         .as_ref()
         .map_or(1_000, |r| u64::try_from(r.margin.as_millis()).unwrap_or(u64::MAX));
+    let services = RunServices::of(workload)?;
     let mut out = Vec::new();
-    for spec in &workload.platforms {
-        let platform = spec.id;
-        let enforced = Enforced::of(spec);
-        let Some(limit) = enforced.limit else {
-            continue;
-        };
-        if !workload.open_calls.iter().any(|c| c.platform == platform) {
+    for (i, service) in services.services.iter().enumerate() {
+        let Some(limit) = service.limit else { continue };
+        let replayed = Replayed::of(workload, &services, i);
+        if replayed.calls.is_empty() {
             continue;
         }
-        let milli = limit.capacity.as_milli();
-        if milli % 1_000 != 0 || limit.window.subsec_nanos() != 0 {
+        let id = service.id;
+        if limit.capacity.as_milli() % 1_000 != 0 || limit.window.subsec_nanos() != 0 {
             return Err(format!(
-                "{platform}: --replicas needs a limit of whole units per whole seconds, not {}/{}s",
+                "{id}: --replicas needs a limit of whole units per whole seconds, not {}/{}s",
                 limit.capacity.compact(),
                 limit.window.as_secs_f64()
             ));
         }
-        let replayed = Replayed::of(workload, platform, enforced.text.is_some());
+        let label = replayed.label(id);
         let mut runs = Vec::new();
         for n in [1, replicas] {
-            let scenario = scenario(platform, &enforced, limit, &replayed.calls, n, seed, margin_ms);
-            runs.push(run_cluster(&format!("{platform}×{n}"), &scenario).map_err(|e| format!("{platform}: {e}"))?);
+            let scenario = scenario(service, limit, &replayed, &label, n, seed, margin_ms);
+            runs.push(run_cluster(&format!("{id}×{n}"), &scenario).map_err(|e| format!("{id}: {e}"))?);
             if replicas == 1 {
                 break;
             }
         }
         out.push(ReplicaWhatIf {
-            platform,
+            service: id,
+            label,
             limit,
             calls: replayed.calls.len(),
-            text_calls: replayed.text_calls,
             other_cost: replayed.other_cost,
             left: replayed.left,
             follow_ups: replayed.follow_ups,
@@ -107,42 +107,62 @@ pub fn what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<Vec<Re
     Ok(out)
 }
 
-/// One platform's calls of a trace as the cluster simulator replays them, and what it
-/// leaves out or changes, counted.
+/// One service's calls of a trace, of every platform that reaches it, as the cluster
+/// simulator replays them, and what it leaves out or changes, counted.
 struct Replayed {
-    /// (arrival in ms, session, question): equal questions share a key.
-    calls: Vec<(u64, String, u64)>,
-    text_calls: usize,
+    /// The platforms whose calls reach the service, in the run's order.
+    platforms: Vec<PlatformId>,
+    /// The latency model of the first of them (every platform's calls there answer alike
+    /// here).
+    latency: LatencySpec,
+    /// (arrival in ms, session, question, platform): equal questions of one platform
+    /// share a key.
+    calls: Vec<(u64, String, u64, PlatformId)>,
     other_cost: usize,
     left: usize,
     follow_ups: usize,
 }
 
 impl Replayed {
-    /// `platform`'s calls of `workload`; with `text_lane`, its text host's calls are left
-    /// out (counted).
-    fn of(workload: &Workload, platform: PlatformId, text_lane: bool) -> Replayed {
+    /// The calls of `workload` that reach service `i` of `services` (a platform's first
+    /// service, or its second for `op = "text"`).
+    fn of(workload: &Workload, services: &RunServices, i: usize) -> Replayed {
+        let index_of = |p: PlatformId| workload.platforms.iter().position(|s| s.id == p);
+        let reaching: Vec<_> = workload
+            .open_calls
+            .iter()
+            .filter(|c| index_of(c.platform).is_some_and(|p| services.service_of(p, c.op.as_deref()) == i))
+            .collect();
+        let platforms: Vec<PlatformId> = services.services[i]
+            .platforms
+            .iter()
+            .copied()
+            .filter(|p| reaching.iter().any(|c| c.platform == *p))
+            .collect();
+        let latency = platforms
+            .first()
+            .and_then(|first| workload.platforms.iter().find(|p| p.id == *first))
+            .map(|p| p.latency)
+            .unwrap_or_default();
         let mut r = Replayed {
+            platforms,
+            latency,
             calls: Vec::new(),
-            text_calls: 0,
             other_cost: 0,
             left: 0,
             follow_ups: 0,
         };
-        // Equal requests: one operation, one key (as the recording groups them).
-        let mut keys: BTreeMap<(Option<&str>, &str), u64> = BTreeMap::new();
+        // Equal requests: one platform, one operation, one key (as the recording groups
+        // them).
+        let mut keys: BTreeMap<(PlatformId, Option<&str>, &str), u64> = BTreeMap::new();
         let mut fresh = 0u64;
-        for c in workload.open_calls.iter().filter(|c| c.platform == platform) {
-            if text_lane && c.op.as_deref() == Some(TEXT_OP) {
-                r.text_calls += 1;
-                continue;
-            }
+        for c in &reaching {
             r.other_cost += usize::from(c.cost != Units::ONE);
             r.left += usize::from(c.leave_after.is_some());
             r.follow_ups += usize::from(c.then.is_some());
             let next = keys.len() as u64;
             let key = match &c.key {
-                Some(k) => *keys.entry((c.op.as_deref(), k.as_str())).or_insert(next),
+                Some(k) => *keys.entry((c.platform, c.op.as_deref(), k.as_str())).or_insert(next),
                 // A distinct call: a question nobody else asks.
                 None => {
                     fresh += 1;
@@ -150,25 +170,37 @@ impl Replayed {
                 }
             };
             let session = workload.sessions[c.session as usize].name.clone();
-            r.calls.push((c.at.as_millis(), session, key));
+            r.calls.push((c.at.as_millis(), session, key, c.platform));
         }
         r
     }
+
+    /// How service `id` is named in the result: its id, with the platforms whose calls
+    /// reached it where that is not only its namesake (`koop-zoekservice (bwb, cvdr)`).
+    fn label(&self, id: ServiceId) -> String {
+        if self.platforms.len() == 1 && self.platforms[0].as_str() == id.as_str() {
+            id.to_string()
+        } else {
+            let names: Vec<&str> = self.platforms.iter().map(|p| p.as_str()).collect();
+            format!("{id} ({})", names.join(", "))
+        }
+    }
 }
 
-/// The cluster scenario of `platform`'s `calls` behind `n` replicas, its limit and
-/// latency as `enforced` says, the burst's `margin_ms` held back.
+/// The cluster scenario of `replayed`'s calls at `service` behind `n` replicas, at
+/// `limit`, the burst's `margin_ms` held back: one budget group, its first platform the
+/// scenario's and the others sharing it.
 fn scenario(
-    platform: PlatformId,
-    enforced: &Enforced,
+    service: &RunService,
     limit: LimitConfig,
-    calls: &[(u64, String, u64)],
+    replayed: &Replayed,
+    label: &str,
     n: usize,
     seed: u64,
     margin_ms: u64,
 ) -> ClusterScenario {
     ClusterScenario {
-        description: format!("{platform}'s calls of the trace behind {n} replica(s)"),
+        description: format!("{label}: the trace's calls behind {n} replica(s)"),
         seed,
         replicas: n,
         drift_ppm: vec![0; n],
@@ -178,11 +210,13 @@ fn scenario(
         balancer: Balancer::Hash,
         forward_ms: FORWARD_MS,
         engine_ms: ENGINE_MS,
-        platform,
-        rate_limit_headers: Some(enforced.states_its_budget),
+        platform: replayed.platforms[0],
+        shared_with: replayed.platforms[1..].to_vec(),
+        service: Some(service.id),
+        rate_limit_headers: Some(service.states_its_budget),
         capacity: limit.capacity.as_milli() / 1_000,
         window_s: limit.window.as_secs(),
-        latency: enforced.latency,
+        latency: replayed.latency,
         sessions: 0,
         calls_per_session: 0,
         think_ms: 0,
@@ -191,14 +225,16 @@ fn scenario(
         give_up_s: GIVE_UP_S,
         faults: Vec::new(),
         send_delay_ms: 5,
-        calls: calls
+        calls: replayed
+            .calls
             .iter()
-            .map(|(at_ms, session, key)| ScriptedCall {
+            .map(|(at_ms, session, key, platform)| ScriptedCall {
                 at_ms: *at_ms,
                 session: session.clone(),
                 key: *key,
                 // Where the balancer (a hash of the session) sends it.
                 replica: None,
+                platform: Some(*platform),
             })
             .collect(),
     }
@@ -208,16 +244,11 @@ impl fmt::Display for ReplicaWhatIf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{} ({}/{}s): {} calls{}{}",
-            self.platform,
+            "{} ({}/{}s): {} calls{}",
+            self.label,
             self.limit.capacity.compact(),
             self.limit.window.as_secs(),
             self.calls,
-            if self.text_calls > 0 {
-                format!("; {} calls of its text host left out", self.text_calls)
-            } else {
-                String::new()
-            },
             if self.other_cost > 0 {
                 format!("; {} calls that asked another cost charged one unit", self.other_cost)
             } else {

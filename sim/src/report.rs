@@ -1,12 +1,16 @@
-//! Reports of a run: per session and per platform, as a human table or JSON, plus the
-//! admissions log (one JSON line per call).
+//! Reports of a run: per session, per upstream service (its budget, whichever platforms
+//! spent it) and per platform (its calls), as a human table or JSON, plus the admissions
+//! log (one JSON line per call).
 //!
 //! Everything here comes from the run's aggregates ([`crate::aggregate::Summary`]), never
 //! from per-call records: a run of millions of calls reports as a run of ten does.
 //!
 //! Invariants: rows come out in a fixed order (sessions in the order the workload names
-//! them, platforms in the workload's order, then their text hosts); nothing printed
-//! depends on hash-map iteration. Waits are measured from a call's first submission to
+//! them, services in the run's order — every platform's first service in the workload's
+//! order, then their text services — platforms in the workload's order); nothing printed
+//! depends on hash-map iteration. The human table lists the platforms apart only where
+//! they are not the services already listed (a service shared, or named otherwise than
+//! its one platform, or a platform calling two): otherwise each row would repeat one. Waits are measured from a call's first submission to
 //! its admission, in microseconds, through an HDR histogram of 3 significant digits
 //! (quantiles are capped at the exact maximum). A report of a run that kept only the rows
 //! of the sessions that waited longest ([`crate::aggregate::SessionRows::Longest`]) lists
@@ -15,18 +19,18 @@
 //! When calls carry keys (identical requests exist), a session's `calls` and `units` are
 //! what it was charged (a coalesced call is charged to one session), its waits are those
 //! of calls that led or joined a flight (from submission until the flight went out), and
-//! the tables gain deduplication columns: per session hits and joins, per platform
-//! upstream calls, joins, hits and the duplicate rate (R-D9). Without keys the report is
+//! the tables gain deduplication columns: per session and platform hits and joins, per
+//! service upstream calls, joins, hits and the duplicate rate (R-D9). Without keys the report is
 //! exactly what it was before deduplication was simulated.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
+use besluitbron_core::{Instant, LimitConfig, PlatformId, ServiceId, Units};
 use serde::Serialize;
 
-use crate::aggregate::{SessionRow, Waits};
+use crate::aggregate::{Scope, SessionRow, Waits};
 use crate::engine::{CallState, RunOutcome};
 
 pub use crate::aggregate::{LONGEST_WAITERS_SHOWN, SESSION_ROWS_MAX};
@@ -60,16 +64,17 @@ pub struct SessionReport {
     pub joins: Option<u64>,
 }
 
-/// One platform's figures.
+/// One upstream service's figures: its budget.
 #[derive(Clone, Debug, Serialize)]
-pub struct PlatformReport {
-    /// Platform id.
-    pub platform: PlatformId,
-    /// `text` for the platform's text host (a limit and lane of its own); absent for
-    /// the platform's main limit.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lane: Option<&'static str>,
-    /// How the platform enforced its limit.
+pub struct ServiceReport {
+    /// Service id.
+    pub service: ServiceId,
+    /// The platforms that call it.
+    pub platforms: Vec<PlatformId>,
+    /// The service and its platforms as the table names it (`koop-zoekservice (bwb,
+    /// cvdr)`; `obv` for a service of one platform named as the platform).
+    pub label: String,
+    /// How the service enforced its limit.
     pub model: &'static str,
     /// The enforced limit (`60/60s`), or `none`.
     pub limit: String,
@@ -92,7 +97,32 @@ pub struct PlatformReport {
     pub dedup: Option<DedupReport>,
 }
 
-/// One platform's deduplication figures (R-D9).
+/// One platform's figures: its calls, at whichever of its services.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlatformReport {
+    /// Platform id.
+    pub platform: PlatformId,
+    /// The services it calls: its first takes its calls, its second its text.
+    pub services: Vec<ServiceId>,
+    /// Calls made.
+    pub calls: u64,
+    /// Attempts sent for them (each retry counts again).
+    pub upstream: u64,
+    /// Median wait in milliseconds.
+    pub wait_p50_ms: f64,
+    /// 99th percentile wait in milliseconds.
+    pub wait_p99_ms: f64,
+    /// Longest wait in milliseconds (exact).
+    pub wait_max_ms: f64,
+    /// Requests answered from the buffer (only when calls carry keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u64>,
+    /// Requests that joined another request's flight (only when calls carry keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joins: Option<u64>,
+}
+
+/// One service's deduplication figures (R-D9).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct DedupReport {
     /// Calls sent to the platform.
@@ -128,6 +158,8 @@ pub struct Report {
     pub all_sessions: SessionReport,
     /// Per session (those the run kept: every session, or the longest waiters).
     pub sessions: Vec<SessionReport>,
+    /// Per service.
+    pub services: Vec<ServiceReport>,
     /// Per platform.
     pub platforms: Vec<PlatformReport>,
     /// Sessions in the workload (listed or not in [`Report::sessions`]).
@@ -213,19 +245,14 @@ impl Report {
             hits: run.keyed.then_some(t.hits),
             joins: run.keyed.then_some(t.joins),
         };
-        // Joins and hits are counted per platform (both of its limits together).
-        let served = |id: PlatformId| {
-            sum.scopes
-                .iter()
-                .filter(|s| matches!(&s.scope, crate::aggregate::Scope::Limit { platform, .. } if *platform == id))
-                .fold((0, 0), |(j, h), s| (j + s.joins, h + s.hits))
-        };
-        let platforms = run
-            .platforms
+        let scope = |scope: Scope| sum.scope(&scope);
+        let services = run
+            .services
             .iter()
-            .map(|p| PlatformReport {
-                platform: p.id,
-                lane: p.lane,
+            .map(|p| ServiceReport {
+                service: p.id,
+                platforms: p.platforms.clone(),
+                label: p.label(),
                 model: if p.limit.is_some() { p.model.as_str() } else { "none" },
                 limit: limit_text(p.limit),
                 local_limit: limit_text(p.local_limit),
@@ -236,7 +263,7 @@ impl Report {
                 throttled: p.counters.throttled,
                 uncounted: p.uncounted,
                 dedup: run.keyed.then(|| {
-                    let (joins, hits) = served(p.id);
+                    let (joins, hits) = scope(Scope::Service(p.id)).map_or((0, 0), |s| (s.joins, s.hits));
                     DedupReport {
                         upstream: p.upstream,
                         joins,
@@ -250,6 +277,26 @@ impl Report {
                 }),
             })
             .collect();
+        let platforms = run
+            .platforms
+            .iter()
+            .filter(|p| p.calls > 0)
+            .map(|p| {
+                let figures = scope(Scope::Platform(p.id));
+                let (p50, p99, max) = figures.map_or((0.0, 0.0, 0.0), |s| wait_ms(&s.waits));
+                PlatformReport {
+                    platform: p.id,
+                    services: p.services.clone(),
+                    calls: p.calls,
+                    upstream: p.upstream,
+                    wait_p50_ms: p50,
+                    wait_p99_ms: p99,
+                    wait_max_ms: max,
+                    hits: run.keyed.then(|| figures.map_or(0, |s| s.hits)),
+                    joins: run.keyed.then(|| figures.map_or(0, |s| s.joins)),
+                }
+            })
+            .collect();
         Report {
             scenario: run.name.clone(),
             policy: run.policy.as_str(),
@@ -261,6 +308,7 @@ impl Report {
             trace_lines: run.trace_lines,
             all_sessions,
             sessions,
+            services,
             platforms,
             sessions_total: sum.sessions_total,
         }
@@ -271,9 +319,17 @@ impl Report {
         self.sessions.iter().find(|s| s.session == name)
     }
 
-    /// Violations (over-limit 429s) over all platforms.
+    /// Violations (over-limit 429s) over all services.
     pub fn violations(&self) -> u64 {
-        self.platforms.iter().map(|p| p.violations).sum()
+        self.services.iter().map(|p| p.violations).sum()
+    }
+
+    /// Whether the platforms are other than the services listed: a service several call,
+    /// or one named otherwise than its one platform, or a platform that calls two.
+    fn platforms_differ(&self) -> bool {
+        self.services
+            .iter()
+            .any(|s| !matches!(s.platforms.as_slice(), [only] if only.as_str() == s.service.as_str()))
     }
 
     /// The human table.
@@ -290,8 +346,12 @@ impl Report {
         out.push('\n');
         self.render_sessions(&mut out);
         out.push('\n');
-        self.render_platforms(&mut out);
+        self.render_services(&mut out);
         out.push('\n');
+        if self.platforms_differ() {
+            self.render_platforms(&mut out);
+            out.push('\n');
+        }
         let _ = writeln!(
             out,
             "invariants held after each of {} events ({} waits within the starvation bound's scope)",
@@ -355,11 +415,12 @@ impl Report {
         }
     }
 
-    /// The platforms' table, one row per station (a text host's as `platform/lane`).
-    fn render_platforms(&self, out: &mut String) {
+    /// The services' table, one row per service (named with the platforms that call it
+    /// where they are other than its namesake).
+    fn render_services(&self, out: &mut String) {
         let keyed = self.all_sessions.hits.is_some();
         let mut header = vec![
-            "platform",
+            "service",
             "model",
             "limit",
             "kept",
@@ -374,14 +435,11 @@ impl Report {
             header.extend(["upstream", "joins", "hits", "dup rate"]);
         }
         let rows: Vec<Vec<String>> = self
-            .platforms
+            .services
             .iter()
             .map(|p| {
                 let mut cells = vec![
-                    match p.lane {
-                        Some(lane) => format!("{}/{lane}", p.platform),
-                        None => p.platform.to_string(),
-                    },
+                    p.label.clone(),
                     p.model.to_owned(),
                     p.limit.clone(),
                     p.local_limit.clone(),
@@ -400,6 +458,37 @@ impl Report {
                         format!("{:.1}%", d.duplicate_pct),
                     ]);
                 }
+                cells
+            })
+            .collect();
+        table(out, &header, &rows);
+    }
+
+    /// The platforms' table, where they are other than the services: one row per
+    /// platform, the services it calls, its calls and their waits.
+    fn render_platforms(&self, out: &mut String) {
+        let keyed = self.all_sessions.hits.is_some();
+        let mut header = vec![
+            "platform", "services", "calls", "upstream", "wait p50", "wait p99", "wait max",
+        ];
+        if keyed {
+            header.extend(["hits", "joins"]);
+        }
+        let rows: Vec<Vec<String>> = self
+            .platforms
+            .iter()
+            .map(|p| {
+                let services: Vec<&str> = p.services.iter().map(|s| s.as_str()).collect();
+                let mut cells = vec![
+                    p.platform.to_string(),
+                    services.join(", "),
+                    p.calls.to_string(),
+                    p.upstream.to_string(),
+                    secs(p.wait_p50_ms),
+                    secs(p.wait_p99_ms),
+                    secs(p.wait_max_ms),
+                ];
+                cells.extend(p.hits.into_iter().chain(p.joins).map(|n| n.to_string()));
                 cells
             })
             .collect();

@@ -11,13 +11,14 @@
 use std::collections::BTreeMap;
 
 use besluitbron_core::path::Served;
-use besluitbron_core::{PlatformId, Units};
+use besluitbron_core::{PlatformId, ServiceId, Units};
 use besluitbron_sim::aggregate::{Scope, SessionRow, SessionRows};
 use besluitbron_sim::engine::CallState;
 use besluitbron_sim::{Footprint, PolicyKind, Report, RunOptions, RunOutcome, Scenario, run_with};
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 
-/// A small scenario: one or two limited platforms with small limits (so calls wait),
+/// A small scenario: one or two limited platforms with small limits (so calls wait) — the
+/// second with a service of its own, or sharing the first's (one budget for both) —
 /// bursts, steady calls and agent loops of named sessions, a generated group (drawn in
 /// turn or by a rhythm), keys, time-outs, throttling and failures.
 #[derive(Clone, Debug)]
@@ -27,6 +28,7 @@ struct Model {
     capacity: u64,
     window_s: u64,
     second: bool,
+    shared: bool,
     throttle: Option<(u64, u64)>,
     fail_per_mille: u64,
     bursts: Vec<(u8, u64, u32)>,
@@ -75,6 +77,7 @@ impl Arbitrary for Model {
             capacity: pick(g, 1, 6),
             window_s: pick(g, 1, 10),
             second: bool::arbitrary(g),
+            shared: bool::arbitrary(g),
             throttle: bool::arbitrary(g).then(|| {
                 let from = pick(g, 0, 20_000);
                 (from, from + pick(g, 1, 5_000))
@@ -93,21 +96,35 @@ impl Arbitrary for Model {
 impl Model {
     fn toml(&self) -> String {
         let mut t = format!("description = \"aggregates\"\nseed = {}\n", self.seed);
+        let shared = self.second && self.shared;
+        // No RateLimit-* feedback: with limits this small its whole units void the
+        // starvation bound's precondition, which the checker does not track.
+        let limits = format!(
+            "rate_limit_headers = false\ncapacity = {}\nwindow_s = {}\n",
+            self.capacity, self.window_s
+        );
+        let throttle = self
+            .throttle
+            .map(|(from, to)| format!("throttle = [{{ from_ms = {from}, to_ms = {to} }}]\n"))
+            .unwrap_or_default();
         t += &format!(
-            // No RateLimit-* feedback: with limits this small its whole units void the
-            // starvation bound's precondition, which the checker does not track.
-            "[[platform]]\nid = \"obv\"\nrate_limit_headers = false\ncapacity = {}\nwindow_s = {}\nfail_rate = {}\n",
-            self.capacity,
-            self.window_s,
+            "[[platform]]\nid = \"obv\"\nfail_rate = {}\n",
             self.fail_per_mille as f64 / 1000.0
         );
-        if let Some((from, to)) = self.throttle {
-            t += &format!("throttle = [{{ from_ms = {from}, to_ms = {to} }}]\n");
+        if !shared {
+            t += &limits;
+            t += &throttle;
         }
-        if self.second {
+        let second = if shared { "mirror" } else { "ob" };
+        if shared {
+            // A platform searching OpenBesluitvorming's service too: one budget for both,
+            // set once on the service.
+            t += "[[platform]]\nid = \"mirror\"\nservices = [\"obv\"]\n";
+            t += &format!("[[service]]\nid = \"obv\"\n{limits}{throttle}");
+        } else if self.second {
             t += "[[platform]]\nid = \"ob\"\ncapacity = 2\nwindow_s = 5\n";
         }
-        let platform = |i: u8| if self.second && i % 2 == 1 { "ob" } else { "obv" };
+        let platform = |i: u8| if self.second && i % 2 == 1 { second } else { "obv" };
         for s in 0..3u8 {
             t += &format!("[[session]]\nname = \"s{s}\"\n");
             if s == 0
@@ -153,10 +170,10 @@ impl Model {
             t += &format!("agent = [{}]\n", agents.join(", "));
         }
         if let Some((sessions, rhythm, span)) = self.group {
-            let platforms = if self.second {
-                "{ obv = 2, ob = 1 }"
-            } else {
-                "{ obv = 1 }"
+            let platforms = match (self.second, shared) {
+                (true, true) => "{ obv = 2, mirror = 1 }",
+                (true, false) => "{ obv = 2, ob = 1 }",
+                (false, _) => "{ obv = 1 }",
             };
             t += &format!(
                 "[[group]]\nprefix = \"g\"\nsessions = {sessions}\nstart_ms = [0, {span}]\ncalls = [0, 4]\n\
@@ -278,12 +295,19 @@ fn prop_aggregates_equal_the_per_call_computation(m: Model) -> TestResult {
         let mut all = Reference::default();
         let mut platforms: BTreeMap<PlatformId, Reference> = BTreeMap::new();
         let mut platform_hits: BTreeMap<PlatformId, u64> = BTreeMap::new();
+        let mut services: BTreeMap<ServiceId, Reference> = BTreeMap::new();
+        let mut service_hits: BTreeMap<ServiceId, u64> = BTreeMap::new();
         for c in &run.calls {
             sessions.entry(c.session).or_default().add(c);
             all.add(c);
             platforms.entry(c.platform).or_default().add(c);
+            let service = run
+                .service_of(c)
+                .ok_or(format!("no service for a call of {}", c.platform))?;
+            services.entry(service).or_default().add(c);
             if c.served == Some(Served::Cached) {
                 *platform_hits.entry(c.platform).or_default() += 1;
+                *service_hits.entry(service).or_default() += 1;
             }
         }
         let sum = &run.summary;
@@ -318,12 +342,7 @@ fn prop_aggregates_equal_the_per_call_computation(m: Model) -> TestResult {
         within_precision("all p50", t.waits.quantile_us(0.5), all.at(0.5))?;
         within_precision("all p99", t.waits.quantile_us(0.99), all.at(0.99))?;
         for (id, r) in &mut platforms {
-            let scope = sum
-                .scope(&Scope::Limit {
-                    platform: *id,
-                    lane: None,
-                })
-                .ok_or(format!("no scope for {id}"))?;
+            let scope = sum.scope(&Scope::Platform(*id)).ok_or(format!("no scope for {id}"))?;
             let exact = (
                 r.joins,
                 platform_hits.get(id).copied().unwrap_or(0),
@@ -335,6 +354,23 @@ fn prop_aggregates_equal_the_per_call_computation(m: Model) -> TestResult {
                 return Err(format!("{id}: per call {exact:?}, aggregated {aggregated:?}"));
             }
             within_precision(&format!("{id} p99"), scope.waits.quantile_us(0.99), r.at(0.99))?;
+        }
+        // Per service: the calls that reached it, whichever platform's.
+        for (id, r) in &mut services {
+            let scope = sum
+                .scope(&Scope::Service(*id))
+                .ok_or(format!("no scope for service {id}"))?;
+            let exact = (
+                r.joins,
+                service_hits.get(id).copied().unwrap_or(0),
+                r.max(),
+                r.waits_us.len() as u64,
+            );
+            let aggregated = (scope.joins, scope.hits, scope.waits.max_us(), scope.waits.count());
+            if exact != aggregated {
+                return Err(format!("service {id}: per call {exact:?}, aggregated {aggregated:?}"));
+            }
+            within_precision(&format!("service {id} p99"), scope.waits.quantile_us(0.99), r.at(0.99))?;
         }
         Ok(())
     };

@@ -199,7 +199,9 @@ fn trace_prints_one_line_per_event_in_the_core_format() {
     let json_start = text.find("\n{").unwrap();
     let report: serde_json::Value = serde_json::from_str(&text[json_start..]).unwrap();
     assert_eq!(report["policy"], "fair");
-    assert_eq!(report["platforms"][0]["violations"], 0);
+    assert_eq!(report["services"][0]["violations"], 0);
+    assert_eq!(report["services"][0]["service"], "obv");
+    assert_eq!(report["platforms"][0]["platform"], "obv");
 }
 
 #[test]

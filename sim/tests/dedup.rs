@@ -69,7 +69,7 @@ fn coalesced_join_goes_at_the_fresh_sessions_position_and_charges_it_alone() {
     assert!(q.iter().all(|c| c.state == CallState::Done), "both get the answer");
     let report = Report::of(&fair);
     assert_eq!(
-        report.platforms[0].dedup.unwrap().upstream,
+        report.services[0].dedup.unwrap().upstream,
         101,
         "100 distinct calls and Q once"
     );
@@ -95,7 +95,7 @@ fn duplicate_pool_saves_upstream_calls_for_several_seeds() {
     for seed in 1..=6 {
         let run = run_ok("duplicate-pool", PolicyKind::Fair, Some(seed));
         let report = Report::of(&run);
-        let obv = &report.platforms[0];
+        let obv = &report.services[0];
         let d = obv.dedup.unwrap();
         assert!(
             d.upstream < obv.calls,
@@ -137,10 +137,11 @@ burst = [{ at_ms = 0, calls = 2 }]
     );
     let q = keyed(&run, "Q");
     assert!(q.iter().all(|c| c.state == CallState::Failed), "{q:?}");
-    let obv = &run.platforms[0];
+    let obv = &run.services[0];
     assert_eq!(obv.upstream, 3, "three attempts for the one flight");
     assert_eq!(obv.counters.accepted_calls, 3, "the platform counted every attempt");
-    let stats = obv.path.expect("fair run");
+    assert_eq!(run.platforms[0].upstream, 3, "its platform's attempts");
+    let stats = run.platforms[0].path.expect("fair run");
     assert_eq!((stats.attempts, stats.retries, stats.failed), (3, 2, 1));
 }
 
@@ -174,7 +175,7 @@ burst = [{ at_ms = 100, calls = 1 }]
         "every waiter gets the failure"
     );
     assert!(q.iter().all(|c| c.served != Some(Served::Cached)), "nothing was stored");
-    let d = Report::of(&run).platforms[0].dedup.unwrap();
+    let d = Report::of(&run).services[0].dedup.unwrap();
     assert_eq!(
         (d.upstream, d.joins, d.hits),
         (2, 4, 0),
@@ -215,7 +216,7 @@ burst = [{ at_ms = 1200, calls = 1 }]
     let q = keyed(&run, "Q");
     assert_eq!(q.len(), 2);
     assert!(q.iter().all(|c| c.state == CallState::Cancelled && !c.paid), "{q:?}");
-    let d = Report::of(&run).platforms[0].dedup.unwrap();
+    let d = Report::of(&run).services[0].dedup.unwrap();
     assert_eq!(d.upstream, 100, "Q never went out");
 }
 
@@ -261,10 +262,10 @@ fn trace_keys_coalesce_identical_requests() {
 "#;
     let workload = parse_trace(trace, "inline.jsonl").unwrap();
     let fair = Report::of(&run_workload("trace", &workload, PolicyKind::Fair));
-    let d = fair.platforms[0].dedup.unwrap();
+    let d = fair.services[0].dedup.unwrap();
     assert_eq!((d.upstream, d.joins, d.hits), (3, 1, 1));
     let legacy = Report::of(&run_workload("trace", &workload, PolicyKind::Legacy));
-    assert_eq!(legacy.platforms[0].dedup.unwrap().upstream, 5);
+    assert_eq!(legacy.services[0].dedup.unwrap().upstream, 5);
 }
 
 /// As the server's tools do after a 429 at a fair gate: every waiter of the refused
@@ -291,8 +292,8 @@ fn a_flight_refused_with_429_asks_once_more_behind_the_retry_after_as_the_server
         "the new flight went when the Retry-After ended: {q:?}"
     );
     assert_eq!(q.iter().filter(|c| c.paid).count(), 1, "one payer: {q:?}");
-    assert_eq!(run.platforms[0].counters.throttled, 1);
-    let d = Report::of(&run).platforms[0].dedup.unwrap();
+    assert_eq!(run.services[0].counters.throttled, 1);
+    let d = Report::of(&run).services[0].dedup.unwrap();
     assert_eq!(
         d.upstream, 62,
         "busy's 60, the refused flight and the one that asked again"
@@ -309,8 +310,8 @@ fn a_second_refusal_or_a_long_retry_after_reaches_the_waiters() {
     );
     let q = keyed(&twice, "Q");
     assert!(q.iter().all(|c| c.state == CallState::Failed && c.requeued), "{q:?}");
-    assert_eq!(twice.platforms[0].counters.throttled, 2);
-    assert_eq!(Report::of(&twice).platforms[0].dedup.unwrap().upstream, 62);
+    assert_eq!(twice.services[0].counters.throttled, 2);
+    assert_eq!(Report::of(&twice).services[0].dedup.unwrap().upstream, 62);
 
     let long = run_inline(
         &throttled("throttle = [{ from_ms = 1000, to_ms = 91000 }]"),
@@ -318,7 +319,7 @@ fn a_second_refusal_or_a_long_retry_after_reaches_the_waiters() {
     );
     let q = keyed(&long, "Q");
     assert!(q.iter().all(|c| c.state == CallState::Failed && !c.requeued), "{q:?}");
-    assert_eq!(Report::of(&long).platforms[0].dedup.unwrap().upstream, 61);
+    assert_eq!(Report::of(&long).services[0].dedup.unwrap().upstream, 61);
 }
 
 /// `busy` empties the bucket at 0 s, so a flight for Q (asked twice by `a` and once by
@@ -382,7 +383,16 @@ fn a_follow_up_call_goes_when_its_first_call_is_answered() {
     );
     // The second record is a buffer hit: its text is asked at once.
     assert_eq!(at("t2"), (5_000, Some(5_000), CallState::Done));
-    let texts: Vec<_> = run.platforms.iter().filter(|p| p.lane == Some("text")).collect();
-    assert_eq!(texts.len(), 1, "the text calls went to the text host's lane");
+    let texts: Vec<_> = run
+        .services
+        .iter()
+        .filter(|s| s.id.as_str() == "koop-publications")
+        .collect();
+    assert_eq!(
+        texts.len(),
+        1,
+        "the text calls went to the publications' service, a lane of its own"
+    );
     assert_eq!(texts[0].calls, 2);
+    assert_eq!(run.services.len(), 2, "ob's search service and its publications");
 }

@@ -35,6 +35,6 @@ fn different_seeds_draw_different_runs() {
 fn mixed_day_holds_its_invariants_for_several_seeds() {
     for seed in 1..=4 {
         let run = run_canonical("mixed-day", PolicyKind::Fair, Some(seed)).unwrap_or_else(|f| panic!("{f}"));
-        assert!(run.platforms.iter().all(|p| p.counters.over_limit == 0));
+        assert!(run.services.iter().all(|p| p.counters.over_limit == 0));
     }
 }

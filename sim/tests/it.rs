@@ -17,4 +17,5 @@ mod platforms;
 mod recorded;
 mod report_html;
 mod scenarios;
+mod services;
 mod virtual_time;

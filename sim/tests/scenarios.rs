@@ -66,8 +66,13 @@ fn scenario_list_matches_the_canonical_set() {
 fn ob_text_and_search_queue_in_lanes_of_their_own() {
     let fair = Report::of(&run_ok("ob-search-and-text", PolicyKind::Fair));
     let legacy = Report::of(&run_ok("ob-search-and-text", PolicyKind::Legacy));
-    assert_eq!(fair.platforms.len(), 2, "ob and its text host");
-    assert_eq!(fair.platforms[1].lane, Some("text"));
+    let services: Vec<&str> = fair.services.iter().map(|s| s.service.as_str()).collect();
+    assert_eq!(
+        services,
+        ["koop-sru", "koop-publications"],
+        "ob's search service and its publications' files, a budget each"
+    );
+    assert_eq!(fair.platforms.len(), 1, "one platform calls both");
     assert_eq!(fair.violations(), 0);
     let wait = |r: &Report, name: &str| r.session(name).expect(name).wait_max_ms;
     assert_eq!(wait(&fair, "searcher"), 0.0, "searches never wait for text");
@@ -83,36 +88,34 @@ fn ob_text_and_search_queue_in_lanes_of_their_own() {
     );
 }
 
-/// National legislation's lane (`bwb`, KOOP's SRU on its own host): a harvester's burst
-/// of laws never delays publication searches (`ob`, another platform) nor local
-/// regulations (`cvdr`, the same host's other collection on a lane of its own), and
-/// under the fair policy an assistant reading a law is not starved behind the burst, as
-/// it is under the legacy model.
+/// National legislation (`bwb`) and local regulations (`cvdr`) search one service, KOOP's
+/// zoekservice: one budget and one fair queue for both. A harvester's burst of laws never
+/// delays publication searches (`ob`, KOOP's SRU service, a budget of its own); at the
+/// zoekservice, under the fair policy, neither an assistant reading a law nor one reading
+/// a municipality's regulations is starved behind the burst, as both are under the legacy
+/// model.
 #[test]
-fn the_bwb_lane_keeps_its_own_limit_and_is_fair_within_it() {
+fn bwb_and_cvdr_share_the_zoekservice_and_are_fair_within_it() {
     let fair = Report::of(&run_ok("laws-and-publications", PolicyKind::Fair));
     let legacy = Report::of(&run_ok("laws-and-publications", PolicyKind::Legacy));
-    assert_eq!(fair.platforms.len(), 3, "bwb, cvdr and ob");
+    let services: Vec<&str> = fair.services.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(services, ["koop-zoekservice (bwb, cvdr)", "koop-sru (ob)"]);
+    let zoek = &fair.services[0];
+    assert_eq!(zoek.calls, 136 + 12, "both platforms' calls at the one service");
+    assert!(
+        zoek.max_units_in_window <= besluitbron_core::Units::whole(59),
+        "within one bucket: {}",
+        zoek.max_units_in_window
+    );
     assert_eq!(fair.violations(), 0);
     let wait = |r: &Report, name: &str| r.session(name).expect(name).wait_max_ms;
-    assert_eq!(wait(&fair, "searcher"), 0.0, "publication searches never wait for laws");
     for r in [&fair, &legacy] {
-        assert_eq!(
-            wait(r, "regulation-reader"),
-            0.0,
-            "local regulations never wait for laws"
-        );
+        assert_eq!(wait(r, "searcher"), 0.0, "publication searches never wait for laws");
     }
-    assert!(
-        wait(&fair, "law-assistant") < 10_000.0,
-        "{}",
-        wait(&fair, "law-assistant")
-    );
-    assert!(
-        wait(&legacy, "law-assistant") > 30_000.0,
-        "{}",
-        wait(&legacy, "law-assistant")
-    );
+    for reader in ["law-assistant", "regulation-reader"] {
+        assert!(wait(&fair, reader) < 10_000.0, "{reader}: {}", wait(&fair, reader));
+        assert!(wait(&legacy, reader) > 30_000.0, "{reader}: {}", wait(&legacy, reader));
+    }
 }
 
 /// R-L9: up to 1.4.5 a second session waited about 106 s behind a busy one; from 1.4.6
@@ -220,7 +223,7 @@ fn cancellations_cost_nothing() {
         }
         let report = Report::of(&run);
         let units: u64 = report.sessions.iter().map(|s| s.units.as_milli()).sum();
-        assert_eq!(units, report.platforms[0].units_admitted.as_milli());
+        assert_eq!(units, report.services[0].units_admitted.as_milli());
     }
 }
 
@@ -271,8 +274,8 @@ fn forget_after_30min_heavy_competes_as_new_once_forgotten() {
 #[test]
 fn platform_429_nothing_goes_out_before_retry_after() {
     let run = run_ok("platform-429", PolicyKind::Fair);
-    assert_eq!(run.platforms[0].counters.throttled, 2);
-    assert_eq!(run.platforms[0].counters.over_limit, 0);
+    assert_eq!(run.services[0].counters.throttled, 2);
+    assert_eq!(run.services[0].counters.over_limit, 0);
     let during = |from_ms: u64, to_ms: u64| {
         run.calls
             .iter()

@@ -76,12 +76,12 @@ pub const OWED_BY_THE_REGISTRY_REFACTOR: &[Owed] = &[
     Owed {
         file: "server/src/connectors/bwb/mod.rs",
         owes: Owes::Cycle,
-        resolves: "bwb's `mod.rs` and `ids.rs` use each other: what both use in a child of its own, as the KOOP family's parts are shared",
+        resolves: "bwb's `mod.rs` takes `ConnectorSpec` and `Sample` from the registry, which names it: the spec in a module of its own below both",
     },
     Owed {
         file: "server/src/connectors/cvdr/mod.rs",
         owes: Owes::Cycle,
-        resolves: "cvdr's `mod.rs` and `ids.rs` use each other: what both use in a child of its own, as the KOOP family's parts are shared",
+        resolves: "cvdr's `mod.rs` takes `ConnectorSpec` and `Sample` from the registry, which names it: the spec in a module of its own below both",
     },
     Owed {
         file: "server/src/page/status.rs",

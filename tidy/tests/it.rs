@@ -129,7 +129,7 @@ fn the_servers_modules_keep_the_layers_of_architecture_md() {
 }
 
 /// Connectors never import each other: what two share lives in a module of its own below
-/// them (`platforms::koop`, `connectors::koop`, `platforms::http`).
+/// them (`platforms::koop`, `connectors::regulation`, `platforms::http`).
 #[test]
 fn no_connector_imports_another() {
     let ws = &workspace();

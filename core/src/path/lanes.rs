@@ -153,6 +153,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
         let previous = self.previous.get(&id).cloned();
         self.effects.push_back(Effect::Send {
             attempt,
+            lane,
             key,
             admission,
             previous,

@@ -66,7 +66,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
-use super::{Arrival, Attempt, Buffer, Delivery, Effect, Outcome, PlatformPath, Position, Request};
+use super::{Arrival, Attempt, Buffer, Delivery, Effect, Lane, Outcome, PlatformPath, Position, Request};
 use crate::cache::CacheKey;
 use crate::cluster::{Lease, UsageCheckpoint};
 use crate::dedup::{FlightId, WaiterId};
@@ -124,6 +124,7 @@ impl fmt::Display for Unsent {
 #[derive(Clone, Debug)]
 pub struct PendingSend<P, F> {
     attempt: Attempt,
+    lane: Lane,
     key: CacheKey,
     admission: Option<AdmissionRecord>,
     previous: Option<P>,
@@ -134,6 +135,11 @@ impl<P, F> PendingSend<P, F> {
     /// Which attempt.
     pub fn attempt(&self) -> Attempt {
         self.attempt
+    }
+
+    /// The lane it goes out on (the upstream service it reaches).
+    pub fn lane(&self) -> Lane {
+        self.lane
     }
 
     /// What it asks.
@@ -157,6 +163,8 @@ impl<P, F> PendingSend<P, F> {
 pub struct Outgoing<P, F> {
     /// Which attempt; report its outcome with [`Shell::on_outcome`].
     pub attempt: Attempt,
+    /// The lane it goes out on (the upstream service it reaches).
+    pub lane: Lane,
     /// What it asks.
     pub key: CacheKey,
     /// The admission that let it go, on a lane that keeps a limit.
@@ -453,6 +461,7 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
             match effect {
                 Effect::Send {
                     attempt,
+                    lane,
                     key,
                     admission,
                     previous,
@@ -460,6 +469,7 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
                     Some(f) => {
                         return Some(Action::Send(PendingSend {
                             attempt,
+                            lane,
                             key,
                             admission,
                             previous,
@@ -507,6 +517,7 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
         if self.may_send(now, lease, admitted_at) {
             return Some(Outgoing {
                 attempt: pending.attempt,
+                lane: pending.lane,
                 key: pending.key,
                 admission: pending.admission,
                 previous: pending.previous,

@@ -247,6 +247,8 @@ pub enum Effect<P, E> {
     Send {
         /// Which attempt; report its outcome with this.
         attempt: Attempt,
+        /// The lane it goes out on (the upstream service it reaches).
+        lane: Lane,
         /// What is asked.
         key: CacheKey,
         /// The admission that let it go, on a lane that keeps a limit.

@@ -434,7 +434,7 @@ impl Context {
             key: pc.key.clone(),
             session: caller.session.clone(),
             cost: pc.cost,
-            lane: pc.lane,
+            service: pc.service,
         };
         let progress = call.progress.as_ref().map(|progress| {
             let progress = Arc::clone(progress);

@@ -1,5 +1,5 @@
 //! [`PlatformCall`]: one platform request a tool makes — its buffer key, its cost as the
-//! platform counts it, its lane, and a typed attempt — and how the attempt's outcome
+//! platform counts it, the upstream service it goes to, and a typed attempt — and how the attempt's outcome
 //! reaches the platform path: encoded for the buffer, its error classified as its
 //! producer classified it ([`classify`]).
 
@@ -8,8 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use besluitbron_core::cache::CacheKey;
-use besluitbron_core::path::{Feedback, Lane, Outcome};
-use besluitbron_core::{PlatformId, Units};
+use besluitbron_core::path::{Feedback, Outcome};
+use besluitbron_core::{PlatformId, ServiceId, Units};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -26,7 +26,8 @@ type TypedFetch<T> = Arc<dyn Fn(Option<Arc<T>>) -> TypedFuture<T> + Send + Sync>
 pub struct PlatformCall<T> {
     pub(super) key: CacheKey,
     pub(super) cost: Units,
-    pub(super) lane: Lane,
+    /// The upstream service it goes to; `None`: its platform's first.
+    pub(super) service: Option<ServiceId>,
     /// The request as the assistant wrote it, when the key is a folded form of it
     /// (R-D5 level 1): the diagnosis tells an exact repeat from a canonical one by it.
     pub(super) written: Option<String>,
@@ -34,7 +35,7 @@ pub struct PlatformCall<T> {
 }
 
 impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
-    /// A call for `key` costing `cost` on the main lane; `fetch` makes one attempt (it
+    /// A call for `key` costing `cost` at its platform's first service; `fetch` makes one attempt (it
     /// is called again for a retry) and returns the typed answer with the platform's
     /// feedback.
     pub fn new<F, Fut>(key: CacheKey, cost: Units, fetch: F) -> PlatformCall<T>
@@ -45,7 +46,7 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
         PlatformCall {
             key,
             cost,
-            lane: Lane::MAIN,
+            service: None,
             written: None,
             fetch: Arc::new(move |_| Box::pin(fetch())),
         }
@@ -65,7 +66,7 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
         PlatformCall {
             key,
             cost,
-            lane: Lane::MAIN,
+            service: None,
             written: None,
             fetch: Arc::new(move |previous| Box::pin(fetch(previous))),
         }
@@ -79,9 +80,10 @@ impl<T: Serialize + Send + Sync + 'static> PlatformCall<T> {
         self
     }
 
-    /// The same call on another of the platform's lanes.
-    pub fn on_lane(mut self, lane: Lane) -> PlatformCall<T> {
-        self.lane = lane;
+    /// The same call to another of the services its platform calls (its files' host,
+    /// a text service): it is limited and queued under that service's budget.
+    pub fn at(mut self, service: ServiceId) -> PlatformCall<T> {
+        self.service = Some(service);
         self
     }
 

@@ -3,7 +3,7 @@
 //! ```text
 //! follower: tools/call ─▶ tool ─▶ fetch: memory-layer hit? answered here
 //!                                      └ Reply::Elsewhere(platform) ─▶ route layer ─▶ Node (a Route)
-//!   route: GET besluitbron:lease:<platform> (cached briefly)
+//!   route: GET besluitbron:lease:<budget of the platform> (cached briefly)
 //!          ├ another replica ─▶ POST <its InternalUrl>/internal/v1/call (Secret)
 //!          │                     ◀ {"progress":…}\n … {"result": CallToolResult}\n
 //!          │                     ◀ {"not_owner":true}\n: look up again (bounded)
@@ -149,6 +149,8 @@ pub struct Node {
     cache_version: String,
     http: reqwest::Client,
     metrics: Arc<Metrics>,
+    /// Each platform's budget (its budget group's name, the lease's key).
+    budgets: BTreeMap<PlatformId, &'static str>,
     gates: BTreeMap<PlatformId, LeaseGate>,
     owners: Mutex<HashMap<PlatformId, (tokio::time::Instant, Option<String>)>>,
     /// Cancelled for a graceful shutdown: the lease tasks hand over.
@@ -186,7 +188,8 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
 }
 
 impl Node {
-    /// A node advertising `url`, with a lease gate per platform; an error when its HTTP
+    /// A node advertising `url`, with each platform's lease gate (its budget's, shared by
+    /// the platforms of one budget group) and budget name; an error when its HTTP
     /// client for forwards cannot be built (never a client without its time-out).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -199,6 +202,7 @@ impl Node {
         cache_version: String,
         metrics: Arc<Metrics>,
         gates: BTreeMap<PlatformId, LeaseGate>,
+        budgets: BTreeMap<PlatformId, &'static str>,
     ) -> Result<Node, reqwest::Error> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(2))
@@ -215,6 +219,7 @@ impl Node {
             http,
             metrics,
             gates,
+            budgets,
             owners: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             killed: CancellationToken::new(),
@@ -315,7 +320,8 @@ impl Node {
         }
         let looked = async {
             let mut c = self.engine.connection().await?;
-            let value: Option<String> = redis::cmd("GET").arg(lease_key(platform)).query_async(&mut c).await?;
+            let budget = self.budgets.get(&platform).copied().unwrap_or(platform.as_str());
+            let value: Option<String> = redis::cmd("GET").arg(lease_key(budget)).query_async(&mut c).await?;
             Ok::<_, EngineError>(value)
         };
         let value = tokio::time::timeout(crate::engine::RESPONSE_TIMEOUT * 2, looked)

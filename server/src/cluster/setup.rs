@@ -1,12 +1,14 @@
 //! Wiring several replicas into a server being built (`App::build_with`): the leases
-//! (one per platform, every platform, limited or not: ownership is also what makes one
-//! upstream call per question across replicas), their tasks, and the internal endpoint.
+//! (one per budget group — the platforms sharing upstream services — every group,
+//! limited or not: ownership is also what makes one upstream call per question across
+//! replicas, and one owner per service spends its budget in one place), their tasks,
+//! and the internal endpoint.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::cluster::{Lease, LeaseConfig};
+use besluitbron_core::{BudgetGroup, PlatformId};
 use tokio_util::sync::CancellationToken;
 
 use super::forward::{Node, serve_internal};
@@ -22,7 +24,8 @@ use crate::metrics::Metrics;
 pub struct Prepared {
     clock: Clock,
     lease: LeaseConfig,
-    gates: BTreeMap<PlatformId, LeaseGate>,
+    /// Per budget group served: its name, its platforms served, its lease.
+    budgets: Vec<(&'static str, Vec<PlatformId>, LeaseGate)>,
     listener: tokio::net::TcpListener,
     bound: std::net::SocketAddr,
     url: String,
@@ -30,12 +33,26 @@ pub struct Prepared {
 
 /// Makes the leases and binds the internal endpoint (port 0: the bound port is
 /// advertised when `InternalUrl` is empty).
-pub fn prepare(c: &ClusterConfig, platforms: &[PlatformId], clock: Clock) -> anyhow::Result<Prepared> {
+pub fn prepare(
+    c: &ClusterConfig,
+    groups: &[BudgetGroup],
+    platforms: &[PlatformId],
+    clock: Clock,
+) -> anyhow::Result<Prepared> {
     let lease = lease_config(c.lease_ttl());
-    let mut gates = BTreeMap::new();
-    for &platform in platforms {
+    let mut budgets = Vec::new();
+    for group in groups {
+        let served: Vec<PlatformId> = group
+            .platforms
+            .iter()
+            .copied()
+            .filter(|p| platforms.contains(p))
+            .collect();
+        if served.is_empty() {
+            continue;
+        }
         let l = Lease::new(lease, clock.now()).map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.LeaseTtlMs: {e}"))?;
-        gates.insert(platform, Arc::new(Mutex::new(l)));
+        budgets.push((group.name(), served, Arc::new(Mutex::new(l))));
     }
     let listener = crate::listen::bind(c.internal_listen)
         .map_err(|e| anyhow::anyhow!("BesluitBron.Cluster.InternalListen {}: {e}", c.internal_listen))?;
@@ -48,7 +65,7 @@ pub fn prepare(c: &ClusterConfig, platforms: &[PlatformId], clock: Clock) -> any
     Ok(Prepared {
         clock,
         lease,
-        gates,
+        budgets,
         listener,
         bound,
         url,
@@ -56,9 +73,24 @@ pub fn prepare(c: &ClusterConfig, platforms: &[PlatformId], clock: Clock) -> any
 }
 
 impl Prepared {
-    /// `platform`'s lease, for its task.
-    pub fn gate(&self, platform: PlatformId) -> Option<LeaseGate> {
-        self.gates.get(&platform).cloned()
+    /// The lease of the budget group named `budget`, for its task.
+    pub fn gate(&self, budget: &str) -> Option<LeaseGate> {
+        self.budgets
+            .iter()
+            .find(|(name, ..)| *name == budget)
+            .map(|(.., g)| Arc::clone(g))
+    }
+
+    /// Each platform's lease gate (its group's) and budget name.
+    fn per_platform(&self) -> (BTreeMap<PlatformId, LeaseGate>, BTreeMap<PlatformId, &'static str>) {
+        let (mut gates, mut names) = (BTreeMap::new(), BTreeMap::new());
+        for (name, platforms, gate) in &self.budgets {
+            for &p in platforms {
+                gates.insert(p, Arc::clone(gate));
+                names.insert(p, *name);
+            }
+        }
+        (gates, names)
     }
 
     /// This replica's node.
@@ -69,6 +101,7 @@ impl Prepared {
         cache_version: String,
         metrics: Arc<Metrics>,
     ) -> anyhow::Result<Arc<Node>> {
+        let (gates, budgets) = self.per_platform();
         let node = Node::new(
             engine,
             self.clock,
@@ -78,7 +111,8 @@ impl Prepared {
             self.lease,
             cache_version,
             metrics,
-            self.gates.clone(),
+            gates,
+            budgets,
         )
         .map_err(|e| anyhow::anyhow!("BesluitBron.Cluster: the client for forwards: {e}"))?;
         Ok(Arc::new(node))
@@ -89,13 +123,14 @@ impl Prepared {
     pub fn start(self, calls: &Arc<Calls>, node: &Arc<Node>, cancel: CancellationToken) {
         // Set once, here, before anything is served.
         let _ = calls.set_route(Arc::clone(node) as Arc<dyn crate::mcp::route::Route>);
-        for (platform, gate) in &self.gates {
-            let Some(handle) = calls.ctx.platforms.get(*platform).cloned() else {
+        for (budget, platforms, gate) in &self.budgets {
+            let Some(handle) = platforms.first().and_then(|p| calls.ctx.platforms.get(*p)).cloned() else {
                 continue;
             };
             let forget = Arc::clone(node);
             let task = LeaseTask {
-                platform: *platform,
+                budget,
+                platforms: platforms.clone(),
                 engine: node.engine().clone(),
                 gate: Arc::clone(gate),
                 handle,

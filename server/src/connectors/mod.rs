@@ -17,7 +17,6 @@
 pub mod bwb;
 pub mod cvdr;
 pub mod ids;
-pub mod koop;
 pub mod ob;
 pub mod obv;
 pub mod offers;
@@ -26,6 +25,7 @@ pub mod ori;
 pub mod page_spec;
 pub mod pages;
 pub mod rechtspraak;
+pub mod regulation;
 #[cfg(test)]
 mod render_test;
 pub mod schema;
@@ -295,12 +295,29 @@ mod tests {
                 "the real platform: {connector:?}"
             );
         }
-        assert_eq!(c.platform(crate::platforms::opentk::PLATFORM).max_concurrent, Some(3));
+        assert_eq!(c.service(crate::platforms::opentk::SERVICE).max_concurrent, Some(3));
         assert_eq!(c.platform(crate::platforms::ori::PLATFORM).retired_hold_secs, Some(60));
-        assert_eq!(c.platform(crate::platforms::obv::PLATFORM).max_concurrent, None);
-        let path = crate::driver::path_config(&c, crate::platforms::opentk::PLATFORM);
+        assert_eq!(c.service(crate::platforms::obv::SERVICE).max_concurrent, None);
+        let groups = c.budget_groups().expect("the registry's services form groups");
+        let group = |p: besluitbron_core::PlatformId| {
+            groups
+                .iter()
+                .find(|g| g.platforms.contains(&p))
+                .expect("every platform has a group")
+        };
+        let path = crate::driver::path_config(&c, group(crate::platforms::opentk::PLATFORM));
         assert_eq!(path.lanes[0].max_in_flight, Some(3), "the bound reaches the path");
-        let ob = crate::driver::path_config(&c, crate::platforms::ob::PLATFORM);
+        let ob = crate::driver::path_config(&c, group(crate::platforms::ob::PLATFORM));
+        let regulations = group(crate::platforms::bwb::PLATFORM);
+        assert!(
+            regulations.platforms.contains(&crate::platforms::cvdr::PLATFORM),
+            "{regulations:?}"
+        );
+        assert_eq!(
+            regulations.services,
+            [crate::platforms::koop::ZOEKSERVICE, crate::platforms::koop::REPOSITORY],
+            "the regulations share KOOP's zoekservice and its repository: one budget each"
+        );
         assert_eq!(ob.lanes.len(), 2, "ob's text host keeps a lane of its own");
     }
 }

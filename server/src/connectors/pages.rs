@@ -4,7 +4,8 @@
 //!   only — the structured content carries where the page is ([`TextPage`]) and the
 //!   document's metadata, never the text a second time;
 //! - a window of a list kept whole in the buffer ([`Window`]): `offset` and `limit` pick
-//!   what is shown, the kept list stays one platform answer.
+//!   what is shown, the kept list stays one platform answer;
+//! - a page of a platform's results as asked ([`Page`]): `limit` checked, `offset` from 0.
 //!
 //! What this module does not do: page at the platform (each client pages with its own
 //! platform's rules), or render anything beyond the one-line notes.
@@ -143,9 +144,40 @@ impl Window {
 pub fn list_limit(tool: &str, limit: Option<u32>, default: usize, max: usize) -> Result<usize, String> {
     let limit = limit.map_or(default, |l| l as usize);
     if limit == 0 || limit > max {
-        return Err(format!("{tool}: `limit` must be 1 to {max} (default {default})"));
+        return Err(limit_refused(tool, default, max));
     }
     Ok(limit)
+}
+
+/// The tool's error for a `limit` outside 1 to `max`.
+fn limit_refused(tool: &str, default: impl std::fmt::Display, max: impl std::fmt::Display) -> String {
+    format!("{tool}: `limit` must be 1 to {max} (default {default})")
+}
+
+/// A page of a platform's results as a tool asks it: at most `limit` results from the
+/// `offset`-th, both in one integer type, as a listing tool's `limit` and `offset` give
+/// them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    /// Results at most, 1 to the tool's maximum.
+    pub limit: u32,
+    /// The first result (0-based): 0, or an answer's `next_offset`.
+    pub offset: u32,
+}
+
+impl Page {
+    /// The page a tool's `limit` (`default` when not given, 1 to `max`) and `offset` (0
+    /// when not given) ask, or the tool's error message.
+    pub fn asked(tool: &str, limit: Option<u32>, offset: Option<u32>, default: u32, max: u32) -> Result<Page, String> {
+        let limit = limit.unwrap_or(default);
+        if limit == 0 || limit > max {
+            return Err(limit_refused(tool, default, max));
+        }
+        Ok(Page {
+            limit,
+            offset: offset.unwrap_or(0),
+        })
+    }
 }
 
 /// Reads an optional argument of a closed value set (an enum), so that a value outside
@@ -171,6 +203,29 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_is_its_limit_checked_and_its_offset_with_their_defaults() {
+        assert_eq!(Page::asked("t", None, None, 10, 50), Ok(Page { limit: 10, offset: 0 }));
+        assert_eq!(
+            Page::asked("t", Some(50), Some(9_998), 10, 50),
+            Ok(Page {
+                limit: 50,
+                offset: 9_998
+            })
+        );
+        for refused in [Some(0), Some(51)] {
+            assert_eq!(
+                Page::asked("t", refused, None, 10, 50),
+                Err("t: `limit` must be 1 to 50 (default 10)".to_owned())
+            );
+        }
+        assert_eq!(
+            list_limit("t", Some(51), 10, 50).unwrap_err(),
+            Page::asked("t", Some(51), None, 10, 50).unwrap_err(),
+            "one refusal, in the words every list tool uses"
+        );
+    }
 
     #[test]
     fn a_text_page_says_where_the_next_one_starts() {

@@ -1,22 +1,24 @@
-//! One task per platform keeps this replica's lease on it in Redis, driving the core
+//! One task per budget (a budget group: the platforms sharing upstream services, named
+//! by its first service) keeps this replica's lease on it in Redis, driving the core
 //! [`Lease`] (the handover rules): `poll_request` becomes a Redis command, its answer
 //! goes back with `on_answer`, `poll_timeout` wakes the task, and `poll_event` is told
-//! to the platform's task ([`Ownership`]).
+//! to the group's task ([`Ownership`]). One owner per budget across replicas: the
+//! platforms calling one service are owned together, so its budget is spent in one place.
 //!
 //! ```text
-//! key   besluitbron:lease:<platform>
+//! key   besluitbron:lease:<budget>
 //! value <replica>-<token> <internal URL>       (a fresh token for every acquisition)
 //! acquire  SET key value NX PX ttl             (refused: PTTL key, to retry when it runs out)
 //! renew    if GET key == value then PEXPIRE key ttl          (a compare-value script)
 //! release  if GET key == value then DEL key                  (a compare-value script)
 //! ```
 //!
-//! The platform's task asks the same [`Lease`] (shared, [`LeaseGate`]) whether it may
+//! The group's task asks the same [`Lease`] (shared, [`LeaseGate`]) whether it may
 //! admit and send, by this replica's own monotonic clock ([`Clock`]); Redis' clock is
 //! never relied on for the platforms' safety. Every engine call is bounded by the
 //! engine's time-outs and counts as [`LeaseAnswer::Unreachable`] when it fails.
 //!
-//! The owner writes the sessions' usage now and then to `besluitbron:usage:<platform>`;
+//! The owner writes the sessions' usage now and then to `besluitbron:usage:<budget>`;
 //! a new owner starts from it (fairness only: the bucket always starts empty).
 
 use std::future::Future;
@@ -53,14 +55,14 @@ pub fn lease_config(ttl: Duration) -> LeaseConfig {
     }
 }
 
-/// The Redis key of `platform`'s lease.
-pub fn lease_key(platform: PlatformId) -> String {
-    format!("besluitbron:lease:{platform}")
+/// The Redis key of a budget's lease (its budget group's name).
+pub fn lease_key(budget: &str) -> String {
+    format!("besluitbron:lease:{budget}")
 }
 
-/// The Redis key of `platform`'s usage checkpoint.
-pub fn usage_key(platform: PlatformId) -> String {
-    format!("besluitbron:usage:{platform}")
+/// The Redis key of a budget's usage checkpoint.
+pub fn usage_key(budget: &str) -> String {
+    format!("besluitbron:usage:{budget}")
 }
 
 /// The internal URL in a lease's value (`<token> <url>`).
@@ -70,13 +72,15 @@ pub fn owner_url(value: &str) -> Option<&str> {
 
 /// What one lease task needs.
 pub struct LeaseTask {
-    /// The platform.
-    pub platform: PlatformId,
+    /// The budget group's name (its first service's id): the lease's key.
+    pub budget: &'static str,
+    /// The group's platforms, each told [`LeaseTask::on_change`] of a change.
+    pub platforms: Vec<PlatformId>,
     /// The engine.
     pub engine: Engine,
-    /// The lease, shared with the platform's task.
+    /// The lease, shared with the group's task.
     pub gate: LeaseGate,
-    /// The platform's task, told of every change.
+    /// A handle of the group's task, told of every change.
     pub handle: PlatformHandle,
     /// This replica's clock.
     pub clock: Clock,
@@ -103,9 +107,7 @@ impl LeaseTask {
         let mut checkpoint_at: Option<tokio::time::Instant> = None;
         self.metrics
             .platform_owned
-            .get_or_create(&PlatformLabel {
-                platform: self.platform.as_str(),
-            })
+            .get_or_create(&PlatformLabel { platform: self.budget })
             .set(0);
         loop {
             let now = self.clock.now();
@@ -114,7 +116,7 @@ impl LeaseTask {
                 if let Some(request) = request {
                     pending = Some(Box::pin(ask(
                         self.engine.clone(),
-                        self.platform,
+                        self.budget,
                         self.value(request.token),
                         request,
                         config.ttl,
@@ -172,12 +174,12 @@ impl LeaseTask {
 
     /// Acts on a lease event; true when the lease is stopped.
     async fn on_event(&self, event: LeaseEvent) -> bool {
-        let platform = self.platform;
+        let budget = self.budget;
         let change = |change: &'static str| {
             self.metrics
                 .lease_changes
                 .get_or_create(&LeaseLabels {
-                    platform: platform.as_str(),
+                    platform: budget,
                     change,
                 })
                 .inc();
@@ -185,33 +187,36 @@ impl LeaseTask {
         let owned = |v: i64| {
             self.metrics
                 .platform_owned
-                .get_or_create(&PlatformLabel {
-                    platform: platform.as_str(),
-                })
+                .get_or_create(&PlatformLabel { platform: budget })
                 .set(v);
+        };
+        let changed = || {
+            for &p in &self.platforms {
+                (self.on_change)(p);
+            }
         };
         match event {
             LeaseEvent::Acquired { epoch, .. } => {
-                tracing::info!(%platform, epoch, "lease taken; admitting after TTL + m");
+                tracing::info!(budget, epoch, "lease taken; admitting after TTL + m");
                 change("acquired");
-                (self.on_change)(platform);
+                changed();
             }
             LeaseEvent::StartAdmitting { epoch } => {
-                let checkpoint = read_checkpoint(&self.engine, platform).await;
-                tracing::info!(%platform, epoch, restored = checkpoint.is_some(), "owner: admitting");
+                let checkpoint = read_checkpoint(&self.engine, budget).await;
+                tracing::info!(budget, epoch, restored = checkpoint.is_some(), "owner: admitting");
                 self.handle.ownership(Ownership::Start { epoch, checkpoint });
                 change("admitting");
                 owned(1);
             }
             LeaseEvent::Lost { epoch, was_admitting } => {
-                tracing::warn!(%platform, epoch, was_admitting, "lease lost: no more admissions");
+                tracing::warn!(budget, epoch, was_admitting, "lease lost: no more admissions");
                 self.handle.ownership(Ownership::End);
                 change("lost");
                 owned(0);
-                (self.on_change)(platform);
+                changed();
             }
             LeaseEvent::HandingOver { epoch } => {
-                tracing::info!(%platform, epoch, "shutdown: handing the lease over");
+                tracing::info!(budget, epoch, "shutdown: handing the lease over");
                 self.handle.ownership(Ownership::End);
                 change("handed_over");
                 owned(0);
@@ -219,7 +224,7 @@ impl LeaseTask {
             LeaseEvent::Stopped => {
                 self.handle.ownership(Ownership::End);
                 owned(0);
-                (self.on_change)(platform);
+                changed();
                 return true;
             }
         }
@@ -229,7 +234,7 @@ impl LeaseTask {
     /// Writes the sessions' usage for a next owner, in the background (fairness only; a
     /// failed write is a next owner starting from less).
     fn write_checkpoint(&self) {
-        let (engine, handle, platform) = (self.engine.clone(), self.handle.clone(), self.platform);
+        let (engine, handle, budget) = (self.engine.clone(), self.handle.clone(), self.budget);
         tokio::spawn(async move {
             let Some(usage) = handle.usage_checkpoint().await else {
                 return;
@@ -239,7 +244,7 @@ impl LeaseTask {
             let text = match encode_checkpoint(&usage) {
                 Ok(text) => text,
                 Err(error) => {
-                    tracing::warn!(%platform, %error, "usage checkpoint not encoded");
+                    tracing::warn!(budget, %error, "usage checkpoint not encoded");
                     return;
                 }
             };
@@ -247,7 +252,7 @@ impl LeaseTask {
                 let mut c = engine.connection().await?;
                 let keep = u64::try_from(CHECKPOINT_KEEP.as_millis()).unwrap_or(u64::MAX);
                 let _: () = redis::cmd("SET")
-                    .arg(usage_key(platform))
+                    .arg(usage_key(budget))
                     .arg(text)
                     .arg("PX")
                     .arg(keep)
@@ -256,7 +261,7 @@ impl LeaseTask {
                 Ok::<(), crate::engine::EngineError>(())
             };
             if let Err(error) = written.await {
-                tracing::debug!(%platform, %error, "usage checkpoint not written");
+                tracing::debug!(budget, %error, "usage checkpoint not written");
             }
         });
     }
@@ -269,13 +274,13 @@ static RELEASE_SCRIPT: std::sync::LazyLock<redis::Script> = std::sync::LazyLock:
 /// One lease request to Redis, and its answer.
 async fn ask(
     engine: Engine,
-    platform: PlatformId,
+    budget: &'static str,
     value: String,
     request: LeaseRequest,
     ttl: Duration,
 ) -> (u64, LeaseAnswer) {
     let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-    let key = lease_key(platform);
+    let key = lease_key(budget);
     let asked = async {
         let mut c = engine.connection().await?;
         let answer = match request.call {
@@ -321,7 +326,7 @@ async fn ask(
     let answer = match tokio::time::timeout(bound, asked).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(error)) => {
-            tracing::debug!(%platform, %error, call = ?request.call, "lease request failed");
+            tracing::debug!(budget, %error, call = ?request.call, "lease request failed");
             LeaseAnswer::Unreachable
         }
         Err(_) => LeaseAnswer::Unreachable,
@@ -329,10 +334,10 @@ async fn ask(
     (request.id, answer)
 }
 
-async fn read_checkpoint(engine: &Engine, platform: PlatformId) -> Option<UsageCheckpoint> {
+async fn read_checkpoint(engine: &Engine, budget: &str) -> Option<UsageCheckpoint> {
     let read = async {
         let mut c = engine.connection().await?;
-        let text: Option<String> = redis::cmd("GET").arg(usage_key(platform)).query_async(&mut c).await?;
+        let text: Option<String> = redis::cmd("GET").arg(usage_key(budget)).query_async(&mut c).await?;
         Ok::<Option<String>, crate::engine::EngineError>(text)
     };
     let text = tokio::time::timeout(crate::engine::RESPONSE_TIMEOUT * 2, read)

@@ -1,4 +1,6 @@
-//! One task per platform drives that platform's [`PlatformPath`] — the core type that
+//! One task per budget group (the platforms that share an upstream service, and those
+//! services: [`besluitbron_core::BudgetGroup`]; most groups are one platform and its one
+//! service) drives that group's [`PlatformPath`], a lane per service, — the core type that
 //! owns the buffer decision, in-flight coalescing, the fair queues, retries, the 429
 //! requeue and refunds — inside the core's [`Shell`], which keeps the waiters' answer
 //! channels and the flights' platform requests, turns the path's effects into sends and
@@ -19,6 +21,8 @@
 //!
 //! Invariants:
 //! - every platform has a task, limited or not (an unlimited lane simply has no scheduler);
+//!   platforms that call one service share its task, its lane and so its token bucket and
+//!   fair queue; each keeps its own buffer ([`GroupBuffer`]) and handle;
 //! - nothing but the task touches the path or writes the buffer (no races between
 //!   coalescing and queueing: one owner, synchronous steps); the handles only read the
 //!   buffer's memory layer for a fresh answer, the path's own first step, which changes
@@ -38,10 +42,12 @@
 //! tokio's paused test clock the whole path runs in virtual time.
 
 pub mod buffer;
+pub mod group;
 pub mod lease;
 pub mod payload;
 pub mod record;
 mod setup;
+pub mod task;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -54,18 +60,19 @@ use besluitbron_core::cache::CacheKey;
 use besluitbron_core::cluster::{Lease, UsageCheckpoint};
 use besluitbron_core::dedup::WaiterId;
 use besluitbron_core::path::{
-    Action, Arrival, Attempt, Delivery, Failure, Lane, NotOwner, Outcome, PathConfig, PathStats, PendingSend,
-    PlatformPath, Position, Request as PathRequest, Served, Shell, Unsent,
+    Action, Arrival, Attempt, Delivery, Failure, Lane, NotOwner, Outcome, PathStats, PendingSend, Position,
+    Request as PathRequest, Served, Shell, Unsent,
 };
 use besluitbron_core::record::CallEnd;
-use besluitbron_core::{AdmissionRecord, PlatformId, SessionKey, Units};
+use besluitbron_core::{AdmissionRecord, PlatformId, ServiceId, SessionKey, Units};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 pub use buffer::{MemoryLayer, ServerBuffer};
+pub use group::GroupBuffer;
 pub use payload::{Payload, SharedPayload};
 pub use record::Recorder;
-pub use setup::{TEXT_LANE, path_config};
+pub use setup::path_config;
 
 use crate::clock::Clock;
 use crate::metrics::activity::AttemptEnd;
@@ -111,8 +118,9 @@ pub struct CallRequest {
     pub session: SessionKey,
     /// What it costs at the platform.
     pub cost: Units,
-    /// Which of the platform's lanes.
-    pub lane: Lane,
+    /// The upstream service it goes to, one of those its platform calls; `None`: the
+    /// platform's first (its search service).
+    pub service: Option<ServiceId>,
 }
 
 /// Why a request got no answer. Its text is written for the assistant.
@@ -148,6 +156,9 @@ pub struct SentCall {
     pub platform: PlatformId,
     /// What was asked.
     pub key: CacheKey,
+    /// The upstream service it went to, where its task knows its group's services (a
+    /// task started for one path alone does not).
+    pub service: Option<ServiceId>,
     /// Which attempt.
     pub attempt: u32,
     /// The admission, on a lane that keeps a limit.
@@ -207,6 +218,11 @@ pub struct PathSnapshot {
 enum Msg {
     Request {
         waiter: WaiterId,
+        /// The request's number among its platform's, for the recording.
+        seq: u64,
+        lane: Lane,
+        /// It goes to another service than its platform's first (a document's text).
+        text: bool,
         request: CallRequest,
         upstream: Upstream,
         reply: oneshot::Sender<Arrived>,
@@ -239,6 +255,8 @@ enum Control {
     Checkpoint(oneshot::Sender<UsageCheckpoint>),
     Outcome {
         attempt: Attempt,
+        /// The platform asked.
+        platform: PlatformId,
         outcome: UpstreamOutcome,
     },
     Position {
@@ -268,9 +286,16 @@ enum Arrived {
 #[derive(Clone)]
 pub struct PlatformHandle {
     platform: PlatformId,
+    /// The budget group's services, lane `i` being `services[i]`.
+    services: Arc<[ServiceId]>,
+    /// The lane of the platform's first service.
+    main: Lane,
     requests: mpsc::Sender<Msg>,
     control: mpsc::UnboundedSender<Control>,
+    /// Waiter ids, unique on the group's path (shared by its platforms' handles).
     next_waiter: Arc<AtomicU64>,
+    /// This platform's requests, numbered in order for the recording.
+    next_seq: Arc<AtomicU64>,
     clock: Clock,
     /// The buffer's memory layer: a fresh answer there is served without the task.
     memory: MemoryLayer,
@@ -306,6 +331,30 @@ impl PlatformHandle {
         self.platform
     }
 
+    /// The index of the lane its calls go to unless they name another service (its first
+    /// service's), in [`PathSnapshot::lanes`].
+    pub fn main_lane(&self) -> usize {
+        usize::from(self.main.0)
+    }
+
+    /// The services of the platform's budget group, in lane order.
+    pub fn services(&self) -> &[ServiceId] {
+        &self.services
+    }
+
+    /// The lane of `service` (the platform's first when `None`); a service outside the
+    /// group is the connector's mistake and goes to the first, never a panic.
+    fn lane(&self, service: Option<ServiceId>) -> Lane {
+        let Some(service) = service else { return self.main };
+        match self.services.iter().position(|s| *s == service) {
+            Some(i) => Lane(u8::try_from(i).unwrap_or(u8::MAX)),
+            None => {
+                debug_assert!(false, "{service} is not among {}'s services", self.platform);
+                self.main
+            }
+        }
+    }
+
     /// Answers `request` from the buffer, a flight in progress, or the platform through
     /// `upstream` (called once per attempt of this request's flight, if it leads one).
     /// While the call waits in a queue, `progress` hears where it stands, at once and
@@ -321,13 +370,16 @@ impl PlatformHandle {
         if let Some(p) = self.memory.get(&request.key, self.clock.wall()) {
             if let Some(r) = &self.recorder {
                 let at = self.clock.wall_at(self.clock.now()).unix_millis();
-                let mut line = r.line(at, None, &request.session, &request.key, request.cost, request.lane);
+                let text = self.lane(request.service) != self.main;
+                let mut line = r.line(at, None, &request.session, &request.key, request.cost, text);
                 line.served = Some(CallEnd::Cached);
                 r.write(&line);
             }
             return Ok((p, Served::Cached));
         }
         let waiter = WaiterId(self.next_waiter.fetch_add(1, Ordering::Relaxed));
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        let lane = self.lane(request.service);
         let (reply, arrived) = oneshot::channel();
         // From here on, giving up leaves the path (the task also notices a reply nobody
         // takes, for a request dropped before its answer came).
@@ -338,6 +390,9 @@ impl PlatformHandle {
         };
         let msg = Msg::Request {
             waiter,
+            seq,
+            lane,
+            text: lane != self.main,
             request,
             upstream: upstream(),
             reply,
@@ -452,10 +507,14 @@ pub struct DriverOptions {
 
 /// The platform's path in the core's shell: a waiter's value is the channel its answer
 /// goes down, a flight's data the platform request its leading call brought.
-type DriverShell = Shell<ServerBuffer, PlatformError, oneshot::Sender<Delivered>, Upstream>;
+type DriverShell = Shell<GroupBuffer, PlatformError, oneshot::Sender<Delivered>, Upstream>;
 
 struct Driver {
-    platform: PlatformId,
+    /// The budget group's name (its first service's id), for logs and the path's own
+    /// metrics.
+    name: &'static str,
+    /// The group's services, lane `i` being `services[i]` (empty for a path alone).
+    services: Arc<[ServiceId]>,
     shell: DriverShell,
     control: mpsc::UnboundedSender<Control>,
     options: DriverOptions,
@@ -471,53 +530,6 @@ fn unsent(u: Unsent) -> PlatformError {
         platform: u.platform,
         detail: u.to_string(),
     }
-}
-
-/// Starts `platform`'s task over `buffer` with `config`; returns its handle and the task.
-pub fn spawn(
-    config: PathConfig,
-    buffer: ServerBuffer,
-    options: DriverOptions,
-) -> Result<(PlatformHandle, tokio::task::JoinHandle<()>), besluitbron_core::path::PathConfigError> {
-    spawn_leased(config, buffer, options, None)
-}
-
-/// As [`spawn`], for a replica of several: the task admits only while `lease` lets it
-/// (after it was told [`Ownership::Start`]), sends no admission the lease no longer
-/// allows, and hands its waiting calls back at [`Ownership::End`]. `None`: one process,
-/// exactly as [`spawn`].
-pub fn spawn_leased(
-    config: PathConfig,
-    buffer: ServerBuffer,
-    options: DriverOptions,
-    lease: Option<LeaseGate>,
-) -> Result<(PlatformHandle, tokio::task::JoinHandle<()>), besluitbron_core::path::PathConfigError> {
-    let platform = buffer.platform();
-    let memory = buffer.memory_layer();
-    let shell = Shell::new(PlatformPath::new(config, buffer)?, unsent);
-    let (requests, requests_rx) = mpsc::channel(REQUEST_CHANNEL_BOUND);
-    let (control, control_rx) = mpsc::unbounded_channel();
-    let clock = options.clock;
-    let recorder = options.recorder.clone();
-    let driver = Driver {
-        platform,
-        shell,
-        control: control.clone(),
-        notes: options.recorder.clone().map(|r| record::Notes::new(r, platform)),
-        options,
-        lease,
-    };
-    let task = tokio::spawn(driver.run(requests_rx, control_rx));
-    let handle = PlatformHandle {
-        platform,
-        requests,
-        control,
-        next_waiter: Arc::new(AtomicU64::new(0)),
-        clock,
-        memory,
-        recorder,
-    };
-    Ok((handle, task))
 }
 
 impl Driver {
@@ -561,6 +573,9 @@ impl Driver {
     fn request(&mut self, msg: Msg) {
         let Msg::Request {
             waiter,
+            seq,
+            lane,
+            text,
             request,
             upstream,
             reply,
@@ -570,11 +585,11 @@ impl Driver {
         let line = self.notes.as_ref().map(|n| {
             n.recorder().line(
                 self.options.clock.wall_at(now).unix_millis(),
-                Some(waiter.0),
+                Some(seq),
                 &request.session,
                 &request.key,
                 request.cost,
-                request.lane,
+                text,
             )
         });
         let req = PathRequest {
@@ -582,7 +597,7 @@ impl Driver {
             key: request.key,
             session: request.session,
             cost: request.cost,
-            lane: request.lane,
+            lane,
         };
         let (tx, rx) = oneshot::channel();
         let lease = Self::lease(self.lease.as_ref());
@@ -646,7 +661,11 @@ impl Driver {
             Control::Checkpoint(reply) => {
                 let _ = reply.send(self.shell.path().usage_checkpoint());
             }
-            Control::Outcome { attempt, outcome } => {
+            Control::Outcome {
+                attempt,
+                platform,
+                outcome,
+            } => {
                 let label = match &outcome {
                     // A copy the platform confirmed (HTTP 304): counted apart.
                     Outcome::Success { feedback, .. } if feedback.revalidated => "revalidated",
@@ -658,7 +677,7 @@ impl Driver {
                     .metrics
                     .platform_calls
                     .get_or_create(&CallLabels {
-                        platform: self.platform.as_str(),
+                        platform: platform.as_str(),
                         outcome: label,
                     })
                     .inc();
@@ -703,12 +722,10 @@ impl Driver {
                     self.options
                         .metrics
                         .path_invariant_failures
-                        .get_or_create(&PlatformLabel {
-                            platform: self.platform.as_str(),
-                        })
+                        .get_or_create(&PlatformLabel { platform: self.name })
                         .inc();
                     tracing::error!(
-                        platform = %self.platform,
+                        path = self.name,
                         step,
                         %what,
                         "the platform path's invariants are broken"
@@ -724,6 +741,8 @@ impl Driver {
         // Several replicas: an admission the lease no longer allows (too old, or the
         // lease is gone) is never sent (rule 2); the shell reports it to the path as a
         // failure worth another attempt, as the simulator does.
+        let platform = pending.key().platform();
+        let service = self.services.get(usize::from(pending.lane().0)).copied();
         let lease = Self::lease(self.lease.as_ref());
         let sent = self.shell.confirm_send(now, wall, lease.as_deref(), pending);
         drop(lease);
@@ -732,7 +751,7 @@ impl Driver {
                 .metrics
                 .dropped_admissions
                 .get_or_create(&PlatformLabel {
-                    platform: self.platform.as_str(),
+                    platform: platform.as_str(),
                 })
                 .inc();
             return;
@@ -742,10 +761,10 @@ impl Driver {
                 .metrics
                 .platform_wait
                 .get_or_create(&PlatformLabel {
-                    platform: self.platform.as_str(),
+                    platform: platform.as_str(),
                 })
                 .observe(a.waited().as_secs_f64());
-            self.options.metrics.activity.waited(self.platform, wall, a.waited());
+            self.options.metrics.activity.waited(platform, wall, a.waited());
         }
         let attempt = out.attempt;
         if let Some(notes) = self.notes.as_mut() {
@@ -753,13 +772,14 @@ impl Driver {
         }
         if let Some(observer) = &self.options.observer {
             observer(&SentCall {
-                platform: self.platform,
+                platform,
                 key: out.key,
+                service,
                 attempt: attempt.number,
                 admission: out.admission,
             });
         }
-        let (platform, upstream, previous) = (self.platform, out.flight, out.previous);
+        let (upstream, previous) = (out.flight, out.previous);
         let control = self.control.clone();
         let limit = self.options.attempt_timeout;
         let (metrics, clock) = (Arc::clone(&self.options.metrics), self.options.clock);
@@ -769,7 +789,11 @@ impl Driver {
             metrics
                 .activity
                 .attempt(platform, clock.wall(), started.elapsed(), attempt_end(&outcome));
-            let _ = control.send(Control::Outcome { attempt, outcome });
+            let _ = control.send(Control::Outcome {
+                attempt,
+                platform,
+                outcome,
+            });
         });
     }
 
@@ -807,7 +831,7 @@ impl Driver {
             in_flight: path.in_flight(),
             waiting: path.waiting(),
             pending_writes: path.buffer().pending_writes(),
-            memory_bytes: path.buffer().memory_layer().bytes(),
+            memory_bytes: path.buffer().memory_bytes(),
             invariants: if check { self.shell.check_invariants() } else { Ok(()) },
         }
     }

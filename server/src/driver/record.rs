@@ -3,7 +3,7 @@
 //! The platform's task notes, where it applies its path's effects, each request's arrival
 //! and how it ended, and each flight's attempts: when each went, how long the platform
 //! took, what it answered. One line per call ([`TraceLine`], the simulator's own format)
-//! is written when the call ends; the first line of a flight that ends carries the
+//! is written when the call ends; the line of a flight's last caller carries the
 //! flight's attempts. A fresh answer from the buffer's memory layer, served in the
 //! caller's task, is written there.
 //!
@@ -30,12 +30,11 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use besluitbron_core::cache::CacheKey;
 use besluitbron_core::dedup::{FlightId, WaiterId};
-use besluitbron_core::path::{Attempt, Lane, Outcome};
+use besluitbron_core::path::{Attempt, Outcome};
 use besluitbron_core::record::{AttemptOutcome, CallEnd, RecordedAttempt, RecordedRemaining, TraceLine};
 use besluitbron_core::{Instant, PlatformId, SessionKey, Units};
 use sha2::{Digest, Sha256};
 
-use super::TEXT_LANE;
 use crate::config::RecordingConfig;
 use crate::metrics::Metrics;
 
@@ -161,9 +160,9 @@ impl Recorder {
         session: &SessionKey,
         key: &CacheKey,
         cost: Units,
-        lane: Lane,
+        text: bool,
     ) -> TraceLine {
-        let op = if lane == TEXT_LANE { "text" } else { key.operation() };
+        let op = if text { "text" } else { key.operation() };
         TraceLine {
             at_ms,
             session: self.session(session),
@@ -369,7 +368,8 @@ pub fn trace_files(dir: &Path) -> Vec<PathBuf> {
 /// What the platform's task notes while calls and flights are under way.
 pub(super) struct Notes {
     recorder: Recorder,
-    platform: PlatformId,
+    /// The budget group's platforms.
+    platforms: Vec<PlatformId>,
     calls: HashMap<WaiterId, CallNote>,
     flights: HashMap<FlightId, FlightNote>,
 }
@@ -395,10 +395,10 @@ struct FlightNote {
 }
 
 impl Notes {
-    pub(super) fn new(recorder: Recorder, platform: PlatformId) -> Notes {
+    pub(super) fn new(recorder: Recorder, platforms: Vec<PlatformId>) -> Notes {
         Notes {
             recorder,
-            platform,
+            platforms,
             calls: HashMap::new(),
             flights: HashMap::new(),
         }
@@ -488,19 +488,22 @@ impl Notes {
         }
     }
 
-    /// A waiting request ended: answered or failed (the first such line of a flight
-    /// carries its attempts), gave up, or moved to another replica.
+    /// A waiting request ended: answered or failed, gave up, or moved to another replica.
+    /// The line of a flight's last caller carries its attempts: an earlier caller may end
+    /// while the flight goes on (a 429 fails the callers that may not wait once more, and
+    /// the others wait for its next attempt).
     pub(super) fn ended(&mut self, waiter: WaiterId, end: CallEnd) {
         let Some(CallNote { mut line, flight, .. }) = self.calls.remove(&waiter) else {
             return;
         };
         line.served = Some(end);
         if let Some(f) = self.flights.get_mut(&flight) {
+            let last = f.waiters <= 1;
             let finished = !matches!(end, CallEnd::Left | CallEnd::Moved);
             // The flight's last caller leaving while no attempt is out (a retry's backoff
             // after a 5xx): the flight ends here, and so its attempts are written here.
-            let last_with_none_out = f.waiters <= 1 && f.open == 0;
-            if (finished || last_with_none_out) && !f.written && !f.attempts.is_empty() {
+            let none_out = f.open == 0;
+            if last && (finished || none_out) && !f.written && !f.attempts.is_empty() {
                 line.attempts = f.attempts.iter().map(|(_, _, a)| *a).collect();
                 f.written = true;
             }
@@ -514,7 +517,7 @@ impl Notes {
                 self.flights.remove(&flight);
             }
         }
-        debug_assert_eq!(line.platform, self.platform.as_str());
+        debug_assert!(self.platforms.iter().any(|p| p.as_str() == line.platform));
         self.recorder.write(&line);
     }
 }
@@ -539,14 +542,7 @@ mod tests {
     fn line(r: &Recorder, i: u64) -> TraceLine {
         let key = CacheKey::new(crate::platforms::obv::PLATFORM, DataClass::Search, "search")
             .param("query", format!("stikstof {i}"));
-        let mut l = r.line(
-            i,
-            Some(i),
-            &SessionKey::client("192.0.2.7"),
-            &key,
-            Units::ONE,
-            Lane::MAIN,
-        );
+        let mut l = r.line(i, Some(i), &SessionKey::client("192.0.2.7"), &key, Units::ONE, false);
         l.served = Some(CallEnd::Fetched);
         l
     }
@@ -608,7 +604,7 @@ mod tests {
         let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
             .expect("start")
             .expect("on");
-        let mut notes = Notes::new(r.clone(), crate::platforms::obv::PLATFORM);
+        let mut notes = Notes::new(r.clone(), vec![crate::platforms::obv::PLATFORM]);
         let arrived = Instant::from_millis(10_000);
         for (waiter, i) in [(WaiterId(1), 1), (WaiterId(2), 2)] {
             let mut l = line(&r, i);
@@ -640,7 +636,7 @@ mod tests {
         let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
             .expect("start")
             .expect("on");
-        let mut notes = Notes::new(r.clone(), crate::platforms::obv::PLATFORM);
+        let mut notes = Notes::new(r.clone(), vec![crate::platforms::obv::PLATFORM]);
         let mut l = line(&r, 1);
         l.served = None;
         notes.waiting(WaiterId(1), l, FlightId(9), Instant::from_millis(1_000));
@@ -684,7 +680,7 @@ mod tests {
         let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
             .expect("start")
             .expect("on");
-        let mut notes = Notes::new(r.clone(), crate::platforms::rechtspraak::PLATFORM);
+        let mut notes = Notes::new(r.clone(), vec![crate::platforms::rechtspraak::PLATFORM]);
         let mut l = line(&r, 1);
         l.platform = "rechtspraak".to_owned();
         l.served = None;
@@ -790,5 +786,64 @@ mod tests {
         let d = Recorder::start(&clear, dir.path(), metrics).unwrap().unwrap();
         assert_eq!(d.session(&s), "session-1");
         assert!(line(&d, 1).query.is_some_and(|q| q.contains("stikstof 1")));
+    }
+
+    /// Found re-recording the soak: two callers waited for a flight refused with 429
+    /// twice; the first (already asked once more) failed, the second waited once more and
+    /// the third attempt answered it. The failed caller's line carried the first two
+    /// attempts and the third was never written, so the trace said the server admitted one
+    /// call fewer than it had.
+    #[test]
+    fn regression_a_flight_that_goes_on_after_a_caller_failed_keeps_every_attempt() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let metrics = Arc::new(Metrics::new());
+        let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
+            .expect("start")
+            .expect("on");
+        let mut notes = Notes::new(r.clone(), vec![crate::platforms::obv::PLATFORM]);
+        for (waiter, i) in [(WaiterId(1), 1), (WaiterId(2), 2)] {
+            let mut l = line(&r, i);
+            l.served = None;
+            notes.waiting(waiter, l, FlightId(3), Instant::from_millis(1_000));
+        }
+        let refused: Outcome<(), ()> = Outcome::RateLimited {
+            error: (),
+            retry_after: std::time::Duration::from_secs(1),
+        };
+        for (number, at) in [(1, 1_000), (2, 2_000)] {
+            let attempt = Attempt {
+                flight: FlightId(3),
+                number,
+            };
+            notes.sent(attempt, Instant::from_millis(at), at);
+            notes.outcome(attempt, Instant::from_millis(at + 5), &refused);
+        }
+        notes.ended(WaiterId(1), CallEnd::Failed);
+        let third = Attempt {
+            flight: FlightId(3),
+            number: 3,
+        };
+        notes.sent(third, Instant::from_millis(3_000), 3_000);
+        let answer: Outcome<(), ()> = Outcome::Success {
+            payload: (),
+            feedback: Default::default(),
+        };
+        notes.outcome(third, Instant::from_millis(3_050), &answer);
+        notes.ended(WaiterId(2), CallEnd::Coalesced);
+        r.sync();
+        let lines = written(dir.path());
+        assert_eq!(lines.len(), 2);
+        assert_eq!((lines[0].served, lines[0].attempts.len()), (Some(CallEnd::Failed), 0));
+        let at: Vec<(u64, AttemptOutcome)> = lines[1].attempts.iter().map(|a| (a.at_ms, a.outcome)).collect();
+        assert_eq!(
+            at,
+            [
+                (1_000, AttemptOutcome::RateLimited),
+                (2_000, AttemptOutcome::RateLimited),
+                (3_000, AttemptOutcome::Ok)
+            ],
+            "every attempt, on the last caller's line"
+        );
+        assert!(notes.flights.is_empty() && notes.calls.is_empty(), "nothing kept");
     }
 }

@@ -1,39 +1,37 @@
-//! A platform path's configuration from the server's settings: its lanes and limits,
-//! retries and the requeue rule. Generic over platforms: what differs per platform is
-//! in its settings ([`crate::config::PlatformConfig`], defaulted by its connector).
+//! A budget group's path configuration from the server's settings: one lane per upstream
+//! service the group's platforms call, each with that service's limit and queue bounds,
+//! and retries fitting the slowest of its platforms. Generic over platforms: what
+//! differs is in the settings ([`crate::config::ServiceConfig`] per service,
+//! [`crate::config::PlatformConfig`] per platform, defaulted by the connectors).
 
-use besluitbron_core::PlatformId;
-use besluitbron_core::path::{Lane, LaneConfig, PathConfig, RetryPolicy};
+use besluitbron_core::BudgetGroup;
+use besluitbron_core::path::{LaneConfig, PathConfig, RetryPolicy};
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
 
 use crate::config::Config;
 
-/// The lane of a platform's document text, when its settings keep a text limit of its
-/// own (`TextLimit`); without one, the path serves text on the main lane.
-pub const TEXT_LANE: Lane = Lane(1);
-
-/// The path configuration of `platform`: its lanes and limits, retries and the requeue
-/// rule, from the server's configuration.
-pub fn path_config(config: &Config, platform: PlatformId) -> PathConfig {
-    let pc = config.platform(platform);
-    let mut lanes = vec![LaneConfig {
-        name: "main",
-        scheduler: config.scheduler(platform),
-        max_in_flight: pc.max_concurrent,
-    }];
-    if let Some(text) = config.text_scheduler(platform) {
-        lanes.push(LaneConfig {
-            name: "text",
-            scheduler: Some(text),
-            max_in_flight: None,
-        });
-    }
+/// The path configuration of `group`: lane `i` is the group's service `i`, with the limit
+/// BesluitBron keeps there; a retry gets the most attempts and the longest deadline any
+/// of its platforms is given.
+pub fn path_config(config: &Config, group: &BudgetGroup) -> PathConfig {
+    let lanes = group
+        .services
+        .iter()
+        .map(|&service| LaneConfig {
+            name: service.as_str(),
+            scheduler: config.scheduler(service),
+            max_in_flight: config.service(service).max_concurrent,
+        })
+        .collect();
+    let settings: Vec<_> = group.platforms.iter().map(|&p| config.platform(p)).collect();
+    let attempts = settings.iter().map(|p| p.attempts).max().unwrap_or(1);
+    let timeout_ms = settings.iter().map(|p| p.timeout_ms).max().unwrap_or(15_000);
     PathConfig {
-        name: platform.as_str(),
+        name: group.name(),
         lanes,
         retry: RetryPolicy {
-            max_attempts: pc.attempts,
-            deadline_ms: pc.timeout_ms.saturating_mul(3),
+            max_attempts: attempts,
+            deadline_ms: timeout_ms.saturating_mul(3),
             ..RetryPolicy::default()
         },
         requeue_wait_max: MAX_REQUEUE_WAIT,

@@ -35,6 +35,13 @@ pub struct PlatformLabel {
     pub platform: &'static str,
 }
 
+/// `{service}`: an upstream service, whose budget every platform calling it shares.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ServiceLabel {
+    /// The service id (`koop-zoekservice`).
+    pub service: &'static str,
+}
+
 /// `{platform, outcome}` of an upstream call.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CallLabels {
@@ -87,6 +94,13 @@ pub struct Metrics {
     pub waiting_sessions: Family<PlatformLabel, Gauge>,
     /// Units left in the local bucket (refreshed at scrape).
     pub bucket_units: Family<PlatformLabel, Gauge<f64, AtomicU64>>,
+    /// Calls waiting in an upstream service's fair queue, over every platform calling it
+    /// (refreshed at scrape).
+    pub service_queue_length: Family<ServiceLabel, Gauge>,
+    /// Sessions waiting at an upstream service (refreshed at scrape).
+    pub service_waiting_sessions: Family<ServiceLabel, Gauge>,
+    /// Units left in an upstream service's bucket (refreshed at scrape).
+    pub service_bucket_units: Family<ServiceLabel, Gauge<f64, AtomicU64>>,
     /// Flights under way at a platform, limited or not (refreshed at scrape).
     pub in_flight: Family<PlatformLabel, Gauge>,
     /// Requests waiting for a flight, its leader included (refreshed at scrape).
@@ -148,6 +162,9 @@ impl Metrics {
             queue_length: Family::default(),
             waiting_sessions: Family::default(),
             bucket_units: Family::default(),
+            service_queue_length: Family::default(),
+            service_waiting_sessions: Family::default(),
+            service_bucket_units: Family::default(),
             in_flight: Family::default(),
             flight_waiters: Family::default(),
             pending_writes: Family::default(),
@@ -196,6 +213,21 @@ impl Metrics {
             "platform_bucket_units",
             "Units left in the local bucket",
             m.bucket_units.clone(),
+        );
+        registry.register(
+            "service_queue_length",
+            "Calls waiting in an upstream service's fair queue, over every platform calling it",
+            m.service_queue_length.clone(),
+        );
+        registry.register(
+            "service_waiting_sessions",
+            "Sessions waiting at an upstream service",
+            m.service_waiting_sessions.clone(),
+        );
+        registry.register(
+            "service_bucket_units",
+            "Units left in an upstream service's bucket, shared by every platform calling it",
+            m.service_bucket_units.clone(),
         );
         registry.register(
             "platform_in_flight",

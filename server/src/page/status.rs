@@ -33,6 +33,9 @@ pub struct PlatformStatus {
     pub id: &'static str,
     /// Its name.
     pub name: &'static str,
+    /// The upstream service its searches go to, whose budget (limit, bucket, queue)
+    /// the fields below show: shared with every platform calling that service.
+    pub service: Option<&'static str>,
     /// Whether BesluitBron keeps a limit for it.
     pub limited: bool,
     /// The limit kept: units per window.
@@ -158,10 +161,14 @@ async fn platforms(state: &PageState) -> Vec<PlatformStatus> {
             continue;
         }
         let snap = handle.snapshot(false).await;
+        // The budget its searches go to: its first service's, shared with every platform
+        // calling that service.
         let lane = snap
             .as_ref()
-            .and_then(|s| s.lanes.first().filter(|l| l.limited).cloned());
-        let limit = state.guard.config.platform(platform).limit;
+            .and_then(|s| s.lanes.get(handle.main_lane()).filter(|l| l.limited).cloned());
+        let config = &state.guard.config;
+        let service = config.first_service(platform);
+        let limit = service.and_then(|s| config.service(s).limit);
         let (mut fresh, mut hits, mut dup) = (0u64, 0u64, 0u64);
         let mut duplicates: BTreeMap<&'static str, u64> = ["exact", "coalesced", "canonical", "replay"]
             .into_iter()
@@ -207,6 +214,7 @@ async fn platforms(state: &PageState) -> Vec<PlatformStatus> {
         out.push(PlatformStatus {
             id: platform.as_str(),
             name: platform.display_name(),
+            service: service.map(|s| s.as_str()),
             limited: lane.is_some(),
             limit_units: limit.map(|l| l.capacity.as_milli() as f64 / 1000.0),
             limit_window_secs: limit.map(|l| l.window_secs as u64),
@@ -332,7 +340,7 @@ fn render(lang: Lang, s: &Status, sections: &[&'static StatusSection], params: &
                             td { (when(p.recent.last_success_ms)) }
                             td { (when(p.recent.last_failure_ms)) @if let Some(why) = &p.recent.last_failure { br; small { (why) } } }
                             td { (ms(p.recent.latency_median_ms)) " / " (ms(p.recent.latency_p95_ms)) }
-                            td { @if let (Some(u), Some(w)) = (p.limit_units, p.limit_window_secs) { (u) " / " (w) " s" } @else { (l("geen", "none")) } }
+                            td { @if let (Some(u), Some(w)) = (p.limit_units, p.limit_window_secs) { (u) " / " (w) " s" @if let Some(s) = p.service.filter(|s| *s != p.id) { " (" (s) ")" } } @else { (l("geen", "none")) } }
                             td { @if let Some(b) = p.bucket_units { (format!("{b:.1}")) } @else { "—" } }
                             td { (p.queue_length) " / " (p.waiting_sessions) }
                             td { (format!("{:.1} s", p.estimated_wait_secs)) }

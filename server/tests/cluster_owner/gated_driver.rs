@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use besluitbron_core::cache::{CacheKey, CachePolicy, DataClass};
 use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseEvent};
-use besluitbron_core::path::{Feedback, Lane, Outcome, PathConfig};
+use besluitbron_core::path::{Feedback, Outcome, PathConfig};
 use besluitbron_core::{Instant, LimitConfig, SchedulerConfig, SessionKey, Units};
 use besluitbron_server::clock::Clock;
 use besluitbron_server::driver::lease::lease_config;
@@ -29,7 +29,7 @@ fn request(q: &str) -> CallRequest {
         .param("query", q),
         session: SessionKey::client("s"),
         cost: Units::ONE,
-        lane: Lane::MAIN,
+        service: None,
     }
 }
 
@@ -103,7 +103,7 @@ async fn the_task_admits_and_sends_only_under_its_lease() {
         recorder: None,
     };
     let limit = SchedulerConfig::with_limit(LimitConfig::new(Units::whole(60), Duration::from_secs(60)));
-    let (handle, _task) = driver::spawn_leased(
+    let (handle, _task) = driver::task::spawn_one(
         PathConfig::single("obv", Some(limit)),
         ServerBuffer::new(besluitbron_server::platforms::obv::PLATFORM, None, policy),
         options,

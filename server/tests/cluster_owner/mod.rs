@@ -100,7 +100,7 @@ impl Replica {
         config.mcp_rate_limit.per_session = roomy;
         // A faster OpenBesluitvorming (600 units a minute, here and at the fake) keeps the
         // tests short; a new owner starts with an empty bucket.
-        let obv = config.platforms.get_mut("obv").expect("obv");
+        let obv = config.services.get_mut("obv").expect("obv's service");
         if let Some(limit) = obv.limit.as_mut().filter(|_| fast_obv) {
             limit.capacity = besluitbron_core::Units::whole(600);
         }

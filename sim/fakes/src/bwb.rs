@@ -1,9 +1,10 @@
 //! Fake Basiswettenbestand (`bwb`): KOOP's SRU 1.2 search of national legislation
-//! (`/sru/Search?operation=searchRetrieve&version=1.2&x-connection=BWB&query=…`, the
-//! service written once in `sru.rs`) and the toestand XML of each version
-//! (`/bwb/{id}/{from}_{n}/xml/{id}_{from}_{n}.xml`), strict like the service
-//! (`docs/platforms.md`), over generated regulations ([`REGULATIONS`]) and the real toestanden
-//! of `corpus/bwb/` ([`regulations`]).
+//! (`/sru/Search?operation=searchRetrieve&version=1.2&x-connection=BWB&query=…`) and the
+//! toestand XML of each version (`/bwb/{id}/{from}_{n}/xml/{id}_{from}_{n}.xml`), strict
+//! like the service (`docs/platforms.md`), over generated regulations ([`REGULATIONS`])
+//! and the real toestanden of `corpus/bwb/` ([`regulations`]). One of KOOP's regulation
+//! collections, whose fake `regulation.rs` writes once: what is the Basiswettenbestand's
+//! own is here — its regulations, its CQL, its records and its toestanden.
 //!
 //! Invariants:
 //! - The envelope, the request's checks and the refusals are the shared SRU service's
@@ -30,27 +31,19 @@
 //! What this fake does not do: `sortBy`, `any`/`all` beyond the title index, the wti and
 //! manifest files, or regulations beyond these.
 
-use besluitbron_core::{Platform, PlatformId};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::Path;
-use axum::http::{Response, StatusCode};
-use axum::routing::get;
+use besluitbron_core::{Platform, PlatformId};
 
-use crate::fake::FakePlatform;
-use crate::faults::FaultReplies;
+use crate::parse_date;
 use crate::real;
-use crate::shared::Shared;
-use crate::sru::{self, Found, Refusal, SruCollection, SruDiagnostic, SruService, Trouble, escape, not_found};
-use crate::{parse_date, raw_response};
+use crate::regulation::{self, Numbered, RegulationFake, article_xml, leak};
+use crate::sru::{self, SruDiagnostic, escape};
 
 /// The search's path under the fake's root.
-pub const SRU_PATH: &str = "/sru/Search";
-/// The most records per page the service gives.
-pub const MAX_RECORDS: u64 = sru::ZOEKSERVICE_MAX_RECORDS;
+pub const SRU_PATH: &str = regulation::SRU_PATH;
 
 /// One article of a version: its division's index, number, title and paragraphs.
 #[derive(Clone, Copy, Debug)]
@@ -307,7 +300,6 @@ fn real_regulations() -> Vec<FakeRegulation> {
             .unwrap_or_else(|_| panic!("{}: no toestand number", file.path));
         by_id.entry(id).or_default().push((from, n, file.bytes));
     }
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     by_id
         .into_iter()
         .map(|(id, mut found)| {
@@ -366,7 +358,7 @@ fn day_before(date: &str) -> String {
 pub type BwbSettings = sru::ZoekserviceSettings;
 
 /// The Basiswettenbestand fake, as its registry line names it.
-pub(crate) struct Fake;
+pub(crate) type Fake = regulation::Fake<FakeRegulation>;
 
 /// The platform this fake imitates (its short id and public name, as the server's
 /// connector declares them).
@@ -375,45 +367,32 @@ pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
     name: "Basiswettenbestand",
 });
 
-impl FakePlatform for Fake {
-    const CORPUS: &'static [&'static str] = &["bwb"];
-
-    type Own = BwbSettings;
-
-    fn router(shared: Shared<BwbSettings>, base_url: String) -> Router {
-        sru::router::<Fake>(shared, base_url, "/bwb/{id}/{version}/xml/{file}", get(toestand))
-    }
-}
-
-static REPLIES: FaultReplies<BwbSettings> = sru::replies();
-
-/// KOOP's search service as `x-connection=BWB` answers: SRU 1.2 only.
-impl SruCollection for Fake {
-    type Own = BwbSettings;
-    type Query = Vec<Clause>;
+/// The Basiswettenbestand among the regulation collections, known by its regulations.
+impl RegulationFake for FakeRegulation {
     type Hit = (&'static FakeRegulation, &'static FakeVersion);
+    const PLATFORM: PlatformId = PLATFORM;
+    const CONNECTION: &'static str = "BWB";
 
-    const SERVICE: SruService = SruService::zoekservice("BWB");
-    const SEARCH_PATH: &'static str = SRU_PATH;
-
-    fn replies() -> &'static FaultReplies<BwbSettings> {
-        &REPLIES
+    /// `/bwb/{id}/{from}_{n}/xml/{id}_{from}_{n}.xml`.
+    fn file(id: &str, version: &str, file: &str) -> Option<Cow<'static, [u8]>> {
+        let r = regulations().iter().find(|r| r.id == id)?;
+        let named = |v: &&FakeVersion| {
+            version == format!("{}_{}", v.from, v.n) && file == format!("{}_{}_{}.xml", r.id, v.from, v.n)
+        };
+        let v = r.versions.iter().find(named)?;
+        Some(
+            v.real
+                .map_or_else(|| Cow::Owned(toestand_xml(r, v).into_bytes()), Cow::Borrowed),
+        )
     }
 
-    fn trouble(own: &BwbSettings) -> Trouble {
-        own.trouble()
-    }
-
-    fn parse(query: &str) -> Result<Vec<Clause>, Refusal> {
-        Ok(parse_cql(query)?)
-    }
-
-    fn find(clauses: &Vec<Clause>) -> Found<Self::Hit> {
-        Found::hits(matches(clauses))
-    }
-
+    /// What the regulation does not say is left out.
     fn record(root: &str, (r, v): &Self::Hit) -> String {
         record_xml(root, r, v)
+    }
+
+    fn find(query: &str) -> Result<Vec<Self::Hit>, SruDiagnostic> {
+        Ok(matches(&parse_cql(query)?))
     }
 }
 
@@ -593,21 +572,7 @@ pub fn toestand_xml(r: &FakeRegulation, v: &FakeVersion) -> String {
             ));
             open.push(i);
         }
-        out.push_str(&format!(
-            "<artikel><kop><label>Artikel</label><nr>{}</nr>{}</kop>",
-            a.number,
-            a.title
-                .map(|t| format!("<titel>{}</titel>", escape(t)))
-                .unwrap_or_default()
-        ));
-        if a.paragraphs.len() == 1 {
-            out.push_str(&format!("<al>{}</al>", escape(a.paragraphs[0])));
-        } else {
-            for (i, p) in a.paragraphs.iter().enumerate() {
-                out.push_str(&format!("<lid><lidnr>{}</lidnr><al>{}</al></lid>", i + 1, escape(p)));
-            }
-        }
-        out.push_str("</artikel>");
+        out.push_str(&article_xml(a.number, a.title, a.paragraphs, Numbered::Leden));
     }
     while let Some(i) = open.pop() {
         out.push_str(if r.divisions[i].0 == "Titel" {
@@ -618,21 +583,6 @@ pub fn toestand_xml(r: &FakeRegulation, v: &FakeVersion) -> String {
     }
     out.push_str("</wettekst></wet-besluit></wetgeving></toestand>\n");
     out
-}
-
-/// A version's toestand: a real one's file as it is, a generated one's XML.
-async fn toestand(Path((id, version, file)): Path<(String, String, String)>) -> Response<Body> {
-    let found = regulations().iter().find(|r| r.id == id).and_then(|r| {
-        r.versions
-            .iter()
-            .find(|v| version == format!("{}_{}", v.from, v.n) && file == format!("{}_{}_{}.xml", r.id, v.from, v.n))
-            .map(|v| (r, v))
-    });
-    match found {
-        Some((_, &FakeVersion { real: Some(bytes), .. })) => raw_response(StatusCode::OK, "application/xml", bytes),
-        Some((r, v)) => raw_response(StatusCode::OK, "application/xml", toestand_xml(r, v)),
-        None => not_found(),
-    }
 }
 
 #[cfg(test)]

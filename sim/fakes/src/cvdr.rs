@@ -1,9 +1,10 @@
 //! Fake CVDR (`cvdr`): KOOP's SRU 1.2 search of local regulations
-//! (`/sru/Search?operation=searchRetrieve&version=1.2&x-connection=cvdr&query=…`, the
-//! service written once in `sru.rs`) and the XML of each version
-//! (`/cvdr/{work}/{n}/xml/{work}_{n}.xml`), strict like the service (`docs/platforms.md`,
-//! "Local regulations"), over generated regulations ([`REGULATIONS`]) and the real ones of
-//! `corpus/cvdr/` ([`regulations`]).
+//! (`/sru/Search?operation=searchRetrieve&version=1.2&x-connection=cvdr&query=…`) and the
+//! XML of each version (`/cvdr/{work}/{n}/xml/{work}_{n}.xml`), strict like the service
+//! (`docs/platforms.md`, "Local regulations"), over generated regulations
+//! ([`REGULATIONS`]) and the real ones of `corpus/cvdr/` ([`regulations`]). One of KOOP's
+//! regulation collections, whose fake `regulation.rs` writes once: what is the CVDR's own
+//! is here — its regulations, its CQL, its records and its files.
 //!
 //! Invariants:
 //! - The envelope, the request's checks and the refusals are the shared SRU service's
@@ -31,27 +32,18 @@
 //! What this fake does not do: `sortBy`, relations other than `=`, `==`, `all`, `any`,
 //! `or`/`not`, or regulations beyond these.
 
-use besluitbron_core::{Platform, PlatformId};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::Path;
-use axum::http::{Response, StatusCode};
-use axum::routing::get;
+use besluitbron_core::{Platform, PlatformId};
 
-use crate::fake::FakePlatform;
-use crate::faults::FaultReplies;
-use crate::raw_response;
 use crate::real::{self, Element, RealFile};
-use crate::shared::Shared;
-use crate::sru::{self, Found, Refusal, SruCollection, SruDiagnostic, SruService, Trouble, escape, not_found};
+use crate::regulation::{self, Numbered, RegulationFake, article_xml, leak};
+use crate::sru::{self, SruDiagnostic, escape};
 
 /// The search's path under the fake's root.
-pub const SRU_PATH: &str = "/sru/Search";
-/// The most records per page the service gives.
-pub const MAX_RECORDS: u64 = sru::ZOEKSERVICE_MAX_RECORDS;
+pub const SRU_PATH: &str = regulation::SRU_PATH;
 
 /// One article of a version.
 #[derive(Clone, Copy, Debug)]
@@ -370,7 +362,6 @@ struct RealVersion {
 /// `'static` once per process (held as long as the corpus is): the fake's regulations are
 /// `'static` data.
 fn real_regulations() -> Vec<FakeRegulation> {
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let leak_opt = |s: Option<String>| s.map(leak);
     let mut by_work: BTreeMap<String, Vec<RealVersion>> = BTreeMap::new();
     for file in real::cvdr() {
@@ -475,7 +466,7 @@ fn real_version(file: &'static RealFile) -> RealVersion {
         modified: one("modified"),
         real: RealText {
             bytes: file.bytes,
-            text: Box::leak(doc.text_without(&["meta"], " ").into_boxed_str()),
+            text: leak(doc.text_without(&["meta"], " ")),
         },
     }
 }
@@ -486,7 +477,7 @@ fn real_version(file: &'static RealFile) -> RealVersion {
 pub type CvdrSettings = sru::ZoekserviceSettings;
 
 /// The CVDR fake, as its registry line names it.
-pub(crate) struct Fake;
+pub(crate) type Fake = regulation::Fake<FakeRegulation>;
 
 /// The platform this fake imitates (its short id and public name, as the server's
 /// connector declares them).
@@ -495,45 +486,32 @@ pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
     name: "Lokale regelgeving (CVDR)",
 });
 
-impl FakePlatform for Fake {
-    const CORPUS: &'static [&'static str] = &["cvdr"];
-
-    type Own = CvdrSettings;
-
-    fn router(shared: Shared<CvdrSettings>, base_url: String) -> Router {
-        sru::router::<Fake>(shared, base_url, "/cvdr/{work}/{n}/xml/{file}", get(text))
-    }
-}
-
-static REPLIES: FaultReplies<CvdrSettings> = sru::replies();
-
-/// KOOP's search service as `x-connection=cvdr` answers: SRU 1.2 only.
-impl SruCollection for Fake {
-    type Own = CvdrSettings;
-    type Query = Vec<Clause>;
+/// The CVDR among the regulation collections, known by its regulations.
+impl RegulationFake for FakeRegulation {
     type Hit = (&'static FakeRegulation, &'static FakeVersion);
+    const PLATFORM: PlatformId = PLATFORM;
+    const CONNECTION: &'static str = "cvdr";
 
-    const SERVICE: SruService = SruService::zoekservice("cvdr");
-    const SEARCH_PATH: &'static str = SRU_PATH;
-
-    fn replies() -> &'static FaultReplies<CvdrSettings> {
-        &REPLIES
+    /// `/cvdr/{work}/{n}/xml/{work}_{n}.xml`: the versioned id's file.
+    fn file(work: &str, n: &str, file: &str) -> Option<Cow<'static, [u8]>> {
+        let (r, v) = regulations()
+            .iter()
+            .filter(|r| r.work == work)
+            .flat_map(|r| r.versions.iter().map(move |v| (r, v)))
+            .find(|(r, v)| n == v.n.to_string() && file == format!("{}.xml", r.id(v)))?;
+        Some(match v.real {
+            Some(real) => Cow::Borrowed(real.bytes),
+            None => Cow::Owned(text_xml(r, v).into_bytes()),
+        })
     }
 
-    fn trouble(own: &CvdrSettings) -> Trouble {
-        own.trouble()
-    }
-
-    fn parse(query: &str) -> Result<Vec<Clause>, Refusal> {
-        Ok(parse_cql(query)?)
-    }
-
-    fn find(clauses: &Vec<Clause>) -> Found<Self::Hit> {
-        Found::hits(matches(clauses))
-    }
-
+    /// What the regulation does not say is left out.
     fn record(root: &str, (r, v): &Self::Hit) -> String {
         record_xml(root, r, v)
+    }
+
+    fn find(query: &str) -> Result<Vec<Self::Hit>, SruDiagnostic> {
+        Ok(matches(&parse_cql(query)?))
     }
 }
 
@@ -756,41 +734,10 @@ pub fn text_xml(r: &FakeRegulation, v: &FakeVersion) -> String {
         creator = escape(r.creator),
     );
     for a in v.articles {
-        out.push_str(&format!(
-            "<artikel><kop><label>Artikel</label><nr>{}</nr>{}</kop>",
-            a.number,
-            a.title
-                .map(|t| format!("<titel>{}</titel>", escape(t)))
-                .unwrap_or_default()
-        ));
-        if a.paragraphs.len() == 1 {
-            out.push_str(&format!("<al>{}</al>", escape(a.paragraphs[0])));
-        } else {
-            out.push_str("<lijst type=\"expliciet\">");
-            for (i, p) in a.paragraphs.iter().enumerate() {
-                out.push_str(&format!("<li nr=\"{}.\"><al>{}</al></li>", i + 1, escape(p)));
-            }
-            out.push_str("</lijst>");
-        }
-        out.push_str("</artikel>");
+        out.push_str(&article_xml(a.number, a.title, a.paragraphs, Numbered::List));
     }
     out.push_str("</regeling-tekst></regeling></body></cvdr>\n");
     out
-}
-
-/// A version's XML: a real one's file as it is, a generated one's `cvdr` document.
-async fn text(Path((work, n, file)): Path<(String, String, String)>) -> Response<Body> {
-    let found = regulations().iter().find(|r| r.work == work).and_then(|r| {
-        r.versions
-            .iter()
-            .find(|v| n == v.n.to_string() && file == format!("{}.xml", r.id(v)))
-            .map(|v| (r, v))
-    });
-    match found {
-        Some((_, &FakeVersion { real: Some(real), .. })) => raw_response(StatusCode::OK, "application/xml", real.bytes),
-        Some((r, v)) => raw_response(StatusCode::OK, "application/xml", text_xml(r, v)),
-        None => not_found(),
-    }
 }
 
 #[cfg(test)]

@@ -66,7 +66,9 @@
 //! hostile answers; `handle.rs` [`FakeHandle`]; `serve.rs` the accept loop; `sru.rs`
 //! KOOP's SRU search service, written once for [`ob`], [`bwb`] and [`cvdr`] (the envelope
 //! in both versions, the request's checks, paging, diagnostics and the service's trouble;
-//! each of them keeps only its CQL and its records); [`corpus`] where the real files
+//! each of them keeps only its CQL and its records); `regulation.rs` the fake of KOOP's
+//! regulation collections written once, over what [`bwb`] and [`cvdr`] each keep (their
+//! regulations, CQL, records and files); [`corpus`] where the real files
 //! are and each read checked against the catalogue; `real.rs` the folders the fakes serve,
 //! read when a fake starts, and the XML reading that describes them; [`obv`], [`tk`], [`rechtspraak`],
 //! [`opentk`], [`ori`], [`ob`], [`bwb`] and [`cvdr`] (with their corpora and `odata.rs`)
@@ -102,6 +104,7 @@ mod real;
 pub mod rechtspraak;
 mod rechtspraak_corpus;
 mod registry;
+mod regulation;
 mod serve;
 mod setting_text;
 mod shared;

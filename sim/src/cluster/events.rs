@@ -17,7 +17,8 @@ use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseCall};
 use besluitbron_core::dedup::WaiterId;
 use besluitbron_core::path::{Attempt, Feedback, Outcome};
 
-use super::{CLIENT_RETRY, CallEnd, Ev, LEASE_TIMEOUT, MS, Sim, new_buffer, new_shell};
+use super::{CLIENT_RETRY, CallEnd, Ev, LEASE_TIMEOUT, MS, Sim, new_shell};
+use crate::group_buffer::GroupBuffer;
 
 impl Sim {
     /// Takes event `ev` at true `t`.
@@ -205,7 +206,7 @@ impl Sim {
         replica: usize,
         era: u32,
         attempt: Attempt,
-        key_id: u64,
+        key_id: (usize, u64),
         remaining: Option<(Units, Duration)>,
     ) -> Result<(), String> {
         // The platform is done with the call at this true instant, whatever
@@ -220,7 +221,7 @@ impl Sim {
                     replica,
                     era,
                     attempt,
-                    key_id: u64::MAX,
+                    key_id: (usize::MAX, u64::MAX),
                     remaining,
                 },
             );
@@ -258,8 +259,8 @@ impl Sim {
         let now = rep.local(t);
         rep.lease = Lease::new(self.lease_config, now).expect("validated");
         // A new process: a new path over the buffer the last one left.
-        let buffer = std::mem::replace(rep.shell.buffer_mut(), new_buffer(self.s.platform));
-        rep.shell = new_shell(self.s.platform, self.local_limit, buffer)?;
+        let buffer = std::mem::replace(rep.shell.buffer_mut(), GroupBuffer::new(Vec::new()));
+        rep.shell = new_shell(self.service, self.local_limit, buffer.into_buffers())?;
         rep.owning = None;
         rep.path_wake = None;
         rep.lease_wake = Some(t);

@@ -1,4 +1,8 @@
-//! Several replicas behind one load balancer, on virtual time: one platform, one owner.
+//! Several replicas behind one load balancer, on virtual time: one budget group, one owner.
+//!
+//! The replicas serve one budget group, as the server's do: the scenario's platform and
+//! those that search the same service (`shared_with`), one path with the service's limit,
+//! one lease keyed by the group, so one owner spends the service's budget for them all.
 //!
 //! Each replica has its own drifting clock and its own [`Lease`] (the core's handover
 //! rules) against a simulated lease engine with a TTL, which can restart (losing its keys
@@ -17,8 +21,8 @@
 //! The checker runs after every event and proves: at most one replica may admit at any
 //! event instant (by each replica's own clock, paused ones included); every call sent is
 //! allowed by its sender's lease; at most one upstream call per key is out at once across
-//! all replicas; the platform's own bucket (true time) never refused a call as over its
-//! limit; and at the end every call has ended exactly once.
+//! all replicas; the service's own bucket (true time) never refused a call as over its
+//! limit, whichever platform's; and at the end every call has ended exactly once.
 //!
 //! Rooms: the loop, routing and the owners' paths here; each event's handling in
 //! `events.rs`; the scenario in `scenario.rs`; the lease, ownership and faults in
@@ -32,6 +36,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use besluitbron_core::ServiceId;
 use besluitbron_core::cache::{CacheKey, CachePolicy, CacheVersion, DataClass, MemoryStore};
 use besluitbron_core::cluster::{Lease, LeaseAnswer, LeaseCall, LeaseConfig, UsageCheckpoint};
 use besluitbron_core::dedup::WaiterId;
@@ -43,7 +48,8 @@ use besluitbron_core::{Instant, LimitConfig, PlatformId, SchedulerConfig, Sessio
 use rand::RngExt;
 
 use crate::engine::AdmissionLine;
-use crate::platform::{Answer, Refusal, SimPlatform};
+use crate::group_buffer::GroupBuffer;
+use crate::platform::{Answer, Host, Refusal, SimService};
 use crate::rng::{Component, SimRng, sim_rng};
 use crate::scenario::LimitModel;
 
@@ -70,9 +76,9 @@ const CLIENT_RETRY: u64 = CLIENT_RETRY_MS * MS;
 /// The shell's time-out for a lease request.
 const LEASE_TIMEOUT: u64 = 1_000 * MS;
 
-/// A replica's path in the core's shell (as the server's platform task): waiters are
-/// calls (their id is the waiter id).
-type SimShell = Shell<StoreBuffer<MemoryStore>, (), (), ()>;
+/// A replica's path in the core's shell (as the server's task of a budget group): waiters
+/// are calls (their id is the waiter id).
+type SimShell = Shell<GroupBuffer, (), (), ()>;
 
 /// An attempt a replica's shell admitted, before it is sent.
 type SimSend = PendingSend<Arc<[u8]>, ()>;
@@ -137,7 +143,8 @@ enum Ev {
         replica: usize,
         era: u32,
         attempt: Attempt,
-        key_id: u64,
+        /// The question: its platform's place in the group, its key id.
+        key_id: (usize, u64),
         remaining: Option<(Units, Duration)>,
     },
     Fault(usize),
@@ -211,7 +218,11 @@ struct Sim {
     heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
     replicas: Vec<Replica>,
     engine: Engine,
-    platform: SimPlatform,
+    /// The group's platforms, and the service they search.
+    platforms: Vec<PlatformId>,
+    service: ServiceId,
+    upstream_service: SimService,
+    host: Host,
     /// The calls under way, by id (an ended call is gone: an event for it is stale).
     calls: BTreeMap<u64, Call>,
     /// Calls made so far: the next call's id.
@@ -231,9 +242,9 @@ struct Sim {
     think_rng: SimRng,
     lb_rng: SimRng,
     rr: usize,
-    /// Keys out at the platform: key id → answer time.
-    out: BTreeMap<u64, u64>,
-    upstream_keys: BTreeSet<u64>,
+    /// Questions out at the service ((platform, key id)) → answer time.
+    out: BTreeMap<(usize, u64), u64>,
+    upstream_keys: BTreeSet<(usize, u64)>,
     /// Attempts admitted per (replica, era), in the connection set-up before they go.
     pending: BTreeMap<(usize, u32, Attempt), SimSend>,
     /// Ownership periods, in order.
@@ -261,6 +272,8 @@ pub fn run_cluster_with(name: &str, s: &ClusterScenario, keep_admissions: bool) 
     let lease_config = s.lease_config().validate().map_err(|e| e.to_string())?;
     let limit = LimitConfig::new(Units::whole(s.capacity), Duration::from_secs(s.window_s));
     let margin = Duration::from_millis(s.margin_ms);
+    let platforms = s.platforms();
+    let service = s.service()?;
     let replicas = (0..s.replicas)
         .map(|r| -> Result<Replica, String> {
             let off_ns = s.offset_ms.get(r).copied().unwrap_or(0) * MS;
@@ -271,7 +284,7 @@ pub fn run_cluster_with(name: &str, s: &ClusterScenario, keep_admissions: bool) 
                 era: 0,
                 paused_until: 0,
                 lease: Lease::new(lease_config, Instant::from_nanos(off_ns)).expect("validated"),
-                shell: new_shell(s.platform, limit.with_margin(margin), new_buffer(s.platform))?,
+                shell: new_shell(service, limit.with_margin(margin), new_buffers(&platforms))?,
                 owning: None,
                 path_wake: None,
                 lease_wake: None,
@@ -291,15 +304,11 @@ pub fn run_cluster_with(name: &str, s: &ClusterScenario, keep_admissions: bool) 
             down_until: 0,
             paused_until: 0,
         },
-        platform: SimPlatform::new(
-            s.platform,
-            Some(limit),
-            LimitModel::TokenBucket,
-            s.latency,
-            Vec::new(),
-            sim_rng(s.seed, Component::Latency(1)),
-        )
-        .with_rate_limit_headers(s.states_its_budget()),
+        upstream_service: SimService::new(service, Some(limit), LimitModel::TokenBucket, Vec::new())
+            .with_rate_limit_headers(s.states_its_budget()),
+        host: Host::new(s.latency, sim_rng(s.seed, Component::Latency(1))),
+        platforms,
+        service,
         calls: BTreeMap::new(),
         made: 0,
         ends: BTreeMap::new(),
@@ -367,7 +376,8 @@ impl Sim {
 
     fn new_call(&mut self, session: u32, at: u64) -> u64 {
         let key_id = u64::from(self.keys_rng.random_range(0..self.s.key_pool.max(1)));
-        let key = CacheKey::new(self.s.platform, DataClass::Search, "search").param("q", format!("k{key_id}"));
+        let platform = self.platforms[session as usize % self.platforms.len()];
+        let key = CacheKey::new(platform, DataClass::Search, "search").param("q", format!("k{key_id}"));
         self.left[session as usize] -= 1;
         self.push_call(session, None, key, at)
     }
@@ -382,7 +392,8 @@ impl Sim {
                 self.session_names.len() - 1
             }
         };
-        let key = CacheKey::new(self.s.platform, DataClass::Search, "search").param("q", format!("k{}", c.key));
+        let platform = c.platform.unwrap_or(self.s.platform);
+        let key = CacheKey::new(platform, DataClass::Search, "search").param("q", format!("k{}", c.key));
         let session = u32::try_from(session).expect("fewer than 2^32 sessions");
         self.push_call(session, c.replica, key, c.at_ms * MS)
     }
@@ -629,7 +640,13 @@ impl Sim {
         let Some(local) = self.process_local(h, era, t) else {
             return Ok(());
         };
-        let key_id = key_id_of(pending.key());
+        let key_id = (
+            self.platforms
+                .iter()
+                .position(|&p| p == pending.key().platform())
+                .unwrap_or(usize::MAX),
+            key_id_of(pending.key()),
+        );
         let rep = &mut self.replicas[h];
         let wall = WallTime(local.as_millis());
         let Some(out) = rep.shell.confirm_send(local, wall, Some(&rep.lease), pending) else {
@@ -642,7 +659,8 @@ impl Sim {
                 replica: h,
                 line: AdmissionLine {
                     at_ms: a.admitted_at.as_millis(),
-                    platform: self.s.platform,
+                    platform: out.key.platform(),
+                    service: self.service,
                     session: a.session.to_string(),
                     call: out.key.params().get("q").cloned().unwrap_or_default(),
                     rule: a.rule,
@@ -660,13 +678,18 @@ impl Sim {
         }
         if self.out.contains_key(&key_id) {
             return Err(format!(
-                "t={}: two upstream calls for question k{key_id} at once (replica {h})",
-                secs(t / MS)
+                "t={}: two upstream calls for question k{} of {} at once (replica {h})",
+                secs(t / MS),
+                key_id.1,
+                out.key.platform()
             ));
         }
         self.upstream += 1;
         self.upstream_keys.insert(key_id);
-        match self.platform.receive(Instant::from_nanos(t), Units::ONE) {
+        match self
+            .upstream_service
+            .receive(Instant::from_nanos(t), Units::ONE, &mut self.host)
+        {
             Answer::Ok { latency, remaining } => {
                 let at = t + u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
                 self.out.insert(key_id, at);
@@ -749,7 +772,7 @@ impl Sim {
                 secs(t / MS)
             ));
         }
-        if self.platform.counters.over_limit > 0 {
+        if self.upstream_service.counters.over_limit > 0 {
             return Err(format!("{}: the platform refused a call as over its limit", self.name));
         }
         Ok(())
@@ -777,9 +800,9 @@ impl Sim {
             dropped: self.dropped,
             upstream: self.upstream,
             upstream_keys: self.upstream_keys.len() as u64,
-            accepted: self.platform.counters.accepted_calls,
-            over_limit: self.platform.counters.over_limit,
-            max_units_in_window: self.platform.max_units_in_window(),
+            accepted: self.upstream_service.counters.accepted_calls,
+            over_limit: self.upstream_service.counters.over_limit,
+            max_units_in_window: self.upstream_service.max_units_in_window(),
             owners: self.owners,
             latencies: self.latencies,
             events: self.events,
@@ -799,21 +822,29 @@ fn key_id_of(key: &CacheKey) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
-fn new_buffer(id: PlatformId) -> StoreBuffer<MemoryStore> {
-    StoreBuffer::new(MemoryStore::new(
-        id,
-        CachePolicy::default().for_platform(id),
-        CacheVersion::current(),
-    ))
+/// Empty buffers for `platforms`, one each.
+fn new_buffers(platforms: &[PlatformId]) -> Vec<(PlatformId, StoreBuffer<MemoryStore>)> {
+    platforms
+        .iter()
+        .map(|&id| {
+            let store = MemoryStore::new(id, CachePolicy::default().for_platform(id), CacheVersion::current());
+            (id, StoreBuffer::new(store))
+        })
+        .collect()
 }
 
-/// A replica's path: the single-process simulator's, for the scenario's platform, on the
-/// bucket with the margin, over the replica's own buffer, in the core's shell (which
-/// checks the invariants after every step).
-fn new_shell(id: PlatformId, local_limit: LimitConfig, buffer: StoreBuffer<MemoryStore>) -> Result<SimShell, String> {
-    let mut config = PathConfig::single(id.as_str(), Some(SchedulerConfig::with_limit(local_limit)));
+/// A replica's path: the single-process simulator's, for the scenario's budget group (one
+/// lane: the service its platforms search), on the bucket with the margin, over the
+/// replica's own buffers, in the core's shell (which checks the invariants after every
+/// step).
+fn new_shell(
+    service: ServiceId,
+    local_limit: LimitConfig,
+    buffers: Vec<(PlatformId, StoreBuffer<MemoryStore>)>,
+) -> Result<SimShell, String> {
+    let mut config = PathConfig::single(service.as_str(), Some(SchedulerConfig::with_limit(local_limit)));
     config.record_events = false;
-    let path = PlatformPath::new(config, buffer).map_err(|e| e.to_string())?;
+    let path = PlatformPath::new(config, GroupBuffer::new(buffers)).map_err(|e| e.to_string())?;
     Ok(Shell::new(path, |_| ()).with_check_every(1))
 }
 

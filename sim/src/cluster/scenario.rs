@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
 use besluitbron_core::cluster::LeaseConfig;
+use besluitbron_core::{PlatformId, ServiceId};
 use serde::Deserialize;
 
 use crate::scenario::{LatencySpec, states_its_budget_by_default};
@@ -95,10 +95,19 @@ pub struct ClusterScenario {
     pub forward_ms: u64,
     /// One way to the lease engine.
     pub engine_ms: u64,
-    /// The platform: its buffer policy and its keys (`obv` when left out). Its limit is
-    /// `capacity` per `window_s`.
+    /// The platform: its buffer policy and its keys (`obv` when left out). The limit of
+    /// the service it searches (its first) is `capacity` per `window_s`.
     #[serde(default = "default_platform", deserialize_with = "crate::ids::deserialize")]
     pub platform: PlatformId,
+    /// Platforms that search the same service and so share its budget, its fair queue and
+    /// its owner among the replicas (one budget group, one lease): session `n` calls the
+    /// `n mod k`-th of the `k` platforms `platform` and these make; none by default.
+    #[serde(default, deserialize_with = "deserialize_platforms")]
+    pub shared_with: Vec<PlatformId>,
+    /// The service the calls go to, one every platform of the scenario calls; default
+    /// `platform`'s first (its searches).
+    #[serde(default, deserialize_with = "deserialize_service_option")]
+    pub service: Option<ServiceId>,
     /// Whether its answers carry `RateLimit-Remaining` and `RateLimit-Reset`; default: as
     /// the real platform does ([`states_its_budget_by_default`]).
     #[serde(default)]
@@ -156,6 +165,22 @@ pub struct ScriptedCall {
     /// was lost); left out, the scenario's load balancer picks one.
     #[serde(default)]
     pub replica: Option<usize>,
+    /// The platform it asks (one of the scenario's); left out, the scenario's `platform`.
+    #[serde(default, deserialize_with = "crate::ids::deserialize_option")]
+    pub platform: Option<PlatformId>,
+}
+
+fn deserialize_service_option<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ServiceId>, D::Error> {
+    Option::<String>::deserialize(d)?
+        .map(|text| crate::ids::service(&text).map_err(serde::de::Error::custom))
+        .transpose()
+}
+
+fn deserialize_platforms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<PlatformId>, D::Error> {
+    Vec::<String>::deserialize(d)?
+        .iter()
+        .map(|text| crate::ids::platform(text).map_err(serde::de::Error::custom))
+        .collect()
 }
 
 impl ClusterScenario {
@@ -168,7 +193,47 @@ impl ClusterScenario {
         if s.calls.iter().any(|c| c.replica.is_some_and(|r| r >= s.replicas)) {
             return Err("a scripted call lands at a replica that does not exist".to_owned());
         }
+        s.service()?;
+        if let Some(c) = s
+            .calls
+            .iter()
+            .find(|c| c.platform.is_some_and(|p| !s.platforms().contains(&p)))
+        {
+            return Err(format!(
+                "a scripted call asks {}, which is not among the scenario's platforms",
+                c.platform.map_or_else(String::new, |p| p.to_string())
+            ));
+        }
         Ok(s)
+    }
+
+    /// The platforms of the budget group the replicas serve: `platform`, then
+    /// `shared_with`.
+    pub fn platforms(&self) -> Vec<PlatformId> {
+        std::iter::once(self.platform)
+            .chain(self.shared_with.iter().copied())
+            .collect()
+    }
+
+    /// The service the calls go to (`service`, else `platform`'s first), whose budget the
+    /// platforms share; an error when a platform does not call it, or is listed twice.
+    pub fn service(&self) -> Result<ServiceId, String> {
+        let platforms = self.platforms();
+        let service = self
+            .service
+            .unwrap_or_else(|| crate::ids::services_of(self.platform)[0]);
+        for (i, &p) in platforms.iter().enumerate() {
+            if platforms[..i].contains(&p) {
+                return Err(format!("platform `{p}` is listed twice"));
+            }
+            if !crate::ids::services_of(p).contains(&service) {
+                return Err(format!(
+                    "`{p}` does not call `{service}`: the replicas serve one budget group, platforms that call \
+                     one service"
+                ));
+            }
+        }
+        Ok(service)
     }
 
     /// Loads canonical cluster scenario `name` from `sim/scenarios/cluster/`.
@@ -180,10 +245,12 @@ impl ClusterScenario {
         ClusterScenario::parse(&text)
     }
 
-    /// Whether the platform's answers carry `RateLimit-Remaining` and `RateLimit-Reset`.
+    /// Whether the service's answers carry `RateLimit-Remaining` and `RateLimit-Reset`.
     pub fn states_its_budget(&self) -> bool {
-        self.rate_limit_headers
-            .unwrap_or_else(|| states_its_budget_by_default(self.platform))
+        self.rate_limit_headers.unwrap_or_else(|| match self.service {
+            Some(s) => crate::ids::known_service(s).is_some_and(|k| k.rate_limit_headers),
+            None => states_its_budget_by_default(self.platform),
+        })
     }
 
     pub(super) fn lease_config(&self) -> LeaseConfig {

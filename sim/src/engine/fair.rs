@@ -1,5 +1,6 @@
-//! The fair policy: calls through the core's own path and shell (the server's code), the
-//! simulated platform answering each send, and the path's events read back.
+//! The fair policy: calls through the core's own path and shell (the server's code), one
+//! path per budget group, the simulated service answering each send, and the path's events
+//! read back.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,13 +19,14 @@ use super::{
     AdmissionLine, CallState, Engine, Event, Failure, FlightData, PATH_CHECK_SPACING, PathChecks, SimError,
     distinct_key, is_distinct, key_text, wall,
 };
-use crate::platform::{Answer, Refusal};
+use crate::platform::Answer;
 use crate::policy::CallId;
 use crate::scenario::{AttemptOutcome, RecordedAttempt};
 use crate::trace::Trace;
 
 impl Engine<'_> {
-    /// The fair policy: the call goes through its platform's path, as in the server.
+    /// The fair policy: the call goes through its budget group's path `p`, on its
+    /// service's lane, as in the server.
     pub(super) fn submit_fair(&mut self, call: CallId, p: usize) -> Result<(), Box<Failure>> {
         let now = self.now;
         let c = &self.calls[call];
@@ -38,6 +40,7 @@ impl Engine<'_> {
         let session = self.session_key(c.session).clone();
         let data = FlightData {
             leader: call,
+            platform: c.platform,
             station,
             cost: c.cost,
             keyed: c.key.is_some(),
@@ -53,10 +56,7 @@ impl Engine<'_> {
         let fair = self.fair.as_mut().expect("the fair policy");
         // One process: no lease, so every request enters.
         let Ok(arrival) = fair.shells[p].request(now, wall(now), None, request, (), data) else {
-            return Err(self.fail(format!(
-                "{}: a request was refused without a lease",
-                self.platform_id(p)
-            )));
+            return Err(self.fail(format!("{}: a request was refused without a lease", self.path_name(p))));
         };
         match arrival {
             Arrival::Cached(payload) => {
@@ -104,11 +104,11 @@ impl Engine<'_> {
                 Action::Moved { waiter, .. } => {
                     return Err(self.fail(format!(
                         "{}: waiter {waiter:?} moved without a lease",
-                        self.platform_id(p)
+                        self.path_name(p)
                     )));
                 }
                 Action::InvariantBroken { what, .. } => {
-                    return Err(self.fail(format!("{}: {what}", self.platform_id(p))));
+                    return Err(self.fail(format!("{}: {what}", self.path_name(p))));
                 }
             }
         }
@@ -146,7 +146,7 @@ impl Engine<'_> {
         fair.path_checks += 1;
         match shell.check_invariants() {
             Ok(()) => Ok(()),
-            Err(what) => Err(self.fail(format!("{}: {what}", self.platform_id(p)))),
+            Err(what) => Err(self.fail(format!("{}: {what}", self.path_name(p)))),
         }
     }
 
@@ -154,9 +154,13 @@ impl Engine<'_> {
         if next != self.wake_at[p] {
             if let Some(at) = next {
                 if at <= self.now {
+                    let name = match self.fair {
+                        Some(_) => self.path_name(p).to_owned(),
+                        None => self.station_names[p].clone(),
+                    };
                     return Err(self.fail(format!(
-                        "{}: asked to be woken at {at} but nothing went at {}",
-                        self.station_names[p], self.now
+                        "{name}: asked to be woken at {at} but nothing went at {}",
+                        self.now
                     )));
                 }
                 self.schedule(at, Event::Wake(p as u8));
@@ -178,41 +182,46 @@ impl Engine<'_> {
             .find(|&c| self.session_key(self.calls[c].session) == session)
     }
 
-    /// An attempt goes out to the simulated platform. Who pays for it, a refund and a
+    /// An attempt goes out to the simulated service. Who pays for it, a refund and a
     /// requeue are the path's decisions, read from its events (`drain_events`).
     pub(super) fn send(&mut self, p: usize, pending: PendingSend<Arc<[u8]>, FlightData>) -> Result<(), Box<Failure>> {
         let now = self.now;
         let fair = self.fair.as_mut().expect("the fair policy");
         let Some(out) = fair.shells[p].confirm_send(now, wall(now), None, pending) else {
-            return Err(self.fail(format!(
-                "{}: an attempt was dropped without a lease",
-                self.platform_id(p)
-            )));
+            return Err(self.fail(format!("{}: an attempt was dropped without a lease", self.path_name(p))));
         };
         let (attempt, key, admission) = (out.attempt, out.key, out.admission);
-        // Where the attempt is counted: the flight's calls all ask one key, so one station,
-        // the leading call's.
+        // Where the attempt is counted: the lane it went out on, the service the flight's
+        // calls all reach.
         let leader = out.flight.leader;
-        let station = out.flight.station;
+        let station = self.lane_stations[p][usize::from(out.lane.0)];
+        debug_assert_eq!(
+            station, out.flight.station,
+            "a flight goes to its leading call's service"
+        );
+        let platform = self.platform_index(key.platform());
+        let k = self.place_of(platform, station);
         self.upstream[station] += 1;
+        self.platform_upstream[platform] += 1;
         let cost = admission.as_ref().map_or(out.flight.cost, |a| a.cost);
         if let Some(a) = &admission {
-            self.note_admission(p, a, &key);
+            self.note_admission(station, a, &key);
         }
         self.checker
             .flights
-            .on_sent(&key, attempt, p)
+            .on_sent(&key, attempt, platform)
             .map_err(|e| self.fail(e))?;
         let recorded = self.recorded_attempt(&key, attempt.flight.0, attempt.number);
+        let host = &mut self.hosts[platform][k];
         let answer = match &recorded {
-            Some(r) => self.platforms[station].receive_recorded(now, cost, r),
-            None => self.platforms[station].receive(now, cost),
+            Some(r) => self.upstreams[station].receive_recorded(now, cost, host, r),
+            None => self.upstreams[station].receive(now, cost, host),
         };
         match answer {
             Answer::Ok { latency, remaining } => {
                 let (ok, retryable) = match recorded {
                     Some(r) => (r.outcome == AttemptOutcome::Ok, r.outcome != AttemptOutcome::Failed),
-                    None => (!self.draws_failure(station), self.fail_retryable[station]),
+                    None => (!self.draws_failure(platform, k), self.fail_retryable[platform]),
                 };
                 let fair = self.fair.as_mut().expect("the fair policy");
                 fair.out.insert((p, attempt), key);
@@ -220,7 +229,7 @@ impl Engine<'_> {
                 self.schedule(
                     now + latency,
                     Event::Answer {
-                        platform: p as u8,
+                        path: p as u8,
                         era,
                         attempt,
                         ok,
@@ -239,10 +248,7 @@ impl Engine<'_> {
                 if let Some(c) = payer.and_then(|payer| self.calls.get_mut(payer)) {
                     c.platform_429s += 1;
                 }
-                let reason = match refusal {
-                    Refusal::OverLimit => "over-limit",
-                    Refusal::Throttled => "throttled",
-                };
+                let reason = refusal.as_str();
                 let session = session.map_or_else(|| "-".to_owned(), |s| s.to_string());
                 self.trace.push_fmt(format_args!(
                     "t={now} session={session} platform-429 reason={reason} retry_after={}s cost={} flight={} \
@@ -263,7 +269,7 @@ impl Engine<'_> {
                     self.schedule(
                         now + Duration::from_millis(latency),
                         Event::Refused {
-                            platform: p as u8,
+                            path: p as u8,
                             era,
                             station: station as u8,
                             attempt,
@@ -278,13 +284,14 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// Admission `a` of path `p` for `key`, kept when the run keeps admissions.
-    fn note_admission(&mut self, p: usize, a: &AdmissionRecord, key: &CacheKey) {
-        let platform = self.platform_id(p);
+    /// Admission `a` at station `station` for `key`, kept when the run keeps admissions.
+    fn note_admission(&mut self, station: usize, a: &AdmissionRecord, key: &CacheKey) {
+        let service = self.stations[station].id;
         if let Some(admissions) = self.fair.as_mut().and_then(|f| f.admissions.as_mut()) {
             admissions.push(AdmissionLine {
                 at_ms: self.now.as_millis(),
-                platform,
+                platform: key.platform(),
+                service,
                 session: a.session.to_string(),
                 call: key_text(key).to_owned(),
                 rule: a.rule,
@@ -292,8 +299,8 @@ impl Engine<'_> {
         }
     }
 
-    /// A platform's answer to attempt `attempt` of path `p` (of the process `era`)
-    /// arrives: the path hears the outcome, the flight checker what was stored.
+    /// A service's answer to attempt `attempt` of path `p` (of the process `era`) arrives:
+    /// the path hears the outcome, the flight checker what was stored.
     pub(super) fn answer_arrives(
         &mut self,
         p: usize,
@@ -333,7 +340,8 @@ impl Engine<'_> {
             }
         };
         if let (true, false, Some(key)) = (ok, distinct, &key) {
-            self.checker.flights.on_stored(key, attempt.flight, p);
+            let platform = self.platform_index(key.platform());
+            self.checker.flights.on_stored(key, attempt.flight, platform);
         }
         if let Some(key) = &key {
             self.checker.flights.on_answered(key);
@@ -431,14 +439,14 @@ impl Engine<'_> {
     }
 
     /// Path `p`'s `event` in the trace: a flight's events here, the scheduler's decisions
-    /// in [`Engine::trace_decision`] (a check that fails there goes to `failure`).
+    /// in [`Engine::trace_decision`] (a check that fails there goes to `failure`). A line
+    /// about a key names its platform, one about a flight its leader's platform.
     fn trace_event(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) {
-        let platform = self.platform_id(p);
-        let trace = &mut self.trace;
         match event {
-            PathEvent::Hit { at, session, key } => trace.push_fmt(format_args!(
-                "t={at} session={session} hit key={} platform={platform}",
-                key_text(key)
+            PathEvent::Hit { at, session, key } => self.trace.push_fmt(format_args!(
+                "t={at} session={session} hit key={} platform={}",
+                key_text(key),
+                key.platform()
             )),
             PathEvent::Lead {
                 at,
@@ -447,10 +455,11 @@ impl Engine<'_> {
                 key,
             } => {
                 if !is_distinct(key) {
-                    trace.push_fmt(format_args!(
-                        "t={at} session={session} lead flight={} key={} platform={platform}",
+                    self.trace.push_fmt(format_args!(
+                        "t={at} session={session} lead flight={} key={} platform={}",
                         flight.0,
-                        key_text(key)
+                        key_text(key),
+                        key.platform()
                     ));
                 }
             }
@@ -459,19 +468,25 @@ impl Engine<'_> {
                 session,
                 flight,
                 queued,
-            } => trace.push_fmt(format_args!(
-                "t={at} session={session} coalesce flight={} queued={queued} platform={platform}",
-                flight.0
-            )),
+            } => {
+                let platform = self.flight_platform(p, *flight);
+                self.trace.push_fmt(format_args!(
+                    "t={at} session={session} coalesce flight={} queued={queued} platform={platform}",
+                    flight.0
+                ));
+            }
             PathEvent::Retry {
                 at,
                 flight,
                 failed,
                 until,
-            } => trace.push_fmt(format_args!(
-                "t={at} retry flight={} failed={failed} until={until} platform={platform}",
-                flight.0
-            )),
+            } => {
+                let platform = self.flight_platform(p, *flight);
+                self.trace.push_fmt(format_args!(
+                    "t={at} retry flight={} failed={failed} until={until} platform={platform}",
+                    flight.0
+                ));
+            }
             PathEvent::Outcome {
                 at,
                 flight,
@@ -490,9 +505,10 @@ impl Engine<'_> {
 
     /// A decision of path `p`'s schedulers in the trace, and told to the checker: a call
     /// queued (or joining one queued), admitted, withdrawn, refused or given its charge
-    /// back. A check that fails goes to `failure`; a flight's events are not traced here.
+    /// back. A line about a lane names its station (the service), a refund its flight's
+    /// platform, a refusal the group's ([`Engine::group_platform`]). A check that fails
+    /// goes to `failure`; a flight's events are not traced here.
     fn trace_decision(&mut self, p: usize, event: &PathEvent, failure: &mut Option<String>) {
-        let platform = self.platform_id(p);
         match event {
             PathEvent::Queue {
                 lane,
@@ -525,7 +541,10 @@ impl Engine<'_> {
                 ..
             } => match admission {
                 Some(a) => self.trace_admission(p, *lane, a, failure),
-                None => unlimited_line(&mut self.trace, *at, session, *cost, platform.as_str()),
+                None => {
+                    let station = self.lane_station(p, *lane);
+                    unlimited_line(&mut self.trace, *at, session, *cost, &self.station_names[station]);
+                }
             },
             PathEvent::Cancel { lane, at, entry, .. } => {
                 let station = self.lane_station(p, *lane);
@@ -546,19 +565,31 @@ impl Engine<'_> {
                 reason,
                 retry_at,
                 ..
-            } => self.trace.push_fmt(format_args!(
-                "{} platform={platform}",
-                SchedulerEvent::Refuse {
-                    at: *at,
-                    session: session.clone(),
-                    reason: *reason,
-                    retry_at: *retry_at,
-                }
-            )),
-            PathEvent::Refund { at, session, cost, .. } => self.trace.push_fmt(format_args!(
-                "t={at} session={session} refund cost={} platform={platform}",
-                cost.compact()
-            )),
+            } => {
+                let platform = self.group_platform(p);
+                self.trace.push_fmt(format_args!(
+                    "{} platform={platform}",
+                    SchedulerEvent::Refuse {
+                        at: *at,
+                        session: session.clone(),
+                        reason: *reason,
+                        retry_at: *retry_at,
+                    }
+                ));
+            }
+            PathEvent::Refund {
+                at,
+                session,
+                cost,
+                flight,
+                ..
+            } => {
+                let platform = self.flight_platform(p, *flight);
+                self.trace.push_fmt(format_args!(
+                    "t={at} session={session} refund cost={} platform={platform}",
+                    cost.compact()
+                ));
+            }
             PathEvent::Hit { .. }
             | PathEvent::Lead { .. }
             | PathEvent::Coalesce { .. }
@@ -567,12 +598,29 @@ impl Engine<'_> {
         }
     }
 
-    /// The station of path `p`'s `lane`: the platform's own, or its text host's.
+    /// The station of path `p`'s `lane`: the service the lane reaches.
     fn lane_station(&self, p: usize, lane: Lane) -> usize {
-        if lane == Lane::MAIN {
-            p
-        } else {
-            self.text_station[p].unwrap_or(p)
+        self.lane_stations[p][usize::from(lane.0)]
+    }
+
+    /// What a line of path `p` about neither a flight nor a lane names: the group's
+    /// platform, or the group when it has several.
+    fn group_platform(&self, p: usize) -> &'static str {
+        let group = &self.groups[p];
+        match group.platforms.as_slice() {
+            [only] => only.as_str(),
+            _ => group.name(),
+        }
+    }
+
+    /// The platform of flight `flight` of path `p`: its leading call's, while the flight is
+    /// under way, else the group's ([`Engine::group_platform`]).
+    fn flight_platform(&self, p: usize, flight: FlightId) -> &'static str {
+        let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
+        // What the call that led a flight brought: in the shell while the flight is under way.
+        match fair.shells[p].flight(flight) {
+            Some(d) => d.platform.as_str(),
+            None => self.group_platform(p),
         }
     }
 
@@ -591,7 +639,7 @@ impl Engine<'_> {
 
     /// A flight's outcome on path `p` in the trace: for a keyed flight the outcome itself
     /// (with how many wait `again` after a 429), for a distinct one the answer its leader
-    /// got (nothing when it got none).
+    /// got (nothing when it got none); either names the flight's platform.
     fn trace_outcome(
         &mut self,
         p: usize,
@@ -601,7 +649,7 @@ impl Engine<'_> {
         waiters: usize,
         again: usize,
     ) {
-        let platform = self.platform_id(p);
+        let platform = self.flight_platform(p, flight);
         let fair = self.fair.as_ref().expect("events come from the fair policy's paths");
         // What the call that led a flight brought: in the shell while the flight is under way.
         let leader = fair.shells[p].flight(flight);
@@ -627,7 +675,7 @@ impl Engine<'_> {
                 .str(" session=")
                 .str(d.session.as_str())
                 .str(" answer platform=")
-                .str(platform.as_str())
+                .str(d.platform.as_str())
                 .end();
         }
     }

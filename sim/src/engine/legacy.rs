@@ -4,11 +4,12 @@ use besluitbron_core::Units;
 use besluitbron_core::scheduler::{MAX_REQUEUE_WAIT, queued_again};
 
 use super::{CallState, Engine, Event, Failure};
-use crate::platform::{Answer, Refusal};
+use crate::platform::Answer;
 use crate::policy::{CallId, Gate, GateEvent};
 
 impl Engine<'_> {
-    /// Polls legacy gate `p` until it has nothing due, then schedules its next wake.
+    /// Polls station `p`'s legacy gate until it has nothing due, then schedules its next
+    /// wake.
     pub(super) fn settle_legacy(&mut self, p: usize) -> Result<(), Box<Failure>> {
         loop {
             self.gates[p].poll(self.now, &mut self.trace, &mut self.out);
@@ -52,9 +53,13 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// Call `call` goes out from station `p`'s gate, charged `charged`.
     pub(super) fn send_legacy(&mut self, call: CallId, charged: Units, p: usize) -> Result<(), Box<Failure>> {
         let now = self.now;
         self.upstream[p] += 1;
+        let platform = self.platform_index(self.calls[call].platform);
+        let k = self.place_of(platform, p);
+        self.platform_upstream[platform] += 1;
         let c = &mut self.calls[call];
         c.admitted_at = Some(now);
         c.charged = charged;
@@ -66,16 +71,17 @@ impl Engine<'_> {
             Some(key) => self.recorded_attempt(&key, (1 << 63) | u64::from(call), attempt),
             None => None,
         };
+        let host = &mut self.hosts[platform][k];
         let answer = match &recorded {
-            Some(r) => self.platforms[p].receive_recorded(now, cost, r),
-            None => self.platforms[p].receive(now, cost),
+            Some(r) => self.upstreams[p].receive_recorded(now, cost, host, r),
+            None => self.upstreams[p].receive(now, cost, host),
         };
         match answer {
             Answer::Ok { latency, .. } => {
                 // A failed answer changes nothing here: nobody else waits for it and
                 // nothing is stored; the draw is made all the same, so the failure stream
                 // is the fair run's.
-                self.draws_failure(p);
+                self.draws_failure(platform, k);
                 self.schedule(now + latency, Event::LegacyAnswer(call));
             }
             Answer::TooMany { refusal, retry_after } => {
@@ -84,10 +90,7 @@ impl Engine<'_> {
                 c.queued_at = now;
                 c.state = CallState::Waiting;
                 c.paid = false;
-                let reason = match refusal {
-                    Refusal::OverLimit => "over-limit",
-                    Refusal::Throttled => "throttled",
-                };
+                let reason = refusal.as_str();
                 let session = c.session;
                 let session = self.session_key(session).clone();
                 self.trace.push_fmt(format_args!(

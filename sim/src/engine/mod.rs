@@ -23,9 +23,13 @@
 //! in the heap, and every event either finishes a call or schedules strictly later work
 //! (a path or gate is never re-woken at the instant it was just polled without progress).
 //!
-//! The run's platforms are the workload's ([`Workload::platforms`], in its order): one
-//! path (fair) or gate (legacy) and one simulated platform each, then one per text host;
-//! a call to a platform the workload does not list fails the run before it starts.
+//! The run's platforms are the workload's ([`Workload::platforms`], in its order), and its
+//! stations the upstream services they call ([`crate::scenario::RunServices`]): as in
+//! the server, platforms that call one service form a budget group with one path (fair),
+//! a lane per service, and each service has one simulated service and (legacy) one gate,
+//! so platforms that share a service share its budget and its fair queue. A call goes to
+//! its platform's first service, or with `op = "text"` to its second; a call to a
+//! platform the workload does not list fails the run before it starts.
 //!
 //! **Memory follows the calls in flight, not the calls made.** The events known before the
 //! run (open-loop arrivals, agent loops' first rounds) come from a feed that holds one next
@@ -49,24 +53,25 @@ use std::time::Duration;
 
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::dedup::WaiterId;
-use besluitbron_core::path::{Attempt, Lane, Shell};
-use besluitbron_core::{Instant, LimitConfig, PlatformId, SessionKey, Units, WallTime};
+use besluitbron_core::path::{Attempt, RetryPolicy, Shell};
+use besluitbron_core::{BudgetGroup, Instant, LimitConfig, PlatformId, SessionKey, Units, WallTime};
 use rand::RngExt;
 
 pub use besluitbron_core::path::Served;
 
 use crate::aggregate::{Aggregator, Scope};
 use crate::check::{CallView, Checker};
-use crate::platform::SimPlatform;
+use crate::platform::{Host, SimService};
 use crate::policy::{CallId, Gate, GateEvent, PolicyKind};
 use crate::rng::SimRng;
-use crate::scenario::Workload;
+use crate::scenario::{RunServices, Workload};
 use crate::trace::Trace;
 
 mod agents;
 mod calls;
 mod fair;
 mod feed;
+mod finish;
 mod legacy;
 mod live;
 mod outcome;
@@ -80,23 +85,24 @@ use calls::Calls;
 use feed::{Feed, Start};
 use live::{LiveAgent, LiveSession};
 pub use outcome::{
-    AdmissionLine, Failure, Footprint, PATH_CHECK_SPACING, PathChecks, PlatformOutcome, RunOptions, RunOutcome,
-    SimError,
+    AdmissionLine, Failure, Footprint, PATH_CHECK_SPACING, PathChecks, PlatformCalls, RunOptions, RunOutcome,
+    ServiceOutcome, SimError,
 };
+pub use setup::TEXT_OP;
 use setup::{Built, FlightData, SimShell, Station, build};
-pub use setup::{Enforced, TEXT_LANE, TEXT_OP};
 use timeouts::Timeouts;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
     Arrive(CallId),
     AgentRound(u32),
+    /// A path (fair) or a station's gate (legacy) is due.
     Wake(u8),
-    /// A platform's answer to an attempt arrives (`ok`: not a failure), with the
-    /// platform's `RateLimit-*` report if it sends one.
+    /// A service's answer to an attempt of a path arrives (`ok`: not a failure), with the
+    /// service's `RateLimit-*` report if it sends one.
     Answer {
-        platform: u8,
-        /// The platform's process when the attempt went ([`FairState::eras`]).
+        path: u8,
+        /// The path's process when the attempt went ([`FairState::eras`]).
         era: u16,
         attempt: Attempt,
         ok: bool,
@@ -106,7 +112,7 @@ enum Event {
     },
     /// A recorded 429 arrives, its recorded latency after the attempt went.
     Refused {
-        platform: u8,
+        path: u8,
         era: u16,
         station: u8,
         attempt: Attempt,
@@ -147,11 +153,11 @@ fn is_distinct(key: &CacheKey) -> bool {
     !key.params().contains_key("q")
 }
 
-/// The fair policy's state: one path per platform in the core's shell, which keeps which
-/// calls wait for which flight.
+/// The fair policy's state: one path per budget group in the core's shell, which keeps
+/// which calls wait for which flight.
 struct FairState {
     shells: Vec<SimShell>,
-    /// Attempts out at a platform: what they ask.
+    /// Attempts of a path out at a service: what they ask.
     out: BTreeMap<(usize, Attempt), CacheKey>,
     /// Each named session's index, by key.
     session_index: BTreeMap<SessionKey, u32>,
@@ -170,7 +176,7 @@ struct FairState {
 }
 
 impl FairState {
-    /// The fair policy's state over `shells`, one per platform of `workload`.
+    /// The fair policy's state over `shells`, one per budget group of `workload`.
     fn new(workload: &Workload, keep: Footprint, shells: Vec<SimShell>) -> FairState {
         let platforms = shells.len();
         FairState {
@@ -224,31 +230,46 @@ struct Engine<'w> {
     next_agent_index: u64,
     /// What the run aggregates as it goes.
     agg: Aggregator,
-    /// Per station, the scope its calls count in.
+    /// Per station, the scope its calls count in; per platform, its own scope.
     scope_of: Vec<usize>,
+    platform_scope: Vec<usize>,
     /// The legacy policy's gates (`None` under the fair policy).
     gates: Vec<Gate>,
     fair: Option<FairState>,
-    /// Per station: a platform's main limit (one per platform of the run, in the order
-    /// of [`Workload::platforms`]) or its text host's (after them); `local_limits`,
-    /// `platforms`, `used`, `upstream`, `fail_rate`, `fail_retryable`, the gates, the
-    /// wakes of the legacy gates and the checker's state are per station, the fair paths
-    /// per platform.
+    /// The services the run's platforms call, and each platform's routes to them.
+    services: RunServices,
+    /// Per station, one per service of the run (in [`RunServices`]' order):
+    /// `local_limits`, `upstreams`, `used`, `upstream`, the gates and the checker's
+    /// state; the fair paths are per budget group (`groups`), `hosts`, `fail_rate` and
+    /// `fail_retryable` per platform (in the order of [`Workload::platforms`]).
     stations: Vec<Station>,
-    /// Each station's name in traces and failures.
+    /// Each station's name in traces and failures: its service's id.
     station_names: Vec<String>,
-    /// The text station of each platform, if it has one.
-    text_station: Vec<Option<usize>>,
+    /// The budget groups, one per path; each platform's group; per group, the station of
+    /// each of its path's lanes.
+    groups: Vec<BudgetGroup>,
+    group_of: Vec<usize>,
+    lane_stations: Vec<Vec<usize>>,
     local_limits: Vec<Option<LimitConfig>>,
+    /// Pending wakes: of a path (fair) or a station's gate (legacy).
     wake_at: Vec<Option<Instant>>,
-    platforms: Vec<SimPlatform>,
+    /// Whether calls wait at each station after the last event (kept to spare an
+    /// allocation per event).
+    waiting_now: Vec<bool>,
+    upstreams: Vec<SimService>,
+    hosts: Vec<Vec<Host>>,
     used: Vec<u64>,
+    /// Per platform: calls made, and attempts sent.
+    platform_used: Vec<u64>,
+    platform_upstream: Vec<u64>,
     checker: Checker,
     trace: Trace,
     out: Vec<GateEvent>,
     events: u64,
     fail_rate: Vec<Option<(f64, SimRng)>>,
     fail_retryable: Vec<bool>,
+    /// The paths' retries (a restart's new paths take them too).
+    retry: RetryPolicy,
     upstream: Vec<u64>,
     /// A recorded trace's answers: which recorded flight each replayed flight (or legacy
     /// call) takes its attempts from, and how many flights of each key have begun.
@@ -282,14 +303,19 @@ pub fn run_with(
         })
     };
     let Built {
+        services,
         stations,
-        text_station,
+        groups,
+        group_of,
         local_limits,
-        platforms,
+        upstreams,
+        hosts,
         paths,
         gates,
         fail_rate,
         fail_retryable,
+        retry,
+        lane_stations,
     } = build(workload, opts).map_err(failure)?;
     let specs = &workload.platforms;
     let n = stations.len();
@@ -298,9 +324,10 @@ pub fn run_with(
     let mut calls = Calls::new(keep.calls);
     calls.reserve_ids(workload.open_total());
     let agg = aggregator_for(workload, keep, &stations);
+    let station_names: Vec<String> = stations.iter().map(|s| s.id.to_string()).collect();
     let checker = Checker::new(
         opts.policy,
-        stations.iter().map(|s| station_name(*s)).collect(),
+        station_names.clone(),
         &local_limits,
         specs.iter().map(|p| p.id).collect(),
     );
@@ -321,22 +348,31 @@ pub fn run_with(
         live_sessions: IdMap::default(),
         next_agent_index: workload.first_agent_index(),
         agg,
-        scope_of: (0..stations.len()).collect(),
+        scope_of: (0..n).collect(),
+        platform_scope: (n..n + specs.len()).collect(),
         gates,
         fair,
-        stations: stations.clone(),
-        station_names: stations.iter().map(|s| station_name(*s)).collect(),
-        text_station,
+        services,
+        stations,
+        station_names,
+        wake_at: vec![None; n.max(groups.len())],
+        waiting_now: Vec::with_capacity(n),
+        groups,
+        group_of,
+        lane_stations,
         local_limits,
-        wake_at: vec![None; n],
-        platforms,
+        upstreams,
+        hosts,
         used: vec![0; n],
+        platform_used: vec![0; specs.len()],
+        platform_upstream: vec![0; specs.len()],
         checker,
         trace: Trace::new(opts.keep_trace),
         out: Vec::new(),
         events: 0,
         fail_rate,
         fail_retryable,
+        retry,
         upstream: vec![0; n],
         replay_slot: BTreeMap::new(),
         replay_next: BTreeMap::new(),
@@ -379,20 +415,16 @@ fn group_agent_base(workload: &Workload) -> Vec<u32> {
         .collect()
 }
 
-/// The aggregator of a run of `workload` over `stations`, each a scope, knowing what
-/// ends each named session: its open-loop calls and agent loops.
+/// The aggregator of a run of `workload` over `stations`, each a scope, then each
+/// platform a scope, knowing what ends each named session: its open-loop calls and agent
+/// loops.
 fn aggregator_for(workload: &Workload, keep: Footprint, stations: &[Station]) -> Aggregator {
-    let mut agg = Aggregator::new(
-        keep.sessions,
-        workload.session_count(),
-        stations
-            .iter()
-            .map(|s| Scope::Limit {
-                platform: s.id,
-                lane: (s.lane != Lane::MAIN).then_some("text"),
-            })
-            .collect(),
-    );
+    let scopes = stations
+        .iter()
+        .map(|s| Scope::Service(s.id))
+        .chain(workload.platforms.iter().map(|p| Scope::Platform(p.id)))
+        .collect();
+    let mut agg = Aggregator::new(keep.sessions, workload.session_count(), scopes);
     for c in &workload.open_calls {
         agg.expect(c.session, 1);
     }
@@ -405,15 +437,6 @@ fn aggregator_for(workload: &Workload, keep: Footprint, stations: &[Station]) ->
     agg
 }
 
-/// A station's name in traces and failures: the platform, or `ob/text`.
-fn station_name(s: Station) -> String {
-    if s.lane == Lane::MAIN {
-        s.id.to_string()
-    } else {
-        format!("{}/text", s.id)
-    }
-}
-
 impl Engine<'_> {
     fn schedule(&mut self, at: Instant, event: Event) {
         debug_assert!(at >= self.now, "events are never scheduled in the past");
@@ -421,8 +444,8 @@ impl Engine<'_> {
         self.seq += 1;
     }
 
-    /// The station a call is counted at: its platform's text host for a text fetch
-    /// where the platform has one, else the platform.
+    /// The station (service) a call is counted at: its platform's second service for a
+    /// text fetch where the platform has one, else its first.
     fn station_of(&self, call: CallId) -> usize {
         self.station_of_record(&self.calls[call])
     }
@@ -430,10 +453,7 @@ impl Engine<'_> {
     /// The station call `c` is counted at.
     fn station_of_record(&self, c: &CallRecord) -> usize {
         let p = self.platform_index(c.platform);
-        match (c.op.as_deref(), self.text_station[p]) {
-            (Some(TEXT_OP), Some(s)) => s,
-            _ => p,
-        }
+        self.services.service_of(p, c.op.as_deref())
     }
 
     /// Session `s`'s key at the fair queues: a named session's own, a running generated
@@ -459,17 +479,18 @@ impl Engine<'_> {
         }
     }
 
-    /// The index of platform `id` among the run's: its path and its main station.
+    /// The index of platform `id` among the run's ([`Workload::platforms`]).
     fn platform_index(&self, id: PlatformId) -> usize {
-        self.stations
+        self.workload
+            .platforms
             .iter()
             .position(|s| s.id == id)
             .expect("run() refuses a call to a platform the workload does not list")
     }
 
-    /// The platform of path `p`.
-    fn platform_id(&self, p: usize) -> PlatformId {
-        self.stations[p].id
+    /// The name of path `g` in failures: its budget group's (its first service's id).
+    fn path_name(&self, g: usize) -> &'static str {
+        self.groups[g].name()
     }
 
     fn fail(&self, what: String) -> Box<Failure> {
@@ -629,7 +650,7 @@ impl Engine<'_> {
                 fair.checked_at[p] = fair.shells[p].stats().steps;
                 fair.path_checks += 1;
                 if let Err(what) = fair.shells[p].check_invariants() {
-                    return Err(self.fail(format!("{}: {what}", self.platform_id(p))));
+                    return Err(self.fail(format!("{}: {what}", self.path_name(p))));
                 }
             }
         }
@@ -684,39 +705,55 @@ impl Engine<'_> {
     fn after_event(&mut self, changed: bool) -> Result<(), Box<Failure>> {
         let now = self.now;
         let Some(fair) = &self.fair else {
-            let over_limit: u64 = self.platforms.iter().map(|p| p.counters.over_limit).sum();
+            let over_limit: u64 = self.upstreams.iter().map(|p| p.counters.over_limit).sum();
             self.checker
                 .after_event(now, |_| None, over_limit, changed)
                 .map_err(|e| self.fail(e))?;
             if changed {
-                for (station, gate) in self.gates.iter().enumerate() {
-                    self.agg.waiting(self.scope_of[station], gate.waiting(), now);
-                }
+                let mut waiting = std::mem::take(&mut self.waiting_now);
+                waiting.clear();
+                waiting.extend(self.gates.iter().map(Gate::waiting));
+                self.note_waiting(&waiting, now);
+                self.waiting_now = waiting;
             }
             return Ok(());
         };
         // The paths' own invariants are checked after their steps (`check_path`).
         let stations = &self.stations;
-        let schedulers = |p: usize| fair.shells[stations[p].platform].path().scheduler(stations[p].lane);
+        let schedulers = |s: usize| fair.shells[stations[s].group].path().scheduler(stations[s].lane);
         let over_limit: u64 = if changed {
-            self.platforms.iter().map(|p| p.counters.over_limit).sum()
+            self.upstreams.iter().map(|p| p.counters.over_limit).sum()
         } else {
             0
         };
         let verdict = self.checker.after_event(now, schedulers, over_limit, changed);
         let verdict = verdict.and_then(|()| {
-            let stores = |p: usize| Some(fair.shells[p].path().buffer().store());
+            let (specs, group_of) = (&self.workload.platforms, &self.group_of);
+            let stores = |p: usize| fair.shells[group_of[p]].path().buffer().store_of(specs[p].id);
             self.checker.flights.after_event(stores)
         });
         verdict.map_err(|e| self.fail(e))?;
         if changed {
             // Whether calls wait for each limit now: the share of time at the limit.
-            for station in 0..stations.len() {
-                let waiting = schedulers(station).is_some_and(|q| q.queued() > 0);
-                self.agg.waiting(self.scope_of[station], waiting, now);
-            }
+            let mut waiting = std::mem::take(&mut self.waiting_now);
+            waiting.clear();
+            waiting.extend((0..stations.len()).map(|s| schedulers(s).is_some_and(|q| q.queued() > 0)));
+            self.note_waiting(&waiting, now);
+            self.waiting_now = waiting;
         }
         Ok(())
+    }
+
+    /// Calls wait at the stations `waiting` says after the event at `now`: each service's
+    /// scope hears it, and each platform's, which waits while any service it calls does.
+    fn note_waiting(&mut self, waiting: &[bool], now: Instant) {
+        for (station, &w) in waiting.iter().enumerate() {
+            self.agg.waiting(self.scope_of[station], w, now);
+        }
+        for (p, route) in self.services.routes.iter().enumerate() {
+            let w = route.iter().any(|&s| waiting[s]);
+            self.agg.waiting(self.platform_scope[p], w, now);
+        }
     }
 
     fn handle(&mut self, event: Event) -> Result<(), Box<Failure>> {
@@ -726,7 +763,7 @@ impl Engine<'_> {
             Event::Wake(p) => {
                 if self.wake_at[p as usize] == Some(self.now) {
                     self.wake_at[p as usize] = None;
-                    // A platform's path (fair), or a station's gate (legacy).
+                    // A budget group's path (fair), or a station's gate (legacy).
                     let p = usize::from(p);
                     if let Some(fair) = self.fair.as_mut() {
                         fair.shells[p].handle_timeout(self.now);
@@ -738,21 +775,21 @@ impl Engine<'_> {
                 Ok(())
             }
             Event::Answer {
-                platform,
+                path,
                 era,
                 attempt,
                 ok,
                 retryable,
                 remaining,
-            } => self.answer_arrives(usize::from(platform), era, attempt, ok, retryable, remaining),
+            } => self.answer_arrives(usize::from(path), era, attempt, ok, retryable, remaining),
             Event::Refused {
-                platform,
+                path,
                 era,
                 station,
                 attempt,
                 retry_after,
             } => {
-                let p = usize::from(platform);
+                let p = usize::from(path);
                 if self.fair.as_ref().is_some_and(|f| f.eras[p] != era) {
                     return Ok(());
                 }
@@ -786,7 +823,7 @@ impl Engine<'_> {
                 if c.state != CallState::Waiting && !recorded_leave {
                     return Ok(());
                 }
-                let p = self.platform_index(self.calls[call].platform);
+                let p = self.group_of[self.platform_index(self.calls[call].platform)];
                 let now = self.now;
                 if let Some(fair) = self.fair.as_mut() {
                     fair.shells[p].leave(now, WaiterId(u64::from(call)));
@@ -816,9 +853,11 @@ impl Engine<'_> {
         c.queued_at = now;
         c.state = CallState::Waiting;
         let (platform, session, leave_after) = (c.platform, c.session, c.leave_after);
-        let p = self.platform_index(platform);
+        let platform = self.platform_index(platform);
+        let p = self.group_of[platform];
         let s = self.station_of(call);
         self.used[s] += 1;
+        self.platform_used[platform] += 1;
         let leave = [leave_after, self.cancel_after(session)];
         if let Some(after) = leave.into_iter().flatten().min() {
             self.schedule_timeout(after, call);
@@ -867,7 +906,8 @@ impl Engine<'_> {
             self.schedule(self.now, Event::Arrive(next));
         }
         let scope = self.scope_of[self.station_of_record(&record)];
-        self.agg.call(&record, scope);
+        let platform = self.platform_scope[self.platform_index(record.platform)];
+        self.agg.call(&record, &[scope, platform]);
         let agent = record.agent;
         self.calls.keep(call, record);
         if let Some(a) = agent {
@@ -875,75 +915,18 @@ impl Engine<'_> {
         }
     }
 
-    fn finish(self) -> RunOutcome {
-        let platforms = self
-            .stations
-            .iter()
-            .enumerate()
-            .filter(|&(p, _)| self.used[p] > 0)
-            .map(|(p, station)| {
-                let sp = &self.platforms[p];
-                let main = station.lane == Lane::MAIN;
-                PlatformOutcome {
-                    id: station.id,
-                    lane: (!main).then_some("text"),
-                    model: sp.model,
-                    limit: sp.limit,
-                    local_limit: self.local_limits[p],
-                    counters: sp.counters,
-                    max_units_in_window: sp.max_units_in_window(),
-                    uncounted: match self.gates.get(p) {
-                        Some(Gate::Legacy(g)) => g.uncounted,
-                        _ => 0,
-                    },
-                    calls: self.used[p],
-                    upstream: self.upstream[p],
-                    path: self
-                        .fair
-                        .as_ref()
-                        .filter(|_| main)
-                        .map(|f| f.shells[station.platform].path().stats()),
-                }
-            })
-            .collect();
-        let path_checks = self.fair.as_ref().map_or(0, |f| f.path_checks);
-        let admissions = self.fair.and_then(|f| f.admissions).unwrap_or_default();
-        let w = self.workload;
-        RunOutcome {
-            name: self.name,
-            policy: self.opts.policy,
-            seed: self.opts.seed,
-            sessions: if self.keep.calls {
-                w.session_plans()
-            } else {
-                w.sessions.clone()
-            },
-            generated: w
-                .groups
-                .iter()
-                .map(|g| (g.prefix.clone(), g.first_session, g.sessions))
-                .collect(),
-            calls: self.calls.into_kept(),
-            summary: self.agg.finish(self.now),
-            platforms,
-            end_at: self.now,
-            events: self.events,
-            bound_checked: self.checker.bound_checked,
-            path_checks,
-            trace_hash: self.trace.hash(),
-            trace_lines: self.trace.len(),
-            trace: self.trace.into_lines(),
-            keyed: self.workload.has_keys(),
-            admissions,
+    /// Whether the answer to platform `p`'s call just accepted at its `k`-th service fails
+    /// (`fail_rate`: drawn at its first service only).
+    fn draws_failure(&mut self, p: usize, k: usize) -> bool {
+        match &mut self.fail_rate[p] {
+            Some((rate, rng)) if k == 0 => rng.random_bool(*rate),
+            _ => false,
         }
     }
 
-    /// Whether the platform's answer to the call just accepted fails (`fail_rate`).
-    fn draws_failure(&mut self, p: usize) -> bool {
-        match &mut self.fail_rate[p] {
-            Some((rate, rng)) => rng.random_bool(*rate),
-            None => false,
-        }
+    /// Platform `p`'s place of station `s` in its own list of services (0: its first).
+    fn place_of(&self, p: usize, s: usize) -> usize {
+        self.services.routes[p].iter().position(|&x| x == s).unwrap_or(0)
     }
 }
 

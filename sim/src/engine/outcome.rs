@@ -1,11 +1,11 @@
-//! What a run gives back: its calls, per platform what happened, the admissions, and a
-//! broken invariant as a [`Failure`].
+//! What a run gives back: its calls, per upstream service and per platform what happened,
+//! the admissions, and a broken invariant as a [`Failure`].
 
 use std::fmt;
 
 use besluitbron_core::path::PathStats;
 use besluitbron_core::scheduler::AdmitRule;
-use besluitbron_core::{Instant, LimitConfig, PlatformId, Units};
+use besluitbron_core::{Instant, LimitConfig, PlatformId, ServiceId, Units};
 
 use crate::aggregate::{SessionRows, Summary};
 use crate::call_record::CallRecord;
@@ -82,13 +82,13 @@ impl Footprint {
     }
 }
 
-/// One platform's results.
+/// One upstream service's results: its budget, whichever platforms spent it.
 #[derive(Clone, Debug)]
-pub struct PlatformOutcome {
-    /// Which platform.
-    pub id: PlatformId,
-    /// Which of its limits: `None` for its main one, `Some("text")` for its text host's.
-    pub lane: Option<&'static str>,
+pub struct ServiceOutcome {
+    /// Which service.
+    pub id: ServiceId,
+    /// The run's platforms that call it, in the run's order.
+    pub platforms: Vec<PlatformId>,
     /// How it enforced its limit.
     pub model: LimitModel,
     /// The limit it enforced.
@@ -103,9 +103,37 @@ pub struct PlatformOutcome {
     pub uncounted: u64,
     /// Calls submitted to it.
     pub calls: u64,
-    /// Calls sent to the platform (each 429 retry counts again).
+    /// Calls sent to the service (each 429 retry counts again).
     pub upstream: u64,
-    /// The path's counters (fair policy).
+}
+
+impl ServiceOutcome {
+    /// `koop-zoekservice (bwb, cvdr)`; a service of one platform named as the platform is
+    /// its id alone (`obv`).
+    pub fn label(&self) -> String {
+        match self.platforms.as_slice() {
+            [only] if only.as_str() == self.id.as_str() => self.id.to_string(),
+            list => {
+                let names: Vec<&str> = list.iter().map(|p| p.as_str()).collect();
+                format!("{} ({})", self.id, names.join(", "))
+            }
+        }
+    }
+}
+
+/// One platform's calls: how many it made, at which services, and its path.
+#[derive(Clone, Debug)]
+pub struct PlatformCalls {
+    /// Which platform.
+    pub id: PlatformId,
+    /// The services it calls: its first takes its calls, its second its text.
+    pub services: Vec<ServiceId>,
+    /// Calls it made.
+    pub calls: u64,
+    /// Attempts sent for its calls (each retry counts again).
+    pub upstream: u64,
+    /// The counters of its budget group's path (fair policy), which platforms sharing a
+    /// service share.
     pub path: Option<PathStats>,
 }
 
@@ -129,9 +157,13 @@ pub struct RunOutcome {
     /// What the run aggregated as it went: the report, the checks' figures and the
     /// capacity answer come from here.
     pub summary: Summary,
-    /// Platforms (and text hosts, after all platforms) that received calls, in the
-    /// workload's order ([`Workload::platforms`](crate::scenario::Workload::platforms)).
-    pub platforms: Vec<PlatformOutcome>,
+    /// The upstream services that received calls, in the run's order
+    /// ([`RunServices`](crate::scenario::RunServices): every platform's first service in
+    /// the workload's order, then their text services).
+    pub services: Vec<ServiceOutcome>,
+    /// Every platform of the run, in the workload's order
+    /// ([`Workload::platforms`](crate::scenario::Workload::platforms)).
+    pub platforms: Vec<PlatformCalls>,
     /// The instant of the last event.
     pub end_at: Instant,
     /// Events processed.
@@ -149,8 +181,8 @@ pub struct RunOutcome {
     pub trace: Vec<String>,
     /// Calls carry keys: reports show the deduplication columns.
     pub keyed: bool,
-    /// Every admission under the fair policy, in order: (platform, session, call index,
-    /// instant), when per-call records are kept or the workload is a recording. The
+    /// Every admission under the fair policy, in order: (instant, platform, service,
+    /// session, what), when per-call records are kept or the workload is a recording. The
     /// server's shell gives the same list for the same workload (the differential test).
     pub admissions: Vec<AdmissionLine>,
 }
@@ -176,6 +208,14 @@ impl RunOutcome {
     pub fn session_count(&self) -> u32 {
         self.summary.sessions_total
     }
+
+    /// The service call `c` went to: its platform's second for a text fetch where it has
+    /// one, else its first.
+    pub fn service_of(&self, c: &CallRecord) -> Option<ServiceId> {
+        let p = self.platforms.iter().find(|p| p.id == c.platform)?;
+        let text = c.op.as_deref() == Some(crate::scenario::TEXT_OP) && p.services.len() > 1;
+        p.services.get(usize::from(text)).copied()
+    }
 }
 
 /// One admission of a fair run: what the differential test compares with the server.
@@ -185,6 +225,8 @@ pub struct AdmissionLine {
     pub at_ms: u64,
     /// The platform.
     pub platform: PlatformId,
+    /// The upstream service it went to, whose budget it spent.
+    pub service: ServiceId,
     /// The session charged.
     pub session: String,
     /// What went out: the call's key text (`q`).
@@ -197,9 +239,10 @@ impl fmt::Display for AdmissionLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "t={}ms platform={} session={} call={} rule={}",
+            "t={}ms platform={} service={} session={} call={} rule={}",
             self.at_ms,
             self.platform,
+            self.service,
             self.session,
             self.call,
             self.rule.as_str()

@@ -1,25 +1,33 @@
-//! From a workload's platforms to the stations a run drives: each platform's enforced
-//! limits, and the core's path built for it exactly as the server builds its own.
+//! From a workload's platforms to what a run drives, built as the server builds its own:
+//! the upstream services its platforms call ([`RunServices`]), the budget groups they
+//! form ([`besluitbron_core::budget_groups`]: platforms that share a service, and the
+//! services they call), one path per group with a lane per service, a station per
+//! service (its simulated service, the limit BesluitBron keeps there, the legacy model's
+//! gate) and a host per platform and service (how long its answers there take).
 //!
 //! What this module does not do: decide which platforms a run has (the workload lists
-//! them, [`Workload::platforms`](crate::scenario::Workload::platforms)).
+//! them, [`Workload::platforms`](crate::scenario::Workload::platforms)) or what a service
+//! is like (the scenario and the table say, [`RunServices`]).
 
 use std::time::Duration;
 
 use besluitbron_core::cache::{CachePolicy, CacheVersion, MemoryStore};
 use besluitbron_core::path::{Lane, LaneConfig, PathConfig, PlatformPath, RetryPolicy, Shell, StoreBuffer};
 use besluitbron_core::scheduler::MAX_REQUEUE_WAIT;
-use besluitbron_core::{LimitConfig, PlatformId, SchedulerConfig, SessionKey, Units};
+use besluitbron_core::{
+    BudgetGroup, LimitConfig, PlatformId, SchedulerConfig, ServiceId, SessionKey, Units, budget_groups,
+};
 
 use super::outcome::{RunOptions, SimError};
-use crate::platform::SimPlatform;
+use crate::group_buffer::{GroupBuffer, SimBuffer};
+use crate::platform::{Host, SimService};
 use crate::policy::{CallId, Gate, LegacyGate, OpenGate, PolicyKind};
 use crate::rng::{Component, SimRng, host_stream, sim_rng};
-use crate::scenario::{LatencySpec, PlatformSpec, Workload};
+use crate::scenario::{PlatformSpec, RunService, RunServices, Workload};
 
-/// A platform's path and the shell's part around it: waiters are calls (their id is the
-/// waiter id), a flight's data is what its leading call brought.
-pub(super) type SimShell = Shell<StoreBuffer<MemoryStore>, SimError, (), FlightData>;
+/// A budget group's path and the shell's part around it: waiters are calls (their id is
+/// the waiter id), a flight's data is what its leading call brought.
+pub(super) type SimShell = Shell<GroupBuffer, SimError, (), FlightData>;
 
 /// What a flight keeps of the call that led it, for as long as the flight is under way
 /// (the call itself may have left meanwhile).
@@ -27,7 +35,9 @@ pub(super) type SimShell = Shell<StoreBuffer<MemoryStore>, SimError, (), FlightD
 pub(super) struct FlightData {
     /// The leading call.
     pub(super) leader: CallId,
-    /// The station its attempts are counted at.
+    /// Its platform.
+    pub(super) platform: PlatformId,
+    /// The station (service) its attempts are counted at.
     pub(super) station: usize,
     /// The leading call's cost.
     pub(super) cost: Units,
@@ -37,26 +47,22 @@ pub(super) struct FlightData {
     pub(super) session: SessionKey,
 }
 
-/// One limit a call can be counted against: a platform's main one, or its text host's.
+/// One upstream service of the run, where its calls are counted: its path (the budget
+/// group's) and its lane there.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Station {
-    /// The platform.
-    pub(super) id: PlatformId,
-    /// The platform's index in [`Workload::platforms`]: its path, and its main station.
-    pub(super) platform: usize,
-    /// The path's lane.
+    /// The service.
+    pub(super) id: ServiceId,
+    /// Its budget group: the index of its path.
+    pub(super) group: usize,
+    /// Its lane on that path.
     pub(super) lane: Lane,
 }
 
-/// The lane of text fetches, where a platform's text host keeps a limit of its own (as
-/// the server's `TEXT_LANE`).
-pub const TEXT_LANE: Lane = Lane(1);
-
-/// The operation label of a text fetch (`op = "text"` in scenarios and traces).
-pub const TEXT_OP: &str = "text";
+pub use crate::scenario::TEXT_OP;
 
 /// An empty buffer for platform `spec`, with its lifetimes (`search_ttl_ms` when given).
-pub(super) fn fresh_buffer(spec: &PlatformSpec) -> StoreBuffer<MemoryStore> {
+pub(super) fn fresh_buffer(spec: &PlatformSpec) -> SimBuffer {
     let mut policy = CachePolicy::default().for_platform(spec.id);
     if let Some(ttl_ms) = spec.search_ttl_ms {
         policy.search.ttl_ms = ttl_ms;
@@ -81,187 +87,170 @@ pub(super) fn check_platforms(workload: &Workload) -> Result<(), String> {
     }
 }
 
-/// What a platform is in a run: its spec's limits, else its defaults.
-#[derive(Clone, Copy, Debug)]
-pub struct Enforced {
-    /// The limit it enforces (`None`: it keeps none).
-    pub limit: Option<LimitConfig>,
-    /// Its text host's, when it has one of its own (calls with `op = "text"` go there).
-    pub text: Option<LimitConfig>,
-    /// The latency model it answers with.
-    pub latency: LatencySpec,
-    /// Whether its answers carry `RateLimit-Remaining` and `RateLimit-Reset`.
-    pub states_its_budget: bool,
-}
-
-impl Enforced {
-    /// What the platform `spec` describes enforces.
-    pub fn of(spec: &PlatformSpec) -> Enforced {
-        let id = spec.id;
-        Enforced {
-            limit: limit_of(
-                spec.capacity,
-                spec.window_s,
-                crate::ids::known(id).and_then(|k| k.limit()),
-            ),
-            text: limit_of(
-                spec.text_capacity,
-                spec.text_window_s,
-                crate::ids::known(id).and_then(|k| k.text_limit()),
-            ),
-            latency: spec.latency,
-            states_its_budget: spec.states_its_budget(),
-        }
+/// The scheduler of a lane keeping `limit` at `service`, with its bounds.
+fn scheduler_of(service: &RunService, limit: LimitConfig) -> SchedulerConfig {
+    let mut config = SchedulerConfig::with_limit(limit);
+    if let Some(n) = service.max_queued {
+        config.max_queued = n;
     }
-}
-
-pub(super) fn limit_of(
-    capacity: Option<Units>,
-    window_s: Option<f64>,
-    default: Option<LimitConfig>,
-) -> Option<LimitConfig> {
-    match (capacity, window_s, default) {
-        (None, None, d) => d,
-        (c, w, d) => Some(LimitConfig::new(
-            c.or(d.map(|d| d.capacity)).unwrap_or(Units::whole(60)),
-            w.map(Duration::from_secs_f64)
-                .or(d.map(|d| d.window))
-                .unwrap_or(Duration::from_secs(60)),
-        )),
+    if let Some(n) = service.max_queued_per_session {
+        config.max_queued_per_session = n;
     }
+    if let Some(s) = service.forget_after_s {
+        config.forget_after = Duration::from_secs(s);
+    }
+    config
 }
 
-/// The path a fair run drives for the platform `spec` describes: the scenario's limit,
-/// bounds and buffer lifetimes, the server's retry policy and requeue rule, events
-/// recorded for the trace.
-pub(super) fn path_for(
-    spec: &PlatformSpec,
-    local: Option<LimitConfig>,
-    text: Option<LimitConfig>,
-) -> Result<SimShell, String> {
-    path_over(spec, local, text, None)
-}
-
-/// [`path_for`] over `buffer` (a restarted process's: the buffer outlives it), or a fresh
-/// one.
+/// The path a fair run drives for budget group `group` over `buffers` (its platforms'):
+/// a lane per service, each keeping its `local` limit (`None`: none) with the service's
+/// bounds, `retry` (the server's), its requeue rule, events recorded for the trace.
 pub(super) fn path_over(
-    spec: &PlatformSpec,
-    local: Option<LimitConfig>,
-    text: Option<LimitConfig>,
-    buffer: Option<StoreBuffer<MemoryStore>>,
+    group: &BudgetGroup,
+    services: &RunServices,
+    local: &[Option<LimitConfig>],
+    retry: RetryPolicy,
+    buffers: Vec<(PlatformId, SimBuffer)>,
 ) -> Result<SimShell, String> {
-    let id = spec.id;
-    let scheduler_of = |limit: LimitConfig| {
-        let mut config = SchedulerConfig::with_limit(limit);
-        if let Some(n) = spec.max_queued {
-            config.max_queued = n;
-        }
-        if let Some(n) = spec.max_queued_per_session {
-            config.max_queued_per_session = n;
-        }
-        if let Some(s) = spec.forget_after_s {
-            config.forget_after = Duration::from_secs(s);
-        }
-        config
-    };
-    let mut lanes = vec![LaneConfig {
-        name: "main",
-        scheduler: local.map(scheduler_of),
-        max_in_flight: None,
-    }];
-    if let Some(text) = text {
-        lanes.push(LaneConfig {
-            name: "text",
-            scheduler: Some(scheduler_of(text)),
-            max_in_flight: None,
-        });
-    }
-    let buffer = buffer.unwrap_or_else(|| fresh_buffer(spec));
+    let lanes = group
+        .services
+        .iter()
+        .map(|&id| {
+            let i = services.index_of(id).expect("a group's services are the run's");
+            let service = &services.services[i];
+            LaneConfig {
+                name: id.as_str(),
+                scheduler: local[i].map(|l| scheduler_of(service, l)),
+                max_in_flight: service.max_in_flight,
+            }
+        })
+        .collect();
     let config = PathConfig {
-        name: id.as_str(),
+        name: group.name(),
         lanes,
-        retry: RetryPolicy::default(),
+        retry,
         requeue_wait_max: MAX_REQUEUE_WAIT,
         record_events: true,
     };
-    let path = PlatformPath::new(config, buffer).map_err(|e| format!("platform {id}: {e}"))?;
+    let path = PlatformPath::new(config, GroupBuffer::new(buffers)).map_err(|e| format!("{}: {e}", group.name()))?;
     // One process: no lease, so no attempt is ever dropped. The engine checks the
     // invariants itself, once a step's effects are all taken (`Engine::check_path`).
     Ok(Shell::new(path, |_| SimError::Failed).with_check_every(u32::MAX))
 }
 
-/// What a run drives, built from its workload: the stations (each platform's main limit in
-/// the workload's order, then the text hosts), the simulated platforms and the limits
-/// BesluitBron keeps at each, and the paths (fair) or gates (legacy).
+/// What a run drives, built from its workload.
 pub(super) struct Built {
+    /// The services and each platform's routes to them.
+    pub(super) services: RunServices,
+    /// Per service: its path and lane.
     pub(super) stations: Vec<Station>,
-    pub(super) text_station: Vec<Option<usize>>,
+    /// The budget groups, one path each.
+    pub(super) groups: Vec<BudgetGroup>,
+    /// Per platform: its group.
+    pub(super) group_of: Vec<usize>,
+    /// Per service: the limit BesluitBron keeps there (a recording's margin held back).
     pub(super) local_limits: Vec<Option<LimitConfig>>,
-    pub(super) platforms: Vec<SimPlatform>,
+    /// Per service: the simulated service.
+    pub(super) upstreams: Vec<SimService>,
+    /// Per platform, per service it calls (in its own order): how long its answers take.
+    pub(super) hosts: Vec<Vec<Host>>,
+    /// Per group (fair policy).
     pub(super) paths: Vec<SimShell>,
+    /// Per service (legacy policy).
     pub(super) gates: Vec<Gate>,
+    /// Per platform: failed answers at its first service.
     pub(super) fail_rate: Vec<Option<(f64, SimRng)>>,
+    /// Per platform: whether such a failure is retried.
     pub(super) fail_retryable: Vec<bool>,
+    /// The paths' retries: the server's defaults, or those of the server that made a
+    /// recording.
+    pub(super) retry: RetryPolicy,
+    /// Per group, the station of each of its path's lanes.
+    pub(super) lane_stations: Vec<Vec<usize>>,
 }
 
-/// Builds the stations, platforms, paths or gates of a run of `workload` under `opts`.
+/// The budget groups of `services`' platforms (each with the services it calls).
+pub(super) fn groups_of(specs: &[PlatformSpec], services: &RunServices) -> Result<Vec<BudgetGroup>, String> {
+    let lists: Vec<Vec<ServiceId>> = services
+        .routes
+        .iter()
+        .map(|r| r.iter().map(|&i| services.services[i].id).collect())
+        .collect();
+    let given: Vec<(PlatformId, &[ServiceId])> = specs.iter().zip(&lists).map(|(p, l)| (p.id, l.as_slice())).collect();
+    budget_groups(&given)
+}
+
+/// Builds the stations, services, hosts, paths or gates of a run of `workload` under `opts`.
 pub(super) fn build(workload: &Workload, opts: RunOptions) -> Result<Built, String> {
     check_platforms(workload)?;
     let specs = &workload.platforms;
-    let mut gates = Vec::new();
-    let mut paths = Vec::new();
-    let mut platforms = Vec::new();
-    let mut local_limits = Vec::new();
-    let (stations, text_station, text_limits) = stations_of(specs);
+    let services = RunServices::of(workload)?;
+    let groups = groups_of(specs, &services)?;
+    let group_of: Vec<usize> = specs
+        .iter()
+        .map(|p| {
+            groups
+                .iter()
+                .position(|g| g.platforms.contains(&p.id))
+                .expect("every platform is in a group")
+        })
+        .collect();
+    let stations = stations_of(&services, &groups)?;
+    let lane_stations = lane_stations(&groups, &stations);
     // A recorded trace: the bucket the server kept, its margin held back.
     let margin = workload.recorded.as_ref().map_or(Duration::ZERO, |r| r.margin);
-    for (i, spec) in specs.iter().enumerate() {
-        let id = spec.id;
-        let limit = Enforced::of(spec).limit;
-        let local = limit_of(
-            spec.local_capacity.or(limit.map(|l| l.capacity)),
-            spec.local_window_s.or(limit.map(|l| l.window.as_secs_f64())),
-            limit,
-        )
-        .map(|l| l.with_margin(margin));
-        local_limits.push(local);
-        let stream = host_stream(id, false);
-        platforms.push(
-            SimPlatform::new(
-                id,
-                limit,
-                spec.model,
-                spec.latency,
-                spec.throttle.clone(),
-                sim_rng(opts.seed, Component::Latency(stream)),
-            )
-            .with_rate_limit_headers(spec.states_its_budget()),
-        );
-        let text = text_station[i].map(|s| text_limits[s - specs.len()].with_margin(margin));
-        match opts.policy {
-            PolicyKind::Fair => paths.push(path_for(spec, local, text)?),
-            PolicyKind::Legacy => gates.push(match local {
-                None => Gate::Open(OpenGate::new(id)),
-                Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
-                    id,
-                    limit,
-                    workload.legacy_slip_probability,
-                    sim_rng(opts.seed, Component::Faults(stream)),
-                ))),
-            }),
+    let retry = workload
+        .recorded
+        .as_ref()
+        .map_or_else(RetryPolicy::default, |r| r.retry());
+    let local_limits: Vec<Option<LimitConfig>> = services
+        .services
+        .iter()
+        .map(|s| s.local.map(|l| l.with_margin(margin)))
+        .collect();
+    let upstreams = services
+        .services
+        .iter()
+        .map(|s| {
+            SimService::new(s.id, s.limit, s.model, s.throttle.clone()).with_rate_limit_headers(s.states_its_budget)
+        })
+        .collect();
+    let hosts = hosts_of(specs, &services, opts.seed);
+    let mut paths = Vec::new();
+    let mut gates = Vec::new();
+    match opts.policy {
+        PolicyKind::Fair => {
+            for g in &groups {
+                let buffers = g
+                    .platforms
+                    .iter()
+                    .map(|&p| {
+                        let spec = specs
+                            .iter()
+                            .find(|s| s.id == p)
+                            .expect("a group's platforms are the run's");
+                        (p, fresh_buffer(spec))
+                    })
+                    .collect();
+                paths.push(path_over(g, &services, &local_limits, retry, buffers)?);
+            }
+        }
+        PolicyKind::Legacy => {
+            for (s, local) in services.services.iter().zip(&local_limits) {
+                gates.push(match local {
+                    None => Gate::Open(OpenGate::new(s.id)),
+                    Some(limit) => Gate::Legacy(Box::new(LegacyGate::new(
+                        s.id,
+                        *limit,
+                        workload.legacy_slip_probability,
+                        sim_rng(opts.seed, Component::Faults(s.stream)),
+                    ))),
+                });
+            }
         }
     }
-    text_hosts(
-        workload,
-        opts,
-        &stations,
-        &text_limits,
-        &mut local_limits,
-        &mut platforms,
-        &mut gates,
-    );
-    // Failures are drawn at a platform's main host only.
-    let mut fail_rate: Vec<Option<(f64, SimRng)>> = specs
+    // Failures are drawn at a platform's first service only.
+    let fail_rate = specs
         .iter()
         .map(|spec| {
             spec.fail_rate
@@ -269,84 +258,75 @@ pub(super) fn build(workload: &Workload, opts: RunOptions) -> Result<Built, Stri
                 .map(|r| (r, sim_rng(opts.seed, Component::Failures(host_stream(spec.id, false)))))
         })
         .collect();
-    fail_rate.resize_with(stations.len(), || None);
-    let mut fail_retryable: Vec<bool> = specs.iter().map(|spec| spec.fail_retryable.unwrap_or(true)).collect();
-    fail_retryable.resize(stations.len(), true);
+    let fail_retryable = specs.iter().map(|spec| spec.fail_retryable.unwrap_or(true)).collect();
     Ok(Built {
+        services,
         stations,
-        text_station,
+        groups,
+        group_of,
         local_limits,
-        platforms,
+        upstreams,
+        hosts,
         paths,
         gates,
         fail_rate,
         fail_retryable,
+        retry,
+        lane_stations,
     })
 }
 
-/// The stations of a run over `specs`: each platform's main limit in order, then the text
-/// hosts of those that keep one of their own; each platform's text station; the text
-/// hosts' limits in the order of their stations.
-fn stations_of(specs: &[PlatformSpec]) -> (Vec<Station>, Vec<Option<usize>>, Vec<LimitConfig>) {
-    let mut stations: Vec<Station> = specs
-        .iter()
-        .enumerate()
-        .map(|(platform, spec)| Station {
-            id: spec.id,
-            platform,
-            lane: Lane::MAIN,
-        })
-        .collect();
-    let mut text_station = vec![None; specs.len()];
-    let mut text_limits = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        if let Some(limit) = Enforced::of(spec).text {
-            text_station[i] = Some(stations.len());
-            stations.push(Station {
-                id: spec.id,
-                platform: i,
-                lane: TEXT_LANE,
-            });
-            text_limits.push(limit);
-        }
+/// The stations of a run: one per service of `services`, on its budget group's path (of
+/// `groups`) and its lane there.
+fn stations_of(services: &RunServices, groups: &[BudgetGroup]) -> Result<Vec<Station>, String> {
+    let mut stations = Vec::with_capacity(services.services.len());
+    for s in &services.services {
+        let group = groups
+            .iter()
+            .position(|g| g.services.contains(&s.id))
+            .expect("every service is in a group");
+        let lane = groups[group].lane_of(s.id).expect("the group has it");
+        let lane = u8::try_from(lane).map_err(|_| format!("{}: more than 255 services in one group", s.id))?;
+        stations.push(Station {
+            id: s.id,
+            group,
+            lane: Lane(lane),
+        });
     }
-    (stations, text_station, text_limits)
+    Ok(stations)
 }
 
-/// The text hosts' simulated platforms, kept limits and (legacy) gates, after the
-/// platforms' own.
-fn text_hosts(
-    workload: &Workload,
-    opts: RunOptions,
-    stations: &[Station],
-    text_limits: &[LimitConfig],
-    local_limits: &mut Vec<Option<LimitConfig>>,
-    platforms: &mut Vec<SimPlatform>,
-    gates: &mut Vec<Gate>,
-) {
-    let specs = &workload.platforms;
-    // Their own bucket at the platform and, locally, their own lane (the
-    // legacy model: a gate of its own). No throttling, failures or rate-limit headers.
-    for (k, station) in stations.iter().enumerate().skip(specs.len()) {
-        let (id, spec) = (station.id, &specs[station.platform]);
-        let limit = text_limits[k - specs.len()];
-        let stream = host_stream(id, true);
-        local_limits.push(Some(limit));
-        platforms.push(SimPlatform::new(
-            id,
-            Some(limit),
-            spec.model,
-            spec.latency,
-            Vec::new(),
-            sim_rng(opts.seed, Component::Latency(stream)),
-        ));
-        if opts.policy == PolicyKind::Legacy {
-            gates.push(Gate::Legacy(Box::new(LegacyGate::new(
-                id,
-                limit,
-                workload.legacy_slip_probability,
-                sim_rng(opts.seed, Component::Faults(stream)),
-            ))));
-        }
-    }
+/// Per platform of `specs`, per service it calls: its latency there, drawn from its host's
+/// stream (its first service's the platform's own, its second's its text host's).
+fn hosts_of(specs: &[PlatformSpec], services: &RunServices, seed: u64) -> Vec<Vec<Host>> {
+    specs
+        .iter()
+        .zip(&services.routes)
+        .map(|(spec, route)| {
+            (0..route.len())
+                .map(|k| {
+                    let stream = host_stream(spec.id, k > 0);
+                    Host::new(spec.latency, sim_rng(seed, Component::Latency(stream)))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Per budget group of `groups`, the station of each lane of its path.
+fn lane_stations(groups: &[BudgetGroup], stations: &[Station]) -> Vec<Vec<usize>> {
+    groups
+        .iter()
+        .enumerate()
+        .map(|(g, group)| {
+            (0..group.services.len())
+                .map(|lane| {
+                    stations
+                        .iter()
+                        .position(|s| s.group == g && usize::from(s.lane.0) == lane)
+                        .expect("every lane is a station")
+                })
+                .collect()
+        })
+        .collect()
 }

@@ -1,7 +1,7 @@
 //! The capacity answer as one self-contained page (inline SVG and CSS, no script): the
-//! table of waits and time at the limit per limit kept, and per limit a chart over the
-//! period — bars for the share of each stretch spent at the limit, a line for its calls'
-//! mean wait.
+//! tables of waits and time at the limit per service (each limit kept) and per platform,
+//! and for each a chart over the period — bars for the share of each stretch spent at the
+//! limit, a line for its calls' mean wait.
 //!
 //! Every element carries a class naming what it is (`stretch`, `mean-wait`, `axis`), so
 //! the page's structure can be checked without pixels.
@@ -39,34 +39,38 @@ pub fn render(answer: &PlanAnswer) -> String {
                     (answer.description) ". " (answer.days) " days, " (answer.sessions) " sessions, "
                     (answer.calls) " calls (seed " (answer.seed) "), under the fair policy — the server's \
                     own path, every invariant checked after each of " (answer.events) " events. "
-                    (answer.replicas) " replica(s) share each platform's budget: one owner holds it, and "
+                    (answer.replicas) " replica(s) share each service's budget: one owner holds it, and "
                     (format!("{:.0}%", answer.forwarded * 100.0)) " of the calls reach it forwarded."
                 }
                 p.lede {
-                    "A wait is a call's time from its arrival to the instant it went to the platform. \
-                     Not modelled: BesluitBron's own CPU and memory, the network between replicas and to \
-                     the platforms (each platform's latency model stands for its answer time), a \
-                     replica's handover, the buffer's hits, client limits."
+                    "A wait is a call's time from its arrival to the instant it went to the service. \
+                     Platforms that call one service share its budget: a service's line counts the calls \
+                     that reached it, whichever platform's; a platform's line its own calls, and the time \
+                     any of them waited for a limit. Not modelled: BesluitBron's own CPU and memory, the \
+                     network between replicas and to the services (each platform's latency model stands \
+                     for its answer time), a replica's handover, the buffer's hits, client limits."
                 }
-                table {
-                    tr { th { "limit" } th { "kept" } th { "calls" } th { "wait p50" } th { "wait p99" }
-                         th { "wait max" } th { "time at the limit" } }
-                    @for s in &answer.scopes {
-                        tr {
-                            td.name { (s.scope) " (" (s.name) ")" }
-                            td { (kept(s)) }
-                            td { (s.calls) }
-                            td { (format!("{:.3} s", s.wait_p50_s)) }
-                            td { (format!("{:.3} s", s.wait_p99_s)) }
-                            td { (format!("{:.3} s", s.wait_max_s)) }
-                            td { (format!("{:.1}%", s.at_limit * 100.0)) }
+                @for (heading, list) in [("service", &answer.services), ("platform", &answer.platforms)] {
+                    table {
+                        tr { th { (heading) } th { "kept" } th { "calls" } th { "wait p50" } th { "wait p99" }
+                             th { "wait max" } th { "time at the limit" } }
+                        @for s in list {
+                            tr {
+                                td.name { (s.scope) " (" (s.name) ")" }
+                                td { (kept(s)) }
+                                td { (s.calls) }
+                                td { (format!("{:.3} s", s.wait_p50_s)) }
+                                td { (format!("{:.3} s", s.wait_p99_s)) }
+                                td { (format!("{:.3} s", s.wait_max_s)) }
+                                td { (format!("{:.1}%", s.at_limit * 100.0)) }
+                            }
                         }
                     }
                 }
                 p { (answer.gave_up) " calls gave up waiting." }
-                @for s in &answer.scopes {
-                    section.scope id=(s.scope.replace('/', "-")) {
-                        h2 { (s.name) " — " (s.scope) }
+                @for s in answer.services.iter().chain(&answer.platforms) {
+                    section.scope id=(format!("{}-{}", s.kind, s.scope)) {
+                        h2 { (s.name) " — " (s.kind) " " (s.scope) }
                         (chart(s, answer.period_s))
                     }
                 }

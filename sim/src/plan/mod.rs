@@ -2,20 +2,21 @@
 //! day over so many days (with a daily and weekly rhythm), rounds and calls per round per
 //! session, the platform mix, the replicas — becomes a generated workload, runs under the
 //! fair policy (the server's own path) with every invariant checked, and its aggregates
-//! answer, per platform and per limit kept there (its text host's): how long calls wait
-//! for their turn (p50, p99, max) and the share of the time calls waited for the limit,
-//! over the whole period and hour by hour. The answer is a table, JSON ([`PlanAnswer`]) or
-//! a page ([`html::render`]).
+//! answer, per upstream service (each limit BesluitBron keeps, whose budget the platforms
+//! that call the service share) and per platform: how long calls wait for their turn
+//! (p50, p99, max) and the share of the time calls waited for a limit, over the whole
+//! period and hour by hour. The answer is a table, JSON ([`PlanAnswer`]) or a page
+//! ([`html::render`]).
 //!
-//! Replicas share each platform's budget (one owner per platform holds the lease, every
-//! other replica forwards to it), so the waits are those of one process whatever the
-//! replicas; the answer says which share of the calls a follower forwards.
+//! Replicas share each service's budget (one owner per budget group holds the lease,
+//! every other replica forwards to it), so the waits are those of one process whatever
+//! the replicas; the answer says which share of the calls a follower forwards.
 //!
 //! Invariants: the answer is made from the run's aggregates alone (memory follows the
 //! calls in flight, never the calls made); a model reproduces its answer exactly (its
-//! seed). Services: each limit is its platform's; once the simulator's platform table
-//! names services shared by several platforms, a service is a scope of the aggregates and
-//! a line of the answer like a platform's.
+//! seed). A service's line counts the calls that reached it, whichever platform's; a
+//! platform's line its own calls, at whichever of its services, and the time any of them
+//! waited for a limit.
 //!
 //! What it does not model: BesluitBron's own CPU and memory, the network between replicas
 //! and to the platforms (each platform's latency model stands for the whole answer time),
@@ -33,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::aggregate::{Scope, ScopeSummary, Summary};
 use crate::engine::{Failure, Footprint, RunOptions, RunOutcome, run_with};
 use crate::policy::PolicyKind;
-use crate::scenario::{GroupSpec, InputError, PlatformSpec, RhythmSpec, Scenario};
+use crate::scenario::{GroupSpec, InputError, PlatformSpec, RhythmSpec, Scenario, ServiceSpec};
 
 /// A day in milliseconds.
 const DAY_MS: u64 = 86_400_000;
@@ -56,6 +57,10 @@ pub struct TrafficModel {
     /// that are not as the real platforms are; the others run with their defaults.
     #[serde(default, rename = "platform")]
     pub platforms: Vec<PlatformSpec>,
+    /// Services as a scenario lists them (`[[service]]`: the limit of a service several
+    /// platforms of the mix call), for those that are not as the real ones are.
+    #[serde(default, rename = "service")]
+    pub services: Vec<ServiceSpec>,
 }
 
 /// The sessions of a traffic model.
@@ -165,6 +170,7 @@ impl TrafficModel {
             legacy_slip_probability: 0.0,
             identity: Default::default(),
             platforms,
+            services: self.services.clone(),
             sessions: Vec::new(),
             groups: vec![GroupSpec {
                 prefix: "session".to_owned(),
@@ -184,14 +190,18 @@ impl TrafficModel {
     }
 }
 
-/// One limit's answer.
+/// One service's or platform's answer.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScopeAnswer {
-    /// `obv`, `ob/text`.
+    /// `service` or `platform`.
+    pub kind: &'static str,
+    /// Its id: `koop-zoekservice`, `bwb`.
     pub scope: String,
-    /// The platform's public name.
+    /// Its name for people: a service's (with the platforms that call it), a platform's
+    /// public name.
     pub name: String,
-    /// The limit BesluitBron keeps there: units per window (seconds).
+    /// A service's limit BesluitBron keeps there: units per window (seconds); a
+    /// platform's: none (its services say).
     pub limit: Option<(f64, f64)>,
     /// Calls admitted (each waited, if only zero seconds).
     pub calls: u64,
@@ -201,7 +211,8 @@ pub struct ScopeAnswer {
     pub wait_p99_s: f64,
     /// The longest, in seconds (exact).
     pub wait_max_s: f64,
-    /// The share of the period during which calls waited for the limit.
+    /// The share of the period during which calls waited for the limit (a platform's: for
+    /// any limit of its services).
     pub at_limit: f64,
     /// Over time: each stretch's start (s), its share of time at the limit, its calls'
     /// mean wait (s) and calls admitted.
@@ -248,8 +259,11 @@ pub struct PlanAnswer {
     pub gave_up: u64,
     /// The period simulated, seconds (to the last answer).
     pub period_s: f64,
-    /// Per limit, in the mix's order (a text host after its platform).
-    pub scopes: Vec<ScopeAnswer>,
+    /// Per service that got calls, in the run's order (every platform's first service in
+    /// the mix's order, then their text services).
+    pub services: Vec<ScopeAnswer>,
+    /// Per platform of the mix, in its order.
+    pub platforms: Vec<ScopeAnswer>,
     /// Events checked against every invariant.
     pub events: u64,
 }
@@ -271,15 +285,28 @@ pub fn answer(name: &str, model: &TrafficModel, progress: bool) -> Result<PlanAn
 fn answer_of(name: &str, model: &TrafficModel, run: &RunOutcome) -> PlanAnswer {
     let period = run.end_at.as_nanos() as f64 / 1e9;
     let s: &Summary = &run.summary;
-    // The limits that got calls (a text host no call of the mix used has nothing to say).
-    let scopes = s
+    let over = Duration::from_nanos(run.end_at.as_nanos());
+    // The services that got calls (a text service no call of the mix used has nothing to
+    // say), and every platform.
+    let services = s
         .scopes
         .iter()
-        .filter(|sc| {
-            let Scope::Limit { platform, lane } = &sc.scope;
-            run.platforms.iter().any(|p| p.id == *platform && p.lane == *lane)
+        .filter_map(|sc| match &sc.scope {
+            Scope::Service(id) => run
+                .services
+                .iter()
+                .find(|o| o.id == *id)
+                .map(|o| scope_answer(sc, "service", o.label(), o.local_limit, over)),
+            Scope::Platform(_) => None,
         })
-        .map(|sc| scope_answer(sc, run, Duration::from_nanos(run.end_at.as_nanos())))
+        .collect();
+    let platforms = s
+        .scopes
+        .iter()
+        .filter_map(|sc| match &sc.scope {
+            Scope::Platform(id) => Some(scope_answer(sc, "platform", id.display_name().to_owned(), None, over)),
+            Scope::Service(_) => None,
+        })
         .collect();
     PlanAnswer {
         name: name.to_owned(),
@@ -292,18 +319,19 @@ fn answer_of(name: &str, model: &TrafficModel, run: &RunOutcome) -> PlanAnswer {
         calls: run.platforms.iter().map(|p| p.calls).sum(),
         gave_up: s.totals.cancelled,
         period_s: period,
-        scopes,
+        services,
+        platforms,
         events: run.events,
     }
 }
 
-fn scope_answer(sc: &ScopeSummary, run: &RunOutcome, over: Duration) -> ScopeAnswer {
-    let Scope::Limit { platform, lane } = &sc.scope;
-    let limit: Option<LimitConfig> = run
-        .platforms
-        .iter()
-        .find(|p| p.id == *platform && p.lane == *lane)
-        .and_then(|p| p.local_limit);
+fn scope_answer(
+    sc: &ScopeSummary,
+    kind: &'static str,
+    name: String,
+    limit: Option<LimitConfig>,
+    over: Duration,
+) -> ScopeAnswer {
     let width = sc.series.width();
     let series = sc
         .series
@@ -324,8 +352,9 @@ fn scope_answer(sc: &ScopeSummary, run: &RunOutcome, over: Duration) -> ScopeAns
         .collect();
     let secs = |us: u64| us as f64 / 1e6;
     ScopeAnswer {
+        kind,
         scope: sc.scope.label(),
-        name: platform.display_name().to_owned(),
+        name,
         limit: limit.map(|l| (l.capacity.as_milli() as f64 / 1000.0, l.window.as_secs_f64())),
         calls: sc.waits.count(),
         wait_p50_s: secs(sc.waits.quantile_us(0.5)),
@@ -344,7 +373,7 @@ impl PlanAnswer {
         let _ = writeln!(out, "plan {} · seed {} · {}", self.name, self.seed, self.description);
         let _ = writeln!(
             out,
-            "{} days, {} sessions, {} calls; {} replica(s): one budget per platform, {:.0}% of the calls \
+            "{} days, {} sessions, {} calls; {} replica(s): one budget per service, {:.0}% of the calls \
              forwarded to its owner",
             self.days,
             self.sessions,
@@ -353,24 +382,26 @@ impl PlanAnswer {
             self.forwarded * 100.0
         );
         let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "{:<14} {:>10} {:>9} {:>9} {:>10} {:>9}",
-            "limit", "calls", "wait p50", "wait p99", "wait max", "at limit"
-        );
-        for s in &self.scopes {
+        for (heading, list) in [("service", &self.services), ("platform", &self.platforms)] {
             let _ = writeln!(
                 out,
-                "{:<14} {:>10} {:>8.3}s {:>8.3}s {:>9.3}s {:>8.1}%",
-                s.scope,
-                s.calls,
-                s.wait_p50_s,
-                s.wait_p99_s,
-                s.wait_max_s,
-                s.at_limit * 100.0
+                "{:<18} {:>10} {:>9} {:>9} {:>10} {:>9}",
+                heading, "calls", "wait p50", "wait p99", "wait max", "at limit"
             );
+            for s in list {
+                let _ = writeln!(
+                    out,
+                    "{:<18} {:>10} {:>8.3}s {:>8.3}s {:>9.3}s {:>8.1}%",
+                    s.scope,
+                    s.calls,
+                    s.wait_p50_s,
+                    s.wait_p99_s,
+                    s.wait_max_s,
+                    s.at_limit * 100.0
+                );
+            }
+            let _ = writeln!(out);
         }
-        let _ = writeln!(out);
         let _ = writeln!(
             out,
             "{} calls gave up waiting; invariants held after each of {} events",

@@ -1,8 +1,10 @@
 //! Scenario files (`sim/scenarios/*.toml`) and JSON Lines traces: the simulator's two
 //! public input formats, parsed into one [`Workload`].
 //!
-//! A scenario lists the run's platforms (limit model, latency, throttling faults, whether
-//! answers state the budget) and the sessions: bursts (n calls at one instant), steady
+//! A scenario lists the run's platforms (the services they call, limit model, latency,
+//! throttling faults, whether answers state the budget), the services where it says more
+//! than a platform's entry can (`[[service]]`: a service several platforms call), and the
+//! sessions: bursts (n calls at one instant), steady
 //! rates (one call every x ms), agent loops (call, wait for the answer, think, call again)
 //! and generated groups of agent sessions. A trace is one call per line
 //! (`{"at_ms":0,"session":"a","platform":"obv","cost":1,"op":"search"}`). Both formats are
@@ -16,24 +18,30 @@
 //! depends on the policy.
 //!
 //!
-//! Rooms: the scenario file, its parts and their checks here; generated groups, drawn
-//! round by round as the run reaches them (`groups.rs`); the workload a scenario expands
-//! into, and what a recording brings (`workload.rs`); the trace's lines (`trace.rs`).
+//! Rooms: the scenario file, its parts and their checks here; what a platform's and a
+//! service's entries say (`specs.rs`); the services of a run, made of the table and those
+//! entries (`services.rs`); generated groups, drawn round by round as the run reaches them
+//! (`groups.rs`); the workload a scenario expands into, and what a recording brings
+//! (`workload.rs`); the trace's lines (`trace.rs`).
 //!
 //! What this module does not do: it does not run anything or read the clock.
 
 use std::path::Path;
 
 use besluitbron_core::identity::IdentityRule;
-use besluitbron_core::{PlatformId, Units};
+use besluitbron_core::{PlatformId, ServiceId, Units};
 use serde::Deserialize;
 
 mod groups;
+mod services;
+mod specs;
 mod trace;
 mod workload;
 
 pub use groups::{AgentStep, GroupCursor, GroupPlan, GroupSession, GroupSpec, RhythmSpec, RoundDraw, Starts};
-pub use trace::{SERVER_MARGIN, load_trace, parse_trace};
+pub use services::{RunService, RunServices, TEXT_OP};
+pub use specs::{LatencySpec, LimitModel, PlatformSpec, ServiceSpec, ThrottleSpec, states_its_budget_by_default};
+pub use trace::{SERVER_MARGIN, SERVER_TIMEOUT, load_trace, parse_trace};
 pub use workload::{AgentPlan, BlindSpot, OpenCall, OpenSeries, Recorded, Segment, SeriesKeys, SessionPlan, Workload};
 
 /// A scenario or trace that cannot be used, with the place it went wrong.
@@ -68,168 +76,6 @@ pub enum InputError {
     /// The input parsed but describes something the simulator cannot run.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// How a simulated platform enforces its limit of C units per W.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LimitModel {
-    /// A bucket of C refilled continuously at C per W (OpenBesluitvorming's model).
-    #[default]
-    TokenBucket,
-    /// At most C units in any interval of length W.
-    SlidingWindow,
-    /// At most C units per aligned interval `[k·W, (k+1)·W)`.
-    FixedWindow,
-}
-
-impl LimitModel {
-    /// `token-bucket`, `sliding-window` or `fixed-window`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            LimitModel::TokenBucket => "token-bucket",
-            LimitModel::SlidingWindow => "sliding-window",
-            LimitModel::FixedWindow => "fixed-window",
-        }
-    }
-}
-
-/// How long a platform takes to answer one call.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
-pub enum LatencySpec {
-    /// Always `ms` milliseconds.
-    Fixed {
-        /// The latency.
-        ms: u64,
-    },
-    /// Uniform between `min_ms` and `max_ms` inclusive.
-    Uniform {
-        /// Shortest.
-        min_ms: u64,
-        /// Longest.
-        max_ms: u64,
-    },
-    /// Log-normal with the given median and shape `sigma`, capped at `max_ms`.
-    Lognormal {
-        /// The median latency.
-        median_ms: u64,
-        /// The spread of `ln(latency)`.
-        sigma: f64,
-        /// A hard cap (a client time-out).
-        max_ms: u64,
-    },
-}
-
-impl Default for LatencySpec {
-    fn default() -> LatencySpec {
-        LatencySpec::Uniform {
-            min_ms: 100,
-            max_ms: 400,
-        }
-    }
-}
-
-/// A fault: from `from_ms` until `to_ms` the platform answers every call with 429 and a
-/// Retry-After that covers the rest of the period (whole seconds, rounded up).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ThrottleSpec {
-    /// Start of the throttled period.
-    pub from_ms: u64,
-    /// End of the throttled period (exclusive).
-    pub to_ms: u64,
-}
-
-/// One simulated platform, as a scenario writes it.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PlatformSpec {
-    /// Which platform.
-    #[serde(deserialize_with = "crate::ids::deserialize")]
-    pub id: PlatformId,
-    /// C as the platform enforces it; default the real platform's (`sim/platforms.toml`).
-    pub capacity: Option<Units>,
-    /// W as the platform enforces it, in seconds.
-    pub window_s: Option<f64>,
-    /// How the platform enforces C per W.
-    #[serde(default)]
-    pub model: LimitModel,
-    /// C of the platform's text host, as it enforces it and BesluitBron keeps it (a
-    /// lane of its own: calls with `op = "text"`); default the real platform's
-    /// (`sim/platforms.toml`; Officiële Bekendmakingen: 10 per 30 s).
-    pub text_capacity: Option<Units>,
-    /// W of the text host, in seconds.
-    pub text_window_s: Option<f64>,
-    /// C as BesluitBron keeps it locally; default: the platform's C.
-    pub local_capacity: Option<Units>,
-    /// W as BesluitBron keeps it locally, in seconds; default: the platform's W.
-    pub local_window_s: Option<f64>,
-    /// Answer latency.
-    #[serde(default)]
-    pub latency: LatencySpec,
-    /// Throttled periods (429 with Retry-After).
-    #[serde(default)]
-    pub throttle: Vec<ThrottleSpec>,
-    /// The scheduler's bound on waiting calls at this platform.
-    pub max_queued: Option<usize>,
-    /// The scheduler's bound on one session's waiting calls.
-    pub max_queued_per_session: Option<usize>,
-    /// When a quiet session's usage is forgotten, in seconds (R-L6: 1800).
-    pub forget_after_s: Option<u64>,
-    /// Lifetime of a buffered search answer, in milliseconds (default: the core's
-    /// `PlatformCachePolicy::default()`, 10 minutes). Only used when calls carry keys.
-    pub search_ttl_ms: Option<u64>,
-    /// Probability that an accepted call fails (a 5xx after its latency). Failures are
-    /// never buffered; with keys they reach the waiters of that flight only.
-    pub fail_rate: Option<f64>,
-    /// Whether such a failure is one BesluitBron tries again (a 5xx: the default, retried
-    /// through the fair queue as the server does) or not (`false`: a time-out or an
-    /// unreadable answer, reported at once).
-    pub fail_retryable: Option<bool>,
-    /// Whether answers carry `RateLimit-Remaining` and `RateLimit-Reset`, which
-    /// BesluitBron feeds back to the platform's queue (token-bucket platforms only).
-    /// Default: as the real platform does ([`states_its_budget_by_default`]).
-    pub rate_limit_headers: Option<bool>,
-}
-
-/// Whether the real platform's answers carry `RateLimit-Remaining` and `RateLimit-Reset`
-/// (PLATFORMS.md: OpenBesluitvorming's alone): the scenario formats' default for a
-/// platform that does not say (`rate_limit_headers`).
-pub fn states_its_budget_by_default(id: PlatformId) -> bool {
-    crate::ids::known(id).is_some_and(|k| k.rate_limit_headers)
-}
-
-impl PlatformSpec {
-    /// A platform with its documented defaults.
-    pub fn default_for(id: PlatformId) -> PlatformSpec {
-        PlatformSpec {
-            id,
-            capacity: None,
-            window_s: None,
-            model: LimitModel::TokenBucket,
-            text_capacity: None,
-            text_window_s: None,
-            local_capacity: None,
-            local_window_s: None,
-            latency: LatencySpec::default(),
-            throttle: Vec::new(),
-            max_queued: None,
-            max_queued_per_session: None,
-            forget_after_s: None,
-            search_ttl_ms: None,
-            fail_rate: None,
-            fail_retryable: None,
-            rate_limit_headers: None,
-        }
-    }
-
-    /// Whether the platform's answers carry `RateLimit-Remaining` and `RateLimit-Reset`:
-    /// as the scenario says, else as the real platform does.
-    pub fn states_its_budget(&self) -> bool {
-        self.rate_limit_headers
-            .unwrap_or_else(|| states_its_budget_by_default(self.id))
-    }
 }
 
 /// `n` calls at one instant, and again every `every_ms` until `until_ms` when given (a
@@ -360,6 +206,10 @@ pub struct Scenario {
     /// these, and reports show them in this order.
     #[serde(default, rename = "platform")]
     pub platforms: Vec<PlatformSpec>,
+    /// What the scenario says of the services its platforms call, beyond the table and
+    /// the platforms' own entries (a service several platforms call is set here).
+    #[serde(default, rename = "service")]
+    pub services: Vec<ServiceSpec>,
     /// Named sessions.
     #[serde(default, rename = "session")]
     pub sessions: Vec<SessionSpec>,
@@ -403,35 +253,7 @@ impl Scenario {
         if !(0.0..=1.0).contains(&self.legacy_slip_probability) {
             return bad("legacy_slip_probability must be between 0 and 1".into());
         }
-        let mut seen = std::collections::BTreeSet::new();
-        for p in &self.platforms {
-            if !seen.insert(p.id) {
-                return bad(format!("platform `{}` is listed twice", p.id));
-            }
-            for w in [p.window_s, p.local_window_s].into_iter().flatten() {
-                if !(w.is_finite() && w > 0.0) {
-                    return bad(format!("platform `{}`: windows must be positive seconds", p.id));
-                }
-            }
-            if let LatencySpec::Uniform { min_ms, max_ms } = p.latency
-                && min_ms > max_ms
-            {
-                return bad(format!("platform `{}`: latency min_ms exceeds max_ms", p.id));
-            }
-            if let Some(r) = p.fail_rate
-                && !(0.0..=1.0).contains(&r)
-            {
-                return bad(format!("platform `{}`: fail_rate must be between 0 and 1", p.id));
-            }
-            for t in &p.throttle {
-                if t.from_ms >= t.to_ms {
-                    return bad(format!(
-                        "platform `{}`: a throttle period must end after it starts",
-                        p.id
-                    ));
-                }
-            }
-        }
+        let seen = self.validate_platforms()?;
         let mut names = std::collections::BTreeSet::new();
         for s in &self.sessions {
             if !names.insert(s.name.as_str()) {
@@ -495,6 +317,53 @@ impl Scenario {
         Ok(())
     }
 
+    /// What `validate` checks of the platforms and services: each listed once, sound
+    /// windows, latencies, failure rates and throttle periods, services that fit together;
+    /// the platforms listed.
+    fn validate_platforms(&self) -> Result<std::collections::BTreeSet<PlatformId>, InputError> {
+        let bad = |m: String| Err(InputError::Invalid(m));
+        let mut seen = std::collections::BTreeSet::new();
+        for p in &self.platforms {
+            if !seen.insert(p.id) {
+                return bad(format!("platform `{}` is listed twice", p.id));
+            }
+            for w in [p.window_s, p.local_window_s].into_iter().flatten() {
+                if !(w.is_finite() && w > 0.0) {
+                    return bad(format!("platform `{}`: windows must be positive seconds", p.id));
+                }
+            }
+            if let LatencySpec::Uniform { min_ms, max_ms } = p.latency
+                && min_ms > max_ms
+            {
+                return bad(format!("platform `{}`: latency min_ms exceeds max_ms", p.id));
+            }
+            if let Some(r) = p.fail_rate
+                && !(0.0..=1.0).contains(&r)
+            {
+                return bad(format!("platform `{}`: fail_rate must be between 0 and 1", p.id));
+            }
+            for t in &p.throttle {
+                if t.from_ms >= t.to_ms {
+                    return bad(format!(
+                        "platform `{}`: a throttle period must end after it starts",
+                        p.id
+                    ));
+                }
+            }
+        }
+        let mut given = std::collections::BTreeSet::new();
+        for entry in &self.services {
+            if !given.insert(entry.id) {
+                return bad(format!("service `{}` is listed twice", entry.id));
+            }
+            if let Some(why) = entry.invalid() {
+                return bad(why);
+            }
+        }
+        RunServices::of_parts(&self.platforms, &self.services).map_err(InputError::Invalid)?;
+        Ok(seen)
+    }
+
     /// The platform a session's calls go to unless an entry names another: its own, else
     /// the first the scenario lists.
     fn session_platform(&self, s: &SessionSpec) -> Option<PlatformId> {
@@ -538,36 +407,65 @@ pub fn scenarios_dir_entries(dir: &Path) -> Result<Vec<(String, String)>, InputE
     Ok(list)
 }
 
-/// A what-if limit for a replay or run (`--limit obv=30/60s`, `--limit ob/text=5/30s`):
-/// the platform enforces C per W and BesluitBron keeps the same.
+/// A what-if limit for a replay or run (`--limit obv=30/60s`, `--limit ob/text=5/30s`,
+/// `--limit koop-zoekservice=15/30s`): the service enforces C per W and BesluitBron keeps
+/// the same.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LimitOverride {
-    /// The platform.
-    pub platform: PlatformId,
-    /// Its text host's limit instead of its main one.
-    pub text: bool,
+    /// Which service.
+    pub target: LimitTarget,
     /// C.
     pub capacity: Units,
     /// W in seconds.
     pub window_s: f64,
 }
 
+/// What a what-if limit names: a platform's first service (its text service with
+/// `/text`), or a service by its id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitTarget {
+    /// A platform's first service, or its second (`text`).
+    Platform {
+        /// The platform.
+        platform: PlatformId,
+        /// Its text service instead of its first.
+        text: bool,
+    },
+    /// A service by its id.
+    Service(ServiceId),
+}
+
 impl std::str::FromStr for LimitOverride {
     type Err = String;
 
     fn from_str(s: &str) -> Result<LimitOverride, String> {
-        let usage = || format!("`{s}`: a limit is PLATFORM=C/W, e.g. obv=30/60s or ob/text=5/30s");
-        let (target, limit) = s.split_once('=').ok_or_else(usage)?;
-        let (platform, text) = match target.split_once('/') {
-            Some((p, "text")) => (p, true),
-            Some(_) => return Err(usage()),
-            None => (target, false),
+        let usage = || {
+            format!(
+                "`{s}`: a limit is PLATFORM=C/W or SERVICE=C/W, e.g. obv=30/60s, ob/text=5/30s or \
+                 koop-zoekservice=15/30s"
+            )
         };
-        // A what-if names a real platform (`sim/platforms.toml`): one a trace can hold.
-        let platform = crate::ids::platform(platform.trim())
-            .ok()
-            .filter(|p| crate::ids::known(*p).is_some())
-            .ok_or_else(usage)?;
+        let (target, limit) = s.split_once('=').ok_or_else(usage)?;
+        let target = target.trim();
+        // A what-if names a real platform or service (`sim/platforms.toml`): one a trace
+        // can hold.
+        let real_platform = |p: &str| crate::ids::platform(p).ok().filter(|p| crate::ids::known(*p).is_some());
+        let target = match target.split_once('/') {
+            Some((p, "text")) => LimitTarget::Platform {
+                platform: real_platform(p.trim()).ok_or_else(usage)?,
+                text: true,
+            },
+            Some(_) => return Err(usage()),
+            None => match real_platform(target) {
+                Some(platform) => LimitTarget::Platform { platform, text: false },
+                None => LimitTarget::Service(
+                    crate::ids::service(target)
+                        .ok()
+                        .filter(|s| crate::ids::known_service(*s).is_some())
+                        .ok_or_else(usage)?,
+                ),
+            },
+        };
         let (c, w) = limit.split_once('/').ok_or_else(usage)?;
         let capacity = Units::from_decimal_str(c.trim()).map_err(|_| usage())?;
         let w = w.trim();
@@ -576,8 +474,7 @@ impl std::str::FromStr for LimitOverride {
             return Err(format!("`{s}`: C and W must be above zero"));
         }
         Ok(LimitOverride {
-            platform,
-            text,
+            target,
             capacity,
             window_s,
         })

@@ -50,6 +50,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
             base_ms: base,
             flights: BTreeMap::new(),
             margin: SERVER_MARGIN,
+            timeout: SERVER_TIMEOUT,
             restarts,
             segments,
         };
@@ -210,6 +211,10 @@ fn process_blind_spot(platform: PlatformId, seen: &BTreeMap<u64, u64>, max: u64,
 
 /// The server's default `MarginSecs`: what a recorded trace is replayed with unless told.
 pub const SERVER_MARGIN: Duration = Duration::from_secs(1);
+
+/// The server's default platform `TimeoutMs`: what a recorded trace is replayed with unless
+/// told (its retries stop three times this after a flight's first attempt).
+pub const SERVER_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Reads and parses a JSON Lines trace file.
 pub fn load_trace(path: &Path) -> Result<Workload, InputError> {

@@ -18,7 +18,9 @@ use besluitbron_core::{Instant, PlatformId, SessionKey, Units};
 use crate::rng::{Component, sim_rng};
 
 use super::groups::pool_key;
-use super::{AgentStep, GroupPlan, LimitOverride, PlatformSpec, Scenario, SessionSpec};
+use super::{
+    AgentStep, GroupPlan, LimitOverride, LimitTarget, PlatformSpec, RunServices, Scenario, ServiceSpec, SessionSpec,
+};
 
 impl Scenario {
     /// The calls and agent loops the scenario offers, every random choice drawn from the
@@ -27,6 +29,7 @@ impl Scenario {
     /// plans whose rounds are drawn when they begin ([`GroupPlan`]).
     pub fn workload(&self, seed: u64) -> Workload {
         let mut w = Workload::new(self.platforms.clone(), self.legacy_slip_probability);
+        w.services.clone_from(&self.services);
         // Keys come from their own stream, so a scenario without keys draws exactly what
         // it drew before keys existed.
         let mut key_rng = sim_rng(seed, Component::Keys);
@@ -239,6 +242,9 @@ pub struct Workload {
     /// Reports show them in this order; a call to a platform not listed here is an error
     /// of the run.
     pub platforms: Vec<PlatformSpec>,
+    /// What the workload says of the services its platforms call beyond the table and
+    /// the platforms' own entries (a scenario's `[[service]]`, a what-if's `--limit`).
+    pub services: Vec<ServiceSpec>,
     /// The legacy model's slip probability.
     pub legacy_slip_probability: f64,
     /// Sessions named one by one, in the order first named.
@@ -260,10 +266,18 @@ pub struct Workload {
     pub recorded: Option<Recorded>,
 }
 
+impl RunServices {
+    /// The services of `workload`'s platforms, or why they cannot be run.
+    pub fn of(workload: &Workload) -> Result<RunServices, String> {
+        RunServices::of_parts(&workload.platforms, &workload.services)
+    }
+}
+
 impl Workload {
     pub(super) fn new(platforms: Vec<PlatformSpec>, legacy_slip_probability: f64) -> Workload {
         Workload {
             platforms,
+            services: Vec::new(),
             legacy_slip_probability,
             sessions: Vec::new(),
             open_calls: Vec::new(),
@@ -426,26 +440,42 @@ impl KeySource {
 }
 
 impl Workload {
-    /// Applies a what-if limit: the platform (or its text host) enforces it and
-    /// BesluitBron keeps it. A platform the workload does not list joins its platforms,
-    /// last, with no calls.
-    pub fn set_limit(&mut self, l: LimitOverride) {
-        let spec = match self.platforms.iter().position(|p| p.id == l.platform) {
-            Some(i) => &mut self.platforms[i],
-            None => {
-                self.platforms.push(PlatformSpec::default_for(l.platform));
-                self.platforms.last_mut().expect("just pushed")
+    /// Applies a what-if limit: the service it names enforces it and BesluitBron keeps it.
+    /// A platform the workload does not list joins its platforms, last, with no calls; a
+    /// service none of its platforms calls, or a text service of a platform with one
+    /// service, is refused.
+    pub fn set_limit(&mut self, l: LimitOverride) -> Result<(), String> {
+        let service = match l.target {
+            LimitTarget::Service(id) => {
+                if !self.platforms.iter().any(|p| p.service_ids().contains(&id)) {
+                    return Err(format!("--limit {id}: no platform of the run calls it"));
+                }
+                id
+            }
+            LimitTarget::Platform { platform, text } => {
+                if !self.platforms.iter().any(|p| p.id == platform) {
+                    self.platforms.push(PlatformSpec::default_for(platform));
+                }
+                let spec = self.platforms.iter().find(|p| p.id == platform).expect("listed above");
+                let services = spec.service_ids();
+                match services.get(usize::from(text)) {
+                    Some(&s) => s,
+                    None => return Err(format!("--limit {platform}/text: {platform} calls one service")),
+                }
             }
         };
-        if l.text {
-            spec.text_capacity = Some(l.capacity);
-            spec.text_window_s = Some(l.window_s);
-        } else {
-            spec.capacity = Some(l.capacity);
-            spec.window_s = Some(l.window_s);
-            spec.local_capacity = Some(l.capacity);
-            spec.local_window_s = Some(l.window_s);
-        }
+        let entry = match self.services.iter().position(|e| e.id == service) {
+            Some(i) => &mut self.services[i],
+            None => {
+                self.services.push(ServiceSpec::of(service));
+                self.services.last_mut().expect("just pushed")
+            }
+        };
+        entry.capacity = Some(l.capacity);
+        entry.window_s = Some(l.window_s);
+        entry.local_capacity = Some(l.capacity);
+        entry.local_window_s = Some(l.window_s);
+        Ok(())
     }
 
     /// Drops a recording's answers: the platforms' latency models answer instead.
@@ -467,6 +497,10 @@ pub struct Recorded {
     /// The margin the server held back of each limit's burst (its `MarginSecs`, 1 s by
     /// default: `C × margin / W` units), so the replay keeps the bucket the server kept.
     pub margin: Duration,
+    /// The server's platform time-out (its `TimeoutMs`, 15 s by default): a flight is tried
+    /// again only within three times this of its first attempt, in the server and so in
+    /// the replay.
+    pub timeout: Duration,
     /// When the server's process restarted (ms from the recording's first call): each
     /// platform's requests are numbered afresh from there. The replay restarts its paths
     /// there too.
@@ -474,6 +508,17 @@ pub struct Recorded {
     /// Per platform, the stretches between restarts ([`Segment`]), each with where the
     /// recording may lack what that process did.
     pub segments: BTreeMap<PlatformId, Vec<Segment>>,
+}
+
+impl Recorded {
+    /// The retries of the server that made the recording: its attempts (three), within
+    /// three times its platform time-out of a flight's first attempt, as its paths retry.
+    pub fn retry(&self) -> besluitbron_core::path::RetryPolicy {
+        besluitbron_core::path::RetryPolicy {
+            deadline_ms: u64::try_from(self.timeout.as_millis().saturating_mul(3)).unwrap_or(u64::MAX),
+            ..besluitbron_core::path::RetryPolicy::default()
+        }
+    }
 }
 
 /// One process's stretch of a recording at one platform: from its start (the recording's,

@@ -1,38 +1,14 @@
-//! The ids and links the Basiswettenbestand reads (`fetch`, and `bwb_read`'s `id`): a
-//! BWB id, with a date (`@2025-06-01`) and an article (`#2`) if wanted, and links to
+//! The ids and links the Basiswettenbestand reads (`fetch`, and `bwb_read`'s `id`): a BWB
+//! id, with a date (`@2025-06-01`) and an article (`#2`) if wanted, and links to
 //! wetten.overheid.nl — `/BWBR0018451/2025-06-01`, with `#Artikel2` or `/0/Artikel2`,
-//! and the `jci1.3:c:BWBR…&artikel=…` form.
+//! and the `jci1.3:c:BWBR…&artikel=…` form ([`asked`]).
+//!
+//! What this module does not do: read the regulation (the family's reading does, with
+//! what [`asked`] found).
 
-use super::{READ_TOOL, ReadArgs, bwb_read};
-use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, segments};
+use crate::connectors::ids::{link_to, segments};
+use crate::connectors::regulation::Asked;
 use crate::platforms::bwb::is_bwb_id;
-
-/// What the Basiswettenbestand reads.
-pub const READER: IdReader = IdReader {
-    paged: &[&READ_TOOL],
-    forms: &[
-        IdForm {
-            what: "a BWB id, with `@date` and `#article` if wanted",
-            example: "BWBR0018451@2025-06-01#2",
-        },
-        IdForm {
-            what: "a link to wetten.overheid.nl",
-            example: "wetten.overheid.nl/BWBR0018451/2025-06-01",
-        },
-    ],
-    read,
-};
-
-/// A regulation asked: its id, the day, the article.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Asked {
-    /// The BWB id.
-    pub id: String,
-    /// The day in force, YYYY-MM-DD.
-    pub date: Option<String>,
-    /// One article's number.
-    pub article: Option<String>,
-}
 
 /// What `id` asks: a BWB id with its parts, or a link to wetten.overheid.nl.
 pub fn asked(id: &str) -> Option<Asked> {
@@ -79,27 +55,6 @@ fn from_link(url: &reqwest::Url) -> Option<Asked> {
         .and_then(|l| l.strip_prefix("Artikel").map(|n| n.replace('_', ":")))
         .filter(|n| !n.is_empty());
     Some(Asked { id, date, article })
-}
-
-fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
-    let asked = asked(id)?;
-    let mut shown = asked.id.clone();
-    if let Some(d) = &asked.date {
-        shown.push_str(&format!("@{d}"));
-    }
-    if let Some(a) = &asked.article {
-        shown.push_str(&format!("#{a}"));
-    }
-    let args = ReadArgs {
-        id: asked.id,
-        date: asked.date,
-        article: asked.article,
-        offset: paging.offset,
-        length: paging.length,
-    };
-    Some(Ok(Reading::new(shown, Claim::Home, &READ_TOOL, move |ctx, call| {
-        Box::pin(bwb_read(ctx, call, args))
-    })))
 }
 
 #[cfg(test)]

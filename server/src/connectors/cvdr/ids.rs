@@ -1,27 +1,15 @@
 //! The ids and links the CVDR reads (`fetch`, and `cvdr_read`'s `id`): a CVDR id with or
 //! without its version (`CVDR112779_1`, `CVDR112779`, the old export's `112779_1` only
 //! with the prefix), and with `#` and an article if wanted (`CVDR100394_2#3`, as
-//! `cvdr_read`'s `article`), and links to lokaleregelgeving.overheid.nl (`/CVDR112779/1`).
+//! `cvdr_read`'s `article`), and links to lokaleregelgeving.overheid.nl (`/CVDR112779/1`)
+//! ([`asked`]).
+//!
+//! What this module does not do: read the regulation (the family's reading does, with
+//! what [`asked`] found).
 
-use super::{READ_TOOL, ReadArgs, cvdr_read};
-use crate::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading, link_to, segments};
+use crate::connectors::ids::{link_to, segments};
+use crate::connectors::regulation::Asked;
 use crate::platforms::cvdr::is_cvdr_id;
-
-/// What the CVDR reads.
-pub const READER: IdReader = IdReader {
-    paged: &[&READ_TOOL],
-    forms: &[
-        IdForm {
-            what: "a CVDR id, with or without its version, with `#article` if wanted",
-            example: "CVDR100394_2#3",
-        },
-        IdForm {
-            what: "a link to lokaleregelgeving.overheid.nl",
-            example: "lokaleregelgeving.overheid.nl/CVDR112779/1",
-        },
-    ],
-    read,
-};
 
 /// The CVDR id in `id` (`CVDR112779_1`, `CVDR112779`), or in a link to its page.
 pub fn cvdr_id(id: &str) -> Option<String> {
@@ -39,32 +27,18 @@ pub fn cvdr_id(id: &str) -> Option<String> {
 }
 
 /// What `id` asks: the CVDR id, and one article's number after `#` (`CVDR100394_2#3`).
-pub fn asked(id: &str) -> Option<(String, Option<String>)> {
+pub fn asked(id: &str) -> Option<Asked> {
     let (id, article) = match id.trim().split_once('#') {
         Some((id, article)) if !id.contains("://") && !id.contains('/') => {
             (id, Some(article.trim().to_owned()).filter(|a| !a.is_empty()))
         }
         _ => (id, None),
     };
-    Some((cvdr_id(id)?, article))
-}
-
-fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
-    let (id, article) = asked(id)?;
-    let shown = match &article {
-        Some(a) => format!("{id}#{a}"),
-        None => id.clone(),
-    };
-    let args = ReadArgs {
-        id,
+    Some(Asked {
+        id: cvdr_id(id)?,
         date: None,
         article,
-        offset: paging.offset,
-        length: paging.length,
-    };
-    Some(Ok(Reading::new(shown, Claim::Home, &READ_TOOL, move |ctx, call| {
-        Box::pin(cvdr_read(ctx, call, args))
-    })))
+    })
 }
 
 #[cfg(test)]
@@ -86,12 +60,19 @@ mod tests {
         );
         assert_eq!(cvdr_id("112779_1"), None, "a bare number is no one's");
         // Real: CVDR100394 version 2 (corpus/cvdr/CVDR100394_2.xml), its article 3.
-        assert_eq!(asked("CVDR100394_2#3"), Some(("CVDR100394_2".into(), Some("3".into()))));
-        assert_eq!(asked("cvdr100394_2"), Some(("CVDR100394_2".into(), None)));
-        assert_eq!(asked("CVDR100394_2#"), Some(("CVDR100394_2".into(), None)));
+        let a = |id: &str, article: Option<&str>| {
+            Some(Asked {
+                id: id.into(),
+                date: None,
+                article: article.map(Into::into),
+            })
+        };
+        assert_eq!(asked("CVDR100394_2#3"), a("CVDR100394_2", Some("3")));
+        assert_eq!(asked("cvdr100394_2"), a("CVDR100394_2", None));
+        assert_eq!(asked("CVDR100394_2#"), a("CVDR100394_2", None));
         assert_eq!(
             asked("https://lokaleregelgeving.overheid.nl/CVDR100394/2#x"),
-            Some(("CVDR100394_2".into(), None))
+            a("CVDR100394_2", None)
         );
         assert_eq!(cvdr_id("https://wetten.overheid.nl/BWBR0018451"), None);
     }

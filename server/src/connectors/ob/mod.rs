@@ -1,9 +1,9 @@
 //! The Officiële Bekendmakingen connector (`ob`): search every official publication
 //! over SRU 2.0 and read one publication's text.
 //!
-//! Two lanes of one platform path: searches and records go through `ob`'s configured
-//! limit (the main lane), text fetches from the publication host through a limit of
-//! their own ([`TEXT_LANE`], `TextLimit`, default 10 per 30 s); both are fair queues.
+//! Two upstream services, each with its budget: searches and records go to KOOP's SRU
+//! service ([`crate::platforms::koop::SRU`]), text fetches to the publication host
+//! ([`crate::platforms::koop::PUBLICATIONS`], default 10 per 30 s); both are fair queues.
 //! Every call costs one unit. Buffer classes: searches are short-lived (and a page with a
 //! platform warning is kept a minute at most), records and text are kept for weeks.
 //! An overloaded service ([`PlatformError::Busy`]) is fed back to the queue as a
@@ -30,7 +30,6 @@ use super::{ConnectorSpec, Sample, http_config};
 use crate::calendar;
 use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
-use crate::driver::TEXT_LANE;
 use crate::platforms::http::PlatformError;
 use crate::platforms::ob::{
     DEFAULT_LIMIT, DateField, MAX_LIMIT, ObClient, ObSearch, Publication, SortOrder, Term, check_start, cql,
@@ -63,18 +62,11 @@ const MAX_LENGTH: usize = 100_000;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "ob",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://repository.overheid.nl/sru")
-        // A limit exists but its numbers are unpublished: 30 calls refilled at one per
-        // second, close to the pacing careful harvesters use (0.5–1 s per page).
-        .limited(besluitbron_core::LimitConfig::new(
-            besluitbron_core::Units::whole(30),
-            std::time::Duration::from_secs(30),
-        ))
-        // The publication host reportedly states 10 requests per 30 s.
-        .text_limited(besluitbron_core::LimitConfig::new(
-            besluitbron_core::Units::whole(10),
-            std::time::Duration::from_secs(30),
-        )),
+    defaults: PlatformDefaults::new(
+        PLATFORM,
+        "https://repository.overheid.nl/sru",
+        &[crate::platforms::koop::SRU, crate::platforms::koop::PUBLICATIONS],
+    ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&READER),
@@ -525,7 +517,7 @@ async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
         let (client, url, id) = (Arc::clone(&client), url.clone(), Arc::clone(&shared_id));
         async move { Ok((read_text(&client, &url, &id, from_pdf).await?, Feedback::default())) }
     })
-    .on_lane(TEXT_LANE);
+    .at(crate::platforms::koop::PUBLICATIONS);
     ctx.answer_for(Who::Caller, call, text_call, |text, served| {
         // From the buffer only when both parts were.
         let served = if served == Served::Cached {

@@ -42,12 +42,11 @@ const PLATFORM: PlatformId = crate::platforms::obv::PLATFORM;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "obv",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://openbesluitvorming.nl")
-        // 60 units refilled at one per second: what the platform enforces.
-        .limited(besluitbron_core::LimitConfig::new(
-            besluitbron_core::Units::whole(60),
-            std::time::Duration::from_secs(60),
-        )),
+    defaults: PlatformDefaults::new(
+        PLATFORM,
+        "https://openbesluitvorming.nl",
+        &[crate::platforms::obv::SERVICE],
+    ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&READER),

@@ -57,12 +57,11 @@ const MAX_HITS: u32 = 280;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "opentk",
     platform: PLATFORM,
-    defaults: PlatformDefaults {
-        // Its searches are expensive for the platform (PLATFORMS.md §10.3): at most three
-        // queued or out at once, the rest wait in arrival order.
-        max_concurrent: Some(3),
-        ..PlatformDefaults::new(PLATFORM, "https://berthub.eu/tkconv")
-    },
+    defaults: PlatformDefaults::new(
+        PLATFORM,
+        "https://berthub.eu/tkconv",
+        &[crate::platforms::opentk::SERVICE],
+    ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&READER),

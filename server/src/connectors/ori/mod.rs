@@ -59,7 +59,11 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         retired_hold_secs: Some(60),
         // Nothing advertises it unless `Platforms.ori.BaseUrl` names a mirror.
         switched_off: true,
-        ..PlatformDefaults::new(PLATFORM, "https://api.openraadsinformatie.nl/v1/elastic")
+        ..PlatformDefaults::new(
+            PLATFORM,
+            "https://api.openraadsinformatie.nl/v1/elastic",
+            &[crate::platforms::ori::SERVICE],
+        )
     },
     instructions: INSTRUCTIONS,
     guide: GUIDE,

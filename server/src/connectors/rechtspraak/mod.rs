@@ -69,12 +69,11 @@ const MAX_QUERY: usize = 500;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "rechtspraak",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://data.rechtspraak.nl")
-        // "Don't hammer": 60 calls refilled at two per second.
-        .limited(besluitbron_core::LimitConfig::new(
-            besluitbron_core::Units::whole(60),
-            std::time::Duration::from_secs(30),
-        )),
+    defaults: PlatformDefaults::new(
+        PLATFORM,
+        "https://data.rechtspraak.nl",
+        &[crate::platforms::rechtspraak::SERVICE],
+    ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&READER),

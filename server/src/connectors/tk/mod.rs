@@ -49,7 +49,11 @@ const PLATFORM: PlatformId = crate::platforms::tk::PLATFORM;
 pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     id: "tk",
     platform: PLATFORM,
-    defaults: PlatformDefaults::new(PLATFORM, "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0"),
+    defaults: PlatformDefaults::new(
+        PLATFORM,
+        "https://gegevensmagazijn.tweedekamer.nl/OData/v4/2.0",
+        &[crate::platforms::tk::SERVICE],
+    ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
     reads: Some(&reader::READER),

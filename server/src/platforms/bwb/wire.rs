@@ -4,7 +4,8 @@
 //! fields' namespaces (the service mixes `dcterms:`, `overheid:` and `overheidbwb:` and
 //! leaves some unprefixed).
 //!
-//! What this module does not do: read the envelope, or the toestand (`toestand.rs`).
+//! What this module does not do: read the envelope, or the toestand
+//! ([`crate::platforms::koop::regulation`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -37,19 +38,17 @@ pub struct BwbRecord {
 
 impl SruRecord for BwbRecord {
     fn take(&mut self, field: Field<'_>) {
-        let value = field.value;
-        let some = || Some(value.to_owned());
         match field.name {
-            "identifier" if self.identifier.is_empty() => self.identifier = value.to_owned(),
-            "title" if self.title.is_empty() => self.title = value.to_owned(),
-            "type" => self.kind = some(),
-            "authority" => self.authority = some(),
-            "modified" => self.modified = some(),
-            "rechtsgebied" if self.areas.len() < 32 => self.areas.push(value.to_owned()),
-            "toestand" => self.toestand = some(),
-            "geldigheidsperiode_startdatum" => self.valid_from = some(),
-            "geldigheidsperiode_einddatum" => self.valid_until = some(),
-            "locatie_toestand" => self.toestand_url = some(),
+            "identifier" => field.first(&mut self.identifier),
+            "title" => field.first(&mut self.title),
+            "type" => self.kind = field.text(),
+            "authority" => self.authority = field.text(),
+            "modified" => self.modified = field.text(),
+            "rechtsgebied" => field.push(&mut self.areas, 32),
+            "toestand" => self.toestand = field.text(),
+            "geldigheidsperiode_startdatum" => self.valid_from = field.text(),
+            "geldigheidsperiode_einddatum" => self.valid_until = field.text(),
+            "locatie_toestand" => self.toestand_url = field.text(),
             _ => {}
         }
     }

@@ -6,7 +6,8 @@
 //! A collection is a [`Collection`]: its platform, the SRU version and collection it is
 //! asked in, how many records a page may hold and what to advise when the service
 //! rejects a query. Its connector keeps only what is its own: the CQL it builds and the
-//! record it reads ([`SruRecord`]).
+//! record it reads ([`SruRecord`]). The regulation collections of its zoekservice (`bwb`,
+//! `cvdr`) share more: one client, over what each keeps ([`zoekservice`]).
 //!
 //! Invariants:
 //! - Every search sends `operation=searchRetrieve`, the collection's `version`, its
@@ -31,13 +32,54 @@
 pub mod link;
 pub mod regulation;
 pub mod sru;
+pub mod zoekservice;
 
 use std::time::Duration;
 
-use besluitbron_core::PlatformId;
+use besluitbron_core::{LimitConfig, PlatformId, Service, ServiceId, Units};
 use reqwest::Url;
 
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat, Retry};
+
+/// KOOP's search service for the official publications (`repository.overheid.nl/sru`),
+/// which Officiële Bekendmakingen searches. A limit exists but its numbers are
+/// unpublished: 30 calls refilled at one per second, close to the pacing careful
+/// harvesters use (0.5–1 s per page).
+pub const SRU: ServiceId = ServiceId::of(&Service {
+    id: "koop-sru",
+    name: "KOOP's search service for official publications (repository.overheid.nl/sru)",
+    limit: Some(LimitConfig::new(Units::whole(30), Duration::from_secs(30))),
+    max_in_flight: None,
+});
+
+/// The official publications' files (their XML, HTML and PDF renditions), whose host
+/// reportedly states 10 requests per 30 s.
+pub const PUBLICATIONS: ServiceId = ServiceId::of(&Service {
+    id: "koop-publications",
+    name: "the official publications' files (zoek.officielebekendmakingen.nl)",
+    limit: Some(LimitConfig::new(Units::whole(10), Duration::from_secs(30))),
+    max_in_flight: None,
+});
+
+/// KOOP's zoekservice (`zoekservice.overheid.nl`), which the Basiswettenbestand and the
+/// local regulations (CVDR) search, each its own `x-connection`: one service, one
+/// budget. A limit exists, its numbers are unpublished: 30 calls refilled at one per
+/// second.
+pub const ZOEKSERVICE: ServiceId = ServiceId::of(&Service {
+    id: "koop-zoekservice",
+    name: "KOOP's zoekservice (zoekservice.overheid.nl)",
+    limit: Some(LimitConfig::new(Units::whole(30), Duration::from_secs(30))),
+    max_in_flight: None,
+});
+
+/// KOOP's repository host for the regulations' files (toestanden, CVDR regulations), at
+/// [`link::REPOSITORY_HOST`]: the same pacing as its search service.
+pub const REPOSITORY: ServiceId = ServiceId::of(&Service {
+    id: "koop-repository",
+    name: "KOOP's repository of regulations (repository.officiele-overheidspublicaties.nl)",
+    limit: Some(LimitConfig::new(Units::whole(30), Duration::from_secs(30))),
+    max_in_flight: None,
+});
 pub use link::{FileLink, REPOSITORY_HOST, file_url};
 pub use sru::{Diagnostic, Field, SruError, SruRecord, SruResponse, SruVersion, parse_sru};
 

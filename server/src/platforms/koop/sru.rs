@@ -128,6 +128,27 @@ impl Field<'_> {
     pub fn attribute(&self, name: &str) -> Option<&str> {
         self.attributes.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
+
+    /// Its text, owned.
+    pub fn text(&self) -> Option<String> {
+        Some(self.value.to_owned())
+    }
+
+    /// Puts its text in `slot` unless `slot` holds one already: the first of a repeated
+    /// field is the record's.
+    pub fn first(&self, slot: &mut String) {
+        if slot.is_empty() {
+            self.value.clone_into(slot);
+        }
+    }
+
+    /// Adds its text to `list` while `list` holds fewer than `max` (a record's lists are
+    /// bounded).
+    pub fn push(&self, list: &mut Vec<String>, max: usize) {
+        if list.len() < max {
+            list.push(self.value.to_owned());
+        }
+    }
 }
 
 /// A collection's record, as its fields are read: each field is offered in document

@@ -20,7 +20,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use besluitbron_core::{Platform, PlatformId, Units};
+use besluitbron_core::{LimitConfig, Platform, PlatformId, Service, ServiceId, Units};
 use reqwest::Url;
 
 use super::http::{self, Asked, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
@@ -67,6 +67,15 @@ pub fn iso_day(date: &str) -> Option<String> {
 
 /// Errors of the OpenBesluitvorming client (the shared platform error type).
 pub type ObvError = PlatformError;
+
+/// The upstream service its connector calls, with the limit BesluitBron keeps there by
+/// default: 60 units refilled at one per second: what the platform enforces.
+pub const SERVICE: ServiceId = ServiceId::of(&Service {
+    id: "obv",
+    name: "OpenBesluitvorming's API (openbesluitvorming.nl)",
+    limit: Some(LimitConfig::new(Units::whole(60), Duration::from_secs(60))),
+    max_in_flight: None,
+});
 
 /// The platform, as its connector declares it (its short id and public name).
 pub const PLATFORM: PlatformId = PlatformId::of(&Platform {

@@ -23,12 +23,21 @@
 
 mod wire;
 
-use besluitbron_core::{Platform, PlatformId};
+use besluitbron_core::{Platform, PlatformId, Service, ServiceId};
 use reqwest::Url;
 use reqwest::header;
 
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, PlatformRequest, RefusalFormat};
 pub use wire::{ActivityReply, LastUpdate, SearchHit, SearchReply};
+
+/// The upstream service its connector calls, with the limit BesluitBron keeps there by
+/// default: No hard limit, but its searches are expensive for the platform (PLATFORMS.md §10.3): at most three queued or out at once, the rest wait in arrival order.
+pub const SERVICE: ServiceId = ServiceId::of(&Service {
+    id: "opentk",
+    name: "OpenTK (berthub.eu/tkconv)",
+    limit: None,
+    max_in_flight: Some(3),
+});
 
 /// The platform, as its connector declares it (its short id and public name).
 pub const PLATFORM: PlatformId = PlatformId::of(&Platform {

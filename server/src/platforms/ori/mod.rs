@@ -26,12 +26,21 @@ mod wire;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use besluitbron_core::{Platform, PlatformId};
+use besluitbron_core::{Platform, PlatformId, Service, ServiceId};
 use reqwest::Url;
 use serde_json::{Value, json};
 
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, PlatformRequest};
 pub use wire::{AliasEntry, Aliases, CatIndex, DocReply, Hit, Hits, SearchReply, Shards};
+
+/// The upstream service its connector calls, with the limit BesluitBron keeps there by
+/// default: None observed: calls pass straight through.
+pub const SERVICE: ServiceId = ServiceId::of(&Service {
+    id: "ori",
+    name: "Open Raadsinformatie's Elasticsearch API (api.openraadsinformatie.nl)",
+    limit: None,
+    max_in_flight: None,
+});
 
 /// The platform, as its connector declares it (its short id and public name).
 pub const PLATFORM: PlatformId = PlatformId::of(&Platform {

@@ -31,7 +31,9 @@ use reqwest::Url;
 use reqwest::header;
 
 use super::http::{self, Fetched, HttpConfig, PlatformError, PlatformHttp, RefusalFormat};
-use besluitbron_core::{Platform, PlatformId};
+use std::time::Duration;
+
+use besluitbron_core::{LimitConfig, Platform, PlatformId, Service, ServiceId, Units};
 
 pub use body::{BodyText, render as render_body};
 pub use wire::{
@@ -41,6 +43,15 @@ pub use wire::{
 
 /// Errors of the Rechtspraak client (the shared platform error type).
 pub type RsError = PlatformError;
+
+/// The upstream service its connector calls, with the limit BesluitBron keeps there by
+/// default: "Don't hammer": 60 calls refilled at two per second.
+pub const SERVICE: ServiceId = ServiceId::of(&Service {
+    id: "rechtspraak",
+    name: "Rechtspraak's open data service (data.rechtspraak.nl)",
+    limit: Some(LimitConfig::new(Units::whole(60), Duration::from_secs(30))),
+    max_in_flight: None,
+});
 
 /// The platform, as its connector declares it (its short id and public name).
 pub const PLATFORM: PlatformId = PlatformId::of(&Platform {

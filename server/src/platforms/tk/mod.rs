@@ -39,7 +39,7 @@ use reqwest::Url;
 use serde::de::DeserializeOwned;
 
 use super::http::{self, Asked, Fetched, HttpConfig, PlatformError, PlatformHttp, Refusal, RefusalFormat};
-use besluitbron_core::{Platform, PlatformId};
+use besluitbron_core::{Platform, PlatformId, Service, ServiceId};
 pub use http::is_guid;
 
 mod cases;
@@ -62,6 +62,15 @@ use wire::{ODataErrorBody, ODataPage};
 
 /// Errors of the Tweede Kamer client (the shared platform error type).
 pub type TkError = PlatformError;
+
+/// The upstream service its connector calls, with the limit BesluitBron keeps there by
+/// default: No limit published and none observed: calls pass straight through.
+pub const SERVICE: ServiceId = ServiceId::of(&Service {
+    id: "tk",
+    name: "the Tweede Kamer's open data portal (gegevensmagazijn.tweedekamer.nl)",
+    limit: None,
+    max_in_flight: None,
+});
 
 /// The platform, as its connector declares it (its short id and public name).
 pub const PLATFORM: PlatformId = PlatformId::of(&Platform {

@@ -1,78 +1,23 @@
-//! What the connectors of KOOP's regulation collections share (`bwb`, `cvdr`; vector's
-//! shape: a family of platforms behind one service keeps its shared parts in one
-//! place, each connector only what is its own): the argument schemas of their searches
-//! and reads, the day a regulation is read as in force on, and one regulation's text as
-//! an assistant reads it — whole or one article, paged by characters, with its outline.
+//! One regulation's text as an assistant reads it, for every collection of the family:
+//! whole or one article, paged by characters, with its outline ([`regulation_page`],
+//! [`outline`]).
 //!
-//! What this module does not do: name a connector, build a query, or render a record
-//! (each connector does, from its own record).
+//! Invariants: a page is a window of the characters of exactly what was asked (the
+//! article, or the whole text); an article asked that the version does not hold is an
+//! error naming the articles it does hold (at most 40), or saying it has none.
+//!
+//! What this module does not do: read the XML ([`crate::platforms::koop::regulation`]).
 
-use besluitbron_core::WallTime;
 use rmcp::schemars;
 use serde::{Deserialize, Serialize};
 
-use crate::calendar;
 use crate::connectors::pages::{TextPage, text_page};
 use crate::platforms::http::brief;
 use crate::platforms::koop::regulation::Regulation;
 
-/// The most records a search shows.
-pub const MAX_LIMIT: u32 = 50;
-/// Characters of text per read by default, and at most.
-pub const DEFAULT_LENGTH: usize = 10_000;
-/// The most characters of text a read gives at once.
-pub const MAX_LENGTH: usize = 100_000;
 /// Entries of the outline shown in the structured content at most (a long law's whole
 /// outline would not fit the answer budget; `outline_entries` says how many there are).
 pub const MAX_OUTLINE: usize = 60;
-
-/// A plain integer 1–50.
-pub fn limit_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT})
-}
-
-/// A plain integer from 0 within the reachable hits.
-pub fn offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 0, "maximum": crate::platforms::koop::MAX_OFFSET})
-}
-
-/// A plain integer 1–100000.
-pub fn length_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_LENGTH})
-}
-
-/// A plain integer from 0 (characters).
-pub fn text_offset_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 0})
-}
-
-/// The day of `wall` (UTC), YYYY-MM-DD.
-pub fn day_of(wall: WallTime) -> String {
-    calendar::utc_day(wall.0)
-}
-
-/// The date asked, or `today`; an invalid one is the tool's error message.
-pub fn date_arg(tool: &str, date: Option<&str>, today: WallTime) -> Result<String, String> {
-    match date.map(str::trim).filter(|d| !d.is_empty()) {
-        None => Ok(day_of(today)),
-        Some(d) if calendar::is_day(d) => Ok(d.to_owned()),
-        Some(d) => Err(format!(
-            "{tool}: `date` must be a day written YYYY-MM-DD, not `{}`",
-            brief(d)
-        )),
-    }
-}
-
-/// The checked `length` of a read, or the tool's error message.
-pub fn read_length(tool: &str, length: Option<usize>) -> Result<usize, String> {
-    let length = length.unwrap_or(DEFAULT_LENGTH);
-    if length == 0 || length > MAX_LENGTH {
-        return Err(format!(
-            "{tool}: `length` must be 1 to {MAX_LENGTH} characters (default {DEFAULT_LENGTH})"
-        ));
-    }
-    Ok(length)
-}
 
 /// One entry of a regulation's outline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -158,21 +103,6 @@ pub fn regulation_page(
 mod tests {
     use super::*;
     use crate::platforms::koop::regulation::{Root, read_regulation};
-
-    #[test]
-    fn a_day_is_the_wall_clocks_utc_day_and_a_bad_date_is_refused() {
-        assert_eq!(day_of(WallTime(0)), "1970-01-01");
-        assert_eq!(day_of(WallTime(1_796_601_599_000)), "2026-12-06");
-        let today = WallTime(1_796_428_800_000);
-        assert_eq!(date_arg("t", Some("2025-01-01"), today).unwrap(), "2025-01-01");
-        assert!(
-            date_arg("t", Some("2025-02-30"), today)
-                .unwrap_err()
-                .contains("YYYY-MM-DD")
-        );
-        assert_eq!(date_arg("t", None, today).unwrap(), "2026-12-05");
-        assert_eq!(date_arg("t", Some("  "), today).unwrap(), "2026-12-05");
-    }
 
     #[test]
     fn an_article_is_read_exactly_and_a_missing_one_names_the_ones_there_are() {
