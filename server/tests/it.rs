@@ -24,6 +24,7 @@ mod support;
 mod addresses;
 mod admin_address;
 mod answers;
+mod ask;
 mod auth;
 mod browser;
 mod buffer;

@@ -15,6 +15,7 @@
 //! layer and the clients do), or know of replicas (a [`route::Route`] is handed in).
 
 pub mod arguments;
+pub mod ask;
 pub mod fetch;
 pub mod ground;
 pub mod offers;
@@ -333,6 +334,13 @@ impl ServerHandler for Handler {
         // future it gets from here into each request's task and through its stages, so
         // it gets a pointer, not the state. Every progress notification is handed over
         // before the result ([`progress`]).
+        let mut request = request;
+        // A name that fits several things is put to the person first, where the client
+        // can be asked ([`ask`]); nothing below runs for that answer.
+        let asked = Box::pin(ask::before(&mut request, &context, self.calls.request_timeout())).await?;
+        if let ask::Before::Ask(result) = asked {
+            return Ok(CallToolResponse::InputRequired(result));
+        }
         let notifier = progress::Notifier::of(&context);
         let request = self.request(request, &context, notifier.as_ref());
         let result = Box::pin(self.calls.call(request)).await;
