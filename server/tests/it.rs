@@ -62,6 +62,7 @@ mod shutdown;
 mod sigkill;
 mod sigkill_server;
 mod surface;
+mod tasks;
 mod test_binaries;
 mod text_corpus;
 mod tk_debates;
