@@ -353,9 +353,15 @@ impl ServerHandler for Handler {
             return Ok(CallToolResponse::InputRequired(result));
         }
         // A `search` from a client that declares the Tasks extension answers at once with
-        // its task, which `tasks/get` reads ([`tasks`]).
+        // its task, which `tasks/get` reads ([`tasks`]). A task lives in the replica that
+        // made it, so with several replicas (where `tasks/get` may reach another) the search
+        // answers whole, as the extension allows.
         let declares_tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());
-        if declares_tasks && self.info.capabilities.supports_tasks() && tasks::runs_as_task(&request.name) {
+        if declares_tasks
+            && !self.calls.replicated()
+            && self.info.capabilities.supports_tasks()
+            && tasks::runs_as_task(&request.name)
+        {
             let request = self.request(request, &context, None);
             return Ok(CallToolResponse::Task(
                 self.tasks.start(Arc::clone(&self.calls), request),
