@@ -24,6 +24,7 @@ pub mod replay;
 pub mod route;
 mod scope;
 pub mod search;
+pub mod stack;
 pub mod tool_call;
 pub mod tools;
 pub mod toolsets;
