@@ -178,15 +178,16 @@ impl AppState {
 }
 
 impl App {
-    /// Builds the server from `config`: opens the buffers, starts the platforms' tasks
+    /// Builds the server from `config` with every connector of the registry
+    /// ([`crate::connectors::CONNECTORS`]): opens the buffers, starts the platforms' tasks
     /// and the maintenance tasks. Must run inside a tokio runtime.
     pub fn build(config: Config) -> anyhow::Result<App> {
-        App::build_with(config, Hooks::default())
+        App::builder(config).build()
     }
 
     /// As [`App::build`], with `hooks`.
     pub fn build_with(config: Config, hooks: Hooks) -> anyhow::Result<App> {
-        App::build_gated(config, hooks, true)
+        App::builder(config).hooks(hooks).build()
     }
 
     /// As [`App::build_with`]; `gated: false` restores sessions from the shared engine
@@ -194,15 +195,70 @@ impl App {
     /// the race asks for that.
     #[doc(hidden)]
     pub fn build_gated(config: Config, hooks: Hooks, gated: bool) -> anyhow::Result<App> {
+        App::builder(config).hooks(hooks).gated(gated).build()
+    }
+
+    /// A server to build from `config`, with every connector of the registry unless
+    /// [`AppBuilder::connectors`] names others.
+    pub fn builder(config: Config) -> AppBuilder {
+        AppBuilder {
+            config,
+            hooks: Hooks::default(),
+            gated: true,
+            connectors: CONNECTORS.iter().collect(),
+        }
+    }
+}
+
+/// A server being put together: its configuration, its connectors (the registry is a
+/// value the server is built from: a connector defined elsewhere, say in a test, is
+/// served like the registry's own), and its hooks.
+pub struct AppBuilder {
+    config: Config,
+    hooks: Hooks,
+    gated: bool,
+    connectors: Vec<&'static ConnectorSpec>,
+}
+
+impl AppBuilder {
+    /// The connectors served, in the order their tools are listed at `/mcp`. The
+    /// configuration must have been loaded with their platforms' defaults
+    /// ([`crate::config::Config::load`]).
+    pub fn connectors(mut self, connectors: impl IntoIterator<Item = &'static ConnectorSpec>) -> AppBuilder {
+        self.connectors = connectors.into_iter().collect();
+        self
+    }
+
+    /// Test and operator hooks.
+    pub fn hooks(mut self, hooks: Hooks) -> AppBuilder {
+        self.hooks = hooks;
+        self
+    }
+
+    /// `false`: sessions restore without the restore gate ([`App::build_gated`]).
+    #[doc(hidden)]
+    pub fn gated(mut self, gated: bool) -> AppBuilder {
+        self.gated = gated;
+        self
+    }
+
+    /// Builds the server: opens the buffers, starts the platforms' tasks and the
+    /// maintenance tasks. Must run inside a tokio runtime.
+    pub fn build(self) -> anyhow::Result<App> {
+        let (config, hooks, connectors) = (self.config, self.hooks, self.connectors);
         // The connectors offered: every one, but a switched-off platform's only with a mirror.
-        let registry: Vec<&'static ConnectorSpec> = CONNECTORS.iter().filter(|c| c.defaults.offered(&config)).collect();
+        let registry: Vec<&'static ConnectorSpec> = connectors
+            .iter()
+            .copied()
+            .filter(|c| c.defaults.offered(&config))
+            .collect();
         let clock = Clock::start();
         let metrics = Arc::new(Metrics::new());
         let cancel = CancellationToken::new();
         let version = cache_version(&config)?;
         let policy = CachePolicy::default();
-        // The platforms served: the registry's (`connectors::platforms`).
-        let served = crate::connectors::platforms();
+        // The platforms served: the connectors'.
+        let served: Vec<PlatformId> = connectors.iter().map(|c| c.platform).collect();
         let stores = open_buffers(&config, &served, &policy, &version);
         // Several replicas: a lease per budget group, shared by the group's task and its
         // lease task, and the internal endpoint's listener (its address is advertised).
@@ -222,7 +278,7 @@ impl App {
             recorder: &recorder,
         };
         let (handles, tasks) = platforms.spawn_tasks(cluster.as_ref())?;
-        let clients = crate::connectors::open_clients(&config)?;
+        let clients = crate::connectors::open_clients(&config, &connectors)?;
         let engine = shared_engine(&config)?;
         let node = match (&cluster, &engine, &config.cluster) {
             (Some(prepared), Some(engine), Some(c)) => {
@@ -235,7 +291,9 @@ impl App {
             Platforms::new(handles),
             Arc::clone(&metrics),
             clock,
-            crate::connectors::tools().map(|(c, t)| (t.name, c.platform)),
+            connectors
+                .iter()
+                .flat_map(|c| c.tools.iter().map(|t| (t.name, c.platform))),
             node.is_some(),
         ));
         let calls = Arc::new(Calls::new(
@@ -248,22 +306,19 @@ impl App {
         if let (Some(prepared), Some(node)) = (cluster, &node) {
             prepared.start(&calls, node, cancel.child_token());
         }
-        let limits = ClientLimits::new(config.mcp_rate_limit);
-        let shared_limits = shared_limits(&config, engine.as_ref());
-        let initializes = initialize_limits(&config);
-        let routes = mcp_routes(&config, &registry, &calls, &cancel, engine.as_ref(), gated);
+        let routes = mcp_routes(&config, &registry, &calls, &cancel, engine.as_ref(), self.gated);
         // Access tokens (`BesluitBron.Auth`): the checks, and the issuer's keys read when
         // the first token arrives.
         let auth = crate::auth::Auth::new(&config.auth, &config.contact, clock)?.map(Arc::new);
         let guard = Arc::new(GuardState {
             auth: auth.clone(),
             session_users: Mutex::default(),
+            limits: Mutex::new(ClientLimits::new(config.mcp_rate_limit)),
+            initializes: Mutex::new(initialize_limits(&config)),
+            shared_limits: shared_limits(&config, engine.as_ref()),
             config,
             clock,
             metrics,
-            limits: Mutex::new(limits),
-            initializes: Mutex::new(initializes),
-            shared_limits,
             session_managers: routes.iter().map(|r| Arc::clone(&r.sessions)).collect(),
             accepting: AtomicBool::new(true),
             answering: AtomicUsize::new(0),
@@ -293,7 +348,9 @@ impl App {
             admin,
         })
     }
+}
 
+impl App {
     /// Serves on `listener` until `stop` resolves, then drains: new requests are answered
     /// 503 with `Retry-After` (and `/readyz` 503) while running tool calls, and the
     /// messages under way, get up to `drain` to finish and be answered; then the MCP

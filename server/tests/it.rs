@@ -53,6 +53,7 @@ mod offers;
 mod opentk_ori;
 mod page;
 mod platforms;
+mod plugin;
 mod protocol;
 mod real_files;
 mod rechtspraak;

@@ -41,12 +41,13 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{Call, Progress, Reply, Report, ToolResult, tool_error};
+use crate::call::{Call, Progress, Report, ToolResult, tool_error};
+use crate::connectors::vocabulary::Listing;
 use crate::driver::lease::{lease_key, owner_url};
 use crate::driver::{LeaseGate, QueuePosition};
 use crate::engine::{Engine, EngineError};
 use crate::identity::Caller;
-use crate::mcp::route::{Rerun, Route, RouteFuture};
+use crate::mcp::route::{Answer, Rerun, Route, RouteFuture, Want};
 use crate::mcp::{Calls, ToolRequest};
 use crate::metrics::{Metrics, PlatformLabel};
 
@@ -90,6 +91,10 @@ struct ForwardRequest {
     /// the token); absent without one, and from replicas of the previous release.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     user: Option<String>,
+    /// A part of `search`: the tool's question answered as a listing, not its result.
+    /// Absent (false) from replicas of the previous release, which forward results only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    listing: bool,
 }
 
 /// One line of a forward's answer.
@@ -103,6 +108,8 @@ enum ForwardLine {
         estimated_wait_ms: u64,
     },
     Result(Box<CallToolResult>),
+    /// The listing a part of `search` asked for.
+    Listed(Box<Listing>),
     NotOwner,
     /// Sent every [`HEARTBEAT`] while the owner works on the call: a forward that hears
     /// nothing for [`SILENCE`] is given up (a frozen owner, a half-open link) and routed
@@ -119,7 +126,7 @@ const SILENCE: Duration = Duration::from_secs(5);
 /// How one round of routing a call ended.
 enum Routed {
     /// The owner answered.
-    Answer(CallToolResult),
+    Answer(Answer),
     /// This replica owns the platform now: run the call here.
     Local,
     /// No owner could be reached in time: fail closed.
@@ -128,7 +135,7 @@ enum Routed {
 
 /// What became of one forward.
 enum Forward {
-    Answer(CallToolResult),
+    Answer(Answer),
     NotOwner,
     /// The forward failed; `heard`: the owner had taken the call (its answer began).
     Broken {
@@ -360,8 +367,7 @@ impl Node {
         &self,
         platform: PlatformId,
         deadline: tokio::time::Instant,
-        call: &Call,
-        arguments: &JsonObject,
+        (call, arguments, want): (&Call, &JsonObject, Want),
         started: tokio::time::Instant,
     ) -> Routed {
         let mut deadline = deadline;
@@ -392,12 +398,14 @@ impl Node {
                 })
                 .inc();
             let waited = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            let forward = self.forward(&owner, platform, call, arguments, waited);
+            let forward = self.forward(&owner, platform, (call, arguments, want), waited);
             let forward = tokio::select! {
                 biased;
                 f = forward => f,
                 // The client gave up: the forward is dropped, which withdraws it at the owner.
-                () = call.ct.cancelled() => return Routed::Answer(tool_error("the request was cancelled")),
+                () = call.ct.cancelled() => {
+                    return Routed::Answer(Answer::Result(tool_error("the request was cancelled").into()));
+                }
                 () = self.killed.cancelled() => std::future::pending().await,
             };
             match forward {
@@ -453,8 +461,7 @@ impl Node {
         &self,
         owner: &str,
         platform: PlatformId,
-        call: &Call,
-        arguments: &JsonObject,
+        (call, arguments, want): (&Call, &JsonObject, Want),
         waited_ms: u64,
     ) -> Forward {
         let body = ForwardRequest {
@@ -470,6 +477,7 @@ impl Node {
             cache_version: self.cache_version.clone(),
             hops: 1,
             user: call.caller.user.clone(),
+            listing: want == Want::Listing,
         };
         let broken = |why: String, heard: bool| Forward::Broken { why, heard };
         let Ok(body) = serde_json::to_vec(&body) else {
@@ -523,7 +531,8 @@ impl Node {
                             ));
                         }
                     }
-                    Ok(ForwardLine::Result(r)) => return Forward::Answer(*r),
+                    Ok(ForwardLine::Result(r)) => return Forward::Answer(Answer::Result(ToolResult::Own(*r))),
+                    Ok(ForwardLine::Listed(listing)) => return Forward::Answer(Answer::Listed(listing)),
                     Ok(ForwardLine::NotOwner) => return Forward::NotOwner,
                     Ok(ForwardLine::Alive) => {}
                     Err(e) => return broken(format!("the owner's answer is unreadable: {e}"), true),
@@ -657,6 +666,7 @@ async fn answer_forward(ep: Arc<Endpoint>, request: ForwardRequest, platform: Pl
         }
     }
     let ct = CancellationToken::new();
+    let want = if request.listing { Want::Listing } else { Want::Result };
     let call = ToolRequest {
         name: request.tool.into(),
         arguments: request.arguments,
@@ -666,7 +676,7 @@ async fn answer_forward(ep: Arc<Endpoint>, request: ForwardRequest, platform: Pl
         ct: ct.clone(),
     };
     let answered = tokio::select! {
-        r = ep.calls.call_here(call) => r,
+        r = ep.calls.call_here(call, want) => r,
         () = tx.closed() => {
             // The forwarding replica let go: the call is dropped here (its path entry leaves).
             ct.cancel();
@@ -675,10 +685,11 @@ async fn answer_forward(ep: Arc<Endpoint>, request: ForwardRequest, platform: Pl
         () = ep.node.killed.cancelled() => return,
     };
     let line = match answered {
-        Ok(Reply::Result(r)) => ForwardLine::Result(Box::new(r.into_result())),
+        Ok(Ok(Answer::Result(r))) => ForwardLine::Result(Box::new(r.into_result())),
+        Ok(Ok(Answer::Listed(listing))) => ForwardLine::Listed(listing),
         // This replica does not own the platform either: the forwarding replica
         // looks the owner up again (it holds the caller's time).
-        Ok(Reply::Elsewhere(_)) => ForwardLine::NotOwner,
+        Ok(Err(_)) => ForwardLine::NotOwner,
         Err(e) => ForwardLine::Result(Box::new(tool_error(e.message))),
     };
     // An answer that does not encode is an error naming the platform, never an
@@ -753,20 +764,23 @@ impl Route for Node {
         &'a self,
         call: &'a Call,
         arguments: &'a JsonObject,
-        platform: PlatformId,
+        (platform, want): (PlatformId, Want),
         rerun: Rerun<'a>,
-    ) -> RouteFuture<'a, ToolResult> {
+    ) -> RouteFuture<'a, Answer> {
         Box::pin(async move {
             let mut platform = platform;
             let started = tokio::time::Instant::now();
             let mut deadline = started + self.routing_budget();
             for _ in 0..MAX_ROUTES {
-                match self.route_once(platform, deadline, call, arguments, started).await {
-                    Routed::Answer(r) => return r.into(),
-                    Routed::Closed => return self.closed_error(platform).into(),
+                match self
+                    .route_once(platform, deadline, (call, arguments, want), started)
+                    .await
+                {
+                    Routed::Answer(answer) => return answer,
+                    Routed::Closed => return Answer::Result(self.closed_error(platform).into()),
                     Routed::Local => match rerun().await {
-                        Reply::Result(r) => return r,
-                        Reply::Elsewhere(p) => {
+                        Ok(answer) => return answer,
+                        Err(p) => {
                             // This replica's platform task has not started admitting yet.
                             tokio::time::sleep(ROUTE_RETRY / 2).await;
                             if p != platform {
@@ -777,7 +791,7 @@ impl Route for Node {
                     },
                 }
             }
-            self.closed_error(platform).into()
+            Answer::Result(self.closed_error(platform).into())
         })
     }
 }
@@ -800,5 +814,16 @@ mod tests {
         assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::NotOwner)));
         let line = encode_line(&ForwardLine::Result(Box::new(tool_error("x")))).expect("encodes");
         assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::Result(r)) if r.is_error == Some(true)));
+        let listing = Listing {
+            results: vec![crate::connectors::vocabulary::Item::new(
+                crate::platforms::obv::PLATFORM,
+                "obv_document",
+                "document:notubiz:gemeente:soest:830424",
+                "Raadsvoorstel",
+            )],
+            tally: crate::connectors::vocabulary::Tally::exact(7, 0, 1),
+        };
+        let line = encode_line(&ForwardLine::Listed(Box::new(listing.clone()))).expect("encodes");
+        assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::Listed(l)) if *l == listing));
     }
 }

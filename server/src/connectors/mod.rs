@@ -204,10 +204,10 @@ pub fn http_config(config: &Config, platform: PlatformId) -> HttpConfig {
     }
 }
 
-/// Opens every connector's platform client.
-pub fn open_clients(config: &Config) -> Result<Clients, PlatformError> {
+/// Opens the platform client of each of `connectors`.
+pub fn open_clients(config: &Config, connectors: &[&ConnectorSpec]) -> Result<Clients, PlatformError> {
     let mut by_platform = BTreeMap::new();
-    for c in CONNECTORS {
+    for c in connectors {
         by_platform.insert(c.platform, (c.open)(config)?);
     }
     Ok(Clients::new(by_platform))

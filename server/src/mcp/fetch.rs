@@ -89,22 +89,29 @@ pub fn definition() -> Tool {
 /// `fetch` over the connectors served that read ids.
 pub struct Fetcher {
     readers: Vec<(PlatformId, &'static IdReader)>,
+    /// Every platform served, read here or not: a `platform:` prefix naming one is read
+    /// as that platform's.
+    served: Vec<PlatformId>,
 }
 
 impl Fetcher {
-    /// The fetcher of `connectors`, or `None` when none reads ids.
-    pub fn new(connectors: &[&'static ConnectorSpec]) -> Option<Fetcher> {
+    /// The fetcher of `connectors` among the platforms `served`, or `None` when none
+    /// reads ids.
+    pub fn new(connectors: &[&'static ConnectorSpec], served: &[PlatformId]) -> Option<Fetcher> {
         let readers: Vec<(PlatformId, &'static IdReader)> = connectors
             .iter()
             .filter_map(|c| c.reads.map(|r| (c.platform, r)))
             .collect();
-        (!readers.is_empty()).then_some(Fetcher { readers })
+        (!readers.is_empty()).then(|| Fetcher {
+            readers,
+            served: served.to_vec(),
+        })
     }
 
     /// Which reading `id` is, with the paging asked; or the message for the assistant.
     pub fn resolve(&self, id: &str, paging: Paging) -> Result<(PlatformId, Reading), String> {
         let id = id.trim();
-        if let Some((platform, rest)) = split_platform(id, &crate::connectors::platforms()) {
+        if let Some((platform, rest)) = split_platform(id, &self.served) {
             let Some((_, reader)) = self.readers.iter().find(|(p, _)| *p == platform) else {
                 return Err(format!(
                     "`{}` names {}, which is not read here; the platforms read here: {}",
@@ -240,7 +247,8 @@ mod tests {
     use crate::connectors::CONNECTORS;
 
     fn fetcher() -> Fetcher {
-        Fetcher::new(&CONNECTORS.iter().collect::<Vec<_>>()).expect("connectors read ids")
+        Fetcher::new(&CONNECTORS.iter().collect::<Vec<_>>(), &crate::connectors::platforms())
+            .expect("connectors read ids")
     }
 
     fn resolved(id: &str) -> Result<(PlatformId, String, &'static str), String> {

@@ -1,20 +1,37 @@
 //! What a tool runs on: the call layer's [`Context`], and for a tool that asks other
-//! tools' platforms in tasks of its own (`search`) the [`Route`] to their owners and the
-//! time one call may take. [`within`] is the time-out layer's step, written once for the
-//! stack and for those parts.
+//! tools' platforms in tasks of its own (`search`) the [`Stack`] their calls go through,
+//! the [`Route`] to their owners and the time one call may take. [`in_time`] and
+//! [`until`] are the time-out layer's steps, written once for the stack, for those parts
+//! and for whatever else waits on a platform within a call's time.
 //!
 //! What this module does not do: decide where a call goes (the route layer and the
 //! [`Route`] do) or run a tool (the tool table does).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use besluitbron_core::PlatformId;
+use rmcp::model::JsonObject;
 
-use super::route::Route;
-use crate::call::{Context, Reply, ToolResult, tool_error};
-use crate::connectors::tool::ToolFuture;
+use super::route::{Answer, Answered, Route, RouteFuture};
+use crate::call::{Call, Context, ToolResult, tool_error};
+
+/// The stack below replay (arguments, route, time-out, the tool), as a tool that asks
+/// other tools (a part of `search`) reaches it: each part is a call like any other.
+pub trait Stack: Send + Sync {
+    /// The call of tool `tool` with `arguments` that `asker` makes for its own answer
+    /// (as its caller, with its render cache; no progress of its own, never cancelled:
+    /// a part its asker no longer waits for fills the buffer), answered as a listing.
+    fn listing<'a>(
+        &'a self,
+        ground: GroundRef<'a>,
+        asker: &'a Call,
+        tool: &'static str,
+        arguments: JsonObject,
+    ) -> RouteFuture<'a, Answer>;
+}
 
 /// What a tool runs on, borrowed for one call.
 #[derive(Clone, Copy)]
@@ -27,6 +44,8 @@ pub struct GroundRef<'a> {
     pub route: Option<&'a Arc<dyn Route>>,
     /// The longest one call may take.
     pub limit: Duration,
+    /// The stack a call of another tool goes through.
+    pub stack: &'a Arc<dyn Stack>,
 }
 
 impl GroundRef<'_> {
@@ -35,9 +54,10 @@ impl GroundRef<'_> {
     pub fn owned(self) -> Ground {
         Ground {
             ctx: Arc::clone(self.ctx),
-            _running: Running::count(self.running),
+            running: Running::count(self.running),
             route: self.route.cloned(),
             limit: self.limit,
+            stack: Arc::clone(self.stack),
         }
     }
 }
@@ -50,8 +70,23 @@ pub struct Ground {
     pub route: Option<Arc<dyn Route>>,
     /// The longest one call may take.
     pub limit: Duration,
+    /// The stack a call of another tool goes through.
+    pub stack: Arc<dyn Stack>,
     /// Counts the task as a running call.
-    _running: Running,
+    running: Running,
+}
+
+impl Ground {
+    /// Borrowed again, for one call.
+    pub fn as_ref(&self) -> GroundRef<'_> {
+        GroundRef {
+            ctx: &self.ctx,
+            running: &self.running.0,
+            route: self.route.as_ref(),
+            limit: self.limit,
+            stack: &self.stack,
+        }
+    }
 }
 
 /// Counts a running call (or a task of one that outlives it) until dropped.
@@ -71,13 +106,23 @@ impl Drop for Running {
     }
 }
 
-/// `tool`'s reply, or after `limit` the error that names the platform it waited for
-/// (`None`: the one an id would have named) and what the assistant can do.
-pub async fn within(limit: Duration, platform: Option<PlatformId>, tool: ToolFuture<'_>) -> Reply {
-    match tokio::time::timeout(limit, tool).await {
-        Ok(reply) => reply,
-        Err(_) => Reply::Result(gave_up(limit, platform)),
+/// `answer`, or after `limit` the error that names the platform it waited for (`None`:
+/// the one an id would have named) and what the assistant can do.
+pub async fn within(limit: Duration, platform: Option<PlatformId>, answer: impl Future<Output = Answered>) -> Answered {
+    match in_time(limit, answer).await {
+        Some(answered) => answered,
+        None => Ok(Answer::Result(gave_up(limit, platform))),
     }
+}
+
+/// `future`'s output, or `None` once `limit` has passed (the future is dropped).
+pub async fn in_time<F: Future>(limit: Duration, future: F) -> Option<F::Output> {
+    tokio::time::timeout(limit, future).await.ok()
+}
+
+/// `future`'s output, or `None` at `deadline` (the future is dropped).
+pub async fn until<F: Future>(deadline: tokio::time::Instant, future: F) -> Option<F::Output> {
+    tokio::time::timeout_at(deadline, future).await.ok()
 }
 
 /// The error of a call that took longer than `limit` waiting for `platform`.

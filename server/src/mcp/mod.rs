@@ -25,6 +25,7 @@ pub mod replay;
 pub mod route;
 mod scope;
 pub mod search;
+pub mod stack;
 pub mod tasks;
 pub mod tool_call;
 pub mod tools;

@@ -379,17 +379,17 @@ impl Handler {
                     render_cache: None,
                 };
                 let limit = calls.request_timeout();
-                let fetched = tokio::time::timeout(limit, fetch(&calls.ctx, &call)).await;
+                let fetched = super::ground::in_time(limit, fetch(&calls.ctx, &call)).await;
                 super::progress::flush(notifier).await;
                 match fetched {
-                    Ok(Ok(choices)) => choices,
-                    Ok(Err(e)) => {
+                    Some(Ok(choices)) => choices,
+                    Some(Err(e)) => {
                         return Err(ErrorData::internal_error(
                             crate::platforms::http::bounded_text(&e.to_string()),
                             None,
                         ));
                     }
-                    Err(_) => {
+                    None => {
                         return Err(ErrorData::internal_error(
                             format!(
                                 "BesluitBron gave up after {} s waiting for the list to complete from; try again \

@@ -46,17 +46,15 @@ use besluitbron_core::PlatformId;
 
 use super::arguments::Rules;
 use super::fetch::Fetcher;
-use super::ground::{Ground, GroundRef, gave_up, within};
+use super::ground::{Ground, GroundRef, until};
 use super::passed::{Declared, closed_lists, union};
-use super::replay;
-use super::route::RouteFuture;
+use super::route::Answer;
 use crate::calendar;
-use crate::call::{AnswerError, Call, Reply, Report, ToolResult, tool_error};
+use crate::call::{Call, Reply, Report, tool_error};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::ids::Paging;
 use crate::connectors::search::{Asked, KeywordSearch, SearchSpec};
-use crate::connectors::tool::invalid_arguments;
-use crate::connectors::vocabulary::{Item, Listing};
+use crate::connectors::vocabulary::{Item, Listing, Tally};
 
 /// The tool's name.
 pub const NAME: &str = "search";
@@ -217,7 +215,7 @@ struct Group {
 
 impl Searcher {
     /// The search over `connectors`, or `None` when none of them searches by words.
-    pub fn new(connectors: &[&'static ConnectorSpec]) -> Option<Searcher> {
+    pub fn new(connectors: &[&'static ConnectorSpec], served: &[PlatformId]) -> Option<Searcher> {
         if !connectors.iter().any(|c| matches!(c.search, KeywordSearch::Tool(_))) {
             return None;
         }
@@ -249,7 +247,7 @@ impl Searcher {
             .collect();
         Some(Searcher {
             parts,
-            fetcher: Fetcher::new(connectors),
+            fetcher: Fetcher::new(connectors, served),
             passed: union(&declared, &OWN),
         })
     }
@@ -343,7 +341,7 @@ impl Searcher {
                     entry.tool = Some(spec.tool.name);
                     entry.status = Status::Pending;
                     let index = groups.len();
-                    let asking = Asking::new(part.platform, spec, (rules, lists), call, &asked, &args.passed);
+                    let asking = Asking::new(spec, (rules, lists), call, &asked, &args.passed);
                     entry.ignored = asking.ignored.clone();
                     let task = tokio::spawn(asking.run(ground.owned()));
                     running.push(async move { (index, spec, task.await) });
@@ -359,8 +357,7 @@ impl Searcher {
         let asked_count = running.len() as u32;
         let mut answered = 0;
         loop {
-            let next = tokio::time::timeout_at(deadline, running.next()).await;
-            let Ok(Some((index, spec, joined))) = next else {
+            let Some(Some((index, spec, joined))) = until(deadline, running.next()).await else {
                 break;
             };
             answered += 1;
@@ -465,28 +462,25 @@ fn is_web_link(url: &str) -> bool {
 }
 
 /// One platform's part of a search: its tool's call with the shared question as its
-/// arguments, as a direct call of that tool with them would be (their schema's rules,
-/// the tool's buffer, coalescing, fair queue and counters; with several replicas, its
-/// platform's owner).
+/// arguments, through the stack below replay as a direct call of that tool with them
+/// would go (their schema's rules, the tool's buffer, coalescing, fair queue and
+/// counters, the time-out; with several replicas, its platform's owner), answered as a
+/// listing.
 struct Asking {
-    platform: PlatformId,
     spec: &'static SearchSpec,
     arguments: JsonObject,
-    call: Call,
-    /// Why the arguments do not fit the tool, when they do not.
-    refused: Option<String>,
+    /// The search's call, whose caller and render cache the part's call takes.
+    asker: Call,
     /// The arguments given that the tool does not take.
     ignored: Vec<String>,
 }
 
 impl Asking {
-    /// `platform`'s part of `call`, which asked `asked` and gave `passed` for the
-    /// platforms; `rules` and `lists` are its tool's. Each of `passed` the tool declares
-    /// is its argument as given; the others it ignores, and so one whose value is not
-    /// among the tool's own closed list (`sort: newest` where the tool sorts by
-    /// `date_desc`).
+    /// A part of `call`, which asked `asked` and gave `passed` for the platforms; `rules`
+    /// and `lists` are its tool's. Each of `passed` the tool declares is its argument as
+    /// given; the others it ignores, and so one whose value is not among the tool's own
+    /// closed list (`sort: newest` where the tool sorts by `date_desc`).
     fn new(
-        platform: PlatformId,
         spec: &'static SearchSpec,
         (rules, lists): (&Rules, &[(String, Vec<Value>)]),
         call: &Call,
@@ -503,88 +497,47 @@ impl Asking {
                 ignored.push(name.clone());
             }
         }
-        rules.coerce(&mut arguments);
-        let refused = rules.check(Some(&arguments)).err();
-        let call = Call {
-            tool: spec.tool.name,
-            platform: Some(platform),
+        let asker = Call {
+            tool: NAME,
+            platform: None,
             caller: Arc::clone(&call.caller),
-            form: Arc::from(replay::fingerprint(spec.tool.name, Some(&arguments))),
-            // The search reports platforms answered, not each one's queue.
+            form: call.form.clone(),
             progress: None,
-            // Never cancelled: a part the search no longer waits for fills the buffer.
             ct: CancellationToken::new(),
             render_cache: call.render_cache.clone(),
         };
         Asking {
-            platform,
             spec,
             arguments,
-            call,
-            refused,
+            asker,
             ignored,
         }
     }
 
-    /// The part's answer: its tool's question answered as a listing here, within the
-    /// time one call may take; or the tool's result (its error, or the owner's answer
-    /// when another replica owns the platform: a forward carries the tool's arguments and
-    /// brings back its result).
-    async fn run(self, ground: Ground) -> Answered {
-        let tool = self.spec.tool;
-        if let Some(message) = &self.refused {
-            let refusal = tool_error(invalid_arguments(tool.name, Some(self.platform), message));
-            return Answered::Result(refusal.into());
-        }
-        let listed = (self.spec.list)(&ground.ctx, &self.call, self.arguments.clone());
-        let platform = match tokio::time::timeout(ground.limit, listed).await {
-            Ok(Ok(listing)) => return Answered::Listed(listing),
-            Ok(Err(Reply::Result(result))) => return Answered::Result(result),
-            Ok(Err(Reply::Elsewhere(platform))) => platform,
-            Err(_) => return Answered::Result(gave_up(ground.limit, Some(self.platform))),
-        };
-        let Some(route) = &ground.route else {
-            return Answered::Result(tool_error(AnswerError::Elsewhere(platform)).into());
-        };
-        let rerun = || -> RouteFuture<'_, Reply> {
-            Box::pin(within(
-                ground.limit,
-                Some(self.platform),
-                (tool.run)(&ground.ctx, &self.call, self.arguments.clone()),
-            ))
-        };
-        Answered::Result(route.route(&self.call, &self.arguments, platform, &rerun).await)
+    /// The part's answer: the listing, or the tool's result that stands for it (its
+    /// error; the owner's when another replica owns the platform).
+    async fn run(self, ground: Ground) -> Answer {
+        let tool = self.spec.tool.name;
+        ground
+            .stack
+            .listing(ground.as_ref(), &self.asker, tool, self.arguments)
+            .await
     }
-}
-
-/// What one platform's part gave.
-enum Answered {
-    /// Its results, read here from the tool's kept answer.
-    Listed(Listing),
-    /// The tool's result: an error, or the answer of the platform's owner.
-    Result(ToolResult),
 }
 
 /// One platform's answer (or its failure) in its group: its status, its results or a
 /// message saying why there are none.
-fn record_answer(group: &mut Group, spec: &'static SearchSpec, joined: Result<Answered, tokio::task::JoinError>) {
+fn record_answer(group: &mut Group, spec: &'static SearchSpec, joined: Result<Answer, tokio::task::JoinError>) {
     let entry = &mut group.entry;
     let listing = match joined {
-        Ok(Answered::Listed(listing)) => listing,
-        Ok(Answered::Result(result)) if result.is_error != Some(true) => {
-            match result.structured_content.as_ref().and_then(Listing::read) {
-                Some(listing) => listing,
-                None => {
-                    entry.status = Status::Failed;
-                    entry.message = Some(format!(
-                        "{}'s answer could not be read; ask {} directly",
-                        entry.name, spec.tool.name
-                    ));
-                    return;
-                }
-            }
-        }
-        Ok(Answered::Result(result)) => {
+        Ok(Answer::Listed(listing)) => *listing,
+        // A tool's answer that is no listing and no error (an `organization` that is no
+        // one source: the candidates) shows none of its results.
+        Ok(Answer::Result(result)) if result.is_error != Some(true) => Listing {
+            results: Vec::new(),
+            tally: Tally::default(),
+        },
+        Ok(Answer::Result(result)) => {
             entry.status = Status::Failed;
             entry.message = Some(first_text(&result));
             return;
@@ -669,7 +622,7 @@ mod tests {
     fn searcher() -> Searcher {
         use crate::connectors::CONNECTORS;
         let connectors: Vec<_> = CONNECTORS.iter().collect();
-        Searcher::new(&connectors).expect("connectors search by words")
+        Searcher::new(&connectors, &crate::connectors::platforms()).expect("connectors search by words")
     }
 
     #[test]

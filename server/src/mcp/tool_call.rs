@@ -31,14 +31,14 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, JsonObject};
 use tokio_util::sync::CancellationToken;
 
-use super::ground::{GroundRef, Running, within};
+use super::ground::{GroundRef, Running, Stack};
 use super::replay::{self, Replayed, Replays};
-use super::route::{Route, RouteFuture};
+use super::route::{Answer, Answered, Route, Want};
+use super::stack;
 use super::tools::{ToolEntry, ToolTable};
 use crate::call::render_cache::RenderCache;
-use crate::call::{AnswerError, Call, Context, Progress, Reply, ToolResult, tool_error};
+use crate::call::{Call, Context, Progress, ToolResult};
 use crate::connectors::ConnectorSpec;
-use crate::connectors::tool::invalid_arguments;
 use crate::identity::Caller;
 use render_store::RenderStore;
 
@@ -82,7 +82,10 @@ pub struct Calls {
     /// The connectors served: the registry's that the configuration offers.
     registry: Vec<&'static ConnectorSpec>,
     /// Every tool of the registry.
-    tools: ToolTable,
+    tools: Arc<ToolTable>,
+    /// The same table, as the stack below replay that a tool's own calls of other tools
+    /// go through (`search`'s parts).
+    stack: Arc<dyn Stack>,
     /// Client retries (R-D2).
     pub replays: Replays,
     /// Buffer hits' rendered results, handed down in every call.
@@ -108,9 +111,12 @@ impl Calls {
         request_timeout: Duration,
         trusted_proxies: Vec<IpAddr>,
     ) -> Calls {
+        let served: Vec<_> = ctx.platforms.iter().map(|(platform, _)| platform).collect();
+        let tools = Arc::new(ToolTable::new(&registry, &served));
         Calls {
+            stack: Arc::clone(&tools) as Arc<dyn Stack>,
+            tools,
             ctx,
-            tools: ToolTable::new(&registry),
             registry,
             replays,
             render_store: Arc::new(RenderStore::default()),
@@ -196,7 +202,13 @@ impl Calls {
         }
         // Replay.
         let keyed = replay_key.map(|key| (key, &*call.form));
-        let (result, replayed) = self.replays.run(keyed, || self.routed(tool, &call, arguments)).await;
+        let ground = self.ground();
+        let routed = || async {
+            stack::routed(ground, tool, &call, arguments, Want::Result)
+                .await
+                .into_result()
+        };
+        let (result, replayed) = self.replays.run(keyed, routed).await;
         // A replayed fetch is not counted: which platform its id named is the first
         // call's to know.
         if replayed == Replayed::Yes
@@ -208,50 +220,29 @@ impl Calls {
         result.map(ToolResult::into_result)
     }
 
-    /// Route: the call, and with several replicas its way to the platform's owner.
-    async fn routed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> ToolResult {
-        let route = self.route.get();
-        // Kept for the owner (a forward carries the arguments), only when one may be asked.
-        let again = route.map(|_| arguments.clone());
-        let platform = match self.timed(tool, call, arguments).await {
-            Reply::Result(result) => return result,
-            Reply::Elsewhere(platform) => platform,
-        };
-        let (Some(route), Some(arguments)) = (route, again) else {
-            // Without replicas no platform is owned elsewhere; said plainly should it be.
-            return tool_error(AnswerError::Elsewhere(platform)).into();
-        };
-        let rerun = || -> RouteFuture<'_, Reply> { Box::pin(self.timed(tool, call, arguments.clone())) };
-        // Boxed: the forwarding's state would otherwise sit in every call's future, moved
-        // with it, for the few calls that need it.
-        route.route(call, &arguments, platform, &rerun).await
-    }
-
-    /// Time-out and the tool.
-    async fn timed(&self, tool: &ToolEntry, call: &Call, arguments: JsonObject) -> Reply {
-        let ground = GroundRef {
+    /// What a tool runs on, for one call.
+    fn ground(&self) -> GroundRef<'_> {
+        GroundRef {
             ctx: &self.ctx,
             running: &self.in_flight,
             route: self.route.get(),
             limit: self.request_timeout,
-        };
-        // The assistant learns which platform held the call up, as every other failure
-        // of a platform call says (`fetch`: the platform its id named).
-        within(self.request_timeout, tool.platform, tool.run(ground, call, arguments)).await
+            stack: &self.stack,
+        }
     }
 
-    /// A call forwarded here by another replica: arguments, time-out and the tool, and
-    /// [`Reply::Elsewhere`] when this replica does not own the platform either (the
-    /// forwarding replica looks again; a forward is never forwarded on).
-    pub async fn call_here(&self, request: ToolRequest) -> Result<Reply, ErrorData> {
+    /// A call forwarded here by another replica, answering what it `want`s: arguments,
+    /// time-out and the tool, and the platform when this replica does not own it either
+    /// (the forwarding replica looks again; a forward is never forwarded on).
+    pub async fn call_here(&self, request: ToolRequest, want: Want) -> Result<Answered, ErrorData> {
         // Any tool: the forwarding replica's address served it.
         let (tool, arguments) = match self.admit(&request.name, request.arguments)? {
             Admitted::Run(tool, arguments) => (tool, arguments),
-            Admitted::Refused(refusal) => return Ok(refusal.into()),
+            Admitted::Refused(refusal) => return Ok(Ok(Answer::Result(refusal.into()))),
         };
         let _running = self.running_guard();
         let call = self.call_of(tool, request.caller, arguments.as_ref(), request.progress, request.ct);
-        Ok(self.timed(tool, &call, arguments.unwrap_or_default()).await)
+        Ok(stack::timed(self.ground(), tool, &call, arguments.unwrap_or_default(), want).await)
     }
 
     /// Arguments, the stack's first layer, written once for a call and a forward: the
@@ -262,12 +253,9 @@ impl Calls {
         let Some(tool) = self.tools.get(name) else {
             return Err(ErrorData::invalid_params(unknown_tool(name, self.tools.iter()), None));
         };
-        if let Some(arguments) = arguments.as_mut() {
-            tool.rules.coerce(arguments);
-        }
-        Ok(match tool.rules.check(arguments.as_ref()) {
+        Ok(match tool.admit(&mut arguments) {
             Ok(()) => Admitted::Run(tool, arguments),
-            Err(message) => Admitted::Refused(tool_error(invalid_arguments(tool.name, tool.platform, &message))),
+            Err(refusal) => Admitted::Refused(refusal),
         })
     }
 

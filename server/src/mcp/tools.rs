@@ -15,15 +15,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use besluitbron_core::PlatformId;
-use rmcp::model::{JsonObject, Tool};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use super::fetch::Fetcher;
 use super::ground::GroundRef;
+use super::route::{self, Answer, Answered, RouteFuture, Want};
 use super::search::Searcher;
-use crate::call::Call;
+use crate::call::{Call, tool_error};
 use crate::connectors::schema::{compact_output, portable};
-use crate::connectors::search::KeywordSearch;
-use crate::connectors::tool::ToolFuture;
+use crate::connectors::search::{KeywordSearch, ListTool};
+use crate::connectors::tool::{ToolFuture, invalid_arguments};
 use crate::connectors::{ConnectorSpec, ToolSpec};
 use crate::mcp::arguments::Rules;
 use crate::mcp::passed::{admits, without_refs};
@@ -55,6 +56,8 @@ pub struct ToolEntry {
     /// argument with the same meaning; `None` for a tool `/mcp` lists.
     pub instead: Option<&'static str>,
     run: Run,
+    /// A connector's keyword search tool: its question answered as a listing.
+    list: Option<ListTool>,
 }
 
 impl ToolEntry {
@@ -65,6 +68,39 @@ impl ToolEntry {
             Run::Fetch(fetcher) => Box::pin(fetcher.run(ground.ctx, call, arguments)),
             Run::Search(searcher) => Box::pin(searcher.run(ground, call, arguments)),
         }
+    }
+
+    /// The tool on `ground` for `call` with `arguments`, answering what is `want`ed: its
+    /// result, or its question as a listing (a keyword search tool; any other says it
+    /// answers none).
+    pub fn answer<'a>(
+        &'a self,
+        ground: GroundRef<'a>,
+        call: &'a Call,
+        arguments: JsonObject,
+        want: Want,
+    ) -> RouteFuture<'a, Answered> {
+        Box::pin(async move {
+            match (want, self.list) {
+                (Want::Result, _) => self.run(ground, call, arguments).await.into(),
+                (Want::Listing, Some(list)) => route::listed(list(ground.ctx, call, arguments).await),
+                (Want::Listing, None) => Ok(Answer::Result(
+                    tool_error(format!("{} is no keyword search: it answers no listing", self.name)).into(),
+                )),
+            }
+        })
+    }
+
+    /// The arguments layer's check of `arguments`: numbers sent as strings read as
+    /// numbers; arguments outside their schema's bounds are the tool error that says so,
+    /// before anything is parsed or asked.
+    pub fn admit(&self, arguments: &mut Option<JsonObject>) -> Result<(), CallToolResult> {
+        if let Some(arguments) = arguments.as_mut() {
+            self.rules.coerce(arguments);
+        }
+        self.rules
+            .check(arguments.as_ref())
+            .map_err(|message| tool_error(invalid_arguments(self.name, self.platform, &message)))
     }
 
     fn new(
@@ -90,6 +126,7 @@ impl ToolEntry {
             definition,
             instead: None,
             run,
+            list: None,
         }
     }
 }
@@ -99,13 +136,14 @@ pub struct ToolTable(HashMap<&'static str, ToolEntry, foldhash::fast::RandomStat
 
 impl ToolTable {
     /// The tools of `connectors`, `fetch` over those that read ids, and `search` over
-    /// those that search by words.
+    /// those that search by words, among the platforms `served` (a `platform:` prefix of
+    /// an id names one of them).
     ///
     /// # Panics
     ///
     /// When two tools share a name: a defect of the registry, found by every test that
     /// builds a server.
-    pub fn new(connectors: &[&'static ConnectorSpec]) -> ToolTable {
+    pub fn new(connectors: &[&'static ConnectorSpec], served: &[PlatformId]) -> ToolTable {
         let mut tools = HashMap::default();
         let mut add = |entry: ToolEntry| {
             let name = entry.name;
@@ -114,16 +152,16 @@ impl ToolTable {
         };
         for &c in connectors {
             for spec in c.tools {
-                add(ToolEntry::new(
-                    spec.name,
-                    c.id,
-                    Some(c.platform),
-                    (spec.definition)(),
-                    Run::Tool(spec),
-                ));
+                let mut entry = ToolEntry::new(spec.name, c.id, Some(c.platform), (spec.definition)(), Run::Tool(spec));
+                if let KeywordSearch::Tool(search) = c.search
+                    && search.tool.name == spec.name
+                {
+                    entry.list = Some(search.list);
+                }
+                add(entry);
             }
         }
-        if let Some(fetcher) = Fetcher::new(connectors) {
+        if let Some(fetcher) = Fetcher::new(connectors, served) {
             add(ToolEntry::new(
                 super::fetch::NAME,
                 "all",
@@ -132,7 +170,7 @@ impl ToolTable {
                 Run::Fetch(Arc::new(fetcher)),
             ));
         }
-        if let Some(searcher) = Searcher::new(connectors) {
+        if let Some(searcher) = Searcher::new(connectors, served) {
             let definition = searcher.definition();
             add(ToolEntry::new(
                 super::search::NAME,
@@ -217,7 +255,7 @@ mod tests {
 
     #[test]
     fn every_tool_of_every_connector_is_found_under_its_own_connector() {
-        let table = ToolTable::new(&CONNECTORS.iter().collect::<Vec<_>>());
+        let table = ToolTable::new(&CONNECTORS.iter().collect::<Vec<_>>(), &crate::connectors::platforms());
         let mut listed = 0;
         for c in CONNECTORS {
             for tool in c.tools {

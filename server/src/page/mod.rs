@@ -330,11 +330,11 @@ async fn groups(
     for (c, r) in running {
         let group = match r {
             Err(g) => g,
-            Ok(mut task) => match tokio::time::timeout_at(until, &mut task).await {
-                Ok(Ok(g)) => g,
-                Ok(Err(_)) => Group::Failed(format!("the search of {} failed", c.platform.display_name())),
+            Ok(mut task) => match crate::mcp::ground::until(until, &mut task).await {
+                Some(Ok(g)) => g,
+                Some(Err(_)) => Group::Failed(format!("the search of {} failed", c.platform.display_name())),
                 // The task goes on: its answer lands in the buffer for the follow-up.
-                Err(_) => Group::Pending,
+                None => Group::Pending,
             },
         };
         out.push((c, group));

@@ -34,6 +34,8 @@ async fn a_search_on_a_follower_asks_openbesluitvorming_at_its_owner() {
         .find(|p| p["platform"] == "obv")
         .expect("OpenBesluitvorming's part");
     assert_eq!(obv["status"], "ok", "{obv}");
+    // The owner's answer is the part's listing itself, its tally with it.
+    assert!(obv["total"].is_u64() && obv["total_is_exact"] == true, "{obv}");
     let m = rs[follower].metrics().await;
     assert!(
         m.contains("besluitbron_forwarded_calls_total{platform=\"obv\"} 1"),
