@@ -25,8 +25,15 @@ use besluitbron_core::{Platform, PlatformId};
 /// The most `/mcp`'s `tools/list` result may take over all its pages, as compact JSON.
 const LIST_BUDGET_BYTES: usize = 48 * 1024;
 
-/// The tools that get a view (by their name in the registry), and `search`.
-const VIEWED: [&str; 6] = ["tk_votes", "tk_debates", "tk_debate", "bwb_read", "cvdr_read", "search"];
+/// The tools that get a view (by their name in the registry), with their view: the views
+/// of MCP Apps BesluitBron serves (`ui://besluitbron/<view>`).
+const VIEWED: [(&str, &str); 5] = [
+    ("tk_votes", "vote"),
+    ("tk_debate", "debate"),
+    ("bwb_read", "regulation"),
+    ("cvdr_read", "regulation"),
+    ("search", "search"),
+];
 
 fn leak<T>(value: T) -> &'static T {
     Box::leak(Box::new(value))
@@ -116,7 +123,7 @@ fn with_views(mut tools: Vec<Tool>) -> Vec<Tool> {
             Some((id, rest)) => format!("{}_{rest}", id.trim_end_matches(|c: char| c.is_ascii_digit())),
             None => tool.name.to_string(),
         };
-        if let Some(view) = VIEWED.iter().find(|v| **v == original) {
+        if let Some((_, view)) = VIEWED.iter().find(|(tool, _)| *tool == original) {
             let meta = json!({"ui": {"resourceUri": format!("ui://besluitbron/{view}")}});
             tool.meta = Some(serde_json::from_value(meta).expect("a _meta object"));
         }
