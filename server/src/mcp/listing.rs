@@ -25,6 +25,10 @@ use super::Scope;
 use super::tools::{ToolTable, map_words};
 use crate::connectors::ConnectorSpec;
 
+/// The per-platform guidance of an address's connectors (their `guide`s), served at
+/// every address: the instructions stay short and point here.
+pub const GUIDE_URI: &str = "besluitbron://guide";
+
 /// The longest instructions an address gives, in characters: Claude Code keeps 2,048
 /// and cuts the rest mid-word.
 pub const MAX_INSTRUCTIONS_CHARS: usize = 2_000;
@@ -150,7 +154,7 @@ fn last_words(scope: Scope) -> String {
     format!(
         "Per-platform advice (costs, what to ask first, what a platform cannot do): the resource {}, and the \
          tools' descriptions. Each platform's whole tool set: {sets}.",
-        super::offers::GUIDE_URI
+        GUIDE_URI
     )
 }
 
