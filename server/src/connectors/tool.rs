@@ -29,7 +29,9 @@ pub type RunTool = for<'a> fn(&'a Context, &'a Call, JsonObject) -> ToolFuture<'
 
 /// One tool of a connector.
 pub struct ToolSpec {
-    /// Its name, unique over every connector.
+    /// Its name, unique over every connector. A connector served under another id than its
+    /// module's (a copy) names its tools anew: their definitions and the references between
+    /// them are renamed to these names where they are served.
     pub name: &'static str,
     /// What `tools/list` says of it.
     pub definition: fn() -> Tool,

@@ -73,19 +73,6 @@ pub struct FetchShown {
     pub metadata: Map<String, Value>,
 }
 
-/// The definition `tools/list` shows.
-pub fn definition() -> Tool {
-    crate::connectors::tool::definition::<FetchArgs, FetchShown>(
-        NAME,
-        "Read any id or link",
-        "Reads one record by any id or link: a `search` result's id, an ECLI, a BWB id (with `@date` or `#article`), a \
-         CVDR id (with `#article`), an Officiële Bekendmakingen id (kst-36200-VII-5, stb-2018-84, gmb-…), a Tweede \
-         Kamer document, case or activity number, meeting or GUID, an OpenBesluitvorming id, or a link to those \
-         platforms' sites. Answers {id, title, text, url, metadata}; a long text in pages (`offset` from \
-         metadata.next_offset). `platform:id` picks the platform.",
-    )
-}
-
 /// `fetch` over the connectors served that read ids.
 pub struct Fetcher {
     readers: Vec<(PlatformId, &'static IdReader)>,
@@ -106,6 +93,30 @@ impl Fetcher {
             readers,
             served: served.to_vec(),
         })
+    }
+
+    /// The definition `tools/list` shows: the platforms read and the first form of each's
+    /// ids (from the registry).
+    pub fn definition(&self) -> Tool {
+        let names: Vec<&str> = self.readers.iter().map(|(p, _)| p.display_name()).collect();
+        let mut forms: Vec<&str> = Vec::new();
+        for form in self.readers.iter().filter_map(|(_, r)| r.forms.first()) {
+            if !forms.contains(&form.what) {
+                forms.push(form.what);
+            }
+        }
+        let mut tool = crate::connectors::tool::definition::<FetchArgs, FetchShown>(NAME, "Read any id or link", "");
+        tool.description = Some(
+            format!(
+                "Reads one record by any id or link: a `search` result's id, or an id or link of {} ({}; and \
+                 more). Answers {{id, title, text, url, metadata}}; a long text in pages (`offset` from \
+                 metadata.next_offset). `platform:id` picks the platform.",
+                names.join(", "),
+                forms.join("; ")
+            )
+            .into(),
+        );
+        tool
     }
 
     /// Which reading `id` is, with the paging asked; or the message for the assistant.

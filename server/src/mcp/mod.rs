@@ -18,11 +18,14 @@ pub mod arguments;
 pub mod ask;
 pub mod fetch;
 pub mod ground;
+pub mod listing;
 pub mod offers;
 mod passed;
 pub mod progress;
 pub mod replay;
 pub mod route;
+#[cfg(test)]
+mod scale_test;
 mod scope;
 pub mod search;
 pub mod stack;
@@ -43,6 +46,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+pub use listing::MAX_INSTRUCTIONS_CHARS;
 pub use scope::Scope;
 pub use tool_call::{Calls, ToolRequest};
 
@@ -70,33 +74,8 @@ pub struct Handler {
 impl Handler {
     /// The handler for `scope` over `calls`.
     pub fn new(calls: Arc<Calls>, scope: Scope) -> Handler {
-        let connectors = scope.connectors(calls.registry());
-        // `/mcp` adds `fetch` and `search` (entries of the table served at `all`).
-        let mut tools: Vec<Tool> = calls
-            .tools()
-            .iter()
-            // `/mcp` lists `search` and `fetch` in place of the tools they stand in for.
-            .filter(|t| scope.serves(t.connector) && !(matches!(scope, Scope::All) && t.instead.is_some()))
-            .map(|t| t.definition.clone())
-            .collect();
-        let searches = matches!(scope, Scope::All) && calls.tools().get(search::NAME).is_some();
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut instructions: Vec<String> = Vec::new();
-        if searches {
-            instructions.push(SEARCH_INSTRUCTIONS.to_owned());
-        }
-        // At `/mcp`, a tool `search` or `fetch` stands in for is named as the one listed:
-        // a model is told only of tools it can see.
-        let stood_in: Vec<(&str, &str)> = match scope {
-            Scope::All => calls
-                .tools()
-                .iter()
-                .filter_map(|t| Some((t.name, t.instead?)))
-                .collect(),
-            Scope::One(_) => Vec::new(),
-        };
-        instructions.extend(connectors.iter().map(|c| named_as_listed(c.instructions, &stood_in)));
-        instructions.push(GUIDE_INSTRUCTIONS.to_owned());
+        let tools = listing::tools(calls.tools(), scope, &[]);
+        let instructions = listing::instructions(calls.tools(), calls.registry(), scope);
         let mut handler = Handler {
             calls,
             scope,
@@ -104,7 +83,7 @@ impl Handler {
             info: Arc::new(ServerConfig::new(ServerCapabilities::default())),
             tasks: Arc::new(tasks::Tasks::default()),
         };
-        handler.info = Arc::new(handler.server_config(instructions.join("\n\n")));
+        handler.info = Arc::new(handler.server_config(instructions));
         handler
     }
 
@@ -140,15 +119,7 @@ impl Handler {
     /// The tools this handler offers and every tool of the platforms `sets` names, sorted
     /// by name.
     pub fn tools_with(&self, sets: &[&str]) -> Vec<Tool> {
-        let mut tools = self.tools();
-        let more = self
-            .calls
-            .tools()
-            .iter()
-            .filter(|t| sets.contains(&t.connector) && !tools.iter().any(|listed| listed.name == t.name));
-        tools.extend(more.map(|t| t.definition.clone()).collect::<Vec<_>>());
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        tools
+        listing::tools(self.calls.tools(), self.scope, sets)
     }
 
     /// What `initialize` tells a client: the server's instructions at this address.
@@ -204,42 +175,6 @@ fn caller_of(context: &RequestContext<RoleServer>, trusted_proxies: &[std::net::
     let address = identity::client_address(peer, headers, trusted_proxies);
     Arc::new(Caller::new(None, address, identity::idempotency_key(headers)))
 }
-
-/// `text` with each tool name of `renamed` (a whole name: `tk_search` is not a part of
-/// `opentk_search`) replaced by its new name.
-fn named_as_listed(text: &str, renamed: &[(&str, &str)]) -> String {
-    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find(|c: char| is_name(c)) {
-        out.push_str(&rest[..start]);
-        let word_len = rest[start..].find(|c: char| !is_name(c)).unwrap_or(rest.len() - start);
-        let word = &rest[start..start + word_len];
-        out.push_str(
-            renamed
-                .iter()
-                .find(|(from, _)| *from == word)
-                .map_or(word, |(_, to)| to),
-        );
-        rest = &rest[start + word_len..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// What the server's instructions say of `search` and `fetch` at `/mcp`.
-const SEARCH_INSTRUCTIONS: &str = "BesluitBron reads Dutch government decision data from public platforms. `search` asks \
-every platform that searches by words at once (with their filters; `platforms` picks) and answers one list; `fetch` reads any result's id, and any id or link a person has (an ECLI, a BWB or CVDR id, kst-36200-VII-5, a \
-Kamer document number, a link to a platform's site). Go deeper with each platform's own tools:";
-
-/// The last words of every address's instructions: where the full guidance is.
-const GUIDE_INSTRUCTIONS: &str = "Per-platform advice (costs, what to ask first, what a platform cannot do): the \
-resource besluitbron://guide, and the tools' descriptions. Each platform's whole tool set: /mcp/<id>, or ?toolsets=<id> \
-here.";
-
-/// The longest instructions an address gives, in characters: Claude Code keeps 2,048
-/// and cuts the rest mid-word.
-pub const MAX_INSTRUCTIONS_CHARS: usize = 2_000;
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
@@ -445,19 +380,6 @@ fn custom_request_error(method: &str, version: &str) -> ErrorData {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_tool_stood_in_for_is_named_as_the_one_listed_and_only_as_a_whole_name() {
-        let renamed = [("tk_search", "search"), ("obv_document", "fetch")];
-        assert_eq!(
-            super::named_as_listed(
-                "tk_search first; opentk_search, obv_document_x or obv_document.",
-                &renamed
-            ),
-            "search first; opentk_search, obv_document_x or fetch."
-        );
-        assert_eq!(super::named_as_listed("", &renamed), "");
-    }
-
     use super::*;
 
     #[test]

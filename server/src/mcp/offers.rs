@@ -32,6 +32,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
+use super::listing::GUIDE_URI;
 use super::{Handler, LIST_TTL_MS};
 use crate::call::Call;
 use crate::connectors::offers::{Choice, Offers, PromptArgs, PromptOffer, Shape, Values, resolve_choice};
@@ -43,10 +44,6 @@ pub const READ_TTL_MS: u64 = 3_600_000;
 
 /// The most completion values in one answer (the protocol's bound).
 pub const MAX_COMPLETIONS: usize = CompletionInfo::MAX_VALUES;
-
-/// The per-platform guidance of an address's connectors (their `guide`s), served at
-/// every address: the instructions stay short and point here.
-pub const GUIDE_URI: &str = "besluitbron://guide";
 
 /// Longest resource URI accepted, in characters.
 pub const MAX_URI_CHARS: usize = 300;

@@ -173,12 +173,10 @@ pub struct PlatformResults {
     pub ignored: Vec<String>,
 }
 
-/// What `search` says of itself in `tools/list`.
-const DESCRIPTION: &str = "One search by words over every platform at once: council decisions (OpenBesluitvorming), the Tweede Kamer \
-        (titles; OpenTK full text), official publications, national and local legislation. Answers one list of \
-        results (`fetch` reads each id), and per platform its total or why it failed (Rechtspraak has no word search). \
-        Every platform search's own filters are arguments here, each passed to the platforms that take it (the others \
-        name it as ignored); `platforms` picks platforms. A platform busy after 20 s is pending: ask again.";
+/// What `search` says of itself in `tools/list` after the platforms it asks.
+const DESCRIPTION_REST: &str = "Every platform search's own filters are arguments here, each passed to the platforms \
+        that take it (the others name it as ignored); `platforms` picks platforms. A platform busy after 20 s is pending: \
+        ask again.";
 
 /// `search` over the connectors served: their keyword searches, and the `fetch` of
 /// the same connectors, which decides how each result's id is written.
@@ -256,7 +254,8 @@ impl Searcher {
     /// arguments, the platforms to choose from, and every platform's.
     pub fn definition(&self) -> Tool {
         let mut tool =
-            crate::connectors::tool::definition::<SearchArgs, SearchShown>(NAME, "Search every platform", DESCRIPTION);
+            crate::connectors::tool::definition::<SearchArgs, SearchShown>(NAME, "Search every platform", "");
+        tool.description = Some(self.description().into());
         let mut schema = (*tool.input_schema).clone();
         if let Some(Value::Object(properties)) = schema.get_mut("properties") {
             let ids: Vec<Value> = self.parts.iter().map(|p| Value::from(p.platform.as_str())).collect();
@@ -272,6 +271,28 @@ impl Searcher {
         schema.insert("additionalProperties".into(), Value::Bool(false));
         tool.input_schema = Arc::new(schema);
         tool
+    }
+
+    /// What `search` says of itself: the platforms it asks and those it cannot, by name
+    /// (from the registry).
+    fn description(&self) -> String {
+        let names = |without: bool| -> Vec<&str> {
+            self.parts
+                .iter()
+                .filter(|p| matches!(p.search, PartSearch::Without(_)) == without)
+                .map(|p| p.platform.display_name())
+                .collect()
+        };
+        let without = match names(true).as_slice() {
+            [] => String::new(),
+            [one] => format!(" ({one} has no word search)"),
+            many => format!(" ({} have no word search)", many.join(", ")),
+        };
+        format!(
+            "One search by words over every platform at once: {}. Answers one list of results (`fetch` reads \
+             each id), and per platform its total or why it failed{without}. {DESCRIPTION_REST}",
+            names(false).join(", ")
+        )
     }
 
     /// Whether `search` passes an argument named `name` to the platforms that take it.

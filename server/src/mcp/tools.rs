@@ -29,6 +29,9 @@ use crate::connectors::{ConnectorSpec, ToolSpec};
 use crate::mcp::arguments::Rules;
 use crate::mcp::passed::{admits, without_refs};
 
+/// The connector id of `fetch` and `search`, served at `/mcp` over every platform.
+pub const ALL: &str = "all";
+
 /// What runs a tool.
 enum Run {
     /// A connector's tool: its declaration's function.
@@ -151,8 +154,29 @@ impl ToolTable {
             assert!(earlier.is_none(), "two tools named {name}");
         };
         for &c in connectors {
-            for spec in c.tools {
-                let mut entry = ToolEntry::new(spec.name, c.id, Some(c.platform), (spec.definition)(), Run::Tool(spec));
+            let definitions: Vec<Tool> = c.tools.iter().map(|spec| (spec.definition)()).collect();
+            // A connector served under another id than its module's (a copy) serves its
+            // tools under new names: their definitions, and the references between them.
+            let renamed: Vec<(String, &'static str)> = definitions
+                .iter()
+                .zip(c.tools)
+                .filter(|(d, spec)| d.name != spec.name)
+                .map(|(d, spec)| (d.name.to_string(), spec.name))
+                .collect();
+            for (spec, mut definition) in c.tools.iter().zip(definitions) {
+                if !renamed.is_empty() {
+                    definition.name = spec.name.into();
+                    definition.description = definition.description.map(|d| {
+                        map_words(&d, |w| {
+                            renamed
+                                .iter()
+                                .find(|(from, _)| from == w)
+                                .map(|(_, to)| (*to).to_owned())
+                        })
+                        .into()
+                    });
+                }
+                let mut entry = ToolEntry::new(spec.name, c.id, Some(c.platform), definition, Run::Tool(spec));
                 if let KeywordSearch::Tool(search) = c.search
                     && search.tool.name == spec.name
                 {
@@ -162,11 +186,12 @@ impl ToolTable {
             }
         }
         if let Some(fetcher) = Fetcher::new(connectors, served) {
+            let definition = fetcher.definition();
             add(ToolEntry::new(
                 super::fetch::NAME,
-                "all",
+                ALL,
                 None,
-                super::fetch::definition(),
+                definition,
                 Run::Fetch(Arc::new(fetcher)),
             ));
         }
@@ -174,7 +199,7 @@ impl ToolTable {
             let definition = searcher.definition();
             add(ToolEntry::new(
                 super::search::NAME,
-                "all",
+                ALL,
                 None,
                 definition,
                 Run::Search(Arc::new(searcher)),
@@ -238,6 +263,26 @@ fn covered(table: &ToolTable, connectors: &[&'static ConnectorSpec]) -> Vec<(&'s
             }
         }
     }
+    out
+}
+
+/// `text` with each whole name (letters, digits, `_`: `tk_search` is not a part of
+/// `opentk_search`) that `map` maps replaced.
+pub fn map_words(text: &str, map: impl Fn(&str) -> Option<String>) -> String {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(is_name) {
+        out.push_str(&rest[..start]);
+        let word_len = rest[start..].find(|c: char| !is_name(c)).unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        match map(word) {
+            Some(new) => out.push_str(&new),
+            None => out.push_str(word),
+        }
+        rest = &rest[start + word_len..];
+    }
+    out.push_str(rest);
     out
 }
 
