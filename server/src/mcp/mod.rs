@@ -27,6 +27,7 @@ pub mod search;
 pub mod tool_call;
 pub mod tools;
 pub mod toolsets;
+pub mod views;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -114,6 +115,7 @@ impl Handler {
         if completions {
             capabilities.completions = Some(Default::default());
         }
+        views::declare(&mut capabilities);
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("besluitbron", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions)
