@@ -92,13 +92,12 @@ async fn show(c: &Client, tool: &str, args: Value, given: Option<Value>) -> Valu
         .for_element(Locator::Css("#views"))
         .await
         .expect("the host page");
-    let wait_for_host = "return typeof window.showView === 'function'";
-    c.wait_for(|c| {
-        let c = c.clone();
-        async move { Ok(c.execute(wait_for_host, vec![]).await? == json!(true)) }
-    })
-    .await
-    .expect("the host's script");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let ready = "return typeof window.showView === 'function'";
+    while c.execute(ready, vec![]).await.expect("the host page") != json!(true) {
+        assert!(tokio::time::Instant::now() < deadline, "the host's script did not load");
+        tokio::task::yield_now().await;
+    }
     let shown = c
         .execute_async(
             "const [tool, args, given, done] = arguments;
@@ -285,20 +284,20 @@ async fn hostile_vote(c: &Client, server: &Server) {
 /// tk_debate: speakers with their faction, turns and interruptions; a speaker chosen
 /// filters through the host (tk_debate's `speaker`).
 async fn debate(c: &Client) {
-    let (_, meeting, _) = besluitbron_fakes::tk_debates::REPORTS
+    let (_, meeting, _) = besluitbron_fakes::tk::REPORTS
         .iter()
         .find(|(_, _, r)| *r == "fb28c35e-af8d-49ee-8905-ad41eb41e4de")
         .expect("the MIVD debate");
     let id = format!("vergadering:{meeting}");
-    let shown = show(c, "tk_debate", json!({"id": id}), None).await;
+    let shown = show(c, "tk_debate", json!({"id": id, "length": 40_000}), None).await;
     assert_eq!(shown["uri"], "ui://besluitbron/debate");
     find(c, ".turn.speech").await;
+    shot(c, "debate").await;
     assert!(!texts(c, ".turn.interruption").await.is_empty(), "interruptions set apart");
     let speakers = texts(c, "table.speakers button.speaker").await;
     assert!(speakers.len() > 1, "{speakers:?}");
     let parties = texts(c, "table.speakers button.party").await;
     assert!(!parties.is_empty(), "speakers with their faction");
-    shot(c, "debate").await;
     let chosen = speakers[0].clone();
     c.find(Locator::Css("table.speakers button.speaker"))
         .await
@@ -338,8 +337,10 @@ async fn regulation(c: &Client) {
 
 /// search: results per platform; a record opened with fetch through the host.
 async fn search(c: &Client) {
-    let shown = show(c, "search", json!({"query": "vuurwerk"}), None).await;
+    let shown = show(c, "search", json!({"query": "stikstof"}), None).await;
     assert_eq!(shown["uri"], "ui://besluitbron/search");
+    find(c, "section.platform").await;
+    shot(c, "search-results").await;
     find(c, "section.platform li.record").await;
     let platforms = texts(c, "section.platform h2").await;
     assert!(platforms.len() > 1, "per platform: {platforms:?}");

@@ -33,7 +33,8 @@ View("search", (s, result, state) => {
   return el("div", {},
     el("h1", {}, "Zoekresultaten"),
     el("p", { class: "meta" }, "“" + s.query + "” · " + (s.results || []).length + " resultaten"),
-    (s.results || []).length ? null : el("div", { class: "card" }, el("p", { class: "text" }, textOf(result))),
+    (s.results || []).length ? null : el("p", { class: "card empty" }, "Geen resultaten voor “" + s.query
+      + "”: wat elk platform zegt staat hieronder (minder of andere woorden, of geen datums, verbreedt de zoekvraag)."),
     platforms.map((p) => {
       const found = byPlatform.get(p.platform) || [];
       return el("section", { class: "card platform", "data-platform": p.platform },

@@ -65,6 +65,6 @@ View("vote", (s, result, state) => {
   return el("div", {},
     el("h1", {}, "Stemmingen"),
     el("p", { class: "meta" }, s.searched, s.total !== undefined && s.total !== null ? " · " + s.total + " zaken" : ""),
-    results.map((r) => decision(r, state, results.length === 1)),
+    results.map((r) => decision(r, state, new Set(results.map((x) => x.id)).size === 1)),
     more);
 });
