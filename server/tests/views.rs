@@ -50,7 +50,13 @@ async fn host(server: &Server) -> SocketAddr {
         let (http, target) = (http.clone(), target.clone());
         async move {
             let mut request = http.post(&target).body(body);
-            for name in ["content-type", "accept", "mcp-protocol-version", "mcp-method", "mcp-name"] {
+            for name in [
+                "content-type",
+                "accept",
+                "mcp-protocol-version",
+                "mcp-method",
+                "mcp-name",
+            ] {
                 if let Some(v) = headers.get(name) {
                     request = request.header(name, v);
                 }
@@ -68,7 +74,10 @@ async fn host(server: &Server) -> SocketAddr {
         }
     };
     let app = axum::Router::new()
-        .route("/", axum::routing::get(move || async move { axum::response::Html(page) }))
+        .route(
+            "/",
+            axum::routing::get(move || async move { axum::response::Html(page) }),
+        )
         .route(
             "/host.js",
             axum::routing::get(move || {
@@ -152,7 +161,10 @@ async fn wait_for_call(c: &Client, tool: &str, wanted: (&str, Value)) {
         {
             return;
         }
-        assert!(tokio::time::Instant::now() < deadline, "no {tool} call with {wanted:?}: {calls:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {tool} call with {wanted:?}: {calls:?}"
+        );
         tokio::task::yield_now().await;
     }
 }
@@ -209,13 +221,8 @@ async fn vote(c: &Client) {
     assert_eq!(shown["meta"]["ui"]["csp"]["connectDomains"], json!([]));
     find(c, "section.decision").await;
     assert!(texts(c, "section.decision").await.len() > 1, "several decisions");
-    let open = c
-        .find(Locator::Css(&format!("section.decision .open-case")))
-        .await
-        .expect("a case to open");
     shot(c, "vote-list").await;
     // One case: through the host, its decisions in full.
-    let _ = open;
     let target = c
         .execute(
             "const b = [...document.querySelectorAll('section.decision')].find((s) => s.textContent.includes(arguments[0]));
@@ -230,7 +237,10 @@ async fn vote(c: &Client) {
     let factions = texts(c, "table.factions tbody tr td:first-child").await;
     assert!(factions.len() > 3, "factions: {factions:?}");
     let seats = texts(c, "table.factions tbody tr td:nth-child(2)").await;
-    assert!(seats.iter().any(|s| s.parse::<u32>().is_ok_and(|n| n > 0)), "seats: {seats:?}");
+    assert!(
+        seats.iter().any(|s| s.parse::<u32>().is_ok_and(|n| n > 0)),
+        "seats: {seats:?}"
+    );
     let members = texts(c, "li.member").await;
     assert!(members.len() > 20, "a roll call by member: {}", members.len());
     let outcomes = texts(c, ".badge.outcome").await;
@@ -293,7 +303,10 @@ async fn debate(c: &Client) {
     assert_eq!(shown["uri"], "ui://besluitbron/debate");
     find(c, ".turn.speech").await;
     shot(c, "debate").await;
-    assert!(!texts(c, ".turn.interruption").await.is_empty(), "interruptions set apart");
+    assert!(
+        !texts(c, ".turn.interruption").await.is_empty(),
+        "interruptions set apart"
+    );
     let speakers = texts(c, "table.speakers button.speaker").await;
     assert!(speakers.len() > 1, "{speakers:?}");
     let parties = texts(c, "table.speakers button.party").await;
@@ -308,7 +321,10 @@ async fn debate(c: &Client) {
     wait_for_call(c, "tk_debate", ("speaker", json!(chosen))).await;
     until(c, "return !!document.querySelector('button.clear')").await;
     let speeches = texts(c, ".turn.speech .who").await;
-    assert!(speeches.iter().all(|w| w.contains(&chosen)), "only {chosen}'s speeches: {speeches:?}");
+    assert!(
+        speeches.iter().all(|w| w.contains(&chosen)),
+        "only {chosen}'s speeches: {speeches:?}"
+    );
     let turns = texts(c, ".turn .who").await;
     assert!(turns.iter().any(|w| w.contains(&chosen)), "{chosen}'s turns: {turns:?}");
     shot(c, "debate-speaker").await;
@@ -320,7 +336,11 @@ async fn regulation(c: &Client) {
     let shown = show(c, "bwb_read", json!({"id": law, "date": "2025-08-01"}), None).await;
     assert_eq!(shown["uri"], "ui://besluitbron/regulation");
     let article = find(c, "nav.outline button.article").await;
-    let number = article.attr("data-article").await.expect("attr").expect("an article number");
+    let number = article
+        .attr("data-article")
+        .await
+        .expect("attr")
+        .expect("an article number");
     assert!(texts(c, ".validity").await[0].contains("2025-08-01"), "as in force on");
     article.click().await.expect("open the article");
     wait_for_call(c, "bwb_read", ("article", json!(number))).await;
@@ -359,4 +379,76 @@ async fn search(c: &Client) {
     let opened = texts(c, "li.record .opened").await;
     assert!(opened[0].len() > 40, "the record's text: {opened:?}");
     shot(c, "search").await;
+}
+
+/// Without a browser: the extension is declared at `initialize` and `server/discover`,
+/// the tools with a view name it in `tools/list`, and the views are listed and read.
+#[tokio::test]
+async fn the_extension_is_declared_and_each_view_is_a_resource_its_tools_name() {
+    let fakes = fakes().await;
+    let dir = temp_dir("views-declared");
+    let server = Server::start(config(&fakes, &dir)).await;
+    let ui = json!({"mimeTypes": ["text/html;profile=mcp-app"]});
+    let old = Mcp::initialize(server.url("/mcp")).await;
+    let modern = Mcp::modern(server.url("/mcp"));
+    let discovered = modern
+        .post(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}))
+        .await;
+    let discovered = discovered.message.expect("server/discover answers");
+    assert_eq!(
+        discovered["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/ui"],
+        ui
+    );
+    let listed = old
+        .post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}))
+        .await
+        .message
+        .expect("tools/list");
+    let tools = listed["result"]["tools"].as_array().expect("tools").clone();
+    let with_view: Vec<(&str, &Value)> = tools
+        .iter()
+        .filter_map(|t| Some((t["name"].as_str()?, t.get("_meta")?)))
+        .collect();
+    assert!(with_view.contains(&("search", &json!({"ui": {"resourceUri": "ui://besluitbron/search"}}))));
+    assert!(with_view.contains(&("tk_votes", &json!({"ui": {"resourceUri": "ui://besluitbron/vote"}}))));
+    assert!(with_view.contains(&("tk_debate", &json!({"ui": {"resourceUri": "ui://besluitbron/debate"}}))));
+    let resources = old
+        .post(json!({"jsonrpc": "2.0", "id": 3, "method": "resources/list", "params": {}}))
+        .await
+        .message
+        .expect("resources/list");
+    let views: Vec<&str> = resources["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter(|r| r["mimeType"] == "text/html;profile=mcp-app")
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    assert!(
+        views.contains(&"ui://besluitbron/vote") && views.contains(&"ui://besluitbron/search"),
+        "{views:?}"
+    );
+    // At a platform's own address: its reading tool names the regulation view.
+    let bwb = Mcp::initialize(server.url("/mcp/bwb")).await;
+    let listed = bwb
+        .post(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}}))
+        .await
+        .message
+        .expect("tools/list");
+    let read = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "bwb_read")
+        .expect("bwb_read")
+        .clone();
+    assert_eq!(read["_meta"]["ui"]["resourceUri"], "ui://besluitbron/regulation");
+    let page = bwb
+        .post(json!({"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": "ui://besluitbron/regulation"}}))
+        .await
+        .message
+        .expect("resources/read");
+    let text = page["result"]["contents"][0]["text"].as_str().expect("the page");
+    assert!(text.contains("Content-Security-Policy") && text.contains("default-src 'none'"));
+    server.stop().await;
 }

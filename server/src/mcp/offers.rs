@@ -148,7 +148,9 @@ impl Handler {
                     .with_description(r.description)
                     .with_mime_type(mime(r.shape))
             }))
-            .chain(super::views::resources(&self.tools.iter().map(|t| &*t.name).collect::<Vec<_>>()))
+            .chain(super::views::resources(
+                &self.tools.iter().map(|t| &*t.name).collect::<Vec<_>>(),
+            ))
             .collect();
         ListResourcesResult::with_all_items(resources)
             .with_ttl_ms(LIST_TTL_MS)

@@ -197,11 +197,22 @@ mod tests {
             let script = between("<script>", "</script>");
             let style = between("<style>", "</style>");
             assert_eq!(page.matches("<script").count(), 1, "{}: one script", view.name);
-            assert!(page.contains(&format!("script-src '{}'", hash(&script))), "{}", view.name);
+            assert!(
+                page.contains(&format!("script-src '{}'", hash(&script))),
+                "{}",
+                view.name
+            );
             assert!(page.contains(&format!("style-src '{}'", hash(&style))), "{}", view.name);
             assert!(page.contains("default-src 'none'"));
             // Markup is never made from strings: no innerHTML, no inline handler.
-            for bad in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", " onclick="] {
+            for bad in [
+                "innerHTML",
+                "outerHTML",
+                "insertAdjacentHTML",
+                "document.write",
+                "eval(",
+                " onclick=",
+            ] {
                 assert!(!script.contains(bad), "{}: {bad}", view.name);
             }
         }
@@ -218,7 +229,12 @@ mod tests {
         let read = read("ui://besluitbron/regulation").expect("a view");
         let v = serde_json::to_value(&read).unwrap();
         assert_eq!(v["contents"][0]["mimeType"], MIME);
-        assert!(v["contents"][0]["text"].as_str().unwrap().starts_with("<!doctype html>"));
+        assert!(
+            v["contents"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("<!doctype html>")
+        );
         assert!(read_none("ui://besluitbron/nope"));
         assert_eq!(resources(&["tk_votes", "search"]).len(), 2);
     }
