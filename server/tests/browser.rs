@@ -16,7 +16,7 @@ use support::{Server, config, fakes, temp_dir};
 /// How long any one condition may take.
 const WAIT: Duration = Duration::from_secs(30);
 
-struct Driver {
+pub struct Driver {
     child: std::process::Child,
     url: String,
 }
@@ -30,7 +30,7 @@ impl Drop for Driver {
 
 impl Driver {
     /// Starts chromedriver on a free loopback port and waits until it answers.
-    async fn start() -> Driver {
+    pub async fn start() -> Driver {
         let port = support::free_port();
         let child = std::process::Command::new("chromedriver")
             .arg(format!("--port={port}"))
@@ -57,7 +57,7 @@ impl Driver {
         Driver { child, url }
     }
 
-    async fn browser(&self) -> Client {
+    pub async fn browser(&self) -> Client {
         let mut caps = serde_json::Map::new();
         caps.insert(
             "goog:chromeOptions".into(),
@@ -75,7 +75,7 @@ impl Driver {
     }
 }
 
-fn shots() -> PathBuf {
+pub fn shots() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/browser");
     std::fs::create_dir_all(&dir).expect("screenshot dir");
     dir

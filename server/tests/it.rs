@@ -68,3 +68,4 @@ mod test_binaries;
 mod text_corpus;
 mod tk_debates;
 mod tk_votes;
+mod views;

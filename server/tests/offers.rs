@@ -106,6 +106,11 @@ async fn the_lists_of_one_era(server: &Server, modern: bool) {
             "besluitbron://rechtspraak/areas",
             "besluitbron://rechtspraak/procedures",
             "besluitbron://ori/sources",
+            // The views of the tools listed here (docs/views.md).
+            "ui://besluitbron/vote",
+            "ui://besluitbron/debate",
+            "ui://besluitbron/regulation",
+            "ui://besluitbron/search",
         ]
     );
     assert_eq!(
@@ -171,7 +176,9 @@ async fn capabilities_and_each_addresss_own_offers(server: &Server) {
         [
             "besluitbron://guide",
             "besluitbron://tk/factions",
-            "besluitbron://tk/committees"
+            "besluitbron://tk/committees",
+            "ui://besluitbron/vote",
+            "ui://besluitbron/debate"
         ]
     );
     // The regulations' addresses have their templates (they had none before).

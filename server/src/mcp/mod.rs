@@ -33,6 +33,7 @@ pub mod tasks;
 pub mod tool_call;
 pub mod tools;
 pub mod toolsets;
+pub mod views;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -106,6 +107,7 @@ impl Handler {
                 .get_or_insert_with(Default::default)
                 .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         }
+        views::declare(&mut capabilities);
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("besluitbron", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions)

@@ -145,6 +145,9 @@ impl Handler {
                     .with_description(r.description)
                     .with_mime_type(mime(r.shape))
             }))
+            .chain(super::views::resources(
+                &self.tools.iter().map(|t| &*t.name).collect::<Vec<_>>(),
+            ))
             .collect();
         ListResourcesResult::with_all_items(resources)
             .with_ttl_ms(LIST_TTL_MS)
@@ -276,6 +279,9 @@ impl Handler {
         let uri = request.uri;
         if uri.chars().count() > MAX_URI_CHARS {
             return Err(invalid(format!("a resource URI is at most {MAX_URI_CHARS} characters")));
+        }
+        if let Some(view) = super::views::read(&uri) {
+            return Ok(view);
         }
         if uri == GUIDE_URI {
             let contents = ResourceContents::text(self.guide(), uri.clone()).with_mime_type("text/markdown");

@@ -114,6 +114,9 @@ impl ToolEntry {
         run: Run,
     ) -> ToolEntry {
         assert_eq!(definition.name, name, "a tool's definition names it");
+        if let Some(meta) = super::views::tool_meta(name) {
+            definition.meta = Some(meta);
+        }
         let rules = Rules::of(&definition.input_schema);
         definition.input_schema = Arc::new(portable_copy(&definition.input_schema));
         definition.output_schema = definition.output_schema.map(|s| {
