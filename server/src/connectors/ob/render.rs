@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
 use crate::connectors::vocabulary::{Item, Listing, Tally};
-use crate::platforms::ob::{MAX_START_RECORD, ObRecord, SearchPage};
+use crate::platforms::ob::{Chamber, MAX_START_RECORD, ObRecord, SearchPage};
 
 /// One publication as a search hit (and as the metadata of `ob_document`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -36,6 +36,10 @@ pub struct Hit {
     pub document_type: Option<String>,
     /// The parliamentary dossier, for Kamerstukken.
     pub dossier: Option<String>,
+    /// The chamber of a parliamentary item (`tweede-kamer`, `eerste-kamer`,
+    /// `verenigde-vergadering`), where its record says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chamber: Option<String>,
     /// The publication date.
     pub published: Option<String>,
     /// The document's own date (dagtekening).
@@ -64,6 +68,7 @@ impl From<&ObRecord> for Hit {
             organization_type: r.organization_type.clone(),
             document_type: r.document_type.clone(),
             dossier: r.dossier.clone(),
+            chamber: Chamber::of(&r.identifier, &r.creators).map(|c| c.as_str().to_owned()),
             published: r.available.clone(),
             document_date: r.date.clone(),
             subjects: r.subjects.clone(),
@@ -87,6 +92,14 @@ impl Hit {
         let _ = write!(line, ": {}", self.title);
         if !self.organizations.is_empty() {
             let _ = write!(line, " — {}", self.organizations.join(", "));
+        }
+        // The chamber, unless an organisation already names it.
+        if let Some(c) = Chamber::ALL
+            .into_iter()
+            .find(|c| self.chamber.as_deref() == Some(c.as_str()))
+            .filter(|c| !self.organizations.iter().any(|o| o == c.creator()))
+        {
+            let _ = write!(line, " — {}", c.creator());
         }
         if let Some(d) = &self.published {
             let _ = write!(line, "; published {d}");
@@ -128,6 +141,10 @@ pub struct Publication {
     pub organization_type: Option<String>,
     /// The parliamentary dossier, for Kamerstukken.
     pub dossier: Option<String>,
+    /// The chamber of a parliamentary item: `tweede-kamer`, `eerste-kamer` or
+    /// `verenigde-vergadering` (absent when the record does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chamber: Option<String>,
     /// The document's own date (dagtekening).
     pub document_date: Option<String>,
     /// Subjects.
@@ -156,6 +173,7 @@ impl Publication {
             organizations: h.organizations.clone(),
             organization_type: h.organization_type.clone(),
             dossier: h.dossier.clone(),
+            chamber: h.chamber.clone(),
             document_date: h.document_date.clone(),
             subjects: h.subjects.clone(),
             pdf_url: h.pdf_url.clone(),
