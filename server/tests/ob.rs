@@ -533,7 +533,11 @@ async fn the_eerste_kamer_is_searched_by_chamber_and_each_hit_says_its_chamber()
         (json!("Presentie en opening"), json!("eerste-kamer"), json!(false)),
         "{doc}"
     );
-    assert!(text.contains("No text rendition"), "{text}");
+    assert!(text.contains("lists no XML rendition and no PDF"), "{text}");
+    assert!(
+        text.contains("https://zoek.officielebekendmakingen.nl/h-ek-20202021-1-1.html"),
+        "{text}"
+    );
     drop(f);
     server.stop().await;
 }
@@ -598,13 +602,22 @@ fn the_real_parliamentary_records_say_their_chamber() {
             "tweede-kamer"
         };
         assert_eq!(hit.chamber.as_deref(), Some(want), "{}", r.identifier);
-        assert_eq!(r.organization_type.as_deref(), Some("staten generaal"), "{}", r.identifier);
+        assert_eq!(
+            r.organization_type.as_deref(),
+            Some("staten generaal"),
+            "{}",
+            r.identifier
+        );
     }
     let opening = besluitbron_fakes::corpus::read("ob-chamber/plooi-oep-test_sru_record_kst.xml").unwrap();
     let page = parse_sru::<ObRecord>(SruVersion::V2_0, &opening).unwrap();
     let kst = &page.records[0];
     assert_eq!(
-        (kst.identifier.as_str(), kst.dossier.as_deref(), kst.subnumber.as_deref()),
+        (
+            kst.identifier.as_str(),
+            kst.dossier.as_deref(),
+            kst.subnumber.as_deref()
+        ),
         ("kst-35842-4", Some("35842"), Some("4"))
     );
     assert_eq!(Hit::from(kst).chamber.as_deref(), Some("tweede-kamer"));

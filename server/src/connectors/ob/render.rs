@@ -522,18 +522,35 @@ pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, off
                 provenance(served)
             )
         }
-        TextSource::None => {
-            out.note = Some("PDF only: the text is in the PDF".to_owned());
-            format!(
-                "{head}{}.\nThis publication has no XML rendition; its text is in the PDF: {pdf}",
-                provenance(served)
-            )
-        }
+        TextSource::None => no_rendition(p, &head, served, &mut out.note),
     };
     Rendered {
         text,
         // A plain struct of strings and numbers: serializing it cannot fail.
         structured: Structure::Own(serde_json::to_value(&out).unwrap_or_default()),
+    }
+}
+
+/// `ob_document`'s text where the record lists no XML rendition: the PDF it lists, or
+/// that it lists none (a record without text renditions), never an empty text.
+fn no_rendition(p: &Hit, head: &str, served: Served, note: &mut Option<String>) -> String {
+    match &p.pdf_url {
+        Some(pdf) => {
+            *note = Some("PDF only: the text is in the PDF".to_owned());
+            format!(
+                "{head}{}.\nThis publication has no XML rendition; its text is in the PDF: {pdf}",
+                provenance(served)
+            )
+        }
+        None => {
+            *note = Some("no text rendition listed".to_owned());
+            format!(
+                "{head}{}.\nThe record lists no XML rendition and no PDF: there is no text to read here. \
+                 The page for people: {}",
+                provenance(served),
+                p.url.as_deref().unwrap_or("none given")
+            )
+        }
     }
 }
 
@@ -714,6 +731,19 @@ mod tests {
             "ob_document_pdf_only",
             &document(&pdf_only, TextSource::None, Served::Cached, 0, 30),
             &pdf_only,
+        );
+        // A record that lists no text rendition at all: said, with the page for people.
+        let mut bare = record(9, &["metadataowms"]);
+        bare.pdf_url = None;
+        let none = RecordAnswer {
+            publication: Hit::from(&bare),
+            xml_url: None,
+            pdf_item_url: None,
+        };
+        let said = document(&none, TextSource::None, Served::Fetched, 0, 30).text;
+        assert!(
+            said.contains("lists no XML rendition and no PDF") && !said.contains("in the PDF"),
+            "{said}"
         );
         // A PDF-only publication whose PDF was read, and one that is a scan.
         let read = TextAnswer::Text {
