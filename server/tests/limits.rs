@@ -252,6 +252,53 @@ async fn drain(c: &Mcp, round: i64) {
     }
 }
 
+/// Waits until obv's lane meets `cond` (polling its snapshot), and returns that snapshot;
+/// panics naming `what` when it does not within 30 s.
+async fn until_lane(
+    server: &Server,
+    what: &str,
+    cond: impl Fn(&besluitbron_server::driver::LaneSnapshot) -> bool,
+) -> besluitbron_server::driver::LaneSnapshot {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let lane = obv_lane(server).await;
+        if cond(&lane) {
+            return lane;
+        }
+        assert!(Instant::now() < deadline, "obv's lane never got {what}: {lane:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Sends `busy`'s calls one by one until `n` of them wait in obv's queue: whatever
+/// refilled while the bucket was drained is used up first, so the next call waits.
+async fn queue_behind(
+    server: &Server,
+    busy: &std::sync::Arc<Mcp>,
+    n: usize,
+    first_id: i64,
+    word: &str,
+) -> Vec<tokio::task::JoinHandle<support::Reply>> {
+    let mut ahead = Vec::new();
+    for i in 0.. {
+        let before = obv_lane(server).await;
+        if before.queued >= n {
+            break;
+        }
+        let busy = std::sync::Arc::clone(busy);
+        let query = format!("{word}{i}");
+        ahead.push(tokio::spawn(async move {
+            busy.call_with_id(first_id + i, "obv_search", json!({"query": query}))
+                .await
+        }));
+        until_lane(server, "the call admitted or queued", |l| {
+            l.admitted_calls > before.admitted_calls || l.queued > before.queued
+        })
+        .await;
+    }
+    ahead
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
     let f = fakes().await;
@@ -260,15 +307,7 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
     let busy = std::sync::Arc::new(Mcp::initialize(url.clone()).await);
     drain(&busy, 0).await;
     // Three more of busy's calls wait ahead, so the next call waits about four seconds.
-    let mut ahead = Vec::new();
-    for i in 0..3 {
-        let busy = std::sync::Arc::clone(&busy);
-        ahead.push(tokio::spawn(async move {
-            busy.call_with_id(20_000 + i, "obv_search", json!({"query": format!("voor{i}")}))
-                .await
-        }));
-    }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let ahead = queue_behind(&server, &busy, 3, 20_000, "voor").await;
     let r = busy
         .post(
             json!({"jsonrpc": "2.0", "id": 30_000, "method": "tools/call", "params": {
@@ -298,7 +337,7 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
         "a session's answer is streamed"
     );
 
-    a_stateless_call_that_waits_streams_its_progress(&url).await;
+    a_stateless_call_that_waits_streams_its_progress(&server, &url).await;
     a_cancelled_call_is_withdrawn(&server, &busy).await;
     server.stop().await;
 }
@@ -307,7 +346,8 @@ async fn a_waiting_call_reports_progress_and_a_cancelled_one_is_withdrawn() {
 /// stateless answer is otherwise plain JSON. Its own earlier calls wait ahead of it
 /// (a stateless client is one session per address, FIFO within it), so it waits
 /// seconds, past the first progress tick, whatever the other sessions do.
-async fn a_stateless_call_that_waits_streams_its_progress(url: &str) {
+async fn a_stateless_call_that_waits_streams_its_progress(server: &Server, url: &str) {
+    let before = obv_lane(server).await;
     let mut ahead = Vec::new();
     for i in 0..3 {
         let earlier = Mcp::modern(url.to_owned());
@@ -317,7 +357,11 @@ async fn a_stateless_call_that_waits_streams_its_progress(url: &str) {
                 .await
         }));
     }
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let sent = before.admitted_calls + before.queued as u64 + 3;
+    until_lane(server, "the three earlier calls in", |l| {
+        l.admitted_calls + l.queued as u64 >= sent
+    })
+    .await;
     let modern = Mcp::modern(url.to_owned());
     let r = modern
         .post(
@@ -355,7 +399,11 @@ async fn a_stateless_call_that_waits_streams_its_progress(url: &str) {
 /// A call the client cancels while it waits is withdrawn from the queue (the bucket
 /// is empty again: the calls above just used what had refilled).
 async fn a_cancelled_call_is_withdrawn(server: &Server, busy: &std::sync::Arc<Mcp>) {
-    let before = obv_lane(server).await;
+    // Two of busy's calls wait ahead (whatever refilled is used first), so the call to
+    // cancel waits behind them, seconds from its turn.
+    let base = obv_lane(server).await;
+    let filling = queue_behind(server, busy, 2, 41_000, "vul").await;
+    let sent = base.admitted_calls + filling.len() as u64 + 1;
     let waiting = {
         let busy = std::sync::Arc::clone(busy);
         tokio::spawn(async move {
@@ -363,18 +411,25 @@ async fn a_cancelled_call_is_withdrawn(server: &Server, busy: &std::sync::Arc<Mc
                 .await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(obv_lane(server).await.queued, 1);
+    until_lane(server, "the call to cancel queued", |l| {
+        l.admitted_calls + l.queued as u64 == sent
+    })
+    .await;
     let n = busy
         .post(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 40_000}}))
         .await;
     assert!(n.status == 202 || n.status == 200, "{}", n.text);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let after = obv_lane(server).await;
-    assert_eq!(after.queued, 0, "withdrawn");
-    assert_eq!(after.cancelled_calls, before.cancelled_calls + 1);
-    assert_eq!(after.admitted_calls, before.admitted_calls, "costs nothing");
+    let after = until_lane(server, "the call withdrawn", |l| {
+        l.cancelled_calls > base.cancelled_calls
+    })
+    .await;
+    assert_eq!(after.cancelled_calls, base.cancelled_calls + 1);
     waiting.abort();
+    for f in filling {
+        structured(&f.await.unwrap());
+    }
+    let after = until_lane(server, "an empty queue", |l| l.queued == 0).await;
+    assert_eq!(after.admitted_calls, sent - 1, "the withdrawn call costs nothing");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

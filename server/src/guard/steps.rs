@@ -157,6 +157,7 @@ pub(super) async fn read_message(
         .and_then(|v| v.parse::<usize>().ok())
         .is_some_and(|n| n > limit)
     {
+        drain(body).await;
         return Err(too_large(limit));
     }
     let within = Duration::from_secs(state.config.connections.body_read_timeout_secs);
@@ -178,6 +179,29 @@ pub(super) async fn read_message(
         facts,
         json_body: is_json_content_type(&parts.headers),
     })
+}
+
+/// At most this much of a refused body is read and dropped before the refusal is sent.
+const DRAIN_BYTES: usize = 4 << 20;
+/// And for at most this long.
+const DRAIN_WITHIN: Duration = Duration::from_secs(2);
+
+/// Reads and drops what a client still sends of a body refused by its declared length
+/// (bounded by `DRAIN_BYTES` and `DRAIN_WITHIN`): a connection closed with unread bytes is
+/// reset, and a client still writing would then see a broken connection instead of the 413.
+async fn drain(body: Body) {
+    use futures_util::StreamExt;
+    let mut data = body.into_data_stream();
+    let reading = async {
+        let mut read = 0usize;
+        while let Some(Ok(chunk)) = data.next().await {
+            read += chunk.len();
+            if read > DRAIN_BYTES {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_WITHIN, reading).await;
 }
 
 /// 404 for a session opened with another user's token (or with one, asked without).
