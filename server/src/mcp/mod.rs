@@ -15,6 +15,7 @@
 //! layer and the clients do), or know of replicas (a [`route::Route`] is handed in).
 
 pub mod arguments;
+pub mod ask;
 pub mod fetch;
 pub mod ground;
 pub mod offers;
@@ -24,6 +25,7 @@ pub mod replay;
 pub mod route;
 mod scope;
 pub mod search;
+pub mod tasks;
 pub mod tool_call;
 pub mod tools;
 pub mod toolsets;
@@ -32,10 +34,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -60,6 +62,8 @@ pub struct Handler {
     /// What `initialize` and every stateless request are told (capabilities, name,
     /// instructions): built once per address, as the tools are.
     info: Arc<ServerConfig>,
+    /// The tasks made at this address ([`tasks`]).
+    tasks: Arc<tasks::Tasks>,
 }
 
 impl Handler {
@@ -97,6 +101,7 @@ impl Handler {
             scope,
             tools: Arc::new(tools),
             info: Arc::new(ServerConfig::new(ServerCapabilities::default())),
+            tasks: Arc::new(tasks::Tasks::default()),
         };
         handler.info = Arc::new(handler.server_config(instructions.join("\n\n")));
         handler
@@ -113,6 +118,13 @@ impl Handler {
         }
         if completions {
             capabilities.completions = Some(Default::default());
+        }
+        // Where a tool runs as a task for a client that declares the extension.
+        if self.tools.iter().any(|t| tasks::runs_as_task(&t.name)) {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("besluitbron", env!("CARGO_PKG_VERSION")))
@@ -333,12 +345,56 @@ impl ServerHandler for Handler {
         // future it gets from here into each request's task and through its stages, so
         // it gets a pointer, not the state. Every progress notification is handed over
         // before the result ([`progress`]).
+        let mut request = request;
+        // A name that fits several things is put to the person first, where the client
+        // can be asked ([`ask`]); nothing below runs for that answer.
+        let asked = Box::pin(ask::before(&mut request, &context, self.calls.request_timeout())).await?;
+        if let ask::Before::Ask(result) = asked {
+            return Ok(CallToolResponse::InputRequired(result));
+        }
+        // A `search` from a client that declares the Tasks extension answers at once with
+        // its task, which `tasks/get` reads ([`tasks`]). A task lives in the replica that
+        // made it, so with several replicas (where `tasks/get` may reach another) the search
+        // answers whole, as the extension allows.
+        let declares_tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());
+        if declares_tasks
+            && !self.calls.replicated()
+            && self.info.capabilities.supports_tasks()
+            && tasks::runs_as_task(&request.name)
+        {
+            let request = self.request(request, &context, None);
+            return Ok(CallToolResponse::Task(
+                self.tasks.start(Arc::clone(&self.calls), request),
+            ));
+        }
         let notifier = progress::Notifier::of(&context);
         let request = self.request(request, &context, notifier.as_ref());
         let result = Box::pin(self.calls.call(request)).await;
         progress::flush(notifier).await;
         result.map(CallToolResponse::Complete)
     }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks.get(&request.task_id, task_user(self, &context).as_deref())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .cancel(&request.task_id, task_user(self, &context).as_deref())
+    }
+}
+
+/// Who may read a task: the user a request's token vouched for (with authorization on).
+fn task_user(handler: &Handler, context: &RequestContext<RoleServer>) -> Option<String> {
+    caller_of(context, &handler.calls.trusted_proxies).user.clone()
 }
 
 /// The methods of MCP a client may send a server (2025-06-18 to 2026-07-28).

@@ -127,6 +127,11 @@ impl Calls {
         self.route.set(route)
     }
 
+    /// Whether calls may be routed to other replicas (several replicas share the work).
+    pub fn replicated(&self) -> bool {
+        self.route.get().is_some()
+    }
+
     /// The connectors served.
     pub fn registry(&self) -> &[&'static ConnectorSpec] {
         &self.registry

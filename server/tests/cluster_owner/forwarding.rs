@@ -42,6 +42,18 @@ async fn a_search_on_a_follower_asks_openbesluitvorming_at_its_owner() {
     assert_eq!(rs[owner].sent.load(Ordering::SeqCst), 1, "the owner asked the platform");
     assert_eq!(rs[follower].sent.load(Ordering::SeqCst), 0, "the follower did not");
     assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
+
+    // A task lives in the replica that made it, and the next request may reach another:
+    // with several replicas a client that declares the Tasks extension is answered whole.
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let reply = c
+        .post(json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": "gemeenteraad", "limit": 2},
+            "_meta": {"io.modelcontextprotocol/clientCapabilities": tasks}}}))
+        .await;
+    let answer = &reply.message.as_ref().expect("an answer")["result"];
+    assert_ne!(answer["resultType"], "task", "{answer}");
+    assert!(answer["structuredContent"]["platforms"].is_array(), "{answer}");
     for r in rs {
         r.stop().await;
     }

@@ -274,7 +274,11 @@ impl Mcp {
                 .entry("_meta")
                 .or_insert_with(|| json!({}));
             meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
-            meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+            // A request may declare capabilities of its own (elicitation, an extension).
+            meta.as_object_mut()
+                .expect("_meta object")
+                .entry("io.modelcontextprotocol/clientCapabilities")
+                .or_insert_with(|| json!({}));
         }
         let mut headers = vec![("mcp-method".to_owned(), method)];
         headers.extend(name.map(|n| ("mcp-name".to_owned(), n)));

@@ -1,0 +1,221 @@
+//! The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): a `search` from a
+//! client that declares the extension in its request answers `resultType: "task"` at
+//! once; the client polls `tasks/get`, which says which platforms have answered and
+//! which are pending, and carries the whole result when every platform has answered;
+//! `tasks/cancel` stops it.
+//!
+//! A task is the same `search` through the same call stack (arguments, route, time-out,
+//! each platform's queue and buffer), asked again while a platform is still pending: a
+//! part that answered is then a buffer hit, and a pending one joins its own request
+//! still running (coalesced), so a round costs the platforms nothing more. At most
+//! [`MAX_ROUNDS`] rounds; the last round's answer is the result, pending parts named.
+//!
+//! Invariants: a task id is rmcp's random UUID (122 random bits: unguessable); with
+//! authorization on, a task is read and cancelled only by the user whose call made it,
+//! and an id of another user's task is answered as unknown. Cancelling a task cancels
+//! its own call (the call layer gives up its waits; a platform request another caller
+//! also waits on is theirs and runs on). Tasks live in this replica's memory for
+//! [`TASK_TTL_MS`] after they are made (rmcp's [`TaskManager`] sweeps them).
+//!
+//! What this module does not do: run any tool but `search` as a task, or share tasks
+//! across replicas (a `tasks/get` at another replica answers "unknown task").
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResult, CreateTaskResult, GetTaskResult};
+use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::tool_call::{Calls, ToolRequest};
+use crate::call::{Progress, Report};
+
+/// How long a task is kept after it is made, in milliseconds.
+pub const TASK_TTL_MS: u64 = 15 * 60 * 1000;
+
+/// How often a client is asked to poll, in milliseconds.
+const POLL_INTERVAL_MS: u64 = 1_000;
+
+/// The most rounds of a search one task asks.
+pub const MAX_ROUNDS: usize = 6;
+
+/// The tools a client's task may run.
+const AS_TASKS: [&str; 1] = [super::search::NAME];
+
+/// This replica's tasks, and whose each one is.
+#[derive(Default)]
+pub struct Tasks {
+    manager: TaskManager,
+    /// Task id → the user who made it (with authorization on; `None` otherwise).
+    owners: Mutex<HashMap<String, Option<String>>>,
+}
+
+/// Whether a call of `tool` runs as a task for a client that declares the extension.
+pub fn runs_as_task(tool: &str) -> bool {
+    AS_TASKS.contains(&tool)
+}
+
+impl Tasks {
+    /// Starts `request` as a task over `calls`; the answer that names it.
+    pub fn start(&self, calls: Arc<Calls>, request: ToolRequest) -> CreateTaskResult {
+        let owner = request.caller.user.clone();
+        let options = TaskOptions::new()
+            .with_ttl_ms(TASK_TTL_MS)
+            .with_poll_interval_ms(POLL_INTERVAL_MS)
+            .with_status_message("asking the platforms");
+        let task = self.manager.spawn(options, move |cx| Box::pin(run(calls, request, cx)));
+        let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        // Forget the owners of tasks the manager has let go of.
+        owners.retain(|id, _| self.manager.get_task(id).is_ok());
+        owners.insert(task.task_id.clone(), owner);
+        CreateTaskResult::new(task)
+    }
+
+    /// `tasks/get` of `task_id` by `user`.
+    pub fn get(&self, task_id: &str, user: Option<&str>) -> Result<GetTaskResult, ErrorData> {
+        self.owned(task_id, user)?;
+        self.manager.get_task(task_id).map(GetTaskResult::new)
+    }
+
+    /// `tasks/cancel` of `task_id` by `user`.
+    pub fn cancel(&self, task_id: &str, user: Option<&str>) -> Result<(), ErrorData> {
+        self.owned(task_id, user)?;
+        self.manager.cancel_task(task_id)
+    }
+
+    /// Whether `user` may see `task_id`: the unknown-task error otherwise, the same as
+    /// for an id never made.
+    fn owned(&self, task_id: &str, user: Option<&str>) -> Result<(), ErrorData> {
+        let owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
+        match owners.get(task_id) {
+            Some(None) => Ok(()),
+            Some(Some(owner)) if Some(owner.as_str()) == user => Ok(()),
+            _ => Err(ErrorData::invalid_params(
+                format!("unknown task: {}", task_id.chars().take(64).collect::<String>()),
+                None,
+            )),
+        }
+    }
+}
+
+/// The platforms of a `search` result by where they stand: answered (ok or failed)
+/// and pending.
+fn standing(result: &CallToolResult) -> (Vec<String>, Vec<String>) {
+    let (mut answered, mut pending) = (Vec::new(), Vec::new());
+    let platforms = result
+        .structured_content
+        .as_ref()
+        .and_then(|v| v.get("platforms"))
+        .and_then(Value::as_array);
+    for p in platforms.into_iter().flatten() {
+        let name = p["name"]
+            .as_str()
+            .or(p["platform"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        match p["status"].as_str() {
+            Some("pending") => pending.push(name),
+            Some("ok" | "failed") => answered.push(name),
+            _ => {}
+        }
+    }
+    (answered, pending)
+}
+
+/// What `tasks/get` says of a search between rounds.
+fn status_message(answered: &[String], pending: &[String]) -> String {
+    let list = |names: &[String]| {
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.join(", ")
+        }
+    };
+    format!("answered: {}; pending: {}", list(answered), list(pending))
+}
+
+/// The task of `request`: its search asked until no platform is pending (at most
+/// [`MAX_ROUNDS`] rounds), or until the task is cancelled.
+async fn run(calls: Arc<Calls>, request: ToolRequest, cx: TaskContext) -> Result<CallToolResult, TaskExit> {
+    let ct = CancellationToken::new();
+    let reported = cx.clone();
+    let progress: Progress = Arc::new(move |report| {
+        if let Report::Answered { done, of, message } = report {
+            reported.set_status_message(format!("{message}; {} pending", of.saturating_sub(done)));
+        }
+    });
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let round = ToolRequest {
+            name: request.name.clone(),
+            arguments: request.arguments.clone(),
+            caller: Arc::clone(&request.caller),
+            replay: None,
+            progress: Some(Arc::clone(&progress)),
+            ct: ct.child_token(),
+        };
+        let result = tokio::select! {
+            result = calls.call(round) => result.map_err(TaskExit::Error)?,
+            () = cx.cancelled() => {
+                ct.cancel();
+                return Err(TaskExit::Cancelled);
+            }
+        };
+        let (answered, pending) = standing(&result);
+        cx.set_status_message(status_message(&answered, &pending));
+        if pending.is_empty() || result.is_error == Some(true) || rounds >= MAX_ROUNDS {
+            return Ok(result);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_search_result_is_read_as_platforms_answered_and_pending() {
+        let mut result = CallToolResult::success(Vec::new());
+        result.structured_content = Some(json!({"platforms": [
+            {"platform": "tk", "name": "Tweede Kamer", "status": "ok"},
+            {"platform": "obv", "name": "OpenBesluitvorming", "status": "pending"},
+            {"platform": "bwb", "name": "Wetten", "status": "failed"},
+            {"platform": "ob", "name": "Officiële bekendmakingen", "status": "no_keyword_search"},
+        ]}));
+        let (answered, pending) = standing(&result);
+        assert_eq!(answered, ["Tweede Kamer", "Wetten"]);
+        assert_eq!(pending, ["OpenBesluitvorming"]);
+        assert_eq!(
+            status_message(&answered, &pending),
+            "answered: Tweede Kamer, Wetten; pending: OpenBesluitvorming"
+        );
+        assert_eq!(status_message(&[], &[]), "answered: none; pending: none");
+    }
+
+    #[test]
+    fn a_task_of_a_user_is_theirs_alone_and_one_without_a_user_is_its_ids() {
+        let tasks = Tasks::default();
+        {
+            let mut owners = tasks.owners.lock().expect("owners");
+            owners.insert("mine".to_owned(), Some("alice".to_owned()));
+            owners.insert("open".to_owned(), None);
+        }
+        assert!(tasks.owned("mine", Some("alice")).is_ok());
+        let refused = tasks.owned("mine", Some("bob")).expect_err("another user's");
+        let unknown = tasks.owned("never", Some("bob")).expect_err("never made");
+        assert_eq!(refused.code, unknown.code, "another user's task is answered as unknown");
+        assert!(refused.message.contains("unknown task"), "{refused:?}");
+        assert!(tasks.owned("mine", None).is_err(), "no token, no task of a user");
+        assert!(tasks.owned("open", None).is_ok() && tasks.owned("open", Some("bob")).is_ok());
+    }
+
+    #[test]
+    fn only_search_runs_as_a_task() {
+        assert!(runs_as_task("search"));
+        assert!(!runs_as_task("fetch") && !runs_as_task("cvdr_search"));
+    }
+}
