@@ -482,10 +482,6 @@ fn the_checker_fails_a_reader_that_drops_a_passage_or_reads_metadata() {
 /// them. A file outside the catalogue must be in one of them; a folder listed here whose
 /// files the catalogue holds must leave the list (its reader came).
 const AWAITING_A_READER: &[(&str, &str)] = &[
-    (
-        "ob-chamber",
-        "ob_search's chamber filter and ob_document (the Eerste Kamer)",
-    ),
     ("woo", "the Woo publications connector"),
     ("eurlex", "the EUR-Lex connector"),
 ];

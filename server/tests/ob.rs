@@ -14,7 +14,7 @@ use std::time::Duration;
 use besluitbron_fakes::ob::{ObPublication, ObSettings, Renditions, ob_corpus, parse_cql};
 use besluitbron_server::platforms::HttpConfig;
 use besluitbron_server::platforms::http::{PlatformError, Retry};
-use besluitbron_server::platforms::ob::{ObClient, ObSearch, Publication, Term, cql};
+use besluitbron_server::platforms::ob::{Chamber, ObClient, ObSearch, Publication, Term, cql};
 use quickcheck::{QuickCheck, TestResult};
 use serde_json::{Value, json};
 use support::{Mcp, Reply, Server, config, fakes, temp_dir};
@@ -453,6 +453,176 @@ async fn an_empty_template_and_a_pdf_only_item_say_where_the_text_is() {
     server.stop().await;
 }
 
+fn chambers(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| h["chamber"].as_str().unwrap_or("none").to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_eerste_kamer_is_searched_by_chamber_and_each_hit_says_its_chamber() {
+    let (f, server) = start("ob-chamber").await;
+    let fake = ob_fake(&f);
+    let mut mcp = Mcp::initialize(server.url("/mcp/ob")).await;
+    let (text, v) = ok(&mcp
+        .call("ob_search", json!({"chamber": "eerste-kamer", "limit": 100}))
+        .await);
+    let want = expected(&ObSearch {
+        chamber: Some(Chamber::EersteKamer),
+        ..ObSearch::default()
+    });
+    // Generated items and real records (h-ek, kv-ek, ah-ek of corpus/ob-chamber/).
+    assert!(want.len() > 12, "{}", want.len());
+    assert!(want.iter().any(|p| p.renditions == Renditions::RealRecord));
+    assert_eq!(v["total"], json!(want.len()), "{text}");
+    assert_eq!(ids(&v), want.iter().map(|p| p.identifier.clone()).collect::<Vec<_>>());
+    assert!(chambers(&v).iter().all(|c| c == "eerste-kamer"), "{v}");
+    assert!(text.contains("of the Eerste Kamer der Staten-Generaal"), "{text}");
+    // With a journal: only the Eerste Kamer's Handelingen; the Tweede Kamer's apart.
+    let (_, senate) = ok(&mcp
+        .call(
+            "ob_search",
+            json!({"chamber": "eerste-kamer", "publication": "Handelingen", "limit": 100}),
+        )
+        .await);
+    let senate_ids = ids(&senate);
+    assert!(senate_ids.iter().any(|id| id == "h-ek-20202021-1-1"), "{senate}");
+    assert!(senate_ids.iter().all(|id| id.starts_with("h-ek-")), "{senate}");
+    let (_, house) = ok(&mcp
+        .call(
+            "ob_search",
+            json!({"chamber": "tweede-kamer", "publication": "Handelingen", "limit": 100}),
+        )
+        .await);
+    assert!(!ids(&house).is_empty());
+    assert!(ids(&house).iter().all(|id| id.starts_with("h-tk-")), "{house}");
+    assert!(chambers(&house).iter().all(|c| c == "tweede-kamer"), "{house}");
+    // No joint session in the corpus: an empty answer says what was searched.
+    let (text, joint) = ok(&mcp.call("ob_search", json!({"chamber": "verenigde-vergadering"})).await);
+    assert_eq!(joint["total"], json!(0));
+    assert!(text.contains("Verenigde Vergadering der Staten-Generaal"), "{text}");
+    // A chamber with a journal that has none, or an unknown chamber: refused unasked.
+    let before = fake.requests();
+    let said = err(&mcp
+        .call(
+            "ob_search",
+            json!({"chamber": "eerste-kamer", "publication": "Gemeenteblad"}),
+        )
+        .await);
+    assert!(said.contains("drop `chamber`"), "{said}");
+    let said = err(&mcp.call("ob_search", json!({"chamber": "senaat"})).await);
+    assert!(said.contains("eerste-kamer"), "{said}");
+    assert_eq!(fake.requests(), before);
+    // A generated Eerste Kamer Handeling reads as any publication, its chamber said.
+    let handeling = want
+        .iter()
+        .find(|p| p.identifier.starts_with("h-ek-") && p.renditions == Renditions::Full)
+        .expect("a generated Handeling");
+    let (text, doc) = ok(&mcp
+        .call("ob_document", json!({"id": handeling.identifier, "length": 100000}))
+        .await);
+    assert_eq!(doc["chamber"], json!("eerste-kamer"));
+    assert_eq!(page_text(&text, &doc), handeling.expected_text().unwrap());
+    // A real record without text in the corpus: its metadata, and no text said so.
+    let (text, doc) = ok(&mcp.call("ob_document", json!({"id": "h-ek-20202021-1-1"})).await);
+    assert_eq!(
+        (doc["title"].clone(), doc["chamber"].clone(), doc["has_text"].clone()),
+        (json!("Presentie en opening"), json!("eerste-kamer"), json!(false)),
+        "{doc}"
+    );
+    assert!(text.contains("lists no XML rendition and no PDF"), "{text}");
+    assert!(
+        text.contains("https://zoek.officielebekendmakingen.nl/h-ek-20202021-1-1.html"),
+        "{text}"
+    );
+    drop(f);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_at_mcp_passes_the_chamber_to_ob() {
+    let (f, server) = start("ob-chamber-search").await;
+    let mut all = Mcp::initialize(server.url("/mcp")).await;
+    let r = all
+        .call(
+            "search",
+            json!({"query": "stikstof", "chamber": "eerste-kamer", "platforms": ["ob", "obv"], "limit": 20}),
+        )
+        .await;
+    let groups = support::search_groups(&r);
+    assert!(groups["ob"].get("ignored").is_none(), "{}", groups["ob"]);
+    assert_eq!(groups["obv"]["ignored"], json!(["chamber"]), "{}", groups["obv"]);
+    let all_found = support::structured(&r);
+    let found: Vec<&Value> = all_found["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|x| x["platform"] == json!("ob"))
+        .collect();
+    let want = expected(&ObSearch {
+        terms: vec![Term::Word("stikstof".into())],
+        chamber: Some(Chamber::EersteKamer),
+        ..ObSearch::default()
+    });
+    assert!(!want.is_empty());
+    assert_eq!(
+        found.iter().map(|x| x["id"].as_str().unwrap_or("")).collect::<Vec<_>>(),
+        want.iter()
+            .map(|p| p.identifier.as_str())
+            .take(found.len())
+            .collect::<Vec<_>>()
+    );
+    assert!(!found.is_empty());
+    drop(f);
+    server.stop().await;
+}
+
+/// KOOP's own SRU answer of parliamentary items (`corpus/ob-chamber/`) read by the
+/// client's reader: every record, its creator and the chamber each hit says.
+#[test]
+fn the_real_parliamentary_records_say_their_chamber() {
+    use besluitbron_server::connectors::ob::render::Hit;
+    use besluitbron_server::platforms::koop::{SruVersion, parse_sru};
+    use besluitbron_server::platforms::ob::ObRecord;
+    let bytes = besluitbron_fakes::corpus::read("ob-chamber/plooi-oep-test_sru.xml").expect("the corpus file");
+    let page = parse_sru::<ObRecord>(SruVersion::V2_0, &bytes).expect("a real answer reads");
+    assert_eq!(
+        (page.number_of_records, page.next_record_position, page.records.len()),
+        (Some(76), Some(11), 10)
+    );
+    assert!(page.diagnostics.is_empty());
+    for r in &page.records {
+        let hit = Hit::from(r);
+        let want = if r.identifier.starts_with("h-ek-") {
+            "eerste-kamer"
+        } else {
+            "tweede-kamer"
+        };
+        assert_eq!(hit.chamber.as_deref(), Some(want), "{}", r.identifier);
+        assert_eq!(
+            r.organization_type.as_deref(),
+            Some("staten generaal"),
+            "{}",
+            r.identifier
+        );
+    }
+    let opening = besluitbron_fakes::corpus::read("ob-chamber/plooi-oep-test_sru_record_kst.xml").unwrap();
+    let page = parse_sru::<ObRecord>(SruVersion::V2_0, &opening).unwrap();
+    let kst = &page.records[0];
+    assert_eq!(
+        (
+            kst.identifier.as_str(),
+            kst.dossier.as_deref(),
+            kst.subnumber.as_deref()
+        ),
+        ("kst-35842-4", Some("35842"), Some("4"))
+    );
+    assert_eq!(Hit::from(kst).chamber.as_deref(), Some("tweede-kamer"));
+}
+
 /// Whatever text goes into the builder, the fake's strict parser accepts what comes
 /// out, and the query has exactly the clauses the arguments ask for: no argument text
 /// adds, removes or changes a clause.
@@ -476,6 +646,7 @@ fn qc_the_built_cql_always_parses_and_holds_only_the_clauses_asked_for() {
             document_type: Some(document_type.clone()),
             dossier: Some(dossier.clone()),
             publication: Some(Publication::KamervragenAanhangsel),
+            chamber: Some(Chamber::EersteKamer),
             ..ObSearch::default()
         };
         let built = search.cql().expect("no dates: always built");
@@ -494,6 +665,7 @@ fn qc_the_built_cql_always_parses_and_holds_only_the_clauses_asked_for() {
             }
         }
         want.push(("w.publicatienaam".to_owned(), "Kamervragen (Aanhangsel)".to_owned()));
+        want.push(("dt.creator".to_owned(), "Eerste Kamer der Staten-Generaal".to_owned()));
         for (index, value) in [
             ("dt.creator", &organization),
             ("dt.type", &document_type),

@@ -92,6 +92,7 @@ mod faults;
 mod handle;
 mod hostile;
 pub mod ob;
+mod ob_chamber;
 mod ob_corpus;
 mod ob_cql;
 pub mod obv;

@@ -24,7 +24,9 @@
 //!   for some), HTML and PDF as the corpus says. A real publication ([`Renditions::Real`])
 //!   has its XML — the file of `corpus/ob/`, byte for byte — and, where the corpus has them,
 //!   its `metadata` and `metadataowms` files, byte for byte; its record says only what
-//!   those files say. Anything else is 404. No rate limit is enforced (its numbers are
+//!   those files say. A real parliamentary record of `corpus/ob-chamber/`
+//!   ([`Renditions::RealRecord`]) has no text rendition, only its `metadataowms` file where
+//!   the corpus has one. Anything else is 404. No rate limit is enforced (its numbers are
 //!   unpublished); the 429 storm stands in for one.
 //!
 //! What this fake does not do: SRU `explain` beyond its version, `scan`, the `odt`
@@ -108,7 +110,7 @@ pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
 });
 
 impl FakePlatform for Fake {
-    const CORPUS: &'static [&'static str] = &["ob"];
+    const CORPUS: &'static [&'static str] = &["ob", "ob-chamber"];
 
     type Own = ObSettings;
 
@@ -324,7 +326,7 @@ async fn rendition(
     if asked != expected || !p.manifestations().contains(&manifestation.as_str()) {
         return not_found();
     }
-    if p.renditions == Renditions::Real {
+    if matches!(p.renditions, Renditions::Real | Renditions::RealRecord) {
         // The file as the corpus has it, byte for byte.
         return match p.real_file(&manifestation) {
             Some(bytes) => xml(bytes),

@@ -1,6 +1,8 @@
 //! The Officiële Bekendmakingen fake's data: a few hundred publications across the
-//! journals, generated from a fixed seed, with their renditions; then the real
-//! publications of the corpus (`corpus/ob/`), each described by what its own files say.
+//! journals, generated from a fixed seed, with their renditions; a few Eerste Kamer items
+//! ([`crate::ob_chamber`]); then the real publications of the corpus (`corpus/ob/`), each
+//! described by what its own files say, and the real parliamentary records of
+//! `corpus/ob-chamber/`.
 //!
 //! Invariants: generation reads no clock and no ambient randomness; publications keep
 //! their generation order (the fake's relevance order), the real ones last; identifiers
@@ -40,6 +42,9 @@ pub enum Renditions {
     /// A real publication of the corpus: its XML rendition, and its `metadata` and
     /// `metadataowms` files where the corpus has them, each served as the file is.
     Real,
+    /// A real parliamentary item of `corpus/ob-chamber/`: its record only, and its
+    /// `metadataowms` file where the corpus has one (no text: the corpus holds none).
+    RealRecord,
 }
 
 /// One publication.
@@ -105,6 +110,8 @@ impl ObPublication {
             Renditions::Full | Renditions::EmptyTemplate => &["html", "pdf", "xml"],
             Renditions::Real if self.real_file("metadata").is_some() => &["metadata", "metadataowms", "xml"],
             Renditions::Real => &["xml"],
+            Renditions::RealRecord if self.real_file("metadataowms").is_some() => &["metadataowms"],
+            Renditions::RealRecord => &[],
         }
     }
 
@@ -118,6 +125,11 @@ impl ObPublication {
     /// A real publication's file of `manifestation` (`xml`, `metadata`, `metadataowms`),
     /// byte for byte; `None` for a generated one or a file the corpus lacks.
     pub fn real_file(&self, manifestation: &str) -> Option<&'static [u8]> {
+        if self.renditions == Renditions::RealRecord {
+            return (manifestation == "metadataowms")
+                .then(|| crate::ob_chamber::owms_file(&self.identifier))
+                .flatten();
+        }
         if self.renditions != Renditions::Real {
             return None;
         }
@@ -372,12 +384,14 @@ impl ObCorpus {
                 renditions,
             });
         }
+        publications.extend(crate::ob_chamber::generated());
         publications.extend(
             real::ob()
                 .iter()
                 .filter(|f| !f.stem().contains(".metadata"))
                 .map(real_publication),
         );
+        publications.extend(crate::ob_chamber::real_items());
         ObCorpus { publications }
     }
 
@@ -477,7 +491,8 @@ mod tests {
     fn identifiers_are_unique_and_dates_in_order() {
         let c = ObCorpus::generate();
         let real = real::ob().iter().filter(|f| !f.stem().contains(".metadata")).count();
-        assert_eq!(c.publications.len(), PUBLICATION_COUNT + real);
+        let chamber = crate::ob_chamber::EERSTE_KAMER_COUNT + crate::ob_chamber::real_items().len();
+        assert_eq!(c.publications.len(), PUBLICATION_COUNT + real + chamber);
         let ids: std::collections::BTreeSet<&str> = c.publications.iter().map(|p| p.identifier.as_str()).collect();
         assert_eq!(ids.len(), c.publications.len(), "unique identifiers");
         assert!(c.publications.iter().all(|p| p.date <= p.available));
@@ -486,6 +501,7 @@ mod tests {
             Renditions::PdfOnly,
             Renditions::EmptyTemplate,
             Renditions::Real,
+            Renditions::RealRecord,
         ] {
             assert!(c.publications.iter().any(|p| p.renditions == kind), "{kind:?}");
         }

@@ -101,6 +101,12 @@ pub(crate) fn ob() -> &'static [RealFile] {
     served("ob")
 }
 
+/// Every parliamentary record of the corpus (`corpus/ob-chamber/`): SRU records and
+/// `metadata_owms` files of Tweede and Eerste Kamer items.
+pub(crate) fn ob_chamber() -> &'static [RealFile] {
+    served("ob-chamber")
+}
+
 /// Every `/uitspraken/content` answer of the corpus, named by its ECLI with `_` for `:`.
 pub(crate) fn rechtspraak() -> &'static [RealFile] {
     served("rechtspraak")

@@ -32,7 +32,7 @@ use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::ob::{
-    DEFAULT_LIMIT, DateField, MAX_LIMIT, ObClient, ObSearch, Publication, SortOrder, Term, check_start, cql,
+    Chamber, DEFAULT_LIMIT, DateField, MAX_LIMIT, ObClient, ObSearch, Publication, SortOrder, Term, check_start, cql,
 };
 use crate::text::{Caps, TextError, read_xml};
 pub use ids::{MAX_ID_CHARS, is_identifier};
@@ -91,7 +91,7 @@ const INSTRUCTIONS: &str = "Officiële Bekendmakingen (ob_*): every official pub
 const GUIDE: &str = "Officiële Bekendmakingen (ob_* tools): every official publication of Dutch government \
 — Gemeenteblad, Provinciaal blad, Waterschapsblad, Staatscourant, Staatsblad, Tractatenblad, Kamerstukken, \
 Handelingen and Kamervragen — the publication that made a decision law. ob_search finds publications by words and \
-filters (journal, organisation, document type, dossier, dates); ob_document reads one publication's full text, the \
+filters (journal, organisation, document type, dossier, chamber, dates); ob_document reads one publication's full text, the \
 expensive path, kept for weeks once read.";
 
 fn open(config: &Config) -> Result<Client, PlatformError> {
@@ -165,6 +165,11 @@ pub struct SearchArgs {
     #[serde(default)]
     #[schemars(length(max = 200))]
     pub dossier: Option<String>,
+    /// Only parliamentary items (Kamerstukken, Handelingen, Kamervragen, agendas) of
+    /// this chamber; `verenigde-vergadering` is the joint session.
+    #[serde(default)]
+    #[schemars(length(max = 24), extend("enum" = ["tweede-kamer", "eerste-kamer", "verenigde-vergadering", null]))]
+    pub chamber: Option<String>,
     /// First day.
     #[serde(default)]
     #[schemars(length(max = 10), extend("format" = "date"))]
@@ -230,6 +235,7 @@ impl SearchArgs {
             ("organization", given(&self.organization)),
             ("document_type", given(&self.document_type)),
             ("dossier", given(&self.dossier)),
+            ("chamber", given(&self.chamber)),
             ("date_from", given(&self.date_from)),
             ("date_to", given(&self.date_to)),
             (
@@ -286,6 +292,23 @@ impl SearchArgs {
                 Some(one_of("publication", &p, &choices)?)
             }
         };
+        let chamber = match bounded("chamber", &self.chamber, 24)? {
+            None => None,
+            Some(c) => {
+                let choices: Vec<(&str, Chamber)> = Chamber::ALL.iter().map(|c| (c.as_str(), *c)).collect();
+                Some(one_of("chamber", &c, &choices)?)
+            }
+        };
+        if let (Some(c), Some(p)) = (chamber, publication)
+            && !Chamber::applies_to(p)
+        {
+            return Err(format!(
+                "`chamber` {} narrows parliamentary publications (Kamerstuk, Handelingen, Kamervragen, \
+                 Niet-dossierstuk, Agenda), not {}: drop `chamber` or choose one of those",
+                c.as_str(),
+                p.as_str()
+            ));
+        }
         let date_field = match bounded("date_field", &self.date_field, 16)? {
             None => DateField::Published,
             Some(f) => one_of(
@@ -315,6 +338,7 @@ impl SearchArgs {
             organization: bounded("organization", &self.organization, MAX_FILTER_CHARS)?,
             document_type: bounded("document_type", &self.document_type, MAX_FILTER_CHARS)?,
             dossier: bounded("dossier", &self.dossier, MAX_FILTER_CHARS)?,
+            chamber,
             date_from,
             date_to,
             date_field,
@@ -342,6 +366,9 @@ fn describe(search: &ObSearch) -> String {
     }
     if let Some(p) = search.publication {
         parts.push(format!("in {}", p.as_str()));
+    }
+    if let Some(c) = search.chamber {
+        parts.push(format!("of the {}", c.creator()));
     }
     for (label, value) in [
         ("organisation type", &search.organization_type),
@@ -711,5 +738,35 @@ mod tests {
             ..SearchArgs::default()
         };
         assert!(journal.search().unwrap_err().contains("`Provinciaal blad`"));
+        assert_eq!(
+            p["chamber"]["enum"],
+            serde_json::json!(["tweede-kamer", "eerste-kamer", "verenigde-vergadering", null])
+        );
+        let (senate, _, _) = SearchArgs {
+            chamber: Some("Eerste-Kamer".into()),
+            publication: Some("Handelingen".into()),
+            ..SearchArgs::default()
+        }
+        .search()
+        .unwrap();
+        assert_eq!(senate.chamber, Some(Chamber::EersteKamer));
+        assert_eq!(
+            describe(&senate),
+            "all publications, in Handelingen, of the Eerste Kamer der Staten-Generaal"
+        );
+        let unknown = SearchArgs {
+            chamber: Some("senaat".into()),
+            ..SearchArgs::default()
+        };
+        assert_eq!(
+            unknown.search().unwrap_err(),
+            "`chamber` must be one of `tweede-kamer`, `eerste-kamer`, `verenigde-vergadering`"
+        );
+        let municipal = SearchArgs {
+            chamber: Some("tweede-kamer".into()),
+            publication: Some("Gemeenteblad".into()),
+            ..SearchArgs::default()
+        };
+        assert!(municipal.search().unwrap_err().contains("not Gemeenteblad"));
     }
 }

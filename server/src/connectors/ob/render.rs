@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::call::Structure;
 use crate::call::{Rendered, provenance};
 use crate::connectors::vocabulary::{Item, Listing, Tally};
-use crate::platforms::ob::{MAX_START_RECORD, ObRecord, SearchPage};
+use crate::platforms::ob::{Chamber, MAX_START_RECORD, ObRecord, SearchPage};
 
 /// One publication as a search hit (and as the metadata of `ob_document`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -36,6 +36,10 @@ pub struct Hit {
     pub document_type: Option<String>,
     /// The parliamentary dossier, for Kamerstukken.
     pub dossier: Option<String>,
+    /// The chamber of a parliamentary item (`tweede-kamer`, `eerste-kamer`,
+    /// `verenigde-vergadering`), where its record says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chamber: Option<String>,
     /// The publication date.
     pub published: Option<String>,
     /// The document's own date (dagtekening).
@@ -64,6 +68,7 @@ impl From<&ObRecord> for Hit {
             organization_type: r.organization_type.clone(),
             document_type: r.document_type.clone(),
             dossier: r.dossier.clone(),
+            chamber: Chamber::of(&r.identifier, &r.creators).map(|c| c.as_str().to_owned()),
             published: r.available.clone(),
             document_date: r.date.clone(),
             subjects: r.subjects.clone(),
@@ -87,6 +92,14 @@ impl Hit {
         let _ = write!(line, ": {}", self.title);
         if !self.organizations.is_empty() {
             let _ = write!(line, " — {}", self.organizations.join(", "));
+        }
+        // The chamber, unless an organisation already names it.
+        if let Some(c) = Chamber::ALL
+            .into_iter()
+            .find(|c| self.chamber.as_deref() == Some(c.as_str()))
+            .filter(|c| !self.organizations.iter().any(|o| o == c.creator()))
+        {
+            let _ = write!(line, " — {}", c.creator());
         }
         if let Some(d) = &self.published {
             let _ = write!(line, "; published {d}");
@@ -128,6 +141,10 @@ pub struct Publication {
     pub organization_type: Option<String>,
     /// The parliamentary dossier, for Kamerstukken.
     pub dossier: Option<String>,
+    /// The chamber of a parliamentary item: `tweede-kamer`, `eerste-kamer` or
+    /// `verenigde-vergadering` (absent when the record does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chamber: Option<String>,
     /// The document's own date (dagtekening).
     pub document_date: Option<String>,
     /// Subjects.
@@ -156,6 +173,7 @@ impl Publication {
             organizations: h.organizations.clone(),
             organization_type: h.organization_type.clone(),
             dossier: h.dossier.clone(),
+            chamber: h.chamber.clone(),
             document_date: h.document_date.clone(),
             subjects: h.subjects.clone(),
             pdf_url: h.pdf_url.clone(),
@@ -504,18 +522,35 @@ pub fn document(record: &RecordAnswer, text: TextSource<'_>, served: Served, off
                 provenance(served)
             )
         }
-        TextSource::None => {
-            out.note = Some("PDF only: the text is in the PDF".to_owned());
-            format!(
-                "{head}{}.\nThis publication has no XML rendition; its text is in the PDF: {pdf}",
-                provenance(served)
-            )
-        }
+        TextSource::None => no_rendition(p, &head, served, &mut out.note),
     };
     Rendered {
         text,
         // A plain struct of strings and numbers: serializing it cannot fail.
         structured: Structure::Own(serde_json::to_value(&out).unwrap_or_default()),
+    }
+}
+
+/// `ob_document`'s text where the record lists no XML rendition: the PDF it lists, or
+/// that it lists none (a record without text renditions), never an empty text.
+fn no_rendition(p: &Hit, head: &str, served: Served, note: &mut Option<String>) -> String {
+    match &p.pdf_url {
+        Some(pdf) => {
+            *note = Some("PDF only: the text is in the PDF".to_owned());
+            format!(
+                "{head}{}.\nThis publication has no XML rendition; its text is in the PDF: {pdf}",
+                provenance(served)
+            )
+        }
+        None => {
+            *note = Some("no text rendition listed".to_owned());
+            format!(
+                "{head}{}.\nThe record lists no XML rendition and no PDF: there is no text to read here. \
+                 The page for people: {}",
+                provenance(served),
+                p.url.as_deref().unwrap_or("none given")
+            )
+        }
     }
 }
 
@@ -696,6 +731,19 @@ mod tests {
             "ob_document_pdf_only",
             &document(&pdf_only, TextSource::None, Served::Cached, 0, 30),
             &pdf_only,
+        );
+        // A record that lists no text rendition at all: said, with the page for people.
+        let mut bare = record(9, &["metadataowms"]);
+        bare.pdf_url = None;
+        let none = RecordAnswer {
+            publication: Hit::from(&bare),
+            xml_url: None,
+            pdf_item_url: None,
+        };
+        let said = document(&none, TextSource::None, Served::Fetched, 0, 30).text;
+        assert!(
+            said.contains("lists no XML rendition and no PDF") && !said.contains("in the PDF"),
+            "{said}"
         );
         // A PDF-only publication whose PDF was read, and one that is a scan.
         let read = TextAnswer::Text {

@@ -99,6 +99,83 @@ impl Publication {
     }
 }
 
+/// A chamber of the States General, as the platform names it in a parliamentary item's
+/// creator (`dcterms:creator scheme="OVERHEID.StatenGeneraal"`, PLATFORMS.md §12a.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Chamber {
+    /// The Tweede Kamer (House of Representatives).
+    TweedeKamer,
+    /// The Eerste Kamer (Senate).
+    EersteKamer,
+    /// Both chambers in joint session.
+    VerenigdeVergadering,
+}
+
+impl Chamber {
+    /// Every chamber, in the schema's order.
+    pub const ALL: [Chamber; 3] = [
+        Chamber::TweedeKamer,
+        Chamber::EersteKamer,
+        Chamber::VerenigdeVergadering,
+    ];
+
+    /// The name the tools take and show.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Chamber::TweedeKamer => "tweede-kamer",
+            Chamber::EersteKamer => "eerste-kamer",
+            Chamber::VerenigdeVergadering => "verenigde-vergadering",
+        }
+    }
+
+    /// The creator the platform writes for the chamber (`dt.creator==`, exact). The
+    /// Tweede and Eerste Kamer's are in real records; the joint session's is read from
+    /// the platform's HTML metadata by third parties (not yet seen in an SRU record).
+    pub const fn creator(self) -> &'static str {
+        match self {
+            Chamber::TweedeKamer => "Tweede Kamer der Staten-Generaal",
+            Chamber::EersteKamer => "Eerste Kamer der Staten-Generaal",
+            Chamber::VerenigdeVergadering => "Verenigde Vergadering der Staten-Generaal",
+        }
+    }
+
+    /// The chamber of a publication, from its creators (exact), else from its identifier's
+    /// prefix, which carries the chamber for Handelingen, their Aanhangsel, Kamervragen
+    /// and agendas (`h-ek-…`, `ah-tk-…`, `kv-ek-…`, `ag-tk-…`). `None` when neither says
+    /// (a Kamerstuk's `kst-…` does not).
+    pub fn of(identifier: &str, creators: &[String]) -> Option<Chamber> {
+        if let Some(c) = Chamber::ALL
+            .into_iter()
+            .find(|c| creators.iter().any(|n| n == c.creator()))
+        {
+            return Some(c);
+        }
+        let mut parts = identifier.splitn(3, '-');
+        let (series, house) = (parts.next()?, parts.next()?);
+        if !matches!(series, "h" | "ah" | "kv" | "ag") || parts.next().is_none() {
+            return None;
+        }
+        match house {
+            "tk" => Some(Chamber::TweedeKamer),
+            "ek" => Some(Chamber::EersteKamer),
+            _ => None,
+        }
+    }
+
+    /// Whether items of `publication` have a chamber: the parliamentary series.
+    pub const fn applies_to(publication: Publication) -> bool {
+        matches!(
+            publication,
+            Publication::Kamerstuk
+                | Publication::Handelingen
+                | Publication::KamervragenAanhangsel
+                | Publication::KamervragenZonderAntwoord
+                | Publication::NietDossierstuk
+                | Publication::Agenda
+        )
+    }
+}
+
 /// Which date a range applies to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum DateField {
@@ -191,6 +268,8 @@ pub struct ObSearch {
     pub document_type: Option<String>,
     /// Only this dossier number (`w.dossiernummer`).
     pub dossier: Option<String>,
+    /// Only parliamentary items of this chamber (`dt.creator==`, exact).
+    pub chamber: Option<Chamber>,
     /// First day, `YYYY-MM-DD`.
     pub date_from: Option<String>,
     /// Last day (inclusive), `YYYY-MM-DD`.
@@ -258,6 +337,10 @@ impl ObSearch {
             // Publication names are ours (an enum), but quoted like any value.
             clauses.push(format!("w.publicatienaam=\"{}\"", p.as_str()));
         }
+        if let Some(c) = self.chamber {
+            // The creator's name is ours (an enum), quoted like any value.
+            clauses.push(format!("dt.creator==\"{}\"", c.creator()));
+        }
         let filters = [
             ("w.organisatietype", "=", &self.organization_type),
             ("dt.creator", "=", &self.organization),
@@ -318,6 +401,7 @@ mod tests {
             organization: Some("Utrecht (gemeente)".into()),
             document_type: Some("Verordening".into()),
             dossier: Some("36600".into()),
+            chamber: Some(Chamber::EersteKamer),
             date_from: Some("2026-01-01".into()),
             date_to: Some("2026-06-30".into()),
             date_field: DateField::Document,
@@ -326,7 +410,8 @@ mod tests {
         assert_eq!(
             search.cql().unwrap(),
             "c.product-area==\"officielepublicaties\" AND cql.textAndIndexes=\"parkeren\" AND \
-             w.publicatienaam=\"Kamervragen (Aanhangsel)\" AND w.organisatietype=\"gemeente\" AND \
+             w.publicatienaam=\"Kamervragen (Aanhangsel)\" AND dt.creator==\"Eerste Kamer der Staten-Generaal\" AND \
+             w.organisatietype=\"gemeente\" AND \
              dt.creator=\"Utrecht (gemeente)\" AND dt.type=\"Verordening\" AND w.dossiernummer==\"36600\" AND \
              dt.date>=2026-01-01 AND dt.date<=2026-06-30"
         );
@@ -362,6 +447,27 @@ mod tests {
             ..ObSearch::default()
         };
         assert!(impossible.cql().unwrap().contains("dt.available<=2026-02-29"));
+    }
+
+    #[test]
+    fn a_chamber_is_read_from_the_creator_else_the_identifier() {
+        let tk = vec!["Tweede Kamer der Staten-Generaal".to_owned()];
+        let ek = vec!["Eerste Kamer der Staten-Generaal".to_owned()];
+        assert_eq!(Chamber::of("kst-35842-4", &tk), Some(Chamber::TweedeKamer));
+        assert_eq!(Chamber::of("kst-35842-A", &ek), Some(Chamber::EersteKamer));
+        assert_eq!(Chamber::of("h-ek-20202021-1-1", &[]), Some(Chamber::EersteKamer));
+        assert_eq!(Chamber::of("ah-tk-20202021-3235", &[]), Some(Chamber::TweedeKamer));
+        assert_eq!(Chamber::of("kv-ek-215160000", &[]), Some(Chamber::EersteKamer));
+        assert_eq!(
+            Chamber::of("kst-35842-4", &[]),
+            None,
+            "a Kamerstuk's id says no chamber"
+        );
+        assert_eq!(Chamber::of("kv-2989900822", &[]), None);
+        assert_eq!(Chamber::of("h-ek", &[]), None);
+        assert_eq!(Chamber::of("gmb-2026-1", &["Utrecht".to_owned()]), None);
+        assert!(Chamber::applies_to(Publication::Handelingen));
+        assert!(!Chamber::applies_to(Publication::Gemeenteblad));
     }
 
     #[test]

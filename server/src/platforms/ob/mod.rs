@@ -25,7 +25,7 @@ use reqwest::Url;
 
 use super::http::{self, HttpConfig, PlatformError};
 use super::koop::{self, Collection, SruService, SruVersion};
-pub use cql::{CqlError, DateField, ObSearch, Publication, SortOrder, Term};
+pub use cql::{Chamber, CqlError, DateField, ObSearch, Publication, SortOrder, Term};
 pub use wire::{Manifestation, ObRecord};
 
 /// Errors of the Officiële Bekendmakingen client (the shared platform error type).
