@@ -310,20 +310,7 @@ impl AppBuilder {
         // Access tokens (`BesluitBron.Auth`): the checks, and the issuer's keys read when
         // the first token arrives.
         let auth = crate::auth::Auth::new(&config.auth, &config.contact, clock)?.map(Arc::new);
-        let guard = Arc::new(GuardState {
-            auth: auth.clone(),
-            session_users: Mutex::default(),
-            limits: Mutex::new(ClientLimits::new(config.mcp_rate_limit)),
-            initializes: Mutex::new(initialize_limits(&config)),
-            shared_limits: shared_limits(&config, engine.as_ref()),
-            config,
-            clock,
-            metrics,
-            session_managers: routes.iter().map(|r| Arc::clone(&r.sessions)).collect(),
-            accepting: AtomicBool::new(true),
-            answering: AtomicUsize::new(0),
-            streams: Mutex::default(),
-        });
+        let guard = guard_state(config, auth.clone(), clock, metrics, engine.as_ref(), &routes);
         let page = Arc::new(PageState::new(Arc::clone(&guard), Arc::clone(&calls), stores.clone()));
         let admin_listener = bind_admin(&guard.config)?;
         let admin_addr = admin_listener.as_ref().map(|l| l.local_addr()).transpose()?;
@@ -584,6 +571,32 @@ fn replays(config: &Config, clock: Clock, engine: Option<&Engine>, metrics: &Arc
         crate::engine::replays::SharedReplays::new(e.clone(), Duration::from_secs(120), running_for)
     }))
     .with_metrics(Arc::clone(metrics))
+}
+
+/// The request guard's state over `routes`: access tokens, the client limits (local, and on
+/// the shared engine with several replicas), the sessions' managers.
+fn guard_state(
+    config: Config,
+    auth: Option<Arc<crate::auth::Auth>>,
+    clock: Clock,
+    metrics: Arc<Metrics>,
+    engine: Option<&Engine>,
+    routes: &[McpRoute],
+) -> Arc<GuardState> {
+    Arc::new(GuardState {
+        auth,
+        session_users: Mutex::default(),
+        limits: Mutex::new(ClientLimits::new(config.mcp_rate_limit)),
+        initializes: Mutex::new(initialize_limits(&config)),
+        shared_limits: shared_limits(&config, engine),
+        config,
+        clock,
+        metrics,
+        session_managers: routes.iter().map(|r| Arc::clone(&r.sessions)).collect(),
+        accepting: AtomicBool::new(true),
+        answering: AtomicUsize::new(0),
+        streams: Mutex::default(),
+    })
 }
 
 /// The client limits on the shared engine, with several replicas.

@@ -415,9 +415,24 @@ async fn a_connector_defined_in_a_test_is_served_like_the_registrys_own() {
         .build()
         .expect("build");
     let server = Server::serve(app, Duration::from_secs(5)).await;
-    let sends = |platform: &str| sent.lock().unwrap().iter().filter(|s| s.0 == platform).count();
 
-    // Listed at its addresses, and `search` and `fetch` at /mcp take it in.
+    listed_at_its_addresses(&server).await;
+    let mut mcp = Mcp::initialize(server.url("/mcp")).await;
+    mcp.list_tools().await;
+    searched_and_fetched(&mut mcp, &sent).await;
+    buffered(&mut mcp, &sent).await;
+    one_bucket_and_one_fair_queue(&server, &sent).await;
+    counted_and_shown(&server).await;
+    server.stop().await;
+}
+
+/// How many calls went out to `platform`.
+fn sends(sent: &Arc<Mutex<Vec<Sent>>>, platform: &str) -> usize {
+    sent.lock().unwrap().iter().filter(|s| s.0 == platform).count()
+}
+
+/// Listed at its addresses, and `search` at /mcp may ask both test platforms.
+async fn listed_at_its_addresses(server: &Server) {
     for path in ["/mcp/plug", "/plug/mcp"] {
         let mut mcp = Mcp::initialize(server.url(path)).await;
         let mut names: Vec<String> = mcp
@@ -439,8 +454,10 @@ async fn a_connector_defined_in_a_test_is_served_like_the_registrys_own() {
             .is_some_and(|c| c.contains(&json!("plug")) && c.contains(&json!("plugtwo"))),
         "{choices}"
     );
+}
 
-    // Searched by `search`, its results read by `fetch` through its id form.
+/// Searched by `search`, its results read by `fetch` through its id form.
+async fn searched_and_fetched(mcp: &mut Mcp, sent: &Arc<Mutex<Vec<Sent>>>) {
     let reply = mcp
         .call(
             "search",
@@ -459,7 +476,7 @@ async fn a_connector_defined_in_a_test_is_served_like_the_registrys_own() {
     assert_eq!(first["id"], "PLUG-1", "{first}");
     assert_eq!(first["tool"], "plug_read", "{first}");
     assert_eq!(first["date"], "2026-03-01", "{first}");
-    assert_eq!((sends("plug"), sends("plugtwo")), (1, 1));
+    assert_eq!((sends(sent, "plug"), sends(sent, "plugtwo")), (1, 1));
     let read = mcp.call("fetch", json!({"id": "PLUG-1"})).await;
     let fetched = structured(&read);
     assert_eq!(
@@ -475,18 +492,22 @@ async fn a_connector_defined_in_a_test_is_served_like_the_registrys_own() {
         "{}",
         wrong.text
     );
+}
 
-    // Buffered: the same question again asks the platform nothing.
-    let before = sends("plug");
+/// Buffered: the same question again asks the platform nothing.
+async fn buffered(mcp: &mut Mcp, sent: &Arc<Mutex<Vec<Sent>>>) {
+    let before = sends(sent, "plug");
     let again = mcp.call("fetch", json!({"id": "PLUG-1"})).await;
     assert_eq!(structured(&again)["text"], "The text of PLUG-1.");
     let again = mcp.call("plug_search", json!({"query": "fietsparkeren"})).await;
     assert_eq!(structured(&again)["total"], 2);
-    assert_eq!(sends("plug"), before, "both answered from the buffer");
+    assert_eq!(sends(sent, "plug"), before, "both answered from the buffer");
+}
 
-    // One bucket and one fair queue for both: a flood of distinct searches from one
-    // session on both platforms (with a budget each, their two bursts would go out at
-    // once), then one other session's search, which goes next.
+/// One bucket and one fair queue for both: a flood of distinct searches from one
+/// session on both platforms (with a budget each, their two bursts would go out at
+/// once), then one other session's search, which goes next.
+async fn one_bucket_and_one_fair_queue(server: &Server, sent: &Arc<Mutex<Vec<Sent>>>) {
     let flood: Vec<_> = {
         let url = server.url("/mcp");
         let mut flooder = Mcp::initialize(url).await;
@@ -540,8 +561,10 @@ async fn a_connector_defined_in_a_test_is_served_like_the_registrys_own() {
     let mut at: Vec<Instant> = sent.lock().unwrap().iter().map(|s| s.2).collect();
     at.sort();
     assert_eq!(one_bucket_exceeded(&at), None, "{at:?}");
+}
 
-    // Counted in metrics, shown on the status page.
+/// Counted in metrics, shown on the status page.
+async fn counted_and_shown(server: &Server) {
     let http = reqwest::Client::new();
     let metrics = http
         .get(server.url("/metrics"))
@@ -565,7 +588,6 @@ async fn a_connector_defined_in_a_test_is_served_like_the_registrys_own() {
     for needle in ["\"plug\"", "\"plugtwo\"", "plug-service"] {
         assert!(status.contains(needle), "{needle} in /status.json: {status}");
     }
-    server.stop().await;
 }
 
 /// Where more calls went out than one bucket of `PLUG_SERVICE` allows (its burst plus

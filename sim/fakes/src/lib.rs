@@ -95,6 +95,7 @@ pub mod ob;
 mod ob_chamber;
 mod ob_corpus;
 mod ob_cql;
+mod ob_publication;
 pub mod obv;
 mod obv_corpus;
 mod odata;

@@ -15,7 +15,9 @@
 //! What this module does not do: the joint session's items (no record of one was found),
 //! or the `html`, `odt`, `pdf` and `xml` renditions a real record lists.
 
-use crate::ob_corpus::{ObPublication, Renditions};
+#[cfg(test)]
+use crate::ob_publication::owms_file;
+use crate::ob_publication::{ObPublication, Renditions};
 use crate::real::{self, Element, RealFile};
 use crate::{day, days_after, mix64, pick};
 
@@ -141,19 +143,6 @@ pub fn real_items() -> Vec<ObPublication> {
         add(&parse(file), file.path);
     }
     items
-}
-
-/// The `metadata_owms` file of the item `identifier`, byte for byte.
-pub fn owms_file(identifier: &str) -> Option<&'static [u8]> {
-    real::ob_chamber()
-        .iter()
-        .filter(|f| f.stem().contains("metadata_owms"))
-        .find(|f| {
-            parse(f)
-                .find("identifier")
-                .is_some_and(|e| e.text_without(&[], "") == identifier)
-        })
-        .map(|f| f.bytes)
 }
 
 fn parse(file: &RealFile) -> Element {

@@ -38,8 +38,9 @@ pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
 /// The MIME type of a view.
 pub const MIME: &str = "text/html;profile=mcp-app";
 
-/// How long a host may keep a view it read: a page changes only with a release.
-const VIEW_TTL_MS: u64 = super::LIST_TTL_MS;
+/// How long a host may keep a view it read: a page changes only with a release (an hour,
+/// as long as a tool list).
+const VIEW_TTL_MS: u64 = 3_600_000;
 
 /// One view.
 pub struct View {
