@@ -130,6 +130,11 @@ RESOURCES = [
     "besluitbron://rechtspraak/areas",
     "besluitbron://rechtspraak/procedures",
     "besluitbron://ori/sources",
+    # The views (MCP Apps) of the tools listed at /mcp.
+    "ui://besluitbron/vote",
+    "ui://besluitbron/debate",
+    "ui://besluitbron/regulation",
+    "ui://besluitbron/search",
 ]
 TEMPLATES = [
     "besluitbron://obv/document/{id}",
