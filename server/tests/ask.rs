@@ -9,7 +9,7 @@
 use crate::support;
 
 use serde_json::{Value, json};
-use support::{Mcp, Reply, Server, config, fakes, temp_dir};
+use support::{Mcp, Reply, Server, config, fakes, result, temp_dir};
 
 /// A search whose `organization` fits the municipality, the province and more.
 fn ambiguous() -> Value {
@@ -25,13 +25,6 @@ async fn modern_call(mcp: &Mcp, id: i64, args: Value, capabilities: Value, more:
     }
     mcp.post(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
         .await
-}
-
-fn result(r: &Reply) -> Value {
-    r.message
-        .as_ref()
-        .unwrap_or_else(|| panic!("no answer: {} {}", r.status, r.text))["result"]
-        .clone()
 }
 
 /// The ids of a search answer's results.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::support;
 
 use serde_json::{Value, json};
-use support::{Mcp, Reply, Server, config, fakes, temp_dir};
+use support::{Mcp, Reply, Server, config, fakes, result, temp_dir};
 
 /// The client capabilities that declare the Tasks extension.
 fn declares_tasks() -> Value {
@@ -29,13 +29,6 @@ async fn request(mcp: &Mcp, id: i64, method: &str, mut params: Value, capabiliti
     client
         .post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
         .await
-}
-
-fn result(r: &Reply) -> Value {
-    r.message
-        .as_ref()
-        .unwrap_or_else(|| panic!("no answer: {} {}", r.status, r.text))["result"]
-        .clone()
 }
 
 /// Each platform's status in a `search` result.

@@ -366,6 +366,14 @@ fn parse_message(text: &str) -> Option<Value> {
         .rfind(|v| v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some()))
 }
 
+/// The JSON-RPC `result` of an answer (panics naming the status and body where there is none).
+pub fn result(r: &Reply) -> Value {
+    r.message
+        .as_ref()
+        .unwrap_or_else(|| panic!("no answer: {} {}", r.status, r.text))["result"]
+        .clone()
+}
+
 /// The structured result of a successful tool call (panics with the reply otherwise).
 pub fn structured(r: &Reply) -> Value {
     let m = r
