@@ -105,7 +105,7 @@ fn fakes_about() -> String {
 fn fakes_long_about() -> String {
     format!(
         "{}. Prints one `<platform> <base-url>` line per fake (registry order) once it accepts \
-         connections. Faults can be switched while they run, from loopback: `POST http://ADDR/_control/faults` \
+         connections, then the line `ready`: a script reads the platforms up to it, never a list of its own. Faults can be switched while they run, from loopback: `POST http://ADDR/_control/faults` \
          with settings as --fault takes them, and `GET http://ADDR/_control/state` for the counters.",
         fakes_about()
     )
@@ -355,6 +355,9 @@ fn replicas_what_if(workload: &Workload, replicas: usize, seed: u64) -> Result<E
     }
 }
 
+/// The line `fakes` prints after the last platform's.
+const READY: &str = "ready";
+
 /// Runs the fakes on a small runtime of their own until a termination signal arrives.
 fn serve_fakes(args: &FakesArgs) -> Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -385,6 +388,8 @@ fn serve_fakes(args: &FakesArgs) -> Result<ExitCode> {
             // One line per platform, flushed at once: scripts wait for these lines.
             writeln!(out, "{} {}", handle.platform(), handle.base_url())?;
         }
+        // Then one line saying they are all there.
+        writeln!(out, "{READY}")?;
         out.flush()?;
         drop(out);
         wait_for_termination().await?;

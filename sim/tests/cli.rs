@@ -266,9 +266,9 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
         .unwrap();
     let mut child = KillOnDrop(child);
     let stdout = child.0.stdout.take().unwrap();
-    // Read its lines (one per fake) on a thread so a silent child fails the test instead
-    // of hanging it; all of them, or the child's next print meets a closed pipe.
-    let fakes = besluitbron_fakes::REGISTRY.len();
+    // Read its lines (one per fake, then `ready`) on a thread so a silent child fails the
+    // test instead of hanging it; all of them, or the child's next print meets a closed pipe.
+    let fakes = besluitbron_fakes::REGISTRY.len() + 1;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut lines = BufReader::new(stdout).lines();
@@ -286,6 +286,7 @@ fn start_fakes(extra: &[&str]) -> (KillOnDrop, Vec<String>) {
             .expect("fakes printed a line in time");
         lines.push(line.expect("fakes kept stdout open"));
     }
+    assert_eq!(lines.pop().as_deref(), Some("ready"), "after the platforms: {lines:?}");
     (child, lines)
 }
 

@@ -548,13 +548,18 @@ async def start_fakes(sim_bin: str, log: Path, *faults: str) -> tuple[asyncio.su
     urls: dict[str, str] = {}
     try:
         with anyio.fail_after(FAKES_START_TIMEOUT_S):
-            while len(urls) < len(PLATFORMS):
+            # One line per platform the fakes serve, then `ready`.
+            while True:
                 line = (await proc.stdout.readline()).decode().strip()  # type: ignore[union-attr]
                 if not line:
                     raise RuntimeError(f"fakes exited before printing their URLs; see {log}")
+                if line == "ready":
+                    break
                 platform, _, url = line.partition(" ")
-                expect(platform in PLATFORMS and url.startswith("http://127.0.0.1:"), f"unexpected line {line!r}")
+                expect(url.startswith("http://127.0.0.1:"), f"unexpected line {line!r}")
                 urls[platform] = url
+        missing = [p for p in PLATFORMS if p not in urls]
+        expect(not missing, f"the fakes serve no {missing}")
     except BaseException:
         await stop(proc)
         raise
@@ -580,7 +585,8 @@ async def start_server(server_bin: str, urls: dict[str, str], data_dir: Path, lo
         f"127.0.0.1:{port}",
         "--data-dir",
         str(data_dir),
-        *[arg for p in PLATFORMS for arg in ("--platform-url", f"{p}={urls[p]}")],
+        # Every platform the fakes serve, so none is asked at its real address.
+        *[arg for p, url in urls.items() for arg in ("--platform-url", f"{p}={url}")],
         stdin=asyncio.subprocess.DEVNULL,
         stdout=log.open("wb"),
         stderr=asyncio.subprocess.STDOUT,

@@ -281,15 +281,12 @@ async def start_fakes(run: Run) -> None:
     )
     run.fakes_proc = proc
     with anyio.fail_after(START_TIMEOUT_S):
+        # One line per platform the fakes serve, then `ready`.
         line = (await proc.stdout.readline()).decode().strip()  # type: ignore[union-attr]
-        while line:
+        while line and line != "ready":
             platform, _, url = line.partition(" ")
             run.fakes[platform] = url
-            # The fakes print their platforms at once; the next line comes within moments or never.
-            try:
-                line = (await asyncio.wait_for(proc.stdout.readline(), 1.0)).decode().strip()  # type: ignore[union-attr]
-            except asyncio.TimeoutError:
-                break
+            line = (await proc.stdout.readline()).decode().strip()  # type: ignore[union-attr]
     if not run.fakes:
         raise RuntimeError(f"the fakes exited before printing their URLs; see {log}")
     undriven = sorted(set(run.fakes) - set(PLATFORMS))
@@ -367,7 +364,8 @@ async def start_server(run: Run, server: Server, http: httpx2.AsyncClient) -> No
     server.generation += 1
     log = run.tmp / f"server-{server.index}-{server.generation}.log"
     server.logs.append(log)
-    urls = [arg for p, url in run.fakes.items() if p in PLATFORMS for arg in ("--platform-url", f"{p}={url}")]
+    # Every platform the fakes serve, so none is asked at its real address.
+    urls = [arg for p, url in run.fakes.items() for arg in ("--platform-url", f"{p}={url}")]
     server.proc = await asyncio.create_subprocess_exec(
         run.server_bin, "serve", "--config", str(write_config(run, server)),
         "--listen", f"127.0.0.1:{server.port}", "--data-dir", str(server.data_dir), *urls,
