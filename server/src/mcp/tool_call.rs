@@ -35,7 +35,7 @@ use super::ground::{GroundRef, Running, Stack};
 use super::replay::{self, Replayed, Replays};
 use super::route::{Answer, Answered, Route, Want};
 use super::stack;
-use super::tools::{ToolEntry, ToolTable};
+use super::tools::{self, ToolEntry, ToolTable};
 use crate::call::render_cache::RenderCache;
 use crate::call::{Call, Context, Progress, ToolResult};
 use crate::connectors::ConnectorSpec;
@@ -303,7 +303,7 @@ pub fn unknown_tool<'a>(name: &str, tools: impl Iterator<Item = &'a ToolEntry>) 
         .iter()
         .take(3)
         .map(|(_, t)| match t.connector {
-            "all" => format!("`{}` (listed at /mcp)", t.name),
+            tools::ALL => format!("`{}` (listed at /mcp)", t.name),
             id => format!("`{}` (listed at /mcp, /mcp/{id} and /{id}/mcp)", t.name),
         })
         .collect();
