@@ -18,7 +18,7 @@
 //! does), or decide anything about a platform (the core path does).
 //!
 //! Its rooms: the service and the steps in order (`service.rs`), each step (`steps.rs`),
-//! the JSON-RPC envelope (`envelope.rs`), the Host and Origin checks (`origin.rs`), what a
+//! the JSON-RPC envelope (`envelope.rs`), a resumed event stream (`resume.rs`), the Host and Origin checks (`origin.rs`), what a
 //! request holds while answered (`permits.rs`), the shared state (`state.rs`) and the
 //! refusals' shape (`refusal.rs`).
 #![expect(
@@ -31,6 +31,7 @@ mod envelope;
 mod origin;
 mod permits;
 mod refusal;
+mod resume;
 mod service;
 mod state;
 mod steps;

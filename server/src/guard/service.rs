@@ -123,8 +123,9 @@ where
     // Read the body once (bounded) to answer malformed JSON-RPC clearly, to see which
     // protocol era the request speaks, and to spot `initialize`, which is limited per
     // address and by the session cap.
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let ending_session = parts.method == Method::DELETE;
+    let resuming = super::resume::advance(&parts.method, &mut parts.headers);
     let message = read_message(state, &parts, body).await?;
     let facts = message.facts;
     let stateless = !facts.initialize
@@ -172,6 +173,16 @@ where
             .and_then(|v| v.to_str().ok())
     {
         state.bind_session(id, &user).await;
+    }
+    if resuming {
+        let response = super::resume::answered(response).await;
+        return Ok(answer_as_clients_expect(
+            response,
+            sent,
+            ending_session,
+            stream,
+            under_way,
+        ));
     }
     Ok(answer_as_clients_expect(
         response,

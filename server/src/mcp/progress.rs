@@ -14,7 +14,10 @@
 //!
 //! Invariants: notifications leave in the order made; after `flush` nothing more is
 //! sent for the request (a late one — a queue position reported as the answer arrived —
-//! is dropped, never sent after the result); `flush` waits at most [`FLUSH_WITHIN`].
+//! is dropped, never sent after the result); after the client cancelled the request
+//! (`notifications/cancelled`) nothing more is sent either, made before or after: the
+//! client has forgotten the token and would report each as "progress for an unknown
+//! token"; `flush` waits at most [`FLUSH_WITHIN`].
 //!
 //! What this module does not do: decide what progress says (the call layer reports a
 //! queue position, `search` the platforms answered).
@@ -27,6 +30,7 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::call::{Progress, Report};
 
@@ -47,13 +51,17 @@ impl Notifier {
     /// The notifier of `context`'s request, when the client asked for progress.
     pub fn of(context: &RequestContext<RoleServer>) -> Option<Notifier> {
         let token = context.meta.get_progress_token()?;
-        Some(Notifier::new(token, context.peer.clone()))
+        Some(Notifier::new(token, context.peer.clone(), context.ct.clone()))
     }
 
-    fn new(token: ProgressToken, peer: Peer<RoleServer>) -> Notifier {
+    fn new(token: ProgressToken, peer: Peer<RoleServer>, cancelled: CancellationToken) -> Notifier {
         let (tx, mut rx) = mpsc::unbounded_channel::<ProgressNotificationParam>();
         let sending = tokio::spawn(async move {
             while let Some(param) = rx.recv().await {
+                if cancelled.is_cancelled() {
+                    // The client cancelled: what is still queued is dropped with the rest.
+                    break;
+                }
                 // A client gone away is no reason to stop the call; its result fails alike.
                 let _ = peer.notify_progress(param).await;
             }

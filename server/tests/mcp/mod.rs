@@ -1,7 +1,7 @@
 //! The MCP server end to end over loopback: the fake platforms, the real server, a
 //! hand-rolled JSON-RPC client. By concern: what each address offers (`listed`), answers
 //! kept in the buffer (`kept`), failures (`failures`), retries and identical requests
-//! (`retries`), the search tool and the platforms' searches (`search`), and the fetch tool
+//! (`retries`), a resumed event stream (`resume`), the search tool and the platforms' searches (`search`), and the fetch tool
 //! (`fetch`); here the helpers that read an answer.
 
 use crate::support;
@@ -12,6 +12,7 @@ mod failures;
 mod fetch;
 mod kept;
 mod listed;
+mod resume;
 mod retries;
 mod search;
 
