@@ -296,3 +296,60 @@ async fn a_malformed_traceparent_starts_a_trace_of_its_own() {
         hex(&request.parent_span_id)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_is_an_attempt_that_is_queued_again_and_the_next_attempt_answers() {
+    let f = fakes().await;
+    let mut collector = collector().await;
+    let served = serve_traced(&f, &collector, "traces-429").await;
+    f.obv.set_rate_limit_storm(true);
+    let traceparent = format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01");
+    let mut mcp = Mcp::new(served.mcp.url.clone());
+    mcp.session = served.mcp.session.clone();
+    let call = tokio::spawn(async move { mcp.post(call_traced(5, "hoogwater", &traceparent)).await });
+    // The first attempt ends with the platform's 429: the call waits in the queue again.
+    let refused = collector
+        .until("an attempt the platform refused", |spans| {
+            spans
+                .iter()
+                .find(|s| {
+                    s.name == "besluitbron.attempt"
+                        && attribute(s, "besluitbron.attempt.outcome").as_deref() == Some("rate_limited")
+                })
+                .cloned()
+        })
+        .await;
+    assert_eq!(attribute(&refused, "error.type").as_deref(), Some("rate_limited"));
+    assert_eq!(attribute(&refused, "besluitbron.attempt.number").as_deref(), Some("1"));
+    let get = collector
+        .until("the refused attempt's HTTP span", |spans| {
+            child(spans, &refused, "GET").cloned()
+        })
+        .await;
+    assert_eq!(attribute(&get, "http.response.status_code").as_deref(), Some("429"));
+    f.obv.set_rate_limit_storm(false);
+    let answer = call.await.expect("the call");
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    let (_, call, _) = collector.until("the call's tree", |spans| tree(spans, "5", &[])).await;
+    assert_eq!(attribute(&call, "besluitbron.served").as_deref(), Some("asked"));
+    assert_eq!(
+        refused.parent_span_id, call.span_id,
+        "the refused attempt is the call's"
+    );
+    let answered = collector
+        .until("the attempt that answered", |spans| {
+            spans
+                .iter()
+                .find(|s| {
+                    s.name == "besluitbron.attempt"
+                        && s.parent_span_id == call.span_id
+                        && attribute(s, "besluitbron.attempt.outcome").as_deref() == Some("ok")
+                })
+                .cloned()
+        })
+        .await;
+    let number: u32 = attribute(&answered, "besluitbron.attempt.number")
+        .and_then(|n| n.parse().ok())
+        .expect("a number");
+    assert!(number >= 2, "asked again after the 429: attempt {number}");
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 use besluitbron_core::path::Outcome;
 
-use super::{UpstreamFuture, UpstreamOutcome};
+use super::upstream::{UpstreamFuture, UpstreamOutcome};
 use crate::metrics::activity::AttemptEnd;
 use crate::platforms::http::{PlatformError, bounded_text};
 

@@ -50,10 +50,9 @@ pub mod record;
 mod setup;
 pub mod task;
 mod traced;
+mod upstream;
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -62,7 +61,7 @@ use besluitbron_core::cache::CacheKey;
 use besluitbron_core::cluster::{Lease, UsageCheckpoint};
 use besluitbron_core::dedup::WaiterId;
 use besluitbron_core::path::{
-    Action, Arrival, Attempt, Delivery, Failure, Lane, NotOwner, Outcome, PathStats, PendingSend, Position,
+    Action, Arrival, Attempt, Delivery, Failure, Lane, NotOwner, PathStats, PendingSend, Position,
     Request as PathRequest, Served, Shell, Unsent,
 };
 use besluitbron_core::record::CallEnd;
@@ -76,6 +75,7 @@ pub use group::GroupBuffer;
 pub use payload::{Payload, SharedPayload};
 pub use record::Recorder;
 pub use setup::path_config;
+pub use upstream::{Upstream, UpstreamFuture, UpstreamOutcome};
 
 use crate::clock::Clock;
 use crate::metrics::{CallLabels, Metrics, PlatformLabel};
@@ -83,17 +83,6 @@ use crate::platforms::http::PlatformError;
 use crate::telemetry::spans;
 use attempt::{attempt_end, run_attempt};
 use traced::Flight;
-
-/// What a platform call returns, as the path wants it.
-pub type UpstreamOutcome = Outcome<SharedPayload, PlatformError>;
-
-/// One attempt of a platform call.
-pub type UpstreamFuture = Pin<Box<dyn Future<Output = UpstreamOutcome> + Send>>;
-
-/// Makes an attempt of a flight's platform call; called once per attempt (retries call
-/// it again), with the expired copy the buffer holds for the key when it holds one (the
-/// call may ask the platform to confirm it, and answer with it when it is current).
-pub type Upstream = Arc<dyn Fn(Option<SharedPayload>) -> UpstreamFuture + Send + Sync>;
 
 /// Reports a waiting request's place in the queue.
 pub type ProgressSink = Box<dyn FnMut(QueuePosition) + Send>;
@@ -371,20 +360,7 @@ impl PlatformHandle {
         upstream: impl FnOnce() -> Upstream,
         mut progress: Option<ProgressSink>,
     ) -> Result<(SharedPayload, Served), CallError> {
-        // A fresh answer in the memory layer: the path's own first step (a buffer hit
-        // changes nothing in the path), taken here without the trip through the task.
-        let lookup = spans::buffer_lookup("memory");
-        let kept = lookup.in_scope(|| self.memory.get(&request.key, self.clock.wall()));
-        spans::found(&lookup, kept.is_some());
-        drop(lookup);
-        if let Some(p) = kept {
-            if let Some(r) = &self.recorder {
-                let at = self.clock.wall_at(self.clock.now()).unix_millis();
-                let text = self.lane(request.service) != self.main;
-                let mut line = r.line(at, None, &request.session, &request.key, request.cost, text);
-                line.served = Some(CallEnd::Cached);
-                r.write(&line);
-            }
+        if let Some(p) = self.kept(&request) {
             return Ok((p, Served::Cached));
         }
         let waiter = WaiterId(self.next_waiter.fetch_add(1, Ordering::Relaxed));
@@ -466,6 +442,25 @@ impl PlatformHandle {
             }
             Err(_) => Err(CallError::Closed(self.platform)),
         }
+    }
+
+    /// A fresh answer in the memory layer: the path's own first step (a buffer hit
+    /// changes nothing in the path), taken in the caller's task without the trip through
+    /// the platform's; recorded as a hit when recording is on.
+    fn kept(&self, request: &CallRequest) -> Option<SharedPayload> {
+        let lookup = spans::buffer_lookup("memory");
+        let kept = lookup.in_scope(|| self.memory.get(&request.key, self.clock.wall()));
+        spans::found(&lookup, kept.is_some());
+        if kept.is_some()
+            && let Some(r) = &self.recorder
+        {
+            let at = self.clock.wall_at(self.clock.now()).unix_millis();
+            let text = self.lane(request.service) != self.main;
+            let mut line = r.line(at, None, &request.session, &request.key, request.cost, text);
+            line.served = Some(CallEnd::Cached);
+            r.write(&line);
+        }
+        kept
     }
 
     async fn position(&self, waiter: WaiterId) -> Option<Position> {

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use besluitbron_core::path::{Outcome, Position};
 use tracing::Span;
 
-use super::{Upstream, UpstreamOutcome};
+use super::upstream::{Upstream, UpstreamOutcome};
 use crate::telemetry::spans;
 
 /// The queue-wait span of a flight's leading call, until the flight is sent.

@@ -174,4 +174,33 @@ mod tests {
     fn an_untraced_span_has_no_traceparent() {
         assert_eq!(traceparent(&tracing::Span::none()), None);
     }
+
+    #[test]
+    fn a_forward_carries_the_trace_and_the_owner_continues_it() {
+        use opentelemetry::trace::TracerProvider as _;
+        use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        let traced =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("t")));
+        tracing::subscriber::with_default(traced, || {
+            let client = incoming((Some(CLIENT), None), None);
+            let request = super::super::spans::mcp_request(&super::super::spans::McpRequest::default(), &client);
+            let _in_request = request.enter();
+            // The forwarding replica: its forward span's traceparent, sent as a header.
+            let forward = super::super::spans::forward_client("obv", "http://owner");
+            let sent = traceparent(&forward).expect("a traced span has a traceparent");
+            assert!(sent.starts_with("00-0af7651916cd43dd8448eb211c80319c-"), "{sent}");
+            // The owner: the header read back, its span a child of the forward's.
+            let mut header = axum::http::HeaderMap::new();
+            header.insert(TRACEPARENT, sent.parse().expect("header value"));
+            let owner = super::super::spans::forwarded("obv_search", &incoming((None, None), Some(&header)));
+            let owner = owner.context();
+            let owner = owner.span().span_context().clone();
+            assert_eq!(owner.trace_id().to_string(), "0af7651916cd43dd8448eb211c80319c");
+            let parent = incoming((None, None), Some(&header));
+            let parent = parent.context.span().span_context().span_id();
+            assert_eq!(parent, forward.context().span().span_context().span_id());
+        });
+    }
 }
