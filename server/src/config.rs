@@ -97,6 +97,31 @@ pub struct Config {
     pub admin_listen: Option<SocketAddr>,
     /// Access tokens on the MCP addresses (docs/authorization.md): off by default.
     pub auth: AuthConfig,
+    /// Traces over OTLP/HTTP (docs/tracing.md): off unless an endpoint is set here or in
+    /// the standard OpenTelemetry variables.
+    pub telemetry: TelemetryConfig,
+}
+
+/// Exporting traces (`BesluitBron.Telemetry`, docs/tracing.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default, deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// Where spans go over OTLP/HTTP (protobuf), the whole address with its path
+    /// (`http://collector:4318/v1/traces`). Empty: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
+    /// else `OTEL_EXPORTER_OTLP_ENDPOINT` with `/v1/traces`, else no export.
+    pub traces_endpoint: String,
+    /// The `service.name` the spans carry.
+    pub service_name: String,
+}
+
+impl Default for TelemetryConfig {
+    /// No endpoint of its own; service `besluitbron`.
+    fn default() -> Self {
+        TelemetryConfig {
+            traces_endpoint: String::new(),
+            service_name: "besluitbron".to_owned(),
+        }
+    }
 }
 
 /// Whether the MCP addresses ask for an OAuth access token (`BesluitBron.Auth.Mode`).
@@ -522,6 +547,7 @@ impl Default for Config {
             cluster: None,
             admin_listen: None,
             auth: AuthConfig::default(),
+            telemetry: TelemetryConfig::default(),
         }
     }
 }

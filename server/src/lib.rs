@@ -43,5 +43,6 @@ pub mod metrics;
 pub mod page;
 pub mod platforms;
 pub mod store;
+pub mod telemetry;
 pub mod text;
 pub mod xml;

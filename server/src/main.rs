@@ -132,34 +132,69 @@ enum CacheCommand {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    // rmcp logs three INFO lines for every stateless request (the peer's whole initialize
-    // parameters among them): at a few hundred requests per second that buries
-    // BesluitBron's own log, so it speaks only from WARN unless RUST_LOG says otherwise.
     let cli = Cli::parse();
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,rmcp=warn".into()),
-        )
-        .with_writer(std::io::stderr);
-    // A log written to a file or a pipe gets no terminal colour codes.
-    match cli.log_format {
-        LogFormat::Text => logs.with_ansi(std::io::stderr().is_terminal()).init(),
-        LogFormat::Json => logs.json().init(),
-    }
     match cli.command {
         Command::Serve {
             config,
             listen,
             data_dir,
             platform_urls,
-        } => serve(config.as_deref(), listen, data_dir, &platform_urls).await,
-        Command::Cache { command } => cache(command),
+        } => {
+            // The settings first: they say whether spans are exported.
+            let config = serve_config(config.as_deref(), listen, data_dir, &platform_urls)?;
+            let endpoint = besluitbron_server::telemetry::export::endpoint(&config.telemetry.traces_endpoint, |name| {
+                std::env::var(name).ok()
+            });
+            let traces = endpoint.as_deref().map(|e| (e, config.telemetry.service_name.as_str()));
+            let exporter = init_logs(cli.log_format, traces)?;
+            let served = serve(config).await;
+            if let Some(exporter) = exporter {
+                exporter.shutdown().await;
+            }
+            served
+        }
+        Command::Cache { command } => {
+            init_logs(cli.log_format, None)?;
+            cache(command)
+        }
         Command::ServerJson { name, url } => {
+            init_logs(cli.log_format, None)?;
             let json = server_json(&name, &url)?;
             writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&json)?)?;
             Ok(())
         }
     }
+}
+
+/// The log on stderr in `format`, and with `traces` (an endpoint and a service name) the
+/// spans exported there (docs/tracing.md); the exporter is returned to be shut down last.
+fn init_logs(
+    format: LogFormat,
+    traces: Option<(&str, &str)>,
+) -> anyhow::Result<Option<besluitbron_server::telemetry::export::Exporter>> {
+    use tracing_subscriber::prelude::*;
+    // rmcp logs three INFO lines for every stateless request (the peer's whole initialize
+    // parameters among them): at a few hundred requests per second that buries
+    // BesluitBron's own log, so it speaks only from WARN unless RUST_LOG says otherwise.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,rmcp=warn".into());
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // A log written to a file or a pipe gets no terminal colour codes.
+    let logs = match format {
+        LogFormat::Text => logs
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_filter(filter)
+            .boxed(),
+        LogFormat::Json => logs.json().with_filter(filter).boxed(),
+    };
+    let registry = tracing_subscriber::registry().with(logs);
+    let Some((endpoint, service)) = traces else {
+        registry.init();
+        return Ok(None);
+    };
+    let (spans, exporter) = besluitbron_server::telemetry::export::layer(endpoint, service)?;
+    registry.with(spans).init();
+    tracing::info!(endpoint, "traces: spans are exported over OTLP/HTTP");
+    Ok(Some(exporter))
 }
 
 /// The registry's schema this `server.json` is written to (its rules for what is written
@@ -280,12 +315,13 @@ fn render_stats(out: &mut String, stats: &CacheStats) {
     ));
 }
 
-async fn serve(
+/// The server's settings: the file and the environment, then the flags.
+fn serve_config(
     file: Option<&Path>,
     listen: Option<SocketAddr>,
     data_dir: Option<PathBuf>,
     platform_urls: &[String],
-) -> anyhow::Result<()> {
+) -> anyhow::Result<besluitbron_server::config::Config> {
     let mut config = besluitbron_server::connectors::load_config(file, std::env::vars())?;
     if let Some(listen) = listen {
         config.listen = listen;
@@ -302,7 +338,10 @@ async fn serve(
         settings.base_url = url.to_owned();
         config.platforms.insert(platform.as_str().to_owned(), settings);
     }
-    let config = config.validated()?;
+    Ok(config.validated()?)
+}
+
+async fn serve(config: besluitbron_server::config::Config) -> anyhow::Result<()> {
     if let Some(open_files) = besluitbron_server::listen::raise_open_files_limit() {
         tracing::debug!(open_files, "open files limit");
     }

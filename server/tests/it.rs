@@ -68,4 +68,5 @@ mod test_binaries;
 mod text_corpus;
 mod tk_debates;
 mod tk_votes;
+mod traces;
 mod views;

@@ -42,6 +42,7 @@ use rmcp::model::CallToolResult;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 pub use platform_call::{PlatformCall, TypedFuture, classify};
 pub use rendered::{Rendered, Structure, provenance, tool_error, without_nulls};
@@ -50,6 +51,7 @@ use crate::clock::Clock;
 use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePosition, SharedPayload};
 use crate::identity::Caller;
 use crate::metrics::{CauseLabels, Metrics, ToolLabels};
+use crate::telemetry::spans;
 use counters::RequestCounters;
 pub use render_cache::SharedResult;
 use render_cache::{RenderCache, RenderKey};
@@ -440,14 +442,23 @@ impl Context {
             let progress = Arc::clone(progress);
             Box::new(move |position: QueuePosition| progress(Report::Queued(platform, position))) as ProgressSink
         });
-        let asked = handle.call(request, || pc.upstream(), progress);
+        // The platform call's span (docs/tracing.md): the buffer, the queue and the
+        // attempts hang under it.
+        let span = spans::platform_call(platform.as_str(), call.tool);
+        let asked = handle
+            .call(request, || pc.upstream(), progress)
+            .instrument(span.clone());
         // The answer first: a buffer hit is ready at once, and the cancellation is then
         // never polled (no waiter registered in the token's tree).
         let asked = tokio::select! {
             biased;
             answer = asked => answer,
-            () = call.ct.cancelled() => return Err(AnswerError::Cancelled),
+            () = call.ct.cancelled() => {
+                spans::served(&span, "cancelled", None);
+                return Err(AnswerError::Cancelled);
+            }
         };
+        traced_served(&span, &asked);
         let (payload, served) = match asked {
             Ok(answer) => answer,
             // Several replicas: another replica owns the platform (or this one's lease
@@ -614,4 +625,19 @@ fn decode<T: DeserializeOwned + Send + Sync + 'static>(
         platform,
         detail: e.to_string(),
     })
+}
+
+/// How a platform call was served, on its span (docs/tracing.md).
+fn traced_served(span: &tracing::Span, asked: &Result<(SharedPayload, Served), CallError>) {
+    let (how, error) = match asked {
+        Ok((_, Served::Cached)) => ("buffer_hit", None),
+        Ok((_, Served::Fetched)) => ("asked", None),
+        Ok((_, Served::Coalesced)) => ("coalesced", None),
+        Ok((_, Served::Stale)) => ("stale", None),
+        Err(CallError::QueueFull { .. }) => ("refused", Some("queue_full")),
+        Err(CallError::Platform(e)) => ("failed", Some(e.label())),
+        Err(CallError::NotOwner(_)) => ("moved", None),
+        Err(CallError::Closed(_)) => ("closed", Some("closed")),
+    };
+    spans::served(span, how, error);
 }

@@ -40,6 +40,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::call::{Call, Progress, Report, ToolResult, tool_error};
 use crate::connectors::vocabulary::Listing;
@@ -50,6 +51,7 @@ use crate::identity::Caller;
 use crate::mcp::route::{Answer, Rerun, Route, RouteFuture, Want};
 use crate::mcp::{Calls, ToolRequest};
 use crate::metrics::{Metrics, PlatformLabel};
+use crate::telemetry::{context, spans};
 
 /// The internal endpoint's path.
 pub const CALL_PATH: &str = "/internal/v1/call";
@@ -398,7 +400,17 @@ impl Node {
                 })
                 .inc();
             let waited = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            let forward = self.forward(&owner, platform, (call, arguments, want), waited);
+            // Traced: the forward's span, whose `traceparent` the owner's spans join.
+            let span = spans::forward_client(platform.as_str(), &owner);
+            let forward = self
+                .forward(
+                    &owner,
+                    platform,
+                    (call, arguments, want),
+                    waited,
+                    context::traceparent(&span),
+                )
+                .instrument(span);
             let forward = tokio::select! {
                 biased;
                 f = forward => f,
@@ -463,6 +475,7 @@ impl Node {
         platform: PlatformId,
         (call, arguments, want): (&Call, &JsonObject, Want),
         waited_ms: u64,
+        traceparent: Option<String>,
     ) -> Forward {
         let body = ForwardRequest {
             platform: platform.as_str().to_owned(),
@@ -483,13 +496,16 @@ impl Node {
         let Ok(body) = serde_json::to_vec(&body) else {
             return broken("the call could not be encoded".to_owned(), false);
         };
-        let sent = self
+        let mut post = self
             .http
             .post(format!("{owner}{CALL_PATH}"))
             .header(header::AUTHORIZATION, format!("Bearer {}", self.secret))
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(body)
-            .send();
+            .header(header::CONTENT_TYPE, "application/json");
+        // The trace goes with the call (a replica of the previous release ignores it).
+        if let Some(traceparent) = traceparent {
+            post = post.header(context::TRACEPARENT, traceparent);
+        }
+        let sent = post.body(body).send();
         // The owner answers its headers at once and streams the rest.
         let mut resp = match tokio::time::timeout(SILENCE, sent).await {
             Ok(Ok(r)) if r.status().is_success() => r,
@@ -589,7 +605,9 @@ async fn call(State(ep): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
         Err(refused) => return refused,
     };
     let (tx, rx) = mpsc::channel::<Bytes>(64);
-    tokio::spawn(answer_forward(Arc::clone(&ep), request, platform, tx));
+    // The forwarding replica's trace, continued here (docs/tracing.md).
+    let span = spans::forwarded(&request.tool, &context::incoming((None, None), Some(&headers)));
+    tokio::spawn(answer_forward(Arc::clone(&ep), request, platform, tx).instrument(span));
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<Bytes, std::convert::Infallible>(b), rx))
     });

@@ -259,10 +259,9 @@ impl ServerBuffer {
     }
 }
 
-impl Buffer for ServerBuffer {
-    type Payload = SharedPayload;
-
-    fn lookup(&mut self, key: &CacheKey, now: WallTime) -> Option<SharedPayload> {
+impl ServerBuffer {
+    /// A fresh answer for `key`: the memory layer, a write still pending, the file.
+    fn look(&mut self, key: &CacheKey, now: WallTime) -> Option<SharedPayload> {
         self.reap();
         if let Some(p) = self.hot.get(key, now) {
             return Some(p);
@@ -288,6 +287,22 @@ impl Buffer for ServerBuffer {
                 None
             }
         }
+    }
+}
+
+impl Buffer for ServerBuffer {
+    type Payload = SharedPayload;
+
+    fn lookup(&mut self, key: &CacheKey, now: WallTime) -> Option<SharedPayload> {
+        // Traced only inside a traced call (the platform task enters the asking call's
+        // span): a lookup of the task's own is no trace of its own.
+        if tracing::Span::current().is_none() {
+            return self.look(key, now);
+        }
+        let span = crate::telemetry::spans::buffer_lookup("store");
+        let found = span.in_scope(|| self.look(key, now));
+        crate::telemetry::spans::found(&span, found.is_some());
+        found
     }
 
     fn stale(&mut self, key: &CacheKey, now: WallTime) -> Option<StaleAnswer<SharedPayload>> {

@@ -41,6 +41,7 @@
 //! The clock is tokio's, turned into core instants at this edge ([`Clock`]); under
 //! tokio's paused test clock the whole path runs in virtual time.
 
+mod attempt;
 pub mod buffer;
 pub mod group;
 pub mod lease;
@@ -48,10 +49,10 @@ pub mod payload;
 pub mod record;
 mod setup;
 pub mod task;
+mod traced;
+mod upstream;
 
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -60,35 +61,28 @@ use besluitbron_core::cache::CacheKey;
 use besluitbron_core::cluster::{Lease, UsageCheckpoint};
 use besluitbron_core::dedup::WaiterId;
 use besluitbron_core::path::{
-    Action, Arrival, Attempt, Delivery, Failure, Lane, NotOwner, Outcome, PathStats, PendingSend, Position,
+    Action, Arrival, Attempt, Delivery, Failure, Lane, NotOwner, PathStats, PendingSend, Position,
     Request as PathRequest, Served, Shell, Unsent,
 };
 use besluitbron_core::record::CallEnd;
 use besluitbron_core::{AdmissionRecord, PlatformId, ServiceId, SessionKey, Units};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 pub use buffer::{MemoryLayer, ServerBuffer};
 pub use group::GroupBuffer;
 pub use payload::{Payload, SharedPayload};
 pub use record::Recorder;
 pub use setup::path_config;
+pub use upstream::{Upstream, UpstreamFuture, UpstreamOutcome};
 
 use crate::clock::Clock;
-use crate::metrics::activity::AttemptEnd;
 use crate::metrics::{CallLabels, Metrics, PlatformLabel};
-use crate::platforms::http::{PlatformError, bounded_text};
-
-/// What a platform call returns, as the path wants it.
-pub type UpstreamOutcome = Outcome<SharedPayload, PlatformError>;
-
-/// One attempt of a platform call.
-pub type UpstreamFuture = Pin<Box<dyn Future<Output = UpstreamOutcome> + Send>>;
-
-/// Makes an attempt of a flight's platform call; called once per attempt (retries call
-/// it again), with the expired copy the buffer holds for the key when it holds one (the
-/// call may ask the platform to confirm it, and answer with it when it is current).
-pub type Upstream = Arc<dyn Fn(Option<SharedPayload>) -> UpstreamFuture + Send + Sync>;
+use crate::platforms::http::PlatformError;
+use crate::telemetry::spans;
+use attempt::{attempt_end, run_attempt};
+use traced::Flight;
 
 /// Reports a waiting request's place in the queue.
 pub type ProgressSink = Box<dyn FnMut(QueuePosition) + Send>;
@@ -224,7 +218,8 @@ enum Msg {
         /// It goes to another service than its platform's first (a document's text).
         text: bool,
         request: CallRequest,
-        upstream: Upstream,
+        /// The platform request and the asking call's span.
+        flight: Flight,
         reply: oneshot::Sender<Arrived>,
     },
 }
@@ -365,16 +360,7 @@ impl PlatformHandle {
         upstream: impl FnOnce() -> Upstream,
         mut progress: Option<ProgressSink>,
     ) -> Result<(SharedPayload, Served), CallError> {
-        // A fresh answer in the memory layer: the path's own first step (a buffer hit
-        // changes nothing in the path), taken here without the trip through the task.
-        if let Some(p) = self.memory.get(&request.key, self.clock.wall()) {
-            if let Some(r) = &self.recorder {
-                let at = self.clock.wall_at(self.clock.now()).unix_millis();
-                let text = self.lane(request.service) != self.main;
-                let mut line = r.line(at, None, &request.session, &request.key, request.cost, text);
-                line.served = Some(CallEnd::Cached);
-                r.write(&line);
-            }
+        if let Some(p) = self.kept(&request) {
             return Ok((p, Served::Cached));
         }
         let waiter = WaiterId(self.next_waiter.fetch_add(1, Ordering::Relaxed));
@@ -394,7 +380,8 @@ impl PlatformHandle {
             lane,
             text: lane != self.main,
             request,
-            upstream: upstream(),
+            // The caller's span (its platform call's) goes with the flight it may lead.
+            flight: Flight::new(upstream(), tracing::Span::current()),
             reply,
         };
         if self.requests.send(msg).await.is_err() {
@@ -457,6 +444,25 @@ impl PlatformHandle {
         }
     }
 
+    /// A fresh answer in the memory layer: the path's own first step (a buffer hit
+    /// changes nothing in the path), taken in the caller's task without the trip through
+    /// the platform's; recorded as a hit when recording is on.
+    fn kept(&self, request: &CallRequest) -> Option<SharedPayload> {
+        let lookup = spans::buffer_lookup("memory");
+        let kept = lookup.in_scope(|| self.memory.get(&request.key, self.clock.wall()));
+        spans::found(&lookup, kept.is_some());
+        if kept.is_some()
+            && let Some(r) = &self.recorder
+        {
+            let at = self.clock.wall_at(self.clock.now()).unix_millis();
+            let text = self.lane(request.service) != self.main;
+            let mut line = r.line(at, None, &request.session, &request.key, request.cost, text);
+            line.served = Some(CallEnd::Cached);
+            r.write(&line);
+        }
+        kept
+    }
+
     async fn position(&self, waiter: WaiterId) -> Option<Position> {
         let (reply, rx) = oneshot::channel();
         self.control.send(Control::Position { waiter, reply }).ok()?;
@@ -507,7 +513,7 @@ pub struct DriverOptions {
 
 /// The platform's path in the core's shell: a waiter's value is the channel its answer
 /// goes down, a flight's data the platform request its leading call brought.
-type DriverShell = Shell<GroupBuffer, PlatformError, oneshot::Sender<Delivered>, Upstream>;
+type DriverShell = Shell<GroupBuffer, PlatformError, oneshot::Sender<Delivered>, Flight>;
 
 struct Driver {
     /// The budget group's name (its first service's id), for logs and the path's own
@@ -577,7 +583,7 @@ impl Driver {
             lane,
             text,
             request,
-            upstream,
+            flight,
             reply,
         } = msg;
         let now = self.options.clock.now();
@@ -600,9 +606,22 @@ impl Driver {
             lane,
         };
         let (tx, rx) = oneshot::channel();
+        let (span, queue) = (flight.span().clone(), flight.queue_slot());
+        // The store lookup and any log line of this step belong to the call that asked.
+        let in_call = span.enter();
         let lease = Self::lease(self.lease.as_ref());
-        let arrival = self.shell.request(now, wall, lease.as_deref(), req, tx, upstream);
+        let arrival = self.shell.request(now, wall, lease.as_deref(), req, tx, flight);
         drop(lease);
+        drop(in_call);
+        if let Ok(Arrival::Waiting { led: true, .. }) = &arrival {
+            let at = self.services.get(usize::from(lane.0)).map_or(self.name, |s| s.as_str());
+            Flight::queued(
+                queue.as_ref(),
+                &span,
+                at,
+                queue.as_ref().and_then(|_| self.shell.position(now, waiter)),
+            );
+        }
         if let (Some(notes), Some(line)) = (self.notes.as_mut(), line) {
             match &arrival {
                 Err(NotOwner) => notes.ended_at_once(line, CallEnd::Moved),
@@ -666,13 +685,7 @@ impl Driver {
                 platform,
                 outcome,
             } => {
-                let label = match &outcome {
-                    // A copy the platform confirmed (HTTP 304): counted apart.
-                    Outcome::Success { feedback, .. } if feedback.revalidated => "revalidated",
-                    Outcome::Success { .. } => "ok",
-                    Outcome::RateLimited { .. } => "rate_limited",
-                    Outcome::Retryable { error, .. } | Outcome::Failed { error } => error.label(),
-                };
+                let label = traced::outcome_label(&outcome);
                 self.options
                     .metrics
                     .platform_calls
@@ -735,7 +748,7 @@ impl Driver {
         }
     }
 
-    fn send(&mut self, pending: PendingSend<SharedPayload, Upstream>) {
+    fn send(&mut self, pending: PendingSend<SharedPayload, Flight>) {
         let now = self.options.clock.now();
         let wall = self.options.clock.wall();
         // Several replicas: an admission the lease no longer allows (too old, or the
@@ -767,6 +780,11 @@ impl Driver {
             self.options.metrics.activity.waited(platform, wall, a.waited());
         }
         let attempt = out.attempt;
+        let waited_ms = out
+            .admission
+            .as_ref()
+            .map(|a| u64::try_from(a.waited().as_millis()).unwrap_or(u64::MAX));
+        let traced = out.flight.sent(attempt.number, waited_ms);
         if let Some(notes) = self.notes.as_mut() {
             notes.sent(attempt, now, self.options.clock.wall_at(now).unix_millis());
         }
@@ -779,13 +797,16 @@ impl Driver {
                 admission: out.admission,
             });
         }
-        let (upstream, previous) = (out.flight, out.previous);
+        let (upstream, previous) = (out.flight.upstream, out.previous);
         let control = self.control.clone();
         let limit = self.options.attempt_timeout;
         let (metrics, clock) = (Arc::clone(&self.options.metrics), self.options.clock);
         tokio::spawn(async move {
             let started = tokio::time::Instant::now();
-            let outcome = run_attempt(platform, upstream(previous), limit).await;
+            let outcome = run_attempt(platform, upstream(previous), limit)
+                .instrument(traced.clone())
+                .await;
+            traced::attempt_ended(&traced, &outcome);
             metrics
                 .activity
                 .attempt(platform, clock.wall(), started.elapsed(), attempt_end(&outcome));
@@ -851,57 +872,6 @@ fn call_end(delivery: &Delivery<SharedPayload, PlatformError>) -> CallEnd {
     }
 }
 
-/// One attempt of a platform call, to its end: the platform's outcome; a panic in the call
-/// (caught where it runs, no task of its own) or the attempt's deadline passing are failures
-/// that name the platform. A call past its deadline is dropped, which cancels it.
-async fn run_attempt(platform: PlatformId, call: UpstreamFuture, limit: Duration) -> UpstreamOutcome {
-    use futures::FutureExt as _;
-    match tokio::time::timeout(limit, std::panic::AssertUnwindSafe(call).catch_unwind()).await {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(panic)) => Outcome::Failed {
-            error: PlatformError::Internal {
-                platform,
-                detail: format!(
-                    "the platform call panicked: {}",
-                    panic
-                        .downcast_ref::<&str>()
-                        .copied()
-                        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-                        .unwrap_or("(no message)")
-                ),
-            },
-        },
-        Err(_) => Outcome::Failed {
-            error: PlatformError::Timeout {
-                platform,
-                after_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
-            },
-        },
-    }
-}
-
-/// How an attempt ended, for the status page's activity.
-fn attempt_end(outcome: &UpstreamOutcome) -> AttemptEnd {
-    let (reached, failure, rate_limited) = match outcome {
-        Outcome::Success { .. } => (true, None, false),
-        Outcome::RateLimited { error, .. } => (true, Some(error), true),
-        Outcome::Retryable { error, .. } | Outcome::Failed { error } => (
-            !matches!(
-                error,
-                PlatformError::Unreachable { .. } | PlatformError::Timeout { .. } | PlatformError::Internal { .. }
-            ),
-            Some(error),
-            false,
-        ),
-    };
-    AttemptEnd {
-        reached,
-        // Bounded and without addresses, as every error a person reads.
-        failure: failure.map(|e| bounded_text(&e.to_string())),
-        rate_limited,
-    }
-}
-
 async fn sleep_until(at: Option<tokio::time::Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
@@ -929,61 +899,5 @@ impl Platforms {
     /// Every handle.
     pub fn iter(&self) -> impl Iterator<Item = (PlatformId, &PlatformHandle)> {
         self.handles.iter().map(|(&p, h)| (p, h))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn failed_with(outcome: UpstreamOutcome) -> PlatformError {
-        match outcome {
-            Outcome::Failed { error } => error,
-            _ => panic!("expected a failure"),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_panicking_platform_call_is_a_failure_naming_the_platform() {
-        let call: UpstreamFuture = Box::pin(async { panic!("reader broke on byte 7") });
-        let error = failed_with(run_attempt(crate::platforms::obv::PLATFORM, call, Duration::from_secs(30)).await);
-        match error {
-            PlatformError::Internal { platform, detail } => {
-                assert_eq!(platform, crate::platforms::obv::PLATFORM);
-                assert!(detail.contains("reader broke on byte 7"), "{detail}");
-            }
-            other => panic!("expected an internal error, got {other:?}"),
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_call_past_its_deadline_is_a_timeout_and_is_dropped() {
-        struct Dropped(Arc<std::sync::atomic::AtomicBool>);
-        impl Drop for Dropped {
-            fn drop(&mut self) {
-                self.0.store(true, Ordering::SeqCst);
-            }
-        }
-        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let guard = Dropped(Arc::clone(&dropped));
-        let call: UpstreamFuture = Box::pin(async move {
-            let _guard = guard;
-            std::future::pending::<UpstreamOutcome>().await
-        });
-        let error = failed_with(run_attempt(crate::platforms::tk::PLATFORM, call, Duration::from_secs(20)).await);
-        assert!(
-            matches!(
-                error,
-                PlatformError::Timeout {
-                    platform,
-                    after_ms: 20_000
-                } if platform == crate::platforms::tk::PLATFORM
-            ),
-            "{error:?}"
-        );
-        assert!(
-            dropped.load(Ordering::SeqCst),
-            "the call is cancelled, not left running"
-        );
     }
 }

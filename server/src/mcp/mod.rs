@@ -33,6 +33,7 @@ pub mod tasks;
 pub mod tool_call;
 pub mod tools;
 pub mod toolsets;
+mod traced;
 pub mod views;
 
 use std::net::SocketAddr;
@@ -223,9 +224,13 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        // A read may ask a platform: its span, as a tool call's (docs/tracing.md).
+        let caller = caller_of(&context, &self.calls.trusted_proxies);
+        let span = traced::resource_span(&request, &context, &caller);
         // Boxed, as `call_tool` is: rmcp awaits every handler inline in one request
         // future, as large as the largest of them, and moves that future around.
-        Box::pin(self.resource_read(request, context)).await.map(Into::into)
+        let read = Box::pin(self.resource_read(request, context));
+        tracing::Instrument::instrument(read, span).await.map(Into::into)
     }
 
     async fn list_prompts(
@@ -279,6 +284,46 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // The request's span (docs/tracing.md): everything below runs in it, the log lines
+        // name its trace, and a traced platform call hangs under it.
+        let caller = caller_of(&context, &self.calls.trusted_proxies);
+        let span = traced::request_span(
+            "tools/call",
+            Some(&request.name),
+            request.meta.as_deref(),
+            &context,
+            &caller,
+        );
+        let answer = tracing::Instrument::instrument(Box::pin(self.tool_call(request, context)), span.clone()).await;
+        traced::call_outcome(&span, &answer);
+        answer
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks.get(&request.task_id, task_user(self, &context).as_deref())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .cancel(&request.task_id, task_user(self, &context).as_deref())
+    }
+}
+
+impl Handler {
+    /// A `tools/call`, in its request's span.
+    async fn tool_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         // The call's state (replay, time limit, tool future) is several KB; rmcp moves the
         // future it gets from here into each request's task and through its stages, so
         // it gets a pointer, not the state. Every progress notification is handed over
@@ -310,23 +355,6 @@ impl ServerHandler for Handler {
         let result = Box::pin(self.calls.call(request)).await;
         progress::flush(notifier).await;
         result.map(CallToolResponse::Complete)
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        self.tasks.get(&request.task_id, task_user(self, &context).as_deref())
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.tasks
-            .cancel(&request.task_id, task_user(self, &context).as_deref())
     }
 }
 

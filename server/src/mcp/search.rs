@@ -364,7 +364,8 @@ impl Searcher {
                     let index = groups.len();
                     let asking = Asking::new(spec, (rules, lists), call, &asked, &args.passed);
                     entry.ignored = asking.ignored.clone();
-                    let task = tokio::spawn(asking.run(ground.owned()));
+                    // In the search's span: each part's platform call is in its trace.
+                    let task = tokio::spawn(tracing::Instrument::in_current_span(asking.run(ground.owned())));
                     running.push(async move { (index, spec, task.await) });
                 }
                 PartSearch::Without(why) => entry.message = Some((*why).to_owned()),

@@ -65,7 +65,11 @@ impl Tasks {
             .with_ttl_ms(TASK_TTL_MS)
             .with_poll_interval_ms(POLL_INTERVAL_MS)
             .with_status_message("asking the platforms");
-        let task = self.manager.spawn(options, move |cx| Box::pin(run(calls, request, cx)));
+        // The task's platform calls are in the trace of the request that made it.
+        let span = tracing::Span::current();
+        let task = self.manager.spawn(options, move |cx| {
+            Box::pin(tracing::Instrument::instrument(run(calls, request, cx), span))
+        });
         let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
         // Forget the owners of tasks the manager has let go of.
         owners.retain(|id, _| self.manager.get_task(id).is_ok());

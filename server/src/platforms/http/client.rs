@@ -15,6 +15,9 @@ use std::time::{Duration, SystemTime};
 use besluitbron_core::PlatformId;
 use reqwest::Url;
 use reqwest::header::{self, HeaderMap, HeaderValue};
+use tracing::Instrument as _;
+
+use crate::telemetry::spans;
 
 use super::{
     Fetched, PlatformError, PlatformRequest, Retry, challenge_signal, header_u64, rate_limited_wait, retry_after,
@@ -153,7 +156,17 @@ impl PlatformHttp {
     /// redirect reqwest refused, a request that could not be built
     /// ([`PlatformError::Config`]).
     pub async fn send(&self, request: &PlatformRequest) -> Result<Fetched, PlatformError> {
-        self.attempt(request, self.request_timeout).await
+        // The HTTP client span (docs/tracing.md), under the attempt's.
+        let span = spans::http_client(request.method().as_str(), request.url());
+        let answer = self
+            .attempt(request, self.request_timeout)
+            .instrument(span.clone())
+            .await;
+        match &answer {
+            Ok(fetched) => spans::http_outcome(&span, Some(fetched.status.as_u16()), None),
+            Err(e) => spans::http_outcome(&span, answered_status(e), Some(e.label())),
+        }
+        answer
     }
 
     /// One attempt bounded by `timeout` (from sending to the last byte of the body).
@@ -221,6 +234,16 @@ impl PlatformHttp {
             }
         }
         Ok(body)
+    }
+}
+
+/// The HTTP status a refused answer carried, where its error keeps it (a 429 is the
+/// `rate_limited` error itself).
+fn answered_status(error: &PlatformError) -> Option<u16> {
+    match error {
+        PlatformError::RateLimited { .. } => Some(429),
+        PlatformError::Upstream { status, .. } | PlatformError::AccessDenied { status, .. } => Some(*status),
+        _ => None,
     }
 }
 
