@@ -1,15 +1,17 @@
 //! What an address shows a model, written from the registry: the tools it lists and the
 //! server's instructions there. No text here names a platform or a tool by hand.
 //!
-//! **Tools.** `/mcp` lists every tool but those `search` and `fetch` stand in for;
-//! `/mcp/<id>` (and `/<id>/mcp`) its platform's tools; a choice of tool sets
-//! ([`super::toolsets`]) adds whole platform sets. A model cannot call a tool it never
-//! sees, so a listed tool's description that names a tool not listed at the address names
-//! the tool listed in its place (`obv_search` is `search` at `/mcp`), or says where it is
-//! listed (`opentk_search (at /opentk/mcp)`).
+//! **Tools.** `/mcp` lists every tool but those `search`, `fetch` and `lists` stand in
+//! for (the keyword searches, the readers, the reference lists and status): per platform
+//! only its questions that are none of those (votes, debates, an activity); `/mcp/<id>`
+//! (and `/<id>/mcp`) its platform's tools; a choice of tool sets ([`super::toolsets`])
+//! adds whole platform sets. A model cannot call a tool it never sees, so a listed tool's
+//! description that names a tool not listed at the address names the tool listed in its
+//! place (`obv_search` is `search` at `/mcp`, `obv_sources` is `lists(obv, sources)`), or
+//! says where it is listed (`opentk_search (at /opentk/mcp)`).
 //!
-//! **Instructions.** At `/mcp`: the platforms by name and id, what `search` and `fetch`
-//! do over them, each connector's paragraph when all of them fit within
+//! **Instructions.** At `/mcp`: the platforms by name and id, what `search`, `fetch` and
+//! `lists` do over them, each connector's paragraph when all of them fit within
 //! [`MAX_INSTRUCTIONS_CHARS`] (with many platforms none do: the tools' descriptions and the
 //! guide hold the rest), and where the guide and the whole tool sets are. At a platform's
 //! address: its connector's paragraph and the same last words.
@@ -62,7 +64,7 @@ pub fn tools(table: &ToolTable, scope: Scope, sets: &[&str]) -> Vec<Tool> {
 /// Whether `scope`'s address lists `tool` when no tool set is chosen.
 fn listed_by_default(tool: &super::tools::ToolEntry, scope: Scope) -> bool {
     match scope {
-        // `/mcp` lists `search` and `fetch` in place of the tools they stand in for.
+        // `/mcp` lists `search`, `fetch` and `lists` in place of the tools they stand in for.
         Scope::All => tool.instead.is_none(),
         Scope::One(c) => tool.connector == c.id,
     }
@@ -77,6 +79,12 @@ fn pointed(text: &str, table: &ToolTable, listed: &BTreeSet<&'static str>) -> St
             return None;
         }
         match entry.instead {
+            Some(super::lists::NAME) if listed.contains(super::lists::NAME) => Some(format!(
+                "{}({}, {})",
+                super::lists::NAME,
+                entry.connector,
+                super::lists::list_name(entry.connector, entry.name)
+            )),
             Some(instead) if listed.contains(instead) => Some(instead.to_owned()),
             _ if entry.connector == super::tools::ALL => None,
             _ => Some(format!("{word} (at /{}/mcp)", entry.connector)),
@@ -105,12 +113,13 @@ pub fn instructions(table: &ToolTable, registry: &[&'static ConnectorSpec], scop
             let all: usize = paragraphs.iter().map(|p| p.chars().count() + 2).sum();
             preamble.chars().count() + all + 2 + last.chars().count() <= MAX_INSTRUCTIONS_CHARS
         };
-        let short = preamble(None);
+        let lists = table.get(super::lists::NAME).is_some();
+        let short = preamble(None, lists);
         if fits(&short) {
             parts.push(short);
             parts.extend(paragraphs);
         } else {
-            parts.push(preamble(Some(&connectors)));
+            parts.push(preamble(Some(&connectors), lists));
         }
     } else {
         parts.extend(paragraphs);
@@ -119,9 +128,9 @@ pub fn instructions(table: &ToolTable, registry: &[&'static ConnectorSpec], scop
     parts.join("\n\n")
 }
 
-/// What `/mcp`'s instructions say first: `search` and `fetch`, and the platforms by name
-/// when no paragraph of theirs follows (`named`).
-fn preamble(named: Option<&[&'static ConnectorSpec]>) -> String {
+/// What `/mcp`'s instructions say first: `search`, `fetch` and (`lists`) `lists`, and the
+/// platforms by name when no paragraph of theirs follows (`named`).
+fn preamble(named: Option<&[&'static ConnectorSpec]>, lists: bool) -> String {
     let platforms = match named {
         Some(connectors) => {
             let named: Vec<String> = connectors
@@ -132,6 +141,11 @@ fn preamble(named: Option<&[&'static ConnectorSpec]>) -> String {
         }
         None => "public platforms".to_owned(),
     };
+    let lists = if lists {
+        " `lists` answers each platform's reference lists and status."
+    } else {
+        ""
+    };
     let then = if named.is_some() {
         ""
     } else {
@@ -140,7 +154,7 @@ fn preamble(named: Option<&[&'static ConnectorSpec]>) -> String {
     format!(
         "BesluitBron reads Dutch government decision data from {platforms}. `search` asks every platform that \
          searches by words at once (with their filters; `platforms` picks) and answers one list; `fetch` reads any \
-         result's id, and any id or link a person has (its description names the forms).{then}"
+         result's id, and any id or link a person has (its description names the forms).{lists}{then}"
     )
 }
 
