@@ -1665,7 +1665,7 @@ class McpChecks:
         texts = [c.text for c in result.content if getattr(c, "type", "") == "text"]
         expect(bool(texts) and "rechtspraak_procedures" in texts[-1], f"the last text names the tool: {texts}")
         refused = await client.call_tool("lists", {"platform": "rechtspraak", "list": "procedures", "state": "any"})
-        expect(bool(refused.isError), "an argument the list does not take is a tool error")
+        expect(bool(refused.is_error), "an argument the list does not take is a tool error")
         message = refused.content[0].text if refused.content else ""
         expect("`state`" in message and "`filter`" in message, f"names the argument and those taken: {message}")
 
