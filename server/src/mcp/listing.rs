@@ -54,11 +54,39 @@ pub fn tools(table: &ToolTable, scope: Scope, sets: &[&str]) -> Vec<Tool> {
                     definition.description = Some(pointed.into());
                 }
             }
+            pointed_arguments(&mut definition, table, &listed);
             definition
         })
         .collect();
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     tools
+}
+
+/// `definition` with each of its arguments' descriptions naming tools as listed (`lists`
+/// and `search` carry their platforms' arguments, whose words name those tools).
+fn pointed_arguments(definition: &mut Tool, table: &ToolTable, listed: &BTreeSet<&'static str>) {
+    let Some(serde_json::Value::Object(properties)) = definition.input_schema.get("properties") else {
+        return;
+    };
+    let changed: Vec<(String, String)> = properties
+        .iter()
+        .filter_map(|(name, property)| {
+            let text = property.get("description")?.as_str()?;
+            let new = pointed(text, table, listed);
+            (new != text).then(|| (name.clone(), new))
+        })
+        .collect();
+    if changed.is_empty() {
+        return;
+    }
+    let schema = std::sync::Arc::make_mut(&mut definition.input_schema);
+    if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+        for (name, text) in changed {
+            if let Some(serde_json::Value::Object(property)) = properties.get_mut(&name) {
+                property.insert("description".into(), text.into());
+            }
+        }
+    }
 }
 
 /// Whether `scope`'s address lists `tool` when no tool set is chosen.
@@ -222,6 +250,22 @@ mod tests {
                     );
                     None
                 });
+            }
+            for tool in &tools {
+                let properties = tool.input_schema.get("properties").and_then(|p| p.as_object());
+                for (argument, property) in properties.into_iter().flatten() {
+                    let text = property.get("description").and_then(|d| d.as_str()).unwrap_or_default();
+                    map_words(text, |word| {
+                        let unlisted = names.contains(word) && !listed.contains(word);
+                        assert!(
+                            !unlisted || text.contains(&format!("{word} (at /")),
+                            "{}: {}'s `{argument}` names {word}: {text}",
+                            scope.id(),
+                            tool.name
+                        );
+                        None
+                    });
+                }
             }
             let instructions = instructions(&table, &registry, scope);
             map_words(&instructions, |word| {
