@@ -148,8 +148,8 @@ async fn every_default_answer_fits_the_budget_and_every_answer_its_output_schema
     let validators = output_validators(&with_schema);
     let mut answered = ask_every_sample(&mut mcp, &validators, &mut problems).await;
     ask_the_broadest_answers(&mut mcp, &validators, &mut problems).await;
-    // `search` and `fetch`: one tool each.
-    answered += 2;
+    // `search`, `fetch` and `lists`: one tool each.
+    answered += 3;
     assert!(
         answered >= tools.len(),
         "every listed tool was asked ({answered} of {})",
@@ -219,6 +219,18 @@ async fn ask_the_broadest_answers(
     match call(mcp, "tk_votes", asked.clone()).await {
         Some(result) => check("tk_votes", &asked, &result, true, validators, problems),
         None => problems.push("tk_votes {\"query\":\"vuurwerk\"}: a tool error".to_owned()),
+    }
+    // `lists`, every list with its defaults: the list tool's own answer, within the budget
+    // and `lists`' output schema.
+    for c in CONNECTORS {
+        for tool in c.lists {
+            let list = tool.name.strip_prefix(&format!("{}_", c.id)).unwrap_or(tool.name);
+            let asked = json!({"platform": c.id, "list": list});
+            match call(mcp, "lists", asked.clone()).await {
+                Some(result) => check("lists", &asked, &result, true, validators, problems),
+                None => problems.push(format!("lists {asked}: a tool error")),
+            }
+        }
     }
     // `search` over every platform, with its default limit: within the budget, and in
     // ChatGPT's contract.

@@ -207,13 +207,13 @@ async fn every_connector_lists_its_tools_read_only_with_schemas_and_samples() {
         listed += names.iter().filter(|n| everything.contains(**n)).count();
     }
     assert!(
-        everything.contains("search") && everything.contains("fetch"),
-        "/mcp lists the search over every platform and fetch"
+        everything.contains("search") && everything.contains("fetch") && everything.contains("lists"),
+        "/mcp lists the search over every platform, fetch and lists"
     );
     assert_eq!(
         everything.len(),
-        listed + 2,
-        "/mcp lists connectors' tools, `search` and `fetch`, nothing else"
+        listed + 3,
+        "/mcp lists connectors' tools, `search`, `fetch` and `lists`, nothing else"
     );
     server.stop().await;
 }

@@ -306,6 +306,7 @@ static PLUG_CONNECTOR: ConnectorSpec = ConnectorSpec {
     status: None,
     search: KeywordSearch::Tool(&PLUG_SEARCH_SPEC),
     reads: Some(&PLUG_READER),
+    lists: &[],
 };
 
 static PLUGTWO_CONNECTOR: ConnectorSpec = ConnectorSpec {
@@ -323,6 +324,7 @@ static PLUGTWO_CONNECTOR: ConnectorSpec = ConnectorSpec {
     status: None,
     search: KeywordSearch::Tool(&PLUGTWO_SEARCH_SPEC),
     reads: None,
+    lists: &[],
 };
 
 /// The registry and the two test connectors.

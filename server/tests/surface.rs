@@ -1,8 +1,9 @@
 //! What `/mcp` lists, and the rule it keeps: every argument of every platform tool is
-//! reachable from `/mcp`'s list — its tool is listed there, or `search` or `fetch` take
-//! that argument with the same meaning and pass it on by its name. Questions that are no
-//! search and no read (votes, debates, reference lists) stay listed; the list stays
-//! within 48 KiB. A client adds whole platform tool sets by its address or a header.
+//! reachable from `/mcp`'s list — its tool is listed there, or `search`, `fetch` or
+//! `lists` take that argument with the same meaning and pass it on by its name. Questions
+//! that are no search, no read and no reference list or status (votes, debates) stay
+//! listed; the list stays within 48 KiB. A client adds whole platform tool sets by its
+//! address or a header.
 
 use crate::support;
 
@@ -87,8 +88,8 @@ async fn every_argument_of_every_platform_tool_is_reachable_from_mcps_list() {
             if listed.contains_key(name) {
                 continue;
             }
-            // Not listed: `search` or `fetch` take every argument it has.
-            let problems: Vec<String> = ["search", "fetch"]
+            // Not listed: `search`, `fetch` or `lists` take every argument it has.
+            let problems: Vec<String> = ["search", "fetch", "lists"]
                 .iter()
                 .filter_map(|by| {
                     let by_args = arguments(listed.get(*by)?);
@@ -106,8 +107,8 @@ async fn every_argument_of_every_platform_tool_is_reachable_from_mcps_list() {
                 })
                 .collect();
             assert!(
-                problems.len() < 2,
-                "{name} is not listed at /mcp, and neither search nor fetch take all its arguments: {problems:?}"
+                problems.len() < 3,
+                "{name} is not listed at /mcp, and none of search, fetch and lists take all its arguments: {problems:?}"
             );
             stood_in.push(name.clone());
         }
@@ -125,6 +126,15 @@ async fn every_argument_of_every_platform_tool_is_reachable_from_mcps_list() {
         "obv_document",
         "tk_document_text",
         "rechtspraak_ruling",
+        "obv_sources",
+        "obv_status",
+        "tk_factions",
+        "tk_committees",
+        "rechtspraak_courts",
+        "rechtspraak_areas",
+        "rechtspraak_procedures",
+        "opentk_status",
+        "ori_sources",
     ];
     for name in gone {
         assert!(
@@ -132,14 +142,7 @@ async fn every_argument_of_every_platform_tool_is_reachable_from_mcps_list() {
             "{name} is stood in for: {stood_in:?}"
         );
     }
-    for name in [
-        "tk_votes",
-        "tk_debates",
-        "tk_debate",
-        "obv_sources",
-        "rechtspraak_courts",
-        "rechtspraak_search",
-    ] {
+    for name in ["tk_votes", "tk_debates", "tk_debate", "rechtspraak_search", "lists"] {
         assert!(listed.contains_key(name), "{name} stays listed at /mcp");
     }
     let list = all.request("tools/list", json!({})).await;
@@ -292,5 +295,93 @@ async fn a_client_adds_whole_tool_sets_by_address_or_header() {
     assert_eq!(error["code"], json!(-32602), "{error}");
     let message = error["message"].as_str().unwrap_or("");
     assert!(message.contains("`eurlex`") && message.contains("cvdr"), "{message}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn lists_answers_each_list_as_its_own_tool_does_and_refuses_what_it_does_not_take() {
+    let fakes = fakes().await;
+    let server = Server::start(config(&fakes, &temp_dir("surface-lists"))).await;
+    let mut all = Mcp::initialize(server.url("/mcp")).await;
+    let listed = by_name(all.list_tools().await);
+    let lists = &listed["lists"];
+    let platforms = lists["inputSchema"]["properties"]["platform"]["enum"].clone();
+    // Every list of every connector, by its platform and name: the tool's own result.
+    for c in CONNECTORS {
+        assert_eq!(
+            platforms.as_array().is_some_and(|p| p.contains(&json!(c.id))),
+            !c.lists.is_empty(),
+            "{}: {platforms}",
+            c.id
+        );
+        for tool in c.lists {
+            assert!(
+                !listed.contains_key(tool.name),
+                "{} is answered by lists at /mcp",
+                tool.name
+            );
+            let list = tool
+                .name
+                .strip_prefix(&format!("{}_", c.id))
+                .expect("named after its platform");
+            let own = all.call(tool.name, json!({})).await;
+            let own = own.message.expect("an answer")["result"].clone();
+            let by_lists = all.call("lists", json!({"platform": c.id, "list": list})).await;
+            let by_lists = by_lists.message.expect("an answer")["result"].clone();
+            assert_eq!(by_lists["isError"], own["isError"], "{}: {by_lists}", tool.name);
+            assert_eq!(by_lists["structuredContent"], own["structuredContent"], "{}", tool.name);
+            // The text as the tool gave it (the second time from the buffer), then who answered.
+            let texts = |r: &Value| -> Vec<String> {
+                r["content"]
+                    .as_array()
+                    .expect("content")
+                    .iter()
+                    .filter_map(|c| c["text"].as_str())
+                    .map(|t| t.replace(" (from BesluitBron's buffer)", ""))
+                    .collect()
+            };
+            let (own_text, lists_text) = (texts(&own), texts(&by_lists));
+            assert_eq!(lists_text[..own_text.len()], own_text[..], "{}", tool.name);
+            assert!(
+                lists_text.last().is_some_and(|t| t.contains(tool.name)),
+                "{}: {lists_text:?}",
+                tool.name
+            );
+            assert_eq!(by_lists["_meta"]["besluitbron/tool"], json!(tool.name));
+        }
+    }
+    // A list's own arguments pass on; one it does not take is refused with those it takes.
+    let courts = structured(
+        &all.call(
+            "lists",
+            json!({"platform": "rechtspraak", "list": "courts", "filter": "Gerechtshof"}),
+        )
+        .await,
+    );
+    let direct = structured(&all.call("rechtspraak_courts", json!({"filter": "Gerechtshof"})).await);
+    assert_eq!(courts, direct);
+    for (bad, says) in [
+        (
+            json!({"platform": "rechtspraak", "list": "courts", "state": "any"}),
+            vec!["`state`", "`filter`", "`include_ended`", "nothing asked"],
+        ),
+        (
+            json!({"platform": "tk", "list": "courts"}),
+            vec!["factions", "committees"],
+        ),
+        (
+            json!({"platform": "bwb", "list": "sources"}),
+            vec!["obv", "rechtspraak"],
+        ),
+        (
+            json!({"platform": "obv", "list": "sources", "limit": 100_000}),
+            vec!["obv_sources", "limit"],
+        ),
+    ] {
+        let text = support::tool_error_text(&all.call("lists", bad.clone()).await);
+        for s in says {
+            assert!(text.contains(s), "{bad}: {s}: {text}");
+        }
+    }
     server.stop().await;
 }

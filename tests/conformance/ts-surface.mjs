@@ -1,7 +1,7 @@
 // The tool surface as the official TypeScript SDK (v1, pinned in package-lock.json) meets
 // it, without transport options (argv[2]: the `/mcp` URL): the default list at `/mcp`
-// (`search` and `fetch` in place of the platforms' keyword searches and plain readers,
-// the questions that are no search listed), a chosen set (`/mcp?toolsets=tk` adds the
+// (`search`, `fetch` and `lists` in place of the platforms' keyword searches, plain
+// readers, reference lists and status; the other questions listed), a chosen set (`/mcp?toolsets=tk` adds the
 // Tweede Kamer's whole set), a platform's address (`/tk/mcp`: its tools only), and a call
 // by name of a tool `/mcp` does not list (`tk_search`), which answers as listed tools do.
 // Each list is one page. Exits 1 on any problem or anything the SDK prints.
@@ -36,9 +36,9 @@ const expect = (address, names, has, hasNot) => {
 };
 
 const all = await listed("/mcp");
-expect("/mcp", all, ["search", "fetch", "tk_votes", "rechtspraak_courts"], ["tk_search", "obv_search"]);
+expect("/mcp", all, ["search", "fetch", "lists", "tk_votes"], ["tk_search", "obv_search", "rechtspraak_courts"]);
 const chosen = await listed("/mcp?toolsets=tk");
-expect("/mcp?toolsets=tk", chosen, ["search", "fetch", "tk_search", "tk_votes"], ["obv_search"]);
+expect("/mcp?toolsets=tk", chosen, ["search", "fetch", "lists", "tk_search", "tk_votes", "tk_factions"], ["obv_search"]);
 const tk = await listed("/tk/mcp");
 expect("/tk/mcp", tk, ["tk_search", "tk_votes"], ["search", "fetch"]);
 if (!tk.every((n) => n.startsWith("tk_"))) problems.push(`/tk/mcp: another platform's tool: ${tk}`);
@@ -49,6 +49,19 @@ await client.close();
 if (result.isError) problems.push(`tk_search at /mcp: a tool error: ${JSON.stringify(result.content)}`);
 else if (!result.structuredContent) problems.push("tk_search at /mcp: no structured content");
 else lines.push("tk_search called by name at /mcp");
+
+// `lists` answers a list as its own tool does (the SDK checks the structured content
+// against `lists`' outputSchema), and names that tool last.
+const lists = await connect("/mcp");
+const courts = await lists.callTool({ name: "lists", arguments: { platform: "rechtspraak", list: "courts", filter: "Gerechtshof" } });
+const own = await lists.callTool({ name: "rechtspraak_courts", arguments: { filter: "Gerechtshof" } });
+await lists.close();
+const last = courts.content?.[courts.content.length - 1]?.text ?? "";
+if (courts.isError) problems.push(`lists at /mcp: a tool error: ${JSON.stringify(courts.content)}`);
+else if (JSON.stringify(courts.structuredContent) !== JSON.stringify(own.structuredContent))
+  problems.push("lists rechtspraak courts: not rechtspraak_courts' structured content");
+else if (!last.includes("rechtspraak_courts")) problems.push(`lists: the last text does not name the tool: ${last}`);
+else lines.push("lists rechtspraak courts answered as rechtspraak_courts");
 
 problems.push(...printed.map((p) => `the SDK printed ${p}`));
 if (problems.length > 0) {

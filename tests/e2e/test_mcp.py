@@ -107,10 +107,12 @@ OB_TOOLS = {"ob_search", "ob_document"}
 BWB_TOOLS = {"bwb_search", "bwb_read"}
 BWB_LAW = "BWBR0047001"
 CVDR_TOOLS = {"cvdr_search", "cvdr_read"}
-# What `/mcp` does not list: `search` and `fetch` take these tools' every argument there
-# (the tools still answer by name).
+# What `/mcp` does not list: `search`, `fetch` and `lists` take these tools' every argument
+# there (the tools still answer by name).
 STOOD_IN = {"obv_search", "obv_document", "tk_search", "tk_document_text", "rechtspraak_ruling", "opentk_search",
-            "ori_document", "ob_search", "ob_document", "bwb_search", "cvdr_search"}
+            "ori_document", "ob_search", "ob_document", "bwb_search", "cvdr_search",
+            "obv_sources", "obv_status", "tk_factions", "tk_committees", "rechtspraak_courts", "rechtspraak_areas",
+            "rechtspraak_procedures", "opentk_status", "ori_sources"}
 CVDR_REGULATION = "CVDR700001"
 SRU12 = "{http://www.loc.gov/zing/srw/}"
 SRU_NS = {
@@ -853,6 +855,8 @@ class McpChecks:
             ("opentk_status matches /lastupdates", self.opentk_status),
             ("ori_sources matches _aliases", self.ori_sources),
             ("ob_search matches the SRU answer", self.ob_search),
+            ("lists answers rechtspraak procedures as rechtspraak_procedures does, naming it; refuses an argument "
+             "the list does not take", self.lists_procedures),
             ("unknown tool raises an MCP error", self.unknown_tool),
             ("tools/list, resources/list, resources/templates/list, prompts/list (public caching hints in 2026-07-28)",
              self.lists_cached),
@@ -886,10 +890,11 @@ class McpChecks:
         await self.endpoint("/mcp/bwb", BWB_TOOLS, bwb_calls)
         await self.endpoint("/mcp/cvdr", CVDR_TOOLS, cvdr_calls)
         await self.endpoint("/mcp", (OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS
-                                     | CVDR_TOOLS | {"search", "fetch"}) - STOOD_IN, all_calls)
+                                     | CVDR_TOOLS | {"search", "fetch", "lists"}) - STOOD_IN, all_calls)
         # A chosen tool set: /mcp's list and the Tweede Kamer's whole set.
         await self.endpoint("/mcp?toolsets=tk", ((OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS
-                                                  | BWB_TOOLS | CVDR_TOOLS | {"search", "fetch"}) - STOOD_IN) | TK_TOOLS,
+                                                  | BWB_TOOLS | CVDR_TOOLS | {"search", "fetch", "lists"}) - STOOD_IN)
+                             | TK_TOOLS,
                             [])
 
     async def run_retired(self) -> None:
@@ -1656,6 +1661,19 @@ class McpChecks:
         got = structured(await client.call_tool("rechtspraak_procedures", {"limit": 200}), "rechtspraak_procedures")
         fake = [(p.findtext("Naam") or "").strip() for p in (await self.fakes.rs_list("Proceduresoorten")).iter("Proceduresoort")]
         expect_eq([p["title"] for p in got.get("results", [])], fake, "procedure names")
+
+    async def lists_procedures(self, client: Client) -> None:
+        asked = {"platform": "rechtspraak", "list": "procedures", "limit": 200}
+        result = await client.call_tool("lists", asked)
+        got = structured(result, "lists")
+        own = structured(await client.call_tool("rechtspraak_procedures", {"limit": 200}), "rechtspraak_procedures")
+        expect_eq(got, own, "lists' structured content")
+        texts = [c.text for c in result.content if getattr(c, "type", "") == "text"]
+        expect(bool(texts) and "rechtspraak_procedures" in texts[-1], f"the last text names the tool: {texts}")
+        refused = await client.call_tool("lists", {"platform": "rechtspraak", "list": "procedures", "state": "any"})
+        expect(bool(refused.is_error), "an argument the list does not take is a tool error")
+        message = refused.content[0].text if refused.content else ""
+        expect("`state`" in message and "`filter`" in message, f"names the argument and those taken: {message}")
 
     async def rs_search_court(self, client: Client) -> None:
         args = {"court": "HR", "date_from": "2026-01-01", "date_to": "2026-12-31", "limit": 15}

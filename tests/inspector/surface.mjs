@@ -58,7 +58,7 @@ for (const [version, cli, callsUnlisted] of versions) {
     lines.push(`${address} ${names.length}`);
     return names;
   };
-  await list("/mcp", ["search", "fetch", "tk_votes"], ["tk_search"]);
+  await list("/mcp", ["search", "fetch", "lists", "tk_votes"], ["tk_search", "tk_factions"]);
   await list("/mcp?toolsets=tk", ["search", "tk_search", "tk_votes"], ["obv_search"]);
   const tk = await list("/tk/mcp", ["tk_search", "tk_votes"], ["search", "fetch"]);
   if (!tk.every((n) => n.startsWith("tk_"))) problems.push(`/tk/mcp: another platform's tool: ${tk}`);

@@ -97,6 +97,10 @@ pub struct ConnectorSpec {
     pub search: search::KeywordSearch,
     /// The ids and links it reads (`fetch` on `/mcp`, and its reading tools' `id`).
     pub reads: Option<&'static ids::IdReader>,
+    /// Its tools that answer a list of reference values or its platform's status (one
+    /// entry each, from its `tools`): `/mcp` answers them through `lists`, which it lists
+    /// in their place.
+    pub lists: &'static [&'static ToolSpec],
 }
 
 /// A sample call of one tool.

@@ -19,12 +19,24 @@ use super::route::{Answer, Answered, Route, RouteFuture};
 use crate::call::{Call, Context, ToolResult, tool_error};
 
 /// The stack below replay (arguments, route, time-out, the tool), as a tool that asks
-/// other tools (a part of `search`) reaches it: each part is a call like any other.
+/// other tools (a part of `search`, the list `lists` answers with) reaches it: each is a
+/// call like any other.
 pub trait Stack: Send + Sync {
     /// The call of tool `tool` with `arguments` that `asker` makes for its own answer
     /// (as its caller, with its render cache; no progress of its own, never cancelled:
     /// a part its asker no longer waits for fills the buffer), answered as a listing.
     fn listing<'a>(
+        &'a self,
+        ground: GroundRef<'a>,
+        asker: &'a Call,
+        tool: &'static str,
+        arguments: JsonObject,
+    ) -> RouteFuture<'a, Answer>;
+
+    /// The call of tool `tool` with `arguments` that `asker` makes in its place (`lists`
+    /// asking a list tool): as its caller, with its progress, cancellation and render
+    /// cache, answered as that tool's result.
+    fn result<'a>(
         &'a self,
         ground: GroundRef<'a>,
         asker: &'a Call,

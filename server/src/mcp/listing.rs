@@ -1,15 +1,17 @@
 //! What an address shows a model, written from the registry: the tools it lists and the
 //! server's instructions there. No text here names a platform or a tool by hand.
 //!
-//! **Tools.** `/mcp` lists every tool but those `search` and `fetch` stand in for;
-//! `/mcp/<id>` (and `/<id>/mcp`) its platform's tools; a choice of tool sets
-//! ([`super::toolsets`]) adds whole platform sets. A model cannot call a tool it never
-//! sees, so a listed tool's description that names a tool not listed at the address names
-//! the tool listed in its place (`obv_search` is `search` at `/mcp`), or says where it is
-//! listed (`opentk_search (at /opentk/mcp)`).
+//! **Tools.** `/mcp` lists every tool but those `search`, `fetch` and `lists` stand in
+//! for (the keyword searches, the readers, the reference lists and status): per platform
+//! only its questions that are none of those (votes, debates, an activity); `/mcp/<id>`
+//! (and `/<id>/mcp`) its platform's tools; a choice of tool sets ([`super::toolsets`])
+//! adds whole platform sets. A model cannot call a tool it never sees, so a listed tool's
+//! description that names a tool not listed at the address names the tool listed in its
+//! place (`obv_search` is `search` at `/mcp`, `obv_sources` is `lists(obv, sources)`), or
+//! says where it is listed (`opentk_search (at /opentk/mcp)`).
 //!
-//! **Instructions.** At `/mcp`: the platforms by name and id, what `search` and `fetch`
-//! do over them, each connector's paragraph when all of them fit within
+//! **Instructions.** At `/mcp`: the platforms by name and id, what `search`, `fetch` and
+//! `lists` do over them, each connector's paragraph when all of them fit within
 //! [`MAX_INSTRUCTIONS_CHARS`] (with many platforms none do: the tools' descriptions and the
 //! guide hold the rest), and where the guide and the whole tool sets are. At a platform's
 //! address: its connector's paragraph and the same last words.
@@ -52,6 +54,7 @@ pub fn tools(table: &ToolTable, scope: Scope, sets: &[&str]) -> Vec<Tool> {
                     definition.description = Some(pointed.into());
                 }
             }
+            pointed_arguments(&mut definition, table, &listed);
             definition
         })
         .collect();
@@ -59,10 +62,37 @@ pub fn tools(table: &ToolTable, scope: Scope, sets: &[&str]) -> Vec<Tool> {
     tools
 }
 
+/// `definition` with each of its arguments' descriptions naming tools as listed (`lists`
+/// and `search` carry their platforms' arguments, whose words name those tools).
+fn pointed_arguments(definition: &mut Tool, table: &ToolTable, listed: &BTreeSet<&'static str>) {
+    let Some(serde_json::Value::Object(properties)) = definition.input_schema.get("properties") else {
+        return;
+    };
+    let changed: Vec<(String, String)> = properties
+        .iter()
+        .filter_map(|(name, property)| {
+            let text = property.get("description")?.as_str()?;
+            let new = pointed(text, table, listed);
+            (new != text).then(|| (name.clone(), new))
+        })
+        .collect();
+    if changed.is_empty() {
+        return;
+    }
+    let schema = std::sync::Arc::make_mut(&mut definition.input_schema);
+    if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+        for (name, text) in changed {
+            if let Some(serde_json::Value::Object(property)) = properties.get_mut(&name) {
+                property.insert("description".into(), text.into());
+            }
+        }
+    }
+}
+
 /// Whether `scope`'s address lists `tool` when no tool set is chosen.
 fn listed_by_default(tool: &super::tools::ToolEntry, scope: Scope) -> bool {
     match scope {
-        // `/mcp` lists `search` and `fetch` in place of the tools they stand in for.
+        // `/mcp` lists `search`, `fetch` and `lists` in place of the tools they stand in for.
         Scope::All => tool.instead.is_none(),
         Scope::One(c) => tool.connector == c.id,
     }
@@ -77,6 +107,12 @@ fn pointed(text: &str, table: &ToolTable, listed: &BTreeSet<&'static str>) -> St
             return None;
         }
         match entry.instead {
+            Some(super::lists::NAME) if listed.contains(super::lists::NAME) => Some(format!(
+                "{}({}, {})",
+                super::lists::NAME,
+                entry.connector,
+                super::lists::list_name(entry.connector, entry.name)
+            )),
             Some(instead) if listed.contains(instead) => Some(instead.to_owned()),
             _ if entry.connector == super::tools::ALL => None,
             _ => Some(format!("{word} (at /{}/mcp)", entry.connector)),
@@ -105,12 +141,13 @@ pub fn instructions(table: &ToolTable, registry: &[&'static ConnectorSpec], scop
             let all: usize = paragraphs.iter().map(|p| p.chars().count() + 2).sum();
             preamble.chars().count() + all + 2 + last.chars().count() <= MAX_INSTRUCTIONS_CHARS
         };
-        let short = preamble(None);
+        let lists = table.get(super::lists::NAME).is_some();
+        let short = preamble(None, lists);
         if fits(&short) {
             parts.push(short);
             parts.extend(paragraphs);
         } else {
-            parts.push(preamble(Some(&connectors)));
+            parts.push(preamble(Some(&connectors), lists));
         }
     } else {
         parts.extend(paragraphs);
@@ -119,9 +156,9 @@ pub fn instructions(table: &ToolTable, registry: &[&'static ConnectorSpec], scop
     parts.join("\n\n")
 }
 
-/// What `/mcp`'s instructions say first: `search` and `fetch`, and the platforms by name
-/// when no paragraph of theirs follows (`named`).
-fn preamble(named: Option<&[&'static ConnectorSpec]>) -> String {
+/// What `/mcp`'s instructions say first: `search`, `fetch` and (`lists`) `lists`, and the
+/// platforms by name when no paragraph of theirs follows (`named`).
+fn preamble(named: Option<&[&'static ConnectorSpec]>, lists: bool) -> String {
     let platforms = match named {
         Some(connectors) => {
             let named: Vec<String> = connectors
@@ -132,6 +169,11 @@ fn preamble(named: Option<&[&'static ConnectorSpec]>) -> String {
         }
         None => "public platforms".to_owned(),
     };
+    let lists = if lists {
+        " `lists` answers each platform's reference lists and status."
+    } else {
+        ""
+    };
     let then = if named.is_some() {
         ""
     } else {
@@ -140,7 +182,7 @@ fn preamble(named: Option<&[&'static ConnectorSpec]>) -> String {
     format!(
         "BesluitBron reads Dutch government decision data from {platforms}. `search` asks every platform that \
          searches by words at once (with their filters; `platforms` picks) and answers one list; `fetch` reads any \
-         result's id, and any id or link a person has (its description names the forms).{then}"
+         result's id, and any id or link a person has (its description names the forms).{lists}{then}"
     )
 }
 
@@ -208,6 +250,22 @@ mod tests {
                     );
                     None
                 });
+            }
+            for tool in &tools {
+                let properties = tool.input_schema.get("properties").and_then(|p| p.as_object());
+                for (argument, property) in properties.into_iter().flatten() {
+                    let text = property.get("description").and_then(|d| d.as_str()).unwrap_or_default();
+                    map_words(text, |word| {
+                        let unlisted = names.contains(word) && !listed.contains(word);
+                        assert!(
+                            !unlisted || text.contains(&format!("{word} (at /")),
+                            "{}: {}'s `{argument}` names {word}: {text}",
+                            scope.id(),
+                            tool.name
+                        );
+                        None
+                    });
+                }
             }
             let instructions = instructions(&table, &registry, scope);
             map_words(&instructions, |word| {

@@ -19,6 +19,7 @@ pub mod ask;
 pub mod fetch;
 pub mod ground;
 pub mod listing;
+pub mod lists;
 pub mod offers;
 mod passed;
 pub mod progress;

@@ -1,15 +1,19 @@
 //! The surface at twenty platforms: the registry's connectors and renamed copies of them
-//! (their whole tool sets, their keyword searches and id readers, under new ids and tool
-//! names) up to twenty, with an MCP Apps view link (`_meta.ui.resourceUri`) on the tools
-//! that get views. Every address's instructions stay within [`MAX_INSTRUCTIONS_CHARS`];
-//! every copy is served whole and `search` may ask each; `/mcp`'s `tools/list` stays
-//! within 48 KiB for the registry as it is. Each address's list size is printed.
+//! (their whole tool sets, their keyword searches, id readers and lists, under new ids and
+//! tool names) up to twenty, with an MCP Apps view link (`_meta.ui.resourceUri`) on the
+//! tools that get views. Every address's instructions stay within
+//! [`MAX_INSTRUCTIONS_CHARS`]; every copy is served whole and `search` and `lists` may ask
+//! each; `/mcp`'s `tools/list` stays within 48 KiB for the registry as it is. Each
+//! address's list size and `/mcp`'s tools' sizes are printed.
 //!
-//! Not held: 48 KiB for `/mcp` at twenty such platforms. The listing rule lists at `/mcp`
-//! every platform tool that is no search and no read (votes, debates, reference lists,
-//! status), about 3.6 KB a platform on average and 9 KB for the Tweede Kamer's; copies of
-//! the real connectors in the registry's order pass 48 KiB at the tenth platform and take
-//! about 91 KB at twenty. The test prints how many fit.
+//! Not held yet: 48 KiB for `/mcp` at twenty such platforms. `/mcp` lists per platform its
+//! questions that are no keyword search, no plain read and no reference list or status
+//! (`search`, `fetch` and `lists` stand in for those); copies in the registry's order fit
+//! up to sixteen platforms and take about 63 KB at twenty. What is left per platform: the
+//! tools with a view (`tk_votes`, `tk_debate`, `bwb_read`, `cvdr_read`: a host shows a view
+//! for the listed tool's result, so a stand-in would lose it), Rechtspraak's search by
+//! filters (no words: `search` cannot ask it), the Kamer's meetings, OpenTK's activity and
+//! its reader with `source`, a document's metadata. The test holds the sixteen.
 
 use rmcp::model::{CacheScope, ListToolsResult, Tool};
 use serde_json::json;
@@ -80,6 +84,7 @@ fn copy(base: &'static ConnectorSpec, id: &'static str, n: usize) -> &'static Co
             read: r.read,
         })
     });
+    let lists: Vec<&'static ToolSpec> = base.lists.iter().map(|t| same(t)).collect();
     let platform = PlatformId::of(leak(Platform {
         id,
         name: leak_str(format!("{} {n}", base.platform.display_name())),
@@ -99,6 +104,7 @@ fn copy(base: &'static ConnectorSpec, id: &'static str, n: usize) -> &'static Co
         status: base.status,
         search,
         reads,
+        lists: Box::leak(lists.into_boxed_slice()),
     })
 }
 
@@ -145,7 +151,21 @@ fn measure(registry: &[&'static ConnectorSpec]) -> usize {
     let table = ToolTable::new(registry, &registry.iter().map(|c| c.platform).collect::<Vec<_>>());
     let ids: Vec<&str> = registry.iter().map(|c| c.id).collect();
     let all = with_views(listing::tools(&table, Scope::All, &[]));
+    let sizes: Vec<String> = all
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {} (d {} i {} o {})",
+                t.name,
+                serde_json::to_string(t).map_or(0, |j| j.len()),
+                t.description.as_deref().map_or(0, str::len),
+                serde_json::to_string(&t.input_schema).map_or(0, |j| j.len()),
+                serde_json::to_string(&t.output_schema).map_or(0, |j| j.len()),
+            )
+        })
+        .collect();
     let (count, bytes) = (all.len(), list_bytes(all));
+    eprintln!("/mcp's tools: {}", sizes.join(", "));
     let every = list_bytes(with_views(listing::tools(&table, Scope::All, &ids)));
     eprintln!(
         "{} platforms: /mcp {count} tools {bytes} bytes; ?toolsets=all {every} bytes",
@@ -176,8 +196,8 @@ fn twenty_platforms_are_served_and_every_addresss_instructions_fit() {
     let table = ToolTable::new(&registry, &registry.iter().map(|c| c.platform).collect::<Vec<_>>());
     assert_eq!(
         table.iter().count(),
-        registry.iter().map(|c| c.tools.len()).sum::<usize>() + 2,
-        "every copy's whole tool set is served, and search and fetch"
+        registry.iter().map(|c| c.tools.len()).sum::<usize>() + 3,
+        "every copy's whole tool set is served, and search, fetch and lists"
     );
     let listed = with_views(listing::tools(&table, Scope::All, &[]));
     assert!(
@@ -192,10 +212,17 @@ fn twenty_platforms_are_served_and_every_addresss_instructions_fit() {
         });
         assert_eq!(asked, Some(true), "{}: `search` may be asked to ask it", c.id);
     }
+    for c in registry.iter().filter(|c| !c.lists.is_empty()) {
+        let asked = listed.iter().find(|t| t.name == "lists").and_then(|t| {
+            let platforms = &t.input_schema.get("properties")?["platform"]["enum"];
+            Some(platforms.as_array()?.contains(&json!(c.id)))
+        });
+        assert_eq!(asked, Some(true), "{}: `lists` may be asked for its lists", c.id);
+    }
     let twenty = measure(&registry);
     assert!(today < twenty, "the copies are listed: {today} against {twenty}");
     // How many platforms `/mcp` holds within the budget as the listing rule stands (the
-    // module's doc says why it is not twenty).
+    // module's doc says why it is not yet twenty).
     let held = (CONNECTORS.len()..=20)
         .take_while(|n| {
             let registry = registry_of(*n);
@@ -207,5 +234,5 @@ fn twenty_platforms_are_served_and_every_addresss_instructions_fit() {
         })
         .last();
     eprintln!("/mcp holds {held:?} platforms within {LIST_BUDGET_BYTES} bytes; twenty take {twenty}");
-    assert!(held.is_some_and(|n| n >= CONNECTORS.len()), "{held:?}");
+    assert!(held.is_some_and(|n| n >= 16), "{held:?}");
 }

@@ -1,6 +1,7 @@
 //! The stack below replay, written once for every call that runs a tool: a `tools/call`
 //! ([`super::Calls::call`], after its replay layer), a forward from another replica
-//! ([`super::Calls::call_here`]) and each part of `search` ([`Stack::listing`]).
+//! ([`super::Calls::call_here`]), each part of `search` ([`Stack::listing`]) and the list
+//! tool `lists` asks ([`Stack::result`]).
 //!
 //! ```text
 //! route     a call whose platform another replica owns goes there (several replicas)
@@ -61,27 +62,67 @@ impl Stack for ToolTable {
         tool: &'static str,
         arguments: JsonObject,
     ) -> RouteFuture<'a, Answer> {
-        Box::pin(async move {
-            let Some(entry) = self.get(tool) else {
-                return Answer::Result(tool_error(format!("BesluitBron serves no tool {tool} here")).into());
-            };
-            let mut arguments = Some(arguments);
-            if let Err(refusal) = entry.admit(&mut arguments) {
-                return Answer::Result(refusal.into());
-            }
-            let arguments = arguments.unwrap_or_default();
-            let call = Call {
-                tool: entry.name,
-                platform: entry.platform,
-                caller: Arc::clone(&asker.caller),
-                form: Arc::from(replay::fingerprint(entry.name, Some(&arguments))),
-                // The asker reports what answered, not each part's queue.
-                progress: None,
-                // Never cancelled: a part its asker no longer waits for fills the buffer.
-                ct: CancellationToken::new(),
-                render_cache: asker.render_cache.clone(),
-            };
-            routed(ground, entry, &call, arguments, Want::Listing).await
-        })
+        // The asker reports what answered, not each part's queue; never cancelled: a part
+        // its asker no longer waits for fills the buffer.
+        let asked = Asked {
+            progress: None,
+            ct: CancellationToken::new(),
+            want: Want::Listing,
+        };
+        Box::pin(self.asked_by(ground, asker, tool, arguments, asked))
+    }
+
+    fn result<'a>(
+        &'a self,
+        ground: GroundRef<'a>,
+        asker: &'a Call,
+        tool: &'static str,
+        arguments: JsonObject,
+    ) -> RouteFuture<'a, Answer> {
+        let asked = Asked {
+            progress: asker.progress.clone(),
+            ct: asker.ct.clone(),
+            want: Want::Result,
+        };
+        Box::pin(self.asked_by(ground, asker, tool, arguments, asked))
+    }
+}
+
+/// How a tool's call of another asks it: with which progress and cancellation, for what.
+struct Asked {
+    progress: Option<crate::call::Progress>,
+    ct: CancellationToken,
+    want: Want,
+}
+
+impl ToolTable {
+    /// The call of `tool` with `arguments` that `asker` makes: arguments, route, time-out
+    /// and the tool, as `asker`'s caller with its render cache.
+    async fn asked_by(
+        &self,
+        ground: GroundRef<'_>,
+        asker: &Call,
+        tool: &'static str,
+        arguments: JsonObject,
+        asked: Asked,
+    ) -> Answer {
+        let Some(entry) = self.get(tool) else {
+            return Answer::Result(tool_error(format!("BesluitBron serves no tool {tool} here")).into());
+        };
+        let mut arguments = Some(arguments);
+        if let Err(refusal) = entry.admit(&mut arguments) {
+            return Answer::Result(refusal.into());
+        }
+        let arguments = arguments.unwrap_or_default();
+        let call = Call {
+            tool: entry.name,
+            platform: entry.platform,
+            caller: Arc::clone(&asker.caller),
+            form: Arc::from(replay::fingerprint(entry.name, Some(&arguments))),
+            progress: asked.progress,
+            ct: asked.ct,
+            render_cache: asker.render_cache.clone(),
+        };
+        routed(ground, entry, &call, arguments, asked.want).await
     }
 }

@@ -2,10 +2,11 @@
 //! its platform, and the rules its arguments are checked by (read from its input schema
 //! once, at start-up) — found with one lookup per call.
 //!
-//! Besides the connectors' tools, the table holds `fetch` and `search` (at `/mcp`):
-//! entries like any other, so they go through the same stack (arguments, replay, route,
-//! time-out). Their platforms are the ones an id names (`fetch`) or every platform that
-//! searches by words (`search`), so [`ToolEntry::platform`] is `None`.
+//! Besides the connectors' tools, the table holds `fetch`, `search` and `lists` (at
+//! `/mcp`): entries like any other, so they go through the same stack (arguments, replay,
+//! route, time-out). Their platforms are the ones an id names (`fetch`), every platform
+//! that searches by words (`search`) or the one chosen (`lists`), so
+//! [`ToolEntry::platform`] is `None`.
 //!
 //! What `tools/list` shows of a tool is its declaration made portable
 //! ([`crate::connectors::schema::portable`]); the rules are read from the declaration as
@@ -19,6 +20,7 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use super::fetch::Fetcher;
 use super::ground::GroundRef;
+use super::lists::Lister;
 use super::route::{self, Answer, Answered, RouteFuture, Want};
 use super::search::Searcher;
 use crate::call::{Call, tool_error};
@@ -29,7 +31,7 @@ use crate::connectors::{ConnectorSpec, ToolSpec};
 use crate::mcp::arguments::Rules;
 use crate::mcp::passed::{admits, without_refs};
 
-/// The connector id of `fetch` and `search`, served at `/mcp` over every platform.
+/// The connector id of `fetch`, `search` and `lists`, served at `/mcp` over every platform.
 pub const ALL: &str = "all";
 
 /// What runs a tool.
@@ -40,23 +42,25 @@ enum Run {
     Fetch(Arc<Fetcher>),
     /// `search`: every connector's keyword search.
     Search(Arc<Searcher>),
+    /// `lists`: every connector's reference lists and status.
+    Lists(Arc<Lister>),
 }
 
 /// One tool, as a call needs to know it.
 pub struct ToolEntry {
     /// Its name.
     pub name: &'static str,
-    /// The id of the connector it belongs to (`all` for `fetch` and `search`, served at
-    /// `/mcp`).
+    /// The id of the connector it belongs to (`all` for `fetch`, `search` and `lists`,
+    /// served at `/mcp`).
     pub connector: &'static str,
-    /// The platform it asks; `None` for `fetch`, whose id names it, and `search`.
+    /// The platform it asks; `None` for `fetch`, whose id names it, `search` and `lists`.
     pub platform: Option<PlatformId>,
     /// The rules its arguments are checked by.
     pub rules: Rules,
     /// What `tools/list` says of it: its schemas made portable.
     pub definition: Tool,
-    /// The tool `/mcp` lists in its place (`search` or `fetch`), which takes its every
-    /// argument with the same meaning; `None` for a tool `/mcp` lists.
+    /// The tool `/mcp` lists in its place (`search`, `fetch` or `lists`), which takes its
+    /// every argument with the same meaning; `None` for a tool `/mcp` lists.
     pub instead: Option<&'static str>,
     run: Run,
     /// A connector's keyword search tool: its question answered as a listing.
@@ -70,6 +74,7 @@ impl ToolEntry {
             Run::Tool(spec) => (spec.run)(ground.ctx, call, arguments),
             Run::Fetch(fetcher) => Box::pin(fetcher.run(ground.ctx, call, arguments)),
             Run::Search(searcher) => Box::pin(searcher.run(ground, call, arguments)),
+            Run::Lists(lister) => Box::pin(lister.run(ground, call, arguments)),
         }
     }
 
@@ -208,6 +213,16 @@ impl ToolTable {
                 Run::Search(Arc::new(searcher)),
             ));
         }
+        if let Some(lister) = Lister::new(connectors) {
+            let definition = lister.definition();
+            add(ToolEntry::new(
+                super::lists::NAME,
+                ALL,
+                None,
+                definition,
+                Run::Lists(Arc::new(lister)),
+            ));
+        }
         let mut table = ToolTable(tools);
         for (tool, instead) in covered(&table, connectors) {
             if let Some(entry) = table.0.get_mut(tool) {
@@ -228,13 +243,14 @@ impl ToolTable {
     }
 }
 
-/// The platform tools that `search` or `fetch` stand in for at `/mcp`, with the one that
-/// does: a connector's keyword search whose every argument but its words and its number
-/// of results `search` takes, and a reading tool `fetch` runs with its paging whose every
-/// argument `fetch` takes (both pass each argument on by its name, unchanged).
+/// The platform tools that `search`, `fetch` or `lists` stand in for at `/mcp`, with the
+/// one that does: a connector's keyword search whose every argument but its words and its
+/// number of results `search` takes, a reading tool `fetch` runs with its paging whose
+/// every argument `fetch` takes, and a list whose every argument `lists` takes (each passes
+/// every argument on by its name, unchanged).
 ///
 /// The rule `/mcp`'s list keeps: every argument of every platform tool is reachable from
-/// it, as the tool listed or as an argument of `search` or `fetch`.
+/// it, as the tool listed or as an argument of `search`, `fetch` or `lists`.
 fn covered(table: &ToolTable, connectors: &[&'static ConnectorSpec]) -> Vec<(&'static str, &'static str)> {
     let takes = |by: &str, tool: &ToolSpec, own: &[&str]| {
         let Some(by) = table.get(by) else {
@@ -263,6 +279,11 @@ fn covered(table: &ToolTable, connectors: &[&'static ConnectorSpec]) -> Vec<(&'s
         for tool in c.reads.map(|r| r.paged).unwrap_or_default() {
             if takes(super::fetch::NAME, tool, &[]) {
                 out.push((tool.name, super::fetch::NAME));
+            }
+        }
+        for tool in c.lists {
+            if takes(super::lists::NAME, tool, &[]) {
+                out.push((tool.name, super::lists::NAME));
             }
         }
     }
@@ -318,10 +339,10 @@ mod tests {
         }
         assert_eq!(
             table.iter().count(),
-            listed + 2,
-            "no two tools share a name; and fetch and search"
+            listed + 3,
+            "no two tools share a name; and fetch, search and lists"
         );
-        for tool in ["fetch", "search"] {
+        for tool in ["fetch", "search", "lists"] {
             assert_eq!(table.get(tool).map(|f| (f.connector, f.platform)), Some(("all", None)));
         }
         assert!(table.get("no_such_tool").is_none());

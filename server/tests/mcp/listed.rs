@@ -50,8 +50,8 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
         ("/mcp/bwb", vec!["bwb_read", "bwb_search"]),
         ("/mcp/cvdr", vec!["cvdr_read", "cvdr_search"]),
     ];
-    // `/mcp` lists every connector's tools but those `search` and `fetch` stand in for
-    // (`surface.rs` holds the rule), and `search` and `fetch`, in name order.
+    // `/mcp` lists every connector's tools but those `search`, `fetch` and `lists` stand
+    // in for (`surface.rs` holds the rule), and `search`, `fetch` and `lists`, in name order.
     let stood_in = [
         "bwb_search",
         "cvdr_search",
@@ -59,10 +59,19 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
         "ob_search",
         "obv_document",
         "obv_search",
+        "obv_sources",
+        "obv_status",
         "opentk_search",
+        "opentk_status",
         "ori_document",
+        "ori_sources",
+        "rechtspraak_areas",
+        "rechtspraak_courts",
+        "rechtspraak_procedures",
         "rechtspraak_ruling",
+        "tk_committees",
         "tk_document_text",
+        "tk_factions",
         "tk_search",
     ];
     let mut all: Vec<&str> = per_connector
@@ -72,6 +81,7 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
         .collect();
     all.push("search");
     all.push("fetch");
+    all.push("lists");
     all.sort_unstable();
     for (path, expected) in per_connector.into_iter().chain([("/mcp", all)]) {
         let mut c = Mcp::initialize(server.url(path)).await;
@@ -220,8 +230,21 @@ async fn the_switched_off_ori_is_offered_only_with_a_mirror() {
         .iter()
         .filter_map(|t| t["name"].as_str().map(str::to_owned))
         .collect();
-    assert!(names.iter().any(|n| n == "obv_sources"), "{names:?}");
+    assert!(names.iter().any(|n| n == "lists"), "{names:?}");
     assert!(!names.iter().any(|n| n.starts_with("ori_")), "{names:?}");
+    let lists = all
+        .list_tools()
+        .await
+        .into_iter()
+        .find(|t| t["name"] == "lists")
+        .expect("lists");
+    let platforms = &lists["inputSchema"]["properties"]["platform"]["enum"];
+    assert!(
+        platforms
+            .as_array()
+            .is_some_and(|p| p.contains(&json!("obv")) && !p.contains(&json!("ori"))),
+        "{platforms}"
+    );
     let resources = all.request("resources/list", json!({})).await;
     let templates = all.request("resources/templates/list", json!({})).await;
     let offered = format!("{:?} {:?}", resources.message, templates.message);

@@ -69,6 +69,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
+    lists: &[],
     reads: Some(&READER),
     tools: TOOLS,
     open,

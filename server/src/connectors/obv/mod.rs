@@ -49,6 +49,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
+    lists: &[&SOURCES_TOOL, &STATUS_TOOL],
     reads: Some(&READER),
     tools: TOOLS,
     open,
@@ -456,30 +457,31 @@ pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
     run: obv_search,
 };
 
+/// The `obv_sources` tool: one of the connector's lists.
+pub(crate) const SOURCES_TOOL: ToolSpec = crate::tool! {
+    name: "obv_sources",
+    title: "OpenBesluitvorming sources",
+    description: "List OpenBesluitvorming's sources (municipalities, provinces, water boards) with the key \
+                  obv_search takes as `organization`; narrow with `name` and `organization_type`. Cheap: buffered.",
+    arguments: SourcesArgs,
+    output: render::SourcesShown,
+    run: obv_sources,
+};
+
+/// The `obv_status` tool: one of the connector's lists.
+pub(crate) const STATUS_TOOL: ToolSpec = crate::tool! {
+    name: "obv_status",
+    title: "OpenBesluitvorming load status",
+    description: "OpenBesluitvorming's load status: per source whether its imports succeed, when they last did \
+                  and how current its content is, to judge whether a source's results are complete. By default \
+                  the sources with a problem; `source` gives one. BesluitBron refreshes it every ten minutes.",
+    arguments: StatusArgs,
+    output: render::StatusShown,
+    run: obv_status,
+};
+
 /// The tools.
-const TOOLS: &[ToolSpec] = &[
-    SEARCH_TOOL,
-    DOCUMENT_TOOL,
-    crate::tool! {
-        name: "obv_sources",
-        title: "OpenBesluitvorming sources",
-        description: "List OpenBesluitvorming's sources (municipalities, provinces, water boards) with the key \
-                      obv_search takes as `organization`; narrow with `name` and `organization_type`. Cheap: buffered.",
-        arguments: SourcesArgs,
-        output: render::SourcesShown,
-        run: obv_sources,
-    },
-    crate::tool! {
-        name: "obv_status",
-        title: "OpenBesluitvorming load status",
-        description: "OpenBesluitvorming's load status: per source whether its imports succeed, when they last did \
-                      and how current its content is, to judge whether a source's results are complete. By default \
-                      the sources with a problem; `source` gives one. BesluitBron refreshes it every ten minutes.",
-        arguments: StatusArgs,
-        output: render::StatusShown,
-        run: obv_status,
-    },
-];
+const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL, SOURCES_TOOL, STATUS_TOOL];
 
 /// Search OpenBesluitvorming.
 async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {

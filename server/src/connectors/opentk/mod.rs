@@ -64,6 +64,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
+    lists: &[&STATUS_TOOL],
     reads: Some(&READER),
     tools: TOOLS,
     open,
@@ -427,21 +428,19 @@ pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
     run: opentk_search,
 };
 
+/// The `opentk_status` tool: one of the connector's lists.
+pub(crate) const STATUS_TOOL: ToolSpec = crate::tool! {
+    name: "opentk_status",
+    title: "OpenTK freshness",
+    description: "When OpenTK's harvesters last updated its copy of the Tweede Kamer's data (/lastupdates), so \
+                  you can judge how fresh opentk_search results are. Cheap; kept ten minutes.",
+    arguments: NoArgs,
+    output: StatusAnswer,
+    run: opentk_status,
+};
+
 /// The tools.
-const TOOLS: &[ToolSpec] = &[
-    SEARCH_TOOL,
-    DOCUMENT_TOOL,
-    ACTIVITY_TOOL,
-    crate::tool! {
-        name: "opentk_status",
-        title: "OpenTK freshness",
-        description: "When OpenTK's harvesters last updated its copy of the Tweede Kamer's data (/lastupdates), so \
-                      you can judge how fresh opentk_search results are. Cheap; kept ten minutes.",
-        arguments: NoArgs,
-        output: StatusAnswer,
-        run: opentk_status,
-    },
-];
+const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL, ACTIVITY_TOOL, STATUS_TOOL];
 
 /// Full-text search over Tweede Kamer documents (OpenTK).
 async fn opentk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {

@@ -67,6 +67,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     },
     instructions: INSTRUCTIONS,
     guide: GUIDE,
+    lists: &[&SOURCES_TOOL],
     reads: Some(&READER),
     tools: TOOLS,
     open,
@@ -273,6 +274,20 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     run: ori_document,
 };
 
+/// The `ori_sources` tool: one of the connector's lists.
+pub(crate) const SOURCES_TOOL: ToolSpec = crate::tool! {
+    name: "ori_sources",
+    title: "Open Raadsinformatie sources (retired)",
+    description: "The sources (municipalities ori_, provinces osi_, water boards owi_) of Open Raadsinformatie \
+                  with their live index, document count and when it was last rebuilt (a freshness hint), \
+                  and older copies still present; 50 per answer by default (`limit` up to 500, `offset` pages \
+                  on, `filter` narrows by name). ORI was retired on 1 November 2026: unless BesluitBron's \
+                  operator runs it against a mirror, this tool says so — use obv_sources instead.",
+    arguments: SourcesArgs,
+    output: SourcesOutput,
+    run: ori_sources,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -288,18 +303,7 @@ const TOOLS: &[ToolSpec] = &[
         run: ori_search,
     },
     DOCUMENT_TOOL,
-    crate::tool! {
-        name: "ori_sources",
-        title: "Open Raadsinformatie sources (retired)",
-        description: "The sources (municipalities ori_, provinces osi_, water boards owi_) of Open Raadsinformatie \
-                      with their live index, document count and when it was last rebuilt (a freshness hint), \
-                      and older copies still present; 50 per answer by default (`limit` up to 500, `offset` pages \
-                      on, `filter` narrows by name). ORI was retired on 1 November 2026: unless BesluitBron's \
-                      operator runs it against a mirror, this tool says so — use obv_sources instead.",
-        arguments: SourcesArgs,
-        output: SourcesOutput,
-        run: ori_sources,
-    },
+    SOURCES_TOOL,
 ];
 
 /// Search Open Raadsinformatie (retired; a mirror only).

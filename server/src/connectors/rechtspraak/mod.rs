@@ -76,6 +76,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
+    lists: &[&COURTS_TOOL, &AREAS_TOOL, &PROCEDURES_TOOL],
     reads: Some(&READER),
     tools: TOOLS,
     open,
@@ -506,6 +507,41 @@ pub(crate) const RULING_TOOL: ToolSpec = crate::tool! {
     run: rechtspraak_ruling,
 };
 
+/// The `rechtspraak_courts` tool: one of the connector's lists.
+pub(crate) const COURTS_TOOL: ToolSpec = crate::tool! {
+    name: "rechtspraak_courts",
+    title: "Rechtspraak courts",
+    description: "The courts of the Rechtspraak value list (former ones too) with their abbreviations; narrow with `filter` \
+                  rather than pulling all. rechtspraak_search takes a name or abbreviation from here. Cheap: buffered.",
+    arguments: CourtsArgs,
+    output: CourtsOutput,
+    run: rechtspraak_courts,
+};
+
+/// The `rechtspraak_areas` tool: one of the connector's lists.
+pub(crate) const AREAS_TOOL: ToolSpec = crate::tool! {
+    name: "rechtspraak_areas",
+    title: "Rechtspraak areas of law",
+    description: "The areas of law of the Rechtspraak value list (Bestuursrecht, Civiel recht, Strafrecht, … \
+                  and their sub-areas); narrow with `filter`. Courts often tag only the top level, so search \
+                  by a top-level area where you can. Cheap: buffered.",
+    arguments: ListArgs,
+    output: AreasOutput,
+    run: rechtspraak_areas,
+};
+
+/// The `rechtspraak_procedures` tool: one of the connector's lists.
+pub(crate) const PROCEDURES_TOOL: ToolSpec = crate::tool! {
+    name: "rechtspraak_procedures",
+    title: "Rechtspraak procedures",
+    description: "The kinds of procedure of the Rechtspraak value list (Hoger beroep, Kort geding, Cassatie, \
+                  …); rechtspraak_search takes a name from here. Answered from BesluitBron's buffer almost \
+                  always.",
+    arguments: ListArgs,
+    output: ProceduresOutput,
+    run: rechtspraak_procedures,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     crate::tool! {
@@ -520,35 +556,9 @@ const TOOLS: &[ToolSpec] = &[
         run: rechtspraak_search,
     },
     RULING_TOOL,
-    crate::tool! {
-        name: "rechtspraak_courts",
-        title: "Rechtspraak courts",
-        description: "The courts of the Rechtspraak value list (former ones too) with their abbreviations; narrow with `filter` \
-                      rather than pulling all. rechtspraak_search takes a name or abbreviation from here. Cheap: buffered.",
-        arguments: CourtsArgs,
-        output: CourtsOutput,
-        run: rechtspraak_courts,
-    },
-    crate::tool! {
-        name: "rechtspraak_areas",
-        title: "Rechtspraak areas of law",
-        description: "The areas of law of the Rechtspraak value list (Bestuursrecht, Civiel recht, Strafrecht, … \
-                      and their sub-areas); narrow with `filter`. Courts often tag only the top level, so search \
-                      by a top-level area where you can. Cheap: buffered.",
-        arguments: ListArgs,
-        output: AreasOutput,
-        run: rechtspraak_areas,
-    },
-    crate::tool! {
-        name: "rechtspraak_procedures",
-        title: "Rechtspraak procedures",
-        description: "The kinds of procedure of the Rechtspraak value list (Hoger beroep, Kort geding, Cassatie, \
-                      …); rechtspraak_search takes a name from here. Answered from BesluitBron's buffer almost \
-                      always.",
-        arguments: ListArgs,
-        output: ProceduresOutput,
-        run: rechtspraak_procedures,
-    },
+    COURTS_TOOL,
+    AREAS_TOOL,
+    PROCEDURES_TOOL,
 ];
 
 /// Search Dutch court rulings.

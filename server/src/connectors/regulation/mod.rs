@@ -71,6 +71,7 @@ pub const fn connector<C: Collection>() -> ConnectorSpec {
         instructions: C::SPEC.instructions,
         guide: C::SPEC.guide,
         reads: Some(read::ReadTool::<C>::READER),
+        lists: &[],
         tools: Tools::<C>::ALL,
         open: open::<C>,
         maintenance: None,

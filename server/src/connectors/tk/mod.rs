@@ -56,6 +56,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     ),
     instructions: INSTRUCTIONS,
     guide: GUIDE,
+    lists: &[&FACTIONS_TOOL, &COMMITTEES_TOOL],
     reads: Some(&reader::READER),
     tools: TOOLS,
     open,
@@ -339,29 +340,35 @@ pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
     run: tk_search,
 };
 
+/// The `tk_factions` tool: one of the connector's lists.
+pub(crate) const FACTIONS_TOOL: ToolSpec = crate::tool! {
+    name: "tk_factions",
+    title: "Tweede Kamer factions",
+    description: "The current factions (fracties) of the Tweede Kamer with their abbreviations and seats. \
+                  Cheap: buffered.",
+    arguments: NoArgs,
+    output: render::FactionsShown,
+    run: tk_factions,
+};
+
+/// The `tk_committees` tool: one of the connector's lists.
+pub(crate) const COMMITTEES_TOOL: ToolSpec = crate::tool! {
+    name: "tk_committees",
+    title: "Tweede Kamer committees",
+    description: "The committees (commissies) of the Tweede Kamer with their abbreviations, standing and \
+                  temporary ones (about 300); narrow with `name`. Cheap: \
+                  buffered.",
+    arguments: CommitteesArgs,
+    output: render::CommitteesShown,
+    run: tk_committees,
+};
+
 /// The tools.
 const TOOLS: &[ToolSpec] = &[
     SEARCH_TOOL,
     DOCUMENT_TOOL,
-    crate::tool! {
-        name: "tk_factions",
-        title: "Tweede Kamer factions",
-        description: "The current factions (fracties) of the Tweede Kamer with their abbreviations and seats. \
-                      Cheap: buffered.",
-        arguments: NoArgs,
-        output: render::FactionsShown,
-        run: tk_factions,
-    },
-    crate::tool! {
-        name: "tk_committees",
-        title: "Tweede Kamer committees",
-        description: "The committees (commissies) of the Tweede Kamer with their abbreviations, standing and \
-                      temporary ones (about 300); narrow with `name`. Cheap: \
-                      buffered.",
-        arguments: CommitteesArgs,
-        output: render::CommitteesShown,
-        run: tk_committees,
-    },
+    FACTIONS_TOOL,
+    COMMITTEES_TOOL,
     text::TOOL,
     votes::TOOL,
     debates::TOOL,
