@@ -18,6 +18,7 @@ use rmcp::schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::page_spec::Hits;
 use super::tool::{self, ToolFuture, ToolSpec};
 use super::vocabulary::Listing;
 use crate::call::{Call, Context, Kept, KeptRef, Rendered, Reply};
@@ -30,6 +31,14 @@ pub type ListingFuture<'a> = Pin<Box<dyn Future<Output = Result<Listing, Reply>>
 /// listing: the same platform call as the tool's (its buffer entry, fair queue and
 /// counters), its answer read typed.
 pub type ListTool = for<'a> fn(&'a Context, &'a Call, JsonObject) -> ListingFuture<'a>;
+
+/// A keyword search's hits for the search page running: its hits, or the reply that
+/// stands for them.
+pub type HitsFuture<'a> = Pin<Box<dyn Future<Output = Result<Hits, Reply>> + Send + 'a>>;
+
+/// Runs a search tool's question (its arguments) and answers it as the search page's
+/// hits: the same platform call as the tool's, its answer read typed.
+pub type HitsTool = for<'a> fn(&'a Context, &'a Call, JsonObject) -> HitsFuture<'a>;
 
 /// A connector's keyword search, declared once: [`Keyword`] makes its tool and its part
 /// in `search` from it.
@@ -65,6 +74,11 @@ pub trait KeywordTool: Sync + 'static {
 
     /// The shared question of `search` as its arguments, in the tool's own words.
     fn arguments(asked: &Asked) -> Map<String, Value>;
+
+    /// Its hits on the search page: by default its listing's.
+    fn hits(found: &Self::Found) -> Hits {
+        Hits::of(Self::listing(found))
+    }
 }
 
 /// A keyword search's typed answer, as the call layer kept it.
@@ -109,6 +123,7 @@ impl<S: KeywordTool> Keyword<S> {
         tool: &Self::TOOL,
         arguments: S::arguments,
         list: list::<S>,
+        hits: hits::<S>,
     };
 }
 
@@ -133,6 +148,13 @@ fn list<'a, S: KeywordTool>(ctx: &'a Context, call: &'a Call, arguments: JsonObj
     Box::pin(async move {
         let args = tool::arguments::<S::Args>(call, arguments)?;
         S::find(ctx, call, args).await.map(|found| S::listing(&found))
+    })
+}
+
+fn hits<'a, S: KeywordTool>(ctx: &'a Context, call: &'a Call, arguments: JsonObject) -> HitsFuture<'a> {
+    Box::pin(async move {
+        let args = tool::arguments::<S::Args>(call, arguments)?;
+        S::find(ctx, call, args).await.map(|found| S::hits(&found))
     })
 }
 
@@ -169,6 +191,8 @@ pub struct SearchSpec {
     pub arguments: fn(&Asked) -> Map<String, Value>,
     /// The tool's question answered as a listing.
     pub list: ListTool,
+    /// The tool's question answered as the search page's hits.
+    pub hits: HitsTool,
 }
 
 /// The shared question's dates as arguments named `date_from` and `date_to`.

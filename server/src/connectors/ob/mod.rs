@@ -438,6 +438,10 @@ impl KeywordTool for ObSearchTool {
         render::listing(&found.kept.answer)
     }
 
+    fn hits(found: &Self::Found) -> crate::connectors::page_spec::Hits {
+        page::search_hits(&found.kept.answer)
+    }
+
     fn arguments(asked: &Shared) -> serde_json::Map<String, serde_json::Value> {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());

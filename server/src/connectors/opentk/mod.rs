@@ -440,6 +440,14 @@ impl KeywordTool for OpenTkSearchTool {
         render::listing(&found.kept.answer, offset, limit)
     }
 
+    /// Its listing, and why it may be incomplete as the note (the page shows its own
+    /// window of the hits).
+    fn hits(found: &Self::Found) -> crate::connectors::page_spec::Hits {
+        let mut hits = crate::connectors::page_spec::Hits::of(Self::listing(found));
+        hits.note = found.kept.answer.incomplete.clone();
+        hits
+    }
+
     fn arguments(asked: &Asked) -> serde_json::Map<String, serde_json::Value> {
         let mut args = serde_json::Map::new();
         args.insert("query".into(), asked.query.clone().into());
