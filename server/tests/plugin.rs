@@ -23,11 +23,11 @@ use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
 use besluitbron_core::{Instant, LimitConfig, Platform, PlatformId, Service, ServiceId, Units};
 use besluitbron_server::app::{App, Hooks};
-use besluitbron_server::call::{Call, Client, Context, PlatformCall, Rendered, Reply};
+use besluitbron_server::call::{Call, Client, Context, Kept, PlatformCall, Rendered, Reply};
 use besluitbron_server::config::{Config, PlatformDefaults};
 use besluitbron_server::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use besluitbron_server::connectors::page_spec::PageSpec;
-use besluitbron_server::connectors::search::{Asked, KeywordSearch, SearchSpec};
+use besluitbron_server::connectors::search::{Asked, Keyword, KeywordSearch, KeywordTool, SearchSpec};
 use besluitbron_server::connectors::vocabulary::{Item, Listing, Tally};
 use besluitbron_server::connectors::{CONNECTORS, ConnectorSpec, Offers, ToolSpec, http_config};
 use besluitbron_server::platforms::http::{PlatformError, PlatformHttp, decode_json};
@@ -167,34 +167,61 @@ fn search_call(
     }))
 }
 
-fn render_listing(listing: &Listing, _: besluitbron_core::path::Served) -> Rendered {
-    Rendered::answer(format!("{} results", listing.results.len()))
-}
+/// `plug_search` and `plugtwo_search`, each declared once: the tool and its part in
+/// `search`, both reading the one kept listing.
+struct PlugSearch;
+struct PlugTwoSearch;
 
-async fn plug_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    match search_call(ctx, PLUG, "plug_read", &args) {
-        Ok(pc) => ctx.answer_kept(call, pc, render_listing).await,
-        Err(reply) => reply,
+impl KeywordTool for PlugSearch {
+    const NAME: &'static str = "plug_search";
+    const TITLE: &'static str = "Search the Plug Archive";
+    const DESCRIPTION: &'static str = "Search the plug-in test's archive by words.";
+    type Args = SearchArgs;
+    type Output = Listing;
+    type Found = Kept<Listing>;
+
+    async fn find(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Kept<Listing>, Reply> {
+        let pc = search_call(ctx, PLUG, "plug_read", &args)?;
+        Ok(ctx.fetch_kept(call, pc).await?)
+    }
+
+    fn render(found: &Kept<Listing>) -> Rendered {
+        Rendered::answer(format!("{} results", found.answer.results.len()))
+    }
+
+    fn listing(found: &Kept<Listing>) -> Listing {
+        Listing::clone(&found.answer)
+    }
+
+    fn arguments(asked: &Asked) -> serde_json::Map<String, Value> {
+        search_arguments(asked)
     }
 }
 
-async fn plug_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
-    let pc = search_call(ctx, PLUG, "plug_read", &args)?;
-    let (listing, _) = ctx.fetch(besluitbron_server::call::Who::Caller, call, pc).await?;
-    Ok(Listing::clone(&listing))
-}
+impl KeywordTool for PlugTwoSearch {
+    const NAME: &'static str = "plugtwo_search";
+    const TITLE: &'static str = "Search the Plug Annex";
+    const DESCRIPTION: &'static str = "Search the plug-in test's annex by words.";
+    type Args = SearchArgs;
+    type Output = Listing;
+    type Found = Kept<Listing>;
 
-async fn plugtwo_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    match search_call(ctx, PLUGTWO, "plugtwo_search", &args) {
-        Ok(pc) => ctx.answer_kept(call, pc, render_listing).await,
-        Err(reply) => reply,
+    async fn find(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Kept<Listing>, Reply> {
+        let pc = search_call(ctx, PLUGTWO, "plugtwo_search", &args)?;
+        Ok(ctx.fetch_kept(call, pc).await?)
     }
-}
 
-async fn plugtwo_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
-    let pc = search_call(ctx, PLUGTWO, "plugtwo_search", &args)?;
-    let (listing, _) = ctx.fetch(besluitbron_server::call::Who::Caller, call, pc).await?;
-    Ok(Listing::clone(&listing))
+    fn render(found: &Kept<Listing>) -> Rendered {
+        PlugSearch::render(found)
+    }
+
+    fn listing(found: &Kept<Listing>) -> Listing {
+        Listing::clone(&found.answer)
+    }
+
+    fn arguments(asked: &Asked) -> serde_json::Map<String, Value> {
+        search_arguments(asked)
+    }
 }
 
 async fn plug_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
@@ -216,14 +243,7 @@ async fn plug_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
         .await
 }
 
-const PLUG_SEARCH: ToolSpec = besluitbron_server::tool! {
-    name: "plug_search",
-    title: "Search the Plug Archive",
-    description: "Search the plug-in test's archive by words.",
-    arguments: SearchArgs,
-    output: Listing,
-    run: plug_search,
-};
+const PLUG_SEARCH: ToolSpec = Keyword::<PlugSearch>::TOOL;
 
 const PLUG_READ: ToolSpec = besluitbron_server::tool! {
     name: "plug_read",
@@ -234,14 +254,7 @@ const PLUG_READ: ToolSpec = besluitbron_server::tool! {
     run: plug_read,
 };
 
-const PLUGTWO_SEARCH: ToolSpec = besluitbron_server::tool! {
-    name: "plugtwo_search",
-    title: "Search the Plug Annex",
-    description: "Search the plug-in test's annex by words.",
-    arguments: SearchArgs,
-    output: Listing,
-    run: plugtwo_search,
-};
+const PLUGTWO_SEARCH: ToolSpec = Keyword::<PlugTwoSearch>::TOOL;
 
 fn search_arguments(asked: &Asked) -> serde_json::Map<String, Value> {
     let mut args = serde_json::Map::new();
@@ -250,17 +263,8 @@ fn search_arguments(asked: &Asked) -> serde_json::Map<String, Value> {
     args
 }
 
-const PLUG_SEARCH_SPEC: SearchSpec = SearchSpec {
-    tool: &PLUG_SEARCH,
-    arguments: search_arguments,
-    list: besluitbron_server::listing!(SearchArgs, plug_listed),
-};
-
-const PLUGTWO_SEARCH_SPEC: SearchSpec = SearchSpec {
-    tool: &PLUGTWO_SEARCH,
-    arguments: search_arguments,
-    list: besluitbron_server::listing!(SearchArgs, plugtwo_listed),
-};
+const PLUG_SEARCH_SPEC: SearchSpec = Keyword::<PlugSearch>::SEARCH;
+const PLUGTWO_SEARCH_SPEC: SearchSpec = Keyword::<PlugTwoSearch>::SEARCH;
 
 /// `PLUG-<digits>`, with or without the `plug:` prefix `fetch` strips.
 fn read_plug(id: &str, _: Paging) -> Option<Result<Reading, String>> {

@@ -48,7 +48,7 @@ pub use platform_call::{PlatformCall, TypedFuture, classify};
 pub use rendered::{Rendered, Structure, provenance, tool_error, without_nulls};
 
 use crate::clock::Clock;
-use crate::driver::{CallError, CallRequest, Platforms, ProgressSink, QueuePosition, SharedPayload};
+use crate::driver::{CallError, CallRequest, Payload, Platforms, ProgressSink, QueuePosition, SharedPayload};
 use crate::identity::Caller;
 use crate::metrics::{CauseLabels, Metrics, ToolLabels};
 use crate::telemetry::spans;
@@ -362,18 +362,50 @@ impl Context {
                 .into_result(&payload)
                 .map_err(|detail| AnswerError::Unreadable { platform, detail })
         });
-        match (result, cache) {
-            (Ok(result), Some(cache)) => {
-                let result = Arc::new(result);
-                if cache.keep(key, &result) {
-                    ToolResult::Shared(result).into()
-                } else {
-                    ToolResult::Own(Arc::unwrap_or_clone(result)).into()
-                }
-            }
-            (Ok(result), None) => result.into(),
-            (Err(e), _) => e.into(),
+        keep_rendered(result, cache, key)
+    }
+
+    /// The typed answer to `pc` asked for the caller within `call`, as it is kept: what a
+    /// tool renders with [`Context::render_kept`] and lists from (a keyword search's
+    /// answer, `crate::connectors::search`).
+    pub async fn fetch_kept<T>(&self, call: &Call, pc: PlatformCall<T>) -> Result<Kept<T>, AnswerError>
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    {
+        let platform = pc.platform();
+        let (payload, served) = self.fetch_payload(Who::Caller, call, pc).await?;
+        let answer = decode(platform, &payload)?;
+        Ok(Kept {
+            platform,
+            answer,
+            served,
+            payload,
+        })
+    }
+
+    /// The result `render` makes of the answer `kept` for `call`: a buffer hit's is kept
+    /// in the call's render cache and handed out again, shared, to the same question.
+    /// `render` is a plain function of the answer, how it was served and what the call's
+    /// arguments ask (the render cache's contract).
+    pub fn render_kept(&self, call: &Call, kept: KeptRef<'_>, render: impl FnOnce() -> Rendered) -> Reply {
+        let KeptRef {
+            platform,
+            payload,
+            served,
+        } = kept;
+        let cache = call.render_cache.as_deref().filter(|_| served == Served::Cached);
+        let key = RenderKey {
+            answer: payload.id(),
+            tool: call.tool,
+            form: &call.form,
+        };
+        if let Some(result) = cache.and_then(|cache| cache.get(key)) {
+            return ToolResult::Shared(result).into();
         }
+        let result = render()
+            .into_result(payload)
+            .map_err(|detail| AnswerError::Unreadable { platform, detail });
+        keep_rendered(result, cache, key)
     }
 
     /// As [`Context::answer`], asked for `who`; `render` may refuse the answer with a
@@ -576,6 +608,62 @@ impl Context {
         }
         self.watch(caller, kind);
     }
+}
+
+/// A rendered result, kept in `cache` under `key` when there is one (a buffer hit's).
+fn keep_rendered(
+    result: Result<CallToolResult, AnswerError>,
+    cache: Option<&dyn RenderCache>,
+    key: RenderKey<'_>,
+) -> Reply {
+    match (result, cache) {
+        (Ok(result), Some(cache)) => {
+            let result = Arc::new(result);
+            if cache.keep(key, &result) {
+                ToolResult::Shared(result).into()
+            } else {
+                ToolResult::Own(Arc::unwrap_or_clone(result)).into()
+            }
+        }
+        (Ok(result), None) => result.into(),
+        (Err(e), _) => e.into(),
+    }
+}
+
+/// An answer as it is kept: typed, how it was served, and the kept payload a render of
+/// it is made from ([`Context::render_kept`]).
+pub struct Kept<T> {
+    /// The platform that answered.
+    pub platform: PlatformId,
+    /// The answer, typed.
+    pub answer: Arc<T>,
+    /// How it was served.
+    pub served: Served,
+    /// The kept payload.
+    pub payload: SharedPayload,
+}
+
+impl<T> Kept<T> {
+    /// What [`Context::render_kept`] takes of it.
+    pub fn kept(&self) -> KeptRef<'_> {
+        KeptRef {
+            platform: self.platform,
+            payload: &self.payload,
+            served: self.served,
+        }
+    }
+}
+
+/// What a render of a kept answer is made from and kept by: its platform, its payload
+/// and how it was served.
+#[derive(Clone, Copy)]
+pub struct KeptRef<'a> {
+    /// The platform that answered.
+    pub platform: PlatformId,
+    /// The kept payload.
+    pub payload: &'a Payload,
+    /// How it was served.
+    pub served: Served,
 }
 
 /// A duplicate-rate spike as the status page shows it: when, its likely cause and the

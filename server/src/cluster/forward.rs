@@ -43,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use crate::call::{Call, Progress, Report, ToolResult, tool_error};
+use crate::connectors::page_spec::Hits;
 use crate::connectors::vocabulary::Listing;
 use crate::driver::lease::{lease_key, owner_url};
 use crate::driver::{LeaseGate, QueuePosition};
@@ -97,6 +98,10 @@ struct ForwardRequest {
     /// Absent (false) from replicas of the previous release, which forward results only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     listing: bool,
+    /// A search of the search page: the tool's question answered as the page's hits.
+    /// Absent (false) from replicas of earlier releases.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    hits: bool,
 }
 
 /// One line of a forward's answer.
@@ -112,6 +117,8 @@ enum ForwardLine {
     Result(Box<CallToolResult>),
     /// The listing a part of `search` asked for.
     Listed(Box<Listing>),
+    /// The hits a search of the search page asked for.
+    Hits(Box<Hits>),
     NotOwner,
     /// Sent every [`HEARTBEAT`] while the owner works on the call: a forward that hears
     /// nothing for [`SILENCE`] is given up (a frozen owner, a half-open link) and routed
@@ -491,6 +498,7 @@ impl Node {
             hops: 1,
             user: call.caller.user.clone(),
             listing: want == Want::Listing,
+            hits: want == Want::Hits,
         };
         let broken = |why: String, heard: bool| Forward::Broken { why, heard };
         let Ok(body) = serde_json::to_vec(&body) else {
@@ -549,6 +557,7 @@ impl Node {
                     }
                     Ok(ForwardLine::Result(r)) => return Forward::Answer(Answer::Result(ToolResult::Own(*r))),
                     Ok(ForwardLine::Listed(listing)) => return Forward::Answer(Answer::Listed(listing)),
+                    Ok(ForwardLine::Hits(hits)) => return Forward::Answer(Answer::Hits(hits)),
                     Ok(ForwardLine::NotOwner) => return Forward::NotOwner,
                     Ok(ForwardLine::Alive) => {}
                     Err(e) => return broken(format!("the owner's answer is unreadable: {e}"), true),
@@ -684,7 +693,11 @@ async fn answer_forward(ep: Arc<Endpoint>, request: ForwardRequest, platform: Pl
         }
     }
     let ct = CancellationToken::new();
-    let want = if request.listing { Want::Listing } else { Want::Result };
+    let want = match (request.listing, request.hits) {
+        (true, _) => Want::Listing,
+        (false, true) => Want::Hits,
+        (false, false) => Want::Result,
+    };
     let call = ToolRequest {
         name: request.tool.into(),
         arguments: request.arguments,
@@ -705,6 +718,7 @@ async fn answer_forward(ep: Arc<Endpoint>, request: ForwardRequest, platform: Pl
     let line = match answered {
         Ok(Ok(Answer::Result(r))) => ForwardLine::Result(Box::new(r.into_result())),
         Ok(Ok(Answer::Listed(listing))) => ForwardLine::Listed(listing),
+        Ok(Ok(Answer::Hits(hits))) => ForwardLine::Hits(hits),
         // This replica does not own the platform either: the forwarding replica
         // looks the owner up again (it holds the caller's time).
         Ok(Err(_)) => ForwardLine::NotOwner,
@@ -843,5 +857,26 @@ mod tests {
         };
         let line = encode_line(&ForwardLine::Listed(Box::new(listing.clone()))).expect("encodes");
         assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::Listed(l)) if *l == listing));
+        let mut hits = Hits::of(listing);
+        hits.note = Some("may be incomplete".to_owned());
+        let line = encode_line(&ForwardLine::Hits(Box::new(hits.clone()))).expect("encodes");
+        assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::Hits(h)) if *h == hits));
+    }
+
+    #[test]
+    fn a_forward_asks_for_what_is_wanted_and_an_earlier_request_for_a_result() {
+        let request: ForwardRequest = serde_json::from_value(serde_json::json!({
+            "platform": "obv", "tool": "obv_search", "address": "127.0.0.1", "waited_ms": 0, "cache_version": "v",
+            "hops": 1
+        }))
+        .expect("an earlier release's request reads");
+        assert!(!request.listing && !request.hits);
+        let request: ForwardRequest = serde_json::from_value(serde_json::json!({
+            "platform": "obv", "tool": "obv_search", "address": "127.0.0.1", "waited_ms": 0, "cache_version": "v",
+            "hops": 1,
+            "hits": true
+        }))
+        .expect("a page search's request reads");
+        assert!(request.hits && !request.listing);
     }
 }

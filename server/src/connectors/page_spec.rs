@@ -1,8 +1,9 @@
 //! What a connector declares for the search page (`ConnectorSpec::page`): which of its
-//! tools a page search calls, with which arguments, and how the tool's structured
-//! content — deserialized into the connector's own render types, so a shape change is a
-//! compile error or a visible failure, never a silent blank — becomes page hits; the same
-//! for its document view. A connector without a keyword search says why. A connector may
+//! tools a page search calls, with which arguments, and what the page makes of the hits
+//! its keyword search declares (typed, through the same platform call as the tool's, never
+//! read back from the tool's JSON); and its document view, from the reading tool's
+//! structured content deserialized into the connector's own render types (so a shape
+//! change is a compile error or a visible failure, never a silent blank). A connector without a keyword search says why. A connector may
 //! also add a section of its own to the status page ([`StatusSection`]): a table made
 //! from its own tools' answers.
 
@@ -98,8 +99,9 @@ pub struct PageSearch {
     /// The tool's arguments for a query; `Err` for a query it cannot take (a next-page
     /// token it did not issue), said on the page.
     pub arguments: fn(&PageQuery) -> Result<JsonObject, String>,
-    /// The hits in the tool's structured content.
-    pub hits: fn(Value, &PageQuery, &Clients) -> Result<Hits, String>,
+    /// The page's hits of the tool's typed answer for this query, from the hits its
+    /// keyword search declares ([`crate::connectors::search::KeywordTool::hits`]).
+    pub hits: fn(Hits, &PageQuery, &Clients) -> Result<Hits, String>,
     /// Its document view, if it has one.
     pub document: Option<PageDocument>,
 }
@@ -116,7 +118,7 @@ pub struct PageDocument {
 }
 
 /// One platform's page of hits.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Hits {
     /// The hits shown.
     pub items: Vec<PageHit>,
@@ -129,22 +131,25 @@ pub struct Hits {
 }
 
 impl Hits {
-    /// A search tool's structured content as the page shows it: its `results` in the
-    /// shared vocabulary, the total and the next page's offset (the page's next token);
-    /// `note` is what the platform noted, if anything.
-    pub fn of_listing(v: Value, note: Option<String>) -> Result<Hits, String> {
-        let listing: crate::connectors::vocabulary::Listing = serde_json::from_value(v).map_err(|e| e.to_string())?;
-        Ok(Hits {
+    /// A search's listing as the page shows it: its `results` in the shared vocabulary,
+    /// the total and the next page's offset (the page's next token), nothing noted.
+    pub fn of(listing: crate::connectors::vocabulary::Listing) -> Hits {
+        Hits {
             items: listing.results.into_iter().map(PageHit::of).collect(),
             total: listing.tally.total,
             next: listing.tally.next_offset.map(|o| o.to_string()),
-            note,
-        })
+            note: None,
+        }
+    }
+
+    /// The hits as the search declared them, for a page whose query changes nothing.
+    pub fn as_declared(hits: Hits, _q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
+        Ok(hits)
     }
 }
 
 /// One hit.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PageHit {
     /// Its title.
     pub title: String,

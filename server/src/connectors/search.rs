@@ -1,19 +1,27 @@
-//! A connector's part in `search` on `/mcp` (one question over every platform with a
-//! keyword search): [`KeywordSearch`] says which of its tools answers words, how the
-//! shared question becomes that tool's arguments, and how the tool's own question is
-//! answered as a [`Listing`] (the shared vocabulary, typed: read from the tool's kept
-//! answer, never from its rendered JSON) — or why it has no keyword search and how to
-//! search it instead.
+//! A connector's keyword search, declared once ([`KeywordTool`]): its arguments, how
+//! they become one platform call's typed answer ([`KeywordTool::find`]), and two pure
+//! functions of that answer — the tool's result ([`KeywordTool::render`]) and the
+//! [`Listing`] in the shared vocabulary ([`KeywordTool::listing`]) — with how the shared
+//! question of `search` on `/mcp` becomes its arguments. From that one declaration
+//! [`Keyword`] derives the tool (`Keyword::<S>::TOOL`, what `tools/call` runs) and its
+//! part in `search` (`Keyword::<S>::SEARCH`): both ask the same platform call (its
+//! buffer entry, fair queue and counters) and read the same typed answer, never its
+//! rendered JSON. A connector without a keyword search says why and how to search it
+//! instead ([`KeywordSearch::Without`]).
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 
 use rmcp::model::JsonObject;
+use rmcp::schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::tool::ToolSpec;
+use super::page_spec::Hits;
+use super::tool::{self, ToolFuture, ToolSpec};
 use super::vocabulary::Listing;
-use crate::call::{Call, Context, Reply};
+use crate::call::{Call, Context, Kept, KeptRef, Rendered, Reply};
 
 /// A keyword search running: its listing, or the reply that stands for it (a tool error,
 /// or the platform owned by another replica).
@@ -24,19 +32,130 @@ pub type ListingFuture<'a> = Pin<Box<dyn Future<Output = Result<Listing, Reply>>
 /// counters), its answer read typed.
 pub type ListTool = for<'a> fn(&'a Context, &'a Call, JsonObject) -> ListingFuture<'a>;
 
-/// The [`ListTool`] of a typed function `run(ctx, call, arguments)` whose arguments are
-/// `$arguments` (the search tool's own type): arguments that do not fit are the tool's
-/// error, as [`tool!`](crate::tool) makes it.
-#[macro_export]
-macro_rules! listing {
-    ($arguments:ty, $run:path $(,)?) => {
-        |ctx, call, arguments| {
-            Box::pin(async move {
-                let arguments = $crate::connectors::tool::arguments::<$arguments>(call, arguments)?;
-                $run(ctx, call, arguments).await
-            })
-        }
+/// A keyword search's hits for the search page running: its hits, or the reply that
+/// stands for them.
+pub type HitsFuture<'a> = Pin<Box<dyn Future<Output = Result<Hits, Reply>> + Send + 'a>>;
+
+/// Runs a search tool's question (its arguments) and answers it as the search page's
+/// hits: the same platform call as the tool's, its answer read typed.
+pub type HitsTool = for<'a> fn(&'a Context, &'a Call, JsonObject) -> HitsFuture<'a>;
+
+/// A connector's keyword search, declared once: [`Keyword`] makes its tool and its part
+/// in `search` from it.
+pub trait KeywordTool: Sync + 'static {
+    /// The tool's name, unique over every connector.
+    const NAME: &'static str;
+    /// Its title.
+    const TITLE: &'static str;
+    /// What `tools/list` says of it.
+    const DESCRIPTION: &'static str;
+    /// Its arguments.
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    /// Its structured content's type (the output schema).
+    type Output: JsonSchema + 'static;
+    /// Its typed answer: the platform call's kept answer, how it was served and what the
+    /// call asked (made from its arguments).
+    type Found: Found + Send + Sync + 'static;
+
+    /// The one platform call `args` ask, answered typed; or the reply that stands for it
+    /// (arguments refused, a name that is no one organisation, the platform owned by
+    /// another replica).
+    fn find<'a>(
+        ctx: &'a Context,
+        call: &'a Call,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<Self::Found, Reply>> + Send + 'a;
+
+    /// The tool's result: a plain function of the typed answer.
+    fn render(found: &Self::Found) -> Rendered;
+
+    /// Its results in the shared vocabulary: a plain function of the typed answer.
+    fn listing(found: &Self::Found) -> Listing;
+
+    /// The shared question of `search` as its arguments, in the tool's own words.
+    fn arguments(asked: &Asked) -> Map<String, Value>;
+
+    /// Its hits on the search page: by default its listing's.
+    fn hits(found: &Self::Found) -> Hits {
+        Hits::of(Self::listing(found))
+    }
+}
+
+/// A keyword search's typed answer, as the call layer kept it.
+pub trait Found {
+    /// The kept answer's payload and how it was served ([`Context::render_kept`]).
+    fn kept(&self) -> KeptRef<'_>;
+}
+
+impl<T> Found for Kept<T> {
+    fn kept(&self) -> KeptRef<'_> {
+        Kept::kept(self)
+    }
+}
+
+/// An answer as kept and what the call asked beside it: the typed answer of most
+/// keyword searches.
+pub struct Asking<T, Q> {
+    /// The kept answer.
+    pub kept: Kept<T>,
+    /// What the call asked, made from its arguments.
+    pub asked: Q,
+}
+
+impl<T, Q> Found for Asking<T, Q> {
+    fn kept(&self) -> KeptRef<'_> {
+        self.kept.kept()
+    }
+}
+
+/// The tool and the part in `search` of keyword search `S`.
+pub struct Keyword<S>(PhantomData<S>);
+
+impl<S: KeywordTool> Keyword<S> {
+    /// The tool.
+    pub const TOOL: ToolSpec = ToolSpec {
+        name: S::NAME,
+        definition: definition::<S>,
+        run: run::<S>,
     };
+    /// Its part in `search` on `/mcp`.
+    pub const SEARCH: SearchSpec = SearchSpec {
+        tool: &Self::TOOL,
+        arguments: S::arguments,
+        list: list::<S>,
+        hits: hits::<S>,
+    };
+}
+
+fn definition<S: KeywordTool>() -> rmcp::model::Tool {
+    tool::definition::<S::Args, S::Output>(S::NAME, S::TITLE, S::DESCRIPTION)
+}
+
+fn run<'a, S: KeywordTool>(ctx: &'a Context, call: &'a Call, arguments: JsonObject) -> ToolFuture<'a> {
+    tool::boxed(async move {
+        let found = match tool::arguments::<S::Args>(call, arguments) {
+            Ok(args) => S::find(ctx, call, args).await,
+            Err(reply) => return reply,
+        };
+        match found {
+            Ok(found) => ctx.render_kept(call, found.kept(), || S::render(&found)),
+            Err(reply) => reply,
+        }
+    })
+}
+
+fn list<'a, S: KeywordTool>(ctx: &'a Context, call: &'a Call, arguments: JsonObject) -> ListingFuture<'a> {
+    Box::pin(async move {
+        let args = tool::arguments::<S::Args>(call, arguments)?;
+        S::find(ctx, call, args).await.map(|found| S::listing(&found))
+    })
+}
+
+fn hits<'a, S: KeywordTool>(ctx: &'a Context, call: &'a Call, arguments: JsonObject) -> HitsFuture<'a> {
+    Box::pin(async move {
+        let args = tool::arguments::<S::Args>(call, arguments)?;
+        S::find(ctx, call, args).await.map(|found| S::hits(&found))
+    })
 }
 
 /// The shared question, as `search` was asked it.
@@ -72,6 +191,8 @@ pub struct SearchSpec {
     pub arguments: fn(&Asked) -> Map<String, Value>,
     /// The tool's question answered as a listing.
     pub list: ListTool,
+    /// The tool's question answered as the search page's hits.
+    pub hits: HitsTool,
 }
 
 /// The shared question's dates as arguments named `date_from` and `date_to`.

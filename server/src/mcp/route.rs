@@ -6,10 +6,10 @@
 //! tool said its platform is owned elsewhere. Without one (one process) that never
 //! happens: the platform's task owns its platform.
 //!
-//! A call asks for one of two answers ([`Want`]): its tool's result, or — a part of
-//! `search` — its search tool's question answered as a typed [`Listing`]. The owner
-//! answers what was asked, so a listing comes back a listing, never read back from a
-//! result's JSON.
+//! A call asks for one of three answers ([`Want`]): its tool's result, or its search
+//! tool's question answered typed — as a [`Listing`] (a part of `search`) or as the
+//! search page's [`Hits`]. The owner answers what was asked, so a listing comes back a
+//! listing, never read back from a result's JSON.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +18,7 @@ use besluitbron_core::PlatformId;
 use rmcp::model::JsonObject;
 
 use crate::call::{Call, Reply, ToolResult};
+use crate::connectors::page_spec::Hits;
 use crate::connectors::vocabulary::Listing;
 
 /// A boxed future of the route layer.
@@ -30,6 +31,8 @@ pub enum Want {
     Result,
     /// Its search tool's question answered as a listing (a part of `search`).
     Listing,
+    /// Its search tool's question answered as the search page's hits.
+    Hits,
 }
 
 /// What a call answered: its tool's result (an error included, whatever was wanted), or
@@ -40,6 +43,8 @@ pub enum Answer {
     Result(ToolResult),
     /// The search tool's question answered as a listing.
     Listed(Box<Listing>),
+    /// The search tool's question answered as the search page's hits.
+    Hits(Box<Hits>),
 }
 
 impl Answer {
@@ -48,7 +53,7 @@ impl Answer {
     pub fn into_result(self) -> ToolResult {
         match self {
             Answer::Result(result) => result,
-            Answer::Listed(_) => {
+            Answer::Listed(_) | Answer::Hits(_) => {
                 crate::call::tool_error("BesluitBron answered a listing where a result was asked").into()
             }
         }
@@ -72,6 +77,15 @@ impl From<Reply> for Answered {
 pub fn listed(listed: Result<Listing, Reply>) -> Answered {
     match listed {
         Ok(listing) => Ok(Answer::Listed(Box::new(listing))),
+        Err(reply) => reply.into(),
+    }
+}
+
+/// The stack below the route of the search page's hits: the hits, or the reply that
+/// stands for them.
+pub fn hits(hits: Result<Hits, Reply>) -> Answered {
+    match hits {
+        Ok(hits) => Ok(Answer::Hits(Box::new(hits))),
         Err(reply) => reply.into(),
     }
 }

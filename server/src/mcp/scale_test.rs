@@ -73,6 +73,7 @@ fn copy(base: &'static ConnectorSpec, id: &'static str, n: usize) -> &'static Co
             tool: same(spec.tool),
             arguments: spec.arguments,
             list: spec.list,
+            hits: spec.hits,
         })),
         without => without,
     };

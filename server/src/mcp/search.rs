@@ -564,7 +564,7 @@ fn record_answer(group: &mut Group, spec: &'static SearchSpec, joined: Result<An
             entry.message = Some(first_text(&result));
             return;
         }
-        Err(_) => {
+        Ok(Answer::Hits(_)) | Err(_) => {
             entry.status = Status::Failed;
             entry.message = Some(format!(
                 "BesluitBron's call to {} stopped; try {} again",

@@ -220,6 +220,22 @@ impl Calls {
         result.map(ToolResult::into_result)
     }
 
+    /// The search page's search of `name` with `arguments` for `caller`, answered as its
+    /// hits, typed: the stack as for [`Calls::call`] without a replay key (arguments,
+    /// route, time-out, the tool's question asked of its platform), wanting
+    /// [`Want::Hits`] rather than a result.
+    pub async fn hits(&self, name: &str, arguments: JsonObject, caller: Arc<Caller>) -> Result<Answer, ErrorData> {
+        let (tool, arguments) = match self.admit(name, Some(arguments))? {
+            Admitted::Run(tool, arguments) => (tool, arguments),
+            Admitted::Refused(refusal) => return Ok(Answer::Result(refusal.into())),
+        };
+        let _running = self.running_guard();
+        let call = self.call_of(tool, caller, arguments.as_ref(), None, CancellationToken::new());
+        self.ctx.note_request(&call.caller, &call.form);
+        let ground = self.ground();
+        Ok(stack::routed(ground, tool, &call, arguments.unwrap_or_default(), Want::Hits).await)
+    }
+
     /// What a tool runs on, for one call.
     fn ground(&self) -> GroundRef<'_> {
         GroundRef {

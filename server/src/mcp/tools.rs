@@ -25,7 +25,7 @@ use super::route::{self, Answer, Answered, RouteFuture, Want};
 use super::search::Searcher;
 use crate::call::{Call, tool_error};
 use crate::connectors::schema::{compact_output, portable};
-use crate::connectors::search::{KeywordSearch, ListTool};
+use crate::connectors::search::{HitsTool, KeywordSearch, ListTool};
 use crate::connectors::tool::{ToolFuture, invalid_arguments};
 use crate::connectors::{ConnectorSpec, ToolSpec};
 use crate::mcp::arguments::Rules;
@@ -63,8 +63,9 @@ pub struct ToolEntry {
     /// every argument with the same meaning; `None` for a tool `/mcp` lists.
     pub instead: Option<&'static str>,
     run: Run,
-    /// A connector's keyword search tool: its question answered as a listing.
-    list: Option<ListTool>,
+    /// A connector's keyword search tool: its question answered as a listing, and as
+    /// the search page's hits.
+    list: Option<(ListTool, HitsTool)>,
 }
 
 impl ToolEntry {
@@ -91,8 +92,9 @@ impl ToolEntry {
         Box::pin(async move {
             match (want, self.list) {
                 (Want::Result, _) => self.run(ground, call, arguments).await.into(),
-                (Want::Listing, Some(list)) => route::listed(list(ground.ctx, call, arguments).await),
-                (Want::Listing, None) => Ok(Answer::Result(
+                (Want::Listing, Some((list, _))) => route::listed(list(ground.ctx, call, arguments).await),
+                (Want::Hits, Some((_, hits))) => route::hits(hits(ground.ctx, call, arguments).await),
+                (Want::Listing | Want::Hits, None) => Ok(Answer::Result(
                     tool_error(format!("{} is no keyword search: it answers no listing", self.name)).into(),
                 )),
             }
@@ -188,7 +190,7 @@ impl ToolTable {
                 if let KeywordSearch::Tool(search) = c.search
                     && search.tool.name == spec.name
                 {
-                    entry.list = Some(search.list);
+                    entry.list = Some((search.list, search.hits));
                 }
                 add(entry);
             }

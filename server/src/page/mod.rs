@@ -284,8 +284,8 @@ async fn run_search(state: Arc<PageState>, c: &'static ConnectorSpec, query: Pag
         Ok(a) => a,
         Err(e) => return Group::Failed(e),
     };
-    match state.system.call(search.tool, arguments).await {
-        Ok(v) => match (search.hits)(v, &query, &state.calls.ctx.clients) {
+    match state.system.hits(search.tool, arguments).await {
+        Ok(hits) => match (search.hits)(hits, &query, &state.calls.ctx.clients) {
             Ok(hits) => Group::Done(hits),
             Err(e) => Group::Failed(format!(
                 "the answer of {} could not be read ({})",

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
-use crate::connectors::page_spec::SystemTools;
+use crate::connectors::page_spec::{Hits, SystemTools};
 use crate::identity::Caller;
+use crate::mcp::route::Answer;
 use crate::mcp::{Calls, ToolRequest};
 
 /// Calls tools for the page.
@@ -46,12 +47,7 @@ impl SystemCalls {
             Err(e) => return Err(e.message.to_string()),
         };
         if result.is_error == Some(true) {
-            let text: Vec<&str> = result
-                .content
-                .iter()
-                .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-                .collect();
-            return Err(crate::platforms::http::bounded_text(&text.join(" ")));
+            return Err(error_text(&result));
         }
         let mut structured = result
             .structured_content
@@ -59,6 +55,33 @@ impl SystemCalls {
         with_page_text(&mut structured, &result.content);
         Ok(structured)
     }
+}
+
+impl SystemCalls {
+    /// Calls the search tool `tool` with `arguments` as the system session, answered as
+    /// the search page's hits (typed, never read back from the tool's JSON), or the
+    /// tool's error message.
+    pub async fn hits(&self, tool: &str, arguments: JsonObject) -> Result<Hits, String> {
+        match self.calls.hits(tool, arguments, Arc::clone(&self.system)).await {
+            Ok(Answer::Hits(hits)) => Ok(*hits),
+            Ok(Answer::Result(result)) if result.is_error == Some(true) => Err(error_text(&result)),
+            // A result that stands for hits (an `organization` that is no one source,
+            // answered with the candidates): nothing to show.
+            Ok(Answer::Result(_)) => Ok(Hits::default()),
+            Ok(Answer::Listed(_)) => Err(format!("{tool} answered a listing where hits were asked")),
+            Err(e) => Err(e.message.to_string()),
+        }
+    }
+}
+
+/// A tool error's message (bounded; it names the platform and what to do).
+fn error_text(result: &rmcp::model::CallToolResult) -> String {
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    crate::platforms::http::bounded_text(&text.join(" "))
 }
 
 impl SystemTools for SystemCalls {

@@ -24,11 +24,12 @@ use rmcp::schemars;
 use serde::Deserialize;
 
 use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
+use super::search::{Asked as Shared, Asking, Keyword, KeywordTool};
 use super::tool::ToolSpec;
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::calendar;
-use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
+use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::ob::{
@@ -81,7 +82,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     offers: &offers::OFFERS,
     page: &page::PAGE,
     status: None,
-    search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
+    search: crate::connectors::search::KeywordSearch::Tool(&Keyword::<ObSearchTool>::SEARCH),
 };
 
 /// What an assistant is told about these tools in the server's instructions (short:
@@ -394,19 +395,6 @@ fn describe(search: &ObSearch) -> String {
     parts.join(", ")
 }
 
-/// Its part in `search` on `/mcp`: every official publication, full text.
-const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: &SEARCH_TOOL,
-    list: crate::listing!(SearchArgs, ob_listed),
-    arguments: |asked| {
-        let mut args = serde_json::Map::new();
-        args.insert("query".into(), asked.query.clone().into());
-        args.insert("limit".into(), asked.limit.into());
-        crate::connectors::search::dates(asked, &mut args);
-        args
-    },
-};
-
 /// The `ob_document` tool (its spec is what `fetch` runs for this connector's ids).
 pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     name: "ob_document",
@@ -420,35 +408,52 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
 };
 
 /// The `ob_search` tool (its spec is what `search` runs for this connector).
-pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
-    name: "ob_search",
-    title: "Search Officiële Bekendmakingen",
-    description: "Search Officiële Bekendmakingen: every official publication (Gemeenteblad … Staatsblad, \
-                  Kamerstukken, Handelingen), full text, newest first. Only the first 9,999 hits of a search are reachable: narrow with filters \
-                  rather than page deep. A council's own meeting records are at obv_search; ob_document reads \
-                  a hit's text. Repeats: buffered 10 min.",
-    arguments: SearchArgs,
-    output: render::SearchShown,
-    run: ob_search,
-};
+pub(crate) const SEARCH_TOOL: ToolSpec = Keyword::<ObSearchTool>::TOOL;
 
-/// The tools.
-const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL];
+/// `ob_search`, declared once: the tool and its part in `search` on `/mcp` (every
+/// official publication, full text).
+pub(crate) struct ObSearchTool;
 
-/// Search Officiële Bekendmakingen.
-async fn ob_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    match search_question(ctx, &args) {
-        Ok((pc, asked)) => ctx.answer_kept_asked(call, pc, asked, render::search).await,
-        Err(reply) => reply,
+impl KeywordTool for ObSearchTool {
+    const NAME: &'static str = "ob_search";
+    const TITLE: &'static str = "Search Officiële Bekendmakingen";
+    const DESCRIPTION: &'static str = "Search Officiële Bekendmakingen: every official publication (Gemeenteblad … \
+        Staatsblad, Kamerstukken, Handelingen), full text, newest first. Only the first 9,999 hits of a search are \
+        reachable: narrow with filters rather than page deep. A council's own meeting records are at obv_search; \
+        ob_document reads a hit's text. Repeats: buffered 10 min.";
+    type Args = SearchArgs;
+    type Output = render::SearchShown;
+    type Found = Asking<SearchAnswer, Asked>;
+
+    async fn find(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Self::Found, Reply> {
+        let (pc, asked) = search_question(ctx, &args)?;
+        let kept = ctx.fetch_kept(call, pc).await?;
+        Ok(Asking { kept, asked })
+    }
+
+    fn render(found: &Self::Found) -> Rendered {
+        render::search(&found.kept.answer, found.kept.served, &found.asked)
+    }
+
+    fn listing(found: &Self::Found) -> Listing {
+        render::listing(&found.kept.answer)
+    }
+
+    fn hits(found: &Self::Found) -> crate::connectors::page_spec::Hits {
+        page::search_hits(&found.kept.answer)
+    }
+
+    fn arguments(asked: &Shared) -> serde_json::Map<String, serde_json::Value> {
+        let mut args = serde_json::Map::new();
+        args.insert("query".into(), asked.query.clone().into());
+        args.insert("limit".into(), asked.limit.into());
+        crate::connectors::search::dates(asked, &mut args);
+        args
     }
 }
 
-/// `ob_search`'s question answered as a listing (its part in `search` on `/mcp`).
-async fn ob_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
-    let (pc, _) = search_question(ctx, &args)?;
-    let (answer, _) = ctx.fetch(Who::Caller, call, pc).await?;
-    Ok(render::listing(&answer))
-}
+/// The tools.
+const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL];
 
 /// `ob_search`'s platform call and what it asks in its asker's words, or the refusal
 /// that stands for it.

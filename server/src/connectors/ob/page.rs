@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::render::{Publication, SearchShown};
+use super::render::{Publication, SearchAnswer};
 use crate::call::Clients;
 use crate::connectors::page_spec::{
     DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, TextPage, document_page, non_empty, object,
@@ -19,7 +19,7 @@ pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
     organisation: true,
     dates: true,
     arguments,
-    hits,
+    hits: Hits::as_declared,
     document: Some(PageDocument {
         tool: "ob_document",
         arguments: document_page,
@@ -52,14 +52,15 @@ fn page_hit(p: Publication) -> PageHit {
     hit
 }
 
-fn hits(v: Value, _q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
-    let shown: SearchShown = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    Ok(Hits {
-        total: shown.tally.total,
-        next: shown.tally.next_offset.map(|o| o.to_string()),
-        note: (!shown.warnings.is_empty()).then(|| shown.warnings.join("; ")),
-        items: shown.results.into_iter().map(page_hit).collect(),
-    })
+/// `ob_search`'s hits on the page: every publication as [`page_hit`] shows it, and the
+/// platform's warnings as the note.
+pub(super) fn search_hits(answer: &SearchAnswer) -> Hits {
+    Hits {
+        total: Some(answer.total),
+        next: answer.next_offset.map(|o| o.to_string()),
+        note: (!answer.warnings.is_empty()).then(|| answer.warnings.join("; ")),
+        items: answer.hits.iter().map(|h| page_hit(Publication::of(h))).collect(),
+    }
 }
 
 fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String> {

@@ -156,7 +156,8 @@ pub struct Publication {
 }
 
 impl Publication {
-    fn of(h: &Hit) -> Publication {
+    /// A hit of a search as the publication it shows.
+    pub fn of(h: &Hit) -> Publication {
         Publication {
             item: Item::new(
                 crate::platforms::ob::PLATFORM,

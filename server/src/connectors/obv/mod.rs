@@ -26,10 +26,11 @@ use rmcp::schemars;
 use serde::Deserialize;
 
 use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
+use super::search::{Asked, Asking, Keyword, KeywordTool};
 use super::tool::{ToolSpec, client};
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
-use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Reply, Who, tool_error};
+use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Rendered, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::obv::{EntityType, OTHER_CALL_COST, ObvClient, SearchParams, SortOrder};
@@ -70,7 +71,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     offers: &offers::OFFERS,
     page: &page::PAGE,
     status: Some(&page::STATUS),
-    search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
+    search: crate::connectors::search::KeywordSearch::Tool(&Keyword::<ObvSearch>::SEARCH),
 };
 
 /// What OpenBesluitvorming reads.
@@ -418,19 +419,6 @@ fn state_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<StateArg>,
     super::pages::choice("state", d)
 }
 
-/// Its part in `search` on `/mcp`.
-const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: &SEARCH_TOOL,
-    list: crate::listing!(SearchArgs, obv_listed),
-    arguments: |asked| {
-        let mut args = serde_json::Map::new();
-        args.insert("query".into(), asked.query.clone().into());
-        args.insert("limit".into(), asked.limit.into());
-        crate::connectors::search::dates(asked, &mut args);
-        args
-    },
-};
-
 /// The `obv_document` tool (its spec is what `fetch` runs for this connector's ids).
 pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     name: "obv_document",
@@ -445,17 +433,44 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
 };
 
 /// The `obv_search` tool (its spec is what `search` runs for this connector).
-pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
-    name: "obv_search",
-    title: "Search OpenBesluitvorming",
-    description: "Search council, provincial and water-board decision making (meetings, documents, motions, \
-                  recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give `organization` \
-                  whenever the question is about one municipality, province or water board: searching all sources \
-                  is slower (`limit` above 24 costs more). Repeats: buffered 10 min.",
-    arguments: SearchArgs,
-    output: render::SearchShown,
-    run: obv_search,
-};
+pub(crate) const SEARCH_TOOL: ToolSpec = Keyword::<ObvSearch>::TOOL;
+
+/// `obv_search`, declared once: the tool and its part in `search` on `/mcp`.
+pub(crate) struct ObvSearch;
+
+impl KeywordTool for ObvSearch {
+    const NAME: &'static str = "obv_search";
+    const TITLE: &'static str = "Search OpenBesluitvorming";
+    const DESCRIPTION: &'static str = "Search council, provincial and water-board decision making (meetings, \
+        documents, motions, recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give \
+        `organization` whenever the question is about one municipality, province or water board: searching all \
+        sources is slower (`limit` above 24 costs more). Repeats: buffered 10 min.";
+    type Args = SearchArgs;
+    type Output = render::SearchShown;
+    type Found = Asking<SearchAnswer, Searched>;
+
+    async fn find(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Self::Found, Reply> {
+        let (pc, asked) = search_question(ctx, call, args).await?;
+        let kept = ctx.fetch_kept(call, pc).await?;
+        Ok(Asking { kept, asked })
+    }
+
+    fn render(found: &Self::Found) -> Rendered {
+        render::search(&found.kept.answer, found.kept.served, &found.asked)
+    }
+
+    fn listing(found: &Self::Found) -> Listing {
+        render::listing(&found.kept.answer, &found.asked)
+    }
+
+    fn arguments(asked: &Asked) -> serde_json::Map<String, serde_json::Value> {
+        let mut args = serde_json::Map::new();
+        args.insert("query".into(), asked.query.clone().into());
+        args.insert("limit".into(), asked.limit.into());
+        crate::connectors::search::dates(asked, &mut args);
+        args
+    }
+}
 
 /// The `obv_sources` tool: one of the connector's lists.
 pub(crate) const SOURCES_TOOL: ToolSpec = crate::tool! {
@@ -482,21 +497,6 @@ pub(crate) const STATUS_TOOL: ToolSpec = crate::tool! {
 
 /// The tools.
 const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL, SOURCES_TOOL, STATUS_TOOL];
-
-/// Search OpenBesluitvorming.
-async fn obv_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    match search_question(ctx, call, args).await {
-        Ok((pc, asked)) => ctx.answer_kept_asked(call, pc, asked, render::search).await,
-        Err(reply) => reply,
-    }
-}
-
-/// `obv_search`'s question answered as a listing (its part in `search` on `/mcp`).
-async fn obv_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
-    let (pc, asked) = search_question(ctx, call, args).await?;
-    let (answer, _) = ctx.fetch(Who::Caller, call, pc).await?;
-    Ok(render::listing(&answer, &asked))
-}
 
 /// `obv_search`'s platform call and what it asks, or the reply that stands for it (the
 /// arguments refused, or an `organization` that is no one source).

@@ -21,7 +21,7 @@ pub const PAGE: PageSpec = PageSpec::Search(PageSearch {
     organisation: true,
     dates: true,
     arguments,
-    hits,
+    hits: Hits::as_declared,
     document: Some(PageDocument {
         tool: "obv_document",
         arguments: document_page,
@@ -39,10 +39,6 @@ fn arguments(q: &PageQuery) -> Result<rmcp::model::JsonObject, String> {
         ("limit", Some(json!(PER_PAGE))),
         ("offset", offset.map(|o| json!(o))),
     ]))
-}
-
-fn hits(v: Value, _q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
-    Hits::of_listing(v, None)
 }
 
 fn view(v: Value, _offset: usize, _clients: &Clients) -> Result<DocView, String> {

@@ -24,10 +24,11 @@ use rmcp::schemars;
 use serde::Deserialize;
 
 use super::ids::{IdForm, IdReader, Paging, Reading};
+use super::search::{Asked, Asking, Keyword, KeywordTool};
 use super::tool::ToolSpec;
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
+use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Who, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::{PlatformError, text_field};
 use crate::platforms::opentk::{
@@ -78,7 +79,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     offers: &offers::OFFERS,
     page: &page::PAGE,
     status: Some(&page::STATUS),
-    search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
+    search: crate::connectors::search::KeywordSearch::Tool(&Keyword::<OpenTkSearchTool>::SEARCH),
 };
 
 /// What OpenTK reads.
@@ -376,18 +377,6 @@ fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D
     super::pages::choice("kind", d)
 }
 
-/// Its part in `search` on `/mcp`: full text of Tweede Kamer documents.
-const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: &SEARCH_TOOL,
-    list: crate::listing!(SearchArgs, opentk_listed),
-    arguments: |asked| {
-        let mut args = serde_json::Map::new();
-        args.insert("query".into(), asked.query.clone().into());
-        args.insert("limit".into(), asked.limit.into());
-        args
-    },
-};
-
 /// The `opentk_document` tool (its spec is what `fetch` runs for this connector's ids).
 pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     name: "opentk_document",
@@ -415,18 +404,58 @@ pub(crate) const ACTIVITY_TOOL: ToolSpec = crate::tool! {
 };
 
 /// The `opentk_search` tool (its spec is what `search` runs for this connector).
-pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
-    name: "opentk_search",
-    title: "Full-text search of Tweede Kamer documents",
-    description: "Full-text search over Tweede Kamer documents through OpenTK (tk_search matches titles only). \
-                  Syntax: all words must appear; \"exact phrase\"; NEAR(a b); AND / OR / NOT in capitals; \
-                  prefix*. OpenTK returns at most 280 hits, newest first, and cuts busy searches short: the \
-                  answer says when it may be incomplete. Paging and repeats (ten minutes) come from \
-                  BesluitBron's buffer.",
-    arguments: SearchArgs,
-    output: render::SearchShown,
-    run: opentk_search,
-};
+pub(crate) const SEARCH_TOOL: ToolSpec = Keyword::<OpenTkSearchTool>::TOOL;
+
+/// `opentk_search`, declared once: the tool and its part in `search` on `/mcp` (full
+/// text of Tweede Kamer documents).
+pub(crate) struct OpenTkSearchTool;
+
+impl KeywordTool for OpenTkSearchTool {
+    const NAME: &'static str = "opentk_search";
+    const TITLE: &'static str = "Full-text search of Tweede Kamer documents";
+    const DESCRIPTION: &'static str = "Full-text search over Tweede Kamer documents through OpenTK (tk_search \
+        matches titles only). Syntax: all words must appear; \"exact phrase\"; NEAR(a b); AND / OR / NOT in \
+        capitals; prefix*. OpenTK returns at most 280 hits, newest first, and cuts busy searches short: the answer \
+        says when it may be incomplete. Paging and repeats (ten minutes) come from BesluitBron's buffer.";
+    type Args = SearchArgs;
+    type Output = render::SearchShown;
+    /// The kept answer, and the page of it asked (offset, limit).
+    type Found = Asking<SearchAnswer, (usize, usize)>;
+
+    async fn find(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Self::Found, Reply> {
+        let (pc, offset, limit) = search_question(ctx, &args)?;
+        let kept = ctx.fetch_kept(call, pc).await?;
+        Ok(Asking {
+            kept,
+            asked: (offset, limit),
+        })
+    }
+
+    fn render(found: &Self::Found) -> Rendered {
+        let (offset, limit) = found.asked;
+        render::search(&found.kept.answer, found.kept.served, offset, limit)
+    }
+
+    fn listing(found: &Self::Found) -> Listing {
+        let (offset, limit) = found.asked;
+        render::listing(&found.kept.answer, offset, limit)
+    }
+
+    /// Its listing, and why it may be incomplete as the note (the page shows its own
+    /// window of the hits).
+    fn hits(found: &Self::Found) -> crate::connectors::page_spec::Hits {
+        let mut hits = crate::connectors::page_spec::Hits::of(Self::listing(found));
+        hits.note = found.kept.answer.incomplete.clone();
+        hits
+    }
+
+    fn arguments(asked: &Asked) -> serde_json::Map<String, serde_json::Value> {
+        let mut args = serde_json::Map::new();
+        args.insert("query".into(), asked.query.clone().into());
+        args.insert("limit".into(), asked.limit.into());
+        args
+    }
+}
 
 /// The `opentk_status` tool: one of the connector's lists.
 pub(crate) const STATUS_TOOL: ToolSpec = crate::tool! {
@@ -441,24 +470,6 @@ pub(crate) const STATUS_TOOL: ToolSpec = crate::tool! {
 
 /// The tools.
 const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, DOCUMENT_TOOL, ACTIVITY_TOOL, STATUS_TOOL];
-
-/// Full-text search over Tweede Kamer documents (OpenTK).
-async fn opentk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    match search_question(ctx, &args) {
-        Ok((pc, offset, limit)) => {
-            ctx.answer(call, pc, |a, served| render::search(a, served, offset, limit))
-                .await
-        }
-        Err(reply) => reply,
-    }
-}
-
-/// `opentk_search`'s question answered as a listing (its part in `search` on `/mcp`).
-async fn opentk_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
-    let (pc, offset, limit) = search_question(ctx, &args)?;
-    let (answer, _) = ctx.fetch(Who::Caller, call, pc).await?;
-    Ok(render::listing(&answer, offset, limit))
-}
 
 /// `opentk_search`'s platform call and the page of hits asked, or the refusal that
 /// stands for it.

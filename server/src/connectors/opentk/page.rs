@@ -7,10 +7,9 @@ use serde_json::{Value, json};
 use super::render::{self, DocumentShown};
 use crate::call::Clients;
 use crate::connectors::page_spec::{
-    DocView, Hits, PageDocument, PageHit, PageQuery, PageSearch, PageSpec, StatusColumn, StatusRows, StatusSection,
-    SystemTools, TextPage, document_page, object, offset_token,
+    DocView, Hits, PageDocument, PageQuery, PageSearch, PageSpec, StatusColumn, StatusRows, StatusSection, SystemTools,
+    TextPage, document_page, object, offset_token,
 };
-use crate::connectors::vocabulary::Listing;
 
 /// Hits per page.
 const PER_PAGE: u64 = 10;
@@ -51,26 +50,17 @@ fn arguments(q: &PageQuery) -> Result<rmcp::model::JsonObject, String> {
     ]))
 }
 
-#[derive(serde::Deserialize)]
-struct Shown {
-    #[serde(flatten)]
-    listing: Listing,
-    #[serde(default)]
-    incomplete: Option<String>,
-}
-
-fn hits(v: Value, q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
-    let shown: Shown = serde_json::from_value(v).map_err(|e| e.to_string())?;
+fn hits(declared: Hits, q: &PageQuery, _clients: &Clients) -> Result<Hits, String> {
     let skip = skip(q)?;
-    let results = shown.listing.results;
+    let results = declared.items;
     let end = skip + results.len().saturating_sub(skip as usize) as u64;
-    let total = shown.listing.tally.total;
+    let total = declared.total;
     let more = total.is_some_and(|t| t > end) && end < MAX_SHOWN;
     Ok(Hits {
-        items: results.into_iter().skip(skip as usize).map(PageHit::of).collect(),
+        items: results.into_iter().skip(skip as usize).collect(),
         total,
         next: more.then(|| end.to_string()),
-        note: shown.incomplete,
+        note: declared.note,
     })
 }
 

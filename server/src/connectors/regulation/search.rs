@@ -7,7 +7,7 @@
 //!   limit; a search that asks nothing but its day is the tool's error saying what to
 //!   give, before anything is asked.
 //! - The tool and its part in `search` ask the same platform call and read the same kept
-//!   answer ([`listed`]), each result a [`Hit`] in the shared vocabulary.
+//!   answer (one [`KeywordTool`] declaration), each result a [`Hit`] in the shared vocabulary.
 //!
 //! What this module does not do: decide what the arguments ask (the collection does), or
 //! pass the shared question's dates on (they are publication dates, which a version in
@@ -20,17 +20,16 @@ use std::sync::Arc;
 use besluitbron_core::Units;
 use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::{Feedback, Served};
-use rmcp::model::JsonObject;
 use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::args::{MAX_LIMIT, date_arg};
 use super::collection::{Collection, Record, SearchArguments};
-use crate::call::{Call, Context, PlatformCall, Rendered, Reply, Structure, Who, provenance, tool_error};
+use crate::call::{Call, Context, PlatformCall, Rendered, Reply, Structure, provenance, tool_error};
 use crate::connectors::pages::Page;
-use crate::connectors::search::{Asked, ListingFuture, SearchSpec};
-use crate::connectors::tool::{self, ToolFuture, ToolSpec};
+use crate::connectors::search::{Asked, Asking, Keyword, KeywordTool, SearchSpec};
+use crate::connectors::tool::ToolSpec;
 use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::http::PlatformError;
 use crate::platforms::koop::zoekservice::{RegulationClient, RegulationCollection};
@@ -90,75 +89,56 @@ pub struct SearchShown {
 
 /// The search tool of collection `C`.
 pub const fn tool<C: Collection>() -> ToolSpec {
-    ToolSpec {
-        name: C::SPEC.search.name,
-        definition: definition::<C>,
-        run: run::<C>,
-    }
+    Keyword::<SearchTool<C>>::TOOL
 }
 
-/// Collection `C`'s search tool, where a reference to it is kept.
+/// Collection `C`'s search tool, declared once: the tool and its part in `search` on
+/// `/mcp` (regulations in force today holding the words).
 pub struct SearchTool<C>(PhantomData<C>);
 
 impl<C: Collection> SearchTool<C> {
-    /// The tool.
-    pub const SPEC: &'static ToolSpec = &tool::<C>();
-    /// Its part in `search` on `/mcp`: regulations in force today holding the words.
-    pub const KEYWORDS: &'static SearchSpec = &SearchSpec {
-        tool: Self::SPEC,
-        list: list::<C>,
-        arguments,
-    };
+    /// Its part in `search` on `/mcp`.
+    pub const KEYWORDS: &'static SearchSpec = &Keyword::<Self>::SEARCH;
 }
 
-fn definition<C: Collection>() -> rmcp::model::Tool {
-    let words = &C::SPEC.search;
-    tool::definition::<C::SearchArgs, SearchShown>(words.name, words.title, words.description)
-}
+impl<C: Collection> KeywordTool for SearchTool<C> {
+    const NAME: &'static str = C::SPEC.search.name;
+    const TITLE: &'static str = C::SPEC.search.title;
+    const DESCRIPTION: &'static str = C::SPEC.search.description;
+    type Args = C::SearchArgs;
+    type Output = SearchShown;
+    /// The kept answer, what it asked in words and its offset.
+    type Found = Asking<SearchAnswer<Record<C>>, (String, u64)>;
 
-fn run<'a, C: Collection>(ctx: &'a Context, call: &'a Call, arguments: JsonObject) -> ToolFuture<'a> {
-    tool::boxed(async move {
-        match tool::arguments::<C::SearchArgs>(call, arguments) {
-            Ok(arguments) => search::<C>(ctx, call, arguments).await,
-            Err(reply) => reply,
-        }
-    })
-}
-
-fn list<'a, C: Collection>(ctx: &'a Context, call: &'a Call, arguments: JsonObject) -> ListingFuture<'a> {
-    Box::pin(async move {
-        let arguments = tool::arguments::<C::SearchArgs>(call, arguments)?;
-        listed::<C>(ctx, call, arguments).await
-    })
-}
-
-/// The shared question in a search tool's words: its words, as many as asked.
-fn arguments(asked: &Asked) -> Map<String, Value> {
-    let mut args = Map::new();
-    args.insert("query".into(), asked.query.clone().into());
-    args.insert("limit".into(), asked.limit.into());
-    args
-}
-
-/// Searches collection `C`.
-pub async fn search<C: Collection>(ctx: &Context, call: &Call, args: C::SearchArgs) -> Reply {
-    match question::<C>(ctx, args) {
-        Ok((pc, searched, offset)) => {
-            ctx.answer(call, pc, |a, served| render::<C>(a, served, &searched, offset))
-                .await
-        }
-        Err(reply) => reply,
+    async fn find(ctx: &Context, call: &Call, args: C::SearchArgs) -> Result<Self::Found, Reply> {
+        let (pc, searched, offset) = question::<C>(ctx, args)?;
+        let kept = ctx.fetch_kept(call, pc).await?;
+        Ok(Asking {
+            kept,
+            asked: (searched, offset),
+        })
     }
-}
 
-/// A search's question answered as a listing (its part in `search` on `/mcp`).
-pub async fn listed<C: Collection>(ctx: &Context, call: &Call, args: C::SearchArgs) -> Result<Listing, Reply> {
-    let (pc, _, _) = question::<C>(ctx, args)?;
-    let (answer, _) = ctx.fetch(Who::Caller, call, pc).await?;
-    Ok(Listing {
-        results: answer.records.iter().map(|r| Hit::of::<C>(r).item).collect(),
-        tally: tally(&answer),
-    })
+    fn render(found: &Self::Found) -> Rendered {
+        let (searched, offset) = &found.asked;
+        render::<C>(&found.kept.answer, found.kept.served, searched, *offset)
+    }
+
+    fn listing(found: &Self::Found) -> Listing {
+        let answer = &found.kept.answer;
+        Listing {
+            results: answer.records.iter().map(|r| Hit::of::<C>(r).item).collect(),
+            tally: tally(answer),
+        }
+    }
+
+    /// The shared question in a search tool's words: its words, as many as asked.
+    fn arguments(asked: &Asked) -> Map<String, Value> {
+        let mut args = Map::new();
+        args.insert("query".into(), asked.query.clone().into());
+        args.insert("limit".into(), asked.limit.into());
+        args
+    }
 }
 
 /// A search's platform call, what it asks in words and its offset.

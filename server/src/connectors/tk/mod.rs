@@ -33,10 +33,11 @@ use besluitbron_core::path::Feedback;
 use rmcp::schemars;
 use serde::Deserialize;
 
+use super::search::{Asked as Shared, Found, Keyword, KeywordTool};
 use super::tool::ToolSpec;
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Who, tool_error};
+use crate::call::{Call, Client, Context, Kept, KeptRef, PlatformCall, Rendered, Reply, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Continuation, Document, MAX_OFFSET, MAX_WORDS, TkClient, TkSearch, Zaak};
@@ -82,7 +83,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
     offers: &offers::OFFERS,
     page: &page::PAGE,
     status: None,
-    search: crate::connectors::search::KeywordSearch::Tool(&SEARCH),
+    search: crate::connectors::search::KeywordSearch::Tool(&Keyword::<TkSearchTool>::SEARCH),
 };
 
 /// What an assistant is told about these tools in the server's instructions (short:
@@ -302,21 +303,6 @@ fn kind_arg<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<KindArg>, D
     super::pages::choice("kind", d)
 }
 
-/// Its part in `search` on `/mcp`: documents by words in their title or subject.
-const SEARCH: crate::connectors::search::SearchSpec = crate::connectors::search::SearchSpec {
-    tool: &SEARCH_TOOL,
-    list: crate::listing!(SearchArgs, tk_listed),
-    arguments: |asked| {
-        let mut args = serde_json::Map::new();
-        // The Kamer's search takes at most this many words; the first ones carry the question.
-        let words: Vec<&str> = asked.query.split_whitespace().take(MAX_WORDS).collect();
-        args.insert("query".into(), words.join(" ").into());
-        args.insert("limit".into(), asked.limit.into());
-        crate::connectors::search::dates(asked, &mut args);
-        args
-    },
-};
-
 /// The `tk_document` tool (its spec is what `fetch` runs for this connector's ids).
 pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     name: "tk_document",
@@ -329,16 +315,78 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
 };
 
 /// The `tk_search` tool (its spec is what `search` runs for this connector).
-pub(crate) const SEARCH_TOOL: ToolSpec = crate::tool! {
-    name: "tk_search",
-    title: "Search the Tweede Kamer",
-    description: "Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases (zaken) by words \
-                  in their title or subject, `soort` and dates; not full text (opentk_search is). Newest first; \
-                  a page of 250 is asked once and kept. tk_document reads a document's `id`, tk_votes a case's.",
-    arguments: SearchArgs,
-    output: render::SearchShown,
-    run: tk_search,
-};
+pub(crate) const SEARCH_TOOL: ToolSpec = Keyword::<TkSearchTool>::TOOL;
+
+/// `tk_search`, declared once: the tool and its part in `search` on `/mcp` (documents by
+/// words in their title or subject).
+pub(crate) struct TkSearchTool;
+
+/// `tk_search`'s typed answer: its question and the kept page of its kind.
+pub(crate) struct TkFound {
+    question: Question,
+    page: FoundPage,
+}
+
+/// A kept page of documents or of cases.
+enum FoundPage {
+    Documents(Kept<PageAnswer<Document>>),
+    Cases(Kept<PageAnswer<Zaak>>),
+}
+
+impl Found for TkFound {
+    fn kept(&self) -> KeptRef<'_> {
+        match &self.page {
+            FoundPage::Documents(kept) => kept.kept(),
+            FoundPage::Cases(kept) => kept.kept(),
+        }
+    }
+}
+
+impl KeywordTool for TkSearchTool {
+    const NAME: &'static str = "tk_search";
+    const TITLE: &'static str = "Search the Tweede Kamer";
+    const DESCRIPTION: &'static str = "Tweede Kamer documents (Kamerstukken, letters, motions, questions) or cases \
+        (zaken) by words in their title or subject, `soort` and dates; not full text (opentk_search is). Newest \
+        first; a page of 250 is asked once and kept. tk_document reads a document's `id`, tk_votes a case's.";
+    type Args = SearchArgs;
+    type Output = render::SearchShown;
+    type Found = TkFound;
+
+    async fn find(ctx: &Context, call: &Call, args: SearchArgs) -> Result<TkFound, Reply> {
+        let question = search_question(ctx, &args)?;
+        let page = match question.kind {
+            Kind::Documents => FoundPage::Documents(ctx.fetch_kept(call, question.documents()).await?),
+            Kind::Cases => FoundPage::Cases(ctx.fetch_kept(call, question.cases()).await?),
+        };
+        Ok(TkFound { question, page })
+    }
+
+    fn render(found: &TkFound) -> Rendered {
+        let q = &found.question;
+        q.renamed(match &found.page {
+            FoundPage::Documents(k) => render::search(&k.answer, k.served, &q.view(&k.answer)),
+            FoundPage::Cases(k) => render::search(&k.answer, k.served, &q.view(&k.answer)),
+        })
+    }
+
+    fn listing(found: &TkFound) -> Listing {
+        let q = &found.question;
+        match &found.page {
+            FoundPage::Documents(k) => render::listing(&k.answer, &q.view(&k.answer)),
+            FoundPage::Cases(k) => render::listing(&k.answer, &q.view(&k.answer)),
+        }
+    }
+
+    fn arguments(asked: &Shared) -> serde_json::Map<String, serde_json::Value> {
+        let mut args = serde_json::Map::new();
+        // The Kamer's search takes at most this many words; the first ones carry the question.
+        let words: Vec<&str> = asked.query.split_whitespace().take(MAX_WORDS).collect();
+        args.insert("query".into(), words.join(" ").into());
+        args.insert("limit".into(), asked.limit.into());
+        crate::connectors::search::dates(asked, &mut args);
+        args
+    }
+}
 
 /// The `tk_factions` tool: one of the connector's lists.
 pub(crate) const FACTIONS_TOOL: ToolSpec = crate::tool! {
@@ -374,43 +422,6 @@ const TOOLS: &[ToolSpec] = &[
     debates::TOOL,
     debate::TOOL,
 ];
-
-/// Search Tweede Kamer documents or cases.
-async fn tk_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
-    let q = match search_question(ctx, &args) {
-        Ok(q) => q,
-        Err(reply) => return reply,
-    };
-    match q.kind {
-        Kind::Documents => {
-            ctx.answer(call, q.documents(), |a, served| {
-                q.renamed(render::search(a, served, &q.view(a)))
-            })
-            .await
-        }
-        Kind::Cases => {
-            ctx.answer(call, q.cases(), |a, served| {
-                q.renamed(render::search(a, served, &q.view(a)))
-            })
-            .await
-        }
-    }
-}
-
-/// `tk_search`'s question answered as a listing (its part in `search` on `/mcp`).
-async fn tk_listed(ctx: &Context, call: &Call, args: SearchArgs) -> Result<Listing, Reply> {
-    let q = search_question(ctx, &args)?;
-    Ok(match q.kind {
-        Kind::Documents => {
-            let (a, _) = ctx.fetch(Who::Caller, call, q.documents()).await?;
-            render::listing(&a, &q.view(&a))
-        }
-        Kind::Cases => {
-            let (a, _) = ctx.fetch(Who::Caller, call, q.cases()).await?;
-            render::listing(&a, &q.view(&a))
-        }
-    })
-}
 
 /// `tk_search`'s question: what it asks the platform, and what its answer shows.
 struct Question {

@@ -40,8 +40,7 @@ fn arguments(q: &PageQuery) -> Result<rmcp::model::JsonObject, String> {
     ]))
 }
 
-fn hits(v: Value, _q: &PageQuery, clients: &Clients) -> Result<Hits, String> {
-    let mut hits = Hits::of_listing(v, None)?;
+fn hits(mut hits: Hits, _q: &PageQuery, clients: &Clients) -> Result<Hits, String> {
     // The original of a document is its file at the Kamer.
     if let Ok(client) = clients.get::<TkClient>(crate::platforms::tk::PLATFORM) {
         for hit in &mut hits.items {
