@@ -16,7 +16,7 @@ use besluitbron_core::{AdmissionRecord, EntryTicket, Instant, SchedulerEvent, Se
 use besluitbron_core::path::Served;
 
 use super::{
-    AdmissionLine, CallState, Engine, Event, Failure, FlightData, PATH_CHECK_SPACING, PathChecks, SimError,
+    AdmissionLine, CallState, Engine, Event, Failure, FlightData, PATH_CHECK_SPACING, PathChecks, SimError, UNRANKED,
     distinct_key, is_distinct, key_text, wall,
 };
 use crate::platform::Answer;
@@ -217,6 +217,8 @@ impl Engine<'_> {
             Some(r) => self.upstreams[station].receive_recorded(now, cost, host, r),
             None => self.upstreams[station].receive(now, cost, host),
         };
+        // A recorded answer is taken at its instant in the server's order.
+        let rank = recorded.and_then(|r| r.step).unwrap_or(UNRANKED);
         match answer {
             Answer::Ok { latency, remaining } => {
                 let (ok, retryable) = match recorded {
@@ -226,8 +228,9 @@ impl Engine<'_> {
                 let fair = self.fair.as_mut().expect("the fair policy");
                 fair.out.insert((p, attempt), key);
                 let era = fair.eras[p];
-                self.schedule(
+                self.schedule_ranked(
                     now + latency,
+                    rank,
                     Event::Answer {
                         path: p as u8,
                         era,
@@ -266,8 +269,9 @@ impl Engine<'_> {
                     let fair = self.fair.as_mut().expect("the fair policy");
                     fair.out.insert((p, attempt), key);
                     let era = fair.eras[p];
-                    self.schedule(
+                    self.schedule_ranked(
                         now + Duration::from_millis(latency),
+                        rank,
                         Event::Refused {
                             path: p as u8,
                             era,
