@@ -53,9 +53,18 @@ pub struct TraceLine {
     /// its arrival it left, in ms, so that a replay withdraws it at the same moment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_after_ms: Option<u64>,
-    /// Recorded: arrival order at the server's platform task (ties within a millisecond).
+    /// Recorded: this platform's requests numbered in the order its callers made them,
+    /// from 0 in each process (a number missing from the recording is a request whose
+    /// line is not in it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
+    /// Recorded: the request's place in the order its budget group's task took the
+    /// requests and attempt outcomes of all the group's platforms, counted from 0 in each
+    /// process — the order the group's path saw them in, which orders events of one
+    /// millisecond (the platforms that share a service share one count; `seq` is each
+    /// platform's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
     /// Recorded, on the line of a flight's last caller: its attempts at the platform.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempts: Vec<RecordedAttempt>,
@@ -130,7 +139,9 @@ pub enum AttemptOutcome {
 pub struct RecordedAttempt {
     /// When it was sent, on the same clock as [`TraceLine::at_ms`].
     pub at_ms: u64,
-    /// How long until the platform's answer (or the failure) came back.
+    /// How long until the platform's answer (or the failure) came back: from `at_ms` to
+    /// the millisecond the server took the outcome in, on the same clock, so that `at_ms +
+    /// latency_ms` is that millisecond.
     pub latency_ms: u64,
     /// What it was.
     pub outcome: AttemptOutcome,
@@ -142,6 +153,10 @@ pub struct RecordedAttempt {
     /// replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining: Option<RecordedRemaining>,
+    /// The outcome's place in its group's count of requests and outcomes taken
+    /// ([`TraceLine::step`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
 }
 
 /// The platform's budget as one answer reported it.

@@ -58,6 +58,7 @@ mod protocol;
 mod real_files;
 mod rechtspraak;
 mod recording;
+mod recording_order;
 mod services;
 mod shutdown;
 mod sigkill;

@@ -588,15 +588,19 @@ impl Driver {
         } = msg;
         let now = self.options.clock.now();
         let wall = self.options.clock.wall();
-        let line = self.notes.as_ref().map(|n| {
-            n.recorder().line(
+        let line = self.notes.as_mut().map(|n| {
+            let mut line = n.recorder().line(
                 self.options.clock.wall_at(now).unix_millis(),
                 Some(seq),
                 &request.session,
                 &request.key,
                 request.cost,
                 text,
-            )
+            );
+            // The order this task takes its platforms' requests in, which `seq` (each
+            // platform's own count, taken by the caller) does not give.
+            line.step = Some(n.step());
+            line
         });
         let req = PathRequest {
             waiter,
@@ -695,7 +699,7 @@ impl Driver {
                     })
                     .inc();
                 if let Some(notes) = self.notes.as_mut() {
-                    notes.outcome(attempt, now, &outcome);
+                    notes.outcome(attempt, self.options.clock.wall_at(now).unix_millis(), &outcome);
                 }
                 let wall = self.options.clock.wall();
                 self.shell.on_outcome(now, wall, attempt, outcome);
@@ -786,7 +790,7 @@ impl Driver {
             .map(|a| u64::try_from(a.waited().as_millis()).unwrap_or(u64::MAX));
         let traced = out.flight.sent(attempt.number, waited_ms);
         if let Some(notes) = self.notes.as_mut() {
-            notes.sent(attempt, now, self.options.clock.wall_at(now).unix_millis());
+            notes.sent(attempt, self.options.clock.wall_at(now).unix_millis());
         }
         if let Some(observer) = &self.options.observer {
             observer(&SentCall {

@@ -174,6 +174,7 @@ impl Recorder {
             served: None,
             left_after_ms: None,
             seq,
+            step: None,
             attempts: Vec::new(),
             query: self.inner.queries.then(|| query_text(key)),
         }
@@ -372,6 +373,9 @@ pub(super) struct Notes {
     platforms: Vec<PlatformId>,
     calls: HashMap<WaiterId, CallNote>,
     flights: HashMap<FlightId, FlightNote>,
+    /// The requests and outcomes the task took so far, in this process (the next
+    /// [`TraceLine::step`]).
+    steps: u64,
 }
 
 struct CallNote {
@@ -382,8 +386,8 @@ struct CallNote {
 
 #[derive(Default)]
 struct FlightNote {
-    /// Each attempt with the instant it went.
-    attempts: Vec<(u32, Instant, RecordedAttempt)>,
+    /// Each attempt by its number.
+    attempts: Vec<(u32, RecordedAttempt)>,
     waiters: usize,
     written: bool,
     /// Attempts sent whose outcome has not come back.
@@ -401,7 +405,16 @@ impl Notes {
             platforms,
             calls: HashMap::new(),
             flights: HashMap::new(),
+            steps: 0,
         }
+    }
+
+    /// The place of what the task takes now (a request, an attempt's outcome) in the order
+    /// it takes them: the group's path sees them in this order, and a replay takes the
+    /// events of one millisecond in it.
+    pub(super) fn step(&mut self) -> u64 {
+        self.steps += 1;
+        self.steps - 1
     }
 
     pub(super) fn recorder(&self) -> &Recorder {
@@ -436,33 +449,37 @@ impl Notes {
         self.ended(waiter, CallEnd::Left);
     }
 
-    /// An attempt went at `now` (`wall_ms` on the trace's clock).
-    pub(super) fn sent(&mut self, attempt: Attempt, now: Instant, wall_ms: u64) {
+    /// An attempt went at `wall_ms` (on the trace's clock).
+    pub(super) fn sent(&mut self, attempt: Attempt, wall_ms: u64) {
         if let Some(f) = self.flights.get_mut(&attempt.flight) {
             f.open += 1;
             f.attempts.push((
                 attempt.number,
-                now,
                 RecordedAttempt {
                     at_ms: wall_ms,
                     latency_ms: 0,
                     outcome: AttemptOutcome::Failed,
                     retry_after_ms: None,
                     remaining: None,
+                    step: None,
                 },
             ));
         }
     }
 
-    /// An attempt's outcome came back at `now`.
-    pub(super) fn outcome<P, E>(&mut self, attempt: Attempt, now: Instant, outcome: &Outcome<P, E>) {
+    /// An attempt's outcome was taken at `wall_ms`, the task's next step: the latency is
+    /// counted between the two whole milliseconds (so that the attempt's `at_ms` plus its
+    /// latency is the millisecond the outcome was taken in, as a replay schedules it).
+    pub(super) fn outcome<P, E>(&mut self, attempt: Attempt, wall_ms: u64, outcome: &Outcome<P, E>) {
+        let step = self.step();
         let Some(f) = self.flights.get_mut(&attempt.flight) else {
             return;
         };
-        let Some((_, sent, a)) = f.attempts.iter_mut().find(|(n, _, _)| *n == attempt.number) else {
+        let Some((_, a)) = f.attempts.iter_mut().find(|(n, _)| *n == attempt.number) else {
             return;
         };
-        a.latency_ms = now.saturating_since(*sent).as_millis().try_into().unwrap_or(u64::MAX);
+        a.latency_ms = wall_ms.saturating_sub(a.at_ms);
+        a.step = Some(step);
         if let Outcome::Success { feedback, .. } = outcome {
             a.remaining = feedback.remaining.map(|units| RecordedRemaining {
                 units,
@@ -482,7 +499,7 @@ impl Notes {
             && f.waiters == 0
             && let Some(mut line) = f.orphan.take()
         {
-            line.attempts = f.attempts.iter().map(|(_, _, a)| *a).collect();
+            line.attempts = f.attempts.iter().map(|(_, a)| *a).collect();
             self.flights.remove(&attempt.flight);
             self.recorder.write(&line);
         }
@@ -504,7 +521,7 @@ impl Notes {
             // after a 5xx): the flight ends here, and so its attempts are written here.
             let none_out = f.open == 0;
             if last && (finished || none_out) && !f.written && !f.attempts.is_empty() {
-                line.attempts = f.attempts.iter().map(|(_, _, a)| *a).collect();
+                line.attempts = f.attempts.iter().map(|(_, a)| *a).collect();
                 f.written = true;
             }
             f.waiters = f.waiters.saturating_sub(1);
@@ -644,7 +661,7 @@ mod tests {
             flight: FlightId(9),
             number: 1,
         };
-        notes.sent(attempt, Instant::from_millis(1_000), 1_000);
+        notes.sent(attempt, 1_000);
         notes.left(WaiterId(1), Instant::from_millis(1_200));
         r.sync();
         assert!(
@@ -656,7 +673,7 @@ mod tests {
             payload: (),
             feedback: Default::default(),
         };
-        notes.outcome(attempt, Instant::from_millis(1_900), &answer);
+        notes.outcome(attempt, 1_900, &answer);
         r.sync();
         let lines = written(dir.path());
         assert_eq!(lines.len(), 1);
@@ -689,12 +706,12 @@ mod tests {
             flight: FlightId(4),
             number: 1,
         };
-        notes.sent(attempt, Instant::from_millis(1_000), 1_000);
+        notes.sent(attempt, 1_000);
         let failed: Outcome<(), ()> = Outcome::Retryable {
             error: (),
             retry_after: None,
         };
-        notes.outcome(attempt, Instant::from_millis(1_001), &failed);
+        notes.outcome(attempt, 1_001, &failed);
         notes.left(WaiterId(1), Instant::from_millis(1_091));
         r.sync();
         let lines = written(dir.path());
@@ -815,20 +832,20 @@ mod tests {
                 flight: FlightId(3),
                 number,
             };
-            notes.sent(attempt, Instant::from_millis(at), at);
-            notes.outcome(attempt, Instant::from_millis(at + 5), &refused);
+            notes.sent(attempt, at);
+            notes.outcome(attempt, at + 5, &refused);
         }
         notes.ended(WaiterId(1), CallEnd::Failed);
         let third = Attempt {
             flight: FlightId(3),
             number: 3,
         };
-        notes.sent(third, Instant::from_millis(3_000), 3_000);
+        notes.sent(third, 3_000);
         let answer: Outcome<(), ()> = Outcome::Success {
             payload: (),
             feedback: Default::default(),
         };
-        notes.outcome(third, Instant::from_millis(3_050), &answer);
+        notes.outcome(third, 3_050, &answer);
         notes.ended(WaiterId(2), CallEnd::Coalesced);
         r.sync();
         let lines = written(dir.path());

@@ -16,7 +16,7 @@ use besluitbron_core::{AdmissionRecord, EntryTicket, Instant, SchedulerEvent, Se
 use besluitbron_core::path::Served;
 
 use super::{
-    AdmissionLine, CallState, Engine, Event, Failure, FlightData, PATH_CHECK_SPACING, PathChecks, SimError,
+    AdmissionLine, CallState, Engine, Event, Failure, FlightData, PATH_CHECK_SPACING, PathChecks, SimError, UNRANKED,
     distinct_key, is_distinct, key_text, wall,
 };
 use crate::platform::Answer;
@@ -226,8 +226,11 @@ impl Engine<'_> {
                 let fair = self.fair.as_mut().expect("the fair policy");
                 fair.out.insert((p, attempt), key);
                 let era = fair.eras[p];
-                self.schedule(
+                // A recorded answer is taken at its instant in the server's order.
+                let rank = recorded.and_then(|r| r.step).unwrap_or(UNRANKED);
+                self.schedule_ranked(
                     now + latency,
+                    rank,
                     Event::Answer {
                         path: p as u8,
                         era,
@@ -258,30 +261,43 @@ impl Engine<'_> {
                     attempt.flight.0,
                     self.station_names[station],
                 ));
-                // A recorded refusal comes back after its recorded latency, as it did.
-                let latency = recorded
-                    .filter(|r| r.outcome == AttemptOutcome::RateLimited)
-                    .map_or(0, |r| r.latency_ms);
-                if latency > 0 {
-                    let fair = self.fair.as_mut().expect("the fair policy");
-                    fair.out.insert((p, attempt), key);
-                    let era = fair.eras[p];
-                    self.schedule(
-                        now + Duration::from_millis(latency),
-                        Event::Refused {
-                            path: p as u8,
-                            era,
-                            station: station as u8,
-                            attempt,
-                            retry_after,
-                        },
-                    );
-                } else {
-                    self.refusal_arrives(p, station, attempt, &key, retry_after);
-                }
+                self.refusal_comes_back(p, station, attempt, key, retry_after, recorded);
             }
         }
         Ok(())
+    }
+
+    /// A refusal of path `p`'s `attempt` of `key` at `station`: a recorded one comes back
+    /// after its recorded latency, as it did, in the server's order among the events of
+    /// that instant; one within the millisecond, or the model's, at once.
+    fn refusal_comes_back(
+        &mut self,
+        p: usize,
+        station: usize,
+        attempt: Attempt,
+        key: CacheKey,
+        retry_after: Duration,
+        recorded: Option<RecordedAttempt>,
+    ) {
+        let latency = recorded
+            .filter(|r| r.outcome == AttemptOutcome::RateLimited)
+            .map_or(0, |r| r.latency_ms);
+        if latency == 0 {
+            self.refusal_arrives(p, station, attempt, &key, retry_after);
+            return;
+        }
+        let fair = self.fair.as_mut().expect("the fair policy");
+        fair.out.insert((p, attempt), key);
+        let era = fair.eras[p];
+        let rank = recorded.and_then(|r| r.step).unwrap_or(UNRANKED);
+        let refused = Event::Refused {
+            path: p as u8,
+            era,
+            station: station as u8,
+            attempt,
+            retry_after,
+        };
+        self.schedule_ranked(self.now + Duration::from_millis(latency), rank, refused);
     }
 
     /// Admission `a` at station `station` for `key`, kept when the run keeps admissions.

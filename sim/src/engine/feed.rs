@@ -6,13 +6,15 @@
 //! the trace), then the series' calls (series after series), then the named agent loops
 //! that have a round, then each group's sessions that have a round (in the order of their
 //! first rounds). Events scheduled while the run goes are numbered after all of them
-//! ([`Feed::scheduled_from`]). The loop takes the earliest of the feed's next event and
-//! its heap's by (instant, number), so a run takes every event in the same order as when
-//! all of these sat in the heap from the start — but the feed holds one next event per
-//! source, never a list of the run's calls or sessions.
+//! ([`Feed::scheduled_from`]). A recorded call carries a rank (the server's order of one
+//! instant, [`OpenCall::rank`](crate::scenario::OpenCall::rank)); every other event is
+//! [`UNRANKED`]. The loop takes the earliest of the feed's next event and its heap's by
+//! (instant, rank, number), so a run takes every event in the same order as when all of
+//! these sat in the heap from the start — but the feed holds one next event per source,
+//! never a list of the run's calls or sessions.
 //!
-//! Invariants: each source yields its events in (instant, number) order; numbers are
-//! unique and below [`Feed::scheduled_from`].
+//! Invariants: each source yields its events in (instant, rank, number) order; numbers
+//! are unique and below [`Feed::scheduled_from`].
 //!
 //! What this module does not do: make calls or draw anything beyond a group's next
 //! session ([`crate::scenario::GroupCursor`]).
@@ -69,11 +71,15 @@ enum Source<'w> {
     },
 }
 
+/// The rank of an event the recording does not order: after those it orders at the same
+/// instant, in the order of the events' numbers.
+pub const UNRANKED: u64 = u64::MAX;
+
 /// The run's known events, in order.
 pub struct Feed<'w> {
     workload: &'w Workload,
     sources: Vec<Source<'w>>,
-    heads: BinaryHeap<Reverse<(Instant, u64, usize)>>,
+    heads: BinaryHeap<Reverse<(Instant, u64, u64, usize)>>,
     scheduled_from: u64,
 }
 
@@ -82,7 +88,10 @@ impl<'w> Feed<'w> {
     pub fn new(w: &'w Workload) -> Feed<'w> {
         let mut sources = Vec::new();
         let mut order: Vec<u32> = (0..u32::try_from(w.open_calls.len()).expect("fewer than 2^32 calls")).collect();
-        order.sort_by_key(|&i| (w.open_calls[i as usize].at, i));
+        order.sort_by_key(|&i| {
+            let c = &w.open_calls[i as usize];
+            (c.at, c.rank.unwrap_or(UNRANKED), i)
+        });
         sources.push(Source::Trace { order, pos: 0 });
         let mut seq = w.open_calls.len() as u64;
         for (series, s) in w.series.iter().enumerate() {
@@ -130,14 +139,14 @@ impl<'w> Feed<'w> {
         self.scheduled_from
     }
 
-    /// The next event's instant and number, if any is left.
-    pub fn peek(&self) -> Option<(Instant, u64)> {
-        self.heads.peek().map(|Reverse((at, seq, _))| (*at, *seq))
+    /// The next event's instant, rank and number, if any is left.
+    pub fn peek(&self) -> Option<(Instant, u64, u64)> {
+        self.heads.peek().map(|Reverse((at, rank, seq, _))| (*at, *rank, *seq))
     }
 
     /// Takes the next event.
     pub fn pop(&mut self) -> Option<(Instant, Start)> {
-        let Reverse((at, _, i)) = self.heads.pop()?;
+        let Reverse((at, _, _, i)) = self.heads.pop()?;
         let start = match &mut self.sources[i] {
             Source::Trace { order, pos } => {
                 *pos += 1;
@@ -169,16 +178,19 @@ impl<'w> Feed<'w> {
     fn push_head(&mut self, i: usize) {
         let w = self.workload;
         let head = match &self.sources[i] {
-            Source::Trace { order, pos } => order.get(*pos).map(|&c| (w.open_calls[c as usize].at, u64::from(c))),
+            Source::Trace { order, pos } => order.get(*pos).map(|&c| {
+                let call = &w.open_calls[c as usize];
+                (call.at, call.rank.unwrap_or(UNRANKED), u64::from(c))
+            }),
             Source::Series { series, first, next } => {
                 let s = &w.series[*series];
-                (*next < s.len()).then(|| (s.at(*next), first + next))
+                (*next < s.len()).then(|| (s.at(*next), UNRANKED, first + next))
             }
-            Source::Agents { order, pos } => order.get(*pos).map(|&(at, seq, _)| (at, seq)),
-            Source::Group { first, next, .. } => next.as_ref().map(|s| (s.at, first + u64::from(s.ordinal))),
+            Source::Agents { order, pos } => order.get(*pos).map(|&(at, seq, _)| (at, UNRANKED, seq)),
+            Source::Group { first, next, .. } => next.as_ref().map(|s| (s.at, UNRANKED, first + u64::from(s.ordinal))),
         };
-        if let Some((at, seq)) = head {
-            self.heads.push(Reverse((at, seq, i)));
+        if let Some((at, rank, seq)) = head {
+            self.heads.push(Reverse((at, rank, seq, i)));
         }
     }
 }

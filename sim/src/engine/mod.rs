@@ -1,8 +1,12 @@
 //! The event loop over virtual time.
 //!
-//! Events sit in a [`BinaryHeap`] keyed by (instant, sequence number): the sequence
+//! Events sit in a [`BinaryHeap`] keyed by (instant, rank, sequence number): the sequence
 //! number is assigned when an event is scheduled, so events at the same instant run in
-//! the order they were scheduled and a run never depends on heap internals. After every
+//! the order they were scheduled and a run never depends on heap internals. A recording
+//! ranks the events the server's task took (its requests and its attempts' outcomes, by
+//! their `step`): at one instant those run first, in the server's order, and every other
+//! event after them ([`UNRANKED`]) — so a replay takes a millisecond's arrivals and
+//! answers in the order the server's path saw them. After every
 //! event the [`Checker`] runs; the first broken invariant ends the run with a
 //! [`Failure`].
 //!
@@ -82,7 +86,7 @@ mod timeouts;
 pub use crate::call_record::{CallRecord, CallState};
 use crate::dense::IdMap;
 use calls::Calls;
-use feed::{Feed, Start};
+use feed::{Feed, Start, UNRANKED};
 use live::{LiveAgent, LiveSession};
 pub use outcome::{
     AdmissionLine, Failure, Footprint, PATH_CHECK_SPACING, PathChecks, PlatformCalls, RunOptions, RunOutcome,
@@ -212,7 +216,7 @@ struct Engine<'w> {
     name: String,
     now: Instant,
     seq: u64,
-    heap: BinaryHeap<Reverse<(Instant, u64, Event)>>,
+    heap: BinaryHeap<Reverse<(Instant, u64, u64, Event)>>,
     /// Calls' time-outs, by length ([`Timeouts`]).
     timeouts: Timeouts,
     /// The events known before the run, one next event per source.
@@ -439,8 +443,14 @@ fn aggregator_for(workload: &Workload, keep: Footprint, stations: &[Station]) ->
 
 impl Engine<'_> {
     fn schedule(&mut self, at: Instant, event: Event) {
+        self.schedule_ranked(at, UNRANKED, event);
+    }
+
+    /// Schedules `event` at `at` with `rank` among the events of that instant (a
+    /// recording's order, [`UNRANKED`] otherwise).
+    fn schedule_ranked(&mut self, at: Instant, rank: u64, event: Event) {
         debug_assert!(at >= self.now, "events are never scheduled in the past");
-        self.heap.push(Reverse((at, self.seq, event)));
+        self.heap.push(Reverse((at, rank, self.seq, event)));
         self.seq += 1;
     }
 
@@ -546,15 +556,15 @@ impl Engine<'_> {
     /// The next event: the feed's, the heap's or a time-out, whichever comes first by
     /// (instant, number).
     fn next_event(&mut self) -> Option<(Instant, Result<Event, Start>)> {
-        let heap = self.heap.peek().map(|Reverse((at, seq, _))| (*at, *seq));
+        let heap = self.heap.peek().map(|Reverse((at, rank, seq, _))| (*at, *rank, *seq));
         let feed = self.feed.peek();
         let timeout = self.timeouts.peek();
-        let first = [heap, feed, timeout.map(|(at, seq, _)| (at, seq))]
+        let first = [heap, feed, timeout.map(|(at, seq, _)| (at, UNRANKED, seq))]
             .into_iter()
             .flatten()
             .min()?;
         if heap == Some(first) {
-            self.heap.pop().map(|Reverse((at, _, event))| (at, Ok(event)))
+            self.heap.pop().map(|Reverse((at, _, _, event))| (at, Ok(event)))
         } else if feed == Some(first) {
             self.feed.pop().map(|(at, start)| (at, Err(start)))
         } else {
@@ -567,7 +577,7 @@ impl Engine<'_> {
     fn schedule_timeout(&mut self, after: Duration, call: CallId) {
         let at = self.now + after;
         if !self.timeouts.push(after, at, self.seq, call) {
-            self.heap.push(Reverse((at, self.seq, Event::Timeout(call))));
+            self.heap.push(Reverse((at, UNRANKED, self.seq, Event::Timeout(call))));
         }
         self.seq += 1;
     }

@@ -22,8 +22,9 @@ use super::{InputError, PlatformSpec, default_slip, read};
 /// A trace the server recorded (its lines say how each call ended) starts at its first
 /// call: every instant is taken relative to the earliest `at_ms`
 /// ([`Workload::recorded`] keeps that base); its calls are submitted in arrival order
-/// (`at_ms`, then the server's `seq`), and the flights' attempts become the platforms'
-/// answers in the replay ([`Recorded::flights`]).
+/// (`at_ms`, then the server's `step`, or `seq` in a recording without it), and the
+/// flights' attempts become the platforms' answers in the replay ([`Recorded::flights`]),
+/// each taken at its instant in the server's order (its `step`).
 pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
     let mut w = Workload::new(Vec::new(), default_slip());
     let mut sessions: BTreeMap<String, u32> = BTreeMap::new();
@@ -43,8 +44,12 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
     let recorded = lines.iter().any(|(_, t)| t.is_recorded());
     if recorded {
         let base = lines.iter().map(|(_, t)| t.at_ms).min().unwrap_or(0);
-        // Arrival order: the server writes a line when its call ends.
-        lines.sort_by_key(|(i, t)| (t.at_ms, t.seq.unwrap_or(0), *i));
+        // Arrival order: the server writes a line when its call ends. Within a millisecond
+        // the order its group's task took them in (`step`; the platforms of a group share
+        // one count), else — a recording from before it was written — each platform's
+        // own numbers; a line the task never saw (a fresh answer from the memory layer)
+        // after those.
+        lines.sort_by_key(|(i, t)| (t.at_ms, t.step.unwrap_or(u64::MAX), t.seq.unwrap_or(0), *i));
         let (restarts, segments) = segments_of(lines.iter().map(|(_, t)| t), base);
         let mut r = Recorded {
             base_ms: base,
@@ -92,6 +97,7 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
             key: t.key,
             then: t.then,
             leave_after: t.left_after_ms.map(Duration::from_millis),
+            rank: t.step,
         });
         if !w.platforms.iter().any(|p| p.id == platform) {
             w.platforms.push(PlatformSpec::default_for(platform));

@@ -149,6 +149,10 @@ pub struct OpenCall {
     /// A recorded call whose caller gave up while it waited: when, after its arrival,
     /// the replay withdraws it (if it still waits then).
     pub leave_after: Option<Duration>,
+    /// A recorded call: its place in the order the server's task took its group's
+    /// requests and outcomes (the line's `step`), which orders it among the events of its
+    /// instant; `None`: after them, in trace order.
+    pub rank: Option<u64>,
 }
 
 /// A closed-loop session: the next round starts `think` after the previous one's answers.
