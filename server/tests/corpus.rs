@@ -483,7 +483,6 @@ fn the_checker_fails_a_reader_that_drops_a_passage_or_reads_metadata() {
 /// files the catalogue holds must leave the list (its reader came).
 const AWAITING_A_READER: &[(&str, &str)] = &[
     ("woo", "the Woo publications connector"),
-    ("eurlex", "the EUR-Lex connector"),
 ];
 
 /// The catalogue names every file the project uses, each with its provenance and present
