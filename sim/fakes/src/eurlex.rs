@@ -324,9 +324,12 @@ pub const DUTCH_XHTML: &str = r#"<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE
 <div class="eli-container" id="anx_1"><p class="oj-doc-ti">BIJLAGE</p><p class="oj-normal">Lijst in de gedocumenteerde vorm.</p></div>
 </body></html>"#;
 
+/// The items served, by CELLAR id: their content type and bytes.
+type Items = BTreeMap<String, (&'static str, &'static [u8])>;
+
 /// The store and the items, made once per process.
-fn cellar() -> &'static (Store, BTreeMap<String, (&'static str, &'static [u8])>) {
-    static CELLAR_STATE: OnceLock<(Store, BTreeMap<String, (&'static str, &'static [u8])>)> = OnceLock::new();
+fn cellar() -> &'static (Store, Items) {
+    static CELLAR_STATE: OnceLock<(Store, Items)> = OnceLock::new();
     CELLAR_STATE.get_or_init(|| {
         let mut t = Triples(String::new());
         real_triples(&mut t);
