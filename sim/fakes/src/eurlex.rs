@@ -91,11 +91,13 @@ impl FakePlatform for Fake {
 
 static REPLIES: FaultReplies<()> = FaultReplies {
     failure: "<html><body><h1>500 Internal Server Error</h1></body></html>",
+    // What CELLAR (or the EU's firewall) answers a blocked client is not documented
+    // (PLATFORMS.md §12b.10): a plain JSON error here.
     storm: |_, ()| {
         text(
             StatusCode::TOO_MANY_REQUESTS,
-            "text/html",
-            "<html><body>Too Many Requests</body></html>",
+            "application/json",
+            r#"{"error": "Too Many Requests"}"#,
         )
     },
 };
