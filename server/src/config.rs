@@ -363,6 +363,11 @@ pub struct PlatformConfig {
     /// again, in seconds (ORI: 60). Absent: not held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retired_hold_secs: Option<u64>,
+    /// How long one query may run at a platform that takes queries (a SPARQL endpoint),
+    /// in seconds, where its connector declares one; a query over it is a time-out error
+    /// saying so. Absent: the platform takes no queries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_timeout_secs: Option<u64>,
     /// Earlier configurations' `Platforms.<id>.Limit`: the limit of the platform's first
     /// service, taken over as `Services.<service>.Limit` where no other platform calls
     /// that service, refused with the new key named where one does.
@@ -451,6 +456,7 @@ impl Default for PlatformConfig {
             attempts: 3,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             retired_hold_secs: None,
+            query_timeout_secs: None,
             limit: None,
             text_limit: None,
             max_queued: None,
@@ -476,6 +482,8 @@ pub struct PlatformDefaults {
     pub services: &'static [ServiceId],
     /// How long a switched-off platform is answered as such without asking, if held.
     pub retired_hold_secs: Option<u64>,
+    /// How long one query may run, if the platform takes queries.
+    pub query_timeout_secs: Option<u64>,
     /// The platform at `base_url` is switched off: its connector is offered (tools,
     /// address, resources, hints) only where the configuration points it elsewhere,
     /// at a mirror.
@@ -490,6 +498,7 @@ impl PlatformDefaults {
             base_url,
             services,
             retired_hold_secs: None,
+            query_timeout_secs: None,
             switched_off: false,
         }
     }
@@ -507,6 +516,7 @@ impl PlatformDefaults {
         PlatformConfig {
             base_url: self.base_url.to_owned(),
             retired_hold_secs: self.retired_hold_secs,
+            query_timeout_secs: self.query_timeout_secs,
             ..PlatformConfig::default()
         }
     }

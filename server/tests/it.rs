@@ -44,6 +44,7 @@ mod differential;
 mod docs;
 mod document_text;
 mod driver;
+mod eurlex;
 mod hardening;
 mod http_layer;
 mod limits;

@@ -16,6 +16,7 @@
 
 pub mod bwb;
 pub mod cvdr;
+pub mod eurlex;
 pub mod ids;
 pub mod ob;
 pub mod obv;
@@ -161,6 +162,7 @@ pub static CONNECTORS: &[ConnectorSpec] = &[
     ob::CONNECTOR,
     bwb::CONNECTOR,
     cvdr::CONNECTOR,
+    eurlex::CONNECTOR,
 ];
 
 /// The platforms BesluitBron serves: each connector's, in the registry's order. What gets

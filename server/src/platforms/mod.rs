@@ -21,6 +21,7 @@
 
 pub mod bwb;
 pub mod cvdr;
+pub mod eurlex;
 pub mod http;
 pub mod koop;
 pub mod ob;

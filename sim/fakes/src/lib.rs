@@ -87,6 +87,7 @@ mod config;
 mod control;
 pub mod corpus;
 pub mod cvdr;
+pub mod eurlex;
 mod fake;
 mod faults;
 mod handle;

@@ -43,7 +43,7 @@ use crate::own::{OwnSetting, OwnSettings};
 use crate::serve::spawn_router;
 use crate::setting_text::{FaultParseError, name_value};
 use crate::shared::{FakeShared, Shared};
-use crate::{bwb, control, cvdr, ob, obv, opentk, ori, real, rechtspraak, tk};
+use crate::{bwb, control, cvdr, eurlex, ob, obv, opentk, ori, real, rechtspraak, tk};
 
 /// One fake platform in the [`REGISTRY`].
 #[derive(Debug)]
@@ -77,6 +77,7 @@ pub static REGISTRY: &[FakeEntry] = &[
     FakeEntry::of::<ob::Fake>(ob::PLATFORM, "/ob", ob::SRU_PATH, "/"),
     FakeEntry::of::<bwb::Fake>(bwb::PLATFORM, "/bwb", bwb::SRU_PATH, "/"),
     FakeEntry::of::<cvdr::Fake>(cvdr::PLATFORM, "/cvdr", cvdr::SRU_PATH, "/"),
+    FakeEntry::of::<eurlex::Fake>(eurlex::PLATFORM, "/eurlex", "", eurlex::SPARQL_PATH),
 ];
 
 /// A started fake: the state it shares with its handle, and its routes.
