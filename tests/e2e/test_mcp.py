@@ -107,10 +107,11 @@ OB_TOOLS = {"ob_search", "ob_document"}
 BWB_TOOLS = {"bwb_search", "bwb_read"}
 BWB_LAW = "BWBR0047001"
 CVDR_TOOLS = {"cvdr_search", "cvdr_read"}
+EURLEX_TOOLS = {"eurlex_search", "eurlex_read"}
 # What `/mcp` does not list: `search`, `fetch` and `lists` take these tools' every argument
 # there (the tools still answer by name).
 STOOD_IN = {"obv_search", "obv_document", "tk_search", "tk_document_text", "rechtspraak_ruling", "opentk_search",
-            "ori_document", "ob_search", "ob_document", "bwb_search", "cvdr_search",
+            "ori_document", "ob_search", "ob_document", "bwb_search", "cvdr_search", "eurlex_search",
             "obv_sources", "obv_status", "tk_factions", "tk_committees", "rechtspraak_courts", "rechtspraak_areas",
             "rechtspraak_procedures", "opentk_status", "ori_sources"}
 CVDR_REGULATION = "CVDR700001"
@@ -889,11 +890,15 @@ class McpChecks:
         await self.endpoint("/mcp/ob", OB_TOOLS, ob_calls)
         await self.endpoint("/mcp/bwb", BWB_TOOLS, bwb_calls)
         await self.endpoint("/mcp/cvdr", CVDR_TOOLS, cvdr_calls)
+        await self.endpoint("/mcp/eurlex", EURLEX_TOOLS, [
+            ("eurlex_search by title words finds the act, and eurlex_read reads each one found", self.eurlex_search_read),
+        ])
         await self.endpoint("/mcp", (OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS
-                                     | CVDR_TOOLS | {"search", "fetch", "lists"}) - STOOD_IN, all_calls)
+                                     | CVDR_TOOLS | EURLEX_TOOLS | {"search", "fetch", "lists"}) - STOOD_IN, all_calls)
         # A chosen tool set: /mcp's list and the Tweede Kamer's whole set.
         await self.endpoint("/mcp?toolsets=tk", ((OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS
-                                                  | BWB_TOOLS | CVDR_TOOLS | {"search", "fetch", "lists"}) - STOOD_IN)
+                                                  | BWB_TOOLS | CVDR_TOOLS | EURLEX_TOOLS | {"search", "fetch", "lists"})
+                                                 - STOOD_IN)
                              | TK_TOOLS,
                             [])
 
@@ -1808,6 +1813,15 @@ class McpChecks:
             expect_eq(page, await self.fakes.bwb_article(BWB_LAW, date, "2"), f"article 2 on {date}")
             texts.append(page)
         expect(texts[0] != texts[1], "the two versions' article 2 differ")
+
+    async def eurlex_search_read(self, client: Client) -> None:
+        got = structured(await client.call_tool("eurlex_search", {"query": "interoperabiliteit", "kind": "regulation"}),
+                         "eurlex_search")
+        ids = [h.get("id") for h in got.get("results", [])]
+        expect("32024R0903" in ids, f"the Interoperable Europe Act among {ids}")
+        for celex in ids:
+            read = structured(await client.call_tool("eurlex_read", {"id": celex, "article": "1"}), "eurlex_read")
+            expect(read.get("id", celex) == celex, f"eurlex_read {celex} answers {read.get('id')}")
 
     async def cvdr_search(self, client: Client) -> None:
         got = structured(await client.call_tool(
