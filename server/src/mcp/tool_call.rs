@@ -320,7 +320,10 @@ pub fn unknown_tool<'a>(name: &str, tools: impl Iterator<Item = &'a ToolEntry>) 
         .take(3)
         .map(|(_, t)| match t.connector {
             tools::ALL => format!("`{}` (listed at /mcp)", t.name),
-            id => format!("`{}` (listed at /mcp/{id} and /{id}/mcp, callable by name at /mcp)", t.name),
+            id => format!(
+                "`{}` (listed at /mcp/{id} and /{id}/mcp, callable by name at /mcp)",
+                t.name
+            ),
         })
         .collect();
     let nearest = if near.is_empty() {
