@@ -8,12 +8,13 @@
 //!
 //! Not held yet: 48 KiB for `/mcp` at twenty such platforms. `/mcp` lists per platform its
 //! questions that are no keyword search, no plain read and no reference list or status
-//! (`search`, `fetch` and `lists` stand in for those); copies in the registry's order fit
-//! up to sixteen platforms and take about 63 KB at twenty. What is left per platform: the
-//! tools with a view (`tk_votes`, `tk_debate`, `bwb_read`, `cvdr_read`: a host shows a view
-//! for the listed tool's result, so a stand-in would lose it), Rechtspraak's search by
-//! filters (no words: `search` cannot ask it), the Kamer's meetings, OpenTK's activity and
-//! its reader with `source`, a document's metadata. The test holds the sixteen.
+//! (`search`, `fetch` and `lists` stand in for those); copies of the registry's nine in
+//! its order fit up to fifteen platforms and take about 61 KB at twenty. What is left per
+//! platform: the tools with a view (`tk_votes`, `tk_debate`, `bwb_read`, `cvdr_read`: a host
+//! shows a view for the listed tool's result, so a stand-in would lose it), EUR-Lex's reader
+//! (its `language` is no argument of `fetch`), Rechtspraak's search by filters (no words:
+//! `search` cannot ask it), the Kamer's meetings, OpenTK's activity and its reader with
+//! `source`, a document's metadata. The test holds the fifteen.
 
 use rmcp::model::{CacheScope, ListToolsResult, Tool};
 use serde_json::json;
@@ -235,5 +236,5 @@ fn twenty_platforms_are_served_and_every_addresss_instructions_fit() {
         })
         .last();
     eprintln!("/mcp holds {held:?} platforms within {LIST_BUDGET_BYTES} bytes; twenty take {twenty}");
-    assert!(held.is_some_and(|n| n >= 16), "{held:?}");
+    assert!(held.is_some_and(|n| n >= 15), "{held:?}");
 }
