@@ -87,6 +87,7 @@ PLATFORMS = {
     "bwb": "Basiswettenbestand",
     "ori": "Open Raadsinformatie",
     "cvdr": "Lokale regelgeving (CVDR)",
+    "eurlex": "EUR-Lex (CELLAR)",
 }
 
 
@@ -95,7 +96,7 @@ def each(setting: str, platforms: list[str] | None = None) -> tuple[str, ...]:
 
 
 HALF_A = ["obv", "rechtspraak", "ob", "ori"]
-HALF_B = ["tk", "opentk", "bwb", "cvdr"]
+HALF_B = ["tk", "opentk", "bwb", "cvdr", "eurlex"]
 QUIRKS = ("ob:overload-every=2", "ob:empty-page-every=3", "opentk:busy=true", "ori:retired=html")
 
 # Each phase first switches every fault off, then sets its own.

@@ -141,6 +141,7 @@ WORDS = {
     "bwb": ["wet", "consumentenvuurwerk", "besluit", "regeling", "omgevingswet"],
     "ori": ["woningbouw", "begroting", "raad", "motie", "fietspad"],
     "cvdr": ["parkeren", "verordening", "afvalstoffen", "mantelzorg", "parkeervergunning"],
+    "eurlex": ["interoperabiliteit", "verordening", "richtlijn", "gegevens", "europa"],
     "search": ["stikstof", "begroting", "klimaat", "woningbouw"],
 }
 RS_BUSY_DAY = "2026-11-03"
@@ -781,6 +782,7 @@ REFERENCE: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "ori": [("ori_sources", {})],
     "cvdr": [("cvdr_read", {"id": "CVDR700001"}), ("cvdr_read", {"id": "CVDR700001", "date": "2025-06-01"}),
              ("cvdr_search", {"query": "parkeren", "organization": "Gemeente Utrecht"})],
+    "eurlex": [("eurlex_read", {"id": "32024R0903", "article": "1"}), ("eurlex_read", {"id": "32008R1137"})],
 }
 # Resources a session on the platform's endpoint can read without a search first.
 RESOURCES: dict[str, list[str]] = {
