@@ -8,7 +8,8 @@
 
 use crate::support;
 
-use besluitbron_fakes::bwb::{AWB, BwbSettings, FIREWORKS_LAW, REGULATIONS, matches, parse_cql};
+use besluitbron_fakes::ZoekserviceSettings;
+use besluitbron_fakes::bwb::{AWB, FIREWORKS_LAW, REGULATIONS, matches, parse_cql};
 use serde_json::{Value, json};
 use support::{Mcp, Reply, Server, config, fakes, temp_dir};
 
@@ -277,13 +278,13 @@ async fn an_sru_diagnostic_is_a_tool_error_quoting_the_service() {
         .get(besluitbron_server::platforms::bwb::PLATFORM)
         .expect("the bwb fake")
         .clone();
-    fake.update_own::<BwbSettings>(|s| s.reject_every = Some(1));
+    fake.update_own::<ZoekserviceSettings>(|s| s.reject_every = Some(1));
     let message = err(&mcp.call("bwb_search", json!({"query": "bestuursrecht"})).await);
     assert!(message.contains("Basiswettenbestand refused the request"), "{message}");
     assert!(message.contains("Query syntax error"), "{message}");
     assert!(message.contains("info:srw/diagnostic/1/10"), "{message}");
     // Nothing failed was kept: once the service answers, so does the tool.
-    fake.update_own::<BwbSettings>(|s| s.reject_every = None);
+    fake.update_own::<ZoekserviceSettings>(|s| s.reject_every = None);
     let (_, v) = ok(&mcp.call("bwb_search", json!({"query": "bestuursrecht"})).await);
     assert_eq!(v["results"][0]["id"], json!(AWB));
     server.stop().await;

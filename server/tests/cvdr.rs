@@ -9,7 +9,8 @@
 
 use crate::support;
 
-use besluitbron_fakes::cvdr::{CvdrSettings, REGULATIONS, UTRECHT_PARKING, matches, parse_cql};
+use besluitbron_fakes::ZoekserviceSettings;
+use besluitbron_fakes::cvdr::{REGULATIONS, UTRECHT_PARKING, matches, parse_cql};
 use serde_json::{Value, json};
 use support::{Mcp, Reply, Server, config, fakes, temp_dir};
 
@@ -267,7 +268,7 @@ async fn an_sru_diagnostic_is_a_tool_error_quoting_the_service() {
         .get(besluitbron_server::platforms::cvdr::PLATFORM)
         .expect("the cvdr fake")
         .clone();
-    fake.update_own::<CvdrSettings>(|s| s.reject_every = Some(1));
+    fake.update_own::<ZoekserviceSettings>(|s| s.reject_every = Some(1));
     let message = err(&mcp.call("cvdr_search", json!({"query": "afvalstoffen"})).await);
     assert!(
         message.contains("Lokale regelgeving (CVDR) refused the request"),
@@ -276,7 +277,7 @@ async fn an_sru_diagnostic_is_a_tool_error_quoting_the_service() {
     assert!(message.contains("Query syntax error"), "{message}");
     assert!(message.contains("info:srw/diagnostic/1/10"), "{message}");
     // Nothing failed was kept: once the service answers, so does the tool.
-    fake.update_own::<CvdrSettings>(|s| s.reject_every = None);
+    fake.update_own::<ZoekserviceSettings>(|s| s.reject_every = None);
     let (_, v) = ok(&mcp.call("cvdr_search", json!({"query": "afvalstoffen"})).await);
     assert_eq!(ids(&v), ["CVDR700004_1"]);
     // Capitals that the service would read as operators are written in lower case.

@@ -24,7 +24,7 @@
 //!   Its toestand is served at the record's `locatie_toestand` as the file is, byte for
 //!   byte.
 //!
-//! Settings ([`BwbSettings`]): the service's own trouble by count of searches — every
+//! Settings ([`crate::ZoekserviceSettings`]): the service's own trouble by count of searches — every
 //! n-th answered with a syntax diagnostic (the service rejecting a query it usually
 //! takes), or with a system diagnostic and no count (overload).
 //!
@@ -44,6 +44,16 @@ use crate::sru::{self, SruDiagnostic, escape};
 
 /// The search's path under the fake's root.
 pub const SRU_PATH: &str = regulation::SRU_PATH;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "bwb",
+    name: "Basiswettenbestand",
+});
+
+/// The Basiswettenbestand fake, as its registry line names it.
+pub(crate) type Fake = regulation::Fake<FakeRegulation>;
 
 /// One article of a version: its division's index, number, title and paragraphs.
 #[derive(Clone, Copy, Debug)]
@@ -352,26 +362,47 @@ fn day_before(date: &str) -> String {
     (day - chrono::Days::new(1)).format("%Y-%m-%d").to_string()
 }
 
-/// What the Basiswettenbestand fake does beyond the faults every fake applies: the service's own
-/// trouble, as for every collection of `zoekservice` (its handle reaches them; no textual
-/// names).
-pub type BwbSettings = sru::ZoekserviceSettings;
-
-/// The Basiswettenbestand fake, as its registry line names it.
-pub(crate) type Fake = regulation::Fake<FakeRegulation>;
-
-/// The platform this fake imitates (its short id and public name, as the server's
-/// connector declares them).
-pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
-    id: "bwb",
-    name: "Basiswettenbestand",
-});
-
 /// The Basiswettenbestand among the regulation collections, known by its regulations.
 impl RegulationFake for FakeRegulation {
     type Hit = (&'static FakeRegulation, &'static FakeVersion);
     const PLATFORM: PlatformId = PLATFORM;
     const CONNECTION: &'static str = "BWB";
+
+    fn find(query: &str) -> Result<Vec<Self::Hit>, SruDiagnostic> {
+        Ok(matches(&parse_cql(query)?))
+    }
+
+    /// A version's record (its `gzd`); what the regulation does not say is left out.
+    fn record(root: &str, &(r, v): &Self::Hit) -> String {
+        let authority = r
+            .authority
+            .map(|a| format!("<overheid:authority>{}</overheid:authority>", escape(a)))
+            .unwrap_or_default();
+        let area = r
+            .area
+            .map(|a| format!("<overheidbwb:rechtsgebied>{}</overheidbwb:rechtsgebied>", escape(a)))
+            .unwrap_or_default();
+        format!(
+            "<gzd xmlns=\"http://standaarden.overheid.nl/sru\" xmlns:dcterms=\"http://purl.org/dc/terms/\" \
+             xmlns:overheid=\"http://standaarden.overheid.nl/owms/terms/\" \
+             xmlns:overheidbwb=\"http://standaarden.overheid.nl/bwb/terms/\"><originalData><overheidbwb:meta><owmskern>\
+             <dcterms:identifier>{id}</dcterms:identifier><dcterms:title>{title}</dcterms:title>\
+             <dcterms:type scheme=\"overheid:BWBType\">{kind}</dcterms:type><dcterms:language>nl</dcterms:language>\
+             {authority}<dcterms:modified>{from}</dcterms:modified></owmskern>\
+             <bwbipm><overheidbwb:toestand>http://wetten.overheid.nl/id/{id}/{from}/{n}</overheidbwb:toestand>{area}\
+             <overheidbwb:geldigheidsperiode_startdatum>{from}</overheidbwb:geldigheidsperiode_startdatum>\
+             <overheidbwb:geldigheidsperiode_einddatum>{until}</overheidbwb:geldigheidsperiode_einddatum>\
+             </bwbipm></overheidbwb:meta></originalData><enrichedData>\
+             <overheidbwb:locatie_toestand>{url}</overheidbwb:locatie_toestand></enrichedData></gzd>",
+            id = r.id,
+            title = escape(r.title),
+            kind = escape(r.kind),
+            from = v.from,
+            n = v.n,
+            until = v.until,
+            url = escape(&toestand_url(root, r, v)),
+        )
+    }
 
     /// `/bwb/{id}/{from}_{n}/xml/{id}_{from}_{n}.xml`.
     fn file(id: &str, version: &str, file: &str) -> Option<Cow<'static, [u8]>> {
@@ -384,15 +415,6 @@ impl RegulationFake for FakeRegulation {
             v.real
                 .map_or_else(|| Cow::Owned(toestand_xml(r, v).into_bytes()), Cow::Borrowed),
         )
-    }
-
-    /// What the regulation does not say is left out.
-    fn record(root: &str, (r, v): &Self::Hit) -> String {
-        record_xml(root, r, v)
-    }
-
-    fn find(query: &str) -> Result<Vec<Self::Hit>, SruDiagnostic> {
-        Ok(matches(&parse_cql(query)?))
     }
 }
 
@@ -495,38 +517,6 @@ pub fn toestand_url(root: &str, r: &FakeRegulation, v: &FakeVersion) -> String {
         id = r.id,
         from = v.from,
         n = v.n
-    )
-}
-
-/// A version's record (its `gzd`); what the regulation does not say is left out.
-fn record_xml(root: &str, r: &FakeRegulation, v: &FakeVersion) -> String {
-    let authority = r
-        .authority
-        .map(|a| format!("<overheid:authority>{}</overheid:authority>", escape(a)))
-        .unwrap_or_default();
-    let area = r
-        .area
-        .map(|a| format!("<overheidbwb:rechtsgebied>{}</overheidbwb:rechtsgebied>", escape(a)))
-        .unwrap_or_default();
-    format!(
-        "<gzd xmlns=\"http://standaarden.overheid.nl/sru\" xmlns:dcterms=\"http://purl.org/dc/terms/\" \
-         xmlns:overheid=\"http://standaarden.overheid.nl/owms/terms/\" \
-         xmlns:overheidbwb=\"http://standaarden.overheid.nl/bwb/terms/\"><originalData><overheidbwb:meta><owmskern>\
-         <dcterms:identifier>{id}</dcterms:identifier><dcterms:title>{title}</dcterms:title>\
-         <dcterms:type scheme=\"overheid:BWBType\">{kind}</dcterms:type><dcterms:language>nl</dcterms:language>\
-         {authority}<dcterms:modified>{from}</dcterms:modified></owmskern>\
-         <bwbipm><overheidbwb:toestand>http://wetten.overheid.nl/id/{id}/{from}/{n}</overheidbwb:toestand>{area}\
-         <overheidbwb:geldigheidsperiode_startdatum>{from}</overheidbwb:geldigheidsperiode_startdatum>\
-         <overheidbwb:geldigheidsperiode_einddatum>{until}</overheidbwb:geldigheidsperiode_einddatum>\
-         </bwbipm></overheidbwb:meta></originalData><enrichedData>\
-         <overheidbwb:locatie_toestand>{url}</overheidbwb:locatie_toestand></enrichedData></gzd>",
-        id = r.id,
-        title = escape(r.title),
-        kind = escape(r.kind),
-        from = v.from,
-        n = v.n,
-        until = v.until,
-        url = escape(&toestand_url(root, r, v)),
     )
 }
 
@@ -680,7 +670,7 @@ mod tests {
                 )
                 .is_empty()
             );
-            let record = record_xml("http://x", r, v);
+            let record = FakeRegulation::record("http://x", &(r, v));
             assert!(
                 record.contains(&format!(
                     "<overheidbwb:locatie_toestand>http://x/bwb/{id}/{from}_{n}/xml/{id}_{from}_{n}.xml<",

@@ -26,7 +26,7 @@
 //!   publication, reference and what it changed; its XML is served at the record's
 //!   `publicatieurl_xml` as the file is, byte for byte.
 //!
-//! Settings ([`CvdrSettings`]): the service's own trouble by count of searches — every
+//! Settings ([`crate::ZoekserviceSettings`]): the service's own trouble by count of searches — every
 //! n-th answered with a syntax diagnostic, or with a system diagnostic and no count.
 //!
 //! What this fake does not do: `sortBy`, relations other than `=`, `==`, `all`, `any`,
@@ -44,6 +44,16 @@ use crate::sru::{self, SruDiagnostic, escape};
 
 /// The search's path under the fake's root.
 pub const SRU_PATH: &str = regulation::SRU_PATH;
+
+/// The platform this fake imitates (its short id and public name, as the server's
+/// connector declares them).
+pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
+    id: "cvdr",
+    name: "Lokale regelgeving (CVDR)",
+});
+
+/// The CVDR fake, as its registry line names it.
+pub(crate) type Fake = regulation::Fake<FakeRegulation>;
 
 /// One article of a version.
 #[derive(Clone, Copy, Debug)]
@@ -471,26 +481,83 @@ fn real_version(file: &'static RealFile) -> RealVersion {
     }
 }
 
-/// What the CVDR fake does beyond the faults every fake applies: the service's own
-/// trouble, as for every collection of `zoekservice` (its handle reaches them; no textual
-/// names).
-pub type CvdrSettings = sru::ZoekserviceSettings;
-
-/// The CVDR fake, as its registry line names it.
-pub(crate) type Fake = regulation::Fake<FakeRegulation>;
-
-/// The platform this fake imitates (its short id and public name, as the server's
-/// connector declares them).
-pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
-    id: "cvdr",
-    name: "Lokale regelgeving (CVDR)",
-});
-
 /// The CVDR among the regulation collections, known by its regulations.
 impl RegulationFake for FakeRegulation {
     type Hit = (&'static FakeRegulation, &'static FakeVersion);
     const PLATFORM: PlatformId = PLATFORM;
     const CONNECTION: &'static str = "cvdr";
+
+    fn find(query: &str) -> Result<Vec<Self::Hit>, SruDiagnostic> {
+        Ok(matches(&parse_cql(query)?))
+    }
+
+    /// A version's record (its `gzd`); what the regulation does not say is left out.
+    fn record(root: &str, &(r, v): &Self::Hit) -> String {
+        let element = |name: &str, value: Option<&str>| {
+            value
+                .map(|x| format!("<{name}>{}</{name}>", escape(x), name = name))
+                .unwrap_or_default()
+        };
+        let kind = r
+            .kind
+            .map(|k| {
+                format!(
+                    "<dcterms:type scheme=\"overheidrg:Rubriek\">{}</dcterms:type>",
+                    escape(k)
+                )
+            })
+            .unwrap_or_default();
+        let sources: String = r
+            .legal_basis
+            .iter()
+            .map(|s| element("dcterms:source", Some(s)))
+            .collect();
+        let published = v
+            .published_in
+            .map(|p| {
+                format!(
+                    "<dcterms:isFormatOf resourceIdentifier=\"\">{}</dcterms:isFormatOf>",
+                    escape(p)
+                )
+            })
+            .unwrap_or_default();
+        let id = r.id(v);
+        format!(
+            "<gzd xmlns=\"http://standaarden.overheid.nl/sru\" xmlns:dcterms=\"http://purl.org/dc/terms/\" \
+             xmlns:overheid=\"http://standaarden.overheid.nl/owms/terms/\" \
+             xmlns:overheidrg=\"http://standaarden.overheid.nl/cvdr/terms/\"><originalData><overheidrg:meta><owmskern>\
+             <dcterms:identifier>{id}</dcterms:identifier><dcterms:title>{title}</dcterms:title>\
+             <dcterms:language>nl</dcterms:language>\
+             <dcterms:type scheme=\"overheid:Informatietype\">regeling</dcterms:type>{kind}\
+             <dcterms:creator scheme=\"overheid:{otype}\">{creator}</dcterms:creator>\
+             <dcterms:modified>{modified}</dcterms:modified></owmskern><owmsmantel>\
+             {published}{sources}{subject}{issued}</owmsmantel><cvdripm>\
+             <overheidrg:inwerkingtredingDatum>{from}</overheidrg:inwerkingtredingDatum>{until}{concerns}{reference}\
+             </cvdripm></overheidrg:meta></originalData><enrichedData><organisatietype>{otype}</organisatietype>\
+             <publicatieurl_xhtml>{xhtml}</publicatieurl_xhtml><publicatieurl_xml>{url}</publicatieurl_xml>\
+             <preferred_url>https://lokaleregelgeving.overheid.nl/{work}/{n}</preferred_url>\
+             <preferred_work_url>https://lokaleregelgeving.overheid.nl/{work}</preferred_work_url>\
+             </enrichedData></gzd>",
+            title = escape(r.title),
+            otype = escape(r.organisation_type),
+            creator = escape(r.creator),
+            modified = v.modified.map_or_else(|| format!("{}Z", v.from), escape),
+            subject = element("dcterms:subject", r.subject),
+            issued = element("dcterms:issued", v.issued),
+            from = escape(v.from),
+            until = element("overheidrg:uitwerkingtredingDatum", v.until),
+            concerns = element("overheidrg:betreft", v.concerns),
+            reference = element("overheidrg:kenmerk", v.reference),
+            xhtml = escape(
+                &text_url(root, r, v)
+                    .replace("/xml/", "/xhtml/")
+                    .replace(".xml", ".html")
+            ),
+            url = escape(&text_url(root, r, v)),
+            work = r.work,
+            n = v.n,
+        )
+    }
 
     /// `/cvdr/{work}/{n}/xml/{work}_{n}.xml`: the versioned id's file.
     fn file(work: &str, n: &str, file: &str) -> Option<Cow<'static, [u8]>> {
@@ -503,15 +570,6 @@ impl RegulationFake for FakeRegulation {
             Some(real) => Cow::Borrowed(real.bytes),
             None => Cow::Owned(text_xml(r, v).into_bytes()),
         })
-    }
-
-    /// What the regulation does not say is left out.
-    fn record(root: &str, (r, v): &Self::Hit) -> String {
-        record_xml(root, r, v)
-    }
-
-    fn find(query: &str) -> Result<Vec<Self::Hit>, SruDiagnostic> {
-        Ok(matches(&parse_cql(query)?))
     }
 }
 
@@ -654,74 +712,6 @@ pub fn text_url(root: &str, r: &FakeRegulation, v: &FakeVersion) -> String {
     format!("{root}/cvdr/{work}/{n}/xml/{work}_{n}.xml", work = r.work, n = v.n)
 }
 
-/// A version's record (its `gzd`); what the regulation does not say is left out.
-fn record_xml(root: &str, r: &FakeRegulation, v: &FakeVersion) -> String {
-    let element = |name: &str, value: Option<&str>| {
-        value
-            .map(|x| format!("<{name}>{}</{name}>", escape(x), name = name))
-            .unwrap_or_default()
-    };
-    let kind = r
-        .kind
-        .map(|k| {
-            format!(
-                "<dcterms:type scheme=\"overheidrg:Rubriek\">{}</dcterms:type>",
-                escape(k)
-            )
-        })
-        .unwrap_or_default();
-    let sources: String = r
-        .legal_basis
-        .iter()
-        .map(|s| element("dcterms:source", Some(s)))
-        .collect();
-    let published = v
-        .published_in
-        .map(|p| {
-            format!(
-                "<dcterms:isFormatOf resourceIdentifier=\"\">{}</dcterms:isFormatOf>",
-                escape(p)
-            )
-        })
-        .unwrap_or_default();
-    let id = r.id(v);
-    format!(
-        "<gzd xmlns=\"http://standaarden.overheid.nl/sru\" xmlns:dcterms=\"http://purl.org/dc/terms/\" \
-         xmlns:overheid=\"http://standaarden.overheid.nl/owms/terms/\" \
-         xmlns:overheidrg=\"http://standaarden.overheid.nl/cvdr/terms/\"><originalData><overheidrg:meta><owmskern>\
-         <dcterms:identifier>{id}</dcterms:identifier><dcterms:title>{title}</dcterms:title>\
-         <dcterms:language>nl</dcterms:language>\
-         <dcterms:type scheme=\"overheid:Informatietype\">regeling</dcterms:type>{kind}\
-         <dcterms:creator scheme=\"overheid:{otype}\">{creator}</dcterms:creator>\
-         <dcterms:modified>{modified}</dcterms:modified></owmskern><owmsmantel>\
-         {published}{sources}{subject}{issued}</owmsmantel><cvdripm>\
-         <overheidrg:inwerkingtredingDatum>{from}</overheidrg:inwerkingtredingDatum>{until}{concerns}{reference}\
-         </cvdripm></overheidrg:meta></originalData><enrichedData><organisatietype>{otype}</organisatietype>\
-         <publicatieurl_xhtml>{xhtml}</publicatieurl_xhtml><publicatieurl_xml>{url}</publicatieurl_xml>\
-         <preferred_url>https://lokaleregelgeving.overheid.nl/{work}/{n}</preferred_url>\
-         <preferred_work_url>https://lokaleregelgeving.overheid.nl/{work}</preferred_work_url>\
-         </enrichedData></gzd>",
-        title = escape(r.title),
-        otype = escape(r.organisation_type),
-        creator = escape(r.creator),
-        modified = v.modified.map_or_else(|| format!("{}Z", v.from), escape),
-        subject = element("dcterms:subject", r.subject),
-        issued = element("dcterms:issued", v.issued),
-        from = escape(v.from),
-        until = element("overheidrg:uitwerkingtredingDatum", v.until),
-        concerns = element("overheidrg:betreft", v.concerns),
-        reference = element("overheidrg:kenmerk", v.reference),
-        xhtml = escape(
-            &text_url(root, r, v)
-                .replace("/xml/", "/xhtml/")
-                .replace(".xml", ".html")
-        ),
-        url = escape(&text_url(root, r, v)),
-        work = r.work,
-        n = v.n,
-    )
-}
-
 /// A version's XML: `cvdr` with its `meta` and the regulation's `body`.
 pub fn text_xml(r: &FakeRegulation, v: &FakeVersion) -> String {
     let mut out = format!(
@@ -824,7 +814,7 @@ mod tests {
             (old.versions[0].from, old.versions[0].until),
             ("2011-09-14", Some("2012-04-25"))
         );
-        let record = record_xml("http://x", old, &old.versions[0]);
+        let record = FakeRegulation::record("http://x", &(old, &old.versions[0]));
         assert!(
             record.contains("<dcterms:identifier>CVDR112779_1</dcterms:identifier>"),
             "{record}"

@@ -79,12 +79,7 @@ impl RegulationCollection for Bwb {
     type Record = BwbRecord;
     type Search = BwbSearch;
     const COLLECTION: &'static Collection = &COLLECTION;
-    const FILES: FileLink = FileLink {
-        dir: "/bwb/",
-        not_a_url: "the toestand's location is not a URL",
-        elsewhere: "the toestand lies on another host",
-        not_a_file: "the toestand's location is not a BWB file",
-    };
+    const FILES: FileLink = FileLink::new("/bwb/", "toestand", "BWB");
     const ROOT: Root = Root::Toestand;
     const ID: &'static str = "a BWB id (such as BWBR0005537)";
 

@@ -102,12 +102,7 @@ impl RegulationCollection for Cvdr {
     type Record = CvdrRecord;
     type Search = CvdrSearch;
     const COLLECTION: &'static Collection = &COLLECTION;
-    const FILES: FileLink = FileLink {
-        dir: "/cvdr/",
-        not_a_url: "the regulation's location is not a URL",
-        elsewhere: "the regulation's XML lies on another host",
-        not_a_file: "the regulation's location is not a CVDR file",
-    };
+    const FILES: FileLink = FileLink::new("/cvdr/", "regulation", "CVDR");
     const ROOT: Root = Root::Cvdr;
     const ID: &'static str = "a CVDR id (such as CVDR123456 or CVDR123456_2)";
 

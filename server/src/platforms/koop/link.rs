@@ -14,35 +14,38 @@ use crate::platforms::http::PlatformError;
 /// KOOP's repository host, where toestanden and regulations' XML live.
 pub const REPOSITORY_HOST: &str = "repository.officiele-overheidspublicaties.nl";
 
-/// How a collection's file links are checked: the folder its files lie under and the
-/// words of each refusal.
+/// How a collection's file links are checked: the folder its files lie under, and the
+/// names each refusal gives the file and the collection.
 #[derive(Debug)]
 pub struct FileLink {
     /// `/bwb/`, `/cvdr/`.
     pub dir: &'static str,
-    /// The link is not a URL.
-    pub not_a_url: &'static str,
-    /// The link is on another host.
-    pub elsewhere: &'static str,
-    /// The link is on the right host but not one of the collection's files.
-    pub not_a_file: &'static str,
+    /// What the linked file is, as a refusal names it: `toestand`, `regulation`.
+    pub file: &'static str,
+    /// The collection, as a refusal names it: `BWB`, `CVDR`.
+    pub collection: &'static str,
+}
+
+impl FileLink {
+    /// The links of the collection whose files lie under `dir`.
+    pub const fn new(dir: &'static str, file: &'static str, collection: &'static str) -> Self {
+        Self { dir, file, collection }
+    }
 }
 
 /// A file link a record gives, accepted only on the search host (`base`) or KOOP's
 /// repository host, under `link.dir` and ending `.xml`, without credentials, query or
 /// fragment.
 pub fn file_url(platform: PlatformId, base: &Url, url: &str, link: &FileLink) -> Result<Url, PlatformError> {
-    let refuse = |detail: &str| PlatformError::ForeignLink {
-        platform,
-        detail: detail.to_owned(),
-    };
-    let parsed = Url::parse(url).map_err(|_| refuse(link.not_a_url))?;
+    let refuse = |detail: String| PlatformError::ForeignLink { platform, detail };
+    let file = link.file;
+    let parsed = Url::parse(url).map_err(|_| refuse(format!("the {file}'s location is not a URL")))?;
     let on_base = parsed.scheme() == base.scheme()
         && parsed.host_str() == base.host_str()
         && parsed.port_or_known_default() == base.port_or_known_default();
     let on_repository = parsed.scheme() == "https" && parsed.host_str() == Some(REPOSITORY_HOST);
     if !(on_base || on_repository) {
-        return Err(refuse(link.elsewhere));
+        return Err(refuse(format!("the {file} lies on another host")));
     }
     if !parsed.username().is_empty()
         || parsed.password().is_some()
@@ -50,7 +53,10 @@ pub fn file_url(platform: PlatformId, base: &Url, url: &str, link: &FileLink) ->
         || parsed.fragment().is_some()
         || !(parsed.path().contains(link.dir) && parsed.path().ends_with(".xml"))
     {
-        return Err(refuse(link.not_a_file));
+        return Err(refuse(format!(
+            "the {file}'s location is not a {} file",
+            link.collection
+        )));
     }
     Ok(parsed)
 }
@@ -59,12 +65,7 @@ pub fn file_url(platform: PlatformId, base: &Url, url: &str, link: &FileLink) ->
 mod tests {
     use super::*;
 
-    const LINK: FileLink = FileLink {
-        dir: "/bwb/",
-        not_a_url: "not a URL",
-        elsewhere: "elsewhere",
-        not_a_file: "not a file",
-    };
+    const LINK: FileLink = FileLink::new("/bwb/", "toestand", "BWB");
 
     #[test]
     fn only_the_collections_files_on_its_hosts_are_followed() {
@@ -73,14 +74,29 @@ mod tests {
         assert!(ok("http://127.0.0.1:9/bwb/BWBR0005537/2024-01-01_0/xml/BWBR0005537_2024-01-01_0.xml").is_ok());
         assert!(ok(&format!("https://{REPOSITORY_HOST}/bwb/BWBR0005537/x.xml")).is_ok());
         for (bad, why) in [
-            ("no url", "not a URL"),
-            ("https://example.org/bwb/x.xml", "elsewhere"),
-            (&format!("http://{REPOSITORY_HOST}/bwb/x.xml"), "elsewhere"),
-            ("http://127.0.0.1:10/bwb/x.xml", "elsewhere"),
-            ("http://127.0.0.1:9/cvdr/x.xml", "not a file"),
-            ("http://127.0.0.1:9/bwb/x.xml?a=b", "not a file"),
-            ("http://u:p@127.0.0.1:9/bwb/x.xml", "not a file"),
-            ("http://127.0.0.1:9/bwb/x.pdf", "not a file"),
+            ("no url", "the toestand's location is not a URL"),
+            ("https://example.org/bwb/x.xml", "the toestand lies on another host"),
+            (
+                &format!("http://{REPOSITORY_HOST}/bwb/x.xml"),
+                "the toestand lies on another host",
+            ),
+            ("http://127.0.0.1:10/bwb/x.xml", "the toestand lies on another host"),
+            (
+                "http://127.0.0.1:9/cvdr/x.xml",
+                "the toestand's location is not a BWB file",
+            ),
+            (
+                "http://127.0.0.1:9/bwb/x.xml?a=b",
+                "the toestand's location is not a BWB file",
+            ),
+            (
+                "http://u:p@127.0.0.1:9/bwb/x.xml",
+                "the toestand's location is not a BWB file",
+            ),
+            (
+                "http://127.0.0.1:9/bwb/x.pdf",
+                "the toestand's location is not a BWB file",
+            ),
         ] {
             let e = ok(bad).unwrap_err();
             assert!(
