@@ -3,18 +3,15 @@
 //! tool names) up to twenty, with an MCP Apps view link (`_meta.ui.resourceUri`) on the
 //! tools that get views. Every address's instructions stay within
 //! [`MAX_INSTRUCTIONS_CHARS`]; every copy is served whole and `search` and `lists` may ask
-//! each; `/mcp`'s `tools/list` stays within 48 KiB for the registry as it is. Each
-//! address's list size and `/mcp`'s tools' sizes are printed.
+//! each; `/mcp`'s `tools/list` stays within 48 KiB at twenty platforms. Each address's list
+//! size and `/mcp`'s tools' sizes are printed.
 //!
-//! Not held yet: 48 KiB for `/mcp` at twenty such platforms. `/mcp` lists per platform its
-//! questions that are no keyword search, no plain read and no reference list or status
-//! (`search`, `fetch` and `lists` stand in for those); copies of the registry's nine in
-//! its order fit up to fifteen platforms and take about 61 KB at twenty. What is left per
-//! platform: the tools with a view (`tk_votes`, `tk_debate`, `bwb_read`, `cvdr_read`: a host
-//! shows a view for the listed tool's result, so a stand-in would lose it), EUR-Lex's reader
-//! (its `language` is no argument of `fetch`), Rechtspraak's search by filters (no words:
-//! `search` cannot ask it), the Kamer's meetings, OpenTK's activity and its reader with
-//! `source`, a document's metadata. The test holds the fifteen.
+//! `/mcp` lists per platform its questions that are no keyword search, no read and no
+//! reference list or status (`search`, `fetch` and `lists` stand in for those, `fetch` with
+//! the readers' own arguments and a view that draws each reader's answer as its view does):
+//! the Kamer's votes, meetings and a document's metadata, Rechtspraak's search by filters
+//! (no words: `search` cannot ask it), OpenTK's activity, ORI's search. No view is lost: a
+//! tool with a view is listed with it, or read through `fetch`, whose view draws it.
 
 use rmcp::model::{CacheScope, ListToolsResult, Tool};
 use serde_json::json;
