@@ -132,10 +132,9 @@ RESOURCES = [
     "besluitbron://rechtspraak/areas",
     "besluitbron://rechtspraak/procedures",
     "besluitbron://ori/sources",
-    # The views (MCP Apps) of the tools listed at /mcp.
+    # The views (MCP Apps) of the tools listed at /mcp (fetch's draws the debates and
+    # regulations it reads; their own views are listed at their platforms' addresses).
     "ui://besluitbron/vote",
-    "ui://besluitbron/debate",
-    "ui://besluitbron/regulation",
     "ui://besluitbron/search",
     "ui://besluitbron/read",
 ]
