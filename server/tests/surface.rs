@@ -135,6 +135,12 @@ async fn every_argument_of_every_platform_tool_is_reachable_from_mcps_list() {
         "rechtspraak_procedures",
         "opentk_status",
         "ori_sources",
+        // Readers with a view: fetch takes their arguments, and its view draws theirs.
+        "tk_debate",
+        "bwb_read",
+        "cvdr_read",
+        "eurlex_read",
+        "opentk_document",
     ];
     for name in gone {
         assert!(
@@ -142,7 +148,7 @@ async fn every_argument_of_every_platform_tool_is_reachable_from_mcps_list() {
             "{name} is stood in for: {stood_in:?}"
         );
     }
-    for name in ["tk_votes", "tk_debates", "tk_debate", "rechtspraak_search", "lists"] {
+    for name in ["tk_votes", "tk_debates", "rechtspraak_search", "lists"] {
         assert!(listed.contains_key(name), "{name} stays listed at /mcp");
     }
     let list = all.request("tools/list", json!({})).await;
@@ -245,6 +251,61 @@ async fn fetch_reads_a_page_as_the_reading_tool_it_stands_in_for() {
         let own_text = own_text.join("\n").replace(" (from BesluitBron's buffer)", "");
         assert_eq!(fetched["text"], json!(own_text), "{tool} `{id}`: the same page");
         assert_eq!(fetched["metadata"]["tool"], json!(tool), "{fetched}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn fetch_passes_each_readers_own_arguments_and_refuses_what_its_reader_does_not_take() {
+    let fakes = fakes().await;
+    let server = Server::start(config(&fakes, &temp_dir("surface-fetch-arguments"))).await;
+    let mut all = Mcp::initialize(server.url("/mcp")).await;
+    let listed = by_name(all.list_tools().await);
+    let fetch = arguments(&listed["fetch"]);
+    for name in ["date", "article", "language", "speaker", "party", "source"] {
+        assert!(fetch.contains_key(name), "fetch takes `{name}`: {fetch:?}");
+    }
+    assert_eq!(
+        listed["fetch"]["_meta"]["ui"]["resourceUri"],
+        json!("ui://besluitbron/read"),
+        "fetch's own view"
+    );
+    let law = besluitbron_fakes::bwb::FIREWORKS_LAW;
+    // (the reading tool, the arguments both are given)
+    let cases = [
+        ("bwb_read", json!({"id": law, "date": "2025-08-01", "article": "2"})),
+        ("bwb_read", json!({"id": law, "date": "2025-01-01", "article": "2"})),
+        (
+            "eurlex_read",
+            json!({"id": "32024R0903", "language": "en", "article": "1"}),
+        ),
+    ];
+    let mut texts = Vec::new();
+    for (tool, asked) in cases {
+        assert!(!listed.contains_key(tool), "{tool} is read through fetch at /mcp");
+        let fetched = structured(&all.call("fetch", asked.clone()).await);
+        let own = structured(&all.call(tool, asked.clone()).await);
+        assert_eq!(fetched["metadata"]["tool"], json!(tool), "{fetched}");
+        for field in ["article", "asked_date", "language"] {
+            assert_eq!(fetched["metadata"][field], own[field], "{tool} {asked}: `{field}`");
+        }
+        assert!(fetched["text"].as_str().is_some_and(|t| !t.is_empty()), "{fetched}");
+        texts.push(fetched["text"].clone());
+    }
+    assert_ne!(texts[0], texts[1], "the article as in force on two days: two texts");
+    // An argument the id's reader does not take, or that no reader takes: refused by name,
+    // nothing asked.
+    for (bad, says) in [
+        (
+            json!({"id": "ECLI:NL:PHR:2026:400", "speaker": "Pool"}),
+            vec!["rechtspraak_ruling", "`speaker`"],
+        ),
+        (json!({"id": law, "nosuch": 1}), vec!["`nosuch`", "article"]),
+    ] {
+        let text = support::tool_error_text(&all.call("fetch", bad.clone()).await);
+        for s in says {
+            assert!(text.contains(s) && text.contains("nothing asked"), "{bad}: {s}: {text}");
+        }
     }
     server.stop().await;
 }

@@ -44,7 +44,9 @@ fn host_script() -> String {
 async fn host(server: &Server) -> SocketAddr {
     let page = include_str!("../../tests/views/host.html");
     let script = host_script();
-    let target = server.url("/mcp");
+    // Every platform's whole tool set: the views of the readers `fetch` stands in for at
+    // `/mcp` are shown for those tools too.
+    let target = server.url("/mcp?toolsets=all");
     let http = reqwest::Client::new();
     let forward = move |headers: HeaderMap, body: axum::body::Bytes| {
         let (http, target) = (http.clone(), target.clone());
@@ -207,6 +209,8 @@ async fn every_view_renders_calls_a_tool_through_the_official_host_bridge_and_es
     debate(&c).await;
     regulation(&c).await;
     search(&c).await;
+    fetched_vote(&c).await;
+    fetched_regulation(&c).await;
 
     c.close().await.expect("close the browser");
     drop(driver);
@@ -381,6 +385,48 @@ async fn search(c: &Client) {
     shot(c, "search").await;
 }
 
+/// fetch's view, for a case number: drawn as the vote view draws tk_votes' answer (the
+/// decisions, each faction's vote, the roll call by member).
+async fn fetched_vote(c: &Client) {
+    let shown = show(c, "fetch", json!({"id": MOTION_NUMBER}), None).await;
+    assert_eq!(shown["uri"], "ui://besluitbron/read");
+    find(c, ".read[data-view=vote] section.decision").await;
+    until(c, "return !!document.querySelector('.member-filter')").await;
+    let factions = texts(c, "table.factions tbody tr td:first-child").await;
+    assert!(factions.len() > 3, "factions: {factions:?}");
+    assert!(texts(c, "li.member").await.len() > 20, "a roll call by member");
+    shot(c, "fetch-vote").await;
+}
+
+/// fetch's view, for a law as in force on a day: drawn as the regulation view draws
+/// bwb_read's answer; an article opened reads on through fetch with `article`.
+async fn fetched_regulation(c: &Client) {
+    let law = besluitbron_fakes::bwb::FIREWORKS_LAW;
+    let shown = show(c, "fetch", json!({"id": law, "date": "2025-08-01"}), None).await;
+    assert_eq!(shown["uri"], "ui://besluitbron/read");
+    find(c, ".read[data-view=regulation]").await;
+    assert!(texts(c, ".validity").await[0].contains("2025-08-01"), "as in force on");
+    let article = find(c, "nav.outline button.article").await;
+    let number = article
+        .attr("data-article")
+        .await
+        .expect("attr")
+        .expect("an article number");
+    article.click().await.expect("open the article");
+    wait_for_call(c, "fetch", ("article", json!(number))).await;
+    let heading = format!("Artikel {number}");
+    until(
+        c,
+        &format!("return [...document.querySelectorAll('h2')].some((h) => h.textContent === {heading:?})"),
+    )
+    .await;
+    assert!(
+        !texts(c, ".regulation-text").await[0].trim().is_empty(),
+        "the article's text"
+    );
+    shot(c, "fetch-regulation").await;
+}
+
 /// Without a browser: the extension is declared at `initialize` and `server/discover`,
 /// the tools with a view name it in `tools/list`, and the views are listed and read.
 #[tokio::test]
@@ -411,7 +457,7 @@ async fn the_extension_is_declared_and_each_view_is_a_resource_its_tools_name() 
         .collect();
     assert!(with_view.contains(&("search", &json!({"ui": {"resourceUri": "ui://besluitbron/search"}}))));
     assert!(with_view.contains(&("tk_votes", &json!({"ui": {"resourceUri": "ui://besluitbron/vote"}}))));
-    assert!(with_view.contains(&("tk_debate", &json!({"ui": {"resourceUri": "ui://besluitbron/debate"}}))));
+    assert!(with_view.contains(&("fetch", &json!({"ui": {"resourceUri": "ui://besluitbron/read"}}))));
     let resources = old
         .post(json!({"jsonrpc": "2.0", "id": 3, "method": "resources/list", "params": {}}))
         .await

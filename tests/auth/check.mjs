@@ -273,10 +273,10 @@ check(oauth.saved.tokens?.access_token, 'the SDK client exchanged the code for a
 const client = new Client({ name: 'scripts/auth', version: '1' });
 await client.connect(new StreamableHTTPClientTransport(new URL(resource), { authProvider: oauth }));
 const { tools } = await client.listTools();
-// /mcp's whole list: the stand-ins and the tools no stand-in takes (a vote, a debate).
+// /mcp's whole list: the stand-ins and the tools no stand-in takes (the votes, the meetings).
 const names = new Set(tools.map((t) => t.name));
 check(
-  ['search', 'fetch', 'lists', 'tk_votes', 'tk_debate'].every((n) => names.has(n)),
+  ['search', 'fetch', 'lists', 'tk_votes', 'tk_debates'].every((n) => names.has(n)),
   `the SDK client lists ${tools.length} tools as carol (${[...names].sort().join(', ')})`,
 );
 await client.close();

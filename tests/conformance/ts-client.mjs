@@ -15,7 +15,11 @@ const problems = [];
 const client = new Client({ name: "besluitbron-ts-check", version: "1.0.0" });
 await client.connect(new StreamableHTTPClientTransport(url));
 const { tools } = await client.listTools();
-if (tools.length < 10) problems.push(`only ${tools.length} tools listed`);
+// /mcp lists the stand-ins (search, fetch, lists) and the platform questions none takes.
+const names = new Set(tools.map((t) => t.name));
+if (!["search", "fetch", "lists"].every((n) => names.has(n)) || names.size < 4) {
+  problems.push(`/mcp lists ${[...names].sort().join(", ")}`);
+}
 if (!tools.every((t) => t.outputSchema)) problems.push("a tool without an outputSchema");
 const calls = [
   ["obv_search", { query: "begroting", limit: 3 }],

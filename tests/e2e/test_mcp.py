@@ -108,12 +108,11 @@ BWB_TOOLS = {"bwb_search", "bwb_read"}
 BWB_LAW = "BWBR0047001"
 CVDR_TOOLS = {"cvdr_search", "cvdr_read"}
 EURLEX_TOOLS = {"eurlex_search", "eurlex_read"}
-# What `/mcp` does not list: `search`, `fetch` and `lists` take these tools' every argument
-# there (the tools still answer by name).
-STOOD_IN = {"obv_search", "obv_document", "tk_search", "tk_document_text", "rechtspraak_ruling", "opentk_search",
-            "ori_document", "ob_search", "ob_document", "bwb_search", "cvdr_search", "eurlex_search",
-            "obv_sources", "obv_status", "tk_factions", "tk_committees", "rechtspraak_courts", "rechtspraak_areas",
-            "rechtspraak_procedures", "opentk_status", "ori_sources"}
+# The tools `/mcp` lists in place of others; what it stands in for is read from the server
+# itself (`Suite.surface`): each platform address's tools that `/mcp` does not list.
+STAND_INS = {"search", "fetch", "lists"}
+# `search`'s own arguments, which no platform tool's argument of the same name means.
+SEARCH_OWN = {"query", "limit"}
 CVDR_REGULATION = "CVDR700001"
 SRU12 = "{http://www.loc.gov/zing/srw/}"
 SRU_NS = {
@@ -133,11 +132,11 @@ RESOURCES = [
     "besluitbron://rechtspraak/areas",
     "besluitbron://rechtspraak/procedures",
     "besluitbron://ori/sources",
-    # The views (MCP Apps) of the tools listed at /mcp.
+    # The views (MCP Apps) of the tools listed at /mcp (fetch's draws the debates and
+    # regulations it reads; their own views are listed at their platforms' addresses).
     "ui://besluitbron/vote",
-    "ui://besluitbron/debate",
-    "ui://besluitbron/regulation",
     "ui://besluitbron/search",
+    "ui://besluitbron/read",
 ]
 TEMPLATES = [
     "besluitbron://obv/document/{id}",
@@ -683,6 +682,38 @@ async def list_all_tools(client: Client) -> list[Any]:
     raise CheckFailed("tools/list did not end")
 
 
+def schema_arguments(tool: Any) -> dict[str, dict[str, Any]]:
+    """A tool's arguments, each with a `$ref` replaced by its definition."""
+    schema = tool.input_schema if hasattr(tool, "input_schema") else tool.inputSchema
+    defs = schema.get("$defs", {})
+    out: dict[str, dict[str, Any]] = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        prop = dict(prop)
+        ref = prop.pop("$ref", None)
+        if ref:
+            prop = {**defs.get(ref.removeprefix("#/$defs/"), {}), **prop}
+        out[name] = prop
+    return out
+
+
+def taken_by(tool: Any, by: Any, by_name: str) -> str:
+    """Why `by` (a stand-in) does not take every argument of `tool` with the same type and
+    values, or "" when it does."""
+    taken = schema_arguments(by)
+    problems = []
+    for name, own in schema_arguments(tool).items():
+        if by_name == "search" and name in SEARCH_OWN:
+            continue
+        theirs = taken.get(name)
+        if theirs is None:
+            problems.append(f"{by_name} has no `{name}`")
+        elif own.get("type") != theirs.get("type"):
+            problems.append(f"{by_name}'s `{name}` is {theirs.get('type')}, not {own.get('type')}")
+        elif own.get("enum") and theirs.get("enum") and not set(map(str, own["enum"])) <= set(map(str, theirs["enum"])):
+            problems.append(f"{by_name}'s `{name}` lacks values of {own['enum']}")
+    return "; ".join(problems)
+
+
 def check_tool_list(tools: list[Any], expected: set[str]) -> None:
     names = [t.name for t in tools]
     expect_eq(sorted(names), sorted(expected), "tool names")
@@ -893,14 +924,45 @@ class McpChecks:
         await self.endpoint("/mcp/eurlex", EURLEX_TOOLS, [
             ("eurlex_search by title words finds the act, and eurlex_read reads each one found", self.eurlex_search_read),
         ])
-        await self.endpoint("/mcp", (OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS | BWB_TOOLS
-                                     | CVDR_TOOLS | EURLEX_TOOLS | {"search", "fetch", "lists"}) - STOOD_IN, all_calls)
+        listed = await self.surface()
+        await self.endpoint("/mcp", listed, all_calls)
         # A chosen tool set: /mcp's list and the Tweede Kamer's whole set.
-        await self.endpoint("/mcp?toolsets=tk", ((OBV_TOOLS | TK_TOOLS | RS_TOOLS | OPENTK_TOOLS | ORI_TOOLS | OB_TOOLS
-                                                  | BWB_TOOLS | CVDR_TOOLS | EURLEX_TOOLS | {"search", "fetch", "lists"})
-                                                 - STOOD_IN)
-                             | TK_TOOLS,
-                            [])
+        await self.endpoint("/mcp?toolsets=tk", listed | TK_TOOLS, [])
+
+    async def surface(self) -> set[str]:
+        """What `/mcp` lists, read from the server, with its rule checked: the platform
+        addresses (those the 404 of an unknown address names) list their platforms' tools;
+        `/mcp` lists `search`, `fetch` and `lists` and platform tools only; and every
+        platform tool it does not list has its every argument taken by one of those three,
+        with the same type and values. Answers `/mcp`'s list (empty when a check failed)."""
+        listed: set[str] = set()
+
+        async def check() -> None:
+            async with httpx2.AsyncClient(timeout=HTTP_TIMEOUT_S, trust_env=False) as http:
+                r = await http.post(f"{self.base}/mcp/nope", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                    headers={"Accept": "application/json, text/event-stream"})
+            platforms = sorted(set(re.findall(r"/mcp/([a-z0-9]+)", r.text)))
+            expect(len(platforms) >= len(PLATFORMS), f"the addresses the 404 names: {r.text[:300]!r}")
+            own: dict[str, Any] = {}
+            for platform in platforms:
+                async with self.client(f"/mcp/{platform}") as client:
+                    own.update({t.name: t for t in await list_all_tools(client)})
+            async with self.client("/mcp") as client:
+                at_mcp = {t.name: t for t in await list_all_tools(client)}
+            expect(STAND_INS <= set(at_mcp), f"/mcp lists {sorted(STAND_INS)}: {sorted(at_mcp)}")
+            extra = set(at_mcp) - set(own) - STAND_INS
+            expect(not extra, f"/mcp lists tools no platform address lists: {sorted(extra)}")
+            stood_in = set(own) - set(at_mcp)
+            expect(bool(stood_in), "/mcp stands in for some tools")
+            for name in sorted(stood_in):
+                problems = [p for p in (taken_by(own[name], at_mcp[by], by) for by in sorted(STAND_INS)) if p]
+                expect(len(problems) < len(STAND_INS),
+                       f"{name} is not listed at /mcp, and no stand-in takes its every argument: {problems}")
+            listed.update(at_mcp)
+
+        await self.report.run(f"[{self.mode}] /mcp stands in only for tools whose every argument a stand-in takes",
+                              check)
+        return listed
 
     async def run_retired(self) -> None:
         """Against the server whose ORI is the retired fake."""

@@ -20,6 +20,16 @@
 //! that tool (its buffer, fair queue, limits, counters), so the text is exactly what the
 //! tool gives for that id.
 //!
+//! **The readers' own arguments.** Besides `id`, `offset` and `length`, `fetch` declares
+//! every argument of every reading tool ([`IdReader::paged`]: a law's `date` and
+//! `article`, EUR-Lex's `language`, a debate's `speaker`), once, as `search` declares the
+//! searches' ([`super::passed::union`]: each says which platforms take it). A fetch given
+//! one is the reading tool's own call with them through the stack below replay (the
+//! tool's rules, the route to its owner, its time-out), the id as the reading read it; one
+//! the reading tool does not take is refused by name with those it takes, nothing asked.
+//! So a reading tool with a view is stood in for without losing its view: `fetch` has one
+//! ([`super::views`]), which draws each answer as its reading tool's view does.
+//!
 //! What this module does not do: recognise ids (the connectors do) or render a document
 //! (the reading tool does; `fetch` only wraps its answer).
 
@@ -31,17 +41,20 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::ground::GroundRef;
+use super::passed::{Declared, union};
 use crate::call::{Call, Context, Reply, tool_error, without_nulls};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::ids::{IdReader, Paging, Reading, list_forms, split_platform};
+use crate::connectors::schema::portable;
 use crate::platforms::http::brief;
 
 /// The tool's name.
 pub const NAME: &str = "fetch";
 
-/// Arguments of `fetch`.
+/// Arguments of `fetch`: its own, and every argument of the reading tools, each passed
+/// to the reading tool that takes it.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct FetchArgs {
     /// An id from `search`, or any id or link the description names;
     /// `platform:id` (`opentk:2021D02426`) picks the platform.
@@ -54,7 +67,14 @@ pub struct FetchArgs {
     #[schemars(range(min = 1, max = 100_000))]
     #[serde(default)]
     pub length: Option<usize>,
+    /// The reading tools' arguments, by name.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub passed: Map<String, Value>,
 }
+
+/// The arguments `fetch` declares itself; every other is a reading tool's.
+const OWN: [&str; 3] = ["id", "offset", "length"];
 
 /// What `fetch` answers (the text item holds the same object as JSON).
 #[derive(Debug, Serialize, JsonSchema)]
@@ -79,6 +99,8 @@ pub struct Fetcher {
     /// Every platform served, read here or not: a `platform:` prefix naming one is read
     /// as that platform's.
     served: Vec<PlatformId>,
+    /// The reading tools' arguments `fetch` takes, as its schema declares them.
+    passed: Map<String, Value>,
 }
 
 impl Fetcher {
@@ -89,9 +111,26 @@ impl Fetcher {
             .iter()
             .filter_map(|c| c.reads.map(|r| (c.platform, r)))
             .collect();
-        (!readers.is_empty()).then(|| Fetcher {
+        if readers.is_empty() {
+            return None;
+        }
+        let schemas: Vec<(&str, JsonObject)> = readers
+            .iter()
+            .flat_map(|(p, r)| {
+                r.paged
+                    .iter()
+                    .map(|t| (p.as_str(), (*(t.definition)().input_schema).clone()))
+            })
+            .collect();
+        let declared: Vec<Declared<'_>> = schemas
+            .iter()
+            .map(|(platform, schema)| Declared { platform, schema })
+            .collect();
+        let passed = union(&declared, &OWN);
+        Some(Fetcher {
             readers,
             served: served.to_vec(),
+            passed,
         })
     }
 
@@ -110,12 +149,20 @@ impl Fetcher {
             format!(
                 "Reads one record by any id or link: a `search` result's id, or an id or link of {} ({}; and \
                  more). Answers {{id, title, text, url, metadata}}; a long text in pages (`offset` from \
-                 metadata.next_offset). `platform:id` picks the platform.",
+                 metadata.next_offset). `platform:id` picks the platform. Each reader's own arguments are \
+                 arguments here (each says which platforms take it; another is refused).",
                 names.join(", "),
                 forms.join("; ")
             )
             .into(),
         );
+        let mut schema = (*tool.input_schema).clone();
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+            properties.extend(self.passed.clone());
+        }
+        // Unknown arguments are refused by name before any platform is asked.
+        schema.insert("additionalProperties".into(), Value::Bool(false));
+        tool.input_schema = Arc::new(schema);
         tool
     }
 
@@ -181,8 +228,9 @@ impl Fetcher {
         names.join(", ")
     }
 
-    /// Runs `fetch` for `call` with `arguments`.
-    pub async fn run(&self, ctx: &Context, call: &Call, arguments: JsonObject) -> Reply {
+    /// Runs `fetch` for `call` with `arguments`: the reading's own function, or with a
+    /// reading tool's arguments that tool's call through the stack below replay.
+    pub async fn run(&self, ground: GroundRef<'_>, call: &Call, arguments: JsonObject) -> Reply {
         let args: FetchArgs = match crate::connectors::tool::arguments(call, arguments) {
             Ok(args) => args,
             Err(reply) => return reply,
@@ -191,10 +239,73 @@ impl Fetcher {
             offset: args.offset,
             length: args.length,
         };
+        let refused = |message: String| -> Reply {
+            tool_error(format!("{NAME}: {message} (nothing asked of any platform)")).into()
+        };
+        if let Some(unknown) = args.passed.keys().find(|k| !self.passed.contains_key(*k)) {
+            let mut names: Vec<&str> = OWN.to_vec();
+            names.extend(self.passed.keys().map(String::as_str));
+            return refused(format!(
+                "no reader takes an argument `{}`; the arguments are {}",
+                unknown.chars().take(64).collect::<String>(),
+                names.join(", ")
+            ));
+        }
         let (platform, reading) = match self.resolve(&args.id, paging) {
             Ok(found) => found,
-            Err(message) => return tool_error(format!("{NAME}: {message} (nothing asked of any platform)")).into(),
+            Err(message) => return refused(message),
         };
+        let id = format!("{}:{}", platform.as_str(), reading.id);
+        if args.passed.is_empty() {
+            return self.read(ground.ctx, call, platform, reading, &id).await;
+        }
+        let takes = taken(reading.tool);
+        if let Some(other) = args.passed.keys().find(|k| !takes.contains(k)) {
+            let its: Vec<String> = self
+                .passed
+                .keys()
+                .filter(|k| takes.contains(k))
+                .map(|k| format!("`{k}`"))
+                .collect();
+            let its = if its.is_empty() {
+                "none".to_owned()
+            } else {
+                its.join(", ")
+            };
+            return refused(format!(
+                "`{}` is read by {}, which takes no `{}`; of the readers' arguments it takes {its}",
+                brief(&args.id),
+                reading.tool.name,
+                other.chars().take(64).collect::<String>(),
+            ));
+        }
+        let mut asked = args.passed;
+        asked.insert("id".into(), Value::from(reading.id.clone()));
+        for (name, value) in [("offset", args.offset), ("length", args.length)] {
+            if let Some(v) = value {
+                asked.insert(name.into(), Value::from(v));
+            }
+        }
+        // Its own time-out says which platform held it up; this call's own comes later.
+        let inner = GroundRef {
+            limit: super::lists::inner_limit(ground.limit),
+            ..ground
+        };
+        let result = ground
+            .stack
+            .result(inner, call, reading.tool.name, asked)
+            .await
+            .into_result()
+            .into_result();
+        if result.is_error == Some(true) {
+            return result.into();
+        }
+        answer(&id, platform, reading.tool.name, &result).into()
+    }
+
+    /// Reads `reading` (`platform`'s, answered as `id`) with its own function, as a call
+    /// of its tool.
+    async fn read(&self, ctx: &Context, call: &Call, platform: PlatformId, reading: Reading, id: &str) -> Reply {
         let inner = Call {
             tool: reading.tool.name,
             platform: Some(platform),
@@ -204,13 +315,23 @@ impl Fetcher {
             ct: call.ct.clone(),
             render_cache: call.render_cache.clone(),
         };
-        let id = format!("{}:{}", platform.as_str(), reading.id);
         match (reading.run)(ctx, &inner).await {
             Reply::Result(result) if result.is_error == Some(true) => Reply::Result(result),
-            Reply::Result(result) => answer(&id, platform, reading.tool.name, &result).into(),
+            Reply::Result(result) => answer(id, platform, reading.tool.name, &result).into(),
             elsewhere @ Reply::Elsewhere(_) => elsewhere,
         }
     }
+}
+
+/// The names of `tool`'s arguments, as it declares them.
+fn taken(tool: &crate::connectors::ToolSpec) -> Vec<String> {
+    let mut schema = (*(tool.definition)().input_schema).clone();
+    portable(&mut schema);
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// `fetch`'s answer from the reading tool's `result`: its text as the tool gave it, its

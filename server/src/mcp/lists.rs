@@ -272,7 +272,7 @@ impl Lister {
 /// The time the list tool's call may take within a call of `lists` that may take `limit`:
 /// a second less (at least half), so that its own time-out, naming its platform, comes
 /// first.
-fn inner_limit(limit: Duration) -> Duration {
+pub fn inner_limit(limit: Duration) -> Duration {
     limit.saturating_sub(Duration::from_secs(1)).max(limit / 2)
 }
 

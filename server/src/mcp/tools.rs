@@ -73,7 +73,7 @@ impl ToolEntry {
     pub fn run<'a>(&'a self, ground: GroundRef<'a>, call: &'a Call, arguments: JsonObject) -> ToolFuture<'a> {
         match &self.run {
             Run::Tool(spec) => (spec.run)(ground.ctx, call, arguments),
-            Run::Fetch(fetcher) => Box::pin(fetcher.run(ground.ctx, call, arguments)),
+            Run::Fetch(fetcher) => Box::pin(fetcher.run(ground, call, arguments)),
             Run::Search(searcher) => Box::pin(searcher.run(ground, call, arguments)),
             Run::Lists(lister) => Box::pin(lister.run(ground, call, arguments)),
         }

@@ -54,6 +54,9 @@ pub struct View {
     pub tools: &'static [&'static str],
     /// Its own script.
     script: &'static str,
+    /// The views whose drawing it reuses (`fetch`'s draws each answer as its reading
+    /// tool's view does).
+    draws: &'static [&'static str],
 }
 
 impl View {
@@ -61,10 +64,15 @@ impl View {
     pub fn uri(&self) -> String {
         format!("ui://besluitbron/{}", self.name)
     }
+
+    /// Whether it draws what the view `name` draws: it is that view, or reuses its drawing.
+    pub fn draws_view(&self, name: &str) -> bool {
+        self.name == name || self.draws.contains(&name)
+    }
 }
 
 /// Every view.
-pub const VIEWS: [View; 4] = [
+pub const VIEWS: [View; 5] = [
     View {
         name: "vote",
         title: "A vote",
@@ -72,6 +80,7 @@ pub const VIEWS: [View; 4] = [
                       roll call by member (tk_votes)",
         tools: &["tk_votes"],
         script: include_str!("vote.js"),
+        draws: &[],
     },
     View {
         name: "debate",
@@ -80,6 +89,7 @@ pub const VIEWS: [View; 4] = [
                       speaker or party (tk_debate)",
         tools: &["tk_debate"],
         script: include_str!("debate.js"),
+        draws: &[],
     },
     View {
         name: "regulation",
@@ -88,6 +98,7 @@ pub const VIEWS: [View; 4] = [
                       (bwb_read, cvdr_read)",
         tools: &["bwb_read", "cvdr_read"],
         script: include_str!("regulation.js"),
+        draws: &[],
     },
     View {
         name: "search",
@@ -95,6 +106,16 @@ pub const VIEWS: [View; 4] = [
         description: "search's results per platform, each record opened with fetch",
         tools: &["search"],
         script: include_str!("search.js"),
+        draws: &[],
+    },
+    View {
+        name: "read",
+        title: "A record",
+        description: "fetch's record, shown as its reading tool's view shows it (a vote, a debate, a regulation), \
+                      else its title, facts and text; read on through fetch",
+        tools: &["fetch"],
+        script: include_str!("read.js"),
+        draws: &["vote", "debate", "regulation"],
     },
 ];
 
@@ -163,9 +184,25 @@ pub fn read(uri: &str) -> Option<ReadResourceResult> {
 static PAGES: LazyLock<Vec<String>> = LazyLock::new(|| VIEWS.iter().map(page).collect());
 
 /// `view`'s page: the frame with the style and the scripts put in, and a policy that
-/// allows exactly those.
+/// allows exactly those. A view that reuses others' drawing has their scripts too, and
+/// `READ_VIEWS`: which of them draws which tool's result.
 fn page(view: &View) -> String {
-    let script = format!("{BRIDGE}\n{SHARED}\n{}", view.script);
+    let mut parts: Vec<String> = vec![BRIDGE.to_owned(), SHARED.to_owned()];
+    let mut by_tool = serde_json::Map::new();
+    for drawn in VIEWS.iter().filter(|v| view.draws.contains(&v.name)) {
+        parts.push(drawn.script.to_owned());
+        for tool in drawn.tools {
+            by_tool.insert((*tool).to_owned(), drawn.name.into());
+        }
+    }
+    if view.draws.is_empty() {
+        parts.push(view.script.to_owned());
+        parts.push(format!("Run({0:?}, Renderers[{0:?}]);", view.name));
+    } else {
+        parts.push(format!("const READ_VIEWS = {};", serde_json::Value::Object(by_tool)));
+        parts.push(view.script.to_owned());
+    }
+    let script = parts.join("\n");
     let policy = format!(
         "default-src 'none'; script-src '{}'; style-src '{}'; img-src data:; base-uri 'none'; form-action 'none'",
         hash(&script),
@@ -238,6 +275,17 @@ mod tests {
         );
         assert!(read_none("ui://besluitbron/nope"));
         assert_eq!(resources(&["tk_votes", "search"]).len(), 2);
+        // `fetch`'s view draws with the vote, debate and regulation views, by tool.
+        let fetched = &PAGES[VIEWS.iter().position(|v| v.name == "read").expect("fetch's view")];
+        for drawn in [
+            "Renderers[view]",
+            "View(\"vote\"",
+            "View(\"regulation\"",
+            "\"bwb_read\":\"regulation\"",
+        ] {
+            assert!(fetched.contains(drawn), "{drawn}");
+        }
+        assert!(!fetched.contains("Run(\"vote\""), "only fetch's own view runs");
     }
 
     fn read_none(uri: &str) -> bool {

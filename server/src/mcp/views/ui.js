@@ -30,10 +30,14 @@ const link = (url, label) => (/^https?:\/\//.test(String(url || ""))
   ? el("a", { href: String(url), target: "_blank", rel: "noopener noreferrer" }, label || String(url))
   : null);
 const line = (...parts) => parts.filter((p) => p !== undefined && p !== null && p !== "").join(" · ");
+// Every view's renderer by its name: a view's script registers its own with `View`;
+// the page runs the one it is (`Run`), or `fetch`'s view picks one per answer.
+const Renderers = {};
+const View = (name, render) => { Renderers[name] = render; };
 // Runs a view: `render(structured, result, state)` draws a result with structured
 // content. `state.ask(tool, args)` calls a tool through the host (its result);
 // `state.call(tool, args)` calls one whose result this view draws, and draws it.
-const View = (name, render) => {
+const Run = (name, render) => {
   const state = { input: {}, result: null };
   const draw = (result) => {
     state.result = result;
