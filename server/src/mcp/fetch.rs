@@ -31,7 +31,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::call::{Call, Context, Reply, tool_error, without_nulls};
+use crate::call::{Call, Context, Document, Reply, tool_error, without_nulls};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::ids::{IdReader, Paging, Reading, list_forms, split_platform};
 use crate::platforms::http::brief;
@@ -59,7 +59,7 @@ pub struct FetchArgs {
 /// What `fetch` answers (the text item holds the same object as JSON).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FetchShown {
-    /// The id read, as `platform:id` (what `fetch` reads again).
+    /// The id asked, as given (what `fetch` reads again).
     pub id: String,
     /// Its title.
     pub title: String,
@@ -204,42 +204,43 @@ impl Fetcher {
             ct: call.ct.clone(),
             render_cache: call.render_cache.clone(),
         };
-        let id = format!("{}:{}", platform.as_str(), reading.id);
-        match (reading.run)(ctx, &inner).await {
-            Reply::Result(result) if result.is_error == Some(true) => Reply::Result(result),
-            Reply::Result(result) => answer(&id, platform, reading.tool.name, &result).into(),
-            elsewhere @ Reply::Elsewhere(_) => elsewhere,
-        }
+        let read = match (reading.run)(ctx, &inner).await {
+            Ok(read) => read,
+            Err(reply) => return reply,
+        };
+        let document = match read.into_document() {
+            Ok(document) => document,
+            Err(e) => return tool_error(e).into(),
+        };
+        let untitled = || format!("Untitled record {} of {}", reading.id, platform.display_name());
+        answer(&args.id, platform, reading.tool.name, document, untitled).into()
     }
 }
 
-/// `fetch`'s answer from the reading tool's `result`: its text as the tool gave it, its
-/// structured content's shared fields at the top and the rest as metadata.
-pub fn answer(id: &str, platform: PlatformId, tool: &str, result: &CallToolResult) -> CallToolResult {
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut metadata = match &result.structured_content {
-        Some(Value::Object(fields)) => fields.clone(),
-        _ => Map::new(),
-    };
-    let field = |m: &mut Map<String, Value>, name: &str| match m.remove(name) {
-        Some(Value::String(s)) if !s.is_empty() => Some(s),
-        _ => None,
-    };
-    let title = field(&mut metadata, "title").unwrap_or_else(|| id.to_owned());
-    let url = field(&mut metadata, "url").filter(|u| u.starts_with("http://") || u.starts_with("https://"));
-    // The platform's own id stays as `platform_id` when it differs from the one asked.
-    if let Some(own) = field(&mut metadata, "id") {
-        metadata.insert("platform_id".into(), Value::String(own));
-    }
+/// `fetch`'s answer for the id `asked` (answered as given): the `document` the reading
+/// `tool` of `platform` read — its text as the tool gave it, its title (`untitled` says
+/// one where the platform gives none) and public page at the top, the rest as metadata.
+pub fn answer(
+    asked: &str,
+    platform: PlatformId,
+    tool: &str,
+    document: Document,
+    untitled: impl FnOnce() -> String,
+) -> CallToolResult {
+    let Document {
+        title,
+        url,
+        text,
+        mut metadata,
+    } = document;
     metadata.insert("platform".into(), Value::from(platform.as_str()));
     metadata.insert("tool".into(), Value::from(tool));
+    let title = match title.trim() {
+        "" => untitled(),
+        _ => title,
+    };
     let shown = FetchShown {
-        id: id.to_owned(),
+        id: asked.to_owned(),
         title,
         text,
         url,
@@ -350,22 +351,51 @@ mod tests {
     }
 
     #[test]
-    fn the_answer_is_the_tools_text_and_its_shared_fields() {
-        let mut result = CallToolResult::success(vec![ContentBlock::text("Artikel 1\nDe tekst.")]);
-        result.structured_content = Some(serde_json::json!({
-            "id": "BWBR0018451", "title": "Wet op de zorgtoeslag", "url": "https://wetten.overheid.nl/BWBR0018451/2025-06-01",
-            "platform": "bwb", "kind": "wet", "date": "2025-06-01", "next_offset": 10000
-        }));
-        let out = answer("bwb:BWBR0018451", crate::platforms::bwb::PLATFORM, "bwb_read", &result);
+    fn the_answer_is_the_id_asked_the_documents_head_and_text_and_the_rest_as_metadata() {
+        let mut metadata = Map::new();
+        metadata.insert("platform_id".into(), Value::from("BWBR0018451"));
+        metadata.insert("kind".into(), Value::from("wet"));
+        metadata.insert("next_offset".into(), Value::from(10000));
+        let document = Document {
+            title: "Wet op de zorgtoeslag".into(),
+            url: Some("https://wetten.overheid.nl/BWBR0018451/2025-06-01".into()),
+            text: "Artikel 1\nDe tekst.".into(),
+            metadata,
+        };
+        let asked = "https://wetten.overheid.nl/BWBR0018451/2025-06-01";
+        let out = answer(
+            asked,
+            crate::platforms::bwb::PLATFORM,
+            "bwb_read",
+            document.clone(),
+            || unreachable!("titled"),
+        );
         let s = out.structured_content.clone().expect("structured");
-        assert_eq!(s["id"], "bwb:BWBR0018451");
+        assert_eq!(s["id"], asked, "the id as given");
         assert_eq!(s["title"], "Wet op de zorgtoeslag");
         assert_eq!(s["text"], "Artikel 1\nDe tekst.");
         assert_eq!(s["url"], "https://wetten.overheid.nl/BWBR0018451/2025-06-01");
         assert_eq!(s["metadata"]["kind"], "wet");
         assert_eq!(s["metadata"]["next_offset"], 10000);
         assert_eq!(s["metadata"]["tool"], "bwb_read");
+        assert_eq!(s["metadata"]["platform"], "bwb");
         let text: Value = serde_json::from_str(&out.content[0].as_text().expect("text").text).expect("JSON");
         assert_eq!(text, s, "the text item is the same object");
+        // A record without a title is named, never by its id alone.
+        let untitled = Document {
+            title: " ".into(),
+            url: None,
+            ..document
+        };
+        let out = answer(
+            "bwb:BWBR0018451",
+            crate::platforms::bwb::PLATFORM,
+            "bwb_read",
+            untitled,
+            || "Untitled record BWBR0018451 of Basiswettenbestand".to_owned(),
+        );
+        let s = out.structured_content.expect("structured");
+        assert_eq!(s["title"], "Untitled record BWBR0018451 of Basiswettenbestand");
+        assert!(s.get("url").is_none(), "{s}");
     }
 }
