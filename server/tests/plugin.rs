@@ -23,7 +23,9 @@ use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::Feedback;
 use besluitbron_core::{Instant, LimitConfig, Platform, PlatformId, Service, ServiceId, Units};
 use besluitbron_server::app::{App, Hooks};
-use besluitbron_server::call::{Call, Client, Context, Kept, PlatformCall, Rendered, Reply};
+use besluitbron_server::call::{
+    Call, Client, Context, Head, Kept, PlatformCall, ReadResult, Rendered, Reply, Who, replied,
+};
 use besluitbron_server::config::{Config, PlatformDefaults};
 use besluitbron_server::connectors::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use besluitbron_server::connectors::page_spec::PageSpec;
@@ -225,10 +227,12 @@ impl KeywordTool for PlugTwoSearch {
 }
 
 async fn plug_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
-    let client = match ctx.clients.get::<PlugClient>(PLUG) {
-        Ok(c) => c,
-        Err(e) => return e.into(),
-    };
+    replied(plug_record(ctx, call, args).await)
+}
+
+/// One record read, typed: the tool's answer and `fetch`'s (its title; no public page).
+async fn plug_record(ctx: &Context, call: &Call, args: ReadArgs) -> ReadResult {
+    let client = ctx.clients.get::<PlugClient>(PLUG)?;
     let id = besluitbron_server::connectors::ids::own(PLUG, &args.id).to_owned();
     let key = CacheKey::new(PLUG, DataClass::Document, "record").param("id", id.clone());
     let pc = PlatformCall::new(key, Units::ONE, move || {
@@ -239,8 +243,11 @@ async fn plug_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
             Ok((record, Feedback::default()))
         }
     });
-    ctx.answer_kept(call, pc, |record: &Record, _| Rendered::answer(record.text.clone()))
-        .await
+    ctx.read_for(Who::Caller, call, pc, |record: &Record, _| {
+        let head = Head::new(record.title.clone(), None::<String>);
+        Ok((head, Rendered::answer(record.text.clone())))
+    })
+    .await
 }
 
 const PLUG_SEARCH: ToolSpec = Keyword::<PlugSearch>::TOOL;
@@ -274,14 +281,16 @@ fn read_plug(id: &str, _: Paging) -> Option<Result<Reading, String>> {
     }
     let args = ReadArgs { id: id.to_owned() };
     Some(Ok(Reading::new(id, Claim::Home, &PLUG_READ, move |ctx, call| {
-        Box::pin(plug_read(ctx, call, args))
+        Box::pin(plug_record(ctx, call, args))
     })))
 }
 
 static PLUG_READER: IdReader = IdReader {
+    public_pages: false,
     forms: &[IdForm {
         what: "a Plug Archive record id",
         example: "PLUG-1",
+        sample: None,
     }],
     paged: &[],
     read: read_plug,
@@ -487,7 +496,7 @@ async fn searched_and_fetched(mcp: &mut Mcp, sent: &Arc<Mutex<Vec<Sent>>>) {
     let fetched = structured(&read);
     assert_eq!(
         (fetched["id"].as_str(), fetched["text"].as_str()),
-        (Some("plug:PLUG-1"), Some("The text of PLUG-1.")),
+        (Some("PLUG-1"), Some("The text of PLUG-1.")),
         "{fetched}"
     );
     let read = mcp.call("fetch", json!({"id": "plug:PLUG-2"})).await;

@@ -28,6 +28,7 @@
 
 pub mod counters;
 mod platform_call;
+mod read;
 pub mod render_cache;
 mod rendered;
 
@@ -45,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 pub use platform_call::{PlatformCall, TypedFuture, classify};
+pub use read::{Document, Head, Read};
 pub use rendered::{Rendered, Structure, provenance, tool_error, without_nulls};
 
 use crate::clock::Clock;
@@ -434,6 +436,27 @@ impl Context {
             .into()
     }
 
+    /// A reading tool's answer to `pc`, asked for `who` within `call`, typed: `render`
+    /// makes the record's head and what the tool shows from the answer and how it was
+    /// served, or refuses the answer with a message for the assistant. The tool sends it
+    /// as its result, `fetch` as a document ([`Read`]).
+    pub async fn read_for<T, R>(&self, who: Who, call: &Call, pc: PlatformCall<T>, render: R) -> ReadResult
+    where
+        T: Serialize + DeserializeOwned + Send + Sync + 'static,
+        R: FnOnce(&T, Served) -> Result<(Head, Rendered), String>,
+    {
+        let platform = pc.platform();
+        let (payload, served) = self.fetch_payload(who, call, pc).await?;
+        let answer = decode::<T>(platform, &payload)?;
+        let (head, rendered) = render(&answer, served).map_err(|message| Reply::from(tool_error(message)))?;
+        Ok(Read {
+            platform,
+            head,
+            rendered,
+            payload: Some(payload),
+        })
+    }
+
     /// The typed answer to `pc`, asked for `who` within `call` (its progress and
     /// cancellation), and how it was served.
     pub async fn fetch<T>(&self, who: Who, call: &Call, pc: PlatformCall<T>) -> Result<(Arc<T>, Served), AnswerError>
@@ -664,6 +687,33 @@ pub struct KeptRef<'a> {
     pub payload: &'a Payload,
     /// How it was served.
     pub served: Served,
+}
+
+/// A reading tool's answer, or the reply that stands for it (a tool error, or the
+/// platform owned by another replica).
+pub type ReadResult = Result<Read, Reply>;
+
+/// The reply of a reading tool's answer.
+pub fn replied(read: ReadResult) -> Reply {
+    read.map_or_else(|reply| reply, Read::into_reply)
+}
+
+impl Read {
+    /// The tool's reply: its result, or the tool error naming the platform.
+    pub fn into_reply(self) -> Reply {
+        let platform = self.platform;
+        match self.result() {
+            Ok(result) => result.into(),
+            Err(detail) => AnswerError::Unreadable { platform, detail }.into(),
+        }
+    }
+
+    /// The record as `fetch` answers it, or the error naming the platform.
+    pub fn into_document(self) -> Result<Document, AnswerError> {
+        let platform = self.platform;
+        self.document()
+            .map_err(|detail| AnswerError::Unreadable { platform, detail })
+    }
 }
 
 /// A duplicate-rate spike as the status page shows it: when, its likely cause and the

@@ -19,8 +19,11 @@
 use besluitbron_core::PlatformId;
 use reqwest::Url;
 
-use super::tool::{ToolFuture, ToolSpec};
-use crate::call::{Call, Context};
+use std::future::Future;
+use std::pin::Pin;
+
+use super::tool::ToolSpec;
+use crate::call::{Call, Context, ReadResult};
 
 /// One form of id or link a connector reads, as the error listing the forms and the
 /// docs/tools.md show it.
@@ -30,12 +33,18 @@ pub struct IdForm {
     pub what: &'static str,
     /// An example taken from the platform (a real id or link).
     pub example: &'static str,
+    /// An id of this form the platform's fake serves, where the example is none (the
+    /// id-form walk of `fetch` in the tests reads it; `None`: the example is served).
+    pub sample: Option<&'static str>,
 }
 
 /// What a connector reads by id.
 pub struct IdReader {
     /// Its forms, the bare ids first, then links.
     pub forms: &'static [IdForm],
+    /// Whether every record it reads has a public page, which `fetch` answers as `url`
+    /// (the id-form walk in the tests holds each such platform to it).
+    pub public_pages: bool,
     /// The reading tools it runs with `fetch`'s `offset` and `length` as they are given
     /// (any other argument of theirs left unset): a tool here whose every argument
     /// `fetch` takes is read through `fetch` at `/mcp`, which lists `fetch` instead.
@@ -73,8 +82,12 @@ pub enum Claim {
     Home,
 }
 
+/// A reading tool running: its answer typed ([`crate::call::Read`]), or the reply that
+/// stands for it.
+pub type ReadFuture<'a> = Pin<Box<dyn Future<Output = ReadResult> + Send + 'a>>;
+
 /// A running reading tool.
-pub type ReadingRun = Box<dyn for<'a> FnOnce(&'a Context, &'a Call) -> ToolFuture<'a> + Send>;
+pub type ReadingRun = Box<dyn for<'a> FnOnce(&'a Context, &'a Call) -> ReadFuture<'a> + Send>;
 
 /// An id recognised by a connector: what reads it and how.
 pub struct Reading {
@@ -84,7 +97,7 @@ pub struct Reading {
     pub claim: Claim,
     /// The reading tool (its spec: its name is the call's tool).
     pub tool: &'static ToolSpec,
-    /// The tool's function with its typed arguments.
+    /// The tool's function with its typed arguments, answering typed.
     pub run: ReadingRun,
 }
 
@@ -95,7 +108,7 @@ impl Reading {
         id: impl Into<String>,
         claim: Claim,
         tool: &'static ToolSpec,
-        run: impl for<'a> FnOnce(&'a Context, &'a Call) -> ToolFuture<'a> + Send + 'static,
+        run: impl for<'a> FnOnce(&'a Context, &'a Call) -> ReadFuture<'a> + Send + 'static,
     ) -> Reading {
         Reading {
             id: id.into(),

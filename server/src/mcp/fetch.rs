@@ -43,7 +43,7 @@ use serde_json::{Map, Value};
 
 use super::ground::GroundRef;
 use super::passed::{Declared, union};
-use crate::call::{Call, Context, Reply, tool_error, without_nulls};
+use crate::call::{Call, Context, Document, Reply, tool_error, without_nulls};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::ids::{IdReader, Paging, Reading, list_forms, split_platform};
 use crate::connectors::schema::portable;
@@ -79,7 +79,7 @@ const OWN: [&str; 3] = ["id", "offset", "length"];
 /// What `fetch` answers (the text item holds the same object as JSON).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FetchShown {
-    /// The id read, as `platform:id` (what `fetch` reads again).
+    /// The id asked, as given (what `fetch` reads again).
     pub id: String,
     /// Its title.
     pub title: String,
@@ -255,9 +255,8 @@ impl Fetcher {
             Ok(found) => found,
             Err(message) => return refused(message),
         };
-        let id = format!("{}:{}", platform.as_str(), reading.id);
         if args.passed.is_empty() {
-            return self.read(ground.ctx, call, platform, reading, &id).await;
+            return self.read(ground.ctx, call, platform, reading, &args.id).await;
         }
         let takes = taken(reading.tool);
         if let Some(other) = args.passed.keys().find(|k| !takes.contains(k)) {
@@ -300,12 +299,13 @@ impl Fetcher {
         if result.is_error == Some(true) {
             return result.into();
         }
-        answer(&id, platform, reading.tool.name, &result).into()
+        let untitled = || format!("Untitled record {} of {}", reading.id, platform.display_name());
+        answer(&args.id, platform, reading.tool.name, document_of(&result), untitled).into()
     }
 
-    /// Reads `reading` (`platform`'s, answered as `id`) with its own function, as a call
-    /// of its tool.
-    async fn read(&self, ctx: &Context, call: &Call, platform: PlatformId, reading: Reading, id: &str) -> Reply {
+    /// Reads `reading` (`platform`'s, answered as `asked`) with its own function, as a
+    /// call of its tool.
+    async fn read(&self, ctx: &Context, call: &Call, platform: PlatformId, reading: Reading, asked: &str) -> Reply {
         let inner = Call {
             tool: reading.tool.name,
             platform: Some(platform),
@@ -315,11 +315,16 @@ impl Fetcher {
             ct: call.ct.clone(),
             render_cache: call.render_cache.clone(),
         };
-        match (reading.run)(ctx, &inner).await {
-            Reply::Result(result) if result.is_error == Some(true) => Reply::Result(result),
-            Reply::Result(result) => answer(id, platform, reading.tool.name, &result).into(),
-            elsewhere @ Reply::Elsewhere(_) => elsewhere,
-        }
+        let read = match (reading.run)(ctx, &inner).await {
+            Ok(read) => read,
+            Err(reply) => return reply,
+        };
+        let document = match read.into_document() {
+            Ok(document) => document,
+            Err(e) => return tool_error(e).into(),
+        };
+        let untitled = || format!("Untitled record {} of {}", reading.id, platform.display_name());
+        answer(asked, platform, reading.tool.name, document, untitled).into()
     }
 }
 
@@ -334,9 +339,11 @@ fn taken(tool: &crate::connectors::ToolSpec) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// `fetch`'s answer from the reading tool's `result`: its text as the tool gave it, its
-/// structured content's shared fields at the top and the rest as metadata.
-pub fn answer(id: &str, platform: PlatformId, tool: &str, result: &CallToolResult) -> CallToolResult {
+/// The document a reading tool's `result` holds, for a read made with that tool's own
+/// arguments through the stack (its answer may come from the replay table or another
+/// replica as a result): its text, its structured content's title and page at the top
+/// and the rest as metadata, the platform's own id as `platform_id`.
+fn document_of(result: &CallToolResult) -> Document {
     let text = result
         .content
         .iter()
@@ -351,16 +358,43 @@ pub fn answer(id: &str, platform: PlatformId, tool: &str, result: &CallToolResul
         Some(Value::String(s)) if !s.is_empty() => Some(s),
         _ => None,
     };
-    let title = field(&mut metadata, "title").unwrap_or_else(|| id.to_owned());
+    let title = field(&mut metadata, "title").unwrap_or_default();
     let url = field(&mut metadata, "url").filter(|u| u.starts_with("http://") || u.starts_with("https://"));
-    // The platform's own id stays as `platform_id` when it differs from the one asked.
     if let Some(own) = field(&mut metadata, "id") {
         metadata.insert("platform_id".into(), Value::String(own));
     }
+    Document {
+        title,
+        url,
+        text,
+        metadata,
+    }
+}
+
+/// `fetch`'s answer for the id `asked` (answered as given): the `document` the reading
+/// `tool` of `platform` read — its text as the tool gave it, its title (`untitled` says
+/// one where the platform gives none) and public page at the top, the rest as metadata.
+pub fn answer(
+    asked: &str,
+    platform: PlatformId,
+    tool: &str,
+    document: Document,
+    untitled: impl FnOnce() -> String,
+) -> CallToolResult {
+    let Document {
+        title,
+        url,
+        text,
+        mut metadata,
+    } = document;
     metadata.insert("platform".into(), Value::from(platform.as_str()));
     metadata.insert("tool".into(), Value::from(tool));
+    let title = match title.trim() {
+        "" => untitled(),
+        _ => title,
+    };
     let shown = FetchShown {
-        id: id.to_owned(),
+        id: asked.to_owned(),
         title,
         text,
         url,
@@ -471,22 +505,51 @@ mod tests {
     }
 
     #[test]
-    fn the_answer_is_the_tools_text_and_its_shared_fields() {
-        let mut result = CallToolResult::success(vec![ContentBlock::text("Artikel 1\nDe tekst.")]);
-        result.structured_content = Some(serde_json::json!({
-            "id": "BWBR0018451", "title": "Wet op de zorgtoeslag", "url": "https://wetten.overheid.nl/BWBR0018451/2025-06-01",
-            "platform": "bwb", "kind": "wet", "date": "2025-06-01", "next_offset": 10000
-        }));
-        let out = answer("bwb:BWBR0018451", crate::platforms::bwb::PLATFORM, "bwb_read", &result);
+    fn the_answer_is_the_id_asked_the_documents_head_and_text_and_the_rest_as_metadata() {
+        let mut metadata = Map::new();
+        metadata.insert("platform_id".into(), Value::from("BWBR0018451"));
+        metadata.insert("kind".into(), Value::from("wet"));
+        metadata.insert("next_offset".into(), Value::from(10000));
+        let document = Document {
+            title: "Wet op de zorgtoeslag".into(),
+            url: Some("https://wetten.overheid.nl/BWBR0018451/2025-06-01".into()),
+            text: "Artikel 1\nDe tekst.".into(),
+            metadata,
+        };
+        let asked = "https://wetten.overheid.nl/BWBR0018451/2025-06-01";
+        let out = answer(
+            asked,
+            crate::platforms::bwb::PLATFORM,
+            "bwb_read",
+            document.clone(),
+            || unreachable!("titled"),
+        );
         let s = out.structured_content.clone().expect("structured");
-        assert_eq!(s["id"], "bwb:BWBR0018451");
+        assert_eq!(s["id"], asked, "the id as given");
         assert_eq!(s["title"], "Wet op de zorgtoeslag");
         assert_eq!(s["text"], "Artikel 1\nDe tekst.");
         assert_eq!(s["url"], "https://wetten.overheid.nl/BWBR0018451/2025-06-01");
         assert_eq!(s["metadata"]["kind"], "wet");
         assert_eq!(s["metadata"]["next_offset"], 10000);
         assert_eq!(s["metadata"]["tool"], "bwb_read");
+        assert_eq!(s["metadata"]["platform"], "bwb");
         let text: Value = serde_json::from_str(&out.content[0].as_text().expect("text").text).expect("JSON");
         assert_eq!(text, s, "the text item is the same object");
+        // A record without a title is named, never by its id alone.
+        let untitled = Document {
+            title: " ".into(),
+            url: None,
+            ..document
+        };
+        let out = answer(
+            "bwb:BWBR0018451",
+            crate::platforms::bwb::PLATFORM,
+            "bwb_read",
+            untitled,
+            || "Untitled record BWBR0018451 of Basiswettenbestand".to_owned(),
+        );
+        let s = out.structured_content.expect("structured");
+        assert_eq!(s["title"], "Untitled record BWBR0018451 of Basiswettenbestand");
+        assert!(s.get("url").is_none(), "{s}");
     }
 }

@@ -80,6 +80,7 @@ fn copy(base: &'static ConnectorSpec, id: &'static str, n: usize) -> &'static Co
         let paged: Vec<&'static ToolSpec> = r.paged.iter().map(|t| same(t)).collect();
         leak(IdReader {
             forms: r.forms,
+            public_pages: r.public_pages,
             paged: Box::leak(paged.into_boxed_slice()),
             read: r.read,
         })

@@ -3,6 +3,7 @@
 
 use crate::support;
 
+use besluitbron_server::connectors::CONNECTORS;
 use serde_json::{Value, json};
 use support::{Mcp, Server, config, fakes, structured, temp_dir};
 
@@ -124,13 +125,15 @@ async fn fetch_reads_as_the_tool(c: &mut Mcp, id: &str, tool: &str, args: Value,
     );
     assert_eq!(shown["metadata"]["platform"], platform, "{id}");
     assert_eq!(shown["metadata"]["tool"], tool, "{id}");
-    assert!(
-        shown["id"]
-            .as_str()
-            .is_some_and(|i| i.starts_with(&format!("{platform}:"))),
-        "{shown}"
-    );
+    assert_eq!(shown["id"], id, "{id}: the id as given");
     assert!(shown["title"].as_str().is_some_and(|t| !t.is_empty()), "{id}");
+    // The title and page are the record's, as its own tool says them where it does.
+    let own = structured(&own);
+    for field in ["title", "url"] {
+        if own[field].is_string() && !(platform == "tk" && field == "url") {
+            assert_eq!(shown[field], own[field], "{id}: its {field} is the tool's");
+        }
+    }
     let text: Value = serde_json::from_str(&result_text(&fetched)).expect("the text item is JSON");
     assert_eq!(text, shown, "{id}: the text item is the structured content");
     for (name, part) in [
@@ -138,5 +141,86 @@ async fn fetch_reads_as_the_tool(c: &mut Mcp, id: &str, tool: &str, args: Value,
         ("structured", shown.to_string().len()),
     ] {
         assert!(part <= 16 * 1024, "{id}: {name} is {part} bytes");
+    }
+}
+
+/// Every id form every connector declares, walked against the fakes (taken from the
+/// registry, so a form added later is walked too) with an id of that form the fake
+/// serves (its `sample`, else its example): `fetch` answers the id as given, a title a
+/// person reads (never the id, with or without its platform), and the record's public
+/// page as `url` on every platform that declares one. A bare id another platform claims
+/// first (an activity number is the Tweede Kamer's) is asked as `platform:id`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_answers_every_id_form_with_its_id_a_title_and_its_page() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("fetch-forms"))).await;
+    let mut c = Mcp::initialize(server.url("/mcp")).await;
+    let mut walked = 0;
+    let mut problems = Vec::new();
+    for connector in CONNECTORS {
+        let Some(reader) = connector.reads else { continue };
+        let platform = connector.platform.as_str();
+        for form in reader.forms {
+            walked += 1;
+            let served = form.sample.unwrap_or(form.example);
+            let mut given = served.to_owned();
+            let mut shown = fetched(&mut c, &given).await;
+            if shown.as_ref().is_ok_and(|s| s["metadata"]["platform"] != platform) {
+                given = format!("{platform}:{served}");
+                shown = fetched(&mut c, &given).await;
+            }
+            let shown = match shown {
+                Ok(shown) => shown,
+                Err(e) => {
+                    problems.push(format!("{platform} `{given}` ({}): {e}", form.what));
+                    continue;
+                }
+            };
+            let title = shown["title"].as_str().unwrap_or_default();
+            let bare = served
+                .split_once(&format!("{platform}:"))
+                .map_or(served, |(_, rest)| rest);
+            let id_like = [given.clone(), format!("{platform}:{bare}"), bare.to_owned()];
+            let url = shown["url"].as_str();
+            let checks = [
+                (shown["id"] == given.as_str(), "its id is not the one given"),
+                (
+                    !title.trim().is_empty() && !id_like.iter().any(|i| i == title),
+                    "its title is its id",
+                ),
+                (
+                    !title.starts_with(&format!("{platform}:")),
+                    "its title is a `platform:id`",
+                ),
+                (
+                    !reader.public_pages || url.is_some_and(|u| u.starts_with("http")),
+                    "no public page",
+                ),
+                (shown["metadata"]["platform"] == platform, "read on another platform"),
+            ];
+            for (ok, what) in checks {
+                if !ok {
+                    problems.push(format!("{platform} `{given}` ({}): {what}: {shown}", form.what));
+                }
+            }
+        }
+    }
+    assert!(walked >= 20, "the registry declares {walked} id forms");
+    assert!(
+        problems.is_empty(),
+        "{} of {walked}:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    server.stop().await;
+}
+
+/// `fetch {"id": id}`'s structured content, or its error's text.
+async fn fetched(c: &mut Mcp, id: &str) -> Result<Value, String> {
+    let reply = c.call("fetch", json!({ "id": id })).await;
+    match reply.message.as_ref().map(|m| &m["result"]) {
+        Some(r) if r["isError"] != json!(true) => Ok(r["structuredContent"].clone()),
+        Some(r) => Err(r["content"].to_string()),
+        None => Err(reply.text.clone()),
     }
 }

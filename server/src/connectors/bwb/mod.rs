@@ -112,10 +112,12 @@ impl Collection for Bwb {
             IdForm {
                 what: "a BWB id, with `@date` and `#article` if wanted",
                 example: "BWBR0018451@2025-06-01#2",
+                sample: None,
             },
             IdForm {
                 what: "a link to wetten.overheid.nl",
                 example: "wetten.overheid.nl/BWBR0018451/2025-06-01",
+                sample: None,
             },
         ],
         samples: &[
@@ -228,7 +230,7 @@ mod tests {
             article: Some("artikel 1".into()),
             ..read
         };
-        let r = render::<Bwb>(&answer, Served::Fetched, &read).unwrap();
+        let (_, r) = render::<Bwb>(&answer, Served::Fetched, &read).unwrap();
         assert!(r.text.ends_with("\n\nArtikel 1\nTekst."), "{}", r.text);
     }
 }

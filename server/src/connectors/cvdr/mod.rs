@@ -160,10 +160,12 @@ impl Collection for Cvdr {
             IdForm {
                 what: "a CVDR id, with or without its version, with `#article` if wanted",
                 example: "CVDR100394_2#3",
+                sample: Some("CVDR700001_2#2"),
             },
             IdForm {
                 what: "a link to lokaleregelgeving.overheid.nl",
                 example: "lokaleregelgeving.overheid.nl/CVDR112779/1",
+                sample: None,
             },
         ],
         samples: &[

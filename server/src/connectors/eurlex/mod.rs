@@ -31,7 +31,7 @@ use super::search::{self, Asking, Keyword, KeywordSearch, KeywordTool};
 use super::tool::{self, ToolSpec};
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Offers, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
+use crate::call::{Call, Client, Context, PlatformCall, ReadResult, Reply, Who, replied, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::connectors::regulation::read::TextAnswer;
 use crate::platforms::eurlex::sparql::{self, Force, Kind, Language, MAX_ROWS};
@@ -153,19 +153,24 @@ const READ_TOOL: ToolSpec = crate::tool! {
 
 /// What EUR-Lex reads.
 const READER: IdReader = IdReader {
+    // Every record it reads has a public page (`fetch`'s `url`).
+    public_pages: true,
     paged: &[&READ_TOOL],
     forms: &[
         IdForm {
             what: "a CELEX number, with `CELEX:` and `#article` if wanted",
             example: "32024R0903#1",
+            sample: None,
         },
         IdForm {
             what: "an ELI of a regulation, directive or decision",
             example: "data.europa.eu/eli/reg/2024/903/oj",
+            sample: None,
         },
         IdForm {
             what: "a link to an act on EUR-Lex",
             example: "eur-lex.europa.eu/legal-content/NL/TXT/?uri=CELEX:32024R0903",
+            sample: None,
         },
     ],
     read: reading,
@@ -357,7 +362,7 @@ fn reading(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
         length: paging.length,
     };
     Some(Ok(Reading::new(shown, Claim::Home, &READ_TOOL, move |ctx, call| {
-        Box::pin(eurlex_read(ctx, call, args))
+        Box::pin(act_read(ctx, call, args))
     })))
 }
 
@@ -374,13 +379,18 @@ fn act_call(client: &Arc<EurlexClient>, celex: &str, language: Language) -> Plat
 }
 
 async fn eurlex_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
+    replied(act_read(ctx, call, args).await)
+}
+
+/// One act read, typed (`eurlex_read`'s answer, and `fetch`'s).
+async fn act_read(ctx: &Context, call: &Call, args: ReadArgs) -> ReadResult {
     let Some(asked) = ids::asked(own(PLATFORM, &args.id)) else {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "eurlex_read: `{}` is not a CELEX number (such as 32016R0679), an ELI or a EUR-Lex link; eurlex_search \
              finds acts",
             brief(&args.id)
         ))
-        .into();
+        .into());
     };
     let language = args.language.or(asked.language).unwrap_or_default();
     let article = args
@@ -390,18 +400,18 @@ async fn eurlex_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
         .filter(|a| !a.is_empty());
     let length = match read_length("eurlex_read", args.length) {
         Ok(length) => length,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let client = match tool::client::<EurlexClient>(ctx, PLATFORM) {
         Ok(c) => c,
-        Err(reply) => return reply,
+        Err(reply) => return Err(reply),
     };
     let act = match ctx
         .fetch(Who::Caller, call, act_call(&client, &asked.celex, language))
         .await
     {
         Ok((act, _)) => act,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let items: Vec<crate::platforms::eurlex::Item> = act.text_items().into_iter().cloned().collect();
     if items.is_empty() {
@@ -409,13 +419,13 @@ async fn eurlex_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
             Language::Nl => "en",
             Language::En => "nl",
         };
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "EUR-Lex (CELLAR) lists no XHTML or Formex text of {} in `{}`; try `language` {other}, or open {}",
             act.celex,
             language.short(),
             render::public_url(&act.celex, language.short())
         ))
-        .into();
+        .into());
     }
     let key = CacheKey::new(PLATFORM, DataClass::Document, "text").param(
         "items",
@@ -439,7 +449,7 @@ async fn eurlex_read(ctx: &Context, call: &Call, args: ReadArgs) -> Reply {
         offset: args.offset.unwrap_or(0),
         length,
     };
-    ctx.answer_for(Who::Caller, call, text, |answer: &TextAnswer, served| {
+    ctx.read_for(Who::Caller, call, text, |answer: &TextAnswer, served| {
         render::read(&answer.text, &act, served, &asked)
     })
     .await

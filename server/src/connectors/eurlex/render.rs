@@ -11,7 +11,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::call::{Rendered, Structure, provenance};
+use crate::call::{Head, Rendered, Structure, provenance};
 use crate::connectors::pages::{TextPage, text_page};
 use crate::connectors::regulation::{OutlineEntry, outline, regulation_page};
 use crate::connectors::vocabulary::{Item, Tally};
@@ -221,7 +221,7 @@ fn annex_page(
 }
 
 /// A reading's answer: the act in a line, its metadata, then the page asked.
-pub fn read(t: &Regulation, act: &Act, served: Served, asked: &Asked) -> Result<Rendered, String> {
+pub fn read(t: &Regulation, act: &Act, served: Served, asked: &Asked) -> Result<(Head, Rendered), String> {
     let title = act
         .title
         .clone()
@@ -277,6 +277,7 @@ pub fn read(t: &Regulation, act: &Act, served: Served, asked: &Asked) -> Result<
     text.push_str("\n\n");
     text.push_str(&page_text);
     let (outline, outline_entries) = outline(t);
+    let head = Head::new(title.clone(), Some(url.clone()));
     let shown = ReadShown {
         id: act.celex.clone(),
         title,
@@ -297,10 +298,11 @@ pub fn read(t: &Regulation, act: &Act, served: Served, asked: &Asked) -> Result<
         outline_entries,
         page: at,
     };
-    Ok(Rendered {
+    let rendered = Rendered {
         text,
         structured: Structure::Own(json!(shown)),
-    })
+    };
+    Ok((head, rendered))
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use super::tool::ToolSpec;
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
 use crate::calendar;
-use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Who, tool_error};
+use crate::call::{Call, Client, Context, PlatformCall, Read, ReadResult, Rendered, Reply, Who, replied, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::ob::{
@@ -502,24 +502,29 @@ fn search_question(ctx: &Context, args: &SearchArgs) -> Result<(PlatformCall<Sea
 
 /// Read one publication.
 async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
+    replied(ob_read(ctx, call, args).await)
+}
+
+/// One publication read, typed (`ob_document`'s answer, and `fetch`'s).
+async fn ob_read(ctx: &Context, call: &Call, args: DocumentArgs) -> ReadResult {
     // The id as `fetch` and `search` write it, or a link to the publication.
     let given = crate::connectors::ids::own(PLATFORM, &args.id);
     let id = ids::identifier(given).unwrap_or_else(|| given.to_owned());
     if !is_identifier(&id) {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "`id` must be a publication identifier from ob_search, such as gmb-2026-104512 or kst-26100-1 \
              (letters, digits and hyphens, at most {MAX_ID_CHARS} characters)"
         ))
-        .into();
+        .into());
     }
     let length = args.length.unwrap_or(DEFAULT_LENGTH);
     if length == 0 || length > MAX_LENGTH {
-        return tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into();
+        return Err(tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into());
     }
     let offset = args.offset.unwrap_or(0);
     let client = match ctx.clients.get::<ObClient>(PLATFORM) {
         Ok(c) => c,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let key = CacheKey::new(PLATFORM, DataClass::Document, "record").param("id", id.clone());
     let shared_id: Arc<str> = Arc::from(id.as_str());
@@ -532,7 +537,7 @@ async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
     };
     let (record, record_served) = match ctx.fetch(Who::Caller, call, record_call).await {
         Ok(fetched) => fetched,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     // The text: the XML rendition, else (a PDF-only publication) the PDF through the
     // document-text extractor; on the text lane, kept as a document.
@@ -540,9 +545,8 @@ async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
         (Some(url), _) => ("text", url, false),
         (None, Some(url)) => ("pdf-text", url, true),
         (None, None) => {
-            return render::document(&record, TextSource::None, record_served, offset, length)
-                .into_own_result()
-                .into();
+            let rendered = render::document(&record, TextSource::None, record_served, offset, length);
+            return Ok(Read::own(PLATFORM, render::head(&record), rendered));
         }
     };
     let key = CacheKey::new(PLATFORM, DataClass::Document, kind).param("id", id.clone());
@@ -551,20 +555,15 @@ async fn ob_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
         async move { Ok((read_text(&client, &url, &id, from_pdf).await?, Feedback::default())) }
     })
     .at(crate::platforms::koop::PUBLICATIONS);
-    ctx.answer_for(Who::Caller, call, text_call, |text, served| {
+    ctx.read_for(Who::Caller, call, text_call, |text, served| {
         // From the buffer only when both parts were.
         let served = if served == Served::Cached {
             record_served
         } else {
             served
         };
-        Ok(render::document(
-            &record,
-            TextSource::Read(text),
-            served,
-            offset,
-            length,
-        ))
+        let rendered = render::document(&record, TextSource::Read(text), served, offset, length);
+        Ok((render::head(&record), rendered))
     })
     .await
 }
@@ -629,15 +628,19 @@ async fn read_text(client: &ObClient, url: &str, id: &str, from_pdf: bool) -> Re
 
 /// What Officiële Bekendmakingen reads.
 pub const READER: IdReader = IdReader {
+    // Every record it reads has a public page (`fetch`'s `url`).
+    public_pages: true,
     paged: &[&DOCUMENT_TOOL],
     forms: &[
         IdForm {
             what: "an Officiële Bekendmakingen id (Staatsblad, Kamerstuk, Gemeenteblad, …)",
             example: "kst-36200-VII-5",
+            sample: Some("stb-2018-84"),
         },
         IdForm {
             what: "a link to zoek.officielebekendmakingen.nl",
             example: "zoek.officielebekendmakingen.nl/stb-2018-84.html",
+            sample: None,
         },
     ],
     read,
@@ -651,7 +654,7 @@ fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
         length: paging.length,
     };
     Some(Ok(Reading::new(id, Claim::Home, &DOCUMENT_TOOL, move |ctx, call| {
-        Box::pin(ob_document(ctx, call, args))
+        Box::pin(ob_read(ctx, call, args))
     })))
 }
 

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::call::Structure;
-use crate::call::{Rendered, provenance};
+use crate::call::{Head, Rendered, provenance};
 use crate::connectors::vocabulary::{Item, Listing, Tally};
 use crate::platforms::ob::{Chamber, MAX_START_RECORD, ObRecord, SearchPage};
 
@@ -436,6 +436,13 @@ pub struct DocumentOutput {
     pub has_more: bool,
     /// Why there is no text (PDF only, or an empty XML template).
     pub note: Option<String>,
+}
+
+/// The publication as a person knows it: its title and its page, as the structured
+/// content's publication says them.
+pub fn head(record: &RecordAnswer) -> Head {
+    let item = &Publication::of(&record.publication).item;
+    Head::new(item.title.clone(), item.url.clone())
 }
 
 /// `ob_document`'s result: the metadata, then the text page (`offset`, `length` in

@@ -30,7 +30,9 @@ use super::search::{Asked, Asking, Keyword, KeywordTool};
 use super::tool::{ToolSpec, client};
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Maintenance, MaintenanceFuture, Sample, http_config};
-use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Rendered, Reply, Who, tool_error};
+use crate::call::{
+    AnswerError, Call, Client, Context, PlatformCall, ReadResult, Rendered, Reply, Who, replied, tool_error,
+};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::obv::{EntityType, OTHER_CALL_COST, ObvClient, SearchParams, SortOrder};
@@ -76,15 +78,21 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 
 /// What OpenBesluitvorming reads.
 pub const READER: IdReader = IdReader {
+    // Every record it reads has a public page (`fetch`'s `url`).
+    public_pages: true,
     paged: &[&DOCUMENT_TOOL],
     forms: &[
         IdForm {
             what: "an OpenBesluitvorming id (document, meeting, motion)",
             example: "document:notubiz:gemeente:soest:12345",
+            sample: Some("motion:notubiz:provincie:noord-brabant:80501"),
         },
         IdForm {
             what: "a link to a record on openbesluitvorming.nl",
             example: "openbesluitvorming.nl/?organization=soest&view=document:notubiz:gemeente:soest:12345",
+            sample: Some(
+                "openbesluitvorming.nl/?organization=noord-brabant&view=motion:notubiz:provincie:noord-brabant:80501",
+            ),
         },
     ],
     read,
@@ -99,7 +107,7 @@ fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
         length: paging.length,
     };
     Some(Ok(Reading::new(id, Claim::Home, &DOCUMENT_TOOL, move |ctx, call| {
-        Box::pin(obv_document(ctx, call, args))
+        Box::pin(obv_read(ctx, call, args))
     })))
 }
 
@@ -546,29 +554,34 @@ async fn search_question(
 
 /// Read one document or meeting.
 async fn obv_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
+    replied(obv_read(ctx, call, args).await)
+}
+
+/// One document or meeting read, typed (`obv_document`'s answer, and `fetch`'s).
+async fn obv_read(ctx: &Context, call: &Call, args: DocumentArgs) -> ReadResult {
     // A link to the record's page, or the id as `fetch` and `search` write it, reads as
     // the id; anything else goes to the platform as given.
     let given = crate::connectors::ids::own(PLATFORM, &args.id);
     let id = ids::entity_id(given).unwrap_or_else(|| given.to_owned());
     if id.is_empty() || id.len() > 512 {
-        return tool_error(
+        return Err(tool_error(
             "obv_document: `id` must be an entity id from obv_search (its `entity_id`, 1 to 512 characters)",
         )
-        .into();
+        .into());
     }
     // The id becomes one path segment; `.` and `..` cannot be one. Refused here, before
     // the call is queued, so it costs no unit of the platform's limit.
     if let Err(e) = crate::platforms::http::path_segment(PLATFORM, &id) {
-        return tool_error(e).into();
+        return Err(tool_error(e).into());
     }
     let length = match super::pages::text_length("obv_document", args.length) {
         Ok(length) => length,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let offset = args.offset.unwrap_or(0);
     let client = match client::<ObvClient>(ctx, PLATFORM) {
         Ok(c) => c,
-        Err(reply) => return reply,
+        Err(reply) => return Err(reply),
     };
     let key = CacheKey::new(PLATFORM, DataClass::Document, "entity").param("id", id.clone());
     let id: Arc<str> = Arc::from(id);
@@ -579,8 +592,8 @@ async fn obv_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
             Ok((DocumentAnswer::from(entity), feedback(rate)))
         }
     });
-    ctx.answer(call, pc, |answer, served| {
-        render::document(answer, served, offset, length)
+    ctx.read_for(Who::Caller, call, pc, |answer, served| {
+        Ok((render::head(answer), render::document(answer, served, offset, length)))
     })
     .await
 }

@@ -28,7 +28,7 @@ use super::search::{Asked, Asking, Keyword, KeywordTool};
 use super::tool::ToolSpec;
 use super::vocabulary::Listing;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Rendered, Reply, Who, tool_error};
+use crate::call::{Call, Client, Context, Head, PlatformCall, ReadResult, Rendered, Reply, Who, replied, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::{PlatformError, text_field};
 use crate::platforms::opentk::{
@@ -84,19 +84,24 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 
 /// What OpenTK reads.
 pub const READER: IdReader = IdReader {
+    // Every record it reads has a public page (`fetch`'s `url`).
+    public_pages: true,
     paged: &[&DOCUMENT_TOOL],
     forms: &[
         IdForm {
             what: "an activity (meeting, debate) number",
             example: "2025A04597",
+            sample: Some("opentk:2026A00007"),
         },
         IdForm {
             what: "a document number or kamerstuk id, as `opentk:…`",
             example: "opentk:2021D02426",
+            sample: Some("opentk:2026D10001"),
         },
         IdForm {
             what: "a link to an OpenTK page",
             example: "berthub.eu/tkconv/document.html?nummer=2021D02426",
+            sample: Some("berthub.eu/tkconv/document.html?nummer=2026D10005"),
         },
     ],
     read,
@@ -109,7 +114,7 @@ fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
         Named::Activity(number) => {
             let args = ActivityArgs { id: number.clone() };
             Reading::new(number, claim, &ACTIVITY_TOOL, move |ctx, call| {
-                Box::pin(opentk_activity(ctx, call, args))
+                Box::pin(activity_read(ctx, call, args))
             })
         }
         Named::Document(id) => {
@@ -120,7 +125,7 @@ fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
                 source: None,
             };
             Reading::new(id, claim, &DOCUMENT_TOOL, move |ctx, call| {
-                Box::pin(opentk_document(ctx, call, args))
+                Box::pin(document_read(ctx, call, args))
             })
         }
     }))
@@ -502,23 +507,28 @@ fn search_question(ctx: &Context, args: &SearchArgs) -> Result<(PlatformCall<Sea
 
 /// One document's text (OpenTK).
 async fn opentk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
+    replied(document_read(ctx, call, args).await)
+}
+
+/// One document's text read, typed (`opentk_document`'s answer, and `fetch`'s).
+async fn document_read(ctx: &Context, call: &Call, args: DocumentArgs) -> ReadResult {
     // The id as `fetch` and `search` write it (`opentk:2026D10385`) reads as the number.
     let Some(id) = DocumentId::parse(crate::connectors::ids::own(PLATFORM, &args.id)) else {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "opentk_document: `{}` is not a document number (2026D12345, from opentk_search) or kamerstuk id \
              (kst-36200-12); for a Tweede Kamer GUID use tk_document_text",
             short(&args.id)
         ))
-        .into();
+        .into());
     };
     let length = match super::pages::text_length("opentk_document", args.length) {
         Ok(length) => length,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let offset = args.offset.unwrap_or(0);
     let client = match ctx.clients.get::<OpenTkClient>(PLATFORM) {
         Ok(c) => c,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let key = CacheKey::new(PLATFORM, DataClass::Document, "document").param("id", id.as_str());
     let id = Arc::new(id);
@@ -547,8 +557,8 @@ async fn opentk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Repl
     });
     if args.source != Some(TextSourceArg::File) {
         return ctx
-            .answer(call, pc, |answer, served| {
-                render::document(answer, served, offset, length)
+            .read_for(Who::Caller, call, pc, |answer, served| {
+                Ok((render::head(answer), render::document(answer, served, offset, length)))
             })
             .await;
     }
@@ -556,13 +566,13 @@ async fn opentk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Repl
     // buffer), then the file through the process's document-text pool, kept apart.
     let (doc, doc_served) = match ctx.fetch(Who::Caller, call, pc).await {
         Ok(fetched) => fetched,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let key = CacheKey::new(PLATFORM, DataClass::Document, "file").param("number", doc.number.as_str());
     let number: Arc<str> = Arc::from(doc.number.as_str());
     let client = match ctx.clients.get::<OpenTkClient>(PLATFORM) {
         Ok(c) => c,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let file_call = PlatformCall::new(key, COST, move || {
         let (client, number) = (Arc::clone(&client), Arc::clone(&number));
@@ -582,10 +592,11 @@ async fn opentk_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Repl
             Ok((text, Feedback::default()))
         }
     });
-    ctx.answer_for(Who::Caller, call, file_call, |file, served| {
+    ctx.read_for(Who::Caller, call, file_call, |file, served| {
         // From the buffer only when both parts were.
         let served = if served == Served::Cached { doc_served } else { served };
-        Ok(render::document(&doc.with_file_text(file), served, offset, length))
+        let rendered = render::document(&doc.with_file_text(file), served, offset, length);
+        Ok((render::head(&doc), rendered))
     })
     .await
 }
@@ -616,17 +627,38 @@ fn document_answer(doc: crate::platforms::opentk::DocumentText) -> DocumentAnswe
 
 /// A committee meeting or debate (OpenTK).
 async fn opentk_activity(ctx: &Context, call: &Call, args: ActivityArgs) -> Reply {
+    match activity_call(ctx, &args) {
+        Ok((pc, _)) => ctx.answer_kept(call, pc, render::activity).await,
+        Err(reply) => reply,
+    }
+}
+
+/// A committee meeting or debate read, typed (`fetch`'s answer): its subject, and its
+/// page at OpenTK.
+async fn activity_read(ctx: &Context, call: &Call, args: ActivityArgs) -> ReadResult {
+    let (pc, page) = activity_call(ctx, &args)?;
+    ctx.read_for(Who::Caller, call, pc, |answer, served| {
+        let head = Head::new(answer.subject.clone().unwrap_or_default(), Some(page));
+        Ok((head, render::activity(answer, served)))
+    })
+    .await
+}
+
+/// The platform call of `opentk_activity` with `args`, and the activity's page at
+/// OpenTK; or the reply that says why there is none.
+fn activity_call(ctx: &Context, args: &ActivityArgs) -> Result<(PlatformCall<ActivityAnswer>, String), Reply> {
     let Some(number) = opentk::parse_number(crate::connectors::ids::own(PLATFORM, &args.id)) else {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "`{}` is not an activity number (such as 2026A01234)",
             short(&args.id)
         ))
-        .into();
+        .into());
     };
-    let client = match ctx.clients.get::<OpenTkClient>(PLATFORM) {
-        Ok(c) => c,
-        Err(e) => return e.into(),
-    };
+    let client = ctx.clients.get::<OpenTkClient>(PLATFORM)?;
+    let page = format!(
+        "{}/activiteit.html?nummer={number}",
+        client.base_url().trim_end_matches('/')
+    );
     let key = CacheKey::new(PLATFORM, DataClass::Document, "activity").param("id", number.clone());
     let number: Arc<str> = Arc::from(number);
     let pc = PlatformCall::new(key, COST, move || {
@@ -645,7 +677,7 @@ async fn opentk_activity(ctx: &Context, call: &Call, args: ActivityArgs) -> Repl
             ))
         }
     });
-    ctx.answer_kept(call, pc, render::activity).await
+    Ok((pc, page))
 }
 
 /// When OpenTK's harvesters last ran.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::call::Structure;
-use crate::call::{Rendered, provenance};
+use crate::call::{Head, Rendered, provenance};
 use crate::connectors::pages::{TextPage, text_page};
 use crate::connectors::vocabulary::{Item, Listing, Tally};
 
@@ -318,6 +318,11 @@ pub struct DocumentShown {
     /// Where the page of text is.
     #[serde(flatten)]
     pub page: TextPage,
+}
+
+/// The document as a person knows it: its title and its page at OpenTK.
+pub fn head(answer: &DocumentAnswer) -> Head {
+    Head::new(answer.title.clone().unwrap_or_default(), Some(answer.page_url.clone()))
 }
 
 /// `opentk_document`'s result: the characters `offset..offset + length` of the kept text.

@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{Call, Client, Context, PlatformCall, Reply, Who, tool_error};
+use crate::call::{Call, Client, Context, PlatformCall, ReadResult, Reply, Who, replied, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::ori::{self, ALL_SOURCES, OriClient, OriSearch};
@@ -349,24 +349,29 @@ async fn ori_search(ctx: &Context, call: &Call, args: SearchArgs) -> Reply {
 
 /// One Open Raadsinformatie document (retired; a mirror only).
 async fn ori_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
+    replied(ori_read(ctx, call, args).await)
+}
+
+/// One document read, typed (`ori_document`'s answer, and `fetch`'s).
+async fn ori_read(ctx: &Context, call: &Call, args: DocumentArgs) -> ReadResult {
     let length = args.length.unwrap_or(DEFAULT_LENGTH);
     if length == 0 || length > MAX_LENGTH {
-        return tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into();
+        return Err(tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into());
     }
     let offset = args.offset.unwrap_or(0);
     let Some((index, id)) = ori::parse_doc_ref(crate::connectors::ids::own(PLATFORM, &args.id)) else {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "`{}` is not an ORI document id (`index/id` from ori_search)",
             short(&args.id)
         ))
-        .into();
+        .into());
     };
     let client = match ctx.clients.get::<OriClient>(PLATFORM) {
         Ok(c) => c,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     if let Some(retired) = client.held_retired() {
-        return tool_error(retired).into();
+        return Err(tool_error(retired).into());
     }
     let key = CacheKey::new(PLATFORM, DataClass::Document, "document")
         .param("index", index.clone().unwrap_or_default())
@@ -393,8 +398,8 @@ async fn ori_document(ctx: &Context, call: &Call, args: DocumentArgs) -> Reply {
             Ok((answer, Feedback::default()))
         }
     });
-    ctx.answer_for(Who::Caller, call, pc, |answer, served| {
-        Ok(render::document(answer, served, offset, length))
+    ctx.read_for(Who::Caller, call, pc, |answer, served| {
+        Ok((render::head(answer), render::document(answer, served, offset, length)))
     })
     .await
 }
@@ -430,10 +435,13 @@ async fn ori_sources(ctx: &Context, call: &Call, args: SourcesArgs) -> Reply {
 
 /// What ORI reads.
 pub const READER: IdReader = IdReader {
+    // A mirror: a record's original is where its source put it, if anywhere.
+    public_pages: false,
     paged: &[&DOCUMENT_TOOL],
     forms: &[IdForm {
         what: "an ORI document as `index/id` (a mirror only)",
         example: "ori_heemskerk_20250506181303/1001",
+        sample: None,
     }],
     read,
 };
@@ -446,7 +454,7 @@ fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
         length: paging.length,
     };
     Some(Ok(Reading::new(id, Claim::Home, &DOCUMENT_TOOL, move |ctx, call| {
-        Box::pin(ori_document(ctx, call, args))
+        Box::pin(ori_read(ctx, call, args))
     })))
 }
 

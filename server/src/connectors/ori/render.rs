@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::call::Structure;
-use crate::call::{Rendered, provenance};
+use crate::call::{Head, Rendered, provenance};
 use crate::connectors::vocabulary::{Item, Tally};
 use crate::platforms::ori::SourceIndex;
 
@@ -203,6 +203,11 @@ pub struct DocumentOutput {
     pub next_offset: Option<usize>,
     /// True when more text follows this page.
     pub has_more: bool,
+}
+
+/// The document as a person knows it: its name and its original file.
+pub fn head(answer: &DocumentAnswer) -> Head {
+    Head::new(answer.name.clone().unwrap_or_default(), answer.original_url.clone())
 }
 
 /// `ori_document`'s result: the record, then `length` characters of the text from

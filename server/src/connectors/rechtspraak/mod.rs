@@ -31,7 +31,7 @@ use serde::Deserialize;
 use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
-use crate::call::{AnswerError, Call, Client, Context, PlatformCall, Reply, Who, tool_error};
+use crate::call::{AnswerError, Call, Client, Context, PlatformCall, ReadResult, Reply, Who, replied, tool_error};
 use crate::config::{Config, PlatformDefaults};
 use crate::platforms::http::PlatformError;
 use crate::platforms::rechtspraak::{Day, Ecli, Feed, Moment, PageSize, RsClient, RsSearch, Ruling, RulingType, Sort};
@@ -109,15 +109,19 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
 
 /// What Rechtspraak reads.
 pub const READER: IdReader = IdReader {
+    // Every record it reads has a public page (`fetch`'s `url`).
+    public_pages: true,
     paged: &[&RULING_TOOL],
     forms: &[
         IdForm {
             what: "an ECLI",
             example: "ECLI:NL:RVS:2015:3394",
+            sample: Some("ECLI:NL:CBB:2020:1"),
         },
         IdForm {
             what: "a link to a ruling on uitspraken.rechtspraak.nl",
             example: "uitspraken.rechtspraak.nl/details?id=ECLI:NL:HR:2019:2006",
+            sample: Some("uitspraken.rechtspraak.nl/details?id=ECLI:NL:GHAMS:2020:3025"),
         },
     ],
     read,
@@ -136,7 +140,7 @@ fn read(id: &str, paging: Paging) -> Option<Result<Reading, String>> {
         ecli.as_str(),
         Claim::Home,
         &RULING_TOOL,
-        move |ctx, call| Box::pin(rechtspraak_ruling(ctx, call, args)),
+        move |ctx, call| Box::pin(ruling_read(ctx, call, args)),
     )))
 }
 
@@ -719,32 +723,37 @@ async fn checked_hits(
 
 /// Read one ruling.
 async fn rechtspraak_ruling(ctx: &Context, call: &Call, args: RulingArgs) -> Reply {
+    replied(ruling_read(ctx, call, args).await)
+}
+
+/// One ruling read, typed (`rechtspraak_ruling`'s answer, and `fetch`'s).
+async fn ruling_read(ctx: &Context, call: &Call, args: RulingArgs) -> ReadResult {
     let used_ecli = args.id.is_none() && args.ecli.is_some();
     let Some(asked) = args.id.as_deref().or(args.ecli.as_deref()) else {
-        return tool_error(
+        return Err(tool_error(
             "rechtspraak_ruling: give `id`, the ruling's ECLI (e.g. ECLI:NL:HR:2026:1500, a rechtspraak_search \
              result's `id`); nothing asked of Rechtspraak",
         )
-        .into();
+        .into());
     };
     let Some(ecli) = ids::ecli_of(crate::connectors::ids::own(PLATFORM, asked)) else {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "`{}` is not an ECLI (ECLI:NL:court:year:number, e.g. ECLI:NL:HR:2026:1500)",
             resolve::echo(asked)
         ))
-        .into();
+        .into());
     };
     let length = args.length.unwrap_or(DEFAULT_LENGTH);
     if length == 0 || length > MAX_LENGTH {
-        return tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into();
+        return Err(tool_error(format!("`length` must be between 1 and {MAX_LENGTH} characters")).into());
     }
     let offset = args.offset.unwrap_or(0);
     let client = match ctx.clients.get::<RsClient>(PLATFORM) {
         Ok(c) => c,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let pc = ruling_call(&client, ecli, false);
-    ctx.answer_for(Who::Caller, call, pc, |r, served| {
+    ctx.read_for(Who::Caller, call, pc, |r, served| {
         let mut rendered = render::ruling(r, served, offset, length);
         if used_ecli {
             rendered.text = format!(
@@ -753,7 +762,7 @@ async fn rechtspraak_ruling(ctx: &Context, call: &Call, args: RulingArgs) -> Rep
                 rendered.text
             );
         }
-        Ok(rendered)
+        Ok((render::head(r), rendered))
     })
     .await
 }

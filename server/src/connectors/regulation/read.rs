@@ -28,7 +28,9 @@ use serde_json::json;
 use super::args::{ReadArgs, date_arg, read_length};
 use super::collection::{Collection, Record};
 use super::text::{OutlineEntry, outline, regulation_page};
-use crate::call::{Call, Context, PlatformCall, Rendered, Reply, Structure, Who, provenance, tool_error};
+use crate::call::{
+    Call, Context, Head, PlatformCall, ReadResult, Rendered, Reply, Structure, Who, provenance, replied, tool_error,
+};
 use crate::connectors::ids::{Claim, IdReader, Paging, Reading, own};
 use crate::connectors::pages::TextPage;
 use crate::connectors::tool::{self, ToolFuture, ToolSpec};
@@ -123,6 +125,8 @@ impl<C: Collection> ReadTool<C> {
     pub const SPEC: &'static ToolSpec = &tool::<C>();
     /// The ids it reads (`fetch` on `/mcp`, its resource template).
     pub const READER: &'static IdReader = &IdReader {
+        // Every record it reads has a public page (`fetch`'s `url`).
+        public_pages: true,
         paged: &[Self::SPEC],
         forms: C::SPEC.forms,
         read: reading::<C>,
@@ -144,7 +148,7 @@ pub fn reading<C: Collection>(id: &str, paging: Paging) -> Option<Result<Reading
         shown,
         Claim::Home,
         ReadTool::<C>::SPEC,
-        move |ctx, call| Box::pin(read::<C>(ctx, call, args)),
+        move |ctx, call| Box::pin(read_typed::<C>(ctx, call, args)),
     )))
 }
 
@@ -164,27 +168,33 @@ pub(crate) struct Read<R> {
 
 /// Reads one regulation of collection `C`.
 pub async fn read<C: Collection>(ctx: &Context, call: &Call, args: ReadArgs<C>) -> Reply {
+    replied(read_typed::<C>(ctx, call, args).await)
+}
+
+/// One regulation of collection `C` read, typed (its reading tool's answer, and
+/// `fetch`'s).
+pub async fn read_typed<C: Collection>(ctx: &Context, call: &Call, args: ReadArgs<C>) -> ReadResult {
     let name = C::SPEC.read.name;
     let (id, date, article) = match C::asked(own(C::PLATFORM, &args.id)) {
         Some(asked) => (asked.id, args.date.or(asked.date), args.article.or(asked.article)),
         None => (args.id.trim().to_ascii_uppercase(), args.date, args.article),
     };
     if !C::Platform::is_id(&id) {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "{name}: `{}` is not {}",
             crate::platforms::http::brief(&args.id),
             C::SPEC.words.not_an_id
         ))
-        .into();
+        .into());
     }
     let versioned = C::Platform::versioned(&id);
     let date = match date_arg(name, date.as_deref(), ctx.clock.wall()) {
         Ok(date) => date,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let length = match read_length(name, args.length) {
         Ok(length) => length,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let article = article
         .as_deref()
@@ -193,17 +203,17 @@ pub async fn read<C: Collection>(ctx: &Context, call: &Call, args: ReadArgs<C>) 
         .map(str::to_owned);
     let client = match ctx.clients.get::<RegulationClient<C::Platform>>(C::PLATFORM) {
         Ok(c) => c,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let record = match ctx
         .fetch(Who::Caller, call, version_call::<C>(&client, &id, &date, versioned))
         .await
     {
         Ok((version, _)) => version.record.clone(),
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let Some(location) = C::Platform::file(&record).map(str::to_owned) else {
-        return tool_error(C::without_file(&C::version(&record), &date)).into();
+        return Err(tool_error(C::without_file(&C::version(&record), &date)).into());
     };
     // 2. Its file, kept under the version.
     let text = PlatformCall::new(C::file_key(&record), COST, move || {
@@ -221,7 +231,7 @@ pub async fn read<C: Collection>(ctx: &Context, call: &Call, args: ReadArgs<C>) 
         offset: args.offset.unwrap_or(0),
         length,
     };
-    ctx.answer_for(Who::Caller, call, text, |answer, served| {
+    ctx.read_for(Who::Caller, call, text, |answer, served| {
         render::<C>(answer, served, &read)
     })
     .await
@@ -258,7 +268,7 @@ pub(crate) fn render<C: Collection>(
     answer: &TextAnswer,
     served: Served,
     read: &Read<Record<C>>,
-) -> Result<Rendered, String> {
+) -> Result<(Head, Rendered), String> {
     let words = &C::SPEC.words;
     let t = &answer.text;
     let v = C::version(&read.record);
@@ -317,6 +327,7 @@ pub(crate) fn render<C: Collection>(
     text.push_str("\n\n");
     text.push_str(&page.text);
     let (outline, outline_entries) = outline(t);
+    let head = Head::new(title.clone(), Some(v.url.clone()).filter(|u| !u.is_empty()));
     let shown = ReadShown {
         own: C::shown(&read.record, read.date.as_deref()),
         id: v.id,
@@ -332,8 +343,9 @@ pub(crate) fn render<C: Collection>(
         outline_entries,
         page: page.at,
     };
-    Ok(Rendered {
+    let rendered = Rendered {
         text,
         structured: Structure::Own(json!(shown)),
-    })
+    };
+    Ok((head, rendered))
 }

@@ -32,7 +32,7 @@ use super::ids::{DocumentRef, Named, meeting_id, named};
 use super::reports::{self, chosen_report, served_of};
 use super::transcript::{self, About, CaseNumbers, DebateShown, Filters};
 use crate::calendar::leading_day;
-use crate::call::{AnswerError, Call, Context, Reply, tool_error};
+use crate::call::{AnswerError, Call, Context, Head, Read, ReadResult, Reply, replied, tool_error};
 use crate::connectors::tool::ToolSpec;
 use crate::driver::CallError;
 use crate::platforms::http::PlatformError;
@@ -253,35 +253,41 @@ async fn activity_of(ctx: &Context, call: &Call, client: &Arc<TkClient>, number:
 
 /// One meeting's report as a transcript.
 pub(super) async fn tk_debate(ctx: &Context, call: &Call, args: DebateArgs) -> Reply {
+    replied(debate_read(ctx, call, args).await)
+}
+
+/// One meeting's report read, typed (`tk_debate`'s answer, and `fetch`'s): the head is
+/// the meeting, its title and its page on tweedekamer.nl.
+pub(super) async fn debate_read(ctx: &Context, call: &Call, args: DebateArgs) -> ReadResult {
     let Some(target) = target(&args.id) else {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "tk_debate: `{}` is not a meeting, report or activity of the Tweede Kamer: give the `id` tk_debates \
              gives (vergadering:<GUID>), a report's id (verslag:<GUID>), an activity number (2025A04597) or a \
              link to its page; a document reads with tk_document_text, a case's votes with tk_votes (nothing asked \
              of the Tweede Kamer)",
             crate::platforms::http::brief(&args.id)
         ))
-        .into();
+        .into());
     };
     let length = match crate::connectors::pages::text_length("tk_debate", args.length) {
         Ok(length) => length,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let offset = args.offset.unwrap_or(0);
     let client = match ctx.clients.get::<TkClient>(PLATFORM) {
         Ok(c) => c,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let found = match find(ctx, call, &client, target).await {
         Ok(found) => found,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let mut servings = found.servings;
     let (report, served) = match found.report {
         Some(read) => read,
         None => match reports::report(ctx, call, &client, &found.verslag).await {
             Ok(read) => read,
-            Err(e) => return e.into(),
+            Err(e) => return Err(e.into()),
         },
     };
     servings.push(served);
@@ -294,7 +300,7 @@ pub(super) async fn tk_debate(ctx: &Context, call: &Call, args: DebateArgs) -> R
     // The motions of the activities shown, and their cases (one request for up to 30).
     let chosen = match transcript::selected(&report, filters.activity.as_deref()) {
         Ok(chosen) => chosen,
-        Err(message) => return tool_error(format!("tk_debate: {message}")).into(),
+        Err(message) => return Err(tool_error(format!("tk_debate: {message}")).into()),
     };
     let motions = transcript::motions_asked(&report, &chosen);
     let mut cases = CaseNumbers::new();
@@ -308,7 +314,7 @@ pub(super) async fn tk_debate(ctx: &Context, call: &Call, args: DebateArgs) -> R
                     }
                 }
             }
-            Err(e) => return e.into(),
+            Err(e) => return Err(e.into()),
         }
     }
     let meeting = &found.meeting;
@@ -338,9 +344,10 @@ pub(super) async fn tk_debate(ctx: &Context, call: &Call, args: DebateArgs) -> R
         changed_at: found.verslag.gewijzigd_op.clone(),
         file_url: client.report_file_url(&found.verslag.id.to_ascii_lowercase()),
     };
+    let head = Head::new(about.title.clone(), about.url.clone());
     match transcript::render(&report, &about, &filters, &cases, served_of(&servings), offset, length) {
-        Ok(rendered) => rendered.into_own_result().into(),
-        Err(message) => tool_error(format!("tk_debate: {message}")).into(),
+        Ok(rendered) => Ok(Read::own(PLATFORM, head, rendered)),
+        Err(message) => Err(tool_error(format!("tk_debate: {message}")).into()),
     }
 }
 

@@ -26,7 +26,9 @@ use serde_json::json;
 
 use crate::connectors::pages::{TextPage, text_page};
 
-use crate::call::{Call, Context, PlatformCall, Rendered, Reply, Structure, Who, provenance, tool_error};
+use crate::call::{
+    Call, Context, Head, PlatformCall, ReadResult, Rendered, Reply, Structure, Who, provenance, replied, tool_error,
+};
 use crate::connectors::tool::ToolSpec;
 use crate::platforms::http::PlatformError;
 use crate::platforms::tk::{Document, TkClient};
@@ -95,25 +97,30 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
 
 /// The text of one Tweede Kamer document.
 pub(super) async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs) -> Reply {
+    replied(text_read(ctx, call, args).await)
+}
+
+/// One document's text read, typed (`tk_document_text`'s answer, and `fetch`'s).
+pub(super) async fn text_read(ctx: &Context, call: &Call, args: TextArgs) -> ReadResult {
     let Some(document) = super::ids::named(crate::connectors::ids::own(PLATFORM, &args.id)).and_then(|n| match n {
         super::ids::Named::Document(d) => Some(d),
         _ => None,
     }) else {
-        return tool_error(format!(
+        return Err(tool_error(format!(
             "tk_document_text: `{}` is not a Tweede Kamer document: give its number (2021D02426), its `id` from \
              tk_search (a GUID) or a link to it on tweedekamer.nl (nothing asked of the Tweede Kamer)",
             crate::platforms::http::brief(&args.id)
         ))
-        .into();
+        .into());
     };
     let length = match crate::connectors::pages::text_length("tk_document_text", args.length) {
         Ok(length) => length,
-        Err(message) => return tool_error(message).into(),
+        Err(message) => return Err(tool_error(message).into()),
     };
     let offset = args.offset.unwrap_or(0);
     let client = match ctx.clients.get::<TkClient>(PLATFORM) {
         Ok(c) => c,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let key = match &document {
         super::ids::DocumentRef::Guid(id) => {
@@ -146,7 +153,7 @@ pub(super) async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs)
     };
     let document = match ctx.fetch(Who::Caller, call, version).await {
         Ok((document, _)) => document,
-        Err(e) => return e.into(),
+        Err(e) => return Err(e.into()),
     };
     let key = CacheKey::new(PLATFORM, DataClass::Document, "document_text")
         .param("id", document.id.to_lowercase())
@@ -157,8 +164,8 @@ pub(super) async fn tk_document_text(ctx: &Context, call: &Call, args: TextArgs)
         let (client, document) = (Arc::clone(&client), Arc::clone(&document));
         async move { read_text(&client, &document, pool).await }
     });
-    ctx.answer_for(Who::Caller, call, pc, |answer, served| {
-        render(answer, served, offset, length)
+    ctx.read_for(Who::Caller, call, pc, |answer, served| {
+        Ok((head(answer), render(answer, served, offset, length)?))
     })
     .await
 }
@@ -280,6 +287,17 @@ pub struct TextShown {
     /// Where the page of text is.
     #[serde(flatten)]
     pub page: TextPage,
+}
+
+/// The document as a person knows it: its subject (else its number), and its page on
+/// tweedekamer.nl (else its file at the platform).
+pub fn head(answer: &TextAnswer) -> Head {
+    let name = answer.number.as_deref().unwrap_or(&answer.id);
+    let page = answer.number.as_deref().and_then(super::ids::document_page);
+    Head::new(
+        answer.subject.clone().unwrap_or_else(|| name.to_owned()),
+        Some(page.unwrap_or_else(|| answer.file_url.clone())),
+    )
 }
 
 /// One page of the kept text, or the reason there is none (a tool error).

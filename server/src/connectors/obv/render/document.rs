@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::call::Structure;
-use crate::call::{Rendered, provenance};
+use crate::call::{Head, Rendered, provenance};
 use crate::connectors::obv::ids::page_url;
 use crate::connectors::pages::{TextPage, text_page};
 use crate::platforms::obv::{Entity, iso_day};
@@ -178,6 +178,15 @@ pub struct DocumentShown {
     pub page: TextPage,
 }
 
+/// The record `obv_document` read, as a person knows it: its title, and its file, else
+/// its page on openbesluitvorming.nl (what the structured content's `url` says).
+pub fn head(answer: &DocumentAnswer) -> Head {
+    Head::new(
+        answer.title.clone(),
+        answer.download_url.clone().or_else(|| page_url(&answer.entity_id)),
+    )
+}
+
 /// `obv_document`'s result: the characters `offset..offset + length` of the text as the
 /// text content, the metadata and the page's place as structured content.
 pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: usize) -> Rendered {
@@ -201,7 +210,7 @@ pub fn document(answer: &DocumentAnswer, served: Served, offset: usize, length: 
         date: iso_day(&answer.date).unwrap_or_else(|| answer.date.clone()),
         kind: answer.entity_type.clone(),
         organization: answer.organization.clone(),
-        url: answer.download_url.clone().or_else(|| page_url(&answer.entity_id)),
+        url: head(answer).url,
         platform: crate::platforms::obv::PLATFORM.as_str().to_owned(),
         pdf_url: answer.pdf_url.clone(),
         meeting_id: answer.meeting_id.clone(),

@@ -11,7 +11,7 @@ mod sources;
 mod status;
 
 pub use document::{
-    AgendaDocumentEntry, AgendaEntry, DocumentAnswer, DocumentShown, MotionEntry, MotionSummary, document,
+    AgendaDocumentEntry, AgendaEntry, DocumentAnswer, DocumentShown, MotionEntry, MotionSummary, document, head,
 };
 pub use search::{Found, Hit, SearchAnswer, SearchShown, Searched, candidates, listing, search};
 pub use sources::{SourceEntry, SourceShown, SourcesAnswer, SourcesFilter, SourcesShown, sources};

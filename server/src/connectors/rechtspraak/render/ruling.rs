@@ -11,7 +11,7 @@ use besluitbron_core::path::Served;
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
-use crate::call::{Rendered, provenance};
+use crate::call::{Head, Rendered, provenance};
 use crate::platforms::rechtspraak::{Labeled, Relation, Ruling};
 
 use super::{own, ruling_title, ruling_url};
@@ -99,6 +99,16 @@ pub struct RulingOutput {
     pub images: u32,
 }
 
+/// The ruling as a person knows it: its title (the start of its inhoudsindicatie, else
+/// its court and case number) and its public page, as the structured content says them.
+pub fn head(r: &Ruling) -> Head {
+    let court = r.court.as_ref().map_or("unknown court", |c| c.name.as_str());
+    Head::new(
+        ruling_title(r.summary.as_deref(), court, r.case_numbers.first().map(String::as_str)),
+        Some(ruling_url(&r.ecli)),
+    )
+}
+
 /// `rechtspraak_ruling`'s result: the metadata, the inhoudsindicatie, and `length`
 /// characters of the text from `offset`, at the end of the text content.
 pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rendered {
@@ -175,7 +185,7 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
         text,
         structured: own(&RulingOutput {
             id: r.ecli.clone(),
-            title: ruling_title(r.summary.as_deref(), court, r.case_numbers.first().map(String::as_str)),
+            title: head(r).title,
             kind: r.kind.clone(),
             organization: r.court.as_ref().map(|c| c.name.clone()),
             url: ruling_url(&r.ecli),

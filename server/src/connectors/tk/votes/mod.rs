@@ -29,7 +29,7 @@ mod result;
 
 use std::sync::Arc;
 
-use crate::call::{Call, Context, Reply, tool_error};
+use crate::call::{Call, Context, Head, Read, ReadResult, Reply, replied, tool_error};
 use crate::connectors::tool::ToolSpec;
 use crate::platforms::tk::{PLATFORM, TkClient};
 
@@ -51,19 +51,40 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
 
 /// The votes on a case, or on the cases found by words.
 pub(super) async fn tk_votes(ctx: &Context, call: &Call, args: VotesArgs) -> Reply {
-    let asked = match args::Asked::of(&args) {
-        Ok(asked) => asked,
-        Err(message) => return tool_error(message).into(),
-    };
-    let client = match ctx.clients.get::<TkClient>(PLATFORM) {
-        Ok(c) => c,
-        Err(e) => return e.into(),
-    };
+    replied(votes_read(ctx, call, args).await)
+}
+
+/// The votes read, typed (`tk_votes`'s answer, and `fetch`'s for a case number): the
+/// head is the first case shown, its subject and its page on tweedekamer.nl.
+pub(super) async fn votes_read(ctx: &Context, call: &Call, args: VotesArgs) -> ReadResult {
+    let asked = args::Asked::of(&args).map_err(|message| Reply::from(tool_error(message)))?;
+    let client = ctx.clients.get::<TkClient>(PLATFORM)?;
     let key = asked.key();
     let searched = asked.describe();
     let asked = Arc::new(asked);
-    match fetch::fetch(ctx, call, &client, key, &asked).await {
-        Ok((answer, served)) => render::render(&answer, served, &searched).into_own_result().into(),
-        Err(e) => e.into(),
+    let (answer, served) = fetch::fetch(ctx, call, &client, key, &asked).await?;
+    let head = head(&answer, &asked);
+    Ok(Read::own(PLATFORM, head, render::render(&answer, served, &searched)))
+}
+
+/// The case a person asked for: the first case shown (its subject, its page on
+/// tweedekamer.nl), else the case number asked, or the words.
+fn head(answer: &fetch::VotesAnswer, asked: &args::Asked) -> Head {
+    match answer.cases.first() {
+        Some(c) => {
+            let number = c.case.nummer.as_deref().unwrap_or_default();
+            let title = c.case.onderwerp.clone().or_else(|| c.case.titel.clone());
+            Head::new(
+                title.unwrap_or_else(|| format!("Tweede Kamer case {number}")),
+                super::ids::case_page(number).or_else(|| c.url.clone()),
+            )
+        }
+        None => {
+            let page = match asked {
+                args::Asked::Case(number) => super::ids::case_page(number),
+                args::Asked::Words { .. } => None,
+            };
+            Head::new(format!("Votes of the Tweede Kamer on {}", asked.describe()), page)
+        }
     }
 }
