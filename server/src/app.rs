@@ -900,6 +900,14 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
         let gauge = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         m.in_flight.get_or_create(&label).set(gauge(snap.in_flight));
         m.flight_waiters.get_or_create(&label).set(gauge(snap.waiting));
+        // A counter of the path's own count: it only grows, so the difference is added
+        // (one scrape at a time, so two never add the same difference).
+        {
+            static REFRESH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+            let _one = REFRESH.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let withdrawn = m.withdrawn_calls.get_or_create(&label);
+            withdrawn.inc_by(snap.stats.withdrawn.saturating_sub(withdrawn.get()));
+        }
         m.pending_writes.get_or_create(&label).set(gauge(snap.pending_writes));
         m.memory_bytes.get_or_create(&label).set(gauge(snap.memory_bytes));
         // Each service's budget once, however many platforms call it.

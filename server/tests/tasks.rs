@@ -176,3 +176,162 @@ async fn a_cancelled_task_ends_cancelled_and_an_unknown_one_is_invalid_params() 
     assert!(plain["structuredContent"]["results"].is_array(), "{plain}");
     server.stop().await;
 }
+
+/// OpenBesluitvorming's path as it stands.
+async fn obv_path(server: &Server) -> besluitbron_server::driver::PathSnapshot {
+    let snap = server
+        .state
+        .platforms()
+        .get(besluitbron_server::platforms::obv::PLATFORM)
+        .expect("obv has a task")
+        .snapshot(true)
+        .await
+        .expect("running");
+    assert_eq!(snap.invariants, Ok(()), "the path's invariants hold");
+    snap
+}
+
+/// Waits until obv's path meets `cond`, and returns it; panics naming `what` otherwise.
+async fn until_obv(
+    server: &Server,
+    what: &str,
+    cond: impl Fn(&besluitbron_server::driver::PathSnapshot) -> bool,
+) -> besluitbron_server::driver::PathSnapshot {
+    let mut last = None;
+    let met = support::eventually(Duration::from_secs(30), async || {
+        let snap = obv_path(server).await;
+        let ok = cond(&snap);
+        last = Some(snap);
+        ok
+    })
+    .await;
+    let last = last.expect("a snapshot");
+    assert!(met, "obv's path never got {what}: {:?}", last.stats);
+    last
+}
+
+/// Makes a `search` task for `query`; its id.
+async fn search_task(mcp: &Mcp, id: i64, query: &str) -> String {
+    let made = result(
+        &request(
+            mcp,
+            id,
+            "tools/call",
+            json!({"name": "search", "arguments": {"query": query}}),
+            declares_tasks(),
+        )
+        .await,
+    );
+    made["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task id: {made}"))
+        .to_owned()
+}
+
+/// Cancels task `task_id` and waits until `tasks/get` says it is cancelled.
+async fn cancel(mcp: &Mcp, id: i64, task_id: &str) {
+    let ack = request(mcp, id, "tasks/cancel", json!({"taskId": task_id}), declares_tasks()).await;
+    assert!(
+        ack.message.as_ref().is_some_and(|m| m.get("result").is_some()),
+        "{}",
+        ack.text
+    );
+    let mut last = Value::Null;
+    let cancelled = support::eventually(Duration::from_secs(20), async || {
+        last = result(&request(mcp, id + 1, "tasks/get", json!({"taskId": task_id}), declares_tasks()).await);
+        last["status"] == "cancelled"
+    })
+    .await;
+    assert!(cancelled, "{last}");
+}
+
+/// A task's own platform request still waiting for its turn is withdrawn when the task
+/// is cancelled, and counted; one another caller also waits on runs on for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_task_withdraws_its_own_queued_request_but_not_a_shared_one() {
+    let f = fakes().await;
+    let mut c = config(&f, &temp_dir("tasks-withdraw"));
+    // One request at OpenBesluitvorming at a time: the next waits at the gate.
+    c.services.get_mut("obv").expect("obv's service").max_concurrent = Some(1);
+    let server = Server::start(c).await;
+    f.obv.set_latency(Duration::from_secs(30));
+    let base = obv_path(&server).await;
+
+    // Another caller's slow request holds OpenBesluitvorming's one place.
+    let sent = f.obv.requests();
+    let blocker = {
+        let mut session = Mcp::initialize(server.url("/mcp/obv")).await;
+        tokio::spawn(async move { session.call("obv_search", json!({"query": "blokkade"})).await })
+    };
+    until_obv(&server, "the other caller's request sent", |s| {
+        s.stats.led == base.stats.led + 1
+    })
+    .await;
+    assert!(
+        support::eventually(Duration::from_secs(30), async || f.obv.requests() == sent + 1).await,
+        "the other caller's request reached the platform"
+    );
+
+    // The task's own request waits behind it; cancelled, it is withdrawn unsent.
+    let mcp = Mcp::modern(server.url("/mcp"));
+    let own = search_task(&mcp, 1, "begroting").await;
+    until_obv(&server, "the task's request waiting", |s| {
+        s.stats.gated == base.stats.gated + 1
+    })
+    .await;
+    cancel(&mcp, 2, &own).await;
+    let after = until_obv(&server, "the task's request withdrawn", |s| {
+        s.stats.withdrawn == base.stats.withdrawn + 1
+    })
+    .await;
+    assert_eq!(
+        f.obv.requests(),
+        sent + 1,
+        "the withdrawn request never reached the platform"
+    );
+    let metrics = reqwest::get(server.url("/metrics"))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("metrics text");
+    let line = format!(
+        "besluitbron_platform_withdrawn_calls_total{{platform=\"obv\"}} {}",
+        after.stats.withdrawn
+    );
+    assert!(metrics.contains(&line), "{line} in the metrics");
+
+    // A request another caller also waits on is theirs: the task's cancel leaves it.
+    let other = {
+        let plain = Mcp::modern(server.url("/mcp"));
+        tokio::spawn(async move {
+            request(
+                &plain,
+                10,
+                "tools/call",
+                json!({"name": "search", "arguments": {"query": "stikstof"}}),
+                json!({}),
+            )
+            .await
+        })
+    };
+    until_obv(&server, "the other caller's second request waiting", |s| {
+        s.stats.gated == after.stats.gated + 1
+    })
+    .await;
+    let shared = search_task(&mcp, 20, "stikstof").await;
+    let joined = until_obv(&server, "the task joining it", |s| {
+        s.stats.coalesced > after.stats.coalesced
+    })
+    .await;
+    cancel(&mcp, 21, &shared).await;
+    let left = until_obv(&server, "the task leaving it", |s| s.stats.left > joined.stats.left).await;
+    assert_eq!(
+        left.stats.withdrawn, after.stats.withdrawn,
+        "the shared request is not withdrawn"
+    );
+    assert!(left.waiting >= 1, "the other caller still waits on it: {left:?}");
+    other.abort();
+    blocker.abort();
+    server.stop().await;
+}

@@ -14,6 +14,7 @@
 //! What this module does not do: decide when a call may go (the core path does) or talk
 //! HTTP (the platform clients do).
 
+pub mod ask;
 pub mod bwb;
 pub mod cvdr;
 pub mod eurlex;

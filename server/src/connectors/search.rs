@@ -18,6 +18,7 @@ use rmcp::schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::ask::AskArg;
 use super::page_spec::Hits;
 use super::tool::{self, ToolFuture, ToolSpec};
 use super::vocabulary::Listing;
@@ -49,6 +50,8 @@ pub trait KeywordTool: Sync + 'static {
     const TITLE: &'static str;
     /// What `tools/list` says of it.
     const DESCRIPTION: &'static str;
+    /// Its arguments whose value may name several things ([`ToolSpec::asks`]).
+    const ASKS: &'static [AskArg] = &[];
     /// Its arguments.
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
     /// Its structured content's type (the output schema).
@@ -117,6 +120,7 @@ impl<S: KeywordTool> Keyword<S> {
         name: S::NAME,
         definition: definition::<S>,
         run: run::<S>,
+        asks: S::ASKS,
     };
     /// Its part in `search` on `/mcp`.
     pub const SEARCH: SearchSpec = SearchSpec {

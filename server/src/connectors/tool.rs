@@ -19,6 +19,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use rmcp::schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
+use super::ask::AskArg;
 use crate::call::{Call, Context, Reply, tool_error};
 
 /// A running tool.
@@ -37,6 +38,9 @@ pub struct ToolSpec {
     pub definition: fn() -> Tool,
     /// The tool itself.
     pub run: RunTool,
+    /// Its arguments whose value may name several things, and how each is resolved to
+    /// choices a person can be asked to make (empty for most tools).
+    pub asks: &'static [AskArg],
 }
 
 impl std::fmt::Debug for ToolSpec {
@@ -110,17 +114,25 @@ pub fn client<T: Send + Sync + 'static>(
 ///     arguments: SearchArgs,
 ///     output: render::SearchShown,
 ///     run: obv_search,
+///     asks: &[…], // optional: the arguments a person may be asked to settle
 /// }
 /// ```
 #[macro_export]
 macro_rules! tool {
+    (@asks) => {
+        &[]
+    };
+    (@asks $asks:expr) => {
+        $asks
+    };
     (
         name: $name:literal,
         title: $title:literal,
         description: $description:expr,
         arguments: $arguments:ty,
         output: $output:ty,
-        run: $run:path $(,)?
+        run: $run:path
+        $(, asks: $asks:expr)? $(,)?
     ) => {
         $crate::connectors::tool::ToolSpec {
             name: $name,
@@ -133,6 +145,7 @@ macro_rules! tool {
                     }
                 })
             },
+            asks: $crate::tool!(@asks $($asks)?),
         }
     };
 }

@@ -332,7 +332,9 @@ impl Handler {
         let mut request = request;
         // A name that fits several things is put to the person first, where the client
         // can be asked ([`ask`]); nothing below runs for that answer.
-        let asked = Box::pin(ask::before(&mut request, &context, self.calls.request_timeout())).await?;
+        let caller = caller_of(&context, &self.calls.trusted_proxies);
+        let wait = self.calls.request_timeout();
+        let asked = Box::pin(ask::before(&self.calls, &caller, &mut request, &context, wait)).await?;
         if let ask::Before::Ask(result) = asked {
             return Ok(CallToolResponse::InputRequired(result));
         }

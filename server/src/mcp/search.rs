@@ -483,6 +483,15 @@ fn is_web_link(url: &str) -> bool {
     (lower.starts_with("http://") && url.len() > 7) || (lower.starts_with("https://") && url.len() > 8)
 }
 
+tokio::task_local! {
+    /// Set while a search runs for a task ([`super::tasks`]): the task's cancellation,
+    /// which its parts' platform calls take, so a cancelled task withdraws its own
+    /// requests still waiting for their turn (one another caller also waits on is left
+    /// to them: the path withdraws only what nobody waits for). Unset, a part is never
+    /// cancelled: one its search no longer waits for fills the buffer.
+    pub static PARTS_CANCEL: CancellationToken;
+}
+
 /// One platform's part of a search: its tool's call with the shared question as its
 /// arguments, through the stack below replay as a direct call of that tool with them
 /// would go (their schema's rules, the tool's buffer, coalescing, fair queue and
@@ -525,7 +534,7 @@ impl Asking {
             caller: Arc::clone(&call.caller),
             form: call.form.clone(),
             progress: None,
-            ct: CancellationToken::new(),
+            ct: PARTS_CANCEL.try_with(CancellationToken::clone).unwrap_or_default(),
             render_cache: call.render_cache.clone(),
         };
         Asking {

@@ -62,11 +62,12 @@ impl Stack for ToolTable {
         tool: &'static str,
         arguments: JsonObject,
     ) -> RouteFuture<'a, Answer> {
-        // The asker reports what answered, not each part's queue; never cancelled: a part
-        // its asker no longer waits for fills the buffer.
+        // The asker reports what answered, not each part's queue; cancelled only with the
+        // asker's own token (a search's part: its task's, or never), so a part its asker
+        // no longer waits for fills the buffer.
         let asked = Asked {
             progress: None,
-            ct: CancellationToken::new(),
+            ct: asker.ct.clone(),
             want: Want::Listing,
         };
         Box::pin(self.asked_by(ground, asker, tool, arguments, asked))

@@ -13,8 +13,10 @@
 //! Invariants: a task id is rmcp's random UUID (122 random bits: unguessable); with
 //! authorization on, a task is read and cancelled only by the user whose call made it,
 //! and an id of another user's task is answered as unknown. Cancelling a task cancels
-//! its own call (the call layer gives up its waits; a platform request another caller
-//! also waits on is theirs and runs on). Tasks live in this replica's memory for
+//! its own call and its search's parts (which run on between rounds): each gives up its
+//! wait, so a platform request of the task's own still waiting for its turn is withdrawn
+//! unsent (counted in `besluitbron_platform_withdrawn_calls_total`), while one another
+//! caller also waits on is theirs and runs on. Tasks live in this replica's memory for
 //! [`TASK_TTL_MS`] after they are made (rmcp's [`TaskManager`] sweeps them).
 //!
 //! What this module does not do: run any tool but `search` as a task, or share tasks
@@ -162,7 +164,9 @@ async fn run(calls: Arc<Calls>, request: ToolRequest, cx: TaskContext) -> Result
             ct: ct.child_token(),
         };
         let result = tokio::select! {
-            result = calls.call(round) => result.map_err(TaskExit::Error)?,
+            result = super::search::PARTS_CANCEL.scope(ct.clone(), calls.call(round)) => {
+                result.map_err(TaskExit::Error)?
+            }
             () = cx.cancelled() => {
                 ct.cancel();
                 return Err(TaskExit::Cancelled);

@@ -24,6 +24,7 @@ use super::lists::Lister;
 use super::route::{self, Answer, Answered, RouteFuture, Want};
 use super::search::Searcher;
 use crate::call::{Call, tool_error};
+use crate::connectors::ask::AskArg;
 use crate::connectors::schema::{compact_output, portable};
 use crate::connectors::search::{HitsTool, KeywordSearch, ListTool};
 use crate::connectors::tool::{ToolFuture, invalid_arguments};
@@ -99,6 +100,15 @@ impl ToolEntry {
                 )),
             }
         })
+    }
+
+    /// Its arguments whose value may name several things, as its connector declares
+    /// them (none for `fetch`, `search` and `lists`).
+    pub fn asks(&self) -> &'static [AskArg] {
+        match &self.run {
+            Run::Tool(spec) => spec.asks,
+            Run::Fetch(_) | Run::Search(_) | Run::Lists(_) => &[],
+        }
     }
 
     /// The arguments layer's check of `arguments`: numbers sent as strings read as

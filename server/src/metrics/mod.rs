@@ -105,6 +105,10 @@ pub struct Metrics {
     pub in_flight: Family<PlatformLabel, Gauge>,
     /// Requests waiting for a flight, its leader included (refreshed at scrape).
     pub flight_waiters: Family<PlatformLabel, Gauge>,
+    /// Platform requests withdrawn before they were sent because nobody waited for them
+    /// any more — a cancelled call or task whose own request it was (refreshed at scrape
+    /// from the path's count).
+    pub withdrawn_calls: Family<PlatformLabel, Counter>,
     /// Buffer writes not yet finished (refreshed at scrape).
     pub pending_writes: Family<PlatformLabel, Gauge>,
     /// Payload bytes in the buffer's memory layer (refreshed at scrape).
@@ -167,6 +171,7 @@ impl Metrics {
             service_bucket_units: Family::default(),
             in_flight: Family::default(),
             flight_waiters: Family::default(),
+            withdrawn_calls: Family::default(),
             pending_writes: Family::default(),
             memory_bytes: Family::default(),
             requests: Family::default(),
@@ -238,6 +243,11 @@ impl Metrics {
             "platform_flight_waiters",
             "Requests waiting for a flight at a platform",
             m.flight_waiters.clone(),
+        );
+        registry.register(
+            "platform_withdrawn_calls",
+            "Platform requests withdrawn unsent: nobody waited for them any more",
+            m.withdrawn_calls.clone(),
         );
         registry.register(
             "buffer_pending_writes",

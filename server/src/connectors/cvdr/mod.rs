@@ -25,6 +25,7 @@ use besluitbron_core::cache::{CacheKey, DataClass};
 use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
+use super::ask::{AskArg, Resolver};
 use super::ids::IdForm;
 use super::page_spec::PageSpec;
 use super::regulation::{self, Asked, Collection, CollectionSpec, ReadWords, ToolWords, Version, Words};
@@ -116,6 +117,12 @@ impl Collection for Cvdr {
     type Platform = crate::platforms::cvdr::Cvdr;
     type SearchArgs = SearchArgs;
     type Shown = Shown;
+
+    const ASKS: &'static [AskArg] = &[AskArg {
+        argument: "organization",
+        names: "organisations",
+        resolver: Resolver::Held(orgs::asked),
+    }];
 
     const SPEC: CollectionSpec = CollectionSpec {
         instructions: "Lokale regelgeving (cvdr_*): regulations of municipalities, provinces and water boards as \

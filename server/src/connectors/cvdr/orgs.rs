@@ -21,7 +21,8 @@
 
 use std::sync::LazyLock;
 
-use crate::connectors::offers::words;
+use crate::connectors::ask::{Resolution, of_candidates};
+use crate::connectors::offers::{Choice, words};
 use crate::platforms::cvdr::Organisation;
 
 /// One organisation the list knows.
@@ -554,6 +555,23 @@ fn resolve_in(orgs: &[Org], asked: &str) -> Resolved {
             fits.truncate(MAX_CANDIDATES);
             Resolved::Ambiguous(fits)
         }
+    }
+}
+
+/// What an asked `organization` names, for asking back: the organisations it fits,
+/// each by its key and its name.
+pub fn asked(asked: &str) -> Resolution {
+    match resolve(asked) {
+        Resolved::One(_) => Resolution::Exact,
+        Resolved::Unknown(_) => Resolution::Unknown,
+        Resolved::Ambiguous(fits) => of_candidates(
+            fits.into_iter()
+                .map(|o| Choice {
+                    value: o.key,
+                    label: o.label,
+                })
+                .collect(),
+        ),
     }
 }
 

@@ -10,7 +10,8 @@ use besluitbron_core::cache::{CacheKey, DataClass};
 use besluitbron_core::path::{Feedback, Keep};
 
 use super::render::SourcesAnswer;
-use crate::call::PlatformCall;
+use crate::call::{Call, Context, PlatformCall, Who};
+use crate::connectors::ask::{Resolution, ResolveFuture};
 use crate::platforms::obv::{OTHER_CALL_COST, ObvClient, PLATFORM, RateInfo};
 
 /// The platform's `RateLimit-*` headers as feedback for the fair queue.
@@ -21,6 +22,20 @@ pub(super) fn feedback(rate: RateInfo) -> Feedback {
         keep: Keep::Normal,
         revalidated: false,
     }
+}
+
+/// An asked `organization` read against the sources' list (the one `obv_search`
+/// reads, kept a day), for asking back; the list out of reach is no resolution.
+pub(super) fn organization<'a>(ctx: &'a Context, call: &'a Call, asked: &'a str) -> ResolveFuture<'a> {
+    Box::pin(async move {
+        let Ok(client) = ctx.clients.get::<ObvClient>(PLATFORM) else {
+            return Resolution::Unknown;
+        };
+        match ctx.fetch(Who::Caller, call, sources_call(client)).await {
+            Ok((sources, _)) => super::names::asked(&sources, asked),
+            Err(_) => Resolution::Unknown,
+        }
+    })
 }
 
 /// The sources' call, shared by `obv_sources` and the completion of organisation keys.

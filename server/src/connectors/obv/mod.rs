@@ -25,6 +25,7 @@ use besluitbron_core::path::Served;
 use rmcp::schemars;
 use serde::Deserialize;
 
+use super::ask::{AskArg, Resolver};
 use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use super::search::{Asked, Asking, Keyword, KeywordTool};
 use super::tool::{ToolSpec, client};
@@ -448,6 +449,14 @@ pub(crate) struct ObvSearch;
 
 impl KeywordTool for ObvSearch {
     const NAME: &'static str = "obv_search";
+    const ASKS: &'static [AskArg] = &[AskArg {
+        argument: "organization",
+        names: "sources",
+        resolver: Resolver::Listed {
+            tool: "obv_sources",
+            resolve: lists::organization,
+        },
+    }];
     const TITLE: &'static str = "Search OpenBesluitvorming";
     const DESCRIPTION: &'static str = "Search council, provincial and water-board decision making (meetings, \
         documents, motions, recordings) at OpenBesluitvorming: titles and short summaries (cheap). Give \

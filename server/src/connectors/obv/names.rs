@@ -12,7 +12,8 @@
 //! the closest names. Nothing here asks the platform.
 
 use super::render::{SourceEntry, SourcesAnswer};
-use crate::connectors::offers::words;
+use crate::connectors::ask::{Resolution, of_candidates};
+use crate::connectors::offers::{Choice, words};
 
 /// What an asked organization is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +107,23 @@ fn closest(sources: &SourcesAnswer, place: &str, kind: Option<&str>) -> Vec<Sour
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.key.cmp(&b.1.key)));
     scored.into_iter().take(5).map(|(_, s)| s.clone()).collect()
+}
+
+/// What an asked `organization` names, for asking back: the sources it fits, each by
+/// its key and its name.
+pub fn asked(sources: &SourcesAnswer, asked: &str) -> Resolution {
+    match resolve(sources, asked) {
+        Resolved::Key(_) => Resolution::Exact,
+        Resolved::Unknown(_) => Resolution::Unknown,
+        Resolved::Ambiguous(fits) => of_candidates(
+            fits.into_iter()
+                .map(|s| Choice {
+                    value: s.key,
+                    label: s.label,
+                })
+                .collect(),
+        ),
+    }
 }
 
 /// What to say of an `organization` that is not one source: which sources it could be,

@@ -28,6 +28,7 @@ use besluitbron_core::path::Feedback;
 use rmcp::schemars;
 use serde::Deserialize;
 
+use super::ask::{AskArg, Resolver};
 use super::ids::{Claim, IdForm, IdReader, Paging, Reading};
 use super::tool::ToolSpec;
 use super::{ConnectorSpec, Sample, http_config};
@@ -558,6 +559,32 @@ const TOOLS: &[ToolSpec] = &[
         arguments: SearchArgs,
         output: SearchOutput,
         run: rechtspraak_search,
+        asks: &[
+            AskArg {
+                argument: "court",
+                names: "courts",
+                resolver: Resolver::Listed {
+                    tool: "rechtspraak_courts",
+                    resolve: offers::court_asked,
+                },
+            },
+            AskArg {
+                argument: "area",
+                names: "areas of law",
+                resolver: Resolver::Listed {
+                    tool: "rechtspraak_areas",
+                    resolve: offers::area_asked,
+                },
+            },
+            AskArg {
+                argument: "procedure",
+                names: "kinds of procedure",
+                resolver: Resolver::Listed {
+                    tool: "rechtspraak_procedures",
+                    resolve: offers::procedure_asked,
+                },
+            },
+        ],
     },
     RULING_TOOL,
     COURTS_TOOL,

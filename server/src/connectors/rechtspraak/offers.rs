@@ -3,8 +3,10 @@
 //! and the completion of court and area names from the value lists (fetched with the
 //! tools' own calls).
 
-use super::lists::{areas_call, courts_call};
+use super::lists::{areas_call, courts_call, procedures_call};
+use super::resolve;
 use crate::call::{Call, Context, Who};
+use crate::connectors::ask::{Resolution, ResolveFuture};
 use crate::connectors::offers::{
     Choice, ChoicesFuture, Offers, PromptArg, PromptArgs, PromptOffer, ResourceOffer, Shape, TemplateOffer, Values,
 };
@@ -130,6 +132,48 @@ fn areas<'a>(ctx: &'a Context, call: &'a Call) -> ChoicesFuture<'a> {
                 label: String::new(),
             })
             .collect())
+    })
+}
+
+/// An asked `court` read against the courts' list (the one `rechtspraak_search`
+/// reads), for asking back; the list out of reach is no resolution.
+pub(super) fn court_asked<'a>(ctx: &'a Context, call: &'a Call, asked: &'a str) -> ResolveFuture<'a> {
+    Box::pin(async move {
+        let Ok(client) = ctx.clients.get::<RsClient>(PLATFORM) else {
+            return Resolution::Unknown;
+        };
+        match ctx.fetch(Who::Caller, call, courts_call(&client)).await {
+            Ok((answer, _)) => resolve::court_choices(&answer.courts, asked),
+            Err(_) => Resolution::Unknown,
+        }
+    })
+}
+
+/// An asked `area` read against the areas' list (the one `rechtspraak_search` reads),
+/// for asking back; the list out of reach is no resolution.
+pub(super) fn area_asked<'a>(ctx: &'a Context, call: &'a Call, asked: &'a str) -> ResolveFuture<'a> {
+    Box::pin(async move {
+        let Ok(client) = ctx.clients.get::<RsClient>(PLATFORM) else {
+            return Resolution::Unknown;
+        };
+        match ctx.fetch(Who::Caller, call, areas_call(&client)).await {
+            Ok((answer, _)) => resolve::area_choices(&answer.areas, asked),
+            Err(_) => Resolution::Unknown,
+        }
+    })
+}
+
+/// An asked `procedure` read against the procedures' list (the one
+/// `rechtspraak_search` reads), for asking back; the list out of reach is no resolution.
+pub(super) fn procedure_asked<'a>(ctx: &'a Context, call: &'a Call, asked: &'a str) -> ResolveFuture<'a> {
+    Box::pin(async move {
+        let Ok(client) = ctx.clients.get::<RsClient>(PLATFORM) else {
+            return Resolution::Unknown;
+        };
+        match ctx.fetch(Who::Caller, call, procedures_call(&client)).await {
+            Ok((answer, _)) => resolve::procedure_choices(&answer.procedures, asked),
+            Err(_) => Resolution::Unknown,
+        }
     })
 }
 

@@ -12,6 +12,8 @@
 //!
 //! Pure functions of the lists; no platform call is made here.
 
+use crate::connectors::ask::{Resolution, of_candidates};
+use crate::connectors::offers::{Choice, words};
 use crate::platforms::rechtspraak::{Area, Court, Procedure};
 
 /// Names shown in a "closest matches" error.
@@ -58,6 +60,52 @@ struct Candidate<'a, T> {
     label: String,
     /// Preferred when several match (a court that exists, a top-level area).
     preferred: bool,
+}
+
+/// The most choices a person is offered.
+const MAX_CHOICES: usize = 8;
+
+/// What `asked` names among `candidates`, for asking back: one exact match (or one
+/// preferred among several) is exact, as [`resolve`] reads it; several exact matches
+/// are the choices; with none, the entries whose names hold the asked words as whole
+/// words are, when there are two or more ("Den Haag", "internationaal"). Preferred
+/// entries first, each labelled, its value what `value` makes of it (a key [`resolve`]
+/// takes exactly).
+fn several<T>(asked: &str, candidates: Vec<Candidate<'_, T>>, value: impl Fn(&T) -> String) -> Resolution {
+    let q = fold(asked);
+    if q.is_empty() {
+        return Resolution::Unknown;
+    }
+    let exact: Vec<&Candidate<'_, T>> = candidates.iter().filter(|c| c.keys.contains(&q)).collect();
+    let preferred = exact.iter().filter(|c| c.preferred).count();
+    if exact.len() == 1 || preferred == 1 {
+        return Resolution::Exact;
+    }
+    let wanted = words(asked);
+    let holds = |c: &&Candidate<'_, T>| {
+        !wanted.is_empty()
+            && c.names
+                .iter()
+                .any(|n| format!(" {} ", words(n)).contains(&format!(" {wanted} ")))
+    };
+    let mut fits: Vec<&Candidate<'_, T>> = if exact.is_empty() {
+        candidates.iter().filter(holds).collect()
+    } else {
+        exact
+    };
+    if fits.len() < 2 {
+        return Resolution::Unknown;
+    }
+    fits.sort_by_key(|c| !c.preferred);
+    fits.truncate(MAX_CHOICES);
+    of_candidates(
+        fits.into_iter()
+            .map(|c| Choice {
+                value: value(c.item),
+                label: c.label.clone(),
+            })
+            .collect(),
+    )
 }
 
 fn resolve<'a, T>(
@@ -119,7 +167,17 @@ fn tail(identifier: &str) -> &str {
 
 /// The court named `asked` (name, abbreviation or identifier).
 pub fn court<'a>(courts: &'a [Court], asked: &str) -> Result<&'a Court, String> {
-    let candidates = courts
+    resolve("court", "rechtspraak_courts", asked, court_candidates(courts))
+}
+
+/// What `asked` names among `courts`, for asking back: the courts it names alike, each
+/// by its identifier.
+pub fn court_choices(courts: &[Court], asked: &str) -> Resolution {
+    several(asked, court_candidates(courts), |c| c.identifier.clone())
+}
+
+fn court_candidates(courts: &[Court]) -> Vec<Candidate<'_, Court>> {
+    courts
         .iter()
         .map(|c| {
             let mut names = vec![fold(&c.name)];
@@ -142,8 +200,7 @@ pub fn court<'a>(courts: &'a [Court], asked: &str) -> Result<&'a Court, String> 
                 preferred: c.end.is_none(),
             }
         })
-        .collect();
-    resolve("court", "rechtspraak_courts", asked, candidates)
+        .collect()
 }
 
 /// An area of law as the search can use it: the top-level area to send, and the
@@ -158,7 +215,27 @@ pub struct AreaChoice<'a> {
 
 /// The area named `asked` (name, identifier or its `#` part).
 pub fn area<'a>(areas: &'a [Area], asked: &str) -> Result<AreaChoice<'a>, String> {
-    let candidates = areas
+    let found = resolve("area of law", "rechtspraak_areas", asked, area_candidates(areas))?;
+    match &found.parent {
+        None => Ok(AreaChoice { top: found, sub: None }),
+        Some(parent) => {
+            let top = areas
+                .iter()
+                .find(|a| &a.identifier == parent)
+                .ok_or_else(|| format!("the area `{}` names a parent the list does not hold", found.name))?;
+            Ok(AreaChoice { top, sub: Some(found) })
+        }
+    }
+}
+
+/// What `asked` names among `areas`, for asking back: the areas it names alike, each
+/// by its identifier.
+pub fn area_choices(areas: &[Area], asked: &str) -> Resolution {
+    several(asked, area_candidates(areas), |a| a.identifier.clone())
+}
+
+fn area_candidates(areas: &[Area]) -> Vec<Candidate<'_, Area>> {
+    areas
         .iter()
         .map(|a| {
             let fragment = tail(&a.identifier);
@@ -181,23 +258,27 @@ pub fn area<'a>(areas: &'a [Area], asked: &str) -> Result<AreaChoice<'a>, String
                 preferred: a.parent.is_none(),
             }
         })
-        .collect();
-    let found = resolve("area of law", "rechtspraak_areas", asked, candidates)?;
-    match &found.parent {
-        None => Ok(AreaChoice { top: found, sub: None }),
-        Some(parent) => {
-            let top = areas
-                .iter()
-                .find(|a| &a.identifier == parent)
-                .ok_or_else(|| format!("the area `{}` names a parent the list does not hold", found.name))?;
-            Ok(AreaChoice { top, sub: Some(found) })
-        }
-    }
+        .collect()
 }
 
 /// The procedure named `asked` (name or identifier).
 pub fn procedure<'a>(procedures: &'a [Procedure], asked: &str) -> Result<&'a Procedure, String> {
-    let candidates = procedures
+    resolve(
+        "procedure",
+        "rechtspraak_procedures",
+        asked,
+        procedure_candidates(procedures),
+    )
+}
+
+/// What `asked` names among `procedures`, for asking back: the procedures it names
+/// alike, each by its identifier.
+pub fn procedure_choices(procedures: &[Procedure], asked: &str) -> Resolution {
+    several(asked, procedure_candidates(procedures), |p| p.identifier.clone())
+}
+
+fn procedure_candidates(procedures: &[Procedure]) -> Vec<Candidate<'_, Procedure>> {
+    procedures
         .iter()
         .map(|p| Candidate {
             item: p,
@@ -206,8 +287,7 @@ pub fn procedure<'a>(procedures: &'a [Procedure], asked: &str) -> Result<&'a Pro
             label: p.name.clone(),
             preferred: true,
         })
-        .collect();
-    resolve("procedure", "rechtspraak_procedures", asked, candidates)
+        .collect()
 }
 
 /// True when `entry` passes `filter` (folded substring of any of `fields`).
@@ -283,6 +363,47 @@ mod tests {
             court(&c, "http://psi.rechtspraak.nl/AG DH").unwrap().name,
             "Ambtenarengerecht Den Haag"
         );
+    }
+
+    #[test]
+    fn a_name_several_courts_hold_is_a_choice_of_identifiers_current_first() {
+        let mut c = courts();
+        c.push(court_(
+            "Rechtbank Den Haag",
+            "RBDHA",
+            "http://standaarden.overheid.nl/owms/terms/Rechtbank_Den_Haag",
+            None,
+        ));
+        let Resolution::Choices(fits) = court_choices(&c, "den haag") else {
+            panic!("a choice: {:?}", court_choices(&c, "den haag"));
+        };
+        let values: Vec<&str> = fits.iter().map(|f| f.value.as_str()).collect();
+        assert_eq!(
+            values,
+            [
+                "http://standaarden.overheid.nl/owms/terms/Rechtbank_Den_Haag",
+                "http://psi.rechtspraak.nl/AG DH"
+            ]
+        );
+        for f in &fits {
+            assert_eq!(
+                court(&c, &f.value).unwrap().identifier,
+                f.value,
+                "each value is one court"
+            );
+        }
+        assert_eq!(fits[1].label, "Ambtenarengerecht Den Haag (AGDH, ended 1994-01-01)");
+        assert_eq!(court_choices(&c, "HR"), Resolution::Exact);
+        assert_eq!(
+            court_choices(&c, "Amsterdam"),
+            Resolution::Unknown,
+            "one holds it: the tool says"
+        );
+        assert_eq!(court_choices(&c, "Rechtbank Amsterdm"), Resolution::Unknown);
+        assert_eq!(court_choices(&c, "  "), Resolution::Unknown);
+        // Two courts of one abbreviation, neither current.
+        c.push(court_("Rechtbank Alkmaar-Oud", "RBALK", "urn:oud", Some("1900-01-01")));
+        assert!(matches!(court_choices(&c, "RBALK"), Resolution::Choices(f) if f.len() == 2));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use rmcp::schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::connectors::ask::AskArg;
 use crate::connectors::ids::IdForm;
 use crate::connectors::page_spec::PageSpec;
 use crate::connectors::{Offers, Sample};
@@ -35,6 +36,8 @@ pub trait Collection: Sized + Send + Sync + 'static {
 
     /// What it says.
     const SPEC: CollectionSpec;
+    /// Its search's arguments whose value may name several things.
+    const ASKS: &'static [AskArg] = &[];
 
     /// The search `args` ask as in force on `day`, and what it asks in words (the parts
     /// before the day, e.g. ``words `parkeren` ``); or the tool's error message.

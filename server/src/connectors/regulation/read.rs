@@ -100,6 +100,7 @@ pub const fn tool<C: Collection>() -> ToolSpec {
         name: C::SPEC.read.name,
         definition: definition::<C>,
         run: run::<C>,
+        asks: &[],
     }
 }
 

@@ -105,6 +105,7 @@ impl<C: Collection> KeywordTool for SearchTool<C> {
     const NAME: &'static str = C::SPEC.search.name;
     const TITLE: &'static str = C::SPEC.search.title;
     const DESCRIPTION: &'static str = C::SPEC.search.description;
+    const ASKS: &'static [crate::connectors::ask::AskArg] = C::ASKS;
     type Args = C::SearchArgs;
     type Output = SearchShown;
     /// The kept answer, what it asked in words and its offset.

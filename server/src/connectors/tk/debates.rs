@@ -33,6 +33,8 @@ use super::members::{Member, Resolved, folded, resolve, words};
 use super::reports::{self, chosen_report, served_of};
 use crate::calendar::leading_day;
 use crate::call::{AnswerError, Call, Context, Rendered, Reply, Structure, provenance, tool_error};
+use crate::connectors::ask::{AskArg, Resolution, ResolveFuture, Resolver, of_candidates};
+use crate::connectors::offers::Choice;
 use crate::connectors::tool::ToolSpec;
 use crate::platforms::tk::vlos::{Part, Report, Role};
 use crate::platforms::tk::{MeetingSearch, MeetingsPage, PAGE_ROWS, TkClient, Vergadering, Verslag};
@@ -154,7 +156,41 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
     arguments: DebatesArgs,
     output: DebatesShown,
     run: tk_debates,
+    asks: &[AskArg {
+        argument: "speaker",
+        names: "members of the Tweede Kamer",
+        resolver: Resolver::Listed {
+            tool: "tk_debates",
+            resolve: speaker_choices,
+        },
+    }],
 };
+
+/// An asked `speaker` read against the members list (the one `speaker` is resolved
+/// on, kept a month), for asking back: the members it fits, each by full name, read
+/// with their factions; the list out of reach is no resolution.
+fn speaker_choices<'a>(ctx: &'a Context, call: &'a Call, asked: &'a str) -> ResolveFuture<'a> {
+    Box::pin(async move {
+        let Ok(client) = ctx.clients.get::<TkClient>(PLATFORM) else {
+            return Resolution::Unknown;
+        };
+        let Ok((members, _)) = reports::members(ctx, call, &client).await else {
+            return Resolution::Unknown;
+        };
+        match resolve(&members, asked) {
+            Resolved::One(_) => Resolution::Exact,
+            Resolved::Unknown(_) => Resolution::Unknown,
+            Resolved::Ambiguous(fits) => of_candidates(
+                fits.into_iter()
+                    .map(|m| Choice {
+                        value: m.name(),
+                        label: m.label(),
+                    })
+                    .collect(),
+            ),
+        }
+    })
+}
 
 /// What the words, committee and speaker ask of a report.
 struct Wanted<'a> {
