@@ -107,7 +107,7 @@ OB_TOOLS = {"ob_search", "ob_document"}
 BWB_TOOLS = {"bwb_search", "bwb_read"}
 BWB_LAW = "BWBR0047001"
 CVDR_TOOLS = {"cvdr_search", "cvdr_read"}
-EURLEX_TOOLS = {"eurlex_search", "eurlex_read"}
+EURLEX_TOOLS = {"eurlex_search", "eurlex_read", "eurlex_transposition"}
 # What `/mcp` does not list: `search`, `fetch` and `lists` take these tools' every argument
 # there (the tools still answer by name).
 STOOD_IN = {"obv_search", "obv_document", "tk_search", "tk_document_text", "rechtspraak_ruling", "opentk_search",

@@ -49,7 +49,10 @@ async fn each_address_lists_its_connectors_tools_with_descriptions_and_annotatio
         ("/mcp/ob", vec!["ob_document", "ob_search"]),
         ("/mcp/bwb", vec!["bwb_read", "bwb_search"]),
         ("/mcp/cvdr", vec!["cvdr_read", "cvdr_search"]),
-        ("/mcp/eurlex", vec!["eurlex_read", "eurlex_search"]),
+        (
+            "/mcp/eurlex",
+            vec!["eurlex_read", "eurlex_search", "eurlex_transposition"],
+        ),
     ];
     // `/mcp` lists every connector's tools but those `search`, `fetch` and `lists` stand
     // in for (`surface.rs` holds the rule), and `search`, `fetch` and `lists`, in name order.

@@ -49,14 +49,14 @@ impl RelationShown {
 pub struct ReferenceShown {
     /// The law or article as `fetch` and `bwb_read` read it (`BWBR0005537#1:3`); `None`
     /// when the platform's identifier is of a form BesluitBron does not read (then
-    /// `identifier` keeps it).
+    /// `as_given` keeps it).
     pub id: Option<String>,
     /// The platform's label, e.g. `Algemene wet bestuursrecht 1:3`.
     pub label: String,
     /// The day the reference is valid on, when given (`bwb_read`'s `date`).
     pub valid_on: Option<String>,
-    /// The platform's identifier as given.
-    pub identifier: Option<String>,
+    /// The platform's identifier as given (`bwb:resourceIdentifier`).
+    pub as_given: Option<String>,
 }
 
 impl ReferenceShown {
@@ -66,7 +66,7 @@ impl ReferenceShown {
             id: r.law.as_ref().map(|l| l.id()),
             label: r.label.clone(),
             valid_on: r.law.as_ref().and_then(|l| l.valid_on.clone()),
-            identifier: r.identifier.clone(),
+            as_given: r.identifier.clone(),
         }
     }
 
@@ -78,7 +78,7 @@ impl ReferenceShown {
         } else {
             self.label.as_str()
         };
-        match (&self.id, &self.identifier) {
+        match (&self.id, &self.as_given) {
             (Some(id), _) => format!(
                 "{label} — {id}{}",
                 self.valid_on
