@@ -319,6 +319,14 @@ fn built_triples(t: &mut Triples) {
 /// The directive 32019L1937 in the store (built).
 const DIRECTIVE_1937: &str = "00000000-0000-4000-8000-000000001937";
 
+/// One built measure: its number in [`nim_triples`], country, CELEX number and fields.
+type Measure = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
 /// National transposition measures (NIM) of the directive 32019L1937, **built from the
 /// documented shape of PLATFORMS.md §12b.3, not real**: no real NIM answer exists in
 /// any public repository (corpus/EURLEX-INDEX.md). Each measure is a work of its own with
@@ -331,7 +339,7 @@ fn nim_triples(t: &mut Triples) {
     const NIM: &str = "http://publications.europa.eu/resource/cellar/00000000-0000-4000-8000-0000000019";
     let directive = format!("{CELLAR}{DIRECTIVE_1937}");
     let country = |c: &str| format!("http://publications.europa.eu/resource/authority/country/{c}");
-    let measures: [(&str, &str, &str, &[(&str, &str)]); 5] = [
+    let measures: [Measure; 5] = [
         (
             "01",
             "NLD",

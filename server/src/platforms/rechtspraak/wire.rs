@@ -464,18 +464,7 @@ pub fn parse_ruling(bytes: &[u8]) -> Result<Ruling, String> {
             })
         })
         .collect();
-    let references = meta
-        .children_named(DCTERMS, "references")
-        .map(|e| {
-            let identifier = e.attr_local("resourceIdentifier").map(fold_space);
-            Reference {
-                law: identifier.as_deref().and_then(law_reference),
-                identifier,
-                label: e.trimmed_text(),
-            }
-        })
-        .filter(|r| !r.label.is_empty() || r.identifier.is_some())
-        .collect();
+    let references = references(meta);
     let vindplaatsen = meta
         .children_named(DCTERMS, "hasVersion")
         .flat_map(|v| {
@@ -527,6 +516,21 @@ pub fn parse_ruling(bytes: &[u8]) -> Result<Ruling, String> {
         summary,
         text,
     })
+}
+
+/// The metadata's `dcterms:references`, in order, each with the law it names if any.
+fn references(meta: &Element) -> Vec<Reference> {
+    meta.children_named(DCTERMS, "references")
+        .map(|e| {
+            let identifier = e.attr_local("resourceIdentifier").map(fold_space);
+            Reference {
+                law: identifier.as_deref().and_then(law_reference),
+                identifier,
+                label: e.trimmed_text(),
+            }
+        })
+        .filter(|r| !r.label.is_empty() || r.identifier.is_some())
+        .collect()
 }
 
 /// The last part of a URI (after `#` or `/`), percent-escapes of spaces undone.

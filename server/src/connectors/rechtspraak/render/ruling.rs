@@ -152,6 +152,33 @@ pub struct RulingOutput {
     pub images: u32,
 }
 
+/// The lines naming the rulings a ruling is related to.
+fn related(relations: &[Relation]) -> String {
+    let mut text = String::new();
+    for rel in relations {
+        let _ = write!(
+            text,
+            "\nRelated: {} ({}{})",
+            rel.ecli,
+            rel.kind.as_deref().unwrap_or("relation"),
+            rel.direction.as_deref().map(|d| format!(", {d}")).unwrap_or_default()
+        );
+    }
+    text
+}
+
+/// The lines naming the laws a ruling applies (none: nothing).
+fn applied(references: &[Reference]) -> String {
+    let mut text = String::new();
+    if !references.is_empty() {
+        text.push_str("\nLaws applied (fetch or bwb_read reads each id):");
+        for reference in references {
+            let _ = write!(text, "\n- {}", ReferenceShown::of(reference).line());
+        }
+    }
+    text
+}
+
 /// `rechtspraak_ruling`'s result: the metadata, the inhoudsindicatie, and `length`
 /// characters of the text from `offset`, at the end of the text content.
 pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rendered {
@@ -178,21 +205,8 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
     if !r.areas.is_empty() {
         let _ = write!(text, "\nAreas of law: {}", names(&r.areas));
     }
-    for rel in &r.relations {
-        let _ = write!(
-            text,
-            "\nRelated: {} ({}{})",
-            rel.ecli,
-            rel.kind.as_deref().unwrap_or("relation"),
-            rel.direction.as_deref().map(|d| format!(", {d}")).unwrap_or_default()
-        );
-    }
-    if !r.references.is_empty() {
-        let _ = write!(text, "\nLaws applied (fetch or bwb_read reads each id):");
-        for reference in &r.references {
-            let _ = write!(text, "\n- {}", ReferenceShown::of(reference).line());
-        }
-    }
+    text.push_str(&related(&r.relations));
+    text.push_str(&applied(&r.references));
     if !r.vindplaatsen.is_empty() {
         let _ = write!(text, "\nPublished in: {}", r.vindplaatsen.join("; "));
     }
