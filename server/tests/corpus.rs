@@ -326,6 +326,70 @@ fn every_word_of_every_real_ruling_reaches_the_assistant_and_no_metadata() {
     });
 }
 
+/// Every law reference of every real ruling (`dcterms:references` in the metadata, by this
+/// test's own parse) reaches `rechtspraak_ruling`'s reading, none dropped: each whose
+/// identifier names a BWB id as one `fetch` reads (the Basiswettenbestand's own id
+/// reader agrees on law and article), every other kept with its identifier as given.
+#[test]
+fn every_law_reference_of_every_real_ruling_becomes_a_bwb_id() {
+    const DCTERMS: &str = "http://purl.org/dc/terms/";
+    const RDF: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+    let (mut seen, mut linked) = (0, 0);
+    for path in files("rechtspraak") {
+        let bytes = std::fs::read(&path).unwrap();
+        let xml = std::str::from_utf8(&bytes).unwrap();
+        let doc = roxmltree::Document::parse(xml).unwrap();
+        let meta = doc
+            .descendants()
+            .find(|n| n.has_tag_name((RDF, "Description")) && n.attribute((RDF, "about")).is_none());
+        let expected: Vec<(Option<String>, String)> = meta
+            .iter()
+            .flat_map(|m| m.children().filter(|n| n.has_tag_name((DCTERMS, "references"))))
+            .map(|n| {
+                let id = n
+                    .attributes()
+                    .find(|a| a.name() == "resourceIdentifier")
+                    .map(|a| a.value().to_owned());
+                (id, n.text().unwrap_or("").trim().to_owned())
+            })
+            .collect();
+        let ruling = besluitbron_server::platforms::rechtspraak::parse_ruling(&bytes).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(ruling.references.len(), expected.len(), "{name}: every reference read");
+        for (read, (identifier, label)) in ruling.references.iter().zip(&expected) {
+            assert_eq!(&read.label, label, "{name}");
+            assert_eq!(&read.identifier, identifier, "{name}");
+            let names_bwb = identifier.as_deref().is_some_and(|i| i.contains(":BWB"));
+            if !names_bwb {
+                assert!(read.law.is_none(), "{name}: {identifier:?} is no law");
+                continue;
+            }
+            let law = read
+                .law
+                .as_ref()
+                .unwrap_or_else(|| panic!("{name}: {identifier:?} read as a law"));
+            let id = law.id();
+            let asked = besluitbron_server::connectors::bwb::ids::asked(&id)
+                .unwrap_or_else(|| panic!("{name}: `{id}` is a bwb id fetch reads"));
+            let identifier = identifier.as_deref().unwrap();
+            assert!(
+                identifier.contains(&asked.id),
+                "{name}: {identifier} names {}",
+                asked.id
+            );
+            let article = identifier
+                .split('&')
+                .find_map(|p| p.strip_prefix("artikel="))
+                .map(str::to_owned);
+            assert_eq!(asked.article, article, "{name}: {identifier}");
+            linked += 1;
+        }
+        seen += expected.len();
+    }
+    println!("rechtspraak references: {seen} in the corpus, {linked} linked to a bwb id");
+    assert!(seen >= 5 && linked == seen, "{seen} seen, {linked} linked");
+}
+
 /// Room between two words of a report (letters and digits): a transcript puts each
 /// turn's speaker, role and whom it answers before its text, and an activity's and a
 /// section's title before their first turn (a minister's function alone is some 50).

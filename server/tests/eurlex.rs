@@ -228,3 +228,65 @@ async fn a_slow_sparql_answer_is_bounded_by_its_time_out_and_said_so() {
         asked.elapsed()
     );
 }
+
+/// A directive's Dutch transposition (fake CELLAR's measures are built from the documented
+/// NIM shape): every measure listed, each resolved one with an id `fetch` reads — and
+/// every one of those read through `fetch` over the fakes — the others marked, never
+/// dropped; another country's measure not listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directives_dutch_transposition_is_listed_and_every_listed_id_fetched() {
+    let (f, server, mut mcp) = start("eurlex-transposition", None).await;
+    let fake = f.all.get(PLATFORM).expect("the eurlex fake").clone();
+    let before = fake.requests();
+    let (text, s) = ok(&mcp
+        .call("eurlex_transposition", json!({"id": "CELEX:32019L1937"}))
+        .await);
+    assert_eq!(fake.requests(), before + 1, "one SPARQL query");
+    assert_eq!(s["id"], json!("32019L1937"));
+    let measures = s["measures"].as_array().expect("measures");
+    let celex: Vec<&str> = measures.iter().map(|m| m["celex"].as_str().unwrap()).collect();
+    assert_eq!(
+        celex,
+        [
+            "72019L1937NLD_202600002",
+            "72019L1937NLD_202500001",
+            "72019L1937NLD_202300003",
+            "72019L1937NLD_202300004"
+        ],
+        "newest journal date first, the Belgian one not listed: {text}"
+    );
+    let resolved: Vec<&str> = measures.iter().filter_map(|m| m["id"].as_str()).collect();
+    assert_eq!(resolved, ["stcrt-2026-10004", "stb-2025-10005", "BWBR0005537"]);
+    assert_eq!((s["resolved"].clone(), s["unresolved"].clone()), (json!(3), json!(1)));
+    assert_eq!(measures[3]["resolved"], json!(false));
+    assert!(
+        text.contains("- not resolved — Mededeling zonder vindplaats"),
+        "the unresolved measure listed as CELLAR gives it: {text}"
+    );
+    let mut all = Mcp::initialize(server.url("/mcp")).await;
+    for id in resolved {
+        let (read, v) = ok(&all.call("fetch", json!({"id": id})).await);
+        assert!(!read.is_empty(), "{id}");
+        assert!(v.to_string().contains(id), "fetch {id} reads it: {v}");
+    }
+    let (text, s) = ok(&mcp.call("eurlex_transposition", json!({"id": "32024R0903"})).await);
+    assert!(s["measures"].as_array().unwrap().is_empty());
+    assert!(
+        text.contains("lists no Dutch national measure") && text.contains("no directive"),
+        "{text}"
+    );
+    let e = err(&mcp.call("eurlex_transposition", json!({"id": "32014L0001"})).await);
+    assert!(e.contains("has no act with CELEX number 32014L0001"), "{e}");
+    let e = err(&mcp.call("eurlex_transposition", json!({"id": "BWBR0005537"})).await);
+    assert!(e.contains("is not a CELEX number"), "{e}");
+    fake.update(|c| c.fail_every = Some(1));
+    let e = err(&mcp
+        .call("eurlex_transposition", json!({"id": "32019L1937", "x": 1}))
+        .await);
+    assert!(!e.is_empty());
+    let e = err(&mcp.call("eurlex_transposition", json!({"id": "31995L0046"})).await);
+    assert!(
+        e.contains("EUR-Lex (CELLAR)") && e.contains("500"),
+        "a failure named, never none found: {e}"
+    );
+}

@@ -318,6 +318,37 @@ async fn real_rulings_read_with_their_text_and_without() {
     assert_eq!(bare["has_text"], json!(false));
     assert_eq!(bare["court"]["name"], json!("Rechtbank Amsterdam"));
     assert!(text.contains("No published text"), "{text}");
+    // The laws a real ruling applies, each as the bwb id `fetch` reads.
+    let (text, v) = ok(&mcp
+        .call("rechtspraak_ruling", json!({"id": "ECLI:NL:GHAMS:2007:AZ8310"}))
+        .await);
+    let ids: Vec<&str> = v["references"]
+        .as_array()
+        .expect("references")
+        .iter()
+        .map(|r| r["id"].as_str().expect("a bwb id"))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "BWBR0001854",
+            "BWBR0001854#77k",
+            "BWBR0001903",
+            "BWBR0001903#66",
+            "BWBR0001903#75"
+        ]
+    );
+    assert!(
+        text.contains("- Wetboek van Strafvordering 66 — BWBR0001903#66"),
+        "{text}"
+    );
+    let mut all = Mcp::initialize(server.url("/mcp")).await;
+    let r = all.call("fetch", json!({"id": "BWBR0001903#66"})).await;
+    let said = result(&r).to_string();
+    assert!(
+        said.contains("bwb_read") || said.contains("Basiswettenbestand"),
+        "{said}"
+    );
     // Every real ruling answers, with its text or saying it has none.
     for (ecli, _) in real_rulings() {
         let (_, v) = ok(&mcp.call("rechtspraak_ruling", json!({"id": ecli})).await);

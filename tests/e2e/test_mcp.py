@@ -107,7 +107,7 @@ OB_TOOLS = {"ob_search", "ob_document"}
 BWB_TOOLS = {"bwb_search", "bwb_read"}
 BWB_LAW = "BWBR0047001"
 CVDR_TOOLS = {"cvdr_search", "cvdr_read"}
-EURLEX_TOOLS = {"eurlex_search", "eurlex_read"}
+EURLEX_TOOLS = {"eurlex_search", "eurlex_read", "eurlex_transposition"}
 # The tools `/mcp` lists in place of others; what it stands in for is read from the server
 # itself (`Suite.surface`): each platform address's tools that `/mcp` does not list.
 STAND_INS = {"search", "fetch", "lists"}

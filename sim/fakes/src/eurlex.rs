@@ -9,7 +9,9 @@
 //! titles of the real Formex manifests. What no real file holds is added apart and marked
 //! so ([`built_triples`], built from the documented shape, **not real**): Dutch
 //! expressions and their titles, whether an act is in force, one directive, and one
-//! Dutch XHTML text ([`DUTCH_XHTML`]; the corpus has English texts only).
+//! Dutch XHTML text ([`DUTCH_XHTML`]; the corpus has English texts only), and the Dutch
+//! national transposition measures of that directive ([`nim_triples`]: no real NIM answer
+//! exists).
 //!
 //! Invariants (the real endpoint's, as documented):
 //! - A query is parsed and evaluated as SPARQL 1.1; a query the engine refuses is a 400
@@ -28,7 +30,7 @@
 //! of its own.
 //!
 //! What this fake does not do: notices (tree/branch/object), content negotiation on
-//! `/resource/celex/…`, consolidated texts, national transposition measures, or the
+//! `/resource/celex/…`, consolidated texts, or the
 //! Formex zip of the 2024 act (the corpus holds its files unpacked: that manifestation is
 //! not listed).
 
@@ -314,6 +316,115 @@ fn built_triples(t: &mut Triples) {
     t.iri(&w1689, "resource_legal_amends_resource_legal", &w2008);
 }
 
+/// The directive 32019L1937 in the store (built).
+const DIRECTIVE_1937: &str = "00000000-0000-4000-8000-000000001937";
+
+/// One built measure: its number in [`nim_triples`], country, CELEX number and fields.
+type Measure = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+/// National transposition measures (NIM) of the directive 32019L1937, **built from the
+/// documented shape of PLATFORMS.md §12b.3, not real**: no real NIM answer exists in
+/// any public repository (corpus/EURLEX-INDEX.md). Each measure is a work of its own with
+/// a sector-7 CELEX number, linked to the directive and a country; its journal fields
+/// name publications the Officiële Bekendmakingen fake generates (`stb-2025-10005`, a
+/// Wet; `stcrt-2026-10004`, a Regeling) and a BWB law its fake serves (the Awb,
+/// `BWBR0005537`, as a local id); one Dutch measure names nothing BesluitBron reads, and
+/// one measure is Belgian (not asked).
+fn nim_triples(t: &mut Triples) {
+    const NIM: &str = "http://publications.europa.eu/resource/cellar/00000000-0000-4000-8000-0000000019";
+    let directive = format!("{CELLAR}{DIRECTIVE_1937}");
+    let country = |c: &str| format!("http://publications.europa.eu/resource/authority/country/{c}");
+    let measures: [Measure; 5] = [
+        (
+            "01",
+            "NLD",
+            "72019L1937NLD_202500001",
+            &[
+                (
+                    "work_title",
+                    "Wet bescherming klokkenluiders (gedocumenteerde vorm, geen echte maatregel)",
+                ),
+                ("measure_national_implementing_type_act", "Wet"),
+                ("measure_national_implementing_name_official_journal", "Staatsblad"),
+                ("measure_national_implementing_number_official_journal", "10005"),
+                ("measure_national_implementing_date_official_journal", "2025-05-25"),
+                ("measure_national_implementing_date_notification", "2025-06-02"),
+            ],
+        ),
+        (
+            "02",
+            "NLD",
+            "72019L1937NLD_202600002",
+            &[
+                (
+                    "work_title",
+                    "Regeling meldkanalen (gedocumenteerde vorm, geen echte maatregel)",
+                ),
+                ("measure_national_implementing_type_act", "Regeling"),
+                ("measure_national_implementing_name_official_journal", "Staatscourant"),
+                ("measure_national_implementing_number_official_journal", "10004"),
+                ("measure_national_implementing_date_official_journal", "2026-07-03"),
+            ],
+        ),
+        (
+            "03",
+            "NLD",
+            "72019L1937NLD_202300003",
+            &[
+                ("work_title", "Algemene wet bestuursrecht (gedocumenteerde vorm)"),
+                ("measure_national_implementing_type_act", "Wet"),
+                ("resource_legal_id_local", "BWBR0005537"),
+            ],
+        ),
+        (
+            "04",
+            "NLD",
+            "72019L1937NLD_202300004",
+            &[
+                ("work_title", "Mededeling zonder vindplaats (gedocumenteerde vorm)"),
+                ("measure_national_implementing_type_act", "Mededeling"),
+                ("measure_national_implementing_date_notification", "2023-03-01"),
+            ],
+        ),
+        (
+            "05",
+            "BEL",
+            "72019L1937BEL_202200001",
+            &[(
+                "work_title",
+                "Wet betreffende de bescherming van melders (gedocumenteerde vorm)",
+            )],
+        ),
+    ];
+    for (n, state, celex, fields) in measures {
+        let nim = format!("{NIM}{n}");
+        t.lit(&nim, "resource_legal_id_celex", celex, XSD_STRING);
+        t.iri(
+            &nim,
+            "measure_national_implementing_implements_resource_legal",
+            &directive,
+        );
+        t.iri(
+            &nim,
+            "measure_national_implementing_implemented_by_country",
+            &country(state),
+        );
+        for (p, v) in fields {
+            let datatype = if p.starts_with("measure_national_implementing_date") {
+                XSD_DATE
+            } else {
+                XSD_STRING
+            };
+            t.lit(&nim, p, v, datatype);
+        }
+    }
+}
+
 /// A Dutch XHTML text of the 2024 act in the documented shape (ELI classes as the real
 /// English file has them). Built, not real: the corpus has no Dutch text.
 pub const DUTCH_XHTML: &str = r#"<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE html PUBLIC "-//W3C//DTD XHTML//EN" "xhtml-strict.dtd"><html xmlns="http://www.w3.org/1999/xhtml"><!-- built by BesluitBron's fake CELLAR from the documented shape (PLATFORMS.md §12b.6); not a real text --><head><title>L_202400903NL.000101.fmx.xml</title></head><body>
@@ -336,6 +447,7 @@ fn cellar() -> &'static (Store, Items) {
         let mut t = Triples(String::new());
         real_triples(&mut t);
         built_triples(&mut t);
+        nim_triples(&mut t);
         let store = Store::new().expect("an in-memory store");
         store
             .load_from_slice(RdfFormat::NTriples, t.0.as_bytes())

@@ -13,6 +13,7 @@
 
 pub mod ids;
 pub mod render;
+pub mod transposition;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,7 +58,8 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
         ..PlatformDefaults::new(PLATFORM, BASE_URL, &[SERVICE])
     },
     instructions: "EUR-Lex (eurlex_*): EU law from CELLAR. eurlex_search finds acts by title words, CELEX, kind, \
-                   dates; eurlex_read reads one in Dutch (or `language` en), whole or one `article`.",
+                   dates; eurlex_read reads one in Dutch (or `language` en), whole or one `article`; \
+                   eurlex_transposition lists a directive's Dutch measures with ids fetch reads.",
     guide: GUIDE,
     reads: Some(&READER),
     tools: TOOLS,
@@ -69,6 +71,7 @@ pub const CONNECTOR: ConnectorSpec = ConnectorSpec {
             r#"{"query": "interoperabiliteit", "kind": "regulation"}"#,
         ),
         Sample::new("eurlex_read", r#"{"id": "32024R0903", "article": "1"}"#).asking(2),
+        Sample::new("eurlex_transposition", r#"{"id": "32019L1937"}"#),
     ],
     offers: &Offers::NONE,
     page: &super::page_spec::PageSpec::Without {
@@ -87,10 +90,13 @@ Dutch (or `language` en), a CELEX number, the kind, the document's dates and whe
 add a kind or dates when you can; a query that runs out of time says so. eurlex_read gives one act by its CELEX \
 number (32016R0679), ELI or EUR-Lex link: title, kind, dates, whether in force, legal basis and amending acts, its \
 outline, and its text in Dutch by default (`language` en for English), whole in pages (`offset`), one `article`, or \
-its annexes (`article`: `annex`). CELLAR publishes no rate: BesluitBron keeps a small budget of its own.";
+its annexes (`article`: `annex`). eurlex_transposition lists the national measures the Netherlands notified for \
+a directive, each with the id `fetch` reads (a Staatsblad or Staatscourant publication, or a BWB law) where CELLAR's \
+journal name, number and date name one; a measure CELLAR describes otherwise is listed as given and marked not \
+resolved. CELLAR publishes no rate: BesluitBron keeps a small budget of its own.";
 
 /// The tools, in the order `tools/list` shows them.
-const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, READ_TOOL];
+const TOOLS: &[ToolSpec] = &[SEARCH_TOOL, READ_TOOL, transposition::TOOL];
 
 const SEARCH_TOOL: ToolSpec = Keyword::<EurlexSearch>::TOOL;
 

@@ -19,11 +19,13 @@
 //! - Items are fetched only under the configured base's `/resource/cellar/`, by the
 //!   CELLAR ids a query gave, whatever host the query wrote in them.
 //!
-//! What this module does not do: notices (tree/branch/object XML), consolidated texts, or
-//! national transposition measures.
+//! The Dutch measures a directive was transposed by: [`transposition`].
+//!
+//! What this module does not do: notices (tree/branch/object XML) or consolidated texts.
 
 pub mod sparql;
 pub mod text;
+pub mod transposition;
 
 use std::time::Duration;
 
@@ -35,6 +37,7 @@ use super::http::{self, HttpConfig, PlatformError, PlatformHttp, PlatformRequest
 pub use super::koop::regulation::Regulation;
 use super::koop::regulation::{Block, BlockKind, Standing};
 use sparql::{Language, Row, Search, value};
+pub use transposition::{Measure, Transposition};
 
 /// The platform, as its connector declares it (its short id and public name).
 pub const PLATFORM: PlatformId = PlatformId::of(&Platform {
@@ -326,6 +329,24 @@ impl EurlexClient {
         }
         let rows = self.select(&sparql::act_query(celex, language)).await?;
         act(celex, language, &rows).ok_or_else(|| PlatformError::NotFound {
+            platform: PLATFORM,
+            what: format!("act with CELEX number {celex}"),
+        })
+    }
+
+    /// The Dutch measures CELLAR lists for the act `celex` (checked with
+    /// [`sparql::is_celex`]); an act CELLAR does not have is `NotFound`.
+    pub async fn transposition(&self, celex: &str) -> Result<Transposition, PlatformError> {
+        if !sparql::is_celex(celex) {
+            return Err(PlatformError::BadRequest {
+                sent: false,
+                platform: PLATFORM,
+                code: "invalid_celex".to_owned(),
+                message: format!("`{}` is not a CELEX number (such as 32019L1937)", http::brief(celex)),
+            });
+        }
+        let rows = self.select(&transposition::query(celex)).await?;
+        transposition::read(celex, &rows).ok_or_else(|| PlatformError::NotFound {
             platform: PLATFORM,
             what: format!("act with CELEX number {celex}"),
         })

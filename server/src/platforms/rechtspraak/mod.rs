@@ -37,8 +37,8 @@ use besluitbron_core::{LimitConfig, Platform, PlatformId, Service, ServiceId, Un
 
 pub use body::{BodyText, render as render_body};
 pub use wire::{
-    Area, Court, Feed, FeedEntry, Labeled, Procedure, Relation, Ruling, RulingText, parse_areas, parse_courts,
-    parse_feed, parse_procedures, parse_ruling,
+    Area, Court, Feed, FeedEntry, Labeled, LawReference, Procedure, Reference, Relation, Ruling, RulingText,
+    law_reference, parse_areas, parse_courts, parse_feed, parse_procedures, parse_ruling,
 };
 
 /// Errors of the Rechtspraak client (the shared platform error type).

@@ -106,6 +106,109 @@ pub struct Relation {
     pub label: String,
 }
 
+/// A law the ruling's metadata says it applies (`dcterms:references`, "Wetsverwijzing").
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Reference {
+    /// The `resourceIdentifier` as the platform gives it
+    /// (`1.0:v:BWB:BWBR0005537&artikel=1:3&g=1997-10-14`, `jci1.31:c:BWBR0035925&g=2022-08-30`).
+    pub identifier: Option<String>,
+    /// The platform's label, e.g. `Algemene wet bestuursrecht 1:3`.
+    pub label: String,
+    /// The law, when the identifier names a BWB id ([`LawReference`]).
+    pub law: Option<LawReference>,
+}
+
+/// A reference to a law of the Basiswettenbestand, read from its identifier.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LawReference {
+    /// The BWB id, e.g. `BWBR0005537`.
+    pub bwb: String,
+    /// The article (`artikel=`), e.g. `1:3`.
+    pub article: Option<String>,
+    /// The day the reference is valid on (`g=`), YYYY-MM-DD.
+    pub valid_on: Option<String>,
+}
+
+impl LawReference {
+    /// The law or article as BesluitBron reads it (`fetch`, `bwb_read`):
+    /// `BWBR0005537#1:3`, or `BWBR0001854` for a whole law.
+    pub fn id(&self) -> String {
+        match &self.article {
+            Some(article) => format!("{}#{article}", self.bwb),
+            None => self.bwb.clone(),
+        }
+    }
+}
+
+/// The law a reference identifier names: `1.0:v:BWB:BWBR…&artikel=…&g=…` or a
+/// juriconnect form `jci1.31:c:BWBR…&artikel=…&g=…` (any `jci` version, `c` or `v`);
+/// `None` for any other form. Values are percent-decoded.
+pub fn law_reference(identifier: &str) -> Option<LawReference> {
+    let identifier = identifier.trim();
+    let mut parts = identifier.split('&');
+    let head = parts.next()?;
+    let id = if let Some(id) = head.strip_prefix("1.0:v:BWB:") {
+        id
+    } else {
+        let (version, rest) = head.split_once(':')?;
+        let jci = version.strip_prefix("jci")?;
+        if jci.is_empty() || !jci.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return None;
+        }
+        rest.strip_prefix("c:").or_else(|| rest.strip_prefix("v:"))?
+    };
+    let bwb = id.trim().to_ascii_uppercase();
+    let b = bwb.as_bytes();
+    let is_bwb = b.len() == 11
+        && b.starts_with(b"BWB")
+        && matches!(b[3], b'R' | b'V' | b'W')
+        && b[4..].iter().all(u8::is_ascii_digit);
+    if !is_bwb {
+        return None;
+    }
+    let (mut article, mut valid_on) = (None, None);
+    for part in parts {
+        let Some((name, value)) = part.split_once('=') else {
+            continue;
+        };
+        let value = percent_decoded(value.trim());
+        if value.is_empty() {
+            continue;
+        }
+        match name.trim() {
+            "artikel" => article = Some(value),
+            "g" => valid_on = Some(value),
+            _ => {}
+        }
+    }
+    Some(LawReference { bwb, article, valid_on })
+}
+
+/// `text` with its `%XX` escapes undone (a broken escape is kept as written).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// A ruling's text.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RulingText {
@@ -140,6 +243,9 @@ pub struct Ruling {
     pub areas: Vec<Labeled>,
     /// Formal relations.
     pub relations: Vec<Relation>,
+    /// The laws it applies (`dcterms:references`), in the metadata's order.
+    #[serde(default)]
+    pub references: Vec<Reference>,
     /// Vindplaatsen (where it is published).
     pub vindplaatsen: Vec<String>,
     /// The LJN(s) it replaces.
@@ -358,6 +464,7 @@ pub fn parse_ruling(bytes: &[u8]) -> Result<Ruling, String> {
             })
         })
         .collect();
+    let references = references(meta);
     let vindplaatsen = meta
         .children_named(DCTERMS, "hasVersion")
         .flat_map(|v| {
@@ -403,11 +510,27 @@ pub fn parse_ruling(bytes: &[u8]) -> Result<Ruling, String> {
         procedures: labeled(PSI, "procedure"),
         areas: labeled(DCTERMS, "subject"),
         relations,
+        references,
         vindplaatsen,
         replaces: texts(DCTERMS, "replaces"),
         summary,
         text,
     })
+}
+
+/// The metadata's `dcterms:references`, in order, each with the law it names if any.
+fn references(meta: &Element) -> Vec<Reference> {
+    meta.children_named(DCTERMS, "references")
+        .map(|e| {
+            let identifier = e.attr_local("resourceIdentifier").map(fold_space);
+            Reference {
+                law: identifier.as_deref().and_then(law_reference),
+                identifier,
+                label: e.trimmed_text(),
+            }
+        })
+        .filter(|r| !r.label.is_empty() || r.identifier.is_some())
+        .collect()
 }
 
 /// The last part of a URI (after `#` or `/`), percent-escapes of spaces undone.
@@ -420,6 +543,51 @@ fn last_part(uri: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn law(bwb: &str, article: Option<&str>, valid_on: Option<&str>) -> Option<LawReference> {
+        Some(LawReference {
+            bwb: bwb.into(),
+            article: article.map(Into::into),
+            valid_on: valid_on.map(Into::into),
+        })
+    }
+
+    #[test]
+    fn law_references_read_in_both_forms_and_others_are_none() {
+        // Real forms: a ruling's metadata (1.0:v:BWB) and a 2025 ruling's (jci1.31).
+        assert_eq!(
+            law_reference("1.0:v:BWB:BWBR0005537&artikel=1:3&g=1997-10-14"),
+            law("BWBR0005537", Some("1:3"), Some("1997-10-14"))
+        );
+        assert_eq!(law_reference("1.0:v:BWB:BWBR0001854"), law("BWBR0001854", None, None));
+        assert_eq!(
+            law_reference("jci1.31:c:BWBR0035925&g=2022-08-30"),
+            law("BWBR0035925", None, Some("2022-08-30"))
+        );
+        assert_eq!(
+            law_reference("jci1.3:c:BWBR0005288&boek=5&titeldeel=1&artikel=1&z=2024-01-01&g=2024-01-01"),
+            law("BWBR0005288", Some("1"), Some("2024-01-01"))
+        );
+        assert_eq!(
+            law_reference("jci1.3:c:bwbr0005537&artikel=1%3A3"),
+            law("BWBR0005537", Some("1:3"), None)
+        );
+        for other in [
+            "",
+            "eu:32016R0679",
+            "CVDR112779",
+            "1.0:v:BWB:",
+            "1.0:v:BWB:BWBR00055",
+            "jci:c:BWBR0005537",
+            "jcix:c:BWBR0005537",
+            "jci1.3:x:BWBR0005537",
+            "%",
+        ] {
+            assert_eq!(law_reference(other), None, "{other}");
+        }
+        assert_eq!(percent_decoded("a%2"), "a%2");
+        assert_eq!(percent_decoded("%e2%82%ac"), "€");
+    }
 
     #[test]
     fn titles_split_around_the_date() {

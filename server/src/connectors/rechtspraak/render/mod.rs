@@ -18,7 +18,7 @@ pub use lists::{
     AreaEntry, AreaShown, AreasAnswer, AreasOutput, CourtShown, CourtsAnswer, CourtsOutput, ListPage, ProceduresAnswer,
     ProceduresOutput, areas, courts, procedures,
 };
-pub use ruling::{RelationShown, RulingOutput, head, ruling};
+pub use ruling::{ReferenceShown, RelationShown, RulingOutput, head, ruling};
 pub use search::{Found, Hit, SearchOutput, SearchPage, search};
 
 /// Characters of an inhoudsindicatie shown in a search hit.

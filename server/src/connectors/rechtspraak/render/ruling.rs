@@ -12,7 +12,7 @@ use rmcp::schemars::{self, JsonSchema};
 use serde::Serialize;
 
 use crate::call::{Head, Rendered, provenance};
-use crate::platforms::rechtspraak::{Labeled, Relation, Ruling};
+use crate::platforms::rechtspraak::{Labeled, Reference, Relation, Ruling};
 
 use super::{own, ruling_title, ruling_url};
 
@@ -39,6 +39,57 @@ impl RelationShown {
             direction: r.direction.clone(),
             outcome: r.outcome.clone(),
             label: r.label.clone(),
+        }
+    }
+}
+
+/// A law the ruling applies (its metadata's `dcterms:references`), as
+/// `rechtspraak_ruling` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ReferenceShown {
+    /// The law or article as `fetch` and `bwb_read` read it (`BWBR0005537#1:3`); `None`
+    /// when the platform's identifier is of a form BesluitBron does not read (then
+    /// `as_given` keeps it).
+    pub id: Option<String>,
+    /// The platform's label, e.g. `Algemene wet bestuursrecht 1:3`.
+    pub label: String,
+    /// The day the reference is valid on, when given (`bwb_read`'s `date`).
+    pub valid_on: Option<String>,
+    /// The platform's identifier as given (`bwb:resourceIdentifier`).
+    pub as_given: Option<String>,
+}
+
+impl ReferenceShown {
+    /// `r` as shown.
+    pub fn of(r: &Reference) -> ReferenceShown {
+        ReferenceShown {
+            id: r.law.as_ref().map(|l| l.id()),
+            label: r.label.clone(),
+            valid_on: r.law.as_ref().and_then(|l| l.valid_on.clone()),
+            as_given: r.identifier.clone(),
+        }
+    }
+
+    /// One line of text: the label, then the id `fetch` reads, or the identifier as given
+    /// and that BesluitBron does not read its form.
+    pub fn line(&self) -> String {
+        let label = if self.label.is_empty() {
+            "(no label)"
+        } else {
+            self.label.as_str()
+        };
+        match (&self.id, &self.as_given) {
+            (Some(id), _) => format!(
+                "{label} — {id}{}",
+                self.valid_on
+                    .as_deref()
+                    .map(|d| format!(" (as on {d})"))
+                    .unwrap_or_default()
+            ),
+            (None, Some(identifier)) => {
+                format!("{label} — `{identifier}` (a form BesluitBron does not read: not linked)")
+            }
+            (None, None) => format!("{label} (no identifier given: not linked)"),
         }
     }
 }
@@ -76,6 +127,8 @@ pub struct RulingOutput {
     pub areas: Vec<Labeled>,
     /// Formal relations to other rulings (each `id` an ECLI rechtspraak_ruling reads).
     pub relations: Vec<RelationShown>,
+    /// The laws and articles it applies (each `id` read by `fetch` and bwb_read).
+    pub references: Vec<ReferenceShown>,
     /// Where it is published.
     pub vindplaatsen: Vec<String>,
     /// The LJNs it replaces.
@@ -109,6 +162,33 @@ pub fn head(r: &Ruling) -> Head {
     )
 }
 
+/// The lines naming the rulings a ruling is related to.
+fn related(relations: &[Relation]) -> String {
+    let mut text = String::new();
+    for rel in relations {
+        let _ = write!(
+            text,
+            "\nRelated: {} ({}{})",
+            rel.ecli,
+            rel.kind.as_deref().unwrap_or("relation"),
+            rel.direction.as_deref().map(|d| format!(", {d}")).unwrap_or_default()
+        );
+    }
+    text
+}
+
+/// The lines naming the laws a ruling applies (none: nothing).
+fn applied(references: &[Reference]) -> String {
+    let mut text = String::new();
+    if !references.is_empty() {
+        text.push_str("\nLaws applied (fetch or bwb_read reads each id):");
+        for reference in references {
+            let _ = write!(text, "\n- {}", ReferenceShown::of(reference).line());
+        }
+    }
+    text
+}
+
 /// `rechtspraak_ruling`'s result: the metadata, the inhoudsindicatie, and `length`
 /// characters of the text from `offset`, at the end of the text content.
 pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rendered {
@@ -135,15 +215,8 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
     if !r.areas.is_empty() {
         let _ = write!(text, "\nAreas of law: {}", names(&r.areas));
     }
-    for rel in &r.relations {
-        let _ = write!(
-            text,
-            "\nRelated: {} ({}{})",
-            rel.ecli,
-            rel.kind.as_deref().unwrap_or("relation"),
-            rel.direction.as_deref().map(|d| format!(", {d}")).unwrap_or_default()
-        );
-    }
+    text.push_str(&related(&r.relations));
+    text.push_str(&applied(&r.references));
     if !r.vindplaatsen.is_empty() {
         let _ = write!(text, "\nPublished in: {}", r.vindplaatsen.join("; "));
     }
@@ -198,6 +271,7 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
             procedures: r.procedures.clone(),
             areas: r.areas.clone(),
             relations: r.relations.iter().map(RelationShown::of).collect(),
+            references: r.references.iter().map(ReferenceShown::of).collect(),
             vindplaatsen: r.vindplaatsen.clone(),
             replaces: r.replaces.clone(),
             summary: r.summary.clone(),
@@ -214,7 +288,7 @@ pub fn ruling(r: &Ruling, served: Served, offset: usize, length: usize) -> Rende
 
 #[cfg(test)]
 mod tests {
-    use crate::platforms::rechtspraak::RulingText;
+    use crate::platforms::rechtspraak::{RulingText, law_reference};
 
     use super::super::test_support::snapshot;
     use super::*;
@@ -247,6 +321,21 @@ mod tests {
                 outcome: None,
                 label: "Conclusie: ECLI:NL:PHR:2026:400".into(),
             }],
+            references: [
+                (
+                    "1.0:v:BWB:BWBR0005537&artikel=1:3&g=1997-10-14",
+                    "Algemene wet bestuursrecht 1:3",
+                ),
+                ("jci1.31:c:BWBR0035925&g=2022-08-30", "Regeling"),
+                ("eu:32016R0679", "AVG"),
+            ]
+            .into_iter()
+            .map(|(id, label)| Reference {
+                identifier: Some(id.into()),
+                label: label.into(),
+                law: law_reference(id),
+            })
+            .collect(),
             vindplaatsen: vec!["Rechtspraak.nl".into(), "NJ 2026/201".into()],
             replaces: vec![],
             summary: Some("Onrechtmatige daad.".into()),
