@@ -14,9 +14,18 @@
 //!
 //! What this module does not do: talk to a scheduler, keep outcomes, or wait.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, Hash};
 
 use crate::scheduler::{EntryTicket, SessionKey};
+
+/// The tables' hasher: foldhash with a fixed seed, so a run is the same every time (no
+/// decision depends on a hash map's order: flights are listed in id order).
+type Fixed = foldhash::fast::FixedState;
+
+fn fixed() -> Fixed {
+    foldhash::fast::FixedState::with_seed(0x6265_736c_7569_7462)
+}
 
 /// One flight (one upstream call), unique within a table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -63,20 +72,28 @@ impl Waiter {
 
 /// Flights by key, generic over the key (the buffer's cache key in production) and the
 /// state the owner keeps per flight.
+///
+/// The key is kept once, in its flight: the key index maps the key's hash to the flight
+/// (the flight's key compared to tell a collision), and a key whose hash is taken by
+/// another flight's key is indexed by value in `collided` instead.
 #[derive(Clone, Debug)]
 pub struct FlightTable<K: Ord + Clone, S> {
-    by_key: BTreeMap<K, FlightId>,
-    by_waiter: BTreeMap<WaiterId, FlightId>,
-    flights: BTreeMap<FlightId, Flight<K, S>>,
+    by_hash: HashMap<u64, FlightId, Fixed>,
+    collided: BTreeMap<K, FlightId>,
+    by_waiter: HashMap<WaiterId, FlightId, Fixed>,
+    flights: HashMap<FlightId, Flight<K, S>, Fixed>,
+    hasher: Fixed,
     next_id: u64,
 }
 
 impl<K: Ord + Clone, S> Default for FlightTable<K, S> {
     fn default() -> Self {
         FlightTable {
-            by_key: BTreeMap::new(),
-            by_waiter: BTreeMap::new(),
-            flights: BTreeMap::new(),
+            by_hash: HashMap::with_hasher(fixed()),
+            collided: BTreeMap::new(),
+            by_waiter: HashMap::with_hasher(fixed()),
+            flights: HashMap::with_hasher(fixed()),
+            hasher: fixed(),
             next_id: 0,
         }
     }
@@ -96,7 +113,7 @@ pub enum Refused {
     NoFlight(FlightId),
 }
 
-impl<K: Ord + Clone + std::fmt::Debug, S> FlightTable<K, S> {
+impl<K: Ord + Clone + Hash + std::fmt::Debug, S> FlightTable<K, S> {
     /// An empty table.
     pub fn new() -> Self {
         Self::default()
@@ -108,12 +125,19 @@ impl<K: Ord + Clone + std::fmt::Debug, S> FlightTable<K, S> {
         if self.by_waiter.contains_key(&waiter) {
             return Err(Refused::DuplicateWaiter(waiter));
         }
-        if let Some(&id) = self.by_key.get(key) {
+        if let Some(id) = self.flight_of(key) {
             return Err(Refused::KeyInFlight(id));
         }
         let id = FlightId(self.next_id);
         self.next_id += 1;
-        self.by_key.insert(key.clone(), id);
+        match self.by_hash.entry(self.hasher.hash_one(key)) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(id);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.collided.insert(key.clone(), id);
+            }
+        }
         self.by_waiter.insert(waiter, id);
         self.flights.insert(
             id,
@@ -146,7 +170,15 @@ impl<K: Ord + Clone + std::fmt::Debug, S> FlightTable<K, S> {
 
     /// The flight running for `key`.
     pub fn flight_of(&self, key: &K) -> Option<FlightId> {
-        self.by_key.get(key).copied()
+        if let Some(&id) = self.by_hash.get(&self.hasher.hash_one(key))
+            && self.flights.get(&id).is_some_and(|f| &f.key == key)
+        {
+            return Some(id);
+        }
+        if self.collided.is_empty() {
+            return None;
+        }
+        self.collided.get(key).copied()
     }
 
     /// A flight.
@@ -178,16 +210,23 @@ impl<K: Ord + Clone + std::fmt::Debug, S> FlightTable<K, S> {
     /// new request for its key starts a new flight.
     pub fn finish(&mut self, flight: FlightId) -> Option<Flight<K, S>> {
         let f = self.flights.remove(&flight)?;
-        self.by_key.remove(&f.key);
+        let hash = self.hasher.hash_one(&f.key);
+        if self.by_hash.get(&hash) == Some(&flight) {
+            self.by_hash.remove(&hash);
+        } else {
+            self.collided.remove(&f.key);
+        }
         for w in f.waiters.keys() {
             self.by_waiter.remove(w);
         }
         Some(f)
     }
 
-    /// Flights under way, in id order.
+    /// Flights under way, in id order (sorted here: for checks and reports, not per call).
     pub fn iter(&self) -> impl Iterator<Item = (FlightId, &Flight<K, S>)> {
-        self.flights.iter().map(|(&id, f)| (id, f))
+        let mut all: Vec<(FlightId, &Flight<K, S>)> = self.flights.iter().map(|(&id, f)| (id, f)).collect();
+        all.sort_unstable_by_key(|&(id, _)| id);
+        all.into_iter()
     }
 
     /// Flights under way.
@@ -202,16 +241,13 @@ impl<K: Ord + Clone + std::fmt::Debug, S> FlightTable<K, S> {
 
     /// Checks the table's invariants; the first broken one is described.
     pub fn check_invariants(&self) -> Result<(), String> {
-        if self.by_key.len() != self.flights.len() {
-            return Err(format!(
-                "{} keys indexed for {} flights",
-                self.by_key.len(),
-                self.flights.len()
-            ));
+        let indexed = self.by_hash.len() + self.collided.len();
+        if indexed != self.flights.len() {
+            return Err(format!("{indexed} keys indexed for {} flights", self.flights.len()));
         }
         let mut waiters = 0;
-        for (&id, f) in &self.flights {
-            if self.by_key.get(&f.key) != Some(&id) {
+        for (id, f) in self.iter() {
+            if self.flight_of(&f.key) != Some(id) {
                 return Err(format!("flight {id:?} for {:?} is not indexed under its key", f.key));
             }
             if id.0 >= self.next_id {

@@ -60,7 +60,7 @@ mod types;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
 pub use buffer::{Buffer, Keep, StaleAnswer, StoreBuffer};
@@ -119,8 +119,8 @@ struct FlightState {
 struct LaneState {
     name: &'static str,
     scheduler: Option<FairScheduler>,
-    /// Queued calls of this lane → their flights.
-    flights: BTreeMap<CallTicket, FlightId>,
+    /// Queued calls of this lane → their flights (looked up, never listed).
+    flights: HashMap<CallTicket, FlightId, foldhash::fast::FixedState>,
     /// Most flights holding a place (queued or out) at once; `None`: no bound.
     max_in_flight: Option<usize>,
     /// Flights holding a place now.
@@ -150,7 +150,7 @@ pub struct PlatformPath<B: Buffer, E> {
     requeue_wait_max: Duration,
     effects: VecDeque<Effect<B::Payload, E>>,
     /// The expired copy each flight may revalidate (see [`Buffer::expired`]).
-    previous: BTreeMap<FlightId, B::Payload>,
+    previous: HashMap<FlightId, B::Payload, foldhash::fast::FixedState>,
     events: Option<VecDeque<PathEvent>>,
     last_now: Instant,
     stats: PathStats,
@@ -179,7 +179,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             lanes.push(LaneState {
                 name: lane.name,
                 scheduler,
-                flights: BTreeMap::new(),
+                flights: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(0x6c61_6e65)),
                 max_in_flight: lane.max_in_flight.map(|m| m.max(1)),
                 holding: 0,
                 gate: VecDeque::new(),
@@ -195,7 +195,7 @@ impl<B: Buffer, E: Clone> PlatformPath<B, E> {
             retry: config.retry,
             requeue_wait_max: config.requeue_wait_max,
             effects: VecDeque::new(),
-            previous: BTreeMap::new(),
+            previous: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(0x7072_6576)),
             events: config.record_events.then(VecDeque::new),
             last_now: Instant::ZERO,
             stats: PathStats::default(),

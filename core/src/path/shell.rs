@@ -63,7 +63,7 @@
 //! 429 requeue, refunds, retries); the shells call the platform and report back, and
 //! read the path's decisions from its [`crate::path::PathEvent`]s.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
 use super::{Arrival, Attempt, Buffer, Delivery, Effect, Lane, Outcome, PlatformPath, Position, Request};
@@ -73,6 +73,13 @@ use crate::dedup::{FlightId, WaiterId};
 use crate::platform::PlatformId;
 use crate::scheduler::AdmissionRecord;
 use crate::time::{Instant, WallTime};
+
+/// The shell's hasher: foldhash with a fixed seed, the same every run.
+type Fixed = foldhash::fast::FixedState;
+
+fn fixed() -> Fixed {
+    foldhash::fast::FixedState::with_seed(0x7368_656c_6c5f_6964)
+}
 
 /// In release builds, the invariants are checked every this many steps (and whenever the
 /// shell is idle with nothing waiting or out, [`Shell::idle`]). A check is linear in what
@@ -238,8 +245,10 @@ struct FlightEntry<F> {
 /// the leading request brings. See the module documentation.
 pub struct Shell<B: Buffer, E, W, F> {
     path: PlatformPath<B, E>,
-    waiters: BTreeMap<WaiterId, (FlightId, W)>,
-    flights: BTreeMap<FlightId, FlightEntry<F>>,
+    /// By id; hashed with a fixed seed (no decision depends on their order: ownership's
+    /// end hands the waiters back sorted by id).
+    waiters: HashMap<WaiterId, (FlightId, W), Fixed>,
+    flights: HashMap<FlightId, FlightEntry<F>, Fixed>,
     /// The lease's acquisition this shell has taken over (several replicas only).
     owning: Option<u64>,
     unsent: fn(Unsent) -> E,
@@ -258,8 +267,8 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
     pub fn new(path: PlatformPath<B, E>, unsent: fn(Unsent) -> E) -> Shell<B, E, W, F> {
         Shell {
             path,
-            waiters: BTreeMap::new(),
-            flights: BTreeMap::new(),
+            waiters: HashMap::with_hasher(fixed()),
+            flights: HashMap::with_hasher(fixed()),
             owning: None,
             unsent,
             actions: VecDeque::new(),
@@ -348,10 +357,11 @@ impl<B: Buffer, E: Clone, W, F: Clone> Shell<B, E, W, F> {
     /// Attempts already out finish (a success is still kept).
     pub fn end_ownership(&mut self, now: Instant) {
         self.owning = None;
-        let waiters = std::mem::take(&mut self.waiters);
+        let mut waiters: Vec<_> = std::mem::take(&mut self.waiters).into_iter().collect();
+        waiters.sort_unstable_by_key(|&(w, _)| w);
         // All at once: leaving one by one would admit (and then drop) the calls of the
         // waiters still to go, whenever the bucket has room.
-        self.path.leave_all(now, waiters.keys().copied());
+        self.path.leave_all(now, waiters.iter().map(|&(w, _)| w));
         for (waiter, (flight, value)) in waiters {
             self.unlist(flight, waiter);
             self.stats.moved += 1;

@@ -2,6 +2,7 @@
 //! `core/tests/path_props.rs`.
 
 use crate::platform::examples;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
