@@ -183,39 +183,8 @@ async fn a_session_client_that_elicits_is_sent_an_elicitation_and_its_choice_is_
     let fake = cvdr(&f);
     let url = server.url("/mcp/cvdr");
     let http = reqwest::Client::new();
-    let post = |body: Value, session: Option<String>| {
-        let mut request = http
-            .post(&url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body.to_string());
-        if let Some(s) = session {
-            request = request.header("mcp-session-id", s);
-        }
-        request.send()
-    };
-    let init = post(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}}}, "clientInfo": {"name": "besluitbron-tests", "version": "1"}}}),
-        None,
-    )
-    .await
-    .expect("initialize");
-    let session = init
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .expect("a session");
-    let _ = init.text().await;
-    let initialized = post(
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        Some(session.clone()),
-    )
-    .await
-    .expect("initialized");
-    assert!(initialized.status().is_success());
+    let post = |body: Value, session: Option<String>| session_post(&http, &url, body, session);
+    let session = eliciting_session(&http, &url).await;
     let before = fake.requests();
 
     let call = post(
@@ -480,39 +449,8 @@ async fn every_declared_argument_sends_a_session_client_an_elicitation() {
         case.warm(&server).await;
         let fake = case.fake(&f);
         let url = server.url(case.path);
-        let post = |body: Value, session: Option<String>| {
-            let mut request = http
-                .post(&url)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", "2025-11-25")
-                .body(body.to_string());
-            if let Some(s) = session {
-                request = request.header("mcp-session-id", s);
-            }
-            request.send()
-        };
-        let init = post(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-                "capabilities": {"elicitation": {"form": {}}}, "clientInfo": {"name": "besluitbron-tests", "version": "1"}}}),
-            None,
-        )
-        .await
-        .expect("initialize");
-        let session = init
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-            .expect("a session");
-        let _ = init.text().await;
-        let initialized = post(
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            Some(session.clone()),
-        )
-        .await
-        .expect("initialized");
-        assert!(initialized.status().is_success());
+        let post = |body: Value, session: Option<String>| session_post(&http, &url, body, session);
+        let session = eliciting_session(&http, &url).await;
         let before = fake.requests();
         let call = post(
             json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": case.tool, "arguments": (case.args)()}}),
@@ -548,4 +486,54 @@ async fn every_declared_argument_sends_a_session_client_an_elicitation() {
         case.completed(&answer["result"]);
     }
     server.stop().await;
+}
+
+/// A session-era JSON-RPC request to `url`, in `session` when given.
+fn session_post(
+    http: &reqwest::Client,
+    url: &str,
+    body: Value,
+    session: Option<String>,
+) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> {
+    let mut request = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(body.to_string());
+    if let Some(s) = session {
+        request = request.header("mcp-session-id", s);
+    }
+    request.send()
+}
+
+/// A session-era session at `url` whose client declares elicitation (forms), initialized:
+/// its id.
+async fn eliciting_session(http: &reqwest::Client, url: &str) -> String {
+    let init = session_post(
+        http,
+        url,
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}}, "clientInfo": {"name": "besluitbron-tests", "version": "1"}}}),
+        None,
+    )
+    .await
+    .expect("initialize");
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .expect("a session");
+    let _ = init.text().await;
+    let initialized = session_post(
+        http,
+        url,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        Some(session.clone()),
+    )
+    .await
+    .expect("initialized");
+    assert!(initialized.status().is_success());
+    session
 }
