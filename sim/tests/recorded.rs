@@ -155,15 +155,24 @@ fn the_fidelity_check_holds_for_a_faithful_recording_and_names_a_divergence() {
         .map(|m| (m.service, m.admissions, m.blind.is_some()))
         .collect();
     assert_eq!(counts, vec![(besluitbron_sim::ids::service("obv").unwrap(), 2, false)]);
-    // The server said its retry went 5 ms later than the replay sends it.
-    let moved = RECORDED.replace("1780000002003", "1780000002008");
+    // The server said its retry went 5 ms after it was due: a late wake-up of its task, which
+    // the replay takes from the recording (it wakes at the recorded send), so the two agree.
+    let late = RECORDED.replace("1780000002003", "1780000002008");
+    let workload = parse_trace(&late, "late").expect("a recorded trace");
+    let fair = replay(&workload, PolicyKind::Fair);
+    assert!(
+        besluitbron_sim::fidelity::check(&workload, &fair, 0).is_ok(),
+        "a wake-up 5 ms late is the server's lateness, not a divergence"
+    );
+    // 100 ms later is more than a late wake-up: the replay sends it when due.
+    let moved = RECORDED.replace("1780000002003", "1780000002103");
     let workload = parse_trace(&moved, "moved").expect("a recorded trace");
     let fair = replay(&workload, PolicyKind::Fair);
     assert!(
-        besluitbron_sim::fidelity::check(&workload, &fair, 5).is_ok(),
-        "within 5 ms"
+        besluitbron_sim::fidelity::check(&workload, &fair, 100).is_ok(),
+        "within 100 ms"
     );
-    let d = besluitbron_sim::fidelity::check(&workload, &fair, 4).expect_err("beyond 4 ms");
+    let d = besluitbron_sim::fidelity::check(&workload, &fair, 99).expect_err("beyond 99 ms");
     assert_eq!((d.service.as_str(), d.at), ("obv", 1));
     let text = d.to_string();
     assert!(

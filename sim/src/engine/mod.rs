@@ -257,6 +257,8 @@ struct Engine<'w> {
     local_limits: Vec<Option<LimitConfig>>,
     /// Pending wakes: of a path (fair) or a station's gate (legacy).
     wake_at: Vec<Option<Instant>>,
+    /// A recorded trace: per path, when the server's task sent its recorded attempts.
+    recorded_sends: Vec<Vec<u64>>,
     /// Whether calls wait at each station after the last event (kept to spare an
     /// allocation per event).
     waiting_now: Vec<bool>,
@@ -360,6 +362,7 @@ pub fn run_with(
         stations,
         station_names,
         wake_at: vec![None; n.max(groups.len())],
+        recorded_sends: setup::recorded_sends(workload, &groups),
         waiting_now: Vec::with_capacity(n),
         groups,
         group_of,

@@ -330,3 +330,24 @@ fn lane_stations(groups: &[BudgetGroup], stations: &[Station]) -> Vec<Vec<usize>
         })
         .collect()
 }
+
+/// Per path (budget group), when the server sent the recorded attempts of the group's
+/// platforms, in ms from the recording's start, in order; nothing without a recording.
+pub(super) fn recorded_sends(workload: &Workload, groups: &[BudgetGroup]) -> Vec<Vec<u64>> {
+    let Some(recorded) = workload.recorded.as_ref() else {
+        return Vec::new();
+    };
+    groups
+        .iter()
+        .map(|g| {
+            let mut sends: Vec<u64> = recorded
+                .flights
+                .iter()
+                .filter(|((platform, _, _), _)| g.platforms.iter().any(|q| q == platform))
+                .flat_map(|(_, flights)| flights.iter().flatten().map(|a| a.at_ms))
+                .collect();
+            sends.sort_unstable();
+            sends
+        })
+        .collect()
+}
