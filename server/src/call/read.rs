@@ -68,6 +68,27 @@ pub struct Document {
     pub metadata: Map<String, Value>,
 }
 
+impl Document {
+    /// A reading tool's structured content as a document's metadata: its fields but
+    /// `title` and `url` (said above the metadata), the platform's own `id` kept as
+    /// `platform_id`.
+    pub fn metadata_of(structured: Value) -> Map<String, Value> {
+        let mut metadata = match structured {
+            Value::Object(fields) => fields,
+            _ => Map::new(),
+        };
+        metadata.remove("title");
+        metadata.remove("url");
+        if let Some(own) = metadata
+            .remove("id")
+            .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+        {
+            metadata.insert("platform_id".into(), own);
+        }
+        metadata
+    }
+}
+
 impl Read {
     /// A read of `platform` whose structured content is the render's own.
     pub fn own(platform: PlatformId, head: Head, rendered: Rendered) -> Read {
@@ -104,20 +125,7 @@ impl Read {
             }
             (None, Structure::Answer(_)) => return Err("the kept answer is missing".to_owned()),
         };
-        let mut metadata = match structured {
-            Value::Object(fields) => fields,
-            _ => Map::new(),
-        };
-        // Said above the metadata, from the head.
-        metadata.remove("title");
-        metadata.remove("url");
-        // The platform's own id stays, as `platform_id`.
-        if let Some(own) = metadata
-            .remove("id")
-            .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
-        {
-            metadata.insert("platform_id".into(), own);
-        }
+        let metadata = Document::metadata_of(structured);
         let url = self
             .head
             .url

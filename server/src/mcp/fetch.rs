@@ -350,24 +350,18 @@ fn document_of(result: &CallToolResult) -> Document {
         .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
         .collect::<Vec<_>>()
         .join("\n");
-    let mut metadata = match &result.structured_content {
-        Some(Value::Object(fields)) => fields.clone(),
-        _ => Map::new(),
-    };
-    let field = |m: &mut Map<String, Value>, name: &str| match m.remove(name) {
-        Some(Value::String(s)) if !s.is_empty() => Some(s),
+    let structured = result.structured_content.clone().unwrap_or(Value::Null);
+    let field = |name: &str| match structured.get(name) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
         _ => None,
     };
-    let title = field(&mut metadata, "title").unwrap_or_default();
-    let url = field(&mut metadata, "url").filter(|u| u.starts_with("http://") || u.starts_with("https://"));
-    if let Some(own) = field(&mut metadata, "id") {
-        metadata.insert("platform_id".into(), Value::String(own));
-    }
+    let title = field("title").unwrap_or_default();
+    let url = field("url").filter(|u| u.starts_with("http://") || u.starts_with("https://"));
     Document {
         title,
         url,
         text,
-        metadata,
+        metadata: Document::metadata_of(structured),
     }
 }
 
