@@ -54,8 +54,8 @@ pub struct Read {
 }
 
 /// The record read, as `fetch` answers it (ChatGPT's `{id, title, text, url, metadata}`
-/// without the id, which is the one `fetch` was given).
-#[derive(Clone, Debug, PartialEq)]
+/// without the id, which is the one `fetch` was given); sent as it is between replicas.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Document {
     /// Its title.
     pub title: String,

@@ -42,7 +42,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::call::{Call, Progress, Report, ToolResult, tool_error};
+use crate::call::{Call, Document, Progress, Report, ToolResult, tool_error};
 use crate::connectors::page_spec::Hits;
 use crate::connectors::vocabulary::Listing;
 use crate::driver::lease::{lease_key, owner_url};
@@ -102,6 +102,10 @@ struct ForwardRequest {
     /// Absent (false) from replicas of earlier releases.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     hits: bool,
+    /// `fetch` with a reading tool's own arguments: the record answered as a document.
+    /// Absent (false) from replicas of earlier releases.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    document: bool,
 }
 
 /// One line of a forward's answer.
@@ -119,6 +123,8 @@ enum ForwardLine {
     Listed(Box<Listing>),
     /// The hits a search of the search page asked for.
     Hits(Box<Hits>),
+    /// The record `fetch` asked a reading tool for.
+    Document(Box<Document>),
     NotOwner,
     /// Sent every [`HEARTBEAT`] while the owner works on the call: a forward that hears
     /// nothing for [`SILENCE`] is given up (a frozen owner, a half-open link) and routed
@@ -499,6 +505,7 @@ impl Node {
             user: call.caller.user.clone(),
             listing: want == Want::Listing,
             hits: want == Want::Hits,
+            document: want == Want::Document,
         };
         let broken = |why: String, heard: bool| Forward::Broken { why, heard };
         let Ok(body) = serde_json::to_vec(&body) else {
@@ -558,6 +565,7 @@ impl Node {
                     Ok(ForwardLine::Result(r)) => return Forward::Answer(Answer::Result(ToolResult::Own(*r))),
                     Ok(ForwardLine::Listed(listing)) => return Forward::Answer(Answer::Listed(listing)),
                     Ok(ForwardLine::Hits(hits)) => return Forward::Answer(Answer::Hits(hits)),
+                    Ok(ForwardLine::Document(document)) => return Forward::Answer(Answer::Document(document)),
                     Ok(ForwardLine::NotOwner) => return Forward::NotOwner,
                     Ok(ForwardLine::Alive) => {}
                     Err(e) => return broken(format!("the owner's answer is unreadable: {e}"), true),
@@ -693,10 +701,11 @@ async fn answer_forward(ep: Arc<Endpoint>, request: ForwardRequest, platform: Pl
         }
     }
     let ct = CancellationToken::new();
-    let want = match (request.listing, request.hits) {
-        (true, _) => Want::Listing,
-        (false, true) => Want::Hits,
-        (false, false) => Want::Result,
+    let want = match (request.listing, request.hits, request.document) {
+        (true, _, _) => Want::Listing,
+        (false, true, _) => Want::Hits,
+        (false, false, true) => Want::Document,
+        (false, false, false) => Want::Result,
     };
     let call = ToolRequest {
         name: request.tool.into(),
@@ -719,6 +728,7 @@ async fn answer_forward(ep: Arc<Endpoint>, request: ForwardRequest, platform: Pl
         Ok(Ok(Answer::Result(r))) => ForwardLine::Result(Box::new(r.into_result())),
         Ok(Ok(Answer::Listed(listing))) => ForwardLine::Listed(listing),
         Ok(Ok(Answer::Hits(hits))) => ForwardLine::Hits(hits),
+        Ok(Ok(Answer::Document(document))) => ForwardLine::Document(document),
         // This replica does not own the platform either: the forwarding replica
         // looks the owner up again (it holds the caller's time).
         Ok(Err(_)) => ForwardLine::NotOwner,
@@ -861,6 +871,16 @@ mod tests {
         hits.note = Some("may be incomplete".to_owned());
         let line = encode_line(&ForwardLine::Hits(Box::new(hits.clone()))).expect("encodes");
         assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::Hits(h)) if *h == hits));
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("platform_id".into(), serde_json::Value::from("BWBR0005416"));
+        let document = Document {
+            title: "Gemeentewet".to_owned(),
+            url: Some("https://wetten.overheid.nl/BWBR0005416".to_owned()),
+            text: "Artikel 1".to_owned(),
+            metadata,
+        };
+        let line = encode_line(&ForwardLine::Document(Box::new(document.clone()))).expect("encodes");
+        assert!(matches!(serde_json::from_slice(&line), Ok(ForwardLine::Document(d)) if *d == document));
     }
 
     #[test]
@@ -870,7 +890,7 @@ mod tests {
             "hops": 1
         }))
         .expect("an earlier release's request reads");
-        assert!(!request.listing && !request.hits);
+        assert!(!request.listing && !request.hits && !request.document);
         let request: ForwardRequest = serde_json::from_value(serde_json::json!({
             "platform": "obv", "tool": "obv_search", "address": "127.0.0.1", "waited_ms": 0, "cache_version": "v",
             "hops": 1,
@@ -878,5 +898,12 @@ mod tests {
         }))
         .expect("a page search's request reads");
         assert!(request.hits && !request.listing);
+        let request: ForwardRequest = serde_json::from_value(serde_json::json!({
+            "platform": "bwb", "tool": "bwb_read", "address": "127.0.0.1", "waited_ms": 0, "cache_version": "v",
+            "hops": 1,
+            "document": true
+        }))
+        .expect("a fetch's request reads");
+        assert!(request.document && !request.hits && !request.listing);
     }
 }

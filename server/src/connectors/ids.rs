@@ -19,11 +19,8 @@
 use besluitbron_core::PlatformId;
 use reqwest::Url;
 
-use std::future::Future;
-use std::pin::Pin;
-
-use super::tool::ToolSpec;
-use crate::call::{Call, Context, ReadResult};
+use super::tool::{ReadFuture, ToolSpec};
+use crate::call::{Call, Context};
 
 /// One form of id or link a connector reads, as the error listing the forms and the
 /// docs/tools.md show it.
@@ -81,10 +78,6 @@ pub enum Claim {
     /// The platform that issues this id, or the only one that reads it.
     Home,
 }
-
-/// A reading tool running: its answer typed ([`crate::call::Read`]), or the reply that
-/// stands for it.
-pub type ReadFuture<'a> = Pin<Box<dyn Future<Output = ReadResult> + Send + 'a>>;
 
 /// A running reading tool.
 pub type ReadingRun = Box<dyn for<'a> FnOnce(&'a Context, &'a Call) -> ReadFuture<'a> + Send>;

@@ -120,6 +120,7 @@ impl<S: KeywordTool> Keyword<S> {
         name: S::NAME,
         definition: definition::<S>,
         run: run::<S>,
+        read: None,
         asks: S::ASKS,
     };
     /// Its part in `search` on `/mcp`.

@@ -20,13 +20,21 @@ use rmcp::schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::ask::AskArg;
-use crate::call::{Call, Context, Reply, tool_error};
+use crate::call::{Call, Context, ReadResult, Reply, tool_error};
 
 /// A running tool.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Reply> + Send + 'a>>;
 
 /// Runs a tool for a call with its arguments (a JSON object).
 pub type RunTool = for<'a> fn(&'a Context, &'a Call, JsonObject) -> ToolFuture<'a>;
+
+/// A reading tool running: its answer typed ([`crate::call::Read`]), or the reply that
+/// stands for it.
+pub type ReadFuture<'a> = Pin<Box<dyn Future<Output = ReadResult> + Send + 'a>>;
+
+/// Runs a reading tool for a call with its arguments (a JSON object), answering its read
+/// typed: what `fetch` on `/mcp` answers from, with or without the tool's own arguments.
+pub type ReadTool = for<'a> fn(&'a Context, &'a Call, JsonObject) -> ReadFuture<'a>;
 
 /// One tool of a connector.
 pub struct ToolSpec {
@@ -38,6 +46,9 @@ pub struct ToolSpec {
     pub definition: fn() -> Tool,
     /// The tool itself.
     pub run: RunTool,
+    /// A reading tool's typed core: the record it read, before it is made its result
+    /// (`None` for a tool that reads no one record).
+    pub read: Option<ReadTool>,
     /// Its arguments whose value may name several things, and how each is resolved to
     /// choices a person can be asked to make (empty for most tools).
     pub asks: &'static [AskArg],
@@ -114,6 +125,7 @@ pub fn client<T: Send + Sync + 'static>(
 ///     arguments: SearchArgs,
 ///     output: render::SearchShown,
 ///     run: obv_search,
+///     read: obv_read, // optional: a reading tool's typed core, `run`'s read
 ///     asks: &[…], // optional: the arguments a person may be asked to settle
 /// }
 /// ```
@@ -125,6 +137,17 @@ macro_rules! tool {
     (@asks $asks:expr) => {
         $asks
     };
+    (@read $arguments:ty;) => {
+        None
+    };
+    (@read $arguments:ty; $read:path) => {
+        Some(|ctx, call, arguments| {
+            Box::pin(async move {
+                let arguments = $crate::connectors::tool::arguments::<$arguments>(call, arguments)?;
+                $read(ctx, call, arguments).await
+            })
+        })
+    };
     (
         name: $name:literal,
         title: $title:literal,
@@ -132,6 +155,7 @@ macro_rules! tool {
         arguments: $arguments:ty,
         output: $output:ty,
         run: $run:path
+        $(, read: $read:path)?
         $(, asks: $asks:expr)? $(,)?
     ) => {
         $crate::connectors::tool::ToolSpec {
@@ -145,6 +169,7 @@ macro_rules! tool {
                     }
                 })
             },
+            read: $crate::tool!(@read $arguments; $($read)?),
             asks: $crate::tool!(@asks $($asks)?),
         }
     };

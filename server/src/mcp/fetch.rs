@@ -25,8 +25,10 @@
 //! `article`, EUR-Lex's `language`, a debate's `speaker`), once, as `search` declares the
 //! searches' ([`super::passed::union`]: each says which platforms take it). A fetch given
 //! one is the reading tool's own call with them through the stack below replay (the
-//! tool's rules, the route to its owner, its time-out), the id as the reading read it; one
-//! the reading tool does not take is refused by name with those it takes, nothing asked.
+//! tool's rules, the route to its owner, its time-out), the id as the reading read it,
+//! answered as the record it read ([`crate::call::Document`], typed, from the tool's
+//! typed core here or on the owner, never read back from the tool's result); one the
+//! reading tool does not take is refused by name with those it takes, nothing asked.
 //! So a reading tool with a view is stood in for without losing its view: `fetch` has one
 //! ([`super::views`]), which draws each answer as its reading tool's view does.
 //!
@@ -43,6 +45,7 @@ use serde_json::{Map, Value};
 
 use super::ground::GroundRef;
 use super::passed::{Declared, union};
+use super::route::Answer;
 use crate::call::{Call, Context, Document, Reply, tool_error, without_nulls};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::ids::{IdReader, Paging, Reading, list_forms, split_platform};
@@ -290,17 +293,13 @@ impl Fetcher {
             limit: super::lists::inner_limit(ground.limit),
             ..ground
         };
-        let result = ground
-            .stack
-            .result(inner, call, reading.tool.name, asked)
-            .await
-            .into_result()
-            .into_result();
-        if result.is_error == Some(true) {
-            return result.into();
-        }
+        let document = match ground.stack.document(inner, call, reading.tool.name, asked).await {
+            Answer::Document(document) => *document,
+            Answer::Result(result) => return result.into_result().into(),
+            other => return other.into_result().into(),
+        };
         let untitled = || format!("Untitled record {} of {}", reading.id, platform.display_name());
-        answer(&args.id, platform, reading.tool.name, document_of(&result), untitled).into()
+        answer(&args.id, platform, reading.tool.name, document, untitled).into()
     }
 
     /// Reads `reading` (`platform`'s, answered as `asked`) with its own function, as a
@@ -337,32 +336,6 @@ fn taken(tool: &crate::connectors::ToolSpec) -> Vec<String> {
         .and_then(Value::as_object)
         .map(|p| p.keys().cloned().collect())
         .unwrap_or_default()
-}
-
-/// The document a reading tool's `result` holds, for a read made with that tool's own
-/// arguments through the stack (its answer may come from the replay table or another
-/// replica as a result): its text, its structured content's title and page at the top
-/// and the rest as metadata, the platform's own id as `platform_id`.
-fn document_of(result: &CallToolResult) -> Document {
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let structured = result.structured_content.clone().unwrap_or(Value::Null);
-    let field = |name: &str| match structured.get(name) {
-        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-        _ => None,
-    };
-    let title = field("title").unwrap_or_default();
-    let url = field("url").filter(|u| u.starts_with("http://") || u.starts_with("https://"));
-    Document {
-        title,
-        url,
-        text,
-        metadata: Document::metadata_of(structured),
-    }
 }
 
 /// `fetch`'s answer for the id `asked` (answered as given): the `document` the reading

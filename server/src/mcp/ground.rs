@@ -43,6 +43,17 @@ pub trait Stack: Send + Sync {
         tool: &'static str,
         arguments: JsonObject,
     ) -> RouteFuture<'a, Answer>;
+
+    /// The call of reading tool `tool` with `arguments` that `asker` makes in its place
+    /// (`fetch` with the reading tool's own arguments), as for [`Stack::result`], answered
+    /// as the record it read.
+    fn document<'a>(
+        &'a self,
+        ground: GroundRef<'a>,
+        asker: &'a Call,
+        tool: &'static str,
+        arguments: JsonObject,
+    ) -> RouteFuture<'a, Answer>;
 }
 
 /// What a tool runs on, borrowed for one call.

@@ -6,10 +6,11 @@
 //! tool said its platform is owned elsewhere. Without one (one process) that never
 //! happens: the platform's task owns its platform.
 //!
-//! A call asks for one of three answers ([`Want`]): its tool's result, or its search
-//! tool's question answered typed — as a [`Listing`] (a part of `search`) or as the
-//! search page's [`Hits`]. The owner answers what was asked, so a listing comes back a
-//! listing, never read back from a result's JSON.
+//! A call asks for one of four answers ([`Want`]): its tool's result, its search tool's
+//! question answered typed — as a [`Listing`] (a part of `search`) or as the search
+//! page's [`Hits`] —, or its reading tool's record as a [`Document`] (`fetch` with the
+//! reading tool's own arguments). The owner answers what was asked, so a listing comes
+//! back a listing and a document a document, never read back from a result's JSON.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -17,7 +18,7 @@ use std::pin::Pin;
 use besluitbron_core::PlatformId;
 use rmcp::model::JsonObject;
 
-use crate::call::{Call, Reply, ToolResult};
+use crate::call::{Call, Document, ReadResult, Reply, ToolResult, tool_error};
 use crate::connectors::page_spec::Hits;
 use crate::connectors::vocabulary::Listing;
 
@@ -33,6 +34,8 @@ pub enum Want {
     Listing,
     /// Its search tool's question answered as the search page's hits.
     Hits,
+    /// Its reading tool's record, as `fetch` answers it.
+    Document,
 }
 
 /// What a call answered: its tool's result (an error included, whatever was wanted), or
@@ -45,6 +48,8 @@ pub enum Answer {
     Listed(Box<Listing>),
     /// The search tool's question answered as the search page's hits.
     Hits(Box<Hits>),
+    /// The reading tool's record, as `fetch` answers it.
+    Document(Box<Document>),
 }
 
 impl Answer {
@@ -54,8 +59,9 @@ impl Answer {
         match self {
             Answer::Result(result) => result,
             Answer::Listed(_) | Answer::Hits(_) => {
-                crate::call::tool_error("BesluitBron answered a listing where a result was asked").into()
+                tool_error("BesluitBron answered a listing where a result was asked").into()
             }
+            Answer::Document(_) => tool_error("BesluitBron answered a document where a result was asked").into(),
         }
     }
 }
@@ -86,6 +92,17 @@ pub fn listed(listed: Result<Listing, Reply>) -> Answered {
 pub fn hits(hits: Result<Hits, Reply>) -> Answered {
     match hits {
         Ok(hits) => Ok(Answer::Hits(Box::new(hits))),
+        Err(reply) => reply.into(),
+    }
+}
+
+/// The stack below the route of a reading tool's record: the document, or the reply
+/// that stands for it (a read whose kept answer cannot be shown is the error that says
+/// so).
+pub fn document(read: ReadResult) -> Answered {
+    match read.map(crate::call::Read::document) {
+        Ok(Ok(document)) => Ok(Answer::Document(Box::new(document))),
+        Ok(Err(e)) => Ok(Answer::Result(tool_error(e).into())),
         Err(reply) => reply.into(),
     }
 }

@@ -59,6 +59,7 @@ fn copy(base: &'static ConnectorSpec, id: &'static str, n: usize) -> &'static Co
                 name: rename(t.name),
                 definition: t.definition,
                 run: t.run,
+                read: t.read,
                 asks: t.asks,
             })
             .collect::<Vec<_>>()

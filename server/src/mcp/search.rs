@@ -573,7 +573,7 @@ fn record_answer(group: &mut Group, spec: &'static SearchSpec, joined: Result<An
             entry.message = Some(first_text(&result));
             return;
         }
-        Ok(Answer::Hits(_)) | Err(_) => {
+        Ok(Answer::Hits(_) | Answer::Document(_)) | Err(_) => {
             entry.status = Status::Failed;
             entry.message = Some(format!(
                 "BesluitBron's call to {} stopped; try {} again",

@@ -1,7 +1,8 @@
 //! The stack below replay, written once for every call that runs a tool: a `tools/call`
 //! ([`super::Calls::call`], after its replay layer), a forward from another replica
-//! ([`super::Calls::call_here`]), each part of `search` ([`Stack::listing`]) and the list
-//! tool `lists` asks ([`Stack::result`]).
+//! ([`super::Calls::call_here`]), each part of `search` ([`Stack::listing`]), the list
+//! tool `lists` asks ([`Stack::result`]) and the reading tool `fetch` asks with that
+//! tool's own arguments ([`Stack::document`]).
 //!
 //! ```text
 //! route     a call whose platform another replica owns goes there (several replicas)
@@ -84,6 +85,21 @@ impl Stack for ToolTable {
             progress: asker.progress.clone(),
             ct: asker.ct.clone(),
             want: Want::Result,
+        };
+        Box::pin(self.asked_by(ground, asker, tool, arguments, asked))
+    }
+
+    fn document<'a>(
+        &'a self,
+        ground: GroundRef<'a>,
+        asker: &'a Call,
+        tool: &'static str,
+        arguments: JsonObject,
+    ) -> RouteFuture<'a, Answer> {
+        let asked = Asked {
+            progress: asker.progress.clone(),
+            ct: asker.ct.clone(),
+            want: Want::Document,
         };
         Box::pin(self.asked_by(ground, asker, tool, arguments, asked))
     }

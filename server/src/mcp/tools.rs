@@ -98,6 +98,14 @@ impl ToolEntry {
                 (Want::Listing | Want::Hits, None) => Ok(Answer::Result(
                     tool_error(format!("{} is no keyword search: it answers no listing", self.name)).into(),
                 )),
+                (Want::Document, _) => match &self.run {
+                    Run::Tool(ToolSpec { read: Some(read), .. }) => {
+                        route::document(read(ground.ctx, call, arguments).await)
+                    }
+                    _ => Ok(Answer::Result(
+                        tool_error(format!("{} is no reading tool: it answers no document", self.name)).into(),
+                    )),
+                },
             }
         })
     }

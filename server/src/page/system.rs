@@ -68,7 +68,9 @@ impl SystemCalls {
             // A result that stands for hits (an `organization` that is no one source,
             // answered with the candidates): nothing to show.
             Ok(Answer::Result(_)) => Ok(Hits::default()),
-            Ok(Answer::Listed(_)) => Err(format!("{tool} answered a listing where hits were asked")),
+            Ok(Answer::Listed(_) | Answer::Document(_)) => {
+                Err(format!("{tool} answered no hits where hits were asked"))
+            }
             Err(e) => Err(e.message.to_string()),
         }
     }

@@ -61,6 +61,67 @@ async fn a_search_on_a_follower_asks_openbesluitvorming_at_its_owner() {
     }
 }
 
+/// `fetch` with a reading tool's own arguments is that tool's call: on a replica that
+/// does not own the law's platform it goes to the owner, which answers the record read as
+/// a document; every replica answers the tool's own text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetch_with_the_readers_arguments_is_answered_by_the_laws_owner() {
+    let redis = RedisServer::start("own-fetch");
+    let f = fakes().await;
+    let world = Arc::new(World::default());
+    let rs = three(&world, &f, &redis, "own-fetch").await;
+    let bwb = besluitbron_server::platforms::bwb::PLATFORM;
+    let owns = |i: usize| rs[i].node().owns_now(bwb);
+    assert!(
+        eventually(Duration::from_secs(30), async || (0..3).filter(|&i| owns(i)).count()
+            == 1)
+        .await,
+        "one replica owns the laws' platform"
+    );
+    let owner = (0..3).find(|&i| owns(i)).expect("an owner");
+    let args = json!({"id": "BWBR0018451", "date": "2025-06-01", "article": "2"});
+    let own = Mcp::modern(rs[owner].url("/mcp")).call("bwb_read", args.clone()).await;
+    structured(&own);
+    let own_text: Vec<String> = support::result(&own)["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str().map(str::to_owned))
+        .collect();
+    // The buffer's word aside (the owner's read was the platform's, the others' buffered).
+    let unbuffered = |text: &str| text.replace(" (from BesluitBron's buffer)", "");
+    let own_text = unbuffered(&own_text.join("\n"));
+    assert!(own_text.contains("Artikel 2"), "the article read: {own_text}");
+    for (i, r) in rs.iter().enumerate() {
+        let fetched = Mcp::modern(r.url("/mcp"))
+            .call(
+                "fetch",
+                json!({"id": "BWBR0018451", "date": "2025-06-01", "article": "2"}),
+            )
+            .await;
+        let shown = structured(&fetched);
+        assert_eq!(
+            shown["text"].as_str().map(unbuffered),
+            Some(own_text.clone()),
+            "replica {i}: {shown}"
+        );
+        assert_eq!(shown["id"], "BWBR0018451", "replica {i}");
+        assert_eq!(shown["metadata"]["tool"], "bwb_read", "replica {i}");
+        let forwarded = r
+            .metrics()
+            .await
+            .contains("besluitbron_forwarded_calls_total{platform=\"bwb\"} 1");
+        assert_eq!(
+            forwarded,
+            i != owner,
+            "replica {i} forwarded its read iff it does not own bwb"
+        );
+    }
+    for r in rs {
+        r.stop().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_one_replica_owns_obv_and_the_others_forward_to_it() {
     let redis = RedisServer::start("own-one");

@@ -155,6 +155,7 @@ const READ_TOOL: ToolSpec = crate::tool! {
     arguments: ReadArgs,
     output: render::ReadShown,
     run: eurlex_read,
+    read: act_read,
 };
 
 /// What EUR-Lex reads.

@@ -405,6 +405,7 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     arguments: DocumentArgs,
     output: render::DocumentOutput,
     run: ob_document,
+    read: ob_read,
 };
 
 /// The `ob_search` tool (its spec is what `search` runs for this connector).

@@ -439,6 +439,7 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     arguments: DocumentArgs,
     output: render::DocumentShown,
     run: obv_document,
+    read: obv_read,
 };
 
 /// The `obv_search` tool (its spec is what `search` runs for this connector).

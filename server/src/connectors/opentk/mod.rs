@@ -393,6 +393,7 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     arguments: DocumentArgs,
     output: render::DocumentShown,
     run: opentk_document,
+    read: document_read,
 };
 
 /// The `opentk_activity` tool (its spec is what `fetch` runs for this connector's ids).
@@ -406,6 +407,7 @@ pub(crate) const ACTIVITY_TOOL: ToolSpec = crate::tool! {
     arguments: ActivityArgs,
     output: render::ActivityShown,
     run: opentk_activity,
+    read: activity_read,
 };
 
 /// The `opentk_search` tool (its spec is what `search` runs for this connector).

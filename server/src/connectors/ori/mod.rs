@@ -272,6 +272,7 @@ pub(crate) const DOCUMENT_TOOL: ToolSpec = crate::tool! {
     arguments: DocumentArgs,
     output: DocumentOutput,
     run: ori_document,
+    read: ori_read,
 };
 
 /// The `ori_sources` tool: one of the connector's lists.

@@ -510,6 +510,7 @@ pub(crate) const RULING_TOOL: ToolSpec = crate::tool! {
     arguments: RulingArgs,
     output: RulingOutput,
     run: rechtspraak_ruling,
+    read: ruling_read,
 };
 
 /// The `rechtspraak_courts` tool: one of the connector's lists.

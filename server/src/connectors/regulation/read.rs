@@ -33,7 +33,7 @@ use crate::call::{
 };
 use crate::connectors::ids::{Claim, IdReader, Paging, Reading, own};
 use crate::connectors::pages::TextPage;
-use crate::connectors::tool::{self, ToolFuture, ToolSpec};
+use crate::connectors::tool::{self, ReadFuture, ToolFuture, ToolSpec};
 use crate::platforms::koop::REPOSITORY;
 use crate::platforms::koop::regulation::Regulation;
 use crate::platforms::koop::zoekservice::{RegulationClient, RegulationCollection};
@@ -100,6 +100,7 @@ pub const fn tool<C: Collection>() -> ToolSpec {
         name: C::SPEC.read.name,
         definition: definition::<C>,
         run: run::<C>,
+        read: Some(read_run::<C>),
         asks: &[],
     }
 }
@@ -115,6 +116,13 @@ fn run<'a, C: Collection>(ctx: &'a Context, call: &'a Call, arguments: JsonObjec
             Ok(arguments) => read::<C>(ctx, call, arguments).await,
             Err(reply) => reply,
         }
+    })
+}
+
+fn read_run<'a, C: Collection>(ctx: &'a Context, call: &'a Call, arguments: JsonObject) -> ReadFuture<'a> {
+    Box::pin(async move {
+        let arguments = tool::arguments::<ReadArgs<C>>(call, arguments)?;
+        read_typed::<C>(ctx, call, arguments).await
     })
 }
 

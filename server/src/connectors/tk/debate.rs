@@ -84,6 +84,7 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
     arguments: DebateArgs,
     output: DebateShown,
     run: tk_debate,
+    read: debate_read,
 };
 
 /// What `id` asks for.

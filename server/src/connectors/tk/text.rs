@@ -93,6 +93,7 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
     arguments: TextArgs,
     output: TextShown,
     run: tk_document_text,
+    read: text_read,
 };
 
 /// The text of one Tweede Kamer document.

@@ -47,6 +47,7 @@ pub(super) const TOOL: ToolSpec = crate::tool! {
     arguments: VotesArgs,
     output: VotesShown,
     run: tk_votes,
+    read: votes_read,
 };
 
 /// The votes on a case, or on the cases found by words.
