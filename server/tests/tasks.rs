@@ -4,7 +4,8 @@
 //! says which platforms answered and which are pending until it carries the whole result
 //! (a slow platform's answer included, asked of it once); `tasks/cancel` ends a task as
 //! cancelled; an unknown id is invalid params; a client that does not declare the
-//! extension gets today's answer.
+//! extension gets today's answer. A read of a record (`fetch`, a reading tool) is a task
+//! in the same way.
 
 use std::time::Duration;
 
@@ -174,6 +175,79 @@ async fn a_cancelled_task_ends_cancelled_and_an_unknown_one_is_invalid_params() 
     );
     assert!(plain.get("resultType").is_none_or(|t| t == "complete"), "{plain}");
     assert!(plain["structuredContent"]["results"].is_array(), "{plain}");
+    server.stop().await;
+}
+
+/// A read of a record is a task too, at `/mcp` (`fetch`) and at its connector's address
+/// (its reading tool, where the extension is declared as well): polled until the slow
+/// platform has answered, its result the read a client that does not declare the
+/// extension gets whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_a_record_as_a_task_is_polled_until_it_is_read() {
+    let f = fakes().await;
+    let server = Server::start(config(&f, &temp_dir("tasks-read"))).await;
+    let id = "motion:notubiz:provincie:noord-brabant:80501";
+    let obv = Mcp::modern(server.url("/mcp/obv"));
+    let discovered = result(&request(&obv, 1, "server/discover", json!({}), json!({})).await);
+    assert!(
+        discovered["capabilities"]["extensions"]
+            .get("io.modelcontextprotocol/tasks")
+            .is_some(),
+        "/mcp/obv declares the extension: {discovered}"
+    );
+    f.obv.set_latency(Duration::from_secs(2));
+    let mut n = 10;
+    for (mcp, tool, arguments) in [
+        (Mcp::modern(server.url("/mcp")), "fetch", json!({"id": id})),
+        (obv, "obv_document", json!({"id": id, "length": 500})),
+    ] {
+        n += 1;
+        let made = result(
+            &request(
+                &mcp,
+                n,
+                "tools/call",
+                json!({"name": tool, "arguments": arguments}),
+                declares_tasks(),
+            )
+            .await,
+        );
+        assert_eq!(made["resultType"], "task", "{tool}: {made}");
+        let task_id = made["taskId"].as_str().expect("a task id").to_owned();
+        let mut done = Value::Null;
+        let finished = support::eventually(Duration::from_secs(60), async || {
+            n += 1;
+            done = result(&request(&mcp, n, "tasks/get", json!({"taskId": task_id}), declares_tasks()).await);
+            done["status"] == "completed"
+        })
+        .await;
+        assert!(finished, "{tool}: the task completes: {done}");
+        assert_eq!(done["statusMessage"], "read", "{tool}: {done}");
+        n += 1;
+        let whole = result(
+            &request(
+                &mcp,
+                n,
+                "tools/call",
+                json!({"name": tool, "arguments": arguments}),
+                json!({}),
+            )
+            .await,
+        );
+        assert!(whole.get("resultType").is_none_or(|t| t == "complete"), "{whole}");
+        let text = |r: &Value| {
+            r["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .replace(" (from BesluitBron's buffer)", "")
+        };
+        assert!(!text(&whole).is_empty(), "{tool}: {whole}");
+        assert_eq!(
+            text(&done["result"]),
+            text(&whole),
+            "{tool}: the task's result is the read"
+        );
+    }
     server.stop().await;
 }
 

@@ -52,6 +52,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 pub use listing::MAX_INSTRUCTIONS_CHARS;
 pub use scope::Scope;
 pub use tool_call::{Calls, ToolRequest};
+use tools::ToolEntry;
 
 /// How long a client may keep a list that never changes while the server runs (the tool,
 /// prompt, resource and template lists): an hour, so a new release is seen soon.
@@ -103,7 +104,12 @@ impl Handler {
             capabilities.completions = Some(Default::default());
         }
         // Where a tool runs as a task for a client that declares the extension.
-        if self.tools.iter().any(|t| tasks::runs_as_task(&t.name)) {
+        let table = self.calls.tools();
+        if self
+            .tools
+            .iter()
+            .any(|t| table.get(&t.name).is_some_and(ToolEntry::runs_as_task))
+        {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
@@ -338,15 +344,19 @@ impl Handler {
         if let ask::Before::Ask(result) = asked {
             return Ok(CallToolResponse::InputRequired(result));
         }
-        // A `search` from a client that declares the Tasks extension answers at once with
-        // its task, which `tasks/get` reads ([`tasks`]). A task lives in the replica that
-        // made it, so with several replicas (where `tasks/get` may reach another) the search
-        // answers whole, as the extension allows.
+        // A `search` or a read of a record from a client that declares the Tasks extension
+        // answers at once with its task, which `tasks/get` reads ([`tasks`]). A task lives
+        // in the replica that made it, so with several replicas (where `tasks/get` may
+        // reach another) the call answers whole, as the extension allows.
         let declares_tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());
         if declares_tasks
             && !self.calls.replicated()
             && self.info.capabilities.supports_tasks()
-            && tasks::runs_as_task(&request.name)
+            && self
+                .calls
+                .tools()
+                .get(&request.name)
+                .is_some_and(ToolEntry::runs_as_task)
         {
             let request = self.request(request, &context, None);
             return Ok(CallToolResponse::Task(

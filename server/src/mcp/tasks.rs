@@ -1,8 +1,9 @@
-//! The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): a `search` from a
-//! client that declares the extension in its request answers `resultType: "task"` at
-//! once; the client polls `tasks/get`, which says which platforms have answered and
-//! which are pending, and carries the whole result when every platform has answered;
-//! `tasks/cancel` stops it.
+//! The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663): a `search`, and a
+//! read of a record (`fetch`, a reading tool: [`super::tools::ToolEntry::runs_as_task`]),
+//! from a client that declares the extension in its request answers `resultType: "task"`
+//! at once; the client polls `tasks/get`, which says which platforms have answered and
+//! which are pending, and carries the whole result when every platform has answered (a
+//! read: when its record is read); `tasks/cancel` stops it.
 //!
 //! A task is the same `search` through the same call stack (arguments, route, time-out,
 //! each platform's queue and buffer), asked again while a platform is still pending: a
@@ -19,8 +20,11 @@
 //! caller also waits on is theirs and runs on. Tasks live in this replica's memory for
 //! [`TASK_TTL_MS`] after they are made (rmcp's [`TaskManager`] sweeps them).
 //!
-//! What this module does not do: run any tool but `search` as a task, or share tasks
-//! across replicas (a `tasks/get` at another replica answers "unknown task").
+//! A read is one round: its answer names no pending platform.
+//!
+//! What this module does not do: decide which tools run as tasks (the tool table does),
+//! or share tasks across replicas (a `tasks/get` at another replica answers "unknown
+//! task").
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -43,20 +47,12 @@ const POLL_INTERVAL_MS: u64 = 1_000;
 /// The most rounds of a search one task asks.
 pub const MAX_ROUNDS: usize = 6;
 
-/// The tools a client's task may run.
-const AS_TASKS: [&str; 1] = [super::search::NAME];
-
 /// This replica's tasks, and whose each one is.
 #[derive(Default)]
 pub struct Tasks {
     manager: TaskManager,
     /// Task id → the user who made it (with authorization on; `None` otherwise).
     owners: Mutex<HashMap<String, Option<String>>>,
-}
-
-/// Whether a call of `tool` runs as a task for a client that declares the extension.
-pub fn runs_as_task(tool: &str) -> bool {
-    AS_TASKS.contains(&tool)
 }
 
 impl Tasks {
@@ -147,10 +143,17 @@ fn status_message(answered: &[String], pending: &[String]) -> String {
 async fn run(calls: Arc<Calls>, request: ToolRequest, cx: TaskContext) -> Result<CallToolResult, TaskExit> {
     let ct = CancellationToken::new();
     let reported = cx.clone();
-    let progress: Progress = Arc::new(move |report| {
-        if let Report::Answered { done, of, message } = report {
+    let progress: Progress = Arc::new(move |report| match report {
+        Report::Answered { done, of, message } => {
             reported.set_status_message(format!("{message}; {} pending", of.saturating_sub(done)));
         }
+        // A read waiting for its platform's turn.
+        Report::Queued(platform, position) => reported.set_status_message(format!(
+            "waiting for {}: {} calls queued, about {} s",
+            platform.display_name(),
+            position.queued_calls,
+            position.estimated_wait.as_secs().max(1)
+        )),
     });
     let mut rounds = 0;
     loop {
@@ -173,7 +176,15 @@ async fn run(calls: Arc<Calls>, request: ToolRequest, cx: TaskContext) -> Result
             }
         };
         let (answered, pending) = standing(&result);
-        cx.set_status_message(status_message(&answered, &pending));
+        let read = result
+            .structured_content
+            .as_ref()
+            .is_some_and(|v| v.get("platforms").is_none());
+        cx.set_status_message(if read {
+            "read".to_owned()
+        } else {
+            status_message(&answered, &pending)
+        });
         if pending.is_empty() || result.is_error == Some(true) || rounds >= MAX_ROUNDS {
             return Ok(result);
         }
@@ -219,11 +230,5 @@ mod tests {
         assert!(refused.message.contains("unknown task"), "{refused:?}");
         assert!(tasks.owned("mine", None).is_err(), "no token, no task of a user");
         assert!(tasks.owned("open", None).is_ok() && tasks.owned("open", Some("bob")).is_ok());
-    }
-
-    #[test]
-    fn only_search_runs_as_a_task() {
-        assert!(runs_as_task("search"));
-        assert!(!runs_as_task("fetch") && !runs_as_task("cvdr_search"));
     }
 }

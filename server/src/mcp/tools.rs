@@ -110,6 +110,17 @@ impl ToolEntry {
         })
     }
 
+    /// Whether a call of it runs as a task for a client that declares the Tasks
+    /// extension: `search` (its platforms answer one by one) and every read of a record —
+    /// `fetch` and each reading tool —, which may wait on a slow platform or a long file.
+    pub fn runs_as_task(&self) -> bool {
+        match &self.run {
+            Run::Search(_) | Run::Fetch(_) => true,
+            Run::Tool(spec) => spec.read.is_some(),
+            Run::Lists(_) => false,
+        }
+    }
+
     /// Its arguments whose value may name several things, as its connector declares
     /// them (none for `fetch`, `search` and `lists`).
     pub fn asks(&self) -> &'static [AskArg] {
@@ -366,5 +377,27 @@ mod tests {
             assert_eq!(table.get(tool).map(|f| (f.connector, f.platform)), Some(("all", None)));
         }
         assert!(table.get("no_such_tool").is_none());
+    }
+
+    #[test]
+    fn search_and_every_read_of_a_record_run_as_tasks() {
+        let table = ToolTable::new(&CONNECTORS.iter().collect::<Vec<_>>(), &crate::connectors::platforms());
+        let tasks = |name: &str| table.get(name).is_some_and(ToolEntry::runs_as_task);
+        assert!(tasks("search") && tasks("fetch") && !tasks("lists"));
+        // Every tool `fetch` reads with runs as one; no search or list tool does.
+        for c in CONNECTORS {
+            for reader in c.reads.into_iter().flat_map(|r| r.paged) {
+                assert!(tasks(reader.name), "{} reads a record", reader.name);
+            }
+        }
+        for tool in [
+            "obv_search",
+            "cvdr_search",
+            "obv_sources",
+            "rechtspraak_courts",
+            "tk_search",
+        ] {
+            assert!(!tasks(tool), "{tool} reads no one record");
+        }
     }
 }
