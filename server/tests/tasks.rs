@@ -409,3 +409,52 @@ async fn a_cancelled_task_withdraws_its_own_queued_request_but_not_a_shared_one(
     blocker.abort();
     server.stop().await;
 }
+
+/// Not only a task: a `search` whose client cancels it (`notifications/cancelled`, in a
+/// session) while it waits withdraws its own platform request still waiting for its turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_search_withdraws_its_own_queued_request() {
+    let f = fakes().await;
+    let mut c = config(&f, &temp_dir("search-withdraw"));
+    c.services.get_mut("obv").expect("obv's service").max_concurrent = Some(1);
+    let server = Server::start(c).await;
+    f.obv.set_latency(Duration::from_secs(30));
+    let base = obv_path(&server).await;
+    let sent = f.obv.requests();
+    let blocker = {
+        let mut session = Mcp::initialize(server.url("/mcp/obv")).await;
+        tokio::spawn(async move { session.call("obv_search", json!({"query": "blokkade"})).await })
+    };
+    until_obv(&server, "the other caller's request sent", |s| {
+        s.stats.led == base.stats.led + 1
+    })
+    .await;
+    let session = std::sync::Arc::new(Mcp::initialize(server.url("/mcp")).await);
+    let waiting = {
+        let session = std::sync::Arc::clone(&session);
+        tokio::spawn(async move {
+            session
+                .call_with_id(7_000, "search", json!({"query": "begroting"}))
+                .await
+        })
+    };
+    until_obv(&server, "the search's request waiting", |s| {
+        s.stats.gated == base.stats.gated + 1
+    })
+    .await;
+    let n = session
+        .post(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7_000}}))
+        .await;
+    assert!(n.status == 202 || n.status == 200, "{}", n.text);
+    until_obv(&server, "the search's request withdrawn", |s| {
+        s.stats.withdrawn == base.stats.withdrawn + 1
+    })
+    .await;
+    assert!(
+        support::eventually(Duration::from_secs(30), async || f.obv.requests() == sent + 1).await,
+        "only the other caller's request reached the platform"
+    );
+    waiting.abort();
+    blocker.abort();
+    server.stop().await;
+}

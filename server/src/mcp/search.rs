@@ -343,6 +343,12 @@ impl Searcher {
         };
         let wait = Self::pending_after(ground.limit);
         let deadline = tokio::time::Instant::now() + wait;
+        // The parts' cancellation: a task's, or one of their own. Cancelled only while the
+        // search still waits for them and its own request is cancelled (the client sent
+        // `notifications/cancelled`, or went away); once the search has answered, a part
+        // still running is never cancelled by its request's end: it fills the buffer that
+        // its "pending" answer promised.
+        let parts_ct = PARTS_CANCEL.try_with(CancellationToken::clone).unwrap_or_default();
         let mut groups: Vec<Group> = Vec::new();
         let mut running = FuturesUnordered::new();
         for part in self.parts.iter().filter(|p| chosen(p.platform)) {
@@ -362,7 +368,7 @@ impl Searcher {
                     entry.tool = Some(spec.tool.name);
                     entry.status = Status::Pending;
                     let index = groups.len();
-                    let asking = Asking::new(spec, (rules, lists), call, &asked, &args.passed);
+                    let asking = Asking::new(spec, (rules, lists), (call, &parts_ct), &asked, &args.passed);
                     entry.ignored = asking.ignored.clone();
                     // In the search's span: each part's platform call is in its trace.
                     let task = tokio::spawn(tracing::Instrument::in_current_span(asking.run(ground.owned())));
@@ -379,7 +385,17 @@ impl Searcher {
         let asked_count = running.len() as u32;
         let mut answered = 0;
         loop {
-            let Some(Some((index, spec, joined))) = until(deadline, running.next()).await else {
+            let next = tokio::select! {
+                biased;
+                () = call.ct.cancelled() => {
+                    // Its own platform requests still waiting for their turn are withdrawn
+                    // (one another caller also waits on is theirs); nobody reads this answer.
+                    parts_ct.cancel();
+                    return tool_error(format!("{NAME}: cancelled by the client")).into();
+                }
+                next = until(deadline, running.next()) => next,
+            };
+            let Some(Some((index, spec, joined))) = next else {
                 break;
             };
             answered += 1;
@@ -487,8 +503,9 @@ tokio::task_local! {
     /// Set while a search runs for a task ([`super::tasks`]): the task's cancellation,
     /// which its parts' platform calls take, so a cancelled task withdraws its own
     /// requests still waiting for their turn (one another caller also waits on is left
-    /// to them: the path withdraws only what nobody waits for). Unset, a part is never
-    /// cancelled: one its search no longer waits for fills the buffer.
+    /// to them: the path withdraws only what nobody waits for), also between rounds.
+    /// Unset, a part is cancelled only with its search's own request while the search
+    /// waits: one its search no longer waits for fills the buffer.
     pub static PARTS_CANCEL: CancellationToken;
 }
 
@@ -514,7 +531,7 @@ impl Asking {
     fn new(
         spec: &'static SearchSpec,
         (rules, lists): (&Rules, &[(String, Vec<Value>)]),
-        call: &Call,
+        (call, ct): (&Call, &CancellationToken),
         asked: &Asked,
         passed: &Map<String, Value>,
     ) -> Asking {
@@ -534,7 +551,7 @@ impl Asking {
             caller: Arc::clone(&call.caller),
             form: call.form.clone(),
             progress: None,
-            ct: PARTS_CANCEL.try_with(CancellationToken::clone).unwrap_or_default(),
+            ct: ct.clone(),
             render_cache: call.render_cache.clone(),
         };
         Asking {
