@@ -46,8 +46,10 @@ use crate::driver::{self, DriverOptions, Platforms, Recorder, SendObserver, Serv
 use crate::engine::Engine;
 use crate::engine::limits::SharedLimits;
 use crate::engine::sessions::RestoreGate;
+use crate::engine::tasks::SharedTasks;
 use crate::guard::{GuardState, Guarded, RouteGuard};
 use crate::mcp::replay::Replays;
+use crate::mcp::tasks::TASK_TTL_MS;
 use crate::mcp::{Calls, Handler, Scope};
 use crate::metrics::{Metrics, PlatformLabel};
 use crate::page::PageState;
@@ -712,7 +714,8 @@ fn mcp_routes(
         }
         // One handler per route; each session and each stateless request gets a
         // clone (two `Arc`s), not a newly built set of tools.
-        let handler = Handler::new(Arc::clone(calls), scope);
+        let shared_tasks = engine.map(|e| SharedTasks::new(e.clone(), Duration::from_millis(TASK_TTL_MS)));
+        let handler = Handler::new(Arc::clone(calls), scope).tasks_shared(shared_tasks, &path);
         let service = StreamableHttpService::new(move || Ok(handler.clone()), Arc::clone(&sm), mcp_config);
         services.push(McpRoute {
             path,

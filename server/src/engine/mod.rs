@@ -17,6 +17,7 @@
 pub mod limits;
 pub mod replays;
 pub mod sessions;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;

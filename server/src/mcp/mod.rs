@@ -91,6 +91,15 @@ impl Handler {
         handler
     }
 
+    /// The same, its tasks kept in `shared` for every replica (several replicas) under
+    /// its `address`.
+    pub fn tasks_shared(mut self, shared: Option<crate::engine::tasks::SharedTasks>, address: &str) -> Handler {
+        if let Some(shared) = shared {
+            self.tasks = Arc::new(tasks::Tasks::shared(shared, address.to_owned()));
+        }
+        self
+    }
+
     fn server_config(&self, instructions: String) -> ServerConfig {
         let (resources, prompts, completions) = self.offered();
         let mut capabilities = ServerCapabilities::builder().enable_tools().build();
@@ -311,7 +320,9 @@ impl ServerHandler for Handler {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.tasks.get(&request.task_id, task_user(self, &context).as_deref())
+        self.tasks
+            .get(&request.task_id, task_user(self, &context).as_deref())
+            .await
     }
 
     async fn cancel_task(
@@ -321,6 +332,7 @@ impl ServerHandler for Handler {
     ) -> Result<(), ErrorData> {
         self.tasks
             .cancel(&request.task_id, task_user(self, &context).as_deref())
+            .await
     }
 }
 
@@ -345,12 +357,12 @@ impl Handler {
             return Ok(CallToolResponse::InputRequired(result));
         }
         // A `search` or a read of a record from a client that declares the Tasks extension
-        // answers at once with its task, which `tasks/get` reads ([`tasks`]). A task lives
-        // in the replica that made it, so with several replicas (where `tasks/get` may
-        // reach another) the call answers whole, as the extension allows.
+        // answers at once with its task, which `tasks/get` reads ([`tasks`]). With several
+        // replicas (where `tasks/get` may reach another) only where every replica reads
+        // the tasks; otherwise the call answers whole, as the extension allows.
         let declares_tasks = context.client_capabilities().is_some_and(|c| c.supports_tasks());
         if declares_tasks
-            && !self.calls.replicated()
+            && (!self.calls.replicated() || self.tasks.everywhere())
             && self.info.capabilities.supports_tasks()
             && self
                 .calls

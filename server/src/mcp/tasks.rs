@@ -22,12 +22,17 @@
 //!
 //! A read is one round: its answer names no pending platform.
 //!
-//! What this module does not do: decide which tools run as tasks (the tool table does),
-//! or share tasks across replicas (a `tasks/get` at another replica answers "unknown
-//! task").
+//! With several replicas a task runs where it was made, and is kept where every replica
+//! reads it ([`SharedTasks`]): the running replica copies its state there as it changes
+//! (every [`MIRROR_EVERY`]), a `tasks/get` at another replica reads that copy, and a
+//! `tasks/cancel` there leaves word the running replica picks up at its next copy. Who
+//! may read it is checked the same way everywhere (its address, its user).
+//!
+//! What this module does not do: decide which tools run as tasks (the tool table does).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResult, CreateTaskResult, GetTaskResult};
@@ -37,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::tool_call::{Calls, ToolRequest};
 use crate::call::{Progress, Report};
+use crate::engine::tasks::{SharedTask, SharedTasks};
 
 /// How long a task is kept after it is made, in milliseconds.
 pub const TASK_TTL_MS: u64 = 15 * 60 * 1000;
@@ -47,15 +53,33 @@ const POLL_INTERVAL_MS: u64 = 1_000;
 /// The most rounds of a search one task asks.
 pub const MAX_ROUNDS: usize = 6;
 
-/// This replica's tasks, and whose each one is.
+/// How often a running task's state is copied where every replica reads it.
+pub const MIRROR_EVERY: Duration = Duration::from_millis(200);
+
+/// This replica's tasks at one address, and whose each one is.
 #[derive(Default)]
 pub struct Tasks {
     manager: TaskManager,
     /// Task id → the user who made it (with authorization on; `None` otherwise).
     owners: Mutex<HashMap<String, Option<String>>>,
+    /// Several replicas: where every replica reads the tasks, and this address.
+    shared: Option<(SharedTasks, String)>,
 }
 
 impl Tasks {
+    /// Tasks made at `address`, kept in `shared` for every replica.
+    pub fn shared(shared: SharedTasks, address: String) -> Tasks {
+        Tasks {
+            shared: Some((shared, address)),
+            ..Tasks::default()
+        }
+    }
+
+    /// Whether every replica reads these tasks.
+    pub fn everywhere(&self) -> bool {
+        self.shared.is_some()
+    }
+
     /// Starts `request` as a task over `calls`; the answer that names it.
     pub fn start(&self, calls: Arc<Calls>, request: ToolRequest) -> CreateTaskResult {
         let owner = request.caller.user.clone();
@@ -68,6 +92,17 @@ impl Tasks {
         let task = self.manager.spawn(options, move |cx| {
             Box::pin(tracing::Instrument::instrument(run(calls, request, cx), span))
         });
+        if let Some((shared, address)) = &self.shared
+            && let Ok(now) = self.manager.get_task(&task.task_id)
+        {
+            let kept = SharedTask {
+                address: address.clone(),
+                owner: owner.clone(),
+                task: now,
+            };
+            let id = task.task_id.clone();
+            tokio::spawn(mirror(self.manager.clone(), shared.clone(), kept, id));
+        }
         let mut owners = self.owners.lock().unwrap_or_else(|e| e.into_inner());
         // Forget the owners of tasks the manager has let go of.
         owners.retain(|id, _| self.manager.get_task(id).is_ok());
@@ -75,16 +110,51 @@ impl Tasks {
         CreateTaskResult::new(task)
     }
 
-    /// `tasks/get` of `task_id` by `user`.
-    pub fn get(&self, task_id: &str, user: Option<&str>) -> Result<GetTaskResult, ErrorData> {
-        self.owned(task_id, user)?;
-        self.manager.get_task(task_id).map(GetTaskResult::new)
+    /// `tasks/get` of `task_id` by `user`: this replica's task, or another's.
+    pub async fn get(&self, task_id: &str, user: Option<&str>) -> Result<GetTaskResult, ErrorData> {
+        if self.here(task_id) {
+            self.owned(task_id, user)?;
+            return self.manager.get_task(task_id).map(GetTaskResult::new);
+        }
+        self.elsewhere(task_id, user)
+            .await
+            .map(|kept| GetTaskResult::new(kept.task))
     }
 
-    /// `tasks/cancel` of `task_id` by `user`.
-    pub fn cancel(&self, task_id: &str, user: Option<&str>) -> Result<(), ErrorData> {
-        self.owned(task_id, user)?;
-        self.manager.cancel_task(task_id)
+    /// `tasks/cancel` of `task_id` by `user`: here, or word left for the replica running
+    /// it.
+    pub async fn cancel(&self, task_id: &str, user: Option<&str>) -> Result<(), ErrorData> {
+        if self.here(task_id) {
+            self.owned(task_id, user)?;
+            return self.manager.cancel_task(task_id);
+        }
+        self.elsewhere(task_id, user).await?;
+        match &self.shared {
+            Some((shared, _)) => shared.ask_cancel(task_id).await.map_err(unreachable),
+            None => Err(unknown_task(task_id)),
+        }
+    }
+
+    /// Whether this replica made `task_id` (at this address).
+    fn here(&self, task_id: &str) -> bool {
+        self.owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(task_id)
+    }
+
+    /// The task `task_id` another replica made at this address, if `user` may see it.
+    async fn elsewhere(&self, task_id: &str, user: Option<&str>) -> Result<SharedTask, ErrorData> {
+        let Some((shared, address)) = &self.shared else {
+            return Err(unknown_task(task_id));
+        };
+        match shared.get(task_id).await {
+            Ok(Some(kept)) if &kept.address == address && (kept.owner.is_none() || kept.owner.as_deref() == user) => {
+                Ok(kept)
+            }
+            Ok(_) => Err(unknown_task(task_id)),
+            Err(e) => Err(unreachable(e)),
+        }
     }
 
     /// Whether `user` may see `task_id`: the unknown-task error otherwise, the same as
@@ -94,11 +164,54 @@ impl Tasks {
         match owners.get(task_id) {
             Some(None) => Ok(()),
             Some(Some(owner)) if Some(owner.as_str()) == user => Ok(()),
-            _ => Err(ErrorData::invalid_params(
-                format!("unknown task: {}", task_id.chars().take(64).collect::<String>()),
-                None,
-            )),
+            _ => Err(unknown_task(task_id)),
         }
+    }
+}
+
+/// The error for a task id this user may not see, the same as for one never made.
+fn unknown_task(task_id: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("unknown task: {}", task_id.chars().take(64).collect::<String>()),
+        None,
+    )
+}
+
+/// The error for a task kept elsewhere when the shared store does not answer.
+fn unreachable(e: crate::engine::EngineError) -> ErrorData {
+    ErrorData::internal_error(
+        format!(
+            "BesluitBron's shared store did not answer for this task ({}); ask again shortly",
+            e.0
+        ),
+        None,
+    )
+}
+
+/// Copies the state of task `id` where every replica reads it whenever it changes, and
+/// cancels it here when a cancel was asked elsewhere; ends when the task has ended and
+/// its last state is kept (or the manager has let go of it).
+async fn mirror(manager: TaskManager, shared: SharedTasks, mut kept: SharedTask, id: String) {
+    let mut written: Option<String> = None;
+    loop {
+        let Ok(now) = manager.get_task(&id) else {
+            return;
+        };
+        let ended = now.status().is_terminal();
+        let state = serde_json::to_string(&now).unwrap_or_default();
+        if written.as_deref() != Some(state.as_str()) {
+            kept.task = now;
+            match shared.put(&id, &kept).await {
+                Ok(()) => written = Some(state),
+                Err(e) => tracing::warn!(task = %id, error = %e.0, "a task's state was not shared; trying again"),
+            }
+        } else if ended {
+            return;
+        }
+        if !ended && shared.cancel_asked(&id).await.unwrap_or(false) {
+            let _ = manager.cancel_task(&id);
+        }
+        tokio::time::sleep(MIRROR_EVERY).await;
     }
 }
 

@@ -1,7 +1,8 @@
 //! A follower forwards a call for a platform it does not own to the owner, which alone
 //! asks the platform: one replica owns, the platform's limit holds over all three, one
 //! question asked on several replicas reaches the platform once, the internal endpoint
-//! wants the secret, and a forwarded call waits its fair turn.
+//! wants the secret, and a forwarded call waits its fair turn. A task made on one replica
+//! is read and cancelled on another.
 
 use crate::support;
 
@@ -10,11 +11,41 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use besluitbron_fakes::ObvSettings;
-use serde_json::json;
+use serde_json::{Value, json};
 use support::redis::RedisServer;
 use support::{Mcp, eventually, fakes, structured};
 
 use super::{Admitted, Replica, SECRET, World, obv_lane, one_owner, owners, search, three};
+
+/// The client capabilities that declare the Tasks extension, in a request's `_meta`.
+fn declaring_tasks() -> Value {
+    json!({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+}
+
+/// `tools/call` of `tool` from a client that declares the Tasks extension: its result.
+async fn task_call(c: &Mcp, id: i64, tool: &str, arguments: Value) -> Value {
+    let reply = c
+        .post(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": tool, "arguments": arguments, "_meta": declaring_tasks()}}))
+        .await;
+    reply.message.as_ref().expect("an answer")["result"].clone()
+}
+
+/// `tasks/get` or `tasks/cancel` of `task_id`: its result, or its error.
+async fn task_get(c: &Mcp, id: i64, method: &str, task_id: &str) -> Value {
+    let mut client = Mcp::modern(c.url.clone());
+    client.extra_headers.push(("mcp-name".to_owned(), task_id.to_owned()));
+    let reply = client
+        .post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {
+            "taskId": task_id, "_meta": declaring_tasks()}}))
+        .await;
+    let message = reply.message.expect("an answer");
+    message
+        .get("result")
+        .or(message.get("error"))
+        .cloned()
+        .unwrap_or(message)
+}
 
 /// `search` is a tool call like any other: on a follower, its part of a
 /// platform another replica owns goes to that owner, as the platform's own tool would.
@@ -45,17 +76,41 @@ async fn a_search_on_a_follower_asks_openbesluitvorming_at_its_owner() {
     assert_eq!(rs[follower].sent.load(Ordering::SeqCst), 0, "the follower did not");
     assert_eq!(world.overlaps.load(Ordering::SeqCst), 0);
 
-    // A task lives in the replica that made it, and the next request may reach another:
-    // with several replicas a client that declares the Tasks extension is answered whole.
-    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
-    let reply = c
-        .post(json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {
-            "name": "search", "arguments": {"query": "gemeenteraad", "limit": 2},
-            "_meta": {"io.modelcontextprotocol/clientCapabilities": tasks}}}))
-        .await;
-    let answer = &reply.message.as_ref().expect("an answer")["result"];
-    assert_ne!(answer["resultType"], "task", "{answer}");
-    assert!(answer["structuredContent"]["platforms"].is_array(), "{answer}");
+    // A task runs in the replica that made it and is kept where every replica reads it:
+    // made on the follower, polled on the owner until it carries the whole search.
+    let made = task_call(&c, 77, "search", json!({"query": "gemeenteraad", "limit": 2})).await;
+    assert_eq!(made["resultType"], "task", "{made}");
+    let task_id = made["taskId"].as_str().expect("a task id").to_owned();
+    let elsewhere = Mcp::modern(rs[owner].url("/mcp"));
+    let mut got = Value::Null;
+    let mut id = 80;
+    let done = eventually(Duration::from_secs(30), async || {
+        id += 1;
+        got = task_get(&elsewhere, id, "tasks/get", &task_id).await;
+        got["status"] == "completed"
+    })
+    .await;
+    assert!(done, "the task read at another replica completes: {got}");
+    assert!(got["result"]["structuredContent"]["platforms"].is_array(), "{got}");
+    // At another address it is no task of theirs.
+    let other = task_get(&Mcp::modern(rs[owner].url("/mcp/obv")), 99, "tasks/get", &task_id).await;
+    assert_eq!(other["code"], -32602, "{other}");
+
+    // Cancelled at another replica: the replica running it hears of it.
+    f.obv.set_latency(Duration::from_secs(30));
+    let made = task_call(&c, 100, "search", json!({"query": "traag en duur"})).await;
+    let task_id = made["taskId"].as_str().expect("a task id").to_owned();
+    let ack = task_get(&elsewhere, 101, "tasks/cancel", &task_id).await;
+    assert!(ack.get("code").is_none(), "{ack}");
+    let mut id = 110;
+    let cancelled = eventually(Duration::from_secs(30), async || {
+        id += 1;
+        got = task_get(&c, id, "tasks/get", &task_id).await;
+        got["status"] == "cancelled"
+    })
+    .await;
+    assert!(cancelled, "the task cancelled at another replica ends cancelled: {got}");
+    f.obv.set_latency(Duration::ZERO);
     for r in rs {
         r.stop().await;
     }
