@@ -135,10 +135,20 @@ async fn record() -> Recording {
     let keep = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/recording");
     std::fs::create_dir_all(&keep).expect("target/recording");
     std::fs::write(keep.join("recorded.jsonl"), &text).expect("keep the trace");
-    let lines = text
+    let all: Vec<TraceLine> = text
         .lines()
         .map(|l| serde_json::from_str::<TraceLine>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
+    let (open, lines): (Vec<TraceLine>, Vec<TraceLine>) = all.into_iter().partition(|l| l.open);
+    // Nothing was open at the end: every request with open lines (its flight's attempts
+    // as they went) ended with a line of its own, which stands for it.
+    assert!(!open.is_empty(), "open lines while flights were out");
+    for o in &open {
+        assert!(
+            lines.iter().any(|l| l.platform == o.platform && l.seq == o.seq),
+            "an open line without its request's line: {o:?}"
+        );
+    }
     Recording { text, lines }
 }
 

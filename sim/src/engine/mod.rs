@@ -384,10 +384,14 @@ pub fn run_with(
         replay_slot: BTreeMap::new(),
         replay_next: BTreeMap::new(),
     };
-    // A recording's restarts: just before the new process's first request.
-    for &ms in workload.recorded.iter().flat_map(|r| &r.restarts) {
-        let at = Instant::from_nanos((ms * 1_000_000).saturating_sub(1));
-        engine.schedule(at, Event::Restart);
+    // A recording's restarts: as the old process ends, just after it was last heard of,
+    // and at the latest just before the new process's first request.
+    if let Some(r) = &workload.recorded {
+        for (k, &restart) in r.restarts.iter().enumerate() {
+            let ms = r.ends.get(k).map_or(restart, |&end| restart.min(end + 1));
+            let at = Instant::from_nanos((ms * 1_000_000).saturating_sub(1));
+            engine.schedule(at, Event::Restart);
+        }
     }
     engine.run()
 }
