@@ -384,16 +384,26 @@ pub fn run_with(
         replay_slot: BTreeMap::new(),
         replay_next: BTreeMap::new(),
     };
-    // A recording's restarts: as the old process ends, just after it was last heard of,
-    // and at the latest just before the new process's first request.
-    if let Some(r) = &workload.recorded {
-        for (k, &restart) in r.restarts.iter().enumerate() {
-            let ms = r.ends.get(k).map_or(restart, |&end| restart.min(end + 1));
-            let at = Instant::from_nanos((ms * 1_000_000).saturating_sub(1));
-            engine.schedule(at, Event::Restart);
-        }
+    for at in restarts(workload) {
+        engine.schedule(at, Event::Restart);
     }
     engine.run()
+}
+
+/// When a recording's restarts are replayed: as the old process ends, just after it was
+/// last heard of, and at the latest just before the new process's first request.
+fn restarts(workload: &Workload) -> Vec<Instant> {
+    let Some(r) = &workload.recorded else {
+        return Vec::new();
+    };
+    r.restarts
+        .iter()
+        .enumerate()
+        .map(|(k, &restart)| {
+            let ms = r.ends.get(k).map_or(restart, |&end| restart.min(end + 1));
+            Instant::from_nanos((ms * 1_000_000).saturating_sub(1))
+        })
+        .collect()
 }
 
 /// The first call id of each of `workload`'s series: after the open calls, series after

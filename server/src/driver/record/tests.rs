@@ -360,7 +360,9 @@ fn a_flight_out_writes_open_lines_that_its_callers_end_supersedes() {
     notes.sent(second, 2_004);
     r.sync();
     let lines = written(dir.path());
-    let shape: Vec<(bool, Option<u64>, Option<CallEnd>, usize)> = lines
+    // Open, number, end, attempts.
+    type Shape = (bool, Option<u64>, Option<CallEnd>, usize);
+    let shape: Vec<Shape> = lines
         .iter()
         .map(|l| (l.open, l.seq, l.served, l.attempts.len()))
         .collect();
@@ -416,7 +418,9 @@ fn a_stop_writes_the_requests_it_cut() {
     notes.stopped(Instant::from_millis(3_000), 3_000);
     r.sync();
     let ended: Vec<TraceLine> = written(dir.path()).into_iter().filter(|l| !l.open).collect();
-    let shape: Vec<(Option<u64>, Option<CallEnd>, Option<u64>, usize)> = ended
+    // Number, end, waited, attempts.
+    type Shape = (Option<u64>, Option<CallEnd>, Option<u64>, usize);
+    let shape: Vec<Shape> = ended
         .iter()
         .map(|l| (l.seq, l.served, l.left_after_ms, l.attempts.len()))
         .collect();
