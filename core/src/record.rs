@@ -9,6 +9,13 @@
 //! `replay` takes both; for a recorded one it uses the platform's recorded latencies
 //! and outcomes, so a storm of 429s in the recording is one in the replay.
 //!
+//! A recorded trace also has *open* lines ([`TraceLine::open`]): written while a request
+//! waits, each time an attempt of its flight goes or comes back and the flight goes on, so
+//! that what a process admitted is in the recording even when the process is killed before
+//! the request ends (its own line would have been written then). A request whose line never
+//! follows its open lines was open when its process ended without a word. A request the
+//! server's stop cut is written as it ends, `served: cut`.
+//!
 //! Invariants: every field the server adds is optional, so a hand-written trace parses
 //! as before and unknown fields stay errors; a recorded line carries no query text and
 //! no session name unless the operator turned that on (`session` and `key` are then
@@ -68,15 +75,27 @@ pub struct TraceLine {
     /// Recorded, on the line of a flight's last caller: its attempts at the platform.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempts: Vec<RecordedAttempt>,
+    /// Recorded: written while the request waited, when an attempt of its flight went or
+    /// came back with the flight going on (a retry follows): the request, and its flight's
+    /// attempts so far — one whose outcome had not come back has no `step`. The request's
+    /// own line (with `served`) follows when it ends, and stands for it; a request with
+    /// open lines and no line of its own was open when its process was killed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open: bool,
+    /// Recorded: how many lines the recorder dropped (its queue was full) since the line
+    /// before this one; a process with drops may lack any of its requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped_before: Option<u64>,
     /// Recorded only when the operator turned it on: what the call asked, in clear.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
 }
 
 impl TraceLine {
-    /// Whether the server recorded this line (it says how the call ended).
+    /// Whether the server recorded this line (it says how the call ended, or that it was
+    /// still open).
     pub fn is_recorded(&self) -> bool {
-        self.served.is_some()
+        self.served.is_some() || self.open
     }
 }
 
@@ -117,6 +136,8 @@ pub enum CallEnd {
     Left,
     /// Several replicas: it went to the replica that owns the platform.
     Moved,
+    /// The server stopped while it waited (`left_after_ms` says when, after its arrival).
+    Cut,
 }
 
 /// What the platform answered one attempt.

@@ -148,7 +148,8 @@ fn spawn_call(
     })
 }
 
-/// Every line the recorder wrote in `dir`, once written.
+/// Every line the recorder wrote in `dir` that ends a request (not the open lines written
+/// while requests waited), once written.
 async fn recorded(recorder: Recorder, dir: &std::path::Path) -> (String, Vec<TraceLine>) {
     tokio::task::spawn_blocking(move || recorder.sync())
         .await
@@ -159,7 +160,8 @@ async fn recorded(recorder: Recorder, dir: &std::path::Path) -> (String, Vec<Tra
     }
     let lines = text
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .map(|l| serde_json::from_str::<TraceLine>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .filter(|l| !l.open)
         .collect();
     (text, lines)
 }

@@ -136,7 +136,8 @@ pub fn recorded(workload: &Workload, service: ServiceId) -> Vec<Admitted> {
     out
 }
 
-/// The simulator's admissions at `service`.
+/// The simulator's admissions at `service`, in the order it made them (by instant; those of
+/// one millisecond as they went).
 pub fn replayed(run: &RunOutcome, service: ServiceId) -> Vec<Admitted> {
     let mut out: Vec<Admitted> = run
         .admissions
@@ -148,8 +149,31 @@ pub fn replayed(run: &RunOutcome, service: ServiceId) -> Vec<Admitted> {
             rule: Some(a.rule),
         })
         .collect();
-    out.sort();
+    out.sort_by_key(|a| a.at_ms);
     out
+}
+
+/// The server's admissions of one millisecond in the order the replay made them: the
+/// recording gives each send's millisecond, not their order within it (`recorded` sorts
+/// them by key), so any order there is the server's as much as another. Each run of equal
+/// instants in `server` is ordered by where the replay admitted the same key within
+/// `tolerance_ms` (first match; unmatched ones last, in their order).
+fn align_ties(server: &mut [Admitted], simulator: &[Admitted], tolerance_ms: u64) {
+    let mut from = 0;
+    while from < server.len() {
+        let at = server[from].at_ms;
+        let len = server[from..].iter().take_while(|a| a.at_ms == at).count();
+        if len > 1 {
+            let place = |a: &Admitted| {
+                simulator
+                    .iter()
+                    .position(|m| m.key == a.key && m.at_ms.abs_diff(at) <= tolerance_ms)
+                    .unwrap_or(usize::MAX)
+            };
+            server[from..from + len].sort_by_cached_key(place);
+        }
+        from += len;
+    }
 }
 
 /// One limited service's result: how many admissions agreed, and where the comparison
@@ -287,8 +311,9 @@ pub fn check(workload: &Workload, run: &RunOutcome, tolerance_ms: u64) -> Result
         };
         for segment in &segments {
             let within = |a: &&Admitted| a.at_ms >= segment.from_ms && segment.until_ms.is_none_or(|u| a.at_ms < u);
-            let server: Vec<Admitted> = server.iter().filter(within).cloned().collect();
+            let mut server: Vec<Admitted> = server.iter().filter(within).cloned().collect();
             let simulator: Vec<Admitted> = simulator.iter().filter(within).cloned().collect();
+            align_ties(&mut server, &simulator, tolerance_ms);
             let stop = compare_segment(&label, segment, server, simulator, tolerance_ms, &seen, &mut m)?;
             if let Some(b) = stop {
                 m.blind.get_or_insert_with(|| b.clone());
@@ -599,6 +624,38 @@ mod tests {
                 rule: Some(rule),
             })
             .collect()
+    }
+
+    /// Found in the soak compared over its whole recording: the replay let two queued calls
+    /// go in one millisecond (a then b), the server in two (a, then b a millisecond
+    /// later); sorted by key within the millisecond, the replay's pair read as swapped and
+    /// the comparison stopped there. The replay's are in the order it made them; the
+    /// server's ties take the replay's order (the recording does not order one millisecond).
+    #[test]
+    fn regression_admissions_of_one_millisecond_keep_the_order_they_went_in() {
+        use AdmitRule::Fair;
+        let server = log(&[(63_507, "9f"), (63_508, "20"), (64_512, "x")]);
+        let mut simulator = replay(&[(63_507, "9f", Fair), (63_507, "20", Fair), (64_512, "x", Fair)]);
+        assert_eq!(
+            compare(&server, &mut simulator, 250, &unseen()),
+            Parting::Nowhere { swapped: 0 }
+        );
+        // The server's two in one millisecond, sorted by key: the replay's order.
+        let mut tied = log(&[(63_507, "20"), (63_507, "9f"), (64_512, "x")]);
+        align_ties(&mut tied, &simulator, 250);
+        let keys: Vec<&str> = tied.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(keys, ["9f", "20", "x"]);
+        assert_eq!(
+            compare(&tied, &mut simulator, 250, &unseen()),
+            Parting::Nowhere { swapped: 0 }
+        );
+        // Two milliseconds apart at the server in the other order than the replay's, one
+        // from the queue: still a swap that stops the comparison.
+        let other = log(&[(63_507, "20"), (63_508, "9f"), (64_512, "x")]);
+        assert!(matches!(
+            compare(&other, &mut simulator, 250, &unseen()),
+            Parting::Swapped { at: 0, .. }
+        ));
     }
 
     /// Found in a fresh-clone soak: a retry whose backoff timer woke 5 ms late at the

@@ -19,3 +19,4 @@ mod report_html;
 mod scenarios;
 mod services;
 mod virtual_time;
+mod whole_recording;

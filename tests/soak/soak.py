@@ -54,10 +54,12 @@ Checked throughout and at the end (each failure is printed, the exit code is 1):
   calls; `besluitbron-sim replay TRACE --fidelity-ms FIDELITY_TOLERANCE_MS --timeout-ms
   ATTEMPT_TIMEOUT_MS` replays them with the recorded latencies and answers (and the
   server's retries), and per limited upstream service the admissions must match the
-  server's in order and time (up to where the recording says it stops speaking for the
-  server: the calls a SIGKILL left open, the restart, two admissions swapped by the
-  server's timer jitter within the tolerance), on at least `FIDELITY_MIN_ADMISSIONS`
-  admissions each; a divergence prints both timelines.
+  server's in order and time, on at least `FIDELITY_MIN_ADMISSIONS` admissions each, and
+  over the whole recording: across the SIGKILL (the server writes an open line for each
+  attempt that goes while its request waits, so what the killed process admitted is in the
+  recording) and up to the clean stop. A service whose comparison stopped early (the
+  replay's line says "not compared from …", and why) fails the run, as does a divergence,
+  which prints both timelines.
 
 Prints one line per phase and a summary (requests, outcomes and refusals by kind, per
 platform: client calls by outcome and the fake's requests and faults; RSS levels), and
@@ -1428,9 +1430,9 @@ FIDELITY_MIN_ADMISSIONS = {"obv": 20, "koop-sru": 20, "rechtspraak": 20, "koop-z
 
 def fidelity(run: Run, trace: Path) -> list[str]:
     """Replays the recording in the simulator with the recorded latencies and answers and
-    compares, per limited service, the admissions it makes with the server's (up to where
-    the recording says it stops speaking for the server: a killed process's open calls, the
-    restart). A divergence is a failure that prints both timelines."""
+    compares, per limited service, the admissions it makes with the server's over the whole
+    recording. A divergence is a failure that prints both timelines; so is a service not
+    compared over the whole recording (its line says from where, and why)."""
     proc = subprocess.run(
         # The server's platform time-out decides how long its paths retry a flight.
         [run.sim_bin, "replay", str(trace), "--fidelity-ms", str(FIDELITY_TOLERANCE_MS),
@@ -1449,6 +1451,8 @@ def fidelity(run: Run, trace: Path) -> list[str]:
         m = re.search(r"\): ([\w-]+)(?: \([^)]*\))?: (\d+) admissions as recorded", line)
         if m:
             compared[m.group(1)] = int(m.group(2))
+            if not line.rstrip().endswith("compared over the whole recording"):
+                run.failures.add("fidelity", f"{m.group(1)}: not compared over the whole recording: {line}")
     for service, least in FIDELITY_MIN_ADMISSIONS.items():
         if compared.get(service, 0) < least:
             run.failures.add("fidelity", f"{service}: only {compared.get(service, 0)} admissions compared")

@@ -566,7 +566,11 @@ impl Driver {
             }
         }
         // Waiters still waiting hear that the task stopped (their channels close with the
-        // shell); the buffer's writes are finished.
+        // shell), and the recording says so; the buffer's writes are finished.
+        if let Some(notes) = self.notes.as_mut() {
+            let now = self.options.clock.now();
+            notes.stopped(now, self.options.clock.wall_at(now).unix_millis());
+        }
         let mut path = self.shell.into_path();
         path.buffer_mut().flush().await;
     }

@@ -5,12 +5,17 @@
 //! took, what it answered. One line per call ([`TraceLine`], the simulator's own format)
 //! is written when the call ends; the line of a flight's last caller carries the
 //! flight's attempts. A fresh answer from the buffer's memory layer, served in the
-//! caller's task, is written there.
+//! caller's task, is written there. While a request waits, each attempt of its flight that
+//! goes, and each that comes back with the flight going on, writes an *open* line (the
+//! request and the flight's attempts so far, [`TraceLine::open`]), so that a process
+//! killed with requests open leaves what it admitted in the recording; the task's stop
+//! writes the requests it cut (`served: cut`).
 //!
 //! Invariants:
 //! - recording never slows or fails a call: a line goes to a bounded queue with
 //!   `try_send`; a full queue, or a write the disk refuses, drops the line and counts it
-//!   (`besluitbron_trace_dropped_lines_total`);
+//!   (`besluitbron_trace_dropped_lines_total`), and the next line written says how many
+//!   went before it (`dropped_before`), so a replay knows the recording lacks requests;
 //! - the files are bounded: each closes at `MaxFileBytes`, and at most `MaxFiles` are
 //!   kept (the oldest goes);
 //! - no query text and no session name is written unless the operator turned that on:
@@ -26,7 +31,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender};
 
 use besluitbron_core::cache::CacheKey;
 use besluitbron_core::dedup::{FlightId, WaiterId};
@@ -62,6 +68,8 @@ struct Inner {
     sessions: bool,
     dir: PathBuf,
     metrics: Arc<Metrics>,
+    /// Lines dropped since the last line queued (said on the next one).
+    unwritten: AtomicU64,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -114,6 +122,7 @@ impl Recorder {
                 sessions: config.sessions,
                 dir,
                 metrics,
+                unwritten: AtomicU64::new(0),
             }),
         }))
     }
@@ -176,25 +185,33 @@ impl Recorder {
             seq,
             step: None,
             attempts: Vec::new(),
+            open: false,
+            dropped_before: None,
             query: self.inner.queries.then(|| query_text(key)),
         }
     }
 
-    /// Queues `line` for the writer; drops it (counted) when the writer is behind.
+    /// Queues `line` for the writer; drops it (counted) when the writer is behind. A line
+    /// queued after drops says how many went before it.
     pub fn write(&self, line: &TraceLine) {
-        let text = match serde_json::to_string(line) {
-            Ok(text) => text,
-            Err(_) => {
-                self.inner.metrics.trace_dropped.inc();
-                return;
-            }
+        let before = self.inner.unwritten.swap(0, Ordering::Relaxed);
+        let text = if before == 0 {
+            serde_json::to_string(line)
+        } else {
+            let mut line = line.clone();
+            line.dropped_before = Some(before);
+            serde_json::to_string(&line)
         };
-        match self.inner.lines.try_send(Msg::Line(text)) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                self.inner.metrics.trace_dropped.inc();
-            }
+        let queued = text.ok().map(|text| self.inner.lines.try_send(Msg::Line(text)));
+        if !matches!(queued, Some(Ok(()))) {
+            self.dropped(before);
         }
+    }
+
+    /// This line, and the `before` it was to tell of, were dropped.
+    fn dropped(&self, before: u64) {
+        self.inner.metrics.trace_dropped.inc();
+        self.inner.unwritten.fetch_add(before + 1, Ordering::Relaxed);
     }
 }
 
@@ -389,6 +406,8 @@ struct FlightNote {
     /// Each attempt by its number.
     attempts: Vec<(u32, RecordedAttempt)>,
     waiters: usize,
+    /// The requests waiting for it, in the order they came.
+    callers: Vec<WaiterId>,
     written: bool,
     /// Attempts sent whose outcome has not come back.
     open: usize,
@@ -429,7 +448,9 @@ impl Notes {
 
     /// A request waits for `flight` from `now`.
     pub(super) fn waiting(&mut self, waiter: WaiterId, line: TraceLine, flight: FlightId, now: Instant) {
-        self.flights.entry(flight).or_default().waiters += 1;
+        let f = self.flights.entry(flight).or_default();
+        f.waiters += 1;
+        f.callers.push(waiter);
         self.calls.insert(
             waiter,
             CallNote {
@@ -465,6 +486,21 @@ impl Notes {
                 },
             ));
         }
+        self.write_open(attempt.flight);
+    }
+
+    /// An open line for `flight`: its first caller still waiting, with the flight's
+    /// attempts so far (what the process admitted for it, should it be killed before the
+    /// request ends).
+    fn write_open(&self, flight: FlightId) {
+        let Some(f) = self.flights.get(&flight) else { return };
+        let Some(note) = f.callers.first().and_then(|w| self.calls.get(w)) else {
+            return;
+        };
+        let mut line = note.line.clone();
+        line.open = true;
+        line.attempts = f.attempts.iter().map(|(_, a)| *a).collect();
+        self.recorder.write(&line);
     }
 
     /// An attempt's outcome was taken at `wall_ms`, the task's next step: the latency is
@@ -495,6 +531,9 @@ impl Notes {
         a.outcome = kind;
         a.retry_after_ms = retry_after.map(|d| d.as_millis().try_into().unwrap_or(u64::MAX));
         f.open = f.open.saturating_sub(1);
+        // A retry may follow (at once, or behind a backoff or a Retry-After): what came
+        // back is in the recording should the process be killed before the flight ends.
+        let goes_on = matches!(kind, AttemptOutcome::RateLimited | AttemptOutcome::Retryable) && f.waiters > 0;
         if f.open == 0
             && f.waiters == 0
             && let Some(mut line) = f.orphan.take()
@@ -502,6 +541,9 @@ impl Notes {
             line.attempts = f.attempts.iter().map(|(_, a)| *a).collect();
             self.flights.remove(&attempt.flight);
             self.recorder.write(&line);
+        }
+        if goes_on {
+            self.write_open(attempt.flight);
         }
     }
 
@@ -515,6 +557,7 @@ impl Notes {
         };
         line.served = Some(end);
         if let Some(f) = self.flights.get_mut(&flight) {
+            f.callers.retain(|w| *w != waiter);
             let last = f.waiters <= 1;
             let finished = !matches!(end, CallEnd::Left | CallEnd::Moved);
             // The flight's last caller leaving while no attempt is out (a retry's backoff
@@ -537,330 +580,34 @@ impl Notes {
         debug_assert!(self.platforms.iter().any(|p| p.as_str() == line.platform));
         self.recorder.write(&line);
     }
+
+    /// The task stopped at `now` (`wall_ms` on the trace's clock) with requests waiting:
+    /// each is written cut (`served: cut`), with how long it waited; a flight's attempts go
+    /// on its last caller's line, one still out taken to have ended at the stop.
+    pub(super) fn stopped(&mut self, now: Instant, wall_ms: u64) {
+        let mut open: Vec<WaiterId> = self.calls.keys().copied().collect();
+        open.sort_by_key(|w| self.calls.get(w).map(|n| n.line.step));
+        for f in self.flights.values_mut() {
+            for (_, a) in f.attempts.iter_mut().filter(|(_, a)| a.step.is_none()) {
+                a.latency_ms = wall_ms.saturating_sub(a.at_ms);
+            }
+        }
+        for waiter in open {
+            if let Some(note) = self.calls.get_mut(&waiter) {
+                let waited = now.saturating_since(note.arrived).as_millis();
+                note.line.left_after_ms = Some(waited.try_into().unwrap_or(u64::MAX));
+            }
+            self.ended(waiter, CallEnd::Cut);
+        }
+        // Flights whose callers all left while an attempt was out.
+        for (_, f) in std::mem::take(&mut self.flights) {
+            if let Some(mut line) = f.orphan {
+                line.attempts = f.attempts.iter().map(|(_, a)| *a).collect();
+                self.recorder.write(&line);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use besluitbron_core::cache::DataClass;
-
-    use super::*;
-
-    fn config(dir: &Path, max_file_bytes: u64, max_files: u32) -> RecordingConfig {
-        RecordingConfig {
-            enabled: true,
-            dir: dir.to_path_buf(),
-            max_file_bytes,
-            max_files,
-            salt: "fixed".into(),
-            ..RecordingConfig::default()
-        }
-    }
-
-    fn line(r: &Recorder, i: u64) -> TraceLine {
-        let key = CacheKey::new(crate::platforms::obv::PLATFORM, DataClass::Search, "search")
-            .param("query", format!("stikstof {i}"));
-        let mut l = r.line(i, Some(i), &SessionKey::client("192.0.2.7"), &key, Units::ONE, false);
-        l.served = Some(CallEnd::Fetched);
-        l
-    }
-
-    /// Every line in the trace files under `dir`, oldest file first.
-    fn written(dir: &Path) -> Vec<TraceLine> {
-        trace_files(dir)
-            .iter()
-            .flat_map(|f| {
-                std::fs::read_to_string(f)
-                    .expect("read")
-                    .lines()
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-            .map(|l| serde_json::from_str(&l).expect("a trace line"))
-            .collect()
-    }
-
-    #[test]
-    fn files_rotate_at_the_cap_and_the_oldest_go() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let metrics = Arc::new(Metrics::new());
-        let r = Recorder::start(&config(dir.path(), 4096, 3), dir.path(), Arc::clone(&metrics))
-            .expect("start")
-            .expect("on");
-        for i in 0..400 {
-            r.write(&line(&r, i));
-            if i % 50 == 0 {
-                r.sync();
-            }
-        }
-        r.sync();
-        let files = trace_files(dir.path());
-        assert_eq!(files.len(), 3, "{files:?}");
-        let mut kept = 0;
-        for f in &files {
-            let text = std::fs::read_to_string(f).expect("read");
-            assert!(text.len() <= 4096, "{} bytes", text.len());
-            for l in text.lines() {
-                let parsed: TraceLine = serde_json::from_str(l).expect("a trace line");
-                assert!(!l.contains("stikstof") && !l.contains("192.0.2."), "hashed: {l}");
-                assert_eq!(parsed.session, r.session(&SessionKey::client("192.0.2.7")));
-                kept += 1;
-            }
-        }
-        // The newest lines are kept; the oldest went with their files.
-        let last = std::fs::read_to_string(files.last().unwrap()).expect("read");
-        assert!(last.lines().last().unwrap().contains("\"at_ms\":399"));
-        assert!(kept < 400 && kept > 60);
-        assert_eq!(metrics.trace_lines.get(), 400);
-        assert_eq!(metrics.trace_dropped.get(), 0);
-    }
-
-    #[test]
-    fn a_call_that_left_says_how_long_it_waited() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let metrics = Arc::new(Metrics::new());
-        let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
-            .expect("start")
-            .expect("on");
-        let mut notes = Notes::new(r.clone(), vec![crate::platforms::obv::PLATFORM]);
-        let arrived = Instant::from_millis(10_000);
-        for (waiter, i) in [(WaiterId(1), 1), (WaiterId(2), 2)] {
-            let mut l = line(&r, i);
-            l.served = None;
-            notes.waiting(waiter, l, FlightId(7), arrived);
-        }
-        notes.left(WaiterId(1), Instant::from_millis(12_345));
-        notes.ended(WaiterId(2), CallEnd::Fetched);
-        r.sync();
-        let lines = written(dir.path());
-        assert_eq!(lines.len(), 2);
-        assert_eq!(
-            (lines[0].served, lines[0].left_after_ms),
-            (Some(CallEnd::Left), Some(2_345))
-        );
-        assert_eq!(
-            (lines[1].served, lines[1].left_after_ms),
-            (Some(CallEnd::Fetched), None)
-        );
-    }
-
-    /// Found replaying the soak's recording: a flight at the platform whose only caller
-    /// left was written without its attempts, so the trace said the server admitted
-    /// nothing the replay admitted.
-    #[test]
-    fn a_flight_whose_callers_left_keeps_its_attempts() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let metrics = Arc::new(Metrics::new());
-        let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
-            .expect("start")
-            .expect("on");
-        let mut notes = Notes::new(r.clone(), vec![crate::platforms::obv::PLATFORM]);
-        let mut l = line(&r, 1);
-        l.served = None;
-        notes.waiting(WaiterId(1), l, FlightId(9), Instant::from_millis(1_000));
-        let attempt = Attempt {
-            flight: FlightId(9),
-            number: 1,
-        };
-        notes.sent(attempt, 1_000);
-        notes.left(WaiterId(1), Instant::from_millis(1_200));
-        r.sync();
-        assert!(
-            trace_files(dir.path())
-                .iter()
-                .all(|f| std::fs::read_to_string(f).expect("read").is_empty())
-        );
-        let answer: Outcome<(), ()> = Outcome::Success {
-            payload: (),
-            feedback: Default::default(),
-        };
-        notes.outcome(attempt, 1_900, &answer);
-        r.sync();
-        let lines = written(dir.path());
-        assert_eq!(lines.len(), 1);
-        assert_eq!(lines[0].served, Some(CallEnd::Left));
-        assert_eq!(lines[0].left_after_ms, Some(200));
-        assert_eq!(lines[0].attempts.len(), 1);
-        assert_eq!(
-            (lines[0].attempts[0].latency_ms, lines[0].attempts[0].outcome),
-            (900, AttemptOutcome::Ok)
-        );
-        assert!(notes.flights.is_empty() && notes.calls.is_empty(), "nothing kept");
-    }
-
-    /// Found replaying the soak's recording: a flight whose attempt failed with a 5xx and
-    /// whose only caller left during the retry's backoff was written without that
-    /// attempt, so the trace said the server admitted nothing where it had.
-    #[test]
-    fn regression_a_caller_leaving_during_a_backoff_keeps_the_failed_attempt() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let metrics = Arc::new(Metrics::new());
-        let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
-            .expect("start")
-            .expect("on");
-        let mut notes = Notes::new(r.clone(), vec![crate::platforms::rechtspraak::PLATFORM]);
-        let mut l = line(&r, 1);
-        l.platform = "rechtspraak".to_owned();
-        l.served = None;
-        notes.waiting(WaiterId(1), l, FlightId(4), Instant::from_millis(1_000));
-        let attempt = Attempt {
-            flight: FlightId(4),
-            number: 1,
-        };
-        notes.sent(attempt, 1_000);
-        let failed: Outcome<(), ()> = Outcome::Retryable {
-            error: (),
-            retry_after: None,
-        };
-        notes.outcome(attempt, 1_001, &failed);
-        notes.left(WaiterId(1), Instant::from_millis(1_091));
-        r.sync();
-        let lines = written(dir.path());
-        assert_eq!(lines.len(), 1);
-        assert_eq!(
-            (lines[0].served, lines[0].left_after_ms),
-            (Some(CallEnd::Left), Some(91))
-        );
-        assert_eq!(lines[0].attempts.len(), 1, "the attempt that went: {:?}", lines[0]);
-        assert_eq!(lines[0].attempts[0].outcome, AttemptOutcome::Retryable);
-        assert!(notes.flights.is_empty() && notes.calls.is_empty(), "nothing kept");
-    }
-
-    #[test]
-    fn a_failing_disk_drops_lines_and_counts_them() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let trace = dir.path().join("trace");
-        let metrics = Arc::new(Metrics::new());
-        let r = Recorder::start(&config(&trace, 4096, 3), dir.path(), Arc::clone(&metrics))
-            .expect("start")
-            .expect("on");
-        // The folder disappears and a file stands where it was: no file can be opened.
-        std::fs::remove_dir_all(&trace).expect("remove");
-        std::fs::write(&trace, b"not a folder").expect("a file in the way");
-        for i in 0..10 {
-            r.write(&line(&r, i));
-        }
-        r.sync();
-        assert_eq!(metrics.trace_dropped.get(), 10);
-        assert_eq!(metrics.trace_lines.get(), 0);
-    }
-
-    #[test]
-    fn with_a_queue_of_one_every_line_is_written_or_counted() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let metrics = Arc::new(Metrics::new());
-        let mut c = config(dir.path(), 1 << 20, 2);
-        c.queue_lines = 1;
-        let r = Recorder::start(&c, dir.path(), Arc::clone(&metrics))
-            .expect("start")
-            .expect("on");
-        // 5,000 lines as fast as they come at a queue of one: a write never waits for the
-        // writer (`try_send`), and each line is either written or counted as dropped.
-        for i in 0..5_000 {
-            r.write(&line(&r, i));
-        }
-        r.sync();
-        assert_eq!(metrics.trace_lines.get() + metrics.trace_dropped.get(), 5_000);
-        let written: usize = trace_files(dir.path())
-            .iter()
-            .map(|f| std::fs::read_to_string(f).expect("read").lines().count())
-            .sum();
-        assert_eq!(
-            written as u64,
-            metrics.trace_lines.get(),
-            "the count is what the files hold"
-        );
-    }
-
-    #[test]
-    fn recording_off_starts_nothing_and_the_salt_decides_the_hashes() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let metrics = Arc::new(Metrics::new());
-        let off = RecordingConfig::default();
-        assert!(
-            Recorder::start(&off, dir.path(), Arc::clone(&metrics))
-                .expect("start")
-                .is_none()
-        );
-        assert!(trace_files(&dir.path().join("trace")).is_empty());
-        let a = Recorder::start(&config(dir.path(), 4096, 1), dir.path(), Arc::clone(&metrics))
-            .unwrap()
-            .unwrap();
-        let b = Recorder::start(&config(dir.path(), 4096, 1), dir.path(), Arc::clone(&metrics))
-            .unwrap()
-            .unwrap();
-        let mut other = config(dir.path(), 4096, 1);
-        other.salt = "another".into();
-        let c = Recorder::start(&other, dir.path(), Arc::clone(&metrics))
-            .unwrap()
-            .unwrap();
-        let s = SessionKey::client("session-1");
-        assert_eq!(a.session(&s), b.session(&s));
-        assert_ne!(a.session(&s), c.session(&s));
-        assert_eq!(a.session(&SessionKey::System), "system");
-        let mut clear = config(dir.path(), 4096, 1);
-        clear.sessions = true;
-        clear.queries = true;
-        let d = Recorder::start(&clear, dir.path(), metrics).unwrap().unwrap();
-        assert_eq!(d.session(&s), "session-1");
-        assert!(line(&d, 1).query.is_some_and(|q| q.contains("stikstof 1")));
-    }
-
-    /// Found re-recording the soak: two callers waited for a flight refused with 429
-    /// twice; the first (already asked once more) failed, the second waited once more and
-    /// the third attempt answered it. The failed caller's line carried the first two
-    /// attempts and the third was never written, so the trace said the server admitted one
-    /// call fewer than it had.
-    #[test]
-    fn regression_a_flight_that_goes_on_after_a_caller_failed_keeps_every_attempt() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let metrics = Arc::new(Metrics::new());
-        let r = Recorder::start(&config(dir.path(), 1 << 20, 2), dir.path(), Arc::clone(&metrics))
-            .expect("start")
-            .expect("on");
-        let mut notes = Notes::new(r.clone(), vec![crate::platforms::obv::PLATFORM]);
-        for (waiter, i) in [(WaiterId(1), 1), (WaiterId(2), 2)] {
-            let mut l = line(&r, i);
-            l.served = None;
-            notes.waiting(waiter, l, FlightId(3), Instant::from_millis(1_000));
-        }
-        let refused: Outcome<(), ()> = Outcome::RateLimited {
-            error: (),
-            retry_after: std::time::Duration::from_secs(1),
-        };
-        for (number, at) in [(1, 1_000), (2, 2_000)] {
-            let attempt = Attempt {
-                flight: FlightId(3),
-                number,
-            };
-            notes.sent(attempt, at);
-            notes.outcome(attempt, at + 5, &refused);
-        }
-        notes.ended(WaiterId(1), CallEnd::Failed);
-        let third = Attempt {
-            flight: FlightId(3),
-            number: 3,
-        };
-        notes.sent(third, 3_000);
-        let answer: Outcome<(), ()> = Outcome::Success {
-            payload: (),
-            feedback: Default::default(),
-        };
-        notes.outcome(third, 3_050, &answer);
-        notes.ended(WaiterId(2), CallEnd::Coalesced);
-        r.sync();
-        let lines = written(dir.path());
-        assert_eq!(lines.len(), 2);
-        assert_eq!((lines[0].served, lines[0].attempts.len()), (Some(CallEnd::Failed), 0));
-        let at: Vec<(u64, AttemptOutcome)> = lines[1].attempts.iter().map(|a| (a.at_ms, a.outcome)).collect();
-        assert_eq!(
-            at,
-            [
-                (1_000, AttemptOutcome::RateLimited),
-                (2_000, AttemptOutcome::RateLimited),
-                (3_000, AttemptOutcome::Ok)
-            ],
-            "every attempt, on the last caller's line"
-        );
-        assert!(notes.flights.is_empty() && notes.calls.is_empty(), "nothing kept");
-    }
-}
+mod tests;

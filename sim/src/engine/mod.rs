@@ -384,12 +384,26 @@ pub fn run_with(
         replay_slot: BTreeMap::new(),
         replay_next: BTreeMap::new(),
     };
-    // A recording's restarts: just before the new process's first request.
-    for &ms in workload.recorded.iter().flat_map(|r| &r.restarts) {
-        let at = Instant::from_nanos((ms * 1_000_000).saturating_sub(1));
+    for at in restarts(workload) {
         engine.schedule(at, Event::Restart);
     }
     engine.run()
+}
+
+/// When a recording's restarts are replayed: as the old process ends, just after it was
+/// last heard of, and at the latest just before the new process's first request.
+fn restarts(workload: &Workload) -> Vec<Instant> {
+    let Some(r) = &workload.recorded else {
+        return Vec::new();
+    };
+    r.restarts
+        .iter()
+        .enumerate()
+        .map(|(k, &restart)| {
+            let ms = r.ends.get(k).map_or(restart, |&end| restart.min(end + 1));
+            Instant::from_nanos((ms * 1_000_000).saturating_sub(1))
+        })
+        .collect()
 }
 
 /// The first call id of each of `workload`'s series: after the open calls, series after

@@ -5,7 +5,7 @@
 //! Invariants: parsing is strict (an unknown platform or field is an error); a call's
 //! index is its 0-based line number. What it does not do: run anything.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -24,7 +24,9 @@ use super::{InputError, PlatformSpec, default_slip, read};
 /// ([`Workload::recorded`] keeps that base); its calls are submitted in arrival order
 /// (`at_ms`, then the server's `step`, or `seq` in a recording without it), and the
 /// flights' attempts become the platforms' answers in the replay ([`Recorded::flights`]),
-/// each taken at its instant in the server's order (its `step`).
+/// each taken at its instant in the server's order (its `step`). Its open lines
+/// ([`TraceLine::open`]) stand for the requests a killed process left open
+/// ([`settle_open_lines`]).
 pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
     let mut w = Workload::new(Vec::new(), default_slip());
     let mut sessions: BTreeMap<String, u32> = BTreeMap::new();
@@ -50,13 +52,19 @@ pub fn parse_trace(text: &str, path: &str) -> Result<Workload, InputError> {
         // own numbers; a line the task never saw (a fresh answer from the memory layer)
         // after those.
         lines.sort_by_key(|(i, t)| (t.at_ms, t.step.unwrap_or(u64::MAX), t.seq.unwrap_or(0), *i));
-        let (restarts, segments) = segments_of(lines.iter().map(|(_, t)| t), base);
+        let Processes {
+            restarts,
+            ends,
+            segments,
+        } = processes_of(lines.iter().map(|(_, t)| t), base);
+        lines = settle_open_lines(lines, &restarts, &ends, base);
         let mut r = Recorded {
             base_ms: base,
             flights: BTreeMap::new(),
             margin: SERVER_MARGIN,
             timeout: SERVER_TIMEOUT,
             restarts,
+            ends,
             segments,
         };
         for (_, t) in &lines {
@@ -114,23 +122,54 @@ fn platform_of(t: &TraceLine) -> PlatformId {
     crate::ids::platform(&t.platform).unwrap_or_else(|e| panic!("checked when the line was read: {e}"))
 }
 
-/// The restarts of a recording and, per platform, its [`Segment`]s, from its lines in
-/// arrival order.
+/// What a recording says of the server's processes.
+struct Processes {
+    /// When each process after the first began (its first request), ms from the start.
+    restarts: Vec<u64>,
+    /// The last instant each process was heard of (an arrival, an attempt sent, an answer
+    /// taken, a caller leaving), ms from the start: a killed process ended soon after.
+    ends: Vec<u64>,
+    /// Per platform, one [`Segment`] per process.
+    segments: BTreeMap<PlatformId, Vec<Segment>>,
+}
+
+/// The process of an instant `at` (ms from the start), by the restarts.
+fn process_at(restarts: &[u64], at: u64) -> usize {
+    restarts.partition_point(|&r| r <= at)
+}
+
+/// The last instant `t` tells of, ms from `base`: its arrival, its caller leaving, its
+/// attempts' sending and (where it came back) their outcome.
+fn last_heard(t: &TraceLine, base: u64) -> u64 {
+    let arrived = t.at_ms.saturating_sub(base);
+    let left = arrived.saturating_add(t.left_after_ms.unwrap_or(0));
+    let attempts = t.attempts.iter().map(|a| {
+        let back = !t.open || a.step.is_some();
+        a.at_ms
+            .saturating_add(if back { a.latency_ms } else { 0 })
+            .saturating_sub(base)
+    });
+    attempts.chain([arrived, left]).max().unwrap_or(arrived)
+}
+
+/// The restarts of a recording, when each process was last heard of, and, per platform,
+/// its [`Segment`]s, from its lines in arrival order.
 ///
 /// The server numbers each platform's requests from 0 in each process (`seq`) and writes
 /// one line per request when it ends, so a number missing from a process's lines is a
-/// request whose line is not in the recording — open when the process was killed (its
-/// attempts charged the server's bucket all the same), or dropped by a writer that fell
-/// behind. From the arrival of the request numbered just before it, the recording may lack
-/// an admission. A process that ended before the recording did (the numbers begin again:
-/// the server restarted) may have had requests after its last line. A restart is the
-/// first arrival of a new process at any platform; every platform's k-th process is taken
-/// to be the server's k-th (a recording at a platform that had no request in a process
-/// would be misread).
-fn segments_of<'a>(
-    lines: impl Iterator<Item = &'a TraceLine>,
-    base: u64,
-) -> (Vec<u64>, BTreeMap<PlatformId, Vec<Segment>>) {
+/// request whose line is not in the recording — open when the process was killed, or
+/// dropped by a writer that fell behind. A process that ended before the recording did
+/// (the numbers begin again: the server restarted) may have had requests after its last
+/// line. A restart is the first arrival of a new process at any platform; every platform's
+/// k-th process is taken to be the server's k-th (a recording at a platform that had no
+/// request in a process would be misread).
+///
+/// A server that writes open lines ([`TraceLine::open`]: the recording has one) writes
+/// one for every attempt that goes while its request waits, so a killed process's
+/// requests without a line were never let go: they admitted nothing, and the recording
+/// holds everything the process admitted — unless its writer dropped lines, which the
+/// next line it wrote says (`dropped_before`).
+fn processes_of<'a>(lines: impl Iterator<Item = &'a TraceLine> + Clone, base: u64) -> Processes {
     // Requests of one millisecond may reach the task out of number order; a drop by more
     // than this is a new process.
     const REORDER: u64 = 16;
@@ -141,7 +180,7 @@ fn segments_of<'a>(
         max: u64,
     }
     let mut processes: BTreeMap<PlatformId, Vec<Process>> = BTreeMap::new();
-    for t in lines {
+    for t in lines.clone() {
         let Some(seq) = t.seq else { continue };
         let at = t.at_ms.saturating_sub(base);
         let list = processes.entry(platform_of(t)).or_default();
@@ -163,28 +202,102 @@ fn segments_of<'a>(
             }
         }
     }
-    let mut out = BTreeMap::new();
+    let mut ends = vec![0; restarts.len() + 1];
+    let mut dropped = vec![false; restarts.len() + 1];
+    let mut writes_open = false;
+    for t in lines {
+        let k = process_at(&restarts, t.at_ms.saturating_sub(base));
+        ends[k] = ends[k].max(last_heard(t, base));
+        dropped[k] |= t.dropped_before.is_some();
+        writes_open |= t.open;
+    }
+    let mut segments = BTreeMap::new();
     for (platform, list) in processes {
         // Every platform restarts with the server: as many stretches as processes.
-        let segments = (0..=restarts.len())
+        let stretches = (0..=restarts.len())
             .map(|i| Segment {
                 from_ms: if i == 0 { 0 } else { restarts[i - 1] },
                 until_ms: restarts.get(i).copied(),
-                blind: list
-                    .get(i)
-                    .and_then(|p| process_blind_spot(platform, &p.seen, p.max, i < restarts.len())),
+                blind: list.get(i).and_then(|p| {
+                    let ended = i < restarts.len();
+                    // Killed with everything it admitted written: what has no line
+                    // admitted nothing.
+                    let whole = ended && writes_open && !dropped[i];
+                    process_blind_spot(platform, &p.seen, p.max, ended, whole)
+                }),
             })
             .collect();
-        out.insert(platform, segments);
+        segments.insert(platform, stretches);
     }
-    (restarts, out)
+    Processes {
+        restarts,
+        ends,
+        segments,
+    }
+}
+
+/// The lines of a recording with its open lines settled: an open line whose request has
+/// its own line in the same process goes (that line stands for it); of the others —
+/// requests open when their process was killed — the last of each request stays, as the
+/// request, its attempts still out (no `step`) taken to come back after its process ended
+/// (their answers reached nobody), failed.
+fn settle_open_lines(
+    lines: Vec<(usize, TraceLine)>,
+    restarts: &[u64],
+    ends: &[u64],
+    base: u64,
+) -> Vec<(usize, TraceLine)> {
+    let request = |t: &TraceLine| {
+        let k = process_at(restarts, t.at_ms.saturating_sub(base));
+        (k, t.platform.clone(), t.seq)
+    };
+    let ended: BTreeSet<_> = lines.iter().filter(|(_, t)| !t.open).map(|(_, t)| request(t)).collect();
+    // The last open line of each request without a line of its own: the most attempts.
+    let mut open: BTreeMap<_, usize> = BTreeMap::new();
+    for (n, (_, t)) in lines.iter().enumerate() {
+        let r = request(t);
+        if !t.open || r.2.is_none() || ended.contains(&r) {
+            continue;
+        }
+        let more = |&o: &usize| lines[o].1.attempts.len() <= t.attempts.len();
+        if open.get(&r).is_none_or(more) {
+            open.insert(r, n);
+        }
+    }
+    let kept: BTreeSet<usize> = open.values().copied().collect();
+    lines
+        .into_iter()
+        .enumerate()
+        .filter(|(n, (_, t))| !t.open || kept.contains(n))
+        .map(|(_, (i, mut t))| {
+            if t.open {
+                let end = ends[process_at(restarts, t.at_ms.saturating_sub(base))];
+                for a in t.attempts.iter_mut().filter(|a| a.step.is_none()) {
+                    let sent = a.at_ms.saturating_sub(base);
+                    a.latency_ms = end.saturating_add(2).saturating_sub(sent);
+                    a.outcome = besluitbron_core::record::AttemptOutcome::Failed;
+                }
+            }
+            (i, t)
+        })
+        .collect()
 }
 
 /// From where one process's lines at `platform` (the arrival of each numbered request
 /// seen, the highest number) may lack an admission: the request before the first number
 /// missing, or (`ended`: a later process followed) the last request, after which requests
-/// were open when it stopped.
-fn process_blind_spot(platform: PlatformId, seen: &BTreeMap<u64, u64>, max: u64, ended: bool) -> Option<BlindSpot> {
+/// were open when it stopped. None when the process is known `whole`: killed, with every
+/// admission written (what has no line admitted nothing).
+fn process_blind_spot(
+    platform: PlatformId,
+    seen: &BTreeMap<u64, u64>,
+    max: u64,
+    ended: bool,
+    whole: bool,
+) -> Option<BlindSpot> {
+    if whole {
+        return None;
+    }
     let first_at = seen.values().copied().min().unwrap_or(0);
     let mut spot: Option<BlindSpot> = None;
     let mut consider = |at_ms: u64, why: String| {

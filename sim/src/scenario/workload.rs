@@ -509,6 +509,10 @@ pub struct Recorded {
     /// platform's requests are numbered afresh from there. The replay restarts its paths
     /// there too.
     pub restarts: Vec<u64>,
+    /// The last instant each process was heard of (ms from the recording's first call;
+    /// one per process, the last included): a process that was killed ended just after,
+    /// and the replay ends its paths there, not at the restart, as the server's ended.
+    pub ends: Vec<u64>,
     /// Per platform, the stretches between restarts ([`Segment`]), each with where the
     /// recording may lack what that process did.
     pub segments: BTreeMap<PlatformId, Vec<Segment>>,
