@@ -125,12 +125,14 @@ impl<K: Ord + Clone + Hash + std::fmt::Debug, S> FlightTable<K, S> {
         if self.by_waiter.contains_key(&waiter) {
             return Err(Refused::DuplicateWaiter(waiter));
         }
-        if let Some(id) = self.flight_of(key) {
+        // Hashed once: the look-up and the index share it.
+        let hash = self.hasher.hash_one(key);
+        if let Some(id) = self.flight_of_hashed(key, hash) {
             return Err(Refused::KeyInFlight(id));
         }
         let id = FlightId(self.next_id);
         self.next_id += 1;
-        match self.by_hash.entry(self.hasher.hash_one(key)) {
+        match self.by_hash.entry(hash) {
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert(id);
             }
@@ -170,7 +172,12 @@ impl<K: Ord + Clone + Hash + std::fmt::Debug, S> FlightTable<K, S> {
 
     /// The flight running for `key`.
     pub fn flight_of(&self, key: &K) -> Option<FlightId> {
-        if let Some(&id) = self.by_hash.get(&self.hasher.hash_one(key))
+        self.flight_of_hashed(key, self.hasher.hash_one(key))
+    }
+
+    /// The flight running for `key`, whose hash is `hash`.
+    fn flight_of_hashed(&self, key: &K, hash: u64) -> Option<FlightId> {
+        if let Some(&id) = self.by_hash.get(&hash)
             && self.flights.get(&id).is_some_and(|f| &f.key == key)
         {
             return Some(id);
