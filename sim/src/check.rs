@@ -341,28 +341,34 @@ impl Checker {
     ) -> Verdict {
         self.admissions_checked += 1;
         self.admitted[p] += 1;
-        let pid = self.names[p].clone();
         let now = a.admitted_at;
         if now < self.retry_until[p] {
             return Err(format!(
                 "a call went to {pid} at {now}, before its Retry-After ended at {}",
-                self.retry_until[p]
+                self.retry_until[p],
+                pid = self.names[p]
             ));
         }
         let Some(session) = session else {
             return Err(format!(
                 "{pid} admitted a call for {}, a session the workload does not have",
-                a.session
+                a.session,
+                pid = self.names[p]
             ));
         };
         let Some(scheduler) = scheduler else {
-            return Err(format!("{pid} admitted a call on a lane without a limit"));
+            return Err(format!(
+                "{pid} admitted a call on a lane without a limit",
+                pid = self.names[p]
+            ));
         };
         let limit = scheduler.config().limit;
         if a.cost != a.requested.min(limit.capacity) {
             return Err(format!(
                 "a call at {pid} asked {} and was charged {}",
-                a.requested, a.cost
+                a.requested,
+                a.cost,
+                pid = self.names[p]
             ));
         }
         let head = self.mirrors[p].queues.get(&session).and_then(|q| q.front()).copied();
@@ -370,7 +376,8 @@ impl Checker {
             (AdmitRule::Direct, _) => {
                 if let Some((s, _)) = self.mirrors[p].queues.iter().next() {
                     return Err(format!(
-                        "{pid} admitted a call of session #{session} at once while session #{s} waited"
+                        "{pid} admitted a call of session #{session} at once while session #{s} waited",
+                        pid = self.names[p]
                     ));
                 }
                 // It did not wait at all: within any bound.
@@ -387,7 +394,8 @@ impl Checker {
                         return Err(format!(
                             "starvation bound broken at {pid}: session #{session} waited {:?} from {wait_start} \
                              (bound {bound:?})",
-                            now.saturating_since(wait_start)
+                            now.saturating_since(wait_start),
+                            pid = self.names[p]
                         ));
                     }
                 }
@@ -395,13 +403,16 @@ impl Checker {
             (_, Some(head)) => {
                 return Err(format!(
                     "FIFO broken at {pid}: entry {} admitted before entry {} of the same session",
-                    a.entry, head.entry
+                    a.entry,
+                    head.entry,
+                    pid = self.names[p]
                 ));
             }
             (_, None) => {
                 return Err(format!(
                     "entry {} was admitted at {pid} but was not waiting there",
-                    a.entry
+                    a.entry,
+                    pid = self.names[p]
                 ));
             }
         }

@@ -74,10 +74,11 @@ impl Trace {
     }
 
     fn end(&mut self, line: String) {
-        for b in line.bytes().chain(std::iter::once(b'\n')) {
-            self.hash ^= u64::from(b);
-            self.hash = self.hash.wrapping_mul(0x0000_0100_0000_01b3);
+        let mut hash = self.hash;
+        for &b in line.as_bytes().iter().chain(b"\n") {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
+        self.hash = hash;
         self.lines += 1;
         if self.keep_all {
             self.kept.push(line.clone());

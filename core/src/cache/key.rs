@@ -16,6 +16,8 @@
 //! that differ in any byte are two different requests.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
 
 use crate::PlatformId;
 use crate::cache::policy::DataClass;
@@ -36,13 +38,33 @@ pub enum Scope {
 }
 
 /// The identity of one request to one platform, canonicalised.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CacheKey {
+///
+/// Its parts are shared: a clone (a flight's, an attempt's, an event's) is a reference
+/// count, not a copy of its text. Compared, ordered, hashed and shown as its parts are.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CacheKey(Arc<KeyParts>);
+
+/// What a [`CacheKey`] is made of.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct KeyParts {
     platform: PlatformId,
     class: DataClass,
     operation: String,
     params: BTreeMap<String, String>,
     scope: Scope,
+}
+
+impl fmt::Debug for CacheKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let k = &*self.0;
+        f.debug_struct("CacheKey")
+            .field("platform", &k.platform)
+            .field("class", &k.class)
+            .field("operation", &k.operation)
+            .field("params", &k.params)
+            .field("scope", &k.scope)
+            .finish()
+    }
 }
 
 /// Bytes that are not an encoded [`CacheKey`].
@@ -71,50 +93,50 @@ const KEY_FORMAT: u8 = 1;
 impl CacheKey {
     /// A public key without parameters for `operation` at `platform`, answering data of `class`.
     pub fn new(platform: PlatformId, class: DataClass, operation: impl Into<String>) -> CacheKey {
-        CacheKey {
+        CacheKey(Arc::new(KeyParts {
             platform,
             class,
             operation: operation.into(),
             params: BTreeMap::new(),
             scope: Scope::Public,
-        }
+        }))
     }
 
     /// The key with parameter `name` set to `value` (a repeated name keeps the last value).
     pub fn param(mut self, name: impl Into<String>, value: impl Into<String>) -> CacheKey {
-        self.params.insert(name.into(), value.into());
+        Arc::make_mut(&mut self.0).params.insert(name.into(), value.into());
         self
     }
 
     /// The key restricted to `scope`.
     pub fn scoped(mut self, scope: Scope) -> CacheKey {
-        self.scope = scope;
+        Arc::make_mut(&mut self.0).scope = scope;
         self
     }
 
     /// The platform the request goes to; one buffer per platform (R-C1).
     pub fn platform(&self) -> PlatformId {
-        self.platform
+        self.0.platform
     }
 
     /// The kind of data the answer is, which sets its lifetime.
     pub fn class(&self) -> DataClass {
-        self.class
+        self.0.class
     }
 
     /// The operation (tool or endpoint) name.
     pub fn operation(&self) -> &str {
-        &self.operation
+        &self.0.operation
     }
 
     /// The parameters, in canonical (sorted) order.
     pub fn params(&self) -> &BTreeMap<String, String> {
-        &self.params
+        &self.0.params
     }
 
     /// Who may see the answer.
     pub fn scope(&self) -> &Scope {
-        &self.scope
+        &self.0.scope
     }
 
     /// The stable byte encoding used as the database key.
@@ -124,10 +146,10 @@ impl CacheKey {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64);
         out.push(KEY_FORMAT);
-        put_str(&mut out, self.platform.as_str());
-        put_str(&mut out, self.class.as_str());
-        put_str(&mut out, &self.operation);
-        match &self.scope {
+        put_str(&mut out, self.0.platform.as_str());
+        put_str(&mut out, self.0.class.as_str());
+        put_str(&mut out, &self.0.operation);
+        match &self.0.scope {
             Scope::Public => out.push(0),
             Scope::Tenant { tenant, user } => {
                 out.push(1);
@@ -135,8 +157,8 @@ impl CacheKey {
                 put_str(&mut out, user);
             }
         }
-        put_len(&mut out, self.params.len());
-        for (name, value) in &self.params {
+        put_len(&mut out, self.0.params.len());
+        for (name, value) in &self.0.params {
             put_str(&mut out, name);
             put_str(&mut out, value);
         }
@@ -181,13 +203,13 @@ impl CacheKey {
         if !r.bytes.is_empty() {
             return Err(KeyDecodeError::NotCanonical);
         }
-        Ok(CacheKey {
+        Ok(CacheKey(Arc::new(KeyParts {
             platform,
             class,
             operation,
             params,
             scope,
-        })
+        })))
     }
 }
 

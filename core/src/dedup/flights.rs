@@ -55,9 +55,99 @@ pub struct Flight<K, S> {
     /// The waiter that started it (answered as "fetched"; the others "coalesced").
     pub leader: WaiterId,
     /// The waiters, in id order.
-    pub waiters: BTreeMap<WaiterId, Waiter>,
+    pub waiters: Waiters,
     /// The owner's state of the call.
     pub state: S,
+}
+
+/// A flight's waiters, in id order: nearly always one, so a sorted vector rather than a
+/// tree (whose first node is an allocation ten times a waiter's size). Used as a map by
+/// waiter id; shown as one.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Waiters(Vec<(WaiterId, Waiter)>);
+
+/// A borrowed waiter with its id, as a map's iterator gives it.
+type WaiterRef<'a> = (&'a WaiterId, &'a Waiter);
+
+/// The iterator over [`Waiters`]: ids and waiters, in id order.
+pub type WaitersIter<'a> =
+    std::iter::Map<std::slice::Iter<'a, (WaiterId, Waiter)>, fn(&(WaiterId, Waiter)) -> WaiterRef<'_>>;
+
+impl Waiters {
+    fn position(&self, id: WaiterId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&id, |&(w, _)| w)
+    }
+
+    /// Waiter `id`.
+    pub fn get(&self, id: &WaiterId) -> Option<&Waiter> {
+        self.position(*id).ok().map(|i| &self.0[i].1)
+    }
+
+    /// Waiter `id`, to change.
+    pub fn get_mut(&mut self, id: &WaiterId) -> Option<&mut Waiter> {
+        self.position(*id).ok().map(|i| &mut self.0[i].1)
+    }
+
+    /// Adds waiter `id` in its place; returns the record it replaced.
+    pub fn insert(&mut self, id: WaiterId, waiter: Waiter) -> Option<Waiter> {
+        match self.position(id) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, waiter)),
+            Err(i) => {
+                self.0.insert(i, (id, waiter));
+                None
+            }
+        }
+    }
+
+    /// Takes waiter `id` out.
+    pub fn remove(&mut self, id: &WaiterId) -> Option<Waiter> {
+        self.position(*id).ok().map(|i| self.0.remove(i).1)
+    }
+
+    /// How many wait.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether nobody waits.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The waiters' ids, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &WaiterId> {
+        self.0.iter().map(|(w, _)| w)
+    }
+
+    /// The waiters, in id order.
+    pub fn values(&self) -> impl Iterator<Item = &Waiter> {
+        self.0.iter().map(|(_, w)| w)
+    }
+
+    /// The waiters, in id order, to change.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Waiter> {
+        self.0.iter_mut().map(|(_, w)| w)
+    }
+
+    /// Ids and waiters, in id order.
+    pub fn iter(&self) -> WaitersIter<'_> {
+        self.0.iter().map(|(id, w)| (id, w))
+    }
+}
+
+impl<'a> IntoIterator for &'a Waiters {
+    type Item = WaiterRef<'a>;
+    type IntoIter = WaitersIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::fmt::Debug for Waiters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
 }
 
 impl Waiter {
@@ -125,12 +215,14 @@ impl<K: Ord + Clone + Hash + std::fmt::Debug, S> FlightTable<K, S> {
         if self.by_waiter.contains_key(&waiter) {
             return Err(Refused::DuplicateWaiter(waiter));
         }
-        if let Some(id) = self.flight_of(key) {
+        // Hashed once: the look-up and the index share it.
+        let hash = self.hasher.hash_one(key);
+        if let Some(id) = self.flight_of_hashed(key, hash) {
             return Err(Refused::KeyInFlight(id));
         }
         let id = FlightId(self.next_id);
         self.next_id += 1;
-        match self.by_hash.entry(self.hasher.hash_one(key)) {
+        match self.by_hash.entry(hash) {
             std::collections::hash_map::Entry::Vacant(v) => {
                 v.insert(id);
             }
@@ -144,7 +236,7 @@ impl<K: Ord + Clone + Hash + std::fmt::Debug, S> FlightTable<K, S> {
             Flight {
                 key: key.clone(),
                 leader: waiter,
-                waiters: BTreeMap::from([(waiter, Waiter::new(session))]),
+                waiters: Waiters(vec![(waiter, Waiter::new(session))]),
                 state,
             },
         );
@@ -170,7 +262,12 @@ impl<K: Ord + Clone + Hash + std::fmt::Debug, S> FlightTable<K, S> {
 
     /// The flight running for `key`.
     pub fn flight_of(&self, key: &K) -> Option<FlightId> {
-        if let Some(&id) = self.by_hash.get(&self.hasher.hash_one(key))
+        self.flight_of_hashed(key, self.hasher.hash_one(key))
+    }
+
+    /// The flight running for `key`, whose hash is `hash`.
+    fn flight_of_hashed(&self, key: &K, hash: u64) -> Option<FlightId> {
+        if let Some(&id) = self.by_hash.get(&hash)
             && self.flights.get(&id).is_some_and(|f| &f.key == key)
         {
             return Some(id);

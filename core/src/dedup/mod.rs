@@ -33,7 +33,7 @@ pub mod idempotency;
 pub mod near;
 pub mod rate;
 
-pub use flights::{Flight, FlightId, FlightTable, Refused, Waiter, WaiterId};
+pub use flights::{Flight, FlightId, FlightTable, Refused, Waiter, WaiterId, Waiters};
 pub use fold::Fold;
 pub use forms::{FormSeen, FormTable};
 pub use idempotency::{IdempotencyConfig, IdempotencyTable, IdempotentStart, ReplayScope};

@@ -4,9 +4,7 @@
 //!
 //! What this module does not do: decide anything (`mod.rs` does).
 
-use std::collections::hash_map::DefaultHasher;
 use std::fmt;
-use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,9 +12,9 @@ use crate::platform::LimitConfig;
 use crate::time::Instant;
 use crate::units::Units;
 
-/// A hasher with fixed keys: lookups only, never iterated for decisions, and no
-/// ambient randomness in the core.
-pub(super) type FixedState = BuildHasherDefault<DefaultHasher>;
+/// A hasher with a fixed seed (foldhash, as the flight tables): lookups only, never
+/// iterated for decisions, and no ambient randomness in the core.
+pub(super) type FixedState = foldhash::fast::FixedState;
 
 /// Who a call is made for.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -11,7 +11,7 @@ use besluitbron_core::path::{
     Action, Arrival, Attempt, Delivery, Failure as PathFailure, Feedback, Keep, Lane, Outcome, OutcomeKind, PathEvent,
     PendingSend, Request,
 };
-use besluitbron_core::{AdmissionRecord, EntryTicket, Instant, SchedulerEvent, SessionKey, Units};
+use besluitbron_core::{AdmissionRecord, CallTicket, EntryTicket, Instant, SchedulerEvent, SessionKey, Units};
 
 use besluitbron_core::path::Served;
 
@@ -591,10 +591,7 @@ impl Engine<'_> {
             PathEvent::CancelCall { lane, at, call, .. } => {
                 let station = self.lane_station(p, *lane);
                 self.checker.on_cancel_call(station, *call);
-                self.trace.push_fmt(format_args!(
-                    "t={at} cancel-flight flight={call} platform={}",
-                    self.station_names[station]
-                ));
+                cancel_flight_line(&mut self.trace, *at, *call, &self.station_names[station]);
             }
             PathEvent::Refuse {
                 at,
@@ -838,13 +835,26 @@ fn cancel_line(trace: &mut Trace, at: Instant, entry: EntryTicket, platform: &st
         .end();
 }
 
+/// The trace line of a waiting call withdrawn with all its entries.
+fn cancel_flight_line(trace: &mut Trace, at: Instant, call: CallTicket, platform: &str) {
+    trace
+        .line()
+        .str("t=")
+        .instant(at)
+        .str(" cancel-flight flight=#")
+        .uint(call.0)
+        .str(" platform=")
+        .str(platform)
+        .end();
+}
+
 /// How much later than due the server's task may act on a path's wake for the replay to
 /// take its recorded send as the moment it woke: the soak measures at most 25 ms.
 const SERVER_WAKE_LAG_MS: u64 = 60;
 
 #[cfg(test)]
 mod tests {
-    use besluitbron_core::{AdmitRule, CallTicket};
+    use besluitbron_core::AdmitRule;
 
     use super::*;
 
@@ -885,5 +895,11 @@ mod tests {
             entry: EntryTicket(9),
         };
         assert_eq!(ours.lines(), [format!("{cancel} platform=obv")]);
+        let mut ours = Trace::new(true);
+        cancel_flight_line(&mut ours, Instant::from_millis(26_194_911), CallTicket(7_755), "obv");
+        let mut formatted = Trace::new(true);
+        let (at, call) = (Instant::from_millis(26_194_911), CallTicket(7_755));
+        formatted.push_fmt(format_args!("t={at} cancel-flight flight={call} platform=obv"));
+        assert_eq!(ours.lines(), formatted.lines());
     }
 }

@@ -51,7 +51,7 @@
 //! decide anything the server's path decides.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -161,12 +161,12 @@ fn is_distinct(key: &CacheKey) -> bool {
 /// which calls wait for which flight.
 struct FairState {
     shells: Vec<SimShell>,
-    /// Attempts of a path out at a service: what they ask.
-    out: BTreeMap<(usize, Attempt), CacheKey>,
+    /// Attempts of a path out at a service: what they ask (looked up, never listed).
+    out: HashMap<(usize, Attempt), CacheKey, foldhash::fast::FixedState>,
     /// Each named session's index, by key.
     session_index: BTreeMap<SessionKey, u32>,
     /// Each running generated session's index, by key (asked before the named ones).
-    generated_index: BTreeMap<SessionKey, u32>,
+    generated_index: HashMap<SessionKey, u32, foldhash::fast::FixedState>,
     /// Every admission, when the run keeps them (per-call records, or a recording to
     /// compare with).
     admissions: Option<Vec<AdmissionLine>>,
@@ -185,14 +185,14 @@ impl FairState {
         let platforms = shells.len();
         FairState {
             shells,
-            out: BTreeMap::new(),
+            out: HashMap::default(),
             session_index: workload
                 .sessions
                 .iter()
                 .enumerate()
                 .map(|(i, s)| (s.key.clone(), u32::try_from(i).expect("fewer than 2^32 sessions")))
                 .collect(),
-            generated_index: BTreeMap::new(),
+            generated_index: HashMap::default(),
             admissions: (keep.calls || workload.recorded.is_some()).then(Vec::new),
             checked_at: vec![0; platforms],
             path_checks: 0,
