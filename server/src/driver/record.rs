@@ -446,11 +446,15 @@ impl Notes {
         self.recorder.write(&line);
     }
 
-    /// A request waits for `flight` from `now`.
+    /// A request waits for `flight` from `now`. The first request of a flight writes an
+    /// open line at once: one that waits its turn at the platform takes part in the fair
+    /// queue's choices before anything of it is sent, and a process killed while it waits
+    /// leaves it in the recording.
     pub(super) fn waiting(&mut self, waiter: WaiterId, line: TraceLine, flight: FlightId, now: Instant) {
         let f = self.flights.entry(flight).or_default();
         f.waiters += 1;
         f.callers.push(waiter);
+        let first = f.callers.len() == 1 && f.attempts.is_empty();
         self.calls.insert(
             waiter,
             CallNote {
@@ -459,6 +463,9 @@ impl Notes {
                 arrived: now,
             },
         );
+        if first {
+            self.write_open(flight);
+        }
     }
 
     /// A waiting request's caller gave up at `now`: the line says how long it waited.

@@ -95,8 +95,11 @@ fn a_call_that_left_says_how_long_it_waited() {
     notes.left(WaiterId(1), Instant::from_millis(12_345));
     notes.ended(WaiterId(2), CallEnd::Fetched);
     r.sync();
+    // The flight's first request's open line at its arrival, then the two ends.
     let lines = written(dir.path());
-    assert_eq!(lines.len(), 2);
+    assert_eq!(lines.len(), 3);
+    assert!(lines[0].open && lines[0].attempts.is_empty(), "{:?}", lines[0]);
+    let lines = &lines[1..];
     assert_eq!(
         (lines[0].served, lines[0].left_after_ms),
         (Some(CallEnd::Left), Some(2_345))
@@ -369,6 +372,7 @@ fn a_flight_out_writes_open_lines_that_its_callers_end_supersedes() {
     assert_eq!(
         shape,
         [
+            (true, Some(1), None, 0),
             (true, Some(1), None, 1),
             (true, Some(1), None, 1),
             (false, Some(1), Some(CallEnd::Failed), 0),
@@ -376,10 +380,10 @@ fn a_flight_out_writes_open_lines_that_its_callers_end_supersedes() {
         ],
         "{lines:?}"
     );
-    assert_eq!(lines[0].attempts[0].step, None, "out: no outcome yet");
-    assert_eq!(lines[1].attempts[0].outcome, AttemptOutcome::RateLimited);
-    assert!(lines[1].attempts[0].step.is_some());
-    assert_eq!(lines[3].attempts[1].step, None);
+    assert_eq!(lines[1].attempts[0].step, None, "out: no outcome yet");
+    assert_eq!(lines[2].attempts[0].outcome, AttemptOutcome::RateLimited);
+    assert!(lines[2].attempts[0].step.is_some());
+    assert_eq!(lines[4].attempts[1].step, None);
     // Answered: the request's own line carries both attempts.
     let answer: Outcome<(), ()> = Outcome::Success {
         payload: (),
@@ -389,8 +393,8 @@ fn a_flight_out_writes_open_lines_that_its_callers_end_supersedes() {
     notes.ended(WaiterId(2), CallEnd::Fetched);
     r.sync();
     let lines = written(dir.path());
-    assert_eq!(lines.len(), 5, "no open line for an answer: {lines:?}");
-    assert_eq!((lines[4].open, lines[4].attempts.len()), (false, 2));
+    assert_eq!(lines.len(), 6, "no open line for an answer: {lines:?}");
+    assert_eq!((lines[5].open, lines[5].attempts.len()), (false, 2));
     assert!(notes.flights.is_empty() && notes.calls.is_empty(), "nothing kept");
 }
 
