@@ -198,7 +198,15 @@ async fn mirror(manager: TaskManager, shared: SharedTasks, mut kept: SharedTask,
             return;
         };
         let ended = now.status().is_terminal();
-        let state = serde_json::to_string(&now).unwrap_or_default();
+        // What is compared to see a change is what is kept: a state that cannot be written
+        // is never kept, and `tasks/get` elsewhere answers the last one that was.
+        let state = match serde_json::to_string(&now) {
+            Ok(state) => state,
+            Err(e) => {
+                tracing::warn!(task = %id, error = %e, "a task's state cannot be written; it is not shared");
+                return;
+            }
+        };
         if written.as_deref() != Some(state.as_str()) {
             kept.task = now;
             match shared.put(&id, &kept).await {
