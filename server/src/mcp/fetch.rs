@@ -45,7 +45,7 @@ use serde_json::{Map, Value};
 
 use super::ground::GroundRef;
 use super::passed::{Declared, union};
-use super::route::Answer;
+use super::route::{Answer, Want};
 use crate::call::{Call, Context, Document, Reply, tool_error, without_nulls};
 use crate::connectors::ConnectorSpec;
 use crate::connectors::ids::{IdReader, Paging, Reading, list_forms, split_platform};
@@ -293,7 +293,11 @@ impl Fetcher {
             limit: super::lists::inner_limit(ground.limit),
             ..ground
         };
-        let document = match ground.stack.document(inner, call, reading.tool.name, asked).await {
+        let document = match ground
+            .stack
+            .in_place(inner, call, (reading.tool.name, Want::Document), asked)
+            .await
+        {
             Answer::Document(document) => *document,
             Answer::Result(result) => return result.into_result().into(),
             other => return other.into_result().into(),

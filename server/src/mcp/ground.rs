@@ -15,7 +15,7 @@ use std::time::Duration;
 use besluitbron_core::PlatformId;
 use rmcp::model::JsonObject;
 
-use super::route::{Answer, Answered, Route, RouteFuture};
+use super::route::{Answer, Answered, Route, RouteFuture, Want};
 use crate::call::{Call, Context, ToolResult, tool_error};
 
 /// The stack below replay (arguments, route, time-out, the tool), as a tool that asks
@@ -33,25 +33,15 @@ pub trait Stack: Send + Sync {
         arguments: JsonObject,
     ) -> RouteFuture<'a, Answer>;
 
-    /// The call of tool `tool` with `arguments` that `asker` makes in its place (`lists`
-    /// asking a list tool): as its caller, with its progress, cancellation and render
-    /// cache, answered as that tool's result.
-    fn result<'a>(
+    /// The call of tool `tool` with `arguments` that `asker` makes in its place: as its
+    /// caller, with its progress, cancellation and render cache, answered as `want`ed —
+    /// that tool's result (`lists` asking a list tool) or the record it read (`fetch` with
+    /// a reading tool's own arguments).
+    fn in_place<'a>(
         &'a self,
         ground: GroundRef<'a>,
         asker: &'a Call,
-        tool: &'static str,
-        arguments: JsonObject,
-    ) -> RouteFuture<'a, Answer>;
-
-    /// The call of reading tool `tool` with `arguments` that `asker` makes in its place
-    /// (`fetch` with the reading tool's own arguments), as for [`Stack::result`], answered
-    /// as the record it read.
-    fn document<'a>(
-        &'a self,
-        ground: GroundRef<'a>,
-        asker: &'a Call,
-        tool: &'static str,
+        asked: (&'static str, Want),
         arguments: JsonObject,
     ) -> RouteFuture<'a, Answer>;
 }

@@ -9,7 +9,7 @@
 //! lists take it). An argument the chosen list does not take is refused by name, with the
 //! ones it takes, before anything is asked.
 //!
-//! A call is the list tool's own call through the stack below replay ([`Stack::result`]:
+//! A call is the list tool's own call through the stack below replay ([`Stack::in_place`]:
 //! its arguments checked by its own rules, the route to its platform's owner, the
 //! time-out, its buffer and fair queue), as the caller; the answer is that tool's result
 //! unchanged (text and structured content), with one last text item and `_meta`
@@ -28,6 +28,7 @@ use serde_json::{Map, Value};
 
 use super::ground::GroundRef;
 use super::passed::{Declared, union};
+use super::route::Want;
 use crate::call::{Call, Reply, tool_error};
 use crate::connectors::tool::{ToolSpec, invalid_arguments};
 use crate::connectors::{ConnectorSpec, schema::portable};
@@ -264,7 +265,10 @@ impl Lister {
             limit: inner_limit(ground.limit),
             ..ground
         };
-        let answer = ground.stack.result(inner, call, part.tool.name, passed).await;
+        let answer = ground
+            .stack
+            .in_place(inner, call, (part.tool.name, Want::Result), passed)
+            .await;
         answered_by(answer.into_result().into_result(), part.tool.name, part.platform).into()
     }
 }

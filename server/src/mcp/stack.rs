@@ -1,8 +1,8 @@
 //! The stack below replay, written once for every call that runs a tool: a `tools/call`
 //! ([`super::Calls::call`], after its replay layer), a forward from another replica
 //! ([`super::Calls::call_here`]), each part of `search` ([`Stack::listing`]), the list
-//! tool `lists` asks ([`Stack::result`]) and the reading tool `fetch` asks with that
-//! tool's own arguments ([`Stack::document`]).
+//! tool `lists` asks and the reading tool `fetch` asks with that tool's own arguments
+//! ([`Stack::in_place`]).
 //!
 //! ```text
 //! route     a call whose platform another replica owns goes there (several replicas)
@@ -74,32 +74,17 @@ impl Stack for ToolTable {
         Box::pin(self.asked_by(ground, asker, tool, arguments, asked))
     }
 
-    fn result<'a>(
+    fn in_place<'a>(
         &'a self,
         ground: GroundRef<'a>,
         asker: &'a Call,
-        tool: &'static str,
+        (tool, want): (&'static str, Want),
         arguments: JsonObject,
     ) -> RouteFuture<'a, Answer> {
         let asked = Asked {
             progress: asker.progress.clone(),
             ct: asker.ct.clone(),
-            want: Want::Result,
-        };
-        Box::pin(self.asked_by(ground, asker, tool, arguments, asked))
-    }
-
-    fn document<'a>(
-        &'a self,
-        ground: GroundRef<'a>,
-        asker: &'a Call,
-        tool: &'static str,
-        arguments: JsonObject,
-    ) -> RouteFuture<'a, Answer> {
-        let asked = Asked {
-            progress: asker.progress.clone(),
-            ct: asker.ct.clone(),
-            want: Want::Document,
+            want,
         };
         Box::pin(self.asked_by(ground, asker, tool, arguments, asked))
     }
