@@ -319,12 +319,20 @@ async fn cancel(mcp: &Mcp, id: i64, task_id: &str) {
     assert!(cancelled, "{last}");
 }
 
-/// A task's own platform request still waiting for its turn is withdrawn when the task
-/// is cancelled, and counted; one another caller also waits on runs on for them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cancelled_task_withdraws_its_own_queued_request_but_not_a_shared_one() {
-    let f = fakes().await;
-    let mut c = config(&f, &temp_dir("tasks-withdraw"));
+/// A server whose OpenBesluitvorming (slow: 30 s an answer) takes one request at a time,
+/// that one place held by another caller's search.
+struct Held {
+    server: Server,
+    /// obv's path before the other caller's search.
+    base: besluitbron_server::driver::PathSnapshot,
+    /// The platform's requests before it.
+    sent: u64,
+    /// The other caller's search.
+    blocker: tokio::task::JoinHandle<Reply>,
+}
+
+async fn obv_held(f: &support::Fakes, name: &str) -> Held {
+    let mut c = config(f, &temp_dir(name));
     // One request at OpenBesluitvorming at a time: the next waits at the gate.
     c.services.get_mut("obv").expect("obv's service").max_concurrent = Some(1);
     let server = Server::start(c).await;
@@ -341,6 +349,25 @@ async fn a_cancelled_task_withdraws_its_own_queued_request_but_not_a_shared_one(
         s.stats.led == base.stats.led + 1
     })
     .await;
+    Held {
+        server,
+        base,
+        sent,
+        blocker,
+    }
+}
+
+/// A task's own platform request still waiting for its turn is withdrawn when the task
+/// is cancelled, and counted; one another caller also waits on runs on for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_task_withdraws_its_own_queued_request_but_not_a_shared_one() {
+    let f = fakes().await;
+    let Held {
+        server,
+        base,
+        sent,
+        blocker,
+    } = obv_held(&f, "tasks-withdraw").await;
     assert!(
         support::eventually(Duration::from_secs(30), async || f.obv.requests() == sent + 1).await,
         "the other caller's request reached the platform"
@@ -415,20 +442,12 @@ async fn a_cancelled_task_withdraws_its_own_queued_request_but_not_a_shared_one(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_search_withdraws_its_own_queued_request() {
     let f = fakes().await;
-    let mut c = config(&f, &temp_dir("search-withdraw"));
-    c.services.get_mut("obv").expect("obv's service").max_concurrent = Some(1);
-    let server = Server::start(c).await;
-    f.obv.set_latency(Duration::from_secs(30));
-    let base = obv_path(&server).await;
-    let sent = f.obv.requests();
-    let blocker = {
-        let mut session = Mcp::initialize(server.url("/mcp/obv")).await;
-        tokio::spawn(async move { session.call("obv_search", json!({"query": "blokkade"})).await })
-    };
-    until_obv(&server, "the other caller's request sent", |s| {
-        s.stats.led == base.stats.led + 1
-    })
-    .await;
+    let Held {
+        server,
+        base,
+        sent,
+        blocker,
+    } = obv_held(&f, "search-withdraw").await;
     let session = std::sync::Arc::new(Mcp::initialize(server.url("/mcp")).await);
     let waiting = {
         let session = std::sync::Arc::clone(&session);
